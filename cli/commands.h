@@ -1,0 +1,15 @@
+/* vigil — the subcommands of the `vigil` program. Each takes the arguments
+ * after its own name (argv[0] is the subcommand) and returns the exit status. */
+#ifndef VIGIL_CLI_COMMANDS_H
+#define VIGIL_CLI_COMMANDS_H
+
+/* Exit statuses shared by every subcommand. */
+enum {
+    VIGIL_EXIT_OK = 0,
+    VIGIL_EXIT_FAILURE = 1, /* the command ran and found a problem */
+    VIGIL_EXIT_USAGE = 2,   /* the command line itself was wrong */
+};
+
+int vigil_cli_config(int argc, char **argv);
+
+#endif

@@ -1,0 +1,49 @@
+/* vigil — the command-line tool: dispatches to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "vigil-build.h"
+#include "vigil/log.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"config", vigil_cli_config, "config check [--config FILE]: check and print the configuration"},
+};
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: vigil [--version] COMMAND [ARGS…]\n\ncommands:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        fprintf(out, "  %s\n", commands[i].summary);
+    fprintf(out, "\n'vigil COMMAND --help' tells more about each.\n");
+}
+
+int main(int argc, char **argv)
+{
+    vigil_log_setup("vigil", VIGIL_LOG_MESSAGE);
+    if (argc < 2) {
+        print_usage(stderr);
+        return VIGIL_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("vigil %s\n", VIGIL_VERSION);
+        return VIGIL_EXIT_OK;
+    }
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_usage(stdout);
+        return VIGIL_EXIT_OK;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "vigil: unknown command '%s'\n\n", name);
+    print_usage(stderr);
+    return VIGIL_EXIT_USAGE;
+}

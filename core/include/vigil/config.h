@@ -1,0 +1,98 @@
+/* vigil — configuration: GKeyFile (INI) files checked against declared keys.
+ *
+ * Each part of vigil declares the keys it reads (section, name, type,
+ * default, range, one-line description). vigil_config_load reads
+ * `vigil.conf`, then the `.conf` files in `conf.d/` beside it, in name order; a later
+ * file wins. Every problem is reported, not just the first: an unknown
+ * section or key (with the closest known name as a suggestion), a value of
+ * the wrong type or out of range, a file GKeyFile cannot parse. Each message
+ * names the file, the section and the key.
+ *
+ * Sections that belong to plugins ("[adpi.energy-efficiency]") are declared
+ * on demand: for a section nobody declared, the loader asks the section
+ * resolver (the plugin registry) to declare it or explain why it cannot. */
+#ifndef VIGIL_CONFIG_H
+#define VIGIL_CONFIG_H
+
+#include <stddef.h>
+#include <glib.h>
+
+enum vigil_config_type {
+    VIGIL_CONFIG_BOOL = 1, /* true/false, yes/no, on/off, 1/0 */
+    VIGIL_CONFIG_INT,      /* a whole number within [min, max] */
+    VIGIL_CONFIG_DOUBLE,   /* a finite number within [min, max] */
+    VIGIL_CONFIG_STRING,   /* any text */
+    VIGIL_CONFIG_ENUM,     /* one of `choices` */
+    VIGIL_CONFIG_LIST,     /* text items separated by ';' */
+};
+
+struct vigil_config_key {
+    const char *section; /* NULL in a plugin's keys: its section is "kind.name" */
+    const char *name;
+    enum vigil_config_type type;
+    const char *default_value; /* as it would be written in a file */
+    double min;                /* INT and DOUBLE: the accepted range, inclusive */
+    double max;
+    const char *choices; /* ENUM: "off|stderr|file" */
+    const char *description;
+};
+
+typedef struct vigil_config vigil_config;
+
+/* Declares the keys of `section` on demand, or explains why it cannot;
+ * returns FALSE with error set for a section that cannot exist. */
+typedef gboolean (*vigil_config_section_resolver)(vigil_config *config, const char *section,
+                                                  gpointer user_data, GError **error);
+
+#define VIGIL_CONFIG_ERROR (vigil_config_error_quark())
+GQuark vigil_config_error_quark(void);
+
+enum vigil_config_error_code {
+    VIGIL_CONFIG_ERROR_IO,    /* a file that cannot be read */
+    VIGIL_CONFIG_ERROR_PARSE, /* not INI syntax */
+    VIGIL_CONFIG_ERROR_UNKNOWN_SECTION,
+    VIGIL_CONFIG_ERROR_UNKNOWN_KEY,
+    VIGIL_CONFIG_ERROR_BAD_VALUE,   /* wrong type or out of range */
+    VIGIL_CONFIG_ERROR_DECLARATION, /* a part declared a key wrongly: a bug */
+};
+
+vigil_config *vigil_config_new(void);
+void vigil_config_free(vigil_config *config);
+
+/* Declares keys. `section` overrides each key's own section (for plugins).
+ * Fails on a bad declaration: a default that does not pass its own checks,
+ * a key declared twice, an empty range. */
+gboolean vigil_config_declare(vigil_config *config, const char *section,
+                              const struct vigil_config_key *keys, size_t n_keys, GError **error);
+gboolean vigil_config_has_section(const vigil_config *config, const char *section);
+
+void vigil_config_set_section_resolver(vigil_config *config, vigil_config_section_resolver resolver,
+                                       gpointer user_data);
+
+/* Reads `path`, then the `.conf` files of `conf.d/` in its folder. Every problem found
+ * is listed in error's message, one per line, "FILE: [section] key: …".
+ * Values from files with problems are not applied. */
+gboolean vigil_config_load(vigil_config *config, const char *path, GError **error);
+
+/* Getters for declared keys; asking for an undeclared key or the wrong type
+ * is a programming error (g_critical) and returns 0/NULL/FALSE. */
+gboolean vigil_config_get_bool(const vigil_config *config, const char *section, const char *name);
+gint64 vigil_config_get_int(const vigil_config *config, const char *section, const char *name);
+double vigil_config_get_double(const vigil_config *config, const char *section, const char *name);
+const char *vigil_config_get_string(const vigil_config *config, const char *section,
+                                    const char *name); /* STRING and ENUM */
+/* LIST: a NULL-terminated array owned by the config. */
+const char *const *vigil_config_get_list(const vigil_config *config, const char *section,
+                                         const char *name);
+
+/* The file a key's value came from, or NULL when it is the default. */
+const char *vigil_config_source(const vigil_config *config, const char *section, const char *name);
+
+/* The files read by the last load, in order. */
+const char *const *vigil_config_files(const vigil_config *config);
+
+/* The effective configuration as an INI text: every declared key with its
+ * value, and comments giving its description and where the value came from. */
+char *vigil_config_to_string(const vigil_config *config);
+
+#endif

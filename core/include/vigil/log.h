@@ -1,0 +1,35 @@
+/* vigil — logging through g_log.
+ *
+ * Each part logs under its own domain (G_LOG_DOMAIN is set per part by the
+ * build: "vigil-core", "vigil-cli", "vigild"…). vigil_log_setup installs one
+ * writer that prints "program[pid]: domain: level: message" to stderr, which
+ * is what journald and a terminal both want, and drops messages below the
+ * chosen level. The preload library never logs. */
+#ifndef VIGIL_LOG_H
+#define VIGIL_LOG_H
+
+#include <glib.h>
+
+#include "vigil/config.h"
+
+enum vigil_log_level {
+    VIGIL_LOG_ERROR = 1, /* g_critical and g_error */
+    VIGIL_LOG_WARNING,
+    VIGIL_LOG_MESSAGE,
+    VIGIL_LOG_INFO,
+    VIGIL_LOG_DEBUG,
+};
+
+/* The [log] section every program reads. */
+extern const struct vigil_config_key vigil_log_config_keys[];
+extern const size_t vigil_log_config_key_count;
+
+/* "error", "warning", "message", "info", "debug" → level; 0 if unknown. */
+enum vigil_log_level vigil_log_level_from_name(const char *name);
+
+/* Prints messages at `level` and above, prefixed with `program`; may be
+ * called again to change them. The
+ * VIGIL_LOG_LEVEL environment variable, when set to a level name, wins. */
+void vigil_log_setup(const char *program, enum vigil_log_level level);
+
+#endif

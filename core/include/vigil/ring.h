@@ -1,0 +1,106 @@
+/* vigil — the activity ring: many producer threads in one process, one
+ * consumer (vigild) in another, sharing a sealed memfd.
+ *
+ * A producer never blocks, never allocates and makes no system call: a push
+ * is one compare-and-swap on the head and a few stores. When the ring is
+ * full the record is dropped and counted, so a slow or absent daemon can
+ * never slow the program down.
+ *
+ * The consumer trusts nothing in the mapping: the producer is an arbitrary
+ * program that may scribble over its memory. attach() checks the header
+ * against the file's real size and seals; drain() copies each record out,
+ * checks it did not change while being copied, validates every field, and
+ * skips and reports what is torn or corrupt. No content of the mapping can
+ * make the consumer crash, loop or read outside it. */
+#ifndef VIGIL_RING_H
+#define VIGIL_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vigil/activity.h"
+#include "vigil/error.h"
+
+#define VIGIL_RING_SLOT_BYTES 96u
+#define VIGIL_RING_MIN_SLOTS  64u        /* a longest name record (52 slots) must fit */
+#define VIGIL_RING_MAX_SLOTS  (1u << 24) /* 1.5 GiB of mapping */
+/* A process's ring unless configured otherwise: 6 MiB, about 65,000
+ * records, or 650 ms of a program doing 100,000 calls a second between two
+ * drains of the daemon's 100 ms tick. It also fits in a cache, which keeps a
+ * push at its cheapest (bench-ring shows the cost of a larger one). */
+#define VIGIL_RING_DEFAULT_SLOTS (1u << 16)
+
+struct vigil_ring;
+
+/* Producer side: a fresh ring of slot_count slots (a power of two) in a
+ * sealed memfd. Creating it touches no page of the slot area: a zero-filled
+ * slot already means "free". Returns NULL and fills err on failure. */
+struct vigil_ring *vigil_ring_create(uint32_t slot_count, struct vigil_error *err);
+
+/* Consumer side: maps a ring received as a file descriptor and validates it
+ * (magic, version, slot size, slot count, the file's real size, and seals
+ * that stop the producer from shrinking it under the consumer's feet). The
+ * fd stays the caller's. Returns NULL and fills err when the ring is bad. */
+struct vigil_ring *vigil_ring_attach(int fd, struct vigil_error *err);
+
+/* The memfd of a ring made by vigil_ring_create (to pass to vigild), or -1. */
+int vigil_ring_fd(const struct vigil_ring *ring);
+uint32_t vigil_ring_slot_count(const struct vigil_ring *ring);
+void vigil_ring_close(struct vigil_ring *ring);
+
+/* Writes one activity; its seq is set to the ring position it takes.
+ * Returns false when the ring was full and the record was dropped (and
+ * counted). Safe from any thread and from signal handlers. */
+bool vigil_ring_push(struct vigil_ring *ring, const struct vigil_activity *activity);
+
+/* Writes a name record (it spans 1 + ceil((length - 72) / 80) slots).
+ * Returns false when it was dropped (counted) or is invalid. */
+bool vigil_ring_push_name(struct vigil_ring *ring, uint32_t file_id, const char *path,
+                          size_t length);
+
+/* Records dropped by producers because the ring was full, since creation. */
+uint64_t vigil_ring_dropped(const struct vigil_ring *ring);
+
+/* What drain hands out: a private, validated copy. */
+struct vigil_ring_record {
+    enum vigil_record_type type;
+    uint64_t seq;   /* ring position of the record's first slot */
+    uint32_t slots; /* positions it takes: the next record's seq is seq + slots */
+    union {
+        struct vigil_activity activity; /* VIGIL_RECORD_ACTIVITY */
+        struct vigil_name name;         /* VIGIL_RECORD_NAME */
+    };
+};
+
+typedef void (*vigil_ring_record_fn)(const struct vigil_ring_record *record, void *user);
+
+enum vigil_ring_drain_flags {
+    /* The producer has exited: a record it claimed but never finished will
+     * never be, so skip it as torn instead of waiting for it. */
+    VIGIL_RING_PRODUCER_GONE = 1u << 0,
+};
+
+struct vigil_ring_drain_report {
+    uint64_t records; /* handed to the callback */
+    uint64_t slots;   /* ring positions consumed, skipped ones included */
+    /* Positions skipped because their content failed validation. */
+    uint64_t corrupt;
+    /* Positions skipped because they changed while being read, or were
+     * claimed by a producer that is gone and never finished. */
+    uint64_t torn;
+    uint64_t dropped; /* drops by the producer since the previous drain */
+    /* Set when the shared header itself is inconsistent; drain then stops
+     * and the ring should be given up. */
+    bool header_corrupt;
+    struct vigil_error first_problem; /* empty when there was none */
+};
+
+/* Hands out up to max_records records in order, then returns how many it
+ * handed out. Every position skipped as corrupt or torn leaves a gap in
+ * the seq numbers and is counted in the report. */
+size_t vigil_ring_drain(struct vigil_ring *ring, size_t max_records, unsigned flags,
+                        vigil_ring_record_fn fn, void *user,
+                        struct vigil_ring_drain_report *report);
+
+#endif

@@ -1,0 +1,15 @@
+/* vigil — the configuration keys of every built-in part.
+ *
+ * Each program declares all of them, not only its own, so that one
+ * vigil.conf serves every program and `vigil config check` checks all of
+ * it. A part adds its key table here when it is built. */
+#ifndef VIGIL_SCHEMA_H
+#define VIGIL_SCHEMA_H
+
+#include <glib.h>
+
+#include "vigil/config.h"
+
+gboolean vigil_schema_declare(vigil_config *config, GError **error);
+
+#endif

@@ -1,0 +1,76 @@
+/* vigil — the log writer: one line per message on stderr. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "name_table.h"
+#include "vigil/config.h"
+#include "vigil/log.h"
+
+const struct vigil_config_key vigil_log_config_keys[] = {
+    {.section = "log",
+     .name = "level",
+     .type = VIGIL_CONFIG_ENUM,
+     .default_value = "message",
+     .choices = "error|warning|message|info|debug",
+     .description = "least important messages printed; VIGIL_LOG_LEVEL overrides it"},
+};
+const size_t vigil_log_config_key_count = G_N_ELEMENTS(vigil_log_config_keys);
+
+static const char *const level_names[] = {NULL, "error", "warning", "message", "info", "debug"};
+
+static struct {
+    char program[64];
+    enum vigil_log_level level;
+} log_state = {"vigil", VIGIL_LOG_MESSAGE};
+
+enum vigil_log_level vigil_log_level_from_name(const char *name)
+{
+    return name_table_find(level_names, VIGIL_LOG_DEBUG, name);
+}
+
+static enum vigil_log_level level_of(GLogLevelFlags flags)
+{
+    if (flags & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL))
+        return VIGIL_LOG_ERROR;
+    if (flags & G_LOG_LEVEL_WARNING)
+        return VIGIL_LOG_WARNING;
+    if (flags & G_LOG_LEVEL_MESSAGE)
+        return VIGIL_LOG_MESSAGE;
+    if (flags & G_LOG_LEVEL_INFO)
+        return VIGIL_LOG_INFO;
+    return VIGIL_LOG_DEBUG;
+}
+
+static GLogWriterOutput write_line(GLogLevelFlags flags, const GLogField *fields, gsize n_fields,
+                                   gpointer user_data)
+{
+    (void)user_data;
+    enum vigil_log_level level = level_of(flags);
+    if (level > log_state.level)
+        return G_LOG_WRITER_HANDLED;
+    const char *domain = NULL, *message = NULL;
+    for (gsize i = 0; i < n_fields; i++) {
+        if (strcmp(fields[i].key, "GLIB_DOMAIN") == 0)
+            domain = fields[i].value;
+        else if (strcmp(fields[i].key, "MESSAGE") == 0)
+            message = fields[i].value;
+    }
+    fprintf(stderr, "%s[%d]: %s: %s: %s\n", log_state.program, (int)getpid(),
+            domain ? domain : "vigil", level_names[level], message ? message : "");
+    return G_LOG_WRITER_HANDLED;
+}
+
+void vigil_log_setup(const char *program, enum vigil_log_level level)
+{
+    g_strlcpy(log_state.program, program, sizeof log_state.program);
+    enum vigil_log_level from_env = vigil_log_level_from_name(g_getenv("VIGIL_LOG_LEVEL"));
+    log_state.level = from_env ? from_env : level;
+    /* GLib allows one writer per process; later calls only change the level
+     * (after the config has been read, say). */
+    static gsize installed = 0;
+    if (g_once_init_enter(&installed)) {
+        g_log_set_writer_func(write_line, NULL, NULL);
+        g_once_init_leave(&installed, 1);
+    }
+}

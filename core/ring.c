@@ -1,0 +1,540 @@
+/* vigil — the shared-memory activity ring (see ring.h for the contract and
+ * ring_layout.h for the memory layout and the meaning of slot marks).
+ *
+ * Producers: claim positions with one compare-and-swap on the head, after
+ * checking that the slot of the last position they want is free for this
+ * lap; write the payload; publish it by storing the mark with release
+ * order. The consumer frees slots strictly in order, so if the last slot of
+ * a claim is free, every slot before it is too.
+ *
+ * Consumer: for each position below the head, wait for its mark to say
+ * "written", copy the payload out, check the mark did not move while it was
+ * copied, validate the copy, free the slot, hand the copy on. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ring_layout.h"
+#include "vigil/ring.h"
+
+/* A producer gives up (and counts a drop) rather than spin when a slot's
+ * mark makes no sense; a well-formed ring never gets near this. */
+#define PUSH_MAX_ATTEMPTS 1024
+
+struct vigil_ring {
+    struct ring_header *header;
+    struct ring_slot *slots;
+    uint64_t mask; /* slot_count - 1, from our own validated copy */
+    uint32_t slot_count;
+    size_t map_bytes;
+    int fd; /* the memfd we created, or -1 when attached */
+    /* Consumer state lives here, never in the mapping the producer can write. */
+    uint64_t tail;
+    uint64_t dropped_seen;
+};
+
+static inline uint64_t lap_base(const struct vigil_ring *ring, uint64_t position)
+{
+    return position & ~ring->mask;
+}
+
+static inline struct ring_slot *slot_at(const struct vigil_ring *ring, uint64_t position)
+{
+    return &ring->slots[position & ring->mask];
+}
+
+static bool slot_count_is_valid(uint64_t slot_count)
+{
+    return slot_count >= VIGIL_RING_MIN_SLOTS && slot_count <= VIGIL_RING_MAX_SLOTS &&
+           (slot_count & (slot_count - 1)) == 0;
+}
+
+static size_t ring_bytes(uint64_t slot_count)
+{
+    return RING_HEADER_BYTES + (size_t)slot_count * VIGIL_RING_SLOT_BYTES;
+}
+
+static struct vigil_ring *ring_wrap(void *map, size_t map_bytes, uint32_t slot_count, int fd)
+{
+    struct vigil_ring *ring = calloc(1, sizeof *ring);
+    if (ring == NULL)
+        return NULL;
+    ring->header = map;
+    ring->slots = (struct ring_slot *)((char *)map + RING_HEADER_BYTES);
+    ring->slot_count = slot_count;
+    ring->mask = slot_count - 1u;
+    ring->map_bytes = map_bytes;
+    ring->fd = fd;
+    return ring;
+}
+
+struct vigil_ring *vigil_ring_create(uint32_t slot_count, struct vigil_error *err)
+{
+    if (!slot_count_is_valid(slot_count)) {
+        vigil_error_set(err, "ring of %u slots: the count must be a power of two from %u to %u",
+                        slot_count, VIGIL_RING_MIN_SLOTS, VIGIL_RING_MAX_SLOTS);
+        return NULL;
+    }
+    size_t bytes = ring_bytes(slot_count);
+    int fd = memfd_create("vigil-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        vigil_error_set(err, "memfd_create for the ring: %s", strerror(errno));
+        return NULL;
+    }
+    /* Sealed so that nobody, this process included, can shrink the file
+     * under the consumer's mapping and make it fault (SIGBUS). */
+    if (ftruncate(fd, (off_t)bytes) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        vigil_error_set(err, "sizing and sealing the ring's memfd (%zu bytes): %s", bytes,
+                        strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        vigil_error_set(err, "mapping the ring (%zu bytes): %s", bytes, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    struct ring_header *h = map;
+    h->magic = RING_MAGIC;
+    h->version = RING_VERSION;
+    h->slot_bytes = VIGIL_RING_SLOT_BYTES;
+    h->slot_count = slot_count;
+    h->total_bytes = bytes;
+    h->producer_pid = (uint32_t)getpid();
+
+    struct vigil_ring *ring = ring_wrap(map, bytes, slot_count, fd);
+    if (ring == NULL) {
+        vigil_error_set(err, "no memory for the ring's handle");
+        munmap(map, bytes);
+        close(fd);
+    }
+    return ring;
+}
+
+/* Checks the header against what the consumer knows independently: the
+ * file's size. Every field is read once into a local first, since the
+ * producer may be changing them. */
+static bool header_is_valid(const struct ring_header *h, size_t file_bytes, struct vigil_error *err)
+{
+    uint32_t magic = h->magic, version = h->version, slot_bytes = h->slot_bytes;
+    uint32_t slot_count = h->slot_count;
+    uint64_t total = h->total_bytes;
+    if (magic != RING_MAGIC) {
+        vigil_error_set(err, "not a vigil ring: magic 0x%08x, expected 0x%08x", magic, RING_MAGIC);
+        return false;
+    }
+    if (version != RING_VERSION) {
+        vigil_error_set(err, "ring version %u, this vigil reads version %u", version, RING_VERSION);
+        return false;
+    }
+    if (slot_bytes != VIGIL_RING_SLOT_BYTES) {
+        vigil_error_set(err, "ring slots of %u bytes, expected %u", slot_bytes,
+                        VIGIL_RING_SLOT_BYTES);
+        return false;
+    }
+    if (!slot_count_is_valid(slot_count)) {
+        vigil_error_set(err, "ring of %u slots: not a power of two from %u to %u", slot_count,
+                        VIGIL_RING_MIN_SLOTS, VIGIL_RING_MAX_SLOTS);
+        return false;
+    }
+    if (total != ring_bytes(slot_count) || total != file_bytes) {
+        vigil_error_set(err,
+                        "ring size mismatch: %u slots need %zu bytes, the header says %llu, the "
+                        "file has %zu (truncated or corrupt)",
+                        slot_count, ring_bytes(slot_count), (unsigned long long)total, file_bytes);
+        return false;
+    }
+    return true;
+}
+
+struct vigil_ring *vigil_ring_attach(int fd, struct vigil_error *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        vigil_error_set(err, "ring fd %d: %s", fd, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        vigil_error_set(err, "ring fd %d is not a memory file", fd);
+        return NULL;
+    }
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0) {
+        vigil_error_set(err, "ring fd %d cannot be sealed (%s): rings are memfds", fd,
+                        strerror(errno));
+        return NULL;
+    }
+    if (!(seals & F_SEAL_SHRINK)) {
+        vigil_error_set(err,
+                        "ring fd %d is not sealed against shrinking: its producer could truncate "
+                        "it and crash the reader",
+                        fd);
+        return NULL;
+    }
+    size_t file_bytes = (size_t)st.st_size;
+    if (st.st_size < (off_t)RING_HEADER_BYTES || file_bytes > ring_bytes(VIGIL_RING_MAX_SLOTS)) {
+        vigil_error_set(err,
+                        "ring of %lld bytes: a ring has %u to %zu bytes (truncated or corrupt)",
+                        (long long)st.st_size, RING_HEADER_BYTES, ring_bytes(VIGIL_RING_MAX_SLOTS));
+        return NULL;
+    }
+    void *map = mmap(NULL, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        vigil_error_set(err, "mapping ring fd %d (%zu bytes): %s", fd, file_bytes, strerror(errno));
+        return NULL;
+    }
+    struct ring_header *h = map;
+    uint32_t slot_count = h->slot_count;
+    if (!header_is_valid(h, file_bytes, err)) {
+        munmap(map, file_bytes);
+        return NULL;
+    }
+    struct vigil_ring *ring = ring_wrap(map, file_bytes, slot_count, -1);
+    if (ring == NULL) {
+        vigil_error_set(err, "no memory for the ring's handle");
+        munmap(map, file_bytes);
+        return NULL;
+    }
+    /* A ring may have had a consumer before us: start where it stopped. */
+    ring->tail = atomic_load_explicit(&h->consumed, memory_order_acquire);
+    ring->dropped_seen = 0;
+    return ring;
+}
+
+int vigil_ring_fd(const struct vigil_ring *ring)
+{
+    return ring->fd;
+}
+
+uint32_t vigil_ring_slot_count(const struct vigil_ring *ring)
+{
+    return ring->slot_count;
+}
+
+uint64_t vigil_ring_dropped(const struct vigil_ring *ring)
+{
+    return atomic_load_explicit(&ring->header->dropped, memory_order_relaxed);
+}
+
+void vigil_ring_close(struct vigil_ring *ring)
+{
+    if (ring == NULL)
+        return;
+    munmap(ring->header, ring->map_bytes);
+    if (ring->fd >= 0)
+        close(ring->fd);
+    free(ring);
+}
+
+/* ---- producer ---------------------------------------------------------- */
+
+/* Claims positions [*position, *position + count) or returns false (and
+ * counts one dropped record) when the ring has no room. The geometry is
+ * passed in registers: read through `ring`, the compiler would reload it
+ * after every atomic operation. */
+static inline bool claim(struct ring_header *h, const struct ring_slot *slots, uint64_t mask,
+                         uint32_t count, uint64_t *position)
+{
+    uint64_t pos = atomic_load_explicit(&h->head, memory_order_relaxed);
+    for (int attempt = 0; attempt < PUSH_MAX_ATTEMPTS; attempt++) {
+        uint64_t last = pos + count - 1;
+        uint64_t mark = atomic_load_explicit(&slots[last & mask].mark, memory_order_acquire);
+        int64_t lead = (int64_t)(mark - (last & ~mask));
+        if (lead == 0) {
+            /* On failure the CAS reloads pos: another producer got in first. */
+            if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + count,
+                                                      memory_order_relaxed, memory_order_relaxed)) {
+                *position = pos;
+                return true;
+            }
+        } else if (lead < 0) {
+            break; /* the slot still holds a record of the previous lap: full */
+        } else {
+            uint64_t now = atomic_load_explicit(&h->head, memory_order_relaxed);
+            if (now == pos)
+                break; /* nobody moved the head, so the mark is garbage */
+            pos = now;
+        }
+    }
+    atomic_fetch_add_explicit(&h->dropped, 1, memory_order_relaxed);
+    return false;
+}
+
+static inline void publish(struct ring_slot *slot, uint64_t position, uint64_t mask)
+{
+    atomic_store_explicit(&slot->mark, (position & ~mask) + 1, memory_order_release);
+}
+
+bool vigil_ring_push(struct vigil_ring *ring, const struct vigil_activity *activity)
+{
+    struct ring_slot *const slots = ring->slots;
+    const uint64_t mask = ring->mask;
+    uint64_t pos;
+    if (!claim(ring->header, slots, mask, 1, &pos))
+        return false;
+    struct ring_slot *slot = &slots[pos & mask];
+    slot->payload.activity = *activity;
+    slot->payload.activity.seq = pos;
+    publish(slot, pos, mask);
+    return true;
+}
+
+static uint32_t name_slots(size_t length)
+{
+    if (length <= RING_NAME_FIRST_PATH_BYTES)
+        return 1;
+    size_t rest = length - RING_NAME_FIRST_PATH_BYTES;
+    return 1u + (uint32_t)((rest + RING_NAME_NEXT_PATH_BYTES - 1) / RING_NAME_NEXT_PATH_BYTES);
+}
+
+bool vigil_ring_push_name(struct vigil_ring *ring, uint32_t file_id, const char *path,
+                          size_t length)
+{
+    if (!vigil_name_check(file_id, path, length, NULL))
+        return false;
+    uint32_t slots = name_slots(length);
+    uint64_t pos;
+    if (!claim(ring->header, ring->slots, ring->mask, slots, &pos))
+        return false;
+
+    struct ring_name_first *first = &slot_at(ring, pos)->payload.name_first;
+    size_t chunk = length < RING_NAME_FIRST_PATH_BYTES ? length : RING_NAME_FIRST_PATH_BYTES;
+    first->record_type = VIGIL_RECORD_NAME;
+    first->slots = (uint8_t)slots;
+    first->length = (uint16_t)length;
+    first->file_id = file_id;
+    first->seq = pos;
+    memcpy(first->path, path, chunk);
+    size_t done = chunk;
+    for (uint32_t i = 1; i < slots; i++) {
+        struct ring_name_next *next = &slot_at(ring, pos + i)->payload.name_next;
+        chunk =
+            length - done < RING_NAME_NEXT_PATH_BYTES ? length - done : RING_NAME_NEXT_PATH_BYTES;
+        next->record_type = RING_RECORD_NAME_CONTINUATION;
+        next->index = (uint8_t)i;
+        next->reserved = 0;
+        next->file_id = file_id;
+        memcpy(next->path, path + done, chunk);
+        done += chunk;
+        publish(slot_at(ring, pos + i), pos + i, ring->mask);
+    }
+    /* The first slot last: the consumer then mostly finds the whole record. */
+    publish(slot_at(ring, pos), pos, ring->mask);
+    return true;
+}
+
+/* ---- consumer ---------------------------------------------------------- */
+
+struct drain {
+    struct vigil_ring *ring;
+    unsigned flags;
+    struct vigil_ring_drain_report *report;
+    struct vigil_ring_record record; /* reused for every record of one drain */
+};
+
+/* What looking at one position found. */
+enum slot_state { SLOT_WRITTEN, SLOT_PENDING, SLOT_GARBAGE };
+
+static bool first_problem(const struct drain *d)
+{
+    return d->report->first_problem.message[0] == '\0';
+}
+
+/* Frees positions [tail, tail + count) and moves the tail past them. */
+static void release(struct drain *d, uint32_t count)
+{
+    struct vigil_ring *ring = d->ring;
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t pos = ring->tail + i;
+        atomic_store_explicit(&slot_at(ring, pos)->mark, lap_base(ring, pos) + ring->slot_count,
+                              memory_order_release);
+    }
+    ring->tail += count;
+    d->report->slots += count;
+}
+
+static void skip(struct drain *d, uint32_t count, uint64_t *counter, const char *why)
+{
+    if (first_problem(d))
+        vigil_error_set(&d->report->first_problem, "ring position %llu skipped: %s",
+                        (unsigned long long)d->ring->tail, why);
+    *counter += count;
+    release(d, count);
+}
+
+/* Copies the payload of `position` into `out` if it is written, checking
+ * that its mark did not move while it was copied (a torn read). */
+static enum slot_state read_slot(struct drain *d, uint64_t position, union ring_payload *out,
+                                 bool *torn)
+{
+    struct vigil_ring *ring = d->ring;
+    struct ring_slot *slot = slot_at(ring, position);
+    uint64_t mark = atomic_load_explicit(&slot->mark, memory_order_acquire);
+    uint64_t base = lap_base(ring, position);
+    *torn = false;
+    if (mark == base)
+        return SLOT_PENDING;
+    if (mark != base + 1)
+        return SLOT_GARBAGE;
+    memcpy(out, (const void *)&slot->payload, sizeof *out);
+    atomic_thread_fence(memory_order_acquire);
+    *torn = atomic_load_explicit(&slot->mark, memory_order_relaxed) != mark;
+    return SLOT_WRITTEN;
+}
+
+/* Handles the activity at the tail; returns whether it was handed out. */
+static bool take_activity(struct drain *d, const union ring_payload *payload)
+{
+    struct vigil_error why;
+    struct vigil_activity *a = &d->record.activity;
+    memcpy(a, &payload->activity, sizeof *a);
+    if (a->seq != d->ring->tail) {
+        skip(d, 1, &d->report->corrupt, "activity carries another position's seq");
+        return false;
+    }
+    if (!vigil_activity_check(a, &why)) {
+        skip(d, 1, &d->report->corrupt, why.message);
+        return false;
+    }
+    d->record.type = VIGIL_RECORD_ACTIVITY;
+    d->record.seq = d->ring->tail;
+    d->record.slots = 1;
+    release(d, 1);
+    return true;
+}
+
+/* Outcome of looking at a record that may span slots. */
+enum take_result { TAKEN, SKIPPED, WAIT };
+
+static enum take_result take_name(struct drain *d, const union ring_payload *payload, uint64_t head)
+{
+    const struct ring_name_first *first = &payload->name_first;
+    uint64_t pos = d->ring->tail;
+    uint32_t slots = first->slots, length = first->length, file_id = first->file_id;
+    if (first->seq != pos || slots == 0 || slots > RING_NAME_MAX_SLOTS || length > VIGIL_PATH_MAX ||
+        slots != name_slots(length) || slots > head - pos) {
+        skip(d, 1, &d->report->corrupt, "name record with an impossible length or position");
+        return SKIPPED;
+    }
+    struct vigil_name *name = &d->record.name;
+    size_t done = length < RING_NAME_FIRST_PATH_BYTES ? length : RING_NAME_FIRST_PATH_BYTES;
+    memcpy(name->path, first->path, done);
+    for (uint32_t i = 1; i < slots; i++) {
+        union ring_payload next;
+        bool torn;
+        enum slot_state state = read_slot(d, pos + i, &next, &torn);
+        if (state == SLOT_PENDING) {
+            if (!(d->flags & VIGIL_RING_PRODUCER_GONE))
+                return WAIT; /* its producer is still writing it */
+            skip(d, slots, &d->report->torn, "name record never finished by its producer");
+            return SKIPPED;
+        }
+        if (state == SLOT_GARBAGE || torn) {
+            skip(d, slots, torn ? &d->report->torn : &d->report->corrupt,
+                 "name record with a damaged continuation slot");
+            return SKIPPED;
+        }
+        if (next.name_next.record_type != RING_RECORD_NAME_CONTINUATION ||
+            next.name_next.index != i || next.name_next.file_id != file_id) {
+            /* Not our continuation: leave that slot for the next round. */
+            skip(d, i, &d->report->corrupt, "name record whose continuation is missing");
+            return SKIPPED;
+        }
+        size_t chunk =
+            length - done < RING_NAME_NEXT_PATH_BYTES ? length - done : RING_NAME_NEXT_PATH_BYTES;
+        memcpy(name->path + done, next.name_next.path, chunk);
+        done += chunk;
+    }
+    struct vigil_error why;
+    if (!vigil_name_check(file_id, name->path, length, &why)) {
+        skip(d, slots, &d->report->corrupt, why.message);
+        return SKIPPED;
+    }
+    name->path[length] = '\0';
+    name->file_id = file_id;
+    name->length = (uint16_t)length;
+    d->record.type = VIGIL_RECORD_NAME;
+    d->record.seq = pos;
+    d->record.slots = slots;
+    release(d, slots);
+    return TAKEN;
+}
+
+/* Reads the shared counters once and checks them against what the consumer
+ * knows; false when the header cannot be right. */
+static bool read_header(struct drain *d, uint64_t *head)
+{
+    struct vigil_ring *ring = d->ring;
+    uint64_t dropped = atomic_load_explicit(&ring->header->dropped, memory_order_relaxed);
+    *head = atomic_load_explicit(&ring->header->head, memory_order_acquire);
+    const char *why = NULL;
+    if (dropped < ring->dropped_seen)
+        why = "its drop counter went backwards";
+    else if (*head < ring->tail || *head - ring->tail > ring->slot_count)
+        why = "its head is not within one lap ahead of the reader";
+    if (why != NULL) {
+        d->report->header_corrupt = true;
+        if (first_problem(d))
+            vigil_error_set(&d->report->first_problem, "ring header corrupt at position %llu: %s",
+                            (unsigned long long)ring->tail, why);
+        return false;
+    }
+    d->report->dropped = dropped - ring->dropped_seen;
+    ring->dropped_seen = dropped;
+    return true;
+}
+
+size_t vigil_ring_drain(struct vigil_ring *ring, size_t max_records, unsigned flags,
+                        vigil_ring_record_fn fn, void *user, struct vigil_ring_drain_report *report)
+{
+    struct drain d = {.ring = ring, .flags = flags, .report = report};
+    memset(report, 0, sizeof *report);
+
+    uint64_t head;
+    if (!read_header(&d, &head))
+        return 0;
+    while (ring->tail < head && report->records < max_records) {
+        union ring_payload payload;
+        bool torn;
+        enum slot_state state = read_slot(&d, ring->tail, &payload, &torn);
+        if (state == SLOT_PENDING) {
+            if (!(flags & VIGIL_RING_PRODUCER_GONE))
+                break;
+            skip(&d, 1, &report->torn, "claimed but never written by its producer");
+            continue;
+        }
+        if (state == SLOT_GARBAGE) {
+            skip(&d, 1, &report->corrupt, "its slot mark belongs to no lap");
+            continue;
+        }
+        if (torn) {
+            skip(&d, 1, &report->torn, "it changed while it was read");
+            continue;
+        }
+        bool taken;
+        if (payload.record_type == VIGIL_RECORD_ACTIVITY) {
+            taken = take_activity(&d, &payload);
+        } else if (payload.record_type == VIGIL_RECORD_NAME) {
+            enum take_result result = take_name(&d, &payload, head);
+            if (result == WAIT)
+                break;
+            taken = result == TAKEN;
+        } else {
+            skip(&d, 1, &report->corrupt, "unknown record type");
+            taken = false;
+        }
+        if (taken) {
+            report->records++;
+            fn(&d.record, user);
+        }
+    }
+    atomic_store_explicit(&ring->header->consumed, ring->tail, memory_order_release);
+    return (size_t)report->records;
+}

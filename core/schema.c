@@ -1,0 +1,9 @@
+/* vigil — the built-in parts' configuration keys, in one place. */
+#include "vigil/log.h"
+#include "vigil/schema.h"
+
+gboolean vigil_schema_declare(vigil_config *config, GError **error)
+{
+    return vigil_config_declare(config, NULL, vigil_log_config_keys, vigil_log_config_key_count,
+                                error);
+}

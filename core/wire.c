@@ -1,0 +1,1031 @@
+/* vigil — encoding and decoding of wire messages.
+ *
+ * Every byte the decoder sees may come from a broken disk or a hostile peer,
+ * so it checks each length before reading and each field before keeping it.
+ * The writer and the decoder call the same check for each item type: what
+ * one refuses the other never produces. Integers are assembled byte by byte
+ * so that the format does not depend on the host's endianness or alignment. */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "vigil/health.h"
+#include "vigil/wire.h"
+
+GQuark vigil_wire_error_quark(void)
+{
+    return g_quark_from_static_string("vigil-wire-error-quark");
+}
+
+/* Header field offsets, as documented in wire.h. */
+#define OFFSET_MAGIC         0u
+#define OFFSET_VERSION       4u
+#define OFFSET_TYPE          6u
+#define OFFSET_NODE_ID       8u
+#define OFFSET_SEQUENCE      16u
+#define OFFSET_COUNT         24u
+#define OFFSET_PAYLOAD_BYTES 28u
+#define OFFSET_RESERVED      32u
+
+#define PROCESS_ID_BYTES    8u
+#define STRING_LENGTH_BYTES 2u
+#define ACTIVITY_BYTES      80u
+#define NAME_FIXED_BYTES    6u /* file id, path length */
+#define METRIC_FIXED_BYTES  6u /* id, kind, origin; three strings follow */
+#define METRIC_MIN_BYTES    (METRIC_FIXED_BYTES + 3 * STRING_LENGTH_BYTES)
+#define SAMPLE_BYTES        24u
+#define ANOMALY_FIXED_BYTES 44u /* everything before the three strings */
+#define ANOMALY_MIN_BYTES   (ANOMALY_FIXED_BYTES + 3 * STRING_LENGTH_BYTES)
+#define STATE_BYTES         36u
+
+_Static_assert(VIGIL_WIRE_MAX_PAYLOAD_BYTES <= UINT32_MAX, "payload length must fit its u32");
+
+/* ---- little-endian primitives ------------------------------------------ */
+
+static uint16_t load_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (unsigned)p[1] << 8);
+}
+
+static uint32_t load_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t load_u64(const uint8_t *p)
+{
+    return (uint64_t)load_u32(p) | (uint64_t)load_u32(p + 4) << 32;
+}
+
+static void store_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void store_u32(uint8_t *p, uint32_t v)
+{
+    for (unsigned i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void store_u64(uint8_t *p, uint64_t v)
+{
+    store_u32(p, (uint32_t)v);
+    store_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t double_bits(double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return bits;
+}
+
+static double double_from_bits(uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* Sequential reads from a span the caller has already bounds-checked. */
+
+static uint8_t next_u8(const uint8_t **p)
+{
+    return *(*p)++;
+}
+
+static uint16_t next_u16(const uint8_t **p)
+{
+    uint16_t v = load_u16(*p);
+    *p += 2;
+    return v;
+}
+
+static uint32_t next_u32(const uint8_t **p)
+{
+    uint32_t v = load_u32(*p);
+    *p += 4;
+    return v;
+}
+
+static uint64_t next_u64(const uint8_t **p)
+{
+    uint64_t v = load_u64(*p);
+    *p += 8;
+    return v;
+}
+
+static double next_f64(const uint8_t **p)
+{
+    return double_from_bits(next_u64(p));
+}
+
+/* Sequential writes into a span the writer has already reserved. */
+
+static void put_u8(uint8_t **p, uint8_t v)
+{
+    *(*p)++ = v;
+}
+
+static void put_u16(uint8_t **p, uint16_t v)
+{
+    store_u16(*p, v);
+    *p += 2;
+}
+
+static void put_u32(uint8_t **p, uint32_t v)
+{
+    store_u32(*p, v);
+    *p += 4;
+}
+
+static void put_u64(uint8_t **p, uint64_t v)
+{
+    store_u64(*p, v);
+    *p += 8;
+}
+
+static void put_f64(uint8_t **p, double v)
+{
+    put_u64(p, double_bits(v));
+}
+
+static void put_bytes(uint8_t **p, const void *bytes, size_t length)
+{
+    if (length > 0)
+        memcpy(*p, bytes, length);
+    *p += length;
+}
+
+/* Callers have checked the length against VIGIL_WIRE_STRING_MAX. */
+static void put_string(uint8_t **p, const char *s)
+{
+    size_t length = strlen(s);
+    put_u16(p, (uint16_t)length);
+    put_bytes(p, s, length);
+}
+
+static size_t string_wire_bytes(const char *s)
+{
+    return STRING_LENGTH_BYTES + strlen(s);
+}
+
+/* ---- item checks, shared by the writer and the decoder ----------------- */
+
+static void set_error_va(GError **error, enum vigil_wire_error_code code, const char *format,
+                         va_list ap) G_GNUC_PRINTF(3, 0);
+
+static void set_error_va(GError **error, enum vigil_wire_error_code code, const char *format,
+                         va_list ap)
+{
+    if (error == NULL)
+        return;
+    char *message = g_strdup_vprintf(format, ap);
+    g_set_error_literal(error, VIGIL_WIRE_ERROR, code, message);
+    g_free(message);
+}
+
+static gboolean wire_error(GError **error, enum vigil_wire_error_code code, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
+
+static gboolean wire_error(GError **error, enum vigil_wire_error_code code, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    set_error_va(error, code, format, ap);
+    va_end(ap);
+    return FALSE;
+}
+
+/* Nearly every refusal is a malformed field. */
+static gboolean malformed(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean malformed(GError **error, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    set_error_va(error, VIGIL_WIRE_ERROR_MALFORMED, format, ap);
+    va_end(ap);
+    return FALSE;
+}
+
+static gboolean check_text(const char *field, const char *text, size_t max_bytes, GError **error)
+{
+    if (text == NULL)
+        return malformed(error, "%s is missing", field);
+    size_t length = strlen(text);
+    if (length > max_bytes)
+        return malformed(error, "%s of %zu bytes is longer than %zu", field, length, max_bytes);
+    if (!g_utf8_validate_len(text, length, NULL))
+        return malformed(error, "%s is not valid UTF-8", field);
+    return TRUE;
+}
+
+static gboolean check_level_and_health(unsigned level, unsigned health, GError **error)
+{
+    if (vigil_level_name(level) == NULL)
+        return malformed(error, "unknown level %u", level);
+    if (vigil_health_name(health) == NULL)
+        return malformed(error, "unknown health %u", health);
+    return TRUE;
+}
+
+static gboolean check_activity(const struct vigil_activity *a, GError **error)
+{
+    struct vigil_error err;
+    if (vigil_activity_check(a, &err))
+        return TRUE;
+    return malformed(error, "%s", err.message);
+}
+
+static gboolean check_name(uint32_t file_id, const char *path, size_t length, GError **error)
+{
+    struct vigil_error err;
+    if (vigil_name_check(file_id, path, length, &err))
+        return TRUE;
+    return malformed(error, "%s", err.message);
+}
+
+static gboolean check_metric(const struct vigil_metric_desc *m, GError **error)
+{
+    if (m->id == 0)
+        return malformed(error, "metric id 0, which is never a metric");
+    if (vigil_metric_kind_name(m->kind) == NULL)
+        return malformed(error, "metric %u: unknown kind %d", m->id, (int)m->kind);
+    if (vigil_metric_origin_name(m->origin) == NULL)
+        return malformed(error, "metric %u: unknown origin %d", m->id, (int)m->origin);
+    if (!vigil_metric_name_is_valid(m->name)) {
+        char *escaped = g_strescape(m->name != NULL ? m->name : "(null)", NULL);
+        malformed(error, "metric %u: name \"%s\" is not a valid metric name", m->id, escaped);
+        g_free(escaped);
+        return FALSE;
+    }
+    /* The catalogue refuses longer ones; better to refuse them here, where
+     * the sender is still known. */
+    return check_text("unit", m->unit, VIGIL_METRIC_TEXT_MAX, error) &&
+           check_text("source", m->source, VIGIL_METRIC_TEXT_MAX, error);
+}
+
+static gboolean check_sample(const struct vigil_sample *s, GError **error)
+{
+    if (s->metric_id == 0)
+        return malformed(error, "sample of metric 0, which is never a metric");
+    if (s->flags & ~(uint32_t)VIGIL_SAMPLE_KNOWN_FLAGS)
+        return malformed(error, "sample of metric %u: unknown flags 0x%x", s->metric_id,
+                         s->flags & ~(uint32_t)VIGIL_SAMPLE_KNOWN_FLAGS);
+    if (!isfinite(s->value))
+        return malformed(error, "sample of metric %u: value %g is not finite", s->metric_id,
+                         s->value);
+    return TRUE;
+}
+
+static gboolean check_anomaly(const struct vigil_wire_anomaly *a, GError **error)
+{
+    if (!check_level_and_health(a->level, a->health, error))
+        return FALSE;
+    if (!isfinite(a->value))
+        return malformed(error, "value %g is not finite", a->value);
+    if (isnan(a->expected_min) || isnan(a->expected_max))
+        return malformed(error, "expected range [%g, %g] contains NaN", a->expected_min,
+                         a->expected_max);
+    if (a->expected_min > a->expected_max)
+        return malformed(error, "expected minimum %g is above expected maximum %g", a->expected_min,
+                         a->expected_max);
+    return check_text("plugin", a->plugin, VIGIL_WIRE_STRING_MAX, error) &&
+           check_text("metric", a->metric, VIGIL_WIRE_STRING_MAX, error) &&
+           check_text("message", a->message, VIGIL_WIRE_STRING_MAX, error);
+}
+
+static gboolean check_state(const struct vigil_wire_state *s, GError **error)
+{
+    return check_level_and_health(s->level, s->health, error);
+}
+
+/* ---- item encodings ------------------------------------------------------ */
+
+static void encode_activity(uint8_t *p, const struct vigil_activity *a)
+{
+    put_u8(&p, a->record_type);
+    put_u8(&p, a->layer);
+    put_u16(&p, a->op);
+    put_u32(&p, a->file_id);
+    put_u64(&p, a->seq);
+    put_u64(&p, a->parent_start_ns);
+    put_u64(&p, a->start_ns);
+    put_u64(&p, a->end_ns);
+    put_u64(&p, (uint64_t)a->offset_bytes);
+    put_u64(&p, a->bytes_asked);
+    put_u64(&p, (uint64_t)a->result);
+    put_u32(&p, (uint32_t)a->errno_value);
+    put_u32(&p, a->thread_id);
+    put_u32(&p, a->flags);
+    put_u32(&p, a->comm_size);
+}
+
+static void encode_name(uint8_t *p, uint32_t file_id, const char *path, size_t length)
+{
+    put_u32(&p, file_id);
+    put_u16(&p, (uint16_t)length);
+    put_bytes(&p, path, length);
+}
+
+static void encode_metric(uint8_t *p, const struct vigil_metric_desc *m)
+{
+    put_u32(&p, m->id);
+    put_u8(&p, (uint8_t)m->kind);
+    put_u8(&p, (uint8_t)m->origin);
+    put_string(&p, m->name);
+    put_string(&p, m->unit);
+    put_string(&p, m->source);
+}
+
+static void encode_sample(uint8_t *p, const struct vigil_sample *s)
+{
+    put_u32(&p, s->metric_id);
+    put_u32(&p, s->flags);
+    put_u64(&p, s->t_ns);
+    put_f64(&p, s->value);
+}
+
+static void encode_anomaly(uint8_t *p, const struct vigil_wire_anomaly *a)
+{
+    put_u64(&p, a->cycle);
+    put_u64(&p, a->process_id);
+    put_u8(&p, a->level);
+    put_u8(&p, a->health);
+    put_u16(&p, 0);
+    put_f64(&p, a->value);
+    put_f64(&p, a->expected_min);
+    put_f64(&p, a->expected_max);
+    put_string(&p, a->plugin);
+    put_string(&p, a->metric);
+    put_string(&p, a->message);
+}
+
+static void encode_state(uint8_t *p, const struct vigil_wire_state *s)
+{
+    put_u64(&p, s->cycle);
+    put_u64(&p, s->process_id);
+    put_u8(&p, s->level);
+    put_u8(&p, s->health);
+    put_u16(&p, 0);
+    put_u32(&p, s->overloaded_mask);
+    put_u32(&p, s->bad_issues);
+    put_u32(&p, s->good_issues);
+    put_u32(&p, s->other_issues);
+}
+
+/* ---- item decodings -------------------------------------------------------
+ * Each gets its fixed-size part already bounds-checked, and reads anything
+ * variable-length from `tail`, which it checks itself. */
+
+struct reader {
+    const uint8_t *p;
+    size_t left_bytes;
+};
+
+static const uint8_t *reader_take(struct reader *r, size_t bytes)
+{
+    if (r->left_bytes < bytes)
+        return NULL;
+    const uint8_t *p = r->p;
+    r->p += bytes;
+    r->left_bytes -= bytes;
+    return p;
+}
+
+static const uint8_t *read_bytes(struct reader *r, const char *field, size_t length, GError **error)
+{
+    const uint8_t *bytes = reader_take(r, length);
+    if (bytes == NULL)
+        malformed(error, "%s is truncated: needs %zu bytes, %zu left", field, length,
+                  r->left_bytes);
+    return bytes;
+}
+
+static char *copy_string(const uint8_t *bytes, size_t length)
+{
+    char *s = g_malloc(length + 1);
+    if (length > 0)
+        memcpy(s, bytes, length);
+    s[length] = '\0';
+    return s;
+}
+
+/* The text checks run later, on the copy; a NUL must be caught here because
+ * the copy would silently end at it. */
+static gboolean read_string(struct reader *r, const char *field, char **out, GError **error)
+{
+    const uint8_t *length_bytes = reader_take(r, STRING_LENGTH_BYTES);
+    if (length_bytes == NULL)
+        return malformed(error, "length of %s is truncated: needs %u bytes, %zu left", field,
+                         STRING_LENGTH_BYTES, r->left_bytes);
+    uint16_t length = load_u16(length_bytes);
+    const uint8_t *bytes = read_bytes(r, field, length, error);
+    if (bytes == NULL)
+        return FALSE;
+    if (memchr(bytes, '\0', length) != NULL)
+        return malformed(error, "%s contains a NUL byte", field);
+    *out = copy_string(bytes, length);
+    return TRUE;
+}
+
+static gboolean check_reserved(uint16_t reserved, GError **error)
+{
+    if (reserved != 0)
+        return malformed(error, "reserved field is 0x%04x, not 0", reserved);
+    return TRUE;
+}
+
+static gboolean decode_activity(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    (void)tail;
+    struct vigil_activity *a = item;
+    a->record_type = next_u8(&p);
+    a->layer = next_u8(&p);
+    a->op = next_u16(&p);
+    a->file_id = next_u32(&p);
+    a->seq = next_u64(&p);
+    a->parent_start_ns = next_u64(&p);
+    a->start_ns = next_u64(&p);
+    a->end_ns = next_u64(&p);
+    a->offset_bytes = (int64_t)next_u64(&p);
+    a->bytes_asked = next_u64(&p);
+    a->result = (int64_t)next_u64(&p);
+    a->errno_value = (int32_t)next_u32(&p);
+    a->thread_id = next_u32(&p);
+    a->flags = next_u32(&p);
+    a->comm_size = next_u32(&p);
+    return check_activity(a, error);
+}
+
+static gboolean decode_name(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    struct vigil_wire_name *n = item;
+    n->file_id = next_u32(&p);
+    n->length = next_u16(&p);
+    const uint8_t *path = read_bytes(tail, "path", n->length, error);
+    if (path == NULL || !check_name(n->file_id, (const char *)path, n->length, error))
+        return FALSE;
+    n->path = copy_string(path, n->length);
+    return TRUE;
+}
+
+static gboolean decode_metric(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    struct vigil_metric_desc *m = item;
+    m->id = next_u32(&p);
+    m->kind = (enum vigil_metric_kind)next_u8(&p);
+    m->origin = (enum vigil_metric_origin)next_u8(&p);
+    return read_string(tail, "name", &m->name, error) &&
+           read_string(tail, "unit", &m->unit, error) &&
+           read_string(tail, "source", &m->source, error) && check_metric(m, error);
+}
+
+static gboolean decode_sample(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    (void)tail;
+    struct vigil_sample *s = item;
+    s->metric_id = next_u32(&p);
+    s->flags = next_u32(&p);
+    s->t_ns = next_u64(&p);
+    s->value = next_f64(&p);
+    return check_sample(s, error);
+}
+
+static gboolean decode_anomaly(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    struct vigil_wire_anomaly *a = item;
+    a->cycle = next_u64(&p);
+    a->process_id = next_u64(&p);
+    a->level = next_u8(&p);
+    a->health = next_u8(&p);
+    uint16_t reserved = next_u16(&p);
+    a->value = next_f64(&p);
+    a->expected_min = next_f64(&p);
+    a->expected_max = next_f64(&p);
+    return check_reserved(reserved, error) && read_string(tail, "plugin", &a->plugin, error) &&
+           read_string(tail, "metric", &a->metric, error) &&
+           read_string(tail, "message", &a->message, error) && check_anomaly(a, error);
+}
+
+static gboolean decode_state(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    (void)tail;
+    struct vigil_wire_state *s = item;
+    s->cycle = next_u64(&p);
+    s->process_id = next_u64(&p);
+    s->level = next_u8(&p);
+    s->health = next_u8(&p);
+    uint16_t reserved = next_u16(&p);
+    s->overloaded_mask = next_u32(&p);
+    s->bad_issues = next_u32(&p);
+    s->good_issues = next_u32(&p);
+    s->other_issues = next_u32(&p);
+    return check_reserved(reserved, error) && check_state(s, error);
+}
+
+typedef gboolean (*item_decoder)(const uint8_t *fixed, struct reader *tail, void *item,
+                                 GError **error);
+
+struct item_codec {
+    size_t item_size;   /* of the decoded struct */
+    size_t fixed_bytes; /* read before any variable-length part */
+    size_t min_bytes;   /* the smallest encoding: bounds a plausible count */
+    item_decoder decode;
+};
+
+static const struct item_codec codecs[VIGIL_WIRE_TYPE_COUNT + 1] = {
+    [VIGIL_WIRE_ACTIVITIES] = {sizeof(struct vigil_activity), ACTIVITY_BYTES, ACTIVITY_BYTES,
+                               decode_activity},
+    [VIGIL_WIRE_NAMES] = {sizeof(struct vigil_wire_name), NAME_FIXED_BYTES, NAME_FIXED_BYTES,
+                          decode_name},
+    [VIGIL_WIRE_METRICS] = {sizeof(struct vigil_metric_desc), METRIC_FIXED_BYTES, METRIC_MIN_BYTES,
+                            decode_metric},
+    [VIGIL_WIRE_SAMPLES] = {sizeof(struct vigil_sample), SAMPLE_BYTES, SAMPLE_BYTES, decode_sample},
+    [VIGIL_WIRE_ANOMALIES] = {sizeof(struct vigil_wire_anomaly), ANOMALY_FIXED_BYTES,
+                              ANOMALY_MIN_BYTES, decode_anomaly},
+    [VIGIL_WIRE_STATES] = {sizeof(struct vigil_wire_state), STATE_BYTES, STATE_BYTES, decode_state},
+};
+
+/* ---- messages ------------------------------------------------------------ */
+
+static const char *const type_names[VIGIL_WIRE_TYPE_COUNT + 1] = {
+    [VIGIL_WIRE_ACTIVITIES] = "activities",
+    [VIGIL_WIRE_NAMES] = "names",
+    [VIGIL_WIRE_METRICS] = "metrics",
+    [VIGIL_WIRE_SAMPLES] = "samples",
+    [VIGIL_WIRE_ANOMALIES] = "anomalies",
+    [VIGIL_WIRE_STATES] = "states",
+    [VIGIL_WIRE_ACK] = "ack",
+};
+
+const char *vigil_wire_type_name(unsigned type)
+{
+    return type <= VIGIL_WIRE_TYPE_COUNT ? type_names[type] : NULL;
+}
+
+static gboolean carries_process_id(unsigned type)
+{
+    return type == VIGIL_WIRE_ACTIVITIES || type == VIGIL_WIRE_NAMES;
+}
+
+uint32_t vigil_wire_checksum(const uint8_t *message, size_t length)
+{
+    uLong crc = crc32_z(0, Z_NULL, 0);
+    crc = crc32_z(crc, message, MIN(length, (size_t)VIGIL_WIRE_CRC_OFFSET));
+    if (length > VIGIL_WIRE_HEADER_BYTES)
+        crc = crc32_z(crc, message + VIGIL_WIRE_HEADER_BYTES, length - VIGIL_WIRE_HEADER_BYTES);
+    return (uint32_t)crc;
+}
+
+static void free_names(struct vigil_wire_name *names, uint32_t count)
+{
+    for (uint32_t i = 0; names != NULL && i < count; i++)
+        g_free(names[i].path);
+}
+
+static void free_metrics(struct vigil_metric_desc *metrics, uint32_t count)
+{
+    for (uint32_t i = 0; metrics != NULL && i < count; i++) {
+        g_free(metrics[i].name);
+        g_free(metrics[i].unit);
+        g_free(metrics[i].source);
+    }
+}
+
+static void free_anomalies(struct vigil_wire_anomaly *anomalies, uint32_t count)
+{
+    for (uint32_t i = 0; anomalies != NULL && i < count; i++) {
+        g_free(anomalies[i].plugin);
+        g_free(anomalies[i].metric);
+        g_free(anomalies[i].message);
+    }
+}
+
+/* Only the array of the message's type holds header.count items. */
+static void free_item_strings(struct vigil_wire_message *m)
+{
+    if (m->header.type == VIGIL_WIRE_NAMES)
+        free_names(m->names, m->header.count);
+    else if (m->header.type == VIGIL_WIRE_METRICS)
+        free_metrics(m->metrics, m->header.count);
+    else if (m->header.type == VIGIL_WIRE_ANOMALIES)
+        free_anomalies(m->anomalies, m->header.count);
+}
+
+void vigil_wire_message_clear(struct vigil_wire_message *m)
+{
+    if (m == NULL)
+        return;
+    free_item_strings(m);
+    g_free(m->activities);
+    g_free(m->names);
+    g_free(m->metrics);
+    g_free(m->samples);
+    g_free(m->anomalies);
+    g_free(m->states);
+    memset(m, 0, sizeof *m);
+}
+
+/* Everything that says whether these bytes are one whole message of this
+ * format, before anything in them is trusted. */
+static gboolean decode_envelope(const uint8_t *b, size_t length, struct vigil_wire_header *h,
+                                GError **error)
+{
+    if (length < VIGIL_WIRE_HEADER_BYTES)
+        return wire_error(error, VIGIL_WIRE_ERROR_TRUNCATED,
+                          "message of %zu bytes is shorter than the %u-byte header", length,
+                          VIGIL_WIRE_HEADER_BYTES);
+    h->magic = load_u32(b + OFFSET_MAGIC);
+    if (h->magic != VIGIL_WIRE_MAGIC)
+        return wire_error(error, VIGIL_WIRE_ERROR_MALFORMED, "not a vigil message: magic 0x%08x",
+                          h->magic);
+    h->version = load_u16(b + OFFSET_VERSION);
+    if (h->version != VIGIL_WIRE_VERSION)
+        return wire_error(error, VIGIL_WIRE_ERROR_VERSION,
+                          "wire version %u, this vigil reads version %u", h->version,
+                          VIGIL_WIRE_VERSION);
+    h->payload_bytes = load_u32(b + OFFSET_PAYLOAD_BYTES);
+    if (h->payload_bytes > VIGIL_WIRE_MAX_PAYLOAD_BYTES)
+        return wire_error(error, VIGIL_WIRE_ERROR_TOO_LARGE,
+                          "payload of %u bytes is over the limit of %u", h->payload_bytes,
+                          VIGIL_WIRE_MAX_PAYLOAD_BYTES);
+    size_t expected_bytes = (size_t)VIGIL_WIRE_HEADER_BYTES + h->payload_bytes;
+    if (length != expected_bytes)
+        return wire_error(error,
+                          length < expected_bytes ? VIGIL_WIRE_ERROR_TRUNCATED
+                                                  : VIGIL_WIRE_ERROR_MALFORMED,
+                          "message of %zu bytes, but its header says %zu (%u of payload)", length,
+                          expected_bytes, h->payload_bytes);
+    return TRUE;
+}
+
+static gboolean decode_header(const uint8_t *b, size_t length, struct vigil_wire_header *h,
+                              GError **error)
+{
+    if (!decode_envelope(b, length, h, error))
+        return FALSE;
+    uint32_t stored_crc = load_u32(b + VIGIL_WIRE_CRC_OFFSET);
+    uint32_t actual_crc = vigil_wire_checksum(b, length);
+    if (stored_crc != actual_crc)
+        return wire_error(error, VIGIL_WIRE_ERROR_CHECKSUM,
+                          "checksum mismatch: header says 0x%08x, the message has 0x%08x",
+                          stored_crc, actual_crc);
+    uint32_t reserved = load_u32(b + OFFSET_RESERVED);
+    if (reserved != 0)
+        return malformed(error, "reserved header field is 0x%08x, not 0", reserved);
+    h->type = load_u16(b + OFFSET_TYPE);
+    if (vigil_wire_type_name(h->type) == NULL)
+        return malformed(error, "unknown message type %u", h->type);
+    h->node_id = load_u64(b + OFFSET_NODE_ID);
+    h->sequence = load_u64(b + OFFSET_SEQUENCE);
+    h->count = load_u32(b + OFFSET_COUNT);
+    return TRUE;
+}
+
+static void attach_items(struct vigil_wire_message *m, void *items)
+{
+    switch (m->header.type) {
+    case VIGIL_WIRE_ACTIVITIES:
+        m->activities = items;
+        break;
+    case VIGIL_WIRE_NAMES:
+        m->names = items;
+        break;
+    case VIGIL_WIRE_METRICS:
+        m->metrics = items;
+        break;
+    case VIGIL_WIRE_SAMPLES:
+        m->samples = items;
+        break;
+    case VIGIL_WIRE_ANOMALIES:
+        m->anomalies = items;
+        break;
+    case VIGIL_WIRE_STATES:
+        m->states = items;
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static gboolean decode_items(struct reader *r, struct vigil_wire_message *m, GError **error)
+{
+    const char *name = vigil_wire_type_name(m->header.type);
+    const struct item_codec *codec = &codecs[m->header.type];
+    uint32_t count = m->header.count;
+    /* A count the payload cannot hold must not size an allocation. */
+    if (count > r->left_bytes / codec->min_bytes)
+        return malformed(error,
+                         "%s message: %u items need at least %zu bytes each, but only %zu "
+                         "payload bytes hold items",
+                         name, count, codec->min_bytes, r->left_bytes);
+    uint8_t *items = g_malloc0_n(count, codec->item_size);
+    attach_items(m, items);
+    for (uint32_t i = 0; i < count; i++) {
+        const uint8_t *fixed = reader_take(r, codec->fixed_bytes);
+        if (fixed == NULL)
+            return malformed(error,
+                             "%s message: item %u of %u is truncated: needs %zu bytes, %zu left",
+                             name, i + 1, count, codec->fixed_bytes, r->left_bytes);
+        if (!codec->decode(fixed, r, items + (size_t)i * codec->item_size, error)) {
+            g_prefix_error(error, "%s message: item %u of %u: ", name, i + 1, count);
+            return FALSE;
+        }
+    }
+    if (r->left_bytes != 0)
+        return malformed(error, "%s message: %zu bytes left over after its %u items", name,
+                         r->left_bytes, count);
+    return TRUE;
+}
+
+static gboolean decode_payload(const uint8_t *payload, struct vigil_wire_message *m, GError **error)
+{
+    const struct vigil_wire_header *h = &m->header;
+    if (h->type == VIGIL_WIRE_ACK) {
+        if (h->count != 0 || h->payload_bytes != 0)
+            return malformed(error,
+                             "ack message with %u items and %u payload bytes; an ack "
+                             "carries none",
+                             h->count, h->payload_bytes);
+        return TRUE;
+    }
+    struct reader r = {payload, h->payload_bytes};
+    if (carries_process_id(h->type)) {
+        const uint8_t *p = reader_take(&r, PROCESS_ID_BYTES);
+        if (p == NULL)
+            return malformed(error,
+                             "%s message: payload of %u bytes has no room for the %u-byte "
+                             "process id",
+                             vigil_wire_type_name(h->type), h->payload_bytes, PROCESS_ID_BYTES);
+        m->process_id = load_u64(p);
+    }
+    return decode_items(&r, m, error);
+}
+
+gboolean vigil_wire_decode(const void *data, size_t length, struct vigil_wire_message *out,
+                           GError **error)
+{
+    g_return_val_if_fail(out != NULL, FALSE);
+    memset(out, 0, sizeof *out);
+    g_return_val_if_fail(data != NULL || length == 0, FALSE);
+    const uint8_t *bytes = data;
+    struct vigil_wire_header header;
+    if (!decode_header(bytes, length, &header, error))
+        return FALSE;
+    out->header = header;
+    if (decode_payload(bytes + VIGIL_WIRE_HEADER_BYTES, out, error))
+        return TRUE;
+    vigil_wire_message_clear(out);
+    return FALSE;
+}
+
+/* ---- the writer ------------------------------------------------------------ */
+
+struct vigil_wire_writer {
+    GByteArray *bytes; /* header, then the payload so far */
+    enum vigil_wire_type type;
+    uint32_t count;
+};
+
+vigil_wire_writer *vigil_wire_writer_new(enum vigil_wire_type type, uint64_t node_id,
+                                         uint64_t sequence, uint64_t process_id)
+{
+    g_return_val_if_fail(vigil_wire_type_name(type) != NULL, NULL);
+    g_return_val_if_fail(carries_process_id(type) || process_id == 0, NULL);
+    vigil_wire_writer *w = g_new0(vigil_wire_writer, 1);
+    w->type = type;
+    w->bytes = g_byte_array_sized_new(VIGIL_WIRE_HEADER_BYTES + PROCESS_ID_BYTES);
+    g_byte_array_set_size(w->bytes, VIGIL_WIRE_HEADER_BYTES);
+    uint8_t *h = w->bytes->data;
+    memset(h, 0, VIGIL_WIRE_HEADER_BYTES);
+    store_u32(h + OFFSET_MAGIC, VIGIL_WIRE_MAGIC);
+    store_u16(h + OFFSET_VERSION, VIGIL_WIRE_VERSION);
+    store_u16(h + OFFSET_TYPE, (uint16_t)type);
+    store_u64(h + OFFSET_NODE_ID, node_id);
+    store_u64(h + OFFSET_SEQUENCE, sequence);
+    if (carries_process_id(type)) {
+        uint8_t prefix[PROCESS_ID_BYTES];
+        store_u64(prefix, process_id);
+        g_byte_array_append(w->bytes, prefix, sizeof prefix);
+    }
+    return w;
+}
+
+void vigil_wire_writer_free(vigil_wire_writer *w)
+{
+    if (w == NULL)
+        return;
+    g_byte_array_unref(w->bytes);
+    g_free(w);
+}
+
+uint32_t vigil_wire_writer_count(const vigil_wire_writer *w)
+{
+    g_return_val_if_fail(w != NULL, 0);
+    return w->count;
+}
+
+/* Space for one more item at the end of the payload, counted. */
+static uint8_t *writer_append_item(vigil_wire_writer *w, size_t item_bytes, GError **error)
+{
+    size_t payload_bytes = w->bytes->len - VIGIL_WIRE_HEADER_BYTES;
+    if (item_bytes > VIGIL_WIRE_MAX_PAYLOAD_BYTES - payload_bytes) {
+        wire_error(error, VIGIL_WIRE_ERROR_TOO_LARGE,
+                   "cannot add to the %s message: %zu more bytes would take its payload of %zu "
+                   "bytes over the limit of %u",
+                   vigil_wire_type_name(w->type), item_bytes, payload_bytes,
+                   VIGIL_WIRE_MAX_PAYLOAD_BYTES);
+        return NULL;
+    }
+    g_byte_array_set_size(w->bytes, w->bytes->len + (guint)item_bytes);
+    w->count++;
+    return w->bytes->data + w->bytes->len - item_bytes;
+}
+
+static gboolean refuse(const vigil_wire_writer *w, GError **error)
+{
+    g_prefix_error(error, "cannot add to the %s message: ", vigil_wire_type_name(w->type));
+    return FALSE;
+}
+
+gboolean vigil_wire_add_activity(vigil_wire_writer *w, const struct vigil_activity *activity,
+                                 GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_ACTIVITIES, FALSE);
+    g_return_val_if_fail(activity != NULL, FALSE);
+    if (!check_activity(activity, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, ACTIVITY_BYTES, error);
+    if (p == NULL)
+        return FALSE;
+    encode_activity(p, activity);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_name(vigil_wire_writer *w, uint32_t file_id, const char *path,
+                             size_t length, GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_NAMES, FALSE);
+    g_return_val_if_fail(path != NULL || length == 0, FALSE);
+    if (path == NULL)
+        path = "";
+    if (!check_name(file_id, path, length, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, NAME_FIXED_BYTES + length, error);
+    if (p == NULL)
+        return FALSE;
+    encode_name(p, file_id, path, length);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_metric(vigil_wire_writer *w, const struct vigil_metric_desc *metric,
+                               GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_METRICS, FALSE);
+    g_return_val_if_fail(metric != NULL, FALSE);
+    if (!check_metric(metric, error))
+        return refuse(w, error);
+    size_t item_bytes = METRIC_FIXED_BYTES + string_wire_bytes(metric->name) +
+                        string_wire_bytes(metric->unit) + string_wire_bytes(metric->source);
+    uint8_t *p = writer_append_item(w, item_bytes, error);
+    if (p == NULL)
+        return FALSE;
+    encode_metric(p, metric);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_sample(vigil_wire_writer *w, const struct vigil_sample *sample,
+                               GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_SAMPLES, FALSE);
+    g_return_val_if_fail(sample != NULL, FALSE);
+    if (!check_sample(sample, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, SAMPLE_BYTES, error);
+    if (p == NULL)
+        return FALSE;
+    encode_sample(p, sample);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_anomaly(vigil_wire_writer *w, const struct vigil_wire_anomaly *anomaly,
+                                GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_ANOMALIES, FALSE);
+    g_return_val_if_fail(anomaly != NULL, FALSE);
+    if (!check_anomaly(anomaly, error))
+        return refuse(w, error);
+    size_t item_bytes = ANOMALY_FIXED_BYTES + string_wire_bytes(anomaly->plugin) +
+                        string_wire_bytes(anomaly->metric) + string_wire_bytes(anomaly->message);
+    uint8_t *p = writer_append_item(w, item_bytes, error);
+    if (p == NULL)
+        return FALSE;
+    encode_anomaly(p, anomaly);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_state(vigil_wire_writer *w, const struct vigil_wire_state *state,
+                              GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_STATES, FALSE);
+    g_return_val_if_fail(state != NULL, FALSE);
+    if (!check_state(state, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, STATE_BYTES, error);
+    if (p == NULL)
+        return FALSE;
+    encode_state(p, state);
+    return TRUE;
+}
+
+GBytes *vigil_wire_writer_finish(vigil_wire_writer *w)
+{
+    g_return_val_if_fail(w != NULL, NULL);
+    uint8_t *h = w->bytes->data;
+    size_t length = w->bytes->len;
+    store_u32(h + OFFSET_COUNT, w->count);
+    store_u32(h + OFFSET_PAYLOAD_BYTES, (uint32_t)(length - VIGIL_WIRE_HEADER_BYTES));
+    store_u32(h + VIGIL_WIRE_CRC_OFFSET, vigil_wire_checksum(h, length));
+    GBytes *bytes = g_byte_array_free_to_bytes(w->bytes);
+    g_free(w);
+    return bytes;
+}
+
+/* ---- re-encoding a decoded message --------------------------------------- */
+
+static gboolean add_item(vigil_wire_writer *w, const struct vigil_wire_message *m, uint32_t i,
+                         GError **error)
+{
+    switch (m->header.type) {
+    case VIGIL_WIRE_ACTIVITIES:
+        return vigil_wire_add_activity(w, &m->activities[i], error);
+    case VIGIL_WIRE_NAMES:
+        return vigil_wire_add_name(w, m->names[i].file_id, m->names[i].path, m->names[i].length,
+                                   error);
+    case VIGIL_WIRE_METRICS:
+        return vigil_wire_add_metric(w, &m->metrics[i], error);
+    case VIGIL_WIRE_SAMPLES:
+        return vigil_wire_add_sample(w, &m->samples[i], error);
+    case VIGIL_WIRE_ANOMALIES:
+        return vigil_wire_add_anomaly(w, &m->anomalies[i], error);
+    case VIGIL_WIRE_STATES:
+        return vigil_wire_add_state(w, &m->states[i], error);
+    default:
+        g_assert_not_reached();
+    }
+    return FALSE;
+}
+
+static gboolean message_has_items(const struct vigil_wire_message *m)
+{
+    switch (m->header.type) {
+    case VIGIL_WIRE_ACTIVITIES:
+        return m->activities != NULL;
+    case VIGIL_WIRE_NAMES:
+        return m->names != NULL;
+    case VIGIL_WIRE_METRICS:
+        return m->metrics != NULL;
+    case VIGIL_WIRE_SAMPLES:
+        return m->samples != NULL;
+    case VIGIL_WIRE_ANOMALIES:
+        return m->anomalies != NULL;
+    case VIGIL_WIRE_STATES:
+        return m->states != NULL;
+    default:
+        return FALSE;
+    }
+}
+
+GBytes *vigil_wire_encode_message(const struct vigil_wire_message *m, GError **error)
+{
+    g_return_val_if_fail(m != NULL, NULL);
+    unsigned type = m->header.type;
+    if (vigil_wire_type_name(type) == NULL) {
+        malformed(error, "cannot encode a message of unknown type %u", type);
+        return NULL;
+    }
+    if (!carries_process_id(type) && m->process_id != 0) {
+        malformed(error, "a %s message carries no process id, but it is %llu",
+                  vigil_wire_type_name(type), (unsigned long long)m->process_id);
+        return NULL;
+    }
+    if (m->header.count > 0 && !message_has_items(m)) {
+        malformed(error, "a %s message of %u items without its items", vigil_wire_type_name(type),
+                  m->header.count);
+        return NULL;
+    }
+    vigil_wire_writer *w =
+        vigil_wire_writer_new(type, m->header.node_id, m->header.sequence, m->process_id);
+    for (uint32_t i = 0; i < m->header.count; i++) {
+        if (!add_item(w, m, i, error)) {
+            vigil_wire_writer_free(w);
+            return NULL;
+        }
+    }
+    return vigil_wire_writer_finish(w);
+}

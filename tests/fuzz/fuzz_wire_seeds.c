@@ -1,0 +1,98 @@
+/* fuzz-wire-seeds DIR: writes one valid message of each type to
+ * DIR/seed-<type>.bin, a seed corpus for fuzz-wire. Starting from valid
+ * messages lets the fuzzer reach the item decoders at once. */
+#include <math.h>
+#include <stdio.h>
+
+#include "vigil/health.h"
+#include "vigil/ontology.h"
+#include "vigil/wire.h"
+
+static gboolean add_items(vigil_wire_writer *w, enum vigil_wire_type type, GError **error)
+{
+    static const struct vigil_activity activity = {VIGIL_RECORD_ACTIVITY,
+                                                   VIGIL_LAYER_POSIX,
+                                                   VIGIL_OP_POSIX_PWRITE,
+                                                   3,
+                                                   17,
+                                                   0,
+                                                   1000,
+                                                   1800,
+                                                   4096,
+                                                   512,
+                                                   512,
+                                                   0,
+                                                   4242,
+                                                   0,
+                                                   0};
+    static const struct vigil_metric_desc metric = {
+        1, VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, "energy.pkg0_j", "J", "energy/powercap"};
+    static const struct vigil_sample sample = {1, VIGIL_SAMPLE_UNCERTAIN, 123456789, 42.5};
+    static const struct vigil_wire_state state = {
+        9, 4242, VIGIL_LEVEL_PROCESS, VIGIL_HEALTH_BAD, 0x5, 2, 1, 0};
+    const struct vigil_wire_anomaly anomaly = {9,
+                                               4242,
+                                               VIGIL_LEVEL_PROCESS,
+                                               VIGIL_HEALTH_ABNORMAL_BAD,
+                                               0.25,
+                                               -INFINITY,
+                                               0.1,
+                                               "io-latency",
+                                               "posix.pwrite",
+                                               "write latency above the expected range"};
+    switch (type) {
+    case VIGIL_WIRE_ACTIVITIES:
+        return vigil_wire_add_activity(w, &activity, error);
+    case VIGIL_WIRE_NAMES:
+        return vigil_wire_add_name(w, 3, "/scratch/out.dat", 16, error);
+    case VIGIL_WIRE_METRICS:
+        return vigil_wire_add_metric(w, &metric, error);
+    case VIGIL_WIRE_SAMPLES:
+        return vigil_wire_add_sample(w, &sample, error);
+    case VIGIL_WIRE_ANOMALIES:
+        return vigil_wire_add_anomaly(w, &anomaly, error);
+    case VIGIL_WIRE_STATES:
+        return vigil_wire_add_state(w, &state, error);
+    case VIGIL_WIRE_ACK:
+        return TRUE;
+    }
+    return FALSE;
+}
+
+static gboolean write_seed(const char *dir, enum vigil_wire_type type, GError **error)
+{
+    gboolean has_process = type == VIGIL_WIRE_ACTIVITIES || type == VIGIL_WIRE_NAMES;
+    vigil_wire_writer *w = vigil_wire_writer_new(type, 7, 100 + type, has_process ? 4242 : 0);
+    if (!add_items(w, type, error)) {
+        vigil_wire_writer_free(w);
+        return FALSE;
+    }
+    GBytes *msg = vigil_wire_writer_finish(w);
+    char *file = g_strdup_printf("seed-%s.bin", vigil_wire_type_name(type));
+    char *path = g_build_filename(dir, file, NULL);
+    gsize size;
+    const char *data = g_bytes_get_data(msg, &size);
+    gboolean ok = g_file_set_contents(path, data, (gssize)size, error);
+    g_free(path);
+    g_free(file);
+    g_bytes_unref(msg);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    for (unsigned type = 1; type <= VIGIL_WIRE_TYPE_COUNT; type++) {
+        GError *error = NULL;
+        if (!write_seed(argv[1], (enum vigil_wire_type)type, &error)) {
+            fprintf(stderr, "%s: %s seed: %s\n", argv[0], vigil_wire_type_name(type),
+                    error->message);
+            g_error_free(error);
+            return 1;
+        }
+    }
+    return 0;
+}

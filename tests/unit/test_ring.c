@@ -1,0 +1,653 @@
+/* Tests of the shared-memory ring: concurrency, names, a full ring, and a
+ * consumer that survives any content of the mapping. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../core/ring_layout.h"
+#include "vigil/ontology.h"
+#include "vigil/ring.h"
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rng_next(void)
+{
+    /* xorshift64: a fixed seed gives the same cases on every run */
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static struct vigil_activity make_activity(uint32_t producer, uint64_t counter)
+{
+    struct vigil_activity a = {
+        .record_type = VIGIL_RECORD_ACTIVITY,
+        .layer = VIGIL_LAYER_POSIX,
+        .op = VIGIL_OP_POSIX_WRITE,
+        .file_id = 7,
+        .start_ns = 1000 + counter,
+        .end_ns = 2000 + counter,
+        .offset_bytes = (int64_t)counter * 8,
+        .bytes_asked = counter,
+        .result = (int64_t)producer * 1000000000 + (int64_t)counter,
+        .thread_id = producer,
+    };
+    return a;
+}
+
+/* A consumer in this process sees the ring as vigild does: through its own
+ * mapping of the memfd, attached and validated. */
+struct pair {
+    struct vigil_ring *producer;
+    struct vigil_ring *consumer;
+};
+
+static struct pair make_pair(uint32_t slots)
+{
+    struct vigil_error err = {{0}};
+    struct pair p;
+    p.producer = vigil_ring_create(slots, &err);
+    assert_non_null(p.producer);
+    p.consumer = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
+    if (p.consumer == NULL)
+        fail_msg("attach: %s", err.message);
+    return p;
+}
+
+static void free_pair(struct pair *p)
+{
+    vigil_ring_close(p->consumer);
+    vigil_ring_close(p->producer);
+}
+
+/* A separate writable view of the shared memory, for scribbling. */
+static void *map_raw(struct vigil_ring *producer, size_t *bytes)
+{
+    *bytes = RING_HEADER_BYTES + (size_t)vigil_ring_slot_count(producer) * VIGIL_RING_SLOT_BYTES;
+    void *map = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, vigil_ring_fd(producer), 0);
+    assert_true(map != MAP_FAILED);
+    return map;
+}
+
+struct collected {
+    size_t count;
+    struct vigil_ring_record last;
+    uint64_t next_seq; /* seq the next record must carry when nothing is lost */
+    bool in_order;
+};
+
+static void collect(const struct vigil_ring_record *r, void *user)
+{
+    struct collected *c = user;
+    if (r->seq != c->next_seq)
+        c->in_order = false;
+    c->next_seq = r->seq + r->slots;
+    c->last = *r;
+    c->count++;
+}
+
+/* ---- basic ------------------------------------------------------------- */
+
+static void test_push_and_drain_one(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    struct vigil_activity a = make_activity(3, 42);
+    a.parent_start_ns = 900;
+    a.errno_value = 5;
+    a.flags = VIGIL_ACTIVITY_COLLECTIVE;
+    a.comm_size = 4;
+    assert_true(vigil_ring_push(p.producer, &a));
+
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(p.consumer, 100, 0, collect, &c, &rep), 1);
+    assert_int_equal(c.last.type, VIGIL_RECORD_ACTIVITY);
+    a.seq = 0;
+    assert_memory_equal(&c.last.activity, &a, sizeof a);
+    assert_int_equal(rep.corrupt + rep.torn + rep.dropped, 0);
+    assert_string_equal(rep.first_problem.message, "");
+
+    /* Nothing more to read. */
+    assert_int_equal(vigil_ring_drain(p.consumer, 100, 0, collect, &c, &rep), 0);
+    free_pair(&p);
+}
+
+static void test_names_of_every_length_class(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(256);
+    size_t lengths[] = {0, 1, 71, 72, 73, 152, 153, 1000, VIGIL_PATH_MAX};
+    char *path = malloc(VIGIL_PATH_MAX + 1);
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report rep;
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        for (size_t j = 0; j < lengths[i]; j++)
+            path[j] = (char)('a' + (j * 7 + i) % 26);
+        assert_true(vigil_ring_push_name(p.producer, (uint32_t)i + 1, path, lengths[i]));
+        /* An activity after each name checks that seq accounts for spans. */
+        struct vigil_activity a = make_activity(1, i);
+        assert_true(vigil_ring_push(p.producer, &a));
+
+        size_t before = c.count;
+        assert_int_equal(vigil_ring_drain(p.consumer, 1, 0, collect, &c, &rep), 1);
+        assert_int_equal(c.last.type, VIGIL_RECORD_NAME);
+        assert_int_equal(c.last.name.file_id, i + 1);
+        assert_int_equal(c.last.name.length, lengths[i]);
+        assert_memory_equal(c.last.name.path, path, lengths[i]);
+        assert_int_equal(c.last.name.path[lengths[i]], '\0');
+        assert_int_equal(vigil_ring_drain(p.consumer, 1, 0, collect, &c, &rep), 1);
+        assert_int_equal(c.last.type, VIGIL_RECORD_ACTIVITY);
+        assert_int_equal(c.last.activity.bytes_asked, i);
+        assert_int_equal(c.count, before + 2);
+    }
+    assert_true(c.in_order);
+    free(path);
+    free_pair(&p);
+}
+
+static void test_invalid_names_are_refused(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    assert_false(vigil_ring_push_name(p.producer, 0, "/x", 2)); /* file id 0 is "none" */
+    assert_false(vigil_ring_push_name(p.producer, 1, "/a\0b", 4));
+    char *huge = calloc(1, VIGIL_PATH_MAX + 2);
+    memset(huge, 'x', VIGIL_PATH_MAX + 1);
+    assert_false(vigil_ring_push_name(p.producer, 1, huge, VIGIL_PATH_MAX + 1));
+    free(huge);
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, collect, &c, &rep), 0);
+    free_pair(&p);
+}
+
+static void test_full_ring_drops_and_counts(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    for (uint64_t i = 0; i < 64; i++) {
+        struct vigil_activity a = make_activity(1, i);
+        assert_true(vigil_ring_push(p.producer, &a));
+    }
+    struct vigil_activity extra = make_activity(1, 64);
+    assert_false(vigil_ring_push(p.producer, &extra));
+    assert_false(vigil_ring_push_name(p.producer, 9, "/tmp/f", 6));
+    assert_int_equal(vigil_ring_dropped(p.producer), 2);
+
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, collect, &c, &rep), 64);
+    assert_int_equal(rep.dropped, 2);
+    assert_true(c.in_order);
+    assert_int_equal(c.last.activity.bytes_asked, 63);
+
+    /* Room again, and the drop is not reported twice. */
+    assert_true(vigil_ring_push(p.producer, &extra));
+    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, collect, &c, &rep), 1);
+    assert_int_equal(rep.dropped, 0);
+    assert_int_equal(c.last.activity.seq, 64);
+    free_pair(&p);
+}
+
+static void test_drain_respects_max_records(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(128);
+    for (uint64_t i = 0; i < 100; i++) {
+        struct vigil_activity a = make_activity(1, i);
+        assert_true(vigil_ring_push(p.producer, &a));
+    }
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(p.consumer, 30, 0, collect, &c, &rep), 30);
+    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, collect, &c, &rep), 70);
+    assert_true(c.in_order);
+    assert_int_equal(c.count, 100);
+    free_pair(&p);
+}
+
+/* ---- many producers ---------------------------------------------------- */
+
+enum { PRODUCERS = 8, PER_PRODUCER = 1000000 };
+
+struct mt {
+    struct pair pair;
+    _Atomic int producers_done;
+    uint64_t dropped_by[PRODUCERS];
+    uint64_t received_by[PRODUCERS];
+    int64_t last_counter[PRODUCERS];
+    uint64_t duplicates_or_reordered, inconsistent, dropped_reported;
+    uint64_t corrupt, torn;
+};
+
+struct producer_arg {
+    struct mt *mt;
+    uint32_t id;
+};
+
+static void *producer_main(void *arg)
+{
+    struct producer_arg *pa = arg;
+    for (uint64_t i = 0; i < PER_PRODUCER; i++) {
+        struct vigil_activity a = make_activity(pa->id, i);
+        if (!vigil_ring_push(pa->mt->pair.producer, &a)) {
+            pa->mt->dropped_by[pa->id]++;
+            /* On two cores, eight spinning producers would starve the
+             * consumer and nearly everything would be dropped; backing off
+             * after a drop lets most records through to be checked. */
+            sched_yield();
+        }
+    }
+    atomic_fetch_add(&pa->mt->producers_done, 1);
+    return NULL;
+}
+
+static void mt_check(const struct vigil_ring_record *r, void *user)
+{
+    struct mt *mt = user;
+    const struct vigil_activity *a = &r->activity;
+    uint32_t p = a->thread_id;
+    if (r->type != VIGIL_RECORD_ACTIVITY || p >= PRODUCERS) {
+        mt->inconsistent++;
+        return;
+    }
+    int64_t counter = (int64_t)a->bytes_asked;
+    /* Every field derives from (producer, counter): a torn record mixing two
+     * writes cannot satisfy all of them. */
+    struct vigil_activity expect = make_activity(p, (uint64_t)counter);
+    expect.seq = a->seq;
+    if (memcmp(&expect, a, sizeof expect) != 0)
+        mt->inconsistent++;
+    /* One producer's pushes are sequential, so they arrive in its order. */
+    if (counter <= mt->last_counter[p])
+        mt->duplicates_or_reordered++;
+    mt->last_counter[p] = counter;
+    mt->received_by[p]++;
+}
+
+static void test_eight_producers_one_consumer(void **state)
+{
+    (void)state;
+    struct mt *mt = calloc(1, sizeof *mt);
+    mt->pair = make_pair(1u << 16);
+    for (int i = 0; i < PRODUCERS; i++)
+        mt->last_counter[i] = -1;
+    pthread_t threads[PRODUCERS];
+    struct producer_arg args[PRODUCERS];
+    for (uint32_t i = 0; i < PRODUCERS; i++) {
+        args[i] = (struct producer_arg){mt, i};
+        assert_int_equal(pthread_create(&threads[i], NULL, producer_main, &args[i]), 0);
+    }
+    /* The consumer drains until every producer is done and the ring empty. */
+    for (;;) {
+        bool done = atomic_load(&mt->producers_done) == PRODUCERS;
+        struct vigil_ring_drain_report rep;
+        size_t n = vigil_ring_drain(mt->pair.consumer, 4096, 0, mt_check, mt, &rep);
+        mt->dropped_reported += rep.dropped;
+        mt->corrupt += rep.corrupt;
+        mt->torn += rep.torn;
+        assert_false(rep.header_corrupt);
+        if (done && n == 0)
+            break;
+        if (n == 0)
+            sched_yield();
+    }
+    uint64_t received = 0, dropped = 0;
+    for (int i = 0; i < PRODUCERS; i++) {
+        pthread_join(threads[i], NULL);
+        assert_int_equal(mt->received_by[i] + mt->dropped_by[i], PER_PRODUCER);
+        received += mt->received_by[i];
+        dropped += mt->dropped_by[i];
+    }
+    assert_int_equal(mt->inconsistent, 0);
+    assert_int_equal(mt->duplicates_or_reordered, 0);
+    assert_int_equal(mt->corrupt + mt->torn, 0);
+    assert_int_equal(mt->dropped_reported, dropped);
+    assert_int_equal(received + dropped, (uint64_t)PRODUCERS * PER_PRODUCER);
+    assert_true(received > 0);
+    print_message("8 x %d pushes: %llu received, %llu dropped\n", PER_PRODUCER,
+                  (unsigned long long)received, (unsigned long long)dropped);
+    free_pair(&mt->pair);
+    free(mt);
+}
+
+/* ---- a consumer that trusts nothing ------------------------------------ */
+
+static void count_only(const struct vigil_ring_record *r, void *user)
+{
+    size_t *n = user;
+    /* Whatever got through validation must be a well-formed record. */
+    if (r->type == VIGIL_RECORD_ACTIVITY) {
+        struct vigil_error why;
+        assert_true(vigil_activity_check(&r->activity, &why));
+    } else {
+        assert_int_equal(r->type, VIGIL_RECORD_NAME);
+        assert_int_equal(strlen(r->name.path), r->name.length);
+    }
+    (*n)++;
+}
+
+static void test_garbage_slots_are_reported_not_crashed_on(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 200; round++) {
+        struct pair p = make_pair(64);
+        size_t bytes;
+        unsigned char *raw = map_raw(p.producer, &bytes);
+        struct ring_header *h = (struct ring_header *)raw;
+        /* Random bytes over the slots, marks included, and a head anywhere
+         * within the window the consumer accepts. */
+        for (size_t i = RING_HEADER_BYTES; i < bytes; i++)
+            raw[i] = (unsigned char)rng_next();
+        /* Some marks made plausible, so the payload checks are reached. */
+        struct ring_slot *slots = (struct ring_slot *)(raw + RING_HEADER_BYTES);
+        for (int i = 0; i < 64; i++)
+            if (rng_next() % 2)
+                atomic_store(&slots[i].mark, 1);
+        if (round % 3 == 0)
+            for (int i = 0; i < 64; i++)
+                slots[i].payload.record_type =
+                    (rng_next() % 2) ? VIGIL_RECORD_ACTIVITY : VIGIL_RECORD_NAME;
+        atomic_store(&h->head, rng_next() % 65);
+
+        size_t n = 0;
+        struct vigil_ring_drain_report rep;
+        size_t handed =
+            vigil_ring_drain(p.consumer, 1000, VIGIL_RING_PRODUCER_GONE, count_only, &n, &rep);
+        assert_int_equal(handed, n);
+        /* Every position below the head was either handed out or reported. */
+        assert_int_equal(rep.slots, atomic_load(&h->head));
+        if (rep.corrupt + rep.torn > 0)
+            assert_string_not_equal(rep.first_problem.message, "");
+        munmap(raw, bytes);
+        free_pair(&p);
+    }
+}
+
+static void damage_slot(struct ring_slot *slot, int which)
+{
+    switch (which) {
+    case 0:
+        slot->payload.activity.layer = 9;
+        break;
+    case 1:
+        slot->payload.activity.op = VIGIL_OP_STDIO_FWRITE; /* not a posix operation */
+        break;
+    case 2:
+        slot->payload.activity.end_ns = 1; /* before its start */
+        break;
+    case 3:
+        slot->payload.activity.seq = 1234; /* another position's */
+        break;
+    case 4:
+        slot->payload.record_type = 0x55;
+        break;
+    case 5:
+        atomic_store(&slot->mark, 77); /* a mark of no lap */
+        break;
+    }
+}
+
+static void test_each_corruption_is_named(void **state)
+{
+    (void)state;
+    const char *expected[] = {"unknown layer 9",     "not an operation of layer posix",
+                              "before it starts",    "another position",
+                              "unknown record type", "belongs to no lap"};
+    for (int i = 0; i < 6; i++) {
+        struct pair p = make_pair(64);
+        size_t bytes;
+        unsigned char *raw = map_raw(p.producer, &bytes);
+        struct ring_slot *slots = (struct ring_slot *)(raw + RING_HEADER_BYTES);
+        struct vigil_activity a = make_activity(1, 1);
+        assert_true(vigil_ring_push(p.producer, &a));
+        assert_true(vigil_ring_push(p.producer, &a));
+        damage_slot(&slots[0], i);
+
+        /* The damaged record is skipped and named; the good one after it
+         * still arrives. */
+        size_t n = 0;
+        struct vigil_ring_drain_report rep;
+        assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 1);
+        assert_int_equal(rep.corrupt, 1);
+        assert_int_equal(rep.slots, 2);
+        if (strstr(rep.first_problem.message, expected[i]) == NULL)
+            fail_msg("case %d: \"%s\" does not say \"%s\"", i, rep.first_problem.message,
+                     expected[i]);
+        munmap(raw, bytes);
+        free_pair(&p);
+    }
+}
+
+static void test_damaged_name_records(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    size_t bytes;
+    unsigned char *raw = map_raw(p.producer, &bytes);
+    struct ring_slot *slots = (struct ring_slot *)(raw + RING_HEADER_BYTES);
+    char path[200];
+    memset(path, 'p', sizeof path);
+
+    /* A continuation that belongs to another file. */
+    assert_true(vigil_ring_push_name(p.producer, 5, path, sizeof path)); /* 3 slots */
+    slots[2].payload.name_next.file_id = 6;
+    size_t n = 0;
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_int_equal(rep.corrupt, 3); /* the first two slots, then the stray one */
+    assert_non_null(strstr(rep.first_problem.message, "continuation is missing"));
+
+    /* A length that does not fit the slot count. */
+    assert_true(vigil_ring_push_name(p.producer, 5, path, 10));
+    slots[3].payload.name_first.length = 500;
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_int_equal(rep.corrupt, 1);
+    assert_non_null(strstr(rep.first_problem.message, "impossible length"));
+
+    /* A NUL written into a path after it was checked by the producer. */
+    assert_true(vigil_ring_push_name(p.producer, 5, path, 10));
+    slots[4].payload.name_first.path[3] = '\0';
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_non_null(strstr(rep.first_problem.message, "NUL"));
+    munmap(raw, bytes);
+    free_pair(&p);
+}
+
+static void test_corrupt_header_counters(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    size_t bytes;
+    unsigned char *raw = map_raw(p.producer, &bytes);
+    struct ring_header *h = (struct ring_header *)raw;
+    size_t n = 0;
+    struct vigil_ring_drain_report rep;
+
+    atomic_store(&h->head, 65); /* more than one lap ahead */
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_true(rep.header_corrupt);
+    assert_non_null(strstr(rep.first_problem.message, "head"));
+
+    atomic_store(&h->head, 0);
+    atomic_store(&h->dropped, 10);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_false(rep.header_corrupt);
+    assert_int_equal(rep.dropped, 10);
+    atomic_store(&h->dropped, 3); /* backwards */
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_true(rep.header_corrupt);
+    assert_non_null(strstr(rep.first_problem.message, "drop counter"));
+    munmap(raw, bytes);
+    free_pair(&p);
+}
+
+static void test_producer_gone_mid_write(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    size_t bytes;
+    unsigned char *raw = map_raw(p.producer, &bytes);
+    struct ring_header *h = (struct ring_header *)raw;
+
+    /* A producer claimed position 0 and died before writing it; another
+     * thread wrote position 1. */
+    atomic_store(&h->head, 1);
+    struct vigil_activity a = make_activity(1, 1);
+    assert_true(vigil_ring_push(p.producer, &a));
+
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, collect, &c, &rep), 0);
+    assert_int_equal(rep.torn + rep.corrupt, 0); /* it may still be written */
+
+    c.next_seq = 1;
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, VIGIL_RING_PRODUCER_GONE, collect, &c, &rep),
+                     1);
+    assert_int_equal(rep.torn, 1);
+    assert_int_equal(c.last.activity.seq, 1);
+    assert_non_null(strstr(rep.first_problem.message, "never written"));
+    munmap(raw, bytes);
+    free_pair(&p);
+}
+
+static void test_producer_gives_up_on_a_garbage_mark(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    size_t bytes;
+    unsigned char *raw = map_raw(p.producer, &bytes);
+    struct ring_slot *slots = (struct ring_slot *)(raw + RING_HEADER_BYTES);
+    /* A mark from the future: the producer must not spin on it. */
+    atomic_store(&slots[0].mark, 1u << 20);
+    struct vigil_activity a = make_activity(1, 1);
+    assert_false(vigil_ring_push(p.producer, &a));
+    assert_int_equal(vigil_ring_dropped(p.producer), 1);
+    munmap(raw, bytes);
+    free_pair(&p);
+}
+
+/* ---- attach ------------------------------------------------------------ */
+
+static void expect_attach_error(int fd, const char *needle)
+{
+    struct vigil_error err = {{0}};
+    struct vigil_ring *r = vigil_ring_attach(fd, &err);
+    assert_null(r);
+    if (strstr(err.message, needle) == NULL)
+        fail_msg("attach error \"%s\" does not say \"%s\"", err.message, needle);
+}
+
+static void test_attach_refuses_bad_headers(void **state)
+{
+    (void)state;
+    struct {
+        size_t offset;
+        uint32_t value;
+        const char *needle;
+    } cases[] = {
+        {offsetof(struct ring_header, magic), 0x12345678, "not a vigil ring"},
+        {offsetof(struct ring_header, version), 99, "ring version 99"},
+        {offsetof(struct ring_header, slot_bytes), 64, "slots of 64 bytes"},
+        {offsetof(struct ring_header, slot_count), 100, "not a power of two"},
+        {offsetof(struct ring_header, slot_count), 128, "size mismatch"},
+        {offsetof(struct ring_header, total_bytes), 4096, "size mismatch"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct vigil_error err;
+        struct vigil_ring *r = vigil_ring_create(64, &err);
+        size_t bytes;
+        unsigned char *raw = map_raw(r, &bytes);
+        memcpy(raw + cases[i].offset, &cases[i].value, sizeof cases[i].value);
+        expect_attach_error(vigil_ring_fd(r), cases[i].needle);
+        munmap(raw, bytes);
+        vigil_ring_close(r);
+    }
+}
+
+static void test_attach_refuses_truncated_and_unsealed_files(void **state)
+{
+    (void)state;
+    /* An unsealed memfd: a producer could shrink it under the reader. */
+    int fd = memfd_create("not-sealed", MFD_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, RING_HEADER_BYTES + 64 * VIGIL_RING_SLOT_BYTES), 0);
+    expect_attach_error(fd, "not sealed");
+    close(fd);
+
+    /* A sealed one truncated before sealing: shorter than a header. */
+    fd = memfd_create("short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    assert_int_equal(ftruncate(fd, 100), 0);
+    assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+    expect_attach_error(fd, "truncated or corrupt");
+    close(fd);
+
+    /* A valid header over a file cut short. */
+    struct vigil_error err;
+    struct vigil_ring *r = vigil_ring_create(64, &err);
+    fd = memfd_create("cut", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    size_t cut = RING_HEADER_BYTES + 10 * VIGIL_RING_SLOT_BYTES;
+    assert_int_equal(ftruncate(fd, (off_t)cut), 0);
+    size_t bytes;
+    unsigned char *raw = map_raw(r, &bytes);
+    assert_int_equal(pwrite(fd, raw, RING_HEADER_BYTES, 0), RING_HEADER_BYTES);
+    assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+    expect_attach_error(fd, "size mismatch");
+    close(fd);
+    munmap(raw, bytes);
+    vigil_ring_close(r);
+
+    /* A regular file cannot carry seals. */
+    FILE *f = tmpfile();
+    expect_attach_error(fileno(f), "cannot be sealed");
+    fclose(f);
+
+    expect_attach_error(-1, "ring fd -1");
+}
+
+static void test_create_refuses_bad_sizes(void **state)
+{
+    (void)state;
+    struct vigil_error err = {{0}};
+    assert_null(vigil_ring_create(100, &err));
+    assert_non_null(strstr(err.message, "power of two"));
+    assert_null(vigil_ring_create(32, &err));
+    assert_null(vigil_ring_create(VIGIL_RING_MAX_SLOTS * 2u, &err));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_push_and_drain_one),
+        cmocka_unit_test(test_names_of_every_length_class),
+        cmocka_unit_test(test_invalid_names_are_refused),
+        cmocka_unit_test(test_full_ring_drops_and_counts),
+        cmocka_unit_test(test_drain_respects_max_records),
+        cmocka_unit_test(test_eight_producers_one_consumer),
+        cmocka_unit_test(test_garbage_slots_are_reported_not_crashed_on),
+        cmocka_unit_test(test_each_corruption_is_named),
+        cmocka_unit_test(test_damaged_name_records),
+        cmocka_unit_test(test_corrupt_header_counters),
+        cmocka_unit_test(test_producer_gone_mid_write),
+        cmocka_unit_test(test_producer_gives_up_on_a_garbage_mark),
+        cmocka_unit_test(test_attach_refuses_bad_headers),
+        cmocka_unit_test(test_attach_refuses_truncated_and_unsealed_files),
+        cmocka_unit_test(test_create_refuses_bad_sizes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1183 @@
+/* Tests of the wire format: layout, round trips, and hostile input. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "vigil/health.h"
+#include "vigil/ontology.h"
+#include "vigil/wire.h"
+
+#define NODE_ID    UINT64_C(0x1122334455667788)
+#define SEQUENCE   UINT64_C(0x99aabbccddeeff00)
+#define PROCESS_ID UINT64_C(0xfedcba9876543210)
+
+/* Offsets in the header and in the payloads, written out from wire.h rather
+ * than taken from the implementation, so that the tests pin the layout. */
+#define HEADER_COUNT         24u
+#define HEADER_PAYLOAD_BYTES 28u
+#define HEADER_RESERVED      32u
+#define PAYLOAD              40u
+#define ACTIVITY_BYTES       80u
+
+/* ---- fixtures -------------------------------------------------------- */
+
+static const struct vigil_activity activities[] = {
+    {VIGIL_RECORD_ACTIVITY, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE, 7, 1, 0, 1000, 2500, 4096,
+     8192, 8192, 0, 4242, 0, 0},
+    {VIGIL_RECORD_ACTIVITY, VIGIL_LAYER_MPIIO, VIGIL_OP_MPIIO_WRITE_AT_ALL, 0x89abcdefu,
+     UINT64_MAX - 1, UINT64_C(0x0123456789abcdef) - 10, UINT64_C(0x0123456789abcdef),
+     UINT64_C(0x0123456789abcdef) + 5, INT64_MAX, UINT64_C(1) << 40, INT64_C(1) << 40, 0,
+     UINT32_MAX, VIGIL_ACTIVITY_COLLECTIVE | VIGIL_ACTIVITY_NONBLOCKING, 4096},
+    {VIGIL_RECORD_ACTIVITY, VIGIL_LAYER_STDIO, VIGIL_OP_STDIO_FREAD, VIGIL_FILE_NONE, 3, 0, 5, 5,
+     VIGIL_OFFSET_UNKNOWN, 100, -1, 4095, 1, 0, 0},
+};
+
+struct name_fixture {
+    uint32_t file_id;
+    const char *path;
+    size_t length;
+};
+
+static const struct name_fixture names[] = {
+    {1, "/etc/passwd", 11},
+    {0xffffffffu, "\xff\xfe/not-utf8", 11}, /* paths are bytes, not text */
+    {3, "", 0},
+};
+
+static const struct vigil_metric_desc metrics[] = {
+    {1, VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, "energy.pkg0_j", "J", "energy/powercap"},
+    {2, VIGIL_METRIC_GAUGE, VIGIL_METRIC_ESTIMATED, "cpu.util-pct_2", "percent", "procstat"},
+    {UINT32_MAX, VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, "x", "", "\xc2\xb5-source"},
+};
+
+static const struct vigil_sample samples[] = {
+    {1, 0, 123, 42.5},
+    {2, VIGIL_SAMPLE_UNCERTAIN, UINT64_MAX, -0.0},
+    {UINT32_MAX, 0, 0, DBL_MAX},
+    {3, 0, 1, 4.9406564584124654e-324}, /* the smallest subnormal */
+};
+
+static const struct vigil_wire_anomaly anomalies[] = {
+    {1, 0, VIGIL_LEVEL_NODE, VIGIL_HEALTH_ABNORMAL_BAD, 310.5, -INFINITY, 250.0,
+     "energy-efficiency", "energy.pkg0_j", "package power above the expected range"},
+    {UINT64_MAX, 12345, VIGIL_LEVEL_PROCESS, VIGIL_HEALTH_ABNORMAL_GOOD, -0.0, 0.0, INFINITY,
+     "io-latency", "posix.write",
+     "Schreibzeit \xc3\xbc"
+     "berschritten \xe2\x9c\x93"},
+    {2, 0, VIGIL_LEVEL_SYSTEM, VIGIL_HEALTH_OK, 1.0, 1.0, 1.0, "", "", ""},
+};
+
+static const struct vigil_wire_state states[] = {
+    {1, 0, VIGIL_LEVEL_NODE, VIGIL_HEALTH_OK, 0, 0, 0, 0},
+    {UINT64_MAX, 99, VIGIL_LEVEL_PROCESS, VIGIL_HEALTH_ABNORMAL_OTHER, 0xdeadbeefu, 1, 2, 3},
+    {7, 0, VIGIL_LEVEL_SYSTEM, VIGIL_HEALTH_BAD, 1, UINT32_MAX, 0, UINT32_MAX},
+};
+
+static const enum vigil_wire_type all_types[] = {
+    VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_NAMES,  VIGIL_WIRE_METRICS, VIGIL_WIRE_SAMPLES,
+    VIGIL_WIRE_ANOMALIES,  VIGIL_WIRE_STATES, VIGIL_WIRE_ACK,
+};
+#define N_TYPES G_N_ELEMENTS(all_types)
+
+static size_t fixture_count(enum vigil_wire_type type)
+{
+    switch (type) {
+    case VIGIL_WIRE_ACTIVITIES:
+        return G_N_ELEMENTS(activities);
+    case VIGIL_WIRE_NAMES:
+        return G_N_ELEMENTS(names);
+    case VIGIL_WIRE_METRICS:
+        return G_N_ELEMENTS(metrics);
+    case VIGIL_WIRE_SAMPLES:
+        return G_N_ELEMENTS(samples);
+    case VIGIL_WIRE_ANOMALIES:
+        return G_N_ELEMENTS(anomalies);
+    case VIGIL_WIRE_STATES:
+        return G_N_ELEMENTS(states);
+    case VIGIL_WIRE_ACK:
+        return 0;
+    }
+    return 0;
+}
+
+static void add_fixture(vigil_wire_writer *w, enum vigil_wire_type type, size_t i)
+{
+    GError *error = NULL;
+    gboolean ok = FALSE;
+    switch (type) {
+    case VIGIL_WIRE_ACTIVITIES:
+        ok = vigil_wire_add_activity(w, &activities[i], &error);
+        break;
+    case VIGIL_WIRE_NAMES:
+        ok = vigil_wire_add_name(w, names[i].file_id, names[i].path, names[i].length, &error);
+        break;
+    case VIGIL_WIRE_METRICS:
+        ok = vigil_wire_add_metric(w, &metrics[i], &error);
+        break;
+    case VIGIL_WIRE_SAMPLES:
+        ok = vigil_wire_add_sample(w, &samples[i], &error);
+        break;
+    case VIGIL_WIRE_ANOMALIES:
+        ok = vigil_wire_add_anomaly(w, &anomalies[i], &error);
+        break;
+    case VIGIL_WIRE_STATES:
+        ok = vigil_wire_add_state(w, &states[i], &error);
+        break;
+    case VIGIL_WIRE_ACK:
+        break;
+    }
+    assert_null(error);
+    assert_true(ok);
+}
+
+static gboolean carries_process_id(enum vigil_wire_type type)
+{
+    return type == VIGIL_WIRE_ACTIVITIES || type == VIGIL_WIRE_NAMES;
+}
+
+/* The first n fixtures of a type as one message. */
+static GBytes *build(enum vigil_wire_type type, size_t n)
+{
+    vigil_wire_writer *w = vigil_wire_writer_new(type, NODE_ID, SEQUENCE + type,
+                                                 carries_process_id(type) ? PROCESS_ID : 0);
+    assert_non_null(w);
+    for (size_t i = 0; i < n; i++)
+        add_fixture(w, type, i);
+    assert_int_equal(vigil_wire_writer_count(w), n);
+    return vigil_wire_writer_finish(w);
+}
+
+static GBytes *build_full(enum vigil_wire_type type)
+{
+    return build(type, fixture_count(type));
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static void store_le(uint8_t *p, uint64_t v, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t load_le(const uint8_t *p, size_t bytes)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static uint64_t bits_of(double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return bits;
+}
+
+/* zlib's CRC-32, bit by bit: an independent check of the header's CRC. */
+static uint32_t crc32_update(uint32_t crc, const uint8_t *bytes, size_t length)
+{
+    crc = ~crc;
+    for (size_t i = 0; i < length; i++) {
+        crc ^= bytes[i];
+        for (int bit = 0; bit < 8; bit++)
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1u));
+    }
+    return ~crc;
+}
+
+static void reseal(uint8_t *message, size_t length)
+{
+    store_le(message + VIGIL_WIRE_CRC_OFFSET, vigil_wire_checksum(message, length), 4);
+}
+
+static uint8_t *copy_of(GBytes *bytes, size_t *length)
+{
+    return g_memdup2(g_bytes_get_data(bytes, length), g_bytes_get_size(bytes));
+}
+
+static void assert_message_empty(const struct vigil_wire_message *m)
+{
+    static const struct vigil_wire_message zero;
+    assert_memory_equal(m, &zero, sizeof zero);
+}
+
+static void assert_doubles_identical(double a, double b)
+{
+    assert_int_equal(bits_of(a), bits_of(b));
+}
+
+/* Decoding must fail with this code and a message containing `needle`. */
+static void expect_error(const uint8_t *data, size_t length, int code, const char *needle)
+{
+    struct vigil_wire_message m;
+    memset(&m, 0xa5, sizeof m); /* garbage: decode must zero it */
+    GError *error = NULL;
+    assert_false(vigil_wire_decode(data, length, &m, &error));
+    assert_non_null(error);
+    if (strstr(error->message, needle) == NULL)
+        fail_msg("error \"%s\" does not mention \"%s\"", error->message, needle);
+    assert_true(error->domain == VIGIL_WIRE_ERROR);
+    if (error->code != code)
+        fail_msg("error \"%s\" has code %d, expected %d", error->message, error->code, code);
+    assert_message_empty(&m);
+    g_error_free(error);
+}
+
+/* Takes a full fixture message of `type`, overwrites `bytes` bytes at
+ * `offset` with `value`, fixes the CRC, and expects the decoder to refuse. */
+static void expect_patched_error(enum vigil_wire_type type, size_t offset, uint64_t value,
+                                 size_t bytes, int code, const char *needle)
+{
+    GBytes *msg = build_full(type);
+    size_t length;
+    uint8_t *data = copy_of(msg, &length);
+    assert_true(offset + bytes <= length);
+    store_le(data + offset, value, bytes);
+    reseal(data, length);
+    expect_error(data, length, code, needle);
+    g_free(data);
+    g_bytes_unref(msg);
+}
+
+/* ---- comparisons ------------------------------------------------------- */
+
+static void assert_activity_equal(const struct vigil_activity *a, const struct vigil_activity *b)
+{
+    assert_int_equal(a->record_type, b->record_type);
+    assert_int_equal(a->layer, b->layer);
+    assert_int_equal(a->op, b->op);
+    assert_int_equal(a->file_id, b->file_id);
+    assert_int_equal(a->seq, b->seq);
+    assert_int_equal(a->parent_start_ns, b->parent_start_ns);
+    assert_int_equal(a->start_ns, b->start_ns);
+    assert_int_equal(a->end_ns, b->end_ns);
+    assert_int_equal(a->offset_bytes, b->offset_bytes);
+    assert_int_equal(a->bytes_asked, b->bytes_asked);
+    assert_int_equal(a->result, b->result);
+    assert_int_equal(a->errno_value, b->errno_value);
+    assert_int_equal(a->thread_id, b->thread_id);
+    assert_int_equal(a->flags, b->flags);
+    assert_int_equal(a->comm_size, b->comm_size);
+}
+
+static void assert_items_equal(const struct vigil_wire_message *m, size_t i)
+{
+    switch ((enum vigil_wire_type)m->header.type) {
+    case VIGIL_WIRE_ACTIVITIES:
+        assert_activity_equal(&m->activities[i], &activities[i]);
+        break;
+    case VIGIL_WIRE_NAMES:
+        assert_int_equal(m->names[i].file_id, names[i].file_id);
+        assert_int_equal(m->names[i].length, names[i].length);
+        assert_memory_equal(m->names[i].path, names[i].path, names[i].length + 1);
+        break;
+    case VIGIL_WIRE_METRICS:
+        assert_int_equal(m->metrics[i].id, metrics[i].id);
+        assert_int_equal(m->metrics[i].kind, metrics[i].kind);
+        assert_int_equal(m->metrics[i].origin, metrics[i].origin);
+        assert_string_equal(m->metrics[i].name, metrics[i].name);
+        assert_string_equal(m->metrics[i].unit, metrics[i].unit);
+        assert_string_equal(m->metrics[i].source, metrics[i].source);
+        break;
+    case VIGIL_WIRE_SAMPLES:
+        assert_int_equal(m->samples[i].metric_id, samples[i].metric_id);
+        assert_int_equal(m->samples[i].flags, samples[i].flags);
+        assert_int_equal(m->samples[i].t_ns, samples[i].t_ns);
+        assert_doubles_identical(m->samples[i].value, samples[i].value);
+        break;
+    case VIGIL_WIRE_ANOMALIES:
+        assert_int_equal(m->anomalies[i].cycle, anomalies[i].cycle);
+        assert_int_equal(m->anomalies[i].process_id, anomalies[i].process_id);
+        assert_int_equal(m->anomalies[i].level, anomalies[i].level);
+        assert_int_equal(m->anomalies[i].health, anomalies[i].health);
+        assert_doubles_identical(m->anomalies[i].value, anomalies[i].value);
+        assert_doubles_identical(m->anomalies[i].expected_min, anomalies[i].expected_min);
+        assert_doubles_identical(m->anomalies[i].expected_max, anomalies[i].expected_max);
+        assert_string_equal(m->anomalies[i].plugin, anomalies[i].plugin);
+        assert_string_equal(m->anomalies[i].metric, anomalies[i].metric);
+        assert_string_equal(m->anomalies[i].message, anomalies[i].message);
+        break;
+    case VIGIL_WIRE_STATES:
+        assert_int_equal(m->states[i].cycle, states[i].cycle);
+        assert_int_equal(m->states[i].process_id, states[i].process_id);
+        assert_int_equal(m->states[i].level, states[i].level);
+        assert_int_equal(m->states[i].health, states[i].health);
+        assert_int_equal(m->states[i].overloaded_mask, states[i].overloaded_mask);
+        assert_int_equal(m->states[i].bad_issues, states[i].bad_issues);
+        assert_int_equal(m->states[i].good_issues, states[i].good_issues);
+        assert_int_equal(m->states[i].other_issues, states[i].other_issues);
+        break;
+    case VIGIL_WIRE_ACK:
+        fail_msg("an ack has no items");
+    }
+}
+
+/* The payload size the documented layout gives for the first n fixtures. */
+static size_t expected_payload_bytes(enum vigil_wire_type type, size_t n)
+{
+    size_t bytes = carries_process_id(type) ? 8 : 0;
+    for (size_t i = 0; i < n; i++) {
+        switch (type) {
+        case VIGIL_WIRE_ACTIVITIES:
+            bytes += ACTIVITY_BYTES;
+            break;
+        case VIGIL_WIRE_NAMES:
+            bytes += 6 + names[i].length;
+            break;
+        case VIGIL_WIRE_METRICS:
+            bytes += 6 + 6 + strlen(metrics[i].name) + strlen(metrics[i].unit) +
+                     strlen(metrics[i].source);
+            break;
+        case VIGIL_WIRE_SAMPLES:
+            bytes += 24;
+            break;
+        case VIGIL_WIRE_ANOMALIES:
+            bytes += 44 + 6 + strlen(anomalies[i].plugin) + strlen(anomalies[i].metric) +
+                     strlen(anomalies[i].message);
+            break;
+        case VIGIL_WIRE_STATES:
+            bytes += 36;
+            break;
+        case VIGIL_WIRE_ACK:
+            break;
+        }
+    }
+    return bytes;
+}
+
+/* ---- round trips ------------------------------------------------------- */
+
+static void round_trip(enum vigil_wire_type type, size_t n)
+{
+    GBytes *msg = build(type, n);
+    size_t length;
+    const uint8_t *data = g_bytes_get_data(msg, &length);
+    assert_int_equal(length, VIGIL_WIRE_HEADER_BYTES + expected_payload_bytes(type, n));
+
+    struct vigil_wire_message m;
+    GError *error = NULL;
+    assert_true(vigil_wire_decode(data, length, &m, &error));
+    assert_null(error);
+    assert_int_equal(m.header.magic, VIGIL_WIRE_MAGIC);
+    assert_int_equal(m.header.version, VIGIL_WIRE_VERSION);
+    assert_int_equal(m.header.type, type);
+    assert_int_equal(m.header.node_id, NODE_ID);
+    assert_int_equal(m.header.sequence, SEQUENCE + type);
+    assert_int_equal(m.header.count, n);
+    assert_int_equal(m.header.payload_bytes, length - VIGIL_WIRE_HEADER_BYTES);
+    assert_int_equal(m.process_id, carries_process_id(type) ? PROCESS_ID : 0);
+    for (size_t i = 0; i < n; i++)
+        assert_items_equal(&m, i);
+
+    GBytes *again = vigil_wire_encode_message(&m, &error);
+    assert_null(error);
+    assert_non_null(again);
+    assert_true(g_bytes_equal(again, msg));
+    g_bytes_unref(again);
+
+    vigil_wire_message_clear(&m);
+    assert_message_empty(&m);
+    vigil_wire_message_clear(&m); /* clearing twice is harmless */
+    g_bytes_unref(msg);
+}
+
+static void test_round_trip_every_type(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < N_TYPES; t++) {
+        round_trip(all_types[t], fixture_count(all_types[t]));
+        round_trip(all_types[t], 0);
+        if (fixture_count(all_types[t]) > 0)
+            round_trip(all_types[t], 1);
+    }
+}
+
+static void test_longest_path_round_trips(void **state)
+{
+    (void)state;
+    char *path = g_malloc(VIGIL_PATH_MAX + 1);
+    for (size_t i = 0; i < VIGIL_PATH_MAX; i++)
+        path[i] = (char)('a' + i % 26);
+    path[VIGIL_PATH_MAX] = '\0';
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, 1, 2, 3);
+    GError *error = NULL;
+    assert_true(vigil_wire_add_name(w, 9, path, VIGIL_PATH_MAX, &error));
+    assert_false(vigil_wire_add_name(w, 10, path, VIGIL_PATH_MAX + 1, &error));
+    assert_true(g_error_matches(error, VIGIL_WIRE_ERROR, VIGIL_WIRE_ERROR_MALFORMED));
+    g_clear_error(&error);
+    GBytes *msg = vigil_wire_writer_finish(w);
+
+    struct vigil_wire_message m;
+    assert_true(vigil_wire_decode(g_bytes_get_data(msg, NULL), g_bytes_get_size(msg), &m, &error));
+    assert_int_equal(m.header.count, 1);
+    assert_int_equal(m.process_id, 3);
+    assert_int_equal(m.names[0].length, VIGIL_PATH_MAX);
+    assert_string_equal(m.names[0].path, path);
+    vigil_wire_message_clear(&m);
+    g_bytes_unref(msg);
+    g_free(path);
+}
+
+/* The exact bytes of a small message, built by hand from wire.h. */
+static void test_samples_layout_is_as_documented(void **state)
+{
+    (void)state;
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, NODE_ID, 5, 0);
+    const struct vigil_sample s = {7, VIGIL_SAMPLE_UNCERTAIN, UINT64_C(0x0102030405060708), 1.5};
+    assert_true(vigil_wire_add_sample(w, &s, NULL));
+    GBytes *msg = vigil_wire_writer_finish(w);
+
+    uint8_t expected[64] = {
+        'V',  'G',  'W',  'R',  1,    0,    4,    0,    /* magic, version, type */
+        0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, /* node id */
+        5,    0,    0,    0,    0,    0,    0,    0,    /* sequence */
+        1,    0,    0,    0,    24,   0,    0,    0,    /* count, payload bytes */
+        0,    0,    0,    0,    0,    0,    0,    0,    /* reserved, CRC (below) */
+        7,    0,    0,    0,    1,    0,    0,    0,    /* metric id, flags */
+        8,    7,    6,    5,    4,    3,    2,    1,    /* t_ns */
+        0,    0,    0,    0,    0,    0,    0xf8, 0x3f, /* 1.5 */
+    };
+    uint32_t crc = crc32_update(0, expected, VIGIL_WIRE_CRC_OFFSET);
+    crc = crc32_update(crc, expected + PAYLOAD, sizeof expected - PAYLOAD);
+    store_le(expected + VIGIL_WIRE_CRC_OFFSET, crc, 4);
+
+    assert_int_equal(g_bytes_get_size(msg), sizeof expected);
+    assert_memory_equal(g_bytes_get_data(msg, NULL), expected, sizeof expected);
+    g_bytes_unref(msg);
+}
+
+static void test_activity_layout_is_as_documented(void **state)
+{
+    (void)state;
+    GBytes *msg = build(VIGIL_WIRE_ACTIVITIES, 2);
+    const uint8_t *d = g_bytes_get_data(msg, NULL);
+    assert_int_equal(load_le(d + PAYLOAD, 8), PROCESS_ID);
+    const uint8_t *a = d + PAYLOAD + 8 + ACTIVITY_BYTES; /* the second activity */
+    const struct vigil_activity *f = &activities[1];
+    assert_int_equal(a[0], f->record_type);
+    assert_int_equal(a[1], f->layer);
+    assert_int_equal(load_le(a + 2, 2), f->op);
+    assert_int_equal(load_le(a + 4, 4), f->file_id);
+    assert_int_equal(load_le(a + 8, 8), f->seq);
+    assert_int_equal(load_le(a + 16, 8), f->parent_start_ns);
+    assert_int_equal(load_le(a + 24, 8), f->start_ns);
+    assert_int_equal(load_le(a + 32, 8), f->end_ns);
+    assert_int_equal(load_le(a + 40, 8), (uint64_t)f->offset_bytes);
+    assert_int_equal(load_le(a + 48, 8), f->bytes_asked);
+    assert_int_equal(load_le(a + 56, 8), (uint64_t)f->result);
+    assert_int_equal(load_le(a + 64, 4), (uint32_t)f->errno_value);
+    assert_int_equal(load_le(a + 68, 4), f->thread_id);
+    assert_int_equal(load_le(a + 72, 4), f->flags);
+    assert_int_equal(load_le(a + 76, 4), f->comm_size);
+    g_bytes_unref(msg);
+}
+
+static void test_checksum_ignores_its_own_field(void **state)
+{
+    (void)state;
+    GBytes *msg = build_full(VIGIL_WIRE_STATES);
+    size_t length;
+    uint8_t *data = copy_of(msg, &length);
+    uint32_t crc = vigil_wire_checksum(data, length);
+    assert_int_equal(load_le(data + VIGIL_WIRE_CRC_OFFSET, 4), crc);
+    store_le(data + VIGIL_WIRE_CRC_OFFSET, ~(uint64_t)crc, 4);
+    assert_int_equal(vigil_wire_checksum(data, length), crc);
+    data[PAYLOAD] ^= 1;
+    assert_int_not_equal(vigil_wire_checksum(data, length), crc);
+    g_free(data);
+    g_bytes_unref(msg);
+}
+
+static void test_type_names(void **state)
+{
+    (void)state;
+    static const char *const expected[] = {"activities", "names",  "metrics", "samples",
+                                           "anomalies",  "states", "ack"};
+    for (size_t t = 0; t < N_TYPES; t++)
+        assert_string_equal(vigil_wire_type_name(all_types[t]), expected[t]);
+    assert_null(vigil_wire_type_name(0));
+    assert_null(vigil_wire_type_name(VIGIL_WIRE_TYPE_COUNT + 1));
+    assert_null(vigil_wire_type_name(0xffffffffu));
+}
+
+static void test_error_domain_name(void **state)
+{
+    (void)state;
+    assert_string_equal(g_quark_to_string(VIGIL_WIRE_ERROR), "vigil-wire-error-quark");
+}
+
+static void test_clear_zeroed_message(void **state)
+{
+    (void)state;
+    struct vigil_wire_message m;
+    memset(&m, 0, sizeof m);
+    vigil_wire_message_clear(&m);
+    assert_message_empty(&m);
+    vigil_wire_message_clear(NULL);
+}
+
+/* ---- truncation and trailing bytes -------------------------------------- */
+
+static void test_every_truncation_fails(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < N_TYPES; t++) {
+        GBytes *msg = build_full(all_types[t]);
+        size_t length;
+        const uint8_t *data = g_bytes_get_data(msg, &length);
+        for (size_t cut = 0; cut < length; cut++) {
+            /* A copy of exactly `cut` bytes, so ASan catches any read past it. */
+            uint8_t *prefix = g_memdup2(data, cut);
+            expect_error(prefix, cut, VIGIL_WIRE_ERROR_TRUNCATED,
+                         cut < VIGIL_WIRE_HEADER_BYTES ? "shorter than the 40-byte header"
+                                                       : "but its header says");
+            g_free(prefix);
+        }
+        g_bytes_unref(msg);
+    }
+}
+
+static void test_trailing_bytes_fail(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < N_TYPES; t++) {
+        GBytes *msg = build_full(all_types[t]);
+        size_t length;
+        const uint8_t *data = g_bytes_get_data(msg, &length);
+        uint8_t *longer = g_malloc0(length + 3);
+        memcpy(longer, data, length);
+        char *needle =
+            g_strdup_printf("message of %zu bytes, but its header says %zu", length + 3, length);
+        expect_error(longer, length + 3, VIGIL_WIRE_ERROR_MALFORMED, needle);
+        g_free(needle);
+        g_free(longer);
+        g_bytes_unref(msg);
+    }
+}
+
+/* Extra bytes the header does count, after the last item. */
+static void test_payload_left_over_fails(void **state)
+{
+    (void)state;
+    static const enum vigil_wire_type types[] = {VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_NAMES,
+                                                 VIGIL_WIRE_METRICS,    VIGIL_WIRE_SAMPLES,
+                                                 VIGIL_WIRE_ANOMALIES,  VIGIL_WIRE_STATES};
+    for (size_t t = 0; t < G_N_ELEMENTS(types); t++) {
+        GBytes *msg = build_full(types[t]);
+        size_t length;
+        const uint8_t *data = g_bytes_get_data(msg, &length);
+        uint8_t *longer = g_malloc0(length + 2);
+        memcpy(longer, data, length);
+        store_le(longer + HEADER_PAYLOAD_BYTES, length + 2 - VIGIL_WIRE_HEADER_BYTES, 4);
+        reseal(longer, length + 2);
+        expect_error(longer, length + 2, VIGIL_WIRE_ERROR_MALFORMED, "2 bytes left over");
+        g_free(longer);
+        g_bytes_unref(msg);
+    }
+}
+
+/* ---- random corruption -------------------------------------------------- */
+
+static uint64_t xorshift64(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+#define FLIP_CASES 12000
+
+struct corpus {
+    GBytes *messages[2 * N_TYPES];
+    size_t n;
+};
+
+static void corpus_init(struct corpus *c)
+{
+    c->n = 0;
+    for (size_t t = 0; t < N_TYPES; t++) {
+        c->messages[c->n++] = build_full(all_types[t]);
+        if (all_types[t] != VIGIL_WIRE_ACK)
+            c->messages[c->n++] = build(all_types[t], 1);
+    }
+}
+
+static void corpus_clear(struct corpus *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        g_bytes_unref(c->messages[i]);
+}
+
+/* Flips 1 to 8 distinct random bits: flipping one twice would undo it. */
+static void flip_bits(uint8_t *data, size_t length, uint64_t *rng)
+{
+    size_t n_flips = 1 + xorshift64(rng) % 8;
+    size_t flipped[8] = {0};
+    for (size_t i = 0; i < n_flips; i++) {
+        size_t bit;
+        gboolean seen;
+        do {
+            bit = xorshift64(rng) % (length * 8);
+            seen = FALSE;
+            for (size_t j = 0; j < i; j++)
+                seen |= flipped[j] == bit;
+        } while (seen);
+        flipped[i] = bit;
+        data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+}
+
+static void test_bit_flips_are_detected(void **state)
+{
+    (void)state;
+    struct corpus c;
+    corpus_init(&c);
+    uint64_t rng = UINT64_C(0x9e3779b97f4a7c15);
+    for (int i = 0; i < FLIP_CASES; i++) {
+        GBytes *msg = c.messages[i % c.n];
+        size_t length;
+        uint8_t *data = copy_of(msg, &length);
+        flip_bits(data, length, &rng);
+        struct vigil_wire_message m;
+        GError *error = NULL;
+        assert_false(vigil_wire_decode(data, length, &m, &error));
+        assert_non_null(error);
+        assert_true(error->domain == VIGIL_WIRE_ERROR);
+        assert_true(error->message[0] != '\0');
+        assert_message_empty(&m);
+        g_error_free(error);
+        g_free(data);
+    }
+    corpus_clear(&c);
+}
+
+/* With the CRC fixed up the decoder sees well-formed-looking corruption: it
+ * must either refuse it or have decoded it into something that encodes back
+ * to exactly these bytes. */
+static void test_bit_flips_past_the_checksum(void **state)
+{
+    (void)state;
+    struct corpus c;
+    corpus_init(&c);
+    uint64_t rng = UINT64_C(0x2545f4914f6cdd1d);
+    unsigned rejected = 0, accepted = 0;
+    for (int i = 0; i < FLIP_CASES; i++) {
+        GBytes *msg = c.messages[i % c.n];
+        size_t length;
+        uint8_t *data = copy_of(msg, &length);
+        flip_bits(data, length, &rng);
+        reseal(data, length);
+        struct vigil_wire_message m;
+        GError *error = NULL;
+        if (vigil_wire_decode(data, length, &m, &error)) {
+            assert_null(error);
+            GBytes *again = vigil_wire_encode_message(&m, &error);
+            assert_null(error);
+            assert_int_equal(g_bytes_get_size(again), length);
+            assert_memory_equal(g_bytes_get_data(again, NULL), data, length);
+            g_bytes_unref(again);
+            vigil_wire_message_clear(&m);
+            accepted++;
+        } else {
+            assert_non_null(error);
+            assert_true(error->message[0] != '\0');
+            assert_message_empty(&m);
+            g_error_free(error);
+            rejected++;
+        }
+        g_free(data);
+    }
+    print_message("bit flips with a valid CRC: %u rejected, %u accepted\n", rejected, accepted);
+    assert_true(rejected > 0);
+    assert_true(accepted > 0);
+    corpus_clear(&c);
+}
+
+/* ---- hostile inputs with a correct CRC ---------------------------------- */
+
+static void test_huge_count_is_refused_before_allocating(void **state)
+{
+    (void)state;
+    expect_patched_error(VIGIL_WIRE_SAMPLES, HEADER_COUNT, UINT32_MAX, 4,
+                         VIGIL_WIRE_ERROR_MALFORMED, "4294967295 items need at least 24 bytes");
+    expect_patched_error(VIGIL_WIRE_ACTIVITIES, HEADER_COUNT, UINT32_MAX, 4,
+                         VIGIL_WIRE_ERROR_MALFORMED, "4294967295 items");
+    expect_patched_error(VIGIL_WIRE_METRICS, HEADER_COUNT, UINT32_MAX, 4,
+                         VIGIL_WIRE_ERROR_MALFORMED, "4294967295 items");
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, HEADER_COUNT, UINT32_MAX, 4,
+                         VIGIL_WIRE_ERROR_MALFORMED, "4294967295 items");
+    expect_patched_error(VIGIL_WIRE_NAMES, HEADER_COUNT, UINT32_MAX, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "4294967295 items");
+    expect_patched_error(VIGIL_WIRE_STATES, HEADER_COUNT, 1u << 20, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "1048576 items");
+    /* One more sample than the payload holds. */
+    expect_patched_error(VIGIL_WIRE_SAMPLES, HEADER_COUNT, G_N_ELEMENTS(samples) + 1, 4,
+                         VIGIL_WIRE_ERROR_MALFORMED, "need at least 24 bytes");
+}
+
+static void test_count_disagreeing_with_items(void **state)
+{
+    (void)state;
+    /* Plausible for the payload's size, but the third item is not there. */
+    GBytes *msg = build(VIGIL_WIRE_METRICS, 2);
+    size_t length;
+    uint8_t *data = copy_of(msg, &length);
+    store_le(data + HEADER_COUNT, 3, 4);
+    reseal(data, length);
+    expect_error(data, length, VIGIL_WIRE_ERROR_MALFORMED,
+                 "metrics message: item 3 of 3 is truncated: needs 6 bytes, 0 left");
+    g_free(data);
+    g_bytes_unref(msg);
+
+    msg = build(VIGIL_WIRE_ACTIVITIES, 2);
+    data = copy_of(msg, &length);
+    store_le(data + HEADER_COUNT, 1, 4);
+    reseal(data, length);
+    expect_error(data, length, VIGIL_WIRE_ERROR_MALFORMED, "80 bytes left over after its 1 items");
+    g_free(data);
+    g_bytes_unref(msg);
+}
+
+static void test_string_running_past_the_end(void **state)
+{
+    (void)state;
+    /* The first metric's name length, after id, kind and origin. */
+    expect_patched_error(VIGIL_WIRE_METRICS, PAYLOAD + 6, 0xffff, 2, VIGIL_WIRE_ERROR_MALFORMED,
+                         "item 1 of 3: name is truncated: needs 65535 bytes");
+    /* The first anomaly's plugin length. */
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, PAYLOAD + 44, 0xfff0, 2, VIGIL_WIRE_ERROR_MALFORMED,
+                         "plugin is truncated: needs 65520 bytes");
+    /* The first name's path length. */
+    expect_patched_error(VIGIL_WIRE_NAMES, PAYLOAD + 8 + 4, 5000, 2, VIGIL_WIRE_ERROR_MALFORMED,
+                         "path is truncated: needs 5000 bytes");
+}
+
+static void test_hostile_activities(void **state)
+{
+    (void)state;
+    size_t first = PAYLOAD + 8, second = first + ACTIVITY_BYTES;
+    expect_patched_error(VIGIL_WIRE_ACTIVITIES, second + 1, 9, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "activities message: item 2 of 3: activity seq");
+    expect_patched_error(VIGIL_WIRE_ACTIVITIES, second + 1, 9, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "unknown layer 9");
+    expect_patched_error(VIGIL_WIRE_ACTIVITIES, first + 2, VIGIL_OP_STDIO_FREAD, 2,
+                         VIGIL_WIRE_ERROR_MALFORMED, "is not an operation of layer posix");
+    expect_patched_error(VIGIL_WIRE_ACTIVITIES, first + 32, 999, 8, VIGIL_WIRE_ERROR_MALFORMED,
+                         "ends (999 ns) before it starts (1000 ns)");
+    expect_patched_error(VIGIL_WIRE_ACTIVITIES, first, 0x00, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "is not an activity");
+    expect_patched_error(VIGIL_WIRE_ACTIVITIES, first + 72, 0x80, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "unknown flags 0x80");
+}
+
+static void test_hostile_names(void **state)
+{
+    (void)state;
+    size_t first = PAYLOAD + 8;
+    expect_patched_error(VIGIL_WIRE_NAMES, first + 6 + 4, 0, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "contains a NUL byte");
+    expect_patched_error(VIGIL_WIRE_NAMES, first, 0, 4, VIGIL_WIRE_ERROR_MALFORMED, "file id 0");
+
+    /* Too short for the process id. */
+    uint8_t data[PAYLOAD + 4] = {0};
+    store_le(data, VIGIL_WIRE_MAGIC, 4);
+    store_le(data + 4, VIGIL_WIRE_VERSION, 2);
+    store_le(data + 6, VIGIL_WIRE_NAMES, 2);
+    store_le(data + HEADER_PAYLOAD_BYTES, 4, 4);
+    reseal(data, sizeof data);
+    expect_error(data, sizeof data, VIGIL_WIRE_ERROR_MALFORMED,
+                 "no room for the 8-byte process id");
+}
+
+static void test_hostile_metrics(void **state)
+{
+    (void)state;
+    size_t first = PAYLOAD;
+    expect_patched_error(VIGIL_WIRE_METRICS, first, 0, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "metric id 0");
+    expect_patched_error(VIGIL_WIRE_METRICS, first + 4, 3, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "unknown kind 3");
+    expect_patched_error(VIGIL_WIRE_METRICS, first + 5, 0, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "unknown origin 0");
+    expect_patched_error(VIGIL_WIRE_METRICS, first + 8, 'E', 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "name \"Energy.pkg0_j\" is not a valid metric name");
+    /* The unit "J" follows the 13-byte name and its length. */
+    expect_patched_error(VIGIL_WIRE_METRICS, first + 8 + 13 + 2, 0xff, 1,
+                         VIGIL_WIRE_ERROR_MALFORMED, "unit is not valid UTF-8");
+}
+
+static void test_hostile_samples(void **state)
+{
+    (void)state;
+    size_t value = PAYLOAD + 16;
+    expect_patched_error(VIGIL_WIRE_SAMPLES, value, bits_of(NAN), 8, VIGIL_WIRE_ERROR_MALFORMED,
+                         "samples message: item 1 of 4: sample of metric 1: value");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, value, bits_of(NAN), 8, VIGIL_WIRE_ERROR_MALFORMED,
+                         "is not finite");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, value, bits_of(-INFINITY), 8,
+                         VIGIL_WIRE_ERROR_MALFORMED, "value -inf is not finite");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, PAYLOAD, 0, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "sample of metric 0");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, PAYLOAD + 4, 2, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "unknown flags 0x2");
+}
+
+static void test_hostile_anomalies(void **state)
+{
+    (void)state;
+    size_t first = PAYLOAD;
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 17, 0, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "anomalies message: item 1 of 3: unknown health 0");
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 17, VIGIL_HEALTH_COUNT + 1, 1,
+                         VIGIL_WIRE_ERROR_MALFORMED, "unknown health 7");
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 16, 4, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "unknown level 4");
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 18, 1, 2, VIGIL_WIRE_ERROR_MALFORMED,
+                         "reserved field is 0x0001");
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 20, bits_of(INFINITY), 8,
+                         VIGIL_WIRE_ERROR_MALFORMED, "value inf is not finite");
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 28, bits_of(NAN), 8,
+                         VIGIL_WIRE_ERROR_MALFORMED, "contains NaN");
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 36, bits_of(-NAN), 8,
+                         VIGIL_WIRE_ERROR_MALFORMED, "contains NaN");
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 28, bits_of(1e9), 8,
+                         VIGIL_WIRE_ERROR_MALFORMED,
+                         "expected minimum 1e+09 is above expected maximum 250");
+    /* The first byte of the plugin name. */
+    expect_patched_error(VIGIL_WIRE_ANOMALIES, first + 46, 0, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "plugin contains a NUL byte");
+}
+
+static void test_hostile_states(void **state)
+{
+    (void)state;
+    expect_patched_error(VIGIL_WIRE_STATES, PAYLOAD + 16, 0, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "states message: item 1 of 3: unknown level 0");
+    expect_patched_error(VIGIL_WIRE_STATES, PAYLOAD + 36 + 17, 0xff, 1, VIGIL_WIRE_ERROR_MALFORMED,
+                         "item 2 of 3: unknown health 255");
+    expect_patched_error(VIGIL_WIRE_STATES, PAYLOAD + 18, 0x100, 2, VIGIL_WIRE_ERROR_MALFORMED,
+                         "reserved field is 0x0100");
+}
+
+static void test_hostile_headers(void **state)
+{
+    (void)state;
+    expect_patched_error(VIGIL_WIRE_SAMPLES, 4, 2, 2, VIGIL_WIRE_ERROR_VERSION,
+                         "wire version 2, this vigil reads version 1");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, 0, 0x46445025, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "not a vigil message: magic 0x46445025");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, HEADER_RESERVED, 1, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "reserved header field is 0x00000001");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, 6, 0, 2, VIGIL_WIRE_ERROR_MALFORMED,
+                         "unknown message type 0");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, 6, VIGIL_WIRE_TYPE_COUNT + 1, 2,
+                         VIGIL_WIRE_ERROR_MALFORMED, "unknown message type 8");
+    expect_patched_error(VIGIL_WIRE_SAMPLES, HEADER_PAYLOAD_BYTES, VIGIL_WIRE_MAX_PAYLOAD_BYTES + 1,
+                         4, VIGIL_WIRE_ERROR_TOO_LARGE,
+                         "payload of 67108865 bytes is over the limit");
+    expect_patched_error(VIGIL_WIRE_ACK, HEADER_COUNT, 1, 4, VIGIL_WIRE_ERROR_MALFORMED,
+                         "ack message with 1 items");
+    /* The other types read a samples payload: sizes or fields disagree. */
+    expect_patched_error(VIGIL_WIRE_SAMPLES, 6, VIGIL_WIRE_STATES, 2, VIGIL_WIRE_ERROR_MALFORMED,
+                         "states message");
+
+    GBytes *msg = build_full(VIGIL_WIRE_SAMPLES);
+    size_t length;
+    uint8_t *data = copy_of(msg, &length);
+    data[PAYLOAD + 9] ^= 0x10;
+    expect_error(data, length, VIGIL_WIRE_ERROR_CHECKSUM, "checksum mismatch");
+    g_free(data);
+    g_bytes_unref(msg);
+}
+
+/* The CRC is checked before the fields it protects. */
+static void test_corrupt_type_is_a_checksum_error(void **state)
+{
+    (void)state;
+    GBytes *msg = build_full(VIGIL_WIRE_STATES);
+    size_t length;
+    uint8_t *data = copy_of(msg, &length);
+    data[6] = 0x7f;
+    expect_error(data, length, VIGIL_WIRE_ERROR_CHECKSUM, "checksum");
+    g_free(data);
+    g_bytes_unref(msg);
+}
+
+/* ---- the writer ------------------------------------------------------------ */
+
+static void expect_refused(gboolean ok, GError **error, int code, const char *needle)
+{
+    assert_false(ok);
+    assert_non_null(*error);
+    assert_true((*error)->domain == VIGIL_WIRE_ERROR);
+    assert_int_equal((*error)->code, code);
+    if (strstr((*error)->message, needle) == NULL)
+        fail_msg("error \"%s\" does not mention \"%s\"", (*error)->message, needle);
+    g_clear_error(error);
+}
+
+static void decode_bytes(GBytes *msg, struct vigil_wire_message *m)
+{
+    GError *error = NULL;
+    gboolean ok = vigil_wire_decode(g_bytes_get_data(msg, NULL), g_bytes_get_size(msg), m, &error);
+    if (!ok)
+        fail_msg("decode failed: %s", error->message);
+}
+
+static void test_writer_refuses_bad_names(void **state)
+{
+    (void)state;
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, 1, 1, 77);
+    GError *error = NULL;
+    assert_true(vigil_wire_add_name(w, 1, "/a", 2, &error));
+    expect_refused(vigil_wire_add_name(w, 2, "/b\0c", 4, &error), &error,
+                   VIGIL_WIRE_ERROR_MALFORMED,
+                   "cannot add to the names message: file 2: path "
+                   "contains a NUL byte");
+    expect_refused(vigil_wire_add_name(w, VIGIL_FILE_NONE, "/z", 2, &error), &error,
+                   VIGIL_WIRE_ERROR_MALFORMED, "file id 0");
+    assert_int_equal(vigil_wire_writer_count(w), 1);
+    assert_true(vigil_wire_add_name(w, 3, "/c", 2, &error));
+    GBytes *msg = vigil_wire_writer_finish(w);
+
+    struct vigil_wire_message m;
+    decode_bytes(msg, &m);
+    assert_int_equal(m.header.count, 2);
+    assert_int_equal(m.process_id, 77);
+    assert_int_equal(m.names[0].file_id, 1);
+    assert_string_equal(m.names[0].path, "/a");
+    assert_int_equal(m.names[1].file_id, 3);
+    assert_string_equal(m.names[1].path, "/c");
+    vigil_wire_message_clear(&m);
+    g_bytes_unref(msg);
+}
+
+static void test_writer_refuses_bad_samples(void **state)
+{
+    (void)state;
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, 1, 1, 0);
+    GError *error = NULL;
+    const struct vigil_sample good = {4, 0, 10, 2.0};
+    const struct vigil_sample nan_value = {4, 0, 11, NAN};
+    const struct vigil_sample infinite = {4, 0, 12, INFINITY};
+    const struct vigil_sample no_metric = {0, 0, 13, 1.0};
+    const struct vigil_sample odd_flags = {4, 0x8, 14, 1.0};
+    const struct vigil_sample also_good = {5, VIGIL_SAMPLE_UNCERTAIN, 15, -3.0};
+    assert_true(vigil_wire_add_sample(w, &good, &error));
+    expect_refused(vigil_wire_add_sample(w, &nan_value, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "is not finite");
+    expect_refused(vigil_wire_add_sample(w, &infinite, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "is not finite");
+    expect_refused(vigil_wire_add_sample(w, &no_metric, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "metric 0");
+    expect_refused(vigil_wire_add_sample(w, &odd_flags, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "unknown flags 0x8");
+    assert_true(vigil_wire_add_sample(w, &also_good, &error));
+    GBytes *msg = vigil_wire_writer_finish(w);
+    assert_int_equal(g_bytes_get_size(msg), VIGIL_WIRE_HEADER_BYTES + 2 * 24);
+
+    struct vigil_wire_message m;
+    decode_bytes(msg, &m);
+    assert_int_equal(m.header.count, 2);
+    assert_int_equal(m.samples[0].t_ns, 10);
+    assert_int_equal(m.samples[1].t_ns, 15);
+    assert_int_equal(m.samples[1].flags, VIGIL_SAMPLE_UNCERTAIN);
+    assert_doubles_identical(m.samples[1].value, -3.0);
+    vigil_wire_message_clear(&m);
+    g_bytes_unref(msg);
+}
+
+static void test_writer_refuses_bad_metrics(void **state)
+{
+    (void)state;
+    char long_unit[VIGIL_METRIC_TEXT_MAX + 2];
+    memset(long_unit, 'u', sizeof long_unit - 1);
+    long_unit[sizeof long_unit - 1] = '\0';
+    const struct vigil_metric_desc bad_name = {
+        1, VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED, "Load Average", "", "procstat"};
+    const struct vigil_metric_desc no_id = {0,  VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED, "load",
+                                            "", "procstat"};
+    const struct vigil_metric_desc bad_kind = {
+        1, (enum vigil_metric_kind)9, VIGIL_METRIC_MEASURED, "load", "", "procstat"};
+    const struct vigil_metric_desc bad_unit = {1,      VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED,
+                                               "load", long_unit,          "procstat"};
+    const struct vigil_metric_desc bad_source = {
+        1, VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED, "load", "", "\xc3("};
+    const struct vigil_metric_desc no_source = {
+        1, VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED, "load", "", NULL};
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_METRICS, 1, 1, 0);
+    GError *error = NULL;
+    expect_refused(vigil_wire_add_metric(w, &bad_name, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "name \"Load Average\" is not a valid metric name");
+    expect_refused(vigil_wire_add_metric(w, &no_id, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "metric id 0");
+    expect_refused(vigil_wire_add_metric(w, &bad_kind, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "unknown kind 9");
+    expect_refused(vigil_wire_add_metric(w, &bad_unit, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "unit of 256 bytes is longer than 255");
+    expect_refused(vigil_wire_add_metric(w, &bad_source, &error), &error,
+                   VIGIL_WIRE_ERROR_MALFORMED, "source is not valid UTF-8");
+    expect_refused(vigil_wire_add_metric(w, &no_source, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "source is missing");
+    assert_true(vigil_wire_add_metric(w, &metrics[0], &error));
+    GBytes *msg = vigil_wire_writer_finish(w);
+
+    struct vigil_wire_message m;
+    decode_bytes(msg, &m);
+    assert_int_equal(m.header.count, 1);
+    assert_string_equal(m.metrics[0].name, metrics[0].name);
+    vigil_wire_message_clear(&m);
+    g_bytes_unref(msg);
+}
+
+static void test_writer_refuses_bad_records(void **state)
+{
+    (void)state;
+    GError *error = NULL;
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, 1, 1, 5);
+    struct vigil_activity a = activities[0];
+    a.op = VIGIL_OP_MPIIO_READ;
+    expect_refused(vigil_wire_add_activity(w, &a, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "cannot add to the activities message: activity seq 1: operation 212 is not an "
+                   "operation of layer posix");
+    assert_int_equal(vigil_wire_writer_count(w), 0);
+    vigil_wire_writer_free(w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_ANOMALIES, 1, 1, 0);
+    struct vigil_wire_anomaly an = anomalies[0];
+    an.expected_min = 300.0;
+    an.expected_max = 200.0;
+    expect_refused(vigil_wire_add_anomaly(w, &an, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "expected minimum 300 is above expected maximum 200");
+    an = anomalies[0];
+    an.message = "\xff";
+    expect_refused(vigil_wire_add_anomaly(w, &an, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "message is not valid UTF-8");
+    an = anomalies[0];
+    an.plugin = NULL;
+    expect_refused(vigil_wire_add_anomaly(w, &an, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "plugin is missing");
+    an = anomalies[0];
+    an.level = 0;
+    expect_refused(vigil_wire_add_anomaly(w, &an, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "unknown level 0");
+    assert_int_equal(vigil_wire_writer_count(w), 0);
+    vigil_wire_writer_free(w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_STATES, 1, 1, 0);
+    struct vigil_wire_state st = states[0];
+    st.health = 0;
+    expect_refused(vigil_wire_add_state(w, &st, &error), &error, VIGIL_WIRE_ERROR_MALFORMED,
+                   "unknown health 0");
+    assert_int_equal(vigil_wire_writer_count(w), 0);
+    GBytes *msg = vigil_wire_writer_finish(w);
+    assert_int_equal(g_bytes_get_size(msg), VIGIL_WIRE_HEADER_BYTES);
+    g_bytes_unref(msg);
+}
+
+/* The writer stops at the payload limit and what it made still decodes. */
+static void test_writer_refuses_to_grow_too_large(void **state)
+{
+    (void)state;
+    char *text = g_malloc(VIGIL_WIRE_STRING_MAX + 1);
+    memset(text, 'm', VIGIL_WIRE_STRING_MAX);
+    text[VIGIL_WIRE_STRING_MAX] = '\0';
+    struct vigil_wire_anomaly big = anomalies[0];
+    big.plugin = big.metric = big.message = text;
+    size_t item_bytes = 50 + 3 * VIGIL_WIRE_STRING_MAX;
+
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_ANOMALIES, 1, 1, 0);
+    GError *error = NULL;
+    while (vigil_wire_add_anomaly(w, &big, &error))
+        ;
+    assert_true(g_error_matches(error, VIGIL_WIRE_ERROR, VIGIL_WIRE_ERROR_TOO_LARGE));
+    g_clear_error(&error);
+    uint32_t count = vigil_wire_writer_count(w);
+    assert_int_equal(count, VIGIL_WIRE_MAX_PAYLOAD_BYTES / item_bytes);
+    GBytes *msg = vigil_wire_writer_finish(w);
+    assert_int_equal(g_bytes_get_size(msg), VIGIL_WIRE_HEADER_BYTES + count * item_bytes);
+
+    struct vigil_wire_message m;
+    decode_bytes(msg, &m);
+    assert_int_equal(m.header.count, count);
+    assert_string_equal(m.anomalies[count - 1].message, text);
+    vigil_wire_message_clear(&m);
+    g_bytes_unref(msg);
+    g_free(text);
+}
+
+static void test_encode_message_refuses_inconsistent_messages(void **state)
+{
+    (void)state;
+    struct vigil_wire_message m;
+    memset(&m, 0, sizeof m);
+    GError *error = NULL;
+    assert_null(vigil_wire_encode_message(&m, &error));
+    assert_true(g_error_matches(error, VIGIL_WIRE_ERROR, VIGIL_WIRE_ERROR_MALFORMED));
+    g_clear_error(&error);
+
+    m.header.type = VIGIL_WIRE_SAMPLES;
+    m.process_id = 4;
+    assert_null(vigil_wire_encode_message(&m, &error));
+    assert_non_null(strstr(error->message, "carries no process id"));
+    g_clear_error(&error);
+
+    m.process_id = 0;
+    m.header.count = 2;
+    assert_null(vigil_wire_encode_message(&m, &error));
+    assert_non_null(strstr(error->message, "without its items"));
+    g_clear_error(&error);
+
+    struct vigil_sample bad[2] = {samples[0], samples[1]};
+    bad[1].value = NAN;
+    m.samples = bad;
+    assert_null(vigil_wire_encode_message(&m, &error));
+    assert_non_null(strstr(error->message, "not finite"));
+    g_clear_error(&error);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_every_type),
+        cmocka_unit_test(test_longest_path_round_trips),
+        cmocka_unit_test(test_samples_layout_is_as_documented),
+        cmocka_unit_test(test_activity_layout_is_as_documented),
+        cmocka_unit_test(test_checksum_ignores_its_own_field),
+        cmocka_unit_test(test_type_names),
+        cmocka_unit_test(test_error_domain_name),
+        cmocka_unit_test(test_clear_zeroed_message),
+        cmocka_unit_test(test_every_truncation_fails),
+        cmocka_unit_test(test_trailing_bytes_fail),
+        cmocka_unit_test(test_payload_left_over_fails),
+        cmocka_unit_test(test_bit_flips_are_detected),
+        cmocka_unit_test(test_bit_flips_past_the_checksum),
+        cmocka_unit_test(test_huge_count_is_refused_before_allocating),
+        cmocka_unit_test(test_count_disagreeing_with_items),
+        cmocka_unit_test(test_string_running_past_the_end),
+        cmocka_unit_test(test_hostile_activities),
+        cmocka_unit_test(test_hostile_names),
+        cmocka_unit_test(test_hostile_metrics),
+        cmocka_unit_test(test_hostile_samples),
+        cmocka_unit_test(test_hostile_anomalies),
+        cmocka_unit_test(test_hostile_states),
+        cmocka_unit_test(test_hostile_headers),
+        cmocka_unit_test(test_corrupt_type_is_a_checksum_error),
+        cmocka_unit_test(test_writer_refuses_bad_names),
+        cmocka_unit_test(test_writer_refuses_bad_samples),
+        cmocka_unit_test(test_writer_refuses_bad_metrics),
+        cmocka_unit_test(test_writer_refuses_bad_records),
+        cmocka_unit_test(test_writer_refuses_to_grow_too_large),
+        cmocka_unit_test(test_encode_message_refuses_inconsistent_messages),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
