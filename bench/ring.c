@@ -142,7 +142,7 @@ static double timed_drain(struct vigil_ring *consumer, struct locked_queue *queu
     if (consumer) {
         struct vigil_ring_drain_report rep;
         size_t got;
-        while ((got = vigil_ring_drain(consumer, 1u << 16, 0, consume, NULL, &rep)) > 0)
+        while ((got = vigil_ring_drain(consumer, 1u << 16, 0, NULL, consume, NULL, &rep)) > 0)
             n += got;
     } else {
         n = locked_drain(queue, &drained_checksum);
@@ -162,7 +162,7 @@ struct pair {
 static struct pair make_ring(uint32_t slots)
 {
     struct vigil_error err;
-    struct pair p = {vigil_ring_create(slots, &err), NULL};
+    struct pair p = {vigil_ring_create(slots, VIGIL_TICKS_MONOTONIC_NS, &err), NULL};
     if (p.producer != NULL)
         p.consumer = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
     if (p.consumer == NULL) {

@@ -1,5 +1,8 @@
 /* vigil — clocks. clock_gettime goes through the vDSO: no system call. */
+#include <fcntl.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vigil/clock.h"
 
@@ -48,4 +51,66 @@ uint64_t vigil_clock_to_realtime_ns(const struct vigil_clock_offset *offset, uin
 uint64_t vigil_clock_to_monotonic_ns(const struct vigil_clock_offset *offset, uint64_t realtime_ns)
 {
     return realtime_ns - (uint64_t)offset->realtime_minus_monotonic_ns;
+}
+
+enum vigil_tick_source vigil_tick_source_detect(void)
+{
+#if defined(__x86_64__)
+    /* The kernel only settles on "tsc" once it has found the counter
+     * invariant and synchronised across CPUs; we take its word. */
+    char name[16] = {0};
+    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                  O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, name, sizeof name - 1);
+        close(fd);
+        if (n >= 3 && strncmp(name, "tsc", 3) == 0 && (n == 3 || name[3] == '\n'))
+            return VIGIL_TICKS_TSC;
+    }
+#endif
+    return VIGIL_TICKS_MONOTONIC_NS;
+}
+
+void vigil_tick_anchor_now(enum vigil_tick_source source, struct vigil_tick_anchor *out)
+{
+    /* Bracket one clock read between two tick reads and keep the
+     * narrowest of a few tries: an interrupt in between shows as width. */
+    uint64_t best_width = UINT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        uint64_t before = vigil_ticks(source);
+        uint64_t ns = vigil_clock_monotonic_ns();
+        uint64_t after = vigil_ticks(source);
+        if (after - before < best_width) {
+            best_width = after - before;
+            out->ticks = before + (after - before) / 2;
+            out->ns = ns;
+        }
+    }
+    if (source == VIGIL_TICKS_MONOTONIC_NS)
+        out->ticks = out->ns;
+}
+
+void vigil_tick_clock_init(struct vigil_tick_clock *clock, enum vigil_tick_source source,
+                           const struct vigil_tick_anchor *earlier,
+                           const struct vigil_tick_anchor *later)
+{
+    clock->source = source;
+    clock->base = *later;
+    clock->ns_per_tick = 1.0;
+    if (source == VIGIL_TICKS_TSC && later->ticks > earlier->ticks && later->ns > earlier->ns)
+        clock->ns_per_tick =
+            (double)(later->ns - earlier->ns) / (double)(later->ticks - earlier->ticks);
+}
+
+uint64_t vigil_tick_clock_ns(const struct vigil_tick_clock *clock, uint64_t ticks)
+{
+    if (clock->source != VIGIL_TICKS_TSC)
+        return ticks;
+    double delta = (double)(int64_t)(ticks - clock->base.ticks) * clock->ns_per_tick;
+    return clock->base.ns + (uint64_t)(int64_t)delta;
+}
+
+double vigil_tick_clock_duration_ns(const struct vigil_tick_clock *clock, uint64_t ticks)
+{
+    return (double)ticks * (clock->source == VIGIL_TICKS_TSC ? clock->ns_per_tick : 1.0);
 }

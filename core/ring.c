@@ -31,6 +31,7 @@ struct vigil_ring {
     struct ring_slot *slots;
     uint64_t mask; /* slot_count - 1, from our own validated copy */
     uint32_t slot_count;
+    enum vigil_tick_source tick_source; /* our own validated copy */
     size_t map_bytes;
     int fd; /* the memfd we created, or -1 when attached */
     /* Consumer state lives here, never in the mapping the producer can write. */
@@ -59,7 +60,8 @@ static size_t ring_bytes(uint64_t slot_count)
     return RING_HEADER_BYTES + (size_t)slot_count * VIGIL_RING_SLOT_BYTES;
 }
 
-static struct vigil_ring *ring_wrap(void *map, size_t map_bytes, uint32_t slot_count, int fd)
+static struct vigil_ring *ring_wrap(void *map, size_t map_bytes, uint32_t slot_count,
+                                    enum vigil_tick_source tick_source, int fd)
 {
     struct vigil_ring *ring = calloc(1, sizeof *ring);
     if (ring == NULL)
@@ -68,16 +70,22 @@ static struct vigil_ring *ring_wrap(void *map, size_t map_bytes, uint32_t slot_c
     ring->slots = (struct ring_slot *)((char *)map + RING_HEADER_BYTES);
     ring->slot_count = slot_count;
     ring->mask = slot_count - 1u;
+    ring->tick_source = tick_source;
     ring->map_bytes = map_bytes;
     ring->fd = fd;
     return ring;
 }
 
-struct vigil_ring *vigil_ring_create(uint32_t slot_count, struct vigil_error *err)
+struct vigil_ring *vigil_ring_create(uint32_t slot_count, enum vigil_tick_source ticks,
+                                     struct vigil_error *err)
 {
     if (!slot_count_is_valid(slot_count)) {
         vigil_error_set(err, "ring of %u slots: the count must be a power of two from %u to %u",
                         slot_count, VIGIL_RING_MIN_SLOTS, VIGIL_RING_MAX_SLOTS);
+        return NULL;
+    }
+    if (ticks != VIGIL_TICKS_MONOTONIC_NS && ticks != VIGIL_TICKS_TSC) {
+        vigil_error_set(err, "ring with unknown tick source %d", (int)ticks);
         return NULL;
     }
     size_t bytes = ring_bytes(slot_count);
@@ -108,8 +116,9 @@ struct vigil_ring *vigil_ring_create(uint32_t slot_count, struct vigil_error *er
     h->slot_count = slot_count;
     h->total_bytes = bytes;
     h->producer_pid = (uint32_t)getpid();
+    h->tick_source = ticks;
 
-    struct vigil_ring *ring = ring_wrap(map, bytes, slot_count, fd);
+    struct vigil_ring *ring = ring_wrap(map, bytes, slot_count, ticks, fd);
     if (ring == NULL) {
         vigil_error_set(err, "no memory for the ring's handle");
         munmap(map, bytes);
@@ -124,7 +133,7 @@ struct vigil_ring *vigil_ring_create(uint32_t slot_count, struct vigil_error *er
 static bool header_is_valid(const struct ring_header *h, size_t file_bytes, struct vigil_error *err)
 {
     uint32_t magic = h->magic, version = h->version, slot_bytes = h->slot_bytes;
-    uint32_t slot_count = h->slot_count;
+    uint32_t slot_count = h->slot_count, tick_source = h->tick_source;
     uint64_t total = h->total_bytes;
     if (magic != RING_MAGIC) {
         vigil_error_set(err, "not a vigil ring: magic 0x%08x, expected 0x%08x", magic, RING_MAGIC);
@@ -142,6 +151,10 @@ static bool header_is_valid(const struct ring_header *h, size_t file_bytes, stru
     if (!slot_count_is_valid(slot_count)) {
         vigil_error_set(err, "ring of %u slots: not a power of two from %u to %u", slot_count,
                         VIGIL_RING_MIN_SLOTS, VIGIL_RING_MAX_SLOTS);
+        return false;
+    }
+    if (tick_source != VIGIL_TICKS_MONOTONIC_NS && tick_source != VIGIL_TICKS_TSC) {
+        vigil_error_set(err, "ring with unknown tick source %u", tick_source);
         return false;
     }
     if (total != ring_bytes(slot_count) || total != file_bytes) {
@@ -191,12 +204,16 @@ struct vigil_ring *vigil_ring_attach(int fd, struct vigil_error *err)
         return NULL;
     }
     struct ring_header *h = map;
-    uint32_t slot_count = h->slot_count;
-    if (!header_is_valid(h, file_bytes, err)) {
+    /* Read once: these copies are what header_is_valid checks and what we
+     * keep, whatever the producer writes into the header afterwards. */
+    struct ring_header copy;
+    memcpy(&copy, h, offsetof(struct ring_header, head));
+    if (!header_is_valid(&copy, file_bytes, err)) {
         munmap(map, file_bytes);
         return NULL;
     }
-    struct vigil_ring *ring = ring_wrap(map, file_bytes, slot_count, -1);
+    struct vigil_ring *ring =
+        ring_wrap(map, file_bytes, copy.slot_count, (enum vigil_tick_source)copy.tick_source, -1);
     if (ring == NULL) {
         vigil_error_set(err, "no memory for the ring's handle");
         munmap(map, file_bytes);
@@ -216,6 +233,11 @@ int vigil_ring_fd(const struct vigil_ring *ring)
 uint32_t vigil_ring_slot_count(const struct vigil_ring *ring)
 {
     return ring->slot_count;
+}
+
+enum vigil_tick_source vigil_ring_tick_source(const struct vigil_ring *ring)
+{
+    return ring->tick_source;
 }
 
 uint64_t vigil_ring_dropped(const struct vigil_ring *ring)
@@ -335,6 +357,7 @@ bool vigil_ring_push_name(struct vigil_ring *ring, uint32_t file_id, const char 
 struct drain {
     struct vigil_ring *ring;
     unsigned flags;
+    const struct vigil_tick_clock *clock; /* NULL: leave times in ticks */
     struct vigil_ring_drain_report *report;
     struct vigil_ring_record record; /* reused for every record of one drain */
 };
@@ -402,6 +425,12 @@ static bool take_activity(struct drain *d, const union ring_payload *payload)
     if (!vigil_activity_check(a, &why)) {
         skip(d, 1, &d->report->corrupt, why.message);
         return false;
+    }
+    if (d->clock != NULL) {
+        a->start_ns = vigil_tick_clock_ns(d->clock, a->start_ns);
+        a->end_ns = vigil_tick_clock_ns(d->clock, a->end_ns);
+        if (a->parent_start_ns != 0)
+            a->parent_start_ns = vigil_tick_clock_ns(d->clock, a->parent_start_ns);
     }
     d->record.type = VIGIL_RECORD_ACTIVITY;
     d->record.seq = d->ring->tail;
@@ -492,9 +521,10 @@ static bool read_header(struct drain *d, uint64_t *head)
 }
 
 size_t vigil_ring_drain(struct vigil_ring *ring, size_t max_records, unsigned flags,
-                        vigil_ring_record_fn fn, void *user, struct vigil_ring_drain_report *report)
+                        const struct vigil_tick_clock *clock, vigil_ring_record_fn fn, void *user,
+                        struct vigil_ring_drain_report *report)
 {
-    struct drain d = {.ring = ring, .flags = flags, .report = report};
+    struct drain d = {.ring = ring, .flags = flags, .clock = clock, .report = report};
     memset(report, 0, sizeof *report);
 
     uint64_t head;

@@ -78,7 +78,8 @@ struct ring_header {
     uint32_t slot_count;
     uint64_t total_bytes;
     uint32_t producer_pid; /* for people reading a core dump; never trusted */
-    unsigned char pad0[36];
+    uint32_t tick_source;  /* enum vigil_tick_source of the activities' times */
+    unsigned char pad0[32];
     _Atomic uint64_t head; /* next position to claim */
     unsigned char pad1[56];
     _Atomic uint64_t dropped; /* records dropped because the ring was full */

@@ -47,12 +47,50 @@ static void test_realtime_matches_the_system_clock(void **state)
     assert_true(theirs >= ours);
 }
 
+static void test_tick_clock_arithmetic(void **state)
+{
+    (void)state;
+    struct vigil_tick_anchor a = {1000, 5000}, b = {3000, 6000};
+    struct vigil_tick_clock c;
+    vigil_tick_clock_init(&c, VIGIL_TICKS_TSC, &a, &b);
+    assert_true(c.ns_per_tick == 0.5);
+    assert_int_equal(vigil_tick_clock_ns(&c, 3000), 6000);
+    assert_int_equal(vigil_tick_clock_ns(&c, 2000), 5500); /* before the base */
+    assert_int_equal(vigil_tick_clock_ns(&c, 5000), 7000);
+    assert_true(vigil_tick_clock_duration_ns(&c, 400) == 200.0);
+
+    /* Monotonic-ns ticks are ns already, whatever the anchors say. */
+    vigil_tick_clock_init(&c, VIGIL_TICKS_MONOTONIC_NS, &a, &b);
+    assert_int_equal(vigil_tick_clock_ns(&c, 1234), 1234);
+    assert_true(vigil_tick_clock_duration_ns(&c, 400) == 400.0);
+
+    /* Anchors in the wrong order cannot give a rate: stay at 1. */
+    vigil_tick_clock_init(&c, VIGIL_TICKS_TSC, &b, &a);
+    assert_true(c.ns_per_tick == 1.0);
+}
+
+static void test_tick_source_and_anchors(void **state)
+{
+    (void)state;
+    enum vigil_tick_source source = vigil_tick_source_detect();
+    assert_true(source == VIGIL_TICKS_TSC || source == VIGIL_TICKS_MONOTONIC_NS);
+    struct vigil_tick_anchor first, second;
+    vigil_tick_anchor_now(source, &first);
+    vigil_tick_anchor_now(source, &second);
+    assert_true(second.ns >= first.ns);
+    assert_true(second.ticks >= first.ticks);
+    if (source == VIGIL_TICKS_MONOTONIC_NS)
+        assert_int_equal(first.ticks, first.ns);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_monotonic_never_goes_back),
         cmocka_unit_test(test_offset_converts_both_ways),
         cmocka_unit_test(test_realtime_matches_the_system_clock),
+        cmocka_unit_test(test_tick_clock_arithmetic),
+        cmocka_unit_test(test_tick_source_and_anchors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,7 +60,7 @@ static struct pair make_pair(uint32_t slots)
 {
     struct vigil_error err = {{0}};
     struct pair p;
-    p.producer = vigil_ring_create(slots, &err);
+    p.producer = vigil_ring_create(slots, VIGIL_TICKS_MONOTONIC_NS, &err);
     assert_non_null(p.producer);
     p.consumer = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
     if (p.consumer == NULL)
@@ -115,7 +115,7 @@ static void test_push_and_drain_one(void **state)
 
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(p.consumer, 100, 0, collect, &c, &rep), 1);
+    assert_int_equal(vigil_ring_drain(p.consumer, 100, 0, NULL, collect, &c, &rep), 1);
     assert_int_equal(c.last.type, VIGIL_RECORD_ACTIVITY);
     a.seq = 0;
     assert_memory_equal(&c.last.activity, &a, sizeof a);
@@ -123,7 +123,7 @@ static void test_push_and_drain_one(void **state)
     assert_string_equal(rep.first_problem.message, "");
 
     /* Nothing more to read. */
-    assert_int_equal(vigil_ring_drain(p.consumer, 100, 0, collect, &c, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 100, 0, NULL, collect, &c, &rep), 0);
     free_pair(&p);
 }
 
@@ -144,13 +144,13 @@ static void test_names_of_every_length_class(void **state)
         assert_true(vigil_ring_push(p.producer, &a));
 
         size_t before = c.count;
-        assert_int_equal(vigil_ring_drain(p.consumer, 1, 0, collect, &c, &rep), 1);
+        assert_int_equal(vigil_ring_drain(p.consumer, 1, 0, NULL, collect, &c, &rep), 1);
         assert_int_equal(c.last.type, VIGIL_RECORD_NAME);
         assert_int_equal(c.last.name.file_id, i + 1);
         assert_int_equal(c.last.name.length, lengths[i]);
         assert_memory_equal(c.last.name.path, path, lengths[i]);
         assert_int_equal(c.last.name.path[lengths[i]], '\0');
-        assert_int_equal(vigil_ring_drain(p.consumer, 1, 0, collect, &c, &rep), 1);
+        assert_int_equal(vigil_ring_drain(p.consumer, 1, 0, NULL, collect, &c, &rep), 1);
         assert_int_equal(c.last.type, VIGIL_RECORD_ACTIVITY);
         assert_int_equal(c.last.activity.bytes_asked, i);
         assert_int_equal(c.count, before + 2);
@@ -172,7 +172,7 @@ static void test_invalid_names_are_refused(void **state)
     free(huge);
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, collect, &c, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, collect, &c, &rep), 0);
     free_pair(&p);
 }
 
@@ -191,14 +191,14 @@ static void test_full_ring_drops_and_counts(void **state)
 
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, collect, &c, &rep), 64);
+    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, NULL, collect, &c, &rep), 64);
     assert_int_equal(rep.dropped, 2);
     assert_true(c.in_order);
     assert_int_equal(c.last.activity.bytes_asked, 63);
 
     /* Room again, and the drop is not reported twice. */
     assert_true(vigil_ring_push(p.producer, &extra));
-    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, collect, &c, &rep), 1);
+    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, NULL, collect, &c, &rep), 1);
     assert_int_equal(rep.dropped, 0);
     assert_int_equal(c.last.activity.seq, 64);
     free_pair(&p);
@@ -214,8 +214,8 @@ static void test_drain_respects_max_records(void **state)
     }
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(p.consumer, 30, 0, collect, &c, &rep), 30);
-    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, collect, &c, &rep), 70);
+    assert_int_equal(vigil_ring_drain(p.consumer, 30, 0, NULL, collect, &c, &rep), 30);
+    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, NULL, collect, &c, &rep), 70);
     assert_true(c.in_order);
     assert_int_equal(c.count, 100);
     free_pair(&p);
@@ -297,7 +297,7 @@ static void test_eight_producers_one_consumer(void **state)
     for (;;) {
         bool done = atomic_load(&mt->producers_done) == PRODUCERS;
         struct vigil_ring_drain_report rep;
-        size_t n = vigil_ring_drain(mt->pair.consumer, 4096, 0, mt_check, mt, &rep);
+        size_t n = vigil_ring_drain(mt->pair.consumer, 4096, 0, NULL, mt_check, mt, &rep);
         mt->dropped_reported += rep.dropped;
         mt->corrupt += rep.corrupt;
         mt->torn += rep.torn;
@@ -367,8 +367,8 @@ static void test_garbage_slots_are_reported_not_crashed_on(void **state)
 
         size_t n = 0;
         struct vigil_ring_drain_report rep;
-        size_t handed =
-            vigil_ring_drain(p.consumer, 1000, VIGIL_RING_PRODUCER_GONE, count_only, &n, &rep);
+        size_t handed = vigil_ring_drain(p.consumer, 1000, VIGIL_RING_PRODUCER_GONE, NULL,
+                                         count_only, &n, &rep);
         assert_int_equal(handed, n);
         /* Every position below the head was either handed out or reported. */
         assert_int_equal(rep.slots, atomic_load(&h->head));
@@ -423,7 +423,7 @@ static void test_each_corruption_is_named(void **state)
          * still arrives. */
         size_t n = 0;
         struct vigil_ring_drain_report rep;
-        assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 1);
+        assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 1);
         assert_int_equal(rep.corrupt, 1);
         assert_int_equal(rep.slots, 2);
         if (strstr(rep.first_problem.message, expected[i]) == NULL)
@@ -449,21 +449,21 @@ static void test_damaged_name_records(void **state)
     slots[2].payload.name_next.file_id = 6;
     size_t n = 0;
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_int_equal(rep.corrupt, 3); /* the first two slots, then the stray one */
     assert_non_null(strstr(rep.first_problem.message, "continuation is missing"));
 
     /* A length that does not fit the slot count. */
     assert_true(vigil_ring_push_name(p.producer, 5, path, 10));
     slots[3].payload.name_first.length = 500;
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_int_equal(rep.corrupt, 1);
     assert_non_null(strstr(rep.first_problem.message, "impossible length"));
 
     /* A NUL written into a path after it was checked by the producer. */
     assert_true(vigil_ring_push_name(p.producer, 5, path, 10));
     slots[4].payload.name_first.path[3] = '\0';
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_non_null(strstr(rep.first_problem.message, "NUL"));
     munmap(raw, bytes);
     free_pair(&p);
@@ -480,17 +480,17 @@ static void test_corrupt_header_counters(void **state)
     struct vigil_ring_drain_report rep;
 
     atomic_store(&h->head, 65); /* more than one lap ahead */
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_true(rep.header_corrupt);
     assert_non_null(strstr(rep.first_problem.message, "head"));
 
     atomic_store(&h->head, 0);
     atomic_store(&h->dropped, 10);
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_false(rep.header_corrupt);
     assert_int_equal(rep.dropped, 10);
     atomic_store(&h->dropped, 3); /* backwards */
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, count_only, &n, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_true(rep.header_corrupt);
     assert_non_null(strstr(rep.first_problem.message, "drop counter"));
     munmap(raw, bytes);
@@ -513,12 +513,12 @@ static void test_producer_gone_mid_write(void **state)
 
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, collect, &c, &rep), 0);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, collect, &c, &rep), 0);
     assert_int_equal(rep.torn + rep.corrupt, 0); /* it may still be written */
 
     c.next_seq = 1;
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, VIGIL_RING_PRODUCER_GONE, collect, &c, &rep),
-                     1);
+    assert_int_equal(
+        vigil_ring_drain(p.consumer, 10, VIGIL_RING_PRODUCER_GONE, NULL, collect, &c, &rep), 1);
     assert_int_equal(rep.torn, 1);
     assert_int_equal(c.last.activity.seq, 1);
     assert_non_null(strstr(rep.first_problem.message, "never written"));
@@ -567,10 +567,11 @@ static void test_attach_refuses_bad_headers(void **state)
         {offsetof(struct ring_header, slot_count), 100, "not a power of two"},
         {offsetof(struct ring_header, slot_count), 128, "size mismatch"},
         {offsetof(struct ring_header, total_bytes), 4096, "size mismatch"},
+        {offsetof(struct ring_header, tick_source), 7, "unknown tick source 7"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct vigil_error err;
-        struct vigil_ring *r = vigil_ring_create(64, &err);
+        struct vigil_ring *r = vigil_ring_create(64, VIGIL_TICKS_MONOTONIC_NS, &err);
         size_t bytes;
         unsigned char *raw = map_raw(r, &bytes);
         memcpy(raw + cases[i].offset, &cases[i].value, sizeof cases[i].value);
@@ -599,7 +600,7 @@ static void test_attach_refuses_truncated_and_unsealed_files(void **state)
 
     /* A valid header over a file cut short. */
     struct vigil_error err;
-    struct vigil_ring *r = vigil_ring_create(64, &err);
+    struct vigil_ring *r = vigil_ring_create(64, VIGIL_TICKS_MONOTONIC_NS, &err);
     fd = memfd_create("cut", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     size_t cut = RING_HEADER_BYTES + 10 * VIGIL_RING_SLOT_BYTES;
     assert_int_equal(ftruncate(fd, (off_t)cut), 0);
@@ -620,14 +621,46 @@ static void test_attach_refuses_truncated_and_unsealed_files(void **state)
     expect_attach_error(-1, "ring fd -1");
 }
 
+static void test_tsc_ring_times_are_converted_by_drain(void **state)
+{
+    (void)state;
+    struct vigil_error err = {{0}};
+    struct vigil_ring *producer = vigil_ring_create(64, VIGIL_TICKS_TSC, &err);
+    assert_non_null(producer);
+    struct vigil_ring *consumer = vigil_ring_attach(vigil_ring_fd(producer), &err);
+    assert_non_null(consumer);
+    assert_int_equal(vigil_ring_tick_source(consumer), VIGIL_TICKS_TSC);
+
+    struct vigil_activity a = make_activity(1, 1);
+    a.start_ns = 3000; /* ticks, in a TSC ring */
+    a.end_ns = 3400;
+    a.parent_start_ns = 2000;
+    assert_true(vigil_ring_push(producer, &a));
+    assert_true(vigil_ring_push(producer, &a));
+
+    /* Two ticks per ns, tick 1000 at 5000 ns. */
+    struct vigil_tick_clock clock = {VIGIL_TICKS_TSC, {1000, 5000}, 0.5};
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(consumer, 1, 0, &clock, collect, &c, &rep), 1);
+    assert_int_equal(c.last.activity.start_ns, 6000);
+    assert_int_equal(c.last.activity.end_ns, 6200);
+    assert_int_equal(c.last.activity.parent_start_ns, 5500);
+    /* Without a clock the reader gets the ticks as written. */
+    assert_int_equal(vigil_ring_drain(consumer, 1, 0, NULL, collect, &c, &rep), 1);
+    assert_int_equal(c.last.activity.start_ns, 3000);
+    vigil_ring_close(consumer);
+    vigil_ring_close(producer);
+}
+
 static void test_create_refuses_bad_sizes(void **state)
 {
     (void)state;
     struct vigil_error err = {{0}};
-    assert_null(vigil_ring_create(100, &err));
+    assert_null(vigil_ring_create(100, VIGIL_TICKS_MONOTONIC_NS, &err));
     assert_non_null(strstr(err.message, "power of two"));
-    assert_null(vigil_ring_create(32, &err));
-    assert_null(vigil_ring_create(VIGIL_RING_MAX_SLOTS * 2u, &err));
+    assert_null(vigil_ring_create(32, VIGIL_TICKS_MONOTONIC_NS, &err));
+    assert_null(vigil_ring_create(VIGIL_RING_MAX_SLOTS * 2u, VIGIL_TICKS_MONOTONIC_NS, &err));
 }
 
 int main(void)
@@ -647,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_producer_gives_up_on_a_garbage_mark),
         cmocka_unit_test(test_attach_refuses_bad_headers),
         cmocka_unit_test(test_attach_refuses_truncated_and_unsealed_files),
+        cmocka_unit_test(test_tsc_ring_times_are_converted_by_drain),
         cmocka_unit_test(test_create_refuses_bad_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

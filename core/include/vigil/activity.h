@@ -41,7 +41,10 @@ struct vigil_activity {
      * parent's own record is written when it ends, after its children, so it
      * is referred to by when it began rather than by its seq. */
     uint64_t parent_start_ns;
-    uint64_t start_ns; /* CLOCK_MONOTONIC */
+    /* CLOCK_MONOTONIC ns everywhere but inside a ring: there the three
+     * times are in the ring's ticks (clock.h), which the hot path reads for
+     * half the price, and vigil_ring_drain converts them. */
+    uint64_t start_ns;
     uint64_t end_ns;
     int64_t offset_bytes; /* VIGIL_OFFSET_UNKNOWN when it cannot be known */
     uint64_t bytes_asked;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "vigil/activity.h"
+#include "vigil/clock.h"
 #include "vigil/error.h"
 
 #define VIGIL_RING_SLOT_BYTES 96u
@@ -35,8 +36,11 @@ struct vigil_ring;
 
 /* Producer side: a fresh ring of slot_count slots (a power of two) in a
  * sealed memfd. Creating it touches no page of the slot area: a zero-filled
- * slot already means "free". Returns NULL and fills err on failure. */
-struct vigil_ring *vigil_ring_create(uint32_t slot_count, struct vigil_error *err);
+ * slot already means "free". The activities' times will be in `ticks`
+ * (see clock.h); drain converts them. Returns NULL and fills err on
+ * failure. */
+struct vigil_ring *vigil_ring_create(uint32_t slot_count, enum vigil_tick_source ticks,
+                                     struct vigil_error *err);
 
 /* Consumer side: maps a ring received as a file descriptor and validates it
  * (magic, version, slot size, slot count, the file's real size, and seals
@@ -47,9 +51,11 @@ struct vigil_ring *vigil_ring_attach(int fd, struct vigil_error *err);
 /* The memfd of a ring made by vigil_ring_create (to pass to vigild), or -1. */
 int vigil_ring_fd(const struct vigil_ring *ring);
 uint32_t vigil_ring_slot_count(const struct vigil_ring *ring);
+enum vigil_tick_source vigil_ring_tick_source(const struct vigil_ring *ring);
 void vigil_ring_close(struct vigil_ring *ring);
 
-/* Writes one activity; its seq is set to the ring position it takes.
+/* Writes one activity, its times in the ring's ticks; its seq is set to
+ * the ring position it takes.
  * Returns false when the ring was full and the record was dropped (and
  * counted). Safe from any thread and from signal handlers. */
 bool vigil_ring_push(struct vigil_ring *ring, const struct vigil_activity *activity);
@@ -97,10 +103,13 @@ struct vigil_ring_drain_report {
 };
 
 /* Hands out up to max_records records in order, then returns how many it
- * handed out. Every position skipped as corrupt or torn leaves a gap in
- * the seq numbers and is counted in the report. */
+ * handed out. The activities' times (start, end, parent) are converted
+ * from the ring's ticks to CLOCK_MONOTONIC ns with `clock`, the reader's
+ * calibration; with NULL they stay in ticks. Every position skipped as
+ * corrupt or torn leaves a gap in the seq numbers and is counted in the
+ * report. */
 size_t vigil_ring_drain(struct vigil_ring *ring, size_t max_records, unsigned flags,
-                        vigil_ring_record_fn fn, void *user,
+                        const struct vigil_tick_clock *clock, vigil_ring_record_fn fn, void *user,
                         struct vigil_ring_drain_report *report);
 
 #endif
