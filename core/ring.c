@@ -33,7 +33,9 @@ struct vigil_ring {
     uint32_t slot_count;
     enum vigil_tick_source tick_source; /* our own validated copy */
     size_t map_bytes;
-    int fd; /* the memfd we created, or -1 when attached */
+    int fd;          /* the memfd we created, or -1 when attached */
+    dev_t fd_device; /* what fd was, to recognise it at close */
+    ino_t fd_inode;
     /* Consumer state lives here, never in the mapping the producer can write. */
     uint64_t tail;
     uint64_t dropped_seen;
@@ -119,6 +121,11 @@ struct vigil_ring *vigil_ring_create(uint32_t slot_count, enum vigil_tick_source
     h->tick_source = ticks;
 
     struct vigil_ring *ring = ring_wrap(map, bytes, slot_count, ticks, fd);
+    struct stat st;
+    if (ring != NULL && fstat(fd, &st) == 0) {
+        ring->fd_device = st.st_dev;
+        ring->fd_inode = st.st_ino;
+    }
     if (ring == NULL) {
         vigil_error_set(err, "no memory for the ring's handle");
         munmap(map, bytes);
@@ -245,12 +252,31 @@ uint64_t vigil_ring_dropped(const struct vigil_ring *ring)
     return atomic_load_explicit(&ring->header->dropped, memory_order_relaxed);
 }
 
+static bool fd_is_ours(const struct vigil_ring *ring)
+{
+    struct stat st;
+    return ring->fd >= 0 && fstat(ring->fd, &st) == 0 && st.st_dev == ring->fd_device &&
+           st.st_ino == ring->fd_inode;
+}
+
+bool vigil_ring_move_fd(struct vigil_ring *ring, int min_fd)
+{
+    if (!fd_is_ours(ring))
+        return false;
+    int moved = fcntl(ring->fd, F_DUPFD_CLOEXEC, min_fd);
+    if (moved < 0)
+        return false;
+    close(ring->fd);
+    ring->fd = moved;
+    return true;
+}
+
 void vigil_ring_close(struct vigil_ring *ring)
 {
     if (ring == NULL)
         return;
     munmap(ring->header, ring->map_bytes);
-    if (ring->fd >= 0)
+    if (fd_is_ours(ring))
         close(ring->fd);
     free(ring);
 }

@@ -29,7 +29,7 @@ static void test_every_operation_round_trips(void **state)
         enum vigil_op_class cls = vigil_op_class(op);
         assert_true(cls == VIGIL_OP_READS || cls == VIGIL_OP_WRITES || cls == VIGIL_OP_META);
     }
-    assert_int_equal(count, 42 + 22 + 43);
+    assert_int_equal(count, 44 + 29 + 43);
 }
 
 static void test_known_ids_never_change(void **state)

@@ -69,6 +69,8 @@ enum vigil_op_class {
     X(POSIX_RECVFROM, 40, POSIX, "recvfrom", READS)                                                \
     X(POSIX_SENDMSG, 41, POSIX, "sendmsg", WRITES)                                                 \
     X(POSIX_RECVMSG, 42, POSIX, "recvmsg", READS)                                                  \
+    X(POSIX_COPY_FILE_RANGE, 43, POSIX, "copy_file_range", WRITES)                                 \
+    X(POSIX_SENDFILE, 44, POSIX, "sendfile", WRITES)                                               \
     X(STDIO_FOPEN, 101, STDIO, "fopen", META)                                                      \
     X(STDIO_FDOPEN, 102, STDIO, "fdopen", META)                                                    \
     X(STDIO_FREOPEN, 103, STDIO, "freopen", META)                                                  \
@@ -91,6 +93,13 @@ enum vigil_op_class {
     X(STDIO_FTELLO, 120, STDIO, "ftello", META)                                                    \
     X(STDIO_REWIND, 121, STDIO, "rewind", META)                                                    \
     X(STDIO_FFLUSH, 122, STDIO, "fflush", META)                                                    \
+    X(STDIO_PRINTF, 123, STDIO, "printf", WRITES)                                                  \
+    X(STDIO_VPRINTF, 124, STDIO, "vprintf", WRITES)                                                \
+    X(STDIO_PUTS, 125, STDIO, "puts", WRITES)                                                      \
+    X(STDIO_PUTCHAR, 126, STDIO, "putchar", WRITES)                                                \
+    X(STDIO_GETCHAR, 127, STDIO, "getchar", READS)                                                 \
+    X(STDIO_SCANF, 128, STDIO, "scanf", READS)                                                     \
+    X(STDIO_VSCANF, 129, STDIO, "vscanf", READS)                                                   \
     X(MPIIO_OPEN, 201, MPIIO, "open", META)                                                        \
     X(MPIIO_CLOSE, 202, MPIIO, "close", META)                                                      \
     X(MPIIO_DELETE, 203, MPIIO, "delete", META)                                                    \

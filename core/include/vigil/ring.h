@@ -48,10 +48,17 @@ struct vigil_ring *vigil_ring_create(uint32_t slot_count, enum vigil_tick_source
  * fd stays the caller's. Returns NULL and fills err when the ring is bad. */
 struct vigil_ring *vigil_ring_attach(int fd, struct vigil_error *err);
 
+/* Moves the memfd of a ring made by vigil_ring_create to the lowest free
+ * descriptor at or above `min_fd`, so that it does not take a number the
+ * host program expects to get from its next open(). */
+bool vigil_ring_move_fd(struct vigil_ring *ring, int min_fd);
+
 /* The memfd of a ring made by vigil_ring_create (to pass to vigild), or -1. */
 int vigil_ring_fd(const struct vigil_ring *ring);
 uint32_t vigil_ring_slot_count(const struct vigil_ring *ring);
 enum vigil_tick_source vigil_ring_tick_source(const struct vigil_ring *ring);
+/* Unmaps the ring and closes its memfd, if the descriptor still refers to
+ * it: the host program may have closed it and reused the number. */
 void vigil_ring_close(struct vigil_ring *ring);
 
 /* Writes one activity, its times in the ring's ticks; its seq is set to

@@ -1,0 +1,364 @@
+/* vigil — files and descriptors as the preload library sees them.
+ *
+ * Paths are interned into a fixed, lock-free hash table mapped at start-up,
+ * so that opening a file never allocates: a thread claims an empty slot
+ * with a compare-and-swap on its hash, copies the path into an arena, and
+ * marks the slot ready. A thread that finds a slot with its hash still being
+ * written waits a few hundred iterations, then moves on: at worst one path
+ * gets two ids, never a wrong one. The descriptor table maps each fd to the
+ * id of the file it was opened on. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define FILE_SLOTS         (1u << 16)
+#define FILE_MAX_PROBES    64u
+#define PATH_ARENA_BYTES   (16u << 20)
+#define FD_TABLE_MAX       (1u << 20)
+#define EXCLUDE_MAX        16
+#define EXCLUDE_TEXT_BYTES 1024
+
+enum slot_state { SLOT_EMPTY, SLOT_WRITING, SLOT_READY, SLOT_BROKEN };
+
+struct file_slot {
+    _Atomic uint64_t hash; /* 0: empty */
+    _Atomic uint32_t state;
+    uint32_t path_length;
+    uint32_t path_offset;
+    _Atomic uint32_t announced; /* ring generation its name record went into */
+    _Atomic uint64_t calls, read_bytes, written_bytes;
+};
+
+static struct file_slot *slots;
+static char *arena;
+static _Atomic uint64_t arena_used;
+/* Slots in use, in the order they were taken: a fork resets only these. */
+static uint32_t *used_slots;
+static _Atomic uint32_t used_count;
+
+static _Atomic uint64_t *fd_table; /* 0: unknown; else (1 << 32) | file id */
+static uint32_t fd_table_size;
+#define FD_KNOWN (UINT64_C(1) << 32)
+
+/* The working directory, for relative paths. chdir fills the other buffer
+ * and then flips `cwd_current`, so a reader sees one whole path or the
+ * other. */
+static char cwd[2][PATH_MAX];
+static _Atomic int cwd_current;
+
+static char exclude_text[EXCLUDE_TEXT_BYTES];
+static const char *exclude[EXCLUDE_MAX];
+static size_t exclude_length[EXCLUDE_MAX];
+static int exclude_count;
+
+static void *map_anonymous(size_t bytes)
+{
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return map == MAP_FAILED ? NULL : map;
+}
+
+/* ---- interning ----------------------------------------------------------- */
+
+static uint64_t path_hash(const char *path, size_t length)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < length; i++) {
+        h ^= (unsigned char)path[i];
+        h *= 0x100000001b3ull;
+    }
+    return h | 1; /* never 0, which marks an empty slot */
+}
+
+static bool slot_holds(const struct file_slot *s, const char *path, size_t length)
+{
+    /* The writer may still be copying the path: give it a moment. */
+    uint32_t state = SLOT_WRITING;
+    for (int spin = 0; spin < 1000; spin++) {
+        state = atomic_load_explicit(&s->state, memory_order_acquire);
+        if (state != SLOT_WRITING)
+            break;
+    }
+    return state == SLOT_READY && s->path_length == length &&
+           memcmp(arena + s->path_offset, path, length) == 0;
+}
+
+static uint32_t fill_slot(uint32_t index, const char *path, size_t length)
+{
+    struct file_slot *s = &slots[index];
+    uint64_t offset = atomic_fetch_add_explicit(&arena_used, length + 1, memory_order_relaxed);
+    if (offset + length + 1 > PATH_ARENA_BYTES) {
+        atomic_store_explicit(&s->state, SLOT_BROKEN, memory_order_release);
+        return VIGIL_FILE_NONE;
+    }
+    memcpy(arena + offset, path, length);
+    arena[offset + length] = '\0';
+    s->path_offset = (uint32_t)offset;
+    s->path_length = (uint32_t)length;
+    uint32_t n = atomic_fetch_add_explicit(&used_count, 1, memory_order_relaxed);
+    used_slots[n] = index;
+    atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
+    return index + 1;
+}
+
+uint32_t preload_file_intern(const char *path, size_t length)
+{
+    if (slots == NULL || length > VIGIL_PATH_MAX)
+        return VIGIL_FILE_NONE;
+    uint64_t hash = path_hash(path, length);
+    for (uint32_t probe = 0; probe < FILE_MAX_PROBES; probe++) {
+        uint32_t index = (uint32_t)(hash + probe) & (FILE_SLOTS - 1);
+        struct file_slot *s = &slots[index];
+        uint64_t seen = atomic_load_explicit(&s->hash, memory_order_acquire);
+        if (seen == 0) {
+            if (atomic_compare_exchange_strong_explicit(&s->hash, &seen, hash, memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                atomic_store_explicit(&s->state, SLOT_WRITING, memory_order_relaxed);
+                return fill_slot(index, path, length);
+            }
+            /* Another thread took it first; `seen` is now its hash. */
+        }
+        if (seen == hash && slot_holds(s, path, length))
+            return index + 1;
+    }
+    return VIGIL_FILE_NONE; /* the table is full around this hash */
+}
+
+static struct file_slot *slot_of(uint32_t file_id)
+{
+    if (file_id == VIGIL_FILE_NONE || file_id > FILE_SLOTS || slots == NULL)
+        return NULL;
+    struct file_slot *s = &slots[file_id - 1];
+    return atomic_load_explicit(&s->state, memory_order_acquire) == SLOT_READY ? s : NULL;
+}
+
+const char *preload_file_path(uint32_t file_id, size_t *length)
+{
+    const struct file_slot *s = slot_of(file_id);
+    if (s == NULL)
+        return NULL;
+    *length = s->path_length;
+    return arena + s->path_offset;
+}
+
+void preload_file_count(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
+                        uint64_t written_bytes)
+{
+    struct file_slot *s = slot_of(file_id);
+    if (s == NULL)
+        return;
+    atomic_fetch_add_explicit(&s->calls, calls, memory_order_relaxed);
+    if (read_bytes)
+        atomic_fetch_add_explicit(&s->read_bytes, read_bytes, memory_order_relaxed);
+    if (written_bytes)
+        atomic_fetch_add_explicit(&s->written_bytes, written_bytes, memory_order_relaxed);
+}
+
+void preload_file_counts(uint32_t file_id, uint64_t *calls, uint64_t *read_bytes,
+                         uint64_t *written_bytes)
+{
+    struct file_slot *s = slot_of(file_id);
+    *calls = s ? atomic_load_explicit(&s->calls, memory_order_relaxed) : 0;
+    *read_bytes = s ? atomic_load_explicit(&s->read_bytes, memory_order_relaxed) : 0;
+    *written_bytes = s ? atomic_load_explicit(&s->written_bytes, memory_order_relaxed) : 0;
+}
+
+uint32_t preload_file_count_used(void)
+{
+    return atomic_load_explicit(&used_count, memory_order_acquire);
+}
+
+uint32_t preload_file_used_id(uint32_t n)
+{
+    return used_slots[n] + 1;
+}
+
+void preload_file_announce(uint32_t file_id)
+{
+    struct file_slot *s = slot_of(file_id);
+    uint32_t generation = atomic_load_explicit(&preload.ring_generation, memory_order_relaxed);
+    if (s == NULL || atomic_load_explicit(&s->announced, memory_order_relaxed) == generation)
+        return;
+    /* Two threads may both send it: a repeated name record is harmless. If
+     * the ring is full it is tried again with the file's next activity. */
+    if (vigil_ring_push_name(preload.ring, file_id, arena + s->path_offset, s->path_length))
+        atomic_store_explicit(&s->announced, generation, memory_order_relaxed);
+}
+
+/* ---- paths ---------------------------------------------------------------- */
+
+static size_t join(char *out, size_t out_size, const char *base, size_t base_length,
+                   const char *path, size_t path_length)
+{
+    bool slash = base_length > 0 && base[base_length - 1] != '/';
+    size_t total = base_length + slash + path_length;
+    if (total + 1 > out_size)
+        return 0;
+    memcpy(out, base, base_length);
+    if (slash)
+        out[base_length] = '/';
+    memcpy(out + base_length + slash, path, path_length);
+    out[total] = '\0';
+    return total;
+}
+
+size_t preload_absolute_path(int dirfd, const char *path, char *out, size_t out_size)
+{
+    size_t length = strlen(path);
+    if (path[0] == '/' || (dirfd != AT_FDCWD && preload_fd_get(dirfd) == VIGIL_FILE_NONE))
+        return join(out, out_size, "", 0, path, length); /* as given */
+    if (dirfd == AT_FDCWD) {
+        const char *base = cwd[atomic_load_explicit(&cwd_current, memory_order_acquire)];
+        return join(out, out_size, base, strlen(base), path, length);
+    }
+    size_t base_length;
+    const char *base = preload_file_path(preload_fd_get(dirfd), &base_length);
+    if (base == NULL)
+        return join(out, out_size, "", 0, path, length);
+    return join(out, out_size, base, base_length, path, length);
+}
+
+bool preload_path_is_excluded(const char *absolute_path)
+{
+    for (int i = 0; i < exclude_count; i++) {
+        size_t n = exclude_length[i];
+        if (strncmp(absolute_path, exclude[i], n) == 0 &&
+            (absolute_path[n] == '/' || absolute_path[n] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+uint32_t preload_file_for_path(int dirfd, const char *path)
+{
+    char absolute[PATH_MAX];
+    if (path == NULL)
+        return VIGIL_FILE_NONE;
+    size_t length = preload_absolute_path(dirfd, path, absolute, sizeof absolute);
+    if (length == 0)
+        return VIGIL_FILE_NONE;
+    if (preload_path_is_excluded(absolute))
+        return PRELOAD_FILE_EXCLUDED;
+    return preload_file_intern(absolute, length);
+}
+
+void preload_cwd_changed(void)
+{
+    int next = !atomic_load_explicit(&cwd_current, memory_order_relaxed);
+    if (getcwd(cwd[next], sizeof cwd[next]) != NULL)
+        atomic_store_explicit(&cwd_current, next, memory_order_release);
+}
+
+/* ---- descriptors ------------------------------------------------------------ */
+
+void preload_fd_set(int fd, uint32_t file_id)
+{
+    if (fd >= 0 && (uint32_t)fd < fd_table_size)
+        atomic_store_explicit(&fd_table[fd], FD_KNOWN | file_id, memory_order_relaxed);
+}
+
+uint32_t preload_fd_get(int fd)
+{
+    if (fd < 0 || (uint32_t)fd >= fd_table_size)
+        return VIGIL_FILE_NONE;
+    uint64_t entry = atomic_load_explicit(&fd_table[fd], memory_order_relaxed);
+    return (uint32_t)entry; /* an unknown fd (0) gives VIGIL_FILE_NONE */
+}
+
+void preload_fd_clear(int fd)
+{
+    if (fd >= 0 && (uint32_t)fd < fd_table_size)
+        atomic_store_explicit(&fd_table[fd], 0, memory_order_relaxed);
+}
+
+void preload_fd_forget(int fd, uint32_t file_id)
+{
+    if (fd < 0 || (uint32_t)fd >= fd_table_size)
+        return;
+    uint64_t expected = FD_KNOWN | file_id;
+    atomic_compare_exchange_strong_explicit(&fd_table[fd], &expected, 0, memory_order_relaxed,
+                                            memory_order_relaxed);
+}
+
+void preload_fd_copy(int from, int to)
+{
+    if (from < 0 || (uint32_t)from >= fd_table_size)
+        preload_fd_clear(to);
+    else if (to >= 0 && (uint32_t)to < fd_table_size)
+        atomic_store_explicit(&fd_table[to],
+                              atomic_load_explicit(&fd_table[from], memory_order_relaxed),
+                              memory_order_relaxed);
+}
+
+/* ---- set-up -------------------------------------------------------------------- */
+
+/* VIGIL_EXCLUDE: a colon-separated list of path prefixes whose calls are
+ * counted but not recorded; empty excludes nothing. */
+static void parse_exclusions(void)
+{
+    const char *text = getenv("VIGIL_EXCLUDE");
+    if (text == NULL)
+        text = "/proc:/sys:/dev";
+    size_t length = strlen(text);
+    if (length >= sizeof exclude_text)
+        length = sizeof exclude_text - 1;
+    memcpy(exclude_text, text, length);
+    exclude_text[length] = '\0';
+    exclude_count = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(exclude_text, ":", &save); p && exclude_count < EXCLUDE_MAX;
+         p = strtok_r(NULL, ":", &save)) {
+        size_t n = strlen(p);
+        while (n > 1 && p[n - 1] == '/')
+            p[--n] = '\0'; /* "/dev/" excludes what "/dev" does */
+        exclude[exclude_count] = p;
+        exclude_length[exclude_count++] = n;
+    }
+}
+
+static void name_standard_streams(void)
+{
+    static const char *const names[] = {"<stdin>", "<stdout>", "<stderr>"};
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) >= 0) /* only those that are open */
+            preload_fd_set(fd, preload_file_intern(names[fd], strlen(names[fd])));
+}
+
+bool preload_files_init(void)
+{
+    struct rlimit limit;
+    fd_table_size = FD_TABLE_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_max < FD_TABLE_MAX)
+        fd_table_size = (uint32_t)limit.rlim_max;
+    slots = map_anonymous(FILE_SLOTS * sizeof *slots);
+    arena = map_anonymous(PATH_ARENA_BYTES);
+    used_slots = map_anonymous(FILE_SLOTS * sizeof *used_slots);
+    fd_table = map_anonymous(fd_table_size * sizeof *fd_table);
+    if (!slots || !arena || !used_slots || !fd_table)
+        return false;
+    if (getcwd(cwd[0], sizeof cwd[0]) == NULL)
+        cwd[0][0] = '\0';
+    parse_exclusions();
+    name_standard_streams();
+    return true;
+}
+
+void preload_files_reset_after_fork(void)
+{
+    /* The child keeps the names and descriptors it inherited, and starts its
+     * own counts; its new ring needs every name record again, which the
+     * ring generation takes care of. */
+    uint32_t used = preload_file_count_used();
+    for (uint32_t i = 0; i < used; i++) {
+        struct file_slot *s = &slots[used_slots[i]];
+        atomic_store_explicit(&s->calls, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->read_bytes, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->written_bytes, 0, memory_order_relaxed);
+    }
+}

@@ -1,0 +1,242 @@
+/* vigil — libvigil-preload.so's internal interface, shared by its files.
+ *
+ * The library is loaded into arbitrary programs. Every wrapper follows the
+ * same shape:
+ *
+ *     ssize_t write(int fd, const void *buf, size_t count)
+ *     {
+ *         struct preload_call call;
+ *         if (!preload_call_begin(&call))
+ *             return REAL(write)(fd, buf, count);      // not ours to count
+ *         ssize_t ret = REAL(write)(fd, buf, count);
+ *         preload_call_end(&call, &(struct preload_outcome){ … });
+ *         return ret;
+ *     }
+ *
+ * preload_call_begin refuses when the library is not active or when this
+ * thread is already inside a wrapper (our own I/O, libc calling itself, a
+ * signal handler interrupting a wrapper); the call then goes straight
+ * through. preload_call_end does the bookkeeping and leaves errno exactly
+ * as the real function set it. Nothing on this path takes a lock,
+ * allocates or makes a system call of its own. */
+#ifndef VIGIL_PRELOAD_H
+#define VIGIL_PRELOAD_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* set by the build for every file; here for tools */
+#endif
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "vigil/activity.h"
+#include "vigil/clock.h"
+#include "vigil/ontology.h"
+#include "vigil/ring.h"
+
+#define PRELOAD_HIDDEN      __attribute__((visibility("hidden")))
+#define PRELOAD_EXPORT      __attribute__((visibility("default")))
+#define PRELOAD_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define PRELOAD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* A preloaded library's TLS is in the static block: the cheapest model. */
+#define PRELOAD_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---- counters (counters.c) --------------------------------------------- */
+
+struct preload_op_counter {
+    uint64_t calls;
+    uint64_t bytes;  /* bytes the calls moved */
+    uint64_t ticks;  /* time inside the calls */
+    uint64_t errors; /* calls that failed */
+};
+
+/* One thread's counts. Only its thread writes them, with plain stores; the
+ * reporter reads them (relaxed) from another thread at exit. Blocks come
+ * from a pool that outlives threads, so an exited thread's counts stay. */
+struct preload_thread_counters {
+    struct preload_op_counter ops[VIGIL_OP_MAX_ID + 1];
+    uint64_t recorded; /* records written into the ring */
+    uint64_t dropped;  /* records the ring had no room for */
+    uint64_t excluded; /* calls on excluded files: counted here only */
+    /* Counts for the file this thread used last, flushed to the file's
+     * shared (atomic) counters when the thread moves to another file: a
+     * thread reading one file pays no atomic operation per call. */
+    uint32_t pending_file;
+    uint64_t pending_calls, pending_read_bytes, pending_written_bytes;
+    bool shared; /* the overflow block, used by many threads: atomic adds */
+};
+
+/* The calling thread's block, claimed on its first call. */
+struct preload_thread_counters *preload_counters_claim(void) PRELOAD_HIDDEN;
+/* Adds `value`; plain on a thread's own block, atomic on the shared one. */
+static inline void preload_count(const struct preload_thread_counters *c, uint64_t *counter,
+                                 uint64_t value)
+{
+    if (PRELOAD_UNLIKELY(c->shared))
+        __atomic_fetch_add(counter, value, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + value,
+                         __ATOMIC_RELAXED);
+}
+
+/* Sums of every block (and of every file's pending counts), for the report. */
+struct preload_totals {
+    struct preload_op_counter ops[VIGIL_OP_MAX_ID + 1];
+    uint64_t recorded, dropped, excluded;
+};
+void preload_counters_sum(struct preload_totals *out) PRELOAD_HIDDEN;
+void preload_counters_flush_pending(struct preload_thread_counters *c) PRELOAD_HIDDEN;
+/* Calls `fn` with what each thread holds for its current file and has not
+ * flushed to the file's shared counters yet. */
+typedef void (*preload_pending_fn)(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
+                                   uint64_t written_bytes, void *user);
+void preload_counters_visit_pending(preload_pending_fn fn, void *user) PRELOAD_HIDDEN;
+bool preload_counters_init(void) PRELOAD_HIDDEN;
+void preload_counters_reset_after_fork(void) PRELOAD_HIDDEN;
+
+/* ---- files and descriptors (files.c) ------------------------------------ */
+
+/* Interns an absolute path (or a name such as "<stdout>"); returns its
+ * file id, or VIGIL_FILE_NONE when the table is full. Lock-free. */
+uint32_t preload_file_intern(const char *path, size_t length) PRELOAD_HIDDEN;
+const char *preload_file_path(uint32_t file_id, size_t *length) PRELOAD_HIDDEN;
+/* Adds to a file's shared counters. */
+void preload_file_count(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
+                        uint64_t written_bytes) PRELOAD_HIDDEN;
+/* The file's shared counters (without what threads still hold). */
+void preload_file_counts(uint32_t file_id, uint64_t *calls, uint64_t *read_bytes,
+                         uint64_t *written_bytes) PRELOAD_HIDDEN;
+uint32_t preload_file_count_used(void) PRELOAD_HIDDEN;
+uint32_t preload_file_used_id(uint32_t n) PRELOAD_HIDDEN; /* n < preload_file_count_used() */
+/* Makes sure the ring has this file's name record before its activities. */
+void preload_file_announce(uint32_t file_id) PRELOAD_HIDDEN;
+
+/* Absolute form of `path` as seen from `dirfd` (AT_FDCWD for the working
+ * directory) in `out`; returns its length, or 0 when it does not fit. */
+size_t preload_absolute_path(int dirfd, const char *path, char *out,
+                             size_t out_size) PRELOAD_HIDDEN;
+bool preload_path_is_excluded(const char *absolute_path) PRELOAD_HIDDEN;
+/* The file id for a path argument (stat, unlink, open…): interned, or
+ * PRELOAD_FILE_EXCLUDED for a path under an excluded prefix. */
+uint32_t preload_file_for_path(int dirfd, const char *path) PRELOAD_HIDDEN;
+#define PRELOAD_FILE_EXCLUDED UINT32_MAX
+
+/* The descriptor table: what each fd refers to. */
+void preload_fd_set(int fd, uint32_t file_id) PRELOAD_HIDDEN; /* file id or PRELOAD_FILE_EXCLUDED */
+uint32_t preload_fd_get(int fd) PRELOAD_HIDDEN;               /* VIGIL_FILE_NONE when unknown */
+void preload_fd_clear(int fd) PRELOAD_HIDDEN;
+/* Clears fd's entry if it still names `file_id`: after a close, another
+ * thread may already have opened something else under the same number. */
+void preload_fd_forget(int fd, uint32_t file_id) PRELOAD_HIDDEN;
+void preload_fd_copy(int from, int to) PRELOAD_HIDDEN;
+void preload_cwd_changed(void) PRELOAD_HIDDEN;
+
+bool preload_files_init(void) PRELOAD_HIDDEN;
+void preload_files_reset_after_fork(void) PRELOAD_HIDDEN;
+
+/* ---- the process (state.c) ---------------------------------------------- */
+
+struct preload_state {
+    _Atomic int active; /* 1 once set up; 0 before, and after it gave up */
+    enum vigil_tick_source tick_source;
+    struct vigil_ring *ring;
+    _Atomic uint32_t ring_generation; /* a fork makes a new ring */
+    pid_t pid;
+    struct vigil_tick_anchor start;
+    uint64_t start_realtime_ns;
+    int argc;
+    char **argv;
+    /* Descriptors of our own go at or above this, out of the way of the
+     * numbers a program expects its own open() calls to return. */
+    int private_fd_floor;
+    int saved_stderr; /* a copy of fd 2 from set-up, for the report, or -1 */
+};
+extern struct preload_state preload PRELOAD_HIDDEN;
+
+struct preload_thread {
+    int in_call; /* inside a wrapper: a nested call goes straight through */
+    uint32_t thread_id;
+    struct preload_thread_counters *counters;
+};
+extern PRELOAD_TLS struct preload_thread preload_thread PRELOAD_HIDDEN;
+
+/* ---- calls (call.c) ------------------------------------------------------ */
+
+struct preload_call {
+    uint64_t start_ticks;
+};
+
+/* What a wrapper knows once the real function has returned. */
+struct preload_outcome {
+    unsigned op;      /* enum vigil_op */
+    int fd;           /* the descriptor it used, or -1 */
+    uint32_t file_id; /* when fd < 0: from preload_file_for_path, or VIGIL_FILE_NONE */
+    int64_t result;   /* what the caller gets back */
+    bool failed;      /* the call failed: errno is meaningful */
+    uint64_t bytes_asked;
+    uint64_t bytes_moved; /* what it transferred, 0 when it failed */
+    int64_t offset_bytes; /* VIGIL_OFFSET_UNKNOWN when it cannot be known */
+};
+
+static inline bool preload_call_begin(struct preload_call *call)
+{
+    if (PRELOAD_UNLIKELY(!atomic_load_explicit(&preload.active, memory_order_relaxed)) ||
+        preload_thread.in_call)
+        return false;
+    preload_thread.in_call = 1;
+    call->start_ticks = vigil_ticks(preload.tick_source);
+    return true;
+}
+
+/* The bookkeeping; errno is read on entry and restored on exit. */
+void preload_call_end(const struct preload_call *call,
+                      const struct preload_outcome *outcome) PRELOAD_HIDDEN;
+
+/* The two commonest endings. A data call on a descriptor returns the bytes
+ * it moved, or -1; a meta call returns anything, -1 meaning failure. */
+static inline void preload_end_data(const struct preload_call *call, unsigned op, int fd,
+                                    int64_t ret, uint64_t bytes_asked, int64_t offset_bytes)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = fd,
+        .result = ret,
+        .failed = ret<0, .bytes_asked = bytes_asked, .bytes_moved = ret> 0 ? (uint64_t)ret : 0,
+        .offset_bytes = offset_bytes,
+    };
+    preload_call_end(call, &o);
+}
+
+static inline void preload_end_meta(const struct preload_call *call, unsigned op, int fd,
+                                    int64_t ret)
+{
+    struct preload_outcome o = {.op = op,
+                                .fd = fd,
+                                .result = ret,
+                                .failed = ret == -1,
+                                .offset_bytes = VIGIL_OFFSET_UNKNOWN};
+    preload_call_end(call, &o);
+}
+
+/* ---- the real functions (real.c) ----------------------------------------- */
+
+/* Resolves `name` with dlsym(RTLD_NEXT) into *slot, once. */
+void *preload_real_resolve(void **slot, const char *name) PRELOAD_HIDDEN;
+#define REAL(fn)                                                                                   \
+    ((__typeof__(&fn))(preload_real_##fn != NULL ? preload_real_##fn                               \
+                                                 : preload_real_resolve(&preload_real_##fn, #fn)))
+/* Declares (in a header) or defines (in a wrapper file) the slot of a real
+ * function. */
+#define PRELOAD_REAL_SLOT(fn) void *preload_real_##fn PRELOAD_HIDDEN
+
+/* ---- the report (report.c) ------------------------------------------------ */
+
+/* Reads VIGIL_REPORT and VIGIL_REPORT_FORMAT once, at set-up, so that a
+ * program changing its environment does not redirect the report. */
+void preload_report_init(void) PRELOAD_HIDDEN;
+void preload_report_write(void) PRELOAD_HIDDEN;
+
+#endif

@@ -1,0 +1,434 @@
+/* vigil — the end-of-run report, in text for people or JSON for programs.
+ *
+ * It runs at exit, in normal context, with the calling thread's guard set:
+ * its own writes go straight to libc and are not counted. It is formatted
+ * into a buffer and written with write(2): the program's stdio may be in
+ * any state by then, and the report never touches stdout. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define TOP_FILES 10
+
+enum report_format { REPORT_TEXT, REPORT_JSON };
+
+static struct {
+    bool off;
+    enum report_format format;
+    char path[4096]; /* "" for stderr */
+} config;
+
+void preload_report_init(void)
+{
+    const char *target = getenv("VIGIL_REPORT");
+    const char *format = getenv("VIGIL_REPORT_FORMAT");
+    if (target != NULL && strcmp(target, "off") == 0)
+        config.off = true;
+    else if (target != NULL && target[0] != '\0' && strcmp(target, "stderr") != 0)
+        snprintf(config.path, sizeof config.path, "%s", target);
+    if (format == NULL || format[0] == '\0' || strcmp(format, "text") == 0)
+        config.format = REPORT_TEXT;
+    else if (strcmp(format, "json") == 0)
+        config.format = REPORT_JSON;
+    else
+        dprintf(2, "vigil: VIGIL_REPORT_FORMAT=%s is neither text nor json; using text\n", format);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+struct out {
+    int fd;
+    size_t length;
+    char buffer[16384];
+};
+
+static void out_flush(struct out *o)
+{
+    size_t done = 0;
+    while (done < o->length) {
+        ssize_t n = write(o->fd, o->buffer + done, o->length - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* nowhere to write: the report is lost, the program is not */
+        done += (size_t)n;
+    }
+    o->length = 0;
+}
+
+static void out_bytes(struct out *o, const char *bytes, size_t length)
+{
+    while (length > 0) {
+        if (o->length == sizeof o->buffer)
+            out_flush(o);
+        size_t room = sizeof o->buffer - o->length;
+        size_t chunk = length < room ? length : room;
+        memcpy(o->buffer + o->length, bytes, chunk);
+        o->length += chunk;
+        bytes += chunk;
+        length -= chunk;
+    }
+}
+
+static void out_text(struct out *o, const char *text)
+{
+    out_bytes(o, text, strlen(text));
+}
+
+__attribute__((format(printf, 2, 3))) static void out_printf(struct out *o, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        out_bytes(o, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* Length of the valid UTF-8 sequence at s (at most `left` bytes), or 0. */
+static size_t utf8_sequence(const unsigned char *s, size_t left)
+{
+    size_t n = s[0] < 0x80             ? 1
+               : (s[0] & 0xE0) == 0xC0 ? 2
+               : (s[0] & 0xF0) == 0xE0 ? 3
+               : (s[0] & 0xF8) == 0xF0 ? 4
+                                       : 0;
+    if (n == 0 || n > left || (n == 2 && s[0] < 0xC2))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* A JSON string. Paths are bytes, not always UTF-8: a byte that is not part
+ * of a valid sequence is written as \u00XX, its Latin-1 reading. */
+static void out_json_string(struct out *o, const char *text, size_t length)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    out_bytes(o, "\"", 1);
+    for (size_t i = 0; i < length;) {
+        size_t n = utf8_sequence(s + i, length - i);
+        if (n == 1 && s[i] == '"')
+            out_bytes(o, "\\\"", 2);
+        else if (n == 1 && s[i] == '\\')
+            out_bytes(o, "\\\\", 2);
+        else if (n == 1 && s[i] < 0x20)
+            out_printf(o, "\\u%04x", s[i]);
+        else if (n > 0)
+            out_bytes(o, text + i, n);
+        else
+            out_printf(o, "\\u%04x", s[i]);
+        i += n ? n : 1;
+    }
+    out_bytes(o, "\"", 1);
+}
+
+/* A path for a terminal: anything unprintable as \xNN. */
+static void out_text_path(struct out *o, const char *path, size_t length, int width)
+{
+    int written = 0;
+    for (size_t i = 0; i < length; i++, written++) {
+        unsigned char c = (unsigned char)path[i];
+        if (c < 0x20 || c == 0x7f) {
+            out_printf(o, "\\x%02x", c);
+            written += 3;
+        } else {
+            out_bytes(o, path + i, 1);
+        }
+    }
+    for (; written < width; written++)
+        out_bytes(o, " ", 1);
+}
+
+/* ---- figures ----------------------------------------------------------------- */
+
+struct file_figure {
+    uint32_t file_id;
+    uint64_t calls, read_bytes, written_bytes;
+};
+
+struct figures {
+    struct preload_totals totals;
+    struct vigil_tick_clock clock;
+    double runtime_ms, cpu_seconds;
+    uint64_t io_read_bytes, io_written_bytes, network_bytes, observed;
+    char host[256];
+    struct file_figure *files; /* every file, by id; NULL if no memory */
+    uint32_t file_slots;
+    struct file_figure top[TOP_FILES];
+    int top_count;
+};
+
+static bool is_network_op(unsigned op)
+{
+    return op >= VIGIL_OP_POSIX_SEND && op <= VIGIL_OP_POSIX_RECVMSG;
+}
+
+static void add_pending(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
+                        uint64_t written_bytes, void *user)
+{
+    struct figures *f = user;
+    if (f->files == NULL || file_id >= f->file_slots)
+        return;
+    f->files[file_id].calls += calls;
+    f->files[file_id].read_bytes += read_bytes;
+    f->files[file_id].written_bytes += written_bytes;
+}
+
+static bool busier(const struct file_figure *a, const struct file_figure *b)
+{
+    uint64_t bytes_a = a->read_bytes + a->written_bytes, bytes_b = b->read_bytes + b->written_bytes;
+    return bytes_a != bytes_b ? bytes_a > bytes_b : a->calls > b->calls;
+}
+
+static void pick_top_files(struct figures *f)
+{
+    uint32_t used = preload_file_count_used();
+    uint32_t max_id = 0;
+    for (uint32_t i = 0; i < used; i++)
+        if (preload_file_used_id(i) > max_id)
+            max_id = preload_file_used_id(i);
+    f->file_slots = max_id + 1;
+    f->files = calloc(f->file_slots, sizeof *f->files);
+    if (f->files == NULL)
+        return;
+    for (uint32_t i = 0; i < used; i++) {
+        uint32_t id = preload_file_used_id(i);
+        struct file_figure *ff = &f->files[id];
+        ff->file_id = id;
+        preload_file_counts(id, &ff->calls, &ff->read_bytes, &ff->written_bytes);
+    }
+    preload_counters_visit_pending(add_pending, f);
+    /* A small insertion sort of the busiest few. */
+    for (uint32_t id = 1; id < f->file_slots; id++) {
+        const struct file_figure *ff = &f->files[id];
+        if (ff->calls == 0)
+            continue;
+        int at = f->top_count;
+        while (at > 0 && busier(ff, &f->top[at - 1]))
+            at--;
+        if (at >= TOP_FILES)
+            continue;
+        int last = f->top_count < TOP_FILES ? f->top_count : TOP_FILES - 1;
+        memmove(&f->top[at + 1], &f->top[at], (size_t)(last - at) * sizeof f->top[0]);
+        f->top[at] = *ff;
+        if (f->top_count < TOP_FILES)
+            f->top_count++;
+    }
+}
+
+static void gather(struct figures *f)
+{
+    memset(f, 0, sizeof *f);
+    preload_counters_sum(&f->totals);
+    struct vigil_tick_anchor now;
+    vigil_tick_anchor_now(preload.tick_source, &now);
+    vigil_tick_clock_init(&f->clock, preload.tick_source, &preload.start, &now);
+    f->runtime_ms = (double)(now.ns - preload.start.ns) / 1e6;
+
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) == 0)
+        f->cpu_seconds = (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                         (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    if (gethostname(f->host, sizeof f->host - 1) != 0)
+        strcpy(f->host, "unknown");
+
+    for (unsigned op = 1; op <= VIGIL_OP_MAX_ID; op++) {
+        const struct preload_op_counter *c = &f->totals.ops[op];
+        f->observed += c->calls;
+        if (is_network_op(op))
+            f->network_bytes += c->bytes;
+        else if (vigil_op_class(op) == VIGIL_OP_READS)
+            f->io_read_bytes += c->bytes;
+        else if (vigil_op_class(op) == VIGIL_OP_WRITES)
+            f->io_written_bytes += c->bytes;
+    }
+    f->observed += f->totals.excluded;
+    pick_top_files(f);
+}
+
+static const char *program_name(void)
+{
+    return preload.argc > 0 && preload.argv && preload.argv[0] ? preload.argv[0] : "(unknown)";
+}
+
+static const char energy_note[] = "energy is measured by vigild, the node daemon, and this "
+                                  "process reported to none";
+
+/* ---- text ---------------------------------------------------------------------- */
+
+static void human_bytes(char *out, size_t size, uint64_t bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double value = (double)bytes;
+    int unit = 0;
+    while (value >= 1024 && unit < 5) {
+        value /= 1024;
+        unit++;
+    }
+    snprintf(out, size, unit ? "%.1f %s" : "%.0f %s", value, units[unit]);
+}
+
+static void write_text(struct out *o, const struct figures *f)
+{
+    char total[32], read[32], written[32], network[32];
+    human_bytes(total, sizeof total, f->io_read_bytes + f->io_written_bytes);
+    human_bytes(read, sizeof read, f->io_read_bytes);
+    human_bytes(written, sizeof written, f->io_written_bytes);
+    human_bytes(network, sizeof network, f->network_bytes);
+
+    out_printf(o, "\n== vigil report: %s (pid %d on %s) ==\n", program_name(), (int)preload.pid,
+               f->host);
+    out_printf(o, "CONSUMED_CPU_SECONDS       %.3f\n", f->cpu_seconds);
+    out_printf(o, "CONSUMED_ENERGY_JOULE      n/a (%s)\n", energy_note);
+    out_printf(o, "ACCESSED_IO_BYTES          %llu (%s: read %s, written %s)\n",
+               (unsigned long long)(f->io_read_bytes + f->io_written_bytes), total, read, written);
+    out_printf(o, "TRANSFERRED_NETWORK_BYTES  %llu (%s)\n", (unsigned long long)f->network_bytes,
+               network);
+    out_printf(o, "OBSERVED_RUNTIME_MS        %.3f\n\n", f->runtime_ms);
+
+    out_printf(o, "%-6s %-20s %12s %16s %12s %8s\n", "layer", "operation", "calls", "bytes",
+               "time_ms", "errors");
+    for (unsigned op = 1; op <= VIGIL_OP_MAX_ID; op++) {
+        const struct preload_op_counter *c = &f->totals.ops[op];
+        if (c->calls == 0)
+            continue;
+        out_printf(
+            o, "%-6s %-20s %12llu %16llu %12.3f %8llu\n", vigil_layer_name(vigil_op_layer(op)),
+            vigil_op_name(op), (unsigned long long)c->calls, (unsigned long long)c->bytes,
+            vigil_tick_clock_duration_ns(&f->clock, c->ticks) / 1e6, (unsigned long long)c->errors);
+    }
+    if (f->top_count > 0) {
+        out_printf(o, "\n%-44s %10s %16s %16s\n", "top files", "calls", "read_bytes",
+                   "written_bytes");
+        for (int i = 0; i < f->top_count; i++) {
+            size_t length;
+            const char *path = preload_file_path(f->top[i].file_id, &length);
+            out_text_path(o, path ? path : "?", path ? length : 1, 44);
+            out_printf(o, " %10llu %16llu %16llu\n", (unsigned long long)f->top[i].calls,
+                       (unsigned long long)f->top[i].read_bytes,
+                       (unsigned long long)f->top[i].written_bytes);
+        }
+    }
+    out_printf(o,
+               "\nactivities: %llu observed, %llu recorded, %llu dropped (ring full), %llu "
+               "excluded (counted only)\n",
+               (unsigned long long)f->observed, (unsigned long long)f->totals.recorded,
+               (unsigned long long)f->totals.dropped, (unsigned long long)f->totals.excluded);
+}
+
+/* ---- JSON ----------------------------------------------------------------------- */
+
+static void write_json(struct out *o, const struct figures *f)
+{
+    out_text(o, "{\"vigil_report\":1,\"program\":");
+    const char *program = program_name();
+    out_json_string(o, program, strlen(program));
+    out_text(o, ",\"argv\":[");
+    for (int i = 0; i < preload.argc && preload.argv && preload.argv[i]; i++) {
+        if (i > 0)
+            out_text(o, ",");
+        out_json_string(o, preload.argv[i], strlen(preload.argv[i]));
+    }
+    out_printf(o, "],\"pid\":%d,\"host\":", (int)preload.pid);
+    out_json_string(o, f->host, strlen(f->host));
+    out_printf(o, ",\"runtime_ms\":%.3f,\"cpu_seconds\":%.6f", f->runtime_ms, f->cpu_seconds);
+    out_text(o, ",\"energy_joule\":null,\"energy_source\":\"none\",\"energy_note\":");
+    out_json_string(o, energy_note, strlen(energy_note));
+    out_printf(o,
+               ",\"io_bytes_read\":%llu,\"io_bytes_written\":%llu,\"network_bytes\":%llu,"
+               "\"activities\":{\"observed\":%llu,\"recorded\":%llu,\"dropped\":%llu,"
+               "\"excluded\":%llu}",
+               (unsigned long long)f->io_read_bytes, (unsigned long long)f->io_written_bytes,
+               (unsigned long long)f->network_bytes, (unsigned long long)f->observed,
+               (unsigned long long)f->totals.recorded, (unsigned long long)f->totals.dropped,
+               (unsigned long long)f->totals.excluded);
+    out_text(o, ",\"layers\":{");
+    for (unsigned layer = 1; layer <= VIGIL_LAYER_COUNT; layer++) {
+        out_printf(o, "%s\"%s\":{", layer > 1 ? "," : "", vigil_layer_name(layer));
+        bool first = true;
+        for (unsigned op = 1; op <= VIGIL_OP_MAX_ID; op++) {
+            const struct preload_op_counter *c = &f->totals.ops[op];
+            if (c->calls == 0 || vigil_op_layer(op) != layer)
+                continue;
+            out_printf(
+                o, "%s\"%s\":{\"calls\":%llu,\"bytes\":%llu,\"time_ns\":%.0f,\"errors\":%llu}",
+                first ? "" : ",", vigil_op_name(op), (unsigned long long)c->calls,
+                (unsigned long long)c->bytes, vigil_tick_clock_duration_ns(&f->clock, c->ticks),
+                (unsigned long long)c->errors);
+            first = false;
+        }
+        out_text(o, "}");
+    }
+    out_text(o, "},\"files\":[");
+    for (int i = 0; i < f->top_count; i++) {
+        size_t length;
+        const char *path = preload_file_path(f->top[i].file_id, &length);
+        out_text(o, i > 0 ? ",{\"path\":" : "{\"path\":");
+        out_json_string(o, path ? path : "?", path ? length : 1);
+        out_printf(o, ",\"calls\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu}",
+                   (unsigned long long)f->top[i].calls, (unsigned long long)f->top[i].read_bytes,
+                   (unsigned long long)f->top[i].written_bytes);
+    }
+    out_text(o, "]}\n");
+}
+
+/* ---- where it goes ------------------------------------------------------------------ */
+
+/* The report path with %p replaced by the pid (and %% by %). */
+static void expand_path(char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = config.path; *p && n + 1 < size; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            n += (size_t)snprintf(out + n, size - n, "%d", (int)preload.pid);
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            out[n++] = '%';
+            p++;
+        } else {
+            out[n++] = *p;
+        }
+        if (n >= size)
+            n = size - 1;
+    }
+    out[n] = '\0';
+}
+
+void preload_report_write(void)
+{
+    if (config.off)
+        return;
+    static struct out o; /* 16 KiB: not on the stack of whatever thread exits */
+    static struct figures f;
+    /* The program's stderr as it is now, or as it was at start if the
+     * program has closed it by now. */
+    o.fd = fcntl(2, F_GETFD) >= 0 || preload.saved_stderr < 0 ? 2 : preload.saved_stderr;
+    o.length = 0;
+    if (config.path[0] != '\0') {
+        char path[sizeof config.path + 32];
+        expand_path(path, sizeof path);
+        o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (o.fd < 0) {
+            dprintf(2, "vigil: cannot write the report to %s: %s\n", path, strerror(errno));
+            return;
+        }
+    }
+    gather(&f);
+    if (config.format == REPORT_JSON)
+        write_json(&o, &f);
+    else
+        write_text(&o, &f);
+    out_flush(&o);
+    free(f.files);
+    if (config.path[0] != '\0')
+        close(o.fd);
+}

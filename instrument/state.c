@@ -1,0 +1,132 @@
+/* vigil — the preload library's life: set-up before main, a fresh start in
+ * every forked child, and the report at exit.
+ *
+ * If anything needed at set-up is missing (no memory for the ring, say),
+ * the library stays inactive and every call goes straight through: it never
+ * makes the program fail. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+struct preload_state preload;
+PRELOAD_TLS struct preload_thread preload_thread;
+
+/* Reads VIGIL_RING_SLOTS: a power of two within the ring's limits. */
+static uint32_t ring_slots_wanted(void)
+{
+    const char *text = getenv("VIGIL_RING_SLOTS");
+    if (text == NULL || text[0] == '\0')
+        return VIGIL_RING_DEFAULT_SLOTS;
+    char *end;
+    unsigned long value = strtoul(text, &end, 10);
+    if (*end != '\0' || value < VIGIL_RING_MIN_SLOTS || value > VIGIL_RING_MAX_SLOTS ||
+        (value & (value - 1)) != 0) {
+        dprintf(2, "vigil: VIGIL_RING_SLOTS=%s is not a power of two from %u to %u; using %u\n",
+                text, VIGIL_RING_MIN_SLOTS, VIGIL_RING_MAX_SLOTS, VIGIL_RING_DEFAULT_SLOTS);
+        return VIGIL_RING_DEFAULT_SLOTS;
+    }
+    return (uint32_t)value;
+}
+
+/* Near the top of the soft descriptor limit: programs count up from 3. */
+static int private_fd_floor(void)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return 1000;
+    if (limit.rlim_cur >= 1088)
+        return limit.rlim_cur > 1064 + 1000 ? 1000 : (int)limit.rlim_cur - 64;
+    return limit.rlim_cur > 16 ? (int)limit.rlim_cur / 2 : 3;
+}
+
+static bool start_ring(struct vigil_error *err)
+{
+    struct vigil_ring *ring = vigil_ring_create(ring_slots_wanted(), preload.tick_source, err);
+    if (ring == NULL)
+        return false;
+    vigil_ring_move_fd(ring, preload.private_fd_floor); /* where it was is fine too */
+    preload.ring = ring;
+    atomic_fetch_add_explicit(&preload.ring_generation, 1, memory_order_relaxed);
+    return true;
+}
+
+static void start_clock(void)
+{
+    preload.pid = getpid();
+    vigil_tick_anchor_now(preload.tick_source, &preload.start);
+    preload.start_realtime_ns = vigil_clock_realtime_ns();
+}
+
+static void after_fork_in_child(void)
+{
+    if (!atomic_load(&preload.active))
+        return;
+    preload_thread.in_call = 1;
+    /* The parent's ring stays the parent's: the child gets its own ring,
+     * counts and report. */
+    vigil_ring_close(preload.ring);
+    preload.ring = NULL;
+    preload_counters_reset_after_fork();
+    preload_files_reset_after_fork();
+    start_clock();
+    struct vigil_error err;
+    if (!start_ring(&err)) {
+        atomic_store(&preload.active, 0);
+        dprintf(2, "vigil: disabled in child %d: %s\n", (int)getpid(), err.message);
+    }
+    preload_thread.in_call = 0;
+}
+
+/* glibc passes argc, argv and envp to constructors of preloaded libraries. */
+__attribute__((constructor)) static void preload_init(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    preload_thread.in_call = 1; /* our own set-up goes straight through */
+    preload.argc = argc;
+    preload.argv = argv;
+    preload.tick_source = vigil_tick_source_detect();
+    const char *ticks = getenv("VIGIL_TICKS");
+    if (ticks != NULL && strcmp(ticks, "monotonic") == 0)
+        preload.tick_source = VIGIL_TICKS_MONOTONIC_NS;
+    start_clock();
+    preload.private_fd_floor = private_fd_floor();
+    /* Programs close stderr at exit (coreutils do, in an atexit handler)
+     * before our report is written: keep a copy to fall back on. */
+    preload.saved_stderr = fcntl(2, F_DUPFD_CLOEXEC, preload.private_fd_floor);
+
+    struct vigil_error err = {{0}};
+    if (!preload_counters_init() || !preload_files_init()) {
+        vigil_error_set(&err, "no memory for its tables");
+    } else if (start_ring(&err)) {
+        pthread_atfork(NULL, NULL, after_fork_in_child);
+        preload_report_init();
+        atomic_store(&preload.active, 1);
+    }
+    if (!atomic_load(&preload.active))
+        dprintf(2, "vigil: disabled, the program runs uninstrumented: %s\n", err.message);
+    preload_thread.in_call = 0;
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+    if (!atomic_load(&preload.active))
+        return;
+    preload_thread.in_call = 1; /* the report's own writes are not counted */
+    preload_report_write();
+    /* Anything after this (other libraries' destructors) is not ours. */
+    atomic_store(&preload.active, 0);
+}
+
+/* For tests and benchmarks that read their own ring: the fd of this
+ * process's ring, or -1 when vigil is not active here. */
+PRELOAD_EXPORT int vigil_preload_ring_fd(void);
+int vigil_preload_ring_fd(void)
+{
+    return atomic_load(&preload.active) ? vigil_ring_fd(preload.ring) : -1;
+}

@@ -1,0 +1,317 @@
+/* vigil — POSIX calls that open, close and duplicate descriptors, and
+ * change the working directory: besides being counted, they keep the
+ * descriptor table (which file each fd is) and the working directory (for
+ * relative paths) up to date. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+PRELOAD_REAL_SLOT(open);
+PRELOAD_REAL_SLOT(open64);
+PRELOAD_REAL_SLOT(openat);
+PRELOAD_REAL_SLOT(openat64);
+PRELOAD_REAL_SLOT(__open_2);
+PRELOAD_REAL_SLOT(__open64_2);
+PRELOAD_REAL_SLOT(__openat_2);
+PRELOAD_REAL_SLOT(__openat64_2);
+PRELOAD_REAL_SLOT(creat);
+PRELOAD_REAL_SLOT(creat64);
+PRELOAD_REAL_SLOT(close);
+PRELOAD_REAL_SLOT(dup);
+PRELOAD_REAL_SLOT(dup2);
+PRELOAD_REAL_SLOT(dup3);
+PRELOAD_REAL_SLOT(fcntl);
+PRELOAD_REAL_SLOT(fcntl64);
+PRELOAD_REAL_SLOT(chdir);
+PRELOAD_REAL_SLOT(fchdir);
+
+/* The glibc fortify variants are declared only under _FORTIFY_SOURCE. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+/* open's third argument exists only when the flags create a file. */
+#define OPEN_NEEDS_MODE(flags) (((flags)&O_CREAT) || ((flags)&O_TMPFILE) == O_TMPFILE)
+
+static void end_open(const struct preload_call *call, unsigned op, int dirfd, const char *path,
+                     int ret)
+{
+    int saved_errno = errno;
+    uint32_t file_id = VIGIL_FILE_NONE;
+    /* EFAULT means the path pointer is bad: do not read it. */
+    if (ret >= 0 || saved_errno != EFAULT)
+        file_id = preload_file_for_path(dirfd, path);
+    if (ret >= 0)
+        preload_fd_set(ret, file_id);
+    struct preload_outcome o = {
+        .op = op,
+        .fd = -1,
+        .file_id = file_id,
+        .result = ret,
+        .failed = ret < 0,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    errno = saved_errno;
+    preload_call_end(call, &o);
+}
+
+int open(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (OPEN_NEEDS_MODE(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(open)(path, flags, mode);
+    int ret = REAL(open)(path, flags, mode);
+    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
+    return ret;
+}
+
+int open64(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (OPEN_NEEDS_MODE(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(open64)(path, flags, mode);
+    int ret = REAL(open64)(path, flags, mode);
+    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
+    return ret;
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (OPEN_NEEDS_MODE(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(openat)(dirfd, path, flags, mode);
+    int ret = REAL(openat)(dirfd, path, flags, mode);
+    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
+    return ret;
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (OPEN_NEEDS_MODE(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(openat64)(dirfd, path, flags, mode);
+    int ret = REAL(openat64)(dirfd, path, flags, mode);
+    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
+    return ret;
+}
+
+int __open_2(const char *path, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(__open_2)(path, flags);
+    int ret = REAL(__open_2)(path, flags);
+    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
+    return ret;
+}
+
+int __open64_2(const char *path, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(__open64_2)(path, flags);
+    int ret = REAL(__open64_2)(path, flags);
+    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
+    return ret;
+}
+
+int __openat_2(int dirfd, const char *path, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(__openat_2)(dirfd, path, flags);
+    int ret = REAL(__openat_2)(dirfd, path, flags);
+    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
+    return ret;
+}
+
+int __openat64_2(int dirfd, const char *path, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(__openat64_2)(dirfd, path, flags);
+    int ret = REAL(__openat64_2)(dirfd, path, flags);
+    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
+    return ret;
+}
+
+int creat(const char *path, mode_t mode)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(creat)(path, mode);
+    int ret = REAL(creat)(path, mode);
+    end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, ret);
+    return ret;
+}
+
+int creat64(const char *path, mode_t mode)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(creat64)(path, mode);
+    int ret = REAL(creat64)(path, mode);
+    end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, ret);
+    return ret;
+}
+
+int close(int fd)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call)) {
+        int ret = REAL(close)(fd);
+        /* Even uncounted, a closed descriptor must not keep its name: the
+         * number will be reused. */
+        if (ret == 0)
+            preload_fd_forget(fd, preload_fd_get(fd));
+        return ret;
+    }
+    uint32_t file_id = preload_fd_get(fd); /* before the number can be reused */
+    int ret = REAL(close)(fd);
+    if (ret == 0 || errno == EINTR) /* on Linux, EINTR still closes the descriptor */
+        preload_fd_forget(fd, file_id);
+    struct preload_outcome o = {
+        .op = VIGIL_OP_POSIX_CLOSE,
+        .fd = -1,
+        .file_id = file_id,
+        .result = ret,
+        .failed = ret == -1,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(&call, &o);
+    return ret;
+}
+
+int dup(int fd)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call)) {
+        int ret = REAL(dup)(fd);
+        if (ret >= 0)
+            preload_fd_copy(fd, ret);
+        return ret;
+    }
+    int ret = REAL(dup)(fd);
+    if (ret >= 0)
+        preload_fd_copy(fd, ret);
+    preload_end_meta(&call, VIGIL_OP_POSIX_DUP, fd, ret);
+    return ret;
+}
+
+int dup2(int oldfd, int newfd)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call)) {
+        int ret = REAL(dup2)(oldfd, newfd);
+        if (ret >= 0)
+            preload_fd_copy(oldfd, ret);
+        return ret;
+    }
+    int ret = REAL(dup2)(oldfd, newfd);
+    if (ret >= 0)
+        preload_fd_copy(oldfd, ret);
+    preload_end_meta(&call, VIGIL_OP_POSIX_DUP2, oldfd, ret);
+    return ret;
+}
+
+int dup3(int oldfd, int newfd, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call)) {
+        int ret = REAL(dup3)(oldfd, newfd, flags);
+        if (ret >= 0)
+            preload_fd_copy(oldfd, ret);
+        return ret;
+    }
+    int ret = REAL(dup3)(oldfd, newfd, flags);
+    if (ret >= 0)
+        preload_fd_copy(oldfd, ret);
+    preload_end_meta(&call, VIGIL_OP_POSIX_DUP3, oldfd, ret);
+    return ret;
+}
+
+/* fcntl's third argument is an int or a pointer depending on the command;
+ * like glibc itself, pass it on as a pointer-sized value. */
+static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
+{
+    struct preload_call call;
+    bool counted = preload_call_begin(&call);
+    int ret = real(fd, cmd, arg);
+    if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+        preload_fd_copy(fd, ret);
+    if (counted)
+        preload_end_meta(&call, VIGIL_OP_POSIX_FCNTL, fd, ret);
+    return ret;
+}
+
+int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    return fcntl_common(REAL(fcntl), fd, cmd, arg);
+}
+
+int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    return fcntl_common(REAL(fcntl64), fd, cmd, arg);
+}
+
+/* Not I/O, so not counted: only followed, for relative paths. */
+int chdir(const char *path)
+{
+    int ret = REAL(chdir)(path);
+    if (ret == 0) {
+        int saved_errno = errno;
+        preload_cwd_changed();
+        errno = saved_errno;
+    }
+    return ret;
+}
+
+int fchdir(int fd)
+{
+    int ret = REAL(fchdir)(fd);
+    if (ret == 0) {
+        int saved_errno = errno;
+        preload_cwd_changed();
+        errno = saved_errno;
+    }
+    return ret;
+}

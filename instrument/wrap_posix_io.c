@@ -1,0 +1,326 @@
+/* vigil — POSIX calls that move data through a descriptor, or position,
+ * sync, size or map it. The 64-bit variants count as their base call. */
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+PRELOAD_REAL_SLOT(read);
+PRELOAD_REAL_SLOT(write);
+PRELOAD_REAL_SLOT(pread);
+PRELOAD_REAL_SLOT(pread64);
+PRELOAD_REAL_SLOT(pwrite);
+PRELOAD_REAL_SLOT(pwrite64);
+PRELOAD_REAL_SLOT(readv);
+PRELOAD_REAL_SLOT(writev);
+PRELOAD_REAL_SLOT(preadv);
+PRELOAD_REAL_SLOT(preadv64);
+PRELOAD_REAL_SLOT(pwritev);
+PRELOAD_REAL_SLOT(pwritev64);
+PRELOAD_REAL_SLOT(preadv2);
+PRELOAD_REAL_SLOT(pwritev2);
+PRELOAD_REAL_SLOT(lseek);
+PRELOAD_REAL_SLOT(lseek64);
+PRELOAD_REAL_SLOT(fsync);
+PRELOAD_REAL_SLOT(fdatasync);
+PRELOAD_REAL_SLOT(ftruncate);
+PRELOAD_REAL_SLOT(ftruncate64);
+PRELOAD_REAL_SLOT(mmap);
+PRELOAD_REAL_SLOT(mmap64);
+PRELOAD_REAL_SLOT(msync);
+
+/* Bytes an iovec array asks for. Read only after the kernel accepted the
+ * array (the call did not fail): before that it may point anywhere. */
+static uint64_t iov_bytes(const struct iovec *iov, int count, ssize_t ret)
+{
+    uint64_t total = 0;
+    if (ret < 0 || iov == NULL)
+        return 0;
+    for (int i = 0; i < count; i++)
+        total += iov[i].iov_len;
+    return total;
+}
+
+ssize_t read(int fd, void *buf, size_t count)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(read)(fd, buf, count);
+    ssize_t ret = REAL(read)(fd, buf, count);
+    preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, count, VIGIL_OFFSET_UNKNOWN);
+    return ret;
+}
+
+ssize_t write(int fd, const void *buf, size_t count)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(write)(fd, buf, count);
+    ssize_t ret = REAL(write)(fd, buf, count);
+    preload_end_data(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count, VIGIL_OFFSET_UNKNOWN);
+    return ret;
+}
+
+ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(pread)(fd, buf, count, offset);
+    ssize_t ret = REAL(pread)(fd, buf, count, offset);
+    preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, count, offset);
+    return ret;
+}
+
+ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(pread64)(fd, buf, count, offset);
+    ssize_t ret = REAL(pread64)(fd, buf, count, offset);
+    preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, count, offset);
+    return ret;
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(pwrite)(fd, buf, count, offset);
+    ssize_t ret = REAL(pwrite)(fd, buf, count, offset);
+    preload_end_data(&call, VIGIL_OP_POSIX_PWRITE, fd, ret, count, offset);
+    return ret;
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(pwrite64)(fd, buf, count, offset);
+    ssize_t ret = REAL(pwrite64)(fd, buf, count, offset);
+    preload_end_data(&call, VIGIL_OP_POSIX_PWRITE, fd, ret, count, offset);
+    return ret;
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(readv)(fd, iov, iovcnt);
+    ssize_t ret = REAL(readv)(fd, iov, iovcnt);
+    preload_end_data(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                     VIGIL_OFFSET_UNKNOWN);
+    return ret;
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(writev)(fd, iov, iovcnt);
+    ssize_t ret = REAL(writev)(fd, iov, iovcnt);
+    preload_end_data(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                     VIGIL_OFFSET_UNKNOWN);
+    return ret;
+}
+
+ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(preadv)(fd, iov, iovcnt, offset);
+    ssize_t ret = REAL(preadv)(fd, iov, iovcnt, offset);
+    preload_end_data(&call, VIGIL_OP_POSIX_PREADV, fd, ret, iov_bytes(iov, iovcnt, ret), offset);
+    return ret;
+}
+
+ssize_t preadv64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(preadv64)(fd, iov, iovcnt, offset);
+    ssize_t ret = REAL(preadv64)(fd, iov, iovcnt, offset);
+    preload_end_data(&call, VIGIL_OP_POSIX_PREADV, fd, ret, iov_bytes(iov, iovcnt, ret), offset);
+    return ret;
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(pwritev)(fd, iov, iovcnt, offset);
+    ssize_t ret = REAL(pwritev)(fd, iov, iovcnt, offset);
+    preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV, fd, ret, iov_bytes(iov, iovcnt, ret), offset);
+    return ret;
+}
+
+ssize_t pwritev64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(pwritev64)(fd, iov, iovcnt, offset);
+    ssize_t ret = REAL(pwritev64)(fd, iov, iovcnt, offset);
+    preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV, fd, ret, iov_bytes(iov, iovcnt, ret), offset);
+    return ret;
+}
+
+ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(preadv2)(fd, iov, iovcnt, offset, flags);
+    ssize_t ret = REAL(preadv2)(fd, iov, iovcnt, offset, flags);
+    /* An offset of -1 means "the current position", which we do not know. */
+    preload_end_data(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
+                     offset < 0 ? VIGIL_OFFSET_UNKNOWN : offset);
+    return ret;
+}
+
+ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
+    ssize_t ret = REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
+    preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret, iov_bytes(iov, iovcnt, ret),
+                     offset < 0 ? VIGIL_OFFSET_UNKNOWN : offset);
+    return ret;
+}
+
+static void end_seek(const struct preload_call *call, int fd, off64_t ret)
+{
+    struct preload_outcome o = {
+        .op = VIGIL_OP_POSIX_LSEEK,
+        .fd = fd,
+        .result = ret,
+        .failed = ret < 0,
+        .offset_bytes = ret < 0 ? VIGIL_OFFSET_UNKNOWN : ret, /* where it ended */
+    };
+    preload_call_end(call, &o);
+}
+
+off_t lseek(int fd, off_t offset, int whence)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(lseek)(fd, offset, whence);
+    off_t ret = REAL(lseek)(fd, offset, whence);
+    end_seek(&call, fd, ret);
+    return ret;
+}
+
+off64_t lseek64(int fd, off64_t offset, int whence)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(lseek64)(fd, offset, whence);
+    off64_t ret = REAL(lseek64)(fd, offset, whence);
+    end_seek(&call, fd, ret);
+    return ret;
+}
+
+int fsync(int fd)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fsync)(fd);
+    int ret = REAL(fsync)(fd);
+    preload_end_meta(&call, VIGIL_OP_POSIX_FSYNC, fd, ret);
+    return ret;
+}
+
+int fdatasync(int fd)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fdatasync)(fd);
+    int ret = REAL(fdatasync)(fd);
+    preload_end_meta(&call, VIGIL_OP_POSIX_FDATASYNC, fd, ret);
+    return ret;
+}
+
+static void end_truncate(const struct preload_call *call, int fd, int ret, off64_t length)
+{
+    struct preload_outcome o = {
+        .op = VIGIL_OP_POSIX_FTRUNCATE,
+        .fd = fd,
+        .result = ret,
+        .failed = ret == -1,
+        .bytes_asked = length > 0 ? (uint64_t)length : 0, /* the size asked for */
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+int ftruncate(int fd, off_t length)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(ftruncate)(fd, length);
+    int ret = REAL(ftruncate)(fd, length);
+    end_truncate(&call, fd, ret, length);
+    return ret;
+}
+
+int ftruncate64(int fd, off64_t length)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(ftruncate64)(fd, length);
+    int ret = REAL(ftruncate64)(fd, length);
+    end_truncate(&call, fd, ret, length);
+    return ret;
+}
+
+static void end_mmap(const struct preload_call *call, void *ret, size_t length, int flags, int fd,
+                     off64_t offset)
+{
+    struct preload_outcome o = {
+        .op = VIGIL_OP_POSIX_MMAP,
+        /* An anonymous mapping is memory, not a file. */
+        .fd = (flags & MAP_ANONYMOUS) ? -1 : fd,
+        .result = (int64_t)(intptr_t)ret,
+        .failed = ret == MAP_FAILED,
+        .bytes_asked = length,
+        .offset_bytes = (flags & MAP_ANONYMOUS) ? VIGIL_OFFSET_UNKNOWN : offset,
+    };
+    preload_call_end(call, &o);
+}
+
+void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(mmap)(addr, length, prot, flags, fd, offset);
+    void *ret = REAL(mmap)(addr, length, prot, flags, fd, offset);
+    end_mmap(&call, ret, length, flags, fd, offset);
+    return ret;
+}
+
+void *mmap64(void *addr, size_t length, int prot, int flags, int fd, off64_t offset)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(mmap64)(addr, length, prot, flags, fd, offset);
+    void *ret = REAL(mmap64)(addr, length, prot, flags, fd, offset);
+    end_mmap(&call, ret, length, flags, fd, offset);
+    return ret;
+}
+
+int msync(void *addr, size_t length, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(msync)(addr, length, flags);
+    int ret = REAL(msync)(addr, length, flags);
+    struct preload_outcome o = {
+        .op = VIGIL_OP_POSIX_MSYNC,
+        .fd = -1, /* a mapping has no descriptor */
+        .result = ret,
+        .failed = ret == -1,
+        .bytes_asked = length,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(&call, &o);
+    return ret;
+}

@@ -1,0 +1,2 @@
+/* vigil — placeholder, filled in next. */
+#include "preload.h"
