@@ -11,5 +11,6 @@ enum {
 };
 
 int vigil_cli_config(int argc, char **argv);
+int vigil_cli_run(int argc, char **argv);
 
 #endif

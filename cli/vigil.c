@@ -13,6 +13,8 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"run", vigil_cli_run,
+     "run [--report=FORMAT[:PATH]] -- PROGRAM [ARGS…]: run with the I/O interposer"},
     {"config", vigil_cli_config, "config check [--config FILE]: check and print the configuration"},
 };
 

@@ -30,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "vigil/activity.h"
@@ -221,6 +223,83 @@ static inline void preload_end_meta(const struct preload_call *call, unsigned op
     preload_call_end(call, &o);
 }
 
+/* ---- streams (wrap_stdio.c, wrap_fortify.c) ------------------------------- */
+
+/* glibc's flag for a stream on a descriptor (libio.h, public until 2.27,
+ * unchanged since): in the others (open_memstream, fmemopen…) _fileno
+ * means nothing, and may well be 0. */
+#define PRELOAD_IO_IS_FILEBUF 0x2000
+
+/* A stream's descriptor, as fileno() finds it but read from glibc's FILE
+ * directly: no call, no lock, errno untouched. -1 for NULL, and for
+ * streams without one. */
+static inline int preload_stream_fd(FILE *fp)
+{
+    if (fp == NULL || !(fp->_flags & PRELOAD_IO_IS_FILEBUF) || fp->_fileno < 0)
+        return -1;
+    return fp->_fileno;
+}
+
+/* ferror(fp) without the stream lock: the flag test ferror_unlocked makes.
+ * Only for a stream the real call has just used. */
+static inline bool preload_stream_error(FILE *fp)
+{
+    return fp != NULL && (fp->_flags & _IO_ERR_SEEN) != 0;
+}
+
+/* fread and fwrite: `ret` items of `size` bytes out of `n`; a short count
+ * is a failure only when the stream's error flag says so (else: end of
+ * file). */
+static inline void preload_end_stream_items(const struct preload_call *call, unsigned op, FILE *fp,
+                                            size_t size, size_t n, size_t ret)
+{
+    uint64_t asked;
+    if (__builtin_mul_overflow((uint64_t)size, (uint64_t)n, &asked))
+        asked = UINT64_MAX;
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = (int64_t)ret,
+        .failed = ret < n && preload_stream_error(fp),
+        .bytes_asked = asked,
+        .bytes_moved = (uint64_t)ret * size,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+/* fgets: the line it stored, or NULL at end of file or on an error. */
+static inline void preload_end_fgets(const struct preload_call *call, FILE *fp, int n,
+                                     const char *ret)
+{
+    struct preload_outcome o = {
+        .op = VIGIL_OP_STDIO_FGETS,
+        .fd = preload_stream_fd(fp),
+        .result = (int64_t)(intptr_t)ret,
+        .failed = ret == NULL && preload_stream_error(fp),
+        .bytes_asked = n > 1 ? (uint64_t)n - 1 : 0, /* room for n - 1 bytes and the NUL */
+        .bytes_moved = ret != NULL ? strlen(ret) : 0,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+/* The printf family: the bytes it wrote, or a negative value on failure. */
+static inline void preload_end_printf(const struct preload_call *call, unsigned op, FILE *fp,
+                                      int ret)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = (ret < 0),
+        .bytes_asked = ret > 0 ? (uint64_t)ret : 0,
+        .bytes_moved = ret > 0 ? (uint64_t)ret : 0,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
 /* ---- the real functions (real.c) ----------------------------------------- */
 
 /* Resolves `name` with dlsym(RTLD_NEXT) into *slot, once. */
@@ -231,6 +310,16 @@ void *preload_real_resolve(void **slot, const char *name) PRELOAD_HIDDEN;
 /* Declares (in a header) or defines (in a wrapper file) the slot of a real
  * function. */
 #define PRELOAD_REAL_SLOT(fn) void *preload_real_##fn PRELOAD_HIDDEN
+/* The same for a function that exists only as a compat symbol (glibc's
+ * __xstat and kin since 2.33), which dlsym may not return: resolved with
+ * dlvsym(RTLD_NEXT) at `version`, then with dlsym as a fallback (other
+ * architectures have other base versions). NULL when neither finds it. */
+void *preload_real_resolve_versioned(void **slot, const char *name,
+                                     const char *version) PRELOAD_HIDDEN;
+#define REAL_VERSIONED(fn, version)                                                                \
+    ((__typeof__(&fn))(preload_real_##fn != NULL                                                   \
+                           ? preload_real_##fn                                                     \
+                           : preload_real_resolve_versioned(&preload_real_##fn, #fn, version)))
 
 /* ---- the report (report.c) ------------------------------------------------ */
 

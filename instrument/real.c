@@ -15,3 +15,15 @@ void *preload_real_resolve(void **slot, const char *name)
     }
     return fn;
 }
+
+void *preload_real_resolve_versioned(void **slot, const char *name, const char *version)
+{
+    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (fn == NULL) {
+        fn = dlvsym(RTLD_NEXT, name, version);
+        if (fn == NULL)
+            fn = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+    }
+    return fn;
+}

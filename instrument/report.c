@@ -318,9 +318,11 @@ static void write_text(struct out *o, const struct figures *f)
                        (unsigned long long)f->top[i].written_bytes);
         }
     }
+    /* Until a node daemon drains the ring, it keeps the first records and
+     * drops the rest: say so, lest the drops look like a fault. */
     out_printf(o,
-               "\nactivities: %llu observed, %llu recorded, %llu dropped (ring full), %llu "
-               "excluded (counted only)\n",
+               "\nactivities: %llu observed, %llu recorded, %llu dropped (ring full: no vigild "
+               "drains it), %llu excluded (counted only)\n",
                (unsigned long long)f->observed, (unsigned long long)f->totals.recorded,
                (unsigned long long)f->totals.dropped, (unsigned long long)f->totals.excluded);
 }

@@ -113,14 +113,46 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv, cha
     preload_thread.in_call = 0;
 }
 
+/* Writes the report once, from whichever way out comes first. */
+static void finish(void)
+{
+    if (!atomic_exchange(&preload.active, 0))
+        return; /* never started, or already reported */
+    /* Anything after this (other libraries' destructors) is not ours, and
+     * the report's own writes are not counted. */
+    preload_thread.in_call = 1;
+    preload_report_write();
+}
+
 __attribute__((destructor)) static void preload_fini(void)
 {
-    if (!atomic_load(&preload.active))
-        return;
-    preload_thread.in_call = 1; /* the report's own writes are not counted */
-    preload_report_write();
-    /* Anything after this (other libraries' destructors) is not ours. */
-    atomic_store(&preload.active, 0);
+    finish();
+}
+
+PRELOAD_REAL_SLOT(_exit);
+PRELOAD_REAL_SLOT(_Exit);
+
+/* _exit skips destructors, and some programs always leave through it
+ * (dash, Debian's /bin/sh, does). A vfork child shares our memory, counts
+ * included, but has another pid: it must not report them as its own. */
+static void finish_unless_vfork_child(void)
+{
+    if (getpid() == preload.pid)
+        finish();
+}
+
+void _exit(int status)
+{
+    finish_unless_vfork_child();
+    REAL(_exit)(status);
+    __builtin_unreachable();
+}
+
+void _Exit(int status)
+{
+    finish_unless_vfork_child();
+    REAL(_Exit)(status);
+    __builtin_unreachable();
 }
 
 /* For tests and benchmarks that read their own ring: the fd of this

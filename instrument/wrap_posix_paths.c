@@ -1,2 +1,403 @@
-/* vigil — placeholder, filled in next. */
+/* vigil — POSIX calls that name a file by its path (stat, unlink, rename,
+ * mkdir…) or query a descriptor (fstat), and the calls that copy between
+ * two descriptors in the kernel (copy_file_range, sendfile). The 64-bit
+ * variants and glibc's pre-2.33 __xstat entry points count as their base
+ * call. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "preload.h"
+
+PRELOAD_REAL_SLOT(stat);
+PRELOAD_REAL_SLOT(stat64);
+PRELOAD_REAL_SLOT(lstat);
+PRELOAD_REAL_SLOT(lstat64);
+PRELOAD_REAL_SLOT(fstat);
+PRELOAD_REAL_SLOT(fstat64);
+PRELOAD_REAL_SLOT(fstatat);
+PRELOAD_REAL_SLOT(fstatat64);
+PRELOAD_REAL_SLOT(statx);
+PRELOAD_REAL_SLOT(access);
+PRELOAD_REAL_SLOT(unlink);
+PRELOAD_REAL_SLOT(unlinkat);
+PRELOAD_REAL_SLOT(rename);
+PRELOAD_REAL_SLOT(renameat);
+PRELOAD_REAL_SLOT(mkdir);
+PRELOAD_REAL_SLOT(rmdir);
+PRELOAD_REAL_SLOT(__xstat);
+PRELOAD_REAL_SLOT(__xstat64);
+PRELOAD_REAL_SLOT(__lxstat);
+PRELOAD_REAL_SLOT(__lxstat64);
+PRELOAD_REAL_SLOT(__fxstat);
+PRELOAD_REAL_SLOT(__fxstat64);
+PRELOAD_REAL_SLOT(__fxstatat);
+PRELOAD_REAL_SLOT(__fxstatat64);
+PRELOAD_REAL_SLOT(copy_file_range);
+PRELOAD_REAL_SLOT(sendfile);
+PRELOAD_REAL_SLOT(sendfile64);
+
+/* Before glibc 2.33, a program's stat(), lstat(), fstat() and fstatat()
+ * were stubs linked into it (libc_nonshared.a) that called these; programs
+ * built then still do. glibc's headers no longer declare them, and they
+ * are kept as compat symbols, found with dlvsym. */
+int __xstat(int ver, const char *path, struct stat *buf);
+int __xstat64(int ver, const char *path, struct stat64 *buf);
+int __lxstat(int ver, const char *path, struct stat *buf);
+int __lxstat64(int ver, const char *path, struct stat64 *buf);
+int __fxstat(int ver, int fd, struct stat *buf);
+int __fxstat64(int ver, int fd, struct stat64 *buf);
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags);
+int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags);
+#define XSTAT_VERSION    "GLIBC_2.2.5" /* x86_64's base version */
+#define FXSTATAT_VERSION "GLIBC_2.4"   /* __fxstatat came later */
+
+/* What a compat wrapper returns when this C library lacks the function. */
+static int no_real_function(void)
+{
+    errno = ENOSYS;
+    return -1;
+}
+
+/* Ends a call that names a file by a path, relative to `dirfd` (AT_FDCWD
+ * for the working directory). With AT_EMPTY_PATH in `flags` and an empty
+ * path, the file is dirfd's own. EFAULT means the path pointer is bad: it
+ * is not read then. */
+static void end_path(const struct preload_call *call, unsigned op, int dirfd, const char *path,
+                     int flags, int ret)
+{
+    int saved_errno = errno;
+    int fd = -1;
+    uint32_t file_id = VIGIL_FILE_NONE;
+    if (ret >= 0 || saved_errno != EFAULT) {
+        if ((flags & AT_EMPTY_PATH) && dirfd >= 0 && (path == NULL || path[0] == '\0'))
+            fd = dirfd;
+        else
+            file_id = preload_file_for_path(dirfd, path);
+    }
+    struct preload_outcome o = {
+        .op = op,
+        .fd = fd,
+        .file_id = file_id,
+        .result = ret,
+        .failed = ret < 0,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    errno = saved_errno;
+    preload_call_end(call, &o);
+}
+
+int stat(const char *path, struct stat *buf)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(stat)(path, buf);
+    int ret = REAL(stat)(path, buf);
+    end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int stat64(const char *path, struct stat64 *buf)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(stat64)(path, buf);
+    int ret = REAL(stat64)(path, buf);
+    end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int lstat(const char *path, struct stat *buf)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(lstat)(path, buf);
+    int ret = REAL(lstat)(path, buf);
+    end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int lstat64(const char *path, struct stat64 *buf)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(lstat64)(path, buf);
+    int ret = REAL(lstat64)(path, buf);
+    end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int fstat(int fd, struct stat *buf)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fstat)(fd, buf);
+    int ret = REAL(fstat)(fd, buf);
+    preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret);
+    return ret;
+}
+
+int fstat64(int fd, struct stat64 *buf)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fstat64)(fd, buf);
+    int ret = REAL(fstat64)(fd, buf);
+    preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret);
+    return ret;
+}
+
+int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fstatat)(dirfd, path, buf, flags);
+    int ret = REAL(fstatat)(dirfd, path, buf, flags);
+    end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret);
+    return ret;
+}
+
+int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fstatat64)(dirfd, path, buf, flags);
+    int ret = REAL(fstatat64)(dirfd, path, buf, flags);
+    end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret);
+    return ret;
+}
+
+int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(statx)(dirfd, path, flags, mask, buf);
+    int ret = REAL(statx)(dirfd, path, flags, mask, buf);
+    end_path(&call, VIGIL_OP_POSIX_STATX, dirfd, path, flags, ret);
+    return ret;
+}
+
+int access(const char *path, int mode)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(access)(path, mode);
+    int ret = REAL(access)(path, mode);
+    end_path(&call, VIGIL_OP_POSIX_ACCESS, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int unlink(const char *path)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(unlink)(path);
+    int ret = REAL(unlink)(path);
+    end_path(&call, VIGIL_OP_POSIX_UNLINK, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int unlinkat(int dirfd, const char *path, int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(unlinkat)(dirfd, path, flags);
+    int ret = REAL(unlinkat)(dirfd, path, flags);
+    /* Its flags (AT_REMOVEDIR) have nothing to do with end_path's. */
+    end_path(&call, VIGIL_OP_POSIX_UNLINKAT, dirfd, path, 0, ret);
+    return ret;
+}
+
+/* A rename is counted on the file it moves: the old path. */
+int rename(const char *oldpath, const char *newpath)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(rename)(oldpath, newpath);
+    int ret = REAL(rename)(oldpath, newpath);
+    end_path(&call, VIGIL_OP_POSIX_RENAME, AT_FDCWD, oldpath, 0, ret);
+    return ret;
+}
+
+int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(renameat)(olddirfd, oldpath, newdirfd, newpath);
+    int ret = REAL(renameat)(olddirfd, oldpath, newdirfd, newpath);
+    end_path(&call, VIGIL_OP_POSIX_RENAMEAT, olddirfd, oldpath, 0, ret);
+    return ret;
+}
+
+int mkdir(const char *path, mode_t mode)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(mkdir)(path, mode);
+    int ret = REAL(mkdir)(path, mode);
+    end_path(&call, VIGIL_OP_POSIX_MKDIR, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int rmdir(const char *path)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(rmdir)(path);
+    int ret = REAL(rmdir)(path);
+    end_path(&call, VIGIL_OP_POSIX_RMDIR, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int __xstat(int ver, const char *path, struct stat *buf)
+{
+    __typeof__(&__xstat) real = REAL_VERSIONED(__xstat, XSTAT_VERSION);
+    if (PRELOAD_UNLIKELY(real == NULL))
+        return no_real_function();
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return real(ver, path, buf);
+    int ret = real(ver, path, buf);
+    end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int __xstat64(int ver, const char *path, struct stat64 *buf)
+{
+    __typeof__(&__xstat64) real = REAL_VERSIONED(__xstat64, XSTAT_VERSION);
+    if (PRELOAD_UNLIKELY(real == NULL))
+        return no_real_function();
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return real(ver, path, buf);
+    int ret = real(ver, path, buf);
+    end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int __lxstat(int ver, const char *path, struct stat *buf)
+{
+    __typeof__(&__lxstat) real = REAL_VERSIONED(__lxstat, XSTAT_VERSION);
+    if (PRELOAD_UNLIKELY(real == NULL))
+        return no_real_function();
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return real(ver, path, buf);
+    int ret = real(ver, path, buf);
+    end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int __lxstat64(int ver, const char *path, struct stat64 *buf)
+{
+    __typeof__(&__lxstat64) real = REAL_VERSIONED(__lxstat64, XSTAT_VERSION);
+    if (PRELOAD_UNLIKELY(real == NULL))
+        return no_real_function();
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return real(ver, path, buf);
+    int ret = real(ver, path, buf);
+    end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret);
+    return ret;
+}
+
+int __fxstat(int ver, int fd, struct stat *buf)
+{
+    __typeof__(&__fxstat) real = REAL_VERSIONED(__fxstat, XSTAT_VERSION);
+    if (PRELOAD_UNLIKELY(real == NULL))
+        return no_real_function();
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return real(ver, fd, buf);
+    int ret = real(ver, fd, buf);
+    preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret);
+    return ret;
+}
+
+int __fxstat64(int ver, int fd, struct stat64 *buf)
+{
+    __typeof__(&__fxstat64) real = REAL_VERSIONED(__fxstat64, XSTAT_VERSION);
+    if (PRELOAD_UNLIKELY(real == NULL))
+        return no_real_function();
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return real(ver, fd, buf);
+    int ret = real(ver, fd, buf);
+    preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret);
+    return ret;
+}
+
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags)
+{
+    __typeof__(&__fxstatat) real = REAL_VERSIONED(__fxstatat, FXSTATAT_VERSION);
+    if (PRELOAD_UNLIKELY(real == NULL))
+        return no_real_function();
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return real(ver, dirfd, path, buf, flags);
+    int ret = real(ver, dirfd, path, buf, flags);
+    end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret);
+    return ret;
+}
+
+int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
+{
+    __typeof__(&__fxstatat64) real = REAL_VERSIONED(__fxstatat64, FXSTATAT_VERSION);
+    if (PRELOAD_UNLIKELY(real == NULL))
+        return no_real_function();
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return real(ver, dirfd, path, buf, flags);
+    int ret = real(ver, dirfd, path, buf, flags);
+    end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret);
+    return ret;
+}
+
+/* Where copy_file_range wrote, when it was told: *off_out is read only
+ * after a success, when the kernel has used it and moved it past the bytes
+ * copied. */
+static int64_t copy_offset(const off64_t *off_out, ssize_t ret)
+{
+    if (ret < 0 || off_out == NULL)
+        return VIGIL_OFFSET_UNKNOWN;
+    return *off_out - ret;
+}
+
+/* copy_file_range reads from fd_in and writes to fd_out; an activity names
+ * one descriptor, so it is counted on fd_out: the report's per-file numbers
+ * do not show the bytes it read from fd_in (accepted). */
+ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, size_t len,
+                        unsigned int flags)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(copy_file_range)(fd_in, off_in, fd_out, off_out, len, flags);
+    ssize_t ret = REAL(copy_file_range)(fd_in, off_in, fd_out, off_out, len, flags);
+    preload_end_data(&call, VIGIL_OP_POSIX_COPY_FILE_RANGE, fd_out, ret, len,
+                     copy_offset(off_out, ret));
+    return ret;
+}
+
+/* sendfile: counted on out_fd, like copy_file_range; its offset is in_fd's,
+ * so the activity has none. */
+ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(sendfile)(out_fd, in_fd, offset, count);
+    ssize_t ret = REAL(sendfile)(out_fd, in_fd, offset, count);
+    preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count, VIGIL_OFFSET_UNKNOWN);
+    return ret;
+}
+
+ssize_t sendfile64(int out_fd, int in_fd, off64_t *offset, size_t count)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(sendfile64)(out_fd, in_fd, offset, count);
+    ssize_t ret = REAL(sendfile64)(out_fd, in_fd, offset, count);
+    preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count, VIGIL_OFFSET_UNKNOWN);
+    return ret;
+}

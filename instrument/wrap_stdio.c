@@ -1,2 +1,647 @@
-/* vigil — placeholder, filled in next. */
+/* vigil — the C library's streams (stdio). A stream's file is its
+ * descriptor's (read from the FILE, see preload_stream_fd): the calls that
+ * open and close streams keep the descriptor table up to date, since the
+ * C library opens and closes the descriptors underneath with internal
+ * calls that no wrapper sees. The variants (fopen64, _IO_getc, fseeko64,
+ * __isoc99_fscanf…) count as their base call; fprintf and the other
+ * variadic calls count under their own name, though they go through the
+ * real v-function. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "preload.h"
+
+/* Old headers defined getc and putc as macros. */
+#undef getc
+#undef putc
+
+PRELOAD_REAL_SLOT(fopen);
+PRELOAD_REAL_SLOT(fopen64);
+PRELOAD_REAL_SLOT(fdopen);
+PRELOAD_REAL_SLOT(freopen);
+PRELOAD_REAL_SLOT(freopen64);
+PRELOAD_REAL_SLOT(fclose);
+PRELOAD_REAL_SLOT(fread);
+PRELOAD_REAL_SLOT(fwrite);
+PRELOAD_REAL_SLOT(fgets);
+PRELOAD_REAL_SLOT(fputs);
+PRELOAD_REAL_SLOT(fgetc);
+PRELOAD_REAL_SLOT(fputc);
+PRELOAD_REAL_SLOT(getc);
+PRELOAD_REAL_SLOT(_IO_getc);
+PRELOAD_REAL_SLOT(putc);
+PRELOAD_REAL_SLOT(_IO_putc);
+PRELOAD_REAL_SLOT(vfprintf);
+PRELOAD_REAL_SLOT(vfscanf);
+PRELOAD_REAL_SLOT(__isoc99_vfscanf);
+PRELOAD_REAL_SLOT(fseek);
+PRELOAD_REAL_SLOT(fseeko);
+PRELOAD_REAL_SLOT(fseeko64);
+PRELOAD_REAL_SLOT(ftell);
+PRELOAD_REAL_SLOT(ftello);
+PRELOAD_REAL_SLOT(ftello64);
+PRELOAD_REAL_SLOT(rewind);
+PRELOAD_REAL_SLOT(fflush);
+PRELOAD_REAL_SLOT(vprintf);
+PRELOAD_REAL_SLOT(puts);
+PRELOAD_REAL_SLOT(putchar);
+PRELOAD_REAL_SLOT(getchar);
+PRELOAD_REAL_SLOT(vscanf);
+PRELOAD_REAL_SLOT(__isoc99_vscanf);
+
+/* glibc's old names for getc and putc, still exported, no longer declared. */
+int _IO_getc(FILE *fp);
+int _IO_putc(int c, FILE *fp);
+
+/* Under C99 and later, <stdio.h> renames fscanf, scanf, vfscanf and vscanf
+ * to glibc's __isoc99_ functions (C99's %a); programs built in C89 mode
+ * call the historical ones (GNU's %a). Both sets are wrapped, each under
+ * its own symbol: the historical ones through asm labels, since their C
+ * names now mean the __isoc99_ symbols. */
+int __isoc99_fscanf(FILE *restrict fp, const char *restrict format, ...);
+int __isoc99_vfscanf(FILE *restrict fp, const char *restrict format, va_list ap);
+int __isoc99_scanf(const char *restrict format, ...);
+int __isoc99_vscanf(const char *restrict format, va_list ap);
+int wrap_fscanf(FILE *restrict fp, const char *restrict format, ...) __asm__("fscanf");
+int wrap_vfscanf(FILE *restrict fp, const char *restrict format, va_list ap) __asm__("vfscanf");
+int wrap_scanf(const char *restrict format, ...) __asm__("scanf");
+int wrap_vscanf(const char *restrict format, va_list ap) __asm__("vscanf");
+
+/* ---- opening and closing ------------------------------------------------- */
+
+/* Ends a call that opens a stream on a path, like open(): the file comes
+ * from the path (not read after EFAULT: a bad pointer), and the stream's
+ * descriptor now names it. With no path (freopen changing the mode of the
+ * same file), the stream keeps `file_id`. */
+static void end_stream_open(const struct preload_call *call, unsigned op, const char *path,
+                            FILE *ret, uint32_t file_id)
+{
+    int saved_errno = errno;
+    if (path != NULL && (ret != NULL || saved_errno != EFAULT))
+        file_id = preload_file_for_path(AT_FDCWD, path);
+    if (ret != NULL)
+        preload_fd_set(preload_stream_fd(ret), file_id);
+    struct preload_outcome o = {
+        .op = op,
+        .fd = -1,
+        .file_id = file_id,
+        .result = (int64_t)(intptr_t)ret,
+        .failed = ret == NULL,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    errno = saved_errno;
+    preload_call_end(call, &o);
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fopen)(path, mode);
+    FILE *ret = REAL(fopen)(path, mode);
+    end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, ret, VIGIL_FILE_NONE);
+    return ret;
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fopen64)(path, mode);
+    FILE *ret = REAL(fopen64)(path, mode);
+    end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, ret, VIGIL_FILE_NONE);
+    return ret;
+}
+
+/* The descriptor already names its file (or not): its entry stays. */
+FILE *fdopen(int fd, const char *mode)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fdopen)(fd, mode);
+    FILE *ret = REAL(fdopen)(fd, mode);
+    struct preload_outcome o = {
+        .op = VIGIL_OP_STDIO_FDOPEN,
+        .fd = fd,
+        .result = (int64_t)(intptr_t)ret,
+        .failed = ret == NULL,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(&call, &o);
+    return ret;
+}
+
+/* freopen closes the stream's descriptor, whatever happens next (read
+ * before the call: `fp` is the caller's open stream), and on success the
+ * stream has a new one. */
+static FILE *freopen_common(FILE *(*real)(const char *, const char *, FILE *), const char *path,
+                            const char *mode, FILE *fp)
+{
+    int old_fd = preload_stream_fd(fp);
+    uint32_t old_file_id = preload_fd_get(old_fd);
+    struct preload_call call;
+    if (!preload_call_begin(&call)) {
+        FILE *ret = real(path, mode, fp);
+        preload_fd_forget(old_fd, old_file_id);
+        if (ret != NULL && path == NULL)
+            preload_fd_set(preload_stream_fd(ret), old_file_id);
+        return ret;
+    }
+    FILE *ret = real(path, mode, fp);
+    preload_fd_forget(old_fd, old_file_id);
+    end_stream_open(&call, VIGIL_OP_STDIO_FREOPEN, path, ret, old_file_id);
+    return ret;
+}
+
+FILE *freopen(const char *path, const char *mode, FILE *fp)
+{
+    return freopen_common(REAL(freopen), path, mode, fp);
+}
+
+FILE *freopen64(const char *path, const char *mode, FILE *fp)
+{
+    return freopen_common(REAL(freopen64), path, mode, fp);
+}
+
+/* fclose releases the stream and its descriptor even when it fails: the
+ * descriptor's entry goes either way. */
+int fclose(FILE *fp)
+{
+    int fd = preload_stream_fd(fp);
+    uint32_t file_id = preload_fd_get(fd); /* before the number can be reused */
+    struct preload_call call;
+    if (!preload_call_begin(&call)) {
+        int ret = REAL(fclose)(fp);
+        preload_fd_forget(fd, file_id);
+        return ret;
+    }
+    int ret = REAL(fclose)(fp);
+    preload_fd_forget(fd, file_id);
+    struct preload_outcome o = {
+        .op = VIGIL_OP_STDIO_FCLOSE,
+        .fd = -1,
+        .file_id = file_id,
+        .result = ret,
+        .failed = ret == EOF,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(&call, &o);
+    return ret;
+}
+
+/* ---- data ------------------------------------------------------------------ */
+
+size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fread)(ptr, size, n, fp);
+    size_t ret = REAL(fread)(ptr, size, n, fp);
+    preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret);
+    return ret;
+}
+
+size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fwrite)(ptr, size, n, fp);
+    size_t ret = REAL(fwrite)(ptr, size, n, fp);
+    preload_end_stream_items(&call, VIGIL_OP_STDIO_FWRITE, fp, size, n, ret);
+    return ret;
+}
+
+char *fgets(char *s, int n, FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fgets)(s, n, fp);
+    char *ret = REAL(fgets)(s, n, fp);
+    preload_end_fgets(&call, fp, n, ret);
+    return ret;
+}
+
+/* fputs and puts: a negative value (EOF) on failure. `s` is read only
+ * after a success; puts adds a newline. */
+static void end_puts(const struct preload_call *call, unsigned op, FILE *fp, const char *s, int ret,
+                     uint64_t extra)
+{
+    uint64_t bytes = ret >= 0 ? strlen(s) + extra : 0;
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = ret < 0,
+        .bytes_asked = bytes,
+        .bytes_moved = bytes,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+int fputs(const char *s, FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fputs)(s, fp);
+    int ret = REAL(fputs)(s, fp);
+    end_puts(&call, VIGIL_OP_STDIO_FPUTS, fp, s, ret, 0);
+    return ret;
+}
+
+int puts(const char *s)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(puts)(s);
+    int ret = REAL(puts)(s);
+    end_puts(&call, VIGIL_OP_STDIO_PUTS, stdout, s, ret, 1);
+    return ret;
+}
+
+/* The getc family: a byte, or EOF at end of file or on an error. */
+static void end_getc(const struct preload_call *call, unsigned op, FILE *fp, int ret)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = ret == EOF && preload_stream_error(fp),
+        .bytes_asked = 1,
+        .bytes_moved = ret != EOF ? 1 : 0,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+int fgetc(FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fgetc)(fp);
+    int ret = REAL(fgetc)(fp);
+    end_getc(&call, VIGIL_OP_STDIO_FGETC, fp, ret);
+    return ret;
+}
+
+int getc(FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(getc)(fp);
+    int ret = REAL(getc)(fp);
+    end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
+    return ret;
+}
+
+int _IO_getc(FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(_IO_getc)(fp);
+    int ret = REAL(_IO_getc)(fp);
+    end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
+    return ret;
+}
+
+int getchar(void)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(getchar)();
+    int ret = REAL(getchar)();
+    end_getc(&call, VIGIL_OP_STDIO_GETCHAR, stdin, ret);
+    return ret;
+}
+
+/* The putc family: the byte written, or EOF on failure. */
+static void end_putc(const struct preload_call *call, unsigned op, FILE *fp, int ret)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = ret == EOF,
+        .bytes_asked = 1,
+        .bytes_moved = ret != EOF ? 1 : 0,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+int fputc(int c, FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fputc)(c, fp);
+    int ret = REAL(fputc)(c, fp);
+    end_putc(&call, VIGIL_OP_STDIO_FPUTC, fp, ret);
+    return ret;
+}
+
+int putc(int c, FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(putc)(c, fp);
+    int ret = REAL(putc)(c, fp);
+    end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
+    return ret;
+}
+
+int _IO_putc(int c, FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(_IO_putc)(c, fp);
+    int ret = REAL(_IO_putc)(c, fp);
+    end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
+    return ret;
+}
+
+int putchar(int c)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(putchar)(c);
+    int ret = REAL(putchar)(c);
+    end_putc(&call, VIGIL_OP_STDIO_PUTCHAR, stdout, ret);
+    return ret;
+}
+
+/* ---- formatted output ------------------------------------------------------ */
+
+int fprintf(FILE *restrict fp, const char *restrict format, ...)
+{
+    struct preload_call call;
+    bool counted = preload_call_begin(&call);
+    va_list ap;
+    va_start(ap, format);
+    int ret = REAL(vfprintf)(fp, format, ap);
+    va_end(ap);
+    if (counted)
+        preload_end_printf(&call, VIGIL_OP_STDIO_FPRINTF, fp, ret);
+    return ret;
+}
+
+int vfprintf(FILE *restrict fp, const char *restrict format, va_list ap)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(vfprintf)(fp, format, ap);
+    int ret = REAL(vfprintf)(fp, format, ap);
+    preload_end_printf(&call, VIGIL_OP_STDIO_VFPRINTF, fp, ret);
+    return ret;
+}
+
+int printf(const char *restrict format, ...)
+{
+    struct preload_call call;
+    bool counted = preload_call_begin(&call);
+    va_list ap;
+    va_start(ap, format);
+    int ret = REAL(vprintf)(format, ap);
+    va_end(ap);
+    if (counted)
+        preload_end_printf(&call, VIGIL_OP_STDIO_PRINTF, stdout, ret);
+    return ret;
+}
+
+int vprintf(const char *restrict format, va_list ap)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(vprintf)(format, ap);
+    int ret = REAL(vprintf)(format, ap);
+    preload_end_printf(&call, VIGIL_OP_STDIO_VPRINTF, stdout, ret);
+    return ret;
+}
+
+/* ---- formatted input ------------------------------------------------------- */
+
+/* The scanf family returns how many items it stored, or EOF when input
+ * ended (or failed) first: a failure only when the stream's error flag
+ * says so. The bytes it consumed are not known. */
+static void end_scanf(const struct preload_call *call, unsigned op, FILE *fp, int ret)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = ret == EOF && preload_stream_error(fp),
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+int wrap_fscanf(FILE *restrict fp, const char *restrict format, ...)
+{
+    struct preload_call call;
+    bool counted = preload_call_begin(&call);
+    va_list ap;
+    va_start(ap, format);
+    int ret = REAL(vfscanf)(fp, format, ap);
+    va_end(ap);
+    if (counted)
+        end_scanf(&call, VIGIL_OP_STDIO_FSCANF, fp, ret);
+    return ret;
+}
+
+int wrap_vfscanf(FILE *restrict fp, const char *restrict format, va_list ap)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(vfscanf)(fp, format, ap);
+    int ret = REAL(vfscanf)(fp, format, ap);
+    end_scanf(&call, VIGIL_OP_STDIO_VFSCANF, fp, ret);
+    return ret;
+}
+
+int __isoc99_fscanf(FILE *restrict fp, const char *restrict format, ...)
+{
+    struct preload_call call;
+    bool counted = preload_call_begin(&call);
+    va_list ap;
+    va_start(ap, format);
+    int ret = REAL(__isoc99_vfscanf)(fp, format, ap);
+    va_end(ap);
+    if (counted)
+        end_scanf(&call, VIGIL_OP_STDIO_FSCANF, fp, ret);
+    return ret;
+}
+
+int __isoc99_vfscanf(FILE *restrict fp, const char *restrict format, va_list ap)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(__isoc99_vfscanf)(fp, format, ap);
+    int ret = REAL(__isoc99_vfscanf)(fp, format, ap);
+    end_scanf(&call, VIGIL_OP_STDIO_VFSCANF, fp, ret);
+    return ret;
+}
+
+int wrap_scanf(const char *restrict format, ...)
+{
+    struct preload_call call;
+    bool counted = preload_call_begin(&call);
+    va_list ap;
+    va_start(ap, format);
+    int ret = REAL(vscanf)(format, ap);
+    va_end(ap);
+    if (counted)
+        end_scanf(&call, VIGIL_OP_STDIO_SCANF, stdin, ret);
+    return ret;
+}
+
+int wrap_vscanf(const char *restrict format, va_list ap)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(vscanf)(format, ap);
+    int ret = REAL(vscanf)(format, ap);
+    end_scanf(&call, VIGIL_OP_STDIO_VSCANF, stdin, ret);
+    return ret;
+}
+
+int __isoc99_scanf(const char *restrict format, ...)
+{
+    struct preload_call call;
+    bool counted = preload_call_begin(&call);
+    va_list ap;
+    va_start(ap, format);
+    int ret = REAL(__isoc99_vscanf)(format, ap);
+    va_end(ap);
+    if (counted)
+        end_scanf(&call, VIGIL_OP_STDIO_SCANF, stdin, ret);
+    return ret;
+}
+
+int __isoc99_vscanf(const char *restrict format, va_list ap)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(__isoc99_vscanf)(format, ap);
+    int ret = REAL(__isoc99_vscanf)(format, ap);
+    end_scanf(&call, VIGIL_OP_STDIO_VSCANF, stdin, ret);
+    return ret;
+}
+
+/* ---- position and flushing ------------------------------------------------- */
+
+/* fseek and fseeko: 0, or -1 on failure. Where the stream ended up is
+ * known only for SEEK_SET. */
+static void end_fseek(const struct preload_call *call, unsigned op, FILE *fp, int64_t offset,
+                      int whence, int ret)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = ret == -1,
+        .offset_bytes = ret == 0 && whence == SEEK_SET ? offset : VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+int fseek(FILE *fp, long offset, int whence)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fseek)(fp, offset, whence);
+    int ret = REAL(fseek)(fp, offset, whence);
+    end_fseek(&call, VIGIL_OP_STDIO_FSEEK, fp, offset, whence, ret);
+    return ret;
+}
+
+int fseeko(FILE *fp, off_t offset, int whence)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fseeko)(fp, offset, whence);
+    int ret = REAL(fseeko)(fp, offset, whence);
+    end_fseek(&call, VIGIL_OP_STDIO_FSEEKO, fp, offset, whence, ret);
+    return ret;
+}
+
+int fseeko64(FILE *fp, off64_t offset, int whence)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fseeko64)(fp, offset, whence);
+    int ret = REAL(fseeko64)(fp, offset, whence);
+    end_fseek(&call, VIGIL_OP_STDIO_FSEEKO, fp, offset, whence, ret);
+    return ret;
+}
+
+/* ftell and ftello: the position, or -1 on failure. */
+static void end_ftell(const struct preload_call *call, unsigned op, FILE *fp, int64_t ret)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = ret == -1,
+        .offset_bytes = ret >= 0 ? ret : VIGIL_OFFSET_UNKNOWN,
+    };
+    preload_call_end(call, &o);
+}
+
+long ftell(FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(ftell)(fp);
+    long ret = REAL(ftell)(fp);
+    end_ftell(&call, VIGIL_OP_STDIO_FTELL, fp, ret);
+    return ret;
+}
+
+off_t ftello(FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(ftello)(fp);
+    off_t ret = REAL(ftello)(fp);
+    end_ftell(&call, VIGIL_OP_STDIO_FTELLO, fp, ret);
+    return ret;
+}
+
+off64_t ftello64(FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(ftello64)(fp);
+    off64_t ret = REAL(ftello64)(fp);
+    end_ftell(&call, VIGIL_OP_STDIO_FTELLO, fp, ret);
+    return ret;
+}
+
+/* rewind returns nothing: never a failure, and the stream is at 0. */
+void rewind(FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call)) {
+        REAL(rewind)(fp);
+        return;
+    }
+    REAL(rewind)(fp);
+    struct preload_outcome o = {
+        .op = VIGIL_OP_STDIO_REWIND,
+        .fd = preload_stream_fd(fp),
+        .offset_bytes = 0,
+    };
+    preload_call_end(&call, &o);
+}
+
+/* fflush(NULL) flushes every stream: no one descriptor. */
+int fflush(FILE *fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(fflush)(fp);
+    int ret = REAL(fflush)(fp);
+    preload_end_meta(&call, VIGIL_OP_STDIO_FFLUSH, preload_stream_fd(fp), ret);
+    return ret;
+}

@@ -12,4 +12,8 @@
 
 gboolean vigil_schema_declare(vigil_config *config, GError **error);
 
+/* [preload]: read by `vigil run`, passed to the library as environment. */
+extern const struct vigil_config_key vigil_preload_config_keys[];
+extern const size_t vigil_preload_config_key_count;
+
 #endif

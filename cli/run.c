@@ -1,0 +1,269 @@
+/* vigil run: runs a program with libvigil-preload.so and exits with the
+ * program's status.
+ *
+ *   vigil run [--report=FORMAT[:PATH]] [--config FILE] -- PROGRAM ARGS…
+ *
+ * The library reads no files of its own (it runs inside arbitrary programs,
+ * without GLib): the [preload] section of the configuration and --report
+ * become the environment variables it reads. Like env(1) and nice(1), a
+ * failure of vigil itself exits 125, a program that cannot be run 126, one
+ * that cannot be found 127. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "vigil-build.h"
+#include "vigil/config.h"
+#include "vigil/plugin.h"
+#include "vigil/schema.h"
+
+enum {
+    EXIT_VIGIL_FAILED = 125,
+    EXIT_CANNOT_RUN = 126,
+    EXIT_NOT_FOUND = 127,
+};
+
+struct run_options {
+    char *report;      /* FORMAT[:PATH] from the command line, or NULL */
+    char *config_path; /* --config, or NULL for the default if it exists */
+};
+
+/* ---- finding the library ------------------------------------------------ */
+
+/* Next to this program: in the build tree (build/cli/vigil and
+ * build/instrument/) or in an install prefix (bin/ and lib/…/vigil/). */
+static char *find_preload_library(GError **error)
+{
+    const char *from_env = g_getenv("VIGIL_PRELOAD_LIB");
+    if (from_env != NULL && from_env[0] != '\0')
+        return g_strdup(from_env);
+    char *exe = g_file_read_link("/proc/self/exe", NULL);
+    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
+    char *candidates[] = {
+        g_build_filename(dir, "..", "instrument", "libvigil-preload.so", NULL),
+        g_build_filename(dir, VIGIL_PRELOAD_FROM_BINDIR, NULL),
+    };
+    char *found = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++) {
+        if (found == NULL && g_file_test(candidates[i], G_FILE_TEST_IS_REGULAR))
+            found = g_canonicalize_filename(candidates[i], NULL);
+    }
+    if (found == NULL)
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                    "cannot find libvigil-preload.so (looked for %s and %s); set "
+                    "VIGIL_PRELOAD_LIB to its path",
+                    candidates[0], candidates[1]);
+    for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++)
+        g_free(candidates[i]);
+    g_free(dir);
+    g_free(exe);
+    return found;
+}
+
+/* ---- the environment the library reads ------------------------------------- */
+
+static gboolean is_power_of_two(gint64 n)
+{
+    return n > 0 && (n & (n - 1)) == 0;
+}
+
+/* The [preload] section, from --config or the default file when there is
+ * one. A broken configuration stops us: running without the settings the
+ * admin wrote would silently measure something else. */
+static gboolean apply_config(const char *config_path, GError **error)
+{
+    const char *path = config_path ? config_path : g_getenv("VIGIL_CONFIG");
+    char *default_path = g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
+    if (path == NULL || path[0] == '\0')
+        path = g_file_test(default_path, G_FILE_TEST_EXISTS) ? default_path : NULL;
+
+    vigil_config *config = vigil_config_new();
+    const char *plugin_dir = g_getenv("VIGIL_PLUGIN_DIR");
+    vigil_plugin_registry *registry =
+        vigil_plugin_registry_new(plugin_dir && plugin_dir[0] ? plugin_dir : VIGIL_PLUGIN_DIR);
+    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
+    gboolean ok = vigil_schema_declare(config, error) &&
+                  (path == NULL || vigil_config_load(config, path, error));
+    if (ok) {
+        gint64 slots = vigil_config_get_int(config, "preload", "ring_slots");
+        if (!is_power_of_two(slots)) {
+            g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                        "%s: [preload] ring_slots: expected a power of two, got %" G_GINT64_FORMAT,
+                        vigil_config_source(config, "preload", "ring_slots"), slots);
+            ok = FALSE;
+        }
+    }
+    if (ok) {
+        char *exclude =
+            g_strjoinv(":", (char **)vigil_config_get_list(config, "preload", "exclude"));
+        char *slots = g_strdup_printf("%" G_GINT64_FORMAT,
+                                      vigil_config_get_int(config, "preload", "ring_slots"));
+        g_setenv("VIGIL_EXCLUDE", exclude, TRUE);
+        g_setenv("VIGIL_RING_SLOTS", slots, TRUE);
+        g_setenv("VIGIL_REPORT", vigil_config_get_string(config, "preload", "report"), TRUE);
+        g_setenv("VIGIL_REPORT_FORMAT", vigil_config_get_string(config, "preload", "report_format"),
+                 TRUE);
+        g_free(exclude);
+        g_free(slots);
+    }
+    vigil_config_free(config);
+    vigil_plugin_registry_free(registry);
+    g_free(default_path);
+    return ok;
+}
+
+/* --report=FORMAT[:PATH]: text or json, to stderr or PATH; or off. */
+static gboolean apply_report_option(const char *report, GError **error)
+{
+    char **parts = g_strsplit(report, ":", 2);
+    const char *format = parts[0], *path = parts[1];
+    gboolean ok = TRUE;
+    if (strcmp(format, "off") == 0 && path == NULL) {
+        g_setenv("VIGIL_REPORT", "off", TRUE);
+    } else if (strcmp(format, "text") == 0 || strcmp(format, "json") == 0) {
+        g_setenv("VIGIL_REPORT_FORMAT", format, TRUE);
+        g_setenv("VIGIL_REPORT", path && path[0] ? path : "stderr", TRUE);
+    } else {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--report=%s: expected text, json or off, optionally followed by :PATH",
+                    report);
+        ok = FALSE;
+    }
+    g_strfreev(parts);
+    return ok;
+}
+
+/* Our library first, so that it sees the calls before any other
+ * interposer; what was there stays. */
+static void add_to_preload(const char *library)
+{
+    const char *current = g_getenv("LD_PRELOAD");
+    if (current != NULL && strstr(current, library) != NULL)
+        return;
+    char *value =
+        current && current[0] ? g_strconcat(library, ":", current, NULL) : g_strdup(library);
+    g_setenv("LD_PRELOAD", value, TRUE);
+    g_free(value);
+}
+
+/* ---- running ------------------------------------------------------------------- */
+
+static volatile sig_atomic_t child_pid;
+
+/* A scheduler stopping the job signals this process: pass it on. */
+static void forward_signal(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+static int run_program(char **argv)
+{
+    GError *error = NULL;
+    GPid pid;
+    /* GLib reports a missing program as a generic failure: look first, so
+     * that "not found" gets its own status, as in a shell. */
+    char *found = strchr(argv[0], '/') ? NULL : g_find_program_in_path(argv[0]);
+    gboolean exists =
+        found != NULL || (strchr(argv[0], '/') && g_file_test(argv[0], G_FILE_TEST_EXISTS));
+    g_free(found);
+    if (!exists) {
+        fprintf(stderr, "vigil run: %s: command not found\n", argv[0]);
+        return EXIT_NOT_FOUND;
+    }
+    /* Keep descriptors: MPI launchers and shells hand programs open ones. */
+    GSpawnFlags flags = G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                        G_SPAWN_CHILD_INHERITS_STDIN | G_SPAWN_LEAVE_DESCRIPTORS_OPEN;
+    if (!g_spawn_async(NULL, argv, NULL, flags, NULL, NULL, &pid, &error)) {
+        fprintf(stderr, "vigil run: cannot run %s: %s\n", argv[0], error->message);
+        int status = g_error_matches(error, G_SPAWN_ERROR, G_SPAWN_ERROR_NOENT) ? EXIT_NOT_FOUND
+                                                                                : EXIT_CANNOT_RUN;
+        g_error_free(error);
+        return status;
+    }
+    child_pid = pid;
+    /* The terminal sends ^C and ^\ to the whole process group, the program
+     * included: it decides what they mean, and we report what it did. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    struct sigaction forward = {.sa_handler = forward_signal};
+    int forwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < G_N_ELEMENTS(forwarded); i++)
+        sigaction(forwarded[i], &forward, NULL);
+
+    int wait_status;
+    while (waitpid(pid, &wait_status, 0) < 0) {
+        if (errno != EINTR) {
+            perror("vigil run: waitpid");
+            return EXIT_VIGIL_FAILED;
+        }
+    }
+    if (WIFSIGNALED(wait_status))
+        return 128 + WTERMSIG(wait_status);
+    return WEXITSTATUS(wait_status);
+}
+
+int vigil_cli_run(int argc, char **argv)
+{
+    struct run_options options = {0};
+    GOptionEntry entries[] = {
+        {"report", 'r', 0, G_OPTION_ARG_STRING, &options.report,
+         "The report: text or json, to stderr or to :PATH (%p is the pid), or off",
+         "FORMAT[:PATH]"},
+        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &options.config_path,
+         "Configuration file ([preload] section); default: $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR
+         "/vigil.conf if it exists",
+         "FILE"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *context = g_option_context_new("-- PROGRAM [ARGS…]");
+    g_option_context_set_summary(context, "Runs PROGRAM with vigil's I/O interposer and prints "
+                                          "its report at exit.\nExits with PROGRAM's status, or "
+                                          "128+N when signal N ended it.");
+    g_option_context_add_main_entries(context, entries, NULL);
+    /* Everything after "--" (or after the first non-option) is the program's. */
+    g_option_context_set_strict_posix(context, TRUE);
+    GError *error = NULL;
+    int status = EXIT_VIGIL_FAILED;
+    char *library = NULL;
+
+    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+        fprintf(stderr, "vigil run: %s\n", error->message);
+        goto out;
+    }
+    int first = 1; /* argv[0] is "run" */
+    if (first < argc && strcmp(argv[first], "--") == 0)
+        first++;
+    if (first >= argc) {
+        fprintf(stderr, "usage: vigil run [--report=FORMAT[:PATH]] [--config FILE] -- PROGRAM "
+                        "[ARGS…]\n");
+        status = VIGIL_EXIT_USAGE;
+        goto out;
+    }
+    if (!apply_config(options.config_path, &error)) {
+        fprintf(stderr, "vigil run: the configuration has problems:\n%s\n", error->message);
+        goto out;
+    }
+    if (options.report != NULL && !apply_report_option(options.report, &error)) {
+        fprintf(stderr, "vigil run: %s\n", error->message);
+        goto out;
+    }
+    library = find_preload_library(&error);
+    if (library == NULL) {
+        fprintf(stderr, "vigil run: %s\n", error->message);
+        goto out;
+    }
+    add_to_preload(library);
+    status = run_program(argv + first);
+
+out:
+    g_clear_error(&error);
+    g_free(library);
+    g_free(options.report);
+    g_free(options.config_path);
+    g_option_context_free(context);
+    return status;
+}

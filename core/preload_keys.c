@@ -1,0 +1,34 @@
+/* vigil — the [preload] section: how `vigil run` sets up
+ * libvigil-preload.so. The library itself reads no file (it runs inside
+ * arbitrary programs, without GLib); `vigil run` turns these keys into the
+ * environment variables it reads. */
+#include "vigil/schema.h"
+
+const struct vigil_config_key vigil_preload_config_keys[] = {
+    {.section = "preload",
+     .name = "report",
+     .type = VIGIL_CONFIG_STRING,
+     .default_value = "stderr",
+     .description = "where the end-of-run report goes: stderr, off, or a file path (%p is the "
+                    "pid)"},
+    {.section = "preload",
+     .name = "report_format",
+     .type = VIGIL_CONFIG_ENUM,
+     .default_value = "text",
+     .choices = "text|json",
+     .description = "the report for people (text) or for programs (json)"},
+    {.section = "preload",
+     .name = "exclude",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value = "/proc;/sys;/dev",
+     .description = "path prefixes whose calls are counted but not recorded"},
+    {.section = "preload",
+     .name = "ring_slots",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "65536",
+     .min = 64,
+     .max = 16777216,
+     .description = "activity records a process's ring holds (a power of two; 96 bytes each)"},
+};
+const size_t vigil_preload_config_key_count =
+    sizeof vigil_preload_config_keys / sizeof vigil_preload_config_keys[0];

@@ -1,0 +1,925 @@
+/* Integration tests of libvigil-preload.so: programs run under LD_PRELOAD,
+ * their behaviour compared with a run without it, and their JSON reports
+ * checked against what they are known to have done.
+ *
+ * Needs VIGIL_PRELOAD_LIB (the library) and VIGIL_TEST_PROGRAMS (the
+ * directory of the helper programs), which meson test sets. Every test
+ * works in a fresh temporary directory, removed at its end. */
+#define _GNU_SOURCE /* memmem, realpath */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+/* ---- running programs ---------------------------------------------------------- */
+
+struct run {
+    int status; /* exit status, or 128 + signal */
+    char *out;
+    char *err;
+};
+
+static void run_free(struct run *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+}
+
+static const char *env_or_fail(const char *name)
+{
+    const char *value = g_getenv(name);
+    if (value == NULL || value[0] == '\0')
+        fail_msg("%s is not set: run the tests with meson test", name);
+    return value;
+}
+
+/* The path of one of our helper programs (g_free it). */
+static char *helper(const char *name)
+{
+    return g_build_filename(env_or_fail("VIGIL_TEST_PROGRAMS"), name, NULL);
+}
+
+/* Runs argv (NULL-terminated; argv[0] is looked up in PATH if it has no
+ * slash) in `cwd`, with stdin from /dev/null, stdout and stderr captured.
+ * The environment is this process's, without LD_PRELOAD or any VIGIL_*
+ * variable, plus LD_PRELOAD=$VIGIL_PRELOAD_LIB when `preload`, plus `vars`
+ * (NULL-terminated "NAME=value" strings, or NULL). */
+static struct run run_program(const char *cwd, bool preload, const char *const *vars,
+                              const char *const *argv)
+{
+    char **env = g_get_environ();
+    char **names = g_listenv();
+    for (char **n = names; *n != NULL; n++)
+        if (g_str_has_prefix(*n, "VIGIL_") || strcmp(*n, "LD_PRELOAD") == 0)
+            env = g_environ_unsetenv(env, *n);
+    g_strfreev(names);
+    if (preload)
+        env = g_environ_setenv(env, "LD_PRELOAD", env_or_fail("VIGIL_PRELOAD_LIB"), TRUE);
+    for (const char *const *v = vars; v != NULL && *v != NULL; v++) {
+        const char *eq = strchr(*v, '=');
+        assert_non_null(eq);
+        char *name = g_strndup(*v, (gsize)(eq - *v));
+        env = g_environ_setenv(env, name, eq + 1, TRUE);
+        g_free(name);
+    }
+
+    struct run r = {0};
+    GError *error = NULL;
+    int wait_status = 0;
+    if (!g_spawn_sync(cwd, (char **)argv, env, G_SPAWN_SEARCH_PATH | G_SPAWN_STDIN_FROM_DEV_NULL,
+                      NULL, NULL, &r.out, &r.err, &wait_status, &error))
+        fail_msg("cannot run %s: %s", argv[0], error->message);
+    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    g_strfreev(env);
+    return r;
+}
+
+/* Fails with everything the program said when its status is not `want`. */
+static void assert_status(const struct run *r, int want, const char *what)
+{
+    if (r->status != want)
+        fail_msg("%s exited with %d, not %d\nstdout: %s\nstderr: %s", what, r->status, want, r->out,
+                 r->err);
+}
+
+static void assert_contains(const char *text, const char *needle)
+{
+    if (text == NULL || strstr(text, needle) == NULL)
+        fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", needle);
+}
+
+/* ---- reports ------------------------------------------------------------------------ */
+
+struct report {
+    JsonParser *parser;
+    JsonObject *root;
+    char *path;
+};
+
+/* Loads a JSON report, which must exist and be one. */
+static struct report report_load(const char *path)
+{
+    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
+        fail_msg("no report at %s", path);
+    struct report rep = {.parser = json_parser_new(), .path = g_strdup(path)};
+    GError *error = NULL;
+    if (!json_parser_load_from_file(rep.parser, path, &error))
+        fail_msg("%s is not JSON: %s", path, error->message);
+    JsonNode *root = json_parser_get_root(rep.parser);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
+        fail_msg("%s does not hold a JSON object", path);
+    rep.root = json_node_get_object(root);
+    if (!json_object_has_member(rep.root, "vigil_report") ||
+        json_object_get_int_member(rep.root, "vigil_report") != 1)
+        fail_msg("%s is not a vigil report (no \"vigil_report\":1)", path);
+    return rep;
+}
+
+static void report_free(struct report *rep)
+{
+    g_object_unref(rep->parser);
+    g_free(rep->path);
+}
+
+/* The node at a dotted path ("layers.posix.write.calls", "argv.1"), or
+ * NULL. */
+static JsonNode *report_node(const struct report *rep, const char *dotted)
+{
+    char **parts = g_strsplit(dotted, ".", -1);
+    JsonNode *node = json_parser_get_root(rep->parser);
+    for (char **p = parts; *p != NULL && node != NULL; p++) {
+        if (JSON_NODE_HOLDS_ARRAY(node)) { /* "argv.1": an index */
+            JsonArray *array = json_node_get_array(node);
+            char *end;
+            guint64 index = g_ascii_strtoull(*p, &end, 10);
+            node = *end == '\0' && end != *p && index < json_array_get_length(array)
+                       ? json_array_get_element(array, (guint)index)
+                       : NULL;
+        } else if (JSON_NODE_HOLDS_OBJECT(node) &&
+                   json_object_has_member(json_node_get_object(node), *p)) {
+            node = json_object_get_member(json_node_get_object(node), *p);
+        } else {
+            node = NULL;
+        }
+    }
+    g_strfreev(parts);
+    return node;
+}
+
+/* The integer at a dotted path, which must exist. */
+static gint64 report_int(const struct report *rep, const char *dotted)
+{
+    JsonNode *node = report_node(rep, dotted);
+    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
+        json_node_get_value_type(node) != G_TYPE_INT64)
+        fail_msg("%s: no integer at %s", rep->path, dotted);
+    return json_node_get_int(node);
+}
+
+static const char *report_string(const struct report *rep, const char *dotted)
+{
+    JsonNode *node = report_node(rep, dotted);
+    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
+        json_node_get_value_type(node) != G_TYPE_STRING)
+        fail_msg("%s: no string at %s", rep->path, dotted);
+    return json_node_get_string(node);
+}
+
+/* A field ("calls", "bytes", "errors") of one operation of a layer. The
+ * layer must be there; an operation nobody called is left out of the
+ * report, and counts 0. */
+static gint64 op_field(const struct report *rep, const char *layer, const char *op,
+                       const char *field)
+{
+    char *layer_path = g_strdup_printf("layers.%s", layer);
+    JsonNode *node = report_node(rep, layer_path);
+    if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node))
+        fail_msg("%s: no layer %s", rep->path, layer_path);
+    g_free(layer_path);
+    char *path = g_strdup_printf("layers.%s.%s", layer, op);
+    gint64 value = 0;
+    if (report_node(rep, path) != NULL) {
+        char *field_path = g_strdup_printf("%s.%s", path, field);
+        value = report_int(rep, field_path);
+        g_free(field_path);
+    }
+    g_free(path);
+    return value;
+}
+
+static gint64 posix(const struct report *rep, const char *op, const char *field)
+{
+    return op_field(rep, "posix", op, field);
+}
+
+static gint64 stdio(const struct report *rep, const char *op, const char *field)
+{
+    return op_field(rep, "stdio", op, field);
+}
+
+/* The "files" entry of a path, or NULL. */
+static JsonObject *report_file(const struct report *rep, const char *path)
+{
+    JsonNode *files = report_node(rep, "files");
+    if (files == NULL || !JSON_NODE_HOLDS_ARRAY(files))
+        fail_msg("%s: no files array", rep->path);
+    JsonArray *array = json_node_get_array(files);
+    for (guint i = 0; i < json_array_get_length(array); i++) {
+        JsonObject *entry = json_array_get_object_element(array, i);
+        if (entry != NULL && json_object_has_member(entry, "path") &&
+            g_strcmp0(json_object_get_string_member(entry, "path"), path) == 0)
+            return entry;
+    }
+    return NULL;
+}
+
+/* A field of the files entry of `path`, which must be there. */
+static gint64 file_field(const struct report *rep, const char *path, const char *field)
+{
+    JsonObject *entry = report_file(rep, path);
+    if (entry == NULL) {
+        char *text = NULL;
+        g_file_get_contents(rep->path, &text, NULL, NULL);
+        fail_msg("%s: no files entry for %s in %s", rep->path, path, text);
+    }
+    if (!json_object_has_member(entry, field))
+        fail_msg("%s: the files entry for %s has no %s", rep->path, path, field);
+    return json_object_get_int_member(entry, field);
+}
+
+/* ---- temporary directories -------------------------------------------------------- */
+
+/* A fresh directory per test, its real path (the library reports real,
+ * absolute paths), in *state. */
+static int make_dir(void **state)
+{
+    char *dir = g_dir_make_tmp("vigil-test-preload-XXXXXX", NULL);
+    if (dir == NULL)
+        return -1;
+    char *real = realpath(dir, NULL);
+    g_free(dir);
+    if (real == NULL)
+        return -1;
+    *state = g_strdup(real);
+    free(real);
+    return 0;
+}
+
+static int remove_dir(void **state)
+{
+    const char *argv[] = {"rm", "-rf", *state, NULL};
+    g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                 NULL);
+    g_free(*state);
+    return 0;
+}
+
+/* dir/name (g_free it). */
+static char *in_dir(const char *dir, const char *name)
+{
+    return g_build_filename(dir, name, NULL);
+}
+
+/* Names of the entries of `dir` that start with `prefix`, sorted. */
+static GPtrArray *dir_entries(const char *dir, const char *prefix)
+{
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    for (const char *name = g_dir_read_name(d); name != NULL; name = g_dir_read_name(d))
+        if (g_str_has_prefix(name, prefix))
+            g_ptr_array_add(names, g_strdup(name));
+    g_dir_close(d);
+    g_ptr_array_sort(names, (GCompareFunc)g_strcmp0);
+    return names;
+}
+
+static char *read_file(const char *path)
+{
+    char *text = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &error))
+        fail_msg("cannot read %s: %s", path, error->message);
+    return text;
+}
+
+/* "line 1\n" … "line N\n", what filler writes. */
+static char *filler_text(long lines)
+{
+    GString *s = g_string_new(NULL);
+    for (long i = 1; i <= lines; i++)
+        g_string_append_printf(s, "line %ld\n", i);
+    return g_string_free(s, FALSE);
+}
+
+/* ---- transparency -------------------------------------------------------------------- */
+
+/* What transparency.c does; see the table at its top. */
+enum {
+    T_READS = 10,
+    T_READ_ERRORS = 3,
+    T_READ_BYTES = 33,
+    T_WRITES = 10,
+    T_WRITE_ERRORS = 1,
+    T_WRITE_BYTES = 33,
+    T_OPENS = 13,
+    T_LSEEKS = 7,
+    T_PREADS = 3,
+    T_CLOSES = 20,
+};
+
+static bool file_contains(const char *path, const char *needle)
+{
+    char *data = NULL;
+    gsize length = 0;
+    if (!g_file_get_contents(path, &data, &length, NULL))
+        fail_msg("cannot read %s", path);
+    bool found = memmem(data, length, needle, strlen(needle)) != NULL;
+    g_free(data);
+    return found;
+}
+
+static void transparency_of(const char *dir, const char *program_name, bool fortified)
+{
+    char *program = helper(program_name);
+    /* The fortified build must really call the _chk variants, the other not. */
+    assert_true(file_contains(program, "__read_chk") == fortified);
+    assert_true(file_contains(program, "__pread64_chk") == fortified);
+    assert_true(file_contains(program, "__fgets_chk") == fortified);
+    assert_true(file_contains(program, "__fread_chk") == fortified);
+
+    char *plain_dir = in_dir(dir, "plain"), *preload_dir = in_dir(dir, "preload");
+    char *report_path = in_dir(dir, "report.json");
+    assert_int_equal(g_mkdir(plain_dir, 0700), 0);
+    assert_int_equal(g_mkdir(preload_dir, 0700), 0);
+
+    const char *plain_argv[] = {program, plain_dir, NULL};
+    struct run plain = run_program(dir, false, NULL, plain_argv);
+    char *report_var = g_strdup_printf("VIGIL_REPORT=%s", report_path);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    const char *preload_argv[] = {program, preload_dir, NULL};
+    struct run preloaded = run_program(dir, true, vars, preload_argv);
+
+    assert_status(&plain, 0, "transparency without the library");
+    assert_int_equal(preloaded.status, plain.status);
+    assert_string_equal(preloaded.out, plain.out);
+    char *plain_log = in_dir(plain_dir, "log"), *preload_log = in_dir(preload_dir, "log");
+    char *plain_text = read_file(plain_log), *preload_text = read_file(preload_log);
+    /* The battery ran to its end, and the failures it expects happened. */
+    assert_contains(plain_text, "read-bad-fd ret=-1 errno=EBADF");
+    assert_contains(plain_text, "read-directory ret=-1 errno=EISDIR");
+    assert_contains(plain_text, "read-interrupted ret=-1 errno=EINTR");
+    assert_contains(plain_text, "read-short ret=10 ");
+    assert_contains(plain_text, "read-eof ret=0 ");
+    assert_contains(plain_text, "handler open=3 write=6 lseek=0 read=6 ");
+    assert_contains(plain_text, "fgets ret=9 ");
+    assert_contains(plain_text, "\ndone\n");
+    assert_string_equal(preload_text, plain_text);
+
+    struct report rep = report_load(report_path);
+    assert_int_equal(posix(&rep, "read", "calls"), T_READS);
+    assert_int_equal(posix(&rep, "read", "errors"), T_READ_ERRORS);
+    assert_int_equal(posix(&rep, "read", "bytes"), T_READ_BYTES);
+    assert_int_equal(posix(&rep, "write", "calls"), T_WRITES);
+    assert_int_equal(posix(&rep, "write", "errors"), T_WRITE_ERRORS);
+    assert_int_equal(posix(&rep, "write", "bytes"), T_WRITE_BYTES);
+    assert_int_equal(posix(&rep, "open", "calls"), T_OPENS);
+    assert_int_equal(posix(&rep, "open", "errors"), 1);
+    assert_int_equal(posix(&rep, "lseek", "calls"), T_LSEEKS);
+    assert_int_equal(posix(&rep, "lseek", "errors"), 1);
+    assert_int_equal(posix(&rep, "pread", "calls"), T_PREADS);
+    assert_int_equal(posix(&rep, "pread", "errors"), 1);
+    assert_int_equal(posix(&rep, "pread", "bytes"), 8);
+    assert_int_equal(posix(&rep, "pwrite", "calls"), 2);
+    assert_int_equal(posix(&rep, "pwrite", "bytes"), 10);
+    assert_int_equal(posix(&rep, "readv", "bytes"), 11);
+    assert_int_equal(posix(&rep, "writev", "bytes"), 11);
+    assert_int_equal(posix(&rep, "dup", "calls"), 1);
+    assert_int_equal(posix(&rep, "dup2", "calls"), 2);
+    assert_int_equal(posix(&rep, "fcntl", "calls"), 1);
+    assert_int_equal(posix(&rep, "close", "calls"), T_CLOSES);
+
+    /* Per file: the four descriptors of one file, the reused 0-2, and the
+     * calls made inside the signal handler. */
+    char *ten = in_dir(preload_dir, "ten"), *dup = in_dir(preload_dir, "dup");
+    char *f1 = in_dir(preload_dir, "f1"), *sig = in_dir(preload_dir, "sig");
+    assert_int_equal(file_field(&rep, ten, "bytes_written"), 10);
+    assert_int_equal(file_field(&rep, ten, "bytes_read"), 10);
+    assert_int_equal(file_field(&rep, ten, "calls"), 8);
+    assert_int_equal(file_field(&rep, dup, "bytes_written"), 4);
+    assert_int_equal(file_field(&rep, dup, "bytes_read"), 4);
+    assert_int_equal(file_field(&rep, f1, "bytes_written"), 4);
+    assert_int_equal(file_field(&rep, f1, "bytes_read"), 4);
+    assert_int_equal(file_field(&rep, sig, "bytes_written"), 6);
+    assert_int_equal(file_field(&rep, sig, "bytes_read"), 6);
+    /* Nothing went to the program's stdout: what fd 1 wrote went to f1. */
+    JsonObject *out = report_file(&rep, "<stdout>");
+    if (out != NULL)
+        assert_int_equal(json_object_get_int_member(out, "bytes_written"), 0);
+
+    /* The handler's stat (wrap_posix_paths.c) and the stdio calls. */
+    assert_int_equal(posix(&rep, "stat", "calls"), 1);
+    assert_int_equal(stdio(&rep, "fopen", "calls"), 1);
+    assert_int_equal(stdio(&rep, "fprintf", "calls"), 1);
+    assert_int_equal(stdio(&rep, "fwrite", "calls"), 1);
+    assert_int_equal(stdio(&rep, "fwrite", "bytes"), 4);
+    assert_int_equal(stdio(&rep, "rewind", "calls"), 1);
+    assert_int_equal(stdio(&rep, "fgets", "calls"), 1);
+    assert_int_equal(stdio(&rep, "fread", "calls"), 1);
+    assert_int_equal(stdio(&rep, "fread", "bytes"), 4);
+    assert_int_equal(stdio(&rep, "fclose", "calls"), 1);
+
+    report_free(&rep);
+    g_free(ten);
+    g_free(dup);
+    g_free(f1);
+    g_free(sig);
+    g_free(plain_text);
+    g_free(preload_text);
+    g_free(plain_log);
+    g_free(preload_log);
+    g_free(report_var);
+    run_free(&plain);
+    run_free(&preloaded);
+    g_free(report_path);
+    g_free(plain_dir);
+    g_free(preload_dir);
+    g_free(program);
+}
+
+static void test_transparency(void **state)
+{
+    transparency_of(*state, "transparency", false);
+}
+
+static void test_transparency_fortified(void **state)
+{
+    transparency_of(*state, "transparency-fortified", true);
+}
+
+/* ---- real programs ---------------------------------------------------------------------- */
+
+/* "VIGIL_REPORT=DIR/report.json" and the JSON format. */
+struct report_vars {
+    char *path;
+    char *var;
+    const char *vars[4];
+};
+
+static void report_vars_init(struct report_vars *rv, const char *dir, const char *extra)
+{
+    rv->path = in_dir(dir, "report.json");
+    rv->var = g_strdup_printf("VIGIL_REPORT=%s", rv->path);
+    rv->vars[0] = rv->var;
+    rv->vars[1] = "VIGIL_REPORT_FORMAT=json";
+    rv->vars[2] = extra;
+    rv->vars[3] = NULL;
+}
+
+static void report_vars_free(struct report_vars *rv)
+{
+    g_free(rv->path);
+    g_free(rv->var);
+}
+
+static void test_stdout_is_untouched(void **state)
+{
+    char *printf_path = g_find_program_in_path("printf");
+    assert_non_null(printf_path);
+    const char *argv[] = {printf_path, "a\\nb\\n", NULL};
+    const char *vars[] = {"VIGIL_REPORT=stderr", NULL};
+    struct run r = run_program(*state, true, vars, argv);
+    assert_status(&r, 0, "printf");
+    assert_string_equal(r.out, "a\nb\n");
+    assert_contains(r.err, "== vigil report: ");
+    run_free(&r);
+    g_free(printf_path);
+}
+
+static void test_dd(void **state)
+{
+    const char *dir = *state;
+    struct report_vars rv;
+    report_vars_init(&rv, dir, NULL);
+    char *out = in_dir(dir, "zeros");
+    char *of = g_strdup_printf("of=%s", out);
+    const char *argv[] = {"dd", "if=/dev/zero", of, "bs=1M", "count=64", NULL};
+    struct run r = run_program(dir, true, rv.vars, argv);
+    assert_status(&r, 0, "dd");
+
+    struct report rep = report_load(rv.path);
+    assert_int_equal(posix(&rep, "write", "calls"), 64);
+    assert_int_equal(posix(&rep, "write", "bytes"), 67108864);
+    assert_int_equal(file_field(&rep, out, "bytes_written"), 67108864);
+    /* /dev/zero is excluded by default: its 64 reads are counted there only. */
+    assert_true(report_int(&rep, "activities.excluded") >= 64);
+    assert_true(posix(&rep, "read", "calls") < 64);
+    assert_true(posix(&rep, "read", "bytes") < 1048576);
+    assert_true(report_int(&rep, "io_bytes_read") < 1048576);
+    assert_null(report_file(&rep, "/dev/zero"));
+
+    report_free(&rep);
+    run_free(&r);
+    g_free(of);
+    g_free(out);
+    report_vars_free(&rv);
+}
+
+static void test_cp(void **state)
+{
+    const char *dir = *state;
+    enum { SIZE = 8 << 20 };
+    char *src = in_dir(dir, "src"), *dst = in_dir(dir, "dst");
+    /* Pseudo-random bytes: no holes for cp to skip, nothing to compress. */
+    GRand *rand = g_rand_new_with_seed(42);
+    guint32 *data = g_malloc(SIZE);
+    for (size_t i = 0; i < SIZE / sizeof *data; i++)
+        data[i] = g_rand_int(rand);
+    g_rand_free(rand);
+    assert_true(g_file_set_contents(src, (const char *)data, SIZE, NULL));
+
+    struct report_vars rv;
+    report_vars_init(&rv, dir, NULL);
+    /* No reflink (a clone moves no bytes); copy_file_range counts as writes. */
+    const char *argv[] = {"cp", "--reflink=never", src, dst, NULL};
+    struct run r = run_program(dir, true, rv.vars, argv);
+    assert_status(&r, 0, "cp");
+
+    char *copy = NULL;
+    gsize length = 0;
+    assert_true(g_file_get_contents(dst, &copy, &length, NULL));
+    assert_int_equal(length, SIZE);
+    assert_memory_equal(copy, data, SIZE);
+
+    struct report rep = report_load(rv.path);
+    assert_int_equal(file_field(&rep, dst, "bytes_written"), SIZE);
+    assert_int_equal(report_int(&rep, "io_bytes_written"), SIZE);
+
+    report_free(&rep);
+    run_free(&r);
+    report_vars_free(&rv);
+    g_free(copy);
+    g_free(data);
+    g_free(src);
+    g_free(dst);
+}
+
+static void test_tar(void **state)
+{
+    const char *dir = *state;
+    char *data = in_dir(dir, "data");
+    assert_int_equal(g_mkdir(data, 0700), 0);
+    static const struct {
+        const char *name;
+        size_t size;
+    } files[] = {{"a", 1000}, {"b", 20000}, {"c", 5}, {"d", 70000}};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *path = g_build_filename(data, files[i].name, NULL);
+        char *text = g_malloc(files[i].size);
+        memset(text, 'a' + (int)i, files[i].size);
+        assert_true(g_file_set_contents(path, text, (gssize)files[i].size, NULL));
+        g_free(text);
+        g_free(path);
+    }
+
+    struct report_vars rv;
+    report_vars_init(&rv, dir, NULL);
+    /* Relative paths: the library makes them absolute from the cwd. */
+    const char *argv[] = {"tar", "--totals", "-cf", "OUT.tar", "data", NULL};
+    struct run r = run_program(dir, true, rv.vars, argv);
+    assert_status(&r, 0, "tar");
+    const char *total = strstr(r.err, "Total bytes written: ");
+    if (total == NULL)
+        fail_msg("no totals in tar's stderr: %s", r.err);
+    long long written = strtoll(total + strlen("Total bytes written: "), NULL, 10);
+    assert_true(written >= 70000);
+
+    struct report rep = report_load(rv.path);
+    char *archive = in_dir(dir, "OUT.tar");
+    assert_int_equal(file_field(&rep, archive, "bytes_written"), written);
+    char *d = g_build_filename(data, "d", NULL);
+    assert_int_equal(file_field(&rep, d, "bytes_read"), 70000);
+
+    g_free(d);
+    g_free(archive);
+    report_free(&rep);
+    run_free(&r);
+    report_vars_free(&rv);
+    g_free(data);
+}
+
+/* jobs[0].DIRECTION.io_bytes and .total_ios of a fio JSON output. */
+static void fio_result(const char *path, const char *direction, gint64 *io_bytes, gint64 *total_ios)
+{
+    JsonParser *parser = json_parser_new();
+    GError *error = NULL;
+    if (!json_parser_load_from_file(parser, path, &error))
+        fail_msg("fio's output %s is not JSON: %s", path, error->message);
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *jobs = json_object_get_array_member(root, "jobs");
+    assert_non_null(jobs);
+    assert_true(json_array_get_length(jobs) >= 1);
+    JsonObject *job = json_array_get_object_element(jobs, 0);
+    JsonObject *dir = json_object_get_object_member(job, direction);
+    assert_non_null(dir);
+    *io_bytes = json_object_get_int_member(dir, "io_bytes");
+    *total_ios = json_object_get_int_member(dir, "total_ios");
+    g_object_unref(parser);
+}
+
+/* One fio job on DIR/fio.data: `rw` is "write" or "read", `op` the POSIX
+ * call its engine makes. */
+static void fio_job(const char *dir, const char *rw, const char *engine, const char *op)
+{
+    char *target = in_dir(dir, "fio.data"), *output = in_dir(dir, "fio.json");
+    char *filename = g_strdup_printf("--filename=%s", target);
+    char *rw_arg = g_strdup_printf("--rw=%s", rw),
+         *engine_arg = g_strdup_printf("--ioengine=%s", engine);
+    char *output_arg = g_strdup_printf("--output=%s", output);
+    struct report_vars rv;
+    report_vars_init(&rv, dir, NULL);
+    /* --thread: by default fio runs each job in a forked child, which has
+     * its own report; as a thread the job counts in the one report here. */
+    const char *argv[] = {"fio",      "--name=w", filename,
+                          rw_arg,     "--bs=4k",  "--size=16M",
+                          engine_arg, "--thread", "--output-format=json",
+                          output_arg, NULL};
+    struct run r = run_program(dir, true, rv.vars, argv);
+    assert_status(&r, 0, "fio");
+
+    gint64 io_bytes, total_ios;
+    fio_result(output, rw, &io_bytes, &total_ios);
+    assert_int_equal(io_bytes, 16 << 20);
+    assert_true(total_ios >= (16 << 20) / 4096);
+    struct report rep = report_load(rv.path);
+    assert_int_equal(
+        file_field(&rep, target, strcmp(rw, "read") == 0 ? "bytes_read" : "bytes_written"),
+        io_bytes);
+    assert_true(posix(&rep, op, "calls") >= total_ios);
+
+    report_free(&rep);
+    run_free(&r);
+    report_vars_free(&rv);
+    g_free(filename);
+    g_free(rw_arg);
+    g_free(engine_arg);
+    g_free(output_arg);
+    g_free(target);
+    g_free(output);
+}
+
+static void test_fio(void **state)
+{
+    char *fio = g_find_program_in_path("fio");
+    if (fio == NULL)
+        skip();
+    g_free(fio);
+    fio_job(*state, "write", "sync", "write");
+    fio_job(*state, "read", "psync", "pread"); /* on the file the first job wrote */
+}
+
+/* ---- helper programs ------------------------------------------------------------------------ */
+
+static void test_threads(void **state)
+{
+    const char *dir = *state;
+    struct report_vars rv;
+    report_vars_init(&rv, dir, "VIGIL_EXCLUDE="); /* /dev/null counts like any file */
+    char *program = helper("threads");
+    const char *argv[] = {program, "16", "100000", NULL};
+    struct run r = run_program(dir, true, rv.vars, argv);
+    assert_status(&r, 0, "threads");
+
+    struct report rep = report_load(rv.path);
+    assert_int_equal(posix(&rep, "write", "calls"), 1600000);
+    assert_int_equal(posix(&rep, "write", "bytes"), 1600000);
+    assert_int_equal(posix(&rep, "write", "errors"), 0);
+    assert_int_equal(report_int(&rep, "activities.excluded"), 0);
+    assert_int_equal(file_field(&rep, "/dev/null", "bytes_written"), 1600000);
+    assert_int_equal(file_field(&rep, "/dev/null", "calls"), 1600000 + 2); /* open, close */
+
+    report_free(&rep);
+    run_free(&r);
+    g_free(program);
+    report_vars_free(&rv);
+}
+
+/* "VIGIL_REPORT=DIR/r-%p.json", JSON. */
+static char *per_pid_report_var(const char *dir)
+{
+    return g_strdup_printf("VIGIL_REPORT=%s/r-%%p.json", dir);
+}
+
+static void test_fork(void **state)
+{
+    const char *dir = *state;
+    char *report_var = per_pid_report_var(dir);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char *program = helper("forker");
+    const char *argv[] = {program, "fork", dir, NULL};
+    struct run r = run_program(dir, true, vars, argv);
+    assert_status(&r, 0, "forker fork");
+
+    GPtrArray *reports = dir_entries(dir, "r-");
+    assert_int_equal(reports->len, 2);
+    char *parent = in_dir(dir, "parent"), *child = in_dir(dir, "child");
+    gint64 pids[2];
+    bool saw_parent = false, saw_child = false;
+    for (guint i = 0; i < 2; i++) {
+        char *path = in_dir(dir, g_ptr_array_index(reports, i));
+        struct report rep = report_load(path);
+        pids[i] = report_int(&rep, "pid");
+        char *name = g_strdup_printf("r-%" G_GINT64_FORMAT ".json", pids[i]);
+        assert_string_equal(g_ptr_array_index(reports, i), name);
+        gint64 writes = posix(&rep, "write", "calls");
+        if (writes == 20) {
+            saw_parent = true;
+            assert_int_equal(file_field(&rep, parent, "bytes_written"), 20);
+            assert_null(report_file(&rep, child));
+        } else if (writes == 10) {
+            saw_child = true;
+            assert_int_equal(file_field(&rep, child, "bytes_written"), 10);
+            assert_null(report_file(&rep, parent)); /* the parent's counts stay the parent's */
+        } else {
+            fail_msg("%s: %" G_GINT64_FORMAT " writes, neither 20 nor 10", path, writes);
+        }
+        g_free(name);
+        report_free(&rep);
+        g_free(path);
+    }
+    assert_true(saw_parent && saw_child);
+    assert_true(pids[0] != pids[1]);
+
+    g_ptr_array_free(reports, TRUE);
+    g_free(parent);
+    g_free(child);
+    run_free(&r);
+    g_free(program);
+    g_free(report_var);
+}
+
+static void test_exec(void **state)
+{
+    const char *dir = *state;
+    char *report_var = per_pid_report_var(dir);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char *program = helper("forker");
+    const char *argv[] = {program, "exec", dir, NULL};
+    struct run r = run_program(dir, true, vars, argv);
+    assert_status(&r, 0, "forker exec");
+
+    /* exec replaces the first image without exit handlers: one report. */
+    GPtrArray *reports = dir_entries(dir, "r-");
+    assert_int_equal(reports->len, 1);
+    char *path = in_dir(dir, g_ptr_array_index(reports, 0));
+    struct report rep = report_load(path);
+    assert_string_equal(report_string(&rep, "argv.1"), "after");
+    assert_int_equal(posix(&rep, "write", "calls"), 7);
+    char *after = in_dir(dir, "after"), *before = in_dir(dir, "before");
+    assert_int_equal(file_field(&rep, after, "bytes_written"), 7);
+    assert_null(report_file(&rep, before));
+
+    g_free(after);
+    g_free(before);
+    report_free(&rep);
+    g_free(path);
+    g_ptr_array_free(reports, TRUE);
+    run_free(&r);
+    g_free(program);
+    g_free(report_var);
+}
+
+static void test_full_ring(void **state)
+{
+    const char *dir = *state;
+    struct report_vars rv;
+    report_vars_init(&rv, dir, "VIGIL_RING_SLOTS=64");
+    char *program = helper("filler"), *target = in_dir(dir, "lines");
+    const char *argv[] = {program, target, "10000", NULL};
+    struct run r = run_program(dir, true, rv.vars, argv);
+    assert_status(&r, 0, "filler");
+
+    /* Nobody drains the ring: most records are dropped, none is lost from
+     * the counts, and the program's output is whole. */
+    char *text = read_file(target), *expected = filler_text(10000);
+    assert_string_equal(text, expected);
+    struct report rep = report_load(rv.path);
+    gint64 observed = report_int(&rep, "activities.observed");
+    gint64 recorded = report_int(&rep, "activities.recorded");
+    gint64 dropped = report_int(&rep, "activities.dropped");
+    gint64 excluded = report_int(&rep, "activities.excluded");
+    assert_true(dropped > 0);
+    assert_true(recorded <= 64);
+    assert_int_equal(recorded + dropped + excluded, observed);
+    assert_int_equal(posix(&rep, "write", "calls"), 10000);
+    assert_int_equal(file_field(&rep, target, "bytes_written"), (gint64)strlen(expected));
+
+    report_free(&rep);
+    g_free(text);
+    g_free(expected);
+    run_free(&r);
+    g_free(program);
+    g_free(target);
+    report_vars_free(&rv);
+}
+
+/* ---- configuration -------------------------------------------------------------------------- */
+
+static void test_report_off(void **state)
+{
+    const char *dir = *state;
+    char *program = helper("filler"), *target = in_dir(dir, "lines");
+    const char *argv[] = {program, target, "10", NULL};
+    /* The same quiet program reports on stderr by default... */
+    struct run r = run_program(dir, true, NULL, argv);
+    assert_status(&r, 0, "filler");
+    assert_contains(r.err, "== vigil report: ");
+    run_free(&r);
+    /* ...and with VIGIL_REPORT=off says nothing, anywhere. */
+    const char *vars[] = {"VIGIL_REPORT=off", "VIGIL_REPORT_FORMAT=json", NULL};
+    r = run_program(dir, true, vars, argv);
+    assert_status(&r, 0, "filler");
+    assert_string_equal(r.err, "");
+    assert_string_equal(r.out, "");
+    GPtrArray *entries = dir_entries(dir, "");
+    assert_int_equal(entries->len, 1); /* only the file filler wrote */
+    assert_string_equal(g_ptr_array_index(entries, 0), "lines");
+    char *text = read_file(target), *expected = filler_text(10);
+    assert_string_equal(text, expected);
+
+    g_free(text);
+    g_free(expected);
+    g_ptr_array_free(entries, TRUE);
+    run_free(&r);
+    g_free(program);
+    g_free(target);
+}
+
+static void test_bad_ring_slots(void **state)
+{
+    const char *dir = *state;
+    struct report_vars rv;
+    report_vars_init(&rv, dir, "VIGIL_RING_SLOTS=abc");
+    char *program = helper("filler"), *target = in_dir(dir, "lines");
+    const char *argv[] = {program, target, "100", NULL};
+    struct run r = run_program(dir, true, rv.vars, argv);
+    assert_status(&r, 0, "filler");
+    assert_contains(r.err, "VIGIL_RING_SLOTS=abc");
+    char *text = read_file(target), *expected = filler_text(100);
+    assert_string_equal(text, expected);
+    /* The default ring was used: still instrumented, nothing dropped. */
+    struct report rep = report_load(rv.path);
+    assert_int_equal(posix(&rep, "write", "calls"), 100);
+    assert_int_equal(report_int(&rep, "activities.dropped"), 0);
+
+    report_free(&rep);
+    g_free(text);
+    g_free(expected);
+    run_free(&r);
+    g_free(program);
+    g_free(target);
+    report_vars_free(&rv);
+}
+
+static void test_report_path_with_pid(void **state)
+{
+    const char *dir = *state;
+    char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char *program = helper("filler"), *target = in_dir(dir, "lines");
+    const char *argv[] = {program, target, "3", NULL};
+    struct run r = run_program(dir, true, vars, argv);
+    assert_status(&r, 0, "filler");
+
+    GPtrArray *reports = dir_entries(dir, "report-");
+    assert_int_equal(reports->len, 1);
+    char *path = in_dir(dir, g_ptr_array_index(reports, 0));
+    struct report rep = report_load(path);
+    gint64 pid = report_int(&rep, "pid");
+    assert_true(pid > 0);
+    char *name = g_strdup_printf("report-%" G_GINT64_FORMAT ".json", pid);
+    assert_string_equal(g_ptr_array_index(reports, 0), name);
+    assert_int_equal(posix(&rep, "write", "calls"), 3);
+
+    g_free(name);
+    report_free(&rep);
+    g_free(path);
+    g_ptr_array_free(reports, TRUE);
+    run_free(&r);
+    g_free(program);
+    g_free(target);
+    g_free(report_var);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, make_dir, remove_dir)
+    const struct CMUnitTest tests[] = {
+        T(test_transparency),
+        T(test_transparency_fortified),
+        T(test_stdout_is_untouched),
+        T(test_dd),
+        T(test_cp),
+        T(test_tar),
+        T(test_fio),
+        T(test_threads),
+        T(test_fork),
+        T(test_exec),
+        T(test_full_ring),
+        T(test_report_off),
+        T(test_bad_ring_slots),
+        T(test_report_path_with_pid),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
