@@ -11,14 +11,8 @@ static const char *const layer_names[VIGIL_LAYER_COUNT + 1] = {
     [VIGIL_LAYER_MPIIO] = "mpiio",
 };
 
-struct op_info {
-    const char *name;
-    unsigned char layer;
-    unsigned char op_class;
-};
-
-/* Indexed by id: lookups on the report and drain paths are one load. */
-static const struct op_info op_table[VIGIL_OP_MAX_ID + 1] = {
+/* Unused ids stay zero: a NULL name, layer 0. */
+const struct vigil_op_info vigil_op_table[VIGIL_OP_MAX_ID + 1] = {
 #define VIGIL_OP_ENTRY(suffix, id, layer, name, cls)                                               \
     [id] = {name, VIGIL_LAYER_##layer, VIGIL_OP_##cls},
     VIGIL_OPERATIONS(VIGIL_OP_ENTRY)
@@ -47,24 +41,9 @@ unsigned vigil_layer_from_name(const char *name)
     return name_table_find(layer_names, VIGIL_LAYER_COUNT, name);
 }
 
-bool vigil_op_is_valid(unsigned op)
-{
-    return op <= VIGIL_OP_MAX_ID && op_table[op].name != NULL;
-}
-
 const char *vigil_op_name(unsigned op)
 {
-    return vigil_op_is_valid(op) ? op_table[op].name : NULL;
-}
-
-unsigned vigil_op_layer(unsigned op)
-{
-    return vigil_op_is_valid(op) ? op_table[op].layer : 0;
-}
-
-enum vigil_op_class vigil_op_class(unsigned op)
-{
-    return vigil_op_is_valid(op) ? (enum vigil_op_class)op_table[op].op_class : 0;
+    return vigil_op_is_valid(op) ? vigil_op_table[op].name : NULL;
 }
 
 unsigned vigil_op_from_name(unsigned layer, const char *name)
@@ -72,8 +51,8 @@ unsigned vigil_op_from_name(unsigned layer, const char *name)
     if (name == NULL)
         return 0;
     for (unsigned op = 1; op <= VIGIL_OP_MAX_ID; op++)
-        if (op_table[op].name != NULL && op_table[op].layer == layer &&
-            strcmp(op_table[op].name, name) == 0)
+        if (vigil_op_table[op].name != NULL && vigil_op_table[op].layer == layer &&
+            strcmp(vigil_op_table[op].name, name) == 0)
             return op;
     return 0;
 }

@@ -42,9 +42,8 @@ static _Atomic uint64_t arena_used;
 static uint32_t *used_slots;
 static _Atomic uint32_t used_count;
 
-static _Atomic uint64_t *fd_table; /* 0: unknown; else (1 << 32) | file id */
-static uint32_t fd_table_size;
-#define FD_KNOWN (UINT64_C(1) << 32)
+_Atomic uint64_t *preload_fd_table; /* 0: unknown; else PRELOAD_FD_KNOWN | file id */
+uint32_t preload_fd_table_size;
 
 /* The working directory, for relative paths. chdir fills the other buffer
  * and then flips `cwd_current`, so a reader sees one whole path or the
@@ -179,16 +178,18 @@ uint32_t preload_file_used_id(uint32_t n)
     return used_slots[n] + 1;
 }
 
-void preload_file_announce(uint32_t file_id)
+bool preload_file_announce(uint32_t file_id)
 {
     struct file_slot *s = slot_of(file_id);
     uint32_t generation = atomic_load_explicit(&preload.ring_generation, memory_order_relaxed);
     if (s == NULL || atomic_load_explicit(&s->announced, memory_order_relaxed) == generation)
-        return;
+        return true;
     /* Two threads may both send it: a repeated name record is harmless. If
      * the ring is full it is tried again with the file's next activity. */
-    if (vigil_ring_push_name(preload.ring, file_id, arena + s->path_offset, s->path_length))
-        atomic_store_explicit(&s->announced, generation, memory_order_relaxed);
+    if (!vigil_ring_push_name(preload.ring, file_id, arena + s->path_offset, s->path_length))
+        return false;
+    atomic_store_explicit(&s->announced, generation, memory_order_relaxed);
+    return true;
 }
 
 /* ---- paths ---------------------------------------------------------------- */
@@ -259,40 +260,33 @@ void preload_cwd_changed(void)
 
 void preload_fd_set(int fd, uint32_t file_id)
 {
-    if (fd >= 0 && (uint32_t)fd < fd_table_size)
-        atomic_store_explicit(&fd_table[fd], FD_KNOWN | file_id, memory_order_relaxed);
-}
-
-uint32_t preload_fd_get(int fd)
-{
-    if (fd < 0 || (uint32_t)fd >= fd_table_size)
-        return VIGIL_FILE_NONE;
-    uint64_t entry = atomic_load_explicit(&fd_table[fd], memory_order_relaxed);
-    return (uint32_t)entry; /* an unknown fd (0) gives VIGIL_FILE_NONE */
+    if (fd >= 0 && (uint32_t)fd < preload_fd_table_size)
+        atomic_store_explicit(&preload_fd_table[fd], PRELOAD_FD_KNOWN | file_id,
+                              memory_order_relaxed);
 }
 
 void preload_fd_clear(int fd)
 {
-    if (fd >= 0 && (uint32_t)fd < fd_table_size)
-        atomic_store_explicit(&fd_table[fd], 0, memory_order_relaxed);
+    if (fd >= 0 && (uint32_t)fd < preload_fd_table_size)
+        atomic_store_explicit(&preload_fd_table[fd], 0, memory_order_relaxed);
 }
 
 void preload_fd_forget(int fd, uint32_t file_id)
 {
-    if (fd < 0 || (uint32_t)fd >= fd_table_size)
+    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
         return;
-    uint64_t expected = FD_KNOWN | file_id;
-    atomic_compare_exchange_strong_explicit(&fd_table[fd], &expected, 0, memory_order_relaxed,
-                                            memory_order_relaxed);
+    uint64_t expected = PRELOAD_FD_KNOWN | file_id;
+    atomic_compare_exchange_strong_explicit(&preload_fd_table[fd], &expected, 0,
+                                            memory_order_relaxed, memory_order_relaxed);
 }
 
 void preload_fd_copy(int from, int to)
 {
-    if (from < 0 || (uint32_t)from >= fd_table_size)
+    if (from < 0 || (uint32_t)from >= preload_fd_table_size)
         preload_fd_clear(to);
-    else if (to >= 0 && (uint32_t)to < fd_table_size)
-        atomic_store_explicit(&fd_table[to],
-                              atomic_load_explicit(&fd_table[from], memory_order_relaxed),
+    else if (to >= 0 && (uint32_t)to < preload_fd_table_size)
+        atomic_store_explicit(&preload_fd_table[to],
+                              atomic_load_explicit(&preload_fd_table[from], memory_order_relaxed),
                               memory_order_relaxed);
 }
 
@@ -333,14 +327,14 @@ static void name_standard_streams(void)
 bool preload_files_init(void)
 {
     struct rlimit limit;
-    fd_table_size = FD_TABLE_MAX;
+    preload_fd_table_size = FD_TABLE_MAX;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_max < FD_TABLE_MAX)
-        fd_table_size = (uint32_t)limit.rlim_max;
+        preload_fd_table_size = (uint32_t)limit.rlim_max;
     slots = map_anonymous(FILE_SLOTS * sizeof *slots);
     arena = map_anonymous(PATH_ARENA_BYTES);
     used_slots = map_anonymous(FILE_SLOTS * sizeof *used_slots);
-    fd_table = map_anonymous(fd_table_size * sizeof *fd_table);
-    if (!slots || !arena || !used_slots || !fd_table)
+    preload_fd_table = map_anonymous(preload_fd_table_size * sizeof *preload_fd_table);
+    if (!slots || !arena || !used_slots || !preload_fd_table)
         return false;
     if (getcwd(cwd[0], sizeof cwd[0]) == NULL)
         cwd[0][0] = '\0';

@@ -68,6 +68,9 @@ struct preload_thread_counters {
      * thread reading one file pays no atomic operation per call. */
     uint32_t pending_file;
     uint64_t pending_calls, pending_read_bytes, pending_written_bytes;
+    /* The file whose name record this thread last saw go into the ring: a
+     * thread working on one file checks it with a compare, not a lookup. */
+    uint32_t announced_file;
     bool shared; /* the overflow block, used by many threads: atomic adds */
 };
 
@@ -113,8 +116,9 @@ void preload_file_counts(uint32_t file_id, uint64_t *calls, uint64_t *read_bytes
                          uint64_t *written_bytes) PRELOAD_HIDDEN;
 uint32_t preload_file_count_used(void) PRELOAD_HIDDEN;
 uint32_t preload_file_used_id(uint32_t n) PRELOAD_HIDDEN; /* n < preload_file_count_used() */
-/* Makes sure the ring has this file's name record before its activities. */
-void preload_file_announce(uint32_t file_id) PRELOAD_HIDDEN;
+/* Makes sure the ring has this file's name record before its activities;
+ * false when it could not (the ring is full: tried again next time). */
+bool preload_file_announce(uint32_t file_id) PRELOAD_HIDDEN;
 
 /* Absolute form of `path` as seen from `dirfd` (AT_FDCWD for the working
  * directory) in `out`; returns its length, or 0 when it does not fit. */
@@ -128,7 +132,19 @@ uint32_t preload_file_for_path(int dirfd, const char *path) PRELOAD_HIDDEN;
 
 /* The descriptor table: what each fd refers to. */
 void preload_fd_set(int fd, uint32_t file_id) PRELOAD_HIDDEN; /* file id or PRELOAD_FILE_EXCLUDED */
-uint32_t preload_fd_get(int fd) PRELOAD_HIDDEN;               /* VIGIL_FILE_NONE when unknown */
+/* The table itself, read inline on the hot path: one word per fd, 0 when
+ * unknown, else PRELOAD_FD_KNOWN | file id. */
+extern _Atomic uint64_t *preload_fd_table PRELOAD_HIDDEN;
+extern uint32_t preload_fd_table_size PRELOAD_HIDDEN;
+#define PRELOAD_FD_KNOWN (UINT64_C(1) << 32)
+
+/* VIGIL_FILE_NONE when unknown. */
+static inline uint32_t preload_fd_get(int fd)
+{
+    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
+        return VIGIL_FILE_NONE;
+    return (uint32_t)atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+}
 void preload_fd_clear(int fd) PRELOAD_HIDDEN;
 /* Clears fd's entry if it still names `file_id`: after a close, another
  * thread may already have opened something else under the same number. */
@@ -193,9 +209,89 @@ static inline bool preload_call_begin(struct preload_call *call)
     return true;
 }
 
-/* The bookkeeping; errno is read on entry and restored on exit. */
-void preload_call_end(const struct preload_call *call,
-                      const struct preload_outcome *outcome) PRELOAD_HIDDEN;
+/* The rare paths of preload_call_end, out of line (call.c). */
+void preload_count_excluded(struct preload_thread_counters *c) PRELOAD_HIDDEN;
+void preload_count_shared(struct preload_thread_counters *c, const struct preload_outcome *o,
+                          uint32_t file_id, uint64_t ticks) PRELOAD_HIDDEN;
+void preload_count_file_change(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
+void preload_announce(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
+
+/* Only this thread writes its block: plain adds (relaxed, for the reporter
+ * that reads other threads' blocks at exit). */
+static inline void preload_add(uint64_t *counter, uint64_t value)
+{
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + value, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) void
+preload_count_own(struct preload_thread_counters *c, const struct preload_outcome *o,
+                  uint32_t file_id, uint64_t ticks)
+{
+    struct preload_op_counter *op = &c->ops[o->op];
+    preload_add(&op->calls, 1);
+    preload_add(&op->bytes, o->bytes_moved);
+    preload_add(&op->ticks, ticks);
+    if (o->failed)
+        preload_add(&op->errors, 1);
+    if (file_id == VIGIL_FILE_NONE)
+        return;
+    if (PRELOAD_UNLIKELY(c->pending_file != file_id))
+        preload_count_file_change(c, file_id);
+    enum vigil_op_class cls = vigil_op_class(o->op);
+    preload_add(&c->pending_calls, 1);
+    if (cls == VIGIL_OP_READS)
+        preload_add(&c->pending_read_bytes, o->bytes_moved);
+    else if (cls == VIGIL_OP_WRITES)
+        preload_add(&c->pending_written_bytes, o->bytes_moved);
+}
+
+/* The bookkeeping after every counted call: counters, the file's counts,
+ * one activity record. errno is read on entry and restored on exit.
+ * Inlined into each wrapper, where the operation is a constant: its layer
+ * and class fold away and the outcome never needs to exist in memory. */
+static inline __attribute__((always_inline)) void preload_call_end(const struct preload_call *call,
+                                                                   const struct preload_outcome *o)
+{
+    int errno_value = errno;
+    struct preload_thread_counters *c = preload_thread.counters;
+    if (PRELOAD_UNLIKELY(c == NULL))
+        c = preload_counters_claim();
+    uint32_t file_id = o->fd >= 0 ? preload_fd_get(o->fd) : o->file_id;
+    if (PRELOAD_UNLIKELY(file_id == PRELOAD_FILE_EXCLUDED)) {
+        preload_count_excluded(c); /* not timed: no second timestamp */
+    } else {
+        uint64_t end_ticks = vigil_ticks(preload.tick_source);
+        uint64_t ticks = end_ticks - call->start_ticks;
+        if (PRELOAD_LIKELY(!c->shared))
+            preload_count_own(c, o, file_id, ticks);
+        else
+            preload_count_shared(c, o, file_id, ticks);
+        /* The file's name must be in the ring before its first activity. */
+        if (PRELOAD_UNLIKELY(file_id != c->announced_file) && file_id != VIGIL_FILE_NONE)
+            preload_announce(c, file_id);
+        struct vigil_activity a = {
+            .record_type = VIGIL_RECORD_ACTIVITY,
+            .layer = (uint8_t)vigil_op_layer(o->op),
+            .op = (uint16_t)o->op,
+            .file_id = file_id,
+            .start_ns = call->start_ticks, /* ticks: the ring's reader converts them */
+            .end_ns = end_ticks,
+            .offset_bytes = o->offset_bytes,
+            .bytes_asked = o->bytes_asked,
+            .result = o->result,
+            .errno_value = o->failed ? errno_value : 0,
+            .thread_id = preload_thread.thread_id,
+        };
+        bool written = vigil_ring_push(preload.ring, &a);
+        uint64_t *counter = written ? &c->recorded : &c->dropped;
+        if (PRELOAD_LIKELY(!c->shared))
+            preload_add(counter, 1);
+        else
+            __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    }
+    preload_thread.in_call = 0;
+    errno = errno_value;
+}
 
 /* The two commonest endings. A data call on a descriptor returns the bytes
  * it moved, or -1; a meta call returns anything, -1 meaning failure. */
@@ -307,9 +403,20 @@ void *preload_real_resolve(void **slot, const char *name) PRELOAD_HIDDEN;
 #define REAL(fn)                                                                                   \
     ((__typeof__(&fn))(preload_real_##fn != NULL ? preload_real_##fn                               \
                                                  : preload_real_resolve(&preload_real_##fn, #fn)))
-/* Declares (in a header) or defines (in a wrapper file) the slot of a real
- * function. */
-#define PRELOAD_REAL_SLOT(fn) void *preload_real_##fn PRELOAD_HIDDEN
+/* Defines, in a wrapper file, the slot of a real function, and lists it in
+ * the "preload_real" section, so that the constructor can resolve every
+ * slot before main: a wrapper first called from a signal handler must not
+ * be the one to call dlsym, which is not async-signal-safe. */
+struct preload_real_entry {
+    void **slot;
+    const char *name;
+};
+#define PRELOAD_REAL_SLOT(fn)                                                                      \
+    void *preload_real_##fn PRELOAD_HIDDEN;                                                        \
+    static const struct preload_real_entry preload_real_entry_##fn                                 \
+        __attribute__((used, section("preload_real"))) = {&preload_real_##fn, #fn}
+/* Resolves every slot listed in the section (the constructor calls it). */
+void preload_real_resolve_all(void) PRELOAD_HIDDEN;
 /* The same for a function that exists only as a compat symbol (glibc's
  * __xstat and kin since 2.33), which dlsym may not return: resolved with
  * dlvsym(RTLD_NEXT) at `version`, then with dlsym as a fallback (other

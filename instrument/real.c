@@ -5,9 +5,9 @@
 
 void *preload_real_resolve(void **slot, const char *name)
 {
-    /* Resolved once per function (the constructor resolves them all; a call
-     * that comes earlier, from another library's constructor, resolves its
-     * own). dlsym does no I/O of its own, so this cannot recurse. */
+    /* Resolved once per function: the constructor resolves them all, and a
+     * call that comes earlier (from another library's constructor) resolves
+     * its own. dlsym does no I/O of its own, so this cannot recurse. */
     void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (fn == NULL) {
         fn = dlsym(RTLD_NEXT, name);
@@ -26,4 +26,16 @@ void *preload_real_resolve_versioned(void **slot, const char *name, const char *
         __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
     }
     return fn;
+}
+
+/* The linker gathers every PRELOAD_REAL_SLOT entry between these two. */
+extern const struct preload_real_entry __start_preload_real[] PRELOAD_HIDDEN;
+extern const struct preload_real_entry __stop_preload_real[] PRELOAD_HIDDEN;
+
+void preload_real_resolve_all(void)
+{
+    /* A compat-only symbol (__xstat…) may not resolve here; its wrapper
+     * resolves it by version at first use. */
+    for (const struct preload_real_entry *e = __start_preload_real; e < __stop_preload_real; e++)
+        preload_real_resolve(e->slot, e->name);
 }

@@ -88,6 +88,7 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv, cha
 {
     (void)envp;
     preload_thread.in_call = 1; /* our own set-up goes straight through */
+    preload_real_resolve_all();
     preload.argc = argc;
     preload.argv = argv;
     preload.tick_source = vigil_tick_source_detect();

@@ -181,10 +181,34 @@ enum vigil_attribute {
 const char *vigil_layer_name(unsigned layer);
 unsigned vigil_layer_from_name(const char *name);
 
-bool vigil_op_is_valid(unsigned op);
+/* The operation table, indexed by id; an unused id has a NULL name. It is
+ * public so that the hot path can read an operation's layer and class with
+ * one load instead of a call. */
+struct vigil_op_info {
+    const char *name;
+    unsigned char layer;    /* enum vigil_layer */
+    unsigned char op_class; /* enum vigil_op_class */
+};
+extern const struct vigil_op_info vigil_op_table[VIGIL_OP_MAX_ID + 1];
+
+static inline bool vigil_op_is_valid(unsigned op)
+{
+    return op <= VIGIL_OP_MAX_ID && vigil_op_table[op].name != NULL;
+}
+
+/* 0 for an unknown op. */
+static inline unsigned vigil_op_layer(unsigned op)
+{
+    return op <= VIGIL_OP_MAX_ID ? vigil_op_table[op].layer : 0;
+}
+
+/* 0 for an unknown op. */
+static inline enum vigil_op_class vigil_op_class(unsigned op)
+{
+    return op <= VIGIL_OP_MAX_ID ? (enum vigil_op_class)vigil_op_table[op].op_class : 0;
+}
+
 const char *vigil_op_name(unsigned op); /* "write", without the layer */
-unsigned vigil_op_layer(unsigned op);   /* 0 for an unknown op */
-enum vigil_op_class vigil_op_class(unsigned op);
 unsigned vigil_op_from_name(unsigned layer, const char *name);
 
 const char *vigil_attribute_name(unsigned attribute);
