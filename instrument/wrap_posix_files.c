@@ -33,8 +33,21 @@ int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
-/* open's third argument exists only when the flags create a file. */
+/* open's third argument exists only when the flags create a file. It can
+ * only be read in the variadic function itself, hence a macro; `flags` is
+ * the last parameter before the "..." in every open variant. */
 #define OPEN_NEEDS_MODE(flags) (((flags)&O_CREAT) || ((flags)&O_TMPFILE) == O_TMPFILE)
+#define OPEN_MODE(flags)                                                                           \
+    __extension__({                                                                                \
+        mode_t mode_ = 0;                                                                          \
+        if (OPEN_NEEDS_MODE(flags)) {                                                              \
+            va_list ap_;                                                                           \
+            va_start(ap_, flags);                                                                  \
+            mode_ = va_arg(ap_, mode_t);                                                           \
+            va_end(ap_);                                                                           \
+        }                                                                                          \
+        mode_;                                                                                     \
+    })
 
 static void end_open(const struct preload_call *call, unsigned op, int dirfd, const char *path,
                      int ret)
@@ -60,13 +73,7 @@ static void end_open(const struct preload_call *call, unsigned op, int dirfd, co
 
 int open(const char *path, int flags, ...)
 {
-    mode_t mode = 0;
-    if (OPEN_NEEDS_MODE(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    mode_t mode = OPEN_MODE(flags);
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(open)(path, flags, mode);
@@ -77,13 +84,7 @@ int open(const char *path, int flags, ...)
 
 int open64(const char *path, int flags, ...)
 {
-    mode_t mode = 0;
-    if (OPEN_NEEDS_MODE(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    mode_t mode = OPEN_MODE(flags);
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(open64)(path, flags, mode);
@@ -94,13 +95,7 @@ int open64(const char *path, int flags, ...)
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
-    mode_t mode = 0;
-    if (OPEN_NEEDS_MODE(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    mode_t mode = OPEN_MODE(flags);
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(openat)(dirfd, path, flags, mode);
@@ -111,13 +106,7 @@ int openat(int dirfd, const char *path, int flags, ...)
 
 int openat64(int dirfd, const char *path, int flags, ...)
 {
-    mode_t mode = 0;
-    if (OPEN_NEEDS_MODE(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    mode_t mode = OPEN_MODE(flags);
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(openat64)(dirfd, path, flags, mode);

@@ -21,19 +21,9 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
+#include "test_support.h"
+
 /* ---- running programs ---------------------------------------------------------- */
-
-struct run {
-    int status; /* exit status, or 128 + signal */
-    char *out;
-    char *err;
-};
-
-static void run_free(struct run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
 
 static const char *env_or_fail(const char *name)
 {
@@ -54,48 +44,23 @@ static char *helper(const char *name)
  * The environment is this process's, without LD_PRELOAD or any VIGIL_*
  * variable, plus LD_PRELOAD=$VIGIL_PRELOAD_LIB when `preload`, plus `vars`
  * (NULL-terminated "NAME=value" strings, or NULL). */
-static struct run run_program(const char *cwd, bool preload, const char *const *vars,
-                              const char *const *argv)
+static struct test_run run_program(const char *cwd, bool preload, const char *const *vars,
+                                   const char *const *argv)
 {
-    char **env = g_get_environ();
-    char **names = g_listenv();
-    for (char **n = names; *n != NULL; n++)
-        if (g_str_has_prefix(*n, "VIGIL_") || strcmp(*n, "LD_PRELOAD") == 0)
-            env = g_environ_unsetenv(env, *n);
-    g_strfreev(names);
+    char **env = test_clean_environment(vars);
     if (preload)
         env = g_environ_setenv(env, "LD_PRELOAD", env_or_fail("VIGIL_PRELOAD_LIB"), TRUE);
-    for (const char *const *v = vars; v != NULL && *v != NULL; v++) {
-        const char *eq = strchr(*v, '=');
-        assert_non_null(eq);
-        char *name = g_strndup(*v, (gsize)(eq - *v));
-        env = g_environ_setenv(env, name, eq + 1, TRUE);
-        g_free(name);
-    }
-
-    struct run r = {0};
-    GError *error = NULL;
-    int wait_status = 0;
-    if (!g_spawn_sync(cwd, (char **)argv, env, G_SPAWN_SEARCH_PATH | G_SPAWN_STDIN_FROM_DEV_NULL,
-                      NULL, NULL, &r.out, &r.err, &wait_status, &error))
-        fail_msg("cannot run %s: %s", argv[0], error->message);
-    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    struct test_run r = test_run_program(cwd, argv, env);
     g_strfreev(env);
     return r;
 }
 
 /* Fails with everything the program said when its status is not `want`. */
-static void assert_status(const struct run *r, int want, const char *what)
+static void assert_status(const struct test_run *r, int want, const char *what)
 {
     if (r->status != want)
         fail_msg("%s exited with %d, not %d\nstdout: %s\nstderr: %s", what, r->status, want, r->out,
                  r->err);
-}
-
-static void assert_contains(const char *text, const char *needle)
-{
-    if (text == NULL || strstr(text, needle) == NULL)
-        fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", needle);
 }
 
 /* ---- reports ------------------------------------------------------------------------ */
@@ -257,9 +222,7 @@ static int make_dir(void **state)
 
 static int remove_dir(void **state)
 {
-    const char *argv[] = {"rm", "-rf", *state, NULL};
-    g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
-                 NULL);
+    test_remove_tree(*state);
     g_free(*state);
     return 0;
 }
@@ -344,11 +307,11 @@ static void transparency_of(const char *dir, const char *program_name, bool fort
     assert_int_equal(g_mkdir(preload_dir, 0700), 0);
 
     const char *plain_argv[] = {program, plain_dir, NULL};
-    struct run plain = run_program(dir, false, NULL, plain_argv);
+    struct test_run plain = run_program(dir, false, NULL, plain_argv);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s", report_path);
     const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
     const char *preload_argv[] = {program, preload_dir, NULL};
-    struct run preloaded = run_program(dir, true, vars, preload_argv);
+    struct test_run preloaded = run_program(dir, true, vars, preload_argv);
 
     assert_status(&plain, 0, "transparency without the library");
     assert_int_equal(preloaded.status, plain.status);
@@ -356,14 +319,14 @@ static void transparency_of(const char *dir, const char *program_name, bool fort
     char *plain_log = in_dir(plain_dir, "log"), *preload_log = in_dir(preload_dir, "log");
     char *plain_text = read_file(plain_log), *preload_text = read_file(preload_log);
     /* The battery ran to its end, and the failures it expects happened. */
-    assert_contains(plain_text, "read-bad-fd ret=-1 errno=EBADF");
-    assert_contains(plain_text, "read-directory ret=-1 errno=EISDIR");
-    assert_contains(plain_text, "read-interrupted ret=-1 errno=EINTR");
-    assert_contains(plain_text, "read-short ret=10 ");
-    assert_contains(plain_text, "read-eof ret=0 ");
-    assert_contains(plain_text, "handler open=3 write=6 lseek=0 read=6 ");
-    assert_contains(plain_text, "fgets ret=9 ");
-    assert_contains(plain_text, "\ndone\n");
+    test_assert_contains(plain_text, "read-bad-fd ret=-1 errno=EBADF");
+    test_assert_contains(plain_text, "read-directory ret=-1 errno=EISDIR");
+    test_assert_contains(plain_text, "read-interrupted ret=-1 errno=EINTR");
+    test_assert_contains(plain_text, "read-short ret=10 ");
+    test_assert_contains(plain_text, "read-eof ret=0 ");
+    test_assert_contains(plain_text, "handler open=3 write=6 lseek=0 read=6 ");
+    test_assert_contains(plain_text, "fgets ret=9 ");
+    test_assert_contains(plain_text, "\ndone\n");
     assert_string_equal(preload_text, plain_text);
 
     struct report rep = report_load(report_path);
@@ -429,8 +392,8 @@ static void transparency_of(const char *dir, const char *program_name, bool fort
     g_free(plain_log);
     g_free(preload_log);
     g_free(report_var);
-    run_free(&plain);
-    run_free(&preloaded);
+    test_run_clear(&plain);
+    test_run_clear(&preloaded);
     g_free(report_path);
     g_free(plain_dir);
     g_free(preload_dir);
@@ -478,11 +441,11 @@ static void test_stdout_is_untouched(void **state)
     assert_non_null(printf_path);
     const char *argv[] = {printf_path, "a\\nb\\n", NULL};
     const char *vars[] = {"VIGIL_REPORT=stderr", NULL};
-    struct run r = run_program(*state, true, vars, argv);
+    struct test_run r = run_program(*state, true, vars, argv);
     assert_status(&r, 0, "printf");
     assert_string_equal(r.out, "a\nb\n");
-    assert_contains(r.err, "== vigil report: ");
-    run_free(&r);
+    test_assert_contains(r.err, "== vigil report: ");
+    test_run_clear(&r);
     g_free(printf_path);
 }
 
@@ -494,7 +457,7 @@ static void test_dd(void **state)
     char *out = in_dir(dir, "zeros");
     char *of = g_strdup_printf("of=%s", out);
     const char *argv[] = {"dd", "if=/dev/zero", of, "bs=1M", "count=64", NULL};
-    struct run r = run_program(dir, true, rv.vars, argv);
+    struct test_run r = run_program(dir, true, rv.vars, argv);
     assert_status(&r, 0, "dd");
 
     struct report rep = report_load(rv.path);
@@ -509,7 +472,7 @@ static void test_dd(void **state)
     assert_null(report_file(&rep, "/dev/zero"));
 
     report_free(&rep);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(of);
     g_free(out);
     report_vars_free(&rv);
@@ -532,7 +495,7 @@ static void test_cp(void **state)
     report_vars_init(&rv, dir, NULL);
     /* No reflink (a clone moves no bytes); copy_file_range counts as writes. */
     const char *argv[] = {"cp", "--reflink=never", src, dst, NULL};
-    struct run r = run_program(dir, true, rv.vars, argv);
+    struct test_run r = run_program(dir, true, rv.vars, argv);
     assert_status(&r, 0, "cp");
 
     char *copy = NULL;
@@ -546,7 +509,7 @@ static void test_cp(void **state)
     assert_int_equal(report_int(&rep, "io_bytes_written"), SIZE);
 
     report_free(&rep);
-    run_free(&r);
+    test_run_clear(&r);
     report_vars_free(&rv);
     g_free(copy);
     g_free(data);
@@ -576,7 +539,7 @@ static void test_tar(void **state)
     report_vars_init(&rv, dir, NULL);
     /* Relative paths: the library makes them absolute from the cwd. */
     const char *argv[] = {"tar", "--totals", "-cf", "OUT.tar", "data", NULL};
-    struct run r = run_program(dir, true, rv.vars, argv);
+    struct test_run r = run_program(dir, true, rv.vars, argv);
     assert_status(&r, 0, "tar");
     const char *total = strstr(r.err, "Total bytes written: ");
     if (total == NULL)
@@ -593,7 +556,7 @@ static void test_tar(void **state)
     g_free(d);
     g_free(archive);
     report_free(&rep);
-    run_free(&r);
+    test_run_clear(&r);
     report_vars_free(&rv);
     g_free(data);
 }
@@ -634,7 +597,7 @@ static void fio_job(const char *dir, const char *rw, const char *engine, const c
                           rw_arg,     "--bs=4k",  "--size=16M",
                           engine_arg, "--thread", "--output-format=json",
                           output_arg, NULL};
-    struct run r = run_program(dir, true, rv.vars, argv);
+    struct test_run r = run_program(dir, true, rv.vars, argv);
     assert_status(&r, 0, "fio");
 
     gint64 io_bytes, total_ios;
@@ -648,7 +611,7 @@ static void fio_job(const char *dir, const char *rw, const char *engine, const c
     assert_true(posix(&rep, op, "calls") >= total_ios);
 
     report_free(&rep);
-    run_free(&r);
+    test_run_clear(&r);
     report_vars_free(&rv);
     g_free(filename);
     g_free(rw_arg);
@@ -677,7 +640,7 @@ static void test_threads(void **state)
     report_vars_init(&rv, dir, "VIGIL_EXCLUDE="); /* /dev/null counts like any file */
     char *program = helper("threads");
     const char *argv[] = {program, "16", "100000", NULL};
-    struct run r = run_program(dir, true, rv.vars, argv);
+    struct test_run r = run_program(dir, true, rv.vars, argv);
     assert_status(&r, 0, "threads");
 
     struct report rep = report_load(rv.path);
@@ -689,7 +652,7 @@ static void test_threads(void **state)
     assert_int_equal(file_field(&rep, "/dev/null", "calls"), 1600000 + 2); /* open, close */
 
     report_free(&rep);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(program);
     report_vars_free(&rv);
 }
@@ -707,7 +670,7 @@ static void test_fork(void **state)
     const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
     char *program = helper("forker");
     const char *argv[] = {program, "fork", dir, NULL};
-    struct run r = run_program(dir, true, vars, argv);
+    struct test_run r = run_program(dir, true, vars, argv);
     assert_status(&r, 0, "forker fork");
 
     GPtrArray *reports = dir_entries(dir, "r-");
@@ -743,7 +706,7 @@ static void test_fork(void **state)
     g_ptr_array_free(reports, TRUE);
     g_free(parent);
     g_free(child);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(program);
     g_free(report_var);
 }
@@ -755,7 +718,7 @@ static void test_exec(void **state)
     const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
     char *program = helper("forker");
     const char *argv[] = {program, "exec", dir, NULL};
-    struct run r = run_program(dir, true, vars, argv);
+    struct test_run r = run_program(dir, true, vars, argv);
     assert_status(&r, 0, "forker exec");
 
     /* exec replaces the first image without exit handlers: one report. */
@@ -774,7 +737,7 @@ static void test_exec(void **state)
     report_free(&rep);
     g_free(path);
     g_ptr_array_free(reports, TRUE);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(program);
     g_free(report_var);
 }
@@ -786,7 +749,7 @@ static void test_full_ring(void **state)
     report_vars_init(&rv, dir, "VIGIL_RING_SLOTS=64");
     char *program = helper("filler"), *target = in_dir(dir, "lines");
     const char *argv[] = {program, target, "10000", NULL};
-    struct run r = run_program(dir, true, rv.vars, argv);
+    struct test_run r = run_program(dir, true, rv.vars, argv);
     assert_status(&r, 0, "filler");
 
     /* Nobody drains the ring: most records are dropped, none is lost from
@@ -807,7 +770,7 @@ static void test_full_ring(void **state)
     report_free(&rep);
     g_free(text);
     g_free(expected);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(program);
     g_free(target);
     report_vars_free(&rv);
@@ -821,10 +784,10 @@ static void test_report_off(void **state)
     char *program = helper("filler"), *target = in_dir(dir, "lines");
     const char *argv[] = {program, target, "10", NULL};
     /* The same quiet program reports on stderr by default... */
-    struct run r = run_program(dir, true, NULL, argv);
+    struct test_run r = run_program(dir, true, NULL, argv);
     assert_status(&r, 0, "filler");
-    assert_contains(r.err, "== vigil report: ");
-    run_free(&r);
+    test_assert_contains(r.err, "== vigil report: ");
+    test_run_clear(&r);
     /* ...and with VIGIL_REPORT=off says nothing, anywhere. */
     const char *vars[] = {"VIGIL_REPORT=off", "VIGIL_REPORT_FORMAT=json", NULL};
     r = run_program(dir, true, vars, argv);
@@ -840,7 +803,7 @@ static void test_report_off(void **state)
     g_free(text);
     g_free(expected);
     g_ptr_array_free(entries, TRUE);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(program);
     g_free(target);
 }
@@ -852,9 +815,9 @@ static void test_bad_ring_slots(void **state)
     report_vars_init(&rv, dir, "VIGIL_RING_SLOTS=abc");
     char *program = helper("filler"), *target = in_dir(dir, "lines");
     const char *argv[] = {program, target, "100", NULL};
-    struct run r = run_program(dir, true, rv.vars, argv);
+    struct test_run r = run_program(dir, true, rv.vars, argv);
     assert_status(&r, 0, "filler");
-    assert_contains(r.err, "VIGIL_RING_SLOTS=abc");
+    test_assert_contains(r.err, "VIGIL_RING_SLOTS=abc");
     char *text = read_file(target), *expected = filler_text(100);
     assert_string_equal(text, expected);
     /* The default ring was used: still instrumented, nothing dropped. */
@@ -865,7 +828,7 @@ static void test_bad_ring_slots(void **state)
     report_free(&rep);
     g_free(text);
     g_free(expected);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(program);
     g_free(target);
     report_vars_free(&rv);
@@ -878,7 +841,7 @@ static void test_report_path_with_pid(void **state)
     const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
     char *program = helper("filler"), *target = in_dir(dir, "lines");
     const char *argv[] = {program, target, "3", NULL};
-    struct run r = run_program(dir, true, vars, argv);
+    struct test_run r = run_program(dir, true, vars, argv);
     assert_status(&r, 0, "filler");
 
     GPtrArray *reports = dir_entries(dir, "report-");
@@ -895,7 +858,7 @@ static void test_report_path_with_pid(void **state)
     report_free(&rep);
     g_free(path);
     g_ptr_array_free(reports, TRUE);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(program);
     g_free(target);
     g_free(report_var);

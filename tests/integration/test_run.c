@@ -9,15 +9,12 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
-struct run {
-    int status;
-    char *out;
-    char *err;
-};
+#include "test_support.h"
 
-/* Runs `vigil ARGS…` with the current environment plus `extra_env`
- * ("NAME=VALUE" strings, NULL-terminated, may be NULL). */
-static struct run run_vigil(const char *const *extra_env, const char *first, ...)
+/* Runs `vigil ARGS…` with a clean environment (no LD_PRELOAD, no VIGIL_*
+ * variable: the library must be found next to vigil, as a user's would be,
+ * and no configuration is read) plus `extra_env` (may be NULL). */
+static struct test_run run_vigil(const char *const *extra_env, const char *first, ...)
 {
     const char *cli = g_getenv("VIGIL_CLI");
     if (cli == NULL)
@@ -30,39 +27,11 @@ static struct run run_vigil(const char *const *extra_env, const char *first, ...
         g_ptr_array_add(argv, (gpointer)a);
     va_end(ap);
     g_ptr_array_add(argv, NULL);
-
-    char **env = g_get_environ();
-    /* The library must be found next to vigil, as a user would have it. */
-    env = g_environ_unsetenv(env, "VIGIL_PRELOAD_LIB");
-    env = g_environ_unsetenv(env, "LD_PRELOAD");
-    env = g_environ_unsetenv(env, "VIGIL_CONFIG");
-    for (size_t i = 0; extra_env && extra_env[i]; i++) {
-        char **kv = g_strsplit(extra_env[i], "=", 2);
-        env = g_environ_setenv(env, kv[0], kv[1] ? kv[1] : "", TRUE);
-        g_strfreev(kv);
-    }
-    struct run r = {0};
-    GError *error = NULL;
-    int wait_status;
-    if (!g_spawn_sync(NULL, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
-                      &wait_status, &error))
-        fail_msg("cannot run %s: %s", cli, error->message);
-    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    char **env = test_clean_environment(extra_env);
+    struct test_run r = test_run_program(NULL, (const char *const *)argv->pdata, env);
     g_strfreev(env);
     g_ptr_array_free(argv, TRUE);
     return r;
-}
-
-static void run_free(struct run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
-
-static void assert_contains(const char *text, const char *needle)
-{
-    if (strstr(text, needle) == NULL)
-        fail_msg("\"%s\" does not contain \"%s\"", text, needle);
 }
 
 static char *temp_dir(void)
@@ -74,8 +43,7 @@ static char *temp_dir(void)
 
 static void remove_tree(char *dir)
 {
-    char *argv[] = {"rm", "-rf", dir, NULL};
-    g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+    test_remove_tree(dir);
     g_free(dir);
 }
 
@@ -106,39 +74,39 @@ static JsonObject *load_single_report(const char *dir, const char *prefix, JsonP
 static void test_exit_status_is_the_programs(void **state)
 {
     (void)state;
-    struct run r = run_vigil(NULL, "run", "--report=off", "--", "sh", "-c", "exit 3", NULL);
+    struct test_run r = run_vigil(NULL, "run", "--report=off", "--", "sh", "-c", "exit 3", NULL);
     assert_int_equal(r.status, 3);
-    run_free(&r);
+    test_run_clear(&r);
     r = run_vigil(NULL, "run", "--report=off", "--", "sh", "-c", "kill -TERM $$", NULL);
     assert_int_equal(r.status, 128 + 15);
-    run_free(&r);
+    test_run_clear(&r);
 }
 
 static void test_failures_of_vigil_itself(void **state)
 {
     (void)state;
-    struct run r = run_vigil(NULL, "run", "--", "/nonexistent/program", NULL);
+    struct test_run r = run_vigil(NULL, "run", "--", "/nonexistent/program", NULL);
     assert_int_equal(r.status, 127);
-    assert_contains(r.err, "/nonexistent/program: command not found");
-    run_free(&r);
+    test_assert_contains(r.err, "/nonexistent/program: command not found");
+    test_run_clear(&r);
     r = run_vigil(NULL, "run", "--", "/etc/passwd", NULL); /* not executable */
     assert_int_equal(r.status, 126);
-    assert_contains(r.err, "cannot run /etc/passwd");
-    run_free(&r);
+    test_assert_contains(r.err, "cannot run /etc/passwd");
+    test_run_clear(&r);
     r = run_vigil(NULL, "run", "--report=xml", "--", "true", NULL);
     assert_int_equal(r.status, 125);
-    assert_contains(r.err, "--report=xml: expected text, json or off");
-    run_free(&r);
+    test_assert_contains(r.err, "--report=xml: expected text, json or off");
+    test_run_clear(&r);
     /* A configuration named but missing is an error, not a silent default. */
     const char *env[] = {"VIGIL_CONFIG=/nonexistent/vigil.conf", NULL};
     r = run_vigil(env, "run", "--", "true", NULL);
     assert_int_equal(r.status, 125);
-    assert_contains(r.err, "/nonexistent/vigil.conf");
-    run_free(&r);
+    test_assert_contains(r.err, "/nonexistent/vigil.conf");
+    test_run_clear(&r);
     r = run_vigil(NULL, "run", NULL);
     assert_int_equal(r.status, 2);
-    assert_contains(r.err, "usage: vigil run");
-    run_free(&r);
+    test_assert_contains(r.err, "usage: vigil run");
+    test_run_clear(&r);
 }
 
 static void test_json_report_to_a_path_with_the_pid(void **state)
@@ -147,7 +115,7 @@ static void test_json_report_to_a_path_with_the_pid(void **state)
     char *dir = temp_dir();
     char *report = g_strdup_printf("json:%s/report-%%p.json", dir);
     char *script = g_strdup_printf("printf abc > %s/data", dir);
-    struct run r = run_vigil(NULL, "run", "--report", report, "--", "sh", "-c", script, NULL);
+    struct test_run r = run_vigil(NULL, "run", "--report", report, "--", "sh", "-c", script, NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.err, ""); /* the report went to the file, not stderr */
     JsonParser *parser;
@@ -156,7 +124,7 @@ static void test_json_report_to_a_path_with_the_pid(void **state)
     assert_int_equal(json_object_get_int_member(o, "io_bytes_written"), 3);
     assert_true(json_object_get_null_member(o, "energy_joule"));
     g_object_unref(parser);
-    run_free(&r);
+    test_run_clear(&r);
     g_free(script);
     g_free(report);
     remove_tree(dir);
@@ -165,14 +133,14 @@ static void test_json_report_to_a_path_with_the_pid(void **state)
 static void test_text_report_on_stderr_by_default(void **state)
 {
     (void)state;
-    struct run r = run_vigil(NULL, "run", "--", "sh", "-c", "printf hello", NULL);
+    struct test_run r = run_vigil(NULL, "run", "--", "sh", "-c", "printf hello", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "hello"); /* stdout is the program's alone */
-    assert_contains(r.err, "== vigil report: sh");
-    assert_contains(r.err, "CONSUMED_CPU_SECONDS");
-    assert_contains(r.err, "CONSUMED_ENERGY_JOULE      n/a (");
-    assert_contains(r.err, "OBSERVED_RUNTIME_MS");
-    run_free(&r);
+    test_assert_contains(r.err, "== vigil report: sh");
+    test_assert_contains(r.err, "CONSUMED_CPU_SECONDS");
+    test_assert_contains(r.err, "CONSUMED_ENERGY_JOULE      n/a (");
+    test_assert_contains(r.err, "OBSERVED_RUNTIME_MS");
+    test_run_clear(&r);
 }
 
 static void test_existing_preloads_are_kept(void **state)
@@ -180,11 +148,11 @@ static void test_existing_preloads_are_kept(void **state)
     (void)state;
     /* /lib/x86_64-linux-gnu/libc.so.6 is harmless to preload twice. */
     const char *env[] = {"LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6", NULL};
-    struct run r =
+    struct test_run r =
         run_vigil(env, "run", "--report=off", "--", "sh", "-c", "printf %s \"$LD_PRELOAD\"", NULL);
     assert_int_equal(r.status, 0);
-    assert_contains(r.out, "libvigil-preload.so:/lib/x86_64-linux-gnu/libc.so.6");
-    run_free(&r);
+    test_assert_contains(r.out, "libvigil-preload.so:/lib/x86_64-linux-gnu/libc.so.6");
+    test_run_clear(&r);
 }
 
 static void test_preload_section_of_the_config(void **state)
@@ -197,7 +165,7 @@ static void test_preload_section_of_the_config(void **state)
                                  dir);
     assert_true(g_file_set_contents(conf, text, -1, NULL));
     /* With nothing excluded, writes to /dev/null are recorded. */
-    struct run r =
+    struct test_run r =
         run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", "printf x > /dev/null", NULL);
     assert_int_equal(r.status, 0);
     JsonParser *parser;
@@ -205,14 +173,14 @@ static void test_preload_section_of_the_config(void **state)
     JsonObject *activities = json_object_get_object_member(o, "activities");
     assert_int_equal(json_object_get_int_member(activities, "excluded"), 0);
     g_object_unref(parser);
-    run_free(&r);
+    test_run_clear(&r);
 
     /* A ring size that is not a power of two stops vigil, naming the key. */
     assert_true(g_file_set_contents(conf, "[preload]\nring_slots = 100\n", -1, NULL));
     r = run_vigil(NULL, "run", "--config", conf, "--", "true", NULL);
     assert_int_equal(r.status, 125);
-    assert_contains(r.err, "[preload] ring_slots: expected a power of two");
-    run_free(&r);
+    test_assert_contains(r.err, "[preload] ring_slots: expected a power of two");
+    test_run_clear(&r);
     g_free(text);
     g_free(conf);
     remove_tree(dir);

@@ -7,14 +7,10 @@
 #include <cmocka.h>
 #include <glib/gstdio.h>
 
-struct run {
-    int status;
-    char *out;
-    char *err;
-};
+#include "test_support.h"
 
-/* Runs `vigil ARGS…` (NULL-terminated) and captures everything. */
-static struct run run_vigil(const char *first, ...)
+/* Runs `vigil ARGS…` (NULL-terminated) with our environment. */
+static struct test_run run_vigil(const char *first, ...)
 {
     const char *cli = g_getenv("VIGIL_CLI");
     if (cli == NULL)
@@ -27,28 +23,9 @@ static struct run run_vigil(const char *first, ...)
         g_ptr_array_add(argv, (gpointer)a);
     va_end(ap);
     g_ptr_array_add(argv, NULL);
-
-    struct run r = {0};
-    GError *error = NULL;
-    int wait_status;
-    if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
-                      &wait_status, &error))
-        fail_msg("cannot run %s: %s", cli, error->message);
-    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    struct test_run r = test_run_program(NULL, (const char *const *)argv->pdata, NULL);
     g_ptr_array_free(argv, TRUE);
     return r;
-}
-
-static void run_free(struct run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
-
-static void assert_contains(const char *text, const char *needle)
-{
-    if (strstr(text, needle) == NULL)
-        fail_msg("\"%s\" does not contain \"%s\"", text, needle);
 }
 
 /* A folder with vigil.conf (and conf.d/ entries); removed by remove_tree. */
@@ -72,8 +49,7 @@ static char *make_config(const char *main_text, const char *dropin_name, const c
 static void remove_tree(char *config_path)
 {
     char *dir = g_path_get_dirname(config_path);
-    char *argv[] = {"rm", "-rf", dir, NULL};
-    g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+    test_remove_tree(dir);
     g_free(dir);
     g_free(config_path);
 }
@@ -81,35 +57,35 @@ static void remove_tree(char *config_path)
 static void test_version(void **state)
 {
     (void)state;
-    struct run r = run_vigil("--version", NULL);
+    struct test_run r = run_vigil("--version", NULL);
     assert_int_equal(r.status, 0);
     assert_true(g_str_has_prefix(r.out, "vigil "));
-    run_free(&r);
+    test_run_clear(&r);
 }
 
 static void test_unknown_command_is_a_usage_error(void **state)
 {
     (void)state;
-    struct run r = run_vigil("frobnicate", NULL);
+    struct test_run r = run_vigil("frobnicate", NULL);
     assert_int_equal(r.status, 2);
-    assert_contains(r.err, "unknown command 'frobnicate'");
-    run_free(&r);
+    test_assert_contains(r.err, "unknown command 'frobnicate'");
+    test_run_clear(&r);
     r = run_vigil("config", "chek", NULL);
     assert_int_equal(r.status, 2);
-    assert_contains(r.err, "usage: vigil config check");
-    run_free(&r);
+    test_assert_contains(r.err, "usage: vigil config check");
+    test_run_clear(&r);
 }
 
 static void test_config_check_prints_the_effective_config(void **state)
 {
     (void)state;
     char *path = make_config("[log]\nlevel = info\n", "50-debug.conf", "[log]\nlevel = debug\n");
-    struct run r = run_vigil("config", "check", "--config", path, NULL);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
     assert_int_equal(r.status, 0);
-    assert_contains(r.out, "[log]");
-    assert_contains(r.out, "level = debug");
-    assert_contains(r.out, "50-debug.conf"); /* where the value came from */
-    run_free(&r);
+    test_assert_contains(r.out, "[log]");
+    test_assert_contains(r.out, "level = debug");
+    test_assert_contains(r.out, "50-debug.conf"); /* where the value came from */
+    test_run_clear(&r);
     remove_tree(path);
 }
 
@@ -117,13 +93,13 @@ static void test_config_check_names_a_misspelt_key(void **state)
 {
     (void)state;
     char *path = make_config("[log]\nlevle = debug\n", NULL, NULL);
-    struct run r = run_vigil("config", "check", "--config", path, NULL);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
     assert_int_equal(r.status, 1);
-    assert_contains(r.err, path);
-    assert_contains(r.err, "[log] levle");
-    assert_contains(r.err, "did you mean 'level'");
+    test_assert_contains(r.err, path);
+    test_assert_contains(r.err, "[log] levle");
+    test_assert_contains(r.err, "did you mean 'level'");
     assert_string_equal(r.out, "");
-    run_free(&r);
+    test_run_clear(&r);
     remove_tree(path);
 }
 
@@ -131,23 +107,23 @@ static void test_config_check_reports_every_problem(void **state)
 {
     (void)state;
     char *path = make_config("[log]\nlevel = loud\n[lgo]\n", "10-x.conf", "[log]\nlevel = warn\n");
-    struct run r = run_vigil("config", "check", "--config", path, NULL);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
     assert_int_equal(r.status, 1);
-    assert_contains(r.err, "\"loud\"");
-    assert_contains(r.err, "[lgo]");
-    assert_contains(r.err, "10-x.conf");
-    assert_contains(r.err, "\"warn\"");
-    run_free(&r);
+    test_assert_contains(r.err, "\"loud\"");
+    test_assert_contains(r.err, "[lgo]");
+    test_assert_contains(r.err, "10-x.conf");
+    test_assert_contains(r.err, "\"warn\"");
+    test_run_clear(&r);
     remove_tree(path);
 }
 
 static void test_config_check_of_a_missing_file(void **state)
 {
     (void)state;
-    struct run r = run_vigil("config", "check", "--config", "/nonexistent/vigil.conf", NULL);
+    struct test_run r = run_vigil("config", "check", "--config", "/nonexistent/vigil.conf", NULL);
     assert_int_equal(r.status, 1);
-    assert_contains(r.err, "/nonexistent/vigil.conf");
-    run_free(&r);
+    test_assert_contains(r.err, "/nonexistent/vigil.conf");
+    test_run_clear(&r);
 }
 
 static void test_config_check_checks_plugin_sections(void **state)
@@ -155,11 +131,12 @@ static void test_config_check_checks_plugin_sections(void **state)
     (void)state;
     const char *plugins = g_getenv("VIGIL_TEST_PLUGIN_DIR");
     char *path = make_config("[provider.test-counter]\nsetp = 2\n", NULL, NULL);
-    struct run r = run_vigil("config", "check", "--config", path, "--plugin-dir", plugins, NULL);
+    struct test_run r =
+        run_vigil("config", "check", "--config", path, "--plugin-dir", plugins, NULL);
     assert_int_equal(r.status, 1);
-    assert_contains(r.err, "[provider.test-counter] setp");
-    assert_contains(r.err, "did you mean 'step'");
-    run_free(&r);
+    test_assert_contains(r.err, "[provider.test-counter] setp");
+    test_assert_contains(r.err, "did you mean 'step'");
+    test_run_clear(&r);
     remove_tree(path);
 }
 

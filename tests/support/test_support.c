@@ -1,0 +1,61 @@
+/* vigil — helpers shared by the test programs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "test_support.h"
+
+struct test_run test_run_program(const char *cwd, const char *const *argv, char **env)
+{
+    struct test_run run = {0};
+    GError *error = NULL;
+    int wait_status = 0;
+    if (!g_spawn_sync(cwd, (char **)argv, env, G_SPAWN_SEARCH_PATH | G_SPAWN_STDIN_FROM_DEV_NULL,
+                      NULL, NULL, &run.out, &run.err, &wait_status, &error))
+        fail_msg("cannot run %s: %s", argv[0], error->message);
+    run.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    return run;
+}
+
+void test_run_clear(struct test_run *run)
+{
+    g_free(run->out);
+    g_free(run->err);
+    run->out = run->err = NULL;
+}
+
+char **test_clean_environment(const char *const *vars)
+{
+    char **env = g_get_environ();
+    char **names = g_listenv();
+    for (char **n = names; *n != NULL; n++)
+        if (g_str_has_prefix(*n, "VIGIL_") || strcmp(*n, "LD_PRELOAD") == 0)
+            env = g_environ_unsetenv(env, *n);
+    g_strfreev(names);
+    for (const char *const *v = vars; v != NULL && *v != NULL; v++) {
+        const char *eq = strchr(*v, '=');
+        if (eq == NULL)
+            fail_msg("\"%s\" is not NAME=value", *v);
+        char *name = g_strndup(*v, (gsize)(eq - *v));
+        env = g_environ_setenv(env, name, eq + 1, TRUE);
+        g_free(name);
+    }
+    return env;
+}
+
+void test_assert_contains(const char *text, const char *needle)
+{
+    if (text == NULL || strstr(text, needle) == NULL)
+        fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", needle);
+}
+
+void test_remove_tree(const char *dir)
+{
+    const char *argv[] = {"rm", "-rf", dir, NULL};
+    g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
+                 NULL);
+}
