@@ -9,6 +9,7 @@
  * id of the file it was opened on. */
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -293,21 +294,30 @@ void preload_fd_copy(int from, int to)
 /* ---- set-up -------------------------------------------------------------------- */
 
 /* VIGIL_EXCLUDE: a colon-separated list of path prefixes whose calls are
- * counted but not recorded; empty excludes nothing. */
+ * counted but not recorded; empty excludes nothing. A list longer than we
+ * hold is refused whole, with a message, rather than cut short: a cut list
+ * would record what the site meant to exclude. */
 static void parse_exclusions(void)
 {
     const char *text = getenv("VIGIL_EXCLUDE");
     if (text == NULL)
         text = "/proc:/sys:/dev";
     size_t length = strlen(text);
-    if (length >= sizeof exclude_text)
-        length = sizeof exclude_text - 1;
-    memcpy(exclude_text, text, length);
-    exclude_text[length] = '\0';
+    int prefixes = 1;
+    for (const char *p = text; *p; p++)
+        prefixes += *p == ':';
+    if (length >= sizeof exclude_text || prefixes > EXCLUDE_MAX) {
+        dprintf(2,
+                "vigil: VIGIL_EXCLUDE has %d prefixes in %zu bytes, more than the %d in %zu "
+                "bytes it can hold; using /proc:/sys:/dev\n",
+                prefixes, length, EXCLUDE_MAX, sizeof exclude_text - 1);
+        text = "/proc:/sys:/dev";
+        length = strlen(text);
+    }
+    memcpy(exclude_text, text, length + 1);
     exclude_count = 0;
     char *save = NULL;
-    for (char *p = strtok_r(exclude_text, ":", &save); p && exclude_count < EXCLUDE_MAX;
-         p = strtok_r(NULL, ":", &save)) {
+    for (char *p = strtok_r(exclude_text, ":", &save); p != NULL; p = strtok_r(NULL, ":", &save)) {
         size_t n = strlen(p);
         while (n > 1 && p[n - 1] == '/')
             p[--n] = '\0'; /* "/dev/" excludes what "/dev" does */

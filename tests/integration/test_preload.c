@@ -834,6 +834,28 @@ static void test_bad_ring_slots(void **state)
     report_vars_free(&rv);
 }
 
+/* An exclusion list longer than the library holds is refused whole and
+ * said so, never cut short: /dev/null, excluded by default, stays excluded. */
+static void test_exclusion_list_too_long(void **state)
+{
+    const char *dir = *state;
+    GString *list = g_string_new("VIGIL_EXCLUDE=");
+    for (int i = 0; i < 20; i++)
+        g_string_append_printf(list, "%s/nowhere%d", i ? ":" : "", i);
+    struct report_vars rv;
+    report_vars_init(&rv, dir, list->str);
+    const char *argv[] = {"dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=10", NULL};
+    struct test_run r = run_program(dir, true, rv.vars, argv);
+    assert_status(&r, 0, "dd");
+    test_assert_contains(r.err, "VIGIL_EXCLUDE has 20 prefixes");
+    struct report rep = report_load(rv.path);
+    assert_true(report_int(&rep, "activities.excluded") >= 20); /* 10 reads, 10 writes */
+    report_free(&rep);
+    test_run_clear(&r);
+    report_vars_free(&rv);
+    g_string_free(list, TRUE);
+}
+
 static void test_report_path_with_pid(void **state)
 {
     const char *dir = *state;
@@ -881,6 +903,7 @@ int main(void)
         T(test_full_ring),
         T(test_report_off),
         T(test_bad_ring_slots),
+        T(test_exclusion_list_too_long),
         T(test_report_path_with_pid),
     };
 #undef T
