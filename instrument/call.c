@@ -13,6 +13,15 @@ void preload_count_file_change(struct preload_thread_counters *c, uint32_t file_
     __atomic_store_n(&c->pending_file, file_id, __ATOMIC_RELAXED);
 }
 
+void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o)
+{
+    enum vigil_op_class cls = vigil_op_class(o->op);
+    if (cls == VIGIL_OP_READS)
+        preload_count(c, &c->nested_read_bytes, o->bytes_moved);
+    else if (cls == VIGIL_OP_WRITES)
+        preload_count(c, &c->nested_written_bytes, o->bytes_moved);
+}
+
 void preload_announce(struct preload_thread_counters *c, uint32_t file_id)
 {
     /* Remembered per thread only once it is in the ring; the shared block

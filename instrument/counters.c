@@ -71,6 +71,8 @@ static void add_block(struct preload_totals *out, const struct preload_thread_co
     out->recorded += load(&c->recorded);
     out->dropped += load(&c->dropped);
     out->excluded += load(&c->excluded);
+    out->nested_read_bytes += load(&c->nested_read_bytes);
+    out->nested_written_bytes += load(&c->nested_written_bytes);
 }
 
 void preload_counters_sum(struct preload_totals *out)

@@ -63,6 +63,9 @@ struct preload_thread_counters {
     uint64_t recorded; /* records written into the ring */
     uint64_t dropped;  /* records the ring had no room for */
     uint64_t excluded; /* calls on excluded files: counted here only */
+    /* Bytes moved by calls made inside another counted call (the POSIX
+     * calls of an MPI-IO call): the report's totals count them once. */
+    uint64_t nested_read_bytes, nested_written_bytes;
     /* Counts for the file this thread used last, flushed to the file's
      * shared (atomic) counters when the thread moves to another file: a
      * thread reading one file pays no atomic operation per call. */
@@ -91,6 +94,7 @@ static inline void preload_count(const struct preload_thread_counters *c, uint64
 struct preload_totals {
     struct preload_op_counter ops[VIGIL_OP_MAX_ID + 1];
     uint64_t recorded, dropped, excluded;
+    uint64_t nested_read_bytes, nested_written_bytes;
 };
 void preload_counters_sum(struct preload_totals *out) PRELOAD_HIDDEN;
 void preload_counters_flush_pending(struct preload_thread_counters *c) PRELOAD_HIDDEN;
@@ -170,12 +174,22 @@ struct preload_state {
     /* Descriptors of our own go at or above this, out of the way of the
      * numbers a program expects its own open() calls to return. */
     int private_fd_floor;
-    int saved_stderr; /* a copy of fd 2 from set-up, for the report, or -1 */
+    int saved_stderr;    /* a copy of fd 2 from set-up, for the report, or -1 */
+    int mpi_rank;        /* after MPI_Init; -1 before and without MPI */
+    bool joint_reported; /* MPI_Finalize wrote the job's report */
 };
+
+/* At MPI_Finalize, before MPI goes: every rank's figures reduced to rank 0,
+ * which writes one report for the job (mpi_report.c). */
+void preload_mpi_report_joint(void) PRELOAD_HIDDEN;
 extern struct preload_state preload PRELOAD_HIDDEN;
 
 struct preload_thread {
     int in_call; /* inside a wrapper: a nested call goes straight through */
+    /* Inside an MPI-IO call: the start of it, which the POSIX calls it makes
+     * record as their parent (they are counted, unlike other nested calls);
+     * else 0. */
+    uint64_t parent_start_ticks;
     uint32_t thread_id;
     struct preload_thread_counters *counters;
 };
@@ -197,6 +211,8 @@ struct preload_outcome {
     uint64_t bytes_asked;
     uint64_t bytes_moved; /* what it transferred, 0 when it failed */
     int64_t offset_bytes; /* VIGIL_OFFSET_UNKNOWN when it cannot be known */
+    uint32_t flags;       /* enum vigil_activity_flags */
+    uint32_t comm_size;   /* MPI-IO: processes sharing the file */
 };
 
 static inline bool preload_call_begin(struct preload_call *call)
@@ -215,6 +231,8 @@ void preload_count_shared(struct preload_thread_counters *c, const struct preloa
                           uint32_t file_id, uint64_t ticks) PRELOAD_HIDDEN;
 void preload_count_file_change(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
 void preload_announce(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
+void preload_count_nested(struct preload_thread_counters *c,
+                          const struct preload_outcome *o) PRELOAD_HIDDEN;
 
 /* Only this thread writes its block: plain adds (relaxed, for the reporter
  * that reads other threads' blocks at exit). */
@@ -233,6 +251,8 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
     preload_add(&op->ticks, ticks);
     if (o->failed)
         preload_add(&op->errors, 1);
+    if (PRELOAD_UNLIKELY(preload_thread.parent_start_ticks != 0))
+        preload_count_nested(c, o);
     if (file_id == VIGIL_FILE_NONE)
         return;
     if (PRELOAD_UNLIKELY(c->pending_file != file_id))
@@ -281,6 +301,9 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
             .result = o->result,
             .errno_value = o->failed ? errno_value : 0,
             .thread_id = preload_thread.thread_id,
+            .flags = o->flags,
+            .comm_size = o->comm_size,
+            .parent_start_ns = preload_thread.parent_start_ticks,
         };
         bool written = vigil_ring_push(preload.ring, &a);
         uint64_t *counter = written ? &c->recorded : &c->dropped;
@@ -415,6 +438,8 @@ struct preload_real_entry {
     void *preload_real_##fn PRELOAD_HIDDEN;                                                        \
     static const struct preload_real_entry preload_real_entry_##fn                                 \
         __attribute__((used, section("preload_real"))) = {&preload_real_##fn, #fn}
+/* Uses, in another file, a slot that one wrapper file defines. */
+#define PRELOAD_REAL_EXTERN(fn) extern void *preload_real_##fn PRELOAD_HIDDEN
 /* Resolves every slot listed in the section (the constructor calls it). */
 void preload_real_resolve_all(void) PRELOAD_HIDDEN;
 /* The same for a function that exists only as a compat symbol (glibc's

@@ -12,22 +12,28 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "preload.h"
-
-#define TOP_FILES 10
+#include "report.h"
 
 enum report_format { REPORT_TEXT, REPORT_JSON };
 
 static struct {
     bool off;
+    bool per_rank; /* under MPI, each rank's own report too */
     enum report_format format;
     char path[4096]; /* "" for stderr */
 } config;
+
+bool preload_report_per_rank(void)
+{
+    return config.per_rank;
+}
 
 void preload_report_init(void)
 {
     const char *target = getenv("VIGIL_REPORT");
     const char *format = getenv("VIGIL_REPORT_FORMAT");
+    const char *per_rank = getenv("VIGIL_REPORT_PER_RANK");
+    config.per_rank = per_rank != NULL && strcmp(per_rank, "1") == 0;
     if (target != NULL && strcmp(target, "off") == 0)
         config.off = true;
     else if (target != NULL && target[0] != '\0' && strcmp(target, "stderr") != 0)
@@ -150,21 +156,10 @@ static void out_text_path(struct out *o, const char *path, size_t length, int wi
 
 /* ---- figures ----------------------------------------------------------------- */
 
-struct file_figure {
-    uint32_t file_id;
-    uint64_t calls, read_bytes, written_bytes;
-};
-
-struct figures {
-    struct preload_totals totals;
-    struct vigil_tick_clock clock;
-    double runtime_ms, cpu_seconds;
-    uint64_t io_read_bytes, io_written_bytes, network_bytes, observed;
-    char host[256];
-    struct file_figure *files; /* every file, by id; NULL if no memory */
-    uint32_t file_slots;
-    struct file_figure top[TOP_FILES];
-    int top_count;
+/* Every file's counts, by id, while the busiest are picked. */
+struct file_table {
+    struct preload_file_figure *files;
+    uint32_t slots;
 };
 
 static bool is_network_op(unsigned op)
@@ -175,57 +170,57 @@ static bool is_network_op(unsigned op)
 static void add_pending(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
                         uint64_t written_bytes, void *user)
 {
-    struct figures *f = user;
-    if (f->files == NULL || file_id >= f->file_slots)
+    struct file_table *t = user;
+    if (t->files == NULL || file_id >= t->slots)
         return;
-    f->files[file_id].calls += calls;
-    f->files[file_id].read_bytes += read_bytes;
-    f->files[file_id].written_bytes += written_bytes;
+    t->files[file_id].calls += calls;
+    t->files[file_id].read_bytes += read_bytes;
+    t->files[file_id].written_bytes += written_bytes;
 }
 
-static bool busier(const struct file_figure *a, const struct file_figure *b)
+static bool busier(const struct preload_file_figure *a, const struct preload_file_figure *b)
 {
     uint64_t bytes_a = a->read_bytes + a->written_bytes, bytes_b = b->read_bytes + b->written_bytes;
     return bytes_a != bytes_b ? bytes_a > bytes_b : a->calls > b->calls;
 }
 
-static void pick_top_files(struct figures *f)
+static void pick_top_files(struct preload_figures *f)
 {
     uint32_t used = preload_file_count_used();
-    uint32_t max_id = 0;
+    struct file_table t = {NULL, 1};
     for (uint32_t i = 0; i < used; i++)
-        if (preload_file_used_id(i) > max_id)
-            max_id = preload_file_used_id(i);
-    f->file_slots = max_id + 1;
-    f->files = calloc(f->file_slots, sizeof *f->files);
-    if (f->files == NULL)
+        if (preload_file_used_id(i) + 1 > t.slots)
+            t.slots = preload_file_used_id(i) + 1;
+    t.files = calloc(t.slots, sizeof *t.files);
+    if (t.files == NULL)
         return;
     for (uint32_t i = 0; i < used; i++) {
         uint32_t id = preload_file_used_id(i);
-        struct file_figure *ff = &f->files[id];
+        struct preload_file_figure *ff = &t.files[id];
         ff->file_id = id;
         preload_file_counts(id, &ff->calls, &ff->read_bytes, &ff->written_bytes);
     }
-    preload_counters_visit_pending(add_pending, f);
+    preload_counters_visit_pending(add_pending, &t);
     /* A small insertion sort of the busiest few. */
-    for (uint32_t id = 1; id < f->file_slots; id++) {
-        const struct file_figure *ff = &f->files[id];
+    for (uint32_t id = 1; id < t.slots; id++) {
+        const struct preload_file_figure *ff = &t.files[id];
         if (ff->calls == 0)
             continue;
         int at = f->top_count;
         while (at > 0 && busier(ff, &f->top[at - 1]))
             at--;
-        if (at >= TOP_FILES)
+        if (at >= PRELOAD_TOP_FILES)
             continue;
-        int last = f->top_count < TOP_FILES ? f->top_count : TOP_FILES - 1;
+        int last = f->top_count < PRELOAD_TOP_FILES ? f->top_count : PRELOAD_TOP_FILES - 1;
         memmove(&f->top[at + 1], &f->top[at], (size_t)(last - at) * sizeof f->top[0]);
         f->top[at] = *ff;
-        if (f->top_count < TOP_FILES)
+        if (f->top_count < PRELOAD_TOP_FILES)
             f->top_count++;
     }
+    free(t.files);
 }
 
-static void gather(struct figures *f)
+void preload_report_gather(struct preload_figures *f)
 {
     memset(f, 0, sizeof *f);
     preload_counters_sum(&f->totals);
@@ -252,6 +247,8 @@ static void gather(struct figures *f)
             f->io_written_bytes += c->bytes;
     }
     f->observed += f->totals.excluded;
+    f->io_read_bytes -= f->totals.nested_read_bytes;
+    f->io_written_bytes -= f->totals.nested_written_bytes;
     pick_top_files(f);
 }
 
@@ -277,7 +274,20 @@ static void human_bytes(char *out, size_t size, uint64_t bytes)
     snprintf(out, size, unit ? "%.1f %s" : "%.0f %s", value, units[unit]);
 }
 
-static void write_text(struct out *o, const struct figures *f)
+static void write_text_ranks(struct out *o, const struct preload_mpi_figures *mpi)
+{
+    out_printf(o, "\nper rank (%d ranks)%18s %14s %14s %14s %16s %6s\n", mpi->ranks, "min", "mean",
+               "max", "sum", "", "max at");
+    for (int m = 0; m < PRELOAD_RANK_METRIC_COUNT; m++) {
+        const struct preload_rank_stats *st = &mpi->stats[m];
+        out_printf(o, "%-24s %14.3f %14.3f %14.3f %16.3f  rank %d\n",
+                   preload_rank_metric_name((enum preload_rank_metric)m), st->min, st->mean,
+                   st->max, st->sum, st->max_rank);
+    }
+}
+
+static void write_text(struct out *o, const struct preload_figures *f,
+                       const struct preload_mpi_figures *mpi)
 {
     char total[32], read[32], written[32], network[32];
     human_bytes(total, sizeof total, f->io_read_bytes + f->io_written_bytes);
@@ -285,8 +295,12 @@ static void write_text(struct out *o, const struct figures *f)
     human_bytes(written, sizeof written, f->io_written_bytes);
     human_bytes(network, sizeof network, f->network_bytes);
 
-    out_printf(o, "\n== vigil report: %s (pid %d on %s) ==\n", program_name(), (int)preload.pid,
-               f->host);
+    if (mpi != NULL)
+        out_printf(o, "\n== vigil MPI report: %s, %d ranks (rank 0: pid %d on %s) ==\n",
+                   program_name(), mpi->ranks, (int)preload.pid, f->host);
+    else
+        out_printf(o, "\n== vigil report: %s (pid %d on %s) ==\n", program_name(), (int)preload.pid,
+                   f->host);
     out_printf(o, "CONSUMED_CPU_SECONDS       %.3f\n", f->cpu_seconds);
     out_printf(o, "CONSUMED_ENERGY_JOULE      n/a (%s)\n", energy_note);
     out_printf(o, "ACCESSED_IO_BYTES          %llu (%s: read %s, written %s)\n",
@@ -325,11 +339,27 @@ static void write_text(struct out *o, const struct figures *f)
                "drains it), %llu excluded (counted only)\n",
                (unsigned long long)f->observed, (unsigned long long)f->totals.recorded,
                (unsigned long long)f->totals.dropped, (unsigned long long)f->totals.excluded);
+    if (mpi != NULL)
+        write_text_ranks(o, mpi);
 }
 
 /* ---- JSON ----------------------------------------------------------------------- */
 
-static void write_json(struct out *o, const struct figures *f)
+static void write_json_ranks(struct out *o, const struct preload_mpi_figures *mpi)
+{
+    out_printf(o, ",\"ranks\":%d,\"per_rank\":{", mpi->ranks);
+    for (int m = 0; m < PRELOAD_RANK_METRIC_COUNT; m++) {
+        const struct preload_rank_stats *st = &mpi->stats[m];
+        out_printf(
+            o, "%s\"%s\":{\"min\":%.6f,\"mean\":%.6f,\"max\":%.6f,\"sum\":%.6f,\"max_rank\":%d}",
+            m ? "," : "", preload_rank_metric_name((enum preload_rank_metric)m), st->min, st->mean,
+            st->max, st->sum, st->max_rank);
+    }
+    out_text(o, "}");
+}
+
+static void write_json(struct out *o, const struct preload_figures *f,
+                       const struct preload_mpi_figures *mpi)
 {
     out_text(o, "{\"vigil_report\":1,\"program\":");
     const char *program = program_name();
@@ -380,7 +410,10 @@ static void write_json(struct out *o, const struct figures *f)
                    (unsigned long long)f->top[i].calls, (unsigned long long)f->top[i].read_bytes,
                    (unsigned long long)f->top[i].written_bytes);
     }
-    out_text(o, "]}\n");
+    out_text(o, "]");
+    if (mpi != NULL)
+        write_json_ranks(o, mpi);
+    out_text(o, "}\n");
 }
 
 /* ---- where it goes ------------------------------------------------------------------ */
@@ -405,12 +438,11 @@ static void expand_path(char *out, size_t size)
     out[n] = '\0';
 }
 
-void preload_report_write(void)
+void preload_report_emit(const struct preload_figures *f, const struct preload_mpi_figures *mpi)
 {
     if (config.off)
         return;
     static struct out o; /* 16 KiB: not on the stack of whatever thread exits */
-    static struct figures f;
     /* The program's stderr as it is now, or as it was at start if the
      * program has closed it by now. */
     o.fd = fcntl(2, F_GETFD) >= 0 || preload.saved_stderr < 0 ? 2 : preload.saved_stderr;
@@ -424,13 +456,68 @@ void preload_report_write(void)
             return;
         }
     }
-    gather(&f);
     if (config.format == REPORT_JSON)
-        write_json(&o, &f);
+        write_json(&o, f, mpi);
     else
-        write_text(&o, &f);
+        write_text(&o, f, mpi);
     out_flush(&o);
-    free(f.files);
     if (config.path[0] != '\0')
         close(o.fd);
+}
+
+void preload_report_write(void)
+{
+    static struct preload_figures f;
+    preload_report_gather(&f);
+    preload_report_emit(&f, NULL);
+}
+
+/* ---- per-rank figures ------------------------------------------------------------- */
+
+const char *preload_rank_metric_name(enum preload_rank_metric metric)
+{
+    static const char *const names[] = {
+#define PRELOAD_RANK_METRIC_NAME(suffix, name) name,
+        PRELOAD_RANK_METRICS(PRELOAD_RANK_METRIC_NAME)
+#undef PRELOAD_RANK_METRIC_NAME
+    };
+    return metric < PRELOAD_RANK_METRIC_COUNT ? names[metric] : "?";
+}
+
+void preload_report_rank_values(const struct preload_figures *f,
+                                double values[PRELOAD_RANK_METRIC_COUNT])
+{
+    double layer_read[VIGIL_LAYER_COUNT + 1] = {0}, layer_written[VIGIL_LAYER_COUNT + 1] = {0};
+    double layer_calls[VIGIL_LAYER_COUNT + 1] = {0}, io_time_ns = 0;
+    for (unsigned op = 1; op <= VIGIL_OP_MAX_ID; op++) {
+        const struct preload_op_counter *c = &f->totals.ops[op];
+        unsigned layer = vigil_op_layer(op);
+        if (layer == 0)
+            continue;
+        layer_calls[layer] += (double)c->calls;
+        if (vigil_op_class(op) == VIGIL_OP_READS)
+            layer_read[layer] += (double)c->bytes;
+        else if (vigil_op_class(op) == VIGIL_OP_WRITES)
+            layer_written[layer] += (double)c->bytes;
+        io_time_ns += vigil_tick_clock_duration_ns(&f->clock, c->ticks);
+    }
+    values[PRELOAD_RANK_RUNTIME_MS] = f->runtime_ms;
+    values[PRELOAD_RANK_CPU_SECONDS] = f->cpu_seconds;
+    values[PRELOAD_RANK_IO_TIME_SECONDS] = io_time_ns / 1e9;
+    values[PRELOAD_RANK_IO_BYTES_READ] = (double)f->io_read_bytes;
+    values[PRELOAD_RANK_IO_BYTES_WRITTEN] = (double)f->io_written_bytes;
+    values[PRELOAD_RANK_NETWORK_BYTES] = (double)f->network_bytes;
+    values[PRELOAD_RANK_POSIX_BYTES_READ] = layer_read[VIGIL_LAYER_POSIX];
+    values[PRELOAD_RANK_POSIX_BYTES_WRITTEN] = layer_written[VIGIL_LAYER_POSIX];
+    values[PRELOAD_RANK_STDIO_BYTES_READ] = layer_read[VIGIL_LAYER_STDIO];
+    values[PRELOAD_RANK_STDIO_BYTES_WRITTEN] = layer_written[VIGIL_LAYER_STDIO];
+    values[PRELOAD_RANK_MPIIO_BYTES_READ] = layer_read[VIGIL_LAYER_MPIIO];
+    values[PRELOAD_RANK_MPIIO_BYTES_WRITTEN] = layer_written[VIGIL_LAYER_MPIIO];
+    values[PRELOAD_RANK_POSIX_CALLS] = layer_calls[VIGIL_LAYER_POSIX];
+    values[PRELOAD_RANK_STDIO_CALLS] = layer_calls[VIGIL_LAYER_STDIO];
+    values[PRELOAD_RANK_MPIIO_CALLS] = layer_calls[VIGIL_LAYER_MPIIO];
+    values[PRELOAD_RANK_OBSERVED] = (double)f->observed;
+    values[PRELOAD_RANK_RECORDED] = (double)f->totals.recorded;
+    values[PRELOAD_RANK_DROPPED] = (double)f->totals.dropped;
+    values[PRELOAD_RANK_EXCLUDED] = (double)f->totals.excluded;
 }

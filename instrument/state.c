@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "report.h"
 
 struct preload_state preload;
 PRELOAD_TLS struct preload_thread preload_thread;
@@ -90,6 +90,7 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv, cha
     preload_thread.in_call = 1; /* our own set-up goes straight through */
     preload_real_resolve_all();
     preload.argc = argc;
+    preload.mpi_rank = -1;
     preload.argv = argv;
     preload.tick_source = vigil_tick_source_detect();
     const char *ticks = getenv("VIGIL_TICKS");
@@ -120,9 +121,11 @@ static void finish(void)
     if (!atomic_exchange(&preload.active, 0))
         return; /* never started, or already reported */
     /* Anything after this (other libraries' destructors) is not ours, and
-     * the report's own writes are not counted. */
+     * the report's own writes are not counted. An MPI job's report was
+     * written at MPI_Finalize: each rank's own only when asked for. */
     preload_thread.in_call = 1;
-    preload_report_write();
+    if (!preload.joint_reported || preload_report_per_rank())
+        preload_report_write();
 }
 
 __attribute__((destructor)) static void preload_fini(void)

@@ -1,0 +1,139 @@
+/* vigil — one report for an MPI job.
+ *
+ * At MPI_Finalize, before MPI goes, every rank gathers its figures and
+ * reduces them to rank 0 on a duplicate of MPI_COMM_WORLD (so nothing of
+ * ours mixes with the program's messages): min, mean, max, sum and the
+ * rank of the max of each per-rank figure, and the sums of every
+ * operation's counters. Rank 0 writes the job's report; the ranks' own
+ * reports are then skipped unless VIGIL_REPORT_PER_RANK=1. A rank that
+ * never reaches MPI_Finalize (it crashed, or exited early) still writes
+ * its own report at exit. */
+#include <mpi.h>
+#include <string.h>
+
+#include "mpi_handles.h"
+#include "report.h"
+
+PRELOAD_REAL_SLOT(PMPI_Initialized);
+PRELOAD_REAL_SLOT(PMPI_Finalized);
+PRELOAD_REAL_SLOT(PMPI_Comm_dup);
+PRELOAD_REAL_SLOT(PMPI_Comm_free);
+PRELOAD_REAL_SLOT(PMPI_Reduce);
+PRELOAD_REAL_EXTERN(PMPI_Comm_rank);
+PRELOAD_REAL_EXTERN(PMPI_Comm_size);
+
+/* Per operation: calls, bytes, time in ns, errors. Exact integers, and
+ * times already in ns: each node's TSC has its own rate. */
+#define OP_FIELDS 4
+
+static void pack_ops(const struct preload_figures *f, uint64_t *out)
+{
+    for (unsigned op = 0; op <= VIGIL_OP_MAX_ID; op++) {
+        const struct preload_op_counter *c = &f->totals.ops[op];
+        out[op * OP_FIELDS + 0] = c->calls;
+        out[op * OP_FIELDS + 1] = c->bytes;
+        out[op * OP_FIELDS + 2] = (uint64_t)vigil_tick_clock_duration_ns(&f->clock, c->ticks);
+        out[op * OP_FIELDS + 3] = c->errors;
+    }
+}
+
+static void unpack_ops(struct preload_figures *f, const uint64_t *in)
+{
+    for (unsigned op = 0; op <= VIGIL_OP_MAX_ID; op++) {
+        struct preload_op_counter *c = &f->totals.ops[op];
+        c->calls = in[op * OP_FIELDS + 0];
+        c->bytes = in[op * OP_FIELDS + 1];
+        c->ticks = in[op * OP_FIELDS + 2]; /* ns: the joint clock is the identity */
+        c->errors = in[op * OP_FIELDS + 3];
+    }
+}
+
+/* The job's figures on rank 0, from the reduced ones. */
+static void joint_figures(struct preload_figures *f, const uint64_t *ops,
+                          const struct preload_mpi_figures *mpi)
+{
+    unpack_ops(f, ops);
+    f->clock.source = VIGIL_TICKS_MONOTONIC_NS;
+    f->clock.ns_per_tick = 1.0;
+    const struct preload_rank_stats *st = mpi->stats;
+    f->runtime_ms = st[PRELOAD_RANK_RUNTIME_MS].max; /* the job lasts as long as its longest rank */
+    f->cpu_seconds = st[PRELOAD_RANK_CPU_SECONDS].sum;
+    f->io_read_bytes = (uint64_t)st[PRELOAD_RANK_IO_BYTES_READ].sum;
+    f->io_written_bytes = (uint64_t)st[PRELOAD_RANK_IO_BYTES_WRITTEN].sum;
+    f->network_bytes = (uint64_t)st[PRELOAD_RANK_NETWORK_BYTES].sum;
+    f->observed = (uint64_t)st[PRELOAD_RANK_OBSERVED].sum;
+    f->totals.recorded = (uint64_t)st[PRELOAD_RANK_RECORDED].sum;
+    f->totals.dropped = (uint64_t)st[PRELOAD_RANK_DROPPED].sum;
+    f->totals.excluded = (uint64_t)st[PRELOAD_RANK_EXCLUDED].sum;
+    /* Files are each rank's own: the joint report lists none (per-rank
+     * reports do). */
+    f->top_count = 0;
+}
+
+void preload_mpi_report_joint(void)
+{
+    int initialized = 0, finalized = 1;
+    if (!atomic_load(&preload.active) || REAL(PMPI_Initialized)(&initialized) != MPI_SUCCESS ||
+        !initialized || REAL(PMPI_Finalized)(&finalized) != MPI_SUCCESS || finalized)
+        return;
+    preload_thread.in_call = 1; /* our own messages and writes are not the program's */
+    MPI_Comm comm;
+    if (REAL(PMPI_Comm_dup)(PRELOAD_COMM_WORLD, &comm) != MPI_SUCCESS) {
+        preload_thread.in_call = 0;
+        return; /* each rank reports on its own at exit */
+    }
+    int rank = 0, ranks = 1;
+    REAL(PMPI_Comm_rank)(comm, &rank);
+    REAL(PMPI_Comm_size)(comm, &ranks);
+
+    static struct preload_figures f;
+    preload_report_gather(&f);
+    double values[PRELOAD_RANK_METRIC_COUNT], mins[PRELOAD_RANK_METRIC_COUNT];
+    double maxs[PRELOAD_RANK_METRIC_COUNT], sums[PRELOAD_RANK_METRIC_COUNT];
+    struct {
+        double value;
+        int rank;
+    } located[PRELOAD_RANK_METRIC_COUNT], max_at[PRELOAD_RANK_METRIC_COUNT];
+    preload_report_rank_values(&f, values);
+    for (int m = 0; m < PRELOAD_RANK_METRIC_COUNT; m++) {
+        located[m].value = values[m];
+        located[m].rank = rank;
+    }
+    static uint64_t ops[(VIGIL_OP_MAX_ID + 1) * OP_FIELDS],
+        ops_sum[(VIGIL_OP_MAX_ID + 1) * OP_FIELDS];
+    pack_ops(&f, ops);
+
+    int n = PRELOAD_RANK_METRIC_COUNT;
+    bool ok = REAL(PMPI_Reduce)(values, mins, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_MIN, 0, comm) ==
+                  MPI_SUCCESS &&
+              REAL(PMPI_Reduce)(values, maxs, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_MAX, 0, comm) ==
+                  MPI_SUCCESS &&
+              REAL(PMPI_Reduce)(values, sums, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_SUM, 0, comm) ==
+                  MPI_SUCCESS &&
+              REAL(PMPI_Reduce)(located, max_at, n, PRELOAD_MPI_DOUBLE_INT, PRELOAD_MPI_MAXLOC, 0,
+                                comm) == MPI_SUCCESS &&
+              REAL(PMPI_Reduce)(ops, ops_sum, (int)(sizeof ops / sizeof ops[0]),
+                                PRELOAD_MPI_UINT64_T, PRELOAD_MPI_SUM, 0, comm) == MPI_SUCCESS;
+    REAL(PMPI_Comm_free)(&comm);
+    if (!ok) {
+        preload_thread.in_call = 0;
+        return; /* each rank reports on its own at exit */
+    }
+    if (rank == 0) {
+        static struct preload_mpi_figures mpi;
+        mpi.ranks = ranks;
+        for (int m = 0; m < n; m++) {
+            mpi.stats[m] = (struct preload_rank_stats){
+                .min = mins[m],
+                .mean = sums[m] / ranks,
+                .max = maxs[m],
+                .sum = sums[m],
+                .max_rank = max_at[m].rank,
+            };
+        }
+        joint_figures(&f, ops_sum, &mpi);
+        preload_report_emit(&f, &mpi);
+    }
+    preload.joint_reported = true;
+    preload_thread.in_call = 0;
+}
