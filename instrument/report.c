@@ -276,11 +276,13 @@ static void human_bytes(char *out, size_t size, uint64_t bytes)
 
 static void write_text_ranks(struct out *o, const struct preload_mpi_figures *mpi)
 {
-    out_printf(o, "\nper rank (%d ranks)%18s %14s %14s %14s %16s %6s\n", mpi->ranks, "min", "mean",
-               "max", "sum", "", "max at");
+    char title[32];
+    snprintf(title, sizeof title, "per rank (%d ranks)", mpi->ranks);
+    out_printf(o, "\n%-24s %16s %16s %16s %18s  %s\n", title, "min", "mean", "max", "sum",
+               "max at");
     for (int m = 0; m < PRELOAD_RANK_METRIC_COUNT; m++) {
         const struct preload_rank_stats *st = &mpi->stats[m];
-        out_printf(o, "%-24s %14.3f %14.3f %14.3f %16.3f  rank %d\n",
+        out_printf(o, "%-24s %16.3f %16.3f %16.3f %18.3f  rank %d\n",
                    preload_rank_metric_name((enum preload_rank_metric)m), st->min, st->mean,
                    st->max, st->sum, st->max_rank);
     }
