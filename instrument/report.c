@@ -420,13 +420,13 @@ static void write_json(struct out *o, const struct preload_figures *f,
 
 /* ---- where it goes ------------------------------------------------------------------ */
 
-/* The report path with %p replaced by the pid (and %% by %). */
-static void expand_path(char *out, size_t size)
+/* The report path with %p replaced by `pid_text` (and %% by %). */
+static void expand_path(char *out, size_t size, const char *pid_text)
 {
     size_t n = 0;
     for (const char *p = config.path; *p && n + 1 < size; p++) {
         if (p[0] == '%' && p[1] == 'p') {
-            n += (size_t)snprintf(out + n, size - n, "%d", (int)preload.pid);
+            n += (size_t)snprintf(out + n, size - n, "%s", pid_text);
             p++;
         } else if (p[0] == '%' && p[1] == '%') {
             out[n++] = '%';
@@ -450,8 +450,11 @@ void preload_report_emit(const struct preload_figures *f, const struct preload_m
     o.fd = fcntl(2, F_GETFD) >= 0 || preload.saved_stderr < 0 ? 2 : preload.saved_stderr;
     o.length = 0;
     if (config.path[0] != '\0') {
-        char path[sizeof config.path + 32];
-        expand_path(path, sizeof path);
+        /* An MPI job's report is "PID-job", so that rank 0's own report
+         * (VIGIL_REPORT_PER_RANK=1) cannot overwrite it. */
+        char pid_text[32], path[sizeof config.path + 64];
+        snprintf(pid_text, sizeof pid_text, mpi != NULL ? "%d-job" : "%d", (int)preload.pid);
+        expand_path(path, sizeof path, pid_text);
         o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (o.fd < 0) {
             dprintf(2, "vigil: cannot write the report to %s: %s\n", path, strerror(errno));

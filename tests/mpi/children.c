@@ -124,8 +124,8 @@ static size_t check(const struct records *r, int ranks)
         write_at->offset_bytes != (int64_t)rank * WRITE_BYTES ||
         write_at->comm_size != (uint32_t)ranks || write_at->file_id == VIGIL_FILE_NONE ||
         (write_at->flags & VIGIL_ACTIVITY_COLLECTIVE) != 0)
-        problem("the write_at activity says bytes %" PRIu64 ", result %" PRId64
-                ", offset %" PRId64 ", comm_size %" PRIu32 ", file %" PRIu32 ", flags %#" PRIx32
+        problem("the write_at activity says bytes %" PRIu64 ", result %" PRId64 ", offset %" PRId64
+                ", comm_size %" PRIu32 ", file %" PRIu32 ", flags %#" PRIx32
                 "; the call was %d bytes at %d, %d ranks, independent",
                 write_at->bytes_asked, write_at->result, write_at->offset_bytes,
                 write_at->comm_size, write_at->file_id, write_at->flags, WRITE_BYTES,
@@ -198,14 +198,14 @@ int main(int argc, char **argv)
     memset(data, 'a' + rank % 26, sizeof data);
     MPI_File fh;
     MPI_Status status;
-    int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                           &fh);
+    int rc =
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     if (rc != MPI_SUCCESS) {
         problem("MPI_File_open %s failed: %d", path, rc);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    rc = MPI_File_write_at(fh, (MPI_Offset)rank * WRITE_BYTES, data, WRITE_BYTES, MPI_BYTE,
-                           &status);
+    rc =
+        MPI_File_write_at(fh, (MPI_Offset)rank * WRITE_BYTES, data, WRITE_BYTES, MPI_BYTE, &status);
     int done = 0;
     if (rc != MPI_SUCCESS || MPI_Get_count(&status, MPI_BYTE, &done) != MPI_SUCCESS ||
         done != WRITE_BYTES)
@@ -229,8 +229,7 @@ int main(int argc, char **argv)
             problem("the ring lost records: %" PRIu64 " corrupt, %" PRIu64 " torn, %" PRIu64
                     " dropped%s %s",
                     report.corrupt, report.torn, report.dropped,
-                    report.header_corrupt ? ", header corrupt:" : "",
-                    report.first_problem.message);
+                    report.header_corrupt ? ", header corrupt:" : "", report.first_problem.message);
         children = check(&records, ranks);
         free(records.a);
         /* Left mapped: the descriptor is the library's, still in use. */

@@ -34,8 +34,8 @@ int main(int argc, char **argv)
     memset(data, 'e', sizeof data);
     MPI_File fh;
     MPI_Status status;
-    if (MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                      &fh) != MPI_SUCCESS ||
+    if (MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) !=
+            MPI_SUCCESS ||
         MPI_File_write_at(fh, 0, data, BLOCK, MPI_BYTE, &status) != MPI_SUCCESS) {
         fprintf(stderr, "mpi-early-exit: rank %d: cannot write %s\n", rank, path);
         MPI_Abort(MPI_COMM_WORLD, 1);

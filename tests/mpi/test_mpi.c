@@ -1,1 +1,584 @@
-int main(void){return 0;}
+/* Tests of libvigil-preload.so under MPI: jobs of 4 ranks started with
+ *
+ *     mpirun --oversubscribe -np 4 $VIGIL_CLI run --report=json:DIR/report-%p.json -- PROGRAM…
+ *
+ * and their reports checked against what the programs know they did: the
+ * joint report rank 0 writes at MPI_Finalize, the ranks' own reports when
+ * asked for, and the report of a rank that never reaches MPI_Finalize.
+ *
+ * Needs VIGIL_CLI, VIGIL_MPI_IO_LEVELS, VIGIL_MPI_CHILDREN,
+ * VIGIL_MPI_NONBLOCKING and VIGIL_MPI_EARLY_EXIT, which meson test sets.
+ * Every test works in a fresh temporary directory, removed at its end. */
+#define _GNU_SOURCE /* realpath */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "test_support.h"
+
+#define RANKS 4
+/* Far above what a job of these programs takes (under a second or two):
+ * only there so that a hung job fails the test instead of stalling it. */
+#define JOB_TIMEOUT "120"
+
+/* ---- running jobs ---------------------------------------------------------------------- */
+
+static const char *env_or_fail(const char *name)
+{
+    const char *value = g_getenv(name);
+    if (value == NULL || value[0] == '\0')
+        fail_msg("%s is not set: run the tests with meson test", name);
+    return value;
+}
+
+/* Runs `timeout mpirun --oversubscribe -np 4 $VIGIL_CLI run --report=json:DIR/report-%p.json
+ * -- PROGRAM ARGS…` (NULL-terminated) with a clean environment (no
+ * LD_PRELOAD, no VIGIL_*) plus Open MPI's permission to run as root and
+ * `vars` (NULL-terminated "NAME=value" strings, or NULL). */
+static struct test_run run_job(const char *dir, const char *const *vars, const char *program, ...)
+{
+    char *report = g_strdup_printf("--report=json:%s/report-%%p.json", dir);
+    GPtrArray *argv = g_ptr_array_new();
+    const char *head[] = {"timeout",
+                          "-k",
+                          "10",
+                          JOB_TIMEOUT,
+                          "mpirun",
+                          "--oversubscribe",
+                          "-np",
+                          G_STRINGIFY(RANKS),
+                          env_or_fail("VIGIL_CLI"),
+                          "run",
+                          report,
+                          "--",
+                          program};
+    for (size_t i = 0; i < G_N_ELEMENTS(head); i++)
+        g_ptr_array_add(argv, (gpointer)head[i]);
+    va_list ap;
+    va_start(ap, program);
+    for (const char *a = va_arg(ap, const char *); a != NULL; a = va_arg(ap, const char *))
+        g_ptr_array_add(argv, (gpointer)a);
+    va_end(ap);
+    g_ptr_array_add(argv, NULL);
+
+    char **env = test_clean_environment(vars);
+    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
+    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
+    struct test_run r = test_run_program(dir, (const char *const *)argv->pdata, env);
+    if (r.status == 124 || r.status == 128 + 9)
+        fail_msg("the job did not end within %s s\nstdout: %s\nstderr: %s", JOB_TIMEOUT, r.out,
+                 r.err);
+    g_strfreev(env);
+    g_ptr_array_free(argv, TRUE);
+    g_free(report);
+    return r;
+}
+
+static void assert_status(const struct test_run *r, int want, const char *what)
+{
+    if (r->status != want)
+        fail_msg("%s exited with %d, not %d\nstdout: %s\nstderr: %s", what, r->status, want, r->out,
+                 r->err);
+}
+
+/* ---- reports ------------------------------------------------------------------------------ */
+
+struct report {
+    JsonParser *parser;
+    JsonObject *root;
+    char *path;
+};
+
+static struct report report_load(const char *path)
+{
+    struct report rep = {.parser = json_parser_new(), .path = g_strdup(path)};
+    GError *error = NULL;
+    if (!json_parser_load_from_file(rep.parser, path, &error))
+        fail_msg("%s is not JSON: %s", path, error->message);
+    JsonNode *root = json_parser_get_root(rep.parser);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
+        fail_msg("%s does not hold a JSON object", path);
+    rep.root = json_node_get_object(root);
+    if (!json_object_has_member(rep.root, "vigil_report") ||
+        json_object_get_int_member(rep.root, "vigil_report") != 1)
+        fail_msg("%s is not a vigil report (no \"vigil_report\":1)", path);
+    return rep;
+}
+
+static void report_free(struct report *rep)
+{
+    g_object_unref(rep->parser);
+    g_free(rep->path);
+}
+
+/* The node at a dotted path ("layers.mpiio.write_at.calls"), or NULL. */
+static JsonNode *node_at(JsonNode *node, const char *dotted)
+{
+    char **parts = g_strsplit(dotted, ".", -1);
+    for (char **p = parts; *p != NULL && node != NULL; p++)
+        node =
+            JSON_NODE_HOLDS_OBJECT(node) && json_object_has_member(json_node_get_object(node), *p)
+                ? json_object_get_member(json_node_get_object(node), *p)
+                : NULL;
+    g_strfreev(parts);
+    return node;
+}
+
+static gint64 int_at(JsonNode *root, const char *where, const char *dotted)
+{
+    JsonNode *node = node_at(root, dotted);
+    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
+        json_node_get_value_type(node) != G_TYPE_INT64)
+        fail_msg("%s: no integer at %s", where, dotted);
+    return json_node_get_int(node);
+}
+
+/* A number, integer or not. */
+static double number_at(JsonNode *root, const char *where, const char *dotted)
+{
+    JsonNode *node = node_at(root, dotted);
+    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
+        (json_node_get_value_type(node) != G_TYPE_INT64 &&
+         json_node_get_value_type(node) != G_TYPE_DOUBLE))
+        fail_msg("%s: no number at %s", where, dotted);
+    return json_node_get_double(node);
+}
+
+static JsonObject *object_at(JsonNode *root, const char *where, const char *dotted)
+{
+    JsonNode *node = node_at(root, dotted);
+    if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node))
+        fail_msg("%s: no object at %s", where, dotted);
+    return json_node_get_object(node);
+}
+
+static gint64 report_int(const struct report *rep, const char *dotted)
+{
+    return int_at(json_parser_get_root(rep->parser), rep->path, dotted);
+}
+
+static double report_number(const struct report *rep, const char *dotted)
+{
+    return number_at(json_parser_get_root(rep->parser), rep->path, dotted);
+}
+
+/* A field ("calls", "bytes", "errors") of an MPI-IO operation; an
+ * operation nobody called is left out of the report, and counts 0. */
+static gint64 mpiio(const struct report *rep, const char *op, const char *field)
+{
+    JsonObject *layer = object_at(json_parser_get_root(rep->parser), rep->path, "layers.mpiio");
+    if (!json_object_has_member(layer, op))
+        return 0;
+    char *path = g_strdup_printf("layers.mpiio.%s.%s", op, field);
+    gint64 value = report_int(rep, path);
+    g_free(path);
+    return value;
+}
+
+static bool is_joint(const struct report *rep)
+{
+    return json_object_has_member(rep->root, "ranks");
+}
+
+static gint compare_paths(gconstpointer a, gconstpointer b)
+{
+    return g_strcmp0(*(char *const *)a, *(char *const *)b);
+}
+
+/* The paths of DIR/report-*.json, sorted. */
+static GPtrArray *report_paths(const char *dir)
+{
+    GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    for (const char *name = g_dir_read_name(d); name != NULL; name = g_dir_read_name(d))
+        if (g_str_has_prefix(name, "report-") && g_str_has_suffix(name, ".json"))
+            g_ptr_array_add(paths, g_build_filename(dir, name, NULL));
+    g_dir_close(d);
+    g_ptr_array_sort(paths, compare_paths);
+    return paths;
+}
+
+/* The one report of the job, which must be the joint one. */
+static struct report the_joint_report(const char *dir)
+{
+    GPtrArray *paths = report_paths(dir);
+    if (paths->len != 1)
+        fail_msg("%u report files in %s, not 1 (the joint report)", paths->len, dir);
+    struct report rep = report_load(g_ptr_array_index(paths, 0));
+    g_ptr_array_free(paths, TRUE);
+    if (!is_joint(&rep))
+        fail_msg("%s is not a joint report (no \"ranks\")", rep.path);
+    assert_int_equal(report_int(&rep, "ranks"), RANKS);
+    return rep;
+}
+
+/* ---- temporary directories -------------------------------------------------------------- */
+
+static int make_dir(void **state)
+{
+    char *dir = g_dir_make_tmp("vigil-test-mpi-XXXXXX", NULL);
+    if (dir == NULL)
+        return -1;
+    char *real = realpath(dir, NULL);
+    g_free(dir);
+    if (real == NULL)
+        return -1;
+    *state = g_strdup(real);
+    free(real);
+    return 0;
+}
+
+static int remove_dir(void **state)
+{
+    test_remove_tree(*state);
+    g_free(*state);
+    return 0;
+}
+
+/* ---- the four levels ---------------------------------------------------------------------- */
+
+/* What mpi-io-levels says it did: the one line of JSON rank 0 prints. */
+struct workload {
+    JsonParser *parser;
+    JsonNode *root;
+    JsonObject *calls;
+    gint64 bytes_written, bytes_read;
+};
+
+static struct workload workload_parse(const char *out)
+{
+    const char *line = strstr(out, "{\"level\":");
+    if (line == NULL)
+        fail_msg("mpi-io-levels printed no totals:\n%s", out);
+    const char *end = strchr(line, '\n');
+    struct workload w = {.parser = json_parser_new()};
+    GError *error = NULL;
+    if (!json_parser_load_from_data(w.parser, line, end ? end - line : -1, &error))
+        fail_msg("mpi-io-levels' totals are not JSON: %s", error->message);
+    w.root = json_parser_get_root(w.parser);
+    w.calls = object_at(w.root, "mpi-io-levels' totals", "calls");
+    w.bytes_written = int_at(w.root, "mpi-io-levels' totals", "bytes_written");
+    w.bytes_read = int_at(w.root, "mpi-io-levels' totals", "bytes_read");
+    return w;
+}
+
+static const char *const write_ops[] = {"write_at", "write_at_all", "write", "write_all"};
+static const char *const read_ops[] = {"read_at", "read_at_all", "read", "read_all"};
+
+/* The rank metrics of report.h (PRELOAD_RANK_METRICS), every one of which
+ * the joint report has. */
+static const char *const rank_metrics[] = {
+    "runtime_ms",          "cpu_seconds",         "io_time_seconds",     "io_bytes_read",
+    "io_bytes_written",    "network_bytes",       "posix_bytes_read",    "posix_bytes_written",
+    "stdio_bytes_read",    "stdio_bytes_written", "mpiio_bytes_read",    "mpiio_bytes_written",
+    "posix_calls",         "stdio_calls",         "mpiio_calls",         "activities_observed",
+    "activities_recorded", "activities_dropped",  "activities_excluded",
+};
+
+/* Values are printed with 6 decimals: allow for that rounding. */
+static void assert_close(double a, double b, const char *what)
+{
+    double slack = 1e-5 + 1e-12 * fabs(b);
+    if (fabs(a - b) > slack)
+        fail_msg("%s: %.6f, not %.6f", what, a, b);
+}
+
+static void check_per_rank(const struct report *rep)
+{
+    JsonObject *per_rank = object_at(json_parser_get_root(rep->parser), rep->path, "per_rank");
+    assert_int_equal(json_object_get_size(per_rank), G_N_ELEMENTS(rank_metrics));
+    for (size_t m = 0; m < G_N_ELEMENTS(rank_metrics); m++) {
+        char *base = g_strdup_printf("per_rank.%s", rank_metrics[m]);
+        char *p_min = g_strconcat(base, ".min", NULL), *p_mean = g_strconcat(base, ".mean", NULL);
+        char *p_max = g_strconcat(base, ".max", NULL), *p_sum = g_strconcat(base, ".sum", NULL);
+        char *p_rank = g_strconcat(base, ".max_rank", NULL);
+        double min = report_number(rep, p_min), mean = report_number(rep, p_mean);
+        double max = report_number(rep, p_max), sum = report_number(rep, p_sum);
+        gint64 max_rank = report_int(rep, p_rank);
+        if (min > mean + 1e-6 || mean > max + 1e-6)
+            fail_msg("%s: not min <= mean <= max: %.6f, %.6f, %.6f", base, min, mean, max);
+        assert_close(mean * RANKS, sum, base);
+        if (max_rank < 0 || max_rank >= RANKS)
+            fail_msg("%s: max_rank %" G_GINT64_FORMAT " is no rank of %d", base, max_rank, RANKS);
+        g_free(p_min);
+        g_free(p_mean);
+        g_free(p_max);
+        g_free(p_sum);
+        g_free(p_rank);
+        g_free(base);
+    }
+}
+
+static void check_level(const char *dir, int level)
+{
+    char *data = g_build_filename(dir, "data", NULL);
+    char level_text[16];
+    snprintf(level_text, sizeof level_text, "%d", level);
+    struct test_run r =
+        run_job(dir, NULL, env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", level_text, "--blocks",
+                "16", "--block-bytes", "4096", "--file", data, NULL);
+    assert_status(&r, 0, "mpi-io-levels under vigil");
+    struct workload w = workload_parse(r.out);
+    assert_int_equal(int_at(w.root, "mpi-io-levels' totals", "level"), level);
+    assert_int_equal(int_at(w.root, "mpi-io-levels' totals", "ranks"), RANKS);
+    assert_int_equal(w.bytes_written, (gint64)RANKS * 16 * 4096);
+    assert_int_equal(w.bytes_read, w.bytes_written);
+
+    struct report rep = the_joint_report(dir);
+    /* Every call the workload made, counted as many times as it made it… */
+    JsonObjectIter it;
+    const char *op;
+    JsonNode *value;
+    json_object_iter_init(&it, w.calls);
+    while (json_object_iter_next(&it, &op, &value))
+        if (mpiio(&rep, op, "calls") != json_node_get_int(value))
+            fail_msg("level %d: %s: %" G_GINT64_FORMAT " %s calls reported, %" G_GINT64_FORMAT
+                     " made",
+                     level, rep.path, mpiio(&rep, op, "calls"), op, json_node_get_int(value));
+    /* …and no call it did not make. */
+    gint64 mpiio_calls = 0;
+    JsonObject *layer = object_at(json_parser_get_root(rep.parser), rep.path, "layers.mpiio");
+    json_object_iter_init(&it, layer);
+    while (json_object_iter_next(&it, &op, &value)) {
+        if (!json_object_has_member(w.calls, op))
+            fail_msg("level %d: %s reports %s, which the workload never called", level, rep.path,
+                     op);
+        mpiio_calls += mpiio(&rep, op, "calls");
+    }
+
+    gint64 written = 0, read_bytes = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(write_ops); i++) {
+        written += mpiio(&rep, write_ops[i], "bytes");
+        read_bytes += mpiio(&rep, read_ops[i], "bytes");
+        assert_int_equal(mpiio(&rep, write_ops[i], "errors"), 0);
+        assert_int_equal(mpiio(&rep, read_ops[i], "errors"), 0);
+    }
+    assert_int_equal(written, w.bytes_written);
+    assert_int_equal(read_bytes, w.bytes_read);
+
+    check_per_rank(&rep);
+    assert_close(report_number(&rep, "per_rank.mpiio_bytes_written.sum"), (double)w.bytes_written,
+                 "per_rank.mpiio_bytes_written.sum");
+    assert_close(report_number(&rep, "per_rank.mpiio_bytes_read.sum"), (double)w.bytes_read,
+                 "per_rank.mpiio_bytes_read.sum");
+    assert_close(report_number(&rep, "per_rank.mpiio_calls.sum"), (double)mpiio_calls,
+                 "per_rank.mpiio_calls.sum");
+    /* The POSIX calls that moved the MPI-IO data are in the POSIX layer,
+     * but the job's totals count those bytes once: at least bytes_written
+     * of the layers' sum is left out. */
+    double layers_written = report_number(&rep, "per_rank.posix_bytes_written.sum") +
+                            report_number(&rep, "per_rank.stdio_bytes_written.sum") +
+                            report_number(&rep, "per_rank.mpiio_bytes_written.sum");
+    gint64 io_written = report_int(&rep, "io_bytes_written");
+    if (io_written < w.bytes_written || (double)(io_written + w.bytes_written) > layers_written)
+        fail_msg("level %d: io_bytes_written %" G_GINT64_FORMAT " for %" G_GINT64_FORMAT
+                 " written through MPI-IO and %.0f in the layers: counted twice, or not at all",
+                 level, io_written, w.bytes_written, layers_written);
+    assert_close(report_number(&rep, "per_rank.io_bytes_written.sum"), (double)io_written,
+                 "per_rank.io_bytes_written.sum");
+
+    report_free(&rep);
+    g_object_unref(w.parser);
+    test_run_clear(&r);
+    g_free(data);
+}
+
+static void test_level_0(void **state)
+{
+    check_level(*state, 0);
+}
+
+static void test_level_1(void **state)
+{
+    check_level(*state, 1);
+}
+
+static void test_level_2(void **state)
+{
+    check_level(*state, 2);
+}
+
+static void test_level_3(void **state)
+{
+    check_level(*state, 3);
+}
+
+/* ---- the POSIX calls of an MPI-IO call ---------------------------------------------------- */
+
+/* mpi-children checks its own ring (see children.c) and says so. */
+static void test_children(void **state)
+{
+    const char *dir = *state;
+    struct test_run r = run_job(dir, NULL, env_or_fail("VIGIL_MPI_CHILDREN"), dir, NULL);
+    assert_status(&r, 0, "mpi-children under vigil");
+    int oks = 0;
+    char **lines = g_strsplit(r.out, "\n", -1);
+    for (char **line = lines; *line != NULL; line++) {
+        unsigned long children = 0;
+        int rank = -1;
+        if (sscanf(*line, "children ok %lu (rank %d)", &children, &rank) != 2)
+            continue;
+        if (children < 1)
+            fail_msg("rank %d: no POSIX call under its MPI_File_write_at:\n%s", rank, r.out);
+        oks++;
+    }
+    g_strfreev(lines);
+    if (oks != RANKS)
+        fail_msg("%d ranks of %d said \"children ok\":\n%s\n%s", oks, RANKS, r.out, r.err);
+    test_run_clear(&r);
+}
+
+/* ---- nonblocking calls -------------------------------------------------------------------- */
+
+static void test_nonblocking_counted_once(void **state)
+{
+    const char *dir = *state;
+    struct test_run r = run_job(dir, NULL, env_or_fail("VIGIL_MPI_NONBLOCKING"), dir, "8", NULL);
+    assert_status(&r, 0, "mpi-nonblocking under vigil");
+    struct report rep = the_joint_report(dir);
+    /* 8 requests of 4 KiB per rank, whichever call completed them. */
+    assert_int_equal(mpiio(&rep, "iwrite_at", "calls"), RANKS * 8);
+    assert_int_equal(mpiio(&rep, "iwrite_at", "bytes"), RANKS * 8 * 4096);
+    assert_int_equal(mpiio(&rep, "iwrite_at", "errors"), 0);
+    assert_int_equal(mpiio(&rep, "iread_at", "calls"), RANKS * 8);
+    assert_int_equal(mpiio(&rep, "iread_at", "bytes"), RANKS * 8 * 4096);
+    assert_int_equal(mpiio(&rep, "iread_at", "errors"), 0);
+    assert_int_equal(mpiio(&rep, "open", "calls"), RANKS);
+    assert_int_equal(mpiio(&rep, "close", "calls"), RANKS);
+    assert_close(report_number(&rep, "per_rank.mpiio_calls.sum"), RANKS * (8 + 8 + 2),
+                 "per_rank.mpiio_calls.sum");
+    assert_close(report_number(&rep, "per_rank.mpiio_calls.min"), 8 + 8 + 2,
+                 "per_rank.mpiio_calls.min");
+    report_free(&rep);
+    test_run_clear(&r);
+}
+
+/* ---- each rank's own report ------------------------------------------------------------- */
+
+static void test_per_rank_reports(void **state)
+{
+    const char *dir = *state;
+    char *data = g_build_filename(dir, "data", NULL);
+    const char *vars[] = {"VIGIL_REPORT_PER_RANK=1", NULL};
+    struct test_run r = run_job(dir, vars, env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", "0",
+                                "--blocks", "16", "--block-bytes", "4096", "--file", data, NULL);
+    assert_status(&r, 0, "mpi-io-levels under vigil, VIGIL_REPORT_PER_RANK=1");
+    struct workload w = workload_parse(r.out);
+
+    GPtrArray *paths = report_paths(dir);
+    GString *found = g_string_new(NULL);
+    int joints = 0, own = 0;
+    gint64 own_calls = 0, own_bytes = 0, joint_calls = -1, joint_bytes = -1;
+    for (guint i = 0; i < paths->len; i++) {
+        struct report rep = report_load(g_ptr_array_index(paths, i));
+        g_string_append_printf(found, "\n  %s: pid %" G_GINT64_FORMAT "%s", rep.path,
+                               report_int(&rep, "pid"), is_joint(&rep) ? ", joint" : "");
+        if (is_joint(&rep)) {
+            joints++;
+            assert_int_equal(report_int(&rep, "ranks"), RANKS);
+            joint_calls = mpiio(&rep, "write_at", "calls");
+            joint_bytes = mpiio(&rep, "write_at", "bytes");
+        } else {
+            own++;
+            own_calls += mpiio(&rep, "write_at", "calls");
+            own_bytes += mpiio(&rep, "write_at", "bytes");
+        }
+        report_free(&rep);
+    }
+    if (own != RANKS || joints != 1)
+        fail_msg("%d per-rank and %d joint reports, not %d and 1:%s\n(with %%p in the path, "
+                 "rank 0's own report and the joint one have the same name)",
+                 own, joints, RANKS, found->str);
+    assert_int_equal(own_bytes, w.bytes_written);
+    assert_int_equal(own_calls, joint_calls);
+    assert_int_equal(own_bytes, joint_bytes);
+
+    g_string_free(found, TRUE);
+    g_ptr_array_free(paths, TRUE);
+    g_object_unref(w.parser);
+    test_run_clear(&r);
+    g_free(data);
+}
+
+/* ---- a program without MPI --------------------------------------------------------------- */
+
+/* The MPI-IO wrappers are in the library, but libmpi is not brought in
+ * by them. */
+static void test_no_libmpi_without_mpi(void **state)
+{
+    (void)state;
+    const char *argv[] = {env_or_fail("VIGIL_CLI"), "run", "--report=off", "--", "cat",
+                          "/proc/self/maps",        NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run r = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    assert_status(&r, 0, "cat /proc/self/maps under vigil");
+    test_assert_contains(r.out, "libvigil-preload.so");
+    if (strstr(r.out, "libmpi") != NULL)
+        fail_msg("libmpi is mapped into cat:\n%s", r.out);
+    test_run_clear(&r);
+}
+
+/* ---- a rank that leaves early ------------------------------------------------------------- */
+
+/* Rank 1 of mpi-early-exit calls exit(0) without MPI_Finalize: mpirun then
+ * ends the job, with a non-zero status, whatever the other ranks do. Rank
+ * 1 has written its own report, all the same. */
+static void test_early_exit_reports(void **state)
+{
+    const char *dir = *state;
+    struct test_run r = run_job(dir, NULL, env_or_fail("VIGIL_MPI_EARLY_EXIT"), dir, NULL);
+    char *pid_path = g_build_filename(dir, "rank-1.pid", NULL);
+    char *pid_text = NULL;
+    if (!g_file_get_contents(pid_path, &pid_text, NULL, NULL))
+        fail_msg("rank 1 wrote no pid (job status %d)\nstdout: %s\nstderr: %s", r.status, r.out,
+                 r.err);
+    g_strchomp(pid_text);
+    char *report_path = g_strdup_printf("%s/report-%s.json", dir, pid_text);
+    if (!g_file_test(report_path, G_FILE_TEST_IS_REGULAR)) {
+        GPtrArray *paths = report_paths(dir);
+        GString *found = g_string_new(NULL);
+        for (guint i = 0; i < paths->len; i++)
+            g_string_append_printf(found, " %s", (char *)g_ptr_array_index(paths, i));
+        fail_msg("rank 1 (pid %s) left no report; there are:%s", pid_text, found->str);
+    }
+    struct report rep = report_load(report_path);
+    assert_false(is_joint(&rep));
+    assert_int_equal(report_int(&rep, "pid"), g_ascii_strtoll(pid_text, NULL, 10));
+    assert_int_equal(mpiio(&rep, "write_at", "calls"), 1);
+    assert_int_equal(mpiio(&rep, "write_at", "bytes"), 4096);
+    assert_int_equal(mpiio(&rep, "open", "calls"), 1);
+    report_free(&rep);
+    g_free(report_path);
+    g_free(pid_text);
+    g_free(pid_path);
+    test_run_clear(&r);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, make_dir, remove_dir)
+    const struct CMUnitTest tests[] = {
+        T(test_level_0),
+        T(test_level_1),
+        T(test_level_2),
+        T(test_level_3),
+        T(test_children),
+        T(test_nonblocking_counted_once),
+        T(test_per_rank_reports),
+        T(test_no_libmpi_without_mpi),
+        T(test_early_exit_reports),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
