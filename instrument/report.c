@@ -300,6 +300,9 @@ static void write_text(struct out *o, const struct preload_figures *f,
     if (mpi != NULL)
         out_printf(o, "\n== vigil MPI report: %s, %d ranks (rank 0: pid %d on %s) ==\n",
                    program_name(), mpi->ranks, (int)preload.pid, f->host);
+    else if (preload.mpi_rank >= 0)
+        out_printf(o, "\n== vigil report: %s (rank %d, pid %d on %s) ==\n", program_name(),
+                   preload.mpi_rank, (int)preload.pid, f->host);
     else
         out_printf(o, "\n== vigil report: %s (pid %d on %s) ==\n", program_name(), (int)preload.pid,
                    f->host);
@@ -372,7 +375,10 @@ static void write_json(struct out *o, const struct preload_figures *f,
             out_text(o, ",");
         out_json_string(o, preload.argv[i], strlen(preload.argv[i]));
     }
-    out_printf(o, "],\"pid\":%d,\"host\":", (int)preload.pid);
+    out_printf(o, "],\"pid\":%d,", (int)preload.pid);
+    if (mpi == NULL && preload.mpi_rank >= 0)
+        out_printf(o, "\"rank\":%d,", preload.mpi_rank); /* a rank's own report */
+    out_text(o, "\"host\":");
     out_json_string(o, f->host, strlen(f->host));
     out_printf(o, ",\"runtime_ms\":%.3f,\"cpu_seconds\":%.6f", f->runtime_ms, f->cpu_seconds);
     out_text(o, ",\"energy_joule\":null,\"energy_source\":\"none\",\"energy_note\":");

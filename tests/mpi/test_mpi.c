@@ -478,6 +478,7 @@ static void test_per_rank_reports(void **state)
     GPtrArray *paths = report_paths(dir);
     GString *found = g_string_new(NULL);
     int joints = 0, own = 0;
+    unsigned ranks_seen = 0; /* one bit per rank that wrote its own report */
     gint64 own_calls = 0, own_bytes = 0, joint_calls = -1, joint_bytes = -1;
     for (guint i = 0; i < paths->len; i++) {
         struct report rep = report_load(g_ptr_array_index(paths, i));
@@ -486,10 +487,15 @@ static void test_per_rank_reports(void **state)
         if (is_joint(&rep)) {
             joints++;
             assert_int_equal(report_int(&rep, "ranks"), RANKS);
+            /* Named apart from rank 0's own report. */
+            assert_true(g_str_has_suffix(rep.path, "-job.json"));
             joint_calls = mpiio(&rep, "write_at", "calls");
             joint_bytes = mpiio(&rep, "write_at", "bytes");
         } else {
             own++;
+            gint64 rank = report_int(&rep, "rank");
+            assert_true(rank >= 0 && rank < RANKS);
+            ranks_seen |= 1u << rank;
             own_calls += mpiio(&rep, "write_at", "calls");
             own_bytes += mpiio(&rep, "write_at", "bytes");
         }
@@ -499,6 +505,7 @@ static void test_per_rank_reports(void **state)
         fail_msg("%d per-rank and %d joint reports, not %d and 1:%s\n(with %%p in the path, "
                  "rank 0's own report and the joint one have the same name)",
                  own, joints, RANKS, found->str);
+    assert_int_equal(ranks_seen, (1u << RANKS) - 1); /* every rank, once */
     assert_int_equal(own_bytes, w.bytes_written);
     assert_int_equal(own_calls, joint_calls);
     assert_int_equal(own_bytes, joint_bytes);
