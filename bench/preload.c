@@ -236,7 +236,7 @@ static int worker(int argc, char **argv)
     if (argc != 5)
         return 2;
     int rounds = atoi(argv[3]);
-    bool wanted[CASE_COUNT] = {
+    const bool wanted[CASE_COUNT] = {
         strchr(argv[4], 'w') != NULL,
         strchr(argv[4], 'p') != NULL,
         strchr(argv[4], 'f') != NULL,
@@ -374,7 +374,7 @@ static char **child_environment(const char *const *extra)
         if (!skip)
             env[n++] = environ[i];
     }
-    for (size_t k = 0; extra[k] != NULL && k < 7; k++)
+    for (size_t k = 0; k < 7 && extra[k] != NULL; k++)
         env[n++] = (char *)extra[k];
     env[n] = NULL;
     return env;

@@ -93,7 +93,7 @@ void preload_mpi_report_joint(void)
     struct {
         double value;
         int rank;
-    } located[PRELOAD_RANK_METRIC_COUNT], max_at[PRELOAD_RANK_METRIC_COUNT];
+    } located[PRELOAD_RANK_METRIC_COUNT], max_at[PRELOAD_RANK_METRIC_COUNT] = {{0, 0}};
     preload_report_rank_values(&f, values);
     for (int m = 0; m < PRELOAD_RANK_METRIC_COUNT; m++) {
         located[m].value = values[m];

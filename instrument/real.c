@@ -36,6 +36,10 @@ void preload_real_resolve_all(void)
 {
     /* A compat-only symbol (__xstat…) may not resolve here; its wrapper
      * resolves it by version at first use. */
-    for (const struct preload_real_entry *e = __start_preload_real; e < __stop_preload_real; e++)
-        preload_real_resolve(e->slot, e->name);
+    /* The section's length from its two ends' addresses: comparing the two
+     * pointers directly would compare distinct objects, as far as C knows. */
+    size_t count = ((uintptr_t)__stop_preload_real - (uintptr_t)__start_preload_real) /
+                   sizeof(struct preload_real_entry);
+    for (size_t i = 0; i < count; i++)
+        preload_real_resolve(__start_preload_real[i].slot, __start_preload_real[i].name);
 }
