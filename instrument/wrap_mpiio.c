@@ -664,15 +664,38 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return ret;
 }
 
+/* The three ways a wait or test reports what completed: every request,
+ * one of them (by index), or some of them (by a list of indices). Each is
+ * given whether the call completed anything at all (it succeeded, and for
+ * a test, its flag is set), and releases the copy. */
+static void complete_all(struct request_copy *c, bool completed)
+{
+    for (int i = 0; completed && i < c->count; i++)
+        pending_complete(c->handles[i]);
+    release_copy(c);
+}
+
+static void complete_one(struct request_copy *c, bool completed, int index)
+{
+    if (completed && index != MPI_UNDEFINED && index >= 0 && index < c->count)
+        pending_complete(c->handles[index]);
+    release_copy(c);
+}
+
+static void complete_some(struct request_copy *c, bool completed, int outcount, const int indices[])
+{
+    for (int i = 0; completed && outcount != MPI_UNDEFINED && i < outcount; i++)
+        if (indices[i] >= 0 && indices[i] < c->count)
+            pending_complete(c->handles[indices[i]]);
+    release_copy(c);
+}
+
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     struct request_copy c;
     copy_requests(&c, count, requests);
     int ret = REAL(PMPI_Waitall)(count, requests, statuses);
-    if (ret == MPI_SUCCESS)
-        for (int i = 0; i < c.count; i++)
-            pending_complete(c.handles[i]);
-    release_copy(&c);
+    complete_all(&c, ret == MPI_SUCCESS);
     return ret;
 }
 
@@ -681,10 +704,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     struct request_copy c;
     copy_requests(&c, count, requests);
     int ret = REAL(PMPI_Testall)(count, requests, flag, statuses);
-    if (ret == MPI_SUCCESS && *flag)
-        for (int i = 0; i < c.count; i++)
-            pending_complete(c.handles[i]);
-    release_copy(&c);
+    complete_all(&c, ret == MPI_SUCCESS && *flag);
     return ret;
 }
 
@@ -693,9 +713,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     struct request_copy c;
     copy_requests(&c, count, requests);
     int ret = REAL(PMPI_Waitany)(count, requests, index, status);
-    if (ret == MPI_SUCCESS && *index != MPI_UNDEFINED && *index < c.count)
-        pending_complete(c.handles[*index]);
-    release_copy(&c);
+    complete_one(&c, ret == MPI_SUCCESS, *index);
     return ret;
 }
 
@@ -704,9 +722,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     struct request_copy c;
     copy_requests(&c, count, requests);
     int ret = REAL(PMPI_Testany)(count, requests, index, flag, status);
-    if (ret == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && *index < c.count)
-        pending_complete(c.handles[*index]);
-    release_copy(&c);
+    complete_one(&c, ret == MPI_SUCCESS && *flag, *index);
     return ret;
 }
 
@@ -716,11 +732,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     struct request_copy c;
     copy_requests(&c, incount, requests);
     int ret = REAL(PMPI_Waitsome)(incount, requests, outcount, indices, statuses);
-    if (ret == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
-        for (int i = 0; i < *outcount; i++)
-            if (indices[i] < c.count)
-                pending_complete(c.handles[indices[i]]);
-    release_copy(&c);
+    complete_some(&c, ret == MPI_SUCCESS, *outcount, indices);
     return ret;
 }
 
@@ -730,10 +742,6 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     struct request_copy c;
     copy_requests(&c, incount, requests);
     int ret = REAL(PMPI_Testsome)(incount, requests, outcount, indices, statuses);
-    if (ret == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
-        for (int i = 0; i < *outcount; i++)
-            if (indices[i] < c.count)
-                pending_complete(c.handles[indices[i]]);
-    release_copy(&c);
+    complete_some(&c, ret == MPI_SUCCESS, *outcount, indices);
     return ret;
 }
