@@ -5,7 +5,7 @@
  * Needs VIGIL_PRELOAD_LIB (the library) and VIGIL_TEST_PROGRAMS (the
  * directory of the helper programs), which meson test sets. Every test
  * works in a fresh temporary directory, removed at its end. */
-#define _GNU_SOURCE /* memmem, realpath */
+#define _GNU_SOURCE /* memmem */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,22 +21,15 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
+#include "test_report.h"
 #include "test_support.h"
 
 /* ---- running programs ---------------------------------------------------------- */
 
-static const char *env_or_fail(const char *name)
-{
-    const char *value = g_getenv(name);
-    if (value == NULL || value[0] == '\0')
-        fail_msg("%s is not set: run the tests with meson test", name);
-    return value;
-}
-
 /* The path of one of our helper programs (g_free it). */
 static char *helper(const char *name)
 {
-    return g_build_filename(env_or_fail("VIGIL_TEST_PROGRAMS"), name, NULL);
+    return g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), name, NULL);
 }
 
 /* Runs argv (NULL-terminated; argv[0] is looked up in PATH if it has no
@@ -49,133 +42,30 @@ static struct test_run run_program(const char *cwd, bool preload, const char *co
 {
     char **env = test_clean_environment(vars);
     if (preload)
-        env = g_environ_setenv(env, "LD_PRELOAD", env_or_fail("VIGIL_PRELOAD_LIB"), TRUE);
+        env = g_environ_setenv(env, "LD_PRELOAD", test_env_or_fail("VIGIL_PRELOAD_LIB"), TRUE);
     struct test_run r = test_run_program(cwd, argv, env);
     g_strfreev(env);
     return r;
 }
 
-/* Fails with everything the program said when its status is not `want`. */
-static void assert_status(const struct test_run *r, int want, const char *what)
-{
-    if (r->status != want)
-        fail_msg("%s exited with %d, not %d\nstdout: %s\nstderr: %s", what, r->status, want, r->out,
-                 r->err);
-}
-
 /* ---- reports ------------------------------------------------------------------------ */
 
-struct report {
-    JsonParser *parser;
-    JsonObject *root;
-    char *path;
-};
-
-/* Loads a JSON report, which must exist and be one. */
-static struct report report_load(const char *path)
+/* A field ("calls", "bytes", "errors") of an operation of the POSIX or
+ * the stdio layer: see test_report_op. */
+static gint64 posix(const struct test_report *rep, const char *op, const char *field)
 {
-    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
-        fail_msg("no report at %s", path);
-    struct report rep = {.parser = json_parser_new(), .path = g_strdup(path)};
-    GError *error = NULL;
-    if (!json_parser_load_from_file(rep.parser, path, &error))
-        fail_msg("%s is not JSON: %s", path, error->message);
-    JsonNode *root = json_parser_get_root(rep.parser);
-    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
-        fail_msg("%s does not hold a JSON object", path);
-    rep.root = json_node_get_object(root);
-    if (!json_object_has_member(rep.root, "vigil_report") ||
-        json_object_get_int_member(rep.root, "vigil_report") != 1)
-        fail_msg("%s is not a vigil report (no \"vigil_report\":1)", path);
-    return rep;
+    return test_report_op(rep, "posix", op, field);
 }
 
-static void report_free(struct report *rep)
+static gint64 stdio(const struct test_report *rep, const char *op, const char *field)
 {
-    g_object_unref(rep->parser);
-    g_free(rep->path);
-}
-
-/* The node at a dotted path ("layers.posix.write.calls", "argv.1"), or
- * NULL. */
-static JsonNode *report_node(const struct report *rep, const char *dotted)
-{
-    char **parts = g_strsplit(dotted, ".", -1);
-    JsonNode *node = json_parser_get_root(rep->parser);
-    for (char **p = parts; *p != NULL && node != NULL; p++) {
-        if (JSON_NODE_HOLDS_ARRAY(node)) { /* "argv.1": an index */
-            JsonArray *array = json_node_get_array(node);
-            char *end;
-            guint64 index = g_ascii_strtoull(*p, &end, 10);
-            node = *end == '\0' && end != *p && index < json_array_get_length(array)
-                       ? json_array_get_element(array, (guint)index)
-                       : NULL;
-        } else if (JSON_NODE_HOLDS_OBJECT(node) &&
-                   json_object_has_member(json_node_get_object(node), *p)) {
-            node = json_object_get_member(json_node_get_object(node), *p);
-        } else {
-            node = NULL;
-        }
-    }
-    g_strfreev(parts);
-    return node;
-}
-
-/* The integer at a dotted path, which must exist. */
-static gint64 report_int(const struct report *rep, const char *dotted)
-{
-    JsonNode *node = report_node(rep, dotted);
-    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
-        json_node_get_value_type(node) != G_TYPE_INT64)
-        fail_msg("%s: no integer at %s", rep->path, dotted);
-    return json_node_get_int(node);
-}
-
-static const char *report_string(const struct report *rep, const char *dotted)
-{
-    JsonNode *node = report_node(rep, dotted);
-    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
-        json_node_get_value_type(node) != G_TYPE_STRING)
-        fail_msg("%s: no string at %s", rep->path, dotted);
-    return json_node_get_string(node);
-}
-
-/* A field ("calls", "bytes", "errors") of one operation of a layer. The
- * layer must be there; an operation nobody called is left out of the
- * report, and counts 0. */
-static gint64 op_field(const struct report *rep, const char *layer, const char *op,
-                       const char *field)
-{
-    char *layer_path = g_strdup_printf("layers.%s", layer);
-    JsonNode *node = report_node(rep, layer_path);
-    if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node))
-        fail_msg("%s: no layer %s", rep->path, layer_path);
-    g_free(layer_path);
-    char *path = g_strdup_printf("layers.%s.%s", layer, op);
-    gint64 value = 0;
-    if (report_node(rep, path) != NULL) {
-        char *field_path = g_strdup_printf("%s.%s", path, field);
-        value = report_int(rep, field_path);
-        g_free(field_path);
-    }
-    g_free(path);
-    return value;
-}
-
-static gint64 posix(const struct report *rep, const char *op, const char *field)
-{
-    return op_field(rep, "posix", op, field);
-}
-
-static gint64 stdio(const struct report *rep, const char *op, const char *field)
-{
-    return op_field(rep, "stdio", op, field);
+    return test_report_op(rep, "stdio", op, field);
 }
 
 /* The "files" entry of a path, or NULL. */
-static JsonObject *report_file(const struct report *rep, const char *path)
+static JsonObject *report_file(const struct test_report *rep, const char *path)
 {
-    JsonNode *files = report_node(rep, "files");
+    JsonNode *files = test_report_node(rep, "files");
     if (files == NULL || !JSON_NODE_HOLDS_ARRAY(files))
         fail_msg("%s: no files array", rep->path);
     JsonArray *array = json_node_get_array(files);
@@ -189,7 +79,7 @@ static JsonObject *report_file(const struct report *rep, const char *path)
 }
 
 /* A field of the files entry of `path`, which must be there. */
-static gint64 file_field(const struct report *rep, const char *path, const char *field)
+static gint64 file_field(const struct test_report *rep, const char *path, const char *field)
 {
     JsonObject *entry = report_file(rep, path);
     if (entry == NULL) {
@@ -202,30 +92,7 @@ static gint64 file_field(const struct report *rep, const char *path, const char 
     return json_object_get_int_member(entry, field);
 }
 
-/* ---- temporary directories -------------------------------------------------------- */
-
-/* A fresh directory per test, its real path (the library reports real,
- * absolute paths), in *state. */
-static int make_dir(void **state)
-{
-    char *dir = g_dir_make_tmp("vigil-test-preload-XXXXXX", NULL);
-    if (dir == NULL)
-        return -1;
-    char *real = realpath(dir, NULL);
-    g_free(dir);
-    if (real == NULL)
-        return -1;
-    *state = g_strdup(real);
-    free(real);
-    return 0;
-}
-
-static int remove_dir(void **state)
-{
-    test_remove_tree(*state);
-    g_free(*state);
-    return 0;
-}
+/* ---- files and directories -------------------------------------------------------- */
 
 /* dir/name (g_free it). */
 static char *in_dir(const char *dir, const char *name)
@@ -313,7 +180,7 @@ static void transparency_of(const char *dir, const char *program_name, bool fort
     const char *preload_argv[] = {program, preload_dir, NULL};
     struct test_run preloaded = run_program(dir, true, vars, preload_argv);
 
-    assert_status(&plain, 0, "transparency without the library");
+    test_assert_status(&plain, 0, "transparency without the library");
     assert_int_equal(preloaded.status, plain.status);
     assert_string_equal(preloaded.out, plain.out);
     char *plain_log = in_dir(plain_dir, "log"), *preload_log = in_dir(preload_dir, "log");
@@ -329,7 +196,7 @@ static void transparency_of(const char *dir, const char *program_name, bool fort
     test_assert_contains(plain_text, "\ndone\n");
     assert_string_equal(preload_text, plain_text);
 
-    struct report rep = report_load(report_path);
+    struct test_report rep = test_report_load(report_path);
     assert_int_equal(posix(&rep, "read", "calls"), T_READS);
     assert_int_equal(posix(&rep, "read", "errors"), T_READ_ERRORS);
     assert_int_equal(posix(&rep, "read", "bytes"), T_READ_BYTES);
@@ -382,7 +249,7 @@ static void transparency_of(const char *dir, const char *program_name, bool fort
     assert_int_equal(stdio(&rep, "fread", "bytes"), 4);
     assert_int_equal(stdio(&rep, "fclose", "calls"), 1);
 
-    report_free(&rep);
+    test_report_free(&rep);
     g_free(ten);
     g_free(dup);
     g_free(f1);
@@ -442,7 +309,7 @@ static void test_stdout_is_untouched(void **state)
     const char *argv[] = {printf_path, "a\\nb\\n", NULL};
     const char *vars[] = {"VIGIL_REPORT=stderr", NULL};
     struct test_run r = run_program(*state, true, vars, argv);
-    assert_status(&r, 0, "printf");
+    test_assert_status(&r, 0, "printf");
     assert_string_equal(r.out, "a\nb\n");
     test_assert_contains(r.err, "== vigil report: ");
     test_run_clear(&r);
@@ -458,20 +325,20 @@ static void test_dd(void **state)
     char *of = g_strdup_printf("of=%s", out);
     const char *argv[] = {"dd", "if=/dev/zero", of, "bs=1M", "count=64", NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
-    assert_status(&r, 0, "dd");
+    test_assert_status(&r, 0, "dd");
 
-    struct report rep = report_load(rv.path);
+    struct test_report rep = test_report_load(rv.path);
     assert_int_equal(posix(&rep, "write", "calls"), 64);
     assert_int_equal(posix(&rep, "write", "bytes"), 67108864);
     assert_int_equal(file_field(&rep, out, "bytes_written"), 67108864);
     /* /dev/zero is excluded by default: its 64 reads are counted there only. */
-    assert_true(report_int(&rep, "activities.excluded") >= 64);
+    assert_true(test_report_int(&rep, "activities.excluded") >= 64);
     assert_true(posix(&rep, "read", "calls") < 64);
     assert_true(posix(&rep, "read", "bytes") < 1048576);
-    assert_true(report_int(&rep, "io_bytes_read") < 1048576);
+    assert_true(test_report_int(&rep, "io_bytes_read") < 1048576);
     assert_null(report_file(&rep, "/dev/zero"));
 
-    report_free(&rep);
+    test_report_free(&rep);
     test_run_clear(&r);
     g_free(of);
     g_free(out);
@@ -496,7 +363,7 @@ static void test_cp(void **state)
     /* No reflink (a clone moves no bytes); copy_file_range counts as writes. */
     const char *argv[] = {"cp", "--reflink=never", src, dst, NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
-    assert_status(&r, 0, "cp");
+    test_assert_status(&r, 0, "cp");
 
     char *copy = NULL;
     gsize length = 0;
@@ -504,11 +371,11 @@ static void test_cp(void **state)
     assert_int_equal(length, SIZE);
     assert_memory_equal(copy, data, SIZE);
 
-    struct report rep = report_load(rv.path);
+    struct test_report rep = test_report_load(rv.path);
     assert_int_equal(file_field(&rep, dst, "bytes_written"), SIZE);
-    assert_int_equal(report_int(&rep, "io_bytes_written"), SIZE);
+    assert_int_equal(test_report_int(&rep, "io_bytes_written"), SIZE);
 
-    report_free(&rep);
+    test_report_free(&rep);
     test_run_clear(&r);
     report_vars_free(&rv);
     g_free(copy);
@@ -540,14 +407,14 @@ static void test_tar(void **state)
     /* Relative paths: the library makes them absolute from the cwd. */
     const char *argv[] = {"tar", "--totals", "-cf", "OUT.tar", "data", NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
-    assert_status(&r, 0, "tar");
+    test_assert_status(&r, 0, "tar");
     const char *total = strstr(r.err, "Total bytes written: ");
     if (total == NULL)
         fail_msg("no totals in tar's stderr: %s", r.err);
     long long written = strtoll(total + strlen("Total bytes written: "), NULL, 10);
     assert_true(written >= 70000);
 
-    struct report rep = report_load(rv.path);
+    struct test_report rep = test_report_load(rv.path);
     char *archive = in_dir(dir, "OUT.tar");
     assert_int_equal(file_field(&rep, archive, "bytes_written"), written);
     char *d = g_build_filename(data, "d", NULL);
@@ -555,7 +422,7 @@ static void test_tar(void **state)
 
     g_free(d);
     g_free(archive);
-    report_free(&rep);
+    test_report_free(&rep);
     test_run_clear(&r);
     report_vars_free(&rv);
     g_free(data);
@@ -598,19 +465,19 @@ static void fio_job(const char *dir, const char *rw, const char *engine, const c
                           engine_arg, "--thread", "--output-format=json",
                           output_arg, NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
-    assert_status(&r, 0, "fio");
+    test_assert_status(&r, 0, "fio");
 
     gint64 io_bytes, total_ios;
     fio_result(output, rw, &io_bytes, &total_ios);
     assert_int_equal(io_bytes, 16 << 20);
     assert_true(total_ios >= (16 << 20) / 4096);
-    struct report rep = report_load(rv.path);
+    struct test_report rep = test_report_load(rv.path);
     assert_int_equal(
         file_field(&rep, target, strcmp(rw, "read") == 0 ? "bytes_read" : "bytes_written"),
         io_bytes);
     assert_true(posix(&rep, op, "calls") >= total_ios);
 
-    report_free(&rep);
+    test_report_free(&rep);
     test_run_clear(&r);
     report_vars_free(&rv);
     g_free(filename);
@@ -641,17 +508,17 @@ static void test_threads(void **state)
     char *program = helper("threads");
     const char *argv[] = {program, "16", "100000", NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
-    assert_status(&r, 0, "threads");
+    test_assert_status(&r, 0, "threads");
 
-    struct report rep = report_load(rv.path);
+    struct test_report rep = test_report_load(rv.path);
     assert_int_equal(posix(&rep, "write", "calls"), 1600000);
     assert_int_equal(posix(&rep, "write", "bytes"), 1600000);
     assert_int_equal(posix(&rep, "write", "errors"), 0);
-    assert_int_equal(report_int(&rep, "activities.excluded"), 0);
+    assert_int_equal(test_report_int(&rep, "activities.excluded"), 0);
     assert_int_equal(file_field(&rep, "/dev/null", "bytes_written"), 1600000);
     assert_int_equal(file_field(&rep, "/dev/null", "calls"), 1600000 + 2); /* open, close */
 
-    report_free(&rep);
+    test_report_free(&rep);
     test_run_clear(&r);
     g_free(program);
     report_vars_free(&rv);
@@ -671,7 +538,7 @@ static void test_fork(void **state)
     char *program = helper("forker");
     const char *argv[] = {program, "fork", dir, NULL};
     struct test_run r = run_program(dir, true, vars, argv);
-    assert_status(&r, 0, "forker fork");
+    test_assert_status(&r, 0, "forker fork");
 
     GPtrArray *reports = dir_entries(dir, "r-");
     assert_int_equal(reports->len, 2);
@@ -680,8 +547,8 @@ static void test_fork(void **state)
     bool saw_parent = false, saw_child = false;
     for (guint i = 0; i < 2; i++) {
         char *path = in_dir(dir, g_ptr_array_index(reports, i));
-        struct report rep = report_load(path);
-        pids[i] = report_int(&rep, "pid");
+        struct test_report rep = test_report_load(path);
+        pids[i] = test_report_int(&rep, "pid");
         char *name = g_strdup_printf("r-%" G_GINT64_FORMAT ".json", pids[i]);
         assert_string_equal(g_ptr_array_index(reports, i), name);
         gint64 writes = posix(&rep, "write", "calls");
@@ -697,7 +564,7 @@ static void test_fork(void **state)
             fail_msg("%s: %" G_GINT64_FORMAT " writes, neither 20 nor 10", path, writes);
         }
         g_free(name);
-        report_free(&rep);
+        test_report_free(&rep);
         g_free(path);
     }
     assert_true(saw_parent && saw_child);
@@ -719,14 +586,14 @@ static void test_exec(void **state)
     char *program = helper("forker");
     const char *argv[] = {program, "exec", dir, NULL};
     struct test_run r = run_program(dir, true, vars, argv);
-    assert_status(&r, 0, "forker exec");
+    test_assert_status(&r, 0, "forker exec");
 
     /* exec replaces the first image without exit handlers: one report. */
     GPtrArray *reports = dir_entries(dir, "r-");
     assert_int_equal(reports->len, 1);
     char *path = in_dir(dir, g_ptr_array_index(reports, 0));
-    struct report rep = report_load(path);
-    assert_string_equal(report_string(&rep, "argv.1"), "after");
+    struct test_report rep = test_report_load(path);
+    assert_string_equal(test_report_string(&rep, "argv.1"), "after");
     assert_int_equal(posix(&rep, "write", "calls"), 7);
     char *after = in_dir(dir, "after"), *before = in_dir(dir, "before");
     assert_int_equal(file_field(&rep, after, "bytes_written"), 7);
@@ -734,7 +601,7 @@ static void test_exec(void **state)
 
     g_free(after);
     g_free(before);
-    report_free(&rep);
+    test_report_free(&rep);
     g_free(path);
     g_ptr_array_free(reports, TRUE);
     test_run_clear(&r);
@@ -750,24 +617,24 @@ static void test_full_ring(void **state)
     char *program = helper("filler"), *target = in_dir(dir, "lines");
     const char *argv[] = {program, target, "10000", NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
-    assert_status(&r, 0, "filler");
+    test_assert_status(&r, 0, "filler");
 
     /* Nobody drains the ring: most records are dropped, none is lost from
      * the counts, and the program's output is whole. */
     char *text = read_file(target), *expected = filler_text(10000);
     assert_string_equal(text, expected);
-    struct report rep = report_load(rv.path);
-    gint64 observed = report_int(&rep, "activities.observed");
-    gint64 recorded = report_int(&rep, "activities.recorded");
-    gint64 dropped = report_int(&rep, "activities.dropped");
-    gint64 excluded = report_int(&rep, "activities.excluded");
+    struct test_report rep = test_report_load(rv.path);
+    gint64 observed = test_report_int(&rep, "activities.observed");
+    gint64 recorded = test_report_int(&rep, "activities.recorded");
+    gint64 dropped = test_report_int(&rep, "activities.dropped");
+    gint64 excluded = test_report_int(&rep, "activities.excluded");
     assert_true(dropped > 0);
     assert_true(recorded <= 64);
     assert_int_equal(recorded + dropped + excluded, observed);
     assert_int_equal(posix(&rep, "write", "calls"), 10000);
     assert_int_equal(file_field(&rep, target, "bytes_written"), (gint64)strlen(expected));
 
-    report_free(&rep);
+    test_report_free(&rep);
     g_free(text);
     g_free(expected);
     test_run_clear(&r);
@@ -785,13 +652,13 @@ static void test_report_off(void **state)
     const char *argv[] = {program, target, "10", NULL};
     /* The same quiet program reports on stderr by default... */
     struct test_run r = run_program(dir, true, NULL, argv);
-    assert_status(&r, 0, "filler");
+    test_assert_status(&r, 0, "filler");
     test_assert_contains(r.err, "== vigil report: ");
     test_run_clear(&r);
     /* ...and with VIGIL_REPORT=off says nothing, anywhere. */
     const char *vars[] = {"VIGIL_REPORT=off", "VIGIL_REPORT_FORMAT=json", NULL};
     r = run_program(dir, true, vars, argv);
-    assert_status(&r, 0, "filler");
+    test_assert_status(&r, 0, "filler");
     assert_string_equal(r.err, "");
     assert_string_equal(r.out, "");
     GPtrArray *entries = dir_entries(dir, "");
@@ -816,16 +683,16 @@ static void test_bad_ring_slots(void **state)
     char *program = helper("filler"), *target = in_dir(dir, "lines");
     const char *argv[] = {program, target, "100", NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
-    assert_status(&r, 0, "filler");
+    test_assert_status(&r, 0, "filler");
     test_assert_contains(r.err, "VIGIL_RING_SLOTS=abc");
     char *text = read_file(target), *expected = filler_text(100);
     assert_string_equal(text, expected);
     /* The default ring was used: still instrumented, nothing dropped. */
-    struct report rep = report_load(rv.path);
+    struct test_report rep = test_report_load(rv.path);
     assert_int_equal(posix(&rep, "write", "calls"), 100);
-    assert_int_equal(report_int(&rep, "activities.dropped"), 0);
+    assert_int_equal(test_report_int(&rep, "activities.dropped"), 0);
 
-    report_free(&rep);
+    test_report_free(&rep);
     g_free(text);
     g_free(expected);
     test_run_clear(&r);
@@ -846,11 +713,11 @@ static void test_exclusion_list_too_long(void **state)
     report_vars_init(&rv, dir, list->str);
     const char *argv[] = {"dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=10", NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
-    assert_status(&r, 0, "dd");
+    test_assert_status(&r, 0, "dd");
     test_assert_contains(r.err, "VIGIL_EXCLUDE has 20 prefixes");
-    struct report rep = report_load(rv.path);
-    assert_true(report_int(&rep, "activities.excluded") >= 20); /* 10 reads, 10 writes */
-    report_free(&rep);
+    struct test_report rep = test_report_load(rv.path);
+    assert_true(test_report_int(&rep, "activities.excluded") >= 20); /* 10 reads, 10 writes */
+    test_report_free(&rep);
     test_run_clear(&r);
     report_vars_free(&rv);
     g_string_free(list, TRUE);
@@ -864,20 +731,20 @@ static void test_report_path_with_pid(void **state)
     char *program = helper("filler"), *target = in_dir(dir, "lines");
     const char *argv[] = {program, target, "3", NULL};
     struct test_run r = run_program(dir, true, vars, argv);
-    assert_status(&r, 0, "filler");
+    test_assert_status(&r, 0, "filler");
 
     GPtrArray *reports = dir_entries(dir, "report-");
     assert_int_equal(reports->len, 1);
     char *path = in_dir(dir, g_ptr_array_index(reports, 0));
-    struct report rep = report_load(path);
-    gint64 pid = report_int(&rep, "pid");
+    struct test_report rep = test_report_load(path);
+    gint64 pid = test_report_int(&rep, "pid");
     assert_true(pid > 0);
     char *name = g_strdup_printf("report-%" G_GINT64_FORMAT ".json", pid);
     assert_string_equal(g_ptr_array_index(reports, 0), name);
     assert_int_equal(posix(&rep, "write", "calls"), 3);
 
     g_free(name);
-    report_free(&rep);
+    test_report_free(&rep);
     g_free(path);
     g_ptr_array_free(reports, TRUE);
     test_run_clear(&r);
@@ -888,7 +755,7 @@ static void test_report_path_with_pid(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, make_dir, remove_dir)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, test_make_dir, test_remove_dir)
     const struct CMUnitTest tests[] = {
         T(test_transparency),
         T(test_transparency_fortified),

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
+#include "test_report.h"
 #include "test_support.h"
 
 /* Runs `vigil ARGS…` with a clean environment (no LD_PRELOAD, no VIGIL_*
@@ -16,9 +17,7 @@
  * and no configuration is read) plus `extra_env` (may be NULL). */
 static struct test_run run_vigil(const char *const *extra_env, const char *first, ...)
 {
-    const char *cli = g_getenv("VIGIL_CLI");
-    if (cli == NULL)
-        fail_msg("VIGIL_CLI is not set: run the tests with meson test");
+    const char *cli = test_env_or_fail("VIGIL_CLI");
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)cli);
     va_list ap;
@@ -34,21 +33,8 @@ static struct test_run run_vigil(const char *const *extra_env, const char *first
     return r;
 }
 
-static char *temp_dir(void)
-{
-    char *dir = g_dir_make_tmp("vigil-test-run-XXXXXX", NULL);
-    assert_non_null(dir);
-    return dir;
-}
-
-static void remove_tree(char *dir)
-{
-    test_remove_tree(dir);
-    g_free(dir);
-}
-
-/* The one file in `dir` whose name starts with `prefix`, parsed. */
-static JsonObject *load_single_report(const char *dir, const char *prefix, JsonParser **parser)
+/* The report in the one file in `dir` whose name starts with `prefix`. */
+static struct test_report load_single_report(const char *dir, const char *prefix)
 {
     GDir *d = g_dir_open(dir, 0, NULL);
     assert_non_null(d);
@@ -63,12 +49,9 @@ static JsonObject *load_single_report(const char *dir, const char *prefix, JsonP
         }
     g_dir_close(d);
     assert_int_equal(found, 1);
-    *parser = json_parser_new();
-    GError *error = NULL;
-    if (!json_parser_load_from_file(*parser, path, &error))
-        fail_msg("%s: %s", path, error->message);
+    struct test_report rep = test_report_load(path);
     g_free(path);
-    return json_node_get_object(json_parser_get_root(*parser));
+    return rep;
 }
 
 static void test_exit_status_is_the_programs(void **state)
@@ -111,23 +94,21 @@ static void test_failures_of_vigil_itself(void **state)
 
 static void test_json_report_to_a_path_with_the_pid(void **state)
 {
-    (void)state;
-    char *dir = temp_dir();
+    const char *dir = *state;
     char *report = g_strdup_printf("json:%s/report-%%p.json", dir);
     char *script = g_strdup_printf("printf abc > %s/data", dir);
     struct test_run r = run_vigil(NULL, "run", "--report", report, "--", "sh", "-c", script, NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.err, ""); /* the report went to the file, not stderr */
-    JsonParser *parser;
-    JsonObject *o = load_single_report(dir, "report-", &parser);
+    struct test_report rep = load_single_report(dir, "report-");
+    JsonObject *o = rep.root;
     assert_int_equal(json_object_get_int_member(o, "vigil_report"), 1);
     assert_int_equal(json_object_get_int_member(o, "io_bytes_written"), 3);
     assert_true(json_object_get_null_member(o, "energy_joule"));
-    g_object_unref(parser);
+    test_report_free(&rep);
     test_run_clear(&r);
     g_free(script);
     g_free(report);
-    remove_tree(dir);
 }
 
 static void test_text_report_on_stderr_by_default(void **state)
@@ -157,8 +138,7 @@ static void test_existing_preloads_are_kept(void **state)
 
 static void test_preload_section_of_the_config(void **state)
 {
-    (void)state;
-    char *dir = temp_dir();
+    const char *dir = *state;
     char *conf = g_build_filename(dir, "vigil.conf", NULL);
     char *text = g_strdup_printf("[preload]\nreport = %s/cfg-%%p.json\nreport_format = json\n"
                                  "exclude =\n",
@@ -168,11 +148,11 @@ static void test_preload_section_of_the_config(void **state)
     struct test_run r =
         run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", "printf x > /dev/null", NULL);
     assert_int_equal(r.status, 0);
-    JsonParser *parser;
-    JsonObject *o = load_single_report(dir, "cfg-", &parser);
+    struct test_report rep = load_single_report(dir, "cfg-");
+    JsonObject *o = rep.root;
     JsonObject *activities = json_object_get_object_member(o, "activities");
     assert_int_equal(json_object_get_int_member(activities, "excluded"), 0);
-    g_object_unref(parser);
+    test_report_free(&rep);
     test_run_clear(&r);
 
     /* A ring size that is not a power of two stops vigil, naming the key. */
@@ -183,7 +163,6 @@ static void test_preload_section_of_the_config(void **state)
     test_run_clear(&r);
     g_free(text);
     g_free(conf);
-    remove_tree(dir);
 }
 
 int main(void)
@@ -191,10 +170,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exit_status_is_the_programs),
         cmocka_unit_test(test_failures_of_vigil_itself),
-        cmocka_unit_test(test_json_report_to_a_path_with_the_pid),
+        cmocka_unit_test_setup_teardown(test_json_report_to_a_path_with_the_pid, test_make_dir,
+                                        test_remove_dir),
         cmocka_unit_test(test_text_report_on_stderr_by_default),
         cmocka_unit_test(test_existing_preloads_are_kept),
-        cmocka_unit_test(test_preload_section_of_the_config),
+        cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
+                                        test_remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

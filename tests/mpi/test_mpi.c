@@ -9,20 +9,19 @@
  * Needs VIGIL_CLI, VIGIL_MPI_IO_LEVELS, VIGIL_MPI_CHILDREN,
  * VIGIL_MPI_NONBLOCKING and VIGIL_MPI_EARLY_EXIT, which meson test sets.
  * Every test works in a fresh temporary directory, removed at its end. */
-#define _GNU_SOURCE /* realpath */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "test_report.h"
 #include "test_support.h"
 
 #define RANKS 4
@@ -31,14 +30,6 @@
 #define JOB_TIMEOUT "120"
 
 /* ---- running jobs ---------------------------------------------------------------------- */
-
-static const char *env_or_fail(const char *name)
-{
-    const char *value = g_getenv(name);
-    if (value == NULL || value[0] == '\0')
-        fail_msg("%s is not set: run the tests with meson test", name);
-    return value;
-}
 
 /* Runs `timeout mpirun --oversubscribe -np 4 $VIGIL_CLI run --report=json:DIR/report-%p.json
  * -- PROGRAM ARGS…` (NULL-terminated) with a clean environment (no
@@ -56,7 +47,7 @@ static struct test_run run_job(const char *dir, const char *const *vars, const c
                           "--oversubscribe",
                           "-np",
                           G_STRINGIFY(RANKS),
-                          env_or_fail("VIGIL_CLI"),
+                          test_env_or_fail("VIGIL_CLI"),
                           "run",
                           report,
                           "--",
@@ -83,108 +74,16 @@ static struct test_run run_job(const char *dir, const char *const *vars, const c
     return r;
 }
 
-static void assert_status(const struct test_run *r, int want, const char *what)
-{
-    if (r->status != want)
-        fail_msg("%s exited with %d, not %d\nstdout: %s\nstderr: %s", what, r->status, want, r->out,
-                 r->err);
-}
-
 /* ---- reports ------------------------------------------------------------------------------ */
 
-struct report {
-    JsonParser *parser;
-    JsonObject *root;
-    char *path;
-};
-
-static struct report report_load(const char *path)
+/* A field ("calls", "bytes", "errors") of an MPI-IO operation: see
+ * test_report_op. */
+static gint64 mpiio(const struct test_report *rep, const char *op, const char *field)
 {
-    struct report rep = {.parser = json_parser_new(), .path = g_strdup(path)};
-    GError *error = NULL;
-    if (!json_parser_load_from_file(rep.parser, path, &error))
-        fail_msg("%s is not JSON: %s", path, error->message);
-    JsonNode *root = json_parser_get_root(rep.parser);
-    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
-        fail_msg("%s does not hold a JSON object", path);
-    rep.root = json_node_get_object(root);
-    if (!json_object_has_member(rep.root, "vigil_report") ||
-        json_object_get_int_member(rep.root, "vigil_report") != 1)
-        fail_msg("%s is not a vigil report (no \"vigil_report\":1)", path);
-    return rep;
+    return test_report_op(rep, "mpiio", op, field);
 }
 
-static void report_free(struct report *rep)
-{
-    g_object_unref(rep->parser);
-    g_free(rep->path);
-}
-
-/* The node at a dotted path ("layers.mpiio.write_at.calls"), or NULL. */
-static JsonNode *node_at(JsonNode *node, const char *dotted)
-{
-    char **parts = g_strsplit(dotted, ".", -1);
-    for (char **p = parts; *p != NULL && node != NULL; p++)
-        node =
-            JSON_NODE_HOLDS_OBJECT(node) && json_object_has_member(json_node_get_object(node), *p)
-                ? json_object_get_member(json_node_get_object(node), *p)
-                : NULL;
-    g_strfreev(parts);
-    return node;
-}
-
-static gint64 int_at(JsonNode *root, const char *where, const char *dotted)
-{
-    JsonNode *node = node_at(root, dotted);
-    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
-        json_node_get_value_type(node) != G_TYPE_INT64)
-        fail_msg("%s: no integer at %s", where, dotted);
-    return json_node_get_int(node);
-}
-
-/* A number, integer or not. */
-static double number_at(JsonNode *root, const char *where, const char *dotted)
-{
-    JsonNode *node = node_at(root, dotted);
-    if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
-        (json_node_get_value_type(node) != G_TYPE_INT64 &&
-         json_node_get_value_type(node) != G_TYPE_DOUBLE))
-        fail_msg("%s: no number at %s", where, dotted);
-    return json_node_get_double(node);
-}
-
-static JsonObject *object_at(JsonNode *root, const char *where, const char *dotted)
-{
-    JsonNode *node = node_at(root, dotted);
-    if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node))
-        fail_msg("%s: no object at %s", where, dotted);
-    return json_node_get_object(node);
-}
-
-static gint64 report_int(const struct report *rep, const char *dotted)
-{
-    return int_at(json_parser_get_root(rep->parser), rep->path, dotted);
-}
-
-static double report_number(const struct report *rep, const char *dotted)
-{
-    return number_at(json_parser_get_root(rep->parser), rep->path, dotted);
-}
-
-/* A field ("calls", "bytes", "errors") of an MPI-IO operation; an
- * operation nobody called is left out of the report, and counts 0. */
-static gint64 mpiio(const struct report *rep, const char *op, const char *field)
-{
-    JsonObject *layer = object_at(json_parser_get_root(rep->parser), rep->path, "layers.mpiio");
-    if (!json_object_has_member(layer, op))
-        return 0;
-    char *path = g_strdup_printf("layers.mpiio.%s.%s", op, field);
-    gint64 value = report_int(rep, path);
-    g_free(path);
-    return value;
-}
-
-static bool is_joint(const struct report *rep)
+static bool is_joint(const struct test_report *rep)
 {
     return json_object_has_member(rep->root, "ranks");
 }
@@ -209,40 +108,17 @@ static GPtrArray *report_paths(const char *dir)
 }
 
 /* The one report of the job, which must be the joint one. */
-static struct report the_joint_report(const char *dir)
+static struct test_report the_joint_report(const char *dir)
 {
     GPtrArray *paths = report_paths(dir);
     if (paths->len != 1)
         fail_msg("%u report files in %s, not 1 (the joint report)", paths->len, dir);
-    struct report rep = report_load(g_ptr_array_index(paths, 0));
+    struct test_report rep = test_report_load(g_ptr_array_index(paths, 0));
     g_ptr_array_free(paths, TRUE);
     if (!is_joint(&rep))
         fail_msg("%s is not a joint report (no \"ranks\")", rep.path);
-    assert_int_equal(report_int(&rep, "ranks"), RANKS);
+    assert_int_equal(test_report_int(&rep, "ranks"), RANKS);
     return rep;
-}
-
-/* ---- temporary directories -------------------------------------------------------------- */
-
-static int make_dir(void **state)
-{
-    char *dir = g_dir_make_tmp("vigil-test-mpi-XXXXXX", NULL);
-    if (dir == NULL)
-        return -1;
-    char *real = realpath(dir, NULL);
-    g_free(dir);
-    if (real == NULL)
-        return -1;
-    *state = g_strdup(real);
-    free(real);
-    return 0;
-}
-
-static int remove_dir(void **state)
-{
-    test_remove_tree(*state);
-    g_free(*state);
-    return 0;
 }
 
 /* ---- the four levels ---------------------------------------------------------------------- */
@@ -266,9 +142,9 @@ static struct workload workload_parse(const char *out)
     if (!json_parser_load_from_data(w.parser, line, end ? end - line : -1, &error))
         fail_msg("mpi-io-levels' totals are not JSON: %s", error->message);
     w.root = json_parser_get_root(w.parser);
-    w.calls = object_at(w.root, "mpi-io-levels' totals", "calls");
-    w.bytes_written = int_at(w.root, "mpi-io-levels' totals", "bytes_written");
-    w.bytes_read = int_at(w.root, "mpi-io-levels' totals", "bytes_read");
+    w.calls = test_json_object(w.root, "mpi-io-levels' totals", "calls");
+    w.bytes_written = test_json_int(w.root, "mpi-io-levels' totals", "bytes_written");
+    w.bytes_read = test_json_int(w.root, "mpi-io-levels' totals", "bytes_read");
     return w;
 }
 
@@ -293,18 +169,18 @@ static void assert_close(double a, double b, const char *what)
         fail_msg("%s: %.6f, not %.6f", what, a, b);
 }
 
-static void check_per_rank(const struct report *rep)
+static void check_per_rank(const struct test_report *rep)
 {
-    JsonObject *per_rank = object_at(json_parser_get_root(rep->parser), rep->path, "per_rank");
+    JsonObject *per_rank = test_report_object(rep, "per_rank");
     assert_int_equal(json_object_get_size(per_rank), G_N_ELEMENTS(rank_metrics));
     for (size_t m = 0; m < G_N_ELEMENTS(rank_metrics); m++) {
         char *base = g_strdup_printf("per_rank.%s", rank_metrics[m]);
         char *p_min = g_strconcat(base, ".min", NULL), *p_mean = g_strconcat(base, ".mean", NULL);
         char *p_max = g_strconcat(base, ".max", NULL), *p_sum = g_strconcat(base, ".sum", NULL);
         char *p_rank = g_strconcat(base, ".max_rank", NULL);
-        double min = report_number(rep, p_min), mean = report_number(rep, p_mean);
-        double max = report_number(rep, p_max), sum = report_number(rep, p_sum);
-        gint64 max_rank = report_int(rep, p_rank);
+        double min = test_report_number(rep, p_min), mean = test_report_number(rep, p_mean);
+        double max = test_report_number(rep, p_max), sum = test_report_number(rep, p_sum);
+        gint64 max_rank = test_report_int(rep, p_rank);
         if (min > mean + 1e-6 || mean > max + 1e-6)
             fail_msg("%s: not min <= mean <= max: %.6f, %.6f, %.6f", base, min, mean, max);
         assert_close(mean * RANKS, sum, base);
@@ -325,16 +201,16 @@ static void check_level(const char *dir, int level)
     char level_text[16];
     snprintf(level_text, sizeof level_text, "%d", level);
     struct test_run r =
-        run_job(dir, NULL, env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", level_text, "--blocks",
-                "16", "--block-bytes", "4096", "--file", data, NULL);
-    assert_status(&r, 0, "mpi-io-levels under vigil");
+        run_job(dir, NULL, test_env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", level_text,
+                "--blocks", "16", "--block-bytes", "4096", "--file", data, NULL);
+    test_assert_status(&r, 0, "mpi-io-levels under vigil");
     struct workload w = workload_parse(r.out);
-    assert_int_equal(int_at(w.root, "mpi-io-levels' totals", "level"), level);
-    assert_int_equal(int_at(w.root, "mpi-io-levels' totals", "ranks"), RANKS);
+    assert_int_equal(test_json_int(w.root, "mpi-io-levels' totals", "level"), level);
+    assert_int_equal(test_json_int(w.root, "mpi-io-levels' totals", "ranks"), RANKS);
     assert_int_equal(w.bytes_written, (gint64)RANKS * 16 * 4096);
     assert_int_equal(w.bytes_read, w.bytes_written);
 
-    struct report rep = the_joint_report(dir);
+    struct test_report rep = the_joint_report(dir);
     /* Every call the workload made, counted as many times as it made it… */
     JsonObjectIter it;
     const char *op;
@@ -347,7 +223,7 @@ static void check_level(const char *dir, int level)
                      level, rep.path, mpiio(&rep, op, "calls"), op, json_node_get_int(value));
     /* …and no call it did not make. */
     gint64 mpiio_calls = 0;
-    JsonObject *layer = object_at(json_parser_get_root(rep.parser), rep.path, "layers.mpiio");
+    JsonObject *layer = test_report_object(&rep, "layers.mpiio");
     json_object_iter_init(&it, layer);
     while (json_object_iter_next(&it, &op, &value)) {
         if (!json_object_has_member(w.calls, op))
@@ -367,27 +243,27 @@ static void check_level(const char *dir, int level)
     assert_int_equal(read_bytes, w.bytes_read);
 
     check_per_rank(&rep);
-    assert_close(report_number(&rep, "per_rank.mpiio_bytes_written.sum"), (double)w.bytes_written,
-                 "per_rank.mpiio_bytes_written.sum");
-    assert_close(report_number(&rep, "per_rank.mpiio_bytes_read.sum"), (double)w.bytes_read,
+    assert_close(test_report_number(&rep, "per_rank.mpiio_bytes_written.sum"),
+                 (double)w.bytes_written, "per_rank.mpiio_bytes_written.sum");
+    assert_close(test_report_number(&rep, "per_rank.mpiio_bytes_read.sum"), (double)w.bytes_read,
                  "per_rank.mpiio_bytes_read.sum");
-    assert_close(report_number(&rep, "per_rank.mpiio_calls.sum"), (double)mpiio_calls,
+    assert_close(test_report_number(&rep, "per_rank.mpiio_calls.sum"), (double)mpiio_calls,
                  "per_rank.mpiio_calls.sum");
     /* The POSIX calls that moved the MPI-IO data are in the POSIX layer,
      * but the job's totals count those bytes once: at least bytes_written
      * of the layers' sum is left out. */
-    double layers_written = report_number(&rep, "per_rank.posix_bytes_written.sum") +
-                            report_number(&rep, "per_rank.stdio_bytes_written.sum") +
-                            report_number(&rep, "per_rank.mpiio_bytes_written.sum");
-    gint64 io_written = report_int(&rep, "io_bytes_written");
+    double layers_written = test_report_number(&rep, "per_rank.posix_bytes_written.sum") +
+                            test_report_number(&rep, "per_rank.stdio_bytes_written.sum") +
+                            test_report_number(&rep, "per_rank.mpiio_bytes_written.sum");
+    gint64 io_written = test_report_int(&rep, "io_bytes_written");
     if (io_written < w.bytes_written || (double)(io_written + w.bytes_written) > layers_written)
         fail_msg("level %d: io_bytes_written %" G_GINT64_FORMAT " for %" G_GINT64_FORMAT
                  " written through MPI-IO and %.0f in the layers: counted twice, or not at all",
                  level, io_written, w.bytes_written, layers_written);
-    assert_close(report_number(&rep, "per_rank.io_bytes_written.sum"), (double)io_written,
+    assert_close(test_report_number(&rep, "per_rank.io_bytes_written.sum"), (double)io_written,
                  "per_rank.io_bytes_written.sum");
 
-    report_free(&rep);
+    test_report_free(&rep);
     g_object_unref(w.parser);
     test_run_clear(&r);
     g_free(data);
@@ -419,8 +295,8 @@ static void test_level_3(void **state)
 static void test_children(void **state)
 {
     const char *dir = *state;
-    struct test_run r = run_job(dir, NULL, env_or_fail("VIGIL_MPI_CHILDREN"), dir, NULL);
-    assert_status(&r, 0, "mpi-children under vigil");
+    struct test_run r = run_job(dir, NULL, test_env_or_fail("VIGIL_MPI_CHILDREN"), dir, NULL);
+    test_assert_status(&r, 0, "mpi-children under vigil");
     int oks = 0;
     char **lines = g_strsplit(r.out, "\n", -1);
     for (char **line = lines; *line != NULL; line++) {
@@ -443,9 +319,10 @@ static void test_children(void **state)
 static void test_nonblocking_counted_once(void **state)
 {
     const char *dir = *state;
-    struct test_run r = run_job(dir, NULL, env_or_fail("VIGIL_MPI_NONBLOCKING"), dir, "8", NULL);
-    assert_status(&r, 0, "mpi-nonblocking under vigil");
-    struct report rep = the_joint_report(dir);
+    struct test_run r =
+        run_job(dir, NULL, test_env_or_fail("VIGIL_MPI_NONBLOCKING"), dir, "8", NULL);
+    test_assert_status(&r, 0, "mpi-nonblocking under vigil");
+    struct test_report rep = the_joint_report(dir);
     /* 8 requests of 4 KiB per rank, whichever call completed them. */
     assert_int_equal(mpiio(&rep, "iwrite_at", "calls"), RANKS * 8);
     assert_int_equal(mpiio(&rep, "iwrite_at", "bytes"), RANKS * 8 * 4096);
@@ -455,11 +332,11 @@ static void test_nonblocking_counted_once(void **state)
     assert_int_equal(mpiio(&rep, "iread_at", "errors"), 0);
     assert_int_equal(mpiio(&rep, "open", "calls"), RANKS);
     assert_int_equal(mpiio(&rep, "close", "calls"), RANKS);
-    assert_close(report_number(&rep, "per_rank.mpiio_calls.sum"), RANKS * (8 + 8 + 2),
+    assert_close(test_report_number(&rep, "per_rank.mpiio_calls.sum"), RANKS * (8 + 8 + 2),
                  "per_rank.mpiio_calls.sum");
-    assert_close(report_number(&rep, "per_rank.mpiio_calls.min"), 8 + 8 + 2,
+    assert_close(test_report_number(&rep, "per_rank.mpiio_calls.min"), 8 + 8 + 2,
                  "per_rank.mpiio_calls.min");
-    report_free(&rep);
+    test_report_free(&rep);
     test_run_clear(&r);
 }
 
@@ -470,9 +347,9 @@ static void test_per_rank_reports(void **state)
     const char *dir = *state;
     char *data = g_build_filename(dir, "data", NULL);
     const char *vars[] = {"VIGIL_REPORT_PER_RANK=1", NULL};
-    struct test_run r = run_job(dir, vars, env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", "0",
+    struct test_run r = run_job(dir, vars, test_env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", "0",
                                 "--blocks", "16", "--block-bytes", "4096", "--file", data, NULL);
-    assert_status(&r, 0, "mpi-io-levels under vigil, VIGIL_REPORT_PER_RANK=1");
+    test_assert_status(&r, 0, "mpi-io-levels under vigil, VIGIL_REPORT_PER_RANK=1");
     struct workload w = workload_parse(r.out);
 
     GPtrArray *paths = report_paths(dir);
@@ -481,25 +358,25 @@ static void test_per_rank_reports(void **state)
     unsigned ranks_seen = 0; /* one bit per rank that wrote its own report */
     gint64 own_calls = 0, own_bytes = 0, joint_calls = -1, joint_bytes = -1;
     for (guint i = 0; i < paths->len; i++) {
-        struct report rep = report_load(g_ptr_array_index(paths, i));
+        struct test_report rep = test_report_load(g_ptr_array_index(paths, i));
         g_string_append_printf(found, "\n  %s: pid %" G_GINT64_FORMAT "%s", rep.path,
-                               report_int(&rep, "pid"), is_joint(&rep) ? ", joint" : "");
+                               test_report_int(&rep, "pid"), is_joint(&rep) ? ", joint" : "");
         if (is_joint(&rep)) {
             joints++;
-            assert_int_equal(report_int(&rep, "ranks"), RANKS);
+            assert_int_equal(test_report_int(&rep, "ranks"), RANKS);
             /* Named apart from rank 0's own report. */
             assert_true(g_str_has_suffix(rep.path, "-job.json"));
             joint_calls = mpiio(&rep, "write_at", "calls");
             joint_bytes = mpiio(&rep, "write_at", "bytes");
         } else {
             own++;
-            gint64 rank = report_int(&rep, "rank");
+            gint64 rank = test_report_int(&rep, "rank");
             assert_true(rank >= 0 && rank < RANKS);
             ranks_seen |= 1u << rank;
             own_calls += mpiio(&rep, "write_at", "calls");
             own_bytes += mpiio(&rep, "write_at", "bytes");
         }
-        report_free(&rep);
+        test_report_free(&rep);
     }
     if (own != RANKS || joints != 1)
         fail_msg("%d per-rank and %d joint reports, not %d and 1:%s\n(with %%p in the path, "
@@ -524,12 +401,12 @@ static void test_per_rank_reports(void **state)
 static void test_no_libmpi_without_mpi(void **state)
 {
     (void)state;
-    const char *argv[] = {env_or_fail("VIGIL_CLI"), "run", "--report=off", "--", "cat",
-                          "/proc/self/maps",        NULL};
+    const char *argv[] = {
+        test_env_or_fail("VIGIL_CLI"), "run", "--report=off", "--", "cat", "/proc/self/maps", NULL};
     char **env = test_clean_environment(NULL);
     struct test_run r = test_run_program(NULL, argv, env);
     g_strfreev(env);
-    assert_status(&r, 0, "cat /proc/self/maps under vigil");
+    test_assert_status(&r, 0, "cat /proc/self/maps under vigil");
     test_assert_contains(r.out, "libvigil-preload.so");
     if (strstr(r.out, "libmpi") != NULL)
         fail_msg("libmpi is mapped into cat:\n%s", r.out);
@@ -544,7 +421,7 @@ static void test_no_libmpi_without_mpi(void **state)
 static void test_early_exit_reports(void **state)
 {
     const char *dir = *state;
-    struct test_run r = run_job(dir, NULL, env_or_fail("VIGIL_MPI_EARLY_EXIT"), dir, NULL);
+    struct test_run r = run_job(dir, NULL, test_env_or_fail("VIGIL_MPI_EARLY_EXIT"), dir, NULL);
     char *pid_path = g_build_filename(dir, "rank-1.pid", NULL);
     char *pid_text = NULL;
     if (!g_file_get_contents(pid_path, &pid_text, NULL, NULL))
@@ -559,13 +436,13 @@ static void test_early_exit_reports(void **state)
             g_string_append_printf(found, " %s", (char *)g_ptr_array_index(paths, i));
         fail_msg("rank 1 (pid %s) left no report; there are:%s", pid_text, found->str);
     }
-    struct report rep = report_load(report_path);
+    struct test_report rep = test_report_load(report_path);
     assert_false(is_joint(&rep));
-    assert_int_equal(report_int(&rep, "pid"), g_ascii_strtoll(pid_text, NULL, 10));
+    assert_int_equal(test_report_int(&rep, "pid"), g_ascii_strtoll(pid_text, NULL, 10));
     assert_int_equal(mpiio(&rep, "write_at", "calls"), 1);
     assert_int_equal(mpiio(&rep, "write_at", "bytes"), 4096);
     assert_int_equal(mpiio(&rep, "open", "calls"), 1);
-    report_free(&rep);
+    test_report_free(&rep);
     g_free(report_path);
     g_free(pid_text);
     g_free(pid_path);
@@ -574,7 +451,7 @@ static void test_early_exit_reports(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, make_dir, remove_dir)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, test_make_dir, test_remove_dir)
     const struct CMUnitTest tests[] = {
         T(test_level_0),
         T(test_level_1),

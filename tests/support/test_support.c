@@ -1,7 +1,10 @@
 /* vigil — helpers shared by the test programs. */
+#define _GNU_SOURCE /* program_invocation_short_name, realpath */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -47,6 +50,21 @@ char **test_clean_environment(const char *const *vars)
     return env;
 }
 
+const char *test_env_or_fail(const char *name)
+{
+    const char *value = g_getenv(name);
+    if (value == NULL || value[0] == '\0')
+        fail_msg("%s is not set: run the tests with meson test", name);
+    return value;
+}
+
+void test_assert_status(const struct test_run *run, int want, const char *what)
+{
+    if (run->status != want)
+        fail_msg("%s exited with %d, not %d\nstdout: %s\nstderr: %s", what, run->status, want,
+                 run->out, run->err);
+}
+
 void test_assert_contains(const char *text, const char *needle)
 {
     if (text == NULL || strstr(text, needle) == NULL)
@@ -58,4 +76,28 @@ void test_remove_tree(const char *dir)
     const char *argv[] = {"rm", "-rf", dir, NULL};
     g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
                  NULL);
+}
+
+int test_make_dir(void **state)
+{
+    char *template = g_strdup_printf("vigil-%s-XXXXXX", program_invocation_short_name);
+    char *dir = g_dir_make_tmp(template, NULL);
+    g_free(template);
+    if (dir == NULL)
+        return -1;
+    char *real = realpath(dir, NULL);
+    g_free(dir);
+    if (real == NULL)
+        return -1;
+    *state = g_strdup(real);
+    free(real);
+    return 0;
+}
+
+int test_remove_dir(void **state)
+{
+    test_remove_tree(*state);
+    g_free(*state);
+    *state = NULL;
+    return 0;
 }

@@ -1,6 +1,7 @@
 /* vigil — helpers shared by the test programs: running a program and
- * capturing what it says, giving it a clean environment, removing a
- * folder, and assertions on text. Include after <cmocka.h>. */
+ * capturing what it says, giving it a clean environment, a fresh folder
+ * per test, and assertions on text and exit statuses. Include after
+ * <cmocka.h>. (Reading JSON reports: test_report.h.) */
 #ifndef VIGIL_TEST_SUPPORT_H
 #define VIGIL_TEST_SUPPORT_H
 
@@ -23,7 +24,21 @@ void test_run_clear(struct test_run *run);
  * ("NAME=value" strings, NULL-terminated, or NULL). g_strfreev it. */
 char **test_clean_environment(const char *const *vars);
 
+/* The value of the environment variable `name`, which meson test sets:
+ * fails the test when it is unset or empty. */
+const char *test_env_or_fail(const char *name);
+
+/* Fails with everything the program said when its status is not `want`;
+ * `what` names the program in the message. */
+void test_assert_status(const struct test_run *run, int want, const char *what);
+
 void test_assert_contains(const char *text, const char *needle);
 void test_remove_tree(const char *dir);
+
+/* cmocka setup and teardown: a fresh temporary folder per test,
+ * vigil-PROGRAM-XXXXXX, its real path (the library reports real, absolute
+ * paths) in *state; and its removal, with everything in it. */
+int test_make_dir(void **state);
+int test_remove_dir(void **state);
 
 #endif

@@ -12,9 +12,7 @@
 /* Runs `vigil ARGS…` (NULL-terminated) with our environment. */
 static struct test_run run_vigil(const char *first, ...)
 {
-    const char *cli = g_getenv("VIGIL_CLI");
-    if (cli == NULL)
-        fail_msg("VIGIL_CLI is not set: run the tests with meson test");
+    const char *cli = test_env_or_fail("VIGIL_CLI");
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)cli);
     va_list ap;
@@ -129,7 +127,7 @@ static void test_config_check_of_a_missing_file(void **state)
 static void test_config_check_checks_plugin_sections(void **state)
 {
     (void)state;
-    const char *plugins = g_getenv("VIGIL_TEST_PLUGIN_DIR");
+    const char *plugins = test_env_or_fail("VIGIL_TEST_PLUGIN_DIR");
     char *path = make_config("[provider.test-counter]\nsetp = 2\n", NULL, NULL);
     struct test_run r =
         run_vigil("config", "check", "--config", path, "--plugin-dir", plugins, NULL);
