@@ -15,6 +15,10 @@ void preload_count_file_change(struct preload_thread_counters *c, uint32_t file_
 
 void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o)
 {
+    /* Only file bytes: the totals they are taken from hold no socket bytes
+     * (those are the network's). */
+    if (preload_op_is_network(o->op))
+        return;
     enum vigil_op_class cls = vigil_op_class(o->op);
     if (cls == VIGIL_OP_READS)
         preload_count(c, &c->nested_read_bytes, o->bytes_moved);

@@ -212,17 +212,24 @@ static size_t join(char *out, size_t out_size, const char *base, size_t base_len
 
 size_t preload_absolute_path(int dirfd, const char *path, char *out, size_t out_size)
 {
-    size_t length = strlen(path);
-    if (path[0] == '/' || (dirfd != AT_FDCWD && preload_fd_get(dirfd) == VIGIL_FILE_NONE))
-        return join(out, out_size, "", 0, path, length); /* as given */
+    /* Bounded: a name the kernel refused as too long may have no NUL
+     * before unmapped memory. */
+    size_t length = strnlen(path, PATH_MAX);
+    if (length == PATH_MAX)
+        return 0;
+    if (path[0] == '/')
+        return join(out, out_size, "", 0, path, length);
     if (dirfd == AT_FDCWD) {
         const char *base = cwd[atomic_load_explicit(&cwd_current, memory_order_acquire)];
         return join(out, out_size, base, strlen(base), path, length);
     }
+    /* Relative to a directory we know by its path; one we do not know (not
+     * opened through us) leaves the name unresolved: no file rather than a
+     * wrong one. */
     size_t base_length;
     const char *base = preload_file_path(preload_fd_get(dirfd), &base_length);
     if (base == NULL)
-        return join(out, out_size, "", 0, path, length);
+        return 0;
     return join(out, out_size, base, base_length, path, length);
 }
 
@@ -242,6 +249,9 @@ uint32_t preload_file_for_path(int dirfd, const char *path)
     char absolute[PATH_MAX];
     if (path == NULL)
         return VIGIL_FILE_NONE;
+    /* Under an excluded directory, everything is excluded. */
+    if (path[0] != '/' && dirfd != AT_FDCWD && preload_fd_get(dirfd) == PRELOAD_FILE_EXCLUDED)
+        return PRELOAD_FILE_EXCLUDED;
     size_t length = preload_absolute_path(dirfd, path, absolute, sizeof absolute);
     if (length == 0)
         return VIGIL_FILE_NONE;

@@ -17,6 +17,8 @@
 #define PRELOAD_COMM_WORLD               PRELOAD_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_world")
 #define PRELOAD_REQUEST_NULL             PRELOAD_MPI_HANDLE(MPI_Request, "ompi_request_null")
 #define PRELOAD_MPI_DOUBLE               PRELOAD_MPI_HANDLE(MPI_Datatype, "ompi_mpi_double")
+#define PRELOAD_MPI_INT                  PRELOAD_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int")
+#define PRELOAD_MPI_BYTE                 PRELOAD_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte")
 #define PRELOAD_MPI_DOUBLE_INT           PRELOAD_MPI_HANDLE(MPI_Datatype, "ompi_mpi_double_int")
 #define PRELOAD_MPI_UINT64_T             PRELOAD_MPI_HANDLE(MPI_Datatype, "ompi_mpi_uint64_t")
 #define PRELOAD_MPI_MIN                  PRELOAD_MPI_HANDLE(MPI_Op, "ompi_mpi_op_min")
@@ -27,6 +29,8 @@
 #define PRELOAD_COMM_WORLD     MPI_COMM_WORLD
 #define PRELOAD_REQUEST_NULL   MPI_REQUEST_NULL
 #define PRELOAD_MPI_DOUBLE     MPI_DOUBLE
+#define PRELOAD_MPI_INT        MPI_INT
+#define PRELOAD_MPI_BYTE       MPI_BYTE
 #define PRELOAD_MPI_DOUBLE_INT MPI_DOUBLE_INT
 #define PRELOAD_MPI_UINT64_T   MPI_UINT64_T
 #define PRELOAD_MPI_MIN        MPI_MIN

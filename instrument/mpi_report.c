@@ -9,6 +9,7 @@
  * never reaches MPI_Finalize (it crashed, or exited early) still writes
  * its own report at exit. */
 #include <mpi.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpi_handles.h"
@@ -19,6 +20,7 @@ PRELOAD_REAL_SLOT(PMPI_Finalized);
 PRELOAD_REAL_SLOT(PMPI_Comm_dup);
 PRELOAD_REAL_SLOT(PMPI_Comm_free);
 PRELOAD_REAL_SLOT(PMPI_Reduce);
+PRELOAD_REAL_SLOT(PMPI_Allreduce);
 PRELOAD_REAL_EXTERN(PMPI_Comm_rank);
 PRELOAD_REAL_EXTERN(PMPI_Comm_size);
 
@@ -72,10 +74,21 @@ static void joint_figures(struct preload_figures *f, const uint64_t *ops,
 
 void preload_mpi_report_joint(void)
 {
-    int initialized = 0, finalized = 1;
-    if (!atomic_load(&preload.active) || REAL(PMPI_Initialized)(&initialized) != MPI_SUCCESS ||
-        !initialized || REAL(PMPI_Finalized)(&finalized) != MPI_SUCCESS || finalized)
+    /* Every rank with the library takes part, even where it could not set
+     * itself up: a rank that skipped the collectives would leave the others
+     * waiting in MPI_Finalize for ever. A job where some
+     * ranks run without the library at all cannot be helped from here:
+     * VIGIL_MPI_JOINT=off leaves each rank to report on its own. */
+    const char *joint = getenv("VIGIL_MPI_JOINT");
+    if (joint != NULL && strcmp(joint, "off") == 0)
         return;
+    int initialized = 0, finalized = 1;
+    /* cppcheck cannot see through REAL() that these calls set the flags: */
+    // cppcheck-suppress knownConditionTrueFalse
+    if (REAL(PMPI_Initialized)(&initialized) != MPI_SUCCESS || !initialized ||
+        REAL(PMPI_Finalized)(&finalized) != MPI_SUCCESS || finalized)
+        return;
+    bool active = atomic_load(&preload.active);
     preload_thread.in_call = 1; /* our own messages and writes are not the program's */
     MPI_Comm comm;
     if (REAL(PMPI_Comm_dup)(PRELOAD_COMM_WORLD, &comm) != MPI_SUCCESS) {
@@ -86,22 +99,33 @@ void preload_mpi_report_joint(void)
     REAL(PMPI_Comm_rank)(comm, &rank);
     REAL(PMPI_Comm_size)(comm, &ranks);
 
+    /* The job's report only if every rank can give its figures; else each
+     * rank reports on its own, as without MPI. */
+    int mine = active, all_active = 0;
+    if (REAL(PMPI_Allreduce)(&mine, &all_active, 1, PRELOAD_MPI_INT, PRELOAD_MPI_MIN, comm) !=
+            MPI_SUCCESS ||
+        !all_active) {
+        REAL(PMPI_Comm_free)(&comm);
+        preload_thread.in_call = 0;
+        return;
+    }
+
     static struct preload_figures f;
-    preload_report_gather(&f);
-    double values[PRELOAD_RANK_METRIC_COUNT], mins[PRELOAD_RANK_METRIC_COUNT];
+    double values[PRELOAD_RANK_METRIC_COUNT] = {0}, mins[PRELOAD_RANK_METRIC_COUNT];
     double maxs[PRELOAD_RANK_METRIC_COUNT], sums[PRELOAD_RANK_METRIC_COUNT];
     struct {
         double value;
         int rank;
     } located[PRELOAD_RANK_METRIC_COUNT], max_at[PRELOAD_RANK_METRIC_COUNT] = {{0, 0}};
+    static uint64_t ops[(VIGIL_OP_MAX_ID + 1) * OP_FIELDS],
+        ops_sum[(VIGIL_OP_MAX_ID + 1) * OP_FIELDS];
+    preload_report_gather(&f);
     preload_report_rank_values(&f, values);
+    pack_ops(&f, ops);
     for (int m = 0; m < PRELOAD_RANK_METRIC_COUNT; m++) {
         located[m].value = values[m];
         located[m].rank = rank;
     }
-    static uint64_t ops[(VIGIL_OP_MAX_ID + 1) * OP_FIELDS],
-        ops_sum[(VIGIL_OP_MAX_ID + 1) * OP_FIELDS];
-    pack_ops(&f, ops);
 
     int n = PRELOAD_RANK_METRIC_COUNT;
     bool ok = REAL(PMPI_Reduce)(values, mins, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_MIN, 0, comm) ==

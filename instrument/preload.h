@@ -134,6 +134,41 @@ bool preload_path_is_excluded(const char *absolute_path) PRELOAD_HIDDEN;
 uint32_t preload_file_for_path(int dirfd, const char *path) PRELOAD_HIDDEN;
 #define PRELOAD_FILE_EXCLUDED UINT32_MAX
 
+/* Socket calls: their bytes are the network's, not files'. */
+static inline bool preload_op_is_network(unsigned op)
+{
+    return op >= VIGIL_OP_POSIX_SEND && op <= VIGIL_OP_POSIX_RECVMSG;
+}
+
+/* Whether a call's path argument was read by the kernel (or libc), so that
+ * we may read it too: after success, or after an error that only comes from
+ * looking the name up. After any other (EFAULT, but also EINVAL or
+ * ENAMETOOLONG, which are decided before the name is read or without
+ * reading all of it) the pointer may be bad, and reading it could crash a
+ * program that libc would have answered with an error. */
+static inline bool preload_path_was_read(bool failed, int errno_value)
+{
+    if (!failed)
+        return true;
+    switch (errno_value) {
+    case ENOENT:
+    case ENOTDIR:
+    case EACCES:
+    case EPERM:
+    case EEXIST:
+    case EISDIR:
+    case ELOOP:
+    case EROFS:
+    case ETXTBSY:
+    case ENOTEMPTY:
+    case EXDEV:
+    case EBUSY:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* The descriptor table: what each fd refers to. */
 void preload_fd_set(int fd, uint32_t file_id) PRELOAD_HIDDEN; /* file id or PRELOAD_FILE_EXCLUDED */
 /* The table itself, read inline on the hot path: one word per fd, 0 when
@@ -251,8 +286,12 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
     preload_add(&op->ticks, ticks);
     if (o->failed)
         preload_add(&op->errors, 1);
-    if (PRELOAD_UNLIKELY(preload_thread.parent_start_ticks != 0))
+    /* A call made inside an MPI-IO call: its bytes are already the MPI-IO
+     * call's, in the totals and in the file's counts. */
+    if (PRELOAD_UNLIKELY(preload_thread.parent_start_ticks != 0)) {
         preload_count_nested(c, o);
+        return;
+    }
     if (file_id == VIGIL_FILE_NONE)
         return;
     if (PRELOAD_UNLIKELY(c->pending_file != file_id))

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -162,11 +163,6 @@ struct file_table {
     uint32_t slots;
 };
 
-static bool is_network_op(unsigned op)
-{
-    return op >= VIGIL_OP_POSIX_SEND && op <= VIGIL_OP_POSIX_RECVMSG;
-}
-
 static void add_pending(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
                         uint64_t written_bytes, void *user)
 {
@@ -191,8 +187,11 @@ static void pick_top_files(struct preload_figures *f)
     for (uint32_t i = 0; i < used; i++)
         if (preload_file_used_id(i) + 1 > t.slots)
             t.slots = preload_file_used_id(i) + 1;
-    t.files = calloc(t.slots, sizeof *t.files);
-    if (t.files == NULL)
+    /* mmap, not the heap: _exit may bring us here from a signal handler
+     * that interrupted malloc, whose lock we would then wait on forever. */
+    size_t bytes = t.slots * sizeof *t.files;
+    t.files = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (t.files == MAP_FAILED)
         return;
     for (uint32_t i = 0; i < used; i++) {
         uint32_t id = preload_file_used_id(i);
@@ -217,7 +216,7 @@ static void pick_top_files(struct preload_figures *f)
         if (f->top_count < PRELOAD_TOP_FILES)
             f->top_count++;
     }
-    free(t.files);
+    munmap(t.files, bytes);
 }
 
 void preload_report_gather(struct preload_figures *f)
@@ -239,7 +238,7 @@ void preload_report_gather(struct preload_figures *f)
     for (unsigned op = 1; op <= VIGIL_OP_MAX_ID; op++) {
         const struct preload_op_counter *c = &f->totals.ops[op];
         f->observed += c->calls;
-        if (is_network_op(op))
+        if (preload_op_is_network(op))
             f->network_bytes += c->bytes;
         else if (vigil_op_class(op) == VIGIL_OP_READS)
             f->io_read_bytes += c->bytes;
@@ -478,6 +477,8 @@ void preload_report_emit(const struct preload_figures *f, const struct preload_m
 
 void preload_report_write(void)
 {
+    if (config.off)
+        return;
     static struct preload_figures f;
     preload_report_gather(&f);
     preload_report_emit(&f, NULL);

@@ -118,6 +118,11 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv, cha
 /* Writes the report once, from whichever way out comes first. */
 static void finish(void)
 {
+    /* A vfork child (or a clone without the atfork handlers) shares or
+     * copies our memory but is another process: the figures are not its
+     * own, and switching them off would take the parent's report away. */
+    if (getpid() != preload.pid)
+        return;
     if (!atomic_exchange(&preload.active, 0))
         return; /* never started, or already reported */
     /* Anything after this (other libraries' destructors) is not ours, and
@@ -137,24 +142,17 @@ PRELOAD_REAL_SLOT(_exit);
 PRELOAD_REAL_SLOT(_Exit);
 
 /* _exit skips destructors, and some programs always leave through it
- * (dash, Debian's /bin/sh, does). A vfork child shares our memory, counts
- * included, but has another pid: it must not report them as its own. */
-static void finish_unless_vfork_child(void)
-{
-    if (getpid() == preload.pid)
-        finish();
-}
-
+ * (dash, Debian's /bin/sh, does). */
 void _exit(int status)
 {
-    finish_unless_vfork_child();
+    finish();
     REAL(_exit)(status);
     __builtin_unreachable();
 }
 
 void _Exit(int status)
 {
-    finish_unless_vfork_child();
+    finish();
     REAL(_Exit)(status);
     __builtin_unreachable();
 }

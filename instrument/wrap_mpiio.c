@@ -31,6 +31,8 @@ PRELOAD_REAL_SLOT(PMPI_Comm_size);
 PRELOAD_REAL_SLOT(PMPI_Type_size_x);
 PRELOAD_REAL_SLOT(PMPI_File_get_byte_offset);
 PRELOAD_REAL_SLOT(PMPI_File_get_position);
+PRELOAD_REAL_SLOT(PMPI_Get_elements_x);
+PRELOAD_REAL_SLOT(PMPI_Request_free);
 PRELOAD_REAL_SLOT(PMPI_File_open);
 PRELOAD_REAL_SLOT(PMPI_File_close);
 PRELOAD_REAL_SLOT(PMPI_File_delete);
@@ -97,6 +99,11 @@ struct mpi_file {
 };
 
 static struct mpi_file files[FILE_HANDLES];
+
+/* MPI_REQUEST_NULL and MPI_BYTE, looked up once MPI runs (mpi_started):
+ * under Open MPI each lookup is a dlsym, too dear for every call. */
+static MPI_Request request_null;
+static MPI_Datatype byte_type;
 
 static uintptr_t handle_key(MPI_File fh)
 {
@@ -198,10 +205,25 @@ static struct preload_outcome outcome(unsigned op, MPI_File fh, int ret, uint64_
     return o;
 }
 
+/* What a read moved can be less than it asked (the end of the file): the
+ * status says, when the program gave one. */
+static uint64_t bytes_read(const MPI_Status *status, uint64_t asked)
+{
+    MPI_Count bytes = 0;
+    if (status == MPI_STATUS_IGNORE || byte_type == NULL ||
+        REAL(PMPI_Get_elements_x)(status, byte_type, &bytes) != MPI_SUCCESS ||
+        bytes == MPI_UNDEFINED || bytes < 0 || (uint64_t)bytes > asked)
+        return asked;
+    return (uint64_t)bytes;
+}
+
 static void end_data(const struct preload_call *call, unsigned op, MPI_File fh, int count,
-                     MPI_Datatype type, int64_t offset, int ret, uint32_t flags)
+                     MPI_Datatype type, int64_t offset, int ret, uint32_t flags,
+                     const MPI_Status *status)
 {
     struct preload_outcome o = outcome(op, fh, ret, data_bytes(count, type), offset, flags);
+    if (ret == MPI_SUCCESS && vigil_op_class(op) == VIGIL_OP_READS)
+        o.bytes_moved = bytes_read(status, o.bytes_asked);
     mpiio_end(call, &o);
 }
 
@@ -216,18 +238,22 @@ static void end_meta(const struct preload_call *call, unsigned op, MPI_File fh, 
 
 /* ---- start and end of MPI ---------------------------------------------------- */
 
-static void learn_rank(void)
+/* Once MPI runs: our rank, and the handles we compare with (looked up
+ * here, not per call: under Open MPI each is a dlsym). */
+static void mpi_started(void)
 {
     int rank;
     if (REAL(PMPI_Comm_rank)(PRELOAD_COMM_WORLD, &rank) == MPI_SUCCESS)
         preload.mpi_rank = rank;
+    request_null = PRELOAD_REQUEST_NULL;
+    byte_type = PRELOAD_MPI_BYTE;
 }
 
 int MPI_Init(int *argc, char ***argv)
 {
     int ret = REAL(PMPI_Init)(argc, argv);
     if (ret == MPI_SUCCESS)
-        learn_rank();
+        mpi_started();
     return ret;
 }
 
@@ -235,7 +261,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int ret = REAL(PMPI_Init_thread)(argc, argv, required, provided);
     if (ret == MPI_SUCCESS)
-        learn_rank();
+        mpi_started();
     return ret;
 }
 
@@ -416,7 +442,7 @@ int MPI_File_set_atomicity(MPI_File fh, int flag)
             return REAL(PMPI_File_##name)(fh, offset, buf, count, type, status);                   \
         int64_t at = byte_offset_at(fh, offset);                                                   \
         int ret = REAL(PMPI_File_##name)(fh, offset, buf, count, type, status);                    \
-        end_data(&call, op, fh, count, type, at, ret, flags);                                      \
+        end_data(&call, op, fh, count, type, at, ret, flags, status);                              \
         return ret;                                                                                \
     }
 
@@ -429,7 +455,7 @@ int MPI_File_set_atomicity(MPI_File fh, int flag)
             return REAL(PMPI_File_##name)(fh, buf, count, type, status);                           \
         int64_t at = byte_offset_here(fh);                                                         \
         int ret = REAL(PMPI_File_##name)(fh, buf, count, type, status);                            \
-        end_data(&call, op, fh, count, type, at, ret, flags);                                      \
+        end_data(&call, op, fh, count, type, at, ret, flags, status);                              \
         return ret;                                                                                \
     }
 
@@ -441,7 +467,7 @@ int MPI_File_set_atomicity(MPI_File fh, int flag)
         if (!mpiio_begin(&call))                                                                   \
             return REAL(PMPI_File_##name)(fh, buf, count, type, status);                           \
         int ret = REAL(PMPI_File_##name)(fh, buf, count, type, status);                            \
-        end_data(&call, op, fh, count, type, VIGIL_OFFSET_UNKNOWN, ret, flags);                    \
+        end_data(&call, op, fh, count, type, VIGIL_OFFSET_UNKNOWN, ret, flags, status);            \
         return ret;                                                                                \
     }
 
@@ -472,7 +498,7 @@ AT_SHARED(write_ordered, VIGIL_OP_MPIIO_WRITE_ORDERED, const, COLLECTIVE)
             return REAL(PMPI_File_##name)(fh, offset, buf, count, type);                           \
         int64_t at = byte_offset_at(fh, offset);                                                   \
         int ret = REAL(PMPI_File_##name)(fh, offset, buf, count, type);                            \
-        end_data(&call, op, fh, count, type, at, ret, COLLECTIVE);                                 \
+        end_data(&call, op, fh, count, type, at, ret, COLLECTIVE, MPI_STATUS_IGNORE);              \
         return ret;                                                                                \
     }
 
@@ -484,7 +510,7 @@ AT_SHARED(write_ordered, VIGIL_OP_MPIIO_WRITE_ORDERED, const, COLLECTIVE)
             return REAL(PMPI_File_##name)(fh, buf, count, type);                                   \
         int64_t at = offset_of;                                                                    \
         int ret = REAL(PMPI_File_##name)(fh, buf, count, type);                                    \
-        end_data(&call, op, fh, count, type, at, ret, COLLECTIVE);                                 \
+        end_data(&call, op, fh, count, type, at, ret, COLLECTIVE, MPI_STATUS_IGNORE);              \
         return ret;                                                                                \
     }
 
@@ -514,18 +540,21 @@ SPLIT_END(write_ordered_end, VIGIL_OP_MPIIO_WRITE_ORDERED_END, const)
 
 /* ---- nonblocking calls ------------------------------------------------------------------- */
 
-/* A nonblocking call waiting for its completion. */
+/* A nonblocking call waiting for its completion, in an open-addressing
+ * table keyed by the request. A slot whose request completed is left as a
+ * tombstone, so that lookups can stop at the first empty slot. */
 #define PENDING_SLOTS 4096
+#define REQUEST_GONE  ((uintptr_t)1)
 
 struct pending {
-    _Atomic uintptr_t key; /* the request; 0: free */
+    _Atomic uintptr_t key; /* the request; 0: never used; REQUEST_GONE: completed */
     struct preload_outcome outcome;
     uint64_t start_ticks;
 };
 
 static struct pending pending[PENDING_SLOTS];
 /* How many are pending: MPI_Wait on a request that is not ours (most of
- * them, in a communicating program) then costs one load. */
+ * them, in a communicating program) costs one load while it is 0. */
 static _Atomic int pending_count;
 
 static void pending_add(MPI_Request request, const struct preload_outcome *o, uint64_t start)
@@ -533,8 +562,9 @@ static void pending_add(MPI_Request request, const struct preload_outcome *o, ui
     uintptr_t key = (uintptr_t)request;
     for (unsigned i = 0; i < PENDING_SLOTS; i++) {
         struct pending *p = &pending[(key / 8 + i) % PENDING_SLOTS];
-        uintptr_t seen = 0;
-        if (atomic_compare_exchange_strong(&p->key, &seen, key)) {
+        uintptr_t seen = atomic_load(&p->key);
+        if ((seen == 0 || seen == REQUEST_GONE) &&
+            atomic_compare_exchange_strong(&p->key, &seen, key)) {
             p->outcome = *o;
             p->start_ticks = start;
             atomic_fetch_add(&pending_count, 1);
@@ -550,11 +580,14 @@ static void pending_complete(MPI_Request request)
     uintptr_t key = (uintptr_t)request;
     for (unsigned i = 0; i < PENDING_SLOTS; i++) {
         struct pending *p = &pending[(key / 8 + i) % PENDING_SLOTS];
-        if (atomic_load(&p->key) != key)
+        uintptr_t seen = atomic_load(&p->key);
+        if (seen == 0)
+            return; /* never added: not ours */
+        if (seen != key)
             continue;
         struct preload_outcome o = p->outcome;
         struct preload_call call = {.start_ticks = p->start_ticks};
-        atomic_store(&p->key, 0);
+        atomic_store(&p->key, REQUEST_GONE);
         atomic_fetch_sub(&pending_count, 1);
         if (!atomic_load_explicit(&preload.active, memory_order_relaxed) || preload_thread.in_call)
             return;
@@ -598,7 +631,7 @@ static void nonblocking_issued(const struct preload_call *call, unsigned op, MPI
 {
     struct preload_outcome o =
         outcome(op, fh, ret, data_bytes(count, type), offset, flags | VIGIL_ACTIVITY_NONBLOCKING);
-    if (ret != MPI_SUCCESS || request == PRELOAD_REQUEST_NULL) {
+    if (ret != MPI_SUCCESS || request == request_null) {
         mpiio_end(call, &o);
         return;
     }
@@ -643,6 +676,17 @@ static void release_copy(struct request_copy *c)
 {
     if (c->handles != c->small)
         free(c->handles);
+}
+
+/* A freed request's operation goes on, but nobody will learn when it ends:
+ * it is counted now. */
+int MPI_Request_free(MPI_Request *request)
+{
+    MPI_Request before = *request;
+    int ret = REAL(PMPI_Request_free)(request);
+    if (ret == MPI_SUCCESS && atomic_load_explicit(&pending_count, memory_order_relaxed) > 0)
+        pending_complete(before);
+    return ret;
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)

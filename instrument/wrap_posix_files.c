@@ -2,7 +2,9 @@
  * change the working directory: besides being counted, they keep the
  * descriptor table (which file each fd is) and the working directory (for
  * relative paths) up to date. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <stdarg.h>
 #include <unistd.h>
 
@@ -49,13 +51,21 @@ int __openat64_2(int dirfd, const char *path, int flags);
         mode_;                                                                                     \
     })
 
+/* An open we do not count still gets a number that may have a name from
+ * before: it must not inherit it. */
+static int uncounted_open(int fd)
+{
+    if (fd >= 0)
+        preload_fd_clear(fd);
+    return fd;
+}
+
 static void end_open(const struct preload_call *call, unsigned op, int dirfd, const char *path,
                      int ret)
 {
     int saved_errno = errno;
     uint32_t file_id = VIGIL_FILE_NONE;
-    /* EFAULT means the path pointer is bad: do not read it. */
-    if (ret >= 0 || saved_errno != EFAULT)
+    if (path != NULL && preload_path_was_read(ret < 0, saved_errno))
         file_id = preload_file_for_path(dirfd, path);
     if (ret >= 0)
         preload_fd_set(ret, file_id);
@@ -76,7 +86,7 @@ int open(const char *path, int flags, ...)
     mode_t mode = OPEN_MODE(flags);
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(open)(path, flags, mode);
+        return uncounted_open(REAL(open)(path, flags, mode));
     int ret = REAL(open)(path, flags, mode);
     end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
     return ret;
@@ -87,7 +97,7 @@ int open64(const char *path, int flags, ...)
     mode_t mode = OPEN_MODE(flags);
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(open64)(path, flags, mode);
+        return uncounted_open(REAL(open64)(path, flags, mode));
     int ret = REAL(open64)(path, flags, mode);
     end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
     return ret;
@@ -98,7 +108,7 @@ int openat(int dirfd, const char *path, int flags, ...)
     mode_t mode = OPEN_MODE(flags);
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(openat)(dirfd, path, flags, mode);
+        return uncounted_open(REAL(openat)(dirfd, path, flags, mode));
     int ret = REAL(openat)(dirfd, path, flags, mode);
     end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
     return ret;
@@ -109,7 +119,7 @@ int openat64(int dirfd, const char *path, int flags, ...)
     mode_t mode = OPEN_MODE(flags);
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(openat64)(dirfd, path, flags, mode);
+        return uncounted_open(REAL(openat64)(dirfd, path, flags, mode));
     int ret = REAL(openat64)(dirfd, path, flags, mode);
     end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
     return ret;
@@ -119,7 +129,7 @@ int __open_2(const char *path, int flags)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(__open_2)(path, flags);
+        return uncounted_open(REAL(__open_2)(path, flags));
     int ret = REAL(__open_2)(path, flags);
     end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
     return ret;
@@ -129,7 +139,7 @@ int __open64_2(const char *path, int flags)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(__open64_2)(path, flags);
+        return uncounted_open(REAL(__open64_2)(path, flags));
     int ret = REAL(__open64_2)(path, flags);
     end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
     return ret;
@@ -139,7 +149,7 @@ int __openat_2(int dirfd, const char *path, int flags)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(__openat_2)(dirfd, path, flags);
+        return uncounted_open(REAL(__openat_2)(dirfd, path, flags));
     int ret = REAL(__openat_2)(dirfd, path, flags);
     end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
     return ret;
@@ -149,7 +159,7 @@ int __openat64_2(int dirfd, const char *path, int flags)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(__openat64_2)(dirfd, path, flags);
+        return uncounted_open(REAL(__openat64_2)(dirfd, path, flags));
     int ret = REAL(__openat64_2)(dirfd, path, flags);
     end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
     return ret;
@@ -159,7 +169,7 @@ int creat(const char *path, mode_t mode)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(creat)(path, mode);
+        return uncounted_open(REAL(creat)(path, mode));
     int ret = REAL(creat)(path, mode);
     end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, ret);
     return ret;
@@ -169,27 +179,34 @@ int creat64(const char *path, mode_t mode)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
-        return REAL(creat64)(path, mode);
+        return uncounted_open(REAL(creat64)(path, mode));
     int ret = REAL(creat64)(path, mode);
     end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, ret);
     return ret;
 }
 
+/* Linux releases the descriptor whatever close returns, except EBADF (it
+ * was not open): the entry goes with it. It is read before the real call,
+ * while the number cannot yet have been reused. */
+static void forget_closed(int fd, uint32_t file_id, int ret, int errno_value)
+{
+    if (ret == 0 || errno_value != EBADF)
+        preload_fd_forget(fd, file_id);
+}
+
 int close(int fd)
 {
+    uint32_t file_id = preload_fd_get(fd);
     struct preload_call call;
     if (!preload_call_begin(&call)) {
         int ret = REAL(close)(fd);
-        /* Even uncounted, a closed descriptor must not keep its name: the
-         * number will be reused. */
-        if (ret == 0)
-            preload_fd_forget(fd, preload_fd_get(fd));
+        int saved_errno = errno;
+        forget_closed(fd, file_id, ret, saved_errno); /* even uncounted */
+        errno = saved_errno;
         return ret;
     }
-    uint32_t file_id = preload_fd_get(fd); /* before the number can be reused */
     int ret = REAL(close)(fd);
-    if (ret == 0 || errno == EINTR) /* on Linux, EINTR still closes the descriptor */
-        preload_fd_forget(fd, file_id);
+    forget_closed(fd, file_id, ret, errno);
     struct preload_outcome o = {
         .op = VIGIL_OP_POSIX_CLOSE,
         .fd = -1,
@@ -199,6 +216,40 @@ int close(int fd)
         .offset_bytes = VIGIL_OFFSET_UNKNOWN,
     };
     preload_call_end(&call, &o);
+    return ret;
+}
+
+/* Closing many at once is not I/O and is not counted, but the entries of
+ * the descriptors it closes must go, or their numbers would keep a file's
+ * name when reused. */
+PRELOAD_REAL_SLOT(close_range);
+PRELOAD_REAL_SLOT(closefrom);
+PRELOAD_REAL_SLOT(closedir);
+
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+    int ret = REAL(close_range)(first, last, flags);
+    if (ret == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+        for (unsigned fd = first; fd <= last && fd < preload_fd_table_size; fd++)
+            preload_fd_clear((int)fd);
+    return ret;
+}
+
+void closefrom(int lowfd)
+{
+    REAL(closefrom)(lowfd);
+    for (unsigned fd = lowfd < 0 ? 0 : (unsigned)lowfd; fd < preload_fd_table_size; fd++)
+        preload_fd_clear((int)fd);
+}
+
+int closedir(DIR *dir)
+{
+    int fd = dirfd(dir); /* closedir(NULL) is undefined: glibc crashes on it too */
+    uint32_t file_id = preload_fd_get(fd);
+    int ret = REAL(closedir)(dir);
+    int saved_errno = errno;
+    forget_closed(fd, file_id, ret, saved_errno);
+    errno = saved_errno;
     return ret;
 }
 

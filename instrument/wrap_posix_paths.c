@@ -63,7 +63,7 @@ static int no_real_function(void)
 
 /* Ends a call that names a file by a path, relative to `dirfd` (AT_FDCWD
  * for the working directory). With AT_EMPTY_PATH in `flags` and an empty
- * path, the file is dirfd's own. EFAULT means the path pointer is bad: it
+ * path, the file is dirfd's own. After most errors the path pointer may be bad: it
  * is not read then. */
 static void end_path(const struct preload_call *call, unsigned op, int dirfd, const char *path,
                      int flags, int ret)
@@ -71,12 +71,11 @@ static void end_path(const struct preload_call *call, unsigned op, int dirfd, co
     int saved_errno = errno;
     int fd = -1;
     uint32_t file_id = VIGIL_FILE_NONE;
-    if (ret >= 0 || saved_errno != EFAULT) {
-        if ((flags & AT_EMPTY_PATH) && dirfd >= 0 && (path == NULL || path[0] == '\0'))
-            fd = dirfd;
-        else
-            file_id = preload_file_for_path(dirfd, path);
-    }
+    bool readable = path != NULL && preload_path_was_read(ret < 0, saved_errno);
+    if ((flags & AT_EMPTY_PATH) && dirfd >= 0 && (path == NULL || (readable && path[0] == '\0')))
+        fd = dirfd; /* the call is about dirfd's own file */
+    else if (readable)
+        file_id = preload_file_for_path(dirfd, path);
     struct preload_outcome o = {
         .op = op,
         .fd = fd,

@@ -72,14 +72,14 @@ int wrap_vscanf(const char *restrict format, va_list ap) __asm__("vscanf");
 /* ---- opening and closing ------------------------------------------------- */
 
 /* Ends a call that opens a stream on a path, like open(): the file comes
- * from the path (not read after EFAULT: a bad pointer), and the stream's
+ * from the path (read only when libc did: see preload_path_was_read), and the stream's
  * descriptor now names it. With no path (freopen changing the mode of the
  * same file), the stream keeps `file_id`. */
 static void end_stream_open(const struct preload_call *call, unsigned op, const char *path,
                             FILE *ret, uint32_t file_id)
 {
     int saved_errno = errno;
-    if (path != NULL && (ret != NULL || saved_errno != EFAULT))
+    if (path != NULL && preload_path_was_read(ret == NULL, saved_errno))
         file_id = preload_file_for_path(AT_FDCWD, path);
     if (ret != NULL)
         preload_fd_set(preload_stream_fd(ret), file_id);

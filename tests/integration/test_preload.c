@@ -645,6 +645,42 @@ static void test_full_ring(void **state)
 
 /* ---- configuration -------------------------------------------------------------------------- */
 
+/* Bad path pointers answered by libc with an error, a descriptor number
+ * reused after close_range, openat under an excluded directory: each once
+ * went wrong (a crash, a pipe's bytes credited to a closed file, a /proc
+ * file recorded). */
+static void test_edges(void **state)
+{
+    const char *dir = *state;
+    char *program = helper("edges");
+    const char *argv[] = {program, dir, NULL};
+    struct test_run plain = run_program(dir, false, NULL, argv);
+    test_assert_status(&plain, 0, "edges without vigil");
+    struct report_vars rv;
+    report_vars_init(&rv, dir, NULL);
+    struct test_run preloaded = run_program(dir, true, rv.vars, argv);
+    test_assert_status(&preloaded, 0, "edges with vigil");
+    assert_string_equal(preloaded.out, plain.out);
+    test_assert_contains(plain.out, "access-bad-mode ret=-1 errno=EINVAL");
+    test_assert_contains(plain.out, "stat-unterminated ret=-1 errno=ENAMETOOLONG");
+
+    struct test_report rep = test_report_load(rv.path);
+    char *closed = in_dir(dir, "closed-by-range");
+    /* The file got its one byte, and none of the pipe's 100. */
+    assert_int_equal(file_field(&rep, closed, "bytes_written"), 1);
+    assert_int_equal(file_field(&rep, closed, "bytes_read"), 0);
+    assert_null(report_file(&rep, "status"));
+    assert_null(report_file(&rep, "/proc/self/status"));
+    assert_true(test_report_int(&rep, "activities.excluded") >= 2); /* open /proc/self, openat */
+
+    g_free(closed);
+    test_report_free(&rep);
+    report_vars_free(&rv);
+    test_run_clear(&preloaded);
+    test_run_clear(&plain);
+    g_free(program);
+}
+
 static void test_report_off(void **state)
 {
     const char *dir = *state;
@@ -760,6 +796,7 @@ int main(void)
         T(test_transparency),
         T(test_transparency_fortified),
         T(test_stdout_is_untouched),
+        T(test_edges),
         T(test_dd),
         T(test_cp),
         T(test_tar),
