@@ -165,6 +165,38 @@ static void test_preload_section_of_the_config(void **state)
     g_free(conf);
 }
 
+/* Installed into a prefix, vigil finds its library there (and libvigil
+ * through its relative rpath), with nothing set in the environment. */
+static void test_installed_vigil_finds_its_library(void **state)
+{
+    const char *dir = *state;
+    const char *install[] = {
+        "meson",        "install", "-C", test_env_or_fail("VIGIL_BUILD_DIR"), "--destdir", dir,
+        "--no-rebuild", "--quiet", NULL};
+    struct test_run r = test_run_program(NULL, install, NULL);
+    test_assert_status(&r, 0, "meson install");
+    test_run_clear(&r);
+
+    char *vigil = NULL;
+    const char *find[] = {"find", dir, "-path", "*/bin/vigil", "-type", "f", NULL};
+    r = test_run_program(NULL, find, NULL);
+    vigil = g_strstrip(g_strdup(r.out));
+    assert_true(vigil[0] == '/');
+    test_run_clear(&r);
+
+    char **env = test_clean_environment(NULL);
+    const char *argv[] = {
+        vigil, "run", "--report=off", "--", "sh", "-c", "printf %s \"$LD_PRELOAD\"", NULL};
+    r = test_run_program(NULL, argv, env);
+    test_assert_status(&r, 0, "the installed vigil run");
+    /* The library it preloads is the installed one, under the prefix. */
+    test_assert_contains(r.out, dir);
+    test_assert_contains(r.out, "/vigil/libvigil-preload.so");
+    test_run_clear(&r);
+    g_strfreev(env);
+    g_free(vigil);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +206,8 @@ int main(void)
                                         test_remove_dir),
         cmocka_unit_test(test_text_report_on_stderr_by_default),
         cmocka_unit_test(test_existing_preloads_are_kept),
+        cmocka_unit_test_setup_teardown(test_installed_vigil_finds_its_library, test_make_dir,
+                                        test_remove_dir),
         cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
                                         test_remove_dir),
     };
