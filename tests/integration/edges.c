@@ -29,7 +29,10 @@ int main(int argc, char **argv)
     show("open-tmpfile-no-write", open(bad, O_TMPFILE | O_RDONLY));
     show("unlinkat-bad-flags", unlinkat(AT_FDCWD, bad, 0x8000));
     errno = 0;
-    show("fopen-bad-mode", fopen(bad, "q") == NULL ? -1 : 0);
+    FILE *stream = fopen(bad, "q");
+    show("fopen-bad-mode", stream == NULL ? -1 : 0);
+    if (stream != NULL)
+        fclose(stream);
 
     /* A name of 4096 bytes with no NUL, ending where memory stops. */
     long page = sysconf(_SC_PAGESIZE);
