@@ -3,6 +3,8 @@
 #ifndef VIGIL_CLI_COMMANDS_H
 #define VIGIL_CLI_COMMANDS_H
 
+#include <glib.h>
+
 /* Exit statuses shared by every subcommand. */
 enum {
     VIGIL_EXIT_OK = 0,
@@ -11,6 +13,11 @@ enum {
 };
 
 int vigil_cli_config(int argc, char **argv);
+
+/* Where the parts that go with this program are (paths.c): next to it in
+ * the build tree or in its install prefix, unless the environment says. */
+char *vigil_cli_plugin_dir(void); /* g_free it */
+char *vigil_cli_preload_library(GError **error);
 int vigil_cli_run(int argc, char **argv);
 
 #endif

@@ -20,12 +20,6 @@ static const char *default_config_path(char **owned)
     return *owned;
 }
 
-static const char *default_plugin_dir(void)
-{
-    const char *from_env = g_getenv("VIGIL_PLUGIN_DIR");
-    return from_env != NULL && from_env[0] != '\0' ? from_env : VIGIL_PLUGIN_DIR;
-}
-
 static int config_check(const char *path, const char *plugin_dir)
 {
     vigil_config *config = vigil_config_new();
@@ -64,7 +58,9 @@ int vigil_cli_config(int argc, char **argv)
          "/vigil.conf)",
          "FILE"},
         {"plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
-         "Where plugins are (default: $VIGIL_PLUGIN_DIR, else " VIGIL_PLUGIN_DIR ")", "DIR"},
+         "Where plugins are (default: $VIGIL_PLUGIN_DIR, else next to this program, "
+         "else " VIGIL_PLUGIN_DIR ")",
+         "DIR"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context = g_option_context_new("check");
@@ -83,7 +79,9 @@ int vigil_cli_config(int argc, char **argv)
         status = VIGIL_EXIT_USAGE;
     } else {
         const char *path = config_path ? config_path : default_config_path(&owned_default);
-        status = config_check(path, plugin_dir ? plugin_dir : default_plugin_dir());
+        char *found = plugin_dir ? NULL : vigil_cli_plugin_dir();
+        status = config_check(path, plugin_dir ? plugin_dir : found);
+        g_free(found);
     }
     g_clear_error(&error);
     g_option_context_free(context);

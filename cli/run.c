@@ -31,38 +31,6 @@ struct run_options {
     char *config_path; /* --config, or NULL for the default if it exists */
 };
 
-/* ---- finding the library ------------------------------------------------ */
-
-/* Next to this program: in the build tree (build/cli/vigil and
- * build/instrument/) or in an install prefix (bin/ and lib/…/vigil/). */
-static char *find_preload_library(GError **error)
-{
-    const char *from_env = g_getenv("VIGIL_PRELOAD_LIB");
-    if (from_env != NULL && from_env[0] != '\0')
-        return g_strdup(from_env);
-    char *exe = g_file_read_link("/proc/self/exe", NULL);
-    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
-    char *candidates[] = {
-        g_build_filename(dir, "..", "instrument", "libvigil-preload.so", NULL),
-        g_build_filename(dir, VIGIL_PRELOAD_FROM_BINDIR, NULL),
-    };
-    char *found = NULL;
-    for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++) {
-        if (found == NULL && g_file_test(candidates[i], G_FILE_TEST_IS_REGULAR))
-            found = g_canonicalize_filename(candidates[i], NULL);
-    }
-    if (found == NULL)
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-                    "cannot find libvigil-preload.so (looked for %s and %s); set "
-                    "VIGIL_PRELOAD_LIB to its path",
-                    candidates[0], candidates[1]);
-    for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++)
-        g_free(candidates[i]);
-    g_free(dir);
-    g_free(exe);
-    return found;
-}
-
 /* ---- the environment the library reads ------------------------------------- */
 
 static gboolean is_power_of_two(gint64 n)
@@ -81,9 +49,9 @@ static gboolean apply_config(const char *config_path, GError **error)
         path = g_file_test(default_path, G_FILE_TEST_EXISTS) ? default_path : NULL;
 
     vigil_config *config = vigil_config_new();
-    const char *plugin_dir = g_getenv("VIGIL_PLUGIN_DIR");
-    vigil_plugin_registry *registry =
-        vigil_plugin_registry_new(plugin_dir && plugin_dir[0] ? plugin_dir : VIGIL_PLUGIN_DIR);
+    char *plugin_dir = vigil_cli_plugin_dir();
+    vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
+    g_free(plugin_dir);
     vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
     gboolean ok = vigil_schema_declare(config, error) &&
                   (path == NULL || vigil_config_load(config, path, error));
@@ -251,7 +219,7 @@ int vigil_cli_run(int argc, char **argv)
         fprintf(stderr, "vigil run: %s\n", error->message);
         goto out;
     }
-    library = find_preload_library(&error);
+    library = vigil_cli_preload_library(&error);
     if (library == NULL) {
         fprintf(stderr, "vigil run: %s\n", error->message);
         goto out;

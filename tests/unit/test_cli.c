@@ -138,6 +138,28 @@ static void test_config_check_checks_plugin_sections(void **state)
     remove_tree(path);
 }
 
+/* Run from the build tree, vigil finds the providers next to it: their
+ * sections are checked against their own keys with no --plugin-dir. */
+static void test_config_check_finds_the_providers(void **state)
+{
+    (void)state;
+    char *path = make_config("[provider.energy]\nsource = estimate\nidel_w = 40\n", NULL, NULL);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
+    assert_int_equal(r.status, 1);
+    test_assert_contains(r.err, "[provider.energy] idel_w");
+    test_assert_contains(r.err, "did you mean 'idle_w'");
+    test_run_clear(&r);
+    remove_tree(path);
+
+    path = make_config("[provider.energy]\nsource = estimate\nidle_w = 40\n", NULL, NULL);
+    r = run_vigil("config", "check", "--config", path, NULL);
+    assert_int_equal(r.status, 0);
+    test_assert_contains(r.out, "[provider.energy]");
+    test_assert_contains(r.out, "idle_w = 40");
+    test_run_clear(&r);
+    remove_tree(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_config_check_reports_every_problem),
         cmocka_unit_test(test_config_check_of_a_missing_file),
         cmocka_unit_test(test_config_check_checks_plugin_sections),
+        cmocka_unit_test(test_config_check_finds_the_providers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

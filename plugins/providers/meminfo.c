@@ -1,0 +1,246 @@
+/* vigil — the meminfo provider: memory and swap from /proc/meminfo.
+ *
+ * The kernel gives kB (KiB, in fact); values are reported in bytes. Used
+ * memory is total minus available, the memory that could not be given to
+ * a new job without swapping: MemFree alone counts the page cache as used. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vigil/plugin.h"
+#include "vigil/provider.h"
+
+#define SOURCE "meminfo"
+
+/* /proc/meminfo is about 1.5 KiB; a file that fills this is not it. */
+#define BUFFER_BYTES (16u * 1024u)
+
+/* Every one is required: MemAvailable came with Linux 3.14, and without it
+ * mem.used_bytes would have to be guessed. */
+static const struct {
+    const char *key;
+    const char *metric;
+} fields[] = {
+    {"MemTotal", "mem.total_bytes"},         {"MemFree", "mem.free_bytes"},
+    {"MemAvailable", "mem.available_bytes"}, {"Buffers", "mem.buffers_bytes"},
+    {"Cached", "mem.cached_bytes"},          {"SwapTotal", "mem.swap_total_bytes"},
+    {"SwapFree", "mem.swap_free_bytes"},
+};
+enum { FIELD_TOTAL = 0, FIELD_AVAILABLE = 2, N_FIELDS = G_N_ELEMENTS(fields) };
+
+struct meminfo {
+    char *path;
+    int fd;
+    uint32_t ids[N_FIELDS];
+    uint32_t used_id;
+    guint64 kib[N_FIELDS];
+    gboolean seen[N_FIELDS];
+};
+
+static void *meminfo_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    (void)error;
+    struct meminfo *m = g_new0(struct meminfo, 1);
+    m->path = vigil_provider_path(vigil_config_get_string(ctx->config, ctx->section, "root"),
+                                  "proc/meminfo");
+    m->fd = -1;
+    return m;
+}
+
+static void meminfo_destroy(void *instance)
+{
+    struct meminfo *m = instance;
+    if (m->fd >= 0)
+        close(m->fd);
+    g_free(m->path);
+    g_free(m);
+}
+
+static void set_line_error(GError **error, const struct meminfo *m, guint line_no, const char *line,
+                           const char *what)
+{
+    g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
+                "%s, line %u: %s: \"%.80s\"", m->path, line_no, what, line);
+}
+
+static gboolean is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* "  12345 kB" exactly: a number without the unit would be in another
+ * unit (the HugePages_ lines are counts). */
+static gboolean parse_kib(const char *p, guint64 *value)
+{
+    while (is_blank(*p))
+        p++;
+    if (!g_ascii_isdigit(*p))
+        return FALSE;
+    guint64 v = 0;
+    for (; g_ascii_isdigit(*p); p++) {
+        guint digit = (guint)(*p - '0');
+        if (v > (G_MAXUINT64 - digit) / 10)
+            return FALSE;
+        v = v * 10 + digit;
+    }
+    if (!is_blank(*p))
+        return FALSE;
+    while (is_blank(*p))
+        p++;
+    if (strncmp(p, "kB", 2) != 0)
+        return FALSE;
+    p += 2;
+    while (is_blank(*p))
+        p++;
+    *value = v;
+    return *p == '\0';
+}
+
+static int field_index(const char *key, size_t key_len)
+{
+    for (guint i = 0; i < N_FIELDS; i++)
+        if (strlen(fields[i].key) == key_len && strncmp(fields[i].key, key, key_len) == 0)
+            return (int)i;
+    return -1;
+}
+
+static gboolean parse_line(struct meminfo *m, const char *line, guint line_no, GError **error)
+{
+    const char *colon = strchr(line, ':');
+    if (colon == NULL) {
+        set_line_error(error, m, line_no, line, "expected \"Key: value\"");
+        return FALSE;
+    }
+    int i = field_index(line, (size_t)(colon - line));
+    if (i < 0)
+        return TRUE; /* one of the many we do not report */
+    if (m->seen[i]) {
+        set_line_error(error, m, line_no, line, "this key appears twice");
+        return FALSE;
+    }
+    if (!parse_kib(colon + 1, &m->kib[i])) {
+        set_line_error(error, m, line_no, line, "expected a whole number of kB");
+        return FALSE;
+    }
+    m->seen[i] = TRUE;
+    return TRUE;
+}
+
+/* `buffer` is modified: lines are cut at their newline. */
+static gboolean parse_file(struct meminfo *m, char *buffer, GError **error)
+{
+    memset(m->seen, 0, sizeof m->seen);
+    char *line = buffer;
+    for (guint line_no = 1; *line != '\0'; line_no++) {
+        char *end = strchr(line, '\n');
+        if (end != NULL)
+            *end = '\0';
+        if (!parse_line(m, line, line_no, error))
+            return FALSE;
+        if (end == NULL)
+            break;
+        line = end + 1;
+    }
+    for (guint i = 0; i < N_FIELDS; i++) {
+        if (!m->seen[i]) {
+            g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
+                        "%s has no \"%s\" line", m->path, fields[i].key);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* Reads and parses the file into m->kib. */
+static gboolean read_file(struct meminfo *m, int error_code, GError **error)
+{
+    char buffer[BUFFER_BYTES];
+    gssize n = vigil_provider_pread_all(m->fd, buffer, sizeof buffer);
+    if (n < 0) {
+        g_set_error(error, VIGIL_PROVIDER_ERROR, error_code, "cannot read %s: %s", m->path,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    if ((gsize)n + 1 >= sizeof buffer) {
+        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
+                    "%s is larger than %u bytes", m->path, BUFFER_BYTES - 1);
+        return FALSE;
+    }
+    return parse_file(m, buffer, error);
+}
+
+static gboolean register_metrics(struct meminfo *m, vigil_metric_catalog *catalog, GError **error)
+{
+    for (guint i = 0; i < N_FIELDS; i++) {
+        m->ids[i] = vigil_metric_register(catalog, fields[i].metric, "bytes", VIGIL_METRIC_GAUGE,
+                                          SOURCE, VIGIL_METRIC_MEASURED, error);
+        if (m->ids[i] == 0)
+            return FALSE;
+    }
+    m->used_id = vigil_metric_register(catalog, "mem.used_bytes", "bytes", VIGIL_METRIC_GAUGE,
+                                       SOURCE, VIGIL_METRIC_MEASURED, error);
+    return m->used_id != 0;
+}
+
+static gboolean meminfo_start(void *instance, vigil_metric_catalog *catalog, GError **error)
+{
+    struct meminfo *m = instance;
+    if (m->fd >= 0)
+        close(m->fd);
+    m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    if (m->fd < 0) {
+        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                    "cannot open %s: %s", m->path, g_strerror(errno));
+        return FALSE;
+    }
+    /* A kernel without one of our keys is told at start, not every tick. */
+    return read_file(m, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error) &&
+           register_metrics(m, catalog, error);
+}
+
+static double kib_to_bytes(guint64 kib)
+{
+    return (double)kib * 1024.0;
+}
+
+static gboolean meminfo_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
+                             const struct vigil_sample_sink *sink, GError **error)
+{
+    (void)catalog;
+    (void)now_ns;
+    struct meminfo *m = instance;
+    if (!read_file(m, VIGIL_PROVIDER_ERROR_READ, error))
+        return FALSE;
+    for (guint i = 0; i < N_FIELDS; i++)
+        vigil_sample_emit(sink, m->ids[i], kib_to_bytes(m->kib[i]), 0);
+    /* The kernel's estimate of available memory is not bounded by the total
+     * by construction; a negative "used" would only be noise. */
+    guint64 total = m->kib[FIELD_TOTAL], available = m->kib[FIELD_AVAILABLE];
+    vigil_sample_emit(sink, m->used_id, kib_to_bytes(total > available ? total - available : 0), 0);
+    return TRUE;
+}
+
+static const struct vigil_provider_ops meminfo_ops = {
+    .start = meminfo_start,
+    .read = meminfo_read,
+};
+
+static const struct vigil_config_key keys[] = {
+    {.name = "root",
+     .type = VIGIL_CONFIG_STRING,
+     .default_value = "/",
+     .description = "directory under which proc/ is read; / on a real node"},
+};
+
+VIGIL_PLUGIN_EXPORT = {
+    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
+    .kind = VIGIL_PLUGIN_PROVIDER,
+    .name = "meminfo",
+    .description = "memory and swap from /proc/meminfo",
+    .config_keys = keys,
+    .n_config_keys = G_N_ELEMENTS(keys),
+    .create = meminfo_create,
+    .destroy = meminfo_destroy,
+    .ops = &meminfo_ops,
+};

@@ -1,0 +1,431 @@
+/* vigil — the procstat provider: CPU time, context switches and process
+ * counts from /proc/stat.
+ *
+ * CPU times come as ticks of USER_HZ; they are reported in seconds so that
+ * a consumer needs no knowledge of the node's tick rate. The node's "cpu"
+ * line and every "cpuN" line give the same eight times (guest and
+ * guest_nice, which follow, are already counted in user and nice). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vigil/plugin.h"
+#include "vigil/provider.h"
+
+#define SOURCE "procstat"
+
+/* The fields of a cpu line, in the kernel's order. */
+enum cpu_field {
+    CPU_USER,
+    CPU_NICE,
+    CPU_SYSTEM,
+    CPU_IDLE,
+    CPU_IOWAIT,
+    CPU_IRQ,
+    CPU_SOFTIRQ,
+    CPU_STEAL,
+    N_CPU_FIELDS,
+};
+
+static const char *const cpu_field_names[N_CPU_FIELDS] = {
+    "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
+};
+
+/* Kernels before 2.6.11 have no steal field: there is nothing to steal
+ * without a hypervisor that reports it, so 0 is its true value there. Any
+ * other field missing means the line is broken. */
+#define MIN_CPU_FIELDS     CPU_STEAL
+#define CPU_FIELDS_PROBLEM "a field is missing or not a whole number (7 or more expected)"
+
+/* A bound on the CPU number, so that a corrupt "cpu4000000000" line cannot
+ * make us allocate gigabytes; far above any kernel's NR_CPUS. */
+#define MAX_CPU_NUMBER 65535u
+
+/* Enough for a few hundred CPUs; beyond that it doubles until the file
+ * fits, at start, and then stays. */
+#define INITIAL_BUFFER_BYTES (64u * 1024u)
+/* /proc/stat of a 1024-CPU node with thousands of interrupts is some
+ * hundreds of KiB: a file larger than this is not /proc/stat. */
+#define MAX_BUFFER_BYTES (64u * 1024u * 1024u)
+
+struct cpu_times {
+    guint64 ticks[N_CPU_FIELDS];
+};
+
+struct cpu_slot {
+    uint32_t ids[N_CPU_FIELDS]; /* 0 until the CPU is registered */
+    struct cpu_times times;
+    gboolean seen; /* in the last parse */
+};
+
+struct procstat {
+    char *path;
+    int fd;
+    char *buffer; /* kept across reads: no allocation per read */
+    gsize buffer_size;
+    double ticks_per_s;
+
+    uint32_t node_ids[N_CPU_FIELDS];
+    struct cpu_times node;
+    gboolean node_seen;
+
+    struct cpu_slot *cpus; /* indexed by CPU number */
+    guint n_cpu_slots;
+
+    uint32_t ctxt_id, running_id, blocked_id;
+    guint64 ctxt, running, blocked;
+    gboolean ctxt_seen, running_seen, blocked_seen;
+};
+
+static void *procstat_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0) {
+        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                    "sysconf(_SC_CLK_TCK) gives no tick rate: %s", g_strerror(errno));
+        return NULL;
+    }
+    struct procstat *ps = g_new0(struct procstat, 1);
+    ps->path = vigil_provider_path(vigil_config_get_string(ctx->config, ctx->section, "root"),
+                                   "proc/stat");
+    ps->fd = -1;
+    ps->ticks_per_s = (double)hz;
+    return ps;
+}
+
+static void procstat_destroy(void *instance)
+{
+    struct procstat *ps = instance;
+    if (ps->fd >= 0)
+        close(ps->fd);
+    g_free(ps->cpus);
+    g_free(ps->buffer);
+    g_free(ps->path);
+    g_free(ps);
+}
+
+/* Reads the whole file into ps->buffer, growing it while the file fills
+ * it: pread_all cuts a longer file short, and half a CPU list would go
+ * unnoticed. */
+static gboolean read_whole_file(struct procstat *ps, int error_code, GError **error)
+{
+    for (;;) {
+        gssize n = vigil_provider_pread_all(ps->fd, ps->buffer, ps->buffer_size);
+        if (n < 0) {
+            g_set_error(error, VIGIL_PROVIDER_ERROR, error_code, "cannot read %s: %s", ps->path,
+                        g_strerror(errno));
+            return FALSE;
+        }
+        if ((gsize)n + 1 < ps->buffer_size)
+            return TRUE;
+        if (ps->buffer_size >= MAX_BUFFER_BYTES) {
+            g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
+                        "%s is larger than %u bytes", ps->path, MAX_BUFFER_BYTES);
+            return FALSE;
+        }
+        ps->buffer_size *= 2;
+        ps->buffer = g_realloc(ps->buffer, ps->buffer_size);
+    }
+}
+
+static void set_line_error(GError **error, const struct procstat *ps, guint line_no,
+                           const char *line, const char *what)
+{
+    g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
+                "%s, line %u: %s: \"%.80s\"", ps->path, line_no, what, line);
+}
+
+static gboolean is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* Parses the next whitespace-separated field as a decimal number. FALSE
+ * at the end of the line or on anything that is not a whole number that
+ * fits in 64 bits ("12x", "-3", "1e5"). */
+static gboolean next_u64(const char **cursor, guint64 *value)
+{
+    const char *p = *cursor;
+    while (is_blank(*p))
+        p++;
+    if (!g_ascii_isdigit(*p))
+        return FALSE;
+    guint64 v = 0;
+    for (; g_ascii_isdigit(*p); p++) {
+        guint digit = (guint)(*p - '0');
+        if (v > (G_MAXUINT64 - digit) / 10)
+            return FALSE;
+        v = v * 10 + digit;
+    }
+    if (*p != '\0' && !is_blank(*p))
+        return FALSE;
+    *cursor = p;
+    *value = v;
+    return TRUE;
+}
+
+static gboolean only_blanks_left(const char *p)
+{
+    while (is_blank(*p))
+        p++;
+    return *p == '\0';
+}
+
+/* The rest of a cpu line after its name. Fields past steal are checked
+ * but not kept. */
+static gboolean parse_cpu_times(const char *fields, struct cpu_times *times)
+{
+    memset(times, 0, sizeof *times);
+    const char *p = fields;
+    guint n = 0;
+    guint64 value;
+    while (next_u64(&p, &value)) {
+        if (n < N_CPU_FIELDS)
+            times->ticks[n] = value;
+        n++;
+    }
+    return n >= MIN_CPU_FIELDS && only_blanks_left(p);
+}
+
+/* The part of `line` after its first word when that is `key`, or NULL
+ * when the line is about something else. */
+static const char *after_key(const char *line, const char *key)
+{
+    size_t len = strlen(key);
+    if (strncmp(line, key, len) != 0 || (line[len] != '\0' && !is_blank(line[len])))
+        return NULL;
+    return line + len;
+}
+
+static struct cpu_slot *cpu_slot(struct procstat *ps, guint cpu)
+{
+    if (cpu >= ps->n_cpu_slots) {
+        guint n = MAX(cpu + 1, ps->n_cpu_slots * 2);
+        ps->cpus = g_renew(struct cpu_slot, ps->cpus, n);
+        memset(ps->cpus + ps->n_cpu_slots, 0, (n - ps->n_cpu_slots) * sizeof *ps->cpus);
+        ps->n_cpu_slots = n;
+    }
+    return &ps->cpus[cpu];
+}
+
+/* A "cpuN ..." line; `rest` points just after "cpu". */
+static gboolean parse_cpu_n_line(struct procstat *ps, const char *rest, guint line_no,
+                                 const char *line, GError **error)
+{
+    guint64 cpu = 0;
+    const char *p = rest;
+    for (; g_ascii_isdigit(*p) && cpu <= MAX_CPU_NUMBER; p++)
+        cpu = cpu * 10 + (guint64)(*p - '0');
+    if (cpu > MAX_CPU_NUMBER || (*p != '\0' && !is_blank(*p))) {
+        set_line_error(error, ps, line_no, line, "not a CPU number");
+        return FALSE;
+    }
+    struct cpu_slot *slot = cpu_slot(ps, (guint)cpu);
+    if (slot->seen) {
+        set_line_error(error, ps, line_no, line, "this CPU appears twice");
+        return FALSE;
+    }
+    if (!parse_cpu_times(p, &slot->times)) {
+        set_line_error(error, ps, line_no, line, CPU_FIELDS_PROBLEM);
+        return FALSE;
+    }
+    slot->seen = TRUE;
+    return TRUE;
+}
+
+/* A "KEY N" line holding one number. */
+static gboolean parse_single(struct procstat *ps, const char *fields, guint64 *value,
+                             gboolean *seen, guint line_no, const char *line, GError **error)
+{
+    if (*seen) {
+        set_line_error(error, ps, line_no, line, "this line appears twice");
+        return FALSE;
+    }
+    const char *p = fields;
+    if (!next_u64(&p, value) || !only_blanks_left(p)) {
+        set_line_error(error, ps, line_no, line, "expected one whole number");
+        return FALSE;
+    }
+    *seen = TRUE;
+    return TRUE;
+}
+
+static gboolean parse_line(struct procstat *ps, const char *line, guint line_no, GError **error)
+{
+    const char *fields;
+    if ((fields = after_key(line, "cpu")) != NULL) {
+        if (ps->node_seen) {
+            set_line_error(error, ps, line_no, line, "this line appears twice");
+            return FALSE;
+        }
+        if (!parse_cpu_times(fields, &ps->node)) {
+            set_line_error(error, ps, line_no, line, CPU_FIELDS_PROBLEM);
+            return FALSE;
+        }
+        ps->node_seen = TRUE;
+        return TRUE;
+    }
+    if (g_str_has_prefix(line, "cpu") && g_ascii_isdigit(line[3]))
+        return parse_cpu_n_line(ps, line + 3, line_no, line, error);
+    if ((fields = after_key(line, "ctxt")) != NULL)
+        return parse_single(ps, fields, &ps->ctxt, &ps->ctxt_seen, line_no, line, error);
+    if ((fields = after_key(line, "procs_running")) != NULL)
+        return parse_single(ps, fields, &ps->running, &ps->running_seen, line_no, line, error);
+    if ((fields = after_key(line, "procs_blocked")) != NULL)
+        return parse_single(ps, fields, &ps->blocked, &ps->blocked_seen, line_no, line, error);
+    return TRUE; /* intr, softirq, btime…: not ours */
+}
+
+static gboolean require_line(const struct procstat *ps, gboolean seen, const char *key,
+                             GError **error)
+{
+    if (!seen)
+        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ, "%s has no \"%s\" line",
+                    ps->path, key);
+    return seen;
+}
+
+/* Parses the whole buffer before anything is emitted or registered, so
+ * that a broken file yields no half-read tick. */
+static gboolean parse_file(struct procstat *ps, GError **error)
+{
+    ps->node_seen = ps->ctxt_seen = ps->running_seen = ps->blocked_seen = FALSE;
+    for (guint i = 0; i < ps->n_cpu_slots; i++)
+        ps->cpus[i].seen = FALSE;
+
+    char *line = ps->buffer;
+    for (guint line_no = 1; *line != '\0'; line_no++) {
+        char *end = strchr(line, '\n');
+        if (end != NULL)
+            *end = '\0';
+        if (!parse_line(ps, line, line_no, error))
+            return FALSE;
+        if (end == NULL)
+            break;
+        line = end + 1;
+    }
+    return require_line(ps, ps->node_seen, "cpu", error) &&
+           require_line(ps, ps->ctxt_seen, "ctxt", error) &&
+           require_line(ps, ps->running_seen, "procs_running", error) &&
+           require_line(ps, ps->blocked_seen, "procs_blocked", error);
+}
+
+/* `prefix` is "cpu" or "cpuN". */
+static gboolean register_cpu_times(vigil_metric_catalog *catalog, const char *prefix,
+                                   uint32_t ids[N_CPU_FIELDS], GError **error)
+{
+    for (guint f = 0; f < N_CPU_FIELDS; f++) {
+        char name[VIGIL_METRIC_NAME_MAX + 1];
+        g_snprintf(name, sizeof name, "%s.%s_s", prefix, cpu_field_names[f]);
+        ids[f] = vigil_metric_register(catalog, name, "s", VIGIL_METRIC_COUNTER, SOURCE,
+                                       VIGIL_METRIC_MEASURED, error);
+        if (ids[f] == 0)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean register_count(vigil_metric_catalog *catalog, const char *name,
+                               enum vigil_metric_kind kind, uint32_t *id, GError **error)
+{
+    *id = vigil_metric_register(catalog, name, "count", kind, SOURCE, VIGIL_METRIC_MEASURED, error);
+    return *id != 0;
+}
+
+/* Registers what is not registered yet: everything at start, a CPU that
+ * came online since then at a later read. */
+static gboolean register_new_metrics(struct procstat *ps, vigil_metric_catalog *catalog,
+                                     GError **error)
+{
+    if (ps->node_ids[0] == 0) {
+        if (!register_cpu_times(catalog, "cpu", ps->node_ids, error) ||
+            !register_count(catalog, "cpu.context_switches", VIGIL_METRIC_COUNTER, &ps->ctxt_id,
+                            error) ||
+            !register_count(catalog, "procs.running", VIGIL_METRIC_GAUGE, &ps->running_id, error) ||
+            !register_count(catalog, "procs.blocked", VIGIL_METRIC_GAUGE, &ps->blocked_id, error))
+            return FALSE;
+    }
+    for (guint cpu = 0; cpu < ps->n_cpu_slots; cpu++) {
+        struct cpu_slot *slot = &ps->cpus[cpu];
+        if (!slot->seen || slot->ids[0] != 0)
+            continue;
+        char prefix[32];
+        g_snprintf(prefix, sizeof prefix, "cpu%u", cpu);
+        if (!register_cpu_times(catalog, prefix, slot->ids, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static void emit_cpu_times(const struct procstat *ps, const uint32_t ids[N_CPU_FIELDS],
+                           const struct cpu_times *times, const struct vigil_sample_sink *sink)
+{
+    for (guint f = 0; f < N_CPU_FIELDS; f++)
+        vigil_sample_emit(sink, ids[f], (double)times->ticks[f] / ps->ticks_per_s, 0);
+}
+
+static gboolean procstat_start(void *instance, vigil_metric_catalog *catalog, GError **error)
+{
+    struct procstat *ps = instance;
+    if (ps->fd >= 0)
+        close(ps->fd);
+    ps->fd = open(ps->path, O_RDONLY | O_CLOEXEC);
+    if (ps->fd < 0) {
+        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                    "cannot open %s: %s", ps->path, g_strerror(errno));
+        return FALSE;
+    }
+    if (ps->buffer == NULL) {
+        ps->buffer_size = INITIAL_BUFFER_BYTES;
+        ps->buffer = g_malloc(ps->buffer_size);
+    }
+    /* A first read sizes the buffer and finds the CPUs to register. */
+    return read_whole_file(ps, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error) && parse_file(ps, error) &&
+           register_new_metrics(ps, catalog, error);
+}
+
+static gboolean procstat_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
+                              const struct vigil_sample_sink *sink, GError **error)
+{
+    (void)now_ns;
+    struct procstat *ps = instance;
+    if (!read_whole_file(ps, VIGIL_PROVIDER_ERROR_READ, error) || !parse_file(ps, error) ||
+        !register_new_metrics(ps, catalog, error))
+        return FALSE;
+
+    emit_cpu_times(ps, ps->node_ids, &ps->node, sink);
+    for (guint cpu = 0; cpu < ps->n_cpu_slots; cpu++) {
+        const struct cpu_slot *slot = &ps->cpus[cpu];
+        if (slot->seen)
+            emit_cpu_times(ps, slot->ids, &slot->times, sink);
+    }
+    vigil_sample_emit(sink, ps->ctxt_id, (double)ps->ctxt, 0);
+    vigil_sample_emit(sink, ps->running_id, (double)ps->running, 0);
+    vigil_sample_emit(sink, ps->blocked_id, (double)ps->blocked, 0);
+    return TRUE;
+}
+
+static const struct vigil_provider_ops procstat_ops = {
+    .start = procstat_start,
+    .read = procstat_read,
+};
+
+static const struct vigil_config_key keys[] = {
+    {.name = "root",
+     .type = VIGIL_CONFIG_STRING,
+     .default_value = "/",
+     .description = "directory under which proc/ is read; / on a real node"},
+};
+
+VIGIL_PLUGIN_EXPORT = {
+    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
+    .kind = VIGIL_PLUGIN_PROVIDER,
+    .name = "procstat",
+    .description = "CPU time, context switches and process counts from /proc/stat",
+    .config_keys = keys,
+    .n_config_keys = G_N_ELEMENTS(keys),
+    .create = procstat_create,
+    .destroy = procstat_destroy,
+    .ops = &procstat_ops,
+};

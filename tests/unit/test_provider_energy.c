@@ -1,0 +1,676 @@
+/* The energy provider on fixture trees: powercap zones whose energy_uj the
+ * tests rewrite between reads, and a /proc/stat for the estimate. Every
+ * read is given its now_ns, so the expected joules are exact.
+ *
+ * The provider keeps energy_uj and /proc/stat open and reads them with
+ * pread, so the tests rewrite them in place (O_TRUNC on the same inode):
+ * g_file_set_contents would put a new file under the name and the provider
+ * would go on reading the old one. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <glib/gstdio.h>
+
+#include "test_provider.h"
+#include "test_support.h"
+
+#define LOG_DOMAIN "vigil-provider-energy"
+#define NS_PER_S   1000000000ull
+
+/* The range of a real package counter (2^38 µJ scaled by the unit). */
+#define PKG_RANGE_UJ  "262143328850"
+#define DRAM_RANGE_UJ "65712999613"
+
+/* Fixtures ------------------------------------------------------------------------------------ */
+
+static void write_zone(const char *root, const char *zone_dir, const char *name,
+                       const char *range_uj, const char *energy_uj)
+{
+    char *base = g_build_filename("sys/class/powercap", zone_dir, NULL);
+    char *name_path = g_build_filename(base, "name", NULL);
+    char *range_path = g_build_filename(base, "max_energy_range_uj", NULL);
+    char *energy_path = g_build_filename(base, "energy_uj", NULL);
+    char *name_text = g_strconcat(name, "\n", NULL);
+    char *range_text = g_strconcat(range_uj, "\n", NULL);
+    char *energy_text = g_strconcat(energy_uj, "\n", NULL);
+    test_write_file(root, name_path, name_text);
+    test_write_file(root, range_path, range_text);
+    test_write_file(root, energy_path, energy_text);
+    g_free(energy_text);
+    g_free(range_text);
+    g_free(name_text);
+    g_free(energy_path);
+    g_free(range_path);
+    g_free(name_path);
+    g_free(base);
+}
+
+static void write_in_place(const char *root, const char *relative, const char *text)
+{
+    char *path = g_build_filename(root, relative, NULL);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    if (fd < 0)
+        fail_msg("opening %s: %s", path, g_strerror(errno));
+    size_t len = strlen(text);
+    if (write(fd, text, len) != (ssize_t)len)
+        fail_msg("writing %s: %s", path, g_strerror(errno));
+    close(fd);
+    g_free(path);
+}
+
+static void set_energy_uj(const char *root, const char *zone_dir, const char *energy_uj)
+{
+    char *relative = g_build_filename("sys/class/powercap", zone_dir, "energy_uj", NULL);
+    char *text = g_strconcat(energy_uj, "\n", NULL);
+    write_in_place(root, relative, text);
+    g_free(text);
+    g_free(relative);
+}
+
+/* A /proc/stat whose "cpu " line has these ten fields, with a cpu0 line and
+ * more after it as on a real node. */
+static void write_stat(const char *root, const char *cpu_fields, gboolean in_place)
+{
+    char *text = g_strdup_printf("cpu  %s\ncpu0 %s\nintr 12345 0 0\nctxt 999\nprocs_running 1\n",
+                                 cpu_fields, cpu_fields);
+    if (in_place)
+        write_in_place(root, "proc/stat", text);
+    else
+        test_write_file(root, "proc/stat", text);
+    g_free(text);
+}
+
+static void open_energy(struct test_provider *p, const char *root, const char *source,
+                        const char *extra)
+{
+    char *config = g_strdup_printf("[provider.energy]\nroot = %s\nsource = %s\n%s", root, source,
+                                   extra != NULL ? extra : "");
+    test_provider_open(p, "energy", config);
+    g_free(config);
+}
+
+static void start_ok(struct test_provider *p)
+{
+    GError *error = NULL;
+    if (!test_provider_start(p, &error))
+        fail_msg("start: %s", error->message);
+}
+
+/* start() fails as UNAVAILABLE; returns the message (g_free it). */
+static char *start_unavailable(struct test_provider *p)
+{
+    GError *error = NULL;
+    if (test_provider_start(p, &error))
+        fail_msg("start succeeded; it should have failed");
+    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE));
+    char *message = g_strdup(error->message);
+    g_error_free(error);
+    return message;
+}
+
+static GHashTable *read_ok(struct test_provider *p, guint64 now_ns)
+{
+    GError *error = NULL;
+    GHashTable *samples = test_provider_read(p, now_ns, &error);
+    if (samples == NULL)
+        fail_msg("read at %" G_GUINT64_FORMAT " ns: %s", now_ns, error->message);
+    return samples;
+}
+
+static guint32 sample_flags(GHashTable *samples, const char *metric)
+{
+    test_sample_value(samples, metric); /* fails when missing */
+    return ((const struct test_sample *)g_hash_table_lookup(samples, metric))->flags;
+}
+
+/* Exact, not within an epsilon: the provider and the test do the same
+ * arithmetic on the same numbers. */
+static void assert_joules(GHashTable *samples, const char *metric, double want_j)
+{
+    double got_j = test_sample_value(samples, metric);
+    if (got_j != want_j)
+        fail_msg("%s = %.17g J, want %.17g J", metric, got_j, want_j);
+}
+
+/* One read: the metric's value must be want_j, its flags want_flags. */
+static void expect_read(struct test_provider *p, guint64 now_ns, const char *metric, double want_j,
+                        guint32 want_flags)
+{
+    GHashTable *samples = read_ok(p, now_ns);
+    assert_joules(samples, metric, want_j);
+    assert_int_equal(sample_flags(samples, metric), want_flags);
+    g_hash_table_destroy(samples);
+}
+
+/* g_message from the plugin, as the daemon's log would show it. */
+static void capture_message(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                            gpointer user_data)
+{
+    (void)domain;
+    (void)level;
+    g_string_append_printf(user_data, "%s\n", message);
+}
+
+struct captured_log {
+    GString *text;
+    guint handler;
+};
+
+static void capture_begin(struct captured_log *log)
+{
+    log->text = g_string_new(NULL);
+    log->handler = g_log_set_handler(LOG_DOMAIN, G_LOG_LEVEL_MESSAGE, capture_message, log->text);
+}
+
+static char *capture_end(struct captured_log *log)
+{
+    g_log_remove_handler(LOG_DOMAIN, log->handler);
+    return g_string_free(log->text, FALSE);
+}
+
+static void assert_estimate_metric(struct test_provider *p)
+{
+    const struct vigil_metric_desc *m = test_metric(p, "energy.node_j");
+    assert_int_equal(m->kind, VIGIL_METRIC_COUNTER);
+    assert_int_equal(m->origin, VIGIL_METRIC_ESTIMATED);
+    assert_string_equal(m->unit, "J");
+    assert_string_equal(m->source, "energy/estimate");
+}
+
+/* source=auto must land on the estimate and log why, naming `reason`. */
+static void expect_auto_falls_back(const char *root, const char *reason)
+{
+    struct test_provider p;
+    open_energy(&p, root, "auto", NULL);
+    struct captured_log log;
+    capture_begin(&log);
+    start_ok(&p);
+    char *logged = capture_end(&log);
+    test_assert_contains(logged, "estimated");
+    test_assert_contains(logged, reason);
+    assert_int_equal(vigil_metric_count(p.catalog), 1);
+    assert_estimate_metric(&p);
+    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
+    g_free(logged);
+    test_provider_close(&p);
+}
+
+/* Powercap ------------------------------------------------------------------------------------ */
+
+static void powercap_counts_joules_per_zone(void **state)
+{
+    const char *root = *state;
+    write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "1000000");
+    write_zone(root, "intel-rapl:0:0", "dram", DRAM_RANGE_UJ, "200000");
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    start_ok(&p);
+    assert_int_equal(vigil_metric_count(p.catalog), 2);
+    const char *names[] = {"energy.pkg0_j", "energy.pkg0.dram_j"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        const struct vigil_metric_desc *m = test_metric(&p, names[i]);
+        assert_int_equal(m->kind, VIGIL_METRIC_COUNTER);
+        assert_int_equal(m->origin, VIGIL_METRIC_MEASURED);
+        assert_string_equal(m->unit, "J");
+        assert_string_equal(m->source, "energy/powercap");
+    }
+
+    GHashTable *s = read_ok(&p, 10 * NS_PER_S);
+    assert_int_equal(g_hash_table_size(s), 2);
+    assert_joules(s, "energy.pkg0_j", 0.0);
+    assert_joules(s, "energy.pkg0.dram_j", 0.0);
+    g_hash_table_destroy(s);
+
+    set_energy_uj(root, "intel-rapl:0", "3500000");
+    set_energy_uj(root, "intel-rapl:0:0", "700000");
+    s = read_ok(&p, 10 * NS_PER_S + 100000000);
+    assert_joules(s, "energy.pkg0_j", 2.5);
+    assert_joules(s, "energy.pkg0.dram_j", 0.5);
+    assert_int_equal(sample_flags(s, "energy.pkg0_j"), 0);
+    assert_int_equal(sample_flags(s, "energy.pkg0.dram_j"), 0);
+    g_hash_table_destroy(s);
+
+    set_energy_uj(root, "intel-rapl:0", "4000001");
+    s = read_ok(&p, 10 * NS_PER_S + 200000000);
+    assert_joules(s, "energy.pkg0_j", 3000001.0 / 1e6);
+    assert_joules(s, "energy.pkg0.dram_j", 0.5);
+    g_hash_table_destroy(s);
+    test_provider_close(&p);
+}
+
+static void powercap_names_every_zone(void **state)
+{
+    const char *root = *state;
+    write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "1");
+    write_zone(root, "intel-rapl:0:0", "core", PKG_RANGE_UJ, "1");
+    write_zone(root, "intel-rapl:0:1", "uncore", PKG_RANGE_UJ, "1");
+    write_zone(root, "intel-rapl:1", "package-1", PKG_RANGE_UJ, "1");
+    write_zone(root, "intel-rapl:1:0", "dram", DRAM_RANGE_UJ, "1");
+    write_zone(root, "intel-rapl:2", "psys", PKG_RANGE_UJ, "1");
+    write_zone(root, "intel-rapl:10", "package-0-die-1", PKG_RANGE_UJ, "1");
+    /* Left out: the same package through MMIO, and the control type. */
+    write_zone(root, "intel-rapl-mmio:0", "package-0", PKG_RANGE_UJ, "1");
+    test_write_file(root, "sys/class/powercap/intel-rapl/enabled", "1\n");
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    start_ok(&p);
+    const char *names[] = {"energy.pkg0_j",      "energy.pkg0.core_j", "energy.pkg0.uncore_j",
+                           "energy.pkg1_j",      "energy.pkg1.dram_j", "energy.psys_j",
+                           "energy.pkg0_die_1_j"};
+    assert_int_equal(vigil_metric_count(p.catalog), G_N_ELEMENTS(names));
+    GHashTable *s = read_ok(&p, NS_PER_S);
+    assert_int_equal(g_hash_table_size(s), G_N_ELEMENTS(names));
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        test_metric(&p, names[i]);
+        assert_joules(s, names[i], 0.0);
+    }
+    g_hash_table_destroy(s);
+    test_provider_close(&p);
+}
+
+static void powercap_unwraps_the_counter(void **state)
+{
+    const char *root = *state;
+    write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "262143000000");
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    start_ok(&p);
+    expect_read(&p, NS_PER_S, "energy.pkg0_j", 0.0, 0);
+    /* (262143328850 − 262143000000) + 500000 + 1 */
+    set_energy_uj(root, "intel-rapl:0", "500000");
+    expect_read(&p, 2 * NS_PER_S, "energy.pkg0_j", 828851.0 / 1e6, 0);
+    set_energy_uj(root, "intel-rapl:0", "1500000");
+    expect_read(&p, 3 * NS_PER_S, "energy.pkg0_j", 1828851.0 / 1e6, 0);
+    test_provider_close(&p);
+}
+
+/* A range of 1000 J at max_power_w = 1000 W goes round in exactly 1 s:
+ * a gap of 1 s cannot hide a wrap, one of 1 s + 1 ns can. */
+static void powercap_long_gap_is_uncertain(void **state)
+{
+    const char *root = *state;
+    write_zone(root, "intel-rapl:0", "package-0", "1000000000", "0");
+    struct test_provider p;
+    open_energy(&p, root, "powercap", "max_power_w = 1000\n");
+    start_ok(&p);
+    expect_read(&p, 5 * NS_PER_S, "energy.pkg0_j", 0.0, 0);
+    set_energy_uj(root, "intel-rapl:0", "100");
+    expect_read(&p, 6 * NS_PER_S, "energy.pkg0_j", 100.0 / 1e6, 0);
+    set_energy_uj(root, "intel-rapl:0", "300");
+    expect_read(&p, 7 * NS_PER_S + 1, "energy.pkg0_j", 300.0 / 1e6, VIGIL_SAMPLE_UNCERTAIN);
+    set_energy_uj(root, "intel-rapl:0", "600");
+    expect_read(&p, 7 * NS_PER_S + 100000000, "energy.pkg0_j", 600.0 / 1e6, 0);
+    test_provider_close(&p);
+}
+
+/* The bound scales with max_power_w: at 500 W the same range lasts 2 s. */
+static void powercap_gap_bound_follows_max_power(void **state)
+{
+    const char *root = *state;
+    write_zone(root, "intel-rapl:0", "package-0", "1000000000", "0");
+    struct test_provider p;
+    open_energy(&p, root, "powercap", "max_power_w = 500\n");
+    start_ok(&p);
+    expect_read(&p, NS_PER_S, "energy.pkg0_j", 0.0, 0);
+    expect_read(&p, 3 * NS_PER_S, "energy.pkg0_j", 0.0, 0);
+    expect_read(&p, 5 * NS_PER_S + 1, "energy.pkg0_j", 0.0, VIGIL_SAMPLE_UNCERTAIN);
+    test_provider_close(&p);
+}
+
+/* Root reads any file whatever its mode: CAP_DAC_OVERRIDE and
+ * CAP_DAC_READ_SEARCH are taken out of the effective set for the start,
+ * so that chmod 000 denies this process as it would an unprivileged
+ * vigild. Both stay permitted and are put back afterwards. */
+struct saved_caps {
+    struct __user_cap_header_struct header;
+    struct __user_cap_data_struct data[2];
+};
+
+static gboolean drop_read_override(struct saved_caps *saved)
+{
+    memset(saved, 0, sizeof *saved);
+    saved->header.version = _LINUX_CAPABILITY_VERSION_3;
+    if (syscall(SYS_capget, &saved->header, saved->data) != 0)
+        return FALSE;
+    struct __user_cap_data_struct lowered[2];
+    memcpy(lowered, saved->data, sizeof lowered);
+    lowered[0].effective &= ~((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
+    return syscall(SYS_capset, &saved->header, lowered) == 0;
+}
+
+static void restore_caps(struct saved_caps *saved)
+{
+    if (syscall(SYS_capset, &saved->header, saved->data) != 0)
+        fail_msg("restoring capabilities: %s", g_strerror(errno));
+}
+
+static void powercap_permission_denied(void **state)
+{
+    const char *root = *state;
+    write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "5");
+    write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
+    char *energy = g_build_filename(root, "sys/class/powercap/intel-rapl:0/energy_uj", NULL);
+    assert_int_equal(g_chmod(energy, 0), 0);
+    struct saved_caps saved;
+    if (!drop_read_override(&saved)) {
+        g_free(energy);
+        skip();
+    }
+    int probe = open(energy, O_RDONLY);
+    if (probe >= 0) {
+        close(probe);
+        restore_caps(&saved);
+        g_free(energy);
+        skip(); /* still readable: nothing to test here */
+    }
+
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    char *message = start_unavailable(&p);
+    test_provider_close(&p);
+    struct captured_log log;
+    capture_begin(&log);
+    open_energy(&p, root, "auto", NULL);
+    gboolean auto_started = test_provider_start(&p, NULL);
+    char *logged = capture_end(&log);
+    restore_caps(&saved);
+
+    char *want = g_strdup_printf("permission denied on %s (Linux makes energy_uj root-only "
+                                 "since 5.10",
+                                 energy);
+    test_assert_contains(message, want);
+    assert_true(auto_started);
+    assert_estimate_metric(&p);
+    test_assert_contains(logged, want);
+    test_provider_close(&p);
+    g_free(want);
+    g_free(logged);
+    g_free(message);
+    g_free(energy);
+}
+
+/* Unreadable for another reason than permissions, which works as root
+ * too: energy_uj is a directory, so it opens but cannot be read. */
+static void powercap_unreadable_counter(void **state)
+{
+    const char *root = *state;
+    write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "5");
+    write_zone(root, "intel-rapl:0:0", "dram", DRAM_RANGE_UJ, "5");
+    write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
+    char *energy = g_build_filename(root, "sys/class/powercap/intel-rapl:0:0/energy_uj", NULL);
+    assert_int_equal(g_unlink(energy), 0);
+    assert_int_equal(g_mkdir(energy, 0755), 0);
+
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    char *message = start_unavailable(&p);
+    char *want = g_strdup_printf("cannot read %s: %s", energy, g_strerror(EISDIR));
+    assert_string_equal(message, want);
+    test_provider_close(&p);
+    expect_auto_falls_back(root, want);
+    g_free(want);
+    g_free(message);
+    g_free(energy);
+}
+
+static void powercap_unreadable_range(void **state)
+{
+    const char *root = *state;
+    write_zone(root, "intel-rapl:0", "package-0", "0", "5");
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    char *message = start_unavailable(&p);
+    test_assert_contains(message, "intel-rapl:0/max_energy_range_uj is 0");
+    g_free(message);
+    test_provider_close(&p);
+}
+
+static void no_powercap_dir(void **state)
+{
+    const char *root = *state;
+    write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    char *message = start_unavailable(&p);
+    char *want = g_strdup_printf("no RAPL: %s/sys/class/powercap does not exist", root);
+    assert_string_equal(message, want);
+    test_provider_close(&p);
+    expect_auto_falls_back(root, want);
+    g_free(want);
+    g_free(message);
+}
+
+static void powercap_without_rapl_zones(void **state)
+{
+    const char *root = *state;
+    write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
+    write_zone(root, "intel-rapl-mmio:0", "package-0", PKG_RANGE_UJ, "5");
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    char *message = start_unavailable(&p);
+    char *want = g_strdup_printf("no RAPL: %s/sys/class/powercap has no intel-rapl:N zone", root);
+    assert_string_equal(message, want);
+    test_provider_close(&p);
+    expect_auto_falls_back(root, want);
+    g_free(want);
+    g_free(message);
+}
+
+/* Auto ---------------------------------------------------------------------------------------- */
+
+static void auto_prefers_powercap(void **state)
+{
+    const char *root = *state;
+    write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
+    write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "5");
+    struct test_provider p;
+    open_energy(&p, root, "auto", NULL);
+    struct captured_log log;
+    capture_begin(&log);
+    start_ok(&p);
+    char *logged = capture_end(&log);
+    assert_string_equal(logged, "");
+    assert_int_equal(vigil_metric_count(p.catalog), 1);
+    assert_int_equal(test_metric(&p, "energy.pkg0_j")->origin, VIGIL_METRIC_MEASURED);
+    assert_null(vigil_metric_lookup(p.catalog, "energy.node_j"));
+    g_free(logged);
+    test_provider_close(&p);
+}
+
+static void auto_with_nothing_to_read(void **state)
+{
+    const char *root = *state;
+    struct test_provider p;
+    open_energy(&p, root, "auto", NULL);
+    char *message = start_unavailable(&p);
+    test_assert_contains(message, "no RAPL:");
+    char *stat_path = g_build_filename(root, "proc/stat", NULL);
+    test_assert_contains(message, stat_path);
+    g_free(stat_path);
+    g_free(message);
+    test_provider_close(&p);
+}
+
+/* Estimate ------------------------------------------------------------------------------------ */
+
+/* idle 50 W, max 150 W, one socket. */
+static void estimate_integrates_the_model(void **state)
+{
+    const char *root = *state;
+    write_stat(root, "100 0 100 800 0 0 0 0 0 0", FALSE);
+    struct test_provider p;
+    open_energy(&p, root, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n");
+    start_ok(&p);
+    assert_estimate_metric(&p);
+    assert_int_equal(vigil_metric_count(p.catalog), 1);
+    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
+
+    /* Half busy for 2 s: 100 W × 2 s. */
+    write_stat(root, "150 0 150 900 0 0 0 0 0 0", TRUE);
+    expect_read(&p, 3 * NS_PER_S, "energy.node_j", 200.0, 0);
+
+    /* iowait is idle: 50 W × 1 s. */
+    write_stat(root, "150 0 150 950 50 0 0 0 0 0", TRUE);
+    expect_read(&p, 4 * NS_PER_S, "energy.node_j", 250.0, 0);
+
+    /* Every busy field counts, guest does not (it is inside user already):
+     * 70 busy ticks of 90, for 0.5 s. */
+    write_stat(root, "170 10 160 960 60 10 10 10 1000 0", TRUE);
+    double want_j = 250.0 + (50.0 + (150.0 - 50.0) * (1.0 - 20.0 / 90.0)) * 0.5;
+    expect_read(&p, 4 * NS_PER_S + 500000000, "energy.node_j", want_j, 0);
+    test_provider_close(&p);
+}
+
+/* Two sockets at 140 W busy: 280 W. Without new ticks the node is taken to
+ * be as busy as before. */
+static void estimate_sockets_and_quiet_intervals(void **state)
+{
+    const char *root = *state;
+    write_stat(root, "0 0 0 0 0 0 0 0 0 0", FALSE);
+    struct test_provider p;
+    open_energy(&p, root, "estimate", "idle_w = 40\nmax_w = 140\nsockets = 2\n");
+    start_ok(&p);
+    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
+    write_stat(root, "100 0 0 0 0 0 0 0 0 0", TRUE);
+    expect_read(&p, 2 * NS_PER_S, "energy.node_j", 280.0, 0);
+    expect_read(&p, 2 * NS_PER_S + 500000000, "energy.node_j", 420.0, 0);
+    test_provider_close(&p);
+}
+
+/* Ticks that go backwards give no utilisation: the previous one is used
+ * (idle, at first) and the sample is marked. */
+static void estimate_ticks_backwards(void **state)
+{
+    const char *root = *state;
+    write_stat(root, "500 0 0 500 0 0 0 0 0 0", FALSE);
+    struct test_provider p;
+    open_energy(&p, root, "estimate", NULL);
+    start_ok(&p);
+    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
+    write_stat(root, "400 0 0 600 0 0 0 0 0 0", TRUE);
+    expect_read(&p, 2 * NS_PER_S, "energy.node_j", 50.0, VIGIL_SAMPLE_UNCERTAIN);
+    test_provider_close(&p);
+}
+
+static void estimate_bad_stat(void **state)
+{
+    const char *root = *state;
+    test_write_file(root, "proc/stat", "intr 1 2 3\n");
+    struct test_provider p;
+    open_energy(&p, root, "estimate", NULL);
+    char *message = start_unavailable(&p);
+    test_assert_contains(message, "does not start with a \"cpu \" line");
+    g_free(message);
+    test_provider_close(&p);
+}
+
+/* test_provider_open fails the test on a create error: this one is done by
+ * hand, to see create refuse idle_w above max_w. */
+static void idle_above_max_is_refused(void **state)
+{
+    const char *root = *state;
+    vigil_plugin_registry *registry =
+        vigil_plugin_registry_new(test_env_or_fail("VIGIL_TEST_PROVIDER_DIR"));
+    vigil_config *config = vigil_config_new();
+    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
+    GError *error = NULL;
+    const struct vigil_plugin *plugin =
+        vigil_plugin_registry_load(registry, VIGIL_PLUGIN_PROVIDER, "energy", &error);
+    assert_non_null(plugin);
+    test_write_file(root, "vigil.conf", "[provider.energy]\nidle_w = 200\nmax_w = 150\n");
+    char *path = g_build_filename(root, "vigil.conf", NULL);
+    assert_true(vigil_config_load(config, path, &error));
+    struct vigil_plugin_context ctx = {config, "provider.energy"};
+    assert_null(plugin->descriptor->create(&ctx, &error));
+    assert_true(g_error_matches(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE));
+    assert_string_equal(error->message, "[provider.energy] idle_w (200 W) is above max_w (150 W)");
+    g_error_free(error);
+    g_free(path);
+    vigil_config_free(config);
+    vigil_plugin_registry_free(registry);
+}
+
+/* This machine ------------------------------------------------------------------------------- */
+
+/* Where the node has RAPL and vigil may read it, powercap starts; where it
+ * has none (this build machine) the message must say powercap is why. */
+static void real_node_powercap(void **state)
+{
+    (void)state;
+    struct test_provider p;
+    open_energy(&p, "/", "powercap", NULL);
+    GError *error = NULL;
+    if (test_provider_start(&p, &error)) {
+        assert_true(vigil_metric_count(p.catalog) >= 1);
+        assert_null(vigil_metric_lookup(p.catalog, "energy.node_j"));
+    } else {
+        assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE));
+        test_assert_contains(error->message, "/sys/class/powercap");
+        g_error_free(error);
+    }
+    test_provider_close(&p);
+}
+
+static void real_node_auto(void **state)
+{
+    (void)state;
+    struct test_provider p;
+    open_energy(&p, "/", "auto", NULL);
+    struct captured_log log;
+    capture_begin(&log);
+    start_ok(&p);
+    char *logged = capture_end(&log);
+    GHashTable *s = read_ok(&p, NS_PER_S);
+    GHashTable *later = read_ok(&p, 2 * NS_PER_S);
+    if (vigil_metric_lookup(p.catalog, "energy.node_j") != NULL) {
+        test_assert_contains(logged, "powercap");
+        assert_joules(s, "energy.node_j", 0.0);
+        /* Whatever the load, one second lies between idle and max power. */
+        double joules = test_sample_value(later, "energy.node_j");
+        assert_true(joules >= 50.0 && joules <= 150.0);
+    } else {
+        assert_string_equal(logged, "");
+        assert_true(g_hash_table_size(s) >= 1);
+    }
+    g_hash_table_destroy(later);
+    g_hash_table_destroy(s);
+    g_free(logged);
+    test_provider_close(&p);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
+    const struct CMUnitTest tests[] = {
+        T(powercap_counts_joules_per_zone),
+        T(powercap_names_every_zone),
+        T(powercap_unwraps_the_counter),
+        T(powercap_long_gap_is_uncertain),
+        T(powercap_gap_bound_follows_max_power),
+        T(powercap_permission_denied),
+        T(powercap_unreadable_counter),
+        T(powercap_unreadable_range),
+        T(no_powercap_dir),
+        T(powercap_without_rapl_zones),
+        T(auto_prefers_powercap),
+        T(auto_with_nothing_to_read),
+        T(estimate_integrates_the_model),
+        T(estimate_sockets_and_quiet_intervals),
+        T(estimate_ticks_backwards),
+        T(estimate_bad_stat),
+        T(idle_above_max_is_refused),
+        T(real_node_powercap),
+        T(real_node_auto),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
