@@ -1,5 +1,9 @@
 /* vigil — helpers every statistics provider uses. */
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "vigil/provider.h"
@@ -29,4 +33,307 @@ gssize vigil_provider_pread_all(int fd, char *buffer, gsize size)
 char *vigil_provider_path(const char *root, const char *relative)
 {
     return g_build_filename(root != NULL && root[0] != '\0' ? root : "/", relative, NULL);
+}
+
+/* Files read every tick ---------------------------------------------------------------------- */
+
+void vigil_provider_file_init(struct vigil_provider_file *file, const char *root,
+                              const char *relative, gsize initial_size, gsize max_size)
+{
+    file->path = vigil_provider_path(root, relative);
+    file->fd = -1;
+    file->size = initial_size;
+    file->max_size = MAX(initial_size, max_size);
+    file->buffer = g_malloc(file->size);
+    file->buffer[0] = '\0';
+}
+
+/* A read that fills the buffer may have cut the file short: the buffer
+ * grows and the file is read again, up to max_size, past which the file is
+ * not the one the provider knows and growing would only eat the node's
+ * memory. */
+static gboolean load(struct vigil_provider_file *file, enum vigil_provider_error_code code,
+                     GError **error)
+{
+    for (;;) {
+        gssize n = vigil_provider_pread_all(file->fd, file->buffer, file->size);
+        if (n < 0) {
+            g_set_error(error, VIGIL_PROVIDER_ERROR, code, "cannot read %s: %s", file->path,
+                        g_strerror(errno));
+            return FALSE;
+        }
+        if ((gsize)n + 1 < file->size)
+            return TRUE;
+        if (file->size >= file->max_size) {
+            g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
+                        "%s is larger than %" G_GSIZE_FORMAT " bytes", file->path,
+                        file->max_size - 1);
+            return FALSE;
+        }
+        file->size = MIN(file->size * 2, file->max_size);
+        file->buffer = g_realloc(file->buffer, file->size);
+    }
+}
+
+gboolean vigil_provider_file_open(struct vigil_provider_file *file, GError **error)
+{
+    if (file->fd >= 0)
+        close(file->fd);
+    file->fd = open(file->path, O_RDONLY | O_CLOEXEC);
+    if (file->fd < 0) {
+        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                    "cannot open %s: %s", file->path, g_strerror(errno));
+        return FALSE;
+    }
+    return load(file, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error);
+}
+
+gboolean vigil_provider_file_read(struct vigil_provider_file *file, GError **error)
+{
+    if (file->fd < 0) {
+        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
+                    "%s: read before a successful start", file->path);
+        return FALSE;
+    }
+    return load(file, VIGIL_PROVIDER_ERROR_READ, error);
+}
+
+void vigil_provider_file_clear(struct vigil_provider_file *file)
+{
+    if (file->fd >= 0)
+        close(file->fd);
+    g_free(file->buffer);
+    g_free(file->path);
+    memset(file, 0, sizeof *file);
+    file->fd = -1;
+}
+
+/* Parsing ------------------------------------------------------------------------------------ */
+
+char *vigil_provider_next_line(char **cursor)
+{
+    char *line = *cursor;
+    if (*line == '\0')
+        return NULL;
+    char *end = strchr(line, '\n');
+    if (end != NULL) {
+        *end = '\0';
+        *cursor = end + 1;
+    } else {
+        *cursor = line + strlen(line);
+    }
+    return line;
+}
+
+char *vigil_provider_next_field(char **cursor)
+{
+    char *p = *cursor;
+    while (vigil_provider_is_blank(*p))
+        p++;
+    if (*p == '\0') {
+        *cursor = p;
+        return NULL;
+    }
+    char *start = p;
+    while (*p != '\0' && !vigil_provider_is_blank(*p))
+        p++;
+    if (*p != '\0')
+        *p++ = '\0';
+    *cursor = p;
+    return start;
+}
+
+gboolean vigil_provider_scan_u64(const char **cursor, guint64 *value)
+{
+    const char *p = *cursor;
+    if (!g_ascii_isdigit(*p))
+        return FALSE;
+    guint64 v = 0;
+    for (; g_ascii_isdigit(*p); p++) {
+        guint digit = (guint)(*p - '0');
+        if (v > (G_MAXUINT64 - digit) / 10)
+            return FALSE;
+        v = v * 10 + digit;
+    }
+    *cursor = p;
+    *value = v;
+    return TRUE;
+}
+
+gboolean vigil_provider_parse_u64(const char *text, guint64 *value)
+{
+    const char *end = text;
+    guint64 v = 0;
+    if (!vigil_provider_scan_u64(&end, &v) || *end != '\0')
+        return FALSE;
+    *value = v;
+    return TRUE;
+}
+
+gboolean vigil_provider_scan_double(const char **cursor, double *value)
+{
+    const char *p = *cursor;
+    gboolean digits = FALSE;
+    for (; g_ascii_isdigit(*p) || *p == '.'; p++)
+        digits = digits || g_ascii_isdigit(*p);
+    if (!digits)
+        return FALSE;
+    /* Only digits and points were let through: strtod checks that there is
+     * one point at most ("1.2.3" stops it short). */
+    char *end = NULL;
+    double v = g_ascii_strtod(*cursor, &end);
+    if (end != p || !isfinite(v))
+        return FALSE;
+    *cursor = p;
+    *value = v;
+    return TRUE;
+}
+
+void vigil_provider_line_error(GError **error, const char *path, guint line, const char *format,
+                               ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *reason = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ, "%s, line %u: %s", path,
+                line, reason);
+    g_free(reason);
+}
+
+void vigil_provider_sanitize_name_part(char *part, const char *kept)
+{
+    for (char *c = part; *c != '\0'; c++) {
+        if (!g_ascii_islower(*c) && !g_ascii_isdigit(*c) && *c != '_' && strchr(kept, *c) == NULL)
+            *c = '_';
+    }
+}
+
+/* Devices ------------------------------------------------------------------------------------ */
+
+struct vigil_provider_device {
+    gboolean left_out; /* its metric names are another device's */
+    guint64 last_scan; /* numbered, so that no mark needs clearing before a scan */
+    uint32_t ids[];
+};
+
+void vigil_provider_devices_init(struct vigil_provider_devices *devices,
+                                 const struct vigil_provider_device_kind *kind, const char *path)
+{
+    devices->kind = kind;
+    devices->path = path;
+    devices->by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    devices->metric_owners = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    devices->scan = 0;
+}
+
+void vigil_provider_devices_clear(struct vigil_provider_devices *devices)
+{
+    g_clear_pointer(&devices->metric_owners, g_hash_table_destroy);
+    g_clear_pointer(&devices->by_name, g_hash_table_destroy);
+}
+
+void vigil_provider_devices_begin_scan(struct vigil_provider_devices *devices)
+{
+    devices->scan++;
+}
+
+gboolean vigil_provider_devices_parse_stats(const struct vigil_provider_devices *devices,
+                                            char **cursor, guint line, guint64 *stats,
+                                            gboolean *all_zero, GError **error)
+{
+    const struct vigil_provider_device_kind *kind = devices->kind;
+    guint count = 0;
+    gboolean zero = TRUE;
+    for (char *field; (field = vigil_provider_next_field(cursor)) != NULL; count++) {
+        guint64 value = 0;
+        if (!vigil_provider_parse_u64(field, &value)) {
+            vigil_provider_line_error(error, devices->path, line,
+                                      "%s %u is \"%s\", not a whole number", kind->stat_noun,
+                                      count + 1, field);
+            return FALSE;
+        }
+        zero = zero && value == 0;
+        if (count < kind->n_stats)
+            stats[count] = value;
+    }
+    if (count < kind->n_stats) {
+        vigil_provider_line_error(error, devices->path, line,
+                                  "%u %ss after the %s name, expected at least %u", count,
+                                  kind->stat_noun, kind->noun, kind->n_stats);
+        return FALSE;
+    }
+    if (all_zero != NULL)
+        *all_zero = zero;
+    return TRUE;
+}
+
+static gboolean register_metrics(const struct vigil_provider_devices *devices,
+                                 vigil_metric_catalog *catalog, const char *part,
+                                 struct vigil_provider_device *device, GError **error)
+{
+    const struct vigil_provider_device_kind *kind = devices->kind;
+    for (guint m = 0; m < kind->n_metrics; m++) {
+        char *name = g_strdup_printf("%s.%s.%s", kind->group, part, kind->metrics[m].suffix);
+        device->ids[m] =
+            vigil_metric_register(catalog, name, kind->metrics[m].unit, VIGIL_METRIC_COUNTER,
+                                  kind->source, VIGIL_METRIC_MEASURED, error);
+        g_free(name);
+        if (device->ids[m] == 0) {
+            g_prefix_error(error, "%s: ", devices->path);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static struct vigil_provider_device *add_device(struct vigil_provider_devices *devices,
+                                                vigil_metric_catalog *catalog, const char *name,
+                                                GError **error)
+{
+    const struct vigil_provider_device_kind *kind = devices->kind;
+    struct vigil_provider_device *device =
+        g_malloc0(sizeof *device + kind->n_metrics * sizeof device->ids[0]);
+    char *part = g_strdup(name);
+    vigil_provider_sanitize_name_part(part, "-");
+    const char *owner = g_hash_table_lookup(devices->metric_owners, part);
+    if (owner != NULL) {
+        g_log(kind->log_domain, G_LOG_LEVEL_WARNING,
+              "%s: %ss %s and %s both map to metrics %s.%s.*: %s is not reported", devices->path,
+              kind->noun, owner, name, kind->group, part, name);
+        device->left_out = TRUE;
+        g_free(part);
+    } else if (!register_metrics(devices, catalog, part, device, error)) {
+        g_free(part);
+        g_free(device);
+        return NULL;
+    } else {
+        g_hash_table_insert(devices->metric_owners, part, g_strdup(name));
+    }
+    g_hash_table_insert(devices->by_name, g_strdup(name), device);
+    return device;
+}
+
+gboolean vigil_provider_devices_see(struct vigil_provider_devices *devices,
+                                    vigil_metric_catalog *catalog, guint line, const char *name,
+                                    gboolean wanted, const uint32_t **ids, GError **error)
+{
+    *ids = NULL;
+    struct vigil_provider_device *device = g_hash_table_lookup(devices->by_name, name);
+    if (device == NULL) {
+        if (!wanted)
+            return TRUE;
+        device = add_device(devices, catalog, name, error);
+        if (device == NULL)
+            return FALSE;
+    }
+    if (device->last_scan == devices->scan) {
+        vigil_provider_line_error(error, devices->path, line, "%s %s appears twice",
+                                  devices->kind->noun, name);
+        return FALSE;
+    }
+    device->last_scan = devices->scan;
+    if (!device->left_out)
+        *ids = device->ids;
+    return TRUE;
 }

@@ -151,7 +151,7 @@ static gboolean read_text_once(const char *path, char *text, gsize size, GError 
 static gboolean parse_u64(const char *text, const char *path, int code, guint64 *value,
                           GError **error)
 {
-    if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, value, NULL)) {
+    if (!vigil_provider_parse_u64(text, value)) {
         g_set_error(error, VIGIL_PROVIDER_ERROR, code, "%s does not hold a whole number: \"%.40s\"",
                     path, text);
         return FALSE;
@@ -334,9 +334,7 @@ static char *name_stem(const char *zone_name, int fallback_index)
     const char *rest = g_str_has_prefix(lower, "package-") ? lower + strlen("package-") : NULL;
     char *stem = rest != NULL ? g_strconcat("pkg", rest, NULL) : g_strdup(lower);
     g_free(lower);
-    for (char *c = stem; *c != '\0'; c++)
-        if (!g_ascii_isalnum(*c) && *c != '_')
-            *c = '_';
+    vigil_provider_sanitize_name_part(stem, "");
     return stem;
 }
 

@@ -5,11 +5,7 @@
  * runnable ones, then all of them. Its metrics are procs.runnable and
  * procs.total, not procs.running, which procstat reports from its own
  * (differently counted) procs_running line. */
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "vigil/plugin.h"
 #include "vigil/provider.h"
@@ -24,8 +20,7 @@ enum { LOAD_1M, LOAD_5M, LOAD_15M, N_LOADS };
 static const char *const load_names[N_LOADS] = {"load.1m", "load.5m", "load.15m"};
 
 struct loadavg {
-    char *path;
-    int fd;
+    struct vigil_provider_file file;
     uint32_t load_ids[N_LOADS];
     uint32_t runnable_id, total_id;
     double loads[N_LOADS];
@@ -36,66 +31,22 @@ static void *loadavg_create(const struct vigil_plugin_context *ctx, GError **err
 {
     (void)error;
     struct loadavg *l = g_new0(struct loadavg, 1);
-    l->path = vigil_provider_path(vigil_config_get_string(ctx->config, ctx->section, "root"),
-                                  "proc/loadavg");
-    l->fd = -1;
+    vigil_provider_file_init(&l->file, vigil_config_get_string(ctx->config, ctx->section, "root"),
+                             "proc/loadavg", BUFFER_BYTES, BUFFER_BYTES);
     return l;
 }
 
 static void loadavg_destroy(void *instance)
 {
     struct loadavg *l = instance;
-    if (l->fd >= 0)
-        close(l->fd);
-    g_free(l->path);
+    vigil_provider_file_clear(&l->file);
     g_free(l);
 }
 
-static gboolean is_blank(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-static const char *skip_blanks(const char *p)
-{
-    while (is_blank(*p))
-        p++;
-    return p;
-}
-
-/* A load average as the kernel writes it, digits and a point: strtod alone
- * would also take "nan", "-1" or "0x10". */
 static gboolean next_load(const char **cursor, double *value)
 {
-    const char *start = skip_blanks(*cursor);
-    const char *p = start;
-    gboolean digits = FALSE;
-    for (; g_ascii_isdigit(*p) || *p == '.'; p++)
-        digits = digits || g_ascii_isdigit(*p);
-    if (!digits || !is_blank(*p))
-        return FALSE;
-    char *end = NULL;
-    *value = g_ascii_strtod(start, &end);
-    *cursor = p;
-    return end == p && isfinite(*value);
-}
-
-/* A whole number starting right at the cursor. */
-static gboolean next_u64(const char **cursor, guint64 *value)
-{
-    const char *p = *cursor;
-    if (!g_ascii_isdigit(*p))
-        return FALSE;
-    guint64 v = 0;
-    for (; g_ascii_isdigit(*p); p++) {
-        guint digit = (guint)(*p - '0');
-        if (v > (G_MAXUINT64 - digit) / 10)
-            return FALSE;
-        v = v * 10 + digit;
-    }
-    *cursor = p;
-    *value = v;
-    return TRUE;
+    *cursor = vigil_provider_skip_blanks(*cursor);
+    return vigil_provider_scan_double(cursor, value) && vigil_provider_is_blank(**cursor);
 }
 
 static gboolean expect_char(const char **cursor, char c)
@@ -107,49 +58,31 @@ static gboolean expect_char(const char **cursor, char c)
 }
 
 /* The whole file: one line, and perhaps its newline. */
-static gboolean parse_file(struct loadavg *l, const char *text, GError **error)
+static gboolean parse_file(struct loadavg *l, GError **error)
 {
+    const char *text = l->file.buffer;
     const char *p = text;
     guint64 last_pid;
     gboolean ok = TRUE;
     for (guint i = 0; i < N_LOADS && ok; i++)
         ok = next_load(&p, &l->loads[i]);
     if (ok) {
-        p = skip_blanks(p);
-        ok = next_u64(&p, &l->runnable) && expect_char(&p, '/') && next_u64(&p, &l->total) &&
-             is_blank(*p);
+        p = vigil_provider_skip_blanks(p);
+        ok = vigil_provider_scan_u64(&p, &l->runnable) && expect_char(&p, '/') &&
+             vigil_provider_scan_u64(&p, &l->total) && vigil_provider_is_blank(*p);
     }
     if (ok) {
-        p = skip_blanks(p);
-        ok = next_u64(&p, &last_pid);
-        p = skip_blanks(p);
+        p = vigil_provider_skip_blanks(p);
+        ok = vigil_provider_scan_u64(&p, &last_pid);
+        p = vigil_provider_skip_blanks(p);
         ok = ok && (*p == '\0' || (expect_char(&p, '\n') && *p == '\0'));
     }
-    if (!ok) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                    "%s, line 1: expected \"LOAD1 LOAD5 LOAD15 RUNNABLE/TOTAL LASTPID\": "
-                    "\"%.*s\"",
-                    l->path, (int)strcspn(text, "\n"), text);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static gboolean read_file(struct loadavg *l, int error_code, GError **error)
-{
-    char buffer[BUFFER_BYTES];
-    gssize n = vigil_provider_pread_all(l->fd, buffer, sizeof buffer);
-    if (n < 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, error_code, "cannot read %s: %s", l->path,
-                    g_strerror(errno));
-        return FALSE;
-    }
-    if ((gsize)n + 1 >= sizeof buffer) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                    "%s is larger than %u bytes", l->path, BUFFER_BYTES - 1);
-        return FALSE;
-    }
-    return parse_file(l, buffer, error);
+    if (!ok)
+        vigil_provider_line_error(error, l->file.path, 1,
+                                  "expected \"LOAD1 LOAD5 LOAD15 RUNNABLE/TOTAL LASTPID\": "
+                                  "\"%.*s\"",
+                                  (int)strcspn(text, "\n"), text);
+    return ok;
 }
 
 static gboolean register_metrics(struct loadavg *l, vigil_metric_catalog *catalog, GError **error)
@@ -172,15 +105,7 @@ static gboolean register_metrics(struct loadavg *l, vigil_metric_catalog *catalo
 static gboolean loadavg_start(void *instance, vigil_metric_catalog *catalog, GError **error)
 {
     struct loadavg *l = instance;
-    if (l->fd >= 0)
-        close(l->fd);
-    l->fd = open(l->path, O_RDONLY | O_CLOEXEC);
-    if (l->fd < 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "cannot open %s: %s", l->path, g_strerror(errno));
-        return FALSE;
-    }
-    return read_file(l, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error) &&
+    return vigil_provider_file_open(&l->file, error) && parse_file(l, error) &&
            register_metrics(l, catalog, error);
 }
 
@@ -190,7 +115,7 @@ static gboolean loadavg_read(void *instance, vigil_metric_catalog *catalog, uint
     (void)catalog;
     (void)now_ns;
     struct loadavg *l = instance;
-    if (!read_file(l, VIGIL_PROVIDER_ERROR_READ, error))
+    if (!vigil_provider_file_read(&l->file, error) || !parse_file(l, error))
         return FALSE;
     for (guint i = 0; i < N_LOADS; i++)
         vigil_sample_emit(sink, l->load_ids[i], l->loads[i], 0);
@@ -205,10 +130,7 @@ static const struct vigil_provider_ops loadavg_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "root",
-     .type = VIGIL_CONFIG_STRING,
-     .default_value = "/",
-     .description = "directory under which proc/ is read; / on a real node"},
+    VIGIL_PROVIDER_PROC_ROOT_KEY,
 };
 
 VIGIL_PLUGIN_EXPORT = {

@@ -3,10 +3,7 @@
  * The kernel gives kB (KiB, in fact); values are reported in bytes. Used
  * memory is total minus available, the memory that could not be given to
  * a new job without swapping: MemFree alone counts the page cache as used. */
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "vigil/plugin.h"
 #include "vigil/provider.h"
@@ -30,8 +27,7 @@ static const struct {
 enum { FIELD_TOTAL = 0, FIELD_AVAILABLE = 2, N_FIELDS = G_N_ELEMENTS(fields) };
 
 struct meminfo {
-    char *path;
-    int fd;
+    struct vigil_provider_file file;
     uint32_t ids[N_FIELDS];
     uint32_t used_id;
     guint64 kib[N_FIELDS];
@@ -42,59 +38,37 @@ static void *meminfo_create(const struct vigil_plugin_context *ctx, GError **err
 {
     (void)error;
     struct meminfo *m = g_new0(struct meminfo, 1);
-    m->path = vigil_provider_path(vigil_config_get_string(ctx->config, ctx->section, "root"),
-                                  "proc/meminfo");
-    m->fd = -1;
+    vigil_provider_file_init(&m->file, vigil_config_get_string(ctx->config, ctx->section, "root"),
+                             "proc/meminfo", BUFFER_BYTES, BUFFER_BYTES);
     return m;
 }
 
 static void meminfo_destroy(void *instance)
 {
     struct meminfo *m = instance;
-    if (m->fd >= 0)
-        close(m->fd);
-    g_free(m->path);
+    vigil_provider_file_clear(&m->file);
     g_free(m);
 }
 
 static void set_line_error(GError **error, const struct meminfo *m, guint line_no, const char *line,
                            const char *what)
 {
-    g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                "%s, line %u: %s: \"%.80s\"", m->path, line_no, what, line);
-}
-
-static gboolean is_blank(char c)
-{
-    return c == ' ' || c == '\t';
+    vigil_provider_line_error(error, m->file.path, line_no, "%s: \"%.80s\"", what, line);
 }
 
 /* "  12345 kB" exactly: a number without the unit would be in another
  * unit (the HugePages_ lines are counts). */
 static gboolean parse_kib(const char *p, guint64 *value)
 {
-    while (is_blank(*p))
-        p++;
-    if (!g_ascii_isdigit(*p))
-        return FALSE;
     guint64 v = 0;
-    for (; g_ascii_isdigit(*p); p++) {
-        guint digit = (guint)(*p - '0');
-        if (v > (G_MAXUINT64 - digit) / 10)
-            return FALSE;
-        v = v * 10 + digit;
-    }
-    if (!is_blank(*p))
+    p = vigil_provider_skip_blanks(p);
+    if (!vigil_provider_scan_u64(&p, &v) || !vigil_provider_is_blank(*p))
         return FALSE;
-    while (is_blank(*p))
-        p++;
-    if (strncmp(p, "kB", 2) != 0)
+    p = vigil_provider_skip_blanks(p);
+    if (strncmp(p, "kB", 2) != 0 || *vigil_provider_skip_blanks(p + 2) != '\0')
         return FALSE;
-    p += 2;
-    while (is_blank(*p))
-        p++;
     *value = v;
-    return *p == '\0';
+    return TRUE;
 }
 
 static int field_index(const char *key, size_t key_len)
@@ -127,47 +101,23 @@ static gboolean parse_line(struct meminfo *m, const char *line, guint line_no, G
     return TRUE;
 }
 
-/* `buffer` is modified: lines are cut at their newline. */
-static gboolean parse_file(struct meminfo *m, char *buffer, GError **error)
+static gboolean parse_file(struct meminfo *m, GError **error)
 {
     memset(m->seen, 0, sizeof m->seen);
-    char *line = buffer;
-    for (guint line_no = 1; *line != '\0'; line_no++) {
-        char *end = strchr(line, '\n');
-        if (end != NULL)
-            *end = '\0';
-        if (!parse_line(m, line, line_no, error))
+    char *cursor = m->file.buffer;
+    guint line_no = 0;
+    for (char *line; (line = vigil_provider_next_line(&cursor)) != NULL;) {
+        if (!parse_line(m, line, ++line_no, error))
             return FALSE;
-        if (end == NULL)
-            break;
-        line = end + 1;
     }
     for (guint i = 0; i < N_FIELDS; i++) {
         if (!m->seen[i]) {
             g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                        "%s has no \"%s\" line", m->path, fields[i].key);
+                        "%s has no \"%s\" line", m->file.path, fields[i].key);
             return FALSE;
         }
     }
     return TRUE;
-}
-
-/* Reads and parses the file into m->kib. */
-static gboolean read_file(struct meminfo *m, int error_code, GError **error)
-{
-    char buffer[BUFFER_BYTES];
-    gssize n = vigil_provider_pread_all(m->fd, buffer, sizeof buffer);
-    if (n < 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, error_code, "cannot read %s: %s", m->path,
-                    g_strerror(errno));
-        return FALSE;
-    }
-    if ((gsize)n + 1 >= sizeof buffer) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                    "%s is larger than %u bytes", m->path, BUFFER_BYTES - 1);
-        return FALSE;
-    }
-    return parse_file(m, buffer, error);
 }
 
 static gboolean register_metrics(struct meminfo *m, vigil_metric_catalog *catalog, GError **error)
@@ -186,16 +136,8 @@ static gboolean register_metrics(struct meminfo *m, vigil_metric_catalog *catalo
 static gboolean meminfo_start(void *instance, vigil_metric_catalog *catalog, GError **error)
 {
     struct meminfo *m = instance;
-    if (m->fd >= 0)
-        close(m->fd);
-    m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
-    if (m->fd < 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "cannot open %s: %s", m->path, g_strerror(errno));
-        return FALSE;
-    }
     /* A kernel without one of our keys is told at start, not every tick. */
-    return read_file(m, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error) &&
+    return vigil_provider_file_open(&m->file, error) && parse_file(m, error) &&
            register_metrics(m, catalog, error);
 }
 
@@ -210,7 +152,7 @@ static gboolean meminfo_read(void *instance, vigil_metric_catalog *catalog, uint
     (void)catalog;
     (void)now_ns;
     struct meminfo *m = instance;
-    if (!read_file(m, VIGIL_PROVIDER_ERROR_READ, error))
+    if (!vigil_provider_file_read(&m->file, error) || !parse_file(m, error))
         return FALSE;
     for (guint i = 0; i < N_FIELDS; i++)
         vigil_sample_emit(sink, m->ids[i], kib_to_bytes(m->kib[i]), 0);
@@ -227,10 +169,7 @@ static const struct vigil_provider_ops meminfo_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "root",
-     .type = VIGIL_CONFIG_STRING,
-     .default_value = "/",
-     .description = "directory under which proc/ is read; / on a real node"},
+    VIGIL_PROVIDER_PROC_ROOT_KEY,
 };
 
 VIGIL_PLUGIN_EXPORT = {

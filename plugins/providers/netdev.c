@@ -1,10 +1,6 @@
 /* vigil — the netdev provider: bytes and packets per network interface,
  * from /proc/net/dev. */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "vigil/metric.h"
 #include "vigil/plugin.h"
@@ -39,42 +35,44 @@ enum iface_metric {
     N_IFACE_METRICS,
 };
 
-static const struct {
-    const char *suffix;
-    const char *unit;
-    enum stat_field field;
-} iface_metrics[N_IFACE_METRICS] = {
-    [IFACE_RX_BYTES] = {"rx_bytes", "bytes", STAT_RX_BYTES},
-    [IFACE_TX_BYTES] = {"tx_bytes", "bytes", STAT_TX_BYTES},
-    [IFACE_RX_PACKETS] = {"rx_packets", "count", STAT_RX_PACKETS},
-    [IFACE_TX_PACKETS] = {"tx_packets", "count", STAT_TX_PACKETS},
+static const struct vigil_provider_device_metric iface_metrics[N_IFACE_METRICS] = {
+    [IFACE_RX_BYTES] = {"rx_bytes", "bytes"},
+    [IFACE_TX_BYTES] = {"tx_bytes", "bytes"},
+    [IFACE_RX_PACKETS] = {"rx_packets", "count"},
+    [IFACE_TX_PACKETS] = {"tx_packets", "count"},
 };
 
-struct iface {
-    /* Another interface's name maps to the same metric names ("eth0.100"
-     * and "eth0_100"): only the first is reported, so that no metric gets
-     * two values in one read. */
-    gboolean ignored;
-    guint64 last_scan; /* the scan that last saw it */
-    uint32_t ids[N_IFACE_METRICS];
+static const enum stat_field iface_fields[N_IFACE_METRICS] = {
+    [IFACE_RX_BYTES] = STAT_RX_BYTES,
+    [IFACE_TX_BYTES] = STAT_TX_BYTES,
+    [IFACE_RX_PACKETS] = STAT_RX_PACKETS,
+    [IFACE_TX_PACKETS] = STAT_TX_PACKETS,
+};
+
+/* VLANs are "eth0.100": the '.' becomes '_', and "eth0_100" would then
+ * have the same metrics. */
+static const struct vigil_provider_device_kind iface_kind = {
+    .noun = "interface",
+    .stat_noun = "counter",
+    .n_stats = N_STAT_FIELDS,
+    .group = "net",
+    .source = SOURCE,
+    .log_domain = G_LOG_DOMAIN,
+    .metrics = iface_metrics,
+    .n_metrics = N_IFACE_METRICS,
 };
 
 struct netdev {
-    char *path;
+    struct vigil_provider_file file;
     char **interfaces; /* NULL when every interface but lo is wanted */
-    int fd;
-    char *buffer;
-    gsize buffer_size;
-    GHashTable *ifaces;        /* kernel name → struct iface */
-    GHashTable *metric_owners; /* metric segment → the kernel name that has it */
-    guint64 scans;
+    struct vigil_provider_devices ifaces;
 };
 
 struct scan {
     struct netdev *n;
     vigil_metric_catalog *catalog;
     const struct vigil_sample_sink *sink; /* NULL in start(): register only */
-    unsigned line;
+    guint line;
 };
 
 static void *netdev_create(const struct vigil_plugin_context *context, GError **error)
@@ -84,148 +82,20 @@ static void *netdev_create(const struct vigil_plugin_context *context, GError **
     const char *root = vigil_config_get_string(context->config, context->section, "root");
     const char *const *interfaces =
         vigil_config_get_list(context->config, context->section, "interfaces");
-    n->path = vigil_provider_path(root, RELATIVE_PATH);
+    vigil_provider_file_init(&n->file, root, RELATIVE_PATH, BUFFER_INITIAL_BYTES, BUFFER_MAX_BYTES);
     if (interfaces != NULL && interfaces[0] != NULL)
         n->interfaces = g_strdupv((char **)interfaces);
-    n->fd = -1;
-    n->buffer_size = BUFFER_INITIAL_BYTES;
-    n->buffer = g_malloc(n->buffer_size);
-    n->ifaces = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    n->metric_owners = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    vigil_provider_devices_init(&n->ifaces, &iface_kind, n->file.path);
     return n;
 }
 
 static void netdev_destroy(void *instance)
 {
     struct netdev *n = instance;
-    if (n->fd >= 0)
-        close(n->fd);
-    g_hash_table_destroy(n->metric_owners);
-    g_hash_table_destroy(n->ifaces);
-    g_free(n->buffer);
+    vigil_provider_devices_clear(&n->ifaces);
     g_strfreev(n->interfaces);
-    g_free(n->path);
+    vigil_provider_file_clear(&n->file);
     g_free(n);
-}
-
-/* Fills the buffer with the whole file, growing it when a read fills it:
- * a full buffer may have cut the file short. */
-static gboolean load_file(struct netdev *n, enum vigil_provider_error_code code, GError **error)
-{
-    for (;;) {
-        gssize length = vigil_provider_pread_all(n->fd, n->buffer, n->buffer_size);
-        if (length < 0) {
-            g_set_error(error, VIGIL_PROVIDER_ERROR, code, "cannot read %s: %s", n->path,
-                        g_strerror(errno));
-            return FALSE;
-        }
-        if ((gsize)length + 1 < n->buffer_size)
-            return TRUE;
-        if (n->buffer_size >= BUFFER_MAX_BYTES) {
-            g_set_error(error, VIGIL_PROVIDER_ERROR, code,
-                        "%s is larger than %u bytes: not a net/dev file", n->path,
-                        BUFFER_MAX_BYTES);
-            return FALSE;
-        }
-        n->buffer_size *= 2;
-        n->buffer = g_realloc(n->buffer, n->buffer_size);
-    }
-}
-
-static G_GNUC_PRINTF(3, 4) void malformed(const struct scan *s, GError **error, const char *format,
-                                          ...)
-{
-    va_list args;
-    va_start(args, format);
-    char *reason = g_strdup_vprintf(format, args);
-    va_end(args);
-    g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ, "%s, line %u: %s",
-                s->n->path, s->line, reason);
-    g_free(reason);
-}
-
-/* Splits the line in place, so that reading allocates nothing. */
-static char *next_field(char **cursor)
-{
-    char *p = *cursor;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p == '\0') {
-        *cursor = p;
-        return NULL;
-    }
-    char *start = p;
-    while (*p != '\0' && *p != ' ' && *p != '\t')
-        p++;
-    if (*p != '\0')
-        *p++ = '\0';
-    *cursor = p;
-    return start;
-}
-
-static gboolean parse_u64(const char *text, guint64 *value)
-{
-    /* strtoull takes signs and spaces, which the kernel never prints. */
-    if (!g_ascii_isdigit(text[0]))
-        return FALSE;
-    char *end = NULL;
-    errno = 0;
-    guint64 v = g_ascii_strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return FALSE;
-    *value = v;
-    return TRUE;
-}
-
-/* The interface's name as one segment of a metric name: '.' separates
- * segments (VLANs are "eth0.100"), and upper case is not allowed. */
-static char *metric_segment(const char *name)
-{
-    char *segment = g_strdup(name);
-    for (char *c = segment; *c != '\0'; c++) {
-        if (!g_ascii_islower(*c) && !g_ascii_isdigit(*c) && *c != '_' && *c != '-')
-            *c = '_';
-    }
-    return segment;
-}
-
-static gboolean register_metrics(struct netdev *n, vigil_metric_catalog *catalog,
-                                 const char *segment, struct iface *iface, GError **error)
-{
-    for (int m = 0; m < N_IFACE_METRICS; m++) {
-        char *name = g_strdup_printf("net.%s.%s", segment, iface_metrics[m].suffix);
-        iface->ids[m] =
-            vigil_metric_register(catalog, name, iface_metrics[m].unit, VIGIL_METRIC_COUNTER,
-                                  SOURCE, VIGIL_METRIC_MEASURED, error);
-        g_free(name);
-        if (iface->ids[m] == 0) {
-            g_prefix_error(error, "%s: ", n->path);
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
-static struct iface *add_iface(struct netdev *n, vigil_metric_catalog *catalog, const char *name,
-                               GError **error)
-{
-    struct iface *iface = g_new0(struct iface, 1);
-    char *segment = metric_segment(name);
-    const char *owner = g_hash_table_lookup(n->metric_owners, segment);
-    if (owner != NULL) {
-        g_warning("%s: interfaces %s and %s both map to metrics net.%s.*: %s is not reported",
-                  n->path, owner, name, segment, name);
-        iface->ignored = TRUE;
-        g_free(segment);
-    } else if (!register_metrics(n, catalog, segment, iface, error)) {
-        g_free(segment);
-        g_free(iface);
-        return NULL;
-    } else {
-        g_hash_table_insert(n->metric_owners, segment, g_strdup(name));
-    }
-    g_hash_table_insert(n->ifaces, g_strdup(name), iface);
-    return iface;
 }
 
 static gboolean is_wanted(const struct netdev *n, const char *name)
@@ -236,42 +106,22 @@ static gboolean is_wanted(const struct netdev *n, const char *name)
     return strcmp(name, "lo") != 0;
 }
 
-/* Reads every number after the name, so that a line with a stray word is
- * refused rather than half-read. */
-static gboolean parse_stats(const struct scan *s, char **cursor, guint64 *stats, GError **error)
-{
-    unsigned count = 0;
-    for (char *field; (field = next_field(cursor)) != NULL; count++) {
-        guint64 value = 0;
-        if (!parse_u64(field, &value)) {
-            malformed(s, error, "counter %u is \"%s\", not a whole number", count + 1, field);
-            return FALSE;
-        }
-        if (count < N_STAT_FIELDS)
-            stats[count] = value;
-    }
-    if (count < N_STAT_FIELDS) {
-        malformed(s, error, "%u counters after the interface name, expected %d", count,
-                  N_STAT_FIELDS);
-        return FALSE;
-    }
-    return TRUE;
-}
-
 /* Old kernels print "eth0:123" with no space: the name ends at the colon,
  * which interface names cannot hold. */
 static char *split_name(const struct scan *s, char *line, char **cursor, GError **error)
 {
     char *colon = strchr(line, ':');
     if (colon == NULL) {
-        malformed(s, error, "no \"interface:\" at the start of the line");
+        vigil_provider_line_error(error, s->n->file.path, s->line,
+                                  "no \"interface:\" at the start of the line");
         return NULL;
     }
     *colon = '\0';
     *cursor = colon + 1;
-    char *name = next_field(&line);
-    if (name == NULL || next_field(&line) != NULL) {
-        malformed(s, error, "expected one interface name before the ':'");
+    char *name = vigil_provider_next_field(&line);
+    if (name == NULL || vigil_provider_next_field(&line) != NULL) {
+        vigil_provider_line_error(error, s->n->file.path, s->line,
+                                  "expected one interface name before the ':'");
         return NULL;
     }
     return name;
@@ -283,7 +133,8 @@ static gboolean scan_line(struct scan *s, char *line, GError **error)
         /* The two header lines split their columns with '|': a file
          * without them is not laid out as this parser expects. */
         if (strchr(line, '|') == NULL) {
-            malformed(s, error, "expected a header line (with '|' between column groups)");
+            vigil_provider_line_error(error, s->n->file.path, s->line,
+                                      "expected a header line (with '|' between column groups)");
             return FALSE;
         }
         return TRUE;
@@ -293,48 +144,32 @@ static gboolean scan_line(struct scan *s, char *line, GError **error)
     if (name == NULL)
         return FALSE;
     guint64 stats[N_STAT_FIELDS];
-    if (!parse_stats(s, &cursor, stats, error))
+    const uint32_t *ids = NULL;
+    if (!vigil_provider_devices_parse_stats(&s->n->ifaces, &cursor, s->line, stats, NULL, error) ||
+        !vigil_provider_devices_see(&s->n->ifaces, s->catalog, s->line, name, is_wanted(s->n, name),
+                                    &ids, error))
         return FALSE;
-    struct iface *iface = g_hash_table_lookup(s->n->ifaces, name);
-    if (iface == NULL) {
-        if (!is_wanted(s->n, name))
-            return TRUE;
-        iface = add_iface(s->n, s->catalog, name, error);
-        if (iface == NULL)
-            return FALSE;
-    }
-    if (iface->last_scan == s->n->scans) {
-        malformed(s, error, "interface %s appears twice", name);
-        return FALSE;
-    }
-    iface->last_scan = s->n->scans;
-    if (iface->ignored || s->sink == NULL)
+    if (ids == NULL || s->sink == NULL)
         return TRUE;
     for (int m = 0; m < N_IFACE_METRICS; m++)
-        vigil_sample_emit(s->sink, iface->ids[m], (double)stats[iface_metrics[m].field], 0);
+        vigil_sample_emit(s->sink, ids[m], (double)stats[iface_fields[m]], 0);
     return TRUE;
 }
 
-static gboolean scan_buffer(struct scan *s, GError **error)
+static gboolean scan_file(struct netdev *n, vigil_metric_catalog *catalog,
+                          const struct vigil_sample_sink *sink, GError **error)
 {
-    /* Numbered so that a name seen twice in one file is caught without
-     * clearing a mark on every entry first. */
-    s->n->scans++;
-    char *line = s->n->buffer;
-    while (*line != '\0') {
-        char *end = strchr(line, '\n');
-        if (end != NULL)
-            *end = '\0';
-        s->line++;
-        if (!scan_line(s, line, error))
+    struct scan s = {n, catalog, sink, 0};
+    vigil_provider_devices_begin_scan(&n->ifaces);
+    char *cursor = n->file.buffer;
+    for (char *line; (line = vigil_provider_next_line(&cursor)) != NULL;) {
+        s.line++;
+        if (!scan_line(&s, line, error))
             return FALSE;
-        if (end == NULL)
-            break;
-        line = end + 1;
     }
-    if (s->line < HEADER_LINES) {
-        s->line++;
-        malformed(s, error, "the file ends before its %d header lines", HEADER_LINES);
+    if (s.line < HEADER_LINES) {
+        vigil_provider_line_error(error, n->file.path, s.line + 1,
+                                  "the file ends before its %d header lines", HEADER_LINES);
         return FALSE;
     }
     return TRUE;
@@ -343,18 +178,7 @@ static gboolean scan_buffer(struct scan *s, GError **error)
 static gboolean netdev_start(void *instance, vigil_metric_catalog *catalog, GError **error)
 {
     struct netdev *n = instance;
-    if (n->fd >= 0)
-        close(n->fd);
-    n->fd = open(n->path, O_RDONLY | O_CLOEXEC);
-    if (n->fd < 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "cannot open %s: %s", n->path, g_strerror(errno));
-        return FALSE;
-    }
-    if (!load_file(n, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error))
-        return FALSE;
-    struct scan s = {n, catalog, NULL, 0};
-    return scan_buffer(&s, error);
+    return vigil_provider_file_open(&n->file, error) && scan_file(n, catalog, NULL, error);
 }
 
 static gboolean netdev_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
@@ -362,15 +186,7 @@ static gboolean netdev_read(void *instance, vigil_metric_catalog *catalog, uint6
 {
     (void)now_ns;
     struct netdev *n = instance;
-    if (n->fd < 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                    "%s: read before a successful start", n->path);
-        return FALSE;
-    }
-    if (!load_file(n, VIGIL_PROVIDER_ERROR_READ, error))
-        return FALSE;
-    struct scan s = {n, catalog, sink, 0};
-    return scan_buffer(&s, error);
+    return vigil_provider_file_read(&n->file, error) && scan_file(n, catalog, sink, error);
 }
 
 static const struct vigil_provider_ops netdev_ops = {
@@ -379,10 +195,7 @@ static const struct vigil_provider_ops netdev_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "root",
-     .type = VIGIL_CONFIG_STRING,
-     .default_value = "/",
-     .description = "directory under which proc/ is read; / on a real node"},
+    VIGIL_PROVIDER_PROC_ROOT_KEY,
     {.name = "interfaces",
      .type = VIGIL_CONFIG_LIST,
      .default_value = "",

@@ -6,7 +6,6 @@
  * line and every "cpuN" line give the same eight times (guest and
  * guest_nice, which follow, are already counted in user and nice). */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -60,10 +59,7 @@ struct cpu_slot {
 };
 
 struct procstat {
-    char *path;
-    int fd;
-    char *buffer; /* kept across reads: no allocation per read */
-    gsize buffer_size;
+    struct vigil_provider_file file;
     double ticks_per_s;
 
     uint32_t node_ids[N_CPU_FIELDS];
@@ -87,9 +83,8 @@ static void *procstat_create(const struct vigil_plugin_context *ctx, GError **er
         return NULL;
     }
     struct procstat *ps = g_new0(struct procstat, 1);
-    ps->path = vigil_provider_path(vigil_config_get_string(ctx->config, ctx->section, "root"),
-                                   "proc/stat");
-    ps->fd = -1;
+    vigil_provider_file_init(&ps->file, vigil_config_get_string(ctx->config, ctx->section, "root"),
+                             "proc/stat", INITIAL_BUFFER_BYTES, MAX_BUFFER_BYTES);
     ps->ticks_per_s = (double)hz;
     return ps;
 }
@@ -97,68 +92,24 @@ static void *procstat_create(const struct vigil_plugin_context *ctx, GError **er
 static void procstat_destroy(void *instance)
 {
     struct procstat *ps = instance;
-    if (ps->fd >= 0)
-        close(ps->fd);
+    vigil_provider_file_clear(&ps->file);
     g_free(ps->cpus);
-    g_free(ps->buffer);
-    g_free(ps->path);
     g_free(ps);
-}
-
-/* Reads the whole file into ps->buffer, growing it while the file fills
- * it: pread_all cuts a longer file short, and half a CPU list would go
- * unnoticed. */
-static gboolean read_whole_file(struct procstat *ps, int error_code, GError **error)
-{
-    for (;;) {
-        gssize n = vigil_provider_pread_all(ps->fd, ps->buffer, ps->buffer_size);
-        if (n < 0) {
-            g_set_error(error, VIGIL_PROVIDER_ERROR, error_code, "cannot read %s: %s", ps->path,
-                        g_strerror(errno));
-            return FALSE;
-        }
-        if ((gsize)n + 1 < ps->buffer_size)
-            return TRUE;
-        if (ps->buffer_size >= MAX_BUFFER_BYTES) {
-            g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                        "%s is larger than %u bytes", ps->path, MAX_BUFFER_BYTES);
-            return FALSE;
-        }
-        ps->buffer_size *= 2;
-        ps->buffer = g_realloc(ps->buffer, ps->buffer_size);
-    }
 }
 
 static void set_line_error(GError **error, const struct procstat *ps, guint line_no,
                            const char *line, const char *what)
 {
-    g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                "%s, line %u: %s: \"%.80s\"", ps->path, line_no, what, line);
+    vigil_provider_line_error(error, ps->file.path, line_no, "%s: \"%.80s\"", what, line);
 }
 
-static gboolean is_blank(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-/* Parses the next whitespace-separated field as a decimal number. FALSE
- * at the end of the line or on anything that is not a whole number that
- * fits in 64 bits ("12x", "-3", "1e5"). */
+/* The next blank-separated field as a whole number that fits in 64 bits;
+ * FALSE at the end of the line or on anything else ("12x", "-3", "1e5"). */
 static gboolean next_u64(const char **cursor, guint64 *value)
 {
-    const char *p = *cursor;
-    while (is_blank(*p))
-        p++;
-    if (!g_ascii_isdigit(*p))
-        return FALSE;
+    const char *p = vigil_provider_skip_blanks(*cursor);
     guint64 v = 0;
-    for (; g_ascii_isdigit(*p); p++) {
-        guint digit = (guint)(*p - '0');
-        if (v > (G_MAXUINT64 - digit) / 10)
-            return FALSE;
-        v = v * 10 + digit;
-    }
-    if (*p != '\0' && !is_blank(*p))
+    if (!vigil_provider_scan_u64(&p, &v) || (*p != '\0' && !vigil_provider_is_blank(*p)))
         return FALSE;
     *cursor = p;
     *value = v;
@@ -167,9 +118,7 @@ static gboolean next_u64(const char **cursor, guint64 *value)
 
 static gboolean only_blanks_left(const char *p)
 {
-    while (is_blank(*p))
-        p++;
-    return *p == '\0';
+    return *vigil_provider_skip_blanks(p) == '\0';
 }
 
 /* The rest of a cpu line after its name. Fields past steal are checked
@@ -193,7 +142,7 @@ static gboolean parse_cpu_times(const char *fields, struct cpu_times *times)
 static const char *after_key(const char *line, const char *key)
 {
     size_t len = strlen(key);
-    if (strncmp(line, key, len) != 0 || (line[len] != '\0' && !is_blank(line[len])))
+    if (strncmp(line, key, len) != 0 || (line[len] != '\0' && !vigil_provider_is_blank(line[len])))
         return NULL;
     return line + len;
 }
@@ -215,9 +164,8 @@ static gboolean parse_cpu_n_line(struct procstat *ps, const char *rest, guint li
 {
     guint64 cpu = 0;
     const char *p = rest;
-    for (; g_ascii_isdigit(*p) && cpu <= MAX_CPU_NUMBER; p++)
-        cpu = cpu * 10 + (guint64)(*p - '0');
-    if (cpu > MAX_CPU_NUMBER || (*p != '\0' && !is_blank(*p))) {
+    if (!vigil_provider_scan_u64(&p, &cpu) || cpu > MAX_CPU_NUMBER ||
+        (*p != '\0' && !vigil_provider_is_blank(*p))) {
         set_line_error(error, ps, line_no, line, "not a CPU number");
         return FALSE;
     }
@@ -282,7 +230,7 @@ static gboolean require_line(const struct procstat *ps, gboolean seen, const cha
 {
     if (!seen)
         g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ, "%s has no \"%s\" line",
-                    ps->path, key);
+                    ps->file.path, key);
     return seen;
 }
 
@@ -294,16 +242,11 @@ static gboolean parse_file(struct procstat *ps, GError **error)
     for (guint i = 0; i < ps->n_cpu_slots; i++)
         ps->cpus[i].seen = FALSE;
 
-    char *line = ps->buffer;
-    for (guint line_no = 1; *line != '\0'; line_no++) {
-        char *end = strchr(line, '\n');
-        if (end != NULL)
-            *end = '\0';
-        if (!parse_line(ps, line, line_no, error))
+    char *cursor = ps->file.buffer;
+    guint line_no = 0;
+    for (char *line; (line = vigil_provider_next_line(&cursor)) != NULL;) {
+        if (!parse_line(ps, line, ++line_no, error))
             return FALSE;
-        if (end == NULL)
-            break;
-        line = end + 1;
     }
     return require_line(ps, ps->node_seen, "cpu", error) &&
            require_line(ps, ps->ctxt_seen, "ctxt", error) &&
@@ -368,20 +311,8 @@ static void emit_cpu_times(const struct procstat *ps, const uint32_t ids[N_CPU_F
 static gboolean procstat_start(void *instance, vigil_metric_catalog *catalog, GError **error)
 {
     struct procstat *ps = instance;
-    if (ps->fd >= 0)
-        close(ps->fd);
-    ps->fd = open(ps->path, O_RDONLY | O_CLOEXEC);
-    if (ps->fd < 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "cannot open %s: %s", ps->path, g_strerror(errno));
-        return FALSE;
-    }
-    if (ps->buffer == NULL) {
-        ps->buffer_size = INITIAL_BUFFER_BYTES;
-        ps->buffer = g_malloc(ps->buffer_size);
-    }
     /* A first read sizes the buffer and finds the CPUs to register. */
-    return read_whole_file(ps, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error) && parse_file(ps, error) &&
+    return vigil_provider_file_open(&ps->file, error) && parse_file(ps, error) &&
            register_new_metrics(ps, catalog, error);
 }
 
@@ -390,7 +321,7 @@ static gboolean procstat_read(void *instance, vigil_metric_catalog *catalog, uin
 {
     (void)now_ns;
     struct procstat *ps = instance;
-    if (!read_whole_file(ps, VIGIL_PROVIDER_ERROR_READ, error) || !parse_file(ps, error) ||
+    if (!vigil_provider_file_read(&ps->file, error) || !parse_file(ps, error) ||
         !register_new_metrics(ps, catalog, error))
         return FALSE;
 
@@ -412,10 +343,7 @@ static const struct vigil_provider_ops procstat_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "root",
-     .type = VIGIL_CONFIG_STRING,
-     .default_value = "/",
-     .description = "directory under which proc/ is read; / on a real node"},
+    VIGIL_PROVIDER_PROC_ROOT_KEY,
 };
 
 VIGIL_PLUGIN_EXPORT = {

@@ -1,8 +1,11 @@
 /* vigil — running a statistics provider in a test. */
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <glib/gstdio.h>
@@ -122,4 +125,182 @@ void test_write_file(const char *dir, const char *relative, const char *text)
         fail_msg("writing %s: %s", path, error->message);
     g_free(parent);
     g_free(path);
+}
+
+void test_rewrite_file(const char *dir, const char *relative, const char *text)
+{
+    char *path = g_build_filename(dir, relative, NULL);
+    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+        fail_msg("opening %s: %s", path, g_strerror(errno));
+    size_t length = strlen(text);
+    if (write(fd, text, length) != (ssize_t)length)
+        fail_msg("writing %s: %s", path, g_strerror(errno));
+    if (close(fd) != 0)
+        fail_msg("closing %s: %s", path, g_strerror(errno));
+    g_free(path);
+}
+
+void test_provider_open_at(struct test_provider *p, const char *name, const char *root,
+                           const char *extra_config)
+{
+    char *config = g_strdup_printf("[provider.%s]\nroot = %s\n%s", name, root,
+                                   extra_config != NULL ? extra_config : "");
+    test_provider_open(p, name, config);
+    g_free(config);
+}
+
+void test_provider_start_at(struct test_provider *p, const char *name, const char *root)
+{
+    test_provider_open_at(p, name, root, NULL);
+    test_provider_start_ok(p);
+}
+
+void test_provider_start_on_fixture(struct test_provider *p, const char *name, const char *root,
+                                    const char *relative, const char *text)
+{
+    test_write_file(root, relative, text);
+    test_provider_start_at(p, name, root);
+}
+
+void test_provider_start_ok(struct test_provider *p)
+{
+    GError *error = NULL;
+    if (!test_provider_start(p, &error))
+        fail_msg("start: %s", error->message);
+}
+
+GHashTable *test_provider_read_ok(struct test_provider *p, guint64 now_ns)
+{
+    GError *error = NULL;
+    GHashTable *samples = test_provider_read(p, now_ns, &error);
+    if (samples == NULL)
+        fail_msg("read at %" G_GUINT64_FORMAT " ns: %s", now_ns, error->message);
+    return samples;
+}
+
+char *test_provider_start_error(struct test_provider *p, enum vigil_provider_error_code code)
+{
+    GError *error = NULL;
+    if (test_provider_start(p, &error))
+        fail_msg("start succeeded; it should have failed");
+    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, (gint)code));
+    char *message = g_strdup(error->message);
+    g_error_free(error);
+    return message;
+}
+
+void test_provider_assert_unavailable(const char *name, const char *root, const char *relative,
+                                      int errno_value)
+{
+    struct test_provider p;
+    test_provider_open_at(&p, name, root, NULL);
+    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
+    char *path = g_build_filename(root, relative, NULL);
+    test_assert_contains(message, path);
+    test_assert_contains(message, g_strerror(errno_value));
+    g_free(path);
+    g_free(message);
+    test_provider_close(&p);
+}
+
+void test_provider_assert_start_fails(const char *name, const char *root, const char *relative,
+                                      const char *text, const char *in_message)
+{
+    test_write_file(root, relative, text);
+    struct test_provider p;
+    test_provider_open_at(&p, name, root, NULL);
+    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_READ);
+    test_assert_contains(message, in_message);
+    g_free(message);
+    test_provider_close(&p);
+}
+
+void test_provider_assert_read_fails(const char *name, const char *root, const char *relative,
+                                     const char *good, const char *bad, const char *in_message)
+{
+    struct test_provider p;
+    test_provider_start_on_fixture(&p, name, root, relative, good);
+    test_rewrite_file(root, relative, bad);
+    GError *error = NULL;
+    GHashTable *samples = test_provider_read(&p, 1, &error);
+    if (samples != NULL)
+        fail_msg("read without error:\n%s", bad);
+    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ));
+    char *path = g_build_filename(root, relative, NULL);
+    test_assert_contains(error->message, path);
+    test_assert_contains(error->message, in_message);
+    g_free(path);
+    g_error_free(error);
+    test_provider_close(&p);
+}
+
+void test_assert_sample(GHashTable *samples, const char *metric, double want)
+{
+    double got = test_sample_value(samples, metric);
+    if (got != want)
+        fail_msg("%s is %.17g, expected %.17g", metric, got, want);
+}
+
+void test_assert_metric(struct test_provider *p, const char *metric, const char *unit,
+                        enum vigil_metric_kind kind, enum vigil_metric_origin origin,
+                        const char *source)
+{
+    const struct vigil_metric_desc *m = test_metric(p, metric);
+    assert_string_equal(m->unit, unit);
+    assert_int_equal(m->kind, kind);
+    assert_int_equal(m->origin, origin);
+    assert_string_equal(m->source, source);
+}
+
+void test_assert_device(GHashTable *samples, const char *group, const char *device,
+                        const char *const *suffixes, const double *want, gsize n)
+{
+    for (gsize i = 0; i < n; i++) {
+        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
+        test_assert_sample(samples, name, want[i]);
+        g_free(name);
+    }
+}
+
+void test_assert_no_device(struct test_provider *p, GHashTable *samples, const char *group,
+                           const char *device, const char *const *suffixes, gsize n)
+{
+    for (gsize i = 0; i < n; i++) {
+        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
+        if (g_hash_table_contains(samples, name))
+            fail_msg("%s was emitted", name);
+        if (vigil_metric_lookup(p->catalog, name) != NULL)
+            fail_msg("%s was registered", name);
+        g_free(name);
+    }
+}
+
+void test_assert_device_metrics(struct test_provider *p, const char *group, const char *device,
+                                const char *const *suffixes, const char *const *units, gsize n,
+                                const char *source)
+{
+    for (gsize i = 0; i < n; i++) {
+        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
+        test_assert_metric(p, name, units[i], VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, source);
+        g_free(name);
+    }
+}
+
+GHashTable *test_provider_assert_counters_grow(struct test_provider *p, const char *prefix)
+{
+    GHashTable *first = test_provider_read_ok(p, 0);
+    GHashTable *second = test_provider_read_ok(p, 0);
+    GHashTableIter it;
+    gpointer name;
+    g_hash_table_iter_init(&it, first);
+    while (g_hash_table_iter_next(&it, &name, NULL)) {
+        assert_true(g_str_has_prefix(name, prefix));
+        double before = test_sample_value(first, name);
+        double after = test_sample_value(second, name);
+        if (before < 0 || after < before)
+            fail_msg("%s went from %g to %g", (const char *)name, before, after);
+    }
+    g_hash_table_destroy(second);
+    return first;
 }

@@ -11,6 +11,8 @@
 #include "vigil/plugin.h"
 #include "vigil/provider.h"
 
+#include "test_support.h"
+
 struct test_provider {
     vigil_plugin_registry *registry;
     vigil_config *config;
@@ -45,5 +47,72 @@ const struct vigil_metric_desc *test_metric(struct test_provider *p, const char 
 
 /* Writes `text` to DIR/relative, making folders as needed. */
 void test_write_file(const char *dir, const char *relative, const char *text);
+
+/* Rewrites DIR/relative in place, truncating the same inode, as the
+ * kernel's files change: a provider keeps its descriptor, so a new inode
+ * (test_write_file renames one over the old) would go unseen. */
+void test_rewrite_file(const char *dir, const char *relative, const char *text);
+
+/* A cmocka test given a fresh folder in *state for its fixture tree. */
+#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
+
+/* test_provider_open with [provider.NAME] root = ROOT, then the lines of
+ * `extra_config` (or NULL). */
+void test_provider_open_at(struct test_provider *p, const char *name, const char *root,
+                           const char *extra_config);
+
+/* Opens provider NAME on ROOT and starts it; fails the test on any error.
+ * The second writes `text` to ROOT/relative first. */
+void test_provider_start_at(struct test_provider *p, const char *name, const char *root);
+void test_provider_start_on_fixture(struct test_provider *p, const char *name, const char *root,
+                                    const char *relative, const char *text);
+
+/* start() and read(), failing the test on an error. */
+void test_provider_start_ok(struct test_provider *p);
+GHashTable *test_provider_read_ok(struct test_provider *p, guint64 now_ns);
+
+/* start() must fail with `code`: returns the message (g_free it). */
+char *test_provider_start_error(struct test_provider *p, enum vigil_provider_error_code code);
+
+/* Provider NAME on ROOT cannot start: UNAVAILABLE, with a message naming
+ * ROOT/relative and strerror(errno_value). */
+void test_provider_assert_unavailable(const char *name, const char *root, const char *relative,
+                                      int errno_value);
+
+/* With ROOT/relative holding `text`, provider NAME cannot start:
+ * VIGIL_PROVIDER_ERROR_READ, with a message holding `in_message`. */
+void test_provider_assert_start_fails(const char *name, const char *root, const char *relative,
+                                      const char *text, const char *in_message);
+
+/* Provider NAME starts on ROOT/relative holding `good`; once the file holds
+ * `bad`, a read must fail with VIGIL_PROVIDER_ERROR_READ, naming the file
+ * and holding `in_message`. */
+void test_provider_assert_read_fails(const char *name, const char *root, const char *relative,
+                                     const char *good, const char *bad, const char *in_message);
+
+/* Exactly, not within an epsilon: the provider and the test do the same
+ * arithmetic on the same numbers. */
+void test_assert_sample(GHashTable *samples, const char *metric, double want);
+
+/* `metric` is registered with this description. */
+void test_assert_metric(struct test_provider *p, const char *metric, const char *unit,
+                        enum vigil_metric_kind kind, enum vigil_metric_origin origin,
+                        const char *source);
+
+/* Per-device metrics, GROUP.DEVICE.SUFFIX for each of `suffixes`: their
+ * values in `samples` are want[]; or they are neither emitted nor
+ * registered. */
+void test_assert_device(GHashTable *samples, const char *group, const char *device,
+                        const char *const *suffixes, const double *want, gsize n);
+void test_assert_no_device(struct test_provider *p, GHashTable *samples, const char *group,
+                           const char *device, const char *const *suffixes, gsize n);
+/* And they are registered as measured counters in units[] from `source`. */
+void test_assert_device_metrics(struct test_provider *p, const char *group, const char *device,
+                                const char *const *suffixes, const char *const *units, gsize n,
+                                const char *source);
+
+/* Two reads on this machine: every sample of the first is a counter named
+ * PREFIX… that the second does not see go back. Returns the first read. */
+GHashTable *test_provider_assert_counters_grow(struct test_provider *p, const char *prefix);
 
 #endif

@@ -1,12 +1,9 @@
 /* Tests of the diskstats provider, on /proc/diskstats fixtures with known
  * numbers. */
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -27,81 +24,28 @@ static const char fixture[] =
 
 static const char *const suffixes[] = {"read_bytes", "write_bytes", "reads", "writes", "busy_s"};
 
-static char *open_provider(struct test_provider *p, const char *dir, const char *extra_config)
+static void start_on(struct test_provider *p, const char *dir, const char *text)
 {
-    char *config = g_strdup_printf("[provider.diskstats]\nroot = %s\n%s", dir, extra_config);
-    test_provider_open(p, "diskstats", config);
-    g_free(config);
-    return g_build_filename(dir, DISKSTATS, NULL);
-}
-
-static void start_ok(struct test_provider *p)
-{
-    GError *error = NULL;
-    if (!test_provider_start(p, &error))
-        fail_msg("start: %s", error->message);
-}
-
-static GHashTable *read_ok(struct test_provider *p)
-{
-    GError *error = NULL;
-    GHashTable *samples = test_provider_read(p, 0, &error);
-    if (samples == NULL)
-        fail_msg("read: %s", error->message);
-    return samples;
-}
-
-static void assert_value(GHashTable *samples, const char *metric, double want)
-{
-    double got = test_sample_value(samples, metric);
-    if (got != want)
-        fail_msg("%s is %.17g, expected %.17g", metric, got, want);
+    test_provider_start_on_fixture(p, "diskstats", dir, DISKSTATS, text);
 }
 
 static void assert_disk(GHashTable *samples, const char *dev, double read_bytes, double write_bytes,
                         double reads, double writes, double busy_s)
 {
     const double want[] = {read_bytes, write_bytes, reads, writes, busy_s};
-    for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
-        char *name = g_strdup_printf("disk.%s.%s", dev, suffixes[i]);
-        assert_value(samples, name, want[i]);
-        g_free(name);
-    }
+    test_assert_device(samples, "disk", dev, suffixes, want, G_N_ELEMENTS(suffixes));
 }
 
-/* Neither registered nor emitted. */
 static void assert_no_disk(struct test_provider *p, GHashTable *samples, const char *dev)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
-        char *name = g_strdup_printf("disk.%s.%s", dev, suffixes[i]);
-        if (g_hash_table_contains(samples, name))
-            fail_msg("%s was emitted", name);
-        if (vigil_metric_lookup(p->catalog, name) != NULL)
-            fail_msg("%s was registered", name);
-        g_free(name);
-    }
-}
-
-/* The provider keeps its descriptor: the new text must go into the same
- * inode, as the kernel's does (g_file_set_contents would make a new one). */
-static void rewrite_in_place(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        fail_msg("opening %s: %s", path, g_strerror(errno));
-    size_t length = strlen(text);
-    assert_int_equal(write(fd, text, length), (ssize_t)length);
-    assert_int_equal(close(fd), 0);
+    test_assert_no_device(p, samples, "disk", dev, suffixes, G_N_ELEMENTS(suffixes));
 }
 
 static void test_values_from_a_known_fixture(void **state)
 {
-    const char *dir = *state;
-    test_write_file(dir, DISKSTATS, fixture);
     struct test_provider p;
-    g_free(open_provider(&p, dir, ""));
-    start_ok(&p);
-    GHashTable *samples = read_ok(&p);
+    start_on(&p, *state, fixture);
+    GHashTable *samples = test_provider_read_ok(&p, 0);
 
     assert_disk(samples, "sda", 20000.0 * 512, 40000.0 * 512, 1000, 2000, 1.5);
     assert_disk(samples, "sda1", 18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4);
@@ -116,43 +60,31 @@ static void test_values_from_a_known_fixture(void **state)
 
 static void test_metrics_describe_themselves(void **state)
 {
-    const char *dir = *state;
-    test_write_file(dir, DISKSTATS, fixture);
     struct test_provider p;
-    g_free(open_provider(&p, dir, ""));
-    start_ok(&p);
+    start_on(&p, *state, fixture);
     /* start registers what is there, before any read. */
     assert_int_equal(vigil_metric_count(p.catalog), 3 * G_N_ELEMENTS(suffixes));
     const char *const units[] = {"bytes", "bytes", "count", "count", "s"};
-    for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
-        char *name = g_strdup_printf("disk.nvme0n1.%s", suffixes[i]);
-        const struct vigil_metric_desc *m = test_metric(&p, name);
-        assert_string_equal(m->unit, units[i]);
-        assert_int_equal(m->kind, VIGIL_METRIC_COUNTER);
-        assert_int_equal(m->origin, VIGIL_METRIC_MEASURED);
-        assert_string_equal(m->source, "diskstats");
-        g_free(name);
-    }
+    test_assert_device_metrics(&p, "disk", "nvme0n1", suffixes, units, G_N_ELEMENTS(suffixes),
+                               "diskstats");
     test_provider_close(&p);
 }
 
 static void test_second_read_sees_new_values_and_devices(void **state)
 {
     const char *dir = *state;
-    test_write_file(dir, DISKSTATS, fixture);
     struct test_provider p;
-    char *path = open_provider(&p, dir, "");
-    start_ok(&p);
-    g_hash_table_destroy(read_ok(&p));
+    start_on(&p, dir, fixture);
+    g_hash_table_destroy(test_provider_read_ok(&p, 0));
 
     /* sda moved on, sda1 is gone, sdb is new, zram0 did its first I/O. */
-    rewrite_in_place(path,
-                     "   8       0 sda 1001 10 20008 500 2003 20 40016 800 0 1750 1300\n"
-                     " 259       0 nvme0n1 3000 0 60000 900 4000 0 80000 1200 0 2500 2100 0 0 0 "
-                     "0 10 5\n"
-                     " 253       0 zram0 7 0 56 1 0 0 0 0 0 3 1 0 0 0 0 0 0\n"
-                     "   8      16 sdb 1 0 8 1 2 0 16 1 0 2 2\n");
-    GHashTable *samples = read_ok(&p);
+    test_rewrite_file(dir, DISKSTATS,
+                      "   8       0 sda 1001 10 20008 500 2003 20 40016 800 0 1750 1300\n"
+                      " 259       0 nvme0n1 3000 0 60000 900 4000 0 80000 1200 0 2500 2100 0 0 0 "
+                      "0 10 5\n"
+                      " 253       0 zram0 7 0 56 1 0 0 0 0 0 3 1 0 0 0 0 0 0\n"
+                      "   8      16 sdb 1 0 8 1 2 0 16 1 0 2 2\n");
+    GHashTable *samples = test_provider_read_ok(&p, 0);
     assert_disk(samples, "sda", 20008.0 * 512, 40016.0 * 512, 1001, 2003, 1.75);
     assert_disk(samples, "nvme0n1", 60000.0 * 512, 80000.0 * 512, 3000, 4000, 2.5);
     assert_disk(samples, "zram0", 56.0 * 512, 0, 7, 0, 0.003);
@@ -164,26 +96,23 @@ static void test_second_read_sees_new_values_and_devices(void **state)
 
     /* Back to zero (a device replaced under the same name): still reported,
      * since the drop is what a consumer must see. */
-    rewrite_in_place(path, "   8      16 sdb 0 0 0 0 0 0 0 0 0 0 0\n");
-    samples = read_ok(&p);
+    test_rewrite_file(dir, DISKSTATS, "   8      16 sdb 0 0 0 0 0 0 0 0 0 0 0\n");
+    samples = test_provider_read_ok(&p, 0);
     assert_disk(samples, "sdb", 0, 0, 0, 0, 0);
     assert_int_equal(g_hash_table_size(samples), G_N_ELEMENTS(suffixes));
     g_hash_table_destroy(samples);
 
-    g_free(path);
     test_provider_close(&p);
 }
 
 static void test_reads_the_file_it_opened(void **state)
 {
     const char *dir = *state;
-    test_write_file(dir, DISKSTATS, fixture);
     struct test_provider p;
-    g_free(open_provider(&p, dir, ""));
-    start_ok(&p);
+    start_on(&p, dir, fixture);
     /* A new inode under the same name is not the file start() opened. */
     test_write_file(dir, DISKSTATS, "   8       0 sda 1 0 1 0 1 0 1 0 0 1 0\n");
-    GHashTable *samples = read_ok(&p);
+    GHashTable *samples = test_provider_read_ok(&p, 0);
     assert_disk(samples, "sda", 20000.0 * 512, 40000.0 * 512, 1000, 2000, 1.5);
     g_hash_table_destroy(samples);
     test_provider_close(&p);
@@ -194,9 +123,9 @@ static void test_devices_key_restricts_and_overrides_the_skips(void **state)
     const char *dir = *state;
     test_write_file(dir, DISKSTATS, fixture);
     struct test_provider p;
-    char *path = open_provider(&p, dir, "devices = sda1;loop0;zram0;sdc\n");
-    start_ok(&p);
-    GHashTable *samples = read_ok(&p);
+    test_provider_open_at(&p, "diskstats", dir, "devices = sda1;loop0;zram0;sdc\n");
+    test_provider_start_ok(&p);
+    GHashTable *samples = test_provider_read_ok(&p, 0);
     assert_disk(samples, "sda1", 18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4);
     /* Named, so reported although loop* and all-zero devices are not by
      * default. */
@@ -208,28 +137,25 @@ static void test_devices_key_restricts_and_overrides_the_skips(void **state)
     g_hash_table_destroy(samples);
 
     /* A named device that shows up later. */
-    rewrite_in_place(path, "   8      32 sdc 4 0 32 1 0 0 0 0 0 5 1\n"
-                           "   8      48 sdd 4 0 32 1 0 0 0 0 0 5 1\n");
-    samples = read_ok(&p);
+    test_rewrite_file(dir, DISKSTATS,
+                      "   8      32 sdc 4 0 32 1 0 0 0 0 0 5 1\n"
+                      "   8      48 sdd 4 0 32 1 0 0 0 0 0 5 1\n");
+    samples = test_provider_read_ok(&p, 0);
     assert_disk(samples, "sdc", 32.0 * 512, 0, 4, 0, 0.005);
     assert_no_disk(&p, samples, "sdd");
     assert_int_equal(g_hash_table_size(samples), G_N_ELEMENTS(suffixes));
     g_hash_table_destroy(samples);
-    g_free(path);
     test_provider_close(&p);
 }
 
 static void test_default_skips_ram_disks(void **state)
 {
-    const char *dir = *state;
-    test_write_file(dir, DISKSTATS,
-                    "   1       0 ram0 9 0 72 0 0 0 0 0 0 1 0\n"
-                    "   7       1 loop1 9 0 72 0 0 0 0 0 0 1 0\n"
-                    "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
     struct test_provider p;
-    g_free(open_provider(&p, dir, ""));
-    start_ok(&p);
-    GHashTable *samples = read_ok(&p);
+    start_on(&p, *state,
+             "   1       0 ram0 9 0 72 0 0 0 0 0 0 1 0\n"
+             "   7       1 loop1 9 0 72 0 0 0 0 0 0 1 0\n"
+             "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
+    GHashTable *samples = test_provider_read_ok(&p, 0);
     assert_no_disk(&p, samples, "ram0");
     assert_no_disk(&p, samples, "loop1");
     assert_disk(samples, "sda", 72.0 * 512, 0, 9, 0, 0.001);
@@ -239,19 +165,16 @@ static void test_default_skips_ram_disks(void **state)
 
 static void test_device_names_become_metric_names(void **state)
 {
-    const char *dir = *state;
     /* '!' (cciss), upper case and '.' cannot be in a metric name's
      * segment; "dm.x" and "dm_x" then map to the same metrics, and only
      * the first is reported. */
-    test_write_file(dir, DISKSTATS,
-                    " 104       0 cciss!c0d0 1 0 2 0 3 0 4 0 0 5 0\n"
-                    " 200       0 Vol-A 1 0 2 0 3 0 4 0 0 6 0\n"
-                    " 253       1 dm.x 1 0 2 0 3 0 4 0 0 7 0\n"
-                    " 253       2 dm_x 1 0 2 0 3 0 4 0 0 8 0\n");
     struct test_provider p;
-    g_free(open_provider(&p, dir, ""));
-    start_ok(&p);
-    GHashTable *samples = read_ok(&p);
+    start_on(&p, *state,
+             " 104       0 cciss!c0d0 1 0 2 0 3 0 4 0 0 5 0\n"
+             " 200       0 Vol-A 1 0 2 0 3 0 4 0 0 6 0\n"
+             " 253       1 dm.x 1 0 2 0 3 0 4 0 0 7 0\n"
+             " 253       2 dm_x 1 0 2 0 3 0 4 0 0 8 0\n");
+    GHashTable *samples = test_provider_read_ok(&p, 0);
     assert_disk(samples, "cciss_c0d0", 1024, 2048, 1, 3, 0.005);
     assert_disk(samples, "_ol-_", 1024, 2048, 1, 3, 0.006);
     assert_disk(samples, "dm_x", 1024, 2048, 1, 3, 0.007);
@@ -262,18 +185,15 @@ static void test_device_names_become_metric_names(void **state)
 
 static void test_a_file_larger_than_the_first_buffer(void **state)
 {
-    const char *dir = *state;
     enum { N_DEVICES = 3000 }; /* ~170 KB, well past the first buffer */
     GString *text = g_string_new(NULL);
     for (int i = 0; i < N_DEVICES; i++)
         g_string_append_printf(text, " 259 %6d dev%d %d 0 %d 0 %d 0 %d 0 0 %d 0\n", i, i, i + 1,
                                2 * i, 3 * i, 4 * i, 5 * i);
-    test_write_file(dir, DISKSTATS, text->str);
-    g_string_free(text, TRUE);
     struct test_provider p;
-    g_free(open_provider(&p, dir, ""));
-    start_ok(&p);
-    GHashTable *samples = read_ok(&p);
+    start_on(&p, *state, text->str);
+    g_string_free(text, TRUE);
+    GHashTable *samples = test_provider_read_ok(&p, 0);
     assert_int_equal(g_hash_table_size(samples), N_DEVICES * G_N_ELEMENTS(suffixes));
     const int last = N_DEVICES - 1;
     assert_disk(samples, "dev2999", 2.0 * last * 512, 4.0 * last * 512, last + 1, 3 * last,
@@ -299,60 +219,33 @@ static void test_malformed_line_is_a_read_error(void **state)
         "\n",                                                           /* empty */
         "   8      32 sdc 1 2 3 4 5 6 7 8 9 10 11\n",                   /* sdc again */
     };
+    char *path = g_build_filename(dir, DISKSTATS, NULL);
+    char *where = g_strdup_printf("%s, line 3:", path);
     for (size_t i = 0; i < G_N_ELEMENTS(bad_lines); i++) {
-        test_write_file(dir, DISKSTATS, good);
-        struct test_provider p;
-        char *path = open_provider(&p, dir, "");
-        start_ok(&p);
         /* Another device after the bad line: it is the line, not the end of
          * the file, that is refused. */
         char *text = g_strconcat(good, other, bad_lines[i], last, NULL);
-        rewrite_in_place(path, text);
-        GError *error = NULL;
-        GHashTable *samples = test_provider_read(&p, 0, &error);
-        if (samples != NULL)
-            fail_msg("line %s was accepted", bad_lines[i]);
-        assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ));
-        char *where = g_strdup_printf("%s, line 3:", path);
-        test_assert_contains(error->message, where);
-        g_free(where);
-        g_error_free(error);
+        test_provider_assert_read_fails("diskstats", dir, DISKSTATS, good, text, where);
         g_free(text);
-        g_free(path);
-        test_provider_close(&p);
     }
+    g_free(where);
+    g_free(path);
 }
 
 static void test_malformed_file_fails_start(void **state)
 {
     const char *dir = *state;
-    test_write_file(dir, DISKSTATS, "   8       0 sda 1 2 3\n");
-    struct test_provider p;
-    char *path = open_provider(&p, dir, "");
-    GError *error = NULL;
-    assert_false(test_provider_start(&p, &error));
-    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ));
+    char *path = g_build_filename(dir, DISKSTATS, NULL);
     char *where = g_strdup_printf("%s, line 1:", path);
-    test_assert_contains(error->message, where);
+    test_provider_assert_start_fails("diskstats", dir, DISKSTATS, "   8       0 sda 1 2 3\n",
+                                     where);
     g_free(where);
-    g_error_free(error);
     g_free(path);
-    test_provider_close(&p);
 }
 
 static void test_missing_file_is_unavailable(void **state)
 {
-    const char *dir = *state;
-    struct test_provider p;
-    char *path = open_provider(&p, dir, "");
-    GError *error = NULL;
-    assert_false(test_provider_start(&p, &error));
-    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE));
-    test_assert_contains(error->message, path);
-    test_assert_contains(error->message, g_strerror(ENOENT));
-    g_error_free(error);
-    g_free(path);
-    test_provider_close(&p);
+    test_provider_assert_unavailable("diskstats", *state, DISKSTATS, ENOENT);
 }
 
 static void test_unreadable_file_is_unavailable(void **state)
@@ -361,17 +254,8 @@ static void test_unreadable_file_is_unavailable(void **state)
     /* A directory opens, but cannot be read. */
     char *as_dir = g_build_filename(dir, DISKSTATS, NULL);
     assert_int_equal(g_mkdir_with_parents(as_dir, 0755), 0);
-    struct test_provider p;
-    char *path = open_provider(&p, dir, "");
-    GError *error = NULL;
-    assert_false(test_provider_start(&p, &error));
-    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE));
-    test_assert_contains(error->message, path);
-    test_assert_contains(error->message, g_strerror(EISDIR));
-    g_error_free(error);
-    g_free(path);
+    test_provider_assert_unavailable("diskstats", dir, DISKSTATS, EISDIR);
     g_free(as_dir);
-    test_provider_close(&p);
 }
 
 static void test_this_machine(void **state)
@@ -380,53 +264,26 @@ static void test_this_machine(void **state)
     if (!g_file_test("/proc/diskstats", G_FILE_TEST_EXISTS))
         skip();
     struct test_provider p;
-    test_provider_open(&p, "diskstats", "[provider.diskstats]\nroot = /\n");
-    start_ok(&p);
-    GHashTable *first = read_ok(&p);
-    GHashTable *second = read_ok(&p);
-    /* Counters never go back between two reads. */
-    GHashTableIter it;
-    gpointer name;
-    g_hash_table_iter_init(&it, first);
-    while (g_hash_table_iter_next(&it, &name, NULL)) {
-        assert_true(g_str_has_prefix(name, "disk."));
-        double before = test_sample_value(first, name);
-        double after = test_sample_value(second, name);
-        if (before < 0 || after < before)
-            fail_msg("%s went from %g to %g", (const char *)name, before, after);
-    }
-    g_hash_table_destroy(second);
-    g_hash_table_destroy(first);
+    test_provider_start_at(&p, "diskstats", "/");
+    g_hash_table_destroy(test_provider_assert_counters_grow(&p, "disk."));
     test_provider_close(&p);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_values_from_a_known_fixture, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_metrics_describe_themselves, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_second_read_sees_new_values_and_devices, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_reads_the_file_it_opened, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_devices_key_restricts_and_overrides_the_skips,
-                                        test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_default_skips_ram_disks, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_device_names_become_metric_names, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_a_file_larger_than_the_first_buffer, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_malformed_line_is_a_read_error, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_malformed_file_fails_start, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_missing_file_is_unavailable, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_unreadable_file_is_unavailable, test_make_dir,
-                                        test_remove_dir),
+        TEST_WITH_DIR(test_values_from_a_known_fixture),
+        TEST_WITH_DIR(test_metrics_describe_themselves),
+        TEST_WITH_DIR(test_second_read_sees_new_values_and_devices),
+        TEST_WITH_DIR(test_reads_the_file_it_opened),
+        TEST_WITH_DIR(test_devices_key_restricts_and_overrides_the_skips),
+        TEST_WITH_DIR(test_default_skips_ram_disks),
+        TEST_WITH_DIR(test_device_names_become_metric_names),
+        TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
+        TEST_WITH_DIR(test_malformed_line_is_a_read_error),
+        TEST_WITH_DIR(test_malformed_file_fails_start),
+        TEST_WITH_DIR(test_missing_file_is_unavailable),
+        TEST_WITH_DIR(test_unreadable_file_is_unavailable),
         cmocka_unit_test(test_this_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -54,24 +54,11 @@ static void write_zone(const char *root, const char *zone_dir, const char *name,
     g_free(base);
 }
 
-static void write_in_place(const char *root, const char *relative, const char *text)
-{
-    char *path = g_build_filename(root, relative, NULL);
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    if (fd < 0)
-        fail_msg("opening %s: %s", path, g_strerror(errno));
-    size_t len = strlen(text);
-    if (write(fd, text, len) != (ssize_t)len)
-        fail_msg("writing %s: %s", path, g_strerror(errno));
-    close(fd);
-    g_free(path);
-}
-
 static void set_energy_uj(const char *root, const char *zone_dir, const char *energy_uj)
 {
     char *relative = g_build_filename("sys/class/powercap", zone_dir, "energy_uj", NULL);
     char *text = g_strconcat(energy_uj, "\n", NULL);
-    write_in_place(root, relative, text);
+    test_rewrite_file(root, relative, text);
     g_free(text);
     g_free(relative);
 }
@@ -83,7 +70,7 @@ static void write_stat(const char *root, const char *cpu_fields, gboolean in_pla
     char *text = g_strdup_printf("cpu  %s\ncpu0 %s\nintr 12345 0 0\nctxt 999\nprocs_running 1\n",
                                  cpu_fields, cpu_fields);
     if (in_place)
-        write_in_place(root, "proc/stat", text);
+        test_rewrite_file(root, "proc/stat", text);
     else
         test_write_file(root, "proc/stat", text);
     g_free(text);
@@ -92,38 +79,9 @@ static void write_stat(const char *root, const char *cpu_fields, gboolean in_pla
 static void open_energy(struct test_provider *p, const char *root, const char *source,
                         const char *extra)
 {
-    char *config = g_strdup_printf("[provider.energy]\nroot = %s\nsource = %s\n%s", root, source,
-                                   extra != NULL ? extra : "");
-    test_provider_open(p, "energy", config);
+    char *config = g_strdup_printf("source = %s\n%s", source, extra != NULL ? extra : "");
+    test_provider_open_at(p, "energy", root, config);
     g_free(config);
-}
-
-static void start_ok(struct test_provider *p)
-{
-    GError *error = NULL;
-    if (!test_provider_start(p, &error))
-        fail_msg("start: %s", error->message);
-}
-
-/* start() fails as UNAVAILABLE; returns the message (g_free it). */
-static char *start_unavailable(struct test_provider *p)
-{
-    GError *error = NULL;
-    if (test_provider_start(p, &error))
-        fail_msg("start succeeded; it should have failed");
-    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE));
-    char *message = g_strdup(error->message);
-    g_error_free(error);
-    return message;
-}
-
-static GHashTable *read_ok(struct test_provider *p, guint64 now_ns)
-{
-    GError *error = NULL;
-    GHashTable *samples = test_provider_read(p, now_ns, &error);
-    if (samples == NULL)
-        fail_msg("read at %" G_GUINT64_FORMAT " ns: %s", now_ns, error->message);
-    return samples;
 }
 
 static guint32 sample_flags(GHashTable *samples, const char *metric)
@@ -132,21 +90,12 @@ static guint32 sample_flags(GHashTable *samples, const char *metric)
     return ((const struct test_sample *)g_hash_table_lookup(samples, metric))->flags;
 }
 
-/* Exact, not within an epsilon: the provider and the test do the same
- * arithmetic on the same numbers. */
-static void assert_joules(GHashTable *samples, const char *metric, double want_j)
-{
-    double got_j = test_sample_value(samples, metric);
-    if (got_j != want_j)
-        fail_msg("%s = %.17g J, want %.17g J", metric, got_j, want_j);
-}
-
 /* One read: the metric's value must be want_j, its flags want_flags. */
 static void expect_read(struct test_provider *p, guint64 now_ns, const char *metric, double want_j,
                         guint32 want_flags)
 {
-    GHashTable *samples = read_ok(p, now_ns);
-    assert_joules(samples, metric, want_j);
+    GHashTable *samples = test_provider_read_ok(p, now_ns);
+    test_assert_sample(samples, metric, want_j);
     assert_int_equal(sample_flags(samples, metric), want_flags);
     g_hash_table_destroy(samples);
 }
@@ -179,11 +128,8 @@ static char *capture_end(struct captured_log *log)
 
 static void assert_estimate_metric(struct test_provider *p)
 {
-    const struct vigil_metric_desc *m = test_metric(p, "energy.node_j");
-    assert_int_equal(m->kind, VIGIL_METRIC_COUNTER);
-    assert_int_equal(m->origin, VIGIL_METRIC_ESTIMATED);
-    assert_string_equal(m->unit, "J");
-    assert_string_equal(m->source, "energy/estimate");
+    test_assert_metric(p, "energy.node_j", "J", VIGIL_METRIC_COUNTER, VIGIL_METRIC_ESTIMATED,
+                       "energy/estimate");
 }
 
 /* source=auto must land on the estimate and log why, naming `reason`. */
@@ -193,7 +139,7 @@ static void expect_auto_falls_back(const char *root, const char *reason)
     open_energy(&p, root, "auto", NULL);
     struct captured_log log;
     capture_begin(&log);
-    start_ok(&p);
+    test_provider_start_ok(&p);
     char *logged = capture_end(&log);
     test_assert_contains(logged, "estimated");
     test_assert_contains(logged, reason);
@@ -202,6 +148,19 @@ static void expect_auto_falls_back(const char *root, const char *reason)
     expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
     g_free(logged);
     test_provider_close(&p);
+}
+
+/* source=powercap cannot start, saying exactly `want`; source=auto falls
+ * back to the estimate, logging it. */
+static void expect_powercap_unavailable(const char *root, const char *want)
+{
+    struct test_provider p;
+    open_energy(&p, root, "powercap", NULL);
+    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
+    assert_string_equal(message, want);
+    g_free(message);
+    test_provider_close(&p);
+    expect_auto_falls_back(root, want);
 }
 
 /* Powercap ------------------------------------------------------------------------------------ */
@@ -213,36 +172,32 @@ static void powercap_counts_joules_per_zone(void **state)
     write_zone(root, "intel-rapl:0:0", "dram", DRAM_RANGE_UJ, "200000");
     struct test_provider p;
     open_energy(&p, root, "powercap", NULL);
-    start_ok(&p);
+    test_provider_start_ok(&p);
     assert_int_equal(vigil_metric_count(p.catalog), 2);
     const char *names[] = {"energy.pkg0_j", "energy.pkg0.dram_j"};
-    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
-        const struct vigil_metric_desc *m = test_metric(&p, names[i]);
-        assert_int_equal(m->kind, VIGIL_METRIC_COUNTER);
-        assert_int_equal(m->origin, VIGIL_METRIC_MEASURED);
-        assert_string_equal(m->unit, "J");
-        assert_string_equal(m->source, "energy/powercap");
-    }
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+        test_assert_metric(&p, names[i], "J", VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED,
+                           "energy/powercap");
 
-    GHashTable *s = read_ok(&p, 10 * NS_PER_S);
+    GHashTable *s = test_provider_read_ok(&p, 10 * NS_PER_S);
     assert_int_equal(g_hash_table_size(s), 2);
-    assert_joules(s, "energy.pkg0_j", 0.0);
-    assert_joules(s, "energy.pkg0.dram_j", 0.0);
+    test_assert_sample(s, "energy.pkg0_j", 0.0);
+    test_assert_sample(s, "energy.pkg0.dram_j", 0.0);
     g_hash_table_destroy(s);
 
     set_energy_uj(root, "intel-rapl:0", "3500000");
     set_energy_uj(root, "intel-rapl:0:0", "700000");
-    s = read_ok(&p, 10 * NS_PER_S + 100000000);
-    assert_joules(s, "energy.pkg0_j", 2.5);
-    assert_joules(s, "energy.pkg0.dram_j", 0.5);
+    s = test_provider_read_ok(&p, 10 * NS_PER_S + 100000000);
+    test_assert_sample(s, "energy.pkg0_j", 2.5);
+    test_assert_sample(s, "energy.pkg0.dram_j", 0.5);
     assert_int_equal(sample_flags(s, "energy.pkg0_j"), 0);
     assert_int_equal(sample_flags(s, "energy.pkg0.dram_j"), 0);
     g_hash_table_destroy(s);
 
     set_energy_uj(root, "intel-rapl:0", "4000001");
-    s = read_ok(&p, 10 * NS_PER_S + 200000000);
-    assert_joules(s, "energy.pkg0_j", 3000001.0 / 1e6);
-    assert_joules(s, "energy.pkg0.dram_j", 0.5);
+    s = test_provider_read_ok(&p, 10 * NS_PER_S + 200000000);
+    test_assert_sample(s, "energy.pkg0_j", 3000001.0 / 1e6);
+    test_assert_sample(s, "energy.pkg0.dram_j", 0.5);
     g_hash_table_destroy(s);
     test_provider_close(&p);
 }
@@ -262,16 +217,16 @@ static void powercap_names_every_zone(void **state)
     test_write_file(root, "sys/class/powercap/intel-rapl/enabled", "1\n");
     struct test_provider p;
     open_energy(&p, root, "powercap", NULL);
-    start_ok(&p);
+    test_provider_start_ok(&p);
     const char *names[] = {"energy.pkg0_j",      "energy.pkg0.core_j", "energy.pkg0.uncore_j",
                            "energy.pkg1_j",      "energy.pkg1.dram_j", "energy.psys_j",
                            "energy.pkg0_die_1_j"};
     assert_int_equal(vigil_metric_count(p.catalog), G_N_ELEMENTS(names));
-    GHashTable *s = read_ok(&p, NS_PER_S);
+    GHashTable *s = test_provider_read_ok(&p, NS_PER_S);
     assert_int_equal(g_hash_table_size(s), G_N_ELEMENTS(names));
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
         test_metric(&p, names[i]);
-        assert_joules(s, names[i], 0.0);
+        test_assert_sample(s, names[i], 0.0);
     }
     g_hash_table_destroy(s);
     test_provider_close(&p);
@@ -283,7 +238,7 @@ static void powercap_unwraps_the_counter(void **state)
     write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "262143000000");
     struct test_provider p;
     open_energy(&p, root, "powercap", NULL);
-    start_ok(&p);
+    test_provider_start_ok(&p);
     expect_read(&p, NS_PER_S, "energy.pkg0_j", 0.0, 0);
     /* (262143328850 − 262143000000) + 500000 + 1 */
     set_energy_uj(root, "intel-rapl:0", "500000");
@@ -301,7 +256,7 @@ static void powercap_long_gap_is_uncertain(void **state)
     write_zone(root, "intel-rapl:0", "package-0", "1000000000", "0");
     struct test_provider p;
     open_energy(&p, root, "powercap", "max_power_w = 1000\n");
-    start_ok(&p);
+    test_provider_start_ok(&p);
     expect_read(&p, 5 * NS_PER_S, "energy.pkg0_j", 0.0, 0);
     set_energy_uj(root, "intel-rapl:0", "100");
     expect_read(&p, 6 * NS_PER_S, "energy.pkg0_j", 100.0 / 1e6, 0);
@@ -319,7 +274,7 @@ static void powercap_gap_bound_follows_max_power(void **state)
     write_zone(root, "intel-rapl:0", "package-0", "1000000000", "0");
     struct test_provider p;
     open_energy(&p, root, "powercap", "max_power_w = 500\n");
-    start_ok(&p);
+    test_provider_start_ok(&p);
     expect_read(&p, NS_PER_S, "energy.pkg0_j", 0.0, 0);
     expect_read(&p, 3 * NS_PER_S, "energy.pkg0_j", 0.0, 0);
     expect_read(&p, 5 * NS_PER_S + 1, "energy.pkg0_j", 0.0, VIGIL_SAMPLE_UNCERTAIN);
@@ -375,7 +330,7 @@ static void powercap_permission_denied(void **state)
 
     struct test_provider p;
     open_energy(&p, root, "powercap", NULL);
-    char *message = start_unavailable(&p);
+    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
     test_provider_close(&p);
     struct captured_log log;
     capture_begin(&log);
@@ -410,15 +365,9 @@ static void powercap_unreadable_counter(void **state)
     assert_int_equal(g_unlink(energy), 0);
     assert_int_equal(g_mkdir(energy, 0755), 0);
 
-    struct test_provider p;
-    open_energy(&p, root, "powercap", NULL);
-    char *message = start_unavailable(&p);
     char *want = g_strdup_printf("cannot read %s: %s", energy, g_strerror(EISDIR));
-    assert_string_equal(message, want);
-    test_provider_close(&p);
-    expect_auto_falls_back(root, want);
+    expect_powercap_unavailable(root, want);
     g_free(want);
-    g_free(message);
     g_free(energy);
 }
 
@@ -428,7 +377,7 @@ static void powercap_unreadable_range(void **state)
     write_zone(root, "intel-rapl:0", "package-0", "0", "5");
     struct test_provider p;
     open_energy(&p, root, "powercap", NULL);
-    char *message = start_unavailable(&p);
+    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
     test_assert_contains(message, "intel-rapl:0/max_energy_range_uj is 0");
     g_free(message);
     test_provider_close(&p);
@@ -438,15 +387,9 @@ static void no_powercap_dir(void **state)
 {
     const char *root = *state;
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
-    struct test_provider p;
-    open_energy(&p, root, "powercap", NULL);
-    char *message = start_unavailable(&p);
     char *want = g_strdup_printf("no RAPL: %s/sys/class/powercap does not exist", root);
-    assert_string_equal(message, want);
-    test_provider_close(&p);
-    expect_auto_falls_back(root, want);
+    expect_powercap_unavailable(root, want);
     g_free(want);
-    g_free(message);
 }
 
 static void powercap_without_rapl_zones(void **state)
@@ -454,15 +397,9 @@ static void powercap_without_rapl_zones(void **state)
     const char *root = *state;
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     write_zone(root, "intel-rapl-mmio:0", "package-0", PKG_RANGE_UJ, "5");
-    struct test_provider p;
-    open_energy(&p, root, "powercap", NULL);
-    char *message = start_unavailable(&p);
     char *want = g_strdup_printf("no RAPL: %s/sys/class/powercap has no intel-rapl:N zone", root);
-    assert_string_equal(message, want);
-    test_provider_close(&p);
-    expect_auto_falls_back(root, want);
+    expect_powercap_unavailable(root, want);
     g_free(want);
-    g_free(message);
 }
 
 /* Auto ---------------------------------------------------------------------------------------- */
@@ -476,7 +413,7 @@ static void auto_prefers_powercap(void **state)
     open_energy(&p, root, "auto", NULL);
     struct captured_log log;
     capture_begin(&log);
-    start_ok(&p);
+    test_provider_start_ok(&p);
     char *logged = capture_end(&log);
     assert_string_equal(logged, "");
     assert_int_equal(vigil_metric_count(p.catalog), 1);
@@ -491,7 +428,7 @@ static void auto_with_nothing_to_read(void **state)
     const char *root = *state;
     struct test_provider p;
     open_energy(&p, root, "auto", NULL);
-    char *message = start_unavailable(&p);
+    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
     test_assert_contains(message, "no RAPL:");
     char *stat_path = g_build_filename(root, "proc/stat", NULL);
     test_assert_contains(message, stat_path);
@@ -509,7 +446,7 @@ static void estimate_integrates_the_model(void **state)
     write_stat(root, "100 0 100 800 0 0 0 0 0 0", FALSE);
     struct test_provider p;
     open_energy(&p, root, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n");
-    start_ok(&p);
+    test_provider_start_ok(&p);
     assert_estimate_metric(&p);
     assert_int_equal(vigil_metric_count(p.catalog), 1);
     expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
@@ -538,7 +475,7 @@ static void estimate_sockets_and_quiet_intervals(void **state)
     write_stat(root, "0 0 0 0 0 0 0 0 0 0", FALSE);
     struct test_provider p;
     open_energy(&p, root, "estimate", "idle_w = 40\nmax_w = 140\nsockets = 2\n");
-    start_ok(&p);
+    test_provider_start_ok(&p);
     expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
     write_stat(root, "100 0 0 0 0 0 0 0 0 0", TRUE);
     expect_read(&p, 2 * NS_PER_S, "energy.node_j", 280.0, 0);
@@ -554,7 +491,7 @@ static void estimate_ticks_backwards(void **state)
     write_stat(root, "500 0 0 500 0 0 0 0 0 0", FALSE);
     struct test_provider p;
     open_energy(&p, root, "estimate", NULL);
-    start_ok(&p);
+    test_provider_start_ok(&p);
     expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
     write_stat(root, "400 0 0 600 0 0 0 0 0 0", TRUE);
     expect_read(&p, 2 * NS_PER_S, "energy.node_j", 50.0, VIGIL_SAMPLE_UNCERTAIN);
@@ -567,7 +504,7 @@ static void estimate_bad_stat(void **state)
     test_write_file(root, "proc/stat", "intr 1 2 3\n");
     struct test_provider p;
     open_energy(&p, root, "estimate", NULL);
-    char *message = start_unavailable(&p);
+    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
     test_assert_contains(message, "does not start with a \"cpu \" line");
     g_free(message);
     test_provider_close(&p);
@@ -627,13 +564,13 @@ static void real_node_auto(void **state)
     open_energy(&p, "/", "auto", NULL);
     struct captured_log log;
     capture_begin(&log);
-    start_ok(&p);
+    test_provider_start_ok(&p);
     char *logged = capture_end(&log);
-    GHashTable *s = read_ok(&p, NS_PER_S);
-    GHashTable *later = read_ok(&p, 2 * NS_PER_S);
+    GHashTable *s = test_provider_read_ok(&p, NS_PER_S);
+    GHashTable *later = test_provider_read_ok(&p, 2 * NS_PER_S);
     if (vigil_metric_lookup(p.catalog, "energy.node_j") != NULL) {
         test_assert_contains(logged, "powercap");
-        assert_joules(s, "energy.node_j", 0.0);
+        test_assert_sample(s, "energy.node_j", 0.0);
         /* Whatever the load, one second lies between idle and max power. */
         double joules = test_sample_value(later, "energy.node_j");
         assert_true(joules >= 50.0 && joules <= 150.0);
@@ -649,28 +586,26 @@ static void real_node_auto(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
     const struct CMUnitTest tests[] = {
-        T(powercap_counts_joules_per_zone),
-        T(powercap_names_every_zone),
-        T(powercap_unwraps_the_counter),
-        T(powercap_long_gap_is_uncertain),
-        T(powercap_gap_bound_follows_max_power),
-        T(powercap_permission_denied),
-        T(powercap_unreadable_counter),
-        T(powercap_unreadable_range),
-        T(no_powercap_dir),
-        T(powercap_without_rapl_zones),
-        T(auto_prefers_powercap),
-        T(auto_with_nothing_to_read),
-        T(estimate_integrates_the_model),
-        T(estimate_sockets_and_quiet_intervals),
-        T(estimate_ticks_backwards),
-        T(estimate_bad_stat),
-        T(idle_above_max_is_refused),
-        T(real_node_powercap),
-        T(real_node_auto),
+        TEST_WITH_DIR(powercap_counts_joules_per_zone),
+        TEST_WITH_DIR(powercap_names_every_zone),
+        TEST_WITH_DIR(powercap_unwraps_the_counter),
+        TEST_WITH_DIR(powercap_long_gap_is_uncertain),
+        TEST_WITH_DIR(powercap_gap_bound_follows_max_power),
+        TEST_WITH_DIR(powercap_permission_denied),
+        TEST_WITH_DIR(powercap_unreadable_counter),
+        TEST_WITH_DIR(powercap_unreadable_range),
+        TEST_WITH_DIR(no_powercap_dir),
+        TEST_WITH_DIR(powercap_without_rapl_zones),
+        TEST_WITH_DIR(auto_prefers_powercap),
+        TEST_WITH_DIR(auto_with_nothing_to_read),
+        TEST_WITH_DIR(estimate_integrates_the_model),
+        TEST_WITH_DIR(estimate_sockets_and_quiet_intervals),
+        TEST_WITH_DIR(estimate_ticks_backwards),
+        TEST_WITH_DIR(estimate_bad_stat),
+        TEST_WITH_DIR(idle_above_max_is_refused),
+        TEST_WITH_DIR(real_node_powercap),
+        TEST_WITH_DIR(real_node_auto),
     };
-#undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

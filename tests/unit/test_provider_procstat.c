@@ -1,11 +1,9 @@
 /* Tests of the procstat provider against fixture /proc/stat files, and
  * once against the real one. */
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -37,77 +35,28 @@ static double ticks_per_s(void)
     return (double)sysconf(_SC_CLK_TCK);
 }
 
-static void open_at(struct test_provider *p, const char *root)
-{
-    char *config = g_strdup_printf("[provider.procstat]\nroot = %s\n", root);
-    test_provider_open(p, "procstat", config);
-    g_free(config);
-}
-
-static void start_or_fail(struct test_provider *p)
-{
-    GError *error = NULL;
-    if (!test_provider_start(p, &error))
-        fail_msg("start: %s", error->message);
-}
-
-static GHashTable *read_or_fail(struct test_provider *p)
-{
-    GError *error = NULL;
-    GHashTable *samples = test_provider_read(p, 1, &error);
-    if (samples == NULL)
-        fail_msg("read: %s", error->message);
-    return samples;
-}
-
-static void assert_value(GHashTable *samples, const char *metric, double want)
-{
-    double got = test_sample_value(samples, metric);
-    if (got != want)
-        fail_msg("%s is %.17g, expected %.17g", metric, got, want);
-}
-
 /* `prefix`.FIELD_s for each field, against ticks[] converted to seconds. */
 static void assert_cpu_times(GHashTable *samples, const char *prefix, const double ticks[8])
 {
     for (size_t f = 0; f < G_N_ELEMENTS(fields); f++) {
         char *name = g_strdup_printf("%s.%s_s", prefix, fields[f]);
-        assert_value(samples, name, ticks[f] / ticks_per_s());
+        test_assert_sample(samples, name, ticks[f] / ticks_per_s());
         g_free(name);
     }
 }
 
-/* Rewrites the file in place, as the kernel's files change: the provider
- * keeps its descriptor, so a new inode (g_file_set_contents renames one
- * over the old) would go unseen. */
-static void rewrite_in_place(const char *dir, const char *relative, const char *text)
-{
-    char *path = g_build_filename(dir, relative, NULL);
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    if (fd < 0)
-        fail_msg("opening %s: %s", path, g_strerror(errno));
-    size_t len = strlen(text);
-    if (write(fd, text, len) != (ssize_t)len)
-        fail_msg("writing %s: %s", path, g_strerror(errno));
-    close(fd);
-    g_free(path);
-}
-
 static void test_values_from_a_fixture(void **state)
 {
-    const char *dir = *state;
-    test_write_file(dir, STAT, fixture);
     struct test_provider p;
-    open_at(&p, dir);
-    start_or_fail(&p);
-    GHashTable *samples = read_or_fail(&p);
+    test_provider_start_on_fixture(&p, "procstat", *state, STAT, fixture);
+    GHashTable *samples = test_provider_read_ok(&p, 1);
 
     assert_cpu_times(samples, "cpu", (const double[]){100, 20, 30, 400, 50, 6, 7, 8});
     assert_cpu_times(samples, "cpu0", (const double[]){60, 10, 20, 200, 25, 3, 4, 5});
     assert_cpu_times(samples, "cpu1", (const double[]){40, 10, 10, 200, 25, 3, 3, 3});
-    assert_value(samples, "cpu.context_switches", 987654);
-    assert_value(samples, "procs.running", 3);
-    assert_value(samples, "procs.blocked", 1);
+    test_assert_sample(samples, "cpu.context_switches", 987654);
+    test_assert_sample(samples, "procs.running", 3);
+    test_assert_sample(samples, "procs.blocked", 1);
     /* 3 × 8 times and 3 counts: nothing else. */
     assert_int_equal(g_hash_table_size(samples), 27);
 
@@ -118,21 +67,14 @@ static void test_values_from_a_fixture(void **state)
 static void assert_desc(struct test_provider *p, const char *name, const char *unit,
                         enum vigil_metric_kind kind)
 {
-    const struct vigil_metric_desc *m = test_metric(p, name);
-    assert_string_equal(m->unit, unit);
-    assert_int_equal(m->kind, kind);
-    assert_string_equal(m->source, "procstat");
-    assert_int_equal(m->origin, VIGIL_METRIC_MEASURED);
+    test_assert_metric(p, name, unit, kind, VIGIL_METRIC_MEASURED, "procstat");
 }
 
 /* Everything present at start is described before the first read. */
 static void test_start_registers_the_metrics(void **state)
 {
-    const char *dir = *state;
-    test_write_file(dir, STAT, fixture);
     struct test_provider p;
-    open_at(&p, dir);
-    start_or_fail(&p);
+    test_provider_start_on_fixture(&p, "procstat", *state, STAT, fixture);
 
     for (size_t f = 0; f < G_N_ELEMENTS(fields); f++) {
         const char *prefixes[] = {"cpu", "cpu0", "cpu1"};
@@ -152,27 +94,24 @@ static void test_start_registers_the_metrics(void **state)
 static void test_a_second_read_sees_the_new_contents(void **state)
 {
     const char *dir = *state;
-    test_write_file(dir, STAT, fixture);
     struct test_provider p;
-    open_at(&p, dir);
-    start_or_fail(&p);
-    GHashTable *samples = read_or_fail(&p);
-    g_hash_table_destroy(samples);
+    test_provider_start_on_fixture(&p, "procstat", dir, STAT, fixture);
+    g_hash_table_destroy(test_provider_read_ok(&p, 1));
 
-    rewrite_in_place(dir, STAT,
-                     "cpu  200 21 31 401 51 7 8 9 0 0\n"
-                     "cpu0 110 11 21 201 26 4 5 6 0 0\n"
-                     "cpu1 90 10 10 200 25 3 3 3 0 0\n"
-                     "ctxt 1000000\n"
-                     "procs_running 17\n"
-                     "procs_blocked 0\n");
-    samples = read_or_fail(&p);
+    test_rewrite_file(dir, STAT,
+                      "cpu  200 21 31 401 51 7 8 9 0 0\n"
+                      "cpu0 110 11 21 201 26 4 5 6 0 0\n"
+                      "cpu1 90 10 10 200 25 3 3 3 0 0\n"
+                      "ctxt 1000000\n"
+                      "procs_running 17\n"
+                      "procs_blocked 0\n");
+    GHashTable *samples = test_provider_read_ok(&p, 1);
     assert_cpu_times(samples, "cpu", (const double[]){200, 21, 31, 401, 51, 7, 8, 9});
     assert_cpu_times(samples, "cpu0", (const double[]){110, 11, 21, 201, 26, 4, 5, 6});
-    assert_value(samples, "cpu1.user_s", 90 / ticks_per_s());
-    assert_value(samples, "cpu.context_switches", 1000000);
-    assert_value(samples, "procs.running", 17);
-    assert_value(samples, "procs.blocked", 0);
+    test_assert_sample(samples, "cpu1.user_s", 90 / ticks_per_s());
+    test_assert_sample(samples, "cpu.context_switches", 1000000);
+    test_assert_sample(samples, "procs.running", 17);
+    test_assert_sample(samples, "procs.blocked", 0);
 
     g_hash_table_destroy(samples);
     test_provider_close(&p);
@@ -183,16 +122,14 @@ static void test_a_second_read_sees_the_new_contents(void **state)
 static void test_reads_keep_the_file_opened_at_start(void **state)
 {
     const char *dir = *state;
-    test_write_file(dir, STAT, fixture);
     struct test_provider p;
-    open_at(&p, dir);
-    start_or_fail(&p);
+    test_provider_start_on_fixture(&p, "procstat", dir, STAT, fixture);
     char *path = g_build_filename(dir, STAT, NULL);
     assert_int_equal(g_unlink(path), 0);
     g_free(path);
 
-    GHashTable *samples = read_or_fail(&p);
-    assert_value(samples, "cpu.context_switches", 987654);
+    GHashTable *samples = test_provider_read_ok(&p, 1);
+    test_assert_sample(samples, "cpu.context_switches", 987654);
     g_hash_table_destroy(samples);
     test_provider_close(&p);
 }
@@ -200,31 +137,29 @@ static void test_reads_keep_the_file_opened_at_start(void **state)
 static void test_a_cpu_that_comes_online_is_registered(void **state)
 {
     const char *dir = *state;
-    test_write_file(dir, STAT,
-                    "cpu  60 10 20 200 25 3 4 5 0 0\n"
-                    "cpu0 60 10 20 200 25 3 4 5 0 0\n"
-                    "ctxt 5\nprocs_running 1\nprocs_blocked 0\n");
     struct test_provider p;
-    open_at(&p, dir);
-    start_or_fail(&p);
+    test_provider_start_on_fixture(&p, "procstat", dir, STAT,
+                                   "cpu  60 10 20 200 25 3 4 5 0 0\n"
+                                   "cpu0 60 10 20 200 25 3 4 5 0 0\n"
+                                   "ctxt 5\nprocs_running 1\nprocs_blocked 0\n");
     assert_null(vigil_metric_lookup(p.catalog, "cpu1.user_s"));
-    GHashTable *samples = read_or_fail(&p);
+    GHashTable *samples = test_provider_read_ok(&p, 1);
     assert_false(g_hash_table_contains(samples, "cpu1.user_s"));
     g_hash_table_destroy(samples);
 
-    rewrite_in_place(dir, STAT, fixture);
-    samples = read_or_fail(&p);
+    test_rewrite_file(dir, STAT, fixture);
+    samples = test_provider_read_ok(&p, 1);
     assert_cpu_times(samples, "cpu1", (const double[]){40, 10, 10, 200, 25, 3, 3, 3});
     assert_desc(&p, "cpu1.steal_s", "s", VIGIL_METRIC_COUNTER);
     assert_int_equal(g_hash_table_size(samples), 27);
     g_hash_table_destroy(samples);
 
     /* It goes offline: no sample, and no error. */
-    rewrite_in_place(dir, STAT,
-                     "cpu  60 10 20 200 25 3 4 5 0 0\n"
-                     "cpu0 60 10 20 200 25 3 4 5 0 0\n"
-                     "ctxt 6\nprocs_running 1\nprocs_blocked 0\n");
-    samples = read_or_fail(&p);
+    test_rewrite_file(dir, STAT,
+                      "cpu  60 10 20 200 25 3 4 5 0 0\n"
+                      "cpu0 60 10 20 200 25 3 4 5 0 0\n"
+                      "ctxt 6\nprocs_running 1\nprocs_blocked 0\n");
+    samples = test_provider_read_ok(&p, 1);
     assert_false(g_hash_table_contains(samples, "cpu1.user_s"));
     assert_int_equal(g_hash_table_size(samples), 19);
     g_hash_table_destroy(samples);
@@ -234,15 +169,12 @@ static void test_a_cpu_that_comes_online_is_registered(void **state)
 /* Kernels before 2.6.11 write seven times: steal is 0 there. */
 static void test_a_line_without_steal_reads_steal_as_zero(void **state)
 {
-    const char *dir = *state;
-    test_write_file(dir, STAT,
-                    "cpu  100 20 30 400 50 6 7\n"
-                    "cpu0 100 20 30 400 50 6 7\n"
-                    "ctxt 1\nprocs_running 1\nprocs_blocked 0\n");
     struct test_provider p;
-    open_at(&p, dir);
-    start_or_fail(&p);
-    GHashTable *samples = read_or_fail(&p);
+    test_provider_start_on_fixture(&p, "procstat", *state, STAT,
+                                   "cpu  100 20 30 400 50 6 7\n"
+                                   "cpu0 100 20 30 400 50 6 7\n"
+                                   "ctxt 1\nprocs_running 1\nprocs_blocked 0\n");
+    GHashTable *samples = test_provider_read_ok(&p, 1);
     assert_cpu_times(samples, "cpu", (const double[]){100, 20, 30, 400, 50, 6, 7, 0});
     assert_cpu_times(samples, "cpu0", (const double[]){100, 20, 30, 400, 50, 6, 7, 0});
     g_hash_table_destroy(samples);
@@ -253,7 +185,6 @@ static void test_a_line_without_steal_reads_steal_as_zero(void **state)
  * provider's first buffer, and the lines it needs come last. */
 static void test_a_big_machine_is_read_whole(void **state)
 {
-    const char *dir = *state;
     GString *text = g_string_new("cpu  1024 0 0 1024 0 0 0 0 0 0\n");
     for (unsigned cpu = 0; cpu < 1024; cpu++)
         g_string_append_printf(text, "cpu%u %u 0 0 1 0 0 0 %u 0 0\n", cpu, cpu, cpu + 1);
@@ -261,18 +192,15 @@ static void test_a_big_machine_is_read_whole(void **state)
     for (unsigned irq = 0; irq < 20000; irq++)
         g_string_append_printf(text, " %u", irq);
     g_string_append(text, "\nctxt 42\nprocs_running 1024\nprocs_blocked 7\n");
-    test_write_file(dir, STAT, text->str);
-    g_string_free(text, TRUE);
-
     struct test_provider p;
-    open_at(&p, dir);
-    start_or_fail(&p);
-    GHashTable *samples = read_or_fail(&p);
-    assert_value(samples, "cpu1023.user_s", 1023 / ticks_per_s());
-    assert_value(samples, "cpu1023.steal_s", 1024 / ticks_per_s());
-    assert_value(samples, "cpu.context_switches", 42);
-    assert_value(samples, "procs.running", 1024);
-    assert_value(samples, "procs.blocked", 7);
+    test_provider_start_on_fixture(&p, "procstat", *state, STAT, text->str);
+    g_string_free(text, TRUE);
+    GHashTable *samples = test_provider_read_ok(&p, 1);
+    test_assert_sample(samples, "cpu1023.user_s", 1023 / ticks_per_s());
+    test_assert_sample(samples, "cpu1023.steal_s", 1024 / ticks_per_s());
+    test_assert_sample(samples, "cpu.context_switches", 42);
+    test_assert_sample(samples, "procs.running", 1024);
+    test_assert_sample(samples, "procs.blocked", 7);
     assert_int_equal(g_hash_table_size(samples), 8 * 1025 + 3);
     g_hash_table_destroy(samples);
     test_provider_close(&p);
@@ -304,64 +232,27 @@ static const struct malformed malformed_files[] = {
 
 static void test_a_malformed_file_fails_the_read(void **state)
 {
-    const char *dir = *state;
-    char *path = g_build_filename(dir, STAT, NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(malformed_files); i++) {
-        test_write_file(dir, STAT, fixture);
-        struct test_provider p;
-        open_at(&p, dir);
-        start_or_fail(&p);
-        rewrite_in_place(dir, STAT, malformed_files[i].text);
-        GError *error = NULL;
-        GHashTable *samples = test_provider_read(&p, 1, &error);
-        if (samples != NULL)
-            fail_msg("file %zu was read without error", i);
-        assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ));
-        test_assert_contains(error->message, path);
-        test_assert_contains(error->message, malformed_files[i].in_message);
-        g_error_free(error);
-        test_provider_close(&p);
-    }
-    g_free(path);
+    for (size_t i = 0; i < G_N_ELEMENTS(malformed_files); i++)
+        test_provider_assert_read_fails("procstat", *state, STAT, fixture, malformed_files[i].text,
+                                        malformed_files[i].in_message);
 }
 
 static void test_a_malformed_file_fails_the_start(void **state)
 {
-    const char *dir = *state;
-    test_write_file(dir, STAT, malformed_files[0].text);
-    struct test_provider p;
-    open_at(&p, dir);
-    GError *error = NULL;
-    assert_false(test_provider_start(&p, &error));
-    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ));
-    test_assert_contains(error->message, "line 2");
-    g_error_free(error);
-    test_provider_close(&p);
+    test_provider_assert_start_fails("procstat", *state, STAT, malformed_files[0].text, "line 2");
 }
 
 static void test_a_missing_file_makes_it_unavailable(void **state)
 {
-    const char *dir = *state;
-    struct test_provider p;
-    open_at(&p, dir);
-    GError *error = NULL;
-    assert_false(test_provider_start(&p, &error));
-    assert_true(g_error_matches(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE));
-    char *path = g_build_filename(dir, STAT, NULL);
-    test_assert_contains(error->message, path);
-    test_assert_contains(error->message, g_strerror(ENOENT));
-    g_free(path);
-    g_error_free(error);
-    test_provider_close(&p);
+    test_provider_assert_unavailable("procstat", *state, STAT, ENOENT);
 }
 
 static void test_the_real_proc_stat(void **state)
 {
     (void)state;
     struct test_provider p;
-    open_at(&p, "/");
-    start_or_fail(&p);
-    GHashTable *samples = read_or_fail(&p);
+    test_provider_start_at(&p, "procstat", "/");
+    GHashTable *samples = test_provider_read_ok(&p, 1);
     assert_true(test_sample_value(samples, "cpu.idle_s") > 0);
     assert_true(test_sample_value(samples, "cpu.context_switches") > 0);
     /* This test runs, so something is running. */
@@ -376,25 +267,16 @@ static void test_the_real_proc_stat(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_values_from_a_fixture, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_start_registers_the_metrics, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_a_second_read_sees_the_new_contents, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_reads_keep_the_file_opened_at_start, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_a_cpu_that_comes_online_is_registered, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_a_line_without_steal_reads_steal_as_zero,
-                                        test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_a_big_machine_is_read_whole, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_a_malformed_file_fails_the_read, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_a_malformed_file_fails_the_start, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_a_missing_file_makes_it_unavailable, test_make_dir,
-                                        test_remove_dir),
+        TEST_WITH_DIR(test_values_from_a_fixture),
+        TEST_WITH_DIR(test_start_registers_the_metrics),
+        TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
+        TEST_WITH_DIR(test_reads_keep_the_file_opened_at_start),
+        TEST_WITH_DIR(test_a_cpu_that_comes_online_is_registered),
+        TEST_WITH_DIR(test_a_line_without_steal_reads_steal_as_zero),
+        TEST_WITH_DIR(test_a_big_machine_is_read_whole),
+        TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
+        TEST_WITH_DIR(test_a_malformed_file_fails_the_start),
+        TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
         cmocka_unit_test(test_the_real_proc_stat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

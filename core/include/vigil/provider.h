@@ -23,6 +23,7 @@
 
 #include <glib.h>
 
+#include "vigil/config.h"
 #include "vigil/metric.h"
 
 /* Where a provider's values go. */
@@ -60,5 +61,158 @@ gssize vigil_provider_pread_all(int fd, char *buffer, gsize size);
 
 /* The path of `relative` under a provider's root ("/" + "proc/stat"). */
 char *vigil_provider_path(const char *root, const char *relative);
+
+/* The `root` key of a provider that reads under proc/. */
+#define VIGIL_PROVIDER_PROC_ROOT_KEY                                                               \
+    {                                                                                              \
+        .name = "root", .type = VIGIL_CONFIG_STRING, .default_value = "/",                         \
+        .description = "directory under which proc/ is read; / on a real node"                     \
+    }
+
+/* Files read every tick ---------------------------------------------------------------------- */
+
+/* A file opened once, at start, and read whole with pread at every tick, so
+ * that a file the provider cannot open fails start() once rather than every
+ * tick, and a tick costs no path walk. The buffer is kept from one read to
+ * the next, so that a read allocates nothing once it has grown to fit; it
+ * grows rather than cutting the file short, since a cut would lose the end
+ * of a list (CPUs, devices) without anyone noticing. */
+struct vigil_provider_file {
+    char *path;
+    int fd;         /* -1 until opened */
+    char *buffer;   /* the last read, NUL-terminated */
+    gsize size;     /* of `buffer` */
+    gsize max_size; /* a file that does not fit in this is refused */
+};
+
+/* ROOT/RELATIVE, not opened yet. `max_size` at `initial_size` makes a
+ * buffer that never grows, for a file of known size (/proc/loadavg). */
+void vigil_provider_file_init(struct vigil_provider_file *file, const char *root,
+                              const char *relative, gsize initial_size, gsize max_size);
+
+/* Opens the file, or opens it again, and reads it a first time into
+ * `buffer`: a file that opens but cannot be read (a directory) is as
+ * unavailable as one that does not exist. VIGIL_PROVIDER_ERROR_UNAVAILABLE
+ * says why ("cannot open PATH: REASON"); a file too large for `max_size`
+ * is VIGIL_PROVIDER_ERROR_READ. */
+gboolean vigil_provider_file_open(struct vigil_provider_file *file, GError **error);
+
+/* Reads the whole file again into `buffer`; VIGIL_PROVIDER_ERROR_READ when
+ * it cannot, or when it was never opened. */
+gboolean vigil_provider_file_read(struct vigil_provider_file *file, GError **error);
+
+/* Closes the file and frees what init() and the reads allocated. */
+void vigil_provider_file_clear(struct vigil_provider_file *file);
+
+/* Parsing ------------------------------------------------------------------------------------ */
+
+/* Parsing is strict: the kernel writes its files one way, and anything
+ * else (a sign, "0x10", "nan", a number past 64 bits) means the file is not
+ * what the parser thinks it is, which a lenient strtoull would hide. Lines
+ * and fields are cut in place, so that parsing allocates nothing. */
+
+static inline gboolean vigil_provider_is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static inline const char *vigil_provider_skip_blanks(const char *p)
+{
+    while (vigil_provider_is_blank(*p))
+        p++;
+    return p;
+}
+
+/* The next line of the text at *cursor, cut at its newline; NULL at the
+ * end of the text. An empty line in the middle is a line; the newline that
+ * ends the text does not start one. */
+char *vigil_provider_next_line(char **cursor);
+
+/* The next blank-separated field of the line at *cursor, cut in place;
+ * NULL when only blanks are left. */
+char *vigil_provider_next_field(char **cursor);
+
+/* The decimal digits at *cursor, with no blank or sign before them, as a
+ * number that fits in 64 bits; moves *cursor past them. What follows them
+ * is the caller's to check. */
+gboolean vigil_provider_scan_u64(const char **cursor, guint64 *value);
+
+/* All of `text` as such a number. */
+gboolean vigil_provider_parse_u64(const char *text, guint64 *value);
+
+/* A decimal with digits and a point ("0.52", "12.25"), finite, at
+ * *cursor; moves *cursor past it. */
+gboolean vigil_provider_scan_double(const char **cursor, double *value);
+
+/* A VIGIL_PROVIDER_ERROR_READ that says where the file is wrong: "PATH,
+ * line N: REASON". */
+void vigil_provider_line_error(GError **error, const char *path, guint line, const char *format,
+                               ...) G_GNUC_PRINTF(4, 5);
+
+/* Makes `part` fit for one part of a metric name, in place: every character
+ * but a lower-case letter, a digit, '_' and those in `kept` becomes '_'
+ * (a '.' would start another part). */
+void vigil_provider_sanitize_name_part(char *part, const char *kept);
+
+/* Devices ------------------------------------------------------------------------------------ */
+
+/* Files with one line per device (/proc/diskstats, /proc/net/dev): each
+ * device's name, then its counters, which become measured counters
+ * GROUP.NAME.SUFFIX, NAME made a metric name's part ('.' and upper case
+ * become '_', '-' stays). A device is registered when a line first names
+ * it, at start() or at a later read. */
+
+struct vigil_provider_device_metric {
+    const char *suffix;
+    const char *unit;
+};
+
+struct vigil_provider_device_kind {
+    const char *noun;      /* "device", "interface" */
+    const char *stat_noun; /* a number after the name: "statistic", "counter" */
+    guint n_stats;         /* the numbers a line must have after the name; it may have more */
+    const char *group;     /* the metric names' first part: "disk", "net" */
+    const char *source;
+    const char *log_domain; /* the provider's G_LOG_DOMAIN, for its warnings */
+    const struct vigil_provider_device_metric *metrics;
+    guint n_metrics;
+};
+
+struct vigil_provider_devices {
+    const struct vigil_provider_device_kind *kind;
+    const char *path;          /* the file, for messages */
+    GHashTable *by_name;       /* the kernel's name → struct vigil_provider_device */
+    GHashTable *metric_owners; /* name part → the kernel's name that has its metrics */
+    guint64 scan;
+};
+
+/* `path` must outlive `devices`. */
+void vigil_provider_devices_init(struct vigil_provider_devices *devices,
+                                 const struct vigil_provider_device_kind *kind, const char *path);
+void vigil_provider_devices_clear(struct vigil_provider_devices *devices);
+
+/* Starts a pass over the file. Passes are numbered so that a name seen
+ * twice in one pass is caught without clearing a mark on every device. */
+void vigil_provider_devices_begin_scan(struct vigil_provider_devices *devices);
+
+/* Reads every number after a device's name on `line`, so that a line with a
+ * stray word is refused rather than half-read: the first kind->n_stats
+ * into `stats`, those after them (fields a newer kernel adds) only checked.
+ * `all_zero` (or NULL): whether each one was 0. */
+gboolean vigil_provider_devices_parse_stats(const struct vigil_provider_devices *devices,
+                                            char **cursor, guint line, guint64 *stats,
+                                            gboolean *all_zero, GError **error);
+
+/* The device `name` on `line` of this pass: *ids is where its values go
+ * (kind->n_metrics of them), or NULL when it is not reported. `wanted`
+ * counts only for a name not registered yet: a device once reported stays
+ * reported (its counters going back to 0 is news a consumer must see), one
+ * not wanted yet may be later. When its metric names are another device's
+ * already it is left out, with a warning, so that no metric gets two values
+ * in one read. FALSE with `error` set when registering fails, or when the
+ * name was on an earlier line of this pass. */
+gboolean vigil_provider_devices_see(struct vigil_provider_devices *devices,
+                                    vigil_metric_catalog *catalog, guint line, const char *name,
+                                    gboolean wanted, const uint32_t **ids, GError **error);
 
 #endif
