@@ -15,9 +15,8 @@
  *          metric id it registered. A metric that appears later (a disk
  *          plugged in) is registered when it is first seen.
  *
- * Every provider reads under a root directory from its configuration
- * (proc_root, sys_root…), "/" on a real node: the tests point it at
- * fixture trees whose files they write. */
+ * Every provider reads under the directory its `root` key names, "/" on a
+ * real node: the tests point it at fixture trees whose files they write. */
 #ifndef VIGIL_PROVIDER_H
 #define VIGIL_PROVIDER_H
 
