@@ -63,11 +63,6 @@ void vigil_plugin_registry_free(vigil_plugin_registry *r)
     g_free(r);
 }
 
-const char *vigil_plugin_registry_directory(const vigil_plugin_registry *r)
-{
-    return r->directory;
-}
-
 /* Plugin names become file names: keep them to [a-z0-9-] so that no name
  * can reach outside the plugin directory. */
 static gboolean name_is_valid(const char *name)

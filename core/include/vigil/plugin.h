@@ -96,7 +96,6 @@ typedef struct vigil_plugin_registry vigil_plugin_registry;
 
 vigil_plugin_registry *vigil_plugin_registry_new(const char *directory);
 void vigil_plugin_registry_free(vigil_plugin_registry *registry);
-const char *vigil_plugin_registry_directory(const vigil_plugin_registry *registry);
 
 /* Loads "KIND-NAME.so" once (later calls return the same plugin). Errors
  * name the module's path and say what is wrong with it; for a missing one
