@@ -686,7 +686,10 @@ static gboolean energy_read(void *instance, vigil_metric_catalog *catalog, uint6
     return FALSE;
 }
 
-static const struct vigil_provider_ops energy_provider_ops = {energy_start, energy_read};
+static const struct vigil_provider_ops energy_provider_ops = {
+    .start = energy_start,
+    .read = energy_read,
+};
 
 static const struct vigil_config_key keys[] = {
     {.name = "root",

@@ -81,10 +81,27 @@ static void collect_sample(void *user, uint32_t metric_id, double value, uint32_
     g_hash_table_insert(c->samples, g_strdup(m->name), s);
 }
 
+/* A process's values go in as "NAME@PROCESS_ID". */
+static void collect_process_sample(void *user, uint64_t process_id, uint32_t metric_id,
+                                   double value, uint32_t flags)
+{
+    struct collect *c = user;
+    const struct vigil_metric_desc *m = vigil_metric_get(c->p->catalog, metric_id);
+    if (m == NULL)
+        fail_msg("a sample of metric %u, which was never registered", metric_id);
+    char *key = g_strdup_printf("%s@%" G_GUINT64_FORMAT, m->name, process_id);
+    if (g_hash_table_contains(c->samples, key))
+        fail_msg("metric %s emitted twice in one read", key);
+    struct test_sample *s = g_new(struct test_sample, 1);
+    s->value = value;
+    s->flags = flags;
+    g_hash_table_insert(c->samples, key, s);
+}
+
 GHashTable *test_provider_read(struct test_provider *p, guint64 now_ns, GError **error)
 {
     struct collect c = {p, g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
-    struct vigil_sample_sink sink = {collect_sample, &c};
+    struct vigil_sample_sink sink = {collect_sample, collect_process_sample, &c};
     if (!p->ops->read(p->instance, p->catalog, now_ns, &sink, error)) {
         g_hash_table_destroy(c.samples);
         return NULL;

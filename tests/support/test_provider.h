@@ -33,7 +33,8 @@ void test_provider_close(struct test_provider *p);
 gboolean test_provider_start(struct test_provider *p, GError **error);
 
 /* One read at `now_ns`. Returns the samples by metric name (a GHashTable of
- * char * → struct test_sample *), or NULL with *error set. */
+ * char * → struct test_sample *), a process's as "NAME@PROCESS_ID", or
+ * NULL with *error set. */
 struct test_sample {
     double value;
     guint32 flags;

@@ -20,6 +20,7 @@
 #ifndef VIGIL_PROVIDER_H
 #define VIGIL_PROVIDER_H
 
+#include <sys/types.h>
 #include <glib.h>
 
 #include "vigil/config.h"
@@ -28,6 +29,9 @@
 /* Where a provider's values go. */
 struct vigil_sample_sink {
     void (*emit)(void *user, uint32_t metric_id, double value, uint32_t flags);
+    /* A value about one registered process rather than the node. */
+    void (*emit_process)(void *user, uint64_t process_id, uint32_t metric_id, double value,
+                         uint32_t flags);
     void *user;
 };
 
@@ -37,12 +41,26 @@ static inline void vigil_sample_emit(const struct vigil_sample_sink *sink, uint3
     sink->emit(sink->user, metric_id, value, flags);
 }
 
+static inline void vigil_sample_emit_process(const struct vigil_sample_sink *sink,
+                                             uint64_t process_id, uint32_t metric_id, double value,
+                                             uint32_t flags)
+{
+    sink->emit_process(sink->user, process_id, metric_id, value, flags);
+}
+
 struct vigil_provider_ops {
     gboolean (*start)(void *instance, vigil_metric_catalog *catalog, GError **error);
     /* `now_ns`: CLOCK_MONOTONIC of this tick, for providers that integrate
      * over time (an energy estimate, a wrap check). */
     gboolean (*read)(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
                      const struct vigil_sample_sink *sink, GError **error);
+    /* Optional, for providers that measure registered processes: vigild
+     * calls track() when a process registers and untrack() when it has
+     * ended, and read() then emits with emit_process for each one tracked.
+     * A process that cannot be tracked (gone already, not readable) fails
+     * track() with a message; the daemon logs it and goes on. */
+    gboolean (*track)(void *instance, uint64_t process_id, pid_t pid, GError **error);
+    void (*untrack)(void *instance, uint64_t process_id);
 };
 
 #define VIGIL_PROVIDER_ERROR (vigil_provider_error_quark())

@@ -1,0 +1,179 @@
+/* vigil — the local protocol: instrumented processes and `vigil status`
+ * talking to vigild over its Unix socket.
+ *
+ * The socket is SOCK_SEQPACKET: a connection whose messages keep their
+ * boundaries, so that a message is read whole or not at all and a short or
+ * long one is an error rather than a lost frame. Both ends are on one node,
+ * so the fixed-size fields are in the node's own byte order.
+ *
+ * A conversation, from the instrumented process's side:
+ *
+ *   REGISTER (+ the ring's memfd)  →
+ *                                  ←  REGISTERED (its process id) or REFUSED (why)
+ *   RANK, once MPI_Init told it    →
+ *   SUMMARY_REQUEST, at exit       →
+ *                                  ←  SUMMARY (energy and its source, what was drained)
+ *
+ * and from `vigil status`: STATUS_REQUEST → STATUS, whose JSON travels in a
+ * memfd passed with the reply, since it outgrows a socket buffer on a node
+ * with a thousand processes.
+ *
+ * vigild trusts nothing in a message about who sent it: pid and uid come
+ * from the kernel (SO_PEERCRED). This part is GLib-free: the preload
+ * library links it. */
+#ifndef VIGIL_LOCAL_PROTOCOL_H
+#define VIGIL_LOCAL_PROTOCOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "vigil/error.h"
+
+#define VIGIL_SOCKET_DEFAULT  "/run/vigil/vigild.sock"
+#define VIGIL_LOCAL_MAGIC     0x434c4756u /* "VGLC" */
+#define VIGIL_LOCAL_VERSION   1u
+#define VIGIL_LOCAL_MAX_BYTES 16384u /* a whole message, header included */
+
+enum vigil_local_type {
+    VIGIL_LOCAL_REGISTER = 1,        /* process → daemon, with the ring's memfd */
+    VIGIL_LOCAL_REGISTERED = 2,      /* daemon → process */
+    VIGIL_LOCAL_REFUSED = 3,         /* daemon → any client: why, as text */
+    VIGIL_LOCAL_RANK = 4,            /* process → daemon */
+    VIGIL_LOCAL_SUMMARY_REQUEST = 5, /* process → daemon, no payload */
+    VIGIL_LOCAL_SUMMARY = 6,         /* daemon → process */
+    VIGIL_LOCAL_STATUS_REQUEST = 7,  /* vigil status → daemon */
+    VIGIL_LOCAL_STATUS = 8,          /* daemon → vigil status, with a memfd of JSON */
+};
+
+struct vigil_local_header {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;
+    uint32_t payload_bytes; /* after the header; the message's length says the same */
+    uint32_t reserved;      /* zero */
+};
+_Static_assert(sizeof(struct vigil_local_header) == 16, "local header layout changed");
+
+/* REGISTER: what the process says about itself. The strings follow the
+ * fixed part, each without a NUL, in this order: program, cwd, job id,
+ * then argv with a NUL after each argument. */
+struct vigil_local_register {
+    uint32_t ring_slots;  /* must be the passed ring's */
+    uint32_t tick_source; /* enum vigil_tick_source of the ring's times */
+    /* A (ticks, CLOCK_MONOTONIC ns) pair and CLOCK_REALTIME taken together
+     * at the process's start. */
+    uint64_t start_ticks;
+    uint64_t start_monotonic_ns;
+    uint64_t start_realtime_ns;
+    int32_t mpi_rank; /* -1 until known */
+    uint32_t argc;    /* arguments in the argv string */
+    uint16_t program_bytes;
+    uint16_t cwd_bytes;
+    uint16_t job_bytes;
+    uint16_t argv_bytes;
+    uint32_t flags; /* enum vigil_local_register_flags */
+    uint32_t reserved;
+};
+_Static_assert(sizeof(struct vigil_local_register) == 56, "register layout changed");
+
+enum vigil_local_register_flags {
+    VIGIL_LOCAL_ARGV_TRUNCATED = 1u << 0, /* argv did not fit in the message */
+};
+
+/* A decoded REGISTER: the strings point into the message, NUL-terminated
+ * copies are the caller's to make. */
+struct vigil_local_process_info {
+    struct vigil_local_register fixed;
+    const char *program, *cwd, *job, *argv; /* lengths in `fixed` */
+};
+
+/* REGISTERED */
+struct vigil_local_registered {
+    uint64_t process_id; /* the daemon's name for this process, unique on the node */
+};
+
+/* RANK */
+struct vigil_local_rank {
+    int32_t rank;
+    int32_t size;
+};
+
+/* SUMMARY: what the daemon knows of the process when it asks, just before
+ * it exits. Texts are NUL-terminated within their arrays. */
+struct vigil_local_summary {
+    uint64_t process_id;
+    uint64_t activities_drained; /* records taken out of its ring */
+    uint64_t names_drained;
+    uint64_t gaps;    /* ring positions skipped as corrupt or torn */
+    uint64_t dropped; /* records its ring had no room for, as the ring counts them */
+    uint64_t anomalies;
+    double cpu_s;          /* its CPU time as last sampled; NaN when unknown */
+    double energy_j;       /* its share of the node's energy; NaN when unavailable */
+    uint32_t energy_flags; /* enum vigil_local_energy_flags */
+    uint32_t reserved;
+    char energy_source[32]; /* "energy/powercap", "energy/estimate"… */
+    char energy_note[192];  /* when energy_j is NaN: why */
+};
+_Static_assert(sizeof(struct vigil_local_summary) == 296, "summary layout changed");
+
+enum vigil_local_energy_flags {
+    VIGIL_LOCAL_ENERGY_ESTIMATED = 1u << 0, /* a model's figure, not a meter's */
+    VIGIL_LOCAL_ENERGY_UNCERTAIN = 1u << 1, /* a sample it rests on was uncertain */
+};
+
+/* STATUS_REQUEST */
+struct vigil_local_status_request {
+    /* A pid the client knows has ended (it waited for it): the daemon
+     * finishes that process (a last drain) before it answers, so the
+     * answer includes everything the process wrote. 0 for none. */
+    int32_t finished_pid;
+    uint32_t reserved;
+};
+
+/* STATUS: the JSON's length; the JSON itself is in the memfd. */
+struct vigil_local_status {
+    uint64_t json_bytes;
+};
+
+/* Sending and receiving ----------------------------------------------------------------------- */
+
+/* Sends one message, with `pass_fd` as SCM_RIGHTS when it is >= 0.
+ * Retries on EINTR; false with err set on failure (EAGAIN included: a
+ * full socket is the caller's to wait on). */
+bool vigil_local_send(int socket_fd, enum vigil_local_type type, const void *payload,
+                      size_t payload_bytes, int pass_fd, struct vigil_error *err);
+
+/* Receives one message into `buffer` (VIGIL_LOCAL_MAX_BYTES) and checks its
+ * header. Returns the payload's length and sets *type, or -1 with err set:
+ * the peer closed (err says so, errno 0), a read error (errno), or a
+ * malformed message. A received descriptor goes to *received_fd (close-on-
+ * exec); when the caller passes NULL, or more than one came, they are
+ * closed, so that a hostile peer cannot make the receiver leak fds. */
+ssize_t vigil_local_receive(int socket_fd, void *buffer, enum vigil_local_type *type,
+                            int *received_fd, struct vigil_error *err);
+
+/* Encoding and decoding ----------------------------------------------------------------------- */
+
+/* Builds a REGISTER payload into `buffer` (at least VIGIL_LOCAL_MAX_BYTES -
+ * the header) from `info` (whose fixed lengths are ignored: the strings are
+ * NUL-terminated here, argv is `argc` strings). Arguments that do not fit
+ * are left out and the message says so. Returns the payload's length. */
+size_t vigil_local_encode_register(void *buffer, const struct vigil_local_register *fixed,
+                                   const char *program, const char *cwd, const char *job, int argc,
+                                   char *const *argv);
+
+/* Checks a REGISTER payload: lengths that add up, strings without NUL but
+ * argv's separators, argc matching them. */
+bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
+                                 struct vigil_local_process_info *out, struct vigil_error *err);
+
+/* Checks a fixed-size payload: its length, and for a SUMMARY that its texts
+ * are terminated. */
+bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, size_t payload_bytes,
+                              void *out, struct vigil_error *err);
+
+const char *vigil_local_type_name(unsigned type); /* "register"; NULL if unknown */
+
+#endif

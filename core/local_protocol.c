@@ -1,0 +1,329 @@
+/* vigil — the local protocol's messages: framing, descriptor passing and
+ * the checks every received message goes through before anything reads
+ * its fields. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "vigil/local_protocol.h"
+
+#define PAYLOAD_MAX (VIGIL_LOCAL_MAX_BYTES - sizeof(struct vigil_local_header))
+
+static const char *const type_names[] = {
+    [VIGIL_LOCAL_REGISTER] = "register",
+    [VIGIL_LOCAL_REGISTERED] = "registered",
+    [VIGIL_LOCAL_REFUSED] = "refused",
+    [VIGIL_LOCAL_RANK] = "rank",
+    [VIGIL_LOCAL_SUMMARY_REQUEST] = "summary request",
+    [VIGIL_LOCAL_SUMMARY] = "summary",
+    [VIGIL_LOCAL_STATUS_REQUEST] = "status request",
+    [VIGIL_LOCAL_STATUS] = "status",
+};
+
+const char *vigil_local_type_name(unsigned type)
+{
+    return type < sizeof type_names / sizeof type_names[0] ? type_names[type] : NULL;
+}
+
+bool vigil_local_send(int socket_fd, enum vigil_local_type type, const void *payload,
+                      size_t payload_bytes, int pass_fd, struct vigil_error *err)
+{
+    if (payload_bytes > PAYLOAD_MAX) {
+        vigil_error_set(err, "a %s message of %zu bytes is over the limit of %zu",
+                        vigil_local_type_name(type), payload_bytes, (size_t)PAYLOAD_MAX);
+        return false;
+    }
+    struct vigil_local_header header = {
+        .magic = VIGIL_LOCAL_MAGIC,
+        .version = VIGIL_LOCAL_VERSION,
+        .type = (uint16_t)type,
+        .payload_bytes = (uint32_t)payload_bytes,
+    };
+    struct iovec parts[2] = {
+        {.iov_base = &header, .iov_len = sizeof header},
+        {.iov_base = (void *)payload, .iov_len = payload_bytes},
+    };
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct msghdr msg = {.msg_iov = parts, .msg_iovlen = payload_bytes > 0 ? 2 : 1};
+    if (pass_fd >= 0) {
+        memset(&control, 0, sizeof control);
+        msg.msg_control = control.bytes;
+        msg.msg_controllen = sizeof control.bytes;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    ssize_t sent;
+    do
+        sent = sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    if (sent < 0) {
+        vigil_error_set(err, "cannot send a %s message: %s", vigil_local_type_name(type),
+                        strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Closes every descriptor a message carried but the first one kept. */
+static int take_descriptors(struct msghdr *msg, bool keep_one)
+{
+    int kept = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < n; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (keep_one && kept < 0)
+                kept = fd;
+            else
+                close(fd);
+        }
+    }
+    return kept;
+}
+
+ssize_t vigil_local_receive(int socket_fd, void *buffer, enum vigil_local_type *type,
+                            int *received_fd, struct vigil_error *err)
+{
+    if (received_fd != NULL)
+        *received_fd = -1;
+    /* Room for a few descriptors, so that a peer sending several is caught
+     * and all of them closed rather than cut off (MSG_CTRUNC) and leaked. */
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(8 * sizeof(int))];
+    } control;
+    struct iovec part = {.iov_base = buffer, .iov_len = VIGIL_LOCAL_MAX_BYTES};
+    struct msghdr msg = {
+        .msg_iov = &part,
+        .msg_iovlen = 1,
+        .msg_control = control.bytes,
+        .msg_controllen = sizeof control.bytes,
+    };
+    ssize_t got;
+    do
+        got = recvmsg(socket_fd, &msg, MSG_CMSG_CLOEXEC);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) {
+        vigil_error_set(err, "cannot receive: %s", strerror(errno));
+        return -1;
+    }
+    int fd = take_descriptors(&msg, received_fd != NULL);
+    if (got == 0) {
+        errno = 0;
+        if (fd >= 0)
+            close(fd);
+        vigil_error_set(err, "the peer closed the connection");
+        return -1;
+    }
+    const char *problem = NULL;
+    struct vigil_local_header header;
+    if (msg.msg_flags & MSG_TRUNC)
+        problem = "a message longer than the limit";
+    else if (msg.msg_flags & MSG_CTRUNC)
+        problem = "a message with more descriptors than any message carries";
+    else if ((size_t)got < sizeof header)
+        problem = "a message shorter than its header";
+    if (problem == NULL) {
+        memcpy(&header, buffer, sizeof header);
+        if (header.magic != VIGIL_LOCAL_MAGIC)
+            problem = "a message without the protocol's magic number";
+        else if (header.version != VIGIL_LOCAL_VERSION)
+            problem = "a message of another protocol version";
+        else if (vigil_local_type_name(header.type) == NULL)
+            problem = "a message of an unknown type";
+        else if (header.payload_bytes != (size_t)got - sizeof header)
+            problem = "a message whose length is not the one its header gives";
+        else if (header.reserved != 0)
+            problem = "a message with a reserved field set";
+    }
+    if (problem != NULL) {
+        if (fd >= 0)
+            close(fd);
+        errno = EPROTO;
+        vigil_error_set(err, "%s (%zd bytes)", problem, got);
+        return -1;
+    }
+    memmove(buffer, (char *)buffer + sizeof header, header.payload_bytes);
+    *type = (enum vigil_local_type)header.type;
+    if (received_fd != NULL)
+        *received_fd = fd;
+    return (ssize_t)header.payload_bytes;
+}
+
+/* Appends a string's bytes (no NUL), cut at what fits in 16 bits and in the
+ * room left; returns how many went in. */
+static uint16_t put_string(char **cursor, const char *end, const char *text)
+{
+    size_t length = text != NULL ? strlen(text) : 0;
+    size_t room = (size_t)(end - *cursor);
+    if (length > room)
+        length = room;
+    if (length > UINT16_MAX)
+        length = UINT16_MAX;
+    memcpy(*cursor, text != NULL ? text : "", length);
+    *cursor += length;
+    return (uint16_t)length;
+}
+
+size_t vigil_local_encode_register(void *buffer, const struct vigil_local_register *fixed,
+                                   const char *program, const char *cwd, const char *job, int argc,
+                                   char *const *argv)
+{
+    struct vigil_local_register head = *fixed;
+    char *start = (char *)buffer + sizeof head;
+    char *cursor = start;
+    const char *end = (const char *)buffer + PAYLOAD_MAX;
+    /* Paths beyond 4 KiB are cut: the argv that follows matters more. */
+    const char *path_end = cursor + 4096;
+    head.program_bytes = put_string(&cursor, path_end, program);
+    head.cwd_bytes = put_string(&cursor, cursor + 4096, cwd);
+    head.job_bytes = put_string(&cursor, cursor + 255, job);
+    char *argv_start = cursor;
+    head.argc = 0;
+    head.flags &= ~(uint32_t)VIGIL_LOCAL_ARGV_TRUNCATED;
+    for (int i = 0; i < argc && argv != NULL && argv[i] != NULL; i++) {
+        size_t length = strlen(argv[i]);
+        if (length + 1 > (size_t)(end - cursor) ||
+            (size_t)(cursor - argv_start) + length + 1 > UINT16_MAX) {
+            head.flags |= VIGIL_LOCAL_ARGV_TRUNCATED;
+            break;
+        }
+        memcpy(cursor, argv[i], length);
+        cursor[length] = '\0';
+        cursor += length + 1;
+        head.argc++;
+    }
+    head.argv_bytes = (uint16_t)(cursor - argv_start);
+    head.reserved = 0;
+    memcpy(buffer, &head, sizeof head);
+    return (size_t)(cursor - (char *)buffer);
+}
+
+bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
+                                 struct vigil_local_process_info *out, struct vigil_error *err)
+{
+    struct vigil_local_register head;
+    if (payload_bytes < sizeof head) {
+        vigil_error_set(err, "register: %zu bytes, shorter than its fixed part (%zu)",
+                        payload_bytes, sizeof head);
+        return false;
+    }
+    memcpy(&head, payload, sizeof head);
+    size_t strings = (size_t)head.program_bytes + head.cwd_bytes + head.job_bytes + head.argv_bytes;
+    if (sizeof head + strings != payload_bytes) {
+        vigil_error_set(err, "register: its strings take %zu bytes but %zu follow the fixed part",
+                        strings, payload_bytes - sizeof head);
+        return false;
+    }
+    if (head.flags & ~(uint32_t)VIGIL_LOCAL_ARGV_TRUNCATED || head.reserved != 0) {
+        vigil_error_set(err, "register: unknown flags 0x%x", head.flags);
+        return false;
+    }
+    if (head.mpi_rank < -1) {
+        vigil_error_set(err, "register: MPI rank %d", head.mpi_rank);
+        return false;
+    }
+    const char *p = (const char *)payload + sizeof head;
+    const struct {
+        const char *what;
+        uint16_t bytes;
+    } texts[] = {
+        {"program", head.program_bytes}, {"cwd", head.cwd_bytes}, {"job id", head.job_bytes}};
+    const char *starts[3];
+    for (size_t i = 0; i < 3; i++) {
+        starts[i] = p;
+        if (memchr(p, '\0', texts[i].bytes) != NULL) {
+            vigil_error_set(err, "register: the %s has a NUL byte in it", texts[i].what);
+            return false;
+        }
+        p += texts[i].bytes;
+    }
+    uint32_t nuls = 0;
+    for (size_t i = 0; i < head.argv_bytes; i++)
+        nuls += p[i] == '\0';
+    if (nuls != head.argc || (head.argv_bytes > 0 && p[head.argv_bytes - 1] != '\0')) {
+        vigil_error_set(err, "register: argv holds %u terminated strings, not argc = %u", nuls,
+                        head.argc);
+        return false;
+    }
+    out->fixed = head;
+    out->program = starts[0];
+    out->cwd = starts[1];
+    out->job = starts[2];
+    out->argv = p;
+    return true;
+}
+
+static bool text_is_terminated(const char *text, size_t size)
+{
+    return memchr(text, '\0', size) != NULL;
+}
+
+bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, size_t payload_bytes,
+                              void *out, struct vigil_error *err)
+{
+    size_t expected;
+    switch (type) {
+    case VIGIL_LOCAL_REGISTERED:
+        expected = sizeof(struct vigil_local_registered);
+        break;
+    case VIGIL_LOCAL_RANK:
+        expected = sizeof(struct vigil_local_rank);
+        break;
+    case VIGIL_LOCAL_SUMMARY_REQUEST:
+        expected = 0;
+        break;
+    case VIGIL_LOCAL_SUMMARY:
+        expected = sizeof(struct vigil_local_summary);
+        break;
+    case VIGIL_LOCAL_STATUS_REQUEST:
+        expected = sizeof(struct vigil_local_status_request);
+        break;
+    case VIGIL_LOCAL_STATUS:
+        expected = sizeof(struct vigil_local_status);
+        break;
+    default:
+        vigil_error_set(err, "a %s message has no fixed layout",
+                        vigil_local_type_name(type) ? vigil_local_type_name(type) : "unknown");
+        return false;
+    }
+    if (payload_bytes != expected) {
+        vigil_error_set(err, "a %s message of %zu bytes; it has %zu", vigil_local_type_name(type),
+                        payload_bytes, expected);
+        return false;
+    }
+    if (expected > 0)
+        memcpy(out, payload, expected);
+    if (type == VIGIL_LOCAL_RANK) {
+        const struct vigil_local_rank *r = out;
+        if (r->rank < 0 || r->size < 1 || r->rank >= r->size) {
+            vigil_error_set(err, "rank: rank %d of %d processes", r->rank, r->size);
+            return false;
+        }
+    } else if (type == VIGIL_LOCAL_SUMMARY) {
+        const struct vigil_local_summary *s = out;
+        if (!text_is_terminated(s->energy_source, sizeof s->energy_source) ||
+            !text_is_terminated(s->energy_note, sizeof s->energy_note)) {
+            vigil_error_set(err, "summary: an unterminated text");
+            return false;
+        }
+    } else if (type == VIGIL_LOCAL_STATUS_REQUEST) {
+        const struct vigil_local_status_request *r = out;
+        if (r->finished_pid < 0 || r->reserved != 0) {
+            vigil_error_set(err, "status request: pid %d", r->finished_pid);
+            return false;
+        }
+    }
+    return true;
+}
