@@ -252,6 +252,26 @@ void test_provider_assert_read_fails(const char *name, const char *root, const c
     test_provider_close(&p);
 }
 
+gboolean test_provider_track(struct test_provider *p, guint64 process_id, pid_t pid, GError **error)
+{
+    assert_non_null(p->ops->track);
+    return p->ops->track(p->instance, process_id, pid, error);
+}
+
+void test_provider_track_ok(struct test_provider *p, guint64 process_id, pid_t pid)
+{
+    GError *error = NULL;
+    if (!test_provider_track(p, process_id, pid, &error))
+        fail_msg("track of process %" G_GUINT64_FORMAT " (pid %d): %s", process_id, (int)pid,
+                 error->message);
+}
+
+void test_provider_untrack(struct test_provider *p, guint64 process_id)
+{
+    assert_non_null(p->ops->untrack);
+    p->ops->untrack(p->instance, process_id);
+}
+
 void test_assert_sample(GHashTable *samples, const char *metric, double want)
 {
     double got = test_sample_value(samples, metric);

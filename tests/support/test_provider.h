@@ -91,6 +91,13 @@ void test_provider_assert_start_fails(const char *name, const char *root, const 
 void test_provider_assert_read_fails(const char *name, const char *root, const char *relative,
                                      const char *good, const char *bad, const char *in_message);
 
+/* track() and untrack(), for a provider that measures processes: they
+ * must be in its ops. The second fails the test on an error. */
+gboolean test_provider_track(struct test_provider *p, guint64 process_id, pid_t pid,
+                             GError **error);
+void test_provider_track_ok(struct test_provider *p, guint64 process_id, pid_t pid);
+void test_provider_untrack(struct test_provider *p, guint64 process_id);
+
 /* Exactly, not within an epsilon: the provider and the test do the same
  * arithmetic on the same numbers. */
 void test_assert_sample(GHashTable *samples, const char *metric, double want);
