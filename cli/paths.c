@@ -5,6 +5,7 @@
  * so that a moved prefix and an uninstalled build both work. */
 #include "commands.h"
 #include "vigil-build.h"
+#include "vigil/plugin.h"
 
 static char *program_dir(void)
 {
@@ -16,22 +17,7 @@ static char *program_dir(void)
 
 char *vigil_cli_plugin_dir(void)
 {
-    const char *from_env = g_getenv("VIGIL_PLUGIN_DIR");
-    if (from_env != NULL && from_env[0] != '\0')
-        return g_strdup(from_env);
-    char *dir = program_dir();
-    char *candidates[] = {
-        g_build_filename(dir, "..", "plugins", NULL),
-        g_build_filename(dir, VIGIL_PLUGINS_FROM_BINDIR, NULL),
-    };
-    char *found = NULL;
-    for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++) {
-        if (found == NULL && g_file_test(candidates[i], G_FILE_TEST_IS_DIR))
-            found = g_canonicalize_filename(candidates[i], NULL);
-        g_free(candidates[i]);
-    }
-    g_free(dir);
-    return found != NULL ? found : g_strdup(VIGIL_PLUGIN_DIR);
+    return vigil_plugin_default_directory();
 }
 
 char *vigil_cli_preload_library(GError **error)

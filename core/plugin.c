@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "name_table.h"
+#include "vigil-build.h"
 #include "vigil/plugin.h"
 
 GQuark vigil_plugin_error_quark(void)
@@ -223,4 +224,32 @@ gboolean vigil_plugin_registry_resolve_section(vigil_config *config, const char 
         return FALSE;
     const struct vigil_plugin_descriptor *d = plugin->descriptor;
     return vigil_config_declare(config, section, d->config_keys, d->n_config_keys, error);
+}
+
+static char *program_dir(void)
+{
+    char *exe = g_file_read_link("/proc/self/exe", NULL);
+    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
+    g_free(exe);
+    return dir;
+}
+
+char *vigil_plugin_default_directory(void)
+{
+    const char *from_env = g_getenv("VIGIL_PLUGIN_DIR");
+    if (from_env != NULL && from_env[0] != '\0')
+        return g_strdup(from_env);
+    char *dir = program_dir();
+    char *candidates[] = {
+        g_build_filename(dir, "..", "plugins", NULL),
+        g_build_filename(dir, VIGIL_PLUGINS_FROM_BINDIR, NULL),
+    };
+    char *found = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++) {
+        if (found == NULL && g_file_test(candidates[i], G_FILE_TEST_IS_DIR))
+            found = g_canonicalize_filename(candidates[i], NULL);
+        g_free(candidates[i]);
+    }
+    g_free(dir);
+    return found != NULL ? found : g_strdup(VIGIL_PLUGIN_DIR);
 }

@@ -95,6 +95,12 @@ struct vigil_plugin {
 typedef struct vigil_plugin_registry vigil_plugin_registry;
 
 vigil_plugin_registry *vigil_plugin_registry_new(const char *directory);
+
+/* Where the running program's plugins are: $VIGIL_PLUGIN_DIR, else beside
+ * the program in the build tree (build/X/prog → build/plugins) or in its
+ * install prefix (bin/ or sbin/ → LIBDIR/vigil/plugins, so that a moved
+ * prefix still works), else the configured install path. g_free it. */
+char *vigil_plugin_default_directory(void);
 void vigil_plugin_registry_free(vigil_plugin_registry *registry);
 
 /* Loads "KIND-NAME.so" once (later calls return the same plugin). Errors

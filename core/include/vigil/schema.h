@@ -16,4 +16,8 @@ gboolean vigil_schema_declare(vigil_config *config, GError **error);
 extern const struct vigil_config_key vigil_preload_config_keys[];
 extern const size_t vigil_preload_config_key_count;
 
+/* [daemon]: vigild's own keys. */
+extern const struct vigil_config_key vigil_daemon_config_keys[];
+extern const size_t vigil_daemon_config_key_count;
+
 #endif

@@ -1,0 +1,274 @@
+/* vigil status: asks the node's vigild what it sees now (registered
+ * processes, the latest statistics, each provider's cost, drops, missed
+ * ticks) and prints it for people, or as the daemon's JSON with --json. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <json-glib/json-glib.h>
+
+#include "commands.h"
+#include "vigil-build.h"
+#include "vigil/config.h"
+#include "vigil/local_protocol.h"
+#include "vigil/plugin.h"
+#include "vigil/schema.h"
+
+/* A daemon that accepted but does not answer is as good as gone. */
+#define ANSWER_TIMEOUT_S 10
+
+/* --socket, else $VIGIL_SOCKET, else [daemon] socket of the configuration
+ * every vigil program reads, else the default. */
+static char *socket_path(const char *from_option, const char *config_path, GError **error)
+{
+    if (from_option != NULL)
+        return g_strdup(from_option);
+    const char *from_env = g_getenv("VIGIL_SOCKET");
+    if (from_env != NULL && from_env[0] != '\0')
+        return g_strdup(from_env);
+    char *default_path = NULL;
+    if (config_path == NULL) {
+        const char *env_config = g_getenv("VIGIL_CONFIG");
+        default_path = env_config != NULL && env_config[0] != '\0'
+                           ? g_strdup(env_config)
+                           : g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
+        if (!g_file_test(default_path, G_FILE_TEST_EXISTS)) {
+            g_free(default_path);
+            return g_strdup(VIGIL_SOCKET_DEFAULT);
+        }
+        config_path = default_path;
+    }
+    vigil_config *config = vigil_config_new();
+    char *plugin_dir = vigil_cli_plugin_dir();
+    vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
+    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
+    char *path = NULL;
+    if (vigil_schema_declare(config, error) && vigil_config_load(config, config_path, error))
+        path = g_strdup(vigil_config_get_string(config, "daemon", "socket"));
+    vigil_config_free(config);
+    vigil_plugin_registry_free(registry);
+    g_free(plugin_dir);
+    g_free(default_path);
+    return path;
+}
+
+/* The daemon's JSON, or NULL with error set. */
+static char *ask(const char *path, int finished_pid, GError **error)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof addr.sun_path) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG, "socket path %s is too long",
+                    path);
+        return NULL;
+    }
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct timeval timeout = {.tv_sec = ANSWER_TIMEOUT_S};
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0 ||
+        connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        int saved = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+                    "no vigild answers on %s: %s", path, g_strerror(saved));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    struct vigil_local_status_request request = {.finished_pid = finished_pid};
+    struct vigil_error err = {{0}};
+    char *buffer = g_malloc(VIGIL_LOCAL_MAX_BYTES);
+    char *json = NULL;
+    int json_fd = -1;
+    enum vigil_local_type type;
+    struct vigil_local_status answer;
+    ssize_t length = -1;
+    if (vigil_local_send(fd, VIGIL_LOCAL_STATUS_REQUEST, &request, sizeof request, -1, &err))
+        length = vigil_local_receive(fd, buffer, &type, &json_fd, &err);
+    if (length < 0) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "vigild on %s: %s", path,
+                    errno == EAGAIN ? "no answer within 10 s" : err.message);
+    } else if (type == VIGIL_LOCAL_REFUSED) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "vigild on %s refused: %.*s", path,
+                    (int)length, buffer);
+    } else if (type != VIGIL_LOCAL_STATUS ||
+               !vigil_local_decode_fixed(type, buffer, (size_t)length, &answer, &err) ||
+               json_fd < 0) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                    "vigild on %s answered with a malformed status (%s)", path,
+                    err.message[0] ? err.message : "no JSON with it");
+    } else {
+        json = g_malloc(answer.json_bytes + 1);
+        ssize_t got = pread(json_fd, json, answer.json_bytes, 0);
+        if (got != (ssize_t)answer.json_bytes) {
+            g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                        "vigild on %s: its status is shorter than it says", path);
+            g_clear_pointer(&json, g_free);
+        } else {
+            json[got] = '\0';
+        }
+    }
+    if (json_fd >= 0)
+        close(json_fd);
+    close(fd);
+    g_free(buffer);
+    return json;
+}
+
+static double member_double(JsonObject *o, const char *name)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    return n != NULL && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_double(n) : NAN;
+}
+
+static gint64 member_int(JsonObject *o, const char *name)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    return n != NULL && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_int(n) : 0;
+}
+
+static const char *member_string(JsonObject *o, const char *name)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    return n != NULL && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_string(n) : NULL;
+}
+
+static void print_cost(JsonObject *o, const char *name)
+{
+    JsonObject *cost = json_object_get_object_member(o, name);
+    printf("last %.1f, mean %.1f, max %.1f µs", member_double(cost, "last"),
+           member_double(cost, "mean"), member_double(cost, "max"));
+}
+
+static void print_text(JsonObject *root)
+{
+    JsonObject *d = json_object_get_object_member(root, "daemon");
+    printf("vigild %s, pid %" G_GINT64_FORMAT ", up %.1f s, serving %s\n",
+           member_string(d, "version"), member_int(d, "pid"), member_double(d, "uptime_s"),
+           member_string(d, "socket"));
+    printf("tick every %" G_GINT64_FORMAT " ms: %" G_GINT64_FORMAT " ticks, %" G_GINT64_FORMAT
+           " missed; cost per tick ",
+           member_int(d, "tick_ms"), member_int(d, "ticks"), member_int(d, "missed_ticks"));
+    print_cost(d, "tick_cost_us");
+    printf("\n\nproviders:\n");
+    JsonArray *providers = json_object_get_array_member(root, "providers");
+    for (guint i = 0; i < json_array_get_length(providers); i++) {
+        JsonObject *p = json_array_get_object_element(providers, i);
+        printf("  %-10s ", member_string(p, "name"));
+        if (!json_object_get_boolean_member(p, "running")) {
+            printf("not running: %s\n", member_string(p, "unavailable"));
+            continue;
+        }
+        printf("%" G_GINT64_FORMAT " reads, %" G_GINT64_FORMAT " failed; cost per read ",
+               member_int(p, "reads"), member_int(p, "read_errors"));
+        print_cost(p, "cost_us");
+        printf("\n");
+    }
+    JsonObject *energy = json_object_get_object_member(root, "energy");
+    if (member_string(energy, "unavailable") != NULL)
+        printf("\nenergy: n/a (%s)\n", member_string(energy, "unavailable"));
+    else
+        printf("\nenergy: from %s%s\n", member_string(energy, "source"),
+               json_object_get_boolean_member(energy, "estimated") ? " (estimated)" : "");
+
+    JsonObject *ps = json_object_get_object_member(root, "processes");
+    printf("\nprocesses: %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT
+           " ended, %" G_GINT64_FORMAT " dropped, %" G_GINT64_FORMAT " refused\n",
+           member_int(ps, "running"), member_int(ps, "ended_total"),
+           member_int(ps, "dropped_total"), member_int(ps, "refused_total"));
+    JsonArray *list = json_object_get_array_member(ps, "list");
+    if (json_array_get_length(list) > 0)
+        printf("  %6s %8s %-8s %11s %6s %8s %8s %10s  %s\n", "ID", "PID", "STATE", "ACTIVITIES",
+               "GAPS", "DROPPED", "CPU_S", "ENERGY_J", "PROGRAM");
+    for (guint i = 0; i < json_array_get_length(list); i++) {
+        JsonObject *p = json_array_get_object_element(list, i);
+        char energy_text[32];
+        double energy_j = member_double(p, "energy_j");
+        if (isnan(energy_j))
+            g_strlcpy(energy_text, "n/a", sizeof energy_text);
+        else
+            g_snprintf(energy_text, sizeof energy_text, "%.3f%s", energy_j,
+                       json_object_get_boolean_member(p, "energy_estimated") ? "~" : "");
+        printf("  %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %-8s %11" G_GINT64_FORMAT
+               " %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %8.3f %10s  %s\n",
+               member_int(p, "id"), member_int(p, "pid"), member_string(p, "state"),
+               member_int(p, "activities"), member_int(p, "corrupt") + member_int(p, "torn"),
+               member_int(p, "dropped"), member_double(p, "cpu_s"), energy_text,
+               member_string(p, "program"));
+    }
+    printf("  (~: estimated)\n\nstatistics (latest sample; a counter's rate is per second over "
+           "the last roll-up):\n");
+    JsonArray *metrics = json_object_get_array_member(root, "metrics");
+    for (guint i = 0; i < json_array_get_length(metrics); i++) {
+        JsonObject *m = json_array_get_object_element(metrics, i);
+        double value = member_double(m, "value");
+        if (isnan(value))
+            continue;
+        printf("  %-28s %16.3f %-6s", member_string(m, "name"), value, member_string(m, "unit"));
+        JsonNode *rollup = json_object_get_member(m, "rollup");
+        if (strcmp(member_string(m, "kind"), "counter") == 0 && JSON_NODE_HOLDS_OBJECT(rollup))
+            printf(" %14.3f/s", member_double(json_node_get_object(rollup), "mean"));
+        printf("%s%s\n", strcmp(member_string(m, "origin"), "estimated") == 0 ? " estimated" : "",
+               json_object_get_boolean_member(m, "uncertain") ? " uncertain" : "");
+    }
+}
+
+int vigil_cli_status(int argc, char **argv)
+{
+    char *socket_option = NULL, *config_path = NULL;
+    gboolean as_json = FALSE;
+    int finished_pid = 0;
+    GOptionEntry entries[] = {
+        {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_option,
+         "the daemon's socket (default: $VIGIL_SOCKET, else [daemon] socket)", "PATH"},
+        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
+         "the configuration whose [daemon] socket to use", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &as_json, "print the daemon's JSON as it is", NULL},
+        {"finished-pid", 0, 0, G_OPTION_ARG_INT, &finished_pid,
+         "a pid that has ended: say whether the daemon drained it (every ended process is "
+         "drained before the answer)",
+         "PID"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *options = g_option_context_new("- what the node's vigild sees now");
+    g_option_context_add_main_entries(options, entries, NULL);
+    GError *error = NULL;
+    int status = VIGIL_EXIT_OK;
+    if (!g_option_context_parse(options, &argc, &argv, &error) || argc > 1 || finished_pid < 0) {
+        fprintf(stderr, "vigil status: %s\n",
+                error != NULL ? error->message : "unexpected arguments");
+        status = VIGIL_EXIT_USAGE;
+        goto out;
+    }
+    char *path = socket_path(socket_option, config_path, &error);
+    char *json = path != NULL ? ask(path, finished_pid, &error) : NULL;
+    g_free(path);
+    if (json == NULL) {
+        fprintf(stderr, "vigil status: %s\n", error->message);
+        status = VIGIL_EXIT_FAILURE;
+        goto out;
+    }
+    if (as_json) {
+        printf("%s\n", json);
+    } else {
+        JsonParser *parser = json_parser_new();
+        if (json_parser_load_from_data(parser, json, -1, &error) &&
+            JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+            print_text(json_node_get_object(json_parser_get_root(parser)));
+        } else {
+            fprintf(stderr, "vigil status: the daemon's answer is not JSON: %s\n",
+                    error != NULL ? error->message : "not an object");
+            status = VIGIL_EXIT_FAILURE;
+        }
+        g_object_unref(parser);
+    }
+    g_free(json);
+out:
+    g_clear_error(&error);
+    g_option_context_free(options);
+    g_free(socket_option);
+    g_free(config_path);
+    return status;
+}

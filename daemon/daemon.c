@@ -1,0 +1,286 @@
+/* vigild — the daemon as a whole: its configuration, the parts it wires
+ * together, a tick, a reload and a stop. */
+#include <math.h>
+#include <string.h>
+#include <glib-unix.h>
+
+#include "vigil/log.h"
+#include "vigil/schema.h"
+#include "vigild.h"
+
+gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config, GError **error)
+{
+    gint64 tick_ms = vigil_config_get_int(config, "daemon", "tick_ms");
+    gint64 rollup_ms = vigil_config_get_int(config, "daemon", "rollup_ms");
+    if (rollup_ms % tick_ms != 0) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[daemon] rollup_ms = %" G_GINT64_FORMAT
+                    " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
+                    rollup_ms, tick_ms);
+        return FALSE;
+    }
+    s->socket_path = g_strdup(vigil_config_get_string(config, "daemon", "socket"));
+    s->tick_ns = (uint64_t)tick_ms * VIGIL_NS_PER_MS;
+    s->providers = g_strdupv((char **)vigil_config_get_list(config, "daemon", "providers"));
+    s->rollup_ticks = (guint)(rollup_ms / tick_ms);
+    s->history_ticks =
+        (guint)(vigil_config_get_int(config, "daemon", "history_s") * 1000 / tick_ms);
+    s->max_processes = (guint)vigil_config_get_int(config, "daemon", "max_processes");
+    s->keep_ended = (guint)vigil_config_get_int(config, "daemon", "keep_ended");
+    return TRUE;
+}
+
+void vigild_settings_clear(struct vigild_settings *s)
+{
+    g_clear_pointer(&s->socket_path, g_free);
+    g_clear_pointer(&s->providers, g_strfreev);
+}
+
+/* A fresh configuration from the file, checked whole: a reload applies all
+ * of it or none. */
+static vigil_config *load_config(struct vigild *d, const char *path,
+                                 struct vigild_settings *settings, GError **error)
+{
+    vigil_config *config = vigil_config_new();
+    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, d->registry);
+    if (!vigil_schema_declare(config, error) || !vigil_config_load(config, path, error) ||
+        !vigild_settings_read(settings, config, error)) {
+        vigil_config_free(config);
+        return NULL;
+    }
+    return config;
+}
+
+static void apply_log_level(const vigil_config *config)
+{
+    vigil_log_setup("vigild",
+                    vigil_log_level_from_name(vigil_config_get_string(config, "log", "level")));
+}
+
+/* Why processes get no energy figure, from the providers it depends on. */
+static void explain_energy(struct vigild *d)
+{
+    const struct vigild_provider *energy = vigild_sampler_find(&d->sampler, "energy");
+    const struct vigild_provider *procstat = vigild_sampler_find(&d->sampler, "procstat");
+    char *why = NULL;
+    if (energy == NULL)
+        why = g_strdup("the energy provider is not in [daemon] providers");
+    else if (!energy->running)
+        why = g_strdup_printf("no energy source: %s", energy->unavailable);
+    else if (procstat == NULL || !procstat->running)
+        why = g_strdup("the node's CPU time is unknown: the procstat provider is not running");
+    if (why != NULL)
+        vigild_energy_share_set_unavailable(&d->energy, why);
+    else if (d->energy.source == NULL)
+        vigild_energy_share_set_unavailable(&d->energy, "no energy sample yet");
+    g_free(why);
+}
+
+static GHashTable *running_pids(const struct vigild *d)
+{
+    GHashTable *pids = g_hash_table_new(g_int64_hash, g_int64_equal);
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, d->processes.by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        struct vigild_process *p = value;
+        g_hash_table_insert(pids, &p->id, GINT_TO_POINTER(p->pid));
+    }
+    return pids;
+}
+
+static void configure_providers(struct vigild *d)
+{
+    GHashTable *pids = running_pids(d);
+    vigild_sampler_configure(&d->sampler, d->config, d->settings.providers, pids);
+    g_hash_table_destroy(pids);
+    explain_energy(d);
+}
+
+static void on_process_start(void *user, const struct vigild_process *p)
+{
+    struct vigild *d = user;
+    vigild_energy_share_add_process(&d->energy, p->id);
+    vigild_sampler_track(&d->sampler, p->id, p->pid);
+}
+
+static void on_process_end(void *user, const struct vigild_process *p)
+{
+    struct vigild *d = user;
+    const struct vigild_energy_account *a = vigild_energy_share_account(&d->energy, p->id);
+    struct vigild_process *ended = (struct vigild_process *)p;
+    if (a != NULL) {
+        ended->cpu_s = a->cpu_s;
+        ended->energy_j = a->energy_j;
+        ended->energy_flags = a->flags;
+        ended->energy_shared = a->shared;
+    }
+    vigild_energy_share_remove_process(&d->energy, p->id);
+    vigild_sampler_untrack(&d->sampler, p->id);
+}
+
+static gboolean on_tick(gint fd, GIOCondition condition, gpointer user_data)
+{
+    (void)fd;
+    (void)condition;
+    struct vigild *d = user_data;
+    if (vigild_ticker_take(&d->ticker) > 0)
+        vigild_tick(d);
+    return G_SOURCE_CONTINUE;
+}
+
+static gboolean start_ticker(struct vigild *d, GError **error)
+{
+    if (!vigild_ticker_start(&d->ticker, d->settings.tick_ns, error))
+        return FALSE;
+    d->ticker_watch = g_unix_fd_add(d->ticker.fd, G_IO_IN, on_tick, d);
+    return TRUE;
+}
+
+gboolean vigild_start(struct vigild *d, const char *config_path, const char *socket_override,
+                      GError **error)
+{
+    memset(d, 0, sizeof *d);
+    d->ticker.fd = -1;
+    d->config_path = g_strdup(config_path);
+    d->socket_override = g_strdup(socket_override);
+    char *plugin_dir = vigil_plugin_default_directory();
+    d->registry = vigil_plugin_registry_new(plugin_dir);
+    g_free(plugin_dir);
+    d->config = load_config(d, config_path, &d->settings, error);
+    if (d->config == NULL)
+        return FALSE;
+    apply_log_level(d->config);
+    if (socket_override != NULL) {
+        g_free(d->settings.socket_path);
+        d->settings.socket_path = g_strdup(socket_override);
+    }
+    d->started_ns = vigil_clock_monotonic_ns();
+    d->catalog = vigil_metric_catalog_new();
+    d->latest = g_array_new(FALSE, TRUE, sizeof(struct vigil_sample));
+    d->samples.node = g_array_new(FALSE, FALSE, sizeof(struct vigil_sample));
+    d->samples.process = g_array_new(FALSE, FALSE, sizeof(struct vigild_process_sample));
+    vigild_sampler_init(&d->sampler, d->registry, d->catalog);
+    vigild_rollup_init(&d->rollup, d->settings.rollup_ticks);
+    vigild_history_init(&d->history, d->settings.history_ticks);
+    vigild_energy_share_init(&d->energy);
+    vigild_statmux_init(&d->statmux);
+    vigild_statmux_subscribe(&d->statmux, vigild_rollup_add, &d->rollup);
+    vigild_statmux_subscribe(&d->statmux, vigild_history_add, &d->history);
+    vigild_statmux_subscribe(&d->statmux, vigild_energy_share_add, &d->energy);
+    vigild_processes_init(&d->processes, d->settings.keep_ended);
+    d->processes.on_start = on_process_start;
+    d->processes.on_end = on_process_end;
+    d->processes.user = d;
+    configure_providers(d);
+    d->server = vigild_server_new(d, d->settings.socket_path, error);
+    if (d->server == NULL || !start_ticker(d, error))
+        return FALSE;
+    g_message("serving %s, a tick every %" G_GUINT64_FORMAT " ms, providers: %s",
+              d->settings.socket_path, (guint64)(d->settings.tick_ns / VIGIL_NS_PER_MS),
+              d->settings.providers[0] != NULL ? "see `vigil status`" : "none");
+    return TRUE;
+}
+
+void vigild_tick(struct vigild *d)
+{
+    uint64_t begin_ns = vigil_clock_monotonic_ns();
+    g_array_set_size(d->samples.node, 0);
+    g_array_set_size(d->samples.process, 0);
+    d->samples.tick = d->ticker.ticks;
+    d->samples.t_ns = begin_ns;
+    vigild_sampler_read(&d->sampler, begin_ns, &d->samples);
+    for (guint i = 0; i < d->samples.node->len; i++) {
+        const struct vigil_sample *s = &g_array_index(d->samples.node, struct vigil_sample, i);
+        if (s->metric_id >= d->latest->len)
+            g_array_set_size(d->latest, s->metric_id + 1);
+        g_array_index(d->latest, struct vigil_sample, s->metric_id) = *s;
+    }
+    vigild_statmux_publish(&d->statmux, &d->samples, d->catalog);
+    vigild_processes_calibrate(&d->processes);
+    vigild_processes_drain_all(&d->processes);
+    uint64_t cost_ns = vigil_clock_monotonic_ns() - begin_ns;
+    d->tick_cost_ns_last = cost_ns;
+    d->tick_cost_ns_total += cost_ns;
+    if (cost_ns > d->tick_cost_ns_max)
+        d->tick_cost_ns_max = cost_ns;
+}
+
+void vigild_reload(struct vigild *d)
+{
+    struct vigild_settings settings = {0};
+    GError *error = NULL;
+    vigil_config *config = load_config(d, d->config_path, &settings, &error);
+    if (config == NULL) {
+        d->reload_failures++;
+        g_warning("reload: %s: the running configuration stays", error->message);
+        g_error_free(error);
+        return;
+    }
+    if (d->socket_override != NULL) {
+        g_free(settings.socket_path);
+        settings.socket_path = g_strdup(d->socket_override);
+    }
+    if (strcmp(settings.socket_path, d->settings.socket_path) != 0)
+        g_warning("reload: [daemon] socket changed to %s; it applies at the next start, the "
+                  "daemon keeps serving %s",
+                  settings.socket_path, d->settings.socket_path);
+    g_free(settings.socket_path);
+    settings.socket_path = g_strdup(d->settings.socket_path);
+    vigil_config *old = d->config;
+    d->config = config;
+    gboolean tick_changed = settings.tick_ns != d->settings.tick_ns;
+    vigild_settings_clear(&d->settings);
+    d->settings = settings;
+    apply_log_level(config);
+    configure_providers(d);
+    vigil_config_free(old);
+    vigild_rollup_set_window(&d->rollup, settings.rollup_ticks);
+    vigild_history_resize(&d->history, settings.history_ticks);
+    vigild_processes_set_keep_ended(&d->processes, settings.keep_ended);
+    if (tick_changed) {
+        g_source_remove(d->ticker_watch);
+        vigild_ticker_stop(&d->ticker);
+        uint64_t ticks = d->ticker.ticks, missed = d->ticker.missed;
+        GError *tick_error = NULL;
+        if (!start_ticker(d, &tick_error)) {
+            g_critical("reload: %s", tick_error->message);
+            g_error_free(tick_error);
+        }
+        d->ticker.ticks = ticks, d->ticker.missed = missed;
+    }
+    d->reloads++;
+    g_message("reloaded %s", d->config_path);
+}
+
+void vigild_stop(struct vigild *d)
+{
+    if (d->ticker_watch != 0)
+        g_source_remove(d->ticker_watch);
+    vigild_ticker_stop(&d->ticker);
+    vigild_server_free(d->server);
+    d->server = NULL;
+    if (d->processes.by_id != NULL) {
+        g_message("stopping: last drain of %u processes", vigild_processes_running(&d->processes));
+        vigild_processes_clear(&d->processes);
+    }
+    vigild_sampler_clear(&d->sampler);
+    vigild_statmux_clear(&d->statmux);
+    vigild_rollup_clear(&d->rollup);
+    vigild_history_clear(&d->history);
+    vigild_energy_share_clear(&d->energy);
+    if (d->samples.node != NULL)
+        g_array_free(d->samples.node, TRUE);
+    if (d->samples.process != NULL)
+        g_array_free(d->samples.process, TRUE);
+    if (d->latest != NULL)
+        g_array_free(d->latest, TRUE);
+    if (d->catalog != NULL)
+        vigil_metric_catalog_free(d->catalog);
+    if (d->config != NULL)
+        vigil_config_free(d->config);
+    vigild_settings_clear(&d->settings);
+    vigil_plugin_registry_free(d->registry);
+    g_free(d->config_path);
+    g_free(d->socket_override);
+}

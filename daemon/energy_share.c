@@ -1,0 +1,222 @@
+/* vigild — per-process energy: each tick, the node's energy delta is
+ * shared among the registered processes by their share of the CPU time the
+ * node was busy for, and summed over each process's life.
+ *
+ * This is an attribution, not a measurement: RAPL meters a socket, not a
+ * process. CPU time is the best single proxy a node offers without
+ * per-core counters; a process that mostly waits on I/O gets little of the
+ * node's energy even though its I/O costs some. The node's energy is the
+ * platform zone (psys) when RAPL has one, since it already contains the
+ * packages; else the packages plus their DRAM; else the estimate. */
+#include <math.h>
+#include <string.h>
+
+#include "vigild.h"
+
+void vigild_energy_split(double energy_j, double busy_s, const double *cpu_s, size_t n,
+                         double *share_j)
+{
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        double share = busy_s > 0 && cpu_s[i] > 0 ? cpu_s[i] / busy_s : 0;
+        share_j[i] = share > 1 ? 1 : share;
+        total += share_j[i];
+    }
+    double scale = total > 1 ? 1 / total : 1;
+    for (size_t i = 0; i < n; i++)
+        share_j[i] *= scale * energy_j;
+}
+
+void vigild_energy_share_init(struct vigild_energy_share *e)
+{
+    e->processes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    e->node_cpu_busy_s = NAN;
+    e->node_energy_j = NAN;
+    e->source = NULL;
+    e->flags = 0;
+    e->unavailable = g_strdup("no energy sample yet");
+}
+
+void vigild_energy_share_add_process(struct vigild_energy_share *e, uint64_t process_id)
+{
+    struct vigild_energy_account *a = g_new0(struct vigild_energy_account, 1);
+    a->cpu_s_last = NAN;
+    a->cpu_s = NAN;
+    g_hash_table_replace(e->processes, g_memdup2(&process_id, sizeof process_id), a);
+}
+
+void vigild_energy_share_remove_process(struct vigild_energy_share *e, uint64_t process_id)
+{
+    g_hash_table_remove(e->processes, &process_id);
+}
+
+const struct vigild_energy_account *vigild_energy_share_account(const struct vigild_energy_share *e,
+                                                                uint64_t process_id)
+{
+    return g_hash_table_lookup(e->processes, &process_id);
+}
+
+void vigild_energy_share_set_unavailable(struct vigild_energy_share *e, const char *why)
+{
+    g_free(e->unavailable);
+    e->unavailable = g_strdup(why);
+}
+
+enum zone_role { ZONE_NONE, ZONE_PSYS, ZONE_PACKAGE, ZONE_DRAM, ZONE_ESTIMATE };
+
+/* "energy.pkg0_j" is a package; "energy.pkg0.core_j" a part of one. */
+static enum zone_role zone_role(const char *name)
+{
+    if (!g_str_has_prefix(name, "energy.") || !g_str_has_suffix(name, "_j"))
+        return ZONE_NONE;
+    const char *stem = name + strlen("energy.");
+    if (strcmp(stem, "psys_j") == 0)
+        return ZONE_PSYS;
+    if (strcmp(stem, "node_j") == 0)
+        return ZONE_ESTIMATE;
+    if (g_str_has_suffix(stem, "dram_j"))
+        return ZONE_DRAM;
+    if (g_str_has_prefix(stem, "pkg") && strchr(stem, '.') == NULL)
+        return ZONE_PACKAGE;
+    return ZONE_NONE;
+}
+
+struct node_energy {
+    double psys, packages, estimate;
+    gboolean has_psys, has_packages, has_estimate;
+    const char *source;
+    uint32_t flags;
+};
+
+/* The node's energy counter this tick, or NaN when no energy metric was
+ * sampled. */
+static double node_energy_j(const struct vigild_tick_samples *samples,
+                            const vigil_metric_catalog *catalog, const char **source,
+                            uint32_t *flags)
+{
+    struct node_energy n = {0};
+    uint32_t psys_flags = 0, package_flags = 0, estimate_flags = 0;
+    const char *psys_source = NULL, *package_source = NULL, *estimate_source = NULL;
+    for (guint i = 0; i < samples->node->len; i++) {
+        const struct vigil_sample *s = &g_array_index(samples->node, struct vigil_sample, i);
+        const struct vigil_metric_desc *d = vigil_metric_get(catalog, s->metric_id);
+        if (d == NULL)
+            continue;
+        uint32_t f = (s->flags & VIGIL_SAMPLE_UNCERTAIN ? VIGIL_LOCAL_ENERGY_UNCERTAIN : 0) |
+                     (d->origin == VIGIL_METRIC_ESTIMATED ? VIGIL_LOCAL_ENERGY_ESTIMATED : 0);
+        switch (zone_role(d->name)) {
+        case ZONE_PSYS:
+            n.psys += s->value, n.has_psys = TRUE, psys_flags |= f, psys_source = d->source;
+            break;
+        case ZONE_PACKAGE:
+        case ZONE_DRAM:
+            n.packages += s->value, n.has_packages = TRUE, package_flags |= f;
+            package_source = d->source;
+            break;
+        case ZONE_ESTIMATE:
+            n.estimate += s->value, n.has_estimate = TRUE, estimate_flags |= f;
+            estimate_source = d->source;
+            break;
+        case ZONE_NONE:
+            break;
+        }
+    }
+    if (n.has_psys)
+        return *source = psys_source, *flags = psys_flags, n.psys;
+    if (n.has_packages)
+        return *source = package_source, *flags = package_flags, n.packages;
+    if (n.has_estimate)
+        return *source = estimate_source, *flags = estimate_flags, n.estimate;
+    return NAN;
+}
+
+static const char *const busy_fields[] = {"cpu.user_s", "cpu.nice_s", "cpu.system_s", "cpu.irq_s",
+                                          "cpu.softirq_s"};
+
+/* Seconds of CPU the node spent busy (guest time is inside user), or NaN
+ * when procstat was not sampled. */
+static double node_busy_s(const struct vigild_tick_samples *samples,
+                          const vigil_metric_catalog *catalog)
+{
+    double busy = 0;
+    guint found = 0;
+    for (gsize f = 0; f < G_N_ELEMENTS(busy_fields); f++) {
+        const struct vigil_metric_desc *d = vigil_metric_lookup(catalog, busy_fields[f]);
+        if (d == NULL)
+            return NAN;
+        for (guint i = 0; i < samples->node->len; i++) {
+            const struct vigil_sample *s = &g_array_index(samples->node, struct vigil_sample, i);
+            if (s->metric_id == d->id) {
+                busy += s->value;
+                found++;
+                break;
+            }
+        }
+    }
+    return found == G_N_ELEMENTS(busy_fields) ? busy : NAN;
+}
+
+void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samples,
+                             const vigil_metric_catalog *catalog)
+{
+    struct vigild_energy_share *e = share;
+    const struct vigil_metric_desc *cpu = vigil_metric_lookup(catalog, "process.cpu_s");
+    /* Every process's CPU time first: it is needed whatever the node did. */
+    GPtrArray *accounts = g_ptr_array_new();
+    GArray *used_s = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; cpu != NULL && i < samples->process->len; i++) {
+        const struct vigild_process_sample *ps =
+            &g_array_index(samples->process, struct vigild_process_sample, i);
+        if (ps->sample.metric_id != cpu->id)
+            continue;
+        struct vigild_energy_account *a = g_hash_table_lookup(e->processes, &ps->process_id);
+        if (a == NULL)
+            continue;
+        /* Registration is at the process's start: its CPU time before the
+         * first sample is all its own. */
+        double used = ps->sample.value - (isnan(a->cpu_s_last) ? 0 : a->cpu_s_last);
+        a->cpu_s_last = a->cpu_s = ps->sample.value;
+        g_ptr_array_add(accounts, a);
+        g_array_append_val(used_s, used);
+    }
+
+    const char *source = NULL;
+    uint32_t flags = 0;
+    double energy = node_energy_j(samples, catalog, &source, &flags);
+    double busy = node_busy_s(samples, catalog);
+    double energy_delta = energy - e->node_energy_j;
+    double busy_delta = busy - e->node_cpu_busy_s;
+    e->node_energy_j = energy;
+    e->node_cpu_busy_s = busy;
+    if (!isnan(energy)) {
+        if (e->source == NULL || strcmp(e->source, source) != 0) {
+            g_free(e->source);
+            e->source = g_strdup(source);
+        }
+        e->flags = flags;
+        vigild_energy_share_set_unavailable(e, NULL);
+    }
+    if (!isnan(energy_delta) && !isnan(busy_delta) && energy_delta >= 0 && accounts->len > 0) {
+        double *share_j = g_new(double, accounts->len);
+        vigild_energy_split(energy_delta, busy_delta, (const double *)(void *)used_s->data,
+                            accounts->len, share_j);
+        for (guint i = 0; i < accounts->len; i++) {
+            struct vigild_energy_account *a = g_ptr_array_index(accounts, i);
+            a->energy_j += share_j[i];
+            a->flags |= flags;
+            a->shared = TRUE;
+        }
+        g_free(share_j);
+    }
+    g_ptr_array_free(accounts, TRUE);
+    g_array_free(used_s, TRUE);
+}
+
+void vigild_energy_share_clear(struct vigild_energy_share *e)
+{
+    if (e->processes != NULL)
+        g_hash_table_destroy(e->processes);
+    e->processes = NULL;
+    g_clear_pointer(&e->source, g_free);
+    g_clear_pointer(&e->unavailable, g_free);
+}

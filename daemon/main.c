@@ -1,0 +1,173 @@
+/* vigild — the node daemon's command line.
+ *
+ *   vigild [--config FILE] [--foreground] [--socket PATH] [--pid-file FILE]
+ *
+ * It logs to stderr, as systemd and a terminal both want. Without
+ * --foreground it detaches, and its parent returns only once the socket is
+ * served (status 0) or the start failed (status 1, the reason printed), so
+ * that a script that starts it can use it at once. SIGTERM and SIGINT stop
+ * it after a last drain of every ring; SIGHUP reloads its configuration. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+
+#include "vigil-build.h"
+#include "vigil/log.h"
+#include "vigild.h"
+
+static gboolean on_stop_signal(gpointer user_data)
+{
+    struct vigild *d = user_data;
+    g_message("stopping on a signal");
+    g_main_loop_quit(d->loop);
+    return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_reload_signal(gpointer user_data)
+{
+    vigild_reload(user_data);
+    return G_SOURCE_CONTINUE;
+}
+
+/* Each registered process holds a connection and a pidfd: a thousand
+ * processes need more descriptors than the usual soft limit of 1024. */
+static void raise_descriptor_limit(void)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
+/* Detaches; the parent waits on `ready` for the child to say it serves
+ * (an empty write and close) or why it cannot (a message). */
+static int detach(int *ready_fd)
+{
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        fprintf(stderr, "vigild: cannot detach: %s\n", g_strerror(errno));
+        return -1;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "vigild: cannot detach: %s\n", g_strerror(errno));
+        return -1;
+    }
+    if (child > 0) {
+        close(pipe_fds[1]);
+        char message[1024];
+        ssize_t n = read(pipe_fds[0], message, sizeof message - 1);
+        if (n > 0) {
+            message[n] = '\0';
+            fprintf(stderr, "vigild: %s\n", message);
+            waitpid(child, NULL, 0);
+            _exit(1);
+        }
+        if (n < 0) {
+            fprintf(stderr, "vigild: the daemon did not say whether it started\n");
+            _exit(1);
+        }
+        _exit(0);
+    }
+    close(pipe_fds[0]);
+    setsid();
+    int null_fd = open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+        dup2(null_fd, 0);
+        if (null_fd > 2)
+            close(null_fd);
+    }
+    if (chdir("/") != 0)
+        g_debug("chdir /: %s", g_strerror(errno));
+    *ready_fd = pipe_fds[1];
+    return 0;
+}
+
+static gboolean write_pid_file(const char *path, GError **error)
+{
+    char *text = g_strdup_printf("%d\n", (int)getpid());
+    gboolean ok = g_file_set_contents(path, text, -1, error);
+    g_free(text);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    vigil_log_setup("vigild", VIGIL_LOG_MESSAGE);
+    char *config_path = NULL, *socket_path = NULL, *pid_file = NULL;
+    gboolean foreground = FALSE, version = FALSE;
+    GOptionEntry entries[] = {
+        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
+         "the configuration (default " VIGIL_SYSCONF_DIR "/vigil.conf)", "FILE"},
+        {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "do not detach", NULL},
+        {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_path,
+         "serve this socket, whatever the configuration says (so does $VIGIL_SOCKET)", "PATH"},
+        {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "write the daemon's pid here", "FILE"},
+        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version and exit", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *options = g_option_context_new("- vigil's node daemon");
+    g_option_context_add_main_entries(options, entries, NULL);
+    GError *error = NULL;
+    if (!g_option_context_parse(options, &argc, &argv, &error)) {
+        fprintf(stderr, "vigild: %s\n", error->message);
+        return 2;
+    }
+    g_option_context_free(options);
+    if (version) {
+        printf("vigild %s\n", VIGIL_VERSION);
+        return 0;
+    }
+    if (config_path == NULL)
+        config_path = g_strdup(VIGIL_SYSCONF_DIR "/vigil.conf");
+    if (socket_path == NULL && g_getenv("VIGIL_SOCKET") != NULL && g_getenv("VIGIL_SOCKET")[0])
+        socket_path = g_strdup(g_getenv("VIGIL_SOCKET"));
+    /* Relative paths must survive the chdir of detaching. */
+    char *absolute_config = g_canonicalize_filename(config_path, NULL);
+
+    signal(SIGPIPE, SIG_IGN);
+    raise_descriptor_limit();
+    int ready_fd = -1;
+    if (!foreground && detach(&ready_fd) != 0)
+        return 1;
+
+    struct vigild d;
+    gboolean started = vigild_start(&d, absolute_config, socket_path, &error);
+    if (started && pid_file != NULL)
+        started = write_pid_file(pid_file, &error);
+    if (!started) {
+        if (ready_fd >= 0) {
+            ssize_t ignored = write(ready_fd, error->message, strlen(error->message));
+            (void)ignored;
+        }
+        g_critical("%s", error->message);
+        vigild_stop(&d);
+        return 1;
+    }
+    if (ready_fd >= 0)
+        close(ready_fd); /* the parent may return: the socket is served */
+
+    d.loop = g_main_loop_new(NULL, FALSE);
+    g_unix_signal_add(SIGTERM, on_stop_signal, &d);
+    g_unix_signal_add(SIGINT, on_stop_signal, &d);
+    g_unix_signal_add(SIGHUP, on_reload_signal, &d);
+    g_main_loop_run(d.loop);
+    g_main_loop_unref(d.loop);
+    vigild_stop(&d);
+    if (pid_file != NULL)
+        g_unlink(pid_file);
+    g_message("stopped");
+    g_free(absolute_config);
+    g_free(config_path);
+    g_free(socket_path);
+    g_free(pid_file);
+    return 0;
+}

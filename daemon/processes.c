@@ -1,0 +1,321 @@
+/* vigild — the registered processes: each one's ring, drained every tick
+ * and once more at its end, and what was found in it.
+ *
+ * The daemon keeps the ring's mapping, not the process: when the process
+ * exits, or is killed with SIGKILL, the memory stays and its last records
+ * are drained after the kernel says it has gone (its pidfd turns readable).
+ * Nothing it wrote is lost. */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <sys/pidfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <glib-unix.h>
+
+#include "vigild.h"
+
+/* Problems in one ring logged at most this many times; the rest counted. */
+#define PROBLEMS_LOGGED_MAX 5
+
+const char *vigild_process_state_name(enum vigild_process_state state)
+{
+    switch (state) {
+    case VIGILD_PROCESS_RUNNING:
+        return "running";
+    case VIGILD_PROCESS_ENDED:
+        return "ended";
+    case VIGILD_PROCESS_DROPPED:
+        return "dropped";
+    }
+    return "unknown";
+}
+
+void vigild_processes_calibrate(struct vigild_processes *ps)
+{
+    struct vigil_tick_anchor now;
+    vigil_tick_anchor_now(VIGIL_TICKS_TSC, &now);
+    if (now.ns > ps->tsc_first.ns && now.ticks > ps->tsc_first.ticks)
+        vigil_tick_clock_init(&ps->tsc_clock, VIGIL_TICKS_TSC, &ps->tsc_first, &now);
+}
+
+void vigild_processes_init(struct vigild_processes *ps, guint keep_ended)
+{
+    ps->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+    ps->ended = g_queue_new();
+    ps->next_id = 1;
+    ps->keep_ended = keep_ended;
+    struct vigil_tick_anchor a, b;
+    vigil_tick_anchor_now(VIGIL_TICKS_MONOTONIC_NS, &a);
+    b = a;
+    b.ticks += 1, b.ns += 1;
+    vigil_tick_clock_init(&ps->ns_clock, VIGIL_TICKS_MONOTONIC_NS, &a, &b);
+    /* The TSC's rate from two anchors 20 ms apart, at start-up: rings may
+     * be drained before the first tick gives a second one. */
+    vigil_tick_anchor_now(VIGIL_TICKS_TSC, &ps->tsc_first);
+    nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+    vigild_processes_calibrate(ps);
+}
+
+static void process_free(struct vigild_process *p)
+{
+    if (p->pidfd_watch != 0)
+        g_source_remove(p->pidfd_watch);
+    if (p->pidfd >= 0)
+        close(p->pidfd);
+    vigil_ring_close(p->ring);
+    g_free(p->program);
+    g_free(p->cwd);
+    g_free(p->job);
+    g_free(p->dropped_reason);
+    g_ptr_array_free(p->argv, TRUE);
+    g_free(p);
+}
+
+static gboolean on_pid_exit(gint fd, GIOCondition condition, gpointer user_data);
+
+struct pid_watch {
+    struct vigild_processes *ps;
+    uint64_t id;
+};
+
+struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
+                                            const struct vigil_local_process_info *info, pid_t pid,
+                                            uid_t uid, int ring_fd, GError **error)
+{
+    struct vigil_error err = {{0}};
+    struct vigil_ring *ring = vigil_ring_attach(ring_fd, &err);
+    close(ring_fd); /* the mapping is all the daemon needs */
+    if (ring == NULL) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "its ring is refused: %s",
+                    err.message);
+        return NULL;
+    }
+    if (vigil_ring_slot_count(ring) != info->fixed.ring_slots) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "it says its ring has %u slots, the ring has %u", info->fixed.ring_slots,
+                    vigil_ring_slot_count(ring));
+        vigil_ring_close(ring);
+        return NULL;
+    }
+    struct vigild_process *p = g_new0(struct vigild_process, 1);
+    p->id = ps->next_id++;
+    p->pid = pid;
+    p->uid = uid;
+    p->state = VIGILD_PROCESS_RUNNING;
+    p->program = g_strndup(info->program, info->fixed.program_bytes);
+    p->cwd = g_strndup(info->cwd, info->fixed.cwd_bytes);
+    p->job = g_strndup(info->job, info->fixed.job_bytes);
+    p->argv = g_ptr_array_new_with_free_func(g_free);
+    for (const char *arg = info->argv; arg < info->argv + info->fixed.argv_bytes;
+         arg += strlen(arg) + 1)
+        g_ptr_array_add(p->argv, g_strdup(arg));
+    p->argv_truncated = (info->fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED) != 0;
+    p->mpi_rank = info->fixed.mpi_rank;
+    p->mpi_size = -1;
+    p->start_realtime_ns = info->fixed.start_realtime_ns;
+    p->registered_ns = vigil_clock_monotonic_ns();
+    p->ring = ring;
+    p->cpu_s = p->energy_j = NAN;
+    p->pidfd = pidfd_open(pid, 0);
+    g_hash_table_insert(ps->by_id, &p->id, p);
+    ps->registered_total++;
+    if (ps->on_start != NULL)
+        ps->on_start(ps->user, p);
+    if (p->pidfd >= 0) {
+        struct pid_watch *w = g_new(struct pid_watch, 1);
+        w->ps = ps;
+        w->id = p->id;
+        p->pidfd_watch =
+            g_unix_fd_add_full(G_PRIORITY_DEFAULT, p->pidfd, G_IO_IN, on_pid_exit, w, g_free);
+    } else if (errno == ESRCH) {
+        /* Gone before its registration was read: only the ring is left. */
+        vigild_processes_end(ps, p);
+    } else {
+        g_message("process %d (%s): cannot watch it (pidfd_open: %s); its end is taken from "
+                  "its connection's",
+                  (int)pid, p->program, g_strerror(errno));
+    }
+    return p;
+}
+
+struct vigild_process *vigild_processes_get(const struct vigild_processes *ps, uint64_t id)
+{
+    return g_hash_table_lookup(ps->by_id, &id);
+}
+
+guint vigild_processes_running(const struct vigild_processes *ps)
+{
+    return g_hash_table_size(ps->by_id);
+}
+
+static void on_record(const struct vigil_ring_record *record, void *user)
+{
+    struct vigild_process *p = user;
+    if (p->seq_started && record->seq > p->next_seq)
+        p->seq_gaps += record->seq - p->next_seq;
+    p->seq_started = TRUE;
+    p->next_seq = record->seq + record->slots;
+    if (record->type == VIGIL_RECORD_ACTIVITY)
+        p->activities++;
+    else
+        p->names++;
+}
+
+static void drop(struct vigild_processes *ps, struct vigild_process *p, const char *why);
+
+static void drain(struct vigild_processes *ps, struct vigild_process *p, unsigned flags)
+{
+    if (p->ring == NULL)
+        return;
+    const struct vigil_tick_clock *clock =
+        vigil_ring_tick_source(p->ring) == VIGIL_TICKS_TSC ? &ps->tsc_clock : &ps->ns_clock;
+    struct vigil_ring_drain_report report;
+    vigil_ring_drain(p->ring, SIZE_MAX, flags, clock, on_record, p, &report);
+    p->corrupt += report.corrupt;
+    p->torn += report.torn;
+    p->dropped += report.dropped;
+    if (report.header_corrupt) {
+        drop(ps, p, report.first_problem.message);
+        return;
+    }
+    if (report.first_problem.message[0] != '\0' && p->problems_logged++ < PROBLEMS_LOGGED_MAX)
+        g_warning("process %d (%s): ring: %s (%" G_GUINT64_FORMAT " corrupt and %" G_GUINT64_FORMAT
+                  " torn positions skipped so far)",
+                  (int)p->pid, p->program, report.first_problem.message, p->corrupt, p->torn);
+}
+
+void vigild_processes_drain(struct vigild_processes *ps, struct vigild_process *p)
+{
+    drain(ps, p, 0);
+}
+
+void vigild_processes_drain_all(struct vigild_processes *ps)
+{
+    GHashTableIter it;
+    gpointer value;
+    /* A dropped process leaves the table: collect first. */
+    GPtrArray *all = g_ptr_array_sized_new(g_hash_table_size(ps->by_id));
+    g_hash_table_iter_init(&it, ps->by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        g_ptr_array_add(all, value);
+    for (guint i = 0; i < all->len; i++)
+        drain(ps, g_ptr_array_index(all, i), 0);
+    g_ptr_array_free(all, TRUE);
+}
+
+static void keep_ended(struct vigild_processes *ps, struct vigild_process *p)
+{
+    g_hash_table_remove(ps->by_id, &p->id);
+    if (p->pidfd_watch != 0)
+        g_source_remove(p->pidfd_watch);
+    p->pidfd_watch = 0;
+    if (p->pidfd >= 0)
+        close(p->pidfd);
+    p->pidfd = -1;
+    vigil_ring_close(p->ring);
+    p->ring = NULL;
+    p->ended_ns = vigil_clock_monotonic_ns();
+    if (ps->on_end != NULL)
+        ps->on_end(ps->user, p);
+    g_queue_push_tail(ps->ended, p);
+    while (g_queue_get_length(ps->ended) > ps->keep_ended)
+        process_free(g_queue_pop_head(ps->ended));
+}
+
+static void drop(struct vigild_processes *ps, struct vigild_process *p, const char *why)
+{
+    g_warning("process %d (%s): dropped, its ring is corrupt: %s", (int)p->pid, p->program, why);
+    p->state = VIGILD_PROCESS_DROPPED;
+    p->dropped_reason = g_strdup(why);
+    ps->dropped_total++;
+    keep_ended(ps, p);
+}
+
+void vigild_processes_end(struct vigild_processes *ps, struct vigild_process *p)
+{
+    if (p->state != VIGILD_PROCESS_RUNNING)
+        return;
+    drain(ps, p, VIGIL_RING_PRODUCER_GONE);
+    if (p->state != VIGILD_PROCESS_RUNNING)
+        return; /* dropped by that drain */
+    p->state = VIGILD_PROCESS_ENDED;
+    ps->ended_total++;
+    g_info("process %d (%s) ended: %" G_GUINT64_FORMAT " activities drained, %" G_GUINT64_FORMAT
+           " positions skipped, %" G_GUINT64_FORMAT " dropped by its ring",
+           (int)p->pid, p->program, p->activities, p->corrupt + p->torn, p->dropped);
+    keep_ended(ps, p);
+}
+
+static gboolean on_pid_exit(gint fd, GIOCondition condition, gpointer user_data)
+{
+    (void)fd;
+    (void)condition;
+    struct pid_watch *w = user_data;
+    struct vigild_process *p = vigild_processes_get(w->ps, w->id);
+    if (p != NULL) {
+        p->pidfd_watch = 0; /* removed by returning G_SOURCE_REMOVE */
+        vigild_processes_end(w->ps, p);
+    }
+    return G_SOURCE_REMOVE;
+}
+
+void vigild_processes_sweep(struct vigild_processes *ps)
+{
+    guint n = g_hash_table_size(ps->by_id);
+    struct pollfd *fds = g_new(struct pollfd, n);
+    struct vigild_process **procs = g_new(struct vigild_process *, n);
+    guint watched = 0;
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, ps->by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        struct vigild_process *p = value;
+        if (p->pidfd < 0)
+            continue;
+        fds[watched] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
+        procs[watched++] = p;
+    }
+    if (watched > 0 && poll(fds, watched, 0) > 0) {
+        for (guint i = 0; i < watched; i++)
+            if (fds[i].revents & POLLIN)
+                vigild_processes_end(ps, procs[i]);
+    }
+    g_free(fds);
+    g_free(procs);
+}
+
+void vigild_processes_set_keep_ended(struct vigild_processes *ps, guint keep_ended_count)
+{
+    ps->keep_ended = keep_ended_count;
+    while (g_queue_get_length(ps->ended) > ps->keep_ended)
+        process_free(g_queue_pop_head(ps->ended));
+}
+
+void vigild_processes_clear(struct vigild_processes *ps)
+{
+    if (ps->by_id == NULL)
+        return;
+    /* A last drain may drop a process, which takes it out of the table:
+     * collect first. */
+    GPtrArray *running = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, ps->by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        g_ptr_array_add(running, value);
+    for (guint i = 0; i < running->len; i++) {
+        struct vigild_process *p = g_ptr_array_index(running, i);
+        drain(ps, p, 0);
+        if (p->state == VIGILD_PROCESS_RUNNING) {
+            g_hash_table_remove(ps->by_id, &p->id);
+            process_free(p);
+        }
+    }
+    g_ptr_array_free(running, TRUE);
+    g_hash_table_destroy(ps->by_id);
+    ps->by_id = NULL;
+    while (!g_queue_is_empty(ps->ended))
+        process_free(g_queue_pop_head(ps->ended));
+    g_queue_free(ps->ended);
+}

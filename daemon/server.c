@@ -1,0 +1,446 @@
+/* vigild — the Unix socket: processes register on it and ask for their
+ * summary; `vigil status` asks what the daemon sees.
+ *
+ * Who is on the other end comes from the kernel (SO_PEERCRED), never from
+ * a message. A client that sends something malformed, out of turn or a
+ * ring the daemon refuses is logged and disconnected; every other client
+ * is served on as before. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+
+#include "vigild.h"
+
+/* Messages read from one client in a catch-up: a client that floods the
+ * socket must not hold a status answer up for ever. */
+#define CATCH_UP_MESSAGES_MAX 64
+
+enum connection_role {
+    ROLE_NEW,     /* has not said anything yet */
+    ROLE_PROCESS, /* registered */
+    ROLE_STATUS,  /* `vigil status` */
+};
+
+struct connection {
+    uint64_t key;
+    struct vigild_server *server;
+    int fd;
+    guint watch;
+    pid_t pid;
+    uid_t uid;
+    enum connection_role role;
+    uint64_t process_id;
+};
+
+struct vigild_server {
+    struct vigild *d;
+    char *path;
+    int fd;
+    guint watch;
+    GHashTable *connections; /* key → struct connection * */
+    uint64_t next_key;
+    gboolean catching_up;
+    gboolean accept_failing; /* logged once until accept works again */
+    char *buffer;            /* VIGIL_LOCAL_MAX_BYTES, for every message */
+};
+
+static void connection_close(struct connection *c)
+{
+    g_source_remove(c->watch);
+    close(c->fd);
+    g_hash_table_remove(c->server->connections, &c->key); /* frees c */
+}
+
+/* "pid 1234 (dd)" or "pid 1234", for log lines. */
+static char *client_label(const struct connection *c)
+{
+    const struct vigild_process *p =
+        c->process_id != 0 ? vigild_processes_get(&c->server->d->processes, c->process_id) : NULL;
+    return p != NULL ? g_strdup_printf("pid %d (%s)", (int)c->pid, p->program)
+                     : g_strdup_printf("pid %d", (int)c->pid);
+}
+
+static void reject(struct connection *c, const char *reason)
+{
+    char *label = client_label(c);
+    g_warning("client %s: %s; disconnected", label, reason);
+    g_free(label);
+    connection_close(c);
+}
+
+static void refuse(struct connection *c, const char *reason)
+{
+    struct vigil_error err;
+    vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, reason, strlen(reason), -1, &err);
+    c->server->d->processes.refused_total++;
+    reject(c, reason);
+}
+
+static void handle_register(struct connection *c, size_t length, int ring_fd)
+{
+    struct vigild *d = c->server->d;
+    struct vigil_local_process_info info;
+    struct vigil_error err = {{0}};
+    if (ring_fd < 0) {
+        refuse(c, "a registration without its ring's descriptor");
+        return;
+    }
+    if (!vigil_local_decode_register(c->server->buffer, length, &info, &err)) {
+        close(ring_fd);
+        refuse(c, err.message);
+        return;
+    }
+    if (vigild_processes_running(&d->processes) >= d->settings.max_processes) {
+        close(ring_fd);
+        char *why = g_strdup_printf("vigild serves at most %u processes (max_processes)",
+                                    d->settings.max_processes);
+        refuse(c, why);
+        g_free(why);
+        return;
+    }
+    GError *error = NULL;
+    struct vigild_process *p =
+        vigild_processes_add(&d->processes, &info, c->pid, c->uid, ring_fd, &error);
+    if (p == NULL) {
+        refuse(c, error->message);
+        g_error_free(error);
+        return;
+    }
+    c->role = ROLE_PROCESS;
+    c->process_id = p->id;
+    g_debug("registered pid %d (%s) as process %" G_GUINT64_FORMAT, (int)c->pid, p->program, p->id);
+    struct vigil_local_registered answer = {.process_id = p->id};
+    if (!vigil_local_send(c->fd, VIGIL_LOCAL_REGISTERED, &answer, sizeof answer, -1, &err))
+        g_debug("pid %d: %s", (int)c->pid, err.message);
+}
+
+static void handle_summary_request(struct connection *c)
+{
+    struct vigild *d = c->server->d;
+    struct vigild_process *p = vigild_processes_get(&d->processes, c->process_id);
+    struct vigil_local_summary summary;
+    if (p != NULL)
+        vigild_processes_drain(&d->processes, p);
+    /* Dropped by that drain, or earlier: its figures are in the ended list. */
+    if (p == NULL || p->state != VIGILD_PROCESS_RUNNING) {
+        for (GList *l = d->processes.ended->tail; l != NULL; l = l->prev) {
+            struct vigild_process *e = l->data;
+            if (e->id == c->process_id) {
+                p = e;
+                break;
+            }
+        }
+    }
+    if (p == NULL) {
+        reject(c, "asked for the summary of a process the daemon no longer keeps");
+        return;
+    }
+    vigild_status_summary(d, p, &summary);
+    struct vigil_error err;
+    if (!vigil_local_send(c->fd, VIGIL_LOCAL_SUMMARY, &summary, sizeof summary, -1, &err))
+        reject(c, err.message);
+}
+
+/* The JSON goes in a sealed memfd: a socket buffer would cap its size. */
+static void handle_status_request(struct connection *c, int32_t finished_pid)
+{
+    struct vigild_server *s = c->server;
+    if (!s->catching_up)
+        vigild_server_catch_up(s);
+    vigild_processes_sweep(&s->d->processes);
+    char *json = vigild_status_json(s->d, finished_pid);
+    size_t length = strlen(json);
+    int fd = memfd_create("vigil-status", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    struct vigil_error err = {{0}};
+    gboolean ok = fd >= 0;
+    for (size_t done = 0; ok && done < length;) {
+        ssize_t n = write(fd, json + done, length - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        ok = n > 0;
+        done += n > 0 ? (size_t)n : 0;
+    }
+    if (ok)
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    struct vigil_local_status answer = {.json_bytes = length};
+    if (!ok)
+        reject(c, "no memory for the status");
+    else if (!vigil_local_send(c->fd, VIGIL_LOCAL_STATUS, &answer, sizeof answer, fd, &err))
+        reject(c, err.message);
+    if (fd >= 0)
+        close(fd);
+    g_free(json);
+}
+
+/* Reads and handles one message. FALSE when there was none to read or the
+ * connection is gone (and freed). */
+static gboolean handle_one(struct connection *c)
+{
+    struct vigild_server *s = c->server;
+    enum vigil_local_type type;
+    int fd = -1;
+    struct vigil_error err = {{0}};
+    ssize_t length = vigil_local_receive(c->fd, s->buffer, &type, &fd, &err);
+    if (length < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return FALSE;
+        if (errno == 0) { /* closed: the process ended, or closed our socket */
+            struct vigild_process *p =
+                c->process_id != 0 ? vigild_processes_get(&s->d->processes, c->process_id) : NULL;
+            if (p != NULL && p->pidfd < 0)
+                vigild_processes_end(&s->d->processes, p);
+            connection_close(c);
+        } else {
+            reject(c, err.message);
+        }
+        return FALSE;
+    }
+    /* Only a registration carries a descriptor. */
+    if (fd >= 0 && type != VIGIL_LOCAL_REGISTER) {
+        close(fd);
+        reject(c, "a descriptor with a message that carries none");
+        return FALSE;
+    }
+    union {
+        struct vigil_local_rank rank;
+        struct vigil_local_status_request status;
+    } fixed;
+    switch (type) {
+    case VIGIL_LOCAL_REGISTER:
+        if (c->role != ROLE_NEW) {
+            if (fd >= 0)
+                close(fd);
+            reject(c, "a second registration on one connection");
+            return FALSE;
+        }
+        handle_register(c, (size_t)length, fd);
+        return g_hash_table_contains(s->connections, &(uint64_t){c->key});
+    case VIGIL_LOCAL_RANK:
+        if (c->role != ROLE_PROCESS) {
+            reject(c, "a rank before its registration");
+            return FALSE;
+        }
+        if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.rank, &err)) {
+            reject(c, err.message);
+            return FALSE;
+        }
+        struct vigild_process *p = vigild_processes_get(&s->d->processes, c->process_id);
+        if (p != NULL) {
+            p->mpi_rank = fixed.rank.rank;
+            p->mpi_size = fixed.rank.size;
+        }
+        return TRUE;
+    case VIGIL_LOCAL_SUMMARY_REQUEST:
+        if (c->role != ROLE_PROCESS) {
+            reject(c, "a summary request before its registration");
+            return FALSE;
+        }
+        if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, NULL, &err)) {
+            reject(c, err.message);
+            return FALSE;
+        }
+        handle_summary_request(c);
+        return g_hash_table_contains(s->connections, &(uint64_t){c->key});
+    case VIGIL_LOCAL_STATUS_REQUEST:
+        if (c->role == ROLE_PROCESS) {
+            reject(c, "a status request from a registered process");
+            return FALSE;
+        }
+        if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.status, &err)) {
+            reject(c, err.message);
+            return FALSE;
+        }
+        c->role = ROLE_STATUS;
+        handle_status_request(c, fixed.status.finished_pid);
+        return g_hash_table_contains(s->connections, &(uint64_t){c->key});
+    default: {
+        char *why = g_strdup_printf("a %s message, which only the daemon sends",
+                                    vigil_local_type_name(type));
+        reject(c, why);
+        g_free(why);
+        return FALSE;
+    }
+    }
+}
+
+static gboolean on_client(gint fd, GIOCondition condition, gpointer user_data)
+{
+    (void)fd;
+    (void)condition;
+    /* A connection that closes removes this watch itself. */
+    handle_one(user_data);
+    return G_SOURCE_CONTINUE;
+}
+
+static void accept_all(struct vigild_server *s)
+{
+    for (;;) {
+        int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK && !s->accept_failing) {
+                g_warning("cannot accept a client on %s: %s", s->path, g_strerror(errno));
+                s->accept_failing = TRUE;
+            }
+            return;
+        }
+        s->accept_failing = FALSE;
+        struct ucred cred;
+        socklen_t cred_length = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_length) != 0) {
+            g_warning("a client on %s without credentials (%s); disconnected", s->path,
+                      g_strerror(errno));
+            close(fd);
+            continue;
+        }
+        struct connection *c = g_new0(struct connection, 1);
+        c->key = s->next_key++;
+        c->server = s;
+        c->fd = fd;
+        c->pid = cred.pid;
+        c->uid = cred.uid;
+        c->role = ROLE_NEW;
+        c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_client, c);
+        g_hash_table_insert(s->connections, &c->key, c);
+    }
+}
+
+static gboolean on_listen(gint fd, GIOCondition condition, gpointer user_data)
+{
+    (void)fd;
+    (void)condition;
+    accept_all(user_data);
+    return G_SOURCE_CONTINUE;
+}
+
+void vigild_server_catch_up(struct vigild_server *s)
+{
+    s->catching_up = TRUE;
+    accept_all(s);
+    GArray *keys = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, s->connections);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_array_append_val(keys, *(uint64_t *)key);
+    for (guint i = 0; i < keys->len; i++) {
+        for (int n = 0; n < CATCH_UP_MESSAGES_MAX; n++) {
+            struct connection *c =
+                g_hash_table_lookup(s->connections, &g_array_index(keys, uint64_t, i));
+            if (c == NULL || c->role == ROLE_STATUS || !handle_one(c))
+                break;
+        }
+    }
+    g_array_free(keys, TRUE);
+    s->catching_up = FALSE;
+}
+
+/* A socket file left by a daemon that died is taken over; one that a
+ * daemon still serves is not. */
+static gboolean claim_path(const char *path, struct sockaddr_un *addr, GError **error)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return TRUE;
+    if (!S_ISSOCK(st.st_mode)) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                    "%s exists and is not a socket: not removing it", path);
+        return FALSE;
+    }
+    int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    gboolean served = probe >= 0 && connect(probe, (struct sockaddr *)addr, sizeof *addr) == 0;
+    if (probe >= 0)
+        close(probe);
+    if (served) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST, "another vigild is serving %s already",
+                    path);
+        return FALSE;
+    }
+    if (g_unlink(path) != 0) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                    "cannot remove the stale socket %s: %s", path, g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GError **error)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof addr.sun_path) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+                    "socket path %s is longer than a Unix socket's %zu bytes", path,
+                    sizeof addr.sun_path - 1);
+        return NULL;
+    }
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    char *dir = g_path_get_dirname(path);
+    int made = g_mkdir_with_parents(dir, 0755);
+    int saved = errno;
+    if (made != 0) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+                    "cannot make the socket's folder %s: %s", dir, g_strerror(saved));
+        g_free(dir);
+        return NULL;
+    }
+    g_free(dir);
+    if (!claim_path(path, &addr, error))
+        return NULL;
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || chmod(path, 0666) != 0 ||
+        listen(fd, SOMAXCONN) != 0) {
+        saved = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "cannot listen on %s: %s",
+                    path, g_strerror(saved));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    struct vigild_server *s = g_new0(struct vigild_server, 1);
+    s->d = d;
+    s->path = g_strdup(path);
+    s->fd = fd;
+    s->connections = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+    s->next_key = 1;
+    s->buffer = g_malloc(VIGIL_LOCAL_MAX_BYTES);
+    s->watch = g_unix_fd_add(fd, G_IO_IN, on_listen, s);
+    return s;
+}
+
+guint vigild_server_clients(const struct vigild_server *s)
+{
+    return g_hash_table_size(s->connections);
+}
+
+const char *vigild_server_path(const struct vigild_server *s)
+{
+    return s->path;
+}
+
+void vigild_server_free(struct vigild_server *s)
+{
+    if (s == NULL)
+        return;
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, s->connections);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        struct connection *c = value;
+        g_source_remove(c->watch);
+        close(c->fd);
+    }
+    g_hash_table_destroy(s->connections);
+    g_source_remove(s->watch);
+    close(s->fd);
+    g_unlink(s->path);
+    g_free(s->path);
+    g_free(s->buffer);
+    g_free(s);
+}

@@ -1,0 +1,293 @@
+/* vigild — what the daemon tells: the summary a process gets at exit and
+ * the JSON `vigil status` prints. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-glib/json-glib.h>
+
+#include "vigil-build.h"
+#include "vigild.h"
+
+/* A process's CPU time and energy: from its live account while it runs,
+ * from the copy taken at its end afterwards. */
+static void process_energy(const struct vigild *d, const struct vigild_process *p, double *cpu_s,
+                           double *energy_j, uint32_t *flags, gboolean *shared)
+{
+    const struct vigild_energy_account *a =
+        p->state == VIGILD_PROCESS_RUNNING ? vigild_energy_share_account(&d->energy, p->id) : NULL;
+    if (a != NULL) {
+        *cpu_s = a->cpu_s;
+        *energy_j = a->energy_j;
+        *flags = a->flags;
+        *shared = a->shared;
+    } else {
+        *cpu_s = p->cpu_s;
+        *energy_j = p->energy_j;
+        *flags = p->energy_flags;
+        *shared = p->energy_shared;
+    }
+}
+
+/* Why a process has no energy figure. */
+static char *energy_note(const struct vigild *d, double cpu_s)
+{
+    if (d->energy.unavailable != NULL)
+        return g_strdup(d->energy.unavailable);
+    if (isnan(cpu_s))
+        return g_strdup("its CPU time is unknown: the process provider does not sample it");
+    return g_strdup_printf("it ended before a tick measured its share (a tick is every %" PRIu64
+                           " ms)",
+                           (uint64_t)(d->settings.tick_ns / VIGIL_NS_PER_MS));
+}
+
+void vigild_status_summary(const struct vigild *d, const struct vigild_process *p,
+                           struct vigil_local_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->process_id = p->id;
+    out->activities_drained = p->activities;
+    out->names_drained = p->names;
+    out->gaps = p->corrupt + p->torn;
+    out->dropped = p->dropped;
+    out->anomalies = 0;
+    double energy_j;
+    gboolean shared;
+    process_energy(d, p, &out->cpu_s, &energy_j, &out->energy_flags, &shared);
+    if (shared) {
+        out->energy_j = energy_j;
+        g_strlcpy(out->energy_source, d->energy.source != NULL ? d->energy.source : "",
+                  sizeof out->energy_source);
+    } else {
+        out->energy_j = NAN;
+        out->energy_flags = 0;
+        char *note = energy_note(d, out->cpu_s);
+        g_strlcpy(out->energy_note, note, sizeof out->energy_note);
+        g_free(note);
+    }
+}
+
+static void add_number(JsonBuilder *b, const char *name, double value)
+{
+    json_builder_set_member_name(b, name);
+    if (isfinite(value))
+        json_builder_add_double_value(b, value);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void add_int(JsonBuilder *b, const char *name, gint64 value)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, value);
+}
+
+static void add_string(JsonBuilder *b, const char *name, const char *value)
+{
+    json_builder_set_member_name(b, name);
+    if (value != NULL)
+        json_builder_add_string_value(b, value);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void add_bool(JsonBuilder *b, const char *name, gboolean value)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_boolean_value(b, value);
+}
+
+static void add_cost(JsonBuilder *b, const char *name, uint64_t last_ns, uint64_t total_ns,
+                     uint64_t count, uint64_t max_ns)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_begin_object(b);
+    add_number(b, "last", last_ns / 1e3);
+    add_number(b, "mean", count > 0 ? total_ns / 1e3 / (double)count : NAN);
+    add_number(b, "max", max_ns / 1e3);
+    json_builder_end_object(b);
+}
+
+static void add_daemon(JsonBuilder *b, const struct vigild *d)
+{
+    json_builder_set_member_name(b, "daemon");
+    json_builder_begin_object(b);
+    add_string(b, "version", VIGIL_VERSION);
+    add_int(b, "pid", getpid());
+    add_string(b, "socket", vigild_server_path(d->server));
+    add_string(b, "config", d->config_path);
+    add_number(b, "uptime_s", (vigil_clock_monotonic_ns() - d->started_ns) / 1e9);
+    add_int(b, "tick_ms", (gint64)(d->settings.tick_ns / VIGIL_NS_PER_MS));
+    add_int(b, "ticks", (gint64)d->ticker.ticks);
+    add_int(b, "missed_ticks", (gint64)d->ticker.missed);
+    add_cost(b, "tick_cost_us", d->tick_cost_ns_last, d->tick_cost_ns_total, d->ticker.ticks,
+             d->tick_cost_ns_max);
+    add_int(b, "reloads", (gint64)d->reloads);
+    add_int(b, "reload_failures", (gint64)d->reload_failures);
+    add_int(b, "clients", vigild_server_clients(d->server));
+    json_builder_end_object(b);
+}
+
+static void add_providers(JsonBuilder *b, const struct vigild *d)
+{
+    json_builder_set_member_name(b, "providers");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < d->sampler.providers->len; i++) {
+        const struct vigild_provider *p = g_ptr_array_index(d->sampler.providers, i);
+        json_builder_begin_object(b);
+        add_string(b, "name", p->name);
+        add_bool(b, "running", p->running);
+        add_string(b, "unavailable", p->unavailable);
+        add_int(b, "reads", (gint64)p->reads);
+        add_int(b, "read_errors", (gint64)p->read_errors);
+        add_string(b, "last_error", p->last_error);
+        add_cost(b, "cost_us", p->cost_ns_last, p->cost_ns_total, p->reads, p->cost_ns_max);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void add_metrics(JsonBuilder *b, const struct vigild *d)
+{
+    json_builder_set_member_name(b, "metrics");
+    json_builder_begin_array(b);
+    for (uint32_t id = 1; id <= vigil_metric_count(d->catalog); id++) {
+        const struct vigil_metric_desc *m = vigil_metric_get(d->catalog, id);
+        const struct vigil_sample *s =
+            id < d->latest->len ? &g_array_index(d->latest, struct vigil_sample, id) : NULL;
+        json_builder_begin_object(b);
+        add_string(b, "name", m->name);
+        add_string(b, "unit", m->unit);
+        add_string(b, "kind", vigil_metric_kind_name(m->kind));
+        add_string(b, "origin", vigil_metric_origin_name(m->origin));
+        add_string(b, "source", m->source);
+        gboolean sampled = s != NULL && s->metric_id == id;
+        add_number(b, "value", sampled ? s->value : NAN);
+        add_bool(b, "uncertain", sampled && (s->flags & VIGIL_SAMPLE_UNCERTAIN));
+        const struct vigild_rollup_window *w = vigild_rollup_latest(&d->rollup, id);
+        json_builder_set_member_name(b, "rollup");
+        if (w == NULL) {
+            json_builder_add_null_value(b);
+        } else {
+            json_builder_begin_object(b);
+            add_number(b, "window_s", (w->end_ns - w->start_ns) / 1e9);
+            add_number(b, "min", w->min);
+            add_number(b, "mean", w->mean);
+            add_number(b, "max", w->max);
+            add_number(b, "delta", w->delta);
+            add_bool(b, "uncertain", (w->flags & VIGIL_SAMPLE_UNCERTAIN) != 0);
+            json_builder_end_object(b);
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void add_process(JsonBuilder *b, const struct vigild *d, const struct vigild_process *p)
+{
+    json_builder_begin_object(b);
+    add_int(b, "id", (gint64)p->id);
+    add_int(b, "pid", p->pid);
+    add_int(b, "uid", p->uid);
+    add_string(b, "state", vigild_process_state_name(p->state));
+    add_string(b, "program", p->program);
+    json_builder_set_member_name(b, "argv");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < p->argv->len; i++)
+        json_builder_add_string_value(b, g_ptr_array_index(p->argv, i));
+    json_builder_end_array(b);
+    add_bool(b, "argv_truncated", p->argv_truncated);
+    add_string(b, "cwd", p->cwd);
+    add_string(b, "job", p->job);
+    add_int(b, "mpi_rank", p->mpi_rank);
+    add_int(b, "mpi_size", p->mpi_size);
+    uint64_t end_ns = p->state == VIGILD_PROCESS_RUNNING ? vigil_clock_monotonic_ns() : p->ended_ns;
+    add_number(b, "registered_s", (end_ns - p->registered_ns) / 1e9);
+    add_int(b, "activities", (gint64)p->activities);
+    add_int(b, "names", (gint64)p->names);
+    add_int(b, "corrupt", (gint64)p->corrupt);
+    add_int(b, "torn", (gint64)p->torn);
+    add_int(b, "seq_gaps", (gint64)p->seq_gaps);
+    add_int(b, "dropped", (gint64)p->dropped);
+    add_string(b, "dropped_reason", p->dropped_reason);
+    double cpu_s, energy_j;
+    uint32_t flags;
+    gboolean shared;
+    process_energy(d, p, &cpu_s, &energy_j, &flags, &shared);
+    add_number(b, "cpu_s", cpu_s);
+    add_number(b, "energy_j", shared ? energy_j : NAN);
+    add_bool(b, "energy_estimated", shared && (flags & VIGIL_LOCAL_ENERGY_ESTIMATED));
+    add_bool(b, "energy_uncertain", shared && (flags & VIGIL_LOCAL_ENERGY_UNCERTAIN));
+    if (!shared) {
+        char *note = energy_note(d, cpu_s);
+        add_string(b, "energy_note", note);
+        g_free(note);
+    }
+    json_builder_end_object(b);
+}
+
+static gint compare_ids(gconstpointer a, gconstpointer b)
+{
+    uint64_t x = (*(const struct vigild_process *const *)a)->id;
+    uint64_t y = (*(const struct vigild_process *const *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finished_pid)
+{
+    const struct vigild_processes *ps = &d->processes;
+    json_builder_set_member_name(b, "processes");
+    json_builder_begin_object(b);
+    add_int(b, "registered_total", (gint64)ps->registered_total);
+    add_int(b, "running", vigild_processes_running(ps));
+    add_int(b, "ended_total", (gint64)ps->ended_total);
+    add_int(b, "dropped_total", (gint64)ps->dropped_total);
+    add_int(b, "refused_total", (gint64)ps->refused_total);
+    if (finished_pid > 0) {
+        gboolean found = FALSE;
+        for (GList *l = ps->ended->head; l != NULL && !found; l = l->next)
+            found = ((const struct vigild_process *)l->data)->pid == finished_pid;
+        add_bool(b, "finished_pid_found", found);
+    }
+    GPtrArray *all = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, ps->by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        g_ptr_array_add(all, value);
+    g_ptr_array_sort(all, compare_ids);
+    json_builder_set_member_name(b, "list");
+    json_builder_begin_array(b);
+    for (GList *l = ps->ended->head; l != NULL; l = l->next)
+        add_process(b, d, l->data);
+    for (guint i = 0; i < all->len; i++)
+        add_process(b, d, g_ptr_array_index(all, i));
+    json_builder_end_array(b);
+    g_ptr_array_free(all, TRUE);
+    json_builder_end_object(b);
+}
+
+char *vigild_status_json(const struct vigild *d, int32_t finished_pid)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    add_daemon(b, d);
+    add_providers(b, d);
+    json_builder_set_member_name(b, "energy");
+    json_builder_begin_object(b);
+    add_string(b, "source", d->energy.source);
+    add_bool(b, "estimated", (d->energy.flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
+    add_string(b, "unavailable", d->energy.unavailable);
+    json_builder_end_object(b);
+    add_metrics(b, d);
+    add_processes(b, d, finished_pid);
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    JsonGenerator *g = json_generator_new();
+    json_generator_set_root(g, root);
+    char *text = json_generator_to_data(g, NULL);
+    g_object_unref(g);
+    json_node_unref(root);
+    g_object_unref(b);
+    return text;
+}

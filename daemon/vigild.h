@@ -1,0 +1,382 @@
+/* vigild — the node daemon's internal interface, shared by its files.
+ *
+ *   tick.c       the 100 ms tick on absolute deadlines
+ *   sampler.c    the statistics providers: loaded, started, read each tick
+ *   statmux.c    the statistics multiplexer: each tick's samples to its subscribers
+ *   rollup.c     subscriber: 1 s roll-ups (min, mean, max, counter deltas)
+ *   history.c    subscriber: the last history_s seconds at full resolution
+ *   energy_share.c  subscriber: the node's energy shared among processes
+ *   processes.c  registered processes: their rings, drains and ends
+ *   server.c     the Unix socket: registration, summaries, status requests
+ *   status.c     what `vigil status` is told, as JSON
+ *   daemon.c     the whole: configuration, reload, the main loop's sources
+ *   main.c       the command line, daemonising, signals
+ *
+ * Everything runs in one thread, on GLib's main loop: a tick, a message and
+ * a process's end are handled one after the other, so no state is locked. */
+#ifndef VIGILD_H
+#define VIGILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <glib.h>
+
+#include "vigil/clock.h"
+#include "vigil/config.h"
+#include "vigil/local_protocol.h"
+#include "vigil/metric.h"
+#include "vigil/plugin.h"
+#include "vigil/provider.h"
+#include "vigil/ring.h"
+
+/* Errors of the daemon's own making; the message says what is wrong. */
+#define VIGILD_ERROR (g_quark_from_static_string("vigild-error"))
+enum vigild_error_code {
+    VIGILD_ERROR_REFUSED, /* a client's registration or message */
+};
+
+/* ---- settings: the [daemon] section, as read -------------------------- */
+
+struct vigild_settings {
+    char *socket_path;
+    uint64_t tick_ns;
+    char **providers; /* names */
+    guint rollup_ticks;
+    guint history_ticks;
+    guint max_processes;
+    guint keep_ended;
+};
+
+/* Reads [daemon]; a roll-up window that is not a multiple of the tick is
+ * an error that names both keys. */
+gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config,
+                              GError **error);
+void vigild_settings_clear(struct vigild_settings *s);
+
+/* ---- tick.c ------------------------------------------------------------- */
+
+/* A timerfd armed on absolute CLOCK_MONOTONIC deadlines, period apart: a
+ * late tick does not move the next one, so there is no drift, and the
+ * deadlines that passed while the daemon could not run are counted as
+ * missed rather than run in a burst. */
+struct vigild_ticker {
+    int fd;
+    uint64_t period_ns;
+    uint64_t ticks;  /* ticks run */
+    uint64_t missed; /* deadlines that passed without a tick */
+};
+
+gboolean vigild_ticker_start(struct vigild_ticker *t, uint64_t period_ns, GError **error);
+/* After the fd polled readable: how many deadlines passed (≥ 1; 0 on a
+ * spurious wake-up). One tick runs; the rest are counted as missed. */
+uint64_t vigild_ticker_take(struct vigild_ticker *t);
+void vigild_ticker_stop(struct vigild_ticker *t);
+
+/* ---- samples of one tick ----------------------------------------------- */
+
+struct vigild_process_sample {
+    uint64_t process_id;
+    struct vigil_sample sample;
+};
+
+struct vigild_tick_samples {
+    uint64_t tick;
+    uint64_t t_ns;
+    GArray *node;    /* struct vigil_sample */
+    GArray *process; /* struct vigild_process_sample */
+};
+
+/* ---- sampler.c ---------------------------------------------------------- */
+
+struct vigild_provider {
+    char *name;
+    const struct vigil_plugin *plugin;
+    const struct vigil_provider_ops *ops;
+    void *instance;
+    gboolean running;
+    char *unavailable; /* why it is not running, or NULL */
+    uint64_t reads, read_errors;
+    uint64_t cost_ns_last, cost_ns_max, cost_ns_total;
+    char *last_error;  /* the latest failed read's message */
+    char *config_text; /* its section's values, to tell a changed one on reload */
+};
+
+struct vigild_sampler {
+    vigil_plugin_registry *registry;
+    vigil_metric_catalog *catalog;
+    GPtrArray *providers; /* struct vigild_provider *, in the config's order */
+};
+
+void vigild_sampler_init(struct vigild_sampler *s, vigil_plugin_registry *registry,
+                         vigil_metric_catalog *catalog);
+/* Makes the providers `names` say, from `config`: those already running
+ * whose section did not change are kept as they are (their counters and
+ * baselines with them); the others are created and started. A provider
+ * that cannot run here is kept, not running, with the reason (logged
+ * once). `processes` (uint64 id → pid as GINT_TO_POINTER) are tracked by
+ * every new provider that tracks processes. */
+void vigild_sampler_configure(struct vigild_sampler *s, const vigil_config *config,
+                              char *const *names, GHashTable *processes);
+/* Reads every running provider into `out`. */
+void vigild_sampler_read(struct vigild_sampler *s, uint64_t now_ns,
+                         struct vigild_tick_samples *out);
+void vigild_sampler_track(struct vigild_sampler *s, uint64_t process_id, pid_t pid);
+void vigild_sampler_untrack(struct vigild_sampler *s, uint64_t process_id);
+/* The provider `name`, or NULL. */
+const struct vigild_provider *vigild_sampler_find(const struct vigild_sampler *s, const char *name);
+void vigild_sampler_clear(struct vigild_sampler *s);
+
+/* ---- statmux.c ---------------------------------------------------------- */
+
+typedef void (*vigild_samples_fn)(void *user, const struct vigild_tick_samples *samples,
+                                  const vigil_metric_catalog *catalog);
+
+struct vigild_statmux {
+    GArray *subscribers; /* struct { fn, user } */
+};
+
+void vigild_statmux_init(struct vigild_statmux *m);
+void vigild_statmux_subscribe(struct vigild_statmux *m, vigild_samples_fn fn, void *user);
+void vigild_statmux_publish(const struct vigild_statmux *m,
+                            const struct vigild_tick_samples *samples,
+                            const vigil_metric_catalog *catalog);
+void vigild_statmux_clear(struct vigild_statmux *m);
+
+/* ---- rollup.c ----------------------------------------------------------- */
+
+/* One metric over one window. A gauge's min, mean and max are of its
+ * values; a counter's are of its rate per second between consecutive
+ * samples, and `delta` is exactly its last value of this window minus its
+ * last value of the window before (or its first value in this one). */
+struct vigild_rollup_window {
+    uint32_t metric_id;
+    uint32_t flags; /* VIGIL_SAMPLE_UNCERTAIN when a sample in it was */
+    uint64_t start_ns, end_ns;
+    uint32_t count;
+    double min, mean, max;
+    double delta; /* counters only; NaN for gauges */
+};
+
+struct vigild_rollup {
+    guint window_ticks;
+    guint ticks_in_window;
+    uint64_t window_start_ns;
+    GArray *metrics; /* struct rollup_acc by metric id */
+    GArray *latest;  /* struct vigild_rollup_window by metric id: the last closed window */
+    uint64_t windows_closed;
+};
+
+void vigild_rollup_init(struct vigild_rollup *r, guint window_ticks);
+void vigild_rollup_set_window(struct vigild_rollup *r, guint window_ticks);
+void vigild_rollup_add(void *rollup, const struct vigild_tick_samples *samples,
+                       const vigil_metric_catalog *catalog);
+/* The last closed window of `metric_id`, or NULL when none has closed. */
+const struct vigild_rollup_window *vigild_rollup_latest(const struct vigild_rollup *r,
+                                                        uint32_t metric_id);
+void vigild_rollup_clear(struct vigild_rollup *r);
+
+/* ---- history.c ---------------------------------------------------------- */
+
+/* The node's samples of the last `length` ticks, per metric, for a
+ * captured window to carry at full resolution. */
+struct vigild_history {
+    guint length;    /* samples kept per metric */
+    GPtrArray *rows; /* struct history_row * by metric id */
+};
+
+void vigild_history_init(struct vigild_history *h, guint length);
+/* Keeps the newest samples when the length shrinks. */
+void vigild_history_resize(struct vigild_history *h, guint length);
+void vigild_history_add(void *history, const struct vigild_tick_samples *samples,
+                        const vigil_metric_catalog *catalog);
+/* The kept samples of `metric_id` from `since_ns` on, oldest first, into
+ * `out` (struct vigil_sample); returns how many. */
+guint vigild_history_get(const struct vigild_history *h, uint32_t metric_id, uint64_t since_ns,
+                         GArray *out);
+void vigild_history_clear(struct vigild_history *h);
+
+/* ---- energy_share.c ----------------------------------------------------- */
+
+/* Each tick, the node's energy delta is shared among the registered
+ * processes by their share of the CPU time the node was busy for. */
+struct vigild_energy_share {
+    GHashTable *processes;  /* uint64 id → struct vigild_energy_account * */
+    double node_cpu_busy_s; /* last total; NaN before the first */
+    double node_energy_j;   /* last total; NaN before the first */
+    char *source;           /* the energy metric's source, or NULL */
+    uint32_t flags;         /* VIGIL_LOCAL_ENERGY_* of the node's energy */
+    char *unavailable;      /* why there is no figure, or NULL */
+};
+
+struct vigild_energy_account {
+    double cpu_s_last; /* NaN before its first sample */
+    double cpu_s;
+    double energy_j;
+    uint32_t flags;  /* VIGIL_LOCAL_ENERGY_* */
+    gboolean shared; /* had a share at least once */
+};
+
+/* The pure rule, for the tests: `n` processes that used cpu_s[i] of the
+ * node's busy_s seconds of CPU get share_j[i] of energy_j. A process's
+ * share of CPU is capped at 1, and the shares at 1 in total (samples of a
+ * process and of the node are not taken at the same instant). */
+void vigild_energy_split(double energy_j, double busy_s, const double *cpu_s, size_t n,
+                         double *share_j);
+
+void vigild_energy_share_init(struct vigild_energy_share *e);
+void vigild_energy_share_add_process(struct vigild_energy_share *e, uint64_t process_id);
+void vigild_energy_share_remove_process(struct vigild_energy_share *e, uint64_t process_id);
+const struct vigild_energy_account *vigild_energy_share_account(const struct vigild_energy_share *e,
+                                                                uint64_t process_id);
+/* Why there is no energy figure when no energy metric is sampled: set by
+ * the daemon from the energy provider's state. */
+void vigild_energy_share_set_unavailable(struct vigild_energy_share *e, const char *why);
+void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samples,
+                             const vigil_metric_catalog *catalog);
+void vigild_energy_share_clear(struct vigild_energy_share *e);
+
+/* ---- processes.c -------------------------------------------------------- */
+
+enum vigild_process_state {
+    VIGILD_PROCESS_RUNNING,
+    VIGILD_PROCESS_ENDED,   /* exited; its ring drained to the end */
+    VIGILD_PROCESS_DROPPED, /* given up on: a corrupt ring */
+};
+
+struct vigild_process {
+    uint64_t id;
+    pid_t pid;
+    uid_t uid;
+    enum vigild_process_state state;
+    char *program, *cwd, *job;
+    GPtrArray *argv; /* char * */
+    gboolean argv_truncated;
+    int32_t mpi_rank, mpi_size; /* -1 until known */
+    uint64_t start_realtime_ns;
+    uint64_t registered_ns, ended_ns; /* CLOCK_MONOTONIC */
+    char *dropped_reason;
+
+    struct vigil_ring *ring; /* NULL once ended or dropped */
+    int pidfd;               /* -1 when it could not be opened, or once ended */
+    guint pidfd_watch;
+
+    uint64_t activities, names; /* records drained */
+    uint64_t corrupt, torn;     /* ring positions skipped */
+    uint64_t dropped;           /* records its ring had no room for */
+    uint64_t next_seq;          /* the position the next record should have */
+    uint64_t seq_gaps;          /* positions missing between records */
+    gboolean seq_started;
+    uint64_t problems_logged;
+
+    /* Its energy account's figures, copied when it ends. */
+    double cpu_s, energy_j;
+    uint32_t energy_flags;
+    gboolean energy_shared;
+};
+
+struct vigild_processes {
+    GHashTable *by_id; /* uint64 → struct vigild_process * (running ones) */
+    GQueue *ended;     /* struct vigild_process *, newest last */
+    uint64_t next_id;
+    /* Ticks → ns for rings in TSC ticks (recalibrated every tick against a
+     * first anchor), and the identity for rings in monotonic ns. */
+    struct vigil_tick_clock tsc_clock, ns_clock;
+    struct vigil_tick_anchor tsc_first;
+    uint64_t registered_total, ended_total, dropped_total, refused_total;
+    guint keep_ended;
+    /* Told about every process that starts or ends (sampler, energy). */
+    void (*on_start)(void *user, const struct vigild_process *p);
+    void (*on_end)(void *user, const struct vigild_process *p);
+    void *user;
+};
+
+void vigild_processes_init(struct vigild_processes *ps, guint keep_ended);
+/* Takes a registration: attaches the ring from `ring_fd` (which it closes)
+ * and watches the pid for its end. NULL with error set when the ring is
+ * refused. */
+struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
+                                            const struct vigil_local_process_info *info, pid_t pid,
+                                            uid_t uid, int ring_fd, GError **error);
+struct vigild_process *vigild_processes_get(const struct vigild_processes *ps, uint64_t id);
+/* Drains every running process's ring (each tick). */
+void vigild_processes_drain_all(struct vigild_processes *ps);
+/* Drains one; a corrupt ring header drops the process. */
+void vigild_processes_drain(struct vigild_processes *ps, struct vigild_process *p);
+/* Ends every process whose pid has exited (a last drain, then it moves to
+ * the ended list), without waiting for the main loop to notice. */
+void vigild_processes_sweep(struct vigild_processes *ps);
+/* The end of one process: the last drain, untracked, kept in the ended
+ * list. */
+void vigild_processes_end(struct vigild_processes *ps, struct vigild_process *p);
+void vigild_processes_set_keep_ended(struct vigild_processes *ps, guint keep_ended);
+/* A later anchor for the TSC clock (every tick): the rate gets better as
+ * the anchors get further apart. */
+void vigild_processes_calibrate(struct vigild_processes *ps);
+guint vigild_processes_running(const struct vigild_processes *ps);
+/* Drains every ring a last time, for a clean stop. */
+void vigild_processes_clear(struct vigild_processes *ps);
+
+const char *vigild_process_state_name(enum vigild_process_state state);
+
+/* ---- the daemon (daemon.c) ---------------------------------------------- */
+
+struct vigild {
+    char *config_path;
+    char *socket_override; /* VIGIL_SOCKET or --socket */
+    vigil_config *config;
+    struct vigild_settings settings;
+    vigil_plugin_registry *registry;
+    vigil_metric_catalog *catalog;
+    struct vigild_sampler sampler;
+    struct vigild_statmux statmux;
+    struct vigild_rollup rollup;
+    struct vigild_history history;
+    struct vigild_energy_share energy;
+    struct vigild_processes processes;
+    struct vigild_ticker ticker;
+    guint ticker_watch;
+    struct vigild_tick_samples samples; /* reused every tick */
+    GArray *latest;                     /* struct vigil_sample by metric id: the newest */
+    struct vigild_server *server;
+    uint64_t started_ns;
+    uint64_t reloads, reload_failures;
+    uint64_t tick_cost_ns_last, tick_cost_ns_max, tick_cost_ns_total;
+    GMainLoop *loop;
+};
+
+/* Loads the configuration and builds the daemon; FALSE with error set when
+ * the configuration is wrong or the socket cannot be served. */
+gboolean vigild_start(struct vigild *d, const char *config_path, const char *socket_override,
+                      GError **error);
+/* SIGHUP: reads the configuration again; a wrong one is logged and the
+ * running one kept. */
+void vigild_reload(struct vigild *d);
+/* One tick: read the providers, hand the samples on, drain the rings. */
+void vigild_tick(struct vigild *d);
+/* SIGTERM: drains every ring and frees everything. */
+void vigild_stop(struct vigild *d);
+
+/* ---- server.c ----------------------------------------------------------- */
+
+struct vigild_server;
+
+/* Listens on `path` (its folder made if missing); refuses to take over a
+ * socket another daemon is serving. */
+struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GError **error);
+/* Accepts what is waiting and reads every message already sent, so that a
+ * status answer covers everything a client did before it asked. */
+void vigild_server_catch_up(struct vigild_server *server);
+guint vigild_server_clients(const struct vigild_server *server);
+const char *vigild_server_path(const struct vigild_server *server);
+void vigild_server_free(struct vigild_server *server); /* removes the socket file */
+
+/* ---- status.c ----------------------------------------------------------- */
+
+/* What `vigil status` shows, as a JSON text (g_free it). */
+char *vigild_status_json(const struct vigild *d, int32_t finished_pid);
+/* The summary a process asks for at exit. */
+void vigild_status_summary(const struct vigild *d, const struct vigild_process *p,
+                           struct vigil_local_summary *out);
+
+#endif
