@@ -1,15 +1,32 @@
 /* vigil — the local protocol's messages: framing, descriptor passing and
  * the checks every received message goes through before anything reads
  * its fields. */
+#define _GNU_SOURCE /* strerrordesc_np */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "vigil/clock.h"
 #include "vigil/local_protocol.h"
+#include "vigil/ring.h"
 
 #define PAYLOAD_MAX (VIGIL_LOCAL_MAX_BYTES - sizeof(struct vigil_local_header))
+
+/* strerror translates, and for an unknown number formats into a buffer it
+ * allocates: the preload library's exit path may run in a signal handler
+ * that interrupted malloc. glibc's English descriptions do neither. */
+static const char *errno_text(int errno_value)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+    const char *text = strerrordesc_np(errno_value);
+    return text != NULL ? text : "unknown error";
+#else
+    return strerror(errno_value);
+#endif
+}
 
 static const char *const type_names[] = {
     [VIGIL_LOCAL_REGISTER] = "register",
@@ -30,9 +47,15 @@ const char *vigil_local_type_name(unsigned type)
 bool vigil_local_send(int socket_fd, enum vigil_local_type type, const void *payload,
                       size_t payload_bytes, int pass_fd, struct vigil_error *err)
 {
+    if (vigil_local_type_name(type) == NULL) {
+        vigil_error_set(err, "cannot send a message of unknown type %u", (unsigned)type);
+        errno = EINVAL;
+        return false;
+    }
     if (payload_bytes > PAYLOAD_MAX) {
         vigil_error_set(err, "a %s message of %zu bytes is over the limit of %zu",
                         vigil_local_type_name(type), payload_bytes, (size_t)PAYLOAD_MAX);
+        errno = EMSGSIZE;
         return false;
     }
     struct vigil_local_header header = {
@@ -65,31 +88,39 @@ bool vigil_local_send(int socket_fd, enum vigil_local_type type, const void *pay
         sent = sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
     while (sent < 0 && errno == EINTR);
     if (sent < 0) {
+        int errno_value = errno;
         vigil_error_set(err, "cannot send a %s message: %s", vigil_local_type_name(type),
-                        strerror(errno));
+                        errno_text(errno_value));
+        errno = errno_value;
         return false;
     }
     return true;
 }
 
-/* Closes every descriptor a message carried but the first one kept. */
-static int take_descriptors(struct msghdr *msg, bool keep_one)
+/* Takes the descriptors a message carried: the one it may carry in *fd, or
+ * none when it carried several (all closed then) or the caller wants none.
+ * Returns how many came. */
+static size_t take_descriptors(struct msghdr *msg, bool keep_one, int *fd)
 {
-    int kept = -1;
+    size_t count = 0;
+    *fd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            count += (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
             continue;
         size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
         for (size_t i = 0; i < n; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (keep_one && kept < 0)
-                kept = fd;
+            int one;
+            memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
+            if (keep_one && count == 1)
+                *fd = one;
             else
-                close(fd);
+                close(one);
         }
     }
-    return kept;
+    return count;
 }
 
 ssize_t vigil_local_receive(int socket_fd, void *buffer, enum vigil_local_type *type,
@@ -98,7 +129,7 @@ ssize_t vigil_local_receive(int socket_fd, void *buffer, enum vigil_local_type *
     if (received_fd != NULL)
         *received_fd = -1;
     /* Room for a few descriptors, so that a peer sending several is caught
-     * and all of them closed rather than cut off (MSG_CTRUNC) and leaked. */
+     * and all of them closed, rather than cut off by the kernel. */
     union {
         struct cmsghdr align;
         char bytes[CMSG_SPACE(8 * sizeof(int))];
@@ -115,43 +146,53 @@ ssize_t vigil_local_receive(int socket_fd, void *buffer, enum vigil_local_type *
         got = recvmsg(socket_fd, &msg, MSG_CMSG_CLOEXEC);
     while (got < 0 && errno == EINTR);
     if (got < 0) {
-        vigil_error_set(err, "cannot receive: %s", strerror(errno));
+        int errno_value = errno;
+        vigil_error_set(err, "cannot receive: %s", errno_text(errno_value));
+        errno = errno_value;
         return -1;
     }
-    int fd = take_descriptors(&msg, received_fd != NULL);
+    int fd;
+    size_t descriptors = take_descriptors(&msg, received_fd != NULL, &fd);
     if (got == 0) {
-        errno = 0;
         if (fd >= 0)
             close(fd);
         vigil_error_set(err, "the peer closed the connection");
+        errno = 0;
         return -1;
     }
-    const char *problem = NULL;
+    char problem[96] = "";
     struct vigil_local_header header;
     if (msg.msg_flags & MSG_TRUNC)
-        problem = "a message longer than the limit";
+        snprintf(problem, sizeof problem, "a message longer than the limit of %u bytes",
+                 VIGIL_LOCAL_MAX_BYTES);
     else if (msg.msg_flags & MSG_CTRUNC)
-        problem = "a message with more descriptors than any message carries";
+        snprintf(problem, sizeof problem, "a message with more descriptors than it can carry");
+    else if (descriptors > 1)
+        snprintf(problem, sizeof problem,
+                 "a message with %zu descriptors; none carries more than one", descriptors);
     else if ((size_t)got < sizeof header)
-        problem = "a message shorter than its header";
-    if (problem == NULL) {
+        snprintf(problem, sizeof problem, "a message shorter than its header");
+    if (problem[0] == '\0') {
         memcpy(&header, buffer, sizeof header);
         if (header.magic != VIGIL_LOCAL_MAGIC)
-            problem = "a message without the protocol's magic number";
+            snprintf(problem, sizeof problem, "a message without the protocol's magic number");
         else if (header.version != VIGIL_LOCAL_VERSION)
-            problem = "a message of another protocol version";
+            snprintf(problem, sizeof problem, "a message of protocol version %u, not %u",
+                     header.version, VIGIL_LOCAL_VERSION);
         else if (vigil_local_type_name(header.type) == NULL)
-            problem = "a message of an unknown type";
+            snprintf(problem, sizeof problem, "a message of unknown type %u", header.type);
         else if (header.payload_bytes != (size_t)got - sizeof header)
-            problem = "a message whose length is not the one its header gives";
+            snprintf(problem, sizeof problem,
+                     "a message whose header gives %u payload bytes, not the %zu it has",
+                     header.payload_bytes, (size_t)got - sizeof header);
         else if (header.reserved != 0)
-            problem = "a message with a reserved field set";
+            snprintf(problem, sizeof problem, "a message with its reserved field set");
     }
-    if (problem != NULL) {
+    if (problem[0] != '\0') {
         if (fd >= 0)
             close(fd);
-        errno = EPROTO;
         vigil_error_set(err, "%s (%zd bytes)", problem, got);
+        errno = EPROTO;
         return -1;
     }
     memmove(buffer, (char *)buffer + sizeof header, header.payload_bytes);
@@ -226,12 +267,26 @@ bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
                         strings, payload_bytes - sizeof head);
         return false;
     }
-    if (head.flags & ~(uint32_t)VIGIL_LOCAL_ARGV_TRUNCATED || head.reserved != 0) {
+    if (head.flags & ~(uint32_t)VIGIL_LOCAL_ARGV_TRUNCATED) {
         vigil_error_set(err, "register: unknown flags 0x%x", head.flags);
         return false;
     }
+    if (head.reserved != 0) {
+        vigil_error_set(err, "register: the reserved field is 0x%x, not 0", head.reserved);
+        return false;
+    }
     if (head.mpi_rank < -1) {
-        vigil_error_set(err, "register: MPI rank %d", head.mpi_rank);
+        vigil_error_set(err, "register: MPI rank %d (-1 or more)", head.mpi_rank);
+        return false;
+    }
+    if (head.tick_source != VIGIL_TICKS_MONOTONIC_NS && head.tick_source != VIGIL_TICKS_TSC) {
+        vigil_error_set(err, "register: unknown tick source %u", head.tick_source);
+        return false;
+    }
+    if (head.ring_slots < VIGIL_RING_MIN_SLOTS || head.ring_slots > VIGIL_RING_MAX_SLOTS ||
+        (head.ring_slots & (head.ring_slots - 1)) != 0) {
+        vigil_error_set(err, "register: a ring of %u slots (a power of two from %u to %u)",
+                        head.ring_slots, VIGIL_RING_MIN_SLOTS, VIGIL_RING_MAX_SLOTS);
         return false;
     }
     const char *p = (const char *)payload + sizeof head;
@@ -294,8 +349,11 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
         expected = sizeof(struct vigil_local_status);
         break;
     default:
-        vigil_error_set(err, "a %s message has no fixed layout",
-                        vigil_local_type_name(type) ? vigil_local_type_name(type) : "unknown");
+        if (vigil_local_type_name(type) != NULL)
+            vigil_error_set(err, "a %s message has no fixed layout", vigil_local_type_name(type));
+        else
+            vigil_error_set(err, "a message of unknown type %u has no fixed layout",
+                            (unsigned)type);
         return false;
     }
     if (payload_bytes != expected) {
@@ -313,9 +371,18 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
         }
     } else if (type == VIGIL_LOCAL_SUMMARY) {
         const struct vigil_local_summary *s = out;
-        if (!text_is_terminated(s->energy_source, sizeof s->energy_source) ||
-            !text_is_terminated(s->energy_note, sizeof s->energy_note)) {
-            vigil_error_set(err, "summary: an unterminated text");
+        if (!text_is_terminated(s->energy_source, sizeof s->energy_source)) {
+            vigil_error_set(err, "summary: the energy source is not terminated");
+            return false;
+        }
+        if (!text_is_terminated(s->energy_note, sizeof s->energy_note)) {
+            vigil_error_set(err, "summary: the energy note is not terminated");
+            return false;
+        }
+        uint32_t known = VIGIL_LOCAL_ENERGY_ESTIMATED | VIGIL_LOCAL_ENERGY_UNCERTAIN;
+        if ((s->energy_flags & ~known) != 0 || s->reserved != 0) {
+            vigil_error_set(err, "summary: unknown energy flags 0x%x or reserved field 0x%x",
+                            s->energy_flags, s->reserved);
             return false;
         }
     } else if (type == VIGIL_LOCAL_STATUS_REQUEST) {
@@ -325,5 +392,35 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
             return false;
         }
     }
+    return true;
+}
+
+bool vigil_local_decode_text(enum vigil_local_type type, const void *payload, size_t payload_bytes,
+                             char *out, size_t out_size, struct vigil_error *err)
+{
+    if (type != VIGIL_LOCAL_REFUSED) {
+        if (vigil_local_type_name(type) != NULL)
+            vigil_error_set(err, "a %s message carries no text", vigil_local_type_name(type));
+        else
+            vigil_error_set(err, "a message of unknown type %u carries no text", (unsigned)type);
+        return false;
+    }
+    const char *text = payload;
+    size_t length = payload_bytes;
+    if (length > 0 && text[length - 1] == '\0')
+        length--;
+    if (length == 0) {
+        vigil_error_set(err, "refused: no reason given");
+        return false;
+    }
+    if (memchr(text, '\0', length) != NULL) {
+        vigil_error_set(err, "refused: the reason has a NUL byte in it");
+        return false;
+    }
+    if (out_size == 0)
+        return true;
+    size_t copied = length < out_size - 1 ? length : out_size - 1;
+    memcpy(out, text, copied);
+    out[copied] = '\0';
     return true;
 }

@@ -1,18 +1,702 @@
-/* Placeholder: being written. */
+/* Tests of the local protocol (core/local_protocol.c): REGISTER's encoding
+ * and every check its decoder makes, the fixed messages' sizes and checks,
+ * REFUSED's text; and, over a real SOCK_SEQPACKET socketpair, descriptor
+ * passing and every way a received message can be malformed. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <cmocka.h>
 
-static void placeholder(void **state)
+#include "test_support.h"
+#include "vigil/clock.h"
+#include "vigil/local_protocol.h"
+
+#define PAYLOAD_MAX (VIGIL_LOCAL_MAX_BYTES - sizeof(struct vigil_local_header))
+
+static _Alignas(8) unsigned char buffer[VIGIL_LOCAL_MAX_BYTES];
+
+static struct vigil_local_register a_fixed_part(void)
+{
+    return (struct vigil_local_register){
+        .ring_slots = 1024,
+        .tick_source = VIGIL_TICKS_TSC,
+        .start_ticks = 123456789,
+        .start_monotonic_ns = 987654321,
+        .start_realtime_ns = 1700000000000000000ull,
+        .mpi_rank = -1,
+    };
+}
+
+/* ---- REGISTER ---------------------------------------------------------------------------- */
+
+static void test_register_round_trip(void **state)
 {
     (void)state;
-    skip();
+    struct vigil_local_register fixed = a_fixed_part();
+    char *argv[] = {"/usr/bin/dd", "if=/dev/zero", "", "count=1", NULL};
+    size_t bytes =
+        vigil_local_encode_register(buffer, &fixed, "/usr/bin/dd", "/home/me", "4242", 4, argv);
+    assert_int_equal(bytes, sizeof fixed + strlen("/usr/bin/dd") + strlen("/home/me") + 4 +
+                                sizeof "/usr/bin/dd" + sizeof "if=/dev/zero" + 1 +
+                                sizeof "count=1");
+
+    struct vigil_local_process_info info;
+    struct vigil_error err = {{0}};
+    if (!vigil_local_decode_register(buffer, bytes, &info, &err))
+        fail_msg("a register message we encoded is refused: %s", err.message);
+    assert_int_equal(info.fixed.ring_slots, 1024);
+    assert_int_equal(info.fixed.tick_source, VIGIL_TICKS_TSC);
+    assert_int_equal(info.fixed.start_ticks, 123456789);
+    assert_int_equal(info.fixed.start_monotonic_ns, 987654321);
+    assert_int_equal(info.fixed.start_realtime_ns, 1700000000000000000ull);
+    assert_int_equal(info.fixed.mpi_rank, -1);
+    assert_int_equal(info.fixed.flags, 0);
+    assert_int_equal(info.fixed.argc, 4);
+    assert_int_equal(info.fixed.program_bytes, strlen("/usr/bin/dd"));
+    assert_memory_equal(info.program, "/usr/bin/dd", info.fixed.program_bytes);
+    assert_int_equal(info.fixed.cwd_bytes, strlen("/home/me"));
+    assert_memory_equal(info.cwd, "/home/me", info.fixed.cwd_bytes);
+    assert_int_equal(info.fixed.job_bytes, 4);
+    assert_memory_equal(info.job, "4242", 4);
+    /* argv: each argument NUL-terminated, the empty one included. */
+    const char *arg = info.argv;
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(arg, argv[i]);
+        arg += strlen(arg) + 1;
+    }
+    assert_ptr_equal(arg, info.argv + info.fixed.argv_bytes);
+}
+
+static void test_register_without_job_or_argv(void **state)
+{
+    (void)state;
+    struct vigil_local_register fixed = a_fixed_part();
+    size_t bytes = vigil_local_encode_register(buffer, &fixed, "/bin/true", "/", NULL, 0, NULL);
+    struct vigil_local_process_info info;
+    struct vigil_error err = {{0}};
+    if (!vigil_local_decode_register(buffer, bytes, &info, &err))
+        fail_msg("refused: %s", err.message);
+    assert_int_equal(info.fixed.job_bytes, 0);
+    assert_int_equal(info.fixed.argc, 0);
+    assert_int_equal(info.fixed.argv_bytes, 0);
+    assert_int_equal(info.fixed.flags, 0);
+}
+
+/* argv longer than a message: the arguments that fit, in order, argc
+ * counting only them, and the flag that says so. */
+static void test_register_argv_truncated(void **state)
+{
+    (void)state;
+    enum { ARGS = 10, ARG_BYTES = 3000 };
+    static char args[ARGS][ARG_BYTES + 1];
+    char *argv[ARGS + 1];
+    for (int i = 0; i < ARGS; i++) {
+        memset(args[i], 'a' + i, ARG_BYTES);
+        args[i][ARG_BYTES] = '\0';
+        argv[i] = args[i];
+    }
+    argv[ARGS] = NULL;
+    struct vigil_local_register fixed = a_fixed_part();
+    size_t bytes = vigil_local_encode_register(buffer, &fixed, "/p", "/c", "7", ARGS, argv);
+    assert_true(bytes <= PAYLOAD_MAX);
+    size_t room = PAYLOAD_MAX - sizeof fixed - strlen("/p") - strlen("/c") - 1;
+    uint32_t fitting = (uint32_t)(room / (ARG_BYTES + 1));
+    assert_true(fitting < ARGS);
+
+    struct vigil_local_process_info info;
+    struct vigil_error err = {{0}};
+    if (!vigil_local_decode_register(buffer, bytes, &info, &err))
+        fail_msg("a truncated argv is refused: %s", err.message);
+    assert_true(info.fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED);
+    assert_int_equal(info.fixed.argc, fitting);
+    const char *arg = info.argv;
+    for (uint32_t i = 0; i < fitting; i++) {
+        assert_string_equal(arg, argv[i]);
+        arg += strlen(arg) + 1;
+    }
+}
+
+/* A program path beyond 4 KiB is cut there, the message stays valid. */
+static void test_register_long_program_cut(void **state)
+{
+    (void)state;
+    static char program[6000];
+    memset(program, 'p', sizeof program - 1);
+    struct vigil_local_register fixed = a_fixed_part();
+    char *argv[] = {"x", NULL};
+    size_t bytes = vigil_local_encode_register(buffer, &fixed, program, "/", "", 1, argv);
+    struct vigil_local_process_info info;
+    struct vigil_error err = {{0}};
+    if (!vigil_local_decode_register(buffer, bytes, &info, &err))
+        fail_msg("refused: %s", err.message);
+    assert_int_equal(info.fixed.program_bytes, 4096);
+    assert_int_equal(info.fixed.argc, 1);
+    assert_false(info.fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED);
+}
+
+/* A valid REGISTER payload ("/p", "/c", "j", argv "a" "bc") in `out`; its length. */
+static size_t valid_register(unsigned char *out)
+{
+    struct vigil_local_register fixed = a_fixed_part();
+    char *argv[] = {"a", "bc", NULL};
+    return vigil_local_encode_register(out, &fixed, "/p", "/c", "j", 2, argv);
+}
+
+static struct vigil_local_register *fixed_of(unsigned char *payload)
+{
+    return (struct vigil_local_register *)payload;
+}
+
+/* Offsets of the strings in valid_register's payload. */
+enum {
+    AT_PROGRAM = sizeof(struct vigil_local_register),
+    AT_CWD = AT_PROGRAM + 2,
+    AT_JOB = AT_CWD + 2,
+    AT_ARGV = AT_JOB + 1, /* "a\0bc\0" */
+};
+
+static void expect_register_refused(const unsigned char *payload, size_t bytes, const char *message)
+{
+    struct vigil_local_process_info info;
+    struct vigil_error err = {{0}};
+    if (vigil_local_decode_register(payload, bytes, &info, &err))
+        fail_msg("a malformed register message (%s) is accepted", message);
+    test_assert_contains(err.message, message);
+}
+
+static void test_register_malformed(void **state)
+{
+    (void)state;
+    static _Alignas(8) unsigned char p[VIGIL_LOCAL_MAX_BYTES];
+    size_t n = valid_register(p);
+    struct vigil_local_process_info info;
+    struct vigil_error err = {{0}};
+    assert_true(vigil_local_decode_register(p, n, &info, &err));
+
+    expect_register_refused(p, sizeof(struct vigil_local_register) - 1,
+                            "shorter than its fixed part");
+    expect_register_refused(p, 0, "shorter than its fixed part");
+    /* Lengths that do not add up, either way. */
+    expect_register_refused(p, n - 1, "its strings take 10 bytes but 9 follow");
+    n = valid_register(p);
+    fixed_of(p)->cwd_bytes = 3;
+    expect_register_refused(p, n, "its strings take 11 bytes but 10 follow");
+    n = valid_register(p);
+    fixed_of(p)->argv_bytes = 0;
+    expect_register_refused(p, n, "its strings take 5 bytes but 10 follow");
+
+    n = valid_register(p);
+    p[AT_PROGRAM + 1] = '\0';
+    expect_register_refused(p, n, "the program has a NUL byte in it");
+    n = valid_register(p);
+    p[AT_CWD] = '\0';
+    expect_register_refused(p, n, "the cwd has a NUL byte in it");
+    n = valid_register(p);
+    p[AT_JOB] = '\0';
+    expect_register_refused(p, n, "the job id has a NUL byte in it");
+
+    n = valid_register(p);
+    fixed_of(p)->argc = 3;
+    expect_register_refused(p, n, "argv holds 2 terminated strings, not argc = 3");
+    n = valid_register(p);
+    fixed_of(p)->argc = 1;
+    expect_register_refused(p, n, "argv holds 2 terminated strings, not argc = 1");
+    n = valid_register(p);
+    p[n - 1] = 'x'; /* the last argument unterminated */
+    expect_register_refused(p, n, "argv holds 1 terminated strings, not argc = 2");
+
+    n = valid_register(p);
+    fixed_of(p)->flags = 2;
+    expect_register_refused(p, n, "unknown flags 0x2");
+    n = valid_register(p);
+    fixed_of(p)->reserved = 5;
+    expect_register_refused(p, n, "the reserved field is 0x5");
+    n = valid_register(p);
+    fixed_of(p)->mpi_rank = -2;
+    expect_register_refused(p, n, "MPI rank -2");
+    n = valid_register(p);
+    fixed_of(p)->tick_source = 7;
+    expect_register_refused(p, n, "unknown tick source 7");
+    n = valid_register(p);
+    fixed_of(p)->ring_slots = 100;
+    expect_register_refused(p, n, "a ring of 100 slots");
+    n = valid_register(p);
+    fixed_of(p)->ring_slots = 32;
+    expect_register_refused(p, n, "a ring of 32 slots");
+
+    /* A rank, and the truncation flag, are fine. */
+    n = valid_register(p);
+    fixed_of(p)->mpi_rank = 12;
+    fixed_of(p)->flags = VIGIL_LOCAL_ARGV_TRUNCATED;
+    assert_true(vigil_local_decode_register(p, n, &info, &err));
+    assert_int_equal(info.fixed.mpi_rank, 12);
+}
+
+/* ---- fixed messages --------------------------------------------------------------------- */
+
+static void test_fixed_sizes(void **state)
+{
+    (void)state;
+    static const struct {
+        enum vigil_local_type type;
+        size_t bytes;
+    } fixed[] = {
+        {VIGIL_LOCAL_REGISTERED, sizeof(struct vigil_local_registered)},
+        {VIGIL_LOCAL_RANK, sizeof(struct vigil_local_rank)},
+        {VIGIL_LOCAL_SUMMARY_REQUEST, 0},
+        {VIGIL_LOCAL_SUMMARY, sizeof(struct vigil_local_summary)},
+        {VIGIL_LOCAL_STATUS_REQUEST, sizeof(struct vigil_local_status_request)},
+        {VIGIL_LOCAL_STATUS, sizeof(struct vigil_local_status)},
+    };
+    static _Alignas(8) unsigned char payload[512], out[512];
+    memset(payload, 0, sizeof payload);
+    struct vigil_local_rank *rank = (struct vigil_local_rank *)payload;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        struct vigil_error err = {{0}};
+        rank->size = fixed[i].type == VIGIL_LOCAL_RANK ? 1 : 0; /* rank 0 of 1 */
+        if (!vigil_local_decode_fixed(fixed[i].type, payload, fixed[i].bytes, out, &err))
+            fail_msg("a %s message of its size is refused: %s",
+                     vigil_local_type_name(fixed[i].type), err.message);
+        char expected[128];
+        snprintf(expected, sizeof expected, "a %s message of %zu bytes; it has %zu",
+                 vigil_local_type_name(fixed[i].type), fixed[i].bytes + 1, fixed[i].bytes);
+        assert_false(
+            vigil_local_decode_fixed(fixed[i].type, payload, fixed[i].bytes + 1, out, &err));
+        test_assert_contains(err.message, expected);
+        if (fixed[i].bytes > 0) {
+            snprintf(expected, sizeof expected, "a %s message of %zu bytes; it has %zu",
+                     vigil_local_type_name(fixed[i].type), fixed[i].bytes - 1, fixed[i].bytes);
+            assert_false(
+                vigil_local_decode_fixed(fixed[i].type, payload, fixed[i].bytes - 1, out, &err));
+            test_assert_contains(err.message, expected);
+        }
+    }
+    struct vigil_error err = {{0}};
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_REGISTER, payload, 56, out, &err));
+    test_assert_contains(err.message, "a register message has no fixed layout");
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_REFUSED, payload, 4, out, &err));
+    test_assert_contains(err.message, "a refused message has no fixed layout");
+    assert_false(vigil_local_decode_fixed((enum vigil_local_type)42, payload, 4, out, &err));
+    test_assert_contains(err.message, "a message of unknown type 42 has no fixed layout");
+}
+
+static struct vigil_local_summary a_summary(void)
+{
+    struct vigil_local_summary s;
+    memset(&s, 0, sizeof s);
+    s.process_id = 17;
+    s.activities_drained = 1234;
+    s.names_drained = 5;
+    s.cpu_s = 0.25;
+    s.energy_j = 1.5;
+    s.energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED;
+    strcpy(s.energy_source, "energy/estimate");
+    return s;
+}
+
+static void test_summary(void **state)
+{
+    (void)state;
+    struct vigil_local_summary s = a_summary(), out;
+    struct vigil_error err = {{0}};
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    assert_int_equal(out.process_id, 17);
+    assert_int_equal(out.activities_drained, 1234);
+    assert_true(out.energy_j == 1.5);
+    assert_string_equal(out.energy_source, "energy/estimate");
+
+    s = a_summary();
+    s.energy_j = NAN;
+    strcpy(s.energy_note, "no RAPL here");
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    assert_true(isnan(out.energy_j));
+    assert_string_equal(out.energy_note, "no RAPL here");
+
+    s = a_summary();
+    memset(s.energy_source, 'x', sizeof s.energy_source);
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "summary: the energy source is not terminated");
+    s = a_summary();
+    memset(s.energy_note, 'y', sizeof s.energy_note);
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "summary: the energy note is not terminated");
+    s = a_summary();
+    s.energy_flags = 1u << 5;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "summary: unknown energy flags 0x20");
+    s = a_summary();
+    s.reserved = 1;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "reserved field 0x1");
+}
+
+static void test_rank_and_status_request(void **state)
+{
+    (void)state;
+    struct vigil_local_rank r, out;
+    struct vigil_error err = {{0}};
+    r = (struct vigil_local_rank){.rank = 3, .size = 4};
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_RANK, &r, sizeof r, &out, &err));
+    assert_int_equal(out.rank, 3);
+    assert_int_equal(out.size, 4);
+    r = (struct vigil_local_rank){.rank = 4, .size = 4};
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_RANK, &r, sizeof r, &out, &err));
+    test_assert_contains(err.message, "rank: rank 4 of 4 processes");
+    r = (struct vigil_local_rank){.rank = -1, .size = 4};
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_RANK, &r, sizeof r, &out, &err));
+    test_assert_contains(err.message, "rank: rank -1 of 4 processes");
+    r = (struct vigil_local_rank){.rank = 0, .size = 0};
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_RANK, &r, sizeof r, &out, &err));
+    test_assert_contains(err.message, "rank: rank 0 of 0 processes");
+
+    struct vigil_local_status_request q = {.finished_pid = -5}, q_out;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_STATUS_REQUEST, &q, sizeof q, &q_out, &err));
+    test_assert_contains(err.message, "status request: pid -5");
+    q = (struct vigil_local_status_request){.finished_pid = 99};
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_STATUS_REQUEST, &q, sizeof q, &q_out, &err));
+    assert_int_equal(q_out.finished_pid, 99);
+}
+
+static void test_refused_text(void **state)
+{
+    (void)state;
+    char out[32];
+    struct vigil_error err = {{0}};
+    assert_true(vigil_local_decode_text(VIGIL_LOCAL_REFUSED, "too many", 8, out, sizeof out, &err));
+    assert_string_equal(out, "too many");
+    assert_true(vigil_local_decode_text(VIGIL_LOCAL_REFUSED, "ended\0", 6, out, sizeof out, &err));
+    assert_string_equal(out, "ended");
+    assert_true(vigil_local_decode_text(VIGIL_LOCAL_REFUSED, "0123456789abcdef", 16, out, 8, &err));
+    assert_string_equal(out, "0123456");
+
+    assert_false(vigil_local_decode_text(VIGIL_LOCAL_REFUSED, "a\0b", 3, out, sizeof out, &err));
+    test_assert_contains(err.message, "refused: the reason has a NUL byte in it");
+    assert_false(vigil_local_decode_text(VIGIL_LOCAL_REFUSED, "", 0, out, sizeof out, &err));
+    test_assert_contains(err.message, "refused: no reason given");
+    assert_false(vigil_local_decode_text(VIGIL_LOCAL_REFUSED, "\0", 1, out, sizeof out, &err));
+    test_assert_contains(err.message, "refused: no reason given");
+    assert_false(vigil_local_decode_text(VIGIL_LOCAL_SUMMARY, "x", 1, out, sizeof out, &err));
+    test_assert_contains(err.message, "a summary message carries no text");
+}
+
+static void test_type_names(void **state)
+{
+    (void)state;
+    assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_REGISTER), "register");
+    assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_STATUS), "status");
+    assert_null(vigil_local_type_name(0));
+    assert_null(vigil_local_type_name(VIGIL_LOCAL_STATUS + 1));
+    assert_null(vigil_local_type_name(1000));
+}
+
+/* ---- over a socket ------------------------------------------------------------------------ */
+
+static void seqpacket_pair(int sv[2])
+{
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+/* How many descriptors this process has open. */
+static int open_descriptors(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int count = 0;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+        if (e->d_name[0] != '.')
+            count++;
+    closedir(d);
+    return count - 1; /* the directory's own */
+}
+
+/* Sends raw bytes, with `fds` (count of them) as one SCM_RIGHTS. */
+static void raw_send(int socket_fd, const void *bytes, size_t length, const int *fds, size_t count)
+{
+    struct iovec part = {.iov_base = (void *)bytes, .iov_len = length};
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(8 * sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg = {.msg_iov = &part, .msg_iovlen = 1};
+    if (count > 0) {
+        msg.msg_control = control.bytes;
+        msg.msg_controllen = CMSG_SPACE(count * sizeof(int));
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(count * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, count * sizeof(int));
+    }
+    assert_int_equal(sendmsg(socket_fd, &msg, MSG_NOSIGNAL), (ssize_t)length);
+}
+
+static void test_send_and_receive_with_descriptor(void **state)
+{
+    (void)state;
+    int sv[2], pipe_fds[2];
+    seqpacket_pair(sv);
+    assert_int_equal(pipe2(pipe_fds, O_CLOEXEC), 0);
+    static _Alignas(8) unsigned char payload[VIGIL_LOCAL_MAX_BYTES];
+    size_t n = valid_register(payload);
+    struct vigil_error err = {{0}};
+    if (!vigil_local_send(sv[0], VIGIL_LOCAL_REGISTER, payload, n, pipe_fds[1], &err))
+        fail_msg("send: %s", err.message);
+
+    enum vigil_local_type type = 0;
+    int fd = -1;
+    ssize_t got = vigil_local_receive(sv[1], buffer, &type, &fd, &err);
+    if (got < 0)
+        fail_msg("receive: %s", err.message);
+    assert_int_equal(got, n);
+    assert_int_equal(type, VIGIL_LOCAL_REGISTER);
+    assert_memory_equal(buffer, payload, n);
+    assert_true(fd >= 0);
+    assert_int_not_equal(fd, pipe_fds[1]);
+    assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    /* It is the pipe's write end: what goes in comes out of ours. */
+    assert_int_equal(write(fd, "hello", 5), 5);
+    char back[8] = {0};
+    assert_int_equal(read(pipe_fds[0], back, sizeof back), 5);
+    assert_string_equal(back, "hello");
+
+    /* A message without payload, and without a descriptor. */
+    assert_true(vigil_local_send(sv[1], VIGIL_LOCAL_SUMMARY_REQUEST, NULL, 0, -1, &err));
+    int none = 99;
+    assert_int_equal(vigil_local_receive(sv[0], buffer, &type, &none, &err), 0);
+    assert_int_equal(type, VIGIL_LOCAL_SUMMARY_REQUEST);
+    assert_int_equal(none, -1);
+
+    close(fd);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/* A descriptor the receiver did not ask for is closed, not left open. */
+static void test_unwanted_descriptor_closed(void **state)
+{
+    (void)state;
+    int sv[2];
+    seqpacket_pair(sv);
+    int extra = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(extra >= 0);
+    struct vigil_error err = {{0}};
+    struct vigil_local_rank r = {.rank = 0, .size = 1};
+    assert_true(vigil_local_send(sv[0], VIGIL_LOCAL_RANK, &r, sizeof r, extra, &err));
+    close(extra);
+    int before = open_descriptors();
+    enum vigil_local_type type;
+    assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), sizeof r);
+    assert_int_equal(type, VIGIL_LOCAL_RANK);
+    assert_int_equal(open_descriptors(), before);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/* Several descriptors in one message (no message carries more than one):
+ * the message is refused and every descriptor closed. */
+static void test_several_descriptors_all_closed(void **state)
+{
+    (void)state;
+    int sv[2];
+    seqpacket_pair(sv);
+    int fds[3];
+    for (int i = 0; i < 3; i++) {
+        fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        assert_true(fds[i] >= 0);
+    }
+    struct vigil_local_header header = {
+        .magic = VIGIL_LOCAL_MAGIC,
+        .version = VIGIL_LOCAL_VERSION,
+        .type = VIGIL_LOCAL_SUMMARY_REQUEST,
+    };
+    raw_send(sv[0], &header, sizeof header, fds, 3);
+    raw_send(sv[0], &header, sizeof header, fds, 3);
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+
+    int before = open_descriptors();
+    enum vigil_local_type type;
+    int fd = 99;
+    struct vigil_error err = {{0}};
+    errno = 0;
+    assert_int_equal(vigil_local_receive(sv[1], buffer, &type, &fd, &err), -1);
+    assert_int_equal(errno, EPROTO);
+    assert_int_equal(fd, -1);
+    test_assert_contains(err.message, "a message with 3 descriptors; none carries more than one");
+    assert_int_equal(open_descriptors(), before);
+    /* The same when the caller wants none. */
+    assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), -1);
+    test_assert_contains(err.message, "3 descriptors");
+    assert_int_equal(open_descriptors(), before);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static void test_message_over_the_limit(void **state)
+{
+    (void)state;
+    int sv[2];
+    seqpacket_pair(sv);
+    int big_bytes = VIGIL_LOCAL_MAX_BYTES * 2;
+    assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big_bytes, sizeof big_bytes), 0);
+    static _Alignas(8) unsigned char big[VIGIL_LOCAL_MAX_BYTES + 1];
+    memset(big, 0, sizeof big);
+    struct vigil_local_header header = {
+        .magic = VIGIL_LOCAL_MAGIC,
+        .version = VIGIL_LOCAL_VERSION,
+        .type = VIGIL_LOCAL_REFUSED,
+        .payload_bytes = (uint32_t)(sizeof big - sizeof header),
+    };
+    memcpy(big, &header, sizeof header);
+    raw_send(sv[0], big, sizeof big, NULL, 0);
+    /* And the sender refuses to make one. */
+    struct vigil_error err = {{0}};
+    errno = 0;
+    assert_false(vigil_local_send(sv[0], VIGIL_LOCAL_REFUSED, big, PAYLOAD_MAX + 1, -1, &err));
+    assert_int_equal(errno, EMSGSIZE);
+    test_assert_contains(err.message, "is over the limit");
+    assert_true(vigil_local_send(sv[0], VIGIL_LOCAL_REFUSED, "next", 4, -1, &err));
+
+    enum vigil_local_type type;
+    errno = 0;
+    assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), -1);
+    assert_int_equal(errno, EPROTO);
+    test_assert_contains(err.message, "a message longer than the limit of 16384 bytes");
+    /* The connection goes on: the next message is whole. */
+    assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), 4);
+    assert_int_equal(type, VIGIL_LOCAL_REFUSED);
+    assert_memory_equal(buffer, "next", 4);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static void expect_bad_header(const struct vigil_local_header *header, size_t length,
+                              const char *message)
+{
+    int sv[2];
+    seqpacket_pair(sv);
+    static _Alignas(8) unsigned char bytes[64];
+    memset(bytes, 0, sizeof bytes);
+    memcpy(bytes, header, sizeof *header);
+    raw_send(sv[0], bytes, length, NULL, 0);
+    enum vigil_local_type type;
+    struct vigil_error err = {{0}};
+    errno = 0;
+    if (vigil_local_receive(sv[1], buffer, &type, NULL, &err) != -1)
+        fail_msg("a message with %s is accepted", message);
+    assert_int_equal(errno, EPROTO);
+    test_assert_contains(err.message, message);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static void test_bad_headers(void **state)
+{
+    (void)state;
+    const struct vigil_local_header good = {
+        .magic = VIGIL_LOCAL_MAGIC,
+        .version = VIGIL_LOCAL_VERSION,
+        .type = VIGIL_LOCAL_RANK,
+        .payload_bytes = sizeof(struct vigil_local_rank),
+    };
+    size_t length = sizeof good + sizeof(struct vigil_local_rank);
+    struct vigil_local_header h = good;
+    h.magic = 0x12345678;
+    expect_bad_header(&h, length, "a message without the protocol's magic number (24 bytes)");
+    h = good;
+    h.version = 2;
+    expect_bad_header(&h, length, "a message of protocol version 2, not 1");
+    h = good;
+    h.type = 0;
+    expect_bad_header(&h, length, "a message of unknown type 0");
+    h = good;
+    h.type = 9;
+    expect_bad_header(&h, length, "a message of unknown type 9");
+    h = good;
+    h.payload_bytes = 9;
+    expect_bad_header(&h, length, "a message whose header gives 9 payload bytes, not the 8");
+    expect_bad_header(&good, length + 1, "header gives 8 payload bytes, not the 9");
+    h = good;
+    h.reserved = 1;
+    expect_bad_header(&h, length, "a message with its reserved field set");
+    expect_bad_header(&good, 8, "a message shorter than its header (8 bytes)");
+}
+
+static void test_peer_closed(void **state)
+{
+    (void)state;
+    int sv[2];
+    seqpacket_pair(sv);
+    struct vigil_error err = {{0}};
+    struct vigil_local_registered r = {.process_id = 5};
+    assert_true(vigil_local_send(sv[0], VIGIL_LOCAL_REGISTERED, &r, sizeof r, -1, &err));
+    close(sv[0]);
+    enum vigil_local_type type;
+    /* What was sent before the close still arrives, then the end. */
+    assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), sizeof r);
+    assert_int_equal(type, VIGIL_LOCAL_REGISTERED);
+    errno = EINVAL;
+    assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), -1);
+    assert_int_equal(errno, 0);
+    test_assert_contains(err.message, "the peer closed the connection");
+    /* Sending to a closed peer fails (without SIGPIPE, or this test dies). */
+    errno = 0;
+    assert_false(vigil_local_send(sv[1], VIGIL_LOCAL_SUMMARY_REQUEST, NULL, 0, -1, &err));
+    assert_int_equal(errno, EPIPE);
+    test_assert_contains(err.message, "cannot send a summary request message: Broken pipe");
+    close(sv[1]);
+}
+
+static void test_send_unknown_type(void **state)
+{
+    (void)state;
+    int sv[2];
+    seqpacket_pair(sv);
+    struct vigil_error err = {{0}};
+    errno = 0;
+    assert_false(vigil_local_send(sv[0], (enum vigil_local_type)77, NULL, 0, -1, &err));
+    assert_int_equal(errno, EINVAL);
+    test_assert_contains(err.message, "unknown type 77");
+    close(sv[0]);
+    close(sv[1]);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(placeholder)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_register_round_trip),
+        cmocka_unit_test(test_register_without_job_or_argv),
+        cmocka_unit_test(test_register_argv_truncated),
+        cmocka_unit_test(test_register_long_program_cut),
+        cmocka_unit_test(test_register_malformed),
+        cmocka_unit_test(test_fixed_sizes),
+        cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_rank_and_status_request),
+        cmocka_unit_test(test_refused_text),
+        cmocka_unit_test(test_type_names),
+        cmocka_unit_test(test_send_and_receive_with_descriptor),
+        cmocka_unit_test(test_unwanted_descriptor_closed),
+        cmocka_unit_test(test_several_descriptors_all_closed),
+        cmocka_unit_test(test_message_over_the_limit),
+        cmocka_unit_test(test_bad_headers),
+        cmocka_unit_test(test_peer_closed),
+        cmocka_unit_test(test_send_unknown_type),
+    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

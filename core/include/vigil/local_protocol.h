@@ -140,16 +140,19 @@ struct vigil_local_status {
 /* Sending and receiving ----------------------------------------------------------------------- */
 
 /* Sends one message, with `pass_fd` as SCM_RIGHTS when it is >= 0.
- * Retries on EINTR; false with err set on failure (EAGAIN included: a
- * full socket is the caller's to wait on). */
+ * Retries on EINTR; false with err set and errno kept on failure (EAGAIN
+ * included: a full socket, or the send timeout, is the caller's to handle).
+ * Never raises SIGPIPE. Error texts are libc's untranslated ones: nothing
+ * here allocates, so the preload library can call it from its exit path. */
 bool vigil_local_send(int socket_fd, enum vigil_local_type type, const void *payload,
                       size_t payload_bytes, int pass_fd, struct vigil_error *err);
 
 /* Receives one message into `buffer` (VIGIL_LOCAL_MAX_BYTES) and checks its
  * header. Returns the payload's length and sets *type, or -1 with err set:
  * the peer closed (err says so, errno 0), a read error (errno), or a
- * malformed message. A received descriptor goes to *received_fd (close-on-
- * exec); when the caller passes NULL, or more than one came, they are
+ * malformed message (errno EPROTO). A received descriptor goes to
+ * *received_fd (close-on-exec); when the caller passes NULL it is closed. A
+ * message with more than one descriptor is malformed: all of them are
  * closed, so that a hostile peer cannot make the receiver leak fds. */
 ssize_t vigil_local_receive(int socket_fd, void *buffer, enum vigil_local_type *type,
                             int *received_fd, struct vigil_error *err);
@@ -165,14 +168,21 @@ size_t vigil_local_encode_register(void *buffer, const struct vigil_local_regist
                                    char *const *argv);
 
 /* Checks a REGISTER payload: lengths that add up, strings without NUL but
- * argv's separators, argc matching them. */
+ * argv's separators, argc matching them, known flags and tick source, a
+ * ring size the ring allows, a rank of -1 or more. */
 bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
                                  struct vigil_local_process_info *out, struct vigil_error *err);
 
 /* Checks a fixed-size payload: its length, and for a SUMMARY that its texts
- * are terminated. */
+ * are terminated and its flags known. */
 bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, size_t payload_bytes,
                               void *out, struct vigil_error *err);
+
+/* Copies the text of a REFUSED message into `out` (NUL-terminated, cut to
+ * `out_size`). The text is the payload's bytes, without NUL; one NUL at its
+ * very end is tolerated. An empty text, or a NUL inside it, is refused. */
+bool vigil_local_decode_text(enum vigil_local_type type, const void *payload, size_t payload_bytes,
+                             char *out, size_t out_size, struct vigil_error *err);
 
 const char *vigil_local_type_name(unsigned type); /* "register"; NULL if unknown */
 
