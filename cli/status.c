@@ -138,8 +138,11 @@ static const char *member_string(JsonObject *o, const char *name)
 static void print_cost(JsonObject *o, const char *name)
 {
     JsonObject *cost = json_object_get_object_member(o, name);
-    printf("last %.1f, mean %.1f, max %.1f µs", member_double(cost, "last"),
-           member_double(cost, "mean"), member_double(cost, "max"));
+    if (isnan(member_double(cost, "mean")))
+        printf("none measured yet");
+    else
+        printf("last %.1f, mean %.1f, max %.1f µs", member_double(cost, "last"),
+               member_double(cost, "mean"), member_double(cost, "max"));
 }
 
 static void print_text(JsonObject *root)
@@ -191,12 +194,17 @@ static void print_text(JsonObject *root)
         else
             g_snprintf(energy_text, sizeof energy_text, "%.3f%s", energy_j,
                        json_object_get_boolean_member(p, "energy_estimated") ? "~" : "");
+        char cpu_text[32];
+        double cpu_s = member_double(p, "cpu_s");
+        if (isnan(cpu_s))
+            g_strlcpy(cpu_text, "n/a", sizeof cpu_text);
+        else
+            g_snprintf(cpu_text, sizeof cpu_text, "%.3f", cpu_s);
         printf("  %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %-8s %11" G_GINT64_FORMAT
-               " %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %8.3f %10s  %s\n",
+               " %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %8s %10s  %s\n",
                member_int(p, "id"), member_int(p, "pid"), member_string(p, "state"),
                member_int(p, "activities"), member_int(p, "corrupt") + member_int(p, "torn"),
-               member_int(p, "dropped"), member_double(p, "cpu_s"), energy_text,
-               member_string(p, "program"));
+               member_int(p, "dropped"), cpu_text, energy_text, member_string(p, "program"));
     }
     printf("  (~: estimated)\n\nstatistics (latest sample; a counter's rate is per second over "
            "the last roll-up):\n");

@@ -142,6 +142,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
 {
     memset(d, 0, sizeof *d);
     d->ticker.fd = -1;
+    d->signal_fd = -1;
     d->config_path = g_strdup(config_path);
     d->socket_override = g_strdup(socket_override);
     char *plugin_dir = vigil_plugin_default_directory();
@@ -174,7 +175,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     d->processes.user = d;
     configure_providers(d);
     d->server = vigild_server_new(d, d->settings.socket_path, error);
-    if (d->server == NULL || !start_ticker(d, error))
+    if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error))
         return FALSE;
     g_message("serving %s, a tick every %" G_GUINT64_FORMAT " ms, providers: %s",
               d->settings.socket_path, (guint64)(d->settings.tick_ns / VIGIL_NS_PER_MS),
@@ -255,6 +256,7 @@ void vigild_reload(struct vigild *d)
 
 void vigild_stop(struct vigild *d)
 {
+    vigild_signals_stop(d);
     if (d->ticker_watch != 0)
         g_source_remove(d->ticker_watch);
     vigild_ticker_stop(&d->ticker);

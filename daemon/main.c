@@ -6,7 +6,8 @@
  * --foreground it detaches, and its parent returns only once the socket is
  * served (status 0) or the start failed (status 1, the reason printed), so
  * that a script that starts it can use it at once. SIGTERM and SIGINT stop
- * it after a last drain of every ring; SIGHUP reloads its configuration. */
+ * it after a last drain of every ring; SIGHUP reloads its configuration
+ * (signals.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -15,26 +16,11 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <glib-unix.h>
 #include <glib/gstdio.h>
 
 #include "vigil-build.h"
 #include "vigil/log.h"
 #include "vigild.h"
-
-static gboolean on_stop_signal(gpointer user_data)
-{
-    struct vigild *d = user_data;
-    g_message("stopping on a signal");
-    g_main_loop_quit(d->loop);
-    return G_SOURCE_CONTINUE;
-}
-
-static gboolean on_reload_signal(gpointer user_data)
-{
-    vigild_reload(user_data);
-    return G_SOURCE_CONTINUE;
-}
 
 /* Each registered process holds a connection and a pidfd: a thousand
  * processes need more descriptors than the usual soft limit of 1024. */
@@ -79,9 +65,12 @@ static int detach(int *ready_fd)
     }
     close(pipe_fds[0]);
     setsid();
+    /* stderr stays: it is the log. An inherited stdout would keep the
+     * starter's pipe open for as long as the daemon runs. */
     int null_fd = open("/dev/null", O_RDWR);
     if (null_fd >= 0) {
         dup2(null_fd, 0);
+        dup2(null_fd, 1);
         if (null_fd > 2)
             close(null_fd);
     }
@@ -156,10 +145,9 @@ int main(int argc, char **argv)
         close(ready_fd); /* the parent may return: the socket is served */
 
     d.loop = g_main_loop_new(NULL, FALSE);
-    g_unix_signal_add(SIGTERM, on_stop_signal, &d);
-    g_unix_signal_add(SIGINT, on_stop_signal, &d);
-    g_unix_signal_add(SIGHUP, on_reload_signal, &d);
-    g_main_loop_run(d.loop);
+    vigild_signals_take(&d); /* any that came during the start */
+    if (!d.stopping)
+        g_main_loop_run(d.loop);
     g_main_loop_unref(d.loop);
     vigild_stop(&d);
     if (pid_file != NULL)

@@ -151,6 +151,8 @@ static void handle_summary_request(struct connection *c)
 static void handle_status_request(struct connection *c, int32_t finished_pid)
 {
     struct vigild_server *s = c->server;
+    /* A client that sent SIGHUP before asking sees the reload done. */
+    vigild_signals_take(s->d);
     if (!s->catching_up)
         vigild_server_catch_up(s);
     vigild_processes_sweep(&s->d->processes);

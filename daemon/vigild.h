@@ -8,6 +8,7 @@
  *   energy_share.c  subscriber: the node's energy shared among processes
  *   processes.c  registered processes: their rings, drains and ends
  *   server.c     the Unix socket: registration, summaries, status requests
+ *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
  *   status.c     what `vigil status` is told, as JSON
  *   daemon.c     the whole: configuration, reload, the main loop's sources
  *   main.c       the command line, daemonising, signals
@@ -342,6 +343,9 @@ struct vigild {
     uint64_t started_ns;
     uint64_t reloads, reload_failures;
     uint64_t tick_cost_ns_last, tick_cost_ns_max, tick_cost_ns_total;
+    int signal_fd;
+    guint signal_watch;
+    gboolean stopping;
     GMainLoop *loop;
 };
 
@@ -356,6 +360,16 @@ void vigild_reload(struct vigild *d);
 void vigild_tick(struct vigild *d);
 /* SIGTERM: drains every ring and frees everything. */
 void vigild_stop(struct vigild *d);
+
+/* ---- signals.c ---------------------------------------------------------- */
+
+/* Blocks SIGTERM, SIGINT and SIGHUP and takes them from a signalfd on the
+ * main loop. */
+gboolean vigild_signals_start(struct vigild *d, GError **error);
+/* Handles the signals pending now: a reload, or the main loop told to
+ * quit. */
+void vigild_signals_take(struct vigild *d);
+void vigild_signals_stop(struct vigild *d);
 
 /* ---- server.c ----------------------------------------------------------- */
 

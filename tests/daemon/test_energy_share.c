@@ -1,0 +1,217 @@
+/* vigild's per-process energy: the sharing rule, and the shares two
+ * processes get over ticks of fixture energy and CPU times. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "vigild.h"
+
+static void test_split_by_cpu_share(void **state)
+{
+    (void)state;
+    double cpu_s[] = {0.05, 0.15};
+    double share_j[2];
+    /* 10 J over 0.2 s of busy CPU: a quarter and three quarters. */
+    vigild_energy_split(10.0, 0.2, cpu_s, 2, share_j);
+    assert_float_equal(share_j[0], 2.5, 1e-12);
+    assert_float_equal(share_j[1], 7.5, 1e-12);
+}
+
+static void test_split_leaves_the_rest_to_other_processes(void **state)
+{
+    (void)state;
+    double cpu_s[] = {0.1};
+    double share_j[1];
+    vigild_energy_split(8.0, 0.4, cpu_s, 1, share_j);
+    assert_float_equal(share_j[0], 2.0, 1e-12);
+}
+
+static void test_split_never_gives_more_than_the_node_used(void **state)
+{
+    (void)state;
+    /* Process samples and the node's are not taken at one instant: their
+     * CPU times can add up to more than the node's. */
+    double cpu_s[] = {0.3, 0.1, -0.01};
+    double share_j[3];
+    vigild_energy_split(12.0, 0.2, cpu_s, 3, share_j);
+    assert_float_equal(share_j[0] + share_j[1] + share_j[2], 12.0, 1e-9);
+    assert_float_equal(share_j[0], 12.0 * 1 / 1.5, 1e-9); /* capped at 1, then scaled */
+    assert_float_equal(share_j[1], 12.0 * 0.5 / 1.5, 1e-9);
+    assert_float_equal(share_j[2], 0.0, 0);
+}
+
+static void test_split_with_an_idle_node(void **state)
+{
+    (void)state;
+    double cpu_s[] = {0.0};
+    double share_j[1];
+    vigild_energy_split(5.0, 0.0, cpu_s, 1, share_j);
+    assert_float_equal(share_j[0], 0.0, 0);
+}
+
+/* A catalogue as procstat, process and the energy provider make it. */
+struct fixture {
+    vigil_metric_catalog *catalog;
+    uint32_t busy_ids[5], idle_id, energy_id, cpu_id;
+    struct vigild_energy_share share;
+    struct vigild_tick_samples samples;
+};
+
+static uint32_t reg(vigil_metric_catalog *c, const char *name, enum vigil_metric_origin origin)
+{
+    GError *error = NULL;
+    uint32_t id = vigil_metric_register(c, name, "s", VIGIL_METRIC_COUNTER, "test", origin, &error);
+    assert_null(error);
+    return id;
+}
+
+static void fixture_init(struct fixture *f, const char *energy_metric,
+                         enum vigil_metric_origin origin)
+{
+    f->catalog = vigil_metric_catalog_new();
+    const char *busy[] = {"cpu.user_s", "cpu.nice_s", "cpu.system_s", "cpu.irq_s", "cpu.softirq_s"};
+    for (int i = 0; i < 5; i++)
+        f->busy_ids[i] = reg(f->catalog, busy[i], VIGIL_METRIC_MEASURED);
+    f->idle_id = reg(f->catalog, "cpu.idle_s", VIGIL_METRIC_MEASURED);
+    f->energy_id = reg(f->catalog, energy_metric, origin);
+    f->cpu_id = reg(f->catalog, "process.cpu_s", VIGIL_METRIC_MEASURED);
+    vigild_energy_share_init(&f->share);
+    f->samples.node = g_array_new(FALSE, FALSE, sizeof(struct vigil_sample));
+    f->samples.process = g_array_new(FALSE, FALSE, sizeof(struct vigild_process_sample));
+}
+
+static void fixture_clear(struct fixture *f)
+{
+    vigild_energy_share_clear(&f->share);
+    g_array_free(f->samples.node, TRUE);
+    g_array_free(f->samples.process, TRUE);
+    vigil_metric_catalog_free(f->catalog);
+}
+
+/* One tick: the node's user and system time (the other busy fields stay
+ * 0), its energy counter, and each process's CPU time. */
+static void tick_with(struct fixture *f, double user_s, double system_s, double energy_j,
+                      const double *process_cpu_s, size_t n_processes, uint32_t extra_id,
+                      double extra_value)
+{
+    g_array_set_size(f->samples.node, 0);
+    g_array_set_size(f->samples.process, 0);
+    double busy[5] = {user_s, 0, system_s, 0, 0};
+    for (int i = 0; i < 5; i++) {
+        struct vigil_sample s = {.metric_id = f->busy_ids[i], .value = busy[i]};
+        g_array_append_val(f->samples.node, s);
+    }
+    struct vigil_sample idle = {.metric_id = f->idle_id, .value = 1000};
+    g_array_append_val(f->samples.node, idle);
+    struct vigil_sample energy = {.metric_id = f->energy_id, .value = energy_j};
+    g_array_append_val(f->samples.node, energy);
+    for (size_t i = 0; i < n_processes; i++) {
+        struct vigild_process_sample p = {
+            .process_id = i + 1,
+            .sample = {.metric_id = f->cpu_id, .value = process_cpu_s[i]},
+        };
+        g_array_append_val(f->samples.process, p);
+    }
+    if (extra_id != 0) {
+        struct vigil_sample extra = {.metric_id = extra_id, .value = extra_value};
+        g_array_append_val(f->samples.node, extra);
+    }
+    vigild_energy_share_add(&f->share, &f->samples, f->catalog);
+}
+
+static void tick(struct fixture *f, double user_s, double system_s, double energy_j,
+                 const double *process_cpu_s, size_t n_processes)
+{
+    tick_with(f, user_s, system_s, energy_j, process_cpu_s, n_processes, 0, 0);
+}
+
+static void test_two_processes_get_their_shares(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    vigild_energy_share_add_process(&f.share, 1);
+    vigild_energy_share_add_process(&f.share, 2);
+
+    /* Tick 1 sets the node's baselines; the processes' CPU time since
+     * their start (0.02 s and 0) has no node delta to share yet. */
+    tick(&f, 100.00, 50.00, 5000.0, (double[]){0.02, 0.0}, 2);
+    /* Tick 2: the node was busy 0.2 s and used 20 J; process 1 used
+     * 0.05 s, process 2 0.10 s: 5 J and 10 J. */
+    tick(&f, 100.15, 50.05, 5020.0, (double[]){0.07, 0.10}, 2);
+    /* Tick 3: busy 0.1 s, 6 J; only process 2 ran (0.1 s): all 6 J. */
+    tick(&f, 100.20, 50.10, 5026.0, (double[]){0.07, 0.20}, 2);
+
+    const struct vigild_energy_account *a = vigild_energy_share_account(&f.share, 1);
+    const struct vigild_energy_account *b = vigild_energy_share_account(&f.share, 2);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_float_equal(a->energy_j, 5.0, 1e-9);
+    assert_float_equal(b->energy_j, 16.0, 1e-9);
+    assert_float_equal(a->cpu_s, 0.07, 1e-12);
+    assert_float_equal(b->cpu_s, 0.20, 1e-12);
+    assert_true(a->shared);
+    assert_int_equal(a->flags, 0); /* measured, certain */
+    assert_string_equal(f.share.source, "test");
+    assert_null(f.share.unavailable);
+    fixture_clear(&f);
+}
+
+static void test_estimated_energy_marks_the_shares(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, "energy.node_j", VIGIL_METRIC_ESTIMATED);
+    vigild_energy_share_add_process(&f.share, 1);
+    tick(&f, 10.0, 0.0, 100.0, (double[]){0.0}, 1);
+    tick(&f, 10.1, 0.0, 104.0, (double[]){0.1}, 1);
+    const struct vigild_energy_account *a = vigild_energy_share_account(&f.share, 1);
+    assert_float_equal(a->energy_j, 4.0, 1e-9);
+    assert_true(a->flags & VIGIL_LOCAL_ENERGY_ESTIMATED);
+    fixture_clear(&f);
+}
+
+static void test_psys_is_preferred_to_the_packages(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, "energy.psys_j", VIGIL_METRIC_MEASURED);
+    uint32_t pkg = reg(f.catalog, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    vigild_energy_share_add_process(&f.share, 1);
+    /* psys moves 30 J, the package 10 J: psys contains it. */
+    for (int t = 0; t < 2; t++)
+        tick_with(&f, 1.0 + t * 0.1, 0, 1000.0 + t * 30, (double[]){t * 0.1}, 1, pkg, 10.0 * t);
+    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 30.0, 1e-9);
+    fixture_clear(&f);
+}
+
+static void test_a_counter_going_back_shares_nothing(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    vigild_energy_share_add_process(&f.share, 1);
+    tick(&f, 1.0, 0, 500.0, (double[]){0.0}, 1);
+    tick(&f, 1.1, 0, 400.0, (double[]){0.1}, 1);
+    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 0.0, 0);
+    assert_false(vigild_energy_share_account(&f.share, 1)->shared);
+    fixture_clear(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_by_cpu_share),
+        cmocka_unit_test(test_split_leaves_the_rest_to_other_processes),
+        cmocka_unit_test(test_split_never_gives_more_than_the_node_used),
+        cmocka_unit_test(test_split_with_an_idle_node),
+        cmocka_unit_test(test_two_processes_get_their_shares),
+        cmocka_unit_test(test_estimated_energy_marks_the_shares),
+        cmocka_unit_test(test_psys_is_preferred_to_the_packages),
+        cmocka_unit_test(test_a_counter_going_back_shares_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

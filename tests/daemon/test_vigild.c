@@ -1,0 +1,476 @@
+/* vigild with real clients: many processes registered at once, each
+ * record drained; a process killed with SIGKILL loses nothing; clients
+ * that send garbage or a corrupt ring are logged and dropped while the
+ * others are served; SIGHUP with a bad and a good configuration. The
+ * clients are forked children speaking the protocol (clients.c); the
+ * preload library's side is tested in tests/integration. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "clients.h"
+#include "test_daemon.h"
+#include "test_support.h"
+#include "vigil/local_protocol.h"
+
+#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
+
+/* Only the test's own providers: none reads anything slow or absent. */
+#define FAST_PROVIDERS "providers = procstat;process\n"
+
+static pid_t fork_or_fail(void)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    return pid;
+}
+
+static void wait_exit(pid_t pid, int want_status)
+{
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (want_status >= 0) {
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), want_status);
+    }
+}
+
+static const char *member_string(JsonObject *o, const char *name)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    return n != NULL && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_string(n) : NULL;
+}
+
+/* The process of `pid` has ended with exactly `activities` drained and
+ * no position skipped. */
+static void assert_drained(JsonNode *status, pid_t pid, gint64 activities)
+{
+    JsonObject *p = test_daemon_process(status, pid);
+    if (p == NULL)
+        fail_msg("pid %d is not in the daemon's status", (int)pid);
+    assert_string_equal(member_string(p, "state"), "ended");
+    assert_int_equal(json_object_get_int_member(p, "activities"), activities);
+    assert_int_equal(json_object_get_int_member(p, "corrupt"), 0);
+    assert_int_equal(json_object_get_int_member(p, "torn"), 0);
+    assert_int_equal(json_object_get_int_member(p, "seq_gaps"), 0);
+    assert_int_equal(json_object_get_int_member(p, "dropped"), 0);
+    assert_string_equal(member_string(p, "program"), "test-client");
+    assert_string_equal(member_string(p, "job"), "job-7");
+}
+
+#define MANY         200
+#define RECORDS_EACH 1000
+
+static void test_many_short_lived_processes_all_drained(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    pid_t pids[MANY];
+    /* All of them started before any is waited for: they register, write
+     * and exit at once, most before the daemon has read a word. */
+    for (int i = 0; i < MANY; i++) {
+        pids[i] = fork_or_fail();
+        if (pids[i] == 0) {
+            int fd = client_connect(d.socket_path);
+            if (fd < 0)
+                _exit(92);
+            struct vigil_ring *ring = client_register(fd, 4096, false);
+            client_push(ring, RECORDS_EACH);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < MANY; i++)
+        wait_exit(pids[i], 0);
+    JsonNode *status = test_daemon_status(&d, 0);
+    JsonObject *root = json_node_get_object(status);
+    assert_int_equal(test_json_int(root, "processes", "registered_total", NULL), MANY);
+    assert_int_equal(test_json_int(root, "processes", "ended_total", NULL), MANY);
+    assert_int_equal(test_json_int(root, "processes", "running", NULL), 0);
+    for (int i = 0; i < MANY; i++)
+        assert_drained(status, pids[i], RECORDS_EACH);
+    json_node_unref(status);
+    g_free(test_daemon_stop(&d));
+}
+
+#define AT_ONCE 1000
+
+static void test_a_thousand_processes_served_at_once(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    int registered[2], release[2];
+    assert_int_equal(pipe(registered), 0);
+    assert_int_equal(pipe(release), 0);
+    pid_t *pids = g_new(pid_t, AT_ONCE);
+    for (int i = 0; i < AT_ONCE; i++) {
+        pids[i] = fork_or_fail();
+        if (pids[i] == 0) {
+            close(registered[0]);
+            close(release[1]);
+            int fd = client_connect(d.socket_path);
+            if (fd < 0)
+                _exit(92);
+            struct vigil_ring *ring = client_register(fd, VIGIL_RING_MIN_SLOTS, true);
+            client_push(ring, 10);
+            if (write(registered[1], "r", 1) != 1)
+                _exit(93);
+            char byte;
+            (void)!read(release[0], &byte, 1); /* returns at EOF: released */
+            _exit(0);
+        }
+    }
+    close(registered[1]);
+    close(release[0]);
+    for (int i = 0; i < AT_ONCE; i++) {
+        char byte;
+        assert_int_equal(read(registered[0], &byte, 1), 1);
+    }
+    JsonNode *status = test_daemon_status(&d, 0);
+    JsonObject *root = json_node_get_object(status);
+    assert_int_equal(test_json_int(root, "processes", "running", NULL), AT_ONCE);
+    assert_int_equal(test_json_int(root, "processes", "refused_total", NULL), 0);
+    json_node_unref(status);
+
+    close(release[1]);
+    for (int i = 0; i < AT_ONCE; i++)
+        wait_exit(pids[i], 0);
+    status = test_daemon_status(&d, 0);
+    root = json_node_get_object(status);
+    assert_int_equal(test_json_int(root, "processes", "ended_total", NULL), AT_ONCE);
+    for (int i = 0; i < AT_ONCE; i++)
+        assert_drained(status, pids[i], 10);
+    json_node_unref(status);
+    close(registered[0]);
+    g_free(pids);
+    g_free(test_daemon_stop(&d));
+}
+
+static void test_sigkill_loses_nothing(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        close(ready[0]);
+        int fd = client_connect(d.socket_path);
+        if (fd < 0)
+            _exit(92);
+        struct vigil_ring *ring = client_register(fd, 8192, true);
+        client_push(ring, 5000);
+        if (write(ready[1], "w", 1) != 1)
+            _exit(93);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    char byte;
+    assert_int_equal(read(ready[0], &byte, 1), 1);
+    close(ready[0]);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    int wstatus;
+    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    assert_true(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
+
+    JsonNode *status = test_daemon_status(&d, pid);
+    JsonObject *root = json_node_get_object(status);
+    assert_true(json_object_get_boolean_member(json_object_get_object_member(root, "processes"),
+                                               "finished_pid_found"));
+    assert_drained(status, pid, 5000);
+    json_node_unref(status);
+    g_free(test_daemon_stop(&d));
+}
+
+/* A raw message: `bytes` as they are. */
+static void send_raw(int fd, const void *bytes, size_t length, int pass_fd)
+{
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct iovec part = {.iov_base = (void *)bytes, .iov_len = length};
+    struct msghdr msg = {.msg_iov = &part, .msg_iovlen = 1};
+    if (pass_fd >= 0) {
+        memset(&control, 0, sizeof control);
+        msg.msg_control = control.bytes;
+        msg.msg_controllen = sizeof control.bytes;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    assert_int_equal(sendmsg(fd, &msg, MSG_NOSIGNAL), (ssize_t)length);
+}
+
+/* Waits for the daemon to close `fd`, after an optional REFUSED. Returns
+ * whether it refused. */
+static bool wait_disconnected(int fd)
+{
+    char buffer[VIGIL_LOCAL_MAX_BYTES];
+    enum vigil_local_type type;
+    struct vigil_error err;
+    bool refused = false;
+    for (;;) {
+        ssize_t n = vigil_local_receive(fd, buffer, &type, NULL, &err);
+        if (n < 0)
+            break;
+        refused |= type == VIGIL_LOCAL_REFUSED;
+    }
+    close(fd);
+    return refused;
+}
+
+static void test_hostile_clients_are_dropped_and_others_served(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+
+    /* Garbage bytes. */
+    int fd = client_connect(d.socket_path);
+    assert_true(fd >= 0);
+    char garbage[100];
+    for (size_t i = 0; i < sizeof garbage; i++)
+        garbage[i] = (char)(i * 37 + 11);
+    send_raw(fd, garbage, sizeof garbage, -1);
+    assert_false(wait_disconnected(fd));
+
+    /* A well-formed message only the daemon sends. */
+    fd = client_connect(d.socket_path);
+    struct vigil_local_summary fake = {0};
+    struct vigil_error err;
+    assert_true(vigil_local_send(fd, VIGIL_LOCAL_SUMMARY, &fake, sizeof fake, -1, &err));
+    assert_false(wait_disconnected(fd));
+
+    /* A registration without a ring, then with a file that is no ring. */
+    char buffer[VIGIL_LOCAL_MAX_BYTES];
+    struct vigil_local_register fixed = {.ring_slots = 64, .tick_source = 1, .mpi_rank = -1};
+    size_t length = vigil_local_encode_register(buffer, &fixed, "liar", "/", "", 0, NULL);
+    fd = client_connect(d.socket_path);
+    assert_true(vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, -1, &err));
+    assert_true(wait_disconnected(fd));
+    int not_a_ring = memfd_create("not-a-ring", MFD_CLOEXEC);
+    assert_int_equal(ftruncate(not_a_ring, 1 << 16), 0);
+    fd = client_connect(d.socket_path);
+    assert_true(vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, not_a_ring, &err));
+    assert_true(wait_disconnected(fd));
+    close(not_a_ring);
+
+    /* A ring corrupted after its registration. */
+    pid_t corrupter = fork_or_fail();
+    if (corrupter == 0) {
+        int cfd = client_connect(d.socket_path);
+        struct vigil_ring *ring = client_register(cfd, 64, true);
+        client_push(ring, 5);
+        void *map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, vigil_ring_fd(ring), 0);
+        if (map == MAP_FAILED)
+            _exit(94);
+        uint64_t far_ahead = UINT64_C(1) << 60;
+        memcpy((char *)map + 64, &far_ahead, sizeof far_ahead); /* the head */
+        _exit(0);
+    }
+    wait_exit(corrupter, 0);
+
+    /* Meanwhile, an honest process is served as if nothing happened. */
+    pid_t honest = fork_or_fail();
+    if (honest == 0) {
+        int hfd = client_connect(d.socket_path);
+        struct vigil_ring *ring = client_register(hfd, 256, true);
+        client_push(ring, 100);
+        _exit(0);
+    }
+    wait_exit(honest, 0);
+
+    JsonNode *status = test_daemon_status(&d, 0);
+    JsonObject *root = json_node_get_object(status);
+    assert_drained(status, honest, 100);
+    JsonObject *bad = test_daemon_process(status, corrupter);
+    assert_non_null(bad);
+    assert_string_equal(member_string(bad, "state"), "dropped");
+    test_assert_contains(member_string(bad, "dropped_reason"), "head");
+    assert_int_equal(test_json_int(root, "processes", "dropped_total", NULL), 1);
+    assert_int_equal(test_json_int(root, "processes", "refused_total", NULL), 2);
+    json_node_unref(status);
+
+    char *log = test_daemon_stop(&d);
+    test_assert_contains(log, "without the protocol's magic number (100 bytes); disconnected");
+    test_assert_contains(log, "a summary message, which only the daemon sends; disconnected");
+    test_assert_contains(log, "a registration without its ring's descriptor; disconnected");
+    test_assert_contains(log, "its ring is refused");
+    test_assert_contains(log, "dropped, its ring is corrupt");
+    g_free(log);
+}
+
+static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    /* A process registered before the reloads is still drained after. */
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        close(go[1]);
+        int fd = client_connect(d.socket_path);
+        struct vigil_ring *ring = client_register(fd, 256, true);
+        client_push(ring, 7);
+        char byte;
+        (void)!read(go[0], &byte, 1);
+        client_push(ring, 8);
+        _exit(0);
+    }
+    close(go[0]);
+
+    char *original = NULL;
+    assert_true(g_file_get_contents(d.config_path, &original, NULL, NULL));
+    char *bad = g_strconcat(original, "[daemon]\ntick_mss = 5\n", NULL);
+    assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
+    /* A status request takes pending signals first: the reload is done
+     * when it answers. */
+    assert_int_equal(kill(d.pid, SIGHUP), 0);
+    JsonNode *status = test_daemon_status(&d, 0);
+    JsonObject *root = json_node_get_object(status);
+    assert_int_equal(test_json_int(root, "daemon", "reload_failures", NULL), 1);
+    assert_int_equal(test_json_int(root, "daemon", "reloads", NULL), 0);
+    assert_int_equal(test_json_int(root, "daemon", "tick_ms", NULL), 100);
+    json_node_unref(status);
+
+    char *good = g_strconcat(original, "tick_ms = 50\nrollup_ms = 1000\n", NULL);
+    assert_true(g_file_set_contents(d.config_path, good, -1, NULL));
+    assert_int_equal(kill(d.pid, SIGHUP), 0);
+    status = test_daemon_status(&d, 0);
+    root = json_node_get_object(status);
+    assert_int_equal(test_json_int(root, "daemon", "reloads", NULL), 1);
+    assert_int_equal(test_json_int(root, "daemon", "tick_ms", NULL), 50);
+    /* The process registered before both reloads is still served. */
+    JsonObject *p = test_daemon_process(status, pid);
+    assert_non_null(p);
+    assert_string_equal(member_string(p, "state"), "running");
+    json_node_unref(status);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    close(go[1]);
+    wait_exit(pid, 0);
+    status = test_daemon_status(&d, 0);
+    JsonObject *ended = test_daemon_process(status, pid);
+    assert_string_equal(member_string(ended, "state"), "ended");
+    assert_int_equal(json_object_get_int_member(ended, "activities"), 15);
+    json_node_unref(status);
+
+    char *log = test_daemon_stop(&d);
+    test_assert_contains(log, "[daemon] tick_mss: unknown key; did you mean 'tick_ms'?");
+    test_assert_contains(log, "the running configuration stays");
+    test_assert_contains(log, "reloaded ");
+    g_free(log);
+    g_free(original);
+    g_free(bad);
+    g_free(good);
+}
+
+static void test_a_second_daemon_does_not_take_the_socket(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    const char *argv[] = {test_env_or_fail("VIGILD"), "--foreground", "--config", d.config_path,
+                          NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    test_assert_status(&run, 1, "a second vigild");
+    test_assert_contains(run.err, "another vigild is serving");
+    test_run_clear(&run);
+    /* The first one still serves. */
+    JsonNode *status = test_daemon_status(&d, 0);
+    json_node_unref(status);
+    g_free(test_daemon_stop(&d));
+}
+
+static void test_bad_config_is_refused_at_start(void **state)
+{
+    char *path = g_build_filename(*state, "bad.conf", NULL);
+    assert_true(g_file_set_contents(path, "[daemon]\ntick_ms = 30\nrollup_ms = 1000\n", -1, NULL));
+    const char *argv[] = {test_env_or_fail("VIGILD"), "--config", path, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    test_assert_status(&run, 1, "vigild with a bad config");
+    test_assert_contains(run.err, "[daemon] rollup_ms = 1000 is not a multiple of tick_ms = 30");
+    test_run_clear(&run);
+    const char *missing[] = {test_env_or_fail("VIGILD"), "--config", "/nonexistent/vigil.conf",
+                             NULL};
+    run = test_run_program(NULL, missing, env);
+    test_assert_status(&run, 1, "vigild without its config");
+    test_assert_contains(run.err, "/nonexistent/vigil.conf");
+    test_run_clear(&run);
+    g_strfreev(env);
+    g_free(path);
+}
+
+static void test_status_without_a_daemon(void **state)
+{
+    char *socket_path = g_build_filename(*state, "nobody.sock", NULL);
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", socket_path, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    test_assert_status(&run, 1, "vigil status without a daemon");
+    test_assert_contains(run.err, "no vigild answers on ");
+    test_assert_contains(run.err, "No such file or directory");
+    test_run_clear(&run);
+    g_strfreev(env);
+    g_free(socket_path);
+}
+
+static void test_status_text_shows_providers_and_processes(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, "providers = procstat;process;energy;nonexistent\n",
+                      "[provider.energy]\nsource = estimate\n");
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        int fd = client_connect(d.socket_path);
+        struct vigil_ring *ring = client_register(fd, 64, true);
+        client_push(ring, 3);
+        _exit(0);
+    }
+    wait_exit(pid, 0);
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    test_assert_status(&run, 0, "vigil status");
+    test_assert_contains(run.out, "procstat ");
+    test_assert_contains(run.out, "nonexistent not running: ");
+    /* Before the first tick there is no figure yet, and it says so. */
+    test_assert_contains(run.out, "\nenergy: ");
+    assert_null(strstr(run.out, "energy     not running"));
+    test_assert_contains(run.out, "ended");
+    test_assert_contains(run.out, "test-client");
+    test_run_clear(&run);
+    g_free(test_daemon_stop(&d));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST_WITH_DIR(test_many_short_lived_processes_all_drained),
+        TEST_WITH_DIR(test_a_thousand_processes_served_at_once),
+        TEST_WITH_DIR(test_sigkill_loses_nothing),
+        TEST_WITH_DIR(test_hostile_clients_are_dropped_and_others_served),
+        TEST_WITH_DIR(test_reload_keeps_serving_and_refuses_a_bad_config),
+        TEST_WITH_DIR(test_a_second_daemon_does_not_take_the_socket),
+        TEST_WITH_DIR(test_bad_config_is_refused_at_start),
+        TEST_WITH_DIR(test_status_without_a_daemon),
+        TEST_WITH_DIR(test_status_text_shows_providers_and_processes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,139 @@
+/* vigil — running vigild in a test. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_daemon.h"
+#include "test_support.h"
+
+/* Only a failure waits this long: a daemon that does not stop. */
+#define STOP_TIMEOUT_MS 60000
+
+void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemon_lines,
+                       const char *more_config)
+{
+    memset(d, 0, sizeof *d);
+    d->dir = g_strdup(dir);
+    d->config_path = g_build_filename(dir, "vigil.conf", NULL);
+    d->socket_path = g_build_filename(dir, "vigild.sock", NULL);
+    d->log_path = g_build_filename(dir, "vigild.log", NULL);
+    char *pid_path = g_build_filename(dir, "vigild.pid", NULL);
+    char *config = g_strdup_printf("[daemon]\nsocket = %s\n%s\n%s\n", d->socket_path,
+                                   daemon_lines != NULL ? daemon_lines : "",
+                                   more_config != NULL ? more_config : "");
+    assert_true(g_file_set_contents(d->config_path, config, -1, NULL));
+    g_free(config);
+    /* The shell sends the detached daemon's stderr to its log, so that
+     * nothing holds the pipes of this run open. */
+    const char *argv[] = {"/bin/sh",
+                          "-c",
+                          "exec \"$0\" --config \"$1\" --pid-file \"$2\" 2>>\"$3\"",
+                          test_env_or_fail("VIGILD"),
+                          d->config_path,
+                          pid_path,
+                          d->log_path,
+                          NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(dir, argv, env);
+    g_strfreev(env);
+    if (run.status != 0) {
+        char *log = NULL;
+        g_file_get_contents(d->log_path, &log, NULL, NULL);
+        fail_msg("vigild did not start (status %d): %s%s", run.status, run.err,
+                 log != NULL ? log : "");
+    }
+    test_run_clear(&run);
+    char *pid_text = NULL;
+    assert_true(g_file_get_contents(pid_path, &pid_text, NULL, NULL));
+    d->pid = (pid_t)g_ascii_strtoll(pid_text, NULL, 10);
+    assert_true(d->pid > 0);
+    d->pidfd = pidfd_open(d->pid, 0);
+    assert_true(d->pidfd >= 0);
+    g_free(pid_text);
+    g_free(pid_path);
+}
+
+char *test_daemon_stop(struct test_daemon *d)
+{
+    assert_int_equal(kill(d->pid, SIGTERM), 0);
+    struct pollfd p = {.fd = d->pidfd, .events = POLLIN};
+    if (poll(&p, 1, STOP_TIMEOUT_MS) != 1)
+        fail_msg("vigild (pid %d) did not stop on SIGTERM", (int)d->pid);
+    close(d->pidfd);
+    char *log = NULL;
+    assert_true(g_file_get_contents(d->log_path, &log, NULL, NULL));
+    /* A clean stop removes the socket. */
+    assert_false(g_file_test(d->socket_path, G_FILE_TEST_EXISTS));
+    g_free(d->dir);
+    g_free(d->config_path);
+    g_free(d->socket_path);
+    g_free(d->log_path);
+    return log;
+}
+
+JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid)
+{
+    char *pid_text = g_strdup_printf("%d", (int)finished_pid);
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"),
+                          "status",
+                          "--json",
+                          "--socket",
+                          d->socket_path,
+                          "--finished-pid",
+                          pid_text,
+                          NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    test_assert_status(&run, 0, "vigil status");
+    GError *error = NULL;
+    JsonNode *root = json_from_string(run.out, &error);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
+        fail_msg("vigil status --json printed no JSON object: %s\n%s",
+                 error != NULL ? error->message : "", run.out);
+    test_run_clear(&run);
+    g_free(pid_text);
+    return root;
+}
+
+JsonObject *test_daemon_process(JsonNode *status, pid_t pid)
+{
+    JsonObject *processes =
+        json_object_get_object_member(json_node_get_object(status), "processes");
+    JsonArray *list = json_object_get_array_member(processes, "list");
+    JsonObject *found = NULL;
+    for (guint i = 0; i < json_array_get_length(list); i++) {
+        JsonObject *p = json_array_get_object_element(list, i);
+        if (json_object_get_int_member(p, "pid") == pid)
+            found = p;
+    }
+    return found;
+}
+
+gint64 test_json_int(JsonObject *object, const char *first, ...)
+{
+    va_list names;
+    va_start(names, first);
+    const char *name = first;
+    for (;;) {
+        if (object == NULL || !json_object_has_member(object, name))
+            fail_msg("no member \"%s\" in the JSON", name);
+        const char *next = va_arg(names, const char *);
+        if (next == NULL) {
+            va_end(names);
+            return json_object_get_int_member(object, name);
+        }
+        object = json_object_get_object_member(object, name);
+        name = next;
+    }
+}

@@ -1,0 +1,40 @@
+/* vigil — running vigild in a test: a private daemon on a socket in the
+ * test's folder, asked what it sees through `vigil status --json`, and
+ * stopped with SIGTERM. Include after <cmocka.h>. */
+#ifndef VIGIL_TEST_DAEMON_H
+#define VIGIL_TEST_DAEMON_H
+
+#include <sys/types.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+struct test_daemon {
+    char *dir;
+    char *config_path;
+    char *socket_path;
+    char *log_path;
+    pid_t pid;
+    int pidfd;
+};
+
+/* Starts vigild (from $VIGILD) with a vigil.conf in `dir` whose [daemon]
+ * section has the socket and `daemon_lines`, followed by `more_config`
+ * (either may be NULL). Returns once the daemon serves its socket: vigild
+ * detaches only then. Its log goes to DIR/vigild.log. */
+void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemon_lines,
+                       const char *more_config);
+
+/* SIGTERM, then waits for it to exit; returns its log. g_free it. */
+char *test_daemon_stop(struct test_daemon *d);
+
+/* `vigil status --json` (from $VIGIL_CLI), parsed; `finished_pid` as its
+ * --finished-pid, or 0. Free with json_node_unref. */
+JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid);
+
+/* The status's process of pid `pid` (the newest one), or NULL. */
+JsonObject *test_daemon_process(JsonNode *status, pid_t pid);
+
+/* An integer member of `object` at a path of names ("processes", "running"). */
+gint64 test_json_int(JsonObject *object, const char *first, ...) G_GNUC_NULL_TERMINATED;
+
+#endif
