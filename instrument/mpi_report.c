@@ -1,16 +1,20 @@
 /* vigil — one report for an MPI job.
  *
- * At MPI_Finalize, before MPI goes, every rank gathers its figures and
- * reduces them to rank 0 on a duplicate of MPI_COMM_WORLD (so nothing of
- * ours mixes with the program's messages): min, mean, max, sum and the
- * rank of the max of each per-rank figure, and the sums of every
- * operation's counters. Rank 0 writes the job's report; the ranks' own
- * reports are then skipped unless VIGIL_REPORT_PER_RANK=1. A rank that
- * never reaches MPI_Finalize (it crashed, or exited early) still writes
- * its own report at exit. */
+ * At MPI_Finalize, before MPI goes, every rank asks vigild for its summary,
+ * gathers its figures and reduces them to rank 0 on a duplicate of
+ * MPI_COMM_WORLD (so nothing of ours mixes with the program's messages):
+ * min, mean, max, sum and the rank of the max of each per-rank figure, the
+ * sums of every operation's counters, and what vigild said about each rank
+ * (gathered whole: the report lists each rank's energy). Rank 0 writes the
+ * job's report; the ranks' own reports are then skipped unless
+ * VIGIL_REPORT_PER_RANK=1. A rank that never reaches MPI_Finalize (it
+ * crashed, or exited early) still writes its own report at exit. */
+#include <math.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mpi_handles.h"
 #include "report.h"
@@ -21,6 +25,7 @@ PRELOAD_REAL_SLOT(PMPI_Comm_dup);
 PRELOAD_REAL_SLOT(PMPI_Comm_free);
 PRELOAD_REAL_SLOT(PMPI_Reduce);
 PRELOAD_REAL_SLOT(PMPI_Allreduce);
+PRELOAD_REAL_SLOT(PMPI_Gather);
 PRELOAD_REAL_EXTERN(PMPI_Comm_rank);
 PRELOAD_REAL_EXTERN(PMPI_Comm_size);
 
@@ -72,6 +77,67 @@ static void joint_figures(struct preload_figures *f, const uint64_t *ops,
     f->top_count = 0;
 }
 
+/* Appends `source` to the "+"-joined list in `sources` unless it is there. */
+static void add_source(char *sources, size_t size, const char *source)
+{
+    size_t length = strlen(source), used = strlen(sources);
+    for (const char *p = sources; *p != '\0';) {
+        const char *end = strchr(p, '+');
+        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (n == length && memcmp(p, source, n) == 0)
+            return;
+        p += n + (end != NULL);
+    }
+    if (used + (used > 0) + length < size)
+        snprintf(sources + used, size - used, "%s%s", used > 0 ? "+" : "", source);
+}
+
+/* What vigild said about the job: the sum of the ranks' energy when every
+ * rank has one, else the first rank's reason; the sums of what it drained. */
+static void joint_link(const struct preload_link_figures *ranks, int count,
+                       struct preload_link_figures *out)
+{
+    memset(out, 0, sizeof *out);
+    out->cpu_s = NAN;
+    double energy_j = 0;
+    int standalone = 0;
+    for (int r = 0; r < count; r++) {
+        const struct preload_link_figures *l = &ranks[r];
+        if (isnan(l->energy_j)) {
+            if (!isnan(energy_j))
+                snprintf(out->energy_note, sizeof out->energy_note, "rank %d: %.200s", r,
+                         l->energy_note);
+            energy_j = NAN;
+        } else if (!isnan(energy_j)) {
+            energy_j += l->energy_j;
+            out->energy_flags |= l->energy_flags;
+            add_source(out->energy_source, sizeof out->energy_source, l->energy_source);
+        }
+        if (l->state == PRELOAD_LINK_SUMMARY) {
+            out->ranks_with_summary++;
+            out->activities_drained += l->activities_drained;
+            out->names_drained += l->names_drained;
+            out->gaps += l->gaps;
+            out->dropped += l->dropped;
+            out->anomalies += l->anomalies;
+            if (!isnan(l->cpu_s))
+                out->cpu_s = (isnan(out->cpu_s) ? 0 : out->cpu_s) + l->cpu_s;
+        } else {
+            if (out->reason[0] == '\0')
+                snprintf(out->reason, sizeof out->reason, "rank %d: %.200s", r, l->reason);
+            standalone += l->state == PRELOAD_LINK_STANDALONE;
+        }
+    }
+    out->energy_j = energy_j;
+    if (isnan(energy_j)) {
+        out->energy_source[0] = '\0';
+        out->energy_flags = 0;
+    }
+    out->state = (int)out->ranks_with_summary == count ? PRELOAD_LINK_SUMMARY
+                 : standalone == count                 ? PRELOAD_LINK_STANDALONE
+                                                       : PRELOAD_LINK_CONNECTED;
+}
+
 void preload_mpi_report_joint(void)
 {
     /* Every rank with the library takes part, even where it could not set
@@ -90,6 +156,10 @@ void preload_mpi_report_joint(void)
         return;
     bool active = atomic_load(&preload.active);
     preload_thread.in_call = 1; /* our own messages and writes are not the program's */
+    /* Each rank's own, before its figures are taken: what vigild drained
+     * then is what the report counts as recorded. */
+    if (active && !preload_report_off())
+        preload_link_summary();
     MPI_Comm comm;
     if (REAL(PMPI_Comm_dup)(PRELOAD_COMM_WORLD, &comm) != MPI_SUCCESS) {
         preload_thread.in_call = 0;
@@ -99,13 +169,23 @@ void preload_mpi_report_joint(void)
     REAL(PMPI_Comm_rank)(comm, &rank);
     REAL(PMPI_Comm_size)(comm, &ranks);
 
-    /* The job's report only if every rank can give its figures; else each
-     * rank reports on its own, as without MPI. */
-    int mine = active, all_active = 0;
+    /* The job's report only if every rank can give its figures (rank 0
+     * needs room for every rank's link figures); else each rank reports on
+     * its own, as without MPI. */
+    struct preload_link_figures *links = NULL;
+    size_t links_bytes = (size_t)ranks * sizeof *links;
+    if (rank == 0) {
+        links = mmap(NULL, links_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (links == MAP_FAILED)
+            links = NULL;
+    }
+    int mine = active && (rank != 0 || links != NULL), all_active = 0;
     if (REAL(PMPI_Allreduce)(&mine, &all_active, 1, PRELOAD_MPI_INT, PRELOAD_MPI_MIN, comm) !=
             MPI_SUCCESS ||
         !all_active) {
         REAL(PMPI_Comm_free)(&comm);
+        if (links != NULL)
+            munmap(links, links_bytes);
         preload_thread.in_call = 0;
         return;
     }
@@ -128,6 +208,7 @@ void preload_mpi_report_joint(void)
     }
 
     int n = PRELOAD_RANK_METRIC_COUNT;
+    int link_bytes = (int)sizeof f.link;
     bool ok = REAL(PMPI_Reduce)(values, mins, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_MIN, 0, comm) ==
                   MPI_SUCCESS &&
               REAL(PMPI_Reduce)(values, maxs, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_MAX, 0, comm) ==
@@ -137,13 +218,11 @@ void preload_mpi_report_joint(void)
               REAL(PMPI_Reduce)(located, max_at, n, PRELOAD_MPI_DOUBLE_INT, PRELOAD_MPI_MAXLOC, 0,
                                 comm) == MPI_SUCCESS &&
               REAL(PMPI_Reduce)(ops, ops_sum, (int)(sizeof ops / sizeof ops[0]),
-                                PRELOAD_MPI_UINT64_T, PRELOAD_MPI_SUM, 0, comm) == MPI_SUCCESS;
+                                PRELOAD_MPI_UINT64_T, PRELOAD_MPI_SUM, 0, comm) == MPI_SUCCESS &&
+              REAL(PMPI_Gather)(&f.link, link_bytes, PRELOAD_MPI_BYTE, links, link_bytes,
+                                PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS;
     REAL(PMPI_Comm_free)(&comm);
-    if (!ok) {
-        preload_thread.in_call = 0;
-        return; /* each rank reports on its own at exit */
-    }
-    if (rank == 0) {
+    if (ok && rank == 0) {
         static struct preload_mpi_figures mpi;
         mpi.ranks = ranks;
         for (int m = 0; m < n; m++) {
@@ -155,9 +234,15 @@ void preload_mpi_report_joint(void)
                 .max_rank = max_at[m].rank,
             };
         }
+        mpi.rank_links = links;
         joint_figures(&f, ops_sum, &mpi);
+        joint_link(links, ranks, &f.link);
         preload_report_emit(&f, &mpi);
+        mpi.rank_links = NULL;
     }
-    preload.joint_reported = true;
+    if (links != NULL)
+        munmap(links, links_bytes);
+    if (ok)
+        preload.joint_reported = true; /* else each rank reports on its own at exit */
     preload_thread.in_call = 0;
 }

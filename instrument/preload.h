@@ -230,6 +230,49 @@ struct preload_thread {
 };
 extern PRELOAD_TLS struct preload_thread preload_thread PRELOAD_HIDDEN;
 
+/* ---- vigild, the node daemon (daemon_link.c) ----------------------------- */
+
+enum preload_link_state {
+    PRELOAD_LINK_STANDALONE, /* never connected, or refused: `reason` says why */
+    PRELOAD_LINK_CONNECTED,  /* registered, but no summary came: `reason` says why */
+    PRELOAD_LINK_SUMMARY,    /* vigild's summary is in */
+};
+
+/* What vigild said about this process (or, in an MPI job's report, about
+ * all its ranks), as the report shows it. Plain data: the MPI report
+ * gathers one per rank as bytes. */
+struct preload_link_figures {
+    uint32_t state;              /* enum preload_link_state */
+    uint32_t ranks_with_summary; /* 0 or 1 for a process */
+    uint64_t process_id;         /* vigild's name for the process; 0 when it did not say */
+    uint64_t activities_drained, names_drained, gaps, dropped, anomalies;
+    double cpu_s;          /* as vigild last sampled it; NaN when unknown */
+    double energy_j;       /* NaN when there is none */
+    uint32_t energy_flags; /* VIGIL_LOCAL_ENERGY_* */
+    uint32_t reserved;
+    char energy_source[96]; /* "energy/powercap"; several joined by "+" in a job's report */
+    char energy_note[256];  /* when energy_j is NaN: why */
+    char reason[256];       /* unless state is SUMMARY: why not */
+};
+
+/* At set-up, once the ring exists: reads VIGIL_SOCKET and registers the
+ * process with vigild, without waiting for its answer. */
+void preload_link_start(void) PRELOAD_HIDDEN;
+/* In a forked child: drops the parent's connection (the parent's, not
+ * ours to use), then registers the child when `ring_ok`. */
+void preload_link_after_fork(bool ring_ok) PRELOAD_HIDDEN;
+/* After MPI_Init: tells vigild the rank. */
+void preload_link_rank(int rank, int size) PRELOAD_HIDDEN;
+/* Asks vigild for the summary and waits for it (at most 100 ms); only the
+ * first call does anything. */
+void preload_link_summary(void) PRELOAD_HIDDEN;
+/* At exit: reads, without waiting, what vigild sent and nobody read (its
+ * REGISTERED when no summary was asked for), so that the connection closes
+ * with nothing unread: Linux tells the peer of a socket closed with unread
+ * data ECONNRESET instead of an end. */
+void preload_link_leave(void) PRELOAD_HIDDEN;
+void preload_link_figures(struct preload_link_figures *out) PRELOAD_HIDDEN;
+
 /* ---- calls (call.c) ------------------------------------------------------ */
 
 struct preload_call {
@@ -498,5 +541,6 @@ void *preload_real_resolve_versioned(void **slot, const char *name,
  * program changing its environment does not redirect the report. */
 void preload_report_init(void) PRELOAD_HIDDEN;
 void preload_report_write(void) PRELOAD_HIDDEN;
+bool preload_report_off(void) PRELOAD_HIDDEN; /* VIGIL_REPORT=off */
 
 #endif

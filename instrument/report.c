@@ -5,6 +5,7 @@
  * into a buffer and written with write(2): the program's stdio may be in
  * any state by then, and the report never touches stdout. */
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "vigil/local_protocol.h"
 
 enum report_format { REPORT_TEXT, REPORT_JSON };
 
@@ -27,6 +29,11 @@ static struct {
 bool preload_report_per_rank(void)
 {
     return config.per_rank;
+}
+
+bool preload_report_off(void)
+{
+    return config.off;
 }
 
 void preload_report_init(void)
@@ -249,15 +256,13 @@ void preload_report_gather(struct preload_figures *f)
     f->io_read_bytes -= f->totals.nested_read_bytes;
     f->io_written_bytes -= f->totals.nested_written_bytes;
     pick_top_files(f);
+    preload_link_figures(&f->link);
 }
 
 static const char *program_name(void)
 {
     return preload.argc > 0 && preload.argv && preload.argv[0] ? preload.argv[0] : "(unknown)";
 }
-
-static const char energy_note[] = "energy is measured by vigild, the node daemon, and this "
-                                  "process reported to none";
 
 /* ---- text ---------------------------------------------------------------------- */
 
@@ -273,6 +278,68 @@ static void human_bytes(char *out, size_t size, uint64_t bytes)
     snprintf(out, size, unit ? "%.1f %s" : "%.0f %s", value, units[unit]);
 }
 
+/* Text that came from vigild or from the system: on one line, whatever it holds. */
+static void out_text_clean(struct out *o, const char *text)
+{
+    out_text_path(o, text, strlen(text), 0);
+}
+
+/* "12.345 (energy/powercap)", "3.210 (energy/estimate, estimated)", "n/a (why)". */
+static void out_text_energy(struct out *o, const struct preload_link_figures *l)
+{
+    if (isnan(l->energy_j)) {
+        out_text(o, "n/a (");
+        out_text_clean(o, l->energy_note[0] != '\0' ? l->energy_note : "no reason known");
+    } else {
+        out_printf(o, "%.3f (", l->energy_j);
+        out_text_clean(o, l->energy_source[0] != '\0' ? l->energy_source : "unknown source");
+        if (l->energy_flags & VIGIL_LOCAL_ENERGY_ESTIMATED)
+            out_text(o, ", estimated");
+        if (l->energy_flags & VIGIL_LOCAL_ENERGY_UNCERTAIN)
+            out_text(o, ", uncertain");
+    }
+    out_text(o, ")");
+}
+
+static void write_text_vigild(struct out *o, const struct preload_link_figures *l,
+                              const struct preload_mpi_figures *mpi)
+{
+    out_text(o, "VIGILD                     ");
+    if (l->state == PRELOAD_LINK_STANDALONE) {
+        out_text(o, "standalone: ");
+        out_text_clean(o, l->reason);
+    } else if (mpi != NULL || l->state == PRELOAD_LINK_SUMMARY) {
+        if (mpi != NULL)
+            out_printf(o, "%u of %d ranks: ", l->ranks_with_summary, mpi->ranks);
+        else
+            out_printf(o, "process %llu: ", (unsigned long long)l->process_id);
+        out_printf(o, "%llu activities drained, %llu gaps, %llu dropped",
+                   (unsigned long long)l->activities_drained, (unsigned long long)l->gaps,
+                   (unsigned long long)l->dropped);
+        if (l->state != PRELOAD_LINK_SUMMARY) {
+            out_text(o, "; ");
+            out_text_clean(o, l->reason);
+        }
+    } else {
+        if (l->process_id != 0)
+            out_printf(o, "process %llu, no summary: ", (unsigned long long)l->process_id);
+        else
+            out_text(o, "connected, no summary: ");
+        out_text_clean(o, l->reason);
+    }
+    out_text(o, "\n");
+}
+
+static void write_text_rank_energy(struct out *o, const struct preload_mpi_figures *mpi)
+{
+    out_printf(o, "\n%-24s %s\n", "energy by rank", "joule");
+    for (int r = 0; r < mpi->ranks; r++) {
+        out_printf(o, "rank %-19d ", r);
+        out_text_energy(o, &mpi->rank_links[r]);
+        out_text(o, "\n");
+    }
+}
+
 static void write_text_ranks(struct out *o, const struct preload_mpi_figures *mpi)
 {
     char title[32];
@@ -285,6 +352,8 @@ static void write_text_ranks(struct out *o, const struct preload_mpi_figures *mp
                    preload_rank_metric_name((enum preload_rank_metric)m), st->min, st->mean,
                    st->max, st->sum, st->max_rank);
     }
+    if (mpi->rank_links != NULL)
+        write_text_rank_energy(o, mpi);
 }
 
 static void write_text(struct out *o, const struct preload_figures *f,
@@ -306,12 +375,16 @@ static void write_text(struct out *o, const struct preload_figures *f,
         out_printf(o, "\n== vigil report: %s (pid %d on %s) ==\n", program_name(), (int)preload.pid,
                    f->host);
     out_printf(o, "CONSUMED_CPU_SECONDS       %.3f\n", f->cpu_seconds);
-    out_printf(o, "CONSUMED_ENERGY_JOULE      n/a (%s)\n", energy_note);
+    out_text(o, "CONSUMED_ENERGY_JOULE      ");
+    out_text_energy(o, &f->link);
+    out_text(o, "\n");
     out_printf(o, "ACCESSED_IO_BYTES          %llu (%s: read %s, written %s)\n",
                (unsigned long long)(f->io_read_bytes + f->io_written_bytes), total, read, written);
     out_printf(o, "TRANSFERRED_NETWORK_BYTES  %llu (%s)\n", (unsigned long long)f->network_bytes,
                network);
-    out_printf(o, "OBSERVED_RUNTIME_MS        %.3f\n\n", f->runtime_ms);
+    out_printf(o, "OBSERVED_RUNTIME_MS        %.3f\n", f->runtime_ms);
+    write_text_vigild(o, &f->link, mpi);
+    out_text(o, "\n");
 
     out_printf(o, "%-6s %-20s %12s %16s %12s %8s\n", "layer", "operation", "calls", "bytes",
                "time_ms", "errors");
@@ -336,18 +409,96 @@ static void write_text(struct out *o, const struct preload_figures *f,
                        (unsigned long long)f->top[i].written_bytes);
         }
     }
-    /* Until a node daemon drains the ring, it keeps the first records and
-     * drops the rest: say so, lest the drops look like a fault. */
+    /* Without a node daemon to drain it, the ring keeps the first records
+     * and drops the rest: say so, lest the drops look like a fault. */
     out_printf(o,
-               "\nactivities: %llu observed, %llu recorded, %llu dropped (ring full: no vigild "
-               "drains it), %llu excluded (counted only)\n",
+               "\nactivities: %llu observed, %llu recorded, %llu dropped (ring full%s), %llu "
+               "excluded (counted only)\n",
                (unsigned long long)f->observed, (unsigned long long)f->totals.recorded,
-               (unsigned long long)f->totals.dropped, (unsigned long long)f->totals.excluded);
+               (unsigned long long)f->totals.dropped,
+               f->link.state == PRELOAD_LINK_STANDALONE ? ": no vigild drains it" : "",
+               (unsigned long long)f->totals.excluded);
     if (mpi != NULL)
         write_text_ranks(o, mpi);
 }
 
 /* ---- JSON ----------------------------------------------------------------------- */
+
+static void out_json_text(struct out *o, const char *text)
+{
+    out_json_string(o, text, strlen(text));
+}
+
+static void out_json_count(struct out *o, const char *name, uint64_t value, bool known)
+{
+    if (known)
+        out_printf(o, ",\"%s\":%llu", name, (unsigned long long)value);
+    else
+        out_printf(o, ",\"%s\":null", name);
+}
+
+/* energy_joule, energy_source, energy_estimated, energy_uncertain and
+ * energy_note, each after a comma. */
+static void write_json_energy(struct out *o, const struct preload_link_figures *l)
+{
+    bool known = !isnan(l->energy_j);
+    if (known)
+        out_printf(o, ",\"energy_joule\":%.6f,\"energy_source\":", l->energy_j);
+    else
+        out_text(o, ",\"energy_joule\":null,\"energy_source\":");
+    out_json_text(o, known && l->energy_source[0] != '\0' ? l->energy_source : "none");
+    out_printf(o, ",\"energy_estimated\":%s,\"energy_uncertain\":%s,\"energy_note\":",
+               l->energy_flags & VIGIL_LOCAL_ENERGY_ESTIMATED ? "true" : "false",
+               l->energy_flags & VIGIL_LOCAL_ENERGY_UNCERTAIN ? "true" : "false");
+    if (known)
+        out_text(o, "null");
+    else
+        out_json_text(o, l->energy_note);
+}
+
+static void write_json_vigild(struct out *o, const struct preload_link_figures *l,
+                              const struct preload_mpi_figures *mpi)
+{
+    static const char *const states[] = {
+        [PRELOAD_LINK_STANDALONE] = "standalone",
+        [PRELOAD_LINK_CONNECTED] = "connected",
+        [PRELOAD_LINK_SUMMARY] = "summary",
+    };
+    out_text(o, ",\"vigild\":{\"state\":");
+    out_json_text(o, l->state <= PRELOAD_LINK_SUMMARY ? states[l->state] : "?");
+    if (mpi != NULL)
+        out_printf(o, ",\"ranks_with_summary\":%u", l->ranks_with_summary);
+    else
+        out_json_count(o, "process_id", l->process_id, l->process_id != 0);
+    out_text(o, ",\"reason\":");
+    if (l->state == PRELOAD_LINK_SUMMARY)
+        out_text(o, "null");
+    else
+        out_json_text(o, l->reason);
+    bool drained = l->ranks_with_summary > 0;
+    out_json_count(o, "activities_drained", l->activities_drained, drained);
+    out_json_count(o, "names_drained", l->names_drained, drained);
+    out_json_count(o, "gaps", l->gaps, drained);
+    out_json_count(o, "dropped", l->dropped, drained);
+    out_json_count(o, "anomalies", l->anomalies, drained);
+    if (drained && !isnan(l->cpu_s))
+        out_printf(o, ",\"cpu_seconds\":%.6f}", l->cpu_s);
+    else
+        out_text(o, ",\"cpu_seconds\":null}");
+}
+
+static void write_json_rank_energy(struct out *o, const struct preload_mpi_figures *mpi)
+{
+    out_text(o, ",\"energy_by_rank\":[");
+    for (int r = 0; r < mpi->ranks; r++) {
+        const struct preload_link_figures *l = &mpi->rank_links[r];
+        out_printf(o, "%s{\"rank\":%d", r > 0 ? "," : "", r);
+        write_json_energy(o, l);
+        out_json_count(o, "vigild_process_id", l->process_id, l->process_id != 0);
+        out_text(o, "}");
+    }
+    out_text(o, "]");
+}
 
 static void write_json_ranks(struct out *o, const struct preload_mpi_figures *mpi)
 {
@@ -360,6 +511,8 @@ static void write_json_ranks(struct out *o, const struct preload_mpi_figures *mp
             st->max, st->sum, st->max_rank);
     }
     out_text(o, "}");
+    if (mpi->rank_links != NULL)
+        write_json_rank_energy(o, mpi);
 }
 
 static void write_json(struct out *o, const struct preload_figures *f,
@@ -380,8 +533,8 @@ static void write_json(struct out *o, const struct preload_figures *f,
     out_text(o, "\"host\":");
     out_json_string(o, f->host, strlen(f->host));
     out_printf(o, ",\"runtime_ms\":%.3f,\"cpu_seconds\":%.6f", f->runtime_ms, f->cpu_seconds);
-    out_text(o, ",\"energy_joule\":null,\"energy_source\":\"none\",\"energy_note\":");
-    out_json_string(o, energy_note, strlen(energy_note));
+    write_json_energy(o, &f->link);
+    write_json_vigild(o, &f->link, mpi);
     out_printf(o,
                ",\"io_bytes_read\":%llu,\"io_bytes_written\":%llu,\"network_bytes\":%llu,"
                "\"activities\":{\"observed\":%llu,\"recorded\":%llu,\"dropped\":%llu,"

@@ -23,6 +23,7 @@ struct preload_figures {
     char host[256];
     struct preload_file_figure top[PRELOAD_TOP_FILES];
     int top_count;
+    struct preload_link_figures link; /* what vigild said: energy, what it drained */
 };
 
 /* The figures every rank contributes to the joint report of an MPI job. */
@@ -62,6 +63,8 @@ struct preload_rank_stats {
 struct preload_mpi_figures {
     int ranks;
     struct preload_rank_stats stats[PRELOAD_RANK_METRIC_COUNT];
+    /* What vigild said about each rank, by rank; NULL when not gathered. */
+    const struct preload_link_figures *rank_links;
 };
 
 const char *preload_rank_metric_name(enum preload_rank_metric metric) PRELOAD_HIDDEN;

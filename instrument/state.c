@@ -1,5 +1,5 @@
-/* vigil — the preload library's life: set-up before main, a fresh start in
- * every forked child, and the report at exit.
+/* vigil — the preload library's life: set-up before main (and registration
+ * with vigild), a fresh start in every forked child, and the report at exit.
  *
  * If anything needed at set-up is missing (no memory for the ring, say),
  * the library stays inactive and every call goes straight through: it never
@@ -76,7 +76,9 @@ static void after_fork_in_child(void)
     preload_files_reset_after_fork();
     start_clock();
     struct vigil_error err;
-    if (!start_ring(&err)) {
+    bool ring_ok = start_ring(&err);
+    preload_link_after_fork(ring_ok); /* a process of its own for vigild too */
+    if (!ring_ok) {
         atomic_store(&preload.active, 0);
         dprintf(2, "vigil: disabled in child %d: %s\n", (int)getpid(), err.message);
     }
@@ -108,6 +110,7 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv, cha
     } else if (start_ring(&err)) {
         pthread_atfork(NULL, NULL, after_fork_in_child);
         preload_report_init();
+        preload_link_start();
         atomic_store(&preload.active, 1);
     }
     if (!atomic_load(&preload.active))
@@ -129,8 +132,14 @@ static void finish(void)
      * the report's own writes are not counted. An MPI job's report was
      * written at MPI_Finalize: each rank's own only when asked for. */
     preload_thread.in_call = 1;
-    if (!preload.joint_reported || preload_report_per_rank())
+    if (!preload.joint_reported || preload_report_per_rank()) {
+        /* Recording has stopped: vigild's summary covers every record the
+         * report counts. Without a report nobody would read it. */
+        if (!preload_report_off())
+            preload_link_summary();
         preload_report_write();
+    }
+    preload_link_leave();
 }
 
 __attribute__((destructor)) static void preload_fini(void)

@@ -238,13 +238,18 @@ static void end_meta(const struct preload_call *call, unsigned op, MPI_File fh, 
 
 /* ---- start and end of MPI ---------------------------------------------------- */
 
-/* Once MPI runs: our rank, and the handles we compare with (looked up
- * here, not per call: under Open MPI each is a dlsym). */
+/* Once MPI runs: our rank (vigild is told it too), and the handles we
+ * compare with (looked up here, not per call: under Open MPI each is a
+ * dlsym). */
 static void mpi_started(void)
 {
-    int rank;
-    if (REAL(PMPI_Comm_rank)(PRELOAD_COMM_WORLD, &rank) == MPI_SUCCESS)
+    int rank, size;
+    MPI_Comm world = PRELOAD_COMM_WORLD;
+    if (REAL(PMPI_Comm_rank)(world, &rank) == MPI_SUCCESS) {
         preload.mpi_rank = rank;
+        if (REAL(PMPI_Comm_size)(world, &size) == MPI_SUCCESS)
+            preload_link_rank(rank, size);
+    }
     request_null = PRELOAD_REQUEST_NULL;
     byte_type = PRELOAD_MPI_BYTE;
 }

@@ -6,6 +6,9 @@
  * joint report rank 0 writes at MPI_Finalize, the ranks' own reports when
  * asked for, and the report of a rank that never reaches MPI_Finalize.
  *
+ * The energy tests run a fake vigild (tests/support/test_fake_vigild.h) in a
+ * thread of this test, which every rank registers with.
+ *
  * Needs VIGIL_CLI, VIGIL_MPI_IO_LEVELS, VIGIL_MPI_CHILDREN,
  * VIGIL_MPI_NONBLOCKING and VIGIL_MPI_EARLY_EXIT, which meson test sets.
  * Every test works in a fresh temporary directory, removed at its end. */
@@ -23,6 +26,7 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "test_fake_vigild.h"
 
 #define RANKS 4
 /* Far above what a job of these programs takes (under a second or two):
@@ -449,6 +453,125 @@ static void test_early_exit_reports(void **state)
     test_run_clear(&r);
 }
 
+/* ---- energy from vigild -------------------------------------------------------------------- */
+
+/* The clients of the fake vigild that told it their rank, by rank; fails
+ * unless each rank of the job registered once. */
+static void clients_by_rank(const struct test_fake_vigild *d,
+                            const struct test_fake_vigild_client *by_rank[RANKS])
+{
+    memset(by_rank, 0, RANKS * sizeof by_rank[0]);
+    for (guint i = 0; i < test_fake_vigild_count(d); i++) {
+        const struct test_fake_vigild_client *c = test_fake_vigild_client(d, i);
+        if (c->rank < 0)
+            continue; /* not a rank: a process the job started besides */
+        if (c->rank >= RANKS || c->size != RANKS || by_rank[c->rank] != NULL)
+            fail_msg("a client says it is rank %d of %d", c->rank, c->size);
+        by_rank[c->rank] = c;
+    }
+    for (int r = 0; r < RANKS; r++)
+        if (by_rank[r] == NULL)
+            fail_msg("rank %d never told vigild its rank", r);
+}
+
+static void no_energy_for_rank_2(const struct test_fake_vigild_client *client,
+                                 struct vigil_local_summary *summary, void *user)
+{
+    (void)user;
+    if (client->rank == 2) {
+        summary->energy_j = NAN;
+        summary->energy_source[0] = '\0';
+        g_strlcpy(summary->energy_note, "no RAPL here", sizeof summary->energy_note);
+    }
+}
+
+/* Runs mpi-nonblocking with every rank registered with a fake vigild that
+ * answers 1.5 J (as `answer` may change), and checks what is the same
+ * whatever the energy: each rank said its rank and asked for its summary
+ * once, and what vigild drained is what the ranks recorded. The joint
+ * report is the caller's to check, and free. */
+static struct test_report energy_job(const char *dir, test_fake_vigild_answer_fn answer,
+                                     const struct test_fake_vigild_client *by_rank[RANKS],
+                                     struct test_fake_vigild **daemon)
+{
+    char *socket_path = g_build_filename(dir, "vigild.sock", NULL);
+    char *socket_var = g_strdup_printf("VIGIL_SOCKET=%s", socket_path);
+    struct test_fake_vigild_settings settings = {
+        .mode = TEST_FAKE_VIGILD_ANSWER,
+        .energy_j = 1.5,
+        .energy_source = "energy/powercap",
+        .answer = answer,
+    };
+    struct test_fake_vigild *d = test_fake_vigild_start(socket_path, &settings);
+    const char *vars[] = {socket_var, NULL};
+    struct test_run r =
+        run_job(dir, vars, test_env_or_fail("VIGIL_MPI_NONBLOCKING"), dir, "8", NULL);
+    test_assert_status(&r, 0, "mpi-nonblocking under vigil, with vigild");
+    test_fake_vigild_stop(d);
+    clients_by_rank(d, by_rank);
+    uint64_t answered = 0;
+    for (int rank = 0; rank < RANKS; rank++) {
+        assert_true(by_rank[rank]->registered);
+        assert_int_equal(by_rank[rank]->summary_requests, 1);
+        answered += by_rank[rank]->answered_activities;
+    }
+    struct test_report rep = the_joint_report(dir);
+    /* Taken at MPI_Finalize, with the figures: what the ranks recorded by
+     * then, every record of it drained, none of the library's own. */
+    assert_int_equal(test_report_int(&rep, "vigild.ranks_with_summary"), RANKS);
+    assert_int_equal(test_report_int(&rep, "vigild.activities_drained"), answered);
+    assert_int_equal(test_report_int(&rep, "vigild.activities_drained"),
+                     test_report_int(&rep, "activities.recorded"));
+    JsonNode *by_rank_node = test_report_node(&rep, "energy_by_rank");
+    assert_non_null(by_rank_node);
+    assert_int_equal(json_array_get_length(json_node_get_array(by_rank_node)), RANKS);
+    for (int rank = 0; rank < RANKS; rank++) {
+        char *path = g_strdup_printf("energy_by_rank.%d.vigild_process_id", rank);
+        assert_int_equal(test_report_int(&rep, path), by_rank[rank]->process_id);
+        g_free(path);
+    }
+    test_run_clear(&r);
+    g_free(socket_var);
+    g_free(socket_path);
+    *daemon = d;
+    return rep;
+}
+
+/* Every rank has its energy: the job's is their sum. */
+static void test_job_energy_is_the_sum(void **state)
+{
+    const struct test_fake_vigild_client *by_rank[RANKS];
+    struct test_fake_vigild *d;
+    struct test_report rep = energy_job(*state, NULL, by_rank, &d);
+    assert_close(test_report_number(&rep, "energy_joule"), RANKS * 1.5, "energy_joule");
+    assert_string_equal(test_report_string(&rep, "energy_source"), "energy/powercap");
+    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_note")));
+    assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
+    for (int rank = 0; rank < RANKS; rank++) {
+        char *path = g_strdup_printf("energy_by_rank.%d.energy_joule", rank);
+        assert_close(test_report_number(&rep, path), 1.5, path);
+        g_free(path);
+    }
+    test_report_free(&rep);
+    test_fake_vigild_free(d);
+}
+
+/* A rank without energy: the job has none, and says which rank and why. */
+static void test_job_energy_needs_every_rank(void **state)
+{
+    const struct test_fake_vigild_client *by_rank[RANKS];
+    struct test_fake_vigild *d;
+    struct test_report rep = energy_job(*state, no_energy_for_rank_2, by_rank, &d);
+    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_joule")));
+    assert_string_equal(test_report_string(&rep, "energy_note"), "rank 2: no RAPL here");
+    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_by_rank.2.energy_joule")));
+    assert_string_equal(test_report_string(&rep, "energy_by_rank.2.energy_note"), "no RAPL here");
+    assert_close(test_report_number(&rep, "energy_by_rank.3.energy_joule"), 1.5,
+                 "energy_by_rank.3.energy_joule");
+    test_report_free(&rep);
+    test_fake_vigild_free(d);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, test_make_dir, test_remove_dir)
@@ -458,6 +581,8 @@ int main(void)
         T(test_level_2),
         T(test_level_3),
         T(test_children),
+        T(test_job_energy_is_the_sum),
+        T(test_job_energy_needs_every_rank),
         T(test_nonblocking_counted_once),
         T(test_per_rank_reports),
         T(test_no_libmpi_without_mpi),

@@ -1,0 +1,815 @@
+/* Integration tests of libvigil-preload.so's link to vigild: programs run
+ * with LD_PRELOAD against a fake vigild (tests/support/test_fake_vigild.h) that
+ * listens in a thread of this test, and their registrations and reports
+ * checked: what REGISTER says, the summary in the report (energy and the
+ * drained count, which must equal the records the library wrote), and
+ * every way the link can fail (no daemon, one that never answers, never
+ * accepts or refuses, VIGIL_SOCKET=off, a program that closes the
+ * connection), forked children and exec'd images.
+ *
+ * Needs VIGIL_PRELOAD_LIB, VIGIL_TEST_PROGRAMS and VIGIL_CONNECT_SPY, which
+ * meson test sets. Every test works in a fresh temporary directory. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "test_report.h"
+#include "test_support.h"
+#include "test_fake_vigild.h"
+
+/* ---- running programs ------------------------------------------------------------------- */
+
+static char *helper(const char *name)
+{
+    return g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), name, NULL);
+}
+
+struct child {
+    pid_t pid;
+    int status; /* exit status, or 128 + signal */
+    char *out, *err;
+};
+
+/* Runs argv in `dir` with this process's environment cleaned of LD_PRELOAD
+ * and VIGIL_* (test_clean_environment), plus `vars`, plus LD_PRELOAD =
+ * `preload` unless NULL; stdin from /dev/null, stdout and stderr into
+ * files, read back once it has ended. Its pid is known, so that the test
+ * can compare it with what vigild was told. */
+static struct child run_child(const char *dir, const char *preload, const char *const *vars,
+                              const char *const *argv)
+{
+    char **env = test_clean_environment(vars);
+    if (preload != NULL)
+        env = g_environ_setenv(env, "LD_PRELOAD", preload, TRUE);
+    char *out_path = g_build_filename(dir, ".child-out", NULL);
+    char *err_path = g_build_filename(dir, ".child-err", NULL);
+    int out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int err_fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(out_fd >= 0 && err_fd >= 0);
+    struct child c = {0};
+    GError *error = NULL;
+    if (!g_spawn_async_with_fds(dir, (char **)argv, env,
+                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDIN_FROM_DEV_NULL |
+                                    G_SPAWN_SEARCH_PATH_FROM_ENVP,
+                                NULL, NULL, &c.pid, -1, out_fd, err_fd, &error))
+        fail_msg("cannot run %s: %s", argv[0], error->message);
+    close(out_fd);
+    close(err_fd);
+    int wait_status;
+    pid_t waited;
+    do
+        waited = waitpid(c.pid, &wait_status, 0);
+    while (waited < 0 && errno == EINTR);
+    assert_int_equal(waited, c.pid);
+    c.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    g_file_get_contents(out_path, &c.out, NULL, NULL);
+    g_file_get_contents(err_path, &c.err, NULL, NULL);
+    unlink(out_path);
+    unlink(err_path);
+    g_free(out_path);
+    g_free(err_path);
+    g_strfreev(env);
+    return c;
+}
+
+static void child_clear(struct child *c)
+{
+    g_free(c->out);
+    g_free(c->err);
+}
+
+static void assert_status(const struct child *c, int want, const char *what)
+{
+    if (c->status != want)
+        fail_msg("%s exited with %d, not %d\nstdout: %s\nstderr: %s", what, c->status, want, c->out,
+                 c->err);
+}
+
+static const char *preload_lib(void)
+{
+    return test_env_or_fail("VIGIL_PRELOAD_LIB");
+}
+
+/* Everything a test needs: its directory, the socket path, the variables. */
+struct setup {
+    const char *dir;
+    char *socket_path;
+    char *socket_var; /* VIGIL_SOCKET=… */
+    char *report_path;
+    char *report_var;
+};
+
+static struct setup setup_of(const char *dir, const char *report_name)
+{
+    struct setup s = {.dir = dir};
+    s.socket_path = g_build_filename(dir, "vigild.sock", NULL);
+    s.socket_var = g_strdup_printf("VIGIL_SOCKET=%s", s.socket_path);
+    s.report_path = g_build_filename(dir, report_name, NULL);
+    s.report_var = g_strdup_printf("VIGIL_REPORT=%s", s.report_path);
+    return s;
+}
+
+static void setup_free(struct setup *s)
+{
+    g_free(s->socket_path);
+    g_free(s->socket_var);
+    g_free(s->report_path);
+    g_free(s->report_var);
+}
+
+static char *read_text(const char *path)
+{
+    char *text = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &error))
+        fail_msg("cannot read %s: %s", path, error->message);
+    return text;
+}
+
+/* The rest of the line of `text` that starts with `prefix` (g_free it);
+ * fails when there is none. */
+static char *line_after(const char *text, const char *prefix)
+{
+    for (const char *line = text; line != NULL && *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t length = end != NULL ? (size_t)(end - line) : strlen(line);
+        if (strncmp(line, prefix, strlen(prefix)) == 0)
+            return g_strndup(line + strlen(prefix), length - strlen(prefix));
+        line = end != NULL ? end + 1 : NULL;
+    }
+    fail_msg("no line starting with \"%s\" in:\n%s", prefix, text);
+    return NULL;
+}
+
+/* The "recorded" count of a text report's activities line. */
+static unsigned long long text_recorded(const char *report)
+{
+    char *rest = line_after(report, "activities: ");
+    unsigned long long observed = 0, recorded = 0;
+    if (sscanf(rest, "%llu observed, %llu recorded", &observed, &recorded) != 2)
+        fail_msg("cannot read the activities line: %s", rest);
+    g_free(rest);
+    return recorded;
+}
+
+static void assert_line(const char *report, const char *prefix, const char *want)
+{
+    char *rest = line_after(report, prefix);
+    if (strcmp(rest, want) != 0)
+        fail_msg("%s\"%s\", not \"%s\"", prefix, rest, want);
+    g_free(rest);
+}
+
+#define ENERGY_LINE "CONSUMED_ENERGY_JOULE      "
+#define VIGILD_LINE "VIGILD                     "
+
+static struct test_fake_vigild_settings answering(double energy_j, const char *source,
+                                                  uint32_t flags, const char *note)
+{
+    return (struct test_fake_vigild_settings){
+        .mode = TEST_FAKE_VIGILD_ANSWER,
+        .energy_j = energy_j,
+        .energy_source = source,
+        .energy_flags = flags,
+        .energy_note = note,
+    };
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* ---- registration ------------------------------------------------------------------------ */
+
+static void test_registration(void **state)
+{
+    struct setup s = setup_of(*state, "report.json");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    char program_real[PATH_MAX];
+    assert_non_null(realpath(program, program_real));
+    const char *vars[] = {s.socket_var,
+                          s.report_var,
+                          "VIGIL_REPORT_FORMAT=json",
+                          "SLURM_JOB_ID=4242",
+                          "VIGIL_RING_SLOTS=1024",
+                          NULL};
+    const char *argv[] = {program, target, "10", NULL};
+    uint64_t before_ns = realtime_ns();
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    uint64_t after_ns = realtime_ns();
+    assert_status(&c, 0, "filler");
+    test_fake_vigild_stop(d);
+
+    assert_int_equal(test_fake_vigild_count(d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    if (r->problem != NULL)
+        fail_msg("the registration is refused: %s", r->problem);
+    assert_true(r->registered);
+    assert_int_equal(r->pid, c.pid); /* SO_PEERCRED: the program itself registered */
+    assert_int_equal(r->uid, getuid());
+    assert_string_equal(r->program, program_real);
+    assert_string_equal(r->cwd, s.dir);
+    assert_string_equal(r->job, "4242");
+    assert_int_equal(r->fixed.argc, 3);
+    assert_int_equal(r->argv->len, 3);
+    for (guint i = 0; i < 3; i++)
+        assert_string_equal(g_ptr_array_index(r->argv, i), argv[i]);
+    assert_int_equal(r->fixed.flags, 0);
+    assert_int_equal(r->fixed.mpi_rank, -1);
+    assert_int_equal(r->rank, -1); /* no MPI: no RANK */
+    /* The ring it passed is one vigild can attach, of the size it says. */
+    assert_true(r->ring_attached);
+    assert_int_equal(r->ring_slots, 1024);
+    assert_int_equal(r->fixed.ring_slots, 1024);
+    assert_true(r->fixed.start_realtime_ns >= before_ns && r->fixed.start_realtime_ns <= after_ns);
+    assert_true(r->fixed.start_monotonic_ns > 0);
+    assert_int_equal(r->summary_requests, 1);
+    assert_true(r->closed);
+    /* It read everything it was sent before it ended: vigild sees an end,
+     * not a reset. */
+    assert_false(r->reset);
+
+    struct test_report rep = test_report_load(s.report_path);
+    assert_int_equal(test_report_int(&rep, "pid"), c.pid);
+    assert_int_equal(test_report_int(&rep, "vigild.process_id"), r->process_id);
+    test_report_free(&rep);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* Without SLURM_JOB_ID the job is empty; without arguments argv is the
+ * program's name alone. */
+static void test_registration_without_job(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    const char *argv[] = {"true", NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "true");
+    test_fake_vigild_stop(d);
+    assert_int_equal(test_fake_vigild_count(d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    assert_true(r->registered);
+    assert_string_equal(r->job, "");
+    assert_int_equal(r->argv->len, 1);
+    assert_string_equal(g_ptr_array_index(r->argv, 0), "true");
+    child_clear(&c);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* ---- the summary in the report --------------------------------------------------------- */
+
+static void test_summary_in_text_report(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    const char *argv[] = {program, target, "50", NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "filler");
+    assert_string_equal(c.err, ""); /* the report went to its file; nothing else was said */
+    test_fake_vigild_stop(d);
+
+    char *report = read_text(s.report_path);
+    assert_line(report, ENERGY_LINE, "1.500 (energy/powercap)");
+    unsigned long long recorded = text_recorded(report);
+    assert_true(recorded >= 52); /* open, 50 writes, close */
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    /* What vigild drained is what the library wrote: all of it, and only it. */
+    assert_int_equal(r->answered_activities, recorded);
+    assert_int_equal(r->activities, recorded);
+    assert_false(r->reset);
+    char *want = g_strdup_printf("process %llu: %llu activities drained, 0 gaps, 0 dropped",
+                                 (unsigned long long)r->process_id, recorded);
+    assert_line(report, VIGILD_LINE, want);
+    test_assert_contains(report, "0 dropped (ring full), ");
+
+    g_free(want);
+    g_free(report);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* The calls of each operation in a JSON report's layers, as "layer.op=calls;". */
+static char *calls_by_op(const struct test_report *rep)
+{
+    GString *out = g_string_new(NULL);
+    JsonObject *layers = test_report_object(rep, "layers");
+    GList *names = json_object_get_members(layers);
+    names = g_list_sort(names, (GCompareFunc)g_strcmp0);
+    for (GList *l = names; l != NULL; l = l->next) {
+        JsonObject *ops = json_object_get_object_member(layers, l->data);
+        GList *op_names = g_list_sort(json_object_get_members(ops), (GCompareFunc)g_strcmp0);
+        for (GList *o = op_names; o != NULL; o = o->next)
+            g_string_append_printf(
+                out, "%s.%s=%" G_GINT64_FORMAT ";", (const char *)l->data, (const char *)o->data,
+                json_object_get_int_member(json_object_get_object_member(ops, o->data), "calls"));
+        g_list_free(op_names);
+    }
+    g_list_free(names);
+    return g_string_free(out, FALSE);
+}
+
+static void test_summary_in_json_report(void **state)
+{
+    struct setup s = setup_of(*state, "report.json");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    const char *argv[] = {program, target, "50", NULL};
+    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "filler");
+    test_fake_vigild_stop(d);
+
+    struct test_report rep = test_report_load(s.report_path);
+    assert_true(test_report_number(&rep, "energy_joule") == 1.5);
+    assert_string_equal(test_report_string(&rep, "energy_source"), "energy/powercap");
+    assert_false(json_node_get_boolean(test_report_node(&rep, "energy_estimated")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_note")));
+    assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
+    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "vigild.reason")));
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    gint64 recorded = test_report_int(&rep, "activities.recorded");
+    assert_int_equal(test_report_int(&rep, "vigild.activities_drained"), recorded);
+    assert_int_equal(r->activities, recorded);
+    assert_int_equal(test_report_int(&rep, "vigild.names_drained"), r->names);
+    assert_true(r->names >= 1); /* the file's name went before its first activity */
+    assert_int_equal(test_report_int(&rep, "vigild.gaps"), 0);
+    assert_true(test_report_number(&rep, "vigild.cpu_seconds") == 0.5);
+
+    /* The library's own socket calls were neither counted nor recorded:
+     * the report's calls are those of a run without vigild, and no socket
+     * operation went into the ring. */
+    const char *off_vars[] = {"VIGIL_SOCKET=off", s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    struct child alone = run_child(s.dir, preload_lib(), off_vars, argv);
+    assert_status(&alone, 0, "filler without vigild");
+    struct test_report alone_rep = test_report_load(s.report_path);
+    char *with = calls_by_op(&rep), *without = calls_by_op(&alone_rep);
+    assert_string_equal(with, without);
+    assert_int_equal(test_report_int(&alone_rep, "activities.recorded"), recorded);
+    for (unsigned op = VIGIL_OP_POSIX_SEND; op <= VIGIL_OP_POSIX_RECVMSG; op++)
+        assert_int_equal(r->ops[op], 0);
+
+    g_free(with);
+    g_free(without);
+    test_report_free(&alone_rep);
+    test_report_free(&rep);
+    child_clear(&alone);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* The energy line for an estimate, and for no energy (with vigild's why). */
+static void energy_line_for(const char *dir, const struct test_fake_vigild_settings *settings,
+                            const char *want_line, const char *want_json_note)
+{
+    struct setup s = setup_of(dir, "report.txt");
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, settings);
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    const char *argv[] = {"true", NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "true");
+    char *report = read_text(s.report_path);
+    assert_line(report, ENERGY_LINE, want_line);
+    g_free(report);
+    child_clear(&c);
+
+    const char *json_vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    c = run_child(s.dir, preload_lib(), json_vars, argv);
+    assert_status(&c, 0, "true");
+    struct test_report rep = test_report_load(s.report_path);
+    if (want_json_note != NULL) {
+        assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_joule")));
+        assert_string_equal(test_report_string(&rep, "energy_source"), "none");
+        assert_string_equal(test_report_string(&rep, "energy_note"), want_json_note);
+    } else {
+        assert_true(test_report_number(&rep, "energy_joule") == settings->energy_j);
+        assert_string_equal(test_report_string(&rep, "energy_source"), settings->energy_source);
+        assert_true(json_node_get_boolean(test_report_node(&rep, "energy_estimated")) ==
+                    ((settings->energy_flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0));
+        assert_true(json_node_get_boolean(test_report_node(&rep, "energy_uncertain")) ==
+                    ((settings->energy_flags & VIGIL_LOCAL_ENERGY_UNCERTAIN) != 0));
+    }
+    assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
+    test_report_free(&rep);
+    child_clear(&c);
+    test_fake_vigild_stop(d);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+static void test_estimated_energy(void **state)
+{
+    struct test_fake_vigild_settings settings = answering(
+        3.21, "energy/estimate", VIGIL_LOCAL_ENERGY_ESTIMATED | VIGIL_LOCAL_ENERGY_UNCERTAIN, NULL);
+    energy_line_for(*state, &settings, "3.210 (energy/estimate, estimated, uncertain)", NULL);
+}
+
+static void test_no_energy_with_vigild_reason(void **state)
+{
+    const char *note = "no RAPL: /sys/class/powercap does not exist";
+    struct test_fake_vigild_settings settings = answering(NAN, "", 0, note);
+    char *want = g_strdup_printf("n/a (%s)", note);
+    energy_line_for(*state, &settings, want, note);
+    g_free(want);
+}
+
+/* ---- when the link fails ----------------------------------------------------------------- */
+
+/* Without a report nobody would read the summary: none is asked for, and
+ * vigild still drains everything once the process has ended. */
+static void test_report_off(void **state)
+{
+    struct setup s = setup_of(*state, "unused");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    const char *argv[] = {program, target, "50", NULL};
+    const char *vars[] = {s.socket_var, "VIGIL_REPORT=off", NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "filler");
+    assert_string_equal(c.err, "");
+    test_fake_vigild_stop(d);
+    assert_int_equal(test_fake_vigild_count(d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    assert_int_equal(r->summary_requests, 0);
+    assert_true(r->closed);
+    assert_int_equal(r->ops[VIGIL_OP_POSIX_WRITE], 50);
+    assert_int_equal(r->gaps, 0);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* No daemon: the program runs as it would without the library (same
+ * status, same output, its first descriptor is 3), nothing is printed,
+ * and the report says why there is no energy. */
+static void test_no_daemon(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    char *program = helper("linkprobe");
+    const char *argv[] = {program, s.dir, "7", NULL};
+    struct child plain = run_child(s.dir, NULL, NULL, argv);
+    assert_status(&plain, 7, "linkprobe without the library");
+    assert_string_equal(plain.out, "fd=3\n");
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 7, "linkprobe");
+    assert_string_equal(c.out, plain.out);
+    assert_string_equal(c.err, "");
+
+    char *report = read_text(s.report_path);
+    char *why = g_strdup_printf("no vigild at %s (No such file or directory)", s.socket_path);
+    char *energy = g_strdup_printf("n/a (%s)", why), *line = g_strdup_printf("standalone: %s", why);
+    assert_line(report, ENERGY_LINE, energy);
+    assert_line(report, VIGILD_LINE, line);
+    test_assert_contains(report, "dropped (ring full: no vigild drains it)");
+
+    g_free(line);
+    g_free(energy);
+    g_free(why);
+    g_free(report);
+    child_clear(&c);
+    child_clear(&plain);
+    g_free(program);
+    setup_free(&s);
+}
+
+/* The socket is ours and out of the program's way: with vigild connected,
+ * the program's first open() still gets 3. */
+static void test_descriptor_numbers_untouched(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("linkprobe");
+    const char *argv[] = {program, s.dir, "0", NULL};
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "linkprobe");
+    assert_string_equal(c.out, "fd=3\n");
+    test_fake_vigild_stop(d);
+    assert_int_equal(test_fake_vigild_count(d), 1);
+    assert_int_equal(test_fake_vigild_client(d, 0)->summary_requests, 1);
+    char *report = read_text(s.report_path);
+    assert_line(report, ENERGY_LINE, "1.500 (energy/powercap)");
+    g_free(report);
+    child_clear(&c);
+    g_free(program);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* A daemon that takes the registration but never answers the summary. */
+static void test_silent_daemon(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_SILENT};
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    const char *argv[] = {program, target, "5", NULL};
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "filler");
+    test_fake_vigild_stop(d);
+    assert_int_equal(test_fake_vigild_count(d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    assert_int_equal(r->summary_requests, 1);
+
+    char *report = read_text(s.report_path);
+    assert_line(report, ENERGY_LINE, "n/a (vigild did not answer within 100 ms)");
+    char *want = g_strdup_printf("process %llu, no summary: vigild did not answer within 100 ms",
+                                 (unsigned long long)r->process_id);
+    assert_line(report, VIGILD_LINE, want);
+    /* It went on draining after the process ended: nothing was lost. */
+    assert_int_equal(r->activities, text_recorded(report));
+
+    g_free(want);
+    g_free(report);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* A daemon whose backlog is full: connect() gives up after the send timeout. */
+static void test_daemon_never_accepts(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_NO_ACCEPT};
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("linkprobe");
+    const char *argv[] = {program, s.dir, "3", NULL};
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 3, "linkprobe");
+    assert_string_equal(c.out, "fd=3\n");
+    test_fake_vigild_stop(d);
+    char *report = read_text(s.report_path);
+    assert_line(report, ENERGY_LINE, "n/a (vigild did not accept within 5 ms)");
+    assert_line(report, VIGILD_LINE, "standalone: vigild did not accept within 5 ms");
+    g_free(report);
+    child_clear(&c);
+    g_free(program);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+static void test_refused(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = {
+        .mode = TEST_FAKE_VIGILD_REFUSE,
+        .refusal = "vigild serves at most 0 processes (max_processes)",
+    };
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    const char *argv[] = {program, target, "5", NULL};
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "filler");
+    assert_string_equal(c.err, "");
+    test_fake_vigild_stop(d);
+    assert_int_equal(test_fake_vigild_count(d), 1);
+    assert_true(test_fake_vigild_client(d, 0)->registered);
+    assert_int_equal(test_fake_vigild_client(d, 0)->summary_requests, 0);
+
+    char *report = read_text(s.report_path);
+    const char *why =
+        "vigild refused the registration: vigild serves at most 0 processes (max_processes)";
+    char *energy = g_strdup_printf("n/a (%s)", why), *line = g_strdup_printf("standalone: %s", why);
+    assert_line(report, ENERGY_LINE, energy);
+    assert_line(report, VIGILD_LINE, line);
+    g_free(line);
+    g_free(energy);
+    g_free(report);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* A program that closes every descriptor closes ours too: the report says
+ * so, and the library does not write on whatever took the number. */
+static void test_program_closes_the_connection(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("linkprobe");
+    const char *argv[] = {program, s.dir, "0", "closeall", NULL};
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "linkprobe");
+    test_fake_vigild_stop(d);
+    assert_int_equal(test_fake_vigild_count(d), 1);
+    assert_int_equal(test_fake_vigild_client(d, 0)->summary_requests, 0);
+    assert_true(test_fake_vigild_client(d, 0)->closed);
+    char *report = read_text(s.report_path);
+    assert_line(report, ENERGY_LINE, "n/a (the program closed its connection to vigild)");
+    g_free(report);
+    child_clear(&c);
+    g_free(program);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* VIGIL_SOCKET=off: no socket is made and nothing is connected to (the spy
+ * library, preloaded after ours, would say), and the report says why. */
+static void test_socket_off(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    char *preload = g_strdup_printf("%s:%s", preload_lib(), test_env_or_fail("VIGIL_CONNECT_SPY"));
+    const char *argv[] = {"true", NULL};
+    /* The spy sees the attempt when there is one. */
+    const char *on_vars[] = {s.socket_var, s.report_var, NULL};
+    struct child on = run_child(s.dir, preload, on_vars, argv);
+    assert_status(&on, 0, "true");
+    test_assert_contains(on.err, "spy: socket AF_UNIX\n");
+    char *connect_line = g_strdup_printf("spy: connect %s\n", s.socket_path);
+    test_assert_contains(on.err, connect_line);
+
+    const char *off_vars[] = {"VIGIL_SOCKET=off", s.report_var, NULL};
+    struct child off = run_child(s.dir, preload, off_vars, argv);
+    assert_status(&off, 0, "true");
+    assert_string_equal(off.err, "");
+    char *report = read_text(s.report_path);
+    assert_line(report, ENERGY_LINE, "n/a (VIGIL_SOCKET=off: vigild not contacted)");
+    assert_line(report, VIGILD_LINE, "standalone: VIGIL_SOCKET=off: vigild not contacted");
+
+    g_free(report);
+    g_free(connect_line);
+    child_clear(&off);
+    child_clear(&on);
+    g_free(preload);
+    setup_free(&s);
+}
+
+/* ---- processes that fork or exec --------------------------------------------------------- */
+
+static struct test_report report_of_pid(const char *dir, pid_t pid)
+{
+    char *name = g_strdup_printf("report-%d.json", (int)pid);
+    char *path = g_build_filename(dir, name, NULL);
+    struct test_report rep = test_report_load(path);
+    g_free(path);
+    g_free(name);
+    return rep;
+}
+
+/* Each process of the two registers on its own connection, with its own
+ * pid and ring, and gets its own summary: the child does not speak on the
+ * parent's connection, nor take it away. */
+static void test_fork(void **state)
+{
+    const char *dir = *state;
+    struct setup s = setup_of(dir, "report-%p.json");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("forker");
+    const char *argv[] = {program, "fork", dir, NULL};
+    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    struct child c = run_child(dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "forker fork");
+    test_fake_vigild_stop(d);
+
+    assert_int_equal(test_fake_vigild_count(d), 2);
+    const struct test_fake_vigild_client *parent = test_fake_vigild_find(d, c.pid);
+    assert_non_null(parent);
+    const struct test_fake_vigild_client *child = test_fake_vigild_client(d, 0) == parent
+                                                      ? test_fake_vigild_client(d, 1)
+                                                      : test_fake_vigild_client(d, 0);
+    assert_int_not_equal(child->pid, parent->pid);
+    assert_true(parent->registered && child->registered);
+    assert_true(parent->ring_attached && child->ring_attached);
+    assert_int_not_equal(child->ring_inode, parent->ring_inode);
+    assert_int_not_equal(child->process_id, parent->process_id);
+    assert_string_equal(child->program, parent->program);
+    assert_int_equal(parent->summary_requests, 1);
+    assert_int_equal(child->summary_requests, 1);
+
+    const struct test_fake_vigild_client *both[] = {parent, child};
+    for (int i = 0; i < 2; i++) {
+        struct test_report rep = report_of_pid(dir, both[i]->pid);
+        gint64 recorded = test_report_int(&rep, "activities.recorded");
+        assert_int_equal(test_report_int(&rep, "vigild.process_id"), both[i]->process_id);
+        assert_int_equal(test_report_int(&rep, "vigild.activities_drained"), recorded);
+        assert_int_equal(both[i]->activities, recorded);
+        assert_true(test_report_number(&rep, "energy_joule") == 1.5);
+        test_report_free(&rep);
+    }
+    /* Each drained its own writes: 20 for the parent, 10 for the child. */
+    assert_int_equal(parent->ops[VIGIL_OP_POSIX_WRITE], 20);
+    assert_int_equal(child->ops[VIGIL_OP_POSIX_WRITE], 10);
+
+    child_clear(&c);
+    g_free(program);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* exec replaces the image (the connection is close-on-exec): the new one
+ * registers again, with the same pid. */
+static void test_exec(void **state)
+{
+    const char *dir = *state;
+    struct setup s = setup_of(dir, "report-%p.json");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("forker");
+    const char *argv[] = {program, "exec", dir, NULL};
+    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    struct child c = run_child(dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "forker exec");
+    test_fake_vigild_stop(d);
+
+    assert_int_equal(test_fake_vigild_count(d), 2);
+    const struct test_fake_vigild_client *before = test_fake_vigild_client(d, 0);
+    const struct test_fake_vigild_client *after = test_fake_vigild_client(d, 1);
+    assert_int_equal(before->pid, c.pid);
+    assert_int_equal(after->pid, c.pid);
+    assert_string_equal(g_ptr_array_index(before->argv, 1), "exec");
+    assert_string_equal(g_ptr_array_index(after->argv, 1), "after");
+    /* The first image asked for nothing (exec skips exit), but what it
+     * wrote was drained once its connection closed. */
+    assert_int_equal(before->summary_requests, 0);
+    assert_true(before->closed);
+    assert_int_equal(before->ops[VIGIL_OP_POSIX_WRITE], 5);
+    assert_int_equal(after->summary_requests, 1);
+    assert_int_equal(after->ops[VIGIL_OP_POSIX_WRITE], 7);
+    struct test_report rep = report_of_pid(dir, c.pid);
+    assert_int_equal(test_report_int(&rep, "vigild.process_id"), after->process_id);
+    assert_int_equal(test_report_int(&rep, "vigild.activities_drained"),
+                     test_report_int(&rep, "activities.recorded"));
+
+    test_report_free(&rep);
+    child_clear(&c);
+    g_free(program);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, test_make_dir, test_remove_dir)
+    const struct CMUnitTest tests[] = {
+        T(test_registration),
+        T(test_registration_without_job),
+        T(test_summary_in_text_report),
+        T(test_summary_in_json_report),
+        T(test_estimated_energy),
+        T(test_no_energy_with_vigild_reason),
+        T(test_report_off),
+        T(test_no_daemon),
+        T(test_descriptor_numbers_untouched),
+        T(test_silent_daemon),
+        T(test_daemon_never_accepts),
+        T(test_refused),
+        T(test_program_closes_the_connection),
+        T(test_socket_off),
+        T(test_fork),
+        T(test_exec),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
