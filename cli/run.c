@@ -74,6 +74,9 @@ static gboolean apply_config(const char *config_path, GError **error)
         g_setenv("VIGIL_REPORT", vigil_config_get_string(config, "preload", "report"), TRUE);
         g_setenv("VIGIL_REPORT_FORMAT", vigil_config_get_string(config, "preload", "report_format"),
                  TRUE);
+        /* The daemon to register with: the one the configuration names,
+         * unless the environment already chose one. */
+        g_setenv("VIGIL_SOCKET", vigil_config_get_string(config, "daemon", "socket"), FALSE);
         g_free(exclude);
         g_free(slots);
     }
