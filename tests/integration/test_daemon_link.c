@@ -572,6 +572,34 @@ static void test_silent_daemon(void **state)
     setup_free(&s);
 }
 
+/* A daemon that goes away instead of answering. */
+static void test_daemon_goes_away(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_HANG_UP};
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    const char *argv[] = {program, target, "5", NULL};
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "filler");
+    test_fake_vigild_stop(d);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    assert_int_equal(r->summary_requests, 1);
+    char *report = read_text(s.report_path);
+    assert_line(report, ENERGY_LINE, "n/a (vigild went away)");
+    char *want = g_strdup_printf("process %llu, no summary: vigild went away",
+                                 (unsigned long long)r->process_id);
+    assert_line(report, VIGILD_LINE, want);
+    g_free(want);
+    g_free(report);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
 /* A daemon whose backlog is full: connect() gives up after the send timeout. */
 static void test_daemon_never_accepts(void **state)
 {
@@ -804,6 +832,7 @@ int main(void)
         T(test_no_daemon),
         T(test_descriptor_numbers_untouched),
         T(test_silent_daemon),
+        T(test_daemon_goes_away),
         T(test_daemon_never_accepts),
         T(test_refused),
         T(test_program_closes_the_connection),

@@ -147,6 +147,8 @@ static void take_summary_request(struct test_fake_vigild *d, struct connection *
 {
     struct test_fake_vigild_client *c = conn->client;
     c->summary_requests++;
+    if (d->settings.mode == TEST_FAKE_VIGILD_HANG_UP)
+        close_connection(d, conn);
     if (d->settings.mode != TEST_FAKE_VIGILD_ANSWER)
         return;
     drain(conn, 0);
@@ -211,7 +213,8 @@ static bool take_message(struct test_fake_vigild *d, struct connection *conn)
         if (!vigil_local_decode_fixed(type, d->buffer, (size_t)bytes, NULL, &err))
             note_failure(d, "pid %d: %s", (int)c->pid, err.message);
         take_summary_request(d, conn);
-        break;
+        /* HANG_UP closed it. */
+        return g_ptr_array_find(d->connections, conn, NULL);
     default:
         note_failure(d, "pid %d sent a %s message", (int)c->pid, vigil_local_type_name(type));
         break;

@@ -24,6 +24,7 @@ enum test_fake_vigild_mode {
     TEST_FAKE_VIGILD_SILENT,    /* REGISTERED; a summary request goes unanswered */
     TEST_FAKE_VIGILD_REFUSE,    /* REFUSED with `refusal`, then the connection is closed */
     TEST_FAKE_VIGILD_NO_ACCEPT, /* listens with a backlog of 0 and never accepts */
+    TEST_FAKE_VIGILD_HANG_UP,   /* REGISTERED; closes the connection on a summary request */
 };
 
 /* One connection, in the order they were accepted. */
