@@ -16,7 +16,8 @@ static const struct command commands[] = {
     {"run", vigil_cli_run,
      "run [--report=FORMAT[:PATH]] -- PROGRAM [ARGS…]: run with the I/O interposer"},
     {"config", vigil_cli_config, "config check [--config FILE]: check and print the configuration"},
-    {"status", vigil_cli_status, "status [--json] [--socket PATH]: what the node's vigild sees now"},
+    {"status", vigil_cli_status,
+     "status [--json] [--socket PATH]: what the node's vigild sees now"},
 };
 
 static void print_usage(FILE *out)

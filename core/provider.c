@@ -17,14 +17,19 @@ gssize vigil_provider_pread_all(int fd, char *buffer, gsize size)
 {
     gsize done = 0;
     while (done + 1 < size) {
-        ssize_t n = pread(fd, buffer + done, size - 1 - done, (off_t)done);
+        gsize asked = size - 1 - done;
+        ssize_t n = pread(fd, buffer + done, asked, (off_t)done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return -1;
-        if (n == 0)
-            break;
         done += (gsize)n;
+        /* A /proc or /sys file gives everything it has in one read when
+         * there is room for it, so a short read is its end. Reading on to
+         * see 0 would make the kernel generate the whole file once more,
+         * which doubled the cost of every tick. */
+        if ((gsize)n < asked)
+            break;
     }
     buffer[done] = '\0';
     return (gssize)done;

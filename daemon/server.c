@@ -192,6 +192,11 @@ static gboolean handle_one(struct connection *c)
     if (length < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK)
             return FALSE;
+        /* Linux tells the peer of a socket closed with unread data in it
+         * (a process that exec'd or died before reading REGISTERED) this
+         * once, ahead of the messages still queued: read on to the end. */
+        if (errno == ECONNRESET)
+            return TRUE;
         if (errno == 0) { /* closed: the process ended, or closed our socket */
             struct vigild_process *p =
                 c->process_id != 0 ? vigild_processes_get(&s->d->processes, c->process_id) : NULL;

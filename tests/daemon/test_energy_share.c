@@ -99,7 +99,7 @@ static void tick_with(struct fixture *f, double user_s, double system_s, double 
 {
     g_array_set_size(f->samples.node, 0);
     g_array_set_size(f->samples.process, 0);
-    double busy[5] = {user_s, 0, system_s, 0, 0};
+    const double busy[5] = {user_s, 0, system_s, 0, 0};
     for (int i = 0; i < 5; i++) {
         struct vigil_sample s = {.metric_id = f->busy_ids[i], .value = busy[i]};
         g_array_append_val(f->samples.node, s);
