@@ -72,7 +72,9 @@ static void explain_energy(struct vigild *d)
     if (why != NULL)
         vigild_energy_share_set_unavailable(&d->energy, why);
     else if (d->energy.source == NULL)
-        vigild_energy_share_set_unavailable(&d->energy, "no energy sample yet");
+        vigild_energy_share_set_unavailable(
+            &d->energy,
+            "vigild has not sampled the node's energy yet (it started less than a tick ago)");
     g_free(why);
 }
 

@@ -34,7 +34,8 @@ void vigild_energy_share_init(struct vigild_energy_share *e)
     e->node_energy_j = NAN;
     e->source = NULL;
     e->flags = 0;
-    e->unavailable = g_strdup("no energy sample yet");
+    e->unavailable =
+        g_strdup("vigild has not sampled the node's energy yet (it started less than a tick ago)");
 }
 
 void vigild_energy_share_add_process(struct vigild_energy_share *e, uint64_t process_id)

@@ -120,7 +120,7 @@ JsonObject *test_daemon_process(JsonNode *status, pid_t pid)
     return found;
 }
 
-gint64 test_json_int(JsonObject *object, const char *first, ...)
+gint64 test_daemon_json_int(JsonObject *object, const char *first, ...)
 {
     va_list names;
     va_start(names, first);

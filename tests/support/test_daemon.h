@@ -35,6 +35,6 @@ JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid);
 JsonObject *test_daemon_process(JsonNode *status, pid_t pid);
 
 /* An integer member of `object` at a path of names ("processes", "running"). */
-gint64 test_json_int(JsonObject *object, const char *first, ...) G_GNUC_NULL_TERMINATED;
+gint64 test_daemon_json_int(JsonObject *object, const char *first, ...) G_GNUC_NULL_TERMINATED;
 
 #endif
