@@ -36,6 +36,9 @@ void vigild_energy_share_init(struct vigild_energy_share *e)
     e->flags = 0;
     e->unavailable =
         g_strdup("vigild has not sampled the node's energy yet (it started less than a tick ago)");
+    e->roles = g_array_new(FALSE, TRUE, sizeof(guint8));
+    e->tick_accounts = g_ptr_array_new();
+    e->tick_used_s = g_array_new(FALSE, FALSE, sizeof(double));
 }
 
 void vigild_energy_share_add_process(struct vigild_energy_share *e, uint64_t process_id)
@@ -82,93 +85,120 @@ static enum zone_role zone_role(const char *name)
     return ZONE_NONE;
 }
 
-struct node_energy {
-    double psys, packages, estimate;
-    gboolean has_psys, has_packages, has_estimate;
-    const char *source;
-    uint32_t flags;
+/* A metric's role, worked out once per metric id: a tick then costs an
+ * array lookup per sample, not string comparisons. */
+enum metric_role {
+    ROLE_UNKNOWN = 0, /* not looked at yet */
+    ROLE_OTHER,
+    ROLE_BUSY_CPU, /* a node CPU time that counts as busy */
+    ROLE_ZONE_PSYS,
+    ROLE_ZONE_PACKAGE, /* a package or DRAM zone */
+    ROLE_ZONE_ESTIMATE,
+    ROLE_PROCESS_CPU,
 };
-
-/* The node's energy counter this tick, or NaN when no energy metric was
- * sampled. */
-static double node_energy_j(const struct vigild_tick_samples *samples,
-                            const vigil_metric_catalog *catalog, const char **source,
-                            uint32_t *flags)
-{
-    struct node_energy n = {0};
-    uint32_t psys_flags = 0, package_flags = 0, estimate_flags = 0;
-    const char *psys_source = NULL, *package_source = NULL, *estimate_source = NULL;
-    for (guint i = 0; i < samples->node->len; i++) {
-        const struct vigil_sample *s = &g_array_index(samples->node, struct vigil_sample, i);
-        const struct vigil_metric_desc *d = vigil_metric_get(catalog, s->metric_id);
-        if (d == NULL)
-            continue;
-        uint32_t f = (s->flags & VIGIL_SAMPLE_UNCERTAIN ? VIGIL_LOCAL_ENERGY_UNCERTAIN : 0) |
-                     (d->origin == VIGIL_METRIC_ESTIMATED ? VIGIL_LOCAL_ENERGY_ESTIMATED : 0);
-        switch (zone_role(d->name)) {
-        case ZONE_PSYS:
-            n.psys += s->value, n.has_psys = TRUE, psys_flags |= f, psys_source = d->source;
-            break;
-        case ZONE_PACKAGE:
-        case ZONE_DRAM:
-            n.packages += s->value, n.has_packages = TRUE, package_flags |= f;
-            package_source = d->source;
-            break;
-        case ZONE_ESTIMATE:
-            n.estimate += s->value, n.has_estimate = TRUE, estimate_flags |= f;
-            estimate_source = d->source;
-            break;
-        case ZONE_NONE:
-            break;
-        }
-    }
-    if (n.has_psys)
-        return *source = psys_source, *flags = psys_flags, n.psys;
-    if (n.has_packages)
-        return *source = package_source, *flags = package_flags, n.packages;
-    if (n.has_estimate)
-        return *source = estimate_source, *flags = estimate_flags, n.estimate;
-    return NAN;
-}
 
 static const char *const busy_fields[] = {"cpu.user_s", "cpu.nice_s", "cpu.system_s", "cpu.irq_s",
                                           "cpu.softirq_s"};
 
-/* Seconds of CPU the node spent busy (guest time is inside user), or NaN
- * when procstat was not sampled. */
-static double node_busy_s(const struct vigild_tick_samples *samples,
-                          const vigil_metric_catalog *catalog)
+static enum metric_role metric_role(struct vigild_energy_share *e,
+                                    const vigil_metric_catalog *catalog, uint32_t id)
 {
-    double busy = 0;
-    guint found = 0;
-    for (gsize f = 0; f < G_N_ELEMENTS(busy_fields); f++) {
-        const struct vigil_metric_desc *d = vigil_metric_lookup(catalog, busy_fields[f]);
-        if (d == NULL)
-            return NAN;
-        for (guint i = 0; i < samples->node->len; i++) {
-            const struct vigil_sample *s = &g_array_index(samples->node, struct vigil_sample, i);
-            if (s->metric_id == d->id) {
-                busy += s->value;
-                found++;
-                break;
-            }
+    if (id >= e->roles->len)
+        g_array_set_size(e->roles, id + 1);
+    guint8 *role = &g_array_index(e->roles, guint8, id);
+    if (*role != ROLE_UNKNOWN)
+        return *role;
+    const struct vigil_metric_desc *d = vigil_metric_get(catalog, id);
+    *role = ROLE_OTHER;
+    if (d == NULL)
+        return *role;
+    for (gsize f = 0; f < G_N_ELEMENTS(busy_fields); f++)
+        if (strcmp(d->name, busy_fields[f]) == 0)
+            *role = ROLE_BUSY_CPU;
+    if (strcmp(d->name, "process.cpu_s") == 0)
+        *role = ROLE_PROCESS_CPU;
+    switch (zone_role(d->name)) {
+    case ZONE_PSYS:
+        *role = ROLE_ZONE_PSYS;
+        break;
+    case ZONE_PACKAGE:
+    case ZONE_DRAM:
+        *role = ROLE_ZONE_PACKAGE;
+        break;
+    case ZONE_ESTIMATE:
+        *role = ROLE_ZONE_ESTIMATE;
+        break;
+    case ZONE_NONE:
+        break;
+    }
+    return *role;
+}
+
+/* What one tick says about the node. */
+struct node_tick {
+    double zone_j[3]; /* psys, packages and DRAM, estimate */
+    gboolean has_zone[3];
+    uint32_t zone_flags[3];
+    const char *zone_source[3];
+    double busy_s;
+    guint busy_found;
+};
+
+static void scan_node(struct vigild_energy_share *e, const struct vigild_tick_samples *samples,
+                      const vigil_metric_catalog *catalog, struct node_tick *n)
+{
+    memset(n, 0, sizeof *n);
+    for (guint i = 0; i < samples->node->len; i++) {
+        const struct vigil_sample *s = &g_array_index(samples->node, struct vigil_sample, i);
+        enum metric_role role = metric_role(e, catalog, s->metric_id);
+        if (role == ROLE_BUSY_CPU) {
+            n->busy_s += s->value;
+            n->busy_found++;
+            continue;
+        }
+        int zone = role == ROLE_ZONE_PSYS       ? 0
+                   : role == ROLE_ZONE_PACKAGE  ? 1
+                   : role == ROLE_ZONE_ESTIMATE ? 2
+                                                : -1;
+        if (zone < 0)
+            continue;
+        const struct vigil_metric_desc *d = vigil_metric_get(catalog, s->metric_id);
+        n->zone_j[zone] += s->value;
+        n->has_zone[zone] = TRUE;
+        n->zone_source[zone] = d->source;
+        n->zone_flags[zone] |=
+            (s->flags & VIGIL_SAMPLE_UNCERTAIN ? VIGIL_LOCAL_ENERGY_UNCERTAIN : 0) |
+            (d->origin == VIGIL_METRIC_ESTIMATED ? VIGIL_LOCAL_ENERGY_ESTIMATED : 0);
+    }
+}
+
+/* The node's energy counter this tick (psys, else packages and DRAM, else
+ * the estimate), or NaN when no energy metric was sampled. */
+static double node_energy_j(const struct node_tick *n, const char **source, uint32_t *flags)
+{
+    for (int zone = 0; zone < 3; zone++) {
+        if (n->has_zone[zone]) {
+            *source = n->zone_source[zone];
+            *flags = n->zone_flags[zone];
+            return n->zone_j[zone];
         }
     }
-    return found == G_N_ELEMENTS(busy_fields) ? busy : NAN;
+    return NAN;
 }
 
 void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samples,
                              const vigil_metric_catalog *catalog)
 {
     struct vigild_energy_share *e = share;
-    const struct vigil_metric_desc *cpu = vigil_metric_lookup(catalog, "process.cpu_s");
     /* Every process's CPU time first: it is needed whatever the node did. */
-    GPtrArray *accounts = g_ptr_array_new();
-    GArray *used_s = g_array_new(FALSE, FALSE, sizeof(double));
-    for (guint i = 0; cpu != NULL && i < samples->process->len; i++) {
+    GPtrArray *accounts = e->tick_accounts;
+    GArray *used_s = e->tick_used_s;
+    g_ptr_array_set_size(accounts, 0);
+    g_array_set_size(used_s, 0);
+    for (guint i = 0; i < samples->process->len; i++) {
         const struct vigild_process_sample *ps =
             &g_array_index(samples->process, struct vigild_process_sample, i);
-        if (ps->sample.metric_id != cpu->id)
+        if (metric_role(e, catalog, ps->sample.metric_id) != ROLE_PROCESS_CPU)
             continue;
         struct vigild_energy_account *a = g_hash_table_lookup(e->processes, &ps->process_id);
         if (a == NULL)
@@ -181,10 +211,12 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
         g_array_append_val(used_s, used);
     }
 
+    struct node_tick node;
+    scan_node(e, samples, catalog, &node);
     const char *source = NULL;
     uint32_t flags = 0;
-    double energy = node_energy_j(samples, catalog, &source, &flags);
-    double busy = node_busy_s(samples, catalog);
+    double energy = node_energy_j(&node, &source, &flags);
+    double busy = node.busy_found == G_N_ELEMENTS(busy_fields) ? node.busy_s : NAN;
     double energy_delta = energy - e->node_energy_j;
     double busy_delta = busy - e->node_cpu_busy_s;
     e->node_energy_j = energy;
@@ -209,8 +241,6 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
         }
         g_free(share_j);
     }
-    g_ptr_array_free(accounts, TRUE);
-    g_array_free(used_s, TRUE);
 }
 
 void vigild_energy_share_clear(struct vigild_energy_share *e)
@@ -220,4 +250,7 @@ void vigild_energy_share_clear(struct vigild_energy_share *e)
     e->processes = NULL;
     g_clear_pointer(&e->source, g_free);
     g_clear_pointer(&e->unavailable, g_free);
+    g_clear_pointer(&e->roles, g_array_unref);
+    g_clear_pointer(&e->tick_accounts, g_ptr_array_unref);
+    g_clear_pointer(&e->tick_used_s, g_array_unref);
 }

@@ -1,59 +1,44 @@
-/* vigild — the full-resolution history: the node's last samples of each
- * metric, in a circular buffer per metric, so that a captured window can
- * carry the statistics around an anomaly tick by tick. */
+/* vigild — the full-resolution history: the node's samples of the last
+ * `length` ticks, so that a captured window can carry the statistics
+ * around an anomaly tick by tick.
+ *
+ * It is kept tick by tick, one frame per tick in a circular buffer, each
+ * frame all the tick's samples side by side: a tick then writes one
+ * contiguous block instead of one cache line per metric, which is what the
+ * daemon does ten times a second. Looking up a metric scans the frames,
+ * which a capture does rarely. */
 #include <string.h>
 
 #include "vigild.h"
 
-struct history_row {
-    guint capacity;
-    guint count;
-    guint next; /* where the next sample goes */
-    struct vigil_sample samples[];
-};
-
 void vigild_history_init(struct vigild_history *h, guint length)
 {
     h->length = length;
-    h->rows = g_ptr_array_new_with_free_func(g_free);
+    h->frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    h->count = 0;
+    h->next = 0;
 }
 
-static struct history_row *row_new(guint capacity)
+/* The i-th oldest frame. */
+static GArray *frame_at(const struct vigild_history *h, guint i)
 {
-    struct history_row *row =
-        g_malloc0(sizeof *row + (gsize)capacity * sizeof(struct vigil_sample));
-    row->capacity = capacity;
-    return row;
-}
-
-/* The i-th oldest sample. */
-static const struct vigil_sample *row_at(const struct history_row *row, guint i)
-{
-    guint first = (row->next + row->capacity - row->count) % row->capacity;
-    return &row->samples[(first + i) % row->capacity];
+    guint first = (h->next + h->length - h->count) % h->length;
+    return g_ptr_array_index(h->frames, (first + i) % h->length);
 }
 
 void vigild_history_resize(struct vigild_history *h, guint length)
 {
     if (length == h->length)
         return;
-    for (guint id = 0; id < h->rows->len; id++) {
-        struct history_row *old = g_ptr_array_index(h->rows, id);
-        if (old == NULL)
-            continue;
-        struct history_row *row = NULL;
-        if (length > 0) {
-            row = row_new(length);
-            guint keep = MIN(old->count, length);
-            for (guint i = 0; i < keep; i++)
-                row->samples[i] = *row_at(old, old->count - keep + i);
-            row->count = keep;
-            row->next = keep % length;
-        }
-        g_ptr_array_index(h->rows, id) = row;
-        g_free(old);
-    }
+    GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    guint keep = MIN(h->count, length);
+    for (guint i = 0; i < keep; i++)
+        g_ptr_array_add(frames, g_array_ref(frame_at(h, h->count - keep + i)));
+    g_ptr_array_free(h->frames, TRUE);
+    h->frames = frames;
     h->length = length;
+    h->count = keep;
+    h->next = length > 0 ? keep % length : 0;
 }
 
 void vigild_history_add(void *history, const struct vigild_tick_samples *samples,
@@ -63,34 +48,30 @@ void vigild_history_add(void *history, const struct vigild_tick_samples *samples
     struct vigild_history *h = history;
     if (h->length == 0)
         return;
-    for (guint i = 0; i < samples->node->len; i++) {
-        const struct vigil_sample *s = &g_array_index(samples->node, struct vigil_sample, i);
-        if (s->metric_id >= h->rows->len)
-            g_ptr_array_set_size(h->rows, (gint)s->metric_id + 1);
-        struct history_row *row = g_ptr_array_index(h->rows, s->metric_id);
-        if (row == NULL) {
-            row = row_new(h->length);
-            g_ptr_array_index(h->rows, s->metric_id) = row;
-        }
-        row->samples[row->next] = *s;
-        row->next = (row->next + 1) % row->capacity;
-        if (row->count < row->capacity)
-            row->count++;
-    }
+    if (h->next >= h->frames->len)
+        g_ptr_array_add(h->frames, g_array_new(FALSE, FALSE, sizeof(struct vigil_sample)));
+    GArray *frame = g_ptr_array_index(h->frames, h->next);
+    g_array_set_size(frame, samples->node->len);
+    if (samples->node->len > 0)
+        memcpy(frame->data, samples->node->data,
+               (gsize)samples->node->len * sizeof(struct vigil_sample));
+    h->next = (h->next + 1) % h->length;
+    if (h->count < h->length)
+        h->count++;
 }
 
 guint vigild_history_get(const struct vigild_history *h, uint32_t metric_id, uint64_t since_ns,
                          GArray *out)
 {
-    if (metric_id >= h->rows->len || g_ptr_array_index(h->rows, metric_id) == NULL)
-        return 0;
-    const struct history_row *row = g_ptr_array_index(h->rows, metric_id);
     guint added = 0;
-    for (guint i = 0; i < row->count; i++) {
-        const struct vigil_sample *s = row_at(row, i);
-        if (s->t_ns >= since_ns) {
-            g_array_append_vals(out, s, 1);
-            added++;
+    for (guint i = 0; i < h->count; i++) {
+        const GArray *frame = frame_at(h, i);
+        for (guint k = 0; k < frame->len; k++) {
+            const struct vigil_sample *s = &g_array_index(frame, struct vigil_sample, k);
+            if (s->metric_id == metric_id && s->t_ns >= since_ns) {
+                g_array_append_vals(out, s, 1);
+                added++;
+            }
         }
     }
     return added;
@@ -98,7 +79,7 @@ guint vigild_history_get(const struct vigild_history *h, uint32_t metric_id, uin
 
 void vigild_history_clear(struct vigild_history *h)
 {
-    if (h->rows != NULL)
-        g_ptr_array_free(h->rows, TRUE);
-    h->rows = NULL;
+    if (h->frames != NULL)
+        g_ptr_array_free(h->frames, TRUE);
+    h->frames = NULL;
 }

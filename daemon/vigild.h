@@ -179,11 +179,13 @@ void vigild_rollup_clear(struct vigild_rollup *r);
 
 /* ---- history.c ---------------------------------------------------------- */
 
-/* The node's samples of the last `length` ticks, per metric, for a
- * captured window to carry at full resolution. */
+/* The node's samples of the last `length` ticks, for a captured window
+ * to carry at full resolution. */
 struct vigild_history {
-    guint length;    /* samples kept per metric */
-    GPtrArray *rows; /* struct history_row * by metric id */
+    guint length;      /* ticks kept */
+    GPtrArray *frames; /* GArray of struct vigil_sample per tick, circular */
+    guint count;       /* frames filled */
+    guint next;        /* the frame the next tick goes in */
 };
 
 void vigild_history_init(struct vigild_history *h, guint length);
@@ -202,12 +204,15 @@ void vigild_history_clear(struct vigild_history *h);
 /* Each tick, the node's energy delta is shared among the registered
  * processes by their share of the CPU time the node was busy for. */
 struct vigild_energy_share {
-    GHashTable *processes;  /* uint64 id → struct vigild_energy_account * */
-    double node_cpu_busy_s; /* last total; NaN before the first */
-    double node_energy_j;   /* last total; NaN before the first */
-    char *source;           /* the energy metric's source, or NULL */
-    uint32_t flags;         /* VIGIL_LOCAL_ENERGY_* of the node's energy */
-    char *unavailable;      /* why there is no figure, or NULL */
+    GHashTable *processes;    /* uint64 id → struct vigild_energy_account * */
+    double node_cpu_busy_s;   /* last total; NaN before the first */
+    double node_energy_j;     /* last total; NaN before the first */
+    char *source;             /* the energy metric's source, or NULL */
+    uint32_t flags;           /* VIGIL_LOCAL_ENERGY_* of the node's energy */
+    char *unavailable;        /* why there is no figure, or NULL */
+    GArray *roles;            /* guint8 by metric id: what a metric is to the sharing */
+    GPtrArray *tick_accounts; /* reused every tick */
+    GArray *tick_used_s;
 };
 
 struct vigild_energy_account {
