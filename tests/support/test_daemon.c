@@ -19,6 +19,10 @@
 /* Only a failure waits this long: a daemon that does not stop. */
 #define STOP_TIMEOUT_MS 60000
 
+/* The daemon started and not stopped yet: a test that fails half-way
+ * leaves it to test_daemon_teardown. */
+static pid_t running_pid;
+
 void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemon_lines,
                        const char *more_config)
 {
@@ -59,6 +63,7 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
     assert_true(d->pid > 0);
     d->pidfd = pidfd_open(d->pid, 0);
     assert_true(d->pidfd >= 0);
+    running_pid = d->pid;
     g_free(pid_text);
     g_free(pid_path);
 }
@@ -70,6 +75,7 @@ char *test_daemon_stop(struct test_daemon *d)
     if (poll(&p, 1, STOP_TIMEOUT_MS) != 1)
         fail_msg("vigild (pid %d) did not stop on SIGTERM", (int)d->pid);
     close(d->pidfd);
+    running_pid = 0;
     char *log = NULL;
     assert_true(g_file_get_contents(d->log_path, &log, NULL, NULL));
     /* A clean stop removes the socket. */
@@ -136,4 +142,12 @@ gint64 test_daemon_json_int(JsonObject *object, const char *first, ...)
         object = json_object_get_object_member(object, name);
         name = next;
     }
+}
+
+int test_daemon_teardown(void **state)
+{
+    if (running_pid > 0)
+        kill(running_pid, SIGKILL);
+    running_pid = 0;
+    return test_remove_dir(state);
 }

@@ -27,6 +27,10 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
 /* SIGTERM, then waits for it to exit; returns its log. g_free it. */
 char *test_daemon_stop(struct test_daemon *d);
 
+/* cmocka teardown: kills a daemon a failed test left running, then
+ * removes the test's folder (test_remove_dir). */
+int test_daemon_teardown(void **state);
+
 /* `vigil status --json` (from $VIGIL_CLI), parsed; `finished_pid` as its
  * --finished-pid, or 0. Free with json_node_unref. */
 JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid);
