@@ -34,8 +34,9 @@ static char *energy_note(const struct vigild *d, double cpu_s)
 {
     if (d->energy.unavailable != NULL)
         return g_strdup(d->energy.unavailable);
-    if (isnan(cpu_s))
-        return g_strdup("its CPU time is unknown: the process provider does not sample it");
+    const struct vigild_provider *process = vigild_sampler_find(&d->sampler, "process");
+    if (isnan(cpu_s) && (process == NULL || !process->running))
+        return g_strdup("its CPU time is unknown: the process provider is not running");
     return g_strdup_printf("it ended before a tick measured its share (a tick is every %" PRIu64
                            " ms)",
                            (uint64_t)(d->settings.tick_ns / VIGIL_NS_PER_MS));
