@@ -7,14 +7,6 @@
 #include "vigil-build.h"
 #include "vigil/plugin.h"
 
-static char *program_dir(void)
-{
-    char *exe = g_file_read_link("/proc/self/exe", NULL);
-    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
-    g_free(exe);
-    return dir;
-}
-
 char *vigil_cli_plugin_dir(void)
 {
     return vigil_plugin_default_directory();
@@ -25,7 +17,7 @@ char *vigil_cli_preload_library(GError **error)
     const char *from_env = g_getenv("VIGIL_PRELOAD_LIB");
     if (from_env != NULL && from_env[0] != '\0')
         return g_strdup(from_env);
-    char *dir = program_dir();
+    char *dir = vigil_program_directory();
     char *candidates[] = {
         g_build_filename(dir, "..", "instrument", "libvigil-preload.so", NULL),
         g_build_filename(dir, VIGIL_PRELOAD_FROM_BINDIR, NULL),

@@ -226,7 +226,7 @@ gboolean vigil_plugin_registry_resolve_section(vigil_config *config, const char 
     return vigil_config_declare(config, section, d->config_keys, d->n_config_keys, error);
 }
 
-static char *program_dir(void)
+char *vigil_program_directory(void)
 {
     char *exe = g_file_read_link("/proc/self/exe", NULL);
     char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
@@ -239,7 +239,7 @@ char *vigil_plugin_default_directory(void)
     const char *from_env = g_getenv("VIGIL_PLUGIN_DIR");
     if (from_env != NULL && from_env[0] != '\0')
         return g_strdup(from_env);
-    char *dir = program_dir();
+    char *dir = vigil_program_directory();
     char *candidates[] = {
         g_build_filename(dir, "..", "plugins", NULL),
         g_build_filename(dir, VIGIL_PLUGINS_FROM_BINDIR, NULL),

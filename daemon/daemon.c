@@ -81,13 +81,12 @@ static void explain_energy(struct vigild *d)
 static GHashTable *running_pids(const struct vigild *d)
 {
     GHashTable *pids = g_hash_table_new(g_int64_hash, g_int64_equal);
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, d->processes.by_id);
-    while (g_hash_table_iter_next(&it, NULL, &value)) {
-        struct vigild_process *p = value;
+    GPtrArray *running = vigild_processes_list(&d->processes);
+    for (guint i = 0; i < running->len; i++) {
+        struct vigild_process *p = g_ptr_array_index(running, i);
         g_hash_table_insert(pids, &p->id, GINT_TO_POINTER(p->pid));
     }
+    g_ptr_array_free(running, TRUE);
     return pids;
 }
 

@@ -149,6 +149,25 @@ guint vigild_processes_running(const struct vigild_processes *ps)
     return g_hash_table_size(ps->by_id);
 }
 
+static gint compare_ids(gconstpointer a, gconstpointer b)
+{
+    uint64_t x = (*(const struct vigild_process *const *)a)->id;
+    uint64_t y = (*(const struct vigild_process *const *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+GPtrArray *vigild_processes_list(const struct vigild_processes *ps)
+{
+    GPtrArray *all = g_ptr_array_sized_new(g_hash_table_size(ps->by_id));
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, ps->by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        g_ptr_array_add(all, value);
+    g_ptr_array_sort(all, compare_ids);
+    return all;
+}
+
 static void on_record(const struct vigil_ring_record *record, void *user)
 {
     struct vigild_process *p = user;
@@ -192,13 +211,8 @@ void vigild_processes_drain(struct vigild_processes *ps, struct vigild_process *
 
 void vigild_processes_drain_all(struct vigild_processes *ps)
 {
-    GHashTableIter it;
-    gpointer value;
     /* A dropped process leaves the table: collect first. */
-    GPtrArray *all = g_ptr_array_sized_new(g_hash_table_size(ps->by_id));
-    g_hash_table_iter_init(&it, ps->by_id);
-    while (g_hash_table_iter_next(&it, NULL, &value))
-        g_ptr_array_add(all, value);
+    GPtrArray *all = vigild_processes_list(ps);
     for (guint i = 0; i < all->len; i++)
         drain(ps, g_ptr_array_index(all, i), 0);
     g_ptr_array_free(all, TRUE);
@@ -298,12 +312,7 @@ void vigild_processes_clear(struct vigild_processes *ps)
         return;
     /* A last drain may drop a process, which takes it out of the table:
      * collect first. */
-    GPtrArray *running = g_ptr_array_new();
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, ps->by_id);
-    while (g_hash_table_iter_next(&it, NULL, &value))
-        g_ptr_array_add(running, value);
+    GPtrArray *running = vigild_processes_list(ps);
     for (guint i = 0; i < running->len; i++) {
         struct vigild_process *p = g_ptr_array_index(running, i);
         drain(ps, p, 0);

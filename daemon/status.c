@@ -227,13 +227,6 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     json_builder_end_object(b);
 }
 
-static gint compare_ids(gconstpointer a, gconstpointer b)
-{
-    uint64_t x = (*(const struct vigild_process *const *)a)->id;
-    uint64_t y = (*(const struct vigild_process *const *)b)->id;
-    return x < y ? -1 : x > y;
-}
-
 static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finished_pid)
 {
     const struct vigild_processes *ps = &d->processes;
@@ -250,13 +243,7 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finish
             found = ((const struct vigild_process *)l->data)->pid == finished_pid;
         add_bool(b, "finished_pid_found", found);
     }
-    GPtrArray *all = g_ptr_array_new();
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, ps->by_id);
-    while (g_hash_table_iter_next(&it, NULL, &value))
-        g_ptr_array_add(all, value);
-    g_ptr_array_sort(all, compare_ids);
+    GPtrArray *all = vigild_processes_list(ps);
     json_builder_set_member_name(b, "list");
     json_builder_begin_array(b);
     for (GList *l = ps->ended->head; l != NULL; l = l->next)

@@ -320,6 +320,9 @@ void vigild_processes_set_keep_ended(struct vigild_processes *ps, guint keep_end
  * the anchors get further apart. */
 void vigild_processes_calibrate(struct vigild_processes *ps);
 guint vigild_processes_running(const struct vigild_processes *ps);
+/* The running processes in registration order; g_ptr_array_free it (the
+ * processes stay the table's). */
+GPtrArray *vigild_processes_list(const struct vigild_processes *ps);
 /* Drains every ring a last time, for a clean stop. */
 void vigild_processes_clear(struct vigild_processes *ps);
 

@@ -101,6 +101,10 @@ vigil_plugin_registry *vigil_plugin_registry_new(const char *directory);
  * install prefix (bin/ or sbin/ → LIBDIR/vigil/plugins, so that a moved
  * prefix still works), else the configured install path. g_free it. */
 char *vigil_plugin_default_directory(void);
+
+/* The directory of the running program's executable (/proc/self/exe), or
+ * "." when it cannot be read. g_free it. */
+char *vigil_program_directory(void);
 void vigil_plugin_registry_free(vigil_plugin_registry *registry);
 
 /* Loads "KIND-NAME.so" once (later calls return the same plugin). Errors
