@@ -45,7 +45,7 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
      .name = "keep_ended",
      .type = VIGIL_CONFIG_INT,
      .default_value = "1024",
-     .min = 0,
+     .min = 1, /* a process that ends while it registers is still answered */
      .max = 1000000,
      .description = "ended processes whose figures `vigil status` still shows"},
 };

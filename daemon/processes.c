@@ -118,6 +118,7 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     p->ring = ring;
     p->cpu_s = p->energy_j = NAN;
     p->pidfd = pidfd_open(pid, 0);
+    int pidfd_errno = errno; /* the start callbacks below may change errno */
     g_hash_table_insert(ps->by_id, &p->id, p);
     ps->registered_total++;
     if (ps->on_start != NULL)
@@ -128,13 +129,13 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
         w->id = p->id;
         p->pidfd_watch =
             g_unix_fd_add_full(G_PRIORITY_DEFAULT, p->pidfd, G_IO_IN, on_pid_exit, w, g_free);
-    } else if (errno == ESRCH) {
+    } else if (pidfd_errno == ESRCH) {
         /* Gone before its registration was read: only the ring is left. */
         vigild_processes_end(ps, p);
     } else {
         g_message("process %d (%s): cannot watch it (pidfd_open: %s); its end is taken from "
                   "its connection's",
-                  (int)pid, p->program, g_strerror(errno));
+                  (int)pid, p->program, g_strerror(pidfd_errno));
     }
     return p;
 }

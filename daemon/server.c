@@ -185,6 +185,8 @@ static void handle_status_request(struct connection *c, int32_t finished_pid)
 static gboolean handle_one(struct connection *c)
 {
     struct vigild_server *s = c->server;
+    /* A handler may close the connection, which frees c: ask by key. */
+    const uint64_t key = c->key;
     enum vigil_local_type type;
     int fd = -1;
     struct vigil_error err = {{0}};
@@ -227,7 +229,7 @@ static gboolean handle_one(struct connection *c)
             return FALSE;
         }
         handle_register(c, (size_t)length, fd);
-        return g_hash_table_contains(s->connections, &(uint64_t){c->key});
+        return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_RANK:
         if (c->role != ROLE_PROCESS) {
             reject(c, "a rank before its registration");
@@ -253,7 +255,7 @@ static gboolean handle_one(struct connection *c)
             return FALSE;
         }
         handle_summary_request(c);
-        return g_hash_table_contains(s->connections, &(uint64_t){c->key});
+        return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_STATUS_REQUEST:
         if (c->role == ROLE_PROCESS) {
             reject(c, "a status request from a registered process");
@@ -265,7 +267,7 @@ static gboolean handle_one(struct connection *c)
         }
         c->role = ROLE_STATUS;
         handle_status_request(c, fixed.status.finished_pid);
-        return g_hash_table_contains(s->connections, &(uint64_t){c->key});
+        return g_hash_table_contains(s->connections, &key);
     default: {
         char *why = g_strdup_printf("a %s message, which only the daemon sends",
                                     vigil_local_type_name(type));
