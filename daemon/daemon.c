@@ -247,6 +247,7 @@ void vigild_reload(struct vigild *d)
     vigild_processes_set_keep_ended(&d->processes, settings.keep_ended);
     if (tick_changed) {
         g_source_remove(d->ticker_watch);
+        d->ticker_watch = 0;
         vigild_ticker_stop(&d->ticker);
         uint64_t ticks = d->ticker.ticks, missed = d->ticker.missed;
         GError *tick_error = NULL;

@@ -32,6 +32,8 @@ void vigild_energy_share_init(struct vigild_energy_share *e)
     e->processes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     e->node_cpu_busy_s = NAN;
     e->node_energy_j = NAN;
+    e->zone_kind = -1;
+    e->zone_count = 0;
     e->source = NULL;
     e->flags = 0;
     e->unavailable =
@@ -138,6 +140,7 @@ static enum metric_role metric_role(struct vigild_energy_share *e,
 struct node_tick {
     double zone_j[3]; /* psys, packages and DRAM, estimate */
     gboolean has_zone[3];
+    guint zone_count[3];
     uint32_t zone_flags[3];
     const char *zone_source[3];
     double busy_s;
@@ -165,6 +168,7 @@ static void scan_node(struct vigild_energy_share *e, const struct vigild_tick_sa
         const struct vigil_metric_desc *d = vigil_metric_get(catalog, s->metric_id);
         n->zone_j[zone] += s->value;
         n->has_zone[zone] = TRUE;
+        n->zone_count[zone]++;
         n->zone_source[zone] = d->source;
         n->zone_flags[zone] |=
             (s->flags & VIGIL_SAMPLE_UNCERTAIN ? VIGIL_LOCAL_ENERGY_UNCERTAIN : 0) |
@@ -174,15 +178,18 @@ static void scan_node(struct vigild_energy_share *e, const struct vigild_tick_sa
 
 /* The node's energy counter this tick (psys, else packages and DRAM, else
  * the estimate), or NaN when no energy metric was sampled. */
-static double node_energy_j(const struct node_tick *n, const char **source, uint32_t *flags)
+static double node_energy_j(const struct node_tick *n, const char **source, uint32_t *flags,
+                            int *zone_kind)
 {
     for (int zone = 0; zone < 3; zone++) {
         if (n->has_zone[zone]) {
             *source = n->zone_source[zone];
             *flags = n->zone_flags[zone];
+            *zone_kind = zone;
             return n->zone_j[zone];
         }
     }
+    *zone_kind = -1;
     return NAN;
 }
 
@@ -215,7 +222,15 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
     scan_node(e, samples, catalog, &node);
     const char *source = NULL;
     uint32_t flags = 0;
-    double energy = node_energy_j(&node, &source, &flags);
+    int zone_kind;
+    double energy = node_energy_j(&node, &source, &flags, &zone_kind);
+    /* Totals of different zones (psys one tick, the packages the next, or
+     * fewer zones after a failed read) have no delta between them. */
+    if (zone_kind != e->zone_kind ||
+        node.zone_count[zone_kind < 0 ? 0 : zone_kind] != e->zone_count)
+        e->node_energy_j = NAN;
+    e->zone_kind = zone_kind;
+    e->zone_count = node.zone_count[zone_kind < 0 ? 0 : zone_kind];
     double busy = node.busy_found == G_N_ELEMENTS(busy_fields) ? node.busy_s : NAN;
     double energy_delta = energy - e->node_energy_j;
     double busy_delta = busy - e->node_cpu_busy_s;

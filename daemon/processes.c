@@ -103,13 +103,16 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     p->pid = pid;
     p->uid = uid;
     p->state = VIGILD_PROCESS_RUNNING;
-    p->program = g_strndup(info->program, info->fixed.program_bytes);
-    p->cwd = g_strndup(info->cwd, info->fixed.cwd_bytes);
-    p->job = g_strndup(info->job, info->fixed.job_bytes);
+    /* Paths and arguments are bytes, not text: a Latin-1 file name would
+     * make the status's JSON invalid for everyone. Invalid sequences
+     * become U+FFFD in what the daemon keeps. */
+    p->program = g_utf8_make_valid(info->program, info->fixed.program_bytes);
+    p->cwd = g_utf8_make_valid(info->cwd, info->fixed.cwd_bytes);
+    p->job = g_utf8_make_valid(info->job, info->fixed.job_bytes);
     p->argv = g_ptr_array_new_with_free_func(g_free);
     for (const char *arg = info->argv; arg < info->argv + info->fixed.argv_bytes;
          arg += strlen(arg) + 1)
-        g_ptr_array_add(p->argv, g_strdup(arg));
+        g_ptr_array_add(p->argv, g_utf8_make_valid(arg, -1));
     p->argv_truncated = (info->fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED) != 0;
     p->mpi_rank = info->fixed.mpi_rank;
     p->mpi_size = -1;

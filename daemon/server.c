@@ -47,6 +47,7 @@ struct vigild_server {
     uint64_t next_key;
     gboolean catching_up;
     gboolean accept_failing; /* logged once until accept works again */
+    int spare_fd;            /* given up to accept and shed a client when out of descriptors */
     char *buffer;            /* VIGIL_LOCAL_MAX_BYTES, for every message */
 };
 
@@ -294,9 +295,24 @@ static void accept_all(struct vigild_server *s)
         if (fd < 0) {
             if (errno == EINTR)
                 continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK && !s->accept_failing) {
-                g_warning("cannot accept a client on %s: %s", s->path, g_strerror(errno));
-                s->accept_failing = TRUE;
+            int saved = errno;
+            if (saved == EAGAIN || saved == EWOULDBLOCK)
+                return;
+            if (!s->accept_failing)
+                g_warning("cannot accept a client on %s: %s", s->path, g_strerror(saved));
+            s->accept_failing = TRUE;
+            /* Out of descriptors, the connection stays in the backlog and
+             * the listening socket stays readable: without this the loop
+             * would spin. The spare descriptor makes room to accept it and
+             * close it at once. */
+            if ((saved == EMFILE || saved == ENFILE) && s->spare_fd >= 0) {
+                close(s->spare_fd);
+                int dropped = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+                if (dropped >= 0)
+                    close(dropped);
+                s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (dropped >= 0)
+                    continue;
             }
             return;
         }
@@ -419,6 +435,7 @@ struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GErr
     s->connections = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
     s->next_key = 1;
     s->buffer = g_malloc(VIGIL_LOCAL_MAX_BYTES);
+    s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     s->watch = g_unix_fd_add(fd, G_IO_IN, on_listen, s);
     return s;
 }
@@ -449,6 +466,8 @@ void vigild_server_free(struct vigild_server *s)
     g_source_remove(s->watch);
     close(s->fd);
     g_unlink(s->path);
+    if (s->spare_fd >= 0)
+        close(s->spare_fd);
     g_free(s->path);
     g_free(s->buffer);
     g_free(s);

@@ -207,6 +207,8 @@ struct vigild_energy_share {
     GHashTable *processes;    /* uint64 id → struct vigild_energy_account * */
     double node_cpu_busy_s;   /* last total; NaN before the first */
     double node_energy_j;     /* last total; NaN before the first */
+    int zone_kind;            /* which zones that total is of: psys, packages, estimate */
+    guint zone_count;         /* and how many */
     char *source;             /* the energy metric's source, or NULL */
     uint32_t flags;           /* VIGIL_LOCAL_ENERGY_* of the node's energy */
     char *unavailable;        /* why there is no figure, or NULL */

@@ -106,8 +106,10 @@ static void tick_with(struct fixture *f, double user_s, double system_s, double 
     }
     struct vigil_sample idle = {.metric_id = f->idle_id, .value = 1000};
     g_array_append_val(f->samples.node, idle);
-    struct vigil_sample energy = {.metric_id = f->energy_id, .value = energy_j};
-    g_array_append_val(f->samples.node, energy);
+    if (!isnan(energy_j)) { /* NaN: the zone was not sampled this tick */
+        struct vigil_sample energy = {.metric_id = f->energy_id, .value = energy_j};
+        g_array_append_val(f->samples.node, energy);
+    }
     for (size_t i = 0; i < n_processes; i++) {
         struct vigild_process_sample p = {
             .process_id = i + 1,
@@ -201,6 +203,24 @@ static void test_a_counter_going_back_shares_nothing(void **state)
     fixture_clear(&f);
 }
 
+static void test_a_change_of_zones_shares_nothing(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    uint32_t estimate = reg(f.catalog, "energy.node_j", VIGIL_METRIC_ESTIMATED);
+    vigild_energy_share_add_process(&f.share, 1);
+    /* The package's total is 500 J, then only the estimate's (900 J) is
+     * sampled: 400 J more is no energy anybody used. */
+    tick(&f, 1.0, 0, 500.0, (double[]){0.0}, 1);
+    tick_with(&f, 1.1, 0, NAN, (double[]){0.1}, 1, estimate, 900.0);
+    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 0.0, 0);
+    /* From then on the estimate's deltas are shared. */
+    tick_with(&f, 1.2, 0, NAN, (double[]){0.2}, 1, estimate, 910.0);
+    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 10.0, 1e-9);
+    fixture_clear(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_estimated_energy_marks_the_shares),
         cmocka_unit_test(test_psys_is_preferred_to_the_packages),
         cmocka_unit_test(test_a_counter_going_back_shares_nothing),
+        cmocka_unit_test(test_a_change_of_zones_shares_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

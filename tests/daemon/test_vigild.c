@@ -273,6 +273,28 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     }
     wait_exit(corrupter, 0);
 
+    /* A path that is not UTF-8 (a Latin-1 file name) must not make the
+     * status's JSON invalid for everyone: test_daemon_status parses it. */
+    pid_t latin1 = fork_or_fail();
+    if (latin1 == 0) {
+        int lfd = client_connect(d.socket_path);
+        struct vigil_ring *ring = vigil_ring_create(64, VIGIL_TICKS_MONOTONIC_NS, &err);
+        struct vigil_local_register lfixed = {
+            .ring_slots = 64, .tick_source = VIGIL_TICKS_MONOTONIC_NS, .mpi_rank = -1};
+        char *largv[] = {"caf\xe9", NULL};
+        size_t llength =
+            vigil_local_encode_register(buffer, &lfixed, "caf\xe9", "/tmp/\xff", "", 1, largv);
+        enum vigil_local_type type;
+        if (ring == NULL ||
+            !vigil_local_send(lfd, VIGIL_LOCAL_REGISTER, buffer, llength, vigil_ring_fd(ring),
+                              &err) ||
+            vigil_local_receive(lfd, buffer, &type, NULL, &err) < 0 ||
+            type != VIGIL_LOCAL_REGISTERED)
+            _exit(90);
+        _exit(0);
+    }
+    wait_exit(latin1, 0);
+
     /* Meanwhile, an honest process is served as if nothing happened. */
     pid_t honest = fork_or_fail();
     if (honest == 0) {
@@ -291,6 +313,9 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     assert_string_equal(member_string(bad, "state"), "dropped");
     test_assert_contains(member_string(bad, "dropped_reason"), "head");
     assert_int_equal(test_daemon_json_int(root, "processes", "dropped_total", NULL), 1);
+    JsonObject *latin1_process = test_daemon_process(status, latin1);
+    assert_non_null(latin1_process);
+    assert_string_equal(member_string(latin1_process, "program"), "caf\xef\xbf\xbd");
     assert_int_equal(test_daemon_json_int(root, "processes", "refused_total", NULL), 2);
     json_node_unref(status);
 
