@@ -160,7 +160,8 @@ static gint compare_ids(gconstpointer a, gconstpointer b)
     return x < y ? -1 : x > y;
 }
 
-GPtrArray *vigild_processes_list(const struct vigild_processes *ps)
+/* The running processes in no order: what the tick needs. */
+static GPtrArray *collect_running(const struct vigild_processes *ps)
 {
     GPtrArray *all = g_ptr_array_sized_new(g_hash_table_size(ps->by_id));
     GHashTableIter it;
@@ -168,6 +169,12 @@ GPtrArray *vigild_processes_list(const struct vigild_processes *ps)
     g_hash_table_iter_init(&it, ps->by_id);
     while (g_hash_table_iter_next(&it, NULL, &value))
         g_ptr_array_add(all, value);
+    return all;
+}
+
+GPtrArray *vigild_processes_list(const struct vigild_processes *ps)
+{
+    GPtrArray *all = collect_running(ps);
     g_ptr_array_sort(all, compare_ids);
     return all;
 }
@@ -216,7 +223,7 @@ void vigild_processes_drain(struct vigild_processes *ps, struct vigild_process *
 void vigild_processes_drain_all(struct vigild_processes *ps)
 {
     /* A dropped process leaves the table: collect first. */
-    GPtrArray *all = vigild_processes_list(ps);
+    GPtrArray *all = collect_running(ps);
     for (guint i = 0; i < all->len; i++)
         drain(ps, g_ptr_array_index(all, i), 0);
     g_ptr_array_free(all, TRUE);
@@ -316,7 +323,7 @@ void vigild_processes_clear(struct vigild_processes *ps)
         return;
     /* A last drain may drop a process, which takes it out of the table:
      * collect first. */
-    GPtrArray *running = vigild_processes_list(ps);
+    GPtrArray *running = collect_running(ps);
     for (guint i = 0; i < running->len; i++) {
         struct vigild_process *p = g_ptr_array_index(running, i);
         drain(ps, p, 0);

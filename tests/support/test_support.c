@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -100,4 +102,33 @@ int test_remove_dir(void **state)
     g_free(*state);
     *state = NULL;
     return 0;
+}
+
+gboolean test_caps_drop(struct test_caps *saved, guint32 mask)
+{
+    memset(saved, 0, sizeof *saved);
+    saved->header.version = _LINUX_CAPABILITY_VERSION_3;
+    if (syscall(SYS_capget, &saved->header, saved->data) != 0 ||
+        (saved->data[0].effective & mask) != mask)
+        return FALSE;
+    struct __user_cap_data_struct lowered[2];
+    memcpy(lowered, saved->data, sizeof lowered);
+    lowered[0].effective &= ~mask;
+    return syscall(SYS_capset, &saved->header, lowered) == 0;
+}
+
+void test_caps_restore(const struct test_caps *saved)
+{
+    struct test_caps copy = *saved; /* capset takes non-const pointers */
+    if (syscall(SYS_capset, &copy.header, copy.data) != 0)
+        fail_msg("restoring capabilities: %s", g_strerror(errno));
+}
+
+gboolean test_caps_have(guint32 cap)
+{
+    struct test_caps now;
+    memset(&now, 0, sizeof now);
+    now.header.version = _LINUX_CAPABILITY_VERSION_3;
+    return syscall(SYS_capget, &now.header, now.data) == 0 &&
+           (now.data[0].effective & (1u << cap)) != 0;
 }

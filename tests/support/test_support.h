@@ -5,6 +5,7 @@
 #ifndef VIGIL_TEST_SUPPORT_H
 #define VIGIL_TEST_SUPPORT_H
 
+#include <linux/capability.h>
 #include <glib.h>
 
 struct test_run {
@@ -40,5 +41,21 @@ void test_remove_tree(const char *dir);
  * paths) in *state; and its removal, with everything in it. */
 int test_make_dir(void **state);
 int test_remove_dir(void **state);
+
+/* Root reads any file whatever its mode. To test what an unprivileged
+ * daemon meets, a test takes capabilities (CAP_DAC_OVERRIDE…) out of its
+ * effective set; they stay permitted and are put back afterwards. */
+struct test_caps {
+    struct __user_cap_header_struct header;
+    struct __user_cap_data_struct data[2];
+};
+
+/* Drops `mask` (capabilities below 32) from the effective set, saving the
+ * set in *saved; FALSE when they were not all effective or it cannot. */
+gboolean test_caps_drop(struct test_caps *saved, guint32 mask);
+/* Puts back what test_caps_drop saved; fails the test when it cannot. */
+void test_caps_restore(const struct test_caps *saved);
+/* Whether capability `cap` (below 32) is effective now. */
+gboolean test_caps_have(guint32 cap);
 
 #endif

@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -281,32 +280,10 @@ static void powercap_gap_bound_follows_max_power(void **state)
     test_provider_close(&p);
 }
 
-/* Root reads any file whatever its mode: CAP_DAC_OVERRIDE and
- * CAP_DAC_READ_SEARCH are taken out of the effective set for the start,
- * so that chmod 000 denies this process as it would an unprivileged
- * vigild. Both stay permitted and are put back afterwards. */
-struct saved_caps {
-    struct __user_cap_header_struct header;
-    struct __user_cap_data_struct data[2];
-};
-
-static gboolean drop_read_override(struct saved_caps *saved)
-{
-    memset(saved, 0, sizeof *saved);
-    saved->header.version = _LINUX_CAPABILITY_VERSION_3;
-    if (syscall(SYS_capget, &saved->header, saved->data) != 0)
-        return FALSE;
-    struct __user_cap_data_struct lowered[2];
-    memcpy(lowered, saved->data, sizeof lowered);
-    lowered[0].effective &= ~((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
-    return syscall(SYS_capset, &saved->header, lowered) == 0;
-}
-
-static void restore_caps(struct saved_caps *saved)
-{
-    if (syscall(SYS_capset, &saved->header, saved->data) != 0)
-        fail_msg("restoring capabilities: %s", g_strerror(errno));
-}
+/* Root reads any file whatever its mode: the read overrides leave the
+ * effective set for the start, so that chmod 000 denies this process as it
+ * would an unprivileged vigild. */
+#define READ_OVERRIDE ((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH))
 
 static void powercap_permission_denied(void **state)
 {
@@ -315,15 +292,15 @@ static void powercap_permission_denied(void **state)
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     char *energy = g_build_filename(root, "sys/class/powercap/intel-rapl:0/energy_uj", NULL);
     assert_int_equal(g_chmod(energy, 0), 0);
-    struct saved_caps saved;
-    if (!drop_read_override(&saved)) {
+    struct test_caps saved;
+    if (!test_caps_drop(&saved, READ_OVERRIDE)) {
         g_free(energy);
         skip();
     }
     int probe = open(energy, O_RDONLY);
     if (probe >= 0) {
         close(probe);
-        restore_caps(&saved);
+        test_caps_restore(&saved);
         g_free(energy);
         skip(); /* still readable: nothing to test here */
     }
@@ -337,7 +314,7 @@ static void powercap_permission_denied(void **state)
     open_energy(&p, root, "auto", NULL);
     gboolean auto_started = test_provider_start(&p, NULL);
     char *logged = capture_end(&log);
-    restore_caps(&saved);
+    test_caps_restore(&saved);
 
     char *want = g_strdup_printf("permission denied on %s (Linux makes energy_uj root-only "
                                  "since 5.10",

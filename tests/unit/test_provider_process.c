@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -363,49 +362,10 @@ static void test_a_process_without_io(void **state)
     test_provider_close(&p);
 }
 
-/* Root reads any file whatever its mode: CAP_DAC_OVERRIDE and
- * CAP_DAC_READ_SEARCH leave the effective set for the track, so that chmod
- * 000 denies this process as another user's io denies an unprivileged
- * vigild. They stay permitted and are put back afterwards. (The energy
- * provider's tests do the same.) */
-struct saved_caps {
-    struct __user_cap_header_struct header;
-    struct __user_cap_data_struct data[2];
-};
-
-/* `mask`: capabilities below 32. */
-static gboolean drop_caps(struct saved_caps *saved, guint32 mask)
-{
-    memset(saved, 0, sizeof *saved);
-    saved->header.version = _LINUX_CAPABILITY_VERSION_3;
-    if (syscall(SYS_capget, &saved->header, saved->data) != 0 ||
-        (saved->data[0].effective & mask) != mask)
-        return FALSE;
-    struct __user_cap_data_struct lowered[2];
-    memcpy(lowered, saved->data, sizeof lowered);
-    lowered[0].effective &= ~mask;
-    return syscall(SYS_capset, &saved->header, lowered) == 0;
-}
-
-static gboolean has_cap(guint32 cap)
-{
-    struct saved_caps now;
-    memset(&now, 0, sizeof now);
-    now.header.version = _LINUX_CAPABILITY_VERSION_3;
-    return syscall(SYS_capget, &now.header, now.data) == 0 &&
-           (now.data[0].effective & (1u << cap)) != 0;
-}
-
-static gboolean drop_read_override(struct saved_caps *saved)
-{
-    return drop_caps(saved, (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
-}
-
-static void restore_caps(struct saved_caps *saved)
-{
-    if (syscall(SYS_capset, &saved->header, saved->data) != 0)
-        fail_msg("restoring capabilities: %s", g_strerror(errno));
-}
+/* Root reads any file whatever its mode: the read overrides leave the
+ * effective set for the track, so that chmod 000 denies this process as
+ * another user's io denies an unprivileged vigild. */
+#define READ_OVERRIDE ((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH))
 
 static void test_a_process_whose_io_is_unreadable(void **state)
 {
@@ -413,15 +373,15 @@ static void test_a_process_whose_io_is_unreadable(void **state)
     write_process(root, &first, TRUE);
     char *io = g_build_filename(root, "proc/100/io", NULL);
     assert_int_equal(g_chmod(io, 0), 0);
-    struct saved_caps saved;
-    if (!drop_read_override(&saved)) {
+    struct test_caps saved;
+    if (!test_caps_drop(&saved, READ_OVERRIDE)) {
         g_free(io);
         skip();
     }
     int probe = open(io, O_RDONLY | O_CLOEXEC);
     if (probe >= 0) {
         close(probe);
-        restore_caps(&saved);
+        test_caps_restore(&saved);
         g_free(io);
         skip(); /* still readable: nothing to test here */
     }
@@ -433,7 +393,7 @@ static void test_a_process_whose_io_is_unreadable(void **state)
     capture_begin(&log);
     GError *error = NULL;
     gboolean tracked = test_provider_track(&p, 7, first.pid, &error);
-    restore_caps(&saved);
+    test_caps_restore(&saved);
     if (!tracked)
         fail_msg("track: %s", error->message);
     const struct expected want[] = {{7, &first, FALSE}};
@@ -788,7 +748,7 @@ static void test_the_real_proc_with_a_child(void **state)
 static void test_the_real_proc_with_io_lost_while_tracked(void **state)
 {
     (void)state;
-    if (!has_cap(CAP_SYS_PTRACE))
+    if (!test_caps_have(CAP_SYS_PTRACE))
         skip(); /* the child's io would be out of reach from the start */
     int ready[2], done[2];
     assert_int_equal(pipe(ready), 0);
@@ -817,12 +777,12 @@ static void test_the_real_proc_with_io_lost_while_tracked(void **state)
 
     struct captured_log log;
     capture_begin(&log);
-    struct saved_caps saved;
-    gboolean dropped = drop_caps(&saved, 1u << CAP_SYS_PTRACE);
+    struct test_caps saved;
+    gboolean dropped = test_caps_drop(&saved, 1u << CAP_SYS_PTRACE);
     GError *error = NULL;
     samples = dropped ? test_provider_read(&p, 1, &error) : NULL;
     if (dropped)
-        restore_caps(&saved);
+        test_caps_restore(&saved);
     close(done[1]);
     int status = 0;
     assert_int_equal(waitpid(child, &status, 0), child);
