@@ -252,6 +252,14 @@ static void accept_summary(const struct vigil_local_summary *s)
     f->anomalies = s->anomalies;
     f->cpu_s = s->cpu_s;
     f->energy_flags = s->energy_flags;
+    f->cycles = s->cycles;
+    f->abnormal_cycles = s->abnormal_cycles;
+    f->capture_observed = s->activities_observed;
+    f->capture_forwarded = s->activities_forwarded;
+    f->capture_dropped = s->activities_dropped;
+    f->capture_lost = s->activities_lost;
+    f->capture_held = s->activities_held;
+    snprintf(f->capture_mode, sizeof f->capture_mode, "%s", s->capture_mode);
     f->reason[0] = '\0';
     snprintf(f->energy_source, sizeof f->energy_source, "%s", s->energy_source);
     if (isfinite(s->energy_j)) {

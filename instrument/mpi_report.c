@@ -93,7 +93,9 @@ static void add_source(char *sources, size_t size, const char *source)
 }
 
 /* What vigild said about the job: the sum of the ranks' energy when every
- * rank has one, else the first rank's reason; the sums of what it drained. */
+ * rank has one, else the first rank's reason; the sums of what it drained
+ * and captured, with the capture mode of the first rank that has a summary,
+ * or "mixed" when ranks differ (one node's vigild configured otherwise). */
 static void joint_link(const struct preload_link_figures *ranks, int count,
                        struct preload_link_figures *out)
 {
@@ -120,6 +122,17 @@ static void joint_link(const struct preload_link_figures *ranks, int count,
             out->gaps += l->gaps;
             out->dropped += l->dropped;
             out->anomalies += l->anomalies;
+            out->cycles += l->cycles;
+            out->abnormal_cycles += l->abnormal_cycles;
+            out->capture_observed += l->capture_observed;
+            out->capture_forwarded += l->capture_forwarded;
+            out->capture_dropped += l->capture_dropped;
+            out->capture_lost += l->capture_lost;
+            out->capture_held += l->capture_held;
+            if (out->ranks_with_summary == 1)
+                snprintf(out->capture_mode, sizeof out->capture_mode, "%s", l->capture_mode);
+            else if (strcmp(out->capture_mode, l->capture_mode) != 0)
+                snprintf(out->capture_mode, sizeof out->capture_mode, "mixed");
             if (!isnan(l->cpu_s))
                 out->cpu_s = (isnan(out->cpu_s) ? 0 : out->cpu_s) + l->cpu_s;
         } else {

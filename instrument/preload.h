@@ -253,6 +253,11 @@ struct preload_link_figures {
     char energy_source[96]; /* "energy/powercap"; several joined by "+" in a job's report */
     char energy_note[256];  /* when energy_j is NaN: why */
     char reason[256];       /* unless state is SUMMARY: why not */
+    /* What vigild's capture made of its activities (local_protocol.h):
+     * observed = forwarded + dropped + lost + held. Sums in a job's report. */
+    uint64_t cycles, abnormal_cycles;
+    uint64_t capture_observed, capture_forwarded, capture_dropped, capture_lost, capture_held;
+    char capture_mode[16]; /* "anomalies", "all", "none"; "mixed" in a job's report */
 };
 
 /* At set-up, once the ring exists: reads VIGIL_SOCKET and registers the

@@ -330,12 +330,52 @@ static void write_text_vigild(struct out *o, const struct preload_link_figures *
     out_text(o, "\n");
 }
 
+/* What vigild's capture made of the activities: kept, for the cycles
+ * around abnormal ones (the windows), or dropped. Where there is no
+ * summary, why, as on the energy line. */
+static void write_text_capture(struct out *o, const struct preload_link_figures *l,
+                               const struct preload_mpi_figures *mpi)
+{
+    out_text(o, "CAPTURE                    ");
+    if (l->ranks_with_summary == 0) {
+        out_text(o, "n/a (");
+        out_text_clean(o, l->reason[0] != '\0' ? l->reason : "no summary from vigild");
+        out_text(o, ")\n");
+        return;
+    }
+    if (strcmp(l->capture_mode, "none") == 0 && l->capture_forwarded == 0 && l->capture_lost == 0) {
+        out_printf(o, "capture off: %llu activities observed, none forwarded\n",
+                   (unsigned long long)l->capture_observed);
+        return;
+    }
+    out_text_clean(o, l->capture_mode[0] != '\0' ? l->capture_mode : "unknown mode");
+    out_printf(o, ": %llu abnormal cycles of %llu; %llu of %llu activities forwarded",
+               (unsigned long long)l->abnormal_cycles, (unsigned long long)l->cycles,
+               (unsigned long long)l->capture_forwarded, (unsigned long long)l->capture_observed);
+    if (l->capture_observed > 0)
+        out_printf(o, " (%.1f %%)",
+                   100.0 * (double)l->capture_forwarded / (double)l->capture_observed);
+    out_printf(o, ", %llu dropped, ", (unsigned long long)l->capture_dropped);
+    /* A joint report's summaries were taken at MPI_Finalize, not at exit. */
+    const char *when = mpi != NULL ? "MPI_Finalize" : "exit";
+    /* Lost ones may include some a window needed, which calls for action
+     * on vigild's side: said last, with why, after the ordinary figures. */
+    if (l->capture_lost == 0)
+        out_printf(o, "0 lost, %llu held at %s\n", (unsigned long long)l->capture_held, when);
+    else
+        out_printf(o, "%llu held at %s, %llu lost: vigild's capture memory bound was hit\n",
+                   (unsigned long long)l->capture_held, when, (unsigned long long)l->capture_lost);
+}
+
 static void write_text_rank_energy(struct out *o, const struct preload_mpi_figures *mpi)
 {
-    out_printf(o, "\n%-24s %s\n", "energy by rank", "joule");
+    out_printf(o, "\n%-24s %s\n", "energy by rank", "joule; activities vigild forwarded");
     for (int r = 0; r < mpi->ranks; r++) {
+        const struct preload_link_figures *l = &mpi->rank_links[r];
         out_printf(o, "rank %-19d ", r);
-        out_text_energy(o, &mpi->rank_links[r]);
+        out_text_energy(o, l);
+        if (l->state == PRELOAD_LINK_SUMMARY)
+            out_printf(o, "; %llu forwarded", (unsigned long long)l->capture_forwarded);
         out_text(o, "\n");
     }
 }
@@ -384,6 +424,7 @@ static void write_text(struct out *o, const struct preload_figures *f,
                network);
     out_printf(o, "OBSERVED_RUNTIME_MS        %.3f\n", f->runtime_ms);
     write_text_vigild(o, &f->link, mpi);
+    write_text_capture(o, &f->link, mpi);
     out_text(o, "\n");
 
     out_printf(o, "%-6s %-20s %12s %16s %12s %8s\n", "layer", "operation", "calls", "bytes",
@@ -482,9 +523,23 @@ static void write_json_vigild(struct out *o, const struct preload_link_figures *
     out_json_count(o, "dropped", l->dropped, drained);
     out_json_count(o, "anomalies", l->anomalies, drained);
     if (drained && !isnan(l->cpu_s))
-        out_printf(o, ",\"cpu_seconds\":%.6f}", l->cpu_s);
+        out_printf(o, ",\"cpu_seconds\":%.6f", l->cpu_s);
     else
-        out_text(o, ",\"cpu_seconds\":null}");
+        out_text(o, ",\"cpu_seconds\":null");
+    /* The same keys with or without a summary, null when unknown. */
+    out_text(o, ",\"capture\":{\"mode\":");
+    if (drained)
+        out_json_text(o, l->capture_mode);
+    else
+        out_text(o, "null");
+    out_json_count(o, "cycles", l->cycles, drained);
+    out_json_count(o, "abnormal_cycles", l->abnormal_cycles, drained);
+    out_json_count(o, "observed", l->capture_observed, drained);
+    out_json_count(o, "forwarded", l->capture_forwarded, drained);
+    out_json_count(o, "dropped", l->capture_dropped, drained);
+    out_json_count(o, "lost", l->capture_lost, drained);
+    out_json_count(o, "held", l->capture_held, drained);
+    out_text(o, "}}");
 }
 
 static void write_json_rank_energy(struct out *o, const struct preload_mpi_figures *mpi)
@@ -495,6 +550,8 @@ static void write_json_rank_energy(struct out *o, const struct preload_mpi_figur
         out_printf(o, "%s{\"rank\":%d", r > 0 ? "," : "", r);
         write_json_energy(o, l);
         out_json_count(o, "vigild_process_id", l->process_id, l->process_id != 0);
+        out_json_count(o, "capture_forwarded", l->capture_forwarded,
+                       l->state == PRELOAD_LINK_SUMMARY);
         out_text(o, "}");
     }
     out_text(o, "]");

@@ -177,8 +177,21 @@ static void assert_line(const char *report, const char *prefix, const char *want
     g_free(rest);
 }
 
-#define ENERGY_LINE "CONSUMED_ENERGY_JOULE      "
-#define VIGILD_LINE "VIGILD                     "
+/* The JSON report's value at `dotted`, as compact JSON text. */
+static void assert_json_text(const struct test_report *rep, const char *dotted, const char *want)
+{
+    JsonNode *node = test_report_node(rep, dotted);
+    if (node == NULL)
+        fail_msg("no %s in %s", dotted, rep->path);
+    char *text = json_to_string(node, FALSE);
+    if (strcmp(text, want) != 0)
+        fail_msg("%s is %s, not %s", dotted, text, want);
+    g_free(text);
+}
+
+#define ENERGY_LINE  "CONSUMED_ENERGY_JOULE      "
+#define VIGILD_LINE  "VIGILD                     "
+#define CAPTURE_LINE "CAPTURE                    "
 
 static struct test_fake_vigild_settings answering(double energy_j, const char *source,
                                                   uint32_t flags, const char *note)
@@ -312,7 +325,15 @@ static void test_summary_in_text_report(void **state)
     char *want = g_strdup_printf("process %llu: %llu activities drained, 0 gaps, 0 dropped",
                                  (unsigned long long)r->process_id, recorded);
     assert_line(report, VIGILD_LINE, want);
+    /* The fake's capture: the process ended within its first cycle, which
+     * is not decided yet, so vigild holds everything it drained. */
+    char *capture = g_strdup_printf("anomalies: 0 abnormal cycles of 0; 0 of %llu activities "
+                                    "forwarded (0.0 %%), 0 dropped, 0 lost, %llu held at exit",
+                                    recorded, recorded);
+    assert_line(report, CAPTURE_LINE, capture);
     test_assert_contains(report, "0 dropped (ring full), ");
+
+    g_free(capture);
 
     g_free(want);
     g_free(report);
@@ -370,6 +391,12 @@ static void test_summary_in_json_report(void **state)
     assert_true(r->names >= 1); /* the file's name went before its first activity */
     assert_int_equal(test_report_int(&rep, "vigild.gaps"), 0);
     assert_true(test_report_number(&rep, "vigild.cpu_seconds") == 0.5);
+    char *capture = g_strdup_printf(
+        "{\"mode\":\"anomalies\",\"cycles\":0,\"abnormal_cycles\":0,\"observed\":%" G_GINT64_FORMAT
+        ",\"forwarded\":0,\"dropped\":0,\"lost\":0,\"held\":%" G_GINT64_FORMAT "}",
+        recorded, recorded);
+    assert_json_text(&rep, "vigild.capture", capture);
+    g_free(capture);
 
     /* The library's own socket calls were neither counted nor recorded:
      * the report's calls are those of a run without vigild, and no socket
@@ -451,6 +478,90 @@ static void test_no_energy_with_vigild_reason(void **state)
     g_free(want);
 }
 
+/* The capture line and JSON object for vigild's capture figures. */
+static void capture_for(const char *dir, const struct test_fake_vigild_capture *capture,
+                        const char *want_line, const char *want_json)
+{
+    struct setup s = setup_of(dir, "report.txt");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    settings.capture = *capture;
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    const char *argv[] = {"true", NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "true");
+    char *report = read_text(s.report_path);
+    assert_line(report, CAPTURE_LINE, want_line);
+    /* Right after the VIGILD line, with the figures of the header. */
+    char *vigild = line_after(report, VIGILD_LINE);
+    char *pair = g_strdup_printf("%s%s\n%s%s\n", VIGILD_LINE, vigild, CAPTURE_LINE, want_line);
+    test_assert_contains(report, pair);
+    g_free(pair);
+    g_free(vigild);
+    g_free(report);
+    child_clear(&c);
+
+    const char *json_vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    c = run_child(s.dir, preload_lib(), json_vars, argv);
+    assert_status(&c, 0, "true");
+    struct test_report rep = test_report_load(s.report_path);
+    assert_json_text(&rep, "vigild.capture", want_json);
+    test_report_free(&rep);
+    child_clear(&c);
+    test_fake_vigild_stop(d);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+static void test_capture(void **state)
+{
+    const struct test_fake_vigild_capture capture = {
+        .mode = "anomalies",
+        .cycles = 12,
+        .abnormal_cycles = 3,
+        .forwarded = 4210,
+        .dropped = 47100,
+        .lost = 0,
+        .held = 690,
+    };
+    capture_for(*state, &capture,
+                "anomalies: 3 abnormal cycles of 12; 4210 of 52000 activities forwarded (8.1 %), "
+                "47100 dropped, 0 lost, 690 held at exit",
+                "{\"mode\":\"anomalies\",\"cycles\":12,\"abnormal_cycles\":3,\"observed\":52000,"
+                "\"forwarded\":4210,\"dropped\":47100,\"lost\":0,\"held\":690}");
+}
+
+/* Activities a window should have kept but vigild had no memory left for. */
+static void test_capture_lost(void **state)
+{
+    const struct test_fake_vigild_capture capture = {
+        .mode = "anomalies",
+        .cycles = 12,
+        .abnormal_cycles = 3,
+        .forwarded = 4198,
+        .dropped = 47100,
+        .lost = 12,
+        .held = 690,
+    };
+    capture_for(*state, &capture,
+                "anomalies: 3 abnormal cycles of 12; 4198 of 52000 activities forwarded (8.1 %), "
+                "47100 dropped, 690 held at exit, 12 lost: vigild's capture memory bound was hit",
+                "{\"mode\":\"anomalies\",\"cycles\":12,\"abnormal_cycles\":3,\"observed\":52000,"
+                "\"forwarded\":4198,\"dropped\":47100,\"lost\":12,\"held\":690}");
+}
+
+static void test_capture_off(void **state)
+{
+    const struct test_fake_vigild_capture capture = {
+        .mode = "none",
+        .cycles = 12,
+        .dropped = 52000,
+    };
+    capture_for(*state, &capture, "capture off: 52000 activities observed, none forwarded",
+                "{\"mode\":\"none\",\"cycles\":12,\"abnormal_cycles\":0,\"observed\":52000,"
+                "\"forwarded\":0,\"dropped\":52000,\"lost\":0,\"held\":0}");
+}
+
 /* ---- when the link fails ----------------------------------------------------------------- */
 
 /* Without a report nobody would read the summary: none is asked for, and
@@ -502,6 +613,7 @@ static void test_no_daemon(void **state)
     char *energy = g_strdup_printf("n/a (%s)", why), *line = g_strdup_printf("standalone: %s", why);
     assert_line(report, ENERGY_LINE, energy);
     assert_line(report, VIGILD_LINE, line);
+    assert_line(report, CAPTURE_LINE, energy); /* n/a, and the same why */
     test_assert_contains(report, "dropped (ring full: no vigild drains it)");
 
     g_free(line);
@@ -560,6 +672,7 @@ static void test_silent_daemon(void **state)
     char *want = g_strdup_printf("process %llu, no summary: vigild did not answer within 100 ms",
                                  (unsigned long long)r->process_id);
     assert_line(report, VIGILD_LINE, want);
+    assert_line(report, CAPTURE_LINE, "n/a (vigild did not answer within 100 ms)");
     /* It went on draining after the process ended: nothing was lost. */
     assert_int_equal(r->activities, text_recorded(report));
 
@@ -705,7 +818,18 @@ static void test_socket_off(void **state)
     char *report = read_text(s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (VIGIL_SOCKET=off: vigild not contacted)");
     assert_line(report, VIGILD_LINE, "standalone: VIGIL_SOCKET=off: vigild not contacted");
+    assert_line(report, CAPTURE_LINE, "n/a (VIGIL_SOCKET=off: vigild not contacted)");
+    /* JSON has the same keys as with a summary, all null. */
+    const char *json_vars[] = {"VIGIL_SOCKET=off", s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    struct child json = run_child(s.dir, preload, json_vars, argv);
+    assert_status(&json, 0, "true");
+    struct test_report rep = test_report_load(s.report_path);
+    assert_json_text(&rep, "vigild.capture",
+                     "{\"mode\":null,\"cycles\":null,\"abnormal_cycles\":null,\"observed\":null,"
+                     "\"forwarded\":null,\"dropped\":null,\"lost\":null,\"held\":null}");
 
+    test_report_free(&rep);
+    child_clear(&json);
     g_free(report);
     g_free(connect_line);
     child_clear(&off);
@@ -828,6 +952,9 @@ int main(void)
         T(test_summary_in_json_report),
         T(test_estimated_energy),
         T(test_no_energy_with_vigild_reason),
+        T(test_capture),
+        T(test_capture_lost),
+        T(test_capture_off),
         T(test_report_off),
         T(test_no_daemon),
         T(test_descriptor_numbers_untouched),

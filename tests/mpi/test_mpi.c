@@ -485,6 +485,25 @@ static void no_energy_for_rank_2(const struct test_fake_vigild_client *client,
     }
 }
 
+/* Each rank's capture its own (observed their sum, as vigild must give
+ * it): rank 1 had two abnormal cycles, rank 3 lost some, and rank 2's
+ * node captures everything. */
+static void capture_by_rank(const struct test_fake_vigild_client *client,
+                            struct vigil_local_summary *summary, void *user)
+{
+    (void)user;
+    uint64_t rank = (uint64_t)client->rank;
+    if (client->rank == 2)
+        g_strlcpy(summary->capture_mode, "all", sizeof summary->capture_mode);
+    summary->cycles = 4;
+    summary->abnormal_cycles = rank == 1 ? 2 : 0;
+    summary->activities_forwarded = 100 * (rank + 1);
+    summary->activities_dropped = 10 * rank;
+    summary->activities_lost = rank == 3 ? 7 : 0;
+    summary->activities_observed = summary->activities_forwarded + summary->activities_dropped +
+                                   summary->activities_lost + summary->activities_held;
+}
+
 /* Runs mpi-nonblocking with every rank registered with a fake vigild that
  * answers 1.5 J (as `answer` may change), and checks what is the same
  * whatever the energy: each rank said its rank and asked for its summary
@@ -552,6 +571,39 @@ static void test_job_energy_is_the_sum(void **state)
         assert_close(test_report_number(&rep, path), 1.5, path);
         g_free(path);
     }
+    /* The fake holds everything each rank drained (no cycle decided yet). */
+    assert_string_equal(test_report_string(&rep, "vigild.capture.mode"), "anomalies");
+    assert_int_equal(test_report_int(&rep, "vigild.capture.held"),
+                     test_report_int(&rep, "vigild.activities_drained"));
+    assert_int_equal(test_report_int(&rep, "vigild.capture.observed"),
+                     test_report_int(&rep, "vigild.activities_drained"));
+    test_report_free(&rep);
+    test_fake_vigild_free(d);
+}
+
+/* The job's capture figures are the exact sums of the ranks', its mode
+ * "mixed" when the ranks' differ; each rank's forwarded count is listed. */
+static void test_job_capture_is_the_sum(void **state)
+{
+    const struct test_fake_vigild_client *by_rank[RANKS];
+    struct test_fake_vigild *d;
+    struct test_report rep = energy_job(*state, capture_by_rank, by_rank, &d);
+    uint64_t held = 0;
+    for (int rank = 0; rank < RANKS; rank++)
+        held += by_rank[rank]->answered_activities;
+    assert_string_equal(test_report_string(&rep, "vigild.capture.mode"), "mixed");
+    assert_int_equal(test_report_int(&rep, "vigild.capture.cycles"), 4 * RANKS);
+    assert_int_equal(test_report_int(&rep, "vigild.capture.abnormal_cycles"), 2);
+    assert_int_equal(test_report_int(&rep, "vigild.capture.forwarded"), 100 + 200 + 300 + 400);
+    assert_int_equal(test_report_int(&rep, "vigild.capture.dropped"), 0 + 10 + 20 + 30);
+    assert_int_equal(test_report_int(&rep, "vigild.capture.lost"), 7);
+    assert_int_equal(test_report_int(&rep, "vigild.capture.held"), held);
+    assert_int_equal(test_report_int(&rep, "vigild.capture.observed"), 1000 + 60 + 7 + held);
+    for (int rank = 0; rank < RANKS; rank++) {
+        char *path = g_strdup_printf("energy_by_rank.%d.capture_forwarded", rank);
+        assert_int_equal(test_report_int(&rep, path), 100 * (rank + 1));
+        g_free(path);
+    }
     test_report_free(&rep);
     test_fake_vigild_free(d);
 }
@@ -583,6 +635,7 @@ int main(void)
         T(test_children),
         T(test_job_energy_is_the_sum),
         T(test_job_energy_needs_every_rank),
+        T(test_job_capture_is_the_sum),
         T(test_nonblocking_counted_once),
         T(test_per_rank_reports),
         T(test_no_libmpi_without_mpi),

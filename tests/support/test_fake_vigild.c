@@ -166,6 +166,21 @@ static void take_summary_request(struct test_fake_vigild *d, struct connection *
               sizeof s.energy_source);
     g_strlcpy(s.energy_note, d->settings.energy_note ? d->settings.energy_note : "",
               sizeof s.energy_note);
+    const struct test_fake_vigild_capture *capture = &d->settings.capture;
+    if (capture->mode != NULL) {
+        g_strlcpy(s.capture_mode, capture->mode, sizeof s.capture_mode);
+        s.cycles = capture->cycles;
+        s.abnormal_cycles = capture->abnormal_cycles;
+        s.activities_forwarded = capture->forwarded;
+        s.activities_dropped = capture->dropped;
+        s.activities_lost = capture->lost;
+        s.activities_held = capture->held;
+    } else {
+        g_strlcpy(s.capture_mode, "anomalies", sizeof s.capture_mode);
+        s.activities_held = c->activities;
+    }
+    s.activities_observed =
+        s.activities_forwarded + s.activities_dropped + s.activities_lost + s.activities_held;
     if (d->settings.answer != NULL)
         d->settings.answer(c, &s, d->settings.answer_user);
     c->answered_activities = s.activities_drained;

@@ -59,6 +59,13 @@ struct test_fake_vigild;
 typedef void (*test_fake_vigild_answer_fn)(const struct test_fake_vigild_client *client,
                                            struct vigil_local_summary *summary, void *user);
 
+/* The capture figures of a SUMMARY; observed is their sum. */
+struct test_fake_vigild_capture {
+    const char *mode; /* NULL: the fake's own figures, see below */
+    uint64_t cycles, abnormal_cycles;
+    uint64_t forwarded, dropped, lost, held;
+};
+
 struct test_fake_vigild_settings {
     enum test_fake_vigild_mode mode;
     /* ANSWER: the summary's energy (NaN for none) and its words. */
@@ -66,6 +73,10 @@ struct test_fake_vigild_settings {
     const char *energy_source;
     uint32_t energy_flags;
     const char *energy_note;
+    /* ANSWER: the summary's capture. Without a mode, that of a process
+     * that ended within its first cycle: mode "anomalies", no cycle
+     * decided, every activity it drained held. */
+    struct test_fake_vigild_capture capture;
     test_fake_vigild_answer_fn answer; /* or NULL */
     void *answer_user;
     const char *refusal; /* REFUSE: the reason */

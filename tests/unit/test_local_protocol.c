@@ -304,6 +304,14 @@ static struct vigil_local_summary a_summary(void)
     s.energy_j = 1.5;
     s.energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED;
     strcpy(s.energy_source, "energy/estimate");
+    s.cycles = 12;
+    s.abnormal_cycles = 3;
+    s.activities_observed = 52000;
+    s.activities_forwarded = 4210;
+    s.activities_dropped = 47088;
+    s.activities_lost = 12;
+    s.activities_held = 690;
+    strcpy(s.capture_mode, "anomalies");
     return s;
 }
 
@@ -317,6 +325,14 @@ static void test_summary(void **state)
     assert_int_equal(out.activities_drained, 1234);
     assert_true(out.energy_j == 1.5);
     assert_string_equal(out.energy_source, "energy/estimate");
+    assert_int_equal(out.cycles, 12);
+    assert_int_equal(out.abnormal_cycles, 3);
+    assert_int_equal(out.activities_observed, 52000);
+    assert_int_equal(out.activities_forwarded, 4210);
+    assert_int_equal(out.activities_dropped, 47088);
+    assert_int_equal(out.activities_lost, 12);
+    assert_int_equal(out.activities_held, 690);
+    assert_string_equal(out.capture_mode, "anomalies");
 
     s = a_summary();
     s.energy_j = NAN;
@@ -333,6 +349,27 @@ static void test_summary(void **state)
     memset(s.energy_note, 'y', sizeof s.energy_note);
     assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
     test_assert_contains(err.message, "summary: the energy note is not terminated");
+    s = a_summary();
+    memset(s.capture_mode, 'z', sizeof s.capture_mode);
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "summary: the capture mode is not terminated");
+    /* Every activity observed is accounted for once: one too many, or one
+     * held that was never observed, is refused. */
+    s = a_summary();
+    s.activities_observed++;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "summary: 52001 activities observed, but 4210 forwarded + "
+                                      "47088 dropped + 12 lost + 690 held");
+    s = a_summary();
+    s.activities_held++;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "summary: 52000 activities observed, but 4210 forwarded + "
+                                      "47088 dropped + 12 lost + 691 held");
+    /* Nothing observed, nothing else: a process vigild captured nothing of. */
+    s = a_summary();
+    s.activities_observed = s.activities_forwarded = s.activities_dropped = 0;
+    s.activities_lost = s.activities_held = 0;
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
     s = a_summary();
     s.energy_flags = 1u << 5;
     assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
@@ -620,8 +657,9 @@ static void test_bad_headers(void **state)
     h.magic = 0x12345678;
     expect_bad_header(&h, length, "a message without the protocol's magic number (24 bytes)");
     h = good;
-    h.version = 2;
-    expect_bad_header(&h, length, "a message of protocol version 2, not 1");
+    /* A peer of the protocol before the summary's capture figures. */
+    h.version = 1;
+    expect_bad_header(&h, length, "a message of protocol version 1, not 2");
     h = good;
     h.type = 0;
     expect_bad_header(&h, length, "a message of unknown type 0");
