@@ -1,0 +1,196 @@
+/* vigil — the helpers ADPIs share: issues, per-cycle metric values, globs. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "vigil/adpi.h"
+
+/* A cut in the middle of a multi-byte character would leave text that a
+ * JSON writer or a terminal rejects: end it before that character. */
+static void end_at_valid_utf8(char *text)
+{
+    const char *end = NULL;
+    if (!g_utf8_validate(text, -1, &end))
+        text[end - text] = '\0';
+}
+
+void vigil_issue_report(const struct vigil_issue_sink *sink, enum vigil_health health,
+                        const char *metric, double value, double expected_min, double expected_max,
+                        const char *format, ...)
+{
+    if (sink == NULL || sink->report == NULL)
+        return;
+    struct vigil_issue issue = {
+        .health = health,
+        .value = value,
+        .expected_min = expected_min,
+        .expected_max = expected_max,
+    };
+    g_strlcpy(issue.metric, metric != NULL ? metric : "", sizeof issue.metric);
+    end_at_valid_utf8(issue.metric);
+    va_list args;
+    va_start(args, format);
+    g_vsnprintf(issue.message, sizeof issue.message, format, args);
+    va_end(args);
+    end_at_valid_utf8(issue.message);
+    sink->report(sink->user, &issue);
+}
+
+/* Per-cycle metric values ------------------------------------------------------------------- */
+
+void vigil_cycle_values_init(struct vigil_cycle_values *cv)
+{
+    cv->metrics = g_array_new(FALSE, TRUE, sizeof(struct vigil_cycle_metric));
+}
+
+void vigil_cycle_values_clear(struct vigil_cycle_values *cv)
+{
+    if (cv->metrics != NULL)
+        g_array_free(cv->metrics, TRUE);
+    cv->metrics = NULL;
+}
+
+/* The slot of a metric that has had a sample; NULL for one that never had. */
+static struct vigil_cycle_metric *slot(const struct vigil_cycle_values *cv, uint32_t metric_id)
+{
+    if (cv->metrics == NULL || metric_id == 0 || metric_id >= cv->metrics->len)
+        return NULL;
+    struct vigil_cycle_metric *m =
+        &g_array_index(cv->metrics, struct vigil_cycle_metric, metric_id);
+    return m->metric_id != 0 ? m : NULL;
+}
+
+static struct vigil_cycle_metric *slot_for_sample(struct vigil_cycle_values *cv,
+                                                  const vigil_metric_catalog *catalog,
+                                                  uint32_t metric_id)
+{
+    struct vigil_cycle_metric *m = slot(cv, metric_id);
+    if (m != NULL)
+        return m;
+    /* Without its description there is no telling a counter from a
+     * gauge, and a wrong guess would give a wrong value. */
+    const struct vigil_metric_desc *desc = vigil_metric_get(catalog, metric_id);
+    if (desc == NULL)
+        return NULL;
+    if (metric_id >= cv->metrics->len)
+        g_array_set_size(cv->metrics, metric_id + 1);
+    m = &g_array_index(cv->metrics, struct vigil_cycle_metric, metric_id);
+    m->metric_id = metric_id;
+    m->kind = desc->kind;
+    return m;
+}
+
+static void add_sample(struct vigil_cycle_metric *m, const struct vigil_sample *s)
+{
+    gboolean has_previous = m->n > 0 || m->has_before;
+    double previous = m->n > 0 ? m->last : m->before;
+    if (has_previous && s->value != previous)
+        m->changed = TRUE;
+    if (has_previous && m->kind == VIGIL_METRIC_COUNTER && s->value < previous)
+        m->went_back = TRUE;
+    if (m->n == 0) {
+        m->first = s->value;
+        m->first_t_ns = s->t_ns;
+    }
+    m->n++;
+    m->sum += s->value;
+    m->last = s->value;
+    m->last_t_ns = s->t_ns;
+    m->flags |= s->flags & VIGIL_SAMPLE_UNCERTAIN;
+}
+
+void vigil_cycle_values_add(struct vigil_cycle_values *cv, const vigil_metric_catalog *catalog,
+                            const struct vigil_sample *samples, size_t n_samples)
+{
+    for (size_t i = 0; i < n_samples; i++) {
+        struct vigil_cycle_metric *m = slot_for_sample(cv, catalog, samples[i].metric_id);
+        if (m != NULL)
+            add_sample(m, &samples[i]);
+    }
+}
+
+const struct vigil_cycle_metric *vigil_cycle_values_get(const struct vigil_cycle_values *cv,
+                                                        uint32_t metric_id)
+{
+    return slot(cv, metric_id);
+}
+
+/* A counter's increase and the time it took, over this cycle. */
+static gboolean counter_span(const struct vigil_cycle_metric *m, double *delta, uint64_t *dt_ns)
+{
+    if (m == NULL || m->kind != VIGIL_METRIC_COUNTER || m->n == 0 || m->went_back)
+        return FALSE;
+    if (m->has_before) {
+        *delta = m->last - m->before;
+        *dt_ns = m->last_t_ns - m->before_t_ns;
+        return TRUE;
+    }
+    if (m->n < 2)
+        return FALSE;
+    *delta = m->last - m->first;
+    *dt_ns = m->last_t_ns - m->first_t_ns;
+    return TRUE;
+}
+
+gboolean vigil_cycle_metric_value(const struct vigil_cycle_metric *m, double *value)
+{
+    if (m == NULL || m->n == 0)
+        return FALSE;
+    if (m->kind != VIGIL_METRIC_COUNTER) {
+        *value = m->sum / (double)m->n;
+        return TRUE;
+    }
+    double delta;
+    uint64_t dt_ns;
+    /* Samples with one timestamp (or clocks gone wrong) give no rate. */
+    if (!counter_span(m, &delta, &dt_ns) || dt_ns == 0 || dt_ns > (uint64_t)INT64_MAX)
+        return FALSE;
+    *value = delta / ((double)dt_ns / 1e9);
+    return TRUE;
+}
+
+gboolean vigil_cycle_metric_delta(const struct vigil_cycle_metric *m, double *delta)
+{
+    uint64_t dt_ns;
+    return counter_span(m, delta, &dt_ns);
+}
+
+void vigil_cycle_values_next(struct vigil_cycle_values *cv)
+{
+    if (cv->metrics == NULL)
+        return;
+    for (guint id = 1; id < cv->metrics->len; id++) {
+        struct vigil_cycle_metric *m = &g_array_index(cv->metrics, struct vigil_cycle_metric, id);
+        if (m->metric_id == 0)
+            continue;
+        if (m->n == 0) {
+            m->cycles_missing++;
+            /* A gap breaks a run: nobody saw it stay put through the gap. */
+            m->cycles_unchanged = 0;
+            continue;
+        }
+        m->cycles_missing = 0;
+        if (m->has_before && !m->changed)
+            m->cycles_unchanged++;
+        else
+            m->cycles_unchanged = 0;
+        m->has_before = TRUE;
+        m->before = m->last;
+        m->before_t_ns = m->last_t_ns;
+        m->n = 0;
+        m->flags = 0;
+        m->first = m->last = m->sum = 0;
+        m->first_t_ns = m->last_t_ns = 0;
+        m->went_back = FALSE;
+        m->changed = FALSE;
+    }
+}
+
+gboolean vigil_metric_name_matches(const char *name, const char *const *patterns)
+{
+    if (name == NULL || patterns == NULL)
+        return FALSE;
+    for (size_t i = 0; patterns[i] != NULL; i++)
+        if (g_pattern_match_simple(patterns[i], name))
+            return TRUE;
+    return FALSE;
+}

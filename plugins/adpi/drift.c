@@ -1,0 +1,249 @@
+/* vigil — the drift ADPI: a slow change that no single cycle shows.
+ *
+ * Per metric of `metrics`, its per-cycle values (a gauge's mean, a
+ * counter's rate) go into a window of the last `long_cycles` cycles with a
+ * value. Once the window is full, the mean of its newest `short_cycles`
+ * values more than `max_relative_drift` × |long mean| away from the mean
+ * of all of it is one ABNORMAL_OTHER issue, at the onset; the next comes
+ * only after the metric was back within bounds. A process whose I/O rate
+ * halves over ten minutes is seen here. */
+#include <math.h>
+
+#include "vigil/adpi.h"
+#include "vigil/plugin.h"
+
+struct drift_metric {
+    const struct vigil_metric_desc *desc; /* NULL for an id not seen yet */
+    gboolean matches;
+    gboolean drifting; /* reported, and not back within bounds since */
+    double *window;    /* ring of long_cycles values */
+    guint capacity, count, next;
+};
+
+struct drift {
+    char **patterns;
+    guint short_cycles, long_cycles;
+    double max_relative_drift;
+    struct vigil_cycle_values values;
+    GArray *metrics; /* struct drift_metric, by id */
+};
+
+struct drift_settings {
+    char **patterns;
+    guint short_cycles, long_cycles;
+    double max_relative_drift;
+};
+
+static gboolean read_config(const struct vigil_plugin_context *ctx, struct drift_settings *s,
+                            GError **error)
+{
+    s->short_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "short_cycles");
+    s->long_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "long_cycles");
+    if (s->long_cycles <= s->short_cycles) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[%s] long_cycles (%u) must be greater than short_cycles (%u): the long "
+                    "window is the baseline the short one is compared with",
+                    ctx->section, s->long_cycles, s->short_cycles);
+        return FALSE;
+    }
+    s->patterns = g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "metrics"));
+    s->max_relative_drift =
+        vigil_config_get_double(ctx->config, ctx->section, "max_relative_drift");
+    return TRUE;
+}
+
+static void match(const struct drift *d, struct drift_metric *m)
+{
+    m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)d->patterns);
+}
+
+/* The window's i-th value, 0 the oldest. */
+static double window_at(const struct drift_metric *m, guint i)
+{
+    return m->window[(m->next + m->capacity - m->count + i) % m->capacity];
+}
+
+/* A new length keeps the newest values that fit. */
+static void resize_window(struct drift_metric *m, guint capacity)
+{
+    double *window = g_new(double, capacity);
+    guint keep = MIN(m->count, capacity);
+    for (guint i = 0; i < keep; i++)
+        window[i] = window_at(m, m->count - keep + i);
+    g_free(m->window);
+    m->window = window;
+    m->capacity = capacity;
+    m->count = keep;
+    m->next = keep % capacity;
+}
+
+static void apply(struct drift *d, struct drift_settings *s)
+{
+    g_strfreev(d->patterns);
+    d->patterns = s->patterns;
+    d->short_cycles = s->short_cycles;
+    d->long_cycles = s->long_cycles;
+    d->max_relative_drift = s->max_relative_drift;
+    for (guint id = 1; id < d->metrics->len; id++) {
+        struct drift_metric *m = &g_array_index(d->metrics, struct drift_metric, id);
+        if (m->desc != NULL)
+            match(d, m);
+        if (m->window != NULL && m->capacity != d->long_cycles)
+            resize_window(m, d->long_cycles);
+    }
+}
+
+static void *drift_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    struct drift_settings s;
+    if (!read_config(ctx, &s, error))
+        return NULL;
+    struct drift *d = g_new0(struct drift, 1);
+    vigil_cycle_values_init(&d->values);
+    d->metrics = g_array_new(FALSE, TRUE, sizeof(struct drift_metric));
+    apply(d, &s);
+    return d;
+}
+
+static void drift_destroy(void *instance)
+{
+    struct drift *d = instance;
+    for (guint id = 1; id < d->metrics->len; id++)
+        g_free(g_array_index(d->metrics, struct drift_metric, id).window);
+    g_strfreev(d->patterns);
+    vigil_cycle_values_clear(&d->values);
+    g_array_free(d->metrics, TRUE);
+    g_free(d);
+}
+
+static gboolean drift_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
+                                  GError **error)
+{
+    struct drift_settings s;
+    if (!read_config(ctx, &s, error))
+        return FALSE;
+    apply(instance, &s);
+    return TRUE;
+}
+
+static void drift_samples(void *instance, const vigil_metric_catalog *catalog,
+                          const struct vigil_sample *samples, size_t n_samples)
+{
+    struct drift *d = instance;
+    for (size_t i = 0; i < n_samples; i++) {
+        uint32_t id = samples[i].metric_id;
+        if (id >= d->metrics->len)
+            g_array_set_size(d->metrics, id + 1);
+        struct drift_metric *m = &g_array_index(d->metrics, struct drift_metric, id);
+        if (m->desc == NULL && (m->desc = vigil_metric_get(catalog, id)) != NULL)
+            match(d, m);
+    }
+    vigil_cycle_values_add(&d->values, catalog, samples, n_samples);
+}
+
+static void push(struct drift_metric *m, guint capacity, double value)
+{
+    if (m->window == NULL) {
+        m->window = g_new(double, capacity);
+        m->capacity = capacity;
+    }
+    m->window[m->next] = value;
+    m->next = (m->next + 1) % m->capacity;
+    m->count = MIN(m->count + 1, m->capacity);
+}
+
+/* Summed afresh each cycle rather than kept as running sums, whose
+ * rounding errors would pile up over a long run. */
+static double window_mean(const struct drift_metric *m, guint newest)
+{
+    double sum = 0;
+    for (guint i = m->count - newest; i < m->count; i++)
+        sum += window_at(m, i);
+    return sum / newest;
+}
+
+static void check(const struct drift *d, struct drift_metric *m, const struct vigil_cycle_metric *v,
+                  const struct vigil_issue_sink *sink)
+{
+    if (m->count < m->capacity)
+        return;
+    double short_mean = window_mean(m, d->short_cycles);
+    double long_mean = window_mean(m, m->capacity);
+    double allowed = d->max_relative_drift * fabs(long_mean);
+    if (!(fabs(short_mean - long_mean) > allowed)) {
+        m->drifting = FALSE;
+        return;
+    }
+    if (m->drifting)
+        return;
+    m->drifting = TRUE;
+    char unit[VIGIL_METRIC_TEXT_MAX + 3];
+    g_snprintf(unit, sizeof unit, v->kind == VIGIL_METRIC_COUNTER ? "%s/s" : "%s", m->desc->unit);
+    vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, short_mean,
+                       long_mean - allowed, long_mean + allowed,
+                       "%s drifted: %.6g %s over the last %u cycles against %.6g %s over the "
+                       "last %u; expected within %g %% of the latter",
+                       m->desc->name, short_mean, unit, d->short_cycles, long_mean, unit,
+                       m->capacity, d->max_relative_drift * 100);
+}
+
+static void drift_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+                        const struct vigil_issue_sink *sink)
+{
+    (void)cycle;
+    (void)end_ns;
+    struct drift *d = instance;
+    for (guint id = 1; id < d->metrics->len; id++) {
+        struct drift_metric *m = &g_array_index(d->metrics, struct drift_metric, id);
+        const struct vigil_cycle_metric *v = vigil_cycle_values_get(&d->values, id);
+        double value;
+        if (m->desc == NULL || !m->matches || !vigil_cycle_metric_value(v, &value))
+            continue;
+        push(m, d->long_cycles, value);
+        check(d, m, v, sink);
+    }
+    vigil_cycle_values_next(&d->values);
+}
+
+static const struct vigil_adpi_ops drift_ops = {
+    .samples = drift_samples,
+    .cycle = drift_cycle,
+    .reconfigure = drift_reconfigure,
+};
+
+static const struct vigil_config_key keys[] = {
+    {.name = "metrics",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value = "process.cpu_s;process.read_bytes;process.written_bytes;node.energy_j",
+     .description = "metrics (globs) whose per-cycle values are watched for drift"},
+    {.name = "short_cycles",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "30",
+     .min = 1,
+     .max = 1000000,
+     .description = "cycles of the recent mean; fewer than long_cycles"},
+    {.name = "long_cycles",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "600",
+     .min = 2,
+     .max = 1000000,
+     .description = "cycles of the baseline mean; more than short_cycles"},
+    {.name = "max_relative_drift",
+     .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.5",
+     .min = 0,
+     .max = 1000,
+     .description = "share of the baseline mean the recent one may be away from it"},
+};
+
+VIGIL_PLUGIN_EXPORT = {
+    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
+    .kind = VIGIL_PLUGIN_ADPI,
+    .name = "drift",
+    .description = "a recent mean drifting away from a long-run one",
+    .config_keys = keys,
+    .n_config_keys = G_N_ELEMENTS(keys),
+    .create = drift_create,
+    .destroy = drift_destroy,
+    .ops = &drift_ops,
+};

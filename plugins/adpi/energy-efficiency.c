@@ -1,0 +1,222 @@
+/* vigil — the energy-efficiency ADPI (the SIOX paper's Listing 3).
+ *
+ * Each cycle: x = CPU seconds per joule, the summed increases of the
+ * `cpu_metrics` counters over those of the `energy_metrics` counters. The
+ * first `stabilisation_cycles` values only build a running mean and σ;
+ * after them, a value above mean + k·σ is ABNORMAL_GOOD (more work per
+ * joule) and one below mean − k·σ ABNORMAL_BAD, but only when it is also
+ * `min_relative_deviation` away from the mean: a very steady baseline has
+ * σ near 0, where any wobble would otherwise be an issue.
+ *
+ * Abnormal values stay out of the running statistics, so a long anomaly
+ * does not widen the baseline until it looks normal. Cycles without energy
+ * used or without a CPU counter say nothing about efficiency and are
+ * skipped. */
+#include <math.h>
+
+#include "vigil/adpi.h"
+#include "vigil/plugin.h"
+
+#define ISSUE_METRIC "cpu_s_per_j"
+
+struct efficiency_metric {
+    const struct vigil_metric_desc *desc; /* NULL for an id not seen yet */
+    gboolean cpu, energy;                 /* matches cpu_metrics, energy_metrics */
+};
+
+struct efficiency {
+    char **cpu_metrics, **energy_metrics;
+    guint stabilisation_cycles;
+    double k, min_relative_deviation;
+    struct vigil_running_stats stats;
+    struct vigil_cycle_values values;
+    GArray *metrics; /* struct efficiency_metric, by id */
+};
+
+static void match(const struct efficiency *e, struct efficiency_metric *m)
+{
+    m->cpu = vigil_metric_name_matches(m->desc->name, (const char *const *)e->cpu_metrics);
+    m->energy = vigil_metric_name_matches(m->desc->name, (const char *const *)e->energy_metrics);
+}
+
+static void read_config(struct efficiency *e, const struct vigil_plugin_context *ctx)
+{
+    g_strfreev(e->cpu_metrics);
+    g_strfreev(e->energy_metrics);
+    e->cpu_metrics =
+        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "cpu_metrics"));
+    e->energy_metrics =
+        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "energy_metrics"));
+    e->stabilisation_cycles =
+        (guint)vigil_config_get_int(ctx->config, ctx->section, "stabilisation_cycles");
+    e->k = vigil_config_get_double(ctx->config, ctx->section, "k");
+    e->min_relative_deviation =
+        vigil_config_get_double(ctx->config, ctx->section, "min_relative_deviation");
+}
+
+static void *efficiency_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    (void)error;
+    struct efficiency *e = g_new0(struct efficiency, 1);
+    read_config(e, ctx);
+    vigil_cycle_values_init(&e->values);
+    e->metrics = g_array_new(FALSE, TRUE, sizeof(struct efficiency_metric));
+    return e;
+}
+
+static void efficiency_destroy(void *instance)
+{
+    struct efficiency *e = instance;
+    g_strfreev(e->cpu_metrics);
+    g_strfreev(e->energy_metrics);
+    vigil_cycle_values_clear(&e->values);
+    g_array_free(e->metrics, TRUE);
+    g_free(e);
+}
+
+static gboolean efficiency_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
+                                       GError **error)
+{
+    (void)error;
+    struct efficiency *e = instance;
+    read_config(e, ctx);
+    for (guint id = 1; id < e->metrics->len; id++) {
+        struct efficiency_metric *m = &g_array_index(e->metrics, struct efficiency_metric, id);
+        if (m->desc != NULL)
+            match(e, m);
+    }
+    return TRUE;
+}
+
+static void efficiency_samples(void *instance, const vigil_metric_catalog *catalog,
+                               const struct vigil_sample *samples, size_t n_samples)
+{
+    struct efficiency *e = instance;
+    for (size_t i = 0; i < n_samples; i++) {
+        uint32_t id = samples[i].metric_id;
+        if (id >= e->metrics->len)
+            g_array_set_size(e->metrics, id + 1);
+        struct efficiency_metric *m = &g_array_index(e->metrics, struct efficiency_metric, id);
+        if (m->desc == NULL && (m->desc = vigil_metric_get(catalog, id)) != NULL)
+            match(e, m);
+    }
+    vigil_cycle_values_add(&e->values, catalog, samples, n_samples);
+}
+
+/* This cycle's CPU seconds per joule; FALSE when it has none. */
+static gboolean cycle_efficiency(const struct efficiency *e, double *x, gboolean *estimated)
+{
+    double cpu_s = 0, energy_j = 0;
+    guint n_cpu = 0;
+    *estimated = FALSE;
+    for (guint id = 1; id < e->metrics->len; id++) {
+        const struct efficiency_metric *m =
+            &g_array_index(e->metrics, struct efficiency_metric, id);
+        double delta;
+        if (m->desc == NULL || m->desc->kind != VIGIL_METRIC_COUNTER ||
+            !vigil_cycle_metric_delta(vigil_cycle_values_get(&e->values, id), &delta))
+            continue;
+        if (m->cpu) {
+            cpu_s += delta;
+            n_cpu++;
+        }
+        if (m->energy) {
+            energy_j += delta;
+            *estimated |= m->desc->origin == VIGIL_METRIC_ESTIMATED;
+        }
+    }
+    if (n_cpu == 0 || !(energy_j > 0))
+        return FALSE;
+    *x = cpu_s / energy_j;
+    return TRUE;
+}
+
+/* FALSE for a normal value; else reports it. */
+static gboolean judge(const struct efficiency *e, double x, gboolean estimated,
+                      const struct vigil_issue_sink *sink)
+{
+    double mean = e->stats.mean, sigma = vigil_running_stats_stddev(&e->stats);
+    /* Beyond k·σ and beyond the relative deviation: the wider bound wins. */
+    double lo = MIN(mean - e->k * sigma, mean * (1 - e->min_relative_deviation));
+    double hi = MAX(mean + e->k * sigma, mean * (1 + e->min_relative_deviation));
+    enum vigil_health health;
+    const char *how;
+    if (x > hi) {
+        health = VIGIL_HEALTH_ABNORMAL_GOOD;
+        how = "more";
+    } else if (x < lo) {
+        health = VIGIL_HEALTH_ABNORMAL_BAD;
+        how = "less";
+    } else {
+        return FALSE;
+    }
+    vigil_issue_report(sink, health, ISSUE_METRIC, x, lo, hi,
+                       "%.6g CPU s per J%s, %s work per joule than usual: expected %.6g to "
+                       "%.6g (mean %.6g, σ %.6g over %" G_GUINT64_FORMAT " cycles, k %g, at "
+                       "least %g %% off)",
+                       x, estimated ? " (estimated energy)" : "", how, lo, hi, mean, sigma,
+                       (guint64)e->stats.n, e->k, e->min_relative_deviation * 100);
+    return TRUE;
+}
+
+static void efficiency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+                             const struct vigil_issue_sink *sink)
+{
+    (void)cycle;
+    (void)end_ns;
+    struct efficiency *e = instance;
+    double x;
+    gboolean estimated;
+    if (cycle_efficiency(e, &x, &estimated) &&
+        (e->stats.n < e->stabilisation_cycles || !judge(e, x, estimated, sink)))
+        vigil_running_stats_add(&e->stats, x);
+    vigil_cycle_values_next(&e->values);
+}
+
+static const struct vigil_adpi_ops efficiency_ops = {
+    .samples = efficiency_samples,
+    .cycle = efficiency_cycle,
+    .reconfigure = efficiency_reconfigure,
+};
+
+static const struct vigil_config_key keys[] = {
+    {.name = "cpu_metrics",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value =
+         "cpu.user_s;cpu.nice_s;cpu.system_s;cpu.irq_s;cpu.softirq_s;cpu.steal_s;process.cpu_s",
+     .description = "CPU time counters (globs) whose increases are the work done"},
+    {.name = "energy_metrics",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value = "node.energy_j;process.energy_j",
+     .description = "energy counters (globs) whose increases are the energy used"},
+    {.name = "stabilisation_cycles",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "10",
+     .min = 2,
+     .max = 1000000,
+     .description = "cycles with a value that only build the mean and σ"},
+    {.name = "k",
+     .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "3",
+     .min = 0,
+     .max = 100,
+     .description = "standard deviations from the mean at which a value is abnormal"},
+    {.name = "min_relative_deviation",
+     .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.05",
+     .min = 0,
+     .max = 10,
+     .description = "share of the mean a value must also be away from it to be abnormal"},
+};
+
+VIGIL_PLUGIN_EXPORT = {
+    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
+    .kind = VIGIL_PLUGIN_ADPI,
+    .name = "energy-efficiency",
+    .description = "CPU seconds per joule against their running mean ± k·σ",
+    .config_keys = keys,
+    .n_config_keys = G_N_ELEMENTS(keys),
+    .create = efficiency_create,
+    .destroy = efficiency_destroy,
+    .ops = &efficiency_ops,
+};

@@ -1,0 +1,198 @@
+/* vigil — the sensor-sanity ADPI: values no working sensor gives.
+ *
+ * Each cycle, for the metrics of its scope:
+ *   - a counter of `zero_metrics` (energy) that did not grow at all: a
+ *     node that runs uses energy, so 0 J means the sensor is not counting;
+ *   - a counter that went back: a counter only grows (a wrap the provider
+ *     did not handle, a reset sensor);
+ *   - a metric of `stuck_metrics` that kept one value for `stuck_cycles`
+ *     cycles: free memory never sits still on a live node (once, when the
+ *     count is reached);
+ *   - a metric that had samples and has none: its provider stopped
+ *     answering (once, in the first cycle without; again only after it
+ *     came back).
+ * All are ABNORMAL_OTHER: they say the measurement is wrong, not that the
+ * node does well or badly. */
+#include <math.h>
+
+#include "vigil/adpi.h"
+#include "vigil/plugin.h"
+
+/* What the catalogue says of a metric, and what this ADPI keeps of it. */
+struct sanity_metric {
+    const struct vigil_metric_desc *desc; /* the catalogue outlives every ADPI */
+    gboolean zero, stuck;                 /* matches zero_metrics, stuck_metrics */
+    gboolean stuck_reported;              /* the current run was reported */
+};
+
+struct sanity {
+    char **zero_metrics;
+    char **stuck_metrics;
+    guint stuck_cycles;
+    struct vigil_cycle_values values;
+    GArray *metrics; /* struct sanity_metric, by id */
+};
+
+static void match(const struct sanity *s, struct sanity_metric *m)
+{
+    m->zero = vigil_metric_name_matches(m->desc->name, (const char *const *)s->zero_metrics);
+    m->stuck = vigil_metric_name_matches(m->desc->name, (const char *const *)s->stuck_metrics);
+}
+
+static void read_config(struct sanity *s, const struct vigil_plugin_context *ctx)
+{
+    g_strfreev(s->zero_metrics);
+    g_strfreev(s->stuck_metrics);
+    s->zero_metrics =
+        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "zero_metrics"));
+    s->stuck_metrics =
+        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "stuck_metrics"));
+    s->stuck_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "stuck_cycles");
+}
+
+static void *sanity_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    (void)error;
+    struct sanity *s = g_new0(struct sanity, 1);
+    read_config(s, ctx);
+    vigil_cycle_values_init(&s->values);
+    s->metrics = g_array_new(FALSE, TRUE, sizeof(struct sanity_metric));
+    return s;
+}
+
+static void sanity_destroy(void *instance)
+{
+    struct sanity *s = instance;
+    g_strfreev(s->zero_metrics);
+    g_strfreev(s->stuck_metrics);
+    vigil_cycle_values_clear(&s->values);
+    g_array_free(s->metrics, TRUE);
+    g_free(s);
+}
+
+static gboolean sanity_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
+                                   GError **error)
+{
+    (void)error;
+    struct sanity *s = instance;
+    read_config(s, ctx);
+    for (guint id = 1; id < s->metrics->len; id++) {
+        struct sanity_metric *m = &g_array_index(s->metrics, struct sanity_metric, id);
+        if (m->desc != NULL)
+            match(s, m);
+    }
+    return TRUE;
+}
+
+static void sanity_samples(void *instance, const vigil_metric_catalog *catalog,
+                           const struct vigil_sample *samples, size_t n_samples)
+{
+    struct sanity *s = instance;
+    for (size_t i = 0; i < n_samples; i++) {
+        uint32_t id = samples[i].metric_id;
+        if (id >= s->metrics->len)
+            g_array_set_size(s->metrics, id + 1);
+        struct sanity_metric *m = &g_array_index(s->metrics, struct sanity_metric, id);
+        if (m->desc == NULL && (m->desc = vigil_metric_get(catalog, id)) != NULL)
+            match(s, m);
+    }
+    vigil_cycle_values_add(&s->values, catalog, samples, n_samples);
+}
+
+static void check_counter(const struct sanity_metric *m, const struct vigil_cycle_metric *v,
+                          const struct vigil_issue_sink *sink)
+{
+    const char *name = m->desc->name, *unit = m->desc->unit;
+    if (v->went_back) {
+        double earlier = v->has_before ? v->before : v->first;
+        vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, v->last, earlier, NAN,
+                           "%s went back: %.10g %s at the end of the cycle, %.10g %s before; "
+                           "expected a counter never to decrease",
+                           name, v->last, unit, earlier, unit);
+        return;
+    }
+    double delta;
+    if (m->zero && v->has_before && vigil_cycle_metric_delta(v, &delta) && delta == 0)
+        vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, 0, NAN, NAN,
+                           "0 %s in a cycle: %s stayed at %.10g %s; expected it to grow every "
+                           "cycle",
+                           unit, name, v->last, unit);
+}
+
+static void check_stuck(const struct sanity *s, struct sanity_metric *m,
+                        const struct vigil_cycle_metric *v, const struct vigil_issue_sink *sink)
+{
+    guint run = v->has_before && !v->changed ? v->cycles_unchanged + 1 : 0;
+    if (run == 0)
+        m->stuck_reported = FALSE;
+    if (!m->stuck || m->stuck_reported || run < s->stuck_cycles)
+        return;
+    m->stuck_reported = TRUE;
+    vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, v->last, NAN, NAN,
+                       "%s stayed at %.10g %s for %u cycles in a row; expected it to change "
+                       "within %u cycles",
+                       m->desc->name, v->last, m->desc->unit, run, s->stuck_cycles);
+}
+
+static void sanity_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+                         const struct vigil_issue_sink *sink)
+{
+    (void)cycle;
+    (void)end_ns;
+    struct sanity *s = instance;
+    for (guint id = 1; id < s->metrics->len; id++) {
+        struct sanity_metric *m = &g_array_index(s->metrics, struct sanity_metric, id);
+        const struct vigil_cycle_metric *v = vigil_cycle_values_get(&s->values, id);
+        if (m->desc == NULL || v == NULL)
+            continue;
+        if (v->n == 0) {
+            m->stuck_reported = FALSE;
+            if (v->cycles_missing == 0)
+                vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, v->before, NAN,
+                                   NAN,
+                                   "%s had no sample in this cycle (the last was %.10g %s): its "
+                                   "provider stopped answering; expected samples every cycle",
+                                   m->desc->name, v->before, m->desc->unit);
+            continue;
+        }
+        if (v->kind == VIGIL_METRIC_COUNTER)
+            check_counter(m, v, sink);
+        check_stuck(s, m, v, sink);
+    }
+    vigil_cycle_values_next(&s->values);
+}
+
+static const struct vigil_adpi_ops sanity_ops = {
+    .samples = sanity_samples,
+    .cycle = sanity_cycle,
+    .reconfigure = sanity_reconfigure,
+};
+
+static const struct vigil_config_key keys[] = {
+    {.name = "zero_metrics",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value = "energy.*;node.energy_j;process.energy_j",
+     .description = "counters (globs) for which a cycle without any increase is an issue"},
+    {.name = "stuck_metrics",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value = "mem.free_bytes;mem.available_bytes",
+     .description = "metrics (globs) that must not keep one value for stuck_cycles cycles"},
+    {.name = "stuck_cycles",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "30",
+     .min = 1,
+     .max = 1000000,
+     .description = "cycles in a row one value makes a stuck_metrics metric stuck"},
+};
+
+VIGIL_PLUGIN_EXPORT = {
+    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
+    .kind = VIGIL_PLUGIN_ADPI,
+    .name = "sensor-sanity",
+    .description = "0 J cycles, counters going back, stuck and silent sensors",
+    .config_keys = keys,
+    .n_config_keys = G_N_ELEMENTS(keys),
+    .create = sanity_create,
+    .destroy = sanity_destroy,
+    .ops = &sanity_ops,
+};

@@ -1,0 +1,337 @@
+/* vigil — the statistics-range ADPI: values at the edge of their range.
+ *
+ * Each cycle, each metric of `metrics` has one value (a gauge's mean, a
+ * counter's rate per second) that is judged against two ranges:
+ *
+ *   natural: what the quantity can be at all, where that is known. A node
+ *            cpu.FIELD_s rate lies in [0, N] with N the CPUs (the cpuK.FIELD_s
+ *            metrics in the catalogue), a per-CPU one and a disk's busy_s
+ *            in [0, 1], a mem.*_bytes gauge in [0, mem.total_bytes],
+ *            mem.swap_free_bytes in [0, mem.swap_total_bytes], a percentage
+ *            in [0, 100]. A value in the top (or bottom, per `ends`)
+ *            `percent` % of it is an issue: a saturated CPU, full memory.
+ *   learned: the smallest and largest values of the first `training_cycles`
+ *            cycles, then frozen, widened by `percent` % of the largest of
+ *            their spread and magnitudes. A value outside it is new for
+ *            this scope.
+ *
+ * One value gives at most one issue, the natural range's first, so that
+ * the reasoner does not count one observation twice. */
+#include <math.h>
+#include <string.h>
+
+#include "vigil/adpi.h"
+#include "vigil/plugin.h"
+
+enum natural {
+    NATURAL_NONE,
+    NATURAL_CPUS,    /* [0, CPUs]: a node's cpu.FIELD_s */
+    NATURAL_ONE,     /* [0, 1]: a per-CPU time, a disk's busy time */
+    NATURAL_MEMORY,  /* [0, mem.total_bytes] */
+    NATURAL_SWAP,    /* [0, mem.swap_total_bytes] */
+    NATURAL_PERCENT, /* [0, 100] */
+};
+
+enum ends { ENDS_TOP = 1, ENDS_BOTTOM = 2, ENDS_BOTH = ENDS_TOP | ENDS_BOTTOM };
+
+struct range_metric {
+    const struct vigil_metric_desc *desc; /* NULL for an id not seen yet */
+    gboolean matches;
+    enum natural natural;
+    const char *cpu_field; /* NATURAL_CPUS: "user_s", inside desc->name */
+    guint trained;         /* cycles with a value learned from */
+    double min, max;
+};
+
+struct range {
+    char **patterns;
+    double percent;
+    guint training_cycles;
+    enum ends ends;
+    uint32_t resolved; /* catalogue ids looked at */
+    uint32_t mem_total_id, swap_total_id;
+    double mem_total_bytes, swap_total_bytes; /* their latest samples; NAN before */
+    GHashTable *cpus_by_field;                /* "user_s" → per-CPU metrics of it */
+    struct vigil_cycle_values values;
+    GArray *metrics; /* struct range_metric, by id */
+};
+
+static void read_config(struct range *r, const struct vigil_plugin_context *ctx)
+{
+    g_strfreev(r->patterns);
+    r->patterns = g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "metrics"));
+    r->percent = vigil_config_get_double(ctx->config, ctx->section, "percent");
+    r->training_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "training_cycles");
+    const char *ends = vigil_config_get_string(ctx->config, ctx->section, "ends");
+    r->ends = g_strcmp0(ends, "both") == 0     ? ENDS_BOTH
+              : g_strcmp0(ends, "bottom") == 0 ? ENDS_BOTTOM
+                                               : ENDS_TOP;
+}
+
+static void *range_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    (void)error;
+    struct range *r = g_new0(struct range, 1);
+    read_config(r, ctx);
+    r->mem_total_bytes = r->swap_total_bytes = NAN;
+    r->cpus_by_field = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    vigil_cycle_values_init(&r->values);
+    r->metrics = g_array_new(FALSE, TRUE, sizeof(struct range_metric));
+    return r;
+}
+
+static void range_destroy(void *instance)
+{
+    struct range *r = instance;
+    g_strfreev(r->patterns);
+    g_hash_table_destroy(r->cpus_by_field);
+    vigil_cycle_values_clear(&r->values);
+    g_array_free(r->metrics, TRUE);
+    g_free(r);
+}
+
+static gboolean range_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
+                                  GError **error)
+{
+    (void)error;
+    struct range *r = instance;
+    read_config(r, ctx);
+    for (guint id = 1; id < r->metrics->len; id++) {
+        struct range_metric *m = &g_array_index(r->metrics, struct range_metric, id);
+        if (m->desc != NULL)
+            m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)r->patterns);
+    }
+    return TRUE;
+}
+
+/* "cpuK.FIELD" (K digits): FIELD, else NULL. */
+static const char *per_cpu_field(const char *name)
+{
+    if (!g_str_has_prefix(name, "cpu") || !g_ascii_isdigit(name[3]))
+        return NULL;
+    const char *p = name + 3;
+    while (g_ascii_isdigit(*p))
+        p++;
+    return *p == '.' ? p + 1 : NULL;
+}
+
+static enum natural natural_of(const struct vigil_metric_desc *d, const char **cpu_field)
+{
+    const char *name = d->name;
+    if (d->kind == VIGIL_METRIC_COUNTER) {
+        if (g_str_has_prefix(name, "cpu.") && g_str_has_suffix(name, "_s") &&
+            strchr(name + 4, '.') == NULL) {
+            *cpu_field = name + 4;
+            return NATURAL_CPUS;
+        }
+        const char *field = per_cpu_field(name);
+        if ((field != NULL && g_str_has_suffix(field, "_s") && strchr(field, '.') == NULL) ||
+            g_pattern_match_simple("disk.*.busy_s", name))
+            return NATURAL_ONE;
+    } else {
+        if (strcmp(name, "mem.swap_free_bytes") == 0)
+            return NATURAL_SWAP;
+        /* The totals are the ranges' ends: always at the top of their own. */
+        if (strcmp(name, "mem.total_bytes") != 0 && strcmp(name, "mem.swap_total_bytes") != 0 &&
+            g_pattern_match_simple("mem.*_bytes", name))
+            return NATURAL_MEMORY;
+    }
+    return strcmp(d->unit, "percent") == 0 ? NATURAL_PERCENT : NATURAL_NONE;
+}
+
+static void resolve(struct range *r, uint32_t id, const struct vigil_metric_desc *d)
+{
+    if (id >= r->metrics->len)
+        g_array_set_size(r->metrics, id + 1);
+    struct range_metric *m = &g_array_index(r->metrics, struct range_metric, id);
+    m->desc = d;
+    m->matches = vigil_metric_name_matches(d->name, (const char *const *)r->patterns);
+    m->natural = natural_of(d, &m->cpu_field);
+    if (strcmp(d->name, "mem.total_bytes") == 0)
+        r->mem_total_id = id;
+    else if (strcmp(d->name, "mem.swap_total_bytes") == 0)
+        r->swap_total_id = id;
+    const char *field = per_cpu_field(d->name);
+    if (field != NULL) {
+        gpointer n = g_hash_table_lookup(r->cpus_by_field, field);
+        g_hash_table_insert(r->cpus_by_field, g_strdup(field),
+                            GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
+    }
+}
+
+static void range_samples(void *instance, const vigil_metric_catalog *catalog,
+                          const struct vigil_sample *samples, size_t n_samples)
+{
+    struct range *r = instance;
+    /* The whole catalogue, not only this scope's samples: a node's CPUs
+     * count even when only cpu.user_s is judged. */
+    for (uint32_t count = vigil_metric_count(catalog); r->resolved < count;) {
+        r->resolved++;
+        const struct vigil_metric_desc *d = vigil_metric_get(catalog, r->resolved);
+        if (d != NULL)
+            resolve(r, r->resolved, d);
+    }
+    for (size_t i = 0; i < n_samples; i++) {
+        if (samples[i].metric_id == 0)
+            continue;
+        if (samples[i].metric_id == r->mem_total_id)
+            r->mem_total_bytes = samples[i].value;
+        else if (samples[i].metric_id == r->swap_total_id)
+            r->swap_total_bytes = samples[i].value;
+    }
+    vigil_cycle_values_add(&r->values, catalog, samples, n_samples);
+}
+
+/* The unit of a metric's cycle value: a counter's is a rate. */
+static void value_unit(const struct vigil_metric_desc *d, char *unit, size_t size)
+{
+    g_snprintf(unit, size, d->kind == VIGIL_METRIC_COUNTER ? "%s/s" : "%s", d->unit);
+}
+
+/* The natural range now, with what it rests on; FALSE when none is known. */
+static gboolean natural_range(const struct range *r, const struct range_metric *m, double *lo,
+                              double *hi, char *why, size_t why_size)
+{
+    *lo = 0;
+    why[0] = '\0';
+    switch (m->natural) {
+    case NATURAL_CPUS: {
+        guint n = GPOINTER_TO_UINT(g_hash_table_lookup(r->cpus_by_field, m->cpu_field));
+        *hi = n;
+        g_snprintf(why, why_size, " (%u CPUs)", n);
+        return n > 0;
+    }
+    case NATURAL_ONE:
+        *hi = 1;
+        return TRUE;
+    case NATURAL_MEMORY:
+        *hi = r->mem_total_bytes;
+        g_strlcpy(why, " (mem.total_bytes)", why_size);
+        return !isnan(*hi);
+    case NATURAL_SWAP:
+        *hi = r->swap_total_bytes;
+        g_strlcpy(why, " (mem.swap_total_bytes)", why_size);
+        return *hi > 0;
+    case NATURAL_PERCENT:
+        *hi = 100;
+        return TRUE;
+    case NATURAL_NONE:
+    default:
+        return FALSE;
+    }
+}
+
+static gboolean check_natural(const struct range *r, const struct range_metric *m, double value,
+                              const struct vigil_issue_sink *sink)
+{
+    double lo, hi;
+    char why[64];
+    if (!natural_range(r, m, &lo, &hi, why, sizeof why))
+        return FALSE;
+    double margin = r->percent / 100.0 * (hi - lo);
+    double ok_lo = r->ends & ENDS_BOTTOM ? lo + margin : lo;
+    double ok_hi = r->ends & ENDS_TOP ? hi - margin : hi;
+    const char *end;
+    if (r->ends & ENDS_TOP && value > ok_hi)
+        end = "top";
+    else if (r->ends & ENDS_BOTTOM && value < ok_lo)
+        end = "bottom";
+    else
+        return FALSE;
+    char unit[VIGIL_METRIC_TEXT_MAX + 3];
+    value_unit(m->desc, unit, sizeof unit);
+    vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, value, ok_lo, ok_hi,
+                       "%s at %.6g %s, in the %s %g %% of its natural range [%.6g, %.6g] %s%s; "
+                       "expected %.6g to %.6g %s",
+                       m->desc->name, value, unit, end, r->percent, lo, hi, unit, why, ok_lo, ok_hi,
+                       unit);
+    return TRUE;
+}
+
+static void check_learned(const struct range *r, const struct range_metric *m, double value,
+                          const struct vigil_issue_sink *sink)
+{
+    double spread = MAX(m->max - m->min, MAX(fabs(m->max), fabs(m->min)));
+    /* All zeros in training leave no margin: anything else is new. */
+    double margin = r->percent / 100.0 * spread;
+    double lo = m->min - margin, hi = m->max + margin;
+    if (value >= lo && value <= hi)
+        return;
+    char unit[VIGIL_METRIC_TEXT_MAX + 3];
+    value_unit(m->desc, unit, sizeof unit);
+    vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, value, lo, hi,
+                       "%s at %.6g %s, outside its learned range [%.6g, %.6g] %s: %.6g to %.6g "
+                       "over its first %u cycles, widened by %g %%",
+                       m->desc->name, value, unit, lo, hi, unit, m->min, m->max, m->trained,
+                       r->percent);
+}
+
+static void learn(struct range_metric *m, double value)
+{
+    m->min = m->trained == 0 ? value : MIN(m->min, value);
+    m->max = m->trained == 0 ? value : MAX(m->max, value);
+    m->trained++;
+}
+
+static void range_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+                        const struct vigil_issue_sink *sink)
+{
+    (void)cycle;
+    (void)end_ns;
+    struct range *r = instance;
+    for (guint id = 1; id < r->metrics->len; id++) {
+        struct range_metric *m = &g_array_index(r->metrics, struct range_metric, id);
+        double value;
+        if (m->desc == NULL || !m->matches ||
+            !vigil_cycle_metric_value(vigil_cycle_values_get(&r->values, id), &value))
+            continue;
+        gboolean reported = check_natural(r, m, value, sink);
+        if (m->trained < r->training_cycles)
+            learn(m, value);
+        else if (!reported)
+            check_learned(r, m, value, sink);
+    }
+    vigil_cycle_values_next(&r->values);
+}
+
+static const struct vigil_adpi_ops range_ops = {
+    .samples = range_samples,
+    .cycle = range_cycle,
+    .reconfigure = range_reconfigure,
+};
+
+static const struct vigil_config_key keys[] = {
+    {.name = "metrics",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value = "cpu.user_s;cpu.system_s;mem.used_bytes;disk.*.busy_s;process.cpu_s",
+     .description = "metrics (globs) whose per-cycle values are judged"},
+    {.name = "percent",
+     .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "5",
+     .min = 0.01,
+     .max = 50,
+     .description = "share of a natural range at its ends, and the learned range's widening"},
+    {.name = "training_cycles",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "30",
+     .min = 1,
+     .max = 1000000,
+     .description = "cycles with a value from which a metric's range is learned"},
+    {.name = "ends",
+     .type = VIGIL_CONFIG_ENUM,
+     .default_value = "top",
+     .choices = "top|bottom|both",
+     .description = "which ends of a natural range are issues"},
+};
+
+VIGIL_PLUGIN_EXPORT = {
+    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
+    .kind = VIGIL_PLUGIN_ADPI,
+    .name = "statistics-range",
+    .description = "values at the ends of their natural range or outside their learned one",
+    .config_keys = keys,
+    .n_config_keys = G_N_ELEMENTS(keys),
+    .create = range_create,
+    .destroy = range_destroy,
+    .ops = &range_ops,
+};

@@ -1,0 +1,76 @@
+/* vigil — running an anomaly-detection plugin in a test: load it through
+ * the plugin registry from the build's plugin directory, create it from
+ * its section's lines, register metrics in a catalogue of the helper's,
+ * feed it samples and activities, end cycles and look at the issues each
+ * one reported. Include after <cmocka.h>. */
+#ifndef VIGIL_TEST_ADPI_H
+#define VIGIL_TEST_ADPI_H
+
+#include <glib.h>
+
+#include "vigil/adpi.h"
+#include "vigil/metric.h"
+#include "vigil/plugin.h"
+
+#include "test_support.h"
+
+struct test_adpi {
+    vigil_plugin_registry *registry;
+    vigil_config *config;
+    vigil_metric_catalog *catalog;
+    const struct vigil_plugin *plugin;
+    const struct vigil_adpi_ops *ops;
+    void *instance;
+    char *section; /* "adpi.NAME" */
+    guint64 cycle;
+    GArray *issues; /* struct vigil_issue: those of the last cycle */
+};
+
+/* Loads ADPI NAME with `section_lines` as the body of its [adpi.NAME]
+ * section ("k = 2\n"; NULL for the defaults) and creates it; fails the test
+ * on any error. */
+void test_adpi_open(struct test_adpi *a, const char *name, const char *section_lines);
+void test_adpi_close(struct test_adpi *a);
+
+/* The message with which ADPI NAME refuses `section_lines`, from the
+ * configuration's checks or from create(); fails the test when it takes
+ * them. g_free it. */
+char *test_adpi_open_error(const char *name, const char *section_lines);
+
+/* reconfigure() with a section of `section_lines`: TRUE, or FALSE with
+ * *error set (the configuration's checks or the plugin's). On success the
+ * new configuration replaces the old one, as in vigild. */
+gboolean test_adpi_reconfigure(struct test_adpi *a, const char *section_lines, GError **error);
+void test_adpi_reconfigure_ok(struct test_adpi *a, const char *section_lines);
+
+/* Registers a metric in the helper's catalogue (source "test"). */
+guint32 test_adpi_metric(struct test_adpi *a, const char *name, const char *unit,
+                         enum vigil_metric_kind kind, enum vigil_metric_origin origin);
+guint32 test_adpi_counter(struct test_adpi *a, const char *name, const char *unit);
+guint32 test_adpi_gauge(struct test_adpi *a, const char *name, const char *unit);
+
+/* One tick of one sample; and of several. */
+void test_adpi_sample(struct test_adpi *a, guint32 metric_id, guint64 t_ns, double value);
+void test_adpi_samples(struct test_adpi *a, const struct vigil_sample *samples, size_t n);
+
+/* `n` calls of LAYER/OP taking `duration_ns` each, starting at 1 s. */
+void test_adpi_calls(struct test_adpi *a, unsigned layer, unsigned op, guint64 duration_ns,
+                     guint n);
+
+/* Ends the next cycle at `end_ns`; returns its issues, valid until the
+ * next cycle. */
+GArray *test_adpi_cycle(struct test_adpi *a, guint64 end_ns);
+/* Ends a cycle that must report nothing. */
+void test_adpi_cycle_quiet(struct test_adpi *a, guint64 end_ns);
+/* Ends a cycle that must report exactly one issue, and returns it. */
+const struct vigil_issue *test_adpi_cycle_one(struct test_adpi *a, guint64 end_ns);
+
+/* Exactly, not within an epsilon: the test does the plugin's arithmetic. */
+void test_assert_issue(const struct vigil_issue *issue, enum vigil_health health,
+                       const char *metric, double value);
+void test_assert_expected(const struct vigil_issue *issue, double min, double max);
+
+/* Nanoseconds in a second: tests put ticks on whole seconds. */
+#define TEST_S 1000000000ull
+
+#endif

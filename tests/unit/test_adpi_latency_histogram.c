@@ -1,0 +1,209 @@
+/* Tests of the latency-histogram ADPI: thresholds learned from known
+ * durations at their buckets' bounds, and the shares of slow and fast
+ * calls in later cycles. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "vigil/ontology.h"
+
+#include "test_adpi.h"
+#include "test_support.h"
+
+#define LEARN_100 "learn_calls = 100\n"
+
+/* 100 posix.write calls: 5 of 150 ns, 90 of 1000 ns, 5 of 10000 ns. The
+ * 5th smallest is in bucket [144, 151] (power 128, 1/16 of it wide), the
+ * 95th in [992, 1023]: the thresholds are 144 ns and 1023 ns. */
+static void learn(struct test_adpi *a, unsigned layer, unsigned op)
+{
+    test_adpi_calls(a, layer, op, 150, 5);
+    test_adpi_calls(a, layer, op, 1000, 90);
+    test_adpi_calls(a, layer, op, 10000, 5);
+    test_adpi_cycle_quiet(a, 1 * TEST_S);
+}
+
+static void posix_write(struct test_adpi *a, guint64 ns, guint n)
+{
+    test_adpi_calls(a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE, ns, n);
+}
+
+static void test_the_descriptor(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", NULL);
+    assert_string_equal(a.plugin->descriptor->name, "latency-histogram");
+    assert_int_equal(a.plugin->descriptor->n_config_keys, 6);
+    assert_non_null(a.ops->activity);
+    assert_non_null(a.ops->reconfigure);
+    assert_null(a.ops->samples);
+    test_adpi_close(&a);
+}
+
+static void test_many_slow_calls_are_abnormal_bad(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", LEARN_100);
+    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+
+    posix_write(&a, 5000, 41);
+    posix_write(&a, 1000, 59);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 41.0 / 100.0);
+    test_assert_expected(issue, 0, 0.25);
+    assert_string_equal(issue->message,
+                        "41 % of 100 posix.write calls took more than 1.02 µs, the 95th "
+                        "percentile of the first 100; expected at most 25 %");
+
+    /* At the bound, not above it: a quarter, which is allowed. */
+    posix_write(&a, 1024, 25);
+    posix_write(&a, 1023, 75);
+    test_adpi_cycle_quiet(&a, 3 * TEST_S);
+    posix_write(&a, 1024, 26);
+    posix_write(&a, 1023, 74);
+    test_assert_issue(test_adpi_cycle_one(&a, 4 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
+                      26.0 / 100.0);
+    test_adpi_close(&a);
+}
+
+static void test_many_fast_calls_are_abnormal_good(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", LEARN_100);
+    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+
+    posix_write(&a, 143, 30);
+    posix_write(&a, 144, 10); /* the bound: not fast */
+    posix_write(&a, 1000, 60);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_GOOD, "posix.write", 30.0 / 100.0);
+    test_assert_expected(issue, 0, 0.25);
+    assert_string_equal(issue->message,
+                        "30 % of 100 posix.write calls took less than 144 ns, the 5th "
+                        "percentile of the first 100; expected at most 25 %");
+    test_adpi_close(&a);
+}
+
+static void test_too_few_calls_are_not_judged(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", LEARN_100);
+    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    posix_write(&a, 5000, 19);
+    test_adpi_cycle_quiet(&a, 2 * TEST_S);
+    /* The count starts again each cycle. */
+    posix_write(&a, 5000, 19);
+    test_adpi_cycle_quiet(&a, 3 * TEST_S);
+    posix_write(&a, 5000, 20);
+    test_assert_issue(test_adpi_cycle_one(&a, 4 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
+                      1);
+    test_adpi_close(&a);
+}
+
+static void test_calls_while_learning_are_not_judged(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", LEARN_100);
+    posix_write(&a, 1000, 99);
+    test_adpi_cycle_quiet(&a, 1 * TEST_S);
+    /* The 100th call ends learning; the next ones are judged. */
+    posix_write(&a, 1000, 1);
+    posix_write(&a, 5000, 20);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 1);
+    test_assert_contains(issue->message, "20 posix.write calls");
+    test_adpi_close(&a);
+}
+
+static void test_unknown_and_unlisted_operations_are_ignored(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", LEARN_100 "operations = mpiio.write*\n");
+    learn(&a, VIGIL_LAYER_MPIIO, VIGIL_OP_MPIIO_WRITE_AT);
+    /* Not listed: neither learned nor judged. */
+    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    posix_write(&a, 5000, 100);
+    /* An operation of another layer, and ids of no operation. */
+    test_adpi_calls(&a, VIGIL_LAYER_POSIX, VIGIL_OP_MPIIO_WRITE_AT, 5000, 100);
+    test_adpi_calls(&a, VIGIL_LAYER_MPIIO, 299, 5000, 100);
+    test_adpi_calls(&a, VIGIL_LAYER_MPIIO, 60000, 5000, 100);
+    test_adpi_calls(&a, 0, VIGIL_OP_MPIIO_WRITE_AT, 5000, 100);
+    test_adpi_cycle_quiet(&a, 2 * TEST_S);
+
+    test_adpi_calls(&a, VIGIL_LAYER_MPIIO, VIGIL_OP_MPIIO_WRITE_AT, 5000, 100);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "mpiio.write_at", 1);
+    test_adpi_close(&a);
+}
+
+static void test_reconfigure_keeps_the_histogram(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", LEARN_100);
+    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+
+    /* The 99th smallest is in [9728, 10239]: 5000 ns is no longer slow. */
+    test_adpi_reconfigure_ok(&a, LEARN_100 "high_quantile = 0.99\n");
+    posix_write(&a, 5000, 100);
+    test_adpi_cycle_quiet(&a, 2 * TEST_S);
+    posix_write(&a, 10240, 30);
+    posix_write(&a, 10239, 70);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 30.0 / 100.0);
+    test_assert_contains(issue->message, "more than 10.2 µs, the 99th percentile of the first "
+                                         "100");
+    test_adpi_close(&a);
+}
+
+static void test_fewer_learn_calls_end_learning(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", NULL);
+    posix_write(&a, 1000, 50);
+    test_adpi_cycle_quiet(&a, 1 * TEST_S);
+    test_adpi_reconfigure_ok(&a, "learn_calls = 50\nmax_outer_share = 0.5\n");
+    posix_write(&a, 5000, 11);
+    posix_write(&a, 1000, 9);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 11.0 / 20.0);
+    test_assert_expected(issue, 0, 0.5);
+    test_assert_contains(issue->message, "of the first 50;");
+    test_adpi_close(&a);
+}
+
+static void test_out_of_range_values_are_refused(void **state)
+{
+    (void)state;
+    char *message = test_adpi_open_error("latency-histogram", "high_quantile = 1.5\n");
+    test_assert_contains(message, "[adpi.latency-histogram] high_quantile");
+    g_free(message);
+    message = test_adpi_open_error("latency-histogram", "min_calls = 0\n");
+    test_assert_contains(message, "[adpi.latency-histogram] min_calls");
+    g_free(message);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_descriptor),
+        cmocka_unit_test(test_many_slow_calls_are_abnormal_bad),
+        cmocka_unit_test(test_many_fast_calls_are_abnormal_good),
+        cmocka_unit_test(test_too_few_calls_are_not_judged),
+        cmocka_unit_test(test_calls_while_learning_are_not_judged),
+        cmocka_unit_test(test_unknown_and_unlisted_operations_are_ignored),
+        cmocka_unit_test(test_reconfigure_keeps_the_histogram),
+        cmocka_unit_test(test_fewer_learn_calls_end_learning),
+        cmocka_unit_test(test_out_of_range_values_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
