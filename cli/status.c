@@ -145,6 +145,37 @@ static void print_cost(JsonObject *o, const char *name)
                member_double(cost, "mean"), member_double(cost, "max"));
 }
 
+/* The node's reasoner and capture, and the last cycle's node issues. */
+static void print_reasoning(JsonObject *root)
+{
+    /* A daemon older than the reasoners has neither. */
+    if (!json_object_has_member(root, "reasoning") || !json_object_has_member(root, "capture"))
+        return;
+    JsonObject *r = json_object_get_object_member(root, "reasoning");
+    JsonObject *c = json_object_get_object_member(root, "capture");
+    const char *health = member_string(r, "node_health");
+    printf("\nreasoning: a cycle every %" G_GINT64_FORMAT " ms, %" G_GINT64_FORMAT
+           " decided; the node %s, abnormal in %" G_GINT64_FORMAT "\n",
+           member_int(r, "cycle_ms"), member_int(r, "cycles"),
+           health != NULL ? health : "not decided yet", member_int(r, "node_abnormal_cycles"));
+    JsonArray *issues = json_object_get_array_member(r, "node_issues");
+    for (guint i = 0; i < json_array_get_length(issues); i++) {
+        JsonObject *x = json_array_get_object_element(issues, i);
+        printf("  %s %s: %s\n", member_string(x, "health"), member_string(x, "plugin"),
+               member_string(x, "message"));
+    }
+    JsonObject *t = json_object_get_object_member(c, "totals");
+    const char *sink = member_string(c, "sink");
+    printf("capture: %s (%" G_GINT64_FORMAT " before, %" G_GINT64_FORMAT
+           " after) to %s: %" G_GINT64_FORMAT " activities observed, %" G_GINT64_FORMAT
+           " forwarded in %" G_GINT64_FORMAT " windows, %" G_GINT64_FORMAT
+           " dropped, %" G_GINT64_FORMAT " lost, %" G_GINT64_FORMAT " held\n",
+           member_string(c, "mode"), member_int(c, "pre_cycles"), member_int(c, "post_cycles"),
+           sink != NULL ? sink : "no sink", member_int(t, "observed"), member_int(t, "forwarded"),
+           member_int(t, "windows"), member_int(t, "dropped"), member_int(t, "lost"),
+           member_int(t, "held"));
+}
+
 static void print_text(JsonObject *root)
 {
     JsonObject *d = json_object_get_object_member(root, "daemon");
@@ -175,6 +206,8 @@ static void print_text(JsonObject *root)
     else
         printf("\nenergy: from %s%s\n", member_string(energy, "source"),
                json_object_get_boolean_member(energy, "estimated") ? " (estimated)" : "");
+
+    print_reasoning(root);
 
     JsonObject *ps = json_object_get_object_member(root, "processes");
     printf("\nprocesses: %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT

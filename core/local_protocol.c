@@ -379,6 +379,36 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
             vigil_error_set(err, "summary: the energy note is not terminated");
             return false;
         }
+        if (!text_is_terminated(s->capture_mode, sizeof s->capture_mode)) {
+            vigil_error_set(err, "summary: the capture mode is not terminated");
+            return false;
+        }
+        /* Subtracted one by one, so that huge parts cannot wrap round to
+         * the right sum. */
+        uint64_t rest = s->activities_observed;
+        bool parts_fit = true;
+        const uint64_t parts[] = {s->activities_forwarded, s->activities_dropped,
+                                  s->activities_lost, s->activities_held};
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            parts_fit = parts_fit && parts[i] <= rest;
+            rest = parts_fit ? rest - parts[i] : rest;
+        }
+        if (s->abnormal_cycles > s->cycles) {
+            vigil_error_set(err, "summary: %llu abnormal cycles of %llu",
+                            (unsigned long long)s->abnormal_cycles, (unsigned long long)s->cycles);
+            return false;
+        }
+        if (!parts_fit || rest != 0) {
+            vigil_error_set(err,
+                            "summary: %llu activities observed, but %llu forwarded + %llu "
+                            "dropped + %llu lost + %llu held",
+                            (unsigned long long)s->activities_observed,
+                            (unsigned long long)s->activities_forwarded,
+                            (unsigned long long)s->activities_dropped,
+                            (unsigned long long)s->activities_lost,
+                            (unsigned long long)s->activities_held);
+            return false;
+        }
         uint32_t known = VIGIL_LOCAL_ENERGY_ESTIMATED | VIGIL_LOCAL_ENERGY_UNCERTAIN;
         if ((s->energy_flags & ~known) != 0 || s->reserved != 0) {
             vigil_error_set(err, "summary: unknown energy flags 0x%x or reserved field 0x%x",

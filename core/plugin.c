@@ -253,3 +253,38 @@ char *vigil_plugin_default_directory(void)
     g_free(dir);
     return found != NULL ? found : g_strdup(VIGIL_PLUGIN_DIR);
 }
+
+char *vigil_plugin_config_text(const vigil_config *config, const struct vigil_plugin *plugin,
+                               const char *section)
+{
+    GString *text = g_string_new(NULL);
+    const struct vigil_plugin_descriptor *d = plugin->descriptor;
+    for (size_t i = 0; i < d->n_config_keys; i++) {
+        const struct vigil_config_key *k = &d->config_keys[i];
+        g_string_append_printf(text, "%s=", k->name);
+        switch (k->type) {
+        case VIGIL_CONFIG_BOOL:
+            g_string_append(text, vigil_config_get_bool(config, section, k->name) ? "1" : "0");
+            break;
+        case VIGIL_CONFIG_INT:
+            g_string_append_printf(text, "%" G_GINT64_FORMAT,
+                                   vigil_config_get_int(config, section, k->name));
+            break;
+        case VIGIL_CONFIG_DOUBLE:
+            g_string_append_printf(text, "%.17g",
+                                   vigil_config_get_double(config, section, k->name));
+            break;
+        case VIGIL_CONFIG_STRING:
+        case VIGIL_CONFIG_ENUM:
+            g_string_append(text, vigil_config_get_string(config, section, k->name));
+            break;
+        case VIGIL_CONFIG_LIST:
+            for (const char *const *item = vigil_config_get_list(config, section, k->name);
+                 item != NULL && *item != NULL; item++)
+                g_string_append_printf(text, "%s;", *item);
+            break;
+        }
+        g_string_append_c(text, '\n');
+    }
+    return g_string_free(text, FALSE);
+}

@@ -19,6 +19,27 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
                     rollup_ms, tick_ms);
         return FALSE;
     }
+    gint64 cycle_ms = vigil_config_get_int(config, "daemon", "cycle_ms");
+    if (cycle_ms % tick_ms != 0) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[daemon] cycle_ms = %" G_GINT64_FORMAT
+                    " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
+                    cycle_ms, tick_ms);
+        return FALSE;
+    }
+    gint64 pre = vigil_config_get_int(config, "capture", "pre_cycles");
+    gint64 history_s = vigil_config_get_int(config, "daemon", "history_s");
+    /* A window's statistics come from the history: it must reach back to
+     * the first cycle a trigger forwards. */
+    if (history_s * 1000 < (pre + 2) * cycle_ms) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[daemon] history_s = %" G_GINT64_FORMAT
+                    " is too short for [capture] pre_cycles = %" G_GINT64_FORMAT
+                    " of [daemon] cycle_ms = %" G_GINT64_FORMAT
+                    " ms: it needs at least %" G_GINT64_FORMAT " s",
+                    history_s, pre, cycle_ms, ((pre + 2) * cycle_ms + 999) / 1000);
+        return FALSE;
+    }
     s->socket_path = g_strdup(vigil_config_get_string(config, "daemon", "socket"));
     s->tick_ns = (uint64_t)tick_ms * VIGIL_NS_PER_MS;
     s->providers = g_strdupv((char **)vigil_config_get_list(config, "daemon", "providers"));
@@ -27,6 +48,15 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
         (guint)(vigil_config_get_int(config, "daemon", "history_s") * 1000 / tick_ms);
     s->max_processes = (guint)vigil_config_get_int(config, "daemon", "max_processes");
     s->keep_ended = (guint)vigil_config_get_int(config, "daemon", "keep_ended");
+    s->cycle_ticks = (guint)(cycle_ms / tick_ms);
+    const char *mode = vigil_config_get_string(config, "capture", "mode");
+    s->capture_mode = strcmp(mode, "all") == 0    ? VIGILD_CAPTURE_ALL
+                      : strcmp(mode, "none") == 0 ? VIGILD_CAPTURE_NONE
+                                                  : VIGILD_CAPTURE_ANOMALIES;
+    s->capture_pre = (guint)pre;
+    s->capture_post = (guint)vigil_config_get_int(config, "capture", "post_cycles");
+    s->capture_max_held = (uint64_t)vigil_config_get_int(config, "capture", "max_held");
+    s->capture_sink = g_strdup(vigil_config_get_string(config, "capture", "sink"));
     return TRUE;
 }
 
@@ -34,6 +64,7 @@ void vigild_settings_clear(struct vigild_settings *s)
 {
     g_clear_pointer(&s->socket_path, g_free);
     g_clear_pointer(&s->providers, g_strfreev);
+    g_clear_pointer(&s->capture_sink, g_free);
 }
 
 /* A fresh configuration from the file, checked whole: a reload applies all
@@ -44,7 +75,9 @@ static vigil_config *load_config(struct vigild *d, const char *path,
     vigil_config *config = vigil_config_new();
     vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, d->registry);
     if (!vigil_schema_declare(config, error) || !vigil_config_load(config, path, error) ||
-        !vigild_settings_read(settings, config, error)) {
+        !vigild_settings_read(settings, config, error) ||
+        !vigild_reasoning_check(&d->reasoning, config, error)) {
+        vigild_settings_clear(settings);
         vigil_config_free(config);
         return NULL;
     }
@@ -103,6 +136,8 @@ static void on_process_start(void *user, const struct vigild_process *p)
     struct vigild *d = user;
     vigild_energy_share_add_process(&d->energy, p->id);
     vigild_sampler_track(&d->sampler, p->id, p->pid);
+    vigild_reasoning_add_process(&d->reasoning, p->id);
+    vigild_capture_add_process(&d->capture, p->id, p->pid, p->program, p->mpi_rank);
 }
 
 static void on_process_end(void *user, const struct vigild_process *p)
@@ -118,6 +153,62 @@ static void on_process_end(void *user, const struct vigild_process *p)
     }
     vigild_energy_share_remove_process(&d->energy, p->id);
     vigild_sampler_untrack(&d->sampler, p->id);
+    vigild_reasoning_end_process(&d->reasoning, p->id);
+    vigild_capture_end_process(&d->capture, p->id);
+}
+
+static void on_process_record(void *user, const struct vigild_process *p,
+                              const struct vigil_ring_record *record)
+{
+    struct vigild *d = user;
+    if (record->type == VIGIL_RECORD_ACTIVITY) {
+        vigild_reasoning_activity(&d->reasoning, p->id, &record->activity);
+        vigild_capture_activity(&d->capture, p->id, &record->activity);
+    } else {
+        vigild_capture_name(&d->capture, p->id, record->name.file_id, record->name.path);
+    }
+}
+
+/* A forgotten process's capture counts go to its entry in the ended list,
+ * for `vigil status`. */
+static void on_capture_finished(void *user, uint64_t process_id,
+                                const struct vigild_capture_counts *counts)
+{
+    struct vigild *d = user;
+    for (GList *l = d->processes.ended->head; l != NULL; l = l->next) {
+        struct vigild_process *p = l->data;
+        if (p->id == process_id) {
+            p->capture = *counts;
+            p->capture_final = TRUE;
+            return;
+        }
+    }
+}
+
+static void window_statistics(void *user, uint64_t start_ns, uint64_t end_ns, GArray *out)
+{
+    struct vigild *d = user;
+    vigild_history_span(&d->history, start_ns, end_ns, out);
+}
+
+/* Capture's settings and sink from the settings; FALSE with error when the
+ * sink cannot be opened. */
+static gboolean configure_capture(struct vigild *d, const struct vigild_settings *s, GError **error)
+{
+    if (s->capture_mode != VIGILD_CAPTURE_NONE &&
+        !vigild_capture_open_sink(&d->capture, s->capture_sink, error))
+        return FALSE;
+    vigild_capture_configure(&d->capture, s->capture_mode, s->capture_pre, s->capture_post,
+                             s->capture_max_held);
+    return TRUE;
+}
+
+/* The end of a cycle: the reasoners decide, then capture acts on it. */
+static void close_cycle(struct vigild *d, uint64_t end_ns)
+{
+    struct vigild_cycle_verdicts verdicts;
+    vigild_reasoning_close_cycle(&d->reasoning, end_ns, &verdicts);
+    vigild_capture_close_cycle(&d->capture, &verdicts);
 }
 
 static gboolean on_tick(gint fd, GIOCondition condition, gpointer user_data)
@@ -154,6 +245,10 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     char *plugin_dir = vigil_plugin_default_directory();
     d->registry = vigil_plugin_registry_new(plugin_dir);
     g_free(plugin_dir);
+    d->catalog = vigil_metric_catalog_new();
+    vigild_energy_share_init(&d->energy);
+    vigild_reasoning_init(&d->reasoning, d->registry, d->catalog, &d->energy);
+    vigild_capture_init(&d->capture, d->catalog);
     d->config = load_config(d, config_path, &d->settings, error);
     if (d->config == NULL)
         return FALSE;
@@ -163,21 +258,29 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
         d->settings.socket_path = g_strdup(socket_override);
     }
     d->started_ns = vigil_clock_monotonic_ns();
-    d->catalog = vigil_metric_catalog_new();
     d->latest = g_array_new(FALSE, TRUE, sizeof(struct vigil_sample));
     d->samples.node = g_array_new(FALSE, FALSE, sizeof(struct vigil_sample));
     d->samples.process = g_array_new(FALSE, FALSE, sizeof(struct vigild_process_sample));
     vigild_sampler_init(&d->sampler, d->registry, d->catalog);
     vigild_rollup_init(&d->rollup, d->settings.rollup_ticks);
     vigild_history_init(&d->history, d->settings.history_ticks);
-    vigild_energy_share_init(&d->energy);
     vigild_statmux_init(&d->statmux);
     vigild_statmux_subscribe(&d->statmux, vigild_rollup_add, &d->rollup);
     vigild_statmux_subscribe(&d->statmux, vigild_history_add, &d->history);
     vigild_statmux_subscribe(&d->statmux, vigild_energy_share_add, &d->energy);
+    /* After the energy sharing: the ADPIs see each process's share. */
+    vigild_statmux_subscribe(&d->statmux, vigild_reasoning_samples, &d->reasoning);
+    vigild_reasoning_configure(&d->reasoning, d->config, d->settings.cycle_ticks);
+    d->capture.statistics = window_statistics;
+    d->capture.statistics_user = d;
+    d->capture.finished = on_capture_finished;
+    d->capture.finished_user = d;
+    if (!configure_capture(d, &d->settings, error))
+        return FALSE;
     vigild_processes_init(&d->processes, d->settings.keep_ended);
     d->processes.on_start = on_process_start;
     d->processes.on_end = on_process_end;
+    d->processes.on_record = on_process_record;
     d->processes.user = d;
     configure_providers(d);
     d->server = vigild_server_new(d, d->settings.socket_path, error);
@@ -206,6 +309,8 @@ void vigild_tick(struct vigild *d)
     vigild_statmux_publish(&d->statmux, &d->samples, d->catalog);
     vigild_processes_calibrate(&d->processes);
     vigild_processes_drain_all(&d->processes);
+    if (vigild_reasoning_tick(&d->reasoning))
+        close_cycle(d, begin_ns);
     uint64_t cost_ns = vigil_clock_monotonic_ns() - begin_ns;
     d->tick_cost_ns_last = cost_ns;
     d->tick_cost_ns_total += cost_ns;
@@ -222,6 +327,14 @@ void vigild_reload(struct vigild *d)
         d->reload_failures++;
         g_warning("reload: %s: the running configuration stays", error->message);
         g_error_free(error);
+        return;
+    }
+    if (!configure_capture(d, &settings, &error)) {
+        d->reload_failures++;
+        g_warning("reload: %s: the running configuration stays", error->message);
+        g_error_free(error);
+        vigild_settings_clear(&settings);
+        vigil_config_free(config);
         return;
     }
     if (d->socket_override != NULL) {
@@ -241,6 +354,7 @@ void vigild_reload(struct vigild *d)
     d->settings = settings;
     apply_log_level(config);
     configure_providers(d);
+    vigild_reasoning_configure(&d->reasoning, config, settings.cycle_ticks);
     vigil_config_free(old);
     vigild_rollup_set_window(&d->rollup, settings.rollup_ticks);
     vigild_history_resize(&d->history, settings.history_ticks);
@@ -271,8 +385,15 @@ void vigild_stop(struct vigild *d)
     d->server = NULL;
     if (d->processes.by_id != NULL) {
         g_message("stopping: last drain of %u processes", vigild_processes_running(&d->processes));
+        vigild_processes_drain_all(&d->processes);
+        /* The cycle cut short is decided like any other, so that what it
+         * holds is forwarded or dropped, not lost. */
+        if (d->reasoning.processes != NULL)
+            close_cycle(d, vigil_clock_monotonic_ns());
         vigild_processes_clear(&d->processes);
     }
+    vigild_reasoning_clear(&d->reasoning);
+    vigild_capture_clear(&d->capture);
     vigild_sampler_clear(&d->sampler);
     vigild_statmux_clear(&d->statmux);
     vigild_rollup_clear(&d->rollup);

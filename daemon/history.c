@@ -77,6 +77,24 @@ guint vigild_history_get(const struct vigild_history *h, uint32_t metric_id, uin
     return added;
 }
 
+guint vigild_history_span(const struct vigild_history *h, uint64_t after_ns, uint64_t until_ns,
+                          GArray *out)
+{
+    guint added = 0;
+    for (guint i = 0; i < h->count; i++) {
+        const GArray *frame = frame_at(h, i);
+        if (frame->len == 0)
+            continue;
+        /* A frame is one tick: its samples share one time. */
+        uint64_t t_ns = g_array_index(frame, struct vigil_sample, 0).t_ns;
+        if (t_ns <= after_ns || t_ns > until_ns)
+            continue;
+        g_array_append_vals(out, frame->data, frame->len);
+        added += frame->len;
+    }
+    return added;
+}
+
 void vigild_history_clear(struct vigild_history *h)
 {
     if (h->frames != NULL)

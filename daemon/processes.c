@@ -179,9 +179,15 @@ GPtrArray *vigild_processes_list(const struct vigild_processes *ps)
     return all;
 }
 
+struct drain_target {
+    struct vigild_processes *ps;
+    struct vigild_process *p;
+};
+
 static void on_record(const struct vigil_ring_record *record, void *user)
 {
-    struct vigild_process *p = user;
+    const struct drain_target *t = user;
+    struct vigild_process *p = t->p;
     if (p->seq_started && record->seq > p->next_seq)
         p->seq_gaps += record->seq - p->next_seq;
     p->seq_started = TRUE;
@@ -190,6 +196,8 @@ static void on_record(const struct vigil_ring_record *record, void *user)
         p->activities++;
     else
         p->names++;
+    if (t->ps->on_record != NULL)
+        t->ps->on_record(t->ps->user, p, record);
 }
 
 static void drop(struct vigild_processes *ps, struct vigild_process *p, const char *why);
@@ -201,7 +209,8 @@ static void drain(struct vigild_processes *ps, struct vigild_process *p, unsigne
     const struct vigil_tick_clock *clock =
         vigil_ring_tick_source(p->ring) == VIGIL_TICKS_TSC ? &ps->tsc_clock : &ps->ns_clock;
     struct vigil_ring_drain_report report;
-    vigil_ring_drain(p->ring, SIZE_MAX, flags, clock, on_record, p, &report);
+    struct drain_target target = {.ps = ps, .p = p};
+    vigil_ring_drain(p->ring, SIZE_MAX, flags, clock, on_record, &target, &report);
     p->corrupt += report.corrupt;
     p->torn += report.torn;
     p->dropped += report.dropped;

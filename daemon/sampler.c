@@ -53,43 +53,6 @@ static void provider_free(struct vigild_provider *p)
     g_free(p);
 }
 
-/* A provider's section as text: equal texts mean an unchanged
- * configuration, which lets a reload keep the provider running. */
-static char *section_text(const vigil_config *config, const struct vigil_plugin *plugin,
-                          const char *section)
-{
-    GString *text = g_string_new(NULL);
-    const struct vigil_plugin_descriptor *d = plugin->descriptor;
-    for (size_t i = 0; i < d->n_config_keys; i++) {
-        const struct vigil_config_key *k = &d->config_keys[i];
-        g_string_append_printf(text, "%s=", k->name);
-        switch (k->type) {
-        case VIGIL_CONFIG_BOOL:
-            g_string_append(text, vigil_config_get_bool(config, section, k->name) ? "1" : "0");
-            break;
-        case VIGIL_CONFIG_INT:
-            g_string_append_printf(text, "%" G_GINT64_FORMAT,
-                                   vigil_config_get_int(config, section, k->name));
-            break;
-        case VIGIL_CONFIG_DOUBLE:
-            g_string_append_printf(text, "%.17g",
-                                   vigil_config_get_double(config, section, k->name));
-            break;
-        case VIGIL_CONFIG_STRING:
-        case VIGIL_CONFIG_ENUM:
-            g_string_append(text, vigil_config_get_string(config, section, k->name));
-            break;
-        case VIGIL_CONFIG_LIST:
-            for (const char *const *item = vigil_config_get_list(config, section, k->name);
-                 item != NULL && *item != NULL; item++)
-                g_string_append_printf(text, "%s;", *item);
-            break;
-        }
-        g_string_append_c(text, '\n');
-    }
-    return g_string_free(text, FALSE);
-}
-
 static void track_all(struct vigild_provider *p, GHashTable *processes)
 {
     if (!p->running || p->ops->track == NULL || processes == NULL)
@@ -122,7 +85,7 @@ static struct vigild_provider *provider_new(struct vigild_sampler *s, vigil_conf
     if (error == NULL) {
         p->ops = p->plugin->descriptor->ops;
         struct vigil_plugin_context context = {.config = config, .section = section};
-        p->config_text = section_text(config, p->plugin, section);
+        p->config_text = vigil_plugin_config_text(config, p->plugin, section);
         p->instance = p->plugin->descriptor->create(&context, &error);
     }
     if (error == NULL && p->ops->start(p->instance, s->catalog, &error))
@@ -152,7 +115,7 @@ void vigild_sampler_configure(struct vigild_sampler *s, const vigil_config *conf
             char *section = g_strconcat("provider.", *name, NULL);
             if (!vigil_config_has_section(writable, section))
                 vigil_plugin_registry_resolve_section(writable, section, s->registry, NULL);
-            char *text = section_text(config, p->plugin, section);
+            char *text = vigil_plugin_config_text(config, p->plugin, section);
             if (strcmp(text, p->config_text) == 0) {
                 kept = p;
                 g_ptr_array_index(s->providers, i) = NULL;

@@ -244,6 +244,7 @@ static gboolean handle_one(struct connection *c)
         if (p != NULL) {
             p->mpi_rank = fixed.rank.rank;
             p->mpi_size = fixed.rank.size;
+            vigild_capture_set_rank(&s->d->capture, p->id, p->mpi_rank);
         }
         return TRUE;
     case VIGIL_LOCAL_SUMMARY_REQUEST:

@@ -42,6 +42,15 @@ static char *energy_note(const struct vigild *d, double cpu_s)
                            (uint64_t)(d->settings.tick_ns / VIGIL_NS_PER_MS));
 }
 
+/* A process's capture counts: capture's while it knows the process, the
+ * copy made when it forgot it after. */
+static void process_capture(const struct vigild *d, const struct vigild_process *p,
+                            struct vigild_capture_counts *out)
+{
+    if (!vigild_capture_counts(&d->capture, p->id, out))
+        *out = p->capture_final ? p->capture : (struct vigild_capture_counts){0};
+}
+
 void vigild_status_summary(const struct vigild *d, const struct vigild_process *p,
                            struct vigil_local_summary *out)
 {
@@ -51,7 +60,18 @@ void vigild_status_summary(const struct vigild *d, const struct vigild_process *
     out->names_drained = p->names;
     out->gaps = p->corrupt + p->torn;
     out->dropped = p->dropped;
-    out->anomalies = 0;
+    struct vigild_capture_counts capture;
+    process_capture(d, p, &capture);
+    out->anomalies = capture.abnormal_cycles;
+    out->cycles = capture.cycles;
+    out->abnormal_cycles = capture.abnormal_cycles;
+    out->activities_observed = capture.observed;
+    out->activities_forwarded = capture.forwarded;
+    out->activities_dropped = capture.dropped;
+    out->activities_lost = capture.lost;
+    out->activities_held = capture.held;
+    g_strlcpy(out->capture_mode, vigild_capture_mode_name(d->capture.mode),
+              sizeof out->capture_mode);
     double energy_j;
     gboolean shared;
     process_energy(d, p, &out->cpu_s, &energy_j, &out->energy_flags, &shared);
@@ -184,6 +204,64 @@ static void add_metrics(JsonBuilder *b, const struct vigild *d)
     json_builder_end_array(b);
 }
 
+static void add_capture_counts(JsonBuilder *b, const char *name,
+                               const struct vigild_capture_counts *c)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_begin_object(b);
+    add_int(b, "cycles", (gint64)c->cycles);
+    add_int(b, "abnormal_cycles", (gint64)c->abnormal_cycles);
+    add_int(b, "windows", (gint64)c->windows);
+    add_int(b, "observed", (gint64)c->observed);
+    add_int(b, "forwarded", (gint64)c->forwarded);
+    add_int(b, "dropped", (gint64)c->dropped);
+    add_int(b, "lost", (gint64)c->lost);
+    add_int(b, "held", (gint64)c->held);
+    json_builder_end_object(b);
+}
+
+/* The node's reasoner and capture: their settings, the last cycle's
+ * verdict and the node's totals. */
+static void add_reasoning(JsonBuilder *b, const struct vigild *d)
+{
+    json_builder_set_member_name(b, "reasoning");
+    json_builder_begin_object(b);
+    add_int(b, "cycle_ms",
+            (gint64)(d->settings.cycle_ticks * d->settings.tick_ns / VIGIL_NS_PER_MS));
+    add_int(b, "cycles", (gint64)(d->reasoning.cycle - 1));
+    const struct vigild_verdict *node = vigild_reasoning_verdict(&d->reasoning, 0);
+    add_string(b, "node_health", node != NULL ? vigil_health_name(node->decision.state) : NULL);
+    add_int(b, "node_abnormal_cycles", (gint64)d->reasoning.node->memory.abnormal_cycles);
+    json_builder_set_member_name(b, "node_issues");
+    json_builder_begin_array(b);
+    for (guint i = 0; node != NULL && i < node->n_issues; i++) {
+        json_builder_begin_object(b);
+        add_string(b, "plugin", node->issues[i].plugin);
+        add_string(b, "health", vigil_health_name(node->issues[i].issue.health));
+        add_string(b, "metric", node->issues[i].issue.metric);
+        add_string(b, "message", node->issues[i].issue.message);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "adpis");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < d->reasoning.node->adpis->len; i++)
+        json_builder_add_string_value(
+            b, ((const struct vigild_adpi *)g_ptr_array_index(d->reasoning.node->adpis, i))->name);
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "capture");
+    json_builder_begin_object(b);
+    add_string(b, "mode", vigild_capture_mode_name(d->capture.mode));
+    add_int(b, "pre_cycles", d->capture.pre);
+    add_int(b, "post_cycles", d->capture.post);
+    add_string(b, "sink", vigild_capture_path(&d->capture));
+    struct vigild_capture_counts total;
+    vigild_capture_counts(&d->capture, 0, &total);
+    add_capture_counts(b, "totals", &total);
+    json_builder_end_object(b);
+}
+
 static void add_process(JsonBuilder *b, const struct vigild *d, const struct vigild_process *p)
 {
     json_builder_begin_object(b);
@@ -211,6 +289,11 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     add_int(b, "seq_gaps", (gint64)p->seq_gaps);
     add_int(b, "dropped", (gint64)p->dropped);
     add_string(b, "dropped_reason", p->dropped_reason);
+    struct vigild_capture_counts capture;
+    process_capture(d, p, &capture);
+    add_capture_counts(b, "capture", &capture);
+    const struct vigild_verdict *v = vigild_reasoning_verdict(&d->reasoning, p->id);
+    add_string(b, "health", v != NULL ? vigil_health_name(v->decision.state) : NULL);
     double cpu_s, energy_j;
     uint32_t flags;
     gboolean shared;
@@ -267,6 +350,7 @@ char *vigild_status_json(const struct vigild *d, int32_t finished_pid)
     add_bool(b, "estimated", (d->energy.flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
     add_string(b, "unavailable", d->energy.unavailable);
     json_builder_end_object(b);
+    add_reasoning(b, d);
     add_metrics(b, d);
     add_processes(b, d, finished_pid);
     json_builder_end_object(b);

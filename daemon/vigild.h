@@ -6,6 +6,11 @@
  *   rollup.c     subscriber: 1 s roll-ups (min, mean, max, counter deltas)
  *   history.c    subscriber: the last history_s seconds at full resolution
  *   energy_share.c  subscriber: the node's energy shared among processes
+ *   reasoning.c  the reasoner tree: ADPIs and a reasoner per process and
+ *                for the node, decided every cycle
+ *   capture.c    the capture buffer: each process's activities per cycle,
+ *                forwarded around abnormal cycles, dropped otherwise
+ *   capture_sink.c  where forwarded windows go: a JSON-lines file
  *   processes.c  registered processes: their rings, drains and ends
  *   server.c     the Unix socket: registration, summaries, status requests
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
@@ -23,12 +28,16 @@
 #include <sys/types.h>
 #include <glib.h>
 
+#include <json-glib/json-glib.h>
+
+#include "vigil/adpi.h"
 #include "vigil/clock.h"
 #include "vigil/config.h"
 #include "vigil/local_protocol.h"
 #include "vigil/metric.h"
 #include "vigil/plugin.h"
 #include "vigil/provider.h"
+#include "vigil/reasoner.h"
 #include "vigil/ring.h"
 
 /* Errors of the daemon's own making; the message says what is wrong. */
@@ -47,6 +56,12 @@ struct vigild_settings {
     guint history_ticks;
     guint max_processes;
     guint keep_ended;
+    guint cycle_ticks; /* a reasoner cycle */
+    /* [capture] */
+    int capture_mode; /* enum vigild_capture_mode */
+    guint capture_pre, capture_post;
+    uint64_t capture_max_held;
+    char *capture_sink;
 };
 
 /* Reads [daemon]; a roll-up window that is not a multiple of the tick is
@@ -197,6 +212,10 @@ void vigild_history_add(void *history, const struct vigild_tick_samples *samples
  * `out` (struct vigil_sample); returns how many. */
 guint vigild_history_get(const struct vigild_history *h, uint32_t metric_id, uint64_t since_ns,
                          GArray *out);
+/* Every kept sample taken after `after_ns` and up to `until_ns`, oldest
+ * first, into `out`; returns how many. */
+guint vigild_history_span(const struct vigild_history *h, uint64_t after_ns, uint64_t until_ns,
+                          GArray *out);
 void vigild_history_clear(struct vigild_history *h);
 
 /* ---- energy_share.c ----------------------------------------------------- */
@@ -244,6 +263,187 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
                              const vigil_metric_catalog *catalog);
 void vigild_energy_share_clear(struct vigild_energy_share *e);
 
+/* ---- verdicts: what reasoning.c decides and capture.c acts on ---------- */
+
+/* One issue of a cycle, with the ADPI that reported it. */
+struct vigild_issue {
+    const char *plugin; /* the ADPI's name; lives as long as the daemon's registry */
+    struct vigil_issue issue;
+};
+
+/* One reasoner's decision in one cycle, as capture and status read it. */
+struct vigild_verdict {
+    enum vigil_level level;
+    uint64_t process_id; /* 0 for the node and the system */
+    struct vigil_reasoner_decision decision;
+    const struct vigild_issue *issues;
+    guint n_issues;
+};
+
+/* What a cycle's end hands capture. */
+struct vigild_cycle_verdicts {
+    uint64_t cycle;
+    uint64_t start_ns, end_ns;
+    const struct vigild_verdict *node;
+    enum vigil_health system_state; /* from upstream; 0 when there is none */
+    /* The verdict of a process, or NULL when it has none this cycle. */
+    const struct vigild_verdict *(*process)(void *user, uint64_t process_id);
+    void *user;
+};
+
+/* ---- reasoning.c ---------------------------------------------------------- */
+
+/* One ADPI instance of one reasoner. */
+struct vigild_adpi {
+    char *name;
+    const struct vigil_plugin *plugin;
+    const struct vigil_adpi_ops *ops;
+    void *instance;
+    char *config_text; /* its section's values, to tell a changed one on reload */
+};
+
+/* A process's reasoner, or the node's: its ADPIs and its memory. */
+struct vigild_reasoner {
+    enum vigil_level level;
+    uint64_t process_id; /* 0 for the node */
+    GPtrArray *adpis;    /* struct vigild_adpi * */
+    struct vigil_reasoner_memory memory;
+    GArray *issues;                /* struct vigild_issue, of the cycle being decided */
+    struct vigild_verdict verdict; /* the last cycle's */
+    gboolean decided;              /* it has a verdict */
+    gboolean ended;                /* its process ended: forgotten after its last cycle */
+    gboolean decided_after_end;
+};
+
+struct vigild_reasoning {
+    vigil_plugin_registry *registry;
+    vigil_metric_catalog *catalog;
+    vigil_config *config; /* the daemon's: new processes' ADPIs are made from it */
+    /* The reasoner plugins, by level (process and node here). */
+    const struct vigil_plugin *plugins[VIGIL_LEVEL_COUNT + 1];
+    void *instances[VIGIL_LEVEL_COUNT + 1];
+    char **adpi_names[VIGIL_LEVEL_COUNT + 1];
+    struct vigild_reasoner *node;
+    GHashTable *processes;          /* uint64 id → struct vigild_reasoner * */
+    enum vigil_health system_state; /* from upstream; 0 while there is none */
+    guint cycle_ticks, ticks_in_cycle;
+    uint64_t cycle; /* the cycle being filled, from 1 */
+    uint64_t cycle_start_ns;
+    struct vigil_cycle_values node_values;      /* for the node's load categories */
+    uint32_t node_energy_id, process_energy_id; /* the metrics it derives */
+    const struct vigild_energy_share *energy;
+    GArray *feed;     /* struct vigil_sample: a scope's samples of one tick */
+    GArray *children; /* enum vigil_health, reused every cycle */
+};
+
+void vigild_reasoning_init(struct vigild_reasoning *r, vigil_plugin_registry *registry,
+                           vigil_metric_catalog *catalog, const struct vigild_energy_share *energy);
+/* Checks that every ADPI and reasoner `config` names can be made from it,
+ * without touching the running ones: a reload is refused otherwise. */
+gboolean vigild_reasoning_check(struct vigild_reasoning *r, vigil_config *config, GError **error);
+/* Takes `config` (checked): new ADPIs are made, removed ones destroyed,
+ * changed ones reconfigured keeping what they learned, from the next
+ * cycle on. */
+void vigild_reasoning_configure(struct vigild_reasoning *r, vigil_config *config,
+                                guint cycle_ticks);
+void vigild_reasoning_add_process(struct vigild_reasoning *r, uint64_t process_id);
+void vigild_reasoning_end_process(struct vigild_reasoning *r, uint64_t process_id);
+/* A statmux subscriber: a tick's samples to the ADPIs. */
+void vigild_reasoning_samples(void *reasoning, const struct vigild_tick_samples *samples,
+                              const vigil_metric_catalog *catalog);
+void vigild_reasoning_activity(struct vigild_reasoning *r, uint64_t process_id,
+                               const struct vigil_activity *activity);
+/* Counts a tick; TRUE when it ends a cycle. */
+gboolean vigild_reasoning_tick(struct vigild_reasoning *r);
+/* Ends the cycle at `end_ns`: every reasoner decides, processes first.
+ * `out` is valid until the next call. */
+void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns,
+                                  struct vigild_cycle_verdicts *out);
+/* A process's last verdict, or NULL. */
+const struct vigild_verdict *vigild_reasoning_verdict(const struct vigild_reasoning *r,
+                                                      uint64_t process_id);
+void vigild_reasoning_clear(struct vigild_reasoning *r);
+
+/* ---- capture.c ------------------------------------------------------------ */
+
+enum vigild_capture_mode {
+    VIGILD_CAPTURE_ANOMALIES, /* cycles around an abnormal one */
+    VIGILD_CAPTURE_ALL,
+    VIGILD_CAPTURE_NONE,
+};
+
+/* Counts of one process's activities, or the node's totals. */
+struct vigild_capture_counts {
+    uint64_t observed;  /* drained into the capture buffer */
+    uint64_t forwarded; /* sent on in a window */
+    uint64_t dropped;   /* dropped by policy: in no window */
+    uint64_t lost;      /* not kept: the memory bound was hit */
+    uint64_t held;      /* waiting for their cycle's decision */
+    uint64_t cycles, abnormal_cycles, windows;
+};
+
+struct vigild_capture_sink;
+
+struct vigild_capture {
+    enum vigild_capture_mode mode;
+    guint pre, post;
+    uint64_t max_held;    /* activities held on the node at most */
+    GHashTable *subjects; /* uint64 process id → struct capture_subject * (0: the node) */
+    uint64_t held;        /* activities held now, every process */
+    uint64_t next_window;
+    struct vigild_capture_counts total;
+    struct vigild_capture_sink *sink;
+    uint64_t cycle; /* the cycle being filled */
+    uint64_t cycle_start_ns;
+    GHashTable *statistics_sent; /* cycles whose statistics the sink has */
+    /* The node's samples of a cycle, for a window's statistics. */
+    void (*statistics)(void *user, uint64_t start_ns, uint64_t end_ns, GArray *out);
+    void *statistics_user;
+    /* Told a process's final counts when it is forgotten. */
+    void (*finished)(void *user, uint64_t process_id, const struct vigild_capture_counts *counts);
+    void *finished_user;
+    const vigil_metric_catalog *catalog;
+};
+
+void vigild_capture_init(struct vigild_capture *c, const vigil_metric_catalog *catalog);
+/* Mode, pre and post cycles, the memory bound; from the next cycle on. */
+void vigild_capture_configure(struct vigild_capture *c, enum vigild_capture_mode mode, guint pre,
+                              guint post, uint64_t max_held);
+/* Where windows go; replaces the sink (NULL: none, windows are counted
+ * but written nowhere). FALSE with error when the file cannot be opened. */
+gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, GError **error);
+void vigild_capture_add_process(struct vigild_capture *c, uint64_t process_id, pid_t pid,
+                                const char *program, int32_t mpi_rank);
+void vigild_capture_activity(struct vigild_capture *c, uint64_t process_id,
+                             const struct vigil_activity *activity);
+void vigild_capture_name(struct vigild_capture *c, uint64_t process_id, uint32_t file_id,
+                         const char *path);
+void vigild_capture_set_rank(struct vigild_capture *c, uint64_t process_id, int32_t mpi_rank);
+/* The process has ended: its last cycle is decided at the next cycle's
+ * end, then it is forgotten. */
+void vigild_capture_end_process(struct vigild_capture *c, uint64_t process_id);
+/* A cycle's end: forwards or drops each process's cycle. */
+void vigild_capture_close_cycle(struct vigild_capture *c, const struct vigild_cycle_verdicts *v);
+/* A process's counts (FALSE when it is not known), or the node's. */
+gboolean vigild_capture_counts(const struct vigild_capture *c, uint64_t process_id,
+                               struct vigild_capture_counts *out);
+const char *vigild_capture_path(const struct vigild_capture *c); /* the sink's, or NULL */
+void vigild_capture_clear(struct vigild_capture *c);
+const char *vigild_capture_mode_name(enum vigild_capture_mode mode);
+
+/* ---- capture_sink.c ------------------------------------------------------- */
+
+/* A JSON-lines file: one object per line, flushed at every cycle's end so
+ * that a reader sees whole cycles. docs/architecture.md lists the lines. */
+struct vigild_capture_sink *vigild_capture_sink_open(const char *path, GError **error);
+const char *vigild_capture_sink_path(const struct vigild_capture_sink *sink);
+/* Writes one line made by the builder; a failed write is logged once and
+ * counted. */
+void vigild_capture_sink_write(struct vigild_capture_sink *sink, JsonBuilder *builder);
+void vigild_capture_sink_flush(struct vigild_capture_sink *sink);
+uint64_t vigild_capture_sink_errors(const struct vigild_capture_sink *sink);
+void vigild_capture_sink_close(struct vigild_capture_sink *sink);
+
 /* ---- processes.c -------------------------------------------------------- */
 
 enum vigild_process_state {
@@ -277,6 +477,9 @@ struct vigild_process {
     gboolean seq_started;
     uint64_t problems_logged;
 
+    /* Its capture counts, copied when capture forgets it. */
+    struct vigild_capture_counts capture;
+    gboolean capture_final;
     /* Its energy account's figures, copied when it ends. */
     double cpu_s, energy_j;
     uint32_t energy_flags;
@@ -296,6 +499,9 @@ struct vigild_processes {
     /* Told about every process that starts or ends (sampler, energy). */
     void (*on_start)(void *user, const struct vigild_process *p);
     void (*on_end)(void *user, const struct vigild_process *p);
+    /* Told every record drained from a ring. */
+    void (*on_record)(void *user, const struct vigild_process *p,
+                      const struct vigil_ring_record *record);
     void *user;
 };
 
@@ -344,6 +550,8 @@ struct vigild {
     struct vigild_rollup rollup;
     struct vigild_history history;
     struct vigild_energy_share energy;
+    struct vigild_reasoning reasoning;
+    struct vigild_capture capture;
     struct vigild_processes processes;
     struct vigild_ticker ticker;
     guint ticker_watch;

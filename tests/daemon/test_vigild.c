@@ -362,7 +362,7 @@ static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
     assert_int_equal(test_daemon_json_int(root, "daemon", "tick_ms", NULL), 100);
     json_node_unref(status);
 
-    char *good = g_strconcat(original, "tick_ms = 50\nrollup_ms = 1000\n", NULL);
+    char *good = g_strconcat(original, "[daemon]\ntick_ms = 50\nrollup_ms = 1000\n", NULL);
     assert_true(g_file_set_contents(d.config_path, good, -1, NULL));
     assert_int_equal(kill(d.pid, SIGHUP), 0);
     status = test_daemon_status(&d, 0);
@@ -470,6 +470,12 @@ static void test_status_text_shows_providers_and_processes(void **state)
     assert_null(strstr(run.out, "energy     not running"));
     test_assert_contains(run.out, "ended");
     test_assert_contains(run.out, "test-client");
+    test_assert_contains(run.out, "\nreasoning: a cycle every 1000 ms, ");
+    char *capture = g_strdup_printf("\ncapture: anomalies (1 before, 1 after) to %s: 3 "
+                                    "activities observed, ",
+                                    d.capture_path);
+    test_assert_contains(run.out, capture);
+    g_free(capture);
     test_run_clear(&run);
     g_free(test_daemon_stop(&d));
 }
@@ -570,6 +576,124 @@ static void test_report_shows_what_vigild_measured(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+/* The activities of a capture sink's "activities" lines for `pid`:
+ * counted, and their sequence numbers checked to be 0..n-1, each once. */
+static gint64 sink_activities(const char *path, pid_t pid)
+{
+    char *text = NULL;
+    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    JsonParser *parser = json_parser_new();
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
+        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+        if (strcmp(json_object_get_string_member(o, "type"), "activities") != 0 ||
+            json_object_get_int_member(o, "pid") != pid)
+            continue;
+        JsonArray *activities = json_object_get_array_member(o, "activities");
+        for (guint i = 0; i < json_array_get_length(activities); i++) {
+            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
+            if (!g_hash_table_add(seen, g_memdup2(&seq, sizeof seq)))
+                fail_msg("activity %" G_GINT64_FORMAT " of pid %d forwarded twice", seq, (int)pid);
+        }
+    }
+    gint64 n = g_hash_table_size(seen);
+    for (gint64 seq = 0; seq < n; seq++)
+        if (!g_hash_table_contains(seen, &seq))
+            fail_msg("activity %" G_GINT64_FORMAT " of pid %d is missing", seq, (int)pid);
+    g_strfreev(lines);
+    g_object_unref(parser);
+    g_hash_table_destroy(seen);
+    g_free(text);
+    return n;
+}
+
+/* A process that writes 5,000 records and exits. */
+static pid_t run_writer(const struct test_daemon *d)
+{
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        int fd = client_connect(d->socket_path);
+        struct vigil_ring *ring = client_register(fd, 8192, true);
+        client_push(ring, 5000);
+        _exit(0);
+    }
+    wait_exit(pid, 0);
+    return pid;
+}
+
+/* [capture] mode = all: every activity reaches the sink, once. */
+static void test_capture_all_forwards_every_activity(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, "[capture]\nmode = all\n");
+    pid_t pid = run_writer(&d);
+    JsonNode *status = test_daemon_status(&d, pid);
+    JsonObject *p = test_daemon_process(status, pid);
+    assert_non_null(p);
+    assert_int_equal(test_daemon_json_int(p, "capture", "observed", NULL), 5000);
+    assert_int_equal(test_daemon_json_int(p, "capture", "lost", NULL), 0);
+    json_node_unref(status);
+    /* A stop decides the cycle it cuts short: nothing stays held. */
+    char *sink = g_strdup(d.capture_path);
+    g_free(test_daemon_stop(&d));
+    assert_int_equal(sink_activities(sink, pid), 5000);
+    g_free(sink);
+}
+
+/* [capture] mode = anomalies: whatever is decided, every activity is
+ * counted once as forwarded or dropped, and none is lost or left held
+ * after a stop. */
+static void test_capture_counts_every_activity_once(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    pid_t pid = run_writer(&d);
+    JsonNode *status = test_daemon_status(&d, pid);
+    JsonObject *root = json_node_get_object(status);
+    assert_string_equal(
+        json_object_get_string_member(json_object_get_object_member(root, "capture"), "mode"),
+        "anomalies");
+    json_node_unref(status);
+    char *sink = g_strdup(d.capture_path);
+    g_free(test_daemon_stop(&d));
+    gint64 forwarded = sink_activities(sink, pid);
+    /* The sink's last cycle line has the node's totals after the stop. */
+    char *text = NULL;
+    assert_true(g_file_get_contents(sink, &text, NULL, NULL));
+    g_free(sink);
+    char *last = g_strrstr(g_strchomp(text), "\n");
+    JsonParser *parser = json_parser_new();
+    assert_true(json_parser_load_from_data(parser, last != NULL ? last + 1 : text, -1, NULL));
+    JsonObject *cycle = json_node_get_object(json_parser_get_root(parser));
+    assert_string_equal(json_object_get_string_member(cycle, "type"), "cycle");
+    assert_int_equal(json_object_get_int_member(cycle, "observed"), 5000);
+    assert_int_equal(json_object_get_int_member(cycle, "forwarded"), forwarded);
+    assert_int_equal(json_object_get_int_member(cycle, "dropped"), 5000 - forwarded);
+    assert_int_equal(json_object_get_int_member(cycle, "lost"), 0);
+    assert_int_equal(json_object_get_int_member(cycle, "held"), 0);
+    g_object_unref(parser);
+    g_free(text);
+}
+
+static void test_bad_capture_config_is_refused_at_start(void **state)
+{
+    const char *dir = *state;
+    char *config = g_build_filename(dir, "vigil.conf", NULL);
+    assert_true(g_file_set_contents(config, "[daemon]\nhistory_s = 1\n[capture]\npre_cycles = 5\n",
+                                    -1, NULL));
+    const char *argv[] = {test_env_or_fail("VIGILD"), "--config", config, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    test_assert_status(&run, 1, "vigild with a history too short for its windows");
+    test_assert_contains(run.err,
+                         "[daemon] history_s = 1 is too short for [capture] pre_cycles = 5");
+    test_run_clear(&run);
+    g_strfreev(env);
+    g_free(config);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -584,6 +708,9 @@ int main(void)
         TEST_WITH_DIR(test_bad_config_is_refused_at_start),
         TEST_WITH_DIR(test_status_without_a_daemon),
         TEST_WITH_DIR(test_status_text_shows_providers_and_processes),
+        TEST_WITH_DIR(test_capture_all_forwards_every_activity),
+        TEST_WITH_DIR(test_capture_counts_every_activity_once),
+        TEST_WITH_DIR(test_bad_capture_config_is_refused_at_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,9 +32,10 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
     d->socket_path = g_build_filename(dir, "vigild.sock", NULL);
     d->log_path = g_build_filename(dir, "vigild.log", NULL);
     char *pid_path = g_build_filename(dir, "vigild.pid", NULL);
-    char *config = g_strdup_printf("[daemon]\nsocket = %s\n%s\n%s\n", d->socket_path,
-                                   daemon_lines != NULL ? daemon_lines : "",
-                                   more_config != NULL ? more_config : "");
+    d->capture_path = g_build_filename(dir, "capture.jsonl", NULL);
+    char *config = g_strdup_printf("[daemon]\nsocket = %s\n%s\n[capture]\nsink = %s\n%s\n",
+                                   d->socket_path, daemon_lines != NULL ? daemon_lines : "",
+                                   d->capture_path, more_config != NULL ? more_config : "");
     assert_true(g_file_set_contents(d->config_path, config, -1, NULL));
     g_free(config);
     /* The shell sends the detached daemon's stderr to its log, so that
@@ -83,6 +84,7 @@ char *test_daemon_stop(struct test_daemon *d)
     g_free(d->dir);
     g_free(d->config_path);
     g_free(d->socket_path);
+    g_free(d->capture_path);
     g_free(d->log_path);
     return log;
 }

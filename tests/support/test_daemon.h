@@ -13,12 +13,14 @@ struct test_daemon {
     char *config_path;
     char *socket_path;
     char *log_path;
+    char *capture_path; /* [capture] sink */
     pid_t pid;
     int pidfd;
 };
 
 /* Starts vigild (from $VIGILD) with a vigil.conf in `dir` whose [daemon]
- * section has the socket and `daemon_lines`, followed by `more_config`
+ * section has the socket and `daemon_lines`, then a [capture] section whose
+ * sink is DIR/capture.jsonl, followed by `more_config`
  * (either may be NULL). Returns once the daemon serves its socket: vigild
  * detaches only then. Its log goes to DIR/vigild.log. */
 void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemon_lines,

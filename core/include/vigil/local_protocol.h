@@ -33,7 +33,7 @@
 
 #define VIGIL_SOCKET_DEFAULT  "/run/vigil/vigild.sock"
 #define VIGIL_LOCAL_MAGIC     0x434c4756u /* "VGLC" */
-#define VIGIL_LOCAL_VERSION   1u
+#define VIGIL_LOCAL_VERSION   2u
 #define VIGIL_LOCAL_MAX_BYTES 16384u /* a whole message, header included */
 
 enum vigil_local_type {
@@ -115,8 +115,16 @@ struct vigil_local_summary {
     uint32_t reserved;
     char energy_source[32]; /* "energy/powercap", "energy/estimate"… */
     char energy_note[192];  /* when energy_j is NaN: why */
+    /* Capture (daemon/capture.c): its cycles decided so far and how many
+     * were abnormal, and what became of its activities. observed =
+     * forwarded + dropped + lost + held, held being those whose cycle is
+     * not decided yet (the one it exits in, at least). */
+    uint64_t cycles, abnormal_cycles;
+    uint64_t activities_observed, activities_forwarded, activities_dropped;
+    uint64_t activities_lost, activities_held;
+    char capture_mode[16]; /* "anomalies", "all", "none" */
 };
-_Static_assert(sizeof(struct vigil_local_summary) == 296, "summary layout changed");
+_Static_assert(sizeof(struct vigil_local_summary) == 368, "summary layout changed");
 
 enum vigil_local_energy_flags {
     VIGIL_LOCAL_ENERGY_ESTIMATED = 1u << 0, /* a model's figure, not a meter's */

@@ -36,7 +36,7 @@
 
 /* Raise it whenever struct vigil_plugin_descriptor, struct
  * vigil_plugin_context or any kind's ops change. */
-#define VIGIL_PLUGIN_ABI_VERSION 2u
+#define VIGIL_PLUGIN_ABI_VERSION 3u
 #define VIGIL_PLUGIN_SYMBOL      "vigil_plugin_descriptor"
 
 enum vigil_plugin_kind {
@@ -123,5 +123,11 @@ char **vigil_plugin_registry_list(const vigil_plugin_registry *registry,
  * plugin and declares its keys. user_data is the registry. */
 gboolean vigil_plugin_registry_resolve_section(vigil_config *config, const char *section,
                                                gpointer user_data, GError **error);
+
+/* A plugin's section as text, every key with its value: equal texts mean
+ * an unchanged configuration, which lets a reload keep an instance. g_free
+ * it. */
+char *vigil_plugin_config_text(const vigil_config *config, const struct vigil_plugin *plugin,
+                               const char *section);
 
 #endif

@@ -20,4 +20,8 @@ extern const size_t vigil_preload_config_key_count;
 extern const struct vigil_config_key vigil_daemon_config_keys[];
 extern const size_t vigil_daemon_config_key_count;
 
+/* [capture]: what vigild forwards of the activities it drains. */
+extern const struct vigil_config_key vigil_capture_config_keys[];
+extern const size_t vigil_capture_config_key_count;
+
 #endif

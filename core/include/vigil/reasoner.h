@@ -1,0 +1,154 @@
+/* vigil — reasoners: the process, node and system levels of the tree.
+ *
+ * Each cycle a reasoner takes the issues its ADPIs reported, the states
+ * its children decided and its parent's last state, and decides its own
+ * state with the rule of the SIOX paper (its Listing 2):
+ *
+ *   bad   = BAD and ABNORMAL_BAD issues, children and parent in those states
+ *   good  = GOOD and ABNORMAL_GOOD ones
+ *   other = ABNORMAL_OTHER ones, and each utilisation category above
+ *           max_load ("Overloaded")
+ *
+ *   bad  > threshold and bad  > ratio × good   → ABNORMAL_BAD
+ *   good > threshold and good > ratio × bad    → ABNORMAL_GOOD
+ *   bad + good + other > threshold             → ABNORMAL_OTHER
+ *   otherwise BAD, GOOD or OK, whichever of bad and good is larger
+ *
+ * An abnormal state is held for hold_cycles more cycles (1 by default)
+ * after its cause is gone, so that a window does not flicker.
+ *
+ * Two states come out. `state` counts the parent's last state and is what
+ * capture acts on. `upward` leaves the parent out and is what the parent
+ * is told: a child that counted its parent's state and reported it back up
+ * would keep the parent abnormal for ever once it had been abnormal once.
+ *
+ * vigild hosts the process reasoners (one per registered process, each
+ * with its own memory, all sharing the reasoner-process plugin's rule) and
+ * the node reasoner; vigil-txd hosts the system reasoner. The rule is a
+ * library function so that every level applies the same one. */
+#ifndef VIGIL_REASONER_H
+#define VIGIL_REASONER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <glib.h>
+
+#include "vigil/health.h"
+#include "vigil/plugin.h"
+
+struct vigil_reasoner_rule {
+    double threshold;  /* issues an abnormal state needs: more than this many */
+    double ratio;      /* how many times the other side one side must outweigh */
+    double max_load;   /* a utilisation above this (0..1) is Overloaded */
+    guint hold_cycles; /* cycles an abnormal state outlives its cause */
+};
+
+/* One utilisation category: "cpu", "memory", "io". */
+struct vigil_load {
+    const char *category;
+    double utilisation; /* 0..1 */
+};
+
+struct vigil_reasoner_input {
+    uint32_t issues[VIGIL_HEALTH_COUNT + 1]; /* its ADPIs' issues of this cycle, by health */
+    const enum vigil_health *children;       /* their `upward` states of this cycle */
+    size_t n_children;
+    enum vigil_health parent; /* the parent's last state; 0 when there is none */
+    const struct vigil_load *load;
+    size_t n_load;
+};
+
+/* What a reasoner keeps from one cycle to the next. Zero it to start. */
+struct vigil_reasoner_memory {
+    enum vigil_health held_state, held_upward;
+    guint state_left, upward_left; /* cycles the held states still have */
+    uint64_t cycles, abnormal_cycles;
+};
+
+#define VIGIL_REASONER_OVERLOADED_MAX 8
+
+struct vigil_reasoner_decision {
+    enum vigil_health state;  /* with the parent's part: what capture acts on */
+    enum vigil_health upward; /* without it: what the parent is told */
+    uint32_t bad, good, other;
+    gboolean held;        /* `state` is an abnormal one held past its cause */
+    gboolean upward_held; /* and `upward` */
+    /* `upward` as this cycle's evidence decides it, before the hold: what
+     * a parent counts, so that a hold does not grow by a cycle with every
+     * level it goes up. */
+    enum vigil_health upward_raw;
+    /* The input's categories above max_load (pointers into the input). */
+    const char *overloaded[VIGIL_REASONER_OVERLOADED_MAX];
+    size_t n_overloaded;
+};
+
+/* The rule alone, on counts. */
+enum vigil_health vigil_reasoner_rule_apply(const struct vigil_reasoner_rule *rule, uint32_t bad,
+                                            uint32_t good, uint32_t other);
+
+/* One cycle's decision, holding abnormal states in `memory`. */
+void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
+                           struct vigil_reasoner_memory *memory,
+                           const struct vigil_reasoner_input *input,
+                           struct vigil_reasoner_decision *out);
+
+/* The config keys every reasoner plugin declares first in its table, and
+ * reading them from its section. */
+#define VIGIL_REASONER_RULE_KEYS                                                                   \
+    {.name = "threshold",                                                                          \
+     .type = VIGIL_CONFIG_DOUBLE,                                                                  \
+     .default_value = "0",                                                                         \
+     .min = 0,                                                                                     \
+     .max = 1e6,                                                                                   \
+     .description = "issues an abnormal state needs: more than this many"},                       \
+        {.name = "ratio",                                                                          \
+         .type = VIGIL_CONFIG_DOUBLE,                                                              \
+         .default_value = "2",                                                                     \
+         .min = 1,                                                                                 \
+         .max = 1e6,                                                                               \
+         .description = "bad issues must outnumber good ones this many times for ABNORMAL_BAD, "  \
+                        "and the other way round for ABNORMAL_GOOD"},                              \
+        {.name = "max_load",                                                                       \
+         .type = VIGIL_CONFIG_DOUBLE,                                                              \
+         .default_value = "0.95",                                                                  \
+         .min = 0,                                                                                 \
+         .max = 1,                                                                                 \
+         .description = "a utilisation (CPU, memory, I/O) above this fraction is Overloaded, an "  \
+                        "ABNORMAL_OTHER issue"},                                                   \
+    {                                                                                              \
+        .name = "hold_cycles", .type = VIGIL_CONFIG_INT, .default_value = "1", .min = 0,           \
+        .max = 1000, .description = "cycles an abnormal state is held after its cause is gone"     \
+    }
+
+void vigil_reasoner_rule_read(struct vigil_reasoner_rule *rule, const vigil_config *config,
+                              const char *section);
+
+/* A reasoner plugin (kind VIGIL_PLUGIN_REASONER): "process", "node" and
+ * "system", one per level, each configured in [reasoner.LEVEL]. Its
+ * instance holds the rule; each reasoner of that level holds its memory. */
+struct vigil_reasoner_ops {
+    enum vigil_level level;
+    const struct vigil_reasoner_rule *(*rule)(void *instance);
+    /* New values from the next cycle on; the memories are the callers'
+     * and stay. */
+    gboolean (*reconfigure)(void *instance, const struct vigil_plugin_context *context,
+                            GError **error);
+};
+
+/* What every reasoner plugin's descriptor and ops point to. */
+void *vigil_reasoner_instance_create(const struct vigil_plugin_context *context, GError **error);
+void vigil_reasoner_instance_destroy(void *instance);
+const struct vigil_reasoner_rule *vigil_reasoner_instance_rule(void *instance);
+gboolean vigil_reasoner_instance_reconfigure(void *instance,
+                                             const struct vigil_plugin_context *context,
+                                             GError **error);
+
+/* The key that names which ADPIs feed a process or node reasoner. */
+#define VIGIL_REASONER_ADPIS_KEY(defaults)                                                         \
+    {                                                                                              \
+        .name = "adpis", .type = VIGIL_CONFIG_LIST, .default_value = defaults,                     \
+        .description = "the anomaly-detection plugins that feed this reasoner, each configured "   \
+                       "in [adpi.NAME]"                                                            \
+    }
+
+#endif

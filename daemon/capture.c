@@ -1,0 +1,620 @@
+/* vigild — the capture buffer: anomaly-driven trace capture.
+ *
+ * It works like an oscilloscope's trigger. Each process's activities are
+ * held per cycle; when cycle k is abnormal at any level (the process's own
+ * reasoner, the node's, or the system's as received from upstream), cycles
+ * k−pre … k are forwarded, and the next `post` cycles after the last cycle
+ * abnormal on its own evidence (not merely held) follow as they end. Other
+ * cycles are dropped once they are more than `pre` cycles old; only their
+ * counts are kept. Forwarded cycles that touch form one window, so windows
+ * that overlap are merged and no cycle is forwarded twice.
+ *
+ * The node is a subject too (process id 0): it has no activities, but its
+ * windows say when the node or the system was abnormal, and any forwarded
+ * cycle carries the node's statistics at full resolution.
+ *
+ * Capture decides on each level's `upward` state: what that level saw
+ * itself. The process reasoner's `state` also counts its parent's, which
+ * capture already looks at directly; counting it twice would stretch every
+ * node window into every process for two more cycles. */
+#include <math.h>
+#include <string.h>
+
+#include "vigil/ontology.h"
+#include "vigild.h"
+
+struct held_cycle {
+    uint64_t cycle;
+    uint64_t start_ns, end_ns;
+    GArray *activities; /* struct vigil_activity */
+};
+
+struct capture_subject {
+    uint64_t process_id; /* 0: the node */
+    pid_t pid;
+    char *program;
+    int32_t mpi_rank;
+    gboolean ended;
+    struct held_cycle *open; /* the cycle being filled */
+    GQueue *held;            /* closed cycles not decided on yet, oldest first */
+    GHashTable *names;       /* file id → path */
+    GHashTable *names_sent;  /* file ids the sink has had */
+    /* The window being forwarded; 0 when none is open. */
+    uint64_t window;
+    uint64_t window_first, window_last, window_activities;
+    guint post_left;
+    GPtrArray *reasons; /* JsonNode *, one per abnormal cycle of the window */
+    struct vigild_capture_counts counts;
+};
+
+const char *vigild_capture_mode_name(enum vigild_capture_mode mode)
+{
+    switch (mode) {
+    case VIGILD_CAPTURE_ANOMALIES:
+        return "anomalies";
+    case VIGILD_CAPTURE_ALL:
+        return "all";
+    case VIGILD_CAPTURE_NONE:
+        return "none";
+    }
+    return "unknown";
+}
+
+static struct held_cycle *held_cycle_new(uint64_t cycle, uint64_t start_ns)
+{
+    struct held_cycle *h = g_new0(struct held_cycle, 1);
+    h->cycle = cycle;
+    h->start_ns = start_ns;
+    h->activities = g_array_new(FALSE, FALSE, sizeof(struct vigil_activity));
+    return h;
+}
+
+static void held_cycle_free(struct held_cycle *h)
+{
+    g_array_free(h->activities, TRUE);
+    g_free(h);
+}
+
+static void subject_free(struct capture_subject *s)
+{
+    if (s->open != NULL)
+        held_cycle_free(s->open);
+    g_queue_free_full(s->held, (GDestroyNotify)held_cycle_free);
+    g_hash_table_destroy(s->names);
+    g_hash_table_destroy(s->names_sent);
+    g_ptr_array_free(s->reasons, TRUE);
+    g_free(s->program);
+    g_free(s);
+}
+
+static struct capture_subject *subject_new(struct vigild_capture *c, uint64_t process_id, pid_t pid,
+                                           const char *program, int32_t mpi_rank)
+{
+    struct capture_subject *s = g_new0(struct capture_subject, 1);
+    s->process_id = process_id;
+    s->pid = pid;
+    s->program = g_strdup(program);
+    s->mpi_rank = mpi_rank;
+    s->open = held_cycle_new(c->cycle, c->cycle_start_ns);
+    s->held = g_queue_new();
+    s->names = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    s->names_sent = g_hash_table_new(g_direct_hash, g_direct_equal);
+    s->reasons = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
+    g_hash_table_insert(c->subjects, &s->process_id, s);
+    return s;
+}
+
+void vigild_capture_init(struct vigild_capture *c, const vigil_metric_catalog *catalog)
+{
+    memset(c, 0, sizeof *c);
+    c->catalog = catalog;
+    c->subjects = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
+                                        (GDestroyNotify)subject_free);
+    c->statistics_sent = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    c->cycle = 1;
+    c->cycle_start_ns = vigil_clock_monotonic_ns();
+    c->mode = VIGILD_CAPTURE_ANOMALIES;
+    c->pre = c->post = 1;
+    c->max_held = UINT64_MAX;
+    subject_new(c, 0, 0, NULL, -1);
+}
+
+void vigild_capture_configure(struct vigild_capture *c, enum vigild_capture_mode mode, guint pre,
+                              guint post, uint64_t max_held)
+{
+    c->mode = mode;
+    c->pre = pre;
+    c->post = post;
+    c->max_held = max_held;
+}
+
+gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, GError **error)
+{
+    if (c->sink != NULL && path != NULL &&
+        strcmp(vigild_capture_sink_path(c->sink), path) == 0)
+        return TRUE;
+    struct vigild_capture_sink *sink = NULL;
+    if (path != NULL && (sink = vigild_capture_sink_open(path, error)) == NULL)
+        return FALSE;
+    vigild_capture_sink_close(c->sink);
+    c->sink = sink;
+    return TRUE;
+}
+
+const char *vigild_capture_path(const struct vigild_capture *c)
+{
+    return c->sink != NULL ? vigild_capture_sink_path(c->sink) : NULL;
+}
+
+static struct capture_subject *subject_get(const struct vigild_capture *c, uint64_t process_id)
+{
+    return g_hash_table_lookup(c->subjects, &process_id);
+}
+
+void vigild_capture_add_process(struct vigild_capture *c, uint64_t process_id, pid_t pid,
+                                const char *program, int32_t mpi_rank)
+{
+    if (process_id != 0 && subject_get(c, process_id) == NULL)
+        subject_new(c, process_id, pid, program, mpi_rank);
+}
+
+void vigild_capture_set_rank(struct vigild_capture *c, uint64_t process_id, int32_t mpi_rank)
+{
+    struct capture_subject *s = subject_get(c, process_id);
+    if (s != NULL)
+        s->mpi_rank = mpi_rank;
+}
+
+void vigild_capture_activity(struct vigild_capture *c, uint64_t process_id,
+                             const struct vigil_activity *activity)
+{
+    struct capture_subject *s = subject_get(c, process_id);
+    if (s == NULL || process_id == 0)
+        return;
+    s->counts.observed++;
+    c->total.observed++;
+    if (c->mode == VIGILD_CAPTURE_NONE) {
+        s->counts.dropped++;
+        c->total.dropped++;
+        return;
+    }
+    if (c->held >= c->max_held) {
+        if (c->total.lost++ == 0)
+            g_warning("capture: %" G_GUINT64_FORMAT " activities held, [capture] max_held is "
+                      "reached; activities are lost until windows are decided (counted as lost)",
+                      c->held);
+        s->counts.lost++;
+        return;
+    }
+    g_array_append_vals(s->open->activities, activity, 1);
+    c->held++;
+}
+
+void vigild_capture_name(struct vigild_capture *c, uint64_t process_id, uint32_t file_id,
+                         const char *path)
+{
+    struct capture_subject *s = subject_get(c, process_id);
+    if (s == NULL || process_id == 0)
+        return;
+    g_hash_table_replace(s->names, GUINT_TO_POINTER(file_id), g_strdup(path));
+    /* A file id used again for another path must be sent again. */
+    g_hash_table_remove(s->names_sent, GUINT_TO_POINTER(file_id));
+}
+
+void vigild_capture_end_process(struct vigild_capture *c, uint64_t process_id)
+{
+    struct capture_subject *s = subject_get(c, process_id);
+    if (s != NULL && process_id != 0)
+        s->ended = TRUE;
+}
+
+/* Writing ------------------------------------------------------------------------------------ */
+
+static void add_int(JsonBuilder *b, const char *name, int64_t value)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, value);
+}
+
+static void add_string(JsonBuilder *b, const char *name, const char *value)
+{
+    json_builder_set_member_name(b, name);
+    if (value != NULL)
+        json_builder_add_string_value(b, value);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void add_double(JsonBuilder *b, const char *name, double value)
+{
+    json_builder_set_member_name(b, name);
+    if (isfinite(value))
+        json_builder_add_double_value(b, value);
+    else
+        json_builder_add_null_value(b);
+}
+
+static void add_subject(JsonBuilder *b, const struct capture_subject *s)
+{
+    add_int(b, "process", (int64_t)s->process_id);
+    if (s->process_id == 0)
+        return;
+    add_int(b, "pid", s->pid);
+    add_string(b, "program", s->program);
+    add_int(b, "rank", s->mpi_rank);
+}
+
+static const char *const activity_fields[] = {
+    "seq",    "layer",  "op",    "file",      "offset_bytes",    "bytes_asked", "result",
+    "errno",  "start_ns", "end_ns", "thread_id", "parent_start_ns", "flags",
+};
+
+static void add_activity(JsonBuilder *b, const struct vigil_activity *a)
+{
+    json_builder_begin_array(b);
+    const int64_t values[] = {
+        (int64_t)a->seq,        a->layer,          a->op,
+        a->file_id,             a->offset_bytes,   (int64_t)a->bytes_asked,
+        a->result,              a->errno_value,    (int64_t)a->start_ns,
+        (int64_t)a->end_ns,     a->thread_id,      (int64_t)a->parent_start_ns,
+        a->flags,
+    };
+    G_STATIC_ASSERT(G_N_ELEMENTS(values) == G_N_ELEMENTS(activity_fields));
+    for (size_t i = 0; i < G_N_ELEMENTS(values); i++)
+        json_builder_add_int_value(b, values[i]);
+    json_builder_end_array(b);
+}
+
+/* The cycle's activities, with the names of files the sink has not had. */
+static void write_activities(struct vigild_capture *c, struct capture_subject *s,
+                             const struct held_cycle *h)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    add_string(b, "type", "activities");
+    add_int(b, "window", (int64_t)s->window);
+    add_subject(b, s);
+    add_int(b, "cycle", (int64_t)h->cycle);
+    add_int(b, "start_ns", (int64_t)h->start_ns);
+    add_int(b, "end_ns", (int64_t)h->end_ns);
+    json_builder_set_member_name(b, "files");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < h->activities->len; i++) {
+        uint32_t id = g_array_index(h->activities, struct vigil_activity, i).file_id;
+        const char *path = g_hash_table_lookup(s->names, GUINT_TO_POINTER(id));
+        if (path == NULL || g_hash_table_contains(s->names_sent, GUINT_TO_POINTER(id)))
+            continue;
+        char key[16];
+        g_snprintf(key, sizeof key, "%u", id);
+        add_string(b, key, path);
+        g_hash_table_add(s->names_sent, GUINT_TO_POINTER(id));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "fields");
+    json_builder_begin_array(b);
+    for (size_t i = 0; i < G_N_ELEMENTS(activity_fields); i++)
+        json_builder_add_string_value(b, activity_fields[i]);
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "activities");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < h->activities->len; i++)
+        add_activity(b, &g_array_index(h->activities, struct vigil_activity, i));
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    vigild_capture_sink_write(c->sink, b);
+    g_object_unref(b);
+}
+
+/* The node's samples of a forwarded cycle, once per cycle whoever
+ * forwards it. */
+static void write_statistics(struct vigild_capture *c, uint64_t cycle, uint64_t start_ns,
+                             uint64_t end_ns)
+{
+    if (c->statistics == NULL || g_hash_table_contains(c->statistics_sent, &cycle))
+        return;
+    g_hash_table_add(c->statistics_sent, g_memdup2(&cycle, sizeof cycle));
+    GArray *samples = g_array_new(FALSE, FALSE, sizeof(struct vigil_sample));
+    c->statistics(c->statistics_user, start_ns, end_ns, samples);
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    add_string(b, "type", "statistics");
+    add_int(b, "cycle", (int64_t)cycle);
+    add_int(b, "start_ns", (int64_t)start_ns);
+    add_int(b, "end_ns", (int64_t)end_ns);
+    json_builder_set_member_name(b, "samples");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < samples->len; i++) {
+        const struct vigil_sample *x = &g_array_index(samples, struct vigil_sample, i);
+        const struct vigil_metric_desc *m = vigil_metric_get(c->catalog, x->metric_id);
+        json_builder_begin_array(b);
+        json_builder_add_string_value(b, m != NULL ? m->name : "?");
+        json_builder_add_int_value(b, (int64_t)x->t_ns);
+        json_builder_add_double_value(b, x->value);
+        json_builder_add_int_value(b, x->flags);
+        json_builder_end_array(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    vigild_capture_sink_write(c->sink, b);
+    g_object_unref(b);
+    g_array_free(samples, TRUE);
+}
+
+static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
+{
+    json_builder_begin_object(b);
+    add_string(b, "level", vigil_level_name(v->level));
+    add_string(b, "state", vigil_health_name(v->decision.upward));
+    json_builder_set_member_name(b, "held");
+    json_builder_add_boolean_value(b, v->decision.upward_held);
+    add_int(b, "bad", v->decision.bad);
+    add_int(b, "good", v->decision.good);
+    add_int(b, "other", v->decision.other);
+    json_builder_set_member_name(b, "overloaded");
+    json_builder_begin_array(b);
+    for (size_t i = 0; i < v->decision.n_overloaded; i++)
+        json_builder_add_string_value(b, v->decision.overloaded[i]);
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "issues");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < v->n_issues; i++) {
+        const struct vigild_issue *x = &v->issues[i];
+        json_builder_begin_object(b);
+        add_string(b, "plugin", x->plugin);
+        add_string(b, "health", vigil_health_name(x->issue.health));
+        add_string(b, "metric", x->issue.metric);
+        add_double(b, "value", x->issue.value);
+        add_double(b, "expected_min", x->issue.expected_min);
+        add_double(b, "expected_max", x->issue.expected_max);
+        add_string(b, "message", x->issue.message);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
+/* Why cycle k of a window was forwarded: every level abnormal in it. */
+static JsonNode *reason_node(const struct vigild_cycle_verdicts *v,
+                             const struct vigild_verdict *process)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    add_int(b, "cycle", (int64_t)v->cycle);
+    json_builder_set_member_name(b, "levels");
+    json_builder_begin_array(b);
+    if (process != NULL && vigil_health_is_abnormal(process->decision.upward))
+        add_verdict(b, process);
+    if (v->node != NULL && vigil_health_is_abnormal(v->node->decision.upward))
+        add_verdict(b, v->node);
+    if (vigil_health_is_abnormal(v->system_state)) {
+        json_builder_begin_object(b);
+        add_string(b, "level", "system");
+        add_string(b, "state", vigil_health_name(v->system_state));
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    JsonNode *node = json_builder_get_root(b);
+    g_object_unref(b);
+    return node;
+}
+
+static void write_window(struct vigild_capture *c, struct capture_subject *s)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    add_string(b, "type", "window");
+    add_int(b, "window", (int64_t)s->window);
+    add_subject(b, s);
+    add_int(b, "first_cycle", (int64_t)s->window_first);
+    add_int(b, "last_cycle", (int64_t)s->window_last);
+    add_int(b, "activities", (int64_t)s->window_activities);
+    add_string(b, "mode", vigild_capture_mode_name(c->mode));
+    json_builder_set_member_name(b, "reasons");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < s->reasons->len; i++)
+        json_builder_add_value(b, json_node_ref(g_ptr_array_index(s->reasons, i)));
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    vigild_capture_sink_write(c->sink, b);
+    g_object_unref(b);
+}
+
+/* Deciding ----------------------------------------------------------------------------------- */
+
+static void forward(struct vigild_capture *c, struct capture_subject *s, struct held_cycle *h)
+{
+    if (s->window == 0) {
+        s->window = ++c->next_window;
+        s->window_first = h->cycle;
+        s->window_activities = 0;
+        s->counts.windows++;
+        c->total.windows++;
+    }
+    s->window_last = h->cycle;
+    uint64_t n = h->activities->len;
+    s->window_activities += n;
+    s->counts.forwarded += n;
+    c->total.forwarded += n;
+    c->held -= n;
+    if (c->sink != NULL) {
+        write_statistics(c, h->cycle, h->start_ns, h->end_ns);
+        if (s->process_id != 0)
+            write_activities(c, s, h);
+    }
+    held_cycle_free(h);
+}
+
+static void drop(struct vigild_capture *c, struct capture_subject *s, struct held_cycle *h)
+{
+    uint64_t n = h->activities->len;
+    s->counts.dropped += n;
+    c->total.dropped += n;
+    c->held -= n;
+    held_cycle_free(h);
+}
+
+static void close_window(struct vigild_capture *c, struct capture_subject *s)
+{
+    if (s->window == 0)
+        return;
+    if (c->sink != NULL)
+        write_window(c, s);
+    s->window = 0;
+    s->post_left = 0;
+    g_ptr_array_set_size(s->reasons, 0);
+}
+
+static gboolean is_evidence(const struct vigild_verdict *v)
+{
+    return v != NULL && vigil_health_is_abnormal(v->decision.upward) && !v->decision.upward_held;
+}
+
+static gboolean is_abnormal(const struct vigild_verdict *v)
+{
+    return v != NULL && vigil_health_is_abnormal(v->decision.upward);
+}
+
+static void decide(struct vigild_capture *c, struct capture_subject *s,
+                   const struct vigild_cycle_verdicts *v)
+{
+    const struct vigild_verdict *own =
+        s->process_id != 0 && v->process != NULL ? v->process(v->user, s->process_id) : NULL;
+    gboolean system = vigil_health_is_abnormal(v->system_state);
+    gboolean abnormal = is_abnormal(own) || is_abnormal(v->node) || system;
+    gboolean evidence = is_evidence(own) || is_evidence(v->node) || system;
+    struct held_cycle *h = s->open;
+    s->open = NULL;
+    h->end_ns = v->end_ns;
+    s->counts.cycles++;
+    if (abnormal)
+        s->counts.abnormal_cycles++;
+    if (c->mode == VIGILD_CAPTURE_ALL) {
+        forward(c, s, h);
+        return;
+    }
+    if (c->mode == VIGILD_CAPTURE_NONE) {
+        close_window(c, s);
+        drop(c, s, h);
+        return;
+    }
+    if (abnormal) {
+        /* The trigger: the cycles before it that are still held go first. */
+        while (!g_queue_is_empty(s->held))
+            forward(c, s, g_queue_pop_head(s->held));
+        g_ptr_array_add(s->reasons, reason_node(v, own));
+        forward(c, s, h);
+        /* post counts from the last cycle with evidence: a held state's
+         * cycles are part of it, so hold and post overlap, not add up. */
+        if (evidence)
+            s->post_left = c->post;
+        else if (s->post_left > 0)
+            s->post_left--;
+        return;
+    }
+    if (s->window != 0 && s->post_left > 0) {
+        s->post_left--;
+        forward(c, s, h);
+        return;
+    }
+    close_window(c, s);
+    g_queue_push_tail(s->held, h);
+    while (g_queue_get_length(s->held) > c->pre)
+        drop(c, s, g_queue_pop_head(s->held));
+}
+
+static void finish(struct vigild_capture *c, struct capture_subject *s)
+{
+    /* Nothing follows a process's last cycle: its window ends there. */
+    close_window(c, s);
+    while (!g_queue_is_empty(s->held))
+        drop(c, s, g_queue_pop_head(s->held));
+}
+
+static void write_cycle(struct vigild_capture *c, const struct vigild_cycle_verdicts *v)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    add_string(b, "type", "cycle");
+    add_int(b, "cycle", (int64_t)v->cycle);
+    add_int(b, "start_ns", (int64_t)v->start_ns);
+    add_int(b, "end_ns", (int64_t)v->end_ns);
+    add_string(b, "node_state", v->node != NULL ? vigil_health_name(v->node->decision.state) : NULL);
+    add_string(b, "system_state",
+               v->system_state != 0 ? vigil_health_name(v->system_state) : NULL);
+    add_int(b, "processes", (int64_t)g_hash_table_size(c->subjects) - 1);
+    add_int(b, "observed", (int64_t)c->total.observed);
+    add_int(b, "forwarded", (int64_t)c->total.forwarded);
+    add_int(b, "dropped", (int64_t)c->total.dropped);
+    add_int(b, "lost", (int64_t)c->total.lost);
+    add_int(b, "held", (int64_t)c->held);
+    json_builder_end_object(b);
+    vigild_capture_sink_write(c->sink, b);
+    g_object_unref(b);
+}
+
+void vigild_capture_close_cycle(struct vigild_capture *c, const struct vigild_cycle_verdicts *v)
+{
+    c->total.cycles++;
+    GPtrArray *ended = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, c->subjects);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        struct capture_subject *s = value;
+        decide(c, s, v);
+        s->open = held_cycle_new(v->cycle + 1, v->end_ns);
+        if (s->ended)
+            g_ptr_array_add(ended, s);
+    }
+    for (guint i = 0; i < ended->len; i++) {
+        struct capture_subject *s = g_ptr_array_index(ended, i);
+        finish(c, s);
+        if (c->finished != NULL)
+            c->finished(c->finished_user, s->process_id, &s->counts);
+        g_hash_table_remove(c->subjects, &s->process_id);
+    }
+    g_ptr_array_free(ended, TRUE);
+    c->cycle = v->cycle + 1;
+    c->cycle_start_ns = v->end_ns;
+    /* Statistics are written once per cycle; a cycle older than every
+     * held one cannot be forwarded again. */
+    GHashTableIter sit;
+    gpointer key;
+    g_hash_table_iter_init(&sit, c->statistics_sent);
+    while (g_hash_table_iter_next(&sit, &key, NULL))
+        if (*(uint64_t *)key + c->pre + 1 < c->cycle)
+            g_hash_table_iter_remove(&sit);
+    if (c->sink != NULL) {
+        write_cycle(c, v);
+        vigild_capture_sink_flush(c->sink);
+    }
+}
+
+gboolean vigild_capture_counts(const struct vigild_capture *c, uint64_t process_id,
+                               struct vigild_capture_counts *out)
+{
+    if (process_id == 0) {
+        *out = c->total;
+        out->held = c->held;
+        out->abnormal_cycles = subject_get(c, 0)->counts.abnormal_cycles;
+        return TRUE;
+    }
+    const struct capture_subject *s = subject_get(c, process_id);
+    if (s == NULL)
+        return FALSE;
+    *out = s->counts;
+    out->held = s->counts.observed - s->counts.forwarded - s->counts.dropped - s->counts.lost;
+    return TRUE;
+}
+
+void vigild_capture_clear(struct vigild_capture *c)
+{
+    if (c->subjects == NULL)
+        return;
+    g_hash_table_destroy(c->subjects);
+    c->subjects = NULL;
+    g_hash_table_destroy(c->statistics_sent);
+    vigild_capture_sink_close(c->sink);
+    c->sink = NULL;
+}

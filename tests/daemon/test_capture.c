@@ -1,0 +1,390 @@
+/* vigild's capture buffer, replayed: synthetic activities and verdicts
+ * with anomalies at known cycles must give exactly the expected windows in
+ * the sink (pre and post cycles included, overlapping windows merged, no
+ * cycle twice), and every activity must be counted once as forwarded,
+ * dropped, lost or held. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "vigil/ontology.h"
+#include "vigild.h"
+
+#define CYCLE_NS (1000 * VIGIL_NS_PER_MS)
+#define MAX_CYCLES 32
+#define MAX_SUBJECTS 4
+
+/* A scripted run: per cycle, each subject's upward state. */
+struct script {
+    enum vigil_health state[MAX_SUBJECTS][MAX_CYCLES]; /* [0]: the node */
+    gboolean held[MAX_SUBJECTS][MAX_CYCLES];
+    struct vigild_verdict verdicts[MAX_SUBJECTS];
+    struct vigild_issue issue;
+};
+
+static const struct vigild_verdict *scripted(void *user, uint64_t process_id)
+{
+    struct script *s = user;
+    return process_id < MAX_SUBJECTS ? &s->verdicts[process_id] : NULL;
+}
+
+struct fixture {
+    char *dir, *sink;
+    vigil_metric_catalog *catalog;
+    struct vigild_capture capture;
+    struct script script;
+    uint64_t seq[MAX_SUBJECTS];
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = g_new0(struct fixture, 1);
+    f->dir = g_dir_make_tmp("vigil-capture-XXXXXX", NULL);
+    f->sink = g_build_filename(f->dir, "sink", "capture.jsonl", NULL);
+    f->catalog = vigil_metric_catalog_new();
+    vigild_capture_init(&f->capture, f->catalog);
+    assert_true(vigild_capture_open_sink(&f->capture, f->sink, NULL));
+    for (unsigned i = 0; i < MAX_SUBJECTS; i++) {
+        f->script.verdicts[i].level = i == 0 ? VIGIL_LEVEL_NODE : VIGIL_LEVEL_PROCESS;
+        f->script.verdicts[i].process_id = i;
+        for (unsigned k = 0; k < MAX_CYCLES; k++)
+            f->script.state[i][k] = VIGIL_HEALTH_OK;
+    }
+    f->script.issue.plugin = "latency-histogram";
+    f->script.issue.issue.health = VIGIL_HEALTH_ABNORMAL_BAD;
+    g_strlcpy(f->script.issue.issue.metric, "posix.write", sizeof f->script.issue.issue.metric);
+    g_strlcpy(f->script.issue.issue.message, "slow", sizeof f->script.issue.issue.message);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    vigild_capture_clear(&f->capture);
+    vigil_metric_catalog_free(f->catalog);
+    char *command = g_strdup_printf("rm -rf '%s'", f->dir);
+    assert_int_equal(system(command), 0);
+    g_free(command);
+    g_free(f->sink);
+    g_free(f->dir);
+    g_free(f);
+    return 0;
+}
+
+/* `n` activities of process `id` in cycle `cycle`, timed inside it. */
+static void add_activities(struct fixture *f, uint64_t id, uint64_t cycle, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        struct vigil_activity a = {
+            .record_type = VIGIL_RECORD_ACTIVITY,
+            .layer = VIGIL_LAYER_POSIX,
+            .op = VIGIL_OP_POSIX_WRITE,
+            .file_id = 1,
+            .seq = f->seq[id]++,
+            .start_ns = (cycle - 1) * CYCLE_NS + i,
+            .end_ns = (cycle - 1) * CYCLE_NS + i + 1,
+            .bytes_asked = 4096,
+            .result = 4096,
+        };
+        vigild_capture_activity(&f->capture, id, &a);
+    }
+}
+
+static void close_cycle(struct fixture *f, uint64_t cycle)
+{
+    for (unsigned i = 0; i < MAX_SUBJECTS; i++) {
+        struct vigild_verdict *v = &f->script.verdicts[i];
+        v->decision.upward = v->decision.state = f->script.state[i][cycle];
+        v->decision.upward_held = f->script.held[i][cycle];
+        gboolean abnormal = vigil_health_is_abnormal(v->decision.upward);
+        v->issues = abnormal ? &f->script.issue : NULL;
+        v->n_issues = abnormal ? 1 : 0;
+    }
+    struct vigild_cycle_verdicts verdicts = {
+        .cycle = cycle,
+        .start_ns = (cycle - 1) * CYCLE_NS,
+        .end_ns = cycle * CYCLE_NS,
+        .node = &f->script.verdicts[0],
+        .process = scripted,
+        .user = &f->script,
+    };
+    vigild_capture_close_cycle(&f->capture, &verdicts);
+}
+
+/* What the sink says, per subject: the cycles whose activities it has
+ * (each with its count) and the windows. */
+struct sink_view {
+    int activities[MAX_SUBJECTS][MAX_CYCLES]; /* -1: not forwarded */
+    guint activity_lines[MAX_SUBJECTS][MAX_CYCLES];
+    GString *windows[MAX_SUBJECTS];           /* "first-last " each */
+    guint statistics_lines[MAX_CYCLES];
+    guint cycle_lines;
+    gboolean reasons_ok;
+};
+
+static void read_sink(const struct fixture *f, struct sink_view *view)
+{
+    memset(view, 0, sizeof *view);
+    memset(view->activities, 0xff, sizeof view->activities);
+    for (unsigned i = 0; i < MAX_SUBJECTS; i++)
+        view->windows[i] = g_string_new(NULL);
+    view->reasons_ok = TRUE;
+    char *text = NULL;
+    assert_true(g_file_get_contents(f->sink, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1);
+    JsonParser *parser = json_parser_new();
+    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
+        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+        const char *type = json_object_get_string_member(o, "type");
+        if (strcmp(type, "cycle") == 0) {
+            view->cycle_lines++;
+            continue;
+        }
+        uint64_t cycle = 0;
+        if (json_object_has_member(o, "cycle"))
+            cycle = (uint64_t)json_object_get_int_member(o, "cycle");
+        assert_true(cycle < MAX_CYCLES);
+        if (strcmp(type, "statistics") == 0) {
+            view->statistics_lines[cycle]++;
+            continue;
+        }
+        uint64_t id = (uint64_t)json_object_get_int_member(o, "process");
+        assert_true(id < MAX_SUBJECTS);
+        if (strcmp(type, "activities") == 0) {
+            view->activity_lines[id][cycle]++;
+            view->activities[id][cycle] =
+                (int)json_array_get_length(json_object_get_array_member(o, "activities"));
+        } else if (strcmp(type, "window") == 0) {
+            g_string_append_printf(view->windows[id], "%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT " ",
+                                   json_object_get_int_member(o, "first_cycle"),
+                                   json_object_get_int_member(o, "last_cycle"));
+            if (json_array_get_length(json_object_get_array_member(o, "reasons")) == 0)
+                view->reasons_ok = FALSE;
+        }
+    }
+    g_object_unref(parser);
+    g_strfreev(lines);
+    g_free(text);
+}
+
+static void free_view(struct sink_view *view)
+{
+    for (unsigned i = 0; i < MAX_SUBJECTS; i++)
+        g_string_free(view->windows[i], TRUE);
+}
+
+/* Cycles 1..last with 10·k + id activities in cycle k. */
+static void replay(struct fixture *f, unsigned processes, uint64_t last)
+{
+    for (uint64_t id = 1; id <= processes; id++)
+        vigild_capture_add_process(&f->capture, id, (pid_t)(1000 + id), "app", -1);
+    for (uint64_t k = 1; k <= last; k++) {
+        for (uint64_t id = 1; id <= processes; id++)
+            add_activities(f, id, k, (unsigned)(10 * k + id));
+        close_cycle(f, k);
+    }
+}
+
+static void assert_forwarded(const struct sink_view *view, uint64_t id, const char *cycles,
+                             uint64_t last)
+{
+    /* `cycles` lists the forwarded ones: "3 4 5 ". */
+    GString *got = g_string_new(NULL);
+    for (uint64_t k = 1; k <= last; k++) {
+        if (view->activities[id][k] < 0)
+            continue;
+        assert_int_equal(view->activities[id][k], 10 * k + id);
+        assert_int_equal(view->activity_lines[id][k], 1);
+        g_string_append_printf(got, "%" G_GUINT64_FORMAT " ", k);
+    }
+    assert_string_equal(got->str, cycles);
+    g_string_free(got, TRUE);
+}
+
+static void set_abnormal(struct fixture *f, unsigned subject, unsigned cycle, gboolean held)
+{
+    f->script.state[subject][cycle] = VIGIL_HEALTH_ABNORMAL_BAD;
+    f->script.held[subject][cycle] = held;
+}
+
+static void test_windows_pre_post_and_merge(void **state)
+{
+    struct fixture *f = *state;
+    /* Process 1: evidence at 4, held at 5: a window 3..5 (post overlaps
+     * the held cycle). Evidence at 9 and 11 with 10 normal: one merged
+     * window 8..12. Process 2: never abnormal itself. The node: evidence
+     * at 15, held at 16: every subject forwards 14..16. */
+    set_abnormal(f, 1, 4, FALSE);
+    set_abnormal(f, 1, 5, TRUE);
+    set_abnormal(f, 1, 9, FALSE);
+    set_abnormal(f, 1, 11, FALSE);
+    set_abnormal(f, 0, 15, FALSE);
+    set_abnormal(f, 0, 16, TRUE);
+    replay(f, 2, 20);
+    struct sink_view view;
+    read_sink(f, &view);
+    assert_forwarded(&view, 1, "3 4 5 8 9 10 11 12 14 15 16 ", 20);
+    assert_forwarded(&view, 2, "14 15 16 ", 20);
+    assert_string_equal(view.windows[1]->str, "3-5 8-12 14-16 ");
+    assert_string_equal(view.windows[2]->str, "14-16 ");
+    assert_string_equal(view.windows[0]->str, "14-16 ");
+    assert_true(view.reasons_ok);
+    assert_int_equal(view.cycle_lines, 20);
+    /* No statistics source here: no statistics lines. */
+    for (uint64_t k = 1; k <= 20; k++)
+        assert_int_equal(view.statistics_lines[k], 0);
+    free_view(&view);
+
+    struct vigild_capture_counts c1, node;
+    assert_true(vigild_capture_counts(&f->capture, 1, &c1));
+    uint64_t observed = 0, forwarded = 0;
+    for (uint64_t k = 1; k <= 20; k++) {
+        observed += 10 * k + 1;
+        if ((k >= 3 && k <= 5) || (k >= 8 && k <= 12) || (k >= 14 && k <= 16))
+            forwarded += 10 * k + 1;
+    }
+    assert_int_equal(c1.observed, observed);
+    assert_int_equal(c1.forwarded, forwarded);
+    assert_int_equal(c1.lost, 0);
+    /* Cycle 20 is the newest held one: pre = 1 keeps it. */
+    assert_int_equal(c1.held, 10 * 20 + 1);
+    assert_int_equal(c1.dropped, observed - forwarded - c1.held);
+    assert_int_equal(c1.windows, 3);
+    assert_int_equal(c1.cycles, 20);
+    assert_int_equal(c1.abnormal_cycles, 4 + 2); /* its own 4, the node's 2 */
+    assert_true(vigild_capture_counts(&f->capture, 0, &node));
+    assert_int_equal(node.observed, node.forwarded + node.dropped + node.lost + node.held);
+}
+
+static void count_statistics(void *user, uint64_t start_ns, uint64_t end_ns, GArray *out)
+{
+    guint *calls = user;
+    (*calls)++;
+    struct vigil_sample s = {.metric_id = 1, .t_ns = end_ns, .value = (double)start_ns};
+    g_array_append_val(out, s);
+}
+
+static void test_statistics_once_per_cycle(void **state)
+{
+    struct fixture *f = *state;
+    guint calls = 0;
+    assert_int_not_equal(vigil_metric_register(f->catalog, "cpu.user_s", "s", VIGIL_METRIC_COUNTER,
+                                               "test", VIGIL_METRIC_MEASURED, NULL),
+                         0);
+    f->capture.statistics = count_statistics;
+    f->capture.statistics_user = &calls;
+    /* Both processes abnormal at 3: cycles 2..4 forwarded by each, their
+     * statistics written once. */
+    set_abnormal(f, 1, 3, FALSE);
+    set_abnormal(f, 2, 3, FALSE);
+    replay(f, 2, 6);
+    struct sink_view view;
+    read_sink(f, &view);
+    for (uint64_t k = 1; k <= 6; k++)
+        assert_int_equal(view.statistics_lines[k], k >= 2 && k <= 4 ? 1 : 0);
+    assert_int_equal(calls, 3);
+    free_view(&view);
+}
+
+static void test_process_end_closes_its_window(void **state)
+{
+    struct fixture *f = *state;
+    /* Process 1 is abnormal in the cycle it ends in: forwarded with the
+     * cycle before, its window closed although post is 1. */
+    set_abnormal(f, 1, 3, FALSE);
+    vigild_capture_add_process(&f->capture, 1, 1001, "app", 0);
+    for (uint64_t k = 1; k <= 3; k++) {
+        add_activities(f, 1, k, (unsigned)(10 * k + 1));
+        if (k == 3)
+            vigild_capture_end_process(&f->capture, 1);
+        close_cycle(f, k);
+    }
+    struct vigild_capture_counts counts;
+    assert_false(vigild_capture_counts(&f->capture, 1, &counts)); /* forgotten */
+    struct sink_view view;
+    read_sink(f, &view);
+    assert_forwarded(&view, 1, "2 3 ", 3);
+    assert_string_equal(view.windows[1]->str, "2-3 ");
+    free_view(&view);
+}
+
+static void test_modes(void **state)
+{
+    struct fixture *f = *state;
+    vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
+    replay(f, 1, 3);
+    struct sink_view view;
+    read_sink(f, &view);
+    assert_forwarded(&view, 1, "1 2 3 ", 3);
+    free_view(&view);
+    /* none: every activity counted as dropped at once, nothing written. */
+    vigild_capture_configure(&f->capture, VIGILD_CAPTURE_NONE, 1, 1, UINT64_MAX);
+    set_abnormal(f, 1, 4, FALSE);
+    for (uint64_t k = 4; k <= 5; k++) {
+        add_activities(f, 1, k, 7);
+        close_cycle(f, k);
+    }
+    struct vigild_capture_counts c;
+    assert_true(vigild_capture_counts(&f->capture, 1, &c));
+    assert_int_equal(c.observed, 11 + 21 + 31 + 14);
+    assert_int_equal(c.forwarded, 11 + 21 + 31);
+    assert_int_equal(c.dropped, 14);
+    assert_int_equal(c.held, 0);
+}
+
+static void test_memory_bound_counts_lost(void **state)
+{
+    struct fixture *f = *state;
+    vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ANOMALIES, 1, 1, 25);
+    /* Cycle 1: 11 held; cycle 2: 21 more, of which 14 fit; cycle 1 is then
+     * dropped (pre = 1), so cycle 3's 31 find 11 places free... */
+    set_abnormal(f, 1, 3, FALSE);
+    replay(f, 1, 3);
+    struct vigild_capture_counts c;
+    assert_true(vigild_capture_counts(&f->capture, 1, &c));
+    assert_int_equal(c.observed, 11 + 21 + 31);
+    assert_int_equal(c.lost, (21 - 14) + (31 - 11));
+    assert_int_equal(c.dropped, 11);
+    assert_int_equal(c.forwarded, 14 + 11);
+    assert_int_equal(c.held, 0);
+    struct sink_view view;
+    read_sink(f, &view);
+    /* The cycles forwarded carry what was kept of them. */
+    assert_int_equal(view.activities[1][2], 14);
+    assert_int_equal(view.activities[1][3], 11);
+    free_view(&view);
+}
+
+static void test_sink_that_cannot_open(void **state)
+{
+    struct fixture *f = *state;
+    char *blocker = g_build_filename(f->dir, "file", NULL);
+    assert_true(g_file_set_contents(blocker, "", 0, NULL));
+    char *path = g_build_filename(blocker, "capture.jsonl", NULL);
+    GError *error = NULL;
+    assert_false(vigild_capture_open_sink(&f->capture, path, &error));
+    assert_non_null(strstr(error->message, blocker));
+    g_error_free(error);
+    /* The old sink stays. */
+    assert_string_equal(vigild_capture_path(&f->capture), f->sink);
+    g_free(path);
+    g_free(blocker);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_windows_pre_post_and_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_statistics_once_per_cycle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_process_end_closes_its_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_bound_counts_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sink_that_cannot_open, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,278 @@
+/* vigild's reasoner tree with capture, replayed with the real plugins: a
+ * process whose write calls slow down at known cycles gets exactly the
+ * windows around them, and a reload with a new threshold changes the
+ * decision from the next cycle on without the ADPIs learning again. Time
+ * is the test's: ticks are fed, not waited for. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "vigil/ontology.h"
+#include "vigil/schema.h"
+#include "vigild.h"
+
+#include "test_support.h"
+
+#define TICK_NS         (100 * VIGIL_NS_PER_MS)
+#define TICKS_PER_CYCLE 10
+#define CALLS_PER_TICK  10
+
+struct fixture {
+    char *dir;
+    vigil_plugin_registry *registry;
+    vigil_metric_catalog *catalog;
+    vigil_config *config;
+    struct vigild_energy_share energy;
+    struct vigild_reasoning reasoning;
+    struct vigild_capture capture;
+    struct vigild_tick_samples samples;
+    uint64_t tick, seq;
+};
+
+static vigil_config *load_config(struct fixture *f, const char *text)
+{
+    char *path = g_build_filename(f->dir, "vigil.conf", NULL);
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    vigil_config *config = vigil_config_new();
+    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, f->registry);
+    GError *error = NULL;
+    if (!vigil_schema_declare(config, &error) || !vigil_config_load(config, path, &error) ||
+        !vigild_reasoning_check(&f->reasoning, config, &error))
+        fail_msg("%s", error->message);
+    g_free(path);
+    return config;
+}
+
+/* One process reasoner fed by latency-histogram alone, learning from its
+ * first 100 calls; a node reasoner with no ADPIs. */
+static const char *config_text(const char *process_threshold, const char *max_outer_share)
+{
+    static char text[1024];
+    g_snprintf(text, sizeof text,
+               "[reasoner.process]\nadpis = latency-histogram\nthreshold = %s\n"
+               "[reasoner.node]\nadpis =\n"
+               "[adpi.latency-histogram]\nlearn_calls = 100\nmin_calls = 20\n"
+               "max_outer_share = %s\n",
+               process_threshold, max_outer_share);
+    return text;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = g_new0(struct fixture, 1);
+    f->dir = g_dir_make_tmp("vigil-reasoning-XXXXXX", NULL);
+    f->registry = vigil_plugin_registry_new(test_env_or_fail("VIGIL_TEST_PROVIDER_DIR"));
+    f->catalog = vigil_metric_catalog_new();
+    vigild_energy_share_init(&f->energy);
+    vigild_reasoning_init(&f->reasoning, f->registry, f->catalog, &f->energy);
+    f->config = load_config(f, config_text("0", "0.25"));
+    vigild_reasoning_configure(&f->reasoning, f->config, TICKS_PER_CYCLE);
+    vigild_capture_init(&f->capture, f->catalog);
+    char *sink = g_build_filename(f->dir, "capture.jsonl", NULL);
+    assert_true(vigild_capture_open_sink(&f->capture, sink, NULL));
+    g_free(sink);
+    f->samples.node = g_array_new(FALSE, FALSE, sizeof(struct vigil_sample));
+    f->samples.process = g_array_new(FALSE, FALSE, sizeof(struct vigild_process_sample));
+    vigild_reasoning_add_process(&f->reasoning, 1);
+    vigild_capture_add_process(&f->capture, 1, 4242, "writer", -1);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    vigild_reasoning_clear(&f->reasoning);
+    vigild_capture_clear(&f->capture);
+    vigild_energy_share_clear(&f->energy);
+    vigil_config_free(f->config);
+    vigil_metric_catalog_free(f->catalog);
+    vigil_plugin_registry_free(f->registry);
+    g_array_free(f->samples.node, TRUE);
+    g_array_free(f->samples.process, TRUE);
+    test_remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f);
+    return 0;
+}
+
+/* One tick: CALLS_PER_TICK writes of `duration_ns` each (with a small
+ * spread, so that the learned quantiles are not all one bucket). Returns
+ * the verdicts when the tick ended a cycle. */
+static gboolean run_tick(struct fixture *f, uint64_t duration_ns,
+                         struct vigild_cycle_verdicts *verdicts)
+{
+    f->tick++;
+    uint64_t t_ns = f->tick * TICK_NS;
+    f->samples.tick = f->tick;
+    f->samples.t_ns = t_ns;
+    vigild_reasoning_samples(&f->reasoning, &f->samples, f->catalog);
+    for (unsigned i = 0; i < CALLS_PER_TICK; i++) {
+        uint64_t start_ns = t_ns - TICK_NS + i * 1000;
+        struct vigil_activity a = {
+            .record_type = VIGIL_RECORD_ACTIVITY,
+            .layer = VIGIL_LAYER_POSIX,
+            .op = VIGIL_OP_POSIX_WRITE,
+            .seq = f->seq++,
+            .start_ns = start_ns,
+            .end_ns = start_ns + duration_ns + (i % 5) * duration_ns / 10,
+            .bytes_asked = 4096,
+            .result = 4096,
+        };
+        vigild_reasoning_activity(&f->reasoning, 1, &a);
+        vigild_capture_activity(&f->capture, 1, &a);
+    }
+    if (!vigild_reasoning_tick(&f->reasoning))
+        return FALSE;
+    vigild_reasoning_close_cycle(&f->reasoning, t_ns, verdicts);
+    vigild_capture_close_cycle(&f->capture, verdicts);
+    return TRUE;
+}
+
+/* Runs cycles first..last; slow[k] makes cycle k's writes 100 times
+ * slower. Returns the process's states, one letter a cycle: '.' OK, 'b'
+ * BAD, 'B' ABNORMAL_BAD, 'G' ABNORMAL_GOOD, 'O' ABNORMAL_OTHER. */
+static void run_cycles(struct fixture *f, unsigned first, unsigned last, const gboolean *slow,
+                       GString *states)
+{
+    for (unsigned k = first; k <= last; k++) {
+        struct vigild_cycle_verdicts v;
+        gboolean closed = FALSE;
+        for (unsigned t = 0; t < TICKS_PER_CYCLE; t++)
+            closed = run_tick(f, slow[k] ? 1000000 : 10000, &v);
+        assert_true(closed);
+        assert_int_equal(v.cycle, k);
+        const struct vigild_verdict *p = v.process(v.user, 1);
+        assert_non_null(p);
+        switch (p->decision.upward) {
+        case VIGIL_HEALTH_ABNORMAL_BAD:
+            g_string_append_c(states, 'B');
+            break;
+        case VIGIL_HEALTH_ABNORMAL_GOOD:
+            g_string_append_c(states, 'G');
+            break;
+        case VIGIL_HEALTH_ABNORMAL_OTHER:
+            g_string_append_c(states, 'O');
+            break;
+        case VIGIL_HEALTH_BAD:
+            g_string_append_c(states, 'b');
+            break;
+        default:
+            g_string_append_c(states, '.');
+        }
+    }
+}
+
+/* The windows the sink has for process 1: "first-last " each. */
+static char *sink_windows(struct fixture *f)
+{
+    char *path = g_build_filename(f->dir, "capture.jsonl", NULL);
+    char *text = NULL;
+    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GString *windows = g_string_new(NULL);
+    JsonParser *parser = json_parser_new();
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
+        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+        if (strcmp(json_object_get_string_member(o, "type"), "window") != 0 ||
+            json_object_get_int_member(o, "process") != 1)
+            continue;
+        g_string_append_printf(windows, "%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT " ",
+                               json_object_get_int_member(o, "first_cycle"),
+                               json_object_get_int_member(o, "last_cycle"));
+        /* The window says why: the process reasoner, latency-histogram. */
+        JsonArray *reasons = json_object_get_array_member(o, "reasons");
+        assert_true(json_array_get_length(reasons) > 0);
+        JsonObject *level = json_array_get_object_element(
+            json_object_get_array_member(json_array_get_object_element(reasons, 0), "levels"), 0);
+        assert_string_equal(json_object_get_string_member(level, "level"), "process");
+        JsonObject *issue =
+            json_array_get_object_element(json_object_get_array_member(level, "issues"), 0);
+        assert_string_equal(json_object_get_string_member(issue, "plugin"), "latency-histogram");
+        assert_string_equal(json_object_get_string_member(issue, "metric"), "posix.write");
+    }
+    g_strfreev(lines);
+    g_object_unref(parser);
+    g_free(text);
+    g_free(path);
+    return g_string_free(windows, FALSE);
+}
+
+static void test_slow_cycles_give_their_windows(void **state)
+{
+    struct fixture *f = *state;
+    /* Cycle 1 learns (100 calls); 5 and 9..10 are slow. */
+    gboolean slow[16] = {FALSE};
+    slow[5] = slow[9] = slow[10] = TRUE;
+    GString *states = g_string_new(NULL);
+    run_cycles(f, 1, 14, slow, states);
+    /* The state is held one cycle after each slow run. */
+    assert_string_equal(states->str, "....BB..BBB...");
+    /* Windows: pre 1, the held cycle, post overlapping it. */
+    char *windows = sink_windows(f);
+    assert_string_equal(windows, "4-6 8-11 ");
+    g_free(windows);
+    struct vigild_capture_counts c;
+    assert_true(vigild_capture_counts(&f->capture, 1, &c));
+    uint64_t per_cycle = TICKS_PER_CYCLE * CALLS_PER_TICK;
+    assert_int_equal(c.observed, 14 * per_cycle);
+    assert_int_equal(c.forwarded, 7 * per_cycle);
+    assert_int_equal(c.held, per_cycle);
+    assert_int_equal(c.dropped, 6 * per_cycle);
+    assert_int_equal(c.lost, 0);
+    g_string_free(states, TRUE);
+}
+
+static void test_reload_threshold_applies_from_next_cycle(void **state)
+{
+    struct fixture *f = *state;
+    gboolean slow[16] = {FALSE};
+    slow[3] = slow[5] = TRUE;
+    GString *states = g_string_new(NULL);
+    run_cycles(f, 1, 3, slow, states);
+    /* SIGHUP with threshold 1: one issue is no longer abnormal. The
+     * histogram's own section changed too, and it keeps what it learned:
+     * cycle 5 is judged at once rather than learned from. Cycle 4 is
+     * cycle 3's state held. */
+    vigil_config *raised = load_config(f, config_text("1", "0.3"));
+    vigild_reasoning_configure(&f->reasoning, raised, TICKS_PER_CYCLE);
+    vigil_config_free(f->config);
+    f->config = raised;
+    run_cycles(f, 4, 6, slow, states);
+    assert_string_equal(states->str, "..BBb.");
+    g_string_free(states, TRUE);
+}
+
+static void test_reload_refuses_a_bad_adpi_config(void **state)
+{
+    struct fixture *f = *state;
+    char *path = g_build_filename(f->dir, "bad.conf", NULL);
+    assert_true(g_file_set_contents(
+        path, "[reasoner.node]\nadpis = drift\n[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n",
+        -1, NULL));
+    vigil_config *config = vigil_config_new();
+    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, f->registry);
+    GError *error = NULL;
+    assert_true(vigil_schema_declare(config, NULL));
+    assert_true(vigil_config_load(config, path, NULL));
+    assert_false(vigild_reasoning_check(&f->reasoning, config, &error));
+    assert_non_null(strstr(error->message, "[reasoner.node] adpis: drift"));
+    assert_non_null(strstr(error->message, "long_cycles"));
+    g_error_free(error);
+    vigil_config_free(config);
+    g_free(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_slow_cycles_give_their_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_threshold_applies_from_next_cycle, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reload_refuses_a_bad_adpi_config, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
