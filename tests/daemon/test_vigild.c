@@ -694,6 +694,32 @@ static void test_bad_capture_config_is_refused_at_start(void **state)
     g_free(config);
 }
 
+/* A reload whose ADPI cannot be made from it is refused whole, naming the
+ * reasoner's key and the ADPI's problem; the running ADPIs stay. */
+static void test_reload_refuses_a_bad_adpi(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    char *original = NULL;
+    assert_true(g_file_get_contents(d.config_path, &original, NULL, NULL));
+    char *bad = g_strconcat(original, "[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n", NULL);
+    assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
+    assert_int_equal(kill(d.pid, SIGHUP), 0);
+    JsonNode *status = test_daemon_status(&d, 0);
+    JsonObject *root = json_node_get_object(status);
+    assert_int_equal(test_daemon_json_int(root, "daemon", "reload_failures", NULL), 1);
+    JsonArray *adpis =
+        json_object_get_array_member(json_object_get_object_member(root, "reasoning"), "adpis");
+    assert_int_equal(json_array_get_length(adpis), 4);
+    json_node_unref(status);
+    char *log = test_daemon_stop(&d);
+    test_assert_contains(log, "[reasoner.node] adpis: drift: ");
+    test_assert_contains(log, "long_cycles");
+    g_free(log);
+    g_free(bad);
+    g_free(original);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +737,7 @@ int main(void)
         TEST_WITH_DIR(test_capture_all_forwards_every_activity),
         TEST_WITH_DIR(test_capture_counts_every_activity_once),
         TEST_WITH_DIR(test_bad_capture_config_is_refused_at_start),
+        TEST_WITH_DIR(test_reload_refuses_a_bad_adpi),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

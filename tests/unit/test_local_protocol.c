@@ -365,6 +365,18 @@ static void test_summary(void **state)
     assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
     test_assert_contains(err.message, "summary: 52000 activities observed, but 4210 forwarded + "
                                       "47088 dropped + 12 lost + 691 held");
+    /* Parts so large that their sum wraps round to the total are refused
+     * too. */
+    s = a_summary();
+    s.activities_forwarded = UINT64_MAX;
+    s.activities_dropped = 1;
+    s.activities_lost = s.activities_held = s.activities_observed = 0;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "0 activities observed, but 18446744073709551615 forwarded");
+    s = a_summary();
+    s.abnormal_cycles = s.cycles + 1;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
+    test_assert_contains(err.message, "summary: 13 abnormal cycles of 12");
     /* Nothing observed, nothing else: a process vigild captured nothing of. */
     s = a_summary();
     s.activities_observed = s.activities_forwarded = s.activities_dropped = 0;
