@@ -79,8 +79,7 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
     count_state(input->parent, 1, &bad, &good, &other);
     enum vigil_health state = vigil_reasoner_rule_apply(rule, bad, good, other);
     out->upward_raw = upward;
-    out->upward =
-        hold(rule, upward, &memory->held_upward, &memory->upward_left, &out->upward_held);
+    out->upward = hold(rule, upward, &memory->held_upward, &memory->upward_left, &out->upward_held);
     out->state = hold(rule, state, &memory->held_state, &memory->state_left, &out->held);
     memory->cycles++;
     if (vigil_health_is_abnormal(out->state))

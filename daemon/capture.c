@@ -108,8 +108,8 @@ void vigild_capture_init(struct vigild_capture *c, const vigil_metric_catalog *c
 {
     memset(c, 0, sizeof *c);
     c->catalog = catalog;
-    c->subjects = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
-                                        (GDestroyNotify)subject_free);
+    c->subjects =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)subject_free);
     c->statistics_sent = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     c->cycle = 1;
     c->cycle_start_ns = vigil_clock_monotonic_ns();
@@ -130,8 +130,7 @@ void vigild_capture_configure(struct vigild_capture *c, enum vigild_capture_mode
 
 gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, GError **error)
 {
-    if (c->sink != NULL && path != NULL &&
-        strcmp(vigild_capture_sink_path(c->sink), path) == 0)
+    if (c->sink != NULL && path != NULL && strcmp(vigild_capture_sink_path(c->sink), path) == 0)
         return TRUE;
     struct vigild_capture_sink *sink = NULL;
     if (path != NULL && (sink = vigild_capture_sink_open(path, error)) == NULL)
@@ -210,53 +209,29 @@ void vigild_capture_end_process(struct vigild_capture *c, uint64_t process_id)
 
 /* Writing ------------------------------------------------------------------------------------ */
 
-static void add_int(JsonBuilder *b, const char *name, int64_t value)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, value);
-}
-
-static void add_string(JsonBuilder *b, const char *name, const char *value)
-{
-    json_builder_set_member_name(b, name);
-    if (value != NULL)
-        json_builder_add_string_value(b, value);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void add_double(JsonBuilder *b, const char *name, double value)
-{
-    json_builder_set_member_name(b, name);
-    if (isfinite(value))
-        json_builder_add_double_value(b, value);
-    else
-        json_builder_add_null_value(b);
-}
-
 static void add_subject(JsonBuilder *b, const struct capture_subject *s)
 {
-    add_int(b, "process", (int64_t)s->process_id);
+    vigild_json_int(b, "process", (int64_t)s->process_id);
     if (s->process_id == 0)
         return;
-    add_int(b, "pid", s->pid);
-    add_string(b, "program", s->program);
-    add_int(b, "rank", s->mpi_rank);
+    vigild_json_int(b, "pid", s->pid);
+    vigild_json_string(b, "program", s->program);
+    vigild_json_int(b, "rank", s->mpi_rank);
 }
 
 static const char *const activity_fields[] = {
-    "seq",    "layer",  "op",    "file",      "offset_bytes",    "bytes_asked", "result",
-    "errno",  "start_ns", "end_ns", "thread_id", "parent_start_ns", "flags",
+    "seq",   "layer",    "op",     "file",      "offset_bytes",    "bytes_asked", "result",
+    "errno", "start_ns", "end_ns", "thread_id", "parent_start_ns", "flags",
 };
 
 static void add_activity(JsonBuilder *b, const struct vigil_activity *a)
 {
     json_builder_begin_array(b);
     const int64_t values[] = {
-        (int64_t)a->seq,        a->layer,          a->op,
-        a->file_id,             a->offset_bytes,   (int64_t)a->bytes_asked,
-        a->result,              a->errno_value,    (int64_t)a->start_ns,
-        (int64_t)a->end_ns,     a->thread_id,      (int64_t)a->parent_start_ns,
+        (int64_t)a->seq,    a->layer,        a->op,
+        a->file_id,         a->offset_bytes, (int64_t)a->bytes_asked,
+        a->result,          a->errno_value,  (int64_t)a->start_ns,
+        (int64_t)a->end_ns, a->thread_id,    (int64_t)a->parent_start_ns,
         a->flags,
     };
     G_STATIC_ASSERT(G_N_ELEMENTS(values) == G_N_ELEMENTS(activity_fields));
@@ -271,12 +246,12 @@ static void write_activities(struct vigild_capture *c, struct capture_subject *s
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    add_string(b, "type", "activities");
-    add_int(b, "window", (int64_t)s->window);
+    vigild_json_string(b, "type", "activities");
+    vigild_json_int(b, "window", (int64_t)s->window);
     add_subject(b, s);
-    add_int(b, "cycle", (int64_t)h->cycle);
-    add_int(b, "start_ns", (int64_t)h->start_ns);
-    add_int(b, "end_ns", (int64_t)h->end_ns);
+    vigild_json_int(b, "cycle", (int64_t)h->cycle);
+    vigild_json_int(b, "start_ns", (int64_t)h->start_ns);
+    vigild_json_int(b, "end_ns", (int64_t)h->end_ns);
     json_builder_set_member_name(b, "files");
     json_builder_begin_object(b);
     for (guint i = 0; i < h->activities->len; i++) {
@@ -286,7 +261,7 @@ static void write_activities(struct vigild_capture *c, struct capture_subject *s
             continue;
         char key[16];
         g_snprintf(key, sizeof key, "%u", id);
-        add_string(b, key, path);
+        vigild_json_string(b, key, path);
         g_hash_table_add(s->names_sent, GUINT_TO_POINTER(id));
     }
     json_builder_end_object(b);
@@ -317,10 +292,10 @@ static void write_statistics(struct vigild_capture *c, uint64_t cycle, uint64_t 
     c->statistics(c->statistics_user, start_ns, end_ns, samples);
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    add_string(b, "type", "statistics");
-    add_int(b, "cycle", (int64_t)cycle);
-    add_int(b, "start_ns", (int64_t)start_ns);
-    add_int(b, "end_ns", (int64_t)end_ns);
+    vigild_json_string(b, "type", "statistics");
+    vigild_json_int(b, "cycle", (int64_t)cycle);
+    vigild_json_int(b, "start_ns", (int64_t)start_ns);
+    vigild_json_int(b, "end_ns", (int64_t)end_ns);
     json_builder_set_member_name(b, "samples");
     json_builder_begin_array(b);
     for (guint i = 0; i < samples->len; i++) {
@@ -343,13 +318,12 @@ static void write_statistics(struct vigild_capture *c, uint64_t cycle, uint64_t 
 static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
 {
     json_builder_begin_object(b);
-    add_string(b, "level", vigil_level_name(v->level));
-    add_string(b, "state", vigil_health_name(v->decision.upward));
-    json_builder_set_member_name(b, "held");
-    json_builder_add_boolean_value(b, v->decision.upward_held);
-    add_int(b, "bad", v->decision.bad);
-    add_int(b, "good", v->decision.good);
-    add_int(b, "other", v->decision.other);
+    vigild_json_string(b, "level", vigil_level_name(v->level));
+    vigild_json_string(b, "state", vigil_health_name(v->decision.upward));
+    vigild_json_bool(b, "held", v->decision.upward_held);
+    vigild_json_int(b, "bad", v->decision.bad);
+    vigild_json_int(b, "good", v->decision.good);
+    vigild_json_int(b, "other", v->decision.other);
     json_builder_set_member_name(b, "overloaded");
     json_builder_begin_array(b);
     for (size_t i = 0; i < v->decision.n_overloaded; i++)
@@ -360,13 +334,13 @@ static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
     for (guint i = 0; i < v->n_issues; i++) {
         const struct vigild_issue *x = &v->issues[i];
         json_builder_begin_object(b);
-        add_string(b, "plugin", x->plugin);
-        add_string(b, "health", vigil_health_name(x->issue.health));
-        add_string(b, "metric", x->issue.metric);
-        add_double(b, "value", x->issue.value);
-        add_double(b, "expected_min", x->issue.expected_min);
-        add_double(b, "expected_max", x->issue.expected_max);
-        add_string(b, "message", x->issue.message);
+        vigild_json_string(b, "plugin", x->plugin);
+        vigild_json_string(b, "health", vigil_health_name(x->issue.health));
+        vigild_json_string(b, "metric", x->issue.metric);
+        vigild_json_number(b, "value", x->issue.value);
+        vigild_json_number(b, "expected_min", x->issue.expected_min);
+        vigild_json_number(b, "expected_max", x->issue.expected_max);
+        vigild_json_string(b, "message", x->issue.message);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -379,7 +353,7 @@ static JsonNode *reason_node(const struct vigild_cycle_verdicts *v,
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    add_int(b, "cycle", (int64_t)v->cycle);
+    vigild_json_int(b, "cycle", (int64_t)v->cycle);
     json_builder_set_member_name(b, "levels");
     json_builder_begin_array(b);
     if (process != NULL && vigil_health_is_abnormal(process->decision.upward))
@@ -388,8 +362,8 @@ static JsonNode *reason_node(const struct vigild_cycle_verdicts *v,
         add_verdict(b, v->node);
     if (vigil_health_is_abnormal(v->system_state)) {
         json_builder_begin_object(b);
-        add_string(b, "level", "system");
-        add_string(b, "state", vigil_health_name(v->system_state));
+        vigild_json_string(b, "level", "system");
+        vigild_json_string(b, "state", vigil_health_name(v->system_state));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -403,13 +377,13 @@ static void write_window(struct vigild_capture *c, struct capture_subject *s)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    add_string(b, "type", "window");
-    add_int(b, "window", (int64_t)s->window);
+    vigild_json_string(b, "type", "window");
+    vigild_json_int(b, "window", (int64_t)s->window);
     add_subject(b, s);
-    add_int(b, "first_cycle", (int64_t)s->window_first);
-    add_int(b, "last_cycle", (int64_t)s->window_last);
-    add_int(b, "activities", (int64_t)s->window_activities);
-    add_string(b, "mode", vigild_capture_mode_name(c->mode));
+    vigild_json_int(b, "first_cycle", (int64_t)s->window_first);
+    vigild_json_int(b, "last_cycle", (int64_t)s->window_last);
+    vigild_json_int(b, "activities", (int64_t)s->window_activities);
+    vigild_json_string(b, "mode", vigild_capture_mode_name(c->mode));
     json_builder_set_member_name(b, "reasons");
     json_builder_begin_array(b);
     for (guint i = 0; i < s->reasons->len; i++)
@@ -535,19 +509,20 @@ static void write_cycle(struct vigild_capture *c, const struct vigild_cycle_verd
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    add_string(b, "type", "cycle");
-    add_int(b, "cycle", (int64_t)v->cycle);
-    add_int(b, "start_ns", (int64_t)v->start_ns);
-    add_int(b, "end_ns", (int64_t)v->end_ns);
-    add_string(b, "node_state", v->node != NULL ? vigil_health_name(v->node->decision.state) : NULL);
-    add_string(b, "system_state",
-               v->system_state != 0 ? vigil_health_name(v->system_state) : NULL);
-    add_int(b, "processes", (int64_t)g_hash_table_size(c->subjects) - 1);
-    add_int(b, "observed", (int64_t)c->total.observed);
-    add_int(b, "forwarded", (int64_t)c->total.forwarded);
-    add_int(b, "dropped", (int64_t)c->total.dropped);
-    add_int(b, "lost", (int64_t)c->total.lost);
-    add_int(b, "held", (int64_t)c->held);
+    vigild_json_string(b, "type", "cycle");
+    vigild_json_int(b, "cycle", (int64_t)v->cycle);
+    vigild_json_int(b, "start_ns", (int64_t)v->start_ns);
+    vigild_json_int(b, "end_ns", (int64_t)v->end_ns);
+    vigild_json_string(b, "node_state",
+                       v->node != NULL ? vigil_health_name(v->node->decision.state) : NULL);
+    vigild_json_string(b, "system_state",
+                       v->system_state != 0 ? vigil_health_name(v->system_state) : NULL);
+    vigild_json_int(b, "processes", (int64_t)g_hash_table_size(c->subjects) - 1);
+    vigild_json_int(b, "observed", (int64_t)c->total.observed);
+    vigild_json_int(b, "forwarded", (int64_t)c->total.forwarded);
+    vigild_json_int(b, "dropped", (int64_t)c->total.dropped);
+    vigild_json_int(b, "lost", (int64_t)c->total.lost);
+    vigild_json_int(b, "held", (int64_t)c->held);
     json_builder_end_object(b);
     vigild_capture_sink_write(c->sink, b);
     g_object_unref(b);

@@ -46,8 +46,8 @@ const char *vigild_capture_sink_path(const struct vigild_capture_sink *sink)
 static void count_error(struct vigild_capture_sink *sink, int e)
 {
     if (sink->errors++ == 0)
-        g_warning("capture sink %s: %s; windows are counted but not all are written",
-                  sink->path, g_strerror(e));
+        g_warning("capture sink %s: %s; windows are counted but not all are written", sink->path,
+                  g_strerror(e));
 }
 
 void vigild_capture_sink_write(struct vigild_capture_sink *sink, JsonBuilder *builder)

@@ -15,8 +15,8 @@
 /* Load categories of the node: the procstat fields of CPU time, of which
  * idle and iowait are not busy. */
 static const char *const cpu_fields[] = {
-    "cpu.user_s", "cpu.nice_s", "cpu.system_s", "cpu.idle_s",
-    "cpu.iowait_s", "cpu.irq_s", "cpu.softirq_s", "cpu.steal_s",
+    "cpu.user_s",   "cpu.nice_s", "cpu.system_s",  "cpu.idle_s",
+    "cpu.iowait_s", "cpu.irq_s",  "cpu.softirq_s", "cpu.steal_s",
 };
 #define CPU_IDLE   3
 #define CPU_IOWAIT 4
@@ -36,9 +36,9 @@ static void adpi_free(struct vigild_adpi *a)
 
 /* The plugin of `kind` named `name`, its section declared in `config` so
  * that its keys can be read even when the file has no such section. */
-static const struct vigil_plugin *load_plugin(vigil_plugin_registry *registry,
-                                              vigil_config *config, enum vigil_plugin_kind kind,
-                                              const char *name, char **section, GError **error)
+static const struct vigil_plugin *load_plugin(vigil_plugin_registry *registry, vigil_config *config,
+                                              enum vigil_plugin_kind kind, const char *name,
+                                              char **section, GError **error)
 {
     const struct vigil_plugin *plugin = vigil_plugin_registry_load(registry, kind, name, error);
     if (plugin == NULL)
@@ -167,8 +167,8 @@ void vigild_reasoning_init(struct vigild_reasoning *r, vigil_plugin_registry *re
     r->catalog = catalog;
     r->energy = energy;
     r->node = reasoner_new(VIGIL_LEVEL_NODE, 0);
-    r->processes = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
-                                         (GDestroyNotify)reasoner_free);
+    r->processes =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)reasoner_free);
     r->cycle = 1;
     r->cycle_start_ns = vigil_clock_monotonic_ns();
     r->cycle_ticks = 10;
@@ -186,8 +186,8 @@ gboolean vigild_reasoning_check(struct vigild_reasoning *r, vigil_config *config
 {
     for (unsigned level = VIGIL_LEVEL_PROCESS; level <= VIGIL_LEVEL_NODE; level++) {
         char *section = NULL;
-        if (load_plugin(r->registry, config, VIGIL_PLUGIN_REASONER, level_plugins[level],
-                        &section, error) == NULL)
+        if (load_plugin(r->registry, config, VIGIL_PLUGIN_REASONER, level_plugins[level], &section,
+                        error) == NULL)
             return FALSE;
         const char *const *names = vigil_config_get_list(config, section, "adpis");
         for (guint i = 0; names != NULL && names[i] != NULL; i++) {
@@ -208,8 +208,7 @@ gboolean vigild_reasoning_check(struct vigild_reasoning *r, vigil_config *config
     return TRUE;
 }
 
-void vigild_reasoning_configure(struct vigild_reasoning *r, vigil_config *config,
-                                guint cycle_ticks)
+void vigild_reasoning_configure(struct vigild_reasoning *r, vigil_config *config, guint cycle_ticks)
 {
     for (unsigned level = VIGIL_LEVEL_PROCESS; level <= VIGIL_LEVEL_NODE; level++) {
         char *section = NULL;

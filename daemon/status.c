@@ -88,44 +88,14 @@ void vigild_status_summary(const struct vigild *d, const struct vigild_process *
     }
 }
 
-static void add_number(JsonBuilder *b, const char *name, double value)
-{
-    json_builder_set_member_name(b, name);
-    if (isfinite(value))
-        json_builder_add_double_value(b, value);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void add_int(JsonBuilder *b, const char *name, gint64 value)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, value);
-}
-
-static void add_string(JsonBuilder *b, const char *name, const char *value)
-{
-    json_builder_set_member_name(b, name);
-    if (value != NULL)
-        json_builder_add_string_value(b, value);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void add_bool(JsonBuilder *b, const char *name, gboolean value)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_boolean_value(b, value);
-}
-
 static void add_cost(JsonBuilder *b, const char *name, uint64_t last_ns, uint64_t total_ns,
                      uint64_t count, uint64_t max_ns)
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
-    add_number(b, "last", last_ns / 1e3);
-    add_number(b, "mean", count > 0 ? total_ns / 1e3 / (double)count : NAN);
-    add_number(b, "max", max_ns / 1e3);
+    vigild_json_number(b, "last", last_ns / 1e3);
+    vigild_json_number(b, "mean", count > 0 ? total_ns / 1e3 / (double)count : NAN);
+    vigild_json_number(b, "max", max_ns / 1e3);
     json_builder_end_object(b);
 }
 
@@ -133,19 +103,19 @@ static void add_daemon(JsonBuilder *b, const struct vigild *d)
 {
     json_builder_set_member_name(b, "daemon");
     json_builder_begin_object(b);
-    add_string(b, "version", VIGIL_VERSION);
-    add_int(b, "pid", getpid());
-    add_string(b, "socket", vigild_server_path(d->server));
-    add_string(b, "config", d->config_path);
-    add_number(b, "uptime_s", (vigil_clock_monotonic_ns() - d->started_ns) / 1e9);
-    add_int(b, "tick_ms", (gint64)(d->settings.tick_ns / VIGIL_NS_PER_MS));
-    add_int(b, "ticks", (gint64)d->ticker.ticks);
-    add_int(b, "missed_ticks", (gint64)d->ticker.missed);
+    vigild_json_string(b, "version", VIGIL_VERSION);
+    vigild_json_int(b, "pid", getpid());
+    vigild_json_string(b, "socket", vigild_server_path(d->server));
+    vigild_json_string(b, "config", d->config_path);
+    vigild_json_number(b, "uptime_s", (vigil_clock_monotonic_ns() - d->started_ns) / 1e9);
+    vigild_json_int(b, "tick_ms", (gint64)(d->settings.tick_ns / VIGIL_NS_PER_MS));
+    vigild_json_int(b, "ticks", (gint64)d->ticker.ticks);
+    vigild_json_int(b, "missed_ticks", (gint64)d->ticker.missed);
     add_cost(b, "tick_cost_us", d->tick_cost_ns_last, d->tick_cost_ns_total, d->ticker.ticks,
              d->tick_cost_ns_max);
-    add_int(b, "reloads", (gint64)d->reloads);
-    add_int(b, "reload_failures", (gint64)d->reload_failures);
-    add_int(b, "clients", vigild_server_clients(d->server));
+    vigild_json_int(b, "reloads", (gint64)d->reloads);
+    vigild_json_int(b, "reload_failures", (gint64)d->reload_failures);
+    vigild_json_int(b, "clients", vigild_server_clients(d->server));
     json_builder_end_object(b);
 }
 
@@ -156,12 +126,12 @@ static void add_providers(JsonBuilder *b, const struct vigild *d)
     for (guint i = 0; i < d->sampler.providers->len; i++) {
         const struct vigild_provider *p = g_ptr_array_index(d->sampler.providers, i);
         json_builder_begin_object(b);
-        add_string(b, "name", p->name);
-        add_bool(b, "running", p->running);
-        add_string(b, "unavailable", p->unavailable);
-        add_int(b, "reads", (gint64)p->reads);
-        add_int(b, "read_errors", (gint64)p->read_errors);
-        add_string(b, "last_error", p->last_error);
+        vigild_json_string(b, "name", p->name);
+        vigild_json_bool(b, "running", p->running);
+        vigild_json_string(b, "unavailable", p->unavailable);
+        vigild_json_int(b, "reads", (gint64)p->reads);
+        vigild_json_int(b, "read_errors", (gint64)p->read_errors);
+        vigild_json_string(b, "last_error", p->last_error);
         add_cost(b, "cost_us", p->cost_ns_last, p->cost_ns_total, p->reads, p->cost_ns_max);
         json_builder_end_object(b);
     }
@@ -177,26 +147,26 @@ static void add_metrics(JsonBuilder *b, const struct vigild *d)
         const struct vigil_sample *s =
             id < d->latest->len ? &g_array_index(d->latest, struct vigil_sample, id) : NULL;
         json_builder_begin_object(b);
-        add_string(b, "name", m->name);
-        add_string(b, "unit", m->unit);
-        add_string(b, "kind", vigil_metric_kind_name(m->kind));
-        add_string(b, "origin", vigil_metric_origin_name(m->origin));
-        add_string(b, "source", m->source);
+        vigild_json_string(b, "name", m->name);
+        vigild_json_string(b, "unit", m->unit);
+        vigild_json_string(b, "kind", vigil_metric_kind_name(m->kind));
+        vigild_json_string(b, "origin", vigil_metric_origin_name(m->origin));
+        vigild_json_string(b, "source", m->source);
         gboolean sampled = s != NULL && s->metric_id == id;
-        add_number(b, "value", sampled ? s->value : NAN);
-        add_bool(b, "uncertain", sampled && (s->flags & VIGIL_SAMPLE_UNCERTAIN));
+        vigild_json_number(b, "value", sampled ? s->value : NAN);
+        vigild_json_bool(b, "uncertain", sampled && (s->flags & VIGIL_SAMPLE_UNCERTAIN));
         const struct vigild_rollup_window *w = vigild_rollup_latest(&d->rollup, id);
         json_builder_set_member_name(b, "rollup");
         if (w == NULL) {
             json_builder_add_null_value(b);
         } else {
             json_builder_begin_object(b);
-            add_number(b, "window_s", (w->end_ns - w->start_ns) / 1e9);
-            add_number(b, "min", w->min);
-            add_number(b, "mean", w->mean);
-            add_number(b, "max", w->max);
-            add_number(b, "delta", w->delta);
-            add_bool(b, "uncertain", (w->flags & VIGIL_SAMPLE_UNCERTAIN) != 0);
+            vigild_json_number(b, "window_s", (w->end_ns - w->start_ns) / 1e9);
+            vigild_json_number(b, "min", w->min);
+            vigild_json_number(b, "mean", w->mean);
+            vigild_json_number(b, "max", w->max);
+            vigild_json_number(b, "delta", w->delta);
+            vigild_json_bool(b, "uncertain", (w->flags & VIGIL_SAMPLE_UNCERTAIN) != 0);
             json_builder_end_object(b);
         }
         json_builder_end_object(b);
@@ -209,14 +179,14 @@ static void add_capture_counts(JsonBuilder *b, const char *name,
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
-    add_int(b, "cycles", (gint64)c->cycles);
-    add_int(b, "abnormal_cycles", (gint64)c->abnormal_cycles);
-    add_int(b, "windows", (gint64)c->windows);
-    add_int(b, "observed", (gint64)c->observed);
-    add_int(b, "forwarded", (gint64)c->forwarded);
-    add_int(b, "dropped", (gint64)c->dropped);
-    add_int(b, "lost", (gint64)c->lost);
-    add_int(b, "held", (gint64)c->held);
+    vigild_json_int(b, "cycles", (gint64)c->cycles);
+    vigild_json_int(b, "abnormal_cycles", (gint64)c->abnormal_cycles);
+    vigild_json_int(b, "windows", (gint64)c->windows);
+    vigild_json_int(b, "observed", (gint64)c->observed);
+    vigild_json_int(b, "forwarded", (gint64)c->forwarded);
+    vigild_json_int(b, "dropped", (gint64)c->dropped);
+    vigild_json_int(b, "lost", (gint64)c->lost);
+    vigild_json_int(b, "held", (gint64)c->held);
     json_builder_end_object(b);
 }
 
@@ -226,20 +196,21 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
 {
     json_builder_set_member_name(b, "reasoning");
     json_builder_begin_object(b);
-    add_int(b, "cycle_ms",
-            (gint64)(d->settings.cycle_ticks * d->settings.tick_ns / VIGIL_NS_PER_MS));
-    add_int(b, "cycles", (gint64)(d->reasoning.cycle - 1));
+    vigild_json_int(b, "cycle_ms",
+                    (gint64)(d->settings.cycle_ticks * d->settings.tick_ns / VIGIL_NS_PER_MS));
+    vigild_json_int(b, "cycles", (gint64)(d->reasoning.cycle - 1));
     const struct vigild_verdict *node = vigild_reasoning_verdict(&d->reasoning, 0);
-    add_string(b, "node_health", node != NULL ? vigil_health_name(node->decision.state) : NULL);
-    add_int(b, "node_abnormal_cycles", (gint64)d->reasoning.node->memory.abnormal_cycles);
+    vigild_json_string(b, "node_health",
+                       node != NULL ? vigil_health_name(node->decision.state) : NULL);
+    vigild_json_int(b, "node_abnormal_cycles", (gint64)d->reasoning.node->memory.abnormal_cycles);
     json_builder_set_member_name(b, "node_issues");
     json_builder_begin_array(b);
     for (guint i = 0; node != NULL && i < node->n_issues; i++) {
         json_builder_begin_object(b);
-        add_string(b, "plugin", node->issues[i].plugin);
-        add_string(b, "health", vigil_health_name(node->issues[i].issue.health));
-        add_string(b, "metric", node->issues[i].issue.metric);
-        add_string(b, "message", node->issues[i].issue.message);
+        vigild_json_string(b, "plugin", node->issues[i].plugin);
+        vigild_json_string(b, "health", vigil_health_name(node->issues[i].issue.health));
+        vigild_json_string(b, "metric", node->issues[i].issue.metric);
+        vigild_json_string(b, "message", node->issues[i].issue.message);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -252,10 +223,10 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
     json_builder_end_object(b);
     json_builder_set_member_name(b, "capture");
     json_builder_begin_object(b);
-    add_string(b, "mode", vigild_capture_mode_name(d->capture.mode));
-    add_int(b, "pre_cycles", d->capture.pre);
-    add_int(b, "post_cycles", d->capture.post);
-    add_string(b, "sink", vigild_capture_path(&d->capture));
+    vigild_json_string(b, "mode", vigild_capture_mode_name(d->capture.mode));
+    vigild_json_int(b, "pre_cycles", d->capture.pre);
+    vigild_json_int(b, "post_cycles", d->capture.post);
+    vigild_json_string(b, "sink", vigild_capture_path(&d->capture));
     struct vigild_capture_counts total;
     vigild_capture_counts(&d->capture, 0, &total);
     add_capture_counts(b, "totals", &total);
@@ -265,46 +236,46 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
 static void add_process(JsonBuilder *b, const struct vigild *d, const struct vigild_process *p)
 {
     json_builder_begin_object(b);
-    add_int(b, "id", (gint64)p->id);
-    add_int(b, "pid", p->pid);
-    add_int(b, "uid", p->uid);
-    add_string(b, "state", vigild_process_state_name(p->state));
-    add_string(b, "program", p->program);
+    vigild_json_int(b, "id", (gint64)p->id);
+    vigild_json_int(b, "pid", p->pid);
+    vigild_json_int(b, "uid", p->uid);
+    vigild_json_string(b, "state", vigild_process_state_name(p->state));
+    vigild_json_string(b, "program", p->program);
     json_builder_set_member_name(b, "argv");
     json_builder_begin_array(b);
     for (guint i = 0; i < p->argv->len; i++)
         json_builder_add_string_value(b, g_ptr_array_index(p->argv, i));
     json_builder_end_array(b);
-    add_bool(b, "argv_truncated", p->argv_truncated);
-    add_string(b, "cwd", p->cwd);
-    add_string(b, "job", p->job);
-    add_int(b, "mpi_rank", p->mpi_rank);
-    add_int(b, "mpi_size", p->mpi_size);
+    vigild_json_bool(b, "argv_truncated", p->argv_truncated);
+    vigild_json_string(b, "cwd", p->cwd);
+    vigild_json_string(b, "job", p->job);
+    vigild_json_int(b, "mpi_rank", p->mpi_rank);
+    vigild_json_int(b, "mpi_size", p->mpi_size);
     uint64_t end_ns = p->state == VIGILD_PROCESS_RUNNING ? vigil_clock_monotonic_ns() : p->ended_ns;
-    add_number(b, "registered_s", (end_ns - p->registered_ns) / 1e9);
-    add_int(b, "activities", (gint64)p->activities);
-    add_int(b, "names", (gint64)p->names);
-    add_int(b, "corrupt", (gint64)p->corrupt);
-    add_int(b, "torn", (gint64)p->torn);
-    add_int(b, "seq_gaps", (gint64)p->seq_gaps);
-    add_int(b, "dropped", (gint64)p->dropped);
-    add_string(b, "dropped_reason", p->dropped_reason);
+    vigild_json_number(b, "registered_s", (end_ns - p->registered_ns) / 1e9);
+    vigild_json_int(b, "activities", (gint64)p->activities);
+    vigild_json_int(b, "names", (gint64)p->names);
+    vigild_json_int(b, "corrupt", (gint64)p->corrupt);
+    vigild_json_int(b, "torn", (gint64)p->torn);
+    vigild_json_int(b, "seq_gaps", (gint64)p->seq_gaps);
+    vigild_json_int(b, "dropped", (gint64)p->dropped);
+    vigild_json_string(b, "dropped_reason", p->dropped_reason);
     struct vigild_capture_counts capture;
     process_capture(d, p, &capture);
     add_capture_counts(b, "capture", &capture);
     const struct vigild_verdict *v = vigild_reasoning_verdict(&d->reasoning, p->id);
-    add_string(b, "health", v != NULL ? vigil_health_name(v->decision.state) : NULL);
+    vigild_json_string(b, "health", v != NULL ? vigil_health_name(v->decision.state) : NULL);
     double cpu_s, energy_j;
     uint32_t flags;
     gboolean shared;
     process_energy(d, p, &cpu_s, &energy_j, &flags, &shared);
-    add_number(b, "cpu_s", cpu_s);
-    add_number(b, "energy_j", shared ? energy_j : NAN);
-    add_bool(b, "energy_estimated", shared && (flags & VIGIL_LOCAL_ENERGY_ESTIMATED));
-    add_bool(b, "energy_uncertain", shared && (flags & VIGIL_LOCAL_ENERGY_UNCERTAIN));
+    vigild_json_number(b, "cpu_s", cpu_s);
+    vigild_json_number(b, "energy_j", shared ? energy_j : NAN);
+    vigild_json_bool(b, "energy_estimated", shared && (flags & VIGIL_LOCAL_ENERGY_ESTIMATED));
+    vigild_json_bool(b, "energy_uncertain", shared && (flags & VIGIL_LOCAL_ENERGY_UNCERTAIN));
     if (!shared) {
         char *note = energy_note(d, cpu_s);
-        add_string(b, "energy_note", note);
+        vigild_json_string(b, "energy_note", note);
         g_free(note);
     }
     json_builder_end_object(b);
@@ -315,16 +286,16 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finish
     const struct vigild_processes *ps = &d->processes;
     json_builder_set_member_name(b, "processes");
     json_builder_begin_object(b);
-    add_int(b, "registered_total", (gint64)ps->registered_total);
-    add_int(b, "running", vigild_processes_running(ps));
-    add_int(b, "ended_total", (gint64)ps->ended_total);
-    add_int(b, "dropped_total", (gint64)ps->dropped_total);
-    add_int(b, "refused_total", (gint64)ps->refused_total);
+    vigild_json_int(b, "registered_total", (gint64)ps->registered_total);
+    vigild_json_int(b, "running", vigild_processes_running(ps));
+    vigild_json_int(b, "ended_total", (gint64)ps->ended_total);
+    vigild_json_int(b, "dropped_total", (gint64)ps->dropped_total);
+    vigild_json_int(b, "refused_total", (gint64)ps->refused_total);
     if (finished_pid > 0) {
         gboolean found = FALSE;
         for (GList *l = ps->ended->head; l != NULL && !found; l = l->next)
             found = ((const struct vigild_process *)l->data)->pid == finished_pid;
-        add_bool(b, "finished_pid_found", found);
+        vigild_json_bool(b, "finished_pid_found", found);
     }
     GPtrArray *all = vigild_processes_list(ps);
     json_builder_set_member_name(b, "list");
@@ -346,9 +317,9 @@ char *vigild_status_json(const struct vigild *d, int32_t finished_pid)
     add_providers(b, d);
     json_builder_set_member_name(b, "energy");
     json_builder_begin_object(b);
-    add_string(b, "source", d->energy.source);
-    add_bool(b, "estimated", (d->energy.flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
-    add_string(b, "unavailable", d->energy.unavailable);
+    vigild_json_string(b, "source", d->energy.source);
+    vigild_json_bool(b, "estimated", (d->energy.flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
+    vigild_json_string(b, "unavailable", d->energy.unavailable);
     json_builder_end_object(b);
     add_reasoning(b, d);
     add_metrics(b, d);

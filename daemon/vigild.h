@@ -15,6 +15,7 @@
  *   server.c     the Unix socket: registration, summaries, status requests
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
  *   status.c     what `vigil status` is told, as JSON
+ *   json_members.c  JSON members as status and the capture sink write them
  *   daemon.c     the whole: configuration, reload, the main loop's sources
  *   main.c       the command line, daemonising, signals
  *
@@ -602,6 +603,15 @@ void vigild_server_catch_up(struct vigild_server *server);
 guint vigild_server_clients(const struct vigild_server *server);
 const char *vigild_server_path(const struct vigild_server *server);
 void vigild_server_free(struct vigild_server *server); /* removes the socket file */
+
+/* ---- json_members.c -------------------------------------------------------- */
+
+/* A member of the object being built; a NaN or infinite number and a NULL
+ * text are written as null. */
+void vigild_json_int(JsonBuilder *b, const char *name, int64_t value);
+void vigild_json_number(JsonBuilder *b, const char *name, double value);
+void vigild_json_string(JsonBuilder *b, const char *name, const char *value);
+void vigild_json_bool(JsonBuilder *b, const char *name, gboolean value);
 
 /* ---- status.c ----------------------------------------------------------- */
 

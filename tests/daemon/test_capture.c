@@ -13,8 +13,8 @@
 #include "vigil/ontology.h"
 #include "vigild.h"
 
-#define CYCLE_NS (1000 * VIGIL_NS_PER_MS)
-#define MAX_CYCLES 32
+#define CYCLE_NS     (1000 * VIGIL_NS_PER_MS)
+#define MAX_CYCLES   32
 #define MAX_SUBJECTS 4
 
 /* A scripted run: per cycle, each subject's upward state. */
@@ -120,7 +120,7 @@ static void close_cycle(struct fixture *f, uint64_t cycle)
 struct sink_view {
     int activities[MAX_SUBJECTS][MAX_CYCLES]; /* -1: not forwarded */
     guint activity_lines[MAX_SUBJECTS][MAX_CYCLES];
-    GString *windows[MAX_SUBJECTS];           /* "first-last " each */
+    GString *windows[MAX_SUBJECTS]; /* "first-last " each */
     guint statistics_lines[MAX_CYCLES];
     guint cycle_lines;
     gboolean reasons_ok;

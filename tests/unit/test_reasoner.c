@@ -46,8 +46,8 @@ static void test_truth_table(void **state)
         {3, 0, 9, VIGIL_HEALTH_ABNORMAL_BAD},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
-        enum vigil_health got = vigil_reasoner_rule_apply(&rule, rows[i].bad, rows[i].good,
-                                                          rows[i].other);
+        enum vigil_health got =
+            vigil_reasoner_rule_apply(&rule, rows[i].bad, rows[i].good, rows[i].other);
         if (got != rows[i].want)
             fail_msg("bad %u good %u other %u: got %s, want %s", rows[i].bad, rows[i].good,
                      rows[i].other, vigil_health_name(got), vigil_health_name(rows[i].want));
@@ -59,8 +59,7 @@ static void test_issues_children_and_parent_are_counted(void **state)
     (void)state;
     struct vigil_reasoner_memory memory = {0};
     struct vigil_reasoner_decision d;
-    enum vigil_health children[] = {VIGIL_HEALTH_ABNORMAL_BAD, VIGIL_HEALTH_OK,
-                                    VIGIL_HEALTH_GOOD};
+    enum vigil_health children[] = {VIGIL_HEALTH_ABNORMAL_BAD, VIGIL_HEALTH_OK, VIGIL_HEALTH_GOOD};
     struct vigil_reasoner_input in = {.children = children, .n_children = 3};
     in.issues[VIGIL_HEALTH_BAD] = 2;
     in.issues[VIGIL_HEALTH_ABNORMAL_OTHER] = 1;
@@ -215,7 +214,8 @@ static void test_reload_changes_the_decision_from_the_next_cycle(void **state)
     /* The admin raises the threshold: the same issues are no longer
      * abnormal, and the memory (cycles counted) stays. */
     GError *error = NULL;
-    vigil_config *raised = load_text(&r, "[reasoner.node]\nthreshold = 2\nhold_cycles = 0\n", &error);
+    vigil_config *raised =
+        load_text(&r, "[reasoner.node]\nthreshold = 2\nhold_cycles = 0\n", &error);
     assert_non_null(raised);
     struct vigil_plugin_context context = {.config = raised, .section = "reasoner.node"};
     assert_true(r.ops->reconfigure(r.instance, &context, &error));

@@ -100,13 +100,13 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
      .default_value = "0",                                                                         \
      .min = 0,                                                                                     \
      .max = 1e6,                                                                                   \
-     .description = "issues an abnormal state needs: more than this many"},                       \
+     .description = "issues an abnormal state needs: more than this many"},                        \
         {.name = "ratio",                                                                          \
          .type = VIGIL_CONFIG_DOUBLE,                                                              \
          .default_value = "2",                                                                     \
          .min = 1,                                                                                 \
          .max = 1e6,                                                                               \
-         .description = "bad issues must outnumber good ones this many times for ABNORMAL_BAD, "  \
+         .description = "bad issues must outnumber good ones this many times for ABNORMAL_BAD, "   \
                         "and the other way round for ABNORMAL_GOOD"},                              \
         {.name = "max_load",                                                                       \
          .type = VIGIL_CONFIG_DOUBLE,                                                              \
