@@ -463,12 +463,18 @@ static void decide(struct vigild_capture *c, struct capture_subject *s,
     s->counts.cycles++;
     if (abnormal)
         s->counts.abnormal_cycles++;
+    /* Cycles still held from before a reload to another mode go the way
+     * the new mode sends the current one. */
     if (c->mode == VIGILD_CAPTURE_ALL) {
+        while (!g_queue_is_empty(s->held))
+            forward(c, s, g_queue_pop_head(s->held));
         forward(c, s, h);
         return;
     }
     if (c->mode == VIGILD_CAPTURE_NONE) {
         close_window(c, s);
+        while (!g_queue_is_empty(s->held))
+            drop(c, s, g_queue_pop_head(s->held));
         drop(c, s, h);
         return;
     }

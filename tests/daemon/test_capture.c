@@ -337,6 +337,26 @@ static void test_modes(void **state)
     assert_int_equal(c.held, 0);
 }
 
+/* A reload to another mode takes the cycles held under the old one along:
+ * none stays held for ever. */
+static void test_mode_change_releases_held_cycles(void **state)
+{
+    struct fixture *f = *state;
+    replay(f, 1, 2); /* cycle 2 is held (pre = 1), cycle 1 dropped */
+    vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
+    add_activities(f, 1, 3, 31);
+    close_cycle(f, 3);
+    struct vigild_capture_counts c;
+    assert_true(vigild_capture_counts(&f->capture, 1, &c));
+    assert_int_equal(c.forwarded, 21 + 31);
+    assert_int_equal(c.dropped, 11);
+    assert_int_equal(c.held, 0);
+    struct sink_view view;
+    read_sink(f, &view);
+    assert_forwarded(&view, 1, "2 3 ", 3);
+    free_view(&view);
+}
+
 static void test_memory_bound_counts_lost(void **state)
 {
     struct fixture *f = *state;
@@ -383,6 +403,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_statistics_once_per_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_end_closes_its_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mode_change_releases_held_cycles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_bound_counts_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sink_that_cannot_open, setup, teardown),
     };
