@@ -1,4 +1,5 @@
-/* vigil — the helpers ADPIs share: issues, per-cycle metric values, globs. */
+/* vigil — the helpers ADPIs share: issues, per-cycle metric values, globs,
+ * per-metric tables. */
 #include <stdarg.h>
 #include <string.h>
 
@@ -35,48 +36,105 @@ void vigil_issue_report(const struct vigil_issue_sink *sink, enum vigil_health h
     sink->report(sink->user, &issue);
 }
 
+/* What an ADPI keeps per metric ------------------------------------------------------------- */
+
+void vigil_adpi_metrics_init(struct vigil_adpi_metrics *table, size_t entry_size)
+{
+    g_assert(entry_size >= sizeof(const struct vigil_metric_desc *));
+    table->entries = g_array_new(FALSE, TRUE, (guint)entry_size);
+}
+
+void vigil_adpi_metrics_clear(struct vigil_adpi_metrics *table)
+{
+    if (table->entries != NULL)
+        g_array_free(table->entries, TRUE);
+    table->entries = NULL;
+}
+
+/* An entry's first member is its description (adpi.h). */
+static const struct vigil_metric_desc **entry_desc(void *entry)
+{
+    return entry;
+}
+
+/* The entry of an id below the table's length, described or not. */
+static void *entry_at(const struct vigil_adpi_metrics *table, uint32_t metric_id)
+{
+    return table->entries->data + (gsize)metric_id * g_array_get_element_size(table->entries);
+}
+
+void *vigil_adpi_metrics_get(const struct vigil_adpi_metrics *table, uint32_t metric_id)
+{
+    if (table->entries == NULL || metric_id == 0 || metric_id >= table->entries->len)
+        return NULL;
+    void *entry = entry_at(table, metric_id);
+    return *entry_desc(entry) != NULL ? entry : NULL;
+}
+
+uint32_t vigil_adpi_metrics_end(const struct vigil_adpi_metrics *table)
+{
+    return table->entries != NULL ? table->entries->len : 0;
+}
+
+void *vigil_adpi_metrics_see_id(struct vigil_adpi_metrics *table,
+                                const vigil_metric_catalog *catalog, uint32_t metric_id,
+                                vigil_adpi_metric_fn fn, void *user)
+{
+    void *entry = vigil_adpi_metrics_get(table, metric_id);
+    if (entry != NULL)
+        return entry;
+    const struct vigil_metric_desc *desc = vigil_metric_get(catalog, metric_id);
+    if (desc == NULL)
+        return NULL;
+    /* Grown only for described ids: a sample with a stray id must not
+     * make the table as long as that id. */
+    if (metric_id >= table->entries->len)
+        g_array_set_size(table->entries, metric_id + 1);
+    entry = entry_at(table, metric_id);
+    *entry_desc(entry) = desc;
+    if (fn != NULL)
+        fn(entry, metric_id, user);
+    return entry;
+}
+
+void vigil_adpi_metrics_see(struct vigil_adpi_metrics *table, const vigil_metric_catalog *catalog,
+                            const struct vigil_sample *samples, size_t n_samples,
+                            vigil_adpi_metric_fn fn, void *user)
+{
+    for (size_t i = 0; i < n_samples; i++)
+        vigil_adpi_metrics_see_id(table, catalog, samples[i].metric_id, fn, user);
+}
+
+void vigil_adpi_metrics_rematch(struct vigil_adpi_metrics *table, vigil_adpi_metric_fn fn,
+                                void *user)
+{
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(table); id++) {
+        void *entry = vigil_adpi_metrics_get(table, id);
+        if (entry != NULL)
+            fn(entry, id, user);
+    }
+}
+
 /* Per-cycle metric values ------------------------------------------------------------------- */
+
+VIGIL_ADPI_METRICS_ENTRY(struct vigil_cycle_metric);
 
 void vigil_cycle_values_init(struct vigil_cycle_values *cv)
 {
-    cv->metrics = g_array_new(FALSE, TRUE, sizeof(struct vigil_cycle_metric));
+    vigil_adpi_metrics_init(&cv->metrics, sizeof(struct vigil_cycle_metric));
 }
 
 void vigil_cycle_values_clear(struct vigil_cycle_values *cv)
 {
-    if (cv->metrics != NULL)
-        g_array_free(cv->metrics, TRUE);
-    cv->metrics = NULL;
+    vigil_adpi_metrics_clear(&cv->metrics);
 }
 
-/* The slot of a metric that has had a sample; NULL for one that never had. */
-static struct vigil_cycle_metric *slot(const struct vigil_cycle_values *cv, uint32_t metric_id)
+static void describe(void *entry, uint32_t metric_id, void *user)
 {
-    if (cv->metrics == NULL || metric_id == 0 || metric_id >= cv->metrics->len)
-        return NULL;
-    struct vigil_cycle_metric *m =
-        &g_array_index(cv->metrics, struct vigil_cycle_metric, metric_id);
-    return m->metric_id != 0 ? m : NULL;
-}
-
-static struct vigil_cycle_metric *slot_for_sample(struct vigil_cycle_values *cv,
-                                                  const vigil_metric_catalog *catalog,
-                                                  uint32_t metric_id)
-{
-    struct vigil_cycle_metric *m = slot(cv, metric_id);
-    if (m != NULL)
-        return m;
-    /* Without its description there is no telling a counter from a
-     * gauge, and a wrong guess would give a wrong value. */
-    const struct vigil_metric_desc *desc = vigil_metric_get(catalog, metric_id);
-    if (desc == NULL)
-        return NULL;
-    if (metric_id >= cv->metrics->len)
-        g_array_set_size(cv->metrics, metric_id + 1);
-    m = &g_array_index(cv->metrics, struct vigil_cycle_metric, metric_id);
+    (void)user;
+    struct vigil_cycle_metric *m = entry;
     m->metric_id = metric_id;
-    m->kind = desc->kind;
-    return m;
+    m->kind = m->desc->kind;
 }
 
 static void add_sample(struct vigil_cycle_metric *m, const struct vigil_sample *s)
@@ -102,7 +160,11 @@ void vigil_cycle_values_add(struct vigil_cycle_values *cv, const vigil_metric_ca
                             const struct vigil_sample *samples, size_t n_samples)
 {
     for (size_t i = 0; i < n_samples; i++) {
-        struct vigil_cycle_metric *m = slot_for_sample(cv, catalog, samples[i].metric_id);
+        /* A sample of a metric the catalogue does not describe is left
+         * out: there is no telling a counter from a gauge, and a wrong
+         * guess would give a wrong value. */
+        struct vigil_cycle_metric *m =
+            vigil_adpi_metrics_see_id(&cv->metrics, catalog, samples[i].metric_id, describe, NULL);
         if (m != NULL)
             add_sample(m, &samples[i]);
     }
@@ -111,7 +173,7 @@ void vigil_cycle_values_add(struct vigil_cycle_values *cv, const vigil_metric_ca
 const struct vigil_cycle_metric *vigil_cycle_values_get(const struct vigil_cycle_values *cv,
                                                         uint32_t metric_id)
 {
-    return slot(cv, metric_id);
+    return vigil_adpi_metrics_get(&cv->metrics, metric_id);
 }
 
 /* A counter's increase and the time it took, over this cycle. */
@@ -156,11 +218,9 @@ gboolean vigil_cycle_metric_delta(const struct vigil_cycle_metric *m, double *de
 
 void vigil_cycle_values_next(struct vigil_cycle_values *cv)
 {
-    if (cv->metrics == NULL)
-        return;
-    for (guint id = 1; id < cv->metrics->len; id++) {
-        struct vigil_cycle_metric *m = &g_array_index(cv->metrics, struct vigil_cycle_metric, id);
-        if (m->metric_id == 0)
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&cv->metrics); id++) {
+        struct vigil_cycle_metric *m = vigil_adpi_metrics_get(&cv->metrics, id);
+        if (m == NULL)
             continue;
         if (m->n == 0) {
             m->cycles_missing++;

@@ -19,13 +19,14 @@ struct drift_metric {
     double *window;    /* ring of long_cycles values */
     guint capacity, count, next;
 };
+VIGIL_ADPI_METRICS_ENTRY(struct drift_metric);
 
 struct drift {
     char **patterns;
     guint short_cycles, long_cycles;
     double max_relative_drift;
     struct vigil_cycle_values values;
-    GArray *metrics; /* struct drift_metric, by id */
+    struct vigil_adpi_metrics metrics; /* struct drift_metric */
 };
 
 struct drift_settings {
@@ -52,11 +53,6 @@ static gboolean read_config(const struct vigil_plugin_context *ctx, struct drift
     return TRUE;
 }
 
-static void match(const struct drift *d, struct drift_metric *m)
-{
-    m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)d->patterns);
-}
-
 /* The window's i-th value, 0 the oldest. */
 static double window_at(const struct drift_metric *m, guint i)
 {
@@ -77,6 +73,17 @@ static void resize_window(struct drift_metric *m, guint capacity)
     m->next = keep % capacity;
 }
 
+static void match(void *entry, uint32_t id, void *user)
+{
+    (void)id;
+    const struct drift *d = user;
+    struct drift_metric *m = entry;
+    m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)d->patterns);
+    /* Only a described metric has a window (drift_cycle). */
+    if (m->window != NULL && m->capacity != d->long_cycles)
+        resize_window(m, d->long_cycles);
+}
+
 static void apply(struct drift *d, struct drift_settings *s)
 {
     g_strfreev(d->patterns);
@@ -84,13 +91,7 @@ static void apply(struct drift *d, struct drift_settings *s)
     d->short_cycles = s->short_cycles;
     d->long_cycles = s->long_cycles;
     d->max_relative_drift = s->max_relative_drift;
-    for (guint id = 1; id < d->metrics->len; id++) {
-        struct drift_metric *m = &g_array_index(d->metrics, struct drift_metric, id);
-        if (m->desc != NULL)
-            match(d, m);
-        if (m->window != NULL && m->capacity != d->long_cycles)
-            resize_window(m, d->long_cycles);
-    }
+    vigil_adpi_metrics_rematch(&d->metrics, match, d);
 }
 
 static void *drift_create(const struct vigil_plugin_context *ctx, GError **error)
@@ -100,7 +101,7 @@ static void *drift_create(const struct vigil_plugin_context *ctx, GError **error
         return NULL;
     struct drift *d = g_new0(struct drift, 1);
     vigil_cycle_values_init(&d->values);
-    d->metrics = g_array_new(FALSE, TRUE, sizeof(struct drift_metric));
+    vigil_adpi_metrics_init(&d->metrics, sizeof(struct drift_metric));
     apply(d, &s);
     return d;
 }
@@ -108,11 +109,14 @@ static void *drift_create(const struct vigil_plugin_context *ctx, GError **error
 static void drift_destroy(void *instance)
 {
     struct drift *d = instance;
-    for (guint id = 1; id < d->metrics->len; id++)
-        g_free(g_array_index(d->metrics, struct drift_metric, id).window);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&d->metrics); id++) {
+        struct drift_metric *m = vigil_adpi_metrics_get(&d->metrics, id);
+        if (m != NULL)
+            g_free(m->window);
+    }
     g_strfreev(d->patterns);
     vigil_cycle_values_clear(&d->values);
-    g_array_free(d->metrics, TRUE);
+    vigil_adpi_metrics_clear(&d->metrics);
     g_free(d);
 }
 
@@ -130,14 +134,7 @@ static void drift_samples(void *instance, const vigil_metric_catalog *catalog,
                           const struct vigil_sample *samples, size_t n_samples)
 {
     struct drift *d = instance;
-    for (size_t i = 0; i < n_samples; i++) {
-        uint32_t id = samples[i].metric_id;
-        if (id >= d->metrics->len)
-            g_array_set_size(d->metrics, id + 1);
-        struct drift_metric *m = &g_array_index(d->metrics, struct drift_metric, id);
-        if (m->desc == NULL && (m->desc = vigil_metric_get(catalog, id)) != NULL)
-            match(d, m);
-    }
+    vigil_adpi_metrics_see(&d->metrics, catalog, samples, n_samples, match, d);
     vigil_cycle_values_add(&d->values, catalog, samples, n_samples);
 }
 
@@ -193,11 +190,11 @@ static void drift_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     (void)cycle;
     (void)end_ns;
     struct drift *d = instance;
-    for (guint id = 1; id < d->metrics->len; id++) {
-        struct drift_metric *m = &g_array_index(d->metrics, struct drift_metric, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&d->metrics); id++) {
+        struct drift_metric *m = vigil_adpi_metrics_get(&d->metrics, id);
         const struct vigil_cycle_metric *v = vigil_cycle_values_get(&d->values, id);
         double value;
-        if (m->desc == NULL || !m->matches || !vigil_cycle_metric_value(v, &value))
+        if (m == NULL || !m->matches || !vigil_cycle_metric_value(v, &value))
             continue;
         push(m, d->long_cycles, value);
         check(d, m, v, sink);

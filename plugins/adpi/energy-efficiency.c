@@ -23,6 +23,7 @@ struct efficiency_metric {
     const struct vigil_metric_desc *desc; /* NULL for an id not seen yet */
     gboolean cpu, energy;                 /* matches cpu_metrics, energy_metrics */
 };
+VIGIL_ADPI_METRICS_ENTRY(struct efficiency_metric);
 
 struct efficiency {
     char **cpu_metrics, **energy_metrics;
@@ -30,11 +31,14 @@ struct efficiency {
     double k, min_relative_deviation;
     struct vigil_running_stats stats;
     struct vigil_cycle_values values;
-    GArray *metrics; /* struct efficiency_metric, by id */
+    struct vigil_adpi_metrics metrics; /* struct efficiency_metric */
 };
 
-static void match(const struct efficiency *e, struct efficiency_metric *m)
+static void match(void *entry, uint32_t id, void *user)
 {
+    (void)id;
+    const struct efficiency *e = user;
+    struct efficiency_metric *m = entry;
     m->cpu = vigil_metric_name_matches(m->desc->name, (const char *const *)e->cpu_metrics);
     m->energy = vigil_metric_name_matches(m->desc->name, (const char *const *)e->energy_metrics);
 }
@@ -60,7 +64,7 @@ static void *efficiency_create(const struct vigil_plugin_context *ctx, GError **
     struct efficiency *e = g_new0(struct efficiency, 1);
     read_config(e, ctx);
     vigil_cycle_values_init(&e->values);
-    e->metrics = g_array_new(FALSE, TRUE, sizeof(struct efficiency_metric));
+    vigil_adpi_metrics_init(&e->metrics, sizeof(struct efficiency_metric));
     return e;
 }
 
@@ -70,7 +74,7 @@ static void efficiency_destroy(void *instance)
     g_strfreev(e->cpu_metrics);
     g_strfreev(e->energy_metrics);
     vigil_cycle_values_clear(&e->values);
-    g_array_free(e->metrics, TRUE);
+    vigil_adpi_metrics_clear(&e->metrics);
     g_free(e);
 }
 
@@ -80,11 +84,7 @@ static gboolean efficiency_reconfigure(void *instance, const struct vigil_plugin
     (void)error;
     struct efficiency *e = instance;
     read_config(e, ctx);
-    for (guint id = 1; id < e->metrics->len; id++) {
-        struct efficiency_metric *m = &g_array_index(e->metrics, struct efficiency_metric, id);
-        if (m->desc != NULL)
-            match(e, m);
-    }
+    vigil_adpi_metrics_rematch(&e->metrics, match, e);
     return TRUE;
 }
 
@@ -92,14 +92,7 @@ static void efficiency_samples(void *instance, const vigil_metric_catalog *catal
                                const struct vigil_sample *samples, size_t n_samples)
 {
     struct efficiency *e = instance;
-    for (size_t i = 0; i < n_samples; i++) {
-        uint32_t id = samples[i].metric_id;
-        if (id >= e->metrics->len)
-            g_array_set_size(e->metrics, id + 1);
-        struct efficiency_metric *m = &g_array_index(e->metrics, struct efficiency_metric, id);
-        if (m->desc == NULL && (m->desc = vigil_metric_get(catalog, id)) != NULL)
-            match(e, m);
-    }
+    vigil_adpi_metrics_see(&e->metrics, catalog, samples, n_samples, match, e);
     vigil_cycle_values_add(&e->values, catalog, samples, n_samples);
 }
 
@@ -109,11 +102,10 @@ static gboolean cycle_efficiency(const struct efficiency *e, double *x, gboolean
     double cpu_s = 0, energy_j = 0;
     guint n_cpu = 0;
     *estimated = FALSE;
-    for (guint id = 1; id < e->metrics->len; id++) {
-        const struct efficiency_metric *m =
-            &g_array_index(e->metrics, struct efficiency_metric, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&e->metrics); id++) {
+        const struct efficiency_metric *m = vigil_adpi_metrics_get(&e->metrics, id);
         double delta;
-        if (m->desc == NULL || m->desc->kind != VIGIL_METRIC_COUNTER ||
+        if (m == NULL || m->desc->kind != VIGIL_METRIC_COUNTER ||
             !vigil_cycle_metric_delta(vigil_cycle_values_get(&e->values, id), &delta))
             continue;
         if (m->cpu) {

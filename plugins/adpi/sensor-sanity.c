@@ -24,17 +24,21 @@ struct sanity_metric {
     gboolean zero, stuck;                 /* matches zero_metrics, stuck_metrics */
     gboolean stuck_reported;              /* the current run was reported */
 };
+VIGIL_ADPI_METRICS_ENTRY(struct sanity_metric);
 
 struct sanity {
     char **zero_metrics;
     char **stuck_metrics;
     guint stuck_cycles;
     struct vigil_cycle_values values;
-    GArray *metrics; /* struct sanity_metric, by id */
+    struct vigil_adpi_metrics metrics; /* struct sanity_metric */
 };
 
-static void match(const struct sanity *s, struct sanity_metric *m)
+static void match(void *entry, uint32_t id, void *user)
 {
+    (void)id;
+    const struct sanity *s = user;
+    struct sanity_metric *m = entry;
     m->zero = vigil_metric_name_matches(m->desc->name, (const char *const *)s->zero_metrics);
     m->stuck = vigil_metric_name_matches(m->desc->name, (const char *const *)s->stuck_metrics);
 }
@@ -56,7 +60,7 @@ static void *sanity_create(const struct vigil_plugin_context *ctx, GError **erro
     struct sanity *s = g_new0(struct sanity, 1);
     read_config(s, ctx);
     vigil_cycle_values_init(&s->values);
-    s->metrics = g_array_new(FALSE, TRUE, sizeof(struct sanity_metric));
+    vigil_adpi_metrics_init(&s->metrics, sizeof(struct sanity_metric));
     return s;
 }
 
@@ -66,7 +70,7 @@ static void sanity_destroy(void *instance)
     g_strfreev(s->zero_metrics);
     g_strfreev(s->stuck_metrics);
     vigil_cycle_values_clear(&s->values);
-    g_array_free(s->metrics, TRUE);
+    vigil_adpi_metrics_clear(&s->metrics);
     g_free(s);
 }
 
@@ -76,11 +80,7 @@ static gboolean sanity_reconfigure(void *instance, const struct vigil_plugin_con
     (void)error;
     struct sanity *s = instance;
     read_config(s, ctx);
-    for (guint id = 1; id < s->metrics->len; id++) {
-        struct sanity_metric *m = &g_array_index(s->metrics, struct sanity_metric, id);
-        if (m->desc != NULL)
-            match(s, m);
-    }
+    vigil_adpi_metrics_rematch(&s->metrics, match, s);
     return TRUE;
 }
 
@@ -88,14 +88,7 @@ static void sanity_samples(void *instance, const vigil_metric_catalog *catalog,
                            const struct vigil_sample *samples, size_t n_samples)
 {
     struct sanity *s = instance;
-    for (size_t i = 0; i < n_samples; i++) {
-        uint32_t id = samples[i].metric_id;
-        if (id >= s->metrics->len)
-            g_array_set_size(s->metrics, id + 1);
-        struct sanity_metric *m = &g_array_index(s->metrics, struct sanity_metric, id);
-        if (m->desc == NULL && (m->desc = vigil_metric_get(catalog, id)) != NULL)
-            match(s, m);
-    }
+    vigil_adpi_metrics_see(&s->metrics, catalog, samples, n_samples, match, s);
     vigil_cycle_values_add(&s->values, catalog, samples, n_samples);
 }
 
@@ -140,10 +133,10 @@ static void sanity_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     (void)cycle;
     (void)end_ns;
     struct sanity *s = instance;
-    for (guint id = 1; id < s->metrics->len; id++) {
-        struct sanity_metric *m = &g_array_index(s->metrics, struct sanity_metric, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&s->metrics); id++) {
+        struct sanity_metric *m = vigil_adpi_metrics_get(&s->metrics, id);
         const struct vigil_cycle_metric *v = vigil_cycle_values_get(&s->values, id);
-        if (m->desc == NULL || v == NULL)
+        if (m == NULL || v == NULL)
             continue;
         if (v->n == 0) {
             m->stuck_reported = FALSE;

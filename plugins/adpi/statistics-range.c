@@ -42,6 +42,7 @@ struct range_metric {
     guint trained;         /* cycles with a value learned from */
     double min, max;
 };
+VIGIL_ADPI_METRICS_ENTRY(struct range_metric);
 
 struct range {
     char **patterns;
@@ -53,7 +54,7 @@ struct range {
     double mem_total_bytes, swap_total_bytes; /* their latest samples; NAN before */
     GHashTable *cpus_by_field;                /* "user_s" → per-CPU metrics of it */
     struct vigil_cycle_values values;
-    GArray *metrics; /* struct range_metric, by id */
+    struct vigil_adpi_metrics metrics; /* struct range_metric */
 };
 
 static void read_config(struct range *r, const struct vigil_plugin_context *ctx)
@@ -76,7 +77,7 @@ static void *range_create(const struct vigil_plugin_context *ctx, GError **error
     r->mem_total_bytes = r->swap_total_bytes = NAN;
     r->cpus_by_field = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     vigil_cycle_values_init(&r->values);
-    r->metrics = g_array_new(FALSE, TRUE, sizeof(struct range_metric));
+    vigil_adpi_metrics_init(&r->metrics, sizeof(struct range_metric));
     return r;
 }
 
@@ -86,8 +87,16 @@ static void range_destroy(void *instance)
     g_strfreev(r->patterns);
     g_hash_table_destroy(r->cpus_by_field);
     vigil_cycle_values_clear(&r->values);
-    g_array_free(r->metrics, TRUE);
+    vigil_adpi_metrics_clear(&r->metrics);
     g_free(r);
+}
+
+static void match(void *entry, uint32_t id, void *user)
+{
+    (void)id;
+    const struct range *r = user;
+    struct range_metric *m = entry;
+    m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)r->patterns);
 }
 
 static gboolean range_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
@@ -96,11 +105,7 @@ static gboolean range_reconfigure(void *instance, const struct vigil_plugin_cont
     (void)error;
     struct range *r = instance;
     read_config(r, ctx);
-    for (guint id = 1; id < r->metrics->len; id++) {
-        struct range_metric *m = &g_array_index(r->metrics, struct range_metric, id);
-        if (m->desc != NULL)
-            m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)r->patterns);
-    }
+    vigil_adpi_metrics_rematch(&r->metrics, match, r);
     return TRUE;
 }
 
@@ -139,13 +144,12 @@ static enum natural natural_of(const struct vigil_metric_desc *d, const char **c
     return strcmp(d->unit, "percent") == 0 ? NATURAL_PERCENT : NATURAL_NONE;
 }
 
-static void resolve(struct range *r, uint32_t id, const struct vigil_metric_desc *d)
+static void resolve(void *entry, uint32_t id, void *user)
 {
-    if (id >= r->metrics->len)
-        g_array_set_size(r->metrics, id + 1);
-    struct range_metric *m = &g_array_index(r->metrics, struct range_metric, id);
-    m->desc = d;
-    m->matches = vigil_metric_name_matches(d->name, (const char *const *)r->patterns);
+    struct range *r = user;
+    struct range_metric *m = entry;
+    const struct vigil_metric_desc *d = m->desc;
+    match(m, id, r);
     m->natural = natural_of(d, &m->cpu_field);
     if (strcmp(d->name, "mem.total_bytes") == 0)
         r->mem_total_id = id;
@@ -165,12 +169,8 @@ static void range_samples(void *instance, const vigil_metric_catalog *catalog,
     struct range *r = instance;
     /* The whole catalogue, not only this scope's samples: a node's CPUs
      * count even when only cpu.user_s is judged. */
-    for (uint32_t count = vigil_metric_count(catalog); r->resolved < count;) {
-        r->resolved++;
-        const struct vigil_metric_desc *d = vigil_metric_get(catalog, r->resolved);
-        if (d != NULL)
-            resolve(r, r->resolved, d);
-    }
+    for (uint32_t count = vigil_metric_count(catalog); r->resolved < count;)
+        vigil_adpi_metrics_see_id(&r->metrics, catalog, ++r->resolved, resolve, r);
     for (size_t i = 0; i < n_samples; i++) {
         if (samples[i].metric_id == 0)
             continue;
@@ -279,10 +279,10 @@ static void range_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     (void)cycle;
     (void)end_ns;
     struct range *r = instance;
-    for (guint id = 1; id < r->metrics->len; id++) {
-        struct range_metric *m = &g_array_index(r->metrics, struct range_metric, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&r->metrics); id++) {
+        struct range_metric *m = vigil_adpi_metrics_get(&r->metrics, id);
         double value;
-        if (m->desc == NULL || !m->matches ||
+        if (m == NULL || !m->matches ||
             !vigil_cycle_metric_value(vigil_cycle_values_get(&r->values, id), &value))
             continue;
         gboolean reported = check_natural(r, m, value, sink);

@@ -73,6 +73,47 @@ struct vigil_adpi_ops {
                             GError **error);
 };
 
+/* What an ADPI keeps per metric -------------------------------------------------------------- */
+
+/* A table of the ADPI's own entries, by metric id (0 unused). An entry's
+ * first member must be `const struct vigil_metric_desc *desc`: NULL until
+ * the catalogue describes the id, its description after (the catalogue
+ * outlives every ADPI). The rest of an entry starts zeroed and is the
+ * ADPI's; the table only sets desc. */
+struct vigil_adpi_metrics {
+    GArray *entries;
+};
+
+/* Fails the build when `type` does not start with desc, which the table
+ * reads without knowing the type. */
+#define VIGIL_ADPI_METRICS_ENTRY(type) G_STATIC_ASSERT(G_STRUCT_OFFSET(type, desc) == 0)
+
+/* Derives what the ADPI needs from an entry's description, such as
+ * whether the name matches its globs. */
+typedef void (*vigil_adpi_metric_fn)(void *entry, uint32_t metric_id, void *user);
+
+void vigil_adpi_metrics_init(struct vigil_adpi_metrics *table, size_t entry_size);
+void vigil_adpi_metrics_clear(struct vigil_adpi_metrics *table);
+/* The entry of a metric, described and handed to `fn` (optional) the first
+ * time the catalogue knows it; NULL while it does not, in which case the
+ * catalogue is asked again next time. */
+void *vigil_adpi_metrics_see_id(struct vigil_adpi_metrics *table,
+                                const vigil_metric_catalog *catalog, uint32_t metric_id,
+                                vigil_adpi_metric_fn fn, void *user);
+/* vigil_adpi_metrics_see_id for each sample's metric. */
+void vigil_adpi_metrics_see(struct vigil_adpi_metrics *table, const vigil_metric_catalog *catalog,
+                            const struct vigil_sample *samples, size_t n_samples,
+                            vigil_adpi_metric_fn fn, void *user);
+/* Hands every described entry to `fn` again, in id order: after a
+ * reconfiguration changed the globs. */
+void vigil_adpi_metrics_rematch(struct vigil_adpi_metrics *table, vigil_adpi_metric_fn fn,
+                                void *user);
+/* The entry of a described metric, else NULL. */
+void *vigil_adpi_metrics_get(const struct vigil_adpi_metrics *table, uint32_t metric_id);
+/* One past the largest id that may have an entry: loop ids from 1 below it
+ * and skip those whose vigil_adpi_metrics_get is NULL. */
+uint32_t vigil_adpi_metrics_end(const struct vigil_adpi_metrics *table);
+
 /* Per-cycle values of metrics -------------------------------------------------------------- */
 
 /* What most statistics ADPIs judge: one value per metric per cycle. A
@@ -81,6 +122,7 @@ struct vigil_adpi_ops {
  * the first of this one when there is none before). Counters that went
  * back are flagged, not turned into a negative rate. */
 struct vigil_cycle_metric {
+    const struct vigil_metric_desc *desc; /* first: an entry of vigil_adpi_metrics */
     uint32_t metric_id;
     enum vigil_metric_kind kind;
     uint32_t n;     /* samples in this cycle */
@@ -97,7 +139,7 @@ struct vigil_cycle_metric {
 };
 
 struct vigil_cycle_values {
-    GArray *metrics; /* struct vigil_cycle_metric, by metric id (0 unused) */
+    struct vigil_adpi_metrics metrics; /* struct vigil_cycle_metric */
 };
 
 void vigil_cycle_values_init(struct vigil_cycle_values *cv);
