@@ -65,8 +65,6 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
     *out = (struct vigil_reasoner_decision){0};
     for (unsigned h = 1; h <= VIGIL_HEALTH_COUNT; h++)
         count_state(h, input->issues[h], &out->bad, &out->good, &out->other);
-    for (size_t i = 0; i < input->n_children; i++)
-        count_state(input->children[i], 1, &out->bad, &out->good, &out->other);
     for (size_t i = 0; i < input->n_load; i++) {
         if (input->load[i].utilisation <= rule->max_load)
             continue;
@@ -74,10 +72,15 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
         if (out->n_overloaded < VIGIL_REASONER_OVERLOADED_MAX)
             out->overloaded[out->n_overloaded++] = input->load[i].category;
     }
+    enum vigil_health own = vigil_reasoner_rule_apply(rule, out->bad, out->good, out->other);
+    for (size_t i = 0; i < input->n_children; i++)
+        count_state(input->children[i], 1, &out->bad, &out->good, &out->other);
     enum vigil_health upward = vigil_reasoner_rule_apply(rule, out->bad, out->good, out->other);
     uint32_t bad = out->bad, good = out->good, other = out->other;
     count_state(input->parent, 1, &bad, &good, &other);
     enum vigil_health state = vigil_reasoner_rule_apply(rule, bad, good, other);
+    out->own = hold(rule, own, &memory->held_own, &memory->own_left, &out->own_held);
+    out->own_raw = own;
     out->upward_raw = upward;
     out->upward = hold(rule, upward, &memory->held_upward, &memory->upward_left, &out->upward_held);
     out->state = hold(rule, state, &memory->held_state, &memory->state_left, &out->held);

@@ -13,10 +13,12 @@
  * windows say when the node or the system was abnormal, and any forwarded
  * cycle carries the node's statistics at full resolution.
  *
- * Capture decides on each level's `upward` state: what that level saw
- * itself. The process reasoner's `state` also counts its parent's, which
- * capture already looks at directly; counting it twice would stretch every
- * node window into every process for two more cycles. */
+ * Capture decides on each level's `own` state: what that level's ADPIs and
+ * load say, without its children's or its parent's. Capture looks at every
+ * level itself; a node state that echoed one process's would forward every
+ * process on the node, and a process state that echoed the node's would
+ * stretch every node window by the hold.
+ */
 #include <math.h>
 #include <string.h>
 
@@ -319,8 +321,8 @@ static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
 {
     json_builder_begin_object(b);
     vigild_json_string(b, "level", vigil_level_name(v->level));
-    vigild_json_string(b, "state", vigil_health_name(v->decision.upward));
-    vigild_json_bool(b, "held", v->decision.upward_held);
+    vigild_json_string(b, "state", vigil_health_name(v->decision.own));
+    vigild_json_bool(b, "held", v->decision.own_held);
     vigild_json_int(b, "bad", v->decision.bad);
     vigild_json_int(b, "good", v->decision.good);
     vigild_json_int(b, "other", v->decision.other);
@@ -356,9 +358,9 @@ static JsonNode *reason_node(const struct vigild_cycle_verdicts *v,
     vigild_json_int(b, "cycle", (int64_t)v->cycle);
     json_builder_set_member_name(b, "levels");
     json_builder_begin_array(b);
-    if (process != NULL && vigil_health_is_abnormal(process->decision.upward))
+    if (process != NULL && vigil_health_is_abnormal(process->decision.own))
         add_verdict(b, process);
-    if (v->node != NULL && vigil_health_is_abnormal(v->node->decision.upward))
+    if (v->node != NULL && vigil_health_is_abnormal(v->node->decision.own))
         add_verdict(b, v->node);
     if (vigil_health_is_abnormal(v->system_state)) {
         json_builder_begin_object(b);
@@ -441,12 +443,12 @@ static void close_window(struct vigild_capture *c, struct capture_subject *s)
 
 static gboolean is_evidence(const struct vigild_verdict *v)
 {
-    return v != NULL && vigil_health_is_abnormal(v->decision.upward) && !v->decision.upward_held;
+    return v != NULL && vigil_health_is_abnormal(v->decision.own) && !v->decision.own_held;
 }
 
 static gboolean is_abnormal(const struct vigild_verdict *v)
 {
-    return v != NULL && vigil_health_is_abnormal(v->decision.upward);
+    return v != NULL && vigil_health_is_abnormal(v->decision.own);
 }
 
 static void decide(struct vigild_capture *c, struct capture_subject *s,

@@ -204,10 +204,10 @@ static gboolean configure_capture(struct vigild *d, const struct vigild_settings
 }
 
 /* The end of a cycle: the reasoners decide, then capture acts on it. */
-static void close_cycle(struct vigild *d, uint64_t end_ns)
+static void close_cycle(struct vigild *d, uint64_t end_ns, gboolean judge)
 {
     struct vigild_cycle_verdicts verdicts;
-    vigild_reasoning_close_cycle(&d->reasoning, end_ns, &verdicts);
+    vigild_reasoning_close_cycle(&d->reasoning, end_ns, judge, &verdicts);
     vigild_capture_close_cycle(&d->capture, &verdicts);
 }
 
@@ -310,7 +310,7 @@ void vigild_tick(struct vigild *d)
     vigild_processes_calibrate(&d->processes);
     vigild_processes_drain_all(&d->processes);
     if (vigild_reasoning_tick(&d->reasoning))
-        close_cycle(d, begin_ns);
+        close_cycle(d, begin_ns, TRUE);
     uint64_t cost_ns = vigil_clock_monotonic_ns() - begin_ns;
     d->tick_cost_ns_last = cost_ns;
     d->tick_cost_ns_total += cost_ns;
@@ -386,10 +386,11 @@ void vigild_stop(struct vigild *d)
     if (d->processes.by_id != NULL) {
         g_message("stopping: last drain of %u processes", vigild_processes_running(&d->processes));
         vigild_processes_drain_all(&d->processes);
-        /* The cycle cut short is decided like any other, so that what it
-         * holds is forwarded or dropped, not lost. */
+        /* The cycle cut short is decided, so that what it holds is
+         * forwarded or dropped, not lost; its ADPIs are not asked, since a
+         * part of a cycle would look like an anomaly. */
         if (d->reasoning.processes != NULL)
-            close_cycle(d, vigil_clock_monotonic_ns());
+            close_cycle(d, vigil_clock_monotonic_ns(), FALSE);
         vigild_processes_clear(&d->processes);
     }
     vigild_reasoning_clear(&d->reasoning);

@@ -376,12 +376,12 @@ static void take_issue(void *user, const struct vigil_issue *issue)
 }
 
 static void decide(struct vigild_reasoning *r, struct vigild_reasoner *x, uint64_t end_ns,
-                   struct vigil_reasoner_input *input)
+                   gboolean judge, struct vigil_reasoner_input *input)
 {
     g_array_set_size(x->issues, 0);
     struct issue_target target = {.reasoner = x};
     struct vigil_issue_sink sink = {.report = take_issue, .user = &target};
-    for (guint i = 0; i < x->adpis->len; i++) {
+    for (guint i = 0; judge && i < x->adpis->len; i++) {
         const struct vigild_adpi *a = g_ptr_array_index(x->adpis, i);
         target.plugin = a->plugin->descriptor->name;
         a->ops->cycle(a->instance, r->cycle, end_ns, &sink);
@@ -454,7 +454,7 @@ static const struct vigild_verdict *process_verdict(void *user, uint64_t process
     return vigild_reasoning_verdict(user, process_id);
 }
 
-void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns,
+void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns, gboolean judge,
                                   struct vigild_cycle_verdicts *out)
 {
     /* Processes that ended had their last cycle decided at the close
@@ -473,7 +473,7 @@ void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns,
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         struct vigild_reasoner *x = value;
         struct vigil_reasoner_input input = {.parent = node_last};
-        decide(r, x, end_ns, &input);
+        decide(r, x, end_ns, judge, &input);
         g_array_append_val(r->children, x->verdict.decision.upward_raw);
         if (x->ended)
             x->decided_after_end = TRUE;
@@ -484,9 +484,9 @@ void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns,
         .n_children = r->children->len,
         .parent = r->system_state,
         .load = load,
-        .n_load = node_load(r, load),
+        .n_load = judge ? node_load(r, load) : 0,
     };
-    decide(r, r->node, end_ns, &input);
+    decide(r, r->node, end_ns, judge, &input);
     vigil_cycle_values_next(&r->node_values);
     *out = (struct vigild_cycle_verdicts){
         .cycle = r->cycle,

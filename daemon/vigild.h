@@ -357,8 +357,10 @@ void vigild_reasoning_activity(struct vigild_reasoning *r, uint64_t process_id,
 /* Counts a tick; TRUE when it ends a cycle. */
 gboolean vigild_reasoning_tick(struct vigild_reasoning *r);
 /* Ends the cycle at `end_ns`: every reasoner decides, processes first.
- * `out` is valid until the next call. */
-void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns,
+ * Without `judge` (a cycle cut short by a stop) the ADPIs are not asked,
+ * since a fraction of a cycle would read as an anomaly: only held states
+ * carry on. `out` is valid until the next call. */
+void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns, gboolean judge,
                                   struct vigild_cycle_verdicts *out);
 /* A process's last verdict, or NULL. */
 const struct vigild_verdict *vigild_reasoning_verdict(const struct vigild_reasoning *r,

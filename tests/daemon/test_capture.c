@@ -17,7 +17,7 @@
 #define MAX_CYCLES   32
 #define MAX_SUBJECTS 4
 
-/* A scripted run: per cycle, each subject's upward state. */
+/* A scripted run: per cycle, each subject's own state. */
 struct script {
     enum vigil_health state[MAX_SUBJECTS][MAX_CYCLES]; /* [0]: the node */
     gboolean held[MAX_SUBJECTS][MAX_CYCLES];
@@ -98,9 +98,9 @@ static void close_cycle(struct fixture *f, uint64_t cycle)
 {
     for (unsigned i = 0; i < MAX_SUBJECTS; i++) {
         struct vigild_verdict *v = &f->script.verdicts[i];
-        v->decision.upward = v->decision.state = f->script.state[i][cycle];
-        v->decision.upward_held = f->script.held[i][cycle];
-        gboolean abnormal = vigil_health_is_abnormal(v->decision.upward);
+        v->decision.own = v->decision.upward = v->decision.state = f->script.state[i][cycle];
+        v->decision.own_held = v->decision.upward_held = f->script.held[i][cycle];
+        gboolean abnormal = vigil_health_is_abnormal(v->decision.own);
         v->issues = abnormal ? &f->script.issue : NULL;
         v->n_issues = abnormal ? 1 : 0;
     }

@@ -28,7 +28,8 @@ struct fixture {
     struct vigild_reasoning reasoning;
     struct vigild_capture capture;
     struct vigild_tick_samples samples;
-    uint64_t tick, seq;
+    uint64_t tick, seq, seq2;
+    gboolean second; /* process 2 runs too, always at the normal speed */
 };
 
 static vigil_config *load_config(struct fixture *f, const char *text)
@@ -123,10 +124,16 @@ static gboolean run_tick(struct fixture *f, uint64_t duration_ns,
         };
         vigild_reasoning_activity(&f->reasoning, 1, &a);
         vigild_capture_activity(&f->capture, 1, &a);
+        if (f->second) {
+            a.seq = f->seq2++;
+            a.end_ns = start_ns + 10000 + (i % 5) * 1000;
+            vigild_reasoning_activity(&f->reasoning, 2, &a);
+            vigild_capture_activity(&f->capture, 2, &a);
+        }
     }
     if (!vigild_reasoning_tick(&f->reasoning))
         return FALSE;
-    vigild_reasoning_close_cycle(&f->reasoning, t_ns, verdicts);
+    vigild_reasoning_close_cycle(&f->reasoning, t_ns, TRUE, verdicts);
     vigild_capture_close_cycle(&f->capture, verdicts);
     return TRUE;
 }
@@ -165,8 +172,8 @@ static void run_cycles(struct fixture *f, unsigned first, unsigned last, const g
     }
 }
 
-/* The windows the sink has for process 1: "first-last " each. */
-static char *sink_windows(struct fixture *f)
+/* The windows the sink has for process `id`: "first-last " each. */
+static char *sink_windows_of(struct fixture *f, gint64 id)
 {
     char *path = g_build_filename(f->dir, "capture.jsonl", NULL);
     char *text = NULL;
@@ -178,7 +185,7 @@ static char *sink_windows(struct fixture *f)
         assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
         JsonObject *o = json_node_get_object(json_parser_get_root(parser));
         if (strcmp(json_object_get_string_member(o, "type"), "window") != 0 ||
-            json_object_get_int_member(o, "process") != 1)
+            json_object_get_int_member(o, "process") != id)
             continue;
         g_string_append_printf(windows, "%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT " ",
                                json_object_get_int_member(o, "first_cycle"),
@@ -199,6 +206,11 @@ static char *sink_windows(struct fixture *f)
     g_free(text);
     g_free(path);
     return g_string_free(windows, FALSE);
+}
+
+static char *sink_windows(struct fixture *f)
+{
+    return sink_windows_of(f, 1);
 }
 
 static void test_slow_cycles_give_their_windows(void **state)
@@ -223,6 +235,61 @@ static void test_slow_cycles_give_their_windows(void **state)
     assert_int_equal(c.held, per_cycle);
     assert_int_equal(c.dropped, 6 * per_cycle);
     assert_int_equal(c.lost, 0);
+    g_string_free(states, TRUE);
+}
+
+/* One process's anomaly makes the node's reasoner abnormal too (its child
+ * is), but capture acts on what each level saw itself: the quiet process
+ * next to it is not forwarded. */
+static void test_one_process_anomaly_forwards_that_process_only(void **state)
+{
+    struct fixture *f = *state;
+    f->second = TRUE;
+    vigild_reasoning_add_process(&f->reasoning, 2);
+    vigild_capture_add_process(&f->capture, 2, 4343, "quiet", -1);
+    gboolean slow[16] = {FALSE};
+    slow[5] = TRUE;
+    GString *states = g_string_new(NULL);
+    run_cycles(f, 1, 8, slow, states);
+    assert_string_equal(states->str, "....BB..");
+    const struct vigild_verdict *node = vigild_reasoning_verdict(&f->reasoning, 0);
+    assert_non_null(node);
+    char *windows = sink_windows(f);
+    assert_string_equal(windows, "4-6 ");
+    g_free(windows);
+    windows = sink_windows_of(f, 2);
+    assert_string_equal(windows, "");
+    g_free(windows);
+    struct vigild_capture_counts quiet;
+    assert_true(vigild_capture_counts(&f->capture, 2, &quiet));
+    assert_int_equal(quiet.forwarded, 0);
+    g_string_free(states, TRUE);
+}
+
+/* A stop decides the cycle it cuts short without asking the ADPIs: slow
+ * calls in that part-cycle are not judged, and a state held from the
+ * cycle before carries on. */
+static void test_a_cycle_cut_short_is_not_judged(void **state)
+{
+    struct fixture *f = *state;
+    gboolean slow[16] = {FALSE};
+    slow[3] = TRUE;
+    GString *states = g_string_new(NULL);
+    run_cycles(f, 1, 3, slow, states);
+    assert_string_equal(states->str, "..B");
+    struct vigild_cycle_verdicts v;
+    assert_false(run_tick(f, 1000000, &v)); /* a tick of slow calls, then the stop */
+    vigild_reasoning_close_cycle(&f->reasoning, f->tick * TICK_NS, FALSE, &v);
+    const struct vigild_verdict *p = v.process(v.user, 1);
+    assert_int_equal(p->decision.own, VIGIL_HEALTH_ABNORMAL_BAD);
+    assert_true(p->decision.own_held);
+    assert_int_equal(p->n_issues, 0);
+    vigild_capture_close_cycle(&f->capture, &v);
+    f->reasoning.ticks_in_cycle = 0;
+    assert_false(run_tick(f, 1000000, &v));
+    vigild_reasoning_close_cycle(&f->reasoning, f->tick * TICK_NS, FALSE, &v);
+    p = v.process(v.user, 1);
+    assert_int_equal(p->decision.own, VIGIL_HEALTH_OK);
     g_string_free(states, TRUE);
 }
 
@@ -270,6 +337,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_slow_cycles_give_their_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_process_anomaly_forwards_that_process_only, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_cycle_cut_short_is_not_judged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_threshold_applies_from_next_cycle, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reload_refuses_a_bad_adpi_config, setup, teardown),

@@ -73,6 +73,29 @@ static void test_issues_children_and_parent_are_counted(void **state)
     assert_false(d.held);
 }
 
+static void test_own_leaves_children_out(void **state)
+{
+    (void)state;
+    struct vigil_reasoner_memory memory = {0};
+    struct vigil_reasoner_decision d;
+    enum vigil_health children[] = {VIGIL_HEALTH_ABNORMAL_BAD};
+    struct vigil_reasoner_input in = {.children = children, .n_children = 1};
+    vigil_reasoner_decide(&default_rule, &memory, &in, &d);
+    assert_int_equal(d.own, VIGIL_HEALTH_OK);
+    assert_int_equal(d.upward, VIGIL_HEALTH_ABNORMAL_BAD);
+    assert_int_equal(d.state, VIGIL_HEALTH_ABNORMAL_BAD);
+    /* Its own issues and load make `own` abnormal, and it is held. */
+    struct vigil_reasoner_input mine = {0}, quiet = {0};
+    mine.issues[VIGIL_HEALTH_ABNORMAL_GOOD] = 1;
+    vigil_reasoner_decide(&default_rule, &memory, &mine, &d);
+    assert_int_equal(d.own, VIGIL_HEALTH_ABNORMAL_GOOD);
+    assert_false(d.own_held);
+    vigil_reasoner_decide(&default_rule, &memory, &quiet, &d);
+    assert_int_equal(d.own, VIGIL_HEALTH_ABNORMAL_GOOD);
+    assert_true(d.own_held);
+    assert_int_equal(d.own_raw, VIGIL_HEALTH_OK);
+}
+
 static void test_parent_counts_in_state_not_upward(void **state)
 {
     (void)state;
@@ -250,6 +273,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_truth_table),
         cmocka_unit_test(test_issues_children_and_parent_are_counted),
+        cmocka_unit_test(test_own_leaves_children_out),
         cmocka_unit_test(test_parent_counts_in_state_not_upward),
         cmocka_unit_test(test_abnormal_state_is_held_one_cycle),
         cmocka_unit_test(test_overloaded),

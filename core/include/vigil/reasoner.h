@@ -17,10 +17,14 @@
  * An abnormal state is held for hold_cycles more cycles (1 by default)
  * after its cause is gone, so that a window does not flicker.
  *
- * Two states come out. `state` counts the parent's last state and is what
- * capture acts on. `upward` leaves the parent out and is what the parent
- * is told: a child that counted its parent's state and reported it back up
- * would keep the parent abnormal for ever once it had been abnormal once.
+ * Three states come out. `own` counts only the reasoner's own ADPIs and
+ * load: it is what capture acts on, since capture already looks at every
+ * level, and a node that echoed one process's state would forward every
+ * process's activities. `upward` adds the children and is what the parent
+ * is told. `state` adds the parent's last state and is what `vigil status`
+ * shows. A child that counted its parent and reported that back up would
+ * keep the parent abnormal for ever after one abnormal cycle; so the
+ * parent's part never goes up.
  *
  * vigild hosts the process reasoners (one per registered process, each
  * with its own memory, all sharing the reasoner-process plugin's rule) and
@@ -60,19 +64,22 @@ struct vigil_reasoner_input {
 
 /* What a reasoner keeps from one cycle to the next. Zero it to start. */
 struct vigil_reasoner_memory {
-    enum vigil_health held_state, held_upward;
-    guint state_left, upward_left; /* cycles the held states still have */
+    enum vigil_health held_state, held_upward, held_own;
+    guint state_left, upward_left, own_left; /* cycles the held states still have */
     uint64_t cycles, abnormal_cycles;
 };
 
 #define VIGIL_REASONER_OVERLOADED_MAX 8
 
 struct vigil_reasoner_decision {
-    enum vigil_health state;  /* with the parent's part: what capture acts on */
-    enum vigil_health upward; /* without it: what the parent is told */
+    enum vigil_health state;  /* own + children + parent: what status shows */
+    enum vigil_health upward; /* own + children: what the parent is told */
+    enum vigil_health own;    /* its ADPIs and load alone: what capture acts on */
     uint32_t bad, good, other;
-    gboolean held;        /* `state` is an abnormal one held past its cause */
-    gboolean upward_held; /* and `upward` */
+    gboolean held;             /* `state` is an abnormal one held past its cause */
+    gboolean upward_held;      /* and `upward` */
+    gboolean own_held;         /* and `own` */
+    enum vigil_health own_raw; /* `own` before the hold */
     /* `upward` as this cycle's evidence decides it, before the hold: what
      * a parent counts, so that a hold does not grow by a cycle with every
      * level it goes up. */
