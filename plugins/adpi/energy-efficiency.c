@@ -11,7 +11,12 @@
  * Abnormal values stay out of the running statistics, so a long anomaly
  * does not widen the baseline until it looks normal. Cycles without energy
  * used or without a CPU counter say nothing about efficiency and are
- * skipped. */
+ * skipped.
+ *
+ * So are cycles whose energy is a model's, unless `judge_estimated` is on:
+ * vigil's estimate is linear in CPU utilisation, so CPU seconds per
+ * estimated joule move with the load alone and would flag every change of
+ * load as a change of efficiency. */
 #include <math.h>
 
 #include "vigil/adpi.h"
@@ -29,6 +34,7 @@ struct efficiency {
     char **cpu_metrics, **energy_metrics;
     guint stabilisation_cycles;
     double k, min_relative_deviation;
+    gboolean judge_estimated;
     struct vigil_running_stats stats;
     struct vigil_cycle_values values;
     struct vigil_adpi_metrics metrics; /* struct efficiency_metric */
@@ -56,6 +62,7 @@ static void read_config(struct efficiency *e, const struct vigil_plugin_context 
     e->k = vigil_config_get_double(ctx->config, ctx->section, "k");
     e->min_relative_deviation =
         vigil_config_get_double(ctx->config, ctx->section, "min_relative_deviation");
+    e->judge_estimated = vigil_config_get_bool(ctx->config, ctx->section, "judge_estimated");
 }
 
 static void *efficiency_create(const struct vigil_plugin_context *ctx, GError **error)
@@ -159,7 +166,7 @@ static void efficiency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     struct efficiency *e = instance;
     double x;
     gboolean estimated;
-    if (cycle_efficiency(e, &x, &estimated) &&
+    if (cycle_efficiency(e, &x, &estimated) && (!estimated || e->judge_estimated) &&
         (e->stats.n < e->stabilisation_cycles || !judge(e, x, estimated, sink)))
         vigil_running_stats_add(&e->stats, x);
     vigil_cycle_values_next(&e->values);
@@ -199,6 +206,11 @@ static const struct vigil_config_key keys[] = {
      .min = 0,
      .max = 10,
      .description = "share of the mean a value must also be away from it to be abnormal"},
+    {.name = "judge_estimated",
+     .type = VIGIL_CONFIG_BOOL,
+     .default_value = "false",
+     .description = "judge cycles whose energy is estimated too; vigil's estimate follows CPU "
+                    "load, so the ratio then measures load, not efficiency"},
 };
 
 VIGIL_PLUGIN_EXPORT = {

@@ -12,7 +12,11 @@
  *            `percent` % of it is an issue: a saturated CPU, full memory.
  *   learned: the smallest and largest values of the first `training_cycles`
  *            cycles, then frozen, widened by `percent` % of the largest of
- *            their spread and magnitudes. A value outside it is new for
+ *            their spread and magnitudes, and by at least two of the
+ *            smallest steps seen between consecutive values: a counter
+ *            that moves in ticks (CPU time in 10 ms) has rates that are
+ *            multiples of one step, and one step more than training saw
+ *            is its resolution, not news. A value outside it is new for
  *            this scope.
  *
  * One value gives at most one issue, the natural range's first, so that
@@ -41,6 +45,7 @@ struct range_metric {
     const char *cpu_field; /* NATURAL_CPUS: "user_s", inside desc->name */
     guint trained;         /* cycles with a value learned from */
     double min, max;
+    double last, step; /* the last value learned, the smallest change between two */
 };
 VIGIL_ADPI_METRICS_ENTRY(struct range_metric);
 
@@ -253,7 +258,7 @@ static void check_learned(const struct range *r, const struct range_metric *m, d
 {
     double spread = MAX(m->max - m->min, MAX(fabs(m->max), fabs(m->min)));
     /* All zeros in training leave no margin: anything else is new. */
-    double margin = r->percent / 100.0 * spread;
+    double margin = MAX(r->percent / 100.0 * spread, 2 * m->step);
     double lo = m->min - margin, hi = m->max + margin;
     if (value >= lo && value <= hi)
         return;
@@ -261,13 +266,17 @@ static void check_learned(const struct range *r, const struct range_metric *m, d
     value_unit(m->desc, unit, sizeof unit);
     vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, value, lo, hi,
                        "%s at %.6g %s, outside its learned range [%.6g, %.6g] %s: %.6g to %.6g "
-                       "over its first %u cycles, widened by %g %%",
+                       "over its first %u cycles, widened by %g %% or two steps of %.6g",
                        m->desc->name, value, unit, lo, hi, unit, m->min, m->max, m->trained,
-                       r->percent);
+                       r->percent, m->step);
 }
 
 static void learn(struct range_metric *m, double value)
 {
+    double change = fabs(value - m->last);
+    if (m->trained > 0 && change > 0)
+        m->step = m->step > 0 ? MIN(m->step, change) : change;
+    m->last = value;
     m->min = m->trained == 0 ? value : MIN(m->min, value);
     m->max = m->trained == 0 ? value : MAX(m->max, value);
     m->trained++;

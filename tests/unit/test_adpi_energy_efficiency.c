@@ -99,7 +99,7 @@ static void test_the_descriptor(void **state)
     struct test_adpi a;
     test_adpi_open(&a, "energy-efficiency", NULL);
     assert_string_equal(a.plugin->descriptor->name, "energy-efficiency");
-    assert_int_equal(a.plugin->descriptor->n_config_keys, 5);
+    assert_int_equal(a.plugin->descriptor->n_config_keys, 6);
     assert_non_null(a.ops->reconfigure);
     test_adpi_close(&a);
 }
@@ -184,11 +184,26 @@ static void test_reconfigure_keeps_the_mean(void **state)
     test_adpi_close(&s.a);
 }
 
-static void test_estimated_energy_is_said(void **state)
+/* vigil's estimate follows CPU load: CPU seconds per estimated joule
+ * measure load, so by default they are not judged at all. */
+static void test_estimated_energy_is_not_judged_by_default(void **state)
 {
     (void)state;
     struct stream s;
     stream_open(&s, NULL, "process.cpu_s", "process.energy_j", VIGIL_METRIC_ESTIMATED);
+    for (guint i = 0; i < 10; i++)
+        assert_int_equal(stream_cycle(&s, i % 2 ? 3 : 1, 1)->len, 0);
+    assert_int_equal(stream_cycle(&s, 5.171875, 1)->len, 0);
+    assert_int_equal(stream_cycle(&s, 0.01, 1)->len, 0);
+    test_adpi_close(&s.a);
+}
+
+static void test_estimated_energy_is_said(void **state)
+{
+    (void)state;
+    struct stream s;
+    stream_open(&s, "judge_estimated = true\n", "process.cpu_s", "process.energy_j",
+                VIGIL_METRIC_ESTIMATED);
     stabilise(&s);
     const struct vigil_issue *issue = abnormal(&s, 5.171875, VIGIL_HEALTH_ABNORMAL_GOOD, 3, 0.05);
     test_assert_contains(issue->message, "5.17188 CPU s per J (estimated energy), more work");
@@ -215,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_a_steady_baseline_needs_the_relative_deviation),
         cmocka_unit_test(test_cycles_without_energy_are_skipped),
         cmocka_unit_test(test_reconfigure_keeps_the_mean),
+        cmocka_unit_test(test_estimated_energy_is_not_judged_by_default),
         cmocka_unit_test(test_estimated_energy_is_said),
         cmocka_unit_test(test_out_of_range_values_are_refused),
     };

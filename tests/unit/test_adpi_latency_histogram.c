@@ -12,7 +12,7 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
-#define LEARN_100 "learn_calls = 100\n"
+#define LEARN_100 "learn_calls = 100\nmin_calls = 20\nmax_outer_share = 0.25\n"
 
 /* 100 posix.write calls: 5 of 150 ns, 90 of 1000 ns, 5 of 10000 ns. The
  * 5th smallest is in bucket [144, 151] (power 128, 1/16 of it wide), the
@@ -168,10 +168,10 @@ static void test_fewer_learn_calls_end_learning(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", NULL);
+    test_adpi_open(&a, "latency-histogram", "learn_calls = 1000\nmin_calls = 20\n");
     posix_write(&a, 1000, 50);
     test_adpi_cycle_quiet(&a, 1 * TEST_S);
-    test_adpi_reconfigure_ok(&a, "learn_calls = 50\nmax_outer_share = 0.5\n");
+    test_adpi_reconfigure_ok(&a, "learn_calls = 50\nmax_outer_share = 0.5\nmin_calls = 20\n");
     posix_write(&a, 5000, 11);
     posix_write(&a, 1000, 9);
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);

@@ -98,7 +98,8 @@ static void test_a_stuck_value_is_reported_once(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "sensor-sanity", "stuck_cycles = 3\n");
+    test_adpi_open(&a, "sensor-sanity",
+                   "stuck_cycles = 3\nstuck_metrics = mem.free_bytes;mem.available_bytes\n");
     guint32 free_id = test_adpi_gauge(&a, "mem.free_bytes", "bytes");
 
     /* The first value, then two cycles unchanged. */
@@ -150,7 +151,8 @@ static void test_reconfigure_changes_the_lists_and_keeps_the_counts(void **state
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "sensor-sanity", "stuck_cycles = 3\n");
+    test_adpi_open(&a, "sensor-sanity",
+                   "stuck_cycles = 3\nstuck_metrics = mem.free_bytes;mem.available_bytes\n");
     guint32 used = test_adpi_gauge(&a, "mem.used_bytes", "bytes");
     guint32 pkg = test_adpi_counter(&a, "energy.pkg0_j", "J");
     /* Not a stuck_metrics metric: three unchanged cycles are fine. */

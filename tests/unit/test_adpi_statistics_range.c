@@ -150,12 +150,13 @@ static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
     struct test_adpi a;
     test_adpi_open(&a, "statistics-range", "metrics = process.rss_bytes\ntraining_cycles = 3\n");
     guint32 rss = test_adpi_gauge(&a, "process.rss_bytes", "bytes");
-    const double values[] = {10, 12, 11};
+    const double values[] = {10, 12, 11.9};
     for (guint i = 0; i < 3; i++) {
         cycle_of(&a, rss, i + 1, values[i]);
         test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
     }
-    /* Learned 10 to 12, widened by 5 % of 12 on each side. */
+    /* Learned 10 to 12, widened by 5 % of 12 on each side (more than two
+     * of its smallest step, 0.1). */
     double margin = 5.0 / 100.0 * 12.0;
     cycle_of(&a, rss, 4, 12.5);
     test_adpi_cycle_quiet(&a, 4 * TEST_S);
@@ -167,7 +168,7 @@ static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
     test_assert_expected(issue, 10 - margin, 12 + margin);
     assert_string_equal(issue->message, "process.rss_bytes at 12.75 bytes, outside its learned "
                                         "range [9.4, 12.6] bytes: 10 to 12 over its first 3 "
-                                        "cycles, widened by 5 %");
+                                        "cycles, widened by 5 % or two steps of 0.1");
     /* Frozen: the values after training did not widen it. */
     cycle_of(&a, rss, 7, 9.25);
     test_assert_expected(test_adpi_cycle_one(&a, 7 * TEST_S), 10 - margin, 12 + margin);
@@ -180,6 +181,30 @@ static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
     cycle_of(&a, rss, 9, 18.5);
     test_assert_expected(test_adpi_cycle_one(&a, 9 * TEST_S), 10 - 50.0 / 100.0 * 12,
                          12 + 50.0 / 100.0 * 12);
+    test_adpi_close(&a);
+}
+
+/* A rate that moves in steps (CPU time counted in ticks) is widened by two
+ * steps when that is more than percent: one step past training is the
+ * counter's resolution. */
+static void test_steps_widen_the_learned_range(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "statistics-range", "metrics = process.rss_bytes\ntraining_cycles = 4\n");
+    guint32 rss = test_adpi_gauge(&a, "process.rss_bytes", "bytes");
+    const double values[] = {20, 50, 30, 40};
+    for (guint i = 0; i < 4; i++) {
+        cycle_of(&a, rss, i + 1, values[i]);
+        test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
+    }
+    cycle_of(&a, rss, 5, 70);
+    test_adpi_cycle_quiet(&a, 5 * TEST_S);
+    cycle_of(&a, rss, 6, 0);
+    test_adpi_cycle_quiet(&a, 6 * TEST_S);
+    cycle_of(&a, rss, 7, 71);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 7 * TEST_S);
+    test_assert_expected(issue, 0, 70);
     test_adpi_close(&a);
 }
 
@@ -273,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_memory_near_the_total_is_an_issue),
         cmocka_unit_test(test_the_ends_of_a_percentage),
         cmocka_unit_test(test_a_value_outside_the_learned_range_is_an_issue),
+        cmocka_unit_test(test_steps_widen_the_learned_range),
         cmocka_unit_test(test_a_counter_is_judged_by_its_rate),
         cmocka_unit_test(test_zeros_in_training_leave_no_margin),
         cmocka_unit_test(test_one_value_gives_one_issue),
