@@ -25,6 +25,10 @@
 #include "vigil/ontology.h"
 #include "vigild.h"
 
+/* Reasons a window keeps: an anomaly that lasts for hours keeps its window
+ * open for hours, and its first cycles say why well enough. */
+#define REASONS_MAX 64
+
 struct held_cycle {
     uint64_t cycle;
     uint64_t start_ns, end_ns;
@@ -45,7 +49,8 @@ struct capture_subject {
     uint64_t window;
     uint64_t window_first, window_last, window_activities;
     guint post_left;
-    GPtrArray *reasons; /* JsonNode *, one per abnormal cycle of the window */
+    GPtrArray *reasons;        /* JsonNode *, one per abnormal cycle of the window */
+    uint64_t reasons_left_out; /* abnormal cycles past REASONS_MAX */
     struct vigild_capture_counts counts;
 };
 
@@ -391,6 +396,7 @@ static void write_window(struct vigild_capture *c, struct capture_subject *s)
     for (guint i = 0; i < s->reasons->len; i++)
         json_builder_add_value(b, json_node_ref(g_ptr_array_index(s->reasons, i)));
     json_builder_end_array(b);
+    vigild_json_int(b, "reasons_left_out", (int64_t)s->reasons_left_out);
     json_builder_end_object(b);
     vigild_capture_sink_write(c->sink, b);
     g_object_unref(b);
@@ -439,6 +445,7 @@ static void close_window(struct vigild_capture *c, struct capture_subject *s)
     s->window = 0;
     s->post_left = 0;
     g_ptr_array_set_size(s->reasons, 0);
+    s->reasons_left_out = 0;
 }
 
 static gboolean is_evidence(const struct vigild_verdict *v)
@@ -484,7 +491,10 @@ static void decide(struct vigild_capture *c, struct capture_subject *s,
         /* The trigger: the cycles before it that are still held go first. */
         while (!g_queue_is_empty(s->held))
             forward(c, s, g_queue_pop_head(s->held));
-        g_ptr_array_add(s->reasons, reason_node(v, own));
+        if (s->reasons->len < REASONS_MAX)
+            g_ptr_array_add(s->reasons, reason_node(v, own));
+        else
+            s->reasons_left_out++;
         forward(c, s, h);
         /* post counts from the last cycle with evidence: a held state's
          * cycles are part of it, so hold and post overlap, not add up. */

@@ -269,6 +269,31 @@ static void count_statistics(void *user, uint64_t start_ns, uint64_t end_ns, GAr
     g_array_append_val(out, s);
 }
 
+/* A window that stays open for long keeps the reasons of its first 64
+ * abnormal cycles and counts the others. */
+static void test_a_long_window_keeps_its_first_reasons(void **state)
+{
+    struct fixture *f = *state;
+    for (unsigned k = 2; k <= 29; k++)
+        set_abnormal(f, 1, k, FALSE);
+    vigild_capture_add_process(&f->capture, 1, 1001, "app", -1);
+    /* The script's 29 cycles thrice: cycle 1 of each round is normal but
+     * forwarded as post, so one window spans 84 abnormal cycles. */
+    for (unsigned round = 0; round < 3; round++)
+        for (unsigned k = 1; k <= 29; k++) {
+            add_activities(f, 1, k, 1);
+            close_cycle(f, k);
+        }
+    vigild_capture_end_process(&f->capture, 1);
+    close_cycle(f, 30);
+    char *text = NULL;
+    assert_true(g_file_get_contents(f->sink, &text, NULL, NULL));
+    const char *window = strstr(text, "\"type\":\"window\"");
+    assert_non_null(window);
+    assert_non_null(strstr(window, "\"reasons_left_out\":20"));
+    g_free(text);
+}
+
 static void test_statistics_once_per_cycle(void **state)
 {
     struct fixture *f = *state;
@@ -400,6 +425,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_windows_pre_post_and_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_long_window_keeps_its_first_reasons, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_statistics_once_per_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_end_closes_its_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
