@@ -202,7 +202,9 @@ void vigild_capture_name(struct vigild_capture *c, uint64_t process_id, uint32_t
     struct capture_subject *s = subject_get(c, process_id);
     if (s == NULL || process_id == 0)
         return;
-    g_hash_table_replace(s->names, GUINT_TO_POINTER(file_id), g_strdup(path));
+    /* Paths are bytes, not text: a Latin-1 name would make the sink's
+     * line invalid JSON. Invalid sequences become U+FFFD. */
+    g_hash_table_replace(s->names, GUINT_TO_POINTER(file_id), g_utf8_make_valid(path, -1));
     /* A file id used again for another path must be sent again. */
     g_hash_table_remove(s->names_sent, GUINT_TO_POINTER(file_id));
 }

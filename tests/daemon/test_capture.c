@@ -316,6 +316,27 @@ static void test_statistics_once_per_cycle(void **state)
     free_view(&view);
 }
 
+/* A path that is not UTF-8 still makes a valid line, with U+FFFD for the
+ * bytes that are not. */
+static void test_a_latin1_path_gives_valid_json(void **state)
+{
+    struct fixture *f = *state;
+    vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
+    vigild_capture_add_process(&f->capture, 1, 1001, "app", -1);
+    vigild_capture_name(&f->capture, 1, 1, "/data/caf\xe9.dat");
+    add_activities(f, 1, 1, 2);
+    close_cycle(f, 1);
+    struct sink_view view;
+    read_sink(f, &view); /* fails on a line that is not JSON */
+    assert_int_equal(view.activities[1][1], 2);
+    free_view(&view);
+    char *text = NULL;
+    assert_true(g_file_get_contents(f->sink, &text, NULL, NULL));
+    assert_true(g_utf8_validate(text, -1, NULL));
+    assert_non_null(strstr(text, "/data/caf\xef\xbf\xbd.dat"));
+    g_free(text);
+}
+
 static void test_process_end_closes_its_window(void **state)
 {
     struct fixture *f = *state;
@@ -428,6 +449,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_long_window_keeps_its_first_reasons, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_statistics_once_per_cycle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_latin1_path_gives_valid_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_end_closes_its_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_change_releases_held_cycles, setup, teardown),
