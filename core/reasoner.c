@@ -65,6 +65,9 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
     *out = (struct vigil_reasoner_decision){0};
     for (unsigned h = 1; h <= VIGIL_HEALTH_COUNT; h++)
         count_state(h, input->issues[h], &out->bad, &out->good, &out->other);
+    /* A busy node is what an HPC node is for: Overloaded counts in the
+     * tree's states but is not, alone, a reason to capture. */
+    enum vigil_health own = vigil_reasoner_rule_apply(rule, out->bad, out->good, out->other);
     for (size_t i = 0; i < input->n_load; i++) {
         if (input->load[i].utilisation <= rule->max_load)
             continue;
@@ -72,7 +75,6 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
         if (out->n_overloaded < VIGIL_REASONER_OVERLOADED_MAX)
             out->overloaded[out->n_overloaded++] = input->load[i].category;
     }
-    enum vigil_health own = vigil_reasoner_rule_apply(rule, out->bad, out->good, out->other);
     for (size_t i = 0; i < input->n_children; i++)
         count_state(input->children[i], 1, &out->bad, &out->good, &out->other);
     enum vigil_health upward = vigil_reasoner_rule_apply(rule, out->bad, out->good, out->other);

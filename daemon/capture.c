@@ -144,6 +144,13 @@ gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, GE
         return FALSE;
     vigild_capture_sink_close(c->sink);
     c->sink = sink;
+    /* A new file has none of the names and statistics the old one had. */
+    g_hash_table_remove_all(c->statistics_sent);
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, c->subjects);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        g_hash_table_remove_all(((struct capture_subject *)value)->names_sent);
     return TRUE;
 }
 
@@ -511,10 +518,15 @@ static void decide(struct vigild_capture *c, struct capture_subject *s,
         forward(c, s, h);
         return;
     }
-    close_window(c, s);
+    /* The window stays open while the cycle after it is held: a trigger
+     * within `pre` cycles forwards it, and the two windows are one. */
     g_queue_push_tail(s->held, h);
-    while (g_queue_get_length(s->held) > c->pre)
+    if (c->pre == 0)
+        close_window(c, s);
+    while (g_queue_get_length(s->held) > c->pre) {
         drop(c, s, g_queue_pop_head(s->held));
+        close_window(c, s);
+    }
 }
 
 static void finish(struct vigild_capture *c, struct capture_subject *s)
@@ -559,12 +571,14 @@ void vigild_capture_close_cycle(struct vigild_capture *c, const struct vigild_cy
         struct capture_subject *s = value;
         decide(c, s, v);
         s->open = held_cycle_new(v->cycle + 1, v->end_ns);
-        if (s->ended)
+        if (s->ended || v->final)
             g_ptr_array_add(ended, s);
     }
     for (guint i = 0; i < ended->len; i++) {
         struct capture_subject *s = g_ptr_array_index(ended, i);
         finish(c, s);
+        if (s->process_id == 0)
+            continue; /* the node's stays, for its counts */
         if (c->finished != NULL)
             c->finished(c->finished_user, s->process_id, &s->counts);
         g_hash_table_remove(c->subjects, &s->process_id);

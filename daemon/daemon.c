@@ -195,8 +195,9 @@ static void window_statistics(void *user, uint64_t start_ns, uint64_t end_ns, GA
  * sink cannot be opened. */
 static gboolean configure_capture(struct vigild *d, const struct vigild_settings *s, GError **error)
 {
-    if (s->capture_mode != VIGILD_CAPTURE_NONE &&
-        !vigild_capture_open_sink(&d->capture, s->capture_sink, error))
+    /* Mode none writes nothing: no file is kept open for it. */
+    if (!vigild_capture_open_sink(
+            &d->capture, s->capture_mode != VIGILD_CAPTURE_NONE ? s->capture_sink : NULL, error))
         return FALSE;
     vigild_capture_configure(&d->capture, s->capture_mode, s->capture_pre, s->capture_post,
                              s->capture_max_held);
@@ -208,6 +209,8 @@ static void close_cycle(struct vigild *d, uint64_t end_ns, gboolean judge)
 {
     struct vigild_cycle_verdicts verdicts;
     vigild_reasoning_close_cycle(&d->reasoning, end_ns, judge, &verdicts);
+    /* A cycle the stop cuts short is the last: windows end with it. */
+    verdicts.final = !judge;
     vigild_capture_close_cycle(&d->capture, &verdicts);
 }
 

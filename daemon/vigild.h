@@ -287,6 +287,7 @@ struct vigild_cycle_verdicts {
     uint64_t start_ns, end_ns;
     const struct vigild_verdict *node;
     enum vigil_health system_state; /* from upstream; 0 when there is none */
+    gboolean final;                 /* the daemon stops: every window ends, nothing stays held */
     /* The verdict of a process, or NULL when it has none this cycle. */
     const struct vigild_verdict *(*process)(void *user, uint64_t process_id);
     void *user;

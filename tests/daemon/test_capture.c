@@ -37,6 +37,7 @@ struct fixture {
     struct vigild_capture capture;
     struct script script;
     uint64_t seq[MAX_SUBJECTS];
+    gboolean final; /* the next close is the daemon's last */
 };
 
 static int setup(void **state)
@@ -111,6 +112,7 @@ static void close_cycle(struct fixture *f, uint64_t cycle)
         .node = &f->script.verdicts[0],
         .process = scripted,
         .user = &f->script,
+        .final = f->final,
     };
     vigild_capture_close_cycle(&f->capture, &verdicts);
 }
@@ -259,6 +261,43 @@ static void test_windows_pre_post_and_merge(void **state)
     assert_int_equal(c1.abnormal_cycles, 4 + 2); /* its own 4, the node's 2 */
     assert_true(vigild_capture_counts(&f->capture, 0, &node));
     assert_int_equal(node.observed, node.forwarded + node.dropped + node.lost + node.held);
+}
+
+/* Windows that touch are one: with post 0, abnormal cycles 5 and 7 share
+ * cycle 6 (7's pre), so 4..7 is one window, not 4..5 and 6..7. */
+static void test_windows_that_touch_are_one(void **state)
+{
+    struct fixture *f = *state;
+    vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ANOMALIES, 1, 0, UINT64_MAX);
+    set_abnormal(f, 1, 5, FALSE);
+    set_abnormal(f, 1, 7, FALSE);
+    replay(f, 1, 10);
+    struct sink_view view;
+    read_sink(f, &view);
+    assert_forwarded(&view, 1, "4 5 6 7 ", 10);
+    assert_string_equal(view.windows[1]->str, "4-7 ");
+    free_view(&view);
+}
+
+/* The daemon's stop: every open window is written and nothing stays
+ * held. */
+static void test_the_final_cycle_ends_every_window(void **state)
+{
+    struct fixture *f = *state;
+    set_abnormal(f, 1, 3, FALSE);
+    replay(f, 2, 2);
+    add_activities(f, 1, 3, 31);
+    add_activities(f, 2, 3, 32);
+    f->final = TRUE;
+    close_cycle(f, 3);
+    struct sink_view view;
+    read_sink(f, &view);
+    assert_string_equal(view.windows[1]->str, "2-3 ");
+    free_view(&view);
+    struct vigild_capture_counts node;
+    assert_true(vigild_capture_counts(&f->capture, 0, &node));
+    assert_int_equal(node.held, 0);
+    assert_int_equal(node.observed, node.forwarded + node.dropped);
 }
 
 static void count_statistics(void *user, uint64_t start_ns, uint64_t end_ns, GArray *out)
@@ -448,6 +487,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_windows_pre_post_and_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_long_window_keeps_its_first_reasons, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_windows_that_touch_are_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_final_cycle_ends_every_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statistics_once_per_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_latin1_path_gives_valid_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_end_closes_its_window, setup, teardown),

@@ -151,6 +151,8 @@ static void test_overloaded(void **state)
     assert_string_equal(d.overloaded[0], "cpu");
     assert_int_equal(d.other, 1);
     assert_int_equal(d.state, VIGIL_HEALTH_ABNORMAL_OTHER);
+    /* A busy node alone is no reason to capture. */
+    assert_int_equal(d.own, VIGIL_HEALTH_OK);
 }
 
 /* The plugins ---------------------------------------------------------------------------------- */

@@ -17,12 +17,12 @@
  * An abnormal state is held for hold_cycles more cycles (1 by default)
  * after its cause is gone, so that a window does not flicker.
  *
- * Three states come out. `own` counts only the reasoner's own ADPIs and
- * load: it is what capture acts on, since capture already looks at every
- * level, and a node that echoed one process's state would forward every
- * process's activities. `upward` adds the children and is what the parent
- * is told. `state` adds the parent's last state and is what `vigil status`
- * shows. A child that counted its parent and reported that back up would
+ * Three states come out. `own` counts only the reasoner's own ADPIs (not
+ * Overloaded: a saturated node is the normal state of an HPC node, and
+ * would make every cycle a capture): it is what capture acts on, since capture already looks at
+ * every level, and a node that echoed one process's state would forward every process's activities.
+ * `upward` adds the children and is what the parent is told. `state` adds the parent's last state
+ * and is what `vigil status` shows. A child that counted its parent and reported that back up would
  * keep the parent abnormal for ever after one abnormal cycle; so the
  * parent's part never goes up.
  *
