@@ -174,6 +174,10 @@ static void print_reasoning(JsonObject *root)
            sink != NULL ? sink : "no sink", member_int(t, "observed"), member_int(t, "forwarded"),
            member_int(t, "windows"), member_int(t, "dropped"), member_int(t, "lost"),
            member_int(t, "held"));
+    if (member_int(c, "sink_errors") > 0)
+        printf("  %" G_GINT64_FORMAT " writes to the sink failed: windows since are not all "
+               "in it (see vigild's log)\n",
+               member_int(c, "sink_errors"));
 }
 
 static void print_text(JsonObject *root)

@@ -400,19 +400,23 @@ static void decide(struct vigild_reasoning *r, struct vigild_reasoner *x, uint64
     x->decided = TRUE;
 }
 
-static gboolean cycle_delta(const struct vigild_reasoning *r, const char *name, double *delta)
+/* This cycle's state of the node metric `name`, or NULL. */
+static const struct vigil_cycle_metric *node_metric(const struct vigild_reasoning *r,
+                                                    const char *name)
 {
     const struct vigil_metric_desc *m = vigil_metric_lookup(r->catalog, name);
-    const struct vigil_cycle_metric *cm =
-        m != NULL ? vigil_cycle_values_get(&r->node_values, m->id) : NULL;
+    return m != NULL ? vigil_cycle_values_get(&r->node_values, m->id) : NULL;
+}
+
+static gboolean cycle_delta(const struct vigild_reasoning *r, const char *name, double *delta)
+{
+    const struct vigil_cycle_metric *cm = node_metric(r, name);
     return cm != NULL && vigil_cycle_metric_delta(cm, delta);
 }
 
 static gboolean cycle_value(const struct vigild_reasoning *r, const char *name, double *value)
 {
-    const struct vigil_metric_desc *m = vigil_metric_lookup(r->catalog, name);
-    const struct vigil_cycle_metric *cm =
-        m != NULL ? vigil_cycle_values_get(&r->node_values, m->id) : NULL;
+    const struct vigil_cycle_metric *cm = node_metric(r, name);
     return cm != NULL && vigil_cycle_metric_value(cm, value);
 }
 

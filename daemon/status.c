@@ -227,6 +227,11 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "pre_cycles", d->capture.pre);
     vigild_json_int(b, "post_cycles", d->capture.post);
     vigild_json_string(b, "sink", vigild_capture_path(&d->capture));
+    /* Writes that failed (a full disk): windows counted as forwarded that
+     * the sink may not hold whole. */
+    vigild_json_int(b, "sink_errors",
+                    d->capture.sink != NULL ? (int64_t)vigild_capture_sink_errors(d->capture.sink)
+                                            : 0);
     struct vigild_capture_counts total;
     vigild_capture_counts(&d->capture, 0, &total);
     add_capture_counts(b, "totals", &total);

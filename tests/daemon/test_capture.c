@@ -465,6 +465,17 @@ static void test_memory_bound_counts_lost(void **state)
     free_view(&view);
 }
 
+/* A sink whose writes fail (a full disk) counts every failure, for
+ * `vigil status` to show, rather than losing windows without a trace. */
+static void test_a_full_sink_counts_its_failures(void **state)
+{
+    struct fixture *f = *state;
+    assert_true(vigild_capture_open_sink(&f->capture, "/dev/full", NULL));
+    vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
+    replay(f, 1, 2);
+    assert_true(vigild_capture_sink_errors(f->capture.sink) > 0);
+}
+
 static void test_sink_that_cannot_open(void **state)
 {
     struct fixture *f = *state;
@@ -495,6 +506,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_change_releases_held_cycles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_bound_counts_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_full_sink_counts_its_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sink_that_cannot_open, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
