@@ -1,0 +1,104 @@
+/* vigil — connecting to the warehouse.
+ *
+ * libpq reads what the connection string leaves out from its environment
+ * (PGHOST, PGSERVICE, ~/.pgpass…), so "" is a valid connection string. The
+ * errors name the server libpq tried, never the string itself, which may
+ * hold a password. */
+#include <string.h>
+
+#include "vigil/warehouse.h"
+
+GQuark vigil_warehouse_error_quark(void)
+{
+    return g_quark_from_static_string("vigil-warehouse-error-quark");
+}
+
+/* libpq's messages end with a newline and sometimes span lines. */
+static char *one_line(const char *message)
+{
+    char *text = g_strstrip(g_strdup(message != NULL ? message : ""));
+    for (char *p = text; *p != '\0'; p++)
+        if (*p == '\n')
+            *p = ' ';
+    return text;
+}
+
+/* Server notices (warnings: notices below that are turned off) go to the
+ * log instead of libpq's default, a bare line on stderr. */
+static void log_notice(void *arg, const char *message)
+{
+    (void)arg;
+    char *text = one_line(message);
+    g_warning("PostgreSQL: %s", text);
+    g_free(text);
+}
+
+/* "host /run/x port 5432 database vigil user vigil", for messages. */
+static char *describe_target(const PGconn *db)
+{
+    const char *host = PQhost(db), *port = PQport(db), *name = PQdb(db), *user = PQuser(db);
+    return g_strdup_printf("host %s port %s database %s user %s",
+                           host != NULL && host[0] != '\0' ? host : "(default)",
+                           port != NULL && port[0] != '\0' ? port : "(default)",
+                           name != NULL && name[0] != '\0' ? name : "(default)",
+                           user != NULL && user[0] != '\0' ? user : "(default)");
+}
+
+PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
+{
+    if (conninfo == NULL)
+        conninfo = "";
+    /* Checked first so that a typo is reported as one, not as a failure to
+     * reach some default server. */
+    char *parse_error = NULL;
+    PQconninfoOption *parsed = PQconninfoParse(conninfo, &parse_error);
+    if (parsed == NULL) {
+        char *text = one_line(parse_error != NULL ? parse_error : "out of memory");
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNINFO,
+                    "the warehouse connection string is malformed: %s", text);
+        g_free(text);
+        PQfreemem(parse_error);
+        return NULL;
+    }
+    PQconninfoFree(parsed);
+
+    /* expand_dbname: `conninfo` is a whole connection string; the fallback
+     * name applies only when it sets no application_name itself. Every text
+     * vigil sends is UTF-8 (paths made valid before), and error positions
+     * in migrations are counted in its characters: client_encoding, given
+     * after the string, wins over one in it. */
+    const char *const keywords[] = {"dbname", "fallback_application_name", "client_encoding", NULL};
+    const char *const values[] = {conninfo, "vigil", "UTF8", NULL};
+    PGconn *db = PQconnectdbParams(keywords, values, 1);
+    if (db == NULL) {
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT,
+                    "cannot connect to the warehouse: out of memory");
+        return NULL;
+    }
+    if (PQstatus(db) != CONNECTION_OK) {
+        char *target = describe_target(db), *text = one_line(PQerrorMessage(db));
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT,
+                    "cannot connect to the warehouse (%s): %s", target, text);
+        g_free(target);
+        g_free(text);
+        PQfinish(db);
+        return NULL;
+    }
+    PQsetNoticeProcessor(db, log_notice, NULL);
+    /* "relation already exists, skipping" and the like are noise for us. */
+    PGresult *result = PQexec(db, "SET client_min_messages = warning");
+    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+    if (!ok) {
+        char *target = describe_target(db), *text = one_line(PQerrorMessage(db));
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
+                    "the warehouse (%s) refused to set client_min_messages: %s", target, text);
+        g_free(target);
+        g_free(text);
+    }
+    PQclear(result);
+    if (!ok) {
+        PQfinish(db);
+        return NULL;
+    }
+    return db;
+}
