@@ -18,6 +18,8 @@ static const struct command commands[] = {
     {"config", vigil_cli_config, "config check [--config FILE]: check and print the configuration"},
     {"status", vigil_cli_status,
      "status [--json] [--socket PATH]: what the node's vigild sees now"},
+    {"db", vigil_cli_db,
+     "db migrate|version [--config FILE]: bring the warehouse's schema up to date, or show it"},
 };
 
 static void print_usage(FILE *out)

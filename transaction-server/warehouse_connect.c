@@ -7,20 +7,28 @@
 #include <string.h>
 
 #include "vigil/warehouse.h"
+#include "warehouse_migrations.h"
 
 GQuark vigil_warehouse_error_quark(void)
 {
     return g_quark_from_static_string("vigil-warehouse-error-quark");
 }
 
-/* libpq's messages end with a newline and sometimes span lines. */
-static char *one_line(const char *message)
+char *vigil_warehouse_one_line(const char *message)
 {
-    char *text = g_strstrip(g_strdup(message != NULL ? message : ""));
-    for (char *p = text; *p != '\0'; p++)
-        if (*p == '\n')
-            *p = ' ';
-    return text;
+    GString *text = g_string_new(NULL);
+    gboolean in_space = FALSE;
+    for (const char *p = message != NULL ? message : ""; *p != '\0'; p++) {
+        if (g_ascii_isspace(*p)) {
+            in_space = TRUE;
+            continue;
+        }
+        if (in_space && text->len > 0)
+            g_string_append_c(text, ' ');
+        in_space = FALSE;
+        g_string_append_c(text, *p);
+    }
+    return g_string_free(text, FALSE);
 }
 
 /* Server notices (warnings: notices below that are turned off) go to the
@@ -28,7 +36,7 @@ static char *one_line(const char *message)
 static void log_notice(void *arg, const char *message)
 {
     (void)arg;
-    char *text = one_line(message);
+    char *text = vigil_warehouse_one_line(message);
     g_warning("PostgreSQL: %s", text);
     g_free(text);
 }
@@ -53,7 +61,7 @@ PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
     char *parse_error = NULL;
     PQconninfoOption *parsed = PQconninfoParse(conninfo, &parse_error);
     if (parsed == NULL) {
-        char *text = one_line(parse_error != NULL ? parse_error : "out of memory");
+        char *text = vigil_warehouse_one_line(parse_error != NULL ? parse_error : "out of memory");
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNINFO,
                     "the warehouse connection string is malformed: %s", text);
         g_free(text);
@@ -76,7 +84,7 @@ PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
         return NULL;
     }
     if (PQstatus(db) != CONNECTION_OK) {
-        char *target = describe_target(db), *text = one_line(PQerrorMessage(db));
+        char *target = describe_target(db), *text = vigil_warehouse_one_line(PQerrorMessage(db));
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT,
                     "cannot connect to the warehouse (%s): %s", target, text);
         g_free(target);
@@ -89,7 +97,7 @@ PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
     PGresult *result = PQexec(db, "SET client_min_messages = warning");
     gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
     if (!ok) {
-        char *target = describe_target(db), *text = one_line(PQerrorMessage(db));
+        char *target = describe_target(db), *text = vigil_warehouse_one_line(PQerrorMessage(db));
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
                     "the warehouse (%s) refused to set client_min_messages: %s", target, text);
         g_free(target);

@@ -36,7 +36,7 @@ static char *server_message(const PGconn *db, const PGresult *result)
     const char *primary =
         result != NULL ? PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     if (primary == NULL) /* no answer from the server: libpq's own message */
-        return g_strstrip(g_strdelimit(g_strdup(PQerrorMessage(db)), "\n", ' '));
+        return vigil_warehouse_one_line(PQerrorMessage(db));
     GString *text = g_string_new(primary);
     const char *detail = PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL);
     const char *hint = PQresultErrorField(result, PG_DIAG_MESSAGE_HINT);
@@ -50,7 +50,9 @@ static char *server_message(const PGconn *db, const PGresult *result)
         g_string_append_printf(text, " (context: %s)", context);
     if (state != NULL)
         g_string_append_printf(text, " [SQLSTATE %s]", state);
-    return g_strdelimit(g_string_free(text, FALSE), "\n", ' ');
+    char *line = vigil_warehouse_one_line(text->str);
+    g_string_free(text, TRUE);
+    return line;
 }
 
 /* Runs one statement that returns no rows; FALSE with error set, saying

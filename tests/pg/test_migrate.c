@@ -1,0 +1,555 @@
+/* Tests of the warehouse's migrations (vigil_warehouse_migrate and `vigil db`)
+ * against a private PostgreSQL: each test gets an empty database of its own
+ * in one cluster started for the whole program. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <glib/gstdio.h>
+
+#include "test_pg.h"
+#include "test_support.h"
+#include "vigil/warehouse.h"
+
+static struct test_pg pg;
+
+static int start_cluster(void **state)
+{
+    (void)state;
+    test_pg_start(&pg);
+    return 0;
+}
+
+static int stop_cluster(void **state)
+{
+    (void)state;
+    test_pg_cleanup(&pg);
+    return 0;
+}
+
+/* Every relation and function migration 1 creates, as to_regclass and
+ * to_regprocedure know them. */
+static const char *const relations[] = {
+    "vigil_schema_migrations",
+    "nodes",
+    "jobs",
+    "runs",
+    "processes",
+    "files",
+    "activities",
+    "metrics",
+    "statistics_rollups",
+    "window_statistics",
+    "anomalies",
+    "reasoner_states",
+    "captures",
+    "run_summaries",
+    "ingested_batches",
+    "run_overview",
+    "run_statistics",
+    "run_activities",
+};
+
+static PGconn *connect_or_fail(const char *conninfo)
+{
+    GError *error = NULL;
+    PGconn *db = vigil_warehouse_connect(conninfo, &error);
+    if (db == NULL)
+        fail_msg("vigil_warehouse_connect: %s", error->message);
+    return db;
+}
+
+/* The text of schema/NAME, read from the source tree. */
+static char *schema_file(const char *name, gsize *length)
+{
+    char *path = g_build_filename(test_env_or_fail("VIGIL_SCHEMA_DIR"), name, NULL);
+    char *text = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(path, &text, length, &error))
+        fail_msg("%s", error->message);
+    g_free(path);
+    return text;
+}
+
+static void test_every_schema_file_is_built_in(void **state)
+{
+    (void)state;
+    /* A migration added to schema/ but not to the meson list would be
+     * installed but never applied. */
+    GDir *dir = g_dir_open(test_env_or_fail("VIGIL_SCHEMA_DIR"), 0, NULL);
+    assert_non_null(dir);
+    guint files = 0;
+    for (const char *name; (name = g_dir_read_name(dir)) != NULL;)
+        if (g_regex_match_simple("^[0-9]{4}_.*\\.sql$", name, 0, 0))
+            files++;
+    g_dir_close(dir);
+    assert_true(files >= 1);
+    assert_int_equal(vigil_warehouse_latest_version(), files);
+}
+
+static void test_empty_database_gets_every_migration(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    PGconn *db = connect_or_fail(conninfo);
+    guint version = 99, applied = 0;
+    GError *error = NULL;
+    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_int_equal(version, 0);
+
+    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_null(error);
+    assert_int_equal(applied, vigil_warehouse_latest_version());
+    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_int_equal(version, vigil_warehouse_latest_version());
+    for (size_t i = 0; i < G_N_ELEMENTS(relations); i++) {
+        char *sql = g_strdup_printf("SELECT count(*) FROM (SELECT to_regclass('%s') AS r) x"
+                                    " WHERE r IS NOT NULL",
+                                    relations[i]);
+        if (test_pg_query_u64_in(conninfo, sql) != 1)
+            fail_msg("%s does not exist after migrating", relations[i]);
+        g_free(sql);
+    }
+    assert_int_equal(test_pg_query_u64_in(
+                         conninfo, "SELECT count(*) FROM (SELECT to_regprocedure("
+                                   "'vigil_activity_partition(date)') AS f) x WHERE f IS NOT NULL"),
+                     1);
+    /* The partition function works on what the migration made. */
+    char *partition =
+        test_pg_query_text_in(conninfo, "SELECT vigil_activity_partition('2024-02-29')");
+    assert_string_equal(partition, "activities_20240229");
+    g_free(partition);
+    PQfinish(db);
+    g_free(conninfo);
+}
+
+static void test_second_run_applies_nothing_and_records_are_right(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    PGconn *db = connect_or_fail(conninfo);
+    guint applied = 99;
+    GError *error = NULL;
+    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_null(error);
+    assert_int_equal(applied, 0);
+    PQfinish(db);
+
+    guint latest = vigil_warehouse_latest_version();
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
+                     latest);
+    /* The record of migration 1 carries the SHA-256 of the file itself. */
+    gsize length = 0;
+    char *text = schema_file("0001_warehouse.sql", &length);
+    char *want = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, length);
+    char *name = test_pg_query_text_in(
+        conninfo, "SELECT name FROM vigil_schema_migrations WHERE version = 1");
+    char *sha256 = test_pg_query_text_in(
+        conninfo, "SELECT sha256 FROM vigil_schema_migrations WHERE version = 1");
+    assert_string_equal(name, "0001_warehouse");
+    assert_string_equal(sha256, want);
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"
+                                                    " WHERE applied_at > now() - interval '1 day'"),
+                     latest);
+    g_free(sha256);
+    g_free(name);
+    g_free(want);
+    g_free(text);
+    g_free(conninfo);
+}
+
+static void test_changed_migration_is_refused(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    PGconn *db = connect_or_fail(conninfo);
+    GError *error = NULL;
+    assert_true(vigil_warehouse_migrate(db, NULL, &error));
+    test_pg_exec_in(conninfo, "UPDATE vigil_schema_migrations SET sha256 = repeat('0', 64)"
+                              " WHERE version = 1");
+    guint applied = 99;
+    assert_false(vigil_warehouse_migrate(db, &applied, &error));
+    assert_int_equal(applied, 0);
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION));
+    test_assert_contains(error->message,
+                         "migration 0001_warehouse was changed after it was applied");
+    g_clear_error(&error);
+    PQfinish(db);
+    g_free(conninfo);
+}
+
+static void test_newer_schema_is_refused(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    PGconn *db = connect_or_fail(conninfo);
+    GError *error = NULL;
+    assert_true(vigil_warehouse_migrate(db, NULL, &error));
+    guint future = vigil_warehouse_latest_version() + 1;
+    char *sql = g_strdup_printf("INSERT INTO vigil_schema_migrations (version, name, sha256)"
+                                " VALUES (%u, '%04u_from_the_future', 'x')",
+                                future, future);
+    test_pg_exec_in(conninfo, sql);
+    assert_false(vigil_warehouse_migrate(db, NULL, &error));
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION));
+    char *want = g_strdup_printf("at version %u (migration %04u_from_the_future), newer than this "
+                                 "vigil knows",
+                                 future, future);
+    test_assert_contains(error->message, want);
+    g_clear_error(&error);
+    guint version = 0;
+    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_int_equal(version, future);
+    g_free(want);
+    g_free(sql);
+    PQfinish(db);
+    g_free(conninfo);
+}
+
+static void test_failing_migration_leaves_nothing(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    /* Migration 1 creates nodes, then jobs: a jobs already there makes it
+     * fail halfway. */
+    test_pg_exec_in(conninfo, "CREATE TABLE jobs (x integer)");
+    PGconn *db = connect_or_fail(conninfo);
+    GError *error = NULL;
+    guint applied = 99;
+    assert_false(vigil_warehouse_migrate(db, &applied, &error));
+    assert_int_equal(applied, 0);
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION));
+    /* PostgreSQL gives no position for this one (test_migrate_sequence
+     * checks the line of one that has it). */
+    test_assert_contains(error->message, "migration 0001_warehouse failed: ");
+    test_assert_contains(error->message, "relation \"jobs\" already exists");
+    test_assert_contains(error->message, "nothing of it was applied");
+    g_clear_error(&error);
+
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM pg_class"
+                                                    " WHERE relname IN ('nodes', 'runs')"),
+                     0);
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
+                     0);
+    /* The migration lock was given back: the session is still open. */
+    assert_int_equal(
+        test_pg_query_u64_in(conninfo, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
+        0);
+    guint version = 99;
+    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_int_equal(version, 0);
+    PQfinish(db);
+    g_free(conninfo);
+}
+
+struct racer {
+    const char *conninfo;
+    guint applied;
+    gboolean ok;
+    char *message;
+};
+
+static gpointer race(gpointer data)
+{
+    struct racer *r = data;
+    GError *error = NULL;
+    PGconn *db = vigil_warehouse_connect(r->conninfo, &error);
+    r->ok = db != NULL && vigil_warehouse_migrate(db, &r->applied, &error);
+    if (error != NULL)
+        r->message = g_strdup(error->message);
+    g_clear_error(&error);
+    if (db != NULL)
+        PQfinish(db);
+    return NULL;
+}
+
+static void test_concurrent_migrations_apply_each_once(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    struct racer racers[3];
+    GThread *threads[G_N_ELEMENTS(racers)];
+    for (size_t i = 0; i < G_N_ELEMENTS(racers); i++) {
+        racers[i] = (struct racer){.conninfo = conninfo};
+        threads[i] = g_thread_new("migrate", race, &racers[i]);
+    }
+    guint total = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(racers); i++) {
+        g_thread_join(threads[i]);
+        if (!racers[i].ok)
+            fail_msg("a concurrent migration failed: %s", racers[i].message);
+        total += racers[i].applied;
+    }
+    assert_int_equal(total, vigil_warehouse_latest_version());
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
+                     vigil_warehouse_latest_version());
+    g_free(conninfo);
+}
+
+static void test_unreachable_server_is_named(void **state)
+{
+    (void)state;
+    char *conninfo = g_strdup_printf("host=%s port=1 dbname=vigil user=vigil", pg.dir);
+    GError *error = NULL;
+    assert_null(vigil_warehouse_connect(conninfo, &error));
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT));
+    char *want = g_strdup_printf("(host %s port 1 database vigil user vigil)", pg.dir);
+    test_assert_contains(error->message, want);
+    test_assert_contains(error->message, "No such file or directory");
+    g_clear_error(&error);
+    g_free(want);
+    g_free(conninfo);
+
+    /* A database that does not exist: PostgreSQL's own words come through. */
+    conninfo = g_strdup_printf("%s dbname=no_such_database", test_pg_conninfo(&pg));
+    assert_null(vigil_warehouse_connect(conninfo, &error));
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT));
+    test_assert_contains(error->message, "database no_such_database");
+    test_assert_contains(error->message, "database \"no_such_database\" does not exist");
+    g_clear_error(&error);
+    g_free(conninfo);
+}
+
+static void test_malformed_conninfo_is_refused(void **state)
+{
+    (void)state;
+    GError *error = NULL;
+    assert_null(vigil_warehouse_connect("host=/tmp nonsense", &error));
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNINFO));
+    test_assert_contains(error->message, "the warehouse connection string is malformed");
+    test_assert_contains(error->message, "\"nonsense\"");
+    g_clear_error(&error);
+    assert_null(vigil_warehouse_connect("host=/tmp colour=blue", &error));
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNINFO));
+    test_assert_contains(error->message, "\"colour\"");
+    g_clear_error(&error);
+}
+
+static void test_connection_settings(void **state)
+{
+    (void)state;
+    PGconn *db = connect_or_fail(test_pg_conninfo(&pg));
+    PGresult *result = PQexec(db, "SELECT current_setting('application_name'),"
+                                  " current_setting('client_min_messages'),"
+                                  " current_setting('client_encoding')");
+    assert_int_equal(PQresultStatus(result), PGRES_TUPLES_OK);
+    assert_string_equal(PQgetvalue(result, 0, 0), "vigil");
+    assert_string_equal(PQgetvalue(result, 0, 1), "warning");
+    assert_string_equal(PQgetvalue(result, 0, 2), "UTF8");
+    PQclear(result);
+    PQfinish(db);
+    /* An application_name of the caller's own wins over the fallback. */
+    char *conninfo = g_strdup_printf("%s application_name=vigil-txd", test_pg_conninfo(&pg));
+    db = connect_or_fail(conninfo);
+    assert_string_equal(PQparameterStatus(db, "application_name"), "vigil-txd");
+    PQfinish(db);
+    g_free(conninfo);
+}
+
+/* ---- the `vigil db` command ------------------------------------------------ */
+
+/* Runs `vigil db ARGS…` (NULL-terminated) with `env` (NULL: a clean one). */
+static struct test_run run_vigil_db(char **env, const char *first, ...)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    g_ptr_array_add(argv, (gpointer) "db");
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a != NULL; a = va_arg(ap, const char *))
+        g_ptr_array_add(argv, (gpointer)a);
+    va_end(ap);
+    g_ptr_array_add(argv, NULL);
+    char **clean = env == NULL ? test_clean_environment(NULL) : NULL;
+    struct test_run r =
+        test_run_program(NULL, (const char *const *)argv->pdata, env != NULL ? env : clean);
+    g_strfreev(clean);
+    g_ptr_array_free(argv, TRUE);
+    return r;
+}
+
+static void test_cli_refuses_a_password_on_the_command_line(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    char *with_password = g_strdup_printf("%s password=secret", conninfo);
+    struct test_run r = run_vigil_db(NULL, "migrate", "--conninfo", with_password, NULL);
+    test_assert_status(&r, 2, "vigil db migrate --conninfo '… password=…'");
+    test_assert_contains(r.err, "--conninfo holds a password");
+    test_assert_contains(r.err, "~/.pgpass");
+    test_assert_contains(r.err, "PGPASSWORD");
+    assert_null(strstr(r.err, "secret"));
+    test_run_clear(&r);
+
+    char *uri = g_strdup_printf("postgresql://vigil:secret@/vigil?host=%s", pg.dir);
+    r = run_vigil_db(NULL, "migrate", "--conninfo", uri, NULL);
+    test_assert_status(&r, 2, "vigil db migrate --conninfo postgresql://vigil:secret@…");
+    test_assert_contains(r.err, "--conninfo holds a password");
+    assert_null(strstr(r.err, "secret"));
+    test_run_clear(&r);
+    /* Nothing was applied. */
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM pg_class"
+                                                    " WHERE relname = 'vigil_schema_migrations'"),
+                     0);
+    g_free(uri);
+    g_free(with_password);
+    g_free(conninfo);
+}
+
+static void test_cli_migrate_with_conninfo(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    struct test_run r = run_vigil_db(NULL, "version", "--conninfo", conninfo, NULL);
+    test_assert_status(&r, 1, "vigil db version (empty database)");
+    test_assert_contains(r.out, "schema at version 0;");
+    test_assert_contains(r.out, "vigil db migrate");
+    test_run_clear(&r);
+
+    r = run_vigil_db(NULL, "migrate", "--conninfo", conninfo, NULL);
+    test_assert_status(&r, 0, "vigil db migrate");
+    char *want = g_strdup_printf("applied 0001_warehouse");
+    test_assert_contains(r.out, want);
+    g_free(want);
+    want = g_strdup_printf("; schema at version %u\n", vigil_warehouse_latest_version());
+    test_assert_contains(r.out, want);
+    g_free(want);
+    test_run_clear(&r);
+
+    r = run_vigil_db(NULL, "migrate", "--conninfo", conninfo, NULL);
+    test_assert_status(&r, 0, "vigil db migrate (again)");
+    want =
+        g_strdup_printf("schema at version %u, nothing to do\n", vigil_warehouse_latest_version());
+    assert_string_equal(r.out, want);
+    g_free(want);
+    test_run_clear(&r);
+
+    r = run_vigil_db(NULL, "version", "--conninfo", conninfo, NULL);
+    test_assert_status(&r, 0, "vigil db version");
+    test_assert_contains(r.out, "up to date");
+    test_run_clear(&r);
+    g_free(conninfo);
+}
+
+/* A folder with vigil.conf holding `text`; its path (remove its folder). */
+static char *write_config(const char *text)
+{
+    char *dir = g_dir_make_tmp("vigil-test-pg-XXXXXX", NULL);
+    assert_non_null(dir);
+    char *path = g_build_filename(dir, "vigil.conf", NULL);
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    g_free(dir);
+    return path;
+}
+
+static void remove_config(char *path)
+{
+    char *dir = g_path_get_dirname(path);
+    test_remove_tree(dir);
+    g_free(dir);
+    g_free(path);
+}
+
+static void test_cli_migrate_with_config(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", conninfo);
+    char *config = write_config(text);
+    struct test_run r = run_vigil_db(NULL, "migrate", "--config", config, NULL);
+    test_assert_status(&r, 0, "vigil db migrate --config");
+    test_assert_contains(r.out, "applied 0001_warehouse");
+    test_run_clear(&r);
+    r = run_vigil_db(NULL, "version", "--config", config, NULL);
+    test_assert_status(&r, 0, "vigil db version --config");
+    test_assert_contains(r.out, "up to date");
+    test_run_clear(&r);
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
+                     vigil_warehouse_latest_version());
+    remove_config(config);
+    g_free(text);
+
+    /* A problem in the configuration is reported with its key. */
+    config = write_config("[warehouse]\nmigrate = perhaps\n");
+    r = run_vigil_db(NULL, "migrate", "--config", config, NULL);
+    test_assert_status(&r, 1, "vigil db migrate --config (bad value)");
+    test_assert_contains(r.err, "[warehouse] migrate");
+    test_run_clear(&r);
+    remove_config(config);
+    g_free(conninfo);
+}
+
+static void test_cli_migrate_from_libpq_environment(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    char *database = test_pg_query_text_in(conninfo, "SELECT current_database()");
+    char *port = test_pg_query_text_in(conninfo, "SELECT current_setting('port')");
+    /* An empty [warehouse] conninfo: libpq's variables say where. */
+    char *config = write_config("[log]\nlevel = warning\n");
+    char *vars[] = {
+        g_strdup_printf("VIGIL_CONFIG=%s", config),
+        g_strdup_printf("PGHOST=%s", pg.dir),
+        g_strdup_printf("PGPORT=%s", port),
+        g_strdup_printf("PGDATABASE=%s", database),
+        g_strdup("PGUSER=vigil"),
+        NULL,
+    };
+    char **env = test_clean_environment((const char *const *)vars);
+    struct test_run r = run_vigil_db(env, "migrate", NULL);
+    test_assert_status(&r, 0, "vigil db migrate (PG* variables)");
+    test_assert_contains(r.out, "applied 0001_warehouse");
+    test_run_clear(&r);
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
+                     vigil_warehouse_latest_version());
+    g_strfreev(env);
+    for (size_t i = 0; vars[i] != NULL; i++)
+        g_free(vars[i]);
+    remove_config(config);
+    g_free(port);
+    g_free(database);
+    g_free(conninfo);
+}
+
+static void test_cli_names_an_unreachable_server(void **state)
+{
+    (void)state;
+    char *conninfo = g_strdup_printf("host=%s port=1 dbname=vigil user=vigil", pg.dir);
+    struct test_run r = run_vigil_db(NULL, "migrate", "--conninfo", conninfo, NULL);
+    test_assert_status(&r, 1, "vigil db migrate (no server)");
+    test_assert_contains(r.err, "vigil db migrate: cannot connect to the warehouse (host ");
+    test_assert_contains(r.err, " port 1 ");
+    test_run_clear(&r);
+    r = run_vigil_db(NULL, "frobnicate", NULL);
+    test_assert_status(&r, 2, "vigil db frobnicate");
+    test_assert_contains(r.err, "usage: vigil db migrate|version");
+    test_run_clear(&r);
+    g_free(conninfo);
+}
+
+int main(void)
+{
+    if (!test_pg_available())
+        return 77; /* meson's "skipped" */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_schema_file_is_built_in),
+        cmocka_unit_test(test_empty_database_gets_every_migration),
+        cmocka_unit_test(test_second_run_applies_nothing_and_records_are_right),
+        cmocka_unit_test(test_changed_migration_is_refused),
+        cmocka_unit_test(test_newer_schema_is_refused),
+        cmocka_unit_test(test_failing_migration_leaves_nothing),
+        cmocka_unit_test(test_concurrent_migrations_apply_each_once),
+        cmocka_unit_test(test_unreachable_server_is_named),
+        cmocka_unit_test(test_malformed_conninfo_is_refused),
+        cmocka_unit_test(test_connection_settings),
+        cmocka_unit_test(test_cli_refuses_a_password_on_the_command_line),
+        cmocka_unit_test(test_cli_migrate_with_conninfo),
+        cmocka_unit_test(test_cli_migrate_with_config),
+        cmocka_unit_test(test_cli_migrate_from_libpq_environment),
+        cmocka_unit_test(test_cli_names_an_unreachable_server),
+    };
+    return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
+}

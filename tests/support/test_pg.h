@@ -1,0 +1,50 @@
+/* vigil — a private PostgreSQL for the tests (tools/pg-private): one cluster
+ * per test program, in a fresh folder, started in a group setup. Include
+ * after <cmocka.h>. The programs of the `pg` suite return 77 (skipped)
+ * when test_pg_available() says the server programs are not installed. */
+#ifndef VIGIL_TEST_PG_H
+#define VIGIL_TEST_PG_H
+
+#include <glib.h>
+#include <libpq-fe.h>
+
+struct test_pg {
+    char *dir;      /* the cluster's folder: data/, its socket, its log */
+    char *conninfo; /* of its database `vigil` */
+};
+
+/* Whether the PostgreSQL server programs are here (`pg-private check`);
+ * fails the test when the script cannot tell. $VIGIL_PG_PRIVATE names the
+ * script (meson test sets it). */
+gboolean test_pg_available(void);
+
+/* Makes and starts a cluster in a new temporary folder; fails the test
+ * when it cannot. */
+void test_pg_start(struct test_pg *pg);
+/* Stops it (clients are disconnected) and starts the same cluster again:
+ * for tests of what happens while the warehouse is away. */
+void test_pg_stop(struct test_pg *pg);
+void test_pg_restart_after_stop(struct test_pg *pg);
+/* Stops it and removes its folder. */
+void test_pg_cleanup(struct test_pg *pg);
+
+const char *test_pg_conninfo(const struct test_pg *pg);
+/* A new empty database in the cluster; its conninfo (g_free it). */
+char *test_pg_new_database(struct test_pg *pg);
+
+/* On the cluster's database `vigil`: */
+/* Connects; fails the test when it cannot. PQfinish it. */
+PGconn *test_pg_connect(const struct test_pg *pg);
+/* Runs a statement that returns no rows; fails the test when it fails. */
+void test_pg_exec(const struct test_pg *pg, const char *sql);
+/* The one number `sql` returns (one row, one column, not NULL). */
+guint64 test_pg_query_u64(const struct test_pg *pg, const char *sql);
+
+/* The same on any database (test_pg_new_database's): */
+PGconn *test_pg_connect_to(const char *conninfo);
+void test_pg_exec_in(const char *conninfo, const char *sql);
+guint64 test_pg_query_u64_in(const char *conninfo, const char *sql);
+/* The one text `sql` returns, NULL for SQL NULL. g_free it. */
+char *test_pg_query_text_in(const char *conninfo, const char *sql);
+
+#endif
