@@ -349,6 +349,34 @@ static void test_connection_settings(void **state)
     g_free(conninfo);
 }
 
+/* The harness's stop and restart, which tests of an absent warehouse use:
+ * committed migrations survive, and while it is away connecting fails. */
+static void test_migrations_survive_a_restart(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&pg);
+    PGconn *db = connect_or_fail(conninfo);
+    GError *error = NULL;
+    assert_true(vigil_warehouse_migrate(db, NULL, &error));
+    PQfinish(db);
+
+    test_pg_stop(&pg);
+    assert_null(vigil_warehouse_connect(conninfo, &error));
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT));
+    test_assert_contains(error->message, pg.dir);
+    g_clear_error(&error);
+    test_pg_restart_after_stop(&pg);
+
+    db = connect_or_fail(conninfo);
+    guint version = 0, applied = 99;
+    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_int_equal(version, vigil_warehouse_latest_version());
+    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_int_equal(applied, 0);
+    PQfinish(db);
+    g_free(conninfo);
+}
+
 /* ---- the `vigil db` command ------------------------------------------------ */
 
 /* Runs `vigil db ARGS…` (NULL-terminated) with `env` (NULL: a clean one). */
@@ -545,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_unreachable_server_is_named),
         cmocka_unit_test(test_malformed_conninfo_is_refused),
         cmocka_unit_test(test_connection_settings),
+        cmocka_unit_test(test_migrations_survive_a_restart),
         cmocka_unit_test(test_cli_refuses_a_password_on_the_command_line),
         cmocka_unit_test(test_cli_migrate_with_conninfo),
         cmocka_unit_test(test_cli_migrate_with_config),
