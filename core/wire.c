@@ -5,12 +5,15 @@
  * The writer and the decoder call the same check for each item type: what
  * one refuses the other never produces. Integers are assembled byte by byte
  * so that the format does not depend on the host's endianness or alignment. */
+#include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "vigil/health.h"
+#include "vigil/local_protocol.h"
 #include "vigil/wire.h"
 
 GQuark vigil_wire_error_quark(void)
@@ -38,8 +41,27 @@ GQuark vigil_wire_error_quark(void)
 #define ANOMALY_FIXED_BYTES 44u /* everything before the three strings */
 #define ANOMALY_MIN_BYTES   (ANOMALY_FIXED_BYTES + 3 * STRING_LENGTH_BYTES)
 #define STATE_BYTES         36u
+/* Version 2 */
+#define TEXT_LENGTH_BYTES     4u
+#define ARGC_BYTES            4u
+#define NODE_FIXED_BYTES      40u /* everything before the hostname */
+#define NODE_MIN_BYTES        (NODE_FIXED_BYTES + STRING_LENGTH_BYTES)
+#define PROCESS_FIXED_BYTES   40u /* everything before run_key */
+#define PROCESS_MIN_BYTES     (PROCESS_FIXED_BYTES + 4 * STRING_LENGTH_BYTES + ARGC_BYTES)
+#define ROLLUP_BYTES          64u
+#define WINDOW_FIXED_BYTES    48u /* everything before the reasons */
+#define WINDOW_MIN_BYTES      (WINDOW_FIXED_BYTES + TEXT_LENGTH_BYTES)
+#define SUMMARY_FIXED_BYTES   8u /* the process id */
+#define SUMMARY_MIN_BYTES     (SUMMARY_FIXED_BYTES + TEXT_LENGTH_BYTES)
+#define REFUSAL_MIN_BYTES     TEXT_LENGTH_BYTES
+#define BATCH_LENGTH_BYTES    4u /* before each inner message */
+#define BATCH_ENTRY_MIN_BYTES (BATCH_LENGTH_BYTES + VIGIL_WIRE_HEADER_BYTES)
 
 _Static_assert(VIGIL_WIRE_MAX_PAYLOAD_BYTES <= UINT32_MAX, "payload length must fit its u32");
+_Static_assert(VIGIL_WIRE_TEXT_MAX < VIGIL_WIRE_MAX_PAYLOAD_BYTES, "a text must fit a message");
+/* A process's argv comes from its REGISTER message, which can hold at most
+ * this many (empty) arguments: the wire must take every one of them. */
+_Static_assert(VIGIL_WIRE_ARGV_MAX >= VIGIL_LOCAL_MAX_BYTES, "argv of a REGISTER must fit");
 
 /* ---- little-endian primitives ------------------------------------------ */
 
@@ -173,6 +195,19 @@ static size_t string_wire_bytes(const char *s)
     return STRING_LENGTH_BYTES + strlen(s);
 }
 
+/* Callers have checked the length against VIGIL_WIRE_TEXT_MAX. */
+static void put_text(uint8_t **p, const char *s)
+{
+    size_t length = strlen(s);
+    put_u32(p, (uint32_t)length);
+    put_bytes(p, s, length);
+}
+
+static size_t text_wire_bytes(const char *s)
+{
+    return TEXT_LENGTH_BYTES + strlen(s);
+}
+
 /* ---- item checks, shared by the writer and the decoder ----------------- */
 
 static void set_error_va(GError **error, enum vigil_wire_error_code code, const char *format,
@@ -304,6 +339,180 @@ static gboolean check_state(const struct vigil_wire_state *s, GError **error)
     return check_level_and_health(s->level, s->health, error);
 }
 
+/* Version 2 strings are stored as PostgreSQL text, which must be UTF-8 and
+ * cannot hold a NUL (a C string has none; the decoder catches one before
+ * it copies). */
+static gboolean check_string(const char *field, const char *s, GError **error)
+{
+    return check_text(field, s, VIGIL_WIRE_STRING_MAX, error);
+}
+
+static gboolean check_long_text(const char *field, const char *s, GError **error)
+{
+    return check_text(field, s, VIGIL_WIRE_TEXT_MAX, error);
+}
+
+static gboolean check_not_empty(const char *field, const char *s, GError **error)
+{
+    if (!check_string(field, s, error))
+        return FALSE;
+    if (s[0] == '\0')
+        return malformed(error, "%s is empty", field);
+    return TRUE;
+}
+
+static gboolean check_reserved_u32(uint32_t reserved, GError **error)
+{
+    if (reserved != 0)
+        return malformed(error, "reserved field is 0x%08x, not 0", reserved);
+    return TRUE;
+}
+
+/* The spans of the version-2 items; the caller names whose it is. */
+static gboolean check_span(uint64_t start_ns, uint64_t end_ns, GError **error)
+{
+    if (end_ns < start_ns)
+        return malformed(error, "ends (%" PRIu64 " ns) before it starts (%" PRIu64 " ns)", end_ns,
+                         start_ns);
+    return TRUE;
+}
+
+static gboolean check_node(const struct vigil_wire_node *n, GError **error)
+{
+    if (!check_reserved_u32(n->reserved, error))
+        return FALSE;
+    if (n->cycle_ms == 0)
+        return malformed(error, "cycle_ms is 0; a cycle lasts at least 1 ms");
+    if (!check_span(n->cycle_start_ns, n->cycle_end_ns, error)) {
+        g_prefix_error(error, "cycle %" PRIu64 ": ", n->cycle);
+        return FALSE;
+    }
+    return check_not_empty("hostname", n->hostname, error);
+}
+
+/* A wait(2) status as the shell shows it: the exit status, or 128+signal. */
+#define EXIT_CODE_MAX 255
+
+static gboolean check_process_fields(const struct vigil_wire_process *p, GError **error)
+{
+    if (p->pid <= 0)
+        return malformed(error, "pid %" PRId32 " is not a process id", p->pid);
+    if (p->rank < -1)
+        return malformed(error, "rank %" PRId32 " is below -1 (not MPI)", p->rank);
+    if (p->exit_code < -1 || p->exit_code > EXIT_CODE_MAX)
+        return malformed(error, "exit code %" PRId32 " is outside -1 (unknown) to %d", p->exit_code,
+                         EXIT_CODE_MAX);
+    /* end_ns 0: still running. */
+    if (p->end_ns != 0 && !check_span(p->start_ns, p->end_ns, error))
+        return FALSE;
+    if (!check_not_empty("run_key", p->run_key, error) || !check_string("job", p->job, error) ||
+        !check_string("program", p->program, error) || !check_string("cwd", p->cwd, error))
+        return FALSE;
+    if (p->argc > VIGIL_WIRE_ARGV_MAX)
+        return malformed(error, "argc %" PRIu32 " is over the limit of %u", p->argc,
+                         VIGIL_WIRE_ARGV_MAX);
+    if (p->argc > 0 && p->argv == NULL)
+        return malformed(error, "argv of %" PRIu32 " arguments is missing", p->argc);
+    for (uint32_t i = 0; i < p->argc; i++) {
+        char field[32];
+        g_snprintf(field, sizeof field, "argv[%" PRIu32 "]", i);
+        if (!check_string(field, p->argv[i], error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean check_process(const struct vigil_wire_process *p, GError **error)
+{
+    if (p->process_id == 0)
+        return malformed(error, "process id 0, which is never a process");
+    if (check_process_fields(p, error))
+        return TRUE;
+    g_prefix_error(error, "process %" PRIu64 ": ", p->process_id);
+    return FALSE;
+}
+
+/* How far a mean of `count` values may lie outside their [min, max]: the
+ * sum behind it rounds by up to (count - 1) ulps of the largest magnitude,
+ * and the division by one more half-ulp. A mean just past max is then
+ * still a right mean, not a wrong field. */
+static double mean_rounding_slack(const struct vigil_wire_rollup *r)
+{
+    double magnitude = MAX(fabs(r->min), fabs(r->max));
+    return (double)r->count * DBL_EPSILON * magnitude;
+}
+
+static gboolean check_rollup_fields(const struct vigil_wire_rollup *r, GError **error)
+{
+    if (r->flags & ~(uint32_t)VIGIL_SAMPLE_KNOWN_FLAGS)
+        return malformed(error, "unknown flags 0x%x",
+                         r->flags & ~(uint32_t)VIGIL_SAMPLE_KNOWN_FLAGS);
+    if (!check_reserved_u32(r->reserved, error) || !check_span(r->start_ns, r->end_ns, error))
+        return FALSE;
+    if (r->count == 0)
+        return malformed(error, "count 0; a roll-up summarises at least one value");
+    if (isnan(r->min) || isnan(r->mean) || isnan(r->max))
+        return malformed(error, "min %g, mean %g or max %g is NaN", r->min, r->mean, r->max);
+    /* An overflowing sum makes the mean infinite: only finite ones are ordered. */
+    if (isfinite(r->min) && isfinite(r->mean) && isfinite(r->max)) {
+        double slack = mean_rounding_slack(r);
+        if (r->min > r->max || r->mean < r->min - slack || r->mean > r->max + slack)
+            return malformed(error, "min %.17g, mean %.17g and max %.17g are out of order", r->min,
+                             r->mean, r->max);
+    }
+    return TRUE; /* delta: NaN for a gauge, any value for a counter */
+}
+
+static gboolean check_rollup(const struct vigil_wire_rollup *r, GError **error)
+{
+    if (r->metric_id == 0)
+        return malformed(error, "roll-up of metric 0, which is never a metric");
+    if (check_rollup_fields(r, error))
+        return TRUE;
+    g_prefix_error(error, "roll-up of metric %" PRIu32 ": ", r->metric_id);
+    return FALSE;
+}
+
+static gboolean check_window_fields(const struct vigil_wire_window *w, GError **error)
+{
+    if (w->first_cycle > w->last_cycle)
+        return malformed(error, "first cycle %" PRIu64 " is after its last cycle %" PRIu64,
+                         w->first_cycle, w->last_cycle);
+    return check_span(w->start_ns, w->end_ns, error) &&
+           check_long_text("reasons", w->reasons, error);
+}
+
+/* process_id 0 is the node's own window. */
+static gboolean check_window(const struct vigil_wire_window *w, GError **error)
+{
+    if (check_window_fields(w, error))
+        return TRUE;
+    g_prefix_error(error, "window of process %" PRIu64 ": ", w->process_id);
+    return FALSE;
+}
+
+/* The JSON is not parsed here: the warehouse's jsonb does, and refuses the
+ * batch with the server's reason. */
+static gboolean check_summary(const struct vigil_wire_summary *s, GError **error)
+{
+    if (s->process_id == 0)
+        return malformed(error, "summary of process id 0, which is never a process");
+    if (!check_long_text("report_json", s->report_json, error))
+        return FALSE;
+    if (s->report_json[0] == '\0')
+        return malformed(error, "report_json is empty");
+    return TRUE;
+}
+
+static gboolean check_refusal(const struct vigil_wire_refusal *r, GError **error)
+{
+    if (!check_long_text("reason", r->reason, error))
+        return FALSE;
+    if (r->reason[0] == '\0')
+        return malformed(error, "reason is empty");
+    return TRUE;
+}
+
 /* ---- item encodings ------------------------------------------------------ */
 
 static void encode_activity(uint8_t *p, const struct vigil_activity *a)
@@ -376,6 +585,81 @@ static void encode_state(uint8_t *p, const struct vigil_wire_state *s)
     put_u32(&p, s->bad_issues);
     put_u32(&p, s->good_issues);
     put_u32(&p, s->other_issues);
+}
+
+static void encode_node(uint8_t *p, const struct vigil_wire_node *n)
+{
+    put_u64(&p, (uint64_t)n->realtime_offset_ns);
+    put_u64(&p, n->cycle);
+    put_u64(&p, n->cycle_start_ns);
+    put_u64(&p, n->cycle_end_ns);
+    put_u32(&p, n->cycle_ms);
+    put_u32(&p, 0);
+    put_string(&p, n->hostname);
+}
+
+static size_t process_wire_bytes(const struct vigil_wire_process *proc)
+{
+    size_t bytes = PROCESS_FIXED_BYTES + string_wire_bytes(proc->run_key) +
+                   string_wire_bytes(proc->job) + string_wire_bytes(proc->program) +
+                   string_wire_bytes(proc->cwd) + ARGC_BYTES;
+    for (uint32_t i = 0; i < proc->argc; i++)
+        bytes += string_wire_bytes(proc->argv[i]);
+    return bytes;
+}
+
+static void encode_process(uint8_t *p, const struct vigil_wire_process *proc)
+{
+    put_u64(&p, proc->process_id);
+    put_u32(&p, (uint32_t)proc->pid);
+    put_u32(&p, proc->uid);
+    put_u32(&p, (uint32_t)proc->rank);
+    put_u32(&p, (uint32_t)proc->exit_code);
+    put_u64(&p, proc->start_ns);
+    put_u64(&p, proc->end_ns);
+    put_string(&p, proc->run_key);
+    put_string(&p, proc->job);
+    put_string(&p, proc->program);
+    put_string(&p, proc->cwd);
+    put_u32(&p, proc->argc);
+    for (uint32_t i = 0; i < proc->argc; i++)
+        put_string(&p, proc->argv[i]);
+}
+
+static void encode_rollup(uint8_t *p, const struct vigil_wire_rollup *r)
+{
+    put_u32(&p, r->metric_id);
+    put_u32(&p, r->flags);
+    put_u64(&p, r->start_ns);
+    put_u64(&p, r->end_ns);
+    put_u32(&p, r->count);
+    put_u32(&p, 0);
+    put_f64(&p, r->min);
+    put_f64(&p, r->mean);
+    put_f64(&p, r->max);
+    put_f64(&p, r->delta);
+}
+
+static void encode_window(uint8_t *p, const struct vigil_wire_window *w)
+{
+    put_u64(&p, w->process_id);
+    put_u64(&p, w->first_cycle);
+    put_u64(&p, w->last_cycle);
+    put_u64(&p, w->start_ns);
+    put_u64(&p, w->end_ns);
+    put_u64(&p, w->activities_forwarded);
+    put_text(&p, w->reasons);
+}
+
+static void encode_summary(uint8_t *p, const struct vigil_wire_summary *s)
+{
+    put_u64(&p, s->process_id);
+    put_text(&p, s->report_json);
+}
+
+static void encode_refusal(uint8_t *p, const struct vigil_wire_refusal *r)
+{
+    put_text(&p, r->reason);
 }
 
 /* ---- item decodings -------------------------------------------------------
@@ -528,6 +812,121 @@ static gboolean decode_state(const uint8_t *p, struct reader *tail, void *item, 
     return check_reserved(reserved, error) && check_state(s, error);
 }
 
+/* A text's length is checked against its limit before its bytes are
+ * looked for, so a huge length gets the right error. */
+static gboolean read_text(struct reader *r, const char *field, char **out, GError **error)
+{
+    const uint8_t *length_bytes = reader_take(r, TEXT_LENGTH_BYTES);
+    if (length_bytes == NULL)
+        return malformed(error, "length of %s is truncated: needs %u bytes, %zu left", field,
+                         TEXT_LENGTH_BYTES, r->left_bytes);
+    uint32_t length = load_u32(length_bytes);
+    if (length > VIGIL_WIRE_TEXT_MAX)
+        return malformed(error, "%s of %" PRIu32 " bytes is longer than %u", field, length,
+                         VIGIL_WIRE_TEXT_MAX);
+    const uint8_t *bytes = read_bytes(r, field, length, error);
+    if (bytes == NULL)
+        return FALSE;
+    if (memchr(bytes, '\0', length) != NULL)
+        return malformed(error, "%s contains a NUL byte", field);
+    *out = copy_string(bytes, length);
+    return TRUE;
+}
+
+static gboolean decode_node(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    struct vigil_wire_node *n = item;
+    n->realtime_offset_ns = (int64_t)next_u64(&p);
+    n->cycle = next_u64(&p);
+    n->cycle_start_ns = next_u64(&p);
+    n->cycle_end_ns = next_u64(&p);
+    n->cycle_ms = next_u32(&p);
+    n->reserved = next_u32(&p);
+    return read_string(tail, "hostname", &n->hostname, error) && check_node(n, error);
+}
+
+/* argc is checked before the array it sizes is allocated. */
+static gboolean read_argv(struct reader *r, struct vigil_wire_process *proc, GError **error)
+{
+    const uint8_t *argc_bytes = reader_take(r, ARGC_BYTES);
+    if (argc_bytes == NULL)
+        return malformed(error, "argc is truncated: needs %u bytes, %zu left", ARGC_BYTES,
+                         r->left_bytes);
+    uint32_t argc = load_u32(argc_bytes);
+    if (argc > VIGIL_WIRE_ARGV_MAX)
+        return malformed(error, "argc %" PRIu32 " is over the limit of %u", argc,
+                         VIGIL_WIRE_ARGV_MAX);
+    proc->argv = g_new0(char *, (size_t)argc + 1);
+    proc->argc = argc;
+    for (uint32_t i = 0; i < argc; i++) {
+        char field[32];
+        g_snprintf(field, sizeof field, "argv[%" PRIu32 "]", i);
+        if (!read_string(r, field, &proc->argv[i], error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean decode_process(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    struct vigil_wire_process *proc = item;
+    proc->process_id = next_u64(&p);
+    proc->pid = (int32_t)next_u32(&p);
+    proc->uid = next_u32(&p);
+    proc->rank = (int32_t)next_u32(&p);
+    proc->exit_code = (int32_t)next_u32(&p);
+    proc->start_ns = next_u64(&p);
+    proc->end_ns = next_u64(&p);
+    return read_string(tail, "run_key", &proc->run_key, error) &&
+           read_string(tail, "job", &proc->job, error) &&
+           read_string(tail, "program", &proc->program, error) &&
+           read_string(tail, "cwd", &proc->cwd, error) && read_argv(tail, proc, error) &&
+           check_process(proc, error);
+}
+
+static gboolean decode_rollup(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    (void)tail;
+    struct vigil_wire_rollup *r = item;
+    r->metric_id = next_u32(&p);
+    r->flags = next_u32(&p);
+    r->start_ns = next_u64(&p);
+    r->end_ns = next_u64(&p);
+    r->count = next_u32(&p);
+    r->reserved = next_u32(&p);
+    r->min = next_f64(&p);
+    r->mean = next_f64(&p);
+    r->max = next_f64(&p);
+    r->delta = next_f64(&p);
+    return check_rollup(r, error);
+}
+
+static gboolean decode_window(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    struct vigil_wire_window *w = item;
+    w->process_id = next_u64(&p);
+    w->first_cycle = next_u64(&p);
+    w->last_cycle = next_u64(&p);
+    w->start_ns = next_u64(&p);
+    w->end_ns = next_u64(&p);
+    w->activities_forwarded = next_u64(&p);
+    return read_text(tail, "reasons", &w->reasons, error) && check_window(w, error);
+}
+
+static gboolean decode_summary(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    struct vigil_wire_summary *s = item;
+    s->process_id = next_u64(&p);
+    return read_text(tail, "report_json", &s->report_json, error) && check_summary(s, error);
+}
+
+static gboolean decode_refusal(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    (void)p;
+    struct vigil_wire_refusal *r = item;
+    return read_text(tail, "reason", &r->reason, error) && check_refusal(r, error);
+}
+
 typedef gboolean (*item_decoder)(const uint8_t *fixed, struct reader *tail, void *item,
                                  GError **error);
 
@@ -549,6 +948,19 @@ static const struct item_codec codecs[VIGIL_WIRE_TYPE_COUNT + 1] = {
     [VIGIL_WIRE_ANOMALIES] = {sizeof(struct vigil_wire_anomaly), ANOMALY_FIXED_BYTES,
                               ANOMALY_MIN_BYTES, decode_anomaly},
     [VIGIL_WIRE_STATES] = {sizeof(struct vigil_wire_state), STATE_BYTES, STATE_BYTES, decode_state},
+    [VIGIL_WIRE_NODE] = {sizeof(struct vigil_wire_node), NODE_FIXED_BYTES, NODE_MIN_BYTES,
+                         decode_node},
+    [VIGIL_WIRE_PROCESSES] = {sizeof(struct vigil_wire_process), PROCESS_FIXED_BYTES,
+                              PROCESS_MIN_BYTES, decode_process},
+    [VIGIL_WIRE_ROLLUPS] = {sizeof(struct vigil_wire_rollup), ROLLUP_BYTES, ROLLUP_BYTES,
+                            decode_rollup},
+    [VIGIL_WIRE_WINDOWS] = {sizeof(struct vigil_wire_window), WINDOW_FIXED_BYTES, WINDOW_MIN_BYTES,
+                            decode_window},
+    [VIGIL_WIRE_SUMMARIES] = {sizeof(struct vigil_wire_summary), SUMMARY_FIXED_BYTES,
+                              SUMMARY_MIN_BYTES, decode_summary},
+    [VIGIL_WIRE_REFUSED] = {sizeof(struct vigil_wire_refusal), 0, REFUSAL_MIN_BYTES,
+                            decode_refusal},
+    /* BATCH holds whole messages, not items: decode_batch. */
 };
 
 /* ---- messages ------------------------------------------------------------ */
@@ -561,6 +973,13 @@ static const char *const type_names[VIGIL_WIRE_TYPE_COUNT + 1] = {
     [VIGIL_WIRE_ANOMALIES] = "anomalies",
     [VIGIL_WIRE_STATES] = "states",
     [VIGIL_WIRE_ACK] = "ack",
+    [VIGIL_WIRE_BATCH] = "batch",
+    [VIGIL_WIRE_NODE] = "node",
+    [VIGIL_WIRE_PROCESSES] = "processes",
+    [VIGIL_WIRE_ROLLUPS] = "rollups",
+    [VIGIL_WIRE_WINDOWS] = "windows",
+    [VIGIL_WIRE_SUMMARIES] = "summaries",
+    [VIGIL_WIRE_REFUSED] = "refused",
 };
 
 const char *vigil_wire_type_name(unsigned type)
@@ -606,15 +1025,83 @@ static void free_anomalies(struct vigil_wire_anomaly *anomalies, uint32_t count)
     }
 }
 
+static void free_nodes(struct vigil_wire_node *nodes, uint32_t count)
+{
+    for (uint32_t i = 0; nodes != NULL && i < count; i++)
+        g_free(nodes[i].hostname);
+}
+
+/* argv is NULL-terminated however far its decoding got. */
+static void free_processes(struct vigil_wire_process *processes, uint32_t count)
+{
+    for (uint32_t i = 0; processes != NULL && i < count; i++) {
+        g_free(processes[i].run_key);
+        g_free(processes[i].job);
+        g_free(processes[i].program);
+        g_free(processes[i].cwd);
+        g_strfreev(processes[i].argv);
+    }
+}
+
+static void free_windows(struct vigil_wire_window *windows, uint32_t count)
+{
+    for (uint32_t i = 0; windows != NULL && i < count; i++)
+        g_free(windows[i].reasons);
+}
+
+static void free_summaries(struct vigil_wire_summary *summaries, uint32_t count)
+{
+    for (uint32_t i = 0; summaries != NULL && i < count; i++)
+        g_free(summaries[i].report_json);
+}
+
+static void free_refusals(struct vigil_wire_refusal *refusals, uint32_t count)
+{
+    for (uint32_t i = 0; refusals != NULL && i < count; i++)
+        g_free(refusals[i].reason);
+}
+
+static void free_inner(struct vigil_wire_message *inner, uint32_t count)
+{
+    for (uint32_t i = 0; inner != NULL && i < count; i++)
+        vigil_wire_message_clear(&inner[i]);
+}
+
 /* Only the array of the message's type holds header.count items. */
 static void free_item_strings(struct vigil_wire_message *m)
 {
-    if (m->header.type == VIGIL_WIRE_NAMES)
-        free_names(m->names, m->header.count);
-    else if (m->header.type == VIGIL_WIRE_METRICS)
-        free_metrics(m->metrics, m->header.count);
-    else if (m->header.type == VIGIL_WIRE_ANOMALIES)
-        free_anomalies(m->anomalies, m->header.count);
+    uint32_t count = m->header.count;
+    switch (m->header.type) {
+    case VIGIL_WIRE_NAMES:
+        free_names(m->names, count);
+        break;
+    case VIGIL_WIRE_METRICS:
+        free_metrics(m->metrics, count);
+        break;
+    case VIGIL_WIRE_ANOMALIES:
+        free_anomalies(m->anomalies, count);
+        break;
+    case VIGIL_WIRE_NODE:
+        free_nodes(m->nodes, count);
+        break;
+    case VIGIL_WIRE_PROCESSES:
+        free_processes(m->processes, count);
+        break;
+    case VIGIL_WIRE_WINDOWS:
+        free_windows(m->windows, count);
+        break;
+    case VIGIL_WIRE_SUMMARIES:
+        free_summaries(m->summaries, count);
+        break;
+    case VIGIL_WIRE_REFUSED:
+        free_refusals(m->refusals, count);
+        break;
+    case VIGIL_WIRE_BATCH:
+        free_inner(m->inner, count);
+        break;
+    default:
+        break;
+    }
 }
 
 void vigil_wire_message_clear(struct vigil_wire_message *m)
@@ -628,13 +1115,22 @@ void vigil_wire_message_clear(struct vigil_wire_message *m)
     g_free(m->samples);
     g_free(m->anomalies);
     g_free(m->states);
+    g_free(m->nodes);
+    g_free(m->processes);
+    g_free(m->rollups);
+    g_free(m->windows);
+    g_free(m->summaries);
+    g_free(m->refusals);
+    g_free(m->inner);
     memset(m, 0, sizeof *m);
 }
 
 /* Everything that says whether these bytes are one whole message of this
- * format, before anything in them is trusted. */
-static gboolean decode_envelope(const uint8_t *b, size_t length, struct vigil_wire_header *h,
-                                GError **error)
+ * format, before anything in them is trusted. The version is checked only
+ * when asked: a peek reads the header of any version, since the header's
+ * layout is the same in all of them. */
+static gboolean decode_envelope(const uint8_t *b, size_t length, gboolean check_version,
+                                struct vigil_wire_header *h, GError **error)
 {
     if (length < VIGIL_WIRE_HEADER_BYTES)
         return wire_error(error, VIGIL_WIRE_ERROR_TRUNCATED,
@@ -645,7 +1141,7 @@ static gboolean decode_envelope(const uint8_t *b, size_t length, struct vigil_wi
         return wire_error(error, VIGIL_WIRE_ERROR_MALFORMED, "not a vigil message: magic 0x%08x",
                           h->magic);
     h->version = load_u16(b + OFFSET_VERSION);
-    if (h->version != VIGIL_WIRE_VERSION)
+    if (check_version && h->version != VIGIL_WIRE_VERSION)
         return wire_error(error, VIGIL_WIRE_ERROR_VERSION,
                           "wire version %u, this vigil reads version %u", h->version,
                           VIGIL_WIRE_VERSION);
@@ -661,29 +1157,42 @@ static gboolean decode_envelope(const uint8_t *b, size_t length, struct vigil_wi
                                                   : VIGIL_WIRE_ERROR_MALFORMED,
                           "message of %zu bytes, but its header says %zu (%u of payload)", length,
                           expected_bytes, h->payload_bytes);
-    return TRUE;
-}
-
-static gboolean decode_header(const uint8_t *b, size_t length, struct vigil_wire_header *h,
-                              GError **error)
-{
-    if (!decode_envelope(b, length, h, error))
-        return FALSE;
     uint32_t stored_crc = load_u32(b + VIGIL_WIRE_CRC_OFFSET);
     uint32_t actual_crc = vigil_wire_checksum(b, length);
     if (stored_crc != actual_crc)
         return wire_error(error, VIGIL_WIRE_ERROR_CHECKSUM,
                           "checksum mismatch: header says 0x%08x, the message has 0x%08x",
                           stored_crc, actual_crc);
-    uint32_t reserved = load_u32(b + OFFSET_RESERVED);
-    if (reserved != 0)
-        return malformed(error, "reserved header field is 0x%08x, not 0", reserved);
     h->type = load_u16(b + OFFSET_TYPE);
-    if (vigil_wire_type_name(h->type) == NULL)
-        return malformed(error, "unknown message type %u", h->type);
     h->node_id = load_u64(b + OFFSET_NODE_ID);
     h->sequence = load_u64(b + OFFSET_SEQUENCE);
     h->count = load_u32(b + OFFSET_COUNT);
+    return TRUE;
+}
+
+gboolean vigil_wire_peek_header(const void *data, size_t length, struct vigil_wire_header *out,
+                                GError **error)
+{
+    g_return_val_if_fail(out != NULL, FALSE);
+    memset(out, 0, sizeof *out);
+    g_return_val_if_fail(data != NULL || length == 0, FALSE);
+    struct vigil_wire_header header;
+    if (!decode_envelope(data, length, FALSE, &header, error))
+        return FALSE;
+    *out = header;
+    return TRUE;
+}
+
+static gboolean decode_header(const uint8_t *b, size_t length, struct vigil_wire_header *h,
+                              GError **error)
+{
+    if (!decode_envelope(b, length, TRUE, h, error))
+        return FALSE;
+    uint32_t reserved = load_u32(b + OFFSET_RESERVED);
+    if (reserved != 0)
+        return malformed(error, "reserved header field is 0x%08x, not 0", reserved);
+    if (vigil_wire_type_name(h->type) == NULL)
+        return malformed(error, "unknown message type %u", h->type);
     return TRUE;
 }
 
@@ -707,6 +1216,24 @@ static void attach_items(struct vigil_wire_message *m, void *items)
         break;
     case VIGIL_WIRE_STATES:
         m->states = items;
+        break;
+    case VIGIL_WIRE_NODE:
+        m->nodes = items;
+        break;
+    case VIGIL_WIRE_PROCESSES:
+        m->processes = items;
+        break;
+    case VIGIL_WIRE_ROLLUPS:
+        m->rollups = items;
+        break;
+    case VIGIL_WIRE_WINDOWS:
+        m->windows = items;
+        break;
+    case VIGIL_WIRE_SUMMARIES:
+        m->summaries = items;
+        break;
+    case VIGIL_WIRE_REFUSED:
+        m->refusals = items;
         break;
     default:
         g_assert_not_reached();
@@ -743,18 +1270,115 @@ static gboolean decode_items(struct reader *r, struct vigil_wire_message *m, GEr
     return TRUE;
 }
 
+/* How many items a message of this type may hold, whatever they are: an
+ * ack none, a node or a refusal exactly one, a batch at least its node. */
+static gboolean check_item_count(unsigned type, uint32_t count, GError **error)
+{
+    const char *name = vigil_wire_type_name(type);
+    if (type == VIGIL_WIRE_ACK && count != 0)
+        return malformed(error, "ack message with %u items; an ack carries none", count);
+    if ((type == VIGIL_WIRE_NODE || type == VIGIL_WIRE_REFUSED) && count != 1)
+        return malformed(error, "%s message with %u items; it holds exactly one", name, count);
+    if (type == VIGIL_WIRE_BATCH && count == 0)
+        return malformed(error, "batch message holds no messages; a batch starts with its node "
+                                "message");
+    return TRUE;
+}
+
+/* What a batch may hold at position `index` (from 0), judged from the
+ * inner message's header alone. The caller names the position. */
+static gboolean check_inner_header(const struct vigil_wire_header *inner, uint64_t node_id,
+                                   uint64_t sequence, uint32_t index, GError **error)
+{
+    const char *name = vigil_wire_type_name(inner->type);
+    if (inner->type == VIGIL_WIRE_BATCH || inner->type == VIGIL_WIRE_ACK ||
+        inner->type == VIGIL_WIRE_REFUSED)
+        return malformed(error, "%s message, which a batch cannot hold", name);
+    if (inner->node_id != node_id)
+        return malformed(error, "%s message of node %" PRIu64 ", but the batch is of node %" PRIu64,
+                         name, inner->node_id, node_id);
+    if (inner->sequence != sequence)
+        return malformed(error, "%s message with sequence %" PRIu64 ", but the batch's is %" PRIu64,
+                         name, inner->sequence, sequence);
+    if (index == 0 && inner->type != VIGIL_WIRE_NODE)
+        return malformed(error, "%s message first; a batch starts with its node message", name);
+    if (index > 0 && inner->type == VIGIL_WIRE_NODE)
+        return malformed(error, "a second node message; a batch has exactly one");
+    return TRUE;
+}
+
+static gboolean decode_payload(const uint8_t *payload, struct vigil_wire_message *m,
+                               GError **error);
+
+/* One message of a batch, shared by the decoder and the writer: its header
+ * is judged before its payload, so a batch inside a batch is refused before
+ * it could be decoded (and recurse). `out` is left empty on failure. */
+static gboolean decode_inner(const uint8_t *bytes, size_t length, uint64_t node_id,
+                             uint64_t sequence, uint32_t index, struct vigil_wire_message *out,
+                             GError **error)
+{
+    memset(out, 0, sizeof *out);
+    struct vigil_wire_header header;
+    if (!decode_header(bytes, length, &header, error) ||
+        !check_inner_header(&header, node_id, sequence, index, error))
+        return FALSE;
+    out->header = header;
+    if (decode_payload(bytes + VIGIL_WIRE_HEADER_BYTES, out, error))
+        return TRUE;
+    vigil_wire_message_clear(out);
+    return FALSE;
+}
+
+static gboolean decode_batch(struct reader *r, struct vigil_wire_message *m, GError **error)
+{
+    uint32_t count = m->header.count;
+    if (count > r->left_bytes / BATCH_ENTRY_MIN_BYTES)
+        return malformed(error,
+                         "batch message: %u messages need at least %u bytes each, but the "
+                         "payload has %zu",
+                         count, BATCH_ENTRY_MIN_BYTES, r->left_bytes);
+    m->inner = g_new0(struct vigil_wire_message, count);
+    for (uint32_t i = 0; i < count; i++) {
+        const uint8_t *length_bytes = reader_take(r, BATCH_LENGTH_BYTES);
+        if (length_bytes == NULL)
+            return malformed(error,
+                             "batch message: length of message %u of %u is truncated: needs %u "
+                             "bytes, %zu left",
+                             i + 1, count, BATCH_LENGTH_BYTES, r->left_bytes);
+        uint32_t length = load_u32(length_bytes);
+        const uint8_t *bytes = reader_take(r, length);
+        if (bytes == NULL)
+            return malformed(
+                error,
+                "batch message: message %u of %u is truncated: its length says %" PRIu32
+                " bytes, %zu left",
+                i + 1, count, length, r->left_bytes);
+        if (!decode_inner(bytes, length, m->header.node_id, m->header.sequence, i, &m->inner[i],
+                          error)) {
+            g_prefix_error(error, "batch message: message %u of %u: ", i + 1, count);
+            return FALSE;
+        }
+    }
+    if (r->left_bytes != 0)
+        return malformed(error, "batch message: %zu bytes left over after its %u messages",
+                         r->left_bytes, count);
+    return TRUE;
+}
+
 static gboolean decode_payload(const uint8_t *payload, struct vigil_wire_message *m, GError **error)
 {
     const struct vigil_wire_header *h = &m->header;
+    if (!check_item_count(h->type, h->count, error))
+        return FALSE;
+    struct reader r = {payload, h->payload_bytes};
     if (h->type == VIGIL_WIRE_ACK) {
-        if (h->count != 0 || h->payload_bytes != 0)
-            return malformed(error,
-                             "ack message with %u items and %u payload bytes; an ack "
-                             "carries none",
-                             h->count, h->payload_bytes);
+        if (h->payload_bytes != 0)
+            return malformed(error, "ack message with %u payload bytes; an ack carries none",
+                             h->payload_bytes);
         return TRUE;
     }
-    struct reader r = {payload, h->payload_bytes};
+    if (h->type == VIGIL_WIRE_BATCH)
+        return decode_batch(&r, m, error);
     if (carries_process_id(h->type)) {
         const uint8_t *p = reader_take(&r, PROCESS_ID_BYTES);
         if (p == NULL)
@@ -943,9 +1567,142 @@ gboolean vigil_wire_add_state(vigil_wire_writer *w, const struct vigil_wire_stat
     return TRUE;
 }
 
+/* A node or a refusal message holds exactly one item. */
+static gboolean writer_has_room(const vigil_wire_writer *w, GError **error)
+{
+    if ((w->type == VIGIL_WIRE_NODE || w->type == VIGIL_WIRE_REFUSED) && w->count == 1)
+        return malformed(error,
+                         "cannot add to the %s message: it holds exactly one item, and has it",
+                         vigil_wire_type_name(w->type));
+    return TRUE;
+}
+
+gboolean vigil_wire_add_node(vigil_wire_writer *w, const struct vigil_wire_node *node,
+                             GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_NODE, FALSE);
+    g_return_val_if_fail(node != NULL, FALSE);
+    if (!writer_has_room(w, error))
+        return FALSE;
+    if (!check_node(node, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, NODE_FIXED_BYTES + string_wire_bytes(node->hostname), error);
+    if (p == NULL)
+        return FALSE;
+    encode_node(p, node);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_process(vigil_wire_writer *w, const struct vigil_wire_process *process,
+                                GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_PROCESSES, FALSE);
+    g_return_val_if_fail(process != NULL, FALSE);
+    if (!check_process(process, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, process_wire_bytes(process), error);
+    if (p == NULL)
+        return FALSE;
+    encode_process(p, process);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_rollup(vigil_wire_writer *w, const struct vigil_wire_rollup *rollup,
+                               GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_ROLLUPS, FALSE);
+    g_return_val_if_fail(rollup != NULL, FALSE);
+    if (!check_rollup(rollup, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, ROLLUP_BYTES, error);
+    if (p == NULL)
+        return FALSE;
+    encode_rollup(p, rollup);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_window(vigil_wire_writer *w, const struct vigil_wire_window *window,
+                               GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_WINDOWS, FALSE);
+    g_return_val_if_fail(window != NULL, FALSE);
+    if (!check_window(window, error))
+        return refuse(w, error);
+    uint8_t *p =
+        writer_append_item(w, WINDOW_FIXED_BYTES + text_wire_bytes(window->reasons), error);
+    if (p == NULL)
+        return FALSE;
+    encode_window(p, window);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_summary(vigil_wire_writer *w, const struct vigil_wire_summary *summary,
+                                GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_SUMMARIES, FALSE);
+    g_return_val_if_fail(summary != NULL, FALSE);
+    if (!check_summary(summary, error))
+        return refuse(w, error);
+    uint8_t *p =
+        writer_append_item(w, SUMMARY_FIXED_BYTES + text_wire_bytes(summary->report_json), error);
+    if (p == NULL)
+        return FALSE;
+    encode_summary(p, summary);
+    return TRUE;
+}
+
+gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_refusal *refusal,
+                                GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_REFUSED, FALSE);
+    g_return_val_if_fail(refusal != NULL, FALSE);
+    if (!writer_has_room(w, error))
+        return FALSE;
+    if (!check_refusal(refusal, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, text_wire_bytes(refusal->reason), error);
+    if (p == NULL)
+        return FALSE;
+    encode_refusal(p, refusal);
+    return TRUE;
+}
+
+/* The message is decoded whole, with the decoder's own batch rules: a
+ * batch the writer makes is then one the decoder takes, whatever bytes the
+ * caller passed. */
+gboolean vigil_wire_add_message(vigil_wire_writer *w, GBytes *message, GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_BATCH, FALSE);
+    g_return_val_if_fail(message != NULL, FALSE);
+    gsize length;
+    const uint8_t *bytes = g_bytes_get_data(message, &length);
+    const uint8_t *h = w->bytes->data;
+    struct vigil_wire_message inner;
+    if (!decode_inner(bytes, length, load_u64(h + OFFSET_NODE_ID), load_u64(h + OFFSET_SEQUENCE),
+                      w->count, &inner, error)) {
+        g_prefix_error(error, "cannot add to the batch message: message %u: ", w->count + 1);
+        return FALSE;
+    }
+    vigil_wire_message_clear(&inner);
+    uint8_t *p = writer_append_item(w, BATCH_LENGTH_BYTES + length, error);
+    if (p == NULL)
+        return FALSE;
+    put_u32(&p, (uint32_t)length); /* under the payload limit, as writer_append_item checked */
+    put_bytes(&p, bytes, length);
+    return TRUE;
+}
+
 GBytes *vigil_wire_writer_finish(vigil_wire_writer *w)
 {
     g_return_val_if_fail(w != NULL, NULL);
+    GError *error = NULL;
+    if (!check_item_count(w->type, w->count, &error)) {
+        /* The caller forgot its node or refusal, or built an empty batch. */
+        g_critical("vigil_wire_writer_finish: %s", error->message);
+        g_error_free(error);
+        vigil_wire_writer_free(w);
+        return NULL;
+    }
     uint8_t *h = w->bytes->data;
     size_t length = w->bytes->len;
     store_u32(h + OFFSET_COUNT, w->count);
@@ -957,6 +1714,26 @@ GBytes *vigil_wire_writer_finish(vigil_wire_writer *w)
 }
 
 /* ---- re-encoding a decoded message --------------------------------------- */
+
+/* An inner message of a batch, encoded on its own and added whole. Its type
+ * is checked first so that a batch in a batch cannot recurse. */
+static gboolean add_inner(vigil_wire_writer *w, const struct vigil_wire_message *inner, uint32_t i,
+                          GError **error)
+{
+    if (inner->header.type == VIGIL_WIRE_BATCH)
+        return malformed(error,
+                         "cannot add to the batch message: message %u: batch message, "
+                         "which a batch cannot hold",
+                         i + 1);
+    GBytes *bytes = vigil_wire_encode_message(inner, error);
+    if (bytes == NULL) {
+        g_prefix_error(error, "cannot add to the batch message: message %u: ", i + 1);
+        return FALSE;
+    }
+    gboolean ok = vigil_wire_add_message(w, bytes, error);
+    g_bytes_unref(bytes);
+    return ok;
+}
 
 static gboolean add_item(vigil_wire_writer *w, const struct vigil_wire_message *m, uint32_t i,
                          GError **error)
@@ -975,6 +1752,20 @@ static gboolean add_item(vigil_wire_writer *w, const struct vigil_wire_message *
         return vigil_wire_add_anomaly(w, &m->anomalies[i], error);
     case VIGIL_WIRE_STATES:
         return vigil_wire_add_state(w, &m->states[i], error);
+    case VIGIL_WIRE_BATCH:
+        return add_inner(w, &m->inner[i], i, error);
+    case VIGIL_WIRE_NODE:
+        return vigil_wire_add_node(w, &m->nodes[i], error);
+    case VIGIL_WIRE_PROCESSES:
+        return vigil_wire_add_process(w, &m->processes[i], error);
+    case VIGIL_WIRE_ROLLUPS:
+        return vigil_wire_add_rollup(w, &m->rollups[i], error);
+    case VIGIL_WIRE_WINDOWS:
+        return vigil_wire_add_window(w, &m->windows[i], error);
+    case VIGIL_WIRE_SUMMARIES:
+        return vigil_wire_add_summary(w, &m->summaries[i], error);
+    case VIGIL_WIRE_REFUSED:
+        return vigil_wire_add_refusal(w, &m->refusals[i], error);
     default:
         g_assert_not_reached();
     }
@@ -996,6 +1787,20 @@ static gboolean message_has_items(const struct vigil_wire_message *m)
         return m->anomalies != NULL;
     case VIGIL_WIRE_STATES:
         return m->states != NULL;
+    case VIGIL_WIRE_BATCH:
+        return m->inner != NULL;
+    case VIGIL_WIRE_NODE:
+        return m->nodes != NULL;
+    case VIGIL_WIRE_PROCESSES:
+        return m->processes != NULL;
+    case VIGIL_WIRE_ROLLUPS:
+        return m->rollups != NULL;
+    case VIGIL_WIRE_WINDOWS:
+        return m->windows != NULL;
+    case VIGIL_WIRE_SUMMARIES:
+        return m->summaries != NULL;
+    case VIGIL_WIRE_REFUSED:
+        return m->refusals != NULL;
     default:
         return FALSE;
     }
@@ -1014,6 +1819,8 @@ GBytes *vigil_wire_encode_message(const struct vigil_wire_message *m, GError **e
                   vigil_wire_type_name(type), (unsigned long long)m->process_id);
         return NULL;
     }
+    if (!check_item_count(type, m->header.count, error))
+        return NULL;
     if (m->header.count > 0 && !message_has_items(m)) {
         malformed(error, "a %s message of %u items without its items", vigil_wire_type_name(type),
                   m->header.count);

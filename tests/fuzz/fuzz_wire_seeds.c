@@ -8,6 +8,8 @@
 #include "vigil/ontology.h"
 #include "vigil/wire.h"
 
+static gboolean add_batch_items(vigil_wire_writer *w, GError **error);
+
 static gboolean add_items(vigil_wire_writer *w, enum vigil_wire_type type, GError **error)
 {
     static const struct vigil_activity activity = {VIGIL_RECORD_ACTIVITY,
@@ -40,6 +42,16 @@ static gboolean add_items(vigil_wire_writer *w, enum vigil_wire_type type, GErro
                                                "io-latency",
                                                "posix.pwrite",
                                                "write latency above the expected range"};
+    static const struct vigil_wire_node node = {
+        1700000000000000000, 9, 1000, 2000, 1000, 0, "node-01"};
+    static char *argv[] = {"/usr/bin/ior", "-w", NULL};
+    static const struct vigil_wire_process process = {
+        4242, 4242, 1000, 0, -1, 900, 0, "job-981", "981", "/usr/bin/ior", "/scratch", 2, argv};
+    static const struct vigil_wire_rollup rollup = {1, 0, 1000, 2000, 4, 0, 1.0, 2.0, 3.0, NAN};
+    static const struct vigil_wire_window window = {
+        4242, 8, 9, 900, 2000, 12, "process ABNORMAL_BAD (io-latency)"};
+    static const struct vigil_wire_summary summary = {4242, "{\"calls\":12}"};
+    static const struct vigil_wire_refusal refusal = {"duplicate key"};
     switch (type) {
     case VIGIL_WIRE_ACTIVITIES:
         return vigil_wire_add_activity(w, &activity, error);
@@ -55,14 +67,61 @@ static gboolean add_items(vigil_wire_writer *w, enum vigil_wire_type type, GErro
         return vigil_wire_add_state(w, &state, error);
     case VIGIL_WIRE_ACK:
         return TRUE;
+    case VIGIL_WIRE_BATCH:
+        return add_batch_items(w, error);
+    case VIGIL_WIRE_NODE:
+        return vigil_wire_add_node(w, &node, error);
+    case VIGIL_WIRE_PROCESSES:
+        return vigil_wire_add_process(w, &process, error);
+    case VIGIL_WIRE_ROLLUPS:
+        return vigil_wire_add_rollup(w, &rollup, error);
+    case VIGIL_WIRE_WINDOWS:
+        return vigil_wire_add_window(w, &window, error);
+    case VIGIL_WIRE_SUMMARIES:
+        return vigil_wire_add_summary(w, &summary, error);
+    case VIGIL_WIRE_REFUSED:
+        return vigil_wire_add_refusal(w, &refusal, error);
     }
     return FALSE;
 }
 
+static gboolean has_process_id(enum vigil_wire_type type)
+{
+    return type == VIGIL_WIRE_ACTIVITIES || type == VIGIL_WIRE_NAMES;
+}
+
+static uint64_t seed_sequence(enum vigil_wire_type type)
+{
+    return 100 + type;
+}
+
+/* A batch as vigild sends one: its node first, then a message of each
+ * kind it carries, all of the batch's (node, sequence). */
+static gboolean add_batch_items(vigil_wire_writer *w, GError **error)
+{
+    static const enum vigil_wire_type inner[] = {
+        VIGIL_WIRE_NODE,       VIGIL_WIRE_PROCESSES, VIGIL_WIRE_METRICS, VIGIL_WIRE_ROLLUPS,
+        VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_STATES,    VIGIL_WIRE_WINDOWS, VIGIL_WIRE_SUMMARIES};
+    for (size_t i = 0; i < G_N_ELEMENTS(inner); i++) {
+        vigil_wire_writer *m = vigil_wire_writer_new(inner[i], 7, seed_sequence(VIGIL_WIRE_BATCH),
+                                                     has_process_id(inner[i]) ? 4242 : 0);
+        if (!add_items(m, inner[i], error)) {
+            vigil_wire_writer_free(m);
+            return FALSE;
+        }
+        GBytes *message = vigil_wire_writer_finish(m);
+        gboolean ok = vigil_wire_add_message(w, message, error);
+        g_bytes_unref(message);
+        if (!ok)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean write_seed(const char *dir, enum vigil_wire_type type, GError **error)
 {
-    gboolean has_process = type == VIGIL_WIRE_ACTIVITIES || type == VIGIL_WIRE_NAMES;
-    vigil_wire_writer *w = vigil_wire_writer_new(type, 7, 100 + type, has_process ? 4242 : 0);
+    vigil_wire_writer *w =
+        vigil_wire_writer_new(type, 7, seed_sequence(type), has_process_id(type) ? 4242 : 0);
     if (!add_items(w, type, error)) {
         vigil_wire_writer_free(w);
         return FALSE;

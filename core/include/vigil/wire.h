@@ -2,10 +2,12 @@
  *
  * A message is a 40-byte header followed by a payload of `count` items of
  * one type. Every integer is little-endian, every float an IEEE-754 double,
- * every string a 16-bit length followed by that many bytes (no NUL). The
- * header carries a CRC-32 of the whole message: spool files sit on disks and
- * a flipped bit in an offset would otherwise decode as a different, valid
- * message and change data silently.
+ * every string a 16-bit length followed by that many bytes (no NUL), every
+ * text (a long string) a 32-bit length followed by at most
+ * VIGIL_WIRE_TEXT_MAX bytes (no NUL). The header carries a CRC-32 of the
+ * whole message: spool files sit on disks and a flipped bit in an offset
+ * would otherwise decode as a different, valid message and change data
+ * silently.
  *
  *   offset  size  field
  *        0     4  magic "VGWR"
@@ -17,6 +19,38 @@
  *       28     4  payload bytes
  *       32     4  reserved, zero
  *       36     4  CRC-32 (zlib) of bytes 0..35 and the payload
+ *
+ * The header is frozen: every version of the format keeps these fields at
+ * these offsets with these meanings (a version that needs more carries it
+ * in its payload). So a reader can check the frame and name the version,
+ * node and sequence of a message it cannot read (vigil_wire_peek_header),
+ * and refuse it by name instead of dropping it.
+ *
+ * Version 2 adds the uplink's types. Their strings and texts are stored in
+ * the warehouse as PostgreSQL text: they must be valid UTF-8, and the
+ * writer refuses anything else (vigild passes bytes from a process through
+ * g_utf8_make_valid first); the decoder refuses invalid UTF-8 and NUL
+ * bytes. The version-1 types keep their rules (a name's path is bytes).
+ * Version-1 messages are refused with VIGIL_WIRE_ERROR_VERSION.
+ *
+ * Items of version 2 (offsets within the item; then the variable part):
+ *   node      0 i64 realtime_offset_ns, 8 u64 cycle, 16 u64 cycle_start_ns,
+ *             24 u64 cycle_end_ns, 32 u32 cycle_ms, 36 u32 reserved;
+ *             string hostname
+ *   process   0 u64 process_id, 8 i32 pid, 12 u32 uid, 16 i32 rank,
+ *             20 i32 exit_code, 24 u64 start_ns, 32 u64 end_ns;
+ *             strings run_key, job, program, cwd; u32 argc; argc strings
+ *   rollup    0 u32 metric_id, 4 u32 flags, 8 u64 start_ns, 16 u64 end_ns,
+ *             24 u32 count, 28 u32 reserved, 32 f64 min, 40 f64 mean,
+ *             48 f64 max, 56 f64 delta
+ *   window    0 u64 process_id, 8 u64 first_cycle, 16 u64 last_cycle,
+ *             24 u64 start_ns, 32 u64 end_ns, 40 u64 activities_forwarded;
+ *             text reasons
+ *   summary   0 u64 process_id; text report_json
+ *   refusal   text reason
+ * A BATCH's payload is `count` times (u32 length, one whole message with
+ * its own header and CRC). ACTIVITIES and NAMES begin their payload with
+ * the u64 process id; no other type does.
  *
  * The decoder checks every length before it reads and returns an error
  * naming what is wrong for any malformed input; it never reads outside the
@@ -32,11 +66,15 @@
 #include "vigil/metric.h"
 
 #define VIGIL_WIRE_MAGIC             0x52574756u /* "VGWR" read as a little-endian u32 */
-#define VIGIL_WIRE_VERSION           1u
+#define VIGIL_WIRE_VERSION           2u
 #define VIGIL_WIRE_HEADER_BYTES      40u
 #define VIGIL_WIRE_CRC_OFFSET        36u
 #define VIGIL_WIRE_MAX_PAYLOAD_BYTES (64u << 20)
 #define VIGIL_WIRE_STRING_MAX        65535u
+#define VIGIL_WIRE_TEXT_MAX          (1u << 20) /* a long text: u32 length, then the bytes */
+/* Arguments in a process item: as many as a REGISTER message
+ * (VIGIL_LOCAL_MAX_BYTES) can hold, so that no process's argv is cut here. */
+#define VIGIL_WIRE_ARGV_MAX 16384u
 
 enum vigil_wire_type {
     VIGIL_WIRE_ACTIVITIES = 1, /* process id, then activity records */
@@ -46,8 +84,16 @@ enum vigil_wire_type {
     VIGIL_WIRE_ANOMALIES = 5,  /* issues reported by anomaly plugins */
     VIGIL_WIRE_STATES = 6,     /* reasoner states */
     VIGIL_WIRE_ACK = 7,        /* the header's (node, sequence) was committed; no payload */
+    /* Version 2: the uplink between vigild and vigil-txd. */
+    VIGIL_WIRE_BATCH = 8,      /* a container: `count` whole messages of the same (node, seq) */
+    VIGIL_WIRE_NODE = 9,       /* one item: the sending node and the batch's cycle */
+    VIGIL_WIRE_PROCESSES = 10, /* the processes the batch's other items refer to */
+    VIGIL_WIRE_ROLLUPS = 11,   /* 1 s statistics roll-ups */
+    VIGIL_WIRE_WINDOWS = 12,   /* captured windows: which cycles were forwarded, and why */
+    VIGIL_WIRE_SUMMARIES = 13, /* a process's end-of-run report, as its JSON */
+    VIGIL_WIRE_REFUSED = 14, /* txd → vigild: the header's batch can never be stored; one text */
 };
-#define VIGIL_WIRE_TYPE_COUNT 7
+#define VIGIL_WIRE_TYPE_COUNT 14
 
 struct vigil_wire_header {
     uint32_t magic;
@@ -91,6 +137,83 @@ struct vigil_wire_state {
     uint32_t other_issues;
 };
 
+/* NODE: exactly one per batch, its first message, and exactly one item.
+ * Every time in the batch is the node's CLOCK_MONOTONIC ns; realtime =
+ * monotonic + offset. Valid: reserved 0, cycle_ms >= 1, cycle_end_ns >=
+ * cycle_start_ns, a hostname that is not empty. */
+struct vigil_wire_node {
+    int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC when the batch was made */
+    uint64_t cycle;             /* the cycle the batch closes (its states and anomalies) */
+    uint64_t cycle_start_ns, cycle_end_ns;
+    uint32_t cycle_ms;
+    uint32_t reserved; /* zero */
+    char *hostname;
+};
+
+/* PROCESSES: what vigild knows of a process. process_id is the daemon's
+ * name for it (unique on the node while vigild runs); the warehouse keys a
+ * process by (node, pid, start). Valid: process_id != 0, pid > 0, rank >=
+ * -1, exit_code -1..255, end_ns 0 or >= start_ns, a run_key that is not
+ * empty, argc <= VIGIL_WIRE_ARGV_MAX. */
+struct vigil_wire_process {
+    uint64_t process_id;
+    int32_t pid;
+    uint32_t uid;
+    int32_t rank;      /* -1 when not an MPI process */
+    int32_t exit_code; /* -1 unknown; else as wait(2) would give WEXITSTATUS, or 128+signal */
+    uint64_t start_ns; /* monotonic, as all times */
+    uint64_t end_ns;   /* 0 while it runs */
+    char *run_key;     /* groups processes into a run: VIGIL_RUN_ID, MPI job, or own */
+    char *job;         /* scheduler job id, "" for none */
+    char *program;
+    char *cwd;
+    uint32_t argc;
+    char **argv; /* argc strings; decoded, also NULL-terminated (g_strfreev) */
+};
+
+/* ROLLUPS: one metric over one roll-up window (daemon/rollup.c). Valid:
+ * metric_id != 0, known flags, reserved 0, end_ns >= start_ns, count >= 1
+ * (a window without a value is not sent), min, mean and max not NaN, and
+ * when all three are finite, min <= max and mean within [min, max] give
+ * or take its rounding (count ulps of the larger of |min|, |max|): a mean
+ * computed as sum / count can land a hair outside. */
+struct vigil_wire_rollup {
+    uint32_t metric_id; /* described by a METRICS message in the same batch */
+    uint32_t flags;     /* VIGIL_SAMPLE_UNCERTAIN when a sample in it was */
+    uint64_t start_ns, end_ns;
+    uint32_t count;
+    uint32_t reserved; /* zero */
+    double min, mean, max;
+    double delta; /* counters only; NaN for gauges */
+};
+
+/* WINDOWS: a captured window, sent with (or after) its last cycle. Valid:
+ * first_cycle <= last_cycle, end_ns >= start_ns. */
+struct vigil_wire_window {
+    uint64_t process_id; /* 0 for the node's own window */
+    uint64_t first_cycle, last_cycle;
+    uint64_t start_ns, end_ns;
+    uint64_t activities_forwarded;
+    char *reasons; /* a long text: "process ABNORMAL_BAD (latency-histogram: …)", lines
+                      joined by "\n" */
+};
+
+/* SUMMARIES: the process's end-of-run report in its JSON form (the one
+ * VIGIL_REPORT_FORMAT=json writes), so `vigil report RUN` can print it again.
+ * Valid: process_id != 0, report_json not empty (not parsed here: the
+ * warehouse's jsonb does, and a batch it refuses is REFUSED). */
+struct vigil_wire_summary {
+    uint64_t process_id;
+    char *report_json; /* a long text: up to VIGIL_WIRE_TEXT_MAX bytes */
+};
+
+/* REFUSED: why vigil-txd will never store the batch named by the header;
+ * exactly one item. Sent, like an ACK, with the (node, sequence) of the
+ * batch it answers. */
+struct vigil_wire_refusal {
+    char *reason; /* a long text, not empty */
+};
+
 /* A decoded message; the array matching header.type holds header.count
  * items. Free with vigil_wire_message_clear. */
 struct vigil_wire_message {
@@ -102,6 +225,15 @@ struct vigil_wire_message {
     struct vigil_sample *samples;
     struct vigil_wire_anomaly *anomalies;
     struct vigil_wire_state *states;
+    struct vigil_wire_node *nodes;
+    struct vigil_wire_process *processes;
+    struct vigil_wire_rollup *rollups;
+    struct vigil_wire_window *windows;
+    struct vigil_wire_summary *summaries;
+    struct vigil_wire_refusal *refusals;
+    /* BATCH: its `count` inner messages, decoded. An inner message has the
+     * batch's node and sequence and is neither a BATCH, an ACK nor REFUSED. */
+    struct vigil_wire_message *inner;
 };
 
 #define VIGIL_WIRE_ERROR (vigil_wire_error_quark())
@@ -145,10 +277,42 @@ gboolean vigil_wire_add_anomaly(vigil_wire_writer *w, const struct vigil_wire_an
                                 GError **error);
 gboolean vigil_wire_add_state(vigil_wire_writer *w, const struct vigil_wire_state *state,
                               GError **error);
+gboolean vigil_wire_add_node(vigil_wire_writer *w, const struct vigil_wire_node *node,
+                             GError **error);
+gboolean vigil_wire_add_process(vigil_wire_writer *w, const struct vigil_wire_process *process,
+                                GError **error);
+gboolean vigil_wire_add_rollup(vigil_wire_writer *w, const struct vigil_wire_rollup *rollup,
+                               GError **error);
+gboolean vigil_wire_add_window(vigil_wire_writer *w, const struct vigil_wire_window *window,
+                               GError **error);
+gboolean vigil_wire_add_summary(vigil_wire_writer *w, const struct vigil_wire_summary *summary,
+                                GError **error);
+gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_refusal *refusal,
+                                GError **error);
+/* BATCH: adds one whole message (from vigil_wire_writer_finish) whose
+ * header has the batch's node and sequence: a NODE message first, then any
+ * but BATCH, ACK, REFUSED and another NODE. The message is decoded to check
+ * it, so bytes from anywhere are safe to pass; refused as the decoder would
+ * refuse them, or with VIGIL_WIRE_ERROR_TOO_LARGE when the batch would
+ * pass VIGIL_WIRE_MAX_PAYLOAD_BYTES (then finish this batch and start the
+ * next sequence with its own NODE). */
+gboolean vigil_wire_add_message(vigil_wire_writer *w, GBytes *message, GError **error);
 uint32_t vigil_wire_writer_count(const vigil_wire_writer *w);
-/* Seals the header (count, length, CRC) and frees the writer. */
+/* Seals the header (count, length, CRC) and frees the writer. A NODE or
+ * REFUSED message without its item, or a BATCH without messages, is a
+ * programming error: a g_critical and NULL, never a message the decoder
+ * would refuse. */
 GBytes *vigil_wire_writer_finish(vigil_wire_writer *w);
 void vigil_wire_writer_free(vigil_wire_writer *w);
+
+/* Reads only the header of a message whose whole length is `length`: for a
+ * receiver that must name the (node, sequence) of a batch it then refuses.
+ * Checks magic, the payload length (against `length` and the limit) and the
+ * CRC; not the version, the reserved word, the type or the payload. Since
+ * the header is frozen across versions, this works on a message of any
+ * version. On failure `out` is zeroed. */
+gboolean vigil_wire_peek_header(const void *data, size_t length, struct vigil_wire_header *out,
+                                GError **error);
 
 /* Builds a message from a decoded one (or one filled in the same way): its
  * header's type, node id, sequence and count, its process id and its items;
