@@ -9,16 +9,15 @@
  * it after a last drain of every ring; SIGHUP reloads its configuration
  * (signals.c). */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
 
 #include "vigil-build.h"
+#include "vigil/detach.h"
 #include "vigil/log.h"
 #include "vigild.h"
 
@@ -31,61 +30,6 @@ static void raise_descriptor_limit(void)
         limit.rlim_cur = limit.rlim_max;
         setrlimit(RLIMIT_NOFILE, &limit);
     }
-}
-
-/* Detaches; the parent waits on `ready` for the child to say it serves
- * (an empty write and close) or why it cannot (a message). */
-static int detach(int *ready_fd)
-{
-    int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-        fprintf(stderr, "vigild: cannot detach: %s\n", g_strerror(errno));
-        return -1;
-    }
-    pid_t child = fork();
-    if (child < 0) {
-        fprintf(stderr, "vigild: cannot detach: %s\n", g_strerror(errno));
-        return -1;
-    }
-    if (child > 0) {
-        close(pipe_fds[1]);
-        char message[1024];
-        ssize_t n = read(pipe_fds[0], message, sizeof message - 1);
-        if (n > 0) {
-            message[n] = '\0';
-            fprintf(stderr, "vigild: %s\n", message);
-            waitpid(child, NULL, 0);
-            _exit(1);
-        }
-        if (n < 0) {
-            fprintf(stderr, "vigild: the daemon did not say whether it started\n");
-            _exit(1);
-        }
-        _exit(0);
-    }
-    close(pipe_fds[0]);
-    setsid();
-    /* stderr stays: it is the log. An inherited stdout would keep the
-     * starter's pipe open for as long as the daemon runs. */
-    int null_fd = open("/dev/null", O_RDWR);
-    if (null_fd >= 0) {
-        dup2(null_fd, 0);
-        dup2(null_fd, 1);
-        if (null_fd > 2)
-            close(null_fd);
-    }
-    if (chdir("/") != 0)
-        g_debug("chdir /: %s", g_strerror(errno));
-    *ready_fd = pipe_fds[1];
-    return 0;
-}
-
-static gboolean write_pid_file(const char *path, GError **error)
-{
-    char *text = g_strdup_printf("%d\n", (int)getpid());
-    gboolean ok = g_file_set_contents(path, text, -1, error);
-    g_free(text);
-    return ok;
 }
 
 int main(int argc, char **argv)
@@ -135,24 +79,20 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     raise_descriptor_limit();
     int ready_fd = -1;
-    if (!foreground && detach(&ready_fd) != 0)
+    if (!foreground && vigil_detach("vigild", &ready_fd) != 0)
         return 1;
 
     struct vigild d;
     gboolean started = vigild_start(&d, absolute_config, socket_path, &error);
     if (started && pid_file != NULL)
-        started = write_pid_file(pid_file, &error);
+        started = vigil_pid_file_write(pid_file, &error);
     if (!started) {
-        if (ready_fd >= 0) {
-            ssize_t ignored = write(ready_fd, error->message, strlen(error->message));
-            (void)ignored;
-        }
+        vigil_detach_report(ready_fd, error->message);
         g_critical("%s", error->message);
         vigild_stop(&d);
         return 1;
     }
-    if (ready_fd >= 0)
-        close(ready_fd); /* the parent may return: the socket is served */
+    vigil_detach_report(ready_fd, NULL); /* the parent may return: the socket is served */
 
     d.loop = g_main_loop_new(NULL, FALSE);
     vigild_signals_take(&d); /* any that came during the start */

@@ -82,9 +82,11 @@ static struct vigild_provider *provider_new(struct vigild_sampler *s, vigil_conf
      * keys are declared now so that it can read them. */
     if (p->plugin != NULL && !vigil_config_has_section(config, section))
         vigil_plugin_registry_resolve_section(config, section, s->registry, &error);
+    /* Outside the block: cppcheck cannot tell that create() keeps no
+     * pointer to it. */
+    struct vigil_plugin_context context = {.config = config, .section = section};
     if (error == NULL) {
         p->ops = p->plugin->descriptor->ops;
-        struct vigil_plugin_context context = {.config = config, .section = section};
         p->config_text = vigil_plugin_config_text(config, p->plugin, section);
         p->instance = p->plugin->descriptor->create(&context, &error);
     }

@@ -28,4 +28,8 @@ extern const size_t vigil_capture_config_key_count;
 extern const struct vigil_config_key vigil_warehouse_config_keys[];
 extern const size_t vigil_warehouse_config_key_count;
 
+/* [txd]: vigil-txd, the transaction server. */
+extern const struct vigil_config_key vigil_txd_config_keys[];
+extern const size_t vigil_txd_config_key_count;
+
 #endif

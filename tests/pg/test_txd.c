@@ -1,0 +1,578 @@
+/* vigil-txd against a real PostgreSQL: what is acknowledged is stored, once;
+ * what is malformed is refused and the server goes on; the warehouse or the
+ * server can go away in the middle of a stream and nothing is lost or
+ * doubled; daemons with unknown CURVE keys are turned away; the system
+ * reasoner's state reaches the daemons. Each test has its own database and
+ * its own server; the cluster is the program's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <zmq.h>
+
+#include "test_pg.h"
+#include "test_support.h"
+#include "test_txd.h"
+#include "vigil/curve.h"
+#include "vigil/health.h"
+
+static struct test_pg pg;
+
+struct fixture {
+    char *dir;
+    char *conninfo; /* the test's own database */
+    struct test_txd txd;
+};
+
+static int start_cluster(void **state)
+{
+    (void)state;
+    test_pg_start(&pg);
+    return 0;
+}
+
+static int stop_cluster(void **state)
+{
+    (void)state;
+    test_pg_cleanup(&pg);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = g_new0(struct fixture, 1);
+    f->dir = g_dir_make_tmp("vigil-txd-XXXXXX", NULL);
+    assert_non_null(f->dir);
+    f->conninfo = test_pg_new_database(&pg);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_clear(&f->txd);
+    test_remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f->conninfo);
+    g_free(f);
+    return 0;
+}
+
+static guint64 count(struct fixture *f, const char *sql)
+{
+    return test_pg_query_u64_in(f->conninfo, sql);
+}
+
+/* ---- storing ------------------------------------------------------------------------- */
+
+static void test_a_batch_is_stored_then_acknowledged(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 1, NULL, NULL, NULL);
+    GBytes *batch = test_batch_new(1, 1, 100, 0, VIGIL_HEALTH_OK);
+    test_sender_send(&s, batch);
+    test_sender_expect_ack(&s, 1);
+
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    assert_int_equal(count(f, "SELECT rows FROM ingested_batches WHERE node_id = 1 AND "
+                              "sequence = 1"),
+                     1 + 1 + 2 + 1 + 100 + 2 + 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM nodes WHERE hostname = 'test-node-1'"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 100);
+    assert_int_equal(count(f, "SELECT count(DISTINCT seq) FROM activities"), 100);
+    assert_int_equal(count(f, "SELECT sum(bytes) FROM activities"), 100 * 4096);
+    assert_int_equal(count(f, "SELECT count(*) FROM run_activities WHERE path = '/tmp/out.dat' "
+                              "AND operation = 6"),
+                     100);
+    assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'test-run-1' AND "
+                              "argv = ARRAY['writer', '--size', '4k']"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes WHERE pid = 1001 AND rank IS NULL"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups WHERE delta IS NULL"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM reasoner_states WHERE level = 'node' AND "
+                              "state = 'OK'"),
+                     1);
+    /* The activities' times are the node's monotonic clock made real: within
+     * a minute of now. */
+    assert_int_equal(count(f, "SELECT count(*) FROM activities WHERE "
+                              "abs(extract(epoch FROM now() - start_time)) < 60"),
+                     100);
+    g_bytes_unref(batch);
+    test_sender_close(&s);
+}
+
+static void test_a_batch_sent_twice_is_stored_once(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 2, NULL, NULL, NULL);
+    GBytes *batch = test_batch_new(2, 5, 50, 0, VIGIL_HEALTH_OK);
+    test_sender_send(&s, batch);
+    test_sender_expect_ack(&s, 5);
+    test_sender_send(&s, batch); /* as a daemon that missed the ack would */
+    test_sender_expect_ack(&s, 5);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 2);
+    /* The same process and files in the next batch are the same rows. */
+    GBytes *next = test_batch_new(2, 6, 50, 50, VIGIL_HEALTH_OK);
+    test_sender_send(&s, next);
+    test_sender_expect_ack(&s, 6);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 100);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM files"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM metrics"), 2);
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "stored 2 batches");
+    test_assert_contains(log, "1 seen before");
+    g_free(log);
+    g_bytes_unref(batch);
+    g_bytes_unref(next);
+    test_sender_close(&s);
+}
+
+/* ---- bad input -------------------------------------------------------------------------- */
+
+/* A copy of `message` with its version set to `version` and the CRC made
+ * right again, so that only the version is wrong. */
+static GBytes *with_version(GBytes *message, uint16_t version)
+{
+    gsize length = g_bytes_get_size(message);
+    guint8 *bytes = g_memdup2(g_bytes_get_data(message, NULL), length);
+    bytes[4] = (guint8)version;
+    bytes[5] = (guint8)(version >> 8);
+    uint32_t crc = vigil_wire_checksum(bytes, length);
+    for (unsigned i = 0; i < 4; i++)
+        bytes[VIGIL_WIRE_CRC_OFFSET + i] = (guint8)(crc >> (8 * i));
+    return g_bytes_new_take(bytes, length);
+}
+
+static void expect_refusal(struct test_sender *s, uint64_t sequence, const char *reason_part)
+{
+    struct vigil_wire_message m;
+    assert_true(test_sender_receive(s, &m, 60000));
+    while (m.header.type == VIGIL_WIRE_STATES) {
+        vigil_wire_message_clear(&m);
+        assert_true(test_sender_receive(s, &m, 60000));
+    }
+    assert_int_equal(m.header.type, VIGIL_WIRE_REFUSED);
+    assert_int_equal(m.header.sequence, sequence);
+    test_assert_contains(m.refusals[0].reason, reason_part);
+    vigil_wire_message_clear(&m);
+}
+
+static void test_bad_messages_are_refused_and_the_server_goes_on(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 3, NULL, NULL, NULL);
+
+    /* Not a vigil message at all: logged, no answer (it names no batch). */
+    static const char request[] = "GET / HTTP/1.1\r\nHost: txd\r\nAccept: */*\r\nUser-Agent: "
+                                  "curl/7.88\r\n\r\n";
+    GBytes *garbage = g_bytes_new_static(request, sizeof request - 1);
+    test_sender_send(&s, garbage);
+    /* Truncated: half a batch. */
+    GBytes *whole = test_batch_new(3, 10, 20, 0, VIGIL_HEALTH_OK);
+    GBytes *half = g_bytes_new_from_bytes(whole, 0, g_bytes_get_size(whole) / 2);
+    test_sender_send(&s, half);
+    /* A byte changed in transit: the checksum says so. */
+    gsize length = g_bytes_get_size(whole);
+    guint8 *flipped = g_memdup2(g_bytes_get_data(whole, NULL), length);
+    flipped[length - 3] ^= 0x40;
+    GBytes *corrupt = g_bytes_new_take(flipped, length);
+    test_sender_send(&s, corrupt);
+    /* Another version of the format: refused by name, so the daemon keeps
+     * it aside for a server that reads it. */
+    GBytes *old = with_version(whole, 1);
+    test_sender_send(&s, old);
+    expect_refusal(&s, 10, "wire version 1");
+    /* A message that decodes but is no batch. */
+    GBytes *ack = NULL;
+    {
+        vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_ACK, 3, 11, 0);
+        ack = vigil_wire_writer_finish(w);
+    }
+    test_sender_send(&s, ack);
+    expect_refusal(&s, 11, "a ack message where a batch was expected");
+
+    /* Through all of it the server stayed up: a good batch is stored. */
+    test_sender_send(&s, whole);
+    test_sender_expect_ack(&s, 10);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 20);
+
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "not a vigil message");
+    test_assert_contains(log, "but its header says");
+    test_assert_contains(log, "checksum mismatch");
+    test_assert_contains(log, "wire version 1, this vigil reads version 2");
+    test_assert_contains(log, "5 malformed");
+    g_free(log);
+    g_bytes_unref(garbage);
+    g_bytes_unref(whole);
+    g_bytes_unref(half);
+    g_bytes_unref(corrupt);
+    g_bytes_unref(old);
+    g_bytes_unref(ack);
+    test_sender_close(&s);
+}
+
+static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 4, NULL, NULL, NULL);
+    /* Activities of a process the batch does not describe. */
+    GError *error = NULL;
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 4, 1, 0);
+    GBytes *full = test_batch_new(4, 1, 5, 0, VIGIL_HEALTH_OK);
+    struct vigil_wire_message decoded;
+    assert_true(
+        vigil_wire_decode(g_bytes_get_data(full, NULL), g_bytes_get_size(full), &decoded, &error));
+    for (uint32_t i = 0; i < decoded.header.count; i++) {
+        if (decoded.inner[i].header.type == VIGIL_WIRE_PROCESSES)
+            continue;
+        GBytes *inner = vigil_wire_encode_message(&decoded.inner[i], &error);
+        assert_non_null(inner);
+        assert_true(vigil_wire_add_message(batch, inner, &error));
+        g_bytes_unref(inner);
+    }
+    vigil_wire_message_clear(&decoded);
+    GBytes *orphan = vigil_wire_writer_finish(batch);
+    test_sender_send(&s, orphan);
+    expect_refusal(&s, 1, "which the batch does not describe");
+    /* Nothing of it was written: not the node, not the rollups. */
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM metrics"), 0);
+    /* And the ids it made and rolled back are not used by the next one. */
+    test_sender_send(&s, full);
+    test_sender_expect_ack(&s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups r JOIN metrics m "
+                              "USING (metric_id)"),
+                     2);
+    g_bytes_unref(full);
+    g_bytes_unref(orphan);
+    test_sender_close(&s);
+}
+
+/* ---- failures in the middle of a stream ---------------------------------------------------- */
+
+#define STREAM_BATCHES    120
+#define STREAM_ACTIVITIES 200
+
+/* Everything a stream stored, checked for exactly once. */
+static void assert_stream_stored_once(struct fixture *f, uint64_t node)
+{
+    char *sql = g_strdup_printf(
+        "SELECT count(*) FROM ingested_batches WHERE node_id = %" G_GUINT64_FORMAT, node);
+    assert_int_equal(count(f, sql), STREAM_BATCHES);
+    g_free(sql);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"),
+                     STREAM_BATCHES * STREAM_ACTIVITIES);
+    assert_int_equal(count(f, "SELECT count(*) FROM (SELECT process_id, seq FROM activities "
+                              "GROUP BY 1, 2 HAVING count(*) > 1) AS doubled"),
+                     0);
+    assert_int_equal(count(f, "SELECT count(DISTINCT seq) FROM activities"),
+                     STREAM_BATCHES * STREAM_ACTIVITIES);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), STREAM_BATCHES * 2);
+}
+
+/* Receives replies for up to `timeout_ms`, marking acknowledged batches. */
+static guint take_acks(struct test_sender *s, gboolean *acked, int timeout_ms)
+{
+    guint n = 0;
+    struct vigil_wire_message m;
+    while (test_sender_receive(s, &m, timeout_ms)) {
+        if (m.header.type == VIGIL_WIRE_REFUSED)
+            fail_msg("batch %" G_GUINT64_FORMAT " refused: %s", m.header.sequence,
+                     m.refusals[0].reason);
+        if (m.header.type == VIGIL_WIRE_ACK) {
+            assert_true(m.header.sequence >= 1 && m.header.sequence <= STREAM_BATCHES);
+            if (!acked[m.header.sequence])
+                n++;
+            acked[m.header.sequence] = TRUE;
+        }
+        vigil_wire_message_clear(&m);
+        timeout_ms = 0; /* what is already here, then back to the caller */
+    }
+    return n;
+}
+
+/* Sends every batch not acknowledged, as a daemon's resend does, and
+ * collects acknowledgements until all are in. */
+static void resend_until_all_acked(struct test_sender *s, GBytes **batches, gboolean *acked)
+{
+    for (int round = 0; round < 20; round++) {
+        guint missing = 0;
+        for (unsigned i = 1; i <= STREAM_BATCHES; i++)
+            if (!acked[i]) {
+                test_sender_send(s, batches[i]);
+                missing++;
+            }
+        if (missing == 0)
+            return;
+        /* Every batch sent gets an answer; wait for them (a long bound). */
+        for (guint got = 0; got < missing;) {
+            guint n = take_acks(s, acked, 60000);
+            if (n == 0)
+                break;
+            got += n;
+        }
+    }
+    for (unsigned i = 1; i <= STREAM_BATCHES; i++)
+        if (!acked[i])
+            fail_msg("batch %u was never acknowledged", i);
+}
+
+static void test_killed_server_in_a_stream_loses_and_doubles_nothing(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 5, NULL, NULL, NULL);
+    GBytes *batches[STREAM_BATCHES + 1] = {NULL};
+    gboolean acked[STREAM_BATCHES + 1] = {FALSE};
+    for (unsigned i = 1; i <= STREAM_BATCHES; i++)
+        batches[i] =
+            test_batch_new(5, i, STREAM_ACTIVITIES, (i - 1) * STREAM_ACTIVITIES, VIGIL_HEALTH_OK);
+    /* Send them all; once a third are acknowledged, SIGKILL the server in
+     * the middle of the rest. */
+    for (unsigned i = 1; i <= STREAM_BATCHES; i++)
+        test_sender_send(&s, batches[i]);
+    guint got = 0;
+    while (got < STREAM_BATCHES / 3) {
+        guint n = take_acks(&s, acked, 60000);
+        assert_true(n > 0);
+        got += n;
+    }
+    g_free(test_txd_kill(&f->txd));
+    guint stored_at_kill = (guint)count(f, "SELECT count(*) FROM ingested_batches");
+    assert_true(stored_at_kill >= got);
+    test_txd_restart(&f->txd);
+    resend_until_all_acked(&s, batches, acked);
+    assert_stream_stored_once(f, 5);
+    for (unsigned i = 1; i <= STREAM_BATCHES; i++)
+        g_bytes_unref(batches[i]);
+    test_sender_close(&s);
+}
+
+static void test_database_away_for_20_s_loses_and_doubles_nothing(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, "retry_max_ms = 1000\n");
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 6, NULL, NULL, NULL);
+    GBytes *batches[STREAM_BATCHES + 1] = {NULL};
+    gboolean acked[STREAM_BATCHES + 1] = {FALSE};
+    for (unsigned i = 1; i <= STREAM_BATCHES; i++)
+        batches[i] =
+            test_batch_new(6, i, STREAM_ACTIVITIES, (i - 1) * STREAM_ACTIVITIES, VIGIL_HEALTH_OK);
+    /* A third before the database goes. */
+    const unsigned before = STREAM_BATCHES / 3;
+    for (unsigned i = 1; i <= before; i++)
+        test_sender_send(&s, batches[i]);
+    for (guint got = 0; got < before;) {
+        guint n = take_acks(&s, acked, 60000);
+        assert_true(n > 0);
+        got += n;
+    }
+    test_pg_stop(&pg);
+    /* The rest while it is away, spread over 20 s as a stream would be. Not
+     * one may be acknowledged: nothing can have been committed. */
+    const unsigned away = STREAM_BATCHES - before;
+    for (unsigned i = before + 1; i <= STREAM_BATCHES; i++) {
+        test_sender_send(&s, batches[i]);
+        gint64 until_us = g_get_monotonic_time() + 20000000 / away;
+        for (gint64 left_us; (left_us = until_us - g_get_monotonic_time()) > 0;) {
+            guint n = take_acks(&s, acked, (int)(left_us / 1000) + 1);
+            if (n != 0)
+                fail_msg("%u batches acknowledged while the database was down", n);
+        }
+    }
+    test_pg_restart_after_stop(&pg);
+    /* The server stored what waited; a daemon would resend anything it
+     * held back past its limit: so do we. */
+    for (guint got = 0; got < away;) {
+        guint n = take_acks(&s, acked, 60000);
+        if (n == 0)
+            break;
+        got += n;
+    }
+    resend_until_all_acked(&s, batches, acked);
+    assert_stream_stored_once(f, 6);
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "the warehouse is unavailable");
+    test_assert_contains(log, "the warehouse is back");
+    g_free(log);
+    for (unsigned i = 1; i <= STREAM_BATCHES; i++)
+        g_bytes_unref(batches[i]);
+    test_sender_close(&s);
+}
+
+/* ---- the system reasoner -----------------------------------------------------------------------
+ */
+
+static void test_the_system_state_reaches_the_daemons(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 7, NULL, NULL, NULL);
+    GBytes *batch = test_batch_new(7, 1, 1, 0, VIGIL_HEALTH_ABNORMAL_BAD);
+    test_sender_send(&s, batch);
+    /* The next system cycles count this node's ABNORMAL_BAD (threshold 0,
+     * one bad against no good) and tell it so. */
+    gboolean heard = FALSE;
+    for (int i = 0; i < 200 && !heard; i++) {
+        struct vigil_wire_message m;
+        assert_true(test_sender_receive(&s, &m, 60000));
+        if (m.header.type == VIGIL_WIRE_STATES) {
+            assert_int_equal(m.header.count, 1);
+            assert_int_equal(m.states[0].level, VIGIL_LEVEL_SYSTEM);
+            heard = m.states[0].health == VIGIL_HEALTH_ABNORMAL_BAD;
+        }
+        vigil_wire_message_clear(&m);
+    }
+    assert_true(heard);
+    assert_int_equal(count(f, "SELECT count(*) FROM reasoner_states WHERE level = 'system' AND "
+                              "state = 'ABNORMAL_BAD'"),
+                     1);
+    g_bytes_unref(batch);
+    test_sender_close(&s);
+}
+
+/* ---- security ------------------------------------------------------------------------------- */
+
+/* Waits for the CURVE handshake's outcome on `s`: TRUE for a connection,
+ * FALSE for a refused key. */
+static gboolean handshake_outcome(struct test_sender *s, const char *monitor_endpoint)
+{
+    void *monitor = zmq_socket(s->context, ZMQ_PAIR);
+    assert_int_equal(zmq_connect(monitor, monitor_endpoint), 0);
+    int outcome = -1;
+    while (outcome < 0) {
+        zmq_pollitem_t item = {.socket = monitor, .events = ZMQ_POLLIN};
+        assert_int_equal(zmq_poll(&item, 1, 60000), 1);
+        zmq_msg_t event, address;
+        zmq_msg_init(&event);
+        zmq_msg_init(&address);
+        assert_true(zmq_msg_recv(&event, monitor, 0) >= 6);
+        uint16_t id;
+        memcpy(&id, zmq_msg_data(&event), 2);
+        assert_true(zmq_msg_recv(&address, monitor, 0) >= 0);
+        if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+            outcome = 1;
+        else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH || id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
+            outcome = 0;
+        zmq_msg_close(&event);
+        zmq_msg_close(&address);
+    }
+    zmq_close(monitor);
+    return outcome == 1;
+}
+
+static void test_curve_admits_listed_keys_only(void **state)
+{
+    struct fixture *f = *state;
+    char *server_keys = g_build_filename(f->dir, "txd.key", NULL);
+    char *daemon_keys = g_build_filename(f->dir, "node.key", NULL);
+    char *authorized = g_build_filename(f->dir, "authorized", NULL);
+    struct vigil_curve_pair server, daemon;
+    GError *error = NULL;
+    assert_true(vigil_curve_keygen(server_keys, &server, &error));
+    assert_true(vigil_curve_keygen(daemon_keys, &daemon, &error));
+    char *list = g_strdup_printf("# the nodes\n%s\n", daemon.public_key);
+    assert_true(g_file_set_contents(authorized, list, -1, NULL));
+    char *config = g_strdup_printf("curve_key_file = %s\ncurve_authorized_keys = %s\n", server_keys,
+                                   authorized);
+    test_txd_start(&f->txd, f->dir, f->conninfo, config);
+
+    /* A stranger: the handshake fails, nothing is stored. */
+    struct test_sender stranger;
+    test_sender_open(&stranger, f->txd.endpoint, 8, server.public_key, NULL, NULL);
+    assert_int_equal(zmq_socket_monitor(stranger.socket, "inproc://stranger",
+                                        ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                            ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL),
+                     0);
+    /* The monitor was set after the connect began: reconnect to see it. */
+    assert_int_equal(zmq_disconnect(stranger.socket, f->txd.endpoint), 0);
+    assert_int_equal(zmq_connect(stranger.socket, f->txd.endpoint), 0);
+    assert_false(handshake_outcome(&stranger, "inproc://stranger"));
+    test_sender_close(&stranger);
+
+    /* The listed daemon: admitted, its batch stored. */
+    struct test_sender known;
+    test_sender_open(&known, f->txd.endpoint, 8, server.public_key, daemon.public_key,
+                     daemon.secret_key);
+    GBytes *batch = test_batch_new(8, 1, 3, 0, VIGIL_HEALTH_OK);
+    test_sender_send(&known, batch);
+    test_sender_expect_ack(&known, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 3);
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "is not in [txd] curve_authorized_keys");
+    test_assert_contains(log, "with CURVE");
+    g_free(log);
+    g_bytes_unref(batch);
+    test_sender_close(&known);
+    g_free(config);
+    g_free(list);
+    g_free(server_keys);
+    g_free(daemon_keys);
+    g_free(authorized);
+}
+
+static void test_open_endpoint_without_curve_is_refused(void **state)
+{
+    struct fixture *f = *state;
+    char *config_path = g_build_filename(f->dir, "open.conf", NULL);
+    char *config = g_strdup_printf("[txd]\nbind = tcp://0.0.0.0:5799\n[warehouse]\nconninfo = %s\n",
+                                   f->conninfo);
+    assert_true(g_file_set_contents(config_path, config, -1, NULL));
+    const char *argv[] = {test_env_or_fail("VIGIL_TXD"), "--foreground", "--config", config_path,
+                          NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(f->dir, argv, env);
+    g_strfreev(env);
+    test_assert_status(&run, 1, "vigil-txd with an open endpoint and no CURVE");
+    test_assert_contains(run.err, "[txd] bind = tcp://0.0.0.0:5799");
+    test_assert_contains(run.err, "vigil keygen");
+    test_run_clear(&run);
+    g_free(config);
+    g_free(config_path);
+}
+
+int main(void)
+{
+    if (!test_pg_available())
+        return 77; /* meson's "skipped" */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_a_batch_is_stored_then_acknowledged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_batch_sent_twice_is_stored_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_messages_are_refused_and_the_server_goes_on, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_batch_the_database_cannot_take_is_refused_whole,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_server_in_a_stream_loses_and_doubles_nothing,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_database_away_for_20_s_loses_and_doubles_nothing,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_system_state_reaches_the_daemons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_curve_admits_listed_keys_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_endpoint_without_curve_is_refused, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
+}

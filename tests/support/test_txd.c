@@ -1,0 +1,336 @@
+/* vigil — vigil-txd in a test (test_txd.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <zmq.h>
+
+#include "test_support.h"
+#include "test_txd.h"
+#include "vigil/health.h"
+#include "vigil/ontology.h"
+
+#define STOP_TIMEOUT_MS 60000
+#define ACK_TIMEOUT_MS  60000
+
+static int pidfd_open_compat(pid_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void start(struct test_txd *t)
+{
+    /* The shell sends the detached server's stderr to its log, so that
+     * nothing holds this run's pipes open. */
+    const char *argv[] = {"/bin/sh",
+                          "-c",
+                          "exec \"$0\" --config \"$1\" --pid-file \"$2\" 2>>\"$3\"",
+                          test_env_or_fail("VIGIL_TXD"),
+                          t->config_path,
+                          t->pid_path,
+                          t->log_path,
+                          NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(t->dir, argv, env);
+    g_strfreev(env);
+    if (run.status != 0) {
+        char *log = NULL;
+        g_file_get_contents(t->log_path, &log, NULL, NULL);
+        fail_msg("vigil-txd did not start (status %d): %s%s", run.status, run.err,
+                 log != NULL ? log : "");
+    }
+    test_run_clear(&run);
+    char *pid_text = NULL;
+    assert_true(g_file_get_contents(t->pid_path, &pid_text, NULL, NULL));
+    t->pid = (pid_t)g_ascii_strtoll(pid_text, NULL, 10);
+    g_free(pid_text);
+    assert_true(t->pid > 0);
+    t->pidfd = pidfd_open_compat(t->pid);
+    assert_true(t->pidfd >= 0);
+}
+
+void test_txd_start(struct test_txd *t, const char *dir, const char *conninfo,
+                    const char *more_config)
+{
+    memset(t, 0, sizeof *t);
+    t->dir = g_strdup(dir);
+    t->config_path = g_build_filename(dir, "txd.conf", NULL);
+    t->log_path = g_build_filename(dir, "txd.log", NULL);
+    t->pid_path = g_build_filename(dir, "txd.pid", NULL);
+    t->endpoint = g_strdup_printf("ipc://%s/txd.sock", dir);
+    char *config = g_strdup_printf("[txd]\nbind = %s\ncycle_ms = 100\n%s\n"
+                                   "[warehouse]\nconninfo = %s\nmigrate = true\n",
+                                   t->endpoint, more_config != NULL ? more_config : "", conninfo);
+    assert_true(g_file_set_contents(t->config_path, config, -1, NULL));
+    g_free(config);
+    start(t);
+}
+
+void test_txd_restart(struct test_txd *t)
+{
+    assert_int_equal(t->pid, 0);
+    start(t);
+}
+
+static char *end(struct test_txd *t, int signal)
+{
+    assert_true(t->pid > 0);
+    assert_int_equal(kill(t->pid, signal), 0);
+    struct pollfd p = {.fd = t->pidfd, .events = POLLIN};
+    if (poll(&p, 1, STOP_TIMEOUT_MS) != 1)
+        fail_msg("vigil-txd (pid %d) did not end on signal %d", (int)t->pid, signal);
+    close(t->pidfd);
+    t->pid = 0;
+    t->pidfd = -1;
+    char *log = NULL;
+    assert_true(g_file_get_contents(t->log_path, &log, NULL, NULL));
+    return log;
+}
+
+char *test_txd_stop(struct test_txd *t)
+{
+    return end(t, SIGTERM);
+}
+
+char *test_txd_kill(struct test_txd *t)
+{
+    return end(t, SIGKILL);
+}
+
+void test_txd_clear(struct test_txd *t)
+{
+    if (t->pid > 0)
+        g_free(test_txd_kill(t));
+    g_free(t->dir);
+    g_free(t->config_path);
+    g_free(t->endpoint);
+    g_free(t->log_path);
+    g_free(t->pid_path);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- the synthetic daemon -------------------------------------------------------------- */
+
+void test_sender_open(struct test_sender *s, const char *endpoint, uint64_t node_id,
+                      const char *curve_server_key, const char *client_public,
+                      const char *client_secret)
+{
+    memset(s, 0, sizeof *s);
+    s->node_id = node_id;
+    s->context = zmq_ctx_new();
+    s->socket = zmq_socket(s->context, ZMQ_DEALER);
+    assert_non_null(s->socket);
+    int zero = 0;
+    zmq_setsockopt(s->socket, ZMQ_LINGER, &zero, sizeof zero);
+    if (curve_server_key != NULL) {
+        char public_key[41], secret_key[41];
+        if (client_public == NULL) {
+            assert_int_equal(zmq_curve_keypair(public_key, secret_key), 0);
+            client_public = public_key;
+            client_secret = secret_key;
+        }
+        assert_int_equal(zmq_setsockopt(s->socket, ZMQ_CURVE_SERVERKEY, curve_server_key, 41), 0);
+        assert_int_equal(zmq_setsockopt(s->socket, ZMQ_CURVE_PUBLICKEY, client_public, 41), 0);
+        assert_int_equal(zmq_setsockopt(s->socket, ZMQ_CURVE_SECRETKEY, client_secret, 41), 0);
+    }
+    assert_int_equal(zmq_connect(s->socket, endpoint), 0);
+}
+
+void test_sender_close(struct test_sender *s)
+{
+    zmq_close(s->socket);
+    zmq_ctx_term(s->context);
+    memset(s, 0, sizeof *s);
+}
+
+void test_sender_send(struct test_sender *s, GBytes *message)
+{
+    gsize length;
+    const void *data = g_bytes_get_data(message, &length);
+    assert_int_equal(zmq_send(s->socket, data, length, 0), (int)length);
+}
+
+gboolean test_sender_receive(struct test_sender *s, struct vigil_wire_message *out, int timeout_ms)
+{
+    zmq_pollitem_t item = {.socket = s->socket, .events = ZMQ_POLLIN};
+    if (zmq_poll(&item, 1, timeout_ms) != 1)
+        return FALSE;
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    assert_true(zmq_msg_recv(&m, s->socket, 0) >= 0);
+    GError *error = NULL;
+    if (!vigil_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), out, &error))
+        fail_msg("the server sent a message that does not decode: %s", error->message);
+    zmq_msg_close(&m);
+    return TRUE;
+}
+
+void test_sender_expect_ack(struct test_sender *s, uint64_t sequence)
+{
+    for (;;) {
+        struct vigil_wire_message m;
+        if (!test_sender_receive(s, &m, ACK_TIMEOUT_MS))
+            fail_msg("no acknowledgement of batch %" G_GUINT64_FORMAT, sequence);
+        unsigned type = m.header.type;
+        uint64_t got = m.header.sequence;
+        char *reason = type == VIGIL_WIRE_REFUSED ? g_strdup(m.refusals[0].reason) : NULL;
+        vigil_wire_message_clear(&m);
+        if (type == VIGIL_WIRE_STATES)
+            continue;
+        if (type == VIGIL_WIRE_REFUSED)
+            fail_msg("batch %" G_GUINT64_FORMAT " refused: %s", got, reason);
+        assert_int_equal(type, VIGIL_WIRE_ACK);
+        assert_int_equal(got, sequence);
+        return;
+    }
+}
+
+/* ---- batches ------------------------------------------------------------------------------- */
+
+static uint64_t now_monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int64_t realtime_offset_ns(void)
+{
+    struct timespec r, m;
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    return ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
+}
+
+static void add_message(vigil_wire_writer *batch, vigil_wire_writer *w)
+{
+    GBytes *bytes = vigil_wire_writer_finish(w);
+    GError *error = NULL;
+    if (!vigil_wire_add_message(batch, bytes, &error))
+        fail_msg("a test batch's message was refused: %s", error->message);
+    g_bytes_unref(bytes);
+}
+
+static void check(gboolean ok, GError *error)
+{
+    if (!ok)
+        fail_msg("a test batch's item was refused: %s", error->message);
+}
+
+GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities, uint64_t first_seq,
+                       unsigned node_health)
+{
+    GError *error = NULL;
+    uint64_t now = now_monotonic_ns();
+    /* One process across every batch of a test program, as a real one. */
+    static uint64_t process_start_ns;
+    if (process_start_ns == 0)
+        process_start_ns = now - 60000000000u;
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
+
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
+    char hostname[32];
+    g_snprintf(hostname, sizeof hostname, "test-node-%" G_GUINT64_FORMAT, node_id);
+    struct vigil_wire_node node = {.realtime_offset_ns = realtime_offset_ns(),
+                                   .cycle = sequence,
+                                   .cycle_start_ns = now - 1000000000u,
+                                   .cycle_end_ns = now,
+                                   .cycle_ms = 1000,
+                                   .hostname = hostname};
+    check(vigil_wire_add_node(w, &node, &error), error);
+    add_message(batch, w);
+
+    const uint64_t process = 7;
+    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
+    char run_key[48];
+    g_snprintf(run_key, sizeof run_key, "test-run-%" G_GUINT64_FORMAT, node_id);
+    char *argv[] = {"writer", "--size", "4k", NULL};
+    struct vigil_wire_process p = {.process_id = process,
+                                   .pid = (int32_t)(1000 + node_id),
+                                   .uid = 0,
+                                   .rank = -1,
+                                   .exit_code = -1,
+                                   .start_ns = process_start_ns,
+                                   .run_key = run_key,
+                                   .job = "",
+                                   .program = "/usr/bin/writer",
+                                   .cwd = "/tmp",
+                                   .argc = 3,
+                                   .argv = argv};
+    check(vigil_wire_add_process(w, &p, &error), error);
+    add_message(batch, w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_METRICS, node_id, sequence, 0);
+    struct vigil_metric_desc metrics[] = {
+        {.id = 1,
+         .kind = VIGIL_METRIC_COUNTER,
+         .origin = VIGIL_METRIC_MEASURED,
+         .name = "cpu.busy_s",
+         .unit = "s",
+         .source = "procstat"},
+        {.id = 2,
+         .kind = VIGIL_METRIC_GAUGE,
+         .origin = VIGIL_METRIC_MEASURED,
+         .name = "mem.used_bytes",
+         .unit = "bytes",
+         .source = "meminfo"},
+    };
+    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++)
+        check(vigil_wire_add_metric(w, &metrics[i], &error), error);
+    add_message(batch, w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, node_id, sequence, process);
+    check(vigil_wire_add_name(w, 1, "/tmp/out.dat", strlen("/tmp/out.dat"), &error), error);
+    add_message(batch, w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, node_id, sequence, process);
+    for (uint32_t i = 0; i < activities; i++) {
+        struct vigil_activity a = {.record_type = VIGIL_RECORD_ACTIVITY,
+                                   .layer = VIGIL_LAYER_POSIX,
+                                   .op = VIGIL_OP_POSIX_WRITE,
+                                   .file_id = 1,
+                                   .seq = first_seq + i,
+                                   .start_ns = now - 900000000u + i * 1000u,
+                                   .end_ns = now - 900000000u + i * 1000u + 500u,
+                                   .offset_bytes = (int64_t)(first_seq + i) * 4096,
+                                   .bytes_asked = 4096,
+                                   .result = 4096,
+                                   .thread_id = 1000};
+        check(vigil_wire_add_activity(w, &a, &error), error);
+    }
+    if (activities > 0)
+        add_message(batch, w);
+    else
+        vigil_wire_writer_free(w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, node_id, sequence, 0);
+    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++) {
+        struct vigil_wire_rollup r = {.metric_id = metrics[i].id,
+                                      .start_ns = now - 1000000000u,
+                                      .end_ns = now,
+                                      .count = 10,
+                                      .min = 1,
+                                      .mean = 2,
+                                      .max = 3,
+                                      .delta = metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
+        check(vigil_wire_add_rollup(w, &r, &error), error);
+    }
+    add_message(batch, w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
+    struct vigil_wire_state state = {
+        .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = (uint8_t)node_health};
+    check(vigil_wire_add_state(w, &state, &error), error);
+    add_message(batch, w);
+
+    return vigil_wire_writer_finish(batch);
+}

@@ -1,0 +1,65 @@
+/* vigil — vigil-txd in a test: a private server on an ipc:// endpoint in
+ * the test's folder, and a synthetic daemon that sends it batches over a
+ * DEALER socket as vigild would. Include after <cmocka.h>. */
+#ifndef VIGIL_TEST_TXD_H
+#define VIGIL_TEST_TXD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <glib.h>
+
+#include "vigil/wire.h"
+
+struct test_txd {
+    char *dir;
+    char *config_path;
+    char *endpoint; /* ipc://DIR/txd.sock */
+    char *log_path;
+    char *pid_path;
+    pid_t pid;
+    int pidfd;
+};
+
+/* Writes DIR/txd.conf ([txd] bind on the folder's socket and cycle_ms 100,
+ * [warehouse] conninfo and migrate = true, then `more_config`) and starts
+ * $VIGIL_TXD with it; returns once it serves (it detaches only then). */
+void test_txd_start(struct test_txd *t, const char *dir, const char *conninfo,
+                    const char *more_config);
+/* Starts the same server again after a stop or a kill. */
+void test_txd_restart(struct test_txd *t);
+/* SIGTERM (or SIGKILL) and waits for it to be gone; returns its log so far
+ * (g_free it). */
+char *test_txd_stop(struct test_txd *t);
+char *test_txd_kill(struct test_txd *t);
+void test_txd_clear(struct test_txd *t);
+
+/* A synthetic daemon: one DEALER socket. */
+struct test_sender {
+    void *context, *socket;
+    uint64_t node_id;
+};
+
+/* Connects to `endpoint`; with `curve_server_key` (Z85, or NULL) as a CURVE
+ * client with a fresh key pair, or `client_public`/`client_secret` when
+ * given. */
+void test_sender_open(struct test_sender *s, const char *endpoint, uint64_t node_id,
+                      const char *curve_server_key, const char *client_public,
+                      const char *client_secret);
+void test_sender_close(struct test_sender *s);
+void test_sender_send(struct test_sender *s, GBytes *message);
+/* The next message from the server, decoded, or FALSE when none came
+ * within `timeout_ms` (a generous bound for a reply that must come, or the
+ * length of a window in which none may). */
+gboolean test_sender_receive(struct test_sender *s, struct vigil_wire_message *out, int timeout_ms);
+/* Receives until the ACK of (node, sequence), skipping system states;
+ * fails the test on a refusal or when none comes within a minute. */
+void test_sender_expect_ack(struct test_sender *s, uint64_t sequence);
+
+/* A batch as vigild would send it: NODE, PROCESSES (one process, pid
+ * 1000 + node, run key "test-run-NODE"), METRICS (two), NAMES (one file),
+ * ACTIVITIES (`activities` of them, seq from `first_seq`), ROLLUPS (one per
+ * metric), STATES (the node's, `node_health`). Times are around now. */
+GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities, uint64_t first_seq,
+                       unsigned node_health);
+
+#endif

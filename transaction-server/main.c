@@ -1,0 +1,176 @@
+/* vigil-txd — the transaction server's command line.
+ *
+ *   vigil-txd [--config FILE] [--foreground] [--pid-file FILE]
+ *
+ * Without --foreground it detaches, and its parent returns once the socket
+ * is bound (status 0) or the start failed (status 1, the reason printed).
+ * SIGTERM and SIGINT stop it; SIGHUP reads the configuration again for the
+ * system reasoner's rule and the log level (the endpoint, the keys and the
+ * database need a restart, and a reload says so). The connection string
+ * comes from [warehouse] conninfo or libpq's PG* variables, never from the
+ * command line. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "txd.h"
+#include "vigil-build.h"
+#include "vigil/detach.h"
+#include "vigil/log.h"
+#include "vigil/plugin.h"
+#include "vigil/schema.h"
+
+struct txd_main {
+    char *config_path;
+    vigil_plugin_registry *registry;
+};
+
+static struct txd_main txd_main;
+
+/* The whole configuration, checked, with the system reasoner's rule. */
+static vigil_config *load_config(const char *path, struct txd_settings *settings,
+                                 struct vigil_reasoner_rule *rule, GError **error)
+{
+    vigil_config *config = vigil_config_new();
+    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section,
+                                      txd_main.registry);
+    gboolean ok = vigil_schema_declare(config, error) && vigil_config_load(config, path, error);
+    if (ok && !vigil_config_has_section(config, "reasoner.system"))
+        ok = vigil_plugin_registry_resolve_section(config, "reasoner.system", txd_main.registry,
+                                                   error);
+    if (ok && !txd_settings_load(config, settings, error)) {
+        txd_settings_clear(settings);
+        ok = FALSE;
+    }
+    if (!ok) {
+        vigil_config_free(config);
+        return NULL;
+    }
+    vigil_reasoner_rule_read(rule, config, "reasoner.system");
+    vigil_log_setup("vigil-txd",
+                    vigil_log_level_from_name(vigil_config_get_string(config, "log", "level")));
+    return config;
+}
+
+static void on_signal(struct txd_server *s, int signal)
+{
+    if (signal != SIGHUP) {
+        g_message("stopping (signal %d)", signal);
+        txd_server_stop(s);
+        return;
+    }
+    struct txd_settings settings;
+    struct vigil_reasoner_rule rule;
+    GError *error = NULL;
+    vigil_config *config = load_config(txd_main.config_path, &settings, &rule, &error);
+    if (config == NULL) {
+        g_warning("reload refused, the running configuration stays: %s", error->message);
+        g_error_free(error);
+        return;
+    }
+    txd_server_set_rule(s, &rule);
+    g_message("reloaded: the system reasoner's rule and the log level (a new endpoint, keys or "
+              "database take a restart)");
+    txd_settings_clear(&settings);
+    vigil_config_free(config);
+}
+
+static int take_signals(GError **error)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    int fd = -1;
+    if (sigprocmask(SIG_BLOCK, &set, NULL) != 0 ||
+        (fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot take signals: %s",
+                    g_strerror(errno));
+    return fd;
+}
+
+int main(int argc, char **argv)
+{
+    vigil_log_setup("vigil-txd", VIGIL_LOG_MESSAGE);
+    char *config_path = NULL, *pid_file = NULL;
+    gboolean foreground = FALSE, version = FALSE;
+    GOptionEntry entries[] = {
+        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
+         "the configuration (default " VIGIL_SYSCONF_DIR "/vigil.conf)", "FILE"},
+        {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "do not detach", NULL},
+        {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "write the server's pid here", "FILE"},
+        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version and exit", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *options = g_option_context_new("- vigil's transaction server");
+    g_option_context_add_main_entries(options, entries, NULL);
+    GError *error = NULL;
+    if (!g_option_context_parse(options, &argc, &argv, &error)) {
+        fprintf(stderr, "vigil-txd: %s\n", error->message);
+        return 2;
+    }
+    g_option_context_free(options);
+    if (version) {
+        printf("vigil-txd %s\n", VIGIL_VERSION);
+        return 0;
+    }
+    if (config_path == NULL)
+        config_path = g_strdup(VIGIL_SYSCONF_DIR "/vigil.conf");
+    /* Relative paths must survive the chdir of detaching. */
+    txd_main.config_path = g_canonicalize_filename(config_path, NULL);
+    if (pid_file != NULL) {
+        char *absolute = g_canonicalize_filename(pid_file, NULL);
+        g_free(pid_file);
+        pid_file = absolute;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    int ready_fd = -1;
+    if (!foreground && vigil_detach("vigil-txd", &ready_fd) != 0)
+        return 1;
+
+    char *plugin_dir = vigil_plugin_default_directory();
+    txd_main.registry = vigil_plugin_registry_new(plugin_dir);
+    g_free(plugin_dir);
+    struct txd_settings settings = {0};
+    struct vigil_reasoner_rule rule;
+    struct txd_server *server = NULL;
+    int signal_fd = take_signals(&error);
+    vigil_config *config =
+        signal_fd >= 0 ? load_config(txd_main.config_path, &settings, &rule, &error) : NULL;
+    if (config != NULL)
+        server = txd_server_new(&settings, &rule, signal_fd, &error);
+    if (server != NULL && pid_file != NULL && !vigil_pid_file_write(pid_file, &error)) {
+        txd_server_free(server);
+        server = NULL;
+    }
+    int status = 0;
+    if (server == NULL) {
+        vigil_detach_report(ready_fd, error->message);
+        g_critical("%s", error->message);
+        g_error_free(error);
+        status = 1;
+    } else {
+        vigil_detach_report(ready_fd, NULL);
+        while (!txd_server_stopping(server))
+            txd_server_turn(server, on_signal);
+        txd_server_free(server);
+        if (pid_file != NULL)
+            g_unlink(pid_file);
+        g_message("stopped");
+    }
+    txd_settings_clear(&settings);
+    if (config != NULL)
+        vigil_config_free(config);
+    if (signal_fd >= 0)
+        close(signal_fd);
+    vigil_plugin_registry_free(txd_main.registry);
+    g_free(txd_main.config_path);
+    g_free(config_path);
+    g_free(pid_file);
+    return status;
+}

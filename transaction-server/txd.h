@@ -1,0 +1,168 @@
+/* vigil-txd — the transaction server's parts.
+ *
+ *   main.c            the command line, signals, the loop
+ *   settings.c        [txd] and [warehouse] from the config
+ *   server.c          the ROUTER socket: batches in, acknowledgements and
+ *                     refusals out, the queue of batches waiting for the
+ *                     database, the system state sent down
+ *   store.c           one batch into PostgreSQL, in one transaction with its
+ *                     (node, sequence), or recognised as stored before
+ *   store_ids.c       the warehouse ids of nodes, metrics, files and
+ *                     processes, cached across batches
+ *   copy_binary.c     rows in PostgreSQL's binary COPY format
+ *   system_reasoner.c the nodes' latest states → the system's state
+ *   curve.c           CURVE keys and the ZAP handler that admits daemons */
+#ifndef VIGIL_TXD_H
+#define VIGIL_TXD_H
+
+#include <math.h>
+#include <stdint.h>
+#include <glib.h>
+#include <libpq-fe.h>
+
+#include "vigil/config.h"
+#include "vigil/reasoner.h"
+#include "vigil/warehouse.h"
+#include "vigil/wire.h"
+
+/* ---- settings.c ------------------------------------------------------------ */
+
+struct txd_settings {
+    char *bind;
+    guint cycle_ms;
+    guint node_state_max_age_ms;
+    char *curve_key_file;        /* "" for none */
+    char *curve_authorized_keys; /* "" for none */
+    uint64_t pending_max_bytes;
+    guint retry_max_ms;
+    char *conninfo; /* [warehouse] conninfo; "" for libpq's environment */
+    gboolean migrate;
+};
+
+gboolean txd_settings_load(const vigil_config *config, struct txd_settings *out, GError **error);
+void txd_settings_clear(struct txd_settings *s);
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+#define TXD_ERROR (txd_error_quark())
+GQuark txd_error_quark(void);
+
+enum txd_error_code {
+    TXD_ERROR_RETRY,  /* the database is down or busy: try the batch again later */
+    TXD_ERROR_REFUSE, /* the batch itself can never be stored */
+};
+
+/* An error for a failed statement: TXD_ERROR_REFUSE when PostgreSQL
+ * rejected the data (SQLSTATE classes 22 and 23: a value out of range, a
+ * broken constraint), else TXD_ERROR_RETRY (connection lost, server
+ * shutting down, out of resources, a deadlock). */
+void txd_set_pg_error(GError **error, PGconn *db, const PGresult *result, const char *what);
+
+/* ---- copy_binary.c ------------------------------------------------------------------ */
+
+struct txd_copy {
+    GByteArray *buffer;
+    uint64_t rows;
+};
+
+void txd_copy_init(struct txd_copy *c);
+void txd_copy_clear(struct txd_copy *c);
+void txd_copy_row(struct txd_copy *c, uint16_t fields);
+void txd_copy_null(struct txd_copy *c);
+void txd_copy_int2(struct txd_copy *c, int16_t v);
+void txd_copy_int4(struct txd_copy *c, int32_t v);
+void txd_copy_int8(struct txd_copy *c, int64_t v);
+void txd_copy_float8(struct txd_copy *c, double v);
+void txd_copy_float8_or_null(struct txd_copy *c, double v); /* NaN → NULL */
+void txd_copy_bool(struct txd_copy *c, gboolean v);
+void txd_copy_text(struct txd_copy *c, const char *text);
+void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns); /* timestamptz */
+/* COPY … FROM STDIN (FORMAT binary) with the rows added; nothing to do for
+ * none. The error's code says whether to retry. */
+gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GError **error);
+
+/* ---- store.c -------------------------------------------------------------------------- */
+
+enum txd_store_result {
+    TXD_STORED,    /* written and committed now */
+    TXD_DUPLICATE, /* stored before: acknowledge, write nothing */
+    TXD_RETRY,     /* the database is unreachable or failed: keep it, try later */
+    TXD_REFUSED,   /* can never be stored: tell the daemon why */
+};
+
+struct txd_store;
+
+/* Nothing is connected yet: the first store (or txd_store_connect) does. */
+struct txd_store *txd_store_new(const char *conninfo, gboolean migrate);
+void txd_store_free(struct txd_store *s);
+/* Connects when not connected: checks the schema's version, migrating
+ * first when told to. FALSE with error when the database cannot be used. */
+gboolean txd_store_connect(struct txd_store *s, GError **error);
+gboolean txd_store_connected(const struct txd_store *s);
+/* Writes one decoded BATCH. For TXD_RETRY and TXD_REFUSED error says why. */
+enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wire_message *batch,
+                                      GError **error);
+/* The system reasoner's decision, best effort (FALSE when not stored). */
+gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_state *state,
+                                int64_t realtime_ns, GError **error);
+
+struct txd_store_counts {
+    uint64_t batches_stored, batches_duplicate, batches_refused, rows_stored;
+};
+void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out);
+
+/* ---- store_ids.c ------------------------------------------------------------------------ */
+
+/* Warehouse ids looked up once and kept. An id made inside a transaction
+ * that then rolls back never existed: ids learnt in a transaction are kept
+ * aside until it commits (txd_ids_commit) or dropped (txd_ids_rollback). */
+struct txd_ids;
+
+struct txd_ids *txd_ids_new(void);
+void txd_ids_free(struct txd_ids *ids);
+void txd_ids_commit(struct txd_ids *ids);
+void txd_ids_rollback(struct txd_ids *ids);
+/* Each returns the id, or -1 with error set. */
+int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metric_desc *m,
+                       GError **error);
+int64_t txd_ids_file(struct txd_ids *ids, PGconn *db, const char *path, size_t length,
+                     GError **error);
+/* The activity partition for the day of `realtime_ns`, made if missing. */
+gboolean txd_ids_partition(struct txd_ids *ids, PGconn *db, int64_t realtime_ns, GError **error);
+
+/* ---- system_reasoner.c -------------------------------------------------------------------- */
+
+struct txd_system_reasoner;
+
+struct txd_system_reasoner *txd_system_reasoner_new(const struct vigil_reasoner_rule *rule,
+                                                    guint max_age_ms);
+void txd_system_reasoner_free(struct txd_system_reasoner *r);
+void txd_system_reasoner_set_rule(struct txd_system_reasoner *r,
+                                  const struct vigil_reasoner_rule *rule, guint max_age_ms);
+/* A node's state for a cycle that ended at `realtime_ns`; older news than
+ * what the node already said is ignored. */
+void txd_system_reasoner_node_state(struct txd_system_reasoner *r, uint64_t node_id,
+                                    enum vigil_health state, int64_t realtime_ns);
+/* Decides the cycle that ends at `now_realtime_ns` from the nodes heard from
+ * within max_age. */
+void txd_system_reasoner_decide(struct txd_system_reasoner *r, int64_t now_realtime_ns,
+                                struct vigil_wire_state *out);
+guint txd_system_reasoner_nodes(const struct txd_system_reasoner *r);
+
+/* ---- server.c ------------------------------------------------------------------------------ */
+
+struct txd_server;
+
+/* Binds and, when configured, sets up CURVE; a database that is down is
+ * not an error (batches wait), a schema of another version is. */
+struct txd_server *txd_server_new(const struct txd_settings *settings,
+                                  const struct vigil_reasoner_rule *rule, int signal_fd,
+                                  GError **error);
+void txd_server_set_rule(struct txd_server *s, const struct vigil_reasoner_rule *rule);
+/* One turn of the loop; each signal read from signal_fd goes to on_signal. */
+void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *s, int signal));
+void txd_server_stop(struct txd_server *s);
+gboolean txd_server_stopping(const struct txd_server *s);
+void txd_server_free(struct txd_server *s);
+
+#endif
