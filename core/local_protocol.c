@@ -12,6 +12,7 @@
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
 #include "vigil/ring.h"
+#include "vigil/run_key.h"
 
 #define PAYLOAD_MAX (VIGIL_LOCAL_MAX_BYTES - sizeof(struct vigil_local_header))
 
@@ -37,6 +38,7 @@ static const char *const type_names[] = {
     [VIGIL_LOCAL_SUMMARY] = "summary",
     [VIGIL_LOCAL_STATUS_REQUEST] = "status request",
     [VIGIL_LOCAL_STATUS] = "status",
+    [VIGIL_LOCAL_REPORT] = "report",
 };
 
 const char *vigil_local_type_name(unsigned type)
@@ -218,8 +220,8 @@ static uint16_t put_string(char **cursor, const char *end, const char *text)
 }
 
 size_t vigil_local_encode_register(void *buffer, const struct vigil_local_register *fixed,
-                                   const char *program, const char *cwd, const char *job, int argc,
-                                   char *const *argv)
+                                   const char *program, const char *cwd, const char *job,
+                                   const char *run_key, int argc, char *const *argv)
 {
     struct vigil_local_register head = *fixed;
     char *start = (char *)buffer + sizeof head;
@@ -230,6 +232,7 @@ size_t vigil_local_encode_register(void *buffer, const struct vigil_local_regist
     head.program_bytes = put_string(&cursor, path_end, program);
     head.cwd_bytes = put_string(&cursor, cursor + 4096, cwd);
     head.job_bytes = put_string(&cursor, cursor + 255, job);
+    head.run_bytes = put_string(&cursor, cursor + VIGIL_RUN_KEY_MAX, run_key);
     char *argv_start = cursor;
     head.argc = 0;
     head.flags &= ~(uint32_t)VIGIL_LOCAL_ARGV_TRUNCATED;
@@ -261,7 +264,8 @@ bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
         return false;
     }
     memcpy(&head, payload, sizeof head);
-    size_t strings = (size_t)head.program_bytes + head.cwd_bytes + head.job_bytes + head.argv_bytes;
+    size_t strings = (size_t)head.program_bytes + head.cwd_bytes + head.job_bytes + head.run_bytes +
+                     head.argv_bytes;
     if (sizeof head + strings != payload_bytes) {
         vigil_error_set(err, "register: its strings take %zu bytes but %zu follow the fixed part",
                         strings, payload_bytes - sizeof head);
@@ -293,16 +297,25 @@ bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
     const struct {
         const char *what;
         uint16_t bytes;
-    } texts[] = {
-        {"program", head.program_bytes}, {"cwd", head.cwd_bytes}, {"job id", head.job_bytes}};
-    const char *starts[3];
-    for (size_t i = 0; i < 3; i++) {
+    } texts[] = {{"program", head.program_bytes},
+                 {"cwd", head.cwd_bytes},
+                 {"job id", head.job_bytes},
+                 {"run key", head.run_bytes}};
+    const char *starts[4];
+    for (size_t i = 0; i < 4; i++) {
         starts[i] = p;
         if (memchr(p, '\0', texts[i].bytes) != NULL) {
             vigil_error_set(err, "register: the %s has a NUL byte in it", texts[i].what);
             return false;
         }
         p += texts[i].bytes;
+    }
+    if (!vigil_run_key_valid(starts[3], head.run_bytes)) {
+        vigil_error_set(err,
+                        "register: the run key is %u bytes, not 1 to %d printable ASCII "
+                        "characters without spaces",
+                        head.run_bytes, VIGIL_RUN_KEY_MAX);
+        return false;
     }
     uint32_t nuls = 0;
     for (size_t i = 0; i < head.argv_bytes; i++)
@@ -316,6 +329,7 @@ bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
     out->program = starts[0];
     out->cwd = starts[1];
     out->job = starts[2];
+    out->run_key = starts[3];
     out->argv = p;
     return true;
 }
@@ -347,6 +361,9 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
         break;
     case VIGIL_LOCAL_STATUS:
         expected = sizeof(struct vigil_local_status);
+        break;
+    case VIGIL_LOCAL_REPORT:
+        expected = sizeof(struct vigil_local_report);
         break;
     default:
         if (vigil_local_type_name(type) != NULL)
@@ -413,6 +430,22 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
         if ((s->energy_flags & ~known) != 0 || s->reserved != 0) {
             vigil_error_set(err, "summary: unknown energy flags 0x%x or reserved field 0x%x",
                             s->energy_flags, s->reserved);
+            return false;
+        }
+    } else if (type == VIGIL_LOCAL_REPORT) {
+        const struct vigil_local_report *r = out;
+        if (r->exit_code < -1 || r->exit_code > 255) {
+            vigil_error_set(err, "report: exit code %d (-1 for unknown, or 0 to 255)",
+                            r->exit_code);
+            return false;
+        }
+        if (r->reserved != 0) {
+            vigil_error_set(err, "report: the reserved field is 0x%x, not 0", r->reserved);
+            return false;
+        }
+        if (r->json_bytes > VIGIL_LOCAL_REPORT_MAX_BYTES) {
+            vigil_error_set(err, "report: %llu bytes of JSON, more than the limit of %u",
+                            (unsigned long long)r->json_bytes, VIGIL_LOCAL_REPORT_MAX_BYTES);
             return false;
         }
     } else if (type == VIGIL_LOCAL_STATUS_REQUEST) {

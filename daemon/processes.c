@@ -68,6 +68,8 @@ static void process_free(struct vigild_process *p)
     g_free(p->cwd);
     g_free(p->job);
     g_free(p->dropped_reason);
+    g_free(p->run_key);
+    g_free(p->report_json);
     g_ptr_array_free(p->argv, TRUE);
     g_free(p);
 }
@@ -120,6 +122,8 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     p->registered_ns = vigil_clock_monotonic_ns();
     p->ring = ring;
     p->cpu_s = p->energy_j = NAN;
+    p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
+    p->exit_code = -1;
     p->pidfd = pidfd_open(pid, 0);
     int pidfd_errno = errno; /* the start callbacks below may change errno */
     g_hash_table_insert(ps->by_id, &p->id, p);

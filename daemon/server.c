@@ -1,5 +1,6 @@
-/* vigild — the Unix socket: processes register on it and ask for their
- * summary; `vigil status` asks what the daemon sees.
+/* vigild — the Unix socket: processes register on it, ask for their
+ * summary and hand in their report at exit; `vigil status` asks what the
+ * daemon sees.
  *
  * Who is on the other end comes from the kernel (SO_PEERCRED), never from
  * a message. A client that sends something malformed, out of turn or a
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <glib-unix.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 
 #include "vigild.h"
 
@@ -36,6 +38,7 @@ struct connection {
     uid_t uid;
     enum connection_role role;
     uint64_t process_id;
+    gboolean reported; /* its REPORT came: one per process */
 };
 
 struct vigild_server {
@@ -121,6 +124,20 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
         g_debug("pid %d: %s", (int)c->pid, err.message);
 }
 
+/* A running process, or an ended one the daemon still keeps; NULL. */
+static struct vigild_process *kept_process(struct vigild *d, uint64_t id)
+{
+    struct vigild_process *p = vigild_processes_get(&d->processes, id);
+    if (p != NULL && p->state == VIGILD_PROCESS_RUNNING)
+        return p;
+    for (GList *l = d->processes.ended->tail; l != NULL; l = l->prev) {
+        struct vigild_process *e = l->data;
+        if (e->id == id)
+            return e;
+    }
+    return NULL;
+}
+
 static void handle_summary_request(struct connection *c)
 {
     struct vigild *d = c->server->d;
@@ -129,15 +146,7 @@ static void handle_summary_request(struct connection *c)
     if (p != NULL)
         vigild_processes_drain(&d->processes, p);
     /* Dropped by that drain, or earlier: its figures are in the ended list. */
-    if (p == NULL || p->state != VIGILD_PROCESS_RUNNING) {
-        for (GList *l = d->processes.ended->tail; l != NULL; l = l->prev) {
-            struct vigild_process *e = l->data;
-            if (e->id == c->process_id) {
-                p = e;
-                break;
-            }
-        }
-    }
+    p = kept_process(d, c->process_id);
     if (p == NULL) {
         reject(c, "asked for the summary of a process the daemon no longer keeps");
         return;
@@ -146,6 +155,146 @@ static void handle_summary_request(struct connection *c)
     struct vigil_error err;
     if (!vigil_local_send(c->fd, VIGIL_LOCAL_SUMMARY, &summary, sizeof summary, -1, &err))
         reject(c, err.message);
+}
+
+/* Reads the JSON of a report: all of a sealed memfd, which its sender
+ * cannot change under us, and which no read can block on (a pipe or a FIFO
+ * passed instead could hold the daemon up for ever). */
+static char *read_report_json(int fd, uint64_t json_bytes, GError **error)
+{
+    const int needed = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "its JSON does not come in a memfd (%s)", g_strerror(errno));
+        return NULL;
+    }
+    if ((seals & needed) != needed) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "its memfd is not sealed against writing, shrinking and growing");
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != json_bytes) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "its memfd holds %lld bytes, not the %" G_GUINT64_FORMAT " it says",
+                    (long long)st.st_size, json_bytes);
+        return NULL;
+    }
+    char *json = g_malloc(json_bytes + 1);
+    size_t done = 0;
+    while (done < json_bytes) {
+        ssize_t n = pread(fd, json + done, json_bytes - done, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "cannot read its memfd: %s",
+                        n < 0 ? g_strerror(errno) : "it ended early");
+            g_free(json);
+            return NULL;
+        }
+        done += (size_t)n;
+    }
+    json[json_bytes] = '\0';
+    return json;
+}
+
+/* What `vigil report` and the warehouse need of a report: text (UTF-8,
+ * no NUL: the warehouse keeps it as jsonb) that parses as JSON, and a
+ * vigil report (its "vigil_report" member). Its figures are not checked
+ * here: a report of a newer or older library is still the process's. */
+static gboolean check_report_json(const char *json, size_t length, GError **error)
+{
+    const char *nul = memchr(json, '\0', length);
+    if (nul != NULL) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "its JSON has a NUL byte at byte %zu", (size_t)(nul - json));
+        return FALSE;
+    }
+    const char *end;
+    if (!g_utf8_validate_len(json, length, &end)) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "its JSON is not valid UTF-8 (at byte %zu)", (size_t)(end - json));
+        return FALSE;
+    }
+    JsonParser *parser = json_parser_new_immutable();
+    GError *parse_error = NULL;
+    gboolean ok = json_parser_load_from_data(parser, json, (gssize)length, &parse_error);
+    if (!ok) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "its JSON does not parse: %s",
+                    parse_error->message);
+        g_error_free(parse_error);
+    } else {
+        JsonNode *root = json_parser_get_root(parser);
+        JsonObject *o =
+            root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+        JsonNode *version = o != NULL ? json_object_get_member(o, "vigil_report") : NULL;
+        ok = version != NULL && json_node_get_value_type(version) == G_TYPE_INT64;
+        if (!ok)
+            g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                        "its JSON is not a vigil report: no \"vigil_report\" number in an object");
+    }
+    g_object_unref(parser);
+    return ok;
+}
+
+gboolean vigild_process_take_report(struct vigild_process *p, int32_t exit_code, int json_fd,
+                                    uint64_t json_bytes, GError **error)
+{
+    /* The exit status came whole (vigil_local_decode_fixed checked it):
+     * kept even when the JSON beside it is refused. */
+    p->exit_code = exit_code;
+    if (json_bytes == 0 && json_fd >= 0) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "a report of 0 bytes came with a descriptor");
+        return FALSE;
+    }
+    if (json_bytes == 0)
+        return TRUE; /* VIGIL_REPORT=off: no report, only the exit status */
+    if (json_fd < 0) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "a report of %" G_GUINT64_FORMAT " bytes came without its memfd", json_bytes);
+        return FALSE;
+    }
+    char *json = read_report_json(json_fd, json_bytes, error);
+    if (json == NULL)
+        return FALSE;
+    if (!check_report_json(json, json_bytes, error)) {
+        g_free(json);
+        return FALSE;
+    }
+    g_free(p->report_json);
+    p->report_json = json;
+    return TRUE;
+}
+
+static void handle_report(struct connection *c, size_t length, int fd)
+{
+    struct vigild *d = c->server->d;
+    struct vigil_local_report fixed;
+    struct vigil_error err = {{0}};
+    GError *error = NULL;
+    struct vigild_process *p = NULL;
+    if (c->reported)
+        g_set_error(&error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "a second report");
+    else if (!vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, c->server->buffer, length, &fixed, &err))
+        g_set_error(&error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "%s", err.message);
+    else if ((p = kept_process(d, c->process_id)) != NULL)
+        vigild_process_take_report(p, fixed.exit_code, fd, fixed.json_bytes, &error);
+    if (fd >= 0)
+        close(fd);
+    c->reported = TRUE;
+    if (error == NULL && p == NULL)
+        g_debug("pid %d: a report for a process the daemon no longer keeps", (int)c->pid);
+    if (error == NULL)
+        return;
+    /* Refused, said back (the process may be gone: nobody reads it then)
+     * and logged; the process itself stays, only its report is not kept. */
+    char *why = g_strdup_printf("report refused: %s", error->message);
+    g_error_free(error);
+    vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, why, strlen(why), -1, &err);
+    reject(c, why);
+    g_free(why);
 }
 
 /* The JSON goes in a sealed memfd: a socket buffer would cap its size. */
@@ -211,8 +360,8 @@ static gboolean handle_one(struct connection *c)
         }
         return FALSE;
     }
-    /* Only a registration carries a descriptor. */
-    if (fd >= 0 && type != VIGIL_LOCAL_REGISTER) {
+    /* Only a registration and a report carry a descriptor. */
+    if (fd >= 0 && type != VIGIL_LOCAL_REGISTER && type != VIGIL_LOCAL_REPORT) {
         close(fd);
         reject(c, "a descriptor with a message that carries none");
         return FALSE;
@@ -257,6 +406,15 @@ static gboolean handle_one(struct connection *c)
             return FALSE;
         }
         handle_summary_request(c);
+        return g_hash_table_contains(s->connections, &key);
+    case VIGIL_LOCAL_REPORT:
+        if (c->role != ROLE_PROCESS) {
+            if (fd >= 0)
+                close(fd);
+            reject(c, "a report before its registration");
+            return FALSE;
+        }
+        handle_report(c, (size_t)length, fd);
         return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_STATUS_REQUEST:
         if (c->role == ROLE_PROCESS) {

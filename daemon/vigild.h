@@ -488,6 +488,14 @@ struct vigild_process {
     double cpu_s, energy_j;
     uint32_t energy_flags;
     gboolean energy_shared;
+
+    /* From REGISTER: the run it belongs to (vigil/run_key.h). */
+    char *run_key;
+    /* From REPORT, sent at its exit: its report's JSON (NULL when none
+     * came, or it had none) and its exit status (-1 unknown; else as
+     * WEXITSTATUS gives it). */
+    char *report_json;
+    int32_t exit_code;
 };
 
 struct vigild_processes {
@@ -606,6 +614,10 @@ void vigild_server_catch_up(struct vigild_server *server);
 guint vigild_server_clients(const struct vigild_server *server);
 const char *vigild_server_path(const struct vigild_server *server);
 void vigild_server_free(struct vigild_server *server); /* removes the socket file */
+/* Takes a REPORT's JSON (json_bytes of `json_fd`, a sealed memfd) and exit
+ * code into `p`, or refuses it with error saying why. */
+gboolean vigild_process_take_report(struct vigild_process *p, int32_t exit_code, int json_fd,
+                                    uint64_t json_bytes, GError **error);
 
 /* ---- json_members.c -------------------------------------------------------- */
 

@@ -8,7 +8,9 @@
  * daemon's backlog is full). After MPI_Init it sends its rank. Just before
  * its report (an MPI rank: at MPI_Finalize) it asks for a summary and waits
  * at most 100 ms for it, reading on the way whatever vigild answered to the
- * registration.
+ * registration. After the report it sends REPORT, its exit status and the
+ * report's JSON, and does not wait for an answer (vigild only answers a
+ * report it refuses).
  *
  * Standalone is normal (a laptop, a node without vigild): a failure only
  * leaves a reason for the report, and nothing is printed.
@@ -164,7 +166,7 @@ static void register_process(void)
         .mpi_rank = -1,
     };
     size_t bytes = vigil_local_encode_register(message, &fixed, program, cwd, conn.job,
-                                               preload.argc, preload.argv);
+                                               preload.run_key, preload.argc, preload.argv);
     struct stat st;
     if (!vigil_local_send(fd, VIGIL_LOCAL_REGISTER, message, bytes, vigil_ring_fd(preload.ring),
                           NULL)) {
@@ -396,6 +398,30 @@ void preload_link_leave(void)
                 break;
         }
     }
+    preload_thread.in_call = saved_in_call;
+    errno = saved_errno;
+}
+
+bool preload_link_connected(void)
+{
+    return conn.fd >= 0 && conn.figures.state != PRELOAD_LINK_STANDALONE;
+}
+
+void preload_link_report(int exit_code, int json_fd, uint64_t json_bytes)
+{
+    if (!preload_link_connected())
+        return;
+    int saved_in_call = preload_thread.in_call, saved_errno = errno;
+    preload_thread.in_call = 1;
+    const struct vigil_local_report fixed = {
+        .exit_code = exit_code,
+        .json_bytes = json_fd >= 0 ? json_bytes : 0,
+    };
+    /* The send timeout bounds this; a failure loses the stored report,
+     * which nobody on the way out could act on anyway. */
+    if (connection_is_ours())
+        vigil_local_send(conn.fd, VIGIL_LOCAL_REPORT, &fixed, sizeof fixed,
+                         fixed.json_bytes > 0 ? json_fd : -1, NULL);
     preload_thread.in_call = saved_in_call;
     errno = saved_errno;
 }

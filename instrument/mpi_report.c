@@ -6,8 +6,9 @@
  * min, mean, max, sum and the rank of the max of each per-rank figure, the
  * sums of every operation's counters, and what vigild said about each rank
  * (gathered whole: the report lists each rank's energy). Rank 0 writes the
- * job's report; the ranks' own reports are then skipped unless
- * VIGIL_REPORT_PER_RANK=1. A rank that never reaches MPI_Finalize (it
+ * job's report, and keeps its JSON for vigild, which gets it at exit; the
+ * ranks' own reports are then skipped unless VIGIL_REPORT_PER_RANK=1 (vigild
+ * gets them all the same). A rank that never reaches MPI_Finalize (it
  * crashed, or exited early) still writes its own report at exit. */
 #include <math.h>
 #include <mpi.h>
@@ -33,48 +34,46 @@ PRELOAD_REAL_EXTERN(PMPI_Comm_size);
  * times already in ns: each node's TSC has its own rate. */
 #define OP_FIELDS 4
 
-static void pack_ops(const struct preload_figures *f, uint64_t *out)
+static void pack_ops(const struct vigil_report *r, uint64_t *out)
 {
     for (unsigned op = 0; op <= VIGIL_OP_MAX_ID; op++) {
-        const struct preload_op_counter *c = &f->totals.ops[op];
+        const struct vigil_report_op *c = &r->ops[op];
         out[op * OP_FIELDS + 0] = c->calls;
         out[op * OP_FIELDS + 1] = c->bytes;
-        out[op * OP_FIELDS + 2] = (uint64_t)vigil_tick_clock_duration_ns(&f->clock, c->ticks);
+        out[op * OP_FIELDS + 2] = c->time_ns;
         out[op * OP_FIELDS + 3] = c->errors;
     }
 }
 
-static void unpack_ops(struct preload_figures *f, const uint64_t *in)
+static void unpack_ops(struct vigil_report *r, const uint64_t *in)
 {
     for (unsigned op = 0; op <= VIGIL_OP_MAX_ID; op++) {
-        struct preload_op_counter *c = &f->totals.ops[op];
+        struct vigil_report_op *c = &r->ops[op];
         c->calls = in[op * OP_FIELDS + 0];
         c->bytes = in[op * OP_FIELDS + 1];
-        c->ticks = in[op * OP_FIELDS + 2]; /* ns: the joint clock is the identity */
+        c->time_ns = in[op * OP_FIELDS + 2];
         c->errors = in[op * OP_FIELDS + 3];
     }
 }
 
 /* The job's figures on rank 0, from the reduced ones. */
-static void joint_figures(struct preload_figures *f, const uint64_t *ops,
-                          const struct preload_mpi_figures *mpi)
+static void joint_figures(struct vigil_report *r, const uint64_t *ops)
 {
-    unpack_ops(f, ops);
-    f->clock.source = VIGIL_TICKS_MONOTONIC_NS;
-    f->clock.ns_per_tick = 1.0;
-    const struct preload_rank_stats *st = mpi->stats;
-    f->runtime_ms = st[PRELOAD_RANK_RUNTIME_MS].max; /* the job lasts as long as its longest rank */
-    f->cpu_seconds = st[PRELOAD_RANK_CPU_SECONDS].sum;
-    f->io_read_bytes = (uint64_t)st[PRELOAD_RANK_IO_BYTES_READ].sum;
-    f->io_written_bytes = (uint64_t)st[PRELOAD_RANK_IO_BYTES_WRITTEN].sum;
-    f->network_bytes = (uint64_t)st[PRELOAD_RANK_NETWORK_BYTES].sum;
-    f->observed = (uint64_t)st[PRELOAD_RANK_OBSERVED].sum;
-    f->totals.recorded = (uint64_t)st[PRELOAD_RANK_RECORDED].sum;
-    f->totals.dropped = (uint64_t)st[PRELOAD_RANK_DROPPED].sum;
-    f->totals.excluded = (uint64_t)st[PRELOAD_RANK_EXCLUDED].sum;
+    unpack_ops(r, ops);
+    const struct vigil_report_rank_stats *st = r->per_rank;
+    r->runtime_ms = st[VIGIL_REPORT_RANK_RUNTIME_MS].max; /* as long as its longest rank */
+    r->cpu_seconds = st[VIGIL_REPORT_RANK_CPU_SECONDS].sum;
+    r->io_read_bytes = (uint64_t)st[VIGIL_REPORT_RANK_IO_BYTES_READ].sum;
+    r->io_written_bytes = (uint64_t)st[VIGIL_REPORT_RANK_IO_BYTES_WRITTEN].sum;
+    r->network_bytes = (uint64_t)st[VIGIL_REPORT_RANK_NETWORK_BYTES].sum;
+    r->observed = (uint64_t)st[VIGIL_REPORT_RANK_OBSERVED].sum;
+    r->recorded = (uint64_t)st[VIGIL_REPORT_RANK_RECORDED].sum;
+    r->dropped = (uint64_t)st[VIGIL_REPORT_RANK_DROPPED].sum;
+    r->excluded = (uint64_t)st[VIGIL_REPORT_RANK_EXCLUDED].sum;
+    r->rank = -1;
     /* Files are each rank's own: the joint report lists none (per-rank
      * reports do). */
-    f->top_count = 0;
+    r->file_count = 0;
 }
 
 /* Appends `source` to the "+"-joined list in `sources` unless it is there. */
@@ -186,11 +185,15 @@ void preload_mpi_report_joint(void)
      * needs room for every rank's link figures); else each rank reports on
      * its own, as without MPI. */
     struct preload_link_figures *links = NULL;
-    size_t links_bytes = (size_t)ranks * sizeof *links;
+    struct vigil_report_link *views = NULL; /* of links, for the report */
+    size_t links_bytes = (size_t)ranks * (sizeof *links + sizeof *views);
     if (rank == 0) {
-        links = mmap(NULL, links_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (links == MAP_FAILED)
-            links = NULL;
+        void *map =
+            mmap(NULL, links_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map != MAP_FAILED) {
+            links = map;
+            views = (struct vigil_report_link *)(links + ranks);
+        }
     }
     int mine = active && (rank != 0 || links != NULL), all_active = 0;
     if (REAL(PMPI_Allreduce)(&mine, &all_active, 1, PRELOAD_MPI_INT, PRELOAD_MPI_MIN, comm) !=
@@ -203,24 +206,24 @@ void preload_mpi_report_joint(void)
         return;
     }
 
-    static struct preload_figures f;
-    double values[PRELOAD_RANK_METRIC_COUNT] = {0}, mins[PRELOAD_RANK_METRIC_COUNT];
-    double maxs[PRELOAD_RANK_METRIC_COUNT], sums[PRELOAD_RANK_METRIC_COUNT];
+    static struct preload_report f;
+    double values[VIGIL_REPORT_RANK_METRIC_COUNT] = {0}, mins[VIGIL_REPORT_RANK_METRIC_COUNT];
+    double maxs[VIGIL_REPORT_RANK_METRIC_COUNT], sums[VIGIL_REPORT_RANK_METRIC_COUNT];
     struct {
         double value;
         int rank;
-    } located[PRELOAD_RANK_METRIC_COUNT], max_at[PRELOAD_RANK_METRIC_COUNT] = {{0, 0}};
+    } located[VIGIL_REPORT_RANK_METRIC_COUNT], max_at[VIGIL_REPORT_RANK_METRIC_COUNT] = {{0, 0}};
     static uint64_t ops[(VIGIL_OP_MAX_ID + 1) * OP_FIELDS],
         ops_sum[(VIGIL_OP_MAX_ID + 1) * OP_FIELDS];
     preload_report_gather(&f);
-    preload_report_rank_values(&f, values);
-    pack_ops(&f, ops);
-    for (int m = 0; m < PRELOAD_RANK_METRIC_COUNT; m++) {
+    preload_report_rank_values(&f.r, values);
+    pack_ops(&f.r, ops);
+    for (int m = 0; m < VIGIL_REPORT_RANK_METRIC_COUNT; m++) {
         located[m].value = values[m];
         located[m].rank = rank;
     }
 
-    int n = PRELOAD_RANK_METRIC_COUNT;
+    int n = VIGIL_REPORT_RANK_METRIC_COUNT;
     int link_bytes = (int)sizeof f.link;
     bool ok = REAL(PMPI_Reduce)(values, mins, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_MIN, 0, comm) ==
                   MPI_SUCCESS &&
@@ -236,10 +239,10 @@ void preload_mpi_report_joint(void)
                                 PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS;
     REAL(PMPI_Comm_free)(&comm);
     if (ok && rank == 0) {
-        static struct preload_mpi_figures mpi;
-        mpi.ranks = ranks;
+        struct vigil_report *r = &f.r;
+        r->ranks = ranks;
         for (int m = 0; m < n; m++) {
-            mpi.stats[m] = (struct preload_rank_stats){
+            r->per_rank[m] = (struct vigil_report_rank_stats){
                 .min = mins[m],
                 .mean = sums[m] / ranks,
                 .max = maxs[m],
@@ -247,11 +250,17 @@ void preload_mpi_report_joint(void)
                 .max_rank = max_at[m].rank,
             };
         }
-        mpi.rank_links = links;
-        joint_figures(&f, ops_sum, &mpi);
+        for (int i = 0; i < ranks; i++)
+            preload_link_view(&links[i], &views[i]);
+        r->rank_links = views;
+        joint_figures(r, ops_sum);
         joint_link(links, ranks, &f.link);
-        preload_report_emit(&f, &mpi);
-        mpi.rank_links = NULL;
+        preload_link_view(&f.link, &r->link);
+        preload_report_emit(r);
+        /* vigild gets the job's report from rank 0, at exit. */
+        if (preload_link_connected())
+            preload_report_keep_json(r);
+        r->rank_links = NULL;
     }
     if (links != NULL)
         munmap(links, links_bytes);

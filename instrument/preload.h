@@ -38,6 +38,7 @@
 #include "vigil/clock.h"
 #include "vigil/ontology.h"
 #include "vigil/ring.h"
+#include "vigil/run_key.h"
 
 #define PRELOAD_HIDDEN      __attribute__((visibility("hidden")))
 #define PRELOAD_EXPORT      __attribute__((visibility("default")))
@@ -212,7 +213,16 @@ struct preload_state {
     int saved_stderr;    /* a copy of fd 2 from set-up, for the report, or -1 */
     int mpi_rank;        /* after MPI_Init; -1 before and without MPI */
     bool joint_reported; /* MPI_Finalize wrote the job's report */
+    /* The run this process belongs to (vigil/run_key.h), from set-up. */
+    char run_key[VIGIL_RUN_KEY_MAX + 1];
+    /* What the program gave exit or _exit, as wait(2)'s WEXITSTATUS would
+     * show it; -1 until then (and for good when a signal ends it). */
+    _Atomic int exit_code;
 };
+
+/* The exit status (exit_status.c): noted by the _exit wrappers and, for
+ * exit() and a return from main, by an on_exit handler. */
+void preload_exit_status_note(int status) PRELOAD_HIDDEN;
 
 /* At MPI_Finalize, before MPI goes: every rank's figures reduced to rank 0,
  * which writes one report for the job (mpi_report.c). */
@@ -277,6 +287,12 @@ void preload_link_summary(void) PRELOAD_HIDDEN;
  * data ECONNRESET instead of an end. */
 void preload_link_leave(void) PRELOAD_HIDDEN;
 void preload_link_figures(struct preload_link_figures *out) PRELOAD_HIDDEN;
+/* Whether the process is registered with vigild (and still holds the
+ * connection): only then is a report for it worth rendering. */
+bool preload_link_connected(void) PRELOAD_HIDDEN;
+/* At exit, after the report: sends REPORT (the exit status, and the
+ * report's JSON in `json_fd` when >= 0) without waiting for an answer. */
+void preload_link_report(int exit_code, int json_fd, uint64_t json_bytes) PRELOAD_HIDDEN;
 
 /* ---- calls (call.c) ------------------------------------------------------ */
 
@@ -545,7 +561,6 @@ void *preload_real_resolve_versioned(void **slot, const char *name,
 /* Reads VIGIL_REPORT and VIGIL_REPORT_FORMAT once, at set-up, so that a
  * program changing its environment does not redirect the report. */
 void preload_report_init(void) PRELOAD_HIDDEN;
-void preload_report_write(void) PRELOAD_HIDDEN;
 bool preload_report_off(void) PRELOAD_HIDDEN; /* VIGIL_REPORT=off */
 
 #endif

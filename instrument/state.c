@@ -1,5 +1,6 @@
-/* vigil — the preload library's life: set-up before main (and registration
- * with vigild), a fresh start in every forked child, and the report at exit.
+/* vigil — the preload library's life: set-up before main (the run key,
+ * registration with vigild), a fresh start in every forked child, and the
+ * report at exit.
  *
  * If anything needed at set-up is missing (no memory for the ring, say),
  * the library stays inactive and every call goes straight through: it never
@@ -63,11 +64,38 @@ static void start_clock(void)
     preload.start_realtime_ns = vigil_clock_realtime_ns();
 }
 
+/* The run this process belongs to: from the environment, else a fresh
+ * one exported as VIGIL_RUN_ID, so that children and exec'd programs join
+ * it. setenv is safe here: a constructor runs in normal context before
+ * main, so the heap is free to use and, unless another library's
+ * constructor started one, no other thread exists yet to read environ
+ * while it changes. main's envp is taken from environ after this, so a
+ * program that passes envp on to exec passes the key too. */
+static void find_run_key(void)
+{
+    struct vigil_error problem;
+    enum vigil_run_key_origin origin = vigil_run_key_from_environment(preload.run_key, &problem);
+    if (problem.message[0] != '\0')
+        dprintf(2, "vigil: %s: ignored\n", problem.message);
+    if (origin != VIGIL_RUN_KEY_NONE)
+        return;
+    char host[256];
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    vigil_run_key_fresh(preload.run_key, host, (int)preload.pid, preload.start_realtime_ns);
+    setenv("VIGIL_RUN_ID", preload.run_key, 1);
+}
+
 static void after_fork_in_child(void)
 {
     if (!atomic_load(&preload.active))
         return;
     preload_thread.in_call = 1;
+    /* The run stays the parent's; the exit status and the report are the
+     * child's own. */
+    atomic_store(&preload.exit_code, -1);
+    preload_report_reset_after_fork();
     /* The parent's ring stays the parent's: the child gets its own ring,
      * counts and report. */
     vigil_ring_close(preload.ring);
@@ -94,11 +122,13 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv, cha
     preload.argc = argc;
     preload.mpi_rank = -1;
     preload.argv = argv;
+    atomic_store(&preload.exit_code, -1);
     preload.tick_source = vigil_tick_source_detect();
     const char *ticks = getenv("VIGIL_TICKS");
     if (ticks != NULL && strcmp(ticks, "monotonic") == 0)
         preload.tick_source = VIGIL_TICKS_MONOTONIC_NS;
     start_clock();
+    find_run_key();
     preload.private_fd_floor = private_fd_floor();
     /* Programs close stderr at exit (coreutils do, in an atexit handler)
      * before our report is written: keep a copy to fall back on. */
@@ -118,7 +148,9 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv, cha
     preload_thread.in_call = 0;
 }
 
-/* Writes the report once, from whichever way out comes first. */
+/* The report, once, from whichever way out comes first: printed (unless
+ * it was the job's, at MPI_Finalize) and, in JSON, sent to vigild with the
+ * exit status. */
 static void finish(void)
 {
     /* A vfork child (or a clone without the atfork handlers) shares or
@@ -129,16 +161,27 @@ static void finish(void)
     if (!atomic_exchange(&preload.active, 0))
         return; /* never started, or already reported */
     /* Anything after this (other libraries' destructors) is not ours, and
-     * the report's own writes are not counted. An MPI job's report was
-     * written at MPI_Finalize: each rank's own only when asked for. */
+     * the report's own writes are not counted. */
     preload_thread.in_call = 1;
-    if (!preload.joint_reported || preload_report_per_rank()) {
+    /* An MPI job's report was written at MPI_Finalize: each rank's own is
+     * printed only when asked for, but vigild gets it all the same (rank 0
+     * sends the job's, kept then). VIGIL_REPORT=off: no report at all,
+     * printed or stored; vigild still learns the exit status. */
+    bool print_own = !preload.joint_reported || preload_report_per_rank();
+    if (!preload_report_off() && (print_own || preload_link_connected())) {
         /* Recording has stopped: vigild's summary covers every record the
-         * report counts. Without a report nobody would read it. */
-        if (!preload_report_off())
-            preload_link_summary();
-        preload_report_write();
+         * report counts. */
+        preload_link_summary();
+        static struct preload_report own; /* not on the stack of whatever thread exits */
+        preload_report_gather(&own);
+        if (print_own)
+            preload_report_emit(&own.r);
+        if (preload_link_connected())
+            preload_report_keep_json(&own.r); /* unless the job's report is kept */
     }
+    uint64_t json_bytes;
+    int json_fd = preload_report_kept_json(&json_bytes);
+    preload_link_report(atomic_load(&preload.exit_code), json_fd, json_bytes);
     preload_link_leave();
 }
 
@@ -154,6 +197,7 @@ PRELOAD_REAL_SLOT(_Exit);
  * (dash, Debian's /bin/sh, does). */
 void _exit(int status)
 {
+    preload_exit_status_note(status);
     finish();
     REAL(_exit)(status);
     __builtin_unreachable();
@@ -161,6 +205,7 @@ void _exit(int status)
 
 void _Exit(int status)
 {
+    preload_exit_status_note(status);
     finish();
     REAL(_Exit)(status);
     __builtin_unreachable();

@@ -39,7 +39,7 @@ struct vigil_ring *client_register(int fd, uint32_t slots, bool wait_answer)
     };
     char *argv[] = {"test-client", "--flag", NULL};
     size_t length =
-        vigil_local_encode_register(buffer, &fixed, "test-client", "/", "job-7", 2, argv);
+        vigil_local_encode_register(buffer, &fixed, "test-client", "/", "job-7", "run-7", 2, argv);
     if (!vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, vigil_ring_fd(ring), &err))
         _exit(90);
     if (wait_answer) {

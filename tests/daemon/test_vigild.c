@@ -247,7 +247,7 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     /* A registration without a ring, then with a file that is no ring. */
     char buffer[VIGIL_LOCAL_MAX_BYTES];
     struct vigil_local_register fixed = {.ring_slots = 64, .tick_source = 1, .mpi_rank = -1};
-    size_t length = vigil_local_encode_register(buffer, &fixed, "liar", "/", "", 0, NULL);
+    size_t length = vigil_local_encode_register(buffer, &fixed, "liar", "/", "", "run-1", 0, NULL);
     fd = client_connect(d.socket_path);
     assert_true(vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, -1, &err));
     assert_true(wait_disconnected(fd));
@@ -282,8 +282,8 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
         struct vigil_local_register lfixed = {
             .ring_slots = 64, .tick_source = VIGIL_TICKS_MONOTONIC_NS, .mpi_rank = -1};
         char *largv[] = {"caf\xe9", NULL};
-        size_t llength =
-            vigil_local_encode_register(buffer, &lfixed, "caf\xe9", "/tmp/\xff", "", 1, largv);
+        size_t llength = vigil_local_encode_register(buffer, &lfixed, "caf\xe9", "/tmp/\xff", "",
+                                                     "run-2", 1, largv);
         enum vigil_local_type type;
         if (ring == NULL ||
             !vigil_local_send(lfd, VIGIL_LOCAL_REGISTER, buffer, llength, vigil_ring_fd(ring),

@@ -120,6 +120,7 @@ static void take_register(struct test_fake_vigild *d, struct connection *conn, s
     c->program = g_strndup(info.program, info.fixed.program_bytes);
     c->cwd = g_strndup(info.cwd, info.fixed.cwd_bytes);
     c->job = g_strndup(info.job, info.fixed.job_bytes);
+    c->run_key = g_strndup(info.run_key, info.fixed.run_bytes);
     for (const char *a = info.argv; a < info.argv + info.fixed.argv_bytes; a += strlen(a) + 1)
         g_ptr_array_add(c->argv, g_strdup(a));
     struct stat st;
@@ -187,6 +188,35 @@ static void take_summary_request(struct test_fake_vigild *d, struct connection *
     send_or_note(d, conn, VIGIL_LOCAL_SUMMARY, &s, sizeof s);
 }
 
+/* A REPORT: the exit status, and the JSON from its memfd, read whole. */
+static void take_report(struct test_fake_vigild *d, struct connection *conn, size_t bytes, int fd)
+{
+    struct test_fake_vigild_client *c = conn->client;
+    struct vigil_local_report r;
+    struct vigil_error err = {{0}};
+    c->reports++;
+    if (!vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, d->buffer, bytes, &r, &err)) {
+        note_failure(d, "pid %d: %s", (int)c->pid, err.message);
+        return;
+    }
+    c->exit_code = r.exit_code;
+    if ((fd >= 0) != (r.json_bytes > 0)) {
+        note_failure(d, "pid %d: a report of %llu bytes %s a descriptor", (int)c->pid,
+                     (unsigned long long)r.json_bytes, fd >= 0 ? "with" : "without");
+        return;
+    }
+    if (fd < 0)
+        return;
+    int seals = fcntl(fd, F_GET_SEALS);
+    int needed = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+    c->report_sealed = seals >= 0 && (seals & needed) == needed;
+    g_free(c->report_json);
+    c->report_json = g_malloc0(r.json_bytes + 1);
+    if (pread(fd, c->report_json, r.json_bytes, 0) != (ssize_t)r.json_bytes)
+        note_failure(d, "pid %d: cannot read the %llu bytes of its report", (int)c->pid,
+                     (unsigned long long)r.json_bytes);
+}
+
 /* Reads one message; false when the connection is gone. */
 static bool take_message(struct test_fake_vigild *d, struct connection *conn)
 {
@@ -230,6 +260,13 @@ static bool take_message(struct test_fake_vigild *d, struct connection *conn)
         take_summary_request(d, conn);
         /* HANG_UP closed it. */
         return g_ptr_array_find(d->connections, conn, NULL);
+    case VIGIL_LOCAL_REPORT:
+        if (c->reports > 0)
+            note_failure(d, "pid %d sent a second report", (int)c->pid);
+        take_report(d, conn, (size_t)bytes, fd);
+        if (fd >= 0)
+            close(fd);
+        return true;
     default:
         note_failure(d, "pid %d sent a %s message", (int)c->pid, vigil_local_type_name(type));
         break;
@@ -252,6 +289,7 @@ static void take_connection(struct test_fake_vigild *d)
     struct test_fake_vigild_client *c = g_new0(struct test_fake_vigild_client, 1);
     c->argv = g_ptr_array_new_with_free_func(g_free);
     c->rank = c->size = -1;
+    c->exit_code = -2;
     struct ucred cred;
     socklen_t length = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0) {
@@ -385,6 +423,8 @@ void test_fake_vigild_free(struct test_fake_vigild *d)
         g_free(c->program);
         g_free(c->cwd);
         g_free(c->job);
+        g_free(c->run_key);
+        g_free(c->report_json);
         g_ptr_array_free(c->argv, TRUE);
         g_free(c);
     }

@@ -3,8 +3,10 @@
  * test and takes connections as vigild does (the first message must be
  * REGISTER with the ring's memfd; pid and uid from SO_PEERCRED; the ring
  * attached with vigil_ring_attach), then answers as the test asks: a
- * SUMMARY of what it drained, nothing, or REFUSED. Everything each client
- * said is kept for the test to check once the daemon is stopped.
+ * SUMMARY of what it drained, nothing, or REFUSED; it takes the REPORT a
+ * process sends at exit (its exit status and its report's JSON). Everything
+ * each client said is kept for the test to check once the daemon is
+ * stopped.
  *
  * No sleeps: the thread waits in poll, and stopping it (after the clients
  * have exited) handles everything they sent before it returns. */
@@ -35,13 +37,17 @@ struct test_fake_vigild_client {
     bool registered;
     uint64_t process_id; /* 17, 18…: in the order of registration */
     struct vigil_local_register fixed;
-    char *program, *cwd, *job;
+    char *program, *cwd, *job, *run_key;
     GPtrArray *argv; /* of char * */
     bool ring_attached;
     uint32_t ring_slots; /* vigil_ring_slot_count of the attached ring */
     ino_t ring_inode;    /* of the memfd it passed */
     int rank, size;      /* from RANK; -1 before */
     int summary_requests;
+    int reports;                  /* REPORT messages */
+    int exit_code;                /* from the last REPORT; -2 before one came */
+    char *report_json;            /* its JSON, read from its memfd; NULL when it had none */
+    bool report_sealed;           /* the memfd was sealed against writing, shrinking and growing */
     uint64_t answered_activities; /* the drained count its SUMMARY gave */
     /* Everything drained from its ring, at summary requests and after it
      * closed the connection. */

@@ -47,11 +47,11 @@ static void test_register_round_trip(void **state)
     (void)state;
     struct vigil_local_register fixed = a_fixed_part();
     char *argv[] = {"/usr/bin/dd", "if=/dev/zero", "", "count=1", NULL};
-    size_t bytes =
-        vigil_local_encode_register(buffer, &fixed, "/usr/bin/dd", "/home/me", "4242", 4, argv);
+    size_t bytes = vigil_local_encode_register(buffer, &fixed, "/usr/bin/dd", "/home/me", "4242",
+                                               "slurm-4242.0", 4, argv);
     assert_int_equal(bytes, sizeof fixed + strlen("/usr/bin/dd") + strlen("/home/me") + 4 +
-                                sizeof "/usr/bin/dd" + sizeof "if=/dev/zero" + 1 +
-                                sizeof "count=1");
+                                strlen("slurm-4242.0") + sizeof "/usr/bin/dd" +
+                                sizeof "if=/dev/zero" + 1 + sizeof "count=1");
 
     struct vigil_local_process_info info;
     struct vigil_error err = {{0}};
@@ -71,6 +71,8 @@ static void test_register_round_trip(void **state)
     assert_memory_equal(info.cwd, "/home/me", info.fixed.cwd_bytes);
     assert_int_equal(info.fixed.job_bytes, 4);
     assert_memory_equal(info.job, "4242", 4);
+    assert_int_equal(info.fixed.run_bytes, strlen("slurm-4242.0"));
+    assert_memory_equal(info.run_key, "slurm-4242.0", info.fixed.run_bytes);
     /* argv: each argument NUL-terminated, the empty one included. */
     const char *arg = info.argv;
     for (int i = 0; i < 4; i++) {
@@ -84,7 +86,8 @@ static void test_register_without_job_or_argv(void **state)
 {
     (void)state;
     struct vigil_local_register fixed = a_fixed_part();
-    size_t bytes = vigil_local_encode_register(buffer, &fixed, "/bin/true", "/", NULL, 0, NULL);
+    size_t bytes =
+        vigil_local_encode_register(buffer, &fixed, "/bin/true", "/", NULL, "r", 0, NULL);
     struct vigil_local_process_info info;
     struct vigil_error err = {{0}};
     if (!vigil_local_decode_register(buffer, bytes, &info, &err))
@@ -110,9 +113,9 @@ static void test_register_argv_truncated(void **state)
     }
     argv[ARGS] = NULL;
     struct vigil_local_register fixed = a_fixed_part();
-    size_t bytes = vigil_local_encode_register(buffer, &fixed, "/p", "/c", "7", ARGS, argv);
+    size_t bytes = vigil_local_encode_register(buffer, &fixed, "/p", "/c", "7", "r", ARGS, argv);
     assert_true(bytes <= PAYLOAD_MAX);
-    size_t room = PAYLOAD_MAX - sizeof fixed - strlen("/p") - strlen("/c") - 1;
+    size_t room = PAYLOAD_MAX - sizeof fixed - strlen("/p") - strlen("/c") - 1 - 1;
     uint32_t fitting = (uint32_t)(room / (ARG_BYTES + 1));
     assert_true(fitting < ARGS);
 
@@ -137,7 +140,7 @@ static void test_register_long_program_cut(void **state)
     memset(program, 'p', sizeof program - 1);
     struct vigil_local_register fixed = a_fixed_part();
     char *argv[] = {"x", NULL};
-    size_t bytes = vigil_local_encode_register(buffer, &fixed, program, "/", "", 1, argv);
+    size_t bytes = vigil_local_encode_register(buffer, &fixed, program, "/", "", "r", 1, argv);
     struct vigil_local_process_info info;
     struct vigil_error err = {{0}};
     if (!vigil_local_decode_register(buffer, bytes, &info, &err))
@@ -147,12 +150,13 @@ static void test_register_long_program_cut(void **state)
     assert_false(info.fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED);
 }
 
-/* A valid REGISTER payload ("/p", "/c", "j", argv "a" "bc") in `out`; its length. */
+/* A valid REGISTER payload ("/p", "/c", "j", run "rk", argv "a" "bc") in
+ * `out`; its length. */
 static size_t valid_register(unsigned char *out)
 {
     struct vigil_local_register fixed = a_fixed_part();
     char *argv[] = {"a", "bc", NULL};
-    return vigil_local_encode_register(out, &fixed, "/p", "/c", "j", 2, argv);
+    return vigil_local_encode_register(out, &fixed, "/p", "/c", "j", "rk", 2, argv);
 }
 
 static struct vigil_local_register *fixed_of(unsigned char *payload)
@@ -165,7 +169,8 @@ enum {
     AT_PROGRAM = sizeof(struct vigil_local_register),
     AT_CWD = AT_PROGRAM + 2,
     AT_JOB = AT_CWD + 2,
-    AT_ARGV = AT_JOB + 1, /* "a\0bc\0" */
+    AT_RUN = AT_JOB + 1,
+    AT_ARGV = AT_RUN + 2, /* "a\0bc\0" */
 };
 
 static void expect_register_refused(const unsigned char *payload, size_t bytes, const char *message)
@@ -190,13 +195,13 @@ static void test_register_malformed(void **state)
                             "shorter than its fixed part");
     expect_register_refused(p, 0, "shorter than its fixed part");
     /* Lengths that do not add up, either way. */
-    expect_register_refused(p, n - 1, "its strings take 10 bytes but 9 follow");
+    expect_register_refused(p, n - 1, "its strings take 12 bytes but 11 follow");
     n = valid_register(p);
     fixed_of(p)->cwd_bytes = 3;
-    expect_register_refused(p, n, "its strings take 11 bytes but 10 follow");
+    expect_register_refused(p, n, "its strings take 13 bytes but 12 follow");
     n = valid_register(p);
     fixed_of(p)->argv_bytes = 0;
-    expect_register_refused(p, n, "its strings take 5 bytes but 10 follow");
+    expect_register_refused(p, n, "its strings take 7 bytes but 12 follow");
 
     n = valid_register(p);
     p[AT_PROGRAM + 1] = '\0';
@@ -207,6 +212,22 @@ static void test_register_malformed(void **state)
     n = valid_register(p);
     p[AT_JOB] = '\0';
     expect_register_refused(p, n, "the job id has a NUL byte in it");
+    n = valid_register(p);
+    p[AT_RUN + 1] = '\0';
+    expect_register_refused(p, n, "the run key has a NUL byte in it");
+    /* A run key is 1 to 255 printable characters without spaces: here
+     * "r " (a space), "r\x7f" and "r\xe9". */
+    const unsigned char bad_run_bytes[] = {' ', 0x7f, 0xe9, 0x01};
+    for (size_t i = 0; i < sizeof bad_run_bytes; i++) {
+        n = valid_register(p);
+        p[AT_RUN + 1] = bad_run_bytes[i];
+        expect_register_refused(p, n, "the run key is 2 bytes, not 1 to 255 printable ASCII");
+    }
+    /* An empty one: its bytes given to the job id, the lengths still add up. */
+    n = valid_register(p);
+    fixed_of(p)->job_bytes += 2;
+    fixed_of(p)->run_bytes = 0;
+    expect_register_refused(p, n, "the run key is 0 bytes");
 
     n = valid_register(p);
     fixed_of(p)->argc = 3;
@@ -260,6 +281,7 @@ static void test_fixed_sizes(void **state)
         {VIGIL_LOCAL_SUMMARY, sizeof(struct vigil_local_summary)},
         {VIGIL_LOCAL_STATUS_REQUEST, sizeof(struct vigil_local_status_request)},
         {VIGIL_LOCAL_STATUS, sizeof(struct vigil_local_status)},
+        {VIGIL_LOCAL_REPORT, sizeof(struct vigil_local_report)},
     };
     static _Alignas(8) unsigned char payload[512], out[512];
     memset(payload, 0, sizeof payload);
@@ -419,6 +441,37 @@ static void test_rank_and_status_request(void **state)
     assert_int_equal(q_out.finished_pid, 99);
 }
 
+static void test_report(void **state)
+{
+    (void)state;
+    struct vigil_local_report r, out;
+    struct vigil_error err = {{0}};
+    const int32_t good_codes[] = {-1, 0, 1, 255};
+    for (size_t i = 0; i < sizeof good_codes / sizeof good_codes[0]; i++) {
+        r = (struct vigil_local_report){.exit_code = good_codes[i], .json_bytes = 1234};
+        if (!vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, &r, sizeof r, &out, &err))
+            fail_msg("a report with exit code %d is refused: %s", good_codes[i], err.message);
+        assert_int_equal(out.exit_code, good_codes[i]);
+        assert_int_equal(out.json_bytes, 1234);
+    }
+    r = (struct vigil_local_report){.exit_code = 0, .json_bytes = VIGIL_LOCAL_REPORT_MAX_BYTES};
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, &r, sizeof r, &out, &err));
+
+    r = (struct vigil_local_report){.exit_code = 256};
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, &r, sizeof r, &out, &err));
+    test_assert_contains(err.message, "report: exit code 256 (-1 for unknown, or 0 to 255)");
+    r = (struct vigil_local_report){.exit_code = -2};
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, &r, sizeof r, &out, &err));
+    test_assert_contains(err.message, "report: exit code -2");
+    r = (struct vigil_local_report){.reserved = 3};
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, &r, sizeof r, &out, &err));
+    test_assert_contains(err.message, "report: the reserved field is 0x3, not 0");
+    r = (struct vigil_local_report){.json_bytes = VIGIL_LOCAL_REPORT_MAX_BYTES + 1ull};
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, &r, sizeof r, &out, &err));
+    test_assert_contains(err.message, "report: 1048577 bytes of JSON, more than the limit of "
+                                      "1048576");
+}
+
 static void test_refused_text(void **state)
 {
     (void)state;
@@ -446,8 +499,9 @@ static void test_type_names(void **state)
     (void)state;
     assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_REGISTER), "register");
     assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_STATUS), "status");
+    assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_REPORT), "report");
     assert_null(vigil_local_type_name(0));
-    assert_null(vigil_local_type_name(VIGIL_LOCAL_STATUS + 1));
+    assert_null(vigil_local_type_name(VIGIL_LOCAL_REPORT + 1));
     assert_null(vigil_local_type_name(1000));
 }
 
@@ -669,15 +723,15 @@ static void test_bad_headers(void **state)
     h.magic = 0x12345678;
     expect_bad_header(&h, length, "a message without the protocol's magic number (24 bytes)");
     h = good;
-    /* A peer of the protocol before the summary's capture figures. */
-    h.version = 1;
-    expect_bad_header(&h, length, "a message of protocol version 1, not 2");
+    /* A peer of the protocol before the run key and the report. */
+    h.version = 2;
+    expect_bad_header(&h, length, "a message of protocol version 2, not 3");
     h = good;
     h.type = 0;
     expect_bad_header(&h, length, "a message of unknown type 0");
     h = good;
-    h.type = 9;
-    expect_bad_header(&h, length, "a message of unknown type 9");
+    h.type = 10;
+    expect_bad_header(&h, length, "a message of unknown type 10");
     h = good;
     h.payload_bytes = 9;
     expect_bad_header(&h, length, "a message whose header gives 9 payload bytes, not the 8");
@@ -738,6 +792,7 @@ int main(void)
         cmocka_unit_test(test_fixed_sizes),
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_rank_and_status_request),
+        cmocka_unit_test(test_report),
         cmocka_unit_test(test_refused_text),
         cmocka_unit_test(test_type_names),
         cmocka_unit_test(test_send_and_receive_with_descriptor),

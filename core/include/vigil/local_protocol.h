@@ -13,6 +13,8 @@
  *   RANK, once MPI_Init told it    →
  *   SUMMARY_REQUEST, at exit       →
  *                                  ←  SUMMARY (energy and its source, what was drained)
+ *   REPORT (+ a memfd of its JSON) →  (after printing its report)
+ *                                  ←  only REFUSED (why), for a report vigild will not keep
  *
  * and from `vigil status`: STATUS_REQUEST → STATUS, whose JSON travels in a
  * memfd passed with the reply, since it outgrows a socket buffer on a node
@@ -33,7 +35,7 @@
 
 #define VIGIL_SOCKET_DEFAULT  "/run/vigil/vigild.sock"
 #define VIGIL_LOCAL_MAGIC     0x434c4756u /* "VGLC" */
-#define VIGIL_LOCAL_VERSION   2u
+#define VIGIL_LOCAL_VERSION   3u
 #define VIGIL_LOCAL_MAX_BYTES 16384u /* a whole message, header included */
 
 enum vigil_local_type {
@@ -45,6 +47,7 @@ enum vigil_local_type {
     VIGIL_LOCAL_SUMMARY = 6,         /* daemon → process */
     VIGIL_LOCAL_STATUS_REQUEST = 7,  /* vigil status → daemon */
     VIGIL_LOCAL_STATUS = 8,          /* daemon → vigil status, with a memfd of JSON */
+    VIGIL_LOCAL_REPORT = 9,          /* process → daemon, at exit; a memfd of JSON, if any */
 };
 
 struct vigil_local_header {
@@ -57,8 +60,9 @@ struct vigil_local_header {
 _Static_assert(sizeof(struct vigil_local_header) == 16, "local header layout changed");
 
 /* REGISTER: what the process says about itself. The strings follow the
- * fixed part, each without a NUL, in this order: program, cwd, job id,
- * then argv with a NUL after each argument. */
+ * fixed part, each without a NUL, in this order: program, cwd, job id, run
+ * key (vigil/run_key.h: never empty), then argv with a NUL after each
+ * argument. */
 struct vigil_local_register {
     uint32_t ring_slots;  /* must be the passed ring's */
     uint32_t tick_source; /* enum vigil_tick_source of the ring's times */
@@ -74,7 +78,8 @@ struct vigil_local_register {
     uint16_t job_bytes;
     uint16_t argv_bytes;
     uint32_t flags; /* enum vigil_local_register_flags */
-    uint32_t reserved;
+    uint16_t run_bytes;
+    uint16_t reserved;
 };
 _Static_assert(sizeof(struct vigil_local_register) == 56, "register layout changed");
 
@@ -86,7 +91,7 @@ enum vigil_local_register_flags {
  * copies are the caller's to make. */
 struct vigil_local_process_info {
     struct vigil_local_register fixed;
-    const char *program, *cwd, *job, *argv; /* lengths in `fixed` */
+    const char *program, *cwd, *job, *run_key, *argv; /* lengths in `fixed` */
 };
 
 /* REGISTERED */
@@ -145,6 +150,21 @@ struct vigil_local_status {
     uint64_t json_bytes;
 };
 
+/* REPORT: how the process ended and, in a sealed memfd passed with it, the
+ * JSON form of its report (exactly the one VIGIL_REPORT_FORMAT=json writes;
+ * under MPI, rank 0 sends the job's report and the other ranks their own).
+ * json_bytes 0: no report (VIGIL_REPORT=off), and no memfd. */
+struct vigil_local_report {
+    int32_t exit_code; /* 0–255 as WEXITSTATUS gives it; -1 unknown */
+    uint32_t reserved;
+    uint64_t json_bytes;
+};
+_Static_assert(sizeof(struct vigil_local_report) == 16, "report layout changed");
+
+/* A report's JSON may not be longer: the warehouse's uplink carries a text
+ * of at most this (VIGIL_WIRE_TEXT_MAX). */
+#define VIGIL_LOCAL_REPORT_MAX_BYTES (1u << 20)
+
 /* Sending and receiving ----------------------------------------------------------------------- */
 
 /* Sends one message, with `pass_fd` as SCM_RIGHTS when it is >= 0.
@@ -172,17 +192,18 @@ ssize_t vigil_local_receive(int socket_fd, void *buffer, enum vigil_local_type *
  * NUL-terminated here, argv is `argc` strings). Arguments that do not fit
  * are left out and the message says so. Returns the payload's length. */
 size_t vigil_local_encode_register(void *buffer, const struct vigil_local_register *fixed,
-                                   const char *program, const char *cwd, const char *job, int argc,
-                                   char *const *argv);
+                                   const char *program, const char *cwd, const char *job,
+                                   const char *run_key, int argc, char *const *argv);
 
 /* Checks a REGISTER payload: lengths that add up, strings without NUL but
- * argv's separators, argc matching them, known flags and tick source, a
- * ring size the ring allows, a rank of -1 or more. */
+ * argv's separators, argc matching them, a valid run key, known flags and
+ * tick source, a ring size the ring allows, a rank of -1 or more. */
 bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
                                  struct vigil_local_process_info *out, struct vigil_error *err);
 
 /* Checks a fixed-size payload: its length, and for a SUMMARY that its texts
- * are terminated and its flags known. */
+ * are terminated and its flags known; for a REPORT, an exit code of -1 to
+ * 255 and a length within VIGIL_LOCAL_REPORT_MAX_BYTES. */
 bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, size_t payload_bytes,
                               void *out, struct vigil_error *err);
 

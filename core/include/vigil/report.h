@@ -1,0 +1,157 @@
+/* vigil — the end-of-run report: its figures, and its two forms, text for
+ * people and JSON for programs.
+ *
+ * One renderer for both. libvigil-preload.so fills a struct vigil_report
+ * from what it counted and prints it at exit; `vigil report` reads the JSON
+ * stored in the warehouse back into the same struct (cli/report_json.c) and
+ * prints it with the same code, so a stored report reads exactly as the
+ * console showed it.
+ *
+ * That holds because the JSON carries every figure the text shows, and at
+ * the same or a finer precision: each double is first rounded to the
+ * decimals the JSON gives it, and both forms print that rounded value.
+ * Strings are bytes (paths, argv): a byte that is not part of a valid UTF-8
+ * sequence stands for its Latin-1 character in both forms (JSON \u00XX, the
+ * text the character itself), so the two forms agree on what a string is.
+ * The JSON is plain ASCII: every other character is a \u escape.
+ *
+ * GLib-free and heap-free: the preload library renders on its way out,
+ * perhaps in a signal handler that interrupted malloc. */
+#ifndef VIGIL_REPORT_H
+#define VIGIL_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vigil/ontology.h"
+
+#define VIGIL_REPORT_VERSION   1  /* "vigil_report": only ever added to */
+#define VIGIL_REPORT_TOP_FILES 10 /* the busiest files a report lists */
+
+enum vigil_report_link_state {
+    VIGIL_REPORT_STANDALONE = 0, /* never connected to vigild, or refused: `reason` says why */
+    VIGIL_REPORT_CONNECTED = 1,  /* registered, but no summary came: `reason` says why */
+    VIGIL_REPORT_SUMMARY = 2,    /* vigild's summary is in */
+};
+
+/* What vigild said about the process, or in a job's report about all its
+ * ranks (sums, and "mixed" for capture modes that differ). Strings are
+ * never NULL. */
+struct vigil_report_link {
+    enum vigil_report_link_state state;
+    uint32_t ranks_with_summary; /* 0 or 1 for a process */
+    uint64_t process_id;         /* vigild's name for the process; 0 when it did not say */
+    uint64_t activities_drained, names_drained, gaps, dropped, anomalies;
+    double cpu_s;              /* as vigild last sampled it; NaN when unknown */
+    double energy_j;           /* NaN when there is none */
+    uint32_t energy_flags;     /* VIGIL_LOCAL_ENERGY_* (local_protocol.h) */
+    const char *energy_source; /* "energy/powercap"; "" when energy_j is NaN */
+    const char *energy_note;   /* when energy_j is NaN: why */
+    const char *reason;        /* unless state is SUMMARY: why not */
+    /* Capture: observed = forwarded + dropped + lost + held. */
+    uint64_t cycles, abnormal_cycles;
+    uint64_t capture_observed, capture_forwarded, capture_dropped, capture_lost, capture_held;
+    const char *capture_mode; /* "anomalies", "all", "none"; "mixed" in a job's report */
+};
+
+/* One operation's counts; the time in ns (a job's: summed over ranks). */
+struct vigil_report_op {
+    uint64_t calls, bytes, time_ns, errors;
+};
+
+struct vigil_report_file {
+    const char *path; /* bytes, not NUL-terminated */
+    size_t path_bytes;
+    uint64_t calls, read_bytes, written_bytes;
+};
+
+/* The figures every rank contributes to the joint report of an MPI job. */
+#define VIGIL_REPORT_RANK_METRICS(X)                                                               \
+    X(RUNTIME_MS, "runtime_ms")                                                                    \
+    X(CPU_SECONDS, "cpu_seconds")                                                                  \
+    X(IO_TIME_SECONDS, "io_time_seconds")                                                          \
+    X(IO_BYTES_READ, "io_bytes_read")                                                              \
+    X(IO_BYTES_WRITTEN, "io_bytes_written")                                                        \
+    X(NETWORK_BYTES, "network_bytes")                                                              \
+    X(POSIX_BYTES_READ, "posix_bytes_read")                                                        \
+    X(POSIX_BYTES_WRITTEN, "posix_bytes_written")                                                  \
+    X(STDIO_BYTES_READ, "stdio_bytes_read")                                                        \
+    X(STDIO_BYTES_WRITTEN, "stdio_bytes_written")                                                  \
+    X(MPIIO_BYTES_READ, "mpiio_bytes_read")                                                        \
+    X(MPIIO_BYTES_WRITTEN, "mpiio_bytes_written")                                                  \
+    X(POSIX_CALLS, "posix_calls")                                                                  \
+    X(STDIO_CALLS, "stdio_calls")                                                                  \
+    X(MPIIO_CALLS, "mpiio_calls")                                                                  \
+    X(OBSERVED, "activities_observed")                                                             \
+    X(RECORDED, "activities_recorded")                                                             \
+    X(DROPPED, "activities_dropped")                                                               \
+    X(EXCLUDED, "activities_excluded")
+
+enum vigil_report_rank_metric {
+#define VIGIL_REPORT_RANK_METRIC_ENUM(suffix, name) VIGIL_REPORT_RANK_##suffix,
+    VIGIL_REPORT_RANK_METRICS(VIGIL_REPORT_RANK_METRIC_ENUM)
+#undef VIGIL_REPORT_RANK_METRIC_ENUM
+        VIGIL_REPORT_RANK_METRIC_COUNT
+};
+
+struct vigil_report_rank_stats {
+    double min, mean, max, sum;
+    int32_t max_rank; /* the rank that had the max */
+};
+
+struct vigil_report {
+    const char *run_key; /* the run the process belongs to (vigil/run_key.h) */
+    const char *program; /* argv[0], or "(unknown)" */
+    int argc;
+    const char *const *argv;
+    int32_t pid;
+    int32_t rank; /* an MPI rank's own report; -1 otherwise, and in a job's report */
+    /* An MPI rank's own report: whether rank 0's job report counts it too. */
+    bool in_job_report;
+    const char *host;
+    double runtime_ms, cpu_seconds;
+    struct vigil_report_link link;
+    /* Bytes of the outermost calls only: the POSIX calls an MPI-IO call
+     * makes are in the operation table, not counted here a second time. */
+    uint64_t io_read_bytes, io_written_bytes, network_bytes;
+    uint64_t observed, recorded, dropped, excluded;  /* activities */
+    struct vigil_report_op ops[VIGIL_OP_MAX_ID + 1]; /* by operation id; calls 0: not shown */
+    int file_count;
+    struct vigil_report_file files[VIGIL_REPORT_TOP_FILES]; /* the busiest first */
+    /* A job's report (rank 0 of an MPI job): ranks > 0. */
+    int32_t ranks;
+    struct vigil_report_rank_stats per_rank[VIGIL_REPORT_RANK_METRIC_COUNT];
+    const struct vigil_report_link *rank_links; /* `ranks` of them, or NULL */
+};
+
+/* Where a report goes: bytes are collected in `buffer` and handed to
+ * `write` whenever it is full, and by vigil_report_sink_flush. */
+typedef void (*vigil_report_write_fn)(void *user, const char *bytes, size_t length);
+
+struct vigil_report_sink {
+    vigil_report_write_fn write;
+    void *user;
+    size_t length;
+    char buffer[8192];
+};
+
+void vigil_report_sink_init(struct vigil_report_sink *sink, vigil_report_write_fn write,
+                            void *user);
+void vigil_report_sink_flush(struct vigil_report_sink *sink);
+
+/* The report for people; starts with an empty line. */
+void vigil_report_write_text(struct vigil_report_sink *sink, const struct vigil_report *r);
+/* The report for programs: one JSON object and a newline. */
+void vigil_report_write_json(struct vigil_report_sink *sink, const struct vigil_report *r);
+
+const char *vigil_report_rank_metric_name(enum vigil_report_rank_metric metric);
+/* The metric with this JSON name, or VIGIL_REPORT_RANK_METRIC_COUNT. */
+enum vigil_report_rank_metric vigil_report_rank_metric_from_name(const char *name);
+const char *vigil_report_link_state_name(enum vigil_report_link_state state);
+
+/* `value` as it reads back from `decimals` decimals (printf's %.Nf, then
+ * strtod): what both forms print. NaN stays NaN. */
+double vigil_report_round(double value, int decimals);
+
+#endif

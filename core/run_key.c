@@ -1,0 +1,66 @@
+/* vigil — the run key (vigil/run_key.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vigil/run_key.h"
+
+bool vigil_run_key_valid(const char *key, size_t length)
+{
+    if (key == NULL || length == 0 || length > VIGIL_RUN_KEY_MAX)
+        return false;
+    for (size_t i = 0; i < length; i++)
+        if (key[i] < 0x21 || key[i] > 0x7e)
+            return false;
+    return true;
+}
+
+/* "PREFIX" VALUE [".SUFFIX"] into out, when it makes a valid key. */
+static bool compose(char *out, const char *prefix, const char *value, const char *suffix)
+{
+    if (value == NULL || value[0] == '\0')
+        return false;
+    char key[VIGIL_RUN_KEY_MAX + 2];
+    int n = snprintf(key, sizeof key, "%s%s%s%s", prefix, value,
+                     suffix != NULL && suffix[0] != '\0' ? "." : "", suffix != NULL ? suffix : "");
+    if (n < 0 || !vigil_run_key_valid(key, (size_t)n) || (size_t)n >= sizeof key)
+        return false;
+    memcpy(out, key, (size_t)n + 1);
+    return true;
+}
+
+enum vigil_run_key_origin vigil_run_key_from_environment(char *out, struct vigil_error *problem)
+{
+    vigil_error_set(problem, "%s", "");
+    const char *given = getenv("VIGIL_RUN_ID");
+    if (given != NULL) {
+        if (compose(out, "", given, NULL))
+            return VIGIL_RUN_KEY_GIVEN;
+        vigil_error_set(problem,
+                        "VIGIL_RUN_ID is not 1 to %d printable ASCII characters without "
+                        "spaces",
+                        VIGIL_RUN_KEY_MAX);
+    }
+    /* A batch script has a job id but no step. */
+    if (compose(out, "slurm-", getenv("SLURM_JOB_ID"), getenv("SLURM_STEP_ID")))
+        return VIGIL_RUN_KEY_SLURM;
+    if (compose(out, "pmix-", getenv("PMIX_NAMESPACE"), NULL))
+        return VIGIL_RUN_KEY_PMIX;
+    return VIGIL_RUN_KEY_NONE;
+}
+
+void vigil_run_key_fresh(char *out, const char *host, int pid, uint64_t realtime_ns)
+{
+    char clean[64];
+    size_t n = 0;
+    for (const char *h = host != NULL ? host : ""; *h != '\0' && n < sizeof clean - 1; h++) {
+        char c = *h;
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '.' || c == '-' || c == '_';
+        clean[n++] = plain ? c : '_';
+    }
+    clean[n] = '\0';
+    snprintf(out, VIGIL_RUN_KEY_MAX + 1, "%s-%d-%" PRIu64, n > 0 ? clean : "host", pid,
+             realtime_ns);
+}
