@@ -21,5 +21,6 @@ char *vigil_cli_preload_library(GError **error);
 int vigil_cli_run(int argc, char **argv);
 int vigil_cli_status(int argc, char **argv);
 int vigil_cli_db(int argc, char **argv);
+int vigil_cli_keygen(int argc, char **argv);
 
 #endif

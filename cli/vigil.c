@@ -18,6 +18,8 @@ static const struct command commands[] = {
     {"config", vigil_cli_config, "config check [--config FILE]: check and print the configuration"},
     {"status", vigil_cli_status,
      "status [--json] [--socket PATH]: what the node's vigild sees now"},
+    {"keygen", vigil_cli_keygen,
+     "keygen FILE: a CURVE key pair for vigild and vigil-txd (FILE and FILE.pub)"},
     {"db", vigil_cli_db,
      "db migrate|version [--config FILE]: bring the warehouse's schema up to date, or show it"},
 };

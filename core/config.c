@@ -36,6 +36,7 @@ struct key {
     struct value fallback; /* the default, parsed once */
     struct value value;
     char *source; /* NULL while the value is the default */
+    bool redact_password;
 };
 
 struct section {
@@ -345,6 +346,7 @@ static struct key *key_from_declaration(const struct vigil_config_key *decl)
     key->name = g_strdup(decl->name);
     key->type = decl->type;
     key->default_value = g_strdup(decl->default_value ? decl->default_value : "");
+    key->redact_password = decl->redact_password;
     key->min = decl->min;
     key->max = decl->max;
     if (decl->type == VIGIL_CONFIG_ENUM)
@@ -951,6 +953,18 @@ static char *written_value(const struct key *key)
     return text;
 }
 
+static GRegex **redactions(void)
+{
+    static GRegex *patterns[2];
+    if (g_once_init_enter(&patterns[0])) {
+        patterns[1] = g_regex_new("(://[^:/@]*:)[^@]*@", 0, 0, NULL);
+        g_once_init_leave(&patterns[0],
+                          g_regex_new("(password\\s*=\\s*)('(?:\\\\+.|[^'\\\\])*'|\\S+)",
+                                      G_REGEX_CASELESS, 0, NULL));
+    }
+    return patterns;
+}
+
 static void append_key(GString *out, const struct key *key)
 {
     char lo[G_ASCII_DTOSTR_BUF_SIZE], hi[G_ASCII_DTOSTR_BUF_SIZE];
@@ -968,6 +982,14 @@ static void append_key(GString *out, const struct key *key)
                                format_double(hi, key->max));
     }
     char *value = written_value(key);
+    if (key->redact_password) {
+        /* key=value form (quoted or not), then a URI's user:password@. */
+        char *shown = g_regex_replace(redactions()[0], value, -1, 0, "\\1***", 0, NULL);
+        char *uri = g_regex_replace(redactions()[1], shown, -1, 0, "\\1***@", 0, NULL);
+        g_free(value);
+        g_free(shown);
+        value = uri;
+    }
     g_string_append_printf(out, "%s = %s\n", key->name, value);
     g_free(value);
     /* On a line of its own: GKeyFile would read a comment after the value

@@ -9,7 +9,8 @@ const struct vigil_config_key vigil_warehouse_config_keys[] = {
      .default_value = "",
      .description = "the libpq connection string (\"host=db1 dbname=vigil user=vigil\" or a "
                     "postgresql:// URI); empty: libpq's PGHOST, PGSERVICE… variables. Keep a "
-                    "password in ~/.pgpass, or make this file readable only by vigil"},
+                    "password in ~/.pgpass, or make this file readable only by vigil",
+     .redact_password = true},
     {.section = "warehouse",
      .name = "migrate",
      .type = VIGIL_CONFIG_BOOL,

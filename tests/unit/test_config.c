@@ -687,6 +687,39 @@ static void test_to_string_round_trip(void **state)
     fixture_free(again);
 }
 
+static void test_to_string_hides_passwords(void **state)
+{
+    struct fixture *fx = *state;
+    static const struct vigil_config_key keys[] = {
+        {.section = "warehouse",
+         .name = "conninfo",
+         .type = VIGIL_CONFIG_STRING,
+         .default_value = "",
+         .redact_password = true},
+        {.section = "warehouse",
+         .name = "uri",
+         .type = VIGIL_CONFIG_STRING,
+         .default_value = "",
+         .redact_password = true},
+    };
+    GError *error = NULL;
+    assert_true(vigil_config_declare(fx->config, NULL, keys, G_N_ELEMENTS(keys), &error));
+    write_main(fx, "[warehouse]\n"
+                   "conninfo = host=db1 password='s3 cr\\\\'et' dbname=vigil PASSWORD=zq9x\n"
+                   "uri = postgresql://vigil:hunter2@db1:5432/vigil\n");
+    load_ok(fx);
+    char *text = vigil_config_to_string(fx->config);
+    assert_contains(text, "conninfo = host=db1 password=*** dbname=vigil PASSWORD=***\n");
+    assert_contains(text, "uri = postgresql://vigil:***@db1:5432/vigil\n");
+    assert_not_contains(text, "s3");
+    assert_not_contains(text, "zq9x");
+    assert_not_contains(text, "hunter2");
+    /* The values themselves are untouched. */
+    assert_string_equal(vigil_config_get_string(fx->config, "warehouse", "uri"),
+                        "postgresql://vigil:hunter2@db1:5432/vigil");
+    g_free(text);
+}
+
 static void test_reload_starts_from_defaults(void **state)
 {
     struct fixture *fx = *state;
@@ -751,6 +784,7 @@ int main(void)
         FIXTURE_TEST(test_resolver_declares),
         FIXTURE_TEST(test_resolver_refuses),
         cmocka_unit_test(test_bad_declarations),
+        cmocka_unit_test_setup_teardown(test_to_string_hides_passwords, setup, teardown),
         FIXTURE_TEST(test_duplicate_declarations),
         FIXTURE_TEST(test_to_string_round_trip),
         FIXTURE_TEST(test_reload_starts_from_defaults),

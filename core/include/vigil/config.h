@@ -15,6 +15,7 @@
 #define VIGIL_CONFIG_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <glib.h>
 
 enum vigil_config_type {
@@ -35,6 +36,9 @@ struct vigil_config_key {
     double max;
     const char *choices; /* ENUM: "off|stderr|file" */
     const char *description;
+    /* STRING: a connection string whose password (`password=…`, or the
+     * `user:…@` of a URI) `vigil config check` must not print. */
+    bool redact_password;
 };
 
 typedef struct vigil_config vigil_config;
