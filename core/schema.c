@@ -12,6 +12,8 @@ gboolean vigil_schema_declare(vigil_config *config, GError **error)
                                 vigil_daemon_config_key_count, error) &&
            vigil_config_declare(config, NULL, vigil_capture_config_keys,
                                 vigil_capture_config_key_count, error) &&
+           vigil_config_declare(config, NULL, vigil_uplink_config_keys,
+                                vigil_uplink_config_key_count, error) &&
            vigil_config_declare(config, NULL, vigil_warehouse_config_keys,
                                 vigil_warehouse_config_key_count, error) &&
            vigil_config_declare(config, NULL, vigil_txd_config_keys, vigil_txd_config_key_count,

@@ -636,4 +636,121 @@ char *vigild_status_json(const struct vigild *d, int32_t finished_pid);
 void vigild_status_summary(const struct vigild *d, const struct vigild_process *p,
                            struct vigil_local_summary *out);
 
+/* ---- uplink.c: batches to vigil-txd ------------------------------------ */
+
+/* The uplink runs its own thread, which owns the ZeroMQ sockets and the
+ * spool; the functions below are called from the main thread only. A batch
+ * is kept (in memory, then on disk) until vigil-txd acknowledges it, and
+ * sent again until it does: vigil-txd ignores a (node, sequence) it has. */
+
+struct vigil_wire_state;
+
+/* [uplink], as read. Strings are owned; the CURVE keys are Z85 text, all
+ * three NULL when CURVE is off. */
+struct vigild_uplink_settings {
+    char *endpoint; /* "" or NULL: no uplink */
+    uint64_t node_id;
+    char *spool_dir;
+    uint64_t spool_max_bytes;
+    guint spool_after_ms;
+    guint resend_after_ms;
+    uint64_t memory_max_bytes;
+    char *curve_server_key;
+    char *curve_public_key;
+    char *curve_secret_key;
+};
+
+/* Reads [uplink]: derives node_id when it is 0, reads the key pair from
+ * curve_key_file. Every refusal names the key. */
+gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_uplink_settings *out,
+                                     GError **error);
+void vigild_uplink_settings_clear(struct vigild_uplink_settings *s);
+/* /etc/machine-id's first 16 hex digits, else a hash of the host name; 63
+ * bits (the warehouse keys nodes by a bigint), never 0. */
+uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *hostname);
+
+struct vigild_uplink_stats {
+    uint64_t sent;   /* sends handed to ZeroMQ, resends included */
+    uint64_t resent; /* of those, a batch sent before */
+    uint64_t acked;
+    uint64_t in_flight;      /* sent and not acknowledged yet */
+    uint64_t unacked;        /* every batch kept: in memory or in the spool */
+    uint64_t memory_batches; /* kept in memory only, not spooled yet */
+    uint64_t memory_bytes;
+    uint64_t spooled_batches; /* in the spool, not acknowledged */
+    uint64_t spool_bytes;     /* disk the spool's segments use */
+    uint64_t replayed;        /* found in the spool at start, queued again */
+    uint64_t dropped_full_batches, dropped_full_bytes; /* spool_max_bytes reached */
+    uint64_t refused;             /* by vigil-txd, or malformed here: kept in refused/ */
+    uint64_t spool_corrupt;       /* damaged stretches of spool files, kept aside */
+    uint64_t spool_corrupt_bytes; /* their bytes */
+    uint64_t spool_errors;        /* spool files that could not be written or read */
+    uint64_t unexpected;          /* messages from vigil-txd that were not understood */
+    gboolean connected;           /* a handshake with vigil-txd succeeded and holds */
+    char last_error[256];         /* "" when none */
+};
+
+/* Opens the spool (replaying what it holds) and starts the thread; NULL
+ * with error set when the spool or the endpoint cannot be used. */
+struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, GError **error);
+/* The next batch's sequence: never one handed out before, even by an
+ * earlier vigild on the same spool_dir. */
+uint64_t vigild_uplink_next_sequence(struct vigild_uplink *u);
+/* Takes a reference to a finished BATCH message and returns at once. */
+void vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch);
+/* The last system state vigil-txd sent; FALSE when none came yet. */
+gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out);
+void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out);
+/* Spools every unacknowledged batch still in memory, then stops. */
+void vigild_uplink_free(struct vigild_uplink *u);
+
+/* ---- spool.c: unacknowledged batches on disk ----------------------------- */
+
+/* Segment files SPOOL_DIR/<first sequence, 20 digits>.spool, each whole
+ * BATCH messages one after another. Used by the uplink's thread only. */
+
+struct vigild_spool_stats {
+    uint64_t batches; /* kept, not acknowledged */
+    uint64_t bytes;   /* the segments' size on disk */
+    uint64_t segments;
+    uint64_t dropped_batches, dropped_bytes; /* to stay under max_bytes */
+    uint64_t corrupt, corrupt_bytes;         /* damaged stretches found at open */
+    uint64_t errors;                         /* writes and reads that failed */
+};
+
+/* Locks the folder (made if missing) against a second vigild and reads
+ * every segment back; damaged stretches go to NAME.damaged. */
+struct vigild_spool *vigild_spool_open(const char *dir, uint64_t max_bytes, GError **error);
+/* The sequences it holds, ascending (uint64_t). */
+GArray *vigild_spool_sequences(const struct vigild_spool *spool);
+/* Appends a batch; to stay under max_bytes it first drops the oldest
+ * segments, appending their unacknowledged sequences to `dropped` (and the
+ * batch's own when it alone is too big). FALSE with error set when the
+ * batch could not be written: it is not in the spool then. */
+gboolean vigild_spool_append(struct vigild_spool *spool, uint64_t sequence, GBytes *batch,
+                             GArray *dropped, GError **error);
+gboolean vigild_spool_has(const struct vigild_spool *spool, uint64_t sequence);
+GBytes *vigild_spool_read(struct vigild_spool *spool, uint64_t sequence, GError **error);
+/* Forgets a batch (acknowledged or refused); a segment goes when the last
+ * of its batches does. */
+void vigild_spool_remove(struct vigild_spool *spool, uint64_t sequence);
+void vigild_spool_sync(struct vigild_spool *spool);
+void vigild_spool_stats(const struct vigild_spool *spool, struct vigild_spool_stats *out);
+void vigild_spool_close(struct vigild_spool *spool); /* syncs first */
+
+/* The sequence numbers: SPOOL_DIR/sequence holds a number above every one
+ * handed out, reserved ahead so that the file is written once in a while. */
+struct vigild_sequence {
+    char *path;
+    uint64_t next;
+    uint64_t reserved_to; /* the file says this: numbers below it may be in use */
+    uint64_t write_errors;
+};
+
+/* `floor`: the lowest number allowed (above every spooled sequence). */
+gboolean vigild_sequence_open(struct vigild_sequence *s, const char *dir, uint64_t floor,
+                              GError **error);
+uint64_t vigild_sequence_take(struct vigild_sequence *s);
+void vigild_sequence_close(struct vigild_sequence *s); /* writes the exact next */
+
 #endif

@@ -24,6 +24,10 @@ extern const size_t vigil_daemon_config_key_count;
 extern const struct vigil_config_key vigil_capture_config_keys[];
 extern const size_t vigil_capture_config_key_count;
 
+/* [uplink]: vigild's link to vigil-txd and its disk spool. */
+extern const struct vigil_config_key vigil_uplink_config_keys[];
+extern const size_t vigil_uplink_config_key_count;
+
 /* [warehouse]: how vigil-txd and `vigil db` reach PostgreSQL. */
 extern const struct vigil_config_key vigil_warehouse_config_keys[];
 extern const size_t vigil_warehouse_config_key_count;

@@ -1,0 +1,962 @@
+/* vigild — the uplink: each cycle's batch to vigil-txd, kept until it is
+ * acknowledged.
+ *
+ * ZeroMQ sockets belong to one thread, and a send must never hold up the
+ * tick, so the uplink runs a thread of its own. The main thread hands it
+ * batches through a GAsyncQueue and wakes it with an eventfd; the thread
+ * owns the DEALER socket, the spool and every pending batch, and publishes
+ * its figures under a mutex for `vigil status`.
+ *
+ * A batch goes: in memory → sent (at most MAX_IN_FLIGHT at once, so that a
+ * big spool replayed after an outage does not flood vigil-txd) → ACK, and
+ * it is forgotten. Until then it is sent again every resend_after_ms
+ * (ZeroMQ drops what it had queued for a peer that went away) and right
+ * after a disconnection; vigil-txd ignores a (node, sequence) it already
+ * has. A batch still unacknowledged after spool_after_ms, or beyond
+ * memory_max_bytes, moves to the spool and is read back from there when it
+ * is sent again. REFUSED means it can never be stored: its bytes go to
+ * SPOOL_DIR/refused/ and it is not sent again. vigild_uplink_free spools
+ * whatever is still in memory; only a SIGKILL or a crash loses batches, the
+ * ones younger than spool_after_ms.
+ *
+ * The wire protocol: one ZeroMQ frame per message, no delimiter frame.
+ * The DEALER's routing id is the node id as 16 hex digits, so vigil-txd
+ * should set ZMQ_ROUTER_HANDOVER: a restarted vigild then takes its place
+ * at once. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "vigil/curve.h"
+#include "vigil/health.h"
+#include "vigil/wire.h"
+#include "vigild.h"
+
+#define MAX_IN_FLIGHT        64
+#define RECONNECT_IVL_MS     100
+#define RECONNECT_IVL_MAX_MS 5000
+#define HEARTBEAT_IVL_MS     5000 /* finds a vigil-txd whose host vanished */
+#define HEARTBEAT_TIMEOUT_MS 15000
+#define MAX_RECEIVED_BYTES   (4 << 20) /* acks and states are small */
+#define SPOOL_RETRY_US       G_USEC_PER_SEC
+#define LOG_EVERY            1000 /* after the first ten, one repeated warning in so many */
+
+static const char z85_alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   ".-:+=^!/*?&<>()[]{}@%$#";
+
+/* ---- settings ------------------------------------------------------------ */
+
+static gboolean check_z85_key(const char *what, const char *key, GError **error)
+{
+    size_t length = strlen(key);
+    size_t good = strspn(key, z85_alphabet);
+    uint8_t binary[32];
+    if (length != VIGIL_CURVE_KEY_CHARS)
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "%s: a CURVE key is 40 characters of Z85, this one has %zu", what, length);
+    else if (good != length)
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "%s: character %zu ('%c') is not in the Z85 alphabet", what, good + 1,
+                    g_ascii_isprint(key[good]) ? key[good] : '?');
+    else if (zmq_z85_decode(binary, key) == NULL)
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "%s: not a valid Z85 key (a group of five characters is out of range)", what);
+    else
+        return TRUE;
+    return FALSE;
+}
+
+/* The pair `vigil keygen` writes (vigil/curve.h), private to its owner
+ * since the secret key is what proves this node is this node. */
+static gboolean read_key_file(const char *path, struct vigild_uplink_settings *out, GError **error)
+{
+    struct vigil_curve_pair pair;
+    GError *e = NULL;
+    if (!vigil_curve_pair_read(path, &pair, &e)) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[uplink] curve_key_file: %s", e->message);
+        g_error_free(e);
+        return FALSE;
+    }
+    char derived[VIGIL_CURVE_KEY_CHARS + 1];
+    gboolean ok =
+        zmq_curve_public(derived, pair.secret_key) == 0 && strcmp(derived, pair.public_key) == 0;
+    if (ok) {
+        out->curve_public_key = g_strdup(pair.public_key);
+        out->curve_secret_key = g_strdup(pair.secret_key);
+    } else {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[uplink] curve_key_file = %s: [curve] public is not the public key of "
+                    "[curve] secret",
+                    path);
+    }
+    memset(&pair, 0, sizeof pair);
+    return ok;
+}
+
+uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *hostname)
+{
+    uint64_t id = 0;
+    gchar *text = NULL;
+    if (machine_id_path != NULL && g_file_get_contents(machine_id_path, &text, NULL, NULL)) {
+        gboolean hex = strlen(text) >= 16;
+        for (int i = 0; hex && i < 16; i++)
+            hex = g_ascii_isxdigit(text[i]);
+        if (hex) {
+            text[16] = '\0';
+            id = g_ascii_strtoull(text, NULL, 16);
+        }
+        g_free(text);
+    }
+    id &= (uint64_t)INT64_MAX;
+    if (id == 0) {
+        /* FNV-1a, 64 bits: stable across runs, unlike g_str_hash's seed-free
+         * 32 bits it has room for a cluster's worth of names. */
+        uint64_t h = 0xcbf29ce484222325u;
+        for (const char *c = hostname != NULL ? hostname : ""; *c != '\0'; c++)
+            h = (h ^ (uint8_t)*c) * 0x100000001b3u;
+        id = h & (uint64_t)INT64_MAX;
+    }
+    return id != 0 ? id : 1;
+}
+
+gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_uplink_settings *out,
+                                     GError **error)
+{
+    memset(out, 0, sizeof *out);
+    const char *server_key = vigil_config_get_string(config, "uplink", "curve_server_key");
+    const char *key_file = vigil_config_get_string(config, "uplink", "curve_key_file");
+    if ((server_key[0] != '\0') != (key_file[0] != '\0')) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[uplink] curve_server_key and curve_key_file go together: %s is set and "
+                    "%s is empty",
+                    server_key[0] != '\0' ? "curve_server_key" : "curve_key_file",
+                    server_key[0] != '\0' ? "curve_key_file" : "curve_server_key");
+        return FALSE;
+    }
+    if (server_key[0] != '\0') {
+        if (!check_z85_key("[uplink] curve_server_key", server_key, error) ||
+            !read_key_file(key_file, out, error)) {
+            vigild_uplink_settings_clear(out);
+            return FALSE;
+        }
+        out->curve_server_key = g_strdup(server_key);
+    }
+    out->endpoint = g_strdup(vigil_config_get_string(config, "uplink", "endpoint"));
+    out->node_id = (uint64_t)vigil_config_get_int(config, "uplink", "node_id");
+    if (out->node_id == 0)
+        out->node_id = vigild_uplink_derive_node_id("/etc/machine-id", g_get_host_name());
+    out->spool_dir = g_strdup(vigil_config_get_string(config, "uplink", "spool_dir"));
+    out->spool_max_bytes = (uint64_t)vigil_config_get_int(config, "uplink", "spool_max_bytes");
+    out->spool_after_ms = (guint)vigil_config_get_int(config, "uplink", "spool_after_ms");
+    out->resend_after_ms = (guint)vigil_config_get_int(config, "uplink", "resend_after_ms");
+    out->memory_max_bytes = (uint64_t)vigil_config_get_int(config, "uplink", "memory_max_bytes");
+    return TRUE;
+}
+
+void vigild_uplink_settings_clear(struct vigild_uplink_settings *s)
+{
+    g_clear_pointer(&s->endpoint, g_free);
+    g_clear_pointer(&s->spool_dir, g_free);
+    g_clear_pointer(&s->curve_server_key, g_free);
+    g_clear_pointer(&s->curve_public_key, g_free);
+    if (s->curve_secret_key != NULL) {
+        memset(s->curve_secret_key, 0, strlen(s->curve_secret_key));
+        g_clear_pointer(&s->curve_secret_key, g_free);
+    }
+}
+
+static void settings_copy(struct vigild_uplink_settings *to,
+                          const struct vigild_uplink_settings *from)
+{
+    *to = *from;
+    to->endpoint = g_strdup(from->endpoint);
+    to->spool_dir = g_strdup(from->spool_dir);
+    to->curve_server_key = g_strdup(from->curve_server_key);
+    to->curve_public_key = g_strdup(from->curve_public_key);
+    to->curve_secret_key = g_strdup(from->curve_secret_key);
+}
+
+/* ---- the uplink ------------------------------------------------------------ */
+
+enum pending_state {
+    PENDING_UNSENT,    /* in `unsent`: waiting for room in flight, or for a peer */
+    PENDING_IN_FLIGHT, /* in `in_flight`: sent, waiting for its ack */
+};
+
+/* A batch not acknowledged yet. It is in memory (`bytes`, and in the
+ * `memory` queue) until it is spooled, then only in the spool. */
+struct pending {
+    uint64_t sequence;
+    GBytes *bytes;
+    gsize length;
+    gint64 queued_us; /* monotonic: when the thread took it */
+    gint64 sent_us;   /* monotonic: when it was last sent */
+    gboolean ever_sent;
+    enum pending_state state;
+    GList send_link;   /* its place in `unsent` or `in_flight` */
+    GList memory_link; /* its place in `memory` */
+};
+
+struct inbox_item {
+    uint64_t sequence;
+    GBytes *batch;
+};
+
+/* Queued last by vigild_uplink_free. */
+static struct inbox_item stop_item;
+
+struct vigild_uplink {
+    struct vigild_uplink_settings settings;
+    char routing_id[17];
+    GThread *thread;
+    GAsyncQueue *inbox; /* struct inbox_item * */
+    int wake_fd;        /* eventfd: the inbox has something */
+    void *context, *dealer, *monitor;
+    struct vigild_sequence sequence; /* the main thread's */
+
+    GMutex lock; /* guards the three below */
+    struct vigild_uplink_stats shared;
+    struct vigil_wire_state system_state;
+    gboolean have_system_state;
+
+    /* The thread's own. */
+    struct vigild_spool *spool;
+    GHashTable *pending; /* uint64_t sequence → struct pending * */
+    GQueue unsent;       /* oldest sequence first, roughly */
+    GQueue in_flight;    /* oldest send first */
+    GQueue memory;       /* oldest arrival first */
+    uint64_t memory_bytes;
+    gint64 spool_retry_us; /* after a spool write failed */
+    gboolean connected;
+    gboolean handshake_failing;        /* warned already */
+    struct vigild_uplink_stats counts; /* the counters; the rest is filled when published */
+};
+
+static void set_last_error(struct vigild_uplink *u, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void set_last_error(struct vigild_uplink *u, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_vsnprintf(u->counts.last_error, sizeof u->counts.last_error, format, args);
+    va_end(args);
+}
+
+static gboolean worth_logging(uint64_t count)
+{
+    return count <= 10 || count % LOG_EVERY == 0;
+}
+
+static void unlink_send(struct vigild_uplink *u, struct pending *p)
+{
+    g_queue_unlink(p->state == PENDING_UNSENT ? &u->unsent : &u->in_flight, &p->send_link);
+}
+
+/* Forgets a batch: acknowledged, refused, or dropped from the spool (which
+ * has forgotten it already: `in_spool` FALSE). */
+static void forget(struct vigild_uplink *u, struct pending *p, gboolean in_spool)
+{
+    uint64_t sequence = p->sequence;
+    unlink_send(u, p);
+    if (p->bytes != NULL) {
+        g_queue_unlink(&u->memory, &p->memory_link);
+        u->memory_bytes -= p->length;
+        g_clear_pointer(&p->bytes, g_bytes_unref);
+    } else if (in_spool) {
+        vigild_spool_remove(u->spool, sequence);
+    }
+    g_hash_table_remove(u->pending, &sequence); /* frees p */
+}
+
+static struct pending *add_pending(struct vigild_uplink *u, uint64_t sequence, GBytes *bytes,
+                                   gsize length)
+{
+    struct pending *p = g_new0(struct pending, 1);
+    p->sequence = sequence;
+    p->bytes = bytes;
+    p->length = length;
+    p->queued_us = g_get_monotonic_time();
+    p->state = PENDING_UNSENT;
+    p->send_link.data = p;
+    p->memory_link.data = p;
+    g_hash_table_insert(u->pending, &p->sequence, p);
+    g_queue_push_tail_link(&u->unsent, &p->send_link);
+    if (bytes != NULL) {
+        g_queue_push_tail_link(&u->memory, &p->memory_link);
+        u->memory_bytes += length;
+    }
+    return p;
+}
+
+/* The batch's bytes, from memory or the spool; NULL (logged, counted) when
+ * the spool cannot give them back. */
+static GBytes *pending_bytes(struct vigild_uplink *u, struct pending *p)
+{
+    if (p->bytes != NULL)
+        return g_bytes_ref(p->bytes);
+    GError *error = NULL;
+    GBytes *bytes = vigild_spool_read(u->spool, p->sequence, &error);
+    if (bytes == NULL) {
+        g_warning("batch %" PRIu64 " is lost: %s", p->sequence, error->message);
+        set_last_error(u, "%s", error->message);
+        g_error_free(error);
+    }
+    return bytes;
+}
+
+/* Keeps a batch vigil-txd will never store where a person can look at it:
+ * SPOOL_DIR/refused/NODE-SEQUENCE.batch. */
+static void keep_refused(struct vigild_uplink *u, uint64_t sequence, GBytes *bytes, const char *why)
+{
+    u->counts.refused++;
+    gsize length;
+    const uint8_t *data = g_bytes_get_data(bytes, &length);
+    struct vigil_wire_header header;
+    uint64_t node =
+        vigil_wire_peek_header(data, length, &header, NULL) ? header.node_id : u->settings.node_id;
+    char *folder = g_build_filename(u->settings.spool_dir, "refused", NULL);
+    char *name = g_strdup_printf("%" PRIu64 "-%" PRIu64 ".batch", node, sequence);
+    char *path = g_build_filename(folder, name, NULL);
+    GError *error = NULL;
+    if (g_mkdir_with_parents(folder, 0700) != 0)
+        g_set_error(&error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot make %s: %s",
+                    folder, g_strerror(errno));
+    else
+        (void)g_file_set_contents_full(path, (const char *)data, (gssize)length,
+                                       G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+                                       0600, &error);
+    if (error == NULL) {
+        g_warning("batch %" PRIu64 ": %s; it is kept in %s and not sent again", sequence, why,
+                  path);
+        set_last_error(u, "batch %" PRIu64 ": %s", sequence, why);
+    } else {
+        u->counts.spool_errors++;
+        g_warning("batch %" PRIu64 ": %s; it could not be kept (%s) and is lost", sequence, why,
+                  error->message);
+        set_last_error(u, "batch %" PRIu64 ": %s; lost: %s", sequence, why, error->message);
+        g_error_free(error);
+    }
+    g_free(path);
+    g_free(name);
+    g_free(folder);
+}
+
+/* ---- the thread: batches in ------------------------------------------------ */
+
+static void admit(struct vigild_uplink *u, struct inbox_item *item)
+{
+    gsize length;
+    const void *data = g_bytes_get_data(item->batch, &length);
+    struct vigil_wire_header header;
+    GError *error = NULL;
+    char *why = NULL;
+    if (!vigil_wire_peek_header(data, length, &header, &error))
+        why = g_strdup_printf("handed to the uplink malformed: %s", error->message);
+    else if (header.type != VIGIL_WIRE_BATCH)
+        why = g_strdup_printf("handed to the uplink as a %s message, not a batch",
+                              vigil_wire_type_name(header.type));
+    else if (header.sequence != item->sequence)
+        why = g_strdup_printf("handed to the uplink with sequence %" PRIu64 " in its header",
+                              header.sequence);
+    else if (g_hash_table_contains(u->pending, &item->sequence))
+        why = g_strdup("handed to the uplink twice");
+    g_clear_error(&error);
+    if (why != NULL) {
+        keep_refused(u, item->sequence, item->batch, why);
+        g_free(why);
+        g_bytes_unref(item->batch);
+    } else {
+        add_pending(u, item->sequence, item->batch, length);
+    }
+    g_free(item);
+}
+
+/* TRUE when the stop item came. */
+static gboolean take_inbox(struct vigild_uplink *u)
+{
+    struct inbox_item *item;
+    while ((item = g_async_queue_try_pop(u->inbox)) != NULL) {
+        if (item == &stop_item)
+            return TRUE;
+        admit(u, item);
+    }
+    return FALSE;
+}
+
+/* ---- the thread: spooling ---------------------------------------------------- */
+
+static gboolean spool_one(struct vigild_uplink *u, struct pending *p)
+{
+    uint64_t sequence = p->sequence;
+    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GError *error = NULL;
+    gboolean ok = vigild_spool_append(u->spool, sequence, p->bytes, dropped, &error);
+    if (!ok) {
+        g_warning("%s; batch %" PRIu64 " stays in memory", error->message, sequence);
+        set_last_error(u, "%s", error->message);
+        g_error_free(error);
+    }
+    /* What the spool dropped to stay under its bound is gone for good; the
+     * spool has logged it. This batch is among them when it alone is too
+     * big. */
+    for (guint i = 0; i < dropped->len; i++) {
+        uint64_t gone = g_array_index(dropped, uint64_t, i);
+        struct pending *q = g_hash_table_lookup(u->pending, &gone);
+        if (q != NULL)
+            forget(u, q, FALSE);
+    }
+    g_array_free(dropped, TRUE);
+    if (ok && vigild_spool_has(u->spool, sequence)) {
+        g_queue_unlink(&u->memory, &p->memory_link);
+        u->memory_bytes -= p->length;
+        g_clear_pointer(&p->bytes, g_bytes_unref);
+    }
+    return ok;
+}
+
+/* Spools the batches unacknowledged for spool_after_ms, and the oldest
+ * beyond memory_max_bytes; everything when `all`. */
+static void spool_due(struct vigild_uplink *u, gint64 now, gboolean all)
+{
+    if (!all && now < u->spool_retry_us)
+        return;
+    gint64 after_us = (gint64)u->settings.spool_after_ms * 1000;
+    GList *link;
+    while ((link = g_queue_peek_head_link(&u->memory)) != NULL) {
+        struct pending *p = link->data;
+        if (!all && u->memory_bytes <= u->settings.memory_max_bytes &&
+            now - p->queued_us < after_us)
+            break;
+        if (!spool_one(u, p)) {
+            u->spool_retry_us = now + SPOOL_RETRY_US;
+            return;
+        }
+    }
+}
+
+/* ---- the thread: sending ------------------------------------------------------- */
+
+/* Puts the links of `from` back at the head of `unsent`, in their order. */
+static void requeue(struct vigild_uplink *u, GQueue *from)
+{
+    GList *link;
+    while ((link = g_queue_pop_tail_link(from)) != NULL) {
+        struct pending *p = link->data;
+        p->state = PENDING_UNSENT;
+        g_queue_push_head_link(&u->unsent, link);
+    }
+}
+
+static void resend_due(struct vigild_uplink *u, gint64 now)
+{
+    gint64 after_us = (gint64)u->settings.resend_after_ms * 1000;
+    GQueue due = G_QUEUE_INIT;
+    GList *link;
+    while ((link = g_queue_peek_head_link(&u->in_flight)) != NULL &&
+           now - ((struct pending *)link->data)->sent_us >= after_us)
+        g_queue_push_tail_link(&due, g_queue_pop_head_link(&u->in_flight));
+    requeue(u, &due);
+}
+
+/* Sends what the window allows; TRUE when ZeroMQ would not take more (no
+ * peer, or its queue is full), so the poll waits for room. */
+static gboolean send_what_fits(struct vigild_uplink *u)
+{
+    GList *link;
+    while (u->in_flight.length < MAX_IN_FLIGHT &&
+           (link = g_queue_peek_head_link(&u->unsent)) != NULL) {
+        struct pending *p = link->data;
+        GBytes *bytes = pending_bytes(u, p);
+        if (bytes == NULL) {
+            forget(u, p, TRUE);
+            continue;
+        }
+        gsize length;
+        const void *data = g_bytes_get_data(bytes, &length);
+        int rc = zmq_send(u->dealer, data, length, ZMQ_DONTWAIT);
+        int e = errno;
+        g_bytes_unref(bytes);
+        if (rc < 0) {
+            if (e != EAGAIN)
+                set_last_error(u, "sending batch %" PRIu64 ": %s", p->sequence, zmq_strerror(e));
+            return TRUE;
+        }
+        g_queue_unlink(&u->unsent, link);
+        g_queue_push_tail_link(&u->in_flight, link);
+        p->state = PENDING_IN_FLIGHT;
+        p->sent_us = g_get_monotonic_time();
+        u->counts.sent++;
+        if (p->ever_sent)
+            u->counts.resent++;
+        p->ever_sent = TRUE;
+    }
+    return FALSE;
+}
+
+/* ---- the thread: what vigil-txd says ---------------------------------------------- */
+
+static void unexpected(struct vigild_uplink *u, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void unexpected(struct vigild_uplink *u, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *what = g_strdup_vprintf(format, args);
+    va_end(args);
+    if (worth_logging(++u->counts.unexpected))
+        g_warning("vigil-txd sent %s; ignored (%" PRIu64 " such messages so far)", what,
+                  u->counts.unexpected);
+    set_last_error(u, "vigil-txd sent %s", what);
+    g_free(what);
+}
+
+static void take_states(struct vigild_uplink *u, const struct vigil_wire_message *m)
+{
+    const struct vigil_wire_state *system = NULL;
+    for (uint32_t i = 0; i < m->header.count; i++)
+        if (m->states[i].level == VIGIL_LEVEL_SYSTEM)
+            system = &m->states[i];
+    if (system == NULL) {
+        unexpected(u, "a states message without the system's state");
+        return;
+    }
+    g_mutex_lock(&u->lock);
+    u->system_state = *system;
+    u->have_system_state = TRUE;
+    g_mutex_unlock(&u->lock);
+}
+
+static void take_refusal(struct vigild_uplink *u, const struct vigil_wire_message *m)
+{
+    uint64_t sequence = m->header.sequence;
+    struct pending *p = g_hash_table_lookup(u->pending, &sequence);
+    if (p == NULL) {
+        g_message("vigil-txd refused batch %" PRIu64 ", which vigild no longer has", sequence);
+        return;
+    }
+    GBytes *bytes = pending_bytes(u, p);
+    if (bytes != NULL) {
+        char *why =
+            g_strdup_printf("refused by vigil-txd: %s",
+                            m->header.count > 0 ? m->refusals[0].reason : "no reason given");
+        keep_refused(u, sequence, bytes, why);
+        g_free(why);
+        g_bytes_unref(bytes);
+    }
+    forget(u, p, TRUE);
+}
+
+static void take_message(struct vigild_uplink *u, const void *data, size_t length)
+{
+    struct vigil_wire_message m;
+    GError *error = NULL;
+    if (!vigil_wire_decode(data, length, &m, &error)) {
+        unexpected(u, "a message that cannot be read (%s)", error->message);
+        g_error_free(error);
+        return;
+    }
+    uint64_t sequence = m.header.sequence;
+    struct pending *p;
+    switch (m.header.type) {
+    case VIGIL_WIRE_ACK:
+        /* An ack for a batch no longer here is a resend's second ack. */
+        p = g_hash_table_lookup(u->pending, &sequence);
+        if (p != NULL) {
+            u->counts.acked++;
+            forget(u, p, TRUE);
+        }
+        break;
+    case VIGIL_WIRE_REFUSED:
+        take_refusal(u, &m);
+        break;
+    case VIGIL_WIRE_STATES:
+        take_states(u, &m);
+        break;
+    default:
+        unexpected(u, "a %s message", vigil_wire_type_name(m.header.type));
+        break;
+    }
+    vigil_wire_message_clear(&m);
+}
+
+/* Every message waiting; a message is one frame, and of a multi-part one
+ * only the last frame counts. */
+static void receive(struct vigild_uplink *u)
+{
+    for (;;) {
+        zmq_msg_t frame;
+        zmq_msg_init(&frame);
+        if (zmq_msg_recv(&frame, u->dealer, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&frame);
+            return;
+        }
+        while (zmq_msg_more(&frame)) {
+            zmq_msg_close(&frame);
+            zmq_msg_init(&frame);
+            if (zmq_msg_recv(&frame, u->dealer, 0) < 0)
+                break;
+        }
+        take_message(u, zmq_msg_data(&frame), zmq_msg_size(&frame));
+        zmq_msg_close(&frame);
+    }
+}
+
+/* Connection events: `connected` for status, and what was in flight sent
+ * again at once after a disconnection, since ZeroMQ dropped it. */
+static void take_monitor_events(struct vigild_uplink *u)
+{
+    for (;;) {
+        zmq_msg_t head, address;
+        zmq_msg_init(&head);
+        if (zmq_msg_recv(&head, u->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&head);
+            return;
+        }
+        zmq_msg_init(&address);
+        if (!zmq_msg_more(&head) || zmq_msg_recv(&address, u->monitor, 0) < 0 ||
+            zmq_msg_size(&head) < 6) {
+            zmq_msg_close(&head);
+            zmq_msg_close(&address);
+            continue;
+        }
+        uint16_t event;
+        uint32_t value;
+        memcpy(&event, zmq_msg_data(&head), sizeof event);
+        memcpy(&value, (const uint8_t *)zmq_msg_data(&head) + 2, sizeof value);
+        char *endpoint = g_strndup(zmq_msg_data(&address), zmq_msg_size(&address));
+        zmq_msg_close(&head);
+        zmq_msg_close(&address);
+        switch (event) {
+        case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+            if (u->handshake_failing)
+                g_message("uplink to %s: connected", endpoint);
+            u->connected = TRUE;
+            u->handshake_failing = FALSE;
+            break;
+        case ZMQ_EVENT_DISCONNECTED:
+            u->connected = FALSE;
+            requeue(u, &u->in_flight);
+            break;
+        case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+        case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+        case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+            u->connected = FALSE;
+            set_last_error(u,
+                           "handshake with %s failed (%s; are [uplink] curve_server_key and "
+                           "the key pair the ones vigil-txd expects?)",
+                           endpoint,
+                           event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "refused by its "
+                                                                      "authentication"
+                                                                    : zmq_strerror((int)value));
+            if (!u->handshake_failing)
+                g_warning("uplink: %s", u->counts.last_error);
+            u->handshake_failing = TRUE;
+            break;
+        default:
+            break;
+        }
+        g_free(endpoint);
+    }
+}
+
+/* ---- the thread: the loop -------------------------------------------------------- */
+
+static void publish(struct vigild_uplink *u)
+{
+    struct vigild_spool_stats spool;
+    vigild_spool_stats(u->spool, &spool);
+    g_mutex_lock(&u->lock);
+    u->shared = u->counts;
+    u->shared.in_flight = u->in_flight.length;
+    u->shared.unacked = g_hash_table_size(u->pending);
+    u->shared.memory_batches = u->memory.length;
+    u->shared.memory_bytes = u->memory_bytes;
+    u->shared.spooled_batches = spool.batches;
+    u->shared.spool_bytes = spool.bytes;
+    u->shared.dropped_full_batches = spool.dropped_batches;
+    u->shared.dropped_full_bytes = spool.dropped_bytes;
+    u->shared.spool_corrupt = spool.corrupt;
+    u->shared.spool_corrupt_bytes = spool.corrupt_bytes;
+    u->shared.spool_errors = u->counts.spool_errors + spool.errors;
+    u->shared.connected = u->connected;
+    g_mutex_unlock(&u->lock);
+}
+
+/* ms until the next timer: a batch to spool or to send again; -1: none. */
+static long next_timeout_ms(struct vigild_uplink *u, gint64 now)
+{
+    gint64 due = G_MAXINT64;
+    const GList *link = g_queue_peek_head_link(&u->memory);
+    if (link != NULL) {
+        const struct pending *p = link->data;
+        due = MAX(p->queued_us + (gint64)u->settings.spool_after_ms * 1000, u->spool_retry_us);
+    }
+    link = g_queue_peek_head_link(&u->in_flight);
+    if (link != NULL) {
+        const struct pending *p = link->data;
+        due = MIN(due, p->sent_us + (gint64)u->settings.resend_after_ms * 1000);
+    }
+    if (due == G_MAXINT64)
+        return -1;
+    return due <= now ? 0 : (long)((due - now + 999) / 1000);
+}
+
+static gpointer run(gpointer data)
+{
+    struct vigild_uplink *u = data;
+    for (;;) {
+        if (take_inbox(u))
+            break;
+        gint64 now = g_get_monotonic_time();
+        spool_due(u, now, FALSE);
+        resend_due(u, now);
+        gboolean blocked = send_what_fits(u);
+        publish(u);
+        zmq_pollitem_t items[] = {
+            {u->dealer, 0, (short)(ZMQ_POLLIN | (blocked ? ZMQ_POLLOUT : 0)), 0},
+            {u->monitor, 0, ZMQ_POLLIN, 0},
+            {NULL, u->wake_fd, ZMQ_POLLIN, 0},
+        };
+        if (zmq_poll(items, G_N_ELEMENTS(items), next_timeout_ms(u, now)) < 0) {
+            if (errno != EINTR)
+                g_warning("uplink: zmq_poll: %s", zmq_strerror(errno));
+            continue;
+        }
+        if (items[2].revents & ZMQ_POLLIN) {
+            uint64_t wakes;
+            (void)!read(u->wake_fd, &wakes, sizeof wakes);
+        }
+        if (items[1].revents & ZMQ_POLLIN)
+            take_monitor_events(u);
+        if (items[0].revents & ZMQ_POLLIN)
+            receive(u);
+    }
+    spool_due(u, g_get_monotonic_time(), TRUE);
+    if (u->memory.length > 0)
+        g_warning("uplink: %u batches (%" PRIu64 " bytes) could not be spooled and are lost",
+                  u->memory.length, u->memory_bytes);
+    vigild_spool_sync(u->spool);
+    publish(u);
+    return NULL;
+}
+
+/* ---- the main thread's side -------------------------------------------------------- */
+
+static void pending_free(gpointer data)
+{
+    struct pending *p = data;
+    if (p->bytes != NULL)
+        g_bytes_unref(p->bytes);
+    g_free(p);
+}
+
+static void inbox_item_free(gpointer data)
+{
+    struct inbox_item *item = data;
+    if (item == &stop_item)
+        return;
+    g_bytes_unref(item->batch);
+    g_free(item);
+}
+
+static gboolean set_option(void *socket, int option, const char *name, const void *value,
+                           size_t length, GError **error)
+{
+    if (zmq_setsockopt(socket, option, value, length) == 0)
+        return TRUE;
+    g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "uplink: cannot set %s: %s", name,
+                zmq_strerror(errno));
+    return FALSE;
+}
+
+static gboolean set_int_option(void *socket, int option, const char *name, int value,
+                               GError **error)
+{
+    return set_option(socket, option, name, &value, sizeof value, error);
+}
+
+static gboolean make_sockets(struct vigild_uplink *u, GError **error)
+{
+    const struct vigild_uplink_settings *s = &u->settings;
+    u->context = zmq_ctx_new();
+    u->dealer = zmq_socket(u->context, ZMQ_DEALER);
+    if (u->dealer == NULL) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "uplink: no ZeroMQ socket: %s",
+                    zmq_strerror(errno));
+        return FALSE;
+    }
+    int64_t max_received = MAX_RECEIVED_BYTES;
+    if (!set_int_option(u->dealer, ZMQ_IMMEDIATE, "ZMQ_IMMEDIATE", 1, error) ||
+        !set_int_option(u->dealer, ZMQ_LINGER, "ZMQ_LINGER", 0, error) ||
+        !set_int_option(u->dealer, ZMQ_RECONNECT_IVL, "ZMQ_RECONNECT_IVL", RECONNECT_IVL_MS,
+                        error) ||
+        !set_int_option(u->dealer, ZMQ_RECONNECT_IVL_MAX, "ZMQ_RECONNECT_IVL_MAX",
+                        RECONNECT_IVL_MAX_MS, error) ||
+        !set_int_option(u->dealer, ZMQ_HEARTBEAT_IVL, "ZMQ_HEARTBEAT_IVL", HEARTBEAT_IVL_MS,
+                        error) ||
+        !set_int_option(u->dealer, ZMQ_HEARTBEAT_TIMEOUT, "ZMQ_HEARTBEAT_TIMEOUT",
+                        HEARTBEAT_TIMEOUT_MS, error) ||
+        !set_option(u->dealer, ZMQ_MAXMSGSIZE, "ZMQ_MAXMSGSIZE", &max_received, sizeof max_received,
+                    error) ||
+        !set_option(u->dealer, ZMQ_ROUTING_ID, "ZMQ_ROUTING_ID", u->routing_id,
+                    strlen(u->routing_id), error))
+        return FALSE;
+    if (s->curve_server_key != NULL &&
+        (!set_option(u->dealer, ZMQ_CURVE_SERVERKEY, "[uplink] curve_server_key",
+                     s->curve_server_key, strlen(s->curve_server_key), error) ||
+         !set_option(u->dealer, ZMQ_CURVE_PUBLICKEY, "the public key of curve_key_file",
+                     s->curve_public_key, strlen(s->curve_public_key), error) ||
+         !set_option(u->dealer, ZMQ_CURVE_SECRETKEY, "the secret key of curve_key_file",
+                     s->curve_secret_key, strlen(s->curve_secret_key), error)))
+        return FALSE;
+    char *address = g_strdup_printf("inproc://vigild-uplink-monitor-%p", (void *)u);
+    int rc = zmq_socket_monitor(u->dealer, address,
+                                ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
+                                    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                    ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
+    if (rc == 0) {
+        u->monitor = zmq_socket(u->context, ZMQ_PAIR);
+        rc = u->monitor != NULL && set_int_option(u->monitor, ZMQ_LINGER, "ZMQ_LINGER", 0, NULL)
+                 ? zmq_connect(u->monitor, address)
+                 : -1;
+    }
+    g_free(address);
+    if (rc != 0) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "uplink: cannot watch the connection: %s", zmq_strerror(errno));
+        return FALSE;
+    }
+    if (zmq_connect(u->dealer, s->endpoint) != 0) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[uplink] endpoint = %s: %s", s->endpoint, zmq_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static void uplink_destroy(struct vigild_uplink *u)
+{
+    if (u->dealer != NULL) {
+        zmq_socket_monitor(u->dealer, NULL, 0);
+        zmq_close(u->dealer);
+    }
+    if (u->monitor != NULL)
+        zmq_close(u->monitor);
+    if (u->context != NULL)
+        zmq_ctx_term(u->context);
+    if (u->wake_fd >= 0)
+        close(u->wake_fd);
+    vigild_sequence_close(&u->sequence);
+    vigild_spool_close(u->spool);
+    if (u->pending != NULL)
+        g_hash_table_destroy(u->pending);
+    if (u->inbox != NULL)
+        g_async_queue_unref(u->inbox);
+    g_mutex_clear(&u->lock);
+    vigild_uplink_settings_clear(&u->settings);
+    g_free(u);
+}
+
+struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, GError **error)
+{
+    if (s->endpoint == NULL || s->endpoint[0] == '\0') {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[uplink] endpoint is empty: there is no uplink to start");
+        return NULL;
+    }
+    struct vigild_uplink *u = g_new0(struct vigild_uplink, 1);
+    settings_copy(&u->settings, s);
+    g_snprintf(u->routing_id, sizeof u->routing_id, "%016" PRIx64, s->node_id);
+    g_mutex_init(&u->lock);
+    u->wake_fd = -1;
+    u->inbox = g_async_queue_new_full(inbox_item_free);
+    u->pending = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, pending_free);
+    u->spool = vigild_spool_open(s->spool_dir, s->spool_max_bytes, error);
+    if (u->spool == NULL) {
+        uplink_destroy(u);
+        return NULL;
+    }
+    /* What the spool holds is replayed first, oldest first; new sequences
+     * start above it whatever the sequence file says. */
+    GArray *spooled = vigild_spool_sequences(u->spool);
+    for (guint i = 0; i < spooled->len; i++)
+        add_pending(u, g_array_index(spooled, uint64_t, i), NULL, 0);
+    uint64_t floor = spooled->len > 0 ? g_array_index(spooled, uint64_t, spooled->len - 1) + 1 : 1;
+    u->counts.replayed = spooled->len;
+    g_array_free(spooled, TRUE);
+    if (!vigild_sequence_open(&u->sequence, s->spool_dir, floor, error) ||
+        !make_sockets(u, error)) {
+        uplink_destroy(u);
+        return NULL;
+    }
+    u->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (u->wake_fd < 0) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "uplink: eventfd: %s",
+                    g_strerror(errno));
+        uplink_destroy(u);
+        return NULL;
+    }
+    publish(u);
+    /* The sockets were made here; the thread start is the full memory
+     * barrier ZeroMQ asks for before another thread uses them. */
+    u->thread = g_thread_try_new("vigild-uplink", run, u, error);
+    if (u->thread == NULL) {
+        uplink_destroy(u);
+        return NULL;
+    }
+    return u;
+}
+
+uint64_t vigild_uplink_next_sequence(struct vigild_uplink *u)
+{
+    return vigild_sequence_take(&u->sequence);
+}
+
+static void wake(struct vigild_uplink *u)
+{
+    uint64_t one = 1;
+    /* Non-blocking: a full counter already means "wake up". */
+    (void)!write(u->wake_fd, &one, sizeof one);
+}
+
+void vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch)
+{
+    struct inbox_item *item = g_new(struct inbox_item, 1);
+    item->sequence = sequence;
+    item->batch = g_bytes_ref(batch);
+    g_async_queue_push(u->inbox, item);
+    wake(u);
+}
+
+gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out)
+{
+    g_mutex_lock(&u->lock);
+    gboolean have = u->have_system_state;
+    if (have)
+        *out = u->system_state;
+    g_mutex_unlock(&u->lock);
+    return have;
+}
+
+void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out)
+{
+    g_mutex_lock(&u->lock);
+    *out = u->shared;
+    g_mutex_unlock(&u->lock);
+}
+
+void vigild_uplink_free(struct vigild_uplink *u)
+{
+    if (u == NULL)
+        return;
+    g_async_queue_push(u->inbox, &stop_item);
+    wake(u);
+    g_thread_join(u->thread);
+    uplink_destroy(u);
+}
