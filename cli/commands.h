@@ -22,5 +22,6 @@ int vigil_cli_run(int argc, char **argv);
 int vigil_cli_status(int argc, char **argv);
 int vigil_cli_db(int argc, char **argv);
 int vigil_cli_keygen(int argc, char **argv);
+int vigil_cli_report(int argc, char **argv);
 
 #endif

@@ -20,6 +20,8 @@ static const struct command commands[] = {
      "status [--json] [--socket PATH]: what the node's vigild sees now"},
     {"keygen", vigil_cli_keygen,
      "keygen FILE: a CURVE key pair for vigild and vigil-txd (FILE and FILE.pub)"},
+    {"report", vigil_cli_report,
+     "report RUN [--format text|json] [--process PID[@HOST]]: a stored run's report"},
     {"db", vigil_cli_db,
      "db migrate|version [--config FILE]: bring the warehouse's schema up to date, or show it"},
 };

@@ -215,7 +215,7 @@ static void put_json_bytes(struct vigil_report_sink *s, const char *text, size_t
             put_bytes(s, "\\\"", 2);
         else if (cp == '\\')
             put_bytes(s, "\\\\", 2);
-        else if (cp < 0x20 || (cp >= 0x80 && cp < 0x10000))
+        else if (cp < 0x20 || (cp >= 0x7F && cp < 0x10000))
             put_printf(s, "\\u%04x", (unsigned)cp);
         else if (cp >= 0x10000)
             put_printf(s, "\\u%04x\\u%04x", (unsigned)(0xD800 + ((cp - 0x10000) >> 10)),

@@ -13,7 +13,7 @@
  * Strings are bytes (paths, argv): a byte that is not part of a valid UTF-8
  * sequence stands for its Latin-1 character in both forms (JSON \u00XX, the
  * text the character itself), so the two forms agree on what a string is.
- * The JSON is plain ASCII: every other character is a \u escape.
+ * The JSON is printable ASCII: every other character is a \u escape.
  *
  * GLib-free and heap-free: the preload library renders on its way out,
  * perhaps in a signal handler that interrupted malloc. */

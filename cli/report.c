@@ -1,0 +1,288 @@
+/* vigil report: prints the end-of-run report of a stored run, exactly as
+ * the console showed it.
+ *
+ *   vigil report RUN [--config FILE] [--format text|json] [--process PID[@HOST]]
+ *
+ * RUN is a run's number (runs.run_id) or its key (what the report's RUN
+ * line says). The report shown is the run's job report when it has one
+ * (rank 0's, for an MPI job), else that of its first process that sent
+ * one; --process picks another process's own. The stored JSON is read back
+ * into the report's figures and printed by the renderer the preload
+ * library uses (core/report_text.c), so nothing is reformatted on the way.
+ *
+ * The connection string comes from [warehouse] conninfo in the
+ * configuration, else libpq's environment (PGHOST, PGSERVICE, ~/.pgpass),
+ * never from the command line, where every user could read a password. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libpq-fe.h>
+
+#include "commands.h"
+#include "report_json.h"
+#include "vigil-build.h"
+#include "vigil/config.h"
+#include "vigil/plugin.h"
+#include "vigil/schema.h"
+#include "vigil/warehouse.h"
+
+#define HOW_TO_LIST_RUNS "psql -c 'select * from run_overview'"
+
+struct report_options {
+    char *config_path;
+    char *format;  /* "text" (default) or "json" */
+    char *process; /* PID or PID@HOST, or NULL */
+};
+
+/* [warehouse] conninfo from --config, $VIGIL_CONFIG or the default file
+ * when it exists; "" (libpq's environment) when there is no file. */
+static char *conninfo_from_config(const char *config_path, GError **error)
+{
+    const char *path = config_path != NULL ? config_path : g_getenv("VIGIL_CONFIG");
+    char *default_path = g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
+    if (path == NULL || path[0] == '\0')
+        path = g_file_test(default_path, G_FILE_TEST_EXISTS) ? default_path : NULL;
+    char *conninfo = NULL;
+    if (path == NULL) {
+        conninfo = g_strdup("");
+    } else {
+        vigil_config *config = vigil_config_new();
+        char *plugin_dir = vigil_cli_plugin_dir();
+        vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
+        vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
+        if (vigil_schema_declare(config, error) && vigil_config_load(config, path, error))
+            conninfo = g_strdup(vigil_config_get_string(config, "warehouse", "conninfo"));
+        else
+            g_prefix_error(error, "the configuration has problems:\n");
+        vigil_config_free(config);
+        vigil_plugin_registry_free(registry);
+        g_free(plugin_dir);
+    }
+    g_free(default_path);
+    return conninfo;
+}
+
+/* Runs a query with text parameters; NULL with error set when it fails. */
+static PGresult *query(PGconn *db, const char *sql, int n, const char *const *params,
+                       GError **error)
+{
+    PGresult *result = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(result) != PGRES_TUPLES_OK) {
+        char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
+                    "cannot read the warehouse: %s", why);
+        g_free(why);
+        PQclear(result);
+        return NULL;
+    }
+    return result;
+}
+
+static gboolean all_digits(const char *text)
+{
+    if (text[0] == '\0' || strlen(text) > 18)
+        return FALSE;
+    for (const char *p = text; *p != '\0'; p++)
+        if (*p < '0' || *p > '9')
+            return FALSE;
+    return TRUE;
+}
+
+/* The run_id of RUN (a number, else a key), as text; NULL when there is no
+ * such run (error set then too). */
+static char *find_run(PGconn *db, const char *run, GError **error)
+{
+    PGresult *result = NULL;
+    const char *const params[] = {run};
+    /* A key can be all digits too (VIGIL_RUN_ID=42): the number first. */
+    if (all_digits(run)) {
+        result = query(db, "SELECT run_id FROM runs WHERE run_id = $1::bigint", 1, params, error);
+        if (result != NULL && PQntuples(result) == 0) {
+            PQclear(result);
+            result = NULL;
+        } else if (result == NULL) {
+            return NULL;
+        }
+    }
+    if (result == NULL)
+        result = query(db, "SELECT run_id FROM runs WHERE run_key = $1", 1, params, error);
+    if (result == NULL)
+        return NULL;
+    char *run_id = PQntuples(result) > 0 ? g_strdup(PQgetvalue(result, 0, 0)) : NULL;
+    PQclear(result);
+    if (run_id == NULL)
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
+                    "the warehouse has no run %s (neither a run number nor a run key); "
+                    "`" HOW_TO_LIST_RUNS "` lists the runs",
+                    run);
+    return run_id;
+}
+
+/* The stored report to print, and whose it is. */
+struct stored_report {
+    char *json;
+    char *whose; /* "pid 1234 on node17" */
+};
+
+static gboolean parse_process_option(const char *text, char **pid, char **host, GError **error)
+{
+    const char *at = strchr(text, '@');
+    *pid = at != NULL ? g_strndup(text, (gsize)(at - text)) : g_strdup(text);
+    *host = at != NULL ? g_strdup(at + 1) : NULL;
+    if (!all_digits(*pid) || (*host != NULL && (*host)[0] == '\0')) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--process %s: expected PID or PID@HOST", text);
+        g_clear_pointer(pid, g_free);
+        g_clear_pointer(host, g_free);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The run's job report when it has one, else its first process's that
+ * sent one; or the report of process `pid` (on `host`, unless NULL). */
+static gboolean find_report(PGconn *db, const char *run, const char *run_id, const char *pid,
+                            const char *host, struct stored_report *out, GError **error)
+{
+    const char *const params[] = {run_id, pid, host};
+    PGresult *result = query(db,
+                             "SELECT s.report::text, p.pid, n.hostname"
+                             "  FROM processes p JOIN run_summaries s USING (process_id)"
+                             "  JOIN nodes n USING (node_id)"
+                             " WHERE p.run_id = $1::bigint"
+                             "   AND ($2::integer IS NULL OR p.pid = $2::integer)"
+                             "   AND ($3::text IS NULL OR n.hostname = $3)"
+                             /* A job's report first (rank 0's: it has "ranks"), then by start. */
+                             " ORDER BY (s.report ? 'ranks') DESC, p.start_time, p.process_id",
+                             3, params, error);
+    gboolean ok = result != NULL;
+    int rows = ok ? PQntuples(result) : 0;
+    if (ok && rows == 0) {
+        if (pid != NULL)
+            g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
+                        "run %s has no stored report of pid %s%s%s", run, pid,
+                        host != NULL ? " on " : "", host != NULL ? host : "");
+        else
+            g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
+                        "run %s has no stored report: none of its processes sent one, or "
+                        "vigil-txd has not stored them yet",
+                        run);
+        ok = FALSE;
+    } else if (ok && pid != NULL && host == NULL && rows > 1) {
+        GString *where = g_string_new(NULL);
+        for (int i = 0; i < rows; i++)
+            g_string_append_printf(where, "%s%s@%s", i > 0 ? ", " : "", PQgetvalue(result, i, 1),
+                                   PQgetvalue(result, i, 2));
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
+                    "--process %s names %d processes of run %s (%s): say which with PID@HOST", pid,
+                    rows, run, where->str);
+        g_string_free(where, TRUE);
+        ok = FALSE;
+    }
+    if (ok) {
+        out->json = g_strdup(PQgetvalue(result, 0, 0));
+        out->whose =
+            g_strdup_printf("pid %s on %s", PQgetvalue(result, 0, 1), PQgetvalue(result, 0, 2));
+    }
+    if (result != NULL)
+        PQclear(result);
+    return ok;
+}
+
+static int print_report(const struct stored_report *stored, gboolean json, const char *run)
+{
+    struct vigil_cli_report report;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(stored->json, -1, &report, &error)) {
+        fprintf(stderr, "vigil report: the stored report of run %s (%s) cannot be read: %s\n", run,
+                stored->whose, error->message);
+        g_error_free(error);
+        return VIGIL_EXIT_FAILURE;
+    }
+    char *text = json ? vigil_cli_report_json(&report.r) : vigil_cli_report_text(&report.r);
+    fputs(text, stdout);
+    g_free(text);
+    vigil_cli_report_clear(&report);
+    return fflush(stdout) == 0 ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
+}
+
+int vigil_cli_report(int argc, char **argv)
+{
+    struct report_options options = {0};
+    GOptionEntry entries[] = {
+        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &options.config_path,
+         "Configuration file ([warehouse] conninfo); default: $VIGIL_CONFIG, "
+         "else " VIGIL_SYSCONF_DIR
+         "/vigil.conf if it exists, else libpq's environment (PGHOST, PGSERVICE…)",
+         "FILE"},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &options.format,
+         "text (as the console showed it; the default) or json", "FORMAT"},
+        {"process", 'p', 0, G_OPTION_ARG_STRING, &options.process,
+         "The report of this process of the run instead", "PID[@HOST]"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *context = g_option_context_new("RUN");
+    g_option_context_set_summary(
+        context, "Prints the end-of-run report of RUN (a run number or a run key) "
+                 "from the warehouse, as the console showed it.\nThe runs: " HOW_TO_LIST_RUNS);
+    g_option_context_add_main_entries(context, entries, NULL);
+    GError *error = NULL;
+    int status = VIGIL_EXIT_USAGE;
+    PGconn *db = NULL;
+    char *conninfo = NULL, *run_id = NULL, *pid = NULL, *host = NULL;
+    struct stored_report stored = {0};
+
+    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+        fprintf(stderr, "vigil report: %s\n", error->message);
+        goto out;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: vigil report RUN [--config FILE] [--format text|json] "
+                        "[--process PID[@HOST]]\n");
+        goto out;
+    }
+    const char *run = argv[1];
+    if (options.format != NULL && strcmp(options.format, "text") != 0 &&
+        strcmp(options.format, "json") != 0) {
+        fprintf(stderr, "vigil report: --format %s: expected text or json\n", options.format);
+        goto out;
+    }
+    if (options.process != NULL && !parse_process_option(options.process, &pid, &host, &error)) {
+        fprintf(stderr, "vigil report: %s\n", error->message);
+        goto out;
+    }
+    status = VIGIL_EXIT_FAILURE;
+    conninfo = conninfo_from_config(options.config_path, &error);
+    if (conninfo == NULL) {
+        fprintf(stderr, "vigil report: %s\n", error->message);
+        goto out;
+    }
+    db = vigil_warehouse_connect(conninfo, &error);
+    if (db == NULL) {
+        fprintf(stderr, "vigil report: %s\n", error->message);
+        goto out;
+    }
+    run_id = find_run(db, run, &error);
+    if (run_id == NULL || !find_report(db, run, run_id, pid, host, &stored, &error)) {
+        fprintf(stderr, "vigil report: %s\n", error->message);
+        goto out;
+    }
+    status =
+        print_report(&stored, options.format != NULL && strcmp(options.format, "json") == 0, run);
+
+out:
+    g_clear_error(&error);
+    if (db != NULL)
+        PQfinish(db);
+    g_free(conninfo);
+    g_free(run_id);
+    g_free(pid);
+    g_free(host);
+    g_free(stored.json);
+    g_free(stored.whose);
+    g_free(options.config_path);
+    g_free(options.format);
+    g_free(options.process);
+    g_option_context_free(context);
+    return status;
+}
