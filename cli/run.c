@@ -5,9 +5,11 @@
  *
  * The library reads no files of its own (it runs inside arbitrary programs,
  * without GLib): the [preload] section of the configuration and --report
- * become the environment variables it reads. Like env(1) and nice(1), a
- * failure of vigil itself exits 125, a program that cannot be run 126, one
- * that cannot be found 127. */
+ * become the environment variables it reads. The program and everything it
+ * starts make one run in the warehouse: VIGIL_RUN_ID, set here unless the
+ * environment gives a run already (the report's RUN line shows it). Like
+ * env(1) and nice(1), a failure of vigil itself exits 125, a program that
+ * cannot be run 126, one that cannot be found 127. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,8 +18,10 @@
 
 #include "commands.h"
 #include "vigil-build.h"
+#include "vigil/clock.h"
 #include "vigil/config.h"
 #include "vigil/plugin.h"
+#include "vigil/run_key.h"
 #include "vigil/schema.h"
 
 enum {
@@ -84,6 +88,28 @@ static gboolean apply_config(const char *config_path, GError **error)
     vigil_plugin_registry_free(registry);
     g_free(default_path);
     return ok;
+}
+
+/* The run the program belongs to (vigil/run_key.h). A launcher's job
+ * (Slurm, Open MPI's PMIx) names it when there is one, so that the ranks of
+ * a job, each started by its own `vigil run`, find the same run without
+ * being told; else a fresh key, which the library passes on to every
+ * process the program starts. */
+static void choose_run_key(void)
+{
+    char key[VIGIL_RUN_KEY_MAX + 1];
+    struct vigil_error problem;
+    if (vigil_run_key_from_environment(key, &problem) != VIGIL_RUN_KEY_NONE &&
+        problem.message[0] == '\0')
+        return;
+    if (problem.message[0] != '\0') {
+        fprintf(stderr, "vigil run: %s: ignored\n", problem.message);
+        g_unsetenv("VIGIL_RUN_ID");
+        if (vigil_run_key_from_environment(key, &problem) != VIGIL_RUN_KEY_NONE)
+            return;
+    }
+    vigil_run_key_fresh(key, g_get_host_name(), (int)getpid(), vigil_clock_realtime_ns());
+    g_setenv("VIGIL_RUN_ID", key, TRUE);
 }
 
 /* --report=FORMAT[:PATH]: text or json, to stderr or PATH; or off. */
@@ -228,6 +254,7 @@ int vigil_cli_run(int argc, char **argv)
         goto out;
     }
     add_to_preload(library);
+    choose_run_key();
     status = run_program(argv + first);
 
 out:

@@ -5,7 +5,9 @@
  * drained count, which must equal the records the library wrote), and
  * every way the link can fail (no daemon, one that never answers, never
  * accepts or refuses, VIGIL_SOCKET=off, a program that closes the
- * connection), forked children and exec'd images.
+ * connection), forked children and exec'd images; and the REPORT each
+ * process sends at exit: its exit status, and its report's JSON, from which
+ * the report it printed can be made again byte for byte.
  *
  * Needs VIGIL_PRELOAD_LIB, VIGIL_TEST_PROGRAMS and VIGIL_CONNECT_SPY, which
  * meson test sets. Every test works in a fresh temporary directory. */
@@ -15,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,6 +33,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "report_json.h"
 #include "test_report.h"
 #include "test_support.h"
 #include "test_fake_vigild.h"
@@ -423,6 +427,118 @@ static void test_summary_in_json_report(void **state)
     setup_free(&s);
 }
 
+/* ---- the report for vigild ---------------------------------------------------------------- */
+
+/* The report a process printed (text) is the one its JSON for vigild
+ * gives back, byte for byte: `vigil report` prints the stored JSON so. The
+ * run key it registered with is the report's. */
+static void test_report_for_vigild_gives_the_printed_text(void **state)
+{
+    struct setup s = setup_of(*state, "report.txt");
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler");
+    char *target = g_build_filename(s.dir, "caf\xe9 \x01lines", NULL); /* odd bytes too */
+    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_RUN_ID=link-test-1", NULL};
+    const char *argv[] = {program, target, "20", NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "filler");
+    test_fake_vigild_stop(d);
+
+    assert_int_equal(test_fake_vigild_count(d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    assert_string_equal(r->run_key, "link-test-1");
+    assert_int_equal(r->reports, 1);
+    assert_int_equal(r->exit_code, 0);
+    assert_true(r->report_sealed);
+    assert_non_null(r->report_json);
+    assert_false(r->reset);
+    struct vigil_cli_report stored;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(r->report_json, -1, &stored, &error))
+        fail_msg("the report sent to vigild cannot be read: %s\n%s", error->message,
+                 r->report_json);
+    char *printed = read_text(s.report_path);
+    char *again = vigil_cli_report_text(&stored.r);
+    if (strcmp(printed, again) != 0)
+        fail_msg("printed:\n%s\nfrom the JSON sent to vigild:\n%s", printed, again);
+    assert_line(printed, "RUN                        ", "link-test-1");
+    g_free(again);
+    g_free(printed);
+    vigil_cli_report_clear(&stored);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* With VIGIL_REPORT_FORMAT=json, the JSON vigild gets is the file's. */
+static void test_report_for_vigild_is_the_printed_json(void **state)
+{
+    struct setup s = setup_of(*state, "report.json");
+    struct test_fake_vigild_settings settings = answering(NAN, "", 0, "no RAPL here");
+    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    const char *argv[] = {program, target, "5", NULL};
+    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    assert_status(&c, 0, "filler");
+    test_fake_vigild_stop(d);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    char *printed = read_text(s.report_path);
+    assert_non_null(r->report_json);
+    assert_string_equal(r->report_json, printed);
+    /* The run key the library made for itself, and exported. */
+    struct test_report rep = test_report_load(s.report_path);
+    assert_string_equal(test_report_string(&rep, "run_key"), r->run_key);
+    char *prefix = g_strdup_printf("%s-%d-", g_get_host_name(), (int)c.pid);
+    assert_true(g_str_has_prefix(r->run_key, prefix));
+    g_free(prefix);
+    test_report_free(&rep);
+    g_free(printed);
+    child_clear(&c);
+    g_free(program);
+    g_free(target);
+    test_fake_vigild_free(d);
+    setup_free(&s);
+}
+
+/* The exit status: exit() from a return from main, _exit (dash's way
+ * out), and none at all for a process a signal killed. */
+static void test_exit_status_for_vigild(void **state)
+{
+    static const struct {
+        const char *script;
+        int status;    /* as the shell's parent sees it */
+        int reports;   /* REPORT messages */
+        int exit_code; /* in the REPORT; -2 for none */
+    } cases[] = {
+        {"exit 3", 3, 1, 3},
+        {"exec false", 1, 1, 1},                 /* coreutils: return from main */
+        {"exec env true", 0, 1, 0},              /* env exec's: each image reports */
+        {"kill -KILL $$", 128 + SIGKILL, 0, -2}, /* no way out through us */
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        struct setup s = setup_of(*state, "report.txt");
+        struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+        struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+        const char *vars[] = {s.socket_var, s.report_var, NULL};
+        const char *argv[] = {"sh", "-c", cases[i].script, NULL};
+        struct child c = run_child(s.dir, preload_lib(), vars, argv);
+        assert_status(&c, cases[i].status, cases[i].script);
+        test_fake_vigild_stop(d);
+        const struct test_fake_vigild_client *r =
+            test_fake_vigild_client(d, test_fake_vigild_count(d) - 1);
+        if (r->reports != cases[i].reports || r->exit_code != cases[i].exit_code)
+            fail_msg("sh -c '%s': %d reports, exit code %d; want %d, %d", cases[i].script,
+                     r->reports, r->exit_code, cases[i].reports, cases[i].exit_code);
+        child_clear(&c);
+        test_fake_vigild_free(d);
+        setup_free(&s);
+    }
+}
+
 /* The energy line for an estimate, and for no energy (with vigild's why). */
 static void energy_line_for(const char *dir, const struct test_fake_vigild_settings *settings,
                             const char *want_line, const char *want_json_note)
@@ -581,6 +697,10 @@ static void test_report_off(void **state)
     assert_int_equal(test_fake_vigild_count(d), 1);
     const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
     assert_int_equal(r->summary_requests, 0);
+    /* No report, printed or stored; the exit status still goes. */
+    assert_int_equal(r->reports, 1);
+    assert_null(r->report_json);
+    assert_int_equal(r->exit_code, 0);
     assert_true(r->closed);
     assert_int_equal(r->ops[VIGIL_OP_POSIX_WRITE], 50);
     assert_int_equal(r->gaps, 0);
@@ -950,6 +1070,9 @@ int main(void)
         T(test_registration_without_job),
         T(test_summary_in_text_report),
         T(test_summary_in_json_report),
+        T(test_report_for_vigild_gives_the_printed_text),
+        T(test_report_for_vigild_is_the_printed_json),
+        T(test_exit_status_for_vigild),
         T(test_estimated_energy),
         T(test_no_energy_with_vigild_reason),
         T(test_capture),

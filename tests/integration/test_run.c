@@ -118,10 +118,67 @@ static void test_text_report_on_stderr_by_default(void **state)
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "hello"); /* stdout is the program's alone */
     test_assert_contains(r.err, "== vigil report: sh");
+    test_assert_contains(r.err, "\nRUN                        ");
     test_assert_contains(r.err, "CONSUMED_CPU_SECONDS");
     test_assert_contains(r.err, "CONSUMED_ENERGY_JOULE      n/a (");
     test_assert_contains(r.err, "OBSERVED_RUNTIME_MS");
     test_run_clear(&r);
+}
+
+/* The run: a fresh key, which every process of the program shares (here a
+ * shell and the cat it starts), shown in the reports; one given in
+ * VIGIL_RUN_ID or by a launcher is kept; a malformed one is replaced, and
+ * said so. */
+static void test_run_key(void **state)
+{
+    const char *dir = *state;
+    char *report = g_strdup_printf("json:%s/report-%%p.json", dir);
+    struct test_run r = run_vigil(NULL, "run", "--report", report, "--", "sh", "-c",
+                                  "printf %s \"$VIGIL_RUN_ID\"; cat /dev/null", NULL);
+    test_assert_status(&r, 0, "vigil run");
+    char *host = g_strdup_printf("%s-", g_get_host_name());
+    assert_true(g_str_has_prefix(r.out, host)); /* HOST-PID-NS */
+    GDir *d = g_dir_open(dir, 0, NULL);
+    int reports = 0;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL; reports++) {
+        char *path = g_build_filename(dir, name, NULL);
+        struct test_report rep = test_report_load(path);
+        assert_string_equal(test_report_string(&rep, "run_key"), r.out);
+        test_report_free(&rep);
+        g_unlink(path);
+        g_free(path);
+    }
+    g_dir_close(d);
+    assert_int_equal(reports, 2); /* sh and cat */
+    test_run_clear(&r);
+
+    const char *given[] = {"VIGIL_RUN_ID=nightly-42", NULL};
+    r = run_vigil(given, "run", "--report=off", "--", "sh", "-c", "printf %s \"$VIGIL_RUN_ID\"",
+                  NULL);
+    assert_string_equal(r.out, "nightly-42");
+    test_run_clear(&r);
+
+    /* Under Slurm the library finds the job step itself: every rank's own
+     * `vigil run` leaves it be, and the report names it. */
+    const char *slurm[] = {"SLURM_JOB_ID=1234", "SLURM_STEP_ID=5", NULL};
+    r = run_vigil(slurm, "run", "--report", report, "--", "sh", "-c",
+                  "printf %s \"${VIGIL_RUN_ID-unset}\"", NULL);
+    assert_string_equal(r.out, "unset");
+    struct test_report rep = load_single_report(dir, "report-");
+    assert_string_equal(test_report_string(&rep, "run_key"), "slurm-1234.5");
+    test_report_free(&rep);
+    test_run_clear(&r);
+
+    const char *bad[] = {"VIGIL_RUN_ID=two words", NULL};
+    r = run_vigil(bad, "run", "--report=off", "--", "sh", "-c", "printf %s \"$VIGIL_RUN_ID\"",
+                  NULL);
+    test_assert_status(&r, 0, "vigil run with a malformed VIGIL_RUN_ID");
+    test_assert_contains(r.err, "vigil run: VIGIL_RUN_ID is not 1 to 255 printable ASCII "
+                                "characters without spaces: ignored");
+    assert_true(g_str_has_prefix(r.out, host));
+    test_run_clear(&r);
+    g_free(host);
+    g_free(report);
 }
 
 static void test_existing_preloads_are_kept(void **state)
@@ -206,6 +263,7 @@ int main(void)
                                         test_remove_dir),
         cmocka_unit_test(test_text_report_on_stderr_by_default),
         cmocka_unit_test(test_existing_preloads_are_kept),
+        cmocka_unit_test_setup_teardown(test_run_key, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_installed_vigil_finds_its_library, test_make_dir,
                                         test_remove_dir),
         cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,

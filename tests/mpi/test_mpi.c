@@ -541,6 +541,26 @@ static struct test_report energy_job(const char *dir, test_fake_vigild_answer_fn
     assert_int_equal(test_report_int(&rep, "vigild.activities_drained"), answered);
     assert_int_equal(test_report_int(&rep, "vigild.activities_drained"),
                      test_report_int(&rep, "activities.recorded"));
+    /* At exit, each rank told vigild its exit status and sent a report:
+     * rank 0 the job's, exactly as printed; the others their own, which
+     * the job's counts too. */
+    char *printed = NULL;
+    assert_true(g_file_get_contents(rep.path, &printed, NULL, NULL));
+    for (int rank = 0; rank < RANKS; rank++) {
+        const struct test_fake_vigild_client *c = by_rank[rank];
+        assert_int_equal(c->reports, 1);
+        assert_int_equal(c->exit_code, 0);
+        assert_non_null(c->report_json);
+        if (rank == 0) {
+            assert_string_equal(c->report_json, printed);
+            continue;
+        }
+        char *own = g_strdup_printf("\"rank\":%d,", rank);
+        test_assert_contains(c->report_json, own);
+        test_assert_contains(c->report_json, "\"in_job_report\":true");
+        g_free(own);
+    }
+    g_free(printed);
     JsonNode *by_rank_node = test_report_node(&rep, "energy_by_rank");
     assert_non_null(by_rank_node);
     assert_int_equal(json_array_get_length(json_node_get_array(by_rank_node)), RANKS);
