@@ -367,8 +367,7 @@ static void expect_refused(const char *json, const char *message)
 static char *edited(const char *json, const char *from, const char *to)
 {
     const char *at = strstr(json, from);
-    if (at == NULL)
-        fail_msg("no %s in %s", from, json);
+    assert_non_null(at); /* the report has the text to edit */
     return g_strdup_printf("%.*s%s%s", (int)(at - json), json, to, at + strlen(from));
 }
 
