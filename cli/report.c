@@ -213,7 +213,7 @@ int vigil_cli_report(int argc, char **argv)
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &options.config_path,
          "Configuration file ([warehouse] conninfo); default: $VIGIL_CONFIG, "
          "else " VIGIL_SYSCONF_DIR
-         "/vigil.conf if it exists, else libpq's environment (PGHOST, PGSERVICE…)",
+         "/vigil.conf if it exists, else libpq's environment (PGHOST, PGSERVICE and the like)",
          "FILE"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &options.format,
          "text (as the console showed it; the default) or json", "FORMAT"},
