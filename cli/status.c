@@ -180,6 +180,43 @@ static void print_reasoning(JsonObject *root)
                member_int(c, "sink_errors"));
 }
 
+/* The uplink to vigil-txd in one line, and a warning when anything was
+ * lost or refused on the way. */
+static void print_uplink(JsonObject *root)
+{
+    JsonNode *node = json_object_get_member(root, "uplink");
+    if (node == NULL) /* a daemon older than the uplink */
+        return;
+    if (!JSON_NODE_HOLDS_OBJECT(node)) {
+        printf("uplink: none ([uplink] endpoint is empty)\n");
+        return;
+    }
+    JsonObject *u = json_node_get_object(node);
+    const char *system = member_string(u, "system_state");
+    printf("uplink: %s as node %" G_GINT64_FORMAT ", %s: %" G_GINT64_FORMAT
+           " batches, %" G_GINT64_FORMAT " acknowledged, %" G_GINT64_FORMAT
+           " waiting (%" G_GINT64_FORMAT " in the spool, %" G_GINT64_FORMAT
+           " bytes), %" G_GINT64_FORMAT " replayed from it; system %s\n",
+           member_string(u, "endpoint"), member_int(u, "node_id"),
+           json_object_get_boolean_member(u, "connected") ? "connected" : "not connected",
+           member_int(u, "batches"), member_int(u, "acked"), member_int(u, "unacked"),
+           member_int(u, "spooled_batches"), member_int(u, "spool_bytes"),
+           member_int(u, "replayed"), system != NULL ? system : "state not known");
+    gint64 dropped = member_int(u, "dropped_full_batches"), refused = member_int(u, "refused");
+    gint64 corrupt = member_int(u, "spool_corrupt"), skipped = member_int(u, "items_skipped");
+    gint64 unnamed = member_int(u, "names_missing");
+    if (dropped + refused + corrupt + skipped + unnamed > 0) {
+        const char *error = member_string(u, "last_error");
+        printf("  warning: %" G_GINT64_FORMAT " batches (%" G_GINT64_FORMAT
+               " bytes) dropped from the full spool, %" G_GINT64_FORMAT
+               " refused by vigil-txd (kept in %s/refused), %" G_GINT64_FORMAT
+               " damaged spool stretches, %" G_GINT64_FORMAT " items left out, %" G_GINT64_FORMAT
+               " activities without their file's name; last error: %s\n",
+               dropped, member_int(u, "dropped_full_bytes"), refused, member_string(u, "spool_dir"),
+               corrupt, skipped, unnamed, error != NULL ? error : "none");
+    }
+}
+
 static void print_text(JsonObject *root)
 {
     JsonObject *d = json_object_get_object_member(root, "daemon");
@@ -212,6 +249,7 @@ static void print_text(JsonObject *root)
                json_object_get_boolean_member(energy, "estimated") ? " (estimated)" : "");
 
     print_reasoning(root);
+    print_uplink(root);
 
     JsonObject *ps = json_object_get_object_member(root, "processes");
     printf("\nprocesses: %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "vigil/ontology.h"
+#include "vigil/wire.h"
 #include "vigild.h"
 
 /* Reasons a window keeps: an anomaly that lasts for hours keeps its window
@@ -43,13 +44,15 @@ struct capture_subject {
     gboolean ended;
     struct held_cycle *open; /* the cycle being filled */
     GQueue *held;            /* closed cycles not decided on yet, oldest first */
-    GHashTable *names;       /* file id → path */
+    GHashTable *names;       /* file id → path, its bytes as the ring gave them */
     GHashTable *names_sent;  /* file ids the sink has had */
     /* The window being forwarded; 0 when none is open. */
     uint64_t window;
     uint64_t window_first, window_last, window_activities;
+    uint64_t window_start_ns, window_end_ns;
     guint post_left;
     GPtrArray *reasons;        /* JsonNode *, one per abnormal cycle of the window */
+    GPtrArray *reason_lines;   /* the same as text, for the outbox; empty without one */
     uint64_t reasons_left_out; /* abnormal cycles past REASONS_MAX */
     struct vigild_capture_counts counts;
 };
@@ -78,7 +81,8 @@ static struct held_cycle *held_cycle_new(uint64_t cycle, uint64_t start_ns)
 
 static void held_cycle_free(struct held_cycle *h)
 {
-    g_array_free(h->activities, TRUE);
+    if (h->activities != NULL) /* NULL: the outbox took them */
+        g_array_free(h->activities, TRUE);
     g_free(h);
 }
 
@@ -90,6 +94,7 @@ static void subject_free(struct capture_subject *s)
     g_hash_table_destroy(s->names);
     g_hash_table_destroy(s->names_sent);
     g_ptr_array_free(s->reasons, TRUE);
+    g_ptr_array_free(s->reason_lines, TRUE);
     g_free(s->program);
     g_free(s);
 }
@@ -107,6 +112,7 @@ static struct capture_subject *subject_new(struct vigild_capture *c, uint64_t pr
     s->names = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     s->names_sent = g_hash_table_new(g_direct_hash, g_direct_equal);
     s->reasons = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
+    s->reason_lines = g_ptr_array_new_with_free_func(g_free);
     g_hash_table_insert(c->subjects, &s->process_id, s);
     return s;
 }
@@ -118,6 +124,7 @@ void vigild_capture_init(struct vigild_capture *c, const vigil_metric_catalog *c
     c->subjects =
         g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)subject_free);
     c->statistics_sent = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    c->statistics_uplinked = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     c->cycle = 1;
     c->cycle_start_ns = vigil_clock_monotonic_ns();
     c->mode = VIGILD_CAPTURE_ANOMALIES;
@@ -209,9 +216,9 @@ void vigild_capture_name(struct vigild_capture *c, uint64_t process_id, uint32_t
     struct capture_subject *s = subject_get(c, process_id);
     if (s == NULL || process_id == 0)
         return;
-    /* Paths are bytes, not text: a Latin-1 name would make the sink's
-     * line invalid JSON. Invalid sequences become U+FFFD. */
-    g_hash_table_replace(s->names, GUINT_TO_POINTER(file_id), g_utf8_make_valid(path, -1));
+    /* Kept as bytes: the warehouse keys a file by its path's bytes, and
+     * the sink makes them valid UTF-8 when it writes them. */
+    g_hash_table_replace(s->names, GUINT_TO_POINTER(file_id), g_strdup(path));
     /* A file id used again for another path must be sent again. */
     g_hash_table_remove(s->names_sent, GUINT_TO_POINTER(file_id));
 }
@@ -277,7 +284,11 @@ static void write_activities(struct vigild_capture *c, struct capture_subject *s
             continue;
         char key[16];
         g_snprintf(key, sizeof key, "%u", id);
-        vigild_json_string(b, key, path);
+        /* Paths are bytes, not text: a Latin-1 name would make the sink's
+         * line invalid JSON. Invalid sequences become U+FFFD. */
+        char *shown = g_utf8_make_valid(path, -1);
+        vigild_json_string(b, key, shown);
+        g_free(shown);
         g_hash_table_add(s->names_sent, GUINT_TO_POINTER(id));
     }
     json_builder_end_object(b);
@@ -328,6 +339,20 @@ static void write_statistics(struct vigild_capture *c, uint64_t cycle, uint64_t 
     json_builder_end_object(b);
     vigild_capture_sink_write(c->sink, b);
     g_object_unref(b);
+    g_array_free(samples, TRUE);
+}
+
+/* The same samples for the outbox, once per cycle too: the sink's record
+ * starts again with a new file, the warehouse's does not. */
+static void uplink_statistics(struct vigild_capture *c, uint64_t cycle, uint64_t start_ns,
+                              uint64_t end_ns)
+{
+    if (c->statistics == NULL || g_hash_table_contains(c->statistics_uplinked, &cycle))
+        return;
+    g_hash_table_add(c->statistics_uplinked, g_memdup2(&cycle, sizeof cycle));
+    GArray *samples = g_array_new(FALSE, FALSE, sizeof(struct vigil_sample));
+    c->statistics(c->statistics_user, start_ns, end_ns, samples);
+    vigild_outbox_samples(c->outbox, samples);
     g_array_free(samples, TRUE);
 }
 
@@ -418,11 +443,13 @@ static void forward(struct vigild_capture *c, struct capture_subject *s, struct 
     if (s->window == 0) {
         s->window = ++c->next_window;
         s->window_first = h->cycle;
+        s->window_start_ns = h->start_ns;
         s->window_activities = 0;
         s->counts.windows++;
         c->total.windows++;
     }
     s->window_last = h->cycle;
+    s->window_end_ns = h->end_ns;
     uint64_t n = h->activities->len;
     s->window_activities += n;
     s->counts.forwarded += n;
@@ -433,7 +460,37 @@ static void forward(struct vigild_capture *c, struct capture_subject *s, struct 
         if (s->process_id != 0)
             write_activities(c, s, h);
     }
+    if (c->outbox != NULL) {
+        uplink_statistics(c, h->cycle, h->start_ns, h->end_ns);
+        if (s->process_id != 0 && n > 0) {
+            vigild_outbox_activities(c->outbox, s->process_id, h->activities, s->names);
+            h->activities = NULL;
+        }
+    }
     held_cycle_free(h);
+}
+
+/* The window as the warehouse keeps it: its reasons one cycle a line. */
+static void uplink_window(struct vigild_capture *c, const struct capture_subject *s)
+{
+    GString *reasons = g_string_new(NULL);
+    for (guint i = 0; i < s->reason_lines->len; i++)
+        g_string_append_printf(reasons, "%s%s", i > 0 ? "\n" : "",
+                               (const char *)g_ptr_array_index(s->reason_lines, i));
+    if (s->reasons_left_out > 0)
+        g_string_append_printf(reasons, "\nand %" G_GUINT64_FORMAT " more abnormal cycles",
+                               s->reasons_left_out);
+    struct vigil_wire_window w = {
+        .process_id = s->process_id,
+        .first_cycle = s->window_first,
+        .last_cycle = s->window_last,
+        .start_ns = s->window_start_ns,
+        .end_ns = MAX(s->window_end_ns, s->window_start_ns),
+        .activities_forwarded = s->window_activities,
+        .reasons = reasons->str,
+    };
+    vigild_outbox_window(c->outbox, &w);
+    g_string_free(reasons, TRUE);
 }
 
 static void drop(struct vigild_capture *c, struct capture_subject *s, struct held_cycle *h)
@@ -451,9 +508,12 @@ static void close_window(struct vigild_capture *c, struct capture_subject *s)
         return;
     if (c->sink != NULL)
         write_window(c, s);
+    if (c->outbox != NULL)
+        uplink_window(c, s);
     s->window = 0;
     s->post_left = 0;
     g_ptr_array_set_size(s->reasons, 0);
+    g_ptr_array_set_size(s->reason_lines, 0);
     s->reasons_left_out = 0;
 }
 
@@ -500,10 +560,13 @@ static void decide(struct vigild_capture *c, struct capture_subject *s,
         /* The trigger: the cycles before it that are still held go first. */
         while (!g_queue_is_empty(s->held))
             forward(c, s, g_queue_pop_head(s->held));
-        if (s->reasons->len < REASONS_MAX)
+        if (s->reasons->len < REASONS_MAX) {
             g_ptr_array_add(s->reasons, reason_node(v, own));
-        else
+            if (c->outbox != NULL)
+                g_ptr_array_add(s->reason_lines, vigild_outbox_reason_line(v, own));
+        } else {
             s->reasons_left_out++;
+        }
         forward(c, s, h);
         /* post counts from the last cycle with evidence: a held state's
          * cycles are part of it, so hold and post overlap, not add up. */
@@ -594,6 +657,10 @@ void vigild_capture_close_cycle(struct vigild_capture *c, const struct vigild_cy
     while (g_hash_table_iter_next(&sit, &key, NULL))
         if (*(uint64_t *)key + c->pre + 1 < c->cycle)
             g_hash_table_iter_remove(&sit);
+    g_hash_table_iter_init(&sit, c->statistics_uplinked);
+    while (g_hash_table_iter_next(&sit, &key, NULL))
+        if (*(uint64_t *)key + c->pre + 1 < c->cycle)
+            g_hash_table_iter_remove(&sit);
     if (c->sink != NULL) {
         write_cycle(c, v);
         vigild_capture_sink_flush(c->sink);
@@ -624,6 +691,8 @@ void vigild_capture_clear(struct vigild_capture *c)
     g_hash_table_destroy(c->subjects);
     c->subjects = NULL;
     g_hash_table_destroy(c->statistics_sent);
+    g_hash_table_destroy(c->statistics_uplinked);
+    c->outbox = NULL;
     vigild_capture_sink_close(c->sink);
     c->sink = NULL;
 }

@@ -6,6 +6,7 @@
 
 #include "vigil/log.h"
 #include "vigil/schema.h"
+#include "vigil/wire.h"
 #include "vigild.h"
 
 gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config, GError **error)
@@ -138,6 +139,8 @@ static void on_process_start(void *user, const struct vigild_process *p)
     vigild_sampler_track(&d->sampler, p->id, p->pid);
     vigild_reasoning_add_process(&d->reasoning, p->id);
     vigild_capture_add_process(&d->capture, p->id, p->pid, p->program, p->mpi_rank);
+    if (d->outbox != NULL)
+        vigild_outbox_process_started(d->outbox, p);
 }
 
 static void on_process_end(void *user, const struct vigild_process *p)
@@ -155,6 +158,8 @@ static void on_process_end(void *user, const struct vigild_process *p)
     vigild_sampler_untrack(&d->sampler, p->id);
     vigild_reasoning_end_process(&d->reasoning, p->id);
     vigild_capture_end_process(&d->capture, p->id);
+    if (d->outbox != NULL)
+        vigild_outbox_process_ended(d->outbox, p);
 }
 
 static void on_process_record(void *user, const struct vigild_process *p,
@@ -204,14 +209,89 @@ static gboolean configure_capture(struct vigild *d, const struct vigild_settings
     return TRUE;
 }
 
-/* The end of a cycle: the reasoners decide, then capture acts on it. */
+/* The system's state as vigil-txd last sent it: the node reasoner's
+ * parent. None while the uplink is not connected: a state from a server
+ * that has gone would be held for ever. */
+static enum vigil_health system_state(struct vigild *d)
+{
+    struct vigil_wire_state state;
+    struct vigild_uplink_stats stats;
+    if (d->uplink == NULL || !vigild_uplink_system_state(d->uplink, &state))
+        return 0;
+    vigild_uplink_stats(d->uplink, &stats);
+    return stats.connected ? (enum vigil_health)state.health : 0;
+}
+
+/* The end of a cycle: the reasoners decide, then capture acts on it and the
+ * outbox sends it. */
 static void close_cycle(struct vigild *d, uint64_t end_ns, gboolean judge)
 {
     struct vigild_cycle_verdicts verdicts;
+    d->reasoning.system_state = system_state(d);
     vigild_reasoning_close_cycle(&d->reasoning, end_ns, judge, &verdicts);
     /* A cycle the stop cuts short is the last: windows end with it. */
     verdicts.final = !judge;
     vigild_capture_close_cycle(&d->capture, &verdicts);
+    if (d->outbox != NULL)
+        vigild_outbox_close_cycle(
+            d->outbox, &verdicts, &d->reasoning,
+            (uint32_t)(d->settings.cycle_ticks * d->settings.tick_ns / VIGIL_NS_PER_MS));
+}
+
+/* The uplink and its outbox, when [uplink] endpoint is set: nothing of
+ * either is made otherwise. */
+static gboolean start_uplink(struct vigild *d, GError **error)
+{
+    struct vigild_uplink_settings *s = g_new0(struct vigild_uplink_settings, 1);
+    d->uplink_settings = s;
+    if (!vigild_uplink_settings_load(d->config, s, error))
+        return FALSE;
+    if (s->endpoint == NULL || s->endpoint[0] == '\0')
+        return TRUE;
+    d->uplink = vigild_uplink_new(s, error);
+    if (d->uplink == NULL) {
+        if (strstr((*error)->message, "[uplink]") == NULL)
+            g_prefix_error(error, "[uplink] endpoint = %s, spool_dir = %s: ", s->endpoint,
+                           s->spool_dir);
+        return FALSE;
+    }
+    d->outbox = vigild_outbox_new(d->uplink, s->node_id, d->catalog, &d->processes, &d->rollup);
+    d->capture.outbox = d->outbox;
+    /* After the roll-ups: it takes the windows they close. */
+    vigild_statmux_subscribe(&d->statmux, vigild_outbox_take_rollups, d->outbox);
+    g_message("uplink to %s as node %" G_GUINT64_FORMAT ", spooling to %s", s->endpoint,
+              (guint64)s->node_id, s->spool_dir);
+    return TRUE;
+}
+
+static gboolean same_uplink_settings(const struct vigild_uplink_settings *a,
+                                     const struct vigild_uplink_settings *b)
+{
+    return g_strcmp0(a->endpoint, b->endpoint) == 0 && a->node_id == b->node_id &&
+           g_strcmp0(a->spool_dir, b->spool_dir) == 0 && a->spool_max_bytes == b->spool_max_bytes &&
+           a->spool_after_ms == b->spool_after_ms && a->resend_after_ms == b->resend_after_ms &&
+           a->memory_max_bytes == b->memory_max_bytes &&
+           g_strcmp0(a->curve_server_key, b->curve_server_key) == 0 &&
+           g_strcmp0(a->curve_public_key, b->curve_public_key) == 0 &&
+           g_strcmp0(a->curve_secret_key, b->curve_secret_key) == 0;
+}
+
+/* [uplink] is read at the start only: a reload that changes it is told so. */
+static void check_uplink_unchanged(struct vigild *d, const vigil_config *config)
+{
+    struct vigild_uplink_settings now;
+    GError *error = NULL;
+    if (!vigild_uplink_settings_load(config, &now, &error)) {
+        g_warning("reload: %s; [uplink] is read at the start only, the running uplink stays",
+                  error->message);
+        g_error_free(error);
+        return;
+    }
+    if (!same_uplink_settings(&now, d->uplink_settings))
+        g_warning("reload: [uplink] changed; it applies at the next start, the running uplink "
+                  "(%s) keeps its settings",
+                  d->uplink != NULL ? d->uplink_settings->endpoint : "none");
+    vigild_uplink_settings_clear(&now);
 }
 
 static gboolean on_tick(gint fd, GIOCondition condition, gpointer user_data)
@@ -287,7 +367,10 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     d->processes.user = d;
     configure_providers(d);
     d->server = vigild_server_new(d, d->settings.socket_path, error);
-    if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error))
+    /* The uplink's thread after the signals are blocked: it would take
+     * SIGTERM's default action otherwise. */
+    if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error) ||
+        !start_uplink(d, error))
         return FALSE;
     g_message("serving %s, a tick every %" G_GUINT64_FORMAT " ms, providers: %s",
               d->settings.socket_path, (guint64)(d->settings.tick_ns / VIGIL_NS_PER_MS),
@@ -350,6 +433,7 @@ void vigild_reload(struct vigild *d)
                   settings.socket_path, d->settings.socket_path);
     g_free(settings.socket_path);
     settings.socket_path = g_strdup(d->settings.socket_path);
+    check_uplink_unchanged(d, config);
     vigil_config *old = d->config;
     d->config = config;
     gboolean tick_changed = settings.tick_ns != d->settings.tick_ns;
@@ -395,6 +479,18 @@ void vigild_stop(struct vigild *d)
         if (d->reasoning.processes != NULL)
             close_cycle(d, vigil_clock_monotonic_ns(), FALSE);
         vigild_processes_clear(&d->processes);
+    }
+    /* After the last cycle's batch: the uplink spools whatever vigil-txd
+     * has not acknowledged, so a stop loses nothing. */
+    d->capture.outbox = NULL;
+    vigild_outbox_free(d->outbox);
+    d->outbox = NULL;
+    vigild_uplink_free(d->uplink);
+    d->uplink = NULL;
+    if (d->uplink_settings != NULL) {
+        vigild_uplink_settings_clear(d->uplink_settings);
+        g_free(d->uplink_settings);
+        d->uplink_settings = NULL;
     }
     vigild_reasoning_clear(&d->reasoning);
     vigild_capture_clear(&d->capture);

@@ -119,6 +119,7 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     p->mpi_rank = info->fixed.mpi_rank;
     p->mpi_size = -1;
     p->start_realtime_ns = info->fixed.start_realtime_ns;
+    p->start_monotonic_ns = info->fixed.start_monotonic_ns;
     p->registered_ns = vigil_clock_monotonic_ns();
     p->ring = ring;
     p->cpu_s = p->energy_j = NAN;

@@ -7,6 +7,7 @@
 #include <json-glib/json-glib.h>
 
 #include "vigil-build.h"
+#include "vigil/wire.h"
 #include "vigild.h"
 
 /* A process's CPU time and energy: from its live account while it runs,
@@ -203,6 +204,10 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
     vigild_json_string(b, "node_health",
                        node != NULL ? vigil_health_name(node->decision.state) : NULL);
     vigild_json_int(b, "node_abnormal_cycles", (gint64)d->reasoning.node->memory.abnormal_cycles);
+    /* The node reasoner's parent, as the last cycle took it from vigil-txd. */
+    vigild_json_string(b, "system_state",
+                       d->reasoning.system_state != 0 ? vigil_health_name(d->reasoning.system_state)
+                                                      : NULL);
     json_builder_set_member_name(b, "node_issues");
     json_builder_begin_array(b);
     for (guint i = 0; node != NULL && i < node->n_issues; i++) {
@@ -235,6 +240,52 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
     struct vigild_capture_counts total;
     vigild_capture_counts(&d->capture, 0, &total);
     add_capture_counts(b, "totals", &total);
+    json_builder_end_object(b);
+}
+
+/* The uplink to vigil-txd and the outbox that feeds it; null without one. */
+static void add_uplink(JsonBuilder *b, const struct vigild *d)
+{
+    json_builder_set_member_name(b, "uplink");
+    if (d->uplink == NULL) {
+        json_builder_add_null_value(b);
+        return;
+    }
+    struct vigild_uplink_stats u;
+    vigild_uplink_stats(d->uplink, &u);
+    struct vigild_outbox_stats o;
+    vigild_outbox_stats(d->outbox, &o);
+    struct vigil_wire_state system;
+    gboolean have_system = vigild_uplink_system_state(d->uplink, &system);
+    json_builder_begin_object(b);
+    vigild_json_string(b, "endpoint", d->uplink_settings->endpoint);
+    vigild_json_int(b, "node_id", (gint64)d->uplink_settings->node_id);
+    vigild_json_string(b, "spool_dir", d->uplink_settings->spool_dir);
+    vigild_json_bool(b, "connected", u.connected);
+    vigild_json_int(b, "batches", (gint64)o.batches);
+    vigild_json_int(b, "batch_bytes", (gint64)o.bytes);
+    vigild_json_int(b, "sent", (gint64)u.sent);
+    vigild_json_int(b, "resent", (gint64)u.resent);
+    vigild_json_int(b, "acked", (gint64)u.acked);
+    vigild_json_int(b, "in_flight", (gint64)u.in_flight);
+    vigild_json_int(b, "unacked", (gint64)u.unacked);
+    vigild_json_int(b, "memory_batches", (gint64)u.memory_batches);
+    vigild_json_int(b, "memory_bytes", (gint64)u.memory_bytes);
+    vigild_json_int(b, "spooled_batches", (gint64)u.spooled_batches);
+    vigild_json_int(b, "spool_bytes", (gint64)u.spool_bytes);
+    vigild_json_int(b, "replayed", (gint64)u.replayed);
+    vigild_json_int(b, "dropped_full_batches", (gint64)u.dropped_full_batches);
+    vigild_json_int(b, "dropped_full_bytes", (gint64)u.dropped_full_bytes);
+    vigild_json_int(b, "refused", (gint64)u.refused);
+    vigild_json_int(b, "spool_corrupt", (gint64)u.spool_corrupt);
+    vigild_json_int(b, "spool_corrupt_bytes", (gint64)u.spool_corrupt_bytes);
+    vigild_json_int(b, "spool_errors", (gint64)u.spool_errors);
+    vigild_json_int(b, "unexpected", (gint64)u.unexpected);
+    vigild_json_int(b, "items_skipped", (gint64)o.items_skipped);
+    vigild_json_int(b, "names_missing", (gint64)o.names_missing);
+    vigild_json_string(b, "last_error", u.last_error[0] != '\0' ? u.last_error : NULL);
+    vigild_json_string(b, "system_state", have_system ? vigil_health_name(system.health) : NULL);
+    vigild_json_int(b, "system_cycle", have_system ? (gint64)system.cycle : -1);
     json_builder_end_object(b);
 }
 
@@ -327,6 +378,7 @@ char *vigild_status_json(const struct vigild *d, int32_t finished_pid)
     vigild_json_string(b, "unavailable", d->energy.unavailable);
     json_builder_end_object(b);
     add_reasoning(b, d);
+    add_uplink(b, d);
     add_metrics(b, d);
     add_processes(b, d, finished_pid);
     json_builder_end_object(b);

@@ -399,7 +399,9 @@ struct vigild_capture {
     struct vigild_capture_sink *sink;
     uint64_t cycle; /* the cycle being filled */
     uint64_t cycle_start_ns;
-    GHashTable *statistics_sent; /* cycles whose statistics the sink has */
+    GHashTable *statistics_sent;     /* cycles whose statistics the sink has */
+    struct vigild_outbox *outbox;    /* NULL without an uplink */
+    GHashTable *statistics_uplinked; /* cycles whose statistics the outbox has */
     /* The node's samples of a cycle, for a window's statistics. */
     void (*statistics)(void *user, uint64_t start_ns, uint64_t end_ns, GArray *out);
     void *statistics_user;
@@ -466,6 +468,7 @@ struct vigild_process {
     gboolean argv_truncated;
     int32_t mpi_rank, mpi_size; /* -1 until known */
     uint64_t start_realtime_ns;
+    uint64_t start_monotonic_ns;      /* as the process said (REGISTER) */
     uint64_t registered_ns, ended_ns; /* CLOCK_MONOTONIC */
     char *dropped_reason;
 
@@ -570,6 +573,9 @@ struct vigild {
     struct vigild_tick_samples samples; /* reused every tick */
     GArray *latest;                     /* struct vigil_sample by metric id: the newest */
     struct vigild_server *server;
+    struct vigild_uplink *uplink;                   /* NULL: no [uplink] endpoint */
+    struct vigild_outbox *outbox;                   /* with the uplink */
+    struct vigild_uplink_settings *uplink_settings; /* as started: a reload does not change them */
     uint64_t started_ns;
     uint64_t reloads, reload_failures;
     uint64_t tick_cost_ns_last, tick_cost_ns_max, tick_cost_ns_total;
@@ -752,5 +758,51 @@ gboolean vigild_sequence_open(struct vigild_sequence *s, const char *dir, uint64
                               GError **error);
 uint64_t vigild_sequence_take(struct vigild_sequence *s);
 void vigild_sequence_close(struct vigild_sequence *s); /* writes the exact next */
+
+/* ---- outbox.c: each cycle's batch for vigil-txd ---------------------------- */
+
+/* Built only when [uplink] endpoint is set. Through a cycle it gathers what
+ * the warehouse keeps (the activities capture forwards with their files'
+ * names, the forwarded cycles' statistics, closed windows and roll-ups);
+ * at the cycle's end it adds the reasoners' states and issues and the
+ * processes, and hands the uplink one BATCH, or several of about 16 MiB
+ * each, every one self-contained: it describes every process, metric and
+ * file its items name. */
+
+struct vigild_outbox;
+struct vigil_wire_window;
+
+struct vigild_outbox_stats {
+    uint64_t batches; /* handed to the uplink */
+    uint64_t bytes;
+    uint64_t items_skipped; /* items the wire cannot carry, left out (logged) */
+    uint64_t names_missing; /* activities whose file's name never came: sent without a file */
+};
+
+struct vigild_outbox *vigild_outbox_new(struct vigild_uplink *uplink, uint64_t node_id,
+                                        const vigil_metric_catalog *catalog,
+                                        const struct vigild_processes *processes,
+                                        const struct vigild_rollup *rollup);
+void vigild_outbox_free(struct vigild_outbox *o);
+/* A process registered, or ended: it is described in this cycle's batch. */
+void vigild_outbox_process_started(struct vigild_outbox *o, const struct vigild_process *p);
+void vigild_outbox_process_ended(struct vigild_outbox *o, const struct vigild_process *p);
+/* From capture: a forwarded cycle's activities (the array is taken) and
+ * the process's file names (file id → path bytes, read now); a forwarded
+ * cycle's node samples (copied); a window that closed. */
+void vigild_outbox_activities(struct vigild_outbox *o, uint64_t process_id, GArray *activities,
+                              GHashTable *names);
+void vigild_outbox_samples(struct vigild_outbox *o, const GArray *samples);
+void vigild_outbox_window(struct vigild_outbox *o, const struct vigil_wire_window *window);
+/* One line of a window's reasons: the levels abnormal in cycle v->cycle. */
+char *vigild_outbox_reason_line(const struct vigild_cycle_verdicts *v,
+                                const struct vigild_verdict *process);
+/* A statmux subscriber after the roll-ups: takes each window they close. */
+void vigild_outbox_take_rollups(void *outbox, const struct vigild_tick_samples *samples,
+                                const vigil_metric_catalog *catalog);
+/* The cycle's end, after capture has acted on it: builds and sends. */
+void vigild_outbox_close_cycle(struct vigild_outbox *o, const struct vigild_cycle_verdicts *v,
+                               const struct vigild_reasoning *reasoning, uint32_t cycle_ms);
+void vigild_outbox_stats(const struct vigild_outbox *o, struct vigild_outbox_stats *out);
 
 #endif
