@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -695,12 +696,107 @@ static void test_spooled_batches_replayed_after_a_restart(void **state)
     txd_stop(&txd);
 }
 
+/* A batch vigil-txd refuses is counted, and `vigil status` warns of it. */
+static void test_a_refused_batch_is_warned_of(void **state)
+{
+    const char *dir = *state;
+    struct fake_txd txd;
+    txd_start(&txd, dir);
+    txd.ack = FALSE;
+    struct test_daemon d;
+    char *config = uplink_config(dir, NULL);
+    test_daemon_start(&d, dir, DAEMON_LINES, config);
+    g_free(config);
+    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
+    while (g_hash_table_size(txd.batches) == 0) {
+        txd_serve(&txd);
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("no batch came");
+    }
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, txd.batches);
+    assert_true(g_hash_table_iter_next(&it, &key, NULL));
+    struct vigil_wire_refusal refusal = {.reason = "the test refuses it"};
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_REFUSED, NODE_ID, *(uint64_t *)key, 0);
+    assert_true(vigil_wire_add_refusal(w, &refusal, NULL));
+    GBytes *refused = vigil_wire_writer_finish(w);
+    txd_send(&txd, refused);
+    g_bytes_unref(refused);
+    txd.ack = TRUE;
+    for (;;) {
+        txd_serve(&txd);
+        JsonNode *status = test_daemon_status(&d, 0);
+        gint64 n = test_daemon_json_int(json_node_get_object(status), "uplink", "refused", NULL);
+        json_node_unref(status);
+        if (n == 1)
+            break;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("the refusal is not counted");
+    }
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    test_assert_status(&run, 0, "vigil status");
+    test_assert_contains(run.out, "  warning: 0 batches (0 bytes) dropped from the full spool, 1 "
+                                  "refused by vigil-txd (kept in ");
+    test_assert_contains(run.out, "refused by vigil-txd: the test refuses it");
+    test_run_clear(&run);
+    g_free(test_daemon_stop(&d));
+    txd_stop(&txd);
+}
+
+/* [uplink] is read at the start only: a reload that changes it says so
+ * and keeps the running uplink. */
+static void test_reload_keeps_the_uplink(void **state)
+{
+    const char *dir = *state;
+    struct fake_txd txd;
+    txd_start(&txd, dir);
+    struct test_daemon d;
+    char *config = uplink_config(dir, NULL);
+    test_daemon_start(&d, dir, DAEMON_LINES, config);
+    g_free(config);
+    char *changed = g_strdup_printf("[daemon]\nsocket = %s\n%s[capture]\nsink = %s\n"
+                                    "[uplink]\nendpoint = ipc://%s/elsewhere.sock\n"
+                                    "spool_dir = %s/spool\nnode_id = %d\n",
+                                    d.socket_path, DAEMON_LINES, d.capture_path, dir, dir, NODE_ID);
+    assert_true(g_file_set_contents(d.config_path, changed, -1, NULL));
+    g_free(changed);
+    assert_int_equal(kill(d.pid, SIGHUP), 0);
+    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
+    guint before = 0;
+    for (;;) {
+        txd_serve(&txd);
+        JsonNode *status = test_daemon_status(&d, 0);
+        JsonObject *root = json_node_get_object(status);
+        gint64 reloads = test_daemon_json_int(root, "daemon", "reloads", NULL);
+        const char *endpoint = member_string(member_object(root, "uplink"), "endpoint");
+        assert_true(g_str_has_suffix(endpoint, "/txd.sock"));
+        json_node_unref(status);
+        if (reloads == 1 && before == 0)
+            before = g_hash_table_size(txd.batches);
+        /* Batches still come to the first endpoint after the reload. */
+        if (before > 0 && g_hash_table_size(txd.batches) > before)
+            break;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("no reload, or no batch after it");
+    }
+    char *log = test_daemon_stop(&d);
+    test_assert_contains(log, "reload: [uplink] changed; it applies at the next start");
+    g_free(log);
+    txd_stop(&txd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST_WITH_DIR(test_batches_carry_what_the_sink_got),
         TEST_WITH_DIR(test_system_state_is_the_nodes_parent),
         TEST_WITH_DIR(test_spooled_batches_replayed_after_a_restart),
+        TEST_WITH_DIR(test_a_refused_batch_is_warned_of),
+        TEST_WITH_DIR(test_reload_keeps_the_uplink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
