@@ -14,7 +14,8 @@ default settings: fsync and synchronous_commit on) serves the whole run; a
 database migrated once with `vigil db migrate` is the template of every
 other, and holds the day's activities partition already. Each method of
 each round writes into a fresh database made from it, after a CHECKPOINT,
-so none inherits another's dirty buffers or table; it is dropped after.
+and a sync, so none inherits another's dirty buffers or table, nor
+pays for its writes; it is dropped after.
 The methods run interleaved, in a rotated order, over --rounds rounds
 (default 5), and the median of each method's rates is reported, because a
 2-core shared machine is noisy.
@@ -37,14 +38,21 @@ The methods run interleaved, in a rotated order, over --rounds rounds
               in one transaction, timed in the sender around BEGIN..COMMIT.
               Only a sample, to keep the run short: its rate stays flat
               with the count, since every row costs one round trip.
+  INSERT,     the same, with a process spinning on a core meanwhile. A
+  awake       virtual machine's idle core takes tens of µs to wake, and a
+              per-row INSERT wakes the server and then the client once per
+              row: on an idle 2-core VM that makes it several times slower
+              (measured: 11,000 against 60,000 rows/s) than on a busy one,
+              where the two hand over on running cores. The ratio goal is
+              judged against the faster of the two INSERT figures.
 
 Every database is checked afterwards: its activities (count, and a sum of
 hashes of every column as text) must equal a reference database loaded
 from the same file, the INSERT database's against the reference's first
 --insert-rows. A mismatch fails the run.
 
-It prints the three rates and the two ratios against their goals (vigil-txd
-at least 0.7x the COPY rate and at least 20x the INSERT rate). It exits 0
+It prints the rates and the ratios against their goals (vigil-txd at least
+0.7x the COPY rate and at least 20x the faster INSERT rate). It exits 0
 whether the goals are met or not: it is a measurement. It exits 1 only when
 the run failed, saying what failed."""
 import argparse
@@ -62,8 +70,10 @@ import time
 
 GOAL_COPY_RATIO = 0.7
 GOAL_INSERT_RATIO = 20.0
-METHODS = ["txd", "copy", "insert"]
-NAMES = {"txd": "vigil-txd", "copy": "psql COPY", "insert": "INSERT per row"}
+METHODS = ["txd", "copy", "insert", "insert-awake"]
+NAMES = {"txd": "vigil-txd", "copy": "psql COPY", "insert": "INSERT per row",
+         "insert-awake": "INSERT, awake"}
+SAMPLED = ("insert", "insert-awake")
 COLUMNS = ("process_id, seq, layer, operation, file_id, file_offset, bytes, result, errno, "
            "start_time, start_ns, duration_ns, thread, parent_start_ns, flags, comm_size")
 STOP_TIMEOUT_S = 60
@@ -215,6 +225,22 @@ def run_copy(args, cluster, database, work):
 
 
 def run_insert(args, cluster, database, work):
+    return insert(args, cluster, database)
+
+
+def run_insert_awake(args, cluster, database, work):
+    # A process spinning on a core: the client and the server then hand
+    # each row over on a core that is running, not one woken from idle.
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                               stdin=subprocess.DEVNULL)
+    try:
+        return insert(args, cluster, database)
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def insert(args, cluster, database):
     out = run([args.sender, "insert", cluster.conninfo_for(database),
                "--rows", str(args.insert_rows), "--start-realtime-ns", str(args.start_realtime_ns)]
               + (["--unprepared"] if args.insert_unprepared else []),
@@ -222,7 +248,8 @@ def run_insert(args, cluster, database, work):
     return last_json_line(out, "ingest-sender insert")["seconds"], {}
 
 
-RUNNERS = {"txd": run_txd, "copy": run_copy, "insert": run_insert}
+RUNNERS = {"txd": run_txd, "copy": run_copy, "insert": run_insert,
+           "insert-awake": run_insert_awake}
 
 
 # ---- the run --------------------------------------------------------------------------------
@@ -274,15 +301,19 @@ def measure(args, cluster, work, reference):
     details = []
     for round_number in range(args.rounds):
         # Rotated, so that no method always runs first (or last) in a round.
-        order = METHODS[round_number % 3:] + METHODS[:round_number % 3]
+        turn = round_number % len(METHODS)
+        order = METHODS[turn:] + METHODS[:turn]
         for method in order:
-            database = f"ingest_{method}_{round_number + 1}"
-            rows = args.insert_rows if method == "insert" else args.rows
+            database = f"ingest_{method.replace('-', '_')}_{round_number + 1}"
+            rows = args.insert_rows if method in SAMPLED else args.rows
             cluster.create_database(database, "ingest_template")
+            # The last method's pages written out, the server's and the
+            # kernel's, so that none is paid for by the next one.
             cluster.psql("postgres", "CHECKPOINT")
+            os.sync()
             try:
                 elapsed, figures = RUNNERS[method](args, cluster, database, work)
-                expected = reference["sample" if method == "insert" else "full"]
+                expected = reference["sample" if method in SAMPLED else "full"]
                 stored = cluster.fingerprint(database, rows)
                 if stored != expected:
                     raise Failed(f"{NAMES[method]}, round {round_number + 1}: the database holds "
@@ -307,19 +338,26 @@ def measure(args, cluster, work, reference):
 def report(args, rates, seconds):
     median = {method: statistics.median(rates[method]) for method in METHODS}
     print(f"median of {args.rounds} rounds:")
-    print(f"  {'method':<15} {'rows':>9} {'seconds':>9} {'rows/s':>11}   {'rounds: slowest-fastest':>25}")
+    print(f"  {'method':<15} {'rows':>9} {'seconds':>9} {'rows/s':>11}   "
+          "rounds: slowest-fastest")
     for method in METHODS:
-        rows = args.insert_rows if method == "insert" else args.rows
+        rows = args.insert_rows if method in SAMPLED else args.rows
         print(f"  {NAMES[method]:<15} {rows:>9} {statistics.median(seconds[method]):9.2f} "
               f"{median[method]:>11,.0f}   {min(rates[method]):>11,.0f}-{max(rates[method]):,.0f}")
     copy_ratio = median["txd"] / median["copy"]
-    insert_ratio = median["txd"] / median["insert"]
+    # Judged against the faster of the two INSERT figures: the goal must
+    # hold against per-row inserting at its best.
+    fastest = max(SAMPLED, key=lambda method: median[method])
+    insert_ratio = median["txd"] / median[fastest]
     copy_met = copy_ratio >= GOAL_COPY_RATIO
     insert_met = insert_ratio >= GOAL_INSERT_RATIO
     print(f"vigil-txd / psql COPY:      {copy_ratio:6.2f}   goal >= {GOAL_COPY_RATIO}: "
           f"{'met' if copy_met else 'NOT met'}")
-    print(f"vigil-txd / INSERT per row: {insert_ratio:6.1f}   goal >= {GOAL_INSERT_RATIO:.0f}: "
-          f"{'met' if insert_met else 'NOT met'}")
+    for method in SAMPLED:
+        ratio = median["txd"] / median[method]
+        print(f"vigil-txd / {NAMES[method] + ':':<15}{ratio:6.1f}"
+              + (f"   goal >= {GOAL_INSERT_RATIO:.0f} (the faster INSERT): "
+                 f"{'met' if insert_met else 'NOT met'}" if method == fastest else ""))
     print(f"both goals: {'met' if copy_met and insert_met else 'NOT met'}")
 
 
