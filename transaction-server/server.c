@@ -452,8 +452,16 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
     s->store = txd_store_new(settings->conninfo, settings->migrate);
     s->context = zmq_ctx_new();
     s->router = zmq_socket(s->context, ZMQ_ROUTER);
-    int zero = 0;
+    int zero = 0, on = 1, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
     zmq_setsockopt(s->router, ZMQ_LINGER, &zero, sizeof zero);
+    /* A daemon's routing id is its node id. When its node crashed, the old
+     * connection may look alive for a while; the restarted daemon's new one
+     * must take its place rather than be turned away, and heartbeats find
+     * the dead one. */
+    zmq_setsockopt(s->router, ZMQ_ROUTER_HANDOVER, &on, sizeof on);
+    zmq_setsockopt(s->router, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms);
+    zmq_setsockopt(s->router, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
+                   sizeof heartbeat_timeout_ms);
     if (settings->curve_key_file[0] != '\0' && !setup_curve(s, error)) {
         txd_server_free(s);
         return NULL;

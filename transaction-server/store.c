@@ -582,14 +582,20 @@ static gboolean store_summaries(struct batch_context *b, const struct vigil_wire
                                 GError **error)
 {
     /* The figures the web UI sorts by are read out of the report by the
-     * database itself, so that they cannot disagree with it. */
+     * database itself, so that they cannot disagree with it. Under MPI
+     * rank 0's report covers the job, and each other rank's own report is
+     * also in it ("in_job_report"): those keep their JSON but no figures,
+     * or a run's sums would count them twice. */
     static const char sql[] =
         "INSERT INTO run_summaries (process_id, report, calls, bytes_read, bytes_written, "
         "energy_j, energy_source) "
-        "SELECT $1, r, (r->'activities'->>'observed')::bigint, "
-        "(r->>'io_bytes_read')::bigint, (r->>'io_bytes_written')::bigint, "
-        "(r->>'energy_joule')::float8, r->>'energy_source' "
-        "FROM (SELECT $2::jsonb AS r) AS report "
+        "SELECT $1, r, "
+        "CASE WHEN own THEN (r->'activities'->>'observed')::bigint END, "
+        "CASE WHEN own THEN (r->>'io_bytes_read')::bigint END, "
+        "CASE WHEN own THEN (r->>'io_bytes_written')::bigint END, "
+        "CASE WHEN own THEN (r->>'energy_joule')::float8 END, r->>'energy_source' "
+        "FROM (SELECT $2::jsonb AS r, NOT coalesce(($2::jsonb->>'in_job_report')::boolean, "
+        "false) AS own) AS report "
         "ON CONFLICT (process_id) DO UPDATE SET report = EXCLUDED.report, "
         "calls = EXCLUDED.calls, bytes_read = EXCLUDED.bytes_read, "
         "bytes_written = EXCLUDED.bytes_written, energy_j = EXCLUDED.energy_j, "

@@ -1,0 +1,281 @@
+/* The whole chain: an instrumented program under vigild, vigild sending its
+ * cycles to vigil-txd, vigil-txd storing them in PostgreSQL. What the
+ * warehouse holds of each captured window is exactly what vigild forwarded
+ * (its local sink, written from the same cycles, is the witness), the
+ * stored report prints again as the console showed it, and a vigild that
+ * spooled while vigil-txd was away replays its spool when it comes back. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <json-glib/json-glib.h>
+
+#include "test_daemon.h"
+#include "test_pg.h"
+#include "test_support.h"
+#include "test_txd.h"
+
+static struct test_pg pg;
+
+struct fixture {
+    char *dir;
+    char *conninfo;
+    struct test_txd txd;
+};
+
+static int start_cluster(void **state)
+{
+    (void)state;
+    test_pg_start(&pg);
+    return 0;
+}
+
+static int stop_cluster(void **state)
+{
+    (void)state;
+    test_pg_cleanup(&pg);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = g_new0(struct fixture, 1);
+    f->dir = g_dir_make_tmp("vigil-e2e-XXXXXX", NULL);
+    assert_non_null(f->dir);
+    f->conninfo = test_pg_new_database(&pg);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_clear(&f->txd);
+    test_remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f->conninfo);
+    g_free(f);
+    return 0;
+}
+
+/* vigild's config beyond its socket and sink: the uplink to the fixture's
+ * vigil-txd, and `capture`'s lines. */
+static char *daemon_config(const struct fixture *f, const char *endpoint, const char *capture)
+{
+    return g_strdup_printf("[capture]\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
+                           "[warehouse]\nconninfo = %s\n",
+                           capture, endpoint, f->dir, f->conninfo);
+}
+
+/* Runs dd under the preload library against `d`, its text report in
+ * DIR/report.txt; returns its pid. */
+static pid_t run_dd(const struct test_daemon *d, const char *dir, const char *name)
+{
+    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
+    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
+    char *report_var = g_strdup_printf("VIGIL_REPORT=%s/%s.txt", dir, name);
+    char *run_var = g_strdup_printf("VIGIL_RUN_ID=e2e-%s", name);
+    const char *vars[] = {socket_var, preload_var, report_var, run_var, NULL};
+    char **env = test_clean_environment(vars);
+    char *of = g_strdup_printf("of=%s/%s.out", dir, name);
+    /* `sh -c 'echo $$; exec dd …'`: the pid the report and the warehouse
+     * will name. */
+    const char *argv[] = {"/bin/sh", "-c",
+                          "echo $$; exec dd if=/dev/zero \"$0\" bs=4096 "
+                          "count=300 status=none",
+                          of, NULL};
+    struct test_run run = test_run_program(dir, argv, env);
+    test_assert_status(&run, 0, "dd under vigild");
+    pid_t pid = (pid_t)g_ascii_strtoll(run.out, NULL, 10);
+    assert_true(pid > 0);
+    test_run_clear(&run);
+    g_strfreev(env);
+    g_free(of);
+    g_free(socket_var);
+    g_free(preload_var);
+    g_free(report_var);
+    g_free(run_var);
+    return pid;
+}
+
+/* The sequence numbers of `pid`'s activities in the capture sink. */
+static GArray *sink_seqs(const char *path, pid_t pid)
+{
+    char *text = NULL;
+    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GArray *seqs = g_array_new(FALSE, FALSE, sizeof(gint64));
+    JsonParser *parser = json_parser_new();
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
+        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+        if (strcmp(json_object_get_string_member(o, "type"), "activities") != 0 ||
+            json_object_get_int_member(o, "pid") != pid)
+            continue;
+        JsonArray *activities = json_object_get_array_member(o, "activities");
+        for (guint i = 0; i < json_array_get_length(activities); i++) {
+            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
+            g_array_append_val(seqs, seq);
+        }
+    }
+    g_strfreev(lines);
+    g_object_unref(parser);
+    g_free(text);
+    return seqs;
+}
+
+static int compare_i64(gconstpointer a, gconstpointer b)
+{
+    gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The warehouse's sequence numbers of `pid`'s activities, sorted, as
+ * "0,1,2…", and the sink's the same way: equal when the same activities,
+ * each once. */
+static char *warehouse_seqs(const struct fixture *f, pid_t pid)
+{
+    char *sql = g_strdup_printf("SELECT coalesce(string_agg(seq::text, ',' ORDER BY seq), '') "
+                                "FROM activities JOIN processes USING (process_id) WHERE pid = %d",
+                                (int)pid);
+    char *text = test_pg_query_text_in(f->conninfo, sql);
+    g_free(sql);
+    return text;
+}
+
+static char *joined(GArray *seqs)
+{
+    g_array_sort(seqs, compare_i64);
+    GString *s = g_string_new("");
+    for (guint i = 0; i < seqs->len; i++)
+        g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i > 0 ? "," : "",
+                               g_array_index(seqs, gint64, i));
+    return g_string_free(s, FALSE);
+}
+
+/* Waits (a generous bound) until `sql` counts at least one row. */
+static void wait_for_rows(const struct fixture *f, const char *sql)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    while (test_pg_query_u64_in(f->conninfo, sql) == 0) {
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("the warehouse never got what this counts: %s", sql);
+        g_usleep(20000); /* polling a condition, with a deadline */
+    }
+}
+
+/* Waits until the warehouse has `pid`'s report: the last thing vigild sends
+ * of a process. */
+static void wait_for_summary(const struct fixture *f, pid_t pid)
+{
+    char *sql = g_strdup_printf("SELECT count(*) FROM run_summaries JOIN processes "
+                                "USING (process_id) WHERE pid = %d AND end_time IS NOT NULL",
+                                (int)pid);
+    wait_for_rows(f, sql);
+    g_free(sql);
+}
+
+static char *vigil_report(const struct test_daemon *d, const char *run)
+{
+    const char *argv[] = {
+        test_env_or_fail("VIGIL_CLI"), "report", "--config", d->config_path, run, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run r = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    test_assert_status(&r, 0, "vigil report");
+    char *out = g_strdup(r.out);
+    test_run_clear(&r);
+    return out;
+}
+
+static void check_run(const struct fixture *f, const struct test_daemon *d, const char *sink,
+                      pid_t pid, const char *name)
+{
+    wait_for_summary(f, pid);
+    GArray *forwarded = sink_seqs(sink, pid);
+    assert_true(forwarded->len > 0);
+    char *expected = joined(forwarded);
+    char *stored = warehouse_seqs(f, pid);
+    assert_string_equal(stored, expected);
+    g_free(expected);
+    g_free(stored);
+    g_array_free(forwarded, TRUE);
+
+    char *report_path = g_strdup_printf("%s/%s.txt", f->dir, name);
+    char *console = NULL;
+    assert_true(g_file_get_contents(report_path, &console, NULL, NULL));
+    char *run = g_strdup_printf("e2e-%s", name);
+    char *again = vigil_report(d, run);
+    assert_string_equal(again, console);
+    g_free(again);
+    g_free(run);
+    g_free(console);
+    g_free(report_path);
+}
+
+static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_daemon d;
+    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
+    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    pid_t pid = run_dd(&d, f->dir, "all");
+    char *sink = g_strdup(d.capture_path);
+    check_run(f, &d, sink, pid, "all");
+    /* One run, one process, its program and exit status. */
+    assert_int_equal(test_pg_query_u64_in(f->conninfo, "SELECT count(*) FROM runs WHERE run_key "
+                                                       "= 'e2e-all' AND exit_status = 0"),
+                     1);
+    /* The node's statistics: its 1 s roll-ups keep coming, and the captured
+     * cycles' samples at full resolution came with the activities. */
+    wait_for_rows(f, "SELECT count(*) FROM statistics_rollups r JOIN metrics m USING (metric_id) "
+                     "WHERE m.name LIKE 'cpu.%'");
+    assert_true(test_pg_query_u64_in(f->conninfo, "SELECT count(*) FROM window_statistics") > 0);
+    g_free(test_daemon_stop(&d));
+    g_free(sink);
+    g_free(config);
+}
+
+static void test_a_spool_is_replayed_after_a_restart(void **state)
+{
+    struct fixture *f = *state;
+    /* vigil-txd is not there: vigild keeps the batches. */
+    char *endpoint = g_strdup_printf("ipc://%s/txd.sock", f->dir);
+    char *config = daemon_config(f, endpoint, "mode = all\n");
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    pid_t pid = run_dd(&d, f->dir, "spooled");
+    char *sink = g_strdup(d.capture_path);
+    /* The process's cycles are decided, then a stop spools what is left. */
+    JsonNode *status = test_daemon_status(&d, pid);
+    json_node_unref(status);
+    char *log = test_daemon_stop(&d);
+    g_free(log);
+    char *spool = g_build_filename(f->dir, "spool", NULL);
+    assert_true(g_file_test(spool, G_FILE_TEST_IS_DIR));
+
+    /* vigil-txd comes, and vigild starts again on the same spool. */
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    check_run(f, &d, sink, pid, "spooled");
+    g_free(test_daemon_stop(&d));
+    g_free(spool);
+    g_free(sink);
+    g_free(config);
+    g_free(endpoint);
+}
+
+int main(void)
+{
+    if (!test_pg_available())
+        return 77; /* meson's "skipped" */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_what_vigild_forwards_is_what_the_warehouse_holds,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_spool_is_replayed_after_a_restart, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
+}
