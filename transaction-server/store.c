@@ -398,6 +398,10 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
     if (!process_id_of(b, m->process_id, &process_id, "an activity", error))
         return FALSE;
     int64_t last_day_start = -1;
+    /* Consecutive activities mostly name the same file: its id is looked
+     * up (through a formatted key) only when the file changes. */
+    uint32_t last_file = VIGIL_FILE_NONE;
+    int64_t last_file_id = 0;
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_activity *a = &m->activities[i];
         int64_t start_ns = realtime(b, a->start_ns);
@@ -409,7 +413,9 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
             last_day_start = day;
         }
         int64_t file_id = 0;
-        if (a->file_id != VIGIL_FILE_NONE) {
+        if (a->file_id != VIGIL_FILE_NONE && a->file_id == last_file) {
+            file_id = last_file_id;
+        } else if (a->file_id != VIGIL_FILE_NONE) {
             char *key = file_key(m->process_id, a->file_id);
             gboolean known = lookup(b->files, key, &file_id);
             g_free(key);
@@ -418,6 +424,8 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
                               "activity %" G_GUINT64_FORMAT " of process %" G_GUINT64_FORMAT
                               " refers to file %u, whose name the batch does not carry",
                               a->seq, m->process_id, a->file_id);
+            last_file = a->file_id;
+            last_file_id = file_id;
         }
         txd_copy_row(c, 16);
         txd_copy_int8(c, process_id);

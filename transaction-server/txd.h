@@ -61,7 +61,8 @@ void txd_set_pg_error(GError **error, PGconn *db, const PGresult *result, const 
 /* ---- copy_binary.c ------------------------------------------------------------------ */
 
 struct txd_copy {
-    GByteArray *buffer;
+    uint8_t *data; /* the COPY stream so far */
+    size_t length, capacity;
     uint64_t rows;
 };
 
