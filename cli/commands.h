@@ -21,6 +21,10 @@ char *vigil_cli_preload_library(GError **error);
 int vigil_cli_run(int argc, char **argv);
 int vigil_cli_status(int argc, char **argv);
 int vigil_cli_db(int argc, char **argv);
+/* [warehouse] conninfo of the configuration at `config_path` (NULL: the
+ * usual one, or "" when there is none): g_free it; NULL with error set
+ * when the configuration has problems. */
+char *vigil_cli_warehouse_conninfo(const char *config_path, GError **error);
 int vigil_cli_keygen(int argc, char **argv);
 int vigil_cli_report(int argc, char **argv);
 

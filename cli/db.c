@@ -40,38 +40,6 @@ static gboolean conninfo_sets_password(const char *conninfo, gboolean *sets, GEr
     return TRUE;
 }
 
-/* [warehouse] conninfo from `config_path`, or, when no path was given and
- * the default configuration does not exist, "" (libpq's environment). */
-static char *conninfo_from_config(const char *config_path, GError **error)
-{
-    char *default_path = NULL;
-    if (config_path == NULL) {
-        const char *env_config = g_getenv("VIGIL_CONFIG");
-        default_path = env_config != NULL && env_config[0] != '\0'
-                           ? g_strdup(env_config)
-                           : g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
-        if (!g_file_test(default_path, G_FILE_TEST_EXISTS)) {
-            g_free(default_path);
-            return g_strdup("");
-        }
-        config_path = default_path;
-    }
-    vigil_config *config = vigil_config_new();
-    char *plugin_dir = vigil_cli_plugin_dir();
-    vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
-    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
-    char *conninfo = NULL;
-    if (vigil_schema_declare(config, error) && vigil_config_load(config, config_path, error))
-        conninfo = g_strdup(vigil_config_get_string(config, "warehouse", "conninfo"));
-    else
-        g_prefix_error(error, "the configuration has problems:\n");
-    vigil_config_free(config);
-    vigil_plugin_registry_free(registry);
-    g_free(plugin_dir);
-    g_free(default_path);
-    return conninfo;
-}
-
 /* The names of the recorded migrations after `after_version`, ", "-joined. */
 static char *names_after(PGconn *db, guint after_version, GError **error)
 {
@@ -159,7 +127,7 @@ static int run(const char *action, const char *config_path, const char *conninfo
         }
         conninfo = g_strdup(conninfo_option);
     } else {
-        conninfo = conninfo_from_config(config_path, &error);
+        conninfo = vigil_cli_warehouse_conninfo(config_path, &error);
     }
     PGconn *db = NULL;
     if (conninfo != NULL)

@@ -34,34 +34,6 @@ struct report_options {
     char *process; /* PID or PID@HOST, or NULL */
 };
 
-/* [warehouse] conninfo from --config, $VIGIL_CONFIG or the default file
- * when it exists; "" (libpq's environment) when there is no file. */
-static char *conninfo_from_config(const char *config_path, GError **error)
-{
-    const char *path = config_path != NULL ? config_path : g_getenv("VIGIL_CONFIG");
-    char *default_path = g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
-    if (path == NULL || path[0] == '\0')
-        path = g_file_test(default_path, G_FILE_TEST_EXISTS) ? default_path : NULL;
-    char *conninfo = NULL;
-    if (path == NULL) {
-        conninfo = g_strdup("");
-    } else {
-        vigil_config *config = vigil_config_new();
-        char *plugin_dir = vigil_cli_plugin_dir();
-        vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
-        vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
-        if (vigil_schema_declare(config, error) && vigil_config_load(config, path, error))
-            conninfo = g_strdup(vigil_config_get_string(config, "warehouse", "conninfo"));
-        else
-            g_prefix_error(error, "the configuration has problems:\n");
-        vigil_config_free(config);
-        vigil_plugin_registry_free(registry);
-        g_free(plugin_dir);
-    }
-    g_free(default_path);
-    return conninfo;
-}
-
 /* Runs a query with text parameters; NULL with error set when it fails. */
 static PGresult *query(PGconn *db, const char *sql, int n, const char *const *params,
                        GError **error)
@@ -252,7 +224,7 @@ int vigil_cli_report(int argc, char **argv)
         goto out;
     }
     status = VIGIL_EXIT_FAILURE;
-    conninfo = conninfo_from_config(options.config_path, &error);
+    conninfo = vigil_cli_warehouse_conninfo(options.config_path, &error);
     if (conninfo == NULL) {
         fprintf(stderr, "vigil report: %s\n", error->message);
         goto out;
