@@ -34,7 +34,7 @@ CREATE TABLE runs (
     uid         bigint NOT NULL,             -- uid_t is unsigned 32-bit
     start_time  timestamptz NOT NULL,
     end_time    timestamptz,               -- NULL while a process of it runs
-    exit_status integer                    -- of its first process; NULL when unknown
+    exit_status integer                    -- its first pid's last program's; NULL: unknown
 );
 CREATE INDEX runs_start_time ON runs (start_time DESC);
 

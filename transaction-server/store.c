@@ -285,18 +285,13 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
     }
     int64_t run_id = 0;
     if (ok) {
-        /* The run takes its program and arguments from the process that
-         * registered it first; its span grows with each process. */
+        /* The run's description follows from its processes (below); here
+         * it only needs to exist. */
         static const char sql[] =
             "INSERT INTO runs (run_key, job_id, program, argv, uid, start_time, end_time, "
             "exit_status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
             "ON CONFLICT (run_key) DO UPDATE SET "
-            "job_id = coalesce(runs.job_id, EXCLUDED.job_id), "
-            "start_time = least(runs.start_time, EXCLUDED.start_time), "
-            "end_time = greatest(runs.end_time, EXCLUDED.end_time), "
-            "exit_status = CASE WHEN runs.start_time <= EXCLUDED.start_time "
-            "THEN coalesce(runs.exit_status, EXCLUDED.exit_status) "
-            "ELSE coalesce(EXCLUDED.exit_status, runs.exit_status) END "
+            "job_id = coalesce(runs.job_id, EXCLUDED.job_id) "
             "RETURNING run_id";
         const char *values[] = {p->run_key,
                                 job_id != 0 ? param_int(buffers, job_id) : NULL,
@@ -336,6 +331,31 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
         const int lengths[] = {0, 0, 0, 0, 0, 0, (int)argv->len, 0, 0, 0, 0, 0};
         const int formats[] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
         ok = query_one_id(db, sql, 12, values, lengths, formats, &process_id, error);
+    }
+    if (ok) {
+        /* A run is described by its first process (program, arguments,
+         * user) whichever batch brought it first; its exit status is that
+         * pid's last program's (a shell that exec'd the real program has
+         * none of its own); it spans from its first start to its last end,
+         * and has no end while a process of it runs: batches from several
+         * nodes come in any order. */
+        static const char sql[] =
+            "UPDATE runs SET program = first.program, argv = first.argv, uid = first.uid, "
+            "exit_status = (SELECT exit_status FROM processes p WHERE p.run_id = $1 AND "
+            "p.node_id = first.node_id AND p.pid = first.pid ORDER BY p.start_time DESC, "
+            "p.process_id DESC LIMIT 1), start_time = span.start_time, "
+            "end_time = span.end_time "
+            "FROM (SELECT program, argv, uid, node_id, pid FROM processes WHERE run_id = $1 "
+            "ORDER BY start_time, process_id LIMIT 1) AS first, "
+            "(SELECT min(start_time) AS start_time, CASE WHEN bool_and(end_time IS NOT NULL) "
+            "THEN max(end_time) END AS end_time FROM processes WHERE run_id = $1) AS span "
+            "WHERE runs.run_id = $1";
+        const char *values[] = {param_int(buffers, run_id)};
+        PGresult *result = PQexecParams(db, sql, 1, NULL, values, NULL, NULL, 0);
+        ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+        if (!ok)
+            txd_set_pg_error(error, db, result, sql);
+        PQclear(result);
     }
     if (ok) {
         uint64_t *key = g_new(uint64_t, 1);

@@ -453,6 +453,77 @@ static void test_the_system_state_reaches_the_daemons(void **state)
     test_sender_close(&s);
 }
 
+/* ---- runs ------------------------------------------------------------------------------ */
+
+/* A batch describing one process of run "family": NODE and PROCESSES only. */
+static GBytes *process_batch(uint64_t sequence, int32_t pid, const char *program, uint64_t start_ns,
+                             uint64_t end_ns, int32_t exit_code)
+{
+    GError *error = NULL;
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 9, sequence, 0);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, 9, sequence, 0);
+    struct vigil_wire_node node = {.realtime_offset_ns = 1700000000000000000,
+                                   .cycle = sequence,
+                                   .cycle_start_ns = 1000000000,
+                                   .cycle_end_ns = 2000000000,
+                                   .cycle_ms = 1000,
+                                   .hostname = "node-9"};
+    assert_true(vigil_wire_add_node(w, &node, &error));
+    GBytes *bytes = vigil_wire_writer_finish(w);
+    assert_true(vigil_wire_add_message(batch, bytes, &error));
+    g_bytes_unref(bytes);
+    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, 9, sequence, 0);
+    char *argv[] = {(char *)program, NULL};
+    struct vigil_wire_process process = {.process_id = (uint64_t)pid,
+                                         .pid = pid,
+                                         .rank = -1,
+                                         .exit_code = exit_code,
+                                         .start_ns = start_ns,
+                                         .end_ns = end_ns,
+                                         .run_key = "family",
+                                         .job = "",
+                                         .program = (char *)program,
+                                         .cwd = "/",
+                                         .argc = 1,
+                                         .argv = argv};
+    assert_true(vigil_wire_add_process(w, &process, &error));
+    bytes = vigil_wire_writer_finish(w);
+    assert_true(vigil_wire_add_message(batch, bytes, &error));
+    g_bytes_unref(bytes);
+    return vigil_wire_writer_finish(batch);
+}
+
+static void test_a_run_is_its_first_process_whatever_comes_first(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 9, NULL, NULL, NULL);
+    /* The child (started later, exit 7) is stored before its parent. */
+    GBytes *child = process_batch(1, 200, "child", 1500000000, 1800000000, 7);
+    test_sender_send(&s, child);
+    test_sender_expect_ack(&s, 1);
+    GBytes *parent_running = process_batch(2, 100, "parent", 1000000000, 0, -1);
+    test_sender_send(&s, parent_running);
+    test_sender_expect_ack(&s, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE program = 'parent' AND "
+                              "exit_status IS NULL AND end_time IS NULL"),
+                     1);
+    GBytes *parent_ended = process_batch(3, 100, "parent", 1000000000, 1900000000, 0);
+    test_sender_send(&s, parent_ended);
+    test_sender_expect_ack(&s, 3);
+    assert_int_equal(count(f, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE program = 'parent' AND "
+                              "argv = ARRAY['parent'] AND exit_status = 0 AND "
+                              "end_time - start_time = interval '0.9 s'"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes WHERE exit_status = 7"), 1);
+    g_bytes_unref(child);
+    g_bytes_unref(parent_running);
+    g_bytes_unref(parent_ended);
+    test_sender_close(&s);
+}
+
 /* ---- security ------------------------------------------------------------------------------- */
 
 /* Waits for the CURVE handshake's outcome on `s`: TRUE for a connection,
@@ -570,6 +641,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_database_away_for_20_s_loses_and_doubles_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_system_state_reaches_the_daemons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_run_is_its_first_process_whatever_comes_first, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_curve_admits_listed_keys_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_endpoint_without_curve_is_refused, setup,
                                         teardown),
