@@ -551,7 +551,18 @@ GBytes *vigild_spool_read(struct vigild_spool *spool, uint64_t sequence, GError 
     ssize_t n = pread(fd, data, l->length, (off_t)l->offset);
     int e = n < 0 ? errno : EIO;
     close(fd);
-    if (n != (ssize_t)l->length) {
+    if (n >= 0 && n != (ssize_t)l->length) {
+        /* The file is shorter than when the batch went in: the batch is
+         * gone, as surely as if its file were (NOENT tells the caller). */
+        spool->counts.errors++;
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                    "spool: batch %" PRIu64 " at offset %" PRIu64 " of %s is cut short: %zd of "
+                    "%" PRIu64 " bytes left",
+                    sequence, l->offset, l->segment->path, n, (uint64_t)l->length);
+        g_free(data);
+        return NULL;
+    }
+    if (n < 0) {
         spool->counts.errors++;
         set_errno_error(error, e,
                         "spool: cannot read batch %" PRIu64 " at offset %" PRIu64 " of %s",

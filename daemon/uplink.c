@@ -232,6 +232,7 @@ struct vigild_uplink {
     GQueue memory;       /* oldest arrival first */
     uint64_t memory_bytes;
     gint64 spool_retry_us; /* after a spool write failed */
+    gint64 read_retry_us;  /* after a spooled batch could not be read back */
     gboolean connected;
     gboolean handshake_failing;        /* warned already */
     struct vigild_uplink_stats counts; /* the counters; the rest is filled when published */
@@ -295,14 +296,22 @@ static struct pending *add_pending(struct vigild_uplink *u, uint64_t sequence, G
 
 /* The batch's bytes, from memory or the spool; NULL (logged, counted) when
  * the spool cannot give them back. */
-static GBytes *pending_bytes(struct vigild_uplink *u, struct pending *p)
+/* The batch's bytes, from memory or the spool. NULL when they cannot be
+ * read: *gone says whether they are gone for good (not in the spool, or
+ * its file deleted) or the read may work later (out of descriptors, an I/O
+ * error), in which case the batch must stay: a passing failure must not
+ * throw away a whole backlog that is intact on disk. */
+static GBytes *pending_bytes(struct vigild_uplink *u, struct pending *p, gboolean *gone)
 {
+    *gone = FALSE;
     if (p->bytes != NULL)
         return g_bytes_ref(p->bytes);
     GError *error = NULL;
     GBytes *bytes = vigild_spool_read(u->spool, p->sequence, &error);
     if (bytes == NULL) {
-        g_warning("batch %" PRIu64 " is lost: %s", p->sequence, error->message);
+        *gone = g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+        if (*gone)
+            g_warning("batch %" PRIu64 " is lost: %s", p->sequence, error->message);
         set_last_error(u, "%s", error->message);
         g_error_free(error);
     }
@@ -468,13 +477,20 @@ static void resend_due(struct vigild_uplink *u, gint64 now)
 static gboolean send_what_fits(struct vigild_uplink *u)
 {
     GList *link;
+    if (g_get_monotonic_time() < u->read_retry_us)
+        return FALSE;
     while (u->in_flight.length < MAX_IN_FLIGHT &&
            (link = g_queue_peek_head_link(&u->unsent)) != NULL) {
         struct pending *p = link->data;
-        GBytes *bytes = pending_bytes(u, p);
-        if (bytes == NULL) {
+        gboolean gone;
+        GBytes *bytes = pending_bytes(u, p, &gone);
+        if (bytes == NULL && gone) {
             forget(u, p, TRUE);
             continue;
+        }
+        if (bytes == NULL) {
+            u->read_retry_us = g_get_monotonic_time() + SPOOL_RETRY_US;
+            return FALSE;
         }
         gsize length;
         const void *data = g_bytes_get_data(bytes, &length);
@@ -539,7 +555,8 @@ static void take_refusal(struct vigild_uplink *u, const struct vigil_wire_messag
         g_message("vigil-txd refused batch %" PRIu64 ", which vigild no longer has", sequence);
         return;
     }
-    GBytes *bytes = pending_bytes(u, p);
+    gboolean gone;
+    GBytes *bytes = pending_bytes(u, p, &gone);
     if (bytes != NULL) {
         char *why =
             g_strdup_printf("refused by vigil-txd: %s",
@@ -701,6 +718,8 @@ static long next_timeout_ms(struct vigild_uplink *u, gint64 now)
         const struct pending *p = link->data;
         due = MIN(due, p->sent_us + (gint64)u->settings.resend_after_ms * 1000);
     }
+    if (!g_queue_is_empty(&u->unsent) && u->read_retry_us > now)
+        due = MIN(due, u->read_retry_us);
     if (due == G_MAXINT64)
         return -1;
     return due <= now ? 0 : (long)((due - now + 999) / 1000);

@@ -59,12 +59,14 @@ CREATE TABLE processes (
 );
 CREATE INDEX processes_run ON processes (run_id);
 
--- Paths are bytes on Linux, not always UTF-8: path_bytes is the key, path the
--- text shown (invalid bytes replaced).
+-- Paths are bytes on Linux, not always UTF-8: path_bytes are the path, path
+-- the text shown (invalid bytes replaced). The key is the bytes' SHA-256: a
+-- B-tree entry holds at most about 2700 bytes, and a path may have 4095.
 CREATE TABLE files (
-    file_id    bigserial PRIMARY KEY,
-    path_bytes bytea NOT NULL UNIQUE,
-    path       text NOT NULL
+    file_id     bigserial PRIMARY KEY,
+    path_bytes  bytea NOT NULL,
+    path_sha256 bytea GENERATED ALWAYS AS (sha256(path_bytes)) STORED UNIQUE,
+    path        text NOT NULL
 );
 
 -- ---- activities ------------------------------------------------------------

@@ -245,7 +245,10 @@ static void take_batch(struct txd_server *s, GBytes *identity, const void *data,
         pending_free(p);
         return;
     }
-    if (s->pending_bytes + length > s->settings.pending_max_bytes) {
+    /* An empty queue takes any batch, however large, so that a batch over
+     * the limit is still answered. */
+    if (!g_queue_is_empty(&s->pending) &&
+        s->pending_bytes + length > s->settings.pending_max_bytes) {
         if (!s->pending_full)
             g_warning("%" G_GUINT64_FORMAT " bytes of batches wait for the database, the "
                       "[txd] pending_max_bytes; new ones are not acknowledged, and their "
@@ -459,6 +462,10 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
      * must take its place rather than be turned away, and heartbeats find
      * the dead one. */
     zmq_setsockopt(s->router, ZMQ_ROUTER_HANDOVER, &on, sizeof on);
+    /* No frame larger than the largest message: a peer cannot make us
+     * allocate gigabytes. */
+    int64_t max_message_bytes = (int64_t)VIGIL_WIRE_HEADER_BYTES + VIGIL_WIRE_MAX_PAYLOAD_BYTES;
+    zmq_setsockopt(s->router, ZMQ_MAXMSGSIZE, &max_message_bytes, sizeof max_message_bytes);
     zmq_setsockopt(s->router, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms);
     zmq_setsockopt(s->router, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
                    sizeof heartbeat_timeout_ms);
@@ -477,8 +484,7 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
      * schema that is not this version's is the admin's to fix, now. */
     GError *local = NULL;
     if (!txd_store_connect(s->store, &local)) {
-        if (g_error_matches(local, TXD_ERROR, TXD_ERROR_RETRY) &&
-            strstr(local->message, "schema") == NULL) {
+        if (g_error_matches(local, TXD_ERROR, TXD_ERROR_RETRY)) {
             g_warning("the warehouse is unavailable at start; batches will wait: %s",
                       local->message);
             g_error_free(local);

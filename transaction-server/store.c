@@ -34,10 +34,13 @@ void txd_set_pg_error(GError **error, PGconn *db, const PGresult *result, const 
     const char *message = result != NULL && PQresultErrorMessage(result)[0] != '\0'
                               ? PQresultErrorMessage(result)
                               : PQerrorMessage(db);
-    /* Class 22 (data exception) and 23 (integrity constraint violation): the
-     * rows themselves are wrong, and would be wrong next time too. */
+    /* Class 22 (data exception), 23 (integrity constraint violation) and
+     * 54 (a program limit: a row or an index entry too large): the rows
+     * themselves are wrong, and would be wrong next time too. Retrying
+     * such a batch for ever would stop every node's batches behind it. */
     gboolean data_error =
-        state != NULL && (g_str_has_prefix(state, "22") || g_str_has_prefix(state, "23"));
+        state != NULL && (g_str_has_prefix(state, "22") || g_str_has_prefix(state, "23") ||
+                          g_str_has_prefix(state, "54"));
     if (PQstatus(db) != CONNECTION_OK)
         data_error = FALSE;
     char *trimmed = g_strstrip(g_strdup(message));
@@ -117,7 +120,13 @@ gboolean txd_store_connect(struct txd_store *s, GError **error)
     if (ok && !exec_command(s->db, "SET TIME ZONE 'UTC'", &local))
         ok = FALSE;
     if (!ok) {
-        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "%s", local->message);
+        /* A schema that is not this version's, or a migration that fails,
+         * is the admin's to fix: not worth retrying. Anything else (the
+         * connection dropped meanwhile) is. */
+        gboolean admin =
+            g_error_matches(local, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION);
+        g_set_error(error, TXD_ERROR, admin ? TXD_ERROR_REFUSE : TXD_ERROR_RETRY, "%s",
+                    local->message);
         g_error_free(local);
         disconnect(s);
         return FALSE;

@@ -172,7 +172,7 @@ int64_t txd_ids_file(struct txd_ids *ids, PGconn *db, const char *path, size_t l
         "WITH inserted AS (INSERT INTO files (path_bytes, path) VALUES ($1, $2) "
         "ON CONFLICT DO NOTHING RETURNING file_id) "
         "SELECT file_id FROM inserted UNION ALL "
-        "SELECT file_id FROM files WHERE path_bytes = $1 LIMIT 1";
+        "SELECT file_id FROM files WHERE path_sha256 = sha256($1) LIMIT 1";
     const char *values[] = {path, shown};
     const int lengths[] = {(int)length, 0};
     const int formats[] = {1, 0};

@@ -267,6 +267,51 @@ static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
     test_sender_close(&s);
 }
 
+/* A path of 4095 bytes (the longest a name record carries) is stored and
+ * found again: files are keyed by the path's digest, since an index entry
+ * cannot hold the path itself. */
+static void test_the_longest_path_is_stored(void **state)
+{
+    struct fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 10, NULL, NULL, NULL);
+    char path[4096];
+    for (size_t i = 0; i < sizeof path - 1; i++)
+        path[i] = i % 64 == 0 ? '/' : (char)('a' + (i * 7) % 26);
+    path[sizeof path - 1] = '\0';
+    for (uint64_t sequence = 1; sequence <= 2; sequence++) {
+        GError *error = NULL;
+        GBytes *plain = test_batch_new(10, sequence, 4, (sequence - 1) * 4, VIGIL_HEALTH_OK);
+        struct vigil_wire_message decoded;
+        assert_true(vigil_wire_decode(g_bytes_get_data(plain, NULL), g_bytes_get_size(plain),
+                                      &decoded, &error));
+        vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 10, sequence, 0);
+        for (uint32_t i = 0; i < decoded.header.count; i++) {
+            struct vigil_wire_message *m = &decoded.inner[i];
+            if (m->header.type == VIGIL_WIRE_NAMES) {
+                g_free(m->names[0].path);
+                m->names[0].path = g_strdup(path);
+                m->names[0].length = (uint16_t)strlen(path);
+            }
+            GBytes *inner = vigil_wire_encode_message(m, &error);
+            assert_non_null(inner);
+            assert_true(vigil_wire_add_message(batch, inner, &error));
+            g_bytes_unref(inner);
+        }
+        vigil_wire_message_clear(&decoded);
+        GBytes *long_named = vigil_wire_writer_finish(batch);
+        test_sender_send(&s, long_named);
+        test_sender_expect_ack(&s, sequence);
+        g_bytes_unref(long_named);
+        g_bytes_unref(plain);
+    }
+    assert_int_equal(count(f, "SELECT count(*) FROM files WHERE length(path_bytes) = 4095"), 1);
+    assert_int_equal(count(f, "SELECT count(DISTINCT file_id) FROM activities"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM run_activities WHERE length(path) = 4095"), 8);
+    test_sender_close(&s);
+}
+
 /* ---- failures in the middle of a stream ---------------------------------------------------- */
 
 #define STREAM_BATCHES    120
@@ -636,6 +681,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_batch_the_database_cannot_take_is_refused_whole,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_longest_path_is_stored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_server_in_a_stream_loses_and_doubles_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_database_away_for_20_s_loses_and_doubles_nothing,
