@@ -61,7 +61,14 @@ PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
     char *parse_error = NULL;
     PQconninfoOption *parsed = PQconninfoParse(conninfo, &parse_error);
     if (parsed == NULL) {
-        char *text = vigil_warehouse_one_line(parse_error != NULL ? parse_error : "out of memory");
+        /* libpq quotes the string in some of its parse errors, and the
+         * string may hold a password: then only say where to look. */
+        gboolean secret = strstr(conninfo, "password") != NULL || strchr(conninfo, '@') != NULL;
+        char *text = vigil_warehouse_one_line(
+            secret ? "check its quoting, brackets and port (libpq's message is not shown: it "
+                     "would show the password)"
+            : parse_error != NULL ? parse_error
+                                  : "out of memory");
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNINFO,
                     "the warehouse connection string is malformed: %s", text);
         g_free(text);

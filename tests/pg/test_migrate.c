@@ -326,6 +326,12 @@ static void test_malformed_conninfo_is_refused(void **state)
     assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNINFO));
     test_assert_contains(error->message, "\"colour\"");
     g_clear_error(&error);
+    /* libpq would quote this whole string, password and all. */
+    assert_null(vigil_warehouse_connect("postgresql://vigil:s3cret@[::1/vigil", &error));
+    assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNINFO));
+    test_assert_contains(error->message, "the warehouse connection string is malformed");
+    assert_null(strstr(error->message, "s3cret"));
+    g_clear_error(&error);
 }
 
 static void test_connection_settings(void **state)
