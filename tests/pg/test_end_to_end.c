@@ -17,52 +17,10 @@
 #include "test_support.h"
 #include "test_txd.h"
 
-static struct test_pg pg;
-
-struct fixture {
-    char *dir;
-    char *conninfo;
-    struct test_txd txd;
-};
-
-static int start_cluster(void **state)
-{
-    (void)state;
-    test_pg_start(&pg);
-    return 0;
-}
-
-static int stop_cluster(void **state)
-{
-    (void)state;
-    test_pg_cleanup(&pg);
-    return 0;
-}
-
-static int setup(void **state)
-{
-    struct fixture *f = g_new0(struct fixture, 1);
-    f->dir = g_dir_make_tmp("vigil-e2e-XXXXXX", NULL);
-    assert_non_null(f->dir);
-    f->conninfo = test_pg_new_database(&pg);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    test_txd_clear(&f->txd);
-    test_remove_tree(f->dir);
-    g_free(f->dir);
-    g_free(f->conninfo);
-    g_free(f);
-    return 0;
-}
-
 /* vigild's config beyond its socket and sink: the uplink to the fixture's
  * vigil-txd, and `capture`'s lines. */
-static char *daemon_config(const struct fixture *f, const char *endpoint, const char *capture)
+static char *daemon_config(const struct test_txd_fixture *f, const char *endpoint,
+                           const char *capture)
 {
     return g_strdup_printf("[capture]\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
                            "[warehouse]\nconninfo = %s\n",
@@ -135,7 +93,7 @@ static int compare_i64(gconstpointer a, gconstpointer b)
 /* The warehouse's sequence numbers of `pid`'s activities, sorted, as
  * "0,1,2…", and the sink's the same way: equal when the same activities,
  * each once. */
-static char *warehouse_seqs(const struct fixture *f, pid_t pid)
+static char *warehouse_seqs(const struct test_txd_fixture *f, pid_t pid)
 {
     char *sql = g_strdup_printf("SELECT coalesce(string_agg(seq::text, ',' ORDER BY seq), '') "
                                 "FROM activities JOIN processes USING (process_id) WHERE pid = %d",
@@ -156,7 +114,7 @@ static char *joined(GArray *seqs)
 }
 
 /* Waits (a generous bound) until `sql` counts at least one row. */
-static void wait_for_rows(const struct fixture *f, const char *sql)
+static void wait_for_rows(const struct test_txd_fixture *f, const char *sql)
 {
     gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
     while (test_pg_query_u64_in(f->conninfo, sql) == 0) {
@@ -168,7 +126,7 @@ static void wait_for_rows(const struct fixture *f, const char *sql)
 
 /* Waits until the warehouse has `pid`'s report: the last thing vigild sends
  * of a process. */
-static void wait_for_summary(const struct fixture *f, pid_t pid)
+static void wait_for_summary(const struct test_txd_fixture *f, pid_t pid)
 {
     char *sql = g_strdup_printf("SELECT count(*) FROM run_summaries JOIN processes "
                                 "USING (process_id) WHERE pid = %d AND end_time IS NOT NULL",
@@ -190,8 +148,8 @@ static char *vigil_report(const struct test_daemon *d, const char *run)
     return out;
 }
 
-static void check_run(const struct fixture *f, const struct test_daemon *d, const char *sink,
-                      pid_t pid, const char *name)
+static void check_run(const struct test_txd_fixture *f, const struct test_daemon *d,
+                      const char *sink, pid_t pid, const char *name)
 {
     wait_for_summary(f, pid);
     GArray *forwarded = sink_seqs(sink, pid);
@@ -217,7 +175,7 @@ static void check_run(const struct fixture *f, const struct test_daemon *d, cons
 
 static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_daemon d;
     char *config = daemon_config(f, f->txd.endpoint, "mode = all");
@@ -241,7 +199,7 @@ static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
 
 static void test_a_spool_is_replayed_after_a_restart(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     /* vigil-txd is not there: vigild keeps the batches. */
     char *endpoint = g_strdup_printf("ipc://%s/txd.sock", f->dir);
     char *config = daemon_config(f, endpoint, "mode = all\n");
@@ -274,8 +232,9 @@ int main(void)
         return 77; /* meson's "skipped" */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_what_vigild_forwards_is_what_the_warehouse_holds,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_spool_is_replayed_after_a_restart, setup, teardown),
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_spool_is_replayed_after_a_restart,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
+    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

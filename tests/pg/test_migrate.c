@@ -13,22 +13,6 @@
 #include "test_support.h"
 #include "vigil/warehouse.h"
 
-static struct test_pg pg;
-
-static int start_cluster(void **state)
-{
-    (void)state;
-    test_pg_start(&pg);
-    return 0;
-}
-
-static int stop_cluster(void **state)
-{
-    (void)state;
-    test_pg_cleanup(&pg);
-    return 0;
-}
-
 /* Every relation and function migration 1 creates, as to_regclass and
  * to_regprocedure know them. */
 static const char *const relations[] = {
@@ -92,7 +76,7 @@ static void test_every_schema_file_is_built_in(void **state)
 static void test_empty_database_gets_every_migration(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     PGconn *db = connect_or_fail(conninfo);
     guint version = 99, applied = 0;
     GError *error = NULL;
@@ -128,7 +112,7 @@ static void test_empty_database_gets_every_migration(void **state)
 static void test_second_run_applies_nothing_and_records_are_right(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     PGconn *db = connect_or_fail(conninfo);
     guint applied = 99;
     GError *error = NULL;
@@ -164,7 +148,7 @@ static void test_second_run_applies_nothing_and_records_are_right(void **state)
 static void test_changed_migration_is_refused(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     PGconn *db = connect_or_fail(conninfo);
     GError *error = NULL;
     assert_true(vigil_warehouse_migrate(db, NULL, &error));
@@ -184,7 +168,7 @@ static void test_changed_migration_is_refused(void **state)
 static void test_newer_schema_is_refused(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     PGconn *db = connect_or_fail(conninfo);
     GError *error = NULL;
     assert_true(vigil_warehouse_migrate(db, NULL, &error));
@@ -212,7 +196,7 @@ static void test_newer_schema_is_refused(void **state)
 static void test_failing_migration_leaves_nothing(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     /* Migration 1 creates nodes, then jobs: a jobs already there makes it
      * fail halfway. */
     test_pg_exec_in(conninfo, "CREATE TABLE jobs (x integer)");
@@ -269,7 +253,7 @@ static gpointer race(gpointer data)
 static void test_concurrent_migrations_apply_each_once(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     struct racer racers[3];
     GThread *threads[G_N_ELEMENTS(racers)];
     for (size_t i = 0; i < G_N_ELEMENTS(racers); i++) {
@@ -292,11 +276,11 @@ static void test_concurrent_migrations_apply_each_once(void **state)
 static void test_unreachable_server_is_named(void **state)
 {
     (void)state;
-    char *conninfo = g_strdup_printf("host=%s port=1 dbname=vigil user=vigil", pg.dir);
+    char *conninfo = g_strdup_printf("host=%s port=1 dbname=vigil user=vigil", test_pg_cluster.dir);
     GError *error = NULL;
     assert_null(vigil_warehouse_connect(conninfo, &error));
     assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT));
-    char *want = g_strdup_printf("(host %s port 1 database vigil user vigil)", pg.dir);
+    char *want = g_strdup_printf("(host %s port 1 database vigil user vigil)", test_pg_cluster.dir);
     test_assert_contains(error->message, want);
     test_assert_contains(error->message, "No such file or directory");
     g_clear_error(&error);
@@ -304,7 +288,7 @@ static void test_unreachable_server_is_named(void **state)
     g_free(conninfo);
 
     /* A database that does not exist: PostgreSQL's own words come through. */
-    conninfo = g_strdup_printf("%s dbname=no_such_database", test_pg_conninfo(&pg));
+    conninfo = g_strdup_printf("%s dbname=no_such_database", test_pg_conninfo(&test_pg_cluster));
     assert_null(vigil_warehouse_connect(conninfo, &error));
     assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT));
     test_assert_contains(error->message, "database no_such_database");
@@ -337,7 +321,7 @@ static void test_malformed_conninfo_is_refused(void **state)
 static void test_connection_settings(void **state)
 {
     (void)state;
-    PGconn *db = connect_or_fail(test_pg_conninfo(&pg));
+    PGconn *db = connect_or_fail(test_pg_conninfo(&test_pg_cluster));
     PGresult *result = PQexec(db, "SELECT current_setting('application_name'),"
                                   " current_setting('client_min_messages'),"
                                   " current_setting('client_encoding')");
@@ -348,7 +332,8 @@ static void test_connection_settings(void **state)
     PQclear(result);
     PQfinish(db);
     /* An application_name of the caller's own wins over the fallback. */
-    char *conninfo = g_strdup_printf("%s application_name=vigil-txd", test_pg_conninfo(&pg));
+    char *conninfo =
+        g_strdup_printf("%s application_name=vigil-txd", test_pg_conninfo(&test_pg_cluster));
     db = connect_or_fail(conninfo);
     assert_string_equal(PQparameterStatus(db, "application_name"), "vigil-txd");
     PQfinish(db);
@@ -360,18 +345,18 @@ static void test_connection_settings(void **state)
 static void test_migrations_survive_a_restart(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     PGconn *db = connect_or_fail(conninfo);
     GError *error = NULL;
     assert_true(vigil_warehouse_migrate(db, NULL, &error));
     PQfinish(db);
 
-    test_pg_stop(&pg);
+    test_pg_stop(&test_pg_cluster);
     assert_null(vigil_warehouse_connect(conninfo, &error));
     assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT));
-    test_assert_contains(error->message, pg.dir);
+    test_assert_contains(error->message, test_pg_cluster.dir);
     g_clear_error(&error);
-    test_pg_restart_after_stop(&pg);
+    test_pg_restart_after_stop(&test_pg_cluster);
 
     db = connect_or_fail(conninfo);
     guint version = 0, applied = 99;
@@ -408,7 +393,7 @@ static struct test_run run_vigil_db(char **env, const char *first, ...)
 static void test_cli_refuses_a_password_on_the_command_line(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     char *with_password = g_strdup_printf("%s password=secret", conninfo);
     struct test_run r = run_vigil_db(NULL, "migrate", "--conninfo", with_password, NULL);
     test_assert_status(&r, 2, "vigil db migrate --conninfo '… password=…'");
@@ -418,7 +403,7 @@ static void test_cli_refuses_a_password_on_the_command_line(void **state)
     assert_null(strstr(r.err, "secret"));
     test_run_clear(&r);
 
-    char *uri = g_strdup_printf("postgresql://vigil:secret@/vigil?host=%s", pg.dir);
+    char *uri = g_strdup_printf("postgresql://vigil:secret@/vigil?host=%s", test_pg_cluster.dir);
     r = run_vigil_db(NULL, "migrate", "--conninfo", uri, NULL);
     test_assert_status(&r, 2, "vigil db migrate --conninfo postgresql://vigil:secret@…");
     test_assert_contains(r.err, "--conninfo holds a password");
@@ -436,7 +421,7 @@ static void test_cli_refuses_a_password_on_the_command_line(void **state)
 static void test_cli_migrate_with_conninfo(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     struct test_run r = run_vigil_db(NULL, "version", "--conninfo", conninfo, NULL);
     test_assert_status(&r, 1, "vigil db version (empty database)");
     test_assert_contains(r.out, "schema at version 0;");
@@ -490,7 +475,7 @@ static void remove_config(char *path)
 static void test_cli_migrate_with_config(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", conninfo);
     char *config = write_config(text);
     struct test_run r = run_vigil_db(NULL, "migrate", "--config", config, NULL);
@@ -519,14 +504,14 @@ static void test_cli_migrate_with_config(void **state)
 static void test_cli_migrate_from_libpq_environment(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     char *database = test_pg_query_text_in(conninfo, "SELECT current_database()");
     char *port = test_pg_query_text_in(conninfo, "SELECT current_setting('port')");
     /* An empty [warehouse] conninfo: libpq's variables say where. */
     char *config = write_config("[log]\nlevel = warning\n");
     char *vars[] = {
         g_strdup_printf("VIGIL_CONFIG=%s", config),
-        g_strdup_printf("PGHOST=%s", pg.dir),
+        g_strdup_printf("PGHOST=%s", test_pg_cluster.dir),
         g_strdup_printf("PGPORT=%s", port),
         g_strdup_printf("PGDATABASE=%s", database),
         g_strdup("PGUSER=vigil"),
@@ -551,7 +536,7 @@ static void test_cli_migrate_from_libpq_environment(void **state)
 static void test_cli_names_an_unreachable_server(void **state)
 {
     (void)state;
-    char *conninfo = g_strdup_printf("host=%s port=1 dbname=vigil user=vigil", pg.dir);
+    char *conninfo = g_strdup_printf("host=%s port=1 dbname=vigil user=vigil", test_pg_cluster.dir);
     struct test_run r = run_vigil_db(NULL, "migrate", "--conninfo", conninfo, NULL);
     test_assert_status(&r, 1, "vigil db migrate (no server)");
     test_assert_contains(r.err, "vigil db migrate: cannot connect to the warehouse (host ");
@@ -586,5 +571,5 @@ int main(void)
         cmocka_unit_test(test_cli_migrate_from_libpq_environment),
         cmocka_unit_test(test_cli_names_an_unreachable_server),
     };
-    return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
+    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

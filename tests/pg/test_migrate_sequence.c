@@ -41,22 +41,6 @@ const struct vigil_warehouse_migration vigil_warehouse_migrations[] = {
 const size_t vigil_warehouse_migration_count =
     sizeof vigil_warehouse_migrations / sizeof vigil_warehouse_migrations[0];
 
-static struct test_pg pg;
-
-static int start_cluster(void **state)
-{
-    (void)state;
-    test_pg_start(&pg);
-    return 0;
-}
-
-static int stop_cluster(void **state)
-{
-    (void)state;
-    test_pg_cleanup(&pg);
-    return 0;
-}
-
 static PGconn *connect_or_fail(const char *conninfo)
 {
     GError *error = NULL;
@@ -79,7 +63,7 @@ static void test_each_migration_is_its_own_transaction(void **state)
 {
     (void)state;
     assert_int_equal(vigil_warehouse_latest_version(), 3);
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     PGconn *db = connect_or_fail(conninfo);
     GError *error = NULL;
     guint applied = 99;
@@ -119,7 +103,7 @@ static void test_each_migration_is_its_own_transaction(void **state)
 static void test_only_the_missing_ones_are_applied(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     /* As an older vigil that knew only migration 1 left it. */
     test_pg_exec_in(conninfo, "CREATE TABLE vigil_schema_migrations (version integer PRIMARY KEY,"
                               " name text NOT NULL, sha256 text NOT NULL,"
@@ -143,7 +127,7 @@ static void test_only_the_missing_ones_are_applied(void **state)
 static void test_a_renamed_migration_counts_as_changed(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     PGconn *db = connect_or_fail(conninfo);
     GError *error = NULL;
     assert_false(vigil_warehouse_migrate(db, NULL, &error));
@@ -162,7 +146,7 @@ static void test_a_renamed_migration_counts_as_changed(void **state)
 static void test_a_gap_in_the_records_is_refused(void **state)
 {
     (void)state;
-    char *conninfo = test_pg_new_database(&pg);
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
     PGconn *db = connect_or_fail(conninfo);
     GError *error = NULL;
     assert_false(vigil_warehouse_migrate(db, NULL, &error));
@@ -191,5 +175,5 @@ int main(void)
         cmocka_unit_test(test_a_renamed_migration_counts_as_changed),
         cmocka_unit_test(test_a_gap_in_the_records_is_refused),
     };
-    return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
+    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

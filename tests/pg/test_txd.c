@@ -18,50 +18,7 @@
 #include "vigil/curve.h"
 #include "vigil/health.h"
 
-static struct test_pg pg;
-
-struct fixture {
-    char *dir;
-    char *conninfo; /* the test's own database */
-    struct test_txd txd;
-};
-
-static int start_cluster(void **state)
-{
-    (void)state;
-    test_pg_start(&pg);
-    return 0;
-}
-
-static int stop_cluster(void **state)
-{
-    (void)state;
-    test_pg_cleanup(&pg);
-    return 0;
-}
-
-static int setup(void **state)
-{
-    struct fixture *f = g_new0(struct fixture, 1);
-    f->dir = g_dir_make_tmp("vigil-txd-XXXXXX", NULL);
-    assert_non_null(f->dir);
-    f->conninfo = test_pg_new_database(&pg);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    test_txd_clear(&f->txd);
-    test_remove_tree(f->dir);
-    g_free(f->dir);
-    g_free(f->conninfo);
-    g_free(f);
-    return 0;
-}
-
-static guint64 count(struct fixture *f, const char *sql)
+static guint64 count(struct test_txd_fixture *f, const char *sql)
 {
     return test_pg_query_u64_in(f->conninfo, sql);
 }
@@ -70,7 +27,7 @@ static guint64 count(struct fixture *f, const char *sql)
 
 static void test_a_batch_is_stored_then_acknowledged(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 1, NULL, NULL, NULL);
@@ -110,7 +67,7 @@ static void test_a_batch_is_stored_then_acknowledged(void **state)
 
 static void test_a_batch_sent_twice_is_stored_once(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 2, NULL, NULL, NULL);
@@ -171,7 +128,7 @@ static void expect_refusal(struct test_sender *s, uint64_t sequence, const char 
 
 static void test_bad_messages_are_refused_and_the_server_goes_on(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 3, NULL, NULL, NULL);
@@ -229,7 +186,7 @@ static void test_bad_messages_are_refused_and_the_server_goes_on(void **state)
 
 static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 4, NULL, NULL, NULL);
@@ -272,7 +229,7 @@ static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
  * cannot hold the path itself. */
 static void test_the_longest_path_is_stored(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 10, NULL, NULL, NULL);
@@ -318,7 +275,7 @@ static void test_the_longest_path_is_stored(void **state)
 #define STREAM_ACTIVITIES 200
 
 /* Everything a stream stored, checked for exactly once. */
-static void assert_stream_stored_once(struct fixture *f, uint64_t node)
+static void assert_stream_stored_once(struct test_txd_fixture *f, uint64_t node)
 {
     char *sql = g_strdup_printf(
         "SELECT count(*) FROM ingested_batches WHERE node_id = %" G_GUINT64_FORMAT, node);
@@ -383,7 +340,7 @@ static void resend_until_all_acked(struct test_sender *s, GBytes **batches, gboo
 
 static void test_killed_server_in_a_stream_loses_and_doubles_nothing(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 5, NULL, NULL, NULL);
@@ -415,7 +372,7 @@ static void test_killed_server_in_a_stream_loses_and_doubles_nothing(void **stat
 
 static void test_database_away_for_20_s_loses_and_doubles_nothing(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, "retry_max_ms = 1000\n");
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 6, NULL, NULL, NULL);
@@ -433,7 +390,7 @@ static void test_database_away_for_20_s_loses_and_doubles_nothing(void **state)
         assert_true(n > 0);
         got += n;
     }
-    test_pg_stop(&pg);
+    test_pg_stop(&test_pg_cluster);
     /* The rest while it is away, spread over 20 s as a stream would be. Not
      * one may be acknowledged: nothing can have been committed. */
     const unsigned away = STREAM_BATCHES - before;
@@ -446,7 +403,7 @@ static void test_database_away_for_20_s_loses_and_doubles_nothing(void **state)
                 fail_msg("%u batches acknowledged while the database was down", n);
         }
     }
-    test_pg_restart_after_stop(&pg);
+    test_pg_restart_after_stop(&test_pg_cluster);
     /* The server stored what waited; a daemon would resend anything it
      * held back past its limit: so do we. */
     for (guint got = 0; got < away;) {
@@ -471,7 +428,7 @@ static void test_database_away_for_20_s_loses_and_doubles_nothing(void **state)
 
 static void test_the_system_state_reaches_the_daemons(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 7, NULL, NULL, NULL);
@@ -540,7 +497,7 @@ static GBytes *process_batch(uint64_t sequence, int32_t pid, const char *program
 
 static void test_a_run_is_its_first_process_whatever_comes_first(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 9, NULL, NULL, NULL);
@@ -601,7 +558,7 @@ static gboolean handshake_outcome(struct test_sender *s, const char *monitor_end
 
 static void test_curve_admits_listed_keys_only(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     char *server_keys = g_build_filename(f->dir, "txd.key", NULL);
     char *daemon_keys = g_build_filename(f->dir, "node.key", NULL);
     char *authorized = g_build_filename(f->dir, "authorized", NULL);
@@ -652,7 +609,7 @@ static void test_curve_admits_listed_keys_only(void **state)
 
 static void test_open_endpoint_without_curve_is_refused(void **state)
 {
-    struct fixture *f = *state;
+    struct test_txd_fixture *f = *state;
     char *config_path = g_build_filename(f->dir, "open.conf", NULL);
     char *config = g_strdup_printf("[txd]\nbind = tcp://0.0.0.0:5799\n[warehouse]\nconninfo = %s\n",
                                    f->conninfo);
@@ -675,23 +632,28 @@ int main(void)
     if (!test_pg_available())
         return 77; /* meson's "skipped" */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_batch_is_stored_then_acknowledged, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_batch_sent_twice_is_stored_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_messages_are_refused_and_the_server_goes_on, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_batch_is_stored_then_acknowledged,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_batch_sent_twice_is_stored_once,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_messages_are_refused_and_the_server_goes_on,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_a_batch_the_database_cannot_take_is_refused_whole,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_longest_path_is_stored, setup, teardown),
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_the_longest_path_is_stored, test_txd_fixture_setup,
+                                        test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_killed_server_in_a_stream_loses_and_doubles_nothing,
-                                        setup, teardown),
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_database_away_for_20_s_loses_and_doubles_nothing,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_system_state_reaches_the_daemons, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_run_is_its_first_process_whatever_comes_first, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_curve_admits_listed_keys_only, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_open_endpoint_without_curve_is_refused, setup,
-                                        teardown),
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_the_system_state_reaches_the_daemons,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_run_is_its_first_process_whatever_comes_first,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_curve_admits_listed_keys_only, test_txd_fixture_setup,
+                                        test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_open_endpoint_without_curve_is_refused,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
+    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -158,3 +158,19 @@ guint64 test_pg_query_u64(const struct test_pg *pg, const char *sql)
 {
     return test_pg_query_u64_in(pg->conninfo, sql);
 }
+
+struct test_pg test_pg_cluster;
+
+int test_pg_group_setup(void **state)
+{
+    (void)state;
+    test_pg_start(&test_pg_cluster);
+    return 0;
+}
+
+int test_pg_group_teardown(void **state)
+{
+    (void)state;
+    test_pg_cleanup(&test_pg_cluster);
+    return 0;
+}

@@ -28,6 +28,12 @@ void test_pg_restart_after_stop(struct test_pg *pg);
 /* Stops it and removes its folder. */
 void test_pg_cleanup(struct test_pg *pg);
 
+/* The cluster of a test program, for cmocka_run_group_tests: the setup
+ * starts it, the teardown removes it. */
+extern struct test_pg test_pg_cluster;
+int test_pg_group_setup(void **state);
+int test_pg_group_teardown(void **state);
+
 const char *test_pg_conninfo(const struct test_pg *pg);
 /* A new empty database in the cluster; its conninfo (g_free it). */
 char *test_pg_new_database(struct test_pg *pg);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <zmq.h>
 
+#include "test_pg.h"
 #include "test_support.h"
 #include "test_txd.h"
 #include "vigil/health.h"
@@ -116,6 +117,27 @@ void test_txd_clear(struct test_txd *t)
     g_free(t->log_path);
     g_free(t->pid_path);
     memset(t, 0, sizeof *t);
+}
+
+int test_txd_fixture_setup(void **state)
+{
+    struct test_txd_fixture *f = g_new0(struct test_txd_fixture, 1);
+    f->dir = g_dir_make_tmp("vigil-txd-XXXXXX", NULL);
+    assert_non_null(f->dir);
+    f->conninfo = test_pg_new_database(&test_pg_cluster);
+    *state = f;
+    return 0;
+}
+
+int test_txd_fixture_teardown(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_clear(&f->txd);
+    test_remove_tree(f->dir);
+    g_free(f->dir);
+    g_free(f->conninfo);
+    g_free(f);
+    return 0;
 }
 
 /* ---- the synthetic daemon -------------------------------------------------------------- */

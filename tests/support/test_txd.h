@@ -33,6 +33,17 @@ char *test_txd_stop(struct test_txd *t);
 char *test_txd_kill(struct test_txd *t);
 void test_txd_clear(struct test_txd *t);
 
+/* A test's own folder and database (in test_pg_cluster, test_pg.h), and its
+ * server, started by the test: cmocka setup and teardown make and remove
+ * them (a server left running is killed). */
+struct test_txd_fixture {
+    char *dir;
+    char *conninfo;
+    struct test_txd txd;
+};
+int test_txd_fixture_setup(void **state);
+int test_txd_fixture_teardown(void **state);
+
 /* A synthetic daemon: one DEALER socket. */
 struct test_sender {
     void *context, *socket;
