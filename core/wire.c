@@ -1692,6 +1692,37 @@ gboolean vigil_wire_add_message(vigil_wire_writer *w, GBytes *message, GError **
     return TRUE;
 }
 
+gboolean vigil_wire_add_writer(vigil_wire_writer *w, vigil_wire_writer *inner, GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_BATCH, FALSE);
+    g_return_val_if_fail(inner != NULL, FALSE);
+    GBytes *message = vigil_wire_writer_finish(inner);
+    if (message == NULL)
+        return malformed(error, "cannot add to the batch message: message %u could not be finished",
+                         w->count + 1);
+    /* Its items passed the writer's checks as they were added: only what
+     * makes it fit this batch is left to check, not its payload again. */
+    gsize length;
+    const uint8_t *bytes = g_bytes_get_data(message, &length);
+    struct vigil_wire_header header = {
+        .type = load_u16(bytes + OFFSET_TYPE),
+        .node_id = load_u64(bytes + OFFSET_NODE_ID),
+        .sequence = load_u64(bytes + OFFSET_SEQUENCE),
+    };
+    const uint8_t *h = w->bytes->data;
+    gboolean ok = check_inner_header(&header, load_u64(h + OFFSET_NODE_ID),
+                                     load_u64(h + OFFSET_SEQUENCE), w->count, error);
+    if (!ok)
+        g_prefix_error(error, "cannot add to the batch message: message %u: ", w->count + 1);
+    uint8_t *p = ok ? writer_append_item(w, BATCH_LENGTH_BYTES + length, error) : NULL;
+    if (p != NULL) {
+        put_u32(&p, (uint32_t)length); /* under the payload limit, as writer_append_item checked */
+        put_bytes(&p, bytes, length);
+    }
+    g_bytes_unref(message);
+    return p != NULL;
+}
+
 GBytes *vigil_wire_writer_finish(vigil_wire_writer *w)
 {
     g_return_val_if_fail(w != NULL, NULL);

@@ -394,16 +394,14 @@ struct batch {
 
 /* Adds a finished message to the batch; only a bug can make it fail, since
  * every item was checked when it was added. */
-static void add_message(struct batch *b, GBytes *message, const char *what)
+static void add_message(struct batch *b, vigil_wire_writer *message, const char *what)
 {
     GError *error = NULL;
-    if (message == NULL || !vigil_wire_add_message(b->batch, message, &error)) {
+    if (!vigil_wire_add_writer(b->batch, message, &error)) {
         g_critical("uplink: the %s message of batch %" PRIu64 " could not be added: %s", what,
-                   b->sequence, error != NULL ? error->message : "it could not be finished");
-        g_clear_error(&error);
+                   b->sequence, error->message);
+        g_error_free(error);
     }
-    if (message != NULL)
-        g_bytes_unref(message);
 }
 
 static void close_message(struct batch *b, enum vigil_wire_type type)
@@ -412,7 +410,7 @@ static void close_message(struct batch *b, enum vigil_wire_type type)
     if (w == NULL)
         return;
     b->open[type] = NULL;
-    add_message(b, vigil_wire_writer_finish(w), vigil_wire_type_name(type));
+    add_message(b, w, vigil_wire_type_name(type));
 }
 
 static void batch_begin(struct batch *b)
@@ -427,7 +425,7 @@ static void batch_begin(struct batch *b)
         g_critical("uplink: the node item is refused: %s", error->message);
         g_error_free(error);
     }
-    add_message(b, vigil_wire_writer_finish(w), "node");
+    add_message(b, w, "node");
     b->bytes = MESSAGE_WIRE_BYTES * 2 + 40 + strlen(b->node->hostname);
     b->has_items = FALSE;
     b->process_id = 0;

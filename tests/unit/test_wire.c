@@ -2159,6 +2159,51 @@ static void test_writer_refuses_bad_batches(void **state)
     g_bytes_unref(node);
 }
 
+/* A writer added whole makes the same bytes as its finished message added
+ * as bytes, and the batch's rules hold for it too. */
+static void test_writer_added_whole(void **state)
+{
+    (void)state;
+    const uint64_t seq = BATCH_SEQUENCE;
+    GError *error = NULL;
+    vigil_wire_writer *by_bytes = vigil_wire_writer_new(VIGIL_WIRE_BATCH, NODE_ID, seq, 0);
+    vigil_wire_writer *by_writer = vigil_wire_writer_new(VIGIL_WIRE_BATCH, NODE_ID, seq, 0);
+
+    vigil_wire_writer *procs = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, NODE_ID, seq, 0);
+    for (size_t i = 0; i < G_N_ELEMENTS(processes); i++)
+        add_fixture(procs, VIGIL_WIRE_PROCESSES, i);
+    expect_refused(vigil_wire_add_writer(by_writer, procs, &error), &error,
+                   VIGIL_WIRE_ERROR_MALFORMED,
+                   "cannot add to the batch message: message 1: processes message first; a batch "
+                   "starts with its node message");
+    vigil_wire_writer *node = vigil_wire_writer_new(VIGIL_WIRE_NODE, NODE_ID, seq, 0);
+    add_fixture(node, VIGIL_WIRE_NODE, 0);
+    assert_true(vigil_wire_add_writer(by_writer, node, &error));
+    vigil_wire_writer *other = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, NODE_ID, seq + 1, 0);
+    add_fixture(other, VIGIL_WIRE_PROCESSES, 0);
+    expect_refused(vigil_wire_add_writer(by_writer, other, &error), &error,
+                   VIGIL_WIRE_ERROR_MALFORMED, "but the batch's is");
+    procs = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, NODE_ID, seq, 0);
+    for (size_t i = 0; i < G_N_ELEMENTS(processes); i++)
+        add_fixture(procs, VIGIL_WIRE_PROCESSES, i);
+    assert_true(vigil_wire_add_writer(by_writer, procs, &error));
+
+    GBytes *node_bytes = node_message(seq), *procs_bytes = processes_message(seq);
+    assert_true(vigil_wire_add_message(by_bytes, node_bytes, &error));
+    assert_true(vigil_wire_add_message(by_bytes, procs_bytes, &error));
+    GBytes *a = vigil_wire_writer_finish(by_bytes), *b = vigil_wire_writer_finish(by_writer);
+    assert_true(g_bytes_equal(a, b));
+    struct vigil_wire_message m;
+    decode_bytes(b, &m);
+    assert_int_equal(m.header.count, 2);
+    assert_inner_equal(&m.inner[1], VIGIL_WIRE_PROCESSES);
+    vigil_wire_message_clear(&m);
+    g_bytes_unref(a);
+    g_bytes_unref(b);
+    g_bytes_unref(node_bytes);
+    g_bytes_unref(procs_bytes);
+}
+
 /* The batch stops at the payload limit, and what it made still decodes. */
 static void test_batch_refuses_to_grow_too_large(void **state)
 {
@@ -2356,6 +2401,7 @@ int main(void)
         cmocka_unit_test(test_hostile_batches),
         cmocka_unit_test(test_every_inner_truncation_fails),
         cmocka_unit_test(test_writer_refuses_bad_batches),
+        cmocka_unit_test(test_writer_added_whole),
         cmocka_unit_test(test_batch_refuses_to_grow_too_large),
         cmocka_unit_test(test_encode_message_refuses_inconsistent_batches),
         cmocka_unit_test(test_peek_header),

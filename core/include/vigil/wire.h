@@ -297,6 +297,10 @@ gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_re
  * pass VIGIL_WIRE_MAX_PAYLOAD_BYTES (then finish this batch and start the
  * next sequence with its own NODE). */
 gboolean vigil_wire_add_message(vigil_wire_writer *w, GBytes *message, GError **error);
+/* BATCH: finishes `inner` (always: it is freed) and adds it. Its items were
+ * checked as they were added, so only its header is checked against the
+ * batch here, and its payload is not decoded again as add_message does. */
+gboolean vigil_wire_add_writer(vigil_wire_writer *w, vigil_wire_writer *inner, GError **error);
 uint32_t vigil_wire_writer_count(const vigil_wire_writer *w);
 /* Seals the header (count, length, CRC) and frees the writer. A NODE or
  * REFUSED message without its item, or a BATCH without messages, is a
