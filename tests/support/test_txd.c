@@ -17,6 +17,7 @@
 #include "test_pg.h"
 #include "test_support.h"
 #include "test_txd.h"
+#include "vigil/clock.h"
 #include "vigil/health.h"
 #include "vigil/ontology.h"
 
@@ -218,28 +219,11 @@ void test_sender_expect_ack(struct test_sender *s, uint64_t sequence)
 
 /* ---- batches ------------------------------------------------------------------------------- */
 
-static uint64_t now_monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static int64_t realtime_offset_ns(void)
-{
-    struct timespec r, m;
-    clock_gettime(CLOCK_REALTIME, &r);
-    clock_gettime(CLOCK_MONOTONIC, &m);
-    return ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
-}
-
 static void add_message(vigil_wire_writer *batch, vigil_wire_writer *w)
 {
-    GBytes *bytes = vigil_wire_writer_finish(w);
     GError *error = NULL;
-    if (!vigil_wire_add_message(batch, bytes, &error))
+    if (!vigil_wire_add_writer(batch, w, &error))
         fail_msg("a test batch's message was refused: %s", error->message);
-    g_bytes_unref(bytes);
 }
 
 static void check(gboolean ok, GError *error)
@@ -252,7 +236,9 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
                        unsigned node_health)
 {
     GError *error = NULL;
-    uint64_t now = now_monotonic_ns();
+    uint64_t now = vigil_clock_monotonic_ns();
+    struct vigil_clock_offset offset;
+    vigil_clock_offset_measure(&offset);
     /* One process across every batch of a test program, as a real one. */
     static uint64_t process_start_ns;
     if (process_start_ns == 0)
@@ -262,7 +248,7 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
     vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
     char hostname[32];
     g_snprintf(hostname, sizeof hostname, "test-node-%" G_GUINT64_FORMAT, node_id);
-    struct vigil_wire_node node = {.realtime_offset_ns = realtime_offset_ns(),
+    struct vigil_wire_node node = {.realtime_offset_ns = offset.realtime_minus_monotonic_ns,
                                    .cycle = sequence,
                                    .cycle_start_ns = now - 1000000000u,
                                    .cycle_end_ns = now,
