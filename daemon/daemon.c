@@ -271,6 +271,8 @@ static gboolean same_uplink_settings(const struct vigild_uplink_settings *a,
            g_strcmp0(a->spool_dir, b->spool_dir) == 0 && a->spool_max_bytes == b->spool_max_bytes &&
            a->spool_after_ms == b->spool_after_ms && a->resend_after_ms == b->resend_after_ms &&
            a->memory_max_bytes == b->memory_max_bytes &&
+           a->in_flight_max_bytes == b->in_flight_max_bytes &&
+           a->refused_max_bytes == b->refused_max_bytes &&
            g_strcmp0(a->curve_server_key, b->curve_server_key) == 0 &&
            g_strcmp0(a->curve_public_key, b->curve_public_key) == 0 &&
            g_strcmp0(a->curve_secret_key, b->curve_secret_key) == 0;

@@ -661,6 +661,8 @@ struct vigild_uplink_settings {
     guint spool_after_ms;
     guint resend_after_ms;
     uint64_t memory_max_bytes;
+    uint64_t in_flight_max_bytes;
+    uint64_t refused_max_bytes;
     char *curve_server_key;
     char *curve_public_key;
     char *curve_secret_key;
@@ -680,6 +682,7 @@ struct vigild_uplink_stats {
     uint64_t resent; /* of those, a batch sent before */
     uint64_t acked;
     uint64_t in_flight;      /* sent and not acknowledged yet */
+    uint64_t in_flight_bytes;
     uint64_t unacked;        /* every batch kept: in memory or in the spool */
     uint64_t memory_batches; /* kept in memory only, not spooled yet */
     uint64_t memory_bytes;
@@ -687,6 +690,9 @@ struct vigild_uplink_stats {
     uint64_t spool_bytes;     /* disk the spool's segments use */
     uint64_t replayed;        /* found in the spool at start, queued again */
     uint64_t dropped_full_batches, dropped_full_bytes; /* spool_max_bytes reached */
+    /* The spool could not take them and memory_max_bytes was reached. */
+    uint64_t dropped_memory_batches, dropped_memory_bytes;
+    uint64_t refused_deleted; /* kept refused batches deleted for refused_max_bytes */
     uint64_t refused;             /* by vigil-txd, or malformed here: kept in refused/ */
     uint64_t spool_corrupt;       /* damaged stretches of spool files, kept aside */
     uint64_t spool_corrupt_bytes; /* their bytes */
@@ -702,8 +708,10 @@ struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, 
 /* The next batch's sequence: never one handed out before, even by an
  * earlier vigild on the same spool_dir. */
 uint64_t vigild_uplink_next_sequence(struct vigild_uplink *u);
-/* Takes a reference to a finished BATCH message and returns at once. */
-void vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch);
+/* Takes a reference to a finished BATCH message. With spool_after_ms = 0
+ * it first writes it to the spool; TRUE when it is there, i.e. survives a
+ * SIGKILL of vigild. */
+gboolean vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch);
 /* The last system state vigil-txd sent; FALSE when none came yet. */
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out);
 void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out);

@@ -56,6 +56,8 @@ static int setup(void **state)
     f->settings.spool_after_ms = 3600000;
     f->settings.resend_after_ms = 3600000;
     f->settings.memory_max_bytes = 64u << 20;
+    f->settings.in_flight_max_bytes = 64u << 20;
+    f->settings.refused_max_bytes = 64u << 20;
     f->context = zmq_ctx_new();
     *state = f;
     return 0;
@@ -691,7 +693,7 @@ static void test_bad_curve_settings(void **state)
     assert_string_equal(s.endpoint, "");
     assert_true(s.node_id > 0 && s.node_id <= (uint64_t)INT64_MAX);
     assert_null(s.curve_server_key);
-    assert_int_equal(s.spool_after_ms, 2000);
+    assert_int_equal(s.spool_after_ms, 0);
     vigild_uplink_settings_clear(&s);
     g_free(good);
     g_free(open_to_all);
