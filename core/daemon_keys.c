@@ -50,6 +50,14 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
      .max = 1000000,
      .description = "registered processes served at once; more are refused"},
     {.section = "daemon",
+     .name = "state_dir",
+     .type = VIGIL_CONFIG_STRING,
+     .default_value = "",
+     .description = "where vigild keeps what a restarted vigild needs to take the running "
+                    "processes back (their registrations, file names and counts); empty: "
+                    "beside the socket (SOCKET.state), in /run so a reboot empties it; none: "
+                    "a restart of vigild loses the running processes"},
+    {.section = "daemon",
      .name = "keep_ended",
      .type = VIGIL_CONFIG_INT,
      .default_value = "1024",

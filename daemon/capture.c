@@ -667,6 +667,43 @@ void vigild_capture_close_cycle(struct vigild_capture *c, const struct vigild_cy
     }
 }
 
+gboolean vigild_capture_oldest_held(const struct vigild_capture *c, uint64_t process_id,
+                                    uint64_t *seq, uint64_t *held)
+{
+    const struct capture_subject *s = subject_get(c, process_id);
+    if (s == NULL || process_id == 0)
+        return FALSE;
+    *held = s->counts.observed - s->counts.forwarded - s->counts.dropped - s->counts.lost;
+    /* Held cycles are in drain order, so the first activity found is the
+     * oldest. */
+    for (const GList *l = s->held->head; l != NULL; l = l->next) {
+        const struct held_cycle *h = l->data;
+        if (h->activities != NULL && h->activities->len > 0) {
+            *seq = g_array_index(h->activities, struct vigil_activity, 0).seq;
+            return TRUE;
+        }
+    }
+    if (s->open != NULL && s->open->activities != NULL && s->open->activities->len > 0) {
+        *seq = g_array_index(s->open->activities, struct vigil_activity, 0).seq;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+void vigild_capture_restore(struct vigild_capture *c, uint64_t process_id,
+                            const struct vigild_capture_counts *counts)
+{
+    struct capture_subject *s = subject_get(c, process_id);
+    if (s == NULL || process_id == 0)
+        return;
+    s->counts = *counts;
+    s->counts.held = 0;
+    c->total.observed += counts->observed;
+    c->total.forwarded += counts->forwarded;
+    c->total.dropped += counts->dropped;
+    c->total.lost += counts->lost;
+}
+
 gboolean vigild_capture_counts(const struct vigild_capture *c, uint64_t process_id,
                                struct vigild_capture_counts *out)
 {

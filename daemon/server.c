@@ -100,6 +100,23 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
         refuse(c, err.message);
         return;
     }
+    /* A process whose vigild restarted, and which this vigild may have
+     * taken back already (process_state.c): the same pid and start. */
+    struct vigild_process *known =
+        (info.fixed.flags & VIGIL_LOCAL_REATTACH)
+            ? vigild_processes_find(&d->processes, c->pid, info.fixed.start_monotonic_ns)
+            : NULL;
+    if (known != NULL) {
+        close(ring_fd);
+        c->role = ROLE_PROCESS;
+        c->process_id = known->id;
+        g_debug("pid %d (%s) re-attached as process %" G_GUINT64_FORMAT, (int)c->pid,
+                known->program, known->id);
+        struct vigil_local_registered answer = {.process_id = known->id};
+        if (!vigil_local_send(c->fd, VIGIL_LOCAL_REGISTERED, &answer, sizeof answer, -1, &err))
+            g_debug("pid %d: %s", (int)c->pid, err.message);
+        return;
+    }
     if (vigild_processes_running(&d->processes) >= d->settings.max_processes) {
         close(ring_fd);
         char *why = g_strdup_printf("vigild serves at most %u processes (max_processes)",

@@ -63,6 +63,7 @@ struct vigild_settings {
     guint capture_pre, capture_post;
     uint64_t capture_max_held;
     char *capture_sink;
+    char *state_dir; /* "" : none, no process survives a restart of vigild */
 };
 
 /* Reads [daemon]; a roll-up window that is not a multiple of the tick is
@@ -243,6 +244,7 @@ struct vigild_energy_account {
     double energy_j;
     uint32_t flags;  /* VIGIL_LOCAL_ENERGY_* */
     gboolean shared; /* had a share at least once */
+    gboolean rebase; /* the next CPU sample is a new baseline, not used time */
 };
 
 /* The pure rule, for the tests: `n` processes that used cpu_s[i] of the
@@ -255,6 +257,10 @@ void vigild_energy_split(double energy_j, double busy_s, const double *cpu_s, si
 void vigild_energy_share_init(struct vigild_energy_share *e);
 void vigild_energy_share_add_process(struct vigild_energy_share *e, uint64_t process_id);
 void vigild_energy_share_remove_process(struct vigild_energy_share *e, uint64_t process_id);
+/* A process taken back after a restart of vigild: its figures go on from
+ * what the last vigild had, marked uncertain for the gap. */
+void vigild_energy_share_restore(struct vigild_energy_share *e, uint64_t process_id, double cpu_s,
+                                 double energy_j, uint32_t flags, gboolean shared);
 const struct vigild_energy_account *vigild_energy_share_account(const struct vigild_energy_share *e,
                                                                 uint64_t process_id);
 /* Why there is no energy figure when no energy metric is sampled: set by
@@ -430,6 +436,13 @@ void vigild_capture_set_rank(struct vigild_capture *c, uint64_t process_id, int3
 void vigild_capture_end_process(struct vigild_capture *c, uint64_t process_id);
 /* A cycle's end: forwards or drops each process's cycle. */
 void vigild_capture_close_cycle(struct vigild_capture *c, const struct vigild_cycle_verdicts *v);
+/* The ring position of the oldest activity of the process still held for
+ * a decision, and how many are held; FALSE when none is. */
+gboolean vigild_capture_oldest_held(const struct vigild_capture *c, uint64_t process_id,
+                                    uint64_t *seq, uint64_t *held);
+/* A process taken back after a restart of vigild: its counts go on. */
+void vigild_capture_restore(struct vigild_capture *c, uint64_t process_id,
+                            const struct vigild_capture_counts *counts);
 /* A process's counts (FALSE when it is not known), or the node's. */
 gboolean vigild_capture_counts(const struct vigild_capture *c, uint64_t process_id,
                                struct vigild_capture_counts *out);
@@ -473,7 +486,13 @@ struct vigild_process {
     char *dropped_reason;
 
     struct vigil_ring *ring; /* NULL once ended or dropped */
-    int pidfd;               /* -1 when it could not be opened, or once ended */
+    /* What finds it again after a restart (process_state.c): the ring's
+     * memfd, and the process's start time in /proc (0: unknown). */
+    dev_t ring_device;
+    ino_t ring_inode;
+    uint32_t ring_slots, tick_source;
+    uint64_t proc_start_ticks;
+    int pidfd; /* -1 when it could not be opened, or once ended */
     guint pidfd_watch;
 
     uint64_t activities, names; /* records drained */
@@ -482,6 +501,10 @@ struct vigild_process {
     uint64_t next_seq;          /* the position the next record should have */
     uint64_t seq_gaps;          /* positions missing between records */
     gboolean seq_started;
+    /* Restarts of vigild it lived through, and ring positions one of them
+     * lost: freed early (the ring was filling) and not yet stored. */
+    uint64_t restarts, restart_lost;
+    uint64_t released_early; /* positions freed before they were committed */
     uint64_t problems_logged;
 
     /* Its capture counts, copied when capture forgets it. */
@@ -510,7 +533,9 @@ struct vigild_processes {
     struct vigil_tick_clock tsc_clock, ns_clock;
     struct vigil_tick_anchor tsc_first;
     uint64_t registered_total, ended_total, dropped_total, refused_total;
+    uint64_t recovered_total; /* taken back from a vigild before this one */
     guint keep_ended;
+    gboolean hold_records;
     /* Told about every process that starts or ends (sampler, energy). */
     void (*on_start)(void *user, const struct vigild_process *p);
     void (*on_end)(void *user, const struct vigild_process *p);
@@ -521,6 +546,16 @@ struct vigild_processes {
 };
 
 void vigild_processes_init(struct vigild_processes *ps, guint keep_ended);
+/* Rings keep the slots they were read from until vigild_processes_commit
+ * (set when vigild keeps state for a restart). */
+void vigild_processes_hold_records(struct vigild_processes *ps, gboolean hold);
+/* Everything of `p` before `position` is stored or decided: its ring may
+ * free it, and a restarted vigild resumes there. */
+void vigild_processes_commit(struct vigild_processes *ps, struct vigild_process *p,
+                             uint64_t position);
+/* A running process by its pid and the start it gave at REGISTER; NULL. */
+struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, pid_t pid,
+                                             uint64_t start_monotonic_ns);
 /* Takes a registration: attaches the ring from `ring_fd` (which it closes)
  * and watches the pid for its end. NULL with error set when the ring is
  * refused. */
@@ -551,10 +586,54 @@ void vigild_processes_clear(struct vigild_processes *ps);
 
 const char *vigild_process_state_name(enum vigild_process_state state);
 
+/* ---- process_state.c: the processes across a restart of vigild ------------- */
+
+/* A process the last vigild served, found running with its ring. */
+struct vigild_recovered {
+    pid_t pid;
+    uid_t uid;
+    int ring_fd;
+    uint32_t ring_slots, tick_source;
+    uint64_t proc_start_ticks, start_monotonic_ns, start_realtime_ns, registered_ns;
+    char *program, *cwd, *job, *run_key;
+    char **argv;
+    gboolean argv_truncated;
+    int32_t mpi_rank, mpi_size;
+    uint64_t committed;
+    uint64_t activities, names, corrupt, torn, dropped, seq_gaps, restart_lost, restarts;
+    struct vigild_capture_counts capture;
+    double cpu_s, energy_j;
+    uint32_t energy_flags;
+    gboolean energy_shared;
+    GArray *name_ids;      /* uint32_t */
+    GPtrArray *name_paths; /* char *, bytes as drained */
+};
+
+/* The process's start time in /proc/PID/stat (clock ticks since boot); 0
+ * when it is gone. */
+uint64_t vigild_proc_start_ticks(pid_t pid);
+/* Makes the folder, private to vigild's user. */
+gboolean vigild_process_state_open_dir(const char *dir, GError **error);
+/* Writes the registration of a new process. */
+void vigild_process_state_register(const char *dir, const struct vigild_process *p);
+/* Rewrites the process's counts as of `committed`, its capture
+ * counts less the `held_activities` the next vigild would read again. */
+void vigild_process_state_save(const char *dir, const struct vigild_process *p,
+                               const struct vigild_capture_counts *capture, uint64_t committed,
+                               uint64_t held_activities);
+void vigild_process_state_add_name(const char *dir, const struct vigild_process *p,
+                                   uint32_t file_id, const char *path, size_t length);
+void vigild_process_state_remove(const char *dir, pid_t pid, uint64_t start_monotonic_ns);
+/* Every process of the folder that still runs and whose ring can be
+ * reached (struct vigild_recovered *); the others' files are removed. */
+GPtrArray *vigild_process_state_recover(const char *dir);
+void vigild_recovered_free(struct vigild_recovered *r);
+
 /* ---- the daemon (daemon.c) ---------------------------------------------- */
 
 struct vigild {
     char *config_path;
+    char *state_dir;       /* the processes' state for a restart; NULL: none kept */
     char *socket_override; /* VIGIL_SOCKET or --socket */
     vigil_config *config;
     struct vigild_settings settings;
@@ -681,7 +760,7 @@ struct vigild_uplink_stats {
     uint64_t sent;   /* sends handed to ZeroMQ, resends included */
     uint64_t resent; /* of those, a batch sent before */
     uint64_t acked;
-    uint64_t in_flight;      /* sent and not acknowledged yet */
+    uint64_t in_flight; /* sent and not acknowledged yet */
     uint64_t in_flight_bytes;
     uint64_t unacked;        /* every batch kept: in memory or in the spool */
     uint64_t memory_batches; /* kept in memory only, not spooled yet */
@@ -692,7 +771,7 @@ struct vigild_uplink_stats {
     uint64_t dropped_full_batches, dropped_full_bytes; /* spool_max_bytes reached */
     /* The spool could not take them and memory_max_bytes was reached. */
     uint64_t dropped_memory_batches, dropped_memory_bytes;
-    uint64_t refused_deleted; /* kept refused batches deleted for refused_max_bytes */
+    uint64_t refused_deleted;     /* kept refused batches deleted for refused_max_bytes */
     uint64_t refused;             /* by vigil-txd, or malformed here: kept in refused/ */
     uint64_t spool_corrupt;       /* damaged stretches of spool files, kept aside */
     uint64_t spool_corrupt_bytes; /* their bytes */
