@@ -315,6 +315,9 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     vigild_json_int(b, "torn", (gint64)p->torn);
     vigild_json_int(b, "seq_gaps", (gint64)p->seq_gaps);
     vigild_json_int(b, "dropped", (gint64)p->dropped);
+    vigild_json_int(b, "restarts", (gint64)p->restarts);
+    vigild_json_int(b, "restart_lost", (gint64)p->restart_lost);
+    vigild_json_int(b, "released_early", (gint64)p->released_early);
     vigild_json_string(b, "dropped_reason", p->dropped_reason);
     struct vigild_capture_counts capture;
     process_capture(d, p, &capture);
@@ -347,6 +350,7 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finish
     vigild_json_int(b, "ended_total", (gint64)ps->ended_total);
     vigild_json_int(b, "dropped_total", (gint64)ps->dropped_total);
     vigild_json_int(b, "refused_total", (gint64)ps->refused_total);
+    vigild_json_int(b, "recovered_total", (gint64)ps->recovered_total);
     if (finished_pid > 0) {
         gboolean found = FALSE;
         for (GList *l = ps->ended->head; l != NULL && !found; l = l->next)

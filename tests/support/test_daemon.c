@@ -89,6 +89,24 @@ char *test_daemon_stop(struct test_daemon *d)
     return log;
 }
 
+char *test_daemon_kill(struct test_daemon *d)
+{
+    assert_int_equal(kill(d->pid, SIGKILL), 0);
+    struct pollfd p = {.fd = d->pidfd, .events = POLLIN};
+    if (poll(&p, 1, STOP_TIMEOUT_MS) != 1)
+        fail_msg("vigild (pid %d) did not die of SIGKILL", (int)d->pid);
+    close(d->pidfd);
+    running_pid = 0;
+    char *log = NULL;
+    assert_true(g_file_get_contents(d->log_path, &log, NULL, NULL));
+    g_free(d->dir);
+    g_free(d->config_path);
+    g_free(d->socket_path);
+    g_free(d->capture_path);
+    g_free(d->log_path);
+    return log;
+}
+
 JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid)
 {
     char *pid_text = g_strdup_printf("%d", (int)finished_pid);
