@@ -90,8 +90,8 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
      .max = 1000000,
      .description = "descriptors kept free below vigild's limit (RLIMIT_NOFILE) for its own "
                     "files, pidfds and providers: a user's connection that would go past the "
-                    "limit minus this is refused (root's may use half of the reserve); at most "
-                    "half the limit"},
+                    "limit minus this is refused (root's may use half of the reserve); it leaves "
+                    "128 at least"},
 };
 const size_t vigil_daemon_config_key_count =
     sizeof vigil_daemon_config_keys / sizeof vigil_daemon_config_keys[0];

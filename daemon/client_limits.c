@@ -24,6 +24,7 @@
 
 #define LOG_PERIOD_S     60
 #define RECOUNT_EVERY_US G_USEC_PER_SEC
+#define MIN_BUDGET       128 /* descriptors a budget leaves users at least */
 
 static const char *const refusal_names[VIGILD_REFUSED_KINDS] = {
     [VIGILD_REFUSED_FD_BUDGET] = "fd_budget",
@@ -72,12 +73,13 @@ void vigild_client_limits_configure(struct vigild_client_limits *l, const struct
 {
     l->max_connections_per_uid = s->max_connections_per_uid;
     l->max_processes_per_uid = s->max_processes_per_uid;
-    l->fd_reserve = MIN((uint64_t)s->fd_reserve, l->fd_limit / 2);
+    /* A budget of a few descriptors would refuse everyone: keep one. */
+    uint64_t most = l->fd_limit > 2 * MIN_BUDGET ? l->fd_limit - MIN_BUDGET : l->fd_limit / 2;
+    l->fd_reserve = MIN((uint64_t)s->fd_reserve, most);
     if (l->fd_reserve < s->fd_reserve)
-        g_warning(
-            "[daemon] fd_reserve = %u is more than half the descriptor limit of %" G_GUINT64_FORMAT
-            "; %" G_GUINT64_FORMAT " are reserved",
-            s->fd_reserve, l->fd_limit, l->fd_reserve);
+        g_warning("[daemon] fd_reserve = %u leaves less than %d of the descriptor limit of "
+                  "%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT " are reserved",
+                  s->fd_reserve, MIN_BUDGET, l->fd_limit, l->fd_reserve);
     l->fd_budget = l->fd_limit - l->fd_reserve;
     l->fd_budget_root = l->fd_limit - l->fd_reserve / 2;
     /* A new timeout applies to the clients waiting from now on. */

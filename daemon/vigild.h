@@ -679,7 +679,7 @@ enum vigild_refusal {
 struct vigild_client_limits {
     guint max_connections_per_uid, max_processes_per_uid, unregistered_timeout_ms;
     uint64_t fd_limit;       /* RLIMIT_NOFILE when the server started */
-    uint64_t fd_reserve;     /* at most half the limit */
+    uint64_t fd_reserve;     /* leaves a budget of 128 at least */
     uint64_t fd_budget;      /* a user's connection past it is refused */
     uint64_t fd_budget_root; /* root's: half the reserve below the limit */
     uint64_t fds_counted;    /* /proc/self/fd at the last count, once a second at most */
