@@ -656,9 +656,9 @@ guint vigild_server_clients(const struct vigild_server *s)
     return g_hash_table_size(s->connections);
 }
 
-void vigild_server_configure(struct vigild_server *s, const struct vigild_settings *settings)
+void vigild_server_configure(struct vigild_server *server, const struct vigild_settings *s)
 {
-    vigild_client_limits_configure(&s->limits, settings);
+    vigild_client_limits_configure(&server->limits, s);
 }
 
 struct vigild_client_limits *vigild_server_limits(struct vigild_server *s)

@@ -530,7 +530,7 @@ static void test_the_sink_rotates_within_its_bound(void **state)
     vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
     vigild_capture_add_process(&f->capture, 1, 1001, "app", -1);
     vigild_capture_name(&f->capture, 1, 1, "/data/input.dat");
-    for (uint64_t k = 1; k < MAX_CYCLES; k++) {
+    for (uint64_t k = 1; k < MAX_CYCLES - 1; k++) {
         add_activities(f, 1, k, 20);
         close_cycle(f, k);
     }
@@ -556,9 +556,9 @@ static void test_the_sink_rotates_within_its_bound(void **state)
 
     /* The same file with a bound shorter than a line. */
     assert_true(vigild_capture_open_sink(&f->capture, path, 64, 2, NULL));
-    add_activities(f, 1, MAX_CYCLES, 5);
+    add_activities(f, 1, MAX_CYCLES - 1, 5);
     f->final = TRUE;
-    close_cycle(f, MAX_CYCLES);
+    close_cycle(f, MAX_CYCLES - 1);
     vigild_capture_sink_stats(f->capture.sink, &st);
     assert_true(st.lines_dropped > 0);
     g_free(path);

@@ -244,9 +244,9 @@ static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
     char **env = test_clean_environment(vars);
     char *of = g_strdup_printf("of=%s/out", home);
     char *count_arg = g_strdup_printf("count=%d", count);
-    char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", count_arg, "status=none", NULL};
     pid_t pid = fork_or_fail();
     if (pid == 0) {
+        char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", count_arg, "status=none", NULL};
         become(uid);
         execvpe("dd", argv, env);
         _exit(127);

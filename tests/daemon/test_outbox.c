@@ -760,10 +760,11 @@ static void test_reload_keeps_the_uplink(void **state)
     char *config = uplink_config(dir, NULL);
     test_daemon_start(&d, dir, DAEMON_LINES, config);
     g_free(config);
-    char *changed = g_strdup_printf("[daemon]\nsocket = %s\n%s[capture]\nsink = %s\nsink_enabled = yes\n"
-                                    "[uplink]\nendpoint = ipc://%s/elsewhere.sock\n"
-                                    "spool_dir = %s/spool\nnode_id = %d\n",
-                                    d.socket_path, DAEMON_LINES, d.capture_path, dir, dir, NODE_ID);
+    char *changed =
+        g_strdup_printf("[daemon]\nsocket = %s\n%s[capture]\nsink = %s\nsink_enabled = yes\n"
+                        "[uplink]\nendpoint = ipc://%s/elsewhere.sock\n"
+                        "spool_dir = %s/spool\nnode_id = %d\n",
+                        d.socket_path, DAEMON_LINES, d.capture_path, dir, dir, NODE_ID);
     assert_true(g_file_set_contents(d.config_path, changed, -1, NULL));
     g_free(changed);
     assert_int_equal(kill(d.pid, SIGHUP), 0);

@@ -23,9 +23,10 @@
 static char *daemon_config(const struct test_txd_fixture *f, const char *endpoint,
                            const char *capture)
 {
-    return g_strdup_printf("[capture]\nsink_enabled = yes\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
-                           "[warehouse]\nconninfo = %s\n",
-                           capture, endpoint, f->dir, f->conninfo);
+    return g_strdup_printf(
+        "[capture]\nsink_enabled = yes\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
+        "[warehouse]\nconninfo = %s\n",
+        capture, endpoint, f->dir, f->conninfo);
 }
 
 /* Runs dd under the preload library against `d`, its text report in
