@@ -174,6 +174,13 @@ static void print_reasoning(JsonObject *root)
            sink != NULL ? sink : "no sink", member_int(t, "observed"), member_int(t, "forwarded"),
            member_int(t, "windows"), member_int(t, "dropped"), member_int(t, "lost"),
            member_int(t, "held"));
+    if (sink != NULL && json_object_has_member(c, "sink_max_bytes"))
+        printf("  sink: %" G_GINT64_FORMAT " bytes in its file of at most %" G_GINT64_FORMAT
+               ", %" G_GINT64_FORMAT " full files kept, %" G_GINT64_FORMAT " rotations\n",
+               member_int(c, "sink_bytes"), member_int(c, "sink_max_bytes"),
+               member_int(c, "sink_keep_files"), member_int(c, "sink_rotations"));
+    else if (sink == NULL && json_object_has_member(c, "sink_enabled"))
+        printf("  no sink ([capture] sink_enabled = %s)\n", member_string(c, "sink_enabled"));
     if (member_int(c, "sink_files_dropped") + member_int(c, "sink_lines_dropped") > 0)
         printf("  warning: the sink deleted %" G_GINT64_FORMAT " full files and %" G_GINT64_FORMAT
                " lines too long for a file (%" G_GINT64_FORMAT

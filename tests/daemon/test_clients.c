@@ -428,6 +428,19 @@ static void test_an_idle_unregistered_connection_is_closed(void **state)
     assert_non_null(process);
     assert_string_equal(json_object_get_string_member(process, "state"), "running");
     json_node_unref(status);
+
+    /* A reload applies new limits; the status shows them. */
+    char *changed = g_strdup_printf("[daemon]\nsocket = %s\n" FAST_PROVIDERS
+                                    "unregistered_timeout_ms = 250\nmax_connections_per_uid = 7\n",
+                                    d.socket_path);
+    assert_true(g_file_set_contents(d.config_path, changed, -1, NULL));
+    g_free(changed);
+    assert_int_equal(kill(d.pid, SIGHUP), 0);
+    status = test_daemon_status(&d, 0);
+    clients = object_at(status, "clients");
+    assert_int_equal(test_daemon_json_int(clients, "unregistered_timeout_ms", NULL), 250);
+    assert_int_equal(test_daemon_json_int(clients, "max_connections_per_uid", NULL), 7);
+    json_node_unref(status);
     holder_release(&silent);
     g_free(test_daemon_stop(&d));
 }
