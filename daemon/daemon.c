@@ -4,6 +4,7 @@
 #include <string.h>
 #include <glib-unix.h>
 
+#include "vigil/curve.h"
 #include "vigil/log.h"
 #include "vigil/schema.h"
 #include "vigil/wire.h"
@@ -57,7 +58,22 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
     s->capture_pre = (guint)pre;
     s->capture_post = (guint)vigil_config_get_int(config, "capture", "post_cycles");
     s->capture_max_held = (uint64_t)vigil_config_get_int(config, "capture", "max_held");
-    s->capture_sink = g_strdup(vigil_config_get_string(config, "capture", "sink"));
+    /* The sink is for a node without a transaction server: with an uplink
+     * it would copy every forwarded activity to a local disk, so it is off
+     * unless asked for. */
+    const char *sink_enabled = vigil_config_get_string(config, "capture", "sink_enabled");
+    gboolean uplinked = vigil_config_get_string(config, "uplink", "endpoint")[0] != '\0';
+    if (strcmp(sink_enabled, "yes") == 0 || (strcmp(sink_enabled, "auto") == 0 && !uplinked))
+        s->capture_sink = g_strdup(vigil_config_get_string(config, "capture", "sink"));
+    s->capture_sink_max_bytes = (uint64_t)vigil_config_get_int(config, "capture", "sink_max_bytes");
+    s->capture_sink_keep_files = (guint)vigil_config_get_int(config, "capture", "sink_keep_files");
+    s->max_connections_per_uid =
+        (guint)vigil_config_get_int(config, "daemon", "max_connections_per_uid");
+    s->max_processes_per_uid =
+        (guint)vigil_config_get_int(config, "daemon", "max_processes_per_uid");
+    s->unregistered_timeout_ms =
+        (guint)vigil_config_get_int(config, "daemon", "unregistered_timeout_ms");
+    s->fd_reserve = (guint)vigil_config_get_int(config, "daemon", "fd_reserve");
     s->state_dir = g_strdup(vigil_config_get_string(config, "daemon", "state_dir"));
     return TRUE;
 }
@@ -255,8 +271,9 @@ static void window_statistics(void *user, uint64_t start_ns, uint64_t end_ns, GA
 static gboolean configure_capture(struct vigild *d, const struct vigild_settings *s, GError **error)
 {
     /* Mode none writes nothing: no file is kept open for it. */
-    if (!vigild_capture_open_sink(
-            &d->capture, s->capture_mode != VIGILD_CAPTURE_NONE ? s->capture_sink : NULL, error))
+    if (!vigild_capture_open_sink(&d->capture,
+                                  s->capture_mode != VIGILD_CAPTURE_NONE ? s->capture_sink : NULL,
+                                  s->capture_sink_max_bytes, s->capture_sink_keep_files, error))
         return FALSE;
     vigild_capture_configure(&d->capture, s->capture_mode, s->capture_pre, s->capture_post,
                              s->capture_max_held);
@@ -389,7 +406,9 @@ static gboolean start_uplink(struct vigild *d, GError **error)
 {
     struct vigild_uplink_settings *s = g_new0(struct vigild_uplink_settings, 1);
     d->uplink_settings = s;
-    if (!vigild_uplink_settings_load(d->config, s, error))
+    /* The key files checked as `vigil config check` checks them. */
+    if (!vigil_curve_check_settings(d->config, "uplink", error) ||
+        !vigild_uplink_settings_load(d->config, s, error))
         return FALSE;
     if (s->endpoint == NULL || s->endpoint[0] == '\0')
         return TRUE;
@@ -593,6 +612,7 @@ void vigild_reload(struct vigild *d)
     vigild_rollup_set_window(&d->rollup, settings.rollup_ticks);
     vigild_history_resize(&d->history, settings.history_ticks);
     vigild_processes_set_keep_ended(&d->processes, settings.keep_ended);
+    vigild_server_configure(d->server, &d->settings);
     if (tick_changed) {
         g_source_remove(d->ticker_watch);
         d->ticker_watch = 0;

@@ -13,6 +13,8 @@
  *   capture_sink.c  where forwarded windows go: a JSON-lines file
  *   processes.c  registered processes: their rings, drains and ends
  *   server.c     the Unix socket: registration, summaries, status requests
+ *   client_limits.c  what one user may take of the socket: connections and
+ *                processes per uid, the idle timeout, the descriptor budget
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
  *   status.c     what `vigil status` is told, as JSON
  *   json_members.c  JSON members as status and the capture sink write them
@@ -62,8 +64,15 @@ struct vigild_settings {
     int capture_mode; /* enum vigild_capture_mode */
     guint capture_pre, capture_post;
     uint64_t capture_max_held;
-    char *capture_sink;
-    char *state_dir; /* "" : none, no process survives a restart of vigild */
+    char *capture_sink; /* NULL: no sink ([capture] sink_enabled, or an uplink) */
+    uint64_t capture_sink_max_bytes;
+    guint capture_sink_keep_files;
+    /* [daemon]: the socket's clients (client_limits.c) */
+    guint max_connections_per_uid;
+    guint max_processes_per_uid;
+    guint unregistered_timeout_ms;
+    guint fd_reserve;
+    char *state_dir; /* [daemon] state_dir as written */
 };
 
 /* Reads [daemon]; a roll-up window that is not a multiple of the tick is
@@ -403,7 +412,8 @@ struct vigild_capture {
     uint64_t next_window;
     struct vigild_capture_counts total;
     struct vigild_capture_sink *sink;
-    uint64_t cycle; /* the cycle being filled */
+    uint64_t sink_rotations; /* the sink's rotations when names were last sent */
+    uint64_t cycle;          /* the cycle being filled */
     uint64_t cycle_start_ns;
     GHashTable *statistics_sent;     /* cycles whose statistics the sink has */
     struct vigild_outbox *outbox;    /* NULL without an uplink */
@@ -422,8 +432,10 @@ void vigild_capture_init(struct vigild_capture *c, const vigil_metric_catalog *c
 void vigild_capture_configure(struct vigild_capture *c, enum vigild_capture_mode mode, guint pre,
                               guint post, uint64_t max_held);
 /* Where windows go; replaces the sink (NULL: none, windows are counted
- * but written nowhere). FALSE with error when the file cannot be opened. */
-gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, GError **error);
+ * but written nowhere), or only sets the bounds of the same file. FALSE
+ * with error when the file cannot be opened. */
+gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, uint64_t max_bytes,
+                                  guint keep_files, GError **error);
 void vigild_capture_add_process(struct vigild_capture *c, uint64_t process_id, pid_t pid,
                                 const char *program, int32_t mpi_rank);
 void vigild_capture_activity(struct vigild_capture *c, uint64_t process_id,
@@ -453,14 +465,38 @@ const char *vigild_capture_mode_name(enum vigild_capture_mode mode);
 /* ---- capture_sink.c ------------------------------------------------------- */
 
 /* A JSON-lines file: one object per line, flushed at every cycle's end so
- * that a reader sees whole cycles. docs/architecture.md lists the lines. */
-struct vigild_capture_sink *vigild_capture_sink_open(const char *path, GError **error);
+ * that a reader sees whole cycles. docs/architecture.md lists the lines.
+ * At most max_bytes a file: a line that would pass it goes to a new file,
+ * the full one renamed PATH.1 (PATH.1 to PATH.2, ...), and files past
+ * keep_files deleted, logged and counted. Files 0600, a new folder 0700. */
+struct vigild_capture_sink_stats {
+    uint64_t lines, bytes; /* written */
+    uint64_t file_bytes;   /* in the current file */
+    uint64_t rotations;
+    uint64_t files_dropped; /* full files deleted to keep the bound */
+    uint64_t lines_dropped; /* lines longer than max_bytes, never written */
+    uint64_t bytes_dropped; /* of both */
+    uint64_t errors;        /* failed writes */
+};
+
+struct vigild_capture_sink *vigild_capture_sink_open(const char *path, uint64_t max_bytes,
+                                                     guint keep_files, GError **error);
+void vigild_capture_sink_set_bounds(struct vigild_capture_sink *sink, uint64_t max_bytes,
+                                    guint keep_files);
 const char *vigild_capture_sink_path(const struct vigild_capture_sink *sink);
-/* Writes one line made by the builder; a failed write is logged once and
- * counted. */
+/* Writes one line made by the builder, starting a new file first when it
+ * would pass max_bytes; a failed write is logged once and counted. */
 void vigild_capture_sink_write(struct vigild_capture_sink *sink, JsonBuilder *builder);
+/* The same, except that when the line needs a new file it starts one and
+ * returns FALSE without writing: a line that refers to earlier lines of its
+ * file (names sent before) must be built again for the new file. */
+gboolean vigild_capture_sink_write_or_rotate(struct vigild_capture_sink *sink,
+                                             JsonBuilder *builder);
+void vigild_capture_sink_rotate(struct vigild_capture_sink *sink);
 void vigild_capture_sink_flush(struct vigild_capture_sink *sink);
 uint64_t vigild_capture_sink_errors(const struct vigild_capture_sink *sink);
+void vigild_capture_sink_stats(const struct vigild_capture_sink *sink,
+                               struct vigild_capture_sink_stats *out);
 void vigild_capture_sink_close(struct vigild_capture_sink *sink);
 
 /* ---- processes.c -------------------------------------------------------- */
@@ -697,12 +733,77 @@ struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GErr
  * status answer covers everything a client did before it asked. */
 void vigild_server_catch_up(struct vigild_server *server);
 guint vigild_server_clients(const struct vigild_server *server);
+/* The limits of [daemon] again, after a reload. */
+void vigild_server_configure(struct vigild_server *server, const struct vigild_settings *s);
+struct vigild_client_limits *vigild_server_limits(struct vigild_server *server);
 const char *vigild_server_path(const struct vigild_server *server);
 void vigild_server_free(struct vigild_server *server); /* removes the socket file */
 /* Takes a REPORT's JSON (json_bytes of `json_fd`, a sealed memfd) and exit
  * code into `p`, or refuses it with error saying why. */
 gboolean vigild_process_take_report(struct vigild_process *p, int32_t exit_code, int json_fd,
                                     uint64_t json_bytes, GError **error);
+
+/* ---- client_limits.c ------------------------------------------------------ */
+
+enum vigild_refusal {
+    VIGILD_REFUSED_FD_BUDGET,       /* the daemon's descriptors are at the budget */
+    VIGILD_REFUSED_UID_CONNECTIONS, /* max_connections_per_uid */
+    VIGILD_REFUSED_UID_PROCESSES,   /* max_processes_per_uid */
+    VIGILD_REFUSED_RUN_KEY,         /* a run of another user's processes */
+    VIGILD_REFUSED_KINDS,
+};
+
+/* The server's bookkeeping of who holds what; root (uid 0) is exempt from
+ * the per-uid limits and the run-key rule, not from the descriptors. */
+struct vigild_client_limits {
+    guint max_connections_per_uid, max_processes_per_uid, unregistered_timeout_ms;
+    uint64_t fd_limit;       /* RLIMIT_NOFILE when the server started */
+    uint64_t fd_reserve;     /* leaves a budget of 128 at least */
+    uint64_t fd_budget;      /* a user's connection past it is refused */
+    uint64_t fd_budget_root; /* root's: half the reserve below the limit */
+    uint64_t fds_counted;    /* /proc/self/fd at the last count, once a second at most */
+    gint64 fds_counted_us;
+    int64_t opened_since_count;     /* connections opened less closed since */
+    GHashTable *connections_by_uid; /* uid → count, as pointers */
+    guint connections;
+    GQueue idle; /* unregistered connections, oldest deadline first */
+    guint idle_timer;
+    void (*close_idle)(void *user, uint64_t key);
+    void *user;
+    uint64_t refused[VIGILD_REFUSED_KINDS];
+    uint64_t closed_idle;
+    uint64_t pending[VIGILD_REFUSED_KINDS]; /* refused since the last log line */
+    gint64 last_log_us;
+    guint log_timer;
+    char last_reason[256];
+};
+
+/* `close_idle` closes the server's connection `key` when its timeout
+ * passes; it must call vigild_client_limits_idle_stop on its link. */
+void vigild_client_limits_init(struct vigild_client_limits *l,
+                               void (*close_idle)(void *user, uint64_t key), void *user);
+/* The [daemon] keys, at start and at each reload. */
+void vigild_client_limits_configure(struct vigild_client_limits *l,
+                                    const struct vigild_settings *s);
+/* A new connection of `uid`: NULL when it is admitted (and counted), else
+ * why not (g_free it), counted as a refusal and logged once a period. */
+char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid);
+void vigild_client_limits_closed(struct vigild_client_limits *l, uid_t uid);
+/* A REGISTER of `uid` into run `run_key`: NULL, or why it is refused (a
+ * run another user's live processes belong to, or too many processes). */
+char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t uid,
+                                          const char *run_key, size_t run_key_bytes,
+                                          const struct vigild_processes *processes);
+/* An unregistered connection's timeout: started at accept, restarted by
+ * each message, stopped by its registration or close. */
+GList *vigild_client_limits_idle_start(struct vigild_client_limits *l, uint64_t key);
+void vigild_client_limits_idle_touch(struct vigild_client_limits *l, GList *link);
+void vigild_client_limits_idle_stop(struct vigild_client_limits *l, GList *link);
+/* Descriptors open, as counted at most a second ago plus connections since. */
+uint64_t vigild_client_limits_fds_in_use(struct vigild_client_limits *l);
+/* The "clients" member of the status. */
+void vigild_client_limits_status(struct vigild_client_limits *l, JsonBuilder *b);
+void vigild_client_limits_clear(struct vigild_client_limits *l);
 
 /* ---- json_members.c -------------------------------------------------------- */
 

@@ -409,7 +409,9 @@ static const char *member_string(JsonObject *o, const char *name)
 
 static char *uplink_config(const char *dir, const char *more)
 {
-    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
+    /* The sink, off by default beside an uplink, is the test's witness. */
+    return g_strdup_printf("[capture]\nmode = all\nsink_enabled = yes\n"
+                           "[uplink]\nendpoint = ipc://%s/txd.sock\n"
                            "spool_dir = %s/spool\nnode_id = %d\n%s",
                            dir, dir, NODE_ID, more != NULL ? more : "");
 }
@@ -758,10 +760,11 @@ static void test_reload_keeps_the_uplink(void **state)
     char *config = uplink_config(dir, NULL);
     test_daemon_start(&d, dir, DAEMON_LINES, config);
     g_free(config);
-    char *changed = g_strdup_printf("[daemon]\nsocket = %s\n%s[capture]\nsink = %s\n"
-                                    "[uplink]\nendpoint = ipc://%s/elsewhere.sock\n"
-                                    "spool_dir = %s/spool\nnode_id = %d\n",
-                                    d.socket_path, DAEMON_LINES, d.capture_path, dir, dir, NODE_ID);
+    char *changed =
+        g_strdup_printf("[daemon]\nsocket = %s\n%s[capture]\nsink = %s\nsink_enabled = yes\n"
+                        "[uplink]\nendpoint = ipc://%s/elsewhere.sock\n"
+                        "spool_dir = %s/spool\nnode_id = %d\n",
+                        d.socket_path, DAEMON_LINES, d.capture_path, dir, dir, NODE_ID);
     assert_true(g_file_set_contents(d.config_path, changed, -1, NULL));
     g_free(changed);
     assert_int_equal(kill(d.pid, SIGHUP), 0);
