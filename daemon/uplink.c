@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
 #include <glib/gstdio.h>
@@ -362,7 +363,9 @@ struct refused_file {
 static gint compare_refused_age(gconstpointer a, gconstpointer b)
 {
     const struct refused_file *x = a, *y = b;
-    return x->mtime_us < y->mtime_us ? -1 : x->mtime_us > y->mtime_us;
+    if (x->mtime_us != y->mtime_us)
+        return x->mtime_us < y->mtime_us ? -1 : 1;
+    return g_strcmp0(x->path, y->path);
 }
 
 /* Deletes the oldest kept refusals until `incoming` more bytes fit under
@@ -379,13 +382,13 @@ static void make_room_for_refused(struct vigild_uplink *u, const char *folder, g
         if (!g_str_has_suffix(name, ".batch"))
             continue;
         struct refused_file f = {.path = g_build_filename(folder, name, NULL)};
-        GStatBuf st;
-        if (g_stat(f.path, &st) != 0) {
+        struct stat st;
+        if (stat(f.path, &st) != 0) {
             g_free(f.path);
             continue;
         }
         f.bytes = (guint64)st.st_size;
-        f.mtime_us = (gint64)st.st_mtime * G_USEC_PER_SEC;
+        f.mtime_us = (gint64)st.st_mtim.tv_sec * G_USEC_PER_SEC + st.st_mtim.tv_nsec / 1000;
         total += f.bytes;
         g_array_append_val(files, f);
     }
@@ -537,14 +540,23 @@ static gboolean spool_one(struct vigild_uplink *u, struct pending *p)
     return ok;
 }
 
-/* The spool cannot take batches and memory is full: the oldest go, loudly,
- * so that vigild's memory stays bounded whatever the disk does. */
-static void drop_beyond_memory(struct vigild_uplink *u)
+/* Keeps memory under memory_max_bytes whatever the disk does: batches the
+ * spool has leave memory (they are read back to be sent again); ones it
+ * could not take are dropped, oldest first, loudly. */
+static void shed_memory(struct vigild_uplink *u)
 {
-    GList *link;
-    while (u->memory_bytes > u->settings.memory_max_bytes &&
-           (link = g_queue_peek_head_link(&u->memory)) != NULL) {
+    GList *link = g_queue_peek_head_link(&u->memory);
+    while (u->memory_bytes > u->settings.memory_max_bytes && link != NULL) {
         struct pending *p = link->data;
+        link = link->next;
+        if (p->spooled) {
+            g_queue_unlink(&u->memory, &p->memory_link);
+            u->memory_bytes -= p->length;
+            u->memory_spooled--;
+            p->spooled = FALSE; /* only in the spool now: forget() removes it there */
+            g_clear_pointer(&p->bytes, g_bytes_unref);
+            continue;
+        }
         u->counts.dropped_memory_batches++;
         u->counts.dropped_memory_bytes += p->length;
         if (worth_logging(u->counts.dropped_memory_batches))
@@ -563,11 +575,10 @@ static void drop_beyond_memory(struct vigild_uplink *u)
  * beyond memory_max_bytes; everything when `all`. */
 static void spool_due(struct vigild_uplink *u, gint64 now, gboolean all)
 {
-    if (!all && now < u->spool_retry_us)
-        return;
     gint64 after_us = (gint64)u->settings.spool_after_ms * 1000;
     GList *link;
-    while ((link = g_queue_peek_head_link(&u->memory)) != NULL) {
+    while ((all || now >= u->spool_retry_us) &&
+           (link = g_queue_peek_head_link(&u->memory)) != NULL) {
         struct pending *p = link->data;
         /* A batch written ahead leaves memory only when memory is full. */
         if (!all && u->memory_bytes <= u->settings.memory_max_bytes &&
@@ -575,10 +586,10 @@ static void spool_due(struct vigild_uplink *u, gint64 now, gboolean all)
             break;
         if (!spool_one(u, p)) {
             u->spool_retry_us = now + SPOOL_RETRY_US;
-            drop_beyond_memory(u);
-            return;
+            break;
         }
     }
+    shed_memory(u);
 }
 
 /* ---- the thread: sending ------------------------------------------------------- */
