@@ -22,7 +22,7 @@
 #define FIRST_WRITES  3000
 #define SECOND_WRITES 5000
 
-static const char daemon_lines[] = "providers = procstat;process\ncycle_ms = 200\n";
+static const char daemon_lines[] = "providers = procstat;process;energy\ncycle_ms = 200\n";
 
 static char *daemon_config(const struct test_txd_fixture *f)
 {
@@ -133,8 +133,37 @@ static void check_warehouse(const struct test_txd_fixture *f, GPid pid)
     assert_int_equal(count(f, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid), 1);
 }
 
-/* The new vigild took the writer back before it said anything. */
-static void check_taken_back(const struct test_daemon *d, GPid pid)
+/* Waits until vigild has given the writer a share of the node's energy and
+ * a cycle has ended since, so that the share is in what the cycle's end
+ * commits; returns the share. */
+static double wait_for_energy(const struct test_daemon *d, GPid pid)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    gint64 shared_in_cycle = -1;
+    double energy_j = 0;
+    for (;;) {
+        JsonNode *status = test_daemon_status(d, 0);
+        JsonObject *p = test_daemon_process(status, pid);
+        assert_non_null(p);
+        gint64 cycles =
+            test_daemon_json_int(json_node_get_object(status), "reasoning", "cycles", NULL);
+        if (shared_in_cycle < 0 && !json_object_has_member(p, "energy_note")) {
+            shared_in_cycle = cycles;
+            energy_j = json_object_get_double_member(p, "energy_j");
+        }
+        json_node_unref(status);
+        /* The writer waits, using no CPU: its share no longer grows. */
+        if (shared_in_cycle >= 0 && cycles > shared_in_cycle + 1)
+            return energy_j;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("vigild never shared the node's energy with the writer");
+        g_usleep(20000); /* polling a condition, with a deadline */
+    }
+}
+
+/* The new vigild took the writer back before it said anything, its energy
+ * going on from where the last one left it, marked uncertain for the gap. */
+static void check_taken_back(const struct test_daemon *d, GPid pid, double energy_before_j)
 {
     JsonNode *status = test_daemon_status(d, 0);
     JsonObject *root = json_node_get_object(status);
@@ -143,6 +172,8 @@ static void check_taken_back(const struct test_daemon *d, GPid pid)
     assert_non_null(p);
     assert_int_equal(json_object_get_int_member(p, "restarts"), 1);
     assert_int_equal(json_object_get_int_member(p, "restart_lost"), 0);
+    assert_true(json_object_get_boolean_member(p, "energy_uncertain"));
+    assert_true(json_object_get_double_member(p, "energy_j") >= energy_before_j);
     json_node_unref(status);
 }
 
@@ -154,9 +185,10 @@ static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill)
     test_daemon_start(&d, f->dir, daemon_lines, config);
     struct writer w;
     writer_start(&w, &d, f->dir);
+    double energy_j = wait_for_energy(&d, w.pid);
     g_free(kill ? test_daemon_kill(&d) : test_daemon_stop(&d));
     test_daemon_start(&d, f->dir, daemon_lines, config);
-    check_taken_back(&d, w.pid);
+    check_taken_back(&d, w.pid, energy_j);
     writer_finish(&w);
     check_warehouse(f, w.pid);
     /* The program's own report was answered by the new vigild. */
