@@ -218,15 +218,20 @@ static void print_uplink(JsonObject *root)
     gint64 dropped = member_int(u, "dropped_full_batches"), refused = member_int(u, "refused");
     gint64 corrupt = member_int(u, "spool_corrupt"), skipped = member_int(u, "items_skipped");
     gint64 unnamed = member_int(u, "names_missing");
-    if (dropped + refused + corrupt + skipped + unnamed > 0) {
+    gint64 memory = member_int(u, "dropped_memory_batches");
+    gint64 deleted = member_int(u, "refused_deleted");
+    if (dropped + refused + corrupt + skipped + unnamed + memory > 0) {
         const char *error = member_string(u, "last_error");
         printf("  warning: %" G_GINT64_FORMAT " batches (%" G_GINT64_FORMAT
-               " bytes) dropped from the full spool, %" G_GINT64_FORMAT
-               " refused by vigil-txd (kept in %s/refused), %" G_GINT64_FORMAT
+               " bytes) dropped from the full spool, %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+               " bytes) dropped from full memory while the spool failed, %" G_GINT64_FORMAT
+               " refused by vigil-txd (kept in %s/refused, %" G_GINT64_FORMAT
+               " of them deleted for refused_max_bytes), %" G_GINT64_FORMAT
                " damaged spool stretches, %" G_GINT64_FORMAT " items left out, %" G_GINT64_FORMAT
                " activities without their file's name; last error: %s\n",
-               dropped, member_int(u, "dropped_full_bytes"), refused, member_string(u, "spool_dir"),
-               corrupt, skipped, unnamed, error != NULL ? error : "none");
+               dropped, member_int(u, "dropped_full_bytes"), memory,
+               member_int(u, "dropped_memory_bytes"), refused, member_string(u, "spool_dir"),
+               deleted, corrupt, skipped, unnamed, error != NULL ? error : "none");
     }
 }
 

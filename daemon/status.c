@@ -290,7 +290,11 @@ static void add_uplink(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "replayed", (gint64)u.replayed);
     vigild_json_int(b, "dropped_full_batches", (gint64)u.dropped_full_batches);
     vigild_json_int(b, "dropped_full_bytes", (gint64)u.dropped_full_bytes);
+    vigild_json_int(b, "dropped_memory_batches", (gint64)u.dropped_memory_batches);
+    vigild_json_int(b, "dropped_memory_bytes", (gint64)u.dropped_memory_bytes);
+    vigild_json_int(b, "in_flight_bytes", (gint64)u.in_flight_bytes);
     vigild_json_int(b, "refused", (gint64)u.refused);
+    vigild_json_int(b, "refused_deleted", (gint64)u.refused_deleted);
     vigild_json_int(b, "spool_corrupt", (gint64)u.spool_corrupt);
     vigild_json_int(b, "spool_corrupt_bytes", (gint64)u.spool_corrupt_bytes);
     vigild_json_int(b, "spool_errors", (gint64)u.spool_errors);

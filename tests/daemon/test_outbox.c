@@ -741,7 +741,8 @@ static void test_a_refused_batch_is_warned_of(void **state)
     struct test_run run = test_run_program(NULL, argv, env);
     g_strfreev(env);
     test_assert_status(&run, 0, "vigil status");
-    test_assert_contains(run.out, "  warning: 0 batches (0 bytes) dropped from the full spool, 1 "
+    test_assert_contains(run.out, "  warning: 0 batches (0 bytes) dropped from the full spool, 0 "
+                                  "(0 bytes) dropped from full memory while the spool failed, 1 "
                                   "refused by vigil-txd (kept in ");
     test_assert_contains(run.out, "refused by vigil-txd: the test refuses it");
     test_run_clear(&run);
