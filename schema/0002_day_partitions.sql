@@ -51,8 +51,13 @@ BEGIN
     IF FOUND THEN
         RETURN false;
     END IF;
-    EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
-                   name, parent, day_start, day_start + interval '1 day');
+    BEGIN
+        EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
+                       name, parent, day_start, day_start + interval '1 day');
+    EXCEPTION WHEN duplicate_table OR unique_violation THEN
+        -- Another server made it meanwhile (we waited for its lock).
+        RETURN false;
+    END;
     RETURN true;
 END $$;
 

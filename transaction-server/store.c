@@ -206,6 +206,7 @@ struct batch_context {
     GHashTable *files;     /* "process id:file id" → warehouse id */
     GHashTable *metrics;   /* daemon's metric id → warehouse id */
     GHashTable *runs;      /* run key → struct batch_run */
+    GHashTable *jobs;      /* scheduler job id → warehouse id */
     uint64_t rows;
     uint64_t runs_described;
 };
@@ -408,13 +409,15 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
         refuse(error, "process %d starts at a time out of range", p->pid);
 
     int64_t job_id = 0;
-    if (ok && p->job[0] != '\0') {
+    if (ok && p->job[0] != '\0' && !lookup(b->jobs, p->job, &job_id)) {
         static const char sql[] =
             "WITH inserted AS (INSERT INTO jobs (scheduler_job_id) VALUES ($1) "
             "ON CONFLICT DO NOTHING RETURNING job_id) SELECT job_id FROM inserted "
             "UNION ALL SELECT job_id FROM jobs WHERE scheduler_job_id = $1 LIMIT 1";
         const char *values[] = {p->job};
         ok = query_one_id(db, sql, 1, values, NULL, NULL, &job_id, error);
+        if (ok) /* once per batch: all ranks of a job name it */
+            g_hash_table_insert(b->jobs, g_strdup(p->job), GSIZE_TO_POINTER((gsize)job_id));
     }
     struct batch_run *run = NULL;
     if (ok) {
@@ -1053,6 +1056,7 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
         .files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
         .metrics = g_hash_table_new(NULL, NULL),
         .runs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+        .jobs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
     };
     gboolean duplicate = FALSE;
     gboolean ok = make_partitions(&b, &local) && exec_command(s->db, "BEGIN", &local) &&
@@ -1065,6 +1069,7 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
     g_hash_table_destroy(b.files);
     g_hash_table_destroy(b.metrics);
     g_hash_table_destroy(b.runs);
+    g_hash_table_destroy(b.jobs);
     if (!ok)
         return failed(s, batch, local, error);
     if (duplicate) {

@@ -706,16 +706,22 @@ static void test_two_servers_share_one_warehouse(void **state)
     test_txd_start(&f->txd, f->dir, f->conninfo, "retry_max_ms = 200\n");
     struct test_txd second;
     test_txd_start(&second, dir_b, f->conninfo, "retry_max_ms = 200\n");
-    struct test_sender senders[2 * SHARED_NODES];
-    for (unsigned n = 0; n < 2 * SHARED_NODES; n++)
-        test_sender_open(&senders[n], n < SHARED_NODES ? f->txd.endpoint : second.endpoint, 40 + n,
-                         NULL, NULL, NULL);
+    /* Three nodes on each server, and one more whose batches go to both
+     * in turn (a node that fails over and back): its node and process rows
+     * are written by both at once. */
+    enum { SENDERS = 2 * SHARED_NODES + 2, MOVING = 40 + 2 * SHARED_NODES };
+    struct test_sender senders[SENDERS];
+    for (unsigned n = 0; n < SENDERS; n++) {
+        gboolean on_a = n < SHARED_NODES || n == 2 * SHARED_NODES;
+        test_sender_open(&senders[n], on_a ? f->txd.endpoint : second.endpoint,
+                         n < 2 * SHARED_NODES ? 40 + n : MOVING, NULL, NULL, NULL);
+    }
     /* Every node runs ranks of one MPI run of one job, writes the same
      * files and has the same metrics; the last batch ends its ranks. All
      * batches go at once, to both servers. */
     GPtrArray *batches = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
     for (uint64_t seq = 1; seq <= SHARED_BATCHES; seq++)
-        for (unsigned n = 0; n < 2 * SHARED_NODES; n++) {
+        for (unsigned n = 0; n <= 2 * SHARED_NODES; n++) {
             struct batch_spec spec = {.node = 40 + n,
                                       .sequence = seq,
                                       .run_key = "shared-run",
@@ -727,14 +733,19 @@ static void test_two_servers_share_one_warehouse(void **state)
                                       .files = SHARED_FILES,
                                       .start_step_ns = 1000};
             GBytes *b = batch_new(&spec);
-            test_sender_send(&senders[n], b);
+            /* The moving node's odd batches to the first server, even ones
+             * to the second. */
+            unsigned to = n < 2 * SHARED_NODES ? n : n + (seq % 2 == 0 ? 1 : 0);
+            test_sender_send(&senders[to], b);
             g_ptr_array_add(batches, b);
         }
     for (unsigned n = 0; n < 2 * SHARED_NODES; n++)
         for (uint64_t seq = 1; seq <= SHARED_BATCHES; seq++)
             test_sender_expect_ack(&senders[n], seq);
+    for (uint64_t seq = 1; seq <= SHARED_BATCHES; seq++)
+        test_sender_expect_ack(&senders[2 * SHARED_NODES + (seq % 2 == 0 ? 1 : 0)], seq);
 
-    const guint64 nodes = 2 * SHARED_NODES;
+    const guint64 nodes = 2 * SHARED_NODES + 1;
     assert_int_equal(count(f, "SELECT count(*) FROM nodes"), nodes);
     assert_int_equal(count(f, "SELECT count(*) FROM jobs"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM runs"), 1);
@@ -763,7 +774,11 @@ static void test_two_servers_share_one_warehouse(void **state)
     char *log_b = test_txd_stop(&second);
     for (unsigned i = 0; i < 2; i++) {
         const char *log = i == 0 ? log_a : log_b;
-        char *stored = g_strdup_printf("stored %u batches", SHARED_NODES * SHARED_BATCHES);
+        /* The moving node's odd batches to the first, even ones to the
+         * second. */
+        char *stored = g_strdup_printf(
+            "stored %u batches", SHARED_NODES * SHARED_BATCHES +
+                                     (i == 0 ? (SHARED_BATCHES + 1) / 2 : SHARED_BATCHES / 2));
         test_assert_contains(log, stored);
         test_assert_contains(log, "0 refused by the database");
         g_free(stored);
@@ -772,7 +787,7 @@ static void test_two_servers_share_one_warehouse(void **state)
     }
     g_free(log_a);
     g_free(log_b);
-    for (unsigned n = 0; n < 2 * SHARED_NODES; n++)
+    for (unsigned n = 0; n < SENDERS; n++)
         test_sender_close(&senders[n]);
     g_ptr_array_unref(batches);
     test_txd_clear(&second);
