@@ -138,9 +138,8 @@ static int maintain(PGconn *db, const vigil_config *config, GError **error)
 }
 
 static const char *const retention_keys[VIGIL_WAREHOUSE_DAY_TABLES] = {
-    "retain_activities_days",
-    "retain_statistics_rollups_days",
-    "retain_window_statistics_days",
+    "retain_activities_days",        "retain_statistics_rollups_days",
+    "retain_window_statistics_days", "retain_reasoner_states_days",
     "retain_ingested_batches_days",
 };
 

@@ -84,6 +84,13 @@ const struct vigil_config_key vigil_warehouse_config_keys[] = {
      .max = 36500,
      .description = "the same for statistics_rollups"},
     {.section = "warehouse",
+     .name = "retain_reasoner_states_days",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 36500,
+     .description = "the same for reasoner_states (every node's state every cycle)"},
+    {.section = "warehouse",
      .name = "retain_ingested_batches_days",
      .type = VIGIL_CONFIG_INT,
      .default_value = "0",
@@ -91,7 +98,7 @@ const struct vigil_config_key vigil_warehouse_config_keys[] = {
      .max = 36500,
      .description = "the same for ingested_batches, the record of stored batches that keeps a "
                     "resent batch from being stored twice; never shorter than the longest of "
-                    "the three above (0 for ever when one of them is 0), whatever it says"},
+                    "the four above (0 for ever when one of them is 0), whatever it says"},
 };
 const size_t vigil_warehouse_config_key_count =
     sizeof vigil_warehouse_config_keys / sizeof vigil_warehouse_config_keys[0];

@@ -6,9 +6,10 @@
 -- an ACCESS EXCLUSIVE lock on its table.
 --
 -- Partitioned by day: activities (since migration 1, on start_time),
--- statistics_rollups (start_time), window_statistics (time) and
--- ingested_batches (batch_time, new: the batch's own time, as the node
--- reckoned the end of its cycle).
+-- statistics_rollups (start_time), window_statistics (time),
+-- reasoner_states (time: a node's state every cycle) and ingested_batches
+-- (batch_time, new: the batch's own time, as the node reckoned the end of
+-- its cycle).
 --
 -- The rows of migration 1's tables are kept as they are, without copying:
 -- each old table becomes one partition, TABLE_0001, holding every time up
@@ -123,6 +124,25 @@ CREATE TABLE window_statistics (
 ) PARTITION BY RANGE (time);
 CREATE INDEX window_statistics_node_time ON window_statistics (node_id, time);
 SELECT vigil_adopt_old_rows('window_statistics', 'time');
+
+-- ---- reasoner_states ----------------------------------------------------------------
+
+ALTER TABLE reasoner_states RENAME TO reasoner_states_0001;
+ALTER INDEX reasoner_states_node_time RENAME TO reasoner_states_0001_node_time;
+CREATE TABLE reasoner_states (
+    level           text NOT NULL CHECK (level IN ('process', 'node', 'system')),
+    node_id         bigint,                -- NULL for the system
+    process_id      bigint,
+    cycle           bigint NOT NULL,
+    time            timestamptz NOT NULL,
+    state           text NOT NULL,
+    overloaded_mask integer NOT NULL,
+    bad_issues      integer NOT NULL,
+    good_issues     integer NOT NULL,
+    other_issues    integer NOT NULL
+) PARTITION BY RANGE (time);
+CREATE INDEX reasoner_states_node_time ON reasoner_states (node_id, time);
+SELECT vigil_adopt_old_rows('reasoner_states', 'time');
 
 -- ---- ingested_batches ----------------------------------------------------------------
 

@@ -15,6 +15,10 @@
 #include "txd.h"
 #include "vigil/health.h"
 
+/* vigil_warehouse_day_tables, by name. */
+enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, BATCHES };
+_Static_assert(BATCHES + 1 == VIGIL_WAREHOUSE_DAY_TABLES, "one name for each day table");
+
 struct txd_store {
     struct txd_settings settings; /* the [warehouse] part */
     PGconn *db;
@@ -916,12 +920,11 @@ static int64_t day_of(int64_t realtime_ns)
  * spool replayed brings days the maintenance step did not make. */
 static gboolean make_partitions(struct batch_context *b, GError **error)
 {
-    enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, BATCHES };
     struct txd_ids *ids = b->store->ids;
     PGconn *db = b->store->db;
     if (!txd_ids_partition(ids, db, BATCHES, day_of(batch_time_ns(b)), error))
         return FALSE;
-    int64_t last[BATCHES] = {G_MININT64, G_MININT64, G_MININT64};
+    int64_t last[BATCHES] = {G_MININT64, G_MININT64, G_MININT64, G_MININT64};
     for (uint32_t i = 0; i < b->batch->header.count; i++) {
         const struct vigil_wire_message *m = &b->batch->inner[i];
         for (uint32_t k = 0; k < m->header.count; k++) {
@@ -933,6 +936,8 @@ static gboolean make_partitions(struct batch_context *b, GError **error)
                 t = ROLLUPS, day = day_of(realtime(b, m->rollups[k].start_ns));
             else if (m->header.type == VIGIL_WIRE_SAMPLES)
                 t = WINDOW_STATISTICS, day = day_of(realtime(b, m->samples[k].t_ns));
+            else if (m->header.type == VIGIL_WIRE_STATES)
+                t = STATES, day = day_of(cycle_end_realtime(b, m->states[k].cycle));
             else
                 break;
             if (day != last[t] && !txd_ids_partition(ids, db, t, day, error))
@@ -1086,7 +1091,8 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
 gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_state *state,
                                 int64_t realtime_ns, GError **error)
 {
-    if (!txd_store_connected(s))
+    if (!txd_store_connected(s) ||
+        !txd_ids_partition(s->ids, s->db, STATES, day_of(realtime_ns), error))
         return FALSE;
     GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
     const char *values[] = {

@@ -386,8 +386,9 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
                    1);
     /* ACCESS SHARE conflicts with ACCESS EXCLUSIVE only: while it is held,
      * a batch is stored only if its transaction takes no such lock. */
-    PGconn *holder = session(f, "BEGIN; LOCK TABLE activities, statistics_rollups, "
-                                "window_statistics, ingested_batches IN ACCESS SHARE MODE");
+    PGconn *holder =
+        session(f, "BEGIN; LOCK TABLE activities, statistics_rollups, window_statistics, "
+                   "reasoner_states, ingested_batches IN ACCESS SHARE MODE");
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 23, NULL, NULL, NULL);
     GBytes *today = simple_batch(23, 1, 20, 0);
@@ -406,14 +407,16 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
                    "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
                    "NOT l.granted AND l.mode = 'AccessExclusiveLock' AND l.relation IN "
                    "('activities'::regclass, 'statistics_rollups'::regclass, "
-                   "'window_statistics'::regclass, 'ingested_batches'::regclass) AND "
+                   "'window_statistics'::regclass, 'reasoner_states'::regclass, "
+                   "'ingested_batches'::regclass) AND "
                    "a.query LIKE 'SELECT vigil_day_partition%'",
                    1);
     assert_int_equal(count(f, "SELECT count(*) FROM pg_locks l JOIN pg_locks w ON w.pid = l.pid "
                               "WHERE NOT w.granted AND w.mode = 'AccessExclusiveLock' AND "
                               "l.mode = 'RowExclusiveLock' AND l.relation IN "
                               "('activities'::regclass, 'statistics_rollups'::regclass, "
-                              "'window_statistics'::regclass, 'ingested_batches'::regclass)"),
+                              "'window_statistics'::regclass, 'reasoner_states'::regclass, "
+                              "'ingested_batches'::regclass)"),
                      0);
     assert_no_answer(&s);
     end_session(holder);
@@ -639,14 +642,14 @@ static void test_prune_drops_whole_partitions(void **state)
     test_run_clear(&run);
     run = vigil_db(f, "partitions_ahead_days = 2\n", "maintain", NULL);
     test_assert_status(&run, 0, "vigil db maintain");
-    test_assert_contains(run.out, "made 12 day partitions");
+    test_assert_contains(run.out, "made 15 day partitions");
     test_run_clear(&run);
     /* Rows 40 days old, 10 days old and of today. */
     test_pg_exec_in(
         f->conninfo,
         "SELECT vigil_day_partition(t, (now() AT TIME ZONE 'UTC')::date - d) FROM "
         "unnest(ARRAY['activities', 'statistics_rollups', 'window_statistics', "
-        "'ingested_batches']) t, unnest(ARRAY[40, 10]) d; "
+        "'reasoner_states', 'ingested_batches']) t, unnest(ARRAY[40, 10]) d; "
         "INSERT INTO activities (process_id, seq, layer, operation, errno, start_time, start_ns, "
         "duration_ns, thread, flags) SELECT 1, d, 1, 6, 0, now() - d * interval '1 day', d, 1, 1, "
         "0 FROM unnest(ARRAY[40, 10, 0]) d; "
@@ -656,21 +659,22 @@ static void test_prune_drops_whole_partitions(void **state)
         "now() - d * interval '1 day', 1, 1 FROM unnest(ARRAY[40, 10, 0]) d");
     const char *retention = "retain_activities_days = 30\nretain_statistics_rollups_days = 5\n"
                             "retain_window_statistics_days = 5\n"
+                            "retain_reasoner_states_days = 5\n"
                             "retain_ingested_batches_days = 1\n";
     run = vigil_db(f, retention, "prune", "--dry-run");
     test_assert_status(&run, 0, "vigil db prune --dry-run");
     test_assert_contains(run.out, "would drop activities_");
     test_assert_contains(run.out, "ingested_batches: kept 30 days, not 1 days");
-    test_assert_contains(run.out, "would drop 6 partitions");
+    test_assert_contains(run.out, "would drop 8 partitions");
     test_run_clear(&run);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 3);
     run = vigil_db(f, retention, "prune", NULL);
     test_assert_status(&run, 0, "vigil db prune");
-    test_assert_contains(run.out, "dropped 6 partitions");
+    test_assert_contains(run.out, "dropped 8 partitions");
     test_run_clear(&run);
-    /* Activities keep 30 days, roll-ups 5, the batches' records as long as
-     * the longest (30): 40 days ago is gone from each, 10 only from the
-     * roll-ups. */
+    /* Activities keep 30 days, roll-ups, window statistics and states 5,
+     * the batches' records as long as the longest (30): 40 days ago is gone
+     * from each, 10 only from the roll-ups, window statistics and states. */
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 2);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);

@@ -47,8 +47,9 @@ gboolean vigil_warehouse_current_version(PGconn *db, guint *version, GError **er
 /* ---- day partitions (warehouse_maintain.c) ------------------------------------ */
 
 /* The tables partitioned by day (UTC), in this order: activities,
- * statistics_rollups, window_statistics, ingested_batches. */
-enum { VIGIL_WAREHOUSE_DAY_TABLES = 4 };
+ * statistics_rollups, window_statistics, reasoner_states, ingested_batches
+ * (always the last). */
+enum { VIGIL_WAREHOUSE_DAY_TABLES = 5 };
 extern const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES];
 
 /* Makes `table`'s partition for the day `day` (days since 1970-01-01, UTC)
