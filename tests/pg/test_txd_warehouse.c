@@ -362,6 +362,14 @@ static void test_a_connect_timeout_is_named(void **state)
     test_assert_status(&run, 1, "vigil db version against a server that never answers");
     test_assert_contains(run.err, "the connect timeout, [warehouse] connect_timeout_s, fired");
     test_run_clear(&run);
+    /* vigil-txd serves all the same, keeping batches until the database
+     * answers, and says why it cannot store them. */
+    char *conninfo = g_strdup_printf("host=%s port=5432 dbname=x", socket_dir);
+    test_txd_start(&f->txd, f->dir, conninfo, "[warehouse]\nconnect_timeout_s = 2\n");
+    wait_for_log(&f->txd, "the warehouse is unavailable at start");
+    wait_for_log(&f->txd, "the connect timeout, [warehouse] connect_timeout_s, fired");
+    g_free(test_txd_stop(&f->txd));
+    g_free(conninfo);
     close(fd);
     g_free(path);
     g_free(config);
