@@ -132,7 +132,7 @@ static int maintain(PGconn *db, const vigil_config *config, GError **error)
     guint ahead = (guint)vigil_config_get_int(config, "warehouse", "partitions_ahead_days");
     guint created = 0;
     gboolean ok = vigil_warehouse_maintain(db, ahead, &created, error);
-    printf("made %u day partitions; %s today and %u days after\n", created,
+    printf("made %u day partitions; %s yesterday, today and %u days after\n", created,
            ok ? "every day table has" : "not every day table has yet", ahead);
     return ok ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
 }
@@ -267,7 +267,8 @@ int vigil_cli_db(int argc, char **argv)
         "migrate: applies the warehouse's schema migrations the database lacks.\n"
         "version: prints the database's schema version; exit status 1 when it is not this "
         "vigil's.\n"
-        "maintain: makes the day partitions of today and [warehouse] partitions_ahead_days "
+        "maintain: makes the day partitions of yesterday, today and [warehouse] "
+        "partitions_ahead_days "
         "after (vigil-txd does it too, at start and every maintain_interval_s).\n"
         "prune [--dry-run]: drops every day partition whose rows are all older than its "
         "table's [warehouse] retain_*_days (0: kept for ever); whole partitions, never rows.\n"

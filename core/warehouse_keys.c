@@ -51,9 +51,10 @@ const struct vigil_config_key vigil_warehouse_config_keys[] = {
      .default_value = "3",
      .min = 1,
      .max = 366,
-     .description = "the day partitions made ahead of time by the maintenance step (`vigil db "
-                    "maintain`, and vigil-txd at start and every maintain_interval_s): today "
-                    "and this many days after it"},
+     .description =
+         "the day partitions made ahead of time by the maintenance step (`vigil db "
+         "maintain`, and vigil-txd at start and every maintain_interval_s): yesterday, today "
+         "and this many days after it"},
     {.section = "warehouse",
      .name = "maintain_interval_s",
      .type = VIGIL_CONFIG_INT,

@@ -188,7 +188,7 @@ void txd_store_maintain_when_due(struct txd_store *s)
         return;
     }
     if (created > 0)
-        g_message("made %u day partitions ahead (today and %u days after)", created,
+        g_message("made %u day partitions ahead (yesterday, today and %u days after)", created,
                   s->settings.partitions_ahead_days);
 }
 

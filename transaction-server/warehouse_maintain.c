@@ -58,9 +58,11 @@ gboolean vigil_warehouse_day_partition(PGconn *db, const char *table, gint64 day
 gboolean vigil_warehouse_maintain(PGconn *db, guint ahead_days, guint *created, GError **error)
 {
     guint made = 0;
-    for (guint offset = 0; offset <= ahead_days; offset++) {
+    /* From yesterday: what a node sends just after midnight is mostly of
+     * the day before. */
+    for (gint offset = -1; offset <= (gint)ahead_days; offset++) {
         char offset_text[16];
-        g_snprintf(offset_text, sizeof offset_text, "%u", offset);
+        g_snprintf(offset_text, sizeof offset_text, "%d", offset);
         for (unsigned t = 0; t < VIGIL_WAREHOUSE_DAY_TABLES; t++) {
             gboolean one = FALSE;
             /* The database's today: its clock is the one the rows' times

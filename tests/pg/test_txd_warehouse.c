@@ -387,7 +387,8 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
     test_txd_start(&f->txd, f->dir, f->conninfo,
                    "retry_max_ms = 200\n[warehouse]\n"
                    "lock_timeout_ms = 600000\n");
-    /* The maintenance step at start made today .. today + 3 for each table. */
+    /* The maintenance step at start made yesterday .. today + 3 for each
+     * table. */
     wait_for_count(f->conninfo,
                    "SELECT count(*) FROM pg_class WHERE relname = 'activities_' || "
                    "to_char((now() AT TIME ZONE 'UTC')::date + 3, 'YYYYMMDD')",
@@ -650,7 +651,7 @@ static void test_prune_drops_whole_partitions(void **state)
     test_run_clear(&run);
     run = vigil_db(f, "partitions_ahead_days = 2\n", "maintain", NULL);
     test_assert_status(&run, 0, "vigil db maintain");
-    test_assert_contains(run.out, "made 15 day partitions");
+    test_assert_contains(run.out, "made 20 day partitions");
     test_run_clear(&run);
     /* Rows 40 days old, 10 days old and of today. */
     test_pg_exec_in(

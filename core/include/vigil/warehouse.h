@@ -58,8 +58,8 @@ extern const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES];
 gboolean vigil_warehouse_day_partition(PGconn *db, const char *table, gint64 day, gboolean *created,
                                        GError **error);
 
-/* The maintenance step: every day table's partitions for today .. today +
- * ahead_days (the database's today, UTC), each in its own short
+/* The maintenance step: every day table's partitions for yesterday ..
+ * today + ahead_days (the database's today, UTC), each in its own short
  * transaction. *created (may be NULL) gets how many were made. */
 gboolean vigil_warehouse_maintain(PGconn *db, guint ahead_days, guint *created, GError **error);
 
