@@ -31,6 +31,14 @@ gboolean txd_settings_load(const vigil_config *config, struct txd_settings *out,
     out->retry_max_ms = (guint)vigil_config_get_int(config, "txd", "retry_max_ms");
     out->conninfo = g_strdup(vigil_config_get_string(config, "warehouse", "conninfo"));
     out->migrate = vigil_config_get_bool(config, "warehouse", "migrate");
+    out->connect_timeout_s = (guint)vigil_config_get_int(config, "warehouse", "connect_timeout_s");
+    out->statement_timeout_ms =
+        (guint)vigil_config_get_int(config, "warehouse", "statement_timeout_ms");
+    out->lock_timeout_ms = (guint)vigil_config_get_int(config, "warehouse", "lock_timeout_ms");
+    out->partitions_ahead_days =
+        (guint)vigil_config_get_int(config, "warehouse", "partitions_ahead_days");
+    out->maintain_interval_s =
+        (guint)vigil_config_get_int(config, "warehouse", "maintain_interval_s");
 
     /* The key files checked as `vigil config check` checks them. */
     if (!vigil_curve_check_settings(config, "txd", error))
