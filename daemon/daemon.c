@@ -347,8 +347,10 @@ static void take_back_processes(struct vigild *d)
         GError *error = NULL;
         int ring_fd = r->ring_fd;
         r->ring_fd = -1; /* vigild_processes_add closes it */
+        d->processes.adopt_skip_below = r->committed;
         struct vigild_process *p =
             vigild_processes_add(&d->processes, &info, r->pid, r->uid, ring_fd, &error);
+        d->processes.adopt_skip_below = 0;
         g_string_free(argv, TRUE);
         if (p == NULL) {
             g_warning("restart: process %d (%s) cannot be taken back: %s", (int)r->pid, r->program,

@@ -125,6 +125,8 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     p->start_monotonic_ns = info->fixed.start_monotonic_ns;
     p->registered_ns = vigil_clock_monotonic_ns();
     p->ring = ring;
+    p->skip_below = ps->adopt_skip_below; /* before anything drains it */
+    ps->adopt_skip_below = 0;
     vigil_ring_hold(ring, ps->hold_records);
     p->ring_device = ring_stat.st_dev;
     p->ring_inode = ring_stat.st_ino;
@@ -239,6 +241,13 @@ static void on_record(const struct vigil_ring_record *record, void *user)
 {
     const struct drain_target *t = user;
     struct vigild_process *p = t->p;
+    /* Stored by the vigild before this one, which died before it freed
+     * them from the ring: counted and sent already. */
+    if (record->seq < p->skip_below) {
+        p->next_seq = record->seq + record->slots;
+        p->seq_started = TRUE;
+        return;
+    }
     if (p->seq_started && record->seq > p->next_seq)
         p->seq_gaps += record->seq - p->next_seq;
     p->seq_started = TRUE;

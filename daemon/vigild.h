@@ -541,6 +541,9 @@ struct vigild_process {
      * lost: freed early (the ring was filling) and not yet stored. */
     uint64_t restarts, restart_lost;
     uint64_t released_early; /* positions freed before they were committed */
+    /* Taken back after a restart: records below it were committed by the
+     * last vigild, which died before it freed them; they are skipped. */
+    uint64_t skip_below;
     uint64_t problems_logged;
 
     /* Its capture counts, copied when capture forgets it. */
@@ -569,7 +572,8 @@ struct vigild_processes {
     struct vigil_tick_clock tsc_clock, ns_clock;
     struct vigil_tick_anchor tsc_first;
     uint64_t registered_total, ended_total, dropped_total, refused_total;
-    uint64_t recovered_total; /* taken back from a vigild before this one */
+    uint64_t recovered_total;  /* taken back from a vigild before this one */
+    uint64_t adopt_skip_below; /* for the next add: a process taken back */
     guint keep_ended;
     gboolean hold_records;
     /* Told about every process that starts or ends (sampler, energy). */
