@@ -7,7 +7,9 @@
  *                               and secret a line, mode 0600) and
  *                               DIR/authorized (the public keys, for
  *                               vigil-txd's curve_authorized_keys)
- *   fanin-load run ENDPOINT SERVER_PUBLIC_KEY DIR --nodes N ...
+ *   fanin-load run ENDPOINT DIR --server-key=KEY --nodes N ...
+ *                               (KEY: vigil-txd's public key; with "=",
+ *                               since a Z85 key may begin with "-")
  *
  * Each node sends one batch a cycle (--cycle-ms, 1 s), at its own phase in
  * the cycle (node i at i/N of it: vigild's cycles are not aligned across
@@ -26,8 +28,9 @@
  * and scheduler job each).
  *
  * A node keeps at most --max-in-flight batches unacknowledged (vigild's
- * uplink keeps 64); a cycle at that limit is not sent and is counted as
- * held back (vigild would keep it in memory or spool it).
+ * uplink keeps 64), and at most 4 queued in its socket; a cycle past
+ * either is not sent and is counted as held back (vigild would keep it in
+ * memory or spool it).
  *
  * After --warmup-s (connections, CURVE handshakes, the first batches that
  * create the nodes, runs and processes), --seconds of measurement: the
@@ -36,7 +39,8 @@
  * received then, the rows they stored, and the CPU time vigil-txd
  * (--txd-pid) and PostgreSQL (the children of --postmaster-pid) used then,
  * from /proc/PID/stat. Then it waits up to --drain-s for what is still
- * unacknowledged, and prints one JSON line. */
+ * unacknowledged, and prints one JSON line (and, with --latencies-out, the
+ * window's latencies for bench/fanin.py to merge several runs'). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -64,6 +68,7 @@ struct options {
     gint64 cores, disks, nets, ranks, activity_rate, nodes_per_job, max_in_flight;
     gint64 first_node_id, io_threads, txd_pid, postmaster_pid;
     double forwarded_share;
+    char *latencies_out, *server_key;
 };
 
 struct node {
@@ -383,10 +388,14 @@ static void open_node(struct run *r, void *context, struct node *n, const char *
     if (n->socket == NULL)
         bench_die("a DEALER for node %" G_GUINT64_FORMAT ": %s", n->node_id,
                   zmq_strerror(zmq_errno()));
-    int zero = 0, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
+    /* A few batches queued per node at most: 5,000 nodes' 100 KiB
+     * batches must not fill this machine's memory while vigil-txd is
+     * behind. */
+    int zero = 0, send_hwm = 4, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
     char routing_id[17];
     g_snprintf(routing_id, sizeof routing_id, "%016" PRIx64, n->node_id);
     if (zmq_setsockopt(n->socket, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_SNDHWM, &send_hwm, sizeof send_hwm) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_ROUTING_ID, routing_id, 16) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
@@ -469,11 +478,18 @@ static void send_cycle(struct run *r, struct node *n, uint64_t cycle)
     gsize length;
     const void *data = g_bytes_get_data(batch, &length);
     int64_t now = bench_monotonic_ns();
-    /* A DEALER blocks only when the server's pipe is full (1,000 messages
-     * queued): then waiting is what a node's uplink would do too. */
-    while (zmq_send(n->socket, data, length, 0) != (int)length)
+    /* Not waiting when the node's pipe to vigil-txd is full (vigil-txd
+     * is not reading): the batch is held back, as vigild's uplink would
+     * keep it in memory or its spool, and the next cycles go on time. */
+    while (zmq_send(n->socket, data, length, ZMQ_DONTWAIT) != (int)length) {
+        if (zmq_errno() == EAGAIN) {
+            g_bytes_unref(batch);
+            r->held_back++;
+            return;
+        }
         if (zmq_errno() != EINTR)
             bench_die("sending a batch: %s", zmq_strerror(zmq_errno()));
+    }
     g_bytes_unref(batch);
     n->sent_ns[cycle] = now;
     n->in_flight++;
@@ -604,6 +620,16 @@ static void run(const struct options *o, const char *endpoint, const char *serve
     }
 
     g_array_sort(r.latencies_ms, compare_double);
+    if (o->latencies_out != NULL) {
+        /* For several runs' figures together (bench/fanin.py --groups). */
+        FILE *out = fopen(o->latencies_out, "w");
+        if (out == NULL)
+            bench_die("%s: %s", o->latencies_out, g_strerror(errno));
+        for (guint i = 0; i < r.latencies_ms->len; i++)
+            fprintf(out, "%.3f\n", g_array_index(r.latencies_ms, double, i));
+        if (fclose(out) != 0)
+            bench_die("%s: %s", o->latencies_out, g_strerror(errno));
+    }
     double window_s = (double)o->seconds;
     uint64_t unacked = r.sent - r.acked;
     printf("{\"nodes\": %" G_GINT64_FORMAT ", \"metrics\": %u, \"ranks\": %" G_GINT64_FORMAT
@@ -671,10 +697,14 @@ int main(int argc, char **argv)
         {"txd-pid", 0, 0, G_OPTION_ARG_INT64, &o.txd_pid, "vigil-txd, for its CPU", "PID"},
         {"postmaster-pid", 0, 0, G_OPTION_ARG_INT64, &o.postmaster_pid, "PostgreSQL, for its CPU",
          "PID"},
+        {"server-key", 0, 0, G_OPTION_ARG_STRING, &o.server_key,
+         "run: vigil-txd's CURVE public key", "KEY"},
+        {"latencies-out", 0, 0, G_OPTION_ARG_FILENAME, &o.latencies_out,
+         "the window's ACK latencies (ms), one a line", "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context = g_option_context_new(
-        "keygen N DIR | run ENDPOINT SERVER_PUBLIC_KEY DIR - N nodes' batches to one vigil-txd");
+        "keygen N DIR | run ENDPOINT DIR --server-key=KEY - N nodes' batches to one vigil-txd");
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     if (!g_option_context_parse(context, &argc, &argv, &error))
@@ -687,10 +717,11 @@ int main(int argc, char **argv)
         keygen(n, argv[3]);
         return 0;
     }
-    if (argc != 5 || strcmp(argv[1], "run") != 0)
-        bench_die("expected keygen N DIR, or run ENDPOINT SERVER_PUBLIC_KEY DIR");
-    if (strlen(argv[3]) != KEY_CHARS)
-        bench_die("%s: not a CURVE public key (40 characters of Z85)", argv[3]);
+    if (argc != 4 || strcmp(argv[1], "run") != 0)
+        bench_die("expected keygen N DIR, or run ENDPOINT DIR --server-key=KEY");
+    if (o.server_key == NULL || strlen(o.server_key) != KEY_CHARS)
+        bench_die("--server-key=%s: not a CURVE public key (40 characters of Z85)",
+                  o.server_key != NULL ? o.server_key : "");
     if (o.nodes < 1 || o.nodes > 100000)
         bench_die("--nodes %" G_GINT64_FORMAT ": from 1 to 100000", o.nodes);
     if (o.seconds < 1 || o.warmup_s < 0 || o.drain_s < 0)
@@ -705,6 +736,6 @@ int main(int argc, char **argv)
     if (o.nodes_per_job < 1 || o.max_in_flight < 1 || o.io_threads < 1 || o.first_node_id < 1 ||
         o.activity_rate < 0)
         bench_die("--nodes-per-job, --max-in-flight, --io-threads, --first-node-id: at least 1");
-    run(&o, argv[2], argv[3], argv[4]);
+    run(&o, argv[2], o.server_key, argv[3]);
     return 0;
 }
