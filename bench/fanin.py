@@ -25,7 +25,9 @@ quantile falls among batches never acknowledged), vigil-txd's and
 PostgreSQL's CPU (share of one core, from /proc/PID/stat over the window,
 and per stored batch: what a shared machine's load changes least),
 vigil-txd's peak RSS (VmHWM), the rows a second the acknowledged batches
-stored, and the load generator's own CPU (it shares the machine).
+stored, the load generator's own CPU (it shares the machine), the batches
+held back (a node's socket full, or 64 unacknowledged) and the nodes
+vigil-txd heard from (logged once each).
 
 --groups K splits the nodes between K vigil-txd (each with its own
 fanin-load, its own keys and its own connection) writing into the one
@@ -137,7 +139,9 @@ def start_txd(args, cluster, database, work, port):
     pid_path = os.path.join(work, "txd.pid")
     env = dict(cluster.env, VIGIL_PLUGIN_DIR=args.plugin_dir)
     with open(log_path, "w") as log:
-        started = subprocess.run([args.vigil_txd, "--config", config, "--pid-file", pid_path],
+        prefix = args.txd_prefix.split() if args.txd_prefix else []
+        started = subprocess.run(prefix + [args.vigil_txd, "--config", config,
+                                           "--pid-file", pid_path],
                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
                                  timeout=RUN_TIMEOUT_S)
     if started.returncode != 0:
@@ -246,9 +250,20 @@ def step(args, cluster, nodes, work_root):
             if g["load"].poll() is None:
                 g["load"].kill()
                 g["load"].wait()
+            if args.txd_prefix and "callgrind" in args.txd_prefix:
+                # Its profile so far, before a SIGKILL could lose it.
+                subprocess.run(["callgrind_control", "--dump=fanin", str(g["pid"])],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
             killed += stop_txd(g["pid"], g["log"])
     figures = merged(parts, nodes)
     figures["txd_killed"] = killed
+    # The nodes vigil-txd took a batch from (it logs each once): a node
+    # whose CURVE handshake waits on a busy vigil-txd sends nothing.
+    heard = 0
+    for g in groups:
+        with open(g["log"], errors="replace") as log:
+            heard += len(set(re.findall(r"node (\d+) connected", log.read())))
+    figures["nodes_heard"] = heard
     del figures["latencies_ms"]
     stored = int(cluster.psql(database, "SELECT count(*) FROM ingested_batches"))
     # Every acknowledged batch is stored; one stored after the generator
@@ -273,7 +288,7 @@ def per_batch_ms(share, f):
 
 def report(rows):
     print("\n  nodes  offered/s  acked/s   p50 ms   p99 ms  txd CPU  ms/batch  txd RSS MiB  "
-          "PG CPU  ms/batch    rows/s  load CPU  batch KiB  held back")
+          "PG CPU  ms/batch    rows/s  load CPU  batch KiB  held back  heard")
     for f in rows:
         print(f"  {f['nodes']:>5} {f['offered_per_s']:>10.0f} {f['acked_per_s']:>8.0f} "
               f"{latency(f['p50_ms'])} {latency(f['p99_ms'])} {f['txd_cpu_share']:>8.2f} "
@@ -281,7 +296,7 @@ def report(rows):
               f"{f['txd_peak_rss_kib'] / 1024:>12.0f} {f['pg_cpu_share']:>7.2f} "
               f"{per_batch_ms(f['pg_cpu_share'], f):>9} "
               f"{f['rows_per_s']:>9.0f} {f['load_cpu_share']:>9.2f} "
-              f"{f['mean_batch_bytes'] / 1024:>10.1f} {f['held_back']:>10}"
+              f"{f['mean_batch_bytes'] / 1024:>10.1f} {f['held_back']:>10} {f['nodes_heard']:>6}"
               + ("   (vigil-txd killed: still storing its queue)" if f["txd_killed"] else ""))
     goal = [f for f in rows if f["nodes"] == GOAL_NODES]
     if goal:
@@ -311,6 +326,9 @@ def main():
     # acknowledged batch is on disk.
     parser.add_argument("--pg-options")
     parser.add_argument("--groups", type=int, default=1)
+    # A profiler for vigil-txd: "valgrind --tool=callgrind
+    # --callgrind-out-file=/tmp/txd.%p" (valgrind follows it as it detaches).
+    parser.add_argument("--txd-prefix")
     args = parser.parse_args()
     for name in ("fanin_load", "vigil_txd", "vigil_cli", "pg_private", "plugin_dir"):
         setattr(args, name, os.path.abspath(getattr(args, name)))
