@@ -452,7 +452,7 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
     s->pending_batches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     s->peers = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, NULL, peer_free);
     apply_rule(s, rule);
-    s->store = txd_store_new(settings->conninfo, settings->migrate);
+    s->store = txd_store_new(settings);
     s->context = zmq_ctx_new();
     s->router = zmq_socket(s->context, ZMQ_ROUTER);
     int zero = 0, on = 1, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
@@ -551,6 +551,7 @@ void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *
             receive_one(s);
         }
     store_pending(s);
+    txd_store_maintain_when_due(s->store);
     if (monotonic_ns() >= s->next_cycle_ns) {
         system_cycle(s);
         s->next_cycle_ns += (int64_t)s->settings.cycle_ms * 1000000;

@@ -18,13 +18,15 @@
 #include "test_txd.h"
 
 /* vigild's config beyond its socket and sink: the uplink to the fixture's
- * vigil-txd, and `capture`'s lines. */
+ * vigil-txd, and `capture`'s lines. The sink, off by default beside an
+ * uplink, is asked for: it is the test's witness. */
 static char *daemon_config(const struct test_txd_fixture *f, const char *endpoint,
                            const char *capture)
 {
-    return g_strdup_printf("[capture]\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
-                           "[warehouse]\nconninfo = %s\n",
-                           capture, endpoint, f->dir, f->conninfo);
+    return g_strdup_printf(
+        "[capture]\nsink_enabled = yes\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
+        "[warehouse]\nconninfo = %s\n",
+        capture, endpoint, f->dir, f->conninfo);
 }
 
 /* Runs dd under the preload library against `d`, its text report in
