@@ -29,8 +29,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +37,7 @@
 #include <libpq-fe.h>
 #include <zmq.h>
 
+#include "node_batch.h"
 #include "vigil/health.h"
 #include "vigil/ontology.h"
 #include "vigil/wire.h"
@@ -68,24 +67,6 @@ struct options {
     gint64 ack_timeout_s;
     gboolean unprepared;
 };
-
-static void G_GNUC_NORETURN G_GNUC_PRINTF(1, 2) die(const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    char *text = g_strdup_vprintf(format, ap);
-    va_end(ap);
-    fprintf(stderr, "ingest-sender: %s\n", text);
-    g_free(text);
-    exit(1);
-}
-
-static int64_t monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 /* ---- the rows ------------------------------------------------------------------------------ */
 
@@ -131,7 +112,7 @@ static void put_timestamp(struct row_text *r, int column, int64_t realtime_ns)
     time_t t = (time_t)seconds;
     struct tm tm;
     if (gmtime_r(&t, &tm) == NULL)
-        die("activity time %" PRId64 " ns is out of range", realtime_ns);
+        bench_die("activity time %" PRId64 " ns is out of range", realtime_ns);
     g_snprintf(r->fields[column], FIELD_CHARS, "%04d-%02d-%02d %02d:%02d:%02d.%06" PRId64 "+00",
                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                us - seconds * 1000000);
@@ -176,7 +157,7 @@ static void write_copy_file(const struct options *o, const char *path)
 {
     FILE *out = fopen(path, "w");
     if (out == NULL)
-        die("%s: %s", path, g_strerror(errno));
+        bench_die("%s: %s", path, g_strerror(errno));
     uint64_t bytes = 0;
     for (int64_t i = 0; i < o->rows; i++) {
         struct vigil_activity a;
@@ -189,26 +170,26 @@ static void write_copy_file(const struct options *o, const char *path)
             int n =
                 fprintf(out, "%s%s", c > 0 ? "\t" : "", r.values[c] != NULL ? r.values[c] : "\\N");
             if (n < 0)
-                die("%s: %s", path, g_strerror(errno));
+                bench_die("%s: %s", path, g_strerror(errno));
             bytes += (uint64_t)n;
         }
         if (fputc('\n', out) == EOF)
-            die("%s: %s", path, g_strerror(errno));
+            bench_die("%s: %s", path, g_strerror(errno));
         bytes++;
     }
     if (fclose(out) != 0)
-        die("%s: %s", path, g_strerror(errno));
+        bench_die("%s: %s", path, g_strerror(errno));
     printf("{\"method\": \"copy-file\", \"rows\": %" G_GINT64_FORMAT ", \"bytes\": %" PRIu64 "}\n",
            o->rows, bytes);
 }
 
 /* ---- insert --------------------------------------------------------------------------------- */
 
-static void exec_or_die(PGconn *db, const char *sql)
+static void exec_or_bench_die(PGconn *db, const char *sql)
 {
     PGresult *result = PQexec(db, sql);
     if (PQresultStatus(result) != PGRES_COMMAND_OK)
-        die("%s: %s", sql, PQresultErrorMessage(result));
+        bench_die("%s: %s", sql, PQresultErrorMessage(result));
     PQclear(result);
 }
 
@@ -224,7 +205,7 @@ static void insert_rows(const struct options *o, const char *conninfo)
     }
     PGconn *db = PQconnectdb(conninfo);
     if (PQstatus(db) != CONNECTION_OK)
-        die("cannot connect to %s: %s", conninfo, PQerrorMessage(db));
+        bench_die("cannot connect to %s: %s", conninfo, PQerrorMessage(db));
     char *sql = g_strdup_printf("INSERT INTO activities (%s) VALUES ($1, $2, $3, $4, $5, $6, $7, "
                                 "$8, $9, $10, $11, $12, $13, $14, $15, $16)",
                                 activity_columns);
@@ -234,22 +215,22 @@ static void insert_rows(const struct options *o, const char *conninfo)
     if (!o->unprepared) {
         result = PQprepare(db, "activity", sql, COLUMNS, NULL);
         if (PQresultStatus(result) != PGRES_COMMAND_OK)
-            die("%s: %s", sql, PQresultErrorMessage(result));
+            bench_die("%s: %s", sql, PQresultErrorMessage(result));
         PQclear(result);
     }
 
-    int64_t start = monotonic_ns();
-    exec_or_die(db, "BEGIN");
+    int64_t start = bench_monotonic_ns();
+    exec_or_bench_die(db, "BEGIN");
     for (int64_t i = 0; i < o->rows; i++) {
         result = o->unprepared
                      ? PQexecParams(db, sql, COLUMNS, NULL, rows[i].values, NULL, NULL, 0)
                      : PQexecPrepared(db, "activity", COLUMNS, rows[i].values, NULL, NULL, 0);
         if (PQresultStatus(result) != PGRES_COMMAND_OK)
-            die("row %" G_GINT64_FORMAT ": %s: %s", i, sql, PQresultErrorMessage(result));
+            bench_die("row %" G_GINT64_FORMAT ": %s: %s", i, sql, PQresultErrorMessage(result));
         PQclear(result);
     }
-    exec_or_die(db, "COMMIT");
-    double seconds = (double)(monotonic_ns() - start) / 1e9;
+    exec_or_bench_die(db, "COMMIT");
+    double seconds = (double)(bench_monotonic_ns() - start) / 1e9;
 
     printf("{\"method\": \"insert\", \"statement\": \"%s\", \"rows\": %" G_GINT64_FORMAT
            ", \"seconds\": %.6f}\n",
@@ -261,21 +242,6 @@ static void insert_rows(const struct options *o, const char *conninfo)
 
 /* ---- send ------------------------------------------------------------------------------------ */
 
-static void add_message(vigil_wire_writer *batch, vigil_wire_writer *w)
-{
-    GBytes *bytes = vigil_wire_writer_finish(w);
-    GError *error = NULL;
-    if (bytes == NULL || !vigil_wire_add_message(batch, bytes, &error))
-        die("a batch's message was refused: %s", error != NULL ? error->message : "no message");
-    g_bytes_unref(bytes);
-}
-
-static void check(gboolean ok, GError *error)
-{
-    if (!ok)
-        die("a batch's item was refused: %s", error->message);
-}
-
 /* One cycle's batch as vigild makes it: NODE, PROCESSES (one), METRICS
  * (two), NAMES (one file), the activities [first, first + count), ROLLUPS
  * (one per metric), STATES (the node's). */
@@ -284,19 +250,14 @@ static GBytes *batch_new(const struct options *o, uint64_t sequence, uint64_t fi
     GError *error = NULL;
     uint64_t cycle_start_ns = MONOTONIC_BASE_NS + first * ACTIVITY_SPACING_NS;
     uint64_t cycle_end_ns = MONOTONIC_BASE_NS + (first + count) * ACTIVITY_SPACING_NS;
-    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, NODE_ID, sequence, 0);
-
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, NODE_ID, sequence, 0);
     struct vigil_wire_node node = {.realtime_offset_ns = realtime_offset(o),
                                    .cycle = sequence,
                                    .cycle_start_ns = cycle_start_ns,
                                    .cycle_end_ns = cycle_end_ns,
                                    .cycle_ms = 1000,
                                    .hostname = "bench-node"};
-    check(vigil_wire_add_node(w, &node, &error), error);
-    add_message(batch, w);
+    bench_batch *batch = bench_batch_new(NODE_ID, sequence, &node);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, NODE_ID, sequence, 0);
     char *argv[] = {"ior", "-w", "-r", "-t", "1m", NULL};
     struct vigil_wire_process p = {.process_id = DAEMON_PROCESS,
                                    .pid = 4242,
@@ -310,8 +271,7 @@ static GBytes *batch_new(const struct options *o, uint64_t sequence, uint64_t fi
                                    .cwd = "/scratch",
                                    .argc = 5,
                                    .argv = argv};
-    check(vigil_wire_add_process(w, &p, &error), error);
-    add_message(batch, w);
+    bench_batch_add_processes(batch, &p, 1);
 
     struct vigil_metric_desc metrics[] = {
         {.id = 1,
@@ -327,47 +287,33 @@ static GBytes *batch_new(const struct options *o, uint64_t sequence, uint64_t fi
          .unit = "bytes",
          .source = "meminfo"},
     };
-    w = vigil_wire_writer_new(VIGIL_WIRE_METRICS, NODE_ID, sequence, 0);
-    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++)
-        check(vigil_wire_add_metric(w, &metrics[i], &error), error);
-    add_message(batch, w);
+    bench_batch_add_metrics(batch, metrics, G_N_ELEMENTS(metrics));
 
     static const char path[] = "/scratch/ior.dat";
-    w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, NODE_ID, sequence, DAEMON_PROCESS);
-    check(vigil_wire_add_name(w, DAEMON_FILE, path, strlen(path), &error), error);
-    add_message(batch, w);
+    vigil_wire_writer *w = bench_batch_message(batch, VIGIL_WIRE_NAMES, DAEMON_PROCESS);
+    bench_check(vigil_wire_add_name(w, DAEMON_FILE, path, strlen(path), &error), error);
+    bench_batch_add(batch, w);
 
     if (count > 0) {
-        w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, NODE_ID, sequence, DAEMON_PROCESS);
+        w = bench_batch_message(batch, VIGIL_WIRE_ACTIVITIES, DAEMON_PROCESS);
         for (uint64_t i = first; i < first + count; i++) {
             struct vigil_activity a;
             activity_at(i, &a);
-            check(vigil_wire_add_activity(w, &a, &error), error);
+            bench_check(vigil_wire_add_activity(w, &a, &error), error);
         }
-        add_message(batch, w);
+        bench_batch_add(batch, w);
     }
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, NODE_ID, sequence, 0);
-    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++) {
-        struct vigil_wire_rollup r = {.metric_id = metrics[i].id,
-                                      .start_ns = cycle_start_ns,
-                                      .end_ns = cycle_end_ns,
-                                      .count = 10,
-                                      .min = 1,
-                                      .mean = 2,
-                                      .max = 3,
-                                      .delta = metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
-        check(vigil_wire_add_rollup(w, &r, &error), error);
-    }
-    add_message(batch, w);
+    bench_batch_add_rollups(batch, metrics, G_N_ELEMENTS(metrics), cycle_start_ns, cycle_end_ns,
+                            10);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_STATES, NODE_ID, sequence, 0);
+    w = bench_batch_message(batch, VIGIL_WIRE_STATES, 0);
     struct vigil_wire_state state = {
         .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = VIGIL_HEALTH_OK};
-    check(vigil_wire_add_state(w, &state, &error), error);
-    add_message(batch, w);
+    bench_check(vigil_wire_add_state(w, &state, &error), error);
+    bench_batch_add(batch, w);
 
-    return vigil_wire_writer_finish(batch);
+    return bench_batch_finish(batch);
 }
 
 struct link {
@@ -380,7 +326,7 @@ static void send_batch(struct link *l, GBytes *batch)
     gsize length;
     const void *data = g_bytes_get_data(batch, &length);
     if (zmq_send(l->socket, data, length, 0) != (int)length)
-        die("sending a batch: %s", zmq_strerror(zmq_errno()));
+        bench_die("sending a batch: %s", zmq_strerror(zmq_errno()));
 }
 
 /* The sequence of the next batch vigil-txd acknowledges; system states in
@@ -393,25 +339,26 @@ static uint64_t next_ack(struct link *l)
         if (ready < 0 && zmq_errno() == EINTR)
             continue;
         if (ready != 1)
-            die("no acknowledgement from vigil-txd within %d s", l->ack_timeout_ms / 1000);
+            bench_die("no acknowledgement from vigil-txd within %d s", l->ack_timeout_ms / 1000);
         zmq_msg_t m;
         zmq_msg_init(&m);
         if (zmq_msg_recv(&m, l->socket, 0) < 0)
-            die("receiving: %s", zmq_strerror(zmq_errno()));
+            bench_die("receiving: %s", zmq_strerror(zmq_errno()));
         struct vigil_wire_message reply;
         GError *error = NULL;
         if (!vigil_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &reply, &error))
-            die("vigil-txd sent a message that does not decode: %s", error->message);
+            bench_die("vigil-txd sent a message that does not decode: %s", error->message);
         zmq_msg_close(&m);
         unsigned type = reply.header.type;
         uint64_t sequence = reply.header.sequence;
         if (type == VIGIL_WIRE_REFUSED)
-            die("vigil-txd refused batch %" PRIu64 ": %s", sequence, reply.refusals[0].reason);
+            bench_die("vigil-txd refused batch %" PRIu64 ": %s", sequence,
+                      reply.refusals[0].reason);
         vigil_wire_message_clear(&reply);
         if (type == VIGIL_WIRE_ACK)
             return sequence;
         if (type != VIGIL_WIRE_STATES)
-            die("vigil-txd sent a %s message", vigil_wire_type_name(type));
+            bench_die("vigil-txd sent a %s message", vigil_wire_type_name(type));
     }
 }
 
@@ -438,30 +385,30 @@ static void send_rows(const struct options *o, const char *endpoint)
     int zero = 0;
     zmq_setsockopt(l.socket, ZMQ_LINGER, &zero, sizeof zero);
     if (zmq_connect(l.socket, endpoint) != 0)
-        die("connecting to %s: %s", endpoint, zmq_strerror(zmq_errno()));
+        bench_die("connecting to %s: %s", endpoint, zmq_strerror(zmq_errno()));
     send_batch(&l, opening);
     if (next_ack(&l) != 1)
-        die("vigil-txd acknowledged another batch than the opening one");
+        bench_die("vigil-txd acknowledged another batch than the opening one");
 
     /* A window of unacknowledged batches, as vigild's uplink keeps: while
      * vigil-txd stores one, the next ones wait in its socket. */
     GHashTable *acked = g_hash_table_new(g_int64_hash, g_int64_equal);
     uint64_t *sequences = g_new(uint64_t, batches);
     uint64_t sent = 0;
-    int64_t start = monotonic_ns();
+    int64_t start = bench_monotonic_ns();
     for (; sent < batches && sent < (uint64_t)o->window; sent++)
         send_batch(&l, batch[sent]);
     for (uint64_t received = 0; received < batches; received++) {
         uint64_t sequence = next_ack(&l);
         if (sequence < 2 || sequence >= sent + 2)
-            die("vigil-txd acknowledged batch %" PRIu64 ", which was not sent", sequence);
+            bench_die("vigil-txd acknowledged batch %" PRIu64 ", which was not sent", sequence);
         sequences[received] = sequence;
         if (!g_hash_table_add(acked, &sequences[received]))
-            die("vigil-txd acknowledged batch %" PRIu64 " twice", sequence);
+            bench_die("vigil-txd acknowledged batch %" PRIu64 " twice", sequence);
         if (sent < batches)
             send_batch(&l, batch[sent++]);
     }
-    double seconds = (double)(monotonic_ns() - start) / 1e9;
+    double seconds = (double)(bench_monotonic_ns() - start) / 1e9;
 
     printf("{\"method\": \"txd\", \"rows\": %" G_GINT64_FORMAT ", \"batches\": %" PRIu64
            ", \"batch_rows\": %" G_GINT64_FORMAT ", \"window\": %" G_GINT64_FORMAT
@@ -489,6 +436,7 @@ static int64_t default_start_realtime_ns(void)
 
 int main(int argc, char **argv)
 {
+    bench_set_program_name("ingest-sender");
     struct options o = {.rows = 1000000,
                         .batch_rows = 20000,
                         .window = 8,
@@ -515,21 +463,22 @@ int main(int argc, char **argv)
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     if (!g_option_context_parse(context, &argc, &argv, &error))
-        die("%s", error->message);
+        bench_die("%s", error->message);
     g_option_context_free(context);
     if (argc != 3)
-        die("expected a command and its target: send ENDPOINT | copy-file FILE | insert CONNINFO");
+        bench_die(
+            "expected a command and its target: send ENDPOINT | copy-file FILE | insert CONNINFO");
     if (o.rows < 1)
-        die("--rows %" G_GINT64_FORMAT ": at least 1", o.rows);
+        bench_die("--rows %" G_GINT64_FORMAT ": at least 1", o.rows);
     if (o.batch_rows < 1 || o.batch_rows > MAX_BATCH_ROWS)
-        die("--batch-rows %" G_GINT64_FORMAT ": from 1 to %d", o.batch_rows, MAX_BATCH_ROWS);
+        bench_die("--batch-rows %" G_GINT64_FORMAT ": from 1 to %d", o.batch_rows, MAX_BATCH_ROWS);
     if (o.window < 1)
-        die("--window %" G_GINT64_FORMAT ": at least 1", o.window);
+        bench_die("--window %" G_GINT64_FORMAT ": at least 1", o.window);
     if (o.ack_timeout_s < 1 || o.ack_timeout_s > 86400)
-        die("--ack-timeout-s %" G_GINT64_FORMAT ": from 1 to 86400", o.ack_timeout_s);
+        bench_die("--ack-timeout-s %" G_GINT64_FORMAT ": from 1 to 86400", o.ack_timeout_s);
     if (o.start_realtime_ns < (int64_t)MONOTONIC_BASE_NS)
-        die("--start-realtime-ns %" G_GINT64_FORMAT ": before 1970-01-01 00:16:40",
-            o.start_realtime_ns);
+        bench_die("--start-realtime-ns %" G_GINT64_FORMAT ": before 1970-01-01 00:16:40",
+                  o.start_realtime_ns);
 
     if (strcmp(argv[1], "send") == 0)
         send_rows(&o, argv[2]);
@@ -538,6 +487,6 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "insert") == 0)
         insert_rows(&o, argv[2]);
     else
-        die("%s: not a command (send, copy-file or insert)", argv[1]);
+        bench_die("%s: not a command (send, copy-file or insert)", argv[1]);
     return 0;
 }

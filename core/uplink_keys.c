@@ -18,6 +18,12 @@ const struct vigil_config_key vigil_uplink_config_keys[] = {
      .description = "this node's id in the warehouse; 0: derived from /etc/machine-id, else "
                     "from the host name"},
     {.section = "uplink",
+     .name = "hostname",
+     .type = VIGIL_CONFIG_STRING,
+     .default_value = "",
+     .description = "the host name this node gives the warehouse and its run keys; empty: the "
+                    "machine's (several vigild on one machine, each a node of its own, set it)"},
+    {.section = "uplink",
      .name = "spool_dir",
      .type = VIGIL_CONFIG_STRING,
      .default_value = "/var/lib/vigil/spool",

@@ -421,12 +421,13 @@ static gboolean start_uplink(struct vigild *d, GError **error)
                            s->spool_dir);
         return FALSE;
     }
-    d->outbox = vigild_outbox_new(d->uplink, s->node_id, d->catalog, &d->processes, &d->rollup);
+    d->outbox = vigild_outbox_new(d->uplink, s->node_id, s->hostname, d->catalog, &d->processes,
+                                  &d->rollup);
     d->capture.outbox = d->outbox;
     /* After the roll-ups: it takes the windows they close. */
     vigild_statmux_subscribe(&d->statmux, vigild_outbox_take_rollups, d->outbox);
-    g_message("uplink to %s as node %" G_GUINT64_FORMAT ", spooling to %s", s->endpoint,
-              (guint64)s->node_id, s->spool_dir);
+    g_message("uplink to %s as node %" G_GUINT64_FORMAT " (%s), spooling to %s", s->endpoint,
+              (guint64)s->node_id, s->hostname, s->spool_dir);
     return TRUE;
 }
 
@@ -434,9 +435,9 @@ static gboolean same_uplink_settings(const struct vigild_uplink_settings *a,
                                      const struct vigild_uplink_settings *b)
 {
     return g_strcmp0(a->endpoint, b->endpoint) == 0 && a->node_id == b->node_id &&
-           g_strcmp0(a->spool_dir, b->spool_dir) == 0 && a->spool_max_bytes == b->spool_max_bytes &&
-           a->spool_after_ms == b->spool_after_ms && a->resend_after_ms == b->resend_after_ms &&
-           a->memory_max_bytes == b->memory_max_bytes &&
+           g_strcmp0(a->hostname, b->hostname) == 0 && g_strcmp0(a->spool_dir, b->spool_dir) == 0 &&
+           a->spool_max_bytes == b->spool_max_bytes && a->spool_after_ms == b->spool_after_ms &&
+           a->resend_after_ms == b->resend_after_ms && a->memory_max_bytes == b->memory_max_bytes &&
            a->in_flight_max_bytes == b->in_flight_max_bytes &&
            a->refused_max_bytes == b->refused_max_bytes &&
            g_strcmp0(a->curve_server_key, b->curve_server_key) == 0 &&

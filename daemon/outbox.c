@@ -863,14 +863,14 @@ void vigild_outbox_close_cycle(struct vigild_outbox *o, const struct vigild_cycl
 /* ---- the whole ---------------------------------------------------------------------- */
 
 struct vigild_outbox *vigild_outbox_new(struct vigild_uplink *uplink, uint64_t node_id,
-                                        const vigil_metric_catalog *catalog,
+                                        const char *hostname, const vigil_metric_catalog *catalog,
                                         const struct vigild_processes *processes,
                                         const struct vigild_rollup *rollup)
 {
     struct vigild_outbox *o = g_new0(struct vigild_outbox, 1);
     o->uplink = uplink;
     o->node_id = node_id;
-    o->hostname = wire_string(g_get_host_name());
+    o->hostname = wire_string(hostname != NULL ? hostname : g_get_host_name());
     if (o->hostname[0] == '\0') {
         g_free(o->hostname);
         o->hostname = g_strdup("localhost"); /* the wire wants a name */

@@ -274,6 +274,7 @@ static void add_uplink(JsonBuilder *b, const struct vigild *d)
     json_builder_begin_object(b);
     vigild_json_string(b, "endpoint", d->uplink_settings->endpoint);
     vigild_json_int(b, "node_id", (gint64)d->uplink_settings->node_id);
+    vigild_json_string(b, "hostname", d->uplink_settings->hostname);
     vigild_json_string(b, "spool_dir", d->uplink_settings->spool_dir);
     vigild_json_bool(b, "connected", u.connected);
     vigild_json_int(b, "batches", (gint64)o.batches);

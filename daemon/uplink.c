@@ -129,9 +129,14 @@ gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_u
         out->curve_server_key = g_strdup(server_key);
     }
     out->endpoint = g_strdup(vigil_config_get_string(config, "uplink", "endpoint"));
+    out->hostname = g_strdup(vigil_config_get_string(config, "uplink", "hostname"));
+    if (out->hostname[0] == '\0') {
+        g_free(out->hostname);
+        out->hostname = g_strdup(g_get_host_name());
+    }
     out->node_id = (uint64_t)vigil_config_get_int(config, "uplink", "node_id");
     if (out->node_id == 0)
-        out->node_id = vigild_uplink_derive_node_id("/etc/machine-id", g_get_host_name());
+        out->node_id = vigild_uplink_derive_node_id("/etc/machine-id", out->hostname);
     out->spool_dir = g_strdup(vigil_config_get_string(config, "uplink", "spool_dir"));
     out->spool_max_bytes = (uint64_t)vigil_config_get_int(config, "uplink", "spool_max_bytes");
     out->spool_after_ms = (guint)vigil_config_get_int(config, "uplink", "spool_after_ms");
@@ -146,6 +151,7 @@ gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_u
 void vigild_uplink_settings_clear(struct vigild_uplink_settings *s)
 {
     g_clear_pointer(&s->endpoint, g_free);
+    g_clear_pointer(&s->hostname, g_free);
     g_clear_pointer(&s->spool_dir, g_free);
     g_clear_pointer(&s->curve_server_key, g_free);
     g_clear_pointer(&s->curve_public_key, g_free);
@@ -160,6 +166,7 @@ static void settings_copy(struct vigild_uplink_settings *to,
 {
     *to = *from;
     to->endpoint = g_strdup(from->endpoint);
+    to->hostname = g_strdup(from->hostname);
     to->spool_dir = g_strdup(from->spool_dir);
     to->curve_server_key = g_strdup(from->curve_server_key);
     to->curve_public_key = g_strdup(from->curve_public_key);

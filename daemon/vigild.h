@@ -840,6 +840,7 @@ struct vigil_wire_state;
 struct vigild_uplink_settings {
     char *endpoint; /* "" or NULL: no uplink */
     uint64_t node_id;
+    char *hostname; /* [uplink] hostname, else the machine's; never empty */
     char *spool_dir;
     uint64_t spool_max_bytes;
     guint spool_after_ms;
@@ -971,8 +972,10 @@ struct vigild_outbox_stats {
     uint64_t names_missing; /* activities whose file's name never came: sent without a file */
 };
 
+/* `hostname`: the node's name in its batches and fresh run keys (NULL: the
+ * machine's). */
 struct vigild_outbox *vigild_outbox_new(struct vigild_uplink *uplink, uint64_t node_id,
-                                        const vigil_metric_catalog *catalog,
+                                        const char *hostname, const vigil_metric_catalog *catalog,
                                         const struct vigild_processes *processes,
                                         const struct vigild_rollup *rollup);
 void vigild_outbox_free(struct vigild_outbox *o);

@@ -19,6 +19,7 @@ struct txd_system_reasoner {
     GHashTable *nodes; /* node id (boxed u64) → struct node_state */
     struct vigil_reasoner_memory memory;
     uint64_t cycle;
+    guint counted; /* nodes the last decision counted: a change is logged */
 };
 
 struct txd_system_reasoner *txd_system_reasoner_new(const struct vigil_reasoner_rule *rule,
@@ -82,6 +83,12 @@ void txd_system_reasoner_decide(struct txd_system_reasoner *r, int64_t now_realt
     };
     struct vigil_reasoner_decision decision;
     vigil_reasoner_decide(&r->rule, &r->memory, &input, &decision);
+    /* How many nodes the system's state stands for, whatever that state:
+     * a node that joins or goes quiet is seen in the log. */
+    if (children->len != r->counted)
+        g_message("system reasoner: %u node%s counted (was %u)", children->len,
+                  children->len == 1 ? "" : "s", r->counted);
+    r->counted = children->len;
     *out = (struct vigil_wire_state){
         .cycle = ++r->cycle,
         .level = VIGIL_LEVEL_SYSTEM,

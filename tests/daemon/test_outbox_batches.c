@@ -295,7 +295,7 @@ static void test_a_big_cycle_is_cut_into_self_contained_batches(void **state)
     struct fixture *f = *state;
     add_process(f);
     struct vigild_outbox *o =
-        vigild_outbox_new(f->uplink, NODE_ID, f->catalog, &f->processes, &f->rollup);
+        vigild_outbox_new(f->uplink, NODE_ID, NULL, f->catalog, &f->processes, &f->rollup);
     vigild_outbox_process_started(o, &f->process);
     make_rollups(f, o);
     GHashTable *names = make_names();

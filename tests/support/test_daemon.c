@@ -19,9 +19,20 @@
 /* Only a failure waits this long: a daemon that does not stop. */
 #define STOP_TIMEOUT_MS 60000
 
-/* The daemon started and not stopped yet: a test that fails half-way
- * leaves it to test_daemon_teardown. */
-static pid_t running_pid;
+/* The daemons started and not stopped yet (a test may run several, one a
+ * node): a test that fails half-way leaves them to test_daemon_kill_all. */
+#define RUNNING_MAX 16
+static pid_t running_pids[RUNNING_MAX];
+
+static void note_running(pid_t old_pid, pid_t new_pid)
+{
+    for (int i = 0; i < RUNNING_MAX; i++)
+        if (running_pids[i] == old_pid) {
+            running_pids[i] = new_pid;
+            return;
+        }
+    fail_msg("more than %d vigild at once in one test", RUNNING_MAX);
+}
 
 void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemon_lines,
                        const char *more_config)
@@ -64,7 +75,7 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
     assert_true(d->pid > 0);
     d->pidfd = pidfd_open(d->pid, 0);
     assert_true(d->pidfd >= 0);
-    running_pid = d->pid;
+    note_running(0, d->pid);
     g_free(pid_text);
     g_free(pid_path);
 }
@@ -78,7 +89,7 @@ static char *end_daemon(struct test_daemon *d, int signal, const char *how)
     if (poll(&p, 1, STOP_TIMEOUT_MS) != 1)
         fail_msg("vigild (pid %d) did not %s", (int)d->pid, how);
     close(d->pidfd);
-    running_pid = 0;
+    note_running(d->pid, 0);
     char *log = NULL;
     assert_true(g_file_get_contents(d->log_path, &log, NULL, NULL));
     if (signal == SIGTERM) /* a clean stop removes the socket */
@@ -158,10 +169,17 @@ gint64 test_daemon_json_int(JsonObject *object, const char *first, ...)
     }
 }
 
+void test_daemon_kill_all(void)
+{
+    for (int i = 0; i < RUNNING_MAX; i++) {
+        if (running_pids[i] > 0)
+            kill(running_pids[i], SIGKILL);
+        running_pids[i] = 0;
+    }
+}
+
 int test_daemon_teardown(void **state)
 {
-    if (running_pid > 0)
-        kill(running_pid, SIGKILL);
-    running_pid = 0;
+    test_daemon_kill_all();
     return test_remove_dir(state);
 }

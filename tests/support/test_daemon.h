@@ -36,6 +36,9 @@ char *test_daemon_kill(struct test_daemon *d);
  * removes the test's folder (test_remove_dir). */
 int test_daemon_teardown(void **state);
 
+/* SIGKILL to every daemon started and not stopped (a failed test's). */
+void test_daemon_kill_all(void);
+
 /* `vigil status --json` (from $VIGIL_CLI), parsed; `finished_pid` as its
  * --finished-pid, or 0. Free with json_node_unref. */
 JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid);

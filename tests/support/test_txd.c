@@ -63,12 +63,20 @@ static void start(struct test_txd *t)
 void test_txd_start(struct test_txd *t, const char *dir, const char *conninfo,
                     const char *more_config)
 {
+    char *endpoint = g_strdup_printf("ipc://%s/txd.sock", dir);
+    test_txd_start_at(t, dir, endpoint, conninfo, more_config);
+    g_free(endpoint);
+}
+
+void test_txd_start_at(struct test_txd *t, const char *dir, const char *endpoint,
+                       const char *conninfo, const char *more_config)
+{
     memset(t, 0, sizeof *t);
     t->dir = g_strdup(dir);
     t->config_path = g_build_filename(dir, "txd.conf", NULL);
     t->log_path = g_build_filename(dir, "txd.log", NULL);
     t->pid_path = g_build_filename(dir, "txd.pid", NULL);
-    t->endpoint = g_strdup_printf("ipc://%s/txd.sock", dir);
+    t->endpoint = g_strdup(endpoint);
     char *config = g_strdup_printf("[txd]\nbind = %s\ncycle_ms = 100\n%s\n"
                                    "[warehouse]\nconninfo = %s\nmigrate = true\n",
                                    t->endpoint, more_config != NULL ? more_config : "", conninfo);

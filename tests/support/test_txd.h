@@ -13,7 +13,7 @@
 struct test_txd {
     char *dir;
     char *config_path;
-    char *endpoint; /* ipc://DIR/txd.sock */
+    char *endpoint; /* ipc://DIR/txd.sock, unless started at another */
     char *log_path;
     char *pid_path;
     pid_t pid;
@@ -25,6 +25,9 @@ struct test_txd {
  * $VIGIL_TXD with it; returns once it serves (it detaches only then). */
 void test_txd_start(struct test_txd *t, const char *dir, const char *conninfo,
                     const char *more_config);
+/* The same, bound to `endpoint` (tcp://127.0.0.1:PORT, say) instead. */
+void test_txd_start_at(struct test_txd *t, const char *dir, const char *endpoint,
+                       const char *conninfo, const char *more_config);
 /* Starts the same server again after a stop or a kill. */
 void test_txd_restart(struct test_txd *t);
 /* SIGTERM (or SIGKILL) and waits for it to be gone; returns its log so far

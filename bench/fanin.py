@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""bench-fanin: how one vigil-txd and one PostgreSQL bear N nodes, each
+sending one batch a second.
+
+    fanin.py FANIN_LOAD VIGIL_TXD VIGIL_CLI PG_PRIVATE PLUGIN_DIR
+             [--nodes 100,500,1000,2000,5000] [--seconds S] [--warmup-s S]
+             [--groups K] [--pg-options '-c NAME=VALUE']
+             [fanin-load's options: --cores --ranks --activity-rate
+              --forwarded-share --disks --nets --nodes-per-job --drain-s]
+
+One private PostgreSQL cluster (tools/pg-private, its default settings:
+fsync and synchronous_commit on) serves the run; a database migrated once
+with `vigil db migrate`, with today's and tomorrow's activity partitions,
+is the template of each step's fresh database. For each N: a CURVE key
+pair for vigil-txd (`vigil keygen`) and N for the nodes (`fanin-load
+keygen`, the public keys vigil-txd's curve_authorized_keys), vigil-txd on
+a free TCP port on loopback with CURVE, then FANIN_LOAD (bench/fanin_load.c)
+as N nodes, each its own DEALER and key: see its comment for what a batch
+holds. After the run the database must hold exactly the batches vigil-txd
+acknowledged (ingested_batches), else the run fails.
+
+The table: offered and sustained (acknowledged) batches a second, ACK
+latency p50/p99 of the batches sent in the measured window (">" when the
+quantile falls among batches never acknowledged), vigil-txd's and
+PostgreSQL's CPU (share of one core, from /proc/PID/stat over the window,
+and per stored batch: what a shared machine's load changes least),
+vigil-txd's peak RSS (VmHWM), the rows a second the acknowledged batches
+stored, the load generator's own CPU (it shares the machine), the batches
+held back (a node's socket full, or 64 unacknowledged) and the nodes
+vigil-txd heard from (logged once each).
+
+--groups K splits the nodes between K vigil-txd (each with its own
+fanin-load, its own keys and its own connection) writing into the one
+database at once: several groups of nodes into one warehouse. Their figures
+are summed, the latencies merged. --pg-options sets PostgreSQL options on
+vigil-txd's connections, for diagnosis only (`-c synchronous_commit=off`
+shows what each batch's WAL flush costs, and breaks the promise that an
+acknowledged batch is on disk). The goal:
+2,000 nodes with p99 <= 1 s. It exits 0 whether the goal is met or not (a
+measurement), 1 when the run failed."""
+import argparse
+import datetime
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+
+GOAL_NODES = 2000
+GOAL_P99_MS = 1000.0
+STOP_TIMEOUT_S = 20
+RUN_TIMEOUT_S = 900
+PROFILE = ("cores", "ranks", "activity_rate", "forwarded_share", "disks", "nets",
+           "nodes_per_job", "drain_s")
+
+
+class Failed(Exception):
+    """The run did not happen as it must for a figure: the message says why."""
+
+
+def run(argv, what, env=None, timeout=RUN_TIMEOUT_S):
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise Failed(f"{what} did not finish within {timeout} s") from None
+    if done.returncode != 0:
+        raise Failed(f"{what} failed (status {done.returncode}):\n{done.stderr.strip()}\n"
+                     f"{done.stdout.strip()}")
+    return done.stdout
+
+
+def log_tail(path, lines=15):
+    try:
+        with open(path, errors="replace") as log:
+            return "".join(log.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    def __init__(self, pg_private, directory):
+        self.pg_private = pg_private
+        self.directory = directory
+        bindir = run([pg_private, "check"], "tools/pg-private check").strip()
+        self.psql_path = os.path.join(bindir, "psql")
+        self.env = dict(os.environ, PGTZ="UTC")
+        for name in ("PGDATABASE", "PGHOST", "PGPORT", "PGUSER", "PGSERVICE", "PGOPTIONS"):
+            self.env.pop(name, None)
+        self.conninfo = None
+
+    def start(self):
+        self.conninfo = run([self.pg_private, "start", self.directory], "tools/pg-private start",
+                            timeout=180).strip()
+
+    def stop(self):
+        run([self.pg_private, "stop", self.directory], "tools/pg-private stop", timeout=180)
+
+    def conninfo_for(self, database):
+        return re.sub(r"dbname=\S+", f"dbname={database}", self.conninfo)
+
+    def psql(self, database, sql):
+        return run([self.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                    "-d", self.conninfo_for(database), "-c", sql],
+                   f"psql on {database}: {sql}", env=self.env).strip()
+
+    def postmaster_pid(self):
+        for root, _dirs, files in os.walk(self.directory):
+            if "postmaster.pid" in files:
+                with open(os.path.join(root, "postmaster.pid")) as f:
+                    return int(f.readline())
+        raise Failed(f"no postmaster.pid under {self.directory}")
+
+
+def start_txd(args, cluster, database, work, port):
+    txd_key = os.path.join(work, "txd.key")
+    run([args.vigil_cli, "keygen", txd_key], "vigil keygen")
+    with open(txd_key + ".pub") as f:
+        server_public = f.read().strip()
+    config = os.path.join(work, "txd.conf")
+    endpoint = f"tcp://127.0.0.1:{port}"
+    with open(config, "w") as conf:
+        conf.write(f"[txd]\nbind = {endpoint}\ncurve_key_file = {txd_key}\n"
+                   f"curve_authorized_keys = {work}/authorized\n"
+                   f"[warehouse]\nconninfo = {cluster.conninfo_for(database)}"
+                   + (f" options='{args.pg_options}'" if args.pg_options else "")
+                   + "\nmigrate = false\n")
+    log_path = os.path.join(work, "txd.log")
+    pid_path = os.path.join(work, "txd.pid")
+    env = dict(cluster.env, VIGIL_PLUGIN_DIR=args.plugin_dir)
+    with open(log_path, "w") as log:
+        prefix = args.txd_prefix.split() if args.txd_prefix else []
+        started = subprocess.run(prefix + [args.vigil_txd, "--config", config,
+                                           "--pid-file", pid_path],
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                 timeout=RUN_TIMEOUT_S)
+    if started.returncode != 0:
+        raise Failed(f"vigil-txd did not start (status {started.returncode}):\n"
+                     + log_tail(log_path))
+    with open(pid_path) as f:
+        pid = int(f.read().strip())
+    return pid, endpoint, server_public, log_path
+
+
+def stop_txd(pid, log_path):
+    """SIGTERM; SIGKILL when it is still busy after STOP_TIMEOUT_S. Not a
+    failure: vigil-txd stores its whole queue before it reads the signal
+    (server.c, store_pending), and a saturated step leaves a long queue.
+    What it acknowledged is stored whichever way it ends. Returns whether
+    it had to be killed."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        os.kill(pid, signal.SIGTERM)
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if poller.poll(STOP_TIMEOUT_S * 1000):
+            return False
+        os.kill(pid, signal.SIGKILL)
+        poller.poll()
+        return True
+    finally:
+        os.close(pidfd)
+
+
+def group_run(args, cluster, database, work, nodes, first_node_id):
+    """One vigil-txd and its fanin-load: started, not waited for."""
+    os.makedirs(work)
+    run([args.fanin_load, "keygen", str(nodes), work], "fanin-load keygen")
+    pid, endpoint, server_public, log_path = start_txd(args, cluster, database, work,
+                                                       free_port())
+    profile = []
+    for name in PROFILE:
+        value = getattr(args, name)
+        if value is not None:
+            profile += [f"--{name.replace('_', '-')}", str(value)]
+    latencies = os.path.join(work, "latencies")
+    load = subprocess.Popen([args.fanin_load, "run", endpoint, work,
+                             f"--server-key={server_public}",
+                             "--nodes", str(nodes), "--first-node-id", str(first_node_id),
+                             "--seconds", str(args.seconds), "--warmup-s", str(args.warmup_s),
+                             "--txd-pid", str(pid), "--postmaster-pid",
+                             str(cluster.postmaster_pid()), "--latencies-out", latencies]
+                            + profile, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    return {"pid": pid, "log": log_path, "load": load, "latencies": latencies}
+
+
+def merged(parts, nodes):
+    """The groups' figures as one: sums, and quantiles of every latency."""
+    figures = dict(parts[0])
+    for name in ("offered_per_s", "sent_in_window", "acked_per_s", "rows_per_s",
+                 "txd_cpu_share", "load_cpu_share", "txd_peak_rss_kib", "sent", "acked",
+                 "unacked", "held_back", "refused", "unexpected"):
+        figures[name] = sum(p[name] for p in parts)
+    # PostgreSQL's CPU is the whole server's, the same in every group's.
+    figures["pg_cpu_share"] = max(p["pg_cpu_share"] for p in parts)
+    latencies = sorted(v for p in parts for v in p["latencies_ms"])
+    sent = figures["sent_in_window"]
+
+    def quantile(q):
+        rank = max(1, -(-int(q * sent * 1000) // 1000))
+        return latencies[rank - 1] if rank <= len(latencies) else -1.0
+    figures.update(nodes=nodes, p50_ms=quantile(0.5), p99_ms=quantile(0.99),
+                   max_ms=quantile(1.0), groups=len(parts))
+    return figures
+
+
+def step(args, cluster, nodes, work_root):
+    database = f"fanin_{nodes}"
+    cluster.psql("postgres", f"CREATE DATABASE {database} TEMPLATE fanin_template")
+    cluster.psql("postgres", "CHECKPOINT")
+    work = tempfile.mkdtemp(prefix=f"n{nodes}-", dir=work_root)
+    # Nodes split as evenly as they go between the groups, each with its
+    # own vigil-txd (its own connection to the one warehouse).
+    groups = []
+    first = 1
+    try:
+        for g in range(args.groups):
+            count = nodes // args.groups + (1 if g < nodes % args.groups else 0)
+            groups.append(group_run(args, cluster, database, os.path.join(work, f"g{g}"),
+                                    count, first))
+            first += count
+        parts = []
+        for g in groups:
+            try:
+                out, err = g["load"].communicate(timeout=RUN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                g["load"].kill()
+                raise Failed(f"fanin-load did not finish within {RUN_TIMEOUT_S} s") from None
+            if g["load"].returncode != 0:
+                raise Failed(f"fanin-load run failed (status {g['load'].returncode}):\n{err}"
+                             f"{out}\nvigil-txd's log ends with:\n{log_tail(g['log'])}")
+            part = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+            with open(g["latencies"]) as f:
+                part["latencies_ms"] = [float(line) for line in f]
+            parts.append(part)
+    finally:
+        killed = 0
+        for g in groups:
+            if g["load"].poll() is None:
+                g["load"].kill()
+                g["load"].wait()
+            if args.txd_prefix and "callgrind" in args.txd_prefix:
+                # Its profile so far, before a SIGKILL could lose it.
+                subprocess.run(["callgrind_control", "--dump=fanin", str(g["pid"])],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+            killed += stop_txd(g["pid"], g["log"])
+    figures = merged(parts, nodes)
+    figures["txd_killed"] = killed
+    # The nodes vigil-txd took a batch from (it logs each once): a node
+    # whose CURVE handshake waits on a busy vigil-txd sends nothing.
+    heard = 0
+    for g in groups:
+        with open(g["log"], errors="replace") as log:
+            heard += len(set(re.findall(r"node (\d+) connected", log.read())))
+    figures["nodes_heard"] = heard
+    del figures["latencies_ms"]
+    stored = int(cluster.psql(database, "SELECT count(*) FROM ingested_batches"))
+    # Every acknowledged batch is stored; one stored after the generator
+    # stopped waiting is not an error, one acknowledged and missing is.
+    if stored < figures["acked"] or stored > figures["sent"]:
+        raise Failed(f"N={nodes}: {stored} batches stored, {figures['acked']} acknowledged, "
+                     f"{figures['sent']} sent")
+    figures["stored"] = stored
+    cluster.psql("postgres", f"DROP DATABASE {database}")
+    return figures
+
+
+def latency(ms):
+    return "  >drain" if ms < 0 else f"{ms:8.0f}"
+
+
+def per_batch_ms(share, f):
+    """CPU ms a stored batch cost: the machine's load changes how many
+    batches a second there are, much less what each costs."""
+    return f"{1000 * share / f['acked_per_s']:>6.1f}" if f["acked_per_s"] > 0 else "     -"
+
+
+def report(rows):
+    print("\n  nodes  offered/s  acked/s   p50 ms   p99 ms  txd CPU  ms/batch  txd RSS MiB  "
+          "PG CPU  ms/batch    rows/s  load CPU  batch KiB  held back  heard")
+    for f in rows:
+        print(f"  {f['nodes']:>5} {f['offered_per_s']:>10.0f} {f['acked_per_s']:>8.0f} "
+              f"{latency(f['p50_ms'])} {latency(f['p99_ms'])} {f['txd_cpu_share']:>8.2f} "
+              f"{per_batch_ms(f['txd_cpu_share'], f):>9} "
+              f"{f['txd_peak_rss_kib'] / 1024:>12.0f} {f['pg_cpu_share']:>7.2f} "
+              f"{per_batch_ms(f['pg_cpu_share'], f):>9} "
+              f"{f['rows_per_s']:>9.0f} {f['load_cpu_share']:>9.2f} "
+              f"{f['mean_batch_bytes'] / 1024:>10.1f} {f['held_back']:>10} {f['nodes_heard']:>6}"
+              + ("   (vigil-txd killed: still storing its queue)" if f["txd_killed"] else ""))
+    goal = [f for f in rows if f["nodes"] == GOAL_NODES]
+    if goal:
+        f = goal[0]
+        met = 0 <= f["p99_ms"] <= GOAL_P99_MS and f["acked_per_s"] >= 0.99 * f["offered_per_s"]
+        print(f"goal: {GOAL_NODES} nodes at one batch a second, p99 <= {GOAL_P99_MS:.0f} ms: "
+              f"{'met' if met else 'NOT met'}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    for name in ("fanin_load", "vigil_txd", "vigil_cli", "pg_private", "plugin_dir"):
+        parser.add_argument(name)
+    parser.add_argument("--nodes", default="100,500,1000,2000,5000")
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--warmup-s", type=int, default=8)
+    parser.add_argument("--cores", type=int)
+    parser.add_argument("--ranks", type=int)
+    parser.add_argument("--activity-rate", type=int)
+    parser.add_argument("--forwarded-share", type=float)
+    parser.add_argument("--disks", type=int)
+    parser.add_argument("--nets", type=int)
+    parser.add_argument("--nodes-per-job", type=int)
+    parser.add_argument("--drain-s", type=int)
+    # Diagnosis only: `-c synchronous_commit=off` shows what the WAL flush
+    # of each batch's commit costs, and breaks the promise that an
+    # acknowledged batch is on disk.
+    parser.add_argument("--pg-options")
+    parser.add_argument("--groups", type=int, default=1)
+    # A profiler for vigil-txd: "valgrind --tool=callgrind
+    # --callgrind-out-file=/tmp/txd.%p" (valgrind follows it as it detaches).
+    parser.add_argument("--txd-prefix")
+    args = parser.parse_args()
+    for name in ("fanin_load", "vigil_txd", "vigil_cli", "pg_private", "plugin_dir"):
+        setattr(args, name, os.path.abspath(getattr(args, name)))
+    try:
+        steps = [int(n) for n in args.nodes.split(",")]
+    except ValueError:
+        parser.error(f"--nodes {args.nodes}: a comma-separated list of counts")
+    if any(n < args.groups for n in steps) or args.seconds < 1 or args.warmup_s < 0 \
+            or args.groups < 1:
+        parser.error("node counts at least --groups (1), --seconds at least 1, "
+                     "--warmup-s at least 0")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench-fanin: terminated"))
+    try:
+        with tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-") as work, \
+                tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-pg-") as pg_dir:
+            cluster = Cluster(args.pg_private, pg_dir)
+            cluster.start()
+            try:
+                cluster.psql("postgres", "CREATE DATABASE fanin_template")
+                run([args.vigil_cli, "db", "migrate", "--conninfo",
+                     cluster.conninfo_for("fanin_template")], "vigil db migrate", env=cluster.env)
+                today = datetime.datetime.now(datetime.timezone.utc).date()
+                for day in (today, today + datetime.timedelta(days=1)):
+                    cluster.psql("fanin_template", f"SELECT vigil_activity_partition('{day}')")
+                settings = cluster.psql("postgres", "SELECT string_agg(name || ' ' || "
+                                        "current_setting(name), ', ' ORDER BY name) FROM "
+                                        "pg_settings WHERE name IN ('fsync', "
+                                        "'synchronous_commit', 'shared_buffers', "
+                                        "'max_wal_size')")
+                print(f"bench-fanin: PostgreSQL {cluster.psql('postgres', 'SHOW server_version')}"
+                      f" ({settings}); {os.cpu_count()} cores, load average "
+                      f"{os.getloadavg()[0]:.1f} at the start", flush=True)
+                rows = []
+                for nodes in steps:
+                    figures = step(args, cluster, nodes, work)
+                    print(json.dumps(figures), flush=True)
+                    rows.append(figures)
+                print(f"one batch a second per node: {rows[0]['metrics']} metrics, "
+                      f"{rows[0]['ranks']} processes; load average "
+                      f"{os.getloadavg()[0]:.1f} at the end")
+                report(rows)
+            finally:
+                cluster.stop()
+    except (Failed, OSError, ValueError, KeyError, subprocess.SubprocessError) as failure:
+        print(f"bench-fanin: {failure}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,741 @@
+/* fanin-load: the nodes' side of bench/fanin.py. It stands in for N
+ * vigild at once, each its own DEALER with its own CURVE key pair and
+ * routing id (its node id), as vigild's uplink sets them, all sending to
+ * one vigil-txd over TCP.
+ *
+ *   fanin-load keygen N DIR     N CURVE key pairs: DIR/nodes.keys (public
+ *                               and secret a line, mode 0600) and
+ *                               DIR/authorized (the public keys, for
+ *                               vigil-txd's curve_authorized_keys)
+ *   fanin-load run ENDPOINT DIR --server-key=KEY --nodes N ...
+ *                               (KEY: vigil-txd's public key; with "=",
+ *                               since a Z85 key may begin with "-")
+ *
+ * Each node sends one batch a cycle (--cycle-ms, 1 s), at its own phase in
+ * the cycle (node i at i/N of it: vigild's cycles are not aligned across
+ * nodes), as vigild makes it (bench/node_batch.c): its node item; its
+ * --ranks processes (an MPI job's ranks; every batch describes the
+ * processes it names, as vigild's do); the metric descriptors and one 1 s
+ * roll-up each of the metric set a vigild with every provider on reports
+ * on a node of --cores CPUs, --disks disks and --nets interfaces; the node
+ * state and each process's state; and, in the share --forwarded-share of
+ * cycles that capture forwards, the cycle's activities (--activity-rate a
+ * second on the node, spread over the ranks, each rank with its file's
+ * name), the cycle's statistics at full resolution (every metric every
+ * --tick-ms) and a window item per rank. Which cycles are captured is a
+ * hash of (node, cycle), so each node's share is the same and the load is
+ * even. Nodes are grouped into jobs of --nodes-per-job nodes (one run key
+ * and scheduler job each).
+ *
+ * A node keeps at most --max-in-flight batches unacknowledged (vigild's
+ * uplink keeps 64), and at most 4 queued in its socket; a cycle past
+ * either is not sent and is counted as held back (vigild would keep it in
+ * memory or spool it).
+ *
+ * After --warmup-s (connections, CURVE handshakes, the first batches that
+ * create the nodes, runs and processes), --seconds of measurement: the
+ * batches sent then, their acknowledgement latency (send to ACK; a batch
+ * never acknowledged counts as slower than any), the acknowledgements
+ * received then, the rows they stored, and the CPU time vigil-txd
+ * (--txd-pid) and PostgreSQL (the children of --postmaster-pid) used then,
+ * from /proc/PID/stat. Then it waits up to --drain-s for what is still
+ * unacknowledged, and prints one JSON line (and, with --latencies-out, the
+ * window's latencies for bench/fanin.py to merge several runs'). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <glib.h>
+#include <zmq.h>
+
+#include "node_batch.h"
+#include "vigil/health.h"
+#include "vigil/ontology.h"
+
+#define KEY_CHARS 40
+#define SWEEP_NS  (100 * 1000000LL) /* every socket checked at least this often */
+
+struct options {
+    gint64 nodes, seconds, warmup_s, drain_s, cycle_ms, tick_ms;
+    gint64 cores, disks, nets, ranks, activity_rate, nodes_per_job, max_in_flight;
+    gint64 first_node_id, io_threads, txd_pid, postmaster_pid;
+    double forwarded_share;
+    char *latencies_out, *server_key;
+};
+
+struct node {
+    void *socket;
+    uint64_t node_id;
+    char public_key[KEY_CHARS + 1], secret_key[KEY_CHARS + 1];
+    uint64_t next_sequence; /* the next batch's; batch k is sequence k + 1 */
+    int64_t *sent_ns;       /* by sequence - 1: when sent; 0 not sent; -1 acknowledged */
+    uint32_t *rows;         /* by sequence - 1: the rows the batch stores */
+    uint64_t in_flight;
+    struct vigil_wire_process *processes;
+};
+
+struct run {
+    const struct options *o;
+    struct node *nodes;
+    struct vigil_metric_desc *metrics;
+    unsigned n_metrics;
+    int64_t realtime_offset_ns;
+    int64_t start_ns; /* the first cycle's start (monotonic) */
+    int64_t window_start_ns, window_end_ns;
+    uint64_t max_batches; /* per node */
+    char run_tag[32];
+    /* figures */
+    GArray *latencies_ms; /* of batches sent in the window and acknowledged */
+    uint64_t sent, sent_in_window, acked, acked_in_window, rows_in_window;
+    uint64_t held_back, refused, unexpected, bytes_sent;
+    GString *first_refusal;
+};
+
+/* ---- keys -------------------------------------------------------------------------------------
+ */
+
+static void keygen(gint64 n, const char *dir)
+{
+    char *keys_path = g_build_filename(dir, "nodes.keys", NULL);
+    char *authorized_path = g_build_filename(dir, "authorized", NULL);
+    GString *keys = g_string_new(NULL), *authorized = g_string_new("# fanin-load's nodes\n");
+    for (gint64 i = 0; i < n; i++) {
+        char public_key[KEY_CHARS + 1], secret_key[KEY_CHARS + 1];
+        if (zmq_curve_keypair(public_key, secret_key) != 0)
+            bench_die("zmq_curve_keypair: %s (libzmq without CURVE?)", zmq_strerror(zmq_errno()));
+        g_string_append_printf(keys, "%s %s\n", public_key, secret_key);
+        g_string_append_printf(authorized, "%s\n", public_key);
+    }
+    GError *error = NULL;
+    if (!g_file_set_contents_full(keys_path, keys->str, (gssize)keys->len,
+                                  G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error) ||
+        !g_file_set_contents(authorized_path, authorized->str, (gssize)authorized->len, &error))
+        bench_die("%s", error->message);
+    memset(keys->str, 0, keys->len);
+    g_string_free(keys, TRUE);
+    g_string_free(authorized, TRUE);
+    g_free(keys_path);
+    g_free(authorized_path);
+}
+
+static void read_keys(struct node *nodes, gint64 n, const char *dir)
+{
+    char *path = g_build_filename(dir, "nodes.keys", NULL);
+    char *text = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &error))
+        bench_die("%s", error->message);
+    char **lines = g_strsplit(text, "\n", -1);
+    gint64 i = 0;
+    for (char **line = lines; *line != NULL && i < n; line++) {
+        if (**line == '\0')
+            continue;
+        if (strlen(*line) != 2 * KEY_CHARS + 1 || (*line)[KEY_CHARS] != ' ')
+            bench_die("%s: line %" G_GINT64_FORMAT " is not \"PUBLIC SECRET\"", path, i + 1);
+        memcpy(nodes[i].public_key, *line, KEY_CHARS);
+        memcpy(nodes[i].secret_key, *line + KEY_CHARS + 1, KEY_CHARS);
+        i++;
+    }
+    if (i < n)
+        bench_die("%s holds %" G_GINT64_FORMAT " key pairs, --nodes wants %" G_GINT64_FORMAT, path,
+                  i, n);
+    memset(text, 0, strlen(text));
+    g_strfreev(lines);
+    g_free(text);
+    g_free(path);
+}
+
+/* ---- CPU and memory from /proc ----------------------------------------------------------------
+ */
+
+/* utime + stime of `pid`, in seconds; -1 when it is gone. */
+static double cpu_seconds(long pid)
+{
+    char path[64], buffer[1024];
+    g_snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(buffer, 1, sizeof buffer - 1, f);
+    fclose(f);
+    buffer[n] = '\0';
+    /* After the command's closing parenthesis: state is field 3, utime
+     * and stime fields 14 and 15. */
+    char *p = strrchr(buffer, ')');
+    if (p == NULL)
+        return -1;
+    unsigned long utime = 0, stime = 0;
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+        return -1;
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static long parent_of(long pid)
+{
+    char path[64], buffer[1024];
+    g_snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(buffer, 1, sizeof buffer - 1, f);
+    fclose(f);
+    buffer[n] = '\0';
+    char *p = strrchr(buffer, ')');
+    long parent = -1;
+    if (p == NULL || sscanf(p + 2, "%*c %ld", &parent) != 1)
+        return -1;
+    return parent;
+}
+
+/* The postmaster's and its children's CPU seconds: the whole server. */
+static double server_cpu_seconds(long postmaster)
+{
+    if (postmaster <= 0)
+        return 0;
+    double total = MAX(cpu_seconds(postmaster), 0);
+    DIR *proc = opendir("/proc");
+    if (proc == NULL)
+        return total;
+    for (struct dirent *e; (e = readdir(proc)) != NULL;) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end == '\0' && pid > 0 && parent_of(pid) == postmaster)
+            total += MAX(cpu_seconds(pid), 0);
+    }
+    closedir(proc);
+    return total;
+}
+
+/* A "VmHWM:" line of /proc/PID/status, in KiB; 0 when unknown. */
+static long status_kib(long pid, const char *field)
+{
+    char path[64];
+    g_snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return 0;
+    long kib = 0;
+    char *line = strstr(text, field);
+    if (line != NULL)
+        kib = strtol(line + strlen(field), NULL, 10);
+    g_free(text);
+    return kib;
+}
+
+static double process_cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ---- one node's batch -------------------------------------------------------------------------
+ */
+
+/* Whether capture forwards node `node`'s cycle `cycle`: a hash, so that
+ * every node forwards the same share and not all at once. */
+static gboolean captured(const struct options *o, uint64_t node, uint64_t cycle)
+{
+    uint64_t h = (node * 0x9e3779b97f4a7c15u) ^ (cycle * 0xc2b2ae3d27d4eb4fu);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9u;
+    h ^= h >> 32;
+    return (double)(h % 1000000) < o->forwarded_share * 1e6;
+}
+
+static void make_processes(struct run *r, struct node *n, gint64 index)
+{
+    const struct options *o = r->o;
+    n->processes = g_new0(struct vigil_wire_process, (gsize)o->ranks);
+    gint64 job = index / o->nodes_per_job;
+    char *run_key = g_strdup_printf("fanin-%s-job%" G_GINT64_FORMAT, r->run_tag, job);
+    char *job_id = g_strdup_printf("%" G_GINT64_FORMAT, 100000 + job);
+    static char *argv[] = {"/apps/wrf/bin/wrf.exe", "-i", "namelist.input", NULL};
+    for (gint64 k = 0; k < o->ranks; k++) {
+        struct vigil_wire_process *p = &n->processes[k];
+        p->process_id = (uint64_t)k + 1;
+        p->pid = (int32_t)(20000 + k);
+        p->uid = 1000;
+        p->rank = (int32_t)(index % o->nodes_per_job * o->ranks + k);
+        p->exit_code = -1;
+        p->start_ns = (uint64_t)(r->start_ns - 60 * G_GINT64_CONSTANT(1000000000));
+        p->run_key = run_key; /* shared by the ranks, freed with the first */
+        p->job = job_id;
+        p->program = argv[0];
+        p->cwd = "/scratch/run";
+        p->argc = 3;
+        p->argv = argv;
+    }
+}
+
+static void add_states(bench_batch *b, const struct options *o, uint64_t cycle)
+{
+    GError *error = NULL;
+    vigil_wire_writer *w = bench_batch_message(b, VIGIL_WIRE_STATES, 0);
+    struct vigil_wire_state node = {
+        .cycle = cycle, .level = VIGIL_LEVEL_NODE, .health = VIGIL_HEALTH_OK};
+    bench_check(vigil_wire_add_state(w, &node, &error), error);
+    for (gint64 k = 0; k < o->ranks; k++) {
+        struct vigil_wire_state p = {.cycle = cycle,
+                                     .process_id = (uint64_t)k + 1,
+                                     .level = VIGIL_LEVEL_PROCESS,
+                                     .health = VIGIL_HEALTH_OK};
+        bench_check(vigil_wire_add_state(w, &p, &error), error);
+    }
+    bench_batch_add(b, w);
+}
+
+/* Rank `k`'s activities of the cycle [start_ns, end_ns): writes and reads
+ * of 1 MiB and 4 KiB pieces into its file. */
+static uint32_t add_activities(bench_batch *b, const struct options *o, uint64_t cycle, gint64 k,
+                               uint64_t start_ns, uint64_t end_ns)
+{
+    GError *error = NULL;
+    uint64_t per_rank = (uint64_t)(o->activity_rate * o->cycle_ms / 1000 / o->ranks);
+    if (per_rank == 0)
+        return 0;
+    char path[64];
+    g_snprintf(path, sizeof path, "/scratch/run/out.%05" G_GINT64_FORMAT, k);
+    vigil_wire_writer *w = bench_batch_message(b, VIGIL_WIRE_NAMES, (uint64_t)k + 1);
+    bench_check(vigil_wire_add_name(w, 1, path, strlen(path), &error), error);
+    bench_batch_add(b, w);
+    w = bench_batch_message(b, VIGIL_WIRE_ACTIVITIES, (uint64_t)k + 1);
+    uint64_t spacing = (end_ns - start_ns) / per_rank;
+    for (uint64_t i = 0; i < per_rank; i++) {
+        uint64_t seq = cycle * per_rank + i;
+        uint64_t size = i % 4 == 3 ? 1048576 : 4096;
+        struct vigil_activity a = {
+            .record_type = VIGIL_RECORD_ACTIVITY,
+            .layer = VIGIL_LAYER_POSIX,
+            .op = i % 3 == 0 ? VIGIL_OP_POSIX_READ : VIGIL_OP_POSIX_WRITE,
+            .file_id = 1,
+            .seq = seq,
+            .start_ns = start_ns + i * spacing,
+            .end_ns = start_ns + i * spacing + 2000 + (seq * 7919) % 50000,
+            .offset_bytes = (int64_t)(seq * 4096),
+            .bytes_asked = size,
+            .result = (int64_t)size,
+            .thread_id = (uint32_t)(20000 + k),
+        };
+        bench_check(vigil_wire_add_activity(w, &a, &error), error);
+    }
+    bench_batch_add(b, w);
+    return (uint32_t)per_rank;
+}
+
+/* Node `n`'s batch for cycle `cycle` (its sequence is cycle + 1); the rows
+ * it stores go to *rows. */
+static GBytes *make_batch(struct run *r, struct node *n, uint64_t cycle, uint32_t *rows)
+{
+    const struct options *o = r->o;
+    uint64_t cycle_ns = (uint64_t)o->cycle_ms * 1000000;
+    uint64_t start_ns = (uint64_t)r->start_ns + cycle * cycle_ns;
+    uint64_t end_ns = start_ns + cycle_ns;
+    char hostname[32];
+    g_snprintf(hostname, sizeof hostname, "cn%05" G_GUINT64_FORMAT, n->node_id);
+    struct vigil_wire_node node = {.realtime_offset_ns = r->realtime_offset_ns,
+                                   .cycle = cycle + 1,
+                                   .cycle_start_ns = start_ns,
+                                   .cycle_end_ns = end_ns,
+                                   .cycle_ms = (uint32_t)o->cycle_ms,
+                                   .hostname = hostname};
+    bench_batch *b = bench_batch_new(n->node_id, cycle + 1, &node);
+    bench_batch_add_processes(b, n->processes, (unsigned)o->ranks);
+    bench_batch_add_metrics(b, r->metrics, r->n_metrics);
+    uint32_t ticks = (uint32_t)(o->cycle_ms / o->tick_ms);
+    bench_batch_add_rollups(b, r->metrics, r->n_metrics, start_ns, end_ns, ticks);
+    add_states(b, o, cycle + 1);
+    *rows = (uint32_t)(1 + o->ranks + r->n_metrics + 1 + o->ranks); /* node, processes, … */
+    if (captured(o, n->node_id, cycle)) {
+        GError *error = NULL;
+        vigil_wire_writer *w = bench_batch_message(b, VIGIL_WIRE_WINDOWS, 0);
+        for (gint64 k = 0; k < o->ranks; k++) {
+            uint32_t count = add_activities(b, o, cycle, k, start_ns, end_ns);
+            struct vigil_wire_window window = {.process_id = (uint64_t)k + 1,
+                                               .first_cycle = cycle + 1,
+                                               .last_cycle = cycle + 1,
+                                               .start_ns = start_ns,
+                                               .end_ns = end_ns,
+                                               .activities_forwarded = count,
+                                               .reasons = "process ABNORMAL_BAD "
+                                                          "(latency-histogram: posix.write)"};
+            bench_check(vigil_wire_add_window(w, &window, &error), error);
+            *rows += count + 1;
+        }
+        bench_batch_add(b, w);
+        bench_batch_add_samples(b, r->metrics, r->n_metrics, start_ns, end_ns,
+                                (uint64_t)o->tick_ms * 1000000);
+        *rows += ticks * r->n_metrics;
+    }
+    return bench_batch_finish(b);
+}
+
+/* ---- the link ----------------------------------------------------------------------------------
+ */
+
+static void open_node(struct run *r, void *context, struct node *n, const char *endpoint,
+                      const char *server_key)
+{
+    n->socket = zmq_socket(context, ZMQ_DEALER);
+    if (n->socket == NULL)
+        bench_die("a DEALER for node %" G_GUINT64_FORMAT ": %s", n->node_id,
+                  zmq_strerror(zmq_errno()));
+    /* A few batches queued per node at most: 5,000 nodes' 100 KiB
+     * batches must not fill this machine's memory while vigil-txd is
+     * behind. */
+    int zero = 0, send_hwm = 4, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
+    char routing_id[17];
+    g_snprintf(routing_id, sizeof routing_id, "%016" PRIx64, n->node_id);
+    if (zmq_setsockopt(n->socket, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_SNDHWM, &send_hwm, sizeof send_hwm) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_ROUTING_ID, routing_id, 16) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
+                       sizeof heartbeat_timeout_ms) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_CURVE_SERVERKEY, server_key, KEY_CHARS + 1) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_CURVE_PUBLICKEY, n->public_key, KEY_CHARS + 1) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_CURVE_SECRETKEY, n->secret_key, KEY_CHARS + 1) != 0)
+        bench_die("node %" G_GUINT64_FORMAT "'s socket options: %s", n->node_id,
+                  zmq_strerror(zmq_errno()));
+    if (zmq_connect(n->socket, endpoint) != 0)
+        bench_die("connecting to %s: %s", endpoint, zmq_strerror(zmq_errno()));
+    n->sent_ns = g_new0(int64_t, r->max_batches);
+    n->rows = g_new0(uint32_t, r->max_batches);
+}
+
+static void acknowledged(struct run *r, struct node *n, uint64_t sequence)
+{
+    if (sequence == 0 || sequence > r->max_batches || n->sent_ns[sequence - 1] <= 0)
+        return; /* not sent, or acknowledged before (a resend's answer) */
+    int64_t now = bench_monotonic_ns();
+    int64_t sent = n->sent_ns[sequence - 1];
+    n->sent_ns[sequence - 1] = -1;
+    n->in_flight--;
+    r->acked++;
+    if (now >= r->window_start_ns && now < r->window_end_ns) {
+        r->acked_in_window++;
+        r->rows_in_window += n->rows[sequence - 1];
+    }
+    if (sent >= r->window_start_ns && sent < r->window_end_ns) {
+        double ms = (double)(now - sent) / 1e6;
+        g_array_append_val(r->latencies_ms, ms);
+    }
+}
+
+/* Everything node `n` has received. */
+static void drain(struct run *r, struct node *n)
+{
+    for (;;) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, n->socket, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
+            if (zmq_errno() == EAGAIN)
+                return;
+            if (zmq_errno() == EINTR)
+                continue;
+            bench_die("receiving: %s", zmq_strerror(zmq_errno()));
+        }
+        struct vigil_wire_header h;
+        if (!vigil_wire_peek_header(zmq_msg_data(&m), zmq_msg_size(&m), &h, NULL)) {
+            r->unexpected++;
+        } else if (h.type == VIGIL_WIRE_ACK) {
+            acknowledged(r, n, h.sequence);
+        } else if (h.type == VIGIL_WIRE_REFUSED) {
+            if (r->refused++ == 0) {
+                struct vigil_wire_message reply;
+                if (vigil_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &reply, NULL)) {
+                    g_string_printf(r->first_refusal,
+                                    "node %" G_GUINT64_FORMAT " batch %" PRIu64 ": %s", n->node_id,
+                                    h.sequence, reply.refusals[0].reason);
+                    vigil_wire_message_clear(&reply);
+                }
+            }
+        } else if (h.type != VIGIL_WIRE_STATES) {
+            r->unexpected++;
+        }
+        zmq_msg_close(&m);
+    }
+}
+
+static void send_cycle(struct run *r, struct node *n, uint64_t cycle)
+{
+    if (cycle >= r->max_batches)
+        return;
+    if (n->in_flight >= (uint64_t)r->o->max_in_flight) {
+        r->held_back++;
+        return;
+    }
+    GBytes *batch = make_batch(r, n, cycle, &n->rows[cycle]);
+    gsize length;
+    const void *data = g_bytes_get_data(batch, &length);
+    int64_t now = bench_monotonic_ns();
+    /* Not waiting when the node's pipe to vigil-txd is full (vigil-txd
+     * is not reading): the batch is held back, as vigild's uplink would
+     * keep it in memory or its spool, and the next cycles go on time. */
+    while (zmq_send(n->socket, data, length, ZMQ_DONTWAIT) != (int)length) {
+        if (zmq_errno() == EAGAIN) {
+            g_bytes_unref(batch);
+            r->held_back++;
+            return;
+        }
+        if (zmq_errno() != EINTR)
+            bench_die("sending a batch: %s", zmq_strerror(zmq_errno()));
+    }
+    g_bytes_unref(batch);
+    n->sent_ns[cycle] = now;
+    n->in_flight++;
+    r->sent++;
+    r->bytes_sent += length;
+    if (now >= r->window_start_ns && now < r->window_end_ns)
+        r->sent_in_window++;
+}
+
+static int compare_double(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile of the window's latencies, those never acknowledged
+ * counted as infinitely slow; -1 when it falls among them. */
+static double quantile(struct run *r, double q)
+{
+    if (r->sent_in_window == 0)
+        return -1;
+    uint64_t rank = (uint64_t)ceil(q * (double)r->sent_in_window);
+    if (rank == 0)
+        rank = 1;
+    if (rank > r->latencies_ms->len)
+        return -1;
+    return g_array_index(r->latencies_ms, double, rank - 1);
+}
+
+static void run(const struct options *o, const char *endpoint, const char *server_key,
+                const char *dir)
+{
+    struct run r = {.o = o, .latencies_ms = g_array_new(FALSE, FALSE, sizeof(double))};
+    r.first_refusal = g_string_new("");
+    r.metrics =
+        bench_node_metrics((unsigned)o->cores, (unsigned)o->disks, (unsigned)o->nets, &r.n_metrics);
+    int64_t cycle_ns = o->cycle_ms * 1000000;
+    r.max_batches = (uint64_t)((o->warmup_s + o->seconds) * 1000 / o->cycle_ms + 2);
+    r.realtime_offset_ns = g_get_real_time() * 1000 - bench_monotonic_ns();
+    g_snprintf(r.run_tag, sizeof r.run_tag, "%" G_GINT64_FORMAT, g_get_real_time());
+
+    void *context = zmq_ctx_new();
+    zmq_ctx_set(context, ZMQ_MAX_SOCKETS, (int)o->nodes + 16);
+    zmq_ctx_set(context, ZMQ_IO_THREADS, (int)o->io_threads);
+    r.nodes = g_new0(struct node, (gsize)o->nodes);
+    read_keys(r.nodes, o->nodes, dir);
+    int epoll = epoll_create1(EPOLL_CLOEXEC);
+    r.start_ns = bench_monotonic_ns() + 500000000; /* half a second to connect */
+    for (gint64 i = 0; i < o->nodes; i++) {
+        struct node *n = &r.nodes[i];
+        n->node_id = (uint64_t)(o->first_node_id + i);
+        make_processes(&r, n, i);
+        open_node(&r, context, n, endpoint, server_key);
+        int fd;
+        size_t fd_size = sizeof fd;
+        if (zmq_getsockopt(n->socket, ZMQ_FD, &fd, &fd_size) != 0)
+            bench_die("ZMQ_FD: %s", zmq_strerror(zmq_errno()));
+        struct epoll_event e = {.events = EPOLLIN, .data.u64 = (uint64_t)i};
+        if (epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e) != 0)
+            bench_die("epoll_ctl: %s", g_strerror(errno));
+    }
+    r.window_start_ns = r.start_ns + o->warmup_s * 1000000000;
+    r.window_end_ns = r.window_start_ns + o->seconds * 1000000000;
+    double txd_cpu_start = 0, txd_cpu_end = 0, pg_cpu_start = 0, pg_cpu_end = 0;
+    double own_cpu_start = 0, own_cpu_end = 0;
+    gboolean window_open = FALSE, window_closed = FALSE;
+
+    /* Node i sends cycle c at start + c × cycle + i/N of a cycle: taken in
+     * that order, the next one due is always the cursor's. */
+    uint64_t cycles = (uint64_t)((o->warmup_s + o->seconds) * 1000 / o->cycle_ms);
+    uint64_t cycle = 0;
+    gint64 cursor = 0;
+    int64_t last_sweep = 0;
+    struct epoll_event events[256];
+    int64_t drain_end = 0;
+    for (;;) {
+        int64_t now = bench_monotonic_ns();
+        if (!window_open && now >= r.window_start_ns) {
+            window_open = TRUE;
+            txd_cpu_start = cpu_seconds(o->txd_pid);
+            pg_cpu_start = server_cpu_seconds(o->postmaster_pid);
+            own_cpu_start = process_cpu_seconds();
+        }
+        if (window_open && !window_closed && now >= r.window_end_ns) {
+            window_closed = TRUE;
+            txd_cpu_end = cpu_seconds(o->txd_pid);
+            pg_cpu_end = server_cpu_seconds(o->postmaster_pid);
+            own_cpu_end = process_cpu_seconds();
+        }
+        int64_t due = INT64_MAX;
+        if (cycle < cycles)
+            due = r.start_ns + (int64_t)cycle * cycle_ns + cycle_ns * cursor / o->nodes;
+        else if (drain_end == 0)
+            drain_end = now + o->drain_s * 1000000000;
+        if (drain_end != 0 && window_closed) {
+            gboolean all_acked = r.acked == r.sent;
+            if (all_acked || now >= drain_end)
+                break;
+        }
+        if (due <= now) {
+            struct node *n = &r.nodes[cursor];
+            send_cycle(&r, n, cycle);
+            drain(&r, n); /* a send may have taken the socket's signal */
+            if (++cursor == o->nodes) {
+                cursor = 0;
+                cycle++;
+            }
+            continue;
+        }
+        if (now - last_sweep >= SWEEP_NS) {
+            /* ZMQ_FD signals edges; a signal consumed elsewhere is found
+             * here. */
+            for (gint64 i = 0; i < o->nodes; i++)
+                drain(&r, &r.nodes[i]);
+            last_sweep = now;
+        }
+        int64_t wait_ns = MIN(due - now, SWEEP_NS);
+        if (!window_open)
+            wait_ns = MIN(wait_ns, r.window_start_ns - now);
+        else if (!window_closed)
+            wait_ns = MIN(wait_ns, r.window_end_ns - now);
+        int timeout_ms = (int)MAX(wait_ns / 1000000, 0);
+        int ready = epoll_wait(epoll, events, G_N_ELEMENTS(events), timeout_ms);
+        if (ready < 0 && errno != EINTR)
+            bench_die("epoll_wait: %s", g_strerror(errno));
+        for (int i = 0; i < ready; i++)
+            drain(&r, &r.nodes[events[i].data.u64]);
+    }
+
+    g_array_sort(r.latencies_ms, compare_double);
+    if (o->latencies_out != NULL) {
+        /* For several runs' figures together (bench/fanin.py --groups). */
+        FILE *out = fopen(o->latencies_out, "w");
+        if (out == NULL)
+            bench_die("%s: %s", o->latencies_out, g_strerror(errno));
+        for (guint i = 0; i < r.latencies_ms->len; i++)
+            fprintf(out, "%.3f\n", g_array_index(r.latencies_ms, double, i));
+        if (fclose(out) != 0)
+            bench_die("%s: %s", o->latencies_out, g_strerror(errno));
+    }
+    double window_s = (double)o->seconds;
+    uint64_t unacked = r.sent - r.acked;
+    printf("{\"nodes\": %" G_GINT64_FORMAT ", \"metrics\": %u, \"ranks\": %" G_GINT64_FORMAT
+           ", \"offered_per_s\": %.1f, \"sent_in_window\": %" PRIu64
+           ", \"acked_per_s\": %.1f, \"p50_ms\": %.1f, \"p99_ms\": %.1f, \"max_ms\": %.1f"
+           ", \"rows_per_s\": %.0f, \"txd_cpu_share\": %.3f, \"pg_cpu_share\": %.3f"
+           ", \"load_cpu_share\": %.3f, \"txd_peak_rss_kib\": %ld, \"mean_batch_bytes\": %.0f"
+           ", \"sent\": %" PRIu64 ", \"acked\": %" PRIu64 ", \"unacked\": %" PRIu64
+           ", \"held_back\": %" PRIu64 ", \"refused\": %" PRIu64 ", \"unexpected\": %" PRIu64
+           ", \"first_refusal\": \"%s\"}\n",
+           o->nodes, r.n_metrics, o->ranks, (double)o->nodes * 1000.0 / (double)o->cycle_ms,
+           r.sent_in_window, (double)r.acked_in_window / window_s, quantile(&r, 0.5),
+           quantile(&r, 0.99), quantile(&r, 1.0), (double)r.rows_in_window / window_s,
+           (txd_cpu_end - txd_cpu_start) / window_s, (pg_cpu_end - pg_cpu_start) / window_s,
+           (own_cpu_end - own_cpu_start) / window_s, status_kib(o->txd_pid, "VmHWM:"),
+           r.sent > 0 ? (double)r.bytes_sent / (double)r.sent : 0.0, r.sent, r.acked, unacked,
+           r.held_back, r.refused, r.unexpected, g_strescape(r.first_refusal->str, NULL));
+    fflush(stdout);
+    /* Closing 5,000 sockets one by one takes a while, and the process
+     * ends here anyway. */
+    _exit(r.refused > 0 || r.unexpected > 0 ? 2 : 0);
+}
+
+int main(int argc, char **argv)
+{
+    bench_set_program_name("fanin-load");
+    struct options o = {.nodes = 100,
+                        .seconds = 20,
+                        .warmup_s = 8,
+                        .drain_s = 30,
+                        .cycle_ms = 1000,
+                        .tick_ms = 100,
+                        .cores = 48,
+                        .disks = 2,
+                        .nets = 2,
+                        .ranks = 48,
+                        .activity_rate = 2000,
+                        .forwarded_share = 0.175,
+                        .nodes_per_job = 64,
+                        .max_in_flight = 64,
+                        .first_node_id = 1,
+                        .io_threads = 1};
+    GOptionEntry entries[] = {
+        {"nodes", 0, 0, G_OPTION_ARG_INT64, &o.nodes, "nodes simulated (default 100)", "N"},
+        {"seconds", 0, 0, G_OPTION_ARG_INT64, &o.seconds, "measured (default 20)", "S"},
+        {"warmup-s", 0, 0, G_OPTION_ARG_INT64, &o.warmup_s, "before (default 8)", "S"},
+        {"drain-s", 0, 0, G_OPTION_ARG_INT64, &o.drain_s,
+         "longest wait for the last acknowledgements (default 30)", "S"},
+        {"cycle-ms", 0, 0, G_OPTION_ARG_INT64, &o.cycle_ms, "a batch per (default 1000)", "MS"},
+        {"tick-ms", 0, 0, G_OPTION_ARG_INT64, &o.tick_ms, "vigild's tick (default 100)", "MS"},
+        {"cores", 0, 0, G_OPTION_ARG_INT64, &o.cores, "CPUs per node (default 48)", "N"},
+        {"disks", 0, 0, G_OPTION_ARG_INT64, &o.disks, "disks per node (default 2)", "N"},
+        {"nets", 0, 0, G_OPTION_ARG_INT64, &o.nets, "interfaces per node (default 2)", "N"},
+        {"ranks", 0, 0, G_OPTION_ARG_INT64, &o.ranks, "processes per node (default 48)", "N"},
+        {"activity-rate", 0, 0, G_OPTION_ARG_INT64, &o.activity_rate,
+         "I/O calls a second on a node (default 2000)", "N"},
+        {"forwarded-share", 0, 0, G_OPTION_ARG_DOUBLE, &o.forwarded_share,
+         "share of cycles capture forwards (default 0.175)", "F"},
+        {"nodes-per-job", 0, 0, G_OPTION_ARG_INT64, &o.nodes_per_job,
+         "nodes sharing a run (default 64)", "N"},
+        {"max-in-flight", 0, 0, G_OPTION_ARG_INT64, &o.max_in_flight,
+         "unacknowledged batches per node (default 64)", "N"},
+        {"first-node-id", 0, 0, G_OPTION_ARG_INT64, &o.first_node_id, "(default 1)", "ID"},
+        {"io-threads", 0, 0, G_OPTION_ARG_INT64, &o.io_threads, "ZeroMQ's (default 1)", "N"},
+        {"txd-pid", 0, 0, G_OPTION_ARG_INT64, &o.txd_pid, "vigil-txd, for its CPU", "PID"},
+        {"postmaster-pid", 0, 0, G_OPTION_ARG_INT64, &o.postmaster_pid, "PostgreSQL, for its CPU",
+         "PID"},
+        {"server-key", 0, 0, G_OPTION_ARG_STRING, &o.server_key,
+         "run: vigil-txd's CURVE public key", "KEY"},
+        {"latencies-out", 0, 0, G_OPTION_ARG_FILENAME, &o.latencies_out,
+         "the window's ACK latencies (ms), one a line", "FILE"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *context = g_option_context_new(
+        "keygen N DIR | run ENDPOINT DIR --server-key=KEY - N nodes' batches to one vigil-txd");
+    g_option_context_add_main_entries(context, entries, NULL);
+    GError *error = NULL;
+    if (!g_option_context_parse(context, &argc, &argv, &error))
+        bench_die("%s", error->message);
+    g_option_context_free(context);
+    if (argc == 4 && strcmp(argv[1], "keygen") == 0) {
+        gint64 n = g_ascii_strtoll(argv[2], NULL, 10);
+        if (n < 1 || n > 100000)
+            bench_die("keygen %s: from 1 to 100000 key pairs", argv[2]);
+        keygen(n, argv[3]);
+        return 0;
+    }
+    if (argc != 4 || strcmp(argv[1], "run") != 0)
+        bench_die("expected keygen N DIR, or run ENDPOINT DIR --server-key=KEY");
+    if (o.server_key == NULL || strlen(o.server_key) != KEY_CHARS)
+        bench_die("--server-key=%s: not a CURVE public key (40 characters of Z85)",
+                  o.server_key != NULL ? o.server_key : "");
+    if (o.nodes < 1 || o.nodes > 100000)
+        bench_die("--nodes %" G_GINT64_FORMAT ": from 1 to 100000", o.nodes);
+    if (o.seconds < 1 || o.warmup_s < 0 || o.drain_s < 0)
+        bench_die("--seconds at least 1, --warmup-s and --drain-s at least 0");
+    if (o.cycle_ms < 10 || o.tick_ms < 1 || o.cycle_ms % o.tick_ms != 0)
+        bench_die("--cycle-ms at least 10 and a multiple of --tick-ms");
+    if (o.ranks < 1 || o.ranks > 1024 || o.cores < 0 || o.cores > 4096 || o.disks < 0 ||
+        o.disks > 256 || o.nets < 0 || o.nets > 256)
+        bench_die("--ranks from 1 to 1024; --cores, --disks, --nets from 0");
+    if (o.forwarded_share < 0 || o.forwarded_share > 1)
+        bench_die("--forwarded-share %g: from 0 to 1", o.forwarded_share);
+    if (o.nodes_per_job < 1 || o.max_in_flight < 1 || o.io_threads < 1 || o.first_node_id < 1 ||
+        o.activity_rate < 0)
+        bench_die("--nodes-per-job, --max-in-flight, --io-threads, --first-node-id: at least 1");
+    run(&o, argv[2], o.server_key, argv[3]);
+    return 0;
+}
