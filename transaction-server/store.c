@@ -21,6 +21,7 @@ struct txd_store {
     PGconn *db;
     struct txd_ids *ids;
     struct txd_store_counts counts;
+    GHashTable *below; /* node id → when a sequence below its highest was last said */
 };
 
 GQuark txd_error_quark(void)
@@ -58,6 +59,7 @@ struct txd_store *txd_store_new(const char *conninfo, gboolean migrate)
     s->conninfo = g_strdup(conninfo != NULL ? conninfo : "");
     s->migrate = migrate;
     s->ids = txd_ids_new();
+    s->below = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     return s;
 }
 
@@ -75,6 +77,7 @@ void txd_store_free(struct txd_store *s)
         return;
     disconnect(s);
     txd_ids_free(s->ids);
+    g_hash_table_destroy(s->below);
     g_free(s->conninfo);
     g_free(s);
 }
@@ -744,29 +747,160 @@ static gboolean store_rows(struct batch_context *b, GError **error)
            store_all_summaries(b, error);
 }
 
-/* Records the batch as stored; FALSE with *duplicate when it was before. */
-static gboolean claim_batch(struct batch_context *b, gboolean *duplicate, GError **error)
+/* ---- the claim: whose batch it is, and whether it is new ---------------------------------- */
+
+/* With CURVE: the node id must be the sender key's. The first key a node
+ * id comes with is recorded; a batch of that node id with another key is
+ * refused. (Two servers seeing a new node at once: the second's INSERT
+ * waits for the first's commit and inserts nothing, but its statement's
+ * snapshot, older, may not show the row: the batch is tried again.) */
+static gboolean check_node_key(struct batch_context *b, const char *key, GError **error)
+{
+    char node[32];
+    g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, b->node_id);
+    const char *values[] = {node, key};
+    static const char sql[] =
+        "WITH learnt AS (INSERT INTO node_keys (node_id, curve_public_key) VALUES ($1, $2) "
+        "ON CONFLICT (node_id) DO NOTHING RETURNING curve_public_key) "
+        "SELECT curve_public_key FROM learnt "
+        "UNION ALL SELECT curve_public_key FROM node_keys WHERE node_id = $1 LIMIT 1";
+    PGresult *result = PQexecParams(b->store->db, sql, 2, NULL, values, NULL, NULL, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
+    if (PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 0) {
+        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY,
+                    "node %" G_GINT64_FORMAT "'s key was being recorded by another server",
+                    b->node_id);
+    } else if (!ok) {
+        txd_set_pg_error(error, b->store->db, result, sql);
+    } else if (strcmp(PQgetvalue(result, 0, 0), key) != 0) {
+        b->store->counts.batches_impostor++;
+        ok = refuse(error,
+                    "node %" G_GINT64_FORMAT " belongs to CURVE key %s, and this batch came with "
+                    "key %s: a node cannot write as another (a node given a new key needs its "
+                    "row in node_keys deleted)",
+                    b->node_id, PQgetvalue(result, 0, 0), key);
+    }
+    PQclear(result);
+    return ok;
+}
+
+/* A sequence below the node's highest is a spool replayed late, or a node
+ * whose numbers went back (its spool folder lost while its clock was
+ * behind): said at once, then at most once a minute a node, with the
+ * count, so that a replay of thousands does not bury the log. */
+static void note_sequence_below(struct txd_store *s, int64_t node_id, uint64_t sequence,
+                                uint64_t highest)
+{
+    struct below {
+        gboolean said;
+        int64_t said_ns;
+        uint64_t since;
+    };
+    struct below *b = g_hash_table_lookup(s->below, &node_id);
+    if (b == NULL) {
+        int64_t *key = g_memdup2(&node_id, sizeof node_id);
+        b = g_new0(struct below, 1);
+        g_hash_table_insert(s->below, key, b);
+    }
+    s->counts.batches_below++;
+    b->since++;
+    int64_t now_ns = g_get_monotonic_time() * 1000;
+    if (b->said && now_ns - b->said_ns < INT64_C(60000000000))
+        return;
+    g_warning("node %" G_GINT64_FORMAT " sent sequence %" G_GUINT64_FORMAT " below its highest "
+              "stored, %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " such batches since last "
+              "said): a spool replayed late, or the node's sequence went back (its spool folder "
+              "reset while its clock was behind?); stored, since no batch has that number",
+              node_id, sequence, highest, b->since);
+    b->said = TRUE;
+    b->said_ns = now_ns;
+    b->since = 0;
+}
+
+/* The content a claimed (node, sequence) was stored with, read afresh (a
+ * new statement sees a claim another server committed meanwhile). FALSE
+ * with error on failure; *known FALSE for a claim from before schema
+ * version 3, which recorded no content. */
+static gboolean stored_content(struct batch_context *b, const char *node, const char *sequence,
+                               gboolean *known, uint32_t *crc32, uint64_t *bytes, GError **error)
+{
+    const char *values[] = {node, sequence};
+    static const char sql[] = "SELECT content_crc32, content_bytes FROM ingested_batches "
+                              "WHERE node_id = $1 AND sequence = $2";
+    PGresult *result = PQexecParams(b->store->db, sql, 2, NULL, values, NULL, NULL, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
+    if (!ok) {
+        txd_set_pg_error(error, b->store->db, result, sql);
+    } else {
+        *known = !PQgetisnull(result, 0, 0) && !PQgetisnull(result, 0, 1);
+        *crc32 = *known ? (uint32_t)g_ascii_strtoull(PQgetvalue(result, 0, 0), NULL, 10) : 0;
+        *bytes = *known ? g_ascii_strtoull(PQgetvalue(result, 0, 1), NULL, 10) : 0;
+    }
+    PQclear(result);
+    return ok;
+}
+
+/* Records the batch as stored, with what it holds; FALSE with *duplicate
+ * when the same batch was stored before. A (node, sequence) stored before
+ * with other content is not a resend: refused with both digests, so that
+ * nothing is lost silently. */
+static gboolean claim_batch(struct batch_context *b, const struct txd_batch_origin *origin,
+                            gboolean *duplicate, GError **error)
 {
     const struct vigil_wire_header *h = &b->batch->header;
+    if (origin->curve_key != NULL && !check_node_key(b, origin->curve_key, error))
+        return FALSE;
     uint64_t items = 0;
     for (uint32_t i = 0; i < h->count; i++)
         items += b->batch->inner[i].header.count;
-    char node[32], sequence[32], messages[32], rows[32];
+    char node[32], sequence[32], messages[32], rows[32], crc32[16], bytes[32];
     g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, b->node_id);
     g_snprintf(sequence, sizeof sequence, "%" G_GINT64_FORMAT, (int64_t)h->sequence);
     g_snprintf(messages, sizeof messages, "%u", h->count);
     g_snprintf(rows, sizeof rows, "%" G_GUINT64_FORMAT, items);
-    const char *values[] = {node, sequence, messages, rows};
-    static const char sql[] = "INSERT INTO ingested_batches (node_id, sequence, messages, rows) "
-                              "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
-    PGresult *result = PQexecParams(b->store->db, sql, 4, NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    if (!ok)
+    g_snprintf(crc32, sizeof crc32, "%" G_GUINT32_FORMAT, origin->crc32);
+    g_snprintf(bytes, sizeof bytes, "%" G_GUINT64_FORMAT, origin->bytes);
+    const char *values[] = {node, sequence, messages, rows, crc32, bytes};
+    /* The subquery sees the table as it was before the INSERT: the node's
+     * highest sequence until now (an index's last entry). */
+    static const char sql[] =
+        "WITH claimed AS (INSERT INTO ingested_batches (node_id, sequence, messages, rows, "
+        "content_crc32, content_bytes) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING "
+        "RETURNING 1) "
+        "SELECT (SELECT count(*) FROM claimed), "
+        "(SELECT max(sequence) FROM ingested_batches WHERE node_id = $1)";
+    PGresult *result = PQexecParams(b->store->db, sql, 6, NULL, values, NULL, NULL, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
+    if (!ok) {
         txd_set_pg_error(error, b->store->db, result, sql);
-    else
-        *duplicate = strcmp(PQcmdTuples(result), "0") == 0;
+        PQclear(result);
+        return FALSE;
+    }
+    *duplicate = strcmp(PQgetvalue(result, 0, 0), "0") == 0;
+    gboolean has_highest = !PQgetisnull(result, 0, 1);
+    uint64_t highest = has_highest ? g_ascii_strtoull(PQgetvalue(result, 0, 1), NULL, 10) : 0;
     PQclear(result);
-    return ok;
+    if (!*duplicate) {
+        if (has_highest && h->sequence < highest)
+            note_sequence_below(b->store, b->node_id, h->sequence, highest);
+        return TRUE;
+    }
+    gboolean known = FALSE;
+    uint32_t stored_crc32 = 0;
+    uint64_t stored_bytes = 0;
+    if (!stored_content(b, node, sequence, &known, &stored_crc32, &stored_bytes, error))
+        return FALSE;
+    if (!known || (stored_crc32 == origin->crc32 && stored_bytes == origin->bytes))
+        return TRUE; /* a resend */
+    b->store->counts.batches_reused++;
+    *duplicate = FALSE;
+    return refuse(
+        error,
+        "sequence reused: was the node's spool folder reset? Node %" G_GINT64_FORMAT
+        " sequence %" G_GUINT64_FORMAT " was stored with content crc32 %08" G_GINT32_MODIFIER
+        "x (%" G_GUINT64_FORMAT " bytes); this batch has crc32 %08" G_GINT32_MODIFIER
+        "x (%" G_GUINT64_FORMAT " bytes) and is not stored",
+        b->node_id, h->sequence, stored_crc32, stored_bytes, origin->crc32, origin->bytes);
 }
 
 static enum txd_store_result failed(struct txd_store *s, GError *local, GError **error)
@@ -791,7 +925,7 @@ static enum txd_store_result failed(struct txd_store *s, GError *local, GError *
 }
 
 enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wire_message *batch,
-                                      GError **error)
+                                      const struct txd_batch_origin *origin, GError **error)
 {
     GError *local = NULL;
     if (!txd_store_connect(s, &local)) {
@@ -808,7 +942,8 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
         .metrics = g_hash_table_new(NULL, NULL),
     };
     gboolean duplicate = FALSE;
-    gboolean ok = exec_command(s->db, "BEGIN", &local) && claim_batch(&b, &duplicate, &local);
+    gboolean ok =
+        exec_command(s->db, "BEGIN", &local) && claim_batch(&b, origin, &duplicate, &local);
     if (ok && duplicate)
         ok = exec_command(s->db, "ROLLBACK", &local);
     else if (ok)
