@@ -27,10 +27,11 @@ struct pending {
     GBytes *identity;
     struct vigil_wire_message batch;
     size_t bytes;
-    char *key;             /* batch_key(), in pending_batches */
-    char *curve_key;       /* the sender's, or NULL without CURVE */
-    uint32_t crc32;        /* the batch message's */
-    gboolean states_noted; /* its node's state went to the system reasoner on arrival */
+    char *key;                 /* batch_key(), in pending_batches */
+    char *curve_key;           /* the sender's, or NULL without CURVE */
+    uint32_t crc32;            /* the batch message's */
+    gboolean sender_confirmed; /* no CURVE, or the node's key confirmed before it came: its
+                                * state counted on arrival, its key not looked up again */
 };
 
 struct peer {
@@ -253,10 +254,11 @@ static gboolean sender_may_be_node(struct txd_server *s, GBytes *identity, const
     *known = owner != NULL && strcmp(owner, curve_key) == 0;
     if (owner == NULL || *known)
         return TRUE;
-    char *reason = g_strdup_printf(
-        "node %" G_GUINT64_FORMAT " belongs to CURVE key %s, and this batch came with key %s: a "
-        "node cannot write as another (a node given a new key needs its row in node_keys deleted)",
-        node_id, owner, curve_key);
+    char *reason = g_strdup_printf("node %" G_GUINT64_FORMAT
+                                   " belongs to CURVE key %s, and this batch came with key %s: a "
+                                   "node cannot write as another (a node given a new key needs its "
+                                   "row in node_keys deleted, and vigil-txd restarted)",
+                                   node_id, owner, curve_key);
     refuse_message(s, identity, data, length, reason);
     g_free(reason);
     return FALSE;
@@ -294,7 +296,7 @@ static void take_batch(struct txd_server *s, GBytes *identity, const char *curve
     if (known) {
         note_peer(s, identity, h->node_id);
         note_node_states(s, &p->batch);
-        p->states_noted = TRUE;
+        p->sender_confirmed = TRUE;
     }
     p->crc32 = message_crc32(data);
     p->curve_key = g_strdup(curve_key);
@@ -337,8 +339,11 @@ static void store_pending(struct txd_server *s)
     struct pending *p;
     while ((p = g_queue_peek_head(&s->pending)) != NULL) {
         GError *error = NULL;
-        struct txd_batch_origin origin = {
-            .curve_key = p->curve_key, .crc32 = p->crc32, .bytes = p->bytes};
+        /* A key this server has confirmed already is not looked up again:
+         * one statement less a batch. */
+        struct txd_batch_origin origin = {.curve_key = p->sender_confirmed ? NULL : p->curve_key,
+                                          .crc32 = p->crc32,
+                                          .bytes = p->bytes};
         enum txd_store_result result = txd_store_batch(s->store, &p->batch, &origin, &error);
         const struct vigil_wire_header *h = &p->batch.header;
         if (result == TXD_RETRY) {
@@ -368,7 +373,7 @@ static void store_pending(struct txd_server *s)
             if (p->curve_key != NULL && !g_hash_table_contains(s->node_keys, &h->node_id))
                 g_hash_table_insert(s->node_keys, g_memdup2(&h->node_id, sizeof h->node_id),
                                     g_strdup(p->curve_key));
-            if (!p->states_noted) {
+            if (!p->sender_confirmed) {
                 note_peer(s, p->identity, h->node_id);
                 note_node_states(s, &p->batch);
             }

@@ -777,7 +777,7 @@ static gboolean check_node_key(struct batch_context *b, const char *key, GError 
         ok = refuse(error,
                     "node %" G_GINT64_FORMAT " belongs to CURVE key %s, and this batch came with "
                     "key %s: a node cannot write as another (a node given a new key needs its "
-                    "row in node_keys deleted)",
+                    "row in node_keys deleted, and vigil-txd restarted)",
                     b->node_id, PQgetvalue(result, 0, 0), key);
     }
     PQclear(result);
