@@ -359,13 +359,20 @@ static void assert_stream_stored_once(struct test_txd_fixture *f, uint64_t node)
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), STREAM_BATCHES * 2);
 }
 
-/* Receives replies for up to `timeout_ms`, marking acknowledged batches.
+/* Receives replies for up to `timeout_ms`, marking acknowledged batches;
+ * returns once an acknowledgement came and what is already here is read.
  * A system state is no reply: it does not end the wait. */
 static guint take_acks(struct test_sender *s, gboolean *acked, int timeout_ms)
 {
     guint n = 0;
+    gint64 deadline_us = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+    gboolean acks_came = FALSE;
     struct vigil_wire_message m;
-    while (test_sender_receive(s, &m, timeout_ms)) {
+    for (;;) {
+        gint64 left_us = deadline_us - g_get_monotonic_time();
+        int wait_ms = acks_came ? 0 : (int)MAX(left_us / 1000, 0);
+        if (!test_sender_receive(s, &m, wait_ms))
+            return n;
         if (m.header.type == VIGIL_WIRE_REFUSED)
             fail_msg("batch %" G_GUINT64_FORMAT " refused: %s", m.header.sequence,
                      m.refusals[0].reason);
@@ -374,11 +381,10 @@ static guint take_acks(struct test_sender *s, gboolean *acked, int timeout_ms)
             if (!acked[m.header.sequence])
                 n++;
             acked[m.header.sequence] = TRUE;
-            timeout_ms = 0; /* what is already here, then back to the caller */
+            acks_came = TRUE; /* what is already here, then back to the caller */
         }
         vigil_wire_message_clear(&m);
     }
-    return n;
 }
 
 /* Sends every batch not acknowledged, as a daemon's resend does, and
