@@ -25,6 +25,10 @@ int vigil_cli_db(int argc, char **argv);
  * usual one, or "" when there is none): g_free it; NULL with error set
  * when the configuration has problems. */
 char *vigil_cli_warehouse_conninfo(const char *config_path, GError **error);
+/* The whole configuration (defaults when there is no file); NULL with
+ * error set when it has problems. vigil_config_free it. */
+struct vigil_config;
+struct vigil_config *vigil_cli_warehouse_config(const char *config_path, GError **error);
 int vigil_cli_keygen(int argc, char **argv);
 int vigil_cli_report(int argc, char **argv);
 

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "vigil-build.h"
 #include "vigil/config.h"
+#include "vigil/curve.h"
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
 
@@ -34,6 +35,13 @@ static int config_check(const char *path, const char *plugin_dir)
     }
     vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
     if (!vigil_config_load(config, path, &error)) {
+        fprintf(stderr, "vigil: the configuration has problems:\n%s\n", error->message);
+        status = VIGIL_EXIT_FAILURE;
+        goto out;
+    }
+    /* The key files the daemons would refuse at start, refused here too,
+     * by the same function. */
+    if (!vigil_curve_check_config(config, &error)) {
         fprintf(stderr, "vigil: the configuration has problems:\n%s\n", error->message);
         status = VIGIL_EXIT_FAILURE;
         goto out;

@@ -1,6 +1,9 @@
-/* vigil db: the warehouse's schema. `vigil db migrate` applies the
- * migrations this vigil was built with that the database lacks; `vigil db
- * version` tells where the database stands.
+/* vigil db: the warehouse's schema and its partitions. `vigil db migrate`
+ * applies the migrations this vigil was built with that the database lacks;
+ * `vigil db version` tells where the database stands; `vigil db maintain`
+ * makes the day partitions ahead of time (vigil-txd does too, at start and
+ * every [warehouse] maintain_interval_s); `vigil db prune [--dry-run]`
+ * drops the day partitions older than the [warehouse] retain_*_days.
  *
  * The connection string comes from --conninfo, else the configuration's
  * [warehouse] conninfo, else libpq's environment (PGHOST, PGSERVICE…).
@@ -106,10 +109,74 @@ static int print_version(PGconn *db, GError **error)
     return VIGIL_EXIT_FAILURE;
 }
 
-static int run(const char *action, const char *config_path, const char *conninfo_option)
+/* maintain and prune need migration 2's functions. */
+static gboolean schema_is_latest(PGconn *db, GError **error)
+{
+    guint current = 0, latest = vigil_warehouse_latest_version();
+    if (!vigil_warehouse_current_version(db, &current, error))
+        return FALSE;
+    if (current != latest) {
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION,
+                    "the schema is at version %u, this vigil's is %u: run 'vigil db migrate' "
+                    "(or the vigil of that version)",
+                    current, latest);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static int maintain(PGconn *db, const vigil_config *config, GError **error)
+{
+    if (!schema_is_latest(db, error))
+        return VIGIL_EXIT_FAILURE;
+    guint ahead = (guint)vigil_config_get_int(config, "warehouse", "partitions_ahead_days");
+    guint created = 0;
+    gboolean ok = vigil_warehouse_maintain(db, ahead, &created, error);
+    printf("made %u day partitions; %s yesterday, today and %u days after\n", created,
+           ok ? "every day table has" : "not every day table has yet", ahead);
+    return ok ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
+}
+
+static const char *const retention_keys[VIGIL_WAREHOUSE_DAY_TABLES] = {
+    "retain_activities_days",        "retain_statistics_rollups_days",
+    "retain_window_statistics_days", "retain_reasoner_states_days",
+    "retain_ingested_batches_days",
+};
+
+static int prune(PGconn *db, const vigil_config *config, gboolean dry_run, GError **error)
+{
+    if (!schema_is_latest(db, error))
+        return VIGIL_EXIT_FAILURE;
+    struct vigil_warehouse_retention retention;
+    for (unsigned t = 0; t < VIGIL_WAREHOUSE_DAY_TABLES; t++)
+        retention.days[t] = (guint)vigil_config_get_int(config, "warehouse", retention_keys[t]);
+    guint batches = vigil_warehouse_batches_retention(&retention);
+    if (batches != retention.days[VIGIL_WAREHOUSE_DAY_TABLES - 1]) {
+        char *kept = batches == 0 ? g_strdup("for ever") : g_strdup_printf("%u days", batches);
+        printf("ingested_batches: kept %s, not %u days: a batch resent after its record went "
+               "would be stored twice while its rows are kept\n",
+               kept, retention.days[VIGIL_WAREHOUSE_DAY_TABLES - 1]);
+        g_free(kept);
+    }
+    GPtrArray *expired = g_ptr_array_new_with_free_func(vigil_warehouse_expired_free);
+    gboolean ok = vigil_warehouse_prune(db, &retention, dry_run, expired, error);
+    for (guint i = 0; i < expired->len; i++) {
+        const struct vigil_warehouse_expired *e = g_ptr_array_index(expired, i);
+        printf("%s %s (%s before %s)\n", dry_run ? "would drop" : "dropped", e->partition, e->table,
+               e->until);
+    }
+    if (ok && expired->len == 0)
+        printf("nothing to drop\n");
+    else if (ok)
+        printf("%s %u partitions\n", dry_run ? "would drop" : "dropped", expired->len);
+    g_ptr_array_unref(expired);
+    return ok ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
+}
+
+static int run(const char *action, const char *config_path, const char *conninfo_option,
+               gboolean dry_run)
 {
     GError *error = NULL;
-    char *conninfo = NULL;
     int status = VIGIL_EXIT_FAILURE;
     if (conninfo_option != NULL) {
         gboolean sets_password = FALSE;
@@ -125,56 +192,103 @@ static int run(const char *action, const char *config_path, const char *conninfo
                             "file readable only by you (--config FILE)\n");
             return VIGIL_EXIT_USAGE;
         }
-        conninfo = g_strdup(conninfo_option);
-    } else {
-        conninfo = vigil_cli_warehouse_conninfo(config_path, &error);
     }
+    vigil_config *config = vigil_cli_warehouse_config(config_path, &error);
     PGconn *db = NULL;
-    if (conninfo != NULL)
-        db = vigil_warehouse_connect(conninfo, &error);
-    if (db != NULL)
-        status = strcmp(action, "migrate") == 0 ? apply_migrations(db, &error)
-                                                : print_version(db, &error);
+    if (config != NULL)
+        db = vigil_warehouse_connect_timeout(
+            conninfo_option != NULL ? conninfo_option
+                                    : vigil_config_get_string(config, "warehouse", "conninfo"),
+            (guint)vigil_config_get_int(config, "warehouse", "connect_timeout_s"), &error);
+    if (db != NULL && (strcmp(action, "maintain") == 0 || strcmp(action, "prune") == 0)) {
+        /* Making or dropping a partition waits for a lock that ingest
+         * transactions hold, and every ingest waits behind it: briefly. */
+        char *sql =
+            g_strdup_printf("SET lock_timeout = %u",
+                            (guint)vigil_config_get_int(config, "warehouse", "lock_timeout_ms"));
+        PGresult *result = PQexec(db, sql);
+        if (PQresultStatus(result) != PGRES_COMMAND_OK) {
+            char *text = g_strstrip(g_strdup(PQresultErrorMessage(result)));
+            g_set_error(&error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY, "%s: %s", sql,
+                        text);
+            g_free(text);
+            PQfinish(db);
+            db = NULL;
+        }
+        PQclear(result);
+        g_free(sql);
+    }
+    if (db != NULL) {
+        if (strcmp(action, "migrate") == 0)
+            status = apply_migrations(db, &error);
+        else if (strcmp(action, "version") == 0)
+            status = print_version(db, &error);
+        else if (strcmp(action, "maintain") == 0)
+            status = maintain(db, config, &error);
+        else
+            status = prune(db, config, dry_run, &error);
+    }
     if (error != NULL)
         fprintf(stderr, "vigil db %s: %s\n", action, error->message);
     g_clear_error(&error);
     if (db != NULL)
         PQfinish(db);
-    g_free(conninfo);
+    if (config != NULL)
+        vigil_config_free(config);
     return status;
+}
+
+static gboolean known_action(const char *action)
+{
+    static const char *const actions[] = {"migrate", "version", "maintain", "prune", NULL};
+    return g_strv_contains(actions, action);
 }
 
 int vigil_cli_db(int argc, char **argv)
 {
     char *config_path = NULL, *conninfo = NULL;
+    gboolean dry_run = FALSE;
     GOptionEntry entries[] = {
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "The configuration file whose [warehouse] conninfo is used (default: $VIGIL_CONFIG, "
+         "The configuration file whose [warehouse] section is used (default: $VIGIL_CONFIG, "
          "else " VIGIL_SYSCONF_DIR "/vigil.conf when it exists)",
          "FILE"},
         {"conninfo", 0, 0, G_OPTION_ARG_STRING, &conninfo,
          "The libpq connection string, instead of the configuration's; without a password "
          "(use ~/.pgpass or $PGPASSWORD)",
          "STR"},
+        {"dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry_run,
+         "prune: say which partitions would be dropped, drop none", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new("migrate|version");
+    GOptionContext *context = g_option_context_new("migrate|version|maintain|prune");
     g_option_context_set_summary(
-        context, "migrate: applies the warehouse's schema migrations the database lacks.\n"
-                 "version: prints the database's schema version; exit status 1 when it is "
-                 "not this vigil's.\n\nWithout --conninfo or a [warehouse] conninfo, libpq's "
-                 "environment says where the database is (PGHOST, PGDATABASE, PGSERVICE…).");
+        context,
+        "migrate: applies the warehouse's schema migrations the database lacks.\n"
+        "version: prints the database's schema version; exit status 1 when it is not this "
+        "vigil's.\n"
+        "maintain: makes the day partitions of yesterday, today and [warehouse] "
+        "partitions_ahead_days "
+        "after (vigil-txd does it too, at start and every maintain_interval_s).\n"
+        "prune [--dry-run]: drops every day partition whose rows are all older than its "
+        "table's [warehouse] retain_*_days (0: kept for ever); whole partitions, never rows.\n"
+        "\nWithout --conninfo or a [warehouse] conninfo, libpq's environment says where the "
+        "database is (PGHOST, PGDATABASE, PGSERVICE…).");
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     int status;
     if (!g_option_context_parse(context, &argc, &argv, &error)) {
         fprintf(stderr, "vigil db: %s\n", error->message);
         status = VIGIL_EXIT_USAGE;
-    } else if (argc != 2 || (strcmp(argv[1], "migrate") != 0 && strcmp(argv[1], "version") != 0)) {
-        fprintf(stderr, "usage: vigil db migrate|version [--config FILE] [--conninfo STR]\n");
+    } else if (argc != 2 || !known_action(argv[1])) {
+        fprintf(stderr, "usage: vigil db migrate|version|maintain|prune [--dry-run] [--config "
+                        "FILE] [--conninfo STR]\n");
+        status = VIGIL_EXIT_USAGE;
+    } else if (dry_run && strcmp(argv[1], "prune") != 0) {
+        fprintf(stderr, "vigil db %s: --dry-run is prune's\n", argv[1]);
         status = VIGIL_EXIT_USAGE;
     } else {
-        status = run(argv[1], config_path, conninfo);
+        status = run(argv[1], config_path, conninfo, dry_run);
     }
     g_clear_error(&error);
     g_option_context_free(context);

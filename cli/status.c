@@ -174,6 +174,19 @@ static void print_reasoning(JsonObject *root)
            sink != NULL ? sink : "no sink", member_int(t, "observed"), member_int(t, "forwarded"),
            member_int(t, "windows"), member_int(t, "dropped"), member_int(t, "lost"),
            member_int(t, "held"));
+    if (sink != NULL && json_object_has_member(c, "sink_max_bytes"))
+        printf("  sink: %" G_GINT64_FORMAT " bytes in its file of at most %" G_GINT64_FORMAT
+               ", %" G_GINT64_FORMAT " full files kept, %" G_GINT64_FORMAT " rotations\n",
+               member_int(c, "sink_bytes"), member_int(c, "sink_max_bytes"),
+               member_int(c, "sink_keep_files"), member_int(c, "sink_rotations"));
+    else if (sink == NULL && json_object_has_member(c, "sink_enabled"))
+        printf("  no sink ([capture] sink_enabled = %s)\n", member_string(c, "sink_enabled"));
+    if (member_int(c, "sink_files_dropped") + member_int(c, "sink_lines_dropped") > 0)
+        printf("  warning: the sink deleted %" G_GINT64_FORMAT " full files and %" G_GINT64_FORMAT
+               " lines too long for a file (%" G_GINT64_FORMAT
+               " bytes of windows) to stay within [capture] sink_max_bytes and sink_keep_files\n",
+               member_int(c, "sink_files_dropped"), member_int(c, "sink_lines_dropped"),
+               member_int(c, "sink_bytes_dropped"));
     if (member_int(c, "sink_errors") > 0)
         printf("  %" G_GINT64_FORMAT " writes to the sink failed: windows since are not all "
                "in it (see vigild's log)\n",
@@ -205,16 +218,51 @@ static void print_uplink(JsonObject *root)
     gint64 dropped = member_int(u, "dropped_full_batches"), refused = member_int(u, "refused");
     gint64 corrupt = member_int(u, "spool_corrupt"), skipped = member_int(u, "items_skipped");
     gint64 unnamed = member_int(u, "names_missing");
-    if (dropped + refused + corrupt + skipped + unnamed > 0) {
+    gint64 memory = member_int(u, "dropped_memory_batches");
+    gint64 deleted = member_int(u, "refused_deleted");
+    if (dropped + refused + corrupt + skipped + unnamed + memory > 0) {
         const char *error = member_string(u, "last_error");
         printf("  warning: %" G_GINT64_FORMAT " batches (%" G_GINT64_FORMAT
-               " bytes) dropped from the full spool, %" G_GINT64_FORMAT
-               " refused by vigil-txd (kept in %s/refused), %" G_GINT64_FORMAT
+               " bytes) dropped from the full spool, %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+               " bytes) dropped from full memory while the spool failed, %" G_GINT64_FORMAT
+               " refused by vigil-txd (kept in %s/refused, %" G_GINT64_FORMAT
+               " of them deleted for refused_max_bytes), %" G_GINT64_FORMAT
                " damaged spool stretches, %" G_GINT64_FORMAT " items left out, %" G_GINT64_FORMAT
                " activities without their file's name; last error: %s\n",
-               dropped, member_int(u, "dropped_full_bytes"), refused, member_string(u, "spool_dir"),
-               corrupt, skipped, unnamed, error != NULL ? error : "none");
+               dropped, member_int(u, "dropped_full_bytes"), memory,
+               member_int(u, "dropped_memory_bytes"), refused, member_string(u, "spool_dir"),
+               deleted, corrupt, skipped, unnamed, error != NULL ? error : "none");
     }
+}
+
+/* Who holds the socket, the limits, and what was refused. */
+static void print_clients(JsonObject *root)
+{
+    JsonNode *node = json_object_get_member(root, "clients");
+    if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node)) /* a daemon older than the limits */
+        return;
+    JsonObject *c = json_node_get_object(node);
+    JsonObject *r = json_object_get_object_member(c, "refused");
+    printf("clients: %" G_GINT64_FORMAT " connections (%" G_GINT64_FORMAT
+           " not registered, closed after %" G_GINT64_FORMAT " ms idle), %" G_GINT64_FORMAT
+           " descriptors of a budget of %" G_GINT64_FORMAT " (limit %" G_GINT64_FORMAT
+           "); a user may hold %" G_GINT64_FORMAT " connections and %" G_GINT64_FORMAT
+           " processes\n",
+           member_int(c, "connections"), member_int(c, "unregistered"),
+           member_int(c, "unregistered_timeout_ms"), member_int(c, "fds_in_use"),
+           member_int(c, "fd_budget"), member_int(c, "fd_limit"),
+           member_int(c, "max_connections_per_uid"), member_int(c, "max_processes_per_uid"));
+    gint64 refused = member_int(r, "fd_budget") + member_int(r, "uid_connections") +
+                     member_int(r, "uid_processes") + member_int(r, "run_key");
+    if (refused + member_int(c, "closed_idle") > 0)
+        printf("  warning: refused %" G_GINT64_FORMAT
+               " connections over the descriptor budget, %" G_GINT64_FORMAT
+               " over a user's connections, %" G_GINT64_FORMAT
+               " registrations over a user's processes, %" G_GINT64_FORMAT
+               " into another user's run; closed %" G_GINT64_FORMAT " idle\n",
+               member_int(r, "fd_budget"), member_int(r, "uid_connections"),
+               member_int(r, "uid_processes"), member_int(r, "run_key"),
+               member_int(c, "closed_idle"));
 }
 
 static void print_text(JsonObject *root)
@@ -250,6 +298,7 @@ static void print_text(JsonObject *root)
 
     print_reasoning(root);
     print_uplink(root);
+    print_clients(root);
 
     JsonObject *ps = json_object_get_object_member(root, "processes");
     printf("\nprocesses: %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT

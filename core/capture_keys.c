@@ -35,8 +35,33 @@ const struct vigil_config_key vigil_capture_config_keys[] = {
      .name = "sink",
      .type = VIGIL_CONFIG_STRING,
      .default_value = "/var/lib/vigil/capture.jsonl",
-     .description = "the file forwarded windows are appended to, one JSON object a line, until "
-                    "the transaction server takes them"},
+     .description = "the file forwarded windows are appended to, one JSON object a line, on a "
+                    "node without a transaction server (see sink_enabled); mode 0600, a new "
+                    "folder 0700"},
+    {.section = "capture",
+     .name = "sink_enabled",
+     .type = VIGIL_CONFIG_ENUM,
+     .default_value = "auto",
+     .choices = "auto|yes|no",
+     .description = "write the sink: auto writes it only when [uplink] endpoint is empty (the "
+                    "transaction server keeps the windows otherwise), yes always, no never"},
+    {.section = "capture",
+     .name = "sink_max_bytes",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "67108864",
+     .min = 65536,
+     .max = 1099511627776.0,
+     .description = "the sink file's size at most: a line that would pass it starts a new file, "
+                    "the full one renamed SINK.1 (SINK.1 to SINK.2, and so on)"},
+    {.section = "capture",
+     .name = "sink_keep_files",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "4",
+     .min = 0,
+     .max = 1000,
+     .description = "full sink files kept beside the sink (SINK.1 the newest); an older one is "
+                    "deleted, logged and counted as dropped, so the sink uses at most "
+                    "(sink_keep_files + 1) * sink_max_bytes of disk"},
 };
 const size_t vigil_capture_config_key_count =
     sizeof vigil_capture_config_keys / sizeof vigil_capture_config_keys[0];

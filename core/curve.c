@@ -1,11 +1,13 @@
 /* vigil — CURVE key files (curve.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
 
+#include "vigil/config.h"
 #include "vigil/curve.h"
 
 bool vigil_curve_key_valid(const char *z85)
@@ -101,6 +103,11 @@ gboolean vigil_curve_pair_read(const char *path, struct vigil_curve_pair *out, G
                     g_strerror(e));
         return FALSE;
     }
+    if (!S_ISREG(st.st_mode)) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                    "CURVE key file %s is not a regular file", path);
+        return FALSE;
+    }
     if ((st.st_mode & 077) != 0) {
         g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
                     "CURVE key file %s may be read by others (mode %04o): its secret is not one; "
@@ -119,6 +126,18 @@ gboolean vigil_curve_pair_read(const char *path, struct vigil_curve_pair *out, G
     ok = ok && read_key(file, path, "public", out->public_key, error) &&
          read_key(file, path, "secret", out->secret_key, error);
     g_key_file_free(file);
+    /* A pair whose halves do not belong together fails only at the
+     * handshake, as an opaque refusal: say so here. */
+    char derived[VIGIL_CURVE_KEY_CHARS + 1];
+    if (ok && (zmq_curve_public(derived, out->secret_key) != 0 ||
+               strcmp(derived, out->public_key) != 0)) {
+        g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                    "CURVE key file %s: [curve] public is not the public key of [curve] secret",
+                    path);
+        ok = FALSE;
+    }
+    if (!ok)
+        memset(out, 0, sizeof *out);
     return ok;
 }
 
@@ -151,4 +170,104 @@ char **vigil_curve_authorized_read(const char *path, GError **error)
     }
     g_ptr_array_add(keys, NULL);
     return (char **)g_ptr_array_free(keys, FALSE);
+}
+
+gboolean vigil_curve_key_check(const char *what, const char *z85, GError **error)
+{
+    static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   ".-:+=^!/*?&<>()[]{}@%$#";
+    size_t length = strlen(z85);
+    size_t good = strspn(z85, alphabet);
+    uint8_t binary[32];
+    if (length != VIGIL_CURVE_KEY_CHARS)
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "%s: a CURVE key is 40 characters of Z85, this one has %zu", what, length);
+    else if (good != length)
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "%s: character %zu ('%c') is not in the Z85 alphabet", what, good + 1,
+                    g_ascii_isprint(z85[good]) ? z85[good] : '?');
+    else if (zmq_z85_decode(binary, z85) == NULL)
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "%s: not a valid Z85 key (a group of five characters is out of range)", what);
+    else
+        return TRUE;
+    return FALSE;
+}
+
+/* Both keys of a pair of settings set, or neither. */
+static gboolean both_or_neither(const char *section, const char *a_name, const char *a,
+                                const char *b_name, const char *b, const char *why, GError **error)
+{
+    if ((a[0] != '\0') == (b[0] != '\0'))
+        return TRUE;
+    g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                "[%s] %s and %s go together: %s is set and %s is empty%s", section, a_name, b_name,
+                a[0] != '\0' ? a_name : b_name, a[0] != '\0' ? b_name : a_name, why);
+    return FALSE;
+}
+
+static gboolean check_key_file(const char *section, const char *path, GError **error)
+{
+    struct vigil_curve_pair pair;
+    GError *e = NULL;
+    gboolean ok = vigil_curve_pair_read(path, &pair, &e);
+    memset(&pair, 0, sizeof pair);
+    if (!ok) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[%s] curve_key_file: %s", section, e->message);
+        g_error_free(e);
+    }
+    return ok;
+}
+
+gboolean vigil_curve_check_settings(const vigil_config *config, const char *section, GError **error)
+{
+    const char *key_file = vigil_config_get_string(config, section, "curve_key_file");
+    if (strcmp(section, "uplink") == 0) {
+        const char *server_key = vigil_config_get_string(config, section, "curve_server_key");
+        if (!both_or_neither(section, "curve_server_key", server_key, "curve_key_file", key_file,
+                             "", error))
+            return FALSE;
+        if (server_key[0] == '\0')
+            return TRUE;
+        return vigil_curve_key_check("[uplink] curve_server_key", server_key, error) &&
+               check_key_file(section, key_file, error);
+    }
+    const char *authorized = vigil_config_get_string(config, section, "curve_authorized_keys");
+    if (!both_or_neither(section, "curve_key_file", key_file, "curve_authorized_keys", authorized,
+                         ": a server key without a list of daemons' keys would admit any key",
+                         error))
+        return FALSE;
+    if (key_file[0] == '\0')
+        return TRUE;
+    if (!check_key_file(section, key_file, error))
+        return FALSE;
+    GError *e = NULL;
+    char **keys = vigil_curve_authorized_read(authorized, &e);
+    if (keys == NULL) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[%s] curve_authorized_keys: %s", section, e->message);
+        g_error_free(e);
+        return FALSE;
+    }
+    g_strfreev(keys);
+    return TRUE;
+}
+
+gboolean vigil_curve_check_config(const vigil_config *config, GError **error)
+{
+    static const char *const sections[] = {"uplink", "txd"};
+    GString *problems = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
+        GError *e = NULL;
+        if (!vigil_curve_check_settings(config, sections[i], &e)) {
+            g_string_append_printf(problems, "%s%s", problems->len > 0 ? "\n" : "", e->message);
+            g_error_free(e);
+        }
+    }
+    gboolean ok = problems->len == 0;
+    if (!ok)
+        g_set_error_literal(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE, problems->str);
+    g_string_free(problems, TRUE);
+    return ok;
 }

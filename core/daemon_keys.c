@@ -50,12 +50,56 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
      .max = 1000000,
      .description = "registered processes served at once; more are refused"},
     {.section = "daemon",
+     .name = "state_dir",
+     .type = VIGIL_CONFIG_STRING,
+     .default_value = "",
+     .description = "where vigild keeps what a restarted vigild needs to take the running "
+                    "processes back (their registrations, file names and counts); empty: "
+                    "beside the socket (SOCKET.state), in /run so a reboot empties it; none: "
+                    "a restart of vigild loses the running processes"},
+    {.section = "daemon",
      .name = "keep_ended",
      .type = VIGIL_CONFIG_INT,
      .default_value = "1024",
      .min = 1, /* a process that ends while it registers is still answered */
      .max = 1000000,
      .description = "ended processes whose figures `vigil status` still shows"},
+    {.section = "daemon",
+     .name = "max_connections_per_uid",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "1024",
+     .min = 1,
+     .max = 1000000,
+     .description = "connections one user (not root) may hold open on the socket at once, "
+                    "registered processes included; more are refused, counted and logged once a "
+                    "minute"},
+    {.section = "daemon",
+     .name = "max_processes_per_uid",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "512",
+     .min = 1,
+     .max = 1000000,
+     .description = "registered processes of one user (not root) served at once; more are "
+                    "refused with the reason (max_processes bounds them all)"},
+    {.section = "daemon",
+     .name = "unregistered_timeout_ms",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "10000",
+     .min = 10,
+     .max = 3600000,
+     .description = "a connection that has not registered (or a `vigil status` client) and "
+                    "sends nothing for this long is closed; a registered process may stay "
+                    "silent for its whole life"},
+    {.section = "daemon",
+     .name = "fd_reserve",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "1024",
+     .min = 16,
+     .max = 1000000,
+     .description = "descriptors kept free below vigild's limit (RLIMIT_NOFILE) for its own "
+                    "files, pidfds and providers: a user's connection that would go past the "
+                    "limit minus this is refused (root's may use half of the reserve); it leaves "
+                    "128 at least"},
 };
 const size_t vigil_daemon_config_key_count =
     sizeof vigil_daemon_config_keys / sizeof vigil_daemon_config_keys[0];

@@ -271,7 +271,7 @@ bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
                         strings, payload_bytes - sizeof head);
         return false;
     }
-    if (head.flags & ~(uint32_t)VIGIL_LOCAL_ARGV_TRUNCATED) {
+    if (head.flags & ~(uint32_t)(VIGIL_LOCAL_ARGV_TRUNCATED | VIGIL_LOCAL_REATTACH)) {
         vigil_error_set(err, "register: unknown flags 0x%x", head.flags);
         return false;
     }

@@ -37,8 +37,11 @@ struct vigil_ring {
     dev_t fd_device; /* what fd was, to recognise it at close */
     ino_t fd_inode;
     /* Consumer state lives here, never in the mapping the producer can write. */
-    uint64_t tail;
+    uint64_t tail;     /* the next position to read */
+    uint64_t released; /* slots below it are free again; released <= tail */
+    bool hold;         /* read slots stay taken until vigil_ring_release */
     uint64_t dropped_seen;
+    uint64_t resumed_at, lost_at_resume; /* from the consumer before us */
 };
 
 static inline uint64_t lap_base(const struct vigil_ring *ring, uint64_t position)
@@ -226,8 +229,14 @@ struct vigil_ring *vigil_ring_attach(int fd, struct vigil_error *err)
         munmap(map, file_bytes);
         return NULL;
     }
-    /* A ring may have had a consumer before us: start where it stopped. */
-    ring->tail = atomic_load_explicit(&h->consumed, memory_order_acquire);
+    /* A ring may have had a consumer before us (a vigild that restarted):
+     * start where it stopped. What it freed early, before it had stored it,
+     * is gone with it; counted, never trusted beyond one lap. */
+    uint64_t consumed = atomic_load_explicit(&h->consumed, memory_order_acquire);
+    uint64_t committed = atomic_load_explicit(&h->committed, memory_order_acquire);
+    ring->tail = ring->released = ring->resumed_at = consumed;
+    ring->lost_at_resume =
+        committed <= consumed && consumed - committed <= copy.slot_count ? consumed - committed : 0;
     ring->dropped_seen = 0;
     return ring;
 }
@@ -396,17 +405,22 @@ static bool first_problem(const struct drain *d)
     return d->report->first_problem.message[0] == '\0';
 }
 
-/* Frees positions [tail, tail + count) and moves the tail past them. */
+/* Moves the tail past positions [tail, tail + count); their slots are
+ * freed by free_slots, at once or when the owner releases them. */
 static void release(struct drain *d, uint32_t count)
 {
-    struct vigil_ring *ring = d->ring;
-    for (uint32_t i = 0; i < count; i++) {
-        uint64_t pos = ring->tail + i;
+    d->ring->tail += count;
+    d->report->slots += count;
+}
+
+/* Frees the slots of positions [released, upto) for the producers' next lap. */
+static void free_slots(struct vigil_ring *ring, uint64_t upto)
+{
+    for (uint64_t pos = ring->released; pos < upto; pos++)
         atomic_store_explicit(&slot_at(ring, pos)->mark, lap_base(ring, pos) + ring->slot_count,
                               memory_order_release);
-    }
-    ring->tail += count;
-    d->report->slots += count;
+    ring->released = upto;
+    atomic_store_explicit(&ring->header->consumed, upto, memory_order_release);
 }
 
 static void skip(struct drain *d, uint32_t count, uint64_t *counter, const char *why)
@@ -591,6 +605,43 @@ size_t vigil_ring_drain(struct vigil_ring *ring, size_t max_records, unsigned fl
             fn(&d.record, user);
         }
     }
-    atomic_store_explicit(&ring->header->consumed, ring->tail, memory_order_release);
+    if (!ring->hold) {
+        free_slots(ring, ring->tail);
+        atomic_store_explicit(&ring->header->committed, ring->tail, memory_order_release);
+    }
     return (size_t)report->records;
+}
+
+void vigil_ring_hold(struct vigil_ring *ring, bool hold)
+{
+    ring->hold = hold;
+}
+
+uint64_t vigil_ring_read_position(const struct vigil_ring *ring)
+{
+    return ring->tail;
+}
+
+uint64_t vigil_ring_released_position(const struct vigil_ring *ring)
+{
+    return ring->released;
+}
+
+void vigil_ring_release(struct vigil_ring *ring, uint64_t upto, uint64_t committed)
+{
+    if (upto > ring->tail)
+        upto = ring->tail;
+    if (upto > ring->released)
+        free_slots(ring, upto);
+    if (committed > ring->released)
+        committed = ring->released;
+    /* Only forward: what was committed stays committed. */
+    if (committed > atomic_load_explicit(&ring->header->committed, memory_order_relaxed))
+        atomic_store_explicit(&ring->header->committed, committed, memory_order_release);
+}
+
+void vigil_ring_resumed(const struct vigil_ring *ring, uint64_t *position, uint64_t *lost)
+{
+    *position = ring->resumed_at;
+    *lost = ring->lost_at_resume;
 }

@@ -85,7 +85,13 @@ struct ring_header {
     _Atomic uint64_t dropped; /* records dropped because the ring was full */
     unsigned char pad2[56];
     _Atomic uint64_t consumed; /* the consumer's position, published for readers */
-    unsigned char pad3[56];
+    /* Written by the consumer only: positions below it are safe with the
+     * consumer (stored, or decided). A consumer that holds records
+     * (vigil_ring_hold) frees slots up to it, and a restarted one resumes
+     * there; consumed only passes it when the consumer had to free slots
+     * early, and the difference is what a restart lost. */
+    _Atomic uint64_t committed;
+    unsigned char pad3[48];
 };
 
 _Static_assert(sizeof(union ring_payload) == RING_PAYLOAD_BYTES, "payload size");
@@ -94,6 +100,7 @@ _Static_assert(sizeof(struct ring_header) == RING_HEADER_BYTES, "header size");
 _Static_assert(offsetof(struct ring_header, head) == 64, "head on its own cache line");
 _Static_assert(offsetof(struct ring_header, dropped) == 128, "dropped on its own cache line");
 _Static_assert(offsetof(struct ring_header, consumed) == 192, "consumed on its own cache line");
+_Static_assert(offsetof(struct ring_header, committed) == 200, "committed beside consumed");
 _Static_assert(RING_NAME_MAX_SLOTS <= VIGIL_RING_MIN_SLOTS, "a longest name must fit a ring");
 _Static_assert(RING_NAME_MAX_SLOTS <= UINT8_MAX, "slot count of a name fits its field");
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free in shared memory");

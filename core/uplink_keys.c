@@ -34,11 +34,12 @@ const struct vigil_config_key vigil_uplink_config_keys[] = {
     {.section = "uplink",
      .name = "spool_after_ms",
      .type = VIGIL_CONFIG_INT,
-     .default_value = "2000",
+     .default_value = "0",
      .min = 0,
      .max = 3600000,
-     .description = "a batch not acknowledged this long is written to the spool (what a "
-                    "SIGKILL can lose)"},
+     .description = "0: every batch is written to the spool as it is made, so that a SIGKILL "
+                    "of vigild loses nothing; else a batch not acknowledged this long is "
+                    "written to the spool (younger ones are what a SIGKILL loses)"},
     {.section = "uplink",
      .name = "resend_after_ms",
      .type = VIGIL_CONFIG_INT,
@@ -52,8 +53,25 @@ const struct vigil_config_key vigil_uplink_config_keys[] = {
      .default_value = "67108864",
      .min = 0,
      .max = 1e12,
-     .description = "unacknowledged batches kept in memory at most; beyond it the oldest go to "
-                    "the spool early"},
+     .description = "unacknowledged batches kept in memory at most; beyond it the oldest leave "
+                    "memory: spooled ones are read back to be sent again, ones the spool cannot "
+                    "take are dropped, logged and counted"},
+    {.section = "uplink",
+     .name = "in_flight_max_bytes",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "67108864",
+     .min = 65536,
+     .max = 1e12,
+     .description = "batches sent and not yet acknowledged, in bytes, at most (and at most 64 "
+                    "batches); one batch is always allowed"},
+    {.section = "uplink",
+     .name = "refused_max_bytes",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "268435456",
+     .min = 0,
+     .max = 1e15,
+     .description = "disk the batches vigil-txd refused (kept in SPOOL_DIR/refused/ for people "
+                    "to look at) may use; the oldest are deleted first, logged and counted"},
     {.section = "uplink",
      .name = "curve_server_key",
      .type = VIGIL_CONFIG_STRING,

@@ -18,6 +18,88 @@ const struct vigil_config_key vigil_warehouse_config_keys[] = {
      .description = "whether vigil-txd applies the schema migrations it was built with when it "
                     "starts; otherwise it refuses a database whose schema is older (run "
                     "`vigil db migrate`)"},
+    {.section = "warehouse",
+     .name = "connect_timeout_s",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "10",
+     .min = 2,
+     .max = 600,
+     .description = "how long vigil-txd and `vigil db` wait for PostgreSQL to answer a "
+                    "connection (libpq's connect_timeout, whole seconds, 2 at least); vigil-txd "
+                    "then keeps its batches and tries again with back-off"},
+    {.section = "warehouse",
+     .name = "statement_timeout_ms",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "60000",
+     .min = 100,
+     .max = 3600000,
+     .description = "the longest one statement of vigil-txd may run (PostgreSQL's "
+                    "statement_timeout); past it the batch is rolled back, stays queued and "
+                    "unacknowledged, and is tried again"},
+    {.section = "warehouse",
+     .name = "lock_timeout_ms",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "5000",
+     .min = 10,
+     .max = 600000,
+     .description = "the longest vigil-txd, `vigil db maintain` and `vigil db prune` wait for a "
+                    "lock another session holds (PostgreSQL's lock_timeout); vigil-txd then "
+                    "keeps the batch queued and tries again"},
+    {.section = "warehouse",
+     .name = "partitions_ahead_days",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "3",
+     .min = 1,
+     .max = 366,
+     .description =
+         "the day partitions made ahead of time by the maintenance step (`vigil db "
+         "maintain`, and vigil-txd at start and every maintain_interval_s): yesterday, today "
+         "and this many days after it"},
+    {.section = "warehouse",
+     .name = "maintain_interval_s",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "3600",
+     .min = 10,
+     .max = 86400,
+     .description = "how often vigil-txd runs the maintenance step while it runs"},
+    {.section = "warehouse",
+     .name = "retain_activities_days",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 36500,
+     .description = "`vigil db prune` drops the day partitions of activities whose every row "
+                    "is older than this many days; 0 keeps them for ever"},
+    {.section = "warehouse",
+     .name = "retain_window_statistics_days",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 36500,
+     .description = "the same for window_statistics (full resolution, captured windows)"},
+    {.section = "warehouse",
+     .name = "retain_statistics_rollups_days",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 36500,
+     .description = "the same for statistics_rollups"},
+    {.section = "warehouse",
+     .name = "retain_reasoner_states_days",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 36500,
+     .description = "the same for reasoner_states (every node's state every cycle)"},
+    {.section = "warehouse",
+     .name = "retain_ingested_batches_days",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 36500,
+     .description = "the same for ingested_batches, the record of stored batches that keeps a "
+                    "resent batch from being stored twice; never shorter than the longest of "
+                    "the four above (0 for ever when one of them is 0), whatever it says"},
 };
 const size_t vigil_warehouse_config_key_count =
     sizeof vigil_warehouse_config_keys / sizeof vigil_warehouse_config_keys[0];

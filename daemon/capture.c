@@ -142,23 +142,44 @@ void vigild_capture_configure(struct vigild_capture *c, enum vigild_capture_mode
     c->max_held = max_held;
 }
 
-gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, GError **error)
+/* A new file has none of the names the old one had. */
+static void forget_names_sent(struct vigild_capture *c)
 {
-    if (c->sink != NULL && path != NULL && strcmp(vigild_capture_sink_path(c->sink), path) == 0)
-        return TRUE;
-    struct vigild_capture_sink *sink = NULL;
-    if (path != NULL && (sink = vigild_capture_sink_open(path, error)) == NULL)
-        return FALSE;
-    vigild_capture_sink_close(c->sink);
-    c->sink = sink;
-    /* A new file has none of the names and statistics the old one had. */
-    g_hash_table_remove_all(c->statistics_sent);
     GHashTableIter it;
     gpointer value;
     g_hash_table_iter_init(&it, c->subjects);
     while (g_hash_table_iter_next(&it, NULL, &value))
         g_hash_table_remove_all(((struct capture_subject *)value)->names_sent);
+}
+
+gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, uint64_t max_bytes,
+                                  guint keep_files, GError **error)
+{
+    if (c->sink != NULL && path != NULL && strcmp(vigild_capture_sink_path(c->sink), path) == 0) {
+        vigild_capture_sink_set_bounds(c->sink, max_bytes, keep_files);
+        return TRUE;
+    }
+    struct vigild_capture_sink *sink = NULL;
+    if (path != NULL &&
+        (sink = vigild_capture_sink_open(path, max_bytes, keep_files, error)) == NULL)
+        return FALSE;
+    vigild_capture_sink_close(c->sink);
+    c->sink = sink;
+    c->sink_rotations = 0;
+    g_hash_table_remove_all(c->statistics_sent);
+    forget_names_sent(c);
     return TRUE;
+}
+
+/* The sink started a new file since names were last sent. */
+static void check_sink_file(struct vigild_capture *c)
+{
+    struct vigild_capture_sink_stats stats;
+    vigild_capture_sink_stats(c->sink, &stats);
+    if (stats.rotations != c->sink_rotations) {
+        c->sink_rotations = stats.rotations;
+        forget_names_sent(c);
+    }
 }
 
 const char *vigild_capture_path(const struct vigild_capture *c)
@@ -263,10 +284,13 @@ static void add_activity(JsonBuilder *b, const struct vigil_activity *a)
     json_builder_end_array(b);
 }
 
-/* The cycle's activities, with the names of files the sink has not had. */
-static void write_activities(struct vigild_capture *c, struct capture_subject *s,
-                             const struct held_cycle *h)
+/* The cycle's activities, with the names of files the sink's file has not
+ * had: each file names its own, so that one read alone, or one left after
+ * older ones were deleted, still names every path. */
+static gboolean write_activities_once(struct vigild_capture *c, struct capture_subject *s,
+                                      const struct held_cycle *h)
 {
+    check_sink_file(c);
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
     vigild_json_string(b, "type", "activities");
@@ -303,8 +327,18 @@ static void write_activities(struct vigild_capture *c, struct capture_subject *s
         add_activity(b, &g_array_index(h->activities, struct vigil_activity, i));
     json_builder_end_array(b);
     json_builder_end_object(b);
-    vigild_capture_sink_write(c->sink, b);
+    gboolean written = vigild_capture_sink_write_or_rotate(c->sink, b);
     g_object_unref(b);
+    return written;
+}
+
+static void write_activities(struct vigild_capture *c, struct capture_subject *s,
+                             const struct held_cycle *h)
+{
+    /* A second time into the new file the first started: it fits or is
+     * dropped, counted, but is never refused again. */
+    if (!write_activities_once(c, s, h))
+        write_activities_once(c, s, h);
 }
 
 /* The node's samples of a forwarded cycle, once per cycle whoever
@@ -665,6 +699,43 @@ void vigild_capture_close_cycle(struct vigild_capture *c, const struct vigild_cy
         write_cycle(c, v);
         vigild_capture_sink_flush(c->sink);
     }
+}
+
+gboolean vigild_capture_oldest_held(const struct vigild_capture *c, uint64_t process_id,
+                                    uint64_t *seq, uint64_t *held)
+{
+    const struct capture_subject *s = subject_get(c, process_id);
+    if (s == NULL || process_id == 0)
+        return FALSE;
+    *held = s->counts.observed - s->counts.forwarded - s->counts.dropped - s->counts.lost;
+    /* Held cycles are in drain order, so the first activity found is the
+     * oldest. */
+    for (const GList *l = s->held->head; l != NULL; l = l->next) {
+        const struct held_cycle *h = l->data;
+        if (h->activities != NULL && h->activities->len > 0) {
+            *seq = g_array_index(h->activities, struct vigil_activity, 0).seq;
+            return TRUE;
+        }
+    }
+    if (s->open != NULL && s->open->activities != NULL && s->open->activities->len > 0) {
+        *seq = g_array_index(s->open->activities, struct vigil_activity, 0).seq;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+void vigild_capture_restore(struct vigild_capture *c, uint64_t process_id,
+                            const struct vigild_capture_counts *counts)
+{
+    struct capture_subject *s = subject_get(c, process_id);
+    if (s == NULL || process_id == 0)
+        return;
+    s->counts = *counts;
+    s->counts.held = 0;
+    c->total.observed += counts->observed;
+    c->total.forwarded += counts->forwarded;
+    c->total.dropped += counts->dropped;
+    c->total.lost += counts->lost;
 }
 
 gboolean vigild_capture_counts(const struct vigild_capture *c, uint64_t process_id,

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <glib-unix.h>
 
+#include "vigil/curve.h"
 #include "vigil/log.h"
 #include "vigil/schema.h"
 #include "vigil/wire.h"
@@ -57,7 +58,23 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
     s->capture_pre = (guint)pre;
     s->capture_post = (guint)vigil_config_get_int(config, "capture", "post_cycles");
     s->capture_max_held = (uint64_t)vigil_config_get_int(config, "capture", "max_held");
-    s->capture_sink = g_strdup(vigil_config_get_string(config, "capture", "sink"));
+    /* The sink is for a node without a transaction server: with an uplink
+     * it would copy every forwarded activity to a local disk, so it is off
+     * unless asked for. */
+    const char *sink_enabled = vigil_config_get_string(config, "capture", "sink_enabled");
+    gboolean uplinked = vigil_config_get_string(config, "uplink", "endpoint")[0] != '\0';
+    if (strcmp(sink_enabled, "yes") == 0 || (strcmp(sink_enabled, "auto") == 0 && !uplinked))
+        s->capture_sink = g_strdup(vigil_config_get_string(config, "capture", "sink"));
+    s->capture_sink_max_bytes = (uint64_t)vigil_config_get_int(config, "capture", "sink_max_bytes");
+    s->capture_sink_keep_files = (guint)vigil_config_get_int(config, "capture", "sink_keep_files");
+    s->max_connections_per_uid =
+        (guint)vigil_config_get_int(config, "daemon", "max_connections_per_uid");
+    s->max_processes_per_uid =
+        (guint)vigil_config_get_int(config, "daemon", "max_processes_per_uid");
+    s->unregistered_timeout_ms =
+        (guint)vigil_config_get_int(config, "daemon", "unregistered_timeout_ms");
+    s->fd_reserve = (guint)vigil_config_get_int(config, "daemon", "fd_reserve");
+    s->state_dir = g_strdup(vigil_config_get_string(config, "daemon", "state_dir"));
     return TRUE;
 }
 
@@ -66,6 +83,7 @@ void vigild_settings_clear(struct vigild_settings *s)
     g_clear_pointer(&s->socket_path, g_free);
     g_clear_pointer(&s->providers, g_strfreev);
     g_clear_pointer(&s->capture_sink, g_free);
+    g_clear_pointer(&s->state_dir, g_free);
 }
 
 /* A fresh configuration from the file, checked whole: a reload applies all
@@ -132,6 +150,40 @@ static void configure_providers(struct vigild *d)
     explain_energy(d);
 }
 
+/* Keeps what a restarted vigild needs of `p`: its counts as of the
+ * position below which everything it wrote is stored or decided, which its
+ * ring may then free. */
+static void commit_process(struct vigild *d, struct vigild_process *p)
+{
+    if (d->state_dir == NULL || p->ring == NULL)
+        return;
+    uint64_t position = vigil_ring_read_position(p->ring), held = 0, oldest;
+    if (vigild_capture_oldest_held(&d->capture, p->id, &oldest, &held))
+        position = oldest;
+    struct vigild_capture_counts counts;
+    if (!vigild_capture_counts(&d->capture, p->id, &counts))
+        counts = p->capture;
+    const struct vigild_energy_account *a = vigild_energy_share_account(&d->energy, p->id);
+    if (a != NULL) {
+        p->cpu_s = a->cpu_s;
+        p->energy_j = a->energy_j;
+        p->energy_flags = a->flags;
+        p->energy_shared = a->shared;
+    }
+    vigild_process_state_save(d->state_dir, p, &counts, position, held);
+    vigild_processes_commit(&d->processes, p, position);
+}
+
+static void commit_all(struct vigild *d)
+{
+    if (d->state_dir == NULL)
+        return;
+    GPtrArray *running = vigild_processes_list(&d->processes);
+    for (guint i = 0; i < running->len; i++)
+        commit_process(d, g_ptr_array_index(running, i));
+    g_ptr_array_free(running, TRUE);
+}
+
 static void on_process_start(void *user, const struct vigild_process *p)
 {
     struct vigild *d = user;
@@ -141,6 +193,11 @@ static void on_process_start(void *user, const struct vigild_process *p)
     vigild_capture_add_process(&d->capture, p->id, p->pid, p->program, p->mpi_rank);
     if (d->outbox != NULL)
         vigild_outbox_process_started(d->outbox, p);
+    if (d->state_dir != NULL && p->ring != NULL) {
+        struct vigild_capture_counts none = {0};
+        vigild_process_state_register(d->state_dir, p);
+        vigild_process_state_save(d->state_dir, p, &none, vigil_ring_read_position(p->ring), 0);
+    }
 }
 
 static void on_process_end(void *user, const struct vigild_process *p)
@@ -160,6 +217,9 @@ static void on_process_end(void *user, const struct vigild_process *p)
     vigild_capture_end_process(&d->capture, p->id);
     if (d->outbox != NULL)
         vigild_outbox_process_ended(d->outbox, p);
+    /* Its ring is closed: nothing is left for a restarted vigild to take. */
+    if (d->state_dir != NULL)
+        vigild_process_state_remove(d->state_dir, p->pid, p->start_monotonic_ns);
 }
 
 static void on_process_record(void *user, const struct vigild_process *p,
@@ -171,6 +231,9 @@ static void on_process_record(void *user, const struct vigild_process *p,
         vigild_capture_activity(&d->capture, p->id, &record->activity);
     } else {
         vigild_capture_name(&d->capture, p->id, record->name.file_id, record->name.path);
+        if (d->state_dir != NULL)
+            vigild_process_state_add_name(d->state_dir, p, record->name.file_id, record->name.path,
+                                          record->name.length);
     }
 }
 
@@ -180,6 +243,13 @@ static void on_capture_finished(void *user, uint64_t process_id,
                                 const struct vigild_capture_counts *counts)
 {
     struct vigild *d = user;
+    /* A running one too: the stop's last cycle forgets every process. */
+    struct vigild_process *running = vigild_processes_get(&d->processes, process_id);
+    if (running != NULL) {
+        running->capture = *counts;
+        running->capture_final = TRUE;
+        return;
+    }
     for (GList *l = d->processes.ended->head; l != NULL; l = l->next) {
         struct vigild_process *p = l->data;
         if (p->id == process_id) {
@@ -201,8 +271,9 @@ static void window_statistics(void *user, uint64_t start_ns, uint64_t end_ns, GA
 static gboolean configure_capture(struct vigild *d, const struct vigild_settings *s, GError **error)
 {
     /* Mode none writes nothing: no file is kept open for it. */
-    if (!vigild_capture_open_sink(
-            &d->capture, s->capture_mode != VIGILD_CAPTURE_NONE ? s->capture_sink : NULL, error))
+    if (!vigild_capture_open_sink(&d->capture,
+                                  s->capture_mode != VIGILD_CAPTURE_NONE ? s->capture_sink : NULL,
+                                  s->capture_sink_max_bytes, s->capture_sink_keep_files, error))
         return FALSE;
     vigild_capture_configure(&d->capture, s->capture_mode, s->capture_pre, s->capture_post,
                              s->capture_max_held);
@@ -236,6 +307,99 @@ static void close_cycle(struct vigild *d, uint64_t end_ns, gboolean judge)
         vigild_outbox_close_cycle(
             d->outbox, &verdicts, &d->reasoning,
             (uint32_t)(d->settings.cycle_ticks * d->settings.tick_ns / VIGIL_NS_PER_MS));
+    /* The cycle's batch is in the spool (written ahead) or the sink: what
+     * it carries and what was dropped may leave the rings. */
+    commit_all(d);
+}
+
+/* The processes the vigild before this one served, taken back with their
+ * rings and counts (daemon/process_state.c). */
+static void take_back_processes(struct vigild *d)
+{
+    GPtrArray *found = vigild_process_state_recover(d->state_dir);
+    for (guint i = 0; i < found->len; i++) {
+        struct vigild_recovered *r = g_ptr_array_index(found, i);
+        GString *argv = g_string_new(NULL);
+        for (char **a = r->argv; *a != NULL; a++)
+            g_string_append_len(argv, *a, (gssize)strlen(*a) + 1);
+        struct vigil_local_process_info info = {
+            .fixed =
+                {
+                    .ring_slots = r->ring_slots,
+                    .tick_source = r->tick_source,
+                    .start_monotonic_ns = r->start_monotonic_ns,
+                    .start_realtime_ns = r->start_realtime_ns,
+                    .mpi_rank = r->mpi_rank,
+                    .argc = g_strv_length(r->argv),
+                    .program_bytes = (uint16_t)strlen(r->program),
+                    .cwd_bytes = (uint16_t)strlen(r->cwd),
+                    .job_bytes = (uint16_t)strlen(r->job),
+                    .argv_bytes = (uint16_t)argv->len,
+                    .flags = r->argv_truncated ? VIGIL_LOCAL_ARGV_TRUNCATED : 0,
+                    .run_bytes = (uint16_t)strlen(r->run_key),
+                },
+            .program = r->program,
+            .cwd = r->cwd,
+            .job = r->job,
+            .run_key = r->run_key,
+            .argv = argv->str,
+        };
+        GError *error = NULL;
+        int ring_fd = r->ring_fd;
+        r->ring_fd = -1; /* vigild_processes_add closes it */
+        d->processes.adopt_skip_below = r->committed;
+        struct vigild_process *p =
+            vigild_processes_add(&d->processes, &info, r->pid, r->uid, ring_fd, &error);
+        d->processes.adopt_skip_below = 0;
+        g_string_free(argv, TRUE);
+        if (p == NULL) {
+            g_warning("restart: process %d (%s) cannot be taken back: %s", (int)r->pid, r->program,
+                      error->message);
+            g_error_free(error);
+            vigild_process_state_remove(d->state_dir, r->pid, r->start_monotonic_ns);
+            continue;
+        }
+        for (guint n = 0; n < r->name_ids->len; n++)
+            vigild_capture_name(&d->capture, p->id, g_array_index(r->name_ids, uint32_t, n),
+                                g_ptr_array_index(r->name_paths, n));
+        uint64_t lost_now = p->restart_lost;
+        p->registered_ns = r->registered_ns;
+        p->mpi_size = r->mpi_size;
+        p->activities += r->activities;
+        p->names += r->names;
+        p->corrupt += r->corrupt;
+        p->torn += r->torn;
+        p->dropped += r->dropped;
+        p->seq_gaps += r->seq_gaps;
+        p->restarts = r->restarts + 1;
+        p->restart_lost = r->restart_lost + lost_now;
+        p->proc_start_ticks = r->proc_start_ticks;
+        vigild_capture_restore(&d->capture, p->id, &r->capture);
+        vigild_energy_share_restore(&d->energy, p->id, r->cpu_s, r->energy_j, r->energy_flags,
+                                    r->energy_shared);
+        vigild_process_state_register(d->state_dir, p); /* its first registration's time */
+        d->processes.recovered_total++;
+        g_message("restart: took back process %d (%s) with its ring at position %" G_GUINT64_FORMAT
+                  " (%" G_GUINT64_FORMAT " positions lost: freed early and not stored)",
+                  (int)p->pid, p->program, vigil_ring_read_position(p->ring), lost_now);
+        commit_process(d, p);
+    }
+    g_ptr_array_free(found, TRUE);
+}
+
+/* [daemon] state_dir: "" is beside the socket, "none" is none. */
+static gboolean open_state_dir(struct vigild *d, GError **error)
+{
+    const char *dir = d->settings.state_dir;
+    if (strcmp(dir, "none") == 0)
+        return TRUE;
+    d->state_dir =
+        dir[0] != '\0' ? g_strdup(dir) : g_strconcat(d->settings.socket_path, ".state", NULL);
+    if (!vigild_process_state_open_dir(d->state_dir, error))
+        return FALSE;
+    vigild_processes_hold_records(&d->processes, TRUE);
+    take_back_processes(d);
+    return TRUE;
 }
 
 /* The uplink and its outbox, when [uplink] endpoint is set: nothing of
@@ -244,7 +408,9 @@ static gboolean start_uplink(struct vigild *d, GError **error)
 {
     struct vigild_uplink_settings *s = g_new0(struct vigild_uplink_settings, 1);
     d->uplink_settings = s;
-    if (!vigild_uplink_settings_load(d->config, s, error))
+    /* The key files checked as `vigil config check` checks them. */
+    if (!vigil_curve_check_settings(d->config, "uplink", error) ||
+        !vigild_uplink_settings_load(d->config, s, error))
         return FALSE;
     if (s->endpoint == NULL || s->endpoint[0] == '\0')
         return TRUE;
@@ -271,6 +437,8 @@ static gboolean same_uplink_settings(const struct vigild_uplink_settings *a,
            g_strcmp0(a->spool_dir, b->spool_dir) == 0 && a->spool_max_bytes == b->spool_max_bytes &&
            a->spool_after_ms == b->spool_after_ms && a->resend_after_ms == b->resend_after_ms &&
            a->memory_max_bytes == b->memory_max_bytes &&
+           a->in_flight_max_bytes == b->in_flight_max_bytes &&
+           a->refused_max_bytes == b->refused_max_bytes &&
            g_strcmp0(a->curve_server_key, b->curve_server_key) == 0 &&
            g_strcmp0(a->curve_public_key, b->curve_public_key) == 0 &&
            g_strcmp0(a->curve_secret_key, b->curve_secret_key) == 0;
@@ -370,7 +538,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     /* The uplink's thread after the signals are blocked: it would take
      * SIGTERM's default action otherwise. */
     if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error) ||
-        !start_uplink(d, error))
+        !start_uplink(d, error) || !open_state_dir(d, error))
         return FALSE;
     g_message("serving %s, a tick every %" G_GUINT64_FORMAT " ms, providers: %s",
               d->settings.socket_path, (guint64)(d->settings.tick_ns / VIGIL_NS_PER_MS),
@@ -446,6 +614,7 @@ void vigild_reload(struct vigild *d)
     vigild_rollup_set_window(&d->rollup, settings.rollup_ticks);
     vigild_history_resize(&d->history, settings.history_ticks);
     vigild_processes_set_keep_ended(&d->processes, settings.keep_ended);
+    vigild_server_configure(d->server, &d->settings);
     if (tick_changed) {
         g_source_remove(d->ticker_watch);
         d->ticker_watch = 0;
@@ -478,6 +647,8 @@ void vigild_stop(struct vigild *d)
          * part of a cycle would look like an anomaly. */
         if (d->reasoning.processes != NULL)
             close_cycle(d, vigil_clock_monotonic_ns(), FALSE);
+        /* What the rings hold beyond that stays there: the next vigild
+         * takes the processes back and reads it. */
         vigild_processes_clear(&d->processes);
     }
     /* After the last cycle's batch: the uplink spools whatever vigil-txd
@@ -512,5 +683,6 @@ void vigild_stop(struct vigild *d)
     vigild_settings_clear(&d->settings);
     vigil_plugin_registry_free(d->registry);
     g_free(d->config_path);
+    g_free(d->state_dir);
     g_free(d->socket_override);
 }

@@ -51,6 +51,20 @@ void vigild_energy_share_add_process(struct vigild_energy_share *e, uint64_t pro
     g_hash_table_replace(e->processes, g_memdup2(&process_id, sizeof process_id), a);
 }
 
+void vigild_energy_share_restore(struct vigild_energy_share *e, uint64_t process_id, double cpu_s,
+                                 double energy_j, uint32_t flags, gboolean shared)
+{
+    struct vigild_energy_account *a = g_hash_table_lookup(e->processes, &process_id);
+    if (a == NULL)
+        return;
+    a->cpu_s = cpu_s;
+    a->energy_j = isnan(energy_j) ? 0 : energy_j;
+    a->shared = shared;
+    /* The energy of the gap is nobody's: the figure goes on, marked. */
+    a->flags = flags | VIGIL_LOCAL_ENERGY_UNCERTAIN;
+    a->rebase = TRUE;
+}
+
 void vigild_energy_share_remove_process(struct vigild_energy_share *e, uint64_t process_id)
 {
     g_hash_table_remove(e->processes, &process_id);
@@ -213,6 +227,10 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
         /* Registration is at the process's start: its CPU time before the
          * first sample is all its own. */
         double used = ps->sample.value - (isnan(a->cpu_s_last) ? 0 : a->cpu_s_last);
+        /* Taken back after a restart of vigild: the CPU time of the gap
+         * has no node energy beside it, so it is no share of this tick's. */
+        if (a->rebase)
+            used = 0, a->rebase = FALSE;
         a->cpu_s_last = a->cpu_s = ps->sample.value;
         g_ptr_array_add(accounts, a);
         g_array_append_val(used_s, used);

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <poll.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <glib-unix.h>
@@ -86,6 +87,8 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
                                             uid_t uid, int ring_fd, GError **error)
 {
     struct vigil_error err = {{0}};
+    struct stat ring_stat = {0};
+    (void)fstat(ring_fd, &ring_stat); /* what finds the ring again after a restart */
     struct vigil_ring *ring = vigil_ring_attach(ring_fd, &err);
     close(ring_fd); /* the mapping is all the daemon needs */
     if (ring == NULL) {
@@ -122,6 +125,24 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     p->start_monotonic_ns = info->fixed.start_monotonic_ns;
     p->registered_ns = vigil_clock_monotonic_ns();
     p->ring = ring;
+    p->skip_below = ps->adopt_skip_below; /* before anything drains it */
+    ps->adopt_skip_below = 0;
+    vigil_ring_hold(ring, ps->hold_records);
+    p->ring_device = ring_stat.st_dev;
+    p->ring_inode = ring_stat.st_ino;
+    p->ring_slots = vigil_ring_slot_count(ring);
+    p->tick_source = (uint32_t)vigil_ring_tick_source(ring);
+    p->proc_start_ticks = vigild_proc_start_ticks(pid);
+    /* A ring a vigild before this one consumed from: it resumes where that
+     * one stopped, and what that one freed without storing is lost. */
+    uint64_t resumed_at, lost;
+    vigil_ring_resumed(ring, &resumed_at, &lost);
+    if (resumed_at > 0) {
+        p->next_seq = resumed_at;
+        p->seq_started = TRUE;
+        p->restarts = 1;
+        p->restart_lost = lost;
+    }
     p->cpu_s = p->energy_j = NAN;
     p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
     p->exit_code = -1;
@@ -146,6 +167,33 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
                   (int)pid, p->program, g_strerror(pidfd_errno));
     }
     return p;
+}
+
+void vigild_processes_hold_records(struct vigild_processes *ps, gboolean hold)
+{
+    ps->hold_records = hold;
+}
+
+void vigild_processes_commit(struct vigild_processes *ps, struct vigild_process *p,
+                             uint64_t position)
+{
+    (void)ps;
+    if (p->ring != NULL)
+        vigil_ring_release(p->ring, position, position);
+}
+
+struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, pid_t pid,
+                                             uint64_t start_monotonic_ns)
+{
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, ps->by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        struct vigild_process *p = value;
+        if (p->pid == pid && p->start_monotonic_ns == start_monotonic_ns)
+            return p;
+    }
+    return NULL;
 }
 
 struct vigild_process *vigild_processes_get(const struct vigild_processes *ps, uint64_t id)
@@ -193,6 +241,13 @@ static void on_record(const struct vigil_ring_record *record, void *user)
 {
     const struct drain_target *t = user;
     struct vigild_process *p = t->p;
+    /* Stored by the vigild before this one, which died before it freed
+     * them from the ring: counted and sent already. */
+    if (record->seq < p->skip_below) {
+        p->next_seq = record->seq + record->slots;
+        p->seq_started = TRUE;
+        return;
+    }
     if (p->seq_started && record->seq > p->next_seq)
         p->seq_gaps += record->seq - p->next_seq;
     p->seq_started = TRUE;
@@ -216,6 +271,18 @@ static void drain(struct vigild_processes *ps, struct vigild_process *p, unsigne
     struct vigil_ring_drain_report report;
     struct drain_target target = {.ps = ps, .p = p};
     vigil_ring_drain(p->ring, SIZE_MAX, flags, clock, on_record, &target, &report);
+    /* Held slots are ones the program cannot use: past half the ring, free
+     * the oldest quarter's worth although they are not stored yet. The
+     * program never drops for the sake of a restart that may not come; if
+     * one comes now, those positions are what it loses, and it counts them. */
+    uint64_t read = vigil_ring_read_position(p->ring);
+    uint64_t released = vigil_ring_released_position(p->ring);
+    uint32_t slots = vigil_ring_slot_count(p->ring);
+    if (read - released > slots / 2) {
+        uint64_t upto = read - slots / 4;
+        p->released_early += upto - released;
+        vigil_ring_release(p->ring, upto, 0);
+    }
     p->corrupt += report.corrupt;
     p->torn += report.torn;
     p->dropped += report.dropped;
@@ -340,7 +407,10 @@ void vigild_processes_clear(struct vigild_processes *ps)
     GPtrArray *running = collect_running(ps);
     for (guint i = 0; i < running->len; i++) {
         struct vigild_process *p = g_ptr_array_index(running, i);
-        drain(ps, p, 0);
+        /* Records read now would go nowhere; held ones stay in the ring
+         * for the next vigild. */
+        if (!ps->hold_records)
+            drain(ps, p, 0);
         if (p->state == VIGILD_PROCESS_RUNNING) {
             g_hash_table_remove(ps->by_id, &p->id);
             process_free(p);

@@ -39,6 +39,7 @@ struct connection {
     enum connection_role role;
     uint64_t process_id;
     gboolean reported; /* its REPORT came: one per process */
+    GList *idle;       /* its idle timeout while it has not registered (client_limits.c) */
 };
 
 struct vigild_server {
@@ -52,10 +53,14 @@ struct vigild_server {
     gboolean accept_failing; /* logged once until accept works again */
     int spare_fd;            /* given up to accept and shed a client when out of descriptors */
     char *buffer;            /* VIGIL_LOCAL_MAX_BYTES, for every message */
+    struct vigild_client_limits limits;
 };
 
 static void connection_close(struct connection *c)
 {
+    if (c->idle != NULL)
+        vigild_client_limits_idle_stop(&c->server->limits, c->idle);
+    vigild_client_limits_closed(&c->server->limits, c->uid);
     g_source_remove(c->watch);
     close(c->fd);
     g_hash_table_remove(c->server->connections, &c->key); /* frees c */
@@ -86,6 +91,18 @@ static void refuse(struct connection *c, const char *reason)
     reject(c, reason);
 }
 
+/* A refusal of the client limits: said back and counted, logged by
+ * client_limits.c once a period rather than once per client. */
+static void refuse_over_limit(struct connection *c, char *reason)
+{
+    struct vigil_error err;
+    vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, reason, strlen(reason), -1, &err);
+    c->server->d->processes.refused_total++;
+    g_debug("client pid %d: %s; disconnected", (int)c->pid, reason);
+    g_free(reason);
+    connection_close(c);
+}
+
 static void handle_register(struct connection *c, size_t length, int ring_fd)
 {
     struct vigild *d = c->server->d;
@@ -98,6 +115,32 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
     if (!vigil_local_decode_register(c->server->buffer, length, &info, &err)) {
         close(ring_fd);
         refuse(c, err.message);
+        return;
+    }
+    /* A process whose vigild restarted, and which this vigild may have
+     * taken back already (process_state.c): the same pid and start. */
+    struct vigild_process *known =
+        (info.fixed.flags & VIGIL_LOCAL_REATTACH)
+            ? vigild_processes_find(&d->processes, c->pid, info.fixed.start_monotonic_ns)
+            : NULL;
+    if (known != NULL) {
+        close(ring_fd);
+        c->role = ROLE_PROCESS;
+        c->process_id = known->id;
+        vigild_client_limits_idle_stop(&c->server->limits, c->idle);
+        c->idle = NULL;
+        g_debug("pid %d (%s) re-attached as process %" G_GUINT64_FORMAT, (int)c->pid,
+                known->program, known->id);
+        struct vigil_local_registered answer = {.process_id = known->id};
+        if (!vigil_local_send(c->fd, VIGIL_LOCAL_REGISTERED, &answer, sizeof answer, -1, &err))
+            g_debug("pid %d: %s", (int)c->pid, err.message);
+        return;
+    }
+    char *over = vigild_client_limits_check_register(&c->server->limits, c->uid, info.run_key,
+                                                     info.fixed.run_bytes, &d->processes);
+    if (over != NULL) {
+        close(ring_fd);
+        refuse_over_limit(c, over);
         return;
     }
     if (vigild_processes_running(&d->processes) >= d->settings.max_processes) {
@@ -118,6 +161,9 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
     }
     c->role = ROLE_PROCESS;
     c->process_id = p->id;
+    /* Registered: silent for its whole life is normal, not idle. */
+    vigild_client_limits_idle_stop(&c->server->limits, c->idle);
+    c->idle = NULL;
     g_debug("registered pid %d (%s) as process %" G_GUINT64_FORMAT, (int)c->pid, p->program, p->id);
     struct vigil_local_registered answer = {.process_id = p->id};
     if (!vigil_local_send(c->fd, VIGIL_LOCAL_REGISTERED, &answer, sizeof answer, -1, &err))
@@ -153,8 +199,10 @@ static void handle_summary_request(struct connection *c)
     }
     vigild_status_summary(d, p, &summary);
     struct vigil_error err;
+    /* A process that stopped waiting (it waits 100 ms) still sends its
+     * REPORT behind the request: the connection stays until its end. */
     if (!vigil_local_send(c->fd, VIGIL_LOCAL_SUMMARY, &summary, sizeof summary, -1, &err))
-        reject(c, err.message);
+        g_debug("pid %d no longer waits for its summary: %s", (int)c->pid, err.message);
 }
 
 /* Reads the JSON of a report: all of a sealed memfd, which its sender
@@ -360,6 +408,8 @@ static gboolean handle_one(struct connection *c)
         }
         return FALSE;
     }
+    if (c->idle != NULL)
+        vigild_client_limits_idle_touch(&s->limits, c->idle);
     /* Only a registration and a report carry a descriptor. */
     if (fd >= 0 && type != VIGIL_LOCAL_REGISTER && type != VIGIL_LOCAL_REPORT) {
         close(fd);
@@ -484,6 +534,14 @@ static void accept_all(struct vigild_server *s)
             close(fd);
             continue;
         }
+        char *over = vigild_client_limits_admit(&s->limits, cred.uid);
+        if (over != NULL) {
+            struct vigil_error err;
+            vigil_local_send(fd, VIGIL_LOCAL_REFUSED, over, strlen(over), -1, &err);
+            g_free(over);
+            close(fd);
+            continue;
+        }
         struct connection *c = g_new0(struct connection, 1);
         c->key = s->next_key++;
         c->server = s;
@@ -491,6 +549,7 @@ static void accept_all(struct vigild_server *s)
         c->pid = cred.pid;
         c->uid = cred.uid;
         c->role = ROLE_NEW;
+        c->idle = vigild_client_limits_idle_start(&s->limits, c->key);
         c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_client, c);
         g_hash_table_insert(s->connections, &c->key, c);
     }
@@ -502,6 +561,18 @@ static gboolean on_listen(gint fd, GIOCondition condition, gpointer user_data)
     (void)condition;
     accept_all(user_data);
     return G_SOURCE_CONTINUE;
+}
+
+/* Its unregistered timeout passed. */
+static void close_idle(void *user, uint64_t key)
+{
+    struct vigild_server *s = user;
+    struct connection *c = g_hash_table_lookup(s->connections, &key);
+    if (c != NULL) {
+        g_debug("client pid %d (uid %u) sent nothing for %u ms without registering; closed",
+                (int)c->pid, (unsigned)c->uid, s->limits.unregistered_timeout_ms);
+        connection_close(c);
+    }
 }
 
 void vigild_server_catch_up(struct vigild_server *s)
@@ -595,6 +666,8 @@ struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GErr
     s->next_key = 1;
     s->buffer = g_malloc(VIGIL_LOCAL_MAX_BYTES);
     s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    vigild_client_limits_init(&s->limits, close_idle, s);
+    vigild_client_limits_configure(&s->limits, &d->settings);
     s->watch = g_unix_fd_add(fd, G_IO_IN, on_listen, s);
     return s;
 }
@@ -602,6 +675,16 @@ struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GErr
 guint vigild_server_clients(const struct vigild_server *s)
 {
     return g_hash_table_size(s->connections);
+}
+
+void vigild_server_configure(struct vigild_server *server, const struct vigild_settings *s)
+{
+    vigild_client_limits_configure(&server->limits, s);
+}
+
+struct vigild_client_limits *vigild_server_limits(struct vigild_server *s)
+{
+    return &s->limits;
 }
 
 const char *vigild_server_path(const struct vigild_server *s)
@@ -622,6 +705,7 @@ void vigild_server_free(struct vigild_server *s)
         close(c->fd);
     }
     g_hash_table_destroy(s->connections);
+    vigild_client_limits_clear(&s->limits);
     g_source_remove(s->watch);
     close(s->fd);
     g_unlink(s->path);

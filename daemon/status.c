@@ -118,6 +118,7 @@ static void add_daemon(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "reload_failures", (gint64)d->reload_failures);
     vigild_json_int(b, "clients", vigild_server_clients(d->server));
     json_builder_end_object(b);
+    vigild_client_limits_status(vigild_server_limits(d->server), b);
 }
 
 static void add_providers(JsonBuilder *b, const struct vigild *d)
@@ -232,11 +233,24 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "pre_cycles", d->capture.pre);
     vigild_json_int(b, "post_cycles", d->capture.post);
     vigild_json_string(b, "sink", vigild_capture_path(&d->capture));
+    vigild_json_string(b, "sink_enabled",
+                       vigil_config_get_string(d->config, "capture", "sink_enabled"));
+    vigild_json_int(b, "sink_max_bytes", (int64_t)d->settings.capture_sink_max_bytes);
+    vigild_json_int(b, "sink_keep_files", d->settings.capture_sink_keep_files);
+    struct vigild_capture_sink_stats sink = {0};
+    if (d->capture.sink != NULL)
+        vigild_capture_sink_stats(d->capture.sink, &sink);
+    vigild_json_int(b, "sink_bytes", (int64_t)sink.file_bytes);
+    vigild_json_int(b, "sink_lines", (int64_t)sink.lines);
+    vigild_json_int(b, "sink_rotations", (int64_t)sink.rotations);
+    /* Windows thrown away to keep the bound: full files deleted, lines
+     * longer than a file. */
+    vigild_json_int(b, "sink_files_dropped", (int64_t)sink.files_dropped);
+    vigild_json_int(b, "sink_lines_dropped", (int64_t)sink.lines_dropped);
+    vigild_json_int(b, "sink_bytes_dropped", (int64_t)sink.bytes_dropped);
     /* Writes that failed (a full disk): windows counted as forwarded that
      * the sink may not hold whole. */
-    vigild_json_int(b, "sink_errors",
-                    d->capture.sink != NULL ? (int64_t)vigild_capture_sink_errors(d->capture.sink)
-                                            : 0);
+    vigild_json_int(b, "sink_errors", (int64_t)sink.errors);
     struct vigild_capture_counts total;
     vigild_capture_counts(&d->capture, 0, &total);
     add_capture_counts(b, "totals", &total);
@@ -276,7 +290,11 @@ static void add_uplink(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "replayed", (gint64)u.replayed);
     vigild_json_int(b, "dropped_full_batches", (gint64)u.dropped_full_batches);
     vigild_json_int(b, "dropped_full_bytes", (gint64)u.dropped_full_bytes);
+    vigild_json_int(b, "dropped_memory_batches", (gint64)u.dropped_memory_batches);
+    vigild_json_int(b, "dropped_memory_bytes", (gint64)u.dropped_memory_bytes);
+    vigild_json_int(b, "in_flight_bytes", (gint64)u.in_flight_bytes);
     vigild_json_int(b, "refused", (gint64)u.refused);
+    vigild_json_int(b, "refused_deleted", (gint64)u.refused_deleted);
     vigild_json_int(b, "spool_corrupt", (gint64)u.spool_corrupt);
     vigild_json_int(b, "spool_corrupt_bytes", (gint64)u.spool_corrupt_bytes);
     vigild_json_int(b, "spool_errors", (gint64)u.spool_errors);
@@ -315,6 +333,9 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     vigild_json_int(b, "torn", (gint64)p->torn);
     vigild_json_int(b, "seq_gaps", (gint64)p->seq_gaps);
     vigild_json_int(b, "dropped", (gint64)p->dropped);
+    vigild_json_int(b, "restarts", (gint64)p->restarts);
+    vigild_json_int(b, "restart_lost", (gint64)p->restart_lost);
+    vigild_json_int(b, "released_early", (gint64)p->released_early);
     vigild_json_string(b, "dropped_reason", p->dropped_reason);
     struct vigild_capture_counts capture;
     process_capture(d, p, &capture);
@@ -347,6 +368,7 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finish
     vigild_json_int(b, "ended_total", (gint64)ps->ended_total);
     vigild_json_int(b, "dropped_total", (gint64)ps->dropped_total);
     vigild_json_int(b, "refused_total", (gint64)ps->refused_total);
+    vigild_json_int(b, "recovered_total", (gint64)ps->recovered_total);
     if (finished_pid > 0) {
         gboolean found = FALSE;
         for (GList *l = ps->ended->head; l != NULL && !found; l = l->next)

@@ -12,12 +12,24 @@
  * it is forgotten. Until then it is sent again every resend_after_ms
  * (ZeroMQ drops what it had queued for a peer that went away) and right
  * after a disconnection; vigil-txd ignores a (node, sequence) it already
- * has. A batch still unacknowledged after spool_after_ms, or beyond
- * memory_max_bytes, moves to the spool and is read back from there when it
- * is sent again. REFUSED means it can never be stored: its bytes go to
- * SPOOL_DIR/refused/ and it is not sent again. vigild_uplink_free spools
- * whatever is still in memory; only a SIGKILL or a crash loses batches, the
- * ones younger than spool_after_ms.
+ * has.
+ *
+ * With spool_after_ms = 0 (the default) a batch is written to the spool by
+ * vigild_uplink_send itself, on the main thread, before it returns: the
+ * page cache keeps it through a SIGKILL of vigild, so the daemon may free
+ * the ring slots of the activities it carries, and a restarted vigild
+ * loses nothing (docs/architecture.md, "Restarts"). The write is an append
+ * to a file; the segment is deleted once all its batches are acknowledged,
+ * usually before the kernel ever writes it out. With spool_after_ms > 0 a
+ * batch is spooled only once it has waited that long, and a SIGKILL loses
+ * the younger ones. Either way a batch's bytes leave memory beyond
+ * memory_max_bytes: spooled ones are read back when they are sent again;
+ * ones the spool cannot take (an unwritable or full disk) are dropped,
+ * oldest first, logged and counted, so that memory stays bounded in every
+ * state. REFUSED means it can never be stored: its bytes go to
+ * SPOOL_DIR/refused/ (bounded by refused_max_bytes, oldest deleted first)
+ * and it is not sent again. vigild_uplink_free spools whatever is still in
+ * memory.
  *
  * The wire protocol: one ZeroMQ frame per message, no delimiter frame.
  * The DEALER's routing id is the node id as 16 hex digits, so vigil-txd
@@ -28,8 +40,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
+#include <glib/gstdio.h>
 
 #include "vigil/curve.h"
 #include "vigil/health.h"
@@ -45,33 +59,11 @@
 #define SPOOL_RETRY_US       G_USEC_PER_SEC
 #define LOG_EVERY            1000 /* after the first ten, one repeated warning in so many */
 
-static const char z85_alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                   ".-:+=^!/*?&<>()[]{}@%$#";
-
 /* ---- settings ------------------------------------------------------------ */
 
-static gboolean check_z85_key(const char *what, const char *key, GError **error)
-{
-    size_t length = strlen(key);
-    size_t good = strspn(key, z85_alphabet);
-    uint8_t binary[32];
-    if (length != VIGIL_CURVE_KEY_CHARS)
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "%s: a CURVE key is 40 characters of Z85, this one has %zu", what, length);
-    else if (good != length)
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "%s: character %zu ('%c') is not in the Z85 alphabet", what, good + 1,
-                    g_ascii_isprint(key[good]) ? key[good] : '?');
-    else if (zmq_z85_decode(binary, key) == NULL)
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "%s: not a valid Z85 key (a group of five characters is out of range)", what);
-    else
-        return TRUE;
-    return FALSE;
-}
-
 /* The pair `vigil keygen` writes (vigil/curve.h), private to its owner
- * since the secret key is what proves this node is this node. */
+ * since the secret key is what proves this node is this node;
+ * vigil_curve_pair_read also checks that its public key is the secret's. */
 static gboolean read_key_file(const char *path, struct vigild_uplink_settings *out, GError **error)
 {
     struct vigil_curve_pair pair;
@@ -82,20 +74,10 @@ static gboolean read_key_file(const char *path, struct vigild_uplink_settings *o
         g_error_free(e);
         return FALSE;
     }
-    char derived[VIGIL_CURVE_KEY_CHARS + 1];
-    gboolean ok =
-        zmq_curve_public(derived, pair.secret_key) == 0 && strcmp(derived, pair.public_key) == 0;
-    if (ok) {
-        out->curve_public_key = g_strdup(pair.public_key);
-        out->curve_secret_key = g_strdup(pair.secret_key);
-    } else {
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[uplink] curve_key_file = %s: [curve] public is not the public key of "
-                    "[curve] secret",
-                    path);
-    }
+    out->curve_public_key = g_strdup(pair.public_key);
+    out->curve_secret_key = g_strdup(pair.secret_key);
     memset(&pair, 0, sizeof pair);
-    return ok;
+    return TRUE;
 }
 
 uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *hostname)
@@ -139,7 +121,7 @@ gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_u
         return FALSE;
     }
     if (server_key[0] != '\0') {
-        if (!check_z85_key("[uplink] curve_server_key", server_key, error) ||
+        if (!vigil_curve_key_check("[uplink] curve_server_key", server_key, error) ||
             !read_key_file(key_file, out, error)) {
             vigild_uplink_settings_clear(out);
             return FALSE;
@@ -155,6 +137,9 @@ gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_u
     out->spool_after_ms = (guint)vigil_config_get_int(config, "uplink", "spool_after_ms");
     out->resend_after_ms = (guint)vigil_config_get_int(config, "uplink", "resend_after_ms");
     out->memory_max_bytes = (uint64_t)vigil_config_get_int(config, "uplink", "memory_max_bytes");
+    out->in_flight_max_bytes =
+        (uint64_t)vigil_config_get_int(config, "uplink", "in_flight_max_bytes");
+    out->refused_max_bytes = (uint64_t)vigil_config_get_int(config, "uplink", "refused_max_bytes");
     return TRUE;
 }
 
@@ -197,6 +182,8 @@ struct pending {
     gint64 queued_us; /* monotonic: when the thread took it */
     gint64 sent_us;   /* monotonic: when it was last sent */
     gboolean ever_sent;
+    gboolean spooled; /* also in the spool: forgetting it removes it there */
+    gsize sent_bytes; /* its size while in flight */
     enum pending_state state;
     GList send_link;   /* its place in `unsent` or `in_flight` */
     GList memory_link; /* its place in `memory` */
@@ -205,6 +192,8 @@ struct pending {
 struct inbox_item {
     uint64_t sequence;
     GBytes *batch;
+    gboolean spooled; /* written ahead by vigild_uplink_send */
+    GArray *dropped;  /* sequences the spool dropped to make room for it, or NULL */
 };
 
 /* Queued last by vigild_uplink_free. */
@@ -219,6 +208,10 @@ struct vigild_uplink {
     void *context, *dealer, *monitor;
     struct vigild_sequence sequence; /* the main thread's */
 
+    /* The spool is written by the main thread (ahead) and by the thread;
+     * every vigild_spool_* call holds this. */
+    GMutex spool_lock;
+
     GMutex lock; /* guards the three below */
     struct vigild_uplink_stats shared;
     struct vigil_wire_state system_state;
@@ -231,6 +224,8 @@ struct vigild_uplink {
     GQueue in_flight;    /* oldest send first */
     GQueue memory;       /* oldest arrival first */
     uint64_t memory_bytes;
+    guint memory_spooled; /* of the batches in memory, those also in the spool */
+    uint64_t in_flight_bytes;
     gint64 spool_retry_us; /* after a spool write failed */
     gint64 read_retry_us;  /* after a spooled batch could not be read back */
     gboolean connected;
@@ -264,12 +259,19 @@ static void forget(struct vigild_uplink *u, struct pending *p, gboolean in_spool
 {
     uint64_t sequence = p->sequence;
     unlink_send(u, p);
+    if (p->state == PENDING_IN_FLIGHT)
+        u->in_flight_bytes -= p->sent_bytes;
+    gboolean spooled = p->bytes == NULL || p->spooled;
     if (p->bytes != NULL) {
         g_queue_unlink(&u->memory, &p->memory_link);
         u->memory_bytes -= p->length;
+        u->memory_spooled -= p->spooled;
         g_clear_pointer(&p->bytes, g_bytes_unref);
-    } else if (in_spool) {
+    }
+    if (in_spool && spooled) {
+        g_mutex_lock(&u->spool_lock);
         vigild_spool_remove(u->spool, sequence);
+        g_mutex_unlock(&u->spool_lock);
     }
     g_hash_table_remove(u->pending, &sequence); /* frees p */
 }
@@ -307,7 +309,9 @@ static GBytes *pending_bytes(struct vigild_uplink *u, struct pending *p, gboolea
     if (p->bytes != NULL)
         return g_bytes_ref(p->bytes);
     GError *error = NULL;
+    g_mutex_lock(&u->spool_lock);
     GBytes *bytes = vigild_spool_read(u->spool, p->sequence, &error);
+    g_mutex_unlock(&u->spool_lock);
     if (bytes == NULL) {
         *gone = g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
         if (*gone)
@@ -316,6 +320,61 @@ static GBytes *pending_bytes(struct vigild_uplink *u, struct pending *p, gboolea
         g_error_free(error);
     }
     return bytes;
+}
+
+struct refused_file {
+    char *path;
+    guint64 bytes;
+    gint64 mtime_us;
+};
+
+static gint compare_refused_age(gconstpointer a, gconstpointer b)
+{
+    const struct refused_file *x = a, *y = b;
+    if (x->mtime_us != y->mtime_us)
+        return x->mtime_us < y->mtime_us ? -1 : 1;
+    return g_strcmp0(x->path, y->path);
+}
+
+/* Deletes the oldest kept refusals until `incoming` more bytes fit under
+ * refused_max_bytes: the folder must not fill the disk the spool is on. */
+static void make_room_for_refused(struct vigild_uplink *u, const char *folder, guint64 incoming)
+{
+    GDir *dir = g_dir_open(folder, 0, NULL);
+    if (dir == NULL)
+        return;
+    GArray *files = g_array_new(FALSE, FALSE, sizeof(struct refused_file));
+    guint64 total = 0;
+    const char *name;
+    while ((name = g_dir_read_name(dir)) != NULL) {
+        if (!g_str_has_suffix(name, ".batch"))
+            continue;
+        struct refused_file f = {.path = g_build_filename(folder, name, NULL)};
+        struct stat st;
+        if (stat(f.path, &st) != 0) {
+            g_free(f.path);
+            continue;
+        }
+        f.bytes = (guint64)st.st_size;
+        f.mtime_us = (gint64)st.st_mtim.tv_sec * G_USEC_PER_SEC + st.st_mtim.tv_nsec / 1000;
+        total += f.bytes;
+        g_array_append_val(files, f);
+    }
+    g_dir_close(dir);
+    g_array_sort(files, compare_refused_age);
+    for (guint i = 0; i < files->len && total + incoming > u->settings.refused_max_bytes; i++) {
+        struct refused_file *f = &g_array_index(files, struct refused_file, i);
+        if (g_unlink(f->path) == 0) {
+            total -= f->bytes;
+            u->counts.refused_deleted++;
+            g_warning("uplink: %s deleted to keep the refused batches under refused_max_bytes "
+                      "(%" PRIu64 ")",
+                      f->path, u->settings.refused_max_bytes);
+        }
+    }
+    for (guint i = 0; i < files->len; i++)
+        g_free(g_array_index(files, struct refused_file, i).path);
+    g_array_free(files, TRUE);
 }
 
 /* Keeps a batch vigil-txd will never store where a person can look at it:
@@ -335,6 +394,10 @@ static void keep_refused(struct vigild_uplink *u, uint64_t sequence, GBytes *byt
     if (g_mkdir_with_parents(folder, 0700) != 0)
         g_set_error(&error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot make %s: %s",
                     folder, g_strerror(errno));
+    else if ((make_room_for_refused(u, folder, length), length > u->settings.refused_max_bytes))
+        g_set_error(&error, G_FILE_ERROR, G_FILE_ERROR_NOSPC,
+                    "it alone is larger than refused_max_bytes (%" PRIu64 ")",
+                    u->settings.refused_max_bytes);
     else
         (void)g_file_set_contents_full(path, (const char *)data, (gssize)length,
                                        G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
@@ -375,13 +438,25 @@ static void admit(struct vigild_uplink *u, struct inbox_item *item)
     else if (g_hash_table_contains(u->pending, &item->sequence))
         why = g_strdup("handed to the uplink twice");
     g_clear_error(&error);
+    /* What the spool dropped to make room for this batch is gone for good
+     * (the spool has logged it). */
+    for (guint i = 0; item->dropped != NULL && i < item->dropped->len; i++) {
+        uint64_t gone = g_array_index(item->dropped, uint64_t, i);
+        struct pending *q = g_hash_table_lookup(u->pending, &gone);
+        if (q != NULL)
+            forget(u, q, FALSE);
+    }
     if (why != NULL) {
         keep_refused(u, item->sequence, item->batch, why);
         g_free(why);
         g_bytes_unref(item->batch);
     } else {
-        add_pending(u, item->sequence, item->batch, length);
+        struct pending *p = add_pending(u, item->sequence, item->batch, length);
+        p->spooled = item->spooled;
+        u->memory_spooled += p->spooled;
     }
+    if (item->dropped != NULL)
+        g_array_free(item->dropped, TRUE);
     g_free(item);
 }
 
@@ -404,7 +479,10 @@ static gboolean spool_one(struct vigild_uplink *u, struct pending *p)
     uint64_t sequence = p->sequence;
     GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     GError *error = NULL;
-    gboolean ok = vigild_spool_append(u->spool, sequence, p->bytes, dropped, &error);
+    g_mutex_lock(&u->spool_lock);
+    gboolean ok = p->spooled || vigild_spool_append(u->spool, sequence, p->bytes, dropped, &error);
+    gboolean held = ok && vigild_spool_has(u->spool, sequence);
+    g_mutex_unlock(&u->spool_lock);
     if (!ok) {
         g_warning("%s; batch %" PRIu64 " stays in memory", error->message, sequence);
         set_last_error(u, "%s", error->message);
@@ -420,7 +498,9 @@ static gboolean spool_one(struct vigild_uplink *u, struct pending *p)
             forget(u, q, FALSE);
     }
     g_array_free(dropped, TRUE);
-    if (ok && vigild_spool_has(u->spool, sequence)) {
+    if (held) {
+        u->memory_spooled -= p->spooled;
+        p->spooled = FALSE; /* only there now: forget() removes it from the spool */
         g_queue_unlink(&u->memory, &p->memory_link);
         u->memory_bytes -= p->length;
         g_clear_pointer(&p->bytes, g_bytes_unref);
@@ -428,24 +508,56 @@ static gboolean spool_one(struct vigild_uplink *u, struct pending *p)
     return ok;
 }
 
+/* Keeps memory under memory_max_bytes whatever the disk does: batches the
+ * spool has leave memory (they are read back to be sent again); ones it
+ * could not take are dropped, oldest first, loudly. */
+static void shed_memory(struct vigild_uplink *u)
+{
+    GList *link = g_queue_peek_head_link(&u->memory);
+    while (u->memory_bytes > u->settings.memory_max_bytes && link != NULL) {
+        struct pending *p = link->data;
+        link = link->next;
+        if (p->spooled) {
+            g_queue_unlink(&u->memory, &p->memory_link);
+            u->memory_bytes -= p->length;
+            u->memory_spooled--;
+            p->spooled = FALSE; /* only in the spool now: forget() removes it there */
+            g_clear_pointer(&p->bytes, g_bytes_unref);
+            continue;
+        }
+        u->counts.dropped_memory_batches++;
+        u->counts.dropped_memory_bytes += p->length;
+        if (worth_logging(u->counts.dropped_memory_batches))
+            g_warning("uplink: batch %" PRIu64 " (%zu bytes) dropped: the spool cannot take it "
+                      "and memory_max_bytes (%" PRIu64 ") is reached; %" PRIu64
+                      " batches dropped so far",
+                      p->sequence, (size_t)p->length, u->settings.memory_max_bytes,
+                      u->counts.dropped_memory_batches);
+        set_last_error(u, "batch %" PRIu64 " dropped: the spool cannot take it and memory is full",
+                       p->sequence);
+        forget(u, p, FALSE);
+    }
+}
+
 /* Spools the batches unacknowledged for spool_after_ms, and the oldest
  * beyond memory_max_bytes; everything when `all`. */
 static void spool_due(struct vigild_uplink *u, gint64 now, gboolean all)
 {
-    if (!all && now < u->spool_retry_us)
-        return;
     gint64 after_us = (gint64)u->settings.spool_after_ms * 1000;
     GList *link;
-    while ((link = g_queue_peek_head_link(&u->memory)) != NULL) {
+    while ((all || now >= u->spool_retry_us) &&
+           (link = g_queue_peek_head_link(&u->memory)) != NULL) {
         struct pending *p = link->data;
+        /* A batch written ahead leaves memory only when memory is full. */
         if (!all && u->memory_bytes <= u->settings.memory_max_bytes &&
-            now - p->queued_us < after_us)
+            (p->spooled || now - p->queued_us < after_us))
             break;
         if (!spool_one(u, p)) {
             u->spool_retry_us = now + SPOOL_RETRY_US;
-            return;
+            break;
         }
     }
+    shed_memory(u);
 }
 
 /* ---- the thread: sending ------------------------------------------------------- */
@@ -456,6 +568,8 @@ static void requeue(struct vigild_uplink *u, GQueue *from)
     GList *link;
     while ((link = g_queue_pop_tail_link(from)) != NULL) {
         struct pending *p = link->data;
+        if (p->state == PENDING_IN_FLIGHT)
+            u->in_flight_bytes -= p->sent_bytes;
         p->state = PENDING_UNSENT;
         g_queue_push_head_link(&u->unsent, link);
     }
@@ -479,7 +593,11 @@ static gboolean send_what_fits(struct vigild_uplink *u)
     GList *link;
     if (g_get_monotonic_time() < u->read_retry_us)
         return FALSE;
+    /* At most MAX_IN_FLIGHT batches and in_flight_max_bytes (but always
+     * one), so that neither a replayed spool nor a few huge batches flood
+     * vigil-txd or ZeroMQ's queues. */
     while (u->in_flight.length < MAX_IN_FLIGHT &&
+           (u->in_flight.length == 0 || u->in_flight_bytes < u->settings.in_flight_max_bytes) &&
            (link = g_queue_peek_head_link(&u->unsent)) != NULL) {
         struct pending *p = link->data;
         gboolean gone;
@@ -505,6 +623,8 @@ static gboolean send_what_fits(struct vigild_uplink *u)
         g_queue_unlink(&u->unsent, link);
         g_queue_push_tail_link(&u->in_flight, link);
         p->state = PENDING_IN_FLIGHT;
+        p->sent_bytes = length;
+        u->in_flight_bytes += length;
         p->sent_us = g_get_monotonic_time();
         u->counts.sent++;
         if (p->ever_sent)
@@ -686,12 +806,15 @@ static void take_monitor_events(struct vigild_uplink *u)
 static void publish(struct vigild_uplink *u)
 {
     struct vigild_spool_stats spool;
+    g_mutex_lock(&u->spool_lock);
     vigild_spool_stats(u->spool, &spool);
+    g_mutex_unlock(&u->spool_lock);
     g_mutex_lock(&u->lock);
     u->shared = u->counts;
     u->shared.in_flight = u->in_flight.length;
+    u->shared.in_flight_bytes = u->in_flight_bytes;
     u->shared.unacked = g_hash_table_size(u->pending);
-    u->shared.memory_batches = u->memory.length;
+    u->shared.memory_batches = u->memory.length - u->memory_spooled;
     u->shared.memory_bytes = u->memory_bytes;
     u->shared.spooled_batches = spool.batches;
     u->shared.spool_bytes = spool.bytes;
@@ -709,7 +832,7 @@ static long next_timeout_ms(struct vigild_uplink *u, gint64 now)
 {
     gint64 due = G_MAXINT64;
     const GList *link = g_queue_peek_head_link(&u->memory);
-    if (link != NULL) {
+    if (link != NULL && !((const struct pending *)link->data)->spooled) {
         const struct pending *p = link->data;
         due = MAX(p->queued_us + (gint64)u->settings.spool_after_ms * 1000, u->spool_retry_us);
     }
@@ -759,7 +882,9 @@ static gpointer run(gpointer data)
     if (u->memory.length > 0)
         g_warning("uplink: %u batches (%" PRIu64 " bytes) could not be spooled and are lost",
                   u->memory.length, u->memory_bytes);
+    g_mutex_lock(&u->spool_lock);
     vigild_spool_sync(u->spool);
+    g_mutex_unlock(&u->spool_lock);
     publish(u);
     return NULL;
 }
@@ -777,6 +902,8 @@ static void pending_free(gpointer data)
 static void inbox_item_free(gpointer data)
 {
     struct inbox_item *item = data;
+    if (item != &stop_item && item->dropped != NULL)
+        g_array_free(item->dropped, TRUE);
     if (item == &stop_item)
         return;
     g_bytes_unref(item->batch);
@@ -878,6 +1005,7 @@ static void uplink_destroy(struct vigild_uplink *u)
     if (u->inbox != NULL)
         g_async_queue_unref(u->inbox);
     g_mutex_clear(&u->lock);
+    g_mutex_clear(&u->spool_lock);
     vigild_uplink_settings_clear(&u->settings);
     g_free(u);
 }
@@ -893,6 +1021,7 @@ struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, 
     settings_copy(&u->settings, s);
     g_snprintf(u->routing_id, sizeof u->routing_id, "%016" PRIx64, s->node_id);
     g_mutex_init(&u->lock);
+    g_mutex_init(&u->spool_lock);
     u->wake_fd = -1;
     u->inbox = g_async_queue_new_full(inbox_item_free);
     u->pending = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, pending_free);
@@ -944,13 +1073,33 @@ static void wake(struct vigild_uplink *u)
     (void)!write(u->wake_fd, &one, sizeof one);
 }
 
-void vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch)
+gboolean vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch)
 {
-    struct inbox_item *item = g_new(struct inbox_item, 1);
+    struct inbox_item *item = g_new0(struct inbox_item, 1);
     item->sequence = sequence;
     item->batch = g_bytes_ref(batch);
+    if (u->settings.spool_after_ms == 0) {
+        /* Written ahead, here: when this returns the batch survives a
+         * SIGKILL of vigild (not a power cut: there is no fsync here, and
+         * the programs whose rings it empties do not survive one either). */
+        GError *error = NULL;
+        item->dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        g_mutex_lock(&u->spool_lock);
+        gboolean ok = vigild_spool_append(u->spool, sequence, batch, item->dropped, &error);
+        item->spooled = ok && vigild_spool_has(u->spool, sequence);
+        g_mutex_unlock(&u->spool_lock);
+        if (!ok) {
+            /* The thread tries again later and counts it; once here. */
+            g_warning_once("uplink: cannot write batches ahead to the spool (%s): until it can, "
+                           "a SIGKILL of vigild loses what vigil-txd has not acknowledged",
+                           error->message);
+            g_error_free(error);
+        }
+    }
+    gboolean durable = item->spooled;
     g_async_queue_push(u->inbox, item);
     wake(u);
+    return durable;
 }
 
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out)

@@ -13,6 +13,8 @@
  *   capture_sink.c  where forwarded windows go: a JSON-lines file
  *   processes.c  registered processes: their rings, drains and ends
  *   server.c     the Unix socket: registration, summaries, status requests
+ *   client_limits.c  what one user may take of the socket: connections and
+ *                processes per uid, the idle timeout, the descriptor budget
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
  *   status.c     what `vigil status` is told, as JSON
  *   json_members.c  JSON members as status and the capture sink write them
@@ -62,7 +64,15 @@ struct vigild_settings {
     int capture_mode; /* enum vigild_capture_mode */
     guint capture_pre, capture_post;
     uint64_t capture_max_held;
-    char *capture_sink;
+    char *capture_sink; /* NULL: no sink ([capture] sink_enabled, or an uplink) */
+    uint64_t capture_sink_max_bytes;
+    guint capture_sink_keep_files;
+    /* [daemon]: the socket's clients (client_limits.c) */
+    guint max_connections_per_uid;
+    guint max_processes_per_uid;
+    guint unregistered_timeout_ms;
+    guint fd_reserve;
+    char *state_dir; /* [daemon] state_dir as written */
 };
 
 /* Reads [daemon]; a roll-up window that is not a multiple of the tick is
@@ -243,6 +253,7 @@ struct vigild_energy_account {
     double energy_j;
     uint32_t flags;  /* VIGIL_LOCAL_ENERGY_* */
     gboolean shared; /* had a share at least once */
+    gboolean rebase; /* the next CPU sample is a new baseline, not used time */
 };
 
 /* The pure rule, for the tests: `n` processes that used cpu_s[i] of the
@@ -255,6 +266,10 @@ void vigild_energy_split(double energy_j, double busy_s, const double *cpu_s, si
 void vigild_energy_share_init(struct vigild_energy_share *e);
 void vigild_energy_share_add_process(struct vigild_energy_share *e, uint64_t process_id);
 void vigild_energy_share_remove_process(struct vigild_energy_share *e, uint64_t process_id);
+/* A process taken back after a restart of vigild: its figures go on from
+ * what the last vigild had, marked uncertain for the gap. */
+void vigild_energy_share_restore(struct vigild_energy_share *e, uint64_t process_id, double cpu_s,
+                                 double energy_j, uint32_t flags, gboolean shared);
 const struct vigild_energy_account *vigild_energy_share_account(const struct vigild_energy_share *e,
                                                                 uint64_t process_id);
 /* Why there is no energy figure when no energy metric is sampled: set by
@@ -397,7 +412,8 @@ struct vigild_capture {
     uint64_t next_window;
     struct vigild_capture_counts total;
     struct vigild_capture_sink *sink;
-    uint64_t cycle; /* the cycle being filled */
+    uint64_t sink_rotations; /* the sink's rotations when names were last sent */
+    uint64_t cycle;          /* the cycle being filled */
     uint64_t cycle_start_ns;
     GHashTable *statistics_sent;     /* cycles whose statistics the sink has */
     struct vigild_outbox *outbox;    /* NULL without an uplink */
@@ -416,8 +432,10 @@ void vigild_capture_init(struct vigild_capture *c, const vigil_metric_catalog *c
 void vigild_capture_configure(struct vigild_capture *c, enum vigild_capture_mode mode, guint pre,
                               guint post, uint64_t max_held);
 /* Where windows go; replaces the sink (NULL: none, windows are counted
- * but written nowhere). FALSE with error when the file cannot be opened. */
-gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, GError **error);
+ * but written nowhere), or only sets the bounds of the same file. FALSE
+ * with error when the file cannot be opened. */
+gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, uint64_t max_bytes,
+                                  guint keep_files, GError **error);
 void vigild_capture_add_process(struct vigild_capture *c, uint64_t process_id, pid_t pid,
                                 const char *program, int32_t mpi_rank);
 void vigild_capture_activity(struct vigild_capture *c, uint64_t process_id,
@@ -430,6 +448,13 @@ void vigild_capture_set_rank(struct vigild_capture *c, uint64_t process_id, int3
 void vigild_capture_end_process(struct vigild_capture *c, uint64_t process_id);
 /* A cycle's end: forwards or drops each process's cycle. */
 void vigild_capture_close_cycle(struct vigild_capture *c, const struct vigild_cycle_verdicts *v);
+/* The ring position of the oldest activity of the process still held for
+ * a decision, and how many are held; FALSE when none is. */
+gboolean vigild_capture_oldest_held(const struct vigild_capture *c, uint64_t process_id,
+                                    uint64_t *seq, uint64_t *held);
+/* A process taken back after a restart of vigild: its counts go on. */
+void vigild_capture_restore(struct vigild_capture *c, uint64_t process_id,
+                            const struct vigild_capture_counts *counts);
 /* A process's counts (FALSE when it is not known), or the node's. */
 gboolean vigild_capture_counts(const struct vigild_capture *c, uint64_t process_id,
                                struct vigild_capture_counts *out);
@@ -440,14 +465,38 @@ const char *vigild_capture_mode_name(enum vigild_capture_mode mode);
 /* ---- capture_sink.c ------------------------------------------------------- */
 
 /* A JSON-lines file: one object per line, flushed at every cycle's end so
- * that a reader sees whole cycles. docs/architecture.md lists the lines. */
-struct vigild_capture_sink *vigild_capture_sink_open(const char *path, GError **error);
+ * that a reader sees whole cycles. docs/architecture.md lists the lines.
+ * At most max_bytes a file: a line that would pass it goes to a new file,
+ * the full one renamed PATH.1 (PATH.1 to PATH.2, ...), and files past
+ * keep_files deleted, logged and counted. Files 0600, a new folder 0700. */
+struct vigild_capture_sink_stats {
+    uint64_t lines, bytes; /* written */
+    uint64_t file_bytes;   /* in the current file */
+    uint64_t rotations;
+    uint64_t files_dropped; /* full files deleted to keep the bound */
+    uint64_t lines_dropped; /* lines longer than max_bytes, never written */
+    uint64_t bytes_dropped; /* of both */
+    uint64_t errors;        /* failed writes */
+};
+
+struct vigild_capture_sink *vigild_capture_sink_open(const char *path, uint64_t max_bytes,
+                                                     guint keep_files, GError **error);
+void vigild_capture_sink_set_bounds(struct vigild_capture_sink *sink, uint64_t max_bytes,
+                                    guint keep_files);
 const char *vigild_capture_sink_path(const struct vigild_capture_sink *sink);
-/* Writes one line made by the builder; a failed write is logged once and
- * counted. */
+/* Writes one line made by the builder, starting a new file first when it
+ * would pass max_bytes; a failed write is logged once and counted. */
 void vigild_capture_sink_write(struct vigild_capture_sink *sink, JsonBuilder *builder);
+/* The same, except that when the line needs a new file it starts one and
+ * returns FALSE without writing: a line that refers to earlier lines of its
+ * file (names sent before) must be built again for the new file. */
+gboolean vigild_capture_sink_write_or_rotate(struct vigild_capture_sink *sink,
+                                             JsonBuilder *builder);
+void vigild_capture_sink_rotate(struct vigild_capture_sink *sink);
 void vigild_capture_sink_flush(struct vigild_capture_sink *sink);
 uint64_t vigild_capture_sink_errors(const struct vigild_capture_sink *sink);
+void vigild_capture_sink_stats(const struct vigild_capture_sink *sink,
+                               struct vigild_capture_sink_stats *out);
 void vigild_capture_sink_close(struct vigild_capture_sink *sink);
 
 /* ---- processes.c -------------------------------------------------------- */
@@ -473,7 +522,13 @@ struct vigild_process {
     char *dropped_reason;
 
     struct vigil_ring *ring; /* NULL once ended or dropped */
-    int pidfd;               /* -1 when it could not be opened, or once ended */
+    /* What finds it again after a restart (process_state.c): the ring's
+     * memfd, and the process's start time in /proc (0: unknown). */
+    dev_t ring_device;
+    ino_t ring_inode;
+    uint32_t ring_slots, tick_source;
+    uint64_t proc_start_ticks;
+    int pidfd; /* -1 when it could not be opened, or once ended */
     guint pidfd_watch;
 
     uint64_t activities, names; /* records drained */
@@ -482,6 +537,13 @@ struct vigild_process {
     uint64_t next_seq;          /* the position the next record should have */
     uint64_t seq_gaps;          /* positions missing between records */
     gboolean seq_started;
+    /* Restarts of vigild it lived through, and ring positions one of them
+     * lost: freed early (the ring was filling) and not yet stored. */
+    uint64_t restarts, restart_lost;
+    uint64_t released_early; /* positions freed before they were committed */
+    /* Taken back after a restart: records below it were committed by the
+     * last vigild, which died before it freed them; they are skipped. */
+    uint64_t skip_below;
     uint64_t problems_logged;
 
     /* Its capture counts, copied when capture forgets it. */
@@ -510,7 +572,10 @@ struct vigild_processes {
     struct vigil_tick_clock tsc_clock, ns_clock;
     struct vigil_tick_anchor tsc_first;
     uint64_t registered_total, ended_total, dropped_total, refused_total;
+    uint64_t recovered_total;  /* taken back from a vigild before this one */
+    uint64_t adopt_skip_below; /* for the next add: a process taken back */
     guint keep_ended;
+    gboolean hold_records;
     /* Told about every process that starts or ends (sampler, energy). */
     void (*on_start)(void *user, const struct vigild_process *p);
     void (*on_end)(void *user, const struct vigild_process *p);
@@ -521,6 +586,16 @@ struct vigild_processes {
 };
 
 void vigild_processes_init(struct vigild_processes *ps, guint keep_ended);
+/* Rings keep the slots they were read from until vigild_processes_commit
+ * (set when vigild keeps state for a restart). */
+void vigild_processes_hold_records(struct vigild_processes *ps, gboolean hold);
+/* Everything of `p` before `position` is stored or decided: its ring may
+ * free it, and a restarted vigild resumes there. */
+void vigild_processes_commit(struct vigild_processes *ps, struct vigild_process *p,
+                             uint64_t position);
+/* A running process by its pid and the start it gave at REGISTER; NULL. */
+struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, pid_t pid,
+                                             uint64_t start_monotonic_ns);
 /* Takes a registration: attaches the ring from `ring_fd` (which it closes)
  * and watches the pid for its end. NULL with error set when the ring is
  * refused. */
@@ -551,10 +626,54 @@ void vigild_processes_clear(struct vigild_processes *ps);
 
 const char *vigild_process_state_name(enum vigild_process_state state);
 
+/* ---- process_state.c: the processes across a restart of vigild ------------- */
+
+/* A process the last vigild served, found running with its ring. */
+struct vigild_recovered {
+    pid_t pid;
+    uid_t uid;
+    int ring_fd;
+    uint32_t ring_slots, tick_source;
+    uint64_t proc_start_ticks, start_monotonic_ns, start_realtime_ns, registered_ns;
+    char *program, *cwd, *job, *run_key;
+    char **argv;
+    gboolean argv_truncated;
+    int32_t mpi_rank, mpi_size;
+    uint64_t committed;
+    uint64_t activities, names, corrupt, torn, dropped, seq_gaps, restart_lost, restarts;
+    struct vigild_capture_counts capture;
+    double cpu_s, energy_j;
+    uint32_t energy_flags;
+    gboolean energy_shared;
+    GArray *name_ids;      /* uint32_t */
+    GPtrArray *name_paths; /* char *, bytes as drained */
+};
+
+/* The process's start time in /proc/PID/stat (clock ticks since boot); 0
+ * when it is gone. */
+uint64_t vigild_proc_start_ticks(pid_t pid);
+/* Makes the folder, private to vigild's user. */
+gboolean vigild_process_state_open_dir(const char *dir, GError **error);
+/* Writes the registration of a new process. */
+void vigild_process_state_register(const char *dir, const struct vigild_process *p);
+/* Rewrites the process's counts as of `committed`, its capture
+ * counts less the `held_activities` the next vigild would read again. */
+void vigild_process_state_save(const char *dir, const struct vigild_process *p,
+                               const struct vigild_capture_counts *capture, uint64_t committed,
+                               uint64_t held_activities);
+void vigild_process_state_add_name(const char *dir, const struct vigild_process *p,
+                                   uint32_t file_id, const char *path, size_t length);
+void vigild_process_state_remove(const char *dir, pid_t pid, uint64_t start_monotonic_ns);
+/* Every process of the folder that still runs and whose ring can be
+ * reached (struct vigild_recovered *); the others' files are removed. */
+GPtrArray *vigild_process_state_recover(const char *dir);
+void vigild_recovered_free(struct vigild_recovered *r);
+
 /* ---- the daemon (daemon.c) ---------------------------------------------- */
 
 struct vigild {
     char *config_path;
+    char *state_dir;       /* the processes' state for a restart; NULL: none kept */
     char *socket_override; /* VIGIL_SOCKET or --socket */
     vigil_config *config;
     struct vigild_settings settings;
@@ -618,12 +737,77 @@ struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GErr
  * status answer covers everything a client did before it asked. */
 void vigild_server_catch_up(struct vigild_server *server);
 guint vigild_server_clients(const struct vigild_server *server);
+/* The limits of [daemon] again, after a reload. */
+void vigild_server_configure(struct vigild_server *server, const struct vigild_settings *s);
+struct vigild_client_limits *vigild_server_limits(struct vigild_server *server);
 const char *vigild_server_path(const struct vigild_server *server);
 void vigild_server_free(struct vigild_server *server); /* removes the socket file */
 /* Takes a REPORT's JSON (json_bytes of `json_fd`, a sealed memfd) and exit
  * code into `p`, or refuses it with error saying why. */
 gboolean vigild_process_take_report(struct vigild_process *p, int32_t exit_code, int json_fd,
                                     uint64_t json_bytes, GError **error);
+
+/* ---- client_limits.c ------------------------------------------------------ */
+
+enum vigild_refusal {
+    VIGILD_REFUSED_FD_BUDGET,       /* the daemon's descriptors are at the budget */
+    VIGILD_REFUSED_UID_CONNECTIONS, /* max_connections_per_uid */
+    VIGILD_REFUSED_UID_PROCESSES,   /* max_processes_per_uid */
+    VIGILD_REFUSED_RUN_KEY,         /* a run of another user's processes */
+    VIGILD_REFUSED_KINDS,
+};
+
+/* The server's bookkeeping of who holds what; root (uid 0) is exempt from
+ * the per-uid limits and the run-key rule, not from the descriptors. */
+struct vigild_client_limits {
+    guint max_connections_per_uid, max_processes_per_uid, unregistered_timeout_ms;
+    uint64_t fd_limit;       /* RLIMIT_NOFILE when the server started */
+    uint64_t fd_reserve;     /* leaves a budget of 128 at least */
+    uint64_t fd_budget;      /* a user's connection past it is refused */
+    uint64_t fd_budget_root; /* root's: half the reserve below the limit */
+    uint64_t fds_counted;    /* /proc/self/fd at the last count, once a second at most */
+    gint64 fds_counted_us;
+    int64_t opened_since_count;     /* connections opened less closed since */
+    GHashTable *connections_by_uid; /* uid → count, as pointers */
+    guint connections;
+    GQueue idle; /* unregistered connections, oldest deadline first */
+    guint idle_timer;
+    void (*close_idle)(void *user, uint64_t key);
+    void *user;
+    uint64_t refused[VIGILD_REFUSED_KINDS];
+    uint64_t closed_idle;
+    uint64_t pending[VIGILD_REFUSED_KINDS]; /* refused since the last log line */
+    gint64 last_log_us;
+    guint log_timer;
+    char last_reason[256];
+};
+
+/* `close_idle` closes the server's connection `key` when its timeout
+ * passes; it must call vigild_client_limits_idle_stop on its link. */
+void vigild_client_limits_init(struct vigild_client_limits *l,
+                               void (*close_idle)(void *user, uint64_t key), void *user);
+/* The [daemon] keys, at start and at each reload. */
+void vigild_client_limits_configure(struct vigild_client_limits *l,
+                                    const struct vigild_settings *s);
+/* A new connection of `uid`: NULL when it is admitted (and counted), else
+ * why not (g_free it), counted as a refusal and logged once a period. */
+char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid);
+void vigild_client_limits_closed(struct vigild_client_limits *l, uid_t uid);
+/* A REGISTER of `uid` into run `run_key`: NULL, or why it is refused (a
+ * run another user's live processes belong to, or too many processes). */
+char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t uid,
+                                          const char *run_key, size_t run_key_bytes,
+                                          const struct vigild_processes *processes);
+/* An unregistered connection's timeout: started at accept, restarted by
+ * each message, stopped by its registration or close. */
+GList *vigild_client_limits_idle_start(struct vigild_client_limits *l, uint64_t key);
+void vigild_client_limits_idle_touch(struct vigild_client_limits *l, GList *link);
+void vigild_client_limits_idle_stop(struct vigild_client_limits *l, GList *link);
+/* Descriptors open, as counted at most a second ago plus connections since. */
+uint64_t vigild_client_limits_fds_in_use(struct vigild_client_limits *l);
+/* The "clients" member of the status. */
+void vigild_client_limits_status(struct vigild_client_limits *l, JsonBuilder *b);
+void vigild_client_limits_clear(struct vigild_client_limits *l);
 
 /* ---- json_members.c -------------------------------------------------------- */
 
@@ -661,6 +845,8 @@ struct vigild_uplink_settings {
     guint spool_after_ms;
     guint resend_after_ms;
     uint64_t memory_max_bytes;
+    uint64_t in_flight_max_bytes;
+    uint64_t refused_max_bytes;
     char *curve_server_key;
     char *curve_public_key;
     char *curve_secret_key;
@@ -679,7 +865,8 @@ struct vigild_uplink_stats {
     uint64_t sent;   /* sends handed to ZeroMQ, resends included */
     uint64_t resent; /* of those, a batch sent before */
     uint64_t acked;
-    uint64_t in_flight;      /* sent and not acknowledged yet */
+    uint64_t in_flight; /* sent and not acknowledged yet */
+    uint64_t in_flight_bytes;
     uint64_t unacked;        /* every batch kept: in memory or in the spool */
     uint64_t memory_batches; /* kept in memory only, not spooled yet */
     uint64_t memory_bytes;
@@ -687,6 +874,9 @@ struct vigild_uplink_stats {
     uint64_t spool_bytes;     /* disk the spool's segments use */
     uint64_t replayed;        /* found in the spool at start, queued again */
     uint64_t dropped_full_batches, dropped_full_bytes; /* spool_max_bytes reached */
+    /* The spool could not take them and memory_max_bytes was reached. */
+    uint64_t dropped_memory_batches, dropped_memory_bytes;
+    uint64_t refused_deleted;     /* kept refused batches deleted for refused_max_bytes */
     uint64_t refused;             /* by vigil-txd, or malformed here: kept in refused/ */
     uint64_t spool_corrupt;       /* damaged stretches of spool files, kept aside */
     uint64_t spool_corrupt_bytes; /* their bytes */
@@ -702,8 +892,10 @@ struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, 
 /* The next batch's sequence: never one handed out before, even by an
  * earlier vigild on the same spool_dir. */
 uint64_t vigild_uplink_next_sequence(struct vigild_uplink *u);
-/* Takes a reference to a finished BATCH message and returns at once. */
-void vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch);
+/* Takes a reference to a finished BATCH message. With spool_after_ms = 0
+ * it first writes it to the spool; TRUE when it is there, i.e. survives a
+ * SIGKILL of vigild. */
+gboolean vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch);
 /* The last system state vigil-txd sent; FALSE when none came yet. */
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out);
 void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out);

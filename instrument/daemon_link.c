@@ -132,11 +132,10 @@ static int connect_to_vigild(void)
     return fd;
 }
 
-/* Connects and sends REGISTER; the answer is read with the summary's. */
-static void register_process(void)
+/* Connects and sends REGISTER (with `flags`); the answer is read with the
+ * summary's. */
+static void send_register(uint32_t flags)
 {
-    reset_figures();
-    atomic_store(&conn.summary_taken, 0);
     conn.fd = -1;
     if (conn.setup_problem[0] != '\0') {
         set_reason("%s", conn.setup_problem);
@@ -164,6 +163,7 @@ static void register_process(void)
         .start_monotonic_ns = preload.start.ns,
         .start_realtime_ns = preload.start_realtime_ns,
         .mpi_rank = -1,
+        .flags = flags,
     };
     size_t bytes = vigil_local_encode_register(message, &fixed, program, cwd, conn.job,
                                                preload.run_key, preload.argc, preload.argv);
@@ -188,6 +188,43 @@ static void register_process(void)
     conn.ino = st.st_ino;
     conn.figures.state = PRELOAD_LINK_CONNECTED;
     set_reason("no summary was asked of vigild");
+}
+
+static void register_process(void)
+{
+    reset_figures();
+    atomic_store(&conn.summary_taken, 0);
+    send_register(0);
+}
+
+/* vigild closed our connection: it stopped or was killed, and may be back.
+ * Asked only on the way to the rank, the summary and the report, never on
+ * the hot path: a restarted vigild takes the ring back on its own
+ * (daemon/process_state.c), and this tells it the connection is ours. */
+static bool take_answer(enum vigil_local_type type, size_t bytes);
+
+static void reattach_if_vigild_restarted(void)
+{
+    struct pollfd p = {.fd = conn.fd, .events = POLLRDHUP};
+    if (poll(&p, 1, 0) != 1 || (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) == 0)
+        return;
+    /* A vigild that refused us closed the connection too: it said so
+     * first, and then there is no coming back. */
+    for (int messages = 0; messages < SUMMARY_MAX_MESSAGES; messages++) {
+        struct pollfd q = {.fd = conn.fd, .events = POLLIN};
+        enum vigil_local_type type;
+        ssize_t bytes;
+        if (poll(&q, 1, 0) != 1 ||
+            (bytes = vigil_local_receive(conn.fd, message, &type, NULL, NULL)) < 0)
+            break;
+        if (!take_answer(type, (size_t)bytes) && conn.figures.state == PRELOAD_LINK_STANDALONE)
+            return;
+    }
+    close(conn.fd);
+    conn.fd = -1;
+    send_register(VIGIL_LOCAL_REATTACH);
+    if (conn.fd < 0)
+        conn.figures.state = PRELOAD_LINK_STANDALONE;
 }
 
 void preload_link_start(void)
@@ -234,6 +271,8 @@ void preload_link_rank(int rank, int size)
     preload_thread.in_call = 1;
     const struct vigil_local_rank payload = {.rank = rank, .size = size};
     /* A failure shows when the summary is asked for. */
+    if (connection_is_ours())
+        reattach_if_vigild_restarted();
     if (connection_is_ours())
         vigil_local_send(conn.fd, VIGIL_LOCAL_RANK, &payload, sizeof payload, -1, NULL);
     preload_thread.in_call = saved_in_call;
@@ -370,7 +409,11 @@ void preload_link_summary(void)
         return;
     int saved_in_call = preload_thread.in_call, saved_errno = errno;
     preload_thread.in_call = 1;
-    if (connection_is_ours()) {
+    if (connection_is_ours())
+        reattach_if_vigild_restarted();
+    if (conn.fd < 0 || conn.figures.state == PRELOAD_LINK_STANDALONE) {
+        /* Refused, or vigild is gone for good: the reason says which. */
+    } else if (connection_is_ours()) {
         ask_for_summary();
     } else {
         conn.fd = -1;
@@ -419,6 +462,8 @@ void preload_link_report(int exit_code, int json_fd, uint64_t json_bytes)
     };
     /* The send timeout bounds this; a failure loses the stored report,
      * which nobody on the way out could act on anyway. */
+    if (connection_is_ours())
+        reattach_if_vigild_restarted();
     if (connection_is_ours())
         vigil_local_send(conn.fd, VIGIL_LOCAL_REPORT, &fixed, sizeof fixed,
                          fixed.json_bytes > 0 ? json_fd : -1, NULL);

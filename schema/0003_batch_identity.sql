@@ -1,13 +1,14 @@
 -- Batch and node identity.
 --
--- A (node, sequence) is claimed once in ingested_batches; a batch that
--- comes again with a claimed pair was taken for a resend and dropped. A
--- node whose sequence started again (its spool folder emptied) would then
--- lose everything it sent. So the claim keeps what the batch held: a
--- pair claimed before with the same content is a resend, with other
--- content it is refused, loudly, and the daemon keeps the batch aside.
--- Rows from before this version have no content recorded (NULL): they are
--- taken for resends, as before.
+-- A batch is claimed once in ingested_batches by (node, sequence, the end
+-- of its cycle); a batch that comes again with a claimed key is taken for
+-- a resend and dropped. So the claim keeps what the batch held: a key
+-- claimed before with the same content is a resend, with other content it
+-- is refused, loudly, and the daemon keeps the batch aside; a sequence
+-- claimed before for another cycle end (a node whose numbering started
+-- again) is stored and said loudly, with both contents. Rows from before
+-- this version have no content recorded (NULL): they are taken for
+-- resends, as before.
 ALTER TABLE ingested_batches
     ADD COLUMN content_crc32 bigint CHECK (content_crc32 BETWEEN 0 AND 4294967295),
     ADD COLUMN content_bytes bigint CHECK (content_bytes > 0);

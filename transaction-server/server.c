@@ -529,7 +529,7 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
     s->peers = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, NULL, peer_free);
     s->node_keys = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     apply_rule(s, rule);
-    s->store = txd_store_new(settings->conninfo, settings->migrate);
+    s->store = txd_store_new(settings);
     s->context = zmq_ctx_new();
     s->router = zmq_socket(s->context, ZMQ_ROUTER);
     int zero = 0, on = 1, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
@@ -628,6 +628,7 @@ void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *
             receive_one(s);
         }
     store_pending(s);
+    txd_store_maintain_when_due(s->store);
     if (monotonic_ns() >= s->next_cycle_ns) {
         system_cycle(s);
         s->next_cycle_ns += (int64_t)s->settings.cycle_ms * 1000000;
@@ -648,11 +649,12 @@ void txd_server_free(struct txd_server *s)
     g_message("stored %" G_GUINT64_FORMAT " batches (%" G_GUINT64_FORMAT
               " rows), %" G_GUINT64_FORMAT " seen before, %" G_GUINT64_FORMAT
               " refused by the database (%" G_GUINT64_FORMAT
-              " reusing a sequence, %" G_GUINT64_FORMAT
-              " naming another key's node), %" G_GUINT64_FORMAT " malformed or refused on arrival, "
-              "%" G_GUINT64_FORMAT " below their node's highest sequence",
+              " naming another key's node), %" G_GUINT64_FORMAT
+              " malformed or refused on arrival; %" G_GUINT64_FORMAT
+              " reusing a sequence (stored for a later cycle, or refused), %" G_GUINT64_FORMAT
+              " below their node's highest sequence",
               c.batches_stored, c.rows_stored, c.batches_duplicate, c.batches_refused,
-              c.batches_reused, c.batches_impostor, s->messages_refused, c.batches_below);
+              c.batches_impostor, s->messages_refused, c.batches_reused, c.batches_below);
     g_queue_clear_full(&s->pending, (GDestroyNotify)pending_free);
     g_hash_table_destroy(s->pending_batches);
     g_hash_table_destroy(s->peers);

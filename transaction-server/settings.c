@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "txd.h"
+#include "vigil/curve.h"
 
 /* Without CURVE anyone who can reach the socket could write into the
  * warehouse, so it must be one only this machine can reach. */
@@ -30,14 +31,19 @@ gboolean txd_settings_load(const vigil_config *config, struct txd_settings *out,
     out->retry_max_ms = (guint)vigil_config_get_int(config, "txd", "retry_max_ms");
     out->conninfo = g_strdup(vigil_config_get_string(config, "warehouse", "conninfo"));
     out->migrate = vigil_config_get_bool(config, "warehouse", "migrate");
+    out->connect_timeout_s = (guint)vigil_config_get_int(config, "warehouse", "connect_timeout_s");
+    out->statement_timeout_ms =
+        (guint)vigil_config_get_int(config, "warehouse", "statement_timeout_ms");
+    out->lock_timeout_ms = (guint)vigil_config_get_int(config, "warehouse", "lock_timeout_ms");
+    out->partitions_ahead_days =
+        (guint)vigil_config_get_int(config, "warehouse", "partitions_ahead_days");
+    out->maintain_interval_s =
+        (guint)vigil_config_get_int(config, "warehouse", "maintain_interval_s");
 
-    gboolean curve = out->curve_key_file[0] != '\0';
-    if (curve != (out->curve_authorized_keys[0] != '\0')) {
-        g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                    "[txd] curve_key_file and curve_authorized_keys go together: a server key "
-                    "without a list of daemons' keys would admit any key");
+    /* The key files checked as `vigil config check` checks them. */
+    if (!vigil_curve_check_settings(config, "txd", error))
         return FALSE;
-    }
+    gboolean curve = out->curve_key_file[0] != '\0';
     if (!curve && !endpoint_is_local(out->bind)) {
         g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                     "[txd] bind = %s: without CURVE keys ([txd] curve_key_file and "

@@ -15,10 +15,14 @@
 #include "txd.h"
 #include "vigil/health.h"
 
+/* vigil_warehouse_day_tables, by name. */
+enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, BATCHES };
+_Static_assert(BATCHES + 1 == VIGIL_WAREHOUSE_DAY_TABLES, "one name for each day table");
+
 struct txd_store {
-    char *conninfo;
-    gboolean migrate;
+    struct txd_settings settings; /* the [warehouse] part */
     PGconn *db;
+    int64_t next_maintain_ns; /* monotonic; 0: at the next turn */
     struct txd_ids *ids;
     struct txd_store_counts counts;
     GHashTable *below; /* node id → when a sequence below its highest was last said */
@@ -44,20 +48,36 @@ void txd_set_pg_error(GError **error, PGconn *db, const PGresult *result, const 
                           g_str_has_prefix(state, "54"));
     if (PQstatus(db) != CONNECTION_OK)
         data_error = FALSE;
+    /* A row for a time no partition holds: one was dropped after it was
+     * cached (by `vigil db prune` or an admin). Made again next time. */
+    gboolean no_partition = state != NULL && strcmp(state, "23514") == 0 &&
+                            strstr(message, "no partition of relation") != NULL;
+    /* Timeouts are waits, not errors in the batch: say which fired. */
+    const char *timeout = "";
+    if (state != NULL && strcmp(state, "55P03") == 0)
+        timeout = "the lock timeout ([warehouse] lock_timeout_ms) fired: ";
+    else if (state != NULL && strcmp(state, "57014") == 0 &&
+             strstr(message, "statement timeout") != NULL)
+        timeout = "the statement timeout ([warehouse] statement_timeout_ms) fired: ";
     char *trimmed = g_strstrip(g_strdup(message));
     char *short_what = g_strndup(what, 60);
-    g_set_error(error, TXD_ERROR, data_error ? TXD_ERROR_REFUSE : TXD_ERROR_RETRY, "%s%s (%s): %s",
-                short_what, strlen(what) > 60 ? "…" : "", state != NULL ? state : "no SQLSTATE",
-                trimmed);
+    g_set_error(error, TXD_ERROR,
+                no_partition ? TXD_ERROR_NO_PARTITION
+                : data_error ? TXD_ERROR_REFUSE
+                             : TXD_ERROR_RETRY,
+                "%s%s%s (%s): %s", timeout, short_what, strlen(what) > 60 ? "…" : "",
+                state != NULL ? state : "no SQLSTATE", trimmed);
     g_free(short_what);
     g_free(trimmed);
 }
 
-struct txd_store *txd_store_new(const char *conninfo, gboolean migrate)
+struct txd_store *txd_store_new(const struct txd_settings *settings)
 {
     struct txd_store *s = g_new0(struct txd_store, 1);
-    s->conninfo = g_strdup(conninfo != NULL ? conninfo : "");
-    s->migrate = migrate;
+    s->settings = *settings;
+    s->settings.conninfo = g_strdup(settings->conninfo != NULL ? settings->conninfo : "");
+    /* Not the store's: */
+    s->settings.bind = s->settings.curve_key_file = s->settings.curve_authorized_keys = NULL;
     s->ids = txd_ids_new();
     s->below = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     return s;
@@ -78,7 +98,7 @@ void txd_store_free(struct txd_store *s)
     disconnect(s);
     txd_ids_free(s->ids);
     g_hash_table_destroy(s->below);
-    g_free(s->conninfo);
+    g_free(s->settings.conninfo);
     g_free(s);
 }
 
@@ -103,25 +123,34 @@ gboolean txd_store_connect(struct txd_store *s, GError **error)
         return TRUE;
     disconnect(s);
     GError *local = NULL;
-    s->db = vigil_warehouse_connect(s->conninfo, &local);
+    s->db = vigil_warehouse_connect_timeout(s->settings.conninfo, s->settings.connect_timeout_s,
+                                            &local);
     if (s->db == NULL) {
         g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "%s", local->message);
         g_error_free(local);
         return FALSE;
     }
     guint version = 0, latest = vigil_warehouse_latest_version();
-    gboolean ok = s->migrate ? vigil_warehouse_migrate(s->db, NULL, &local)
-                             : vigil_warehouse_current_version(s->db, &version, &local);
-    if (ok && !s->migrate && version != latest) {
+    gboolean ok = s->settings.migrate ? vigil_warehouse_migrate(s->db, NULL, &local)
+                                      : vigil_warehouse_current_version(s->db, &version, &local);
+    if (ok && !s->settings.migrate && version != latest) {
         g_set_error(&local, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION,
                     "the warehouse's schema is at version %u, this vigil-txd writes version %u: "
                     "run `vigil db migrate`, or set [warehouse] migrate = true",
                     version, latest);
         ok = FALSE;
     }
-    /* Partitions are days in UTC, whatever the server's time zone. */
-    if (ok && !exec_command(s->db, "SET TIME ZONE 'UTC'", &local))
-        ok = FALSE;
+    /* Partitions are days in UTC, whatever the server's time zone. A
+     * statement or a lock wait past its timeout fails, and the batch waits
+     * and is tried again, rather than vigil-txd hanging on it (set after
+     * migrating: a migration may rightly take longer). */
+    if (ok) {
+        char *sql = g_strdup_printf("SET TIME ZONE 'UTC'; SET statement_timeout = %u; "
+                                    "SET lock_timeout = %u",
+                                    s->settings.statement_timeout_ms, s->settings.lock_timeout_ms);
+        ok = exec_command(s->db, sql, &local);
+        g_free(sql);
+    }
     if (!ok) {
         /* A schema that is not this version's, or a migration that fails,
          * is the admin's to fix: not worth retrying. Anything else (the
@@ -134,7 +163,36 @@ gboolean txd_store_connect(struct txd_store *s, GError **error)
         disconnect(s);
         return FALSE;
     }
+    /* Partitions may have gone while we were away; and the maintenance
+     * step runs at each connection. */
+    txd_ids_forget_partitions(s->ids);
+    s->next_maintain_ns = 0;
+    txd_store_maintain_when_due(s);
     return TRUE;
+}
+
+void txd_store_maintain_when_due(struct txd_store *s)
+{
+    int64_t now_ns = g_get_monotonic_time() * 1000;
+    if (!txd_store_connected(s) || now_ns < s->next_maintain_ns)
+        return;
+    s->next_maintain_ns = now_ns + (int64_t)s->settings.maintain_interval_s * 1000000000;
+    guint created = 0;
+    GError *error = NULL;
+    if (!vigil_warehouse_maintain(s->db, s->settings.partitions_ahead_days, &created, &error)) {
+        /* A lock held elsewhere, say: tried again soon; batches make the
+         * partitions they need meanwhile. */
+        g_warning("the maintenance step failed, tried again in a minute: %s", error->message);
+        g_error_free(error);
+        s->next_maintain_ns = now_ns + MIN((int64_t)s->settings.maintain_interval_s, 60) *
+                                           G_GINT64_CONSTANT(1000000000);
+        if (PQstatus(s->db) != CONNECTION_OK)
+            disconnect(s);
+        return;
+    }
+    if (created > 0)
+        g_message("made %u day partitions ahead (yesterday, today and %u days after)", created,
+                  s->settings.partitions_ahead_days);
 }
 
 void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out)
@@ -154,7 +212,10 @@ struct batch_context {
     GHashTable *processes; /* daemon's process id → warehouse id (boxed) */
     GHashTable *files;     /* "process id:file id" → warehouse id */
     GHashTable *metrics;   /* daemon's metric id → warehouse id */
+    GHashTable *runs;      /* run key → struct batch_run */
+    GHashTable *jobs;      /* scheduler job id → warehouse id */
     uint64_t rows;
+    uint64_t runs_described;
 };
 
 static int64_t realtime(const struct batch_context *b, uint64_t monotonic_ns)
@@ -272,6 +333,74 @@ static gboolean store_node(struct batch_context *b, GError **error)
     return ok;
 }
 
+/* A run a batch names: its id, the job a process of it gave, and whether
+ * a process of it is new or changed, so that the run must be described
+ * again. */
+struct batch_run {
+    int64_t run_id;
+    int64_t job_id; /* 0: none */
+    gboolean changed;
+};
+
+/* One statement returning (id) or (id, flag) in its first row, or no row. */
+static gboolean query_row(PGconn *db, const char *sql, int n, const char *const *values,
+                          const int *lengths, const int *formats, gboolean *found, int64_t *id,
+                          gboolean *flag, GError **error)
+{
+    PGresult *result = PQexecParams(db, sql, n, NULL, values, lengths, formats, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK;
+    if (!ok)
+        txd_set_pg_error(error, db, result, sql);
+    *found = ok && PQntuples(result) > 0;
+    if (*found) {
+        *id = g_ascii_strtoll(PQgetvalue(result, 0, 0), NULL, 10);
+        if (flag != NULL)
+            *flag = strcmp(PQgetvalue(result, 0, 1), "t") == 0;
+    }
+    PQclear(result);
+    return ok;
+}
+
+/* The run of `p`, made when it is new: INSERT … ON CONFLICT DO NOTHING
+ * takes no lock on a run that exists, so batches of one run from several
+ * nodes do not wait for each other here. */
+static struct batch_run *run_of(struct batch_context *b, const struct vigil_wire_process *p,
+                                const char *argv, int argv_length, const char *start,
+                                const char *end, const char *exit_status, GPtrArray *buffers,
+                                GError **error)
+{
+    struct batch_run *run = g_hash_table_lookup(b->runs, p->run_key);
+    if (run != NULL)
+        return run;
+    PGconn *db = b->store->db;
+    static const char sql[] =
+        "WITH inserted AS (INSERT INTO runs (run_key, program, argv, uid, start_time, end_time, "
+        "exit_status) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_key) DO NOTHING "
+        "RETURNING run_id) SELECT run_id, true FROM inserted UNION ALL "
+        "SELECT run_id, false FROM runs WHERE run_key = $1 LIMIT 1";
+    const char *values[] = {p->run_key, p->program, argv,       param_int(buffers, p->uid),
+                            start,      end,        exit_status};
+    const int lengths[] = {0, 0, argv_length, 0, 0, 0, 0};
+    const int formats[] = {0, 0, 1, 0, 0, 0, 0};
+    int64_t run_id = 0;
+    gboolean found = FALSE, inserted = FALSE;
+    /* A run another server inserted meanwhile is seen by neither part of
+     * the statement's snapshot: the second try sees it. */
+    for (int attempt = 0; attempt < 2 && !found; attempt++)
+        if (!query_row(db, sql, 7, values, lengths, formats, &found, &run_id, &inserted, error))
+            return NULL;
+    if (!found) {
+        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "no run id came back for run key %s",
+                    p->run_key);
+        return NULL;
+    }
+    run = g_new0(struct batch_run, 1);
+    run->run_id = run_id;
+    run->changed = inserted;
+    g_hash_table_insert(b->runs, g_strdup(p->run_key), run);
+    return run;
+}
+
 static gboolean store_process(struct batch_context *b, const struct vigil_wire_process *p,
                               GError **error)
 {
@@ -287,48 +416,45 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
         refuse(error, "process %d starts at a time out of range", p->pid);
 
     int64_t job_id = 0;
-    if (ok && p->job[0] != '\0') {
+    if (ok && p->job[0] != '\0' && !lookup(b->jobs, p->job, &job_id)) {
         static const char sql[] =
             "WITH inserted AS (INSERT INTO jobs (scheduler_job_id) VALUES ($1) "
             "ON CONFLICT DO NOTHING RETURNING job_id) SELECT job_id FROM inserted "
             "UNION ALL SELECT job_id FROM jobs WHERE scheduler_job_id = $1 LIMIT 1";
         const char *values[] = {p->job};
         ok = query_one_id(db, sql, 1, values, NULL, NULL, &job_id, error);
+        if (ok) /* once per batch: all ranks of a job name it */
+            g_hash_table_insert(b->jobs, g_strdup(p->job), GSIZE_TO_POINTER((gsize)job_id));
     }
-    int64_t run_id = 0;
+    struct batch_run *run = NULL;
     if (ok) {
-        /* The run's description follows from its processes (below); here
-         * it only needs to exist. */
-        static const char sql[] =
-            "INSERT INTO runs (run_key, job_id, program, argv, uid, start_time, end_time, "
-            "exit_status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-            "ON CONFLICT (run_key) DO UPDATE SET "
-            "job_id = coalesce(runs.job_id, EXCLUDED.job_id) "
-            "RETURNING run_id";
-        const char *values[] = {p->run_key,
-                                job_id != 0 ? param_int(buffers, job_id) : NULL,
-                                p->program,
-                                (const char *)argv->data,
-                                param_int(buffers, p->uid),
-                                start,
-                                end,
-                                exit_status};
-        const int lengths[] = {0, 0, 0, (int)argv->len, 0, 0, 0, 0};
-        const int formats[] = {0, 0, 0, 1, 0, 0, 0, 0};
-        ok = query_one_id(db, sql, 8, values, lengths, formats, &run_id, error);
+        run = run_of(b, p, (const char *)argv->data, (int)argv->len, start, end, exit_status,
+                     buffers, error);
+        ok = run != NULL;
     }
     int64_t process_id = 0;
     if (ok) {
+        if (run->job_id == 0)
+            run->job_id = job_id;
+        /* Rewritten only when something changed; then RETURNING says so
+         * (a new process or a changed one changes its run). A process
+         * already stored as it is returns no row, and is looked up. */
         static const char sql[] =
-            "INSERT INTO processes (run_id, node_id, pid, uid, rank, program, argv, cwd, "
-            "start_time, start_monotonic_ns, end_time, exit_status) "
+            "WITH upserted AS (INSERT INTO processes (run_id, node_id, pid, uid, rank, program, "
+            "argv, cwd, start_time, start_monotonic_ns, end_time, exit_status) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
             "ON CONFLICT (node_id, pid, start_monotonic_ns) DO UPDATE SET "
             "end_time = coalesce(EXCLUDED.end_time, processes.end_time), "
             "exit_status = coalesce(EXCLUDED.exit_status, processes.exit_status), "
             "rank = coalesce(EXCLUDED.rank, processes.rank) "
-            "RETURNING process_id";
-        const char *values[] = {param_int(buffers, run_id),
+            "WHERE (processes.end_time, processes.exit_status, processes.rank) IS DISTINCT FROM "
+            "(coalesce(EXCLUDED.end_time, processes.end_time), "
+            "coalesce(EXCLUDED.exit_status, processes.exit_status), "
+            "coalesce(EXCLUDED.rank, processes.rank)) "
+            "RETURNING process_id) SELECT process_id, true FROM upserted UNION ALL "
+            "SELECT process_id, false FROM processes WHERE node_id = $2 AND pid = $3 AND "
+            "start_monotonic_ns = $10 LIMIT 1";
+        const char *values[] = {param_int(buffers, run->run_id),
                                 param_int(buffers, b->node_id),
                                 param_int(buffers, p->pid),
                                 param_int(buffers, p->uid),
@@ -342,32 +468,17 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
                                 exit_status};
         const int lengths[] = {0, 0, 0, 0, 0, 0, (int)argv->len, 0, 0, 0, 0, 0};
         const int formats[] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
-        ok = query_one_id(db, sql, 12, values, lengths, formats, &process_id, error);
-    }
-    if (ok) {
-        /* A run is described by its first process (program, arguments,
-         * user) whichever batch brought it first; its exit status is that
-         * pid's last program's (a shell that exec'd the real program has
-         * none of its own); it spans from its first start to its last end,
-         * and has no end while a process of it runs: batches from several
-         * nodes come in any order. */
-        static const char sql[] =
-            "UPDATE runs SET program = first.program, argv = first.argv, uid = first.uid, "
-            "exit_status = (SELECT exit_status FROM processes p WHERE p.run_id = $1 AND "
-            "p.node_id = first.node_id AND p.pid = first.pid ORDER BY p.start_time DESC, "
-            "p.process_id DESC LIMIT 1), start_time = span.start_time, "
-            "end_time = span.end_time "
-            "FROM (SELECT program, argv, uid, node_id, pid FROM processes WHERE run_id = $1 "
-            "ORDER BY start_time, process_id LIMIT 1) AS first, "
-            "(SELECT min(start_time) AS start_time, CASE WHEN bool_and(end_time IS NOT NULL) "
-            "THEN max(end_time) END AS end_time FROM processes WHERE run_id = $1) AS span "
-            "WHERE runs.run_id = $1";
-        const char *values[] = {param_int(buffers, run_id)};
-        PGresult *result = PQexecParams(db, sql, 1, NULL, values, NULL, NULL, 0);
-        ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-        if (!ok)
-            txd_set_pg_error(error, db, result, sql);
-        PQclear(result);
+        gboolean found = FALSE, changed = FALSE;
+        for (int attempt = 0; ok && attempt < 2 && !found; attempt++)
+            ok = query_row(db, sql, 12, values, lengths, formats, &found, &process_id, &changed,
+                           error);
+        if (ok && !found) {
+            g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "no process id came back for pid %d",
+                        p->pid);
+            ok = FALSE;
+        }
+        if (ok && changed)
+            run->changed = TRUE;
     }
     if (ok) {
         uint64_t *key = g_new(uint64_t, 1);
@@ -380,23 +491,73 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
     return ok;
 }
 
+static gint compare_run_ids(gconstpointer a, gconstpointer b)
+{
+    const struct batch_run *x = *(struct batch_run *const *)a, *y = *(struct batch_run *const *)b;
+    return x->run_id < y->run_id ? -1 : x->run_id > y->run_id;
+}
+
+/* Describes again, once per batch, each run a new or changed process of
+ * the batch belongs to: by its first process (program, arguments, user)
+ * whichever batch brought it first; its exit status that pid's last
+ * program's (a shell that exec'd the real program has none of its own);
+ * from its first start to its last end, with no end while a process of it
+ * runs. Batches of several nodes come in any order, and through several
+ * servers: the run's row is locked first, by a statement of its own, so
+ * that the description is read from a snapshot taken after every other
+ * transaction that changed the run committed. Runs in id order, so that
+ * two servers never wait for each other's locks in a circle. */
+static gboolean describe_runs(struct batch_context *b, GError **error)
+{
+    GPtrArray *changed = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, b->runs);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        if (((struct batch_run *)value)->changed)
+            g_ptr_array_add(changed, value);
+    g_ptr_array_sort(changed, compare_run_ids);
+    static const char lock_sql[] = "SELECT run_id FROM runs WHERE run_id = $1 FOR NO KEY UPDATE";
+    static const char sql[] =
+        "UPDATE runs SET program = first.program, argv = first.argv, uid = first.uid, "
+        "job_id = coalesce(runs.job_id, $2), "
+        "exit_status = (SELECT exit_status FROM processes p WHERE p.run_id = $1 AND "
+        "p.node_id = first.node_id AND p.pid = first.pid ORDER BY p.start_time DESC, "
+        "p.process_id DESC LIMIT 1), start_time = span.start_time, "
+        "end_time = span.end_time "
+        "FROM (SELECT program, argv, uid, node_id, pid FROM processes WHERE run_id = $1 "
+        "ORDER BY start_time, process_id LIMIT 1) AS first, "
+        "(SELECT min(start_time) AS start_time, CASE WHEN bool_and(end_time IS NOT NULL) "
+        "THEN max(end_time) END AS end_time FROM processes WHERE run_id = $1) AS span "
+        "WHERE runs.run_id = $1";
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < changed->len; i++) {
+        const struct batch_run *run = g_ptr_array_index(changed, i);
+        char run_id[32], job_id[32];
+        g_snprintf(run_id, sizeof run_id, "%" G_GINT64_FORMAT, run->run_id);
+        g_snprintf(job_id, sizeof job_id, "%" G_GINT64_FORMAT, run->job_id);
+        const char *values[] = {run_id, run->job_id != 0 ? job_id : NULL};
+        PGresult *result = PQexecParams(b->store->db, lock_sql, 1, NULL, values, NULL, NULL, 0);
+        ok = PQresultStatus(result) == PGRES_TUPLES_OK;
+        if (!ok)
+            txd_set_pg_error(error, b->store->db, result, lock_sql);
+        PQclear(result);
+        if (!ok)
+            break;
+        result = PQexecParams(b->store->db, sql, 2, NULL, values, NULL, NULL, 0);
+        ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+        if (!ok)
+            txd_set_pg_error(error, b->store->db, result, sql);
+        PQclear(result);
+        b->runs_described++;
+    }
+    g_ptr_array_unref(changed);
+    return ok;
+}
+
 static char *file_key(uint64_t process_id, uint32_t file_id)
 {
     return g_strdup_printf("%" G_GUINT64_FORMAT ":%u", process_id, file_id);
-}
-
-static gboolean store_names(struct batch_context *b, const struct vigil_wire_message *m,
-                            GError **error)
-{
-    for (uint32_t i = 0; i < m->header.count; i++) {
-        const struct vigil_wire_name *n = &m->names[i];
-        int64_t id = txd_ids_file(b->store->ids, b->store->db, n->path, n->length, error);
-        if (id < 0)
-            return FALSE;
-        g_hash_table_replace(b->files, file_key(m->process_id, n->file_id),
-                             GSIZE_TO_POINTER((gsize)id));
-    }
-    return TRUE;
 }
 
 static gboolean store_metrics(struct batch_context *b, const struct vigil_wire_message *m,
@@ -429,7 +590,6 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
     int64_t process_id = 0;
     if (!process_id_of(b, m->process_id, &process_id, "an activity", error))
         return FALSE;
-    int64_t last_day_start = -1;
     /* Consecutive activities mostly name the same file: its id is looked
      * up (through a formatted key) only when the file changes. */
     uint32_t last_file = VIGIL_FILE_NONE;
@@ -437,13 +597,6 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_activity *a = &m->activities[i];
         int64_t start_ns = realtime(b, a->start_ns);
-        /* One partition a day: ask only when the day changes. */
-        int64_t day = start_ns / G_GINT64_CONSTANT(86400000000000);
-        if (day != last_day_start) {
-            if (!txd_ids_partition(b->store->ids, b->store->db, start_ns, error))
-                return FALSE;
-            last_day_start = day;
-        }
         int64_t file_id = 0;
         if (a->file_id != VIGIL_FILE_NONE && a->file_id == last_file) {
             file_id = last_file_id;
@@ -689,27 +842,112 @@ static gboolean copy_all(struct batch_context *b, enum vigil_wire_type type, cop
     return ok;
 }
 
-/* Each message type that names things first, so the COPYs can use their
- * ids. */
+static gint compare_processes(gconstpointer a, gconstpointer b)
+{
+    const struct vigil_wire_process *x = *(const struct vigil_wire_process *const *)a;
+    const struct vigil_wire_process *y = *(const struct vigil_wire_process *const *)b;
+    int c = strcmp(x->run_key, y->run_key);
+    return c != 0 ? c : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+struct batch_name {
+    uint64_t process_id;
+    const struct vigil_wire_name *name;
+};
+
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+    const struct vigil_wire_name *x = ((const struct batch_name *)a)->name;
+    const struct vigil_wire_name *y = ((const struct batch_name *)b)->name;
+    int c = memcmp(x->path, y->path, MIN(x->length, y->length));
+    return c != 0 ? c : (x->length > y->length) - (x->length < y->length);
+}
+
+/* What the COPYs refer to first: processes (and their runs and jobs),
+ * metrics, then files (a file id is its process's). New runs and files are
+ * inserted in the order of their keys, so that two servers inserting the
+ * same new ones never wait for each other in a circle. */
 static gboolean store_describing(struct batch_context *b, GError **error)
 {
     const struct vigil_wire_message *batch = b->batch;
-    for (uint32_t i = 0; i < batch->header.count; i++) {
+    GPtrArray *processes = g_ptr_array_new();
+    GArray *names = g_array_new(FALSE, FALSE, sizeof(struct batch_name));
+    gboolean ok = TRUE;
+    for (uint32_t i = 0; ok && i < batch->header.count; i++) {
         const struct vigil_wire_message *m = &batch->inner[i];
-        gboolean ok = TRUE;
         if (m->header.type == VIGIL_WIRE_PROCESSES)
-            for (uint32_t k = 0; ok && k < m->header.count; k++)
-                ok = store_process(b, &m->processes[k], error);
+            for (uint32_t k = 0; k < m->header.count; k++)
+                g_ptr_array_add(processes, &m->processes[k]);
         else if (m->header.type == VIGIL_WIRE_METRICS)
             ok = store_metrics(b, m, error);
-        if (!ok)
-            return FALSE;
+        else if (m->header.type == VIGIL_WIRE_NAMES)
+            for (uint32_t k = 0; k < m->header.count; k++) {
+                struct batch_name n = {.process_id = m->process_id, .name = &m->names[k]};
+                g_array_append_val(names, n);
+            }
     }
-    /* Names after processes: a file id is its process's. */
-    for (uint32_t i = 0; i < batch->header.count; i++)
-        if (batch->inner[i].header.type == VIGIL_WIRE_NAMES &&
-            !store_names(b, &batch->inner[i], error))
-            return FALSE;
+    g_ptr_array_sort(processes, compare_processes);
+    for (guint i = 0; ok && i < processes->len; i++)
+        ok = store_process(b, g_ptr_array_index(processes, i), error);
+    ok = ok && describe_runs(b, error);
+    g_array_sort(names, compare_names);
+    for (guint i = 0; ok && i < names->len; i++) {
+        const struct batch_name *n = &g_array_index(names, struct batch_name, i);
+        int64_t id =
+            txd_ids_file(b->store->ids, b->store->db, n->name->path, n->name->length, error);
+        ok = id >= 0;
+        if (ok)
+            g_hash_table_replace(b->files, file_key(n->process_id, n->name->file_id),
+                                 GSIZE_TO_POINTER((gsize)id));
+    }
+    g_ptr_array_unref(processes);
+    g_array_unref(names);
+    return ok;
+}
+
+/* The end of the batch's cycle by the node's clock: the same in every copy
+ * of the batch, so a resend meets its record in ingested_batches. */
+static int64_t batch_time_ns(const struct batch_context *b)
+{
+    return realtime(b, b->node->cycle_end_ns);
+}
+
+static int64_t day_of(int64_t realtime_ns)
+{
+    const int64_t day_ns = G_GINT64_CONSTANT(86400000000000);
+    return realtime_ns >= 0 ? realtime_ns / day_ns : -((-realtime_ns + day_ns - 1) / day_ns);
+}
+
+/* Every day partition the batch's rows go into, made before its
+ * transaction (each in a short one of its own) when missing: an old
+ * spool replayed brings days the maintenance step did not make. */
+static gboolean make_partitions(struct batch_context *b, GError **error)
+{
+    struct txd_ids *ids = b->store->ids;
+    PGconn *db = b->store->db;
+    if (!txd_ids_partition(ids, db, BATCHES, day_of(batch_time_ns(b)), error))
+        return FALSE;
+    int64_t last[BATCHES] = {G_MININT64, G_MININT64, G_MININT64, G_MININT64};
+    for (uint32_t i = 0; i < b->batch->header.count; i++) {
+        const struct vigil_wire_message *m = &b->batch->inner[i];
+        for (uint32_t k = 0; k < m->header.count; k++) {
+            unsigned t;
+            int64_t day;
+            if (m->header.type == VIGIL_WIRE_ACTIVITIES)
+                t = ACTIVITIES, day = day_of(realtime(b, m->activities[k].start_ns));
+            else if (m->header.type == VIGIL_WIRE_ROLLUPS)
+                t = ROLLUPS, day = day_of(realtime(b, m->rollups[k].start_ns));
+            else if (m->header.type == VIGIL_WIRE_SAMPLES)
+                t = WINDOW_STATISTICS, day = day_of(realtime(b, m->samples[k].t_ns));
+            else if (m->header.type == VIGIL_WIRE_STATES)
+                t = STATES, day = day_of(cycle_end_realtime(b, m->states[k].cycle));
+            else
+                break;
+            if (day != last[t] && !txd_ids_partition(ids, db, t, day, error))
+                return FALSE;
+            last[t] = day;
+        }
+    }
     return TRUE;
 }
 
@@ -817,33 +1055,44 @@ static void note_sequence_below(struct txd_store *s, int64_t node_id, uint64_t s
     b->since = 0;
 }
 
-/* The content a claimed (node, sequence) was stored with, read afresh (a
- * new statement sees a claim another server committed meanwhile). FALSE
- * with error on failure; *known FALSE for a claim from before schema
- * version 3, which recorded no content. */
-static gboolean stored_content(struct batch_context *b, const char *node, const char *sequence,
-                               gboolean *known, uint32_t *crc32, uint64_t *bytes, GError **error)
+/* What the other batches of a (node, sequence) held, read afresh (a new
+ * statement sees a claim another server committed meanwhile): *resend
+ * when one had this content or recorded none (a claim from before schema
+ * version 3), and the content of one that differs (*known FALSE when
+ * none recorded any). */
+static gboolean other_content(struct batch_context *b, const char *node, const char *sequence,
+                              const char *crc32, const char *bytes, gboolean *resend,
+                              gboolean *known, uint32_t *other_crc32, uint64_t *other_bytes,
+                              GError **error)
 {
-    const char *values[] = {node, sequence};
-    static const char sql[] = "SELECT content_crc32, content_bytes FROM ingested_batches "
-                              "WHERE node_id = $1 AND sequence = $2";
-    PGresult *result = PQexecParams(b->store->db, sql, 2, NULL, values, NULL, NULL, 0);
+    const char *values[] = {node, sequence, crc32, bytes};
+    static const char sql[] =
+        "SELECT coalesce(bool_or(content_crc32 IS NULL OR (content_crc32 = $3 AND "
+        "content_bytes = $4)), false), "
+        "(array_agg(content_crc32) FILTER (WHERE content_crc32 <> $3 OR content_bytes <> $4))[1], "
+        "(array_agg(content_bytes) FILTER (WHERE content_crc32 <> $3 OR content_bytes <> $4))[1] "
+        "FROM ingested_batches WHERE node_id = $1 AND sequence = $2";
+    PGresult *result = PQexecParams(b->store->db, sql, 4, NULL, values, NULL, NULL, 0);
     gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
     if (!ok) {
         txd_set_pg_error(error, b->store->db, result, sql);
     } else {
-        *known = !PQgetisnull(result, 0, 0) && !PQgetisnull(result, 0, 1);
-        *crc32 = *known ? (uint32_t)g_ascii_strtoull(PQgetvalue(result, 0, 0), NULL, 10) : 0;
-        *bytes = *known ? g_ascii_strtoull(PQgetvalue(result, 0, 1), NULL, 10) : 0;
+        *resend = strcmp(PQgetvalue(result, 0, 0), "t") == 0;
+        *known = !PQgetisnull(result, 0, 1) && !PQgetisnull(result, 0, 2);
+        *other_crc32 = *known ? (uint32_t)g_ascii_strtoull(PQgetvalue(result, 0, 1), NULL, 10) : 0;
+        *other_bytes = *known ? g_ascii_strtoull(PQgetvalue(result, 0, 2), NULL, 10) : 0;
     }
     PQclear(result);
     return ok;
 }
 
 /* Records the batch as stored, with what it holds; FALSE with *duplicate
- * when the same batch was stored before. A (node, sequence) stored before
- * with other content is not a resend: refused with both digests, so that
- * nothing is lost silently. */
+ * when the same batch was stored before. Its key is (node, sequence, the
+ * end of its cycle): a node whose numbers started again (its spool folder
+ * reset) sends a used sequence for a later cycle, which is another key:
+ * stored, and said loudly with both digests. The same key with other
+ * content is not a resend either: refused, with both digests, so that
+ * nothing is dropped silently. */
 static gboolean claim_batch(struct batch_context *b, const struct txd_batch_origin *origin,
                             gboolean *duplicate, GError **error)
 {
@@ -853,23 +1102,33 @@ static gboolean claim_batch(struct batch_context *b, const struct txd_batch_orig
     uint64_t items = 0;
     for (uint32_t i = 0; i < h->count; i++)
         items += b->batch->inner[i].header.count;
-    char node[32], sequence[32], messages[32], rows[32], crc32[16], bytes[32];
+    char node[32], sequence[32], messages[32], rows[32], batch_time[32], crc32[16], bytes[32];
     g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, b->node_id);
     g_snprintf(sequence, sizeof sequence, "%" G_GINT64_FORMAT, (int64_t)h->sequence);
     g_snprintf(messages, sizeof messages, "%u", h->count);
     g_snprintf(rows, sizeof rows, "%" G_GUINT64_FORMAT, items);
     g_snprintf(crc32, sizeof crc32, "%" G_GUINT32_FORMAT, origin->crc32);
     g_snprintf(bytes, sizeof bytes, "%" G_GUINT64_FORMAT, origin->bytes);
-    const char *values[] = {node, sequence, messages, rows, crc32, bytes};
-    /* The subquery sees the table as it was before the INSERT: the node's
-     * highest sequence until now (an index's last entry). */
+    /* Binary timestamptz: µs since 2000-01-01. */
+    int64_t pg_time_be = (int64_t)GUINT64_TO_BE(
+        (uint64_t)(batch_time_ns(b) / 1000 - G_GINT64_CONSTANT(946684800000000)));
+    memcpy(batch_time, &pg_time_be, sizeof pg_time_be);
+    const char *values[] = {node, sequence, messages, rows, batch_time, crc32, bytes};
+    const int lengths[] = {0, 0, 0, 0, sizeof pg_time_be, 0, 0};
+    const int formats[] = {0, 0, 0, 0, 1, 0, 0};
+    /* The subqueries see the table as it was before the INSERT: the node's
+     * highest sequence until now (an index's last entry), and whether this
+     * sequence was stored before for another cycle end (a node whose
+     * numbers started again). */
     static const char sql[] =
         "WITH claimed AS (INSERT INTO ingested_batches (node_id, sequence, messages, rows, "
-        "content_crc32, content_bytes) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING "
-        "RETURNING 1) "
+        "batch_time, content_crc32, content_bytes) VALUES ($1, $2, $3, $4, $5::timestamptz, $6, "
+        "$7) ON CONFLICT DO NOTHING RETURNING 1) "
         "SELECT (SELECT count(*) FROM claimed), "
-        "(SELECT max(sequence) FROM ingested_batches WHERE node_id = $1)";
-    PGresult *result = PQexecParams(b->store->db, sql, 6, NULL, values, NULL, NULL, 0);
+        "(SELECT max(sequence) FROM ingested_batches WHERE node_id = $1), "
+        "(SELECT count(*) FROM ingested_batches WHERE node_id = $1 AND sequence = $2 AND "
+        "batch_time <> $5::timestamptz)";
+    PGresult *result = PQexecParams(b->store->db, sql, 7, NULL, values, lengths, formats, 0);
     gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
     if (!ok) {
         txd_set_pg_error(error, b->store->db, result, sql);
@@ -879,31 +1138,44 @@ static gboolean claim_batch(struct batch_context *b, const struct txd_batch_orig
     *duplicate = strcmp(PQgetvalue(result, 0, 0), "0") == 0;
     gboolean has_highest = !PQgetisnull(result, 0, 1);
     uint64_t highest = has_highest ? g_ascii_strtoull(PQgetvalue(result, 0, 1), NULL, 10) : 0;
+    gboolean used_before = strcmp(PQgetvalue(result, 0, 2), "0") != 0;
     PQclear(result);
-    if (!*duplicate) {
+    if (!*duplicate && !used_before) {
         if (has_highest && h->sequence < highest)
             note_sequence_below(b->store, b->node_id, h->sequence, highest);
         return TRUE;
     }
-    gboolean known = FALSE;
-    uint32_t stored_crc32 = 0;
-    uint64_t stored_bytes = 0;
-    if (!stored_content(b, node, sequence, &known, &stored_crc32, &stored_bytes, error))
+    gboolean resend = FALSE, known = FALSE;
+    uint32_t other_crc32 = 0;
+    uint64_t other_bytes = 0;
+    if (!other_content(b, node, sequence, crc32, bytes, &resend, &known, &other_crc32, &other_bytes,
+                       error))
         return FALSE;
-    if (!known || (stored_crc32 == origin->crc32 && stored_bytes == origin->bytes))
-        return TRUE; /* a resend */
+    if (*duplicate && resend)
+        return TRUE;
     b->store->counts.batches_reused++;
+    char *was =
+        known ? g_strdup_printf("crc32 %08" G_GINT32_MODIFIER "x (%" G_GUINT64_FORMAT " bytes)",
+                                other_crc32, other_bytes)
+              : g_strdup("no recorded content");
+    char *text = g_strdup_printf("sequence reused: was the node's spool folder reset? Node "
+                                 "%" G_GINT64_FORMAT " sequence %" G_GUINT64_FORMAT
+                                 " was stored with content %s; this batch has crc32 "
+                                 "%08" G_GINT32_MODIFIER "x (%" G_GUINT64_FORMAT " bytes)",
+                                 b->node_id, h->sequence, was, origin->crc32, origin->bytes);
+    g_free(was);
+    gboolean stored = !*duplicate;
+    if (stored)
+        g_warning("%s, for a later cycle: stored too, under its own cycle end", text);
+    else
+        refuse(error, "%s, for the same cycle end, and is not stored", text);
     *duplicate = FALSE;
-    return refuse(
-        error,
-        "sequence reused: was the node's spool folder reset? Node %" G_GINT64_FORMAT
-        " sequence %" G_GUINT64_FORMAT " was stored with content crc32 %08" G_GINT32_MODIFIER
-        "x (%" G_GUINT64_FORMAT " bytes); this batch has crc32 %08" G_GINT32_MODIFIER
-        "x (%" G_GUINT64_FORMAT " bytes) and is not stored",
-        b->node_id, h->sequence, stored_crc32, stored_bytes, origin->crc32, origin->bytes);
+    g_free(text);
+    return stored;
 }
 
-static enum txd_store_result failed(struct txd_store *s, GError *local, GError **error)
+static enum txd_store_result failed(struct txd_store *s, const struct vigil_wire_message *batch,
+                                    GError *local, GError **error)
 {
     /* Nothing of the batch may stay: roll back, or drop a connection
      * that cannot even do that. */
@@ -917,6 +1189,14 @@ static enum txd_store_result failed(struct txd_store *s, GError *local, GError *
     if (s->db != NULL && PQstatus(s->db) != CONNECTION_OK)
         disconnect(s);
     txd_ids_rollback(s->ids);
+    if (g_error_matches(local, TXD_ERROR, TXD_ERROR_NO_PARTITION)) {
+        txd_ids_forget_partitions(s->ids);
+        g_message("%s; the partitions are checked again", local->message);
+    }
+    if (strstr(local->message, " timeout ([warehouse] ") != NULL)
+        g_warning("batch %" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
+                  " waits, unacknowledged, to be tried again: %s",
+                  batch->header.node_id, batch->header.sequence, local->message);
     gboolean refused = g_error_matches(local, TXD_ERROR, TXD_ERROR_REFUSE);
     g_propagate_error(error, local);
     if (refused)
@@ -940,10 +1220,12 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
         .processes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
         .files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
         .metrics = g_hash_table_new(NULL, NULL),
+        .runs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+        .jobs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
     };
     gboolean duplicate = FALSE;
-    gboolean ok =
-        exec_command(s->db, "BEGIN", &local) && claim_batch(&b, origin, &duplicate, &local);
+    gboolean ok = make_partitions(&b, &local) && exec_command(s->db, "BEGIN", &local) &&
+                  claim_batch(&b, origin, &duplicate, &local);
     if (ok && duplicate)
         ok = exec_command(s->db, "ROLLBACK", &local);
     else if (ok)
@@ -951,8 +1233,10 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
     g_hash_table_destroy(b.processes);
     g_hash_table_destroy(b.files);
     g_hash_table_destroy(b.metrics);
+    g_hash_table_destroy(b.runs);
+    g_hash_table_destroy(b.jobs);
     if (!ok)
-        return failed(s, local, error);
+        return failed(s, batch, local, error);
     if (duplicate) {
         s->counts.batches_duplicate++;
         return TXD_DUPLICATE;
@@ -960,13 +1244,15 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
     txd_ids_commit(s->ids);
     s->counts.batches_stored++;
     s->counts.rows_stored += b.rows;
+    s->counts.runs_described += b.runs_described;
     return TXD_STORED;
 }
 
 gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_state *state,
                                 int64_t realtime_ns, GError **error)
 {
-    if (!txd_store_connected(s))
+    if (!txd_store_connected(s) ||
+        !txd_ids_partition(s->ids, s->db, STATES, day_of(realtime_ns), error))
         return FALSE;
     GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
     const char *values[] = {

@@ -22,7 +22,7 @@ struct id_cache {
 struct txd_ids {
     struct id_cache metrics; /* "name\x1funit\x1fkind\x1fsource\x1forigin" */
     struct id_cache files;   /* GBytes of the path */
-    struct id_cache days;    /* day number since the epoch (as a string) → 1 */
+    struct id_cache days;    /* "table index:day since the epoch" → 1 */
 };
 
 static void cache_init(struct id_cache *c, GHashFunc hash, GEqualFunc equal,
@@ -186,31 +186,28 @@ int64_t txd_ids_file(struct txd_ids *ids, PGconn *db, const char *path, size_t l
     return id;
 }
 
-gboolean txd_ids_partition(struct txd_ids *ids, PGconn *db, int64_t realtime_ns, GError **error)
+gboolean txd_ids_partition(struct txd_ids *ids, PGconn *db, unsigned t, int64_t day, GError **error)
 {
-    GDateTime *t = g_date_time_new_from_unix_utc(realtime_ns / G_GINT64_CONSTANT(1000000000));
-    if (t == NULL) {
-        g_set_error(error, TXD_ERROR, TXD_ERROR_REFUSE,
-                    "a time out of range: %" G_GINT64_FORMAT " ns since the epoch", realtime_ns);
-        return FALSE;
-    }
-    char *day = g_date_time_format(t, "%Y-%m-%d");
-    g_date_time_unref(t);
+    char *key = g_strdup_printf("%u:%" G_GINT64_FORMAT, t, day);
     int64_t known;
-    if (cache_find(&ids->days, day, &known)) {
-        g_free(day);
+    if (cache_find(&ids->days, key, &known)) {
+        g_free(key);
         return TRUE;
     }
-    const char *values[] = {day};
-    static const char sql[] = "SELECT vigil_activity_partition($1::date)";
-    PGresult *result = PQexecParams(db, sql, 1, NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK;
-    if (!ok)
-        txd_set_pg_error(error, db, result, sql);
-    PQclear(result);
-    if (ok)
-        g_hash_table_replace(ids->days.pending, day, GSIZE_TO_POINTER(1));
-    else
-        g_free(day);
-    return ok;
+    GError *local = NULL;
+    if (!vigil_warehouse_day_partition(db, vigil_warehouse_day_tables[t], day, NULL, &local)) {
+        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "%s", local->message);
+        g_error_free(local);
+        g_free(key);
+        return FALSE;
+    }
+    /* Made (or found) in a transaction of its own, committed already. */
+    g_hash_table_replace(ids->days.committed, key, GSIZE_TO_POINTER(1));
+    return TRUE;
+}
+
+void txd_ids_forget_partitions(struct txd_ids *ids)
+{
+    g_hash_table_remove_all(ids->days.committed);
+    g_hash_table_remove_all(ids->days.pending);
 }

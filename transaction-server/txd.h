@@ -37,6 +37,8 @@ struct txd_settings {
     guint retry_max_ms;
     char *conninfo; /* [warehouse] conninfo; "" for libpq's environment */
     gboolean migrate;
+    guint connect_timeout_s, statement_timeout_ms, lock_timeout_ms;
+    guint partitions_ahead_days, maintain_interval_s;
 };
 
 gboolean txd_settings_load(const vigil_config *config, struct txd_settings *out, GError **error);
@@ -48,8 +50,9 @@ void txd_settings_clear(struct txd_settings *s);
 GQuark txd_error_quark(void);
 
 enum txd_error_code {
-    TXD_ERROR_RETRY,  /* the database is down or busy: try the batch again later */
-    TXD_ERROR_REFUSE, /* the batch itself can never be stored */
+    TXD_ERROR_RETRY,        /* the database is down or busy: try the batch again later */
+    TXD_ERROR_REFUSE,       /* the batch itself can never be stored */
+    TXD_ERROR_NO_PARTITION, /* a partition known to exist was dropped: retry */
 };
 
 /* An error for a failed statement: TXD_ERROR_REFUSE when PostgreSQL
@@ -94,7 +97,7 @@ enum txd_store_result {
 struct txd_store;
 
 /* Nothing is connected yet: the first store (or txd_store_connect) does. */
-struct txd_store *txd_store_new(const char *conninfo, gboolean migrate);
+struct txd_store *txd_store_new(const struct txd_settings *settings);
 void txd_store_free(struct txd_store *s);
 /* Connects when not connected: checks the schema's version, migrating
  * first when told to. FALSE with error when the database cannot be used. */
@@ -113,6 +116,10 @@ struct txd_batch_origin {
  * key is TXD_REFUSED. For TXD_RETRY and TXD_REFUSED error says why. */
 enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wire_message *batch,
                                       const struct txd_batch_origin *origin, GError **error);
+/* The maintenance step (day partitions ahead) when it is due: at each
+ * connection and every maintain_interval_s. Only when connected; a failure
+ * is logged and tried again at the next turn. */
+void txd_store_maintain_when_due(struct txd_store *s);
 /* The system reasoner's decision, best effort (FALSE when not stored). */
 gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_state *state,
                                 int64_t realtime_ns, GError **error);
@@ -122,6 +129,7 @@ struct txd_store_counts {
     uint64_t batches_reused;   /* a stored (node, sequence) with other content (refused too) */
     uint64_t batches_impostor; /* a node id of another CURVE key (refused too) */
     uint64_t batches_below;    /* stored with a sequence below the node's highest */
+    uint64_t runs_described; /* run rows described again: at most one per run per batch */
 };
 void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out);
 
@@ -141,8 +149,14 @@ int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metri
                        GError **error);
 int64_t txd_ids_file(struct txd_ids *ids, PGconn *db, const char *path, size_t length,
                      GError **error);
-/* The activity partition for the day of `realtime_ns`, made if missing. */
-gboolean txd_ids_partition(struct txd_ids *ids, PGconn *db, int64_t realtime_ns, GError **error);
+/* Makes sure table `t` (an index into vigil_warehouse_day_tables) has a
+ * partition for `day` (days since the epoch, UTC): known, or checked and
+ * made if missing, in a statement of its own; call it outside any
+ * transaction. */
+gboolean txd_ids_partition(struct txd_ids *ids, PGconn *db, unsigned t, int64_t day,
+                           GError **error);
+/* Forgets the partitions known: one was dropped (by prune or an admin). */
+void txd_ids_forget_partitions(struct txd_ids *ids);
 
 /* ---- system_reasoner.c -------------------------------------------------------------------- */
 

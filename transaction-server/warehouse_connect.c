@@ -54,6 +54,12 @@ static char *describe_target(const PGconn *db)
 
 PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
 {
+    return vigil_warehouse_connect_timeout(conninfo, 0, error);
+}
+
+PGconn *vigil_warehouse_connect_timeout(const char *conninfo, guint connect_timeout_s,
+                                        GError **error)
+{
     if (conninfo == NULL)
         conninfo = "";
     /* Checked first so that a typo is reported as one, not as a failure to
@@ -81,9 +87,14 @@ PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
      * name applies only when it sets no application_name itself. Every text
      * vigil sends is UTF-8 (paths made valid before), and error positions
      * in migrations are counted in its characters: client_encoding, given
-     * after the string, wins over one in it. */
-    const char *const keywords[] = {"dbname", "fallback_application_name", "client_encoding", NULL};
-    const char *const values[] = {conninfo, "vigil", "UTF8", NULL};
+     * after the string, wins over one in it. The connect timeout comes
+     * before it: a connect_timeout the string sets wins over the config's. */
+    char timeout_text[16];
+    g_snprintf(timeout_text, sizeof timeout_text, "%u", connect_timeout_s);
+    const char *const keywords[] = {"connect_timeout", "dbname", "fallback_application_name",
+                                    "client_encoding", NULL};
+    const char *const values[] = {connect_timeout_s > 0 ? timeout_text : NULL, conninfo, "vigil",
+                                  "UTF8", NULL};
     PGconn *db = PQconnectdbParams(keywords, values, 1);
     if (db == NULL) {
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT,
@@ -92,8 +103,12 @@ PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
     }
     if (PQstatus(db) != CONNECTION_OK) {
         char *target = describe_target(db), *text = vigil_warehouse_one_line(PQerrorMessage(db));
+        /* libpq says only "timeout expired": say which. */
+        gboolean timed_out = connect_timeout_s > 0 && strstr(text, "timeout expired") != NULL;
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT,
-                    "cannot connect to the warehouse (%s): %s", target, text);
+                    "cannot connect to the warehouse (%s): %s%s", target, text,
+                    timed_out ? " (the connect timeout, [warehouse] connect_timeout_s, fired)"
+                              : "");
         g_free(target);
         g_free(text);
         PQfinish(db);

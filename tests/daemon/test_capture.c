@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "vigil/ontology.h"
@@ -47,7 +48,7 @@ static int setup(void **state)
     f->sink = g_build_filename(f->dir, "sink", "capture.jsonl", NULL);
     f->catalog = vigil_metric_catalog_new();
     vigild_capture_init(&f->capture, f->catalog);
-    assert_true(vigild_capture_open_sink(&f->capture, f->sink, NULL));
+    assert_true(vigild_capture_open_sink(&f->capture, f->sink, 1 << 30, 0, NULL));
     for (unsigned i = 0; i < MAX_SUBJECTS; i++) {
         f->script.verdicts[i].level = i == 0 ? VIGIL_LEVEL_NODE : VIGIL_LEVEL_PROCESS;
         f->script.verdicts[i].process_id = i;
@@ -470,7 +471,7 @@ static void test_memory_bound_counts_lost(void **state)
 static void test_a_full_sink_counts_its_failures(void **state)
 {
     struct fixture *f = *state;
-    assert_true(vigild_capture_open_sink(&f->capture, "/dev/full", NULL));
+    assert_true(vigild_capture_open_sink(&f->capture, "/dev/full", 1 << 20, 0, NULL));
     vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
     replay(f, 1, 2);
     assert_true(vigild_capture_sink_errors(f->capture.sink) > 0);
@@ -483,13 +484,99 @@ static void test_sink_that_cannot_open(void **state)
     assert_true(g_file_set_contents(blocker, "", 0, NULL));
     char *path = g_build_filename(blocker, "capture.jsonl", NULL);
     GError *error = NULL;
-    assert_false(vigild_capture_open_sink(&f->capture, path, &error));
+    assert_false(vigild_capture_open_sink(&f->capture, path, 1 << 20, 0, &error));
     assert_non_null(strstr(error->message, blocker));
     g_error_free(error);
     /* The old sink stays. */
     assert_string_equal(vigild_capture_path(&f->capture), f->sink);
     g_free(path);
     g_free(blocker);
+}
+
+/* The first "activities" line of a sink file names file 1: each file
+ * names the paths of its own lines. Returns the file's size. */
+static uint64_t check_sink_file(const char *path, uint64_t max_bytes)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_true((uint64_t)st.st_size <= max_bytes);
+    char *text = NULL;
+    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    const char *first = strstr(text, "\"type\":\"activities\"");
+    if (first != NULL) {
+        const char *end = strchr(first, '\n');
+        char *line = g_strndup(first, (gsize)(end - first));
+        if (strstr(line, "\"1\":\"/data/input.dat\"") == NULL)
+            fail_msg("%s: its first activities line does not name file 1: %.200s", path, line);
+        g_free(line);
+    }
+    g_free(text);
+    return (uint64_t)st.st_size;
+}
+
+/* A sink bounded to 8 KiB a file and two full files kept: it starts new
+ * files, deletes the older ones and counts what they held; what is left
+ * on disk is exactly what was written less what was deleted. Every file
+ * is private (0600) in a private new folder (0700) and names its own
+ * paths. A line longer than a whole file is dropped and counted. */
+static void test_the_sink_rotates_within_its_bound(void **state)
+{
+    struct fixture *f = *state;
+    char *folder = g_build_filename(f->dir, "bounded", NULL);
+    char *path = g_build_filename(folder, "capture.jsonl", NULL);
+    const uint64_t max_bytes = 8192;
+    assert_true(vigild_capture_open_sink(&f->capture, path, max_bytes, 2, NULL));
+    vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
+    vigild_capture_add_process(&f->capture, 1, 1001, "app", -1);
+    vigild_capture_name(&f->capture, 1, 1, "/data/input.dat");
+    for (uint64_t k = 1; k < MAX_CYCLES - 1; k++) {
+        add_activities(f, 1, k, 20);
+        close_cycle(f, k);
+    }
+    struct vigild_capture_sink_stats st;
+    vigild_capture_sink_stats(f->capture.sink, &st);
+    assert_true(st.rotations >= 4);
+    assert_int_equal(st.files_dropped, st.rotations - 2);
+    assert_int_equal(st.lines_dropped, 0);
+    assert_int_equal(st.errors, 0);
+    uint64_t kept = check_sink_file(path, max_bytes);
+    for (int n = 1; n <= 2; n++) {
+        char *rotated = g_strdup_printf("%s.%d", path, n);
+        kept += check_sink_file(rotated, max_bytes);
+        g_free(rotated);
+    }
+    char *third = g_strdup_printf("%s.3", path);
+    assert_false(g_file_test(third, G_FILE_TEST_EXISTS));
+    g_free(third);
+    assert_int_equal(st.bytes - st.bytes_dropped, kept);
+    struct stat folder_st;
+    assert_int_equal(stat(folder, &folder_st), 0);
+    assert_int_equal(folder_st.st_mode & 0777, 0700);
+
+    /* The same file with a bound shorter than a line. */
+    assert_true(vigild_capture_open_sink(&f->capture, path, 64, 2, NULL));
+    add_activities(f, 1, MAX_CYCLES - 1, 5);
+    f->final = TRUE;
+    close_cycle(f, MAX_CYCLES - 1);
+    vigild_capture_sink_stats(f->capture.sink, &st);
+    assert_true(st.lines_dropped > 0);
+    g_free(path);
+    g_free(folder);
+}
+
+/* A sink file others could read, left by an older vigild, is made private. */
+static void test_an_open_sink_file_is_made_private(void **state)
+{
+    struct fixture *f = *state;
+    char *path = g_build_filename(f->dir, "old.jsonl", NULL);
+    assert_true(g_file_set_contents(path, "", 0, NULL));
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_true(vigild_capture_open_sink(&f->capture, path, 1 << 20, 0, NULL));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    g_free(path);
 }
 
 int main(void)
@@ -508,6 +595,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memory_bound_counts_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_full_sink_counts_its_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sink_that_cannot_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_the_sink_rotates_within_its_bound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_an_open_sink_file_is_made_private, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -409,7 +409,9 @@ static const char *member_string(JsonObject *o, const char *name)
 
 static char *uplink_config(const char *dir, const char *more)
 {
-    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
+    /* The sink, off by default beside an uplink, is the test's witness. */
+    return g_strdup_printf("[capture]\nmode = all\nsink_enabled = yes\n"
+                           "[uplink]\nendpoint = ipc://%s/txd.sock\n"
                            "spool_dir = %s/spool\nnode_id = %d\n%s",
                            dir, dir, NODE_ID, more != NULL ? more : "");
 }
@@ -747,7 +749,8 @@ static void test_a_refused_batch_is_warned_of(void **state)
     struct test_run run = test_run_program(NULL, argv, env);
     g_strfreev(env);
     test_assert_status(&run, 0, "vigil status");
-    test_assert_contains(run.out, "  warning: 0 batches (0 bytes) dropped from the full spool, 1 "
+    test_assert_contains(run.out, "  warning: 0 batches (0 bytes) dropped from the full spool, 0 "
+                                  "(0 bytes) dropped from full memory while the spool failed, 1 "
                                   "refused by vigil-txd (kept in ");
     test_assert_contains(run.out, "refused by vigil-txd: the test refuses it");
     test_run_clear(&run);
@@ -766,10 +769,11 @@ static void test_reload_keeps_the_uplink(void **state)
     char *config = uplink_config(dir, NULL);
     test_daemon_start(&d, dir, DAEMON_LINES, config);
     g_free(config);
-    char *changed = g_strdup_printf("[daemon]\nsocket = %s\n%s[capture]\nsink = %s\n"
-                                    "[uplink]\nendpoint = ipc://%s/elsewhere.sock\n"
-                                    "spool_dir = %s/spool\nnode_id = %d\n",
-                                    d.socket_path, DAEMON_LINES, d.capture_path, dir, dir, NODE_ID);
+    char *changed =
+        g_strdup_printf("[daemon]\nsocket = %s\n%s[capture]\nsink = %s\nsink_enabled = yes\n"
+                        "[uplink]\nendpoint = ipc://%s/elsewhere.sock\n"
+                        "spool_dir = %s/spool\nnode_id = %d\n",
+                        d.socket_path, DAEMON_LINES, d.capture_path, dir, dir, NODE_ID);
     assert_true(g_file_set_contents(d.config_path, changed, -1, NULL));
     g_free(changed);
     assert_int_equal(kill(d.pid, SIGHUP), 0);

@@ -67,6 +67,8 @@ static int setup(void **state)
     f->settings.spool_after_ms = 3600000;
     f->settings.resend_after_ms = 3600000;
     f->settings.memory_max_bytes = 1u << 30;
+    f->settings.in_flight_max_bytes = 64u << 20;
+    f->settings.refused_max_bytes = 64u << 20;
     f->uplink = vigild_uplink_new(&f->settings, NULL);
     if (f->uplink == NULL)
         return -1;

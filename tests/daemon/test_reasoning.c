@@ -72,7 +72,7 @@ static int setup(void **state)
     vigild_reasoning_configure(&f->reasoning, f->config, TICKS_PER_CYCLE);
     vigild_capture_init(&f->capture, f->catalog);
     char *sink = g_build_filename(f->dir, "capture.jsonl", NULL);
-    assert_true(vigild_capture_open_sink(&f->capture, sink, NULL));
+    assert_true(vigild_capture_open_sink(&f->capture, sink, 1 << 30, 0, NULL));
     g_free(sink);
     f->samples.node = g_array_new(FALSE, FALSE, sizeof(struct vigil_sample));
     f->samples.process = g_array_new(FALSE, FALSE, sizeof(struct vigild_process_sample));

@@ -422,10 +422,53 @@ static void test_sequence_file_damaged(void **state)
     g_free(dir);
 }
 
+static void assert_mode(const char *path, unsigned mode)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    if ((st.st_mode & 0777) != mode)
+        fail_msg("%s has mode %04o, not %04o", path, st.st_mode & 0777, mode);
+}
+
+/* The spool holds every forwarded activity's file path: a new folder is
+ * its owner's alone (0700), and so is every file in it (0600). */
+static void test_spool_files_are_private(void **state)
+{
+    char *dir = g_build_filename(*state, "new", "spool", NULL);
+    struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    assert_non_null(spool);
+    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    append(spool, 1, 100, dropped);
+    g_array_free(dropped, TRUE);
+    struct vigild_sequence sequence;
+    assert_true(vigild_sequence_open(&sequence, dir, 1, NULL));
+    vigild_sequence_take(&sequence);
+    vigild_sequence_close(&sequence);
+    vigild_spool_sync(spool);
+    char *parent = g_path_get_dirname(dir);
+    assert_mode(parent, 0700);
+    g_free(parent);
+    assert_mode(dir, 0700);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    guint files = 0;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL; files++) {
+        char *path = g_build_filename(dir, name, NULL);
+        assert_mode(path, 0600);
+        g_free(path);
+    }
+    g_dir_close(d);
+    assert_true(files >= 2); /* a segment and the sequence file at least */
+    vigild_spool_close(spool);
+    g_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, test_make_dir, test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_spool_files_are_private, test_make_dir,
+                                        test_remove_dir),
         cmocka_unit_test_setup_teardown(test_truncated_tail, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_flipped_payload_byte, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_flipped_length, test_make_dir, test_remove_dir),

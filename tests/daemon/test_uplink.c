@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -64,6 +66,8 @@ static int setup(void **state)
     f->settings.spool_after_ms = 3600000;
     f->settings.resend_after_ms = 3600000;
     f->settings.memory_max_bytes = 64u << 20;
+    f->settings.in_flight_max_bytes = 64u << 20;
+    f->settings.refused_max_bytes = 64u << 20;
     f->context = zmq_ctx_new();
     *state = f;
     return 0;
@@ -534,6 +538,147 @@ static void test_refused_is_kept_and_not_resent(void **state)
 
 /* STATES with the system's state comes back from system_state; a states
  * message without it and bytes that are no message are counted. */
+/* ---- bounds: memory, in flight, refused ---------------------------------------- */
+
+/* Every batch handed over is accounted for, and memory dropped some. */
+static gboolean all_accounted_some_dropped(const struct vigild_uplink_stats *s, const void *want)
+{
+    return s->dropped_memory_batches > 0 &&
+           s->unacked + s->dropped_memory_batches + s->dropped_full_batches ==
+               *(const uint64_t *)want;
+}
+
+/* Written ahead: the batch is in the spool when vigild_uplink_send returns
+ * (what lets vigild free its rings). Then a spool that cannot be written
+ * (files limited to 4 KiB: no disk space, as root) with vigil-txd gone:
+ * memory stays under memory_max_bytes, the oldest batches dropped and
+ * counted, and every batch is in memory, in the spool or counted. */
+static void test_memory_is_bounded_when_the_spool_fails(void **state)
+{
+    struct fixture *f = *state;
+    f->settings.spool_after_ms = 0;
+    GBytes *sample = make_batch(1);
+    gsize size = g_bytes_get_size(sample);
+    g_bytes_unref(sample);
+    f->settings.memory_max_bytes = 10 * size;
+    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
+    assert_non_null(u);
+    uint64_t first = vigild_uplink_next_sequence(u);
+    GBytes *batch = make_batch(first);
+    assert_true(vigild_uplink_send(u, first, batch));
+    g_bytes_unref(batch);
+    char *segment = g_strdup_printf("%s/%020" PRIu64 ".spool", f->spool, first);
+    struct stat st;
+    assert_int_equal(stat(segment, &st), 0);
+    assert_true((gsize)st.st_size >= size);
+    g_free(segment);
+
+    struct rlimit saved, small = {.rlim_cur = 4096};
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    small.rlim_max = saved.rlim_max;
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    guint sent = 1, durable = 1;
+    for (; sent < 200; sent++) {
+        uint64_t sequence = vigild_uplink_next_sequence(u);
+        batch = make_batch(sequence);
+        durable += vigild_uplink_send(u, sequence, batch);
+        g_bytes_unref(batch);
+    }
+    assert_true(durable < sent); /* the spool did fail */
+    uint64_t all = sent;
+    wait_for(u, all_accounted_some_dropped, &all, "every batch accounted for, some dropped");
+    struct vigild_uplink_stats s;
+    vigild_uplink_stats(u, &s);
+    assert_true(s.memory_bytes <= f->settings.memory_max_bytes + size);
+    assert_true(s.spool_errors > 0);
+    assert_true(s.dropped_memory_batches > 0);
+    assert_int_equal(s.unacked + s.dropped_memory_batches + s.dropped_full_batches, sent);
+    test_assert_contains(s.last_error, "dropped");
+    vigild_uplink_free(u);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    signal(SIGXFSZ, old_handler);
+}
+
+static gboolean in_flight_is(const struct vigild_uplink_stats *s, const void *want)
+{
+    return s->in_flight == *(const uint64_t *)want;
+}
+
+/* in_flight_max_bytes: with room for two and a half batches, three go out
+ * (one more while under the bound), and one more for each ACK. */
+static void test_in_flight_is_bounded_by_bytes(void **state)
+{
+    struct fixture *f = *state;
+    GBytes *sample = make_batch(1);
+    f->settings.in_flight_max_bytes = g_bytes_get_size(sample) * 5 / 2;
+    g_bytes_unref(sample);
+    bind_router(f, NULL);
+    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
+    assert_non_null(u);
+    for (int i = 0; i < 10; i++)
+        send_batch(u);
+    struct received r;
+    for (int i = 0; i < 3; i++) {
+        router_receive(f, &r);
+        g_bytes_unref(r.message);
+    }
+    uint64_t three = 3;
+    wait_for(u, in_flight_is, &three, "three batches in flight");
+    struct vigild_uplink_stats s;
+    vigild_uplink_stats(u, &s);
+    assert_int_equal(s.sent, 3);
+    router_reply(f, NODE_HEX_ID, VIGIL_WIRE_ACK, 1);
+    router_receive(f, &r); /* the fourth, now that there is room */
+    assert_int_equal(r.sequence, 4);
+    g_bytes_unref(r.message);
+    vigild_uplink_free(u);
+}
+
+/* refused_max_bytes: the folder keeps the newest refusals that fit, the
+ * older ones are deleted and counted. */
+static void test_refused_folder_is_bounded(void **state)
+{
+    struct fixture *f = *state;
+    GBytes *sample = make_batch(1);
+    gsize size = g_bytes_get_size(sample);
+    g_bytes_unref(sample);
+    f->settings.refused_max_bytes = size * 5 / 2;
+    bind_router(f, NULL);
+    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
+    assert_non_null(u);
+    for (uint64_t i = 1; i <= 5; i++) {
+        uint64_t sequence = send_batch(u);
+        struct received r;
+        router_receive(f, &r);
+        assert_int_equal(r.sequence, sequence);
+        g_bytes_unref(r.message);
+        vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_REFUSED, NODE_ID, sequence, 0);
+        struct vigil_wire_refusal refusal = {.reason = "never"};
+        assert_true(vigil_wire_add_refusal(w, &refusal, NULL));
+        GBytes *reply = vigil_wire_writer_finish(w);
+        router_send(f, NODE_HEX_ID, reply);
+        g_bytes_unref(reply);
+        wait_for(u, refused, &i, "the refusal");
+    }
+    struct vigild_uplink_stats s;
+    vigild_uplink_stats(u, &s);
+    assert_int_equal(s.refused_deleted, 3);
+    char *folder = g_build_filename(f->spool, "refused", NULL);
+    GDir *dir = g_dir_open(folder, 0, NULL);
+    assert_non_null(dir);
+    guint kept = 0;
+    for (const char *name; (name = g_dir_read_name(dir)) != NULL;)
+        kept++;
+    g_dir_close(dir);
+    assert_int_equal(kept, 2);
+    char *newest = g_build_filename(folder, "42-5.batch", NULL);
+    assert_true(g_file_test(newest, G_FILE_TEST_EXISTS));
+    g_free(newest);
+    g_free(folder);
+    vigild_uplink_free(u);
+}
+
 static void test_system_state(void **state)
 {
     struct fixture *f = *state;
@@ -699,7 +844,7 @@ static void test_bad_curve_settings(void **state)
     assert_string_equal(s.endpoint, "");
     assert_true(s.node_id > 0 && s.node_id <= (uint64_t)INT64_MAX);
     assert_null(s.curve_server_key);
-    assert_int_equal(s.spool_after_ms, 2000);
+    assert_int_equal(s.spool_after_ms, 0);
     vigild_uplink_settings_clear(&s);
     g_free(good);
     g_free(open_to_all);
@@ -781,6 +926,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bound_keeps_newest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_bound_spools_early, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_is_kept_and_not_resent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_is_bounded_when_the_spool_fails, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_in_flight_is_bounded_by_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_folder_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_system_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequences_across_restarts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_curve_settings, setup, teardown),

@@ -18,13 +18,15 @@
 #include "test_txd.h"
 
 /* vigild's config beyond its socket and sink: the uplink to the fixture's
- * vigil-txd, and `capture`'s lines. */
+ * vigil-txd, and `capture`'s lines. The sink, off by default beside an
+ * uplink, is asked for: it is the test's witness. */
 static char *daemon_config(const struct test_txd_fixture *f, const char *endpoint,
                            const char *capture)
 {
-    return g_strdup_printf("[capture]\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
-                           "[warehouse]\nconninfo = %s\n",
-                           capture, endpoint, f->dir, f->conninfo);
+    return g_strdup_printf(
+        "[capture]\nsink_enabled = yes\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
+        "[warehouse]\nconninfo = %s\n",
+        capture, endpoint, f->dir, f->conninfo);
 }
 
 /* Runs dd under the preload library against `d`, its text report in
@@ -270,7 +272,7 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     g_free(sql);
     g_free(test_daemon_stop(&d));
     char *log = test_txd_stop(&f->txd);
-    test_assert_contains(log, "(0 reusing a sequence");
+    test_assert_contains(log, "; 0 reusing a sequence");
     g_free(log);
     g_free(spool);
     g_free(sink);

@@ -123,10 +123,10 @@ static char *crc_hex(GBytes *message)
 }
 
 /* A node whose spool folder was reset sends a sequence vigil-txd has, with
- * other writes. Before, that was taken for a resend and dropped; now it is
- * refused, with the reason, and said in the log with both digests, so its
- * daemon keeps it aside. The same bytes again are still a resend. */
-static void test_a_reused_sequence_is_refused_not_dropped(void **state)
+ * other writes, for a later cycle. Before, that was taken for a resend and
+ * dropped; now it is stored (its key has the cycle's end), and said in the
+ * log at once with both digests. The same bytes again are still a resend. */
+static void test_a_reused_sequence_is_stored_and_said(void **state)
 {
     struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
@@ -137,11 +137,11 @@ static void test_a_reused_sequence_is_refused_not_dropped(void **state)
     test_sender_expect_ack(&s, 1);
     GBytes *other = test_batch_new(3, 1, 20, 1000, VIGIL_HEALTH_OK);
     test_sender_send(&s, other);
-    expect_refusal(&s, 1, "sequence reused: was the node's spool folder reset?");
+    test_sender_expect_ack(&s, 1);
     test_sender_send(&s, first);
     test_sender_expect_ack(&s, 1);
-    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
-    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 70);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
     char *first_crc = crc_hex(first), *other_crc = crc_hex(other);
     char *sql = g_strdup_printf("SELECT count(*) FROM ingested_batches WHERE "
                                 "lpad(to_hex(content_crc32), 8, '0') = '%s' AND "
@@ -157,11 +157,12 @@ static void test_a_reused_sequence_is_refused_not_dropped(void **state)
     test_sender_expect_ack(&s, 10);
     test_sender_send(&s, low);
     test_sender_expect_ack(&s, 5);
-    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 60);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 80);
 
     char *log = test_txd_stop(&f->txd);
     test_assert_contains(log, "sequence reused: was the node's spool folder reset? Node 3 "
                               "sequence 1 was stored with content crc32");
+    test_assert_contains(log, "for a later cycle: stored too");
     test_assert_contains(log, first_crc);
     test_assert_contains(log, other_crc);
     test_assert_contains(log, "node 3 sent sequence 5 below its highest stored, 10");
@@ -359,20 +360,19 @@ static void assert_stream_stored_once(struct test_txd_fixture *f, uint64_t node)
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), STREAM_BATCHES * 2);
 }
 
-/* Receives replies for up to `timeout_ms`, marking acknowledged batches;
- * returns once an acknowledgement came and what is already here is read.
- * A system state is no reply: it does not end the wait. */
+/* Receives replies for up to `timeout_ms` until one acknowledges a batch,
+ * then takes what is already here; marks acknowledged batches. System
+ * states (every cycle) are not answers. */
 static guint take_acks(struct test_sender *s, gboolean *acked, int timeout_ms)
 {
     guint n = 0;
+    gboolean answered = FALSE;
     gint64 deadline_us = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
-    gboolean acks_came = FALSE;
     struct vigil_wire_message m;
     for (;;) {
-        gint64 left_us = deadline_us - g_get_monotonic_time();
-        int wait_ms = acks_came ? 0 : (int)MAX(left_us / 1000, 0);
-        if (!test_sender_receive(s, &m, wait_ms))
-            return n;
+        gint64 left_ms = (deadline_us - g_get_monotonic_time()) / 1000;
+        if (!test_sender_receive(s, &m, answered ? 0 : (int)MAX(left_ms, 0)))
+            break;
         if (m.header.type == VIGIL_WIRE_REFUSED)
             fail_msg("batch %" G_GUINT64_FORMAT " refused: %s", m.header.sequence,
                      m.refusals[0].reason);
@@ -381,10 +381,11 @@ static guint take_acks(struct test_sender *s, gboolean *acked, int timeout_ms)
             if (!acked[m.header.sequence])
                 n++;
             acked[m.header.sequence] = TRUE;
-            acks_came = TRUE; /* what is already here, then back to the caller */
+            answered = TRUE;
         }
         vigil_wire_message_clear(&m);
     }
+    return n;
 }
 
 /* Sends every batch not acknowledged, as a daemon's resend does, and
@@ -627,6 +628,43 @@ static void test_a_run_is_its_first_process_whatever_comes_first(void **state)
     test_sender_close(&s);
 }
 
+/* The same (node, sequence) and cycle end with other content: not a
+ * resend, and no key of its own: refused with the reason and both digests,
+ * so that the daemon keeps it aside rather than lose it. */
+static void test_a_reused_sequence_of_the_same_cycle_is_refused(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 9, NULL, NULL, NULL);
+    GBytes *first = process_batch(1, 100, "first", 1000000000, 0, -1);
+    GBytes *other = process_batch(1, 200, "other", 1000000000, 0, -1);
+    test_sender_send(&s, first);
+    test_sender_expect_ack(&s, 1);
+    test_sender_send(&s, other);
+    expect_refusal(&s, 1, "sequence reused: was the node's spool folder reset?");
+    test_sender_send(&s, first);
+    test_sender_expect_ack(&s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    char *log = test_txd_stop(&f->txd);
+    char *first_crc = crc_hex(first), *other_crc = crc_hex(other);
+    char *want =
+        g_strdup_printf("Node 9 sequence 1 was stored with content crc32 %s (%zu bytes); "
+                        "this batch has crc32 %s (%zu bytes), for the same cycle end, "
+                        "and is not stored",
+                        first_crc, g_bytes_get_size(first), other_crc, g_bytes_get_size(other));
+    test_assert_contains(log, want);
+    test_assert_contains(log, "1 reusing a sequence");
+    g_free(want);
+    g_free(log);
+    g_free(first_crc);
+    g_free(other_crc);
+    g_bytes_unref(first);
+    g_bytes_unref(other);
+    test_sender_close(&s);
+}
+
 /* ---- security ------------------------------------------------------------------------------- */
 
 /* Waits for the CURVE handshake's outcome on `s`: TRUE for a connection,
@@ -817,7 +855,9 @@ int main(void)
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_a_batch_sent_twice_is_stored_once,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_reused_sequence_is_refused_not_dropped,
+        cmocka_unit_test_setup_teardown(test_a_reused_sequence_is_stored_and_said,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_reused_sequence_of_the_same_cycle_is_refused,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_bad_messages_are_refused_and_the_server_goes_on,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),

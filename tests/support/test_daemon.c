@@ -69,24 +69,36 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
     g_free(pid_path);
 }
 
-char *test_daemon_stop(struct test_daemon *d)
+/* Sends `signal`, waits for the daemon to exit, returns its log and
+ * forgets it. */
+static char *end_daemon(struct test_daemon *d, int signal, const char *how)
 {
-    assert_int_equal(kill(d->pid, SIGTERM), 0);
+    assert_int_equal(kill(d->pid, signal), 0);
     struct pollfd p = {.fd = d->pidfd, .events = POLLIN};
     if (poll(&p, 1, STOP_TIMEOUT_MS) != 1)
-        fail_msg("vigild (pid %d) did not stop on SIGTERM", (int)d->pid);
+        fail_msg("vigild (pid %d) did not %s", (int)d->pid, how);
     close(d->pidfd);
     running_pid = 0;
     char *log = NULL;
     assert_true(g_file_get_contents(d->log_path, &log, NULL, NULL));
-    /* A clean stop removes the socket. */
-    assert_false(g_file_test(d->socket_path, G_FILE_TEST_EXISTS));
+    if (signal == SIGTERM) /* a clean stop removes the socket */
+        assert_false(g_file_test(d->socket_path, G_FILE_TEST_EXISTS));
     g_free(d->dir);
     g_free(d->config_path);
     g_free(d->socket_path);
     g_free(d->capture_path);
     g_free(d->log_path);
     return log;
+}
+
+char *test_daemon_stop(struct test_daemon *d)
+{
+    return end_daemon(d, SIGTERM, "stop on SIGTERM");
+}
+
+char *test_daemon_kill(struct test_daemon *d)
+{
+    return end_daemon(d, SIGKILL, "die of SIGKILL");
 }
 
 JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid)

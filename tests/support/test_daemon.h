@@ -28,6 +28,9 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
 
 /* SIGTERM, then waits for it to exit; returns its log. g_free it. */
 char *test_daemon_stop(struct test_daemon *d);
+/* SIGKILL, then waits for it to die; returns its log (its socket stays,
+ * as after a crash). g_free it. */
+char *test_daemon_kill(struct test_daemon *d);
 
 /* cmocka teardown: kills a daemon a failed test left running, then
  * removes the test's folder (test_remove_dir). */

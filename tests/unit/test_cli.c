@@ -160,6 +160,130 @@ static void test_config_check_finds_the_providers(void **state)
     remove_tree(path);
 }
 
+/* A file of `text` with `mode` in `dir`; its path. */
+static char *file_in(const char *dir, const char *name, const char *text, int mode)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    assert_int_equal(g_chmod(path, mode), 0);
+    return path;
+}
+
+/* `vigil config check` with `text` as vigil.conf: fails naming `a` and `b`. */
+static void assert_check_refuses(const char *dir, const char *text, const char *a, const char *b)
+{
+    char *path = file_in(dir, "vigil.conf", text, 0644);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
+    if (r.status != 1)
+        fail_msg("config check accepted:\n%s\n(status %d, stderr: %s)", text, r.status, r.err);
+    test_assert_contains(r.err, a);
+    test_assert_contains(r.err, b);
+    assert_string_equal(r.out, "");
+    test_run_clear(&r);
+    g_free(path);
+}
+
+/* The CURVE key files are checked as vigild and vigil-txd check them at
+ * start, by the same function: each way a file can be wrong is refused
+ * with its reason, and a good configuration passes. */
+static void test_config_check_checks_curve_key_files(void **state)
+{
+    (void)state;
+    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
+    char *good = g_build_filename(dir, "good.key", NULL);
+    char *other = g_build_filename(dir, "other.key", NULL);
+    const char *keys[] = {good, other};
+    for (int i = 0; i < 2; i++) {
+        struct test_run r = run_vigil("keygen", keys[i], NULL);
+        test_assert_status(&r, 0, "vigil keygen");
+        test_run_clear(&r);
+    }
+    char *text = NULL;
+    GKeyFile *good_file = g_key_file_new(), *other_file = g_key_file_new();
+    assert_true(g_key_file_load_from_file(good_file, good, G_KEY_FILE_NONE, NULL));
+    assert_true(g_key_file_load_from_file(other_file, other, G_KEY_FILE_NONE, NULL));
+    char *good_public = g_key_file_get_string(good_file, "curve", "public", NULL);
+    char *other_public = g_key_file_get_string(other_file, "curve", "public", NULL);
+    char *other_secret = g_key_file_get_string(other_file, "curve", "secret", NULL);
+    assert_true(g_file_get_contents(good, &text, NULL, NULL));
+    char *open_to_all = file_in(dir, "open.key", text, 0644);
+    g_free(text);
+    char *garbage = file_in(dir, "garbage.key", "this is no key file\n", 0600);
+    text = g_strdup_printf("[curve]\npublic = %s\nsecret = %s\n", good_public, other_secret);
+    char *mismatched = file_in(dir, "mismatched.key", text, 0600);
+    g_free(text);
+    char *bad_list = file_in(dir, "daemons.txt", "# daemons\nnot-a-key\n", 0644);
+    char *good_list = g_strconcat(good, ".pub", NULL);
+
+    struct {
+        const char *file, *a, *b;
+    } uplink_cases[] = {
+        {"missing.key", "[uplink] curve_key_file", "missing.key: No such file"},
+        {open_to_all, "[uplink] curve_key_file", "may be read by others (mode 0644)"},
+        {garbage, "[uplink] curve_key_file", "garbage.key"},
+        {mismatched, "mismatched.key", "[curve] public is not the public key of [curve] secret"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(uplink_cases); i++) {
+        char *file = g_path_is_absolute(uplink_cases[i].file)
+                         ? g_strdup(uplink_cases[i].file)
+                         : g_build_filename(dir, uplink_cases[i].file, NULL);
+        text = g_strdup_printf("[uplink]\ncurve_server_key = %s\ncurve_key_file = %s\n",
+                               other_public, file);
+        assert_check_refuses(dir, text, uplink_cases[i].a, uplink_cases[i].b);
+        g_free(text);
+        g_free(file);
+    }
+    text = g_strdup_printf("[uplink]\ncurve_server_key = %s\n", other_public);
+    assert_check_refuses(dir, text, "[uplink] curve_server_key and curve_key_file go together",
+                         "curve_key_file is empty");
+    g_free(text);
+    text = g_strdup_printf("[uplink]\ncurve_server_key = %.39s~\ncurve_key_file = %s\n",
+                           other_public, good);
+    assert_check_refuses(dir, text, "[uplink] curve_server_key", "not in the Z85 alphabet");
+    g_free(text);
+    /* vigil-txd's pair and list; both sections wrong: both named. */
+    text = g_strdup_printf("[txd]\ncurve_key_file = %s\ncurve_authorized_keys = %s\n", other,
+                           bad_list);
+    assert_check_refuses(dir, text, "[txd] curve_authorized_keys",
+                         "daemons.txt:2: not a CURVE public key");
+    g_free(text);
+    text = g_strdup_printf("[txd]\ncurve_key_file = %s\ncurve_authorized_keys = %s\n"
+                           "[uplink]\ncurve_server_key = %s\ncurve_key_file = %s\n",
+                           open_to_all, good_list, other_public, garbage);
+    assert_check_refuses(dir, text, "[txd] curve_key_file: CURVE key file",
+                         "[uplink] curve_key_file");
+    g_free(text);
+    text = g_strdup_printf("[txd]\ncurve_key_file = %s\n", other);
+    assert_check_refuses(dir, text, "[txd] curve_key_file and curve_authorized_keys go together",
+                         "would admit any key");
+    g_free(text);
+
+    text = g_strdup_printf("[txd]\ncurve_key_file = %s\ncurve_authorized_keys = %s\n"
+                           "[uplink]\ncurve_server_key = %s\ncurve_key_file = %s\n",
+                           other, good_list, other_public, good);
+    char *path = file_in(dir, "vigil.conf", text, 0644);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
+    test_assert_status(&r, 0, "config check of good CURVE keys");
+    test_run_clear(&r);
+    g_free(path);
+    g_free(text);
+
+    g_key_file_free(good_file);
+    g_key_file_free(other_file);
+    g_free(good_public);
+    g_free(other_public);
+    g_free(other_secret);
+    g_free(open_to_all);
+    g_free(garbage);
+    g_free(mismatched);
+    g_free(bad_list);
+    g_free(good_list);
+    g_free(good);
+    g_free(other);
+    test_remove_tree(dir);
+    g_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_unknown_command_is_a_usage_error),
         cmocka_unit_test(test_config_check_prints_the_effective_config),
         cmocka_unit_test(test_config_check_names_a_misspelt_key),
+        cmocka_unit_test(test_config_check_checks_curve_key_files),
         cmocka_unit_test(test_config_check_reports_every_problem),
         cmocka_unit_test(test_config_check_of_a_missing_file),
         cmocka_unit_test(test_config_check_checks_plugin_sections),

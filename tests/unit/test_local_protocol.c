@@ -240,8 +240,8 @@ static void test_register_malformed(void **state)
     expect_register_refused(p, n, "argv holds 1 terminated strings, not argc = 2");
 
     n = valid_register(p);
-    fixed_of(p)->flags = 2;
-    expect_register_refused(p, n, "unknown flags 0x2");
+    fixed_of(p)->flags = 4;
+    expect_register_refused(p, n, "unknown flags 0x4");
     n = valid_register(p);
     fixed_of(p)->reserved = 5;
     expect_register_refused(p, n, "the reserved field is 0x5");

@@ -653,6 +653,105 @@ static void test_tsc_ring_times_are_converted_by_drain(void **state)
     vigil_ring_close(producer);
 }
 
+/* ---- a consumer that holds records across its own restart ---------------- */
+
+static void test_held_records_survive_a_new_consumer(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    vigil_ring_hold(p.consumer, true);
+    for (uint64_t i = 0; i < 40; i++) {
+        struct vigil_activity a = make_activity(1, i);
+        assert_true(vigil_ring_push(p.producer, &a));
+    }
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report report;
+    assert_int_equal(vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &c, &report), 40);
+    assert_int_equal(vigil_ring_read_position(p.consumer), 40);
+    assert_int_equal(vigil_ring_released_position(p.consumer), 0);
+    /* Read but held: only 24 more fit, the rest are dropped and counted. */
+    unsigned pushed = 0;
+    for (uint64_t i = 40; i < 80; i++) {
+        struct vigil_activity a = make_activity(1, i);
+        pushed += vigil_ring_push(p.producer, &a);
+    }
+    assert_int_equal(pushed, 24);
+    assert_int_equal(vigil_ring_dropped(p.producer), 16);
+
+    /* Stored up to 30: the slots below it are free, 30..39 stay held. */
+    vigil_ring_release(p.consumer, 30, 30);
+    assert_int_equal(vigil_ring_released_position(p.consumer), 30);
+    /* The consumer dies; a new one attaches the same memfd and reads the
+     * held records again, then the ones it never read. */
+    vigil_ring_close(p.consumer);
+    struct vigil_error err = {{0}};
+    struct vigil_ring *again = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
+    assert_non_null(again);
+    uint64_t resumed, lost;
+    vigil_ring_resumed(again, &resumed, &lost);
+    assert_int_equal(resumed, 30);
+    assert_int_equal(lost, 0);
+    struct collected d = {.next_seq = 30, .in_order = true};
+    assert_int_equal(vigil_ring_drain(again, SIZE_MAX, 0, NULL, collect, &d, &report), 34);
+    assert_true(d.in_order);
+    assert_int_equal(d.next_seq, 64);
+    assert_int_equal(d.last.activity.bytes_asked, 63);
+    /* Without holding, a drain frees what it read and commits it. */
+    assert_int_equal(vigil_ring_released_position(again), 64);
+    vigil_ring_close(again);
+    vigil_ring_close(p.producer);
+}
+
+static void test_release_beyond_commit_is_counted_by_the_next_consumer(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    vigil_ring_hold(p.consumer, true);
+    for (uint64_t i = 0; i < 50; i++) {
+        struct vigil_activity a = make_activity(1, i);
+        assert_true(vigil_ring_push(p.producer, &a));
+    }
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report report;
+    assert_int_equal(vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &c, &report), 50);
+    /* Room for the producer, although only 10 are stored: 10..39 are at risk. */
+    vigil_ring_release(p.consumer, 40, 10);
+    /* Release never goes past what was read, nor commit past release. */
+    vigil_ring_release(p.consumer, 1000, 1000);
+    assert_int_equal(vigil_ring_released_position(p.consumer), 50);
+    vigil_ring_close(p.consumer);
+
+    struct pair q = {.producer = p.producer};
+    struct vigil_error err = {{0}};
+    q.consumer = vigil_ring_attach(vigil_ring_fd(q.producer), &err);
+    assert_non_null(q.consumer);
+    uint64_t resumed, lost;
+    vigil_ring_resumed(q.consumer, &resumed, &lost);
+    assert_int_equal(resumed, 50);
+    assert_int_equal(lost, 0); /* the second release committed all 50 */
+    free_pair(&q);
+
+    /* A hostile producer's header cannot make the count absurd. */
+    struct pair r = make_pair(64);
+    size_t bytes;
+    struct ring_header *h = map_raw(r.producer, &bytes);
+    atomic_store(&h->consumed, 20);
+    atomic_store(&h->committed, 999);
+    struct vigil_ring *third = vigil_ring_attach(vigil_ring_fd(r.producer), &err);
+    assert_non_null(third);
+    vigil_ring_resumed(third, &resumed, &lost);
+    assert_int_equal(resumed, 20);
+    assert_int_equal(lost, 0);
+    atomic_store(&h->committed, 5);
+    struct vigil_ring *fourth = vigil_ring_attach(vigil_ring_fd(r.producer), &err);
+    vigil_ring_resumed(fourth, &resumed, &lost);
+    assert_int_equal(lost, 15);
+    vigil_ring_close(third);
+    vigil_ring_close(fourth);
+    munmap(h, bytes);
+    free_pair(&r);
+}
+
 static void test_create_refuses_bad_sizes(void **state)
 {
     (void)state;
@@ -682,6 +781,8 @@ int main(void)
         cmocka_unit_test(test_attach_refuses_truncated_and_unsealed_files),
         cmocka_unit_test(test_tsc_ring_times_are_converted_by_drain),
         cmocka_unit_test(test_create_refuses_bad_sizes),
+        cmocka_unit_test(test_held_records_survive_a_new_consumer),
+        cmocka_unit_test(test_release_beyond_commit_is_counted_by_the_next_consumer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

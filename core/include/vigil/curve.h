@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <glib.h>
 
+#include "vigil/config.h"
+
 #define VIGIL_CURVE_KEY_CHARS 40 /* Z85 of 32 bytes */
 
 struct vigil_curve_pair {
@@ -30,12 +32,29 @@ bool vigil_curve_key_valid(const char *z85);
  * overwrite either. */
 gboolean vigil_curve_keygen(const char *path, struct vigil_curve_pair *out, GError **error);
 
-/* Reads a pair; a file that others than its owner may read is refused,
- * since its secret would not be one. */
+/* Reads a pair: the file must exist, be a regular file that no one but its
+ * owner may read or write (its secret would not be one), parse, and its
+ * public key be the secret key's. */
 gboolean vigil_curve_pair_read(const char *path, struct vigil_curve_pair *out, GError **error);
 
 /* The admitted public keys, each checked; an error names the line. The
  * array is NULL-terminated: g_strfreev it. */
 char **vigil_curve_authorized_read(const char *path, GError **error);
+
+/* A CURVE key given in a setting (`what` names it): 40 characters of Z85
+ * that decode. */
+gboolean vigil_curve_key_check(const char *what, const char *z85, GError **error);
+
+/* The CURVE settings of `section` ("uplink": curve_server_key and
+ * curve_key_file; "txd": curve_key_file and curve_authorized_keys) checked
+ * the way vigild and vigil-txd check them at start: the keys of a pair set
+ * together, a server key that decodes, a key file that vigil_curve_pair_read
+ * takes, an admitted-keys list that vigil_curve_authorized_read takes. The
+ * error names the section and key. */
+gboolean vigil_curve_check_settings(const vigil_config *config, const char *section,
+                                    GError **error);
+
+/* Both sections, every problem one a line: what `vigil config check` runs. */
+gboolean vigil_curve_check_config(const vigil_config *config, GError **error);
 
 #endif

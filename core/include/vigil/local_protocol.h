@@ -85,6 +85,9 @@ _Static_assert(sizeof(struct vigil_local_register) == 56, "register layout chang
 
 enum vigil_local_register_flags {
     VIGIL_LOCAL_ARGV_TRUNCATED = 1u << 0, /* argv did not fit in the message */
+    /* Sent again, with the same ring, to a vigild that restarted since the
+     * first REGISTER: it may have taken the process back already. */
+    VIGIL_LOCAL_REATTACH = 1u << 1,
 };
 
 /* A decoded REGISTER: the strings point into the message, NUL-terminated

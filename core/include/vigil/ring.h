@@ -119,4 +119,26 @@ size_t vigil_ring_drain(struct vigil_ring *ring, size_t max_records, unsigned fl
                         const struct vigil_tick_clock *clock, vigil_ring_record_fn fn, void *user,
                         struct vigil_ring_drain_report *report);
 
+/* Holding records across a consumer's restart (vigild's). By default a
+ * drain frees every slot it read. A consumer that holds records keeps the
+ * slots it read taken until it calls vigil_ring_release, so that a
+ * consumer started after it died (and that attaches the same memfd again)
+ * reads them once more: nothing the first one had read but not yet stored
+ * is lost. The cost is room: a held slot is one a producer cannot use. */
+void vigil_ring_hold(struct vigil_ring *ring, bool hold);
+/* The next position drain reads, and the first still held. */
+uint64_t vigil_ring_read_position(const struct vigil_ring *ring);
+uint64_t vigil_ring_released_position(const struct vigil_ring *ring);
+/* Frees the slots below `upto` (at most the read position) and records
+ * `committed` (at most what is freed), the position below which everything
+ * is stored or decided, in the ring for a later consumer. Releasing beyond
+ * the committed position (to give producers room) is allowed: what lies
+ * between the two is lost if this consumer dies, and the next one counts
+ * it (vigil_ring_resumed). */
+void vigil_ring_release(struct vigil_ring *ring, uint64_t upto, uint64_t committed);
+/* Where attach found the previous consumer's position, and how many
+ * positions that consumer had freed without committing them (0 for a new
+ * ring). */
+void vigil_ring_resumed(const struct vigil_ring *ring, uint64_t *position, uint64_t *lost);
+
 #endif

@@ -24,6 +24,11 @@ enum vigil_warehouse_error_code {
 /* Connects with `conninfo` ("" or NULL: libpq's environment). The error
  * names the server libpq tried and what it said. */
 PGconn *vigil_warehouse_connect(const char *conninfo, GError **error);
+/* The same, waiting at most connect_timeout_s (libpq's connect_timeout,
+ * unless the string sets one; 0: libpq's default, for ever) for the
+ * server. */
+PGconn *vigil_warehouse_connect_timeout(const char *conninfo, guint connect_timeout_s,
+                                        GError **error);
 
 /* Applies, in order, every built-in migration (schema/NNNN_name.sql) not yet
  * recorded in vigil_schema_migrations, each in its own transaction with its
@@ -38,5 +43,48 @@ guint vigil_warehouse_latest_version(void);
 
 /* The schema version recorded in the database: 0 for an empty one. */
 gboolean vigil_warehouse_current_version(PGconn *db, guint *version, GError **error);
+
+/* ---- day partitions (warehouse_maintain.c) ------------------------------------ */
+
+/* The tables partitioned by day (UTC), in this order: activities,
+ * statistics_rollups, window_statistics, reasoner_states, ingested_batches
+ * (always the last). */
+enum { VIGIL_WAREHOUSE_DAY_TABLES = 5 };
+extern const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES];
+
+/* Makes `table`'s partition for the day `day` (days since 1970-01-01, UTC)
+ * unless a partition holds that day already. Runs as its own statement, so
+ * as its own transaction when none is open: call it outside any. */
+gboolean vigil_warehouse_day_partition(PGconn *db, const char *table, gint64 day, gboolean *created,
+                                       GError **error);
+
+/* The maintenance step: every day table's partitions for yesterday ..
+ * today + ahead_days (the database's today, UTC), each in its own short
+ * transaction. *created (may be NULL) gets how many were made. */
+gboolean vigil_warehouse_maintain(PGconn *db, guint ahead_days, guint *created, GError **error);
+
+/* Retention in days per day table (same order); 0 keeps for ever. */
+struct vigil_warehouse_retention {
+    guint days[VIGIL_WAREHOUSE_DAY_TABLES];
+};
+
+/* What ingested_batches really keeps: never less than the longest of the
+ * data tables (0, for ever, when one keeps for ever), or a batch resent
+ * after its record was dropped would be stored twice. */
+guint vigil_warehouse_batches_retention(const struct vigil_warehouse_retention *r);
+
+struct vigil_warehouse_expired {
+    char *table, *partition;
+    char *until; /* the day (UTC) its rows end before, YYYY-MM-DD */
+};
+void vigil_warehouse_expired_free(gpointer expired);
+
+/* Drops (unless dry_run) every partition of a day table whose rows are
+ * all older than its retention: whole partitions, never rows. Each DROP
+ * is its own transaction. `out` gets a struct vigil_warehouse_expired for
+ * each (dropped, or to drop), in order; on an error the ones before it
+ * were dropped. */
+gboolean vigil_warehouse_prune(PGconn *db, const struct vigil_warehouse_retention *r,
+                               gboolean dry_run, GPtrArray *out, GError **error);
 
 #endif

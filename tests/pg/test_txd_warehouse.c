@@ -1,0 +1,835 @@
+/* vigil-txd and the warehouse's upkeep, against a real PostgreSQL: a lock
+ * held elsewhere makes a batch wait (lock timeout), never lost or doubled;
+ * day partitions are made ahead and before a batch's transaction, never in
+ * it; a dropped partition is made again; a run is described once per
+ * batch; migration 2 keeps migration 1's rows; `vigil db prune` drops whole
+ * partitions; two servers write into one warehouse at once. Each test has
+ * its own database; the cluster is the program's. Waits are on the
+ * database's own views (pg_locks, pg_stat_activity) or vigil-txd's log,
+ * never on time. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <glib/gstdio.h>
+#include <zmq.h>
+
+#include "test_pg.h"
+#include "test_support.h"
+#include "test_txd.h"
+#include "vigil/clock.h"
+#include "vigil/health.h"
+#include "vigil/ontology.h"
+
+#define WAIT_MS 60000
+
+static guint64 count(const struct test_txd_fixture *f, const char *sql)
+{
+    return test_pg_query_u64_in(f->conninfo, sql);
+}
+
+/* ---- batches ------------------------------------------------------------------------------ */
+
+struct batch_spec {
+    uint64_t node, sequence;
+    int64_t shift_ns;      /* added to the node's realtime offset: an old day, say */
+    const char *run_key;   /* of every process */
+    const char *job;       /* "" for none */
+    unsigned processes;    /* pids 1000 * node + k, k = 0.. */
+    gboolean ended;        /* every process has ended (exit 0) */
+    unsigned activities;   /* of the first process, writes */
+    uint64_t first_seq;    /* of the first activity */
+    unsigned files;        /* names /scratch/shared-K for every process */
+    int64_t start_step_ns; /* between the starts of the processes */
+};
+
+static void add(vigil_wire_writer *batch, vigil_wire_writer *w)
+{
+    GError *error = NULL;
+    if (!vigil_wire_add_writer(batch, w, &error))
+        fail_msg("a test batch's message was refused: %s", error->message);
+}
+
+static void check(gboolean ok, GError *error)
+{
+    if (!ok)
+        fail_msg("a test batch's item was refused: %s", error->message);
+}
+
+static GBytes *batch_new(const struct batch_spec *spec)
+{
+    GError *error = NULL;
+    static uint64_t first_start_ns;
+    uint64_t now = vigil_clock_monotonic_ns();
+    if (first_start_ns == 0)
+        first_start_ns = now - 60000000000u;
+    struct vigil_clock_offset offset;
+    vigil_clock_offset_measure(&offset);
+    uint64_t node_id = spec->node, sequence = spec->sequence;
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
+
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
+    char hostname[32];
+    g_snprintf(hostname, sizeof hostname, "node-%" G_GUINT64_FORMAT, node_id);
+    /* The batch's own time, and with it its record's partition, must be the
+     * same in each copy of the batch: a fixed cycle end per sequence. */
+    struct vigil_wire_node node = {.realtime_offset_ns =
+                                       offset.realtime_minus_monotonic_ns + spec->shift_ns,
+                                   .cycle = sequence,
+                                   .cycle_start_ns = first_start_ns + sequence * 1000000000u,
+                                   .cycle_end_ns = first_start_ns + (sequence + 1) * 1000000000u,
+                                   .cycle_ms = 1000,
+                                   .hostname = hostname};
+    check(vigil_wire_add_node(w, &node, &error), error);
+    add(batch, w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
+    char *argv[] = {"solver", "--steps", "10", NULL};
+    for (unsigned k = 0; k < spec->processes; k++) {
+        char program[32];
+        g_snprintf(program, sizeof program, "/bin/solver-%u", k);
+        struct vigil_wire_process p = {.process_id = k + 1,
+                                       .pid = (int32_t)(1000 * node_id + k),
+                                       .uid = 1000,
+                                       .rank = (int32_t)k,
+                                       .exit_code = spec->ended ? 0 : -1,
+                                       .start_ns =
+                                           first_start_ns + (uint64_t)(spec->start_step_ns * k),
+                                       .end_ns = spec->ended ? now - 1000 : 0,
+                                       .run_key = (char *)spec->run_key,
+                                       .job = (char *)spec->job,
+                                       .program = program,
+                                       .cwd = "/scratch",
+                                       .argc = 3,
+                                       .argv = argv};
+        check(vigil_wire_add_process(w, &p, &error), error);
+    }
+    add(batch, w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_METRICS, node_id, sequence, 0);
+    struct vigil_metric_desc metrics[] = {
+        {.id = 1,
+         .kind = VIGIL_METRIC_COUNTER,
+         .origin = VIGIL_METRIC_MEASURED,
+         .name = "cpu.busy_s",
+         .unit = "s",
+         .source = "procstat"},
+        {.id = 2,
+         .kind = VIGIL_METRIC_GAUGE,
+         .origin = VIGIL_METRIC_MEASURED,
+         .name = "mem.used_bytes",
+         .unit = "bytes",
+         .source = "meminfo"},
+    };
+    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++)
+        check(vigil_wire_add_metric(w, &metrics[i], &error), error);
+    add(batch, w);
+
+    for (unsigned k = 0; k < spec->processes && spec->files > 0; k++) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, node_id, sequence, k + 1);
+        /* Backwards on odd nodes: two servers meet the new files in
+         * opposite orders. */
+        for (unsigned i = 0; i < spec->files; i++) {
+            unsigned file = node_id % 2 == 1 ? spec->files - 1 - i : i;
+            char path[64];
+            g_snprintf(path, sizeof path, "/scratch/shared-%u", file);
+            check(vigil_wire_add_name(w, file + 1, path, strlen(path), &error), error);
+        }
+        add(batch, w);
+    }
+
+    if (spec->activities > 0) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, node_id, sequence, 1);
+        for (uint32_t i = 0; i < spec->activities; i++) {
+            struct vigil_activity a = {.record_type = VIGIL_RECORD_ACTIVITY,
+                                       .layer = VIGIL_LAYER_POSIX,
+                                       .op = VIGIL_OP_POSIX_WRITE,
+                                       .file_id = spec->files > 0 ? 1 + i % spec->files : 0,
+                                       .seq = spec->first_seq + i,
+                                       .start_ns = node.cycle_start_ns + i * 1000u,
+                                       .end_ns = node.cycle_start_ns + i * 1000u + 500u,
+                                       .offset_bytes = (int64_t)(spec->first_seq + i) * 4096,
+                                       .bytes_asked = 4096,
+                                       .result = 4096,
+                                       .thread_id = 1};
+            check(vigil_wire_add_activity(w, &a, &error), error);
+        }
+        add(batch, w);
+    }
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, node_id, sequence, 0);
+    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++) {
+        struct vigil_wire_rollup r = {.metric_id = metrics[i].id,
+                                      .start_ns = node.cycle_start_ns,
+                                      .end_ns = node.cycle_end_ns,
+                                      .count = 10,
+                                      .min = 1,
+                                      .mean = 2,
+                                      .max = 3,
+                                      .delta = metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
+        check(vigil_wire_add_rollup(w, &r, &error), error);
+    }
+    add(batch, w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, node_id, sequence, 0);
+    struct vigil_sample sample = {.metric_id = 2, .t_ns = node.cycle_end_ns, .value = 42};
+    check(vigil_wire_add_sample(w, &sample, &error), error);
+    add(batch, w);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
+    struct vigil_wire_state state = {
+        .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = VIGIL_HEALTH_OK};
+    check(vigil_wire_add_state(w, &state, &error), error);
+    add(batch, w);
+    return vigil_wire_writer_finish(batch);
+}
+
+static GBytes *simple_batch(uint64_t node, uint64_t sequence, unsigned activities, int64_t shift_ns)
+{
+    char run_key[32];
+    g_snprintf(run_key, sizeof run_key, "run-of-node-%" G_GUINT64_FORMAT, node);
+    struct batch_spec spec = {.node = node,
+                              .sequence = sequence,
+                              .shift_ns = shift_ns,
+                              .run_key = run_key,
+                              .job = "",
+                              .processes = 1,
+                              .activities = activities,
+                              .first_seq = (sequence - 1) * activities,
+                              .files = 1};
+    return batch_new(&spec);
+}
+
+/* ---- waiting on the database and the log ------------------------------------------------------
+ */
+
+/* Polls `sql` (one number) until it is `want`, for up to a minute. */
+static void wait_for_count(const char *conninfo, const char *sql, guint64 want)
+{
+    gint64 deadline = g_get_monotonic_time() + (gint64)WAIT_MS * 1000;
+    guint64 got;
+    while ((got = test_pg_query_u64_in(conninfo, sql)) != want) {
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("waited a minute for %" G_GUINT64_FORMAT " from: %s (still %" G_GUINT64_FORMAT
+                     ")",
+                     want, sql, got);
+        g_usleep(10000); /* a poll interval, not a synchronisation */
+    }
+}
+
+/* Polls vigil-txd's log until it holds `needle`. */
+static void wait_for_log(const struct test_txd *t, const char *needle)
+{
+    gint64 deadline = g_get_monotonic_time() + (gint64)WAIT_MS * 1000;
+    for (;;) {
+        char *log = NULL;
+        g_file_get_contents(t->log_path, &log, NULL, NULL);
+        gboolean found = log != NULL && strstr(log, needle) != NULL;
+        g_free(log);
+        if (found)
+            return;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("vigil-txd's log never said: %s", needle);
+        g_usleep(10000);
+    }
+}
+
+/* No reply but system states has come. */
+static void assert_no_answer(struct test_sender *s)
+{
+    struct vigil_wire_message m;
+    while (test_sender_receive(s, &m, 0)) {
+        unsigned type = m.header.type;
+        vigil_wire_message_clear(&m);
+        if (type != VIGIL_WIRE_STATES)
+            fail_msg("a %s came while the batch could not be stored", vigil_wire_type_name(type));
+    }
+}
+
+static PGconn *session(const struct test_txd_fixture *f, const char *sql)
+{
+    PGconn *db = test_pg_connect_to(f->conninfo);
+    PGresult *r = PQexec(db, sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    return db;
+}
+
+static void end_session(PGconn *db)
+{
+    PQclear(PQexec(db, "COMMIT"));
+    PQfinish(db);
+}
+
+/* ---- timeouts -------------------------------------------------------------------------------- */
+
+static void test_a_lock_timeout_keeps_the_batch_queued(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo,
+                   "retry_max_ms = 200\n[warehouse]\n"
+                   "lock_timeout_ms = 100\n");
+    /* Started: its maintenance step made today's partitions. Another
+     * session now holds a lock every insert into the roll-ups waits for. */
+    wait_for_count(f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2",
+                   1);
+    PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 21, NULL, NULL, NULL);
+    GBytes *batch = simple_batch(21, 1, 50, 0);
+    test_sender_send(&s, batch);
+    wait_for_log(&f->txd, "the lock timeout ([warehouse] lock_timeout_ms) fired");
+    wait_for_log(&f->txd, "batch 21:1 waits, unacknowledged, to be tried again");
+    /* Tried again with back-off while the lock is held: never stored,
+     * never acknowledged. */
+    assert_no_answer(&s);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 0);
+    end_session(holder);
+    test_sender_expect_ack(&s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 2);
+    /* And a resend is recognised. */
+    test_sender_send(&s, batch);
+    test_sender_expect_ack(&s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
+    g_bytes_unref(batch);
+    test_sender_close(&s);
+}
+
+static void test_a_statement_timeout_is_named(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo,
+                   "retry_max_ms = 200\n[warehouse]\n"
+                   "statement_timeout_ms = 100\n"
+                   "lock_timeout_ms = 600000\n");
+    wait_for_count(f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2",
+                   1);
+    /* A lock wait longer than the statement may run: the statement timeout
+     * fires first. */
+    PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 22, NULL, NULL, NULL);
+    GBytes *batch = simple_batch(22, 1, 5, 0);
+    test_sender_send(&s, batch);
+    wait_for_log(&f->txd, "the statement timeout ([warehouse] statement_timeout_ms) fired");
+    assert_no_answer(&s);
+    end_session(holder);
+    test_sender_expect_ack(&s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 5);
+    g_bytes_unref(batch);
+    test_sender_close(&s);
+}
+
+/* A Unix socket that listens and never answers. */
+static int listen_unix(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    g_strlcpy(address.sun_path, path, sizeof address.sun_path);
+    assert_int_equal(bind(fd, (const struct sockaddr *)&address, sizeof address), 0);
+    assert_int_equal(listen(fd, 8), 0);
+    return fd;
+}
+
+static void test_a_connect_timeout_is_named(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    /* A listening socket that never answers: libpq waits for the server's
+     * first reply until connect_timeout_s. */
+    char *socket_dir = g_build_filename(f->dir, "silent", NULL);
+    g_mkdir(socket_dir, 0700);
+    char *socket_path = g_build_filename(socket_dir, ".s.PGSQL.5432", NULL);
+    int fd = listen_unix(socket_path);
+    char *config = g_strdup_printf("[warehouse]\nconninfo = host=%s port=5432 dbname=x\n"
+                                   "connect_timeout_s = 2\n",
+                                   socket_dir);
+    char *path = g_build_filename(f->dir, "silent.conf", NULL);
+    assert_true(g_file_set_contents(path, config, -1, NULL));
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "db", "version", "--config", path, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(f->dir, argv, env);
+    g_strfreev(env);
+    test_assert_status(&run, 1, "vigil db version against a server that never answers");
+    test_assert_contains(run.err, "the connect timeout, [warehouse] connect_timeout_s, fired");
+    test_run_clear(&run);
+    /* vigil-txd serves all the same, keeping batches until the database
+     * answers, and says why it cannot store them. */
+    char *conninfo = g_strdup_printf("host=%s port=5432 dbname=x", socket_dir);
+    test_txd_start(&f->txd, f->dir, conninfo, "[warehouse]\nconnect_timeout_s = 2\n");
+    wait_for_log(&f->txd, "the warehouse is unavailable at start");
+    wait_for_log(&f->txd, "the connect timeout, [warehouse] connect_timeout_s, fired");
+    g_free(test_txd_stop(&f->txd));
+    g_free(conninfo);
+    close(fd);
+    g_free(path);
+    g_free(config);
+    g_free(socket_path);
+    g_free(socket_dir);
+}
+
+/* ---- partitions ----------------------------------------------------------------------------- */
+
+#define DAY_NS G_GINT64_CONSTANT(86400000000000)
+
+static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo,
+                   "retry_max_ms = 200\n[warehouse]\n"
+                   "lock_timeout_ms = 600000\n");
+    /* The maintenance step at start made yesterday .. today + 3 for each
+     * table. */
+    wait_for_count(f->conninfo,
+                   "SELECT count(*) FROM pg_class WHERE relname = 'activities_' || "
+                   "to_char((now() AT TIME ZONE 'UTC')::date + 3, 'YYYYMMDD')",
+                   1);
+    /* ACCESS SHARE conflicts with ACCESS EXCLUSIVE only: while it is held,
+     * a batch is stored only if its transaction takes no such lock. */
+    PGconn *holder =
+        session(f, "BEGIN; LOCK TABLE activities, statistics_rollups, window_statistics, "
+                   "reasoner_states, ingested_batches IN ACCESS SHARE MODE");
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 23, NULL, NULL, NULL);
+    GBytes *today = simple_batch(23, 1, 20, 0);
+    test_sender_send(&s, today);
+    test_sender_expect_ack(&s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 20);
+
+    /* A batch from ten days ago (an old spool replayed): its days have no
+     * partitions. Making one waits for our lock, and it is waited for
+     * outside any ingest transaction: the backend waiting for ACCESS
+     * EXCLUSIVE runs vigil_day_partition and holds no lock an insert
+     * takes. */
+    GBytes *old = simple_batch(23, 2, 20, -10 * DAY_NS);
+    test_sender_send(&s, old);
+    wait_for_count(f->conninfo,
+                   "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
+                   "NOT l.granted AND l.mode = 'AccessExclusiveLock' AND l.relation IN "
+                   "('activities'::regclass, 'statistics_rollups'::regclass, "
+                   "'window_statistics'::regclass, 'reasoner_states'::regclass, "
+                   "'ingested_batches'::regclass) AND "
+                   "a.query LIKE 'SELECT vigil_day_partition%'",
+                   1);
+    assert_int_equal(count(f, "SELECT count(*) FROM pg_locks l JOIN pg_locks w ON w.pid = l.pid "
+                              "WHERE NOT w.granted AND w.mode = 'AccessExclusiveLock' AND "
+                              "l.mode = 'RowExclusiveLock' AND l.relation IN "
+                              "('activities'::regclass, 'statistics_rollups'::regclass, "
+                              "'window_statistics'::regclass, 'reasoner_states'::regclass, "
+                              "'ingested_batches'::regclass)"),
+                     0);
+    assert_no_answer(&s);
+    end_session(holder);
+    test_sender_expect_ack(&s, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities WHERE start_time < now() - "
+                              "interval '9 days'"),
+                     20);
+    assert_int_equal(count(f, "SELECT count(*) FROM pg_class WHERE relname IN "
+                              "('activities_' || to_char((now() AT TIME ZONE 'UTC')::date - "
+                              "10, 'YYYYMMDD'), 'statistics_rollups_' || to_char((now() AT TIME "
+                              "ZONE 'UTC')::date - 10, 'YYYYMMDD'))"),
+                     2);
+    g_bytes_unref(today);
+    g_bytes_unref(old);
+    test_sender_close(&s);
+}
+
+static void test_a_dropped_partition_is_made_again(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, "retry_max_ms = 200\n");
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 24, NULL, NULL, NULL);
+    GBytes *first = simple_batch(24, 1, 10, -5 * DAY_NS);
+    test_sender_send(&s, first);
+    test_sender_expect_ack(&s, 1);
+    /* An admin drops the day the server has just written into (and has
+     * cached): the next batch for it is stored all the same, not refused. */
+    test_pg_exec_in(f->conninfo, "DO $$ BEGIN EXECUTE format('DROP TABLE %I', 'activities_' || "
+                                 "to_char((now() AT TIME ZONE 'UTC')::date - 5, 'YYYYMMDD')); "
+                                 "END $$");
+    GBytes *second = simple_batch(24, 2, 10, -5 * DAY_NS);
+    test_sender_send(&s, second);
+    test_sender_expect_ack(&s, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 10);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "the partitions are checked again");
+    g_free(log);
+    g_bytes_unref(first);
+    g_bytes_unref(second);
+    test_sender_close(&s);
+}
+
+/* ---- runs -------------------------------------------------------------------------------------
+ */
+
+static void test_a_run_is_described_once_per_batch(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 25, NULL, NULL, NULL);
+    /* Started means migrated. */
+    /* Every UPDATE of a run, counted by the database itself. */
+    test_pg_exec_in(f->conninfo,
+                    "CREATE TABLE run_updates (run_key text); "
+                    "CREATE FUNCTION count_run_update() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                    "BEGIN INSERT INTO run_updates VALUES (NEW.run_key); RETURN NEW; END $$; "
+                    "CREATE TRIGGER counted AFTER UPDATE ON runs FOR EACH ROW "
+                    "EXECUTE FUNCTION count_run_update()");
+    /* 64 ranks in one batch, started in reverse order of their ranks. */
+    struct batch_spec spec = {.node = 25,
+                              .sequence = 2,
+                              .run_key = "mpi-64",
+                              .job = "4711",
+                              .processes = 64,
+                              .files = 0,
+                              .start_step_ns = -1000};
+    GBytes *started = batch_new(&spec);
+    test_sender_send(&s, started);
+    test_sender_expect_ack(&s, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 1);
+    /* The same processes again, unchanged: the run is not touched. */
+    spec.sequence = 3;
+    GBytes *again = batch_new(&spec);
+    test_sender_send(&s, again);
+    test_sender_expect_ack(&s, 3);
+    assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'mpi-64' AND "
+                              "end_time IS NULL AND program = '/bin/solver-63' AND job_id IS "
+                              "NOT NULL"),
+                     1);
+    /* All end: once more, and the run ends, with its first process's
+     * status. */
+    spec.sequence = 4;
+    spec.ended = TRUE;
+    GBytes *ended = batch_new(&spec);
+    test_sender_send(&s, ended);
+    test_sender_expect_ack(&s, 4);
+    assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'mpi-64' AND "
+                              "end_time IS NOT NULL AND exit_status = 0"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes p JOIN runs r USING (run_id) "
+                              "WHERE r.run_key = 'mpi-64'"),
+                     64);
+    g_bytes_unref(started);
+    g_bytes_unref(again);
+    g_bytes_unref(ended);
+    test_sender_close(&s);
+}
+
+/* ---- migration 2 on migration 1's rows
+ * ------------------------------------------------------------ */
+
+static const char digest_sql[] =
+    "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM ("
+    "SELECT format('r %s %s %s %s', node_id, metric_id, start_time, mean) AS x "
+    "FROM statistics_rollups UNION ALL "
+    "SELECT format('w %s %s %s %s', node_id, metric_id, time, value) FROM window_statistics "
+    "UNION ALL SELECT format('b %s %s %s %s', node_id, sequence, messages, rows) "
+    "FROM ingested_batches UNION ALL SELECT format('a %s %s', process_id, seq) FROM activities "
+    "UNION ALL SELECT format('s %s', run_key) FROM run_statistics JOIN runs USING (run_id)) t";
+
+static void test_migration_2_keeps_migration_1s_rows(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    /* A warehouse at version 1, as the vigil before this one left it. */
+    char *path = g_build_filename(test_env_or_fail("VIGIL_SCHEMA_DIR"), "0001_warehouse.sql", NULL);
+    char *sql = NULL;
+    gsize length = 0;
+    assert_true(g_file_get_contents(path, &sql, &length, NULL));
+    char *sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)sql, length);
+    test_pg_exec_in(f->conninfo, sql);
+    char *record = g_strdup_printf(
+        "CREATE TABLE vigil_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+        "sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now()); "
+        "INSERT INTO vigil_schema_migrations (version, name, sha256) VALUES (1, "
+        "'0001_warehouse', '%s')",
+        sha);
+    test_pg_exec_in(f->conninfo, record);
+    test_pg_exec_in(
+        f->conninfo,
+        "INSERT INTO nodes (node_id, hostname) VALUES (26, 'node-26'); "
+        "INSERT INTO runs (run_key, program, argv, uid, start_time) VALUES ('old', 'x', '{x}', "
+        "0, now() - interval '3 days'); "
+        "INSERT INTO processes (run_id, node_id, pid, uid, program, argv, cwd, start_time, "
+        "start_monotonic_ns) SELECT run_id, 26, 1, 0, 'x', '{x}', '/', now() - interval '3 days', "
+        "1 FROM runs; "
+        "INSERT INTO metrics (name, unit, kind, source, origin) VALUES ('m', 's', 'gauge', 's', "
+        "'measured'); "
+        "INSERT INTO statistics_rollups SELECT 26, 1, now() - i * interval '1 hour', now() - i * "
+        "interval '1 hour' + interval '1 s', 10, 1, i, 3, NULL, false FROM generate_series(1, "
+        "100) i; "
+        "INSERT INTO window_statistics SELECT 26, 1, now() - i * interval '1 min', i, i, false "
+        "FROM generate_series(1, 50) i; "
+        "SELECT vigil_activity_partition((now() AT TIME ZONE 'UTC')::date - 1); "
+        "INSERT INTO activities (process_id, seq, layer, operation, errno, start_time, start_ns, "
+        "duration_ns, thread, flags) SELECT 1, i, 1, 6, 0, (now() AT TIME ZONE 'UTC')::date - 1 "
+        "+ time '12:00', i, 1, 1, 0 FROM generate_series(1, 30) i; "
+        "INSERT INTO ingested_batches (node_id, sequence, messages, rows) SELECT 26, i, 1, 1 "
+        "FROM generate_series(1, 40) i");
+    char *before = test_pg_query_text_in(f->conninfo, digest_sql);
+
+    /* vigil-txd, told to migrate, brings it to version 2 as it starts. */
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    assert_int_equal(count(f, "SELECT max(version) FROM vigil_schema_migrations"), 2);
+    char *after = test_pg_query_text_in(f->conninfo, digest_sql);
+    assert_string_equal(before, after);
+    /* The old rows are each table's first partition, not copies. */
+    assert_int_equal(count(f, "SELECT count(*) FROM pg_inherits WHERE inhrelid IN "
+                              "('statistics_rollups_0001'::regclass, "
+                              "'window_statistics_0001'::regclass, "
+                              "'ingested_batches_0001'::regclass)"),
+                     3);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups_0001"), 100);
+
+    /* A batch stored before the upgrade and sent again after it (its
+     * acknowledgement was lost) is recognised: not stored twice. */
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 26, NULL, NULL, NULL);
+    GBytes *resent = simple_batch(26, 40, 7, 0);
+    test_sender_send(&s, resent);
+    test_sender_expect_ack(&s, 40);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 30);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 40);
+    GBytes *next = simple_batch(26, 41, 7, 0);
+    test_sender_send(&s, next);
+    test_sender_expect_ack(&s, 41);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 37);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 41);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 102);
+    g_bytes_unref(resent);
+    g_bytes_unref(next);
+    test_sender_close(&s);
+    g_free(before);
+    g_free(after);
+    g_free(record);
+    g_free(sha);
+    g_free(sql);
+    g_free(path);
+}
+
+/* ---- vigil db maintain and prune ------------------------------------------------------------- */
+
+static struct test_run vigil_db(const struct test_txd_fixture *f, const char *config_text,
+                                const char *action, const char *option)
+{
+    char *path = g_build_filename(f->dir, "db.conf", NULL);
+    char *config = g_strdup_printf("[warehouse]\nconninfo = %s\n%s", f->conninfo,
+                                   config_text != NULL ? config_text : "");
+    assert_true(g_file_set_contents(path, config, -1, NULL));
+    const char *argv[] = {
+        test_env_or_fail("VIGIL_CLI"), "db", action, "--config", path, option, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(f->dir, argv, env);
+    g_strfreev(env);
+    g_free(config);
+    g_free(path);
+    return run;
+}
+
+static void test_prune_drops_whole_partitions(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct test_run run = vigil_db(f, NULL, "prune", NULL);
+    test_assert_status(&run, 1, "vigil db prune on an empty database");
+    test_assert_contains(run.err, "run 'vigil db migrate'");
+    test_run_clear(&run);
+    run = vigil_db(f, NULL, "migrate", NULL);
+    test_assert_status(&run, 0, "vigil db migrate");
+    test_run_clear(&run);
+    run = vigil_db(f, "partitions_ahead_days = 2\n", "maintain", NULL);
+    test_assert_status(&run, 0, "vigil db maintain");
+    test_assert_contains(run.out, "made 20 day partitions");
+    test_run_clear(&run);
+    /* Rows 40 days old, 10 days old and of today. */
+    test_pg_exec_in(
+        f->conninfo,
+        "SELECT vigil_day_partition(t, (now() AT TIME ZONE 'UTC')::date - d) FROM "
+        "unnest(ARRAY['activities', 'statistics_rollups', 'window_statistics', "
+        "'reasoner_states', 'ingested_batches']) t, unnest(ARRAY[40, 10]) d; "
+        "INSERT INTO activities (process_id, seq, layer, operation, errno, start_time, start_ns, "
+        "duration_ns, thread, flags) SELECT 1, d, 1, 6, 0, now() - d * interval '1 day', d, 1, 1, "
+        "0 FROM unnest(ARRAY[40, 10, 0]) d; "
+        "INSERT INTO statistics_rollups SELECT 1, 1, now() - d * interval '1 day', now() - d * "
+        "interval '1 day', 1, 1, 1, 1, NULL, false FROM unnest(ARRAY[40, 10, 0]) d; "
+        "INSERT INTO ingested_batches (node_id, sequence, batch_time, messages, rows) SELECT 1, d, "
+        "now() - d * interval '1 day', 1, 1 FROM unnest(ARRAY[40, 10, 0]) d");
+    const char *retention = "retain_activities_days = 30\nretain_statistics_rollups_days = 5\n"
+                            "retain_window_statistics_days = 5\n"
+                            "retain_reasoner_states_days = 5\n"
+                            "retain_ingested_batches_days = 1\n";
+    run = vigil_db(f, retention, "prune", "--dry-run");
+    test_assert_status(&run, 0, "vigil db prune --dry-run");
+    test_assert_contains(run.out, "would drop activities_");
+    test_assert_contains(run.out, "ingested_batches: kept 30 days, not 1 days");
+    test_assert_contains(run.out, "would drop 8 partitions");
+    test_run_clear(&run);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 3);
+    run = vigil_db(f, retention, "prune", NULL);
+    test_assert_status(&run, 0, "vigil db prune");
+    test_assert_contains(run.out, "dropped 8 partitions");
+    test_run_clear(&run);
+    /* Activities keep 30 days, roll-ups, window statistics and states 5,
+     * the batches' records as long as the longest (30): 40 days ago is gone
+     * from each, 10 only from the roll-ups, window statistics and states. */
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
+    run = vigil_db(f, retention, "prune", NULL);
+    test_assert_status(&run, 0, "vigil db prune, again");
+    test_assert_contains(run.out, "nothing to drop");
+    test_run_clear(&run);
+    /* Bad input is named. */
+    run = vigil_db(f, "retain_activities_days = -1\n", "prune", NULL);
+    test_assert_status(&run, 1, "vigil db prune with a negative retention");
+    test_assert_contains(run.err, "retain_activities_days");
+    test_run_clear(&run);
+    run = vigil_db(f, NULL, "maintain", "--dry-run");
+    test_assert_status(&run, 2, "vigil db maintain --dry-run");
+    test_assert_contains(run.err, "--dry-run is prune's");
+    test_run_clear(&run);
+}
+
+/* ---- two servers, one warehouse ----------------------------------------------------------------
+ */
+
+#define SHARED_NODES      3 /* per server */
+#define SHARED_BATCHES    15
+#define SHARED_ACTIVITIES 100
+#define SHARED_FILES      5
+#define SHARED_PROCESSES  4 /* per node */
+
+static void test_two_servers_share_one_warehouse(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    char *dir_b = g_build_filename(f->dir, "b", NULL);
+    g_mkdir(dir_b, 0700);
+    test_txd_start(&f->txd, f->dir, f->conninfo, "retry_max_ms = 200\n");
+    struct test_txd second;
+    test_txd_start(&second, dir_b, f->conninfo, "retry_max_ms = 200\n");
+    /* Three nodes on each server, and one more whose batches go to both
+     * in turn (a node that fails over and back): its node and process rows
+     * are written by both at once. */
+    enum { SENDERS = 2 * SHARED_NODES + 2, MOVING = 40 + 2 * SHARED_NODES };
+    struct test_sender senders[SENDERS];
+    for (unsigned n = 0; n < SENDERS; n++) {
+        gboolean on_a = n < SHARED_NODES || n == 2 * SHARED_NODES;
+        test_sender_open(&senders[n], on_a ? f->txd.endpoint : second.endpoint,
+                         n < 2 * SHARED_NODES ? 40 + n : MOVING, NULL, NULL, NULL);
+    }
+    /* Every node runs ranks of one MPI run of one job, writes the same
+     * files and has the same metrics; the last batch ends its ranks. All
+     * batches go at once, to both servers. */
+    GPtrArray *batches = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    for (uint64_t seq = 1; seq <= SHARED_BATCHES; seq++)
+        for (unsigned n = 0; n <= 2 * SHARED_NODES; n++) {
+            struct batch_spec spec = {.node = 40 + n,
+                                      .sequence = seq,
+                                      .run_key = "shared-run",
+                                      .job = "9001",
+                                      .processes = SHARED_PROCESSES,
+                                      .ended = seq == SHARED_BATCHES,
+                                      .activities = SHARED_ACTIVITIES,
+                                      .first_seq = (seq - 1) * SHARED_ACTIVITIES,
+                                      .files = SHARED_FILES,
+                                      .start_step_ns = 1000};
+            GBytes *b = batch_new(&spec);
+            /* The moving node's odd batches to the first server, even ones
+             * to the second. */
+            unsigned to = n < 2 * SHARED_NODES ? n : n + (seq % 2 == 0 ? 1 : 0);
+            test_sender_send(&senders[to], b);
+            g_ptr_array_add(batches, b);
+        }
+    for (unsigned n = 0; n < 2 * SHARED_NODES; n++)
+        for (uint64_t seq = 1; seq <= SHARED_BATCHES; seq++)
+            test_sender_expect_ack(&senders[n], seq);
+    for (uint64_t seq = 1; seq <= SHARED_BATCHES; seq++)
+        test_sender_expect_ack(&senders[2 * SHARED_NODES + (seq % 2 == 0 ? 1 : 0)], seq);
+
+    const guint64 nodes = 2 * SHARED_NODES + 1;
+    assert_int_equal(count(f, "SELECT count(*) FROM nodes"), nodes);
+    assert_int_equal(count(f, "SELECT count(*) FROM jobs"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM files"), SHARED_FILES);
+    assert_int_equal(count(f, "SELECT count(*) FROM metrics"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes"), nodes * SHARED_PROCESSES);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), nodes * SHARED_BATCHES);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"),
+                     nodes * SHARED_BATCHES * SHARED_ACTIVITIES);
+    assert_int_equal(count(f, "SELECT count(*) FROM (SELECT process_id, seq FROM activities "
+                              "GROUP BY 1, 2 HAVING count(*) > 1) AS doubled"),
+                     0);
+    assert_int_equal(count(f, "SELECT count(DISTINCT file_id) FROM activities"), SHARED_FILES);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"),
+                     nodes * SHARED_BATCHES * 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM window_statistics"), nodes * SHARED_BATCHES);
+    /* The run: its ranks on every node, all ended, so it has ended; its
+     * first process is the first rank of one of the nodes (all started at
+     * the same instant of the same clock), its job the shared one. */
+    assert_int_equal(count(f, "SELECT count(*) FROM runs r JOIN jobs j USING (job_id) WHERE "
+                              "j.scheduler_job_id = '9001' AND r.end_time IS NOT NULL AND "
+                              "r.exit_status = 0 AND r.program = '/bin/solver-0'"),
+                     1);
+    assert_int_equal(count(f, "SELECT processes FROM run_overview"), nodes * SHARED_PROCESSES);
+    char *log_a = test_txd_stop(&f->txd);
+    char *log_b = test_txd_stop(&second);
+    for (unsigned i = 0; i < 2; i++) {
+        const char *log = i == 0 ? log_a : log_b;
+        /* The moving node's odd batches to the first, even ones to the
+         * second. */
+        char *stored = g_strdup_printf(
+            "stored %u batches", SHARED_NODES * SHARED_BATCHES +
+                                     (i == 0 ? (SHARED_BATCHES + 1) / 2 : SHARED_BATCHES / 2));
+        test_assert_contains(log, stored);
+        test_assert_contains(log, "0 refused by the database");
+        g_free(stored);
+        if (strstr(log, "deadlock") != NULL)
+            fail_msg("a server met a deadlock:\n%s", log);
+    }
+    g_free(log_a);
+    g_free(log_b);
+    for (unsigned n = 0; n < SENDERS; n++)
+        test_sender_close(&senders[n]);
+    g_ptr_array_unref(batches);
+    test_txd_clear(&second);
+    g_free(dir_b);
+}
+
+int main(void)
+{
+    if (!test_pg_available())
+        return 77; /* meson's "skipped" */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_a_lock_timeout_keeps_the_batch_queued,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_statement_timeout_is_named, test_txd_fixture_setup,
+                                        test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_connect_timeout_is_named, test_txd_fixture_setup,
+                                        test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_never_takes_an_access_exclusive_lock,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_dropped_partition_is_made_again,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_run_is_described_once_per_batch,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_migration_2_keeps_migration_1s_rows,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_prune_drops_whole_partitions, test_txd_fixture_setup,
+                                        test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_two_servers_share_one_warehouse,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+    };
+    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+}
