@@ -129,7 +129,7 @@ struct txd_store_counts {
     uint64_t batches_reused;   /* a stored (node, sequence) with other content (refused too) */
     uint64_t batches_impostor; /* a node id of another CURVE key (refused too) */
     uint64_t batches_below;    /* stored with a sequence below the node's highest */
-    uint64_t runs_described; /* run rows described again: at most one per run per batch */
+    uint64_t runs_described;   /* run rows described again: at most one per run per batch */
 };
 void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out);
 
