@@ -618,10 +618,29 @@ void vigild_spool_close(struct vigild_spool *spool)
 
 /* ---- sequence numbers ------------------------------------------------------ */
 
-/* vigil-txd ignores a (node, sequence) it already has, so a number used
- * twice would lose the second batch silently. The file holds a number
+/* vigil-txd takes a (node, sequence) it already has for a resend, so a
+ * number used twice would be a batch lost (vigil-txd refuses it when its
+ * content differs, but it is still not stored). The file holds a number
  * above every one handed out: it is written before any number at or above
- * what it says is handed out, SEQUENCE_RESERVE at a time. */
+ * what it says is handed out, SEQUENCE_RESERVE at a time.
+ *
+ * The file lives in the spool folder, which an admin may empty or a new
+ * disk may replace. Without it the numbers start at the realtime clock in
+ * µs: a node hands out far fewer than one number a µs (one or a few a
+ * cycle), so the clock at any start is above every number it used before,
+ * as long as the clock has not gone back by more than the node's running
+ * time. 2^63 µs is 292,000 years: the numbers still fit the warehouse's
+ * bigint. */
+
+/* The first number of a node whose sequence file is gone: the realtime
+ * clock in µs, or 1 for a clock before 2001 (not set yet at boot), which
+ * could not be trusted to be above anything. */
+static uint64_t sequence_from_clock(void)
+{
+    int64_t now_us = g_get_real_time();
+    const int64_t year_2001_us = INT64_C(978307200) * G_USEC_PER_SEC;
+    return now_us > year_2001_us ? (uint64_t)now_us : 1;
+}
 
 static gboolean write_sequence_file(const char *path, uint64_t value, GError **error)
 {
@@ -637,7 +656,7 @@ gboolean vigild_sequence_open(struct vigild_sequence *s, const char *dir, uint64
 {
     memset(s, 0, sizeof *s);
     s->path = g_build_filename(dir, "sequence", NULL);
-    uint64_t stored = 1;
+    uint64_t stored = 0;
     gchar *text = NULL;
     GError *read_error = NULL;
     if (g_file_get_contents(s->path, &text, NULL, &read_error)) {
@@ -663,6 +682,10 @@ gboolean vigild_sequence_open(struct vigild_sequence *s, const char *dir, uint64
         return FALSE;
     } else {
         g_error_free(read_error);
+        stored = sequence_from_clock();
+        g_message("%s: none; sequences start at %" PRIu64 " (the realtime clock in µs), above "
+                  "any this node used before",
+                  s->path, MAX(stored, floor));
     }
     s->next = MAX(MAX(stored, floor), 1);
     s->reserved_to = s->next; /* nothing reserved by this process yet */

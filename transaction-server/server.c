@@ -27,6 +27,11 @@ struct pending {
     GBytes *identity;
     struct vigil_wire_message batch;
     size_t bytes;
+    char *key;                 /* batch_key(), in pending_batches */
+    char *curve_key;           /* the sender's, or NULL without CURVE */
+    uint32_t crc32;            /* the batch message's */
+    gboolean sender_confirmed; /* no CURVE, or the node's key confirmed before it came: its
+                                * state counted on arrival, its key not looked up again */
 };
 
 struct peer {
@@ -45,10 +50,11 @@ struct txd_server {
     struct txd_system_reasoner *system;
     enum vigil_health last_system_state;
     GQueue pending;              /* struct pending, oldest first */
-    GHashTable *pending_batches; /* "node:sequence" of those waiting */
+    GHashTable *pending_batches; /* batch_key() of those waiting */
     uint64_t pending_bytes;
     gboolean pending_full; /* logged once per episode */
     GHashTable *peers;     /* identity (GBytes) → struct peer */
+    GHashTable *node_keys; /* node id → its CURVE key, as the warehouse confirmed it */
     int64_t next_retry_ns, next_cycle_ns;
     guint retry_ms;
     gboolean database_down; /* logged once per outage */
@@ -60,15 +66,21 @@ static int64_t monotonic_ns(void)
     return g_get_monotonic_time() * 1000;
 }
 
-static char *batch_key(uint64_t node_id, uint64_t sequence)
+/* A resend of a batch still waiting has the same key; a batch reusing its
+ * sequence with other content does not, and waits to be refused. */
+static char *batch_key(uint64_t node_id, uint64_t sequence, uint32_t crc32)
 {
-    return g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, node_id, sequence);
+    return g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ":%08" G_GINT32_MODIFIER "x",
+                           node_id, sequence, crc32);
 }
 
 static void pending_free(struct pending *p)
 {
-    g_bytes_unref(p->identity);
+    if (p->identity != NULL)
+        g_bytes_unref(p->identity);
     vigil_wire_message_clear(&p->batch);
+    g_free(p->key);
+    g_free(p->curve_key);
     g_free(p);
 }
 
@@ -183,9 +195,13 @@ static void system_cycle(struct txd_server *s)
             g_hash_table_iter_remove(&it);
             continue;
         }
+        /* Each daemon hears the system without itself: its own state
+         * must not come back to it as its parent's. */
+        struct vigil_wire_state others;
+        txd_system_reasoner_decide_for(s->system, p->node_id, &others);
         vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_STATES, p->node_id, 0, 0);
         GError *error = NULL;
-        if (!vigil_wire_add_state(w, &state, &error)) {
+        if (!vigil_wire_add_state(w, &others, &error)) {
             g_warning("system state not sent: %s", error->message);
             g_error_free(error);
             vigil_wire_writer_free(w);
@@ -216,7 +232,40 @@ static void refuse_message(struct txd_server *s, GBytes *identity, const void *d
     }
 }
 
-static void take_batch(struct txd_server *s, GBytes *identity, const void *data, size_t length)
+/* The CRC-32 in a message's header: it covers the whole message, so it
+ * stands for the batch's content. */
+static uint32_t message_crc32(const uint8_t *data)
+{
+    const uint8_t *c = data + VIGIL_WIRE_CRC_OFFSET;
+    return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+}
+
+/* With CURVE, FALSE when the node id is known to belong to another key
+ * (the batch is refused now, before its state counts anywhere); *known
+ * says whether the warehouse has confirmed the key already. */
+static gboolean sender_may_be_node(struct txd_server *s, GBytes *identity, const char *curve_key,
+                                   uint64_t node_id, const void *data, size_t length,
+                                   gboolean *known)
+{
+    *known = TRUE;
+    if (curve_key == NULL)
+        return TRUE;
+    const char *owner = g_hash_table_lookup(s->node_keys, &node_id);
+    *known = owner != NULL && strcmp(owner, curve_key) == 0;
+    if (owner == NULL || *known)
+        return TRUE;
+    char *reason = g_strdup_printf("node %" G_GUINT64_FORMAT
+                                   " belongs to CURVE key %s, and this batch came with key %s: a "
+                                   "node cannot write as another (a node given a new key needs its "
+                                   "row in node_keys deleted, and vigil-txd restarted)",
+                                   node_id, owner, curve_key);
+    refuse_message(s, identity, data, length, reason);
+    g_free(reason);
+    return FALSE;
+}
+
+static void take_batch(struct txd_server *s, GBytes *identity, const char *curve_key,
+                       const void *data, size_t length)
 {
     struct pending *p = g_new0(struct pending, 1);
     GError *error = NULL;
@@ -236,9 +285,22 @@ static void take_batch(struct txd_server *s, GBytes *identity, const void *data,
         return;
     }
     const struct vigil_wire_header *h = &p->batch.header;
-    note_peer(s, identity, h->node_id);
-    note_node_states(s, &p->batch);
-    char *key = batch_key(h->node_id, h->sequence);
+    gboolean known = TRUE;
+    if (!sender_may_be_node(s, identity, curve_key, h->node_id, data, length, &known)) {
+        pending_free(p);
+        return;
+    }
+    /* A node's state counts as soon as it comes (batches may wait for the
+     * database), unless the node id's key is still to be confirmed by the
+     * warehouse: then once it is stored. */
+    if (known) {
+        note_peer(s, identity, h->node_id);
+        note_node_states(s, &p->batch);
+        p->sender_confirmed = TRUE;
+    }
+    p->crc32 = message_crc32(data);
+    p->curve_key = g_strdup(curve_key);
+    char *key = batch_key(h->node_id, h->sequence, p->crc32);
     if (g_hash_table_contains(s->pending_batches, key)) {
         /* A resend of one still waiting: the first copy is answered. */
         g_free(key);
@@ -262,8 +324,9 @@ static void take_batch(struct txd_server *s, GBytes *identity, const void *data,
     s->pending_full = FALSE;
     p->identity = g_bytes_ref(identity);
     p->bytes = length;
+    p->key = key;
     s->pending_bytes += length;
-    g_hash_table_add(s->pending_batches, key);
+    g_hash_table_add(s->pending_batches, g_strdup(key));
     g_queue_push_tail(&s->pending, p);
 }
 
@@ -276,7 +339,12 @@ static void store_pending(struct txd_server *s)
     struct pending *p;
     while ((p = g_queue_peek_head(&s->pending)) != NULL) {
         GError *error = NULL;
-        enum txd_store_result result = txd_store_batch(s->store, &p->batch, &error);
+        /* A key this server has confirmed already is not looked up again:
+         * one statement less a batch. */
+        struct txd_batch_origin origin = {.curve_key = p->sender_confirmed ? NULL : p->curve_key,
+                                          .crc32 = p->crc32,
+                                          .bytes = p->bytes};
+        enum txd_store_result result = txd_store_batch(s->store, &p->batch, &origin, &error);
         const struct vigil_wire_header *h = &p->batch.header;
         if (result == TXD_RETRY) {
             if (!s->database_down)
@@ -302,10 +370,15 @@ static void store_pending(struct txd_server *s)
             g_error_free(error);
         } else {
             send_ack(s, p->identity, h);
+            if (p->curve_key != NULL && !g_hash_table_contains(s->node_keys, &h->node_id))
+                g_hash_table_insert(s->node_keys, g_memdup2(&h->node_id, sizeof h->node_id),
+                                    g_strdup(p->curve_key));
+            if (!p->sender_confirmed) {
+                note_peer(s, p->identity, h->node_id);
+                note_node_states(s, &p->batch);
+            }
         }
-        char *key = batch_key(h->node_id, h->sequence);
-        g_hash_table_remove(s->pending_batches, key);
-        g_free(key);
+        g_hash_table_remove(s->pending_batches, p->key);
         s->pending_bytes -= p->bytes;
         pending_free(g_queue_pop_head(&s->pending));
     }
@@ -334,7 +407,10 @@ static void receive_one(struct txd_server *s)
         frames++;
         more = zmq_msg_more(&body);
         if (frames == 1 && !more)
-            take_batch(s, id, zmq_msg_data(&body), zmq_msg_size(&body));
+            /* With CURVE, the ZAP handler made the client's public key the
+             * connection's User-Id. */
+            take_batch(s, id, s->zap != NULL ? zmq_msg_gets(&body, "User-Id") : NULL,
+                       zmq_msg_data(&body), zmq_msg_size(&body));
     }
     if (frames != 1) {
         s->messages_refused++;
@@ -451,6 +527,7 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
     g_queue_init(&s->pending);
     s->pending_batches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     s->peers = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, NULL, peer_free);
+    s->node_keys = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     apply_rule(s, rule);
     s->store = txd_store_new(settings);
     s->context = zmq_ctx_new();
@@ -571,12 +648,17 @@ void txd_server_free(struct txd_server *s)
     txd_store_counts(s->store, &c);
     g_message("stored %" G_GUINT64_FORMAT " batches (%" G_GUINT64_FORMAT
               " rows), %" G_GUINT64_FORMAT " seen before, %" G_GUINT64_FORMAT
-              " refused by the database, %" G_GUINT64_FORMAT " malformed",
+              " refused by the database (%" G_GUINT64_FORMAT
+              " naming another key's node), %" G_GUINT64_FORMAT
+              " malformed or refused on arrival; %" G_GUINT64_FORMAT
+              " reusing a sequence (stored for a later cycle, or refused), %" G_GUINT64_FORMAT
+              " below their node's highest sequence",
               c.batches_stored, c.rows_stored, c.batches_duplicate, c.batches_refused,
-              s->messages_refused);
+              c.batches_impostor, s->messages_refused, c.batches_reused, c.batches_below);
     g_queue_clear_full(&s->pending, (GDestroyNotify)pending_free);
     g_hash_table_destroy(s->pending_batches);
     g_hash_table_destroy(s->peers);
+    g_hash_table_destroy(s->node_keys);
     if (s->router != NULL)
         zmq_close(s->router);
     if (s->zap != NULL)

@@ -25,6 +25,7 @@ struct txd_store {
     int64_t next_maintain_ns; /* monotonic; 0: at the next turn */
     struct txd_ids *ids;
     struct txd_store_counts counts;
+    GHashTable *below; /* node id → when a sequence below its highest was last said */
 };
 
 GQuark txd_error_quark(void)
@@ -78,6 +79,7 @@ struct txd_store *txd_store_new(const struct txd_settings *settings)
     /* Not the store's: */
     s->settings.bind = s->settings.curve_key_file = s->settings.curve_authorized_keys = NULL;
     s->ids = txd_ids_new();
+    s->below = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     return s;
 }
 
@@ -95,6 +97,7 @@ void txd_store_free(struct txd_store *s)
         return;
     disconnect(s);
     txd_ids_free(s->ids);
+    g_hash_table_destroy(s->below);
     g_free(s->settings.conninfo);
     g_free(s);
 }
@@ -982,36 +985,193 @@ static gboolean store_rows(struct batch_context *b, GError **error)
            store_all_summaries(b, error);
 }
 
-/* Records the batch as stored; FALSE with *duplicate when it was before. */
-static gboolean claim_batch(struct batch_context *b, gboolean *duplicate, GError **error)
+/* ---- the claim: whose batch it is, and whether it is new ---------------------------------- */
+
+/* With CURVE: the node id must be the sender key's. The first key a node
+ * id comes with is recorded; a batch of that node id with another key is
+ * refused. (Two servers seeing a new node at once: the second's INSERT
+ * waits for the first's commit and inserts nothing, but its statement's
+ * snapshot, older, may not show the row: the batch is tried again.) */
+static gboolean check_node_key(struct batch_context *b, const char *key, GError **error)
+{
+    char node[32];
+    g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, b->node_id);
+    const char *values[] = {node, key};
+    static const char sql[] =
+        "WITH learnt AS (INSERT INTO node_keys (node_id, curve_public_key) VALUES ($1, $2) "
+        "ON CONFLICT (node_id) DO NOTHING RETURNING curve_public_key) "
+        "SELECT curve_public_key FROM learnt "
+        "UNION ALL SELECT curve_public_key FROM node_keys WHERE node_id = $1 LIMIT 1";
+    PGresult *result = PQexecParams(b->store->db, sql, 2, NULL, values, NULL, NULL, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
+    if (PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 0) {
+        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY,
+                    "node %" G_GINT64_FORMAT "'s key was being recorded by another server",
+                    b->node_id);
+    } else if (!ok) {
+        txd_set_pg_error(error, b->store->db, result, sql);
+    } else if (strcmp(PQgetvalue(result, 0, 0), key) != 0) {
+        b->store->counts.batches_impostor++;
+        ok = refuse(error,
+                    "node %" G_GINT64_FORMAT " belongs to CURVE key %s, and this batch came with "
+                    "key %s: a node cannot write as another (a node given a new key needs its "
+                    "row in node_keys deleted, and vigil-txd restarted)",
+                    b->node_id, PQgetvalue(result, 0, 0), key);
+    }
+    PQclear(result);
+    return ok;
+}
+
+/* A sequence below the node's highest is a spool replayed late, or a node
+ * whose numbers went back (its spool folder lost while its clock was
+ * behind): said at once, then at most once a minute a node, with the
+ * count, so that a replay of thousands does not bury the log. */
+static void note_sequence_below(struct txd_store *s, int64_t node_id, uint64_t sequence,
+                                uint64_t highest)
+{
+    struct below {
+        gboolean said;
+        int64_t said_ns;
+        uint64_t since;
+    };
+    struct below *b = g_hash_table_lookup(s->below, &node_id);
+    if (b == NULL) {
+        int64_t *key = g_memdup2(&node_id, sizeof node_id);
+        b = g_new0(struct below, 1);
+        g_hash_table_insert(s->below, key, b);
+    }
+    s->counts.batches_below++;
+    b->since++;
+    int64_t now_ns = g_get_monotonic_time() * 1000;
+    if (b->said && now_ns - b->said_ns < INT64_C(60000000000))
+        return;
+    g_warning("node %" G_GINT64_FORMAT " sent sequence %" G_GUINT64_FORMAT " below its highest "
+              "stored, %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " such batches since last "
+              "said): a spool replayed late, or the node's sequence went back (its spool folder "
+              "reset while its clock was behind?); stored, since no batch has that number",
+              node_id, sequence, highest, b->since);
+    b->said = TRUE;
+    b->said_ns = now_ns;
+    b->since = 0;
+}
+
+/* What the other batches of a (node, sequence) held, read afresh (a new
+ * statement sees a claim another server committed meanwhile): *resend
+ * when one had this content or recorded none (a claim from before schema
+ * version 3), and the content of one that differs (*known FALSE when
+ * none recorded any). */
+static gboolean other_content(struct batch_context *b, const char *node, const char *sequence,
+                              const char *crc32, const char *bytes, gboolean *resend,
+                              gboolean *known, uint32_t *other_crc32, uint64_t *other_bytes,
+                              GError **error)
+{
+    const char *values[] = {node, sequence, crc32, bytes};
+    static const char sql[] =
+        "SELECT coalesce(bool_or(content_crc32 IS NULL OR (content_crc32 = $3 AND "
+        "content_bytes = $4)), false), "
+        "(array_agg(content_crc32) FILTER (WHERE content_crc32 <> $3 OR content_bytes <> $4))[1], "
+        "(array_agg(content_bytes) FILTER (WHERE content_crc32 <> $3 OR content_bytes <> $4))[1] "
+        "FROM ingested_batches WHERE node_id = $1 AND sequence = $2";
+    PGresult *result = PQexecParams(b->store->db, sql, 4, NULL, values, NULL, NULL, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
+    if (!ok) {
+        txd_set_pg_error(error, b->store->db, result, sql);
+    } else {
+        *resend = strcmp(PQgetvalue(result, 0, 0), "t") == 0;
+        *known = !PQgetisnull(result, 0, 1) && !PQgetisnull(result, 0, 2);
+        *other_crc32 = *known ? (uint32_t)g_ascii_strtoull(PQgetvalue(result, 0, 1), NULL, 10) : 0;
+        *other_bytes = *known ? g_ascii_strtoull(PQgetvalue(result, 0, 2), NULL, 10) : 0;
+    }
+    PQclear(result);
+    return ok;
+}
+
+/* Records the batch as stored, with what it holds; FALSE with *duplicate
+ * when the same batch was stored before. Its key is (node, sequence, the
+ * end of its cycle): a node whose numbers started again (its spool folder
+ * reset) sends a used sequence for a later cycle, which is another key:
+ * stored, and said loudly with both digests. The same key with other
+ * content is not a resend either: refused, with both digests, so that
+ * nothing is dropped silently. */
+static gboolean claim_batch(struct batch_context *b, const struct txd_batch_origin *origin,
+                            gboolean *duplicate, GError **error)
 {
     const struct vigil_wire_header *h = &b->batch->header;
+    if (origin->curve_key != NULL && !check_node_key(b, origin->curve_key, error))
+        return FALSE;
     uint64_t items = 0;
     for (uint32_t i = 0; i < h->count; i++)
         items += b->batch->inner[i].header.count;
-    char node[32], sequence[32], messages[32], rows[32], batch_time[32];
+    char node[32], sequence[32], messages[32], rows[32], batch_time[32], crc32[16], bytes[32];
     g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, b->node_id);
     g_snprintf(sequence, sizeof sequence, "%" G_GINT64_FORMAT, (int64_t)h->sequence);
     g_snprintf(messages, sizeof messages, "%u", h->count);
     g_snprintf(rows, sizeof rows, "%" G_GUINT64_FORMAT, items);
+    g_snprintf(crc32, sizeof crc32, "%" G_GUINT32_FORMAT, origin->crc32);
+    g_snprintf(bytes, sizeof bytes, "%" G_GUINT64_FORMAT, origin->bytes);
     /* Binary timestamptz: µs since 2000-01-01. */
     int64_t pg_time_be = (int64_t)GUINT64_TO_BE(
         (uint64_t)(batch_time_ns(b) / 1000 - G_GINT64_CONSTANT(946684800000000)));
     memcpy(batch_time, &pg_time_be, sizeof pg_time_be);
-    const char *values[] = {node, sequence, messages, rows, batch_time};
-    const int lengths[] = {0, 0, 0, 0, sizeof pg_time_be};
-    const int formats[] = {0, 0, 0, 0, 1};
+    const char *values[] = {node, sequence, messages, rows, batch_time, crc32, bytes};
+    const int lengths[] = {0, 0, 0, 0, sizeof pg_time_be, 0, 0};
+    const int formats[] = {0, 0, 0, 0, 1, 0, 0};
+    /* The subqueries see the table as it was before the INSERT: the node's
+     * highest sequence until now (an index's last entry), and whether this
+     * sequence was stored before for another cycle end (a node whose
+     * numbers started again). */
     static const char sql[] =
-        "INSERT INTO ingested_batches (node_id, sequence, messages, rows, batch_time) "
-        "VALUES ($1, $2, $3, $4, $5::timestamptz) ON CONFLICT DO NOTHING";
-    PGresult *result = PQexecParams(b->store->db, sql, 5, NULL, values, lengths, formats, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    if (!ok)
+        "WITH claimed AS (INSERT INTO ingested_batches (node_id, sequence, messages, rows, "
+        "batch_time, content_crc32, content_bytes) VALUES ($1, $2, $3, $4, $5::timestamptz, $6, "
+        "$7) ON CONFLICT DO NOTHING RETURNING 1) "
+        "SELECT (SELECT count(*) FROM claimed), "
+        "(SELECT max(sequence) FROM ingested_batches WHERE node_id = $1), "
+        "(SELECT count(*) FROM ingested_batches WHERE node_id = $1 AND sequence = $2 AND "
+        "batch_time <> $5::timestamptz)";
+    PGresult *result = PQexecParams(b->store->db, sql, 7, NULL, values, lengths, formats, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
+    if (!ok) {
         txd_set_pg_error(error, b->store->db, result, sql);
-    else
-        *duplicate = strcmp(PQcmdTuples(result), "0") == 0;
+        PQclear(result);
+        return FALSE;
+    }
+    *duplicate = strcmp(PQgetvalue(result, 0, 0), "0") == 0;
+    gboolean has_highest = !PQgetisnull(result, 0, 1);
+    uint64_t highest = has_highest ? g_ascii_strtoull(PQgetvalue(result, 0, 1), NULL, 10) : 0;
+    gboolean used_before = strcmp(PQgetvalue(result, 0, 2), "0") != 0;
     PQclear(result);
-    return ok;
+    if (!*duplicate && !used_before) {
+        if (has_highest && h->sequence < highest)
+            note_sequence_below(b->store, b->node_id, h->sequence, highest);
+        return TRUE;
+    }
+    gboolean resend = FALSE, known = FALSE;
+    uint32_t other_crc32 = 0;
+    uint64_t other_bytes = 0;
+    if (!other_content(b, node, sequence, crc32, bytes, &resend, &known, &other_crc32, &other_bytes,
+                       error))
+        return FALSE;
+    if (*duplicate && resend)
+        return TRUE;
+    b->store->counts.batches_reused++;
+    char *was =
+        known ? g_strdup_printf("crc32 %08" G_GINT32_MODIFIER "x (%" G_GUINT64_FORMAT " bytes)",
+                                other_crc32, other_bytes)
+              : g_strdup("no recorded content");
+    char *text = g_strdup_printf("sequence reused: was the node's spool folder reset? Node "
+                                 "%" G_GINT64_FORMAT " sequence %" G_GUINT64_FORMAT
+                                 " was stored with content %s; this batch has crc32 "
+                                 "%08" G_GINT32_MODIFIER "x (%" G_GUINT64_FORMAT " bytes)",
+                                 b->node_id, h->sequence, was, origin->crc32, origin->bytes);
+    g_free(was);
+    gboolean stored = !*duplicate;
+    if (stored)
+        g_warning("%s, for a later cycle: stored too, under its own cycle end", text);
+    else
+        refuse(error, "%s, for the same cycle end, and is not stored", text);
+    *duplicate = FALSE;
+    g_free(text);
+    return stored;
 }
 
 static enum txd_store_result failed(struct txd_store *s, const struct vigil_wire_message *batch,
@@ -1045,7 +1205,7 @@ static enum txd_store_result failed(struct txd_store *s, const struct vigil_wire
 }
 
 enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wire_message *batch,
-                                      GError **error)
+                                      const struct txd_batch_origin *origin, GError **error)
 {
     GError *local = NULL;
     if (!txd_store_connect(s, &local)) {
@@ -1065,7 +1225,7 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
     };
     gboolean duplicate = FALSE;
     gboolean ok = make_partitions(&b, &local) && exec_command(s->db, "BEGIN", &local) &&
-                  claim_batch(&b, &duplicate, &local);
+                  claim_batch(&b, origin, &duplicate, &local);
     if (ok && duplicate)
         ok = exec_command(s->db, "ROLLBACK", &local);
     else if (ok)

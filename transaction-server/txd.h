@@ -103,9 +103,19 @@ void txd_store_free(struct txd_store *s);
  * first when told to. FALSE with error when the database cannot be used. */
 gboolean txd_store_connect(struct txd_store *s, GError **error);
 gboolean txd_store_connected(const struct txd_store *s);
-/* Writes one decoded BATCH. For TXD_RETRY and TXD_REFUSED error says why. */
+/* Who sent a batch and what it held, as it came on the wire. */
+struct txd_batch_origin {
+    const char *curve_key; /* the sender's CURVE public key (Z85), or NULL without CURVE */
+    uint32_t crc32;        /* the BATCH message's CRC-32 (its header's): its content */
+    uint64_t bytes;        /* and its length */
+};
+
+/* Writes one decoded BATCH. A (node, sequence) stored before is
+ * TXD_DUPLICATE when its content was the same, TXD_REFUSED ("sequence
+ * reused") when not; with a CURVE key, a node id first seen with another
+ * key is TXD_REFUSED. For TXD_RETRY and TXD_REFUSED error says why. */
 enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wire_message *batch,
-                                      GError **error);
+                                      const struct txd_batch_origin *origin, GError **error);
 /* The maintenance step (day partitions ahead) when it is due: at each
  * connection and every maintain_interval_s. Only when connected; a failure
  * is logged and tried again at the next turn. */
@@ -116,7 +126,10 @@ gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_sta
 
 struct txd_store_counts {
     uint64_t batches_stored, batches_duplicate, batches_refused, rows_stored;
-    uint64_t runs_described; /* run rows described again: at most one per run per batch */
+    uint64_t batches_reused;   /* a stored (node, sequence) with other content (refused too) */
+    uint64_t batches_impostor; /* a node id of another CURVE key (refused too) */
+    uint64_t batches_below;    /* stored with a sequence below the node's highest */
+    uint64_t runs_described;   /* run rows described again: at most one per run per batch */
 };
 void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out);
 
@@ -162,6 +175,11 @@ void txd_system_reasoner_node_state(struct txd_system_reasoner *r, uint64_t node
  * within max_age. */
 void txd_system_reasoner_decide(struct txd_system_reasoner *r, int64_t now_realtime_ns,
                                 struct vigil_wire_state *out);
+/* What node `node_id` is told after that decision: the same rule over the
+ * other nodes' states, held in the node's own memory (call it once a
+ * cycle a node). A node the reasoner does not know sees every node. */
+void txd_system_reasoner_decide_for(struct txd_system_reasoner *r, uint64_t node_id,
+                                    struct vigil_wire_state *out);
 guint txd_system_reasoner_nodes(const struct txd_system_reasoner *r);
 
 /* ---- server.c ------------------------------------------------------------------------------ */

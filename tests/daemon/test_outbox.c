@@ -644,6 +644,14 @@ static void test_spooled_batches_replayed_after_a_restart(void **state)
 {
     const char *dir = *state;
     struct test_daemon d;
+    /* Numbered from 1, so that the first run's batches are 1..N: a folder
+     * without a sequence file would start at the clock. */
+    char *spool = g_build_filename(dir, "spool", NULL);
+    char *first_sequence = g_build_filename(spool, "sequence", NULL);
+    assert_int_equal(g_mkdir_with_parents(spool, 0700), 0);
+    assert_true(g_file_set_contents(first_sequence, "1\n", -1, NULL));
+    g_free(first_sequence);
+    g_free(spool);
     char *config = uplink_config(dir, "spool_after_ms = 200\n");
     test_daemon_start(&d, dir, DAEMON_LINES, config);
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;

@@ -350,12 +350,15 @@ static void test_sequences_never_repeat(void **state)
     char *dir = spool_dir(state);
     assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
     struct vigild_sequence s;
+    /* A folder without a sequence file starts at the realtime clock in µs. */
+    uint64_t before_us = (uint64_t)g_get_real_time();
     assert_true(vigild_sequence_open(&s, dir, 1, NULL));
-    assert_int_equal(vigild_sequence_take(&s), 1);
-    assert_int_equal(vigild_sequence_take(&s), 2);
+    uint64_t first = vigild_sequence_take(&s);
+    assert_true(first >= before_us && first <= (uint64_t)g_get_real_time());
+    assert_int_equal(vigild_sequence_take(&s), first + 1);
     vigild_sequence_close(&s);
     assert_true(vigild_sequence_open(&s, dir, 1, NULL));
-    assert_int_equal(vigild_sequence_take(&s), 3);
+    assert_int_equal(vigild_sequence_take(&s), first + 2);
 
     /* Killed without closing, after more numbers than one reservation:
      * the next vigild starts above all of them. */
@@ -372,6 +375,33 @@ static void test_sequences_never_repeat(void **state)
     assert_true(vigild_sequence_open(&s, dir, next + 100000, NULL));
     assert_int_equal(vigild_sequence_take(&s), next + 100000);
     vigild_sequence_close(&s);
+    g_free(dir);
+}
+
+/* The spool folder emptied (a new disk, an admin's rm -r): the numbers of
+ * the next start are still above every one used before, so vigil-txd
+ * cannot take its batches for ones it has. What that rests on: a node uses
+ * fewer numbers than µs go by (one or a few a cycle); here 5,000 go in a
+ * few ms, so the test waits until the clock has passed them, as it would
+ * have long before in a daemon's life. */
+static void test_sequences_above_all_used_after_the_folder_is_lost(void **state)
+{
+    char *dir = spool_dir(state);
+    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    struct vigild_sequence s;
+    assert_true(vigild_sequence_open(&s, dir, 1, NULL));
+    uint64_t last = 0;
+    for (int i = 0; i < 5000; i++)
+        last = vigild_sequence_take(&s);
+    vigild_sequence_close(&s);
+    while ((uint64_t)g_get_real_time() <= last)
+        ; /* a condition of the clock itself, passed within 5 ms */
+    char *path = g_build_filename(dir, "sequence", NULL);
+    assert_int_equal(unlink(path), 0);
+    assert_true(vigild_sequence_open(&s, dir, 1, NULL));
+    assert_true(vigild_sequence_take(&s) > last);
+    vigild_sequence_close(&s);
+    g_free(path);
     g_free(dir);
 }
 
@@ -447,6 +477,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_vigild_per_folder, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_sequences_never_repeat, test_make_dir,
                                         test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_sequences_above_all_used_after_the_folder_is_lost,
+                                        test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_sequence_file_damaged, test_make_dir, test_remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,6 +53,14 @@ static int setup(void **state)
     f->settings.endpoint = f->endpoint;
     f->settings.node_id = NODE_ID;
     f->settings.spool_dir = f->spool;
+    /* Sequences from 1, as a node's spool folder says once it has one (a
+     * new folder starts at the clock: test_spool.c), so that the tests can
+     * name them. */
+    char *sequence_path = g_build_filename(f->spool, "sequence", NULL);
+    if (g_mkdir_with_parents(f->spool, 0700) != 0 ||
+        !g_file_set_contents(sequence_path, "1\n", -1, NULL))
+        return -1;
+    g_free(sequence_path);
     f->settings.spool_max_bytes = 1u << 30;
     /* Timers far away unless a test needs them. */
     f->settings.spool_after_ms = 3600000;

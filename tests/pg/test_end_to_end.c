@@ -236,6 +236,49 @@ static void test_a_spool_is_replayed_after_a_restart(void **state)
     g_free(endpoint);
 }
 
+/* A node whose spool folder is emptied between two runs (a new disk, an
+ * admin's rm -r) numbers its batches again without it. Before, it started
+ * again at 1 and vigil-txd took its batches for ones it had and dropped
+ * them; now every write of the second run is in the warehouse, once. */
+static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    pid_t before = run_dd(&d, f->dir, "before");
+    char *sink = g_strdup(d.capture_path);
+    check_run(f, &d, sink, before, "before");
+    g_free(test_daemon_stop(&d));
+    char *spool = g_build_filename(f->dir, "spool", NULL);
+    test_remove_tree(spool);
+    assert_false(g_file_test(spool, G_FILE_TEST_EXISTS));
+
+    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    pid_t after = run_dd(&d, f->dir, "after");
+    check_run(f, &d, sink, after, "after");
+    /* Against dd itself: its 300 writes of 4096 bytes (the shell's echo
+     * of its pid is one more write), each once. */
+    char *sql = g_strdup_printf("SELECT count(DISTINCT seq) FROM activities JOIN processes USING "
+                                "(process_id) WHERE pid = %d AND operation = 6 AND bytes = 4096",
+                                (int)after);
+    assert_int_equal(test_pg_query_u64_in(f->conninfo, sql), 300);
+    g_free(sql);
+    sql = g_strdup_printf("SELECT count(*) FROM activities JOIN processes USING (process_id) "
+                          "WHERE pid = %d AND operation = 6 AND bytes = 4096",
+                          (int)after);
+    assert_int_equal(test_pg_query_u64_in(f->conninfo, sql), 300);
+    g_free(sql);
+    g_free(test_daemon_stop(&d));
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "; 0 reusing a sequence");
+    g_free(log);
+    g_free(spool);
+    g_free(sink);
+    g_free(config);
+}
+
 int main(void)
 {
     if (!test_pg_available())
@@ -244,6 +287,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_what_vigild_forwards_is_what_the_warehouse_holds,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_a_spool_is_replayed_after_a_restart,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_node_with_an_emptied_spool_folder_loses_nothing,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);

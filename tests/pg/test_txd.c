@@ -96,6 +96,89 @@ static void test_a_batch_sent_twice_is_stored_once(void **state)
     test_sender_close(&s);
 }
 
+/* The next reply is a refusal of `sequence` whose reason holds `reason_part`. */
+static void expect_refusal(struct test_sender *s, uint64_t sequence, const char *reason_part)
+{
+    struct vigil_wire_message m;
+    assert_true(test_sender_receive(s, &m, 60000));
+    while (m.header.type == VIGIL_WIRE_STATES) {
+        vigil_wire_message_clear(&m);
+        assert_true(test_sender_receive(s, &m, 60000));
+    }
+    assert_int_equal(m.header.type, VIGIL_WIRE_REFUSED);
+    assert_int_equal(m.header.sequence, sequence);
+    test_assert_contains(m.refusals[0].reason, reason_part);
+    vigil_wire_message_clear(&m);
+}
+
+/* ---- batch identity ---------------------------------------------------------------------- */
+
+/* A message's CRC-32 as its header carries it, in the log's hex. */
+static char *crc_hex(GBytes *message)
+{
+    const guint8 *b = g_bytes_get_data(message, NULL);
+    const guint8 *c = b + VIGIL_WIRE_CRC_OFFSET;
+    return g_strdup_printf("%08x",
+                           (unsigned)(c[0] | c[1] << 8 | c[2] << 16 | (uint32_t)c[3] << 24));
+}
+
+/* A node whose spool folder was reset sends a sequence vigil-txd has, with
+ * other writes, for a later cycle. Before, that was taken for a resend and
+ * dropped; now it is stored (its key has the cycle's end), and said in the
+ * log at once with both digests. The same bytes again are still a resend. */
+static void test_a_reused_sequence_is_stored_and_said(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 3, NULL, NULL, NULL);
+    GBytes *first = test_batch_new(3, 1, 50, 0, VIGIL_HEALTH_OK);
+    test_sender_send(&s, first);
+    test_sender_expect_ack(&s, 1);
+    GBytes *other = test_batch_new(3, 1, 20, 1000, VIGIL_HEALTH_OK);
+    test_sender_send(&s, other);
+    test_sender_expect_ack(&s, 1);
+    test_sender_send(&s, first);
+    test_sender_expect_ack(&s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 70);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
+    char *first_crc = crc_hex(first), *other_crc = crc_hex(other);
+    char *sql = g_strdup_printf("SELECT count(*) FROM ingested_batches WHERE "
+                                "lpad(to_hex(content_crc32), 8, '0') = '%s' AND "
+                                "content_bytes = %zu",
+                                first_crc, g_bytes_get_size(first));
+    assert_int_equal(count(f, sql), 1);
+
+    /* A sequence below the node's highest is stored (no batch has it) and
+     * said at once. */
+    GBytes *high = test_batch_new(3, 10, 5, 2000, VIGIL_HEALTH_OK);
+    GBytes *low = test_batch_new(3, 5, 5, 3000, VIGIL_HEALTH_OK);
+    test_sender_send(&s, high);
+    test_sender_expect_ack(&s, 10);
+    test_sender_send(&s, low);
+    test_sender_expect_ack(&s, 5);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 80);
+
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "sequence reused: was the node's spool folder reset? Node 3 "
+                              "sequence 1 was stored with content crc32");
+    test_assert_contains(log, "for a later cycle: stored too");
+    test_assert_contains(log, first_crc);
+    test_assert_contains(log, other_crc);
+    test_assert_contains(log, "node 3 sent sequence 5 below its highest stored, 10");
+    test_assert_contains(log, "1 reusing a sequence");
+    test_assert_contains(log, "1 seen before");
+    g_free(log);
+    g_free(sql);
+    g_free(first_crc);
+    g_free(other_crc);
+    g_bytes_unref(first);
+    g_bytes_unref(other);
+    g_bytes_unref(high);
+    g_bytes_unref(low);
+    test_sender_close(&s);
+}
+
 /* ---- bad input -------------------------------------------------------------------------- */
 
 /* A copy of `message` with its version set to `version` and the CRC made
@@ -110,20 +193,6 @@ static GBytes *with_version(GBytes *message, uint16_t version)
     for (unsigned i = 0; i < 4; i++)
         bytes[VIGIL_WIRE_CRC_OFFSET + i] = (guint8)(crc >> (8 * i));
     return g_bytes_new_take(bytes, length);
-}
-
-static void expect_refusal(struct test_sender *s, uint64_t sequence, const char *reason_part)
-{
-    struct vigil_wire_message m;
-    assert_true(test_sender_receive(s, &m, 60000));
-    while (m.header.type == VIGIL_WIRE_STATES) {
-        vigil_wire_message_clear(&m);
-        assert_true(test_sender_receive(s, &m, 60000));
-    }
-    assert_int_equal(m.header.type, VIGIL_WIRE_REFUSED);
-    assert_int_equal(m.header.sequence, sequence);
-    test_assert_contains(m.refusals[0].reason, reason_part);
-    vigil_wire_message_clear(&m);
 }
 
 static void test_bad_messages_are_refused_and_the_server_goes_on(void **state)
@@ -433,33 +502,59 @@ static void test_database_away_for_20_s_loses_and_doubles_nothing(void **state)
 /* ---- the system reasoner -----------------------------------------------------------------------
  */
 
+/* The next system state `s` is sent, skipping acknowledgements. */
+static enum vigil_health next_system_state(struct test_sender *s)
+{
+    for (;;) {
+        struct vigil_wire_message m;
+        assert_true(test_sender_receive(s, &m, 60000));
+        unsigned type = m.header.type;
+        enum vigil_health health = 0;
+        if (type == VIGIL_WIRE_STATES) {
+            assert_int_equal(m.header.count, 1);
+            assert_int_equal(m.states[0].level, VIGIL_LEVEL_SYSTEM);
+            health = m.states[0].health;
+        }
+        vigil_wire_message_clear(&m);
+        if (type == VIGIL_WIRE_STATES)
+            return health;
+        assert_int_equal(type, VIGIL_WIRE_ACK);
+    }
+}
+
+/* Node 7 is ABNORMAL_BAD, node 17 OK. The system counts both (threshold 0:
+ * one bad against no good is ABNORMAL_BAD); node 17 hears that, node 7
+ * hears the system without itself, which is OK: its own state never comes
+ * back to it as the system's. */
 static void test_the_system_state_reaches_the_daemons(void **state)
 {
     struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 7, NULL, NULL, NULL);
-    GBytes *batch = test_batch_new(7, 1, 1, 0, VIGIL_HEALTH_ABNORMAL_BAD);
-    test_sender_send(&s, batch);
-    /* The next system cycles count this node's ABNORMAL_BAD (threshold 0,
-     * one bad against no good) and tell it so. */
+    struct test_sender bad, good;
+    test_sender_open(&bad, f->txd.endpoint, 7, NULL, NULL, NULL);
+    test_sender_open(&good, f->txd.endpoint, 17, NULL, NULL, NULL);
+    GBytes *bad_batch = test_batch_new(7, 1, 1, 0, VIGIL_HEALTH_ABNORMAL_BAD);
+    GBytes *good_batch = test_batch_new(17, 1, 1, 0, VIGIL_HEALTH_OK);
+    test_sender_send(&bad, bad_batch);
+    test_sender_expect_ack(&bad, 1);
+    test_sender_send(&good, good_batch);
+    test_sender_expect_ack(&good, 1);
+    /* Node 17 hears of node 7 within a few cycles (a generous bound). */
     gboolean heard = FALSE;
-    for (int i = 0; i < 200 && !heard; i++) {
-        struct vigil_wire_message m;
-        assert_true(test_sender_receive(&s, &m, 60000));
-        if (m.header.type == VIGIL_WIRE_STATES) {
-            assert_int_equal(m.header.count, 1);
-            assert_int_equal(m.states[0].level, VIGIL_LEVEL_SYSTEM);
-            heard = m.states[0].health == VIGIL_HEALTH_ABNORMAL_BAD;
-        }
-        vigil_wire_message_clear(&m);
-    }
+    for (int i = 0; i < 200 && !heard; i++)
+        heard = next_system_state(&good) == VIGIL_HEALTH_ABNORMAL_BAD;
     assert_true(heard);
+    /* From the cycle node 17 heard it in on, node 7 was counted too; it
+     * hears only node 17's OK, however many cycles. */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(next_system_state(&bad), VIGIL_HEALTH_OK);
     assert_int_equal(count(f, "SELECT count(*) FROM reasoner_states WHERE level = 'system' AND "
                               "state = 'ABNORMAL_BAD'"),
                      1);
-    g_bytes_unref(batch);
-    test_sender_close(&s);
+    g_bytes_unref(bad_batch);
+    g_bytes_unref(good_batch);
+    test_sender_close(&bad);
+    test_sender_close(&good);
 }
 
 /* ---- runs ------------------------------------------------------------------------------ */
@@ -530,6 +625,43 @@ static void test_a_run_is_its_first_process_whatever_comes_first(void **state)
     g_bytes_unref(child);
     g_bytes_unref(parent_running);
     g_bytes_unref(parent_ended);
+    test_sender_close(&s);
+}
+
+/* The same (node, sequence) and cycle end with other content: not a
+ * resend, and no key of its own: refused with the reason and both digests,
+ * so that the daemon keeps it aside rather than lose it. */
+static void test_a_reused_sequence_of_the_same_cycle_is_refused(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 9, NULL, NULL, NULL);
+    GBytes *first = process_batch(1, 100, "first", 1000000000, 0, -1);
+    GBytes *other = process_batch(1, 200, "other", 1000000000, 0, -1);
+    test_sender_send(&s, first);
+    test_sender_expect_ack(&s, 1);
+    test_sender_send(&s, other);
+    expect_refusal(&s, 1, "sequence reused: was the node's spool folder reset?");
+    test_sender_send(&s, first);
+    test_sender_expect_ack(&s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    char *log = test_txd_stop(&f->txd);
+    char *first_crc = crc_hex(first), *other_crc = crc_hex(other);
+    char *want =
+        g_strdup_printf("Node 9 sequence 1 was stored with content crc32 %s (%zu bytes); "
+                        "this batch has crc32 %s (%zu bytes), for the same cycle end, "
+                        "and is not stored",
+                        first_crc, g_bytes_get_size(first), other_crc, g_bytes_get_size(other));
+    test_assert_contains(log, want);
+    test_assert_contains(log, "1 reusing a sequence");
+    g_free(want);
+    g_free(log);
+    g_free(first_crc);
+    g_free(other_crc);
+    g_bytes_unref(first);
+    g_bytes_unref(other);
     test_sender_close(&s);
 }
 
@@ -614,6 +746,86 @@ static void test_curve_admits_listed_keys_only(void **state)
     g_free(authorized);
 }
 
+/* With CURVE a node id belongs to the key it first came with: another
+ * daemon (admitted, with a key of its own) claiming it is refused, both
+ * while vigil-txd remembers the key and after a restart, from the
+ * warehouse; the real node's batches and its own are stored. */
+static void test_a_batch_claiming_another_nodes_id_is_refused(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    char *server_keys = g_build_filename(f->dir, "txd.key", NULL);
+    char *node_keys = g_build_filename(f->dir, "node.key", NULL);
+    char *other_keys = g_build_filename(f->dir, "other.key", NULL);
+    char *authorized = g_build_filename(f->dir, "authorized", NULL);
+    struct vigil_curve_pair server, node, other;
+    GError *error = NULL;
+    assert_true(vigil_curve_keygen(server_keys, &server, &error));
+    assert_true(vigil_curve_keygen(node_keys, &node, &error));
+    assert_true(vigil_curve_keygen(other_keys, &other, &error));
+    char *list = g_strdup_printf("%s\n%s\n", node.public_key, other.public_key);
+    assert_true(g_file_set_contents(authorized, list, -1, NULL));
+    char *config = g_strdup_printf("curve_key_file = %s\ncurve_authorized_keys = %s\n", server_keys,
+                                   authorized);
+    test_txd_start(&f->txd, f->dir, f->conninfo, config);
+    struct test_sender real, impostor;
+    test_sender_open(&real, f->txd.endpoint, 8, server.public_key, node.public_key,
+                     node.secret_key);
+    test_sender_open(&impostor, f->txd.endpoint, 9, server.public_key, other.public_key,
+                     other.secret_key);
+    GBytes *batches[5];
+    batches[0] = test_batch_new(8, 1, 3, 0, VIGIL_HEALTH_OK);
+    test_sender_send(&real, batches[0]);
+    test_sender_expect_ack(&real, 1);
+    batches[1] = test_batch_new(8, 2, 4, 100, VIGIL_HEALTH_ABNORMAL_BAD);
+    test_sender_send(&impostor, batches[1]);
+    expect_refusal(&impostor, 2, "node 8 belongs to CURVE key");
+    batches[2] = test_batch_new(9, 1, 5, 0, VIGIL_HEALTH_OK);
+    test_sender_send(&impostor, batches[2]);
+    test_sender_expect_ack(&impostor, 1);
+
+    /* A new vigil-txd knows the keys from the warehouse. */
+    char *log = test_txd_stop(&f->txd);
+    test_txd_restart(&f->txd);
+    batches[3] = test_batch_new(8, 3, 6, 200, VIGIL_HEALTH_OK);
+    test_sender_send(&impostor, batches[3]);
+    expect_refusal(&impostor, 3, "node 8 belongs to CURVE key");
+    batches[4] = test_batch_new(8, 4, 7, 300, VIGIL_HEALTH_OK);
+    test_sender_send(&real, batches[4]);
+    test_sender_expect_ack(&real, 4);
+
+    assert_int_equal(count(f, "SELECT count(*) FROM activities a JOIN processes p USING "
+                              "(process_id) WHERE p.node_id = 8"),
+                     3 + 7);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities a JOIN processes p USING "
+                              "(process_id) WHERE p.node_id = 9"),
+                     5);
+    char *sql = g_strdup_printf("SELECT count(*) FROM node_keys WHERE (node_id, curve_public_key) "
+                                "IN ((8, '%s'), (9, '%s'))",
+                                node.public_key, other.public_key);
+    assert_int_equal(count(f, sql), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM node_keys"), 2);
+    char *want = g_strdup_printf("node 8 belongs to CURVE key %s, and this batch came with key %s",
+                                 node.public_key, other.public_key);
+    test_assert_contains(log, want);
+    g_free(log);
+    log = test_txd_stop(&f->txd);
+    test_assert_contains(log, want);
+    test_assert_contains(log, "1 naming another key's node");
+    g_free(log);
+    g_free(want);
+    g_free(sql);
+    for (unsigned i = 0; i < G_N_ELEMENTS(batches); i++)
+        g_bytes_unref(batches[i]);
+    test_sender_close(&real);
+    test_sender_close(&impostor);
+    g_free(config);
+    g_free(list);
+    g_free(server_keys);
+    g_free(node_keys);
+    g_free(other_keys);
+    g_free(authorized);
+}
+
 static void test_open_endpoint_without_curve_is_refused(void **state)
 {
     struct test_txd_fixture *f = *state;
@@ -643,6 +855,10 @@ int main(void)
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_a_batch_sent_twice_is_stored_once,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_reused_sequence_is_stored_and_said,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_reused_sequence_of_the_same_cycle_is_refused,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_bad_messages_are_refused_and_the_server_goes_on,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_a_batch_the_database_cannot_take_is_refused_whole,
@@ -659,6 +875,8 @@ int main(void)
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_curve_admits_listed_keys_only, test_txd_fixture_setup,
                                         test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_batch_claiming_another_nodes_id_is_refused,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_open_endpoint_without_curve_is_refused,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
     };

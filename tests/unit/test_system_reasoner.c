@@ -1,0 +1,148 @@
+/* vigil-txd's system reasoner: the whole system's state counts every node
+ * heard from recently; what each daemon is told leaves that daemon out, so
+ * a node's own anomaly never comes back to it as the system's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "txd.h"
+#include "vigil/health.h"
+
+static const struct vigil_reasoner_rule default_rule = {
+    .threshold = 0, .ratio = 2, .max_load = 0.95, .hold_cycles = 1};
+
+#define SECOND_NS  INT64_C(1000000000)
+#define MAX_AGE_MS 5000
+
+static enum vigil_health view_of(struct txd_system_reasoner *r, uint64_t node)
+{
+    struct vigil_wire_state out;
+    txd_system_reasoner_decide_for(r, node, &out);
+    assert_int_equal(out.level, VIGIL_LEVEL_SYSTEM);
+    return out.health;
+}
+
+static enum vigil_health decide(struct txd_system_reasoner *r, int64_t now_ns)
+{
+    struct vigil_wire_state out;
+    txd_system_reasoner_decide(r, now_ns, &out);
+    return out.health;
+}
+
+/* One node alone, abnormal: the system is abnormal (stored, logged), but
+ * the node is told the system without itself, which is nothing. Before,
+ * it was told ABNORMAL_BAD: its own state, a cycle late. */
+static void test_a_lone_node_does_not_hear_itself_back(void **state)
+{
+    (void)state;
+    struct txd_system_reasoner *r = txd_system_reasoner_new(&default_rule, MAX_AGE_MS);
+    int64_t now = 1000 * SECOND_NS;
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, now);
+    assert_int_equal(decide(r, now), VIGIL_HEALTH_ABNORMAL_BAD);
+    struct vigil_wire_state out;
+    txd_system_reasoner_decide_for(r, 1, &out);
+    assert_int_equal(out.health, VIGIL_HEALTH_OK);
+    assert_int_equal(out.bad_issues, 0);
+    assert_int_equal(out.good_issues, 0);
+    assert_int_equal(out.other_issues, 0);
+    txd_system_reasoner_free(r);
+}
+
+/* Three nodes, one abnormal: the others hear of it, it does not. */
+static void test_each_node_hears_the_others(void **state)
+{
+    (void)state;
+    struct txd_system_reasoner *r = txd_system_reasoner_new(&default_rule, MAX_AGE_MS);
+    int64_t now = 1000 * SECOND_NS;
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, now);
+    txd_system_reasoner_node_state(r, 2, VIGIL_HEALTH_OK, now);
+    txd_system_reasoner_node_state(r, 3, VIGIL_HEALTH_GOOD, now);
+    /* All three: one bad against one good is not twice as many. */
+    struct vigil_wire_state whole;
+    txd_system_reasoner_decide(r, now, &whole);
+    assert_int_equal(whole.bad_issues, 1);
+    assert_int_equal(whole.good_issues, 1);
+    assert_int_equal(whole.health, VIGIL_HEALTH_ABNORMAL_OTHER);
+    /* Node 1 sees only node 3's GOOD; node 3 only node 1's bad; node 2
+     * both. */
+    assert_int_equal(view_of(r, 1), VIGIL_HEALTH_ABNORMAL_GOOD);
+    assert_int_equal(view_of(r, 2), VIGIL_HEALTH_ABNORMAL_OTHER);
+    assert_int_equal(view_of(r, 3), VIGIL_HEALTH_ABNORMAL_BAD);
+    /* A node the reasoner does not know sees every node. */
+    assert_int_equal(view_of(r, 99), VIGIL_HEALTH_ABNORMAL_OTHER);
+    txd_system_reasoner_free(r);
+}
+
+/* What is left out is the node's state as it was counted, even when the
+ * node has said something new since the decision. */
+static void test_a_new_state_after_the_decision_leaves_the_counted_one_out(void **state)
+{
+    (void)state;
+    struct txd_system_reasoner *r = txd_system_reasoner_new(&default_rule, MAX_AGE_MS);
+    int64_t now = 1000 * SECOND_NS;
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, now);
+    txd_system_reasoner_node_state(r, 2, VIGIL_HEALTH_OK, now);
+    decide(r, now);
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_OK, now + SECOND_NS);
+    txd_system_reasoner_node_state(r, 3, VIGIL_HEALTH_ABNORMAL_BAD, now + SECOND_NS);
+    /* Node 1's counted ABNORMAL_BAD is out; node 3 was not counted yet. */
+    assert_int_equal(view_of(r, 1), VIGIL_HEALTH_OK);
+    assert_int_equal(view_of(r, 3), VIGIL_HEALTH_ABNORMAL_BAD);
+    txd_system_reasoner_free(r);
+}
+
+/* Each node's view is held like any reasoner's state: one cycle after its
+ * cause (hold_cycles 1), in that node's own memory. */
+static void test_each_view_is_held_in_its_own_memory(void **state)
+{
+    (void)state;
+    struct txd_system_reasoner *r = txd_system_reasoner_new(&default_rule, MAX_AGE_MS);
+    int64_t now = 1000 * SECOND_NS;
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, now);
+    txd_system_reasoner_node_state(r, 2, VIGIL_HEALTH_OK, now);
+    decide(r, now);
+    assert_int_equal(view_of(r, 2), VIGIL_HEALTH_ABNORMAL_BAD);
+    assert_int_equal(view_of(r, 1), VIGIL_HEALTH_OK);
+    /* Node 1 is OK again: node 2 still hears ABNORMAL_BAD for one cycle,
+     * node 1 never did. */
+    now += SECOND_NS;
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_OK, now);
+    txd_system_reasoner_node_state(r, 2, VIGIL_HEALTH_OK, now);
+    decide(r, now);
+    assert_int_equal(view_of(r, 2), VIGIL_HEALTH_ABNORMAL_BAD);
+    assert_int_equal(view_of(r, 1), VIGIL_HEALTH_OK);
+    now += SECOND_NS;
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_OK, now);
+    txd_system_reasoner_node_state(r, 2, VIGIL_HEALTH_OK, now);
+    decide(r, now);
+    assert_int_equal(view_of(r, 2), VIGIL_HEALTH_OK);
+    txd_system_reasoner_free(r);
+}
+
+/* A node not heard from within max_age counts in nobody's view. */
+static void test_a_silent_node_is_left_out_of_every_view(void **state)
+{
+    (void)state;
+    struct txd_system_reasoner *r = txd_system_reasoner_new(&default_rule, MAX_AGE_MS);
+    int64_t now = 1000 * SECOND_NS;
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, now);
+    txd_system_reasoner_node_state(r, 2, VIGIL_HEALTH_OK, now + 10 * SECOND_NS);
+    assert_int_equal(decide(r, now + 10 * SECOND_NS), VIGIL_HEALTH_OK);
+    assert_int_equal(txd_system_reasoner_nodes(r), 1);
+    assert_int_equal(view_of(r, 2), VIGIL_HEALTH_OK);
+    txd_system_reasoner_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_lone_node_does_not_hear_itself_back),
+        cmocka_unit_test(test_each_node_hears_the_others),
+        cmocka_unit_test(test_a_new_state_after_the_decision_leaves_the_counted_one_out),
+        cmocka_unit_test(test_each_view_is_held_in_its_own_memory),
+        cmocka_unit_test(test_a_silent_node_is_left_out_of_every_view),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
