@@ -7,7 +7,8 @@
  * checked: a refusal is a VIGIL_CONFIG_ERROR whose every line names the
  * file it is about; an accepted configuration, written out with
  * vigil_config_to_string, loads back to the same value for every key
- * (passwords excepted: they are written as ***). */
+ * (passwords excepted: they are written as ***) and is written again the
+ * same, plugin sections included. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,19 @@ static void check_same_values(const vigil_config *a, const vigil_config *b,
     }
 }
 
+/* The text without its comments (descriptions, and where values came
+ * from, which differs once the text itself is the file). */
+static char *without_comments(const char *text)
+{
+    GString *out = g_string_new(NULL);
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **line = lines; *line != NULL; line++)
+        if ((*line)[0] != '#')
+            g_string_append_printf(out, "%s\n", *line);
+    g_strfreev(lines);
+    return g_string_free(out, FALSE);
+}
+
 static void check_written_form_loads_back(const vigil_config *config)
 {
     char *text = vigil_config_to_string(config);
@@ -158,6 +172,14 @@ static void check_written_form_loads_back(const vigil_config *config)
     };
     for (size_t i = 0; i < G_N_ELEMENTS(tables); i++)
         check_same_values(config, again, tables[i].keys, *tables[i].n);
+    /* Plugin sections and redacted passwords too: written again, the same
+     * sections, keys and values. */
+    char *text_again = vigil_config_to_string(again);
+    char *values = without_comments(text), *values_again = without_comments(text_again);
+    must(strcmp(values, values_again) == 0);
+    g_free(values_again);
+    g_free(values);
+    g_free(text_again);
     vigil_config_free(again);
     g_free(text);
 }

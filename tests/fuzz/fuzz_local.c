@@ -144,7 +144,9 @@ static void decode_fixed(enum vigil_local_type type, const uint8_t *payload, siz
         struct vigil_local_report report;
     } out;
     struct vigil_error err = {{0}};
-    if (!vigil_local_decode_fixed(type, payload, size, &out, &err)) {
+    /* vigild passes no room for a SUMMARY_REQUEST, which has no payload. */
+    void *room = type == VIGIL_LOCAL_SUMMARY_REQUEST ? NULL : &out;
+    if (!vigil_local_decode_fixed(type, payload, size, room, &err)) {
         must(err.message[0] != '\0');
         return;
     }
