@@ -146,6 +146,25 @@ int main(int argc, char **argv)
     write_seed(dir, "second-lap-full", ring, two_drains, 0, NULL, 0);
     vigil_ring_close(ring);
 
+    /* Regression: ticks 2^63 from the clock's base (fuzz-ring's clock:
+     * tick 2^40, 1 ns a tick) overflowed vigil_tick_clock_ns's cast. */
+    struct vigil_error err = {{0}};
+    ring = vigil_ring_create(SLOTS, VIGIL_TICKS_TSC, &err);
+    if (ring == NULL)
+        g_error("%s", err.message);
+    const struct vigil_activity far = {
+        .record_type = VIGIL_RECORD_ACTIVITY,
+        .layer = VIGIL_LAYER_POSIX,
+        .op = VIGIL_OP_POSIX_READ,
+        .start_ns = (1ull << 40) + (1ull << 63) - 100,
+        .end_ns = (1ull << 40) + (1ull << 63) - 50,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
+    vigil_ring_push(ring, &far);
+    push_activities(ring, 1);
+    write_seed(dir, "ticks-far-from-the-clock", ring, 64u | 1u, 0, NULL, 0);
+    vigil_ring_close(ring);
+
     /* A claimed slot never written, by a producer that is gone. */
     ring = new_ring();
     push_activities(ring, 3);

@@ -13,6 +13,10 @@ fuzz_exe=$2
 runs=$3
 max_len=$4
 
+# UBSan only prints and goes on unless told otherwise: any finding fails.
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export UBSAN_OPTIONS
+
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 
