@@ -107,6 +107,14 @@ uint64_t vigil_tick_clock_ns(const struct vigil_tick_clock *clock, uint64_t tick
     if (clock->source != VIGIL_TICKS_TSC)
         return ticks;
     double delta = (double)(int64_t)(ticks - clock->base.ticks) * clock->ns_per_tick;
+    /* A ring's ticks come from its producer and may be anywhere: beyond
+     * int64's range the cast would be undefined. 2^63 - 1024 is the
+     * largest double below 2^63. */
+    const double int64_end = 9223372036854775808.0; /* 2^63 */
+    if (!(delta < int64_end))
+        delta = 9223372036854774784.0;
+    else if (delta < -int64_end)
+        delta = -int64_end;
     return clock->base.ns + (uint64_t)(int64_t)delta;
 }
 

@@ -462,15 +462,17 @@ static bool take_activity(struct drain *d, const union ring_payload *payload)
         skip(d, 1, &d->report->corrupt, "activity carries another position's seq");
         return false;
     }
-    if (!vigil_activity_check(a, &why)) {
-        skip(d, 1, &d->report->corrupt, why.message);
-        return false;
-    }
+    /* Converted first, checked after: ticks far from the clock's base wrap
+     * round, and a record that ends before it starts must not get out. */
     if (d->clock != NULL) {
         a->start_ns = vigil_tick_clock_ns(d->clock, a->start_ns);
         a->end_ns = vigil_tick_clock_ns(d->clock, a->end_ns);
         if (a->parent_start_ns != 0)
             a->parent_start_ns = vigil_tick_clock_ns(d->clock, a->parent_start_ns);
+    }
+    if (!vigil_activity_check(a, &why)) {
+        skip(d, 1, &d->report->corrupt, why.message);
+        return false;
     }
     d->record.type = VIGIL_RECORD_ACTIVITY;
     d->record.seq = d->ring->tail;

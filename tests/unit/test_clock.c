@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -69,6 +70,23 @@ static void test_tick_clock_arithmetic(void **state)
     assert_true(c.ns_per_tick == 1.0);
 }
 
+/* A hostile ring's ticks may be anywhere. At a rate of 1 ns a tick (what
+ * init falls back to) a tick 2^63 from the base was converted through a
+ * double just past int64's range: undefined behaviour, caught by UBSan. */
+static void test_ticks_far_from_the_base(void **state)
+{
+    (void)state;
+    struct vigil_tick_anchor a = {1000, 5000};
+    struct vigil_tick_clock c;
+    vigil_tick_clock_init(&c, VIGIL_TICKS_TSC, &a, &a);
+    assert_true(c.ns_per_tick == 1.0);
+    uint64_t far = vigil_tick_clock_ns(&c, 1000 + (uint64_t)INT64_MAX);
+    uint64_t nearer = vigil_tick_clock_ns(&c, 1000 + (1ull << 62));
+    assert_true(far > nearer);
+    uint64_t far_back = vigil_tick_clock_ns(&c, 1000 - (1ull << 63));
+    assert_int_equal(far_back, 5000 - (1ull << 63));
+}
+
 static void test_tick_source_and_anchors(void **state)
 {
     (void)state;
@@ -90,6 +108,7 @@ int main(void)
         cmocka_unit_test(test_offset_converts_both_ways),
         cmocka_unit_test(test_realtime_matches_the_system_clock),
         cmocka_unit_test(test_tick_clock_arithmetic),
+        cmocka_unit_test(test_ticks_far_from_the_base),
         cmocka_unit_test(test_tick_source_and_anchors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -752,6 +752,39 @@ static void test_release_beyond_commit_is_counted_by_the_next_consumer(void **st
     free_pair(&r);
 }
 
+/* Found by tests/fuzz/fuzz_ring.c: ticks the clock maps past the end of
+ * the ns range come out with an end before their start. The reader checks
+ * the converted record, so it is skipped as corrupt, not handed out. */
+static void test_times_that_wrap_when_converted_are_corrupt(void **state)
+{
+    (void)state;
+    struct vigil_error err = {{0}};
+    struct vigil_ring *producer = vigil_ring_create(64, VIGIL_TICKS_TSC, &err);
+    assert_non_null(producer);
+    struct vigil_ring *consumer = vigil_ring_attach(vigil_ring_fd(producer), &err);
+    assert_non_null(consumer);
+
+    /* One tick a ns, tick 1000 at 5000 ns: tick 2^64 - 4000 is ns 2^64. */
+    struct vigil_tick_clock clock = {VIGIL_TICKS_TSC, {1000, 5000}, 1.0};
+    struct vigil_activity a = make_activity(1, 1);
+    a.parent_start_ns = 0;
+    a.start_ns = UINT64_MAX - 4009; /* ns 2^64 - 10 */
+    a.end_ns = UINT64_MAX - 3989;   /* ns 10 */
+    assert_true(vigil_ring_push(producer, &a));
+    a.start_ns = 3000;
+    a.end_ns = 3400;
+    assert_true(vigil_ring_push(producer, &a));
+
+    struct collected c = {.in_order = false};
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(consumer, 10, 0, &clock, collect, &c, &rep), 1);
+    assert_int_equal(rep.corrupt, 1);
+    assert_int_equal(c.last.activity.start_ns, 7000);
+    assert_non_null(strstr(rep.first_problem.message, "ends"));
+    vigil_ring_close(consumer);
+    vigil_ring_close(producer);
+}
+
 static void test_create_refuses_bad_sizes(void **state)
 {
     (void)state;
@@ -780,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_attach_refuses_bad_headers),
         cmocka_unit_test(test_attach_refuses_truncated_and_unsealed_files),
         cmocka_unit_test(test_tsc_ring_times_are_converted_by_drain),
+        cmocka_unit_test(test_times_that_wrap_when_converted_are_corrupt),
         cmocka_unit_test(test_create_refuses_bad_sizes),
         cmocka_unit_test(test_held_records_survive_a_new_consumer),
         cmocka_unit_test(test_release_beyond_commit_is_counted_by_the_next_consumer),

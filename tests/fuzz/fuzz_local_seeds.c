@@ -1,0 +1,122 @@
+/* fuzz-local-seeds DIR: writes one valid message of each local protocol
+ * type to DIR/seed-<type>.bin, in fuzz-local's input form: a byte saying
+ * how many descriptors travel with it, then the message, header included. */
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "vigil/clock.h"
+#include "vigil/local_protocol.h"
+
+static size_t payload_of(enum vigil_local_type type, unsigned char *payload)
+{
+    switch (type) {
+    case VIGIL_LOCAL_REGISTER: {
+        const struct vigil_local_register fixed = {
+            .ring_slots = 1024,
+            .tick_source = VIGIL_TICKS_TSC,
+            .start_ticks = 123456789,
+            .start_monotonic_ns = 987654321,
+            .start_realtime_ns = 1700000000000000000ull,
+            .mpi_rank = -1,
+        };
+        char *argv[] = {"/usr/bin/dd", "if=/dev/zero", "", "count=1", NULL};
+        return vigil_local_encode_register(payload, &fixed, "/usr/bin/dd", "/home/me", "4242",
+                                           "slurm-4242.0", 4, argv);
+    }
+    case VIGIL_LOCAL_REGISTERED: {
+        const struct vigil_local_registered m = {.process_id = 17};
+        memcpy(payload, &m, sizeof m);
+        return sizeof m;
+    }
+    case VIGIL_LOCAL_REFUSED: {
+        static const char why[] = "run key slurm-1 belongs to another user";
+        memcpy(payload, why, sizeof why - 1);
+        return sizeof why - 1;
+    }
+    case VIGIL_LOCAL_RANK: {
+        const struct vigil_local_rank m = {.rank = 3, .size = 4};
+        memcpy(payload, &m, sizeof m);
+        return sizeof m;
+    }
+    case VIGIL_LOCAL_SUMMARY_REQUEST:
+    case VIGIL_LOCAL_STATUS_REQUEST: {
+        const struct vigil_local_status_request m = {.finished_pid = 4242};
+        memcpy(payload, &m, sizeof m);
+        return type == VIGIL_LOCAL_STATUS_REQUEST ? sizeof m : 0;
+    }
+    case VIGIL_LOCAL_SUMMARY: {
+        struct vigil_local_summary m = {
+            .process_id = 17,
+            .activities_drained = 1234,
+            .names_drained = 5,
+            .gaps = 2,
+            .cpu_s = 0.25,
+            .energy_j = 12.5,
+            .energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED,
+            .cycles = 12,
+            .abnormal_cycles = 3,
+            .activities_observed = 100,
+            .activities_forwarded = 40,
+            .activities_dropped = 50,
+            .activities_lost = 4,
+            .activities_held = 6,
+        };
+        g_strlcpy(m.energy_source, "energy/estimate", sizeof m.energy_source);
+        g_strlcpy(m.capture_mode, "anomalies", sizeof m.capture_mode);
+        memcpy(payload, &m, sizeof m);
+        return sizeof m;
+    }
+    case VIGIL_LOCAL_STATUS: {
+        const struct vigil_local_status m = {.json_bytes = 4096};
+        memcpy(payload, &m, sizeof m);
+        return sizeof m;
+    }
+    case VIGIL_LOCAL_REPORT: {
+        const struct vigil_local_report m = {.exit_code = 0, .json_bytes = 2048};
+        memcpy(payload, &m, sizeof m);
+        return sizeof m;
+    }
+    }
+    return 0;
+}
+
+static gboolean carries_descriptor(enum vigil_local_type type)
+{
+    return type == VIGIL_LOCAL_REGISTER || type == VIGIL_LOCAL_STATUS || type == VIGIL_LOCAL_REPORT;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_REPORT; type++) {
+        static _Alignas(8) unsigned char input[1 + VIGIL_LOCAL_MAX_BYTES];
+        /* One descriptor, taken, where the protocol passes one. */
+        input[0] = carries_descriptor(type) ? 1 | 4 : 0;
+        size_t payload_bytes = payload_of(type, input + 1 + sizeof(struct vigil_local_header));
+        const struct vigil_local_header header = {
+            .magic = VIGIL_LOCAL_MAGIC,
+            .version = VIGIL_LOCAL_VERSION,
+            .type = (uint16_t)type,
+            .payload_bytes = (uint32_t)payload_bytes,
+        };
+        memcpy(input + 1, &header, sizeof header);
+        char *name = g_strdelimit(g_strdup(vigil_local_type_name(type)), " ", '-');
+        char *file = g_strdup_printf("%s/seed-%s.bin", argv[1], name);
+        GError *error = NULL;
+        gboolean ok = g_file_set_contents(file, (const char *)input,
+                                          (gssize)(1 + sizeof header + payload_bytes), &error);
+        g_free(file);
+        g_free(name);
+        if (!ok) {
+            fprintf(stderr, "%s: %s\n", argv[0], error->message);
+            g_error_free(error);
+            return 1;
+        }
+    }
+    return 0;
+}
