@@ -335,7 +335,8 @@ static void test_three_nodes_one_job(void **state)
     test_assert_contains(log, "node 1402 connected");
     test_assert_contains(log, "node 1403 connected");
     assert_null(strstr(log, "refused a "));
-    test_assert_contains(log, " 0 refused by the database, 0 malformed");
+    test_assert_contains(log, " 0 refused by the database (0 naming another key's node), 0 "
+                              "malformed");
     g_free(log);
 
     for (int i = 0; i < NODES; i++) {
