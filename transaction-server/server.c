@@ -8,7 +8,9 @@
  * instead of sending it for ever. While the database is down batches wait
  * here, up to pending_max_bytes, unacknowledged; past that they are not
  * kept at all, and their daemons, hearing nothing, spool them. Nothing is
- * acknowledged that is not committed, so nothing is lost.
+ * acknowledged that is not committed, so nothing is lost. What waits is
+ * stored a group at a time, one transaction a group, one group a turn of
+ * the loop.
  *
  * Once a cycle the system reasoner decides and its state goes to every
  * daemon heard from recently. */
@@ -22,6 +24,11 @@
 #include "vigil/health.h"
 
 #define RETRY_FIRST_MS 100u
+/* A group stored in one transaction: one commit (one fdatasync of the
+ * WAL, 4.7 ms on the disk measured) for up to this many batches, and the
+ * loop's turn no longer than a group takes. */
+#define GROUP_MAX_BATCHES 64u
+#define GROUP_MAX_BYTES   (8u << 20)
 
 struct pending {
     GBytes *identity;
@@ -330,44 +337,60 @@ static void take_batch(struct txd_server *s, GBytes *identity, const char *curve
     g_queue_push_tail(&s->pending, p);
 }
 
-/* Stores what waits, oldest first, until the queue is empty or the
- * database fails. */
+/* Stores one group of what waits, oldest first: up to GROUP_MAX_BATCHES
+ * and GROUP_MAX_BYTES (at least one batch) in one transaction, so that
+ * one commit serves them all; then the loop serves sockets, ZAP, signals
+ * and the system cycle before the next group. */
 static void store_pending(struct txd_server *s)
 {
-    if (monotonic_ns() < s->next_retry_ns)
+    if (g_queue_is_empty(&s->pending) || monotonic_ns() < s->next_retry_ns)
         return;
-    struct pending *p;
-    while ((p = g_queue_peek_head(&s->pending)) != NULL) {
-        GError *error = NULL;
+    struct txd_group_item items[GROUP_MAX_BATCHES];
+    struct pending *taken[GROUP_MAX_BATCHES];
+    guint n = 0;
+    uint64_t bytes = 0;
+    for (GList *l = s->pending.head; l != NULL && n < GROUP_MAX_BATCHES; l = l->next) {
+        struct pending *p = l->data;
+        if (n > 0 && bytes + p->bytes > GROUP_MAX_BYTES)
+            break;
+        bytes += p->bytes;
         /* A key this server has confirmed already is not looked up again:
          * one statement less a batch. */
-        struct txd_batch_origin origin = {.curve_key = p->sender_confirmed ? NULL : p->curve_key,
-                                          .crc32 = p->crc32,
-                                          .bytes = p->bytes};
-        enum txd_store_result result = txd_store_batch(s->store, &p->batch, &origin, &error);
+        items[n] = (struct txd_group_item){
+            .batch = &p->batch,
+            .origin = {.curve_key = p->sender_confirmed ? NULL : p->curve_key,
+                       .crc32 = p->crc32,
+                       .bytes = p->bytes},
+        };
+        taken[n++] = p;
+    }
+    GError *error = NULL;
+    if (txd_store_group(s->store, items, n, &error) == TXD_RETRY) {
+        if (!s->database_down)
+            g_warning("the warehouse is unavailable, batches wait (%u now): %s",
+                      g_queue_get_length(&s->pending), error->message);
+        else
+            g_debug("the warehouse is still unavailable: %s", error->message);
+        g_error_free(error);
+        s->database_down = TRUE;
+        s->next_retry_ns = monotonic_ns() + (int64_t)s->retry_ms * 1000000;
+        s->retry_ms = MIN(s->retry_ms * 2, s->settings.retry_max_ms);
+        return;
+    }
+    if (s->database_down)
+        g_message("the warehouse is back; storing the %u batches that waited",
+                  g_queue_get_length(&s->pending));
+    s->database_down = FALSE;
+    s->retry_ms = RETRY_FIRST_MS;
+    /* Committed: each batch is answered now. */
+    for (guint i = 0; i < n; i++) {
+        struct pending *p = taken[i];
         const struct vigil_wire_header *h = &p->batch.header;
-        if (result == TXD_RETRY) {
-            if (!s->database_down)
-                g_warning("the warehouse is unavailable, batches wait (%u now): %s",
-                          g_queue_get_length(&s->pending), error->message);
-            else
-                g_debug("the warehouse is still unavailable: %s", error->message);
-            g_error_free(error);
-            s->database_down = TRUE;
-            s->next_retry_ns = monotonic_ns() + (int64_t)s->retry_ms * 1000000;
-            s->retry_ms = MIN(s->retry_ms * 2, s->settings.retry_max_ms);
-            return;
-        }
-        if (s->database_down)
-            g_message("the warehouse is back; storing the %u batches that waited",
-                      g_queue_get_length(&s->pending));
-        s->database_down = FALSE;
-        s->retry_ms = RETRY_FIRST_MS;
-        if (result == TXD_REFUSED) {
+        if (items[i].result == TXD_REFUSED) {
             g_warning("batch %" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT " cannot be stored: %s",
-                      h->node_id, h->sequence, error->message);
-            send_refusal(s, p->identity, h->node_id, h->sequence, error->message);
-            g_error_free(error);
+                      h->node_id, h->sequence, items[i].error->message);
+            send_refusal(s, p->identity, h->node_id, h->sequence, items[i].error->message);
+            g_clear_error(&items[i].error);
         } else {
             send_ack(s, p->identity, h);
             if (p->curve_key != NULL && !g_hash_table_contains(s->node_keys, &h->node_id))
@@ -380,6 +403,7 @@ static void store_pending(struct txd_server *s)
         }
         g_hash_table_remove(s->pending_batches, p->key);
         s->pending_bytes -= p->bytes;
+        g_assert(g_queue_peek_head(&s->pending) == p);
         pending_free(g_queue_pop_head(&s->pending));
     }
 }

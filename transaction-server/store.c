@@ -1,12 +1,15 @@
-/* vigil-txd — one batch into PostgreSQL, exactly once.
+/* vigil-txd — batches into PostgreSQL, exactly once, a group at a time.
  *
- * A batch is stored in one transaction that begins by recording its
- * (node, sequence) in ingested_batches. When that row exists already the
- * batch was stored before (a daemon resends what it has no acknowledgement
- * for), and the transaction is rolled back with nothing written. When the
- * commit succeeds the caller acknowledges; when anything fails, nothing of
- * the batch is in the database and the daemon will send it again. So a
- * batch is in the warehouse once, whatever fails when.
+ * Each batch is stored in its own savepoint that begins by recording its
+ * (node, sequence) in ingested_batches. When that row exists already (also
+ * from earlier in the same group) the batch was stored before (a daemon
+ * resends what it has no acknowledgement for), and its savepoint is rolled
+ * back with nothing written. A batch whose rows the database refuses is
+ * rolled back to its savepoint alone. Up to a group of batches share one
+ * transaction, so one COMMIT (one fdatasync of the WAL) serves them all;
+ * only when it succeeds does the caller acknowledge. When anything else
+ * fails, nothing of the group is in the database and every batch of it is
+ * tried again. So a batch is in the warehouse once, whatever fails when.
  *
  * The rows go in with binary COPY, one COPY per table per batch. Small
  * tables (nodes, runs, processes, summaries) take parameterised upserts. */
@@ -1174,11 +1177,13 @@ static gboolean claim_batch(struct batch_context *b, const struct txd_batch_orig
     return stored;
 }
 
-static enum txd_store_result failed(struct txd_store *s, const struct vigil_wire_message *batch,
-                                    GError *local, GError **error)
+/* ---- a group of batches, one transaction ------------------------------------------------ */
+
+/* The whole group failed: nothing of it may stay. Roll back, or drop a
+ * connection that cannot even do that; forget the ids it learnt. */
+static enum txd_store_result group_failed(struct txd_store *s, const struct txd_group_item *items,
+                                          guint n, GError *local, GError **error)
 {
-    /* Nothing of the batch may stay: roll back, or drop a connection
-     * that cannot even do that. */
     if (s->db != NULL && PQstatus(s->db) == CONNECTION_OK &&
         PQtransactionStatus(s->db) != PQTRANS_IDLE) {
         PGresult *result = PQexec(s->db, "ROLLBACK");
@@ -1195,24 +1200,20 @@ static enum txd_store_result failed(struct txd_store *s, const struct vigil_wire
     }
     if (strstr(local->message, " timeout ([warehouse] ") != NULL)
         g_warning("batch %" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
-                  " waits, unacknowledged, to be tried again: %s",
-                  batch->header.node_id, batch->header.sequence, local->message);
-    gboolean refused = g_error_matches(local, TXD_ERROR, TXD_ERROR_REFUSE);
+                  "%s waits, unacknowledged, to be tried again: %s",
+                  items[0].batch->header.node_id, items[0].batch->header.sequence,
+                  n > 1 ? " and the rest of its group" : "", local->message);
+    /* Only what a batch's own statements say of it refuses it (in its
+     * savepoint); a failure of the group as a whole is tried again. */
+    local->code = TXD_ERROR_RETRY;
     g_propagate_error(error, local);
-    if (refused)
-        s->counts.batches_refused++;
-    return refused ? TXD_REFUSED : TXD_RETRY;
+    return TXD_RETRY;
 }
 
-enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wire_message *batch,
-                                      const struct txd_batch_origin *origin, GError **error)
+static void batch_context_init(struct batch_context *b, struct txd_store *s,
+                               const struct vigil_wire_message *batch)
 {
-    GError *local = NULL;
-    if (!txd_store_connect(s, &local)) {
-        g_propagate_error(error, local);
-        return TXD_RETRY;
-    }
-    struct batch_context b = {
+    *b = (struct batch_context){
         .store = s,
         .batch = batch,
         .node = &batch->inner[0].nodes[0], /* the decoder checked it is there */
@@ -1223,29 +1224,136 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
         .runs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
         .jobs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
     };
+}
+
+static void batch_context_clear(struct batch_context *b)
+{
+    g_hash_table_destroy(b->processes);
+    g_hash_table_destroy(b->files);
+    g_hash_table_destroy(b->metrics);
+    g_hash_table_destroy(b->runs);
+    g_hash_table_destroy(b->jobs);
+}
+
+/* Nothing of the batch stays, the rest of the group goes on. */
+static gboolean batch_rollback(struct txd_store *s, GError **error)
+{
+    txd_ids_batch_rollback(s->ids);
+    return exec_command(s->db, "ROLLBACK TO SAVEPOINT batch; RELEASE SAVEPOINT batch", error);
+}
+
+/* One batch of the group, in its savepoint. FALSE (with error) only when
+ * the group must be rolled back; a refusal is the item's. */
+static gboolean group_store_one(struct txd_store *s, struct txd_group_item *item, uint64_t *rows,
+                                uint64_t *runs_described, GError **error)
+{
+    struct batch_context b;
+    batch_context_init(&b, s, item->batch);
+    GError *local = NULL;
     gboolean duplicate = FALSE;
-    gboolean ok = make_partitions(&b, &local) && exec_command(s->db, "BEGIN", &local) &&
-                  claim_batch(&b, origin, &duplicate, &local);
-    if (ok && duplicate)
-        ok = exec_command(s->db, "ROLLBACK", &local);
-    else if (ok)
-        ok = store_rows(&b, &local) && exec_command(s->db, "COMMIT", &local);
-    g_hash_table_destroy(b.processes);
-    g_hash_table_destroy(b.files);
-    g_hash_table_destroy(b.metrics);
-    g_hash_table_destroy(b.runs);
-    g_hash_table_destroy(b.jobs);
+    gboolean ok = exec_command(s->db, "SAVEPOINT batch", error);
+    if (!ok) {
+        batch_context_clear(&b);
+        return FALSE;
+    }
+    ok = claim_batch(&b, &item->origin, &duplicate, &local);
+    if (ok && duplicate) {
+        item->result = TXD_DUPLICATE;
+        ok = batch_rollback(s, error);
+    } else if (ok && store_rows(&b, &local)) {
+        item->result = TXD_STORED;
+        *rows += b.rows;
+        *runs_described += b.runs_described;
+        txd_ids_batch_release(s->ids);
+        ok = exec_command(s->db, "RELEASE SAVEPOINT batch", error);
+    } else if (g_error_matches(local, TXD_ERROR, TXD_ERROR_REFUSE)) {
+        item->result = TXD_REFUSED;
+        item->error = local;
+        ok = batch_rollback(s, error);
+    } else {
+        g_propagate_error(error, local);
+        ok = FALSE;
+    }
+    batch_context_clear(&b);
+    return ok;
+}
+
+/* Within one batch, shared rows (jobs, runs, metrics, files) are taken in
+ * a fixed order, so that two vigil-txd storing one batch each never wait
+ * for each other in a circle. A group of several batches takes them batch
+ * after batch, out of that order: two groups could deadlock. So a group of
+ * several takes this lock exclusively (one such group in the warehouse at
+ * a time), and a group of one shares it. */
+#define GROUP_LOCK_KEY "7020176829764907884" /* "vigilgrp" */
+
+static gboolean begin_group(struct txd_store *s, guint n, GError **error)
+{
+    const char *sql = n > 1 ? "BEGIN; SELECT pg_advisory_xact_lock(" GROUP_LOCK_KEY ")"
+                            : "BEGIN; SELECT pg_advisory_xact_lock_shared(" GROUP_LOCK_KEY ")";
+    PGresult *result = PQexec(s->db, sql);
+    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK;
     if (!ok)
-        return failed(s, batch, local, error);
-    if (duplicate) {
-        s->counts.batches_duplicate++;
-        return TXD_DUPLICATE;
+        txd_set_pg_error(error, s->db, result, sql);
+    PQclear(result);
+    return ok;
+}
+
+enum txd_store_result txd_store_group(struct txd_store *s, struct txd_group_item *items, guint n,
+                                      GError **error)
+{
+    GError *local = NULL;
+    for (guint i = 0; i < n; i++) {
+        items[i].result = TXD_RETRY;
+        items[i].error = NULL;
+    }
+    if (!txd_store_connect(s, &local)) {
+        g_propagate_error(error, local);
+        return TXD_RETRY;
+    }
+    /* Every partition the group needs, before its transaction. */
+    for (guint i = 0; i < n; i++) {
+        struct batch_context b;
+        batch_context_init(&b, s, items[i].batch);
+        gboolean made = make_partitions(&b, &local);
+        batch_context_clear(&b);
+        if (!made)
+            return group_failed(s, items, n, local, error);
+    }
+    uint64_t rows = 0, runs_described = 0;
+    gboolean ok = begin_group(s, n, &local);
+    for (guint i = 0; ok && i < n; i++)
+        ok = group_store_one(s, &items[i], &rows, &runs_described, &local);
+    ok = ok && exec_command(s->db, "COMMIT", &local);
+    if (!ok) {
+        for (guint i = 0; i < n; i++) {
+            g_clear_error(&items[i].error);
+            items[i].result = TXD_RETRY;
+        }
+        return group_failed(s, items, n, local, error);
     }
     txd_ids_commit(s->ids);
-    s->counts.batches_stored++;
-    s->counts.rows_stored += b.rows;
-    s->counts.runs_described += b.runs_described;
+    for (guint i = 0; i < n; i++) {
+        if (items[i].result == TXD_STORED)
+            s->counts.batches_stored++;
+        else if (items[i].result == TXD_DUPLICATE)
+            s->counts.batches_duplicate++;
+        else if (items[i].result == TXD_REFUSED)
+            s->counts.batches_refused++;
+    }
+    s->counts.rows_stored += rows;
+    s->counts.runs_described += runs_described;
     return TXD_STORED;
+}
+
+enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wire_message *batch,
+                                      const struct txd_batch_origin *origin, GError **error)
+{
+    struct txd_group_item item = {.batch = batch, .origin = *origin};
+    if (txd_store_group(s, &item, 1, error) != TXD_STORED)
+        return TXD_RETRY;
+    if (item.error != NULL)
+        g_propagate_error(error, item.error);
+    return item.result;
 }
 
 gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_state *state,

@@ -5,7 +5,9 @@
  * for every row would cost a round trip each, so ids are cached. The catch
  * is the transaction: an id made by an INSERT that then rolls back does not
  * exist, and caching it would make the next batch refer to nothing. So what
- * a transaction learns waits in `pending` until it commits. */
+ * a batch learns waits in `batch` until its savepoint is released (then in
+ * `pending`, for the group's later batches) or rolled back (then dropped),
+ * and what the group learnt waits in `pending` until it commits. */
 #include <string.h>
 
 #include "txd.h"
@@ -16,7 +18,8 @@
 
 struct id_cache {
     GHashTable *committed; /* key → id (gint64 boxed in the pointer) */
-    GHashTable *pending;
+    GHashTable *pending;   /* learnt by batches of the group released so far */
+    GHashTable *batch;     /* learnt by the batch in its savepoint now */
 };
 
 struct txd_ids {
@@ -30,36 +33,45 @@ static void cache_init(struct id_cache *c, GHashFunc hash, GEqualFunc equal,
 {
     c->committed = g_hash_table_new_full(hash, equal, free_key, NULL);
     c->pending = g_hash_table_new_full(hash, equal, free_key, NULL);
+    c->batch = g_hash_table_new_full(hash, equal, free_key, NULL);
 }
 
 static void cache_clear(struct id_cache *c)
 {
     g_hash_table_destroy(c->committed);
     g_hash_table_destroy(c->pending);
+    g_hash_table_destroy(c->batch);
 }
 
 static gboolean cache_find(const struct id_cache *c, gconstpointer key, int64_t *id)
 {
     gpointer value;
     if (g_hash_table_lookup_extended(c->committed, key, NULL, &value) ||
-        g_hash_table_lookup_extended(c->pending, key, NULL, &value)) {
+        g_hash_table_lookup_extended(c->pending, key, NULL, &value) ||
+        g_hash_table_lookup_extended(c->batch, key, NULL, &value)) {
         *id = (int64_t)GPOINTER_TO_SIZE(value);
         return TRUE;
     }
     return FALSE;
 }
 
-static void cache_commit(struct id_cache *c, guint max_entries)
+static void move_all(GHashTable *from, GHashTable *to)
 {
-    if (g_hash_table_size(c->committed) + g_hash_table_size(c->pending) > max_entries)
-        g_hash_table_remove_all(c->committed);
     GHashTableIter it;
     gpointer key, value;
-    g_hash_table_iter_init(&it, c->pending);
+    g_hash_table_iter_init(&it, from);
     while (g_hash_table_iter_next(&it, &key, &value)) {
         g_hash_table_iter_steal(&it);
-        g_hash_table_replace(c->committed, key, value);
+        g_hash_table_replace(to, key, value);
     }
+}
+
+static void cache_commit(struct id_cache *c, guint max_entries)
+{
+    move_all(c->batch, c->pending);
+    if (g_hash_table_size(c->committed) + g_hash_table_size(c->pending) > max_entries)
+        g_hash_table_remove_all(c->committed);
+    move_all(c->pending, c->committed);
 }
 
 _Static_assert(sizeof(gsize) >= sizeof(int64_t), "ids are kept in pointers");
@@ -92,9 +104,24 @@ void txd_ids_commit(struct txd_ids *ids)
 
 void txd_ids_rollback(struct txd_ids *ids)
 {
+    txd_ids_batch_rollback(ids);
     g_hash_table_remove_all(ids->metrics.pending);
     g_hash_table_remove_all(ids->files.pending);
     g_hash_table_remove_all(ids->days.pending);
+}
+
+void txd_ids_batch_release(struct txd_ids *ids)
+{
+    move_all(ids->metrics.batch, ids->metrics.pending);
+    move_all(ids->files.batch, ids->files.pending);
+    move_all(ids->days.batch, ids->days.pending);
+}
+
+void txd_ids_batch_rollback(struct txd_ids *ids)
+{
+    g_hash_table_remove_all(ids->metrics.batch);
+    g_hash_table_remove_all(ids->files.batch);
+    g_hash_table_remove_all(ids->days.batch);
 }
 
 /* Runs a statement that returns one id in its first row, or no row. */
@@ -152,7 +179,7 @@ int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metri
         g_free(key);
         return -1;
     }
-    g_hash_table_replace(ids->metrics.pending, key, GSIZE_TO_POINTER((gsize)id));
+    g_hash_table_replace(ids->metrics.batch, key, GSIZE_TO_POINTER((gsize)id));
     return id;
 }
 
@@ -182,7 +209,7 @@ int64_t txd_ids_file(struct txd_ids *ids, PGconn *db, const char *path, size_t l
         g_bytes_unref(key);
         return -1;
     }
-    g_hash_table_replace(ids->files.pending, key, GSIZE_TO_POINTER((gsize)id));
+    g_hash_table_replace(ids->files.batch, key, GSIZE_TO_POINTER((gsize)id));
     return id;
 }
 
@@ -210,4 +237,5 @@ void txd_ids_forget_partitions(struct txd_ids *ids)
 {
     g_hash_table_remove_all(ids->days.committed);
     g_hash_table_remove_all(ids->days.pending);
+    g_hash_table_remove_all(ids->days.batch);
 }

@@ -34,7 +34,7 @@ struct txd_system_reasoner {
     struct vigil_reasoner_memory memory;
     uint64_t cycle;
     uint32_t counted[VIGIL_HEALTH_COUNT + 1]; /* the last decision's nodes, by state */
-    guint counted_nodes; /* how many: a change is logged */
+    guint counted_nodes;                      /* how many: a change is logged */
 };
 
 struct txd_system_reasoner *txd_system_reasoner_new(const struct vigil_reasoner_rule *rule,

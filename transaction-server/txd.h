@@ -5,8 +5,9 @@
  *   server.c          the ROUTER socket: batches in, acknowledgements and
  *                     refusals out, the queue of batches waiting for the
  *                     database, the system state sent down
- *   store.c           one batch into PostgreSQL, in one transaction with its
- *                     (node, sequence), or recognised as stored before
+ *   store.c           a group of batches into PostgreSQL in one transaction,
+ *                     each in its savepoint with its (node, sequence), or
+ *                     recognised as stored before
  *   store_ids.c       the warehouse ids of nodes, metrics, files and
  *                     processes, cached across batches
  *   copy_binary.c     rows in PostgreSQL's binary COPY format
@@ -110,7 +111,24 @@ struct txd_batch_origin {
     uint64_t bytes;        /* and its length */
 };
 
-/* Writes one decoded BATCH. A (node, sequence) stored before is
+/* One batch of a group: what to store, and what became of it. */
+struct txd_group_item {
+    const struct vigil_wire_message *batch;
+    struct txd_batch_origin origin;
+    enum txd_store_result result; /* TXD_STORED, TXD_DUPLICATE or TXD_REFUSED */
+    GError *error;                /* why, for TXD_REFUSED; the caller frees it */
+};
+
+/* Writes `n` decoded BATCHes in ONE transaction, one commit (one
+ * fdatasync) for them all, each in a savepoint of its own: a batch the
+ * database refuses is rolled back to its savepoint and is TXD_REFUSED
+ * alone; one stored before (also earlier in the same group) is
+ * TXD_DUPLICATE. The results hold once this returns TXD_STORED, i.e. after
+ * the COMMIT. Any other failure rolls the whole group back: TXD_RETRY with
+ * error, and every batch waits. */
+enum txd_store_result txd_store_group(struct txd_store *s, struct txd_group_item *items, guint n,
+                                      GError **error);
+/* Writes one decoded BATCH (a group of one). A (node, sequence) stored before is
  * TXD_DUPLICATE when its content was the same, TXD_REFUSED ("sequence
  * reused") when not; with a CURVE key, a node id first seen with another
  * key is TXD_REFUSED. For TXD_RETRY and TXD_REFUSED error says why. */
@@ -144,6 +162,10 @@ struct txd_ids *txd_ids_new(void);
 void txd_ids_free(struct txd_ids *ids);
 void txd_ids_commit(struct txd_ids *ids);
 void txd_ids_rollback(struct txd_ids *ids);
+/* Within a transaction, each batch of a group in a savepoint: what the
+ * batch learnt is kept for the group (release) or dropped (rollback). */
+void txd_ids_batch_release(struct txd_ids *ids);
+void txd_ids_batch_rollback(struct txd_ids *ids);
 /* Each returns the id, or -1 with error set. */
 int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metric_desc *m,
                        GError **error);

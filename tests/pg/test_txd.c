@@ -15,6 +15,7 @@
 #include "test_pg.h"
 #include "test_support.h"
 #include "test_txd.h"
+#include "txd.h"
 #include "vigil/curve.h"
 #include "vigil/health.h"
 
@@ -253,16 +254,12 @@ static void test_bad_messages_are_refused_and_the_server_goes_on(void **state)
     test_sender_close(&s);
 }
 
-static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
+/* `full` without its processes: activities of a process the batch does
+ * not describe, which the database cannot take. */
+static GBytes *without_processes(GBytes *full, uint64_t node_id, uint64_t sequence)
 {
-    struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 4, NULL, NULL, NULL);
-    /* Activities of a process the batch does not describe. */
     GError *error = NULL;
-    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 4, 1, 0);
-    GBytes *full = test_batch_new(4, 1, 5, 0, VIGIL_HEALTH_OK);
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
     struct vigil_wire_message decoded;
     assert_true(
         vigil_wire_decode(g_bytes_get_data(full, NULL), g_bytes_get_size(full), &decoded, &error));
@@ -275,7 +272,17 @@ static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
         g_bytes_unref(inner);
     }
     vigil_wire_message_clear(&decoded);
-    GBytes *orphan = vigil_wire_writer_finish(batch);
+    return vigil_wire_writer_finish(batch);
+}
+
+static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 4, NULL, NULL, NULL);
+    GBytes *full = test_batch_new(4, 1, 5, 0, VIGIL_HEALTH_OK);
+    GBytes *orphan = without_processes(full, 4, 1);
     test_sender_send(&s, orphan);
     expect_refusal(&s, 1, "which the batch does not describe");
     /* Nothing of it was written: not the node, not the rollups. */
@@ -291,6 +298,98 @@ static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
     g_bytes_unref(full);
     g_bytes_unref(orphan);
     test_sender_close(&s);
+}
+
+static void decode_into(GBytes *message, struct vigil_wire_message *out)
+{
+    GError *error = NULL;
+    assert_true(
+        vigil_wire_decode(g_bytes_get_data(message, NULL), g_bytes_get_size(message), out, &error));
+}
+
+/* One group, one transaction: a good batch, one the database refuses, a
+ * resend of the good one (in the same group: a resend, not a double) and
+ * another good one. The refused one is rolled back to its savepoint alone,
+ * with its reason; the good ones are stored once each; nothing else. */
+static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct txd_settings settings = {
+        .conninfo = f->conninfo,
+        .migrate = TRUE,
+        .connect_timeout_s = 10,
+        .statement_timeout_ms = 60000,
+        .lock_timeout_ms = 60000,
+        .partitions_ahead_days = 1,
+        .maintain_interval_s = 3600,
+    };
+    struct txd_store *store = txd_store_new(&settings);
+    GBytes *good = test_batch_new(7, 1, 10, 0, VIGIL_HEALTH_OK);
+    GBytes *bad_full = test_batch_new(8, 1, 5, 0, VIGIL_HEALTH_OK);
+    GBytes *bad = without_processes(bad_full, 8, 1);
+    GBytes *other = test_batch_new(7, 2, 10, 10, VIGIL_HEALTH_OK);
+    GBytes *messages[] = {good, bad, good, other};
+    struct vigil_wire_message decoded[4];
+    struct txd_group_item items[4];
+    for (int i = 0; i < 4; i++) {
+        decode_into(messages[i], &decoded[i]);
+        const guint8 *c =
+            (const guint8 *)g_bytes_get_data(messages[i], NULL) + VIGIL_WIRE_CRC_OFFSET;
+        items[i] = (struct txd_group_item){
+            .batch = &decoded[i],
+            .origin = {.crc32 = (uint32_t)(c[0] | c[1] << 8 | c[2] << 16 | (uint32_t)c[3] << 24),
+                       .bytes = g_bytes_get_size(messages[i])},
+        };
+    }
+    GError *error = NULL;
+    assert_int_equal(txd_store_group(store, items, 4, &error), TXD_STORED);
+    assert_null(error);
+    assert_int_equal(items[0].result, TXD_STORED);
+    assert_int_equal(items[1].result, TXD_REFUSED);
+    assert_non_null(items[1].error);
+    test_assert_contains(items[1].error->message, "which the batch does not describe");
+    assert_int_equal(items[2].result, TXD_DUPLICATE);
+    assert_null(items[2].error);
+    assert_int_equal(items[3].result, TXD_STORED);
+    struct txd_store_counts counts;
+    txd_store_counts(store, &counts);
+    assert_int_equal(counts.batches_stored, 2);
+    assert_int_equal(counts.batches_duplicate, 1);
+    assert_int_equal(counts.batches_refused, 1);
+
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches WHERE node_id = 7 AND "
+                              "sequence IN (1, 2)"),
+                     2);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 20);
+    assert_int_equal(count(f, "SELECT count(DISTINCT seq) FROM activities"), 20);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 4);
+    assert_int_equal(count(f, "SELECT count(*) FROM reasoner_states"), 2);
+    /* Node 8's batch left nothing: no node, no key, no states. */
+    assert_int_equal(count(f, "SELECT count(*) FROM nodes"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM nodes WHERE node_id = 8"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM metrics"), 2);
+
+    /* The group committed: the next batch uses the ids it learnt. */
+    struct vigil_wire_message next;
+    GBytes *next_message = test_batch_new(7, 3, 5, 20, VIGIL_HEALTH_OK);
+    decode_into(next_message, &next);
+    struct txd_batch_origin origin = {.crc32 = 3, .bytes = g_bytes_get_size(next_message)};
+    assert_int_equal(txd_store_batch(store, &next, &origin, &error), TXD_STORED);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups r JOIN metrics m "
+                              "USING (metric_id)"),
+                     6);
+    vigil_wire_message_clear(&next);
+    g_bytes_unref(next_message);
+    for (int i = 0; i < 4; i++)
+        vigil_wire_message_clear(&decoded[i]);
+    g_clear_error(&items[1].error);
+    g_bytes_unref(good);
+    g_bytes_unref(bad_full);
+    g_bytes_unref(bad);
+    g_bytes_unref(other);
+    txd_store_free(store);
 }
 
 /* A path of 4095 bytes (the longest a name record carries) is stored and
@@ -863,6 +962,9 @@ int main(void)
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_a_batch_the_database_cannot_take_is_refused_whole,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_group_stores_each_batch_once_and_refuses_the_bad_alone, test_txd_fixture_setup,
+            test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_the_longest_path_is_stored, test_txd_fixture_setup,
                                         test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_killed_server_in_a_stream_loses_and_doubles_nothing,
