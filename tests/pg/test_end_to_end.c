@@ -279,17 +279,25 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     g_free(config);
 }
 
+/* A test that fails half-way leaves its vigild running: kill it, then the
+ * fixture's vigil-txd and folder go. */
+static int teardown_all(void **state)
+{
+    test_daemon_kill_all();
+    return test_txd_fixture_teardown(state);
+}
+
 int main(void)
 {
     if (!test_pg_available())
         return 77; /* meson's "skipped" */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_what_vigild_forwards_is_what_the_warehouse_holds,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+                                        test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_a_spool_is_replayed_after_a_restart,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+                                        test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_a_node_with_an_emptied_spool_folder_loses_nothing,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+                                        test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

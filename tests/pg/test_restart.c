@@ -211,15 +211,23 @@ static void test_sigterm_of_vigild_loses_nothing(void **state)
     restart_in_the_middle(*state, FALSE);
 }
 
+/* A test that fails half-way leaves its vigild running: kill it, then the
+ * fixture's vigil-txd and folder go. */
+static int teardown_all(void **state)
+{
+    test_daemon_kill_all();
+    return test_txd_fixture_teardown(state);
+}
+
 int main(void)
 {
     if (!test_pg_available())
         return 77; /* meson's "skipped" */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+                                        test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+                                        test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }
