@@ -77,7 +77,17 @@ gboolean vigild_process_state_open_dir(const char *dir, GError **error)
                     "[daemon] state_dir: cannot make %s: %s", dir, g_strerror(errno));
         return FALSE;
     }
-    /* It names every process's files and program: root's alone. */
+    /* vigild takes back whatever processes this folder names: it must be
+     * vigild's own folder, not a link or a folder someone else made. */
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
+                    "[daemon] state_dir: %s is not a folder of vigild's own user (uid %u): "
+                    "refusing to take processes back from it",
+                    dir, (unsigned)geteuid());
+        return FALSE;
+    }
+    /* It names every process's files and program: vigild's alone. */
     if (g_chmod(dir, 0700) != 0) {
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
                     "[daemon] state_dir: cannot make %s private: %s", dir, g_strerror(errno));

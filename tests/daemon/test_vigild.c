@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <glib/gstdio.h>
 
 #include "clients.h"
 #include "test_daemon.h"
@@ -427,6 +428,24 @@ static void test_bad_config_is_refused_at_start(void **state)
     test_assert_status(&run, 1, "vigild without its config");
     test_assert_contains(run.err, "/nonexistent/vigil.conf");
     test_run_clear(&run);
+    /* A state folder that is a link (someone could have planted one where
+     * vigild looks for the processes to take back): refused, named. */
+    char *target = g_build_filename(*state, "elsewhere", NULL);
+    char *link = g_build_filename(*state, "state", NULL);
+    assert_int_equal(g_mkdir(target, 0700), 0);
+    assert_int_equal(symlink(target, link), 0);
+    char *socket_path = g_build_filename(*state, "linked.sock", NULL);
+    char *config =
+        g_strdup_printf("[daemon]\nsocket = %s\nstate_dir = %s\nproviders =\n", socket_path, link);
+    assert_true(g_file_set_contents(path, config, -1, NULL));
+    run = test_run_program(NULL, argv, env);
+    test_assert_status(&run, 1, "vigild with a linked state folder");
+    test_assert_contains(run.err, "is not a folder of vigild's own user");
+    test_run_clear(&run);
+    g_free(config);
+    g_free(socket_path);
+    g_free(link);
+    g_free(target);
     g_strfreev(env);
     g_free(path);
 }
