@@ -48,13 +48,6 @@ struct batch_spec {
     int64_t start_step_ns; /* between the starts of the processes */
 };
 
-static void add(vigil_wire_writer *batch, vigil_wire_writer *w)
-{
-    GError *error = NULL;
-    if (!vigil_wire_add_writer(batch, w, &error))
-        fail_msg("a test batch's message was refused: %s", error->message);
-}
-
 static void check(gboolean ok, GError *error)
 {
     if (!ok)
@@ -86,7 +79,7 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                    .cycle_ms = 1000,
                                    .hostname = hostname};
     check(vigil_wire_add_node(w, &node, &error), error);
-    add(batch, w);
+    test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
     char *argv[] = {"solver", "--steps", "10", NULL};
@@ -109,26 +102,9 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                        .argv = argv};
         check(vigil_wire_add_process(w, &p, &error), error);
     }
-    add(batch, w);
+    test_txd_add_message(batch, w);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_METRICS, node_id, sequence, 0);
-    struct vigil_metric_desc metrics[] = {
-        {.id = 1,
-         .kind = VIGIL_METRIC_COUNTER,
-         .origin = VIGIL_METRIC_MEASURED,
-         .name = "cpu.busy_s",
-         .unit = "s",
-         .source = "procstat"},
-        {.id = 2,
-         .kind = VIGIL_METRIC_GAUGE,
-         .origin = VIGIL_METRIC_MEASURED,
-         .name = "mem.used_bytes",
-         .unit = "bytes",
-         .source = "meminfo"},
-    };
-    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++)
-        check(vigil_wire_add_metric(w, &metrics[i], &error), error);
-    add(batch, w);
+    test_txd_add_metrics(batch, node_id, sequence);
 
     for (unsigned k = 0; k < spec->processes && spec->files > 0; k++) {
         w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, node_id, sequence, k + 1);
@@ -140,7 +116,7 @@ static GBytes *batch_new(const struct batch_spec *spec)
             g_snprintf(path, sizeof path, "/scratch/shared-%u", file);
             check(vigil_wire_add_name(w, file + 1, path, strlen(path), &error), error);
         }
-        add(batch, w);
+        test_txd_add_message(batch, w);
     }
 
     if (spec->activities > 0) {
@@ -159,33 +135,34 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                        .thread_id = 1};
             check(vigil_wire_add_activity(w, &a, &error), error);
         }
-        add(batch, w);
+        test_txd_add_message(batch, w);
     }
 
     w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, node_id, sequence, 0);
-    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++) {
-        struct vigil_wire_rollup r = {.metric_id = metrics[i].id,
-                                      .start_ns = node.cycle_start_ns,
-                                      .end_ns = node.cycle_end_ns,
-                                      .count = 10,
-                                      .min = 1,
-                                      .mean = 2,
-                                      .max = 3,
-                                      .delta = metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
+    for (unsigned i = 0; i < TEST_TXD_METRIC_COUNT; i++) {
+        struct vigil_wire_rollup r = {
+            .metric_id = test_txd_metrics[i].id,
+            .start_ns = node.cycle_start_ns,
+            .end_ns = node.cycle_end_ns,
+            .count = 10,
+            .min = 1,
+            .mean = 2,
+            .max = 3,
+            .delta = test_txd_metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
         check(vigil_wire_add_rollup(w, &r, &error), error);
     }
-    add(batch, w);
+    test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, node_id, sequence, 0);
     struct vigil_sample sample = {.metric_id = 2, .t_ns = node.cycle_end_ns, .value = 42};
     check(vigil_wire_add_sample(w, &sample, &error), error);
-    add(batch, w);
+    test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
     struct vigil_wire_state state = {
         .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = VIGIL_HEALTH_OK};
     check(vigil_wire_add_state(w, &state, &error), error);
-    add(batch, w);
+    test_txd_add_message(batch, w);
     return vigil_wire_writer_finish(batch);
 }
 

@@ -227,7 +227,7 @@ void test_sender_expect_ack(struct test_sender *s, uint64_t sequence)
 
 /* ---- batches ------------------------------------------------------------------------------- */
 
-static void add_message(vigil_wire_writer *batch, vigil_wire_writer *w)
+void test_txd_add_message(vigil_wire_writer *batch, vigil_wire_writer *w)
 {
     GError *error = NULL;
     if (!vigil_wire_add_writer(batch, w, &error))
@@ -238,6 +238,30 @@ static void check(gboolean ok, GError *error)
 {
     if (!ok)
         fail_msg("a test batch's item was refused: %s", error->message);
+}
+
+const struct vigil_metric_desc test_txd_metrics[TEST_TXD_METRIC_COUNT] = {
+    {.id = 1,
+     .kind = VIGIL_METRIC_COUNTER,
+     .origin = VIGIL_METRIC_MEASURED,
+     .name = "cpu.busy_s",
+     .unit = "s",
+     .source = "procstat"},
+    {.id = 2,
+     .kind = VIGIL_METRIC_GAUGE,
+     .origin = VIGIL_METRIC_MEASURED,
+     .name = "mem.used_bytes",
+     .unit = "bytes",
+     .source = "meminfo"},
+};
+
+void test_txd_add_metrics(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence)
+{
+    GError *error = NULL;
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_METRICS, node_id, sequence, 0);
+    for (unsigned i = 0; i < TEST_TXD_METRIC_COUNT; i++)
+        check(vigil_wire_add_metric(w, &test_txd_metrics[i], &error), error);
+    test_txd_add_message(batch, w);
 }
 
 GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities, uint64_t first_seq,
@@ -263,7 +287,7 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
                                    .cycle_ms = 1000,
                                    .hostname = hostname};
     check(vigil_wire_add_node(w, &node, &error), error);
-    add_message(batch, w);
+    test_txd_add_message(batch, w);
 
     const uint64_t process = 7;
     w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
@@ -283,30 +307,13 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
                                    .argc = 3,
                                    .argv = argv};
     check(vigil_wire_add_process(w, &p, &error), error);
-    add_message(batch, w);
+    test_txd_add_message(batch, w);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_METRICS, node_id, sequence, 0);
-    struct vigil_metric_desc metrics[] = {
-        {.id = 1,
-         .kind = VIGIL_METRIC_COUNTER,
-         .origin = VIGIL_METRIC_MEASURED,
-         .name = "cpu.busy_s",
-         .unit = "s",
-         .source = "procstat"},
-        {.id = 2,
-         .kind = VIGIL_METRIC_GAUGE,
-         .origin = VIGIL_METRIC_MEASURED,
-         .name = "mem.used_bytes",
-         .unit = "bytes",
-         .source = "meminfo"},
-    };
-    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++)
-        check(vigil_wire_add_metric(w, &metrics[i], &error), error);
-    add_message(batch, w);
+    test_txd_add_metrics(batch, node_id, sequence);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, node_id, sequence, process);
     check(vigil_wire_add_name(w, 1, "/tmp/out.dat", strlen("/tmp/out.dat"), &error), error);
-    add_message(batch, w);
+    test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, node_id, sequence, process);
     for (uint32_t i = 0; i < activities; i++) {
@@ -324,29 +331,30 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
         check(vigil_wire_add_activity(w, &a, &error), error);
     }
     if (activities > 0)
-        add_message(batch, w);
+        test_txd_add_message(batch, w);
     else
         vigil_wire_writer_free(w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, node_id, sequence, 0);
-    for (unsigned i = 0; i < G_N_ELEMENTS(metrics); i++) {
-        struct vigil_wire_rollup r = {.metric_id = metrics[i].id,
-                                      .start_ns = now - 1000000000u,
-                                      .end_ns = now,
-                                      .count = 10,
-                                      .min = 1,
-                                      .mean = 2,
-                                      .max = 3,
-                                      .delta = metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
+    for (unsigned i = 0; i < TEST_TXD_METRIC_COUNT; i++) {
+        struct vigil_wire_rollup r = {
+            .metric_id = test_txd_metrics[i].id,
+            .start_ns = now - 1000000000u,
+            .end_ns = now,
+            .count = 10,
+            .min = 1,
+            .mean = 2,
+            .max = 3,
+            .delta = test_txd_metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
         check(vigil_wire_add_rollup(w, &r, &error), error);
     }
-    add_message(batch, w);
+    test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
     struct vigil_wire_state state = {
         .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = (uint8_t)node_health};
     check(vigil_wire_add_state(w, &state, &error), error);
-    add_message(batch, w);
+    test_txd_add_message(batch, w);
 
     return vigil_wire_writer_finish(batch);
 }

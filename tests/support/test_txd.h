@@ -69,6 +69,15 @@ gboolean test_sender_receive(struct test_sender *s, struct vigil_wire_message *o
  * fails the test on a refusal or when none comes within a minute. */
 void test_sender_expect_ack(struct test_sender *s, uint64_t sequence);
 
+/* Adds the message `w` (finished and freed) to a test BATCH; fails the test
+ * when the batch refuses it. */
+void test_txd_add_message(vigil_wire_writer *batch, vigil_wire_writer *w);
+/* The test batches' catalogue: cpu.busy_s (1, a counter) and mem.used_bytes
+ * (2, a gauge); test_txd_add_metrics adds it to a batch. */
+#define TEST_TXD_METRIC_COUNT 2
+extern const struct vigil_metric_desc test_txd_metrics[TEST_TXD_METRIC_COUNT];
+void test_txd_add_metrics(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence);
+
 /* A batch as vigild would send it: NODE, PROCESSES (one process, pid
  * 1000 + node, run key "test-run-NODE"), METRICS (two), NAMES (one file),
  * ACTIVITIES (`activities` of them, seq from `first_seq`), ROLLUPS (one per
