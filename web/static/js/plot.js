@@ -29,8 +29,19 @@ function withAlpha(css, alpha) {
   return css.replace('hsl(', 'hsla(').replace(')', `, ${alpha})`);
 }
 
-// Times are drawn in UTC, like every time the pages write.
+// Times are drawn in UTC, like every time the pages write, 24-hour, with
+// as much of the date as the zoomed span needs.
 const utc = (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
+
+function timeTicks(u, splits) {
+  const span = u.scales.x.max - u.scales.x.min;
+  const [from, to] = span > 2 * 86400 ? [5, 16] : span > 300 ? [11, 16] : [11, 19];
+  return splits.map((s) => new Date(s * 1000).toISOString().slice(from, to).replace('T', ' '));
+}
+
+function timeValue(u, ts) {
+  return ts === null || ts === undefined ? '–' : new Date(ts * 1000).toISOString().slice(0, 23).replace('T', ' ');
+}
 
 // ---- data ------------------------------------------------------------------
 
@@ -314,7 +325,8 @@ export function timeline(box, answer, opts) {
     return null;
   }
 
-  const series = [{ label: xIsTime ? 'time (UTC)' : 'seconds from start' }];
+  const series = [xIsTime ? { label: 'time (UTC)', value: timeValue }
+    : { label: 'seconds from start', value: (u, v) => format.number(v) }];
   shaped.series.forEach((s, i) => {
     const base = { label: s.label, value: (u, v) => fmt(v), spanGaps: false };
     if (s.role === 'min' || s.role === 'max') {
@@ -338,7 +350,7 @@ export function timeline(box, answer, opts) {
     scales: { x: { time: xIsTime } },
     tzDate: utc,
     axes: [
-      {},
+      xIsTime ? { values: timeTicks } : { label: 'seconds from the run’s start' },
       { values: (u, splits) => splits.map(fmt), size: 80 },
     ],
     legend: { show: shaped.series.length <= 16, live: true },
