@@ -1,0 +1,37 @@
+/* vigil-web — the handlers of /api/v1/ (docs/web-api.md), one file per
+ * group: api_runs.c, api_run.c, api_series.c, api_windows.c,
+ * api_anomalies.c, api_nodes.c, api_thresholds.c. Each reads its
+ * parameters, calls web_params_done, queries, and answers. */
+#ifndef VIGIL_WEB_API_H
+#define VIGIL_WEB_API_H
+
+#include "request.h"
+
+typedef gboolean (*web_api_handler)(struct web_request *req, GError **error);
+
+/* The handler for `segments` (the path after /api/v1/), or NULL. */
+web_api_handler web_api_route(char **segments);
+
+gboolean web_api_me(struct web_request *req, GError **error);
+gboolean web_api_runs(struct web_request *req, GError **error);
+gboolean web_api_run(struct web_request *req, GError **error);
+gboolean web_api_run_series(struct web_request *req, GError **error);
+gboolean web_api_node_series(struct web_request *req, GError **error);
+gboolean web_api_run_windows(struct web_request *req, GError **error);
+gboolean web_api_window_activities(struct web_request *req, GError **error);
+gboolean web_api_run_heatmap(struct web_request *req, GError **error);
+gboolean web_api_anomalies(struct web_request *req, GError **error);
+gboolean web_api_nodes(struct web_request *req, GError **error);
+gboolean web_api_node(struct web_request *req, GError **error);
+gboolean web_api_thresholds(struct web_request *req, GError **error);
+
+/* Shared by the handlers (api_runs.c): the run `run_id` if the viewer may
+ * see it, as the RUN object of the API; 404 otherwise. */
+JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **error);
+/* The SELECT list and FROM of a RUN object, for queries that add their
+ * own WHERE on `r` (runs) and keep `user` to be filled by
+ * web_api_runs_fill_users. */
+extern const char web_api_run_columns_sql[];
+void web_api_runs_fill_users(JsonArray *runs);
+
+#endif

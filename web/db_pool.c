@@ -1,0 +1,169 @@
+/* vigil-web — the pool of warehouse connections. */
+#include <string.h>
+
+#include "db_pool.h"
+#include "vigil/warehouse.h"
+
+struct web_db_pool {
+    char *conninfo;
+    guint connect_timeout_s;
+    guint statement_timeout_ms;
+    GAsyncQueue *idle; /* struct slot * */
+    GPtrArray *slots;
+};
+
+/* A GAsyncQueue cannot hold NULL, and a slot may be unconnected. */
+struct slot {
+    PGconn *db;
+};
+
+struct web_db_pool *web_db_pool_new(const char *conninfo, guint size, guint connect_timeout_s,
+                                    guint statement_timeout_ms)
+{
+    struct web_db_pool *pool = g_new0(struct web_db_pool, 1);
+    pool->conninfo = g_strdup(conninfo);
+    pool->connect_timeout_s = connect_timeout_s;
+    pool->statement_timeout_ms = statement_timeout_ms;
+    pool->idle = g_async_queue_new();
+    pool->slots = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < size; i++) {
+        struct slot *s = g_new0(struct slot, 1);
+        g_ptr_array_add(pool->slots, s);
+        g_async_queue_push(pool->idle, s);
+    }
+    return pool;
+}
+
+void web_db_pool_free(struct web_db_pool *pool)
+{
+    if (pool == NULL)
+        return;
+    for (guint i = 0; i < pool->slots->len; i++) {
+        struct slot *s = g_ptr_array_index(pool->slots, i);
+        if (s->db != NULL)
+            PQfinish(s->db);
+    }
+    g_ptr_array_unref(pool->slots);
+    g_async_queue_unref(pool->idle);
+    g_free(pool->conninfo);
+    g_free(pool);
+}
+
+static void set_unavailable(GError **error, PGconn *db, const char *what)
+{
+    char *why = g_strstrip(g_strdup(db != NULL ? PQerrorMessage(db) : "no connection"));
+    g_set_error(error, WEB_ERROR, WEB_ERROR_UNAVAILABLE, "the warehouse is unreachable (%s): %s",
+                what, why[0] != '\0' ? why : "connection lost");
+    g_free(why);
+}
+
+static gboolean exec_ok(PGconn *db, const char *sql)
+{
+    PGresult *r = PQexec(db, sql);
+    gboolean ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    return ok;
+}
+
+static PGconn *connect_slot(struct web_db_pool *pool, GError **error)
+{
+    GError *connect_error = NULL;
+    PGconn *db =
+        vigil_warehouse_connect_timeout(pool->conninfo, pool->connect_timeout_s, &connect_error);
+    if (db == NULL) {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_UNAVAILABLE, "the warehouse is unreachable: %s",
+                    connect_error->message);
+        g_error_free(connect_error);
+        return NULL;
+    }
+    /* Read-only whatever the role may do: vigil-web never writes. UTC and
+     * ISO make the timestamps' text one format (json_rows.c reads it). */
+    char *setup = g_strdup_printf("SET default_transaction_read_only = on;"
+                                  "SET statement_timeout = %u;"
+                                  "SET TimeZone = 'UTC';"
+                                  "SET DateStyle = 'ISO, YMD';"
+                                  "SET application_name = 'vigil-web'",
+                                  pool->statement_timeout_ms);
+    gboolean ok = exec_ok(db, setup);
+    g_free(setup);
+    if (!ok) {
+        set_unavailable(error, db, "setting up the connection");
+        PQfinish(db);
+        return NULL;
+    }
+    return db;
+}
+
+static gboolean begin(PGconn *db)
+{
+    return exec_ok(db, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+}
+
+PGconn *web_db_pool_take(struct web_db_pool *pool, GError **error)
+{
+    struct slot *s = g_async_queue_pop(pool->idle);
+    /* A connection the server dropped (restart, idle timeout) is only
+     * found out by using it: one fresh try, then 503. */
+    if (s->db != NULL && (PQstatus(s->db) != CONNECTION_OK || !begin(s->db))) {
+        PQfinish(s->db);
+        s->db = NULL;
+    }
+    if (s->db == NULL) {
+        s->db = connect_slot(pool, error);
+        if (s->db == NULL || !begin(s->db)) {
+            if (s->db != NULL) {
+                set_unavailable(error, s->db, "opening a transaction");
+                PQfinish(s->db);
+                s->db = NULL;
+            }
+            g_async_queue_push(pool->idle, s);
+            return NULL;
+        }
+    }
+    return s->db;
+}
+
+void web_db_pool_give(struct web_db_pool *pool, PGconn *db)
+{
+    for (guint i = 0; i < pool->slots->len; i++) {
+        struct slot *s = g_ptr_array_index(pool->slots, i);
+        if (s->db != db)
+            continue;
+        /* Read-only: COMMIT and ROLLBACK are the same; ROLLBACK also ends
+         * a transaction a failed query aborted. */
+        if (PQstatus(db) != CONNECTION_OK || !exec_ok(db, "ROLLBACK")) {
+            PQfinish(db);
+            s->db = NULL;
+        }
+        g_async_queue_push(pool->idle, s);
+        return;
+    }
+    g_critical("web_db_pool_give: a connection not of this pool");
+}
+
+PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
+                       const char *const *params, GError **error)
+{
+    PGresult *r = PQexecParams(req->db, sql, n_params, NULL, params, NULL, NULL, 0);
+    ExecStatusType status = PQresultStatus(r);
+    if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)
+        return r;
+    const char *sqlstate = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    char *why = g_strstrip(g_strdup(PQresultErrorMessage(r)));
+    if (PQstatus(req->db) != CONNECTION_OK || sqlstate == NULL ||
+        g_str_has_prefix(sqlstate, "08") || g_str_has_prefix(sqlstate, "57P")) {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_UNAVAILABLE, "the warehouse is unreachable: %s",
+                    why[0] != '\0' ? why : "connection lost");
+    } else if (strcmp(sqlstate, "57014") == 0) {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_UNAVAILABLE,
+                    "the warehouse did not answer within [web] statement_timeout_ms = %u ms; "
+                    "ask for a shorter interval or fewer rows",
+                    req->settings->statement_timeout_ms);
+    } else {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_INTERNAL, "a query failed (SQLSTATE %s): %s",
+                    sqlstate, why);
+    }
+    g_free(why);
+    PQclear(r);
+    return NULL;
+}

@@ -1,0 +1,22 @@
+/* vigil-web — query results as JSON: each column by its PostgreSQL type
+ * (integers, numbers, booleans, json, timestamps as ISO 8601 UTC with µs),
+ * SQL NULL as null. Queries name their columns as the API names fields. */
+#ifndef VIGIL_WEB_JSON_ROWS_H
+#define VIGIL_WEB_JSON_ROWS_H
+
+#include <json-glib/json-glib.h>
+#include <libpq-fe.h>
+
+JsonNode *web_json_value(const PGresult *r, int row, int col);
+JsonObject *web_json_row(const PGresult *r, int row);
+JsonArray *web_json_rows(const PGresult *r);
+
+/* A timestamptz's text (TimeZone UTC, DateStyle ISO) as the API writes
+ * times; NULL for ±infinity. g_free it. */
+char *web_json_time_from_pg(const char *text);
+
+/* Convenience for handlers building objects. */
+JsonNode *web_json_object_node(JsonObject *object); /* takes it */
+JsonNode *web_json_array_node(JsonArray *array);    /* takes it */
+
+#endif

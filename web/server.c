@@ -1,0 +1,386 @@
+/* vigil-web — the HTTP server. */
+#include <string.h>
+#include <libsoup/soup.h>
+
+#include "api.h"
+#include "auth.h"
+#include "db_pool.h"
+#include "server.h"
+#include "static_files.h"
+
+/* Query strings longer than this are refused: no parameter needs it. */
+enum { QUERY_MAX_BYTES = 8192 };
+
+struct web_server {
+    const struct web_context *context;
+    SoupServer *soup;
+    GSocketService *service;
+    GThreadPool *workers;
+    GMainContext *main_context;
+    guint clients;
+};
+
+/* One API request on its way: made on the main loop, answered by a
+ * worker, sent from the main loop. */
+struct job {
+    struct web_server *server;
+    SoupServerMessage *msg;
+    gulong finished_handler;
+    gboolean gone; /* the client went away meanwhile */
+    struct web_request req;
+    guint status;
+    GBytes *body;
+    char *content_type;
+};
+
+static void add_common_headers(SoupServerMessage *msg)
+{
+    SoupMessageHeaders *h = soup_server_message_get_response_headers(msg);
+    soup_message_headers_replace(h, "X-Content-Type-Options", "nosniff");
+    soup_message_headers_replace(h, "X-Frame-Options", "DENY");
+    soup_message_headers_replace(h, "Referrer-Policy", "same-origin");
+    soup_message_headers_replace(h, "Content-Security-Policy",
+                                 "default-src 'self'; img-src 'self' data: blob:; "
+                                 "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+}
+
+static GBytes *error_body(const GError *error, const char *parameter)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "error");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "status");
+    json_builder_add_int_value(b, web_error_status(error));
+    json_builder_set_member_name(b, "code");
+    json_builder_add_string_value(b, web_error_code_name(error));
+    if (parameter != NULL) {
+        json_builder_set_member_name(b, "parameter");
+        json_builder_add_string_value(b, parameter);
+    }
+    json_builder_set_member_name(b, "message");
+    json_builder_add_string_value(b, error->message);
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    char *text = json_to_string(root, FALSE);
+    json_node_unref(root);
+    g_object_unref(b);
+    gsize n = strlen(text);
+    text[n] = '\0';
+    GBytes *bytes = g_bytes_new_take(g_strconcat(text, "\n", NULL), n + 1);
+    g_free(text);
+    return bytes;
+}
+
+static void answer_error_now(SoupServerMessage *msg, const GError *error, const char *parameter)
+{
+    GBytes *body = error_body(error, parameter);
+    soup_server_message_set_status(msg, web_error_status(error), NULL);
+    soup_server_message_set_response(msg, "application/json; charset=utf-8", SOUP_MEMORY_COPY,
+                                     g_bytes_get_data(body, NULL), g_bytes_get_size(body));
+    g_bytes_unref(body);
+}
+
+static void request_clear(struct web_request *req)
+{
+    g_free(req->path);
+    g_strfreev(req->segments);
+    if (req->query != NULL)
+        g_hash_table_unref(req->query);
+    g_hash_table_unref(req->consumed);
+    web_viewer_clear(&req->viewer);
+    if (req->body != NULL)
+        json_node_unref(req->body);
+    if (req->raw_body != NULL)
+        g_bytes_unref(req->raw_body);
+    g_free(req->raw_content_type);
+    g_free(req->raw_filename);
+    g_free(req->error_parameter);
+}
+
+static void job_free(struct job *job)
+{
+    if (job->finished_handler != 0)
+        g_signal_handler_disconnect(job->msg, job->finished_handler);
+    g_object_unref(job->msg);
+    request_clear(&job->req);
+    if (job->body != NULL)
+        g_bytes_unref(job->body);
+    g_free(job->content_type);
+    g_free(job);
+}
+
+static void on_finished(SoupServerMessage *msg, gpointer data)
+{
+    (void)msg;
+    ((struct job *)data)->gone = TRUE;
+}
+
+/* On the main loop: send what the worker made. */
+static gboolean job_deliver(gpointer data)
+{
+    struct job *job = data;
+    if (!job->gone) {
+        SoupServerMessage *msg = job->msg;
+        soup_server_message_set_status(msg, job->status, NULL);
+        soup_server_message_set_response(msg, job->content_type, SOUP_MEMORY_COPY,
+                                         g_bytes_get_data(job->body, NULL),
+                                         g_bytes_get_size(job->body));
+        SoupMessageHeaders *h = soup_server_message_get_response_headers(msg);
+        soup_message_headers_replace(h, "Cache-Control", "no-store");
+        if (job->req.raw_filename != NULL) {
+            char *disposition =
+                g_strdup_printf("attachment; filename=\"%s\"", job->req.raw_filename);
+            soup_message_headers_replace(h, "Content-Disposition", disposition);
+            g_free(disposition);
+        }
+        soup_server_message_unpause(msg);
+    }
+    job_free(job);
+    return G_SOURCE_REMOVE;
+}
+
+/* On a worker thread. */
+static void job_run(gpointer data, gpointer user_data)
+{
+    struct job *job = data;
+    (void)user_data;
+    struct web_request *req = &job->req;
+    GError *error = NULL;
+    web_api_handler handler = web_api_route(req->segments);
+    gboolean ok = FALSE;
+    if (handler == NULL) {
+        g_set_error(&error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "no API at %s (see docs/web-api.md)",
+                    req->path);
+    } else {
+        req->db = web_db_pool_take(job->server->context->pool, &error);
+        if (req->db != NULL) {
+            ok = handler(req, &error);
+            web_db_pool_give(job->server->context->pool, req->db);
+            req->db = NULL;
+        }
+    }
+    if (ok && req->raw_body != NULL) {
+        job->status = SOUP_STATUS_OK;
+        job->body = g_bytes_ref(req->raw_body);
+        job->content_type = g_strdup(req->raw_content_type);
+    } else if (ok && req->body != NULL) {
+        char *text = json_to_string(req->body, FALSE);
+        gsize n = strlen(text);
+        job->status = SOUP_STATUS_OK;
+        job->body = g_bytes_new_take(text, n);
+        job->content_type = g_strdup("application/json; charset=utf-8");
+    } else {
+        if (ok) /* a handler that answered nothing: a bug */
+            g_set_error(&error, WEB_ERROR, WEB_ERROR_INTERNAL, "%s answered nothing", req->path);
+        if (web_error_status(error) >= 500)
+            g_message("%s: %s", req->path, error->message);
+        job->status = web_error_status(error);
+        job->body = error_body(error, web_error_status(error) == 400 ? req->error_parameter : NULL);
+        job->content_type = g_strdup("application/json; charset=utf-8");
+        g_error_free(error);
+    }
+    g_main_context_invoke(job->server->main_context, job_deliver, job);
+}
+
+static GHashTable *parse_query(const char *query, GError **error)
+{
+    if (query == NULL || query[0] == '\0')
+        return NULL;
+    if (strlen(query) > QUERY_MAX_BYTES) {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_BAD_PARAMETER, "query string: longer than %d bytes",
+                    QUERY_MAX_BYTES);
+        return NULL;
+    }
+    GError *parse_error = NULL;
+    GHashTable *params = g_uri_parse_params(query, -1, "&", G_URI_PARAMS_NONE, &parse_error);
+    if (params == NULL) {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_BAD_PARAMETER, "query string: %s",
+                    parse_error->message);
+        g_error_free(parse_error);
+    }
+    return params;
+}
+
+static void serve_api(struct web_server *server, SoupServerMessage *msg, const char *path)
+{
+    GError *error = NULL;
+    GUri *uri = soup_server_message_get_uri(msg);
+    struct job *job = g_new0(struct job, 1);
+    job->server = server;
+    job->msg = g_object_ref(msg);
+    struct web_request *req = &job->req;
+    req->path = g_strdup(path);
+    req->consumed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    req->settings = server->context->settings;
+    req->context = server->context;
+    req->viewer.uid = -1;
+
+    /* Segments are compared decoded, and an id with an encoded '/' inside
+     * is then simply not an id. */
+    char **raw = g_strsplit(path + strlen("/api/v1/"), "/", -1);
+    guint n = g_strv_length(raw);
+    req->segments = g_new0(char *, n + 1);
+    for (guint i = 0; i < n; i++) {
+        req->segments[i] = g_uri_unescape_string(raw[i], NULL);
+        if (req->segments[i] == NULL)
+            req->segments[i] = g_strdup("");
+    }
+    g_strfreev(raw);
+    /* A trailing slash is the same path. */
+    if (n > 0 && req->segments[n - 1][0] == '\0') {
+        g_free(req->segments[n - 1]);
+        req->segments[n - 1] = NULL;
+    }
+
+    GSocketAddress *remote = soup_server_message_get_remote_address(msg);
+    GInetAddress *remote_ip = remote != NULL && G_IS_INET_SOCKET_ADDRESS(remote)
+                                  ? g_inet_socket_address_get_address(G_INET_SOCKET_ADDRESS(remote))
+                                  : NULL;
+    const char *user_header = soup_message_headers_get_one(
+        soup_server_message_get_request_headers(msg), server->context->settings->user_header);
+    if (!web_viewer_identify(server->context->settings, remote_ip, user_header, &req->viewer,
+                             &error) ||
+        (req->query = parse_query(g_uri_get_query(uri), &error), error != NULL)) {
+        answer_error_now(msg, error, error->code == WEB_ERROR_BAD_PARAMETER ? "query" : NULL);
+        g_error_free(error);
+        job_free(job);
+        return;
+    }
+    soup_server_message_pause(msg);
+    job->finished_handler = g_signal_connect(msg, "finished", G_CALLBACK(on_finished), job);
+    g_thread_pool_push(server->workers, job, NULL);
+}
+
+static void on_request(SoupServer *soup, SoupServerMessage *msg, const char *path,
+                       GHashTable *query, gpointer data)
+{
+    (void)soup;
+    (void)query;
+    struct web_server *server = data;
+    add_common_headers(msg);
+    const char *method = soup_server_message_get_method(msg);
+    gboolean api = g_str_has_prefix(path, "/api/");
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        GError *error = g_error_new(WEB_ERROR, WEB_ERROR_METHOD,
+                                    "%s: vigil-web only reads (GET, HEAD)", method);
+        answer_error_now(msg, error, NULL);
+        soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Allow",
+                                     "GET, HEAD");
+        g_error_free(error);
+        return;
+    }
+    if (api && g_str_has_prefix(path, "/api/v1/")) {
+        serve_api(server, msg, path);
+    } else if (api) {
+        GError *error = g_error_new(WEB_ERROR, WEB_ERROR_NOT_FOUND,
+                                    "%s: this vigil-web serves the API under /api/v1/", path);
+        answer_error_now(msg, error, NULL);
+        g_error_free(error);
+    } else {
+        web_static_serve(server->context->settings, msg, path);
+    }
+}
+
+/* ---- accepting clients -------------------------------------------------------- */
+
+static void client_gone(gpointer data, GObject *where_the_connection_was)
+{
+    (void)where_the_connection_was;
+    struct web_server *server = data;
+    server->clients--;
+}
+
+static gboolean on_incoming(GSocketService *service, GSocketConnection *connection, GObject *source,
+                            gpointer data)
+{
+    (void)service;
+    (void)source;
+    struct web_server *server = data;
+    if (server->clients >= server->context->settings->max_clients) {
+        /* Closed unanswered: cheaper than an answer, and the cap is there
+         * for floods, where nobody reads the answer. */
+        g_io_stream_close(G_IO_STREAM(connection), NULL, NULL);
+        return TRUE;
+    }
+    GSocket *socket = g_socket_connection_get_socket(connection);
+    /* A client that sends or reads nothing for this long (a slowloris, an
+     * idle keep-alive connection) is dropped: the socket's reads and writes
+     * then fail with G_IO_ERROR_TIMED_OUT and libsoup closes it. */
+    g_socket_set_timeout(socket, server->context->settings->client_timeout_s);
+    GSocketAddress *local = g_socket_connection_get_local_address(connection, NULL);
+    GSocketAddress *remote = g_socket_connection_get_remote_address(connection, NULL);
+    GError *error = NULL;
+    if (local != NULL && remote != NULL &&
+        soup_server_accept_iostream(server->soup, G_IO_STREAM(connection), local, remote, &error)) {
+        server->clients++;
+        g_object_weak_ref(G_OBJECT(connection), client_gone, server);
+    } else if (error != NULL) {
+        g_message("a client could not be taken in: %s", error->message);
+        g_error_free(error);
+    }
+    g_clear_object(&local);
+    g_clear_object(&remote);
+    return TRUE;
+}
+
+struct web_server *web_server_start(const struct web_context *context, char **url, GError **error)
+{
+    const struct web_settings *s = context->settings;
+    struct web_server *server = g_new0(struct web_server, 1);
+    server->context = context;
+    server->main_context = g_main_context_ref_thread_default();
+    server->soup = soup_server_new("server-header", "vigil-web", NULL);
+    soup_server_add_handler(server->soup, NULL, on_request, server, NULL);
+    server->workers = g_thread_pool_new(job_run, server, (gint)s->db_connections, FALSE, error);
+    if (server->workers == NULL) {
+        web_server_stop(server);
+        return NULL;
+    }
+    server->service = g_socket_service_new();
+    GInetAddress *address = g_inet_address_new_from_string(s->listen_host);
+    GSocketAddress *wanted = g_inet_socket_address_new(address, s->listen_port);
+    GSocketAddress *bound = NULL;
+    GError *bind_error = NULL;
+    gboolean ok = g_socket_listener_add_address(G_SOCKET_LISTENER(server->service), wanted,
+                                                G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL,
+                                                &bound, &bind_error);
+    g_object_unref(wanted);
+    g_object_unref(address);
+    if (!ok) {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_INTERNAL, "[web] listen = %s:%u: %s",
+                    s->listen_host, s->listen_port, bind_error->message);
+        g_error_free(bind_error);
+        web_server_stop(server);
+        return NULL;
+    }
+    guint16 port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
+    g_object_unref(bound);
+    gboolean v6 = strchr(s->listen_host, ':') != NULL;
+    *url = g_strdup_printf("http://%s%s%s:%u/", v6 ? "[" : "", s->listen_host, v6 ? "]" : "", port);
+    g_signal_connect(server->service, "incoming", G_CALLBACK(on_incoming), server);
+    g_socket_service_start(server->service);
+    return server;
+}
+
+void web_server_stop(struct web_server *server)
+{
+    if (server == NULL)
+        return;
+    if (server->service != NULL) {
+        g_socket_service_stop(server->service);
+        g_socket_listener_close(G_SOCKET_LISTENER(server->service));
+    }
+    /* The workers finish what they have; their answers are then
+     * delivered by the main context's last iterations. */
+    if (server->workers != NULL)
+        g_thread_pool_free(server->workers, FALSE, TRUE);
+    while (g_main_context_iteration(server->main_context, FALSE))
+        ;
+    soup_server_disconnect(server->soup);
+    g_object_unref(server->soup);
+    g_clear_object(&server->service);
+    g_main_context_unref(server->main_context);
+    g_free(server);
+}
