@@ -82,7 +82,7 @@ export function runColumns(sortHeader = null) {
     { label: 'Duration', numeric: true, value: (r) => format.seconds(r.duration_s),
       headerNode: head('duration_s', 'Duration') },
     { label: 'Nodes', numeric: true, value: (r) => format.count(r.nodes) },
-    { label: 'Ranks', numeric: true, value: (r) => (r.ranks === null ? '–' : format.count(r.ranks)) },
+    { label: 'Ranks', numeric: true, value: (r) => (r.ranks ? format.count(r.ranks) : '–') },
     { label: 'Energy', numeric: true, value: energyText, headerNode: head('energy_j', 'Energy') },
     { label: 'I/O bytes', numeric: true, value: (r) => format.bytes(r.bytes), headerNode: head('bytes', 'I/O bytes') },
     { label: 'Flags', value: badges },

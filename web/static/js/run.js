@@ -44,7 +44,7 @@ function runFacts(run) {
     ['Duration', format.seconds(run.duration_s)],
     ['Exit status', run.exit_status ?? '–'],
     ['Processes', format.count(run.processes)],
-    ['Ranks', run.ranks === null ? 'not MPI' : format.count(run.ranks)],
+    ['Ranks', run.ranks ? format.count(run.ranks) : 'not MPI'], // the server may say 0 (see the report)
     ['Nodes', format.count(run.nodes)],
     ['Calls', format.count(run.calls)],
     ['Read', format.bytes(run.bytes_read)],
