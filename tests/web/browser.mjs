@@ -3,8 +3,9 @@
 // (tests/web/run_browser starts them).
 //
 //   VIGIL_WEB_URL          an auth = none server (everybody is an admin)
-//   VIGIL_WEB_USER_URL     an auth = remote-user server that trusts 127.0.0.1:
-//                          we are the proxy and say X-Remote-User: nobody
+//   VIGIL_WEB_USER_URL     an auth = remote-user server that trusts 127.0.0.1
+//                          (we are the proxy and say X-Remote-User: nobody,
+//                          or root, its admin) with per_node_lines_max = 1
 //   VIGIL_WEB_SCREENSHOTS  a folder: a PNG of each page is saved there
 //   CHROMIUM               the browser (default /usr/bin/chromium)
 //
@@ -363,6 +364,40 @@ await check('as nobody: run 3 opens', async () => {
   await openOk(userPage, `${userUrl}/run.html?run=3`);
   const title = await userPage.textContent('#title');
   expect(/dd/.test(title), `the title is "${title}"`);
+});
+await userContext.close();
+
+// ---- as root (an admin) on the server that bands more than one node --------
+
+const rootContext = await browser.newContext({ viewport, extraHTTPHeaders: { 'X-Remote-User': 'root' } });
+const rootPage = await newPage(rootContext);
+
+await check('as root, per_node_lines_max = 1: run 1 is drawn as median and band, with a node heat map', async () => {
+  await openOk(rootPage, `${userUrl}/run.html?run=1`);
+  await screenshot(rootPage, 'root-run-1-banded');
+  const labels = await rootPage.evaluate(() => window.vigilPlots.power.series.map((s) => s.label));
+  expect(labels.length === 4, `the banded power plot has series ${JSON.stringify(labels)}, not x, median, min, max`);
+  expect(/median of 2 nodes/.test(labels[1]), `the first line is "${labels[1]}", not the median of 2 nodes`);
+  const map = await rootPage.evaluate(() => window.vigilHeatmaps['nodes-power']);
+  expect(map && map.rows === 2, `the time × node heat map has ${map?.rows} rows, not 2`);
+  expect(map.cells > 0, 'the time × node heat map is empty');
+});
+
+await check('keyboard: "Zoom the plots to this window" zooms every plot around window 1', async () => {
+  await openOk(rootPage, `${userUrl}/run.html?run=1`);
+  await rootPage.focus('#windows button[data-capture-id="1"]');
+  await rootPage.keyboard.press('Enter');
+  await rootPage.waitForSelector('#zoom-window');
+  await rootPage.focus('#zoom-window');
+  await rootPage.keyboard.press('Enter');
+  await rootPage.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, { timeout: 5000 });
+  const x = await rootPage.evaluate(() => [window.vigilPlots.io_ops.scales.x.min, window.vigilPlots.io_ops.scales.x.max]);
+  const start = Date.parse('2026-11-20T10:00:28Z') / 1000;
+  const end = Date.parse('2026-11-20T10:00:34Z') / 1000;
+  expect(x[0] < start && x[0] > start - 10 && x[1] > end && x[1] < end + 10, `the plots show ${x}, not around ${start}…${end}`);
+  await rootPage.focus('#zoom-out');
+  await rootPage.keyboard.press('Enter');
+  await rootPage.waitForFunction(() => !new URL(location.href).searchParams.has('from'), null, { timeout: 5000 });
 });
 await browser.close();
 finish();

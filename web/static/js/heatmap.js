@@ -20,9 +20,11 @@ function cellColour(fraction) {
   return `hsl(${hue}, 70%, ${light}%)`;
 }
 
-// opts: name, title, t (bin starts, epoch s), binSeconds, rowLabels,
-// matrix (one array per row, one value per bin, null allowed), valueText
-// (formats a value for the tooltip), answer (for the JSON download).
+// opts: name, title, t (bin starts, epoch s), rowLabels, matrix (one array
+// per row, one value per bin, null allowed), valueText (formats a value for
+// the tooltip), scale ('log' for counts, the default; 'linear' from the
+// smallest to the largest value, for gauges such as a node's power),
+// answer (for the JSON download).
 export function heatmap(box, opts) {
   const { name, title, t, rowLabels, matrix, valueText = format.number } = opts;
   box.classList.add('heatmap');
@@ -67,14 +69,25 @@ export function heatmap(box, opts) {
   const ctx = canvas.getContext('2d');
   ctx.scale(devicePixelRatio, devicePixelRatio);
   let max = 0;
-  for (const row of matrix) for (const v of row) if (v !== null && v > max) max = v;
+  let min = Infinity;
+  for (const row of matrix) {
+    for (const v of row) {
+      if (v === null) continue;
+      if (v > max) max = v;
+      if (v < min) min = v;
+    }
+  }
+  const linear = opts.scale === 'linear';
+  const fraction = linear
+    ? (v) => (max > min ? 0.1 + (0.9 * (v - min)) / (max - min) : 1)
+    : (v) => Math.log1p(v) / Math.log1p(max);
   const plotWidth = width - labelWidth;
   const cellWidth = plotWidth / t.length;
   let cells = 0;
   matrix.forEach((row, r) => {
     row.forEach((v, b) => {
-      if (v === null || v <= 0 || max <= 0) return;
-      ctx.fillStyle = cellColour(Math.log1p(v) / Math.log1p(max));
+      if (v === null || (!linear && (v <= 0 || max <= 0))) return;
+      ctx.fillStyle = cellColour(fraction(v));
       // overlap by a pixel: no hairline gaps between cells when scaled
       ctx.fillRect(labelWidth + b * cellWidth, r * rowHeight, cellWidth + 0.5, rowHeight);
       cells++;
@@ -111,7 +124,9 @@ export function heatmap(box, opts) {
 
   const legend = document.createElement('p');
   legend.className = 'heatmap-legend';
-  legend.textContent = `${matrix.length} rows × ${t.length} bins; darkest = ${valueText(max)}, blank = none.`;
+  legend.textContent = linear
+    ? `${matrix.length} rows × ${t.length} bins; lightest = ${valueText(min)}, darkest = ${valueText(max)}, blank = no data.`
+    : `${matrix.length} rows × ${t.length} bins; darkest = ${valueText(max)} (log scale), blank = none.`;
   box.append(legend);
 
   canvas.dataset.drawn = 'yes';

@@ -250,6 +250,14 @@ export class ZoomGroup {
     if (this.onZoom) this.onZoom(zoomed ? { min, max } : null);
   }
 
+  // Zooms every plot to {min, max} (epoch s), or back out with null, as a
+  // drag would: the keyboard's way to zoom (buttons call it).
+  zoomTo(range) {
+    const target = range || this.fullRange();
+    if (!target || this.plots.length === 0) return;
+    this.plots[0].setScale('x', { min: target.min, max: target.max });
+  }
+
   // Opens zoomed on the URL's from/to (if any) and arms the group.
   apply() {
     const params = new URLSearchParams(location.search);
@@ -350,7 +358,7 @@ export function timeline(box, answer, opts) {
     scales: { x: { time: xIsTime } },
     tzDate: utc,
     axes: [
-      xIsTime ? { values: timeTicks } : { label: 'seconds from the run’s start' },
+      xIsTime ? { values: timeTicks, space: 70 } : { label: 'seconds from the run’s start' },
       { values: (u, splits) => splits.map(fmt), size: 80 },
     ],
     legend: { show: shaped.series.length <= 16, live: true },

@@ -218,6 +218,7 @@ async function drawMetric(box, { metric, title }) {
       rowLabels: lines.series.map((s) => (s.label === metric ? s.hostname : `${s.hostname} ${s.label}`)),
       matrix: lines.series.map((s) => s.mean),
       valueText: format.byUnit(lines.unit),
+      scale: 'linear',
       answer: lines,
     });
   }
@@ -281,6 +282,13 @@ function selectWindow(captureId, byUser) {
       ['Cycles', `${w.first_cycle} … ${w.last_cycle}`],
       ['Activities forwarded', format.count(w.activities_forwarded)],
     ]),
+    el('p', {}, el('button', { type: 'button', id: 'zoom-window', on: { click: () => {
+      // a little around the window, so its edges show
+      const start = format.epochSeconds(w.start_time);
+      const end = format.epochSeconds(w.end_time);
+      const margin = Math.max(1, (end - start) * 0.5);
+      group.zoomTo({ min: start - margin, max: end + margin });
+    } } }, 'Zoom the plots to this window')),
     w.anomalies.length > 0 ? anomaliesTable('Anomalies that opened it', w.anomalies) : el('p', { class: 'note' }, 'No anomaly recorded for it.'),
     (w.reasoner_states || []).length === 0 ? null : table('Reasoner states', [
       { label: 'Time', value: (s) => format.time(s.time) },
@@ -367,7 +375,8 @@ async function load() {
     el('p', {}, compareLink),
     section('time', 'Over time',
       el('p', { class: 'timeline-tools note' },
-        'Drag across a plot to zoom all of them; double-click to zoom out. Shaded: captured windows (click one).'),
+        'Drag across a plot to zoom all of them; double-click to zoom out. Shaded: captured windows (click one).',
+        el('button', { type: 'button', id: 'zoom-out', on: { click: () => group.zoomTo(null) } }, 'Zoom out')),
       el('div', { id: 'windows-box' }),
       timelines,
       el('div', { id: 'window-detail', hidden: true, 'aria-live': 'polite' })),
