@@ -179,20 +179,24 @@ await check('run 1: report card, power with 2 node lines, the other timelines dr
     ([name, u]) => [name, { series: u.series.length, points: u.data[0].length }])));
   expect(shape.power, `no power plot; plots: ${Object.keys(shape)}`);
   expect(shape.power.series === 3, `the power plot has ${shape.power.series} series, not 3 (x, n1, n2)`);
-  for (const metric of ['cpu', 'memory', 'io_bytes', 'io_ops', 'network']) {
+  for (const metric of ['power', 'cpu', 'memory', 'io_bytes', 'io_ops', 'network']) {
     expect(shape[metric], `no ${metric} plot`);
     expect(shape[metric].points > 0, `the ${metric} plot has no points`);
     expect(shape[metric].series >= 3, `the ${metric} plot has ${shape[metric].series} series, expected ≥ 3`);
-    // drawn: the plot's canvas has lines on it, not only its background
+    // drawn: the first line's colour (#1f77b4) is on the canvas; the shaded
+    // windows and the grid alone do not count
     const inked = await page.evaluate((name) => {
       const u = window.vigilPlots[name];
       const { left, top, width, height } = u.bbox;
       const pixels = u.ctx.getImageData(left, top, width, height).data;
       let n = 0;
-      for (let i = 3; i < pixels.length; i += 4) if (pixels[i] > 0) n++;
+      for (let i = 0; i < pixels.length; i += 4) {
+        const near = Math.abs(pixels[i] - 31) + Math.abs(pixels[i + 1] - 119) + Math.abs(pixels[i + 2] - 180);
+        if (pixels[i + 3] > 200 && near < 60) n++;
+      }
       return n;
     }, metric);
-    expect(inked > 100, `the ${metric} plot's canvas is blank (${inked} pixels drawn)`);
+    expect(inked > 100, `the ${metric} plot's first line is not drawn (${inked} pixels of its colour)`);
   }
   const source = await page.textContent('#plot-power .plot-note');
   expect(/source: /.test(source), `the power plot does not say its source: "${source}"`);

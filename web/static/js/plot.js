@@ -83,6 +83,34 @@ export function toColumns(answer) {
   return { columns, series, bands: [], envelopes };
 }
 
+// The usual time between a column's known values: the median step between
+// consecutive non-null ones. Buckets finer than the roll-ups leave nulls
+// between every known value; those are not gaps in the data, only a longer
+// run of nulls (over 2.5 steps) is.
+export function typicalStep(t, column) {
+  const steps = [];
+  let last = -1;
+  for (let j = 0; j < column.length; j++) {
+    if (column[j] === null || column[j] === undefined) continue;
+    if (last >= 0) steps.push(t[j] - t[last]);
+    last = j;
+  }
+  if (steps.length === 0) return t.length > 1 ? t[1] - t[0] : 1;
+  steps.sort((a, b) => a - b);
+  return steps[Math.floor(steps.length / 2)];
+}
+
+const GAP_STEPS = 2.5;
+
+// uPlot's `gaps` hook for a series: keep only the gaps wider than
+// GAP_STEPS of its usual step (in seconds of the x scale).
+function realGaps(step) {
+  return (u, seriesIdx, idx0, idx1, gaps) => {
+    const secondsPerPx = (u.scales.x.max - u.scales.x.min) / u.bbox.width;
+    return gaps.filter(([from, to]) => (to - from) * secondsPerPx > GAP_STEPS * step);
+  };
+}
+
 // ---- plugins ---------------------------------------------------------------
 
 // Shaded captured windows on the time axis. `state.windows` are the API's
@@ -146,30 +174,33 @@ function envelopePlugin(envelopes) {
         envelopes.forEach(([min, max], i) => {
           if (!u.series[i + 1].show || !min || !max) return;
           ctx.fillStyle = withAlpha(colour(i), 0.14);
-          // one polygon per run of known values: nulls break the area
-          let start = -1;
-          const flush = (end) => {
-            if (start < 0) return;
-            ctx.beginPath();
-            for (let j = start; j < end; j++) {
-              const x = u.valToPos(t[j], 'x', true);
-              const y = u.valToPos(max[j], 'y', true);
-              if (j === start) ctx.moveTo(x, y);
-              else ctx.lineTo(x, y);
+          // one polygon per run of known values; only a real gap (see
+          // typicalStep) breaks it, the nulls of fine buckets are skipped
+          const step = typicalStep(t, max);
+          let known = [];
+          const flush = () => {
+            if (known.length > 0) {
+              ctx.beginPath();
+              known.forEach((j, k) => {
+                const x = u.valToPos(t[j], 'x', true);
+                const y = u.valToPos(max[j], 'y', true);
+                if (k === 0) ctx.moveTo(x, y);
+                else ctx.lineTo(x, y);
+              });
+              for (let k = known.length - 1; k >= 0; k--) {
+                ctx.lineTo(u.valToPos(t[known[k]], 'x', true), u.valToPos(min[known[k]], 'y', true));
+              }
+              ctx.closePath();
+              ctx.fill();
             }
-            for (let j = end - 1; j >= start; j--) {
-              ctx.lineTo(u.valToPos(t[j], 'x', true), u.valToPos(min[j], 'y', true));
-            }
-            ctx.closePath();
-            ctx.fill();
-            start = -1;
+            known = [];
           };
           for (let j = 0; j < t.length; j++) {
-            const known = min[j] !== null && max[j] !== null;
-            if (known && start < 0) start = j;
-            if (!known) flush(j);
+            if (min[j] === null || max[j] === null) continue;
+            if (known.length > 0 && t[j] - t[known[known.length - 1]] > GAP_STEPS * step) flush();
+            known.push(j);
           }
-          flush(t.length);
+          flush();
         });
         ctx.restore();
       },
@@ -336,13 +367,14 @@ export function timeline(box, answer, opts) {
   const series = [xIsTime ? { label: 'time (UTC)', value: timeValue }
     : { label: 'seconds from start', value: (u, v) => format.number(v) }];
   shaped.series.forEach((s, i) => {
-    const base = { label: s.label, value: (u, v) => fmt(v), spanGaps: false };
+    const step = typicalStep(shaped.columns[0], shaped.columns[i + 1]);
+    const base = { label: s.label, value: (u, v) => fmt(v), spanGaps: !!s.spanGaps, gaps: realGaps(step) };
     if (s.role === 'min' || s.role === 'max') {
       series.push({ ...base, stroke: 'rgba(31, 119, 180, 0.5)', width: 1, dash: [4, 4] });
     } else if (s.role === 'median') {
       series.push({ ...base, stroke: colour(0), width: 2 });
     } else {
-      series.push({ ...base, stroke: s.stroke ?? colour(i), width: 1.5, spanGaps: !!s.spanGaps });
+      series.push({ ...base, stroke: s.stroke ?? colour(i), width: 1.5 });
     }
   });
 

@@ -109,36 +109,43 @@ function reportFigures(report, reportOf) {
 
 // ---- MPI ranks ---------------------------------------------------------------
 
-const RANK_STATS = [
-  ['calls', 'Calls', format.count],
-  ['bytes_read', 'Bytes read', format.bytes],
-  ['bytes_written', 'Bytes written', format.bytes],
-  ['energy_j', 'Energy', format.joules],
-  ['runtime_s', 'Runtime', format.seconds],
-];
+// rank_stats is the joint MPI report's per_rank: for each figure (named as
+// the report names it) min, mean, max, sum and the rank of the max. The
+// unit is read from the name's ending.
+function rankFigureFormat(name) {
+  if (name.endsWith('_ms')) return (v) => format.seconds(v === null ? null : v / 1000);
+  if (name.endsWith('_seconds') || name.endsWith('_s')) return format.seconds;
+  if (name.includes('bytes')) return format.bytes;
+  if (name.startsWith('energy') || name.endsWith('_j')) return format.joules;
+  return format.count;
+}
 
 function rankStatsTable(stats) {
-  const rows = RANK_STATS.filter(([key]) => stats[key]).map(([key, label, fmt]) => ({ label, fmt, ...stats[key] }));
-  return table('Per rank: min, mean, max, and the rank with the max', [
-    { label: 'Figure', rowHeader: true, value: (r) => r.label },
+  const rows = Object.entries(stats || {}).map(([name, figures]) => ({ name, fmt: rankFigureFormat(name), ...figures }));
+  if (rows.length === 0) return el('p', { class: 'note' }, 'The joint report has no per-rank figures.');
+  return table('Per rank (the joint report): min, mean, max, sum, and the rank with the max', [
+    { label: 'Figure', rowHeader: true, value: (r) => r.name.replaceAll('_', ' ') },
     { label: 'Min', numeric: true, value: (r) => r.fmt(r.min) },
     { label: 'Mean', numeric: true, value: (r) => r.fmt(r.mean) },
     { label: 'Max', numeric: true, value: (r) => r.fmt(r.max) },
-    { label: 'Rank of max', numeric: true, value: (r) => (r.argmax === null ? '–' : String(r.argmax)) },
+    { label: 'Sum', numeric: true, value: (r) => r.fmt(r.sum) },
+    { label: 'Rank of max', numeric: true, value: (r) => String(r.max_rank ?? r.argmax ?? '–') },
   ], rows, { id: 'rank-stats' });
 }
 
 function ranksTable(ranks) {
-  return table(`${ranks.length} process${ranks.length === 1 ? '' : 'es'}`, [
+  return table(`${ranks.length} process${ranks.length === 1 ? '' : 'es'} (figures from each one's own report)`, [
     { label: 'Rank', rowHeader: true, value: (r) => (r.rank === null ? '–' : String(r.rank)) },
     { label: 'PID', numeric: true, value: (r) => String(r.pid) },
     { label: 'Node', value: (r) => el('a', { href: nodeHref(r.node_id) }, r.hostname ?? String(r.node_id)) },
+    { label: 'Runtime', numeric: true, value: (r) => format.seconds(r.runtime_s) },
+    { label: 'Exit', numeric: true, value: (r) => (r.exit_status === null || r.exit_status === undefined ? '–' : String(r.exit_status)) },
     { label: 'Calls', numeric: true, value: (r) => format.count(r.calls) },
     { label: 'Read', numeric: true, value: (r) => format.bytes(r.bytes_read) },
     { label: 'Written', numeric: true, value: (r) => format.bytes(r.bytes_written) },
+    { label: 'CPU', numeric: true, value: (r) => format.seconds(r.cpu_s) },
     { label: 'Energy', numeric: true, value: (r) => format.joules(r.energy_j) },
-    { label: 'Start', value: (r) => format.time(r.start_time) },
-    { label: 'End', value: (r) => format.time(r.end_time) },
+    { label: 'Report', value: (r) => (r.job_report ? 'the job’s (joint)' : r.report_sent === false ? 'not sent' : 'own') },
   ], ranks, { id: 'ranks' });
 }
 
@@ -210,16 +217,23 @@ async function drawMetric(box, { metric, title }) {
     box.classList.add('pernode');
     const mapBox = el('div', { id: `nodes-${metric}` });
     box.append(mapBox);
-    const lines = await apiGet(`runs/${runId}/series`, { metric, per_node: 'yes' });
+    // the answer's `heat` (the first label's means per node); a server
+    // without it is asked for the lines themselves
+    let heat = answer.heat;
+    if (!heat) {
+      const lines = await apiGet(`runs/${runId}/series`, { metric, per_node: 'yes' });
+      const first = lines.series.filter((s) => s.label === lines.series[0]?.label);
+      heat = { label: first[0]?.label, nodes: first.map((s) => s.hostname), values: first.map((s) => s.mean) };
+    }
     heatmap(mapBox, {
       name: `nodes-${metric}`,
-      title: `${title} per node (mean per bucket)`,
-      t: lines.t,
-      rowLabels: lines.series.map((s) => (s.label === metric ? s.hostname : `${s.hostname} ${s.label}`)),
-      matrix: lines.series.map((s) => s.mean),
-      valueText: format.byUnit(lines.unit),
+      title: `${title}${heat.label && heat.label !== metric ? ' ' + heat.label : ''} per node (mean per bucket)`,
+      t: answer.t,
+      rowLabels: heat.nodes,
+      matrix: heat.values,
+      valueText: format.byUnit(answer.unit),
       scale: 'linear',
-      answer: lines,
+      answer: heat,
     });
   }
 }
@@ -381,7 +395,7 @@ async function load() {
       timelines,
       el('div', { id: 'window-detail', hidden: true, 'aria-live': 'polite' })),
     run.ranks ? heatmapSection() : null,
-    run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats || {}), el('div', { class: 'scroll' }, ranksTable(answer.ranks))) : null,
+    run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats), el('div', { class: 'scroll' }, ranksTable(answer.ranks))) : null,
     section('figures', 'The report’s figures', reportFigures(answer.report, answer.report_of)),
     section('neighbours', 'Other runs on its nodes at the same time',
       answer.neighbours.length > 0 ? runsTable(null, answer.neighbours) : el('p', { class: 'note' }, 'None.')),
