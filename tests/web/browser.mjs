@@ -309,10 +309,15 @@ await check('node n1: statistics and last runs', async () => {
   expect(ids.includes(1) && ids.includes(3), `the node's last runs are [${ids}], without runs 1 and 3`);
 });
 
-await check('thresholds: the page loads and lists sections', async () => {
-  await openOk(page, `${baseUrl}/thresholds.html`);
+await check("thresholds on the fixture's day: sections listed, and they fired", async () => {
+  await openOk(page, `${baseUrl}/thresholds.html?from=2026-11-20T00:00:00Z&to=2026-11-21T00:00:00Z`);
   await screenshot(page, 'thresholds');
-  expect(await page.$('#summary'), 'no summary table');
+  const fired = await page.$$eval('#summary tbody tr', (rows) => rows.map((r) => Number(r.cells[2].textContent.replaceAll(',', ''))));
+  expect(fired.length > 0, 'the summary lists no [adpi.*] or [reasoner.*] section');
+  const total = fired.reduce((a, b) => a + b, 0);
+  expect(total > 0, `no plugin fired on 2026-11-20 (the fixture's anomalies): ${fired}`);
+  const from = await page.inputValue('input[name=from]');
+  expect(from.startsWith('2026-11-20T00:00'), `the From field shows "${from}", not the URL's`);
 });
 
 await check('a run that does not exist: the not-found message', async () => {

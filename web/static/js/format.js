@@ -51,6 +51,7 @@ export function percent(value) {
 
 export function seconds(value) {
   if (value === null || value === undefined) return DASH;
+  if (value === 0) return '0 s';
   if (value < 1e-3) return `${number(value * 1e6)} µs`;
   if (value < 1) return `${number(value * 1e3)} ms`;
   if (value < 120) return `${number(value)} s`;

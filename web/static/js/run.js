@@ -25,6 +25,9 @@ const METRICS = [
 ];
 
 const windowState = { windows: [], selected: null };
+// node id → hostname, from the run's nodes: a window's anomalies may come
+// without their hostname
+const hostnames = new Map();
 const group = new ZoomGroup({ onZoom: (range) => zoomed(range) });
 
 function section(id, title, ...children) {
@@ -262,7 +265,8 @@ function anomaliesTable(caption, anomalies) {
   return table(caption, [
     { label: 'Time', value: (a) => format.time(a.time) },
     { label: 'Level', value: (a) => a.level },
-    { label: 'Node', value: (a) => el('a', { href: nodeHref(a.node_id) }, a.hostname ?? String(a.node_id)) },
+    { label: 'Node', value: (a) => el('a', { href: nodeHref(a.node_id) },
+      a.hostname ?? hostnames.get(a.node_id) ?? `node ${a.node_id}`) },
     { label: 'Detector', rowHeader: true, value: (a) => a.plugin },
     { label: 'Metric', value: (a) => a.metric ?? '–' },
     { label: 'Value', numeric: true, value: (a) => format.number(a.value) },
@@ -377,6 +381,7 @@ async function load() {
     return;
   }
   const { run } = answer;
+  for (const n of answer.nodes) hostnames.set(n.node_id, n.hostname);
   document.title = `Run ${run.run_id}: ${run.program} – vigil`;
   document.getElementById('title').textContent = `Run ${run.run_id}: ${run.program ?? 'unknown program'}`;
 
