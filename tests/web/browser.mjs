@@ -223,7 +223,18 @@ await check('run 1: dragging on a plot zooms all plots and puts from/to in the U
     expect(Math.abs(min - from) < 0.01 && Math.abs(max - to) < 0.01,
       `the ${name} plot shows ${min}…${max}, not the zoom ${from}…${to}`);
   }
+  // the zoomed interval is fetched again, in finer buckets
+  await page.waitForSelector('body[data-zoomed=yes]', { timeout: 10000 });
+  const first = await page.evaluate(() => window.vigilPlots.power.data[0][0]);
+  expect(Math.abs(first - from) < 0.01, `after the zoom the power data start at ${first}, not at the zoom's ${from}`);
   await screenshot(page, 'run-1-zoomed');
+  // a double click zooms out: the whole run again, and no from/to
+  await page.dblclick('#plot-cpu .u-over');
+  await page.waitForSelector('body[data-zoomed=no]', { timeout: 10000 });
+  const out = await page.evaluate(() => [window.vigilPlots.io_bytes.scales.x.min, window.vigilPlots.io_bytes.scales.x.max]);
+  expect(Math.abs(out[0] - before.min) < 0.01 && Math.abs(out[1] - before.max) < 0.01,
+    `after the double click the plots show ${out}, not the whole run ${before.min}…${before.max}`);
+  expect(!new URL(page.url()).searchParams.has('from'), 'the URL keeps from after zooming out');
   // the URL opens zoomed
   const page2 = await newPage(context);
   await openOk(page2, url.href);

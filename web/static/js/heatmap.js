@@ -38,8 +38,8 @@ export function heatmap(box, opts) {
   head.append(h);
   const columns = [t, ...matrix];
   const series = rowLabels.map((label) => ({ label }));
-  head.append(downloadButtons(name, opts.answer ?? { t, rows: rowLabels, values: matrix },
-    { columns, series }));
+  head.append(downloadButtons(name, { answer: opts.answer ?? { t, rows: rowLabels, values: matrix },
+    shaped: { columns, series } }));
   box.append(head);
 
   if (t.length === 0 || matrix.length === 0) {

@@ -103,12 +103,15 @@ export function typicalStep(t, column) {
 const GAP_STEPS = 2.5;
 
 // uPlot's `gaps` hook for a series: keep only the gaps wider than
-// GAP_STEPS of its usual step (in seconds of the x scale).
-function realGaps(step) {
-  return (u, seriesIdx, idx0, idx1, gaps) => {
-    const secondsPerPx = (u.scales.x.max - u.scales.x.min) / u.bbox.width;
-    return gaps.filter(([from, to]) => (to - from) * secondsPerPx > GAP_STEPS * step);
-  };
+// GAP_STEPS of its usual step (in seconds of the x scale). The step is
+// worked out once per data column (the data change when a zoom refetches).
+const steps = new WeakMap();
+function realGaps(u, seriesIdx, idx0, idx1, gaps) {
+  const column = u.data[seriesIdx];
+  if (!steps.has(column)) steps.set(column, typicalStep(u.data[0], column));
+  const step = steps.get(column);
+  const secondsPerPx = (u.scales.x.max - u.scales.x.min) / u.bbox.width;
+  return gaps.filter(([from, to]) => (to - from) * secondsPerPx > GAP_STEPS * step);
 }
 
 // ---- plugins ---------------------------------------------------------------
@@ -160,10 +163,11 @@ export function windowsPlugin(state, onPick) {
 // Each line's min…max over its buckets as a faint area under it, so that a
 // spike shorter than a bucket still shows when the line is of means. Only
 // for a few lines: with many, the areas would hide each other.
-function envelopePlugin(envelopes) {
+function envelopePlugin(held) {
   return {
     hooks: {
       drawClear: (u) => {
+        const envelopes = held.envelopes;
         if (envelopes.length === 0 || envelopes.length > 8) return;
         const ctx = u.ctx;
         const t = u.data[0];
@@ -216,6 +220,7 @@ function envelopePlugin(envelopes) {
 export class ZoomGroup {
   constructor({ urlParams = true, onZoom = null } = {}) {
     this.plots = [];
+    this.extent = null; // the whole interval, once the first data are drawn
     this.syncing = false;
     this.armed = false; // set by apply(): ignores the scale settings of plot creation
     this.urlParams = urlParams;
@@ -227,7 +232,13 @@ export class ZoomGroup {
   // on every plot) and the setScale hook that spreads a zoom.
   options() {
     return {
-      cursor: { sync: { key: this.cursorKey, setSeries: false }, drag: { x: true, y: false, setScale: true } },
+      cursor: {
+        sync: { key: this.cursorKey, setSeries: false },
+        drag: { x: true, y: false, setScale: true },
+        // a double click zooms out to the whole interval, not to the data a
+        // zoom fetched
+        bind: { dblclick: () => () => { this.zoomTo(null); return null; } },
+      },
       hooks: { setScale: [(u, key) => key === 'x' && this.scaleChanged(u)] },
     };
   }
@@ -241,6 +252,10 @@ export class ZoomGroup {
   }
 
   fullRange() {
+    return this.extent || this.dataRange();
+  }
+
+  dataRange() {
     let min = Infinity;
     let max = -Infinity;
     for (const u of this.plots) {
@@ -295,14 +310,18 @@ export class ZoomGroup {
     const from = params.get('from');
     const to = params.get('to');
     this.armed = false;
+    this.extent = this.dataRange();
+    let zoom = null;
     if (this.urlParams && from && to) {
       const min = parseTime(from);
       const max = parseTime(to);
       if (Number.isFinite(min) && Number.isFinite(max) && max > min) {
         for (const u of this.plots) u.setScale('x', { min, max });
+        zoom = { min, max };
       }
     }
     this.armed = true;
+    if (zoom && this.onZoom) this.onZoom(zoom);
   }
 }
 
@@ -346,7 +365,10 @@ export function timeline(box, answer, opts) {
     note.textContent = opts.note;
     head.append(note);
   }
-  head.append(downloadButtons(name, answer, shaped));
+  // what the plot shows now (replaceData changes it after a zoom): the
+  // download buttons and the envelopes follow it
+  const held = { answer, shaped, envelopes: shaped.envelopes };
+  head.append(downloadButtons(name, held));
   box.append(head);
 
   const area = document.createElement('div');
@@ -367,8 +389,7 @@ export function timeline(box, answer, opts) {
   const series = [xIsTime ? { label: 'time (UTC)', value: timeValue }
     : { label: 'seconds from start', value: (u, v) => format.number(v) }];
   shaped.series.forEach((s, i) => {
-    const step = typicalStep(shaped.columns[0], shaped.columns[i + 1]);
-    const base = { label: s.label, value: (u, v) => fmt(v), spanGaps: !!s.spanGaps, gaps: realGaps(step) };
+    const base = { label: s.label, value: (u, v) => fmt(v), spanGaps: !!s.spanGaps, gaps: realGaps };
     if (s.role === 'min' || s.role === 'max') {
       series.push({ ...base, stroke: 'rgba(31, 119, 180, 0.5)', width: 1, dash: [4, 4] });
     } else if (s.role === 'median') {
@@ -378,7 +399,7 @@ export function timeline(box, answer, opts) {
     }
   });
 
-  const plugins = [envelopePlugin(shaped.envelopes)];
+  const plugins = [envelopePlugin(held)];
   if (windows) plugins.push(windowsPlugin(windows, onPick || (() => {})));
   const groupOpts = group ? group.options() : { cursor: { drag: { x: true, y: false } }, hooks: {} };
 
@@ -399,10 +420,33 @@ export function timeline(box, answer, opts) {
     plugins,
   }, shaped.columns, area);
 
+  plotState.set(u, held);
   window.vigilPlots[name] = u;
   if (group) group.add(u);
   resizeWith(box, u);
   return u;
+}
+
+const plotState = new WeakMap();
+
+// Draws a new answer for the same metric in a plot (a zoom's finer
+// buckets, or the whole interval again), keeping its series and its x
+// range: the y axis fits the new data.
+export function replaceData(u, answer, range, group = null) {
+  const held = plotState.get(u);
+  const shaped = toColumns(answer);
+  if (!held || shaped.series.length !== u.series.length - 1) return false;
+  held.answer = answer;
+  held.shaped = shaped;
+  held.envelopes = shaped.envelopes;
+  if (group) group.syncing = true; // not a zoom of the user's: spread nothing
+  try {
+    u.setData(shaped.columns, false);
+    u.setScale('x', { min: range.min, max: range.max });
+  } finally {
+    if (group) group.syncing = false;
+  }
+  return true;
 }
 
 function plotWidth(box) {
@@ -427,19 +471,19 @@ function resizeWith(box, u) {
 // The data of a plot, built in the browser from what was fetched: JSON is
 // the API's answer as it came, CSV one row per time with every line's
 // figures (mean, min, max per node; median, min, max when banded).
-export function downloadButtons(name, answer, shaped) {
+export function downloadButtons(name, held) {
   const span = document.createElement('span');
   span.className = 'downloads';
   const csv = document.createElement('button');
   csv.type = 'button';
   csv.textContent = 'CSV';
   csv.title = `Download the ${name} data as CSV`;
-  csv.addEventListener('click', () => save(`${name}.csv`, 'text/csv', seriesCsv(answer, shaped)));
+  csv.addEventListener('click', () => save(`${name}.csv`, 'text/csv', seriesCsv(held.answer, held.shaped)));
   const json = document.createElement('button');
   json.type = 'button';
   json.textContent = 'JSON';
   json.title = `Download the ${name} data as JSON`;
-  json.addEventListener('click', () => save(`${name}.json`, 'application/json', JSON.stringify(answer, null, 1)));
+  json.addEventListener('click', () => save(`${name}.json`, 'application/json', JSON.stringify(held.answer, null, 1)));
   span.append(csv, json);
   return span;
 }

@@ -6,7 +6,7 @@
 import { apiGet, showError, showMe } from './api.js';
 import { el, table, facts, runsTable, nodeHref } from './dom.js';
 import * as format from './format.js';
-import { timeline, ZoomGroup } from './plot.js';
+import { timeline, ZoomGroup, replaceData } from './plot.js';
 import { heatmap } from './heatmap.js';
 
 const params = new URLSearchParams(location.search);
@@ -16,7 +16,7 @@ const runId = params.get('run');
 // for), then what the run did with the node.
 const METRICS = [
   { metric: 'power', title: 'Power' },
-  { metric: 'energy', title: 'Energy (running sum)' },
+  { metric: 'energy', title: 'Energy (running sum from the left edge)' },
   { metric: 'cpu', title: 'CPU busy' },
   { metric: 'memory', title: 'Memory used' },
   { metric: 'io_bytes', title: 'I/O bytes (read, write)' },
@@ -207,7 +207,7 @@ async function drawMetric(box, { metric, title }) {
   const plotBox = el('div', { id: `plot-${metric}` });
   box.replaceChildren(plotBox);
   const note = plotNote(answer);
-  timeline(plotBox, answer, {
+  plots[metric] = timeline(plotBox, answer, {
     name: metric,
     title: `${title} (${answer.unit})`,
     note,
@@ -241,9 +241,40 @@ async function drawMetric(box, { metric, title }) {
   }
 }
 
+// A zoom fetches the zoomed interval again, so that its buckets are as
+// fine as the plot is wide (a long run's 600 buckets are seconds each);
+// zooming out fetches the whole run again. Only the latest zoom's answers
+// are drawn.
+const plots = {};
+let zoomGeneration = 0;
+let zoomTimer = null;
 function zoomed(range) {
   heatmapRange = range;
-  drawHeatmap();
+  clearTimeout(zoomTimer);
+  // a drag gives one zoom; keys and repeated clicks may give several
+  zoomTimer = setTimeout(() => {
+    drawHeatmap();
+    refetch(range);
+  }, 150);
+}
+
+async function refetch(range) {
+  const generation = ++zoomGeneration;
+  const interval = range || group.fullRange();
+  const iso = (s) => new Date(s * 1000).toISOString();
+  document.body.dataset.zoomed = 'loading';
+  await Promise.all(Object.entries(plots).map(async ([metric, u]) => {
+    if (!u) return;
+    try {
+      const answer = await apiGet(`runs/${runId}/series`,
+        range ? { metric, from: iso(range.min), to: iso(range.max) } : { metric });
+      if (generation === zoomGeneration) replaceData(u, answer, interval, group);
+    } catch (e) {
+      showError(e, `run ${runId}`);
+    }
+  }));
+  // tests wait for this: the plots show the data of the latest zoom
+  if (generation === zoomGeneration) document.body.dataset.zoomed = range ? 'yes' : 'no';
 }
 
 // ---- captured windows ------------------------------------------------------
