@@ -170,6 +170,17 @@ await check('runs list: program=dd shows run 3 only', async () => {
   await screenshot(page, 'runs-program-dd');
 });
 
+await check('runs list: from/to 10:00 to 10:30 UTC shows runs 1 and 3', async () => {
+  await openOk(page, `${baseUrl}/`);
+  // no seconds, as a person types it: the page must still send a time the API takes
+  await page.fill('input[name=from]', '2026-11-20T10:00');
+  await page.fill('input[name=to]', '2026-11-20T10:30');
+  await Promise.all([page.waitForURL(/from=/), page.click('#filters button[type=submit]')]);
+  await openOk(page, page.url());
+  const ids = (await runIds(page)).sort((a, b) => a - b);
+  expect(ids.join() === '1,3', `the rows are runs [${ids}], not [1,3]`);
+});
+
 await check('run 1: report card, power with 2 node lines, the other timelines drawn', async () => {
   await openOk(page, `${baseUrl}/run.html?run=1`);
   await screenshot(page, 'run-1');

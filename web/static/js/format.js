@@ -109,7 +109,9 @@ export function byUnit(unit) {
 // pages label them UTC and send them to the API with a Z.
 export function inputToIso(value) {
   if (!value) return '';
-  return /[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : value + 'Z';
+  // chromium drops zero seconds ("…T10:00"); vigil-web wants them
+  const full = /T\d\d:\d\d$/.test(value) ? value + ':00' : value;
+  return /[zZ]|[+-]\d\d:\d\d$/.test(full) ? full : full + 'Z';
 }
 
 export function isoToInput(value) {
