@@ -67,11 +67,16 @@ const browser = await chromium.launch({
     '--disable-component-update'],
 });
 
+// How long to wait for a page's state before calling it a failure: a guard
+// against hangs, not a speed requirement (other tests may share the cores).
+const LONG = 60000;
+
 // A laptop's screen: the pages must be usable at this size.
 const viewport = { width: 1366, height: 768 };
 
 async function newPage(context) {
   const page = await context.newPage();
+  page.setDefaultTimeout(LONG);
   page.jsErrors = [];
   page.on('pageerror', (e) => page.jsErrors.push(e.message));
   return page;
@@ -80,7 +85,7 @@ async function newPage(context) {
 // Opens a page of the site and waits until it says it is done.
 async function open(page, url) {
   await page.goto(url);
-  await page.waitForSelector('body[data-loaded]', { timeout: 20000 });
+  await page.waitForSelector('body[data-loaded]', { timeout: LONG });
   expect(page.jsErrors.length === 0, `${url}: script errors: ${page.jsErrors.join('; ')}`);
   return page.evaluate(() => document.body.dataset.loaded);
 }
@@ -223,7 +228,7 @@ await check('run 1: dragging on a plot zooms all plots and puts from/to in the U
   await page.mouse.down();
   await page.mouse.move(box.x + box.width * 0.5, y, { steps: 5 });
   await page.mouse.up();
-  await page.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, { timeout: 5000 });
+  await page.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, { timeout: LONG });
   const url = new URL(page.url());
   const from = Date.parse(url.searchParams.get('from')) / 1000;
   const to = Date.parse(url.searchParams.get('to')) / 1000;
@@ -235,13 +240,13 @@ await check('run 1: dragging on a plot zooms all plots and puts from/to in the U
       `the ${name} plot shows ${min}…${max}, not the zoom ${from}…${to}`);
   }
   // the zoomed interval is fetched again, in finer buckets
-  await page.waitForSelector('body[data-zoomed=yes]', { timeout: 10000 });
+  await page.waitForSelector('body[data-zoomed=yes]', { timeout: LONG });
   const first = await page.evaluate(() => window.vigilPlots.power.data[0][0]);
   expect(Math.abs(first - from) < 0.01, `after the zoom the power data start at ${first}, not at the zoom's ${from}`);
   await screenshot(page, 'run-1-zoomed');
   // a double click zooms out: the whole run again, and no from/to
   await page.dblclick('#plot-cpu .u-over');
-  await page.waitForSelector('body[data-zoomed=no]', { timeout: 10000 });
+  await page.waitForSelector('body[data-zoomed=no]', { timeout: LONG });
   const out = await page.evaluate(() => [window.vigilPlots.io_bytes.scales.x.min, window.vigilPlots.io_bytes.scales.x.max]);
   expect(Math.abs(out[0] - before.min) < 0.01 && Math.abs(out[1] - before.max) < 0.01,
     `after the double click the plots show ${out}, not the whole run ${before.min}…${before.max}`);
@@ -260,14 +265,14 @@ await check('run 1: captured window 1 shows its activities, with a Next page', a
   const buttons = await page.$$eval('#windows button', (b) => b.map((x) => Number(x.dataset.captureId)));
   expect(buttons.length === 2, `${buttons.length} captured windows listed, not 2`);
   await page.click('#windows button[data-capture-id="1"]');
-  await page.waitForSelector('#activities-table tbody tr', { timeout: 10000 });
+  await page.waitForSelector('#activities-table tbody tr', { timeout: LONG });
   const rows = await page.$$eval('#activities-table tbody tr', (r) => r.length);
   expect(rows > 0, 'the activities table is empty');
   expect(await page.$('#activities-next'), 'no Next button under 300 activities');
   const firstSeq = await page.textContent('#activities-table tbody tr th');
   await page.click('#activities-next');
   await page.waitForFunction((seq) => document.querySelector('#activities-table tbody tr th')?.textContent !== seq,
-    firstSeq, { timeout: 10000 });
+    firstSeq, { timeout: LONG });
   expect(await page.$('#activities-previous'), 'no Previous button on the second page');
   expect(new URL(page.url()).searchParams.get('window') === '1', 'the chosen window is not in the URL');
   await screenshot(page, 'run-1-window-1');
@@ -283,7 +288,7 @@ await check('run 1: clicking a shaded window in a plot picks it', async () => {
     return { x: r.left + u.valToPos(mid, 'x'), y: r.top + r.height / 2 };
   });
   await page.mouse.click(where.x, where.y);
-  await page.waitForSelector('#window-detail:not([hidden]) h3', { timeout: 5000 });
+  await page.waitForSelector('#window-detail:not([hidden]) h3', { timeout: LONG });
   const heading = await page.textContent('#window-detail h3');
   expect(/Window 2\b/.test(heading), `the click on window 2's band opened "${heading}"`);
   const pressed = await page.getAttribute('#windows button[data-capture-id="2"]', 'aria-pressed');
@@ -347,6 +352,14 @@ await check('a run that does not exist: the not-found message', async () => {
   expect(state === 'error', `the page loaded as "${state}"`);
   const text = await page.textContent('#message');
   expect(/run 999999 does not exist or is not yours/i.test(text), `the message is "${text}"`);
+});
+
+await check('a bad parameter in the URL: the message names it', async () => {
+  const state = await open(page, `${baseUrl}/?limit=abc`);
+  expect(state === 'error', `the page loaded as "${state}"`);
+  const status = await page.getAttribute('#message', 'data-status');
+  const text = await page.textContent('#message');
+  expect(status === '400' && /\blimit\b/.test(text), `#message (status ${status}) says "${text}"`);
 });
 
 await check('keyboard: Tab reaches the filters and a run link, focus is visible', async () => {
@@ -421,14 +434,14 @@ await check('keyboard: "Zoom the plots to this window" zooms every plot around w
   await rootPage.waitForSelector('#zoom-window');
   await rootPage.focus('#zoom-window');
   await rootPage.keyboard.press('Enter');
-  await rootPage.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, { timeout: 5000 });
+  await rootPage.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, { timeout: LONG });
   const x = await rootPage.evaluate(() => [window.vigilPlots.io_ops.scales.x.min, window.vigilPlots.io_ops.scales.x.max]);
   const start = Date.parse('2026-11-20T10:00:28Z') / 1000;
   const end = Date.parse('2026-11-20T10:00:34Z') / 1000;
   expect(x[0] < start && x[0] > start - 10 && x[1] > end && x[1] < end + 10, `the plots show ${x}, not around ${start}…${end}`);
   await rootPage.focus('#zoom-out');
   await rootPage.keyboard.press('Enter');
-  await rootPage.waitForFunction(() => !new URL(location.href).searchParams.has('from'), null, { timeout: 5000 });
+  await rootPage.waitForFunction(() => !new URL(location.href).searchParams.has('from'), null, { timeout: LONG });
 });
 await browser.close();
 finish();
