@@ -98,6 +98,17 @@ async function openOk(page, url) {
   }
 }
 
+// Clicks a link (or a form's button) that leads to URL and waits until
+// that page is done: the click's own page, not a reload of the old one.
+async function follow(page, selector, url) {
+  const target = url ?? new URL(await page.getAttribute(selector, 'href'), page.url()).href;
+  await Promise.all([page.waitForURL(target), page.click(selector)]);
+  await page.waitForSelector('body[data-loaded]');
+  expect(page.jsErrors.length === 0, `${target}: script errors: ${page.jsErrors.join('; ')}`);
+  const state = await page.evaluate(() => document.body.dataset.loaded);
+  if (state !== 'yes') throw new CheckFailed(`${target}: the page shows an error: ${await page.textContent('#message')}`);
+}
+
 async function screenshot(page, name) {
   if (shots) await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 }
@@ -138,8 +149,7 @@ await check('runs list: 12 runs over pages of 5, Next and Previous', async () =>
   const pages = [await runIds(page)];
   while (await page.$('#next')) {
     expect(pages.length < 10, 'more than 10 pages: the Next cursor does not end');
-    await Promise.all([page.waitForURL(/after=/), page.click('#next')]);
-    await openOk(page, page.url());
+    await follow(page, '#next');
     pages.push(await runIds(page));
   }
   const sizes = pages.map((p) => p.length).join(',');
@@ -148,17 +158,15 @@ await check('runs list: 12 runs over pages of 5, Next and Previous', async () =>
   expect(all.size === 12, `${all.size} distinct runs over the pages, not 12: ${[...all].sort((a, b) => a - b)}`);
   for (let id = 1; id <= 12; id++) expect(all.has(id), `run ${id} is on no page`);
   // Previous from the last page gives the second page again
-  await page.click('#previous');
-  await openOk(page, page.url());
+  await follow(page, '#previous');
   const again = await runIds(page);
   expect(again.join() === pages[1].join(), `Previous shows ${again}, page 2 was ${pages[1]}`);
 });
 
 await check('runs list: sorting by energy is in the URL and orders the rows', async () => {
   await openOk(page, `${baseUrl}/`);
-  await page.click('th a.sort:text("Energy")');
-  await page.waitForURL(/sort=-energy_j/);
-  await openOk(page, page.url());
+  await follow(page, 'th a.sort:text("Energy")');
+  expect(new URL(page.url()).searchParams.get('sort') === '-energy_j', `the URL is ${page.url()}`);
   const energies = await page.$$eval('table.runs tbody tr', (rows) => rows.map((r) => r.cells[8].textContent));
   expect(energies.length === 12, `${energies.length} rows, not 12`);
   const sorted = await page.evaluate(() => document.querySelector('th[aria-sort]')?.textContent);
@@ -169,7 +177,7 @@ await check('runs list: program=dd shows run 3 only', async () => {
   await openOk(page, `${baseUrl}/`);
   await page.fill('input[name=program]', 'dd');
   await Promise.all([page.waitForURL(/program=dd/), page.press('input[name=program]', 'Enter')]);
-  await openOk(page, page.url());
+  await page.waitForSelector('body[data-loaded]');
   const ids = await runIds(page);
   expect(ids.join() === '3', `the rows are runs [${ids}], not [3]`);
   await screenshot(page, 'runs-program-dd');
@@ -181,7 +189,7 @@ await check('runs list: from/to 10:00 to 10:30 UTC shows runs 1 and 3', async ()
   await page.fill('input[name=from]', '2026-11-20T10:00');
   await page.fill('input[name=to]', '2026-11-20T10:30');
   await Promise.all([page.waitForURL(/from=/), page.click('#filters button[type=submit]')]);
-  await openOk(page, page.url());
+  await page.waitForSelector('body[data-loaded]');
   const ids = (await runIds(page)).sort((a, b) => a - b);
   expect(ids.join() === '1,3', `the rows are runs [${ids}], not [1,3]`);
 });
