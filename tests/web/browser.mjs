@@ -230,6 +230,7 @@ await check('run 1: dragging on a plot zooms all plots and puts from/to in the U
   await openOk(page, `${baseUrl}/run.html?run=1`);
   const before = await page.evaluate(() => ({ ...window.vigilPlots.cpu.scales.x }));
   const over = await page.$('#plot-power .u-over');
+  await over.scrollIntoViewIfNeeded();
   const box = await over.boundingBox();
   const y = box.y + box.height / 2;
   await page.mouse.move(box.x + box.width * 0.3, y);
