@@ -35,7 +35,7 @@ const utc = (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
 
 function timeTicks(u, splits) {
   const span = u.scales.x.max - u.scales.x.min;
-  const [from, to] = span > 2 * 86400 ? [5, 16] : span > 300 ? [11, 16] : [11, 19];
+  const [from, to] = span > 2 * 86400 ? [5, 16] : span > 300 ? [11, 16] : span > 10 ? [11, 19] : [11, 23];
   return splits.map((s) => new Date(s * 1000).toISOString().slice(from, to).replace('T', ' '));
 }
 
@@ -112,6 +112,15 @@ function realGaps(u, seriesIdx, idx0, idx1, gaps) {
   const step = steps.get(column);
   const secondsPerPx = (u.scales.x.max - u.scales.x.min) / u.bbox.width;
   return gaps.filter(([from, to]) => (to - from) * secondsPerPx > GAP_STEPS * step);
+}
+
+// Dots on a line's values when it has few in view: a run shorter than a
+// roll-up has one value, which a line alone would not show.
+function fewValues(u, seriesIdx, idx0, idx1) {
+  const column = u.data[seriesIdx];
+  let known = 0;
+  for (let j = idx0; j <= idx1 && known <= 60; j++) if (column[j] !== null && column[j] !== undefined) known++;
+  return known <= 60;
 }
 
 // ---- plugins ---------------------------------------------------------------
@@ -389,7 +398,8 @@ export function timeline(box, answer, opts) {
   const series = [xIsTime ? { label: 'time (UTC)', value: timeValue }
     : { label: 'seconds from start', value: (u, v) => format.number(v) }];
   shaped.series.forEach((s, i) => {
-    const base = { label: s.label, value: (u, v) => fmt(v), spanGaps: !!s.spanGaps, gaps: realGaps };
+    const base = { label: s.label, value: (u, v) => fmt(v), spanGaps: !!s.spanGaps, gaps: realGaps,
+      points: { show: fewValues } };
     if (s.role === 'min' || s.role === 'max') {
       series.push({ ...base, stroke: 'rgba(31, 119, 180, 0.5)', width: 1, dash: [4, 4] });
     } else if (s.role === 'median') {

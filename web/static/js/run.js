@@ -60,8 +60,10 @@ function runFacts(run) {
   ]);
 }
 
-function reportCard(lines) {
+function reportCard(lines, run) {
   const card = el('div', { class: 'report-card', id: 'report-card', role: 'status' });
+  // nothing abnormal: the calm style, with the server's words if it has some
+  if (run.anomalies === 0 && run.captures === 0) card.classList.add('clean');
   if (!lines || lines.length === 0) {
     card.classList.add('clean');
     card.append(el('p', {}, 'Nothing abnormal was found while this run ran.'));
@@ -420,7 +422,7 @@ async function load() {
   for (const m of METRICS) timelines.append(el('div', { id: `metric-${m.metric}`, class: 'metric' }));
   const compareLink = el('a', { href: `/compare.html?a=${run.run_id}` }, 'Compare with another run…');
   root.replaceChildren(
-    reportCard(answer.report_card),
+    reportCard(answer.report_card, run),
     runFacts(run),
     el('p', {}, compareLink),
     section('time', 'Over time',
