@@ -34,6 +34,8 @@ static const char *const relations[] = {
     "run_overview",
     "run_statistics",
     "run_activities",
+    "run_processes",
+    "run_nodes",
 };
 
 static PGconn *connect_or_fail(const char *conninfo)
@@ -368,6 +370,135 @@ static void test_migrations_survive_a_restart(void **state)
     g_free(conninfo);
 }
 
+/* A database at version `version`, as that vigil left it: migrations 1 to
+ * `version` applied from schema/ and recorded. */
+static void migrate_by_hand_to(const char *conninfo, guint version)
+{
+    static const char *const names[] = {"0001_warehouse", "0002_day_partitions",
+                                        "0003_batch_identity"};
+    assert_true(version <= G_N_ELEMENTS(names));
+    test_pg_exec_in(conninfo, "CREATE TABLE vigil_schema_migrations (version integer PRIMARY KEY,"
+                              " name text NOT NULL, sha256 text NOT NULL,"
+                              " applied_at timestamptz NOT NULL DEFAULT now())");
+    for (guint i = 0; i < version; i++) {
+        char *file = g_strdup_printf("%s.sql", names[i]);
+        gsize length = 0;
+        char *sql = schema_file(file, &length);
+        char *sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)sql, length);
+        test_pg_exec_in(conninfo, sql);
+        char *record = g_strdup_printf("INSERT INTO vigil_schema_migrations (version, name, sha256)"
+                                       " VALUES (%u, '%s', '%s')",
+                                       i + 1, names[i], sha);
+        test_pg_exec_in(conninfo, record);
+        g_free(record);
+        g_free(sha);
+        g_free(sql);
+        g_free(file);
+    }
+}
+
+/* Every row of the tables migration 4 indexes, as one text to compare. */
+static const char digest_sql[] = "SELECT md5(string_agg(t, '|' ORDER BY t)) FROM ("
+                                 " SELECT 'r' || r::text AS t FROM runs r UNION ALL"
+                                 " SELECT 'p' || p::text FROM processes p UNION ALL"
+                                 " SELECT 's' || s::text FROM run_summaries s UNION ALL"
+                                 " SELECT 'c' || c::text FROM captures c UNION ALL"
+                                 " SELECT 'a' || a::text FROM anomalies a UNION ALL"
+                                 " SELECT 'm' || m::text FROM statistics_rollups m) x";
+
+static void test_migration_4_keeps_rows_and_its_views_show_them(void **state)
+{
+    (void)state;
+    char *conninfo = test_pg_new_database(&test_pg_cluster);
+    migrate_by_hand_to(conninfo, 3);
+    test_pg_exec_in(
+        conninfo,
+        "INSERT INTO nodes (node_id, hostname) VALUES (1, 'n1'), (2, 'n2');"
+        "INSERT INTO runs (run_id, run_key, program, argv, uid, start_time, end_time)"
+        " VALUES (1, 'k1', 'ior', '{ior}', 1000, '2026-11-20 10:00Z', '2026-11-20 10:02Z'),"
+        "        (2, 'k2', 'dd', '{dd}', 0, '2026-11-20 11:00Z', NULL);"
+        /* Run 1: ranks 0 and 1 on n1, 2 on n2; run 2: one process, still running. */
+        "INSERT INTO processes (process_id, run_id, node_id, pid, uid, rank, program, argv, cwd,"
+        " start_time, start_monotonic_ns, end_time, exit_status) VALUES"
+        " (1, 1, 1, 100, 1000, 0, 'ior', '{ior}', '/', '2026-11-20 10:00Z', 1,"
+        "  '2026-11-20 10:02Z', 0),"
+        " (2, 1, 1, 101, 1000, 1, 'ior', '{ior}', '/', '2026-11-20 10:00:01Z', 2,"
+        "  '2026-11-20 10:01:59Z', 0),"
+        " (3, 1, 2, 200, 1000, 2, 'ior', '{ior}', '/', '2026-11-20 10:00:02Z', 3,"
+        "  '2026-11-20 10:01:58Z', 0),"
+        " (4, 2, 2, 300, 0, NULL, 'dd', '{dd}', '/', '2026-11-20 11:00Z', 4, NULL, NULL);"
+        "INSERT INTO run_summaries (process_id, report, calls, bytes_read, bytes_written,"
+        " energy_j, energy_source) VALUES"
+        " (1, '{\"ranks\": 3}', 10, 100, 1000, 5.5, 'powercap'),"
+        " (3, '{}', 30, 300, 3000, NULL, NULL);"
+        "INSERT INTO captures (node_id, process_id, first_cycle, last_cycle, start_time,"
+        " end_time, activities_forwarded, reasons) VALUES"
+        " (1, 1, 5, 7, '2026-11-20 10:00:30Z', '2026-11-20 10:00:34Z', 12, 'x');"
+        "INSERT INTO anomalies (level, node_id, process_id, cycle, time, state, plugin, metric,"
+        " message) VALUES ('process', 1, 1, 6, '2026-11-20 10:00:31Z', 'BAD',"
+        " 'statistics-range', 'm', 'm'), ('node', 2, NULL, 9, '2026-11-20 11:00:31Z', 'BAD',"
+        " 'latency-histogram', 'm', 'm');"
+        "INSERT INTO metrics (name, unit, kind, source, origin) VALUES"
+        " ('energy.node_j', 'J', 'counter', 'powercap', 'measured');"
+        "SELECT vigil_day_partition('statistics_rollups', DATE '2026-11-20');"
+        "INSERT INTO statistics_rollups SELECT 1, 1, t, t + interval '1 s', 10, 150, 150, 150,"
+        " 150, false FROM generate_series(timestamptz '2026-11-20 10:00Z',"
+        " '2026-11-20 10:01:39Z', interval '1 s') t");
+    char *before = test_pg_query_text_in(conninfo, digest_sql);
+
+    PGconn *db = connect_or_fail(conninfo);
+    guint applied = 0;
+    GError *error = NULL;
+    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_null(error);
+    assert_int_equal(applied, vigil_warehouse_latest_version() - 3);
+    PQfinish(db);
+
+    char *after = test_pg_query_text_in(conninfo, digest_sql);
+    assert_string_equal(before, after);
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM statistics_rollups"),
+                     100);
+    /* Its indexes exist, the one on the partitioned parent on the
+     * partition of old rows too. */
+    assert_int_equal(
+        test_pg_query_u64_in(conninfo, "SELECT count(*) FROM pg_indexes WHERE indexname IN"
+                                       " ('runs_start_time_run', 'runs_uid_start_time_run',"
+                                       "  'processes_node_start_time', 'captures_node_start_time',"
+                                       "  'anomalies_time', 'anomalies_plugin_time',"
+                                       "  'statistics_rollups_node_metric_time')"),
+        7);
+    assert_int_equal(test_pg_query_u64_in(conninfo,
+                                          "SELECT count(*) FROM pg_indexes WHERE tablename ="
+                                          " 'statistics_rollups_20261120' AND indexdef LIKE"
+                                          " '%(node_id, metric_id, start_time)%'"),
+                     1);
+
+    /* run_processes: every process, with its node's name and its report's
+     * figures when it sent one. */
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM run_processes"), 4);
+    char *rows = test_pg_query_text_in(
+        conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s', run_id, process_id,"
+                  " coalesce(rank::text, '-'), hostname, coalesce(calls::text, '-'),"
+                  " coalesce(energy_j::text, '-'), coalesce(energy_source, '-'), report_sent),"
+                  " ' ' ORDER BY process_id) FROM run_processes");
+    assert_string_equal(rows, "1/1/0/n1/10/5.5/powercap/t 1/2/1/n1/-/-/-/f 1/3/2/n2/30/-/-/t "
+                              "2/4/-/n2/-/-/-/f");
+    g_free(rows);
+    /* run_nodes: each run's nodes, from the first start to the last end
+     * there; no end while a process runs. */
+    rows = test_pg_query_text_in(
+        conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s', run_id, node_id, hostname,"
+                  " to_char(start_time AT TIME ZONE 'UTC', 'HH24:MI:SS'),"
+                  " coalesce(to_char(end_time AT TIME ZONE 'UTC', 'HH24:MI:SS'), '-')),"
+                  " ' ' ORDER BY run_id, node_id) FROM run_nodes");
+    assert_string_equal(rows, "1/1/n1/10:00:00/10:02:00 1/2/n2/10:00:02/10:01:58 "
+                              "2/2/n2/11:00:00/-");
+    g_free(rows);
+    g_free(after);
+    g_free(before);
+    g_free(conninfo);
+}
+
 /* ---- the `vigil db` command ------------------------------------------------ */
 
 /* Runs `vigil db ARGS…` (NULL-terminated) with `env` (NULL: a clean one). */
@@ -565,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_malformed_conninfo_is_refused),
         cmocka_unit_test(test_connection_settings),
         cmocka_unit_test(test_migrations_survive_a_restart),
+        cmocka_unit_test(test_migration_4_keeps_rows_and_its_views_show_them),
         cmocka_unit_test(test_cli_refuses_a_password_on_the_command_line),
         cmocka_unit_test(test_cli_migrate_with_conninfo),
         cmocka_unit_test(test_cli_migrate_with_config),
