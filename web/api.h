@@ -24,6 +24,9 @@ gboolean web_api_anomalies(struct web_request *req, GError **error);
 gboolean web_api_nodes(struct web_request *req, GError **error);
 gboolean web_api_node(struct web_request *req, GError **error);
 gboolean web_api_thresholds(struct web_request *req, GError **error);
+/* Declares every ADPI's and reasoner's section in the config (a
+ * vigil_config, with its vigil_plugin_registry), before serving. */
+gboolean web_thresholds_prepare(void *config, void *registry, GError **error);
 
 /* Shared by the handlers (api_runs.c): the run `run_id` if the viewer may
  * see it, as the RUN object of the API; 404 otherwise. */

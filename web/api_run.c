@@ -1,1 +1,254 @@
-/* placeholder */
+/* vigil-web — GET /api/v1/runs/RUN_ID: one run, with its report exactly as
+ * `vigil report RUN --format json` prints it (the same reader and writer,
+ * cli/report_json.c), its processes, nodes, neighbours and a report card. */
+#include <string.h>
+
+#include "api.h"
+#include "db_pool.h"
+#include "json_rows.h"
+#include "report_json.h"
+
+/* The run's job report when it has one (rank 0's, for MPI), else its
+ * first process's: the one `vigil report RUN` prints. */
+static gboolean add_report(struct web_request *req, const char *run_id, JsonObject *out,
+                           GError **error)
+{
+    const char *params[] = {run_id};
+    PGresult *r = web_db_query(req,
+                               "SELECT s.report::text, p.pid, n.hostname"
+                               "  FROM processes p JOIN run_summaries s USING (process_id)"
+                               "  JOIN nodes n USING (node_id)"
+                               " WHERE p.run_id = $1::bigint"
+                               " ORDER BY (s.report ? 'ranks') DESC, p.start_time, p.process_id"
+                               " LIMIT 1",
+                               1, params, error);
+    if (r == NULL)
+        return FALSE;
+    if (PQntuples(r) == 0) {
+        json_object_set_null_member(out, "report");
+        json_object_set_string_member(out, "report_of",
+                                      "no process of this run has sent its report yet");
+        PQclear(r);
+        return TRUE;
+    }
+    char *whose = g_strdup_printf("pid %s on %s", PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 2));
+    struct vigil_cli_report report;
+    GError *parse_error = NULL;
+    JsonNode *node = NULL;
+    if (vigil_cli_report_parse(PQgetvalue(r, 0, 0), -1, &report, &parse_error)) {
+        char *json = vigil_cli_report_json(&report.r);
+        node = json_from_string(json, NULL);
+        g_free(json);
+        vigil_cli_report_clear(&report);
+    }
+    if (node != NULL) {
+        json_object_set_member(out, "report", node);
+        json_object_set_string_member(out, "report_of", whose);
+    } else {
+        char *why = g_strdup_printf("the stored report of %s cannot be read: %s", whose,
+                                    parse_error != NULL ? parse_error->message : "?");
+        json_object_set_null_member(out, "report");
+        json_object_set_string_member(out, "report_of", why);
+        g_free(why);
+    }
+    g_clear_error(&parse_error);
+    g_free(whose);
+    PQclear(r);
+    return TRUE;
+}
+
+/* Each process with its own figures. A joint MPI report (rank 0's) covers
+ * the job, so its process has none of its own here: `job_report` says so,
+ * and the job's per-rank figures are the report's per_rank. */
+static gboolean add_ranks(struct web_request *req, const char *run_id, JsonObject *out,
+                          GError **error)
+{
+    const char *params[] = {run_id};
+    PGresult *r = web_db_query(
+        req,
+        "SELECT p.rank, p.process_id, p.pid, p.node_id, n.hostname, p.program,"
+        "       p.start_time, p.end_time,"
+        "       extract(epoch FROM p.end_time - p.start_time)::float8 AS runtime_s,"
+        "       p.exit_status, coalesce(s.report ? 'ranks', false) AS job_report,"
+        "       s.process_id IS NOT NULL AS report_sent,"
+        "       CASE WHEN NOT s.report ? 'ranks'"
+        "            THEN (s.report->'activities'->>'observed')::bigint END AS calls,"
+        "       CASE WHEN NOT s.report ? 'ranks'"
+        "            THEN (s.report->>'io_bytes_read')::bigint END AS bytes_read,"
+        "       CASE WHEN NOT s.report ? 'ranks'"
+        "            THEN (s.report->>'io_bytes_written')::bigint END AS bytes_written,"
+        "       CASE WHEN NOT s.report ? 'ranks'"
+        "            THEN (s.report->>'cpu_seconds')::float8 END AS cpu_s,"
+        "       CASE WHEN NOT s.report ? 'ranks'"
+        "            THEN (s.report->>'energy_joule')::float8 END AS energy_j"
+        "  FROM processes p JOIN nodes n USING (node_id)"
+        "  LEFT JOIN run_summaries s USING (process_id)"
+        " WHERE p.run_id = $1::bigint"
+        " ORDER BY p.rank NULLS LAST, p.start_time, p.process_id",
+        1, params, error);
+    if (r == NULL)
+        return FALSE;
+    json_object_set_array_member(out, "ranks", web_json_rows(r));
+    PQclear(r);
+    return TRUE;
+}
+
+static gboolean add_nodes(struct web_request *req, const char *run_id, JsonObject *out,
+                          GError **error)
+{
+    const char *params[] = {run_id};
+    PGresult *r = web_db_query(
+        req,
+        "SELECT p.node_id, n.hostname, min(p.start_time) AS start_time,"
+        "       CASE WHEN bool_or(p.end_time IS NULL) THEN NULL ELSE max(p.end_time) END"
+        "         AS end_time, count(*) AS processes"
+        "  FROM processes p JOIN nodes n USING (node_id)"
+        " WHERE p.run_id = $1::bigint GROUP BY p.node_id, n.hostname ORDER BY n.hostname",
+        1, params, error);
+    if (r == NULL)
+        return FALSE;
+    json_object_set_array_member(out, "nodes", web_json_rows(r));
+    PQclear(r);
+    return TRUE;
+}
+
+/* Other runs on the same nodes at the same time: what else was using the
+ * disks and the power budget. */
+static gboolean add_neighbours(struct web_request *req, const char *run_id, JsonObject *out,
+                               GError **error)
+{
+    char uid_buf[24];
+    const char *params[] = {web_viewer_uid_param(req, uid_buf), run_id};
+    char *sql =
+        g_strconcat(web_api_run_columns_sql,
+                    " AND r.run_id IN (SELECT DISTINCT p2.run_id"
+                    "   FROM (SELECT node_id, min(start_time) AS s,"
+                    "                max(coalesce(end_time, 'infinity')) AS e"
+                    "           FROM processes WHERE run_id = $2::bigint GROUP BY node_id) mine"
+                    "   JOIN processes p2 ON p2.node_id = mine.node_id AND p2.start_time <= mine.e"
+                    "    AND coalesce(p2.end_time, 'infinity') >= mine.s"
+                    "  WHERE p2.run_id <> $2::bigint)"
+                    " ORDER BY r.start_time DESC, r.run_id DESC LIMIT 20",
+                    NULL);
+    PGresult *r = web_db_query(req, sql, 2, params, error);
+    g_free(sql);
+    if (r == NULL)
+        return FALSE;
+    JsonArray *runs = web_json_rows(r);
+    web_api_runs_fill_users(runs);
+    json_object_set_array_member(out, "neighbours", runs);
+    PQclear(r);
+    return TRUE;
+}
+
+/* What was abnormal, in plain words, from the anomalies and captures. */
+static gboolean add_report_card(struct web_request *req, const char *run_id, JsonObject *run,
+                                JsonObject *out, GError **error)
+{
+    JsonArray *card = json_array_new();
+    if (!json_object_get_null_member(run, "exit_status") &&
+        json_object_get_int_member(run, "exit_status") != 0) {
+        char *line = g_strdup_printf("The program exited with status %" G_GINT64_FORMAT ".",
+                                     json_object_get_int_member(run, "exit_status"));
+        json_array_add_string_element(card, line);
+        g_free(line);
+    }
+    const char *params[] = {run_id};
+    /* The run's anomalies (its processes', and its nodes' while it ran),
+     * grouped by what fired where. */
+    PGresult *r = web_db_query(
+        req,
+        "WITH mine AS (SELECT process_id, node_id, start_time,"
+        "                     coalesce(end_time, 'infinity') AS end_time"
+        "                FROM processes WHERE run_id = $1::bigint),"
+        " a AS (SELECT a.* FROM anomalies a WHERE a.process_id IN (SELECT process_id FROM mine)"
+        "       UNION"
+        "       SELECT a.* FROM anomalies a JOIN mine m ON a.node_id = m.node_id"
+        "        WHERE a.process_id IS NULL AND a.time BETWEEN m.start_time AND m.end_time)"
+        "SELECT count(*) AS n, a.plugin, a.metric, n.hostname, a.level, min(a.time) AS first,"
+        "       (array_agg(a.message ORDER BY a.time))[1] AS message"
+        "  FROM a JOIN nodes n USING (node_id)"
+        " GROUP BY a.plugin, a.metric, n.hostname, a.level ORDER BY count(*) DESC LIMIT 5",
+        1, params, error);
+    if (r == NULL) {
+        json_array_unref(card);
+        return FALSE;
+    }
+    for (int i = 0; i < PQntuples(r); i++) {
+        char *first = web_json_time_from_pg(PQgetvalue(r, i, 5));
+        char *line = g_strdup_printf("%s %s anomal%s from %s on %s (%s), first at %s: %s",
+                                     PQgetvalue(r, i, 0), PQgetvalue(r, i, 4),
+                                     strcmp(PQgetvalue(r, i, 0), "1") == 0 ? "y" : "ies",
+                                     PQgetvalue(r, i, 1), PQgetvalue(r, i, 3), PQgetvalue(r, i, 2),
+                                     first != NULL ? first : "?", PQgetvalue(r, i, 6));
+        json_array_add_string_element(card, line);
+        g_free(line);
+        g_free(first);
+    }
+    PQclear(r);
+    gint64 captures = json_object_get_int_member(run, "captures");
+    if (captures > 0) {
+        r = web_db_query(req,
+                         "SELECT sum(c.activities_forwarded),"
+                         "       string_agg(DISTINCT c.reasons, '; ')"
+                         "  FROM captures c JOIN processes p USING (process_id)"
+                         " WHERE p.run_id = $1::bigint",
+                         1, params, error);
+        if (r == NULL) {
+            json_array_unref(card);
+            return FALSE;
+        }
+        char *line = g_strdup_printf(
+            "%" G_GINT64_FORMAT " captured window%s keep%s %s activities in full%s%s.", captures,
+            captures == 1 ? "" : "s", captures == 1 ? "s" : "",
+            PQgetisnull(r, 0, 0) ? "their" : PQgetvalue(r, 0, 0),
+            PQgetisnull(r, 0, 1) ? "" : ", because: ", PQgetvalue(r, 0, 1));
+        json_array_add_string_element(card, line);
+        g_free(line);
+        PQclear(r);
+    }
+    if (json_object_get_boolean_member_with_default(run, "energy_estimated", FALSE))
+        json_array_add_string_element(card, "Its energy is estimated from CPU use, not measured: "
+                                            "the nodes gave no power reading.");
+    if (json_array_get_length(card) == 0)
+        json_array_add_string_element(card, "Nothing abnormal: no anomaly, no captured window.");
+    json_object_set_array_member(out, "report_card", card);
+    return TRUE;
+}
+
+gboolean web_api_run(struct web_request *req, GError **error)
+{
+    gint64 run_id = 0;
+    if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
+        !web_params_done(req, error))
+        return FALSE;
+    JsonObject *run = web_api_run_row(req, run_id, error);
+    if (run == NULL)
+        return FALSE;
+    char id[24];
+    g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, run_id);
+    JsonObject *out = json_object_new();
+    json_object_set_object_member(out, "run", json_object_ref(run));
+    gboolean ok = add_report(req, id, out, error) && add_report_card(req, id, run, out, error) &&
+                  add_ranks(req, id, out, error) && add_nodes(req, id, out, error) &&
+                  add_neighbours(req, id, out, error);
+    if (ok) {
+        /* The job's per-rank figures and busiest files, as the report has them. */
+        JsonNode *report = json_object_get_member(out, "report");
+        JsonObject *ro =
+            report != NULL && JSON_NODE_HOLDS_OBJECT(report) ? json_node_get_object(report) : NULL;
+        JsonNode *per_rank = ro != NULL ? json_object_get_member(ro, "per_rank") : NULL;
+        json_object_set_member(out, "rank_stats",
+                               per_rank != NULL ? json_node_copy(per_rank)
+                                                : json_node_init_null(json_node_alloc()));
+        JsonNode *files = ro != NULL ? json_object_get_member(ro, "files") : NULL;
+        json_object_set_member(out, "files",
+                               files != NULL ? json_node_copy(files)
+                                             : web_json_array_node(json_array_new()));
+        web_answer_json(req, web_json_object_node(out));
+    } else {
+        json_object_unref(out);
+    }
+    json_object_unref(run);
+    return ok;
+}

@@ -1,1 +1,509 @@
-/* placeholder */
+/* vigil-web — a run's or a node's statistics over time:
+ *   GET /api/v1/runs/RUN_ID/series?metric=M&points=N[&from=&to=&per_node=&format=]
+ *   GET /api/v1/nodes/NODE_ID/series?metric=M&points=N[&from=&to=&format=]
+ *
+ * Downsampled in the database: the interval is cut into N buckets and
+ * each gives the min, mean and max of the 1 s roll-ups in it, so a spike
+ * one roll-up long survives any N, and the browser gets N points per line
+ * however long the run. Many nodes become a median with a min/max band. */
+#include <math.h>
+#include <string.h>
+
+#include "api.h"
+#include "db_pool.h"
+#include "json_rows.h"
+
+/* How a metric's roll-ups become one value per roll-up. */
+enum series_how {
+    SERIES_RATE,        /* counters: sum of deltas / seconds */
+    SERIES_GAUGE,       /* gauges: their min, mean and max, summed over matching metrics */
+    SERIES_RUNNING_SUM, /* counters: the sum of deltas since the interval's start */
+    SERIES_CPU_BUSY,    /* cpu.*_s: % of the time not idle nor waiting for I/O */
+};
+
+struct series_part {
+    const char *label;
+    const char *name_like; /* SQL LIKE on metrics.name */
+};
+
+static const struct series_metric {
+    const char *name;
+    const char *unit;
+    enum series_how how;
+    struct series_part parts[2];
+} series_metrics[] = {
+    {"power", "W", SERIES_RATE, {{"power", "energy.node\\_j"}}},
+    {"energy", "J", SERIES_RUNNING_SUM, {{"energy", "energy.node\\_j"}}},
+    {"cpu", "%", SERIES_CPU_BUSY, {{"busy", "cpu.%\\_s"}}},
+    {"memory", "bytes", SERIES_GAUGE, {{"used", "mem.used\\_bytes"}}},
+    {"io_bytes",
+     "B/s",
+     SERIES_RATE,
+     {{"read", "disk.%.read\\_bytes"}, {"write", "disk.%.write\\_bytes"}}},
+    {"io_ops", "ops/s", SERIES_RATE, {{"read", "disk.%.reads"}, {"write", "disk.%.writes"}}},
+    {"network", "B/s", SERIES_RATE, {{"rx", "net.%.rx\\_bytes"}, {"tx", "net.%.tx\\_bytes"}}},
+};
+
+/* The value of one roll-up row group (a node, a label, a roll-up start),
+ * as lo, mid, hi. */
+static const char *const per_rollup_sql[] = {
+    [SERIES_RATE] =
+        "sum(st.delta) / nullif(extract(epoch FROM max(st.end_time - st.start_time)), 0)"
+        " AS lo, sum(st.delta) / nullif(extract(epoch FROM max(st.end_time -"
+        " st.start_time)), 0) AS mid, sum(st.delta) / nullif(extract(epoch FROM"
+        " max(st.end_time - st.start_time)), 0) AS hi",
+    [SERIES_GAUGE] = "sum(st.min) AS lo, sum(st.mean) AS mid, sum(st.max) AS hi",
+    [SERIES_RUNNING_SUM] = "sum(sum(st.delta)) OVER w AS lo, sum(sum(st.delta)) OVER w AS mid,"
+                           " sum(sum(st.delta)) OVER w AS hi",
+    [SERIES_CPU_BUSY] = "100 * (1 - sum(st.delta) FILTER (WHERE m.name LIKE '%.idle\\_s'"
+                        " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS lo,"
+                        " 100 * (1 - sum(st.delta) FILTER (WHERE m.name LIKE '%.idle\\_s'"
+                        " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS mid,"
+                        " 100 * (1 - sum(st.delta) FILTER (WHERE m.name LIKE '%.idle\\_s'"
+                        " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS hi",
+};
+
+/* $1 nodes, $2 labels, $3 patterns, $4 from (µs), $5 to (µs), $6 buckets. */
+static char *series_sql(enum series_how how)
+{
+    return g_strdup_printf(
+        "WITH parts AS (SELECT * FROM unnest($2::text[], $3::text[]) AS p(label, pattern)),"
+        " m AS (SELECT m.metric_id, m.name, parts.label FROM metrics m"
+        "        JOIN parts ON m.name LIKE parts.pattern),"
+        " per_rollup AS ("
+        "  SELECT st.node_id, m.label, st.start_time, %s"
+        "    FROM statistics_rollups st JOIN m USING (metric_id)"
+        "   WHERE st.node_id = ANY ($1::bigint[])"
+        "     AND st.start_time >= to_timestamp($4::bigint / 1e6)"
+        "     AND st.start_time < to_timestamp($5::bigint / 1e6)"
+        "   GROUP BY st.node_id, m.label, st.start_time"
+        "  WINDOW w AS (PARTITION BY st.node_id, m.label ORDER BY st.start_time))"
+        "SELECT node_id, label,"
+        "       least($6::int - 1, floor((extract(epoch FROM start_time) * 1e6 - $4::bigint)"
+        "             * $6::int / ($5::bigint - $4::bigint)))::int AS bucket,"
+        "       min(lo), avg(mid), max(hi)"
+        "  FROM per_rollup GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        per_rollup_sql[how]);
+}
+
+/* A PostgreSQL array literal of the metric's labels or LIKE patterns:
+ * each quoted, its backslashes and quotes escaped. */
+static char *parts_array(const struct series_metric *sm, gboolean patterns)
+{
+    GString *a = g_string_new("{");
+    for (guint p = 0; p < G_N_ELEMENTS(sm->parts) && sm->parts[p].label != NULL; p++) {
+        const char *item = patterns ? sm->parts[p].name_like : sm->parts[p].label;
+        g_string_append(a, p > 0 ? ",\"" : "\"");
+        for (const char *c = item; *c != '\0'; c++) {
+            if (*c == '\\' || *c == '"')
+                g_string_append_c(a, '\\');
+            g_string_append_c(a, *c);
+        }
+        g_string_append_c(a, '"');
+    }
+    g_string_append_c(a, '}');
+    return g_string_free(a, FALSE);
+}
+
+struct line {
+    gint64 node_id;
+    const char *hostname;
+    guint part;
+    double *lo, *mid, *hi; /* NAN: no roll-up in the bucket */
+};
+
+static JsonArray *numbers(const double *v, guint n)
+{
+    JsonArray *a = json_array_sized_new(n);
+    for (guint i = 0; i < n; i++)
+        if (isnan(v[i]))
+            json_array_add_null_element(a);
+        else
+            json_array_add_double_element(a, v[i]);
+    return a;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The nodes of the request, with their hostnames: the run's, or one. */
+static PGresult *query_nodes(struct web_request *req, gboolean of_run, const char *id,
+                             GError **error)
+{
+    const char *params[] = {id};
+    return web_db_query(req,
+                        of_run ? "SELECT DISTINCT p.node_id, n.hostname FROM processes p"
+                                 "  JOIN nodes n USING (node_id)"
+                                 " WHERE p.run_id = $1::bigint ORDER BY n.hostname"
+                               : "SELECT node_id, hostname FROM nodes WHERE node_id = $1::bigint",
+                        1, params, error);
+}
+
+/* The default interval: the run's (to now while it runs), or the node's
+ * last hour of roll-ups. */
+static gboolean default_interval(struct web_request *req, gboolean of_run, const char *id,
+                                 gint64 *from_us, gint64 *to_us, GError **error)
+{
+    const char *params[] = {id};
+    PGresult *r = web_db_query(
+        req,
+        of_run ? "SELECT (extract(epoch FROM min(start_time)) * 1e6)::bigint,"
+                 "       (extract(epoch FROM CASE WHEN bool_or(end_time IS NULL) THEN now()"
+                 "                            ELSE max(end_time) END) * 1e6)::bigint"
+                 "  FROM processes WHERE run_id = $1::bigint"
+               : "SELECT (extract(epoch FROM t) * 1e6)::bigint - 3600000000,"
+                 "       (extract(epoch FROM t) * 1e6)::bigint + 1000000"
+                 "  FROM (SELECT coalesce(max(start_time), now()) AS t FROM statistics_rollups"
+                 "         WHERE node_id = $1::bigint) last",
+        1, params, error);
+    if (r == NULL)
+        return FALSE;
+    gboolean ok = PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) && !PQgetisnull(r, 0, 1);
+    if (ok) {
+        *from_us = g_ascii_strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        *to_us = g_ascii_strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+    } else {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "%s %s has no processes", "run", id);
+    }
+    PQclear(r);
+    return ok;
+}
+
+/* Where the figures come from: "powercap", "estimate"… and whether any
+ * of them is an estimate. */
+static gboolean describe_source(struct web_request *req, const struct series_metric *sm,
+                                JsonObject *out, GError **error)
+{
+    char *array = parts_array(sm, TRUE);
+    const char *params[] = {array};
+    PGresult *r = web_db_query(req,
+                               "SELECT string_agg(DISTINCT source, ', '),"
+                               "       coalesce(bool_or(origin = 'estimated'), false)"
+                               "  FROM metrics WHERE name LIKE ANY ($1::text[])",
+                               1, params, error);
+    g_free(array);
+    if (r == NULL)
+        return FALSE;
+    if (PQgetisnull(r, 0, 0))
+        json_object_set_null_member(out, "source");
+    else
+        json_object_set_string_member(out, "source", PQgetvalue(r, 0, 0));
+    json_object_set_boolean_member(out, "estimated", PQgetvalue(r, 0, 1)[0] == 't');
+    PQclear(r);
+    return TRUE;
+}
+
+static GBytes *series_csv(const struct series_metric *sm, const double *t, guint points,
+                          GPtrArray *lines, gboolean band_only, JsonArray *band)
+{
+    GString *csv = g_string_new(NULL);
+    char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE], c[G_ASCII_DTOSTR_BUF_SIZE];
+#define NUM(buf, v) (isnan(v) ? "" : g_ascii_dtostr(buf, sizeof buf, v))
+    if (!band_only) {
+        g_string_append_printf(csv, "t,label,node_id,hostname,min_%s,mean_%s,max_%s\n", sm->unit,
+                               sm->unit, sm->unit);
+        for (guint i = 0; i < lines->len; i++) {
+            const struct line *l = g_ptr_array_index(lines, i);
+            for (guint k = 0; k < points; k++)
+                g_string_append_printf(csv, "%.6f,%s,%" G_GINT64_FORMAT ",%s,%s,%s,%s\n", t[k],
+                                       sm->parts[l->part].label, l->node_id, l->hostname,
+                                       NUM(a, l->lo[k]), NUM(b, l->mid[k]), NUM(c, l->hi[k]));
+        }
+    } else {
+        g_string_append_printf(csv, "t,label,nodes,median_%s,min_%s,max_%s\n", sm->unit, sm->unit,
+                               sm->unit);
+        for (guint i = 0; i < json_array_get_length(band); i++) {
+            JsonObject *o = json_array_get_object_element(band, i);
+            JsonArray *med = json_object_get_array_member(o, "median");
+            JsonArray *lo = json_object_get_array_member(o, "min");
+            JsonArray *hi = json_object_get_array_member(o, "max");
+            for (guint k = 0; k < points; k++) {
+                double m = json_array_get_null_element(med, k)
+                               ? NAN
+                               : json_array_get_double_element(med, k);
+                double l =
+                    json_array_get_null_element(lo, k) ? NAN : json_array_get_double_element(lo, k);
+                double h =
+                    json_array_get_null_element(hi, k) ? NAN : json_array_get_double_element(hi, k);
+                g_string_append_printf(csv, "%.6f,%s,%" G_GINT64_FORMAT ",%s,%s,%s\n", t[k],
+                                       json_object_get_string_member(o, "label"),
+                                       json_object_get_int_member(o, "nodes"), NUM(a, m), NUM(b, l),
+                                       NUM(c, h));
+            }
+        }
+    }
+#undef NUM
+    gsize n = csv->len;
+    return g_bytes_new_take(g_string_free(csv, FALSE), n);
+}
+
+/* Per bucket over the nodes of one label: the median of their means,
+ * the min of their mins and the max of their maxes. */
+static JsonObject *band_of(const struct series_metric *sm, guint part, GPtrArray *lines,
+                           guint points)
+{
+    double *med = g_new(double, points), *lo = g_new(double, points), *hi = g_new(double, points);
+    double *vals = g_new(double, lines->len);
+    guint nodes = 0;
+    for (guint i = 0; i < lines->len; i++)
+        nodes += ((struct line *)g_ptr_array_index(lines, i))->part == part;
+    for (guint k = 0; k < points; k++) {
+        guint n = 0;
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+        for (guint i = 0; i < lines->len; i++) {
+            const struct line *l = g_ptr_array_index(lines, i);
+            if (l->part != part || isnan(l->mid[k]))
+                continue;
+            vals[n++] = l->mid[k];
+            lo[k] = MIN(lo[k], l->lo[k]);
+            hi[k] = MAX(hi[k], l->hi[k]);
+        }
+        if (n == 0) {
+            med[k] = lo[k] = hi[k] = NAN;
+            continue;
+        }
+        qsort(vals, n, sizeof *vals, compare_doubles);
+        med[k] = n % 2 == 1 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
+    }
+    JsonObject *o = json_object_new();
+    json_object_set_string_member(o, "label", sm->parts[part].label);
+    json_object_set_int_member(o, "nodes", nodes);
+    json_object_set_array_member(o, "median", numbers(med, points));
+    json_object_set_array_member(o, "min", numbers(lo, points));
+    json_object_set_array_member(o, "max", numbers(hi, points));
+    g_free(med);
+    g_free(lo);
+    g_free(hi);
+    g_free(vals);
+    return o;
+}
+
+static void line_free(gpointer data)
+{
+    struct line *l = data;
+    g_free(l->lo);
+    g_free(l->mid);
+    g_free(l->hi);
+    g_free(l);
+}
+
+static gboolean series(struct web_request *req, gboolean of_run, GError **error)
+{
+    gint64 id = 0, points = 0, from_us = 0, to_us = 0;
+    gboolean from_given = FALSE, to_given = FALSE;
+    int metric = 0, per_node = 0, format = 0;
+    static const char *const metric_names[] = {"power",    "energy", "cpu",     "memory",
+                                               "io_bytes", "io_ops", "network", NULL};
+    static const char *const per_node_choices[] = {"auto", "yes", "no", NULL};
+    static const char *const formats[] = {"json", "csv", NULL};
+    G_STATIC_ASSERT(G_N_ELEMENTS(metric_names) == G_N_ELEMENTS(series_metrics) + 1);
+    if (!web_path_id(req, req->segments[1], of_run ? "run_id" : "node_id", &id, error) ||
+        !web_param_choice(req, "metric", metric_names, -1, &metric, error) ||
+        !web_param_int(req, "points", 600, 2, req->settings->points_max, &points, error) ||
+        !web_param_time(req, "from", &from_us, &from_given, error) ||
+        !web_param_time(req, "to", &to_us, &to_given, error) ||
+        (of_run && !web_param_choice(req, "per_node", per_node_choices, 0, &per_node, error)) ||
+        !web_param_choice(req, "format", formats, 0, &format, error) ||
+        !web_params_done(req, error))
+        return FALSE;
+    if (metric < 0) {
+        web_bad_parameter(req, error, "metric",
+                          "missing: one of power, energy, cpu, memory, io_bytes, io_ops, network");
+        return FALSE;
+    }
+    const struct series_metric *sm = &series_metrics[metric];
+    char id_text[24];
+    g_snprintf(id_text, sizeof id_text, "%" G_GINT64_FORMAT, id);
+    if (of_run) {
+        JsonObject *run = web_api_run_row(req, id, error); /* 404 unless the viewer's */
+        if (run == NULL)
+            return FALSE;
+        json_object_unref(run);
+    }
+    PGresult *nodes = query_nodes(req, of_run, id_text, error);
+    if (nodes == NULL)
+        return FALSE;
+    if (!of_run && PQntuples(nodes) == 0) {
+        PQclear(nodes);
+        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "node %s does not exist", id_text);
+        return FALSE;
+    }
+    gint64 default_from = 0, default_to = 0;
+    if ((!from_given || !to_given) &&
+        !default_interval(req, of_run, id_text, &default_from, &default_to, error)) {
+        PQclear(nodes);
+        return FALSE;
+    }
+    if (!from_given)
+        from_us = default_from;
+    if (!to_given)
+        to_us = default_to;
+    if (to_us <= from_us) {
+        PQclear(nodes);
+        web_bad_parameter(req, error, to_given ? "to" : "from",
+                          "the interval is empty: `to` must come after `from`");
+        return FALSE;
+    }
+
+    /* The query's arrays, as PostgreSQL array literals of fixed text. */
+    GString *node_ids = g_string_new("{");
+    for (int i = 0; i < PQntuples(nodes); i++)
+        g_string_append_printf(node_ids, "%s%s", i > 0 ? "," : "", PQgetvalue(nodes, i, 0));
+    g_string_append_c(node_ids, '}');
+    guint n_parts = sm->parts[1].label != NULL ? 2 : 1;
+    char *labels = parts_array(sm, FALSE), *patterns = parts_array(sm, TRUE);
+    char from_text[24], to_text[24], points_text[24];
+    g_snprintf(from_text, sizeof from_text, "%" G_GINT64_FORMAT, from_us);
+    g_snprintf(to_text, sizeof to_text, "%" G_GINT64_FORMAT, to_us);
+    g_snprintf(points_text, sizeof points_text, "%" G_GINT64_FORMAT, points);
+    const char *params[] = {node_ids->str, labels, patterns, from_text, to_text, points_text};
+    char *sql = series_sql(sm->how);
+    PGresult *r = web_db_query(req, sql, 6, params, error);
+    g_free(sql);
+    g_string_free(node_ids, TRUE);
+    g_free(labels);
+    g_free(patterns);
+    if (r == NULL) {
+        PQclear(nodes);
+        return FALSE;
+    }
+
+    /* One line per node and label, every bucket NAN until a row fills it. */
+    guint n = (guint)points;
+    GPtrArray *lines = g_ptr_array_new_with_free_func(line_free);
+    GHashTable *hostnames = g_hash_table_new(g_int64_hash, g_int64_equal);
+    gint64 *node_keys = g_new(gint64, PQntuples(nodes));
+    for (int i = 0; i < PQntuples(nodes); i++) {
+        node_keys[i] = g_ascii_strtoll(PQgetvalue(nodes, i, 0), NULL, 10);
+        g_hash_table_insert(hostnames, &node_keys[i], PQgetvalue(nodes, i, 1));
+        for (guint p = 0; p < n_parts; p++) {
+            struct line *l = g_new0(struct line, 1);
+            l->node_id = node_keys[i];
+            l->hostname = PQgetvalue(nodes, i, 1);
+            l->part = p;
+            l->lo = g_new(double, n);
+            l->mid = g_new(double, n);
+            l->hi = g_new(double, n);
+            for (guint k = 0; k < n; k++)
+                l->lo[k] = l->mid[k] = l->hi[k] = NAN;
+            g_ptr_array_add(lines, l);
+        }
+    }
+    for (int row = 0; row < PQntuples(r); row++) {
+        gint64 node = g_ascii_strtoll(PQgetvalue(r, row, 0), NULL, 10);
+        const char *label = PQgetvalue(r, row, 1);
+        gint64 bucket = g_ascii_strtoll(PQgetvalue(r, row, 2), NULL, 10);
+        if (bucket < 0 || bucket >= (gint64)n)
+            continue;
+        for (guint i = 0; i < lines->len; i++) {
+            struct line *l = g_ptr_array_index(lines, i);
+            if (l->node_id != node || strcmp(sm->parts[l->part].label, label) != 0)
+                continue;
+            l->lo[bucket] =
+                PQgetisnull(r, row, 3) ? NAN : g_ascii_strtod(PQgetvalue(r, row, 3), NULL);
+            l->mid[bucket] =
+                PQgetisnull(r, row, 4) ? NAN : g_ascii_strtod(PQgetvalue(r, row, 4), NULL);
+            l->hi[bucket] =
+                PQgetisnull(r, row, 5) ? NAN : g_ascii_strtod(PQgetvalue(r, row, 5), NULL);
+            break;
+        }
+    }
+    PQclear(r);
+
+    double bucket_s = (double)(to_us - from_us) / 1e6 / (double)n;
+    double *t = g_new(double, n);
+    for (guint k = 0; k < n; k++)
+        t[k] = (double)from_us / 1e6 + bucket_s * k;
+    gboolean banded =
+        of_run && (per_node == 2 ||
+                   (per_node == 0 && (guint)PQntuples(nodes) > req->settings->per_node_lines_max));
+    JsonArray *band = NULL;
+    if (banded) {
+        band = json_array_new();
+        for (guint p = 0; p < n_parts; p++)
+            json_array_add_object_element(band, band_of(sm, p, lines, n));
+    }
+
+    gboolean ok = TRUE;
+    if (format == 1) {
+        char *filename =
+            g_strdup_printf("%s-%s-%s.csv", of_run ? "run" : "node", id_text, sm->name);
+        web_answer_bytes(req, series_csv(sm, t, n, lines, banded, band), "text/csv; charset=utf-8",
+                         filename);
+        g_free(filename);
+    } else {
+        JsonObject *out = json_object_new();
+        json_object_set_string_member(out, "metric", sm->name);
+        json_object_set_string_member(out, "unit", sm->unit);
+        ok = describe_source(req, sm, out, error);
+        char *from_iso = web_time_text(from_us), *to_iso = web_time_text(to_us);
+        json_object_set_string_member(out, "from", from_iso);
+        json_object_set_string_member(out, "to", to_iso);
+        g_free(from_iso);
+        g_free(to_iso);
+        json_object_set_double_member(out, "bucket_s", bucket_s);
+        json_object_set_int_member(out, "points", n);
+        json_object_set_array_member(out, "t", numbers(t, n));
+        JsonArray *series_out = json_array_new();
+        JsonArray *heat_nodes = json_array_new(), *heat_values = json_array_new();
+        for (guint i = 0; i < lines->len; i++) {
+            const struct line *l = g_ptr_array_index(lines, i);
+            if (banded) {
+                /* The time × node heat map beside the band: the first label's means. */
+                if (l->part == 0) {
+                    json_array_add_string_element(heat_nodes, l->hostname);
+                    json_array_add_array_element(heat_values, numbers(l->mid, n));
+                }
+                continue;
+            }
+            JsonObject *s = json_object_new();
+            json_object_set_string_member(s, "label", sm->parts[l->part].label);
+            json_object_set_int_member(s, "node_id", l->node_id);
+            json_object_set_string_member(s, "hostname", l->hostname);
+            json_object_set_array_member(s, "min", numbers(l->lo, n));
+            json_object_set_array_member(s, "mean", numbers(l->mid, n));
+            json_object_set_array_member(s, "max", numbers(l->hi, n));
+            json_array_add_object_element(series_out, s);
+        }
+        json_object_set_array_member(out, "series", series_out);
+        if (banded) {
+            json_object_set_array_member(out, "band", json_array_ref(band));
+            JsonObject *heat = json_object_new();
+            json_object_set_string_member(heat, "label", sm->parts[0].label);
+            json_object_set_array_member(heat, "nodes", heat_nodes);
+            json_object_set_array_member(heat, "values", heat_values);
+            json_object_set_object_member(out, "heat", heat);
+        } else {
+            json_array_unref(heat_nodes);
+            json_array_unref(heat_values);
+            json_object_set_null_member(out, "band");
+            json_object_set_null_member(out, "heat");
+        }
+        if (ok)
+            web_answer_json(req, web_json_object_node(out));
+        else
+            json_object_unref(out);
+    }
+    if (band != NULL)
+        json_array_unref(band);
+    g_free(t);
+    g_ptr_array_unref(lines);
+    g_hash_table_unref(hostnames);
+    g_free(node_keys);
+    PQclear(nodes);
+    return ok;
+}
+
+gboolean web_api_run_series(struct web_request *req, GError **error)
+{
+    return series(req, TRUE, error);
+}
+
+gboolean web_api_node_series(struct web_request *req, GError **error)
+{
+    return series(req, FALSE, error);
+}

@@ -1,1 +1,355 @@
-/* placeholder */
+/* vigil-web — what capture kept:
+ *   GET /api/v1/runs/RUN_ID/windows            the windows, with their anomalies and states
+ *   GET /api/v1/windows/CAPTURE_ID/activities  one window's activities, a page at a time
+ *   GET /api/v1/runs/RUN_ID/heatmap            stored activities per rank and time bin
+ * A window holds every activity its process (or, for a node's window,
+ * every process on the node) started inside it; pages are by key
+ * (start_ns, process_id, seq), which the activities' index serves in
+ * order, so no page reads the window whole. */
+#include <string.h>
+
+#include "api.h"
+#include "db_pool.h"
+#include "json_rows.h"
+#include "vigil/ontology.h"
+
+/* The windows of a run: its processes' and its nodes' while it ran. */
+static const char windows_sql[] =
+    "WITH mine AS (SELECT process_id, node_id, start_time,"
+    "                     coalesce(end_time, 'infinity') AS end_time"
+    "                FROM processes WHERE run_id = $1::bigint)"
+    "SELECT c.capture_id, c.node_id, n.hostname, c.process_id, p.pid, p.rank, c.first_cycle,"
+    "       c.last_cycle, c.start_time, c.end_time, c.activities_forwarded, c.reasons"
+    "  FROM captures c JOIN nodes n USING (node_id)"
+    "  LEFT JOIN processes p ON p.process_id = c.process_id"
+    " WHERE c.process_id IN (SELECT process_id FROM mine)"
+    "    OR (c.process_id IS NULL AND EXISTS (SELECT 1 FROM mine m WHERE m.node_id = c.node_id"
+    "        AND c.end_time >= m.start_time AND c.start_time <= m.end_time))"
+    " ORDER BY c.start_time, c.capture_id LIMIT 10000";
+
+/* What happened on a window's node (and to its process) while it lasted;
+ * $1 is the windows' ids. */
+static const char window_anomalies_sql[] =
+    "SELECT c.capture_id, a.anomaly_id, a.level, a.node_id, a.process_id, a.cycle, a.time,"
+    "       a.state, a.plugin, a.metric, a.value, a.expected_min, a.expected_max, a.message"
+    "  FROM captures c JOIN anomalies a ON a.node_id = c.node_id"
+    "   AND a.time BETWEEN c.start_time AND c.end_time"
+    "   AND (c.process_id IS NULL OR a.process_id IS NULL OR a.process_id = c.process_id)"
+    " WHERE c.capture_id = ANY ($1::bigint[]) ORDER BY c.capture_id, a.time, a.anomaly_id";
+
+static const char window_states_sql[] =
+    "SELECT c.capture_id, s.level, s.process_id, s.cycle, s.time, s.state, s.overloaded_mask,"
+    "       s.bad_issues, s.good_issues, s.other_issues"
+    "  FROM captures c JOIN reasoner_states s ON s.node_id = c.node_id"
+    "   AND s.time BETWEEN c.start_time AND c.end_time"
+    "   AND (c.process_id IS NULL OR s.process_id IS NULL OR s.process_id = c.process_id)"
+    " WHERE c.capture_id = ANY ($1::bigint[]) ORDER BY c.capture_id, s.time LIMIT 100000";
+
+/* Adds each row of `r` (its first column a capture_id) to its window's
+ * array `member`. */
+static void attach(PGresult *r, GHashTable *windows, const char *member)
+{
+    for (int row = 0; row < PQntuples(r); row++) {
+        gint64 id = g_ascii_strtoll(PQgetvalue(r, row, 0), NULL, 10);
+        JsonObject *w = g_hash_table_lookup(windows, &id);
+        if (w == NULL)
+            continue;
+        JsonObject *o = web_json_row(r, row);
+        json_object_remove_member(o, "capture_id");
+        json_array_add_object_element(json_object_get_array_member(w, member), o);
+    }
+}
+
+gboolean web_api_run_windows(struct web_request *req, GError **error)
+{
+    gint64 run_id = 0;
+    if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
+        !web_params_done(req, error))
+        return FALSE;
+    JsonObject *run = web_api_run_row(req, run_id, error);
+    if (run == NULL)
+        return FALSE;
+    json_object_unref(run);
+    char id[24];
+    g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, run_id);
+    const char *params[] = {id};
+    PGresult *r = web_db_query(req, windows_sql, 1, params, error);
+    if (r == NULL)
+        return FALSE;
+    JsonArray *windows = web_json_rows(r);
+    GHashTable *by_id = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    GString *ids = g_string_new("{");
+    for (guint i = 0; i < json_array_get_length(windows); i++) {
+        JsonObject *w = json_array_get_object_element(windows, i);
+        gint64 *key = g_new(gint64, 1);
+        *key = json_object_get_int_member(w, "capture_id");
+        g_hash_table_insert(by_id, key, w);
+        g_string_append_printf(ids, "%s%" G_GINT64_FORMAT, i > 0 ? "," : "", *key);
+        json_object_set_array_member(w, "anomalies", json_array_new());
+        json_object_set_array_member(w, "reasoner_states", json_array_new());
+    }
+    g_string_append_c(ids, '}');
+    PQclear(r);
+    const char *id_params[] = {ids->str};
+    gboolean ok = TRUE;
+    PGresult *anomalies = web_db_query(req, window_anomalies_sql, 1, id_params, error);
+    PGresult *states =
+        anomalies != NULL ? web_db_query(req, window_states_sql, 1, id_params, error) : NULL;
+    if (anomalies == NULL || states == NULL) {
+        ok = FALSE;
+    } else {
+        attach(anomalies, by_id, "anomalies");
+        attach(states, by_id, "reasoner_states");
+    }
+    if (anomalies != NULL)
+        PQclear(anomalies);
+    if (states != NULL)
+        PQclear(states);
+    g_string_free(ids, TRUE);
+    g_hash_table_unref(by_id);
+    if (!ok) {
+        json_array_unref(windows);
+        return FALSE;
+    }
+    JsonObject *out = json_object_new();
+    json_object_set_array_member(out, "windows", windows);
+    web_answer_json(req, web_json_object_node(out));
+    return TRUE;
+}
+
+/* "START_NS.PROCESS_ID.SEQ": plain numbers, checked here. */
+static gboolean activity_cursor(struct web_request *req, const char *text, char **parts,
+                                GError **error)
+{
+    char **p = g_strsplit(text, ".", 4);
+    gboolean ok = g_strv_length(p) == 3;
+    for (guint i = 0; ok && i < 3; i++) {
+        gint64 v = 0;
+        ok = g_ascii_string_to_signed(p[i], 10, i == 0 ? G_MININT64 : 0, G_MAXINT64, &v, NULL);
+    }
+    if (ok)
+        for (guint i = 0; i < 3; i++)
+            parts[i] = g_strdup(p[i]);
+    else
+        web_bad_parameter(req, error, "after",
+                          "not a cursor of this listing (take `next` from the previous page)");
+    g_strfreev(p);
+    return ok;
+}
+
+gboolean web_api_window_activities(struct web_request *req, GError **error)
+{
+    gint64 capture_id = 0, limit = 0;
+    const char *after = NULL;
+    if (!web_path_id(req, req->segments[1], "capture_id", &capture_id, error) ||
+        !web_param_int(req, "limit", req->settings->page_size, 1, req->settings->page_size_max,
+                       &limit, error) ||
+        !web_param_text(req, "after", 128, &after, error) || !web_params_done(req, error))
+        return FALSE;
+    char *cursor[3] = {NULL, NULL, NULL};
+    if (after != NULL && !activity_cursor(req, after, cursor, error))
+        return FALSE;
+    char id[24], uid_buf[24], limit_buf[24];
+    g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, capture_id);
+    g_snprintf(limit_buf, sizeof limit_buf, "%" G_GINT64_FORMAT, limit + 1);
+    const char *uid = web_viewer_uid_param(req, uid_buf);
+
+    /* The window, if the viewer may see it: a process's window is its
+     * run's owner's; a node's window is everybody's, its activities only
+     * the viewer's own. */
+    const char *wparams[] = {id, uid};
+    PGresult *w = web_db_query(
+        req,
+        "SELECT c.capture_id, c.node_id, n.hostname, c.process_id, p.pid, p.rank, p.run_id,"
+        "       c.first_cycle, c.last_cycle, c.start_time, c.end_time, c.activities_forwarded,"
+        "       c.reasons"
+        "  FROM captures c JOIN nodes n USING (node_id)"
+        "  LEFT JOIN processes p ON p.process_id = c.process_id"
+        "  LEFT JOIN runs r ON r.run_id = p.run_id"
+        " WHERE c.capture_id = $1::bigint"
+        "   AND ($2::bigint IS NULL OR c.process_id IS NULL OR r.uid = $2::bigint)",
+        2, wparams, error);
+    if (w == NULL)
+        goto fail;
+    if (PQntuples(w) == 0) {
+        PQclear(w);
+        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "window %s does not exist%s", id,
+                    req->viewer.admin ? "" : " or is not yours");
+        goto fail;
+    }
+    JsonObject *window = web_json_row(w, 0);
+    PQclear(w);
+
+    const char *params[] = {id, uid, cursor[0], cursor[1], cursor[2], limit_buf};
+    PGresult *r =
+        web_db_query(req,
+                     "WITH c AS (SELECT * FROM captures WHERE capture_id = $1::bigint),"
+                     " procs AS (SELECT p.process_id FROM processes p JOIN runs r USING (run_id), c"
+                     "            WHERE (c.process_id = p.process_id OR (c.process_id IS NULL"
+                     "                   AND p.node_id = c.node_id AND p.start_time <= c.end_time"
+                     "                   AND coalesce(p.end_time, 'infinity') >= c.start_time))"
+                     "              AND ($2::bigint IS NULL OR r.uid = $2::bigint))"
+                     "SELECT a.process_id, p.pid, p.rank, a.seq, a.layer, a.operation, f.path,"
+                     "       a.file_offset, a.bytes, a.result, a.errno, a.start_time, a.start_ns,"
+                     "       a.duration_ns, a.thread"
+                     "  FROM c, activities a JOIN processes p USING (process_id)"
+                     "  LEFT JOIN files f USING (file_id)"
+                     " WHERE a.process_id IN (SELECT process_id FROM procs)"
+                     "   AND a.start_time >= c.start_time AND a.start_time <= c.end_time"
+                     "   AND a.start_ns >= (extract(epoch FROM c.start_time) * 1e9)::bigint - 1000"
+                     "   AND ($3::bigint IS NULL OR (a.start_ns, a.process_id, a.seq) >"
+                     "        ($3::bigint, $4::bigint, $5::bigint))"
+                     " ORDER BY a.start_ns, a.process_id, a.seq LIMIT $6::bigint",
+                     6, params, error);
+    if (r == NULL) {
+        json_object_unref(window);
+        goto fail;
+    }
+    int rows = PQntuples(r), shown = rows > limit ? (int)limit : rows;
+    JsonArray *activities = json_array_sized_new((guint)shown);
+    for (int i = 0; i < shown; i++) {
+        JsonObject *a = web_json_row(r, i);
+        /* Names, not the ontology's numbers (core/ontology.h). */
+        unsigned layer = (unsigned)json_object_get_int_member(a, "layer");
+        unsigned op = (unsigned)json_object_get_int_member(a, "operation");
+        const char *layer_name = vigil_layer_name(layer), *op_name = vigil_op_name(op);
+        json_object_set_string_member(a, "layer", layer_name != NULL ? layer_name : "?");
+        json_object_set_string_member(a, "operation", op_name != NULL ? op_name : "?");
+        json_array_add_object_element(activities, a);
+    }
+    JsonObject *out = json_object_new();
+    json_object_set_object_member(out, "window", window);
+    json_object_set_array_member(out, "activities", activities);
+    if (rows > limit) {
+        char *next = g_strdup_printf("%s.%s.%s", PQgetvalue(r, shown - 1, 12),
+                                     PQgetvalue(r, shown - 1, 0), PQgetvalue(r, shown - 1, 3));
+        json_object_set_string_member(out, "next", next);
+        g_free(next);
+    } else {
+        json_object_set_null_member(out, "next");
+    }
+    PQclear(r);
+    web_answer_json(req, web_json_object_node(out));
+    for (int i = 0; i < 3; i++)
+        g_free(cursor[i]);
+    return TRUE;
+fail:
+    for (int i = 0; i < 3; i++)
+        g_free(cursor[i]);
+    return FALSE;
+}
+
+gboolean web_api_run_heatmap(struct web_request *req, GError **error)
+{
+    gint64 run_id = 0, bins = 0, from_us = 0, to_us = 0;
+    gboolean from_given = FALSE, to_given = FALSE;
+    if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
+        !web_param_int(req, "bins", 200, 1, req->settings->points_max, &bins, error) ||
+        !web_param_time(req, "from", &from_us, &from_given, error) ||
+        !web_param_time(req, "to", &to_us, &to_given, error) || !web_params_done(req, error))
+        return FALSE;
+    JsonObject *run = web_api_run_row(req, run_id, error);
+    if (run == NULL)
+        return FALSE;
+    json_object_unref(run);
+    char id[24];
+    g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, run_id);
+    const char *params1[] = {id};
+    PGresult *rows = web_db_query(
+        req,
+        "SELECT rank, process_id, pid, node_id,"
+        "       (extract(epoch FROM min(start_time) OVER ()) * 1e6)::bigint AS first_us,"
+        "       (extract(epoch FROM max(coalesce(end_time, now())) OVER ()) * 1e6)::bigint"
+        "         AS last_us"
+        "  FROM processes WHERE run_id = $1::bigint"
+        " ORDER BY rank NULLS LAST, start_time, process_id",
+        1, params1, error);
+    if (rows == NULL)
+        return FALSE;
+    int n_rows = PQntuples(rows);
+    if (n_rows > 0) {
+        if (!from_given)
+            from_us = g_ascii_strtoll(PQgetvalue(rows, 0, 4), NULL, 10);
+        if (!to_given)
+            to_us = g_ascii_strtoll(PQgetvalue(rows, 0, 5), NULL, 10);
+    }
+    if (to_us <= from_us) {
+        PQclear(rows);
+        web_bad_parameter(req, error, to_given ? "to" : "from",
+                          "the interval is empty: `to` must come after `from`");
+        return FALSE;
+    }
+    char from_text[24], to_text[24], bins_text[24];
+    g_snprintf(from_text, sizeof from_text, "%" G_GINT64_FORMAT, from_us);
+    g_snprintf(to_text, sizeof to_text, "%" G_GINT64_FORMAT, to_us);
+    g_snprintf(bins_text, sizeof bins_text, "%" G_GINT64_FORMAT, bins);
+    const char *params[] = {id, from_text, to_text, bins_text};
+    PGresult *r = web_db_query(
+        req,
+        "SELECT a.process_id,"
+        "       least($4::int - 1, (a.start_ns / 1000 - $2::bigint) * $4::int"
+        "             / ($3::bigint - $2::bigint))::int AS bin,"
+        "       count(*), coalesce(sum(a.bytes), 0)"
+        "  FROM activities a"
+        " WHERE a.process_id IN (SELECT process_id FROM processes WHERE run_id = $1::bigint)"
+        "   AND a.start_time >= to_timestamp($2::bigint / 1e6)"
+        "   AND a.start_time < to_timestamp($3::bigint / 1e6)"
+        "   AND a.start_ns >= $2::bigint * 1000 AND a.start_ns < $3::bigint * 1000"
+        " GROUP BY 1, 2",
+        4, params, error);
+    if (r == NULL) {
+        PQclear(rows);
+        return FALSE;
+    }
+    guint nb = (guint)bins;
+    GHashTable *row_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    gint64 *calls = g_new0(gint64, (gsize)n_rows * nb), *bytes = g_new0(gint64, (gsize)n_rows * nb);
+    JsonArray *row_info = json_array_sized_new((guint)n_rows);
+    for (int i = 0; i < n_rows; i++) {
+        gint64 *key = g_new(gint64, 1);
+        *key = g_ascii_strtoll(PQgetvalue(rows, i, 1), NULL, 10);
+        g_hash_table_insert(row_of, key, GINT_TO_POINTER(i + 1));
+        JsonObject *o = json_object_new();
+        json_object_set_member(o, "rank", web_json_value(rows, i, 0));
+        json_object_set_member(o, "process_id", web_json_value(rows, i, 1));
+        json_object_set_member(o, "pid", web_json_value(rows, i, 2));
+        json_object_set_member(o, "node_id", web_json_value(rows, i, 3));
+        json_array_add_object_element(row_info, o);
+    }
+    for (int i = 0; i < PQntuples(r); i++) {
+        gint64 process = g_ascii_strtoll(PQgetvalue(r, i, 0), NULL, 10);
+        gint64 bin = g_ascii_strtoll(PQgetvalue(r, i, 1), NULL, 10);
+        int row = GPOINTER_TO_INT(g_hash_table_lookup(row_of, &process)) - 1;
+        if (row < 0 || bin < 0 || bin >= (gint64)nb)
+            continue;
+        calls[(gsize)row * nb + (gsize)bin] += g_ascii_strtoll(PQgetvalue(r, i, 2), NULL, 10);
+        bytes[(gsize)row * nb + (gsize)bin] += g_ascii_strtoll(PQgetvalue(r, i, 3), NULL, 10);
+    }
+    PQclear(r);
+    PQclear(rows);
+    JsonArray *t = json_array_sized_new(nb), *calls_out = json_array_sized_new((guint)n_rows),
+              *bytes_out = json_array_sized_new((guint)n_rows);
+    double bin_s = (double)(to_us - from_us) / 1e6 / nb;
+    for (guint k = 0; k < nb; k++)
+        json_array_add_double_element(t, (double)from_us / 1e6 + bin_s * k);
+    for (int i = 0; i < n_rows; i++) {
+        JsonArray *c = json_array_sized_new(nb), *b = json_array_sized_new(nb);
+        for (guint k = 0; k < nb; k++) {
+            json_array_add_int_element(c, calls[(gsize)i * nb + k]);
+            json_array_add_int_element(b, bytes[(gsize)i * nb + k]);
+        }
+        json_array_add_array_element(calls_out, c);
+        json_array_add_array_element(bytes_out, b);
+    }
+    g_free(calls);
+    g_free(bytes);
+    g_hash_table_unref(row_of);
+    JsonObject *out = json_object_new();
+    json_object_set_array_member(out, "t", t);
+    json_object_set_double_member(out, "bin_s", bin_s);
+    json_object_set_array_member(out, "rows", row_info);
+    json_object_set_array_member(out, "calls", calls_out);
+    json_object_set_array_member(out, "bytes", bytes_out);
+    web_answer_json(req, web_json_object_node(out));
+    return TRUE;
+}

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <glib-unix.h>
 
+#include "api.h"
 #include "db_pool.h"
 #include "server.h"
 #include "settings.h"
@@ -87,7 +88,8 @@ int main(int argc, char **argv)
     GMutex registry_lock;
     g_mutex_init(&registry_lock);
     if (!vigil_schema_declare(config, &error) || !vigil_config_load(config, config_path, &error) ||
-        !web_settings_load(config, static_dir, vendor_dir, &settings, &error)) {
+        !web_settings_load(config, static_dir, vendor_dir, &settings, &error) ||
+        !web_thresholds_prepare(config, registry, &error)) {
         fprintf(stderr, "vigil-web: %s: %s\n", config_path, error->message);
         goto out;
     }
