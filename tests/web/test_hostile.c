@@ -1,2 +1,5 @@
 /* placeholder */
-int main(void) { return 77; }
+int main(void)
+{
+    return 77;
+}

@@ -121,8 +121,8 @@ void test_web_stop(struct test_web *web)
     g_free(web->base_url);
     web->base_url = NULL;
     if (!clean)
-        fail_msg("vigil-web (%s) did not stop cleanly on SIGTERM (status 0x%x); it said:\n%s",
-                 name, status, said);
+        fail_msg("vigil-web (%s) did not stop cleanly on SIGTERM (status 0x%x); it said:\n%s", name,
+                 status, said);
     g_free(said);
     g_free(name);
 }
@@ -136,8 +136,8 @@ void test_web_warehouse_start(struct test_pg *pg, const char *dir)
     char *config = g_strdup_printf("[warehouse]\nconninfo = %s\n", test_pg_conninfo(pg));
     assert_true(g_file_set_contents(path, config, -1, NULL));
     char **env = test_clean_environment(NULL);
-    const char *migrate[] = {test_env_or_fail("VIGIL_CLI"), "db", "migrate", "--config", path,
-                             NULL};
+    const char *migrate[] = {
+        test_env_or_fail("VIGIL_CLI"), "db", "migrate", "--config", path, NULL};
     struct test_run run = test_run_program(dir, migrate, env);
     test_assert_status(&run, 0, "vigil db migrate");
     test_run_clear(&run);
@@ -237,8 +237,7 @@ struct test_http test_web_get(struct test_web *web, const char *path_and_query, 
     if (msg == NULL)
         fail_msg("libsoup refuses the URL %s: make the request raw", url);
     if (user != NULL)
-        soup_message_headers_replace(soup_message_get_request_headers(msg), "X-Remote-User",
-                                     user);
+        soup_message_headers_replace(soup_message_get_request_headers(msg), "X-Remote-User", user);
     char *what = g_strdup_printf("GET %s", path_and_query);
     struct test_http answer = send_message(web, msg, what);
     g_free(what);
@@ -413,8 +412,7 @@ void test_web_assert_error(const struct test_http *answer, guint status, const c
         g_strcmp0(json_object_get_string_member_with_default(e, "code", NULL), code) != 0)
         fail_msg("expected error %u %s, got %.1000s", status, code, answer->body);
     if (parameter != NULL &&
-        g_strcmp0(json_object_get_string_member_with_default(e, "parameter", NULL), parameter) !=
-            0)
+        g_strcmp0(json_object_get_string_member_with_default(e, "parameter", NULL), parameter) != 0)
         fail_msg("expected an error naming parameter %s, got %.1000s", parameter, answer->body);
     const char *message = json_object_get_string_member_with_default(e, "message", "");
     if (message == NULL || message[0] == '\0')

@@ -53,7 +53,7 @@ double test_web_sql_number(const struct test_pg *pg, const char *sql);
 /* ---- answers ------------------------------------------------------------------------------ */
 
 struct test_http {
-    guint status; /* 0: the connection closed without an answer */
+    guint status;       /* 0: the connection closed without an answer */
     char *content_type; /* its media type only ("application/json"), or NULL */
     char *headers;      /* raw requests: the status line and headers */
     char *body;         /* NUL-terminated */
