@@ -401,22 +401,33 @@ struct test_http test_web_raw(guint16 port, const char *local_address, const cha
 
 /* ---- assertions --------------------------------------------------------------------------- */
 
+char *test_web_error_mismatch(const struct test_http *answer, guint status, const char *code,
+                              const char *parameter)
+{
+    if (answer->status != status || answer->json == NULL)
+        return g_strdup_printf("expected a JSON error %u %s, got status %u (%s): %.1000s", status,
+                               code, answer->status, answer->content_type, answer->body);
+    JsonNode *e = test_json_node(answer->json, "error");
+    JsonObject *o = e != NULL && JSON_NODE_HOLDS_OBJECT(e) ? json_node_get_object(e) : NULL;
+    if (o == NULL || json_object_get_int_member_with_default(o, "status", 0) != status ||
+        g_strcmp0(json_object_get_string_member_with_default(o, "code", NULL), code) != 0)
+        return g_strdup_printf("expected error %u %s, got %.1000s", status, code, answer->body);
+    if (parameter != NULL &&
+        g_strcmp0(json_object_get_string_member_with_default(o, "parameter", NULL), parameter) != 0)
+        return g_strdup_printf("expected an error naming parameter %s, got %.1000s", parameter,
+                               answer->body);
+    const char *message = json_object_get_string_member_with_default(o, "message", "");
+    if (message == NULL || message[0] == '\0')
+        return g_strdup_printf("an error without a message: %.1000s", answer->body);
+    return NULL;
+}
+
 void test_web_assert_error(const struct test_http *answer, guint status, const char *code,
                            const char *parameter)
 {
-    if (answer->status != status || answer->json == NULL)
-        fail_msg("expected a JSON error %u %s, got status %u (%s): %.1000s", status, code,
-                 answer->status, answer->content_type, answer->body);
-    JsonObject *e = test_json_object(answer->json, "the error", "error");
-    if (json_object_get_int_member(e, "status") != status ||
-        g_strcmp0(json_object_get_string_member_with_default(e, "code", NULL), code) != 0)
-        fail_msg("expected error %u %s, got %.1000s", status, code, answer->body);
-    if (parameter != NULL &&
-        g_strcmp0(json_object_get_string_member_with_default(e, "parameter", NULL), parameter) != 0)
-        fail_msg("expected an error naming parameter %s, got %.1000s", parameter, answer->body);
-    const char *message = json_object_get_string_member_with_default(e, "message", "");
-    if (message == NULL || message[0] == '\0')
-        fail_msg("an error without a message: %.1000s", answer->body);
+    char *mismatch = test_web_error_mismatch(answer, status, code, parameter);
+    if (mismatch != NULL)
+        fail_msg("%s", mismatch);
 }
 
 char *test_web_ids(JsonArray *array, const char *member)

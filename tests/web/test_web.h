@@ -88,6 +88,10 @@ void test_web_write(GSocketConnection *connection, const char *bytes);
  * and (when not NULL) this parameter; the message is not empty. */
 void test_web_assert_error(const struct test_http *answer, guint status, const char *code,
                            const char *parameter);
+/* The same as a description of what differs (g_free it), NULL when nothing
+ * does: for tests that list every disagreement before failing. */
+char *test_web_error_mismatch(const struct test_http *answer, guint status, const char *code,
+                              const char *parameter);
 
 /* "1,2,3": the member `member` (an integer) of each object of `array`. */
 char *test_web_ids(JsonArray *array, const char *member);
