@@ -1,4 +1,9 @@
-/* vigil — the [web] section: vigil-web, the web UI and its JSON API. */
+/* vigil — the [web] section: vigil-web, the web UI and its JSON API, and
+ * the checks of its values that a key's type cannot say (vigil-web and
+ * `vigil config check` refuse the same files). */
+#include <string.h>
+#include <gio/gio.h>
+
 #include "vigil/schema.h"
 
 const struct vigil_config_key vigil_web_config_keys[] = {
@@ -122,3 +127,108 @@ const struct vigil_config_key vigil_web_config_keys[] = {
 };
 const size_t vigil_web_config_key_count =
     sizeof vigil_web_config_keys / sizeof vigil_web_config_keys[0];
+
+/* "HOST:PORT", "[V6]:PORT"; the host must be a numeric address, so that
+ * what vigil-web binds to is what the config says, not what a resolver
+ * answers today. "localhost" is taken as 127.0.0.1. */
+static gboolean parse_listen(const char *text, char **host, guint16 *port, GError **error)
+{
+    const char *colon = NULL;
+    char *h = NULL;
+    if (text[0] == '[') {
+        const char *close = strchr(text, ']');
+        if (close != NULL && close[1] == ':') {
+            h = g_strndup(text + 1, (gsize)(close - text - 1));
+            colon = close + 1;
+        }
+    } else {
+        colon = strrchr(text, ':');
+        if (colon != NULL && memchr(text, ':', (size_t)(colon - text)) == NULL)
+            h = g_strndup(text, (gsize)(colon - text));
+    }
+    guint64 p = 0;
+    gboolean ok = h != NULL && colon != NULL && colon[1] != '\0' &&
+                  g_ascii_string_to_unsigned(colon + 1, 10, 0, 65535, &p, NULL);
+    if (ok && strcmp(h, "localhost") == 0) {
+        g_free(h);
+        h = g_strdup("127.0.0.1");
+    }
+    GInetAddress *address = ok ? g_inet_address_new_from_string(h) : NULL;
+    if (address == NULL) {
+        g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                    "[web] listen = %s: expected ADDRESS:PORT with a numeric address "
+                    "(127.0.0.1:8470, [::1]:8470, 0.0.0.0:8470)",
+                    text);
+        g_free(h);
+        return FALSE;
+    }
+    g_object_unref(address);
+    *host = h;
+    *port = (guint16)p;
+    return TRUE;
+}
+
+static gboolean address_is_loopback(const char *host)
+{
+    GInetAddress *address = g_inet_address_new_from_string(host);
+    gboolean loopback = address != NULL && g_inet_address_get_is_loopback(address);
+    if (address != NULL)
+        g_object_unref(address);
+    return loopback;
+}
+
+gboolean vigil_web_check_config(const vigil_config *config, char **listen_host,
+                                guint16 *listen_port, GError **error)
+{
+    char *host = NULL;
+    guint16 port = 0;
+    const char *listen = vigil_config_get_string(config, "web", "listen");
+    if (!parse_listen(listen, &host, &port, error))
+        return FALSE;
+    gboolean ok = FALSE;
+    const char *const *proxies = vigil_config_get_list(config, "web", "trusted_proxies");
+    guint n_proxies = 0;
+    for (; proxies != NULL && proxies[n_proxies] != NULL; n_proxies++) {
+        GInetAddress *address = g_inet_address_new_from_string(proxies[n_proxies]);
+        if (address == NULL) {
+            g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                        "[web] trusted_proxies: \"%s\" is not a numeric IPv4 or IPv6 address",
+                        proxies[n_proxies]);
+            goto out;
+        }
+        g_object_unref(address);
+    }
+    gint64 page_size = vigil_config_get_int(config, "web", "page_size");
+    gint64 page_size_max = vigil_config_get_int(config, "web", "page_size_max");
+    gboolean remote_user =
+        strcmp(vigil_config_get_string(config, "web", "auth"), "remote-user") == 0;
+    if (page_size > page_size_max) {
+        g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                    "[web] page_size = %" G_GINT64_FORMAT
+                    " is larger than page_size_max = %" G_GINT64_FORMAT,
+                    page_size, page_size_max);
+    } else if (remote_user && (vigil_config_get_string(config, "web", "user_header")[0] == '\0' ||
+                               n_proxies == 0)) {
+        g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                    "[web] auth = remote-user needs user_header and at least one address in "
+                    "trusted_proxies (the reverse proxy that logs users in)");
+    } else if (!remote_user && !address_is_loopback(host) &&
+               !vigil_config_get_bool(config, "web", "allow_none_on_network")) {
+        g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                    "[web] listen = %s with auth = none would show every user's runs to "
+                    "anyone on the network: listen on a loopback address behind the site's "
+                    "reverse proxy (auth = remote-user), or set allow_none_on_network = true",
+                    listen);
+    } else {
+        ok = TRUE;
+    }
+out:
+    if (ok && listen_host != NULL) {
+        *listen_host = host;
+        host = NULL;
+    }
+    if (ok && listen_port != NULL)
+        *listen_port = port;
+    g_free(host);
+    return ok;
+}

@@ -31,10 +31,14 @@ gboolean web_thresholds_prepare(void *config, void *registry, GError **error);
 /* Shared by the handlers (api_runs.c): the run `run_id` if the viewer may
  * see it, as the RUN object of the API; 404 otherwise. */
 JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **error);
-/* The SELECT list and FROM of a RUN object, for queries that add their
- * own WHERE on `r` (runs) and keep `user` to be filled by
- * web_api_runs_fill_users. */
-extern const char web_api_run_columns_sql[];
-void web_api_runs_fill_users(JsonArray *runs);
+/* RUN objects (api_runs.c). web_api_run_base_sql selects runs `r` with
+ * their totals, $1 the viewer's uid (NULL for an admin); callers add WHERE
+ * terms, ORDER BY and LIMIT, and web_api_run_sql wraps that (`inner`) to
+ * add each row's anomalies and captures, ordered by `outer_order` on its
+ * alias `b` (g_free it). web_api_runs_from_result makes the first `rows`
+ * rows RUN objects. */
+extern const char web_api_run_base_sql[];
+char *web_api_run_sql(const char *inner, const char *outer_order);
+JsonArray *web_api_runs_from_result(const PGresult *r, int rows);
 
 #endif

@@ -68,19 +68,20 @@ gboolean web_api_node(struct web_request *req, GError **error)
     PQclear(r);
 
     const char *rparams[] = {uid, id};
-    char *sql = g_strconcat(web_api_run_columns_sql,
-                            " AND r.run_id IN (SELECT run_id FROM processes"
-                            "                   WHERE node_id = $2::bigint)"
-                            " ORDER BY r.start_time DESC, r.run_id DESC LIMIT 20",
-                            NULL);
+    char *inner = g_strconcat(web_api_run_base_sql,
+                              " AND r.run_id IN (SELECT run_id FROM processes"
+                              "                   WHERE node_id = $2::bigint)"
+                              " ORDER BY r.start_time DESC, r.run_id DESC LIMIT 20",
+                              NULL);
+    char *sql = web_api_run_sql(inner, "ORDER BY b.start_time DESC, b.run_id DESC");
+    g_free(inner);
     r = web_db_query(req, sql, 2, rparams, error);
     g_free(sql);
     if (r == NULL) {
         json_object_unref(out);
         return FALSE;
     }
-    JsonArray *runs = web_json_rows(r);
-    web_api_runs_fill_users(runs);
+    JsonArray *runs = web_api_runs_from_result(r, PQntuples(r));
     json_object_set_array_member(out, "runs", runs);
     PQclear(r);
     web_answer_json(req, web_json_object_node(out));

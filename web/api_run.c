@@ -119,8 +119,8 @@ static gboolean add_neighbours(struct web_request *req, const char *run_id, Json
 {
     char uid_buf[24];
     const char *params[] = {web_viewer_uid_param(req, uid_buf), run_id};
-    char *sql =
-        g_strconcat(web_api_run_columns_sql,
+    char *inner =
+        g_strconcat(web_api_run_base_sql,
                     " AND r.run_id IN (SELECT DISTINCT p2.run_id"
                     "   FROM (SELECT node_id, min(start_time) AS s,"
                     "                max(coalesce(end_time, 'infinity')) AS e"
@@ -130,12 +130,13 @@ static gboolean add_neighbours(struct web_request *req, const char *run_id, Json
                     "  WHERE p2.run_id <> $2::bigint)"
                     " ORDER BY r.start_time DESC, r.run_id DESC LIMIT 20",
                     NULL);
+    char *sql = web_api_run_sql(inner, "ORDER BY b.start_time DESC, b.run_id DESC");
+    g_free(inner);
     PGresult *r = web_db_query(req, sql, 2, params, error);
     g_free(sql);
     if (r == NULL)
         return FALSE;
-    JsonArray *runs = web_json_rows(r);
-    web_api_runs_fill_users(runs);
+    JsonArray *runs = web_api_runs_from_result(r, PQntuples(r));
     json_object_set_array_member(out, "neighbours", runs);
     PQclear(r);
     return TRUE;
@@ -188,12 +189,15 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, Jso
     PQclear(r);
     gint64 captures = json_object_get_int_member(run, "captures");
     if (captures > 0) {
-        r = web_db_query(req,
-                         "SELECT sum(c.activities_forwarded),"
-                         "       string_agg(DISTINCT c.reasons, '; ')"
-                         "  FROM captures c JOIN processes p USING (process_id)"
-                         " WHERE p.run_id = $1::bigint",
-                         1, params, error);
+        r = web_db_query(
+            req,
+            /* A window's reasons are a line per cycle: its first says why it opened. */
+            "SELECT sum(c.activities_forwarded),"
+            "       left(string_agg(DISTINCT split_part(c.reasons, E'\\n', 1), '; '),"
+            "            400)"
+            "  FROM captures c JOIN processes p USING (process_id)"
+            " WHERE p.run_id = $1::bigint",
+            1, params, error);
         if (r == NULL) {
             json_array_unref(card);
             return FALSE;

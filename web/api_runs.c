@@ -8,28 +8,24 @@
 #include "db_pool.h"
 #include "json_rows.h"
 
-/* The RUN object of docs/web-api.md, for the runs `r` of a FROM the
- * caller completes. A run's anomalies and captures are its processes'
- * and those of its nodes while it ran. Parameter $1 is the viewer's uid
- * (NULL: an admin, who sees all). */
-const char web_api_run_columns_sql[] =
+/* The RUN object of docs/web-api.md, in two steps, so that a page of 50
+ * runs sorted by energy out of 10,000 counts anomalies and captures for
+ * its 50 runs only:
+ *
+ * web_api_run_base_sql: the runs `r` with their totals, for the caller to
+ * complete with WHERE terms, ORDER BY and LIMIT. $1 is the viewer's uid
+ * (NULL: an admin, who sees all). Totals come from run_summaries' columns,
+ * which under MPI only rank 0's joint report fills, so nothing counts twice. */
+const char web_api_run_base_sql[] =
     "SELECT r.run_id, r.run_key, j.scheduler_job_id AS job, r.program, to_json(r.argv) AS argv,"
     "       r.uid, NULL::text AS \"user\", r.start_time, r.end_time,"
     "       extract(epoch FROM r.end_time - r.start_time)::float8 AS duration_s, r.exit_status,"
     "       t.processes, t.ranks, t.nodes, t.calls, t.bytes_read, t.bytes_written,"
     "       t.bytes_read + t.bytes_written AS bytes, t.energy_j, t.energy_source,"
-    "       t.energy_estimated,"
-    "       (SELECT count(*) FROM anomalies a WHERE a.process_id = ANY (t.process_ids))"
-    "     + (SELECT count(*) FROM anomalies a WHERE a.process_id IS NULL"
-    "           AND a.node_id = ANY (t.node_ids) AND a.time >= r.start_time"
-    "           AND a.time <= coalesce(r.end_time, 'infinity')) AS anomalies,"
-    "       (SELECT count(*) FROM captures c WHERE c.process_id = ANY (t.process_ids))"
-    "     + (SELECT count(*) FROM captures c WHERE c.process_id IS NULL"
-    "           AND c.node_id = ANY (t.node_ids) AND c.end_time >= r.start_time"
-    "           AND c.start_time <= coalesce(r.end_time, 'infinity')) AS captures"
+    "       t.energy_estimated, t.process_ids, t.node_ids"
     "  FROM runs r LEFT JOIN jobs j USING (job_id)"
     "  CROSS JOIN LATERAL ("
-    "    SELECT count(*) AS processes, count(p.rank) AS ranks,"
+    "    SELECT count(*) AS processes, nullif(count(p.rank), 0) AS ranks,"
     "           count(DISTINCT p.node_id) AS nodes,"
     "           sum(s.calls) AS calls, sum(s.bytes_read) AS bytes_read,"
     "           sum(s.bytes_written) AS bytes_written, sum(s.energy_j) AS energy_j,"
@@ -42,14 +38,39 @@ const char web_api_run_columns_sql[] =
     "     WHERE p.run_id = r.run_id) t"
     " WHERE ($1::bigint IS NULL OR r.uid = $1::bigint)";
 
-void web_api_runs_fill_users(JsonArray *runs)
+/* A run's anomalies and captures: its processes', and its nodes' (those
+ * about no process) while it ran. On the alias `b` of a base row. */
+#define RUN_COUNTS_SQL                                                                             \
+    "(SELECT count(*) FROM anomalies a WHERE a.process_id = ANY (b.process_ids))"                  \
+    " + (SELECT count(*) FROM anomalies a WHERE a.process_id IS NULL"                              \
+    "     AND a.node_id = ANY (b.node_ids) AND a.time >= b.start_time"                             \
+    "     AND a.time <= coalesce(b.end_time, 'infinity')) AS anomalies,"                           \
+    " (SELECT count(*) FROM captures c WHERE c.process_id = ANY (b.process_ids))"                  \
+    " + (SELECT count(*) FROM captures c WHERE c.process_id IS NULL"                               \
+    "     AND c.node_id = ANY (b.node_ids) AND c.end_time >= b.start_time"                         \
+    "     AND c.start_time <= coalesce(b.end_time, 'infinity')) AS captures"
+
+char *web_api_run_sql(const char *inner, const char *outer_order)
 {
-    for (guint i = 0; i < json_array_get_length(runs); i++) {
-        JsonObject *run = json_array_get_object_element(runs, i);
+    return g_strdup_printf("SELECT b.*, " RUN_COUNTS_SQL " FROM (%s) b %s", inner, outer_order);
+}
+
+JsonArray *web_api_runs_from_result(const PGresult *r, int rows)
+{
+    JsonArray *runs = json_array_sized_new((guint)rows);
+    for (int i = 0; i < rows; i++) {
+        JsonObject *run = web_json_row(r, i);
+        /* The query's working columns, not the API's. */
+        static const char *const working[] = {"process_ids", "node_ids", "sort_key", "ord"};
+        for (gsize w = 0; w < G_N_ELEMENTS(working); w++)
+            if (json_object_has_member(run, working[w]))
+                json_object_remove_member(run, working[w]);
         const char *name = web_user_name(json_object_get_int_member(run, "uid"));
         if (name != NULL)
             json_object_set_string_member(run, "user", name);
+        json_array_add_object_element(runs, run);
     }
+    return runs;
 }
 
 JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **error)
@@ -57,17 +78,18 @@ JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **err
     char uid_buf[24], id_buf[24];
     g_snprintf(id_buf, sizeof id_buf, "%" G_GINT64_FORMAT, run_id);
     const char *params[] = {web_viewer_uid_param(req, uid_buf), id_buf};
-    char *sql = g_strconcat(web_api_run_columns_sql, " AND r.run_id = $2::bigint", NULL);
+    char *inner = g_strconcat(web_api_run_base_sql, " AND r.run_id = $2::bigint", NULL);
+    char *sql = web_api_run_sql(inner, "");
     PGresult *r = web_db_query(req, sql, 2, params, error);
     g_free(sql);
+    g_free(inner);
     if (r == NULL)
         return NULL;
     JsonObject *run = NULL;
     if (PQntuples(r) == 1) {
-        run = web_json_row(r, 0);
-        const char *name = web_user_name(json_object_get_int_member(run, "uid"));
-        if (name != NULL)
-            json_object_set_string_member(run, "user", name);
+        JsonArray *one = web_api_runs_from_result(r, 1);
+        run = json_object_ref(json_array_get_object_element(one, 0));
+        json_array_unref(one);
     } else {
         /* Another user's run is "not found" too: a non-admin cannot tell
          * which run ids exist. */
@@ -253,8 +275,11 @@ gboolean web_api_runs(struct web_request *req, GError **error)
         cursor_id,
         limit_buf,
     };
-    char *sql = g_strdup_printf(
-        "SELECT q.*, (%s)::text AS sort_key FROM (%s"
+    /* Has-anomalies is asked of every candidate, so as EXISTS; the counts
+     * are made for the page's runs only. */
+    char *inner = g_strdup_printf(
+        "SELECT q.*, (%s)::text AS sort_key, row_number() OVER (ORDER BY %s %s, q.run_id %s) AS ord"
+        "  FROM (%s"
         "   AND ($2::bigint IS NULL OR r.uid = $2::bigint)"
         "   AND ($3::text IS NULL OR r.program ILIKE $3)"
         "   AND ($4::text IS NULL OR j.scheduler_job_id = $4)"
@@ -263,11 +288,18 @@ gboolean web_api_runs(struct web_request *req, GError **error)
         "   AND ($6::bigint IS NULL OR coalesce(r.end_time, 'infinity') >="
         "        to_timestamp($6::bigint / 1e6))"
         "   AND ($7::bigint IS NULL OR r.start_time <= to_timestamp($7::bigint / 1e6))"
-        ") q WHERE ($8::text IS NULL OR (q.anomalies > 0) = ($8 = 'yes'))"
+        ") q WHERE ($8::text IS NULL OR (EXISTS (SELECT 1 FROM anomalies a"
+        "          WHERE a.process_id = ANY (q.process_ids))"
+        "        OR EXISTS (SELECT 1 FROM anomalies a WHERE a.process_id IS NULL"
+        "          AND a.node_id = ANY (q.node_ids) AND a.time >= q.start_time"
+        "          AND a.time <= coalesce(q.end_time, 'infinity'))) = ($8 = 'yes'))"
         "   AND ($9::text IS NULL OR (%s, q.run_id) %s ($9::%s, $10::bigint))"
         " ORDER BY %s %s, q.run_id %s LIMIT $11::bigint",
-        key->expression, web_api_run_columns_sql, key->expression, descending ? "<" : ">",
-        key->type, key->expression, descending ? "DESC" : "ASC", descending ? "DESC" : "ASC");
+        key->expression, key->expression, descending ? "DESC" : "ASC", descending ? "DESC" : "ASC",
+        web_api_run_base_sql, key->expression, descending ? "<" : ">", key->type, key->expression,
+        descending ? "DESC" : "ASC", descending ? "DESC" : "ASC");
+    char *sql = web_api_run_sql(inner, "ORDER BY b.ord");
+    g_free(inner);
     PGresult *r = web_db_query(req, sql, G_N_ELEMENTS(params), params, error);
     g_free(sql);
     g_free(user_uid);
@@ -281,13 +313,7 @@ gboolean web_api_runs(struct web_request *req, GError **error)
     int rows = PQntuples(r);
     int shown = rows > limit ? (int)limit : rows;
     int key_col = PQfnumber(r, "sort_key"), id_col = PQfnumber(r, "run_id");
-    JsonArray *runs = json_array_sized_new((guint)shown);
-    for (int i = 0; i < shown; i++) {
-        JsonObject *run = web_json_row(r, i);
-        json_object_remove_member(run, "sort_key");
-        json_array_add_object_element(runs, run);
-    }
-    web_api_runs_fill_users(runs);
+    JsonArray *runs = web_api_runs_from_result(r, shown);
     JsonObject *out = json_object_new();
     json_object_set_array_member(out, "runs", runs);
     if (rows > limit) {

@@ -137,8 +137,8 @@ gboolean web_api_thresholds(struct web_request *req, GError **error)
             json_array_add_object_element(plugins, o);
             /* Anomalies name the ADPI by its plugin name. */
             g_hash_table_insert(
-                by_section, (gpointer)json_object_get_string_member(o, "section") + strlen("adpi."),
-                o);
+                by_section,
+                (gpointer)(json_object_get_string_member(o, "section") + strlen("adpi.")), o);
         }
         g_free(section);
     }

@@ -10,7 +10,15 @@ struct web_db_pool {
     guint statement_timeout_ms;
     GAsyncQueue *idle; /* struct slot * */
     GPtrArray *slots;
+    /* After a failed connection, requests are answered 503 at once for a
+     * second instead of each waiting connect_timeout_s for a server that
+     * is not there. */
+    GMutex down_lock;
+    gint64 down_until_us;
+    char *down_why;
 };
+
+enum { POOL_DOWN_RETRY_US = G_USEC_PER_SEC };
 
 /* A GAsyncQueue cannot hold NULL, and a slot may be unconnected. */
 struct slot {
@@ -26,6 +34,7 @@ struct web_db_pool *web_db_pool_new(const char *conninfo, guint size, guint conn
     pool->statement_timeout_ms = statement_timeout_ms;
     pool->idle = g_async_queue_new();
     pool->slots = g_ptr_array_new_with_free_func(g_free);
+    g_mutex_init(&pool->down_lock);
     for (guint i = 0; i < size; i++) {
         struct slot *s = g_new0(struct slot, 1);
         g_ptr_array_add(pool->slots, s);
@@ -45,6 +54,8 @@ void web_db_pool_free(struct web_db_pool *pool)
     }
     g_ptr_array_unref(pool->slots);
     g_async_queue_unref(pool->idle);
+    g_mutex_clear(&pool->down_lock);
+    g_free(pool->down_why);
     g_free(pool->conninfo);
     g_free(pool);
 }
@@ -109,7 +120,25 @@ PGconn *web_db_pool_take(struct web_db_pool *pool, GError **error)
         s->db = NULL;
     }
     if (s->db == NULL) {
-        s->db = connect_slot(pool, error);
+        g_mutex_lock(&pool->down_lock);
+        gboolean down = g_get_monotonic_time() < pool->down_until_us;
+        if (down)
+            g_set_error(error, WEB_ERROR, WEB_ERROR_UNAVAILABLE, "%s", pool->down_why);
+        g_mutex_unlock(&pool->down_lock);
+        if (down) {
+            g_async_queue_push(pool->idle, s);
+            return NULL;
+        }
+        GError *connect_error = NULL;
+        s->db = connect_slot(pool, &connect_error);
+        if (s->db == NULL) {
+            g_mutex_lock(&pool->down_lock);
+            pool->down_until_us = g_get_monotonic_time() + POOL_DOWN_RETRY_US;
+            g_free(pool->down_why);
+            pool->down_why = g_strdup(connect_error->message);
+            g_mutex_unlock(&pool->down_lock);
+            g_propagate_error(error, connect_error);
+        }
         if (s->db == NULL || !begin(s->db)) {
             if (s->db != NULL) {
                 set_unavailable(error, s->db, "opening a transaction");

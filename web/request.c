@@ -123,7 +123,7 @@ gboolean web_param_time(struct web_request *req, const char *name, gint64 *out_u
     char *end = NULL;
     double seconds = g_ascii_strtod(value, &end);
     if (end != value && *end == '\0' && seconds >= 0 && seconds < 253402300800.0) {
-        *out_us = (gint64)(seconds * 1e6 + (seconds >= 0 ? 0.5 : -0.5));
+        *out_us = (gint64)(seconds * 1e6 + 0.5);
         *given = TRUE;
         return TRUE;
     }

@@ -183,6 +183,31 @@ static void assert_check_refuses(const char *dir, const char *text, const char *
     g_free(path);
 }
 
+/* [web] is checked as vigil-web checks it at start, by the same function. */
+static void test_config_check_checks_web(void **state)
+{
+    (void)state;
+    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
+    assert_check_refuses(dir, "[web]\nlisten = 0.0.0.0:8470\n", "[web] listen = 0.0.0.0:8470",
+                         "allow_none_on_network");
+    assert_check_refuses(dir, "[web]\nlisten = webhost:8470\n", "[web] listen", "numeric address");
+    assert_check_refuses(dir, "[web]\nauth = remote-user\ntrusted_proxies = proxy.example\n",
+                         "trusted_proxies", "proxy.example");
+    assert_check_refuses(dir, "[web]\nauth = remote-user\ntrusted_proxies =\n",
+                         "auth = remote-user", "trusted_proxies");
+    char *path = file_in(dir, "vigil.conf",
+                         "[web]\nlisten = 10.1.2.3:8470\nauth = remote-user\n"
+                         "trusted_proxies = 10.1.2.1\nadmins = alice;bob\n",
+                         0644);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
+    test_assert_status(&r, 0, "vigil config check of a good [web]");
+    test_assert_contains(r.out, "admins = alice;bob");
+    test_run_clear(&r);
+    g_free(path);
+    test_remove_tree(dir);
+    g_free(dir);
+}
+
 /* The CURVE key files are checked as vigild and vigil-txd check them at
  * start, by the same function: each way a file can be wrong is refused
  * with its reason, and a good configuration passes. */
@@ -292,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_config_check_prints_the_effective_config),
         cmocka_unit_test(test_config_check_names_a_misspelt_key),
         cmocka_unit_test(test_config_check_checks_curve_key_files),
+        cmocka_unit_test(test_config_check_checks_web),
         cmocka_unit_test(test_config_check_reports_every_problem),
         cmocka_unit_test(test_config_check_of_a_missing_file),
         cmocka_unit_test(test_config_check_checks_plugin_sections),

@@ -39,5 +39,11 @@ extern const size_t vigil_txd_config_key_count;
 /* [web]: vigil-web, the web UI and its JSON API. */
 extern const struct vigil_config_key vigil_web_config_keys[];
 extern const size_t vigil_web_config_key_count;
+/* What [web]'s types cannot say: a numeric listen address, trusted proxies
+ * that are addresses, auth = none only on loopback unless allowed,
+ * remote-user with a header and proxies. The listen address is returned
+ * when the pointers are not NULL (g_free the host). */
+gboolean vigil_web_check_config(const vigil_config *config, char **listen_host,
+                                guint16 *listen_port, GError **error);
 
 #endif
