@@ -458,9 +458,10 @@ static void test_run_one(void **state)
     for (guint i = 0; i < 4; i++) {
         JsonObject *r = json_array_get_object_element(ranks, i);
         for (const char *const *f =
-                 (const char *const[]){"rank", "process_id", "pid", "node_id", "hostname", "calls",
-                                       "bytes_read", "bytes_written", "energy_j", "start_time",
-                                       "end_time", NULL};
+                 (const char *const[]){"rank", "process_id", "pid", "node_id", "hostname",
+                                       "program", "start_time", "end_time", "runtime_s",
+                                       "exit_status", "job_report", "report_sent", "calls",
+                                       "bytes_read", "bytes_written", "cpu_s", "energy_j", NULL};
              *f != NULL; f++)
             if (!json_object_has_member(r, *f))
                 fail_msg("runs/1: a rank without %s", *f);
@@ -481,6 +482,8 @@ static void test_run_one(void **state)
     assert_string_equal(node_ids, "1,2");
     assert_string_equal(test_json_string(root, where, "nodes.0.hostname"), "n1");
     assert_string_equal(test_json_string(root, where, "nodes.1.hostname"), "n2");
+    assert_int_equal(test_json_int(root, where, "nodes.0.processes"), 2);
+    assert_int_equal(test_json_int(root, where, "nodes.1.processes"), 2);
     g_free(node_ids);
 
     /* Files, each with its figures (the fixture's job report lists none). */
@@ -502,41 +505,75 @@ static void test_run_one(void **state)
     g_free(neighbours);
     g_free(want_neighbours);
 
-    /* Each rank's energy: the job report's energy_by_rank. */
+    /* Each rank's figures: those of its own report; rank 0's report is
+     * the job's joint one, so it has none of its own here. */
     for (guint i = 0; i < 4; i++) {
         JsonObject *r = json_array_get_object_element(ranks, i);
-        char *q = g_strdup_printf(
-            "SELECT (e->>'energy_joule')::float8 FROM run_summaries s JOIN processes p"
-            " USING (process_id), jsonb_array_elements(s.report->'energy_by_rank') e"
-            " WHERE p.run_id = 1 AND p.rank = 0 AND (e->>'rank')::int = %" G_GINT64_FORMAT,
-            json_object_get_int_member(r, "rank"));
+        gint64 process = json_object_get_int_member(r, "process_id");
+        gboolean joint = json_object_get_boolean_member_with_default(r, "job_report", FALSE);
+        char *want_figures =
+            sql("SELECT CASE WHEN coalesce((report->>'in_job_report')::boolean, false)"
+                " THEN concat_ws('|', report->'activities'->>'observed', report->>'io_bytes_read',"
+                " report->>'io_bytes_written', (report->>'cpu_seconds')::float8,"
+                " (report->>'energy_joule')::float8)"
+                " ELSE 'joint' END FROM run_summaries WHERE process_id = %" G_GINT64_FORMAT,
+                process);
+        char *got_figures =
+            joint ? g_strdup("joint")
+                  : g_strdup_printf("%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
+                                    "|%.17g|%.17g",
+                                    json_object_get_int_member(r, "calls"),
+                                    json_object_get_int_member(r, "bytes_read"),
+                                    json_object_get_int_member(r, "bytes_written"),
+                                    number_or_nan(json_object_get_member(r, "cpu_s")),
+                                    number_or_nan(json_object_get_member(r, "energy_j")));
+        if (!joint) { /* the warehouse's float8 through the same printf */
+            char **parts = g_strsplit(want_figures, "|", -1);
+            if (g_strv_length(parts) == 5) {
+                char *again =
+                    g_strdup_printf("%s|%s|%s|%.17g|%.17g", parts[0], parts[1], parts[2],
+                                    g_ascii_strtod(parts[3], NULL), g_ascii_strtod(parts[4], NULL));
+                g_free(want_figures);
+                want_figures = again;
+            }
+            g_strfreev(parts);
+        } else {
+            static const char *const figures[] = {"calls", "bytes_read", "bytes_written", "cpu_s",
+                                                  "energy_j"};
+            for (gsize k = 0; k < G_N_ELEMENTS(figures); k++)
+                if (!JSON_NODE_HOLDS_NULL(json_object_get_member(r, figures[k])))
+                    fail_msg("runs/1: rank %" G_GINT64_FORMAT " holds the joint report, yet has "
+                             "%s of its own",
+                             json_object_get_int_member(r, "rank"), figures[k]);
+        }
         char *what = g_strdup_printf("runs/1 rank %" G_GINT64_FORMAT
-                                     "'s energy_j (the job report's energy_by_rank)",
+                                     " (calls|bytes_read|bytes_written|cpu_s|energy_j)",
                                      json_object_get_int_member(r, "rank"));
-        assert_close(number_or_nan(json_object_get_member(r, "energy_j")), sql_number(q), what);
+        assert_same_text(got_figures, want_figures, what);
         g_free(what);
-        g_free(q);
+        g_free(got_figures);
+        g_free(want_figures);
     }
+    assert_true(
+        json_object_get_boolean_member(json_array_get_object_element(ranks, 0), "job_report"));
 
-    /* min/mean/max/argmax over the ranks. */
-    static const char *const stats[] = {"calls", "bytes_read", "bytes_written", "energy_j",
-                                        "runtime_s"};
-    for (gsize i = 0; i < G_N_ELEMENTS(stats); i++) {
-        char *path = g_strdup_printf("rank_stats.%s", stats[i]);
-        JsonObject *s = test_json_object(root, where, path);
-        for (const char *const *f = (const char *const[]){"min", "mean", "max", "argmax", NULL};
-             *f != NULL; f++)
-            if (!json_object_has_member(s, *f))
-                fail_msg("runs/1: %s without %s", path, *f);
-        g_free(path);
+    /* rank_stats and files: the joint report's per_rank and files, as stored. */
+    static const char *const from_report[][2] = {{"rank_stats", "per_rank"}, {"files", "files"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(from_report); i++) {
+        char *stored_text = sql("SELECT report->'%s' FROM run_summaries WHERE process_id ="
+                                " (SELECT process_id FROM processes WHERE run_id = 1 AND rank = 0)",
+                                from_report[i][1]);
+        JsonParser *stored = json_parser_new();
+        assert_true(json_parser_load_from_data(stored, stored_text, -1, NULL));
+        JsonNode *got_node = test_json_node(root, from_report[i][0]);
+        if (got_node == NULL || !json_node_equal(got_node, json_parser_get_root(stored)))
+            fail_msg("runs/1 %s differs from the stored report's %s:\nAPI: %.1500s\nSQL: %.1500s",
+                     from_report[i][0], from_report[i][1],
+                     got_node != NULL ? json_to_string(got_node, FALSE) : "(none)", stored_text);
+        g_object_unref(stored);
+        g_free(stored_text);
     }
-    JsonObject *energy = test_json_object(root, where, "rank_stats.energy_j");
-    assert_close(json_object_get_double_member(energy, "min"), 9000, "rank_stats.energy_j.min");
-    assert_close(json_object_get_double_member(energy, "max"), 9125, "rank_stats.energy_j.max");
-    assert_close(json_object_get_double_member(energy, "mean"), 9062.5, "rank_stats.energy_j.mean");
-    /* Ranks 0 and 1 share the largest energy: either is its argmax. */
-    gint64 argmax = json_object_get_int_member(energy, "argmax");
-    assert_true(argmax == 0 || argmax == 1);
+    assert_int_equal(test_json_int(root, where, "rank_stats.io_time_seconds.max_rank"), 2);
 
     test_http_clear(&a);
 
@@ -714,6 +751,40 @@ static void test_run_power_spike_survives_downsampling(void **state)
         test_http_clear(&a);
         g_free(where);
     }
+}
+
+static void test_run_series_band_and_heat(void **state)
+{
+    (void)state;
+    const char *where = "/api/v1/runs/1/series?metric=power&points=10&per_node=no";
+    struct test_http a = get_series("%s", where);
+    assert_int_equal(json_array_get_length(test_web_array(a.json, where, "series")), 0);
+    JsonArray *band = test_web_array(a.json, where, "band");
+    assert_int_equal(json_array_get_length(band), 1);
+    JsonObject *b = json_array_get_object_element(band, 0);
+    assert_int_equal(json_object_get_int_member(b, "nodes"), 2);
+    static const char *const parts[] = {"median", "min", "max"};
+    for (gsize i = 0; i < G_N_ELEMENTS(parts); i++)
+        assert_int_equal(json_array_get_length(json_object_get_array_member(b, parts[i])), 10);
+    /* The max over the nodes keeps n1's spike. */
+    double spike = series_max(b, NULL);
+    if (!(spike >= 400 && spike <= 408))
+        fail_msg("%s: the band's largest max %g, n1's spike is 400 … 408 W", where, spike);
+    /* And the heat map beside it: the nodes' means per bucket. */
+    JsonArray *nodes = test_web_array(a.json, where, "heat.nodes");
+    assert_int_equal(json_array_get_length(nodes), 2);
+    assert_string_equal(json_array_get_string_element(nodes, 0), "n1");
+    assert_string_equal(json_array_get_string_element(nodes, 1), "n2");
+    JsonArray *values = test_web_array(a.json, where, "heat.values");
+    assert_int_equal(json_array_get_length(values), 2);
+    for (guint i = 0; i < 2; i++)
+        assert_int_equal(json_array_get_length(json_array_get_array_element(values, i)), 10);
+    test_http_clear(&a);
+    /* per_node=yes (and auto, with 2 nodes): the lines, no band. */
+    a = get_series("/api/v1/runs/1/series?metric=power&points=10&per_node=yes");
+    assert_int_equal(json_array_get_length(test_web_array(a.json, "per_node=yes", "series")), 2);
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(a.json, "band")));
+    test_http_clear(&a);
 }
 
 static void test_run_series_every_metric(void **state)
@@ -1200,6 +1271,7 @@ int main(void)
         cmocka_unit_test(test_runs_filters),
         cmocka_unit_test(test_run_one),
         cmocka_unit_test(test_run_power_spike_survives_downsampling),
+        cmocka_unit_test(test_run_series_band_and_heat),
         cmocka_unit_test(test_run_series_every_metric),
         cmocka_unit_test(test_run_series_csv),
         cmocka_unit_test(test_run_windows),

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -117,14 +118,18 @@ static void note(GString *problems, const char *request, char *problem)
 {
     if (problem == NULL)
         return;
-    g_string_append_printf(problems, "\n  %.200s: %s", request, problem);
+    g_string_append_printf(problems, "\n  %.200s: %.400s", request, problem);
     g_free(problem);
 }
 
 static void assert_no_problems(GString *problems, const char *what)
 {
-    if (problems->len > 0)
-        fail_msg("%s:%s", what, problems->str);
+    /* cmocka cuts long messages: the list goes to the log in full. */
+    if (problems->len > 0) {
+        printf("%s:%s\n", what, problems->str);
+        fflush(stdout);
+        fail_msg("%s: disagreements listed above", what);
+    }
     g_string_free(problems, TRUE);
 }
 
