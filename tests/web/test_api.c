@@ -337,6 +337,9 @@ static void test_runs_sorts(void **state)
                       "(process_id) WHERE p.run_id = r.run_id), -1) DESC, run_id DESC"},
         {"energy_j", "coalesce((SELECT sum(energy_j) FROM run_summaries JOIN processes p USING "
                      "(process_id) WHERE p.run_id = r.run_id), -1), run_id"},
+        {"-bytes", "coalesce((SELECT sum(bytes_read) + sum(bytes_written) FROM run_summaries"
+                   " JOIN processes p USING (process_id) WHERE p.run_id = r.run_id), -1) DESC,"
+                   " run_id DESC"},
         {"program", "program, run_id"},
         {"-program", "program DESC, run_id DESC"},
         {"start_time", "start_time, run_id"},
@@ -388,6 +391,9 @@ static void test_runs_filters(void **state)
         {"from=1795176000&to=1795179600", /* 12:00 → 13:00 as epoch seconds */
          "coalesce(end_time, 'infinity') >= to_timestamp(1795176000)"
          " AND start_time <= to_timestamp(1795179600)"},
+        {"from=2026-11-20T11:01:15%2B01:00&to=2026-11-20T10:30:00Z", /* 10:01:15Z */
+         "coalesce(end_time, 'infinity') >= '2026-11-20T10:01:15Z'"
+         " AND start_time <= '2026-11-20T10:30:00Z'"},
         {"anomalies=yes", "EXISTS (SELECT 1 FROM anomalies a WHERE " RUN_ANOMALY ")"},
         {"anomalies=no", "NOT EXISTS (SELECT 1 FROM anomalies a WHERE " RUN_ANOMALY ")"},
         {"program=nothing-is-called-this", "false"},
@@ -438,16 +444,24 @@ static void test_run_one(void **state)
     const char *where = "/api/v1/runs/1";
     check_run(test_json_node(root, "run"));
 
-    /* The report: exactly what `vigil report 1 --format json` prints. */
-    JsonParser *parser = NULL;
-    JsonNode *cli = cli_report("1", &parser);
-    JsonNode *report = test_json_node(root, "report");
-    if (report == NULL || !json_node_equal(report, cli))
-        fail_msg("runs/1's report differs from `vigil report 1 --format json`:\nAPI: %.3000s\n"
-                 "CLI: %.3000s",
-                 report != NULL ? json_to_string(report, FALSE) : "(none)",
-                 json_to_string(cli, FALSE));
-    g_object_unref(parser);
+    /* The report: exactly what `vigil report RUN --format json` prints,
+     * for the MPI run, a run of one process and a short one. */
+    static const char *const reported[] = {"1", "3", "12"};
+    for (gsize i = 0; i < G_N_ELEMENTS(reported); i++) {
+        JsonParser *parser = NULL;
+        JsonNode *cli = cli_report(reported[i], &parser);
+        char *path = g_strconcat("/api/v1/runs/", reported[i], NULL);
+        struct test_http one;
+        JsonNode *report = test_json_node(test_web_get_json(&web, path, NULL, 200, &one), "report");
+        if (report == NULL || !json_node_equal(report, cli))
+            fail_msg("%s: its report differs from `vigil report %s --format json`:\nAPI: %.3000s\n"
+                     "CLI: %.3000s",
+                     path, reported[i], report != NULL ? json_to_string(report, FALSE) : "(none)",
+                     json_to_string(cli, FALSE));
+        test_http_clear(&one);
+        g_free(path);
+        g_object_unref(parser);
+    }
     assert_non_null(test_json_string(root, where, "report_of"));
     assert_true(json_array_get_length(test_web_array(root, where, "report_card")) > 0);
 
@@ -950,6 +964,14 @@ static void test_run_windows(void **state)
     g_free(got);
     g_free(want);
     test_http_clear(&a);
+    /* Runs without a window of their own. */
+    for (int run = 2; run <= 3; run++) {
+        char *path = g_strdup_printf("/api/v1/runs/%d/windows", run);
+        root = test_web_get_json(&web, path, NULL, 200, &a);
+        assert_int_equal(json_array_get_length(test_web_array(root, path, "windows")), 0);
+        test_http_clear(&a);
+        g_free(path);
+    }
 }
 
 static void test_window_activities_pages(void **state)
@@ -1079,6 +1101,13 @@ static void test_run_heatmap(void **state)
                                    " (SELECT process_id FROM processes WHERE run_id = 1)");
     assert_close(all_bytes, want_bytes, "heatmap: bytes over every bin and rank");
     test_http_clear(&a);
+    /* A run outside MPI: one row, its process, rank null. */
+    root = test_web_get_json(&web, "/api/v1/runs/3/heatmap?bins=4", NULL, 200, &a);
+    rows = test_web_array(root, "runs/3/heatmap", "rows");
+    assert_int_equal(json_array_get_length(rows), 1);
+    assert_int_equal(test_json_int(root, "runs/3/heatmap", "rows.0.process_id"), 9);
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "rows.0.rank")));
+    test_http_clear(&a);
 }
 
 /* ---- anomalies, nodes, thresholds --------------------------------------------------------- */
@@ -1120,18 +1149,53 @@ static void test_anomalies(void **state)
                  *f != NULL; f++)
                 if (!json_object_has_member(o, *f))
                     fail_msg("%s: an anomaly without %s", path, *f);
+            /* run_id: its process's run; none for a node's anomaly. */
+            char *want_run = sql("SELECT coalesce(p.run_id::text, 'null') FROM anomalies a"
+                                 " LEFT JOIN processes p USING (process_id)"
+                                 " WHERE a.anomaly_id = %" G_GINT64_FORMAT,
+                                 json_object_get_int_member(o, "anomaly_id"));
+            JsonNode *run = json_object_get_member(o, "run_id");
+            char *got_run = JSON_NODE_HOLDS_NULL(run)
+                                ? g_strdup("null")
+                                : g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(run));
+            assert_same_text(got_run, want_run, "an anomaly's run_id");
+            g_free(got_run);
+            g_free(want_run);
         }
         g_free(got);
         g_free(want);
         g_free(path);
         test_http_clear(&a);
     }
-    /* One page of 2, then the rest through next. */
-    struct test_http a;
-    JsonNode *root = test_web_get_json(&web, "/api/v1/anomalies?limit=2", NULL, 200, &a);
-    assert_int_equal(json_array_get_length(test_web_array(root, "anomalies", "anomalies")), 2);
-    assert_true(JSON_NODE_HOLDS_VALUE(test_json_node(root, "next")));
-    test_http_clear(&a);
+    /* Pages of 2 through next: every anomaly once, newest first. */
+    GString *ids = g_string_new(NULL);
+    char *next = NULL;
+    guint pages = 0;
+    do {
+        char *escaped = next != NULL ? g_uri_escape_string(next, NULL, FALSE) : NULL;
+        char *path = g_strdup_printf("/api/v1/anomalies?limit=2%s%s", escaped ? "&after=" : "",
+                                     escaped ? escaped : "");
+        struct test_http a;
+        JsonNode *root = test_web_get_json(&web, path, NULL, 200, &a);
+        JsonArray *list = test_web_array(root, path, "anomalies");
+        assert_true(json_array_get_length(list) <= 2);
+        char *page = test_web_ids(list, "anomaly_id");
+        if (page[0] != '\0')
+            g_string_append_printf(ids, "%s%s", ids->len > 0 ? "," : "", page);
+        g_free(page);
+        JsonNode *n = test_json_node(root, "next");
+        g_free(next);
+        next = n != NULL && JSON_NODE_HOLDS_VALUE(n) ? g_strdup(json_node_get_string(n)) : NULL;
+        test_http_clear(&a);
+        g_free(path);
+        g_free(escaped);
+    } while (next != NULL && ++pages < 10);
+    assert_null(next);
+    char *want = sql("SELECT string_agg(anomaly_id::text, ',' ORDER BY time DESC, anomaly_id DESC)"
+                     " FROM anomalies");
+    assert_same_text(ids->str, want, "anomalies in pages of 2");
+    g_free(want);
+    g_string_free(ids, TRUE);
 }
 
 static void test_nodes(void **state)
