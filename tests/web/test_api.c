@@ -458,6 +458,19 @@ static void test_run_one(void **state)
                      "CLI: %.3000s",
                      path, reported[i], report != NULL ? json_to_string(report, FALSE) : "(none)",
                      json_to_string(cli, FALSE));
+        /* The run's figures are the report's. */
+        JsonNode *run = test_json_node(one.json, "run");
+        static const char *const same[][2] = {{"calls", "activities.observed"},
+                                              {"bytes_read", "io_bytes_read"},
+                                              {"bytes_written", "io_bytes_written"},
+                                              {"energy_j", "energy_joule"}};
+        for (gsize k = 0; k < G_N_ELEMENTS(same); k++) {
+            char *what = g_strdup_printf("%s: run.%s against vigil report's %s", path, same[k][0],
+                                         same[k][1]);
+            assert_close(test_json_number(run, path, same[k][0]),
+                         test_json_number(cli, "vigil report", same[k][1]), what);
+            g_free(what);
+        }
         test_http_clear(&one);
         g_free(path);
         g_object_unref(parser);

@@ -4,7 +4,8 @@
  * that write, slow clients, too many clients, and the warehouse going
  * away. Four vigil-web instances on one private warehouse loaded with
  * tests/web/fixture.sql: `admin` (auth = none, a static folder of our
- * own), `remote` (auth = remote-user), `slow` (client_timeout_s = 1) and
+ * own), `remote` (auth = remote-user), `untrusting` (the same with its
+ * proxy at 127.0.0.2), `slow` (client_timeout_s = 1) and
  * `capped` (max_clients = 2). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,7 +22,7 @@
 
 static struct test_pg pg;
 static char *dir;
-static struct test_web admin, remote, slow, capped;
+static struct test_web admin, remote, untrusting, slow, capped;
 
 /* What nobody may ever read through vigil-web. */
 #define SECRET "SECRET-outside-the-static-folder"
@@ -84,6 +85,13 @@ static int group_setup(void **state)
                              conninfo);
     test_web_start(&remote, dir, "remote", config);
     g_free(config);
+    /* Its proxy elsewhere: nobody on 127.0.0.1 may name a user. */
+    config = g_strdup_printf("[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
+                             "auth = remote-user\ntrusted_proxies = 127.0.0.2\nadmins = root\n"
+                             "user_header = X-Remote-User\n",
+                             conninfo);
+    test_web_start(&untrusting, dir, "untrusting", config);
+    g_free(config);
     config = g_strdup_printf("[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
                              "client_timeout_s = 1\n",
                              conninfo);
@@ -104,6 +112,7 @@ static int group_teardown(void **state)
     (void)state;
     test_web_stop(&admin);
     test_web_stop(&remote);
+    test_web_stop(&untrusting);
     test_web_stop(&slow);
     test_web_stop(&capped);
     test_pg_cleanup(&pg);
@@ -480,6 +489,11 @@ static void test_remote_user_refuses_the_unnamed_and_the_untrusted(void **state)
                      "GET /api/v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Remote-User: root\r\n"
                      "Connection: close\r\n\r\n");
     note(problems, "X-Remote-User: root from 127.0.0.2 (not a trusted proxy)",
+         test_web_error_mismatch(&a, 403, "forbidden", NULL));
+    test_http_clear(&a);
+    /* And from 127.0.0.1 to an instance whose proxy is 127.0.0.2. */
+    a = test_web_get(&untrusting, "/api/v1/runs", "root");
+    note(problems, "X-Remote-User: root from 127.0.0.1, trusted_proxies = 127.0.0.2",
          test_web_error_mismatch(&a, 403, "forbidden", NULL));
     test_http_clear(&a);
     /* The same from the proxy's address is believed. */
