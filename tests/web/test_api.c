@@ -871,37 +871,83 @@ static void test_run_series_every_metric(void **state)
     test_http_clear(&a);
 }
 
+/* The column of `header` whose name is `name` or starts with `name`_
+ * (min_W…); fails when there is none. */
+static int csv_column(char **header, const char *name)
+{
+    for (int i = 0; header[i] != NULL; i++) {
+        const char *h = header[i];
+        if (g_str_has_prefix(h, name) && (h[strlen(name)] == '\0' || h[strlen(name)] == '_'))
+            return i;
+    }
+    fail_msg("format=csv: no column %s", name);
+    return -1;
+}
+
+/* A CSV cell against a JSON number or null. */
+static void assert_csv_cell(const char *cell, JsonNode *want, const char *what)
+{
+    if (want == NULL || JSON_NODE_HOLDS_NULL(want)) {
+        if (cell[0] != '\0')
+            fail_msg("%s: %s in the CSV, null in the JSON", what, cell);
+        return;
+    }
+    if (cell[0] == '\0')
+        fail_msg("%s: empty in the CSV, %g in the JSON", what, json_node_get_double(want));
+    assert_close(g_ascii_strtod(cell, NULL), json_node_get_double(want), what);
+}
+
 static void test_run_series_csv(void **state)
 {
     (void)state;
-    struct test_http json = get_series("/api/v1/runs/1/series?metric=power&points=10");
-    guint series = json_array_get_length(test_web_array(json.json, "json", "series"));
-    double spike = series_max(series_of(json.json, "json", "n1", "power"), NULL);
+    struct test_http json = get_series("/api/v1/runs/1/series?metric=io_bytes&points=10");
+    JsonArray *series = test_web_array(json.json, "json", "series");
+    JsonArray *t = test_web_array(json.json, "json", "t");
     struct test_http csv =
-        test_web_get(&web, "/api/v1/runs/1/series?metric=power&points=10&format=csv", NULL);
+        test_web_get(&web, "/api/v1/runs/1/series?metric=io_bytes&points=10&format=csv", NULL);
     if (csv.status != 200 || g_strcmp0(csv.content_type, "text/csv") != 0)
         fail_msg("format=csv: %u %s: %.500s", csv.status, csv.content_type, csv.body);
     char **lines = g_strsplit(g_strchomp(csv.body), "\n", -1);
     guint rows = g_strv_length(lines);
-    /* A header, then one row per bucket and series. */
-    if (rows != 1 + 10 * series)
-        fail_msg("format=csv: %u lines, expected a header and %u rows:\n%.2000s", rows, 10 * series,
-                 csv.body);
+    /* A header, then one row per bucket and series, with the JSON's figures. */
+    guint n_series = json_array_get_length(series);
+    if (rows != 1 + 10 * n_series)
+        fail_msg("format=csv: %u lines, expected a header and %u rows:\n%.2000s", rows,
+                 10 * n_series, csv.body);
     char **header = g_strsplit(g_strchomp(lines[0]), ",", -1);
-    int max_col = -1;
-    for (int i = 0; header[i] != NULL; i++)
-        if (g_str_has_prefix(header[i], "max")) /* max, max_W… */
-            max_col = i;
-    if (max_col < 0)
-        fail_msg("format=csv: no column \"max\" in %s", lines[0]);
-    double csv_spike = -INFINITY;
+    int t_col = csv_column(header, "t"), label_col = csv_column(header, "label"),
+        host_col = csv_column(header, "hostname");
+    const char *const figures[] = {"min", "mean", "max"};
+    int figure_col[3];
+    for (int f = 0; f < 3; f++)
+        figure_col[f] = csv_column(header, figures[f]);
+    guint checked = 0;
     for (guint r = 1; r < rows; r++) {
         char **cells = g_strsplit(g_strchomp(lines[r]), ",", -1);
-        if ((int)g_strv_length(cells) > max_col && cells[max_col][0] != '\0')
-            csv_spike = fmax(csv_spike, g_ascii_strtod(cells[max_col], NULL));
+        if ((int)g_strv_length(cells) != (int)g_strv_length(header))
+            fail_msg("format=csv: row %u has %u cells, the header %u: %s", r, g_strv_length(cells),
+                     g_strv_length(header), lines[r]);
+        double start = g_ascii_strtod(cells[t_col], NULL);
+        guint bucket = G_MAXUINT;
+        for (guint i = 0; i < json_array_get_length(t); i++)
+            if (fabs(json_array_get_double_element(t, i) - start) < 1e-3)
+                bucket = i;
+        if (bucket == G_MAXUINT)
+            fail_msg("format=csv: row %u starts at %s, no bucket of the JSON does", r,
+                     cells[t_col]);
+        JsonObject *o = series_of(json.json, "json", cells[host_col], cells[label_col]);
+        for (int f = 0; f < 3; f++) {
+            char *what = g_strdup_printf("format=csv: %s %s at %s, %s", cells[host_col],
+                                         cells[label_col], cells[t_col], figures[f]);
+            assert_csv_cell(
+                cells[figure_col[f]],
+                json_array_get_element(json_object_get_array_member(o, figures[f]), bucket), what);
+            g_free(what);
+        }
+        checked++;
         g_strfreev(cells);
     }
-    assert_close(csv_spike, spike, "format=csv: the largest max (the spike)");
+    assert_int_equal(checked, 10 * n_series);
     g_strfreev(header);
     g_strfreev(lines);
     test_http_clear(&csv);
