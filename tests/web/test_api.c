@@ -98,6 +98,11 @@ static int compare_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int compare_strings(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* The ids of `array`, sorted: for answers whose order the contract leaves open. */
 static char *sorted_ids(JsonArray *array, const char *member)
 {
@@ -1372,10 +1377,28 @@ static void test_thresholds(void **state)
                      where, section, fired, want);
         JsonArray *by_metric = json_object_get_array_member(p, "fired_by_metric");
         assert_non_null(by_metric);
-        gint64 sum = 0;
-        for (guint k = 0; k < json_array_get_length(by_metric); k++)
-            sum += json_object_get_int_member(json_array_get_object_element(by_metric, k), "count");
-        assert_int_equal(sum, fired);
+        GPtrArray *pairs = g_ptr_array_new_with_free_func(g_free);
+        for (guint k = 0; k < json_array_get_length(by_metric); k++) {
+            JsonObject *m = json_array_get_object_element(by_metric, k);
+            g_ptr_array_add(pairs, g_strdup_printf("%s:%" G_GINT64_FORMAT,
+                                                   json_object_get_string_member(m, "metric"),
+                                                   json_object_get_int_member(m, "count")));
+        }
+        g_ptr_array_sort(pairs, compare_strings);
+        g_ptr_array_add(pairs, NULL);
+        char *got_by_metric = g_strjoinv(",", (char **)pairs->pdata);
+        char *want_by_metric =
+            sql("SELECT string_agg(metric || ':' || n, ',' ORDER BY metric COLLATE \"C\")"
+                " FROM (SELECT metric, count(*) AS n FROM anomalies"
+                " WHERE plugin = '%s' AND time >= '2026-11-20Z'"
+                " AND time < '2026-11-21Z' GROUP BY metric) m",
+                plugin);
+        char *what = g_strdup_printf("%s: fired_by_metric", section);
+        assert_same_text(got_by_metric, want_by_metric, what);
+        g_free(what);
+        g_free(got_by_metric);
+        g_free(want_by_metric);
+        g_ptr_array_unref(pairs);
     }
     assert_true(saw_percent);
     assert_int_equal(adpis, 5); /* the five ADPIs of plugins/adpi/ */
