@@ -600,6 +600,46 @@ static void test_methods_that_write_are_refused(void **state)
     test_http_clear(&a);
 }
 
+static void test_a_cursor_of_another_sort_is_refused(void **state)
+{
+    (void)state;
+    struct test_http a;
+    JsonNode *root = test_web_get_json(&admin, "/api/v1/runs?sort=program&limit=5", NULL, 200, &a);
+    char *next = g_uri_escape_string(test_json_string(root, "runs", "next"), NULL, FALSE);
+    test_http_clear(&a);
+    static const char *const sorts[] = {"-energy_j", "start_time", "run_id"};
+    GString *problems = g_string_new(NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(sorts); i++) {
+        char *path = g_strdup_printf("/api/v1/runs?sort=%s&limit=5&after=%s", sorts[i], next);
+        a = test_web_get(&admin, path, NULL);
+        note(problems, path, test_web_error_mismatch(&a, 400, "bad_parameter", "after"));
+        test_http_clear(&a);
+        g_free(path);
+    }
+    g_free(next);
+    assert_no_problems(problems, "cursors of another sort");
+}
+
+static void test_a_huge_request_line_leaves_the_server_serving(void **state)
+{
+    (void)state;
+    GString *request = g_string_new("GET /api/v1/runs/");
+    for (int i = 0; i < 100000; i++)
+        g_string_append_c(request, '1');
+    g_string_append(request, "?program=");
+    for (int i = 0; i < 100000; i++)
+        g_string_append_c(request, 'a');
+    g_string_append(request, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    struct test_http a = test_web_raw(admin.port, NULL, request->str);
+    /* Refused (by vigil-web or libsoup) or closed unanswered: never a 2xx or a 5xx. */
+    if (a.status != 0 && (a.status < 400 || a.status >= 500))
+        fail_msg("a 200 kB request line: %u %.300s", a.status, a.body);
+    test_http_clear(&a);
+    g_string_free(request, TRUE);
+    test_web_get_json(&admin, "/api/v1/me", NULL, 200, &a);
+    test_http_clear(&a);
+}
+
 /* ---- slow and too many clients ------------------------------------------------------------ */
 
 static void test_a_slow_client_is_dropped(void **state)
@@ -727,6 +767,8 @@ int main(void)
         cmocka_unit_test(test_huge_page_sizes_are_refused),
         cmocka_unit_test(test_malformed_query_strings),
         cmocka_unit_test(test_methods_that_write_are_refused),
+        cmocka_unit_test(test_a_cursor_of_another_sort_is_refused),
+        cmocka_unit_test(test_a_huge_request_line_leaves_the_server_serving),
         cmocka_unit_test(test_a_slow_client_is_dropped),
         cmocka_unit_test(test_a_third_client_is_refused_at_once),
         /* Last: it stops the warehouse (and starts it again). */
