@@ -303,7 +303,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     G_STATIC_ASSERT(G_N_ELEMENTS(metric_names) == G_N_ELEMENTS(series_metrics) + 1);
     if (!web_path_id(req, req->segments[1], of_run ? "run_id" : "node_id", &id, error) ||
         !web_param_choice(req, "metric", metric_names, -1, &metric, error) ||
-        !web_param_int(req, "points", 600, 2, req->settings->points_max, &points, error) ||
+        !web_param_int(req, "points", 600, 1, req->settings->points_max, &points, error) ||
         !web_param_time(req, "from", &from_us, &from_given, error) ||
         !web_param_time(req, "to", &to_us, &to_given, error) ||
         (of_run && !web_param_choice(req, "per_node", per_node_choices, 0, &per_node, error)) ||

@@ -184,7 +184,9 @@ static void job_run(gpointer data, gpointer user_data)
     g_main_context_invoke(job->server->main_context, job_deliver, job);
 }
 
-static GHashTable *parse_query(const char *query, GError **error)
+/* The query's parameters; NULL with error set for a malformed or
+ * ambiguous query string (*parameter then names what the 400 is about). */
+static GHashTable *parse_query(const char *query, char **parameter, GError **error)
 {
     if (query == NULL || query[0] == '\0')
         return NULL;
@@ -195,7 +197,44 @@ static GHashTable *parse_query(const char *query, GError **error)
     }
     GError *parse_error = NULL;
     GHashTable *params = g_uri_parse_params(query, -1, "&", G_URI_PARAMS_NONE, &parse_error);
-    if (params == NULL) {
+    /* g_uri_parse_params keeps the last of a repeated name; a repeated
+     * parameter is ambiguous (which filter did the user mean?): refused. */
+    if (params != NULL) {
+        char **pairs = g_strsplit(query, "&", -1);
+        guint n = 0;
+        for (guint i = 0; pairs[i] != NULL; i++)
+            n += pairs[i][0] != '\0'; /* "a=1&&b=2": empty pairs are skipped */
+        if (n != g_hash_table_size(params)) {
+            GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+            for (guint i = 0; pairs[i] != NULL; i++) {
+                if (pairs[i][0] == '\0')
+                    continue;
+                char *eq = strchr(pairs[i], '=');
+                char *raw =
+                    eq != NULL ? g_strndup(pairs[i], (gsize)(eq - pairs[i])) : g_strdup(pairs[i]);
+                for (char *p = raw; *p != '\0'; p++)
+                    if (*p == '+')
+                        *p = ' ';
+                char *name = g_uri_unescape_string(raw, NULL);
+                g_free(raw);
+                if (name != NULL && !g_hash_table_add(seen, name)) {
+                    g_set_error(error, WEB_ERROR, WEB_ERROR_BAD_PARAMETER,
+                                "%s: given more than once", name);
+                    *parameter = g_strdup(name);
+                    break;
+                } else if (name == NULL) {
+                    g_set_error(error, WEB_ERROR, WEB_ERROR_BAD_PARAMETER,
+                                "query string: a malformed parameter name");
+                    break;
+                }
+            }
+            g_hash_table_unref(seen);
+            if (error != NULL && *error != NULL)
+                g_clear_pointer(&params, g_hash_table_unref);
+        }
+        g_strfreev(pairs);
+    }
+    if (parse_error != NULL) {
         g_set_error(error, WEB_ERROR, WEB_ERROR_BAD_PARAMETER, "query string: %s",
                     parse_error->message);
         g_error_free(parse_error);
@@ -238,12 +277,19 @@ static void serve_api(struct web_server *server, SoupServerMessage *msg, const c
     GInetAddress *remote_ip = remote != NULL && G_IS_INET_SOCKET_ADDRESS(remote)
                                   ? g_inet_socket_address_get_address(G_INET_SOCKET_ADDRESS(remote))
                                   : NULL;
-    const char *user_header = soup_message_headers_get_one(
+    /* Every copy of the header, joined with ", ": a proxy that appends
+     * instead of replacing must not let a client pick the user (a joined
+     * list is no user name, and is refused). */
+    const char *user_header = soup_message_headers_get_list(
         soup_server_message_get_request_headers(msg), server->context->settings->user_header);
     if (!web_viewer_identify(server->context->settings, remote_ip, user_header, &req->viewer,
                              &error) ||
-        (req->query = parse_query(g_uri_get_query(uri), &error), error != NULL)) {
-        answer_error_now(msg, error, error->code == WEB_ERROR_BAD_PARAMETER ? "query" : NULL);
+        (req->query = parse_query(g_uri_get_query(uri), &req->error_parameter, &error),
+         error != NULL)) {
+        answer_error_now(msg, error,
+                         error->code != WEB_ERROR_BAD_PARAMETER ? NULL
+                         : req->error_parameter != NULL         ? req->error_parameter
+                                                                : "query");
         g_error_free(error);
         job_free(job);
         return;
