@@ -8,6 +8,7 @@
 //                          or root, its admin) with per_node_lines_max = 1
 //   VIGIL_WEB_SCREENSHOTS  a folder: a PNG of each page is saved there
 //   CHROMIUM               the browser (default /usr/bin/chromium)
+//   VIGIL_WEB_ONLY         a regular expression: run only the checks it matches
 //
 //   node tests/web/browser.mjs                  the tests below
 //   node tests/web/browser.mjs --warehouse-down  only: the pages say the
@@ -50,7 +51,12 @@ function expect(condition, message) {
   if (!condition) throw new CheckFailed(message);
 }
 
+// VIGIL_WEB_ONLY: a regular expression; only the checks it matches run
+// (for working on one of them).
+const only = process.env.VIGIL_WEB_ONLY ? new RegExp(process.env.VIGIL_WEB_ONLY) : null;
+
 async function check(name, fn) {
+  if (only && !only.test(name)) return;
   try {
     await fn();
     passed++;
@@ -69,7 +75,7 @@ const browser = await chromium.launch({
 
 // How long to wait for a page's state before calling it a failure: a guard
 // against hangs, not a speed requirement (other tests may share the cores).
-const LONG = 60000;
+const LONG = Number(process.env.VIGIL_WEB_WAIT_MS || 60000);
 
 // A laptop's screen: the pages must be usable at this size.
 const viewport = { width: 1366, height: 768 };
@@ -107,6 +113,22 @@ async function follow(page, selector, url) {
   expect(page.jsErrors.length === 0, `${target}: script errors: ${page.jsErrors.join('; ')}`);
   const state = await page.evaluate(() => document.body.dataset.loaded);
   if (state !== 'yes') throw new CheckFailed(`${target}: the page shows an error: ${await page.textContent('#message')}`);
+}
+
+// Waits until fn (run in the page) is true; a timeout fails the check with
+// what the page shows then (URL, focus, zoom state), to tell why.
+async function waitUntil(page, what, fn, arg = null) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout: LONG });
+  } catch (e) {
+    const state = await page.evaluate(() => ({
+      url: location.href,
+      focus: document.activeElement?.id || document.activeElement?.tagName,
+      zoomed: document.body.dataset.zoomed,
+      x: window.vigilPlots?.cpu ? [window.vigilPlots.cpu.scales.x.min, window.vigilPlots.cpu.scales.x.max] : null,
+    }));
+    throw new CheckFailed(`${what} did not happen: ${JSON.stringify(state)}`);
+  }
 }
 
 async function screenshot(page, name) {
@@ -237,7 +259,7 @@ await check('run 1: dragging on a plot zooms all plots and puts from/to in the U
   await page.mouse.down();
   await page.mouse.move(box.x + box.width * 0.5, y, { steps: 5 });
   await page.mouse.up();
-  await page.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, { timeout: LONG });
+  await waitUntil(page, 'from/to in the URL', () => new URL(location.href).searchParams.has('from'));
   const url = new URL(page.url());
   const from = Date.parse(url.searchParams.get('from')) / 1000;
   const to = Date.parse(url.searchParams.get('to')) / 1000;
@@ -443,14 +465,14 @@ await check('keyboard: "Zoom the plots to this window" zooms every plot around w
   await rootPage.waitForSelector('#zoom-window');
   await rootPage.focus('#zoom-window');
   await rootPage.keyboard.press('Enter');
-  await rootPage.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, { timeout: LONG });
+  await waitUntil(rootPage, 'from/to in the URL', () => new URL(location.href).searchParams.has('from'));
   const x = await rootPage.evaluate(() => [window.vigilPlots.io_ops.scales.x.min, window.vigilPlots.io_ops.scales.x.max]);
   const start = Date.parse('2026-11-20T10:00:28Z') / 1000;
   const end = Date.parse('2026-11-20T10:00:34Z') / 1000;
   expect(x[0] < start && x[0] > start - 10 && x[1] > end && x[1] < end + 10, `the plots show ${x}, not around ${start}…${end}`);
   await rootPage.focus('#zoom-out');
   await rootPage.keyboard.press('Enter');
-  await rootPage.waitForFunction(() => !new URL(location.href).searchParams.has('from'), null, { timeout: LONG });
+  await waitUntil(rootPage, 'no from/to in the URL', () => !new URL(location.href).searchParams.has('from'));
 });
 await browser.close();
 finish();

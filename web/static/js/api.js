@@ -54,7 +54,7 @@ export async function apiGet(path, params = {}) {
 // The sentence a person reads for an error. `what` names the thing the
 // page asked for ("run 7", "node 3", "window 12") so a 404 says which one.
 export function errorText(error, what) {
-  if (!(error instanceof ApiError)) return `Unexpected error: ${error.message || error}`;
+  if (!(error instanceof ApiError)) return String(error.message || error); // the page's own words
   switch (error.status) {
     case 503:
       return `The warehouse is unreachable: ${error.message}`;

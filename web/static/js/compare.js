@@ -124,11 +124,12 @@ async function overlay(box, m, A, B, group) {
 }
 
 async function load() {
-  showMe();
+  const me = showMe(); // the header's user: awaited before the page says it is done
   const form = document.getElementById('pick');
   form.elements.a.value = ids.a || '';
   form.elements.b.value = ids.b || '';
   if (!ids.a || !ids.b) {
+    await me;
     document.body.dataset.loaded = 'yes';
     return;
   }
@@ -167,6 +168,7 @@ async function load() {
     return overlay(box, m, A, B, group).catch((e) => showError(e));
   }));
   group.apply();
+  await me;
   if (document.body.dataset.loaded !== 'error') document.body.dataset.loaded = 'yes';
 }
 

@@ -40,9 +40,9 @@ function periodForm(from, to) {
 }
 
 async function load() {
-  showMe();
+  const me = showMe(); // the header's user: awaited before the page says it is done
   if (!nodeId) {
-    await listNodes();
+    await listNodes(me);
     return;
   }
   let answer;
@@ -103,11 +103,12 @@ async function load() {
     }
   }));
   group.apply();
+  await me;
   if (document.body.dataset.loaded !== 'error') document.body.dataset.loaded = 'yes';
 }
 
 // node.html without ?node=: every node, as links.
-async function listNodes() {
+async function listNodes(me) {
   try {
     const { nodes } = await apiGet('nodes');
     document.getElementById('title').textContent = 'Nodes';
@@ -118,6 +119,7 @@ async function listNodes() {
       { label: 'Runs', numeric: true, value: (n) => format.count(n.runs) },
       { label: 'Anomalies', numeric: true, value: (n) => format.count(n.anomalies) },
     ], nodes, { id: 'nodes' }));
+    await me;
     document.body.dataset.loaded = 'yes';
   } catch (e) {
     showError(e);

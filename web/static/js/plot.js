@@ -230,6 +230,7 @@ export class ZoomGroup {
   constructor({ urlParams = true, onZoom = null } = {}) {
     this.plots = [];
     this.extent = null; // the whole interval, once the first data are drawn
+    this.current = null; // the x range the plots show
     this.syncing = false;
     this.armed = false; // set by apply(): ignores the scale settings of plot creation
     this.urlParams = urlParams;
@@ -280,6 +281,11 @@ export class ZoomGroup {
   scaleChanged(source) {
     if (this.syncing || !this.armed) return;
     const { min, max } = source.scales.x;
+    // uPlot runs setScale hooks when it next draws, after our own
+    // setScale calls have returned: the range the group already shows is
+    // no zoom of the user's, and spreading it again would undo a newer one
+    if (this.current && Math.abs(min - this.current.min) < 1e-9 && Math.abs(max - this.current.max) < 1e-9) return;
+    this.current = { min, max };
     this.syncing = true;
     try {
       for (const u of this.plots) {
@@ -329,6 +335,7 @@ export class ZoomGroup {
         zoom = { min, max };
       }
     }
+    this.current = zoom || this.extent;
     this.armed = true;
     if (zoom && this.onZoom) this.onZoom(zoom);
   }

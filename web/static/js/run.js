@@ -157,15 +157,18 @@ function ranksTable(ranks) {
 // The rank × time heat map of the stored activities; follows the zoom.
 let heatmapWhat = 'calls';
 let heatmapRange = null;
+let heatmapGeneration = 0;
 async function drawHeatmap() {
   const box = document.getElementById('heatmap-box');
   if (!box) return;
+  const generation = ++heatmapGeneration; // a later request's answer wins
   try {
     const answer = await apiGet(`runs/${runId}/heatmap`, {
       bins: 200,
       from: heatmapRange ? new Date(heatmapRange.min * 1000).toISOString() : params.get('from'),
       to: heatmapRange ? new Date(heatmapRange.max * 1000).toISOString() : params.get('to'),
     });
+    if (generation !== heatmapGeneration) return;
     const labels = answer.rows.map((r) => (r.rank !== null && r.rank !== undefined ? `rank ${r.rank}` : `pid ${r.pid}`));
     heatmap(box, {
       name: 'heatmap',
@@ -220,27 +223,34 @@ async function drawMetric(box, { metric, title }) {
   if (note && answer.estimated) plotBox.querySelector('.plot-note').classList.add('estimated');
   if (answer.band && answer.band.length > 0) {
     box.classList.add('pernode');
-    const mapBox = el('div', { id: `nodes-${metric}` });
-    box.append(mapBox);
-    // the answer's `heat` (the first label's means per node); a server
-    // without it is asked for the lines themselves
-    let heat = answer.heat;
-    if (!heat) {
-      const lines = await apiGet(`runs/${runId}/series`, { metric, per_node: 'yes' });
-      const first = lines.series.filter((s) => s.label === lines.series[0]?.label);
-      heat = { label: first[0]?.label, nodes: first.map((s) => s.hostname), values: first.map((s) => s.mean) };
-    }
-    heatmap(mapBox, {
-      name: `nodes-${metric}`,
-      title: `${title}${heat.label && heat.label !== metric ? ' ' + heat.label : ''} per node (mean per bucket)`,
-      t: answer.t,
-      rowLabels: heat.nodes,
-      matrix: heat.values,
-      valueText: format.byUnit(answer.unit),
-      scale: 'linear',
-      answer: heat,
-    });
+    box.append(el('div', { id: `nodes-${metric}` }));
+    await drawNodeHeat(metric, answer);
   }
+}
+
+// The time × node heat map beside a banded plot, from the answer's `heat`
+// (the first label's means per node); a server without it is asked for
+// the lines themselves.
+async function drawNodeHeat(metric, answer) {
+  const mapBox = document.getElementById(`nodes-${metric}`);
+  if (!mapBox) return;
+  let heat = answer.heat;
+  if (!heat) {
+    const lines = await apiGet(`runs/${runId}/series`, { metric, per_node: 'yes', from: answer.from, to: answer.to });
+    const first = lines.series.filter((s) => s.label === lines.series[0]?.label);
+    heat = { label: first[0]?.label, nodes: first.map((s) => s.hostname), values: first.map((s) => s.mean) };
+  }
+  const title = METRICS.find((m) => m.metric === metric).title;
+  heatmap(mapBox, {
+    name: `nodes-${metric}`,
+    title: `${title}${heat.label && heat.label !== metric ? ' ' + heat.label : ''} per node (mean per bucket)`,
+    t: answer.t,
+    rowLabels: heat.nodes,
+    matrix: heat.values,
+    valueText: format.byUnit(answer.unit),
+    scale: 'linear',
+    answer: heat,
+  });
 }
 
 // A zoom fetches the zoomed interval again, so that its buckets are as
@@ -252,16 +262,17 @@ let zoomGeneration = 0;
 let zoomTimer = null;
 function zoomed(range) {
   heatmapRange = range;
+  // the answers of an earlier zoom still on their way are not drawn
+  const generation = ++zoomGeneration;
   clearTimeout(zoomTimer);
   // a drag gives one zoom; keys and repeated clicks may give several
   zoomTimer = setTimeout(() => {
     drawHeatmap();
-    refetch(range);
+    refetch(range, generation);
   }, 150);
 }
 
-async function refetch(range) {
-  const generation = ++zoomGeneration;
+async function refetch(range, generation) {
   const interval = range || group.fullRange();
   const iso = (s) => new Date(s * 1000).toISOString();
   document.body.dataset.zoomed = 'loading';
@@ -270,7 +281,9 @@ async function refetch(range) {
     try {
       const answer = await apiGet(`runs/${runId}/series`,
         range ? { metric, from: iso(range.min), to: iso(range.max) } : { metric });
-      if (generation === zoomGeneration) replaceData(u, answer, interval, group);
+      if (generation !== zoomGeneration) return;
+      replaceData(u, answer, interval, group);
+      if (answer.band && answer.band.length > 0) await drawNodeHeat(metric, answer);
     } catch (e) {
       showError(e, `run ${runId}`);
     }
@@ -400,7 +413,7 @@ async function loadActivities(w, after, stack) {
 // ---- the page ----------------------------------------------------------------
 
 async function load() {
-  showMe();
+  const me = showMe(); // the header's user: awaited before the page says it is done
   const root = document.getElementById('run');
   if (!runId || !/^\d+$/.test(runId)) {
     showError(new Error('give a run number: /run.html?run=ID'));
@@ -470,6 +483,7 @@ async function load() {
 
   const chosen = Number(params.get('window'));
   if (chosen) selectWindow(chosen, false);
+  await me;
   if (document.body.dataset.loaded !== 'error') document.body.dataset.loaded = 'yes';
 }
 

@@ -62,7 +62,7 @@ function fillForm() {
 
 async function load() {
   fillForm();
-  showMe();
+  const me = showMe(); // the header's user: awaited before the page says it is done
   const query = {};
   for (const name of [...FILTERS, 'sort', 'limit', 'after']) query[name] = params.get(name);
   const box = document.getElementById('runs');
@@ -98,6 +98,7 @@ async function load() {
     pager.append(el('a', { class: 'button', rel: 'next', id: 'next',
       href: pageUrl({ after: answer.next, back: [...back, params.get('after') || ''] }) }, 'Next →'));
   }
+  await me;
   document.body.dataset.loaded = 'yes'; // tests wait for this
 }
 

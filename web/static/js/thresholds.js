@@ -43,7 +43,7 @@ function pluginSection(p) {
 }
 
 async function load() {
-  showMe();
+  const me = showMe(); // the header's user: awaited before the page says it is done
   periodForm();
   let answer;
   try {
@@ -63,6 +63,7 @@ async function load() {
     ], answer.plugins, { id: 'summary' }),
     ...answer.plugins.map(pluginSection),
   );
+  await me;
   document.body.dataset.loaded = 'yes';
 }
 
