@@ -53,8 +53,10 @@ export function heatmap(box, opts) {
   const labelWidth = 70;
   const axisHeight = 22;
   const width = Math.max(320, (box.clientWidth || 600) - 8);
-  const rowHeight = Math.max(2, Math.min(18, Math.floor(300 / matrix.length)));
-  const height = rowHeight * matrix.length + axisHeight;
+  // up to 18 px a row; many rows (1000 ranks) share about 400 px, a row
+  // then being a fraction of a pixel (the canvas blends them)
+  const rowHeight = Math.min(18, Math.max(0.25, 400 / matrix.length));
+  const height = Math.ceil(rowHeight * matrix.length) + axisHeight;
 
   const canvas = document.createElement('canvas');
   canvas.width = width * devicePixelRatio;
@@ -89,7 +91,7 @@ export function heatmap(box, opts) {
       if (v === null || (!linear && (v <= 0 || max <= 0))) return;
       ctx.fillStyle = cellColour(fraction(v));
       // overlap by a pixel: no hairline gaps between cells when scaled
-      ctx.fillRect(labelWidth + b * cellWidth, r * rowHeight, cellWidth + 0.5, rowHeight);
+      ctx.fillRect(labelWidth + b * cellWidth, r * rowHeight, cellWidth + 0.5, Math.max(rowHeight, 0.5));
       cells++;
     });
   });
