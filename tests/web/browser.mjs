@@ -435,10 +435,13 @@ await check('as nobody: /run.html?run=1 says run 1 does not exist or is not your
   await screenshot(userPage, 'nobody-run-1');
 });
 
-await check('as nobody: run 3 opens', async () => {
+await check('as nobody: run 3 opens, with its one anomaly', async () => {
   await openOk(userPage, `${userUrl}/run.html?run=3`);
   const title = await userPage.textContent('#title');
   expect(/dd/.test(title), `the title is "${title}"`);
+  // the fixture gives run 3 one anomaly (n1's, while it ran)
+  const anomalies = await userPage.$$eval('#anomalies tbody tr', (rows) => rows.length);
+  expect(anomalies === 1, `run 3's page lists ${anomalies} anomalies, not 1`);
 });
 await userContext.close();
 

@@ -410,6 +410,34 @@ async function loadActivities(w, after, stack) {
   );
 }
 
+// The run's anomalies (its processes' and its nodes' while it ran), a page
+// at a time; `stack` holds the cursors of the pages before ('' the first).
+async function loadAnomalies(after, stack) {
+  const box = document.getElementById('anomalies-box');
+  let answer;
+  try {
+    answer = await apiGet('anomalies', { run: runId, limit: 20, after });
+  } catch (e) {
+    showError(e, `run ${runId}`);
+    return;
+  }
+  if (answer.anomalies.length === 0 && stack.length === 0) {
+    box.replaceChildren(el('p', { class: 'note' }, 'None.'));
+    return;
+  }
+  const pager = el('div', { class: 'pager', role: 'navigation', 'aria-label': 'Pages of anomalies' });
+  if (stack.length > 0) {
+    pager.append(el('button', { type: 'button',
+      on: { click: () => loadAnomalies(stack[stack.length - 1] || null, stack.slice(0, -1)) } }, '← Previous'));
+  }
+  if (answer.next) {
+    pager.append(el('button', { type: 'button',
+      on: { click: () => loadAnomalies(answer.next, [...stack, after || '']) } }, 'Next →'));
+  }
+  box.replaceChildren(el('div', { class: 'scroll' }, anomaliesTable(null, answer.anomalies)));
+  if (pager.childElementCount > 0) box.append(pager);
+}
+
 // ---- the page ----------------------------------------------------------------
 
 async function load() {
@@ -445,6 +473,7 @@ async function load() {
       el('div', { id: 'windows-box' }),
       timelines,
       el('div', { id: 'window-detail', hidden: true, 'aria-live': 'polite' })),
+    section('anomalies', 'Anomalies while it ran', el('div', { id: 'anomalies-box' })),
     run.ranks ? heatmapSection() : null,
     run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats), el('div', { class: 'scroll' }, ranksTable(answer.ranks))) : null,
     section('figures', 'The report’s figures', reportFigures(answer.report, answer.report_of)),
@@ -478,6 +507,7 @@ async function load() {
   const drawn = METRICS.map((m) => drawMetric(document.getElementById(`metric-${m.metric}`), m)
     .catch((e) => showError(e, `run ${runId}`)));
   if (run.ranks) drawn.push(drawHeatmap());
+  drawn.push(loadAnomalies(null, []));
   await Promise.all(drawn);
   group.apply(); // the URL's from/to, now that every plot is there
 
