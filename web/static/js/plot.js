@@ -125,8 +125,9 @@ function fewValues(u, seriesIdx, idx0, idx1) {
 
 // ---- plugins ---------------------------------------------------------------
 
-// Shaded captured windows on the time axis. `state.windows` are the API's
-// windows, `state.selected` the capture_id shown below the plots; a click
+// Shaded captured windows on the time axis, and a tick for each anomaly.
+// `state.windows` are the API's windows, `state.marks` the anomalies' times
+// (epoch s), `state.selected` the capture_id shown below the plots; a click
 // on a band (not a drag: that zooms) calls onPick(window).
 export function windowsPlugin(state, onPick) {
   function bandsInPixels(u) {
@@ -149,6 +150,12 @@ export function windowsPlugin(state, onPick) {
           const chosen = w.capture_id === state.selected;
           ctx.fillStyle = chosen ? 'rgba(230, 120, 0, 0.35)' : 'rgba(230, 120, 0, 0.16)';
           ctx.fillRect(x0, top, x1 - x0, height);
+        }
+        // anomalies: a red tick at the top of the plot at each one's time
+        ctx.fillStyle = 'rgba(200, 20, 20, 0.85)';
+        for (const time of state.marks || []) {
+          const x = u.valToPos(time, 'x', true);
+          ctx.fillRect(x - devicePixelRatio, top, 2 * devicePixelRatio, 8 * devicePixelRatio);
         }
         ctx.restore();
       },

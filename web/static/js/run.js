@@ -24,7 +24,7 @@ const METRICS = [
   { metric: 'network', title: 'Network (rx, tx)' },
 ];
 
-const windowState = { windows: [], selected: null };
+const windowState = { windows: [], selected: null, marks: [] };
 // node id → hostname, from the run's nodes: a window's anomalies may come
 // without their hostname
 const hostnames = new Map();
@@ -468,7 +468,7 @@ async function load() {
     el('p', {}, compareLink),
     section('time', 'Over time',
       el('p', { class: 'timeline-tools note' },
-        'Drag across a plot to zoom all of them; double-click to zoom out. Shaded: captured windows (click one).',
+        'Drag across a plot to zoom all of them; double-click to zoom out. Shaded: captured windows (click one); red ticks: anomalies.',
         el('button', { type: 'button', id: 'zoom-out', on: { click: () => group.zoomTo(null) } }, 'Zoom out')),
       el('div', { id: 'windows-box' }),
       timelines,
@@ -496,9 +496,13 @@ async function load() {
     document.getElementById('placement').append(el('div', { class: 'scroll' }, ranksTable(answer.ranks)));
   }
 
-  // Windows first: the plots shade them as soon as they draw.
+  // Windows and anomalies first: the plots mark them as soon as they draw
+  // (the first 200 anomalies: a tick each; the table below pages them all).
   try {
-    windowState.windows = (await apiGet(`runs/${runId}/windows`)).windows;
+    const [windows, anomalies] = await Promise.all([apiGet(`runs/${runId}/windows`),
+      apiGet('anomalies', { run: runId, limit: 200 })]);
+    windowState.windows = windows.windows;
+    windowState.marks = anomalies.anomalies.map((a) => format.epochSeconds(a.time));
   } catch (e) {
     showError(e, `run ${runId}`);
   }
