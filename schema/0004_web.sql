@@ -31,9 +31,15 @@ CREATE INDEX anomalies_plugin_time ON anomalies (plugin, time);
 -- A run's time series: one metric of one node over an interval. Made on
 -- the partitioned parent, so every partition (and every one made later)
 -- gets it. The node-and-time index of migration 2 stays: it serves every
--- metric of a node at once.
+-- metric of a node at once. It carries the columns the series read, so
+-- they are read from the index alone (once autovacuum has marked a
+-- partition's pages all-visible): vigil-txd stores a tick's metrics side
+-- by side, so one metric's roll-ups are spread over every heap page of
+-- the node, and an hour of 32 nodes read 150 MB of heap for one series
+-- without them (bench/web: 1,206 ms against 427 ms for that query).
 CREATE INDEX statistics_rollups_node_metric_time
-    ON statistics_rollups (node_id, metric_id, start_time);
+    ON statistics_rollups (node_id, metric_id, start_time)
+    INCLUDE (end_time, min, mean, max, delta);
 
 -- ---- views -------------------------------------------------------------------------
 

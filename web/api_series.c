@@ -44,46 +44,89 @@ static const struct series_metric {
     {"network", "B/s", SERIES_RATE, {{"rx", "net.%.rx\\_bytes"}, {"tx", "net.%.tx\\_bytes"}}},
 };
 
-/* The value of one roll-up row group (a node, a label, a roll-up start),
- * as lo, mid, hi. */
+/* Times in float8 (date_part), not numeric (extract): the series query
+ * handles a hundred thousand roll-ups, and numeric arithmetic was most of
+ * its time (bench/web). The bucket of a roll-up start `t`, with $4 and $5
+ * the interval in µs and $6 the number of buckets: */
+#define BUCKET_SQL(t)                                                                              \
+    "least($6::int - 1, floor((date_part('epoch', " t ") - $4::float8 / 1e6::float8) * $6::int"    \
+    " / (($5::float8 - $4::float8) / 1e6::float8)))::int"
+#define SECONDS_SQL(interval) "nullif(date_part('epoch', " interval "), 0)"
+
+/* Two steps, when a label sums several metrics (every disk, every CPU
+ * state) or needs the roll-ups in order (a running sum): one value per
+ * node, label and roll-up start (v, or lo/mid/hi for gauges), then per
+ * bucket. */
 static const char *const per_rollup_sql[] = {
-    [SERIES_RATE] =
-        "sum(st.delta) / nullif(extract(epoch FROM max(st.end_time - st.start_time)), 0)"
-        " AS lo, sum(st.delta) / nullif(extract(epoch FROM max(st.end_time -"
-        " st.start_time)), 0) AS mid, sum(st.delta) / nullif(extract(epoch FROM"
-        " max(st.end_time - st.start_time)), 0) AS hi",
+    [SERIES_RATE] = "sum(st.delta) / " SECONDS_SQL("max(st.end_time - st.start_time)") " AS v",
     [SERIES_GAUGE] = "sum(st.min) AS lo, sum(st.mean) AS mid, sum(st.max) AS hi",
-    [SERIES_RUNNING_SUM] = "sum(sum(st.delta)) OVER w AS lo, sum(sum(st.delta)) OVER w AS mid,"
-                           " sum(sum(st.delta)) OVER w AS hi",
+    [SERIES_RUNNING_SUM] = "sum(sum(st.delta)) OVER w AS v",
     [SERIES_CPU_BUSY] = "100 * (1 - sum(st.delta) FILTER (WHERE m.name LIKE '%.idle\\_s'"
-                        " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS lo,"
-                        " 100 * (1 - sum(st.delta) FILTER (WHERE m.name LIKE '%.idle\\_s'"
-                        " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS mid,"
-                        " 100 * (1 - sum(st.delta) FILTER (WHERE m.name LIKE '%.idle\\_s'"
-                        " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS hi",
+                        " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS v",
 };
 
 /* $1 nodes, $2 labels, $3 patterns, $4 from (µs), $5 to (µs), $6 buckets. */
-static char *series_sql(enum series_how how)
+#define SERIES_FROM_SQL                                                                            \
+    "WITH parts AS (SELECT * FROM unnest($2::text[], $3::text[]) AS p(label, pattern)),"           \
+    " m AS (SELECT m.metric_id, m.name, parts.label FROM metrics m"                                \
+    "        JOIN parts ON m.name LIKE parts.pattern)"
+#define SERIES_WHERE_SQL                                                                           \
+    " WHERE st.node_id = ANY ($1::bigint[])"                                                       \
+    "   AND st.start_time >= to_timestamp($4::float8 / 1e6::float8)"                               \
+    "   AND st.start_time < to_timestamp($5::float8 / 1e6::float8)"
+
+static char *series_sql(enum series_how how, gboolean one_metric_per_label)
 {
+    /* One step when each label is one metric: a rate or a gauge straight
+     * into buckets (a third of the time of two steps). */
+    if (one_metric_per_label && (how == SERIES_RATE || how == SERIES_GAUGE))
+        return g_strdup(
+            how == SERIES_RATE ? SERIES_FROM_SQL
+                " SELECT st.node_id, m.label, " BUCKET_SQL(
+                    "st.start_time") " AS bucket,"
+                                     "        min(r.v), avg(r.v), max(r.v)"
+                                     "   FROM statistics_rollups st JOIN m USING (metric_id),"
+                                     "        LATERAL (SELECT st.delta / " SECONDS_SQL(
+                                         "st.end_time - st.start_time") " AS v) r" SERIES_WHERE_SQL
+                                                                        " GROUP BY 1, 2, 3 ORDER "
+                                                                        "BY 1, 2, 3"
+                               : SERIES_FROM_SQL
+                " SELECT st.node_id, m.label, " BUCKET_SQL(
+                    "st.start_time") " AS bucket,"
+                                     "        min(st.min), avg(st.mean), max(st.max)"
+                                     "   FROM statistics_rollups st JOIN m USING "
+                                     "(metric_id)" SERIES_WHERE_SQL
+                                     " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3");
+    gboolean gauge = how == SERIES_GAUGE;
     return g_strdup_printf(
-        "WITH parts AS (SELECT * FROM unnest($2::text[], $3::text[]) AS p(label, pattern)),"
-        " m AS (SELECT m.metric_id, m.name, parts.label FROM metrics m"
-        "        JOIN parts ON m.name LIKE parts.pattern),"
-        " per_rollup AS ("
-        "  SELECT st.node_id, m.label, st.start_time, %s"
-        "    FROM statistics_rollups st JOIN m USING (metric_id)"
-        "   WHERE st.node_id = ANY ($1::bigint[])"
-        "     AND st.start_time >= to_timestamp($4::bigint / 1e6)"
-        "     AND st.start_time < to_timestamp($5::bigint / 1e6)"
-        "   GROUP BY st.node_id, m.label, st.start_time"
-        "  WINDOW w AS (PARTITION BY st.node_id, m.label ORDER BY st.start_time))"
-        "SELECT node_id, label,"
-        "       least($6::int - 1, floor((extract(epoch FROM start_time) * 1e6 - $4::bigint)"
-        "             * $6::int / ($5::bigint - $4::bigint)))::int AS bucket,"
-        "       min(lo), avg(mid), max(hi)"
-        "  FROM per_rollup GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-        per_rollup_sql[how]);
+        SERIES_FROM_SQL ","
+                        " per_rollup AS ("
+                        "  SELECT st.node_id, m.label, st.start_time, %s"
+                        "    FROM statistics_rollups st JOIN m USING (metric_id)" SERIES_WHERE_SQL
+                        "   GROUP BY st.node_id, m.label, st.start_time"
+                        "  WINDOW w AS (PARTITION BY st.node_id, m.label ORDER BY st.start_time))"
+                        "SELECT node_id, label, " BUCKET_SQL(
+                            "start_time") " AS bucket, %s"
+                                          "  FROM per_rollup GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        per_rollup_sql[how], gauge ? "min(lo), avg(mid), max(hi)" : "min(v), avg(v), max(v)");
+}
+
+/* Whether each label of the series is one metric name in the catalogue
+ * (one disk, one interface; power, memory). */
+static gboolean one_metric_per_label(struct web_request *req, const char *labels,
+                                     const char *patterns, gboolean *one, GError **error)
+{
+    const char *params[] = {labels, patterns};
+    PGresult *r = web_db_query(req,
+                               "SELECT coalesce(max(n), 0) FROM (SELECT count(DISTINCT m.name) AS n"
+                               "  FROM unnest($1::text[], $2::text[]) AS p(label, pattern)"
+                               "  JOIN metrics m ON m.name LIKE p.pattern GROUP BY p.label) c",
+                               2, params, error);
+    if (r == NULL)
+        return FALSE;
+    *one = g_ascii_strtoll(PQgetvalue(r, 0, 0), NULL, 10) <= 1;
+    PQclear(r);
+    return TRUE;
 }
 
 /* A PostgreSQL array literal of the metric's labels or LIKE patterns:
@@ -361,9 +404,13 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     g_snprintf(to_text, sizeof to_text, "%" G_GINT64_FORMAT, to_us);
     g_snprintf(points_text, sizeof points_text, "%" G_GINT64_FORMAT, points);
     const char *params[] = {node_ids->str, labels, patterns, from_text, to_text, points_text};
-    char *sql = series_sql(sm->how);
-    PGresult *r = web_db_query(req, sql, 6, params, error);
-    g_free(sql);
+    gboolean one = FALSE;
+    PGresult *r = NULL;
+    if (one_metric_per_label(req, labels, patterns, &one, error)) {
+        char *sql = series_sql(sm->how, one);
+        r = web_db_query(req, sql, 6, params, error);
+        g_free(sql);
+    }
     g_string_free(node_ids, TRUE);
     g_free(labels);
     g_free(patterns);

@@ -178,29 +178,66 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
         goto fail;
     }
     JsonObject *window = web_json_row(w, 0);
+    /* The window's bounds as parameters, not from a join: the planner then
+     * prunes the activities' day partitions when it plans (bench/web: 85 ms
+     * of planning for 31 partitions otherwise). */
+    char *start = g_strdup(PQgetvalue(w, 0, 9)), *end = g_strdup(PQgetvalue(w, 0, 10));
     PQclear(w);
 
-    const char *params[] = {id, uid, cursor[0], cursor[1], cursor[2], limit_buf};
-    PGresult *r =
-        web_db_query(req,
-                     "WITH c AS (SELECT * FROM captures WHERE capture_id = $1::bigint),"
-                     " procs AS (SELECT p.process_id FROM processes p JOIN runs r USING (run_id), c"
-                     "            WHERE (c.process_id = p.process_id OR (c.process_id IS NULL"
-                     "                   AND p.node_id = c.node_id AND p.start_time <= c.end_time"
-                     "                   AND coalesce(p.end_time, 'infinity') >= c.start_time))"
-                     "              AND ($2::bigint IS NULL OR r.uid = $2::bigint))"
-                     "SELECT a.process_id, p.pid, p.rank, a.seq, a.layer, a.operation, f.path,"
-                     "       a.file_offset, a.bytes, a.result, a.errno, a.start_time, a.start_ns,"
-                     "       a.duration_ns, a.thread"
-                     "  FROM c, activities a JOIN processes p USING (process_id)"
-                     "  LEFT JOIN files f USING (file_id)"
-                     " WHERE a.process_id IN (SELECT process_id FROM procs)"
-                     "   AND a.start_time >= c.start_time AND a.start_time <= c.end_time"
-                     "   AND a.start_ns >= (extract(epoch FROM c.start_time) * 1e9)::bigint - 1000"
-                     "   AND ($3::bigint IS NULL OR (a.start_ns, a.process_id, a.seq) >"
-                     "        ($3::bigint, $4::bigint, $5::bigint))"
-                     " ORDER BY a.start_ns, a.process_id, a.seq LIMIT $6::bigint",
-                     6, params, error);
+    /* Its processes: the capture's own, or those on its node then. */
+    const char *pparams[] = {id, uid};
+    PGresult *procs = web_db_query(
+        req,
+        "SELECT coalesce('{' || string_agg(p.process_id::text, ',') || '}', '{}')"
+        "  FROM captures c JOIN processes p ON c.process_id = p.process_id"
+        "    OR (c.process_id IS NULL AND p.node_id = c.node_id AND p.start_time <= c.end_time"
+        "        AND coalesce(p.end_time, 'infinity') >= c.start_time)"
+        "  JOIN runs r ON r.run_id = p.run_id"
+        " WHERE c.capture_id = $1::bigint AND ($2::bigint IS NULL OR r.uid = $2::bigint)",
+        2, pparams, error);
+    if (procs == NULL) {
+        json_object_unref(window);
+        g_free(start);
+        g_free(end);
+        goto fail;
+    }
+    char *proc_ids = g_strdup(PQgetvalue(procs, 0, 0));
+    PQclear(procs);
+
+    /* One ordered index range per process (activities (process_id,
+     * start_ns)), each cut at the cursor and at the page's length, merged:
+     * a deep page reads no more than a first one. The cursor's order is
+     * (start_ns, process_id, seq); within a process at the cursor's
+     * start_ns, the seq bound says whether that process comes before or
+     * after the cursor's. Seq is a ring position, never negative. */
+    const char *params[] = {proc_ids,
+                            start,
+                            end,
+                            cursor[0] ? cursor[0] : "-9223372036854775808",
+                            cursor[1] ? cursor[1] : "0",
+                            cursor[2] ? cursor[2] : "-1",
+                            limit_buf};
+    PGresult *r = web_db_query(
+        req,
+        "SELECT x.process_id, p.pid, p.rank, x.seq, x.layer, x.operation, f.path,"
+        "       x.file_offset, x.bytes, x.result, x.errno, x.start_time, x.start_ns,"
+        "       x.duration_ns, x.thread"
+        "  FROM unnest($1::bigint[]) AS procs(id),"
+        "       LATERAL (SELECT * FROM activities a"
+        "                 WHERE a.process_id = procs.id"
+        "                   AND a.start_time BETWEEN $2::timestamptz AND $3::timestamptz"
+        "                   AND (a.start_ns, a.seq) > ($4::bigint,"
+        "                       CASE WHEN procs.id > $5::bigint THEN -1"
+        "                            WHEN procs.id < $5::bigint THEN 9223372036854775807"
+        "                            ELSE $6::bigint END)"
+        "                 ORDER BY a.start_ns, a.seq LIMIT $7::bigint) x"
+        "  JOIN processes p ON p.process_id = x.process_id"
+        "  LEFT JOIN files f ON f.file_id = x.file_id"
+        " ORDER BY x.start_ns, x.process_id, x.seq LIMIT $7::bigint",
+        7, params, error);
+    g_free(proc_ids);
+    g_free(start);
+    g_free(end);
     if (r == NULL) {
         json_object_unref(window);
         goto fail;

@@ -93,6 +93,8 @@ static PGconn *connect_slot(struct web_db_pool *pool, GError **error)
                                   "SET statement_timeout = %u;"
                                   "SET TimeZone = 'UTC';"
                                   "SET DateStyle = 'ISO, YMD';"
+                                  /* A series' aggregation spilled to disk at 4 MB. */
+                                  "SET work_mem = '32MB';"
                                   "SET application_name = 'vigil-web'",
                                   pool->statement_timeout_ms);
     gboolean ok = exec_ok(db, setup);
