@@ -51,10 +51,12 @@ gboolean web_api_node(struct web_request *req, GError **error)
     const char *uid = web_viewer_uid_param(req, uid_buf);
     const char *aparams[] = {id, uid};
     r = web_db_query(req,
-                     "SELECT a.anomaly_id, a.level, a.node_id, a.process_id, p.run_id, a.cycle,"
+                     "SELECT a.anomaly_id, a.level, a.node_id, n.hostname, a.process_id, p.run_id,"
+                     "       a.cycle,"
                      "       a.time, a.state, a.plugin, a.metric, a.value, a.expected_min,"
                      "       a.expected_max, a.message"
-                     "  FROM anomalies a LEFT JOIN processes p ON p.process_id = a.process_id"
+                     "  FROM anomalies a JOIN nodes n ON n.node_id = a.node_id"
+                     "  LEFT JOIN processes p ON p.process_id = a.process_id"
                      "  LEFT JOIN runs r ON r.run_id = p.run_id"
                      " WHERE a.node_id = $1::bigint"
                      "   AND ($2::bigint IS NULL OR a.process_id IS NULL OR r.uid = $2::bigint)"

@@ -244,7 +244,7 @@ static GBytes *series_csv(const struct series_metric *sm, const double *t, guint
 {
     GString *csv = g_string_new(NULL);
     char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE], c[G_ASCII_DTOSTR_BUF_SIZE];
-#define NUM(buf, v) (isnan(v) ? "" : g_ascii_dtostr(buf, sizeof buf, v))
+#define NUM(buf, v) (isnan(v) ? "" : g_ascii_formatd(buf, sizeof buf, "%.15g", v))
     if (!band_only) {
         g_string_append_printf(csv, "t,label,node_id,hostname,min_%s,mean_%s,max_%s\n", sm->unit,
                                sm->unit, sm->unit);

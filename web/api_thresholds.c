@@ -44,9 +44,10 @@ static char *value_text(const vigil_config *config, const char *section,
     case VIGIL_CONFIG_INT:
         return g_strdup_printf("%" G_GINT64_FORMAT, vigil_config_get_int(config, section, k->name));
     case VIGIL_CONFIG_DOUBLE: {
+        /* 15 digits: what was written (0.95), not its binary neighbour. */
         char buf[G_ASCII_DTOSTR_BUF_SIZE];
-        return g_strdup(
-            g_ascii_dtostr(buf, sizeof buf, vigil_config_get_double(config, section, k->name)));
+        return g_strdup(g_ascii_formatd(buf, sizeof buf, "%.15g",
+                                        vigil_config_get_double(config, section, k->name)));
     }
     case VIGIL_CONFIG_STRING:
     case VIGIL_CONFIG_ENUM:

@@ -30,11 +30,14 @@ static const char windows_sql[] =
 /* What happened on a window's node (and to its process) while it lasted;
  * $1 is the windows' ids. */
 static const char window_anomalies_sql[] =
-    "SELECT c.capture_id, a.anomaly_id, a.level, a.node_id, a.process_id, a.cycle, a.time,"
-    "       a.state, a.plugin, a.metric, a.value, a.expected_min, a.expected_max, a.message"
+    "SELECT c.capture_id, a.anomaly_id, a.level, a.node_id, n.hostname, a.process_id, p.run_id,"
+    "       a.cycle, a.time, a.state, a.plugin, a.metric, a.value, a.expected_min,"
+    "       a.expected_max, a.message"
     "  FROM captures c JOIN anomalies a ON a.node_id = c.node_id"
     "   AND a.time BETWEEN c.start_time AND c.end_time"
     "   AND (c.process_id IS NULL OR a.process_id IS NULL OR a.process_id = c.process_id)"
+    "  JOIN nodes n ON n.node_id = a.node_id"
+    "  LEFT JOIN processes p ON p.process_id = a.process_id"
     " WHERE c.capture_id = ANY ($1::bigint[]) ORDER BY c.capture_id, a.time, a.anomaly_id";
 
 static const char window_states_sql[] =

@@ -127,8 +127,17 @@ gboolean web_param_time(struct web_request *req, const char *name, gint64 *out_u
         *given = TRUE;
         return TRUE;
     }
+    /* ISO 8601 lets the seconds go ("2026-11-20T10:00Z", as browsers'
+     * datetime fields write it); GLib wants them. */
+    char *full = NULL;
+    const char *tee = strchr(value, 'T');
+    if (tee != NULL && strlen(tee) >= 6 && tee[3] == ':' &&
+        (tee[6] == '\0' || tee[6] == 'Z' || tee[6] == '+' || tee[6] == '-'))
+        full = g_strdup_printf("%.*s:00%s", (int)(tee + 6 - value), value, tee + 6);
     GTimeZone *utc = g_time_zone_new_utc();
-    GDateTime *t = strlen(value) <= 64 ? g_date_time_new_from_iso8601(value, utc) : NULL;
+    GDateTime *t =
+        strlen(value) <= 64 ? g_date_time_new_from_iso8601(full != NULL ? full : value, utc) : NULL;
+    g_free(full);
     g_time_zone_unref(utc);
     if (t == NULL) {
         char *q = quoted(value);

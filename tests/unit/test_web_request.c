@@ -82,8 +82,9 @@ static void test_text_parameter_refuses_control_characters_and_length(void **sta
 static void test_time_parameter(void **state)
 {
     (void)state;
-    struct web_request *req = request_new("iso", "2026-11-20T10:00:30.5Z", "epoch", "1795168830.5",
-                                          "bad", "yesterday", NULL);
+    struct web_request *req =
+        request_new("iso", "2026-11-20T10:00:30.5Z", "epoch", "1795168830.5", "bad", "yesterday",
+                    "minutes", "2026-11-20T11:00+01:00", NULL);
     GError *error = NULL;
     gint64 iso = 0, epoch = 0, v = 0;
     gboolean given = FALSE;
@@ -92,6 +93,8 @@ static void test_time_parameter(void **state)
     assert_true(web_param_time(req, "epoch", &epoch, &given, &error));
     assert_int_equal(iso, epoch);
     assert_int_equal(iso, G_GINT64_CONSTANT(1795168830500000));
+    assert_true(web_param_time(req, "minutes", &v, &given, &error)); /* no seconds, an offset */
+    assert_int_equal(v, G_GINT64_CONSTANT(1795168800000000));
     assert_true(web_param_time(req, "none", &v, &given, &error));
     assert_false(given);
     assert_false(web_param_time(req, "bad", &v, &given, &error));
