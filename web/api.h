@@ -37,6 +37,10 @@ JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **err
  * add each row's anomalies and captures, ordered by `outer_order` on its
  * alias `b` (g_free it). web_api_runs_from_result makes the first `rows`
  * rows RUN objects. */
+/* Whether the viewer may see run `run_id` (404 otherwise); its id as text
+ * in id_text. Cheaper than web_api_run_row, for the run's sub-resources. */
+gboolean web_api_run_visible(struct web_request *req, gint64 run_id, char id_text[24],
+                             GError **error);
 extern const char web_api_run_base_sql[];
 char *web_api_run_sql(const char *inner, const char *outer_order);
 JsonArray *web_api_runs_from_result(const PGresult *r, int rows);

@@ -96,14 +96,10 @@ gboolean web_api_anomalies(struct web_request *req, GError **error)
     }
     JsonObject *out = json_object_new();
     json_object_set_array_member(out, "anomalies", list);
-    if (rows > limit) {
-        char *next = g_strdup_printf("%s.%s", PQgetvalue(r, shown - 1, time_col),
-                                     PQgetvalue(r, shown - 1, id_col));
-        json_object_set_string_member(out, "next", next);
-        g_free(next);
-    } else {
-        json_object_set_null_member(out, "next");
-    }
+    web_json_set_next(out, rows > limit
+                               ? g_strdup_printf("%s.%s", PQgetvalue(r, shown - 1, time_col),
+                                                 PQgetvalue(r, shown - 1, id_col))
+                               : NULL);
     PQclear(r);
     web_answer_json(req, web_json_object_node(out));
     return TRUE;

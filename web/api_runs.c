@@ -73,6 +73,27 @@ JsonArray *web_api_runs_from_result(const PGresult *r, int rows)
     return runs;
 }
 
+gboolean web_api_run_visible(struct web_request *req, gint64 run_id, char id_text[24],
+                             GError **error)
+{
+    char uid_buf[24];
+    g_snprintf(id_text, 24, "%" G_GINT64_FORMAT, run_id);
+    const char *params[] = {web_viewer_uid_param(req, uid_buf), id_text};
+    PGresult *r = web_db_query(req,
+                               "SELECT 1 FROM runs WHERE run_id = $2::bigint"
+                               "   AND ($1::bigint IS NULL OR uid = $1::bigint)",
+                               2, params, error);
+    if (r == NULL)
+        return FALSE;
+    gboolean found = PQntuples(r) == 1;
+    PQclear(r);
+    if (!found)
+        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND,
+                    "run %" G_GINT64_FORMAT " does not exist%s", run_id,
+                    req->viewer.admin ? "" : " or is not yours");
+    return found;
+}
+
 JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **error)
 {
     char uid_buf[24], id_buf[24];
@@ -316,14 +337,9 @@ gboolean web_api_runs(struct web_request *req, GError **error)
     JsonArray *runs = web_api_runs_from_result(r, shown);
     JsonObject *out = json_object_new();
     json_object_set_array_member(out, "runs", runs);
-    if (rows > limit) {
-        char *next =
-            cursor_encode(PQgetvalue(r, shown - 1, key_col), PQgetvalue(r, shown - 1, id_col));
-        json_object_set_string_member(out, "next", next);
-        g_free(next);
-    } else {
-        json_object_set_null_member(out, "next");
-    }
+    web_json_set_next(out, rows > limit ? cursor_encode(PQgetvalue(r, shown - 1, key_col),
+                                                        PQgetvalue(r, shown - 1, id_col))
+                                        : NULL);
     PQclear(r);
     web_answer_json(req, web_json_object_node(out));
     return TRUE;

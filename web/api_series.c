@@ -58,11 +58,12 @@ static const struct series_metric {
  * node, label and roll-up start (v, or lo/mid/hi for gauges), then per
  * bucket. */
 static const char *const per_rollup_sql[] = {
-    [SERIES_RATE] = "sum(st.delta) / " SECONDS_SQL("max(st.end_time - st.start_time)") " AS v",
+    /* Parenthesised: one literal each, made of several. */
+    [SERIES_RATE] = ("sum(st.delta) / " SECONDS_SQL("max(st.end_time - st.start_time)") " AS v"),
     [SERIES_GAUGE] = "sum(st.min) AS lo, sum(st.mean) AS mid, sum(st.max) AS hi",
     [SERIES_RUNNING_SUM] = "sum(sum(st.delta)) OVER w AS v",
-    [SERIES_CPU_BUSY] = "100 * (1 - sum(st.delta) FILTER (WHERE m.name LIKE '%.idle\\_s'"
-                        " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS v",
+    [SERIES_CPU_BUSY] = ("100 * (1 - sum(st.delta) FILTER (WHERE m.name LIKE '%.idle\\_s'"
+                         " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS v"),
 };
 
 /* $1 nodes, $2 labels, $3 patterns, $4 from (µs), $5 to (µs), $6 buckets. */
@@ -361,12 +362,8 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     const struct series_metric *sm = &series_metrics[metric];
     char id_text[24];
     g_snprintf(id_text, sizeof id_text, "%" G_GINT64_FORMAT, id);
-    if (of_run) {
-        JsonObject *run = web_api_run_row(req, id, error); /* 404 unless the viewer's */
-        if (run == NULL)
-            return FALSE;
-        json_object_unref(run);
-    }
+    if (of_run && !web_api_run_visible(req, id, id_text, error))
+        return FALSE;
     PGresult *nodes = query_nodes(req, of_run, id_text, error);
     if (nodes == NULL)
         return FALSE;
@@ -403,10 +400,10 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     g_snprintf(from_text, sizeof from_text, "%" G_GINT64_FORMAT, from_us);
     g_snprintf(to_text, sizeof to_text, "%" G_GINT64_FORMAT, to_us);
     g_snprintf(points_text, sizeof points_text, "%" G_GINT64_FORMAT, points);
-    const char *params[] = {node_ids->str, labels, patterns, from_text, to_text, points_text};
     gboolean one = FALSE;
     PGresult *r = NULL;
     if (one_metric_per_label(req, labels, patterns, &one, error)) {
+        const char *params[] = {node_ids->str, labels, patterns, from_text, to_text, points_text};
         char *sql = series_sql(sm->how, one);
         r = web_db_query(req, sql, 6, params, error);
         g_free(sql);

@@ -69,12 +69,9 @@ gboolean web_api_run_windows(struct web_request *req, GError **error)
     if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
         !web_params_done(req, error))
         return FALSE;
-    JsonObject *run = web_api_run_row(req, run_id, error);
-    if (run == NULL)
-        return FALSE;
-    json_object_unref(run);
     char id[24];
-    g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, run_id);
+    if (!web_api_run_visible(req, run_id, id, error))
+        return FALSE;
     const char *params[] = {id};
     PGresult *r = web_db_query(req, windows_sql, 1, params, error);
     if (r == NULL)
@@ -260,14 +257,10 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
     JsonObject *out = json_object_new();
     json_object_set_object_member(out, "window", window);
     json_object_set_array_member(out, "activities", activities);
-    if (rows > limit) {
-        char *next = g_strdup_printf("%s.%s.%s", PQgetvalue(r, shown - 1, 12),
-                                     PQgetvalue(r, shown - 1, 0), PQgetvalue(r, shown - 1, 3));
-        json_object_set_string_member(out, "next", next);
-        g_free(next);
-    } else {
-        json_object_set_null_member(out, "next");
-    }
+    web_json_set_next(out, rows > limit ? g_strdup_printf("%s.%s.%s", PQgetvalue(r, shown - 1, 12),
+                                                          PQgetvalue(r, shown - 1, 0),
+                                                          PQgetvalue(r, shown - 1, 3))
+                                        : NULL);
     PQclear(r);
     web_answer_json(req, web_json_object_node(out));
     for (int i = 0; i < 3; i++)
@@ -288,12 +281,9 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
         !web_param_time(req, "from", &from_us, &from_given, error) ||
         !web_param_time(req, "to", &to_us, &to_given, error) || !web_params_done(req, error))
         return FALSE;
-    JsonObject *run = web_api_run_row(req, run_id, error);
-    if (run == NULL)
-        return FALSE;
-    json_object_unref(run);
     char id[24];
-    g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, run_id);
+    if (!web_api_run_visible(req, run_id, id, error))
+        return FALSE;
     const char *params1[] = {id};
     PGresult *rows = web_db_query(
         req,

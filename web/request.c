@@ -51,10 +51,12 @@ void web_bad_parameter(struct web_request *req, GError **error, const char *para
  * hostile megabyte of query string is not echoed back. */
 static char *quoted(const char *value)
 {
-    char *cut =
-        g_utf8_validate(value, -1, NULL) ? g_utf8_substring(value, 0, 60) : g_strdup("(not UTF-8)");
+    gboolean utf8 = g_utf8_validate(value, -1, NULL);
+    glong length = utf8 ? g_utf8_strlen(value, -1) : 0;
+    /* g_utf8_substring reads up to its end position: never past the text. */
+    char *cut = utf8 ? g_utf8_substring(value, 0, MIN(length, 60)) : g_strdup("(not UTF-8)");
     char *escaped = g_strescape(cut, NULL);
-    char *q = g_strdup_printf("\"%s%s\"", escaped, g_utf8_strlen(cut, -1) >= 60 ? "…" : "");
+    char *q = g_strdup_printf("\"%s%s\"", escaped, length > 60 ? "…" : "");
     g_free(cut);
     g_free(escaped);
     return q;
@@ -222,6 +224,15 @@ void web_answer_bytes(struct web_request *req, GBytes *body, const char *content
     req->raw_content_type = g_strdup(content_type);
     g_free(req->raw_filename);
     req->raw_filename = g_strdup(filename);
+}
+
+void web_json_set_next(JsonObject *page, char *next)
+{
+    if (next != NULL)
+        json_object_set_string_member(page, "next", next);
+    else
+        json_object_set_null_member(page, "next");
+    g_free(next);
 }
 
 char *web_time_text(gint64 us)

@@ -99,6 +99,10 @@ void web_answer_json(struct web_request *req, JsonNode *body); /* takes it */
 void web_answer_bytes(struct web_request *req, GBytes *body, const char *content_type,
                       const char *filename); /* takes it */
 
+/* A page's "next": the cursor of the page after (taken and freed), or
+ * null when `next` is NULL (the last page). */
+void web_json_set_next(JsonObject *page, char *next);
+
 /* The time µs since the epoch as the API writes it: ISO 8601, UTC, µs. */
 char *web_time_text(gint64 us);
 
