@@ -14,10 +14,9 @@ enum { QUERY_MAX_BYTES = 8192 };
 struct web_server {
     const struct web_context *context;
     SoupServer *soup;
-    GSocketService *service;
+    GHashTable *clients; /* the GSocket of every open connection */
     GThreadPool *workers;
     GMainContext *main_context;
-    guint clients;
 };
 
 /* One API request on its way: made on the main loop, answered by a
@@ -331,44 +330,56 @@ static void on_request(SoupServer *soup, SoupServerMessage *msg, const char *pat
 
 /* ---- accepting clients -------------------------------------------------------- */
 
-static void client_gone(gpointer data, GObject *where_the_connection_was)
+/* libsoup listens and accepts (it keeps a connection alive only for its
+ * own listeners), and has neither an idle timeout nor a cap on clients:
+ * vigil-web adds both when a connection's first request starts, which
+ * libsoup signals as soon as it accepts, before reading a byte. */
+
+static void client_gone(gpointer data, GObject *where_the_socket_was)
 {
-    (void)where_the_connection_was;
     struct web_server *server = data;
-    server->clients--;
+    g_hash_table_remove(server->clients, where_the_socket_was);
 }
 
-static gboolean on_incoming(GSocketService *service, GSocketConnection *connection, GObject *source,
-                            gpointer data)
+static gboolean forget_closed_client(gpointer socket, gpointer value, gpointer data)
 {
-    (void)service;
-    (void)source;
-    struct web_server *server = data;
-    if (server->clients >= server->context->settings->max_clients) {
-        /* Closed unanswered: cheaper than an answer, and the cap is there
-         * for floods, where nobody reads the answer. */
-        g_io_stream_close(G_IO_STREAM(connection), NULL, NULL);
-        return TRUE;
-    }
-    GSocket *socket = g_socket_connection_get_socket(connection);
-    /* A client that sends or reads nothing for this long (a slowloris, an
-     * idle keep-alive connection) is dropped: the socket's reads and writes
-     * then fail with G_IO_ERROR_TIMED_OUT and libsoup closes it. */
-    g_socket_set_timeout(socket, server->context->settings->client_timeout_s);
-    GSocketAddress *local = g_socket_connection_get_local_address(connection, NULL);
-    GSocketAddress *remote = g_socket_connection_get_remote_address(connection, NULL);
-    GError *error = NULL;
-    if (local != NULL && remote != NULL &&
-        soup_server_accept_iostream(server->soup, G_IO_STREAM(connection), local, remote, &error)) {
-        server->clients++;
-        g_object_weak_ref(G_OBJECT(connection), client_gone, server);
-    } else if (error != NULL) {
-        g_message("a client could not be taken in: %s", error->message);
-        g_error_free(error);
-    }
-    g_clear_object(&local);
-    g_clear_object(&remote);
+    (void)value;
+    if (!g_socket_is_closed(socket))
+        return FALSE;
+    g_object_weak_unref(G_OBJECT(socket), client_gone, data);
     return TRUE;
+}
+
+static void on_request_started(SoupServer *soup, SoupServerMessage *msg, gpointer data)
+{
+    (void)soup;
+    struct web_server *server = data;
+    GSocket *socket = soup_server_message_get_socket(msg);
+    if (socket == NULL || g_hash_table_contains(server->clients, socket))
+        return; /* the next request of a kept-alive connection */
+    /* libsoup may keep a closed connection's socket a while after it
+     * closed it: those no longer count. */
+    if (g_hash_table_size(server->clients) >= server->context->settings->max_clients)
+        g_hash_table_foreach_remove(server->clients, forget_closed_client, server);
+    if (g_hash_table_size(server->clients) >= server->context->settings->max_clients) {
+        /* Shut unanswered: cheaper than an answer, and the cap is there
+         * for floods, where nobody reads it. libsoup then reads the end of
+         * the stream and lets the connection go. */
+        g_socket_shutdown(socket, TRUE, TRUE, NULL);
+        return;
+    }
+    /* A client that sends or reads nothing for this long (a slowloris, an
+     * idle keep-alive connection) is dropped: the socket's reads and
+     * writes then fail with G_IO_ERROR_TIMED_OUT and libsoup closes it. */
+    g_socket_set_timeout(socket, server->context->settings->client_timeout_s);
+    g_hash_table_add(server->clients, socket);
+    g_object_weak_ref(G_OBJECT(socket), client_gone, server);
+}
+
+static void forget_client(gpointer socket, gpointer value, gpointer data)
+{
+    (void)value;
+    g_object_weak_unref(G_OBJECT(socket), client_gone, data);
 }
 
 struct web_server *web_server_start(const struct web_context *context, char **url, GError **error)
@@ -377,21 +388,19 @@ struct web_server *web_server_start(const struct web_context *context, char **ur
     struct web_server *server = g_new0(struct web_server, 1);
     server->context = context;
     server->main_context = g_main_context_ref_thread_default();
+    server->clients = g_hash_table_new(g_direct_hash, g_direct_equal);
     server->soup = soup_server_new("server-header", "vigil-web", NULL);
     soup_server_add_handler(server->soup, NULL, on_request, server, NULL);
+    g_signal_connect(server->soup, "request-started", G_CALLBACK(on_request_started), server);
     server->workers = g_thread_pool_new(job_run, server, (gint)s->db_connections, FALSE, error);
     if (server->workers == NULL) {
         web_server_stop(server);
         return NULL;
     }
-    server->service = g_socket_service_new();
     GInetAddress *address = g_inet_address_new_from_string(s->listen_host);
     GSocketAddress *wanted = g_inet_socket_address_new(address, s->listen_port);
-    GSocketAddress *bound = NULL;
     GError *bind_error = NULL;
-    gboolean ok = g_socket_listener_add_address(G_SOCKET_LISTENER(server->service), wanted,
-                                                G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL,
-                                                &bound, &bind_error);
+    gboolean ok = soup_server_listen(server->soup, wanted, 0, &bind_error);
     g_object_unref(wanted);
     g_object_unref(address);
     if (!ok) {
@@ -401,12 +410,12 @@ struct web_server *web_server_start(const struct web_context *context, char **ur
         web_server_stop(server);
         return NULL;
     }
-    guint16 port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
-    g_object_unref(bound);
+    /* The port bound (the kernel's choice for port 0). */
+    GSList *uris = soup_server_get_uris(server->soup);
+    gint port = uris != NULL ? g_uri_get_port(uris->data) : s->listen_port;
+    g_slist_free_full(uris, (GDestroyNotify)g_uri_unref);
     gboolean v6 = strchr(s->listen_host, ':') != NULL;
-    *url = g_strdup_printf("http://%s%s%s:%u/", v6 ? "[" : "", s->listen_host, v6 ? "]" : "", port);
-    g_signal_connect(server->service, "incoming", G_CALLBACK(on_incoming), server);
-    g_socket_service_start(server->service);
+    *url = g_strdup_printf("http://%s%s%s:%d/", v6 ? "[" : "", s->listen_host, v6 ? "]" : "", port);
     return server;
 }
 
@@ -414,10 +423,6 @@ void web_server_stop(struct web_server *server)
 {
     if (server == NULL)
         return;
-    if (server->service != NULL) {
-        g_socket_service_stop(server->service);
-        g_socket_listener_close(G_SOCKET_LISTENER(server->service));
-    }
     /* The workers finish what they have; their answers are then
      * delivered by the main context's last iterations. */
     if (server->workers != NULL)
@@ -426,7 +431,9 @@ void web_server_stop(struct web_server *server)
         ;
     soup_server_disconnect(server->soup);
     g_object_unref(server->soup);
-    g_clear_object(&server->service);
+    /* Sockets libsoup still holds must not call back into freed memory. */
+    g_hash_table_foreach(server->clients, forget_client, server);
+    g_hash_table_unref(server->clients);
     g_main_context_unref(server->main_context);
     g_free(server);
 }
