@@ -1,0 +1,378 @@
+// vigil-web's browser tests: Debian's chromium, headless, driven by
+// playwright-core, against servers loaded with tests/web/fixture.sql
+// (tests/web/run_browser starts them).
+//
+//   VIGIL_WEB_URL          an auth = none server (everybody is an admin)
+//   VIGIL_WEB_USER_URL     an auth = remote-user server that trusts 127.0.0.1:
+//                          we are the proxy and say X-Remote-User: nobody
+//   VIGIL_WEB_SCREENSHOTS  a folder: a PNG of each page is saved there
+//   CHROMIUM               the browser (default /usr/bin/chromium)
+//
+//   node tests/web/browser.mjs                  the tests below
+//   node tests/web/browser.mjs --warehouse-down  only: the pages say the
+//                          warehouse is unreachable (run after stopping it)
+//
+// Each check is named; a failed one is reported with its name and the
+// others still run. Exit 0 when all passed, 1 otherwise, 2 on bad usage.
+//
+// Hooks the pages expose for this (web/static/js): body[data-loaded] is
+// "yes" when a page has drawn everything, "error" when it showed an error
+// in #message (whose data-status is the HTTP status); window.vigilPlots
+// maps a plot's name (the metric; "compare-power"…) to its uPlot instance;
+// window.vigilHeatmaps[name] = {rows, bins, max, cells}; table rows of runs
+// have data-run-id.
+
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, '../../web/package.json'));
+const { chromium } = require('playwright-core');
+
+const baseUrl = process.env.VIGIL_WEB_URL;
+const userUrl = process.env.VIGIL_WEB_USER_URL;
+const shots = process.env.VIGIL_WEB_SCREENSHOTS || '';
+const warehouseDown = process.argv.includes('--warehouse-down');
+if (!baseUrl || (!warehouseDown && !userUrl)) {
+  console.error('browser.mjs: VIGIL_WEB_URL and VIGIL_WEB_USER_URL must name the servers to test');
+  process.exit(2);
+}
+if (shots) fs.mkdirSync(shots, { recursive: true });
+
+const failures = [];
+let passed = 0;
+
+class CheckFailed extends Error {}
+function expect(condition, message) {
+  if (!condition) throw new CheckFailed(message);
+}
+
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`ok    ${name}`);
+  } catch (e) {
+    failures.push(name);
+    console.log(`FAIL  ${name}: ${e instanceof CheckFailed ? e.message : e.stack || e}`);
+  }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update'],
+});
+
+// A laptop's screen: the pages must be usable at this size.
+const viewport = { width: 1366, height: 768 };
+
+async function newPage(context) {
+  const page = await context.newPage();
+  page.jsErrors = [];
+  page.on('pageerror', (e) => page.jsErrors.push(e.message));
+  return page;
+}
+
+// Opens a page of the site and waits until it says it is done.
+async function open(page, url) {
+  await page.goto(url);
+  await page.waitForSelector('body[data-loaded]', { timeout: 20000 });
+  expect(page.jsErrors.length === 0, `${url}: script errors: ${page.jsErrors.join('; ')}`);
+  return page.evaluate(() => document.body.dataset.loaded);
+}
+
+async function openOk(page, url) {
+  const state = await open(page, url);
+  if (state !== 'yes') {
+    const message = await page.textContent('#message');
+    throw new CheckFailed(`${url}: the page shows an error: ${message}`);
+  }
+}
+
+async function screenshot(page, name) {
+  if (shots) await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+}
+
+const runIds = (page) => page.$$eval('table.runs tbody tr', (rows) => rows.map((r) => Number(r.dataset.runId)));
+
+// ---- the warehouse is gone ---------------------------------------------------
+
+if (warehouseDown) {
+  const context = await browser.newContext({ viewport });
+  const page = await newPage(context);
+  await check('warehouse down: the runs list says the warehouse is unreachable', async () => {
+    const state = await open(page, `${baseUrl}/`);
+    expect(state === 'error', `the page loaded as "${state}", not as an error`);
+    const status = await page.getAttribute('#message', 'data-status');
+    const text = await page.textContent('#message');
+    expect(status === '503', `#message has status ${status}, not 503: ${text}`);
+    expect(/warehouse is unreachable/i.test(text), `the message does not say so: "${text}"`);
+    await screenshot(page, 'warehouse-down');
+  });
+  await check('warehouse down: a run page says so too', async () => {
+    await open(page, `${baseUrl}/run.html?run=1`);
+    const text = await page.textContent('#message');
+    expect(/warehouse is unreachable/i.test(text), `the message is "${text}"`);
+  });
+  await browser.close();
+  finish();
+}
+
+// ---- auth = none: everything ------------------------------------------------
+
+const context = await browser.newContext({ viewport, acceptDownloads: true });
+const page = await newPage(context);
+
+await check('runs list: 12 runs over pages of 5, Next and Previous', async () => {
+  await openOk(page, `${baseUrl}/?limit=5`);
+  await screenshot(page, 'runs-list');
+  const pages = [await runIds(page)];
+  while (await page.$('#next')) {
+    expect(pages.length < 10, 'more than 10 pages: the Next cursor does not end');
+    await Promise.all([page.waitForURL(/after=/), page.click('#next')]);
+    await openOk(page, page.url());
+    pages.push(await runIds(page));
+  }
+  const sizes = pages.map((p) => p.length).join(',');
+  expect(sizes === '5,5,2', `page sizes are ${sizes}, not 5,5,2`);
+  const all = new Set(pages.flat());
+  expect(all.size === 12, `${all.size} distinct runs over the pages, not 12: ${[...all].sort((a, b) => a - b)}`);
+  for (let id = 1; id <= 12; id++) expect(all.has(id), `run ${id} is on no page`);
+  // Previous from the last page gives the second page again
+  await page.click('#previous');
+  await openOk(page, page.url());
+  const again = await runIds(page);
+  expect(again.join() === pages[1].join(), `Previous shows ${again}, page 2 was ${pages[1]}`);
+});
+
+await check('runs list: sorting by energy is in the URL and orders the rows', async () => {
+  await openOk(page, `${baseUrl}/`);
+  await page.click('th a.sort:text("Energy")');
+  await page.waitForURL(/sort=-energy_j/);
+  await openOk(page, page.url());
+  const energies = await page.$$eval('table.runs tbody tr', (rows) => rows.map((r) => r.cells[8].textContent));
+  expect(energies.length === 12, `${energies.length} rows, not 12`);
+  const sorted = await page.evaluate(() => document.querySelector('th[aria-sort]')?.textContent);
+  expect(sorted && sorted.includes('Energy'), `the sorted column's header is "${sorted}"`);
+});
+
+await check('runs list: program=dd shows run 3 only', async () => {
+  await openOk(page, `${baseUrl}/`);
+  await page.fill('input[name=program]', 'dd');
+  await Promise.all([page.waitForURL(/program=dd/), page.press('input[name=program]', 'Enter')]);
+  await openOk(page, page.url());
+  const ids = await runIds(page);
+  expect(ids.join() === '3', `the rows are runs [${ids}], not [3]`);
+  await screenshot(page, 'runs-program-dd');
+});
+
+await check('run 1: report card, power with 2 node lines, the other timelines drawn', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  await screenshot(page, 'run-1');
+  const card = await page.$$eval('#report-card li', (items) => items.length);
+  expect(card >= 1, 'the report card has no line (run 1 has anomalies and captures)');
+  const shape = await page.evaluate(() => Object.fromEntries(Object.entries(window.vigilPlots).map(
+    ([name, u]) => [name, { series: u.series.length, points: u.data[0].length }])));
+  expect(shape.power, `no power plot; plots: ${Object.keys(shape)}`);
+  expect(shape.power.series === 3, `the power plot has ${shape.power.series} series, not 3 (x, n1, n2)`);
+  for (const metric of ['cpu', 'memory', 'io_bytes', 'io_ops', 'network']) {
+    expect(shape[metric], `no ${metric} plot`);
+    expect(shape[metric].points > 0, `the ${metric} plot has no points`);
+    expect(shape[metric].series >= 3, `the ${metric} plot has ${shape[metric].series} series, expected ≥ 3`);
+    // drawn: the plot's canvas has lines on it, not only its background
+    const inked = await page.evaluate((name) => {
+      const u = window.vigilPlots[name];
+      const { left, top, width, height } = u.bbox;
+      const pixels = u.ctx.getImageData(left, top, width, height).data;
+      let n = 0;
+      for (let i = 3; i < pixels.length; i += 4) if (pixels[i] > 0) n++;
+      return n;
+    }, metric);
+    expect(inked > 100, `the ${metric} plot's canvas is blank (${inked} pixels drawn)`);
+  }
+  const source = await page.textContent('#plot-power .plot-note');
+  expect(/source: /.test(source), `the power plot does not say its source: "${source}"`);
+});
+
+await check('run 1: dragging on a plot zooms all plots and puts from/to in the URL', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  const before = await page.evaluate(() => ({ ...window.vigilPlots.cpu.scales.x }));
+  const over = await page.$('#plot-power .u-over');
+  const box = await over.boundingBox();
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width * 0.3, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.5, y, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction(() => new URL(location.href).searchParams.has('from'), null, { timeout: 5000 });
+  const url = new URL(page.url());
+  const from = Date.parse(url.searchParams.get('from')) / 1000;
+  const to = Date.parse(url.searchParams.get('to')) / 1000;
+  expect(from > before.min && to < before.max, `from/to ${from}…${to} are not inside ${before.min}…${before.max}`);
+  const scales = await page.evaluate(() => Object.fromEntries(Object.entries(window.vigilPlots).map(
+    ([name, u]) => [name, [u.scales.x.min, u.scales.x.max]])));
+  for (const [name, [min, max]] of Object.entries(scales)) {
+    expect(Math.abs(min - from) < 0.01 && Math.abs(max - to) < 0.01,
+      `the ${name} plot shows ${min}…${max}, not the zoom ${from}…${to}`);
+  }
+  await screenshot(page, 'run-1-zoomed');
+  // the URL opens zoomed
+  const page2 = await newPage(context);
+  await openOk(page2, url.href);
+  const opened = await page2.evaluate(() => [window.vigilPlots.network.scales.x.min, window.vigilPlots.network.scales.x.max]);
+  expect(Math.abs(opened[0] - from) < 0.01 && Math.abs(opened[1] - to) < 0.01,
+    `the zoomed URL opens at ${opened}, not ${from}…${to}`);
+  await page2.close();
+});
+
+await check('run 1: captured window 1 shows its activities, with a Next page', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  const buttons = await page.$$eval('#windows button', (b) => b.map((x) => Number(x.dataset.captureId)));
+  expect(buttons.length === 2, `${buttons.length} captured windows listed, not 2`);
+  await page.click('#windows button[data-capture-id="1"]');
+  await page.waitForSelector('#activities-table tbody tr', { timeout: 10000 });
+  const rows = await page.$$eval('#activities-table tbody tr', (r) => r.length);
+  expect(rows > 0, 'the activities table is empty');
+  expect(await page.$('#activities-next'), 'no Next button under 300 activities');
+  const firstSeq = await page.textContent('#activities-table tbody tr th');
+  await page.click('#activities-next');
+  await page.waitForFunction((seq) => document.querySelector('#activities-table tbody tr th')?.textContent !== seq,
+    firstSeq, { timeout: 10000 });
+  expect(await page.$('#activities-previous'), 'no Previous button on the second page');
+  expect(new URL(page.url()).searchParams.get('window') === '1', 'the chosen window is not in the URL');
+  await screenshot(page, 'run-1-window-1');
+});
+
+await check('run 1: clicking a shaded window in a plot picks it', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  const where = await page.evaluate(() => {
+    const u = window.vigilPlots.cpu;
+    u.root.scrollIntoView({ block: 'center' });
+    const mid = (Date.parse('2026-11-20T10:01:10Z') + Date.parse('2026-11-20T10:01:12Z')) / 2000;
+    const r = u.over.getBoundingClientRect();
+    return { x: r.left + u.valToPos(mid, 'x'), y: r.top + r.height / 2 };
+  });
+  await page.mouse.click(where.x, where.y);
+  await page.waitForSelector('#window-detail:not([hidden]) h3', { timeout: 5000 });
+  const heading = await page.textContent('#window-detail h3');
+  expect(/Window 2\b/.test(heading), `the click on window 2's band opened "${heading}"`);
+  const pressed = await page.getAttribute('#windows button[data-capture-id="2"]', 'aria-pressed');
+  expect(pressed === 'true', 'window 2 is not marked as chosen in the list');
+});
+
+await check('run 1: the rank × time heat map is drawn', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  const map = await page.evaluate(() => window.vigilHeatmaps && window.vigilHeatmaps.heatmap);
+  expect(map, 'no heat map was drawn');
+  expect(map.rows === 4, `the heat map has ${map.rows} rows, not 4 ranks`);
+  expect(map.cells > 0, 'the heat map has no cell with activities');
+  expect(await page.$('#heatmap-box canvas[data-drawn=yes]'), 'no drawn canvas in #heatmap-box');
+});
+
+await check('run 1: a plot downloads as CSV and JSON', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#plot-power button:text("CSV")')]);
+  const csvText = fs.readFileSync(await csv.path(), 'utf8');
+  const lines = csvText.trim().split('\n');
+  expect(lines[0].startsWith('t,'), `the CSV header is "${lines[0]}"`);
+  expect(lines.length > 2, `the CSV has ${lines.length} lines`);
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('#plot-power button:text("JSON")')]);
+  const answer = JSON.parse(fs.readFileSync(await json.path(), 'utf8'));
+  expect(answer.metric === 'power' && answer.series.length === 2, 'the JSON is not the power answer with 2 series');
+});
+
+await check('compare runs 1 and 2: both runs, figures and overlaid timelines', async () => {
+  await openOk(page, `${baseUrl}/compare.html?a=1&b=2`);
+  await screenshot(page, 'compare-1-2');
+  const headers = await page.$$eval('#figures thead th', (th) => th.map((x) => x.textContent));
+  expect(headers.some((h) => /run 1\b/.test(h)) && headers.some((h) => /run 2\b/.test(h)),
+    `the figures' headers are ${JSON.stringify(headers)}`);
+  const power = await page.evaluate(() => window.vigilPlots['compare-power']?.series.map((s) => s.label));
+  expect(power && power.length === 3, `the overlaid power plot has series ${JSON.stringify(power)}, not x, A, B`);
+  expect(power[1].includes('run 1') && power[2].includes('run 2'), `the series are ${JSON.stringify(power)}`);
+});
+
+await check('node n1: statistics and last runs', async () => {
+  await openOk(page, `${baseUrl}/node.html?node=1`);
+  await screenshot(page, 'node-1');
+  const cpu = await page.evaluate(() => window.vigilPlots.cpu?.data[0].length ?? 0);
+  expect(cpu > 0, 'the node page has no CPU points');
+  const ids = await runIds(page);
+  expect(ids.includes(1) && ids.includes(3), `the node's last runs are [${ids}], without runs 1 and 3`);
+});
+
+await check('thresholds: the page loads and lists sections', async () => {
+  await openOk(page, `${baseUrl}/thresholds.html`);
+  await screenshot(page, 'thresholds');
+  expect(await page.$('#summary'), 'no summary table');
+});
+
+await check('a run that does not exist: the not-found message', async () => {
+  const state = await open(page, `${baseUrl}/run.html?run=999999`);
+  expect(state === 'error', `the page loaded as "${state}"`);
+  const text = await page.textContent('#message');
+  expect(/run 999999 does not exist or is not yours/i.test(text), `the message is "${text}"`);
+});
+
+await check('keyboard: Tab reaches the filters and a run link, focus is visible', async () => {
+  await openOk(page, `${baseUrl}/`);
+  const seen = [];
+  for (let i = 0; i < 40 && !seen.some((s) => s.startsWith('A /run.html')); i++) {
+    await page.keyboard.press('Tab');
+    seen.push(await page.evaluate(() => {
+      const e = document.activeElement;
+      return `${e.tagName} ${e.getAttribute('href') || e.name || ''}`;
+    }));
+  }
+  expect(seen.some((s) => s === 'INPUT program'), `Tab never reached the program filter: ${seen.join(', ')}`);
+  expect(seen.some((s) => s.startsWith('A /run.html')), 'Tab never reached a run link');
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  expect(outline !== 'none', 'the focused link has no outline');
+});
+await context.close();
+
+// ---- auth = remote-user, as 'nobody' -------------------------------------------
+
+const userContext = await browser.newContext({ viewport, extraHTTPHeaders: { 'X-Remote-User': 'nobody' } });
+const userPage = await newPage(userContext);
+
+await check("as nobody: run 3 is listed, run 1 (daemon's) is not", async () => {
+  await openOk(userPage, `${userUrl}/?limit=50`);
+  await screenshot(userPage, 'nobody-runs');
+  const ids = await runIds(userPage);
+  expect(ids.includes(3), `run 3 is not in nobody's list [${ids}]`);
+  expect(!ids.includes(1), `run 1 is in nobody's list [${ids}]`);
+  const me = await userPage.textContent('#me');
+  expect(me.includes('nobody'), `the header says "${me}", not nobody`);
+});
+
+await check('as nobody: /run.html?run=1 says run 1 does not exist or is not yours', async () => {
+  const state = await open(userPage, `${userUrl}/run.html?run=1`);
+  expect(state === 'error', `the page loaded as "${state}"`);
+  const status = await userPage.getAttribute('#message', 'data-status');
+  const text = await userPage.textContent('#message');
+  expect(status === '404', `#message has status ${status}: ${text}`);
+  expect(/run 1 does not exist or is not yours/i.test(text), `the message is "${text}"`);
+  await screenshot(userPage, 'nobody-run-1');
+});
+
+await check('as nobody: run 3 opens', async () => {
+  await openOk(userPage, `${userUrl}/run.html?run=3`);
+  const title = await userPage.textContent('#title');
+  expect(/dd/.test(title), `the title is "${title}"`);
+});
+await browser.close();
+finish();
+
+function finish() {
+  console.log(`${passed} passed, ${failures.length} failed`);
+  if (shots) console.log(`screenshots in ${shots}`);
+  if (failures.length > 0) {
+    console.error(`browser tests failed: ${failures.join('; ')}`);
+    process.exit(1);
+  }
+  process.exit(0);
+}

@@ -1,0 +1,415 @@
+// One run (run.html?run=ID[&from=&to=][&window=CAPTURE_ID]): the report
+// card, the run's figures, its timelines on one zoomable time axis with the
+// captured windows shaded, a window's anomalies and activities, the rank ×
+// time heat map of an MPI run, the per-rank table, neighbours and files.
+
+import { apiGet, showError, showMe } from './api.js';
+import { el, table, facts, runsTable, nodeHref } from './dom.js';
+import * as format from './format.js';
+import { timeline, ZoomGroup } from './plot.js';
+import { heatmap } from './heatmap.js';
+
+const params = new URLSearchParams(location.search);
+const runId = params.get('run');
+
+// The timelines, top to bottom: power and energy first (what the site pays
+// for), then what the run did with the node.
+const METRICS = [
+  { metric: 'power', title: 'Power' },
+  { metric: 'energy', title: 'Energy (running sum)' },
+  { metric: 'cpu', title: 'CPU busy' },
+  { metric: 'memory', title: 'Memory used' },
+  { metric: 'io_bytes', title: 'I/O bytes (read, write)' },
+  { metric: 'io_ops', title: 'I/O operations (read, write)' },
+  { metric: 'network', title: 'Network (rx, tx)' },
+];
+
+const windowState = { windows: [], selected: null };
+const group = new ZoomGroup({ onZoom: (range) => zoomed(range) });
+
+function section(id, title, ...children) {
+  return el('section', { id, 'aria-labelledby': `${id}-h` }, el('h2', { id: `${id}-h` }, title), ...children);
+}
+
+// ---- header, report card, figures -------------------------------------------
+
+function runFacts(run) {
+  return facts([
+    ['Program', run.program ?? '–'],
+    ['Command', (run.argv || []).join(' ') || '–'],
+    ['User', run.user ?? String(run.uid ?? '–')],
+    ['Job', run.job ?? '–'],
+    ['Start', format.time(run.start_time)],
+    ['End', format.time(run.end_time)],
+    ['Duration', format.seconds(run.duration_s)],
+    ['Exit status', run.exit_status ?? '–'],
+    ['Processes', format.count(run.processes)],
+    ['Ranks', run.ranks === null ? 'not MPI' : format.count(run.ranks)],
+    ['Nodes', format.count(run.nodes)],
+    ['Calls', format.count(run.calls)],
+    ['Read', format.bytes(run.bytes_read)],
+    ['Written', format.bytes(run.bytes_written)],
+    ['Energy', run.energy_j === null ? '–'
+      : `${format.joules(run.energy_j)} (${run.energy_source}${run.energy_estimated ? ', estimated' : ''})`],
+    ['Anomalies', format.count(run.anomalies)],
+    ['Captured windows', format.count(run.captures)],
+    ['Run key', run.run_key ?? '–'],
+  ]);
+}
+
+function reportCard(lines) {
+  const card = el('div', { class: 'report-card', id: 'report-card', role: 'status' });
+  if (!lines || lines.length === 0) {
+    card.classList.add('clean');
+    card.append(el('p', {}, 'Nothing abnormal was found while this run ran.'));
+    return card;
+  }
+  card.append(el('strong', {}, 'Report card'), el('ul', {}, lines.map((line) => el('li', {}, line))));
+  return card;
+}
+
+// The console report's figures (`vigil report RUN --format json`).
+function reportFigures(report, reportOf) {
+  if (!report) return el('p', { class: 'note' }, `No report yet: ${reportOf ?? 'no process has sent one'}.`);
+  const vigild = report.vigild || {};
+  const capture = vigild.capture || {};
+  const acts = report.activities || {};
+  const list = facts([
+    ['Report of', reportOf ?? '–'],
+    ['Runtime', format.seconds(report.runtime_ms / 1000)],
+    ['CPU time', format.seconds(report.cpu_seconds)],
+    ['Energy', report.energy_joule === null ? `– (${report.energy_note ?? 'unknown'})`
+      : `${format.joules(report.energy_joule)} (${report.energy_source}${report.energy_estimated ? ', estimated' : ''}`
+        + `${report.energy_uncertain ? ', uncertain' : ''})`],
+    ['Read', format.bytes(report.io_bytes_read)],
+    ['Written', format.bytes(report.io_bytes_written)],
+    ['Network', format.bytes(report.network_bytes)],
+    ['Activities observed', format.count(acts.observed)],
+    ['recorded', format.count(acts.recorded)],
+    ['dropped', format.count(acts.dropped)],
+    ['excluded', format.count(acts.excluded)],
+    ['vigild', `${vigild.state ?? '–'}${vigild.reason ? ': ' + vigild.reason : ''}`],
+    ['Capture', capture.mode ? `${capture.mode}: ${format.count(capture.forwarded)} forwarded, `
+      + `${format.count(capture.dropped)} dropped, ${format.count(capture.abnormal_cycles)} abnormal cycles` : '–'],
+  ]);
+  const rows = [];
+  for (const [layer, ops] of Object.entries(report.layers || {})) {
+    for (const [op, c] of Object.entries(ops)) rows.push({ layer, op, ...c });
+  }
+  const layers = rows.length === 0 ? null : table('Calls by layer and operation', [
+    { label: 'Layer', value: (r) => r.layer },
+    { label: 'Operation', rowHeader: true, value: (r) => r.op },
+    { label: 'Calls', numeric: true, value: (r) => format.count(r.calls) },
+    { label: 'Bytes', numeric: true, value: (r) => format.bytes(r.bytes) },
+    { label: 'Time', numeric: true, value: (r) => format.nanoseconds(r.time_ns) },
+    { label: 'Errors', numeric: true, value: (r) => format.count(r.errors) },
+  ], rows, { id: 'layers' });
+  return el('div', {}, list, layers);
+}
+
+// ---- MPI ranks ---------------------------------------------------------------
+
+const RANK_STATS = [
+  ['calls', 'Calls', format.count],
+  ['bytes_read', 'Bytes read', format.bytes],
+  ['bytes_written', 'Bytes written', format.bytes],
+  ['energy_j', 'Energy', format.joules],
+  ['runtime_s', 'Runtime', format.seconds],
+];
+
+function rankStatsTable(stats) {
+  const rows = RANK_STATS.filter(([key]) => stats[key]).map(([key, label, fmt]) => ({ label, fmt, ...stats[key] }));
+  return table('Per rank: min, mean, max, and the rank with the max', [
+    { label: 'Figure', rowHeader: true, value: (r) => r.label },
+    { label: 'Min', numeric: true, value: (r) => r.fmt(r.min) },
+    { label: 'Mean', numeric: true, value: (r) => r.fmt(r.mean) },
+    { label: 'Max', numeric: true, value: (r) => r.fmt(r.max) },
+    { label: 'Rank of max', numeric: true, value: (r) => (r.argmax === null ? '–' : String(r.argmax)) },
+  ], rows, { id: 'rank-stats' });
+}
+
+function ranksTable(ranks) {
+  return table(`${ranks.length} process${ranks.length === 1 ? '' : 'es'}`, [
+    { label: 'Rank', rowHeader: true, value: (r) => (r.rank === null ? '–' : String(r.rank)) },
+    { label: 'PID', numeric: true, value: (r) => String(r.pid) },
+    { label: 'Node', value: (r) => el('a', { href: nodeHref(r.node_id) }, r.hostname ?? String(r.node_id)) },
+    { label: 'Calls', numeric: true, value: (r) => format.count(r.calls) },
+    { label: 'Read', numeric: true, value: (r) => format.bytes(r.bytes_read) },
+    { label: 'Written', numeric: true, value: (r) => format.bytes(r.bytes_written) },
+    { label: 'Energy', numeric: true, value: (r) => format.joules(r.energy_j) },
+    { label: 'Start', value: (r) => format.time(r.start_time) },
+    { label: 'End', value: (r) => format.time(r.end_time) },
+  ], ranks, { id: 'ranks' });
+}
+
+// The rank × time heat map of the stored activities; follows the zoom.
+let heatmapWhat = 'calls';
+let heatmapRange = null;
+async function drawHeatmap() {
+  const box = document.getElementById('heatmap-box');
+  if (!box) return;
+  try {
+    const answer = await apiGet(`runs/${runId}/heatmap`, {
+      bins: 200,
+      from: heatmapRange ? new Date(heatmapRange.min * 1000).toISOString() : params.get('from'),
+      to: heatmapRange ? new Date(heatmapRange.max * 1000).toISOString() : params.get('to'),
+    });
+    const labels = answer.rows.map((r) => (r.rank !== null && r.rank !== undefined ? `rank ${r.rank}` : `pid ${r.pid}`));
+    heatmap(box, {
+      name: 'heatmap',
+      title: `Stored activities per rank and ${format.number(answer.bin_s)} s bin: ${heatmapWhat}`,
+      t: answer.t,
+      rowLabels: labels,
+      matrix: answer[heatmapWhat],
+      valueText: heatmapWhat === 'bytes' ? format.bytes : format.count,
+      answer,
+    });
+  } catch (e) {
+    showError(e, `run ${runId}`);
+  }
+}
+
+function heatmapSection() {
+  const pick = (what, label) => el('button', { type: 'button', 'aria-pressed': String(what === heatmapWhat),
+    on: { click: (e) => {
+      heatmapWhat = what;
+      for (const b of e.target.parentElement.querySelectorAll('button')) b.setAttribute('aria-pressed', String(b === e.target));
+      drawHeatmap();
+    } } }, label);
+  return section('activity', 'I/O activity per rank over time',
+    el('div', { class: 'timeline-tools' }, 'Show', pick('calls', 'calls'), pick('bytes', 'bytes'),
+      el('span', { class: 'note' }, 'Only the activities of captured windows are stored: blank is "not captured" as much as idle.')),
+    el('div', { id: 'heatmap-box' }));
+}
+
+// ---- timelines -----------------------------------------------------------------
+
+function plotNote(answer) {
+  if (answer.metric !== 'power' && answer.metric !== 'energy') return null;
+  const source = answer.source ?? 'unknown source';
+  return `source: ${source}${answer.estimated ? ' — estimated' : ''}`;
+}
+
+// One metric's box: the plot, and beside it a time × node heat map when
+// the answer is banded (too many nodes for one line each).
+async function drawMetric(box, { metric, title }) {
+  const answer = await apiGet(`runs/${runId}/series`, { metric });
+  const plotBox = el('div', { id: `plot-${metric}` });
+  box.replaceChildren(plotBox);
+  const note = plotNote(answer);
+  timeline(plotBox, answer, {
+    name: metric,
+    title: `${title} (${answer.unit})`,
+    note,
+    group,
+    windows: windowState,
+    onPick: (w) => selectWindow(w.capture_id, true),
+  });
+  if (note && answer.estimated) plotBox.querySelector('.plot-note').classList.add('estimated');
+  if (answer.band && answer.band.length > 0) {
+    box.classList.add('pernode');
+    const mapBox = el('div', { id: `nodes-${metric}` });
+    box.append(mapBox);
+    const lines = await apiGet(`runs/${runId}/series`, { metric, per_node: 'yes' });
+    heatmap(mapBox, {
+      name: `nodes-${metric}`,
+      title: `${title} per node (mean per bucket)`,
+      t: lines.t,
+      rowLabels: lines.series.map((s) => (s.label === metric ? s.hostname : `${s.hostname} ${s.label}`)),
+      matrix: lines.series.map((s) => s.mean),
+      valueText: format.byUnit(lines.unit),
+      answer: lines,
+    });
+  }
+}
+
+function zoomed(range) {
+  heatmapRange = range;
+  drawHeatmap();
+}
+
+// ---- captured windows ------------------------------------------------------
+
+function windowLabel(w) {
+  const start = format.time(w.start_time);
+  const end = new Date(w.end_time).toISOString().slice(11, 19);
+  return `Window ${w.capture_id} on ${w.hostname}: ${start} → ${end}, ${w.anomalies.length} anomal${w.anomalies.length === 1 ? 'y' : 'ies'}`;
+}
+
+function windowsList() {
+  if (windowState.windows.length === 0) return el('p', { class: 'note' }, 'vigild captured no window of this run.');
+  return el('ul', { class: 'windows', id: 'windows' }, windowState.windows.map((w) => el('li', {},
+    el('button', { type: 'button', 'aria-pressed': 'false', dataset: { captureId: w.capture_id },
+      'aria-controls': 'window-detail', on: { click: () => selectWindow(w.capture_id, true) } }, windowLabel(w)))));
+}
+
+function anomaliesTable(caption, anomalies) {
+  return table(caption, [
+    { label: 'Time', value: (a) => format.time(a.time) },
+    { label: 'Level', value: (a) => a.level },
+    { label: 'Node', value: (a) => el('a', { href: nodeHref(a.node_id) }, a.hostname ?? String(a.node_id)) },
+    { label: 'Detector', rowHeader: true, value: (a) => a.plugin },
+    { label: 'Metric', value: (a) => a.metric ?? '–' },
+    { label: 'Value', numeric: true, value: (a) => format.number(a.value) },
+    { label: 'Expected', value: (a) => (a.expected_min === null && a.expected_max === null ? '–'
+      : `${format.number(a.expected_min)} … ${format.number(a.expected_max)}`) },
+    { label: 'State', value: (a) => a.state ?? '–' },
+    { label: 'Message', value: (a) => a.message ?? '' },
+  ], anomalies, { class: 'anomalies' });
+}
+
+function selectWindow(captureId, byUser) {
+  const w = windowState.windows.find((x) => x.capture_id === captureId);
+  if (!w) return;
+  windowState.selected = captureId;
+  for (const u of group.plots) u.redraw(false, false); // re-shade the chosen window
+  for (const b of document.querySelectorAll('#windows button')) {
+    b.setAttribute('aria-pressed', String(Number(b.dataset.captureId) === captureId));
+  }
+  if (byUser) {
+    const url = new URL(location.href);
+    url.searchParams.set('window', captureId);
+    history.replaceState(history.state, '', url);
+  }
+  const detail = document.getElementById('window-detail');
+  detail.hidden = false;
+  detail.replaceChildren(
+    el('h3', { id: 'window-detail-h', tabindex: '-1' }, windowLabel(w)),
+    facts([
+      ['Reasons', w.reasons ?? '–'],
+      ['Process', w.pid === null ? 'whole node' : `pid ${w.pid}${w.rank !== null ? ', rank ' + w.rank : ''}`],
+      ['Cycles', `${w.first_cycle} … ${w.last_cycle}`],
+      ['Activities forwarded', format.count(w.activities_forwarded)],
+    ]),
+    w.anomalies.length > 0 ? anomaliesTable('Anomalies that opened it', w.anomalies) : el('p', { class: 'note' }, 'No anomaly recorded for it.'),
+    (w.reasoner_states || []).length === 0 ? null : table('Reasoner states', [
+      { label: 'Time', value: (s) => format.time(s.time) },
+      { label: 'Level', rowHeader: true, value: (s) => s.level },
+      { label: 'State', value: (s) => s.state },
+      { label: 'Bad issues', numeric: true, value: (s) => format.count(s.bad_issues) },
+      { label: 'Good issues', numeric: true, value: (s) => format.count(s.good_issues) },
+      { label: 'Other issues', numeric: true, value: (s) => format.count(s.other_issues) },
+    ], w.reasoner_states),
+    el('div', { id: 'activities' }),
+  );
+  if (byUser) detail.querySelector('h3').focus();
+  loadActivities(w, null, []);
+}
+
+// One page of a window's activities; `stack` holds the cursors of the pages
+// before it ('' for the first) so Previous needs no request of its own.
+async function loadActivities(w, after, stack) {
+  const box = document.getElementById('activities');
+  let answer;
+  try {
+    answer = await apiGet(`windows/${w.capture_id}/activities`, { limit: 50, after });
+  } catch (e) {
+    showError(e, `window ${w.capture_id}`);
+    return;
+  }
+  if (windowState.selected !== w.capture_id) return; // another window was picked meanwhile
+  const rows = answer.activities;
+  const pager = el('div', { class: 'pager', role: 'navigation', 'aria-label': 'Pages of activities' });
+  if (stack.length > 0) {
+    pager.append(el('button', { type: 'button', id: 'activities-previous',
+      on: { click: () => loadActivities(w, stack[stack.length - 1] || null, stack.slice(0, -1)) } }, '← Previous'));
+  }
+  pager.append(el('span', {}, `Page ${stack.length + 1}`));
+  if (answer.next) {
+    pager.append(el('button', { type: 'button', id: 'activities-next',
+      on: { click: () => loadActivities(w, answer.next, [...stack, after || '']) } }, 'Next →'));
+  }
+  box.replaceChildren(
+    table(`Activities of window ${w.capture_id}, in time order`, [
+      { label: 'Time (UTC)', value: (a) => format.preciseTime(a.start_time) },
+      { label: 'Rank', numeric: true, value: (a) => (a.rank === null ? '–' : String(a.rank)) },
+      { label: 'PID', numeric: true, value: (a) => String(a.pid) },
+      { label: 'Seq', numeric: true, rowHeader: true, value: (a) => String(a.seq) },
+      { label: 'Layer', value: (a) => a.layer },
+      { label: 'Operation', value: (a) => a.operation },
+      { label: 'Path', value: (a) => a.path ?? '–' },
+      { label: 'Offset', numeric: true, value: (a) => (a.file_offset === null ? '–' : format.count(a.file_offset)) },
+      { label: 'Bytes', numeric: true, value: (a) => format.count(a.bytes) },
+      { label: 'Result', numeric: true, value: (a) => String(a.result) },
+      { label: 'errno', numeric: true, value: (a) => String(a.errno) },
+      { label: 'Duration', numeric: true, value: (a) => format.nanoseconds(a.duration_ns) },
+    ], rows, { id: 'activities-table' }),
+    pager,
+  );
+}
+
+// ---- the page ----------------------------------------------------------------
+
+async function load() {
+  showMe();
+  const root = document.getElementById('run');
+  if (!runId || !/^\d+$/.test(runId)) {
+    showError(new Error('give a run number: /run.html?run=ID'));
+    return;
+  }
+  let answer;
+  try {
+    answer = await apiGet(`runs/${runId}`);
+  } catch (e) {
+    showError(e, `run ${runId}`);
+    return;
+  }
+  const { run } = answer;
+  document.title = `Run ${run.run_id}: ${run.program} – vigil`;
+  document.getElementById('title').textContent = `Run ${run.run_id}: ${run.program ?? 'unknown program'}`;
+
+  const timelines = el('div', { id: 'timelines' });
+  for (const m of METRICS) timelines.append(el('div', { id: `metric-${m.metric}`, class: 'metric' }));
+  const compareLink = el('a', { href: `/compare.html?a=${run.run_id}` }, 'Compare with another run…');
+  root.replaceChildren(
+    reportCard(answer.report_card),
+    runFacts(run),
+    el('p', {}, compareLink),
+    section('time', 'Over time',
+      el('p', { class: 'timeline-tools note' },
+        'Drag across a plot to zoom all of them; double-click to zoom out. Shaded: captured windows (click one).'),
+      el('div', { id: 'windows-box' }),
+      timelines,
+      el('div', { id: 'window-detail', hidden: true, 'aria-live': 'polite' })),
+    run.ranks ? heatmapSection() : null,
+    run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats || {}), el('div', { class: 'scroll' }, ranksTable(answer.ranks))) : null,
+    section('figures', 'The report’s figures', reportFigures(answer.report, answer.report_of)),
+    section('neighbours', 'Other runs on its nodes at the same time',
+      answer.neighbours.length > 0 ? runsTable(null, answer.neighbours) : el('p', { class: 'note' }, 'None.')),
+    section('placement', 'Nodes and files', el('div', { class: 'columns' },
+      table('Nodes', [
+        { label: 'Node', rowHeader: true, value: (n) => el('a', { href: nodeHref(n.node_id) }, n.hostname) },
+        { label: 'From', value: (n) => format.time(n.start_time) },
+        { label: 'To', value: (n) => format.time(n.end_time) },
+      ], answer.nodes, { id: 'nodes' }),
+      el('div', { class: 'scroll' }, table('Files', [
+        { label: 'Path', rowHeader: true, value: (f) => f.path },
+        { label: 'Calls', numeric: true, value: (f) => format.count(f.calls) },
+        { label: 'Read', numeric: true, value: (f) => format.bytes(f.bytes_read) },
+        { label: 'Written', numeric: true, value: (f) => format.bytes(f.bytes_written) },
+      ], answer.files || [], { id: 'files' })))),
+  );
+  if (!run.ranks && answer.ranks.length > 1) {
+    document.getElementById('placement').append(el('div', { class: 'scroll' }, ranksTable(answer.ranks)));
+  }
+
+  // Windows first: the plots shade them as soon as they draw.
+  try {
+    windowState.windows = (await apiGet(`runs/${runId}/windows`)).windows;
+  } catch (e) {
+    showError(e, `run ${runId}`);
+  }
+  document.getElementById('windows-box').replaceChildren(windowsList());
+
+  const drawn = METRICS.map((m) => drawMetric(document.getElementById(`metric-${m.metric}`), m)
+    .catch((e) => showError(e, `run ${runId}`)));
+  if (run.ranks) drawn.push(drawHeatmap());
+  await Promise.all(drawn);
+  group.apply(); // the URL's from/to, now that every plot is there
+
+  const chosen = Number(params.get('window'));
+  if (chosen) selectWindow(chosen, false);
+  if (document.body.dataset.loaded !== 'error') document.body.dataset.loaded = 'yes';
+}
+
+load();
