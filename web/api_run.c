@@ -188,12 +188,15 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, Jso
     PQclear(r);
     gint64 captures = json_object_get_int_member(run, "captures");
     if (captures > 0) {
-        r = web_db_query(req,
-                         "SELECT sum(c.activities_forwarded),"
-                         "       string_agg(DISTINCT c.reasons, '; ')"
-                         "  FROM captures c JOIN processes p USING (process_id)"
-                         " WHERE p.run_id = $1::bigint",
-                         1, params, error);
+        r = web_db_query(
+            req,
+            /* A window's reasons are a line per cycle: its first says why it opened. */
+            "SELECT sum(c.activities_forwarded),"
+            "       left(string_agg(DISTINCT split_part(c.reasons, E'\\n', 1), '; '),"
+            "            400)"
+            "  FROM captures c JOIN processes p USING (process_id)"
+            " WHERE p.run_id = $1::bigint",
+            1, params, error);
         if (r == NULL) {
             json_array_unref(card);
             return FALSE;

@@ -29,7 +29,7 @@ const char web_api_run_columns_sql[] =
     "           AND c.start_time <= coalesce(r.end_time, 'infinity')) AS captures"
     "  FROM runs r LEFT JOIN jobs j USING (job_id)"
     "  CROSS JOIN LATERAL ("
-    "    SELECT count(*) AS processes, count(p.rank) AS ranks,"
+    "    SELECT count(*) AS processes, nullif(count(p.rank), 0) AS ranks,"
     "           count(DISTINCT p.node_id) AS nodes,"
     "           sum(s.calls) AS calls, sum(s.bytes_read) AS bytes_read,"
     "           sum(s.bytes_written) AS bytes_written, sum(s.energy_j) AS energy_j,"
