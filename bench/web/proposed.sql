@@ -1,0 +1,117 @@
+-- What EXPLAIN (ANALYZE, BUFFERS) of vigil-web's queries on bench/web/run's
+-- full-scale warehouse suggests, to try against the same data:
+--
+--   bench/web/run --with-sql bench/web/proposed.sql
+--
+-- Only the index below is applied; the query changes after it are for
+-- web/api_series.c and web/api_windows.c (the lead's), given as SQL in
+-- comments with what they measured (psql \timing, median of 5, on the
+-- 2-core machine shared with other builds: compare within a line only).
+--
+-- ---- the series: a covering index ------------------------------------------------
+--
+-- A run's power series reads one metric of 32 nodes over an hour: 115,200
+-- of the 1,382,400 roll-ups. vigil-txd stores a tick's metrics together, so
+-- every heap page holds all 12 metrics of a few seconds of one node, and
+-- the index scan on (node_id, metric_id, start_time) still reads nearly
+-- every page of those nodes: 19,486 buffers (150 MB) for 115,200 rows,
+-- more than the default shared_buffers (128 MB), so every request reads
+-- them again. With the columns the query needs in the index, it is an
+-- index-only scan of 1,285 buffers, in order (once autovacuum has set the
+-- visibility map). The query as vigil-web sends it: 1,206 ms -> 427 ms.
+-- Through vigil-web (bench/web/run --requests 50 --with-sql this file,
+-- against the same command without it at --requests 100, half an hour
+-- apart): power series p50 504 -> 388 ms, io_bytes 1017 -> 743 ms, wrk
+-- 1.8 -> 3.8 series/s; the rest is the aggregation below, not vigil-web's
+-- JSON (the query alone took as long as the whole answer).
+-- It replaces migration 4's index of the same key. Cost: a larger index
+-- (the five columns in every entry), written with every roll-up.
+CREATE INDEX statistics_rollups_series
+    ON statistics_rollups (node_id, metric_id, start_time)
+    INCLUDE (end_time, min, mean, max, delta);
+DROP INDEX statistics_rollups_node_metric_time;
+VACUUM (ANALYZE) statistics_rollups;
+
+-- ---- the series: one aggregation, in float8 (web/api_series.c) --------------------
+--
+-- Of what is left, the plan spends most in the per-roll-up HashAggregate:
+-- extract(epoch …) is numeric since PostgreSQL 14 (three times per row for
+-- SERIES_RATE), and the aggregate spills to disk at work_mem = 4 MB
+-- (Batches: 5, 7 MB). When each label matches one metric (power, energy,
+-- memory; and io_bytes, io_ops, network on nodes with one disk and one
+-- interface: count the metrics first), aggregate once, straight into
+-- buckets, in float8 (date_part), e.g. for SERIES_RATE:
+--
+--   SELECT st.node_id, m.label,
+--          least($6::int - 1, floor((date_part('epoch', st.start_time) - $4::bigint / 1e6)
+--                * $6::int / (($5::bigint - $4::bigint) / 1e6)))::int AS bucket,
+--          min(r.v), avg(r.v), max(r.v)
+--     FROM statistics_rollups st JOIN m USING (metric_id),
+--          LATERAL (SELECT st.delta / nullif(date_part('epoch', st.end_time - st.start_time), 0)
+--                   AS v) r
+--    WHERE st.node_id = ANY ($1::bigint[])
+--      AND st.start_time >= to_timestamp($4::bigint / 1e6)
+--      AND st.start_time < to_timestamp($5::bigint / 1e6)
+--    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+--
+-- measured 155 ms against 427 ms (both with the index above), and SET
+-- work_mem = '32MB' in the pool's session settings for the other cases.
+-- Below 100 ms p99 on a busy machine needs fewer rows than 115,200 a
+-- request: a 5 s roll-up level (bucket_s >= 5 s for 600 points over an
+-- hour: 23,040 rows), kept beside the 1 s one by `vigil db maintain` or
+-- vigil-txd, e.g.
+--
+--   CREATE TABLE statistics_rollups_5s (LIKE statistics_rollups) PARTITION BY RANGE (start_time);
+--   ALTER TABLE statistics_rollups_5s ADD COLUMN rate_min double precision,
+--                                     ADD COLUMN rate_max double precision;
+--   INSERT INTO statistics_rollups_5s
+--   SELECT node_id, metric_id, date_bin('5 s', start_time, 'epoch'), max(end_time),
+--          sum(samples), min(min), sum(mean * samples) / sum(samples), max(max), sum(delta),
+--          bool_or(uncertain),
+--          min(delta / date_part('epoch', end_time - start_time)),
+--          max(delta / date_part('epoch', end_time - start_time))
+--     FROM statistics_rollups WHERE start_time >= $last AND start_time < $now_floor_5s
+--    GROUP BY 1, 2, 3;
+--
+-- with the series query reading it whenever bucket_s >= 5 (a 10 s level
+-- measured 80 ms for the same answer's rows against 279 ms for the 1 s
+-- rows, in the same minute).
+--
+-- ---- a window's activities (web/api_windows.c) -------------------------------------
+--
+-- Met the goal here (p99 60 ms at 50,000 activities a window) but grows
+-- with the window: the plan reads every activity after the cursor (25,000
+-- rows for a page half-way) and keeps the top 101 (top-N heapsort), and
+-- planning takes 85 ms because the window's times come from a CTE, so no
+-- day partition of activities is pruned at plan time (31 here). With the
+-- window's start and end passed as parameters (the handler reads the
+-- window's row first anyway) and one index range per process, in order:
+--
+--   SELECT x.process_id, p.pid, p.rank, x.seq, x.layer, x.operation, f.path, x.file_offset,
+--          x.bytes, x.result, x.errno, x.start_time, x.start_ns, x.duration_ns, x.thread
+--     FROM unnest($procs::bigint[]) AS procs(id),
+--          LATERAL (SELECT * FROM activities a
+--                    WHERE a.process_id = procs.id
+--                      AND a.start_time BETWEEN $start::timestamptz AND $end::timestamptz
+--                      AND (a.start_ns, a.seq) > ($cursor_ns,
+--                          CASE WHEN procs.id > $cursor_pid THEN -1
+--                               WHEN procs.id < $cursor_pid THEN 9223372036854775807
+--                               ELSE $cursor_seq END)
+--                    ORDER BY a.start_ns, a.seq LIMIT $limit) x
+--     JOIN processes p ON p.process_id = x.process_id
+--     LEFT JOIN files f ON f.file_id = x.file_id
+--    ORDER BY x.start_ns, x.process_id, x.seq LIMIT $limit
+--
+-- (first page: $cursor_ns = -2^63), the deep page measured 9 ms planning
+-- + 3 ms execution against 85 ms + 155 ms. An index activities
+-- (process_id, start_ns, seq) would make the seq part of the cursor an
+-- index condition too; the existing (process_id, start_ns) already serves.
+--
+-- ---- the run page's heat map ---------------------------------------------------------
+--
+-- GET /api/v1/runs/1/heatmap?bins=200 counts all 1,000,000 stored
+-- activities of the run per process and bin on every request (0.7 s here):
+-- the run page waits for it. Counts per process and second kept at ingest
+-- (a table activity_seconds (process_id, second, calls, bytes) filled by
+-- vigil-txd with each batch) would make it a read of at most
+-- processes x seconds-with-activities rows.
