@@ -25,7 +25,7 @@ struct job {
     struct web_server *server;
     SoupServerMessage *msg;
     gulong finished_handler;
-    gboolean gone; /* the client went away meanwhile */
+    gint gone; /* the client went away meanwhile (atomic: set on the main loop) */
     struct web_request req;
     guint status;
     GBytes *body;
@@ -113,14 +113,14 @@ static void job_free(struct job *job)
 static void on_finished(SoupServerMessage *msg, gpointer data)
 {
     (void)msg;
-    ((struct job *)data)->gone = TRUE;
+    g_atomic_int_set(&((struct job *)data)->gone, 1);
 }
 
 /* On the main loop: send what the worker made. */
 static gboolean job_deliver(gpointer data)
 {
     struct job *job = data;
-    if (!job->gone) {
+    if (!g_atomic_int_get(&job->gone)) {
         SoupServerMessage *msg = job->msg;
         soup_server_message_set_status(msg, job->status, NULL);
         soup_server_message_set_response(msg, job->content_type, SOUP_MEMORY_COPY,
@@ -149,6 +149,12 @@ static void job_run(gpointer data, gpointer user_data)
     GError *error = NULL;
     web_api_handler handler = web_api_route(req->segments);
     gboolean ok = FALSE;
+    if (g_atomic_int_get(&job->gone)) {
+        /* Its client left while it waited for a worker (a burst of clients
+         * that gave up): no query for nobody. */
+        g_main_context_invoke(job->server->main_context, job_deliver, job);
+        return;
+    }
     if (handler == NULL) {
         g_set_error(&error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "no API at %s (see docs/web-api.md)",
                     req->path);
