@@ -65,8 +65,8 @@ static GBytes *error_body(const GError *error, const char *parameter)
     char *text = json_to_string(root, FALSE);
     json_node_unref(root);
     g_object_unref(b);
+    /* A final newline, for people reading answers with curl. */
     gsize n = strlen(text);
-    text[n] = '\0';
     GBytes *bytes = g_bytes_new_take(g_strconcat(text, "\n", NULL), n + 1);
     g_free(text);
     return bytes;
@@ -177,8 +177,9 @@ static void job_run(gpointer data, gpointer user_data)
         job->body = g_bytes_new_take(text, n);
         job->content_type = g_strdup("application/json; charset=utf-8");
     } else {
-        if (ok) /* a handler that answered nothing: a bug */
-            g_set_error(&error, WEB_ERROR, WEB_ERROR_INTERNAL, "%s answered nothing", req->path);
+        if (ok || error == NULL) /* a handler that answered nothing, or failed silently: a bug */
+            g_set_error(&error, WEB_ERROR, WEB_ERROR_INTERNAL, "%s %s", req->path,
+                        ok ? "answered nothing" : "failed without saying why");
         if (web_error_status(error) >= 500)
             g_message("%s: %s", req->path, error->message);
         job->status = web_error_status(error);
