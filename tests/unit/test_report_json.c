@@ -14,251 +14,39 @@
 #include <cmocka.h>
 
 #include "report_json.h"
+#include "test_report_figures.h"
 #include "test_support.h"
-#include "vigil/local_protocol.h"
 
-/* ---- figure sets ---------------------------------------------------------------------------- */
-
-static const char *const plain_argv[] = {"/usr/bin/dd", "if=/dev/zero", "of=out", "count=3"};
-
-static struct vigil_report_link summary_link(void)
-{
-    return (struct vigil_report_link){
-        .state = VIGIL_REPORT_SUMMARY,
-        .ranks_with_summary = 1,
-        .process_id = 17,
-        .activities_drained = 1234,
-        .names_drained = 5,
-        .gaps = 2,
-        .dropped = 1,
-        .anomalies = 3,
-        .cpu_s = 0.123456789,
-        .energy_j = 12.3456789,
-        .energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED,
-        .energy_source = "energy/estimate",
-        .energy_note = "",
-        .reason = "",
-        .cycles = 12,
-        .abnormal_cycles = 3,
-        .capture_observed = 52000,
-        .capture_forwarded = 4210,
-        .capture_dropped = 47088,
-        .capture_lost = 12,
-        .capture_held = 690,
-        .capture_mode = "anomalies",
-    };
-}
-
-static struct vigil_report_link standalone_link(const char *why)
-{
-    return (struct vigil_report_link){
-        .state = VIGIL_REPORT_STANDALONE,
-        .cpu_s = NAN,
-        .energy_j = NAN,
-        .energy_source = "",
-        .energy_note = why,
-        .reason = why,
-        .capture_mode = "",
-    };
-}
-
-static void add_op(struct vigil_report *r, unsigned op, uint64_t calls, uint64_t bytes,
-                   uint64_t time_ns, uint64_t errors)
-{
-    r->ops[op] = (struct vigil_report_op){calls, bytes, time_ns, errors};
-}
-
-static void add_file(struct vigil_report *r, const char *path, uint64_t calls, uint64_t read_bytes,
-                     uint64_t written_bytes)
-{
-    r->files[r->file_count++] = (struct vigil_report_file){
-        .path = path,
-        .path_bytes = strlen(path),
-        .calls = calls,
-        .read_bytes = read_bytes,
-        .written_bytes = written_bytes,
-    };
-}
-
-/* dd under vigild, with its summary. */
-static void plain_run(struct vigil_report *r)
-{
-    memset(r, 0, sizeof *r);
-    r->run_key = "vm-4242-1700000000123456789";
-    r->program = plain_argv[0];
-    r->argc = 4;
-    r->argv = plain_argv;
-    r->pid = 4242;
-    r->rank = -1;
-    r->host = "node17";
-    r->runtime_ms = 1234.5678;
-    r->cpu_seconds = 0.0004996; /* rounds up to 0.0005 first, then to 0.001 */
-    r->link = summary_link();
-    r->io_read_bytes = 3 * 512;
-    r->io_written_bytes = 3 * 512 + 7;
-    r->network_bytes = 1ull << 33;
-    r->observed = 20;
-    r->recorded = 18;
-    r->dropped = 1;
-    r->excluded = 1;
-    add_op(r, VIGIL_OP_POSIX_OPEN, 2, 0, 12345, 0);
-    add_op(r, VIGIL_OP_POSIX_READ, 3, 1536, 1500,
-           0); /* 0.0015 ms: a tie at the text's 3 decimals */
-    add_op(r, VIGIL_OP_POSIX_WRITE, 4, 1543, 987654321, 1);
-    add_op(r, VIGIL_OP_STDIO_FWRITE, 1, 7, 999, 0);
-    add_file(r, "/tmp/out", 7, 0, 1543);
-    add_file(r, "/dev/zero", 3, 1536, 0);
-}
-
-/* No vigild: the reason stands in for the energy and vigild's figures. */
-static void no_daemon(struct vigil_report *r)
-{
-    plain_run(r);
-    r->link = standalone_link("no vigild at /run/vigil/vigild.sock (No such file or directory)");
-    r->dropped = 65536;
-}
-
-/* vigild answered, but has no energy for the process and says why; its
- * capture is off. */
-static void energy_unavailable(struct vigil_report *r)
-{
-    plain_run(r);
-    r->link.energy_j = NAN;
-    r->link.energy_flags = 0;
-    r->link.energy_note = "the process ended before vigild's first tick";
-    r->link.capture_mode = "none";
-    r->link.capture_forwarded = r->link.capture_lost = r->link.capture_held = 0;
-    r->link.capture_dropped = r->link.capture_observed;
-    r->cpu_seconds = 2.5;
-}
-
-/* Registered, but vigild never answered the summary request. */
-static void no_summary(struct vigil_report *r)
-{
-    plain_run(r);
-    r->link = standalone_link("vigild did not answer within 100 ms");
-    r->link.state = VIGIL_REPORT_CONNECTED;
-    r->link.process_id = 99;
-}
-
-/* Bytes that are not UTF-8, control characters, quotes and characters
- * outside the BMP, in the program, argv, the host and the paths. */
-static const char *const odd_argv[] = {"/opt/caf\xe9/run", "--name=\"a\\b\"", "\x01\x7f\t",
-                                       "\xf0\x9f\x98\x80 smile", "\xc0\xaf\xed\xa0\x80\xf5"};
-
-static void odd_bytes(struct vigil_report *r)
-{
-    plain_run(r);
-    r->program = odd_argv[0];
-    r->argc = 5;
-    r->argv = odd_argv;
-    r->host = "h\xf6st";
-    r->link.energy_source = "energy/\xe9";
-    r->file_count = 0;
-    add_file(r, "/data/caf\xe9.dat", 9, 90, 0);
-    add_file(r, "/data/caf\xc3\xa9.dat", 8, 80, 0); /* the same name, in UTF-8 */
-    add_file(r, "/data/line\nbreak\x1b[31m", 7, 0, 70);
-    add_file(r, "/data/\xe2\x82", 6, 60, 0); /* a sequence cut short */
-    add_file(r, "/data/\xf0\x9f\x98\x80\x80\x9f", 5, 0, 50);
-    add_file(r, "/data/\"quoted\"\\back", 4, 40, 0);
-}
-
-/* An MPI job's report on rank 0: four ranks, figures with many decimals,
- * one rank without energy. */
-static struct vigil_report_link rank_links[4];
-
-static void mpi_joint(struct vigil_report *r)
-{
-    plain_run(r);
-    r->program = "./mpi-io-levels";
-    r->argc = 1;
-    r->ranks = 4;
-    r->rank = -1;
-    r->file_count = 0;
-    r->link.process_id = 0;
-    r->link.ranks_with_summary = 3;
-    r->link.state = VIGIL_REPORT_CONNECTED;
-    r->link.reason = "rank 2: vigild did not answer within 100 ms";
-    r->link.capture_mode = "mixed";
-    r->link.energy_j = NAN;
-    r->link.energy_note = "rank 2: vigild did not answer within 100 ms";
-    add_op(r, VIGIL_OP_MPIIO_WRITE_AT_ALL, 16, 1 << 20, 55555555, 0);
-    for (int m = 0; m < VIGIL_REPORT_RANK_METRIC_COUNT; m++)
-        r->per_rank[m] = (struct vigil_report_rank_stats){
-            .min = m / 3.0,
-            .mean = (m + 1) / 7.0 * 1e6,
-            .max = 5e9 + 1.0 / 3, /* past 2^32: a double's last decimals */
-            .sum = 1e17 / 3,      /* past 2^53 */
-            .max_rank = m % 4,
-        };
-    for (int i = 0; i < 4; i++) {
-        rank_links[i] = summary_link();
-        rank_links[i].process_id = 100 + (uint64_t)i;
-        rank_links[i].energy_j = 1.0000005 * (i + 1);
-        rank_links[i].capture_forwarded = 10 * (uint64_t)i;
-    }
-    rank_links[2] = standalone_link("vigild did not answer within 100 ms");
-    rank_links[2].state = VIGIL_REPORT_CONNECTED;
-    rank_links[2].process_id = 102;
-    rank_links[3].energy_flags = VIGIL_LOCAL_ENERGY_UNCERTAIN;
-    r->rank_links = rank_links;
-}
-
-/* A rank's own report (VIGIL_REPORT_PER_RANK=1, or a rank that never
- * reached MPI_Finalize), with lost activities. */
-static void own_rank(struct vigil_report *r)
-{
-    plain_run(r);
-    r->rank = 3;
-    r->in_job_report = true;
-    r->link.capture_lost = 12;
-    r->link.energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED | VIGIL_LOCAL_ENERGY_UNCERTAIN;
-    r->link.energy_j = 1.0000005;
-}
-
-/* A job whose rank 0 could not gather the ranks' vigild figures. */
-static void mpi_without_rank_links(struct vigil_report *r)
-{
-    mpi_joint(r);
-    r->rank_links = NULL;
-}
-
-static void (*const figure_sets[])(struct vigil_report *) = {
-    plain_run, no_daemon, energy_unavailable, no_summary,
-    odd_bytes, mpi_joint, own_rank,           mpi_without_rank_links,
-};
-static const char *const figure_set_names[] = {
-    "plain run", "no daemon", "energy unavailable", "no summary",
-    "odd bytes", "MPI job",   "own rank",           "MPI job without rank figures",
-};
+/* The figure sets are tests/support/test_report_figures.c's. */
 
 /* ---- the round trip ------------------------------------------------------------------------- */
 
 static void test_text_and_json_survive_the_json(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof figure_sets / sizeof figure_sets[0]; i++) {
+    for (size_t i = 0; i < sizeof test_report_figure_sets / sizeof test_report_figure_sets[0];
+         i++) {
         static struct vigil_report f;
-        figure_sets[i](&f);
+        test_report_figure_sets[i](&f);
         char *text = vigil_cli_report_text(&f);
         char *json = vigil_cli_report_json(&f);
         struct vigil_cli_report back;
         GError *error = NULL;
         if (!vigil_cli_report_parse(json, -1, &back, &error))
-            fail_msg("%s: its own JSON is refused: %s\n%s", figure_set_names[i], error->message,
-                     json);
+            fail_msg("%s: its own JSON is refused: %s\n%s", test_report_figure_set_names[i],
+                     error->message, json);
         char *text_again = vigil_cli_report_text(&back.r);
         char *json_again = vigil_cli_report_json(&back.r);
         if (strcmp(text, text_again) != 0)
             fail_msg("%s: the text differs after the JSON\nbefore:\n%s\nafter:\n%s",
-                     figure_set_names[i], text, text_again);
+                     test_report_figure_set_names[i], text, text_again);
         if (strcmp(json, json_again) != 0)
             fail_msg("%s: the JSON differs when read back\nbefore:\n%s\nafter:\n%s",
-                     figure_set_names[i], json, json_again);
+                     test_report_figure_set_names[i], json, json_again);
         /* Printable ASCII, one line. */
         for (const char *p = json; *p != '\0'; p++)
             if ((unsigned char)*p >= 0x7f || (*p < 0x20 && p[1] != '\0'))
-                fail_msg("%s: byte 0x%02x at %zu of the JSON", figure_set_names[i],
+                fail_msg("%s: byte 0x%02x at %zu of the JSON", test_report_figure_set_names[i],
                          (unsigned char)*p, (size_t)(p - json));
         vigil_cli_report_clear(&back);
         g_free(text);
@@ -275,7 +63,7 @@ static void test_plain_text(void **state)
 {
     (void)state;
     static struct vigil_report f;
-    plain_run(&f);
+    test_report_plain_run(&f);
     char *text = vigil_cli_report_text(&f);
     const char *const lines[] = {
         "\n== vigil report: /usr/bin/dd (pid 4242 on node17) ==\n",
@@ -304,7 +92,7 @@ static void test_odd_bytes_read_as_latin1(void **state)
 {
     (void)state;
     static struct vigil_report f;
-    odd_bytes(&f);
+    test_report_odd_bytes(&f);
     char *text = vigil_cli_report_text(&f);
     char *json = vigil_cli_report_json(&f);
     /* A stray byte is its Latin-1 character in both forms: the two names
@@ -335,7 +123,7 @@ static void test_mpi_text(void **state)
 {
     (void)state;
     static struct vigil_report f;
-    mpi_joint(&f);
+    test_report_mpi_joint(&f);
     char *text = vigil_cli_report_text(&f);
     test_assert_contains(text, "\n== vigil MPI report: ./mpi-io-levels, 4 ranks (rank 0: pid 4242 "
                                "on node17) ==\n");
@@ -375,7 +163,7 @@ static void test_bad_reports_are_refused(void **state)
 {
     (void)state;
     static struct vigil_report f;
-    plain_run(&f);
+    test_report_plain_run(&f);
     char *json = vigil_cli_report_json(&f);
     static const struct {
         const char *from, *to, *message;
