@@ -139,7 +139,7 @@ static gboolean all_digits(const char *text)
 /* The run itself, found by number, else by key. */
 static gboolean read_run(PGconn *db, struct run_facts *f, GError **error)
 {
-    static const char sql[] = "SELECT run_id, run_key, program, argv::text,"
+    static const char sql[] = "SELECT run_id, run_key, program, array_to_string(argv, ' '),"
                               " extract(epoch FROM end_time - start_time)::float8,"
                               " (SELECT count(DISTINCT node_id) FROM processes p"
                               "   WHERE p.run_id = runs.run_id)"
@@ -369,7 +369,7 @@ struct advice {
 
 static void print_run_text(const struct run_facts *f)
 {
-    printf("Run %s (%s): %s %s\n", f->run_id, f->run_key, f->program, f->argv);
+    printf("Run %s (%s): %s\n", f->run_id, f->run_key, f->argv);
     printf("  time %.3f s on %d node%s", f->duration_s, f->nodes, f->nodes == 1 ? "" : "s");
     if (!isnan(f->power_w))
         printf(", mean power %.2f W, energy %.1f J (%s, %s)", f->power_w, f->energy_j,
@@ -567,6 +567,21 @@ static void print_json(const struct advice *a)
 
 /* ---- the advice ------------------------------------------------------------------ */
 
+/* A run's mean cpu.frequency_hz, NAN when it has none. */
+static gboolean mean_frequency(PGconn *db, const char *run_id, double *frequency_hz, GError **error)
+{
+    static const char sql[] =
+        RUN_WINDOWS " SELECT sum(mean * inside_s) / nullif(sum(inside_s), 0) FROM w"
+                    " WHERE kind = 'gauge'";
+    const char *const params[] = {run_id, "^cpu\\.frequency_hz$"};
+    PGresult *result = query(db, sql, 2, params, error);
+    if (result == NULL)
+        return FALSE;
+    *frequency_hz = number(result, 0, 0);
+    PQclear(result);
+    return TRUE;
+}
+
 /* For one run: the other runs of its program, to name as --against. */
 static char *other_runs(PGconn *db, const struct run_facts *f, GError **error)
 {
@@ -584,10 +599,22 @@ static char *other_runs(PGconn *db, const struct run_facts *f, GError **error)
     else
         g_string_append_printf(text, "Other runs of %s (newest first; try --against):\n",
                                f->program);
-    for (int i = 0; i < PQntuples(result); i++)
-        g_string_append_printf(text, "  %s (%s), %.3f s\n", PQgetvalue(result, i, 0),
+    gboolean ok = TRUE;
+    for (int i = 0; ok && i < PQntuples(result); i++) {
+        double frequency_hz = NAN;
+        ok = mean_frequency(db, PQgetvalue(result, i, 0), &frequency_hz, error);
+        g_string_append_printf(text, "  %s (%s), %.3f s", PQgetvalue(result, i, 0),
                                PQgetvalue(result, i, 1), number(result, i, 2));
+        if (isnan(frequency_hz))
+            g_string_append(text, ", no cpu.frequency_hz\n");
+        else
+            g_string_append_printf(text, " at %.3f GHz\n", frequency_hz / 1e9);
+    }
     PQclear(result);
+    if (!ok) {
+        g_string_free(text, TRUE);
+        return NULL;
+    }
     return g_string_free(text, FALSE);
 }
 
