@@ -261,7 +261,6 @@ static gboolean read_frequency(PGconn *db, struct run_facts *f, GError **error)
     PGresult *result = query(db, sql, 2, params, error);
     if (result == NULL)
         return FALSE;
-    f->frequency_hz = f->min_frequency_hz = f->max_frequency_hz = NAN;
     for (int i = 0; i < PQntuples(result); i++) {
         const char *name = PQgetvalue(result, i, 0);
         if (strcmp(name, "cpu.frequency_hz") == 0) {
@@ -332,6 +331,7 @@ static gboolean read_facts(PGconn *db, const char *given, struct run_facts *f, G
     f->notes = g_ptr_array_new_with_free_func(g_free);
     f->missing = g_ptr_array_new_with_free_func(g_free);
     f->power_w = f->attributed_energy_j = NAN;
+    f->frequency_hz = f->min_frequency_hz = f->max_frequency_hz = NAN;
     if (!read_run(db, f, error))
         return FALSE;
     if (f->nodes == 0) {
@@ -418,6 +418,10 @@ static void print_text(const struct advice *a)
     if (m->exponent_fitted)
         printf("  c         %.3f (fitted to %zu per-second points at %u frequencies, rms %.2f W)\n",
                m->exponent, m->points_used, m->distinct_frequencies, m->power_rms_w);
+    else if (m->exponent_note[0] != '\0')
+        printf("  c         %.3f (fixed, not fitted: the per-second points at %u frequencies "
+               "did not fit: %s; [advise] power_exponent or --exponent)\n",
+               m->exponent, m->distinct_frequencies, m->exponent_note);
     else
         printf("  c         %.3f (fixed, not fitted: the runs' per-second frequency took %u "
                "value%s, c needs three; [advise] power_exponent or --exponent)\n",
@@ -537,6 +541,7 @@ static void print_json(const struct advice *a)
         json_builder_set_member_name(b, "points_used");
         json_builder_add_int_value(b, (gint64)m->points_used);
         add_number(b, "power_rms_w", m->exponent_fitted ? m->power_rms_w : NAN);
+        add_string(b, "exponent_note", m->exponent_note[0] != '\0' ? m->exponent_note : NULL);
         add_number(b, "frequency_step_hz", a->step_hz);
         json_builder_end_object(b);
         json_builder_set_member_name(b, "predictions");
@@ -663,8 +668,10 @@ static gboolean fit(struct advice *a, GError **error)
     };
     gboolean ok = vigil_fluid_fit(&input, &a->model, error);
     g_array_unref(points);
-    if (!ok)
+    if (!ok) {
+        g_prefix_error(error, "(the first run is %s, the second %s) ", x->given, y->given);
         return FALSE;
+    }
     a->min_frequency_hz = fmin(x->min_frequency_hz, y->min_frequency_hz);
     GArray *frequencies =
         vigil_fluid_frequencies(a->min_frequency_hz, a->model.max_frequency_hz, a->step_hz, error);

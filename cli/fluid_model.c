@@ -307,13 +307,20 @@ gboolean vigil_fluid_fit(const struct vigil_fluid_input *input, struct vigil_flu
         m.distinct_frequencies = vigil_fluid_distinct_frequencies(input->points, input->n_points,
                                                                   input->frequency_step_hz);
     if (m.distinct_frequencies > 2) {
-        if (!vigil_fluid_fit_power_points(input->points, input->n_points, input->max_frequency_hz,
-                                          &m.static_power_w, &m.dynamic_power_w, &m.exponent,
-                                          &m.power_rms_w, error))
-            return FALSE;
-        m.exponent_fitted = TRUE;
-        m.points_used = input->n_points;
-    } else {
+        /* Noisy points that straddle a step look like three frequencies:
+         * their failure leaves c fixed, said, rather than no advice. */
+        GError *why = NULL;
+        m.exponent_fitted = vigil_fluid_fit_power_points(
+            input->points, input->n_points, input->max_frequency_hz, &m.static_power_w,
+            &m.dynamic_power_w, &m.exponent, &m.power_rms_w, &why);
+        if (m.exponent_fitted) {
+            m.points_used = input->n_points;
+        } else {
+            g_snprintf(m.exponent_note, sizeof m.exponent_note, "%s", why->message);
+            g_error_free(why);
+        }
+    }
+    if (!m.exponent_fitted) {
         m.exponent = input->default_exponent;
         if (!vigil_fluid_fit_power_fixed(&input->runs[0], &input->runs[1], input->max_frequency_hz,
                                          m.exponent, &m.static_power_w, &m.dynamic_power_w, error))

@@ -66,6 +66,10 @@ struct vigil_fluid_model {
     size_t points_used;
     unsigned distinct_frequencies;
     double power_rms_w;
+    /* Why c is fixed although the points had more than two frequencies
+     * (their fit failed: noise, or power that does not follow the model);
+     * empty otherwise. */
+    char exponent_note[256];
 };
 
 /* D(F_max) and α from two runs; FALSE with error set when the runs' figures
@@ -92,8 +96,9 @@ unsigned vigil_fluid_distinct_frequencies(const struct vigil_fluid_point *points
                                           double step_hz);
 
 /* The whole fit: time from the two runs; power from the points when they
- * hold more than two distinct frequencies, else from the two runs with c =
- * default_exponent. */
+ * hold more than two distinct frequencies and their fit works, else from
+ * the two runs with c = default_exponent (exponent_note says why when the
+ * points' fit failed). */
 gboolean vigil_fluid_fit(const struct vigil_fluid_input *input, struct vigil_fluid_model *model,
                          GError **error);
 

@@ -12,6 +12,7 @@
  *   0.5, P_static 80 W, P_dyn 150 W, c 2.5: four frequencies, c fitted.
  * Node 3: ior, run 6, whose energy is an estimate and which has no
  *   cpu.frequency_hz.
+ * Nodes 4 and 5: lulesh, runs 7 and 8, runs 3 and 4 on two nodes.
  * Around each run: 5 s of idle windows (40 W at 1.2 GHz) that must not
  * count. */
 #include <math.h>
@@ -44,11 +45,12 @@ static const char *conninfo(void)
     return test_pg_conninfo(&test_pg_cluster);
 }
 
-/* A run of `program` on `node` from `start` for `seconds`, each second at
- * frequency a or b in turn, with its energy in metric `energy_metric`;
+/* A run of `program` on `nodes` nodes from `first_node` on, from `start`
+ * for `seconds`, each second at frequency a or b in turn, its power shared
+ * evenly by its nodes, with its energy in metric `energy_metric`;
  * cpu.frequency_hz only when `with_frequency`. */
-static void add_run(int run_id, const char *program, int node, const char *start, int seconds,
-                    double a_hz, double b_hz, const struct truth *t, int energy_metric,
+static void add_run(int run_id, const char *program, int first_node, int nodes, const char *start,
+                    int seconds, double a_hz, double b_hz, const struct truth *t, int energy_metric,
                     gboolean with_frequency)
 {
     char *sql = g_strdup_printf(
@@ -56,24 +58,27 @@ static void add_run(int run_id, const char *program, int node, const char *start
         " exit_status) VALUES (%d, 'advise-%d', '%s', ARRAY['%s', '-x'], 0, '%s',"
         " timestamptz '%s' + %d * interval '1 s', 0);"
         "INSERT INTO processes (run_id, node_id, pid, uid, program, argv, cwd, start_time,"
-        " start_monotonic_ns, end_time, exit_status) SELECT run_id, %d, 1000 + run_id, 0,"
-        " program, argv, '/tmp', start_time, run_id, end_time, 0 FROM runs WHERE run_id = %d;"
+        " start_monotonic_ns, end_time, exit_status) SELECT run_id, n, 1000 + 10 * run_id + n,"
+        " 0, program, argv, '/tmp', start_time, run_id, end_time, 0"
+        "   FROM runs, generate_series(%d, %d) n WHERE run_id = %d;"
         "INSERT INTO statistics_rollups (node_id, metric_id, start_time, end_time, samples, min,"
         " mean, max, delta, uncertain)"
-        " SELECT %d, metric_id, t, t + interval '1 s', 10, v, v, v,"
+        " SELECT n, metric_id, t, t + interval '1 s', 10, v, v, v,"
         "        CASE WHEN metric_id = %d THEN v END, false"
         "   FROM (SELECT t, inside, CASE WHEN NOT inside THEN 1.2e9 WHEN i %% 2 = 0 THEN %.17g"
         "                ELSE %.17g END AS f"
         "           FROM generate_series(-5, %d + 4) i,"
         "                LATERAL (SELECT timestamptz '%s' + i * interval '1 s' AS t,"
         "                                i >= 0 AND i < %d AS inside) x) w,"
-        "        LATERAL (VALUES (%d, CASE WHEN inside THEN %.17g + %.17g * power(f / %.17g, %.17g)"
-        "                                  ELSE 40 END),"
+        "        generate_series(%d, %d) n,"
+        "        LATERAL (VALUES (%d, CASE WHEN inside THEN (%.17g + %.17g"
+        "                                  * power(f / %.17g, %.17g)) / %d ELSE 40 END),"
         "                        (3, f), (4, 1.2e9), (5, %.17g)) AS m (metric_id, v)"
         "  WHERE metric_id <> 3 OR %s",
-        run_id, run_id, program, program, start, start, seconds, node, run_id, node, energy_metric,
-        a_hz, b_hz, seconds, start, seconds, energy_metric, t->static_power_w, t->dynamic_power_w,
-        F_MAX_HZ, t->exponent, F_MAX_HZ, with_frequency ? "true" : "false");
+        run_id, run_id, program, program, start, start, seconds, first_node, first_node + nodes - 1,
+        run_id, energy_metric, a_hz, b_hz, seconds, start, seconds, first_node,
+        first_node + nodes - 1, energy_metric, t->static_power_w, t->dynamic_power_w, F_MAX_HZ,
+        t->exponent, nodes, F_MAX_HZ, with_frequency ? "true" : "false");
     test_pg_exec_in(conninfo(), sql);
     g_free(sql);
 }
@@ -89,7 +94,7 @@ static void load_runs(void)
                     "DO $$ BEGIN PERFORM vigil_day_partition('statistics_rollups',"
                     " DATE '2026-11-20'); END $$;"
                     "INSERT INTO nodes (node_id, hostname) VALUES (1, 'n1'), (2, 'n2'),"
-                    " (3, 'n3');"
+                    " (3, 'n3'), (4, 'n4'), (5, 'n5');"
                     "INSERT INTO metrics (metric_id, name, unit, kind, source, origin) VALUES"
                     " (1, 'node.energy_j', 'J', 'counter', 'vigild/energy-share', 'measured'),"
                     " (2, 'node.energy_j', 'J', 'counter', 'vigild/energy-share', 'estimated'),"
@@ -101,12 +106,14 @@ static void load_runs(void)
     assert_true(duration_s(&ior, 2.4e9) == 120 && duration_s(&ior, 1.5e9) == 180);
     assert_true(fabs(duration_s(&stream, 2.0e9) - 100) < 1e-9 &&
                 fabs(duration_s(&stream, 2.5e9) - 88) < 1e-9);
-    add_run(1, "ior", 1, "2026-11-20 10:00:00Z", 120, 2.4e9, 2.4e9, &ior, 1, TRUE);
-    add_run(2, "ior", 1, "2026-11-20 11:00:00Z", 180, 1.5e9, 1.5e9, &ior, 1, TRUE);
-    add_run(3, "stream", 2, "2026-11-20 10:00:00Z", 100, 1.8e9, 2.2e9, &stream, 1, TRUE);
-    add_run(4, "stream", 2, "2026-11-20 11:00:00Z", 88, 2.3e9, 2.7e9, &stream, 1, TRUE);
-    add_run(5, "ior", 1, "2026-11-20 12:00:00Z", 120, 2.4e9, 2.4e9, &ior, 1, TRUE);
-    add_run(6, "ior", 3, "2026-11-20 10:00:00Z", 120, 2.4e9, 2.4e9, &ior, 2, FALSE);
+    add_run(1, "ior", 1, 1, "2026-11-20 10:00:00Z", 120, 2.4e9, 2.4e9, &ior, 1, TRUE);
+    add_run(2, "ior", 1, 1, "2026-11-20 11:00:00Z", 180, 1.5e9, 1.5e9, &ior, 1, TRUE);
+    add_run(3, "stream", 2, 1, "2026-11-20 10:00:00Z", 100, 1.8e9, 2.2e9, &stream, 1, TRUE);
+    add_run(4, "stream", 2, 1, "2026-11-20 11:00:00Z", 88, 2.3e9, 2.7e9, &stream, 1, TRUE);
+    add_run(5, "ior", 1, 1, "2026-11-20 12:00:00Z", 120, 2.4e9, 2.4e9, &ior, 1, TRUE);
+    add_run(6, "ior", 3, 1, "2026-11-20 10:00:00Z", 120, 2.4e9, 2.4e9, &ior, 2, FALSE);
+    add_run(7, "lulesh", 4, 2, "2026-11-20 10:00:00Z", 100, 1.8e9, 2.2e9, &stream, 1, TRUE);
+    add_run(8, "lulesh", 4, 2, "2026-11-20 11:00:00Z", 88, 2.3e9, 2.7e9, &stream, 1, TRUE);
 }
 
 static struct test_run vigil_advise(const char *first, ...)
@@ -207,6 +214,24 @@ static void test_runs_whose_frequency_varied_give_the_exponent(void **state)
     test_run_clear(&r);
 }
 
+/* Runs 7 and 8 are runs 3 and 4 spread over two nodes, each drawing half
+ * the power: the nodes' energy adds up, and each node's per-second power
+ * counts for both. */
+static void test_a_run_on_two_nodes_is_their_sum(void **state)
+{
+    (void)state;
+    struct test_run r = vigil_advise("7", "--against", "8", NULL);
+    test_assert_status(&r, 0, "vigil advise 7 --against 8");
+    test_assert_contains(r.out, "time 100.000 s on 2 nodes, mean power 135.45 W");
+    test_assert_contains(r.out, "D(F_max)  80.000 s");
+    test_assert_contains(r.out, "α         0.5000");
+    test_assert_contains(r.out, "P_static  80.00 W");
+    test_assert_contains(r.out, "P_dyn     150.00 W");
+    test_assert_contains(r.out, "c         2.500 (fitted to 376 per-second points at 4 "
+                                "frequencies, rms 0.00 W)");
+    test_run_clear(&r);
+}
+
 static void test_what_is_missing_is_said(void **state)
 {
     (void)state;
@@ -269,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_runs_at_one_frequency_each),
         cmocka_unit_test(test_runs_whose_frequency_varied_give_the_exponent),
+        cmocka_unit_test(test_a_run_on_two_nodes_is_their_sum),
         cmocka_unit_test(test_what_is_missing_is_said),
     };
     return cmocka_run_group_tests(tests, setup, test_pg_group_teardown);

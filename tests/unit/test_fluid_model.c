@@ -171,6 +171,18 @@ static void test_whole_fit_fits_the_exponent_only_when_it_can(void **state)
     assert_close(model.exponent, 3.0, 0);
     assert_close(model.static_power_w, t.static_power_w, 1e-12);
     assert_close(model.dynamic_power_w, t.dynamic_power_w, 1e-12);
+    assert_string_equal(model.exponent_note, "");
+    /* Points at four frequencies whose power falls with the frequency: c
+     * stays fixed, and the note says why. */
+    struct vigil_fluid_point falling[] = {
+        {1.5 * GHZ, 300}, {1.8 * GHZ, 250}, {2.1 * GHZ, 200}, {2.4 * GHZ, 150}};
+    input.points = falling;
+    input.n_points = G_N_ELEMENTS(falling);
+    assert_true(vigil_fluid_fit(&input, &model, &error));
+    assert_false(model.exponent_fitted);
+    assert_int_equal(model.distinct_frequencies, 4);
+    assert_non_null(strstr(model.exponent_note, "did not rise with the frequency"));
+    assert_close(model.static_power_w, t.static_power_w, 1e-12);
     /* And the model predicts the truth back. */
     for (double f = 1.2 * GHZ; f <= 3.0 * GHZ; f += 0.1 * GHZ) {
         assert_close(vigil_fluid_duration_s(&model, f), true_duration(&t, f), 1e-12);
