@@ -51,7 +51,9 @@ static const struct {
 };
 
 /* The roll-ups of a run's nodes that overlap its interval, of the metrics
- * whose name matches $2; inside_s is the part of the window in the run. */
+ * whose name matches $2; inside_s is the part of the window in the run.
+ * No window is longer than an hour ([daemon] rollup_ms): that bound keeps
+ * the index scan to the run's time, not the node's whole past. */
 #define RUN_WINDOWS                                                                                \
     "WITH r AS (SELECT start_time, end_time FROM runs WHERE run_id = $1::bigint),"                 \
     " n AS (SELECT DISTINCT node_id FROM processes WHERE run_id = $1::bigint),"                    \
@@ -65,6 +67,7 @@ static const struct {
     "         FROM r, statistics_rollups s JOIN metrics m USING (metric_id)"                       \
     "        WHERE s.node_id IN (SELECT node_id FROM n)"                                           \
     "          AND s.start_time < r.end_time AND s.end_time > r.start_time AND m.name ~ $2"        \
+    "          AND s.start_time > r.start_time - interval '1 hour'"                                \
     "          AND s.end_time > s.start_time)"
 
 struct run_facts {
@@ -680,7 +683,7 @@ static gboolean fit(struct advice *a, GError **error)
     a->predictions =
         g_array_sized_new(FALSE, TRUE, sizeof(struct vigil_fluid_prediction), frequencies->len);
     g_array_set_size(a->predictions, frequencies->len);
-    vigil_fluid_predict(&a->model, (const double *)frequencies->data, frequencies->len,
+    vigil_fluid_predict(&a->model, &g_array_index(frequencies, double, 0), frequencies->len,
                         (struct vigil_fluid_prediction *)a->predictions->data, &a->least_energy,
                         &a->least_energy_delay);
     g_array_unref(frequencies);

@@ -209,8 +209,8 @@ static void test_least_energy_and_energy_delay_are_found(void **state)
     assert_int_equal(frequencies->len, 19);
     struct vigil_fluid_prediction out[19];
     size_t least_energy = 99, least_energy_delay = 99;
-    vigil_fluid_predict(&model, (double *)frequencies->data, frequencies->len, out, &least_energy,
-                        &least_energy_delay);
+    vigil_fluid_predict(&model, &g_array_index(frequencies, double, 0), frequencies->len, out,
+                        &least_energy, &least_energy_delay);
     assert_close(out[least_energy].frequency_hz, 1.8 * GHZ, 1e-12);
     /* An independent search over the same frequencies. */
     size_t want_energy = 0, want_delay = 0;
