@@ -107,7 +107,8 @@ gboolean vigil_fluid_fit_time(const struct vigil_fluid_run *a, const struct vigi
             share, a->frequency_hz / 1e9, a->duration_s, b->frequency_hz / 1e9, b->duration_s,
             share < 0 ? "so the faster clock took longer" : "more than the clock ratio explains");
     *duration_at_max_s = at_max;
-    *alpha = CLAMP(share, 0.0, 1.0);
+    /* Within the tolerance, onto [0, 1]; and +0, not the −0 equal times give. */
+    *alpha = share <= 0 ? 0.0 : share >= 1 ? 1.0 : share;
     return TRUE;
 }
 

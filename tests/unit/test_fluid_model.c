@@ -80,6 +80,12 @@ static void test_two_runs_give_alpha_and_duration_exactly(void **state)
         assert_close(duration, t.duration_at_max_s, 1e-12);
         assert_true(fabs(alpha - t.alpha) < 1e-12);
     }
+    /* Equal times: α is 0, printed as 0, not -0. */
+    a = (struct vigil_fluid_run){1.8 * GHZ, 120, 300};
+    b = (struct vigil_fluid_run){2.4 * GHZ, 120, 302};
+    assert_true(vigil_fluid_fit_time(&a, &b, 3 * GHZ, 100e6, &duration, &alpha, &error));
+    assert_true(alpha == 0 && !signbit(alpha));
+    assert_close(duration, 120, 1e-12);
 }
 
 static void test_fixed_exponent_gives_static_and_dynamic_power(void **state)
