@@ -273,6 +273,14 @@ static void test_what_is_missing_is_said(void **state)
     test_assert_status(&r, 1, "vigil advise 99");
     test_assert_contains(r.err, "the warehouse has no run 99");
     test_run_clear(&r);
+    r = vigil_advise("1", "--format", "xml", NULL);
+    test_assert_status(&r, 2, "vigil advise 1 --format xml");
+    test_assert_contains(r.err, "--format xml: expected text or json");
+    test_run_clear(&r);
+    r = vigil_advise(NULL);
+    test_assert_status(&r, 2, "vigil advise");
+    test_assert_contains(r.err, "usage: vigil advise RUN [--against RUN2]");
+    test_run_clear(&r);
     r = vigil_advise("1", "--exponent", "7", NULL);
     test_assert_status(&r, 2, "vigil advise 1 --exponent 7");
     test_assert_contains(r.err, "--exponent 7: expected a number in [0.5, 6]");
