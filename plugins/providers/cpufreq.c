@@ -135,7 +135,7 @@ static gboolean count_cores(struct cpufreq *c, GError **error)
 {
     GHashTable *packages = g_hash_table_new(g_direct_hash, g_direct_equal);
     GHashTable *cores = g_hash_table_new(g_int64_hash, g_int64_equal);
-    GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(gint64), c->cpus->len);
+    GArray *core_keys = g_array_sized_new(FALSE, FALSE, sizeof(gint64), c->cpus->len);
     gboolean ok = TRUE;
     for (guint i = 0; i < c->cpus->len && ok; i++) {
         guint cpu = g_array_index(c->cpus, guint, i);
@@ -147,13 +147,13 @@ static gboolean count_cores(struct cpufreq *c, GError **error)
         if (ok) {
             g_hash_table_add(packages, GSIZE_TO_POINTER(package + 1));
             gint64 key = (gint64)((package << 32) | (core & 0xffffffffu));
-            g_array_append_val(keys, key);
+            g_array_append_val(core_keys, key);
         }
         g_free(core_file);
         g_free(package_file);
     }
-    for (guint i = 0; i < keys->len; i++)
-        g_hash_table_add(cores, &g_array_index(keys, gint64, i));
+    for (guint i = 0; i < core_keys->len; i++)
+        g_hash_table_add(cores, &g_array_index(core_keys, gint64, i));
     c->facts[SOCKETS] = g_hash_table_size(packages);
     c->facts[CORES] = g_hash_table_size(cores);
     c->facts[HW_THREADS] = c->cpus->len;

@@ -35,6 +35,7 @@ struct likwid_api {
     void (*topology_finalize)(void);
     int (*init_configuration)(void);
     Configuration_t (*get_configuration)(void); /* its access mode, its daemon's path */
+    int (*destroy_configuration)(void);
     void (*HPMmode)(int mode);
     int (*HPMaddThread)(int cpu);
     void (*HPMfinalize)(void);

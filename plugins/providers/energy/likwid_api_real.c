@@ -43,6 +43,7 @@ const struct likwid_api likwid_api_real = {
     .topology_finalize = topology_finalize,
     .init_configuration = init_configuration,
     .get_configuration = get_configuration,
+    .destroy_configuration = destroy_configuration,
     .HPMmode = HPMmode,
     .HPMaddThread = HPMaddThread,
     .HPMfinalize = HPMfinalize,

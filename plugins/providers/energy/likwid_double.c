@@ -177,6 +177,7 @@ const struct likwid_api likwid_double_api = {
     .topology_finalize = double_finalize,
     .init_configuration = double_init_configuration,
     .get_configuration = double_get_configuration,
+    .destroy_configuration = double_init_configuration,
     .HPMmode = double_HPMmode,
     .HPMaddThread = double_HPMaddThread,
     .HPMfinalize = double_nothing,

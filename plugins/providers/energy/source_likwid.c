@@ -71,7 +71,7 @@ struct likwid_zone {
 
 struct likwid {
     const struct likwid_api *api;
-    gboolean topology_up, power_up;
+    gboolean topology_up, configuration_up, power_up;
     GArray *socket_cpus; /* int: one CPU of each socket, in likwid's socket order */
     GPtrArray *zones;    /* struct likwid_zone * */
     char *note;          /* the domains left out, or NULL */
@@ -93,6 +93,8 @@ static void likwid_stop(void *state)
     }
     if (l->topology_up)
         l->api->topology_finalize();
+    if (l->configuration_up)
+        l->api->destroy_configuration();
     if (l->socket_cpus != NULL)
         g_array_unref(l->socket_cpus);
     if (l->zones != NULL)
@@ -309,6 +311,7 @@ static void *likwid_start(const struct energy_settings *settings, vigil_metric_c
     if (info == NULL || l->socket_cpus->len == 0)
         return fail(l, error, "likwid's topology has no hardware thread");
     api->init_configuration();
+    l->configuration_up = TRUE;
     Configuration_t config = api->get_configuration();
     if (config != NULL && config->daemonMode == ACCESSMODE_PERF)
         return fail(l, error,
