@@ -159,7 +159,7 @@ static gboolean count_cores(struct cpufreq *c, GError **error)
     c->facts[HW_THREADS] = c->cpus->len;
     c->has_fact[SOCKETS] = c->has_fact[CORES] = c->has_fact[HW_THREADS] = ok;
     g_hash_table_destroy(cores);
-    g_array_unref(keys);
+    g_array_unref(core_keys);
     g_hash_table_destroy(packages);
     return ok;
 }
