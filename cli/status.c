@@ -288,6 +288,8 @@ static void print_text(JsonObject *root)
                member_int(p, "reads"), member_int(p, "read_errors"));
         print_cost(p, "cost_us");
         printf("\n");
+        if (member_string(p, "note") != NULL)
+            printf("  %-10s %s\n", "", member_string(p, "note"));
     }
     JsonObject *energy = json_object_get_object_member(root, "energy");
     if (member_string(energy, "unavailable") != NULL)

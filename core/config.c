@@ -162,6 +162,14 @@ static char *describe_expected(const struct key *key)
         return text;
     }
     case VIGIL_CONFIG_LIST:
+        if (key->choices != NULL) {
+            char *choices = g_strjoinv(", ", key->choices);
+            char *text = g_strdup_printf("a list separated by ';' of one or more of: %s, each "
+                                         "once",
+                                         choices);
+            g_free(choices);
+            return text;
+        }
         return g_strdup("a list separated by ';'");
     case VIGIL_CONFIG_STRING:
     default:
@@ -222,6 +230,24 @@ static gboolean parse_choice(const char *text, const struct key *key, char **out
     return TRUE;
 }
 
+/* A LIST with choices (an order of preference among them): at least one,
+ * each a choice, none twice. */
+static gboolean list_is_chosen(const struct key *key, char *const *list)
+{
+    if (key->choices == NULL)
+        return TRUE;
+    if (list[0] == NULL)
+        return FALSE;
+    for (guint i = 0; list[i] != NULL; i++) {
+        if (!g_strv_contains((const char *const *)key->choices, list[i]))
+            return FALSE;
+        for (guint j = 0; j < i; j++)
+            if (strcmp(list[i], list[j]) == 0)
+                return FALSE;
+    }
+    return TRUE;
+}
+
 /* Text already unescaped by GKeyFile. */
 static gboolean parse_text(const struct key *key, const char *text, struct value *out)
 {
@@ -251,6 +277,18 @@ static gboolean parse_value(const struct key *key, GKeyFile *file, const char *g
     GError *glib_error = NULL;
     if (key->type == VIGIL_CONFIG_LIST) {
         out->list = g_key_file_get_string_list(file, group, name, NULL, &glib_error);
+        if (out->list != NULL && !list_is_chosen(key, out->list)) {
+            char *expected = describe_expected(key);
+            char *text = g_key_file_get_value(file, group, name, NULL);
+            char *got = quote(text != NULL ? text : "");
+            g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                        "expected %s, got %s", expected, got);
+            g_free(expected);
+            g_free(got);
+            g_free(text);
+            value_clear(out);
+            return FALSE;
+        }
     } else {
         char *text = g_key_file_get_string(file, group, name, &glib_error);
         /* Trailing blanks are invisible in an editor and GKeyFile keeps
@@ -330,7 +368,9 @@ static const char *check_range(const struct vigil_config_key *decl)
 
 static const char *check_choices(const struct vigil_config_key *decl)
 {
-    if (decl->type != VIGIL_CONFIG_ENUM)
+    if (decl->type == VIGIL_CONFIG_LIST && decl->choices == NULL)
+        return NULL;
+    if (decl->type != VIGIL_CONFIG_ENUM && decl->type != VIGIL_CONFIG_LIST)
         return NULL;
     if (decl->choices == NULL || decl->choices[0] == '\0')
         return "an ENUM needs choices";
@@ -349,7 +389,8 @@ static struct key *key_from_declaration(const struct vigil_config_key *decl)
     key->redact_password = decl->redact_password;
     key->min = decl->min;
     key->max = decl->max;
-    if (decl->type == VIGIL_CONFIG_ENUM)
+    if (decl->type == VIGIL_CONFIG_ENUM ||
+        (decl->type == VIGIL_CONFIG_LIST && decl->choices != NULL))
         key->choices = g_strsplit(decl->choices, "|", -1);
     key->description = g_strdup(decl->description);
     return key;
@@ -971,7 +1012,11 @@ static void append_key(GString *out, const struct key *key)
     g_string_append_c(out, '\n');
     if (key->description != NULL)
         append_comment(out, key->description);
-    if (key->type == VIGIL_CONFIG_ENUM) {
+    if (key->type == VIGIL_CONFIG_LIST && key->choices != NULL) {
+        char *choices = g_strjoinv(", ", key->choices);
+        g_string_append_printf(out, "# in order, one or more of: %s\n", choices);
+        g_free(choices);
+    } else if (key->type == VIGIL_CONFIG_ENUM) {
         char *choices = g_strjoinv(", ", key->choices);
         g_string_append_printf(out, "# one of: %s\n", choices);
         g_free(choices);

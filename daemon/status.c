@@ -131,6 +131,8 @@ static void add_providers(JsonBuilder *b, const struct vigild *d)
         vigild_json_string(b, "name", p->name);
         vigild_json_bool(b, "running", p->running);
         vigild_json_string(b, "unavailable", p->unavailable);
+        vigild_json_string(b, "note",
+                           p->running && p->ops->note != NULL ? p->ops->note(p->instance) : NULL);
         vigild_json_int(b, "reads", (gint64)p->reads);
         vigild_json_int(b, "read_errors", (gint64)p->read_errors);
         vigild_json_string(b, "last_error", p->last_error);

@@ -468,7 +468,7 @@ static void test_status_text_shows_providers_and_processes(void **state)
 {
     struct test_daemon d;
     test_daemon_start(&d, *state, "providers = procstat;process;energy;nonexistent\n",
-                      "[provider.energy]\nsource = estimate\n");
+                      "[provider.energy]\nsources = estimate\n");
     pid_t pid = fork_or_fail();
     if (pid == 0) {
         int fd = client_connect(d.socket_path);
@@ -487,6 +487,8 @@ static void test_status_text_shows_providers_and_processes(void **state)
     /* Before the first tick there is no figure yet, and it says so. */
     test_assert_contains(run.out, "\nenergy: ");
     assert_null(strstr(run.out, "energy     not running"));
+    /* The provider's note, under its line: the source in use. */
+    test_assert_contains(run.out, "\n             energy/estimate (estimated)\n");
     test_assert_contains(run.out, "ended");
     test_assert_contains(run.out, "test-client");
     test_assert_contains(run.out, "\nreasoning: a cycle every 1000 ms, ");
@@ -570,7 +572,7 @@ static void test_report_shows_what_vigild_measured(void **state)
     const char *dir = *state;
     struct test_daemon d;
     test_daemon_start(&d, dir, "providers = procstat;process;energy\n",
-                      "[provider.energy]\nsource = estimate\n");
+                      "[provider.energy]\nsources = estimate\n");
     char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
     char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     const char *vars[] = {socket_var, preload_var, NULL};

@@ -143,7 +143,7 @@ static void test_config_check_checks_plugin_sections(void **state)
 static void test_config_check_finds_the_providers(void **state)
 {
     (void)state;
-    char *path = make_config("[provider.energy]\nsource = estimate\nidel_w = 40\n", NULL, NULL);
+    char *path = make_config("[provider.energy]\nsources = estimate\nidel_w = 40\n", NULL, NULL);
     struct test_run r = run_vigil("config", "check", "--config", path, NULL);
     assert_int_equal(r.status, 1);
     test_assert_contains(r.err, "[provider.energy] idel_w");
@@ -151,7 +151,7 @@ static void test_config_check_finds_the_providers(void **state)
     test_run_clear(&r);
     remove_tree(path);
 
-    path = make_config("[provider.energy]\nsource = estimate\nidle_w = 40\n", NULL, NULL);
+    path = make_config("[provider.energy]\nsources = estimate\nidle_w = 40\n", NULL, NULL);
     r = run_vigil("config", "check", "--config", path, NULL);
     assert_int_equal(r.status, 0);
     test_assert_contains(r.out, "[provider.energy]");
@@ -181,6 +181,34 @@ static void assert_check_refuses(const char *dir, const char *text, const char *
     assert_string_equal(r.out, "");
     test_run_clear(&r);
     g_free(path);
+}
+
+/* The energy provider's `sources`: an order among known sources, at least
+ * one, each once; the error names the section and the key. */
+static void test_config_check_checks_energy_sources(void **state)
+{
+    (void)state;
+    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
+    const char *expected = "expected a list separated by ';' of one or more of: likwid, "
+                           "powercap, estimate, each once";
+    assert_check_refuses(dir, "[provider.energy]\nsources = likwid;rapl\n",
+                         "[provider.energy] sources", "got \"likwid;rapl\"");
+    assert_check_refuses(dir, "[provider.energy]\nsources = likwid;rapl\n",
+                         "[provider.energy] sources", expected);
+    assert_check_refuses(dir, "[provider.energy]\nsources =\n", "[provider.energy] sources",
+                         expected);
+    assert_check_refuses(dir, "[provider.energy]\nsources = estimate;estimate\n",
+                         "[provider.energy] sources", expected);
+    assert_check_refuses(dir, "[provider.energy]\nsource = estimate\n", "[provider.energy] source",
+                         "did you mean 'sources'");
+    char *path = file_in(dir, "vigil.conf", "[provider.energy]\nsources = estimate;likwid\n", 0644);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
+    assert_int_equal(r.status, 0);
+    test_assert_contains(r.out, "sources = estimate;likwid;\n");
+    test_run_clear(&r);
+    g_free(path);
+    test_remove_tree(dir);
+    g_free(dir);
 }
 
 /* [web] is checked as vigil-web checks it at start, by the same function. */
@@ -342,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_config_check_of_a_missing_file),
         cmocka_unit_test(test_config_check_checks_plugin_sections),
         cmocka_unit_test(test_config_check_finds_the_providers),
+        cmocka_unit_test(test_config_check_checks_energy_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

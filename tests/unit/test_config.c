@@ -409,6 +409,46 @@ static void test_bad_enum(void **state)
                     "expected one of: anomalies, all, none, got \"ALL\"");
 }
 
+static void check_bad_declaration(const struct vigil_config_key *key, const char *complaint);
+
+/* A LIST with choices: an order among them, at least one, each once. */
+static void test_list_with_choices(void **state)
+{
+    struct fixture *fx = *state;
+    const struct vigil_config_key order = {.section = "energy",
+                                           .name = "sources",
+                                           .type = VIGIL_CONFIG_LIST,
+                                           .default_value = "a;b",
+                                           .choices = "a|b|c",
+                                           .description = "tried in order"};
+    assert_true(vigil_config_declare(fx->config, NULL, &order, 1, NULL));
+    write_main(fx, "[energy]\nsources = c;a\n");
+    load_ok(fx);
+    const char *const *list = vigil_config_get_list(fx->config, "energy", "sources");
+    assert_string_equal(list[0], "c");
+    assert_string_equal(list[1], "a");
+    assert_null(list[2]);
+    const char *bad[] = {"a;d", "", "b;b"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *text = g_strdup_printf("[energy]\nsources = %s\n", bad[i]);
+        write_main(fx, text);
+        char *message = load_fails(fx, VIGIL_CONFIG_ERROR_BAD_VALUE);
+        char *want = g_strdup_printf("[energy] sources: expected a list separated by ';' of one "
+                                     "or more of: a, b, c, each once, got \"%s\"",
+                                     bad[i]);
+        assert_contains(message, want);
+        g_free(want);
+        g_free(message);
+        g_free(text);
+    }
+    char *written = vigil_config_to_string(fx->config);
+    assert_contains(written, "# in order, one or more of: a, b, c\n");
+    g_free(written);
+    const struct vigil_config_key bad_default = {
+        .name = "l", .type = VIGIL_CONFIG_LIST, .default_value = "a;z", .choices = "a|b"};
+    check_bad_declaration(&bad_default, "bad default");
+}
+
 static void test_malformed_file(void **state)
 {
     struct fixture *fx = *state;
@@ -776,6 +816,7 @@ int main(void)
         FIXTURE_TEST(test_bad_double),
         FIXTURE_TEST(test_bad_bool),
         FIXTURE_TEST(test_bad_enum),
+        FIXTURE_TEST(test_list_with_choices),
         FIXTURE_TEST(test_malformed_file),
         FIXTURE_TEST(test_missing_main_file),
         FIXTURE_TEST(test_all_errors_reported),

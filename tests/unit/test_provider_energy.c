@@ -78,7 +78,7 @@ static void write_stat(const char *root, const char *cpu_fields, gboolean in_pla
 static void open_energy(struct test_provider *p, const char *root, const char *source,
                         const char *extra)
 {
-    char *config = g_strdup_printf("source = %s\n%s", source, extra != NULL ? extra : "");
+    char *config = g_strdup_printf("sources = %s\n%s", source, extra != NULL ? extra : "");
     test_provider_open_at(p, "energy", root, config);
     g_free(config);
 }
@@ -131,17 +131,23 @@ static void assert_estimate_metric(struct test_provider *p)
                        "energy/estimate");
 }
 
-/* source=auto must land on the estimate and log why, naming `reason`. */
+/* sources=powercap;estimate must land on the estimate and log why, naming
+ * `reason`, which the provider's note gives too. */
 static void expect_auto_falls_back(const char *root, const char *reason)
 {
     struct test_provider p;
-    open_energy(&p, root, "auto", NULL);
+    open_energy(&p, root, "powercap;estimate", NULL);
     struct captured_log log;
     capture_begin(&log);
     test_provider_start_ok(&p);
     char *logged = capture_end(&log);
     test_assert_contains(logged, "estimated");
-    test_assert_contains(logged, reason);
+    char *want = g_strdup_printf("powercap: %s", reason);
+    test_assert_contains(logged, want);
+    const char *note = p.ops->note(p.instance);
+    test_assert_contains(note, "energy/estimate (estimated); not used: ");
+    test_assert_contains(note, want);
+    g_free(want);
     assert_int_equal(vigil_metric_count(p.catalog), 1);
     assert_estimate_metric(&p);
     expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
@@ -149,14 +155,16 @@ static void expect_auto_falls_back(const char *root, const char *reason)
     test_provider_close(&p);
 }
 
-/* source=powercap cannot start, saying exactly `want`; source=auto falls
- * back to the estimate, logging it. */
+/* sources=powercap cannot start, saying exactly `want` after its name; with the estimate
+ * after it, the provider falls back to it, logging why. */
 static void expect_powercap_unavailable(const char *root, const char *want)
 {
     struct test_provider p;
     open_energy(&p, root, "powercap", NULL);
     char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    assert_string_equal(message, want);
+    char *whole = g_strdup_printf("no energy source can run here; powercap: %s", want);
+    assert_string_equal(message, whole);
+    g_free(whole);
     g_free(message);
     test_provider_close(&p);
     expect_auto_falls_back(root, want);
@@ -311,7 +319,7 @@ static void powercap_permission_denied(void **state)
     test_provider_close(&p);
     struct captured_log log;
     capture_begin(&log);
-    open_energy(&p, root, "auto", NULL);
+    open_energy(&p, root, "powercap;estimate", NULL);
     gboolean auto_started = test_provider_start(&p, NULL);
     char *logged = capture_end(&log);
     test_caps_restore(&saved);
@@ -364,7 +372,7 @@ static void no_powercap_dir(void **state)
 {
     const char *root = *state;
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
-    char *want = g_strdup_printf("no RAPL: %s/sys/class/powercap does not exist", root);
+    char *want = g_strdup_printf("%s/sys/class/powercap absent", root);
     expect_powercap_unavailable(root, want);
     g_free(want);
 }
@@ -374,12 +382,13 @@ static void powercap_without_rapl_zones(void **state)
     const char *root = *state;
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     write_zone(root, "intel-rapl-mmio:0", "package-0", PKG_RANGE_UJ, "5");
-    char *want = g_strdup_printf("no RAPL: %s/sys/class/powercap has no intel-rapl:N zone", root);
+    char *want = g_strdup_printf("%s/sys/class/powercap has no intel-rapl:N zone", root);
     expect_powercap_unavailable(root, want);
     g_free(want);
 }
 
-/* Auto ---------------------------------------------------------------------------------------- */
+/* Falling back
+ * ---------------------------------------------------------------------------------------- */
 
 static void auto_prefers_powercap(void **state)
 {
@@ -387,12 +396,13 @@ static void auto_prefers_powercap(void **state)
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "5");
     struct test_provider p;
-    open_energy(&p, root, "auto", NULL);
+    open_energy(&p, root, "powercap;estimate", NULL);
     struct captured_log log;
     capture_begin(&log);
     test_provider_start_ok(&p);
     char *logged = capture_end(&log);
-    assert_string_equal(logged, "");
+    assert_string_equal(logged, "energy from energy/powercap\n");
+    assert_string_equal(p.ops->note(p.instance), "energy/powercap");
     assert_int_equal(vigil_metric_count(p.catalog), 1);
     assert_int_equal(test_metric(&p, "energy.pkg0_j")->origin, VIGIL_METRIC_MEASURED);
     assert_null(vigil_metric_lookup(p.catalog, "energy.node_j"));
@@ -404,9 +414,13 @@ static void auto_with_nothing_to_read(void **state)
 {
     const char *root = *state;
     struct test_provider p;
-    open_energy(&p, root, "auto", NULL);
+    open_energy(&p, root, "powercap;estimate", NULL);
     char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "no RAPL:");
+    char *powercap = g_strdup_printf("no energy source can run here; powercap: "
+                                     "%s/sys/class/powercap absent; estimate: ",
+                                     root);
+    test_assert_contains(message, powercap);
+    g_free(powercap);
     char *stat_path = g_build_filename(root, "proc/stat", NULL);
     test_assert_contains(message, stat_path);
     g_free(stat_path);
@@ -538,7 +552,8 @@ static void real_node_auto(void **state)
 {
     (void)state;
     struct test_provider p;
-    open_energy(&p, "/", "auto", NULL);
+    /* Without likwid, which tests/integration/test_energy_chain.c runs. */
+    open_energy(&p, "/", "powercap;estimate", NULL);
     struct captured_log log;
     capture_begin(&log);
     test_provider_start_ok(&p);
@@ -552,7 +567,7 @@ static void real_node_auto(void **state)
         double joules = test_sample_value(later, "energy.node_j");
         assert_true(joules >= 50.0 && joules <= 150.0);
     } else {
-        assert_string_equal(logged, "");
+        test_assert_contains(logged, "energy from energy/");
         assert_true(g_hash_table_size(s) >= 1);
     }
     g_hash_table_destroy(later);

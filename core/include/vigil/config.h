@@ -24,7 +24,7 @@ enum vigil_config_type {
     VIGIL_CONFIG_DOUBLE,   /* a finite number within [min, max] */
     VIGIL_CONFIG_STRING,   /* any text */
     VIGIL_CONFIG_ENUM,     /* one of `choices` */
-    VIGIL_CONFIG_LIST,     /* text items separated by ';' */
+    VIGIL_CONFIG_LIST,     /* text items separated by ';'; with `choices`, one or more of them */
 };
 
 struct vigil_config_key {
@@ -34,7 +34,9 @@ struct vigil_config_key {
     const char *default_value; /* as it would be written in a file */
     double min;                /* INT and DOUBLE: the accepted range, inclusive */
     double max;
-    const char *choices; /* ENUM: "off|stderr|file" */
+    /* ENUM: "off|stderr|file". LIST: optional, an order of preference
+     * among them ("likwid|powercap|estimate"): at least one, each once. */
+    const char *choices;
     const char *description;
     /* STRING: a connection string whose password (`password=…`, or the
      * `user:…@` of a URI) `vigil config check` must not print. */

@@ -61,6 +61,11 @@ struct vigil_provider_ops {
      * track() with a message; the daemon logs it and goes on. */
     gboolean (*track)(void *instance, uint64_t process_id, pid_t pid, GError **error);
     void (*untrack)(void *instance, uint64_t process_id);
+    /* Optional: one line about how the provider works here, for `vigil
+     * status` (which source it reads, why others are not used, what it
+     * leaves out), or NULL. Owned by the instance, valid until its next
+     * start or its end. */
+    const char *(*note)(void *instance);
 };
 
 #define VIGIL_PROVIDER_ERROR (vigil_provider_error_quark())

@@ -1,0 +1,170 @@
+/* vigil — the energy provider's estimate: a linear model of power against
+ * CPU utilisation from ROOT/proc/stat, sockets × (idle_w + (max_w − idle_w)
+ * × u), integrated over each interval into energy.node_j, a COUNTER in
+ * joules registered as ESTIMATED, so every output marks the figure. */
+#include <string.h>
+#include <unistd.h>
+
+#include "energy_source.h"
+
+/* The idle and busy ticks of /proc/stat's "cpu " line. */
+struct cpu_ticks {
+    guint64 idle; /* idle + iowait */
+    guint64 busy; /* user nice system irq softirq steal */
+};
+
+struct estimate {
+    double idle_w, max_w;
+    gint64 sockets;
+    char *stat_path;
+    int stat_fd;
+    uint32_t node_metric_id;
+    gboolean stat_primed;
+    struct cpu_ticks prev_ticks;
+    guint64 prev_ns;
+    double utilisation; /* of the last interval that had ticks */
+    double node_j;
+};
+
+/* The fields of the "cpu " line, in the kernel's order; guest and
+ * guest_nice, which follow, are already counted in user and nice. */
+enum { CPU_USER, CPU_NICE, CPU_SYSTEM, CPU_IDLE, CPU_IOWAIT, N_CPU_FIELDS = 8 };
+/* Kernels before 2.6.11 have no steal, before 2.6.0 no iowait, irq or
+ * softirq: absent, they are 0. */
+#define MIN_CPU_FIELDS 4
+
+/* The first line is the node's: a small buffer suffices whatever the CPU
+ * count, and pread_all cuts the rest off. */
+#define STAT_HEAD_BYTES 512
+
+static gboolean parse_cpu_line(const char *text, struct cpu_ticks *ticks)
+{
+    if (!g_str_has_prefix(text, "cpu "))
+        return FALSE;
+    guint64 fields[N_CPU_FIELDS] = {0};
+    const char *p = text + strlen("cpu ");
+    int n = 0;
+    while (n < N_CPU_FIELDS) {
+        while (*p == ' ')
+            p++;
+        if (!g_ascii_isdigit(*p))
+            break;
+        char *end;
+        fields[n++] = g_ascii_strtoull(p, &end, 10);
+        p = end;
+    }
+    if (n < MIN_CPU_FIELDS)
+        return FALSE;
+    ticks->idle = fields[CPU_IDLE] + fields[CPU_IOWAIT];
+    ticks->busy = 0;
+    for (int i = 0; i < N_CPU_FIELDS; i++)
+        if (i != CPU_IDLE && i != CPU_IOWAIT)
+            ticks->busy += fields[i];
+    return TRUE;
+}
+
+static gboolean read_cpu_ticks(struct estimate *e, int code, struct cpu_ticks *ticks,
+                               GError **error)
+{
+    char text[STAT_HEAD_BYTES];
+    if (!energy_pread_text(e->stat_fd, e->stat_path, text, sizeof text, code, error))
+        return FALSE;
+    if (!parse_cpu_line(text, ticks)) {
+        g_set_error(error, VIGIL_PROVIDER_ERROR, code,
+                    "%s does not start with a \"cpu \" line of at least %d numbers: \"%.60s\"",
+                    e->stat_path, MIN_CPU_FIELDS, text);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static double model_power_w(const struct estimate *e, double utilisation)
+{
+    return (double)e->sockets * (e->idle_w + (e->max_w - e->idle_w) * utilisation);
+}
+
+/* With no tick between two reads (two reads in one jiffy) the node is
+ * taken to be doing what it did before. Ticks going backwards (CPUs taken
+ * offline drop out of the sums) give no utilisation either: the previous
+ * one is used, and the sample is marked. */
+static double interval_utilisation(struct estimate *e, const struct cpu_ticks *now, uint32_t *flags)
+{
+    if (now->idle < e->prev_ticks.idle || now->busy < e->prev_ticks.busy) {
+        *flags |= VIGIL_SAMPLE_UNCERTAIN;
+        return e->utilisation;
+    }
+    guint64 idle = now->idle - e->prev_ticks.idle;
+    guint64 total = idle + (now->busy - e->prev_ticks.busy);
+    if (total > 0)
+        e->utilisation = 1.0 - (double)idle / (double)total;
+    return e->utilisation;
+}
+
+static gboolean read_estimate(struct estimate *e, guint64 now_ns,
+                              const struct vigil_sample_sink *sink, GError **error)
+{
+    struct cpu_ticks ticks;
+    if (!read_cpu_ticks(e, VIGIL_PROVIDER_ERROR_READ, &ticks, error))
+        return FALSE;
+    uint32_t flags = 0;
+    if (e->stat_primed) {
+        double utilisation = interval_utilisation(e, &ticks, &flags);
+        double interval_s =
+            now_ns > e->prev_ns ? (double)(now_ns - e->prev_ns) / ENERGY_NS_PER_S : 0;
+        e->node_j += model_power_w(e, utilisation) * interval_s;
+    }
+    e->stat_primed = TRUE;
+    e->prev_ticks = ticks;
+    if (now_ns > e->prev_ns)
+        e->prev_ns = now_ns;
+    vigil_sample_emit(sink, e->node_metric_id, e->node_j, flags);
+    return TRUE;
+}
+
+static void estimate_stop(void *state)
+{
+    struct estimate *e = state;
+    if (e->stat_fd >= 0)
+        close(e->stat_fd);
+    g_free(e->stat_path);
+    g_free(e);
+}
+
+static void *estimate_start(const struct energy_settings *settings, vigil_metric_catalog *catalog,
+                            GError **error)
+{
+    struct estimate *e = g_new0(struct estimate, 1);
+    e->idle_w = settings->idle_w;
+    e->max_w = settings->max_w;
+    e->sockets = settings->sockets;
+    e->stat_path = vigil_provider_path(settings->root, "proc/stat");
+    e->stat_fd = energy_open_file(e->stat_path, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error);
+    struct cpu_ticks ticks;
+    if (e->stat_fd >= 0 && read_cpu_ticks(e, VIGIL_PROVIDER_ERROR_UNAVAILABLE, &ticks, error)) {
+        e->node_metric_id =
+            vigil_metric_register(catalog, "energy.node_j", "J", VIGIL_METRIC_COUNTER,
+                                  energy_source_estimate.origin, VIGIL_METRIC_ESTIMATED, error);
+        if (e->node_metric_id != 0) {
+            g_message("energy is estimated from %s (%" G_GINT64_FORMAT
+                      " socket(s), %g W idle to %g W busy each), not measured",
+                      e->stat_path, e->sockets, e->idle_w, e->max_w);
+            return e;
+        }
+    }
+    estimate_stop(e);
+    return NULL;
+}
+
+static gboolean estimate_read(void *state, uint64_t now_ns, const struct vigil_sample_sink *sink,
+                              GError **error)
+{
+    return read_estimate(state, now_ns, sink, error);
+}
+
+const struct energy_source energy_source_estimate = {
+    .name = "estimate",
+    .origin = "energy/estimate",
+    .start = estimate_start,
+    .read = estimate_read,
+    .stop = estimate_stop,
+};
