@@ -251,6 +251,37 @@ static bool drained(const struct vigil_report_link *l)
     return l->ranks_with_summary > 0;
 }
 
+/* "energy/powercap", or for a figure vigild took from more than one
+ * ("energy/powercap+energy/estimate": the source changed while the
+ * process ran, or the ranks' nodes had different ones) "energy from two
+ * sources: energy/powercap, energy/estimate". */
+static void text_energy_sources(struct vigil_report_sink *s, const char *sources)
+{
+    static const char *const counts[] = {"two", "three", "four", "five"};
+    size_t joins = 0;
+    for (const char *p = strchr(sources, '+'); p != NULL; p = strchr(p + 1, '+'))
+        joins++;
+    if (joins == 0) {
+        put_clean(s, sources);
+        return;
+    }
+    if (joins <= sizeof counts / sizeof counts[0])
+        put_printf(s, "energy from %s sources: ", counts[joins - 1]);
+    else
+        put_printf(s, "energy from %zu sources: ", joins + 1);
+    char name[64];
+    for (const char *p = sources; *p != '\0';) {
+        const char *end = strchr(p, '+');
+        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
+        put_clean(s, name);
+        if (end == NULL)
+            break;
+        put_text(s, ", ");
+        p = end + 1;
+    }
+}
+
 /* "12.345 (energy/powercap)", "3.210 (energy/estimate, estimated)", "n/a (why)". */
 static void text_energy(struct vigil_report_sink *s, const struct vigil_report_link *l)
 {
@@ -259,7 +290,10 @@ static void text_energy(struct vigil_report_sink *s, const struct vigil_report_l
         put_clean(s, l->energy_note[0] != '\0' ? l->energy_note : "no reason known");
     } else {
         put_printf(s, "%.3f (", vigil_report_round(l->energy_j, FIGURE_DECIMALS));
-        put_clean(s, l->energy_source[0] != '\0' ? l->energy_source : "unknown source");
+        if (l->energy_source[0] != '\0')
+            text_energy_sources(s, l->energy_source);
+        else
+            put_text(s, "unknown source");
         if (l->energy_flags & VIGIL_LOCAL_ENERGY_ESTIMATED)
             put_text(s, ", estimated");
         if (l->energy_flags & VIGIL_LOCAL_ENERGY_UNCERTAIN)

@@ -119,6 +119,25 @@ static void test_odd_bytes_read_as_latin1(void **state)
     g_free(json);
 }
 
+/* A figure vigild took from two sources (the node's changed while the
+ * process ran) says so; a round trip through the JSON keeps it. */
+static void test_energy_from_two_sources(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_plain_run(&f);
+    f.link.energy_source = "energy/powercap+energy/estimate";
+    char *text = vigil_cli_report_text(&f);
+    test_assert_contains(text, "CONSUMED_ENERGY_JOULE      12.346 (energy from two sources: "
+                               "energy/powercap, energy/estimate, estimated)\n");
+    f.link.energy_source = "energy/likwid+powercap+estimate";
+    char *three = vigil_cli_report_text(&f);
+    test_assert_contains(three, "(energy from three sources: energy/likwid, powercap, estimate, "
+                                "estimated)\n");
+    g_free(three);
+    g_free(text);
+}
+
 static void test_mpi_text(void **state)
 {
     (void)state;
@@ -196,8 +215,11 @@ static void test_bad_reports_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_and_json_survive_the_json), cmocka_unit_test(test_plain_text),
-        cmocka_unit_test(test_odd_bytes_read_as_latin1),       cmocka_unit_test(test_mpi_text),
+        cmocka_unit_test(test_text_and_json_survive_the_json),
+        cmocka_unit_test(test_plain_text),
+        cmocka_unit_test(test_odd_bytes_read_as_latin1),
+        cmocka_unit_test(test_mpi_text),
+        cmocka_unit_test(test_energy_from_two_sources),
         cmocka_unit_test(test_bad_reports_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
