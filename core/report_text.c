@@ -11,6 +11,7 @@
 
 #include "vigil/local_protocol.h"
 #include "vigil/report.h"
+#include "vigil/report_job_energy.h"
 
 /* ---- the sink ------------------------------------------------------------------------------ */
 
@@ -302,6 +303,31 @@ static void text_energy(struct vigil_report_sink *s, const struct vigil_report_l
     put_text(s, ")");
 }
 
+/* "4.750 on 2 nodes (energy/powercap); per node: min 1.250 (node-a), mean
+ * 2.375, max 3.500 (node-b)", and how many processes had no figure. */
+void vigil_report_write_job_energy_text(struct vigil_report_sink *s,
+                                        const struct vigil_report_job_energy *j)
+{
+    put_printf(s, "JOB_ENERGY_JOULE           %.3f on %d node%s (",
+               vigil_report_round(j->energy_j, FIGURE_DECIMALS), (int)j->nodes,
+               j->nodes == 1 ? "" : "s");
+    text_energy_sources(s, j->sources[0] != '\0' ? j->sources : "unknown source");
+    if (j->flags & VIGIL_LOCAL_ENERGY_ESTIMATED)
+        put_text(s, ", estimated");
+    if (j->flags & VIGIL_LOCAL_ENERGY_UNCERTAIN)
+        put_text(s, ", uncertain");
+    put_printf(s, "); per node: min %.3f (", vigil_report_round(j->node_min_j, FIGURE_DECIMALS));
+    put_clean(s, j->min_host);
+    put_printf(s, "), mean %.3f, max %.3f (", vigil_report_round(j->node_mean_j, FIGURE_DECIMALS),
+               vigil_report_round(j->node_max_j, FIGURE_DECIMALS));
+    put_clean(s, j->max_host);
+    put_text(s, ")");
+    if (j->processes_with_energy < j->processes)
+        put_printf(s, "; %d of %d processes without a figure",
+                   (int)(j->processes - j->processes_with_energy), (int)j->processes);
+    put_text(s, "\n");
+}
+
 static void text_vigild(struct vigil_report_sink *s, const struct vigil_report *r)
 {
     const struct vigil_report_link *l = &r->link;
@@ -436,6 +462,8 @@ void vigil_report_write_text(struct vigil_report_sink *s, const struct vigil_rep
     put_text(s, "CONSUMED_ENERGY_JOULE      ");
     text_energy(s, &r->link);
     put_text(s, "\n");
+    if (r->job_energy.nodes > 0)
+        vigil_report_write_job_energy_text(s, &r->job_energy);
     put_printf(s, "ACCESSED_IO_BYTES          %llu (%s: read %s, written %s)\n",
                (unsigned long long)(r->io_read_bytes + r->io_written_bytes), total, read, written);
     put_printf(s, "TRANSFERRED_NETWORK_BYTES  %llu (%s)\n", (unsigned long long)r->network_bytes,
@@ -608,6 +636,26 @@ static void json_layers(struct vigil_report_sink *s, const struct vigil_report *
     put_text(s, "}");
 }
 
+void vigil_report_write_job_energy_json(struct vigil_report_sink *s,
+                                        const struct vigil_report_job_energy *j)
+{
+    put_printf(s, "\"job_energy\":{\"nodes\":%d,\"processes\":%d,\"processes_with_energy\":%d",
+               (int)j->nodes, (int)j->processes, (int)j->processes_with_energy);
+    json_figure(s, "energy_joule", j->energy_j);
+    json_figure(s, "node_min_joule", j->node_min_j);
+    put_text(s, ",\"node_min_host\":");
+    put_json_string(s, j->min_host);
+    json_figure(s, "node_mean_joule", j->node_mean_j);
+    json_figure(s, "node_max_joule", j->node_max_j);
+    put_text(s, ",\"node_max_host\":");
+    put_json_string(s, j->max_host);
+    put_text(s, ",\"sources\":");
+    put_json_string(s, j->sources);
+    put_printf(s, ",\"estimated\":%s,\"uncertain\":%s}",
+               j->flags & VIGIL_LOCAL_ENERGY_ESTIMATED ? "true" : "false",
+               j->flags & VIGIL_LOCAL_ENERGY_UNCERTAIN ? "true" : "false");
+}
+
 void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_report *r)
 {
     put_printf(s, "{\"vigil_report\":%d,\"program\":", VIGIL_REPORT_VERSION);
@@ -653,5 +701,9 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
     put_json_string(s, r->run_key);
     if (r->ranks == 0 && r->rank >= 0)
         put_printf(s, ",\"in_job_report\":%s", r->in_job_report ? "true" : "false");
+    if (r->job_energy.nodes > 0) {
+        put_text(s, ",");
+        vigil_report_write_job_energy_json(s, &r->job_energy);
+    }
     put_text(s, "}\n");
 }

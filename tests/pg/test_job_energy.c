@@ -198,6 +198,64 @@ static void wait_for_count(const char *conninfo, const char *sql, guint64 at_lea
     }
 }
 
+/* `vigil report ARGS…` with the node's configuration (its [warehouse]). */
+static struct test_run vigil_report(const struct node *n, const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    g_ptr_array_add(argv, "report");
+    g_ptr_array_add(argv, "--config");
+    g_ptr_array_add(argv, n->daemon.config_path);
+    for (const char *const *a = args; *a != NULL; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, NULL);
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
+    g_strfreev(env);
+    g_ptr_array_free(argv, TRUE);
+    return run;
+}
+
+#define JOB_LINE                                                                                   \
+    "JOB_ENERGY_JOULE           4.750 on 2 nodes (energy/powercap); per node: min 1.250 "          \
+    "(energy-a), mean 2.375, max 3.500 (energy-b)\n"
+#define JOB_JSON                                                                                   \
+    "\"job_energy\":{\"nodes\":2,\"processes\":2,\"processes_with_energy\":2,"                     \
+    "\"energy_joule\":4.750250,\"node_min_joule\":1.250000,\"node_min_host\":\"energy-a\","        \
+    "\"node_mean_joule\":2.375125,\"node_max_joule\":3.500250,\"node_max_host\":\"energy-b\","     \
+    "\"sources\":\"energy/powercap\",\"estimated\":false,\"uncertain\":false}"
+
+/* `vigil report RUN` adds the run's energy across its nodes to the stored
+ * report; `vigil report --job` gives the job's. */
+static void check_vigil_report(const struct node *n)
+{
+    struct test_run run = vigil_report(n, (const char *[]){RUN_KEY, NULL});
+    test_assert_status(&run, 0, "vigil report RUN");
+    test_assert_contains(run.out, JOB_LINE);
+    test_run_clear(&run);
+    run = vigil_report(n, (const char *[]){RUN_KEY, "--format", "json", NULL});
+    test_assert_status(&run, 0, "vigil report RUN --format json");
+    test_assert_contains(run.out, "," JOB_JSON "}\n");
+    test_run_clear(&run);
+    run = vigil_report(n, (const char *[]){"--job", JOB, NULL});
+    test_assert_status(&run, 0, "vigil report --job");
+    assert_string_equal(run.out, "JOB                        " JOB "\n" JOB_LINE);
+    test_run_clear(&run);
+    run = vigil_report(n, (const char *[]){"--job", JOB, "--format", "json", NULL});
+    test_assert_status(&run, 0, "vigil report --job --format json");
+    assert_string_equal(run.out, "{\"job\":\"" JOB "\"," JOB_JSON "}\n");
+    test_run_clear(&run);
+    /* Bad input is named. */
+    run = vigil_report(n, (const char *[]){"--job", "99", NULL});
+    test_assert_status(&run, 1, "vigil report --job of no job");
+    test_assert_contains(run.err, "the warehouse has no job 99");
+    test_run_clear(&run);
+    run = vigil_report(n, (const char *[]){"--job", "1;2", NULL});
+    test_assert_status(&run, 2, "vigil report --job with a bad id");
+    test_assert_contains(run.err, "--job 1;2: a scheduler job id is letters, digits and ._+-");
+    test_run_clear(&run);
+}
+
 static char *node_config(const struct node *n, const char *endpoint, const char *conninfo)
 {
     return g_strdup_printf("mode = all\n"
@@ -290,6 +348,8 @@ static void test_one_job_on_two_nodes(void **state)
                      "USING (run_id) WHERE r.run_key = '" RUN_KEY "'");
     assert_string_equal(run, "2 energy/powercap");
     assert_float_equal(query_double(f->conninfo, "SELECT energy_j FROM run_energy"), total_j, 1e-9);
+
+    check_vigil_report(&nodes[0]);
 
     for (int i = 0; i < NODES; i++)
         g_free(test_daemon_stop(&nodes[i].daemon));
