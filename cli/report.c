@@ -178,7 +178,7 @@ static int print_report(const struct stored_report *stored, gboolean json, const
         g_error_free(error);
         return VIGIL_EXIT_FAILURE;
     }
-    if (report.r.job_energy.nodes == 0 && run_energy->processes > 1)
+    if (VIGIL_CLI_REPORT_ADDS_JOB_ENERGY(&report.r, run_energy))
         report.r.job_energy = *run_energy;
     char *text = json ? vigil_cli_report_json(&report.r) : vigil_cli_report_text(&report.r);
     fputs(text, stdout);

@@ -22,22 +22,15 @@
     "         ORDER BY energy_j DESC, hostname LIMIT 1)"                                           \
     "  FROM " TOTALS " e WHERE e." KEY " = $1" CAST
 
-static gboolean read_energy(PGconn *db, const char *sql, const char *key,
-                            struct vigil_report_job_energy *out, gboolean *found, GError **error)
+const char vigil_cli_run_energy_sql[] =
+    ENERGY_SQL("run_energy", "run_energy_nodes", "run_id", "::bigint");
+
+gboolean vigil_cli_job_energy_from_result(const PGresult *result,
+                                          struct vigil_report_job_energy *out)
 {
     memset(out, 0, sizeof *out);
-    const char *const params[] = {key};
-    PGresult *result = PQexecParams(db, sql, 1, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(result) != PGRES_TUPLES_OK) {
-        char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
-        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "cannot read the job's energy from the warehouse: %s", why);
-        g_free(why);
-        PQclear(result);
-        return FALSE;
-    }
-    *found = PQntuples(result) > 0;
-    if (*found && !PQgetisnull(result, 0, 0)) {
+    gboolean found = PQntuples(result) > 0;
+    if (found && !PQgetisnull(result, 0, 0)) {
         out->energy_j = g_ascii_strtod(PQgetvalue(result, 0, 0), NULL);
         out->nodes = (int32_t)g_ascii_strtoll(PQgetvalue(result, 0, 1), NULL, 10);
         out->node_min_j = g_ascii_strtod(PQgetvalue(result, 0, 2), NULL);
@@ -52,6 +45,23 @@ static gboolean read_energy(PGconn *db, const char *sql, const char *key,
         g_strlcpy(out->min_host, PQgetvalue(result, 0, 10), sizeof out->min_host);
         g_strlcpy(out->max_host, PQgetvalue(result, 0, 11), sizeof out->max_host);
     }
+    return found;
+}
+
+static gboolean read_energy(PGconn *db, const char *sql, const char *key,
+                            struct vigil_report_job_energy *out, gboolean *found, GError **error)
+{
+    const char *const params[] = {key};
+    PGresult *result = PQexecParams(db, sql, 1, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(result) != PGRES_TUPLES_OK) {
+        char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
+                    "cannot read the job's energy from the warehouse: %s", why);
+        g_free(why);
+        PQclear(result);
+        return FALSE;
+    }
+    *found = vigil_cli_job_energy_from_result(result, out);
     PQclear(result);
     return TRUE;
 }
@@ -60,8 +70,7 @@ gboolean vigil_cli_run_energy(PGconn *db, const char *run_id, struct vigil_repor
                               GError **error)
 {
     gboolean found;
-    return read_energy(db, ENERGY_SQL("run_energy", "run_energy_nodes", "run_id", "::bigint"),
-                       run_id, out, &found, error);
+    return read_energy(db, vigil_cli_run_energy_sql, run_id, out, &found, error);
 }
 
 gboolean vigil_cli_job_id_valid(const char *job)

@@ -8,6 +8,16 @@
 
 #include "vigil/report.h"
 
+/* The query of a run's energy ($1: its run_id as text), and its one row
+ * read into `out` (FALSE when it has none: no such run): for vigil-web,
+ * which runs queries its own way. */
+extern const char vigil_cli_run_energy_sql[];
+gboolean vigil_cli_job_energy_from_result(const PGresult *result,
+                                          struct vigil_report_job_energy *out);
+/* A stored report shows the run's energy across its nodes when it has
+ * none of its own and the run had more than one process. */
+#define VIGIL_CLI_REPORT_ADDS_JOB_ENERGY(report, energy)                                           \
+    ((report)->job_energy.nodes == 0 && (energy)->processes > 1)
 /* The energy of run `run_id` (runs.run_id, as text) across its nodes;
  * out->nodes is 0 when none of its processes has a figure. FALSE with
  * error set when the warehouse cannot be read. */
