@@ -306,6 +306,19 @@ static void test_one_job_on_two_nodes(void **state)
         assert_string_equal(
             json_object_get_string_member(json_array_get_object_element(segments, 0), "source"),
             "energy/powercap");
+        /* `vigil status` says so too. */
+        const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket",
+                              n->daemon.socket_path, NULL};
+        char **env = test_clean_environment(NULL);
+        struct test_run text = test_run_program(NULL, argv, env);
+        g_strfreev(env);
+        test_assert_status(&text, 0, "vigil status");
+        char *line = g_strdup_printf("  node total %.3f J in 1 segment:\n    1   energy/powercap, "
+                                     "packages ×1, from ",
+                                     want_j);
+        test_assert_contains(text.out, line);
+        g_free(line);
+        test_run_clear(&text);
         /* Alone on its node, the job's process has all of it. */
         JsonObject *p = test_daemon_process(status, n->pid);
         assert_float_equal(json_double(p, "energy_j"), want_j, 1e-9);
