@@ -22,6 +22,9 @@ static const struct command commands[] = {
      "keygen FILE: a CURVE key pair for vigild and vigil-txd (FILE and FILE.pub)"},
     {"report", vigil_cli_report,
      "report RUN [--format text|json] [--process PID[@HOST]]: a stored run's report"},
+    {"advise", vigil_cli_advise,
+     "advise RUN [--against RUN2] [--format text|json]: the CPU frequency that would have used "
+     "least energy, from two runs (a model estimate)"},
     {"db", vigil_cli_db,
      "db migrate|version [--config FILE]: bring the warehouse's schema up to date, or show it"},
 };

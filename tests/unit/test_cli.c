@@ -208,6 +208,25 @@ static void test_config_check_checks_web(void **state)
     g_free(dir);
 }
 
+/* [advise]: `vigil advise`'s defaults, typed and bounded. */
+static void test_config_check_checks_advise(void **state)
+{
+    (void)state;
+    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
+    assert_check_refuses(dir, "[advise]\npower_exponent = 9\nfrequency_step_mhz = 0\n",
+                         "[advise] power_exponent: expected a number from 0.5 to 6",
+                         "[advise] frequency_step_mhz: expected a whole number from 1 to 1000");
+    char *path = file_in(dir, "vigil.conf", "[advise]\npower_exponent = 2.5\n", 0644);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
+    test_assert_status(&r, 0, "vigil config check of a good [advise]");
+    test_assert_contains(r.out, "power_exponent = 2.5");
+    test_assert_contains(r.out, "frequency_step_mhz = 100");
+    test_run_clear(&r);
+    g_free(path);
+    test_remove_tree(dir);
+    g_free(dir);
+}
+
 /* The CURVE key files are checked as vigild and vigil-txd check them at
  * start, by the same function: each way a file can be wrong is refused
  * with its reason, and a good configuration passes. */
@@ -318,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_config_check_names_a_misspelt_key),
         cmocka_unit_test(test_config_check_checks_curve_key_files),
         cmocka_unit_test(test_config_check_checks_web),
+        cmocka_unit_test(test_config_check_checks_advise),
         cmocka_unit_test(test_config_check_reports_every_problem),
         cmocka_unit_test(test_config_check_of_a_missing_file),
         cmocka_unit_test(test_config_check_checks_plugin_sections),

@@ -36,6 +36,10 @@ extern const size_t vigil_warehouse_config_key_count;
 extern const struct vigil_config_key vigil_txd_config_keys[];
 extern const size_t vigil_txd_config_key_count;
 
+/* [advise]: `vigil advise`, frequency advice from the Fluid model. */
+extern const struct vigil_config_key vigil_advise_config_keys[];
+extern const size_t vigil_advise_config_key_count;
+
 /* [web]: vigil-web, the web UI and its JSON API. */
 extern const struct vigil_config_key vigil_web_config_keys[];
 extern const size_t vigil_web_config_key_count;
