@@ -2,6 +2,7 @@
  * the console showed it.
  *
  *   vigil report RUN [--config FILE] [--format text|json] [--process PID[@HOST]]
+ *   vigil report --job ID [--config FILE] [--format text|json]
  *
  * RUN is a run's number (runs.run_id) or its key (what the report's RUN
  * line says). The report shown is the run's job report when it has one
@@ -9,6 +10,9 @@
  * one; --process picks another process's own. The stored JSON is read back
  * into the report's figures and printed by the renderer the preload
  * library uses (core/report_text.c), so nothing is reformatted on the way.
+ * One thing is added when the stored report lacks it and the run had more
+ * than one process: the run's energy across its nodes (JOB_ENERGY_JOULE,
+ * "job_energy"), from the warehouse. --job prints a scheduler job's.
  *
  * The connection string comes from [warehouse] conninfo in the
  * configuration, else libpq's environment (PGHOST, PGSERVICE, ~/.pgpass),
@@ -19,6 +23,7 @@
 #include <libpq-fe.h>
 
 #include "commands.h"
+#include "report_job_energy.h"
 #include "report_json.h"
 #include "vigil-build.h"
 #include "vigil/config.h"
@@ -32,6 +37,7 @@ struct report_options {
     char *config_path;
     char *format;  /* "text" (default) or "json" */
     char *process; /* PID or PID@HOST, or NULL */
+    char *job;     /* --job: a scheduler job id, or NULL */
 };
 
 /* Runs a query with text parameters; NULL with error set when it fails. */
@@ -161,7 +167,8 @@ static gboolean find_report(PGconn *db, const char *run, const char *run_id, con
     return ok;
 }
 
-static int print_report(const struct stored_report *stored, gboolean json, const char *run)
+static int print_report(const struct stored_report *stored, gboolean json, const char *run,
+                        const struct vigil_report_job_energy *run_energy)
 {
     struct vigil_cli_report report;
     GError *error = NULL;
@@ -171,6 +178,8 @@ static int print_report(const struct stored_report *stored, gboolean json, const
         g_error_free(error);
         return VIGIL_EXIT_FAILURE;
     }
+    if (VIGIL_CLI_REPORT_ADDS_JOB_ENERGY(&report.r, run_energy))
+        report.r.job_energy = *run_energy;
     char *text = json ? vigil_cli_report_json(&report.r) : vigil_cli_report_text(&report.r);
     fputs(text, stdout);
     g_free(text);
@@ -191,6 +200,9 @@ int vigil_cli_report(int argc, char **argv)
          "text (as the console showed it; the default) or json", "FORMAT"},
         {"process", 'p', 0, G_OPTION_ARG_STRING, &options.process,
          "The report of this process of the run instead", "PID[@HOST]"},
+        {"job", 'j', 0, G_OPTION_ARG_STRING, &options.job,
+         "The energy of this scheduler job (every run of it) across its nodes, instead of RUN",
+         "ID"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context = g_option_context_new("RUN");
@@ -208,12 +220,20 @@ int vigil_cli_report(int argc, char **argv)
         fprintf(stderr, "vigil report: %s\n", error->message);
         goto out;
     }
-    if (argc != 2) {
+    if (argc != (options.job != NULL ? 1 : 2) || (options.job != NULL && options.process != NULL)) {
         fprintf(stderr, "usage: vigil report RUN [--config FILE] [--format text|json] "
-                        "[--process PID[@HOST]]\n");
+                        "[--process PID[@HOST]]\n"
+                        "       vigil report --job ID [--config FILE] [--format text|json]\n");
         goto out;
     }
-    const char *run = argv[1];
+    if (options.job != NULL && !vigil_cli_job_id_valid(options.job)) {
+        fprintf(stderr,
+                "vigil report: --job %s: a scheduler job id is letters, digits and "
+                "._+- (at most 128)\n",
+                options.job);
+        goto out;
+    }
+    const char *run = options.job != NULL ? options.job : argv[1];
     if (options.format != NULL && strcmp(options.format, "text") != 0 &&
         strcmp(options.format, "json") != 0) {
         fprintf(stderr, "vigil report: --format %s: expected text or json\n", options.format);
@@ -234,13 +254,26 @@ int vigil_cli_report(int argc, char **argv)
         fprintf(stderr, "vigil report: %s\n", error->message);
         goto out;
     }
+    gboolean json = options.format != NULL && strcmp(options.format, "json") == 0;
+    struct vigil_report_job_energy energy;
+    if (options.job != NULL) {
+        if (!vigil_cli_job_energy(db, options.job, &energy, &error)) {
+            fprintf(stderr, "vigil report: %s\n", error->message);
+            goto out;
+        }
+        char *text = vigil_cli_job_energy_render(options.job, &energy, json);
+        fputs(text, stdout);
+        g_free(text);
+        status = fflush(stdout) == 0 ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
+        goto out;
+    }
     run_id = find_run(db, run, &error);
-    if (run_id == NULL || !find_report(db, run, run_id, pid, host, &stored, &error)) {
+    if (run_id == NULL || !find_report(db, run, run_id, pid, host, &stored, &error) ||
+        !vigil_cli_run_energy(db, run_id, &energy, &error)) {
         fprintf(stderr, "vigil report: %s\n", error->message);
         goto out;
     }
-    status =
-        print_report(&stored, options.format != NULL && strcmp(options.format, "json") == 0, run);
+    status = print_report(&stored, json, run, &energy);
 
 out:
     g_clear_error(&error);
@@ -255,6 +288,7 @@ out:
     g_free(options.config_path);
     g_free(options.format);
     g_free(options.process);
+    g_free(options.job);
     g_option_context_free(context);
     return status;
 }

@@ -233,6 +233,39 @@ static void read_energy(struct reader *rd, JsonObject *o, const char *where,
     l->energy_note = string_member(rd, o, where, "energy_note", TRUE);
 }
 
+/* A string into one of the job energy's arrays: a longer one would not
+ * print back as it was. */
+static void text_into(struct reader *rd, JsonObject *o, const char *name, char *out, size_t size)
+{
+    const char *text = string_member(rd, o, "job_energy", name, FALSE);
+    if (strlen(text) >= size && !rd->failed)
+        fail(rd, "job_energy", "%s: longer than %zu bytes", name, size - 1);
+    g_strlcpy(out, text, size);
+}
+
+/* "job_energy": a job's energy across its nodes (report.h). */
+static void read_job_energy(struct reader *rd, JsonObject *root, struct vigil_report *r)
+{
+    JsonObject *o = object_member(rd, root, "", "job_energy");
+    if (o == NULL)
+        return;
+    struct vigil_report_job_energy *j = &r->job_energy;
+    j->nodes = int_member(rd, o, "job_energy", "nodes");
+    if (j->nodes <= 0 && !rd->failed)
+        fail(rd, "job_energy", "nodes: %d", (int)j->nodes);
+    j->processes = int_member(rd, o, "job_energy", "processes");
+    j->processes_with_energy = int_member(rd, o, "job_energy", "processes_with_energy");
+    j->energy_j = number_member(rd, o, "job_energy", "energy_joule", TRUE);
+    j->node_min_j = number_member(rd, o, "job_energy", "node_min_joule", TRUE);
+    j->node_mean_j = number_member(rd, o, "job_energy", "node_mean_joule", TRUE);
+    j->node_max_j = number_member(rd, o, "job_energy", "node_max_joule", TRUE);
+    text_into(rd, o, "node_min_host", j->min_host, sizeof j->min_host);
+    text_into(rd, o, "node_max_host", j->max_host, sizeof j->max_host);
+    text_into(rd, o, "sources", j->sources, sizeof j->sources);
+    j->flags = (bool_member(rd, o, "job_energy", "estimated") ? VIGIL_LOCAL_ENERGY_ESTIMATED : 0) |
+               (bool_member(rd, o, "job_energy", "uncertain") ? VIGIL_LOCAL_ENERGY_UNCERTAIN : 0);
+}
+
 static void read_vigild(struct reader *rd, JsonObject *root, struct vigil_report *r)
 {
     const char *where = "vigild";
@@ -438,6 +471,8 @@ static void read_report(struct reader *rd, JsonObject *root)
     if (r->ranks > 0)
         read_ranks(rd, root, r);
     r->run_key = string_member(rd, root, "", "run_key", FALSE);
+    if (json_object_has_member(root, "job_energy"))
+        read_job_energy(rd, root, r);
 }
 
 gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cli_report *out,

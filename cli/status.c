@@ -12,6 +12,7 @@
 #include <json-glib/json-glib.h>
 
 #include "commands.h"
+#include "status_energy.h"
 #include "vigil-build.h"
 #include "vigil/config.h"
 #include "vigil/local_protocol.h"
@@ -297,6 +298,7 @@ static void print_text(JsonObject *root)
     else
         printf("\nenergy: from %s%s\n", member_string(energy, "source"),
                json_object_get_boolean_member(energy, "estimated") ? " (estimated)" : "");
+    vigil_cli_status_energy_segments(energy);
 
     print_reasoning(root);
     print_uplink(root);

@@ -11,6 +11,7 @@
 
 #include "vigil/local_protocol.h"
 #include "vigil/report.h"
+#include "vigil/report_job_energy.h"
 
 /* ---- the sink ------------------------------------------------------------------------------ */
 
@@ -251,6 +252,37 @@ static bool drained(const struct vigil_report_link *l)
     return l->ranks_with_summary > 0;
 }
 
+/* "energy/powercap", or for a figure vigild took from more than one
+ * ("energy/powercap+energy/estimate": the source changed while the
+ * process ran, or the ranks' nodes had different ones) "energy from two
+ * sources: energy/powercap, energy/estimate". */
+static void text_energy_sources(struct vigil_report_sink *s, const char *sources)
+{
+    static const char *const counts[] = {"two", "three", "four", "five"};
+    size_t joins = 0;
+    for (const char *p = strchr(sources, '+'); p != NULL; p = strchr(p + 1, '+'))
+        joins++;
+    if (joins == 0) {
+        put_clean(s, sources);
+        return;
+    }
+    if (joins <= sizeof counts / sizeof counts[0])
+        put_printf(s, "energy from %s sources: ", counts[joins - 1]);
+    else
+        put_printf(s, "energy from %zu sources: ", joins + 1);
+    char name[64];
+    for (const char *p = sources; *p != '\0';) {
+        const char *end = strchr(p, '+');
+        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
+        put_clean(s, name);
+        if (end == NULL)
+            break;
+        put_text(s, ", ");
+        p = end + 1;
+    }
+}
+
 /* "12.345 (energy/powercap)", "3.210 (energy/estimate, estimated)", "n/a (why)". */
 static void text_energy(struct vigil_report_sink *s, const struct vigil_report_link *l)
 {
@@ -259,13 +291,41 @@ static void text_energy(struct vigil_report_sink *s, const struct vigil_report_l
         put_clean(s, l->energy_note[0] != '\0' ? l->energy_note : "no reason known");
     } else {
         put_printf(s, "%.3f (", vigil_report_round(l->energy_j, FIGURE_DECIMALS));
-        put_clean(s, l->energy_source[0] != '\0' ? l->energy_source : "unknown source");
+        if (l->energy_source[0] != '\0')
+            text_energy_sources(s, l->energy_source);
+        else
+            put_text(s, "unknown source");
         if (l->energy_flags & VIGIL_LOCAL_ENERGY_ESTIMATED)
             put_text(s, ", estimated");
         if (l->energy_flags & VIGIL_LOCAL_ENERGY_UNCERTAIN)
             put_text(s, ", uncertain");
     }
     put_text(s, ")");
+}
+
+/* "4.750 on 2 nodes (energy/powercap); per node: min 1.250 (node-a), mean
+ * 2.375, max 3.500 (node-b)", and how many processes had no figure. */
+void vigil_report_write_job_energy_text(struct vigil_report_sink *s,
+                                        const struct vigil_report_job_energy *j)
+{
+    put_printf(s, "JOB_ENERGY_JOULE           %.3f on %d node%s (",
+               vigil_report_round(j->energy_j, FIGURE_DECIMALS), (int)j->nodes,
+               j->nodes == 1 ? "" : "s");
+    text_energy_sources(s, j->sources[0] != '\0' ? j->sources : "unknown source");
+    if (j->flags & VIGIL_LOCAL_ENERGY_ESTIMATED)
+        put_text(s, ", estimated");
+    if (j->flags & VIGIL_LOCAL_ENERGY_UNCERTAIN)
+        put_text(s, ", uncertain");
+    put_printf(s, "); per node: min %.3f (", vigil_report_round(j->node_min_j, FIGURE_DECIMALS));
+    put_clean(s, j->min_host);
+    put_printf(s, "), mean %.3f, max %.3f (", vigil_report_round(j->node_mean_j, FIGURE_DECIMALS),
+               vigil_report_round(j->node_max_j, FIGURE_DECIMALS));
+    put_clean(s, j->max_host);
+    put_text(s, ")");
+    if (j->processes_with_energy < j->processes)
+        put_printf(s, "; %d of %d processes without a figure",
+                   (int)(j->processes - j->processes_with_energy), (int)j->processes);
+    put_text(s, "\n");
 }
 
 static void text_vigild(struct vigil_report_sink *s, const struct vigil_report *r)
@@ -402,6 +462,8 @@ void vigil_report_write_text(struct vigil_report_sink *s, const struct vigil_rep
     put_text(s, "CONSUMED_ENERGY_JOULE      ");
     text_energy(s, &r->link);
     put_text(s, "\n");
+    if (r->job_energy.nodes > 0)
+        vigil_report_write_job_energy_text(s, &r->job_energy);
     put_printf(s, "ACCESSED_IO_BYTES          %llu (%s: read %s, written %s)\n",
                (unsigned long long)(r->io_read_bytes + r->io_written_bytes), total, read, written);
     put_printf(s, "TRANSFERRED_NETWORK_BYTES  %llu (%s)\n", (unsigned long long)r->network_bytes,
@@ -574,6 +636,26 @@ static void json_layers(struct vigil_report_sink *s, const struct vigil_report *
     put_text(s, "}");
 }
 
+void vigil_report_write_job_energy_json(struct vigil_report_sink *s,
+                                        const struct vigil_report_job_energy *j)
+{
+    put_printf(s, "\"job_energy\":{\"nodes\":%d,\"processes\":%d,\"processes_with_energy\":%d",
+               (int)j->nodes, (int)j->processes, (int)j->processes_with_energy);
+    json_figure(s, "energy_joule", j->energy_j);
+    json_figure(s, "node_min_joule", j->node_min_j);
+    put_text(s, ",\"node_min_host\":");
+    put_json_string(s, j->min_host);
+    json_figure(s, "node_mean_joule", j->node_mean_j);
+    json_figure(s, "node_max_joule", j->node_max_j);
+    put_text(s, ",\"node_max_host\":");
+    put_json_string(s, j->max_host);
+    put_text(s, ",\"sources\":");
+    put_json_string(s, j->sources);
+    put_printf(s, ",\"estimated\":%s,\"uncertain\":%s}",
+               j->flags & VIGIL_LOCAL_ENERGY_ESTIMATED ? "true" : "false",
+               j->flags & VIGIL_LOCAL_ENERGY_UNCERTAIN ? "true" : "false");
+}
+
 void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_report *r)
 {
     put_printf(s, "{\"vigil_report\":%d,\"program\":", VIGIL_REPORT_VERSION);
@@ -619,5 +701,9 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
     put_json_string(s, r->run_key);
     if (r->ranks == 0 && r->rank >= 0)
         put_printf(s, ",\"in_job_report\":%s", r->in_job_report ? "true" : "false");
+    if (r->job_energy.nodes > 0) {
+        put_text(s, ",");
+        vigil_report_write_job_energy_json(s, &r->job_energy);
+    }
     put_text(s, "}\n");
 }

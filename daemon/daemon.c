@@ -188,6 +188,7 @@ static void on_process_start(void *user, const struct vigild_process *p)
 {
     struct vigild *d = user;
     vigild_energy_share_add_process(&d->energy, p->id);
+    vigild_energy_share_set_owner(&d->energy, p->id, p->job, p->run_key);
     vigild_sampler_track(&d->sampler, p->id, p->pid);
     vigild_reasoning_add_process(&d->reasoning, p->id);
     vigild_capture_add_process(&d->capture, p->id, p->pid, p->program, p->mpi_rank);
@@ -210,6 +211,7 @@ static void on_process_end(void *user, const struct vigild_process *p)
         ended->energy_j = a->energy_j;
         ended->energy_flags = a->flags;
         ended->energy_shared = a->shared;
+        g_strlcpy(ended->energy_sources, a->sources, sizeof ended->energy_sources);
     }
     vigild_energy_share_remove_process(&d->energy, p->id);
     vigild_sampler_untrack(&d->sampler, p->id);

@@ -7,7 +7,18 @@
  * per-core counters; a process that mostly waits on I/O gets little of the
  * node's energy even though its I/O costs some. The node's energy is the
  * platform zone (psys) when RAPL has one, since it already contains the
- * packages; else the packages plus their DRAM; else the estimate. */
+ * packages; else the packages plus their DRAM; else the estimate.
+ *
+ * The node's energy (node.energy_j) is one running sum of the deltas: a
+ * change of source, of zone kind or count, or a counter that went back
+ * starts a new segment (energy_segments.c) whose first tick adds nothing,
+ * rather than a jump from one total to another.
+ *
+ * On a node whose registered processes all belong to one job (or run),
+ * that job gets the node's whole delta, split among its processes by their
+ * CPU time: the node is the job's, as Slurm counts an exclusive node, and
+ * the idle power it draws is the job's too. Only on a node shared between
+ * jobs is a process's share its part of the node's busy CPU time. */
 #include <math.h>
 #include <string.h>
 
@@ -27,11 +38,34 @@ void vigild_energy_split(double energy_j, double busy_s, const double *cpu_s, si
         share_j[i] *= scale * energy_j;
 }
 
+/* Shares of a whole delta among one job's processes by the CPU time they
+ * used; equal shares when none used any. */
+static void split_whole(double energy_j, const double *cpu_s, size_t n, double *share_j)
+{
+    double total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += cpu_s[i] > 0 ? cpu_s[i] : 0;
+    for (size_t i = 0; i < n; i++)
+        share_j[i] =
+            total > 0 ? energy_j * (cpu_s[i] > 0 ? cpu_s[i] : 0) / total : energy_j / (double)n;
+}
+
+static void account_free(gpointer data)
+{
+    struct vigild_energy_account *a = data;
+    g_free(a->owner);
+    g_free(a);
+}
+
 void vigild_energy_share_init(struct vigild_energy_share *e)
 {
-    e->processes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    e->processes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, account_free);
+    e->owners = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    e->segments = g_array_new(FALSE, TRUE, sizeof(struct vigild_energy_segment));
+    e->segments_total = 0;
     e->node_cpu_busy_s = NAN;
     e->node_energy_j = NAN;
+    e->zone_total_j = NAN;
     e->zone_kind = -1;
     e->zone_count = 0;
     e->source = NULL;
@@ -65,8 +99,53 @@ void vigild_energy_share_restore(struct vigild_energy_share *e, uint64_t process
     a->rebase = TRUE;
 }
 
+static void owner_drop(struct vigild_energy_share *e, const char *owner)
+{
+    if (owner == NULL)
+        return;
+    guint n = GPOINTER_TO_UINT(g_hash_table_lookup(e->owners, owner));
+    if (n <= 1)
+        g_hash_table_remove(e->owners, owner);
+    else
+        g_hash_table_insert(e->owners, g_strdup(owner), GUINT_TO_POINTER(n - 1));
+}
+
+void vigild_energy_share_set_owner(struct vigild_energy_share *e, uint64_t process_id,
+                                   const char *job, const char *run_key)
+{
+    struct vigild_energy_account *a = g_hash_table_lookup(e->processes, &process_id);
+    if (a == NULL)
+        return;
+    owner_drop(e, a->owner);
+    g_clear_pointer(&a->owner, g_free);
+    if (job != NULL && job[0] != '\0')
+        a->owner = g_strconcat("job:", job, NULL);
+    else if (run_key != NULL && run_key[0] != '\0')
+        a->owner = g_strconcat("run:", run_key, NULL);
+    if (a->owner == NULL)
+        return;
+    guint n = GPOINTER_TO_UINT(g_hash_table_lookup(e->owners, a->owner));
+    g_hash_table_insert(e->owners, g_strdup(a->owner), GUINT_TO_POINTER(n + 1));
+}
+
+/* One owner for every registered process: a process without one is an
+ * owner of its own. */
+static gboolean node_is_exclusive(const struct vigild_energy_share *e)
+{
+    if (g_hash_table_size(e->owners) != 1)
+        return FALSE;
+    GHashTableIter it;
+    gpointer owner, count;
+    g_hash_table_iter_init(&it, e->owners);
+    g_hash_table_iter_next(&it, &owner, &count);
+    return GPOINTER_TO_UINT(count) == g_hash_table_size(e->processes);
+}
+
 void vigild_energy_share_remove_process(struct vigild_energy_share *e, uint64_t process_id)
 {
+    struct vigild_energy_account *a = g_hash_table_lookup(e->processes, &process_id);
+    if (a != NULL)
+        owner_drop(e, a->owner);
     g_hash_table_remove(e->processes, &process_id);
 }
 
@@ -207,6 +286,39 @@ static double node_energy_j(const struct node_tick *n, const char **source, uint
     return NAN;
 }
 
+/* The node's energy since the last tick, added to its running sum; NaN
+ * when there is none to share: no energy sampled, or the first tick of a
+ * segment (another source or other zones than the last tick's, or a
+ * counter that went back, as a restarted provider's does). A tick without
+ * an energy sample keeps the segment: the next delta covers both. */
+static double node_energy_delta(struct vigild_energy_share *e, const struct node_tick *n,
+                                double energy, const char *source, int zone_kind, uint64_t t_ns)
+{
+    if (isnan(energy))
+        return NAN;
+    guint count = n->zone_count[zone_kind];
+    const struct vigild_energy_segment *last =
+        e->segments->len > 0
+            ? &g_array_index(e->segments, struct vigild_energy_segment, e->segments->len - 1)
+            : NULL;
+    gboolean same = last != NULL && !isnan(e->zone_total_j) && zone_kind == e->zone_kind &&
+                    count == e->zone_count &&
+                    strncmp(last->source, source, sizeof last->source) == 0 &&
+                    energy >= e->zone_total_j;
+    double delta = same ? energy - e->zone_total_j : NAN;
+    if (!same) {
+        if (isnan(e->node_energy_j))
+            e->node_energy_j = 0;
+        vigild_energy_segment_start(e, source, zone_kind, count, t_ns);
+    } else {
+        e->node_energy_j += delta;
+    }
+    e->zone_total_j = energy;
+    e->zone_kind = zone_kind;
+    e->zone_count = count;
+    return delta;
+}
+
 void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samples,
                              const vigil_metric_catalog *catalog)
 {
@@ -242,17 +354,9 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
     uint32_t flags = 0;
     int zone_kind;
     double energy = node_energy_j(&node, &source, &flags, &zone_kind);
-    /* Totals of different zones (psys one tick, the packages the next, or
-     * fewer zones after a failed read) have no delta between them. */
-    if (zone_kind != e->zone_kind ||
-        node.zone_count[zone_kind < 0 ? 0 : zone_kind] != e->zone_count)
-        e->node_energy_j = NAN;
-    e->zone_kind = zone_kind;
-    e->zone_count = node.zone_count[zone_kind < 0 ? 0 : zone_kind];
+    double energy_delta = node_energy_delta(e, &node, energy, source, zone_kind, samples->t_ns);
     double busy = node.busy_found == G_N_ELEMENTS(busy_fields) ? node.busy_s : NAN;
-    double energy_delta = energy - e->node_energy_j;
     double busy_delta = busy - e->node_cpu_busy_s;
-    e->node_energy_j = energy;
     e->node_cpu_busy_s = busy;
     if (!isnan(energy)) {
         if (e->source == NULL || strcmp(e->source, source) != 0) {
@@ -262,18 +366,28 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
         e->flags = flags;
         vigild_energy_share_set_unavailable(e, NULL);
     }
-    if (!isnan(energy_delta) && !isnan(busy_delta) && energy_delta >= 0 && accounts->len > 0) {
-        double *share_j = g_new(double, accounts->len);
+    if (isnan(energy_delta) || accounts->len == 0)
+        return;
+    gboolean exclusive = node_is_exclusive(e);
+    if (!exclusive && isnan(busy_delta))
+        return;
+    double *share_j = g_new(double, accounts->len);
+    if (exclusive)
+        split_whole(energy_delta, (const double *)(void *)used_s->data, accounts->len, share_j);
+    else
         vigild_energy_split(energy_delta, busy_delta, (const double *)(void *)used_s->data,
                             accounts->len, share_j);
-        for (guint i = 0; i < accounts->len; i++) {
-            struct vigild_energy_account *a = g_ptr_array_index(accounts, i);
-            a->energy_j += share_j[i];
-            a->flags |= flags;
-            a->shared = TRUE;
+    for (guint i = 0; i < accounts->len; i++) {
+        struct vigild_energy_account *a = g_ptr_array_index(accounts, i);
+        a->energy_j += share_j[i];
+        a->flags |= flags;
+        a->shared = TRUE;
+        if (a->segment_last != e->segments_total) {
+            a->segment_last = e->segments_total;
+            vigild_energy_sources_add(a->sources, sizeof a->sources, source);
         }
-        g_free(share_j);
     }
+    g_free(share_j);
 }
 
 void vigild_energy_share_clear(struct vigild_energy_share *e)
@@ -286,4 +400,6 @@ void vigild_energy_share_clear(struct vigild_energy_share *e)
     g_clear_pointer(&e->roles, g_array_unref);
     g_clear_pointer(&e->tick_accounts, g_ptr_array_unref);
     g_clear_pointer(&e->tick_used_s, g_array_unref);
+    g_clear_pointer(&e->segments, g_array_unref);
+    g_clear_pointer(&e->owners, g_hash_table_unref);
 }

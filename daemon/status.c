@@ -13,7 +13,8 @@
 /* A process's CPU time and energy: from its live account while it runs,
  * from the copy taken at its end afterwards. */
 static void process_energy(const struct vigild *d, const struct vigild_process *p, double *cpu_s,
-                           double *energy_j, uint32_t *flags, gboolean *shared)
+                           double *energy_j, uint32_t *flags, gboolean *shared,
+                           const char **sources)
 {
     const struct vigild_energy_account *a =
         p->state == VIGILD_PROCESS_RUNNING ? vigild_energy_share_account(&d->energy, p->id) : NULL;
@@ -22,12 +23,18 @@ static void process_energy(const struct vigild *d, const struct vigild_process *
         *energy_j = a->energy_j;
         *flags = a->flags;
         *shared = a->shared;
+        *sources = a->sources;
     } else {
         *cpu_s = p->cpu_s;
         *energy_j = p->energy_j;
         *flags = p->energy_flags;
         *shared = p->energy_shared;
+        *sources = p->energy_sources;
     }
+    /* Taken back after a restart of vigild: the sources before it are
+     * not kept, the node's is the best there is. */
+    if ((*sources)[0] == '\0' && d->energy.source != NULL)
+        *sources = d->energy.source;
 }
 
 /* Why a process has no energy figure. */
@@ -75,11 +82,11 @@ void vigild_status_summary(const struct vigild *d, const struct vigild_process *
               sizeof out->capture_mode);
     double energy_j;
     gboolean shared;
-    process_energy(d, p, &out->cpu_s, &energy_j, &out->energy_flags, &shared);
+    const char *sources;
+    process_energy(d, p, &out->cpu_s, &energy_j, &out->energy_flags, &shared, &sources);
     if (shared) {
         out->energy_j = energy_j;
-        g_strlcpy(out->energy_source, d->energy.source != NULL ? d->energy.source : "",
-                  sizeof out->energy_source);
+        vigild_energy_sources_compact(sources, out->energy_source, sizeof out->energy_source);
     } else {
         out->energy_j = NAN;
         out->energy_flags = 0;
@@ -348,9 +355,11 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     double cpu_s, energy_j;
     uint32_t flags;
     gboolean shared;
-    process_energy(d, p, &cpu_s, &energy_j, &flags, &shared);
+    const char *sources;
+    process_energy(d, p, &cpu_s, &energy_j, &flags, &shared, &sources);
     vigild_json_number(b, "cpu_s", cpu_s);
     vigild_json_number(b, "energy_j", shared ? energy_j : NAN);
+    vigild_json_string(b, "energy_source", shared ? sources : NULL);
     vigild_json_bool(b, "energy_estimated", shared && (flags & VIGIL_LOCAL_ENERGY_ESTIMATED));
     vigild_json_bool(b, "energy_uncertain", shared && (flags & VIGIL_LOCAL_ENERGY_UNCERTAIN));
     if (!shared) {
@@ -401,6 +410,7 @@ char *vigild_status_json(const struct vigild *d, int32_t finished_pid)
     vigild_json_string(b, "source", d->energy.source);
     vigild_json_bool(b, "estimated", (d->energy.flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
     vigild_json_string(b, "unavailable", d->energy.unavailable);
+    vigild_energy_segments_json(&d->energy, b);
     json_builder_end_object(b);
     add_reasoning(b, d);
     add_uplink(b, d);

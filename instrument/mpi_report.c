@@ -19,6 +19,7 @@
 
 #include "mpi_handles.h"
 #include "report.h"
+#include "vigil/report_job_energy.h"
 
 PRELOAD_REAL_SLOT(PMPI_Initialized);
 PRELOAD_REAL_SLOT(PMPI_Finalized);
@@ -150,6 +151,22 @@ static void joint_link(const struct preload_link_figures *ranks, int count,
                                                        : PRELOAD_LINK_CONNECTED;
 }
 
+/* The job's energy across its nodes: the ranks' figures grouped by the
+ * host each runs on. */
+static void job_energy(const struct preload_link_figures *ranks, const char *hosts, int count,
+                       struct vigil_report_process_energy *scratch, int *order,
+                       struct vigil_report_job_energy *out)
+{
+    for (int r = 0; r < count; r++)
+        scratch[r] = (struct vigil_report_process_energy){
+            .host = hosts + (size_t)r * VIGIL_REPORT_HOST_BYTES,
+            .energy_j = ranks[r].energy_j,
+            .flags = ranks[r].energy_flags,
+            .source = ranks[r].energy_source,
+        };
+    vigil_report_job_energy_from_processes(scratch, count, order, out);
+}
+
 void preload_mpi_report_joint(void)
 {
     /* Every rank with the library takes part, even where it could not set
@@ -186,13 +203,21 @@ void preload_mpi_report_joint(void)
      * its own, as without MPI. */
     struct preload_link_figures *links = NULL;
     struct vigil_report_link *views = NULL; /* of links, for the report */
-    size_t links_bytes = (size_t)ranks * (sizeof *links + sizeof *views);
+    /* And for the job's energy by node: each rank's host. */
+    struct vigil_report_process_energy *energies = NULL;
+    int *order = NULL;
+    char *hosts = NULL;
+    size_t links_bytes = (size_t)ranks * (sizeof *links + sizeof *views + sizeof *energies +
+                                          sizeof *order + VIGIL_REPORT_HOST_BYTES);
     if (rank == 0) {
         void *map =
             mmap(NULL, links_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (map != MAP_FAILED) {
             links = map;
             views = (struct vigil_report_link *)(links + ranks);
+            energies = (struct vigil_report_process_energy *)(views + ranks);
+            order = (int *)(energies + ranks);
+            hosts = (char *)(order + ranks);
         }
     }
     int mine = active && (rank != 0 || links != NULL), all_active = 0;
@@ -225,6 +250,8 @@ void preload_mpi_report_joint(void)
 
     int n = VIGIL_REPORT_RANK_METRIC_COUNT;
     int link_bytes = (int)sizeof f.link;
+    char host[VIGIL_REPORT_HOST_BYTES] = {0}; /* a longer name is cut */
+    memcpy(host, f.host, strnlen(f.host, sizeof host - 1));
     bool ok = REAL(PMPI_Reduce)(values, mins, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_MIN, 0, comm) ==
                   MPI_SUCCESS &&
               REAL(PMPI_Reduce)(values, maxs, n, PRELOAD_MPI_DOUBLE, PRELOAD_MPI_MAX, 0, comm) ==
@@ -236,6 +263,8 @@ void preload_mpi_report_joint(void)
               REAL(PMPI_Reduce)(ops, ops_sum, (int)(sizeof ops / sizeof ops[0]),
                                 PRELOAD_MPI_UINT64_T, PRELOAD_MPI_SUM, 0, comm) == MPI_SUCCESS &&
               REAL(PMPI_Gather)(&f.link, link_bytes, PRELOAD_MPI_BYTE, links, link_bytes,
+                                PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS &&
+              REAL(PMPI_Gather)(host, (int)sizeof host, PRELOAD_MPI_BYTE, hosts, (int)sizeof host,
                                 PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS;
     REAL(PMPI_Comm_free)(&comm);
     if (ok && rank == 0) {
@@ -255,6 +284,7 @@ void preload_mpi_report_joint(void)
         r->rank_links = views;
         joint_figures(r, ops_sum);
         joint_link(links, ranks, &f.link);
+        job_energy(links, hosts, ranks, energies, order, &r->job_energy);
         preload_link_view(&f.link, &r->link);
         preload_report_emit(r);
         /* vigild gets the job's report from rank 0, at exit. */

@@ -42,6 +42,15 @@ JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **err
 gboolean web_api_run_visible(struct web_request *req, gint64 run_id, char id_text[24],
                              GError **error);
 extern const char web_api_run_base_sql[];
+/* The run's energy across its nodes as "job_energy" of `out` (null when it
+ * has none): api_run_energy.c. */
+gboolean web_api_run_add_job_energy(struct web_request *req, const char *run_id, JsonObject *out,
+                                    GError **error);
+/* As `vigil report RUN` does: the run's energy across its nodes into its
+ * stored report when that has none (struct vigil_report, vigil/report.h). */
+struct vigil_report;
+gboolean web_api_run_fill_job_energy(struct web_request *req, const char *run_id,
+                                     struct vigil_report *report, GError **error);
 char *web_api_run_sql(const char *inner, const char *outer_order);
 JsonArray *web_api_runs_from_result(const PGresult *r, int rows);
 

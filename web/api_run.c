@@ -36,6 +36,12 @@ static gboolean add_report(struct web_request *req, const char *run_id, JsonObje
     GError *parse_error = NULL;
     JsonNode *node = NULL;
     if (vigil_cli_report_parse(PQgetvalue(r, 0, 0), -1, &report, &parse_error)) {
+        if (!web_api_run_fill_job_energy(req, run_id, &report.r, error)) {
+            vigil_cli_report_clear(&report);
+            g_free(whose);
+            PQclear(r);
+            return FALSE;
+        }
         char *json = vigil_cli_report_json(&report.r);
         node = json_from_string(json, NULL);
         g_free(json);
@@ -235,7 +241,8 @@ gboolean web_api_run(struct web_request *req, GError **error)
     json_object_set_object_member(out, "run", json_object_ref(run));
     gboolean ok = add_report(req, id, out, error) && add_report_card(req, id, run, out, error) &&
                   add_ranks(req, id, out, error) && add_nodes(req, id, out, error) &&
-                  add_neighbours(req, id, out, error);
+                  add_neighbours(req, id, out, error) &&
+                  web_api_run_add_job_energy(req, id, out, error);
     if (ok) {
         /* The job's per-rank figures and busiest files, as the report has them. */
         JsonNode *report = json_object_get_member(out, "report");

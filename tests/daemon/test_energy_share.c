@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "vigild.h"
@@ -221,6 +222,165 @@ static void test_a_change_of_zones_shares_nothing(void **state)
     fixture_clear(&f);
 }
 
+static uint32_t reg_from(vigil_metric_catalog *c, const char *name, const char *source,
+                         enum vigil_metric_origin origin)
+{
+    GError *error = NULL;
+    uint32_t id = vigil_metric_register(c, name, "J", VIGIL_METRIC_COUNTER, source, origin, &error);
+    assert_null(error);
+    return id;
+}
+
+static const struct vigild_energy_segment *segment(const struct fixture *f, guint i)
+{
+    assert_true(i < f->share.segments->len);
+    return &g_array_index(f->share.segments, struct vigild_energy_segment, i);
+}
+
+/* powercap's package, then the estimate, then powercap again: the node's
+ * sum goes on from each segment's first tick, which adds nothing; the
+ * process whose life spanned them says which. */
+static void test_the_node_sum_goes_on_across_sources(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    uint32_t powercap =
+        reg_from(f.catalog, "energy.pkg1_j", "energy/powercap", VIGIL_METRIC_MEASURED);
+    uint32_t estimate =
+        reg_from(f.catalog, "energy.node_j", "energy/estimate", VIGIL_METRIC_ESTIMATED);
+    vigild_energy_share_add_process(&f.share, 1);
+    vigild_energy_share_set_owner(&f.share, 1, "", "run-a");
+    f.samples.t_ns = 1000;
+    tick_with(&f, 1.0, 0, NAN, (double[]){0.0}, 1, powercap, 500.0);
+    assert_float_equal(f.share.node_energy_j, 0.0, 0);
+    f.samples.t_ns = 2000;
+    tick_with(&f, 1.1, 0, NAN, (double[]){0.1}, 1, powercap, 520.0);
+    assert_float_equal(f.share.node_energy_j, 20.0, 1e-9);
+    /* The estimate's total is 9000 J: no jump, a new segment. */
+    f.samples.t_ns = 3000;
+    tick_with(&f, 1.2, 0, NAN, (double[]){0.2}, 1, estimate, 9000.0);
+    assert_float_equal(f.share.node_energy_j, 20.0, 1e-9);
+    f.samples.t_ns = 4000;
+    tick_with(&f, 1.3, 0, NAN, (double[]){0.3}, 1, estimate, 9007.5);
+    assert_float_equal(f.share.node_energy_j, 27.5, 1e-9);
+    /* Back to powercap, whose counter went on meanwhile: nothing of it. */
+    f.samples.t_ns = 5000;
+    tick_with(&f, 1.4, 0, NAN, (double[]){0.4}, 1, powercap, 600.0);
+    f.samples.t_ns = 6000;
+    tick_with(&f, 1.5, 0, NAN, (double[]){0.5}, 1, powercap, 601.0);
+    assert_float_equal(f.share.node_energy_j, 28.5, 1e-9);
+
+    assert_int_equal(f.share.segments->len, 3);
+    assert_int_equal(f.share.segments_total, 3);
+    assert_string_equal(segment(&f, 0)->source, "energy/powercap");
+    assert_int_equal(segment(&f, 0)->start_ns, 1000);
+    assert_string_equal(segment(&f, 1)->source, "energy/estimate");
+    assert_int_equal(segment(&f, 1)->start_ns, 3000);
+    assert_float_equal(segment(&f, 1)->start_j, 20.0, 1e-9);
+    assert_string_equal(segment(&f, 2)->source, "energy/powercap");
+    assert_float_equal(segment(&f, 2)->start_j, 27.5, 1e-9);
+
+    /* Alone on the node, the process had all of it, from both sources. */
+    const struct vigild_energy_account *a = vigild_energy_share_account(&f.share, 1);
+    assert_float_equal(a->energy_j, 28.5, 1e-9);
+    assert_string_equal(a->sources, "energy/powercap+energy/estimate");
+    assert_true(a->flags & VIGIL_LOCAL_ENERGY_ESTIMATED);
+    fixture_clear(&f);
+}
+
+/* Fewer zones after a failed read, or a counter that went back (a
+ * restarted provider counts from 0): new segments, the sum goes on; a
+ * tick without an energy sample keeps the segment. */
+static void test_a_reset_counter_starts_a_segment(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    uint32_t pkg1 = reg(f.catalog, "energy.pkg1_j", VIGIL_METRIC_MEASURED);
+    tick_with(&f, 1.0, 0, 100.0, NULL, 0, pkg1, 100.0);
+    tick_with(&f, 1.1, 0, 110.0, NULL, 0, pkg1, 105.0);
+    assert_float_equal(f.share.node_energy_j, 15.0, 1e-9);
+    tick(&f, 1.2, 0, 120.0, NULL, 0); /* pkg1 not read: one zone */
+    tick(&f, 1.3, 0, 0.0, NULL, 0);   /* went back */
+    tick(&f, 1.4, 0, NAN, NULL, 0);   /* no sample */
+    tick(&f, 1.5, 0, 4.0, NULL, 0);
+    assert_float_equal(f.share.node_energy_j, 19.0, 1e-9);
+    assert_int_equal(f.share.segments_total, 3);
+    assert_int_equal(segment(&f, 1)->zone_count, 1);
+    assert_int_equal(segment(&f, 0)->zone_count, 2);
+    fixture_clear(&f);
+}
+
+/* Two processes of one job alone on the node: the job has the node's whole
+ * delta, split by their CPU time, though the node was busy with more. */
+static void test_an_exclusive_node_is_the_jobs(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    vigild_energy_share_add_process(&f.share, 1);
+    vigild_energy_share_add_process(&f.share, 2);
+    vigild_energy_share_set_owner(&f.share, 1, "4711", "run-a");
+    vigild_energy_share_set_owner(&f.share, 2, "4711", "run-b"); /* one job, two runs */
+    tick(&f, 10.0, 0, 100.0, (double[]){0.0, 0.0}, 2);
+    /* Busy 0.4 s, the processes 0.05 s and 0.15 s: a quarter and three
+     * quarters of all 20 J. */
+    tick(&f, 10.4, 0, 120.0, (double[]){0.05, 0.15}, 2);
+    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 5.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f.share, 2)->energy_j, 15.0, 1e-9);
+    /* Neither used CPU: equal shares. */
+    tick(&f, 10.5, 0, 124.0, (double[]){0.05, 0.15}, 2);
+    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 7.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f.share, 2)->energy_j, 17.0, 1e-9);
+
+    /* A process of another job: the node is shared, each gets its part of
+     * the busy CPU time (0.5 s): 0.1 s and 0.1 s of 10 J. */
+    vigild_energy_share_add_process(&f.share, 3);
+    vigild_energy_share_set_owner(&f.share, 3, NULL, "other-run");
+    tick(&f, 10.5, 0, 124.0, (double[]){0.05, 0.15, 0.0}, 3);
+    tick(&f, 11.0, 0, 134.0, (double[]){0.15, 0.25, 0.0}, 3);
+    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 9.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f.share, 2)->energy_j, 19.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f.share, 3)->energy_j, 0.0, 0);
+    /* It ends: the job's alone again. */
+    vigild_energy_share_remove_process(&f.share, 3);
+    tick(&f, 11.5, 0, 144.0, (double[]){0.25, 0.25}, 2);
+    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 19.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f.share, 2)->energy_j, 19.0, 1e-9);
+    fixture_clear(&f);
+}
+
+static void test_sources_are_joined_and_kept_short(void **state)
+{
+    (void)state;
+    char s[VIGILD_ENERGY_SOURCES_BYTES] = "";
+    vigild_energy_sources_add(s, sizeof s, "energy/powercap");
+    vigild_energy_sources_add(s, sizeof s, "energy/powercap");
+    vigild_energy_sources_add(s, sizeof s, NULL);
+    assert_string_equal(s, "energy/powercap");
+    vigild_energy_sources_add(s, sizeof s, "energy/estimate");
+    assert_string_equal(s, "energy/powercap+energy/estimate");
+    char out[32];
+    vigild_energy_sources_compact(s, out, sizeof out); /* 31 bytes: fits */
+    assert_string_equal(out, "energy/powercap+energy/estimate");
+
+    char t[VIGILD_ENERGY_SOURCES_BYTES] = "energy/likwid";
+    vigild_energy_sources_add(t, sizeof t, "energy/powercap");
+    vigild_energy_sources_add(t, sizeof t, "energy/estimate");
+    assert_string_equal(t, "energy/likwid+energy/powercap+energy/estimate");
+    vigild_energy_sources_compact(t, out, sizeof out);
+    assert_string_equal(out, "energy/likwid+powercap+estimate");
+    vigild_energy_sources_add(t, sizeof t, "energy/a-long-fourth-source");
+    vigild_energy_sources_compact(t, out, sizeof out);
+    assert_string_equal(out, "energy/likwid+powercap+…");
+    assert_true(strlen(out) < sizeof out);
+    /* No room in the list: it stays as it was. */
+    char u[20] = "energy/powercap";
+    vigild_energy_sources_add(u, sizeof u, "energy/estimate");
+    assert_string_equal(u, "energy/powercap");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +393,10 @@ int main(void)
         cmocka_unit_test(test_psys_is_preferred_to_the_packages),
         cmocka_unit_test(test_a_counter_going_back_shares_nothing),
         cmocka_unit_test(test_a_change_of_zones_shares_nothing),
+        cmocka_unit_test(test_the_node_sum_goes_on_across_sources),
+        cmocka_unit_test(test_a_reset_counter_starts_a_segment),
+        cmocka_unit_test(test_an_exclusive_node_is_the_jobs),
+        cmocka_unit_test(test_sources_are_joined_and_kept_short),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -591,6 +591,17 @@ static void test_job_energy_is_the_sum(void **state)
         assert_close(test_report_number(&rep, path), 1.5, path);
         g_free(path);
     }
+    /* By node: all ranks are on this one. */
+    char host[64] = "";
+    assert_int_equal(gethostname(host, sizeof host - 1), 0);
+    assert_int_equal(test_report_int(&rep, "job_energy.nodes"), 1);
+    assert_int_equal(test_report_int(&rep, "job_energy.processes_with_energy"), RANKS);
+    assert_close(test_report_number(&rep, "job_energy.energy_joule"), RANKS * 1.5,
+                 "job_energy.energy_joule");
+    assert_close(test_report_number(&rep, "job_energy.node_max_joule"), RANKS * 1.5,
+                 "job_energy.node_max_joule");
+    assert_string_equal(test_report_string(&rep, "job_energy.node_max_host"), host);
+    assert_string_equal(test_report_string(&rep, "job_energy.sources"), "energy/powercap");
     /* The fake holds everything each rank drained (no cycle decided yet). */
     assert_string_equal(test_report_string(&rep, "vigild.capture.mode"), "anomalies");
     assert_int_equal(test_report_int(&rep, "vigild.capture.held"),
@@ -640,6 +651,11 @@ static void test_job_energy_needs_every_rank(void **state)
     assert_string_equal(test_report_string(&rep, "energy_by_rank.2.energy_note"), "no RAPL here");
     assert_close(test_report_number(&rep, "energy_by_rank.3.energy_joule"), 1.5,
                  "energy_by_rank.3.energy_joule");
+    /* The job's energy by node counts what is known, and says what is not. */
+    assert_int_equal(test_report_int(&rep, "job_energy.processes"), RANKS);
+    assert_int_equal(test_report_int(&rep, "job_energy.processes_with_energy"), RANKS - 1);
+    assert_close(test_report_number(&rep, "job_energy.energy_joule"), (RANKS - 1) * 1.5,
+                 "job_energy.energy_joule");
     test_report_free(&rep);
     test_fake_vigild_free(d);
 }

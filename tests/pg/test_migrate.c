@@ -494,6 +494,15 @@ static void test_migration_4_keeps_rows_and_its_views_show_them(void **state)
     assert_string_equal(rows, "1/1/n1/10:00:00/10:02:00 1/2/n2/10:00:02/10:01:58 "
                               "2/2/n2/11:00:00/-");
     g_free(rows);
+    /* Migration 5's energy views over reports from before it (no figures
+     * in them): each reporting process's node, no sum, not complete. */
+    rows = test_pg_query_text_in(
+        conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s', run_id, nodes,"
+                  " coalesce(energy_j::text, '-'), coalesce(sources, '-'), complete), ' ')"
+                  " FROM run_energy");
+    assert_string_equal(rows, "1/2/-/-/f");
+    g_free(rows);
+    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM job_energy"), 0);
     g_free(after);
     g_free(before);
     g_free(conninfo);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "report_json.h"
+#include "vigil/local_protocol.h"
 #include "test_report_figures.h"
 #include "test_support.h"
 
@@ -119,6 +120,82 @@ static void test_odd_bytes_read_as_latin1(void **state)
     g_free(json);
 }
 
+/* A figure vigild took from two sources (the node's changed while the
+ * process ran) says so; a round trip through the JSON keeps it. */
+static void test_energy_from_two_sources(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_plain_run(&f);
+    f.link.energy_source = "energy/powercap+energy/estimate";
+    char *text = vigil_cli_report_text(&f);
+    test_assert_contains(text, "CONSUMED_ENERGY_JOULE      12.346 (energy from two sources: "
+                               "energy/powercap, energy/estimate, estimated)\n");
+    f.link.energy_source = "energy/likwid+powercap+estimate";
+    char *three = vigil_cli_report_text(&f);
+    test_assert_contains(three, "(energy from three sources: energy/likwid, powercap, estimate, "
+                                "estimated)\n");
+    g_free(three);
+    g_free(text);
+}
+
+/* A job's energy across its nodes: printed in both forms, and the JSON
+ * read back prints the same; a bad member is named. */
+static void test_job_energy(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_mpi_joint(&f);
+    f.job_energy = (struct vigil_report_job_energy){
+        .nodes = 2,
+        .processes = 4,
+        .processes_with_energy = 3,
+        .energy_j = 4.75025,
+        .node_min_j = 1.25,
+        .node_mean_j = 2.375125,
+        .node_max_j = 3.50025,
+        .flags = VIGIL_LOCAL_ENERGY_ESTIMATED,
+        .min_host = "node-a",
+        .max_host = "node-b",
+        .sources = "energy/powercap+energy/estimate",
+    };
+    char *text = vigil_cli_report_text(&f);
+    test_assert_contains(text, "JOB_ENERGY_JOULE           4.750 on 2 nodes (energy from two "
+                               "sources: energy/powercap, energy/estimate, estimated); per node: "
+                               "min 1.250 (node-a), mean 2.375, max 3.500 (node-b); 1 of 4 "
+                               "processes without a figure\n");
+    char *json = vigil_cli_report_json(&f);
+    test_assert_contains(json, ",\"job_energy\":{\"nodes\":2,\"processes\":4,"
+                               "\"processes_with_energy\":3,\"energy_joule\":4.750250,"
+                               "\"node_min_joule\":1.250000,\"node_min_host\":\"node-a\","
+                               "\"node_mean_joule\":2.375125,\"node_max_joule\":3.500250,"
+                               "\"node_max_host\":\"node-b\",\"sources\":\"energy/powercap+"
+                               "energy/estimate\",\"estimated\":true,\"uncertain\":false}}");
+    struct vigil_cli_report back;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(json, -1, &back, &error))
+        fail_msg("its own JSON is refused: %s", error->message);
+    char *text_again = vigil_cli_report_text(&back.r);
+    char *json_again = vigil_cli_report_json(&back.r);
+    assert_string_equal(text, text_again);
+    assert_string_equal(json, json_again);
+    vigil_cli_report_clear(&back);
+
+    char *bad = g_strdup(json);
+    char *nodes = strstr(bad, "\"nodes\":2");
+    nodes[8] = '0';
+    assert_false(vigil_cli_report_parse(bad, -1, &back, &error));
+    test_assert_contains(error->message, "job_energy");
+    test_assert_contains(error->message, "nodes: 0");
+    g_clear_error(&error);
+    vigil_cli_report_clear(&back);
+    g_free(bad);
+    g_free(text);
+    g_free(json);
+    g_free(text_again);
+    g_free(json_again);
+}
+
 static void test_mpi_text(void **state)
 {
     (void)state;
@@ -198,6 +275,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_and_json_survive_the_json), cmocka_unit_test(test_plain_text),
         cmocka_unit_test(test_odd_bytes_read_as_latin1),       cmocka_unit_test(test_mpi_text),
+        cmocka_unit_test(test_energy_from_two_sources),        cmocka_unit_test(test_job_energy),
         cmocka_unit_test(test_bad_reports_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

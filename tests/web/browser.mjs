@@ -248,6 +248,18 @@ await check('run 1: report card, power with 2 node lines, the other timelines dr
   expect(/source: /.test(source), `the power plot does not say its source: "${source}"`);
 });
 
+await check('run 1: its energy across its two nodes, per node min/mean/max and the source', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  const text = await page.textContent('#job-energy');
+  for (const want of ['36.3 kJ on 2 nodes', 'min 18 kJ, mean 18.1 kJ, max 18.3 kJ', 'powercap']) {
+    expect(text.includes(want), `the energy section does not say "${want}": "${text}"`);
+  }
+  expect(!text.includes('estimated'), 'measured energy is labelled estimated');
+  const rows = await page.$$eval('#job-energy-nodes tbody tr', (r) => r.map((x) => x.textContent));
+  expect(rows.length === 2 && rows[0].startsWith('n1') && rows[0].includes('18.3 kJ'),
+    `the energy by node table has rows ${JSON.stringify(rows)}`);
+});
+
 await check('run 1: dragging on a plot zooms all plots and puts from/to in the URL', async () => {
   await openOk(page, `${baseUrl}/run.html?run=1`);
   const before = await page.evaluate(() => ({ ...window.vigilPlots.cpu.scales.x }));

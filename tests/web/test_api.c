@@ -518,6 +518,24 @@ static void test_run_one(void **state)
     assert_int_equal(test_json_int(root, where, "nodes.1.processes"), 2);
     g_free(node_ids);
 
+    /* The run's energy across its nodes: ranks 0 and 1 on n1 (9125 J
+     * each), 2 and 3 on n2 (9000 J each); the report shows it too, as
+     * `vigil report` adds it (compared above). */
+    assert_close(test_json_number(root, where, "job_energy.energy_j"), 36250, "job energy");
+    assert_int_equal(test_json_int(root, where, "job_energy.nodes"), 2);
+    assert_close(test_json_number(root, where, "job_energy.node_min_j"), 18000, "node min");
+    assert_close(test_json_number(root, where, "job_energy.node_mean_j"), 18125, "node mean");
+    assert_close(test_json_number(root, where, "job_energy.node_max_j"), 18250, "node max");
+    assert_string_equal(test_json_string(root, where, "job_energy.sources"), "powercap");
+    assert_false(json_node_get_boolean(test_json_node(root, "job_energy.estimated")));
+    assert_true(json_node_get_boolean(test_json_node(root, "job_energy.complete")));
+    assert_string_equal(test_json_string(root, where, "job_energy.by_node.0.hostname"), "n1");
+    assert_close(test_json_number(root, where, "job_energy.by_node.0.energy_j"), 18250, "n1");
+    assert_close(test_json_number(root, where, "job_energy.by_node.1.energy_j"), 18000, "n2");
+    assert_close(test_json_number(root, where, "report.job_energy.energy_joule"), 36250,
+                 "report's job energy");
+    assert_string_equal(test_json_string(root, where, "report.job_energy.node_max_host"), "n1");
+
     /* Files, each with its figures (the fixture's job report lists none). */
     JsonArray *files = test_web_array(root, where, "files");
     for (guint i = 0; i < json_array_get_length(files); i++) {

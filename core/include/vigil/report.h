@@ -100,6 +100,20 @@ struct vigil_report_rank_stats {
     int32_t max_rank; /* the rank that had the max */
 };
 
+/* A job's energy across its nodes: in an MPI job's report its ranks' figures
+ * grouped by host (instrument/mpi_job_energy.c), in `vigil report` the
+ * warehouse's run_energy (cli/report_job_energy.c). nodes 0: none shown. */
+#define VIGIL_REPORT_HOST_BYTES 64
+struct vigil_report_job_energy {
+    int32_t nodes;
+    int32_t processes, processes_with_energy; /* ranks, in an MPI job's report */
+    double energy_j;                          /* the sum over nodes of what is known */
+    double node_min_j, node_mean_j, node_max_j;
+    uint32_t flags; /* VIGIL_LOCAL_ENERGY_* of any of its figures */
+    char min_host[VIGIL_REPORT_HOST_BYTES], max_host[VIGIL_REPORT_HOST_BYTES];
+    char sources[VIGIL_REPORT_HOST_BYTES]; /* "+"-joined */
+};
+
 struct vigil_report {
     const char *run_key; /* the run the process belongs to (vigil/run_key.h) */
     const char *program; /* argv[0], or "(unknown)" */
@@ -123,6 +137,7 @@ struct vigil_report {
     int32_t ranks;
     struct vigil_report_rank_stats per_rank[VIGIL_REPORT_RANK_METRIC_COUNT];
     const struct vigil_report_link *rank_links; /* `ranks` of them, or NULL */
+    struct vigil_report_job_energy job_energy;
 };
 
 /* Where a report goes: bytes are collected in `buffer` and handed to

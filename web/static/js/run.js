@@ -8,6 +8,7 @@ import { el, table, facts, runsTable, nodeHref } from './dom.js';
 import * as format from './format.js';
 import { timeline, ZoomGroup, replaceData } from './plot.js';
 import { heatmap } from './heatmap.js';
+import { jobEnergySection } from './run_energy.js';
 
 const params = new URLSearchParams(location.search);
 const runId = params.get('run');
@@ -466,6 +467,7 @@ async function load() {
     reportCard(answer.report_card, run),
     runFacts(run),
     el('p', {}, compareLink),
+    jobEnergySection(answer.job_energy),
     section('time', 'Over time',
       el('p', { class: 'timeline-tools note' },
         'Drag across a plot to zoom all of them; double-click to zoom out. Shaded: captured windows (click one); red ticks: anomalies.',
