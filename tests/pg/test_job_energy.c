@@ -37,10 +37,9 @@
 #define START_UJ     5000000ull /* the counters' value before the job */
 #define RANGE_UJ     "262143328850"
 
-/* The energy provider's choice of source: powercap only, so that nothing
- * but the fixture counts. The key is being renamed `sources` (a list):
- * then this line alone changes, to "sources = powercap". */
-#define ENERGY_SOURCE_LINE "source = powercap"
+/* The energy provider's source chain: powercap only, so that nothing but
+ * the fixture counts. */
+#define ENERGY_SOURCE_LINE "sources = powercap"
 
 struct node {
     const char *hostname;
