@@ -33,7 +33,8 @@
     "[--node N] [--config FILE]\n"
 
 #define COLUMNS_HELP                                                                               \
-    "Columns (times are ISO 8601 UTC with µs; JSON Lines has the same names, one object a "       \
+    "Columns (times are ISO 8601 UTC to the microsecond; JSON Lines has the same names, one "      \
+    "object a "                                                                                    \
     "line):\n"                                                                                     \
     "  power       time (the end of the roll-up window), node_id, hostname, metric (each\n"        \
     "              energy zone energy.*_j, the estimate energy.node_j, node.energy_j),\n"          \
@@ -62,6 +63,14 @@ static const char *const what_names[] = {
     [EXPORT_POWER] = "power",
     [EXPORT_STATISTICS] = "statistics",
     [EXPORT_ACTIVITIES] = "activities",
+};
+
+/* What an empty export lacks. */
+static const char *const what_notes[] = {
+    [EXPORT_POWER] = "energy roll-ups (no energy.*_j nor node.energy_j metric of its nodes "
+                     "during its time)",
+    [EXPORT_STATISTICS] = "roll-ups of its nodes during its time",
+    [EXPORT_ACTIVITIES] = "captured activities",
 };
 
 static gboolean parse_what(const char *text, enum export_what *what)
@@ -116,12 +125,19 @@ static int export_run(const struct export_options *options, const char *run, enu
     signal(SIGPIPE, SIG_IGN);
     /* Whole blocks into the pipe or file, not 4 KiB at a time. */
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-    gboolean ok = json ? export_stream_json_lines(db, sql, stdout, &write_errno, &error)
-                       : export_stream_csv(db, sql, stdout, &write_errno, &error);
+    guint64 rows = 0;
+    gboolean ok = json ? export_stream_json_lines(db, sql, stdout, &rows, &write_errno, &error)
+                       : export_stream_csv(db, sql, stdout, &rows, &write_errno, &error);
     if (ok && fflush(stdout) != 0)
         write_errno = errno != 0 ? errno : EIO;
-    if (ok && write_errno == 0)
+    if (ok && write_errno == 0) {
         status = VIGIL_EXIT_OK;
+        /* Nothing is an answer, but one to point out. */
+        if (rows == 0)
+            fprintf(stderr, "vigil export: run %s has no %s in the warehouse%s%s\n", run,
+                    what_notes[what], options->node != NULL ? " on node " : "",
+                    options->node != NULL ? options->node : "");
+    }
 
 out:
     if (db != NULL)

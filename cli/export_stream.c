@@ -26,12 +26,16 @@ enum {
  * unexpectedly\n\tThis probably means…"): one line of them. */
 static void set_warehouse_error(GError **error, const char *what, const char *message)
 {
-    char *text = g_strstrip(g_strdup(message != NULL && message[0] != '\0' ? message : "unknown"));
-    for (char *c = text; *c != '\0'; c++)
-        if (*c == '\n' || *c == '\t')
-            *c = ' ';
-    g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY, "%s: %s", what, text);
-    g_free(text);
+    char **words =
+        g_strsplit_set(message != NULL && message[0] != '\0' ? message : "unknown", " \t\n", -1);
+    GString *text = g_string_new(NULL);
+    for (char **w = words; *w != NULL; w++)
+        if (**w != '\0')
+            g_string_append_printf(text, "%s%s", text->len > 0 ? " " : "", *w);
+    g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY, "%s: %s", what,
+                text->str);
+    g_string_free(text, TRUE);
+    g_strfreev(words);
 }
 
 static gboolean write_all(FILE *out, const void *data, size_t n, int *write_errno)
@@ -43,9 +47,10 @@ static gboolean write_all(FILE *out, const void *data, size_t n, int *write_errn
     return FALSE;
 }
 
-gboolean export_stream_csv(PGconn *db, const char *select_sql, FILE *out, int *write_errno,
-                           GError **error)
+gboolean export_stream_csv(PGconn *db, const char *select_sql, FILE *out, guint64 *rows,
+                           int *write_errno, GError **error)
 {
+    *rows = 0;
     char *copy = g_strdup_printf("COPY (%s) TO STDOUT WITH (FORMAT csv, HEADER)", select_sql);
     PGresult *result = PQexec(db, copy);
     g_free(copy);
@@ -63,7 +68,9 @@ gboolean export_stream_csv(PGconn *db, const char *select_sql, FILE *out, int *w
         PQfreemem(row);
         if (!written)
             return FALSE;
+        (*rows)++;
     }
+    *rows -= *rows > 0; /* the header */
     /* -1: the COPY is over, its result says how; -2: the link broke. */
     gboolean ok = TRUE;
     while ((result = PQgetResult(db)) != NULL) {
@@ -135,9 +142,10 @@ static gboolean write_row(PGresult *row, JsonBuilder *builder, JsonGenerator *ge
     return ok;
 }
 
-gboolean export_stream_json_lines(PGconn *db, const char *select_sql, FILE *out, int *write_errno,
-                                  GError **error)
+gboolean export_stream_json_lines(PGconn *db, const char *select_sql, FILE *out, guint64 *rows,
+                                  int *write_errno, GError **error)
 {
+    *rows = 0;
     if (!PQsendQuery(db, select_sql) || !PQsetSingleRowMode(db)) {
         set_warehouse_error(error, "cannot send the export's query to the warehouse",
                             PQerrorMessage(db));
@@ -155,6 +163,7 @@ gboolean export_stream_json_lines(PGconn *db, const char *select_sql, FILE *out,
                 ok = FALSE;
                 break; /* the caller drops the connection, and the query with it */
             }
+            (*rows)++;
         } else if (ok && status != PGRES_TUPLES_OK) {
             set_warehouse_error(error,
                                 status == PGRES_FATAL_ERROR
