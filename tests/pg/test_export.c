@@ -448,8 +448,10 @@ static void test_activities_are_the_captured_calls(void **state)
 
 /* ---- streaming, and where the output goes ------------------------------------------- */
 
-/* `vigil export ARGS…` with stdout on `out_fd` and stderr into a file. */
-static pid_t spawn_export(const char *const *args, int out_fd, char **stderr_path)
+/* `vigil export ARGS…` with stdout on `out_fd` and stderr into a file,
+ * and `var` ("NAME=value", or NULL) in its environment. */
+static pid_t spawn_export_with(const char *const *args, int out_fd, char **stderr_path,
+                               const char *var)
 {
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
@@ -457,7 +459,7 @@ static pid_t spawn_export(const char *const *args, int out_fd, char **stderr_pat
     for (const char *const *a = args; *a != NULL; a++)
         g_ptr_array_add(argv, (gpointer)*a);
     g_ptr_array_add(argv, NULL);
-    const char *vars[] = {config_var, NULL};
+    const char *vars[] = {config_var, var, NULL};
     char **env = test_clean_environment(vars);
     *stderr_path = g_build_filename(config_dir, "stderr", NULL);
     posix_spawn_file_actions_t actions;
@@ -472,6 +474,11 @@ static pid_t spawn_export(const char *const *args, int out_fd, char **stderr_pat
     g_strfreev(env);
     g_ptr_array_free(argv, TRUE);
     return pid;
+}
+
+static pid_t spawn_export(const char *const *args, int out_fd, char **stderr_path)
+{
+    return spawn_export_with(args, out_fd, stderr_path, NULL);
 }
 
 static char *read_stderr(char *path)
@@ -497,7 +504,13 @@ static struct streamed stream_export(const char *const *args)
     int fds[2];
     assert_int_equal(pipe2(fds, O_CLOEXEC), 0); /* not the child's */
     char *stderr_path = NULL;
-    pid_t pid = spawn_export(args, fds[1], &stderr_path);
+    /* ASan keeps what is freed in a quarantine of 256 MB: none here, or
+     * its RSS would say nothing (a plain build ignores the variable). */
+    const char *asan = g_getenv("ASAN_OPTIONS");
+    char *asan_var = g_strdup_printf("ASAN_OPTIONS=%s%squarantine_size_mb=0",
+                                     asan != NULL ? asan : "", asan != NULL ? ":" : "");
+    pid_t pid = spawn_export_with(args, fds[1], &stderr_path, asan_var);
+    g_free(asan_var);
     close(fds[1]);
     struct streamed s = {0};
     char buffer[1 << 16];
@@ -525,7 +538,6 @@ static struct streamed stream_export(const char *const *args)
     return s;
 }
 
-/* ASan keeps freed memory in quarantine: under it, RSS says nothing. */
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
 #elif defined(__has_feature)
@@ -558,7 +570,11 @@ static void test_a_long_run_streams(void **state)
         printf("# --format %s: %" G_GUINT64_FORMAT " bytes, peak RSS %ld KiB; %" G_GUINT64_FORMAT
                " bytes, %ld KiB\n",
                formats[f], s.bytes, s.max_rss_kib, small.bytes, small.max_rss_kib);
-#ifndef SANITIZED
+#ifdef SANITIZED
+        /* ASan's allocator keeps some more (6.7 MB of 27 MB of CSV here):
+         * still far from holding the rows. */
+        assert_true((gint64)(s.max_rss_kib - small.max_rss_kib) * 1024 < (gint64)(s.bytes / 3));
+#else
         assert_true(s.max_rss_kib < small.max_rss_kib + 2048);
 #endif
         g_free(s.err);
@@ -626,8 +642,10 @@ static void test_a_warehouse_lost_midway_is_an_error(void **state)
     int fds[2];
     assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
     char *stderr_path = NULL;
-    pid_t pid =
-        spawn_export((const char *[]){"13", "--what", "statistics", NULL}, fds[1], &stderr_path);
+    /* Its backend known by its application_name (those of the exports
+     * before it may still be on their way out), not its parallel workers. */
+    pid_t pid = spawn_export_with((const char *[]){"13", "--what", "statistics", NULL}, fds[1],
+                                  &stderr_path, "PGAPPNAME=vigil-export-midway");
     close(fds[1]);
     GString *out = g_string_new(NULL);
     char buffer[1 << 16];
@@ -636,8 +654,9 @@ static void test_a_warehouse_lost_midway_is_an_error(void **state)
         g_string_append_len(out, buffer, n);
     assert_int_equal(test_pg_query_u64_in(fixture_conninfo,
                                           "SELECT count(*) FROM (SELECT pg_terminate_backend(pid)"
-                                          "  FROM pg_stat_activity WHERE query LIKE 'COPY (%'"
-                                          "   AND pid <> pg_backend_pid()) t"),
+                                          "  FROM pg_stat_activity"
+                                          " WHERE application_name = 'vigil-export-midway'"
+                                          "   AND backend_type = 'client backend') t"),
                      1);
     guint64 bytes = out->len;
     char last = out->str[out->len - 1];
