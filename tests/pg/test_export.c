@@ -40,7 +40,8 @@ static char *config_var; /* VIGIL_CONFIG=… */
  *   window k with 100 + k J (power 50 + k/2 W); and one window each side of
  *   the run (ending at its start, starting at its end) that is not its;
  * - run 13, on all three nodes for the fixture's whole time (09:59:00 to
- *   14:05:00): 3 × 14760 windows × 12 metrics of statistics. */
+ *   14:05:00): 3 × 14760 windows × 12 metrics of statistics;
+ * - run 14, on n3 from 14:04:50, still running. */
 static const char extra_sql[] =
     "BEGIN;"
     "INSERT INTO metrics (metric_id, name, unit, kind, source, origin) VALUES"
@@ -64,6 +65,12 @@ static const char extra_sql[] =
     " SELECT 18 + n, 13, n, 8000 + n, 0, n - 1, 'sleep', '{sleep,14760}', '/tmp',"
     "        '2026-11-20 09:59:00Z', 8000000000000 + n, '2026-11-20 14:05:00Z', 0"
     "   FROM generate_series(1, 3) n;"
+    "INSERT INTO runs (run_id, run_key, program, argv, uid, start_time)"
+    " VALUES (14, 'fixture-running-14', 'sleep', '{sleep,inf}', 0, '2026-11-20 14:04:50Z');"
+    "INSERT INTO processes (process_id, run_id, node_id, pid, uid, program, argv, cwd,"
+    "                       start_time, start_monotonic_ns)"
+    " VALUES (22, 14, 3, 8100, 0, 'sleep', '{sleep,inf}', '/tmp', '2026-11-20 14:04:50Z',"
+    "         8100000000000);"
     "COMMIT;";
 
 static void write_config(const char *conninfo)
@@ -370,6 +377,24 @@ static void test_node_restricts_to_one_node(void **state)
     r = vigil_export((const char *[]){"1", "--node", "n9", NULL});
     test_assert_status(&r, 1, "vigil export 1 --node n9");
     test_assert_contains(r.err, "--node n9: the warehouse has no such node");
+    test_run_clear(&r);
+}
+
+static void test_a_running_run_goes_to_now(void **state)
+{
+    (void)state;
+    /* Run 14 has not ended: its time on n3 is from 14:04:50 on, where the
+     * fixture has 10 windows left. */
+    struct test_run r = vigil_export((const char *[]){"fixture-running-14", NULL});
+    test_assert_status(&r, 0, "vigil export fixture-running-14");
+    GPtrArray *rows = parse_power_csv(r.out);
+    assert_int_equal(rows->len, 10);
+    const struct power_row *first = g_ptr_array_index(rows, 0);
+    const struct power_row *last = g_ptr_array_index(rows, 9);
+    assert_string_equal(first->time, "2026-11-20T14:04:51.000000Z");
+    assert_string_equal(last->time, "2026-11-20T14:05:00.000000Z");
+    assert_string_equal(last->hostname, "n3");
+    g_ptr_array_free(rows, TRUE);
     test_run_clear(&r);
 }
 
@@ -765,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_power_csv_holds_the_stored_figures),
         cmocka_unit_test(test_power_json_holds_the_stored_figures),
         cmocka_unit_test(test_node_restricts_to_one_node),
+        cmocka_unit_test(test_a_running_run_goes_to_now),
         cmocka_unit_test(test_statistics_are_the_rollups),
         cmocka_unit_test(test_activities_are_the_captured_calls),
         cmocka_unit_test(test_a_long_run_streams),
