@@ -32,5 +32,6 @@ struct vigil_config *vigil_cli_warehouse_config(const char *config_path, GError 
 int vigil_cli_keygen(int argc, char **argv);
 int vigil_cli_report(int argc, char **argv);
 int vigil_cli_advise(int argc, char **argv);
+int vigil_cli_export(int argc, char **argv);
 
 #endif

@@ -25,6 +25,9 @@ static const struct command commands[] = {
     {"advise", vigil_cli_advise,
      "advise RUN [--against RUN2] [--format text|json]: the CPU frequency that would have used "
      "least energy, from two runs (a model estimate)"},
+    {"export", vigil_cli_export,
+     "export RUN [--what power|statistics|activities] [--format csv|json] [--node N]: "
+     "a stored run's power profile, statistics or activities"},
     {"db", vigil_cli_db,
      "db migrate|version [--config FILE]: bring the warehouse's schema up to date, or show it"},
 };
