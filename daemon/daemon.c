@@ -521,7 +521,6 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     vigild_statmux_init(&d->statmux);
     vigild_statmux_subscribe(&d->statmux, vigild_rollup_add, &d->rollup);
     vigild_statmux_subscribe(&d->statmux, vigild_history_add, &d->history);
-    vigild_statmux_subscribe(&d->statmux, vigild_energy_share_add, &d->energy);
     /* After the energy sharing: the ADPIs see each process's share. */
     vigild_statmux_subscribe(&d->statmux, vigild_reasoning_samples, &d->reasoning);
     vigild_reasoning_configure(&d->reasoning, d->config, d->settings.cycle_ticks);
@@ -557,6 +556,12 @@ void vigild_tick(struct vigild *d)
     d->samples.tick = d->ticker.ticks;
     d->samples.t_ns = begin_ns;
     vigild_sampler_read(&d->sampler, begin_ns, &d->samples);
+    /* The energy sharing comes first: node.energy_j, the one running sum it
+     * keeps, is a node sample like the providers' for everything after. */
+    vigild_energy_share_add(&d->energy, &d->samples, d->catalog);
+    struct vigil_sample node_energy;
+    if (vigild_energy_share_node_sample(&d->energy, d->catalog, begin_ns, &node_energy))
+        g_array_append_val(d->samples.node, node_energy);
     for (guint i = 0; i < d->samples.node->len; i++) {
         const struct vigil_sample *s = &g_array_index(d->samples.node, struct vigil_sample, i);
         if (s->metric_id >= d->latest->len)

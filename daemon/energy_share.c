@@ -65,6 +65,7 @@ void vigild_energy_share_init(struct vigild_energy_share *e)
     e->segments_total = 0;
     e->node_cpu_busy_s = NAN;
     e->node_energy_j = NAN;
+    e->node_metric_id = 0;
     e->zone_total_j = NAN;
     e->zone_kind = -1;
     e->zone_count = 0;
@@ -388,6 +389,41 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
         }
     }
     g_free(share_j);
+}
+
+/* Registered at the first figure, when the node's source is known, with
+ * that source's name and label (measured or estimated), so the warehouse
+ * can say where each stretch of the sum came from. The provider's chain
+ * picks its source once, at its start, so the description holds for the
+ * daemon's life; a vigild restarted on another source registers the name
+ * again with the new description, a metric of its own in the warehouse. */
+gboolean vigild_energy_share_node_sample(struct vigild_energy_share *e,
+                                         vigil_metric_catalog *catalog, uint64_t t_ns,
+                                         struct vigil_sample *out)
+{
+    if (isnan(e->node_energy_j) || e->source == NULL || e->node_metric_id == UINT32_MAX)
+        return FALSE;
+    if (e->node_metric_id == 0) {
+        gboolean estimated = (e->flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0;
+        GError *error = NULL;
+        e->node_metric_id = vigil_metric_register(
+            catalog, "node.energy_j", "J", VIGIL_METRIC_COUNTER, e->source,
+            estimated ? VIGIL_METRIC_ESTIMATED : VIGIL_METRIC_MEASURED, &error);
+        if (e->node_metric_id == 0) {
+            g_warning("node.energy_j: %s; the node's running energy is not recorded",
+                      error->message);
+            g_error_free(error);
+            e->node_metric_id = UINT32_MAX;
+            return FALSE;
+        }
+    }
+    *out = (struct vigil_sample){
+        .metric_id = e->node_metric_id,
+        .flags = (e->flags & VIGIL_LOCAL_ENERGY_UNCERTAIN) ? VIGIL_SAMPLE_UNCERTAIN : 0,
+        .t_ns = t_ns,
+        .value = e->node_energy_j,
+    };
+    return TRUE;
 }
 
 void vigild_energy_share_clear(struct vigild_energy_share *e)

@@ -314,9 +314,6 @@ void vigild_reasoning_samples(void *reasoning, const struct vigild_tick_samples 
                            (const struct vigil_sample *)samples->node->data, samples->node->len);
     g_array_set_size(r->feed, 0);
     g_array_append_vals(r->feed, samples->node->data, samples->node->len);
-    if (r->energy->source != NULL)
-        append_energy(r, &r->node_energy_id, "node.energy_j", r->energy->node_energy_j,
-                      samples->t_ns);
     feed_samples(r->node, catalog, r->feed);
     /* A provider emits one process's samples together: each run of the
      * same id is that process's part of the tick. */

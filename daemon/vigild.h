@@ -268,6 +268,7 @@ struct vigild_energy_share {
     GArray *roles;            /* guint8 by metric id: what a metric is to the sharing */
     GPtrArray *tick_accounts; /* reused every tick */
     GArray *tick_used_s;
+    uint32_t node_metric_id; /* node.energy_j; 0 until registered, UINT32_MAX if it cannot be */
 };
 
 struct vigild_energy_account {
@@ -311,6 +312,13 @@ const struct vigild_energy_account *vigild_energy_share_account(const struct vig
 void vigild_energy_share_set_unavailable(struct vigild_energy_share *e, const char *why);
 void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samples,
                              const vigil_metric_catalog *catalog);
+/* node.energy_j at `t_ns`, as a node sample of its own: the daemon appends
+ * it to the tick's samples before they are published, so the roll-ups,
+ * the history, the warehouse and the ADPIs all see the one running sum.
+ * FALSE before the node's first energy figure. */
+gboolean vigild_energy_share_node_sample(struct vigild_energy_share *e,
+                                         vigil_metric_catalog *catalog, uint64_t t_ns,
+                                         struct vigil_sample *out);
 void vigild_energy_share_clear(struct vigild_energy_share *e);
 
 /* ---- energy_segments.c -------------------------------------------------- */
@@ -396,8 +404,8 @@ struct vigild_reasoning {
     guint cycle_ticks, ticks_in_cycle;
     uint64_t cycle; /* the cycle being filled, from 1 */
     uint64_t cycle_start_ns;
-    struct vigil_cycle_values node_values;      /* for the node's load categories */
-    uint32_t node_energy_id, process_energy_id; /* the metrics it derives */
+    struct vigil_cycle_values node_values; /* for the node's load categories */
+    uint32_t process_energy_id;            /* the metric it derives */
     const struct vigild_energy_share *energy;
     GArray *feed;     /* struct vigil_sample: a scope's samples of one tick */
     GArray *children; /* enum vigil_health, reused every cycle */

@@ -32,8 +32,11 @@ static const struct series_metric {
     enum series_how how;
     struct series_part parts[2];
 } series_metrics[] = {
-    {"power", "W", SERIES_RATE, {{"power", "energy.node\\_j"}}},
-    {"energy", "J", SERIES_RUNNING_SUM, {{"energy", "energy.node\\_j"}}},
+    /* node.energy_j: vigild's one running sum of the node's energy, whatever
+     * its source (one metric per source and label, so a run spanning two
+     * sources shows both in "source"). */
+    {"power", "W", SERIES_RATE, {{"power", "node.energy\\_j"}}},
+    {"energy", "J", SERIES_RUNNING_SUM, {{"energy", "node.energy\\_j"}}},
     {"cpu", "%", SERIES_CPU_BUSY, {{"busy", "cpu.%\\_s"}}},
     {"memory", "bytes", SERIES_GAUGE, {{"used", "mem.used\\_bytes"}}},
     {"io_bytes",

@@ -85,7 +85,7 @@ SELECT n, format('node%s', lpad(n::text, 3, '0')), s.start_time - s.days * inter
   FROM bench_settings s, generate_series(1, s.nodes) n;
 
 INSERT INTO metrics (metric_id, name, unit, kind, source, origin) VALUES
-    (1, 'energy.node_j', 'J', 'counter', 'powercap', 'measured'),
+    (1, 'node.energy_j', 'J', 'counter', 'energy/powercap', 'measured'),
     (2, 'cpu.user_s', 's', 'counter', 'procstat', 'measured'),
     (3, 'cpu.system_s', 's', 'counter', 'procstat', 'measured'),
     (4, 'cpu.idle_s', 's', 'counter', 'procstat', 'measured'),

@@ -46,7 +46,7 @@ static const char extra_sql[] =
     "BEGIN;"
     "INSERT INTO metrics (metric_id, name, unit, kind, source, origin) VALUES"
     " (13, 'energy.pkg0_j', 'J', 'counter', 'energy/likwid', 'measured'),"
-    " (14, 'node.energy_j', 'J', 'counter', 'vigild/energy-share', 'estimated');"
+    " (14, 'energy.node_j', 'J', 'counter', 'energy/estimate', 'estimated');"
     "INSERT INTO statistics_rollups (node_id, metric_id, start_time, end_time, samples, min,"
     "                                mean, max, delta, uncertain)"
     " SELECT 1, 13, t, t + interval '1 s', 10, 60.25, 60.25, 60.25, 60.25, false"
@@ -260,69 +260,82 @@ static char *time_at(const char *hhmmss, int plus_s)
     return g_strdup_printf("2026-11-20T%02d:%02d:%02d.000000Z", t / 3600, t / 60 % 60, t % 60);
 }
 
-/* Run 1's power profile, on both its nodes or only on `only_node`. */
+/* The fixture's node.energy_j (powercap, measured): 150 + 10 sin W, n1's
+ * spike of 400 W in the window from 10:00:30. */
+static void check_fixture_power_rows(GPtrArray *rows, guint *i, gint64 node)
+{
+    double sum = 0;
+    for (int k = 0; k < 120; k++, (*i)++) {
+        const struct power_row *p = g_ptr_array_index(rows, *i);
+        char *want_time = time_at("10:00:01", k);
+        assert_string_equal(p->time, want_time);
+        g_free(want_time);
+        assert_int_equal(p->node_id, node);
+        assert_string_equal(p->hostname, node == 1 ? "n1" : "n2");
+        assert_string_equal(p->metric, "node.energy_j");
+        assert_true(p->interval_s == 1.0);
+        assert_string_equal(p->source, "energy/powercap");
+        assert_false(p->estimated);
+        assert_false(p->uncertain);
+        if (node == 1 && k == 30)
+            assert_true(p->power_w == 400.0);
+        else
+            assert_true(p->power_w > 139.99 && p->power_w < 160.01);
+        sum += p->power_w;
+        assert_true(fabs(p->energy_j - sum) < 1e-9);
+    }
+    assert_true(fabs(sum - (node == 1 ? 18250.0 : 18000.0)) < 1e-6);
+}
+
+/* n1's energy.pkg0_j from likwid: 60.25 W, exactly. */
+static void check_likwid_power_rows(GPtrArray *rows, guint *i)
+{
+    for (int k = 0; k < 120; k++, (*i)++) {
+        const struct power_row *p = g_ptr_array_index(rows, *i);
+        assert_string_equal(p->metric, "energy.pkg0_j");
+        assert_true(p->power_w == 60.25);
+        assert_true(p->energy_j == 60.25 * (k + 1));
+        assert_string_equal(p->source, "energy/likwid");
+        assert_false(p->estimated);
+    }
+}
+
+/* n2's estimate, energy.node_j in 2 s windows: power = delta / 2, not the
+ * windows outside the run. */
+static void check_estimate_power_rows(GPtrArray *rows, guint *i)
+{
+    double energy = 0;
+    for (int k = 0; k < 60; k++, (*i)++) {
+        const struct power_row *p = g_ptr_array_index(rows, *i);
+        char *want_time = time_at("10:00:02", 2 * k);
+        assert_string_equal(p->time, want_time);
+        g_free(want_time);
+        assert_string_equal(p->metric, "energy.node_j");
+        assert_true(p->interval_s == 2.0);
+        assert_true(p->power_w == (100 + k) / 2.0);
+        energy += 100 + k;
+        assert_true(p->energy_j == energy);
+        assert_string_equal(p->source, "energy/estimate");
+        assert_true(p->estimated);
+        assert_true(p->uncertain == (k == 7));
+    }
+}
+
+/* Run 1's power profile, on both its nodes or only on `only_node`, in
+ * the order node, metric name, time. n1: energy.pkg0_j then node.energy_j,
+ * 120 windows each; n2: energy.node_j 60, node.energy_j 120. */
 static void check_power_rows(GPtrArray *rows, gint64 only_node)
 {
-    /* n1: energy.node_j then energy.pkg0_j, 120 windows each; n2:
-     * energy.node_j 120, node.energy_j 60. */
     guint want_rows = (only_node != 2 ? 240 : 0) + (only_node != 1 ? 180 : 0);
     assert_int_equal(rows->len, want_rows);
     guint i = 0;
-    for (gint64 node = 1; node <= 2; node++) {
-        if (only_node != 0 && node != only_node)
-            continue;
-        /* energy.node_j, powercap, measured: the fixture's 150 + 10 sin
-         * W, n1's spike of 400 W in the window from 10:00:30. */
-        double sum = 0;
-        for (int k = 0; k < 120; k++, i++) {
-            const struct power_row *p = g_ptr_array_index(rows, i);
-            char *want_time = time_at("10:00:01", k);
-            assert_string_equal(p->time, want_time);
-            g_free(want_time);
-            assert_int_equal(p->node_id, node);
-            assert_string_equal(p->hostname, node == 1 ? "n1" : "n2");
-            assert_string_equal(p->metric, "energy.node_j");
-            assert_true(p->interval_s == 1.0);
-            assert_string_equal(p->source, "powercap");
-            assert_false(p->estimated);
-            assert_false(p->uncertain);
-            if (node == 1 && k == 30)
-                assert_true(p->power_w == 400.0);
-            else
-                assert_true(p->power_w > 139.99 && p->power_w < 160.01);
-            sum += p->power_w;
-            assert_true(fabs(p->energy_j - sum) < 1e-9);
-        }
-        assert_true(fabs(sum - (node == 1 ? 18250.0 : 18000.0)) < 1e-6);
-        if (node == 1) {
-            /* energy.pkg0_j, likwid: 60.25 W, exactly. */
-            for (int k = 0; k < 120; k++, i++) {
-                const struct power_row *p = g_ptr_array_index(rows, i);
-                assert_string_equal(p->metric, "energy.pkg0_j");
-                assert_true(p->power_w == 60.25);
-                assert_true(p->energy_j == 60.25 * (k + 1));
-                assert_string_equal(p->source, "energy/likwid");
-                assert_false(p->estimated);
-            }
-        } else {
-            /* node.energy_j, estimated, 2 s windows: power = delta / 2,
-             * not the windows outside the run. */
-            double energy = 0;
-            for (int k = 0; k < 60; k++, i++) {
-                const struct power_row *p = g_ptr_array_index(rows, i);
-                char *want_time = time_at("10:00:02", 2 * k);
-                assert_string_equal(p->time, want_time);
-                g_free(want_time);
-                assert_string_equal(p->metric, "node.energy_j");
-                assert_true(p->interval_s == 2.0);
-                assert_true(p->power_w == (100 + k) / 2.0);
-                energy += 100 + k;
-                assert_true(p->energy_j == energy);
-                assert_string_equal(p->source, "vigild/energy-share");
-                assert_true(p->estimated);
-                assert_true(p->uncertain == (k == 7));
-            }
-        }
+    if (only_node != 2) {
+        check_likwid_power_rows(rows, &i);
+        check_fixture_power_rows(rows, &i, 1);
+    }
+    if (only_node != 1) {
+        check_estimate_power_rows(rows, &i);
+        check_fixture_power_rows(rows, &i, 2);
     }
 }
 
@@ -415,7 +428,7 @@ static void test_statistics_are_the_rollups(void **state)
     for (char **l = lines + 1; **l != '\0'; l++) {
         assert_true(g_str_has_prefix(*l, "2026-11-20T10:0"));
         if (strcmp(*l, "2026-11-20T10:00:30.000000Z,2026-11-20T10:00:31.000000Z,1,n1,"
-                       "energy.node_j,J,counter,powercap,f,10,392,400,408,400,f") == 0)
+                       "node.energy_j,J,counter,energy/powercap,f,10,392,400,408,400,f") == 0)
             spike = TRUE;
     }
     assert_true(spike);

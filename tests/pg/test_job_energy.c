@@ -361,6 +361,25 @@ static void test_one_job_on_two_nodes(void **state)
     assert_string_equal(run, "2 energy/powercap");
     assert_float_equal(query_double(f->conninfo, "SELECT energy_j FROM run_energy"), total_j, 1e-9);
 
+    /* node.energy_j, the node's running sum, reaches the warehouse's
+     * roll-ups like any provider's metric, labelled measured: each node's
+     * sum of deltas is its increment. */
+    for (int i = 0; i < NODES; i++) {
+        char *reached = g_strdup_printf(
+            "SELECT count(*) FROM statistics_rollups s JOIN metrics m USING (metric_id)"
+            " WHERE m.name = 'node.energy_j' AND m.origin = 'measured' AND s.node_id = "
+            "%" G_GUINT64_FORMAT " AND s.max >= %.9f",
+            nodes[i].node_id, nodes[i].increment_uj / 1e6 - 1e-9);
+        wait_for_count(f->conninfo, reached, 1);
+        g_free(reached);
+        assert_float_equal(query_double(f->conninfo,
+                                        "SELECT sum(s.delta) FROM statistics_rollups s JOIN metrics"
+                                        " m USING (metric_id) WHERE m.name = 'node.energy_j' AND"
+                                        " s.node_id = %" G_GUINT64_FORMAT,
+                                        nodes[i].node_id),
+                           nodes[i].increment_uj / 1e6, 1e-9);
+    }
+
     check_vigil_report(&nodes[0]);
 
     for (int i = 0; i < NODES; i++)

@@ -233,7 +233,7 @@ SELECT 'process', 2, 3, 131, timestamptz '2026-11-20 10:01:11Z', 'BAD', 0, 1, 0,
 -- rate = base + amplitude × sin(2π (s + phase × node_id) / period), s the
 -- epoch second: per second for a counter, the value for a gauge.
 INSERT INTO metrics (metric_id, name, unit, kind, source, origin) VALUES
-    (1, 'energy.node_j', 'J', 'counter', 'powercap', 'measured'),
+    (1, 'node.energy_j', 'J', 'counter', 'energy/powercap', 'measured'),
     (2, 'cpu.user_s', 's', 'counter', 'procstat', 'measured'),
     (3, 'cpu.system_s', 's', 'counter', 'procstat', 'measured'),
     (4, 'cpu.idle_s', 's', 'counter', 'procstat', 'measured'),

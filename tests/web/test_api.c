@@ -755,12 +755,12 @@ static void check_power_spike(JsonNode *root, const char *where)
     /* The spike's roll-up: 400 J in its second (max 408 J/s within it). */
     double lo = sql_number("SELECT max(delta / extract(epoch FROM end_time - start_time))"
                            " FROM statistics_rollups WHERE node_id = 1 AND metric_id ="
-                           " (SELECT metric_id FROM metrics WHERE name = 'energy.node_j')"
+                           " (SELECT metric_id FROM metrics WHERE name = 'node.energy_j')"
                            " AND start_time >= '2026-11-20 10:00:00Z'"
                            " AND start_time < '2026-11-20 10:02:00Z'");
     double hi = sql_number("SELECT max(max) FROM statistics_rollups WHERE node_id = 1"
                            " AND metric_id = (SELECT metric_id FROM metrics"
-                           " WHERE name = 'energy.node_j')"
+                           " WHERE name = 'node.energy_j')"
                            " AND start_time >= '2026-11-20 10:00:00Z'"
                            " AND start_time < '2026-11-20 10:02:00Z'");
     if (!(at_spike >= 400 && at_spike >= lo - 1e-6 && at_spike <= hi + 1e-6))
@@ -875,7 +875,7 @@ static void test_run_series_every_metric(void **state)
     got = series_max(series_of(a.json, "energy", "n1", NULL), NULL);
     double want = sql_number("SELECT sum(delta) FROM statistics_rollups WHERE node_id = 1"
                              " AND metric_id = (SELECT metric_id FROM metrics"
-                             " WHERE name = 'energy.node_j')"
+                             " WHERE name = 'node.energy_j')"
                              " AND start_time >= '2026-11-20 10:00Z'"
                              " AND end_time <= '2026-11-20 10:02Z'");
     assert_close(got, want, "energy: n1's running sum at the run's end");
