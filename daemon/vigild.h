@@ -279,6 +279,14 @@ void vigild_energy_share_add(void *share, const struct vigild_tick_samples *samp
                              const vigil_metric_catalog *catalog);
 void vigild_energy_share_clear(struct vigild_energy_share *e);
 
+/* ---- region_energy.c ---------------------------------------------------- */
+
+/* A statistics subscriber, after the energy sharing: each running
+ * process's energy into its ring's header, for its code regions.
+ * `user` is the struct vigild. */
+void vigild_region_energy_publish(void *user, const struct vigild_tick_samples *samples,
+                                  const vigil_metric_catalog *catalog);
+
 /* ---- verdicts: what reasoning.c decides and capture.c acts on ---------- */
 
 /* One issue of a cycle, with the ADPI that reported it. */

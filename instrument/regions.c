@@ -66,6 +66,7 @@ struct region_snapshot {
     uint64_t calls, read_bytes, written_bytes;
     uint64_t wall_ns, cpu_ns;
     double energy_j; /* NaN when vigild published none */
+    double power_w;  /* the power it published last */
     uint32_t energy_flags;
 };
 
@@ -269,9 +270,10 @@ static void take_snapshot(struct region_snapshot *s)
     struct vigil_ring_energy e;
     if (preload.ring != NULL && vigil_ring_read_energy(preload.ring, &e)) {
         s->energy_j = vigil_ring_energy_at(&e, s->wall_ns);
+        s->power_w = e.power_w;
         s->energy_flags = e.flags;
     } else {
-        s->energy_j = NAN;
+        s->energy_j = s->power_w = NAN;
         s->energy_flags = 0;
     }
 }
@@ -306,14 +308,25 @@ static void close_top(struct region_thread *t, const struct region_snapshot *now
     add(&g->written_bytes, difference(now->written_bytes, b->written_bytes));
     add(&g->wall_ns, difference(now->wall_ns, b->wall_ns));
     add(&g->cpu_ns, difference(now->cpu_ns, b->cpu_ns));
-    if (!isnan(b->energy_j) && !isnan(now->energy_j)) {
+    double begin_j = b->energy_j;
+    uint32_t flags = b->energy_flags | now->energy_flags;
+    if (isnan(begin_j) && !isnan(now->energy_j) && b->wall_ns >= preload.start.ns) {
+        /* Begun before vigild's first figure for the process (a region at
+         * the start of main, usually): its energy is counted from the
+         * process's start, which had none, at the power of the last tick,
+         * and said to be uncertain. */
+        begin_j = now->power_w * (double)(b->wall_ns - preload.start.ns) / 1e9;
+        if (begin_j > now->energy_j)
+            begin_j = now->energy_j;
+        flags |= VIGIL_LOCAL_ENERGY_UNCERTAIN;
+    }
+    if (!isnan(begin_j) && !isnan(now->energy_j)) {
         /* An extrapolation at the begin may overshoot what the next tick
          * measured: never a negative energy. */
-        double joules = now->energy_j > b->energy_j ? now->energy_j - b->energy_j : 0;
+        double joules = now->energy_j > begin_j ? now->energy_j - begin_j : 0;
         add(&g->energy_nj, (uint64_t)(joules * 1e9 + 0.5));
         add(&g->energy_entries, 1);
-        atomic_fetch_or_explicit(&g->energy_flags, b->energy_flags | now->energy_flags,
-                                 memory_order_relaxed);
+        atomic_fetch_or_explicit(&g->energy_flags, flags, memory_order_relaxed);
     } else {
         add(&g->energy_missing, 1);
     }
