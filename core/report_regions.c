@@ -56,14 +56,18 @@ static void text_notes(struct vigil_report_sink *s, const struct vigil_report *r
         flags |= r->regions[i].energy_flags;
     }
     if (missing > 0)
-        vigil_report_put_printf(s,
-                                "region energy: none for %llu of %llu entries (vigild published "
-                                "no energy for the process at their begin or end)\n",
-                                (unsigned long long)missing, (unsigned long long)entered);
+        vigil_report_put_printf(s, "region energy: none for %llu of %llu entries (%s)\n",
+                                (unsigned long long)missing, (unsigned long long)entered,
+                                r->link.state == VIGIL_REPORT_STANDALONE
+                                    ? "no vigild: it publishes each process's energy"
+                                    : "vigild had published no energy for the process at "
+                                      "their begin or end");
     if (flags & VIGIL_LOCAL_ENERGY_ESTIMATED)
         vigil_report_put_text(s, "region energy: * estimated (the node's energy is a model's)\n");
     if (flags & VIGIL_LOCAL_ENERGY_UNCERTAIN)
-        vigil_report_put_text(s, "region energy: uncertain (a gap in the node's energy)\n");
+        vigil_report_put_text(s, "region energy: uncertain (a region begun before vigild's "
+                                 "first figure for the process, counted from its start; or a "
+                                 "gap in the node's energy)\n");
     if (open > 0)
         vigil_report_put_printf(s, "regions: %llu entries still open at the report, not counted\n",
                                 (unsigned long long)open);
