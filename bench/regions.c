@@ -19,7 +19,8 @@
  * another (an inner pair while an outer region is open: the same work,
  * one level down). It also times an empty loop, which is subtracted. Each
  * figure is the best of its rounds (default 7). The library is found with
- * VIGIL_PRELOAD_LIB (meson sets it). */
+ * VIGIL_PRELOAD_LIB (meson sets it), or else next to the benchmark in the
+ * build tree (../instrument/libvigil-preload.so). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
@@ -158,7 +159,7 @@ static void run_worker(const char *self, const char *library, enum config config
         perror("pipe");
         exit(1);
     }
-    char preload[PATH_MAX + 16];
+    char preload[PATH_MAX + 128];
     snprintf(preload, sizeof preload, "LD_PRELOAD=%s", library);
     char *env[] = {config == NOOP ? "VIGIL_BENCH_NOOP=1" : preload, "VIGIL_SOCKET=off",
                    "VIGIL_REPORT=off", NULL};
@@ -196,16 +197,23 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--worker") == 0)
         return worker(strcmp(argv[2], "energy") == 0);
     int rounds = argc > 1 ? atoi(argv[1]) : 7;
-    const char *library = getenv("VIGIL_PRELOAD_LIB");
-    if (library == NULL || rounds < 1) {
-        fprintf(stderr, "usage: VIGIL_PRELOAD_LIB=... bench-regions [ROUNDS]\n");
-        return 2;
-    }
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return 1;
+    if (n <= 0 || rounds < 1) {
+        fprintf(stderr, "usage: bench-regions [ROUNDS]\n");
+        return 2;
+    }
     self[n] = '\0';
+    /* VIGIL_PRELOAD_LIB, else the library in the build tree beside us. */
+    char beside[PATH_MAX + 64];
+    const char *library = getenv("VIGIL_PRELOAD_LIB");
+    if (library == NULL) {
+        snprintf(beside, sizeof beside, "%s", self);
+        char *slash = strrchr(beside, '/');
+        snprintf(slash != NULL ? slash : beside, sizeof beside - (size_t)(slash - beside),
+                 "/../instrument/libvigil-preload.so");
+        library = beside;
+    }
 
     struct figures best[CONFIG_COUNT];
     char from[CONFIG_COUNT][PATH_MAX];

@@ -166,6 +166,31 @@ static void test_likwid_markers(void **state)
     check_same_output(*state, "regions-likwid");
 }
 
+/* Fortran's module: a name in a longer CHARACTER variable loses its
+ * trailing blanks; the line written ("0123456789" and a newline) is in
+ * both regions. */
+static void test_fortran_module(void **state)
+{
+    const char *dir = *state;
+    if (!g_file_test(program("regions-fortran"), G_FILE_TEST_EXISTS))
+        skip(); /* built only where gfortran is */
+    struct test_run r = run(dir, true, "regions-fortran", NULL);
+    test_assert_status(&r, 0, "regions-fortran");
+    test_assert_contains(r.out, "fortran done");
+    char *path = g_build_filename(dir, "report.json", NULL);
+    struct test_report rep = test_report_load(path);
+    JsonObject *solver = region(&rep, "solver"), *padded = region(&rep, "padded");
+    assert_int_equal(count(solver, "bytes_written"), 11);
+    assert_int_equal(count(padded, "bytes_written"), 11);
+    assert_true(count(padded, "calls") > 0);
+    assert_int_equal(count(solver, "calls"), count(padded, "calls"));
+    assert_int_equal(json_array_get_length(json_node_get_array(test_report_node(&rep, "regions"))),
+                     2);
+    test_report_free(&rep);
+    g_free(path);
+    test_run_clear(&r);
+}
+
 static void test_region_stack_edges(void **state)
 {
     const char *dir = *state;
@@ -204,6 +229,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_vigil_regions, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_likwid_markers, test_make_dir, test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_fortran_module, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_region_stack_edges, test_make_dir, test_remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
