@@ -690,6 +690,8 @@ void vigil_ring_publish_energy(struct vigil_ring *ring, double energy_j, uint64_
     /* Our own count, not the mapping's: a producer that scribbled an odd
      * value there must not make every later figure look torn. */
     uint64_t seq = atomic_load_explicit(&h->energy_seq, memory_order_relaxed) & ~UINT64_C(1);
+    if (seq > UINT64_MAX - 2)
+        seq = 0; /* never back to 0, which reads as "nothing published" */
     atomic_store_explicit(&h->energy_seq, seq + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&h->energy_j_bits, double_bits(energy_j), memory_order_relaxed);
