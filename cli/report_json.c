@@ -473,6 +473,8 @@ static void read_report(struct reader *rd, JsonObject *root)
     r->run_key = string_member(rd, root, "", "run_key", FALSE);
     if (json_object_has_member(root, "job_energy"))
         read_job_energy(rd, root, r);
+    if (!rd->failed && !vigil_cli_report_read_regions(root, rd->out, rd->error))
+        rd->failed = TRUE;
 }
 
 gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cli_report *out,
@@ -515,6 +517,7 @@ void vigil_cli_report_clear(struct vigil_cli_report *report)
         g_string_chunk_free(report->strings);
     g_free(report->argv);
     g_free(report->rank_links);
+    g_free(report->regions);
     memset(report, 0, sizeof *report);
 }
 

@@ -11,6 +11,7 @@
 #define VIGIL_CLI_REPORT_JSON_H
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "vigil/report.h"
 
@@ -20,10 +21,15 @@ struct vigil_cli_report {
     GStringChunk *strings;
     const char **argv;
     struct vigil_report_link *rank_links;
+    struct vigil_report_region *regions;
 };
 
 gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cli_report *out,
                                 GError **error);
+/* The "regions" and "region_notes" members of `root` into out->r
+ * (report_json_regions.c); a report without regions has neither. */
+gboolean vigil_cli_report_read_regions(JsonObject *root, struct vigil_cli_report *out,
+                                       GError **error);
 void vigil_cli_report_clear(struct vigil_cli_report *report);
 
 /* The report rendered as text or JSON (as the preload library prints it). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "vigil/local_protocol.h"
+#include "report_put.h"
 #include "vigil/report.h"
 #include "vigil/report_job_energy.h"
 
@@ -506,6 +507,7 @@ void vigil_report_write_text(struct vigil_report_sink *s, const struct vigil_rep
                (unsigned long long)r->excluded);
     if (r->ranks > 0)
         text_ranks(s, r);
+    vigil_report_text_regions(s, r);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -705,5 +707,34 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
         put_text(s, ",");
         vigil_report_write_job_energy_json(s, &r->job_energy);
     }
+    vigil_report_json_regions(s, r);
     put_text(s, "}\n");
+}
+
+/* ---- for the other parts of the report (report_put.h) ------------------------------------ */
+
+void vigil_report_put_text(struct vigil_report_sink *s, const char *text)
+{
+    put_text(s, text);
+}
+
+void vigil_report_put_printf(struct vigil_report_sink *s, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        put_bytes(s, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+void vigil_report_put_clean(struct vigil_report_sink *s, const char *text, int width)
+{
+    put_clean_bytes(s, text, strlen(text), width);
+}
+
+void vigil_report_put_json_string(struct vigil_report_sink *s, const char *text)
+{
+    put_json_string(s, text);
 }

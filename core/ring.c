@@ -12,6 +12,7 @@
  * copied, validate the copy, free the slot, hand the copy on. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,10 @@ struct vigil_ring {
     bool hold;         /* read slots stay taken until vigil_ring_release */
     uint64_t dropped_seen;
     uint64_t resumed_at, lost_at_resume; /* from the consumer before us */
+    /* What this consumer last published (vigil_ring_publish_energy): the
+     * power is the rate since then. Never read back from the mapping. */
+    double published_energy_j;
+    uint64_t published_t_ns;
 };
 
 static inline uint64_t lap_base(const struct vigil_ring *ring, uint64_t position)
@@ -646,4 +651,90 @@ void vigil_ring_resumed(const struct vigil_ring *ring, uint64_t *position, uint6
 {
     *position = ring->resumed_at;
     *lost = ring->lost_at_resume;
+}
+
+/* ---- the process's energy, published by the consumer ------------------------------------- */
+
+/* A reader gives up after this many torn reads: only a writer that died
+ * between its two sequence stores keeps the sequence odd for ever. */
+#define ENERGY_READ_MAX_ATTEMPTS 64
+
+static uint64_t double_bits(double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+static double bits_double(uint64_t bits)
+{
+    double value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+void vigil_ring_publish_energy(struct vigil_ring *ring, double energy_j, uint64_t t_ns,
+                               uint32_t flags)
+{
+    if (ring == NULL || isnan(energy_j) || energy_j < 0 || t_ns == 0)
+        return;
+    double power_w = 0;
+    if (ring->published_t_ns != 0 && t_ns > ring->published_t_ns &&
+        energy_j >= ring->published_energy_j)
+        power_w =
+            (energy_j - ring->published_energy_j) / ((double)(t_ns - ring->published_t_ns) / 1e9);
+    ring->published_energy_j = energy_j;
+    ring->published_t_ns = t_ns;
+
+    struct ring_header *h = ring->header;
+    /* Our own count, not the mapping's: a producer that scribbled an odd
+     * value there must not make every later figure look torn. */
+    uint64_t seq = atomic_load_explicit(&h->energy_seq, memory_order_relaxed) & ~UINT64_C(1);
+    if (seq > UINT64_MAX - 2)
+        seq = 0; /* never back to 0, which reads as "nothing published" */
+    atomic_store_explicit(&h->energy_seq, seq + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&h->energy_j_bits, double_bits(energy_j), memory_order_relaxed);
+    atomic_store_explicit(&h->energy_w_bits, double_bits(power_w), memory_order_relaxed);
+    atomic_store_explicit(&h->energy_t_ns, t_ns, memory_order_relaxed);
+    atomic_store_explicit(&h->energy_flags, flags, memory_order_relaxed);
+    atomic_store_explicit(&h->energy_seq, seq + 2, memory_order_release);
+}
+
+bool vigil_ring_read_energy(const struct vigil_ring *ring, struct vigil_ring_energy *out)
+{
+    if (ring == NULL)
+        return false;
+    struct ring_header *h = ring->header;
+    for (int attempt = 0; attempt < ENERGY_READ_MAX_ATTEMPTS; attempt++) {
+        uint64_t before = atomic_load_explicit(&h->energy_seq, memory_order_acquire);
+        if (before & 1)
+            continue;
+        uint64_t energy_bits = atomic_load_explicit(&h->energy_j_bits, memory_order_relaxed);
+        uint64_t power_bits = atomic_load_explicit(&h->energy_w_bits, memory_order_relaxed);
+        uint64_t t_ns = atomic_load_explicit(&h->energy_t_ns, memory_order_relaxed);
+        uint64_t flags = atomic_load_explicit(&h->energy_flags, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&h->energy_seq, memory_order_relaxed) != before)
+            continue;
+        if (before == 0 || t_ns == 0)
+            return false; /* nothing published */
+        *out = (struct vigil_ring_energy){
+            .energy_j = bits_double(energy_bits),
+            .power_w = bits_double(power_bits),
+            .t_ns = t_ns,
+            .flags = (uint32_t)flags,
+        };
+        /* The consumer checks what it writes; a value that is no energy
+         * was written by someone else. */
+        return isfinite(out->energy_j) && out->energy_j >= 0 && isfinite(out->power_w) &&
+               out->power_w >= 0;
+    }
+    return false;
+}
+
+double vigil_ring_energy_at(const struct vigil_ring_energy *e, uint64_t now_ns)
+{
+    double since_s = now_ns > e->t_ns ? (double)(now_ns - e->t_ns) / 1e9 : 0;
+    return e->energy_j + e->power_w * since_s;
 }

@@ -91,7 +91,19 @@ struct ring_header {
      * there; consumed only passes it when the consumer had to free slots
      * early, and the difference is what a restart lost. */
     _Atomic uint64_t committed;
-    unsigned char pad3[48];
+    /* The process's energy as the consumer (vigild) last published it, once
+     * a tick, for the producer's code regions (vigil_ring_publish_energy).
+     * A seqlock: odd while the consumer writes. The doubles are stored as
+     * their bits in atomic words, so that a reader racing the writer reads
+     * old or new bits, never undefined behaviour; the sequence tells which.
+     * All zero (a ring nobody published into, or an older vigild): no
+     * energy. */
+    _Atomic uint64_t energy_seq;
+    _Atomic uint64_t energy_j_bits; /* the process's energy since it registered */
+    _Atomic uint64_t energy_w_bits; /* its power over the last tick */
+    _Atomic uint64_t energy_t_ns;   /* CLOCK_MONOTONIC of the tick; 0: none */
+    _Atomic uint64_t energy_flags;  /* VIGIL_RING_ENERGY_* */
+    unsigned char pad3[8];
 };
 
 _Static_assert(sizeof(union ring_payload) == RING_PAYLOAD_BYTES, "payload size");
@@ -101,6 +113,7 @@ _Static_assert(offsetof(struct ring_header, head) == 64, "head on its own cache 
 _Static_assert(offsetof(struct ring_header, dropped) == 128, "dropped on its own cache line");
 _Static_assert(offsetof(struct ring_header, consumed) == 192, "consumed on its own cache line");
 _Static_assert(offsetof(struct ring_header, committed) == 200, "committed beside consumed");
+_Static_assert(offsetof(struct ring_header, energy_seq) == 208, "energy beside the consumer's");
 _Static_assert(RING_NAME_MAX_SLOTS <= VIGIL_RING_MIN_SLOTS, "a longest name must fit a ring");
 _Static_assert(RING_NAME_MAX_SLOTS <= UINT8_MAX, "slot count of a name fits its field");
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free in shared memory");

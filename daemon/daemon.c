@@ -521,6 +521,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     vigild_statmux_init(&d->statmux);
     vigild_statmux_subscribe(&d->statmux, vigild_rollup_add, &d->rollup);
     vigild_statmux_subscribe(&d->statmux, vigild_history_add, &d->history);
+    vigild_statmux_subscribe(&d->statmux, vigild_region_energy_publish, d);
     /* After the energy sharing: the ADPIs see each process's share. */
     vigild_statmux_subscribe(&d->statmux, vigild_reasoning_samples, &d->reasoning);
     vigild_reasoning_configure(&d->reasoning, d->config, d->settings.cycle_ticks);

@@ -336,6 +336,13 @@ void vigild_energy_segment_start(struct vigild_energy_share *e, const char *sour
                                  guint zone_count, uint64_t t_ns);
 /* The status's "energy" members: the running total and its segments. */
 void vigild_energy_segments_json(const struct vigild_energy_share *e, JsonBuilder *b);
+/* ---- region_energy.c ---------------------------------------------------- */
+
+/* A statistics subscriber, after the energy sharing: each running
+ * process's energy into its ring's header, for its code regions.
+ * `user` is the struct vigild. */
+void vigild_region_energy_publish(void *user, const struct vigild_tick_samples *samples,
+                                  const vigil_metric_catalog *catalog);
 
 /* ---- verdicts: what reasoning.c decides and capture.c acts on ---------- */
 

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "mpi_handles.h"
+#include "mpi_regions.h"
 #include "report.h"
 #include "vigil/report_job_energy.h"
 
@@ -265,7 +266,8 @@ void preload_mpi_report_joint(void)
               REAL(PMPI_Gather)(&f.link, link_bytes, PRELOAD_MPI_BYTE, links, link_bytes,
                                 PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS &&
               REAL(PMPI_Gather)(host, (int)sizeof host, PRELOAD_MPI_BYTE, hosts, (int)sizeof host,
-                                PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS;
+                                PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS &&
+              preload_mpi_regions_joint(comm, rank, ranks, &f.r);
     REAL(PMPI_Comm_free)(&comm);
     if (ok && rank == 0) {
         struct vigil_report *r = &f.r;

@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "regions.h"
 #include "report.h"
 
 enum report_format { REPORT_TEXT, REPORT_JSON };
@@ -228,6 +229,7 @@ void preload_report_gather(struct preload_report *p)
     pick_top_files(r);
     preload_link_figures(&p->link);
     preload_link_view(&p->link, &r->link);
+    preload_regions_report(r);
 }
 
 /* ---- where it goes ------------------------------------------------------------------------- */

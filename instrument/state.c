@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "regions.h"
 #include "report.h"
 
 struct preload_state preload;
@@ -102,6 +103,7 @@ static void after_fork_in_child(void)
     preload.ring = NULL;
     preload_counters_reset_after_fork();
     preload_files_reset_after_fork();
+    preload_regions_reset_after_fork();
     start_clock();
     struct vigil_error err;
     bool ring_ok = start_ring(&err);
@@ -140,6 +142,7 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv, cha
     } else if (start_ring(&err)) {
         pthread_atfork(NULL, NULL, after_fork_in_child);
         preload_report_init();
+        preload_regions_init();
         preload_link_start();
         atomic_store(&preload.active, 1);
     }

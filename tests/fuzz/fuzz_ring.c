@@ -17,9 +17,11 @@
  * record handed out passes vigil_activity_check or vigil_name_check; seqs
  * only go forward and records do not overlap; the report's counts add up
  * to the positions consumed, and the published position moves by exactly
- * that. */
+ * that; the energy in the header is read as a figure only when it is one,
+ * and a figure published is read back. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +189,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     must(consumer != NULL && consumer_bytes == RING_BYTES);
+    /* The energy in the header, whatever its bytes: read as a figure only
+     * when it is one; and once published, read back as published. */
+    struct vigil_ring_energy e;
+    if (vigil_ring_read_energy(ring, &e))
+        must(isfinite(e.energy_j) && e.energy_j >= 0 && isfinite(e.power_w) && e.power_w >= 0 &&
+             e.t_ns != 0);
+    vigil_ring_publish_energy(ring, 2.5, 7, 1);
+    must(vigil_ring_read_energy(ring, &e) && e.energy_j == 2.5 && e.power_w == 0 && e.t_ns == 7 &&
+         e.flags == 1);
 
     /* The daemon's calibration: as vigil_tick_clock_init leaves it when
      * its anchors say nothing (1 ns a tick), from a base in the middle. */

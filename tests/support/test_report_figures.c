@@ -211,11 +211,84 @@ static void mpi_without_rank_links(struct vigil_report *r)
     r->rank_links = NULL;
 }
 
+/* Code regions: nested ones, one with energy (estimated), one without,
+ * one still open, a name that needs escaping, and every kind of note. */
+static struct vigil_report_region regions[4];
+
+void test_report_regions(struct vigil_report *r)
+{
+    test_report_plain_run(r);
+    regions[0] = (struct vigil_report_region){
+        .name = "main",
+        .entered = 1,
+        .calls = 12,
+        .read_bytes = 4096,
+        .written_bytes = 1ull << 54, /* past 2^53 */
+        .wall_s = 2.0000005,
+        .cpu_s = 1.9999995,
+        .energy_j = 12.3456785,
+        .energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED,
+    };
+    regions[1] = (struct vigil_report_region){
+        .name = "solver \"x\"\t\xe9",
+        .entered = 1000,
+        .wall_s = 1.0 / 3,
+        .cpu_s = 2.0 / 3,
+        .energy_j = NAN,
+        .energy_missing = 1000,
+    };
+    regions[2] = (struct vigil_report_region){
+        .name = "io",
+        .entered = 3,
+        .calls = 9,
+        .read_bytes = 1,
+        .energy_j = 0.5,
+        .energy_missing = 1,
+        .energy_flags = VIGIL_LOCAL_ENERGY_UNCERTAIN,
+        .open = 2,
+    };
+    r->regions = regions;
+    r->region_count = 3;
+    r->region_notes = (struct vigil_report_region_notes){1, 2, 3, 4, 5};
+}
+
+/* A job's regions: per-rank figures, one region on some ranks only. */
+static void mpi_with_regions(struct vigil_report *r)
+{
+    test_report_mpi_joint(r);
+    test_report_regions(r);
+    test_report_mpi_joint(r); /* back to the job's figures; the regions stay */
+    r->regions = regions;
+    r->region_count = 3;
+    r->region_notes = (struct vigil_report_region_notes){0};
+    for (int i = 0; i < 3; i++) {
+        regions[i].ranks = 4 - i;
+        for (int f = 0; f < VIGIL_REPORT_REGION_FIGURE_COUNT; f++)
+            regions[i].per_rank[f] = (struct vigil_report_rank_stats){
+                .min = f / 3.0,
+                .mean = (f + 1) / 7.0,
+                .max = 5e9 + 1.0 / 3,
+                .sum = 1e17 / 3,
+                .max_rank = 3 - i,
+            };
+    }
+    regions[1].per_rank[VIGIL_REPORT_REGION_ENERGY_JOULE] =
+        (struct vigil_report_rank_stats){NAN, NAN, NAN, NAN, 0};
+}
+
 void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_report *) = {
-    test_report_plain_run, no_daemon, energy_unavailable,     no_summary, test_report_odd_bytes,
-    test_report_mpi_joint, own_rank,  mpi_without_rank_links,
+    test_report_plain_run,
+    no_daemon,
+    energy_unavailable,
+    no_summary,
+    test_report_odd_bytes,
+    test_report_mpi_joint,
+    own_rank,
+    mpi_without_rank_links,
+    test_report_regions,
+    mpi_with_regions,
 };
 const char *const test_report_figure_set_names[TEST_REPORT_FIGURE_SETS] = {
-    "plain run", "no daemon", "energy unavailable", "no summary",
-    "odd bytes", "MPI job",   "own rank",           "MPI job without rank figures",
+    "plain run", "no daemon", "energy unavailable",           "no summary", "odd bytes",
+    "MPI job",   "own rank",  "MPI job without rank figures", "regions",    "MPI job with regions",
 };

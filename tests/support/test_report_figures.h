@@ -17,8 +17,12 @@ void test_report_odd_bytes(struct vigil_report *r);
 /* An MPI job's joint report on rank 0: four ranks, one without energy. */
 void test_report_mpi_joint(struct vigil_report *r);
 
+/* A run with code regions: nested, with and without energy, one left open,
+ * a name to escape, and every kind of note. */
+void test_report_regions(struct vigil_report *r);
+
 /* Every kind, with a name for messages. */
-enum { TEST_REPORT_FIGURE_SETS = 8 };
+enum { TEST_REPORT_FIGURE_SETS = 10 };
 extern void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_report *);
 extern const char *const test_report_figure_set_names[TEST_REPORT_FIGURE_SETS];
 

@@ -270,13 +270,79 @@ static void test_bad_reports_are_refused(void **state)
     g_free(json);
 }
 
+static void test_regions_text(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_regions(&f);
+    char *text = vigil_cli_report_text(&f);
+    const char *const lines[] = {
+        "\nregions (inclusive)       entered      calls     bytes_read  bytes_written       wall_s"
+        "        cpu_s     energy_j\n",
+        "main                            1         12           4096 18014398509481984        "
+        "2.000        2.000       12.346*\n",
+        "solver \"x\"\\x09\xc3\xa9"
+        "              1000          0              0              0        "
+        "0.333        0.667          n/a\n",
+        "region energy: none for 1001 of 1004 entries",
+        "region energy: * estimated",
+        "region energy: uncertain",
+        "regions: 2 entries still open at the report, not counted\n",
+        "regions not followed: 1 begins past 64 names, 2 ends without their begin, 3 closed by an "
+        "outer end, 4 too deep, 5 calls dropped\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        test_assert_contains(text, lines[i]);
+    g_free(text);
+    char *json = vigil_cli_report_json(&f);
+    test_assert_contains(json, ",\"regions\":[{\"name\":\"main\",\"entered\":1,\"calls\":12,"
+                               "\"bytes_read\":4096,\"bytes_written\":18014398509481984,"
+                               "\"wall_seconds\":2.000001,\"cpu_seconds\":1.999999,"
+                               "\"energy_joule\":12.345678,\"energy_missing\":0,"
+                               "\"energy_estimated\":true,\"energy_uncertain\":false,\"open\":0}");
+    test_assert_contains(json, "\"name\":\"solver \\\"x\\\"\\u0009\\u00e9\"");
+    g_free(json);
+    /* A report without regions says nothing of them. */
+    test_report_plain_run(&f);
+    json = vigil_cli_report_json(&f);
+    assert_null(strstr(json, "region"));
+    g_free(json);
+}
+
+static void test_bad_regions_are_refused(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_regions(&f);
+    char *json = vigil_cli_report_json(&f);
+    static const struct {
+        const char *from, *to, *message;
+    } edits[] = {
+        {"\"entered\":1,", "\"entered\":-1,", "report: regions.0: entered: expected a count"},
+        {"\"name\":\"main\"", "\"name\":7", "report: regions.0: name: expected a string"},
+        {"\"wall_seconds\":2.000001", "\"wall_seconds\":\"2\"",
+         "report: regions.0: wall_seconds: expected a number or null"},
+        {"\"open\":0}", "\"opened\":0}", "report: regions.0: open: missing"},
+        {"\"region_notes\":", "\"region_note\":", "report: region_notes: missing beside regions"},
+        {"\"too_deep\":4", "\"too_deep\":true", "report: region_notes: too_deep: expected a count"},
+        {"\"regions\":[{", "\"regions\":[7,{", "report: regions.0: expected an object"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char *bad = edited(json, edits[i].from, edits[i].to);
+        expect_refused(bad, edits[i].message);
+        g_free(bad);
+    }
+    g_free(json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_and_json_survive_the_json), cmocka_unit_test(test_plain_text),
         cmocka_unit_test(test_odd_bytes_read_as_latin1),       cmocka_unit_test(test_mpi_text),
         cmocka_unit_test(test_energy_from_two_sources),        cmocka_unit_test(test_job_energy),
-        cmocka_unit_test(test_bad_reports_are_refused),
+        cmocka_unit_test(test_bad_reports_are_refused),        cmocka_unit_test(test_regions_text),
+        cmocka_unit_test(test_bad_regions_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
  * consumer that survives any content of the mapping. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -702,6 +703,113 @@ static void test_held_records_survive_a_new_consumer(void **state)
     vigil_ring_close(p.producer);
 }
 
+/* ---- the process's energy, published by the consumer ------------------------------------- */
+
+static void test_energy_published_and_read(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    struct vigil_ring_energy e;
+    /* Nothing published yet: no energy, not zero. */
+    assert_false(vigil_ring_read_energy(p.producer, &e));
+    /* A figure that is no energy is not published. */
+    vigil_ring_publish_energy(p.consumer, NAN, 1000000000, 0);
+    vigil_ring_publish_energy(p.consumer, -1, 1000000000, 0);
+    vigil_ring_publish_energy(p.consumer, 1, 0, 0);
+    assert_false(vigil_ring_read_energy(p.producer, &e));
+
+    vigil_ring_publish_energy(p.consumer, 10, 1000000000, VIGIL_RING_ENERGY_ESTIMATED);
+    assert_true(vigil_ring_read_energy(p.producer, &e));
+    assert_true(e.energy_j == 10 && e.power_w == 0 && e.t_ns == 1000000000);
+    assert_int_equal(e.flags, VIGIL_RING_ENERGY_ESTIMATED);
+    /* 2 J more in half a second: 4 W, and the energy goes on at that rate. */
+    vigil_ring_publish_energy(p.consumer, 12, 1500000000, 0);
+    assert_true(vigil_ring_read_energy(p.producer, &e));
+    assert_true(e.energy_j == 12 && e.power_w == 4);
+    assert_true(vigil_ring_energy_at(&e, 1750000000) == 13);
+    assert_true(vigil_ring_energy_at(&e, 1000000000) == 12); /* never before the tick */
+    /* A new consumer (a restarted vigild) starts its rate again. */
+    vigil_ring_close(p.consumer);
+    struct vigil_error err = {{0}};
+    p.consumer = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
+    assert_non_null(p.consumer);
+    assert_true(vigil_ring_read_energy(p.producer, &e) && e.energy_j == 12);
+    vigil_ring_publish_energy(p.consumer, 15, 2000000000, VIGIL_RING_ENERGY_UNCERTAIN);
+    assert_true(vigil_ring_read_energy(p.producer, &e));
+    assert_true(e.energy_j == 15 && e.power_w == 0);
+    assert_int_equal(e.flags, VIGIL_RING_ENERGY_UNCERTAIN);
+    free_pair(&p);
+}
+
+static void test_energy_read_is_bounded_and_checked(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    size_t bytes;
+    struct ring_header *h = map_raw(p.producer, &bytes);
+    vigil_ring_publish_energy(p.consumer, 10, 1000000000, 0);
+    /* A consumer that died between its two sequence stores: the reader
+     * gives up after a bounded number of tries, it does not hang. */
+    uint64_t seq = atomic_load(&h->energy_seq);
+    atomic_store(&h->energy_seq, seq + 1);
+    struct vigil_ring_energy e;
+    assert_false(vigil_ring_read_energy(p.producer, &e));
+    /* The next consumer's write is read again, whatever the mapping held. */
+    vigil_ring_publish_energy(p.consumer, 11, 2000000000, 0);
+    assert_true(vigil_ring_read_energy(p.producer, &e) && e.energy_j == 11);
+    /* Bits that are no energy (a program scribbling) are not read as one. */
+    double nan = NAN;
+    uint64_t bits;
+    memcpy(&bits, &nan, sizeof bits);
+    atomic_store(&h->energy_j_bits, bits);
+    assert_false(vigil_ring_read_energy(p.producer, &e));
+    munmap(h, bytes);
+    free_pair(&p);
+}
+
+/* A writer publishing as fast as it can while readers read: every figure
+ * read is one that was written whole (energy and time from the same
+ * publication), never a mix of two. */
+struct energy_race {
+    struct vigil_ring *consumer;
+    _Atomic int stop;
+};
+
+static void *publish_loop(void *arg)
+{
+    struct energy_race *race = arg;
+    for (uint64_t k = 1; !atomic_load(&race->stop); k++)
+        vigil_ring_publish_energy(race->consumer, (double)k, k * 1000000000, (uint32_t)(k & 1));
+    return NULL;
+}
+
+static void test_energy_torn_reads_are_retried(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    struct energy_race race = {.consumer = p.consumer};
+    pthread_t writer;
+    assert_int_equal(pthread_create(&writer, NULL, publish_loop, &race), 0);
+    uint64_t read = 0, last_t_ns = 0;
+    /* The first figure, then as many reads again as the writer races. */
+    for (int i = 0; i < 200000 || read == 0; i++) {
+        struct vigil_ring_energy e;
+        if (!vigil_ring_read_energy(p.producer, &e))
+            continue;
+        read++;
+        uint64_t k = e.t_ns / 1000000000;
+        if (e.energy_j != (double)k || e.flags != (k & 1) || (k > 1 && e.power_w != 1))
+            fail_msg("a torn figure: %.1f J, %.1f W at %llu ns, flags %u", e.energy_j, e.power_w,
+                     (unsigned long long)e.t_ns, e.flags);
+        assert_true(e.t_ns >= last_t_ns); /* never an older figure after a newer one */
+        last_t_ns = e.t_ns;
+    }
+    atomic_store(&race.stop, 1);
+    pthread_join(writer, NULL);
+    assert_true(read > 0);
+    free_pair(&p);
+}
+
 static void test_release_beyond_commit_is_counted_by_the_next_consumer(void **state)
 {
     (void)state;
@@ -817,6 +925,9 @@ int main(void)
         cmocka_unit_test(test_create_refuses_bad_sizes),
         cmocka_unit_test(test_held_records_survive_a_new_consumer),
         cmocka_unit_test(test_release_beyond_commit_is_counted_by_the_next_consumer),
+        cmocka_unit_test(test_energy_published_and_read),
+        cmocka_unit_test(test_energy_read_is_bounded_and_checked),
+        cmocka_unit_test(test_energy_torn_reads_are_retried),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,6 +114,52 @@ struct vigil_report_job_energy {
     char sources[VIGIL_REPORT_HOST_BYTES]; /* "+"-joined */
 };
 
+/* Code regions (vigil/vigil.h, and likwid's markers): each region's
+ * figures, inclusive of the regions nested in it, summed over its entries
+ * on every thread. Rendered by core/report_regions.c. */
+#define VIGIL_REPORT_REGIONS_MAX 64 /* names a process tracks */
+
+/* The figures of a region a job's report gives per rank (min, mean, max,
+ * sum over the ranks that entered the region). */
+#define VIGIL_REPORT_REGION_FIGURES(X)                                                             \
+    X(ENTERED, "entered")                                                                          \
+    X(CALLS, "calls")                                                                              \
+    X(BYTES_READ, "bytes_read")                                                                    \
+    X(BYTES_WRITTEN, "bytes_written")                                                              \
+    X(WALL_SECONDS, "wall_seconds")                                                                \
+    X(CPU_SECONDS, "cpu_seconds")                                                                  \
+    X(ENERGY_JOULE, "energy_joule")
+
+enum vigil_report_region_figure {
+#define VIGIL_REPORT_REGION_FIGURE_ENUM(suffix, name) VIGIL_REPORT_REGION_##suffix,
+    VIGIL_REPORT_REGION_FIGURES(VIGIL_REPORT_REGION_FIGURE_ENUM)
+#undef VIGIL_REPORT_REGION_FIGURE_ENUM
+        VIGIL_REPORT_REGION_FIGURE_COUNT
+};
+
+struct vigil_report_region {
+    const char *name;
+    uint64_t entered;                   /* times it was begun (and ended) */
+    uint64_t calls;                     /* I/O calls made inside it */
+    uint64_t read_bytes, written_bytes; /* file I/O inside it */
+    double wall_s, cpu_s;               /* summed over entries (and threads) */
+    double energy_j;                    /* NaN when no entry had an energy figure */
+    uint64_t energy_missing;            /* entries without one (no vigild, or not yet) */
+    uint32_t energy_flags;              /* VIGIL_LOCAL_ENERGY_* */
+    uint64_t open; /* entries still open when the report was taken: not in the figures */
+    int32_t ranks; /* a job's report: the ranks that entered it; 0 otherwise */
+    struct vigil_report_rank_stats per_rank[VIGIL_REPORT_REGION_FIGURE_COUNT]; /* when ranks > 0 */
+};
+
+/* What the regions' bookkeeping could not follow. */
+struct vigil_report_region_notes {
+    uint64_t names_dropped;   /* begins of names past VIGIL_REPORT_REGIONS_MAX */
+    uint64_t unmatched_ends;  /* ends naming no open region of their thread */
+    uint64_t closed_by_outer; /* regions closed by the end of one they were open in */
+    uint64_t too_deep;        /* begins past the nesting a thread can follow */
+    uint64_t dropped_calls;   /* calls from a signal handler, or past the threads followed */
+};
+
 struct vigil_report {
     const char *run_key; /* the run the process belongs to (vigil/run_key.h) */
     const char *program; /* argv[0], or "(unknown)" */
@@ -138,6 +184,10 @@ struct vigil_report {
     struct vigil_report_rank_stats per_rank[VIGIL_REPORT_RANK_METRIC_COUNT];
     const struct vigil_report_link *rank_links; /* `ranks` of them, or NULL */
     struct vigil_report_job_energy job_energy;
+    /* Code regions; none: region_count 0 and notes all 0. */
+    int region_count;
+    const struct vigil_report_region *regions;
+    struct vigil_report_region_notes region_notes;
 };
 
 /* Where a report goes: bytes are collected in `buffer` and handed to
@@ -164,6 +214,10 @@ const char *vigil_report_rank_metric_name(enum vigil_report_rank_metric metric);
 /* The metric with this JSON name, or VIGIL_REPORT_RANK_METRIC_COUNT. */
 enum vigil_report_rank_metric vigil_report_rank_metric_from_name(const char *name);
 const char *vigil_report_link_state_name(enum vigil_report_link_state state);
+
+const char *vigil_report_region_figure_name(enum vigil_report_region_figure figure);
+/* The figure with this JSON name, or VIGIL_REPORT_REGION_FIGURE_COUNT. */
+enum vigil_report_region_figure vigil_report_region_figure_from_name(const char *name);
 
 /* `value` as it reads back from `decimals` decimals (printf's %.Nf, then
  * strtod): what both forms print. NaN stays NaN. */

@@ -141,4 +141,37 @@ void vigil_ring_release(struct vigil_ring *ring, uint64_t upto, uint64_t committ
  * ring). */
 void vigil_ring_resumed(const struct vigil_ring *ring, uint64_t *position, uint64_t *lost);
 
+/* The process's energy, as vigild shares the node's among its processes
+ * (daemon/energy_share.c), published into the ring's header once a tick so
+ * that the process can tell the energy of its code regions without asking.
+ * Published by the consumer, read by the producer. */
+enum vigil_ring_energy_flags {
+    VIGIL_RING_ENERGY_ESTIMATED = 1u << 0, /* the node's energy is an estimate */
+    VIGIL_RING_ENERGY_UNCERTAIN = 1u << 1, /* a gap in it (a restart of vigild) */
+};
+
+struct vigil_ring_energy {
+    double energy_j; /* the process's share of the node's energy since it registered */
+    double power_w;  /* that share's rate over the last tick (0 at the first) */
+    uint64_t t_ns;   /* CLOCK_MONOTONIC of the tick the figures are of */
+    uint32_t flags;  /* VIGIL_RING_ENERGY_* */
+};
+
+/* Consumer: publishes the process's energy at tick time `t_ns`; the power
+ * is the rate since the previous publication into this ring (0 for the
+ * first, and when time did not advance). A seqlock write: no producer ever
+ * waits for it. Ignores a NaN or negative energy. */
+void vigil_ring_publish_energy(struct vigil_ring *ring, double energy_j, uint64_t t_ns,
+                               uint32_t flags);
+
+/* Producer: the last published energy. False when none was published (no
+ * vigild, an older one, or no energy on the node), or when every one of a
+ * bounded number of tries raced a write (a consumer that died mid-write):
+ * the reader never spins for long. */
+bool vigil_ring_read_energy(const struct vigil_ring *ring, struct vigil_ring_energy *out);
+
+/* The energy the process will have reached at `now_ns`, from a published
+ * figure: energy_j + power_w × (now_ns − t_ns), not before t_ns. */
+double vigil_ring_energy_at(const struct vigil_ring_energy *e, uint64_t now_ns);
+
 #endif

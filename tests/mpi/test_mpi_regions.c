@@ -1,0 +1,118 @@
+/* Code regions in an MPI job's report: the regions program of
+ * tests/integration (built with -DUSE_MPI: each rank does the same I/O in a
+ * file of its own, then computes) run as a job of 4 ranks under `vigil
+ * run`; the joint report has each region's sums over the ranks and its
+ * per-rank min, mean and max, checked against what every rank did.
+ *
+ * Needs VIGIL_CLI and VIGIL_MPI_REGIONS, which meson test sets. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "test_report.h"
+#include "test_support.h"
+
+#define RANKS       4
+#define JOB_TIMEOUT "120" /* only so that a hung job fails instead of stalling */
+#define IO_BYTES    (16 * 4096)
+#define IO_CALLS    34
+
+static JsonObject *region(const struct test_report *rep, const char *name)
+{
+    JsonArray *a = json_node_get_array(test_report_node(rep, "regions"));
+    for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
+        JsonObject *o = json_array_get_object_element(a, i);
+        if (g_strcmp0(json_object_get_string_member(o, "name"), name) == 0)
+            return o;
+    }
+    fail_msg("%s: no region \"%s\"", rep->path, name);
+    return NULL;
+}
+
+/* region.per_rank.FIGURE.STAT */
+static double per_rank(JsonObject *region, const char *figure, const char *stat)
+{
+    JsonObject *f =
+        json_object_get_object_member(json_object_get_object_member(region, "per_rank"), figure);
+    return json_object_get_double_member(f, stat);
+}
+
+static void test_job_regions(void **state)
+{
+    const char *dir = *state;
+    char *report = g_strdup_printf("--report=json:%s/report-%%p.json", dir);
+    const char *argv[] = {"timeout",
+                          "-k",
+                          "10",
+                          JOB_TIMEOUT,
+                          "mpirun",
+                          "--oversubscribe",
+                          "-np",
+                          G_STRINGIFY(RANKS),
+                          test_env_or_fail("VIGIL_CLI"),
+                          "run",
+                          report,
+                          "--",
+                          test_env_or_fail("VIGIL_MPI_REGIONS"),
+                          dir,
+                          "1000000",
+                          NULL};
+    char **env = test_clean_environment(NULL);
+    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
+    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
+    struct test_run r = test_run_program(dir, argv, env);
+    test_assert_status(&r, 0, "the regions job");
+
+    /* The joint report is the one whose name ends in "-job.json". */
+    GDir *d = g_dir_open(dir, 0, NULL);
+    char *joint = NULL;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;)
+        if (g_str_has_suffix(name, "-job.json"))
+            joint = g_build_filename(dir, name, NULL);
+    g_dir_close(d);
+    if (joint == NULL)
+        fail_msg("no joint report in %s\nstderr: %s", dir, r.err);
+    struct test_report rep = test_report_load(joint);
+    assert_int_equal(test_report_int(&rep, "ranks"), RANKS);
+
+    JsonObject *io = region(&rep, "io"), *compute = region(&rep, "compute"),
+               *whole = region(&rep, "main");
+    assert_int_equal(json_object_get_int_member(io, "ranks"), RANKS);
+    assert_int_equal(json_object_get_int_member(io, "entered"), RANKS);
+    assert_int_equal(json_object_get_int_member(io, "calls"), RANKS * IO_CALLS);
+    assert_int_equal(json_object_get_int_member(io, "bytes_written"), RANKS * IO_BYTES);
+    assert_int_equal(json_object_get_int_member(whole, "bytes_read"), RANKS * IO_BYTES);
+    assert_int_equal(json_object_get_int_member(compute, "calls"), 0);
+    /* Every rank did the same I/O: its min, mean and max agree. */
+    assert_true(per_rank(io, "bytes_written", "min") == IO_BYTES);
+    assert_true(per_rank(io, "bytes_written", "mean") == IO_BYTES);
+    assert_true(per_rank(io, "bytes_written", "max") == IO_BYTES);
+    assert_true(per_rank(io, "calls", "sum") == RANKS * IO_CALLS);
+    /* Times: the sum of the ranks' is the region's, the max at least the mean. */
+    double sum = per_rank(compute, "wall_seconds", "sum");
+    assert_true(fabs(sum - json_object_get_double_member(compute, "wall_seconds")) < 1e-5);
+    assert_true(per_rank(compute, "wall_seconds", "max") >=
+                per_rank(compute, "wall_seconds", "mean"));
+    assert_true(per_rank(compute, "wall_seconds", "mean") >=
+                per_rank(compute, "wall_seconds", "min"));
+    test_report_free(&rep);
+    g_free(joint);
+    test_run_clear(&r);
+    g_strfreev(env);
+    g_free(report);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_job_regions, test_make_dir, test_remove_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
