@@ -37,7 +37,7 @@ static void test_regions_get_vigild_energy(void **state)
     const char *dir = *state;
     struct test_daemon d;
     test_daemon_start(&d, dir, "providers = procstat;process;energy\ntick_ms = 50\n",
-                      "[provider.energy]\nsource = estimate\n");
+                      "[provider.energy]\nsources = estimate\n");
     char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
     char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.json", dir);
