@@ -67,8 +67,9 @@ static const char *const what_names[] = {
 
 /* What an empty export lacks. */
 static const char *const what_notes[] = {
-    [EXPORT_POWER] = "energy roll-ups (no energy.*_j nor node.energy_j metric of its nodes "
-                     "during its time)",
+    /* Parenthesised: one literal, made of two. */
+    [EXPORT_POWER] = ("energy roll-ups (no energy.*_j nor node.energy_j metric of its nodes "
+                      "during its time)"),
     [EXPORT_STATISTICS] = "roll-ups of its nodes during its time",
     [EXPORT_ACTIVITIES] = "captured activities",
 };
