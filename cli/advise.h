@@ -9,7 +9,7 @@
 
 #include "fluid_model.h"
 
-#define HOW_TO_LIST_RUNS "psql -c 'select * from run_overview'"
+#include "warehouse_query.h" /* HOW_TO_LIST_RUNS */
 
 /* One run as the model needs it. */
 struct run_facts {

@@ -24,6 +24,7 @@
 
 #include "advise.h"
 #include "vigil/warehouse.h"
+#include "warehouse_query.h"
 
 /* Where a node's energy is read from, in order of preference. */
 static const struct {
@@ -71,36 +72,11 @@ void advise_run_facts_clear(struct run_facts *f)
         g_ptr_array_unref(f->missing);
 }
 
-static PGresult *query(PGconn *db, const char *sql, int n, const char *const *params,
-                       GError **error)
-{
-    PGresult *result = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(result) != PGRES_TUPLES_OK) {
-        char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
-        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "cannot read the warehouse: %s", why);
-        g_free(why);
-        PQclear(result);
-        return NULL;
-    }
-    return result;
-}
-
 static double number(const PGresult *result, int row, int column)
 {
     if (PQgetisnull(result, row, column))
         return NAN;
     return g_ascii_strtod(PQgetvalue(result, row, column), NULL);
-}
-
-static gboolean all_digits(const char *text)
-{
-    if (text[0] == '\0' || strlen(text) > 18)
-        return FALSE;
-    for (const char *p = text; *p != '\0'; p++)
-        if (*p < '0' || *p > '9')
-            return FALSE;
-    return TRUE;
 }
 
 /* The run itself, found by number, else by key. */
@@ -110,31 +86,19 @@ static gboolean read_run(PGconn *db, struct run_facts *f, GError **error)
                               " extract(epoch FROM end_time - start_time)::float8,"
                               " (SELECT count(DISTINCT node_id) FROM processes p"
                               "   WHERE p.run_id = runs.run_id)"
-                              "  FROM runs WHERE %s";
-    const char *const params[] = {f->given};
-    PGresult *result = NULL;
-    if (all_digits(f->given)) {
-        char *by_id = g_strdup_printf(sql, "run_id = $1::bigint");
-        result = query(db, by_id, 1, params, error);
-        g_free(by_id);
-        if (result == NULL)
-            return FALSE;
-        if (PQntuples(result) == 0)
-            g_clear_pointer(&result, PQclear);
-    }
-    if (result == NULL) {
-        char *by_key = g_strdup_printf(sql, "run_key = $1");
-        result = query(db, by_key, 1, params, error);
-        g_free(by_key);
-        if (result == NULL)
-            return FALSE;
-    }
+                              "  FROM runs WHERE run_id = $1::bigint";
+    char *run_id = cli_warehouse_find_run(db, f->given, error);
+    if (run_id == NULL)
+        return FALSE;
+    const char *const params[] = {run_id};
+    PGresult *result = cli_warehouse_query(db, sql, 1, params, error);
+    g_free(run_id);
+    if (result == NULL)
+        return FALSE;
     if (PQntuples(result) == 0) {
         PQclear(result);
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "the warehouse has no run %s (neither a run number nor a run key); "
-                    "`" HOW_TO_LIST_RUNS "` lists the runs",
-                    f->given);
+                    "run %s went from the warehouse while it was read", f->given);
         return FALSE;
     }
     f->run_id = g_strdup(PQgetvalue(result, 0, 0));
@@ -167,7 +131,7 @@ static gboolean read_energy(PGconn *db, struct run_facts *f, GError **error)
         "          FROM w WHERE kind = 'counter' GROUP BY node_id, start_time) x";
     for (size_t i = 0; i < G_N_ELEMENTS(energy_metrics); i++) {
         const char *const params[] = {f->run_id, energy_metrics[i].pattern};
-        PGresult *result = query(db, sql, 2, params, error);
+        PGresult *result = cli_warehouse_query(db, sql, 2, params, error);
         if (result == NULL)
             return FALSE;
         long windows = atol(PQgetvalue(result, 0, 0));
@@ -225,7 +189,7 @@ static gboolean read_frequency(PGconn *db, struct run_facts *f, GError **error)
         RUN_WINDOWS " SELECT name, sum(mean * inside_s) / nullif(sum(inside_s), 0), min(min),"
                     " max(max), count(*) FROM w WHERE kind = 'gauge' GROUP BY name";
     const char *const params[] = {f->run_id, "^cpu\\.frequency(_min|_max)?_hz$"};
-    PGresult *result = query(db, sql, 2, params, error);
+    PGresult *result = cli_warehouse_query(db, sql, 2, params, error);
     if (result == NULL)
         return FALSE;
     for (int i = 0; i < PQntuples(result); i++) {
@@ -276,7 +240,7 @@ static gboolean read_points(PGconn *db, struct run_facts *f, GError **error)
             pattern = energy_metrics[i].pattern;
     char *both = g_strdup_printf("(%s)|^cpu\\.frequency_hz$", pattern);
     const char *const params[] = {f->run_id, both};
-    PGresult *result = query(db, sql, 2, params, error);
+    PGresult *result = cli_warehouse_query(db, sql, 2, params, error);
     g_free(both);
     if (result == NULL)
         return FALSE;
@@ -308,8 +272,8 @@ gboolean advise_read_run(PGconn *db, const char *given, struct run_facts *f, GEr
         return TRUE;
     }
     const char *const params[] = {f->run_id};
-    PGresult *result =
-        query(db, "SELECT energy_j FROM run_overview WHERE run_id = $1::bigint", 1, params, error);
+    PGresult *result = cli_warehouse_query(
+        db, "SELECT energy_j FROM run_overview WHERE run_id = $1::bigint", 1, params, error);
     if (result == NULL)
         return FALSE;
     f->attributed_energy_j = number(result, 0, 0);
@@ -324,7 +288,7 @@ static gboolean mean_frequency(PGconn *db, const char *run_id, double *frequency
         RUN_WINDOWS " SELECT sum(mean * inside_s) / nullif(sum(inside_s), 0) FROM w"
                     " WHERE kind = 'gauge'";
     const char *const params[] = {run_id, "^cpu\\.frequency_hz$"};
-    PGresult *result = query(db, sql, 2, params, error);
+    PGresult *result = cli_warehouse_query(db, sql, 2, params, error);
     if (result == NULL)
         return FALSE;
     *frequency_hz = number(result, 0, 0);
@@ -336,11 +300,12 @@ static gboolean mean_frequency(PGconn *db, const char *run_id, double *frequency
 char *advise_other_runs(PGconn *db, const struct run_facts *f, GError **error)
 {
     const char *const params[] = {f->program, f->run_id};
-    PGresult *result = query(db,
-                             "SELECT run_id, run_key, extract(epoch FROM end_time - start_time)"
-                             "  FROM runs WHERE program = $1 AND run_id <> $2::bigint"
-                             "   AND end_time IS NOT NULL ORDER BY start_time DESC LIMIT 5",
-                             2, params, error);
+    PGresult *result =
+        cli_warehouse_query(db,
+                            "SELECT run_id, run_key, extract(epoch FROM end_time - start_time)"
+                            "  FROM runs WHERE program = $1 AND run_id <> $2::bigint"
+                            "   AND end_time IS NOT NULL ORDER BY start_time DESC LIMIT 5",
+                            2, params, error);
     if (result == NULL)
         return NULL;
     GString *text = g_string_new(NULL);

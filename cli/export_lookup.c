@@ -3,65 +3,32 @@
 
 #include "export_lookup.h"
 #include "vigil/warehouse.h"
-
-#define HOW_TO_LIST_RUNS "psql -c 'select * from run_overview'"
-
-static PGresult *query(PGconn *db, const char *sql, int n, const char *const *params,
-                       GError **error)
-{
-    PGresult *result = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(result) != PGRES_TUPLES_OK) {
-        char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
-        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "cannot read the warehouse: %s", why);
-        g_free(why);
-        PQclear(result);
-        return NULL;
-    }
-    return result;
-}
-
-static gboolean all_digits(const char *text)
-{
-    if (text[0] == '\0' || strlen(text) > 18)
-        return FALSE;
-    for (const char *p = text; *p != '\0'; p++)
-        if (*p < '0' || *p > '9')
-            return FALSE;
-    return TRUE;
-}
+#include "warehouse_query.h"
 
 static gint64 int_at(PGresult *result, int row, int column)
 {
     return g_ascii_strtoll(PQgetvalue(result, row, column), NULL, 10);
 }
 
-/* The run and its processes' interval; `by` is "run_id = $1::bigint" or
- * "run_key = $1". */
-#define RUN_SQL(by)                                                                                \
-    "SELECT r.run_id, count(p.process_id),"                                                        \
-    "       (extract(epoch FROM min(p.start_time)) * 1000000)::bigint,"                            \
-    "       (extract(epoch FROM max(p.end_time)) * 1000000)::bigint,"                              \
-    "       coalesce(bool_and(p.end_time IS NOT NULL), false)"                                     \
-    "  FROM runs r LEFT JOIN processes p USING (run_id)"                                           \
-    " WHERE r." by " GROUP BY r.run_id"
+/* The run and its processes' interval. */
+static const char run_sql[] = "SELECT r.run_id, count(p.process_id),"
+                              "       (extract(epoch FROM min(p.start_time)) * 1000000)::bigint,"
+                              "       (extract(epoch FROM max(p.end_time)) * 1000000)::bigint,"
+                              "       coalesce(bool_and(p.end_time IS NOT NULL), false)"
+                              "  FROM runs r LEFT JOIN processes p USING (run_id)"
+                              " WHERE r.run_id = $1::bigint GROUP BY r.run_id";
 
 gboolean export_find_run(PGconn *db, const char *run, struct export_run *out, GError **error)
 {
-    const char *const params[] = {run};
-    PGresult *result = NULL;
-    /* A key can be all digits too (VIGIL_RUN_ID=42): the number first. */
-    if (all_digits(run)) {
-        result = query(db, RUN_SQL("run_id = $1::bigint"), 1, params, error);
-        if (result == NULL)
-            return FALSE;
-        if (PQntuples(result) == 0)
-            g_clear_pointer(&result, PQclear);
-    }
-    if (result == NULL)
-        result = query(db, RUN_SQL("run_key = $1"), 1, params, error);
+    char *run_id = cli_warehouse_find_run(db, run, error);
+    if (run_id == NULL)
+        return FALSE;
+    const char *const params[] = {run_id};
+    PGresult *result = cli_warehouse_query(db, run_sql, 1, params, error);
+    g_free(run_id);
     if (result == NULL)
         return FALSE;
+    /* The run was there a moment ago; runs are never deleted but by hand. */
     gboolean found = PQntuples(result) == 1;
     if (found) {
         out->run_id = int_at(result, 0, 0);
@@ -71,9 +38,7 @@ gboolean export_find_run(PGconn *db, const char *run, struct export_run *out, GE
         out->end_us = out->ended ? int_at(result, 0, 3) : 0;
     } else {
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "the warehouse has no run %s (neither a run number nor a run key); "
-                    "`" HOW_TO_LIST_RUNS "` lists the runs",
-                    run);
+                    "run %s went from the warehouse while it was read", run);
     }
     PQclear(result);
     return found;
@@ -83,11 +48,12 @@ gboolean export_find_run(PGconn *db, const char *run, struct export_run *out, GE
 static char *run_nodes_text(PGconn *db, const char *run_id, GError **error)
 {
     const char *const params[] = {run_id};
-    PGresult *result = query(db,
-                             "SELECT string_agg(format('%s (node %s)', hostname, node_id), ', '"
-                             "                  ORDER BY node_id)"
-                             "  FROM run_nodes WHERE run_id = $1::bigint",
-                             1, params, error);
+    PGresult *result =
+        cli_warehouse_query(db,
+                            "SELECT string_agg(format('%s (node %s)', hostname, node_id), ', '"
+                            "                  ORDER BY node_id)"
+                            "  FROM run_nodes WHERE run_id = $1::bigint",
+                            1, params, error);
     if (result == NULL)
         return NULL;
     char *text = g_strdup(PQgetisnull(result, 0, 0) ? "none" : PQgetvalue(result, 0, 0));
@@ -100,14 +66,14 @@ gboolean export_find_node(PGconn *db, const char *run, const struct export_run *
 {
     char run_id[24];
     g_snprintf(run_id, sizeof run_id, "%" G_GINT64_FORMAT, r->run_id);
-    const char *const params[] = {run_id, node, all_digits(node) ? node : NULL};
+    const char *const params[] = {run_id, node, cli_is_number(node) ? node : NULL};
     /* An id first: a host may be called "17" too. */
-    PGresult *result = query(db,
-                             "SELECT node_id, hostname, node_id = $3::bigint AS by_id"
-                             "  FROM run_nodes WHERE run_id = $1::bigint"
-                             "   AND (node_id = $3::bigint OR hostname = $2)"
-                             " ORDER BY by_id DESC, node_id",
-                             3, params, error);
+    PGresult *result = cli_warehouse_query(db,
+                                           "SELECT node_id, hostname, node_id = $3::bigint AS by_id"
+                                           "  FROM run_nodes WHERE run_id = $1::bigint"
+                                           "   AND (node_id = $3::bigint OR hostname = $2)"
+                                           " ORDER BY by_id DESC, node_id",
+                                           3, params, error);
     if (result == NULL)
         return FALSE;
     int rows = PQntuples(result);
@@ -130,8 +96,9 @@ gboolean export_find_node(PGconn *db, const char *run, const struct export_run *
     }
     PQclear(result);
     /* Say whether the node is unknown or only not the run's. */
-    result = query(db, "SELECT count(*) FROM nodes WHERE node_id = $2::bigint OR hostname = $1", 2,
-                   (const char *const[]){node, params[2]}, error);
+    result = cli_warehouse_query(
+        db, "SELECT count(*) FROM nodes WHERE node_id = $2::bigint OR hostname = $1", 2,
+        (const char *const[]){node, params[2]}, error);
     if (result == NULL)
         return FALSE;
     gboolean known = int_at(result, 0, 0) > 0;

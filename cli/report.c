@@ -30,8 +30,7 @@
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
 #include "vigil/warehouse.h"
-
-#define HOW_TO_LIST_RUNS "psql -c 'select * from run_overview'"
+#include "warehouse_query.h"
 
 struct report_options {
     char *config_path;
@@ -39,62 +38,6 @@ struct report_options {
     char *process; /* PID or PID@HOST, or NULL */
     char *job;     /* --job: a scheduler job id, or NULL */
 };
-
-/* Runs a query with text parameters; NULL with error set when it fails. */
-static PGresult *query(PGconn *db, const char *sql, int n, const char *const *params,
-                       GError **error)
-{
-    PGresult *result = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(result) != PGRES_TUPLES_OK) {
-        char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
-        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "cannot read the warehouse: %s", why);
-        g_free(why);
-        PQclear(result);
-        return NULL;
-    }
-    return result;
-}
-
-static gboolean all_digits(const char *text)
-{
-    if (text[0] == '\0' || strlen(text) > 18)
-        return FALSE;
-    for (const char *p = text; *p != '\0'; p++)
-        if (*p < '0' || *p > '9')
-            return FALSE;
-    return TRUE;
-}
-
-/* The run_id of RUN (a number, else a key), as text; NULL when there is no
- * such run (error set then too). */
-static char *find_run(PGconn *db, const char *run, GError **error)
-{
-    PGresult *result = NULL;
-    const char *const params[] = {run};
-    /* A key can be all digits too (VIGIL_RUN_ID=42): the number first. */
-    if (all_digits(run)) {
-        result = query(db, "SELECT run_id FROM runs WHERE run_id = $1::bigint", 1, params, error);
-        if (result != NULL && PQntuples(result) == 0) {
-            PQclear(result);
-            result = NULL;
-        } else if (result == NULL) {
-            return NULL;
-        }
-    }
-    if (result == NULL)
-        result = query(db, "SELECT run_id FROM runs WHERE run_key = $1", 1, params, error);
-    if (result == NULL)
-        return NULL;
-    char *run_id = PQntuples(result) > 0 ? g_strdup(PQgetvalue(result, 0, 0)) : NULL;
-    PQclear(result);
-    if (run_id == NULL)
-        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "the warehouse has no run %s (neither a run number nor a run key); "
-                    "`" HOW_TO_LIST_RUNS "` lists the runs",
-                    run);
-    return run_id;
-}
 
 /* The stored report to print, and whose it is. */
 struct stored_report {
@@ -107,7 +50,7 @@ static gboolean parse_process_option(const char *text, char **pid, char **host, 
     const char *at = strchr(text, '@');
     *pid = at != NULL ? g_strndup(text, (gsize)(at - text)) : g_strdup(text);
     *host = at != NULL ? g_strdup(at + 1) : NULL;
-    if (!all_digits(*pid) || (*host != NULL && (*host)[0] == '\0')) {
+    if (!cli_is_number(*pid) || (*host != NULL && (*host)[0] == '\0')) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--process %s: expected PID or PID@HOST", text);
         g_clear_pointer(pid, g_free);
@@ -123,16 +66,17 @@ static gboolean find_report(PGconn *db, const char *run, const char *run_id, con
                             const char *host, struct stored_report *out, GError **error)
 {
     const char *const params[] = {run_id, pid, host};
-    PGresult *result = query(db,
-                             "SELECT s.report::text, p.pid, n.hostname"
-                             "  FROM processes p JOIN run_summaries s USING (process_id)"
-                             "  JOIN nodes n USING (node_id)"
-                             " WHERE p.run_id = $1::bigint"
-                             "   AND ($2::integer IS NULL OR p.pid = $2::integer)"
-                             "   AND ($3::text IS NULL OR n.hostname = $3)"
-                             /* A job's report first (rank 0's: it has "ranks"), then by start. */
-                             " ORDER BY (s.report ? 'ranks') DESC, p.start_time, p.process_id",
-                             3, params, error);
+    PGresult *result =
+        cli_warehouse_query(db,
+                            "SELECT s.report::text, p.pid, n.hostname"
+                            "  FROM processes p JOIN run_summaries s USING (process_id)"
+                            "  JOIN nodes n USING (node_id)"
+                            " WHERE p.run_id = $1::bigint"
+                            "   AND ($2::integer IS NULL OR p.pid = $2::integer)"
+                            "   AND ($3::text IS NULL OR n.hostname = $3)"
+                            /* A job's report first (rank 0's: it has "ranks"), then by start. */
+                            " ORDER BY (s.report ? 'ranks') DESC, p.start_time, p.process_id",
+                            3, params, error);
     gboolean ok = result != NULL;
     int rows = ok ? PQntuples(result) : 0;
     if (ok && rows == 0) {
@@ -267,7 +211,7 @@ int vigil_cli_report(int argc, char **argv)
         status = fflush(stdout) == 0 ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
         goto out;
     }
-    run_id = find_run(db, run, &error);
+    run_id = cli_warehouse_find_run(db, run, &error);
     if (run_id == NULL || !find_report(db, run, run_id, pid, host, &stored, &error) ||
         !vigil_cli_run_energy(db, run_id, &energy, &error)) {
         fprintf(stderr, "vigil report: %s\n", error->message);
