@@ -6,7 +6,14 @@
  * max are of its rate between consecutive samples, and its delta is exact:
  * the window's last value minus the last value before the window. A
  * counter that went backwards (a reset, a wrap the provider could not
- * unwrap) makes its window uncertain. */
+ * unwrap) makes its window uncertain.
+ *
+ * A window runs from the tick that closed the one before (its counters'
+ * base) to its own last tick, so that a counter's delta and the window's
+ * length cover the same time and delta / length is its rate: from its
+ * first tick instead, a 1 s window of 100 ms ticks would be 0.9 s long and
+ * every rate read from the warehouse 11 % high. The first window of a
+ * daemon starts at its first tick, which is its counters' base. */
 #include <math.h>
 
 #include "vigild.h"
@@ -27,6 +34,7 @@ void vigild_rollup_init(struct vigild_rollup *r, guint window_ticks)
     r->window_ticks = window_ticks;
     r->ticks_in_window = 0;
     r->window_start_ns = 0;
+    r->last_close_ns = 0;
     r->metrics = g_array_new(FALSE, TRUE, sizeof(struct rollup_acc));
     r->latest = g_array_new(FALSE, TRUE, sizeof(struct vigild_rollup_window));
     r->windows_closed = 0;
@@ -101,7 +109,7 @@ void vigild_rollup_add(void *rollup, const struct vigild_tick_samples *samples,
 {
     struct vigild_rollup *r = rollup;
     if (r->ticks_in_window == 0)
-        r->window_start_ns = samples->t_ns;
+        r->window_start_ns = r->last_close_ns != 0 ? r->last_close_ns : samples->t_ns;
     for (guint i = 0; i < samples->node->len; i++) {
         const struct vigil_sample *s = &g_array_index(samples->node, struct vigil_sample, i);
         const struct vigil_metric_desc *desc = vigil_metric_get(catalog, s->metric_id);
@@ -127,6 +135,7 @@ void vigild_rollup_add(void *rollup, const struct vigild_tick_samples *samples,
     }
     if (++r->ticks_in_window >= r->window_ticks) {
         close_window(r, catalog, samples->t_ns);
+        r->last_close_ns = samples->t_ns;
         r->ticks_in_window = 0;
     }
 }

@@ -189,8 +189,9 @@ struct vigild_rollup {
     guint window_ticks;
     guint ticks_in_window;
     uint64_t window_start_ns;
-    GArray *metrics; /* struct rollup_acc by metric id */
-    GArray *latest;  /* struct vigild_rollup_window by metric id: the last closed window */
+    uint64_t last_close_ns; /* the tick that closed the last window; 0 before one */
+    GArray *metrics;        /* struct rollup_acc by metric id */
+    GArray *latest;         /* struct vigild_rollup_window by metric id: the last closed window */
     uint64_t windows_closed;
 };
 

@@ -64,7 +64,10 @@ static void test_rollup_windows(void **state)
     const struct vigild_rollup_window *w = vigild_rollup_latest(&r, f.counter_id);
     assert_non_null(w);
     assert_float_equal(w->delta, 600, 0); /* its first value is its base */
-    assert_int_equal(w->count, 3);        /* three rates between four samples */
+    /* The daemon's first window starts at its first tick, its base. */
+    assert_int_equal(w->start_ns, 0);
+    assert_int_equal(w->end_ns, 3 * 100 * VIGIL_NS_PER_MS);
+    assert_int_equal(w->count, 3); /* three rates between four samples */
     assert_float_equal(w->min, 1000, 1e-9);
     assert_float_equal(w->max, 3000, 1e-9);
     assert_float_equal(w->mean, 2000, 1e-9);
@@ -82,6 +85,10 @@ static void test_rollup_windows(void **state)
     }
     w = vigild_rollup_latest(&r, f.counter_id);
     assert_float_equal(w->delta, 1000, 0);
+    /* It runs from the first window's last tick to its own: 400 ms, the
+     * time its delta covers, so delta / length is the counter's rate. */
+    assert_int_equal(w->start_ns, 3 * 100 * VIGIL_NS_PER_MS);
+    assert_int_equal(w->end_ns, 7 * 100 * VIGIL_NS_PER_MS);
     assert_int_equal(w->count, 4);
     assert_float_equal(w->max, 10000, 1e-9);
     assert_true(w->flags & VIGIL_SAMPLE_UNCERTAIN);
