@@ -260,6 +260,19 @@ await check('run 1: its energy across its two nodes, per node min/mean/max and t
     `the energy by node table has rows ${JSON.stringify(rows)}`);
 });
 
+await check("run 3: its code regions from the report, with what was not followed", async () => {
+  await openOk(page, `${baseUrl}/run.html?run=3`);
+  const rows = await page.$$eval('#regions-table tbody tr', (r) => r.map((x) => x.textContent));
+  expect(rows.length === 2, `the regions table has rows ${JSON.stringify(rows)}`);
+  expect(rows[0].startsWith('copy') && rows[0].includes('8 MiB') && rows[0].includes('12.5 J'),
+    `the copy region's row is "${rows[0]}"`);
+  expect(rows[1].startsWith('setup') && rows[1].includes('n/a'), `the setup region's row is "${rows[1]}"`);
+  const notes = await page.textContent('#region-notes');
+  for (const want of ['1 ends naming no open region', '2 entries without an energy figure']) {
+    expect(notes.includes(want), `the regions' notes do not say "${want}": "${notes}"`);
+  }
+});
+
 await check('run 1: dragging on a plot zooms all plots and puts from/to in the URL', async () => {
   await openOk(page, `${baseUrl}/run.html?run=1`);
   const before = await page.evaluate(() => ({ ...window.vigilPlots.cpu.scales.x }));

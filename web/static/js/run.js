@@ -9,6 +9,7 @@ import * as format from './format.js';
 import { timeline, ZoomGroup, replaceData } from './plot.js';
 import { heatmap } from './heatmap.js';
 import { jobEnergySection } from './run_energy.js';
+import { regionsSection } from './run_regions.js';
 
 const params = new URLSearchParams(location.search);
 const runId = params.get('run');
@@ -468,6 +469,7 @@ async function load() {
     runFacts(run),
     el('p', {}, compareLink),
     jobEnergySection(answer.job_energy),
+    regionsSection(answer.report),
     section('time', 'Over time',
       el('p', { class: 'timeline-tools note' },
         'Drag across a plot to zoom all of them; double-click to zoom out. Shaded: captured windows (click one); red ticks: anomalies.',
