@@ -24,6 +24,7 @@
 
 #include "test_pg.h"
 #include "test_support.h"
+#include "test_warehouse.h"
 #include "vigil/warehouse.h"
 
 #define F_MAX_HZ 3e9
@@ -125,21 +126,7 @@ static struct test_run vigil_advise(const char *first, ...)
     for (const char *a = first; a != NULL && argc < 15; a = va_arg(args, const char *))
         argv[argc++] = a;
     va_end(args);
-    char *config_dir = g_dir_make_tmp("vigil-test-advise-XXXXXX", NULL);
-    char *config = g_build_filename(config_dir, "vigil.conf", NULL);
-    char *config_text = g_strdup_printf("[warehouse]\nconninfo = %s\n", conninfo());
-    assert_true(g_file_set_contents(config, config_text, -1, NULL));
-    char *var = g_strdup_printf("VIGIL_CONFIG=%s", config);
-    const char *vars[] = {var, NULL};
-    char **env = test_clean_environment(vars);
-    struct test_run r = test_run_program(NULL, argv, env);
-    g_strfreev(env);
-    test_remove_tree(config_dir);
-    g_free(var);
-    g_free(config_text);
-    g_free(config);
-    g_free(config_dir);
-    return r;
+    return test_run_on_warehouse(conninfo(), argv);
 }
 
 /* The frequency of least energy of `t` among 1.2 … 3.0 GHz in 100 MHz

@@ -25,6 +25,7 @@
 
 #include "test_pg.h"
 #include "test_support.h"
+#include "test_warehouse.h"
 #include "vigil/warehouse.h"
 
 extern char **environ;
@@ -86,18 +87,7 @@ static void write_config(const char *conninfo)
 
 static void load_fixture(void)
 {
-    fixture_conninfo = test_pg_new_database(&test_pg_cluster);
-    GError *error = NULL;
-    PGconn *db = vigil_warehouse_connect(fixture_conninfo, &error);
-    if (db == NULL || !vigil_warehouse_migrate(db, NULL, &error))
-        fail_msg("migrating: %s", error->message);
-    PQfinish(db);
-    const char *argv[] = {"psql", fixture_conninfo,  "-X", "-q",
-                          "-v",   "ON_ERROR_STOP=1", "-f", test_env_or_fail("VIGIL_WEB_FIXTURE"),
-                          NULL};
-    struct test_run r = test_run_program(NULL, argv, NULL);
-    test_assert_status(&r, 0, "psql -f tests/web/fixture.sql");
-    test_run_clear(&r);
+    fixture_conninfo = test_warehouse_web_fixture();
     test_pg_exec_in(fixture_conninfo, extra_sql);
     config_dir = g_dir_make_tmp("vigil-test-export-XXXXXX", NULL);
     assert_non_null(config_dir);

@@ -10,24 +10,14 @@
 
 #include "test_pg.h"
 #include "test_support.h"
+#include "test_warehouse.h"
 #include "vigil/warehouse.h"
 
 static char *fixture_conninfo;
 
 static void load_fixture(void)
 {
-    fixture_conninfo = test_pg_new_database(&test_pg_cluster);
-    GError *error = NULL;
-    PGconn *db = vigil_warehouse_connect(fixture_conninfo, &error);
-    if (db == NULL || !vigil_warehouse_migrate(db, NULL, &error))
-        fail_msg("migrating: %s", error->message);
-    PQfinish(db);
-    const char *argv[] = {"psql", fixture_conninfo,  "-X", "-q",
-                          "-v",   "ON_ERROR_STOP=1", "-f", test_env_or_fail("VIGIL_WEB_FIXTURE"),
-                          NULL};
-    struct test_run r = test_run_program(NULL, argv, NULL);
-    test_assert_status(&r, 0, "psql -f tests/web/fixture.sql");
-    test_run_clear(&r);
+    fixture_conninfo = test_warehouse_web_fixture();
 }
 
 static guint64 count(const char *sql)
@@ -105,21 +95,7 @@ static void test_summary_columns_are_the_reports_figures(void **state)
 static struct test_run vigil_report(const char *run, const char *format)
 {
     const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "report", run, "--format", format, NULL};
-    char *config_dir = g_dir_make_tmp("vigil-test-fixture-XXXXXX", NULL);
-    char *config = g_build_filename(config_dir, "vigil.conf", NULL);
-    char *config_text = g_strdup_printf("[warehouse]\nconninfo = %s\n", fixture_conninfo);
-    assert_true(g_file_set_contents(config, config_text, -1, NULL));
-    char *var = g_strdup_printf("VIGIL_CONFIG=%s", config);
-    const char *vars[] = {var, NULL};
-    char **env = test_clean_environment(vars);
-    struct test_run r = test_run_program(NULL, argv, env);
-    g_strfreev(env);
-    test_remove_tree(config_dir);
-    g_free(var);
-    g_free(config_text);
-    g_free(config);
-    g_free(config_dir);
-    return r;
+    return test_run_on_warehouse(fixture_conninfo, argv);
 }
 
 static void test_vigil_report_prints_the_stored_reports(void **state)
