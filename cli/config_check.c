@@ -11,16 +11,6 @@
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
 
-/* The file every vigil program reads unless told otherwise. */
-static const char *default_config_path(char **owned)
-{
-    const char *from_env = g_getenv("VIGIL_CONFIG");
-    if (from_env != NULL && from_env[0] != '\0')
-        return from_env;
-    *owned = g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
-    return *owned;
-}
-
 static int config_check(const char *path, const char *plugin_dir)
 {
     vigil_config *config = vigil_config_new();
@@ -87,7 +77,8 @@ int vigil_cli_config(int argc, char **argv)
         fprintf(stderr, "usage: vigil config check [--config FILE] [--plugin-dir DIR]\n");
         status = VIGIL_EXIT_USAGE;
     } else {
-        const char *path = config_path ? config_path : default_config_path(&owned_default);
+        const char *path =
+            config_path ? config_path : (owned_default = vigil_config_default_path());
         char *found = plugin_dir ? NULL : vigil_cli_plugin_dir();
         status = config_check(path, plugin_dir ? plugin_dir : found);
         g_free(found);

@@ -73,11 +73,14 @@ static gboolean apply_config(const char *config_path, GError **error)
             g_strjoinv(":", (char **)vigil_config_get_list(config, "preload", "exclude"));
         char *slots = g_strdup_printf("%" G_GINT64_FORMAT,
                                       vigil_config_get_int(config, "preload", "ring_slots"));
-        g_setenv("VIGIL_EXCLUDE", exclude, TRUE);
-        g_setenv("VIGIL_RING_SLOTS", slots, TRUE);
-        g_setenv("VIGIL_REPORT", vigil_config_get_string(config, "preload", "report"), TRUE);
+        /* Settings have one order: the command line (--report, applied
+         * after this), then the environment, then the file, then the
+         * default. So what the environment already says stays. */
+        g_setenv("VIGIL_EXCLUDE", exclude, FALSE);
+        g_setenv("VIGIL_RING_SLOTS", slots, FALSE);
+        g_setenv("VIGIL_REPORT", vigil_config_get_string(config, "preload", "report"), FALSE);
         g_setenv("VIGIL_REPORT_FORMAT", vigil_config_get_string(config, "preload", "report_format"),
-                 TRUE);
+                 FALSE);
         /* The daemon to register with: the one the configuration names,
          * unless the environment already chose one. */
         g_setenv("VIGIL_SOCKET", vigil_config_get_string(config, "daemon", "socket"), FALSE);

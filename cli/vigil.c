@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib.h>
+
 #include "commands.h"
 #include "vigil-build.h"
 #include "vigil/log.h"
@@ -40,9 +42,24 @@ static void print_usage(FILE *out)
     fprintf(out, "\n'vigil COMMAND --help' tells more about each.\n");
 }
 
+/* GLib's own printing converts to the locale's charset, and in the C
+ * locale of a batch job every "…" of an option's help becomes "?": our text
+ * is UTF-8, and a terminal today shows it as it is. */
+static void print_utf8(const gchar *text)
+{
+    fputs(text, stdout);
+}
+
+static void print_utf8_err(const gchar *text)
+{
+    fputs(text, stderr);
+}
+
 int main(int argc, char **argv)
 {
     vigil_log_setup("vigil", VIGIL_LOG_MESSAGE);
+    g_set_print_handler(print_utf8);
+    g_set_printerr_handler(print_utf8_err);
     if (argc < 2) {
         print_usage(stderr);
         return VIGIL_EXIT_USAGE;
@@ -57,8 +74,13 @@ int main(int argc, char **argv)
         return VIGIL_EXIT_OK;
     }
     for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-        if (strcmp(name, commands[i].name) == 0)
+        if (strcmp(name, commands[i].name) == 0) {
+            /* What a subcommand's --help shows as its usage: "vigil run". */
+            char *prgname = g_strconcat("vigil ", name, NULL);
+            g_set_prgname(prgname);
+            g_free(prgname);
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "vigil: unknown command '%s'\n\n", name);
     print_usage(stderr);
     return VIGIL_EXIT_USAGE;

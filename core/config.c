@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vigil-build.h"
 #include "vigil/config.h"
 
 GQuark vigil_config_error_quark(void)
@@ -524,6 +525,13 @@ void vigil_config_set_section_resolver(vigil_config *config, vigil_config_sectio
     g_return_if_fail(config != NULL);
     config->resolver = resolver;
     config->resolver_data = user_data;
+}
+
+char *vigil_config_default_path(void)
+{
+    const char *from_env = g_getenv("VIGIL_CONFIG");
+    return g_strdup(from_env != NULL && from_env[0] != '\0' ? from_env
+                                                            : VIGIL_SYSCONF_DIR "/vigil.conf");
 }
 
 vigil_config *vigil_config_new(void)

@@ -39,7 +39,8 @@ int main(int argc, char **argv)
     gboolean foreground = FALSE, version = FALSE;
     GOptionEntry entries[] = {
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "the configuration (default " VIGIL_SYSCONF_DIR "/vigil.conf)", "FILE"},
+         "the configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
+         "FILE"},
         {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "do not detach", NULL},
         {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_path,
          "serve this socket, whatever the configuration says (so does $VIGIL_SOCKET)", "PATH"},
@@ -60,7 +61,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (config_path == NULL)
-        config_path = g_strdup(VIGIL_SYSCONF_DIR "/vigil.conf");
+        config_path = vigil_config_default_path();
     if (socket_path == NULL && g_getenv("VIGIL_SOCKET") != NULL && g_getenv("VIGIL_SOCKET")[0])
         socket_path = g_strdup(g_getenv("VIGIL_SOCKET"));
     /* Relative paths must survive the chdir of detaching. */

@@ -101,7 +101,8 @@ int main(int argc, char **argv)
     gboolean foreground = FALSE, version = FALSE;
     GOptionEntry entries[] = {
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "the configuration (default " VIGIL_SYSCONF_DIR "/vigil.conf)", "FILE"},
+         "the configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
+         "FILE"},
         {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "do not detach", NULL},
         {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "write the server's pid here", "FILE"},
         {"version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version and exit", NULL},
@@ -120,7 +121,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (config_path == NULL)
-        config_path = g_strdup(VIGIL_SYSCONF_DIR "/vigil.conf");
+        config_path = vigil_config_default_path();
     /* Relative paths must survive the chdir of detaching. */
     txd_main.config_path = g_canonicalize_filename(config_path, NULL);
     if (pid_file != NULL) {

@@ -67,11 +67,8 @@ int main(int argc, char **argv)
         return 2;
     }
     g_option_context_free(options);
-    if (config_path == NULL) {
-        const char *env = g_getenv("VIGIL_CONFIG");
-        config_path =
-            g_strdup(env != NULL && env[0] != '\0' ? env : VIGIL_SYSCONF_DIR "/vigil.conf");
-    }
+    if (config_path == NULL)
+        config_path = vigil_config_default_path();
     signal(SIGPIPE, SIG_IGN);
 
     char *plugin_dir = vigil_plugin_default_directory();

@@ -450,6 +450,32 @@ static void test_bad_config_is_refused_at_start(void **state)
     g_free(path);
 }
 
+/* Without --config, vigild and vigil-txd read $VIGIL_CONFIG, as every
+ * vigil program does: settings have one order (command line, environment,
+ * file, default). A bad file there is refused by its name. */
+static void test_daemons_read_vigil_config(void **state)
+{
+    char *path = g_build_filename(*state, "from-env.conf", NULL);
+    assert_true(g_file_set_contents(path, "[daemon]\ntick_ms = 30\nrollup_ms = 1000\n", -1, NULL));
+    char *var = g_strdup_printf("VIGIL_CONFIG=%s", path);
+    const char *vars[] = {var, NULL};
+    char **env = test_clean_environment(vars);
+    const char *vigild_argv[] = {test_env_or_fail("VIGILD"), NULL};
+    struct test_run run = test_run_program(NULL, vigild_argv, env);
+    test_assert_status(&run, 1, "vigild with $VIGIL_CONFIG naming a bad file");
+    test_assert_contains(run.err, "[daemon] rollup_ms = 1000 is not a multiple of tick_ms = 30");
+    test_run_clear(&run);
+    assert_true(g_file_set_contents(path, "[txd]\nbind = nowhere\n", -1, NULL));
+    const char *txd_argv[] = {test_env_or_fail("VIGIL_TXD"), NULL};
+    run = test_run_program(NULL, txd_argv, env);
+    test_assert_status(&run, 1, "vigil-txd with $VIGIL_CONFIG naming a bad file");
+    test_assert_contains(run.err, "[txd] bind = nowhere");
+    test_run_clear(&run);
+    g_strfreev(env);
+    g_free(var);
+    g_free(path);
+}
+
 static void test_status_without_a_daemon(void **state)
 {
     char *socket_path = g_build_filename(*state, "nobody.sock", NULL);
@@ -753,6 +779,7 @@ int main(void)
         TEST_WITH_DIR(test_reload_keeps_serving_and_refuses_a_bad_config),
         TEST_WITH_DIR(test_a_second_daemon_does_not_take_the_socket),
         TEST_WITH_DIR(test_bad_config_is_refused_at_start),
+        TEST_WITH_DIR(test_daemons_read_vigil_config),
         TEST_WITH_DIR(test_status_without_a_daemon),
         TEST_WITH_DIR(test_status_text_shows_providers_and_processes),
         TEST_WITH_DIR(test_capture_all_forwards_every_activity),

@@ -222,6 +222,52 @@ static void test_preload_section_of_the_config(void **state)
     g_free(conf);
 }
 
+static guint files_starting_with(const char *dir, const char *prefix)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    guint n = 0;
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL)
+        n += g_str_has_prefix(name, prefix);
+    g_dir_close(d);
+    return n;
+}
+
+/* Settings have one order: the command line, then the environment, then
+ * the configuration file, then the default. */
+static void test_settings_order(void **state)
+{
+    const char *dir = *state;
+    char *conf = g_build_filename(dir, "order.conf", NULL);
+    char *text = g_strdup_printf("[preload]\nreport = %s/order-file-%%p.json\n"
+                                 "report_format = json\n",
+                                 dir);
+    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    /* The environment's VIGIL_REPORT=off over the file's report. */
+    const char *off[] = {"VIGIL_REPORT=off", NULL};
+    struct test_run r = run_vigil(off, "run", "--config", conf, "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "vigil report"));
+    assert_int_equal(files_starting_with(dir, "order-file-"), 0);
+    test_run_clear(&r);
+    /* The command line over both. */
+    char *option = g_strdup_printf("--report=json:%s/order-cli-%%p.json", dir);
+    r = run_vigil(off, "run", "--config", conf, option, "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(files_starting_with(dir, "order-cli-"), 1);
+    assert_int_equal(files_starting_with(dir, "order-file-"), 0);
+    test_run_clear(&r);
+    /* And the file over the default (stderr), with nothing in the way. */
+    r = run_vigil(NULL, "run", "--config", conf, "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(files_starting_with(dir, "order-file-"), 1);
+    test_run_clear(&r);
+    g_free(option);
+    g_free(text);
+    g_free(conf);
+}
+
 /* Installed into a prefix, vigil finds its library there (and libvigil
  * through its relative rpath), with nothing set in the environment. */
 static void test_installed_vigil_finds_its_library(void **state)
@@ -268,6 +314,7 @@ int main(void)
                                         test_remove_dir),
         cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
                                         test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_settings_order, test_make_dir, test_remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,21 @@ static void test_version(void **state)
     test_run_clear(&r);
 }
 
+/* A subcommand's help names it as it is typed, "…" and all, whatever the
+ * locale (the tests run in a clean, C-locale environment). */
+static void test_subcommand_help_names_the_command(void **state)
+{
+    (void)state;
+    struct test_run r = run_vigil("run", "--help", NULL);
+    assert_int_equal(r.status, 0);
+    test_assert_contains(r.out, "Usage:\n  vigil run [OPTION…] -- PROGRAM [ARGS…]\n");
+    test_run_clear(&r);
+    r = run_vigil("export", "--help", NULL);
+    assert_int_equal(r.status, 0);
+    test_assert_contains(r.out, "  vigil export [OPTION…]");
+    test_run_clear(&r);
+}
+
 static void test_unknown_command_is_a_usage_error(void **state)
 {
     (void)state;
@@ -361,6 +376,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_unknown_command_is_a_usage_error),
+        cmocka_unit_test(test_subcommand_help_names_the_command),
         cmocka_unit_test(test_config_check_prints_the_effective_config),
         cmocka_unit_test(test_config_check_names_a_misspelt_key),
         cmocka_unit_test(test_config_check_checks_curve_key_files),

@@ -63,6 +63,12 @@ enum vigil_config_error_code {
 };
 
 vigil_config *vigil_config_new(void);
+
+/* The configuration file a program reads when its command line names none:
+ * $VIGIL_CONFIG when set and not empty, else SYSCONFDIR/vigil/vigil.conf of
+ * the install prefix. Settings have one order: command line, environment,
+ * file, default. Free with g_free. */
+char *vigil_config_default_path(void);
 void vigil_config_free(vigil_config *config);
 
 /* Declares keys. `section` overrides each key's own section (for plugins).
