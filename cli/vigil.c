@@ -17,7 +17,9 @@ struct command {
 static const struct command commands[] = {
     {"run", vigil_cli_run,
      "run [--report=FORMAT[:PATH]] -- PROGRAM [ARGS…]: run with the I/O interposer"},
-    {"config", vigil_cli_config, "config check [--config FILE]: check and print the configuration"},
+    {"config", vigil_cli_config,
+     "config check|example [--config FILE]: check and print the configuration, or an example "
+     "with every key"},
     {"status", vigil_cli_status,
      "status [--json] [--socket PATH]: what the node's vigild sees now"},
     {"keygen", vigil_cli_keygen,

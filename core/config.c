@@ -1083,3 +1083,34 @@ char *vigil_config_to_string(const vigil_config *config)
     g_free(names);
     return g_string_free(out, FALSE);
 }
+
+/* ---- every key, for manuals ----------------------------------------------- */
+
+void vigil_config_foreach_key(const vigil_config *config, vigil_config_key_visitor visit,
+                              gpointer user_data)
+{
+    g_return_if_fail(config != NULL && visit != NULL);
+    guint n;
+    const char **names = sorted_section_names(config, &n);
+    for (guint i = 0; i < n; i++) {
+        const struct section *section = find_section(config, names[i]);
+        for (guint k = 0; k < section->keys->len; k++) {
+            const struct key *key = section->keys->pdata[k];
+            char *choices = key->choices ? g_strjoinv("|", key->choices) : NULL;
+            const struct vigil_config_key declared = {
+                .section = names[i],
+                .name = key->name,
+                .type = key->type,
+                .default_value = key->default_value,
+                .min = key->min,
+                .max = key->max,
+                .choices = choices,
+                .description = key->description,
+                .redact_password = key->redact_password,
+            };
+            visit(&declared, user_data);
+            g_free(choices);
+        }
+    }
+    g_free(names);
+}

@@ -107,4 +107,12 @@ const char *const *vigil_config_files(const vigil_config *config);
  * value, and comments giving its description and where the value came from. */
 char *vigil_config_to_string(const vigil_config *config);
 
+/* Every declared key as it was declared (its .section filled in), sections
+ * in name order and keys in declaration order: what `vigil config example`
+ * and the vigil.conf(5) manual are made from. The key is valid only during
+ * the call. */
+typedef void (*vigil_config_key_visitor)(const struct vigil_config_key *key, gpointer user_data);
+void vigil_config_foreach_key(const vigil_config *config, vigil_config_key_visitor visit,
+                              gpointer user_data);
+
 #endif

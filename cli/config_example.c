@@ -1,0 +1,332 @@
+/* vigil config example: every section and key vigil knows (the built-in
+ * key tables and every plugin in the plugin directory), each key commented
+ * out with its default, what it accepts and its description. The same
+ * declarations give the per-key part of the vigil.conf(5) manual
+ * (--format scdoc), so the file, the manual and `vigil config check`
+ * cannot disagree. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config_example.h"
+#include "vigil/config.h"
+#include "vigil/plugin.h"
+#include "vigil/schema.h"
+
+/* What the built-in sections are for; a plugin's section says it with
+ * its descriptor's description. */
+static const struct {
+    const char *section;
+    const char *about;
+} core_sections[] = {
+    {"log", "How every vigil program logs."},
+    {"preload", "What `vigil run` tells the I/O interposer (libvigil-preload.so)."},
+    {"daemon", "vigild, the node daemon."},
+    {"capture", "What vigild forwards of the activities it drains from the processes."},
+    {"uplink", "vigild's link to vigil-txd, and its disk spool while vigil-txd cannot be reached."},
+    {"txd", "vigil-txd, the transaction server that stores what the nodes send."},
+    {"warehouse", "How vigil-txd, vigil-web and the `vigil` command reach PostgreSQL."},
+    {"web", "vigil-web, the web UI and its JSON API."},
+    {"advise", "`vigil advise`: CPU frequency advice from the Fluid model."},
+    {"metrics", "vigild's Prometheus endpoint, /metrics."},
+};
+
+static const char *const file_header =
+    "# vigil.conf: every section and key vigil knows, each with its default.\n"
+    "#\n"
+    "# Made by `vigil config example`. Every key is commented out, so this file\n"
+    "# changes nothing as it is: remove the '#' in front of a key to set it.\n"
+    "# Each key says what it accepts; the default is the value shown.\n"
+    "#\n"
+    "# Every vigil program reads this file ($VIGIL_CONFIG, else vigil/vigil.conf\n"
+    "# in the install's etc folder), then the *.conf files of conf.d/ beside it\n"
+    "# in name order (a later file wins). Every key is checked: an unknown\n"
+    "# section or key, a wrong type or a value out of range is an error that\n"
+    "# names the file, the section and the key. `vigil config check` shows the\n"
+    "# effective configuration. See vigil.conf(5).\n";
+
+struct example {
+    vigil_config *config;
+    GHashTable *plugin_about; /* section → what the plugin is */
+    GString *out;
+    char *section;    /* the section being written */
+    const char *only; /* the section whose keys are written now */
+    GPtrArray *order; /* the sections, in the order they are written */
+    enum vigil_config_example_format format;
+};
+
+/* Whole numbers in full (1000000, not 1e+06) below 1e15, else the
+ * shortest text that reads back as the same number: 0.1, 1e+18. */
+static char *number_text(double x)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    if (x > -1e15 && x < 1e15 && x == (double)(gint64)x)
+        return g_strdup_printf("%" G_GINT64_FORMAT, (gint64)x);
+    for (int precision = 1; precision <= 17; precision++) {
+        char format[16];
+        snprintf(format, sizeof format, "%%.%dg", precision);
+        g_ascii_formatd(buf, sizeof buf, format, x);
+        if (g_ascii_strtod(buf, NULL) == x)
+            break;
+    }
+    return g_strdup(buf);
+}
+
+static char *choices_text(const char *choices)
+{
+    char **items = g_strsplit(choices, "|", -1);
+    char *text = g_strjoinv(", ", items);
+    g_strfreev(items);
+    return text;
+}
+
+/* What a key accepts, in the words `vigil config check` uses. */
+static char *accepted_text(const struct vigil_config_key *key)
+{
+    char *text = NULL;
+    switch (key->type) {
+    case VIGIL_CONFIG_BOOL:
+        return g_strdup("true or false (yes/no, on/off, 1/0)");
+    case VIGIL_CONFIG_INT:
+    case VIGIL_CONFIG_DOUBLE: {
+        char *lo = number_text(key->min), *hi = number_text(key->max);
+        text =
+            g_strdup_printf("%s from %s to %s",
+                            key->type == VIGIL_CONFIG_INT ? "a whole number" : "a number", lo, hi);
+        g_free(lo);
+        g_free(hi);
+        return text;
+    }
+    case VIGIL_CONFIG_ENUM: {
+        char *choices = choices_text(key->choices);
+        text = g_strdup_printf("one of: %s", choices);
+        g_free(choices);
+        return text;
+    }
+    case VIGIL_CONFIG_LIST:
+        if (key->choices != NULL) {
+            char *choices = choices_text(key->choices);
+            text = g_strdup_printf("a list separated by ';', in order of preference, of one "
+                                   "or more of: %s, each once",
+                                   choices);
+            g_free(choices);
+            return text;
+        }
+        return g_strdup("a list separated by ';'");
+    case VIGIL_CONFIG_STRING:
+    default:
+        return g_strdup("text");
+    }
+}
+
+static const char *section_about(const struct example *example, const char *section)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(core_sections); i++)
+        if (strcmp(core_sections[i].section, section) == 0)
+            return core_sections[i].about;
+    return g_hash_table_lookup(example->plugin_about, section);
+}
+
+/* The built-in sections in the order of core_sections, then other
+ * built-in ones, then the plugins' ("KIND.NAME"), each group by name. */
+static int section_rank(const char *section)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(core_sections); i++)
+        if (strcmp(core_sections[i].section, section) == 0)
+            return (int)i;
+    return strchr(section, '.') == NULL ? (int)G_N_ELEMENTS(core_sections)
+                                        : (int)G_N_ELEMENTS(core_sections) + 1;
+}
+
+static int compare_sections(gconstpointer a, gconstpointer b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    int rank_x = section_rank(x), rank_y = section_rank(y);
+    return rank_x != rank_y ? rank_x - rank_y : strcmp(x, y);
+}
+
+/* ---- the commented configuration file ------------------------------------ */
+
+/* Comment lines of 78 columns at most, broken between words (a word
+ * longer than that stays whole). */
+static void append_comment(GString *out, const char *text)
+{
+    enum { width = 78 - 2 };
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **line = lines; *line != NULL; line++) {
+        char **words = g_strsplit(*line, " ", -1);
+        size_t used = 0;
+        g_string_append(out, "#");
+        for (char **word = words; *word != NULL; word++) {
+            size_t length = g_utf8_strlen(*word, -1);
+            if (used > 0 && used + 1 + length > width) {
+                g_string_append(out, "\n#");
+                used = 0;
+            }
+            g_string_append_printf(out, " %s", *word);
+            used += (used > 0) + length;
+        }
+        g_string_append_c(out, '\n');
+        g_strfreev(words);
+    }
+    g_strfreev(lines);
+}
+
+static void ini_section(struct example *example, const char *section)
+{
+    g_string_append_printf(example->out, "\n[%s]\n", section);
+    const char *about = section_about(example, section);
+    if (about != NULL)
+        append_comment(example->out, about);
+}
+
+static void ini_key(struct example *example, const struct vigil_config_key *key)
+{
+    GString *out = example->out;
+    g_string_append_c(out, '\n');
+    if (key->description != NULL)
+        append_comment(out, key->description);
+    char *accepted = accepted_text(key);
+    append_comment(out, accepted);
+    g_free(accepted);
+    /* The default as a file holds it; no blank after '=' when it is empty,
+     * which GKeyFile reads as the empty text. */
+    if (key->default_value[0] == '\0')
+        g_string_append_printf(out, "#%s =\n", key->name);
+    else
+        g_string_append_printf(out, "#%s = %s\n", key->name, key->default_value);
+}
+
+/* ---- the per-key part of vigil.conf(5) ------------------------------------ */
+
+/* scdoc's inline markup (*bold*, _underline_, \) taken literally; a line
+ * is never begun with what scdoc reads as a table or a list. */
+static void scdoc_append(GString *out, const char *text)
+{
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '\n') {
+            g_string_append_c(out, ' ');
+            continue;
+        }
+        if (*p == '*' || *p == '_' || *p == '\\')
+            g_string_append_c(out, '\\');
+        g_string_append_c(out, *p);
+    }
+}
+
+static void scdoc_section(struct example *example, const char *section)
+{
+    g_string_append_printf(example->out, "## [%s]\n\n", section);
+    const char *about = section_about(example, section);
+    if (about != NULL) {
+        scdoc_append(example->out, about);
+        g_string_append(example->out, "\n\n");
+    }
+}
+
+static void scdoc_key(struct example *example, const struct vigil_config_key *key)
+{
+    GString *out = example->out;
+    g_string_append(out, "*");
+    scdoc_append(out, key->name);
+    g_string_append(out, "* = ");
+    if (key->default_value[0] == '\0')
+        g_string_append(out, "(empty)");
+    else {
+        g_string_append(out, "_");
+        scdoc_append(out, key->default_value);
+        g_string_append(out, "_");
+    }
+    g_string_append(out, "\n\t");
+    if (key->description != NULL) {
+        scdoc_append(out, key->description);
+        g_string_append(out, ". ");
+    }
+    char *accepted = accepted_text(key);
+    /* Capitalised: it begins a sentence here. */
+    accepted[0] = g_ascii_toupper(accepted[0]);
+    scdoc_append(out, accepted);
+    g_string_append(out, ".\n\n");
+    g_free(accepted);
+}
+
+static void visit_key(const struct vigil_config_key *key, gpointer user_data)
+{
+    struct example *example = user_data;
+    if (example->only == NULL) {
+        if (example->order->len == 0 ||
+            strcmp(g_ptr_array_index(example->order, example->order->len - 1), key->section) != 0)
+            g_ptr_array_add(example->order, g_strdup(key->section));
+        return;
+    }
+    if (strcmp(key->section, example->only) != 0)
+        return;
+    gboolean scdoc = example->format == VIGIL_CONFIG_EXAMPLE_SCDOC;
+    if (example->section == NULL || strcmp(example->section, key->section) != 0) {
+        g_free(example->section);
+        example->section = g_strdup(key->section);
+        (scdoc ? scdoc_section : ini_section)(example, key->section);
+    }
+    (scdoc ? scdoc_key : ini_key)(example, key);
+}
+
+/* Declares every plugin's section, as `vigil config check` would on
+ * meeting it; a plugin that cannot be loaded is an error. */
+static gboolean declare_plugins(struct example *example, vigil_plugin_registry *registry,
+                                GError **error)
+{
+    for (unsigned kind = 1; kind <= VIGIL_PLUGIN_KIND_COUNT; kind++) {
+        char **names = vigil_plugin_registry_list(registry, kind);
+        for (char **name = names; *name != NULL; name++) {
+            char *section = g_strdup_printf("%s.%s", vigil_plugin_kind_name(kind), *name);
+            const struct vigil_plugin *plugin =
+                vigil_plugin_registry_load(registry, kind, *name, error);
+            if (plugin == NULL ||
+                !vigil_plugin_registry_resolve_section(example->config, section, registry, error)) {
+                g_free(section);
+                g_strfreev(names);
+                return FALSE;
+            }
+            const char *description = plugin->descriptor->description;
+            g_hash_table_insert(example->plugin_about, section,
+                                g_strdup_printf("The %s plugin '%s': %s.",
+                                                vigil_plugin_kind_name(kind), *name,
+                                                description ? description : "no description"));
+        }
+        g_strfreev(names);
+    }
+    return TRUE;
+}
+
+char *vigil_config_example(const char *plugin_dir, enum vigil_config_example_format format,
+                           GError **error)
+{
+    vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
+    struct example example = {
+        .config = vigil_config_new(),
+        .plugin_about = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+        .out = g_string_new(format == VIGIL_CONFIG_EXAMPLE_INI ? file_header : NULL),
+        .format = format,
+        .order = g_ptr_array_new_with_free_func(g_free),
+    };
+    char *text = NULL;
+    if (vigil_schema_declare(example.config, error) && declare_plugins(&example, registry, error)) {
+        /* First pass: the sections there are; then each one's keys. */
+        vigil_config_foreach_key(example.config, visit_key, &example);
+        g_ptr_array_sort(example.order, compare_sections);
+        for (guint i = 0; i < example.order->len; i++) {
+            example.only = g_ptr_array_index(example.order, i);
+            vigil_config_foreach_key(example.config, visit_key, &example);
+        }
+        text = g_string_free(example.out, FALSE);
+        example.out = NULL;
+    }
+    if (example.out != NULL)
+        g_string_free(example.out, TRUE);
+    g_free(example.section);
+    g_ptr_array_free(example.order, TRUE);
+    g_hash_table_destroy(example.plugin_about);
+    vigil_config_free(example.config);
+    vigil_plugin_registry_free(registry);
+    return text;
+}
