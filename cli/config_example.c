@@ -199,13 +199,18 @@ static void ini_key(struct example *example, const struct vigil_config_key *key)
 
 /* ---- the per-key part of vigil.conf(5) ------------------------------------ */
 
-/* scdoc's inline markup (*bold*, _underline_, \) taken literally; a line
- * is never begun with what scdoc reads as a table or a list. */
+/* scdoc's inline markup (*bold*, _underline_, \) taken literally, and
+ * `quoted commands` in bold; one line, so that none begins with what
+ * scdoc reads as a table, a list or a literal block. */
 static void scdoc_append(GString *out, const char *text)
 {
     for (const char *p = text; *p != '\0'; p++) {
         if (*p == '\n') {
             g_string_append_c(out, ' ');
+            continue;
+        }
+        if (*p == '`') {
+            g_string_append_c(out, '*');
             continue;
         }
         if (*p == '*' || *p == '_' || *p == '\\')
@@ -238,12 +243,15 @@ static void scdoc_key(struct example *example, const struct vigil_config_key *ke
         g_string_append(out, "_");
     }
     g_string_append(out, "\n\t");
-    if (key->description != NULL) {
-        scdoc_append(out, key->description);
+    if (key->description != NULL && key->description[0] != '\0') {
+        /* Capitalised: it begins a sentence here. */
+        char *sentence = g_strdup(key->description);
+        sentence[0] = g_ascii_toupper(sentence[0]);
+        scdoc_append(out, sentence);
         g_string_append(out, ". ");
+        g_free(sentence);
     }
     char *accepted = accepted_text(key);
-    /* Capitalised: it begins a sentence here. */
     accepted[0] = g_ascii_toupper(accepted[0]);
     scdoc_append(out, accepted);
     g_string_append(out, ".\n\n");

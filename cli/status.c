@@ -358,12 +358,12 @@ int vigil_cli_status(int argc, char **argv)
     int finished_pid = 0;
     GOptionEntry entries[] = {
         {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_option,
-         "the daemon's socket (default: $VIGIL_SOCKET, else [daemon] socket)", "PATH"},
+         "The daemon's socket (default: $VIGIL_SOCKET, else [daemon] socket)", "PATH"},
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "the configuration whose [daemon] socket to use", "FILE"},
-        {"json", 0, 0, G_OPTION_ARG_NONE, &as_json, "print the daemon's JSON as it is", NULL},
+         "The configuration whose [daemon] socket to use", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &as_json, "Print the daemon's JSON as it is", NULL},
         {"finished-pid", 0, 0, G_OPTION_ARG_INT, &finished_pid,
-         "a pid that has ended: say whether the daemon drained it (every ended process is "
+         "A pid that has ended: say whether the daemon drained it (every ended process is "
          "drained before the answer)",
          "PID"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
