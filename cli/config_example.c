@@ -281,8 +281,9 @@ static void visit_key(const struct vigil_config_key *key, gpointer user_data)
 /* Declares every plugin's section, as `vigil config check` would on
  * meeting it; a plugin that cannot be loaded is an error. */
 static gboolean declare_plugins(struct example *example, vigil_plugin_registry *registry,
-                                GError **error)
+                                const char *plugin_dir, GError **error)
 {
+    guint found = 0;
     for (unsigned kind = 1; kind <= VIGIL_PLUGIN_KIND_COUNT; kind++) {
         char **names = vigil_plugin_registry_list(registry, kind);
         for (char **name = names; *name != NULL; name++) {
@@ -301,7 +302,15 @@ static gboolean declare_plugins(struct example *example, vigil_plugin_registry *
                                                 vigil_plugin_kind_name(kind), *name,
                                                 description ? description : "no description"));
         }
+        found += g_strv_length(names);
         g_strfreev(names);
+    }
+    /* Without them the example would lack every plugin's section: a wrong
+     * folder, not an example to install. */
+    if (found == 0) {
+        g_set_error(error, VIGIL_PLUGIN_ERROR, VIGIL_PLUGIN_ERROR_NOT_FOUND,
+                    "no plugin in %s (--plugin-dir, $VIGIL_PLUGIN_DIR)", plugin_dir);
+        return FALSE;
     }
     return TRUE;
 }
@@ -318,7 +327,8 @@ char *vigil_config_example(const char *plugin_dir, enum vigil_config_example_for
         .order = g_ptr_array_new_with_free_func(g_free),
     };
     char *text = NULL;
-    if (vigil_schema_declare(example.config, error) && declare_plugins(&example, registry, error)) {
+    if (vigil_schema_declare(example.config, error) &&
+        declare_plugins(&example, registry, plugin_dir, error)) {
         /* First pass: the sections there are; then each one's keys. */
         vigil_config_foreach_key(example.config, visit_key, &example);
         g_ptr_array_sort(example.order, compare_sections);
