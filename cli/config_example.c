@@ -49,8 +49,7 @@ struct example {
     vigil_config *config;
     GHashTable *plugin_about; /* section → what the plugin is */
     GString *out;
-    char *section;    /* the section being written */
-    const char *only; /* the section whose keys are written now */
+    const char *only; /* the section whose keys are written now; NULL: none */
     GPtrArray *order; /* the sections, in the order they are written */
     enum vigil_config_example_format format;
 };
@@ -269,13 +268,25 @@ static void visit_key(const struct vigil_config_key *key, gpointer user_data)
     }
     if (strcmp(key->section, example->only) != 0)
         return;
-    gboolean scdoc = example->format == VIGIL_CONFIG_EXAMPLE_SCDOC;
-    if (example->section == NULL || strcmp(example->section, key->section) != 0) {
-        g_free(example->section);
-        example->section = g_strdup(key->section);
-        (scdoc ? scdoc_section : ini_section)(example, key->section);
+    (example->format == VIGIL_CONFIG_EXAMPLE_SCDOC ? scdoc_key : ini_key)(example, key);
+}
+
+/* The sections in the order they are written: every one with keys, and
+ * the plugins' without any (their header still says the plugin is there). */
+static void order_sections(struct example *example)
+{
+    vigil_config_foreach_key(example->config, visit_key, example);
+    GHashTableIter iter;
+    gpointer section;
+    g_hash_table_iter_init(&iter, example->plugin_about);
+    while (g_hash_table_iter_next(&iter, &section, NULL)) {
+        gboolean listed = FALSE;
+        for (guint i = 0; i < example->order->len && !listed; i++)
+            listed = strcmp(g_ptr_array_index(example->order, i), section) == 0;
+        if (!listed)
+            g_ptr_array_add(example->order, g_strdup(section));
     }
-    (scdoc ? scdoc_key : ini_key)(example, key);
+    g_ptr_array_sort(example->order, compare_sections);
 }
 
 /* Declares every plugin's section, as `vigil config check` would on
@@ -329,11 +340,11 @@ char *vigil_config_example(const char *plugin_dir, enum vigil_config_example_for
     char *text = NULL;
     if (vigil_schema_declare(example.config, error) &&
         declare_plugins(&example, registry, plugin_dir, error)) {
-        /* First pass: the sections there are; then each one's keys. */
-        vigil_config_foreach_key(example.config, visit_key, &example);
-        g_ptr_array_sort(example.order, compare_sections);
+        order_sections(&example);
         for (guint i = 0; i < example.order->len; i++) {
             example.only = g_ptr_array_index(example.order, i);
+            (format == VIGIL_CONFIG_EXAMPLE_SCDOC ? scdoc_section : ini_section)(&example,
+                                                                                 example.only);
             vigil_config_foreach_key(example.config, visit_key, &example);
         }
         text = g_string_free(example.out, FALSE);
@@ -341,7 +352,6 @@ char *vigil_config_example(const char *plugin_dir, enum vigil_config_example_for
     }
     if (example.out != NULL)
         g_string_free(example.out, TRUE);
-    g_free(example.section);
     g_ptr_array_free(example.order, TRUE);
     g_hash_table_destroy(example.plugin_about);
     vigil_config_free(example.config);
