@@ -35,7 +35,9 @@ static const char *const file_header =
     "# vigil.conf: every section and key vigil knows, each with its default.\n"
     "#\n"
     "# Made by `vigil config example`. Every key is commented out, so this file\n"
-    "# changes nothing as it is: remove the '#' in front of a key to set it.\n"
+    "# changes nothing as it is: remove the '#' in front of a key to set it,\n"
+    "# and in front of its section's header for a plugin's key (a plugin's\n"
+    "# section, when present, is loaded by every program that reads the file).\n"
     "# Each key says what it accepts; the default is the value shown.\n"
     "#\n"
     "# Every vigil program reads this file ($VIGIL_CONFIG, else vigil/vigil.conf\n"
@@ -171,9 +173,14 @@ static void append_comment(GString *out, const char *text)
     g_strfreev(lines);
 }
 
+/* A plugin's section header is commented out too: a section that is present
+ * makes every program that reads the file (each `vigil run` among them)
+ * load the plugin to check its keys, which costs a user's run a fifth of a
+ * second with all of them. Remove the '#' of the header with its keys'. */
 static void ini_section(struct example *example, const char *section)
 {
-    g_string_append_printf(example->out, "\n[%s]\n", section);
+    bool is_plugin = g_hash_table_contains(example->plugin_about, section);
+    g_string_append_printf(example->out, "\n%s[%s]\n", is_plugin ? "#" : "", section);
     const char *about = section_about(example, section);
     if (about != NULL)
         append_comment(example->out, about);
