@@ -762,6 +762,7 @@ struct vigild {
     struct vigild_uplink *uplink;                   /* NULL: no [uplink] endpoint */
     struct vigild_outbox *outbox;                   /* with the uplink */
     struct vigild_uplink_settings *uplink_settings; /* as started: a reload does not change them */
+    struct vigild_metrics *metrics;                 /* NULL: no [metrics] endpoint (metrics.h) */
     uint64_t started_ns;
     uint64_t reloads, reload_failures;
     uint64_t tick_cost_ns_last, tick_cost_ns_max, tick_cost_ns_total;
