@@ -82,8 +82,10 @@ void vigild_metrics_append_label_value(GString *out, const char *value)
 {
     /* A label value is UTF-8: a job id from a process's environment may
      * not be. */
-    char *valid = g_utf8_make_valid(value != NULL ? value : "", -1);
-    for (const char *c = valid; *c != '\0'; c++) {
+    if (value == NULL)
+        value = "";
+    char *made_valid = g_utf8_validate(value, -1, NULL) ? NULL : g_utf8_make_valid(value, -1);
+    for (const char *c = made_valid != NULL ? made_valid : value; *c != '\0'; c++) {
         if (*c == '\\')
             g_string_append(out, "\\\\");
         else if (*c == '"')
@@ -93,7 +95,7 @@ void vigild_metrics_append_label_value(GString *out, const char *value)
         else
             g_string_append_c(out, *c);
     }
-    g_free(valid);
+    g_free(made_valid);
 }
 
 /* HELP text: backslash and newline escaped, as both formats want. */

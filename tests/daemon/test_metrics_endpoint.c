@@ -116,6 +116,8 @@ static void test_both_formats_accepted_by_promtool(void **state)
     char *om = wait_for_sample(url, "vigil_node_power_watts", NAN);
     JsonNode *status = test_daemon_status(&d, 0);
     JsonObject *energy = json_object_get_object_member(json_node_get_object(status), "energy");
+    JsonObject *daemon = json_object_get_object_member(json_node_get_object(status), "daemon");
+    assert_string_equal(json_object_get_string_member(daemon, "metrics"), url);
     char *series =
         g_strdup_printf("vigil_node_energy_joules_total{source=\"%s\",estimated=\"%s\"}",
                         json_object_get_string_member(energy, "source"),

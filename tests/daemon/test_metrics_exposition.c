@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "metrics.h"
+#include "vigil/schema.h"
 #include "test_support.h"
 
 static void add_job(struct vigild_metrics_snapshot *s, const char *id, double energy_j)
@@ -261,6 +262,44 @@ static void test_jobs_stay_counters(void **state)
     vigild_metrics_jobs_clear(&j);
 }
 
+static void assert_listen(const char *text, const char *host, guint16 port)
+{
+    char *h = NULL;
+    guint16 p = 1;
+    GError *error = NULL;
+    if (!vigil_metrics_parse_listen(text, &h, &p, &error))
+        fail_msg("listen = %s refused: %s", text, error->message);
+    assert_string_equal(h, host);
+    assert_int_equal(p, port);
+    g_free(h);
+}
+
+static void test_listen_forms(void **state)
+{
+    (void)state;
+    char *host = NULL;
+    guint16 port = 1;
+    assert_true(vigil_metrics_parse_listen("", &host, &port, NULL));
+    assert_null(host); /* off */
+    assert_listen("9470", "127.0.0.1", 9470);
+    assert_listen(":9470", "127.0.0.1", 9470);
+    assert_listen("localhost:9470", "127.0.0.1", 9470);
+    assert_listen("0.0.0.0:9470", "0.0.0.0", 9470);
+    assert_listen("[::1]:9470", "::1", 9470);
+    assert_listen(":0", "127.0.0.1", 0);
+    const char *bad[] = {"node1:9470", "127.0.0.1", "127.0.0.1:", "127.0.0.1:70000",
+                         "::1:9470",   "[::1]",     "9470x",      "-1"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        GError *error = NULL;
+        if (vigil_metrics_parse_listen(bad[i], &host, &port, &error))
+            fail_msg("listen = %s accepted", bad[i]);
+        char *want = g_strdup_printf("[metrics] listen = %s:", bad[i]);
+        test_assert_contains(error->message, want);
+        g_free(want);
+        g_error_free(error);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_numbers_shortest_round_trip),
         cmocka_unit_test(test_format_follows_accept),
         cmocka_unit_test(test_jobs_stay_counters),
+        cmocka_unit_test(test_listen_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
