@@ -135,6 +135,22 @@ static void test_prometheus_scrapes_node_energy(void **state)
     if (end == text || *end != '\0' || !isfinite(joules) || joules < 0)
         fail_msg("the energy's value is \"%s\", not a number >= 0", text);
 
+    /* It read the OpenMetrics text: only that one gives a family its unit. */
+    char *metadata_url = g_strdup_printf(
+        "http://127.0.0.1:%u/api/v1/targets/metadata?metric=vigil_node_energy_joules", port);
+    char *metadata = metrics_get(metadata_url, NULL, NULL, NULL);
+    if (!json_parser_load_from_data(parser, metadata, -1, NULL))
+        fail_msg("prometheus's metadata is not JSON: %s", metadata);
+    JsonArray *families =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)), "data");
+    if (json_array_get_length(families) != 1)
+        fail_msg("prometheus has no metadata of vigil_node_energy_joules: %s", metadata);
+    JsonObject *family = json_array_get_object_element(families, 0);
+    assert_string_equal(json_object_get_string_member(family, "type"), "counter");
+    assert_string_equal(json_object_get_string_member(family, "unit"), "joules");
+    g_free(metadata);
+    g_free(metadata_url);
+
     stop_prometheus();
     g_free(test_daemon_stop(&d));
     json_node_unref(status_node);
