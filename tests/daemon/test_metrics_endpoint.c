@@ -283,6 +283,22 @@ static void test_bad_listen_refused_naming_the_key(void **state)
     g_free(config);
 }
 
+/* Without [metrics] nothing listens: the status says so. */
+static void test_off_by_default(void **state)
+{
+    const char *dir = *state;
+    struct test_daemon d;
+    test_daemon_start(&d, dir, "providers = procstat\n", NULL);
+    JsonNode *status = test_daemon_status(&d, 0);
+    JsonObject *daemon = json_object_get_object_member(json_node_get_object(status), "daemon");
+    assert_true(json_object_has_member(daemon, "metrics"));
+    assert_true(json_object_get_null_member(daemon, "metrics"));
+    json_node_unref(status);
+    char *log = test_daemon_stop(&d);
+    assert_null(strstr(log, "metrics on"));
+    g_free(log);
+}
+
 static void collect_exprs(JsonNode *node, GPtrArray *out)
 {
     if (JSON_NODE_HOLDS_OBJECT(node)) {
@@ -369,6 +385,7 @@ int main(void)
                                         test_daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_listen_refused_naming_the_key, test_make_dir,
                                         test_daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_off_by_default, test_make_dir, test_daemon_teardown),
         cmocka_unit_test_setup_teardown(test_dashboard_queries_served_metrics, test_make_dir,
                                         test_daemon_teardown),
     };
