@@ -18,6 +18,7 @@
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
  *   status.c     what `vigil status` is told, as JSON
  *   json_members.c  JSON members as status and the capture sink write them
+ *   metrics_*.c  /metrics for Prometheus ([metrics] listen): metrics.h
  *   daemon.c     the whole: configuration, reload, the main loop's sources
  *   main.c       the command line, daemonising, signals
  *
