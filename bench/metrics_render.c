@@ -84,8 +84,9 @@ static void bench_render(const struct vigild_metrics_snapshot *s, enum vigild_me
     }
     double us = (now_ns() - start) / 1e3 / RENDERS;
     double cpu_us = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - start_cpu) / 1e3 / RENDERS;
-    printf("render %-11s %d jobs: %6.1f us CPU, %6.1f us wall a scrape, %zu bytes\n", name, JOBS,
-           cpu_us, us, out->len);
+    printf("render %-11s %d jobs: %6.1f us CPU, %6.1f us wall a scrape, %" G_GSIZE_FORMAT
+           " bytes\n",
+           name, JOBS, cpu_us, us, out->len);
     g_string_free(out, TRUE);
 }
 
@@ -112,8 +113,8 @@ static void bench_scrapes(const char *url)
         g_bytes_unref(body);
         g_object_unref(msg);
     }
-    printf("scrape %s: %.1f us mean, %.1f us max over %d (keep-alive), %zu bytes\n", url,
-           total / 1e3 / SCRAPES, worst / 1e3, SCRAPES, bytes);
+    printf("scrape %s: %.1f us mean, %.1f us max over %d (keep-alive), %" G_GSIZE_FORMAT " bytes\n",
+           url, total / 1e3 / SCRAPES, worst / 1e3, SCRAPES, bytes);
     g_object_unref(session);
 }
 

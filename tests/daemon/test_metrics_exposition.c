@@ -235,11 +235,11 @@ static void test_jobs_stay_counters(void **state)
     assert_true(find(s.jobs, VIGILD_METRICS_OTHER_JOBS)->energy_j == 12);
     assert_null(find(s.jobs, "B"));
 
-    energy[1] = 11;
+    /* Process 1 ends at 11 J, 3 at 6 J: their accounts go. */
     vigild_metrics_jobs_process_ended(&j, 1, 11, 4);
-    energy[1] = NAN; /* no account any more */
-    energy[3] = 6;
+    energy[1] = NAN;
     vigild_metrics_jobs_process_ended(&j, 3, 6, 1);
+    energy[3] = NAN;
     collect(&j, energy, &s);
     assert_true(find(s.jobs, "A")->energy_j == 31);
     assert_int_equal(find(s.jobs, "A")->processes, 1);
