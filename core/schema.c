@@ -21,5 +21,7 @@ gboolean vigil_schema_declare(vigil_config *config, GError **error)
            vigil_config_declare(config, NULL, vigil_web_config_keys, vigil_web_config_key_count,
                                 error) &&
            vigil_config_declare(config, NULL, vigil_advise_config_keys,
-                                vigil_advise_config_key_count, error);
+                                vigil_advise_config_key_count, error) &&
+           vigil_config_declare(config, NULL, vigil_metrics_config_keys,
+                                vigil_metrics_config_key_count, error);
 }

@@ -8,6 +8,7 @@
 #include "vigil/log.h"
 #include "vigil/schema.h"
 #include "vigil/wire.h"
+#include "metrics.h"
 #include "vigild.h"
 
 gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config, GError **error)
@@ -95,7 +96,8 @@ static vigil_config *load_config(struct vigild *d, const char *path,
     vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, d->registry);
     if (!vigil_schema_declare(config, error) || !vigil_config_load(config, path, error) ||
         !vigild_settings_read(settings, config, error) ||
-        !vigild_reasoning_check(&d->reasoning, config, error)) {
+        !vigild_reasoning_check(&d->reasoning, config, error) ||
+        !vigil_metrics_check_config(config, error)) {
         vigild_settings_clear(settings);
         vigil_config_free(config);
         return NULL;
@@ -192,6 +194,7 @@ static void on_process_start(void *user, const struct vigild_process *p)
     vigild_sampler_track(&d->sampler, p->id, p->pid);
     vigild_reasoning_add_process(&d->reasoning, p->id);
     vigild_capture_add_process(&d->capture, p->id, p->pid, p->program, p->mpi_rank);
+    vigild_metrics_process_started(d, p);
     if (d->outbox != NULL)
         vigild_outbox_process_started(d->outbox, p);
     if (d->state_dir != NULL && p->ring != NULL) {
@@ -217,6 +220,7 @@ static void on_process_end(void *user, const struct vigild_process *p)
     vigild_sampler_untrack(&d->sampler, p->id);
     vigild_reasoning_end_process(&d->reasoning, p->id);
     vigild_capture_end_process(&d->capture, p->id);
+    vigild_metrics_process_ended(d, p);
     if (d->outbox != NULL)
         vigild_outbox_process_ended(d->outbox, p);
     /* Its ring is closed: nothing is left for a restarted vigild to take. */
@@ -541,7 +545,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     /* The uplink's thread after the signals are blocked: it would take
      * SIGTERM's default action otherwise. */
     if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error) ||
-        !start_uplink(d, error) || !open_state_dir(d, error))
+        !start_uplink(d, error) || !vigild_metrics_start(d, error) || !open_state_dir(d, error))
         return FALSE;
     g_message("serving %s, a tick every %" G_GUINT64_FORMAT " ms, providers: %s",
               d->settings.socket_path, (guint64)(d->settings.tick_ns / VIGIL_NS_PER_MS),
@@ -611,6 +615,7 @@ void vigild_reload(struct vigild *d)
     g_free(settings.socket_path);
     settings.socket_path = g_strdup(d->settings.socket_path);
     check_uplink_unchanged(d, config);
+    vigild_metrics_reload(d, config);
     vigil_config *old = d->config;
     d->config = config;
     gboolean tick_changed = settings.tick_ns != d->settings.tick_ns;
@@ -648,6 +653,7 @@ void vigild_stop(struct vigild *d)
     vigild_ticker_stop(&d->ticker);
     vigild_server_free(d->server);
     d->server = NULL;
+    vigild_metrics_stop(d);
     if (d->processes.by_id != NULL) {
         g_message("stopping: last drain of %u processes", vigild_processes_running(&d->processes));
         vigild_processes_drain_all(&d->processes);

@@ -8,6 +8,7 @@
 
 #include "vigil-build.h"
 #include "vigil/wire.h"
+#include "metrics.h"
 #include "vigild.h"
 
 /* A process's CPU time and energy: from its live account while it runs,
@@ -115,6 +116,7 @@ static void add_daemon(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "pid", getpid());
     vigild_json_string(b, "socket", vigild_server_path(d->server));
     vigild_json_string(b, "config", d->config_path);
+    vigild_json_string(b, "metrics", vigild_metrics_url(d)); /* null: no endpoint */
     vigild_json_number(b, "uptime_s", (vigil_clock_monotonic_ns() - d->started_ns) / 1e9);
     vigild_json_int(b, "tick_ms", (gint64)(d->settings.tick_ns / VIGIL_NS_PER_MS));
     vigild_json_int(b, "ticks", (gint64)d->ticker.ticks);

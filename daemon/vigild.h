@@ -18,6 +18,7 @@
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
  *   status.c     what `vigil status` is told, as JSON
  *   json_members.c  JSON members as status and the capture sink write them
+ *   metrics_*.c  /metrics for Prometheus ([metrics] listen): metrics.h
  *   daemon.c     the whole: configuration, reload, the main loop's sources
  *   main.c       the command line, daemonising, signals
  *
@@ -762,6 +763,7 @@ struct vigild {
     struct vigild_uplink *uplink;                   /* NULL: no [uplink] endpoint */
     struct vigild_outbox *outbox;                   /* with the uplink */
     struct vigild_uplink_settings *uplink_settings; /* as started: a reload does not change them */
+    struct vigild_metrics *metrics;                 /* NULL: no [metrics] endpoint (metrics.h) */
     uint64_t started_ns;
     uint64_t reloads, reload_failures;
     uint64_t tick_cost_ns_last, tick_cost_ns_max, tick_cost_ns_total;

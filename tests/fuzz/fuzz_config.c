@@ -170,6 +170,7 @@ static void check_written_form_loads_back(const vigil_config *config)
         {vigil_warehouse_config_keys, &vigil_warehouse_config_key_count},
         {vigil_txd_config_keys, &vigil_txd_config_key_count},
         {vigil_web_config_keys, &vigil_web_config_key_count},
+        {vigil_metrics_config_keys, &vigil_metrics_config_key_count},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(tables); i++)
         check_same_values(config, again, tables[i].keys, *tables[i].n);

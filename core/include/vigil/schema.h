@@ -50,4 +50,12 @@ extern const size_t vigil_web_config_key_count;
 gboolean vigil_web_check_config(const vigil_config *config, char **listen_host,
                                 guint16 *listen_port, GError **error);
 
+/* [metrics]: vigild's /metrics endpoint for Prometheus. */
+extern const struct vigil_config_key vigil_metrics_config_keys[];
+extern const size_t vigil_metrics_config_key_count;
+/* [metrics] listen: "" (no endpoint, host NULL), HOST:PORT, [V6]:PORT,
+ * :PORT or PORT (127.0.0.1); the host a numeric address. g_free the host. */
+gboolean vigil_metrics_parse_listen(const char *text, char **host, guint16 *port, GError **error);
+gboolean vigil_metrics_check_config(const vigil_config *config, GError **error);
+
 #endif

@@ -1,0 +1,86 @@
+/* vigil — the [metrics] section: vigild's /metrics endpoint for Prometheus,
+ * and the check of its address that a key's type cannot say (vigild and
+ * `vigil config check` refuse the same files). */
+#include <string.h>
+#include <gio/gio.h>
+
+#include "vigil/schema.h"
+
+const struct vigil_config_key vigil_metrics_config_keys[] = {
+    {.section = "metrics",
+     .name = "listen",
+     .type = VIGIL_CONFIG_STRING,
+     .default_value = "",
+     .description = "HOST:PORT vigild serves /metrics on, for Prometheus (OpenMetrics text); "
+                    "[::1]:PORT for IPv6; :PORT or PORT alone: 127.0.0.1:PORT; the host is a "
+                    "numeric address; port 0: any free port, logged when it starts; empty: no "
+                    "endpoint. Read at the start only"},
+    {.section = "metrics",
+     .name = "max_jobs",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "64",
+     .min = 0,
+     .max = 100000,
+     .description =
+         "running jobs that get series of their own (job_id=\"ID\"), the oldest first; "
+         "the others are folded into job_id=\"_other\" and counted in vigil_jobs_folded"},
+};
+const size_t vigil_metrics_config_key_count =
+    sizeof vigil_metrics_config_keys / sizeof vigil_metrics_config_keys[0];
+
+gboolean vigil_metrics_parse_listen(const char *text, char **host, guint16 *port, GError **error)
+{
+    *host = NULL;
+    *port = 0;
+    if (text == NULL || text[0] == '\0')
+        return TRUE;
+    char *h = NULL;
+    const char *port_text = NULL;
+    if (text[0] == '[') {
+        const char *close = strchr(text, ']');
+        if (close != NULL && close[1] == ':') {
+            h = g_strndup(text + 1, (gsize)(close - text - 1));
+            port_text = close + 2;
+        }
+    } else {
+        const char *colon = strrchr(text, ':');
+        if (colon == NULL) {
+            h = g_strdup("127.0.0.1");
+            port_text = text;
+        } else if (memchr(text, ':', (size_t)(colon - text)) == NULL) {
+            h = colon == text ? g_strdup("127.0.0.1") : g_strndup(text, (gsize)(colon - text));
+            port_text = colon + 1;
+        }
+    }
+    guint64 p = 0;
+    gboolean ok = h != NULL && port_text != NULL && port_text[0] != '\0' &&
+                  g_ascii_string_to_unsigned(port_text, 10, 0, 65535, &p, NULL);
+    if (ok && strcmp(h, "localhost") == 0) {
+        g_free(h);
+        h = g_strdup("127.0.0.1");
+    }
+    GInetAddress *address = ok ? g_inet_address_new_from_string(h) : NULL;
+    if (address == NULL) {
+        g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                    "[metrics] listen = %s: expected HOST:PORT with a numeric address and a port "
+                    "from 0 to 65535 (127.0.0.1:9470, [::1]:9470, :9470 or 9470 for loopback), "
+                    "or empty for no endpoint",
+                    text);
+        g_free(h);
+        return FALSE;
+    }
+    g_object_unref(address);
+    *host = h;
+    *port = (guint16)p;
+    return TRUE;
+}
+
+gboolean vigil_metrics_check_config(const vigil_config *config, GError **error)
+{
+    char *host = NULL;
+    guint16 port = 0;
+    gboolean ok = vigil_metrics_parse_listen(vigil_config_get_string(config, "metrics", "listen"),
+                                             &host, &port, error);
+    g_free(host);
+    return ok;
+}

@@ -1,0 +1,197 @@
+/* vigild — the /metrics snapshot taken from the daemon: the one file of
+ * the endpoint that reads struct vigild. It reads what the last tick left
+ * (the node's newest samples, the last roll-up window, the energy
+ * accounts), never a provider, so a scrape costs a rendering only. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "metrics.h"
+#include "vigil-build.h"
+#include "vigil/schema.h"
+#include "vigild.h"
+
+struct vigild_metrics {
+    struct vigild_metrics_jobs jobs;
+    struct vigild_metrics_http *http;
+};
+
+/* The newest sample of the node metric `name`, NaN when there is none. */
+static double latest(const struct vigild *d, const char *name)
+{
+    const struct vigil_metric_desc *m = vigil_metric_lookup(d->catalog, name);
+    if (m == NULL || m->id >= d->latest->len)
+        return NAN;
+    const struct vigil_sample *s = &g_array_index(d->latest, struct vigil_sample, m->id);
+    return s->metric_id == m->id ? s->value : NAN;
+}
+
+/* disk.NAME.read_bytes, net.NAME.rx_bytes: one row per NAME, in the
+ * catalogue's order. */
+static void add_device(GArray *devices, const char *metric, const char *prefix,
+                       const char *in_suffix, const char *out_suffix, double value)
+{
+    size_t prefix_len = strlen(prefix);
+    if (strncmp(metric, prefix, prefix_len) != 0)
+        return;
+    const char *name = metric + prefix_len;
+    gboolean in = g_str_has_suffix(name, in_suffix);
+    if (!in && !g_str_has_suffix(name, out_suffix))
+        return;
+    size_t name_len = strlen(name) - strlen(in ? in_suffix : out_suffix);
+    if (name_len == 0)
+        return;
+    struct vigild_metrics_device *row = NULL;
+    for (guint i = 0; i < devices->len && row == NULL; i++) {
+        struct vigild_metrics_device *r = &g_array_index(devices, struct vigild_metrics_device, i);
+        if (strlen(r->name) == name_len && strncmp(r->name, name, name_len) == 0)
+            row = r;
+    }
+    if (row == NULL) {
+        struct vigild_metrics_device fresh = {g_strndup(name, name_len), NAN, NAN};
+        g_array_append_val(devices, fresh);
+        row = &g_array_index(devices, struct vigild_metrics_device, devices->len - 1);
+    }
+    if (in)
+        row->in_bytes = value;
+    else
+        row->out_bytes = value;
+}
+
+static double process_energy(void *user, uint64_t process_id)
+{
+    const struct vigild *d = user;
+    const struct vigild_energy_account *a = vigild_energy_share_account(&d->energy, process_id);
+    return a != NULL && a->shared ? a->energy_j : NAN;
+}
+
+void vigild_metrics_fill(void *daemon, struct vigild_metrics_snapshot *s)
+{
+    struct vigild *d = daemon;
+    s->version = VIGIL_VERSION;
+    s->energy_source = d->energy.source;
+    s->energy_estimated = (d->energy.flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0;
+    s->energy_j = d->energy.node_energy_j;
+    const struct vigil_metric_desc *energy = vigil_metric_lookup(d->catalog, "node.energy_j");
+    const struct vigild_rollup_window *w =
+        energy != NULL ? vigild_rollup_latest(&d->rollup, energy->id) : NULL;
+    if (w != NULL && w->end_ns > w->start_ns && !isnan(w->delta))
+        s->power_w = w->delta / ((double)(w->end_ns - w->start_ns) / 1e9);
+    for (int m = 0; m < VIGILD_CPU_MODES; m++) {
+        char name[32];
+        g_snprintf(name, sizeof name, "cpu.%s_s", vigild_metrics_cpu_mode_name(m));
+        s->cpu_s[m] = latest(d, name);
+    }
+    s->memory_total_bytes = latest(d, "mem.total_bytes");
+    s->memory_available_bytes = latest(d, "mem.available_bytes");
+    s->memory_used_bytes = latest(d, "mem.used_bytes");
+    for (uint32_t id = 1; id <= vigil_metric_count(d->catalog); id++) {
+        const struct vigil_metric_desc *m = vigil_metric_get(d->catalog, id);
+        if (id >= d->latest->len ||
+            g_array_index(d->latest, struct vigil_sample, id).metric_id != id)
+            continue;
+        double value = g_array_index(d->latest, struct vigil_sample, id).value;
+        add_device(s->disks, m->name, "disk.", ".read_bytes", ".write_bytes", value);
+        add_device(s->networks, m->name, "net.", ".rx_bytes", ".tx_bytes", value);
+    }
+    s->ticks = d->ticker.ticks;
+    s->ticks_missed = d->ticker.missed;
+    s->tick_s = d->tick_cost_ns_total / 1e9;
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0)
+        s->cpu_self_s = (double)cpu.tv_sec + cpu.tv_nsec / 1e9;
+    s->processes = vigild_processes_running(&d->processes);
+    if (d->metrics != NULL) {
+        vigild_metrics_jobs_collect(&d->metrics->jobs, process_energy, d, s->jobs, &s->jobs_running,
+                                    &s->jobs_folded);
+        s->ring_records_dropped = d->metrics->jobs.ended_ring_dropped;
+    }
+    GPtrArray *running = vigild_processes_list(&d->processes);
+    for (guint i = 0; i < running->len; i++)
+        s->ring_records_dropped +=
+            ((const struct vigild_process *)g_ptr_array_index(running, i))->dropped;
+    g_ptr_array_free(running, TRUE);
+    if (d->uplink != NULL) {
+        struct vigild_uplink_stats u;
+        vigild_uplink_stats(d->uplink, &u);
+        s->uplink = true;
+        s->spool_bytes = u.spool_bytes;
+        s->batches_unacked = u.unacked;
+    }
+}
+
+static guint max_jobs(const vigil_config *config)
+{
+    return (guint)vigil_config_get_int(config, "metrics", "max_jobs");
+}
+
+gboolean vigild_metrics_start(struct vigild *d, GError **error)
+{
+    char *host = NULL;
+    guint16 port = 0;
+    if (!vigil_metrics_parse_listen(vigil_config_get_string(d->config, "metrics", "listen"), &host,
+                                    &port, error))
+        return FALSE;
+    if (host == NULL)
+        return TRUE; /* listen is empty: no endpoint, nothing kept for it */
+    struct vigild_metrics *m = g_new0(struct vigild_metrics, 1);
+    vigild_metrics_jobs_init(&m->jobs, max_jobs(d->config));
+    m->http = vigild_metrics_http_new(host, port, vigild_metrics_fill, d, error);
+    g_free(host);
+    if (m->http == NULL) {
+        vigild_metrics_jobs_clear(&m->jobs);
+        g_free(m);
+        return FALSE;
+    }
+    d->metrics = m;
+    vigild_statmux_subscribe(&d->statmux, vigild_metrics_jobs_samples, &m->jobs);
+    /* Processes that registered before: taken back after a restart. */
+    GPtrArray *running = vigild_processes_list(&d->processes);
+    for (guint i = 0; i < running->len; i++) {
+        const struct vigild_process *p = g_ptr_array_index(running, i);
+        vigild_metrics_jobs_process_started(&m->jobs, p->id, p->job);
+    }
+    g_ptr_array_free(running, TRUE);
+    g_message("metrics on %s", vigild_metrics_http_url(m->http));
+    return TRUE;
+}
+
+void vigild_metrics_process_started(struct vigild *d, const struct vigild_process *p)
+{
+    if (d->metrics != NULL)
+        vigild_metrics_jobs_process_started(&d->metrics->jobs, p->id, p->job);
+}
+
+void vigild_metrics_process_ended(struct vigild *d, const struct vigild_process *p)
+{
+    if (d->metrics != NULL)
+        vigild_metrics_jobs_process_ended(&d->metrics->jobs, p->id,
+                                          p->energy_shared ? p->energy_j : NAN, p->dropped);
+}
+
+void vigild_metrics_reload(struct vigild *d, const vigil_config *config)
+{
+    const char *now = vigil_config_get_string(config, "metrics", "listen");
+    const char *was = vigil_config_get_string(d->config, "metrics", "listen");
+    if (g_strcmp0(now, was) != 0)
+        g_warning("reload: [metrics] listen changed to \"%s\"; it applies at the next start, the "
+                  "endpoint stays %s",
+                  now, d->metrics != NULL ? vigild_metrics_http_url(d->metrics->http) : "off");
+    if (d->metrics != NULL)
+        vigild_metrics_jobs_set_max(&d->metrics->jobs, max_jobs(config));
+}
+
+void vigild_metrics_stop(struct vigild *d)
+{
+    if (d->metrics == NULL)
+        return;
+    vigild_metrics_http_free(d->metrics->http);
+    vigild_metrics_jobs_clear(&d->metrics->jobs);
+    g_free(d->metrics);
+    d->metrics = NULL;
+}
+
+const char *vigild_metrics_url(const struct vigild *d)
+{
+    return d->metrics != NULL ? vigild_metrics_http_url(d->metrics->http) : NULL;
+}
