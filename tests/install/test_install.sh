@@ -21,7 +21,8 @@
 # VIGIL_SOURCE_DIR, VIGIL_PREFIX and the install folders relative to it
 # (VIGIL_BINDIR, VIGIL_SBINDIR, VIGIL_LIBDIR, VIGIL_DATADIR,
 # VIGIL_SYSCONFDIR, VIGIL_INCLUDEDIR), VIGIL_UNIT_DIR (absolute),
-# VIGIL_WITH_MPI (1 when the preload library wraps MPI-IO).
+# VIGIL_WITH_MPI (1 when the preload library wraps MPI-IO),
+# VIGIL_WITH_LIBSYSTEMD (1 when the daemons were built with sd_notify).
 set -euo pipefail
 
 fail() {
@@ -78,6 +79,7 @@ if [ -z "${VIGIL_INSTALL_INSIDE:-}" ]; then
 		;;
 	esac
 	cp "$VIGIL_SOURCE_DIR/tools/pg-private" "$scratch/pg-private"
+	cp "$VIGIL_SOURCE_DIR/tests/install/notify_check.py" "$scratch/notify_check.py"
 	# The script too is in the hidden tree: a copy runs inside.
 	cp "$0" "$scratch/test_install.sh"
 	status=0
@@ -329,4 +331,18 @@ for name in web vigild txd; do
 	done
 	rm -f "$scratch/$name.pid"
 done
+
+# What the units' Type=notify and ExecReload= rely on: each daemon, in the
+# foreground as its unit runs it, tells $NOTIFY_SOCKET.
+if [ "${VIGIL_WITH_LIBSYSTEMD:-0}" = 1 ]; then
+	step "readiness, reload and stop, told to \$NOTIFY_SOCKET as systemd would hear them"
+	python3 "$scratch/notify_check.py" "$scratch/notify.sock" "$scratch/txd.log" -- \
+		"$sbin/vigil-txd" --foreground || fail "vigil-txd: $(tail -5 "$scratch/txd.log")"
+	python3 "$scratch/notify_check.py" "$scratch/notify.sock" "$scratch/vigild.log" -- \
+		"$sbin/vigild" --foreground || fail "vigild: $(tail -5 "$scratch/vigild.log")"
+	python3 "$scratch/notify_check.py" "$scratch/notify.sock" "$scratch/web.log" -- \
+		"$sbin/vigil-web" || fail "vigil-web: $(tail -5 "$scratch/web.log")"
+else
+	step "built without libsystemd: the daemons' sd_notify calls do nothing, not checked"
+fi
 echo "1 passed, 0 failed"
