@@ -332,6 +332,57 @@ for name in web vigild txd; do
 	rm -f "$scratch/$name.pid"
 done
 
+# What vigild.service relies on: as an unprivileged user with exactly the
+# unit's ambient capabilities, vigild measures another user's process
+# (its /proc/PID/io); with none, it cannot (the control, so that the check
+# can fail). `vigil status --finished-pid` answers once the process is
+# drained, and the provider opened /proc/PID/io when it registered.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	step "vigild as nobody with only the unit's capabilities measures root's dd"
+	caps=$(sed -n 's/^AmbientCapabilities=//p' "$scratch/units/vigild.service" |
+		tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+	[ -n "$caps" ] || fail "vigild.service has no AmbientCapabilities="
+	mkdir -p "$scratch/unprivileged"
+	chmod 0777 "$scratch/unprivileged"
+	cat >"$scratch/unprivileged.conf" <<CONF
+[daemon]
+socket = $scratch/unprivileged/vigild.sock
+providers = procstat;process
+[capture]
+sink = $scratch/unprivileged/capture.jsonl
+CONF
+	for with in "$caps" ""; do
+		rm -f "$scratch/unprivileged/log"
+		cap_args=()
+		[ -z "$with" ] || cap_args=(--inh-caps="$with" --ambient-caps="$with")
+		setpriv --reuid=65534 --regid=65534 --clear-groups "${cap_args[@]}" -- \
+			"$sbin/vigild" --config "$scratch/unprivileged.conf" \
+			--pid-file "$scratch/unprivileged/vigild.pid" 2>"$scratch/unprivileged/log" ||
+			fail "vigild as nobody (capabilities: ${with:-none}): $(cat "$scratch/unprivileged/log")"
+		cp "$scratch/unprivileged/vigild.pid" "$scratch/unprivileged-vigild.pid" # for the cleanup
+		pid=$(VIGIL_CONFIG=$scratch/unprivileged.conf "$vigil" run --report=off -- \
+			sh -c 'echo $$; exec dd if=/dev/zero of="$0" bs=4096 count=300 status=none' "$scratch/dd2.out")
+		VIGIL_CONFIG=$scratch/unprivileged.conf "$vigil" status --finished-pid="$pid" >/dev/null ||
+			fail "vigil status --finished-pid=$pid"
+		kill -TERM "$(cat "$scratch/unprivileged/vigild.pid")"
+		without_io=$(grep -c "(pid $pid) is measured without its I/O" "$scratch/unprivileged/log" || true)
+		if [ -n "$with" ] && [ "$without_io" != 0 ]; then
+			fail "with $with, vigild could not read root's /proc/$pid/io: $(grep "pid $pid" "$scratch/unprivileged/log")"
+		elif [ -z "$with" ] && [ "$without_io" = 0 ]; then
+			fail "with no capability, vigild read root's /proc/$pid/io: the check proves nothing"
+		fi
+		deadline=$((SECONDS + 60))
+		while [ -e "$scratch/unprivileged/vigild.pid" ]; do
+			[ $SECONDS -lt $deadline ] || fail "the unprivileged vigild did not stop"
+			sleep 0.1 # polling a condition, with a deadline
+		done
+		rm -f "$scratch/unprivileged-vigild.pid"
+	done
+	echo "   capabilities $caps: root's I/O measured; none: not measured"
+else
+	step "not root (or no setpriv): vigild with only its unit's capabilities not tried"
+fi
+
 # What the units' Type=notify and ExecReload= rely on: each daemon, in the
 # foreground as its unit runs it, tells $NOTIFY_SOCKET.
 if [ "${VIGIL_WITH_LIBSYSTEMD:-0}" = 1 ]; then
