@@ -55,7 +55,7 @@ if [ -z "${VIGIL_INSTALL_INSIDE:-}" ]; then
 	chmod 755 "$scratch" # the postgres user enters it
 	cleanup() {
 		for pid_file in "$scratch"/*.pid; do
-			[ -f "$pid_file" ] && kill -TERM "$(cat "$pid_file")" 2>/dev/null || true
+			if [ -f "$pid_file" ]; then kill -TERM "$(cat "$pid_file")" 2>/dev/null || true; fi
 		done
 		"$scratch/pg-private" stop "$scratch/pg" >/dev/null 2>&1 || true
 		rm -rf "$scratch"
@@ -340,7 +340,7 @@ done
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	step "vigild as nobody with only the unit's capabilities measures root's dd"
 	caps=$(sed -n 's/^AmbientCapabilities=//p' "$scratch/units/vigild.service" |
-		tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+		tr '[:upper:]' '[:lower:]' | sed 's/cap_/+/g; s/ /,/g')
 	[ -n "$caps" ] || fail "vigild.service has no AmbientCapabilities="
 	mkdir -p "$scratch/unprivileged"
 	chmod 0777 "$scratch/unprivileged"
