@@ -66,6 +66,14 @@ void vigil_detach_report(int ready_fd, const char *failure)
     close(ready_fd);
 }
 
+void vigil_detach_fail(int ready_fd, const char *log_domain, const char *failure)
+{
+    if (ready_fd >= 0)
+        vigil_detach_report(ready_fd, failure);
+    else
+        g_log(log_domain, G_LOG_LEVEL_CRITICAL, "%s", failure);
+}
+
 gboolean vigil_pid_file_write(const char *path, GError **error)
 {
     char *text = g_strdup_printf("%d\n", (int)getpid());

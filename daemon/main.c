@@ -19,6 +19,7 @@
 #include "vigil-build.h"
 #include "vigil/detach.h"
 #include "vigil/log.h"
+#include "vigil/service_notify.h"
 #include "vigild.h"
 
 /* Each registered process holds a connection and a pidfd: a thousand
@@ -41,7 +42,10 @@ int main(int argc, char **argv)
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
          "the configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
          "FILE"},
-        {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "do not detach", NULL},
+        {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
+         "stay in the foreground (as systemd runs it); without it, go to the background once the "
+         "socket is served",
+         NULL},
         {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_path,
          "serve this socket, whatever the configuration says (so does $VIGIL_SOCKET)", "PATH"},
         {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "write the daemon's pid here", "FILE"},
@@ -88,12 +92,12 @@ int main(int argc, char **argv)
     if (started && pid_file != NULL)
         started = vigil_pid_file_write(pid_file, &error);
     if (!started) {
-        vigil_detach_report(ready_fd, error->message);
-        g_critical("%s", error->message);
+        vigil_detach_fail(ready_fd, G_LOG_DOMAIN, error->message);
         vigild_stop(&d);
         return 1;
     }
     vigil_detach_report(ready_fd, NULL); /* the parent may return: the socket is served */
+    vigil_service_ready();
 
     d.loop = g_main_loop_new(NULL, FALSE);
     vigild_signals_take(&d); /* any that came during the start */

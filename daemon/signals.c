@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <glib-unix.h>
 
+#include "vigil/service_notify.h"
 #include "vigild.h"
 
 static gboolean on_signal(gint fd, GIOCondition condition, gpointer user_data)
@@ -45,9 +46,12 @@ void vigild_signals_take(struct vigild *d)
     struct signalfd_siginfo info;
     while (read(d->signal_fd, &info, sizeof info) == (ssize_t)sizeof info) {
         if (info.ssi_signo == SIGHUP) {
+            vigil_service_reloading();
             vigild_reload(d);
+            vigil_service_ready();
         } else if (!d->stopping) {
             g_message("stopping on %s from pid %u", g_strsignal((int)info.ssi_signo), info.ssi_pid);
+            vigil_service_stopping();
             d->stopping = TRUE;
             if (d->loop != NULL)
                 g_main_loop_quit(d->loop);

@@ -21,6 +21,7 @@
 #include "vigil-build.h"
 #include "vigil/detach.h"
 #include "vigil/log.h"
+#include "vigil/service_notify.h"
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
 
@@ -60,9 +61,11 @@ static void on_signal(struct txd_server *s, int signal)
 {
     if (signal != SIGHUP) {
         g_message("stopping (signal %d)", signal);
+        vigil_service_stopping();
         txd_server_stop(s);
         return;
     }
+    vigil_service_reloading();
     struct txd_settings settings;
     struct vigil_reasoner_rule rule;
     GError *error = NULL;
@@ -70,6 +73,7 @@ static void on_signal(struct txd_server *s, int signal)
     if (config == NULL) {
         g_warning("reload refused, the running configuration stays: %s", error->message);
         g_error_free(error);
+        vigil_service_ready();
         return;
     }
     txd_server_set_rule(s, &rule);
@@ -77,6 +81,7 @@ static void on_signal(struct txd_server *s, int signal)
               "database take a restart)");
     txd_settings_clear(&settings);
     vigil_config_free(config);
+    vigil_service_ready();
 }
 
 static int take_signals(GError **error)
@@ -103,7 +108,10 @@ int main(int argc, char **argv)
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
          "the configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
          "FILE"},
-        {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "do not detach", NULL},
+        {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
+         "stay in the foreground (as systemd runs it); without it, go to the background once the "
+         "endpoint is bound",
+         NULL},
         {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "write the server's pid here", "FILE"},
         {"version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -151,12 +159,12 @@ int main(int argc, char **argv)
     }
     int status = 0;
     if (server == NULL) {
-        vigil_detach_report(ready_fd, error->message);
-        g_critical("%s", error->message);
+        vigil_detach_fail(ready_fd, G_LOG_DOMAIN, error->message);
         g_error_free(error);
         status = 1;
     } else {
         vigil_detach_report(ready_fd, NULL);
+        vigil_service_ready();
         while (!txd_server_stopping(server))
             txd_server_turn(server, on_signal);
         txd_server_free(server);

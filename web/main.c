@@ -4,9 +4,10 @@
  *
  * Reads [web] (and [warehouse] conninfo when [web] has none) and the
  * ADPI/reasoner sections it shows on the thresholds page; serves until
- * SIGTERM or SIGINT. When it listens it writes one line to stderr,
- * "vigil-web: listening on http://ADDRESS:PORT/", which scripts can wait
- * for (with listen = …:0 the port is the kernel's choice). */
+ * SIGTERM or SIGINT; SIGHUP reloads what it can (reload.c). When it
+ * listens it writes one line to stderr, "vigil-web: listening on
+ * http://ADDRESS:PORT/", which scripts can wait for (with listen = …:0 the
+ * port is the kernel's choice), and tells systemd it is ready. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,27 +15,35 @@
 
 #include "api.h"
 #include "db_pool.h"
+#include "reload.h"
 #include "server.h"
 #include "settings.h"
 #include "vigil-build.h"
 #include "vigil/log.h"
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
+#include "vigil/service_notify.h"
 
 /* Pages and uPlot: beside the sources when run from the build tree, else
- * where `meson install` put them. */
+ * where `meson install` put them, found from the program's own folder
+ * (SBINDIR/../share/vigil/web) so that a moved prefix works, else from the
+ * configured prefix. */
 static void default_web_dirs(char **static_dir, char **vendor_dir)
 {
     char *program_dir = vigil_program_directory();
     char *real_program_dir = g_canonicalize_filename(program_dir, NULL);
     char *real_build_dir = g_canonicalize_filename(VIGIL_WEB_BUILD_DIR, NULL);
+    char *installed_dir = g_build_filename(program_dir, VIGIL_WEB_DATA_FROM_SBINDIR, NULL);
     if (strcmp(real_program_dir, real_build_dir) == 0) {
         *static_dir = g_build_filename(VIGIL_WEB_SOURCE_DIR, "static", NULL);
         *vendor_dir = g_build_filename(VIGIL_WEB_SOURCE_DIR, "node_modules", "uplot", "dist", NULL);
     } else {
-        *static_dir = g_build_filename(VIGIL_WEB_DATA_DIR, "static", NULL);
-        *vendor_dir = g_build_filename(VIGIL_WEB_DATA_DIR, "uplot", NULL);
+        const char *data_dir =
+            g_file_test(installed_dir, G_FILE_TEST_IS_DIR) ? installed_dir : VIGIL_WEB_DATA_DIR;
+        *static_dir = g_canonicalize_filename("static", data_dir);
+        *vendor_dir = g_canonicalize_filename("uplot", data_dir);
     }
+    g_free(installed_dir);
     g_free(program_dir);
     g_free(real_program_dir);
     g_free(real_build_dir);
@@ -43,6 +52,7 @@ static void default_web_dirs(char **static_dir, char **vendor_dir)
 static gboolean on_stop_signal(gpointer data)
 {
     g_message("stopping");
+    vigil_service_stopping();
     g_main_loop_quit(data);
     return G_SOURCE_REMOVE;
 }
@@ -122,6 +132,8 @@ int main(int argc, char **argv)
     GMainLoop *loop = g_main_loop_new(NULL, FALSE);
     g_unix_signal_add(SIGTERM, on_stop_signal, loop);
     g_unix_signal_add(SIGINT, on_stop_signal, loop);
+    web_reload_on_sighup(config_path);
+    vigil_service_ready();
     g_main_loop_run(loop);
     g_main_loop_unref(loop);
     web_server_stop(server);

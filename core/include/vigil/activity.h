@@ -7,6 +7,7 @@
 #define VIGIL_ACTIVITY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vigil/error.h"

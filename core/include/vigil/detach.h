@@ -18,6 +18,12 @@ int vigil_detach(const char *program, int *ready_fd);
  * the pipe. Does nothing for a ready_fd < 0 (the daemon did not detach). */
 void vigil_detach_report(int ready_fd, const char *failure);
 
+/* Why the start failed, said once: to the waiting parent, which prints it
+ * on the stderr the daemon shares with it, when the daemon detached;
+ * logged as critical in `log_domain` (the daemon's G_LOG_DOMAIN) when it
+ * did not. (Both, as before, printed it twice.) */
+void vigil_detach_fail(int ready_fd, const char *log_domain, const char *failure);
+
 /* Writes the calling process's pid, a line, into `path`. */
 gboolean vigil_pid_file_write(const char *path, GError **error);
 

@@ -8,6 +8,7 @@
 #define VIGIL_ONTOLOGY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum vigil_layer {
