@@ -23,11 +23,14 @@ static const struct command commands[] = {
      "example with every key"},
     {"status", vigil_cli_status,
      "status [--json] [--socket PATH] [--config FILE]: what the node's vigild sees now"},
+    {"job", vigil_cli_job,
+     "job begin|end [--job ID] [--step S] [--user U] [--uid N] [--nodes LIST] [--socket PATH]: "
+     "tell vigild a scheduler job starts or ends on this node (Slurm's variables by default)"},
     {"keygen", vigil_cli_keygen,
      "keygen FILE: a CURVE key pair for vigild and vigil-txd (FILE and FILE.pub)"},
     {"report", vigil_cli_report,
      "report RUN|--job ID [--format text|json] [--process PID[@HOST]]: a stored run's report, "
-     "or a job's energy"},
+     "or a job's report across its steps and nodes"},
     {"advise", vigil_cli_advise,
      "advise RUN [--against RUN2] [--format text|json]: the CPU frequency that would have used "
      "least energy, from two runs (a model estimate)"},
