@@ -80,10 +80,18 @@ static void test_failures_of_vigil_itself(void **state)
     assert_int_equal(r.status, 125);
     test_assert_contains(r.err, "--report=xml: expected text, json or off");
     test_run_clear(&r);
-    /* A configuration named but missing is an error, not a silent default. */
-    const char *env[] = {"VIGIL_CONFIG=/nonexistent/vigil.conf", NULL};
-    r = run_vigil(env, "run", "--", "true", NULL);
+    /* A --config on the command line that cannot be read is the user's
+     * own mistake, like a bad --report: refused, naming it. */
+    r = run_vigil(NULL, "run", "--config", "/nonexistent/vigil.conf", "--", "true", NULL);
     assert_int_equal(r.status, 125);
+    test_assert_contains(r.err, "--config /nonexistent/vigil.conf: cannot read it");
+    test_run_clear(&r);
+    /* One the environment names (a site's module file) is the admin's:
+     * the program runs, with a warning that names it. */
+    const char *env[] = {"VIGIL_CONFIG=/nonexistent/vigil.conf", NULL};
+    r = run_vigil(env, "run", "--report=off", "--", "sh", "-c", "exit 4", NULL);
+    assert_int_equal(r.status, 4);
+    test_assert_contains(r.err, "vigil run: warning: the configuration has problems");
     test_assert_contains(r.err, "/nonexistent/vigil.conf");
     test_run_clear(&r);
     r = run_vigil(NULL, "run", NULL);
@@ -193,6 +201,18 @@ static void test_existing_preloads_are_kept(void **state)
     test_run_clear(&r);
 }
 
+static guint files_starting_with(const char *dir, const char *prefix)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    guint n = 0;
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL)
+        n += g_str_has_prefix(name, prefix);
+    g_dir_close(d);
+    return n;
+}
+
 static void test_preload_section_of_the_config(void **state)
 {
     const char *dir = *state;
@@ -212,26 +232,40 @@ static void test_preload_section_of_the_config(void **state)
     test_report_free(&rep);
     test_run_clear(&r);
 
-    /* A ring size that is not a power of two stops vigil, naming the key. */
+    /* A ring size that is not a power of two: the program runs with the
+     * default, and the warning names the key. */
     assert_true(g_file_set_contents(conf, "[preload]\nring_slots = 100\n", -1, NULL));
-    r = run_vigil(NULL, "run", "--config", conf, "--", "true", NULL);
-    assert_int_equal(r.status, 125);
-    test_assert_contains(r.err, "[preload] ring_slots: expected a power of two");
+    r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
+                  "printf %s \"${VIGIL_RING_SLOTS-unset}\"", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "unset");
+    test_assert_contains(r.err, "[preload] ring_slots: expected a power of two, got 100");
+    test_run_clear(&r);
+    g_free(text);
+
+    /* A typo elsewhere in the file (a key of [daemon] misspelt, a value of
+     * the wrong type): the program still runs, the valid keys of the same
+     * file are kept, and the warning names file, section, key and what was
+     * expected. */
+    text = g_strdup_printf("[preload]\nreport = %s/typo-%%p.json\nreport_format = json\n"
+                           "ring_slots = many\n[daemon]\nsockett = /x\n",
+                           dir);
+    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    r = run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", "exit 7", NULL);
+    assert_int_equal(r.status, 7);
+    test_assert_contains(r.err, "vigil run: warning: the configuration has problems");
+    test_assert_contains(r.err, "[daemon] sockett: unknown key; did you mean 'socket'?");
+    test_assert_contains(r.err, "[preload] ring_slots:");
+    test_assert_contains(r.err, conf);
+    assert_int_equal(files_starting_with(dir, "typo-"), 1); /* [preload] report was kept */
+    test_run_clear(&r);
+    /* `vigil config check` still fails on it, for the admin. */
+    r = run_vigil(NULL, "config", "check", "--config", conf, NULL);
+    assert_int_not_equal(r.status, 0);
+    test_assert_contains(r.err, "sockett");
     test_run_clear(&r);
     g_free(text);
     g_free(conf);
-}
-
-static guint files_starting_with(const char *dir, const char *prefix)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    assert_non_null(d);
-    guint n = 0;
-    const char *name;
-    while ((name = g_dir_read_name(d)) != NULL)
-        n += g_str_has_prefix(name, prefix);
-    g_dir_close(d);
-    return n;
 }
 
 /* Settings have one order: the command line, then the environment, then
