@@ -173,6 +173,39 @@ static gboolean apply_report_option(const char *report, GError **error)
     return ok;
 }
 
+/* A report to a file in a folder that does not exist or cannot be written
+ * would be lost at the program's exit, after all its work: refuse before
+ * it starts when the user asked for that file (--report, VIGIL_REPORT).
+ * One from the configuration is the admin's, and like every other problem
+ * of the configuration it does not stop the program: a warning now, and at
+ * exit the library prints the report on stderr, saying why. A folder with
+ * %p in its name is known only then. */
+static gboolean check_report_folder(const char *asked_by, GError **error)
+{
+    const char *target = g_getenv("VIGIL_REPORT");
+    if (target == NULL || target[0] == '\0' || strcmp(target, "off") == 0 ||
+        strcmp(target, "stderr") == 0)
+        return TRUE;
+    char *folder = g_path_get_dirname(target);
+    gboolean ok = TRUE;
+    if (strchr(folder, '%') == NULL && g_access(folder, W_OK | X_OK) != 0) {
+        int problem = errno;
+        if (asked_by != NULL) {
+            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(problem),
+                        "%s: the report cannot be written to %s: its folder %s: %s", asked_by,
+                        target, folder, g_strerror(problem));
+            ok = FALSE;
+        } else {
+            fprintf(stderr,
+                    "vigil run: warning: the configuration's [preload] report %s cannot be "
+                    "written (its folder %s: %s): the report will be printed on stderr\n",
+                    target, folder, g_strerror(problem));
+        }
+    }
+    g_free(folder);
+    return ok;
+}
+
 /* Our library first, so that it sees the calls before any other
  * interposer; what was there stays. */
 static void add_to_preload(const char *library)
@@ -280,11 +313,19 @@ int vigil_cli_run(int argc, char **argv)
         status = VIGIL_EXIT_USAGE;
         goto out;
     }
+    /* Who asked for the report's file, for the error if it cannot be. */
+    const char *report_asked_by = options.report != NULL     ? "--report"
+                                  : g_getenv("VIGIL_REPORT") ? "VIGIL_REPORT"
+                                                             : NULL;
     if (!apply_config(options.config_path, &error)) {
         fprintf(stderr, "vigil run: %s\n", error->message);
         goto out;
     }
     if (options.report != NULL && !apply_report_option(options.report, &error)) {
+        fprintf(stderr, "vigil run: %s\n", error->message);
+        goto out;
+    }
+    if (!check_report_folder(report_asked_by, &error)) {
         fprintf(stderr, "vigil run: %s\n", error->message);
         goto out;
     }

@@ -268,6 +268,52 @@ static void test_preload_section_of_the_config(void **state)
     g_free(conf);
 }
 
+/* A report file in a folder that does not exist: refused before the
+ * program starts when the user asked for it (--report, VIGIL_REPORT),
+ * since it would be lost at exit; from the configuration (the admin's) the
+ * program runs and the library prints the report on stderr, saying why. */
+static void test_report_in_a_missing_folder(void **state)
+{
+    const char *dir = *state;
+    char *marker = g_build_filename(dir, "ran", NULL);
+    char *script = g_strdup_printf("touch %s; exit 5", marker);
+    char *missing = g_build_filename(dir, "missing", "r-%p.json", NULL);
+    char *option = g_strdup_printf("--report=json:%s", missing);
+    struct test_run r = run_vigil(NULL, "run", option, "--", "sh", "-c", script, NULL);
+    assert_int_equal(r.status, 125);
+    test_assert_contains(r.err, "--report: the report cannot be written to");
+    test_assert_contains(r.err, "/missing: No such file or directory");
+    assert_false(g_file_test(marker, G_FILE_TEST_EXISTS));
+    test_run_clear(&r);
+
+    char *variable = g_strdup_printf("VIGIL_REPORT=%s", missing);
+    const char *env[] = {variable, NULL};
+    r = run_vigil(env, "run", "--", "sh", "-c", script, NULL);
+    assert_int_equal(r.status, 125);
+    test_assert_contains(r.err, "VIGIL_REPORT: the report cannot be written to");
+    assert_false(g_file_test(marker, G_FILE_TEST_EXISTS));
+    test_run_clear(&r);
+
+    char *conf = g_build_filename(dir, "missing.conf", NULL);
+    char *text = g_strdup_printf("[preload]\nreport = %s\nreport_format = json\n", missing);
+    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    r = run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", script, NULL);
+    assert_int_equal(r.status, 5); /* the program's, not changed by the library */
+    assert_true(g_file_test(marker, G_FILE_TEST_EXISTS));
+    test_assert_contains(r.err, "vigil run: warning: the configuration's [preload] report");
+    test_assert_contains(r.err, "vigil: cannot write the report to");
+    test_assert_contains(r.err, "No such file or directory; here it is instead:\n{");
+    test_assert_contains(r.err, "\"vigil_report\"");
+    test_run_clear(&r);
+    g_free(text);
+    g_free(conf);
+    g_free(variable);
+    g_free(option);
+    g_free(missing);
+    g_free(script);
+    g_free(marker);
+}
+
 /* Settings have one order: the command line, then the environment, then
  * the configuration file, then the default. */
 static void test_settings_order(void **state)
@@ -349,6 +395,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
                                         test_remove_dir),
         cmocka_unit_test_setup_teardown(test_settings_order, test_make_dir, test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_report_in_a_missing_folder, test_make_dir,
+                                        test_remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
