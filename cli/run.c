@@ -54,6 +54,21 @@ static void warn_config(const char *problems)
             problems);
 }
 
+/* VIGIL_EXCLUDE from the environment in the old form, ':' between
+ * prefixes: still read so (instrument/files.c), but ';' is the rule now,
+ * as in [preload] exclude. Said here, once, not by the library in every
+ * process of the program. */
+static void warn_old_exclude_form(void)
+{
+    const char *exclude = g_getenv("VIGIL_EXCLUDE");
+    if (exclude != NULL && strchr(exclude, ':') != NULL && strchr(exclude, ';') == NULL)
+        fprintf(stderr,
+                "vigil run: warning: VIGIL_EXCLUDE=%s separates its prefixes with ':', which is "
+                "deprecated: write ';' between them, as in [preload] exclude (a value with a ';' "
+                "reads ':' as part of a path)\n",
+                exclude);
+}
+
 /* The [preload] section, from --config, $VIGIL_CONFIG or the default file
  * when there is one. A broken configuration does not stop the program: one
  * typo of an admin's must not refuse every user's job. The values that
@@ -95,8 +110,15 @@ static gboolean apply_config(const char *config_path, GError **error)
         }
     }
     if (ok) {
-        char *exclude =
-            g_strjoinv(":", (char **)vigil_config_get_list(config, "preload", "exclude"));
+        /* ';' between prefixes, as in the file; and after a lone prefix
+         * that holds a ':', which the library would otherwise read as the
+         * old ':'-separated form (instrument/files.c). */
+        char *joined =
+            g_strjoinv(";", (char **)vigil_config_get_list(config, "preload", "exclude"));
+        char *exclude = strchr(joined, ':') != NULL && strchr(joined, ';') == NULL
+                            ? g_strconcat(joined, ";", NULL)
+                            : g_strdup(joined);
+        g_free(joined);
         gint64 slots = vigil_config_get_int(config, "preload", "ring_slots");
         /* Settings have one order: the command line (--report, applied
          * after this), then the environment, then the file, then the
@@ -314,6 +336,7 @@ int vigil_cli_run(int argc, char **argv)
         goto out;
     }
     /* Who asked for the report's file, for the error if it cannot be. */
+    warn_old_exclude_form();
     const char *report_asked_by = options.report != NULL     ? "--report"
                                   : g_getenv("VIGIL_REPORT") ? "VIGIL_REPORT"
                                                              : NULL;

@@ -314,6 +314,38 @@ static void test_report_in_a_missing_folder(void **state)
     g_free(marker);
 }
 
+/* [preload] exclude becomes VIGIL_EXCLUDE with ';' between prefixes, the
+ * one separator; the old ':' form in the environment is passed on as it is,
+ * with a warning. */
+static void test_exclude_separator(void **state)
+{
+    const char *dir = *state;
+    char *conf = g_build_filename(dir, "exclude.conf", NULL);
+    assert_true(g_file_set_contents(conf, "[preload]\nexclude = /scratch;/dev\n", -1, NULL));
+    struct test_run r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
+                                  "printf %s \"$VIGIL_EXCLUDE\"", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "/scratch;/dev");
+    assert_string_equal(r.err, "");
+    test_run_clear(&r);
+    /* One prefix holding a ':' keeps it: a ';' after it says so. */
+    assert_true(g_file_set_contents(conf, "[preload]\nexclude = /dev/disk/by-path/pci-0000:00\n",
+                                    -1, NULL));
+    r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
+                  "printf %s \"$VIGIL_EXCLUDE\"", NULL);
+    assert_string_equal(r.out, "/dev/disk/by-path/pci-0000:00;");
+    test_run_clear(&r);
+    const char *old_form[] = {"VIGIL_EXCLUDE=/proc:/dev", NULL};
+    r = run_vigil(old_form, "run", "--report=off", "--", "sh", "-c", "printf %s \"$VIGIL_EXCLUDE\"",
+                  NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "/proc:/dev");
+    test_assert_contains(r.err, "vigil run: warning: VIGIL_EXCLUDE=/proc:/dev separates its "
+                                "prefixes with ':', which is deprecated: write ';'");
+    test_run_clear(&r);
+    g_free(conf);
+}
+
 /* Settings have one order: the command line, then the environment, then
  * the configuration file, then the default. */
 static void test_settings_order(void **state)
@@ -397,6 +429,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_settings_order, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_report_in_a_missing_folder, test_make_dir,
                                         test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_exclude_separator, test_make_dir, test_remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
