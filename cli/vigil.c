@@ -16,14 +16,19 @@ struct command {
 
 static const struct command commands[] = {
     {"run", vigil_cli_run,
-     "run [--report=FORMAT[:PATH]] -- PROGRAM [ARGS…]: run with the I/O interposer"},
+     "run [--report=FORMAT[:PATH]] [--config FILE] -- PROGRAM [ARGS…]: run with the I/O "
+     "interposer"},
     {"config", vigil_cli_config, "config check [--config FILE]: check and print the configuration"},
     {"status", vigil_cli_status,
      "status [--json] [--socket PATH]: what the node's vigild sees now"},
     {"keygen", vigil_cli_keygen,
      "keygen FILE: a CURVE key pair for vigild and vigil-txd (FILE and FILE.pub)"},
+    {"runs", vigil_cli_runs,
+     "runs [--limit N] [--job ID] [--user NAME|UID] [--since TIME|AGE] [--format text|json]: "
+     "the stored runs, newest first"},
     {"report", vigil_cli_report,
-     "report RUN [--format text|json] [--process PID[@HOST]]: a stored run's report"},
+     "report RUN [--format text|json] [--process PID[@HOST]], or report --job ID: a stored "
+     "run's report, or a scheduler job's energy"},
     {"advise", vigil_cli_advise,
      "advise RUN [--against RUN2] [--format text|json]: the CPU frequency that would have used "
      "least energy, from two runs (a model estimate)"},
@@ -31,7 +36,9 @@ static const struct command commands[] = {
      "export RUN [--what power|statistics|activities] [--format csv|json] [--node N]: "
      "a stored run's power profile, statistics or activities"},
     {"db", vigil_cli_db,
-     "db migrate|version [--config FILE]: bring the warehouse's schema up to date, or show it"},
+     "db migrate|version|maintain|prune [--dry-run] [--config FILE]: the warehouse's schema "
+     "(bring it up to date, or show it) and its day partitions (make them ahead, drop the "
+     "expired)"},
 };
 
 static void print_usage(FILE *out)

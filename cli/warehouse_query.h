@@ -7,7 +7,7 @@
 #include <libpq-fe.h>
 
 /* Said wherever a run cannot be found. */
-#define HOW_TO_LIST_RUNS "psql -c 'select * from run_overview'"
+#define HOW_TO_LIST_RUNS "vigil runs"
 
 /* Runs a query with text parameters; NULL with error set ("cannot read
  * the warehouse: …", see cli_warehouse_set_error) when it does not return
