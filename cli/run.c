@@ -40,11 +40,6 @@ struct run_options {
 
 /* ---- the environment the library reads ------------------------------------- */
 
-static gboolean is_power_of_two(gint64 n)
-{
-    return n > 0 && (n & (n - 1)) == 0;
-}
-
 /* What the configuration could not give: one warning, then the defaults. */
 static void warn_config(const char *problems)
 {
@@ -119,21 +114,20 @@ static gboolean apply_config(const char *config_path, GError **error)
                             ? g_strconcat(joined, ";", NULL)
                             : g_strdup(joined);
         g_free(joined);
-        gint64 slots = vigil_config_get_int(config, "preload", "ring_slots");
+        GError *slots_error = NULL;
         /* Settings have one order: the command line (--report, applied
          * after this), then the environment, then the file, then the
          * default. So what the environment already says stays. */
         g_setenv("VIGIL_EXCLUDE", exclude, FALSE);
-        if (is_power_of_two(slots)) {
-            char *text = g_strdup_printf("%" G_GINT64_FORMAT, slots);
+        if (vigil_preload_check_config(config, &slots_error)) {
+            char *text = g_strdup_printf("%" G_GINT64_FORMAT,
+                                         vigil_config_get_int(config, "preload", "ring_slots"));
             g_setenv("VIGIL_RING_SLOTS", text, FALSE);
             g_free(text);
         } else {
-            g_string_append_printf(problems,
-                                   "%s%s: [preload] ring_slots: expected a power of two, "
-                                   "got %" G_GINT64_FORMAT,
-                                   problems->len > 0 ? "\n" : "",
-                                   vigil_config_source(config, "preload", "ring_slots"), slots);
+            g_string_append_printf(problems, "%s%s", problems->len > 0 ? "\n" : "",
+                                   slots_error->message);
+            g_error_free(slots_error);
         }
         g_setenv("VIGIL_REPORT", vigil_config_get_string(config, "preload", "report"), FALSE);
         g_setenv("VIGIL_REPORT_FORMAT", vigil_config_get_string(config, "preload", "report_format"),

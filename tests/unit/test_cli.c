@@ -158,6 +158,19 @@ static void test_config_check_prints_the_effective_config(void **state)
     remove_tree(path);
 }
 
+/* A ring size that is not a power of two: vigil run calls it a problem,
+ * and so does config check (it accepted it before). */
+static void test_config_check_ring_slots(void **state)
+{
+    (void)state;
+    char *path = make_config("[preload]\nring_slots = 100\n", NULL, NULL);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
+    assert_int_equal(r.status, 1);
+    test_assert_contains(r.err, "[preload] ring_slots: expected a power of two, got 100");
+    test_run_clear(&r);
+    remove_tree(path);
+}
+
 static void test_config_check_names_a_misspelt_key(void **state)
 {
     (void)state;
@@ -434,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_unknown_command_is_a_usage_error),
         cmocka_unit_test(test_subcommand_help_names_the_command),
         cmocka_unit_test(test_command_summaries_name_real_options),
+        cmocka_unit_test(test_config_check_ring_slots),
         cmocka_unit_test(test_config_check_prints_the_effective_config),
         cmocka_unit_test(test_config_check_names_a_misspelt_key),
         cmocka_unit_test(test_config_check_checks_curve_key_files),
