@@ -91,8 +91,8 @@ gboolean vigil_cli_job_energy(PGconn *db, const char *job, struct vigil_report_j
         return FALSE;
     if (!found) {
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "the warehouse has no job %s with a stored report (scheduler job ids: "
-                    "psql -c 'select scheduler_job_id from jobs')",
+                    "the warehouse has no job %s with a stored report; `" HOW_TO_LIST_RUNS
+                    "` shows each run's job",
                     job);
         return FALSE;
     }
