@@ -329,8 +329,8 @@ int vigil_cli_run(int argc, char **argv)
         status = VIGIL_EXIT_USAGE;
         goto out;
     }
-    /* Who asked for the report's file, for the error if it cannot be. */
     warn_old_exclude_form();
+    /* Who asked for the report's file, for the error if it cannot be. */
     const char *report_asked_by = options.report != NULL     ? "--report"
                                   : g_getenv("VIGIL_REPORT") ? "VIGIL_REPORT"
                                                              : NULL;
