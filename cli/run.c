@@ -300,8 +300,8 @@ int vigil_cli_run(int argc, char **argv)
          "The report: text or json, to stderr or to :PATH (%p is the pid), or off",
          "FORMAT[:PATH]"},
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &options.config_path,
-         "Configuration file ([preload] section); default: $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR
-         "/vigil.conf if it exists",
+         "Configuration file ([preload] and [daemon] socket); default: $VIGIL_CONFIG, "
+         "else " VIGIL_SYSCONF_DIR "/vigil.conf if it exists",
          "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
