@@ -8,6 +8,7 @@
 #include "vigil/local_protocol.h"
 #include "vigil/report_job_energy.h"
 #include "vigil/warehouse.h"
+#include "warehouse_query.h"
 
 /* One row: the totals, then the hosts of the least and the most. $1 is the
  * run's id or the job's scheduler id. */
@@ -56,10 +57,8 @@ static gboolean read_energy(PGconn *db, const char *sql, const char *key,
     const char *const params[] = {key};
     PGresult *result = PQexecParams(db, sql, 1, NULL, params, NULL, NULL, 0);
     if (PQresultStatus(result) != PGRES_TUPLES_OK) {
-        char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
-        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "cannot read the job's energy from the warehouse: %s", why);
-        g_free(why);
+        cli_warehouse_set_error(db, result, "cannot read the job's energy from the warehouse",
+                                error);
         PQclear(result);
         return FALSE;
     }
@@ -93,8 +92,8 @@ gboolean vigil_cli_job_energy(PGconn *db, const char *job, struct vigil_report_j
         return FALSE;
     if (!found) {
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "the warehouse has no job %s with a stored report (scheduler job ids: "
-                    "psql -c 'select scheduler_job_id from jobs')",
+                    "the warehouse has no job %s with a stored report; `" HOW_TO_LIST_RUNS
+                    "` shows each run's job",
                     job);
         return FALSE;
     }

@@ -10,11 +10,14 @@
  * environment gives a run already (the report's RUN line shows it). Like
  * env(1) and nice(1), a failure of vigil itself exits 125, a program that
  * cannot be run 126, one that cannot be found 127. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "commands.h"
 #include "vigil-build.h"
@@ -37,47 +40,95 @@ struct run_options {
 
 /* ---- the environment the library reads ------------------------------------- */
 
-static gboolean is_power_of_two(gint64 n)
+/* What the configuration could not give: one warning, then the defaults. */
+static void warn_config(const char *problems)
 {
-    return n > 0 && (n & (n - 1)) == 0;
+    fprintf(stderr,
+            "vigil run: warning: the configuration has problems; the program runs with the "
+            "default for each setting named here (`vigil config check` lists them too):\n%s\n",
+            problems);
 }
 
-/* The [preload] section, from --config or the default file when there is
- * one. A broken configuration stops us: running without the settings the
- * admin wrote would silently measure something else. */
+/* VIGIL_EXCLUDE from the environment in the old form, ':' between
+ * prefixes: still read so (instrument/files.c), but ';' is the rule now,
+ * as in [preload] exclude. Said here, once, not by the library in every
+ * process of the program. */
+static void warn_old_exclude_form(void)
+{
+    const char *exclude = g_getenv("VIGIL_EXCLUDE");
+    if (exclude != NULL && strchr(exclude, ':') != NULL && strchr(exclude, ';') == NULL)
+        fprintf(stderr,
+                "vigil run: warning: VIGIL_EXCLUDE=%s separates its prefixes with ':', which is "
+                "deprecated: write ';' between them, as in [preload] exclude (a value with a ';' "
+                "reads ':' as part of a path)\n",
+                exclude);
+}
+
+/* The [preload] section, from --config, $VIGIL_CONFIG or the default file
+ * when there is one. A broken configuration does not stop the program: one
+ * typo of an admin's must not refuse every user's job. The values that
+ * pass their checks are kept (vigil_config_load_keeping_valid), the others
+ * keep their defaults, and a warning names each problem; `vigil config
+ * check` still fails on them, for the admin. Only a --config FILE that
+ * cannot be read at all stops us: that is the user's own command line,
+ * like a bad --report. */
 static gboolean apply_config(const char *config_path, GError **error)
 {
-    const char *path = config_path ? config_path : g_getenv("VIGIL_CONFIG");
-    char *default_path = g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
-    if (path == NULL || path[0] == '\0')
-        path = g_file_test(default_path, G_FILE_TEST_EXISTS) ? default_path : NULL;
+    if (config_path != NULL && g_access(config_path, R_OK) != 0) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                    "--config %s: cannot read it: %s", config_path, g_strerror(errno));
+        return FALSE;
+    }
+    char *default_path = vigil_config_default_path();
+    const char *path = config_path;
+    if (path == NULL) {
+        const char *named = g_getenv("VIGIL_CONFIG");
+        /* The default file is optional; one the environment names is not. */
+        path = (named != NULL && named[0] != '\0') || g_file_test(default_path, G_FILE_TEST_EXISTS)
+                   ? default_path
+                   : NULL;
+    }
 
     vigil_config *config = vigil_config_new();
     char *plugin_dir = vigil_cli_plugin_dir();
     vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
     g_free(plugin_dir);
     vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
-    gboolean ok = vigil_schema_declare(config, error) &&
-                  (path == NULL || vigil_config_load(config, path, error));
-    if (ok) {
-        gint64 slots = vigil_config_get_int(config, "preload", "ring_slots");
-        if (!is_power_of_two(slots)) {
-            g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                        "%s: [preload] ring_slots: expected a power of two, got %" G_GINT64_FORMAT,
-                        vigil_config_source(config, "preload", "ring_slots"), slots);
-            ok = FALSE;
+    /* A declaration that fails is a bug of ours, not the admin's. */
+    gboolean ok = vigil_schema_declare(config, error);
+    GString *problems = g_string_new(NULL);
+    if (ok && path != NULL) {
+        GError *load_error = NULL;
+        if (!vigil_config_load_keeping_valid(config, path, &load_error)) {
+            g_string_append(problems, load_error->message);
+            g_error_free(load_error);
         }
     }
     if (ok) {
-        char *exclude =
-            g_strjoinv(":", (char **)vigil_config_get_list(config, "preload", "exclude"));
-        char *slots = g_strdup_printf("%" G_GINT64_FORMAT,
-                                      vigil_config_get_int(config, "preload", "ring_slots"));
+        /* ';' between prefixes, as in the file; and after a lone prefix
+         * that holds a ':', which the library would otherwise read as the
+         * old ':'-separated form (instrument/files.c). */
+        char *joined =
+            g_strjoinv(";", (char **)vigil_config_get_list(config, "preload", "exclude"));
+        char *exclude = strchr(joined, ':') != NULL && strchr(joined, ';') == NULL
+                            ? g_strconcat(joined, ";", NULL)
+                            : g_strdup(joined);
+        g_free(joined);
+        GError *slots_error = NULL;
         /* Settings have one order: the command line (--report, applied
          * after this), then the environment, then the file, then the
          * default. So what the environment already says stays. */
         g_setenv("VIGIL_EXCLUDE", exclude, FALSE);
-        g_setenv("VIGIL_RING_SLOTS", slots, FALSE);
+        if (vigil_preload_check_config(config, &slots_error)) {
+            char *text = g_strdup_printf("%" G_GINT64_FORMAT,
+                                         vigil_config_get_int(config, "preload", "ring_slots"));
+            g_setenv("VIGIL_RING_SLOTS", text, FALSE);
+            g_free(text);
+        } else {
+            g_string_append_printf(problems, "%s%s", problems->len > 0 ? "\n" : "",
+                                   slots_error->message);
+            g_error_free(slots_error);
+        }
         g_setenv("VIGIL_REPORT", vigil_config_get_string(config, "preload", "report"), FALSE);
         g_setenv("VIGIL_REPORT_FORMAT", vigil_config_get_string(config, "preload", "report_format"),
                  FALSE);
@@ -85,8 +136,10 @@ static gboolean apply_config(const char *config_path, GError **error)
          * unless the environment already chose one. */
         g_setenv("VIGIL_SOCKET", vigil_config_get_string(config, "daemon", "socket"), FALSE);
         g_free(exclude);
-        g_free(slots);
     }
+    if (problems->len > 0)
+        warn_config(problems->str);
+    g_string_free(problems, TRUE);
     vigil_config_free(config);
     vigil_plugin_registry_free(registry);
     g_free(default_path);
@@ -133,6 +186,39 @@ static gboolean apply_report_option(const char *report, GError **error)
         ok = FALSE;
     }
     g_strfreev(parts);
+    return ok;
+}
+
+/* A report to a file in a folder that does not exist or cannot be written
+ * would be lost at the program's exit, after all its work: refuse before
+ * it starts when the user asked for that file (--report, VIGIL_REPORT).
+ * One from the configuration is the admin's, and like every other problem
+ * of the configuration it does not stop the program: a warning now, and at
+ * exit the library prints the report on stderr, saying why. A folder with
+ * %p in its name is known only then. */
+static gboolean check_report_folder(const char *asked_by, GError **error)
+{
+    const char *target = g_getenv("VIGIL_REPORT");
+    if (target == NULL || target[0] == '\0' || strcmp(target, "off") == 0 ||
+        strcmp(target, "stderr") == 0)
+        return TRUE;
+    char *folder = g_path_get_dirname(target);
+    gboolean ok = TRUE;
+    if (strchr(folder, '%') == NULL && g_access(folder, W_OK | X_OK) != 0) {
+        int problem = errno;
+        if (asked_by != NULL) {
+            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(problem),
+                        "%s: the report cannot be written to %s: its folder %s: %s", asked_by,
+                        target, folder, g_strerror(problem));
+            ok = FALSE;
+        } else {
+            fprintf(stderr,
+                    "vigil run: warning: the configuration's [preload] report %s cannot be "
+                    "written (its folder %s: %s): the report will be printed on stderr\n",
+                    target, folder, g_strerror(problem));
+        }
+    }
+    g_free(folder);
     return ok;
 }
 
@@ -243,11 +329,20 @@ int vigil_cli_run(int argc, char **argv)
         status = VIGIL_EXIT_USAGE;
         goto out;
     }
+    warn_old_exclude_form();
+    /* Who asked for the report's file, for the error if it cannot be. */
+    const char *report_asked_by = options.report != NULL     ? "--report"
+                                  : g_getenv("VIGIL_REPORT") ? "VIGIL_REPORT"
+                                                             : NULL;
     if (!apply_config(options.config_path, &error)) {
-        fprintf(stderr, "vigil run: the configuration has problems:\n%s\n", error->message);
+        fprintf(stderr, "vigil run: %s\n", error->message);
         goto out;
     }
     if (options.report != NULL && !apply_report_option(options.report, &error)) {
+        fprintf(stderr, "vigil run: %s\n", error->message);
+        goto out;
+    }
+    if (!check_report_folder(report_asked_by, &error)) {
         fprintf(stderr, "vigil run: %s\n", error->message);
         goto out;
     }

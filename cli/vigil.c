@@ -28,6 +28,9 @@ static const struct command commands[] = {
      "tell vigild a scheduler job starts or ends on this node (Slurm's variables by default)"},
     {"keygen", vigil_cli_keygen,
      "keygen FILE: a CURVE key pair for vigild and vigil-txd (FILE and FILE.pub)"},
+    {"runs", vigil_cli_runs,
+     "runs [--limit N] [--job ID] [--user NAME|UID] [--since TIME|AGE] [--format text|json]: "
+     "the stored runs, newest first"},
     {"report", vigil_cli_report,
      "report RUN|--job ID [--format text|json] [--process PID[@HOST]]: a stored run's report, "
      "or a job's report across its steps and nodes"},
@@ -38,8 +41,9 @@ static const struct command commands[] = {
      "export RUN [--what power|statistics|activities] [--format csv|json] [--node N]: "
      "a stored run's power profile, statistics or activities"},
     {"db", vigil_cli_db,
-     "db migrate|version|maintain|prune [--config FILE]: the warehouse's schema and its day "
-     "partitions"},
+     "db migrate|version|maintain|prune [--dry-run] [--config FILE]: the warehouse's schema "
+     "(bring it up to date, or show it) and its day partitions (make them ahead, drop the "
+     "expired)"},
 };
 
 static void print_usage(FILE *out)

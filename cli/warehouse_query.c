@@ -5,15 +5,62 @@
 #include "vigil/warehouse.h"
 #include "warehouse_query.h"
 
+char *cli_warehouse_target(const PGconn *db)
+{
+    const char *host = PQhost(db), *port = PQport(db), *name = PQdb(db), *user = PQuser(db);
+    return g_strdup_printf("host %s port %s database %s user %s",
+                           host != NULL && host[0] != '\0' ? host : "(default)",
+                           port != NULL && port[0] != '\0' ? port : "(default)",
+                           name != NULL && name[0] != '\0' ? name : "(default)",
+                           user != NULL && user[0] != '\0' ? user : "(default)");
+}
+
+/* The SQLSTATEs of a name the database does not know: undefined_table,
+ * undefined_function, undefined_column. A vigil query meets them only
+ * when the schema is missing or older than this vigil. */
+static gboolean names_something_missing(const PGresult *result)
+{
+    const char *state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+    return state != NULL && (strcmp(state, "42P01") == 0 || strcmp(state, "42883") == 0 ||
+                             strcmp(state, "42703") == 0);
+}
+
+void cli_warehouse_set_error(PGconn *db, const PGresult *result, const char *what, GError **error)
+{
+    char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
+    guint version = 0, latest = vigil_warehouse_latest_version();
+    if (names_something_missing(result) && vigil_warehouse_current_version(db, &version, NULL) &&
+        version < latest) {
+        /* Its primary message is enough here: "relation … does not exist". */
+        const char *primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+        if (primary != NULL) {
+            g_free(why);
+            why = g_strdup(primary);
+        }
+        char *target = cli_warehouse_target(db);
+        char *has = version == 0 ? g_strdup("has no vigil schema")
+                                 : g_strdup_printf("has an older vigil schema (version %u; this "
+                                                   "vigil's is %u)",
+                                                   version, latest);
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
+                    "the database at %s %s: run `vigil db migrate` (with the same --config) to "
+                    "bring it up to date, or start vigil-txd with [warehouse] migrate = true "
+                    "(PostgreSQL said: %s)",
+                    target, has, why);
+        g_free(has);
+        g_free(target);
+    } else {
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY, "%s: %s", what, why);
+    }
+    g_free(why);
+}
+
 PGresult *cli_warehouse_query(PGconn *db, const char *sql, int n, const char *const *params,
                               GError **error)
 {
     PGresult *result = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
     if (PQresultStatus(result) != PGRES_TUPLES_OK) {
-        char *why = g_strstrip(g_strdup(PQresultErrorMessage(result)));
-        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "cannot read the warehouse: %s", why);
-        g_free(why);
+        cli_warehouse_set_error(db, result, "cannot read the warehouse", error);
         PQclear(result);
         return NULL;
     }

@@ -7,12 +7,25 @@
 #include <libpq-fe.h>
 
 /* Said wherever a run cannot be found. */
-#define HOW_TO_LIST_RUNS "psql -c 'select * from run_overview'"
+#define HOW_TO_LIST_RUNS "vigil runs"
 
 /* Runs a query with text parameters; NULL with error set ("cannot read
- * the warehouse: …") when it does not return rows. */
+ * the warehouse: …", see cli_warehouse_set_error) when it does not return
+ * rows. */
 PGresult *cli_warehouse_query(PGconn *db, const char *sql, int n, const char *const *params,
                               GError **error);
+
+/* "host H port P database D user U": where `db` is connected, as its
+ * connection string says it but never with its password, for messages. */
+char *cli_warehouse_target(const PGconn *db);
+
+/* Sets error for the failed `result` of a read on `db`: "WHAT: what
+ * PostgreSQL said"; but when the statement names a table, view, column or
+ * function the database lacks (SQLSTATE 42P01, 42883, 42703), a database
+ * without vigil's schema or with an older one: it says which (naming the
+ * database and the version) and that `vigil db migrate` brings it up to
+ * date, instead of PostgreSQL's raw message. `db` must be idle. */
+void cli_warehouse_set_error(PGconn *db, const PGresult *result, const char *what, GError **error);
 
 /* Whether `text` can be a row number: 1 to 18 decimal digits, so that it
  * fits a bigint. */

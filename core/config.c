@@ -649,6 +649,7 @@ struct load {
     GString *problems; /* one per line */
     guint n_problems;
     int first_code;
+    gboolean keep_valid; /* vigil_config_load_keeping_valid */
 };
 
 struct assignment {
@@ -800,7 +801,8 @@ static void apply(GArray *pending, const char *path)
 }
 
 /* A file is applied only when all of it is right, so a typo cannot leave
- * half of an intended change in effect. */
+ * half of an intended change in effect; unless the caller keeps the valid
+ * values anyway (vigil_config_load_keeping_valid). */
 static void load_file(struct load *load, const char *path)
 {
     GKeyFile *file = read_key_file(load, path);
@@ -814,7 +816,7 @@ static void load_file(struct load *load, const char *path)
     for (char **group = groups; *group != NULL; group++)
         check_group(load, path, file, *group, pending);
     g_strfreev(groups);
-    if (load->n_problems == problems_before)
+    if (load->n_problems == problems_before || load->keep_valid)
         apply(pending, path);
     g_array_free(pending, TRUE);
     g_key_file_free(file);
@@ -869,11 +871,12 @@ static void reset(vigil_config *config)
 
 /* A missing main file does not stop the drop-ins from being checked: the
  * point is to list every problem in one go. */
-gboolean vigil_config_load(vigil_config *config, const char *path, GError **error)
+static gboolean load_all(vigil_config *config, const char *path, gboolean keep_valid,
+                         GError **error)
 {
     g_return_val_if_fail(config != NULL && path != NULL, FALSE);
     reset(config);
-    struct load load = {.config = config, .problems = g_string_new(NULL)};
+    struct load load = {.config = config, .problems = g_string_new(NULL), .keep_valid = keep_valid};
     load_file(&load, path);
     char *base = g_path_get_dirname(path);
     char *directory = g_build_filename(base, "conf.d", NULL);
@@ -890,6 +893,16 @@ gboolean vigil_config_load(vigil_config *config, const char *path, GError **erro
         g_set_error_literal(error, VIGIL_CONFIG_ERROR, load.first_code, load.problems->str);
     g_string_free(load.problems, TRUE);
     return load.n_problems == 0;
+}
+
+gboolean vigil_config_load(vigil_config *config, const char *path, GError **error)
+{
+    return load_all(config, path, FALSE, error);
+}
+
+gboolean vigil_config_load_keeping_valid(vigil_config *config, const char *path, GError **error)
+{
+    return load_all(config, path, TRUE, error);
 }
 
 /* ---- reading values ------------------------------------------------------- */

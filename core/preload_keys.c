@@ -32,3 +32,15 @@ const struct vigil_config_key vigil_preload_config_keys[] = {
 };
 const size_t vigil_preload_config_key_count =
     sizeof vigil_preload_config_keys / sizeof vigil_preload_config_keys[0];
+
+gboolean vigil_preload_check_config(const vigil_config *config, GError **error)
+{
+    gint64 slots = vigil_config_get_int(config, "preload", "ring_slots");
+    if ((slots & (slots - 1)) == 0)
+        return TRUE;
+    const char *source = vigil_config_source(config, "preload", "ring_slots");
+    g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                "%s: [preload] ring_slots: expected a power of two, got %" G_GINT64_FORMAT,
+                source != NULL ? source : "the default", slots);
+    return FALSE;
+}

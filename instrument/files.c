@@ -303,31 +303,49 @@ void preload_fd_copy(int from, int to)
 
 /* ---- set-up -------------------------------------------------------------------- */
 
-/* VIGIL_EXCLUDE: a colon-separated list of path prefixes whose calls are
- * counted but not recorded; empty excludes nothing. A list longer than we
- * hold is refused whole, with a message, rather than cut short: a cut list
- * would record what the site meant to exclude. */
+/* Non-empty items of `text` between `separator`s. */
+static int count_items(const char *text, char separator)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p != separator && (p == text || p[-1] == separator);
+    return n;
+}
+
+/* VIGIL_EXCLUDE: path prefixes whose calls are counted but not recorded;
+ * empty excludes nothing. They are separated by ';', as in the
+ * configuration's [preload] exclude (a LIST, like every list of the
+ * configuration), so that one rule holds everywhere; a path may well hold
+ * ':' (/dev/disk/by-path/pci-0000:00:1f.2-ata-1) but hardly ';'. A value
+ * without any ';' is read the old way, split at ':', so that settings
+ * written for earlier versions still work (`vigil run` warns about them);
+ * one prefix that holds a ':' is written with a ';' after it. A list
+ * longer than we hold is refused whole, with a message, rather than cut
+ * short: a cut list would record what the site meant to exclude. */
 static void parse_exclusions(void)
 {
+    static const char fallback[] = "/proc;/sys;/dev";
     const char *text = getenv("VIGIL_EXCLUDE");
     if (text == NULL)
-        text = "/proc:/sys:/dev";
+        text = fallback;
+    char separator = strchr(text, ';') != NULL || strchr(text, ':') == NULL ? ';' : ':';
     size_t length = strlen(text);
-    int prefixes = 1;
-    for (const char *p = text; *p; p++)
-        prefixes += *p == ':';
+    int prefixes = count_items(text, separator);
     if (length >= sizeof exclude_text || prefixes > EXCLUDE_MAX) {
         dprintf(2,
                 "vigil: VIGIL_EXCLUDE has %d prefixes in %zu bytes, more than the %d in %zu "
-                "bytes it can hold; using /proc:/sys:/dev\n",
-                prefixes, length, EXCLUDE_MAX, sizeof exclude_text - 1);
-        text = "/proc:/sys:/dev";
+                "bytes it can hold; using %s\n",
+                prefixes, length, EXCLUDE_MAX, sizeof exclude_text - 1, fallback);
+        text = fallback;
+        separator = ';';
         length = strlen(text);
     }
     memcpy(exclude_text, text, length + 1);
     exclude_count = 0;
     char *save = NULL;
-    for (char *p = strtok_r(exclude_text, ":", &save); p != NULL; p = strtok_r(NULL, ":", &save)) {
+    const char separators[] = {separator, '\0'};
+    for (char *p = strtok_r(exclude_text, separators, &save); p != NULL;
+         p = strtok_r(NULL, separators, &save)) {
         size_t n = strlen(p);
         while (n > 1 && p[n - 1] == '/')
             p[--n] = '\0'; /* "/dev/" excludes what "/dev" does */

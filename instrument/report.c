@@ -276,16 +276,22 @@ void preload_report_emit(const struct vigil_report *r)
     /* The program's stderr as it is now, or as it was at start if the
      * program has closed it by now. */
     int fd = fcntl(2, F_GETFD) >= 0 || preload.saved_stderr < 0 ? 2 : preload.saved_stderr;
-    if (config.path[0] != '\0') {
+    bool to_file = config.path[0] != '\0';
+    if (to_file) {
         /* An MPI job's report is "PID-job", so that rank 0's own report
          * (VIGIL_REPORT_PER_RANK=1) cannot overwrite it. */
         char pid_text[32], path[sizeof config.path + 64];
         snprintf(pid_text, sizeof pid_text, r->ranks > 0 ? "%d-job" : "%d", (int)preload.pid);
         expand_path(path, sizeof path, pid_text);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0) {
-            dprintf(2, "vigil: cannot write the report to %s: %s\n", path, strerror(errno));
-            return;
+        int file_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (file_fd >= 0) {
+            fd = file_fd;
+        } else {
+            /* Not lost: on stderr instead, saying why. The program's exit
+             * status stays the program's. */
+            dprintf(fd, "vigil: cannot write the report to %s: %s; here it is instead:\n", path,
+                    strerror(errno));
+            to_file = false;
         }
     }
     vigil_report_sink_init(&sink, write_fd, &fd);
@@ -294,7 +300,7 @@ void preload_report_emit(const struct vigil_report *r)
     else
         vigil_report_write_text(&sink, r);
     vigil_report_sink_flush(&sink);
-    if (config.path[0] != '\0')
+    if (to_file)
         close(fd);
 }
 

@@ -737,6 +737,37 @@ static void test_bad_ring_slots(void **state)
     report_vars_free(&rv);
 }
 
+/* The calls of 5 reads and 5 writes of dd on /dev/zero and /dev/null
+ * counted as excluded with VIGIL_EXCLUDE=`exclude`. */
+static int64_t excluded_by(const char *dir, const char *exclude)
+{
+    char *variable = g_strdup_printf("VIGIL_EXCLUDE=%s", exclude);
+    struct report_vars rv;
+    report_vars_init(&rv, dir, variable);
+    const char *argv[] = {"dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=5", NULL};
+    struct test_run r = run_program(dir, true, rv.vars, argv);
+    test_assert_status(&r, 0, "dd");
+    struct test_report rep = test_report_load(rv.path);
+    int64_t excluded = test_report_int(&rep, "activities.excluded");
+    test_report_free(&rep);
+    test_run_clear(&r);
+    report_vars_free(&rv);
+    g_free(variable);
+    return excluded;
+}
+
+/* VIGIL_EXCLUDE separates prefixes with ';', as [preload] exclude does;
+ * the old ':' form is still read when there is no ';'; with a ';', a ':'
+ * is part of a path. */
+static void test_exclusion_separators(void **state)
+{
+    const char *dir = *state;
+    assert_true(excluded_by(dir, "/nowhere;/dev") >= 10);
+    assert_true(excluded_by(dir, "/nowhere:/dev") >= 10);
+    assert_int_equal(excluded_by(dir, "/nowhere:/dev;"), 0);
+    assert_int_equal(excluded_by(dir, ""), 0);
+}
+
 /* An exclusion list longer than the library holds is refused whole and
  * said so, never cut short: /dev/null, excluded by default, stays excluded. */
 static void test_exclusion_list_too_long(void **state)
@@ -744,7 +775,7 @@ static void test_exclusion_list_too_long(void **state)
     const char *dir = *state;
     GString *list = g_string_new("VIGIL_EXCLUDE=");
     for (int i = 0; i < 20; i++)
-        g_string_append_printf(list, "%s/nowhere%d", i ? ":" : "", i);
+        g_string_append_printf(list, "%s/nowhere%d", i ? ";" : "", i);
     struct report_vars rv;
     report_vars_init(&rv, dir, list->str);
     const char *argv[] = {"dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=10", NULL};
@@ -808,6 +839,7 @@ int main(void)
         T(test_report_off),
         T(test_bad_ring_slots),
         T(test_exclusion_list_too_long),
+        T(test_exclusion_separators),
         T(test_report_path_with_pid),
     };
 #undef T

@@ -80,10 +80,18 @@ static void test_failures_of_vigil_itself(void **state)
     assert_int_equal(r.status, 125);
     test_assert_contains(r.err, "--report=xml: expected text, json or off");
     test_run_clear(&r);
-    /* A configuration named but missing is an error, not a silent default. */
-    const char *env[] = {"VIGIL_CONFIG=/nonexistent/vigil.conf", NULL};
-    r = run_vigil(env, "run", "--", "true", NULL);
+    /* A --config on the command line that cannot be read is the user's
+     * own mistake, like a bad --report: refused, naming it. */
+    r = run_vigil(NULL, "run", "--config", "/nonexistent/vigil.conf", "--", "true", NULL);
     assert_int_equal(r.status, 125);
+    test_assert_contains(r.err, "--config /nonexistent/vigil.conf: cannot read it");
+    test_run_clear(&r);
+    /* One the environment names (a site's module file) is the admin's:
+     * the program runs, with a warning that names it. */
+    const char *env[] = {"VIGIL_CONFIG=/nonexistent/vigil.conf", NULL};
+    r = run_vigil(env, "run", "--report=off", "--", "sh", "-c", "exit 4", NULL);
+    assert_int_equal(r.status, 4);
+    test_assert_contains(r.err, "vigil run: warning: the configuration has problems");
     test_assert_contains(r.err, "/nonexistent/vigil.conf");
     test_run_clear(&r);
     r = run_vigil(NULL, "run", NULL);
@@ -193,6 +201,18 @@ static void test_existing_preloads_are_kept(void **state)
     test_run_clear(&r);
 }
 
+static guint files_starting_with(const char *dir, const char *prefix)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    guint n = 0;
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL)
+        n += g_str_has_prefix(name, prefix);
+    g_dir_close(d);
+    return n;
+}
+
 static void test_preload_section_of_the_config(void **state)
 {
     const char *dir = *state;
@@ -212,26 +232,118 @@ static void test_preload_section_of_the_config(void **state)
     test_report_free(&rep);
     test_run_clear(&r);
 
-    /* A ring size that is not a power of two stops vigil, naming the key. */
+    /* A ring size that is not a power of two: the program runs with the
+     * default, and the warning names the key. */
     assert_true(g_file_set_contents(conf, "[preload]\nring_slots = 100\n", -1, NULL));
-    r = run_vigil(NULL, "run", "--config", conf, "--", "true", NULL);
-    assert_int_equal(r.status, 125);
-    test_assert_contains(r.err, "[preload] ring_slots: expected a power of two");
+    r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
+                  "printf %s \"${VIGIL_RING_SLOTS-unset}\"", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "unset");
+    test_assert_contains(r.err, "[preload] ring_slots: expected a power of two, got 100");
+    test_run_clear(&r);
+    g_free(text);
+
+    /* A typo elsewhere in the file (a key of [daemon] misspelt, a value of
+     * the wrong type): the program still runs, the valid keys of the same
+     * file are kept, and the warning names file, section, key and what was
+     * expected. */
+    text = g_strdup_printf("[preload]\nreport = %s/typo-%%p.json\nreport_format = json\n"
+                           "ring_slots = many\n[daemon]\nsockett = /x\n",
+                           dir);
+    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    r = run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", "exit 7", NULL);
+    assert_int_equal(r.status, 7);
+    test_assert_contains(r.err, "vigil run: warning: the configuration has problems");
+    test_assert_contains(r.err, "[daemon] sockett: unknown key; did you mean 'socket'?");
+    test_assert_contains(r.err, "[preload] ring_slots:");
+    test_assert_contains(r.err, conf);
+    assert_int_equal(files_starting_with(dir, "typo-"), 1); /* [preload] report was kept */
+    test_run_clear(&r);
+    /* `vigil config check` still fails on it, for the admin. */
+    r = run_vigil(NULL, "config", "check", "--config", conf, NULL);
+    assert_int_not_equal(r.status, 0);
+    test_assert_contains(r.err, "sockett");
     test_run_clear(&r);
     g_free(text);
     g_free(conf);
 }
 
-static guint files_starting_with(const char *dir, const char *prefix)
+/* A report file in a folder that does not exist: refused before the
+ * program starts when the user asked for it (--report, VIGIL_REPORT),
+ * since it would be lost at exit; from the configuration (the admin's) the
+ * program runs and the library prints the report on stderr, saying why. */
+static void test_report_in_a_missing_folder(void **state)
 {
-    GDir *d = g_dir_open(dir, 0, NULL);
-    assert_non_null(d);
-    guint n = 0;
-    const char *name;
-    while ((name = g_dir_read_name(d)) != NULL)
-        n += g_str_has_prefix(name, prefix);
-    g_dir_close(d);
-    return n;
+    const char *dir = *state;
+    char *marker = g_build_filename(dir, "ran", NULL);
+    char *script = g_strdup_printf("touch %s; exit 5", marker);
+    char *missing = g_build_filename(dir, "missing", "r-%p.json", NULL);
+    char *option = g_strdup_printf("--report=json:%s", missing);
+    struct test_run r = run_vigil(NULL, "run", option, "--", "sh", "-c", script, NULL);
+    assert_int_equal(r.status, 125);
+    test_assert_contains(r.err, "--report: the report cannot be written to");
+    test_assert_contains(r.err, "/missing: No such file or directory");
+    assert_false(g_file_test(marker, G_FILE_TEST_EXISTS));
+    test_run_clear(&r);
+
+    char *variable = g_strdup_printf("VIGIL_REPORT=%s", missing);
+    const char *env[] = {variable, NULL};
+    r = run_vigil(env, "run", "--", "sh", "-c", script, NULL);
+    assert_int_equal(r.status, 125);
+    test_assert_contains(r.err, "VIGIL_REPORT: the report cannot be written to");
+    assert_false(g_file_test(marker, G_FILE_TEST_EXISTS));
+    test_run_clear(&r);
+
+    char *conf = g_build_filename(dir, "missing.conf", NULL);
+    char *text = g_strdup_printf("[preload]\nreport = %s\nreport_format = json\n", missing);
+    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    r = run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", script, NULL);
+    assert_int_equal(r.status, 5); /* the program's, not changed by the library */
+    assert_true(g_file_test(marker, G_FILE_TEST_EXISTS));
+    test_assert_contains(r.err, "vigil run: warning: the configuration's [preload] report");
+    test_assert_contains(r.err, "vigil: cannot write the report to");
+    test_assert_contains(r.err, "No such file or directory; here it is instead:\n{");
+    test_assert_contains(r.err, "\"vigil_report\"");
+    test_run_clear(&r);
+    g_free(text);
+    g_free(conf);
+    g_free(variable);
+    g_free(option);
+    g_free(missing);
+    g_free(script);
+    g_free(marker);
+}
+
+/* [preload] exclude becomes VIGIL_EXCLUDE with ';' between prefixes, the
+ * one separator; the old ':' form in the environment is passed on as it is,
+ * with a warning. */
+static void test_exclude_separator(void **state)
+{
+    const char *dir = *state;
+    char *conf = g_build_filename(dir, "exclude.conf", NULL);
+    assert_true(g_file_set_contents(conf, "[preload]\nexclude = /scratch;/dev\n", -1, NULL));
+    struct test_run r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
+                                  "printf %s \"$VIGIL_EXCLUDE\"", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "/scratch;/dev");
+    assert_string_equal(r.err, "");
+    test_run_clear(&r);
+    /* One prefix holding a ':' keeps it: a ';' after it says so. */
+    assert_true(g_file_set_contents(conf, "[preload]\nexclude = /dev/disk/by-path/pci-0000:00\n",
+                                    -1, NULL));
+    r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
+                  "printf %s \"$VIGIL_EXCLUDE\"", NULL);
+    assert_string_equal(r.out, "/dev/disk/by-path/pci-0000:00;");
+    test_run_clear(&r);
+    const char *old_form[] = {"VIGIL_EXCLUDE=/proc:/dev", NULL};
+    r = run_vigil(old_form, "run", "--report=off", "--", "sh", "-c", "printf %s \"$VIGIL_EXCLUDE\"",
+                  NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "/proc:/dev");
+    test_assert_contains(r.err, "vigil run: warning: VIGIL_EXCLUDE=/proc:/dev separates its "
+                                "prefixes with ':', which is deprecated: write ';'");
+    test_run_clear(&r);
+    g_free(conf);
 }
 
 /* Settings have one order: the command line, then the environment, then
@@ -315,6 +427,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
                                         test_remove_dir),
         cmocka_unit_test_setup_teardown(test_settings_order, test_make_dir, test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_report_in_a_missing_folder, test_make_dir,
+                                        test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_exclude_separator, test_make_dir, test_remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

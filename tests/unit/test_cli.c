@@ -76,6 +76,62 @@ static void test_subcommand_help_names_the_command(void **state)
     test_run_clear(&r);
 }
 
+/* `vigil --help` lists each command with a summary: every option the
+ * summary names is one the command's own --help knows. */
+static void test_command_summaries_name_real_options(void **state)
+{
+    (void)state;
+    struct test_run r = run_vigil("--help", NULL);
+    assert_int_equal(r.status, 0);
+    test_assert_contains(r.out, "  runs [--limit N]");
+    GRegex *option = g_regex_new("--[a-z][a-z-]*", 0, 0, NULL);
+    char **lines = g_strsplit(r.out, "\n", -1);
+    int checked = 0;
+    for (char **line = lines; *line != NULL; line++) {
+        if (!g_str_has_prefix(*line, "  ") || strchr(*line, ':') == NULL)
+            continue;
+        char *name = g_strndup(*line + 2, strcspn(*line + 2, " :"));
+        char *synopsis = g_strndup(*line, (gsize)(strchr(*line, ':') - *line));
+        struct test_run help = run_vigil(name, "--help", NULL);
+        assert_int_equal(help.status, 0);
+        /* "db migrate|version|…": the same actions as the command's usage. */
+        char **words = g_strsplit(synopsis + 2, " ", 3);
+        if (words[1] != NULL && strchr(words[1], '|') != NULL && words[1][0] != '[') {
+            char *usage = g_strdup_printf("[OPTION…] %s\n", words[1]);
+            if (strstr(help.out, usage) == NULL)
+                fail_msg("vigil --help says '%s' for %s; `vigil %s --help` says:\n%s", words[1],
+                         name, name, help.out);
+            g_free(usage);
+        }
+        g_strfreev(words);
+        GMatchInfo *match;
+        g_regex_match(option, synopsis, 0, &match);
+        for (; g_match_info_matches(match); g_match_info_next(match, NULL)) {
+            char *found = g_match_info_fetch(match, 0);
+            char *with_space = g_strconcat(found, "=", NULL);
+            if (strstr(help.out, with_space) == NULL) {
+                char *as_flag = g_strconcat(found, " ", NULL);
+                if (strstr(help.out, as_flag) == NULL)
+                    fail_msg("vigil --help says '%s' for %s, which `vigil %s --help` does not "
+                             "know:\n%s",
+                             found, name, name, help.out);
+                g_free(as_flag);
+            }
+            g_free(with_space);
+            g_free(found);
+            checked++;
+        }
+        g_match_info_free(match);
+        test_run_clear(&help);
+        g_free(synopsis);
+        g_free(name);
+    }
+    assert_true(checked > 10);
+    g_strfreev(lines);
+    g_regex_unref(option);
+    test_run_clear(&r);
+}
+
 static void test_unknown_command_is_a_usage_error(void **state)
 {
     (void)state;
@@ -98,6 +154,19 @@ static void test_config_check_prints_the_effective_config(void **state)
     test_assert_contains(r.out, "[log]");
     test_assert_contains(r.out, "level = debug");
     test_assert_contains(r.out, "50-debug.conf"); /* where the value came from */
+    test_run_clear(&r);
+    remove_tree(path);
+}
+
+/* A ring size that is not a power of two: vigil run calls it a problem,
+ * and so does config check (it accepted it before). */
+static void test_config_check_ring_slots(void **state)
+{
+    (void)state;
+    char *path = make_config("[preload]\nring_slots = 100\n", NULL, NULL);
+    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
+    assert_int_equal(r.status, 1);
+    test_assert_contains(r.err, "[preload] ring_slots: expected a power of two, got 100");
     test_run_clear(&r);
     remove_tree(path);
 }
@@ -377,6 +446,8 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_unknown_command_is_a_usage_error),
         cmocka_unit_test(test_subcommand_help_names_the_command),
+        cmocka_unit_test(test_command_summaries_name_real_options),
+        cmocka_unit_test(test_config_check_ring_slots),
         cmocka_unit_test(test_config_check_prints_the_effective_config),
         cmocka_unit_test(test_config_check_names_a_misspelt_key),
         cmocka_unit_test(test_config_check_checks_curve_key_files),

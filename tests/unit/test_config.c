@@ -572,6 +572,33 @@ static gboolean resolve_plugins(vigil_config *config, const char *section, gpoin
     return vigil_config_declare(config, section, keys, G_N_ELEMENTS(keys), error);
 }
 
+/* For vigil run: the same problems, but the valid values of a file with
+ * problems are kept; the others keep their defaults. */
+static void test_keeping_valid_values(void **state)
+{
+    struct fixture *fx = *state;
+    write_main(fx, "[daemon]\ntick_ms = 200\ntick_sm = 5\nforeground = maybe\n"
+                   "[capture]\nmode = all\n[nonsense]\nx = 1\n");
+    GError *error = NULL;
+    assert_false(vigil_config_load_keeping_valid(fx->config, fx->main_path, &error));
+    assert_non_null(error);
+    assert_int_equal(count_lines(error->message), 3);
+    assert_contains(error->message, "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
+    assert_contains(error->message, "[daemon] foreground: expected");
+    assert_contains(error->message, "[nonsense]: unknown section");
+    g_error_free(error);
+    const vigil_config *config = fx->config;
+    assert_int_equal(vigil_config_get_int(config, "daemon", "tick_ms"), 200);
+    assert_string_equal(vigil_config_source(config, "daemon", "tick_ms"), fx->main_path);
+    assert_string_equal(vigil_config_get_string(config, "capture", "mode"), "all");
+    assert_false(vigil_config_get_bool(config, "daemon", "foreground"));
+    assert_null(vigil_config_source(config, "daemon", "foreground"));
+    /* The strict load of the same file applies none of it. */
+    char *message = load_fails(fx, VIGIL_CONFIG_ERROR_UNKNOWN_KEY);
+    assert_int_equal(vigil_config_get_int(config, "daemon", "tick_ms"), 100);
+    g_free(message);
+}
+
 static void test_resolver_declares(void **state)
 {
     struct fixture *fx = *state;
@@ -822,6 +849,7 @@ int main(void)
         FIXTURE_TEST(test_all_errors_reported),
         FIXTURE_TEST(test_repeated_keys),
         FIXTURE_TEST(test_bad_file_not_applied),
+        FIXTURE_TEST(test_keeping_valid_values),
         FIXTURE_TEST(test_resolver_declares),
         FIXTURE_TEST(test_resolver_refuses),
         cmocka_unit_test(test_bad_declarations),

@@ -86,6 +86,13 @@ void vigil_config_set_section_resolver(vigil_config *config, vigil_config_sectio
  * Values from files with problems are not applied. */
 gboolean vigil_config_load(vigil_config *config, const char *path, GError **error);
 
+/* The same checks and the same problems, but every value that passes its
+ * own checks is applied, even from a file with problems elsewhere; the rest
+ * keep their defaults. For a program that must go on with what it can read
+ * and warn (vigil run: one typo must not stop a user's program), not for
+ * the daemons or `vigil config check`. */
+gboolean vigil_config_load_keeping_valid(vigil_config *config, const char *path, GError **error);
+
 /* Getters for declared keys; asking for an undeclared key or the wrong type
  * is a programming error (g_critical) and returns 0/NULL/FALSE. */
 gboolean vigil_config_get_bool(const vigil_config *config, const char *section, const char *name);

@@ -15,6 +15,10 @@ gboolean vigil_schema_declare(vigil_config *config, GError **error);
 /* [preload]: read by `vigil run`, passed to the library as environment. */
 extern const struct vigil_config_key vigil_preload_config_keys[];
 extern const size_t vigil_preload_config_key_count;
+/* What [preload]'s types cannot say: ring_slots is a power of two. Checked
+ * by `vigil config check` and by `vigil run` (which warns and uses the
+ * default), by this one function. */
+gboolean vigil_preload_check_config(const vigil_config *config, GError **error);
 
 /* [daemon]: vigild's own keys. */
 extern const struct vigil_config_key vigil_daemon_config_keys[];
