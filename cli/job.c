@@ -44,23 +44,25 @@ int vigil_cli_job(int argc, char **argv)
     char *job = NULL, *step = NULL, *user = NULL, *uid_text = NULL, *nodes = NULL;
     char *socket_option = NULL, *config_path = NULL;
     GOptionEntry entries[] = {
-        {"job", 'j', 0, G_OPTION_ARG_STRING, &job, "the job's id (default: $SLURM_JOB_ID)", "ID"},
+        {"job", 'j', 0, G_OPTION_ARG_STRING, &job, "The job's id (default: $SLURM_JOB_ID)", "ID"},
         {"step", 's', 0, G_OPTION_ARG_STRING, &step,
-         "one step of the job (default: none, the whole job)", "STEP"},
-        {"user", 'u', 0, G_OPTION_ARG_STRING, &user, "the job's user (default: $SLURM_JOB_USER)",
+         "One step of the job (default: none, the whole job)", "STEP"},
+        {"user", 'u', 0, G_OPTION_ARG_STRING, &user, "The job's user (default: $SLURM_JOB_USER)",
          "USER"},
-        {"uid", 0, 0, G_OPTION_ARG_STRING, &uid_text, "the job's uid (default: $SLURM_JOB_UID)",
+        {"uid", 0, 0, G_OPTION_ARG_STRING, &uid_text, "The job's uid (default: $SLURM_JOB_UID)",
          "N"},
         {"nodes", 'n', 0, G_OPTION_ARG_STRING, &nodes,
-         "the job's nodes (default: $SLURM_JOB_NODELIST, else $SLURM_NODELIST)", "LIST"},
+         "The job's nodes (default: $SLURM_JOB_NODELIST, else $SLURM_NODELIST)", "LIST"},
         {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_option,
-         "vigild's socket (default: $VIGIL_SOCKET, else [daemon] socket)", "PATH"},
+         "The socket of vigild (default: $VIGIL_SOCKET, else [daemon] socket)", "PATH"},
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "the configuration whose [daemon] socket to use", "FILE"},
+         "The configuration whose [daemon] socket to use", "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options =
-        g_option_context_new("begin|end - tell vigild a scheduler job starts or ends on this node");
+    GOptionContext *options = g_option_context_new("begin|end");
+    g_option_context_set_summary(options,
+                                 "Tells vigild that a scheduler job starts or ends on this node "
+                                 "(what Slurm's prolog and epilog call).");
     g_option_context_add_main_entries(options, entries, NULL);
     GError *error = NULL;
     int status = VIGIL_EXIT_OK;

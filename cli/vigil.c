@@ -32,8 +32,8 @@ static const struct command commands[] = {
      "runs [--limit N] [--job ID] [--user NAME|UID] [--since TIME|AGE] [--format text|json]: "
      "the stored runs, newest first"},
     {"report", vigil_cli_report,
-     "report RUN|--job ID [--format text|json] [--process PID[@HOST]]: a stored run's report, "
-     "or a job's report across its steps and nodes"},
+     "report RUN [--format text|json] [--process PID[@HOST]], or report --job ID: a stored "
+     "run's report, or a scheduler job's across its steps and nodes"},
     {"advise", vigil_cli_advise,
      "advise RUN [--against RUN2] [--format text|json]: the CPU frequency that would have used "
      "least energy, from two runs (a model estimate)"},
