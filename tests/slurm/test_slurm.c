@@ -204,6 +204,21 @@ static void start_munged(void)
     g_free(seed);
 }
 
+/* plugstack.conf: the plugin with this build's library, the test's vigild
+ * and `more` arguments. srun and each step's slurmstepd read it anew. */
+static void write_plugstack(const char *more)
+{
+    char *path = path_in("plugstack.conf"), *next = path_in("plugstack.conf.new");
+    char *text =
+        g_strdup_printf("required %s preload=%s socket=%s %s\n", test_env_or_fail("VIGIL_SPANK"),
+                        test_env_or_fail("VIGIL_PRELOAD_LIB"), cluster.vigild.socket_path, more);
+    write_file(next, text, 0644);
+    assert_int_equal(rename(next, path), 0);
+    g_free(text);
+    g_free(next);
+    g_free(path);
+}
+
 /* slurm.conf for one node, this host, on ports the kernel gave, with the
  * plugin and the scripts; no cgroups: processes are tracked by their
  * parents (proctrack/linuxproc) and tasks are not bound (task/none). */
@@ -214,10 +229,7 @@ static void write_slurm_conf(void)
     assert_int_equal(mkdir(spool, 0700), 0);
     char *plugstack = path_in("plugstack.conf");
     /* bogus=1: a mistake in plugstack.conf is logged and fails no job. */
-    char *plugstack_text = g_strdup_printf(
-        "required %s preload=%s socket=%s bogus=1\n", test_env_or_fail("VIGIL_SPANK"),
-        test_env_or_fail("VIGIL_PRELOAD_LIB"), cluster.vigild.socket_path);
-    write_file(plugstack, plugstack_text, 0644);
+    write_plugstack("bogus=1");
     /* slurmd gives a prolog only Slurm's variables: the wrappers add where
      * this build's `vigil` and the test's vigild are, as an installed
      * script would find them from its configured path and vigil.conf. */
@@ -266,7 +278,6 @@ static void write_slurm_conf(void)
                         cluster.node, sysconf(_SC_NPROCESSORS_ONLN), cluster.node);
     write_file(cluster.conf_path, conf, 0644);
     g_free(conf);
-    g_free(plugstack_text);
     g_free(plugstack);
     g_free(state);
     g_free(spool);
@@ -461,19 +472,43 @@ static void test_srun_vigil_instruments_the_step(void **state)
     g_free(report);
 }
 
+/* What an srun task finds in LD_PRELOAD, with `option` (or none). */
+static char *task_preload(const char *option)
+{
+    const char *script = "echo \"$LD_PRELOAD\"";
+    const char *with[] = {"srun", option, "/bin/sh", "-c", script, NULL};
+    const char *without[] = {"srun", "/bin/sh", "-c", script, NULL};
+    struct test_run run = slurm_command(option != NULL ? with : without, NULL);
+    test_assert_status(&run, 0, "srun");
+    char *out = g_strstrip(g_strdup(run.out));
+    test_run_clear(&run);
+    return out;
+}
+
 static void test_without_vigil_a_step_is_not_instrumented(void **state)
 {
     (void)state;
-    const char *argv[] = {"srun", "/bin/sh", "-c", "echo \"[$LD_PRELOAD]\"", NULL};
-    struct test_run run = slurm_command(argv, NULL);
-    test_assert_status(&run, 0, "srun without --vigil");
-    assert_string_equal(run.out, "[]\n");
-    test_run_clear(&run);
-    const char *off[] = {"srun", "--vigil=off", "/bin/sh", "-c", "echo \"[$LD_PRELOAD]\"", NULL};
-    run = slurm_command(off, NULL);
-    test_assert_status(&run, 0, "srun --vigil=off");
-    assert_string_equal(run.out, "[]\n");
-    test_run_clear(&run);
+    char *plain = task_preload(NULL);
+    char *off = task_preload("--vigil=off");
+    assert_string_equal(plain, "");
+    assert_string_equal(off, "");
+    g_free(off);
+    g_free(plain);
+}
+
+/* default=on in plugstack.conf: every job, without --vigil, unless the
+ * user says --vigil=off. */
+static void test_default_on_monitors_every_job_unless_off(void **state)
+{
+    (void)state;
+    write_plugstack("default=on");
+    char *plain = task_preload(NULL);
+    char *off = task_preload("--vigil=off");
+    write_plugstack("bogus=1");
+    assert_string_equal(plain, test_env_or_fail("VIGIL_PRELOAD_LIB"));
+    assert_string_equal(off, "");
+    g_free(off);
+    g_free(plain);
 }
 
 static void test_sbatch_vigil_instruments_each_step(void **state)
@@ -532,6 +567,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_srun_vigil_instruments_the_step),
         cmocka_unit_test(test_without_vigil_a_step_is_not_instrumented),
+        cmocka_unit_test(test_default_on_monitors_every_job_unless_off),
         cmocka_unit_test(test_sbatch_vigil_instruments_each_step),
     };
     return cmocka_run_group_tests(tests, cluster_setup, cluster_teardown);
