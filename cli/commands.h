@@ -20,6 +20,10 @@ char *vigil_cli_plugin_dir(void); /* g_free it */
 char *vigil_cli_preload_library(GError **error);
 int vigil_cli_run(int argc, char **argv);
 int vigil_cli_status(int argc, char **argv);
+/* vigild's socket: `from_option`, else $VIGIL_SOCKET, else [daemon] socket
+ * of the configuration (status.c). g_free it; NULL with error set. */
+char *vigil_cli_socket_path(const char *from_option, const char *config_path, GError **error);
+int vigil_cli_job(int argc, char **argv);
 int vigil_cli_db(int argc, char **argv);
 /* [warehouse] conninfo of the configuration at `config_path` (NULL: the
  * usual one, or "" when there is none): g_free it; NULL with error set

@@ -408,3 +408,8 @@ out:
     g_free(config_path);
     return status;
 }
+
+char *vigil_cli_socket_path(const char *from_option, const char *config_path, GError **error)
+{
+    return socket_path(from_option, config_path, error);
+}

@@ -20,6 +20,9 @@ static const struct command commands[] = {
     {"config", vigil_cli_config, "config check [--config FILE]: check and print the configuration"},
     {"status", vigil_cli_status,
      "status [--json] [--socket PATH]: what the node's vigild sees now"},
+    {"job", vigil_cli_job,
+     "job begin|end [--job ID] [--step S] [--user U] [--uid N] [--nodes LIST] [--socket PATH]: "
+     "tell vigild a scheduler job starts or ends on this node (Slurm's variables by default)"},
     {"keygen", vigil_cli_keygen,
      "keygen FILE: a CURVE key pair for vigild and vigil-txd (FILE and FILE.pub)"},
     {"report", vigil_cli_report,

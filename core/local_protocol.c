@@ -39,6 +39,8 @@ static const char *const type_names[] = {
     [VIGIL_LOCAL_STATUS_REQUEST] = "status request",
     [VIGIL_LOCAL_STATUS] = "status",
     [VIGIL_LOCAL_REPORT] = "report",
+    [VIGIL_LOCAL_JOB] = "job",
+    [VIGIL_LOCAL_JOB_NOTED] = "job noted",
 };
 
 const char *vigil_local_type_name(unsigned type)
@@ -351,6 +353,7 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
         expected = sizeof(struct vigil_local_rank);
         break;
     case VIGIL_LOCAL_SUMMARY_REQUEST:
+    case VIGIL_LOCAL_JOB_NOTED:
         expected = 0;
         break;
     case VIGIL_LOCAL_SUMMARY:
@@ -485,5 +488,161 @@ bool vigil_local_decode_text(enum vigil_local_type type, const void *payload, si
     size_t copied = length < out_size - 1 ? length : out_size - 1;
     memcpy(out, text, copied);
     out[copied] = '\0';
+    return true;
+}
+
+/* ---- JOB ------------------------------------------------------------------------------------ */
+
+enum job_text_kind {
+    TEXT_TOKEN, /* printable ASCII, no space */
+    TEXT_NAME,  /* UTF-8 without control characters */
+};
+
+/* The length of the UTF-8 sequence at `p` (at most `left` bytes), or 0
+ * when it is not one: overlong forms, surrogates and code points past
+ * U+10FFFF are not. */
+static size_t utf8_sequence(const unsigned char *p, size_t left)
+{
+    unsigned char c = p[0];
+    size_t length;
+    uint32_t code, min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        length = 2, code = c & 0x1F, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        length = 3, code = c & 0x0F, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        length = 4, code = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (length > left)
+        return 0;
+    for (size_t i = 1; i < length; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        code = code << 6 | (p[i] & 0x3F);
+    }
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
+        return 0;
+    return length;
+}
+
+/* NULL when `text` (`length` bytes) is of its kind, else what is wrong. */
+static const char *job_text_problem(const char *text, size_t length, enum job_text_kind kind)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    for (size_t i = 0; i < length;) {
+        if (kind == TEXT_TOKEN) {
+            if (p[i] < 0x21 || p[i] > 0x7e)
+                return "is not printable ASCII without spaces";
+            i++;
+            continue;
+        }
+        size_t n = utf8_sequence(p + i, length - i);
+        if (n == 0)
+            return "is not valid UTF-8";
+        if (n == 1 && (p[i] < 0x20 || p[i] == 0x7f))
+            return "has a control character in it";
+        i += n;
+    }
+    return NULL;
+}
+
+static const struct job_text {
+    const char *what;
+    size_t max;
+    enum job_text_kind kind;
+} job_texts[4] = {
+    {"job id", VIGIL_LOCAL_JOB_ID_MAX, TEXT_TOKEN},
+    {"step id", VIGIL_LOCAL_JOB_STEP_MAX, TEXT_TOKEN},
+    {"user", VIGIL_LOCAL_JOB_USER_MAX, TEXT_NAME},
+    {"node list", VIGIL_LOCAL_JOB_NODES_MAX, TEXT_TOKEN},
+};
+
+static bool check_job_text(const char *prefix, size_t index, const char *text, size_t length,
+                           struct vigil_error *err)
+{
+    const struct job_text *t = &job_texts[index];
+    if (index == 0 && length == 0) {
+        vigil_error_set(err, "%sthe job id is empty", prefix);
+        return false;
+    }
+    if (length > t->max) {
+        vigil_error_set(err, "%sthe %s is %zu bytes, over the limit of %zu", prefix, t->what,
+                        length, t->max);
+        return false;
+    }
+    const char *problem = job_text_problem(text, length, t->kind);
+    if (problem != NULL) {
+        vigil_error_set(err, "%sthe %s %s", prefix, t->what, problem);
+        return false;
+    }
+    return true;
+}
+
+size_t vigil_local_encode_job(void *buffer, bool begin, const char *job, const char *step,
+                              const char *user, uint32_t uid, const char *nodes,
+                              struct vigil_error *err)
+{
+    const char *texts[4] = {job, step, user, nodes};
+    uint16_t lengths[4];
+    struct vigil_local_job head = {
+        .flags = begin ? VIGIL_LOCAL_JOB_BEGIN : 0,
+        .uid = uid,
+    };
+    char *cursor = (char *)buffer + sizeof head;
+    for (size_t i = 0; i < 4; i++) {
+        size_t length = texts[i] != NULL ? strlen(texts[i]) : 0;
+        if (!check_job_text("", i, texts[i], length, err))
+            return 0;
+        memcpy(cursor, texts[i] != NULL ? texts[i] : "", length);
+        cursor += length;
+        lengths[i] = (uint16_t)length;
+    }
+    head.job_bytes = lengths[0];
+    head.step_bytes = lengths[1];
+    head.user_bytes = lengths[2];
+    head.nodes_bytes = lengths[3];
+    memcpy(buffer, &head, sizeof head);
+    return (size_t)(cursor - (char *)buffer);
+}
+
+bool vigil_local_decode_job(const void *payload, size_t payload_bytes,
+                            struct vigil_local_job_info *out, struct vigil_error *err)
+{
+    struct vigil_local_job head;
+    if (payload_bytes < sizeof head) {
+        vigil_error_set(err, "job: %zu bytes, shorter than its fixed part (%zu)", payload_bytes,
+                        sizeof head);
+        return false;
+    }
+    memcpy(&head, payload, sizeof head);
+    const uint16_t lengths[4] = {head.job_bytes, head.step_bytes, head.user_bytes,
+                                 head.nodes_bytes};
+    size_t strings = (size_t)lengths[0] + lengths[1] + lengths[2] + lengths[3];
+    if (sizeof head + strings != payload_bytes) {
+        vigil_error_set(err, "job: its strings take %zu bytes but %zu follow the fixed part",
+                        strings, payload_bytes - sizeof head);
+        return false;
+    }
+    if (head.flags & ~(uint32_t)VIGIL_LOCAL_JOB_BEGIN) {
+        vigil_error_set(err, "job: unknown flags 0x%x", head.flags);
+        return false;
+    }
+    const char *p = (const char *)payload + sizeof head;
+    const char *starts[4];
+    for (size_t i = 0; i < 4; i++) {
+        starts[i] = p;
+        if (!check_job_text("job: ", i, p, lengths[i], err))
+            return false;
+        p += lengths[i];
+    }
+    out->fixed = head;
+    out->job = starts[0];
+    out->step = starts[1];
+    out->user = starts[2];
+    out->nodes = starts[3];
     return true;
 }

@@ -543,6 +543,9 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error) ||
         !start_uplink(d, error) || !open_state_dir(d, error))
         return FALSE;
+    d->jobs = vigild_jobs_new(d->outbox != NULL);
+    if (d->outbox != NULL)
+        vigild_outbox_set_jobs(d->outbox, d->jobs);
     g_message("serving %s, a tick every %" G_GUINT64_FORMAT " ms, providers: %s",
               d->settings.socket_path, (guint64)(d->settings.tick_ns / VIGIL_NS_PER_MS),
               d->settings.providers[0] != NULL ? "see `vigil status`" : "none");
@@ -665,6 +668,8 @@ void vigild_stop(struct vigild *d)
     d->capture.outbox = NULL;
     vigild_outbox_free(d->outbox);
     d->outbox = NULL;
+    vigild_jobs_free(d->jobs);
+    d->jobs = NULL;
     vigild_uplink_free(d->uplink);
     d->uplink = NULL;
     if (d->uplink_settings != NULL) {

@@ -94,6 +94,7 @@ struct vigild_outbox {
     uint64_t rollups_taken;       /* the roll-up's windows_closed when last taken */
     uint64_t rollup_taken_end_ns; /* the end of the last window taken */
     GHashTable *known;            /* process id → struct outbox_process * */
+    struct vigild_jobs *jobs;     /* whose notices go in the batch; NULL: none */
     /* This cycle's. */
     GHashTable *subjects; /* process id → struct outbox_subject * */
     GQueue subject_order; /* of the subjects, as they came */
@@ -888,6 +889,11 @@ struct vigild_outbox *vigild_outbox_new(struct vigild_uplink *uplink, uint64_t n
     o->rollups = g_array_new(FALSE, FALSE, sizeof(struct vigil_wire_rollup));
     o->windows = g_array_new(FALSE, FALSE, sizeof(struct vigil_wire_window));
     return o;
+}
+
+void vigild_outbox_set_jobs(struct vigild_outbox *o, struct vigild_jobs *jobs)
+{
+    o->jobs = jobs;
 }
 
 void vigild_outbox_stats(const struct vigild_outbox *o, struct vigild_outbox_stats *out)

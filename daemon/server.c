@@ -378,6 +378,30 @@ static void handle_status_request(struct connection *c, int32_t finished_pid)
     g_free(json);
 }
 
+/* A job begins or ends: noted (jobs.c) and answered, then the connection
+ * closes; a notice is the whole conversation. */
+static void handle_job(struct connection *c, size_t length)
+{
+    struct vigild *d = c->server->d;
+    struct vigil_local_job_info info;
+    struct vigil_error err = {{0}};
+    GError *error = NULL;
+    if (!vigil_local_decode_job(c->server->buffer, length, &info, &err)) {
+        refuse(c, err.message);
+        return;
+    }
+    if (d->jobs == NULL ||
+        !vigild_jobs_note(d->jobs, &info, c->uid, vigil_clock_monotonic_ns(), &error)) {
+        refuse(c, error != NULL ? error->message : "vigild is not ready for job notices");
+        g_clear_error(&error);
+        return;
+    }
+    if (!vigil_local_send(c->fd, VIGIL_LOCAL_JOB_NOTED, NULL, 0, -1, &err))
+        g_debug("client pid %d no longer waits for its job notice's answer: %s", (int)c->pid,
+                err.message);
+    connection_close(c);
+}
+
 /* Reads and handles one message. FALSE when there was none to read or the
  * connection is gone (and freed). */
 static gboolean handle_one(struct connection *c)
@@ -466,6 +490,13 @@ static gboolean handle_one(struct connection *c)
         }
         handle_report(c, (size_t)length, fd);
         return g_hash_table_contains(s->connections, &key);
+    case VIGIL_LOCAL_JOB:
+        if (c->role != ROLE_NEW) {
+            reject(c, "a job notice on a connection that said something else before");
+            return FALSE;
+        }
+        handle_job(c, (size_t)length);
+        return FALSE;
     case VIGIL_LOCAL_STATUS_REQUEST:
         if (c->role == ROLE_PROCESS) {
             reject(c, "a status request from a registered process");

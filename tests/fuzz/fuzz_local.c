@@ -175,6 +175,29 @@ static void decode_fixed(enum vigil_local_type type, const uint8_t *payload, siz
     }
 }
 
+/* A JOB the decoder takes holds its strings as the header says, is
+ * encoded again to the same bytes, and its job id is not empty. */
+static void decode_job(const uint8_t *payload, size_t size)
+{
+    struct vigil_local_job_info info;
+    struct vigil_error err = {{0}};
+    if (!vigil_local_decode_job(payload, size, &info, &err)) {
+        must(err.message[0] != '\0');
+        return;
+    }
+    const struct vigil_local_job *f = &info.fixed;
+    must(f->job_bytes > 0 && f->job_bytes <= VIGIL_LOCAL_JOB_ID_MAX);
+    must(info.nodes + f->nodes_bytes == (const char *)payload + size);
+    char *texts[4] = {strndup(info.job, f->job_bytes), strndup(info.step, f->step_bytes),
+                      strndup(info.user, f->user_bytes), strndup(info.nodes, f->nodes_bytes)};
+    static _Alignas(8) uint8_t again[VIGIL_LOCAL_MAX_BYTES];
+    size_t bytes = vigil_local_encode_job(again, (f->flags & VIGIL_LOCAL_JOB_BEGIN) != 0, texts[0],
+                                          texts[1], texts[2], f->uid, texts[3], &err);
+    must(bytes == size && memcmp(again, payload, size) == 0);
+    for (size_t i = 0; i < 4; i++)
+        free(texts[i]);
+}
+
 static void decode_text(const uint8_t *payload, size_t size)
 {
     /* A room that fits, and one that cuts the text. */
@@ -223,6 +246,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             decode_register(buffer, (size_t)got);
         else if (type == VIGIL_LOCAL_REFUSED)
             decode_text(buffer, (size_t)got);
+        else if (type == VIGIL_LOCAL_JOB)
+            decode_job(buffer, (size_t)got);
         else
             decode_fixed(type, buffer, (size_t)got);
     }

@@ -78,6 +78,11 @@ static size_t payload_of(enum vigil_local_type type, unsigned char *payload)
         memcpy(payload, &m, sizeof m);
         return sizeof m;
     }
+    case VIGIL_LOCAL_JOB:
+        return vigil_local_encode_job(payload, true, "4242", "0", "jörg", 1000, "node[01-04],gpu3",
+                                      NULL);
+    case VIGIL_LOCAL_JOB_NOTED:
+        return 0;
     }
     return 0;
 }
@@ -93,7 +98,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;
     }
-    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_REPORT; type++) {
+    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_JOB_NOTED; type++) {
         static _Alignas(8) unsigned char input[1 + VIGIL_LOCAL_MAX_BYTES];
         /* One descriptor, taken, where the protocol passes one. */
         input[0] = carries_descriptor(type) ? 1 | 4 : 0;

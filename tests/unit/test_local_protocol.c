@@ -501,7 +501,7 @@ static void test_type_names(void **state)
     assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_STATUS), "status");
     assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_REPORT), "report");
     assert_null(vigil_local_type_name(0));
-    assert_null(vigil_local_type_name(VIGIL_LOCAL_REPORT + 1));
+    assert_null(vigil_local_type_name(VIGIL_LOCAL_JOB_NOTED + 1));
     assert_null(vigil_local_type_name(1000));
 }
 
@@ -730,8 +730,8 @@ static void test_bad_headers(void **state)
     h.type = 0;
     expect_bad_header(&h, length, "a message of unknown type 0");
     h = good;
-    h.type = 10;
-    expect_bad_header(&h, length, "a message of unknown type 10");
+    h.type = VIGIL_LOCAL_JOB_NOTED + 1;
+    expect_bad_header(&h, length, "a message of unknown type 12");
     h = good;
     h.payload_bytes = 9;
     expect_bad_header(&h, length, "a message whose header gives 9 payload bytes, not the 8");
@@ -781,6 +781,157 @@ static void test_send_unknown_type(void **state)
     close(sv[1]);
 }
 
+/* ---- JOB ---------------------------------------------------------------------------------- */
+
+static void test_job_round_trip(void **state)
+{
+    (void)state;
+    struct vigil_error err = {{0}};
+    size_t bytes =
+        vigil_local_encode_job(buffer, true, "4242", "1", "jörg", 1000, "node[01-04],gpu3", &err);
+    assert_int_equal(bytes, sizeof(struct vigil_local_job) + 4 + 1 + strlen("jörg") +
+                                strlen("node[01-04],gpu3"));
+    struct vigil_local_job_info info;
+    if (!vigil_local_decode_job(buffer, bytes, &info, &err))
+        fail_msg("a job message we encoded is refused: %s", err.message);
+    assert_int_equal(info.fixed.flags, VIGIL_LOCAL_JOB_BEGIN);
+    assert_int_equal(info.fixed.uid, 1000);
+    assert_int_equal(info.fixed.job_bytes, 4);
+    assert_memory_equal(info.job, "4242", 4);
+    assert_int_equal(info.fixed.step_bytes, 1);
+    assert_memory_equal(info.step, "1", 1);
+    assert_int_equal(info.fixed.user_bytes, strlen("jörg"));
+    assert_memory_equal(info.user, "jörg", strlen("jörg"));
+    assert_memory_equal(info.nodes, "node[01-04],gpu3", info.fixed.nodes_bytes);
+
+    /* An end of the whole job, nothing else known. */
+    bytes = vigil_local_encode_job(buffer, false, "9", NULL, NULL, VIGIL_LOCAL_JOB_UID_UNKNOWN,
+                                   NULL, &err);
+    assert_int_equal(bytes, sizeof(struct vigil_local_job) + 1);
+    assert_true(vigil_local_decode_job(buffer, bytes, &info, &err));
+    assert_int_equal(info.fixed.flags, 0);
+    assert_int_equal(info.fixed.uid, VIGIL_LOCAL_JOB_UID_UNKNOWN);
+    assert_int_equal(info.fixed.step_bytes + info.fixed.user_bytes + info.fixed.nodes_bytes, 0);
+}
+
+/* Each bad string is refused by the encoder and the decoder alike, with a
+ * message naming it. */
+static void test_job_bad_strings(void **state)
+{
+    (void)state;
+    char long_id[VIGIL_LOCAL_JOB_ID_MAX + 2];
+    memset(long_id, '7', sizeof long_id - 1);
+    long_id[sizeof long_id - 1] = '\0';
+    char long_nodes[VIGIL_LOCAL_JOB_NODES_MAX + 2];
+    memset(long_nodes, 'n', sizeof long_nodes - 1);
+    long_nodes[sizeof long_nodes - 1] = '\0';
+    const struct {
+        const char *job, *step, *user, *nodes, *expected;
+    } cases[] = {
+        {"", NULL, NULL, NULL, "the job id is empty"},
+        {long_id, NULL, NULL, NULL, "the job id is 65 bytes, over the limit of 64"},
+        {"42 43", NULL, NULL, NULL, "the job id is not printable ASCII"},
+        {"4\xff", NULL, NULL, NULL, "the job id is not printable ASCII"},
+        {"42", "0\t", NULL, NULL, "the step id is not printable ASCII"},
+        {"42", NULL, "j\xc3", NULL, "the user is not valid UTF-8"},
+        {"42", NULL, "\xc0\xaf", NULL, "the user is not valid UTF-8"},     /* overlong "/" */
+        {"42", NULL, "\xed\xa0\x80", NULL, "the user is not valid UTF-8"}, /* a surrogate */
+        {"42", NULL, "me\n", NULL, "the user has a control character"},
+        {"42", NULL, NULL, "n1, n2", "the node list is not printable ASCII"},
+        {"42", NULL, NULL, long_nodes, "the node list is 8193 bytes, over the limit of 8192"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct vigil_error err = {{0}};
+        size_t bytes = vigil_local_encode_job(buffer, true, cases[i].job, cases[i].step,
+                                              cases[i].user, 0, cases[i].nodes, &err);
+        assert_int_equal(bytes, 0);
+        if (strstr(err.message, cases[i].expected) == NULL)
+            fail_msg("case %zu: \"%s\" does not say \"%s\"", i, err.message, cases[i].expected);
+        /* The same strings put in by hand reach the decoder's checks. */
+        const char *texts[4] = {cases[i].job, cases[i].step, cases[i].user, cases[i].nodes};
+        struct vigil_local_job head = {.flags = VIGIL_LOCAL_JOB_BEGIN};
+        uint16_t *lengths[4] = {&head.job_bytes, &head.step_bytes, &head.user_bytes,
+                                &head.nodes_bytes};
+        size_t at = sizeof head;
+        for (size_t t = 0; t < 4; t++) {
+            size_t length = texts[t] != NULL ? strlen(texts[t]) : 0;
+            memcpy(buffer + at, texts[t] != NULL ? texts[t] : "", length);
+            at += length;
+            *lengths[t] = (uint16_t)length;
+        }
+        memcpy(buffer, &head, sizeof head);
+        struct vigil_local_job_info info;
+        assert_false(vigil_local_decode_job(buffer, at, &info, &err));
+        assert_non_null(strstr(err.message, "job: "));
+        if (strstr(err.message, cases[i].expected) == NULL)
+            fail_msg("case %zu decoded: \"%s\" does not say \"%s\"", i, err.message,
+                     cases[i].expected);
+    }
+}
+
+static void test_job_bad_layout(void **state)
+{
+    (void)state;
+    struct vigil_error err = {{0}};
+    size_t bytes = vigil_local_encode_job(buffer, true, "4242", "0", "me", 0, "n1", &err);
+    assert_int_not_equal(bytes, 0);
+    struct vigil_local_job_info info;
+    /* Every truncation, the fixed part's included. */
+    for (size_t cut = 0; cut < bytes; cut++) {
+        assert_false(vigil_local_decode_job(buffer, cut, &info, &err));
+        assert_non_null(strstr(err.message, cut < sizeof(struct vigil_local_job)
+                                                ? "shorter than its fixed part"
+                                                : "its strings take"));
+    }
+    /* A byte more than the strings say. */
+    assert_false(vigil_local_decode_job(buffer, bytes + 1, &info, &err));
+    assert_non_null(strstr(err.message, "its strings take 9 bytes but 10 follow"));
+    /* An unknown flag. */
+    struct vigil_local_job head;
+    memcpy(&head, buffer, sizeof head);
+    head.flags |= 1u << 7;
+    memcpy(buffer, &head, sizeof head);
+    assert_false(vigil_local_decode_job(buffer, bytes, &info, &err));
+    assert_string_equal(err.message, "job: unknown flags 0x81");
+    /* A NUL in the job id. */
+    head.flags = 0;
+    memcpy(buffer, &head, sizeof head);
+    buffer[sizeof head + 1] = '\0';
+    assert_false(vigil_local_decode_job(buffer, bytes, &info, &err));
+    assert_string_equal(err.message, "job: the job id is not printable ASCII without spaces");
+    /* JOB_NOTED has no payload. */
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_JOB_NOTED, buffer, 0, NULL, &err));
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_JOB_NOTED, buffer, 1, NULL, &err));
+    assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_JOB), "job");
+}
+
+/* Over a real socket: the largest JOB the limits allow fits in a message. */
+static void test_job_largest_fits(void **state)
+{
+    (void)state;
+    char job[VIGIL_LOCAL_JOB_ID_MAX + 1], step[VIGIL_LOCAL_JOB_STEP_MAX + 1];
+    char user[VIGIL_LOCAL_JOB_USER_MAX + 1], nodes[VIGIL_LOCAL_JOB_NODES_MAX + 1];
+    memset(job, '1', sizeof job - 1), job[sizeof job - 1] = '\0';
+    memset(step, '2', sizeof step - 1), step[sizeof step - 1] = '\0';
+    memset(user, 'u', sizeof user - 1), user[sizeof user - 1] = '\0';
+    memset(nodes, 'n', sizeof nodes - 1), nodes[sizeof nodes - 1] = '\0';
+    struct vigil_error err = {{0}};
+    size_t bytes = vigil_local_encode_job(buffer, false, job, step, user, 5, nodes, &err);
+    assert_int_not_equal(bytes, 0);
+    int pair[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair), 0);
+    assert_true(vigil_local_send(pair[0], VIGIL_LOCAL_JOB, buffer, bytes, -1, &err));
+    static _Alignas(8) unsigned char received[VIGIL_LOCAL_MAX_BYTES];
+    enum vigil_local_type type;
+    assert_int_equal(vigil_local_receive(pair[1], received, &type, NULL, &err), (ssize_t)bytes);
+    assert_int_equal(type, VIGIL_LOCAL_JOB);
+    struct vigil_local_job_info info;
+    assert_true(vigil_local_decode_job(received, bytes, &info, &err));
+    assert_int_equal(info.fixed.nodes_bytes, VIGIL_LOCAL_JOB_NODES_MAX);
+    close(pair[0]);
+    close(pair[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -802,6 +953,10 @@ int main(void)
         cmocka_unit_test(test_bad_headers),
         cmocka_unit_test(test_peer_closed),
         cmocka_unit_test(test_send_unknown_type),
+        cmocka_unit_test(test_job_round_trip),
+        cmocka_unit_test(test_job_bad_strings),
+        cmocka_unit_test(test_job_bad_layout),
+        cmocka_unit_test(test_job_largest_fits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

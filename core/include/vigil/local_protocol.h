@@ -20,6 +20,13 @@
  * memfd passed with the reply, since it outgrows a socket buffer on a node
  * with a thousand processes.
  *
+ * A scheduler's prolog, epilog or SPANK plugin (vigil/job_notice.h, `vigil
+ * job begin|end`): JOB → JOB_NOTED, or REFUSED (why). One message per
+ * connection. JOB is new in version 3's lifetime: a type a vigild does not
+ * know is refused by type, so adding one leaves every existing layout, and
+ * the version, as they were (a process that outlives a vigild upgrade can
+ * still re-attach).
+ *
  * vigild trusts nothing in a message about who sent it: pid and uid come
  * from the kernel (SO_PEERCRED). This part is GLib-free: the preload
  * library links it. */
@@ -48,6 +55,8 @@ enum vigil_local_type {
     VIGIL_LOCAL_STATUS_REQUEST = 7,  /* vigil status → daemon */
     VIGIL_LOCAL_STATUS = 8,          /* daemon → vigil status, with a memfd of JSON */
     VIGIL_LOCAL_REPORT = 9,          /* process → daemon, at exit; a memfd of JSON, if any */
+    VIGIL_LOCAL_JOB = 10,            /* prolog/epilog/SPANK → daemon: a job begins or ends */
+    VIGIL_LOCAL_JOB_NOTED = 11,      /* daemon → that client, no payload */
 };
 
 struct vigil_local_header {
@@ -168,6 +177,40 @@ _Static_assert(sizeof(struct vigil_local_report) == 16, "report layout changed")
  * of at most this (VIGIL_WIRE_TEXT_MAX). */
 #define VIGIL_LOCAL_REPORT_MAX_BYTES (1u << 20)
 
+/* JOB: a scheduler job, or one step of it, begins or ends on this node. The
+ * strings follow the fixed part, each without a NUL, in this order: job
+ * id, step id (none: the whole job), user name, node list. vigild stamps
+ * the time itself; who sent it comes from the kernel. */
+struct vigil_local_job {
+    uint32_t flags; /* enum vigil_local_job_flags */
+    uint32_t uid;   /* the job's user; VIGIL_LOCAL_JOB_UID_UNKNOWN */
+    uint16_t job_bytes;
+    uint16_t step_bytes;
+    uint16_t user_bytes;
+    uint16_t nodes_bytes;
+};
+_Static_assert(sizeof(struct vigil_local_job) == 16, "job layout changed");
+
+enum vigil_local_job_flags {
+    VIGIL_LOCAL_JOB_BEGIN = 1u << 0, /* else it ends */
+};
+
+#define VIGIL_LOCAL_JOB_UID_UNKNOWN UINT32_MAX
+/* Limits of a JOB's strings, in bytes. A job id and a step are printable
+ * ASCII without spaces, as a run key ("slurm-JOB.STEP") is; a user name
+ * is UTF-8 without control characters; a node list is a Slurm host list
+ * ("node[01-64],gpu3"), printable ASCII without spaces. */
+#define VIGIL_LOCAL_JOB_ID_MAX    64u
+#define VIGIL_LOCAL_JOB_STEP_MAX  32u
+#define VIGIL_LOCAL_JOB_USER_MAX  256u
+#define VIGIL_LOCAL_JOB_NODES_MAX 8192u
+
+/* A decoded JOB: the strings point into the message (lengths in `fixed`). */
+struct vigil_local_job_info {
+    struct vigil_local_job fixed;
+    const char *job, *step, *user, *nodes;
+};
+
 /* Sending and receiving ----------------------------------------------------------------------- */
 
 /* Sends one message, with `pass_fd` as SCM_RIGHTS when it is >= 0.
@@ -203,6 +246,19 @@ size_t vigil_local_encode_register(void *buffer, const struct vigil_local_regist
  * tick source, a ring size the ring allows, a rank of -1 or more. */
 bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
                                  struct vigil_local_process_info *out, struct vigil_error *err);
+
+/* Builds a JOB payload into `buffer` (at least VIGIL_LOCAL_MAX_BYTES - the
+ * header) from NUL-terminated strings (step, user and nodes may be NULL).
+ * Nothing is cut: a string over its limit, or one the decoder would refuse,
+ * is an error that names it. Returns the payload's length, 0 on error. */
+size_t vigil_local_encode_job(void *buffer, bool begin, const char *job, const char *step,
+                              const char *user, uint32_t uid, const char *nodes,
+                              struct vigil_error *err);
+
+/* Checks a JOB payload: lengths that add up, each string within its limit
+ * and of its characters, a job id that is not empty, known flags. */
+bool vigil_local_decode_job(const void *payload, size_t payload_bytes,
+                            struct vigil_local_job_info *out, struct vigil_error *err);
 
 /* Checks a fixed-size payload: its length, and for a SUMMARY that its texts
  * are terminated and its flags known; for a REPORT, an exit code of -1 to
