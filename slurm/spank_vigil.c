@@ -34,19 +34,7 @@
 
 #include "spank_vigil_build.h"
 
-#if VIGIL_HAVE_JOB_NOTICE
 #include "vigil/job_notice.h"
-#else
-/* Until core has vigil/job_notice.h: its agreed declaration. */
-struct vigil_job_notice {
-    bool begin;
-    const char *job_id;
-    const char *step_id;
-    const char *user;
-    uint32_t uid;
-    const char *node_list;
-};
-#endif
 
 SPANK_PLUGIN(vigil, 1);
 
@@ -171,7 +159,10 @@ static void node_list(spank_t sp, char *out, size_t out_bytes)
     if (spank_remote(sp) == 1 &&
         spank_getenv(sp, "SLURM_JOB_NODELIST", out, (int)out_bytes) == ESPANK_SUCCESS)
         return;
+    /* slurmd gives its prolog SLURM_NODELIST, not SLURM_JOB_NODELIST. */
     const char *env = getenv("SLURM_JOB_NODELIST");
+    if (env == NULL)
+        env = getenv("SLURM_NODELIST");
     snprintf(out, out_bytes, "%s", env != NULL ? env : "");
 }
 
@@ -232,17 +223,12 @@ static void tell_vigild(spank_t sp, bool begin, const char *step)
         .uid = uid,
         .node_list = nodes,
     };
-#if VIGIL_HAVE_JOB_NOTICE
     char err[512];
     if (!vigil_job_notice_send(settings.socket[0] != '\0' ? settings.socket : NULL, &notice, err,
                                sizeof err))
         slurm_error("spank_vigil: job %s%s%s %s not told to vigild: %s", job_id,
                     step != NULL ? " step " : "", step != NULL ? step : "", begin ? "begin" : "end",
                     err);
-#else
-    (void)notice;
-    slurm_info("spank_vigil: built without job notices: vigild not told of job %s", job_id);
-#endif
 }
 
 /* slurmd, before the job's first step on this node (as root). */

@@ -419,6 +419,51 @@ static gint64 warehouse_run_bytes(const char *run_key, const char *job_id)
     return written;
 }
 
+/* Waits until vigild's log has the notice "job WHAT begins|ends (user
+ * root, nodes NODE)": the epilog's and the plugin's last notices come after
+ * srun and sbatch --wait return. */
+static void wait_for_notice(const char *what, const char *verb)
+{
+    char *line = g_strdup_printf("job %s %s (user root, nodes %s)", what, verb, cluster.node);
+    gint64 deadline = g_get_monotonic_time() + SLURM_READY_TIMEOUT_S * G_USEC_PER_SEC;
+    for (;;) {
+        char *log = NULL;
+        g_file_get_contents(cluster.vigild.log_path, &log, NULL, NULL);
+        gboolean found = log != NULL && strstr(log, line) != NULL;
+        if (!found && g_get_monotonic_time() > deadline)
+            fail_msg("vigild never logged \"%s\"; its log:\n%s", line, log != NULL ? log : "");
+        g_free(log);
+        if (found)
+            break;
+        g_usleep(50000); /* polling a condition, with a deadline */
+    }
+    g_free(line);
+}
+
+static gboolean vigild_logged(const char *what, const char *verb)
+{
+    char *line = g_strdup_printf("job %s %s (", what, verb), *log = NULL;
+    assert_true(g_file_get_contents(cluster.vigild.log_path, &log, NULL, NULL));
+    gboolean found = strstr(log, line) != NULL;
+    g_free(log);
+    g_free(line);
+    return found;
+}
+
+/* The Prolog/Epilog scripts said nothing: `vigil job` succeeded (they
+ * print only its failures, and exit 0 either way). */
+static void assert_scripts_quiet(void)
+{
+    const char *logs[] = {"prolog.log", "epilog.log"};
+    for (size_t i = 0; i < G_N_ELEMENTS(logs); i++) {
+        char *path = path_in(logs[i]), *text = NULL;
+        if (g_file_get_contents(path, &text, NULL, NULL) && text[0] != '\0')
+            fail_msg("%s: %s", logs[i], text);
+        g_free(text);
+        g_free(path);
+    }
+}
+
 /* A step's report: its run key, and the bytes dd wrote, which the
  * warehouse has too. */
 static void check_step(const char *report_prefix, const char *job_id, const char *step,
@@ -459,6 +504,15 @@ static void test_srun_vigil_instruments_the_step(void **state)
     assert_true(job_id[0] != '\0');
     test_run_clear(&run);
     check_step("srun-", job_id, "0", 256 * 4096);
+    /* vigild was told of the job (the plugin's job prolog and the Prolog
+     * script) and of its step (the plugin in slurmstepd), begin and end. */
+    char *step = g_strdup_printf("%s.0", job_id);
+    wait_for_notice(job_id, "begins");
+    wait_for_notice(step, "begins");
+    wait_for_notice(step, "ends");
+    wait_for_notice(job_id, "ends");
+    assert_scripts_quiet();
+    g_free(step);
 
     /* The plugin's mistake in plugstack.conf was said in slurmd's log,
      * and failed no job. */
@@ -472,15 +526,21 @@ static void test_srun_vigil_instruments_the_step(void **state)
     g_free(report);
 }
 
-/* What an srun task finds in LD_PRELOAD, with `option` (or none). */
-static char *task_preload(const char *option)
+/* What an srun task finds in LD_PRELOAD, with `option` (or none); its job
+ * id in *job_id (g_free it). */
+static char *task_preload(const char *option, char **job_id)
 {
-    const char *script = "echo \"$LD_PRELOAD\"";
+    const char *script = "echo \"$SLURM_JOB_ID\"; echo \"$LD_PRELOAD\"";
     const char *with[] = {"srun", option, "/bin/sh", "-c", script, NULL};
     const char *without[] = {"srun", "/bin/sh", "-c", script, NULL};
     struct test_run run = slurm_command(option != NULL ? with : without, NULL);
     test_assert_status(&run, 0, "srun");
-    char *out = g_strstrip(g_strdup(run.out));
+    char **lines = g_strsplit(run.out, "\n", 3);
+    assert_non_null(lines[0]);
+    assert_non_null(lines[1]);
+    *job_id = g_strdup(lines[0]);
+    char *out = g_strdup(lines[1]);
+    g_strfreev(lines);
     test_run_clear(&run);
     return out;
 }
@@ -488,10 +548,22 @@ static char *task_preload(const char *option)
 static void test_without_vigil_a_step_is_not_instrumented(void **state)
 {
     (void)state;
-    char *plain = task_preload(NULL);
-    char *off = task_preload("--vigil=off");
+    char *plain_job, *off_job;
+    char *plain = task_preload(NULL, &plain_job);
+    char *off = task_preload("--vigil=off", &off_job);
     assert_string_equal(plain, "");
     assert_string_equal(off, "");
+    /* The Prolog and Epilog scripts tell vigild of every job, monitored or
+     * not; the plugin tells of no step it does not monitor. */
+    wait_for_notice(plain_job, "begins");
+    wait_for_notice(plain_job, "ends");
+    wait_for_notice(off_job, "ends");
+    char *step = g_strdup_printf("%s.0", plain_job);
+    assert_false(vigild_logged(step, "begins"));
+    assert_scripts_quiet();
+    g_free(step);
+    g_free(off_job);
+    g_free(plain_job);
     g_free(off);
     g_free(plain);
 }
@@ -502,9 +574,12 @@ static void test_default_on_monitors_every_job_unless_off(void **state)
 {
     (void)state;
     write_plugstack("default=on");
-    char *plain = task_preload(NULL);
-    char *off = task_preload("--vigil=off");
+    char *plain_job, *off_job;
+    char *plain = task_preload(NULL, &plain_job);
+    char *off = task_preload("--vigil=off", &off_job);
     write_plugstack("bogus=1");
+    g_free(plain_job);
+    g_free(off_job);
     assert_string_equal(plain, test_env_or_fail("VIGIL_PRELOAD_LIB"));
     assert_string_equal(off, "");
     g_free(off);
@@ -535,6 +610,14 @@ static void test_sbatch_vigil_instruments_each_step(void **state)
     test_run_clear(&run);
     check_step("step0-", job_id, "0", 128 * 4096);
     check_step("step1-", job_id, "1", 64 * 4096);
+    const char *steps[] = {"batch", "0", "1"};
+    for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
+        char *step = g_strdup_printf("%s.%s", job_id, steps[i]);
+        wait_for_notice(step, "begins");
+        wait_for_notice(step, "ends");
+        g_free(step);
+    }
+    wait_for_notice(job_id, "ends");
     /* The batch script itself ran under the library too: its report went
      * to its stderr, the job's output, under the job's run key. */
     char *out_path = path_in("job.out"), *out = NULL;
