@@ -57,7 +57,7 @@ static struct {
  * its beginning was. */
 static bool step_announced;
 
-static int option_seen(int val, const char *optarg, int remote);
+static int option_seen(int val, const char *argument, int remote);
 
 static struct spank_option vigil_option = {
     "vigil",
@@ -70,25 +70,31 @@ static struct spank_option vigil_option = {
     option_seen,
 };
 
-static int option_seen(int val, const char *optarg, int remote)
+static int option_seen(int val, const char *argument, int remote)
 {
     (void)val;
     (void)remote;
     asked.given = true;
     /* A step started inside `sbatch --vigil` gets the option through the
      * environment, where Slurm writes a missing argument as "(null)". */
-    if (optarg == NULL || strcmp(optarg, "(null)") == 0)
-        optarg = "";
-    snprintf(asked.argument, sizeof asked.argument, "%s", optarg);
+    if (argument == NULL || strcmp(argument, "(null)") == 0)
+        argument = "";
+    snprintf(asked.argument, sizeof asked.argument, "%s", argument);
     return ESPANK_SUCCESS;
 }
+
+/* Whether plugstack.conf's mistakes are said here: in slurmd's and
+ * slurmstepd's log for the admin, not on every user's srun and sbatch,
+ * which load the plugin too (only for its option). */
+static bool say_config_errors;
 
 static bool copy_setting(char *out, size_t out_bytes, const char *value, const char *name)
 {
     if (value[0] != '/' || strlen(value) >= out_bytes) {
-        slurm_error("spank_vigil: plugstack.conf: %s=%s is not an absolute path shorter than "
-                    "%zu bytes; ignored",
-                    name, value, out_bytes);
+        if (say_config_errors)
+            slurm_error("spank_vigil: plugstack.conf: %s=%s is not an absolute path shorter than "
+                        "%zu bytes; ignored",
+                        name, value, out_bytes);
         return false;
     }
     memcpy(out, value, strlen(value) + 1);
@@ -112,7 +118,7 @@ static void read_arguments(int argc, char **argv)
             copy_setting(settings.preload, sizeof settings.preload, a + 8, "preload");
         else if (strncmp(a, "socket=", 7) == 0)
             copy_setting(settings.socket, sizeof settings.socket, a + 7, "socket");
-        else
+        else if (say_config_errors)
             slurm_error("spank_vigil: plugstack.conf: unknown argument '%s' (known: "
                         "default=on|off, preload=PATH, socket=PATH); ignored",
                         a);
@@ -126,9 +132,9 @@ static bool job_wanted(spank_t sp, const char **argument)
 {
     *argument = "";
     if (!asked.given) {
-        char *optarg = NULL;
-        if (spank_option_getopt(sp, &vigil_option, &optarg) == ESPANK_SUCCESS)
-            option_seen(0, optarg, 1);
+        char *given = NULL;
+        if (spank_option_getopt(sp, &vigil_option, &given) == ESPANK_SUCCESS)
+            option_seen(0, given, 1);
     }
     if (!asked.given)
         return settings.default_on;
@@ -140,8 +146,9 @@ static bool job_wanted(spank_t sp, const char **argument)
 
 int slurm_spank_init(spank_t sp, int argc, char **argv)
 {
-    read_arguments(argc, argv);
     spank_context_t context = spank_context();
+    say_config_errors = context != S_CTX_LOCAL && context != S_CTX_ALLOCATOR;
+    read_arguments(argc, argv);
     if (context == S_CTX_LOCAL || context == S_CTX_REMOTE || context == S_CTX_ALLOCATOR ||
         context == S_CTX_JOB_SCRIPT) {
         spank_err_t rc = spank_option_register(sp, &vigil_option);
