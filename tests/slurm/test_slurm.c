@@ -636,6 +636,52 @@ static void test_sbatch_vigil_instruments_each_step(void **state)
     g_free(script_path);
 }
 
+/* Runs build/slurm/vigil-prolog as slurmd would (Slurm's variables only),
+ * with `cli` as its `vigil`; returns what it said on stderr. */
+static char *run_prolog(const char *cli, const char *socket_path)
+{
+    char *script = g_build_filename(test_env_or_fail("VIGIL_SLURM_SCRIPTS"), "vigil-prolog", NULL);
+    char *cli_var = g_strconcat("VIGIL_CLI=", cli, NULL);
+    char *socket_var = g_strconcat("VIGIL_SOCKET=", socket_path, NULL);
+    const char *argv[] = {script, NULL};
+    char *env[] = {"SLURM_JOB_ID=42",
+                   "SLURM_JOB_USER=root",
+                   "SLURM_JOB_UID=0",
+                   "SLURM_NODELIST=node1",
+                   cli_var,
+                   socket_var,
+                   NULL};
+    struct test_run run = test_run_program(cluster.dir, argv, env);
+    /* Whatever happened, 0: a failing prolog drains the node. */
+    test_assert_status(&run, 0, "vigil-prolog");
+    char *err = g_strdup(run.err);
+    test_run_clear(&run);
+    g_free(socket_var);
+    g_free(cli_var);
+    g_free(script);
+    return err;
+}
+
+static void test_the_prolog_exits_0_without_vigild_or_when_vigil_hangs(void **state)
+{
+    (void)state;
+    char *nobody = path_in("nobody.sock");
+    char *err = run_prolog(test_env_or_fail("VIGIL_CLI"), nobody);
+    test_assert_contains(err, "vigil-prolog: job 42: ");
+    test_assert_contains(err, nobody);
+    g_free(err);
+    /* A `vigil` that never returns (as one stuck on a hung vigild would):
+     * the script's timeout ends it, says so, and the prolog still exits 0.
+     * Without the timeout this would outlast the test's own. */
+    char *hung = path_in("hung-vigil");
+    write_file(hung, "#!/bin/sh\nexec sleep 3600\n", 0755);
+    err = run_prolog(hung, nobody);
+    test_assert_contains(err, "vigil-prolog: job 42: ");
+    g_free(err);
+    g_free(hung);
+    g_free(nobody);
+}
+
 int main(void)
 {
     if (!slurm_installed()) {
@@ -654,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_without_vigil_a_step_is_not_instrumented),
         cmocka_unit_test(test_default_on_monitors_every_job_unless_off),
         cmocka_unit_test(test_sbatch_vigil_instruments_each_step),
+        cmocka_unit_test(test_the_prolog_exits_0_without_vigild_or_when_vigil_hangs),
     };
     return cmocka_run_group_tests(tests, cluster_setup, cluster_teardown);
 }
