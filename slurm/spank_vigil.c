@@ -209,14 +209,21 @@ static void step_name(uint32_t step, char *out, size_t out_bytes)
  * a vigild that is away is logged, never the job's problem. */
 static void tell_vigild(spank_t sp, bool begin, const char *step)
 {
-    char job_id[32], nodes[4096], user[256] = "";
+    char job_id[32], nodes[8192], user[256] = "";
     uint32_t uid = UINT32_MAX;
     if (!job_identity(sp, job_id, sizeof job_id, &uid)) {
         slurm_error("spank_vigil: no job id here: vigild not told of the job");
         return;
     }
     node_list(sp, nodes, sizeof nodes);
-    if (uid != UINT32_MAX) {
+    /* Slurm's own name for the user first: a passwd lookup may go to the
+     * network (LDAP) while a step waits. */
+    if (spank_remote(sp) != 1 ||
+        spank_getenv(sp, "SLURM_JOB_USER", user, (int)sizeof user) != ESPANK_SUCCESS) {
+        const char *env = getenv("SLURM_JOB_USER");
+        snprintf(user, sizeof user, "%s", env != NULL ? env : "");
+    }
+    if (user[0] == '\0' && uid != UINT32_MAX) {
         struct passwd entry, *found = NULL;
         char buffer[4096];
         if (getpwuid_r((uid_t)uid, &entry, buffer, sizeof buffer, &found) == 0 && found != NULL)
