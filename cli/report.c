@@ -23,6 +23,7 @@
 #include <libpq-fe.h>
 
 #include "commands.h"
+#include "report_job.h"
 #include "report_job_energy.h"
 #include "report_json.h"
 #include "vigil-build.h"
@@ -145,7 +146,8 @@ int vigil_cli_report(int argc, char **argv)
         {"process", 'p', 0, G_OPTION_ARG_STRING, &options.process,
          "The report of this process of the run instead", "PID[@HOST]"},
         {"job", 'j', 0, G_OPTION_ARG_STRING, &options.job,
-         "The energy of this scheduler job (every run of it) across its nodes, instead of RUN",
+         "The report of this scheduler job across its steps and nodes (user, nodes, begin and "
+         "end, each step's program, ranks, bytes, time and energy, the totals), instead of RUN",
          "ID"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
@@ -201,11 +203,11 @@ int vigil_cli_report(int argc, char **argv)
     gboolean json = options.format != NULL && strcmp(options.format, "json") == 0;
     struct vigil_report_job_energy energy;
     if (options.job != NULL) {
-        if (!vigil_cli_job_energy(db, options.job, &energy, &error)) {
+        char *text = vigil_cli_report_job(db, options.job, json, &error);
+        if (text == NULL) {
             fprintf(stderr, "vigil report: %s\n", error->message);
             goto out;
         }
-        char *text = vigil_cli_job_energy_render(options.job, &energy, json);
         fputs(text, stdout);
         g_free(text);
         status = fflush(stdout) == 0 ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;

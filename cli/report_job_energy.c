@@ -24,6 +24,8 @@
 
 const char vigil_cli_run_energy_sql[] =
     ENERGY_SQL("run_energy", "run_energy_nodes", "run_id", "::bigint");
+const char vigil_cli_job_energy_sql[] =
+    ENERGY_SQL("job_energy", "job_energy_nodes", "scheduler_job_id", "");
 
 gboolean vigil_cli_job_energy_from_result(const PGresult *result,
                                           struct vigil_report_job_energy *out)
@@ -87,8 +89,7 @@ gboolean vigil_cli_job_energy(PGconn *db, const char *job, struct vigil_report_j
                               GError **error)
 {
     gboolean found = FALSE;
-    if (!read_energy(db, ENERGY_SQL("job_energy", "job_energy_nodes", "scheduler_job_id", ""), job,
-                     out, &found, error))
+    if (!read_energy(db, vigil_cli_job_energy_sql, job, out, &found, error))
         return FALSE;
     if (!found) {
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,

@@ -12,6 +12,8 @@
  * read into `out` (FALSE when it has none: no such run): for vigil-web,
  * which runs queries its own way. */
 extern const char vigil_cli_run_energy_sql[];
+/* The same for a job ($1: its scheduler job id). */
+extern const char vigil_cli_job_energy_sql[];
 gboolean vigil_cli_job_energy_from_result(const PGresult *result,
                                           struct vigil_report_job_energy *out);
 /* A stored report shows the run's energy across its nodes when it has

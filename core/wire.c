@@ -54,6 +54,8 @@ GQuark vigil_wire_error_quark(void)
 #define SUMMARY_FIXED_BYTES   8u /* the process id */
 #define SUMMARY_MIN_BYTES     (SUMMARY_FIXED_BYTES + TEXT_LENGTH_BYTES)
 #define REFUSAL_MIN_BYTES     TEXT_LENGTH_BYTES
+#define JOB_FIXED_BYTES       24u /* everything before job_id */
+#define JOB_MIN_BYTES         (JOB_FIXED_BYTES + 4 * STRING_LENGTH_BYTES)
 #define BATCH_LENGTH_BYTES    4u /* before each inner message */
 #define BATCH_ENTRY_MIN_BYTES (BATCH_LENGTH_BYTES + VIGIL_WIRE_HEADER_BYTES)
 
@@ -504,6 +506,20 @@ static gboolean check_summary(const struct vigil_wire_summary *s, GError **error
     return TRUE;
 }
 
+static gboolean check_job(const struct vigil_wire_job *j, GError **error)
+{
+    if (!check_reserved_u32(j->reserved, error) || !check_not_empty("job_id", j->job_id, error) ||
+        !check_string("step_id", j->step_id, error) || !check_string("user", j->user, error) ||
+        !check_string("nodes", j->nodes, error))
+        goto bad;
+    if (j->begin_ns != 0 && j->end_ns != 0 && !check_span(j->begin_ns, j->end_ns, error))
+        goto bad;
+    return TRUE;
+bad:
+    g_prefix_error(error, "job %s: ", j->job_id != NULL ? j->job_id : "(none)");
+    return FALSE;
+}
+
 static gboolean check_refusal(const struct vigil_wire_refusal *r, GError **error)
 {
     if (!check_long_text("reason", r->reason, error))
@@ -655,6 +671,24 @@ static void encode_summary(uint8_t *p, const struct vigil_wire_summary *s)
 {
     put_u64(&p, s->process_id);
     put_text(&p, s->report_json);
+}
+
+static size_t job_wire_bytes(const struct vigil_wire_job *j)
+{
+    return JOB_FIXED_BYTES + string_wire_bytes(j->job_id) + string_wire_bytes(j->step_id) +
+           string_wire_bytes(j->user) + string_wire_bytes(j->nodes);
+}
+
+static void encode_job(uint8_t *p, const struct vigil_wire_job *j)
+{
+    put_u64(&p, j->begin_ns);
+    put_u64(&p, j->end_ns);
+    put_u32(&p, j->uid);
+    put_u32(&p, 0);
+    put_string(&p, j->job_id);
+    put_string(&p, j->step_id);
+    put_string(&p, j->user);
+    put_string(&p, j->nodes);
 }
 
 static void encode_refusal(uint8_t *p, const struct vigil_wire_refusal *r)
@@ -920,6 +954,19 @@ static gboolean decode_summary(const uint8_t *p, struct reader *tail, void *item
     return read_text(tail, "report_json", &s->report_json, error) && check_summary(s, error);
 }
 
+static gboolean decode_job(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    struct vigil_wire_job *j = item;
+    j->begin_ns = next_u64(&p);
+    j->end_ns = next_u64(&p);
+    j->uid = next_u32(&p);
+    j->reserved = next_u32(&p);
+    return read_string(tail, "job_id", &j->job_id, error) &&
+           read_string(tail, "step_id", &j->step_id, error) &&
+           read_string(tail, "user", &j->user, error) &&
+           read_string(tail, "nodes", &j->nodes, error) && check_job(j, error);
+}
+
 static gboolean decode_refusal(const uint8_t *p, struct reader *tail, void *item, GError **error)
 {
     (void)p;
@@ -960,6 +1007,7 @@ static const struct item_codec codecs[VIGIL_WIRE_TYPE_COUNT + 1] = {
                               SUMMARY_MIN_BYTES, decode_summary},
     [VIGIL_WIRE_REFUSED] = {sizeof(struct vigil_wire_refusal), 0, REFUSAL_MIN_BYTES,
                             decode_refusal},
+    [VIGIL_WIRE_JOBS] = {sizeof(struct vigil_wire_job), JOB_FIXED_BYTES, JOB_MIN_BYTES, decode_job},
     /* BATCH holds whole messages, not items: decode_batch. */
 };
 
@@ -980,6 +1028,7 @@ static const char *const type_names[VIGIL_WIRE_TYPE_COUNT + 1] = {
     [VIGIL_WIRE_WINDOWS] = "windows",
     [VIGIL_WIRE_SUMMARIES] = "summaries",
     [VIGIL_WIRE_REFUSED] = "refused",
+    [VIGIL_WIRE_JOBS] = "jobs",
 };
 
 const char *vigil_wire_type_name(unsigned type)
@@ -1061,6 +1110,16 @@ static void free_refusals(struct vigil_wire_refusal *refusals, uint32_t count)
         g_free(refusals[i].reason);
 }
 
+static void free_jobs(struct vigil_wire_job *jobs, uint32_t count)
+{
+    for (uint32_t i = 0; jobs != NULL && i < count; i++) {
+        g_free(jobs[i].job_id);
+        g_free(jobs[i].step_id);
+        g_free(jobs[i].user);
+        g_free(jobs[i].nodes);
+    }
+}
+
 static void free_inner(struct vigil_wire_message *inner, uint32_t count)
 {
     for (uint32_t i = 0; inner != NULL && i < count; i++)
@@ -1096,6 +1155,9 @@ static void free_item_strings(struct vigil_wire_message *m)
     case VIGIL_WIRE_REFUSED:
         free_refusals(m->refusals, count);
         break;
+    case VIGIL_WIRE_JOBS:
+        free_jobs(m->jobs, count);
+        break;
     case VIGIL_WIRE_BATCH:
         free_inner(m->inner, count);
         break;
@@ -1121,6 +1183,7 @@ void vigil_wire_message_clear(struct vigil_wire_message *m)
     g_free(m->windows);
     g_free(m->summaries);
     g_free(m->refusals);
+    g_free(m->jobs);
     g_free(m->inner);
     memset(m, 0, sizeof *m);
 }
@@ -1234,6 +1297,9 @@ static void attach_items(struct vigil_wire_message *m, void *items)
         break;
     case VIGIL_WIRE_REFUSED:
         m->refusals = items;
+        break;
+    case VIGIL_WIRE_JOBS:
+        m->jobs = items;
         break;
     default:
         g_assert_not_reached();
@@ -1651,6 +1717,19 @@ gboolean vigil_wire_add_summary(vigil_wire_writer *w, const struct vigil_wire_su
     return TRUE;
 }
 
+gboolean vigil_wire_add_job(vigil_wire_writer *w, const struct vigil_wire_job *job, GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_JOBS, FALSE);
+    g_return_val_if_fail(job != NULL, FALSE);
+    if (!check_job(job, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, job_wire_bytes(job), error);
+    if (p == NULL)
+        return FALSE;
+    encode_job(p, job);
+    return TRUE;
+}
+
 gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_refusal *refusal,
                                 GError **error)
 {
@@ -1797,6 +1876,8 @@ static gboolean add_item(vigil_wire_writer *w, const struct vigil_wire_message *
         return vigil_wire_add_summary(w, &m->summaries[i], error);
     case VIGIL_WIRE_REFUSED:
         return vigil_wire_add_refusal(w, &m->refusals[i], error);
+    case VIGIL_WIRE_JOBS:
+        return vigil_wire_add_job(w, &m->jobs[i], error);
     default:
         g_assert_not_reached();
     }
@@ -1832,6 +1913,8 @@ static gboolean message_has_items(const struct vigil_wire_message *m)
         return m->summaries != NULL;
     case VIGIL_WIRE_REFUSED:
         return m->refusals != NULL;
+    case VIGIL_WIRE_JOBS:
+        return m->jobs != NULL;
     default:
         return FALSE;
     }

@@ -44,7 +44,8 @@
 #define SUMMARY_WIRE_BYTES  12 /* and the report */
 #define ANOMALY_WIRE_BYTES  50 /* and its strings */
 #define STATE_WIRE_BYTES    32
-#define STRING_WIRE_BYTES   2 /* and the bytes */
+#define JOB_WIRE_BYTES      24 /* and its strings */
+#define STRING_WIRE_BYTES   2  /* and the bytes */
 /* An ended process is still described this many cycles after its end:
  * capture decides its last cycle at the next cycle's end, and its report
  * may be read after its end was seen. */
@@ -723,6 +724,34 @@ static void add_processes(struct batch *b)
     }
 }
 
+static void add_job(void *user, const struct vigild_job *job)
+{
+    struct batch *b = user;
+    struct vigil_wire_job item = {
+        .begin_ns = job->begin_ns,
+        .end_ns = job->end_ns,
+        .uid = job->uid,
+        .job_id = job->job_id,
+        .step_id = job->step_id != NULL ? job->step_id : "",
+        .user = job->user,
+        .nodes = job->nodes,
+    };
+    make_room(b, JOB_WIRE_BYTES + 4 * STRING_WIRE_BYTES + strlen(item.job_id) +
+                     strlen(item.step_id) + strlen(item.user) + strlen(item.nodes));
+    GError *error = NULL;
+    /* jobs.c kept only what the local protocol checked: ASCII and UTF-8. */
+    if (!vigil_wire_add_job(writer(b, VIGIL_WIRE_JOBS, 0), &item, &error)) {
+        skip_item(b->o, "a job", error);
+        g_error_free(error);
+    }
+}
+
+/* The jobs whose begin or end vigild was told of since the last cycle. */
+static void add_jobs(struct batch *b)
+{
+    vigild_jobs_take_changed(b->o->jobs, add_job, b);
+}
+
 /* Opens the ACTIVITIES and NAMES messages of `process_id`, closing another
  * process's. */
 static void begin_process_messages(struct batch *b, uint64_t process_id)
@@ -853,6 +882,7 @@ void vigild_outbox_close_cycle(struct vigild_outbox *o, const struct vigild_cycl
     add_rollups(&b);
     add_samples(&b);
     add_processes(&b);
+    add_jobs(&b);
     add_activities(&b);
     batch_end(&b);
     g_hash_table_destroy(b.processes);

@@ -893,6 +893,8 @@ static gboolean store_describing(struct batch_context *b, GError **error)
     for (guint i = 0; ok && i < processes->len; i++)
         ok = store_process(b, g_ptr_array_index(processes, i), error);
     ok = ok && describe_runs(b, error);
+    ok = ok && txd_store_jobs(b->store->db, b->node_id, b->node->realtime_offset_ns, b->batch,
+                              &b->rows, error);
     g_array_sort(names, compare_names);
     for (guint i = 0; ok && i < names->len; i++) {
         const struct batch_name *n = &g_array_index(names, struct batch_name, i);

@@ -86,6 +86,13 @@ void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns); /* timestam
  * none. The error's code says whether to retry. */
 gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GError **error);
 
+/* ---- store_jobs.c --------------------------------------------------------------------- */
+
+/* The batch's JOBS items into jobs and job_steps, in the batch's
+ * transaction; `rows` counts them. */
+gboolean txd_store_jobs(PGconn *db, int64_t node_id, int64_t realtime_offset_ns,
+                        const struct vigil_wire_message *batch, uint64_t *rows, GError **error);
+
 /* ---- store.c -------------------------------------------------------------------------- */
 
 enum txd_store_result {

@@ -52,6 +52,7 @@ static gboolean add_items(vigil_wire_writer *w, enum vigil_wire_type type, GErro
         4242, 8, 9, 900, 2000, 12, "process ABNORMAL_BAD (io-latency)"};
     static const struct vigil_wire_summary summary = {4242, "{\"calls\":12}"};
     static const struct vigil_wire_refusal refusal = {"duplicate key"};
+    static const struct vigil_wire_job job = {900, 2000, 1000, 0, "981", "0", "alice", "n[01-02]"};
     switch (type) {
     case VIGIL_WIRE_ACTIVITIES:
         return vigil_wire_add_activity(w, &activity, error);
@@ -81,6 +82,8 @@ static gboolean add_items(vigil_wire_writer *w, enum vigil_wire_type type, GErro
         return vigil_wire_add_summary(w, &summary, error);
     case VIGIL_WIRE_REFUSED:
         return vigil_wire_add_refusal(w, &refusal, error);
+    case VIGIL_WIRE_JOBS:
+        return vigil_wire_add_job(w, &job, error);
     }
     return FALSE;
 }
@@ -100,8 +103,9 @@ static uint64_t seed_sequence(enum vigil_wire_type type)
 static gboolean add_batch_items(vigil_wire_writer *w, GError **error)
 {
     static const enum vigil_wire_type inner[] = {
-        VIGIL_WIRE_NODE,       VIGIL_WIRE_PROCESSES, VIGIL_WIRE_METRICS, VIGIL_WIRE_ROLLUPS,
-        VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_STATES,    VIGIL_WIRE_WINDOWS, VIGIL_WIRE_SUMMARIES};
+        VIGIL_WIRE_NODE,    VIGIL_WIRE_PROCESSES,  VIGIL_WIRE_METRICS,
+        VIGIL_WIRE_ROLLUPS, VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_STATES,
+        VIGIL_WIRE_WINDOWS, VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_JOBS};
     for (size_t i = 0; i < G_N_ELEMENTS(inner); i++) {
         vigil_wire_writer *m = vigil_wire_writer_new(inner[i], 7, seed_sequence(VIGIL_WIRE_BATCH),
                                                      has_process_id(inner[i]) ? 4242 : 0);

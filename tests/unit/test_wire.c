@@ -119,6 +119,12 @@ static const struct vigil_wire_summary summaries[] = {
     {UINT64_MAX, "{\"note\":\"gr\xc3\xbc\xc3\x9f\"}"},
 };
 
+static const struct vigil_wire_job jobs[] = {
+    {1000, 2000, 1000, 0, "4242", "", "alice", "node[01-04]"},
+    {5, 0, UINT32_MAX, 0, "4242", "0", "j\xc3\xb6rg", ""}, /* begun, running */
+    {0, 7, 0, 0, "4242_3", "batch", "", "n1"},             /* an end alone */
+};
+
 static const struct vigil_wire_refusal refusals[] = {
     {"duplicate key value violates unique constraint \"processes_node_id_pid_start_ns_key\""},
 };
@@ -127,7 +133,7 @@ static const struct vigil_wire_refusal refusals[] = {
 static const enum vigil_wire_type batch_types[] = {
     VIGIL_WIRE_NODE,    VIGIL_WIRE_PROCESSES, VIGIL_WIRE_METRICS,    VIGIL_WIRE_ROLLUPS,
     VIGIL_WIRE_SAMPLES, VIGIL_WIRE_NAMES,     VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_ANOMALIES,
-    VIGIL_WIRE_STATES,  VIGIL_WIRE_WINDOWS,   VIGIL_WIRE_SUMMARIES,
+    VIGIL_WIRE_STATES,  VIGIL_WIRE_WINDOWS,   VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_JOBS,
 };
 #define BATCH_SEQUENCE (SEQUENCE + VIGIL_WIRE_BATCH)
 
@@ -135,7 +141,7 @@ static const enum vigil_wire_type all_types[] = {
     VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_NAMES,     VIGIL_WIRE_METRICS, VIGIL_WIRE_SAMPLES,
     VIGIL_WIRE_ANOMALIES,  VIGIL_WIRE_STATES,    VIGIL_WIRE_ACK,     VIGIL_WIRE_BATCH,
     VIGIL_WIRE_NODE,       VIGIL_WIRE_PROCESSES, VIGIL_WIRE_ROLLUPS, VIGIL_WIRE_WINDOWS,
-    VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_REFUSED,
+    VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS,
 };
 #define N_TYPES G_N_ELEMENTS(all_types)
 _Static_assert(G_N_ELEMENTS(all_types) == VIGIL_WIRE_TYPE_COUNT, "a type without a test");
@@ -178,6 +184,8 @@ static size_t fixture_count(enum vigil_wire_type type)
         return G_N_ELEMENTS(summaries);
     case VIGIL_WIRE_REFUSED:
         return G_N_ELEMENTS(refusals);
+    case VIGIL_WIRE_JOBS:
+        return G_N_ELEMENTS(jobs);
     }
     return 0;
 }
@@ -233,6 +241,9 @@ static void add_fixture(vigil_wire_writer *w, enum vigil_wire_type type, size_t 
         break;
     case VIGIL_WIRE_REFUSED:
         ok = vigil_wire_add_refusal(w, &refusals[i], &error);
+        break;
+    case VIGIL_WIRE_JOBS:
+        ok = vigil_wire_add_job(w, &jobs[i], &error);
         break;
     }
     if (error != NULL)
@@ -512,6 +523,15 @@ static void assert_items_equal(const struct vigil_wire_message *m, size_t i)
     case VIGIL_WIRE_REFUSED:
         assert_string_equal(m->refusals[i].reason, refusals[i].reason);
         break;
+    case VIGIL_WIRE_JOBS:
+        assert_int_equal(m->jobs[i].begin_ns, jobs[i].begin_ns);
+        assert_int_equal(m->jobs[i].end_ns, jobs[i].end_ns);
+        assert_int_equal(m->jobs[i].uid, jobs[i].uid);
+        assert_string_equal(m->jobs[i].job_id, jobs[i].job_id);
+        assert_string_equal(m->jobs[i].step_id, jobs[i].step_id);
+        assert_string_equal(m->jobs[i].user, jobs[i].user);
+        assert_string_equal(m->jobs[i].nodes, jobs[i].nodes);
+        break;
     }
 }
 
@@ -590,6 +610,10 @@ static size_t expected_payload_bytes(enum vigil_wire_type type, size_t n)
             break;
         case VIGIL_WIRE_REFUSED:
             bytes += 4 + strlen(refusals[i].reason);
+            break;
+        case VIGIL_WIRE_JOBS:
+            bytes += 24 + 8 + strlen(jobs[i].job_id) + strlen(jobs[i].step_id) +
+                     strlen(jobs[i].user) + strlen(jobs[i].nodes);
             break;
         }
     }
@@ -744,8 +768,8 @@ static void test_type_names(void **state)
 {
     (void)state;
     static const char *const expected[] = {
-        "activities", "names", "metrics",   "samples", "anomalies", "states",    "ack",
-        "batch",      "node",  "processes", "rollups", "windows",   "summaries", "refused"};
+        "activities", "names",     "metrics", "samples", "anomalies", "states",  "ack", "batch",
+        "node",       "processes", "rollups", "windows", "summaries", "refused", "jobs"};
     for (size_t t = 0; t < N_TYPES; t++)
         assert_string_equal(vigil_wire_type_name(all_types[t]), expected[t]);
     assert_null(vigil_wire_type_name(0));
@@ -1127,7 +1151,7 @@ static void test_hostile_headers(void **state)
     expect_patched_error(VIGIL_WIRE_SAMPLES, 6, 0, 2, VIGIL_WIRE_ERROR_MALFORMED,
                          "unknown message type 0");
     expect_patched_error(VIGIL_WIRE_SAMPLES, 6, VIGIL_WIRE_TYPE_COUNT + 1, 2,
-                         VIGIL_WIRE_ERROR_MALFORMED, "unknown message type 15");
+                         VIGIL_WIRE_ERROR_MALFORMED, "unknown message type 16");
     expect_patched_error(VIGIL_WIRE_SAMPLES, HEADER_PAYLOAD_BYTES, VIGIL_WIRE_MAX_PAYLOAD_BYTES + 1,
                          4, VIGIL_WIRE_ERROR_TOO_LARGE,
                          "payload of 67108865 bytes is over the limit");
@@ -1491,6 +1515,18 @@ static void hand_item(GByteArray *a, enum vigil_wire_type type, const void *item
     case VIGIL_WIRE_REFUSED:
         put_text32(a, ((const struct vigil_wire_refusal *)item)->reason);
         break;
+    case VIGIL_WIRE_JOBS: {
+        const struct vigil_wire_job *j = item;
+        put_le(a, j->begin_ns, 8);
+        put_le(a, j->end_ns, 8);
+        put_le(a, j->uid, 4);
+        put_le(a, j->reserved, 4);
+        put_string16(a, j->job_id);
+        put_string16(a, j->step_id);
+        put_string16(a, j->user);
+        put_string16(a, j->nodes);
+        break;
+    }
     default:
         fail_msg("no hand encoding of %s items", vigil_wire_type_name(type));
     }
@@ -1511,6 +1547,8 @@ static const void *fixture_item(enum vigil_wire_type type, size_t i)
         return &summaries[i];
     case VIGIL_WIRE_REFUSED:
         return &refusals[i];
+    case VIGIL_WIRE_JOBS:
+        return &jobs[i];
     default:
         fail_msg("no fixture items of %s", vigil_wire_type_name(type));
     }
@@ -1563,9 +1601,9 @@ static void unref_all(GBytes **messages, size_t n)
 static void test_version_2_layouts_are_as_documented(void **state)
 {
     (void)state;
-    static const enum vigil_wire_type types[] = {VIGIL_WIRE_NODE,      VIGIL_WIRE_PROCESSES,
-                                                 VIGIL_WIRE_ROLLUPS,   VIGIL_WIRE_WINDOWS,
-                                                 VIGIL_WIRE_SUMMARIES, VIGIL_WIRE_REFUSED};
+    static const enum vigil_wire_type types[] = {
+        VIGIL_WIRE_NODE,      VIGIL_WIRE_PROCESSES, VIGIL_WIRE_ROLLUPS, VIGIL_WIRE_WINDOWS,
+        VIGIL_WIRE_SUMMARIES, VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS};
     for (size_t t = 0; t < G_N_ELEMENTS(types); t++) {
         GByteArray *payload = g_byte_array_new();
         for (size_t i = 0; i < fixture_count(types[t]); i++)
@@ -1609,6 +1647,8 @@ static gboolean add_one(vigil_wire_writer *w, enum vigil_wire_type type, const v
         return vigil_wire_add_summary(w, item, error);
     case VIGIL_WIRE_REFUSED:
         return vigil_wire_add_refusal(w, item, error);
+    case VIGIL_WIRE_JOBS:
+        return vigil_wire_add_job(w, item, error);
     default:
         fail_msg("no add for %s items", vigil_wire_type_name(type));
     }
@@ -1787,6 +1827,27 @@ static void test_bad_windows_summaries_refusals(void **state)
     r.reason = "\xf8\x88\x80\x80\x80";
     expect_bad_item(VIGIL_WIRE_REFUSED, &r, "reason is not valid UTF-8");
     g_free(too_long);
+}
+
+static void test_bad_jobs(void **state)
+{
+    (void)state;
+    struct vigil_wire_job j = jobs[0];
+    j.job_id = "";
+    expect_bad_item(VIGIL_WIRE_JOBS, &j, "job : job_id is empty");
+    j = jobs[0];
+    j.reserved = 2;
+    expect_bad_item(VIGIL_WIRE_JOBS, &j, "job 4242: reserved field is 0x00000002, not 0");
+    j = jobs[0];
+    j.end_ns = 999;
+    expect_bad_item(VIGIL_WIRE_JOBS, &j, "job 4242: ends (999 ns) before it starts (1000 ns)");
+    j = jobs[0];
+    j.user = "al\xff"
+             "ce";
+    expect_bad_item(VIGIL_WIRE_JOBS, &j, "job 4242: user is not valid UTF-8");
+    j = jobs[0];
+    j.nodes = "n\xc3";
+    expect_bad_item(VIGIL_WIRE_JOBS, &j, "job 4242: nodes is not valid UTF-8");
 }
 
 /* A NUL cannot be in a C string, so only the decoder can meet one. */
@@ -2393,6 +2454,7 @@ int main(void)
         cmocka_unit_test(test_bad_processes),
         cmocka_unit_test(test_bad_rollups),
         cmocka_unit_test(test_bad_windows_summaries_refusals),
+        cmocka_unit_test(test_bad_jobs),
         cmocka_unit_test(test_nul_in_version_2_strings),
         cmocka_unit_test(test_hostile_version_2_lengths),
         cmocka_unit_test(test_node_and_refusal_hold_exactly_one),

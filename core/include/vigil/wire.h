@@ -48,6 +48,8 @@
  *             text reasons
  *   summary   0 u64 process_id; text report_json
  *   refusal   text reason
+ *   job       0 u64 begin_ns, 8 u64 end_ns, 16 u32 uid, 20 u32 reserved;
+ *             strings job_id, step_id, user, nodes
  * A BATCH's payload is `count` times (u32 length, one whole message with
  * its own header and CRC). ACTIVITIES and NAMES begin their payload with
  * the u64 process id; no other type does.
@@ -92,8 +94,9 @@ enum vigil_wire_type {
     VIGIL_WIRE_WINDOWS = 12,   /* captured windows: which cycles were forwarded, and why */
     VIGIL_WIRE_SUMMARIES = 13, /* a process's end-of-run report, as its JSON */
     VIGIL_WIRE_REFUSED = 14, /* txd → vigild: the header's batch can never be stored; one text */
+    VIGIL_WIRE_JOBS = 15,    /* scheduler jobs and steps that began or ended on the node */
 };
-#define VIGIL_WIRE_TYPE_COUNT 14
+#define VIGIL_WIRE_TYPE_COUNT 15
 
 struct vigil_wire_header {
     uint32_t magic;
@@ -214,6 +217,20 @@ struct vigil_wire_refusal {
     char *reason; /* a long text, not empty */
 };
 
+/* JOBS: a scheduler job, or one step of it, as its notices to vigild told
+ * (daemon/jobs.c). A time is 0 when not told in this item: an end's item
+ * leaves the begin its earlier batch gave. Valid: job_id not empty, end_ns
+ * 0 or >= begin_ns (when both are known), reserved 0. */
+struct vigil_wire_job {
+    uint64_t begin_ns, end_ns; /* monotonic, as all times */
+    uint32_t uid;              /* UINT32_MAX: not known */
+    uint32_t reserved;         /* zero */
+    char *job_id;
+    char *step_id; /* "" for the whole job */
+    char *user;    /* "" when not known */
+    char *nodes;   /* the scheduler's node list, "" when not known */
+};
+
 /* A decoded message; the array matching header.type holds header.count
  * items. Free with vigil_wire_message_clear. */
 struct vigil_wire_message {
@@ -231,6 +248,7 @@ struct vigil_wire_message {
     struct vigil_wire_window *windows;
     struct vigil_wire_summary *summaries;
     struct vigil_wire_refusal *refusals;
+    struct vigil_wire_job *jobs;
     /* BATCH: its `count` inner messages, decoded. An inner message has the
      * batch's node and sequence and is neither a BATCH, an ACK nor REFUSED. */
     struct vigil_wire_message *inner;
@@ -287,6 +305,7 @@ gboolean vigil_wire_add_window(vigil_wire_writer *w, const struct vigil_wire_win
                                GError **error);
 gboolean vigil_wire_add_summary(vigil_wire_writer *w, const struct vigil_wire_summary *summary,
                                 GError **error);
+gboolean vigil_wire_add_job(vigil_wire_writer *w, const struct vigil_wire_job *job, GError **error);
 gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_refusal *refusal,
                                 GError **error);
 /* BATCH: adds one whole message (from vigil_wire_writer_finish) whose

@@ -1,0 +1,111 @@
+/* vigil-txd — a batch's JOBS items (wire.h): the job's user, uid and node
+ * list, and its begin and end on the batch's node, into jobs and job_steps
+ * (schema/0007_jobs.sql). A job's begin is the first whole-job begin over
+ * its nodes and its end the last end: each node's prolog and epilog tell
+ * of their own node. Replaying a batch writes the same values again. */
+#include <string.h>
+
+#include "txd.h"
+
+static const char *param_text(GPtrArray *buffers, char *text)
+{
+    g_ptr_array_add(buffers, text);
+    return text;
+}
+
+/* The realtime of a monotonic time of the batch's node, as timestamptz
+ * text (UTC, µs); NULL for 0, a time not told. */
+static const char *param_time(GPtrArray *buffers, uint64_t monotonic_ns, int64_t offset_ns)
+{
+    if (monotonic_ns == 0)
+        return NULL;
+    int64_t realtime_ns = (int64_t)monotonic_ns + offset_ns;
+    GDateTime *t = g_date_time_new_from_unix_utc(realtime_ns / 1000000000);
+    if (t == NULL)
+        return NULL;
+    char *date = g_date_time_format(t, "%Y-%m-%d %H:%M:%S");
+    g_date_time_unref(t);
+    char *text =
+        g_strdup_printf("%s.%06" G_GINT64_FORMAT "+00", date, (realtime_ns % 1000000000) / 1000);
+    g_free(date);
+    return param_text(buffers, text);
+}
+
+static gboolean run_command(PGconn *db, const char *sql, int n, const char *const *values,
+                            GError **error)
+{
+    PGresult *result = PQexecParams(db, sql, n, NULL, values, NULL, NULL, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+    if (!ok)
+        txd_set_pg_error(error, db, result, sql);
+    PQclear(result);
+    return ok;
+}
+
+static gboolean store_job(PGconn *db, int64_t node_id, int64_t offset_ns,
+                          const struct vigil_wire_job *job, GError **error)
+{
+    GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
+    const char *begin = param_time(buffers, job->begin_ns, offset_ns);
+    const char *end = param_time(buffers, job->end_ns, offset_ns);
+    const char *uid =
+        job->uid != UINT32_MAX ? param_text(buffers, g_strdup_printf("%u", job->uid)) : NULL;
+    const char *node = param_text(buffers, g_strdup_printf("%" G_GINT64_FORMAT, node_id));
+    /* The row, made when new (ON CONFLICT DO UPDATE locks it: two nodes'
+     * notices of one job are written one after the other), then what the
+     * notice says over what was there. Only whole-job notices move the
+     * job's begin and end. */
+    static const char job_sql[] =
+        "INSERT INTO jobs AS j (scheduler_job_id, user_name, uid, node_list, begin_time, end_time) "
+        "VALUES ($1, nullif($2, ''), $3::bigint, nullif($4, ''), "
+        "CASE WHEN $7 = '' THEN $5::timestamptz END, CASE WHEN $7 = '' THEN $6::timestamptz END) "
+        "ON CONFLICT (scheduler_job_id) DO UPDATE SET "
+        "user_name = coalesce(EXCLUDED.user_name, j.user_name), "
+        "uid = coalesce(EXCLUDED.uid, j.uid), "
+        "node_list = coalesce(EXCLUDED.node_list, j.node_list), "
+        "begin_time = least(j.begin_time, EXCLUDED.begin_time), "
+        "end_time = greatest(j.end_time, EXCLUDED.end_time)";
+    const char *job_values[] = {job->job_id, job->user, uid, job->nodes, begin, end, job->step_id};
+    static const char step_sql[] =
+        "INSERT INTO job_steps AS s (job_id, step_id, node_id, begin_time, end_time) "
+        "SELECT job_id, $2, $3::bigint, $4::timestamptz, $5::timestamptz FROM jobs "
+        "WHERE scheduler_job_id = $1 "
+        "ON CONFLICT (job_id, step_id, node_id) DO UPDATE SET "
+        "begin_time = coalesce(EXCLUDED.begin_time, s.begin_time), "
+        "end_time = coalesce(EXCLUDED.end_time, s.end_time)";
+    const char *step_values[] = {job->job_id, job->step_id, node, begin, end};
+    gboolean ok = run_command(db, job_sql, 7, job_values, error) &&
+                  run_command(db, step_sql, 5, step_values, error);
+    g_ptr_array_unref(buffers);
+    return ok;
+}
+
+static gint compare_jobs(gconstpointer a, gconstpointer b)
+{
+    const struct vigil_wire_job *x = *(const struct vigil_wire_job *const *)a;
+    const struct vigil_wire_job *y = *(const struct vigil_wire_job *const *)b;
+    int c = strcmp(x->job_id, y->job_id);
+    return c != 0 ? c : strcmp(x->step_id, y->step_id);
+}
+
+gboolean txd_store_jobs(PGconn *db, int64_t node_id, int64_t realtime_offset_ns,
+                        const struct vigil_wire_message *batch, uint64_t *rows, GError **error)
+{
+    /* In the order of their ids, so that two servers writing notices of
+     * the same jobs never wait for each other's row locks in a circle. */
+    GPtrArray *jobs = g_ptr_array_new();
+    for (uint32_t i = 0; i < batch->header.count; i++) {
+        const struct vigil_wire_message *m = &batch->inner[i];
+        if (m->header.type == VIGIL_WIRE_JOBS)
+            for (uint32_t k = 0; k < m->header.count; k++)
+                g_ptr_array_add(jobs, &m->jobs[k]);
+    }
+    g_ptr_array_sort(jobs, compare_jobs);
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < jobs->len; i++) {
+        ok = store_job(db, node_id, realtime_offset_ns, g_ptr_array_index(jobs, i), error);
+        *rows += ok ? 1 : 0;
+    }
+    g_ptr_array_unref(jobs);
+    return ok;
+}
