@@ -1,8 +1,11 @@
 /* vigild — scheduler jobs on this node, as the prolog, the epilog or the
  * SPANK plugin tell of them (a JOB message): who runs them, on which
- * nodes, from when to when. Each begin or end is forwarded to vigil-txd in
- * the next cycle's batch (outbox.c); an ended job is forgotten once
- * forwarded, or at once when there is no uplink.
+ * nodes, from when to when. The notices of a job or step are merged until
+ * the next cycle's batch takes them (outbox.c) and then forgotten: the
+ * warehouse merges a begin and its end (an end's empty user or node list
+ * keeps the begin's), so nothing is kept for a job whose end never comes
+ * (an epilog that ran while vigild was down). Without an uplink a notice
+ * is only logged.
  *
  * The processes of a job already carry its id (SLURM_JOB_ID, in their
  * REGISTER): a notice adds what only the scheduler knows (the user, the
@@ -12,12 +15,13 @@
 
 #include "vigild.h"
 
-/* A node runs a few jobs at a time; this bounds what a client that
- * invents jobs can make the daemon keep. */
+/* Notices waiting for the next batch: a node runs a few jobs at a time;
+ * this bounds what a client that invents jobs can make the daemon keep
+ * within one cycle. */
 #define JOBS_KEPT_MAX 4096
 
 struct vigild_jobs {
-    GHashTable *jobs;   /* "JOB" or "JOB.STEP" → struct vigild_job * */
+    GHashTable *jobs;   /* "JOB" or "JOB.STEP" → struct vigild_job *, not yet forwarded */
     gboolean forwarded; /* there is an outbox that takes them */
     uint64_t notices_total, refused_total;
 };
@@ -106,20 +110,19 @@ gboolean vigild_jobs_note(struct vigild_jobs *j, const struct vigil_local_job_in
         job->end_ns = now_ns;
     if (job->begin_ns != 0 && job->end_ns != 0 && job->end_ns < job->begin_ns)
         job->end_ns = 0; /* begun again after an end: it runs */
-    job->changed = TRUE;
     j->notices_total++;
     g_message("job %s%s%s %s (user %s, nodes %s)", job->job_id, job->step_id != NULL ? "." : "",
               job->step_id != NULL ? job->step_id : "",
               (info->fixed.flags & VIGIL_LOCAL_JOB_BEGIN) ? "begins" : "ends",
               job->user[0] != '\0' ? job->user : "unknown",
               job->nodes[0] != '\0' ? job->nodes : "unknown");
-    if (!j->forwarded && job->end_ns != 0)
+    if (!j->forwarded)
         g_hash_table_remove(j->jobs, key);
     g_free(key);
     return TRUE;
 }
 
-void vigild_jobs_take_changed(struct vigild_jobs *j, vigild_job_fn fn, void *user)
+void vigild_jobs_take_pending(struct vigild_jobs *j, vigild_job_fn fn, void *user)
 {
     if (j == NULL)
         return;
@@ -128,12 +131,8 @@ void vigild_jobs_take_changed(struct vigild_jobs *j, vigild_job_fn fn, void *use
     g_hash_table_iter_init(&it, j->jobs);
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         struct vigild_job *job = value;
-        if (!job->changed)
-            continue;
         fn(user, job);
-        job->changed = FALSE;
-        if (job->end_ns != 0)
-            g_hash_table_iter_remove(&it);
+        g_hash_table_iter_remove(&it);
     }
 }
 

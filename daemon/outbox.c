@@ -749,7 +749,7 @@ static void add_job(void *user, const struct vigild_job *job)
 /* The jobs whose begin or end vigild was told of since the last cycle. */
 static void add_jobs(struct batch *b)
 {
-    vigild_jobs_take_changed(b->o->jobs, add_job, b);
+    vigild_jobs_take_pending(b->o->jobs, add_job, b);
 }
 
 /* Opens the ACTIVITIES and NAMES messages of `process_id`, closing another

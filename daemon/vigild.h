@@ -797,8 +797,9 @@ void vigild_signals_stop(struct vigild *d);
 
 /* ---- jobs.c ------------------------------------------------------------- */
 
-/* A job, or one step of it, as its notices told; times are the daemon's
- * CLOCK_MONOTONIC ns when the notice came, 0 when not told yet. */
+/* A job, or one step of it, as its notices since the last batch told;
+ * times are the daemon's CLOCK_MONOTONIC ns when the notice came, 0 when
+ * not told. */
 struct vigild_job {
     char *job_id;
     char *step_id; /* NULL: the whole job */
@@ -806,23 +807,22 @@ struct vigild_job {
     uint32_t uid;  /* VIGIL_LOCAL_JOB_UID_UNKNOWN */
     char *nodes;   /* "" when not known */
     uint64_t begin_ns, end_ns;
-    gboolean changed; /* since it was last forwarded */
 };
 
 struct vigild_jobs;
 typedef void (*vigild_job_fn)(void *user, const struct vigild_job *job);
 
-/* `forwarded`: an outbox takes the jobs; without one an ended job is
- * forgotten at once. */
+/* `forwarded`: an outbox takes the notices; without one they are only
+ * logged. */
 struct vigild_jobs *vigild_jobs_new(gboolean forwarded);
 void vigild_jobs_free(struct vigild_jobs *j);
 /* Records a JOB message from a client of uid `peer_uid`; FALSE with the
  * reason to send back when the notice is refused. */
 gboolean vigild_jobs_note(struct vigild_jobs *j, const struct vigil_local_job_info *info,
                           uid_t peer_uid, uint64_t now_ns, GError **error);
-/* Hands each job changed since the last call to `fn`, then forgets the
- * ended ones. */
-void vigild_jobs_take_changed(struct vigild_jobs *j, vigild_job_fn fn, void *user);
+/* Hands each job or step told of since the last call to `fn`, and forgets
+ * them. */
+void vigild_jobs_take_pending(struct vigild_jobs *j, vigild_job_fn fn, void *user);
 guint vigild_jobs_count(const struct vigild_jobs *j);
 void vigild_jobs_counts(const struct vigild_jobs *j, uint64_t *notices, uint64_t *refused);
 

@@ -1,7 +1,7 @@
 /* Job notices against a real vigild: `vigil job begin|end` from Slurm's
  * variables and vigil_job_notice_send are answered; a JOB vigild refuses
  * (bad text, another user's job) comes back with the reason; with no
- * vigild the error names the socket. What vigild forwards of a job is
+ * vigild, or one that does not answer, the error names the socket. What vigild forwards of a job is
  * checked in the warehouse by tests/pg/test_jobs.c. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -121,11 +121,32 @@ static void test_send_and_refusals(void **state)
     test_assert_contains(err, d.socket_path);
 }
 
+/* A vigild that accepts and never answers holds a notice up no longer
+ * than its bound: a listening socket nobody accepts on stands in for it. */
+static void test_silent_daemon(void **state)
+{
+    char *path = g_build_filename(*state, "silent.sock", NULL);
+    int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    g_strlcpy(addr.sun_path, path, sizeof addr.sun_path);
+    assert_int_equal(bind(listener, (struct sockaddr *)&addr, sizeof addr), 0);
+    assert_int_equal(listen(listener, 4), 0);
+    struct vigil_job_notice n = {.begin = true, .job_id = "5", .uid = UINT32_MAX};
+    char err[256] = "";
+    assert_false(vigil_job_notice_send(path, &n, err, sizeof err));
+    char *want = g_strdup_printf("vigild on %s did not answer the job notice within 1 s", path);
+    assert_string_equal(err, want);
+    g_free(want);
+    close(listener);
+    g_free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST_WITH_DIR(test_cli_from_slurm_variables),
         TEST_WITH_DIR(test_send_and_refusals),
+        TEST_WITH_DIR(test_silent_daemon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
