@@ -388,6 +388,18 @@ static char *only_report(const char *prefix)
     return found;
 }
 
+/* Waits (a bound only a failure reaches) until `sql` counts a row. */
+static void wait_for_rows(const char *sql)
+{
+    gint64 deadline = g_get_monotonic_time() + WAREHOUSE_TIMEOUT_S * G_USEC_PER_SEC;
+    while (test_pg_query_u64_in(cluster.conninfo, sql) == 0) {
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("the warehouse never had what this counts after %d s: %s", WAREHOUSE_TIMEOUT_S,
+                     sql);
+        g_usleep(50000); /* polling a condition, with a deadline */
+    }
+}
+
 /* Waits until the warehouse has the finished process of run `run_key`, then
  * gives the run's bytes written and the scheduler job id it is filed
  * under. */
@@ -397,13 +409,7 @@ static gint64 warehouse_run_bytes(const char *run_key, const char *job_id)
                                  "(process_id) JOIN runs r USING (run_id) WHERE r.run_key = '%s' "
                                  "AND p.end_time IS NOT NULL",
                                  run_key);
-    gint64 deadline = g_get_monotonic_time() + WAREHOUSE_TIMEOUT_S * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(cluster.conninfo, done) == 0) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse has no finished run %s after %d s", run_key,
-                     WAREHOUSE_TIMEOUT_S);
-        g_usleep(50000); /* polling a condition, with a deadline */
-    }
+    wait_for_rows(done);
     g_free(done);
     char *filed = g_strdup_printf("SELECT coalesce(scheduler_job_id, '') FROM run_overview WHERE "
                                   "run_key = '%s'",
@@ -588,6 +594,67 @@ static void test_default_on_monitors_every_job_unless_off(void **state)
     g_free(plain);
 }
 
+/* The warehouse's job, from the notices vigild forwarded (user, uid, node
+ * list, begin and end; each step's begin and end on this node) and from its
+ * runs (a step's from its run key), and `vigil report --job`. */
+static void check_job_in_warehouse(const char *job_id)
+{
+    char *ended = g_strdup_printf("SELECT count(*) FROM jobs j JOIN job_steps s USING (job_id) "
+                                  "WHERE j.scheduler_job_id = '%s' AND j.end_time IS NOT NULL "
+                                  "AND s.step_id = '1' AND s.end_time IS NOT NULL",
+                                  job_id);
+    wait_for_rows(ended);
+    g_free(ended);
+    char *sql = g_strdup_printf("SELECT user_name || ' ' || uid || ' ' || node_list || ' ' || "
+                                "(begin_time < end_time) FROM jobs WHERE scheduler_job_id = '%s'",
+                                job_id);
+    char *job = test_pg_query_text_in(cluster.conninfo, sql);
+    char *want = g_strdup_printf("root 0 %s true", cluster.node);
+    assert_string_equal(job, want);
+    g_free(want);
+    g_free(job);
+    g_free(sql);
+    /* '' is the whole job (the prolog's and the plugin's job notices). */
+    sql = g_strdup_printf("SELECT string_agg(s.step_id || ':' || (s.begin_time <= s.end_time), "
+                          "' ' ORDER BY s.step_id) FROM job_steps s JOIN jobs USING (job_id) "
+                          "WHERE scheduler_job_id = '%s'",
+                          job_id);
+    char *steps = test_pg_query_text_in(cluster.conninfo, sql);
+    assert_string_equal(steps, ":true 0:true 1:true batch:true");
+    g_free(steps);
+    g_free(sql);
+    sql = g_strdup_printf("SELECT string_agg(step_id || ':' || run_key || ':' || hosts || ':' || "
+                          "bytes_written, ' ' ORDER BY step_id) FROM job_runs WHERE "
+                          "scheduler_job_id = '%s' AND step_id IS NOT NULL",
+                          job_id);
+    char *runs = test_pg_query_text_in(cluster.conninfo, sql);
+    char *want_runs = g_strdup_printf("0:slurm-%1$s.0:%2$s:%3$d 1:slurm-%1$s.1:%2$s:%4$d", job_id,
+                                      cluster.node, 128 * 4096, 64 * 4096);
+    assert_string_equal(runs, want_runs);
+    g_free(want_runs);
+    g_free(runs);
+    g_free(sql);
+
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"),
+                          "report",
+                          "--config",
+                          cluster.vigild.config_path,
+                          "--job",
+                          job_id,
+                          NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(cluster.dir, argv, env);
+    g_strfreev(env);
+    test_assert_status(&run, 0, "vigil report --job");
+    test_assert_contains(run.out, "USER                       root (uid 0)\n");
+    char *step0 = g_strdup_printf("STEP 0                     dd on %s, 1 process, read 0 B, "
+                                  "written 512.0 KiB (524288 B), ",
+                                  cluster.node);
+    test_assert_contains(run.out, step0);
+    g_free(step0);
+    test_run_clear(&run);
+}
+
 static void test_sbatch_vigil_instruments_each_step(void **state)
 {
     (void)state;
@@ -620,6 +687,7 @@ static void test_sbatch_vigil_instruments_each_step(void **state)
         g_free(step);
     }
     wait_for_notice(job_id, "ends");
+    check_job_in_warehouse(job_id);
     /* The batch script itself ran under the library too: its report went
      * to its stderr, the job's output, under the job's run key. */
     char *out_path = path_in("job.out"), *out = NULL;
