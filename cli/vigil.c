@@ -54,24 +54,10 @@ static void print_usage(FILE *out)
     fprintf(out, "\n'vigil COMMAND --help' tells more about each.\n");
 }
 
-/* GLib's own printing converts to the locale's charset, and in the C
- * locale of a batch job every "…" of an option's help becomes "?": our text
- * is UTF-8, and a terminal today shows it as it is. */
-static void print_utf8(const gchar *text)
-{
-    fputs(text, stdout);
-}
-
-static void print_utf8_err(const gchar *text)
-{
-    fputs(text, stderr);
-}
-
 int main(int argc, char **argv)
 {
     vigil_log_setup("vigil", VIGIL_LOG_MESSAGE);
-    g_set_print_handler(print_utf8);
-    g_set_printerr_handler(print_utf8_err);
+    vigil_log_print_utf8();
     if (argc < 2) {
         print_usage(stderr);
         return VIGIL_EXIT_USAGE;

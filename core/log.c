@@ -74,3 +74,19 @@ void vigil_log_setup(const char *program, enum vigil_log_level level)
         g_once_init_leave(&installed, 1);
     }
 }
+
+static void print_utf8_out(const gchar *text)
+{
+    fputs(text, stdout);
+}
+
+static void print_utf8_err(const gchar *text)
+{
+    fputs(text, stderr);
+}
+
+void vigil_log_print_utf8(void)
+{
+    g_set_print_handler(print_utf8_out);
+    g_set_printerr_handler(print_utf8_err);
+}

@@ -40,19 +40,23 @@ int main(int argc, char **argv)
     gboolean foreground = FALSE, version = FALSE;
     GOptionEntry entries[] = {
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "the configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
+         "The configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
          "FILE"},
         {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
-         "stay in the foreground (as systemd runs it); without it, go to the background once the "
+         "Stay in the foreground (as systemd runs it); without it, go to the background once the "
          "socket is served",
          NULL},
         {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_path,
-         "serve this socket, whatever the configuration says (so does $VIGIL_SOCKET)", "PATH"},
-        {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "write the daemon's pid here", "FILE"},
-        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version and exit", NULL},
+         "Serve this socket, whatever the configuration says (so does $VIGIL_SOCKET)", "PATH"},
+        {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "Write the daemon's pid here", "FILE"},
+        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options = g_option_context_new("- vigil's node daemon");
+    vigil_log_print_utf8();
+    GOptionContext *options = g_option_context_new(NULL);
+    g_option_context_set_summary(options, "vigil's node daemon: samples the node's statistics, "
+                                          "follows the processes run under vigil, and sends what "
+                                          "is captured to vigil-txd.");
     g_option_context_add_main_entries(options, entries, NULL);
     GError *error = NULL;
     if (!g_option_context_parse(options, &argc, &argv, &error)) {

@@ -106,17 +106,21 @@ int main(int argc, char **argv)
     gboolean foreground = FALSE, version = FALSE;
     GOptionEntry entries[] = {
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "the configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
+         "The configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
          "FILE"},
         {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
-         "stay in the foreground (as systemd runs it); without it, go to the background once the "
+         "Stay in the foreground (as systemd runs it); without it, go to the background once the "
          "endpoint is bound",
          NULL},
-        {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "write the server's pid here", "FILE"},
-        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version and exit", NULL},
+        {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "Write the server's pid here", "FILE"},
+        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options = g_option_context_new("- vigil's transaction server");
+    vigil_log_print_utf8();
+    GOptionContext *options = g_option_context_new(NULL);
+    g_option_context_set_summary(options, "vigil's transaction server: takes the nodes' batches, "
+                                          "runs the system reasoner and writes the warehouse "
+                                          "(PostgreSQL).");
     g_option_context_add_main_entries(options, entries, NULL);
     GError *error = NULL;
     if (!g_option_context_parse(options, &argc, &argv, &error)) {

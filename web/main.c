@@ -61,12 +61,15 @@ int main(int argc, char **argv)
 {
     vigil_log_setup("vigil-web", VIGIL_LOG_MESSAGE);
     char *config_path = NULL;
+    gboolean version = FALSE;
     GOptionEntry entries[] = {
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "the configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
+         "The configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
          "FILE"},
+        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
+    vigil_log_print_utf8();
     GOptionContext *options = g_option_context_new(NULL);
     g_option_context_set_summary(options, "Serves vigil's web UI and its JSON API (/api/v1/) "
                                           "over the warehouse.");
@@ -77,6 +80,10 @@ int main(int argc, char **argv)
         return 2;
     }
     g_option_context_free(options);
+    if (version) {
+        printf("vigil-web %s\n", VIGIL_VERSION);
+        return 0;
+    }
     if (config_path == NULL)
         config_path = vigil_config_default_path();
     signal(SIGPIPE, SIG_IGN);

@@ -32,4 +32,9 @@ enum vigil_log_level vigil_log_level_from_name(const char *name);
  * VIGIL_LOG_LEVEL environment variable, when set to a level name, wins. */
 void vigil_log_setup(const char *program, enum vigil_log_level level);
 
+/* Makes g_print and g_printerr (GOption's --help among them) write their
+ * UTF-8 text as it is. GLib converts it to the locale's charset, and in the
+ * C locale of a batch job or a unit every "…" becomes "?". */
+void vigil_log_print_utf8(void);
+
 #endif
