@@ -236,8 +236,7 @@ char *vigil_cli_report_job(PGconn *db, const char *job, gboolean json, GError **
         return NULL;
     if (PQntuples(summary) == 0) {
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "the warehouse has no job %s (scheduler job ids: psql -c 'select "
-                    "scheduler_job_id from jobs')",
+                    "the warehouse has no job %s; `" HOW_TO_LIST_RUNS "` shows each run's job",
                     job);
         PQclear(summary);
         return NULL;

@@ -117,8 +117,8 @@ static void test_migrated_database(void **state)
     test_run_clear(&r);
     r = vigil_on(conninfo, "report", "--job", "4242", NULL);
     assert_int_equal(r.status, 1);
-    test_assert_contains(r.err, "the warehouse has no job 4242 with a stored report; "
-                                "`vigil runs` shows each run's job");
+    test_assert_contains(r.err, "the warehouse has no job 4242; `vigil runs` shows each "
+                                "run's job");
     test_run_clear(&r);
     r = vigil_on(conninfo, "runs", NULL);
     test_assert_status(&r, 0, "vigil runs on an empty warehouse");
