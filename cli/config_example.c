@@ -56,70 +56,6 @@ struct example {
     enum vigil_config_example_format format;
 };
 
-/* Whole numbers in full (1000000, not 1e+06) below 1e15, else the
- * shortest text that reads back as the same number: 0.1, 1e+18. */
-static char *number_text(double x)
-{
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    if (x > -1e15 && x < 1e15 && x == (double)(gint64)x)
-        return g_strdup_printf("%" G_GINT64_FORMAT, (gint64)x);
-    for (int precision = 1; precision <= 17; precision++) {
-        char format[16];
-        snprintf(format, sizeof format, "%%.%dg", precision);
-        g_ascii_formatd(buf, sizeof buf, format, x);
-        if (g_ascii_strtod(buf, NULL) == x)
-            break;
-    }
-    return g_strdup(buf);
-}
-
-static char *choices_text(const char *choices)
-{
-    char **items = g_strsplit(choices, "|", -1);
-    char *text = g_strjoinv(", ", items);
-    g_strfreev(items);
-    return text;
-}
-
-/* What a key accepts, in the words `vigil config check` uses. */
-static char *accepted_text(const struct vigil_config_key *key)
-{
-    char *text = NULL;
-    switch (key->type) {
-    case VIGIL_CONFIG_BOOL:
-        return g_strdup("true or false (yes/no, on/off, 1/0)");
-    case VIGIL_CONFIG_INT:
-    case VIGIL_CONFIG_DOUBLE: {
-        char *lo = number_text(key->min), *hi = number_text(key->max);
-        text =
-            g_strdup_printf("%s from %s to %s",
-                            key->type == VIGIL_CONFIG_INT ? "a whole number" : "a number", lo, hi);
-        g_free(lo);
-        g_free(hi);
-        return text;
-    }
-    case VIGIL_CONFIG_ENUM: {
-        char *choices = choices_text(key->choices);
-        text = g_strdup_printf("one of: %s", choices);
-        g_free(choices);
-        return text;
-    }
-    case VIGIL_CONFIG_LIST:
-        if (key->choices != NULL) {
-            char *choices = choices_text(key->choices);
-            text = g_strdup_printf("a list separated by ';', in order of preference, of one "
-                                   "or more of: %s, each once",
-                                   choices);
-            g_free(choices);
-            return text;
-        }
-        return g_strdup("a list separated by ';'");
-    case VIGIL_CONFIG_STRING:
-    default:
-        return g_strdup("text");
-    }
-}
-
 static const char *section_about(const struct example *example, const char *section)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(core_sections); i++)
@@ -192,7 +128,7 @@ static void ini_key(struct example *example, const struct vigil_config_key *key)
     g_string_append_c(out, '\n');
     if (key->description != NULL)
         append_comment(out, key->description);
-    char *accepted = accepted_text(key);
+    char *accepted = vigil_config_key_accepts(key);
     append_comment(out, accepted);
     g_free(accepted);
     /* The default as a file holds it; no blank after '=' when it is empty,
@@ -257,7 +193,7 @@ static void scdoc_key(struct example *example, const struct vigil_config_key *ke
         g_string_append(out, ". ");
         g_free(sentence);
     }
-    char *accepted = accepted_text(key);
+    char *accepted = vigil_config_key_accepts(key);
     accepted[0] = g_ascii_toupper(accepted[0]);
     scdoc_append(out, accepted);
     g_string_append(out, ".\n\n");

@@ -144,29 +144,31 @@ static char *quote(const char *text)
     return quoted;
 }
 
-/* What a key accepts, worded to follow "expected". */
-static char *describe_expected(const struct key *key)
+/* What a key accepts, worded to follow "expected": the same words in an
+ * error, in `vigil config example` and in vigil.conf(5). */
+static char *describe_accepted(enum vigil_config_type type, double min, double max,
+                               char *const *choices_list)
 {
     char lo[G_ASCII_DTOSTR_BUF_SIZE], hi[G_ASCII_DTOSTR_BUF_SIZE];
-    switch (key->type) {
+    switch (type) {
     case VIGIL_CONFIG_BOOL:
         return g_strdup("true or false (yes/no, on/off, 1/0)");
     case VIGIL_CONFIG_INT:
-        return g_strdup_printf("a whole number from %.0f to %.0f", key->min, key->max);
+        return g_strdup_printf("a whole number from %.0f to %.0f", min, max);
     case VIGIL_CONFIG_DOUBLE:
-        return g_strdup_printf("a number from %s to %s", format_double(lo, key->min),
-                               format_double(hi, key->max));
+        return g_strdup_printf("a number from %s to %s", format_double(lo, min),
+                               format_double(hi, max));
     case VIGIL_CONFIG_ENUM: {
-        char *choices = g_strjoinv(", ", key->choices);
+        char *choices = g_strjoinv(", ", (char **)choices_list);
         char *text = g_strdup_printf("one of: %s", choices);
         g_free(choices);
         return text;
     }
     case VIGIL_CONFIG_LIST:
-        if (key->choices != NULL) {
-            char *choices = g_strjoinv(", ", key->choices);
-            char *text = g_strdup_printf("a list separated by ';' of one or more of: %s, each "
-                                         "once",
+        if (choices_list != NULL) {
+            char *choices = g_strjoinv(", ", (char **)choices_list);
+            char *text = g_strdup_printf("a list separated by ';', in order of preference, of "
+                                         "one or more of: %s, each once",
                                          choices);
             g_free(choices);
             return text;
@@ -176,6 +178,19 @@ static char *describe_expected(const struct key *key)
     default:
         return g_strdup("text");
     }
+}
+
+static char *describe_expected(const struct key *key)
+{
+    return describe_accepted(key->type, key->min, key->max, key->choices);
+}
+
+char *vigil_config_key_accepts(const struct vigil_config_key *key)
+{
+    char **choices = key->choices != NULL ? g_strsplit(key->choices, "|", -1) : NULL;
+    char *text = describe_accepted(key->type, key->min, key->max, choices);
+    g_strfreev(choices);
+    return text;
 }
 
 static gboolean parse_bool(const char *text, gboolean *out)

@@ -273,8 +273,9 @@ static void test_config_check_checks_energy_sources(void **state)
 {
     (void)state;
     char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
-    const char *expected = "expected a list separated by ';' of one or more of: likwid, "
-                           "powercap, estimate, each once";
+    const char *expected =
+        "expected a list separated by ';', in order of preference, of one or more of: likwid, "
+        "powercap, estimate, each once";
     assert_check_refuses(dir, "[provider.energy]\nsources = likwid;rapl\n",
                          "[provider.energy] sources", "got \"likwid;rapl\"");
     assert_check_refuses(dir, "[provider.energy]\nsources = likwid;rapl\n",

@@ -433,8 +433,9 @@ static void test_list_with_choices(void **state)
         char *text = g_strdup_printf("[energy]\nsources = %s\n", bad[i]);
         write_main(fx, text);
         char *message = load_fails(fx, VIGIL_CONFIG_ERROR_BAD_VALUE);
-        char *want = g_strdup_printf("[energy] sources: expected a list separated by ';' of one "
-                                     "or more of: a, b, c, each once, got \"%s\"",
+        char *want = g_strdup_printf("[energy] sources: expected a list separated by ';', in "
+                                     "order of preference, of one or more of: a, b, c, each "
+                                     "once, got \"%s\"",
                                      bad[i]);
         assert_contains(message, want);
         g_free(want);

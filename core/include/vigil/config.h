@@ -118,6 +118,10 @@ char *vigil_config_to_string(const vigil_config *config);
  * in name order and keys in declaration order: what `vigil config example`
  * and the vigil.conf(5) manual are made from. The key is valid only during
  * the call. */
+/* What `key` accepts, as errors say it: "a whole number from 1 to 60",
+ * "one of: off, stderr, file". Free with g_free. */
+char *vigil_config_key_accepts(const struct vigil_config_key *key);
+
 typedef void (*vigil_config_key_visitor)(const struct vigil_config_key *key, gpointer user_data);
 void vigil_config_foreach_key(const vigil_config *config, vigil_config_key_visitor visit,
                               gpointer user_data);
