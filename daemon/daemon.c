@@ -9,6 +9,7 @@
 #include "vigil/schema.h"
 #include "vigil/wire.h"
 #include "metrics.h"
+#include "jobs.h"
 #include "vigild.h"
 
 gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config, GError **error)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jobs.h"
 #include "vigild.h"
 
 /* Notices waiting for the next batch: a node runs a few jobs at a time;

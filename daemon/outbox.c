@@ -25,6 +25,7 @@
 #include "vigil/health.h"
 #include "vigil/run_key.h"
 #include "vigil/wire.h"
+#include "jobs.h"
 #include "vigild.h"
 
 /* A batch is cut once it would pass this; the wire's own limit is 64 MiB.

@@ -17,6 +17,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
+#include "jobs.h"
 #include "vigild.h"
 
 /* Messages read from one client in a catch-up: a client that floods the

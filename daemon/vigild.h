@@ -13,7 +13,7 @@
  *   capture_sink.c  where forwarded windows go: a JSON-lines file
  *   processes.c  registered processes: their rings, drains and ends
  *   server.c     the Unix socket: registration, summaries, status requests
- *   jobs.c       scheduler jobs the prolog/epilog/SPANK plugin tell of
+ *   jobs.c       scheduler jobs the prolog/epilog/SPANK plugin tell of: jobs.h
  *   client_limits.c  what one user may take of the socket: connections and
  *                processes per uid, the idle timeout, the descriptor budget
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
@@ -761,7 +761,7 @@ struct vigild {
     struct vigild_tick_samples samples; /* reused every tick */
     GArray *latest;                     /* struct vigil_sample by metric id: the newest */
     struct vigild_server *server;
-    struct vigild_jobs *jobs;
+    struct vigild_jobs *jobs;                       /* jobs.h */
     struct vigild_uplink *uplink;                   /* NULL: no [uplink] endpoint */
     struct vigild_outbox *outbox;                   /* with the uplink */
     struct vigild_uplink_settings *uplink_settings; /* as started: a reload does not change them */
@@ -797,40 +797,10 @@ gboolean vigild_signals_start(struct vigild *d, GError **error);
 void vigild_signals_take(struct vigild *d);
 void vigild_signals_stop(struct vigild *d);
 
-/* ---- jobs.c ------------------------------------------------------------- */
-
-/* A job, or one step of it, as its notices since the last batch told;
- * times are the daemon's CLOCK_MONOTONIC ns when the notice came, 0 when
- * not told. */
-struct vigild_job {
-    char *job_id;
-    char *step_id; /* NULL: the whole job */
-    char *user;    /* "" when not known */
-    uint32_t uid;  /* VIGIL_LOCAL_JOB_UID_UNKNOWN */
-    char *nodes;   /* "" when not known */
-    uint64_t begin_ns, end_ns;
-};
-
-struct vigild_jobs;
-typedef void (*vigild_job_fn)(void *user, const struct vigild_job *job);
-
-/* `forwarded`: an outbox takes the notices; without one they are only
- * logged. */
-struct vigild_jobs *vigild_jobs_new(gboolean forwarded);
-void vigild_jobs_free(struct vigild_jobs *j);
-/* Records a JOB message from a client of uid `peer_uid`; FALSE with the
- * reason to send back when the notice is refused. */
-gboolean vigild_jobs_note(struct vigild_jobs *j, const struct vigil_local_job_info *info,
-                          uid_t peer_uid, uint64_t now_ns, GError **error);
-/* Hands each job or step told of since the last call to `fn`, and forgets
- * them. */
-void vigild_jobs_take_pending(struct vigild_jobs *j, vigild_job_fn fn, void *user);
-guint vigild_jobs_count(const struct vigild_jobs *j);
-void vigild_jobs_counts(const struct vigild_jobs *j, uint64_t *notices, uint64_t *refused);
-
 /* ---- server.c ----------------------------------------------------------- */
 
 struct vigild_server;
+struct vigild_jobs;
 
 /* Listens on `path` (its folder made if missing); refuses to take over a
  * socket another daemon is serving. */
@@ -1074,10 +1044,10 @@ struct vigild_outbox_stats {
     uint64_t names_missing; /* activities whose file's name never came: sent without a file */
 };
 
+/* The jobs whose notices go in each cycle's batch (jobs.h). */
+void vigild_outbox_set_jobs(struct vigild_outbox *o, struct vigild_jobs *jobs);
 /* `hostname`: the node's name in its batches and fresh run keys (NULL: the
  * machine's). */
-/* The jobs whose notices go in each cycle's batch (jobs.c). */
-void vigild_outbox_set_jobs(struct vigild_outbox *o, struct vigild_jobs *jobs);
 struct vigild_outbox *vigild_outbox_new(struct vigild_uplink *uplink, uint64_t node_id,
                                         const char *hostname, const vigil_metric_catalog *catalog,
                                         const struct vigild_processes *processes,
