@@ -8,7 +8,9 @@
 # that nothing can be read from them: a private PostgreSQL, vigil-txd,
 # vigild, `vigil run` of dd, `vigil report` of it from the warehouse,
 # vigil-web's API and a static file, a program compiled against the
-# installed header and vigil.pc, and (with MPI) `vigil run` under mpirun.
+# installed header and vigil.pc, (with MPI) `vigil run` under mpirun, and
+# (with Slurm) tests/slurm's harness given only installed files: `vigil
+# run` under srun, the SPANK plugin and the Prolog/Epilog scripts.
 # Also: each installed header compiles alone and every function it
 # declares is exported by an installed library; the systemd units pass
 # `systemd-analyze verify` and start the installed programs.
@@ -22,7 +24,8 @@
 # (VIGIL_BINDIR, VIGIL_SBINDIR, VIGIL_LIBDIR, VIGIL_DATADIR,
 # VIGIL_SYSCONFDIR, VIGIL_INCLUDEDIR), VIGIL_UNIT_DIR (absolute),
 # VIGIL_WITH_MPI (1 when the preload library wraps MPI-IO),
-# VIGIL_WITH_LIBSYSTEMD (1 when the daemons were built with sd_notify).
+# VIGIL_WITH_LIBSYSTEMD (1 when the daemons were built with sd_notify),
+# VIGIL_TEST_SLURM (tests/slurm's program, when built).
 set -euo pipefail
 
 fail() {
@@ -80,6 +83,8 @@ if [ -z "${VIGIL_INSTALL_INSIDE:-}" ]; then
 	esac
 	cp "$VIGIL_SOURCE_DIR/tools/pg-private" "$scratch/pg-private"
 	cp "$VIGIL_SOURCE_DIR/tests/install/notify_check.py" "$scratch/notify_check.py"
+	# The Slurm harness's program (tests/slurm/test_slurm.c) too, when built.
+	if [ -n "${VIGIL_TEST_SLURM:-}" ]; then cp "$VIGIL_TEST_SLURM" "$scratch/test-slurm"; fi
 	# The script too is in the hidden tree: a copy runs inside.
 	cp "$0" "$scratch/test_install.sh"
 	status=0
@@ -292,6 +297,42 @@ print(f"   the joint report of 2 ranks: {written} MPI-IO bytes")
 PY
 else
 	step "no MPI in this build: vigil run under mpirun not tried"
+fi
+
+# A check that cannot run here says why; under CI, where everything must
+# run, that is a failure.
+not_tried() {
+	[ -z "${CI:-}" ] || fail "$* (CI must run it)"
+	step "$*"
+}
+all_executable() {
+	for program; do [ -x "$program" ] || return 1; done
+}
+slurm_programs=(/usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/bin/srun)
+if [ -z "${VIGIL_TEST_SLURM:-}" ]; then
+	not_tried "built without Slurm's spank.h (libslurm-dev): vigil run under srun not tried"
+elif ! all_executable "${slurm_programs[@]}"; then
+	not_tried "Slurm is not installed (${slurm_programs[*]}): vigil run under srun not tried"
+else
+	step "vigil run under srun, the SPANK plugin and the Prolog/Epilog scripts (tests/slurm)"
+	# The harness of tests/slurm, given the moved prefix's files. Its
+	# libvigil is the prefix's too, through the loader's --library-path
+	# rather than LD_LIBRARY_PATH, which the programs it starts would
+	# inherit: they find their libraries themselves.
+	loader=$(readelf -l "$scratch/test-slurm" | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
+	status=0
+	env -u VIGIL_CONFIG VIGIL_CLI="$vigil" VIGILD="$sbin/vigild" VIGIL_TXD="$sbin/vigil-txd" \
+		VIGIL_PRELOAD_LIB="$libdir/vigil/libvigil-preload.so" \
+		VIGIL_SPANK="$libdir/vigil/spank_vigil.so" VIGIL_SLURM_SCRIPTS="$libdir/vigil" \
+		VIGIL_PG_PRIVATE="$scratch/pg-private" VIGIL_SCHEMA_DIR="$root/$VIGIL_DATADIR/vigil/schema" \
+		CMOCKA_MESSAGE_OUTPUT=stdout \
+		"$loader" --library-path "$libdir" "$scratch/test-slurm" >"$scratch/slurm.out" 2>&1 ||
+		status=$?
+	case $status in
+	0) grep -E '^\[  PASSED  \]' "$scratch/slurm.out" | sed 's/^/   /' ;;
+	77) not_tried "the Slurm harness skipped: $(cat "$scratch/slurm.out")" ;;
+	*) fail "the Slurm harness on the installed files (exit $status): $(cat "$scratch/slurm.out")" ;;
+	esac
 fi
 
 step "the systemd units start the installed programs and pass systemd-analyze verify"

@@ -3,8 +3,14 @@
  * plugin and Prolog/Epilog scripts, a private vigild, vigil-txd and
  * PostgreSQL: `srun --vigil` of dd and an `sbatch --wait` script with two
  * steps are instrumented (their reports say so), and the warehouse holds the
- * job with its id, its steps as runs and their bytes. Slurm runs without
+ * job with its id, its steps as runs and their bytes; so is `vigil run`
+ * as an srun task, without --vigil. Slurm runs without
  * cgroups (proctrack/linuxproc, task/none): none are needed for this.
+ *
+ * The programs, the plugin, the library and the scripts are the ones the
+ * environment names: the build tree's (tests/slurm/meson.build), or a
+ * moved install's (tests/install/test_install.sh); nothing else is looked
+ * up in either tree.
  *
  * Skipped (77) only where Slurm's programs are not installed, and not
  * under CI, where a missing Slurm is a failure. */
@@ -204,7 +210,7 @@ static void start_munged(void)
     g_free(seed);
 }
 
-/* plugstack.conf: the plugin with this build's library, the test's vigild
+/* plugstack.conf: the plugin with $VIGIL_PRELOAD_LIB, the test's vigild
  * and `more` arguments. srun and each step's slurmstepd read it anew. */
 static void write_plugstack(const char *more)
 {
@@ -231,7 +237,7 @@ static void write_slurm_conf(void)
     /* bogus=1: a mistake in plugstack.conf is logged and fails no job. */
     write_plugstack("bogus=1");
     /* slurmd gives a prolog only Slurm's variables: the wrappers add where
-     * this build's `vigil` and the test's vigild are, as an installed
+     * $VIGIL_CLI and the test's vigild are, as an installed
      * script would find them from its configured path and vigil.conf. */
     const char *scripts[] = {"prolog", "epilog"};
     for (size_t i = 0; i < G_N_ELEMENTS(scripts); i++) {
@@ -534,6 +540,39 @@ static void test_srun_vigil_instruments_the_step(void **state)
     g_free(report);
 }
 
+/* `vigil run` as the task, without --vigil: the same step, instrumented by
+ * vigil run alone (its run key from Slurm's job and step ids), as a site
+ * without the plugin, or a moved install, has it. */
+static void test_vigil_run_under_srun_instruments_the_step(void **state)
+{
+    (void)state;
+    char *report = g_strdup_printf("--report=json:%s/plain-run-%%p.json", cluster.dir);
+    char *of = g_strdup_printf("of=%s/plain-run.out", cluster.dir);
+    const char *argv[] = {"srun",
+                          test_env_or_fail("VIGIL_CLI"),
+                          "run",
+                          report,
+                          "--",
+                          "/bin/sh",
+                          "-c",
+                          "echo $SLURM_JOB_ID; exec dd if=/dev/zero \"$0\" bs=4096 count=32 "
+                          "status=none",
+                          of,
+                          NULL};
+    char *socket_var = g_strconcat("VIGIL_SOCKET=", cluster.vigild.socket_path, NULL);
+    const char *vars[] = {socket_var, NULL};
+    struct test_run run = slurm_command(argv, vars);
+    test_assert_status(&run, 0, "srun vigil run");
+    char *job_id = g_strstrip(g_strdup(run.out));
+    assert_true(job_id[0] != '\0');
+    test_run_clear(&run);
+    check_step("plain-run-", job_id, "0", 32 * 4096);
+    g_free(job_id);
+    g_free(socket_var);
+    g_free(of);
+    g_free(report);
+}
+
 /* What an srun task finds in LD_PRELOAD, with `option` (or none); its job
  * id in *job_id (g_free it). */
 static char *task_preload(const char *option, char **job_id)
@@ -704,7 +743,7 @@ static void test_sbatch_vigil_instruments_each_step(void **state)
     g_free(script_path);
 }
 
-/* Runs build/slurm/vigil-prolog as slurmd would (Slurm's variables only),
+/* Runs $VIGIL_SLURM_SCRIPTS/vigil-prolog as slurmd would (Slurm's variables only),
  * with `cli` as its `vigil`; returns what it said on stderr. */
 static char *run_prolog(const char *cli, const char *socket_path)
 {
@@ -765,6 +804,7 @@ int main(void)
         return 77; /* meson's "skipped" */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_srun_vigil_instruments_the_step),
+        cmocka_unit_test(test_vigil_run_under_srun_instruments_the_step),
         cmocka_unit_test(test_without_vigil_a_step_is_not_instrumented),
         cmocka_unit_test(test_default_on_monitors_every_job_unless_off),
         cmocka_unit_test(test_sbatch_vigil_instruments_each_step),
