@@ -34,44 +34,14 @@ gboolean vigil_metrics_parse_listen(const char *text, char **host, guint16 *port
     *port = 0;
     if (text == NULL || text[0] == '\0')
         return TRUE;
-    char *h = NULL;
-    const char *port_text = NULL;
-    if (text[0] == '[') {
-        const char *close = strchr(text, ']');
-        if (close != NULL && close[1] == ':') {
-            h = g_strndup(text + 1, (gsize)(close - text - 1));
-            port_text = close + 2;
-        }
-    } else {
-        const char *colon = strrchr(text, ':');
-        if (colon == NULL) {
-            h = g_strdup("127.0.0.1");
-            port_text = text;
-        } else if (memchr(text, ':', (size_t)(colon - text)) == NULL) {
-            h = colon == text ? g_strdup("127.0.0.1") : g_strndup(text, (gsize)(colon - text));
-            port_text = colon + 1;
-        }
-    }
-    guint64 p = 0;
-    gboolean ok = h != NULL && port_text != NULL && port_text[0] != '\0' &&
-                  g_ascii_string_to_unsigned(port_text, 10, 0, 65535, &p, NULL);
-    if (ok && strcmp(h, "localhost") == 0) {
-        g_free(h);
-        h = g_strdup("127.0.0.1");
-    }
-    GInetAddress *address = ok ? g_inet_address_new_from_string(h) : NULL;
-    if (address == NULL) {
+    if (!vigil_config_parse_listen(text, TRUE, host, port)) {
         g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                     "[metrics] listen = %s: expected HOST:PORT with a numeric address and a port "
                     "from 0 to 65535 (127.0.0.1:9470, [::1]:9470, :9470 or 9470 for loopback), "
                     "or empty for no endpoint",
                     text);
-        g_free(h);
         return FALSE;
     }
-    g_object_unref(address);
-    *host = h;
-    *port = (guint16)p;
     return TRUE;
 }
 

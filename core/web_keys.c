@@ -128,43 +128,15 @@ const struct vigil_config_key vigil_web_config_keys[] = {
 const size_t vigil_web_config_key_count =
     sizeof vigil_web_config_keys / sizeof vigil_web_config_keys[0];
 
-/* "HOST:PORT", "[V6]:PORT"; the host must be a numeric address, so that
- * what vigil-web binds to is what the config says, not what a resolver
- * answers today. "localhost" is taken as 127.0.0.1. */
 static gboolean parse_listen(const char *text, char **host, guint16 *port, GError **error)
 {
-    const char *colon = NULL;
-    char *h = NULL;
-    if (text[0] == '[') {
-        const char *close = strchr(text, ']');
-        if (close != NULL && close[1] == ':') {
-            h = g_strndup(text + 1, (gsize)(close - text - 1));
-            colon = close + 1;
-        }
-    } else {
-        colon = strrchr(text, ':');
-        if (colon != NULL && memchr(text, ':', (size_t)(colon - text)) == NULL)
-            h = g_strndup(text, (gsize)(colon - text));
-    }
-    guint64 p = 0;
-    gboolean ok = h != NULL && colon != NULL && colon[1] != '\0' &&
-                  g_ascii_string_to_unsigned(colon + 1, 10, 0, 65535, &p, NULL);
-    if (ok && strcmp(h, "localhost") == 0) {
-        g_free(h);
-        h = g_strdup("127.0.0.1");
-    }
-    GInetAddress *address = ok ? g_inet_address_new_from_string(h) : NULL;
-    if (address == NULL) {
+    if (!vigil_config_parse_listen(text, FALSE, host, port)) {
         g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                     "[web] listen = %s: expected ADDRESS:PORT with a numeric address "
                     "(127.0.0.1:8470, [::1]:8470, 0.0.0.0:8470)",
                     text);
-        g_free(h);
         return FALSE;
     }
-    g_object_unref(address);
-    *host = h;
-    *port = (guint16)p;
     return TRUE;
 }
 

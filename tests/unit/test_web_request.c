@@ -189,6 +189,9 @@ static void test_settings_refuse_what_would_expose_runs(void **state)
     expect_settings_error("[web]\nlisten = 0.0.0.0:8470\n", "allow_none_on_network");
     expect_settings_error("[web]\nlisten = db1.example.org:8470\n", "numeric address");
     expect_settings_error("[web]\nlisten = 127.0.0.1\n", "ADDRESS:PORT");
+    /* A port alone is [metrics]' loopback shorthand, not [web]'s. */
+    expect_settings_error("[web]\nlisten = :8470\n", "ADDRESS:PORT");
+    expect_settings_error("[web]\nlisten = 8470\n", "ADDRESS:PORT");
     expect_settings_error("[web]\nauth = remote-user\ntrusted_proxies =\n", "trusted_proxies");
     expect_settings_error("[web]\nauth = remote-user\ntrusted_proxies = proxy1\n",
                           "not a numeric IPv4 or IPv6 address");

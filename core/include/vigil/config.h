@@ -118,6 +118,14 @@ char *vigil_config_to_string(const vigil_config *config);
  * in name order and keys in declaration order: what `vigil config example`
  * and the vigil.conf(5) manual are made from. The key is valid only during
  * the call. */
+/* Reads a listen address: "HOST:PORT" or "[IPV6]:PORT" with a numeric host
+ * ("localhost" is 127.0.0.1) and a port from 0 to 65535; with
+ * `port_alone_is_loopback`, ":PORT" and "PORT" are 127.0.0.1:PORT. FALSE
+ * when it is none of those (the caller says which key, and what it
+ * expected). `host`: free with g_free. */
+gboolean vigil_config_parse_listen(const char *text, gboolean port_alone_is_loopback, char **host,
+                                   guint16 *port);
+
 /* What `key` accepts, as errors say it: "a whole number from 1 to 60",
  * "one of: off, stderr, file". Free with g_free. */
 char *vigil_config_key_accepts(const struct vigil_config_key *key);
