@@ -668,8 +668,10 @@ struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GErr
         return NULL;
     }
     memcpy(addr.sun_path, path, strlen(path) + 1);
+    /* The socket's own folder only (/run/vigil when run by hand), never
+     * its parents: a mistyped --socket must not make folders all over /. */
     char *dir = g_path_get_dirname(path);
-    int made = g_mkdir_with_parents(dir, 0755);
+    int made = g_file_test(dir, G_FILE_TEST_IS_DIR) ? 0 : g_mkdir(dir, 0755);
     int saved = errno;
     if (made != 0) {
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),

@@ -48,8 +48,18 @@ for mode in detached foreground; do
 		"$vigild" "${flag[@]}" --config "$scratch/vigild.conf" --socket "$scratch/file/vigild.sock"
 done
 
+# A mistyped socket path: vigild makes the socket's own folder, never its
+# parents.
+# (A vigild that did start would serve on: the timeout ends it, exit 124.)
+expect_one "vigild, socket two missing folders deep" "socket's folder $scratch/typo/vigil" \
+	timeout 20 "$vigild" --foreground --config "$scratch/vigild.conf" --socket "$scratch/typo/vigil/vigild.sock"
+if [ -e "$scratch/typo" ]; then
+	echo "FAIL: vigild made $scratch/typo for a socket two missing folders deep" >&2
+	failures=$((failures + 1))
+fi
+
 if [ "$failures" -ne 0 ]; then
-	echo "0 passed, $failures failed"
+	echo "$((6 - failures)) passed, $failures failed"
 	exit 1
 fi
-echo "4 passed, 0 failed"
+echo "6 passed, 0 failed"
