@@ -128,6 +128,38 @@ void txd_copy_text(struct txd_copy *c, const char *text)
     memcpy(p + 4, text, length);
 }
 
+void txd_copy_int8_array(struct txd_copy *c, const int64_t *values, uint32_t n)
+{
+    /* Dimensions, a has-nulls flag, the element type (int8, OID 20), then
+     * per dimension its length and lower bound, then the elements. An
+     * empty array has no dimension. */
+    uint32_t dims = n > 0 ? 1 : 0;
+    uint8_t *p = grow(c, 4 + 12 + dims * 8 + (size_t)n * 12);
+    store_be32(p, 12 + dims * 8 + n * 12);
+    store_be32(p + 4, dims);
+    store_be32(p + 8, 0);
+    store_be32(p + 12, 20);
+    p += 16;
+    if (n > 0) {
+        store_be32(p, n);
+        store_be32(p + 4, 1);
+        p += 8;
+    }
+    for (uint32_t i = 0; i < n; i++, p += 12) {
+        store_be32(p, 8);
+        store_be64(p + 4, (uint64_t)values[i]);
+    }
+}
+
+void txd_copy_jsonb(struct txd_copy *c, const char *json)
+{
+    size_t length = strlen(json);
+    uint8_t *p = grow(c, 5 + length);
+    store_be32(p, (uint32_t)length + 1);
+    p[4] = 1; /* jsonb's binary format: a version byte, then the text */
+    memcpy(p + 5, json, length);
+}
+
 void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns)
 {
     /* Floor, not truncation, so that times before 1970 would not round up. */

@@ -775,7 +775,7 @@ static gboolean copy_windows(struct batch_context *b, struct txd_copy *c,
 }
 
 static gboolean store_summaries(struct batch_context *b, const struct vigil_wire_message *m,
-                                GError **error)
+                                GArray *refs, GError **error)
 {
     /* The figures the web UI sorts by are read out of the report by the
      * database itself, so that they cannot disagree with it. Under MPI
@@ -812,17 +812,33 @@ static gboolean store_summaries(struct batch_context *b, const struct vigil_wire
         if (!ok)
             return FALSE;
         b->rows++;
+        struct txd_report_ref ref = {
+            .process_id = process_id,
+            .report_json = s->report_json,
+            .label = g_strdup_printf(
+                "batch %" G_GINT64_FORMAT ":%" G_GUINT64_FORMAT ", process %" G_GUINT64_FORMAT
+                " (process_id %" G_GINT64_FORMAT " in the warehouse)",
+                b->node_id, b->batch->header.sequence, s->process_id, process_id)};
+        g_array_append_val(refs, ref);
     }
     return TRUE;
 }
 
+/* The reports, then their files and timelines (store_file_stats.c). */
 static gboolean store_all_summaries(struct batch_context *b, GError **error)
 {
-    for (uint32_t i = 0; i < b->batch->header.count; i++)
-        if (b->batch->inner[i].header.type == VIGIL_WIRE_SUMMARIES &&
-            !store_summaries(b, &b->batch->inner[i], error))
-            return FALSE;
-    return TRUE;
+    GArray *refs = g_array_new(FALSE, FALSE, sizeof(struct txd_report_ref));
+    gboolean ok = TRUE;
+    for (uint32_t i = 0; ok && i < b->batch->header.count; i++)
+        if (b->batch->inner[i].header.type == VIGIL_WIRE_SUMMARIES)
+            ok = store_summaries(b, &b->batch->inner[i], refs, error);
+    if (ok)
+        ok = txd_store_file_stats(b->store->db, (const struct txd_report_ref *)(void *)refs->data,
+                                  refs->len, &b->rows, error);
+    for (guint i = 0; i < refs->len; i++)
+        g_free((char *)g_array_index(refs, struct txd_report_ref, i).label);
+    g_array_unref(refs);
+    return ok;
 }
 
 typedef gboolean (*copy_rows_fn)(struct batch_context *b, struct txd_copy *c,

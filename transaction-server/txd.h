@@ -81,7 +81,9 @@ void txd_copy_float8(struct txd_copy *c, double v);
 void txd_copy_float8_or_null(struct txd_copy *c, double v); /* NaN → NULL */
 void txd_copy_bool(struct txd_copy *c, gboolean v);
 void txd_copy_text(struct txd_copy *c, const char *text);
-void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns); /* timestamptz */
+void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns);             /* timestamptz */
+void txd_copy_int8_array(struct txd_copy *c, const int64_t *values, uint32_t n); /* bigint[] */
+void txd_copy_jsonb(struct txd_copy *c, const char *json);
 /* COPY … FROM STDIN (FORMAT binary) with the rows added; nothing to do for
  * none. The error's code says whether to retry. */
 gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GError **error);
@@ -92,6 +94,24 @@ gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GE
  * transaction; `rows` counts them. */
 gboolean txd_store_jobs(PGconn *db, int64_t node_id, int64_t realtime_offset_ns,
                         const struct vigil_wire_message *batch, uint64_t *rows, GError **error);
+
+/* ---- store_file_stats.c ------------------------------------------------------------- */
+
+/* A report stored in run_summaries: the process's warehouse id, its JSON,
+ * and what to call it in the log ("batch NODE:SEQUENCE, process P"). */
+struct txd_report_ref {
+    int64_t process_id;
+    const char *report_json;
+    const char *label;
+};
+
+/* The reports' "files" and "timeline" into file_stats and
+ * process_io_timelines (schema/0008_file_stats.sql), replacing what those
+ * processes had. A part that is malformed gets no rows, and a warning says
+ * which member is wrong and why; the rest is stored. FALSE (with a
+ * TXD_ERROR code) only when the database fails. `rows` counts them. */
+gboolean txd_store_file_stats(PGconn *db, const struct txd_report_ref *reports, guint n,
+                              uint64_t *rows, GError **error);
 
 /* ---- store.c -------------------------------------------------------------------------- */
 

@@ -1,0 +1,277 @@
+/* vigil-txd fills file_stats and process_io_timelines (schema/0008) from
+ * the reports it stores: every member of a file from hand-written reports
+ * (tests/pg/fixtures/report_files*.json, the report's JSON contract), the
+ * reports from before issue 18 with what they had, an MPI job's report
+ * counted once, and a report whose files part is malformed: that part
+ * left out with the reason logged, the rest of the batch stored. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "test_pg.h"
+#include "test_support.h"
+#include "test_txd.h"
+#include "vigil/clock.h"
+#include "vigil/health.h"
+
+static guint64 count(struct test_txd_fixture *f, const char *sql)
+{
+    return test_pg_query_u64_in(f->conninfo, sql);
+}
+
+static void assert_query(struct test_txd_fixture *f, const char *sql, const char *want)
+{
+    char *got = test_pg_query_text_in(f->conninfo, sql);
+    if (strcmp(got, want) != 0)
+        fail_msg("%s\n gave: %s\n want: %s", sql, got, want);
+    g_free(got);
+}
+
+static char *fixture(const char *name)
+{
+    char *path = g_build_filename(test_env_or_fail("VIGIL_FILE_STATS_FIXTURES"), name, NULL);
+    char *text = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &error))
+        fail_msg("%s", error->message);
+    g_free(path);
+    return text;
+}
+
+/* `text` with its first `from` made `to` (which must be there). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (at == NULL)
+        fail_msg("the fixture has no \"%s\"", from);
+    return g_strdup_printf("%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+}
+
+static void check(gboolean ok, GError *error)
+{
+    if (!ok)
+        fail_msg("a test batch's item was refused: %s", error->message);
+}
+
+/* A batch of node 1: process i (daemon id i + 1, pid 2000 + i, rank
+ * ranks[i] or -1) of run "files-run" with reports[i] as its summary. */
+static GBytes *batch_of_reports(uint64_t sequence, guint n, const char *const *reports,
+                                const int32_t *ranks)
+{
+    GError *error = NULL;
+    uint64_t now = vigil_clock_monotonic_ns();
+    struct vigil_clock_offset offset;
+    vigil_clock_offset_measure(&offset);
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 1, sequence, 0);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, 1, sequence, 0);
+    struct vigil_wire_node node = {.realtime_offset_ns = offset.realtime_minus_monotonic_ns,
+                                   .cycle = sequence,
+                                   .cycle_start_ns = now - 1000000000u,
+                                   .cycle_end_ns = now,
+                                   .cycle_ms = 1000,
+                                   .hostname = "files-node"};
+    check(vigil_wire_add_node(w, &node, &error), error);
+    test_txd_add_message(batch, w);
+    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, 1, sequence, 0);
+    char *argv[] = {"ior", NULL};
+    for (guint i = 0; i < n; i++) {
+        struct vigil_wire_process p = {.process_id = i + 1,
+                                       .pid = (int32_t)(2000 + i),
+                                       .rank = ranks != NULL ? ranks[i] : -1,
+                                       .exit_code = 0,
+                                       .start_ns = 1000000000u + i,
+                                       .end_ns = 3000000000u + i,
+                                       .run_key = "files-run",
+                                       .job = "",
+                                       .program = "/usr/bin/ior",
+                                       .cwd = "/tmp",
+                                       .argc = 1,
+                                       .argv = argv};
+        check(vigil_wire_add_process(w, &p, &error), error);
+    }
+    test_txd_add_message(batch, w);
+    w = vigil_wire_writer_new(VIGIL_WIRE_SUMMARIES, 1, sequence, 0);
+    for (guint i = 0; i < n; i++) {
+        struct vigil_wire_summary s = {.process_id = i + 1, .report_json = (char *)reports[i]};
+        check(vigil_wire_add_summary(w, &s, &error), error);
+    }
+    test_txd_add_message(batch, w);
+    return vigil_wire_writer_finish(batch);
+}
+
+static void send_and_expect_ack(struct test_txd_fixture *f, GBytes *batch, uint64_t sequence)
+{
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 1, NULL, NULL, NULL);
+    test_sender_send(&s, batch);
+    test_sender_expect_ack(&s, sequence);
+    test_sender_close(&s);
+    g_bytes_unref(batch);
+}
+
+/* SELECT … FROM file_stats of pid `pid`'s report, at `position`. */
+static char *file_sql(const char *columns, int pid, int position)
+{
+    return g_strdup_printf("SELECT %s FROM file_stats f JOIN processes p USING (process_id) "
+                           "WHERE p.pid = %d AND f.position = %d",
+                           columns, pid, position);
+}
+
+static void assert_file(struct test_txd_fixture *f, int pid, int position, const char *columns,
+                        const char *want)
+{
+    char *sql = file_sql(columns, pid, position);
+    assert_query(f, sql, want);
+    g_free(sql);
+}
+
+static void test_every_member_of_every_file_is_stored(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *report = fixture("report_files.json");
+    /* A report from before issue 18: its files as they were then. */
+    const char *old = "{\"version\": 1, \"files\": [{\"path\": \"/old/a\", \"calls\": 5, "
+                      "\"bytes_read\": 100, \"bytes_written\": 7}]}";
+    const char *reports[] = {report, old};
+    send_and_expect_ack(f, batch_of_reports(1, 2, reports, NULL), 1);
+
+    assert_int_equal(count(f, "SELECT count(*) FROM file_stats"), 3 + 1);
+    assert_file(f, 2000, 0,
+                "concat_ws(' ', path, mount, fs_type, calls, read_bytes, written_bytes, "
+                "in_job_report)",
+                "/scratch/ior/testFile /scratch lustre 132 33554432 67108864 f");
+    assert_file(f, 2000, 0,
+                "concat_ws(' ', posix_reads, posix_writes, posix_opens, posix_seeks, posix_stats, "
+                "posix_fsyncs, posix_other, posix_read_bytes, posix_written_bytes, "
+                "max_read_offset, max_written_offset)",
+                "32 64 2 32 1 1 0 33554432 67108864 33554431 67108863");
+    assert_file(f, 2000, 0,
+                "concat_ws(' ', seq_reads, seq_writes, consec_reads, consec_writes, "
+                "read_size_hist, write_size_hist, common_sizes, common_strides)",
+                "31 63 31 63 {0,0,0,0,0,32,0,0,0,0} {0,0,0,0,0,64,0,0,0,0} "
+                "[{\"size\": 1048576, \"count\": 96}] "
+                "[{\"count\": 94, \"stride\": 0}, {\"count\": 1, \"stride\": -1048576}]");
+    assert_file(f, 2000, 0,
+                "concat_ws(' ', read_time_s, write_time_s, meta_time_s, first_open_s, "
+                "last_close_s, first_io_s, last_io_s)",
+                "0.0125 0.25 0.001 0.01 1.9 0.011 1.85");
+    assert_file(f, 2000, 0,
+                "concat_ws(' ', mpiio_coll_writes IS NULL, rank_count IS NULL, shared IS NULL)",
+                "t t t");
+    /* -1: never opened (a descriptor inherited), no offset. */
+    assert_file(f, 2000, 2, "concat_ws(' ', path, first_open_s IS NULL, max_written_offset)",
+                "<stdout> t -1");
+    assert_file(f, 2001, 0,
+                "concat_ws(' ', path, mount, fs_type, calls, read_bytes, written_bytes, "
+                "posix_reads IS NULL, read_size_hist IS NULL)",
+                "/old/a /  5 100 7 t t");
+    assert_query(f,
+                 "SELECT concat_ws(' ', bin_s, read_bytes, written_bytes) FROM "
+                 "run_io_timelines WHERE pid = 2000",
+                 "0.5 {1568,33554432,0,0} {0,16777216,33554432,16777258}");
+    assert_int_equal(count(f, "SELECT count(*) FROM process_io_timelines"), 1);
+    /* The run's files: both processes' counted, each path once. */
+    assert_int_equal(count(f, "SELECT count(*) FROM run_files"), 4);
+    assert_query(f,
+                 "SELECT string_agg(path || ':' || (read_bytes + written_bytes), ' ' ORDER BY "
+                 "read_bytes + written_bytes DESC) FROM run_files",
+                 "/scratch/ior/testFile:100663296 /etc/passwd:1568 /old/a:107 <stdout>:42");
+    char *log = test_txd_stop(&f->txd);
+    assert_null(strstr(log, "not stored"));
+    g_free(log);
+    g_free(report);
+}
+
+static void test_a_malformed_files_part_is_left_out_and_said(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *good = fixture("report_files.json");
+    /* The second file's read histogram one bin short. */
+    char *short_hist = replaced(good, "\"read_size_hist\": [0, 0, 2, 0, 0, 0, 0, 0, 0, 0]",
+                                "\"read_size_hist\": [0, 0, 2, 0, 0, 0, 0, 0, 0]");
+    char *negative = replaced(good, "\"calls\": 132", "\"calls\": -132");
+    char *not_array = replaced(good, "\"files\": [", "\"files\": \"none\", \"x\": [");
+    char *short_total = replaced(good, "\"files_total\": 3", "\"files_total\": 30");
+    /* Only the timeline is wrong: the files are kept. */
+    char *bad_timeline = replaced(good, "\"written_bytes\": [0, 16777216, 33554432, 16777258]",
+                                  "\"written_bytes\": [0, 16777216]");
+    const char *reports[] = {good, short_hist, negative, not_array, short_total, bad_timeline};
+    send_and_expect_ack(f, batch_of_reports(1, 6, reports, NULL), 1);
+
+    assert_int_equal(count(f, "SELECT count(*) FROM run_summaries"), 6);
+    assert_query(f,
+                 "SELECT string_agg(p.pid || ':' || (SELECT count(*) FROM file_stats f WHERE "
+                 "f.process_id = p.process_id), ' ' ORDER BY p.pid) FROM processes p",
+                 "2000:3 2001:0 2002:0 2003:0 2004:0 2005:3");
+    assert_query(f, "SELECT string_agg(pid::text, ' ' ORDER BY pid) FROM run_io_timelines",
+                 "2000 2001 2002 2003 2004");
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "batch 1:1, process 2 (");
+    test_assert_contains(log, "files[1] (\"/etc/passwd\").posix.read_size_hist: 9 entries, 10 "
+                              "expected); the report and the rest of the batch are");
+    test_assert_contains(log, "files[0] (\"/scratch/ior/testFile\").calls: -132 is out of range");
+    test_assert_contains(log, "the report's files are not stored (files: expected an array, "
+                              "found a string)");
+    test_assert_contains(log, "files_total: 30 files, but \"files\" lists 3");
+    test_assert_contains(log, "the report's timeline are not stored (timeline: 4 bins of "
+                              "read_bytes but 2 of written_bytes)");
+    g_free(log);
+    g_free(good);
+    g_free(short_hist);
+    g_free(negative);
+    g_free(not_array);
+    g_free(short_total);
+    g_free(bad_timeline);
+}
+
+static void test_a_job_counts_once_and_a_report_again_replaces_its_rows(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *job = fixture("report_files_job.json");
+    /* Rank 1's own report, counted in the job's. */
+    const char *rank1 = "{\"version\": 1, \"in_job_report\": true, \"files_total\": 1, "
+                        "\"files\": [{\"path\": \"/scratch/shared.dat\", \"mount\": \"/scratch\", "
+                        "\"fs_type\": \"lustre\", \"calls\": 6, \"read_bytes\": 0, "
+                        "\"written_bytes\": 16777216, \"posix\": null, \"mpiio\": null, "
+                        "\"ranks\": null}], \"timeline\": {\"bin_s\": 1.0, \"read_bytes\": [0], "
+                        "\"written_bytes\": [16777216]}}";
+    const char *reports[] = {job, rank1};
+    const int32_t ranks[] = {0, 1};
+    send_and_expect_ack(f, batch_of_reports(1, 2, reports, ranks), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM file_stats WHERE in_job_report"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM run_files"), 1);
+    assert_query(f,
+                 "SELECT concat_ws(' ', reports, calls, written_bytes, mpiio_coll_writes, "
+                 "mpiio_written_bytes, rank_count, shared, fastest_rank, fastest_s, "
+                 "fastest_bytes, slowest_rank, slowest_s, time_variance_s2, write_size_hist, "
+                 "common_sizes) FROM run_files",
+                 "1 24 67108864 4 67108864 4 t 3 0.15 16777216 0 0.25 0.00125 "
+                 "{0,0,0,0,0,0,0,4,0,0} [{\"size\": 16777216, \"count\": 4}]");
+    assert_query(f, "SELECT string_agg(rank::text, ' ') FROM run_io_timelines", "0");
+
+    /* The same reports in a later batch: the rows are replaced, not added. */
+    send_and_expect_ack(f, batch_of_reports(2, 2, reports, ranks), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM file_stats"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM process_io_timelines"), 2);
+    g_free(job);
+}
+
+int main(void)
+{
+    if (!test_pg_available())
+        return 77; /* meson's "skipped" */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_every_member_of_every_file_is_stored,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_malformed_files_part_is_left_out_and_said,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_job_counts_once_and_a_report_again_replaces_its_rows,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+    };
+    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+}
