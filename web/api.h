@@ -20,6 +20,7 @@ gboolean web_api_node_series(struct web_request *req, GError **error);
 gboolean web_api_run_windows(struct web_request *req, GError **error);
 gboolean web_api_window_activities(struct web_request *req, GError **error);
 gboolean web_api_run_heatmap(struct web_request *req, GError **error);
+gboolean web_api_run_files(struct web_request *req, GError **error); /* api_run_files.c */
 gboolean web_api_anomalies(struct web_request *req, GError **error);
 gboolean web_api_nodes(struct web_request *req, GError **error);
 gboolean web_api_node(struct web_request *req, GError **error);

@@ -14,6 +14,7 @@ static const struct {
     {"runs/#/series", web_api_run_series},
     {"runs/#/windows", web_api_run_windows},
     {"runs/#/heatmap", web_api_run_heatmap},
+    {"runs/#/files", web_api_run_files},
     {"windows/#/activities", web_api_window_activities},
     {"anomalies", web_api_anomalies},
     {"nodes", web_api_nodes},

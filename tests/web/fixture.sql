@@ -39,6 +39,8 @@
 --   hand, energy_source 'powercap': run 1 ranks 9125, 9125, 9000, 9000 J
 --   (job 36250 J), run 2 4 × 9000 J (36000 J), run 3 1500 J, runs 4..12
 --   150 W × runtime.
+-- file_stats, process_io_timelines: run 3's /tmp/x and <stderr>, run 1's
+--   shared /scratch/ior.dat (see "per-file characterization" below).
 -- captures (2, both of run 1), 300 activities each, every one on
 --   /scratch/ior.dat (file 1), layer posix:
 --   1  n1, process 1 (rank 0), 10:00:28 → 10:00:34, cycles 89..94;
@@ -279,6 +281,52 @@ SELECT node_id, metric_id, t, t + interval '1 s', 10,
                LATERAL (SELECT base + amplitude
                                * sin(2 * pi() * (extract(epoch FROM t) + phase * node_id)
                                      / period) AS r) rate) x;
+
+-- ---- per-file characterization (schema/0008_file_stats.sql) ----------------------
+
+-- As vigil-txd stores a report's "files" and "timeline", set by hand (the
+-- reports above predate them). Run 3 (dd, process 9): /tmp/x, 8 writes of
+-- 1 MiB one after the other (7 sequential and consecutive), and <stderr>,
+-- 4 small writes; its timeline, 4 bins of 2.5 ms. Run 1: the job's report
+-- (process 1) lists /scratch/ior.dat shared by the 4 ranks, collective
+-- MPI-IO, rank 3 the fastest and rank 0 the slowest; rank 1's own report
+-- (process 2, in_job_report) lists it too and is not counted again.
+INSERT INTO file_stats (process_id, position, in_job_report, path, mount, fs_type, calls,
+    read_bytes, written_bytes, posix_reads, posix_writes, posix_opens, posix_seeks, posix_stats,
+    posix_fsyncs, posix_other, posix_read_bytes, posix_written_bytes, max_read_offset,
+    max_written_offset, seq_reads, seq_writes, consec_reads, consec_writes, read_size_hist,
+    write_size_hist, common_sizes, common_strides, read_time_s, write_time_s, meta_time_s,
+    first_open_s, last_close_s, first_io_s, last_io_s, mpiio_indep_reads, mpiio_indep_writes,
+    mpiio_coll_reads, mpiio_coll_writes, mpiio_split_reads, mpiio_split_writes, mpiio_nb_reads,
+    mpiio_nb_writes, mpiio_read_bytes, mpiio_written_bytes, rank_count, shared, fastest_rank,
+    fastest_s, fastest_bytes, slowest_rank, slowest_s, slowest_bytes, time_variance_s2,
+    bytes_variance) VALUES
+(9, 0, false, '/tmp/x', '/tmp', 'tmpfs', 12, 0, 8388608, 0, 8, 1, 0, 1, 1, 1, 0, 8388608, -1,
+ 8388607, 0, 7, 0, 7, '{0,0,0,0,0,0,0,0,0,0}', '{0,0,0,0,0,8,0,0,0,0}',
+ '[{"size": 1048576, "count": 8}]', '[{"stride": 0, "count": 7}]', 0, 0.004, 0.0002,
+ 0.0005, 0.0095, 0.0006, 0.009, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+(9, 1, false, '<stderr>', '/', '', 4, 0, 93, 0, 4, 0, 0, 0, 0, 0, 0, 93, -1, -1, 0, 0, 0, 0,
+ '{0,0,0,0,0,0,0,0,0,0}', '{4,0,0,0,0,0,0,0,0,0}',
+ '[{"size": 31, "count": 2}, {"size": 15, "count": 1}, {"size": 16, "count": 1}]', '[]',
+ 0, 0.00003, 0, NULL, NULL, 0.0096, 0.0099, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+(1, 0, false, '/scratch/ior.dat', '/scratch', 'lustre', 525, 16777216, 16777216, 256, 256, 4,
+ 0, 4, 4, 4, 16777216, 16777216, 16777215, 16777215, 252, 252, 252, 252,
+ '{0,0,0,0,256,0,0,0,0,0}', '{0,0,0,0,256,0,0,0,0,0}', '[{"size": 65536, "count": 512}]',
+ '[{"stride": 0, "count": 504}]', 0.26, 0.24, 0.15, 0.02, 0.84, 0.03, 0.8, 0, 0, 256, 256, 0,
+ 0, 0, 0, 16777216, 16777216, 4, true, 3, 0.12, 8388608, 0, 0.26, 8388608, 0.0035, 0),
+(2, 0, true, '/scratch/ior.dat', '/scratch', 'lustre', 131, 4194304, 4194304, 64, 64, 1, 0,
+ 1, 1, 1, 4194304, 4194304, 16777215, 16777215, 63, 63, 63, 63, '{0,0,0,0,64,0,0,0,0,0}',
+ '{0,0,0,0,64,0,0,0,0,0}', '[{"size": 65536, "count": 128}]', '[{"stride": 0, "count": 126}]',
+ 0.06, 0.06, 0.04, 0.02, 0.88, 0.03, 0.8, 0, 0, 64, 64, 0, 0, 0, 0, 4194304, 4194304, NULL,
+ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+
+INSERT INTO process_io_timelines (process_id, in_job_report, bin_s, read_bytes,
+                                  written_bytes) VALUES
+    (9, false, 0.0025, '{0,0,0,0}', '{2097152,4194304,2097152,93}'),
+    (1, false, 0.25, '{0,8388608,8388608,0}', '{8388608,8388608,0,0}'),
+    (2, true, 0.25, '{0,2097152,2097152,0}', '{2097152,2097152,0,0}');
 
 -- ---- the sequences past the explicit ids -----------------------------------------
 

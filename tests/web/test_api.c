@@ -1192,6 +1192,73 @@ static void test_run_heatmap(void **state)
     test_http_clear(&a);
 }
 
+/* A run's files (schema/0008_file_stats.sql, set in the fixture): the
+ * busiest first, with Darshan's counters; the run's totals; the timelines
+ * of the reports that count (a job's, not its ranks' own). */
+static void test_run_files(void **state)
+{
+    (void)state;
+    struct test_http a;
+    const char *where = "/api/v1/runs/3/files";
+    JsonNode *root = test_web_get_json(&web, where, NULL, 200, &a);
+    assert_int_equal(test_json_int(root, where, "files_total"), 2);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "files")), 2);
+    assert_string_equal(test_json_string(root, where, "files.0.path"), "/tmp/x");
+    assert_string_equal(test_json_string(root, where, "files.0.fs_type"), "tmpfs");
+    assert_int_equal(test_json_int(root, where, "files.0.written_bytes"), 8388608);
+    assert_int_equal(test_json_int(root, where, "files.0.seq_writes"), 7);
+    assert_int_equal(test_json_int(root, where, "files.0.posix_writes"), 8);
+    assert_int_equal(test_json_int(root, where, "files.0.write_size_hist.5"), 8);
+    assert_int_equal(test_json_int(root, where, "files.0.common_sizes.0.size"), 1048576);
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "files.0.mpiio")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "files.0.ranks")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "files.1.first_open_s")));
+    assert_string_equal(test_json_string(root, where, "files.1.path"), "<stderr>");
+    /* Totals over every file of the run. */
+    assert_int_equal(test_json_int(root, where, "totals.write_size_hist.0"), 4);
+    assert_int_equal(test_json_int(root, where, "totals.write_size_hist.5"), 8);
+    assert_int_equal(test_json_int(root, where, "totals.posix_writes"), 12);
+    assert_int_equal(test_json_int(root, where, "totals.written_bytes"), 8388608 + 93);
+    assert_int_equal(test_json_int(root, where, "timelines_total"), 1);
+    assert_int_equal(test_json_int(root, where, "timelines.0.pid"), 6100);
+    assert_close(test_json_number(root, where, "timelines.0.bin_s"), 0.0025, "bin_s");
+    assert_int_equal(test_json_int(root, where, "timelines.0.written_bytes.1"), 4194304);
+    assert_string_equal(test_json_string(root, where, "timelines.0.start_time"),
+                        "2026-11-20T10:01:00.000000Z");
+    test_http_clear(&a);
+
+    where = "/api/v1/runs/3/files?limit=1";
+    root = test_web_get_json(&web, where, NULL, 200, &a);
+    assert_int_equal(test_json_int(root, where, "files_total"), 2);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "files")), 1);
+    test_http_clear(&a);
+
+    /* An MPI job: its report's file, once, with the ranks' figures. */
+    where = "/api/v1/runs/1/files";
+    root = test_web_get_json(&web, where, NULL, 200, &a);
+    assert_int_equal(test_json_int(root, where, "files_total"), 1);
+    assert_int_equal(test_json_int(root, where, "files.0.reports"), 1);
+    assert_int_equal(test_json_int(root, where, "files.0.calls"), 525);
+    assert_int_equal(test_json_int(root, where, "files.0.mpiio.coll_writes"), 256);
+    assert_int_equal(test_json_int(root, where, "files.0.ranks.count"), 4);
+    assert_int_equal(test_json_int(root, where, "files.0.ranks.slowest_rank"), 0);
+    assert_int_equal(test_json_int(root, where, "files.0.ranks.fastest_rank"), 3);
+    assert_int_equal(test_json_int(root, where, "timelines_total"), 1);
+    assert_int_equal(test_json_int(root, where, "timelines.0.rank"), 0);
+    test_http_clear(&a);
+
+    /* A run without characterized files: empty, not an error. */
+    where = "/api/v1/runs/4/files";
+    root = test_web_get_json(&web, where, NULL, 200, &a);
+    assert_int_equal(test_json_int(root, where, "files_total"), 0);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "files")), 0);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "timelines")), 0);
+    test_http_clear(&a);
+    a = test_web_get(&web, "/api/v1/runs/99/files", NULL);
+    test_web_assert_error(&a, 404, "not_found", NULL);
+    test_http_clear(&a);
+}
+
 /* ---- anomalies, nodes, thresholds --------------------------------------------------------- */
 
 static void test_anomalies(void **state)
@@ -1441,6 +1508,7 @@ int main(void)
         cmocka_unit_test(test_run_windows),
         cmocka_unit_test(test_window_activities_pages),
         cmocka_unit_test(test_run_heatmap),
+        cmocka_unit_test(test_run_files),
         cmocka_unit_test(test_anomalies),
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_thresholds),

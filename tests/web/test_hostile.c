@@ -170,6 +170,7 @@ static const struct endpoint {
     {"/api/v1/runs/1/series", "metric=power", "metric,points,from,to,per_node,format"},
     {"/api/v1/runs/1/windows", "", ""},
     {"/api/v1/runs/1/heatmap", "", "bins,from,to"},
+    {"/api/v1/runs/1/files", "", "limit"},
     {"/api/v1/windows/1/activities", "", "limit,after"},
     {"/api/v1/anomalies", "", "run,node,plugin,level,from,to,limit,after"},
     {"/api/v1/nodes", "", ""},
@@ -256,9 +257,13 @@ static void test_sql_injection_in_every_parameter(void **state)
     static const struct {
         const char *before, *after;
     } id_paths[] = {
-        {"/api/v1/runs/", ""},         {"/api/v1/runs/", "/series?metric=power"},
-        {"/api/v1/runs/", "/windows"}, {"/api/v1/windows/", "/activities"},
-        {"/api/v1/nodes/", ""},        {"/api/v1/nodes/", "/series?metric=power"},
+        {"/api/v1/runs/", ""},
+        {"/api/v1/runs/", "/series?metric=power"},
+        {"/api/v1/runs/", "/windows"},
+        {"/api/v1/windows/", "/activities"},
+        {"/api/v1/runs/", "/files"},
+        {"/api/v1/nodes/", ""},
+        {"/api/v1/nodes/", "/series?metric=power"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(id_paths); i++)
         for (gsize p = 0; p < G_N_ELEMENTS(payloads); p++) {
@@ -406,6 +411,7 @@ static void test_remote_user_sees_only_their_runs(void **state)
         "/api/v1/runs/1/windows",
         "/api/v1/runs/1/series?metric=power",
         "/api/v1/runs/1/heatmap",
+        "/api/v1/runs/1/files",
         "/api/v1/windows/1/activities",
         "/api/v1/windows/2/activities",
     };
@@ -526,6 +532,8 @@ static void test_huge_page_sizes_are_refused(void **state)
         {"/api/v1/runs/1/series?metric=power&points=5001", "points"},
         {"/api/v1/nodes/1/series?metric=power&points=1000000000", "points"},
         {"/api/v1/runs/1/heatmap?bins=1000000000", "bins"},
+        {"/api/v1/runs/1/files?limit=10001", "limit"},
+        {"/api/v1/runs/1/files?limit=0", "limit"},
     };
     GString *problems = g_string_new(NULL);
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -1,0 +1,101 @@
+/* vigil-web — a run's files, as its processes' reports characterize them:
+ *   GET /api/v1/runs/RUN_ID/files[?limit=N]
+ * from the warehouse's run_files and run_io_timelines views
+ * (schema/0008_file_stats.sql): the busiest files with Darshan's counters,
+ * the run's totals over all its files (access sizes, sequential and
+ * consecutive counts), and each counted report's read/write timeline. */
+#include "api.h"
+#include "db_pool.h"
+#include "json_rows.h"
+
+#define FILES_DEFAULT 100
+#define FILES_MAX     10000
+/* A timeline is at most 64 bins: this many processes' is about 1 MB. */
+#define TIMELINES_MAX 1024
+
+/* Histograms as JSON arrays (json_rows reads jsonb, not bigint[]). */
+static const char files_sql[] =
+    "SELECT path, mount, fs_type, reports, calls, read_bytes, written_bytes,"
+    "       posix_reads, posix_writes, posix_opens, posix_seeks, posix_stats, posix_fsyncs,"
+    "       posix_other, posix_read_bytes, posix_written_bytes, max_read_offset,"
+    "       max_written_offset, seq_reads, seq_writes, consec_reads, consec_writes,"
+    "       to_jsonb(read_size_hist) AS read_size_hist,"
+    "       to_jsonb(write_size_hist) AS write_size_hist, common_sizes, common_strides,"
+    "       read_time_s, write_time_s, meta_time_s, first_open_s, last_close_s, first_io_s,"
+    "       last_io_s,"
+    "       CASE WHEN mpiio_read_bytes IS NULL THEN NULL ELSE jsonb_build_object("
+    "         'indep_reads', mpiio_indep_reads, 'indep_writes', mpiio_indep_writes,"
+    "         'coll_reads', mpiio_coll_reads, 'coll_writes', mpiio_coll_writes,"
+    "         'split_reads', mpiio_split_reads, 'split_writes', mpiio_split_writes,"
+    "         'nb_reads', mpiio_nb_reads, 'nb_writes', mpiio_nb_writes,"
+    "         'read_bytes', mpiio_read_bytes, 'written_bytes', mpiio_written_bytes) END AS mpiio,"
+    "       CASE WHEN rank_count IS NULL THEN NULL ELSE jsonb_build_object("
+    "         'count', rank_count, 'shared', shared, 'fastest_rank', fastest_rank,"
+    "         'fastest_s', fastest_s, 'fastest_bytes', fastest_bytes,"
+    "         'slowest_rank', slowest_rank, 'slowest_s', slowest_s,"
+    "         'slowest_bytes', slowest_bytes, 'time_variance_s2', time_variance_s2,"
+    "         'bytes_variance', bytes_variance) END AS ranks"
+    "  FROM run_files WHERE run_id = $1::bigint"
+    " ORDER BY read_bytes + written_bytes DESC, calls DESC, path LIMIT $2::integer";
+
+static const char totals_sql[] =
+    "SELECT count(*) AS files, sum(calls) AS calls, sum(read_bytes) AS read_bytes,"
+    "       sum(written_bytes) AS written_bytes, sum(posix_reads) AS posix_reads,"
+    "       sum(posix_writes) AS posix_writes, sum(seq_reads) AS seq_reads,"
+    "       sum(seq_writes) AS seq_writes, sum(consec_reads) AS consec_reads,"
+    "       sum(consec_writes) AS consec_writes,"
+    "       to_jsonb(vigil_int8_array_sum(read_size_hist)) AS read_size_hist,"
+    "       to_jsonb(vigil_int8_array_sum(write_size_hist)) AS write_size_hist,"
+    "       count(*) FILTER (WHERE posix_reads IS NOT NULL) AS files_characterized"
+    "  FROM run_files WHERE run_id = $1::bigint";
+
+static const char timelines_sql[] =
+    "SELECT process_id, node_id, hostname, pid, rank, start_time, bin_s,"
+    "       to_jsonb(read_bytes) AS read_bytes, to_jsonb(written_bytes) AS written_bytes,"
+    "       count(*) OVER () AS total"
+    "  FROM run_io_timelines WHERE run_id = $1::bigint"
+    " ORDER BY rank NULLS LAST, start_time, process_id LIMIT " G_STRINGIFY(TIMELINES_MAX);
+
+gboolean web_api_run_files(struct web_request *req, GError **error)
+{
+    gint64 run_id = 0, limit = 0;
+    if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
+        !web_param_int(req, "limit", FILES_DEFAULT, 1, FILES_MAX, &limit, error) ||
+        !web_params_done(req, error))
+        return FALSE;
+    char id[24];
+    if (!web_api_run_visible(req, run_id, id, error))
+        return FALSE;
+    char limit_text[24];
+    g_snprintf(limit_text, sizeof limit_text, "%" G_GINT64_FORMAT, limit);
+    const char *params[] = {id, limit_text};
+    PGresult *files = web_db_query(req, files_sql, 2, params, error);
+    PGresult *totals = files != NULL ? web_db_query(req, totals_sql, 1, params, error) : NULL;
+    PGresult *timelines =
+        totals != NULL ? web_db_query(req, timelines_sql, 1, params, error) : NULL;
+    gboolean ok = timelines != NULL;
+    if (ok) {
+        JsonObject *out = json_object_new();
+        JsonObject *sums = web_json_row(totals, 0);
+        gint64 total = json_object_get_int_member(sums, "files");
+        json_object_set_int_member(out, "files_total", total);
+        json_object_set_int_member(out, "limit", limit);
+        json_object_set_array_member(out, "files", web_json_rows(files));
+        json_object_set_object_member(out, "totals", sums);
+        JsonArray *lines = web_json_rows(timelines);
+        gint64 lines_total =
+            PQntuples(timelines) > 0 ? g_ascii_strtoll(PQgetvalue(timelines, 0, 9), NULL, 10) : 0;
+        for (guint i = 0; i < json_array_get_length(lines); i++)
+            json_object_remove_member(json_array_get_object_element(lines, i), "total");
+        json_object_set_int_member(out, "timelines_total", lines_total);
+        json_object_set_array_member(out, "timelines", lines);
+        web_answer_json(req, web_json_object_node(out));
+    }
+    if (files != NULL)
+        PQclear(files);
+    if (totals != NULL)
+        PQclear(totals);
+    if (timelines != NULL)
+        PQclear(timelines);
+    return ok;
+}
