@@ -273,6 +273,52 @@ await check("run 3: its code regions from the report, with what was not followed
   }
 });
 
+await check('run 3: its files, access sizes, sequential share and I/O timeline from the reports', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=3`);
+  await screenshot(page, 'run-3-files');
+  const text = await page.textContent('#files-io');
+  for (const want of ['Files2', 'Sequential accesses58.3 % (reads –, writes 58.3 %)']) {
+    expect(text.includes(want), `the files section does not say "${want}": "${text}"`);
+  }
+  const rows = await page.$$eval('#files-table tbody tr', (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+  expect(rows.length === 2, `the files table has rows ${JSON.stringify(rows)}`);
+  const [path, fs, read, written, calls, seq, consec, sizes] = rows[0];
+  expect(path === '/tmp/x' && fs === '/tmp (tmpfs)' && written === '8 MiB' && calls === '12',
+    `the busiest file's row is ${JSON.stringify(rows[0])}`);
+  expect(seq === '87.5 %' && consec === '87.5 %' && sizes === '1 MiB ×8',
+    `the busiest file's sequential, consecutive and common sizes are ${JSON.stringify(rows[0])}`);
+  const bins = await page.$$eval('#files-sizes tbody tr', (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+  expect(bins.length === 10 && bins[0][0] === '0–100' && bins[0][2] === '4' && bins[5][0] === '1M–4M'
+    && bins[5][2] === '8', `the access sizes are ${JSON.stringify(bins)}`);
+  // The timeline keeps every byte: its rates × the cell (the one report's
+  // 2.5 ms bins) add up to the bytes.
+  const plot = await page.evaluate(() => {
+    const u = window.vigilPlots['files-io'];
+    if (!u) return null;
+    return { series: u.series.length, points: u.data[0].length,
+      written: u.data[2].reduce((a, b) => a + b, 0), read: u.data[1].reduce((a, b) => a + b, 0) };
+  });
+  expect(plot && plot.series === 3 && plot.points === 4, `the files timeline is ${JSON.stringify(plot)}`);
+  expect(Math.abs(plot.written * 0.0025 - 8388701) < 1 && plot.read === 0,
+    `the files timeline does not add up to the 8388701 bytes written: ${JSON.stringify(plot)}`);
+});
+
+await check('run 1: its shared file, once, with the fastest and slowest rank and MPI-IO counts', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  const rows = await page.$$eval('#files-table tbody tr', (r) => r.map((x) => x.textContent));
+  expect(rows.length === 1, `the files table has rows ${JSON.stringify(rows)}`);
+  for (const want of ['/scratch/ior.dat', 'lustre', '512 collective', 'shared by 4; fastest rank 3', 'slowest rank 0']) {
+    expect(rows[0].includes(want), `the shared file's row does not say "${want}": "${rows[0]}"`);
+  }
+  expect(await page.evaluate(() => !!window.vigilPlots['files-io']), 'no files timeline for run 1');
+});
+
+await check('run 4: a run whose reports list no characterized files says so', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=4`);
+  const text = await page.textContent('#files-none');
+  expect(text.includes('No process of this run has reported its files yet'), `run 4's files section: "${text}"`);
+});
+
 await check('run 1: dragging on a plot zooms all plots and puts from/to in the URL', async () => {
   await openOk(page, `${baseUrl}/run.html?run=1`);
   const before = await page.evaluate(() => ({ ...window.vigilPlots.cpu.scales.x }));

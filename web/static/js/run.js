@@ -1,7 +1,8 @@
 // One run (run.html?run=ID[&from=&to=][&window=CAPTURE_ID]): the report
 // card, the run's figures, its timelines on one zoomable time axis with the
 // captured windows shaded, a window's anomalies and activities, the rank ×
-// time heat map of an MPI run, the per-rank table, neighbours and files.
+// time heat map of an MPI run, the per-rank table, the files (run_files.js),
+// neighbours and nodes.
 
 import { apiGet, showError, showMe } from './api.js';
 import { el, table, facts, runsTable, nodeHref } from './dom.js';
@@ -10,6 +11,7 @@ import { timeline, ZoomGroup, replaceData } from './plot.js';
 import { heatmap } from './heatmap.js';
 import { jobEnergySection } from './run_energy.js';
 import { regionsSection } from './run_regions.js';
+import { filesSection } from './run_files.js';
 
 const params = new URLSearchParams(location.search);
 const runId = params.get('run');
@@ -464,6 +466,7 @@ async function load() {
   const timelines = el('div', { id: 'timelines' });
   for (const m of METRICS) timelines.append(el('div', { id: `metric-${m.metric}`, class: 'metric' }));
   const compareLink = el('a', { href: `/compare.html?a=${run.run_id}` }, 'Compare with another run…');
+  const files = filesSection(run.run_id, group);
   root.replaceChildren(
     reportCard(answer.report_card, run),
     runFacts(run),
@@ -481,6 +484,7 @@ async function load() {
     run.ranks ? heatmapSection() : null,
     run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats), el('div', { class: 'scroll' }, ranksTable(answer.ranks))) : null,
     section('figures', 'The report’s figures', reportFigures(answer.report, answer.report_of)),
+    files.box,
     section('neighbours', 'Other runs on its nodes at the same time',
       answer.neighbours.length > 0 ? runsTable(null, answer.neighbours) : el('p', { class: 'note' }, 'None.')),
     section('placement', 'Nodes and files', el('div', { class: 'columns' },
@@ -516,6 +520,7 @@ async function load() {
     .catch((e) => showError(e, `run ${runId}`)));
   if (run.ranks) drawn.push(drawHeatmap());
   drawn.push(loadAnomalies(null, []));
+  drawn.push(files.loaded);
   await Promise.all(drawn);
   group.apply(); // the URL's from/to, now that every plot is there
 
