@@ -164,6 +164,19 @@ SELECT p.run_id, t.process_id, p.node_id, n.hostname, p.pid, p.rank, p.start_tim
   JOIN nodes n USING (node_id)
  WHERE NOT t.in_job_report;
 
+-- Files a run's counted reports did not list: a report lists every file
+-- unless that passes its size bound, when the least busy are left out and
+-- "files_total" still counts them.
+CREATE VIEW run_files_unlisted AS
+SELECT p.run_id,
+       sum(greatest((s.report ->> 'files_total')::bigint
+                    - jsonb_array_length(s.report -> 'files'), 0)) AS files_unlisted
+  FROM run_summaries s JOIN processes p USING (process_id)
+ WHERE coalesce(s.report -> 'in_job_report' = 'true'::jsonb, false) = false
+   AND jsonb_typeof(s.report -> 'files') = 'array'
+   AND s.report ->> 'files_total' ~ '^[0-9]{1,18}$'
+ GROUP BY p.run_id;
+
 -- Reports stored before this migration: their files as they were listed
 -- (path, calls and bytes; nothing else was kept then). Entries that are
 -- not an object with those members are passed over.

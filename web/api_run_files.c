@@ -46,7 +46,9 @@ static const char totals_sql[] =
     "       sum(consec_writes) AS consec_writes,"
     "       to_jsonb(vigil_int8_array_sum(read_size_hist)) AS read_size_hist,"
     "       to_jsonb(vigil_int8_array_sum(write_size_hist)) AS write_size_hist,"
-    "       count(*) FILTER (WHERE posix_reads IS NOT NULL) AS files_characterized"
+    "       count(*) FILTER (WHERE posix_reads IS NOT NULL) AS files_characterized,"
+    "       coalesce((SELECT files_unlisted FROM run_files_unlisted WHERE run_id = $1::bigint),"
+    "                0) AS files_unlisted"
     "  FROM run_files WHERE run_id = $1::bigint";
 
 static const char timelines_sql[] =

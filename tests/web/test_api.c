@@ -1218,6 +1218,7 @@ static void test_run_files(void **state)
     assert_int_equal(test_json_int(root, where, "totals.write_size_hist.0"), 4);
     assert_int_equal(test_json_int(root, where, "totals.write_size_hist.5"), 8);
     assert_int_equal(test_json_int(root, where, "totals.posix_writes"), 12);
+    assert_int_equal(test_json_int(root, where, "totals.files_unlisted"), 0);
     assert_int_equal(test_json_int(root, where, "totals.written_bytes"), 8388608 + 93);
     assert_int_equal(test_json_int(root, where, "timelines_total"), 1);
     assert_int_equal(test_json_int(root, where, "timelines.0.pid"), 6100);

@@ -145,7 +145,9 @@ function fill(box, answer, group) {
       + 'sequential: at a higher offset than the previous access, consecutive: right after it.'),
     facts([
       ['Files', `${format.count(answer.files_total)}`
-        + (shown < answer.files_total ? ` (the ${format.count(shown)} busiest shown)` : '')],
+        + (shown < answer.files_total ? ` (the ${format.count(shown)} busiest shown)` : '')
+        + (t.files_unlisted > 0 ? `; ${format.count(t.files_unlisted)} more the reports did not list `
+          + '(a report keeps its busiest files within its size bound)' : '')],
       ['Read', format.bytes(t.read_bytes)],
       ['Written', format.bytes(t.written_bytes)],
       ['Sequential accesses', `${share((t.seq_reads ?? 0) + (t.seq_writes ?? 0), ops)} `
