@@ -63,9 +63,11 @@ void vigil_report_text_files(struct vigil_report_sink *s, const struct vigil_rep
         }
         put_text(s, "\n");
     }
-    if (r->file_count > shown)
-        put_printf(s, "(%d more file%s: the JSON report lists all %d)\n", r->file_count - shown,
-                   r->file_count - shown == 1 ? "" : "s", r->file_count);
+    uint64_t total =
+        r->files_total > (uint64_t)r->file_count ? r->files_total : (uint64_t)r->file_count;
+    if (total > (uint64_t)shown)
+        put_printf(s, "(%llu more file%s in the JSON report)\n",
+                   (unsigned long long)(total - (uint64_t)shown), total - shown == 1 ? "" : "s");
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -83,6 +85,12 @@ static void json_i64(struct vigil_report_sink *s, const char *name, int64_t valu
 static void json_seconds(struct vigil_report_sink *s, const char *name, double value)
 {
     put_printf(s, ",\"%s\":%.6f", name, rounded(value));
+}
+
+/* A variance: small in s^2, so with 12 decimals. */
+static void json_variance(struct vigil_report_sink *s, const char *name, double value)
+{
+    put_printf(s, ",\"%s\":%.12f", name, vigil_report_round(value, 12));
 }
 
 static void json_hist(struct vigil_report_sink *s, const char *name, const uint64_t *bins)
@@ -158,8 +166,8 @@ static void json_ranks(struct vigil_report_sink *s, const struct vigil_report_fi
     put_printf(s, ",\"slowest_rank\":%d", (int)k->slowest_rank);
     json_seconds(s, "slowest_s", k->slowest_s);
     json_u64(s, "slowest_bytes", k->slowest_bytes);
-    json_seconds(s, "time_variance_s2", k->time_variance_s2);
-    json_seconds(s, "bytes_variance", k->bytes_variance);
+    json_variance(s, "time_variance_s2", k->time_variance_s2);
+    json_variance(s, "bytes_variance", k->bytes_variance);
     put_text(s, "}");
 }
 
@@ -220,7 +228,9 @@ void vigil_report_json_timeline(struct vigil_report_sink *s, const struct vigil_
     const struct vigil_report_timeline *t = &r->timeline;
     if (t->bin_s <= 0)
         return; /* a report from an older vigil */
-    put_printf(s, ",\"files_total\":%d", r->file_count);
+    uint64_t total =
+        r->files_total > (uint64_t)r->file_count ? r->files_total : (uint64_t)r->file_count;
+    put_printf(s, ",\"files_total\":%llu", (unsigned long long)total);
     put_printf(s, ",\"timeline\":{\"bin_s\":%.6f,\"read_bytes\":[", rounded(t->bin_s));
     for (int i = 0; i < t->bins; i++)
         put_printf(s, "%s%llu", i ? "," : "", (unsigned long long)t->read_bytes[i]);
