@@ -185,6 +185,23 @@ static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
     pid_t pid = run_dd(&d, f->dir, "all");
     char *sink = g_strdup(d.capture_path);
     check_run(f, &d, sink, pid, "all");
+    /* Its report's files and timeline (file_stats, schema 0008): dd's
+     * output, 300 sequential writes of 4 KiB. */
+    char *sql = g_strdup_printf(
+        "SELECT concat_ws(' ', posix_writes, written_bytes, seq_writes, consec_writes, "
+        "max_written_offset, write_size_hist, common_sizes) FROM file_stats JOIN processes "
+        "USING (process_id) WHERE pid = %d AND path = '%s/all.out'",
+        (int)pid, f->dir);
+    char *files = test_pg_query_text_in(f->conninfo, sql);
+    assert_string_equal(files, "300 1228800 299 299 1228799 {0,0,300,0,0,0,0,0,0,0} "
+                               "[{\"size\": 4096, \"count\": 300}]");
+    g_free(files);
+    g_free(sql);
+    sql = g_strdup_printf("SELECT count(*) FROM run_io_timelines WHERE pid = %d AND "
+                          "(SELECT sum(b) FROM unnest(written_bytes) b) >= 1228800",
+                          (int)pid);
+    assert_int_equal(test_pg_query_u64_in(f->conninfo, sql), 1);
+    g_free(sql);
     /* One run, one process, its program and exit status. */
     assert_int_equal(test_pg_query_u64_in(f->conninfo, "SELECT count(*) FROM runs WHERE run_key "
                                                        "= 'e2e-all' AND exit_status = 0"),
