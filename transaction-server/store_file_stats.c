@@ -124,6 +124,9 @@ static const struct {
 #define COMMON_MAX        4
 #define TIMELINE_BINS_MAX 64
 #define FIXED_COLUMNS     3 /* process_id, position, in_job_report */
+/* A member's name for the log ("files[12].posix.common_sizes[3].count"),
+ * formatted on the stack: it is shown only when something is wrong. */
+#define WHERE_MAX 96
 
 static guint column_count(void)
 {
@@ -217,10 +220,9 @@ static gboolean counts(JsonNode *node, guint min, guint max, int64_t *out, guint
         return FALSE;
     }
     for (guint i = 0; i < *n; i++) {
-        char *at = g_strdup_printf("%s[%u]", where, i);
-        gboolean ok = integer_in(json_array_get_element(a, i), 0, G_MAXINT64, &out[i], at, error);
-        g_free(at);
-        if (!ok)
+        char at[WHERE_MAX];
+        g_snprintf(at, sizeof at, "%s[%u]", where, i);
+        if (!integer_in(json_array_get_element(a, i), 0, G_MAXINT64, &out[i], at, error))
             return FALSE;
     }
     return TRUE;
@@ -243,7 +245,8 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, 
     GString *json = g_string_new("[");
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < n; i++) {
-        char *at = g_strdup_printf("%s[%u]", where, i);
+        char at[WHERE_MAX];
+        g_snprintf(at, sizeof at, "%s[%u]", where, i);
         JsonNode *e = json_array_get_element(a, i);
         int64_t value = 0, count = 0;
         if (!JSON_NODE_HOLDS_OBJECT(e)) {
@@ -251,20 +254,18 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, 
             ok = FALSE;
         } else {
             JsonObject *o = json_node_get_object(e);
-            char *key_at = g_strdup_printf("%s.%s", at, key);
-            char *count_at = g_strdup_printf("%s.count", at);
+            char key_at[WHERE_MAX], count_at[WHERE_MAX];
+            g_snprintf(key_at, sizeof key_at, "%s.%s", at, key);
+            g_snprintf(count_at, sizeof count_at, "%s.count", at);
             ok = integer_in(json_object_get_member(o, key), key_min, G_MAXINT64, &value, key_at,
                             error) &&
                  integer_in(json_object_get_member(o, "count"), 0, G_MAXINT64, &count, count_at,
                             error);
-            g_free(key_at);
-            g_free(count_at);
         }
         if (ok)
             g_string_append_printf(
                 json, "%s{\"%s\": %" G_GINT64_FORMAT ", \"count\": %" G_GINT64_FORMAT "}",
                 i > 0 ? ", " : "", key, value, count);
-        g_free(at);
     }
     g_string_append_c(json, ']');
     if (ok)
@@ -280,7 +281,8 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
     JsonNode *node = json_object_get_member(o, m->name);
     if (node == NULL && m->old_name != NULL)
         node = json_object_get_member(o, m->old_name);
-    char *at = g_strdup_printf("%s.%s", where, m->name);
+    char at[WHERE_MAX];
+    g_snprintf(at, sizeof at, "%s.%s", where, m->name);
     gboolean ok = TRUE;
     int64_t v = 0;
     double d = 0;
@@ -346,7 +348,6 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
         ok = common_values(node, "stride", G_MININT64, c, at, error);
         break;
     }
-    g_free(at);
     return ok;
 }
 
