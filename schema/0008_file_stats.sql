@@ -71,6 +71,10 @@ CREATE TABLE file_stats (
     slowest_bytes       bigint,
     time_variance_s2    float8,
     bytes_variance      float8,
+    most_posix_rank     integer,            -- the rank that moved the most POSIX bytes
+    most_posix_bytes    bigint,             -- (two-phase collectives: the aggregator)
+    least_posix_rank    integer,
+    least_posix_bytes   bigint,
     PRIMARY KEY (process_id, position)
 );
 
@@ -151,7 +155,9 @@ SELECT c.run_id, c.path, min(c.mount) AS mount, min(c.fs_type) AS fs_type,
        min(c.fastest_bytes) AS fastest_bytes,
        max(c.slowest_rank) AS slowest_rank, max(c.slowest_s) AS slowest_s,
        max(c.slowest_bytes) AS slowest_bytes,
-       max(c.time_variance_s2) AS time_variance_s2, max(c.bytes_variance) AS bytes_variance
+       max(c.time_variance_s2) AS time_variance_s2, max(c.bytes_variance) AS bytes_variance,
+       min(c.most_posix_rank) AS most_posix_rank, max(c.most_posix_bytes) AS most_posix_bytes,
+       min(c.least_posix_rank) AS least_posix_rank, min(c.least_posix_bytes) AS least_posix_bytes
   FROM counted c
  GROUP BY c.run_id, c.path;
 

@@ -43,70 +43,76 @@ struct member {
     const char *column;
     enum member_kind kind;
     const char *fallback; /* for a missing TEXT member, or NULL: required */
+    gboolean optional;    /* NULL when missing (added after the contract) */
 };
 
 static const struct member file_members[] = {
-    {"path", NULL, "path", TEXT, NULL},
-    {"mount", NULL, "mount", TEXT, "/"},
-    {"fs_type", NULL, "fs_type", TEXT, ""},
-    {"calls", NULL, "calls", COUNT, NULL},
-    {"read_bytes", "bytes_read", "read_bytes", COUNT, NULL},
-    {"written_bytes", "bytes_written", "written_bytes", COUNT, NULL},
+    {"path", NULL, "path", TEXT, NULL, FALSE},
+    {"mount", NULL, "mount", TEXT, "/", FALSE},
+    {"fs_type", NULL, "fs_type", TEXT, "", FALSE},
+    {"calls", NULL, "calls", COUNT, NULL, FALSE},
+    {"read_bytes", "bytes_read", "read_bytes", COUNT, NULL, FALSE},
+    {"written_bytes", "bytes_written", "written_bytes", COUNT, NULL, FALSE},
 };
 
 static const struct member posix_members[] = {
-    {"reads", NULL, "posix_reads", COUNT, NULL},
-    {"writes", NULL, "posix_writes", COUNT, NULL},
-    {"opens", NULL, "posix_opens", COUNT, NULL},
-    {"seeks", NULL, "posix_seeks", COUNT, NULL},
-    {"stats", NULL, "posix_stats", COUNT, NULL},
-    {"fsyncs", NULL, "posix_fsyncs", COUNT, NULL},
-    {"other", NULL, "posix_other", COUNT, NULL},
-    {"read_bytes", NULL, "posix_read_bytes", COUNT, NULL},
-    {"written_bytes", NULL, "posix_written_bytes", COUNT, NULL},
-    {"max_read_offset", NULL, "max_read_offset", OFFSET, NULL},
-    {"max_written_offset", NULL, "max_written_offset", OFFSET, NULL},
-    {"seq_reads", NULL, "seq_reads", COUNT, NULL},
-    {"seq_writes", NULL, "seq_writes", COUNT, NULL},
-    {"consec_reads", NULL, "consec_reads", COUNT, NULL},
-    {"consec_writes", NULL, "consec_writes", COUNT, NULL},
-    {"read_size_hist", NULL, "read_size_hist", HIST, NULL},
-    {"write_size_hist", NULL, "write_size_hist", HIST, NULL},
-    {"common_sizes", NULL, "common_sizes", SIZES, NULL},
-    {"common_strides", NULL, "common_strides", STRIDES, NULL},
-    {"read_time_s", NULL, "read_time_s", SECONDS, NULL},
-    {"write_time_s", NULL, "write_time_s", SECONDS, NULL},
-    {"meta_time_s", NULL, "meta_time_s", SECONDS, NULL},
-    {"first_open_s", NULL, "first_open_s", INSTANT, NULL},
-    {"last_close_s", NULL, "last_close_s", INSTANT, NULL},
-    {"first_io_s", NULL, "first_io_s", INSTANT, NULL},
-    {"last_io_s", NULL, "last_io_s", INSTANT, NULL},
+    {"reads", NULL, "posix_reads", COUNT, NULL, FALSE},
+    {"writes", NULL, "posix_writes", COUNT, NULL, FALSE},
+    {"opens", NULL, "posix_opens", COUNT, NULL, FALSE},
+    {"seeks", NULL, "posix_seeks", COUNT, NULL, FALSE},
+    {"stats", NULL, "posix_stats", COUNT, NULL, FALSE},
+    {"fsyncs", NULL, "posix_fsyncs", COUNT, NULL, FALSE},
+    {"other", NULL, "posix_other", COUNT, NULL, FALSE},
+    {"read_bytes", NULL, "posix_read_bytes", COUNT, NULL, FALSE},
+    {"written_bytes", NULL, "posix_written_bytes", COUNT, NULL, FALSE},
+    {"max_read_offset", NULL, "max_read_offset", OFFSET, NULL, FALSE},
+    {"max_written_offset", NULL, "max_written_offset", OFFSET, NULL, FALSE},
+    {"seq_reads", NULL, "seq_reads", COUNT, NULL, FALSE},
+    {"seq_writes", NULL, "seq_writes", COUNT, NULL, FALSE},
+    {"consec_reads", NULL, "consec_reads", COUNT, NULL, FALSE},
+    {"consec_writes", NULL, "consec_writes", COUNT, NULL, FALSE},
+    {"read_size_hist", NULL, "read_size_hist", HIST, NULL, FALSE},
+    {"write_size_hist", NULL, "write_size_hist", HIST, NULL, FALSE},
+    {"common_sizes", NULL, "common_sizes", SIZES, NULL, FALSE},
+    {"common_strides", NULL, "common_strides", STRIDES, NULL, FALSE},
+    {"read_time_s", NULL, "read_time_s", SECONDS, NULL, FALSE},
+    {"write_time_s", NULL, "write_time_s", SECONDS, NULL, FALSE},
+    {"meta_time_s", NULL, "meta_time_s", SECONDS, NULL, FALSE},
+    {"first_open_s", NULL, "first_open_s", INSTANT, NULL, FALSE},
+    {"last_close_s", NULL, "last_close_s", INSTANT, NULL, FALSE},
+    {"first_io_s", NULL, "first_io_s", INSTANT, NULL, FALSE},
+    {"last_io_s", NULL, "last_io_s", INSTANT, NULL, FALSE},
 };
 
 static const struct member mpiio_members[] = {
-    {"indep_reads", NULL, "mpiio_indep_reads", COUNT, NULL},
-    {"indep_writes", NULL, "mpiio_indep_writes", COUNT, NULL},
-    {"coll_reads", NULL, "mpiio_coll_reads", COUNT, NULL},
-    {"coll_writes", NULL, "mpiio_coll_writes", COUNT, NULL},
-    {"split_reads", NULL, "mpiio_split_reads", COUNT, NULL},
-    {"split_writes", NULL, "mpiio_split_writes", COUNT, NULL},
-    {"nb_reads", NULL, "mpiio_nb_reads", COUNT, NULL},
-    {"nb_writes", NULL, "mpiio_nb_writes", COUNT, NULL},
-    {"read_bytes", NULL, "mpiio_read_bytes", COUNT, NULL},
-    {"written_bytes", NULL, "mpiio_written_bytes", COUNT, NULL},
+    {"indep_reads", NULL, "mpiio_indep_reads", COUNT, NULL, FALSE},
+    {"indep_writes", NULL, "mpiio_indep_writes", COUNT, NULL, FALSE},
+    {"coll_reads", NULL, "mpiio_coll_reads", COUNT, NULL, FALSE},
+    {"coll_writes", NULL, "mpiio_coll_writes", COUNT, NULL, FALSE},
+    {"split_reads", NULL, "mpiio_split_reads", COUNT, NULL, FALSE},
+    {"split_writes", NULL, "mpiio_split_writes", COUNT, NULL, FALSE},
+    {"nb_reads", NULL, "mpiio_nb_reads", COUNT, NULL, FALSE},
+    {"nb_writes", NULL, "mpiio_nb_writes", COUNT, NULL, FALSE},
+    {"read_bytes", NULL, "mpiio_read_bytes", COUNT, NULL, FALSE},
+    {"written_bytes", NULL, "mpiio_written_bytes", COUNT, NULL, FALSE},
 };
 
 static const struct member ranks_members[] = {
-    {"count", NULL, "rank_count", RANKS, NULL},
-    {"shared", NULL, "shared", FLAG, NULL},
-    {"fastest_rank", NULL, "fastest_rank", RANK, NULL},
-    {"fastest_s", NULL, "fastest_s", SECONDS, NULL},
-    {"fastest_bytes", NULL, "fastest_bytes", COUNT, NULL},
-    {"slowest_rank", NULL, "slowest_rank", RANK, NULL},
-    {"slowest_s", NULL, "slowest_s", SECONDS, NULL},
-    {"slowest_bytes", NULL, "slowest_bytes", COUNT, NULL},
-    {"time_variance_s2", NULL, "time_variance_s2", SECONDS, NULL},
-    {"bytes_variance", NULL, "bytes_variance", SECONDS, NULL},
+    {"count", NULL, "rank_count", RANKS, NULL, FALSE},
+    {"shared", NULL, "shared", FLAG, NULL, FALSE},
+    {"fastest_rank", NULL, "fastest_rank", RANK, NULL, FALSE},
+    {"fastest_s", NULL, "fastest_s", SECONDS, NULL, FALSE},
+    {"fastest_bytes", NULL, "fastest_bytes", COUNT, NULL, FALSE},
+    {"slowest_rank", NULL, "slowest_rank", RANK, NULL, FALSE},
+    {"slowest_s", NULL, "slowest_s", SECONDS, NULL, FALSE},
+    {"slowest_bytes", NULL, "slowest_bytes", COUNT, NULL, FALSE},
+    {"time_variance_s2", NULL, "time_variance_s2", SECONDS, NULL, FALSE},
+    {"bytes_variance", NULL, "bytes_variance", SECONDS, NULL, FALSE},
+    /* From helper mpifiles: who moved the most and fewest POSIX bytes. */
+    {"most_posix_rank", NULL, "most_posix_rank", RANK, NULL, TRUE},
+    {"most_posix_bytes", NULL, "most_posix_bytes", COUNT, NULL, TRUE},
+    {"least_posix_rank", NULL, "least_posix_rank", RANK, NULL, TRUE},
+    {"least_posix_bytes", NULL, "least_posix_bytes", COUNT, NULL, TRUE},
 };
 
 static const struct {
@@ -286,6 +292,10 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
     gboolean ok = TRUE;
     int64_t v = 0;
     double d = 0;
+    if (node == NULL && m->optional) {
+        txd_copy_null(c);
+        return TRUE;
+    }
     switch (m->kind) {
     case TEXT:
         if (node == NULL && m->fallback != NULL)

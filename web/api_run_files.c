@@ -34,7 +34,9 @@ static const char files_sql[] =
     "         'fastest_s', fastest_s, 'fastest_bytes', fastest_bytes,"
     "         'slowest_rank', slowest_rank, 'slowest_s', slowest_s,"
     "         'slowest_bytes', slowest_bytes, 'time_variance_s2', time_variance_s2,"
-    "         'bytes_variance', bytes_variance) END AS ranks"
+    "         'bytes_variance', bytes_variance, 'most_posix_rank', most_posix_rank,"
+    "         'most_posix_bytes', most_posix_bytes, 'least_posix_rank', least_posix_rank,"
+    "         'least_posix_bytes', least_posix_bytes) END AS ranks"
     "  FROM run_files WHERE run_id = $1::bigint"
     " ORDER BY read_bytes + written_bytes DESC, calls DESC, path LIMIT $2::integer";
 

@@ -259,9 +259,10 @@ static void test_a_job_counts_once_and_a_report_again_replaces_its_rows(void **s
     assert_query(f,
                  "SELECT concat_ws(' ', reports, calls, written_bytes, mpiio_coll_writes, "
                  "mpiio_written_bytes, rank_count, shared, fastest_rank, fastest_s, "
-                 "fastest_bytes, slowest_rank, slowest_s, time_variance_s2, write_size_hist, "
+                 "fastest_bytes, slowest_rank, slowest_s, time_variance_s2, most_posix_rank, "
+                 "most_posix_bytes, least_posix_rank, least_posix_bytes, write_size_hist, "
                  "common_sizes) FROM run_files",
-                 "1 24 67108864 4 67108864 4 t 3 0.15 16777216 0 0.25 0.00125 "
+                 "1 24 67108864 4 67108864 4 t 3 0.15 16777216 0 0.25 0.00125 0 67108864 1 0 "
                  "{0,0,0,0,0,0,0,4,0,0} [{\"size\": 16777216, \"count\": 4}]");
     assert_query(f, "SELECT string_agg(rank::text, ' ') FROM run_io_timelines", "0");
 

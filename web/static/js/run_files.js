@@ -46,8 +46,11 @@ function mpiioText(f) {
 function ranksText(f) {
   const r = f.ranks;
   if (!r) return '–';
+  const posix = r.most_posix_rank === null || r.most_posix_rank === undefined ? ''
+    : `; POSIX bytes moved: most rank ${r.most_posix_rank} ${format.bytes(r.most_posix_bytes)}, `
+      + `fewest rank ${r.least_posix_rank} ${format.bytes(r.least_posix_bytes)}`;
   return `${r.shared ? 'shared by' : 'one of'} ${format.count(r.count)}; fastest rank ${r.fastest_rank} `
-    + `${format.seconds(r.fastest_s)}, slowest rank ${r.slowest_rank} ${format.seconds(r.slowest_s)}`;
+    + `${format.seconds(r.fastest_s)}, slowest rank ${r.slowest_rank} ${format.seconds(r.slowest_s)}${posix}`;
 }
 
 // The access-size histogram as a table, each count with a bar.
