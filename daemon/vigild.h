@@ -7,7 +7,9 @@
  *   history.c    subscriber: the last history_s seconds at full resolution
  *   energy_share.c  subscriber: the node's energy shared among processes
  *   reasoning.c  the reasoner tree: ADPIs and a reasoner per process and
- *                for the node, decided every cycle
+ *                for the node, decided every cycle; `vigil tune` links it too
+ *   cycle_record.c, cycle_record_read.c  [daemon] record: what reasoning.c
+ *                was fed and decided, for `vigil tune` to replay (cycle_record.h)
  *   capture.c    the capture buffer: each process's activities per cycle,
  *                forwarded around abnormal cycles, dropped otherwise
  *   capture_sink.c  where forwarded windows go: a JSON-lines file
@@ -45,6 +47,8 @@
 #include "vigil/reasoner.h"
 #include "vigil/ring.h"
 
+struct vigild_cycle_record; /* cycle_record.h */
+
 /* Errors of the daemon's own making; the message says what is wrong. */
 #define VIGILD_ERROR (g_quark_from_static_string("vigild-error"))
 enum vigild_error_code {
@@ -75,6 +79,9 @@ struct vigild_settings {
     guint unregistered_timeout_ms;
     guint fd_reserve;
     char *state_dir; /* [daemon] state_dir as written */
+    /* [daemon] record (NULL: none) and record_max_bytes: cycle_record.c */
+    char *record_path;
+    uint64_t record_max_bytes;
 };
 
 /* Reads [daemon]; a roll-up window that is not a multiple of the tick is
@@ -419,6 +426,8 @@ struct vigild_reasoning {
     const struct vigild_energy_share *energy;
     GArray *feed;     /* struct vigil_sample: a scope's samples of one tick */
     GArray *children; /* enum vigil_health, reused every cycle */
+    /* [daemon] record: what is fed and decided goes there; NULL: none */
+    struct vigild_cycle_record *record;
 };
 
 void vigild_reasoning_init(struct vigild_reasoning *r, vigil_plugin_registry *registry,
