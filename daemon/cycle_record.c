@@ -45,7 +45,9 @@ static void put_u64(GByteArray *b, uint64_t v)
 
 static void put_i64(GByteArray *b, int64_t v)
 {
-    put_u64(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+    /* Zigzag: small magnitudes of either sign take few bytes. */
+    uint64_t sign = v < 0 ? UINT64_MAX : 0;
+    put_u64(b, ((uint64_t)v << 1) ^ sign);
 }
 
 static void put_u8(GByteArray *b, guint8 v)
@@ -120,7 +122,8 @@ static void emit(struct vigild_cycle_record *w, unsigned type, const GByteArray 
     put_le32(head + 1, payload->len);
     uLong crc = crc32(0L, Z_NULL, 0);
     crc = crc32(crc, head, sizeof head);
-    crc = crc32(crc, payload->data, payload->len);
+    if (payload->len > 0) /* zlib's crc32 of a NULL buffer is its initial value */
+        crc = crc32(crc, payload->data, payload->len);
     guint8 tail[4];
     put_le32(tail, (uint32_t)crc);
     write_bytes(w, head, sizeof head);

@@ -99,11 +99,11 @@ gboolean vigild_record_next(struct vigild_record_reader *r, struct vigild_record
     gsize at = r->offset, left = r->size - at;
     if (left == 0)
         return FALSE;
-    if (left < VIGILD_RECORD_FRAME_BYTES) {
+    if (left < 5) {
         g_set_error(error, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_TRUNCATED,
-                    "%s: truncated at offset %" G_GSIZE_FORMAT ": a record's frame needs %u "
-                    "bytes, %" G_GSIZE_FORMAT " are left",
-                    r->path, at, VIGILD_RECORD_FRAME_BYTES, left);
+                    "%s: truncated at offset %" G_GSIZE_FORMAT ": a record's type and length "
+                    "need 5 bytes, %" G_GSIZE_FORMAT " are left",
+                    r->path, at, left);
         return FALSE;
     }
     unsigned type = r->data[at];
