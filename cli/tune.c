@@ -243,13 +243,15 @@ static void json_column(JsonBuilder *b, const struct column *c)
     json_u64(b, "lost", r->lost);
     json_builder_set_member_name(b, "forwarded_share");
     json_builder_add_double_value(b, share(r->forwarded, r->observed));
-    json_u64(b, "decisions_compared", r->compared);
-    json_u64(b, "decisions_matched", r->matched);
-    json_builder_set_member_name(b, "first_mismatch");
-    if (r->first_mismatch != NULL)
-        json_builder_add_string_value(b, r->first_mismatch);
-    else
-        json_builder_add_null_value(b);
+    if (strcmp(c->name, "recorded") == 0) { /* a candidate is meant to differ */
+        json_u64(b, "decisions_compared", r->compared);
+        json_u64(b, "decisions_matched", r->matched);
+        json_builder_set_member_name(b, "first_mismatch");
+        if (r->first_mismatch != NULL)
+            json_builder_add_string_value(b, r->first_mismatch);
+        else
+            json_builder_add_null_value(b);
+    }
     json_builder_set_member_name(b, "replay_s");
     json_builder_add_double_value(b, r->replay_s);
     if (c->scored) {

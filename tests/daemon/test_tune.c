@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include <cmocka.h>
 
@@ -83,7 +84,8 @@ static void record_live(const char *dir)
     g_free(lines);
     char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
     char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
-    const char *vars[] = {socket_var, preload_var, NULL};
+    /* No report: thousands of dd would print theirs into the test's log. */
+    const char *vars[] = {socket_var, preload_var, "VIGIL_REPORT=off", NULL};
     char **env = test_clean_environment(vars);
     const char *argv[] = {"/bin/sh", "-c",
                           "i=0; while [ ! -e stop ] && [ $i -lt 100000 ]; do "
@@ -261,6 +263,38 @@ static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
     g_free(want);
     test_run_clear(&run);
 
+    /* A recorded decision changed, its checksum made good again: the
+     * replay must notice, name the cycle and exit 1. */
+    data[twentieth + 5] ^= 0x10;
+    gsize cycle_at = 0;
+    for (guint i = 0; i < offsets->len && cycle_at == 0; i++)
+        if (data[g_array_index(offsets, gsize, i)] == 8) /* CYCLE */
+            cycle_at = g_array_index(offsets, gsize, i);
+    assert_true(cycle_at > 0);
+    guint8 *payload = (guint8 *)data + cycle_at + 5;
+    uint32_t length = (uint32_t)payload[-4] | (uint32_t)payload[-3] << 8 |
+                      (uint32_t)payload[-2] << 16 | (uint32_t)payload[-1] << 24;
+    /* Cycle, end (varints), judged, system state, count (a varint), the
+     * node's process id 0, then its state. */
+    gsize at = 0;
+    for (int varint = 0; varint < 2; varint++)
+        while (payload[at++] & 0x80)
+            ;
+    at += 2;
+    while (payload[at++] & 0x80)
+        ;
+    assert_int_equal(payload[at++], 0);
+    payload[at] = payload[at] == 5 ? 3 : 5; /* ABNORMAL_BAD for OK, or OK for it */
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), payload - 5, 5 + length);
+    for (int i = 0; i < 4; i++)
+        payload[length + i] = (guint8)(crc >> (8 * i));
+    assert_true(g_file_set_contents(bad, data, (gssize)size, NULL));
+    run = run_tune(dir, args);
+    test_assert_status(&run, 1, "vigil tune with a recorded decision changed");
+    test_assert_contains(run.out, "recorded decisions NOT reproduced: ");
+    test_assert_contains(run.out, "first difference: cycle 1: node 0: recorded ");
+    test_run_clear(&run);
+
     /* Not a recording at all. */
     assert_true(g_file_set_contents(bad, "[daemon]\n", -1, NULL));
     run = run_tune(dir, args);
@@ -269,7 +303,6 @@ static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
     test_run_clear(&run);
 
     /* A truth file with a bad line names it. */
-    data[twentieth + 5] ^= 0x10;
     char *truth = g_build_filename(dir, "truth.jsonl", NULL);
     assert_true(g_file_set_contents(
         truth,
