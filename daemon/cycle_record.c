@@ -29,25 +29,42 @@ struct vigild_cycle_record {
 
 /* ---- encoding -------------------------------------------------------------- */
 
-static void put_u64(GByteArray *b, uint64_t v)
+/* The hot records (activities, samples) are encoded into a buffer on the
+ * stack with these, then appended once: an append per field cost twice as
+ * much (150 ns an activity, measured). */
+static guint8 *enc_u64(guint8 *p, uint64_t v)
 {
-    guint8 bytes[10];
-    guint n = 0;
-    do {
-        bytes[n] = (guint8)(v & 0x7f);
+    while (v >= 0x80) {
+        *p++ = (guint8)(v | 0x80);
         v >>= 7;
-        if (v != 0)
-            bytes[n] |= 0x80;
-        n++;
-    } while (v != 0);
-    g_byte_array_append(b, bytes, n);
+    }
+    *p++ = (guint8)v;
+    return p;
 }
 
-static void put_i64(GByteArray *b, int64_t v)
+static guint8 *enc_i64(guint8 *p, int64_t v)
 {
     /* Zigzag: small magnitudes of either sign take few bytes. */
     uint64_t sign = v < 0 ? UINT64_MAX : 0;
-    put_u64(b, ((uint64_t)v << 1) ^ sign);
+    return enc_u64(p, ((uint64_t)v << 1) ^ sign);
+}
+
+static guint8 *enc_double(guint8 *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    for (int i = 0; i < 8; i++)
+        *p++ = (guint8)(bits >> (8 * i));
+    return p;
+}
+
+/* Room for the longest varint. */
+#define VARINT_MAX_BYTES 10
+
+static void put_u64(GByteArray *b, uint64_t v)
+{
+    guint8 bytes[VARINT_MAX_BYTES];
+    g_byte_array_append(b, bytes, (guint)(enc_u64(bytes, v) - bytes));
 }
 
 static void put_u8(GByteArray *b, guint8 v)
@@ -57,11 +74,8 @@ static void put_u8(GByteArray *b, guint8 v)
 
 static void put_double(GByteArray *b, double v)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
     guint8 bytes[8];
-    for (int i = 0; i < 8; i++)
-        bytes[i] = (guint8)(bits >> (8 * i));
+    enc_double(bytes, v);
     g_byte_array_append(b, bytes, 8);
 }
 
@@ -212,10 +226,12 @@ static void write_metrics(struct vigild_cycle_record *w, const vigil_metric_cata
 
 static void put_sample(GByteArray *b, const struct vigil_sample *s, uint64_t tick_ns)
 {
-    put_u64(b, s->metric_id);
-    put_u64(b, s->flags);
-    put_i64(b, (int64_t)(s->t_ns - tick_ns));
-    put_double(b, s->value);
+    guint8 bytes[3 * VARINT_MAX_BYTES + 8], *p = bytes;
+    p = enc_u64(p, s->metric_id);
+    p = enc_u64(p, s->flags);
+    p = enc_i64(p, (int64_t)(s->t_ns - tick_ns));
+    p = enc_double(p, s->value);
+    g_byte_array_append(b, bytes, (guint)(p - bytes));
 }
 
 static int compare_u64(const void *a, const void *b)
@@ -280,21 +296,23 @@ void vigild_cycle_record_activity(struct vigild_cycle_record *w, uint64_t proces
         w->batch_last_seq = 0;
     }
     /* Times and sequence numbers as differences: a few bytes each. */
+    guint8 bytes[1 + 13 * VARINT_MAX_BYTES], *p = bytes;
+    *p++ = a->layer;
+    p = enc_u64(p, a->op);
+    p = enc_u64(p, a->file_id);
+    p = enc_i64(p, (int64_t)(a->seq - w->batch_last_seq));
+    p = enc_i64(p, (int64_t)(a->start_ns - w->batch_last_start_ns));
+    p = enc_i64(p, (int64_t)(a->end_ns - a->start_ns));
+    p = enc_i64(p, a->parent_start_ns == 0 ? 0 : (int64_t)(a->start_ns - a->parent_start_ns) + 1);
+    p = enc_i64(p, a->offset_bytes);
+    p = enc_u64(p, a->bytes_asked);
+    p = enc_i64(p, a->result);
+    p = enc_i64(p, a->errno_value);
+    p = enc_u64(p, a->thread_id);
+    p = enc_u64(p, a->flags);
+    p = enc_u64(p, a->comm_size);
     GByteArray *b = w->batch;
-    put_u8(b, a->layer);
-    put_u64(b, a->op);
-    put_u64(b, a->file_id);
-    put_i64(b, (int64_t)(a->seq - w->batch_last_seq));
-    put_i64(b, (int64_t)(a->start_ns - w->batch_last_start_ns));
-    put_i64(b, (int64_t)(a->end_ns - a->start_ns));
-    put_i64(b, a->parent_start_ns == 0 ? 0 : (int64_t)(a->start_ns - a->parent_start_ns) + 1);
-    put_i64(b, a->offset_bytes);
-    put_u64(b, a->bytes_asked);
-    put_i64(b, a->result);
-    put_i64(b, a->errno_value);
-    put_u64(b, a->thread_id);
-    put_u64(b, a->flags);
-    put_u64(b, a->comm_size);
+    g_byte_array_append(b, bytes, (guint)(p - bytes));
     w->batch_last_seq = a->seq;
     w->batch_last_start_ns = a->start_ns;
     w->batch_count++;
