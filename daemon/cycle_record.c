@@ -103,7 +103,7 @@ static void write_failed(struct vigild_cycle_record *w)
 
 static void write_bytes(struct vigild_cycle_record *w, const void *data, size_t n)
 {
-    if (!w->failed && fwrite(data, 1, n, w->file) != n)
+    if (n > 0 && !w->failed && fwrite(data, 1, n, w->file) != n)
         write_failed(w);
     w->bytes += n;
 }
