@@ -47,8 +47,6 @@
 #include "vigil/reasoner.h"
 #include "vigil/ring.h"
 
-struct vigild_cycle_record; /* cycle_record.h */
-
 /* Errors of the daemon's own making; the message says what is wrong. */
 #define VIGILD_ERROR (g_quark_from_static_string("vigild-error"))
 enum vigild_error_code {
@@ -385,6 +383,8 @@ struct vigild_cycle_verdicts {
 
 /* ---- reasoning.c ---------------------------------------------------------- */
 
+struct vigild_cycle_record; /* cycle_record.h */
+
 /* One ADPI instance of one reasoner. */
 struct vigild_adpi {
     char *name;
@@ -418,6 +418,8 @@ struct vigild_reasoning {
     struct vigild_reasoner *node;
     GHashTable *processes;          /* uint64 id → struct vigild_reasoner * */
     enum vigil_health system_state; /* from upstream; 0 while there is none */
+    /* [daemon] record: what is fed and decided goes there; NULL: none */
+    struct vigild_cycle_record *record;
     guint cycle_ticks, ticks_in_cycle;
     uint64_t cycle; /* the cycle being filled, from 1 */
     uint64_t cycle_start_ns;
@@ -426,8 +428,6 @@ struct vigild_reasoning {
     const struct vigild_energy_share *energy;
     GArray *feed;     /* struct vigil_sample: a scope's samples of one tick */
     GArray *children; /* enum vigil_health, reused every cycle */
-    /* [daemon] record: what is fed and decided goes there; NULL: none */
-    struct vigild_cycle_record *record;
 };
 
 void vigild_reasoning_init(struct vigild_reasoning *r, vigil_plugin_registry *registry,
