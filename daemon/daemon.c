@@ -516,6 +516,12 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     d->config = load_config(d, config_path, &d->settings, error);
     if (d->config == NULL)
         return FALSE;
+    /* Before the reasoning is configured: the recording starts with it. */
+    if (d->settings.record_path != NULL &&
+        (d->reasoning.record =
+             vigild_cycle_record_open(d->settings.record_path, d->settings.record_max_bytes,
+                                      d->reasoning.cycle_start_ns, error)) == NULL)
+        return FALSE;
     apply_log_level(d->config);
     if (socket_override != NULL) {
         g_free(d->settings.socket_path);
@@ -534,11 +540,6 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     vigild_statmux_subscribe(&d->statmux, vigild_region_energy_publish, d);
     /* After the energy sharing: the ADPIs see each process's share. */
     vigild_statmux_subscribe(&d->statmux, vigild_reasoning_samples, &d->reasoning);
-    if (d->settings.record_path != NULL &&
-        (d->reasoning.record =
-             vigild_cycle_record_open(d->settings.record_path, d->settings.record_max_bytes,
-                                      d->reasoning.cycle_start_ns, error)) == NULL)
-        return FALSE;
     vigild_reasoning_configure(&d->reasoning, d->config, d->settings.cycle_ticks);
     d->capture.statistics = window_statistics;
     d->capture.statistics_user = d;
