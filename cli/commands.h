@@ -38,5 +38,6 @@ int vigil_cli_report(int argc, char **argv);
 int vigil_cli_advise(int argc, char **argv);
 int vigil_cli_export(int argc, char **argv);
 int vigil_cli_runs(int argc, char **argv);
+int vigil_cli_tune(int argc, char **argv);
 
 #endif

@@ -100,6 +100,21 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
                     "files, pidfds and providers: a user's connection that would go past the "
                     "limit minus this is refused (root's may use half of the reserve); it leaves "
                     "128 at least"},
+    {.section = "daemon",
+     .name = "record",
+     .type = VIGIL_CONFIG_STRING,
+     .default_value = "",
+     .description = "a file vigild records each cycle's inputs to the ADPIs and reasoners "
+                    "(samples, activities) and their decisions in, for `vigil tune --replay`; "
+                    "made anew at each start, read at start only; empty: no recording"},
+    {.section = "daemon",
+     .name = "record_max_bytes",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "268435456",
+     .min = 65536,
+     .max = 1099511627776.0,
+     .description = "the recording's size at most: past it vigild stops recording (logged), "
+                    "so that a forgotten recording cannot fill the disk"},
 };
 const size_t vigil_daemon_config_key_count =
     sizeof vigil_daemon_config_keys / sizeof vigil_daemon_config_keys[0];

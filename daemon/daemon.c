@@ -10,6 +10,7 @@
 #include "vigil/wire.h"
 #include "metrics.h"
 #include "jobs.h"
+#include "cycle_record.h"
 #include "vigild.h"
 
 gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config, GError **error)
@@ -77,6 +78,9 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
         (guint)vigil_config_get_int(config, "daemon", "unregistered_timeout_ms");
     s->fd_reserve = (guint)vigil_config_get_int(config, "daemon", "fd_reserve");
     s->state_dir = g_strdup(vigil_config_get_string(config, "daemon", "state_dir"));
+    const char *record = vigil_config_get_string(config, "daemon", "record");
+    s->record_path = record[0] != '\0' ? g_strdup(record) : NULL;
+    s->record_max_bytes = (uint64_t)vigil_config_get_int(config, "daemon", "record_max_bytes");
     return TRUE;
 }
 
@@ -86,6 +90,7 @@ void vigild_settings_clear(struct vigild_settings *s)
     g_clear_pointer(&s->providers, g_strfreev);
     g_clear_pointer(&s->capture_sink, g_free);
     g_clear_pointer(&s->state_dir, g_free);
+    g_clear_pointer(&s->record_path, g_free);
 }
 
 /* A fresh configuration from the file, checked whole: a reload applies all
@@ -510,6 +515,12 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     vigild_capture_init(&d->capture, d->catalog);
     d->config = load_config(d, config_path, &d->settings, error);
     if (d->config == NULL)
+        return FALSE;
+    /* Before the reasoning is configured: the recording starts with it. */
+    if (d->settings.record_path != NULL &&
+        (d->reasoning.record =
+             vigild_cycle_record_open(d->settings.record_path, d->settings.record_max_bytes,
+                                      d->reasoning.cycle_start_ns, error)) == NULL)
         return FALSE;
     apply_log_level(d->config);
     if (socket_override != NULL) {

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cycle_record.h"
 #include "vigild.h"
 
 /* Load categories of the node: the procstat fields of CPU time, of which
@@ -240,6 +241,8 @@ void vigild_reasoning_configure(struct vigild_reasoning *r, vigil_config *config
     while (g_hash_table_iter_next(&it, NULL, &value))
         reasoner_set_adpis(r, value, config);
     r->cycle_ticks = cycle_ticks;
+    if (r->record != NULL)
+        vigild_cycle_record_config(r->record, config);
 }
 
 void vigild_reasoning_add_process(struct vigild_reasoning *r, uint64_t process_id)
@@ -250,6 +253,8 @@ void vigild_reasoning_add_process(struct vigild_reasoning *r, uint64_t process_i
     if (r->config != NULL)
         reasoner_set_adpis(r, x, r->config);
     g_hash_table_insert(r->processes, &x->process_id, x);
+    if (r->record != NULL)
+        vigild_cycle_record_process(r->record, process_id, FALSE);
 }
 
 void vigild_reasoning_end_process(struct vigild_reasoning *r, uint64_t process_id)
@@ -257,6 +262,8 @@ void vigild_reasoning_end_process(struct vigild_reasoning *r, uint64_t process_i
     struct vigild_reasoner *x = g_hash_table_lookup(r->processes, &process_id);
     if (x != NULL)
         x->ended = TRUE;
+    if (r->record != NULL)
+        vigild_cycle_record_process(r->record, process_id, TRUE);
 }
 
 /* Feeding ------------------------------------------------------------------------------------ */
@@ -310,6 +317,8 @@ void vigild_reasoning_samples(void *reasoning, const struct vigild_tick_samples 
                               const vigil_metric_catalog *catalog)
 {
     struct vigild_reasoning *r = reasoning;
+    if (r->record != NULL)
+        vigild_cycle_record_samples(r->record, samples, catalog, r->energy);
     vigil_cycle_values_add(&r->node_values, catalog,
                            (const struct vigil_sample *)samples->node->data, samples->node->len);
     g_array_set_size(r->feed, 0);
@@ -347,6 +356,8 @@ static void feed_activity(struct vigild_reasoner *x, const struct vigil_activity
 void vigild_reasoning_activity(struct vigild_reasoning *r, uint64_t process_id,
                                const struct vigil_activity *activity)
 {
+    if (r->record != NULL)
+        vigild_cycle_record_activity(r->record, process_id, activity);
     struct vigild_reasoner *x = g_hash_table_lookup(r->processes, &process_id);
     if (x != NULL)
         feed_activity(x, activity);
@@ -498,6 +509,8 @@ void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns, g
         .process = process_verdict,
         .user = r,
     };
+    if (r->record != NULL)
+        vigild_cycle_record_cycle(r->record, r, judge, out);
     r->cycle++;
     r->cycle_start_ns = end_ns;
     r->ticks_in_cycle = 0;
@@ -518,6 +531,8 @@ void vigild_reasoning_clear(struct vigild_reasoning *r)
         return;
     g_hash_table_destroy(r->processes);
     r->processes = NULL;
+    vigild_cycle_record_close(r->record);
+    r->record = NULL;
     reasoner_free(r->node);
     for (unsigned level = 1; level <= VIGIL_LEVEL_COUNT; level++) {
         if (r->instances[level] != NULL)

@@ -7,7 +7,9 @@
  *   history.c    subscriber: the last history_s seconds at full resolution
  *   energy_share.c  subscriber: the node's energy shared among processes
  *   reasoning.c  the reasoner tree: ADPIs and a reasoner per process and
- *                for the node, decided every cycle
+ *                for the node, decided every cycle; `vigil tune` links it too
+ *   cycle_record.c, cycle_record_read.c  [daemon] record: what reasoning.c
+ *                was fed and decided, for `vigil tune` to replay (cycle_record.h)
  *   capture.c    the capture buffer: each process's activities per cycle,
  *                forwarded around abnormal cycles, dropped otherwise
  *   capture_sink.c  where forwarded windows go: a JSON-lines file
@@ -75,6 +77,9 @@ struct vigild_settings {
     guint unregistered_timeout_ms;
     guint fd_reserve;
     char *state_dir; /* [daemon] state_dir as written */
+    /* [daemon] record (NULL: none) and record_max_bytes: cycle_record.c */
+    char *record_path;
+    uint64_t record_max_bytes;
 };
 
 /* Reads [daemon]; a roll-up window that is not a multiple of the tick is
@@ -378,6 +383,8 @@ struct vigild_cycle_verdicts {
 
 /* ---- reasoning.c ---------------------------------------------------------- */
 
+struct vigild_cycle_record; /* cycle_record.h */
+
 /* One ADPI instance of one reasoner. */
 struct vigild_adpi {
     char *name;
@@ -411,6 +418,8 @@ struct vigild_reasoning {
     struct vigild_reasoner *node;
     GHashTable *processes;          /* uint64 id → struct vigild_reasoner * */
     enum vigil_health system_state; /* from upstream; 0 while there is none */
+    /* [daemon] record: what is fed and decided goes there; NULL: none */
+    struct vigild_cycle_record *record;
     guint cycle_ticks, ticks_in_cycle;
     uint64_t cycle; /* the cycle being filled, from 1 */
     uint64_t cycle_start_ns;

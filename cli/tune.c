@@ -1,0 +1,424 @@
+/* vigil tune --replay FILE [--config CANDIDATE] [--truth TRUTH]: a cycle
+ * recording ([daemon] record) replayed offline through vigild's own ADPIs,
+ * reasoners and capture, first with the configuration it was recorded
+ * with (whose decisions must come out exactly as vigild made them), then
+ * with a candidate; what each flags and forwards is printed side by side. */
+#include <stdio.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "commands.h"
+#include "tune_replay.h"
+#include "tune_truth.h"
+
+struct tune_options {
+    char *replay;
+    char *config;
+    char *truth;
+    char *format;
+};
+
+struct column {
+    const char *name;
+    struct tune_result result;
+    gboolean scored;
+    struct tune_truth_score score;
+};
+
+static double share(uint64_t part, uint64_t whole)
+{
+    return whole > 0 ? (double)part / (double)whole : 0.0;
+}
+
+/* ---- text ---------------------------------------------------------------------------------- */
+
+static void row_u64(const char *label, const struct column *c, guint n,
+                    uint64_t (*get)(const struct column *))
+{
+    printf("  %-34s", label);
+    for (guint i = 0; i < n; i++)
+        printf(" %14" G_GUINT64_FORMAT, get(&c[i]));
+    printf("\n");
+}
+
+static uint64_t get_flagged(const struct column *c)
+{
+    return c->result.flagged_cycles;
+}
+
+static uint64_t get_process_abnormal(const struct column *c)
+{
+    return c->result.abnormal_cycles[VIGIL_LEVEL_PROCESS];
+}
+
+static uint64_t get_node_abnormal(const struct column *c)
+{
+    return c->result.abnormal_cycles[VIGIL_LEVEL_NODE];
+}
+
+static uint64_t get_forwarded(const struct column *c)
+{
+    return c->result.forwarded;
+}
+
+static uint64_t get_windows(const struct column *c)
+{
+    return c->result.windows;
+}
+
+static const char *level_name(enum vigil_level level)
+{
+    return level == VIGIL_LEVEL_PROCESS ? "process" : level == VIGIL_LEVEL_NODE ? "node" : "system";
+}
+
+/* The ADPI `plugin` at `level` in a result, or NULL when it never spoke. */
+static const struct tune_adpi_stats *find_adpi(const struct tune_result *r, const char *plugin,
+                                               enum vigil_level level)
+{
+    for (guint i = 0; i < r->adpis->len; i++) {
+        const struct tune_adpi_stats *a = g_ptr_array_index(r->adpis, i);
+        if (a->level == level && strcmp(a->plugin, plugin) == 0)
+            return a;
+    }
+    return NULL;
+}
+
+static gint by_issues(gconstpointer a, gconstpointer b, gpointer reasons)
+{
+    const struct tune_reason *x = g_hash_table_lookup(reasons, *(char *const *)a);
+    const struct tune_reason *y = g_hash_table_lookup(reasons, *(char *const *)b);
+    if (x->issues != y->issues)
+        return x->issues > y->issues ? -1 : 1;
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The reasons of an ADPI, most issues first. */
+static GPtrArray *sorted_reasons(const struct tune_adpi_stats *a)
+{
+    GPtrArray *keys = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, a->reasons);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_ptr_array_add(keys, key);
+    g_ptr_array_sort_with_data(keys, by_issues, a->reasons);
+    return keys;
+}
+
+#define REASONS_SHOWN 3
+
+static void print_why(const char *name, const struct tune_adpi_stats *a)
+{
+    if (a == NULL)
+        return;
+    GPtrArray *keys = sorted_reasons(a);
+    for (guint k = 0; k < keys->len && k < REASONS_SHOWN; k++) {
+        const struct tune_reason *reason = g_hash_table_lookup(a->reasons, keys->pdata[k]);
+        printf("      %s: %s: %" G_GUINT64_FORMAT " issues, e.g. \"%s\"\n", name,
+               (const char *)keys->pdata[k], reason->issues, reason->example);
+    }
+    if (keys->len > REASONS_SHOWN)
+        printf("      %s: and %u more metrics\n", name, keys->len - REASONS_SHOWN);
+    g_ptr_array_free(keys, TRUE);
+}
+
+static void print_adpis(const struct column *c, guint n)
+{
+    /* Every ADPI that spoke in any column, in the order first seen. */
+    GPtrArray *seen = g_ptr_array_new();
+    for (guint i = 0; i < n; i++)
+        for (guint k = 0; k < c[i].result.adpis->len; k++) {
+            const struct tune_adpi_stats *a = g_ptr_array_index(c[i].result.adpis, k);
+            gboolean known = FALSE;
+            for (guint j = 0; j < seen->len && !known; j++) {
+                const struct tune_adpi_stats *s = g_ptr_array_index(seen, j);
+                known = s->level == a->level && strcmp(s->plugin, a->plugin) == 0;
+            }
+            if (!known)
+                g_ptr_array_add(seen, (gpointer)a);
+        }
+    printf("\ncycles each ADPI reported issues in, and why (metric, health):\n");
+    if (seen->len == 0)
+        printf("  none: no ADPI reported an issue\n");
+    for (guint j = 0; j < seen->len; j++) {
+        const struct tune_adpi_stats *s = g_ptr_array_index(seen, j);
+        char *label = g_strdup_printf("%s %s", level_name(s->level), s->plugin);
+        printf("  %-34s", label);
+        g_free(label);
+        for (guint i = 0; i < n; i++) {
+            const struct tune_adpi_stats *a = find_adpi(&c[i].result, s->plugin, s->level);
+            printf(" %14" G_GUINT64_FORMAT, a != NULL ? a->cycles : 0);
+        }
+        printf("\n");
+        for (guint i = 0; i < n; i++)
+            print_why(c[i].name, find_adpi(&c[i].result, s->plugin, s->level));
+    }
+    g_ptr_array_free(seen, TRUE);
+}
+
+static void print_text(const char *path, const struct column *c, guint n)
+{
+    const struct tune_result *r = &c[0].result;
+    double span_s = (double)(r->last_ns - MIN(r->first_ns, r->last_ns)) / 1e9;
+    printf("recording %s: %" G_GUINT64_FORMAT " cycles (%" G_GUINT64_FORMAT
+           " judged) over %.1f s, %" G_GUINT64_FORMAT " processes, %" G_GUINT64_FORMAT
+           " activities, by vigild %s, %" G_GUINT64_FORMAT " reloads; %s\n",
+           path, r->cycles, r->judged_cycles, span_s, r->processes, r->activities,
+           r->vigil_version != NULL ? r->vigil_version : "?", r->reloads,
+           r->limited ? "it stopped at record_max_bytes"
+           : r->ended ? "vigild stopped cleanly"
+                      : "it ends without vigild's stop (still recording, or killed)");
+    for (guint i = 0; i < n; i++)
+        printf("replay with the %s configuration: %.3f s (%.0fx real time)\n", c[i].name,
+               c[i].result.replay_s,
+               c[i].result.replay_s > 0 ? span_s / c[i].result.replay_s : 0.0);
+    if (r->first_mismatch == NULL)
+        printf("recorded decisions reproduced: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+               " cycles identical\n",
+               r->matched, r->compared);
+    else
+        printf("recorded decisions NOT reproduced: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+               " cycles identical; first difference: %s\n",
+               r->matched, r->compared, r->first_mismatch);
+    printf("\n  %-34s", "");
+    for (guint i = 0; i < n; i++)
+        printf(" %14s", c[i].name);
+    printf("\n");
+    row_u64("cycles flagged (capture triggers)", c, n, get_flagged);
+    row_u64("  by a process reasoner", c, n, get_process_abnormal);
+    row_u64("  by the node reasoner", c, n, get_node_abnormal);
+    row_u64("capture windows", c, n, get_windows);
+    row_u64("activities forwarded", c, n, get_forwarded);
+    printf("  %-34s", "share forwarded");
+    for (guint i = 0; i < n; i++)
+        printf(" %13.1f%%", 100 * share(c[i].result.forwarded, c[i].result.observed));
+    printf("\n");
+    if (c[0].scored) {
+        printf("  %-34s", "recall (anomalous cycles caught)");
+        for (guint i = 0; i < n; i++)
+            printf(" %6" G_GUINT64_FORMAT "/%-3" G_GUINT64_FORMAT " %4.2f", c[i].score.caught,
+                   c[i].score.anomalous, share(c[i].score.caught, c[i].score.anomalous));
+        printf("\n  %-34s", "false flags (of clean cycles)");
+        for (guint i = 0; i < n; i++)
+            printf(" %6" G_GUINT64_FORMAT "/%-3" G_GUINT64_FORMAT " %3.0f%%",
+                   c[i].score.false_flags, c[i].score.clean_cycles,
+                   100 * share(c[i].score.false_flags, c[i].score.clean_cycles));
+        printf("\n");
+    }
+    print_adpis(c, n);
+}
+
+/* ---- json ---------------------------------------------------------------------------------- */
+
+static void json_u64(JsonBuilder *b, const char *name, uint64_t v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, (gint64)v);
+}
+
+static void json_column(JsonBuilder *b, const struct column *c)
+{
+    const struct tune_result *r = &c->result;
+    json_builder_begin_object(b);
+    json_u64(b, "cycles", r->cycles);
+    json_u64(b, "flagged_cycles", r->flagged_cycles);
+    json_u64(b, "process_abnormal_cycles", r->abnormal_cycles[VIGIL_LEVEL_PROCESS]);
+    json_u64(b, "node_abnormal_cycles", r->abnormal_cycles[VIGIL_LEVEL_NODE]);
+    json_builder_set_member_name(b, "own_states");
+    json_builder_begin_object(b);
+    for (unsigned level = VIGIL_LEVEL_PROCESS; level <= VIGIL_LEVEL_NODE; level++) {
+        json_builder_set_member_name(b, level_name(level));
+        json_builder_begin_object(b);
+        for (unsigned h = 1; h <= VIGIL_HEALTH_COUNT; h++)
+            if (r->own_states[level][h] > 0)
+                json_u64(b, vigil_health_name(h), r->own_states[level][h]);
+        json_builder_end_object(b);
+    }
+    json_builder_end_object(b);
+    json_u64(b, "windows", r->windows);
+    json_u64(b, "observed", r->observed);
+    json_u64(b, "forwarded", r->forwarded);
+    json_u64(b, "dropped", r->dropped);
+    json_u64(b, "lost", r->lost);
+    json_builder_set_member_name(b, "forwarded_share");
+    json_builder_add_double_value(b, share(r->forwarded, r->observed));
+    if (strcmp(c->name, "recorded") == 0) { /* a candidate is meant to differ */
+        json_u64(b, "decisions_compared", r->compared);
+        json_u64(b, "decisions_matched", r->matched);
+        json_builder_set_member_name(b, "first_mismatch");
+        if (r->first_mismatch != NULL)
+            json_builder_add_string_value(b, r->first_mismatch);
+        else
+            json_builder_add_null_value(b);
+    }
+    json_builder_set_member_name(b, "replay_s");
+    json_builder_add_double_value(b, r->replay_s);
+    if (c->scored) {
+        json_builder_set_member_name(b, "truth");
+        json_builder_begin_object(b);
+        json_u64(b, "anomalous_cycles", c->score.anomalous);
+        json_u64(b, "caught", c->score.caught);
+        json_builder_set_member_name(b, "recall");
+        json_builder_add_double_value(b, share(c->score.caught, c->score.anomalous));
+        json_u64(b, "clean_cycles", c->score.clean_cycles);
+        json_u64(b, "false_flags", c->score.false_flags);
+        json_builder_end_object(b);
+    }
+    json_builder_set_member_name(b, "adpis");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < r->adpis->len; i++) {
+        const struct tune_adpi_stats *a = g_ptr_array_index(r->adpis, i);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "plugin");
+        json_builder_add_string_value(b, a->plugin);
+        json_builder_set_member_name(b, "level");
+        json_builder_add_string_value(b, level_name(a->level));
+        json_u64(b, "cycles", a->cycles);
+        json_u64(b, "issues", a->issues);
+        json_builder_set_member_name(b, "reasons");
+        json_builder_begin_array(b);
+        GPtrArray *keys = sorted_reasons(a);
+        for (guint k = 0; k < keys->len; k++) {
+            const struct tune_reason *reason = g_hash_table_lookup(a->reasons, keys->pdata[k]);
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "reason");
+            json_builder_add_string_value(b, keys->pdata[k]);
+            json_u64(b, "issues", reason->issues);
+            json_builder_set_member_name(b, "example");
+            json_builder_add_string_value(b, reason->example);
+            json_builder_end_object(b);
+        }
+        g_ptr_array_free(keys, TRUE);
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
+static void print_json(const char *path, const struct column *c, guint n)
+{
+    const struct tune_result *r = &c[0].result;
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "recording");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "path");
+    json_builder_add_string_value(b, path);
+    json_u64(b, "cycles", r->cycles);
+    json_u64(b, "judged_cycles", r->judged_cycles);
+    json_u64(b, "processes", r->processes);
+    json_u64(b, "activities", r->activities);
+    json_u64(b, "reloads", r->reloads);
+    json_builder_set_member_name(b, "limited");
+    json_builder_add_boolean_value(b, r->limited);
+    json_builder_set_member_name(b, "ended");
+    json_builder_add_boolean_value(b, r->ended);
+    json_builder_end_object(b);
+    for (guint i = 0; i < n; i++) {
+        json_builder_set_member_name(b, c[i].name);
+        json_column(b, &c[i]);
+    }
+    json_builder_end_object(b);
+    JsonGenerator *g = json_generator_new();
+    json_generator_set_pretty(g, TRUE);
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(g, root);
+    char *text = json_generator_to_data(g, NULL);
+    printf("%s\n", text);
+    g_free(text);
+    json_node_unref(root);
+    g_object_unref(g);
+    g_object_unref(b);
+}
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+int vigil_cli_tune(int argc, char **argv)
+{
+    struct tune_options o = {0};
+    GOptionEntry entries[] = {
+        {"replay", 'r', 0, G_OPTION_ARG_FILENAME, &o.replay,
+         "The recording to replay ([daemon] record of vigild)", "FILE"},
+        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &o.config,
+         "A candidate configuration, replayed beside the recorded one (its [adpi.*], "
+         "[reasoner.*] and [capture] apply; the cycles are the recording's)",
+         "CANDIDATE"},
+        {"truth", 't', 0, G_OPTION_ARG_FILENAME, &o.truth,
+         "Ground truth (JSON lines as capture-eval-workload writes): recall and false flags",
+         "TRUTH"},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "text (the default) or json", "FORMAT"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *context = g_option_context_new(NULL);
+    g_option_context_set_summary(
+        context, "Replays a recording of vigild's cycles through the same ADPIs, reasoners and "
+                 "capture, offline, with the configuration it was recorded with and with a "
+                 "candidate, and prints per ADPI and per reasoner the cycles flagged and why, the "
+                 "share of activities forwarded and, with ground truth, recall and false flags.");
+    g_option_context_add_main_entries(context, entries, NULL);
+    GError *error = NULL;
+    int status = VIGIL_EXIT_USAGE;
+    struct column columns[2] = {{.name = "recorded"}, {.name = "candidate"}};
+    guint n = 0;
+    vigil_config *candidate = NULL;
+    GArray *truth = NULL;
+    gboolean json = FALSE;
+
+    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+        fprintf(stderr, "vigil tune: %s\n", error->message);
+        goto out;
+    }
+    if (argc != 1 || o.replay == NULL) {
+        fprintf(stderr, "usage: vigil tune --replay FILE [--config CANDIDATE.conf] "
+                        "[--truth TRUTH] [--format text|json]\n");
+        goto out;
+    }
+    if (o.format != NULL && strcmp(o.format, "text") != 0 && strcmp(o.format, "json") != 0) {
+        fprintf(stderr, "vigil tune: --format %s: expected text or json\n", o.format);
+        goto out;
+    }
+    json = o.format != NULL && strcmp(o.format, "json") == 0;
+    status = VIGIL_EXIT_FAILURE;
+    if (o.config != NULL && (candidate = tune_config_load(o.config, &error)) == NULL) {
+        fprintf(stderr, "vigil tune: %s\n", error->message);
+        goto out;
+    }
+    if (o.truth != NULL && (truth = tune_truth_read(o.truth, &error)) == NULL) {
+        fprintf(stderr, "vigil tune: %s\n", error->message);
+        goto out;
+    }
+    if (!tune_replay(o.replay, NULL, &columns[n++].result, &error) ||
+        (candidate != NULL && !tune_replay(o.replay, candidate, &columns[n++].result, &error))) {
+        fprintf(stderr, "vigil tune: %s\n", error->message);
+        goto out;
+    }
+    for (guint i = 0; truth != NULL && i < n; i++) {
+        tune_truth_score(truth, columns[i].result.cycle_list, columns[i].result.pre_cycles,
+                         columns[i].result.post_cycles, &columns[i].score);
+        columns[i].scored = TRUE;
+    }
+    if (json)
+        print_json(o.replay, columns, n);
+    else
+        print_text(o.replay, columns, n);
+    /* Figures from a replay that does not reproduce vigild are not what
+     * vigild would do: said, and not a success. */
+    status = columns[0].result.first_mismatch == NULL ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
+
+out:
+    g_clear_error(&error);
+    for (guint i = 0; i < G_N_ELEMENTS(columns); i++)
+        tune_result_clear(&columns[i].result);
+    if (truth != NULL)
+        g_array_free(truth, TRUE);
+    if (candidate != NULL)
+        vigil_config_free(candidate);
+    g_free(o.replay);
+    g_free(o.config);
+    g_free(o.truth);
+    g_free(o.format);
+    g_option_context_free(context);
+    return status;
+}

@@ -1,0 +1,74 @@
+/* vigil tune — a cycle recording ([daemon] record) replayed through the
+ * daemon's own reasoning (daemon/reasoning.c) and capture
+ * (daemon/capture.c), with the recorded configuration or a candidate, and
+ * what they decided, counted. */
+#ifndef VIGIL_CLI_TUNE_REPLAY_H
+#define VIGIL_CLI_TUNE_REPLAY_H
+
+#include <stdint.h>
+#include <glib.h>
+
+#include "vigil/config.h"
+#include "vigil/health.h"
+
+/* One ADPI at one level: the cycles in which it reported, and why. */
+struct tune_adpi_stats {
+    char *plugin;
+    enum vigil_level level;
+    uint64_t cycles;                            /* cycles with an issue from it */
+    uint64_t issues;                            /* issues, every reasoner of the level */
+    uint64_t by_health[VIGIL_HEALTH_COUNT + 1]; /* issues by health */
+    GHashTable *reasons;                        /* "metric HEALTH" → struct tune_reason * */
+    uint64_t last_cycle;                        /* the last cycle counted in `cycles` */
+};
+
+struct tune_reason {
+    uint64_t issues;
+    char *example; /* the first issue's message */
+};
+
+/* A replayed cycle, for scoring against ground truth. */
+struct tune_cycle {
+    uint64_t cycle;
+    uint64_t start_ns, end_ns;
+    gboolean flagged; /* a level's own state (or the system's) was abnormal: capture triggers */
+};
+
+struct tune_result {
+    uint64_t cycles, judged_cycles;
+    uint64_t processes, activities, samples_ticks;
+    uint64_t reloads;
+    uint64_t first_ns, last_ns; /* recorded time span */
+    gboolean limited;           /* the recording stopped at record_max_bytes */
+    gboolean ended;             /* it has vigild's clean END */
+    char *vigil_version;        /* of the vigild that recorded */
+    /* Reasoners: decisions made and their own states (what capture acts
+     * on), by level. */
+    uint64_t decisions[VIGIL_LEVEL_COUNT + 1];
+    uint64_t own_states[VIGIL_LEVEL_COUNT + 1][VIGIL_HEALTH_COUNT + 1];
+    uint64_t abnormal_cycles[VIGIL_LEVEL_COUNT + 1]; /* cycles a reasoner of the level was */
+    uint64_t flagged_cycles;                         /* cycles capture triggered on */
+    GPtrArray *adpis; /* struct tune_adpi_stats *, first seen first */
+    /* Capture: activities observed, forwarded, dropped, lost. */
+    uint64_t observed, forwarded, dropped, lost, windows;
+    guint pre_cycles, post_cycles;
+    /* Replayed decisions against the recorded ones. */
+    uint64_t compared, matched;
+    char *first_mismatch; /* NULL when every decision matched */
+    GArray *cycle_list;   /* struct tune_cycle */
+    double replay_s;      /* wall-clock time the replay took */
+};
+
+/* Replays `path`. `candidate` NULL: with the recorded configuration (and
+ * its reloads, where they happened); else with `candidate` throughout.
+ * FALSE with error set when the recording is unreadable (the error names
+ * the offset) or a configuration cannot be used. */
+gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_result *out,
+                     GError **error);
+void tune_result_clear(struct tune_result *r);
+
+/* A configuration file, checked as vigild checks it (schema, plugins'
+ * sections, [daemon] and the reasoners' ADPIs). NULL with error set. */
+vigil_config *tune_config_load(const char *path, GError **error);
+
+#endif

@@ -1,0 +1,330 @@
+/* vigild's cycle recording ([daemon] record) replayed by `vigil tune`: a
+ * replay with the recorded configuration gives exactly the decisions the
+ * live vigild made (every cycle, field by field, and the same activities
+ * forwarded as its capture sink says), a candidate with a higher reasoner
+ * threshold flags fewer cycles and forwards fewer activities, and a
+ * truncated or corrupt recording is refused naming the offset. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "test_daemon.h"
+#include "test_support.h"
+
+#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
+
+/* Only failures wait this long: cycles that do not come. */
+#define DEADLINE_US   (60 * G_USEC_PER_SEC)
+#define CYCLES_WANTED 8
+
+/* Short cycles, so that a few seconds make many; a node ADPI that flags
+ * for sure (total memory never changes, flagged a few cycles in) and the
+ * process ADPI that judges activities' durations. The [capture] section is
+ * open where this goes: 10 cycles before a trigger are forwarded, dd's
+ * among them. */
+#define REASONERS                                                                                  \
+    "pre_cycles = 10\n"                                                                            \
+    "[reasoner.node]\nadpis = sensor-sanity\n"                                                     \
+    "[adpi.sensor-sanity]\nstuck_metrics = mem.total_bytes\nstuck_cycles = 2\n"                    \
+    "[reasoner.process]\nadpis = latency-histogram\n"                                              \
+    "[adpi.latency-histogram]\nlearn_calls = 100\nmin_calls = 10\n"
+
+static char *daemon_lines(const char *dir)
+{
+    return g_strdup_printf("providers = procstat;meminfo;process\ntick_ms = 20\ncycle_ms = 100\n"
+                           "history_s = 2\nrecord = %s/rec.bin\n",
+                           dir);
+}
+
+static JsonObject *parse_object(const char *text, JsonNode **root)
+{
+    GError *error = NULL;
+    *root = json_from_string(text, &error);
+    if (*root == NULL || !JSON_NODE_HOLDS_OBJECT(*root))
+        fail_msg("not a JSON object: %s\n%s", error != NULL ? error->message : "", text);
+    return json_node_get_object(*root);
+}
+
+static gint64 member_int(JsonObject *o, const char *outer, const char *name)
+{
+    return json_object_get_int_member(json_object_get_object_member(o, outer), name);
+}
+
+static struct test_run run_tune(const char *dir, const char *const *extra)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    g_ptr_array_add(argv, "tune");
+    for (const char *const *a = extra; *a != NULL; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, NULL);
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(dir, (const char *const *)argv->pdata, env);
+    g_strfreev(env);
+    g_ptr_array_free(argv, TRUE);
+    return run;
+}
+
+/* A live vigild records while a shell under the preload library runs dd
+ * after dd, until vigild has decided CYCLES_WANTED cycles; then the shell
+ * is told to stop (a file) and vigild stops cleanly (END). The shell lives
+ * through every cycle, so the node's flag finds activities to forward. */
+static void record_live(const char *dir)
+{
+    struct test_daemon d;
+    char *lines = daemon_lines(dir);
+    test_daemon_start(&d, dir, lines, REASONERS);
+    g_free(lines);
+    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
+    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
+    /* No report: thousands of dd would print theirs into the test's log. */
+    const char *vars[] = {socket_var, preload_var, "VIGIL_REPORT=off", NULL};
+    char **env = test_clean_environment(vars);
+    const char *argv[] = {"/bin/sh", "-c",
+                          "i=0; while [ ! -e stop ] && [ $i -lt 100000 ]; do "
+                          "dd if=/dev/zero of=out bs=512 count=50 status=none || exit 1; "
+                          "i=$((i + 1)); done",
+                          NULL};
+    GPid shell;
+    GError *error = NULL;
+    if (!g_spawn_async(dir, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &shell,
+                       &error))
+        fail_msg("cannot run the shell: %s", error->message);
+    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
+    for (;;) {
+        JsonNode *status = test_daemon_status(&d, 0);
+        gint64 cycles =
+            test_daemon_json_int(json_node_get_object(status), "reasoning", "cycles", NULL);
+        json_node_unref(status);
+        if (cycles >= CYCLES_WANTED)
+            break;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("vigild decided %" G_GINT64_FORMAT " cycles in a minute", cycles);
+    }
+    char *stop = g_build_filename(dir, "stop", NULL);
+    assert_true(g_file_set_contents(stop, "", 0, NULL));
+    int wait_status;
+    assert_int_equal(waitpid(shell, &wait_status, 0), shell);
+    assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+    g_free(test_daemon_stop(&d));
+    g_free(stop);
+    g_strfreev(env);
+    g_free(socket_var);
+    g_free(preload_var);
+}
+
+/* The live capture's totals: its sink's last "cycle" line. */
+static void sink_totals(const char *dir, gint64 *observed, gint64 *forwarded)
+{
+    char *path = g_build_filename(dir, "capture.jsonl", NULL), *text = NULL;
+    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1);
+    *observed = *forwarded = -1;
+    for (char **line = lines; *line != NULL; line++) {
+        if (strstr(*line, "\"type\":\"cycle\"") == NULL)
+            continue;
+        JsonNode *root;
+        JsonObject *o = parse_object(*line, &root);
+        *observed = json_object_get_int_member(o, "observed");
+        *forwarded = json_object_get_int_member(o, "forwarded");
+        json_node_unref(root);
+    }
+    assert_true(*observed >= 0);
+    g_strfreev(lines);
+    g_free(text);
+    g_free(path);
+}
+
+static void test_replay_gives_the_live_decisions(void **state)
+{
+    const char *dir = *state;
+    record_live(dir);
+    char *rec = g_build_filename(dir, "rec.bin", NULL);
+    const char *same[] = {"--replay", rec, "--format", "json", NULL};
+    struct test_run run = run_tune(dir, same);
+    test_assert_status(&run, 0, "vigil tune with the recorded configuration");
+    JsonNode *root;
+    JsonObject *o = parse_object(run.out, &root);
+    gint64 cycles = member_int(o, "recording", "cycles");
+    assert_true(cycles >= CYCLES_WANTED);
+    assert_true(
+        json_object_get_boolean_member(json_object_get_object_member(o, "recording"), "ended"));
+    assert_true(member_int(o, "recording", "activities") >= 100);
+    /* Every cycle's decisions, as vigild made them. */
+    assert_int_equal(member_int(o, "recorded", "decisions_compared"), cycles);
+    assert_int_equal(member_int(o, "recorded", "decisions_matched"), cycles);
+    assert_true(json_node_is_null(
+        json_object_get_member(json_object_get_object_member(o, "recorded"), "first_mismatch")));
+    /* And the same activities forwarded as the live capture. */
+    gint64 observed, forwarded;
+    sink_totals(dir, &observed, &forwarded);
+    assert_int_equal(member_int(o, "recorded", "observed"), observed);
+    assert_int_equal(member_int(o, "recorded", "forwarded"), forwarded);
+    gint64 flagged = member_int(o, "recorded", "flagged_cycles");
+    assert_true(flagged >= 1); /* the stuck total memory, at least */
+    assert_true(forwarded > 0);
+    json_node_unref(root);
+    test_run_clear(&run);
+
+    /* A candidate whose reasoners need more than 1000 issues: fewer
+     * cycles flagged, fewer activities forwarded; the ADPIs still speak. */
+    char *lines = daemon_lines(dir);
+    char *cand_path = g_build_filename(dir, "candidate.conf", NULL);
+    char *merged =
+        g_strdup_printf("[daemon]\n%s[capture]\npre_cycles = 10\n[reasoner.node]\nadpis = "
+                        "sensor-sanity\nthreshold = 1000\n"
+                        "[adpi.sensor-sanity]\nstuck_metrics = mem.total_bytes\nstuck_cycles = 2\n"
+                        "[reasoner.process]\nadpis = latency-histogram\nthreshold = 1000\n"
+                        "[adpi.latency-histogram]\nlearn_calls = 100\nmin_calls = 10\n",
+                        lines);
+    assert_true(g_file_set_contents(cand_path, merged, -1, NULL));
+    const char *with_candidate[] = {"--replay", rec,    "--config", cand_path,
+                                    "--format", "json", NULL};
+    run = run_tune(dir, with_candidate);
+    test_assert_status(&run, 0, "vigil tune with a candidate");
+    o = parse_object(run.out, &root);
+    assert_int_equal(member_int(o, "candidate", "cycles"), cycles);
+    assert_true(member_int(o, "candidate", "flagged_cycles") < flagged);
+    assert_int_equal(member_int(o, "candidate", "flagged_cycles"), 0);
+    assert_true(member_int(o, "candidate", "forwarded") < forwarded);
+    JsonArray *adpis =
+        json_object_get_array_member(json_object_get_object_member(o, "candidate"), "adpis");
+    assert_true(json_array_get_length(adpis) >= 1);
+    json_node_unref(root);
+    test_run_clear(&run);
+
+    /* The text says the same, side by side. */
+    const char *text_args[] = {"--replay", rec, "--config", cand_path, NULL};
+    run = run_tune(dir, text_args);
+    test_assert_status(&run, 0, "vigil tune, text");
+    test_assert_contains(run.out, "recorded decisions reproduced: ");
+    test_assert_contains(run.out, "cycles flagged (capture triggers)");
+    test_assert_contains(run.out, "node sensor-sanity");
+    test_assert_contains(run.out, "mem.total_bytes");
+    test_run_clear(&run);
+    g_free(merged);
+    g_free(cand_path);
+    g_free(lines);
+    g_free(rec);
+}
+
+/* The offset of each record, walking the frames (u8 type, u32 length,
+ * payload, u32 CRC) after the 16-byte header. */
+static GArray *record_offsets(const guint8 *data, gsize size)
+{
+    GArray *offsets = g_array_new(FALSE, FALSE, sizeof(gsize));
+    for (gsize at = 16; at + 9 <= size;) {
+        uint32_t length = (uint32_t)data[at + 1] | (uint32_t)data[at + 2] << 8 |
+                          (uint32_t)data[at + 3] << 16 | (uint32_t)data[at + 4] << 24;
+        g_array_append_val(offsets, at);
+        at += 9 + length;
+    }
+    return offsets;
+}
+
+static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
+{
+    const char *dir = *state;
+    record_live(dir);
+    char *rec = g_build_filename(dir, "rec.bin", NULL), *data = NULL;
+    gsize size;
+    assert_true(g_file_get_contents(rec, &data, &size, NULL));
+    GArray *offsets = record_offsets((const guint8 *)data, size);
+    assert_true(offsets->len > 20);
+    char *bad = g_build_filename(dir, "bad.bin", NULL);
+    const char *args[] = {"--replay", bad, NULL};
+
+    /* Cut inside the tenth record's payload. */
+    gsize tenth = g_array_index(offsets, gsize, 9);
+    assert_true(g_file_set_contents(bad, data, (gssize)(tenth + 7), NULL));
+    struct test_run run = run_tune(dir, args);
+    test_assert_status(&run, 1, "vigil tune with a truncated recording");
+    char *want = g_strdup_printf("truncated at offset %" G_GSIZE_FORMAT ": ", tenth);
+    test_assert_contains(run.err, want);
+    g_free(want);
+    test_run_clear(&run);
+
+    /* A flipped bit in the twentieth record. */
+    gsize twentieth = g_array_index(offsets, gsize, 19);
+    data[twentieth + 5] ^= 0x10;
+    assert_true(g_file_set_contents(bad, data, (gssize)size, NULL));
+    run = run_tune(dir, args);
+    test_assert_status(&run, 1, "vigil tune with a corrupt recording");
+    want = g_strdup_printf("corrupt at offset %" G_GSIZE_FORMAT ": ", twentieth);
+    test_assert_contains(run.err, want);
+    test_assert_contains(run.err, "checksum");
+    g_free(want);
+    test_run_clear(&run);
+
+    /* A recorded decision changed, its checksum made good again: the
+     * replay must notice, name the cycle and exit 1. */
+    data[twentieth + 5] ^= 0x10;
+    gsize cycle_at = 0;
+    for (guint i = 0; i < offsets->len && cycle_at == 0; i++)
+        if (data[g_array_index(offsets, gsize, i)] == 8) /* CYCLE */
+            cycle_at = g_array_index(offsets, gsize, i);
+    assert_true(cycle_at > 0);
+    guint8 *payload = (guint8 *)data + cycle_at + 5;
+    uint32_t length = (uint32_t)payload[-4] | (uint32_t)payload[-3] << 8 |
+                      (uint32_t)payload[-2] << 16 | (uint32_t)payload[-1] << 24;
+    /* Cycle, end (varints), judged, system state, count (a varint), the
+     * node's process id 0, then its state. */
+    gsize at = 0;
+    for (int varint = 0; varint < 2; varint++)
+        while (payload[at++] & 0x80)
+            ;
+    at += 2;
+    while (payload[at++] & 0x80)
+        ;
+    assert_int_equal(payload[at++], 0);
+    payload[at] = payload[at] == 5 ? 3 : 5; /* ABNORMAL_BAD for OK, or OK for it */
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), payload - 5, 5 + length);
+    for (int i = 0; i < 4; i++)
+        payload[length + i] = (guint8)(crc >> (8 * i));
+    assert_true(g_file_set_contents(bad, data, (gssize)size, NULL));
+    run = run_tune(dir, args);
+    test_assert_status(&run, 1, "vigil tune with a recorded decision changed");
+    test_assert_contains(run.out, "recorded decisions NOT reproduced: ");
+    test_assert_contains(run.out, "first difference: cycle 1: node 0: recorded ");
+    test_run_clear(&run);
+
+    /* Not a recording at all. */
+    assert_true(g_file_set_contents(bad, "[daemon]\n", -1, NULL));
+    run = run_tune(dir, args);
+    test_assert_status(&run, 1, "vigil tune with a text file");
+    test_assert_contains(run.err, "not a vigild recording");
+    test_run_clear(&run);
+
+    /* A truth file with a bad line names it. */
+    char *truth = g_build_filename(dir, "truth.jsonl", NULL);
+    assert_true(g_file_set_contents(
+        truth,
+        "{\"cycle\": 0, \"start_ns\": 1, \"end_ns\": 2, \"anomaly\": null}\n{\"cycle\": 1}\n", -1,
+        NULL));
+    const char *with_truth[] = {"--replay", rec, "--truth", truth, NULL};
+    run = run_tune(dir, with_truth);
+    test_assert_status(&run, 1, "vigil tune with a bad truth file");
+    test_assert_contains(run.err, "truth.jsonl: line 2: ");
+    test_run_clear(&run);
+    g_free(truth);
+    g_array_free(offsets, TRUE);
+    g_free(bad);
+    g_free(data);
+    g_free(rec);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST_WITH_DIR(test_replay_gives_the_live_decisions),
+        TEST_WITH_DIR(test_damaged_recordings_are_refused_naming_the_offset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
