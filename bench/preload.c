@@ -704,7 +704,7 @@ static double print_paired(const struct results *res, enum bench_case c, const c
     int n = res->pairs[c];
     if (n == 0)
         return 1e18;
-    double direct[MAX_WORKERS], wrapped[MAX_WORKERS], added[MAX_WORKERS];
+    double direct[MAX_WORKERS] = {0}, wrapped[MAX_WORKERS] = {0}, added[MAX_WORKERS] = {0};
     double low_q1 = res->pair_q1[c][0], high_q3 = res->pair_q3[c][0];
     for (int i = 0; i < n; i++) {
         direct[i] = res->pair_direct[c][i];
