@@ -1,5 +1,6 @@
 /* vigil — clocks. clock_gettime goes through the vDSO: no system call. */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,22 +54,83 @@ uint64_t vigil_clock_to_monotonic_ns(const struct vigil_clock_offset *offset, ui
     return realtime_ns - (uint64_t)offset->realtime_minus_monotonic_ns;
 }
 
-enum vigil_tick_source vigil_tick_source_detect(void)
+/* Whether `word` is one of the space-separated words of `list`. */
+static bool has_word(const char *list, const char *word)
+{
+    size_t length = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += length) {
+        bool starts = p == list || *(p - 1) == ' ' || *(p - 1) == '\t';
+        char after = p[length];
+        if (starts && (after == '\0' || after == ' ' || after == '\n' || after == '\t'))
+            return true;
+    }
+    return false;
+}
+
+enum vigil_tick_source vigil_tick_source_choose(const char *clocksource, const char *cpu_flags)
 {
 #if defined(__x86_64__)
     /* The kernel only settles on "tsc" once it has found the counter
      * invariant and synchronised across CPUs; we take its word. */
-    char name[16] = {0};
-    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-                  O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t n = read(fd, name, sizeof name - 1);
-        close(fd);
-        if (n >= 3 && strncmp(name, "tsc", 3) == 0 && (n == 3 || name[3] == '\n'))
-            return VIGIL_TICKS_TSC;
-    }
+    if (clocksource != NULL && strcmp(clocksource, "tsc") == 0)
+        return VIGIL_TICKS_TSC;
+    /* In a virtual machine the kernel prefers its paravirtual clock
+     * (kvm-clock, itself computed from the TSC), and a platform may even
+     * boot it with tsc=unstable; but when the CPU says the counter is
+     * invariant (constant_tsc, nonstop_tsc) and the platform declares it
+     * reliable (tsc_reliable: synchronised across CPUs, so the kernel skips
+     * its own checks), the TSC is as good a clock for us. */
+    if (cpu_flags != NULL && has_word(cpu_flags, "constant_tsc") &&
+        has_word(cpu_flags, "nonstop_tsc") && has_word(cpu_flags, "tsc_reliable"))
+        return VIGIL_TICKS_TSC;
+#else
+    (void)clocksource;
+    (void)cpu_flags;
 #endif
     return VIGIL_TICKS_MONOTONIC_NS;
+}
+
+/* Reads up to size - 1 bytes of a small file; "" when it cannot. */
+static void read_small_file(const char *path, char *out, size_t size)
+{
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    size_t done = 0;
+    while (done < size - 1) {
+        ssize_t n = read(fd, out + done, size - 1 - done);
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    close(fd);
+    out[done] = '\0';
+}
+
+enum vigil_tick_source vigil_tick_source_detect(void)
+{
+#if defined(__x86_64__)
+    char clocksource[32];
+    read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", clocksource,
+                    sizeof clocksource);
+    clocksource[strcspn(clocksource, "\n")] = '\0';
+    if (strcmp(clocksource, "tsc") == 0)
+        return VIGIL_TICKS_TSC;
+    /* The first CPU's flags line: every CPU of a machine has the same. */
+    char cpuinfo[8192];
+    read_small_file("/proc/cpuinfo", cpuinfo, sizeof cpuinfo);
+    char *flags = strstr(cpuinfo, "\nflags");
+    if (flags == NULL)
+        return VIGIL_TICKS_MONOTONIC_NS;
+    char *end = strchr(flags + 1, '\n');
+    if (end == NULL)
+        return VIGIL_TICKS_MONOTONIC_NS; /* cut short: not the whole line */
+    *end = '\0';
+    return vigil_tick_source_choose(clocksource, flags);
+#else
+    return VIGIL_TICKS_MONOTONIC_NS;
+#endif
 }
 
 void vigil_tick_anchor_now(enum vigil_tick_source source, struct vigil_tick_anchor *out)

@@ -101,6 +101,30 @@ static void test_tick_source_and_anchors(void **state)
         assert_int_equal(first.ticks, first.ns);
 }
 
+static void test_tick_source_choice(void **state)
+{
+    (void)state;
+    const char *vm = "flags\t\t: fpu tsc constant_tsc tsc_reliable nonstop_tsc hypervisor";
+#if defined(__x86_64__)
+    assert_int_equal(vigil_tick_source_choose("tsc", NULL), VIGIL_TICKS_TSC);
+    /* A virtual machine on kvm-clock whose platform vouches for the TSC. */
+    assert_int_equal(vigil_tick_source_choose("kvm-clock", vm), VIGIL_TICKS_TSC);
+#else
+    assert_int_equal(vigil_tick_source_choose("tsc", vm), VIGIL_TICKS_MONOTONIC_NS);
+#endif
+    /* Any of the three missing, or only part of a word: not trusted. */
+    assert_int_equal(
+        vigil_tick_source_choose("kvm-clock", "flags : tsc constant_tsc nonstop_tsc hypervisor"),
+        VIGIL_TICKS_MONOTONIC_NS);
+    assert_int_equal(vigil_tick_source_choose("hpet", "flags : constant_tsc tsc_reliable"),
+                     VIGIL_TICKS_MONOTONIC_NS);
+    assert_int_equal(vigil_tick_source_choose(
+                         "kvm-clock", "flags : xconstant_tsc nonstop_tscx tsc_reliable_not"),
+                     VIGIL_TICKS_MONOTONIC_NS);
+    assert_int_equal(vigil_tick_source_choose("kvm-clock", NULL), VIGIL_TICKS_MONOTONIC_NS);
+    assert_int_equal(vigil_tick_source_choose(NULL, ""), VIGIL_TICKS_MONOTONIC_NS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,6 +132,7 @@ int main(void)
         cmocka_unit_test(test_offset_converts_both_ways),
         cmocka_unit_test(test_realtime_matches_the_system_clock),
         cmocka_unit_test(test_tick_clock_arithmetic),
+        cmocka_unit_test(test_tick_source_choice),
         cmocka_unit_test(test_ticks_far_from_the_base),
         cmocka_unit_test(test_tick_source_and_anchors),
     };

@@ -43,9 +43,16 @@ enum vigil_tick_source {
     VIGIL_TICKS_TSC = 2,          /* ticks are TSC counts */
 };
 
-/* TSC when it can be trusted here (x86-64, kernel clocksource "tsc"), else
- * monotonic ns. Reads sysfs once: call it at set-up, not per call. */
+/* TSC when it can be trusted here, else monotonic ns: on x86-64, when the
+ * kernel's clocksource is "tsc", or when the CPU's flags (/proc/cpuinfo)
+ * say the counter is invariant (constant_tsc, nonstop_tsc) and the
+ * platform declares it reliable across CPUs (tsc_reliable), as virtual
+ * machines whose kernel runs on kvm-clock do. Reads sysfs and procfs:
+ * call it at set-up, not per call. */
 enum vigil_tick_source vigil_tick_source_detect(void);
+/* The decision itself, from the clocksource's name and a CPU's flags line
+ * (either may be NULL). */
+enum vigil_tick_source vigil_tick_source_choose(const char *clocksource, const char *cpu_flags);
 
 static inline uint64_t vigil_ticks(enum vigil_tick_source source)
 {
