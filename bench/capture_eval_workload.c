@@ -21,7 +21,10 @@
  *   small-writes     100 writes of 64 bytes per step instead of 20 of 4 KiB
  *   bandwidth-burst  the 20 writes are of 256 KiB each: the same calls,
  *                    64 times the bytes
- *   cpu-only         each step makes its lseek and then computes for 90 ms
+ *   cpu-only         each step makes its lseek and then computes until 90 ms
+ *                    after it began (by the clock, not a fixed amount of
+ *                    work: calibrated on a busy machine, 30 × 3 ms of work
+ *                    took a fraction of a CPU-second)
  *                    instead of doing I/O
  *   stall            the first step reads a pipe that a helper writes
  *                    950 ms later; the step then runs and the cycle's other
@@ -76,7 +79,7 @@
 #define PIPE_BYTES        4096 /* one page: the smallest a pipe can be */
 #define DRAIN_PERIOD_NS   1000000L
 #define BURST_WRITE_SIZE  (256u * 1024u)
-#define CPU_ONLY_FACTOR   30u /* a cpu-only step computes 30 × 3 ms */
+#define CPU_ONLY_NS       90000000ull
 #define STALL_NS          950000000ull
 #define META_FILES        20u
 #define RANDOM_READS      64u
@@ -308,7 +311,8 @@ static uint64_t step(struct workload *w, enum anomaly anomaly)
         die("lseek: %s", strerror(errno));
     calls++;
     if (anomaly == CPU_ONLY) {
-        compute(CPU_ONLY_FACTOR * w->compute_iterations);
+        for (uint64_t until = now_ns() + CPU_ONLY_NS; now_ns() < until;)
+            compute(w->compute_iterations / 16 + 1);
         return calls;
     }
     switch (anomaly) {
