@@ -261,9 +261,11 @@ static const struct vigil_config_key keys[] = {
      .description = "quantile of the learned durations above which a call is slow"},
     {.name = "max_outer_share",
      .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "0.5",
+     .default_value = "0.3",
      .min = 0,
      .max = 1,
+     /* Below a half: a slow spell of one cycle's length that straddles
+      * two cycles leaves at least half of one of them slow. */
      .description = "share of a cycle's calls that may be fast, or slow, without issue"},
     {.name = "min_calls",
      .type = VIGIL_CONFIG_INT,

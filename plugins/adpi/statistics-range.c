@@ -10,14 +10,19 @@
  *            mem.swap_free_bytes in [0, mem.swap_total_bytes], a percentage
  *            in [0, 100]. A value in the top (or bottom, per `ends`)
  *            `percent` % of it is an issue: a saturated CPU, full memory.
- *   learned: the smallest and largest values of the first `training_cycles`
- *            cycles, then frozen, widened by `percent` % of the largest of
- *            their spread and magnitudes, and by at least two of the
- *            smallest steps seen between consecutive values: a counter
- *            that moves in ticks (CPU time in 10 ms) has rates that are
- *            multiples of one step, and one step more than training saw
- *            is its resolution, not news. A value outside it is new for
- *            this scope.
+ *   learned: for the metrics of `learn` too (by default the process's
+ *            own: a node's values move with every program on it, so that
+ *            one program's load would be flagged in another's name), the
+ *            smallest and largest values of the first `training_cycles`
+ *            cycles, then frozen, widened by `widen_percent` % of the
+ *            largest of their spread and magnitudes, and by at least
+ *            `margin_steps` of the metric's resolution: the smallest
+ *            change seen between two of its samples (CPU time moves in
+ *            10 ms ticks), as a rate over the cycle for a counter. The
+ *            30 largest values of a noisy metric are not its largest
+ *            ever, and a few ticks more than training saw are the
+ *            counter's resolution, not news. A value outside it is new
+ *            for this scope.
  *
  * One value gives at most one issue, the natural range's first, so that
  * the reasoner does not count one observation twice. */
@@ -43,16 +48,19 @@ struct range_metric {
     gboolean matches;
     enum natural natural;
     const char *cpu_field; /* NATURAL_CPUS: "user_s", inside desc->name */
+    gboolean learns;       /* matches `learn`: judged against a learned range too */
     guint trained;         /* cycles with a value learned from */
     double min, max;
-    double last, step; /* the last value learned, the smallest change between two */
+    gboolean has_raw;
+    double raw;        /* the last sample */
+    double resolution; /* the smallest change between two samples; 0 before one */
 };
 VIGIL_ADPI_METRICS_ENTRY(struct range_metric);
 
 struct range {
-    char **patterns;
-    double percent;
-    guint training_cycles;
+    char **patterns, **learn_patterns;
+    double percent, widen_percent;
+    guint training_cycles, margin_steps;
     enum ends ends;
     uint32_t resolved; /* catalogue ids looked at */
     uint32_t mem_total_id, swap_total_id;
@@ -66,7 +74,12 @@ static void read_config(struct range *r, const struct vigil_plugin_context *ctx)
 {
     g_strfreev(r->patterns);
     r->patterns = g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "metrics"));
+    g_strfreev(r->learn_patterns);
+    r->learn_patterns =
+        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "learn"));
     r->percent = vigil_config_get_double(ctx->config, ctx->section, "percent");
+    r->widen_percent = vigil_config_get_double(ctx->config, ctx->section, "widen_percent");
+    r->margin_steps = (guint)vigil_config_get_int(ctx->config, ctx->section, "margin_steps");
     r->training_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "training_cycles");
     const char *ends = vigil_config_get_string(ctx->config, ctx->section, "ends");
     r->ends = g_strcmp0(ends, "both") == 0     ? ENDS_BOTH
@@ -90,6 +103,7 @@ static void range_destroy(void *instance)
 {
     struct range *r = instance;
     g_strfreev(r->patterns);
+    g_strfreev(r->learn_patterns);
     g_hash_table_destroy(r->cpus_by_field);
     vigil_cycle_values_clear(&r->values);
     vigil_adpi_metrics_clear(&r->metrics);
@@ -102,6 +116,7 @@ static void match(void *entry, uint32_t id, void *user)
     const struct range *r = user;
     struct range_metric *m = entry;
     m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)r->patterns);
+    m->learns = vigil_metric_name_matches(m->desc->name, (const char *const *)r->learn_patterns);
 }
 
 static gboolean range_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
@@ -179,6 +194,16 @@ static void range_samples(void *instance, const vigil_metric_catalog *catalog,
     for (size_t i = 0; i < n_samples; i++) {
         if (samples[i].metric_id == 0)
             continue;
+        struct range_metric *m = vigil_adpi_metrics_get(&r->metrics, samples[i].metric_id);
+        /* Learned with the range and frozen with it: a metric that never
+         * moved in training has no margin. */
+        if (m != NULL && m->matches && m->learns && m->trained < r->training_cycles) {
+            double change = fabs(samples[i].value - m->raw);
+            if (m->has_raw && change > 0)
+                m->resolution = m->resolution > 0 ? MIN(m->resolution, change) : change;
+            m->raw = samples[i].value;
+            m->has_raw = TRUE;
+        }
         if (samples[i].metric_id == r->mem_total_id)
             r->mem_total_bytes = samples[i].value;
         else if (samples[i].metric_id == r->swap_total_id)
@@ -253,12 +278,24 @@ static gboolean check_natural(const struct range *r, const struct range_metric *
     return TRUE;
 }
 
+/* The metric's resolution in the unit of its cycle value: a counter's
+ * smallest change as a rate over this cycle. */
+static double resolution_of(const struct range_metric *m, const struct vigil_cycle_metric *cm)
+{
+    if (m->desc->kind != VIGIL_METRIC_COUNTER)
+        return m->resolution;
+    uint64_t from = cm->has_before ? cm->before_t_ns : cm->first_t_ns;
+    double cycle_s = (double)(cm->last_t_ns - from) / 1e9;
+    return cycle_s > 0 ? m->resolution / cycle_s : 0;
+}
+
 static void check_learned(const struct range *r, const struct range_metric *m, double value,
-                          const struct vigil_issue_sink *sink)
+                          double resolution, const struct vigil_issue_sink *sink)
 {
     double spread = MAX(m->max - m->min, MAX(fabs(m->max), fabs(m->min)));
-    /* All zeros in training leave no margin: anything else is new. */
-    double margin = MAX(r->percent / 100.0 * spread, 2 * m->step);
+    /* All zeros in training of a metric that never moved leave no margin:
+     * anything else is new. */
+    double margin = MAX(r->widen_percent / 100.0 * spread, r->margin_steps * resolution);
     double lo = m->min - margin, hi = m->max + margin;
     if (value >= lo && value <= hi)
         return;
@@ -266,17 +303,13 @@ static void check_learned(const struct range *r, const struct range_metric *m, d
     value_unit(m->desc, unit, sizeof unit);
     vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, value, lo, hi,
                        "%s at %.6g %s, outside its learned range [%.6g, %.6g] %s: %.6g to %.6g "
-                       "over its first %u cycles, widened by %g %% or two steps of %.6g",
+                       "over its first %u cycles, widened by %g %% or %u steps of %.6g",
                        m->desc->name, value, unit, lo, hi, unit, m->min, m->max, m->trained,
-                       r->percent, m->step);
+                       r->widen_percent, r->margin_steps, resolution);
 }
 
 static void learn(struct range_metric *m, double value)
 {
-    double change = fabs(value - m->last);
-    if (m->trained > 0 && change > 0)
-        m->step = m->step > 0 ? MIN(m->step, change) : change;
-    m->last = value;
     m->min = m->trained == 0 ? value : MIN(m->min, value);
     m->max = m->trained == 0 ? value : MAX(m->max, value);
     m->trained++;
@@ -291,14 +324,16 @@ static void range_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     for (uint32_t id = 1; id < vigil_adpi_metrics_end(&r->metrics); id++) {
         struct range_metric *m = vigil_adpi_metrics_get(&r->metrics, id);
         double value;
-        if (m == NULL || !m->matches ||
-            !vigil_cycle_metric_value(vigil_cycle_values_get(&r->values, id), &value))
+        const struct vigil_cycle_metric *cm = vigil_cycle_values_get(&r->values, id);
+        if (m == NULL || !m->matches || !vigil_cycle_metric_value(cm, &value))
             continue;
         gboolean reported = check_natural(r, m, value, sink);
+        if (!m->learns)
+            continue;
         if (m->trained < r->training_cycles)
             learn(m, value);
         else if (!reported)
-            check_learned(r, m, value, sink);
+            check_learned(r, m, value, resolution_of(m, cm), sink);
     }
     vigil_cycle_values_next(&r->values);
 }
@@ -312,14 +347,34 @@ static const struct vigil_adpi_ops range_ops = {
 static const struct vigil_config_key keys[] = {
     {.name = "metrics",
      .type = VIGIL_CONFIG_LIST,
-     .default_value = "process.cpu_s",
-     .description = "metrics (globs) whose per-cycle values are judged"},
+     .default_value = "process.cpu_s;mem.used_bytes",
+     .description = "metrics (globs) whose per-cycle values are judged against their natural "
+                    "range, where one is known"},
+    {.name = "learn",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value = "process.*",
+     .description = "metrics (globs) of `metrics` judged against the range learned over "
+                    "training_cycles too; a node's values move with every program on it"},
     {.name = "percent",
      .type = VIGIL_CONFIG_DOUBLE,
      .default_value = "5",
      .min = 0.01,
      .max = 50,
-     .description = "share of a natural range at its ends, and the learned range's widening"},
+     .description = "share of a natural range at its ends that is an issue"},
+    {.name = "widen_percent",
+     .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "100",
+     .min = 0,
+     .max = 10000,
+     .description = "the learned range is widened on each side by this share of the largest of "
+                    "its spread and magnitudes"},
+    {.name = "margin_steps",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "4",
+     .min = 0,
+     .max = 1000000,
+     .description = "the learned range is widened on each side by at least this many of the "
+                    "metric's smallest changes (CPU time moves in 10 ms ticks)"},
     {.name = "training_cycles",
      .type = VIGIL_CONFIG_INT,
      .default_value = "30",

@@ -6,7 +6,7 @@
 
 static const struct vigil_config_key keys[] = {
     VIGIL_REASONER_RULE_KEYS,
-    VIGIL_REASONER_ADPIS_KEY("sensor-sanity;statistics-range;energy-efficiency;drift"),
+    VIGIL_REASONER_ADPIS_KEY("sensor-sanity;statistics-range"),
 };
 
 static const struct vigil_reasoner_ops ops = {

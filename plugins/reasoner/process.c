@@ -5,7 +5,8 @@
 
 static const struct vigil_config_key keys[] = {
     VIGIL_REASONER_RULE_KEYS,
-    VIGIL_REASONER_ADPIS_KEY("latency-histogram;energy-efficiency"),
+    VIGIL_REASONER_ADPIS_KEY(
+        "latency-histogram;call-rate;statistics-range;energy-efficiency;drift"),
 };
 
 static const struct vigil_reasoner_ops ops = {

@@ -318,7 +318,10 @@ static void test_reload_refuses_a_bad_adpi_config(void **state)
     struct fixture *f = *state;
     char *path = g_build_filename(f->dir, "bad.conf", NULL);
     assert_true(g_file_set_contents(
-        path, "[reasoner.node]\nadpis = drift\n[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n",
+        path,
+        /* The processes' default list has drift too: only the node's here. */
+        "[reasoner.process]\nadpis = latency-histogram\n[reasoner.node]\nadpis = drift\n"
+        "[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n",
         -1, NULL));
     vigil_config *config = vigil_config_new();
     vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, f->registry);

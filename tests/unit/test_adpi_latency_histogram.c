@@ -70,6 +70,26 @@ static void test_many_slow_calls_are_abnormal_bad(void **state)
     test_adpi_close(&a);
 }
 
+/* By default a cycle half slow is an issue: a slow second that straddles
+ * two cycles leaves half of each slow at worst (the old default, a half,
+ * let such a second through unflagged). */
+static void test_by_default_a_cycle_half_slow_is_abnormal(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", "learn_calls = 100\n");
+    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    posix_write(&a, 5000, 30);
+    posix_write(&a, 1000, 70);
+    test_adpi_cycle_quiet(&a, 2 * TEST_S);
+    posix_write(&a, 5000, 50);
+    posix_write(&a, 1000, 50);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 0.5);
+    test_assert_expected(issue, 0, 0.3);
+    test_adpi_close(&a);
+}
+
 static void test_many_fast_calls_are_abnormal_good(void **state)
 {
     (void)state;
@@ -197,6 +217,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_descriptor),
         cmocka_unit_test(test_many_slow_calls_are_abnormal_bad),
+        cmocka_unit_test(test_by_default_a_cycle_half_slow_is_abnormal),
         cmocka_unit_test(test_many_fast_calls_are_abnormal_good),
         cmocka_unit_test(test_too_few_calls_are_not_judged),
         cmocka_unit_test(test_calls_while_learning_are_not_judged),

@@ -19,7 +19,7 @@ static void test_the_descriptor(void **state)
     test_adpi_open(&a, "statistics-range", NULL);
     const struct vigil_plugin_descriptor *d = a.plugin->descriptor;
     assert_string_equal(d->name, "statistics-range");
-    assert_int_equal(d->n_config_keys, 4);
+    assert_int_equal(d->n_config_keys, 7);
     assert_non_null(a.ops->samples);
     assert_non_null(a.ops->reconfigure);
     assert_null(a.ops->activity);
@@ -148,14 +148,15 @@ static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "statistics-range", "metrics = process.rss_bytes\ntraining_cycles = 3\n");
+    test_adpi_open(&a, "statistics-range",
+                   "metrics = process.rss_bytes\ntraining_cycles = 3\nwiden_percent = 5\n");
     guint32 rss = test_adpi_gauge(&a, "process.rss_bytes", "bytes");
     const double values[] = {10, 12, 11.9};
     for (guint i = 0; i < 3; i++) {
         cycle_of(&a, rss, i + 1, values[i]);
         test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
     }
-    /* Learned 10 to 12, widened by 5 % of 12 on each side (more than two
+    /* Learned 10 to 12, widened by 5 % of 12 on each side (more than four
      * of its smallest step, 0.1). */
     double margin = 5.0 / 100.0 * 12.0;
     cycle_of(&a, rss, 4, 12.5);
@@ -168,14 +169,14 @@ static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
     test_assert_expected(issue, 10 - margin, 12 + margin);
     assert_string_equal(issue->message, "process.rss_bytes at 12.75 bytes, outside its learned "
                                         "range [9.4, 12.6] bytes: 10 to 12 over its first 3 "
-                                        "cycles, widened by 5 % or two steps of 0.1");
+                                        "cycles, widened by 5 % or 4 steps of 0.1");
     /* Frozen: the values after training did not widen it. */
     cycle_of(&a, rss, 7, 9.25);
     test_assert_expected(test_adpi_cycle_one(&a, 7 * TEST_S), 10 - margin, 12 + margin);
 
-    /* A new percent applies to what was learned. */
+    /* A new widening applies to what was learned. */
     test_adpi_reconfigure_ok(&a, "metrics = process.rss_bytes\ntraining_cycles = 3\n"
-                                 "percent = 50\n");
+                                 "widen_percent = 50\n");
     cycle_of(&a, rss, 8, 12.75);
     test_adpi_cycle_quiet(&a, 8 * TEST_S);
     cycle_of(&a, rss, 9, 18.5);
@@ -184,27 +185,87 @@ static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
     test_adpi_close(&a);
 }
 
-/* A rate that moves in steps (CPU time counted in ticks) is widened by two
- * steps when that is more than percent: one step past training is the
- * counter's resolution. */
+/* The learned range is widened by margin_steps (4) of the smallest change
+ * between the samples seen in training: 90 is within 40 of 50 (the old
+ * widening, two steps or 5 %, flagged anything above 70). */
 static void test_steps_widen_the_learned_range(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "statistics-range", "metrics = process.rss_bytes\ntraining_cycles = 4\n");
+    test_adpi_open(&a, "statistics-range",
+                   "metrics = process.rss_bytes\ntraining_cycles = 4\nwiden_percent = 0\n");
     guint32 rss = test_adpi_gauge(&a, "process.rss_bytes", "bytes");
     const double values[] = {20, 50, 30, 40};
     for (guint i = 0; i < 4; i++) {
         cycle_of(&a, rss, i + 1, values[i]);
         test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
     }
-    cycle_of(&a, rss, 5, 70);
+    cycle_of(&a, rss, 5, 90);
     test_adpi_cycle_quiet(&a, 5 * TEST_S);
-    cycle_of(&a, rss, 6, 0);
+    cycle_of(&a, rss, 6, -20);
     test_adpi_cycle_quiet(&a, 6 * TEST_S);
-    cycle_of(&a, rss, 7, 71);
+    cycle_of(&a, rss, 7, 91);
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 7 * TEST_S);
-    test_assert_expected(issue, 0, 70);
+    test_assert_expected(issue, -20, 90);
+    test_adpi_close(&a);
+}
+
+/* A CPU-time counter moves in ticks: its resolution is one tick as a rate
+ * over the cycle, learned from its samples, not the smallest change
+ * between two cycles' rates (which, with cycles of slightly different
+ * lengths, is far less than a tick: the old margin was one tick or less).
+ * TICK is exact in binary, so the bounds are too. */
+#define TICK (1.0 / 64.0)
+static void test_a_counters_resolution_is_one_tick_over_the_cycle(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "statistics-range", "training_cycles = 3\nwiden_percent = 0\n");
+    guint32 cpu = test_adpi_counter(&a, "process.cpu_s", "s");
+    /* Two samples a cycle, the rates 2 ticks a second in each. */
+    const double ticks[] = {0, 1, 2, 3, 4, 5};
+    for (guint i = 0; i < 6; i++) {
+        test_adpi_sample(&a, cpu, (i + 1) * TEST_S / 2, ticks[i] * TICK);
+        if (i % 2 == 1)
+            test_adpi_cycle_quiet(&a, (i + 1) * TEST_S / 2);
+    }
+    /* 5 ticks a second: within 4 ticks of 2 (the old range ended at 2.1). */
+    test_adpi_sample(&a, cpu, 7 * TEST_S / 2, 7 * TICK);
+    test_adpi_sample(&a, cpu, 4 * TEST_S, 10 * TICK);
+    test_adpi_cycle_quiet(&a, 4 * TEST_S);
+    test_adpi_sample(&a, cpu, 9 * TEST_S / 2, 13 * TICK);
+    test_adpi_sample(&a, cpu, 5 * TEST_S, 17 * TICK);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 5 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "process.cpu_s", 7 * TICK);
+    test_assert_expected(issue, -2 * TICK, 6 * TICK);
+    test_adpi_close(&a);
+}
+
+/* By default a node's memory is judged only against its natural range:
+ * another program's allocation is not this node's trouble until memory is
+ * nearly full (the old defaults watched only process.cpu_s, which a node
+ * instance never gets). */
+static void test_node_memory_is_judged_by_its_natural_range_only(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "statistics-range", "training_cycles = 2\n");
+    guint32 total = test_adpi_gauge(&a, "mem.total_bytes", "bytes");
+    guint32 used = test_adpi_gauge(&a, "mem.used_bytes", "bytes");
+    const double values[] = {10, 11, 50, 94};
+    for (guint i = 0; i < 4; i++) {
+        struct vigil_sample s[] = {
+            {.metric_id = total, .t_ns = (i + 1) * TEST_S, .value = 100},
+            {.metric_id = used, .t_ns = (i + 1) * TEST_S, .value = values[i]}};
+        test_adpi_samples(&a, s, G_N_ELEMENTS(s));
+        test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
+    }
+    struct vigil_sample s[] = {{.metric_id = total, .t_ns = 5 * TEST_S, .value = 100},
+                               {.metric_id = used, .t_ns = 5 * TEST_S, .value = 96}};
+    test_adpi_samples(&a, s, G_N_ELEMENTS(s));
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 5 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "mem.used_bytes", 96);
+    test_assert_contains(issue->message, "natural range");
     test_adpi_close(&a);
 }
 
@@ -212,7 +273,8 @@ static void test_a_counter_is_judged_by_its_rate(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "statistics-range", "training_cycles = 2\n");
+    test_adpi_open(&a, "statistics-range",
+                   "training_cycles = 2\nwiden_percent = 5\nmargin_steps = 0\n");
     guint32 cpu = test_adpi_counter(&a, "process.cpu_s", "s");
     cycle_of(&a, cpu, 1, 0);
     test_adpi_cycle_quiet(&a, 1 * TEST_S);
@@ -232,7 +294,7 @@ static void test_zeros_in_training_leave_no_margin(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "statistics-range", "metrics = net.*\ntraining_cycles = 2\n");
+    test_adpi_open(&a, "statistics-range", "metrics = net.*\nlearn = net.*\ntraining_cycles = 2\n");
     guint32 errors = test_adpi_gauge(&a, "net.eth0.errors", "count");
     cycle_of(&a, errors, 1, 0);
     test_adpi_cycle_quiet(&a, 1 * TEST_S);
@@ -251,7 +313,8 @@ static void test_one_value_gives_one_issue(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "statistics-range", "metrics = disk.*\ntraining_cycles = 1\n");
+    test_adpi_open(&a, "statistics-range",
+                   "metrics = disk.*\nlearn = disk.*\ntraining_cycles = 1\n");
     guint32 busy = test_adpi_counter(&a, "disk.sda.busy_s", "s");
     cycle_of(&a, busy, 1, 0);
     test_adpi_cycle_quiet(&a, 1 * TEST_S);
@@ -276,6 +339,9 @@ static void test_out_of_range_values_are_refused(void **state)
     message = test_adpi_open_error("statistics-range", "percent = 0\n");
     test_assert_contains(message, "[adpi.statistics-range] percent");
     g_free(message);
+    message = test_adpi_open_error("statistics-range", "margin_steps = -1\n");
+    test_assert_contains(message, "[adpi.statistics-range] margin_steps");
+    g_free(message);
     message = test_adpi_open_error("statistics-range", "ends = middle\n");
     test_assert_contains(message, "[adpi.statistics-range] ends");
     g_free(message);
@@ -299,6 +365,8 @@ int main(void)
         cmocka_unit_test(test_the_ends_of_a_percentage),
         cmocka_unit_test(test_a_value_outside_the_learned_range_is_an_issue),
         cmocka_unit_test(test_steps_widen_the_learned_range),
+        cmocka_unit_test(test_a_counters_resolution_is_one_tick_over_the_cycle),
+        cmocka_unit_test(test_node_memory_is_judged_by_its_natural_range_only),
         cmocka_unit_test(test_a_counter_is_judged_by_its_rate),
         cmocka_unit_test(test_zeros_in_training_leave_no_margin),
         cmocka_unit_test(test_one_value_gives_one_issue),

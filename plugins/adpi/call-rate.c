@@ -1,0 +1,245 @@
+/* vigil — the call-rate ADPI: how many calls of each operation a cycle
+ * makes, and how many bytes they move.
+ *
+ * Per operation ("posix.write"), each cycle's calls and bytes (reads and
+ * writes: what the calls returned) are counted. The first
+ * `training_cycles` full cycles of the instance give each operation's
+ * smallest and largest counts (an operation not seen in them: 0 to 0);
+ * the instance's first cycle is left out, since its scope began somewhere
+ * inside it. After training, a cycle is an issue (ABNORMAL_OTHER) when an
+ * operation's
+ *
+ *   calls  exceed the largest by more than `max_rise` of it and by at
+ *          least `min_calls`: a storm, also of an operation rare before
+ *          (learned from training, never from the storm itself);
+ *   calls  fall below the smallest by more than `max_drop` of it and by
+ *          at least `min_calls`: a stall, or a phase without I/O;
+ *   bytes  exceed the largest by more than `max_rise` of it and by at
+ *          least `min_bytes`: a bandwidth burst in the same calls.
+ *
+ * Judged cycles do not widen the range, so a storm is never learned from
+ * itself; but `relearn_cycles` judged cycles in a row flagged for one
+ * operation are a new phase of the program, not an anomaly: its range is
+ * learned again from the next cycle on. The `min_*` floors keep a few
+ * calls more or less of a rare operation from being news. */
+#include <math.h>
+#include <string.h>
+
+#include "vigil/adpi.h"
+#include "vigil/ontology.h"
+#include "vigil/plugin.h"
+
+struct rate_op {
+    /* This cycle. */
+    guint64 calls, bytes;
+    /* Learned. */
+    guint trained; /* training cycles seen */
+    guint64 min_calls, max_calls, max_bytes;
+    guint flagged_in_a_row;
+};
+
+struct rate {
+    gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
+    guint training_cycles, relearn_cycles;
+    double max_rise, max_drop;
+    guint64 min_calls, min_bytes;
+    guint64 cycles; /* ended */
+    struct rate_op ops[VIGIL_OP_MAX_ID + 1];
+};
+
+static void read_config(struct rate *r, const struct vigil_plugin_context *ctx)
+{
+    const char *const *patterns = vigil_config_get_list(ctx->config, ctx->section, "operations");
+    for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++) {
+        r->judged[op] = FALSE;
+        if (!vigil_op_is_valid(op))
+            continue;
+        char *name =
+            g_strdup_printf("%s.%s", vigil_layer_name(vigil_op_layer(op)), vigil_op_name(op));
+        r->judged[op] = vigil_metric_name_matches(name, patterns);
+        g_free(name);
+    }
+    r->training_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "training_cycles");
+    r->relearn_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "relearn_cycles");
+    r->max_rise = vigil_config_get_double(ctx->config, ctx->section, "max_rise");
+    r->max_drop = vigil_config_get_double(ctx->config, ctx->section, "max_drop");
+    r->min_calls = (guint64)vigil_config_get_int(ctx->config, ctx->section, "min_calls");
+    r->min_bytes = (guint64)vigil_config_get_int(ctx->config, ctx->section, "min_bytes");
+}
+
+static void *rate_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    (void)error;
+    struct rate *r = g_new0(struct rate, 1);
+    read_config(r, ctx);
+    return r;
+}
+
+static void rate_destroy(void *instance)
+{
+    g_free(instance);
+}
+
+static gboolean rate_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
+                                 GError **error)
+{
+    (void)error;
+    read_config(instance, ctx);
+    return TRUE;
+}
+
+static void rate_activity(void *instance, const struct vigil_activity *a)
+{
+    struct rate *r = instance;
+    if (!vigil_op_is_valid(a->op) || !r->judged[a->op])
+        return;
+    struct rate_op *op = &r->ops[a->op];
+    op->calls++;
+    enum vigil_op_class class = vigil_op_class(a->op);
+    if ((class == VIGIL_OP_READS || class == VIGIL_OP_WRITES) && a->result > 0)
+        op->bytes += (guint64)a->result;
+}
+
+static void learn(struct rate_op *op)
+{
+    op->min_calls = op->trained == 0 ? op->calls : MIN(op->min_calls, op->calls);
+    op->max_calls = op->trained == 0 ? op->calls : MAX(op->max_calls, op->calls);
+    op->max_bytes = op->trained == 0 ? op->bytes : MAX(op->max_bytes, op->bytes);
+    op->trained++;
+}
+
+/* The largest count that is no news: above `max` by more than the rise
+ * and by at least the floor. */
+static double high_bound(double max, double rise, double floor)
+{
+    return MAX(max * (1 + rise), max + floor);
+}
+
+static gboolean judge(const struct rate *r, guint id, const struct rate_op *op,
+                      const struct vigil_issue_sink *sink)
+{
+    char name[VIGIL_ISSUE_METRIC_MAX + 1];
+    g_snprintf(name, sizeof name, "%s.%s", vigil_layer_name(vigil_op_layer(id)), vigil_op_name(id));
+    gboolean flagged = FALSE;
+    double calls = (double)op->calls, bytes = (double)op->bytes;
+    double hi = high_bound((double)op->max_calls, r->max_rise, (double)r->min_calls);
+    double lo = MIN((double)op->min_calls * (1 - r->max_drop),
+                    (double)op->min_calls - (double)r->min_calls);
+    if (calls > hi) {
+        vigil_issue_report(
+            sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, calls, lo, hi,
+            "%s: %.0f calls in the cycle, more than %.0f (at most %" G_GUINT64_FORMAT
+            " in each of %u cycles learned, plus %g %% and at least %" G_GUINT64_FORMAT ")",
+            name, calls, hi, op->max_calls, op->trained, 100 * r->max_rise, r->min_calls);
+        flagged = TRUE;
+    } else if (calls < lo) {
+        vigil_issue_report(
+            sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, calls, lo, hi,
+            "%s: %.0f calls in the cycle, fewer than %.0f (at least %" G_GUINT64_FORMAT
+            " in each of %u cycles learned, less %g %% and at least %" G_GUINT64_FORMAT ")",
+            name, calls, lo, op->min_calls, op->trained, 100 * r->max_drop, r->min_calls);
+        flagged = TRUE;
+    }
+    double bytes_hi = high_bound((double)op->max_bytes, r->max_rise, (double)r->min_bytes);
+    if (bytes > bytes_hi) {
+        char bytes_name[VIGIL_ISSUE_METRIC_MAX + 1];
+        g_snprintf(bytes_name, sizeof bytes_name, "%s.bytes", name);
+        vigil_issue_report(
+            sink, VIGIL_HEALTH_ABNORMAL_OTHER, bytes_name, bytes, NAN, bytes_hi,
+            "%s: %.0f bytes in the cycle, more than %.0f (at most %" G_GUINT64_FORMAT
+            " in each of %u cycles learned, plus %g %% and at least %" G_GUINT64_FORMAT ")",
+            name, bytes, bytes_hi, op->max_bytes, op->trained, 100 * r->max_rise, r->min_bytes);
+        flagged = TRUE;
+    }
+    return flagged;
+}
+
+static void rate_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+                       const struct vigil_issue_sink *sink)
+{
+    (void)cycle;
+    (void)end_ns;
+    struct rate *r = instance;
+    /* The scope began inside the first cycle: its counts are a part. */
+    gboolean partial = r->cycles++ == 0;
+    for (guint id = 0; id <= VIGIL_OP_MAX_ID; id++) {
+        struct rate_op *op = &r->ops[id];
+        if (!partial && r->judged[id]) {
+            if (op->trained < r->training_cycles) {
+                learn(op);
+            } else if (judge(r, id, op, sink)) {
+                if (++op->flagged_in_a_row >= r->relearn_cycles) {
+                    op->trained = 0; /* a new phase: learn it */
+                    op->flagged_in_a_row = 0;
+                }
+            } else {
+                op->flagged_in_a_row = 0;
+            }
+        }
+        op->calls = op->bytes = 0;
+    }
+}
+
+static const struct vigil_adpi_ops rate_ops = {
+    .activity = rate_activity,
+    .cycle = rate_cycle,
+    .reconfigure = rate_reconfigure,
+};
+
+static const struct vigil_config_key keys[] = {
+    {.name = "operations",
+     .type = VIGIL_CONFIG_LIST,
+     .default_value = "*",
+     .description = "operations (globs of LAYER.OP, \"posix.*\") whose calls and bytes per cycle "
+                    "are judged"},
+    {.name = "training_cycles",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "30",
+     .min = 1,
+     .max = 1000000,
+     .description = "full cycles from which each operation's range of calls and bytes is learned"},
+    {.name = "max_rise",
+     .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.5",
+     .min = 0,
+     .max = 1000,
+     .description = "share above the largest learned count of calls or bytes that is still no "
+                    "news"},
+    {.name = "max_drop",
+     .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.3",
+     .min = 0,
+     .max = 1,
+     .description = "share below the smallest learned count of calls that is still no news"},
+    {.name = "min_calls",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "50",
+     .min = 1,
+     .max = 1000000000,
+     .description = "calls a cycle must differ by from the learned range to be news"},
+    {.name = "min_bytes",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "1048576",
+     .min = 1,
+     .max = 1099511627776.0,
+     .description = "bytes a cycle must exceed the learned largest by to be news"},
+    {.name = "relearn_cycles",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "30",
+     .min = 1,
+     .max = 1000000,
+     .description = "judged cycles in a row flagged for an operation after which it is a new "
+                    "phase: its range is learned again"},
+};
+
+VIGIL_PLUGIN_EXPORT = {
+    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
+    .kind = VIGIL_PLUGIN_ADPI,
+    .name = "call-rate",
+    .description = "calls and bytes per cycle of each operation outside their learned range",
+    .config_keys = keys,
+    .n_config_keys = G_N_ELEMENTS(keys),
+    .create = rate_create,
+    .destroy = rate_destroy,
+    .ops = &rate_ops,
+};
