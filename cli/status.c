@@ -12,6 +12,7 @@
 #include <json-glib/json-glib.h>
 
 #include "commands.h"
+#include "status_costs.h"
 #include "status_energy.h"
 #include "vigil-build.h"
 #include "vigil/config.h"
@@ -292,6 +293,7 @@ static void print_text(JsonObject *root)
         if (member_string(p, "note") != NULL)
             printf("  %-10s %s\n", "", member_string(p, "note"));
     }
+    vigil_cli_status_tick_costs(root);
     JsonObject *energy = json_object_get_object_member(root, "energy");
     if (member_string(energy, "unavailable") != NULL)
         printf("\nenergy: n/a (%s)\n", member_string(energy, "unavailable"));

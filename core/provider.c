@@ -67,8 +67,10 @@ static gboolean load(struct vigil_provider_file *file, enum vigil_provider_error
                         g_strerror(errno));
             return FALSE;
         }
-        if ((gsize)n + 1 < file->size)
+        if ((gsize)n + 1 < file->size) {
+            file->length = (gsize)n;
             return TRUE;
+        }
         if (file->size >= file->max_size) {
             g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
                         "%s is larger than %" G_GSIZE_FORMAT " bytes", file->path,
@@ -103,8 +105,67 @@ gboolean vigil_provider_file_read(struct vigil_provider_file *file, GError **err
     return load(file, VIGIL_PROVIDER_ERROR_READ, error);
 }
 
+/* The last text read of each path at a tick, for the providers that read
+ * the same file in the same tick. A handful of paths, kept for the
+ * process's life. */
+struct tick_text {
+    const struct vigil_provider_file *reader; /* whose pread it is */
+    uint64_t tick_ns;
+    char *text;
+    gsize length, size;
+};
+
+static GHashTable *tick_texts; /* path → struct tick_text */
+
+static void tick_text_free(gpointer data)
+{
+    struct tick_text *t = data;
+    g_free(t->text);
+    g_free(t);
+}
+
+gboolean vigil_provider_file_read_at(struct vigil_provider_file *file, uint64_t tick_ns,
+                                     GError **error)
+{
+    if (tick_texts == NULL)
+        tick_texts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, tick_text_free);
+    struct tick_text *t = g_hash_table_lookup(tick_texts, file->path);
+    /* The reader itself reading again wants the file as it is now. */
+    if (t != NULL && t->tick_ns == tick_ns && t->reader != file && file->fd >= 0 &&
+        t->length < file->max_size) {
+        if (t->length + 1 > file->size) {
+            file->size = MIN(MAX(file->size * 2, t->length + 1), file->max_size);
+            file->buffer = g_realloc(file->buffer, file->size);
+        }
+        memcpy(file->buffer, t->text, t->length + 1);
+        file->length = t->length;
+        return TRUE;
+    }
+    if (!vigil_provider_file_read(file, error))
+        return FALSE;
+    if (t == NULL) {
+        t = g_new0(struct tick_text, 1);
+        g_hash_table_insert(tick_texts, g_strdup(file->path), t);
+    }
+    if (file->length + 1 > t->size) {
+        t->size = file->length + 1;
+        t->text = g_realloc(t->text, t->size);
+    }
+    memcpy(t->text, file->buffer, file->length + 1);
+    t->length = file->length;
+    t->tick_ns = tick_ns;
+    t->reader = file;
+    return TRUE;
+}
+
 void vigil_provider_file_clear(struct vigil_provider_file *file)
 {
+    /* A file made later at the same address is another reader. */
+    struct tick_text *t = tick_texts != NULL && file->path != NULL
+                              ? g_hash_table_lookup(tick_texts, file->path)
+                              : NULL;
+    if (t != NULL && t->reader == file)
+        g_hash_table_remove(tick_texts, file->path);
     if (file->fd >= 0)
         close(file->fd);
     g_free(file->buffer);

@@ -310,18 +310,23 @@ static enum vigil_health system_state(struct vigild *d)
 static void close_cycle(struct vigild *d, uint64_t end_ns, gboolean judge)
 {
     struct vigild_cycle_verdicts verdicts;
+    uint64_t t_ns = vigil_clock_monotonic_ns();
     d->reasoning.system_state = system_state(d);
     vigild_reasoning_close_cycle(&d->reasoning, end_ns, judge, &verdicts);
+    t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_REASONERS, t_ns);
     /* A cycle the stop cuts short is the last: windows end with it. */
     verdicts.final = !judge;
     vigild_capture_close_cycle(&d->capture, &verdicts);
+    t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_CAPTURE, t_ns);
     if (d->outbox != NULL)
         vigild_outbox_close_cycle(
             d->outbox, &verdicts, &d->reasoning,
             (uint32_t)(d->settings.cycle_ticks * d->settings.tick_ns / VIGIL_NS_PER_MS));
+    t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_OUTBOX, t_ns);
     /* The cycle's batch is in the spool (written ahead) or the sink: what
      * it carries and what was dropped may leave the rings. */
     commit_all(d);
+    vigild_tick_costs_mark(&d->costs, VIGILD_PART_COMMIT, t_ns);
 }
 
 /* The processes the vigild before this one served, taken back with their
@@ -437,7 +442,7 @@ static gboolean start_uplink(struct vigild *d, GError **error)
                                   &d->rollup);
     d->capture.outbox = d->outbox;
     /* After the roll-ups: it takes the windows they close. */
-    vigild_statmux_subscribe(&d->statmux, vigild_outbox_take_rollups, d->outbox);
+    vigild_statmux_subscribe_named(&d->statmux, "outbox", vigild_outbox_take_rollups, d->outbox);
     g_message("uplink to %s as node %" G_GUINT64_FORMAT " (%s), spooling to %s", s->endpoint,
               (guint64)s->node_id, s->hostname, s->spool_dir);
     return TRUE;
@@ -535,11 +540,12 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     vigild_rollup_init(&d->rollup, d->settings.rollup_ticks);
     vigild_history_init(&d->history, d->settings.history_ticks);
     vigild_statmux_init(&d->statmux);
-    vigild_statmux_subscribe(&d->statmux, vigild_rollup_add, &d->rollup);
-    vigild_statmux_subscribe(&d->statmux, vigild_history_add, &d->history);
-    vigild_statmux_subscribe(&d->statmux, vigild_region_energy_publish, d);
+    vigild_statmux_subscribe_named(&d->statmux, "rollup", vigild_rollup_add, &d->rollup);
+    vigild_statmux_subscribe_named(&d->statmux, "history", vigild_history_add, &d->history);
+    vigild_statmux_subscribe_named(&d->statmux, "region_energy", vigild_region_energy_publish, d);
     /* After the energy sharing: the ADPIs see each process's share. */
-    vigild_statmux_subscribe(&d->statmux, vigild_reasoning_samples, &d->reasoning);
+    vigild_statmux_subscribe_named(&d->statmux, "reasoning", vigild_reasoning_samples,
+                                   &d->reasoning);
     vigild_reasoning_configure(&d->reasoning, d->config, d->settings.cycle_ticks);
     d->capture.statistics = window_statistics;
     d->capture.statistics_user = d;
@@ -576,6 +582,7 @@ void vigild_tick(struct vigild *d)
     d->samples.tick = d->ticker.ticks;
     d->samples.t_ns = begin_ns;
     vigild_sampler_read(&d->sampler, begin_ns, &d->samples);
+    uint64_t t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_PROVIDERS, begin_ns);
     /* The energy sharing comes first: node.energy_j, the one running sum it
      * keeps, is a node sample like the providers' for everything after. */
     vigild_energy_share_add(&d->energy, &d->samples, d->catalog);
@@ -588,9 +595,12 @@ void vigild_tick(struct vigild *d)
             g_array_set_size(d->latest, s->metric_id + 1);
         g_array_index(d->latest, struct vigil_sample, s->metric_id) = *s;
     }
+    t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_ENERGY_SHARE, t_ns);
     vigild_statmux_publish(&d->statmux, &d->samples, d->catalog);
+    t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_PUBLISH, t_ns);
     vigild_processes_calibrate(&d->processes);
     vigild_processes_drain_all(&d->processes);
+    vigild_tick_costs_mark(&d->costs, VIGILD_PART_DRAIN, t_ns);
     if (vigild_reasoning_tick(&d->reasoning))
         close_cycle(d, begin_ns, TRUE);
     uint64_t cost_ns = vigil_clock_monotonic_ns() - begin_ns;

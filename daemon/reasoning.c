@@ -128,8 +128,10 @@ static void reasoner_set_adpis(struct vigild_reasoning *r, struct vigild_reasone
     char **names = r->adpi_names[x->level];
     for (guint i = 0; names != NULL && names[i] != NULL; i++) {
         struct vigild_adpi *a = adpi_take(r, config, old, names[i]);
-        if (a != NULL)
+        if (a != NULL) {
+            a->cost = vigild_adpi_costs_for(r->adpi_costs, x->level, a->name);
             g_ptr_array_add(x->adpis, a);
+        }
     }
     /* What is left of the old set was not named again. */
     g_ptr_array_set_free_func(old, NULL);
@@ -176,6 +178,7 @@ void vigild_reasoning_init(struct vigild_reasoning *r, vigil_plugin_registry *re
     vigil_cycle_values_init(&r->node_values);
     r->feed = g_array_new(FALSE, FALSE, sizeof(struct vigil_sample));
     r->children = g_array_new(FALSE, FALSE, sizeof(enum vigil_health));
+    r->adpi_costs = g_ptr_array_new_with_free_func((GDestroyNotify)vigild_adpi_cost_free);
 }
 
 static const char *const level_plugins[VIGIL_LEVEL_COUNT + 1] = {
@@ -290,11 +293,16 @@ static uint32_t derived_id(struct vigild_reasoning *r, uint32_t *id, const char 
 static void feed_samples(struct vigild_reasoner *x, const vigil_metric_catalog *catalog,
                          const GArray *samples)
 {
+    uint64_t since_ns = vigil_clock_monotonic_ns();
     for (guint i = 0; i < x->adpis->len; i++) {
         const struct vigild_adpi *a = g_ptr_array_index(x->adpis, i);
-        if (a->ops->samples != NULL)
-            a->ops->samples(a->instance, catalog, (const struct vigil_sample *)samples->data,
-                            samples->len);
+        if (a->ops->samples == NULL)
+            continue;
+        a->ops->samples(a->instance, catalog, (const struct vigil_sample *)samples->data,
+                        samples->len);
+        uint64_t now_ns = vigil_clock_monotonic_ns();
+        vigild_cost_add(&a->cost->samples, now_ns - since_ns);
+        since_ns = now_ns;
     }
 }
 
@@ -348,8 +356,20 @@ static void feed_activity(struct vigild_reasoner *x, const struct vigil_activity
 {
     for (guint i = 0; i < x->adpis->len; i++) {
         const struct vigild_adpi *a = g_ptr_array_index(x->adpis, i);
-        if (a->ops->activity != NULL)
+        if (a->ops->activity == NULL)
+            continue;
+        struct vigild_cost *cost = &a->cost->activities;
+        if (cost->count++ % VIGILD_ACTIVITY_SAMPLE_EVERY != 0) {
             a->ops->activity(a->instance, activity);
+            continue;
+        }
+        uint64_t begin_ns = vigil_clock_monotonic_ns();
+        a->ops->activity(a->instance, activity);
+        uint64_t ns = vigil_clock_monotonic_ns() - begin_ns;
+        cost->last_ns = ns;
+        cost->total_ns += ns * VIGILD_ACTIVITY_SAMPLE_EVERY;
+        if (ns > cost->max_ns)
+            cost->max_ns = ns;
     }
 }
 
@@ -392,7 +412,9 @@ static void decide(struct vigild_reasoning *r, struct vigild_reasoner *x, uint64
     for (guint i = 0; judge && i < x->adpis->len; i++) {
         const struct vigild_adpi *a = g_ptr_array_index(x->adpis, i);
         target.plugin = a->plugin->descriptor->name;
+        uint64_t begin_ns = vigil_clock_monotonic_ns();
         a->ops->cycle(a->instance, r->cycle, end_ns, &sink);
+        vigild_cost_add(&a->cost->cycle, vigil_clock_monotonic_ns() - begin_ns);
     }
     memset(input->issues, 0, sizeof input->issues);
     for (guint i = 0; i < x->issues->len; i++) {
@@ -542,4 +564,5 @@ void vigild_reasoning_clear(struct vigild_reasoning *r)
     vigil_cycle_values_clear(&r->node_values);
     g_array_free(r->feed, TRUE);
     g_array_free(r->children, TRUE);
+    g_ptr_array_free(r->adpi_costs, TRUE);
 }

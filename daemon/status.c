@@ -407,6 +407,7 @@ char *vigild_status_json(const struct vigild *d, int32_t finished_pid)
     json_builder_begin_object(b);
     add_daemon(b, d);
     add_providers(b, d);
+    vigild_tick_costs_status(b, d);
     json_builder_set_member_name(b, "energy");
     json_builder_begin_object(b);
     vigild_json_string(b, "source", d->energy.source);

@@ -3,6 +3,7 @@
  *   tick.c       the 100 ms tick on absolute deadlines
  *   sampler.c    the statistics providers: loaded, started, read each tick
  *   statmux.c    the statistics multiplexer: each tick's samples to its subscribers
+ *   tick_costs.c where a tick's time goes, part by part: tick_costs.h
  *   rollup.c     subscriber: 1 s roll-ups (min, mean, max, counter deltas)
  *   history.c    subscriber: the last history_s seconds at full resolution
  *   energy_share.c  subscriber: the node's energy shared among processes
@@ -46,6 +47,7 @@
 #include "vigil/provider.h"
 #include "vigil/reasoner.h"
 #include "vigil/ring.h"
+#include "tick_costs.h"
 
 /* Errors of the daemon's own making; the message says what is wrong. */
 #define VIGILD_ERROR (g_quark_from_static_string("vigild-error"))
@@ -172,6 +174,10 @@ struct vigild_statmux {
 
 void vigild_statmux_init(struct vigild_statmux *m);
 void vigild_statmux_subscribe(struct vigild_statmux *m, vigild_samples_fn fn, void *user);
+/* `name` (static) is the subscriber's in `vigil status`'s tick costs. */
+void vigild_statmux_subscribe_named(struct vigild_statmux *m, const char *name,
+                                    vigild_samples_fn fn, void *user);
+void vigild_statmux_json(JsonBuilder *b, const struct vigild_statmux *m);
 void vigild_statmux_publish(const struct vigild_statmux *m,
                             const struct vigild_tick_samples *samples,
                             const vigil_metric_catalog *catalog);
@@ -391,7 +397,8 @@ struct vigild_adpi {
     const struct vigil_plugin *plugin;
     const struct vigil_adpi_ops *ops;
     void *instance;
-    char *config_text; /* its section's values, to tell a changed one on reload */
+    char *config_text;             /* its section's values, to tell a changed one on reload */
+    struct vigild_adpi_cost *cost; /* the reasoning's, shared by its name and level */
 };
 
 /* A process's reasoner, or the node's: its ADPIs and its memory. */
@@ -426,8 +433,9 @@ struct vigild_reasoning {
     struct vigil_cycle_values node_values; /* for the node's load categories */
     uint32_t process_energy_id;            /* the metric it derives */
     const struct vigild_energy_share *energy;
-    GArray *feed;     /* struct vigil_sample: a scope's samples of one tick */
-    GArray *children; /* enum vigil_health, reused every cycle */
+    GArray *feed;          /* struct vigil_sample: a scope's samples of one tick */
+    GArray *children;      /* enum vigil_health, reused every cycle */
+    GPtrArray *adpi_costs; /* struct vigild_adpi_cost *: tick_costs.h */
 };
 
 void vigild_reasoning_init(struct vigild_reasoning *r, vigil_plugin_registry *registry,
@@ -778,6 +786,7 @@ struct vigild {
     uint64_t started_ns;
     uint64_t reloads, reload_failures;
     uint64_t tick_cost_ns_last, tick_cost_ns_max, tick_cost_ns_total;
+    struct vigild_tick_costs costs; /* the tick part by part */
     int signal_fd;
     guint signal_watch;
     gboolean stopping;

@@ -48,6 +48,8 @@ struct cpufreq {
     GArray *cur_files; /* struct vigil_provider_file: scaling_cur_freq per CPU, or empty */
     struct vigil_provider_file cpuinfo; /* when cur_files is empty */
     gboolean from_cpuinfo;
+    gboolean constant; /* cpuinfo's "cpu MHz" is the kernel's fixed cpu_khz: read once */
+    double constant_hz;
     double facts[N_FACTS];
     gboolean has_fact[N_FACTS];
     uint32_t fact_ids[N_FACTS];
@@ -283,7 +285,33 @@ static gboolean mean_from_cpuinfo(struct cpufreq *c, double *hz, GError **error)
 
 static gboolean read_frequency(struct cpufreq *c, double *hz, GError **error)
 {
+    if (c->constant) {
+        *hz = c->constant_hz;
+        return TRUE;
+    }
     return c->from_cpuinfo ? mean_from_cpuinfo(c, hz, error) : mean_from_sysfs(c, hz, error);
+}
+
+/* Without a cpufreq driver, the kernel's "cpu MHz" is measured from the
+ * APERF/MPERF counters where the CPU has them ("aperfmperf" among its
+ * flags) and is otherwise cpu_khz, fixed at boot (arch/x86 show_cpuinfo:
+ * arch_freq_get_on_cpu, else cpufreq_quick_get, else cpu_khz). Then the
+ * file, the costliest a tick read (the kernel formats every CPU's flags),
+ * says the same thing every time. A flags line is required: a file
+ * without one says nothing either way and is read every tick. */
+static gboolean frequency_is_fixed(const char *cpuinfo)
+{
+    const char *flags = strstr(cpuinfo, "\nflags");
+    if (flags == NULL)
+        return FALSE;
+    const char *end = strchr(flags + 1, '\n');
+    gsize length = end != NULL ? (gsize)(end - flags) : strlen(flags);
+    char *line = g_strndup(flags, length);
+    char *padded = g_strconcat(line, " ", NULL);
+    gboolean measured = strstr(padded, " aperfmperf ") != NULL;
+    g_free(padded);
+    g_free(line);
+    return !measured;
 }
 
 /* The provider --------------------------------------------------------------------------------- */
@@ -320,12 +348,23 @@ static gboolean open_frequency(struct cpufreq *c, GString *note, GError **error)
     clear_cur_files(c);
     c->from_cpuinfo = TRUE;
     double hz;
-    if (!vigil_provider_file_open(&c->cpuinfo, error) || !mean_from_cpuinfo(c, &hz, error))
+    if (!vigil_provider_file_open(&c->cpuinfo, error))
+        return FALSE;
+    gboolean fixed = frequency_is_fixed(c->cpuinfo.buffer);
+    if (!mean_from_cpuinfo(c, &hz, error))
         return FALSE;
     g_string_append_printf(note,
                            "frequency from %s \"cpu MHz\": not every online CPU has "
                            "cpufreq/scaling_cur_freq",
                            c->cpuinfo.path);
+    if (fixed) {
+        c->constant = TRUE;
+        c->constant_hz = hz;
+        /* Closed: nothing reads it again. */
+        vigil_provider_file_clear(&c->cpuinfo);
+        g_string_append(note, "; read once: without a cpufreq driver or APERF/MPERF (no "
+                              "\"aperfmperf\" flag) the kernel gives its fixed cpu_khz");
+    }
     return TRUE;
 }
 

@@ -319,9 +319,8 @@ static gboolean procstat_start(void *instance, vigil_metric_catalog *catalog, GE
 static gboolean procstat_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
                               const struct vigil_sample_sink *sink, GError **error)
 {
-    (void)now_ns;
     struct procstat *ps = instance;
-    if (!vigil_provider_file_read(&ps->file, error) || !parse_file(ps, error) ||
+    if (!vigil_provider_file_read_at(&ps->file, now_ns, error) || !parse_file(ps, error) ||
         !register_new_metrics(ps, catalog, error))
         return FALSE;
 

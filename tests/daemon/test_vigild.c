@@ -527,6 +527,55 @@ static void test_status_text_shows_providers_and_processes(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+/* Where a tick's time goes: every part, subscriber and node ADPI is in the
+ * status, each counted as often as it ran, whenever the status is asked
+ * (the status is answered between ticks), and the text shows it. */
+static void test_status_tells_where_the_tick_goes(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    JsonNode *status = test_daemon_status(&d, 0);
+    JsonObject *root = json_node_get_object(status);
+    gint64 ticks = test_daemon_json_int(root, "daemon", "ticks", NULL);
+    JsonObject *costs = json_object_get_object_member(root, "tick_costs");
+    JsonArray *parts = json_object_get_array_member(costs, "parts");
+    static const char *const names[] = {"providers", "energy_share", "publish", "drain",
+                                        "reasoners", "capture",      "outbox",  "commit"};
+    assert_int_equal(json_array_get_length(parts), G_N_ELEMENTS(names));
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        JsonObject *part = json_array_get_object_element(parts, i);
+        assert_string_equal(json_object_get_string_member(part, "name"), names[i]);
+    }
+    JsonObject *providers = json_array_get_object_element(parts, 0);
+    assert_int_equal(test_daemon_json_int(providers, "cost_us", "count", NULL), ticks);
+    JsonArray *subscribers = json_object_get_array_member(costs, "subscribers");
+    assert_int_equal(json_array_get_length(subscribers), 4);
+    assert_string_equal(
+        json_object_get_string_member(json_array_get_object_element(subscribers, 0), "name"),
+        "rollup");
+    for (guint i = 0; i < json_array_get_length(subscribers); i++)
+        assert_int_equal(test_daemon_json_int(json_array_get_object_element(subscribers, i),
+                                              "cost_us", "count", NULL),
+                         ticks);
+    /* The node's default ADPIs, each fed the node's samples every tick. */
+    JsonArray *adpis = json_object_get_array_member(costs, "adpis");
+    assert_int_equal(json_array_get_length(adpis), 4);
+    for (guint i = 0; i < json_array_get_length(adpis); i++) {
+        JsonObject *a = json_array_get_object_element(adpis, i);
+        assert_string_equal(json_object_get_string_member(a, "level"), "node");
+        assert_int_equal(test_daemon_json_int(a, "samples", "count", NULL), ticks);
+    }
+    json_node_unref(status);
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    test_assert_status(&run, 0, "vigil status");
+    test_assert_contains(run.out, "\nwhere a tick goes");
+    test_run_clear(&run);
+    g_free(test_daemon_stop(&d));
+}
+
 #define INSTRUMENTED 200
 
 /* The real thing: 200 unmodified programs under the preload library at
@@ -786,6 +835,7 @@ int main(void)
         TEST_WITH_DIR(test_capture_counts_every_activity_once),
         TEST_WITH_DIR(test_bad_capture_config_is_refused_at_start),
         TEST_WITH_DIR(test_reload_refuses_a_bad_adpi),
+        TEST_WITH_DIR(test_status_tells_where_the_tick_goes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

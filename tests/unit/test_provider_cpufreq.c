@@ -133,6 +133,37 @@ static void cpuinfo_node(void **state)
     test_provider_close(&p);
 }
 
+/* Without a cpufreq driver, "cpu MHz" is fixed unless the CPU has
+ * APERF/MPERF: then it is read once, at start; with the flag, every tick. */
+static void fixed_cpuinfo_is_read_once(void **state)
+{
+    const char *root = *state;
+    test_write_file(root, CPU_DIR "/online", "0\n");
+    write_cpu(root, 0, 0, 0);
+    static const char fixed[] = "processor\t: 0\ncpu MHz\t\t: 2000.500\n"
+                                "flags\t\t: fpu vme tsc msr constant_tsc rep_good nopl\n\n";
+    test_write_file(root, "proc/cpuinfo", fixed);
+    struct test_provider p;
+    test_provider_start_at(&p, "cpufreq", root);
+    test_assert_contains(p.ops->note(p.instance), "; read once: without a cpufreq driver");
+    test_rewrite_file(root, "proc/cpuinfo", "processor\t: 0\ncpu MHz\t\t: 1000.000\n");
+    GHashTable *s = test_provider_read_ok(&p, 1);
+    test_assert_sample(s, "cpu.frequency_hz", 2000.5e6);
+    g_hash_table_destroy(s);
+    test_provider_close(&p);
+
+    static const char measured[] = "processor\t: 0\ncpu MHz\t\t: 2000.500\n"
+                                   "flags\t\t: fpu tsc constant_tsc aperfmperf rep_good\n\n";
+    test_rewrite_file(root, "proc/cpuinfo", measured);
+    test_provider_start_at(&p, "cpufreq", root);
+    assert_null(strstr(p.ops->note(p.instance), "read once"));
+    test_rewrite_file(root, "proc/cpuinfo", "processor\t: 0\ncpu MHz\t\t: 1000.000\n");
+    s = test_provider_read_ok(&p, 1);
+    test_assert_sample(s, "cpu.frequency_hz", 1000e6);
+    g_hash_table_destroy(s);
+    test_provider_close(&p);
+}
+
 static void bad_trees(void **state)
 {
     const char *root = *state;
@@ -175,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST_WITH_DIR(sysfs_node),
         TEST_WITH_DIR(cpuinfo_node),
+        TEST_WITH_DIR(fixed_cpuinfo_is_read_once),
         TEST_WITH_DIR(bad_trees),
         TEST_WITH_DIR(real_node),
     };

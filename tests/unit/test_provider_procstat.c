@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -264,6 +265,49 @@ static void test_the_real_proc_stat(void **state)
     test_provider_close(&p);
 }
 
+/* procstat and the energy estimate both read /proc/stat: in one tick the
+ * file is read once and the other reader gets the same text; a new tick,
+ * or the reader itself reading again, reads the file. */
+static void test_one_tick_reads_a_shared_file_once(void **state)
+{
+    const char *dir = *state;
+    test_write_file(dir, STAT, fixture);
+    struct vigil_provider_file first, second;
+    vigil_provider_file_init(&first, dir, STAT, 16, 1 << 20);
+    vigil_provider_file_init(&second, dir, STAT, 16, 1 << 20);
+    GError *error = NULL;
+    assert_true(vigil_provider_file_open(&first, &error));
+    assert_true(vigil_provider_file_open(&second, &error));
+    static const char later[] = "cpu  1 2 3 4\nctxt 5\nprocs_running 1\nprocs_blocked 0\n";
+
+    assert_true(vigil_provider_file_read_at(&first, 10, &error));
+    assert_string_equal(first.buffer, fixture);
+    test_rewrite_file(dir, STAT, later);
+    assert_true(vigil_provider_file_read_at(&second, 10, &error));
+    assert_string_equal(second.buffer, fixture); /* the tick's text, not read again */
+    assert_int_equal(second.length, strlen(fixture));
+    assert_true(vigil_provider_file_read_at(&first, 10, &error));
+    assert_string_equal(first.buffer, later); /* its own read again: the file now */
+    assert_true(vigil_provider_file_read_at(&second, 20, &error));
+    assert_string_equal(second.buffer, later);
+    /* A reader made after the first is gone does not get its text. */
+    vigil_provider_file_clear(&second);
+    test_rewrite_file(dir, STAT, fixture);
+    vigil_provider_file_init(&second, dir, STAT, 16, 1 << 20);
+    assert_true(vigil_provider_file_open(&second, &error));
+    assert_true(vigil_provider_file_read_at(&second, 20, &error));
+    assert_string_equal(second.buffer, fixture);
+    /* Nor does one whose buffer may not hold it: it reads, and is refused. */
+    struct vigil_provider_file small;
+    vigil_provider_file_init(&small, dir, STAT, 16, 32);
+    assert_false(vigil_provider_file_open(&small, &error));
+    assert_non_null(strstr(error->message, "is larger than 31 bytes"));
+    g_clear_error(&error);
+    vigil_provider_file_clear(&small);
+    vigil_provider_file_clear(&second);
+    vigil_provider_file_clear(&first);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +321,7 @@ int main(void)
         TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
         TEST_WITH_DIR(test_a_malformed_file_fails_the_start),
         TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
+        TEST_WITH_DIR(test_one_tick_reads_a_shared_file_once),
         cmocka_unit_test(test_the_real_proc_stat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,6 +105,7 @@ struct vigil_provider_file {
     char *buffer;   /* the last read, NUL-terminated */
     gsize size;     /* of `buffer` */
     gsize max_size; /* a file that does not fit in this is refused */
+    gsize length;   /* of the last read's text */
 };
 
 /* ROOT/RELATIVE, not opened yet. `max_size` at `initial_size` makes a
@@ -122,6 +123,17 @@ gboolean vigil_provider_file_open(struct vigil_provider_file *file, GError **err
 /* Reads the whole file again into `buffer`; VIGIL_PROVIDER_ERROR_READ when
  * it cannot, or when it was never opened. */
 gboolean vigil_provider_file_read(struct vigil_provider_file *file, GError **error);
+
+/* The same, for the tick at `tick_ns` (the `now_ns` vigild gives every
+ * provider's read in one tick): a file another provider has read at the
+ * same tick is copied from that read instead of read again, so that
+ * /proc/stat, which procstat and the energy estimate both need, costs the
+ * kernel one rendering a tick. The text is the same as a second pread at
+ * that instant would give. The provider that made the pread reading again
+ * at the same `tick_ns` reads the file again. Providers are read from one
+ * thread: this is not for several threads at once. */
+gboolean vigil_provider_file_read_at(struct vigil_provider_file *file, uint64_t tick_ns,
+                                     GError **error);
 
 /* Closes the file and frees what init() and the reads allocated. */
 void vigil_provider_file_clear(struct vigil_provider_file *file);

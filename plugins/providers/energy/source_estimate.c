@@ -3,7 +3,6 @@
  * × u), integrated over each interval into energy.node_j, a COUNTER in
  * joules registered as ESTIMATED, so every output marks the figure. */
 #include <string.h>
-#include <unistd.h>
 
 #include "energy_source.h"
 
@@ -16,8 +15,7 @@ struct cpu_ticks {
 struct estimate {
     double idle_w, max_w;
     gint64 sockets;
-    char *stat_path;
-    int stat_fd;
+    struct vigil_provider_file stat; /* read at the tick's time: procstat's read is shared */
     uint32_t node_metric_id;
     gboolean stat_primed;
     struct cpu_ticks prev_ticks;
@@ -33,9 +31,10 @@ enum { CPU_USER, CPU_NICE, CPU_SYSTEM, CPU_IDLE, CPU_IOWAIT, N_CPU_FIELDS = 8 };
  * softirq: absent, they are 0. */
 #define MIN_CPU_FIELDS 4
 
-/* The first line is the node's: a small buffer suffices whatever the CPU
- * count, and pread_all cuts the rest off. */
-#define STAT_HEAD_BYTES 512
+/* As procstat's buffer for the same file: a tick's read of it is shared
+ * (vigil_provider_file_read_at), so the file is read whole. */
+#define STAT_FIRST_BYTES (64u * 1024u)
+#define STAT_MAX_BYTES   (64u * 1024u * 1024u)
 
 static gboolean parse_cpu_line(const char *text, struct cpu_ticks *ticks)
 {
@@ -63,16 +62,13 @@ static gboolean parse_cpu_line(const char *text, struct cpu_ticks *ticks)
     return TRUE;
 }
 
-static gboolean read_cpu_ticks(struct estimate *e, int code, struct cpu_ticks *ticks,
-                               GError **error)
+static gboolean check_cpu_ticks(struct estimate *e, int code, struct cpu_ticks *ticks,
+                                GError **error)
 {
-    char text[STAT_HEAD_BYTES];
-    if (!energy_pread_text(e->stat_fd, e->stat_path, text, sizeof text, code, error))
-        return FALSE;
-    if (!parse_cpu_line(text, ticks)) {
+    if (!parse_cpu_line(e->stat.buffer, ticks)) {
         g_set_error(error, VIGIL_PROVIDER_ERROR, code,
                     "%s does not start with a \"cpu \" line of at least %d numbers: \"%.60s\"",
-                    e->stat_path, MIN_CPU_FIELDS, text);
+                    e->stat.path, MIN_CPU_FIELDS, e->stat.buffer);
         return FALSE;
     }
     return TRUE;
@@ -104,7 +100,8 @@ static gboolean read_estimate(struct estimate *e, guint64 now_ns,
                               const struct vigil_sample_sink *sink, GError **error)
 {
     struct cpu_ticks ticks;
-    if (!read_cpu_ticks(e, VIGIL_PROVIDER_ERROR_READ, &ticks, error))
+    if (!vigil_provider_file_read_at(&e->stat, now_ns, error) ||
+        !check_cpu_ticks(e, VIGIL_PROVIDER_ERROR_READ, &ticks, error))
         return FALSE;
     uint32_t flags = 0;
     if (e->stat_primed) {
@@ -124,9 +121,7 @@ static gboolean read_estimate(struct estimate *e, guint64 now_ns,
 static void estimate_stop(void *state)
 {
     struct estimate *e = state;
-    if (e->stat_fd >= 0)
-        close(e->stat_fd);
-    g_free(e->stat_path);
+    vigil_provider_file_clear(&e->stat);
     g_free(e);
 }
 
@@ -137,17 +132,18 @@ static void *estimate_start(const struct energy_settings *settings, vigil_metric
     e->idle_w = settings->idle_w;
     e->max_w = settings->max_w;
     e->sockets = settings->sockets;
-    e->stat_path = vigil_provider_path(settings->root, "proc/stat");
-    e->stat_fd = energy_open_file(e->stat_path, VIGIL_PROVIDER_ERROR_UNAVAILABLE, error);
+    vigil_provider_file_init(&e->stat, settings->root, "proc/stat", STAT_FIRST_BYTES,
+                             STAT_MAX_BYTES);
     struct cpu_ticks ticks;
-    if (e->stat_fd >= 0 && read_cpu_ticks(e, VIGIL_PROVIDER_ERROR_UNAVAILABLE, &ticks, error)) {
+    if (vigil_provider_file_open(&e->stat, error) &&
+        check_cpu_ticks(e, VIGIL_PROVIDER_ERROR_UNAVAILABLE, &ticks, error)) {
         e->node_metric_id =
             vigil_metric_register(catalog, "energy.node_j", "J", VIGIL_METRIC_COUNTER,
                                   energy_source_estimate.origin, VIGIL_METRIC_ESTIMATED, error);
         if (e->node_metric_id != 0) {
             g_message("energy is estimated from %s (%" G_GINT64_FORMAT
                       " socket(s), %g W idle to %g W busy each), not measured",
-                      e->stat_path, e->sockets, e->idle_w, e->max_w);
+                      e->stat.path, e->sockets, e->idle_w, e->max_w);
             return e;
         }
     }
