@@ -557,9 +557,10 @@ static void test_status_tells_where_the_tick_goes(void **state)
         assert_int_equal(test_daemon_json_int(json_array_get_object_element(subscribers, i),
                                               "cost_us", "count", NULL),
                          ticks);
-    /* The node's default ADPIs, each fed the node's samples every tick. */
+    /* The node's default ADPIs (sensor-sanity, statistics-range), each fed
+     * the node's samples every tick. */
     JsonArray *adpis = json_object_get_array_member(costs, "adpis");
-    assert_int_equal(json_array_get_length(adpis), 4);
+    assert_int_equal(json_array_get_length(adpis), 2);
     for (guint i = 0; i < json_array_get_length(adpis); i++) {
         JsonObject *a = json_array_get_object_element(adpis, i);
         assert_string_equal(json_object_get_string_member(a, "level"), "node");
