@@ -357,6 +357,8 @@ static void read_files(struct reader *rd, JsonObject *root, struct vigil_report 
             f->calls = count_member(rd, o, where, "calls");
             f->read_bytes = count_member(rd, o, where, "bytes_read");
             f->written_bytes = count_member(rd, o, where, "bytes_written");
+            if (!rd->failed && !vigil_cli_report_read_file_mpi(o, where, f, rd->error))
+                rd->failed = TRUE;
         }
         g_free(where);
     }

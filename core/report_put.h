@@ -15,6 +15,18 @@ __attribute__((format(printf, 2, 3))) void vigil_report_put_printf(struct vigil_
 void vigil_report_put_clean(struct vigil_report_sink *s, const char *text, int width);
 /* A JSON string in plain ASCII. */
 void vigil_report_put_json_string(struct vigil_report_sink *s, const char *text);
+/* The same for `length` bytes (a path, not NUL-terminated). */
+void vigil_report_put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length,
+                                  int width);
+void vigil_report_put_json_bytes(struct vigil_report_sink *s, const char *text, size_t length);
+
+/* A file's MPI parts (report_files_mpi.c): in the JSON, its "mpiio" and
+ * "ranks" members (null when it has none), each written with a leading
+ * comma; in the text, after the files, a table of the files MPI-IO used and
+ * in a job's report one of how its ranks shared them; nothing when no file
+ * has either. */
+void vigil_report_json_file_mpi(struct vigil_report_sink *s, const struct vigil_report_file *f);
+void vigil_report_text_files_mpi(struct vigil_report_sink *s, const struct vigil_report *r);
 
 /* The code regions' parts of the report (report_regions.c): a table after
  * the files in the text (and per-rank figures in a job's), and the

@@ -496,6 +496,7 @@ void vigil_report_write_text(struct vigil_report_sink *s, const struct vigil_rep
                        (unsigned long long)f->read_bytes, (unsigned long long)f->written_bytes);
         }
     }
+    vigil_report_text_files_mpi(s, r);
     /* Without a node daemon to drain it, the ring keeps the first records
      * and drops the rest: say so, lest the drops look like a fault. */
     put_printf(s,
@@ -691,9 +692,11 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
         const struct vigil_report_file *f = &r->files[i];
         put_text(s, i > 0 ? ",{\"path\":" : "{\"path\":");
         put_json_bytes(s, f->path, f->path_bytes);
-        put_printf(s, ",\"calls\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu}",
+        put_printf(s, ",\"calls\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu",
                    (unsigned long long)f->calls, (unsigned long long)f->read_bytes,
                    (unsigned long long)f->written_bytes);
+        vigil_report_json_file_mpi(s, f);
+        put_text(s, "}");
     }
     put_text(s, "]");
     if (r->ranks > 0)
@@ -737,4 +740,15 @@ void vigil_report_put_clean(struct vigil_report_sink *s, const char *text, int w
 void vigil_report_put_json_string(struct vigil_report_sink *s, const char *text)
 {
     put_json_string(s, text);
+}
+
+void vigil_report_put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length,
+                                  int width)
+{
+    put_clean_bytes(s, text, length, width);
+}
+
+void vigil_report_put_json_bytes(struct vigil_report_sink *s, const char *text, size_t length)
+{
+    put_json_bytes(s, text, length);
 }

@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "mpiio_files.h"
 #include "regions.h"
 #include "report.h"
 
@@ -94,7 +95,7 @@ static bool busier(const struct file_counts *a, const struct file_counts *b)
     return bytes_a != bytes_b ? bytes_a > bytes_b : a->calls > b->calls;
 }
 
-static void pick_top_files(struct vigil_report *r)
+static void pick_top_files(struct vigil_report *r, const struct vigil_tick_clock *clock)
 {
     uint32_t used = preload_file_count_used();
     struct file_table t = {NULL, 1};
@@ -142,6 +143,7 @@ static void pick_top_files(struct vigil_report *r)
         f->calls = top[i].calls;
         f->read_bytes = top[i].read_bytes;
         f->written_bytes = top[i].written_bytes;
+        f->has_mpiio = preload_mpiio_file_figures(top[i].file_id, clock, &f->mpiio);
     }
     r->file_count = count;
 }
@@ -226,7 +228,7 @@ void preload_report_gather(struct preload_report *p)
     r->excluded = totals.excluded;
     r->io_read_bytes -= totals.nested_read_bytes;
     r->io_written_bytes -= totals.nested_written_bytes;
-    pick_top_files(r);
+    pick_top_files(r, &clock);
     preload_link_figures(&p->link);
     preload_link_view(&p->link, &r->link);
     preload_regions_report(r);

@@ -190,6 +190,47 @@ void test_report_mpi_joint(struct vigil_report *r)
     rank_links[2].process_id = 102;
     rank_links[3].energy_flags = VIGIL_LOCAL_ENERGY_UNCERTAIN;
     r->rank_links = rank_links;
+    /* A file the four ranks shared through collective MPI-IO, and one of
+     * rank 2's own: times and variances with more decimals than printed. */
+    add_file(r, "/scratch/shared.dat", 40, 1 << 19, 1 << 20);
+    r->files[0].has_mpiio = true;
+    r->files[0].mpiio = (struct vigil_report_file_mpiio){
+        .indep_reads = 1,
+        .coll_reads = 8,
+        .coll_writes = 16,
+        .split_writes = 2,
+        .nb_reads = 3,
+        .nb_writes = 4,
+        .read_bytes = 1 << 19,
+        .written_bytes = 1 << 20,
+        .read_time_s = 0.1234567,
+        .write_time_s = 1.0 / 3,
+        .meta_time_s = 2e-7,
+    };
+    r->files[0].has_ranks = true;
+    r->files[0].ranks = (struct vigil_report_file_ranks){
+        .count = 4,
+        .shared = true,
+        .fastest_rank = 3,
+        .fastest_s = 0.0123455,
+        .fastest_bytes = 1 << 18,
+        .slowest_rank = 0,
+        .slowest_s = 0.45678951,
+        .slowest_bytes = 1 << 20,
+        .time_variance_s2 = 1.23456789e-9,
+        .bytes_variance = 1e17 / 3,
+    };
+    add_file(r, "/scratch/rank-2.log", 3, 0, 300);
+    r->files[1].has_ranks = true;
+    r->files[1].ranks = (struct vigil_report_file_ranks){
+        .count = 1,
+        .fastest_rank = 2,
+        .fastest_s = 0.001,
+        .fastest_bytes = 300,
+        .slowest_rank = 2,
+        .slowest_s = 0.001,
+        .slowest_bytes = 300,
+    };
 }
 
 /* A rank's own report (VIGIL_REPORT_PER_RANK=1, or a rank that never
@@ -199,6 +240,12 @@ static void own_rank(struct vigil_report *r)
     test_report_plain_run(r);
     r->rank = 3;
     r->in_job_report = true;
+    r->files[0].has_mpiio = true; /* only the MPI-IO level: no ranks in a rank's own */
+    r->files[0].mpiio = (struct vigil_report_file_mpiio){
+        .indep_writes = 7,
+        .written_bytes = 1543,
+        .write_time_s = 0.0000005,
+    };
     r->link.capture_lost = 12;
     r->link.energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED | VIGIL_LOCAL_ENERGY_UNCERTAIN;
     r->link.energy_j = 1.0000005;

@@ -60,10 +60,40 @@ struct vigil_report_op {
     uint64_t calls, bytes, time_ns, errors;
 };
 
+/* What MPI-IO did to a file (Darshan's MPI-IO module): data calls by kind
+ * (independent: read, read_at, read_shared and the writes alike;
+ * collective: _all, _at_all, _ordered; split: their _begin; nonblocking:
+ * the i- calls), the bytes MPI-IO was asked to move (its level: ROMIO's
+ * POSIX calls under it may move more or less), and its time. A job's
+ * report: summed over the ranks. */
+struct vigil_report_file_mpiio {
+    uint64_t indep_reads, indep_writes, coll_reads, coll_writes;
+    uint64_t split_reads, split_writes, nb_reads, nb_writes;
+    uint64_t read_bytes, written_bytes;
+    double read_time_s, write_time_s, meta_time_s;
+};
+
+/* A job's report: how its ranks used a file. A rank's time on the file is
+ * its MPI-IO time there when it used MPI-IO on it, else its POSIX time; its
+ * bytes are the file's (outermost) bytes read and written. Variances are
+ * over the ranks that used the file (population variance). */
+struct vigil_report_file_ranks {
+    int32_t count; /* ranks that used it */
+    bool shared;   /* count > 1 */
+    int32_t fastest_rank, slowest_rank;
+    double fastest_s, slowest_s;
+    uint64_t fastest_bytes, slowest_bytes;
+    double time_variance_s2, bytes_variance;
+};
+
 struct vigil_report_file {
     const char *path; /* bytes, not NUL-terminated */
     size_t path_bytes;
     uint64_t calls, read_bytes, written_bytes;
+    bool has_mpiio; /* JSON "mpiio": null when false */
+    struct vigil_report_file_mpiio mpiio;
+    bool has_ranks; /* a job's report; JSON "ranks": null when false */
+    struct vigil_report_file_ranks ranks;
 };
 
 /* The figures every rank contributes to the joint report of an MPI job. */
