@@ -5,6 +5,7 @@
  * the renderer treats as unknown (NaN, 0, ""), so that rendering the result
  * gives the same text and the same JSON again. */
 #include <json-glib/json-glib.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -335,34 +336,199 @@ static void read_layers(struct reader *rd, JsonObject *root, struct vigil_report
     g_list_free(names);
 }
 
+/* A signed integer (an offset, a stride). */
+static int64_t i64_member(struct reader *rd, JsonObject *o, const char *where, const char *name)
+{
+    JsonNode *node = member(rd, o, where, name);
+    if (node == NULL)
+        return 0;
+    if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_INT64) {
+        wrong_type(rd, where, name, "an integer", node);
+        return 0;
+    }
+    return json_node_get_int(node);
+}
+
+/* An array of exactly `n` counts. */
+static void counts_member(struct reader *rd, JsonObject *o, const char *where, const char *name,
+                          uint64_t *out, guint n)
+{
+    JsonArray *a = array_member(rd, o, where, name);
+    if (a == NULL)
+        return;
+    char *path = path_of(where, name);
+    if (json_array_get_length(a) != n)
+        fail(rd, path, "%u entries, not %u", json_array_get_length(a), n);
+    for (guint i = 0; i < n && !rd->failed; i++) {
+        char *index = g_strdup_printf("%u", i);
+        out[i] = count_of(rd, json_array_get_element(a, i), path, index);
+        g_free(index);
+    }
+    g_free(path);
+}
+
+/* common_sizes or common_strides: at most VIGIL_REPORT_COMMON objects. */
+static int read_common(struct reader *rd, JsonObject *o, const char *where, const char *name,
+                       const char *value_name, struct vigil_report_common *out)
+{
+    JsonArray *a = array_member(rd, o, where, name);
+    guint count = a != NULL ? json_array_get_length(a) : 0;
+    char *path = path_of(where, name);
+    if (count > VIGIL_REPORT_COMMON)
+        fail(rd, path, "%u entries, more than %d", count, VIGIL_REPORT_COMMON);
+    for (guint i = 0; i < count && !rd->failed; i++) {
+        char *at = g_strdup_printf("%s.%u", path, i);
+        JsonNode *node = json_array_get_element(a, i);
+        JsonObject *e = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+        if (e == NULL)
+            fail(rd, at, "expected an object, found %s", kind_of(node));
+        else
+            out[i] = (struct vigil_report_common){
+                .value = i64_member(rd, e, at, value_name),
+                .count = count_member(rd, e, at, "count"),
+            };
+        g_free(at);
+    }
+    g_free(path);
+    return rd->failed ? 0 : (int)count;
+}
+
+static void read_layer(struct reader *rd, JsonObject *o, const char *where,
+                       struct vigil_report_file_layer *l)
+{
+    l->reads = count_member(rd, o, where, "reads");
+    l->writes = count_member(rd, o, where, "writes");
+    l->opens = count_member(rd, o, where, "opens");
+    l->seeks = count_member(rd, o, where, "seeks");
+    l->stats = count_member(rd, o, where, "stats");
+    l->fsyncs = count_member(rd, o, where, "fsyncs");
+    l->other = count_member(rd, o, where, "other");
+    l->read_bytes = count_member(rd, o, where, "read_bytes");
+    l->written_bytes = count_member(rd, o, where, "written_bytes");
+    l->max_read_offset = i64_member(rd, o, where, "max_read_offset");
+    l->max_written_offset = i64_member(rd, o, where, "max_written_offset");
+    l->seq_reads = count_member(rd, o, where, "seq_reads");
+    l->seq_writes = count_member(rd, o, where, "seq_writes");
+    l->consec_reads = count_member(rd, o, where, "consec_reads");
+    l->consec_writes = count_member(rd, o, where, "consec_writes");
+    counts_member(rd, o, where, "read_size_hist", l->read_size_hist, VIGIL_REPORT_SIZE_BINS);
+    counts_member(rd, o, where, "write_size_hist", l->write_size_hist, VIGIL_REPORT_SIZE_BINS);
+    l->common_size_count = read_common(rd, o, where, "common_sizes", "size", l->common_sizes);
+    l->common_stride_count =
+        read_common(rd, o, where, "common_strides", "stride", l->common_strides);
+    l->read_time_s = number_member(rd, o, where, "read_time_s", FALSE);
+    l->write_time_s = number_member(rd, o, where, "write_time_s", FALSE);
+    l->meta_time_s = number_member(rd, o, where, "meta_time_s", FALSE);
+    l->first_open_s = number_member(rd, o, where, "first_open_s", FALSE);
+    l->last_close_s = number_member(rd, o, where, "last_close_s", FALSE);
+    l->first_io_s = number_member(rd, o, where, "first_io_s", FALSE);
+    l->last_io_s = number_member(rd, o, where, "last_io_s", FALSE);
+}
+
+/* A member that is null or an object: the object, or NULL for null. */
+static JsonObject *object_or_null(struct reader *rd, JsonObject *o, const char *where,
+                                  const char *name)
+{
+    JsonNode *node = member(rd, o, where, name);
+    if (node == NULL || is_null(node))
+        return NULL;
+    if (!JSON_NODE_HOLDS_OBJECT(node)) {
+        wrong_type(rd, where, name, "an object or null", node);
+        return NULL;
+    }
+    return json_node_get_object(node);
+}
+
+static void read_file(struct reader *rd, JsonObject *o, const char *where,
+                      struct vigil_report_file *f)
+{
+    f->path = string_member(rd, o, where, "path", FALSE);
+    f->path_bytes = strlen(f->path);
+    f->calls = count_member(rd, o, where, "calls");
+    f->mount = "/";
+    f->fs_type = "";
+    /* A report from before the counters: only these. */
+    f->has_layers = json_object_has_member(o, "posix");
+    if (!f->has_layers) {
+        f->read_bytes = count_member(rd, o, where, "bytes_read");
+        f->written_bytes = count_member(rd, o, where, "bytes_written");
+        return;
+    }
+    f->mount = string_member(rd, o, where, "mount", FALSE);
+    f->fs_type = string_member(rd, o, where, "fs_type", FALSE);
+    f->read_bytes = count_member(rd, o, where, "read_bytes");
+    f->written_bytes = count_member(rd, o, where, "written_bytes");
+    char *path = path_of(where, "posix");
+    read_layer(rd, object_member(rd, o, where, "posix"), path, &f->posix);
+    g_free(path);
+    JsonObject *stdio = object_or_null(rd, o, where, "stdio");
+    f->has_stdio = stdio != NULL;
+    if (stdio != NULL) {
+        path = path_of(where, "stdio");
+        read_layer(rd, stdio, path, &f->stdio);
+        g_free(path);
+    }
+    /* "mpiio" and "ranks" (report_json_files_mpi.c) */
+    if (!rd->failed && !vigil_cli_report_read_file_mpi(o, where, f, rd->error))
+        rd->failed = TRUE;
+}
+
 static void read_files(struct reader *rd, JsonObject *root, struct vigil_report *r)
 {
     JsonArray *files = array_member(rd, root, "", "files");
     guint count = files != NULL ? json_array_get_length(files) : 0;
-    if (count > VIGIL_REPORT_TOP_FILES) {
-        fail(rd, "files", "%u entries, more than the %d a report lists", count,
-             VIGIL_REPORT_TOP_FILES);
+    if (count > INT_MAX / 2) {
+        fail(rd, "files", "%u entries, more than a report can hold", count);
         return;
     }
+    rd->out->files = g_new0(struct vigil_report_file, count > 0 ? count : 1);
     for (guint i = 0; i < count && !rd->failed; i++) {
         char *where = g_strdup_printf("files.%u", i);
         JsonNode *node = json_array_get_element(files, i);
         JsonObject *o = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
-        if (o == NULL) {
+        if (o == NULL)
             fail(rd, where, "expected an object, found %s", kind_of(node));
-        } else {
-            struct vigil_report_file *f = &r->files[i];
-            f->path = string_member(rd, o, where, "path", FALSE);
-            f->path_bytes = strlen(f->path);
-            f->calls = count_member(rd, o, where, "calls");
-            f->read_bytes = count_member(rd, o, where, "bytes_read");
-            f->written_bytes = count_member(rd, o, where, "bytes_written");
-            if (!rd->failed && !vigil_cli_report_read_file_mpi(o, where, f, rd->error))
-                rd->failed = TRUE;
-        }
+        else
+            read_file(rd, o, where, &rd->out->files[i]);
+        if (i > 0 && !rd->failed && rd->out->files[i].has_layers != rd->out->files[0].has_layers)
+            fail(rd, where, "%s per-file counters where files.0 %s",
+                 rd->out->files[i].has_layers ? "has" : "lacks",
+                 rd->out->files[0].has_layers ? "has them" : "does not");
         g_free(where);
     }
+    r->files = rd->out->files;
     r->file_count = (int)count;
+}
+
+/* "files_total" and "timeline", which a report from an older vigil lacks. */
+static void read_timeline(struct reader *rd, JsonObject *root, struct vigil_report *r)
+{
+    if (!json_object_has_member(root, "timeline") && !json_object_has_member(root, "files_total"))
+        return;
+    uint64_t total = count_member(rd, root, "", "files_total");
+    if (!rd->failed && total != (uint64_t)r->file_count)
+        fail(rd, "files_total", "%" G_GUINT64_FORMAT " files, but \"files\" lists %d", total,
+             r->file_count);
+    JsonObject *t = object_member(rd, root, "", "timeline");
+    if (t == NULL)
+        return;
+    struct vigil_report_timeline *tl = &r->timeline;
+    tl->bin_s = number_member(rd, t, "timeline", "bin_s", FALSE);
+    if (!rd->failed && !(tl->bin_s > 0))
+        fail(rd, "timeline.bin_s", "%g: not a width", tl->bin_s);
+    JsonArray *read = array_member(rd, t, "timeline", "read_bytes");
+    JsonArray *written = array_member(rd, t, "timeline", "written_bytes");
+    if (rd->failed)
+        return;
+    guint n = json_array_get_length(read);
+    if (n > VIGIL_REPORT_TIMELINE_BINS)
+        fail(rd, "timeline.read_bytes", "%u bins, more than %d", n, VIGIL_REPORT_TIMELINE_BINS);
+    else if (json_array_get_length(written) != n)
+        fail(rd, "timeline.written_bytes", "%u bins, where read_bytes has %u",
+             json_array_get_length(written), n);
+    tl->bins = rd->failed ? 0 : (int)n;
+    counts_member(rd, t, "timeline", "read_bytes", tl->read_bytes, (guint)tl->bins);
+    counts_member(rd, t, "timeline", "written_bytes", tl->written_bytes, (guint)tl->bins);
 }
 
 static void read_rank_energy(struct reader *rd, JsonArray *a, struct vigil_report *r)
@@ -477,6 +643,7 @@ static void read_report(struct reader *rd, JsonObject *root)
         read_job_energy(rd, root, r);
     if (!rd->failed && !vigil_cli_report_read_regions(root, rd->out, rd->error))
         rd->failed = TRUE;
+    read_timeline(rd, root, r);
 }
 
 gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cli_report *out,
@@ -520,6 +687,7 @@ void vigil_cli_report_clear(struct vigil_cli_report *report)
     g_free(report->argv);
     g_free(report->rank_links);
     g_free(report->regions);
+    g_free(report->files);
     memset(report, 0, sizeof *report);
 }
 

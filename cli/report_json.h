@@ -22,6 +22,7 @@ struct vigil_cli_report {
     const char **argv;
     struct vigil_report_link *rank_links;
     struct vigil_report_region *regions;
+    struct vigil_report_file *files;
 };
 
 gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cli_report *out,

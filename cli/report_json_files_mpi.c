@@ -138,6 +138,14 @@ static void read_ranks(struct mpi_reader *rd, JsonObject *k, const char *where,
         .time_variance_s2 = amount(rd, k, at, "time_variance_s2"),
         .bytes_variance = amount(rd, k, at, "bytes_variance"),
     };
+    /* Added after the first of these reports: absent, they are unknown. */
+    out->most_posix_rank = out->least_posix_rank = -1;
+    if (json_object_has_member(k, "most_posix_rank")) {
+        out->most_posix_rank = rank_of(rd, k, at, "most_posix_rank");
+        out->most_posix_bytes = count(rd, k, at, "most_posix_bytes");
+        out->least_posix_rank = rank_of(rd, k, at, "least_posix_rank");
+        out->least_posix_bytes = count(rd, k, at, "least_posix_bytes");
+    }
     if (!rd->failed && out->shared != (out->count > 1))
         fail(rd, at, "shared is %s for %d ranks", out->shared ? "true" : "false", (int)out->count);
     g_free(at);

@@ -60,10 +60,17 @@ void vigil_report_json_file_mpi(struct vigil_report_sink *s, const struct vigil_
             s,
             ",\"ranks\":{\"count\":%d,\"shared\":%s,\"fastest_rank\":%d,\"fastest_s\":%.6f,"
             "\"fastest_bytes\":%llu,\"slowest_rank\":%d,\"slowest_s\":%.6f,"
-            "\"slowest_bytes\":%llu,\"time_variance_s2\":%.6e,\"bytes_variance\":%.6e}",
+            "\"slowest_bytes\":%llu,\"time_variance_s2\":%.6e,\"bytes_variance\":%.6e",
             (int)k->count, k->shared ? "true" : "false", (int)k->fastest_rank,
             seconds(k->fastest_s), u(k->fastest_bytes), (int)k->slowest_rank, seconds(k->slowest_s),
             u(k->slowest_bytes), significant(k->time_variance_s2), significant(k->bytes_variance));
+        if (k->most_posix_rank >= 0 && k->least_posix_rank >= 0)
+            vigil_report_put_printf(s,
+                                    ",\"most_posix_rank\":%d,\"most_posix_bytes\":%llu,"
+                                    "\"least_posix_rank\":%d,\"least_posix_bytes\":%llu",
+                                    (int)k->most_posix_rank, u(k->most_posix_bytes),
+                                    (int)k->least_posix_rank, u(k->least_posix_bytes));
+        vigil_report_put_text(s, "}");
     } else {
         vigil_report_put_text(s, ",\"ranks\":null");
     }
@@ -77,6 +84,19 @@ static void put_pair(struct vigil_report_sink *s, uint64_t reads, uint64_t write
     vigil_report_put_printf(s, " %*s", width, text);
 }
 
+/* "rank: bytes" of the rank that moved the most through POSIX, or "-". */
+static void put_most_posix(struct vigil_report_sink *s, const struct vigil_report_file *f)
+{
+    char text[48] = "-";
+    if (f->has_ranks && f->ranks.most_posix_rank >= 0)
+        snprintf(text, sizeof text, "%d: %llu", (int)f->ranks.most_posix_rank,
+                 u(f->ranks.most_posix_bytes));
+    vigil_report_put_printf(s, " %25s", text);
+}
+
+/* Both levels of each file MPI-IO used: its calls by kind, the bytes MPI-IO
+ * moved and those POSIX moved under it (and, in a job's report, the rank
+ * that moved the most through POSIX). */
 static void text_mpiio(struct vigil_report_sink *s, const struct vigil_report *r)
 {
     int with = 0;
@@ -84,9 +104,11 @@ static void text_mpiio(struct vigil_report_sink *s, const struct vigil_report *r
         with += r->files[i].has_mpiio;
     if (with == 0)
         return;
-    vigil_report_put_printf(s, "\n%-*s %11s %11s %11s %11s %14s %14s\n", PATH_WIDTH,
+    vigil_report_put_printf(s, "\n%-*s %11s %11s %11s %11s %13s %13s %13s %13s", PATH_WIDTH,
                             "MPI-IO files (reads/writes)", "independent", "collective", "split",
-                            "nonblocking", "mpiio_read", "mpiio_written");
+                            "nonblocking", "mpiio_read", "mpiio_written", "posix_read",
+                            "posix_written");
+    vigil_report_put_text(s, r->ranks > 0 ? "  most_posix (rank: bytes)\n" : "\n");
     int shown = 0;
     for (int i = 0; i < r->file_count && shown < ROWS_SHOWN; i++) {
         const struct vigil_report_file *f = &r->files[i];
@@ -98,7 +120,15 @@ static void text_mpiio(struct vigil_report_sink *s, const struct vigil_report *r
         put_pair(s, m->coll_reads, m->coll_writes, 11);
         put_pair(s, m->split_reads, m->split_writes, 11);
         put_pair(s, m->nb_reads, m->nb_writes, 11);
-        vigil_report_put_printf(s, " %14llu %14llu\n", u(m->read_bytes), u(m->written_bytes));
+        vigil_report_put_printf(s, " %13llu %13llu", u(m->read_bytes), u(m->written_bytes));
+        if (f->has_layers)
+            vigil_report_put_printf(s, " %13llu %13llu", u(f->posix.read_bytes),
+                                    u(f->posix.written_bytes));
+        else
+            vigil_report_put_printf(s, " %13s %13s", "-", "-");
+        if (r->ranks > 0)
+            put_most_posix(s, f);
+        vigil_report_put_text(s, "\n");
         shown++;
     }
     if (with > shown)

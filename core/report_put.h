@@ -13,12 +13,19 @@ __attribute__((format(printf, 2, 3))) void vigil_report_put_printf(struct vigil_
                                                                    const char *fmt, ...);
 /* A string for a terminal, padded to `width` characters. */
 void vigil_report_put_clean(struct vigil_report_sink *s, const char *text, int width);
-/* A JSON string in plain ASCII. */
-void vigil_report_put_json_string(struct vigil_report_sink *s, const char *text);
-/* The same for `length` bytes (a path, not NUL-terminated). */
+/* The same for `length` bytes that need no NUL. */
 void vigil_report_put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length,
                                   int width);
+/* A JSON string in plain ASCII. */
+void vigil_report_put_json_string(struct vigil_report_sink *s, const char *text);
 void vigil_report_put_json_bytes(struct vigil_report_sink *s, const char *text, size_t length);
+
+/* The files (report_files.c): the busiest in the text, every one in the
+ * JSON's "files"; "files_total" and "timeline" after the JSON's other
+ * members (nothing for a report from an older vigil, which had neither). */
+void vigil_report_text_files(struct vigil_report_sink *s, const struct vigil_report *r);
+void vigil_report_json_files(struct vigil_report_sink *s, const struct vigil_report *r);
+void vigil_report_json_timeline(struct vigil_report_sink *s, const struct vigil_report *r);
 
 /* A file's MPI parts (report_files_mpi.c): in the JSON, its "mpiio" and
  * "ranks" members (null when it has none), each written with a leading

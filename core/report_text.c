@@ -486,16 +486,7 @@ void vigil_report_write_text(struct vigil_report_sink *s, const struct vigil_rep
                    (unsigned long long)c->calls, (unsigned long long)c->bytes,
                    (double)c->time_ns / 1e6, (unsigned long long)c->errors);
     }
-    if (r->file_count > 0) {
-        put_printf(s, "\n%-44s %10s %16s %16s\n", "top files", "calls", "read_bytes",
-                   "written_bytes");
-        for (int i = 0; i < r->file_count; i++) {
-            const struct vigil_report_file *f = &r->files[i];
-            put_clean_bytes(s, f->path, f->path_bytes, 44);
-            put_printf(s, " %10llu %16llu %16llu\n", (unsigned long long)f->calls,
-                       (unsigned long long)f->read_bytes, (unsigned long long)f->written_bytes);
-        }
-    }
+    vigil_report_text_files(s, r);
     vigil_report_text_files_mpi(s, r);
     /* Without a node daemon to drain it, the ring keeps the first records
      * and drops the rest: say so, lest the drops look like a fault. */
@@ -687,18 +678,7 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
                (unsigned long long)r->recorded, (unsigned long long)r->dropped,
                (unsigned long long)r->excluded);
     json_layers(s, r);
-    put_text(s, ",\"files\":[");
-    for (int i = 0; i < r->file_count; i++) {
-        const struct vigil_report_file *f = &r->files[i];
-        put_text(s, i > 0 ? ",{\"path\":" : "{\"path\":");
-        put_json_bytes(s, f->path, f->path_bytes);
-        put_printf(s, ",\"calls\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu",
-                   (unsigned long long)f->calls, (unsigned long long)f->read_bytes,
-                   (unsigned long long)f->written_bytes);
-        vigil_report_json_file_mpi(s, f);
-        put_text(s, "}");
-    }
-    put_text(s, "]");
+    vigil_report_json_files(s, r);
     if (r->ranks > 0)
         json_ranks(s, r);
     /* Added after the first version's keys, which stay where they were. */
@@ -711,6 +691,7 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
         vigil_report_write_job_energy_json(s, &r->job_energy);
     }
     vigil_report_json_regions(s, r);
+    vigil_report_json_timeline(s, r);
     put_text(s, "}\n");
 }
 

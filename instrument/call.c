@@ -2,8 +2,16 @@
  * preload_call_end, inlined into every wrapper (preload.h). */
 #include "preload.h"
 
-void preload_count_excluded(struct preload_thread_counters *c)
+/* A call on an excluded file is counted in the operation table like any
+ * other (the report's totals hold it, as the README promises), untimed;
+ * it is only not recorded, and has no file. */
+void preload_count_excluded(struct preload_thread_counters *c, const struct preload_outcome *o)
 {
+    struct preload_op_counter *op = &c->ops[o->op];
+    preload_count(c, &op->calls, 1);
+    preload_count(c, &op->bytes, o->bytes_moved);
+    if (o->failed)
+        preload_count(c, &op->errors, 1);
     preload_count(c, &c->excluded, 1);
 }
 
@@ -11,14 +19,27 @@ void preload_count_file_change(struct preload_thread_counters *c, uint32_t file_
 {
     preload_counters_flush_pending(c);
     __atomic_store_n(&c->pending_file, file_id, __ATOMIC_RELAXED);
+    preload_file_stats_take(c, file_id);
 }
 
-void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o)
+void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
+                          uint32_t file_id, uint64_t start_ticks, uint64_t end_ticks)
 {
     /* Only file bytes: the totals they are taken from hold no socket bytes
      * (those are the network's). */
     if (preload_op_is_network(o->op))
         return;
+    /* The file's POSIX counters hold them: the bytes POSIX really moved. */
+    unsigned layer = preload_stats_layer(o->op);
+    if (file_id != VIGIL_FILE_NONE && layer < PRELOAD_STATS_LAYERS && !o->failed) {
+        if (c->shared) {
+            preload_file_stats_note_shared(file_id, o, start_ticks, end_ticks);
+        } else {
+            if (c->pending_file != file_id)
+                preload_count_file_change(c, file_id);
+            preload_stats_note(&c->pending_stats[layer], o, start_ticks, end_ticks);
+        }
+    }
     enum vigil_op_class cls = vigil_op_class(o->op);
     if (cls == VIGIL_OP_READS)
         preload_count(c, &c->nested_read_bytes, o->bytes_moved);
@@ -37,8 +58,9 @@ void preload_announce(struct preload_thread_counters *c, uint32_t file_id)
 /* The block many threads share once the pool is used up: atomic adds, and
  * straight to the file's counters. */
 void preload_count_shared(struct preload_thread_counters *c, const struct preload_outcome *o,
-                          uint32_t file_id, uint64_t ticks)
+                          uint32_t file_id, uint64_t start_ticks, uint64_t end_ticks)
 {
+    uint64_t ticks = end_ticks - start_ticks;
     struct preload_op_counter *op = &c->ops[o->op];
     __atomic_fetch_add(&op->calls, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&op->bytes, o->bytes_moved, __ATOMIC_RELAXED);
@@ -46,7 +68,13 @@ void preload_count_shared(struct preload_thread_counters *c, const struct preloa
     if (o->failed)
         __atomic_fetch_add(&op->errors, 1, __ATOMIC_RELAXED);
     enum vigil_op_class cls = vigil_op_class(o->op);
-    if (file_id != VIGIL_FILE_NONE)
+    if (preload_thread.parent_start_ticks != 0) {
+        preload_count_nested(c, o, file_id, start_ticks, end_ticks);
+        return;
+    }
+    if (file_id != VIGIL_FILE_NONE) {
         preload_file_count(file_id, 1, cls == VIGIL_OP_READS ? o->bytes_moved : 0,
                            cls == VIGIL_OP_WRITES ? o->bytes_moved : 0);
+        preload_file_stats_note_shared(file_id, o, start_ticks, end_ticks);
+    }
 }

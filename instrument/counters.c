@@ -51,6 +51,8 @@ void preload_counters_flush_pending(struct preload_thread_counters *c)
     if (c->pending_file != VIGIL_FILE_NONE && c->pending_calls > 0)
         preload_file_count(c->pending_file, c->pending_calls, c->pending_read_bytes,
                            c->pending_written_bytes);
+    if (c->pending_file != VIGIL_FILE_NONE)
+        preload_file_stats_flush(c);
     c->pending_file = VIGIL_FILE_NONE;
     c->pending_calls = c->pending_read_bytes = c->pending_written_bytes = 0;
 }
@@ -91,8 +93,7 @@ void preload_counters_visit_pending(preload_pending_fn fn, void *user)
         const struct preload_thread_counters *c = &pool[i];
         uint32_t file_id = __atomic_load_n(&c->pending_file, __ATOMIC_RELAXED);
         if (file_id != VIGIL_FILE_NONE)
-            fn(file_id, load(&c->pending_calls), load(&c->pending_read_bytes),
-               load(&c->pending_written_bytes), user);
+            fn(file_id, c, user);
     }
 }
 

@@ -9,6 +9,7 @@
  * id of the file it was opened on. */
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 #include "preload.h"
 
-#define FILE_SLOTS         (1u << 16)
+#define FILE_SLOTS         PRELOAD_FILE_SLOTS
 #define FILE_MAX_PROBES    64u
 #define PATH_ARENA_BYTES   (16u << 20)
 #define FD_TABLE_MAX       (1u << 20)
@@ -43,8 +44,17 @@ static _Atomic uint64_t arena_used;
 static uint32_t *used_slots;
 static _Atomic uint32_t used_count;
 
-_Atomic uint64_t *preload_fd_table; /* 0: unknown; else PRELOAD_FD_KNOWN | file id */
+_Atomic uint64_t *preload_fd_table; /* 0: unknown; else PRELOAD_FD_KNOWN | file id | ref */
 uint32_t preload_fd_table_size;
+
+/* Open file descriptions, shared with forked children: the first slot
+ * holds the count of descriptions ever made (slot 0 is never used). */
+#define DESC_SLOTS (1u << PRELOAD_DESC_BITS)
+struct preload_description *preload_descriptions;
+static _Atomic uint64_t *descriptions_made;
+
+PRELOAD_REAL_EXTERN(lseek);
+PRELOAD_REAL_EXTERN(fcntl);
 
 /* The working directory, for relative paths. chdir fills the other buffer
  * and then flips `cwd_current`, so a reader sees one whole path or the
@@ -103,6 +113,7 @@ static uint32_t fill_slot(uint32_t index, const char *path, size_t length)
     s->path_length = (uint32_t)length;
     uint32_t n = atomic_fetch_add_explicit(&used_count, 1, memory_order_relaxed);
     used_slots[n] = index;
+    preload_file_stats_clear(index + 1);
     atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
     return index + 1;
 }
@@ -267,13 +278,47 @@ void preload_cwd_changed(void)
         atomic_store_explicit(&cwd_current, next, memory_order_release);
 }
 
-/* ---- descriptors ------------------------------------------------------------ */
+/* ---- descriptors ------------------------------------------------------------------------------
+ */
 
-void preload_fd_set(int fd, uint32_t file_id)
+/* A new description at `offset`: its reference for an fd's word. */
+static uint64_t description_new(int64_t offset, bool append)
 {
-    if (fd >= 0 && (uint32_t)fd < preload_fd_table_size)
-        atomic_store_explicit(&preload_fd_table[fd], PRELOAD_FD_KNOWN | file_id,
+    if (preload_descriptions == NULL)
+        return 0;
+    uint64_t made = atomic_fetch_add_explicit(descriptions_made, 1, memory_order_relaxed);
+    uint32_t index = (uint32_t)(made % (DESC_SLOTS - 1)) + 1;
+    uint32_t tag = (uint32_t)(made / (DESC_SLOTS - 1)) & PRELOAD_DESC_TAG_MASK;
+    struct preload_description *d = &preload_descriptions[index];
+    /* The old tag goes first: a reader of the old description must not
+     * take the new offset for its own. */
+    atomic_store_explicit(&d->tag, PRELOAD_DESC_TAG_MASK + 1, memory_order_relaxed);
+    atomic_store_explicit(&d->offset, append ? -1 : offset, memory_order_relaxed);
+    d->append = append;
+    atomic_store_explicit(&d->tag, tag, memory_order_release);
+    return ((uint64_t)tag << PRELOAD_DESC_BITS | index) << PRELOAD_FD_REF_SHIFT;
+}
+
+/* fd's description, if its word has one and it is still the same. */
+static struct preload_description *description_of(uint64_t word)
+{
+    uint32_t ref = (uint32_t)(word >> PRELOAD_FD_REF_SHIFT);
+    if (ref == 0 || preload_descriptions == NULL)
+        return NULL;
+    struct preload_description *d = &preload_descriptions[ref & (DESC_SLOTS - 1)];
+    if (atomic_load_explicit(&d->tag, memory_order_acquire) != ref >> PRELOAD_DESC_BITS)
+        return NULL;
+    return d;
+}
+
+void preload_fd_set(int fd, uint32_t file_id, int64_t offset, bool append)
+{
+    if (fd >= 0 && (uint32_t)fd < preload_fd_table_size) {
+        /* An excluded file's offset is nobody's business. */
+        uint64_t ref = file_id == PRELOAD_FILE_EXCLUDED ? 0 : description_new(offset, append);
+        atomic_store_explicit(&preload_fd_table[fd], PRELOAD_FD_KNOWN | file_id | ref,
                               memory_order_relaxed);
+    }
 }
 
 void preload_fd_clear(int fd)
@@ -286,7 +331,9 @@ void preload_fd_forget(int fd, uint32_t file_id)
 {
     if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
         return;
-    uint64_t expected = PRELOAD_FD_KNOWN | file_id;
+    uint64_t expected = atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+    if ((expected & (PRELOAD_FD_KNOWN | UINT32_MAX)) != (PRELOAD_FD_KNOWN | file_id))
+        return;
     atomic_compare_exchange_strong_explicit(&preload_fd_table[fd], &expected, 0,
                                             memory_order_relaxed, memory_order_relaxed);
 }
@@ -299,6 +346,89 @@ void preload_fd_copy(int from, int to)
         atomic_store_explicit(&preload_fd_table[to],
                               atomic_load_explicit(&preload_fd_table[from], memory_order_relaxed),
                               memory_order_relaxed);
+}
+
+/* ---- offsets ----------------------------------------------------------------------------------
+ */
+
+void preload_offset_set(int fd, int64_t offset)
+{
+    struct preload_description *d = description_of(preload_fd_word(fd));
+    if (d != NULL && !d->append)
+        atomic_store_explicit(&d->offset, offset < 0 ? -1 : offset, memory_order_relaxed);
+}
+
+/* The kernel's offset of fd now, or -1. */
+static int64_t kernel_offset(int fd)
+{
+    int saved_errno = errno;
+    off_t at = REAL(lseek)(fd, 0, SEEK_CUR);
+    errno = saved_errno;
+    return at;
+}
+
+/* What an inherited descriptor (one not opened through us: from before
+ * exec, or from a call we do not follow) is, from /proc/self/fd: a file's
+ * path, with a description at the kernel's offset; for anything that is
+ * not a path (a pipe, a socket), known to be nothing. `standard` names a
+ * standard stream that is not a regular file (a terminal, a pipe,
+ * /dev/null) instead. */
+static uint64_t fd_resolve(int fd, const char *standard)
+{
+    int saved_errno = errno;
+    char link[64], path[PATH_MAX];
+    struct stat st;
+    uint64_t word = 0;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t length = readlink(link, path, sizeof path - 1);
+    if (length <= 0 || fstat(fd, &st) != 0) {
+        errno = saved_errno;
+        return 0; /* not open (any more): nothing to remember */
+    }
+    path[length] = '\0';
+    bool regular = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode);
+    uint32_t file_id = VIGIL_FILE_NONE;
+    if (standard != NULL && !S_ISREG(st.st_mode))
+        file_id = preload_file_intern(standard, strlen(standard));
+    else if (path[0] == '/' && regular && !(S_ISDIR(st.st_mode) && standard != NULL))
+        file_id = preload_path_is_excluded(path) ? PRELOAD_FILE_EXCLUDED
+                                                 : preload_file_intern(path, (size_t)length);
+    word = PRELOAD_FD_KNOWN | file_id;
+    if (regular && file_id != PRELOAD_FILE_EXCLUDED && file_id != VIGIL_FILE_NONE) {
+        int flags = REAL(fcntl)(fd, F_GETFL);
+        word |= description_new(kernel_offset(fd), flags >= 0 && (flags & O_APPEND));
+    }
+    errno = saved_errno;
+    return word;
+}
+
+int64_t preload_offset_slow(int fd, int64_t moved, bool stream)
+{
+    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size || preload_descriptions == NULL)
+        return VIGIL_OFFSET_UNKNOWN;
+    uint64_t word = atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+    if (word == 0) {
+        /* First use of a descriptor we did not see open. */
+        word = fd_resolve(fd, NULL);
+        if (word == 0)
+            return VIGIL_OFFSET_UNKNOWN;
+        uint64_t expected = 0;
+        if (!atomic_compare_exchange_strong_explicit(&preload_fd_table[fd], &expected, word,
+                                                     memory_order_relaxed, memory_order_relaxed))
+            word = expected;
+    }
+    struct preload_description *d = description_of(word);
+    /* A stream's position in append mode, or on a description whose offset
+     * we lost, is not the kernel's: stdio buffers. */
+    if (d == NULL || stream)
+        return VIGIL_OFFSET_UNKNOWN;
+    int64_t now = kernel_offset(fd); /* after the call: where it ended */
+    if (now < 0)
+        return VIGIL_OFFSET_UNKNOWN;
+    int64_t start = now - (moved > 0 ? moved : 0);
+    if (!d->append)
+        atomic_store_explicit(&d->offset, now, memory_order_relaxed);
+    return start >= 0 ? start : VIGIL_OFFSET_UNKNOWN;
 }
 
 /* ---- set-up -------------------------------------------------------------------- */
@@ -354,12 +484,17 @@ static void parse_exclusions(void)
     }
 }
 
+/* A standard stream on a regular file is named by its path (gzip's output
+ * is out.gz); on a terminal, a pipe or a device, <stdin>, <stdout> and
+ * <stderr>. */
 static void name_standard_streams(void)
 {
     static const char *const names[] = {"<stdin>", "<stdout>", "<stderr>"};
-    for (int fd = 0; fd < 3; fd++)
-        if (fcntl(fd, F_GETFD) >= 0) /* only those that are open */
-            preload_fd_set(fd, preload_file_intern(names[fd], strlen(names[fd])));
+    for (int fd = 0; fd < 3; fd++) {
+        uint64_t word = fd_resolve(fd, names[fd]);
+        if (word != 0) /* only those that are open */
+            atomic_store_explicit(&preload_fd_table[fd], word, memory_order_relaxed);
+    }
 }
 
 bool preload_files_init(void)
@@ -372,7 +507,14 @@ bool preload_files_init(void)
     arena = map_anonymous(PATH_ARENA_BYTES);
     used_slots = map_anonymous(FILE_SLOTS * sizeof *used_slots);
     preload_fd_table = map_anonymous(preload_fd_table_size * sizeof *preload_fd_table);
-    if (!slots || !arena || !used_slots || !preload_fd_table)
+    /* Shared: a forked child moves the same offsets as its parent. */
+    void *shared = mmap(NULL, DESC_SLOTS * sizeof *preload_descriptions, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!slots || !arena || !used_slots || !preload_fd_table || shared == MAP_FAILED)
+        return false;
+    preload_descriptions = shared;
+    descriptions_made = (_Atomic uint64_t *)(void *)&preload_descriptions[0];
+    if (!preload_file_stats_init())
         return false;
     if (getcwd(cwd[0], sizeof cwd[0]) == NULL)
         cwd[0][0] = '\0';
@@ -393,4 +535,5 @@ void preload_files_reset_after_fork(void)
         atomic_store_explicit(&s->read_bytes, 0, memory_order_relaxed);
         atomic_store_explicit(&s->written_bytes, 0, memory_order_relaxed);
     }
+    preload_file_stats_reset_after_fork();
 }

@@ -8,7 +8,7 @@
 #include "preload.h"
 #include "vigil/report.h"
 
-/* Collective on `comm`: every rank's files (r->files, its own report's) to
+/* Collective on `comm`: every rank's files (r->files, its own report's) and timeline to
  * rank 0, whose r then lists the job's, merged by path, with how the ranks
  * shared each. The storage they point into stays until
  * preload_mpi_files_release. False when a collective failed; rank 0's r

@@ -47,6 +47,48 @@
 /* A preloaded library's TLS is in the static block: the cheapest model. */
 #define PRELOAD_TLS __thread __attribute__((tls_model("initial-exec")))
 
+/* ---- per-file statistics: the types (file_stats.c) ----------------------- */
+
+/* Darshan's counters of one layer for one file, and what a thread adds to
+ * them between merges: the same struct. Reads and writes are the calls that
+ * succeeded (a failed call is in the operation table, not here). Times are
+ * ticks; 0 means none. */
+enum preload_stats_kind {
+    PRELOAD_KIND_READ,
+    PRELOAD_KIND_WRITE,
+    PRELOAD_KIND_OPEN,
+    PRELOAD_KIND_SEEK,
+    PRELOAD_KIND_STAT,
+    PRELOAD_KIND_FSYNC,
+    PRELOAD_KIND_OTHER, /* close counts here too */
+    PRELOAD_KIND_COUNT,
+    PRELOAD_KIND_CLOSE = PRELOAD_KIND_COUNT, /* counted as OTHER, and times the last close */
+};
+#define PRELOAD_STATS_LAYERS 2 /* POSIX, stdio */
+#define PRELOAD_COMMON_SLOTS 8 /* values followed per file; the report keeps the top 4 */
+#define PRELOAD_SIZE_BINS    10
+
+/* The most frequent values, most recent first: exact while a file has no
+ * more than PRELOAD_COMMON_SLOTS different ones, else the rarest is
+ * replaced (its count carried over, as the space-saving algorithm does). */
+struct preload_common {
+    int64_t value[PRELOAD_COMMON_SLOTS];
+    uint64_t count[PRELOAD_COMMON_SLOTS];
+    uint32_t used;
+};
+
+struct preload_layer_stats {
+    uint64_t count[PRELOAD_KIND_COUNT];
+    uint64_t bytes[2];   /* read, written */
+    int64_t max_end[2];  /* offset + size of the furthest read, write; 0: none */
+    int64_t last_end[2]; /* where the previous read, write ended; -1: none */
+    uint64_t seq[2], consec[2];
+    uint64_t hist[2][PRELOAD_SIZE_BINS];
+    uint64_t time[3]; /* read, write, meta */
+    uint64_t first_open, last_close, first_io, last_io;
+    struct preload_common sizes, strides;
+};
+
 /* ---- counters (counters.c) --------------------------------------------- */
 
 struct preload_op_counter {
@@ -72,6 +114,13 @@ struct preload_thread_counters {
      * thread reading one file pays no atomic operation per call. */
     uint32_t pending_file;
     uint64_t pending_calls, pending_read_bytes, pending_written_bytes;
+    /* The same file's Darshan counters (file_stats.c), merged with it. */
+    struct preload_layer_stats pending_stats[PRELOAD_STATS_LAYERS];
+    /* Bytes of the timeline's bin this thread is in, added to the
+     * process's timeline when it moves on (file_stats.c). */
+    uint64_t timeline_bin;
+    uint32_t timeline_shift;
+    uint64_t timeline_bytes[2];
     /* The file whose name record this thread last saw go into the ring: a
      * thread working on one file checks it with a compare, not a lookup. */
     uint32_t announced_file;
@@ -101,8 +150,8 @@ void preload_counters_sum(struct preload_totals *out) PRELOAD_HIDDEN;
 void preload_counters_flush_pending(struct preload_thread_counters *c) PRELOAD_HIDDEN;
 /* Calls `fn` with what each thread holds for its current file and has not
  * flushed to the file's shared counters yet. */
-typedef void (*preload_pending_fn)(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
-                                   uint64_t written_bytes, void *user);
+typedef void (*preload_pending_fn)(uint32_t file_id, const struct preload_thread_counters *c,
+                                   void *user);
 void preload_counters_visit_pending(preload_pending_fn fn, void *user) PRELOAD_HIDDEN;
 bool preload_counters_init(void) PRELOAD_HIDDEN;
 void preload_counters_reset_after_fork(void) PRELOAD_HIDDEN;
@@ -170,21 +219,76 @@ static inline bool preload_path_was_read(bool failed, int errno_value)
     }
 }
 
-/* The descriptor table: what each fd refers to. */
-void preload_fd_set(int fd, uint32_t file_id) PRELOAD_HIDDEN; /* file id or PRELOAD_FILE_EXCLUDED */
+/* The descriptor table: what each fd refers to. preload_fd_set gives fd a
+ * new open file description (its own offset) at `offset` (-1: ask the
+ * kernel when needed), in append mode or not. */
+void preload_fd_set(int fd, uint32_t file_id, int64_t offset,
+                    bool append) PRELOAD_HIDDEN; /* file id or PRELOAD_FILE_EXCLUDED */
 /* The table itself, read inline on the hot path: one word per fd, 0 when
- * unknown, else PRELOAD_FD_KNOWN | file id. */
+ * unknown, else PRELOAD_FD_KNOWN | file id | the description's reference
+ * (index and tag) above it; reference 0: no offset is followed (a pipe, a
+ * socket, a terminal). */
 extern _Atomic uint64_t *preload_fd_table PRELOAD_HIDDEN;
 extern uint32_t preload_fd_table_size PRELOAD_HIDDEN;
-#define PRELOAD_FD_KNOWN (UINT64_C(1) << 32)
+#define PRELOAD_FD_KNOWN      (UINT64_C(1) << 32)
+#define PRELOAD_FD_REF_SHIFT  33
+#define PRELOAD_DESC_BITS     20 /* descriptions followed at once: 2^20 - 1 */
+#define PRELOAD_DESC_TAG_MASK 0x7ffu
+
+static inline uint64_t preload_fd_word(int fd)
+{
+    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
+        return 0;
+    return atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+}
 
 /* VIGIL_FILE_NONE when unknown. */
 static inline uint32_t preload_fd_get(int fd)
 {
-    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
-        return VIGIL_FILE_NONE;
-    return (uint32_t)atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+    return (uint32_t)preload_fd_word(fd);
 }
+
+/* ---- offsets: open file descriptions (files.c) ----------------------------
+ *
+ * What the kernel keeps per open file description, its offset, followed
+ * here in a table mapped MAP_SHARED at start-up, so that a forked child and
+ * its parent move one offset, as they do in the kernel. dup, dup2, dup3 and
+ * F_DUPFD copy the reference, so the copies share it too. A slot is reused
+ * after 2^20 opens; the tag in the fd's word then no longer matches and the
+ * offset is asked from the kernel again. Two threads (or processes) moving
+ * one description at the same instant may leave it off: the kernel's order
+ * of their calls is not ours to see. An offset of -1 means "ask the
+ * kernel" (lseek(fd, 0, SEEK_CUR), once, on the rare path): after exec, in
+ * append mode (every write), and after calls that move it unseen. */
+struct preload_description {
+    _Atomic int64_t offset;
+    _Atomic uint32_t tag;
+    uint32_t append; /* O_APPEND: every write goes to the end */
+};
+extern struct preload_description *preload_descriptions PRELOAD_HIDDEN;
+
+/* The offset a call on fd that moved `moved` bytes (< 0: failed) began at,
+ * when fd's description is known: the offset is advanced by it. For a
+ * stream (`stream`), the offset is its logical position (what ftell says),
+ * which stdio's buffering keeps apart from the kernel's. */
+int64_t preload_offset_slow(int fd, int64_t moved, bool stream) PRELOAD_HIDDEN;
+static inline int64_t preload_offset_advance(int fd, int64_t moved, bool stream)
+{
+    uint64_t word = preload_fd_word(fd);
+    uint32_t ref = (uint32_t)(word >> PRELOAD_FD_REF_SHIFT);
+    if (PRELOAD_UNLIKELY(ref == 0))
+        return word == 0 ? preload_offset_slow(fd, moved, stream) : VIGIL_OFFSET_UNKNOWN;
+    struct preload_description *d = &preload_descriptions[ref & ((1u << PRELOAD_DESC_BITS) - 1)];
+    int64_t offset = atomic_load_explicit(&d->offset, memory_order_relaxed);
+    if (PRELOAD_UNLIKELY(offset < 0 || atomic_load_explicit(&d->tag, memory_order_relaxed) !=
+                                           ref >> PRELOAD_DESC_BITS))
+        return preload_offset_slow(fd, moved, stream);
+    if (moved > 0)
+        atomic_store_explicit(&d->offset, offset + moved, memory_order_relaxed);
+    return offset;
+}
+/* After a seek: fd's description is at `offset` (-1: unknown). */
+void preload_offset_set(int fd, int64_t offset) PRELOAD_HIDDEN;
 void preload_fd_clear(int fd) PRELOAD_HIDDEN;
 /* Clears fd's entry if it still names `file_id`: after a close, another
  * thread may already have opened something else under the same number. */
@@ -325,13 +429,197 @@ static inline bool preload_call_begin(struct preload_call *call)
 }
 
 /* The rare paths of preload_call_end, out of line (call.c). */
-void preload_count_excluded(struct preload_thread_counters *c) PRELOAD_HIDDEN;
+void preload_count_excluded(struct preload_thread_counters *c,
+                            const struct preload_outcome *o) PRELOAD_HIDDEN;
 void preload_count_shared(struct preload_thread_counters *c, const struct preload_outcome *o,
-                          uint32_t file_id, uint64_t ticks) PRELOAD_HIDDEN;
+                          uint32_t file_id, uint64_t start_ticks,
+                          uint64_t end_ticks) PRELOAD_HIDDEN;
 void preload_count_file_change(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
 void preload_announce(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
-void preload_count_nested(struct preload_thread_counters *c,
-                          const struct preload_outcome *o) PRELOAD_HIDDEN;
+void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
+                          uint32_t file_id, uint64_t start_ticks,
+                          uint64_t end_ticks) PRELOAD_HIDDEN;
+
+/* ---- per-file statistics: the rare paths (file_stats.c) ---------------------- */
+
+#define PRELOAD_FILE_SLOTS    (1u << 16) /* files a process can name (files.c) */
+#define PRELOAD_TIMELINE_BINS 64
+
+bool preload_file_stats_init(void) PRELOAD_HIDDEN;
+void preload_file_stats_reset_after_fork(void) PRELOAD_HIDDEN;
+/* A newly interned file's record: no access yet. */
+void preload_file_stats_clear(uint32_t file_id) PRELOAD_HIDDEN;
+/* The thread's pending counters into its file's record (then cleared), and
+ * the start of a new file's. */
+void preload_file_stats_flush(struct preload_thread_counters *c) PRELOAD_HIDDEN;
+void preload_file_stats_take(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
+/* For the shared counter block: straight into the record, under its lock. */
+void preload_file_stats_note_shared(uint32_t file_id, const struct preload_outcome *o,
+                                    uint64_t start_ticks, uint64_t end_ticks) PRELOAD_HIDDEN;
+void preload_timeline_note_shared(unsigned rw, uint64_t bytes, uint64_t end_ticks) PRELOAD_HIDDEN;
+/* The file's record as it stands (without what threads hold). */
+void preload_file_stats_get(uint32_t file_id,
+                            struct preload_layer_stats out[PRELOAD_STATS_LAYERS]) PRELOAD_HIDDEN;
+void preload_layer_merge(struct preload_layer_stats *into,
+                         const struct preload_layer_stats *from) PRELOAD_HIDDEN;
+/* A thread's bin not yet added to the timeline: added (at the report). */
+void preload_timeline_add_pending(const struct preload_thread_counters *c) PRELOAD_HIDDEN;
+/* The timeline: its bins' bytes, how many are used; returns the shift
+ * (bins are 2^shift ticks wide). */
+uint32_t preload_timeline_get(uint64_t read_bytes[PRELOAD_TIMELINE_BINS],
+                              uint64_t written_bytes[PRELOAD_TIMELINE_BINS],
+                              int *bins) PRELOAD_HIDDEN;
+
+/* ---- per-file statistics: the hot part (file_stats.c) ------------------------ */
+
+/* The layer's index in the stats (constant for a constant op): POSIX 0,
+ * stdio 1, others PRELOAD_STATS_LAYERS. */
+static inline unsigned preload_stats_layer(unsigned op)
+{
+    return op < 100 ? 0 : op < 200 ? 1 : PRELOAD_STATS_LAYERS;
+}
+
+static inline unsigned preload_stats_kind(unsigned op)
+{
+    switch (op) {
+    case VIGIL_OP_POSIX_READ:
+    case VIGIL_OP_POSIX_PREAD:
+    case VIGIL_OP_POSIX_READV:
+    case VIGIL_OP_POSIX_PREADV:
+    case VIGIL_OP_POSIX_PREADV2:
+    case VIGIL_OP_STDIO_FREAD:
+    case VIGIL_OP_STDIO_FGETS:
+    case VIGIL_OP_STDIO_FGETC:
+    case VIGIL_OP_STDIO_GETC:
+    case VIGIL_OP_STDIO_FSCANF:
+    case VIGIL_OP_STDIO_VFSCANF:
+    case VIGIL_OP_STDIO_GETCHAR:
+    case VIGIL_OP_STDIO_SCANF:
+    case VIGIL_OP_STDIO_VSCANF:
+        return PRELOAD_KIND_READ;
+    case VIGIL_OP_POSIX_WRITE:
+    case VIGIL_OP_POSIX_PWRITE:
+    case VIGIL_OP_POSIX_WRITEV:
+    case VIGIL_OP_POSIX_PWRITEV:
+    case VIGIL_OP_POSIX_PWRITEV2:
+    case VIGIL_OP_POSIX_COPY_FILE_RANGE:
+    case VIGIL_OP_POSIX_SENDFILE:
+    case VIGIL_OP_STDIO_FWRITE:
+    case VIGIL_OP_STDIO_FPUTS:
+    case VIGIL_OP_STDIO_FPUTC:
+    case VIGIL_OP_STDIO_PUTC:
+    case VIGIL_OP_STDIO_FPRINTF:
+    case VIGIL_OP_STDIO_VFPRINTF:
+    case VIGIL_OP_STDIO_PRINTF:
+    case VIGIL_OP_STDIO_VPRINTF:
+    case VIGIL_OP_STDIO_PUTS:
+    case VIGIL_OP_STDIO_PUTCHAR:
+        return PRELOAD_KIND_WRITE;
+    case VIGIL_OP_POSIX_OPEN:
+    case VIGIL_OP_POSIX_OPENAT:
+    case VIGIL_OP_POSIX_CREAT:
+    case VIGIL_OP_STDIO_FOPEN:
+    case VIGIL_OP_STDIO_FDOPEN:
+    case VIGIL_OP_STDIO_FREOPEN:
+        return PRELOAD_KIND_OPEN;
+    case VIGIL_OP_POSIX_LSEEK:
+    case VIGIL_OP_STDIO_FSEEK:
+    case VIGIL_OP_STDIO_FSEEKO:
+    case VIGIL_OP_STDIO_REWIND:
+        return PRELOAD_KIND_SEEK;
+    case VIGIL_OP_POSIX_STAT:
+    case VIGIL_OP_POSIX_LSTAT:
+    case VIGIL_OP_POSIX_FSTAT:
+    case VIGIL_OP_POSIX_FSTATAT:
+    case VIGIL_OP_POSIX_STATX:
+        return PRELOAD_KIND_STAT;
+    case VIGIL_OP_POSIX_FSYNC:
+    case VIGIL_OP_POSIX_FDATASYNC:
+    case VIGIL_OP_STDIO_FFLUSH: /* stdio's sync: to the kernel */
+        return PRELOAD_KIND_FSYNC;
+    case VIGIL_OP_POSIX_CLOSE:
+    case VIGIL_OP_STDIO_FCLOSE:
+        return PRELOAD_KIND_CLOSE;
+    default:
+        return PRELOAD_KIND_OTHER;
+    }
+}
+
+/* Darshan's size bins: 0-100, 100-1K, 1K-10K, 10K-100K, 100K-1M, 1M-4M,
+ * 4M-10M, 10M-100M, 100M-1G, 1G+ (lower bound included). */
+static inline unsigned preload_size_bin(uint64_t size)
+{
+    static const uint64_t upper[PRELOAD_SIZE_BINS - 1] = {
+        100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600, 1073741824};
+    unsigned bin = 0;
+    while (bin < PRELOAD_SIZE_BINS - 1 && size >= upper[bin])
+        bin++;
+    return bin;
+}
+
+void preload_common_note(struct preload_common *t, int64_t value, uint64_t count) PRELOAD_HIDDEN;
+static inline void preload_common_add(struct preload_common *t, int64_t value)
+{
+    if (PRELOAD_LIKELY(t->used > 0 && t->value[0] == value))
+        t->count[0]++;
+    else
+        preload_common_note(t, value, 1);
+}
+
+/* The process's timeline (file_stats.c): bins of 2^shift ticks. */
+extern _Atomic uint32_t preload_timeline_shift PRELOAD_HIDDEN;
+void preload_timeline_move(struct preload_thread_counters *c, uint64_t bin,
+                           uint32_t shift) PRELOAD_HIDDEN;
+
+/* One successful call's share of its file's counters in `l`. */
+static inline __attribute__((always_inline)) void
+preload_stats_note(struct preload_layer_stats *l, const struct preload_outcome *o,
+                   uint64_t start_ticks, uint64_t end_ticks)
+{
+    unsigned kind = preload_stats_kind(o->op);
+    if (kind == PRELOAD_KIND_READ || kind == PRELOAD_KIND_WRITE) {
+        unsigned rw = kind == PRELOAD_KIND_WRITE;
+        uint64_t moved = o->bytes_moved;
+        l->count[kind]++;
+        l->bytes[rw] += moved;
+        l->time[rw] += end_ticks - start_ticks;
+        l->hist[rw][preload_size_bin(moved)]++;
+        if (l->first_io == 0)
+            l->first_io = start_ticks;
+        l->last_io = end_ticks;
+        preload_common_add(&l->sizes, (int64_t)moved);
+        int64_t offset = o->offset_bytes;
+        if (offset >= 0) {
+            int64_t last = l->last_end[rw], end = offset + (int64_t)moved;
+            if (last >= 0) {
+                l->seq[rw] += offset >= last;
+                l->consec[rw] += offset == last;
+                preload_common_add(&l->strides, offset - last);
+            }
+            l->last_end[rw] = end;
+            if (end > l->max_end[rw])
+                l->max_end[rw] = end;
+        }
+    } else {
+        l->count[kind == PRELOAD_KIND_CLOSE ? PRELOAD_KIND_OTHER : kind]++;
+        l->time[2] += end_ticks - start_ticks;
+        if (kind == PRELOAD_KIND_OPEN && l->first_open == 0)
+            l->first_open = start_ticks;
+        if (kind == PRELOAD_KIND_CLOSE)
+            l->last_close = end_ticks;
+    }
+}
+
+/* A read's or write's bytes into the thread's bin of the timeline. */
+static inline void preload_timeline_note(struct preload_thread_counters *c, unsigned rw,
+                                         uint64_t bytes, uint64_t end_ticks)
+{
+    uint32_t shift = atomic_load_explicit(&preload_timeline_shift, memory_order_relaxed);
+    uint64_t bin = (end_ticks - preload.start.ticks) >> shift;
+    if (PRELOAD_UNLIKELY(bin != c->timeline_bin || shift != c->timeline_shift))
+        preload_timeline_move(c, bin, shift);
+    c->timeline_bytes[rw] += bytes;
+}
 
 /* Only this thread writes its block: plain adds (relaxed, for the reporter
  * that reads other threads' blocks at exit). */
@@ -342,8 +630,9 @@ static inline void preload_add(uint64_t *counter, uint64_t value)
 
 static inline __attribute__((always_inline)) void
 preload_count_own(struct preload_thread_counters *c, const struct preload_outcome *o,
-                  uint32_t file_id, uint64_t ticks)
+                  uint32_t file_id, uint64_t start_ticks, uint64_t end_ticks)
 {
+    uint64_t ticks = end_ticks - start_ticks;
     struct preload_op_counter *op = &c->ops[o->op];
     preload_add(&op->calls, 1);
     preload_add(&op->bytes, o->bytes_moved);
@@ -353,7 +642,7 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
     /* A call made inside an MPI-IO call: its bytes are already the MPI-IO
      * call's, in the totals and in the file's counts. */
     if (PRELOAD_UNLIKELY(preload_thread.parent_start_ticks != 0)) {
-        preload_count_nested(c, o);
+        preload_count_nested(c, o, file_id, start_ticks, end_ticks);
         return;
     }
     if (file_id == VIGIL_FILE_NONE)
@@ -366,6 +655,13 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
         preload_add(&c->pending_read_bytes, o->bytes_moved);
     else if (cls == VIGIL_OP_WRITES)
         preload_add(&c->pending_written_bytes, o->bytes_moved);
+    unsigned layer = preload_stats_layer(o->op);
+    if (layer < PRELOAD_STATS_LAYERS && !o->failed) {
+        preload_stats_note(&c->pending_stats[layer], o, start_ticks, end_ticks);
+        unsigned kind = preload_stats_kind(o->op);
+        if (kind == PRELOAD_KIND_READ || kind == PRELOAD_KIND_WRITE)
+            preload_timeline_note(c, kind == PRELOAD_KIND_WRITE, o->bytes_moved, end_ticks);
+    }
 }
 
 /* The bookkeeping after every counted call: counters, the file's counts,
@@ -381,14 +677,13 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
         c = preload_counters_claim();
     uint32_t file_id = o->fd >= 0 ? preload_fd_get(o->fd) : o->file_id;
     if (PRELOAD_UNLIKELY(file_id == PRELOAD_FILE_EXCLUDED)) {
-        preload_count_excluded(c); /* not timed: no second timestamp */
+        preload_count_excluded(c, o); /* not timed: no second timestamp */
     } else {
         uint64_t end_ticks = vigil_ticks(preload.tick_source);
-        uint64_t ticks = end_ticks - call->start_ticks;
         if (PRELOAD_LIKELY(!c->shared))
-            preload_count_own(c, o, file_id, ticks);
+            preload_count_own(c, o, file_id, call->start_ticks, end_ticks);
         else
-            preload_count_shared(c, o, file_id, ticks);
+            preload_count_shared(c, o, file_id, call->start_ticks, end_ticks);
         /* The file's name must be in the ring before its first activity. */
         if (PRELOAD_UNLIKELY(file_id != c->announced_file) && file_id != VIGIL_FILE_NONE)
             preload_announce(c, file_id);
@@ -478,14 +773,15 @@ static inline void preload_end_stream_items(const struct preload_call *call, uns
     uint64_t asked;
     if (__builtin_mul_overflow((uint64_t)size, (uint64_t)n, &asked))
         asked = UINT64_MAX;
+    int fd = preload_stream_fd(fp);
     struct preload_outcome o = {
         .op = op,
-        .fd = preload_stream_fd(fp),
+        .fd = fd,
         .result = (int64_t)ret,
         .failed = ret < n && preload_stream_error(fp),
         .bytes_asked = asked,
         .bytes_moved = (uint64_t)ret * size,
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+        .offset_bytes = preload_offset_advance(fd, (int64_t)((uint64_t)ret * size), true),
     };
     preload_call_end(call, &o);
 }
@@ -494,14 +790,16 @@ static inline void preload_end_stream_items(const struct preload_call *call, uns
 static inline void preload_end_fgets(const struct preload_call *call, FILE *fp, int n,
                                      const char *ret)
 {
+    int fd = preload_stream_fd(fp);
+    uint64_t moved = ret != NULL ? strlen(ret) : 0;
     struct preload_outcome o = {
         .op = VIGIL_OP_STDIO_FGETS,
-        .fd = preload_stream_fd(fp),
+        .fd = fd,
         .result = (int64_t)(intptr_t)ret,
         .failed = ret == NULL && preload_stream_error(fp),
         .bytes_asked = n > 1 ? (uint64_t)n - 1 : 0, /* room for n - 1 bytes and the NUL */
-        .bytes_moved = ret != NULL ? strlen(ret) : 0,
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+        .bytes_moved = moved,
+        .offset_bytes = preload_offset_advance(fd, (int64_t)moved, true),
     };
     preload_call_end(call, &o);
 }
@@ -510,14 +808,15 @@ static inline void preload_end_fgets(const struct preload_call *call, FILE *fp, 
 static inline void preload_end_printf(const struct preload_call *call, unsigned op, FILE *fp,
                                       int ret)
 {
+    int fd = preload_stream_fd(fp);
     struct preload_outcome o = {
         .op = op,
-        .fd = preload_stream_fd(fp),
+        .fd = fd,
         .result = ret,
         .failed = (ret < 0),
         .bytes_asked = ret > 0 ? (uint64_t)ret : 0,
         .bytes_moved = ret > 0 ? (uint64_t)ret : 0,
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+        .offset_bytes = preload_offset_advance(fd, ret, true),
     };
     preload_call_end(call, &o);
 }

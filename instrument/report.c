@@ -18,7 +18,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "mpiio_files.h"
 #include "regions.h"
 #include "report.h"
 
@@ -66,87 +65,6 @@ void preload_report_init(void)
 }
 
 /* ---- figures ------------------------------------------------------------------------------- */
-
-/* Every file's counts, by id, while the busiest are picked. */
-struct file_counts {
-    uint32_t file_id;
-    uint64_t calls, read_bytes, written_bytes;
-};
-
-struct file_table {
-    struct file_counts *files;
-    uint32_t slots;
-};
-
-static void add_pending(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
-                        uint64_t written_bytes, void *user)
-{
-    struct file_table *t = user;
-    if (t->files == NULL || file_id >= t->slots)
-        return;
-    t->files[file_id].calls += calls;
-    t->files[file_id].read_bytes += read_bytes;
-    t->files[file_id].written_bytes += written_bytes;
-}
-
-static bool busier(const struct file_counts *a, const struct file_counts *b)
-{
-    uint64_t bytes_a = a->read_bytes + a->written_bytes, bytes_b = b->read_bytes + b->written_bytes;
-    return bytes_a != bytes_b ? bytes_a > bytes_b : a->calls > b->calls;
-}
-
-static void pick_top_files(struct vigil_report *r, const struct vigil_tick_clock *clock)
-{
-    uint32_t used = preload_file_count_used();
-    struct file_table t = {NULL, 1};
-    for (uint32_t i = 0; i < used; i++)
-        if (preload_file_used_id(i) + 1 > t.slots)
-            t.slots = preload_file_used_id(i) + 1;
-    /* mmap, not the heap (see the top of this file). */
-    size_t bytes = t.slots * sizeof *t.files;
-    t.files = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (t.files == MAP_FAILED)
-        return;
-    for (uint32_t i = 0; i < used; i++) {
-        uint32_t id = preload_file_used_id(i);
-        struct file_counts *fc = &t.files[id];
-        fc->file_id = id;
-        preload_file_counts(id, &fc->calls, &fc->read_bytes, &fc->written_bytes);
-    }
-    preload_counters_visit_pending(add_pending, &t);
-    /* A small insertion sort of the busiest few. */
-    struct file_counts top[VIGIL_REPORT_TOP_FILES];
-    int count = 0;
-    for (uint32_t id = 1; id < t.slots; id++) {
-        const struct file_counts *fc = &t.files[id];
-        if (fc->calls == 0)
-            continue;
-        int at = count;
-        while (at > 0 && busier(fc, &top[at - 1]))
-            at--;
-        if (at >= VIGIL_REPORT_TOP_FILES)
-            continue;
-        int last = count < VIGIL_REPORT_TOP_FILES ? count : VIGIL_REPORT_TOP_FILES - 1;
-        memmove(&top[at + 1], &top[at], (size_t)(last - at) * sizeof top[0]);
-        top[at] = *fc;
-        if (count < VIGIL_REPORT_TOP_FILES)
-            count++;
-    }
-    munmap(t.files, bytes);
-    for (int i = 0; i < count; i++) {
-        struct vigil_report_file *f = &r->files[i];
-        f->path = preload_file_path(top[i].file_id, &f->path_bytes);
-        if (f->path == NULL) {
-            f->path = "?";
-            f->path_bytes = 1;
-        }
-        f->calls = top[i].calls;
-        f->read_bytes = top[i].read_bytes;
-        f->written_bytes = top[i].written_bytes;
-        f->has_mpiio = preload_mpiio_file_figures(top[i].file_id, clock, &f->mpiio);
-    }
-    r->file_count = count;
-}
 
 void preload_link_view(const struct preload_link_figures *l, struct vigil_report_link *view)
 {
@@ -228,7 +146,7 @@ void preload_report_gather(struct preload_report *p)
     r->excluded = totals.excluded;
     r->io_read_bytes -= totals.nested_read_bytes;
     r->io_written_bytes -= totals.nested_written_bytes;
-    pick_top_files(r, &clock);
+    preload_report_gather_files(r, &clock);
     preload_link_figures(&p->link);
     preload_link_view(&p->link, &r->link);
     preload_regions_report(r);

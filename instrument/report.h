@@ -21,6 +21,9 @@ struct preload_report {
 void preload_link_view(const struct preload_link_figures *link,
                        struct vigil_report_link *view) PRELOAD_HIDDEN;
 
+/* Every file's figures and the timeline into r (report_files.c). */
+void preload_report_gather_files(struct vigil_report *r,
+                                 const struct vigil_tick_clock *clock) PRELOAD_HIDDEN;
 /* This process's figures, now. */
 void preload_report_gather(struct preload_report *p) PRELOAD_HIDDEN;
 /* The values of `r` for each rank metric. */

@@ -44,7 +44,8 @@ ssize_t __read_chk(int fd, void *buf, size_t nbytes, size_t buflen)
     if (!preload_call_begin(&call))
         return REAL(__read_chk)(fd, buf, nbytes, buflen);
     ssize_t ret = REAL(__read_chk)(fd, buf, nbytes, buflen);
-    preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, nbytes, VIGIL_OFFSET_UNKNOWN);
+    preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, nbytes,
+                     preload_offset_advance(fd, ret, false));
     return ret;
 }
 

@@ -61,14 +61,14 @@ static int uncounted_open(int fd)
 }
 
 static void end_open(const struct preload_call *call, unsigned op, int dirfd, const char *path,
-                     int ret)
+                     int flags, int ret)
 {
     int saved_errno = errno;
     uint32_t file_id = VIGIL_FILE_NONE;
     if (path != NULL && preload_path_was_read(ret < 0, saved_errno))
         file_id = preload_file_for_path(dirfd, path);
     if (ret >= 0)
-        preload_fd_set(ret, file_id);
+        preload_fd_set(ret, file_id, 0, (flags & O_APPEND) != 0);
     struct preload_outcome o = {
         .op = op,
         .fd = -1,
@@ -88,7 +88,7 @@ int open(const char *path, int flags, ...)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(open)(path, flags, mode));
     int ret = REAL(open)(path, flags, mode);
-    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, flags, ret);
     return ret;
 }
 
@@ -99,7 +99,7 @@ int open64(const char *path, int flags, ...)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(open64)(path, flags, mode));
     int ret = REAL(open64)(path, flags, mode);
-    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, flags, ret);
     return ret;
 }
 
@@ -110,7 +110,7 @@ int openat(int dirfd, const char *path, int flags, ...)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(openat)(dirfd, path, flags, mode));
     int ret = REAL(openat)(dirfd, path, flags, mode);
-    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, flags, ret);
     return ret;
 }
 
@@ -121,7 +121,7 @@ int openat64(int dirfd, const char *path, int flags, ...)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(openat64)(dirfd, path, flags, mode));
     int ret = REAL(openat64)(dirfd, path, flags, mode);
-    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, flags, ret);
     return ret;
 }
 
@@ -131,7 +131,7 @@ int __open_2(const char *path, int flags)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(__open_2)(path, flags));
     int ret = REAL(__open_2)(path, flags);
-    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, flags, ret);
     return ret;
 }
 
@@ -141,7 +141,7 @@ int __open64_2(const char *path, int flags)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(__open64_2)(path, flags));
     int ret = REAL(__open64_2)(path, flags);
-    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, flags, ret);
     return ret;
 }
 
@@ -151,7 +151,7 @@ int __openat_2(int dirfd, const char *path, int flags)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(__openat_2)(dirfd, path, flags));
     int ret = REAL(__openat_2)(dirfd, path, flags);
-    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, flags, ret);
     return ret;
 }
 
@@ -161,7 +161,7 @@ int __openat64_2(int dirfd, const char *path, int flags)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(__openat64_2)(dirfd, path, flags));
     int ret = REAL(__openat64_2)(dirfd, path, flags);
-    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, flags, ret);
     return ret;
 }
 
@@ -171,7 +171,7 @@ int creat(const char *path, mode_t mode)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(creat)(path, mode));
     int ret = REAL(creat)(path, mode);
-    end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, ret);
     return ret;
 }
 
@@ -181,7 +181,7 @@ int creat64(const char *path, mode_t mode)
     if (!preload_call_begin(&call))
         return uncounted_open(REAL(creat64)(path, mode));
     int ret = REAL(creat64)(path, mode);
-    end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, ret);
+    end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, ret);
     return ret;
 }
 

@@ -48,7 +48,8 @@ ssize_t read(int fd, void *buf, size_t count)
     if (!preload_call_begin(&call))
         return REAL(read)(fd, buf, count);
     ssize_t ret = REAL(read)(fd, buf, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, count, VIGIL_OFFSET_UNKNOWN);
+    preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, count,
+                     preload_offset_advance(fd, ret, false));
     return ret;
 }
 
@@ -58,7 +59,8 @@ ssize_t write(int fd, const void *buf, size_t count)
     if (!preload_call_begin(&call))
         return REAL(write)(fd, buf, count);
     ssize_t ret = REAL(write)(fd, buf, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count, VIGIL_OFFSET_UNKNOWN);
+    preload_end_data(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count,
+                     preload_offset_advance(fd, ret, false));
     return ret;
 }
 
@@ -109,7 +111,7 @@ ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
         return REAL(readv)(fd, iov, iovcnt);
     ssize_t ret = REAL(readv)(fd, iov, iovcnt);
     preload_end_data(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     VIGIL_OFFSET_UNKNOWN);
+                     preload_offset_advance(fd, ret, false));
     return ret;
 }
 
@@ -120,7 +122,7 @@ ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
         return REAL(writev)(fd, iov, iovcnt);
     ssize_t ret = REAL(writev)(fd, iov, iovcnt);
     preload_end_data(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     VIGIL_OFFSET_UNKNOWN);
+                     preload_offset_advance(fd, ret, false));
     return ret;
 }
 
@@ -170,9 +172,9 @@ ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int f
     if (!preload_call_begin(&call))
         return REAL(preadv2)(fd, iov, iovcnt, offset, flags);
     ssize_t ret = REAL(preadv2)(fd, iov, iovcnt, offset, flags);
-    /* An offset of -1 means "the current position", which we do not know. */
+    /* An offset of -1 means "the current position", which moves. */
     preload_end_data(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     offset < 0 ? VIGIL_OFFSET_UNKNOWN : offset);
+                     offset < 0 ? preload_offset_advance(fd, ret, false) : offset);
     return ret;
 }
 
@@ -183,12 +185,14 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int 
         return REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
     ssize_t ret = REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
     preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     offset < 0 ? VIGIL_OFFSET_UNKNOWN : offset);
+                     offset < 0 ? preload_offset_advance(fd, ret, false) : offset);
     return ret;
 }
 
 static void end_seek(const struct preload_call *call, int fd, off64_t ret)
 {
+    if (ret >= 0)
+        preload_offset_set(fd, ret);
     struct preload_outcome o = {
         .op = VIGIL_OP_POSIX_LSEEK,
         .fd = fd,

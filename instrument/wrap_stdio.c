@@ -76,13 +76,15 @@ int wrap_vscanf(const char *restrict format, va_list ap) __asm__("vscanf");
  * descriptor now names it. With no path (freopen changing the mode of the
  * same file), the stream keeps `file_id`. */
 static void end_stream_open(const struct preload_call *call, unsigned op, const char *path,
-                            FILE *ret, uint32_t file_id)
+                            const char *mode, FILE *ret, uint32_t file_id)
 {
     int saved_errno = errno;
     if (path != NULL && preload_path_was_read(ret == NULL, saved_errno))
         file_id = preload_file_for_path(AT_FDCWD, path);
+    /* The stream starts at 0, but in append mode (where the position is
+     * the end, which stdio finds by itself). */
     if (ret != NULL)
-        preload_fd_set(preload_stream_fd(ret), file_id);
+        preload_fd_set(preload_stream_fd(ret), file_id, 0, mode != NULL && strchr(mode, 'a'));
     struct preload_outcome o = {
         .op = op,
         .fd = -1,
@@ -101,7 +103,7 @@ FILE *fopen(const char *path, const char *mode)
     if (!preload_call_begin(&call))
         return REAL(fopen)(path, mode);
     FILE *ret = REAL(fopen)(path, mode);
-    end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, ret, VIGIL_FILE_NONE);
+    end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, mode, ret, VIGIL_FILE_NONE);
     return ret;
 }
 
@@ -111,7 +113,7 @@ FILE *fopen64(const char *path, const char *mode)
     if (!preload_call_begin(&call))
         return REAL(fopen64)(path, mode);
     FILE *ret = REAL(fopen64)(path, mode);
-    end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, ret, VIGIL_FILE_NONE);
+    end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, mode, ret, VIGIL_FILE_NONE);
     return ret;
 }
 
@@ -146,12 +148,12 @@ static FILE *freopen_common(FILE *(*real)(const char *, const char *, FILE *), c
         FILE *ret = real(path, mode, fp);
         preload_fd_forget(old_fd, old_file_id);
         if (ret != NULL && path == NULL)
-            preload_fd_set(preload_stream_fd(ret), old_file_id);
+            preload_fd_set(preload_stream_fd(ret), old_file_id, 0, strchr(mode, 'a') != NULL);
         return ret;
     }
     FILE *ret = real(path, mode, fp);
     preload_fd_forget(old_fd, old_file_id);
-    end_stream_open(&call, VIGIL_OP_STDIO_FREOPEN, path, ret, old_file_id);
+    end_stream_open(&call, VIGIL_OP_STDIO_FREOPEN, path, mode, ret, old_file_id);
     return ret;
 }
 
@@ -229,14 +231,15 @@ static void end_puts(const struct preload_call *call, unsigned op, FILE *fp, con
                      uint64_t extra)
 {
     uint64_t bytes = ret >= 0 ? strlen(s) + extra : 0;
+    int fd = preload_stream_fd(fp);
     struct preload_outcome o = {
         .op = op,
-        .fd = preload_stream_fd(fp),
+        .fd = fd,
         .result = ret,
         .failed = ret < 0,
         .bytes_asked = bytes,
         .bytes_moved = bytes,
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+        .offset_bytes = preload_offset_advance(fd, (int64_t)bytes, true),
     };
     preload_call_end(call, &o);
 }
@@ -271,7 +274,7 @@ static void end_getc(const struct preload_call *call, unsigned op, FILE *fp, int
         .failed = ret == EOF && preload_stream_error(fp),
         .bytes_asked = 1,
         .bytes_moved = ret != EOF ? 1 : 0,
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+        .offset_bytes = preload_offset_advance(preload_stream_fd(fp), ret != EOF, true),
     };
     preload_call_end(call, &o);
 }
@@ -326,7 +329,7 @@ static void end_putc(const struct preload_call *call, unsigned op, FILE *fp, int
         .failed = ret == EOF,
         .bytes_asked = 1,
         .bytes_moved = ret != EOF ? 1 : 0,
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+        .offset_bytes = preload_offset_advance(preload_stream_fd(fp), ret != EOF, true),
     };
     preload_call_end(call, &o);
 }
@@ -426,12 +429,17 @@ int vprintf(const char *restrict format, va_list ap)
  * says so. The bytes it consumed are not known. */
 static void end_scanf(const struct preload_call *call, unsigned op, FILE *fp, int ret)
 {
+    int fd = preload_stream_fd(fp);
+    int64_t before = preload_offset_advance(fd, 0, true);
+    /* Where it stopped, from the stream: the bytes it read are not told. */
+    if (fd >= 0)
+        preload_offset_set(fd, REAL(ftello64)(fp));
     struct preload_outcome o = {
         .op = op,
-        .fd = preload_stream_fd(fp),
+        .fd = fd,
         .result = ret,
         .failed = ret == EOF && preload_stream_error(fp),
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+        .offset_bytes = before,
     };
     preload_call_end(call, &o);
 }
@@ -531,16 +539,25 @@ int __isoc99_vscanf(const char *restrict format, va_list ap)
 /* ---- position and flushing ------------------------------------------------- */
 
 /* fseek and fseeko: 0, or -1 on failure. Where the stream ended up is
- * known only for SEEK_SET. */
+ * `offset` for SEEK_SET, else the stream says (ftello, which costs an lseek
+ * at most). */
 static void end_fseek(const struct preload_call *call, unsigned op, FILE *fp, int64_t offset,
                       int whence, int ret)
 {
+    int fd = preload_stream_fd(fp);
+    int64_t at = VIGIL_OFFSET_UNKNOWN;
+    if (ret == 0 && fd >= 0) {
+        int saved_errno = errno;
+        at = whence == SEEK_SET ? offset : REAL(ftello64)(fp);
+        errno = saved_errno;
+        preload_offset_set(fd, at);
+    }
     struct preload_outcome o = {
         .op = op,
-        .fd = preload_stream_fd(fp),
+        .fd = fd,
         .result = ret,
         .failed = ret == -1,
-        .offset_bytes = ret == 0 && whence == SEEK_SET ? offset : VIGIL_OFFSET_UNKNOWN,
+        .offset_bytes = at < 0 ? VIGIL_OFFSET_UNKNOWN : at,
     };
     preload_call_end(call, &o);
 }
@@ -578,6 +595,8 @@ int fseeko64(FILE *fp, off64_t offset, int whence)
 /* ftell and ftello: the position, or -1 on failure. */
 static void end_ftell(const struct preload_call *call, unsigned op, FILE *fp, int64_t ret)
 {
+    if (ret >= 0)
+        preload_offset_set(preload_stream_fd(fp), ret);
     struct preload_outcome o = {
         .op = op,
         .fd = preload_stream_fd(fp),
@@ -627,6 +646,7 @@ void rewind(FILE *fp)
         return;
     }
     REAL(rewind)(fp);
+    preload_offset_set(preload_stream_fd(fp), 0);
     struct preload_outcome o = {
         .op = VIGIL_OP_STDIO_REWIND,
         .fd = preload_stream_fd(fp),

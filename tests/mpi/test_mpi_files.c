@@ -1,7 +1,9 @@
 /* The files of an MPI job's report: mpi-file-patterns (file_patterns.c)
  * run on 4 ranks under `vigil run`, with each rank's own report too
  * (VIGIL_REPORT_PER_RANK=1), and every file's MPI-IO counts, bytes and
- * ranks checked against what the program did, exactly. Times are not
+ * ranks checked against what the program did, exactly; both levels (the
+ * bytes asked of MPI-IO and those POSIX moved, per rank); the job's
+ * timeline against the ranks'. Times are not
  * compared with anything but each other (fastest <= slowest, a variance
  * that fits between them): they are the machine's.
  *
@@ -128,13 +130,6 @@ static bool is_null(JsonNode *file, const char *member)
     return JSON_NODE_HOLDS_NULL(node);
 }
 
-/* A file's outermost bytes: "read_bytes" and "written_bytes", which
- * reports before per-file counters called "bytes_read" and "bytes_written". */
-static gint64 outer_bytes(JsonNode *file, const char *where, const char *name, const char *old)
-{
-    return test_json_int(file, where, test_json_node(file, name) != NULL ? name : old);
-}
-
 /* The MPI-IO counts a file must have: reads and writes by kind. */
 struct kinds {
     gint64 indep_reads, indep_writes, coll_reads, coll_writes;
@@ -163,9 +158,8 @@ static void check_mpiio(JsonNode *file, const char *where, struct kinds want)
                      got, fields[i].value);
     }
     /* The outermost level of a file used only through MPI-IO is MPI-IO's. */
-    assert_int_equal(outer_bytes(file, where, "read_bytes", "bytes_read"), want.read_bytes);
-    assert_int_equal(outer_bytes(file, where, "written_bytes", "bytes_written"),
-                     want.written_bytes);
+    assert_int_equal(test_json_int(file, where, "read_bytes"), want.read_bytes);
+    assert_int_equal(test_json_int(file, where, "written_bytes"), want.written_bytes);
     for (const char *const *t = (const char *const[]){"mpiio.read_time_s", "mpiio.write_time_s",
                                                       "mpiio.meta_time_s", NULL};
          *t != NULL; t++)
@@ -244,6 +238,96 @@ static gint64 three_blocks(gint64 rank)
     return 3 * B;
 }
 
+static gint64 posix_bytes(JsonNode *file, const char *where)
+{
+    return test_json_int(file, where, "posix.read_bytes") +
+           test_json_int(file, where, "posix.written_bytes");
+}
+
+/* Both levels: what each rank asked of MPI-IO, and what it moved through
+ * POSIX. In the collective writes of coll.dat the aggregators moved every
+ * byte (a two-phase collective: which ranks aggregate is MPI's choice), so
+ * only the sums over the ranks are known, and they are exact: the blocks
+ * cover the file without holes. In indep.dat each rank moved its own. The
+ * job's file names the ranks that moved the most and the fewest. */
+static void check_posix_levels(const struct job *job)
+{
+    gint64 coll_read = 0, coll_written = 0, most = -1, least = -1;
+    gint64 most_rank = -1, least_rank = -1;
+    for (int rank = 0; rank < RANKS; rank++) {
+        const struct test_report *own = &job->own[rank];
+        JsonNode *f = file_entry(own, job->dir, "coll.dat");
+        coll_read += test_json_int(f, own->path, "posix.read_bytes");
+        coll_written += test_json_int(f, own->path, "posix.written_bytes");
+        gint64 bytes = posix_bytes(f, own->path);
+        if (most < 0 || bytes > most) {
+            most = bytes;
+            most_rank = rank;
+        }
+        if (least < 0 || bytes < least) {
+            least = bytes;
+            least_rank = rank;
+        }
+        f = file_entry(own, job->dir, "indep.dat");
+        assert_int_equal(test_json_int(f, own->path, "posix.read_bytes"),
+                         test_json_int(f, own->path, "mpiio.read_bytes"));
+        assert_int_equal(test_json_int(f, own->path, "posix.written_bytes"),
+                         test_json_int(f, own->path, "mpiio.written_bytes"));
+    }
+    assert_int_equal(coll_read, RANKS * B);
+    assert_int_equal(coll_written, 2 * RANKS * B);
+    JsonNode *f = file_entry(&job->joint, job->dir, "coll.dat");
+    const char *where = "the job's coll.dat";
+    assert_int_equal(test_json_int(f, where, "posix.read_bytes"), RANKS * B);
+    assert_int_equal(test_json_int(f, where, "posix.written_bytes"), 2 * RANKS * B);
+    assert_int_equal(test_json_int(f, where, "ranks.most_posix_rank"), most_rank);
+    assert_int_equal(test_json_int(f, where, "ranks.most_posix_bytes"), most);
+    assert_int_equal(test_json_int(f, where, "ranks.least_posix_rank"), least_rank);
+    assert_int_equal(test_json_int(f, where, "ranks.least_posix_bytes"), least);
+    f = file_entry(&job->joint, job->dir, "indep.dat");
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "ranks.most_posix_rank"), RANKS - 1);
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "ranks.most_posix_bytes"),
+                     (RANKS + 1) * B);
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "ranks.least_posix_rank"), 0);
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "ranks.least_posix_bytes"), 2 * B);
+}
+
+static gint64 array_sum(JsonNode *root, const char *where, const char *dotted)
+{
+    JsonNode *node = test_json_node(root, dotted);
+    if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node))
+        fail_msg("%s: no array %s", where, dotted);
+    JsonArray *a = json_node_get_array(node);
+    gint64 sum = 0;
+    for (guint i = 0; i < json_array_get_length(a); i++)
+        sum += json_array_get_int_element(a, i);
+    return sum;
+}
+
+/* The job lists every file ("files_total"), and its timeline holds every
+ * rank's bytes, at the widest rank's bin width. */
+static void check_timeline(const struct job *job)
+{
+    JsonNode *root = json_node_init_object(json_node_alloc(), job->joint.root);
+    const char *where = job->joint.path;
+    assert_int_equal(test_json_int(root, where, "files_total"),
+                     json_array_get_length(json_node_get_array(test_json_node(root, "files"))));
+    gint64 read = 0, written = 0;
+    double widest = 0;
+    for (int rank = 0; rank < RANKS; rank++) {
+        JsonNode *own = json_node_init_object(json_node_alloc(), job->own[rank].root);
+        read += array_sum(own, job->own[rank].path, "timeline.read_bytes");
+        written += array_sum(own, job->own[rank].path, "timeline.written_bytes");
+        double bin_s = test_json_number(own, job->own[rank].path, "timeline.bin_s");
+        widest = bin_s > widest ? bin_s : widest;
+        json_node_unref(own);
+    }
+    assert_int_equal(array_sum(root, where, "timeline.read_bytes"), read);
+    assert_int_equal(array_sum(root, where, "timeline.written_bytes"), written);
+    assert_true(test_json_number(root, where, "timeline.bin_s") == widest);
+    json_node_unref(root);
+}
+
 static void test_job_files(void **state)
 {
     const char *dir = *state;
@@ -295,7 +379,7 @@ static void test_job_files(void **state)
             snprintf(name, sizeof name, "posix-%d.dat", (int)rank);
             f = file_entry(rep, dir, name);
             assert_true(is_null(f, "mpiio"));
-            assert_int_equal(outer_bytes(f, name, "written_bytes", "bytes_written"), 2 * B);
+            assert_int_equal(test_json_int(f, name, "written_bytes"), 2 * B);
             check_own(f, name, rank, 2 * B);
         }
     }
@@ -317,6 +401,8 @@ static void test_job_files(void **state)
                                    .read_bytes = B,
                                    .written_bytes = (rank + 1) * B});
     }
+    check_posix_levels(&job);
+    check_timeline(&job);
     job_free(&job);
 }
 

@@ -2,6 +2,7 @@
  * preload library writes (test_report_figures.h). The unit test of the
  * report's two forms and the report fuzzer's seeds use the same ones. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "test_report_figures.h"
@@ -56,15 +57,39 @@ static void add_op(struct vigil_report *r, unsigned op, uint64_t calls, uint64_t
     r->ops[op] = (struct vigil_report_op){calls, bytes, time_ns, errors};
 }
 
-static void add_file(struct vigil_report *r, const char *path, uint64_t calls, uint64_t read_bytes,
-                     uint64_t written_bytes)
+/* The files of the set being made (a report points to its files). */
+static struct vigil_report_file files_store[16];
+
+/* A file as a report stored by an older vigil has it: counts only. */
+static struct vigil_report_file *add_file(struct vigil_report *r, const char *path, uint64_t calls,
+                                          uint64_t read_bytes, uint64_t written_bytes)
 {
-    r->files[r->file_count++] = (struct vigil_report_file){
+    if (r->file_count == 0)
+        r->files = files_store;
+    struct vigil_report_file *f = &files_store[r->file_count++];
+    *f = (struct vigil_report_file){
         .path = path,
         .path_bytes = strlen(path),
+        .mount = "/",
+        .fs_type = "",
         .calls = calls,
         .read_bytes = read_bytes,
         .written_bytes = written_bytes,
+    };
+    return f;
+}
+
+/* Gives a file the per-file counters' form, with nothing counted yet. */
+static void with_layers(struct vigil_report_file *f)
+{
+    f->has_layers = true;
+    f->posix = (struct vigil_report_file_layer){
+        .max_read_offset = -1,
+        .max_written_offset = -1,
+        .first_open_s = -1,
+        .last_close_s = -1,
+        .first_io_s = -1,
+        .last_io_s = -1,
     };
 }
 
@@ -192,9 +217,12 @@ void test_report_mpi_joint(struct vigil_report *r)
     r->rank_links = rank_links;
     /* A file the four ranks shared through collective MPI-IO, and one of
      * rank 2's own: times and variances with more decimals than printed. */
-    add_file(r, "/scratch/shared.dat", 40, 1 << 19, 1 << 20);
-    r->files[0].has_mpiio = true;
-    r->files[0].mpiio = (struct vigil_report_file_mpiio){
+    struct vigil_report_file *f = add_file(r, "/scratch/shared.dat", 40, 1 << 19, 1 << 20);
+    with_layers(f);
+    f->posix.writes = 4; /* rank 0 aggregated: POSIX moved more than MPI-IO asked */
+    f->posix.written_bytes = 1 << 21;
+    f->has_mpiio = true;
+    f->mpiio = (struct vigil_report_file_mpiio){
         .indep_reads = 1,
         .coll_reads = 8,
         .coll_writes = 16,
@@ -207,8 +235,8 @@ void test_report_mpi_joint(struct vigil_report *r)
         .write_time_s = 1.0 / 3,
         .meta_time_s = 2e-7,
     };
-    r->files[0].has_ranks = true;
-    r->files[0].ranks = (struct vigil_report_file_ranks){
+    f->has_ranks = true;
+    f->ranks = (struct vigil_report_file_ranks){
         .count = 4,
         .shared = true,
         .fastest_rank = 3,
@@ -219,10 +247,17 @@ void test_report_mpi_joint(struct vigil_report *r)
         .slowest_bytes = 1 << 20,
         .time_variance_s2 = 1.23456789e-9,
         .bytes_variance = 1e17 / 3,
+        .most_posix_rank = 0,
+        .most_posix_bytes = 1 << 21,
+        .least_posix_rank = 2,
+        .least_posix_bytes = 0,
     };
-    add_file(r, "/scratch/rank-2.log", 3, 0, 300);
-    r->files[1].has_ranks = true;
-    r->files[1].ranks = (struct vigil_report_file_ranks){
+    f = add_file(r, "/scratch/rank-2.log", 3, 0, 300);
+    with_layers(f);
+    f->posix.writes = 3;
+    f->posix.written_bytes = 300;
+    f->has_ranks = true;
+    f->ranks = (struct vigil_report_file_ranks){
         .count = 1,
         .fastest_rank = 2,
         .fastest_s = 0.001,
@@ -230,6 +265,10 @@ void test_report_mpi_joint(struct vigil_report *r)
         .slowest_rank = 2,
         .slowest_s = 0.001,
         .slowest_bytes = 300,
+        .most_posix_rank = 2,
+        .most_posix_bytes = 300,
+        .least_posix_rank = 2,
+        .least_posix_bytes = 300,
     };
 }
 
@@ -240,8 +279,14 @@ static void own_rank(struct vigil_report *r)
     test_report_plain_run(r);
     r->rank = 3;
     r->in_job_report = true;
-    r->files[0].has_mpiio = true; /* only the MPI-IO level: no ranks in a rank's own */
-    r->files[0].mpiio = (struct vigil_report_file_mpiio){
+    /* Both levels of a file MPI-IO used; no ranks in a rank's own report. */
+    struct vigil_report_file *f = &files_store[0];
+    with_layers(&files_store[1]); /* every file of a report has the counters, or none */
+    with_layers(f);
+    f->posix.writes = 7;
+    f->posix.written_bytes = 1543;
+    f->has_mpiio = true;
+    f->mpiio = (struct vigil_report_file_mpiio){
         .indep_writes = 7,
         .written_bytes = 1543,
         .write_time_s = 0.0000005,
@@ -323,6 +368,85 @@ static void mpi_with_regions(struct vigil_report *r)
         (struct vigil_report_rank_stats){NAN, NAN, NAN, NAN, 0};
 }
 
+/* Every file with its Darshan counters (more than the text lists), a
+ * stdio layer, MPI-IO counts, ranks, and the timeline. */
+void test_report_files(struct vigil_report *r)
+{
+    test_report_plain_run(r);
+    r->file_count = 0;
+    static char names[12][32];
+    for (int i = 0; i < 12; i++) {
+        snprintf(names[i], sizeof names[i], "/scratch/ior.%02d", i);
+        struct vigil_report_file *f =
+            add_file(r, names[i], 100 - (uint64_t)i, 0, (12 - (uint64_t)i) << 20);
+        f->mount = "/scratch";
+        f->fs_type = "lustre";
+        f->has_layers = true;
+        struct vigil_report_file_layer *p = &f->posix;
+        p->opens = 1;
+        p->writes = 16;
+        p->seeks = (uint64_t)i;
+        p->written_bytes = f->written_bytes;
+        p->max_read_offset = -1;
+        p->max_written_offset = (int64_t)f->written_bytes - 1;
+        p->seq_writes = 15;
+        p->consec_writes = (uint64_t)(15 - i);
+        p->write_size_hist[4] = 16;
+        p->common_size_count = 1;
+        p->common_sizes[0] = (struct vigil_report_common){65536, 16};
+        p->common_stride_count = i % 3;
+        p->common_strides[0] = (struct vigil_report_common){0, 15 - (uint64_t)i};
+        p->common_strides[1] = (struct vigil_report_common){-131072, 1};
+        p->write_time_s = 0.1234565 * (i + 1);
+        p->meta_time_s = 1.0 / 3;
+        p->first_open_s = 0.0000004; /* rounds to 0 */
+        p->last_close_s = 2.5;
+        p->first_io_s = 0.001;
+        p->last_io_s = 2.4999995;
+        p->read_time_s = 0;
+    }
+    /* One read through stdio only: no POSIX access, "-" for both columns. */
+    struct vigil_report_file *s = &files_store[11];
+    s->has_stdio = true;
+    s->posix = (struct vigil_report_file_layer){.max_read_offset = -1,
+                                                .max_written_offset = -1,
+                                                .first_open_s = -1,
+                                                .last_close_s = -1,
+                                                .first_io_s = -1,
+                                                .last_io_s = -1};
+    s->stdio = (struct vigil_report_file_layer){.reads = 3,
+                                                .read_bytes = 300,
+                                                .max_read_offset = 299,
+                                                .max_written_offset = -1,
+                                                .first_open_s = -1,
+                                                .last_close_s = -1,
+                                                .first_io_s = 0.5,
+                                                .last_io_s = 0.75};
+    s->stdio.read_size_hist[1] = 3;
+    s->stdio.common_size_count = 1;
+    s->stdio.common_sizes[0] = (struct vigil_report_common){100, 3};
+    s->stdio.seq_reads = 2;
+    struct vigil_report_file *m = &files_store[0];
+    m->has_mpiio = true;
+    m->mpiio =
+        (struct vigil_report_file_mpiio){1, 2, 3, 4, 5, 6, 7, 8, 9, 1ull << 60, 0.25, 0.5, 1.0 / 3};
+    m->has_ranks = true;
+    m->ranks = (struct vigil_report_file_ranks){.count = 4,
+                                                .shared = true,
+                                                .fastest_rank = 2,
+                                                .fastest_s = 1.0 / 7,
+                                                .fastest_bytes = 3,
+                                                .slowest_rank = 0,
+                                                .slowest_s = 2.0 / 3,
+                                                .slowest_bytes = 5,
+                                                .time_variance_s2 = 1e-7,
+                                                .bytes_variance = 1e17 / 3};
+    r->timeline.bin_s = 0.134217728;
+    r->timeline.bins = 3;
+    r->timeline.read_bytes[2] = 300;
+    r->timeline.written_bytes[0] = 1ull << 40;
+}
+
 void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_report *) = {
     test_report_plain_run,
     no_daemon,
@@ -334,8 +458,10 @@ void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_repo
     mpi_without_rank_links,
     test_report_regions,
     mpi_with_regions,
+    test_report_files,
 };
 const char *const test_report_figure_set_names[TEST_REPORT_FIGURE_SETS] = {
     "plain run", "no daemon", "energy unavailable",           "no summary", "odd bytes",
     "MPI job",   "own rank",  "MPI job without rank figures", "regions",    "MPI job with regions",
+    "files",
 };

@@ -22,7 +22,11 @@ void test_report_mpi_joint(struct vigil_report *r);
 void test_report_regions(struct vigil_report *r);
 
 /* Every kind, with a name for messages. */
-enum { TEST_REPORT_FIGURE_SETS = 10 };
+/* Every file with Darshan's counters, more than the text lists, and the
+ * timeline. */
+void test_report_files(struct vigil_report *r);
+
+enum { TEST_REPORT_FIGURE_SETS = 11 };
 extern void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_report *);
 extern const char *const test_report_figure_set_names[TEST_REPORT_FIGURE_SETS];
 

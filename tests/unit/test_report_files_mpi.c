@@ -24,9 +24,10 @@ static void test_job_text(void **state)
     char *text = vigil_cli_report_text(&f);
     const char *const lines[] = {
         "\nMPI-IO files (reads/writes)          independent  collective       split nonblocking"
-        "     mpiio_read  mpiio_written\n",
+        "    mpiio_read mpiio_written    posix_read posix_written  most_posix (rank: bytes)\n",
+        /* Both levels: rank 0 moved 2 MiB through POSIX for the 1 MiB asked. */
         "\n/scratch/shared.dat                          1/0        8/16         0/2         3/4"
-        "         524288        1048576\n",
+        "        524288       1048576             0       2097152                0: 2097152\n",
         "\nshared files (by rank)               ranks       fastest rank: time bytes       "
         "slowest rank: time bytes   time_var_s2     bytes_var\n",
         /* Variances to 7 significant digits; rank-2.log is nobody else's. */
@@ -45,12 +46,14 @@ static void test_job_text(void **state)
               "\"ranks\":{\"count\":4,\"shared\":true,\"fastest_rank\":3,\"fastest_s\":0.012346,"
               "\"fastest_bytes\":262144,\"slowest_rank\":0,\"slowest_s\":0.456790,"
               "\"slowest_bytes\":1048576,\"time_variance_s2\":1.234568e-09,"
-              "\"bytes_variance\":3.333333e+16}");
+              "\"bytes_variance\":3.333333e+16,\"most_posix_rank\":0,\"most_posix_bytes\":2097152,"
+              "\"least_posix_rank\":2,\"least_posix_bytes\":0}");
     test_assert_contains(json, "\"mpiio\":null,\"ranks\":{\"count\":1,\"shared\":false,");
     g_free(json);
 }
 
-/* A process's report without MPI-IO prints neither table. */
+/* A process's report without MPI-IO prints neither table; its files have
+ * both members, null. */
 static void test_plain_text_has_neither(void **state)
 {
     (void)state;
@@ -60,8 +63,9 @@ static void test_plain_text_has_neither(void **state)
     assert_null(strstr(text, "MPI-IO files"));
     assert_null(strstr(text, "shared files"));
     g_free(text);
+    test_report_files(&f);
     char *json = vigil_cli_report_json(&f);
-    test_assert_contains(json, "\"mpiio\":null,\"ranks\":null");
+    test_assert_contains(json, "\"mpiio\":null,\"ranks\":null}");
     g_free(json);
 }
 
@@ -98,7 +102,7 @@ static void test_bad_parts_are_refused(void **state)
         {"\"coll_writes\":16", "\"coll_writes\":-16",
          "report: files.0.mpiio: coll_writes: expected a count"},
         {"\"nb_writes\":4,", "", "report: files.0.mpiio: nb_writes: missing"},
-        {"\"meta_time_s\":0.000000", "\"meta_time_s\":\"0\"",
+        {"\"meta_time_s\":0.000000}", "\"meta_time_s\":\"0\"}",
          "report: files.0.mpiio: meta_time_s: expected a number"},
         {"\"shared\":true", "\"shared\":false",
          "report: files.0.ranks: shared is false for 4 ranks"},
@@ -122,15 +126,45 @@ static void test_absent_parts_are_none(void **state)
 {
     (void)state;
     static struct vigil_report f;
-    test_report_plain_run(&f);
+    test_report_files(&f); /* its second file has neither */
     char *json = vigil_cli_report_json(&f);
     char *old = edited(json, ",\"mpiio\":null,\"ranks\":null", "");
     struct vigil_cli_report back;
     GError *error = NULL;
     if (!vigil_cli_report_parse(old, -1, &back, &error))
         fail_msg("refused: %s", error->message);
-    assert_false(back.r.files[0].has_mpiio);
-    assert_false(back.r.files[0].has_ranks);
+    assert_true(back.r.files[0].has_mpiio);
+    assert_false(back.r.files[1].has_mpiio);
+    assert_false(back.r.files[1].has_ranks);
+    vigil_cli_report_clear(&back);
+    g_free(old);
+    g_free(json);
+}
+
+/* A "ranks" without the POSIX extremes (written before them): unknown,
+ * and written back without them. */
+static void test_ranks_without_posix_extremes(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_mpi_joint(&f);
+    char *json = vigil_cli_report_json(&f);
+    char *old = edited(json,
+                       ",\"most_posix_rank\":0,\"most_posix_bytes\":2097152,"
+                       "\"least_posix_rank\":2,\"least_posix_bytes\":0",
+                       "");
+    struct vigil_cli_report back;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(old, -1, &back, &error))
+        fail_msg("refused: %s", error->message);
+    assert_int_equal(back.r.files[0].ranks.most_posix_rank, -1);
+    char *again = vigil_cli_report_json(&back.r);
+    assert_string_equal(again, old);
+    char *text = vigil_cli_report_text(&back.r);
+    test_assert_contains(text,
+                         "       1048576             0       2097152                         -\n");
+    g_free(text);
+    g_free(again);
     vigil_cli_report_clear(&back);
     g_free(old);
     g_free(json);
@@ -143,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_plain_text_has_neither),
         cmocka_unit_test(test_bad_parts_are_refused),
         cmocka_unit_test(test_absent_parts_are_none),
+        cmocka_unit_test(test_ranks_without_posix_extremes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

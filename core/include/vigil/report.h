@@ -27,7 +27,7 @@
 #include "vigil/ontology.h"
 
 #define VIGIL_REPORT_VERSION   1  /* "vigil_report": only ever added to */
-#define VIGIL_REPORT_TOP_FILES 10 /* the busiest files a report lists */
+#define VIGIL_REPORT_TOP_FILES 10 /* the busiest files the text lists; the JSON lists all */
 
 enum vigil_report_link_state {
     VIGIL_REPORT_STANDALONE = 0, /* never connected to vigild, or refused: `reason` says why */
@@ -60,12 +60,39 @@ struct vigil_report_op {
     uint64_t calls, bytes, time_ns, errors;
 };
 
+/* ---- files: Darshan's depth ------------------------------------------------------------------
+ * A file's counters for one layer (POSIX, stdio), as Darshan's POSIX module
+ * keeps them. Reads and writes are the calls that succeeded; offsets are
+ * where they began in the file. */
+#define VIGIL_REPORT_SIZE_BINS 10 /* 0-100, 100-1K, 1K-10K, ... 100M-1G, 1G+ (Darshan's) */
+#define VIGIL_REPORT_COMMON    4  /* the most common access sizes and strides kept */
+
+struct vigil_report_common {
+    int64_t value; /* a size (>= 0) or a stride (any sign) */
+    uint64_t count;
+};
+
+struct vigil_report_file_layer {
+    uint64_t reads, writes, opens, seeks, stats, fsyncs, other;
+    uint64_t read_bytes, written_bytes; /* in the POSIX layer: nested in MPI-IO calls too */
+    int64_t max_read_offset, max_written_offset; /* offset + size - 1; -1: none */
+    uint64_t seq_reads, seq_writes;              /* began at or after the previous one's end */
+    uint64_t consec_reads, consec_writes;        /* began exactly at the previous one's end */
+    uint64_t read_size_hist[VIGIL_REPORT_SIZE_BINS], write_size_hist[VIGIL_REPORT_SIZE_BINS];
+    int common_size_count, common_stride_count; /* <= VIGIL_REPORT_COMMON, most common first */
+    struct vigil_report_common common_sizes[VIGIL_REPORT_COMMON];
+    struct vigil_report_common common_strides[VIGIL_REPORT_COMMON];
+    double read_time_s, write_time_s, meta_time_s;
+    /* Seconds since the process started; -1 when there was none. */
+    double first_open_s, last_close_s, first_io_s, last_io_s;
+};
+
 /* What MPI-IO did to a file (Darshan's MPI-IO module): data calls by kind
  * (independent: read, read_at, read_shared and the writes alike;
  * collective: _all, _at_all, _ordered; split: their _begin; nonblocking:
- * the i- calls), the bytes MPI-IO was asked to move (its level: ROMIO's
- * POSIX calls under it may move more or less), and its time. A job's
- * report: summed over the ranks. */
+ * the i- calls), the bytes MPI-IO moved (its level: the POSIX calls under
+ * it, in the POSIX layer's counters, may move more or less), and its time.
+ * A job's report: summed over the ranks. */
 struct vigil_report_file_mpiio {
     uint64_t indep_reads, indep_writes, coll_reads, coll_writes;
     uint64_t split_reads, split_writes, nb_reads, nb_writes;
@@ -73,10 +100,10 @@ struct vigil_report_file_mpiio {
     double read_time_s, write_time_s, meta_time_s;
 };
 
-/* A job's report: how its ranks used a file. A rank's time on the file is
- * its MPI-IO time there when it used MPI-IO on it, else its POSIX time; its
- * bytes are the file's (outermost) bytes read and written. Variances are
- * over the ranks that used the file (population variance). */
+/* In an MPI job's report: how its ranks used the file. A rank's time on it
+ * is its MPI-IO time there when it used MPI-IO on it, else its POSIX and
+ * stdio time; its bytes are the file's (outermost) bytes read and written.
+ * Variances are over the ranks that used the file (population variance). */
 struct vigil_report_file_ranks {
     int32_t count; /* ranks that used it */
     bool shared;   /* count > 1 */
@@ -84,16 +111,40 @@ struct vigil_report_file_ranks {
     double fastest_s, slowest_s;
     uint64_t fastest_bytes, slowest_bytes;
     double time_variance_s2, bytes_variance;
+    /* The ranks that moved the most and the fewest bytes through POSIX on
+     * the file (in a two-phase collective: an aggregator, and a rank whose
+     * data it moved); -1 when not known (a report that did not say). */
+    int32_t most_posix_rank, least_posix_rank;
+    uint64_t most_posix_bytes, least_posix_bytes;
 };
 
 struct vigil_report_file {
     const char *path; /* bytes, not NUL-terminated */
     size_t path_bytes;
+    const char *mount;   /* "/" when unknown */
+    const char *fs_type; /* "" when unknown */
+    /* The outermost calls: an MPI-IO call's own POSIX calls are not here. */
     uint64_t calls, read_bytes, written_bytes;
+    /* A report without the counters below (one stored by an older vigil)
+     * has has_layers false: none of them is printed. */
+    bool has_layers;
+    struct vigil_report_file_layer posix;
+    bool has_stdio; /* JSON "stdio": null when false */
+    struct vigil_report_file_layer stdio;
     bool has_mpiio; /* JSON "mpiio": null when false */
     struct vigil_report_file_mpiio mpiio;
-    bool has_ranks; /* a job's report; JSON "ranks": null when false */
+    bool has_ranks; /* JSON "ranks": null when false */
     struct vigil_report_file_ranks ranks;
+};
+
+/* Bytes read and written over the run (Darshan's heatmap): bins of bin_s
+ * seconds from the process start; the width doubles as the run goes on,
+ * so that at most VIGIL_REPORT_TIMELINE_BINS cover it. */
+#define VIGIL_REPORT_TIMELINE_BINS 64
+struct vigil_report_timeline {
+    double bin_s; /* 0: no timeline (a report from an older vigil) */
+    int bins;
+    uint64_t read_bytes[VIGIL_REPORT_TIMELINE_BINS], written_bytes[VIGIL_REPORT_TIMELINE_BINS];
 };
 
 /* The figures every rank contributes to the joint report of an MPI job. */
@@ -207,8 +258,10 @@ struct vigil_report {
     uint64_t io_read_bytes, io_written_bytes, network_bytes;
     uint64_t observed, recorded, dropped, excluded;  /* activities */
     struct vigil_report_op ops[VIGIL_OP_MAX_ID + 1]; /* by operation id; calls 0: not shown */
+    /* Every file the process used, the busiest first (by bytes, then calls). */
     int file_count;
-    struct vigil_report_file files[VIGIL_REPORT_TOP_FILES]; /* the busiest first */
+    const struct vigil_report_file *files;
+    struct vigil_report_timeline timeline;
     /* A job's report (rank 0 of an MPI job): ranks > 0. */
     int32_t ranks;
     struct vigil_report_rank_stats per_rank[VIGIL_REPORT_RANK_METRIC_COUNT];

@@ -1,0 +1,193 @@
+/* vigil — the report's files: the compact table of the busiest in the text,
+ * every file with its Darshan-style counters in the JSON, and the
+ * timeline of bytes over the run (vigil/report.h).
+ *
+ * A report stored by an older vigil has no counters (has_layers false) and
+ * no timeline (bin_s 0): both forms then print exactly what that vigil
+ * printed, so that `vigil report` still shows it as the console did. */
+#include <stdio.h>
+
+#include "report_put.h"
+
+#define put_text   vigil_report_put_text
+#define put_printf vigil_report_put_printf
+
+static double rounded(double value)
+{
+    return vigil_report_round(value, VIGIL_REPORT_FIGURE_DECIMALS);
+}
+
+/* ---- text ---------------------------------------------------------------------------------- */
+
+/* "100" (sequential share, %), or "-" without reads and writes. */
+static void sequential_share(char *out, size_t size, const struct vigil_report_file *f)
+{
+    uint64_t accesses = f->posix.reads + f->posix.writes + f->stdio.reads + f->stdio.writes;
+    uint64_t sequential =
+        f->posix.seq_reads + f->posix.seq_writes + f->stdio.seq_reads + f->stdio.seq_writes;
+    if (accesses == 0)
+        snprintf(out, size, "-");
+    else
+        snprintf(out, size, "%llu", (unsigned long long)(sequential * 100 / accesses));
+}
+
+/* The most common access size of the POSIX layer, else of stdio; "-". */
+static void common_size(char *out, size_t size, const struct vigil_report_file *f)
+{
+    const struct vigil_report_file_layer *l =
+        f->posix.common_size_count > 0 ? &f->posix : &f->stdio;
+    if (l->common_size_count == 0)
+        snprintf(out, size, "-");
+    else
+        snprintf(out, size, "%lld", (long long)l->common_sizes[0].value);
+}
+
+void vigil_report_text_files(struct vigil_report_sink *s, const struct vigil_report *r)
+{
+    if (r->file_count == 0)
+        return;
+    bool layers = r->files[0].has_layers;
+    put_printf(s, "\n%-44s %10s %16s %16s", "top files", "calls", "read_bytes", "written_bytes");
+    put_text(s, layers ? "  seq_%  common_size\n" : "\n");
+    int shown = r->file_count < VIGIL_REPORT_TOP_FILES ? r->file_count : VIGIL_REPORT_TOP_FILES;
+    for (int i = 0; i < shown; i++) {
+        const struct vigil_report_file *f = &r->files[i];
+        vigil_report_put_clean_bytes(s, f->path, f->path_bytes, 44);
+        put_printf(s, " %10llu %16llu %16llu", (unsigned long long)f->calls,
+                   (unsigned long long)f->read_bytes, (unsigned long long)f->written_bytes);
+        if (f->has_layers) {
+            char share[24], size[24];
+            sequential_share(share, sizeof share, f);
+            common_size(size, sizeof size, f);
+            put_printf(s, " %6s %12s", share, size);
+        }
+        put_text(s, "\n");
+    }
+    if (r->file_count > shown)
+        put_printf(s, "(%d more file%s: the JSON report lists all %d)\n", r->file_count - shown,
+                   r->file_count - shown == 1 ? "" : "s", r->file_count);
+}
+
+/* ---- JSON ---------------------------------------------------------------------------------- */
+
+static void json_u64(struct vigil_report_sink *s, const char *name, uint64_t value)
+{
+    put_printf(s, ",\"%s\":%llu", name, (unsigned long long)value);
+}
+
+static void json_i64(struct vigil_report_sink *s, const char *name, int64_t value)
+{
+    put_printf(s, ",\"%s\":%lld", name, (long long)value);
+}
+
+static void json_seconds(struct vigil_report_sink *s, const char *name, double value)
+{
+    put_printf(s, ",\"%s\":%.6f", name, rounded(value));
+}
+
+static void json_hist(struct vigil_report_sink *s, const char *name, const uint64_t *bins)
+{
+    put_printf(s, ",\"%s\":[", name);
+    for (int i = 0; i < VIGIL_REPORT_SIZE_BINS; i++)
+        put_printf(s, "%s%llu", i ? "," : "", (unsigned long long)bins[i]);
+    put_text(s, "]");
+}
+
+static void json_common(struct vigil_report_sink *s, const char *name, const char *value_name,
+                        const struct vigil_report_common *common, int count)
+{
+    put_printf(s, ",\"%s\":[", name);
+    for (int i = 0; i < count; i++)
+        put_printf(s, "%s{\"%s\":%lld,\"count\":%llu}", i ? "," : "", value_name,
+                   (long long)common[i].value, (unsigned long long)common[i].count);
+    put_text(s, "]");
+}
+
+static void json_layer(struct vigil_report_sink *s, const struct vigil_report_file_layer *l)
+{
+    put_printf(s, "{\"reads\":%llu", (unsigned long long)l->reads);
+    json_u64(s, "writes", l->writes);
+    json_u64(s, "opens", l->opens);
+    json_u64(s, "seeks", l->seeks);
+    json_u64(s, "stats", l->stats);
+    json_u64(s, "fsyncs", l->fsyncs);
+    json_u64(s, "other", l->other);
+    json_u64(s, "read_bytes", l->read_bytes);
+    json_u64(s, "written_bytes", l->written_bytes);
+    json_i64(s, "max_read_offset", l->max_read_offset);
+    json_i64(s, "max_written_offset", l->max_written_offset);
+    json_u64(s, "seq_reads", l->seq_reads);
+    json_u64(s, "seq_writes", l->seq_writes);
+    json_u64(s, "consec_reads", l->consec_reads);
+    json_u64(s, "consec_writes", l->consec_writes);
+    json_hist(s, "read_size_hist", l->read_size_hist);
+    json_hist(s, "write_size_hist", l->write_size_hist);
+    json_common(s, "common_sizes", "size", l->common_sizes, l->common_size_count);
+    json_common(s, "common_strides", "stride", l->common_strides, l->common_stride_count);
+    json_seconds(s, "read_time_s", l->read_time_s);
+    json_seconds(s, "write_time_s", l->write_time_s);
+    json_seconds(s, "meta_time_s", l->meta_time_s);
+    json_seconds(s, "first_open_s", l->first_open_s);
+    json_seconds(s, "last_close_s", l->last_close_s);
+    json_seconds(s, "first_io_s", l->first_io_s);
+    json_seconds(s, "last_io_s", l->last_io_s);
+    put_text(s, "}");
+}
+
+static void json_file(struct vigil_report_sink *s, const struct vigil_report_file *f)
+{
+    put_text(s, "{\"path\":");
+    vigil_report_put_json_bytes(s, f->path, f->path_bytes);
+    if (!f->has_layers) { /* as an older vigil wrote it */
+        put_printf(s, ",\"calls\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu}",
+                   (unsigned long long)f->calls, (unsigned long long)f->read_bytes,
+                   (unsigned long long)f->written_bytes);
+        return;
+    }
+    put_text(s, ",\"mount\":");
+    vigil_report_put_json_string(s, f->mount);
+    put_text(s, ",\"fs_type\":");
+    vigil_report_put_json_string(s, f->fs_type);
+    json_u64(s, "calls", f->calls);
+    json_u64(s, "read_bytes", f->read_bytes);
+    json_u64(s, "written_bytes", f->written_bytes);
+    /* The names the first version gave them, for the readers that know
+     * only those (the web's run page). */
+    json_u64(s, "bytes_read", f->read_bytes);
+    json_u64(s, "bytes_written", f->written_bytes);
+    put_text(s, ",\"posix\":");
+    json_layer(s, &f->posix);
+    put_text(s, ",\"stdio\":");
+    if (f->has_stdio)
+        json_layer(s, &f->stdio);
+    else
+        put_text(s, "null");
+    vigil_report_json_file_mpi(s, f); /* "mpiio" and "ranks" */
+    put_text(s, "}");
+}
+
+void vigil_report_json_files(struct vigil_report_sink *s, const struct vigil_report *r)
+{
+    put_text(s, ",\"files\":[");
+    for (int i = 0; i < r->file_count; i++) {
+        if (i > 0)
+            put_text(s, ",");
+        json_file(s, &r->files[i]);
+    }
+    put_text(s, "]");
+}
+
+void vigil_report_json_timeline(struct vigil_report_sink *s, const struct vigil_report *r)
+{
+    const struct vigil_report_timeline *t = &r->timeline;
+    if (t->bin_s <= 0)
+        return; /* a report from an older vigil */
+    put_printf(s, ",\"files_total\":%d", r->file_count);
+    put_printf(s, ",\"timeline\":{\"bin_s\":%.6f,\"read_bytes\":[", rounded(t->bin_s));
+    for (int i = 0; i < t->bins; i++)
+        put_printf(s, "%s%llu", i ? "," : "", (unsigned long long)t->read_bytes[i]);
+    put_text(s, "],\"written_bytes\":[");
+    for (int i = 0; i < t->bins; i++)
+        put_printf(s, "%s%llu", i ? "," : "", (unsigned long long)t->written_bytes[i]);
+    put_text(s, "]}");
+}

@@ -1,0 +1,318 @@
+/* vigil — per-file statistics to Darshan's depth, and the process's
+ * timeline of bytes (the hot part is inline in preload.h).
+ *
+ * Every interned file has a record here, in a table mapped at start-up
+ * (one per file slot, touched only when used: bounded memory whatever the
+ * program opens). A thread adds to the counters of the file it works on in
+ * its own block (preload_thread_counters.pending_stats), with plain stores;
+ * when it moves to another file the block is merged into the file's record
+ * under the record's spin lock: the rare path. The report merges what
+ * threads still hold. */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "preload.h"
+
+struct file_record {
+    _Atomic int lock;
+    struct preload_layer_stats layer[PRELOAD_STATS_LAYERS];
+};
+
+static struct file_record *records; /* by file id - 1 */
+
+_Atomic uint32_t preload_timeline_shift;
+static _Atomic uint64_t timeline_bytes[2][PRELOAD_TIMELINE_BINS];
+static _Atomic int timeline_lock;
+
+/* ---- the common values ---------------------------------------------------------------------- */
+
+void preload_common_note(struct preload_common *t, int64_t value, uint64_t count)
+{
+    uint32_t at = 0;
+    while (at < t->used && t->value[at] != value)
+        at++;
+    uint64_t total = count;
+    if (at < t->used) {
+        total += t->count[at];
+    } else if (t->used < PRELOAD_COMMON_SLOTS) {
+        at = t->used++;
+    } else {
+        /* Full: the rarest goes, and its count stays with the newcomer. */
+        at = 0;
+        for (uint32_t i = 1; i < t->used; i++)
+            if (t->count[i] < t->count[at])
+                at = i;
+        total += t->count[at];
+    }
+    /* To the front: the next call of the same value is the inline case. */
+    memmove(&t->value[1], &t->value[0], at * sizeof t->value[0]);
+    memmove(&t->count[1], &t->count[0], at * sizeof t->count[0]);
+    t->value[0] = value;
+    t->count[0] = total;
+}
+
+/* ---- records -------------------------------------------------------------------------------- */
+
+static void layer_clear(struct preload_layer_stats *l)
+{
+    memset(l, 0, sizeof *l);
+    l->last_end[0] = l->last_end[1] = -1;
+}
+
+static bool layer_used(const struct preload_layer_stats *l)
+{
+    for (int k = 0; k < PRELOAD_KIND_COUNT; k++)
+        if (l->count[k] != 0)
+            return true;
+    return false;
+}
+
+static uint64_t min_set(uint64_t a, uint64_t b)
+{
+    return a == 0 ? b : b == 0 ? a : a < b ? a : b;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+void preload_layer_merge(struct preload_layer_stats *into, const struct preload_layer_stats *from)
+{
+    for (int k = 0; k < PRELOAD_KIND_COUNT; k++)
+        into->count[k] += from->count[k];
+    for (int rw = 0; rw < 2; rw++) {
+        into->bytes[rw] += from->bytes[rw];
+        if (from->max_end[rw] > into->max_end[rw])
+            into->max_end[rw] = from->max_end[rw];
+        if (from->last_end[rw] >= 0)
+            into->last_end[rw] = from->last_end[rw];
+        into->seq[rw] += from->seq[rw];
+        into->consec[rw] += from->consec[rw];
+        for (int b = 0; b < PRELOAD_SIZE_BINS; b++)
+            into->hist[rw][b] += from->hist[rw][b];
+    }
+    for (int t = 0; t < 3; t++)
+        into->time[t] += from->time[t];
+    into->first_open = min_set(into->first_open, from->first_open);
+    into->first_io = min_set(into->first_io, from->first_io);
+    into->last_close = max_u64(into->last_close, from->last_close);
+    into->last_io = max_u64(into->last_io, from->last_io);
+    /* Least frequent first, so that the most frequent end at the front. */
+    for (uint32_t i = from->sizes.used; i-- > 0;)
+        preload_common_note(&into->sizes, from->sizes.value[i], from->sizes.count[i]);
+    for (uint32_t i = from->strides.used; i-- > 0;)
+        preload_common_note(&into->strides, from->strides.value[i], from->strides.count[i]);
+}
+
+static struct file_record *record_of(uint32_t file_id)
+{
+    if (records == NULL || file_id == VIGIL_FILE_NONE || file_id > PRELOAD_FILE_SLOTS)
+        return NULL;
+    return &records[file_id - 1];
+}
+
+static void record_lock(struct file_record *r)
+{
+    while (atomic_exchange_explicit(&r->lock, 1, memory_order_acquire))
+        while (atomic_load_explicit(&r->lock, memory_order_relaxed))
+            __builtin_ia32_pause();
+}
+
+static void record_unlock(struct file_record *r)
+{
+    atomic_store_explicit(&r->lock, 0, memory_order_release);
+}
+
+void preload_file_stats_flush(struct preload_thread_counters *c)
+{
+    struct file_record *r = record_of(c->pending_file);
+    bool any = false;
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+        any |= layer_used(&c->pending_stats[layer]);
+    if (r != NULL && any) {
+        record_lock(r);
+        for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+            if (layer_used(&c->pending_stats[layer]))
+                preload_layer_merge(&r->layer[layer], &c->pending_stats[layer]);
+        record_unlock(r);
+    }
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+        if (any)
+            layer_clear(&c->pending_stats[layer]);
+}
+
+void preload_file_stats_take(struct preload_thread_counters *c, uint32_t file_id)
+{
+    /* Sequential access is judged against where the file's previous
+     * access ended, whichever thread made it. */
+    struct file_record *r = record_of(file_id);
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++) {
+        struct preload_layer_stats *l = &c->pending_stats[layer];
+        if (layer_used(l))
+            layer_clear(l);
+        l->last_end[0] = l->last_end[1] = -1;
+        if (r != NULL) {
+            l->last_end[0] = __atomic_load_n(&r->layer[layer].last_end[0], __ATOMIC_RELAXED);
+            l->last_end[1] = __atomic_load_n(&r->layer[layer].last_end[1], __ATOMIC_RELAXED);
+        }
+    }
+}
+
+void preload_file_stats_note_shared(uint32_t file_id, const struct preload_outcome *o,
+                                    uint64_t start_ticks, uint64_t end_ticks)
+{
+    struct file_record *r = record_of(file_id);
+    unsigned layer = preload_stats_layer(o->op);
+    if (r == NULL || layer >= PRELOAD_STATS_LAYERS || o->failed)
+        return;
+    record_lock(r);
+    preload_stats_note(&r->layer[layer], o, start_ticks, end_ticks);
+    record_unlock(r);
+    unsigned kind = preload_stats_kind(o->op);
+    if (kind == PRELOAD_KIND_READ || kind == PRELOAD_KIND_WRITE)
+        preload_timeline_note_shared(kind == PRELOAD_KIND_WRITE, o->bytes_moved, end_ticks);
+}
+
+void preload_file_stats_clear(uint32_t file_id)
+{
+    struct file_record *r = record_of(file_id);
+    if (r == NULL)
+        return;
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+        layer_clear(&r->layer[layer]);
+}
+
+void preload_file_stats_get(uint32_t file_id, struct preload_layer_stats out[PRELOAD_STATS_LAYERS])
+{
+    struct file_record *r = record_of(file_id);
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+        layer_clear(&out[layer]);
+    if (r == NULL)
+        return;
+    record_lock(r);
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+        preload_layer_merge(&out[layer], &r->layer[layer]);
+    record_unlock(r);
+}
+
+/* ---- the timeline -----------------------------------------------------------------------------
+ */
+
+/* Halves the timeline's resolution until `bin` (at `shift`) fits. Two
+ * threads adding while it folds may put a few bytes one bin off. */
+static uint32_t timeline_fit(uint64_t bin, uint32_t shift)
+{
+    while (atomic_exchange_explicit(&timeline_lock, 1, memory_order_acquire))
+        __builtin_ia32_pause();
+    uint32_t now = atomic_load_explicit(&preload_timeline_shift, memory_order_relaxed);
+    if (now > shift)
+        bin >>= now - shift;
+    while (bin >= PRELOAD_TIMELINE_BINS) {
+        for (int rw = 0; rw < 2; rw++) {
+            for (int i = 0; i < PRELOAD_TIMELINE_BINS; i++) {
+                uint64_t v =
+                    atomic_exchange_explicit(&timeline_bytes[rw][i], 0, memory_order_relaxed);
+                atomic_fetch_add_explicit(&timeline_bytes[rw][i / 2], v, memory_order_relaxed);
+            }
+        }
+        now++;
+        bin >>= 1;
+    }
+    atomic_store_explicit(&preload_timeline_shift, now, memory_order_relaxed);
+    atomic_store_explicit(&timeline_lock, 0, memory_order_release);
+    return now;
+}
+
+static void timeline_add(uint64_t bin, uint32_t shift, const uint64_t bytes[2])
+{
+    if (bytes[0] == 0 && bytes[1] == 0)
+        return;
+    uint32_t now = atomic_load_explicit(&preload_timeline_shift, memory_order_relaxed);
+    if (now > shift) {
+        bin >>= now - shift;
+        shift = now;
+    }
+    if (bin >= PRELOAD_TIMELINE_BINS) {
+        shift = timeline_fit(bin, shift);
+        bin >>= shift - now;
+        if (bin >= PRELOAD_TIMELINE_BINS)
+            bin = PRELOAD_TIMELINE_BINS - 1;
+    }
+    for (int rw = 0; rw < 2; rw++)
+        if (bytes[rw] != 0)
+            atomic_fetch_add_explicit(&timeline_bytes[rw][bin], bytes[rw], memory_order_relaxed);
+}
+
+void preload_timeline_move(struct preload_thread_counters *c, uint64_t bin, uint32_t shift)
+{
+    timeline_add(c->timeline_bin, c->timeline_shift, c->timeline_bytes);
+    c->timeline_bytes[0] = c->timeline_bytes[1] = 0;
+    c->timeline_bin = bin;
+    c->timeline_shift = shift;
+}
+
+void preload_timeline_note_shared(unsigned rw, uint64_t bytes, uint64_t end_ticks)
+{
+    uint32_t shift = atomic_load_explicit(&preload_timeline_shift, memory_order_relaxed);
+    uint64_t moved[2] = {0, 0};
+    moved[rw] = bytes;
+    timeline_add((end_ticks - preload.start.ticks) >> shift, shift, moved);
+}
+
+void preload_timeline_add_pending(const struct preload_thread_counters *c)
+{
+    timeline_add(c->timeline_bin, c->timeline_shift, c->timeline_bytes);
+}
+
+uint32_t preload_timeline_get(uint64_t read_bytes[PRELOAD_TIMELINE_BINS],
+                              uint64_t written_bytes[PRELOAD_TIMELINE_BINS], int *bins)
+{
+    uint32_t shift = atomic_load_explicit(&preload_timeline_shift, memory_order_relaxed);
+    int last = 0;
+    for (int i = 0; i < PRELOAD_TIMELINE_BINS; i++) {
+        read_bytes[i] = atomic_load_explicit(&timeline_bytes[0][i], memory_order_relaxed);
+        written_bytes[i] = atomic_load_explicit(&timeline_bytes[1][i], memory_order_relaxed);
+        if (read_bytes[i] != 0 || written_bytes[i] != 0)
+            last = i + 1;
+    }
+    *bins = last;
+    return shift;
+}
+
+/* ---- set-up --------------------------------------------------------------------------------- */
+
+/* The first bins are about 0.1 s wide: 2^27 ns, or 2^28 TSC ticks (1.3 to
+ * 4 GHz). The report gives the width in seconds, measured. */
+static uint32_t first_shift(void)
+{
+    return preload.tick_source == VIGIL_TICKS_TSC ? 28 : 27;
+}
+
+bool preload_file_stats_init(void)
+{
+    void *map = mmap(NULL, PRELOAD_FILE_SLOTS * sizeof *records, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED)
+        return false;
+    records = map;
+    atomic_store_explicit(&preload_timeline_shift, first_shift(), memory_order_relaxed);
+    return true;
+}
+
+void preload_file_stats_reset_after_fork(void)
+{
+    /* The child starts its own figures, and its own clock. */
+    uint32_t used = preload_file_count_used();
+    for (uint32_t i = 0; i < used; i++) {
+        struct file_record *r = record_of(preload_file_used_id(i));
+        if (r != NULL) {
+            memset(r, 0, sizeof *r);
+            for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+                layer_clear(&r->layer[layer]);
+        }
+    }
+    memset((void *)timeline_bytes, 0, sizeof timeline_bytes);
+    atomic_store_explicit(&timeline_lock, 0, memory_order_relaxed);
+    atomic_store_explicit(&preload_timeline_shift, first_shift(), memory_order_relaxed);
+}
