@@ -42,7 +42,10 @@ struct mapping {
 static void *map(struct mapping *m, size_t bytes)
 {
     m->bytes = bytes > 0 ? bytes : 1;
-    m->at = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* Reserving nothing: the merge maps room for every rank's every file and
+     * touches only what the distinct files take. */
+    m->at = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m->at == MAP_FAILED)
         m->at = NULL;
     return m->at;

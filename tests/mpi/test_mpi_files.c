@@ -284,7 +284,19 @@ static void check_posix_levels(const struct job *job)
     assert_int_equal(test_json_int(f, where, "ranks.most_posix_bytes"), most);
     assert_int_equal(test_json_int(f, where, "ranks.least_posix_rank"), least_rank);
     assert_int_equal(test_json_int(f, where, "ranks.least_posix_bytes"), least);
+    /* The largest offsets are the ranks' largest: the end of the file. */
+    assert_int_equal(test_json_int(f, where, "posix.max_written_offset"), 2 * RANKS * B - 1);
+    assert_int_equal(test_json_int(f, where, "posix.max_read_offset"), RANKS * B - 1);
     f = file_entry(&job->joint, job->dir, "indep.dat");
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "posix.max_written_offset"),
+                     RANKS * (RANKS + 1) / 2 * B - 1);
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "posix.writes"),
+                     RANKS * (RANKS + 1) / 2);
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "posix.write_size_hist.2"),
+                     RANKS * (RANKS + 1) / 2); /* 4 KiB: the 1K-10K bin */
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "posix.common_sizes.0.size"), B);
+    assert_int_equal(test_json_int(f, "the job's indep.dat", "posix.common_sizes.0.count"),
+                     RANKS * (RANKS + 1) / 2 + RANKS); /* the writes and the reads */
     assert_int_equal(test_json_int(f, "the job's indep.dat", "ranks.most_posix_rank"), RANKS - 1);
     assert_int_equal(test_json_int(f, "the job's indep.dat", "ranks.most_posix_bytes"),
                      (RANKS + 1) * B);
