@@ -506,9 +506,10 @@ static void read_timeline(struct reader *rd, JsonObject *root, struct vigil_repo
     if (!json_object_has_member(root, "timeline") && !json_object_has_member(root, "files_total"))
         return;
     uint64_t total = count_member(rd, root, "", "files_total");
-    if (!rd->failed && total != (uint64_t)r->file_count)
+    if (!rd->failed && total < (uint64_t)r->file_count)
         fail(rd, "files_total", "%" G_GUINT64_FORMAT " files, but \"files\" lists %d", total,
              r->file_count);
+    r->files_total = total;
     JsonObject *t = object_member(rd, root, "", "timeline");
     if (t == NULL)
         return;

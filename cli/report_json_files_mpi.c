@@ -15,8 +15,9 @@ struct mpi_reader {
     gboolean failed;
 };
 
-__attribute__((format(printf, 3, 4))) static void fail(struct mpi_reader *rd, const char *where,
-                                                       const char *fmt, ...)
+/* "report: files.3.mpiio.coll_reads: …", as report_json.c names members. */
+__attribute__((format(printf, 4, 5))) static void fail(struct mpi_reader *rd, const char *where,
+                                                       const char *name, const char *fmt, ...)
 {
     if (rd->failed)
         return;
@@ -25,7 +26,7 @@ __attribute__((format(printf, 3, 4))) static void fail(struct mpi_reader *rd, co
     va_start(ap, fmt);
     char *what = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    g_set_error(rd->error, FILES_MPI_ERROR, 0, "report: %s: %s", where, what);
+    g_set_error(rd->error, FILES_MPI_ERROR, 0, "report: %s.%s: %s", where, name, what);
     g_free(what);
 }
 
@@ -33,7 +34,7 @@ static JsonNode *need(struct mpi_reader *rd, JsonObject *o, const char *where, c
 {
     JsonNode *node = json_object_get_member(o, name);
     if (node == NULL)
-        fail(rd, where, "%s: missing", name);
+        fail(rd, where, name, "missing");
     return node;
 }
 
@@ -44,7 +45,7 @@ static uint64_t count(struct mpi_reader *rd, JsonObject *o, const char *where, c
         return 0;
     if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_INT64 ||
         json_node_get_int(node) < 0) {
-        fail(rd, where, "%s: expected a count (an integer of 0 or more)", name);
+        fail(rd, where, name, "expected a count (an integer of 0 or more)");
         return 0;
     }
     return (uint64_t)json_node_get_int(node);
@@ -57,7 +58,7 @@ static int32_t rank_of(struct mpi_reader *rd, JsonObject *o, const char *where, 
         return 0;
     if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_INT64 ||
         json_node_get_int(node) < 0 || json_node_get_int(node) > INT32_MAX) {
-        fail(rd, where, "%s: expected a rank (an integer of 0 or more)", name);
+        fail(rd, where, name, "expected a rank (an integer of 0 or more)");
         return 0;
     }
     return (int32_t)json_node_get_int(node);
@@ -71,12 +72,12 @@ static double amount(struct mpi_reader *rd, JsonObject *o, const char *where, co
         return 0;
     if (!JSON_NODE_HOLDS_VALUE(node) || (json_node_get_value_type(node) != G_TYPE_INT64 &&
                                          json_node_get_value_type(node) != G_TYPE_DOUBLE)) {
-        fail(rd, where, "%s: expected a number", name);
+        fail(rd, where, name, "expected a number");
         return 0;
     }
     double value = json_node_get_double(node);
     if (!isfinite(value) || value < 0) {
-        fail(rd, where, "%s: expected a number of 0 or more", name);
+        fail(rd, where, name, "expected a number of 0 or more");
         return 0;
     }
     return value;
@@ -90,7 +91,7 @@ static JsonObject *optional_object(struct mpi_reader *rd, JsonObject *o, const c
     if (node == NULL || JSON_NODE_HOLDS_NULL(node))
         return NULL;
     if (!JSON_NODE_HOLDS_OBJECT(node)) {
-        fail(rd, where, "%s: expected an object or null", name);
+        fail(rd, where, name, "expected an object or null");
         return NULL;
     }
     return json_node_get_object(node);
@@ -125,7 +126,7 @@ static void read_ranks(struct mpi_reader *rd, JsonObject *k, const char *where,
     JsonNode *shared = need(rd, k, at, "shared");
     if (shared != NULL &&
         (!JSON_NODE_HOLDS_VALUE(shared) || json_node_get_value_type(shared) != G_TYPE_BOOLEAN))
-        fail(rd, at, "shared: expected true or false");
+        fail(rd, at, "shared", "expected true or false");
     *out = (struct vigil_report_file_ranks){
         .count = rank_of(rd, k, at, "count"),
         .shared = shared != NULL && !rd->failed && json_node_get_boolean(shared),
@@ -147,7 +148,7 @@ static void read_ranks(struct mpi_reader *rd, JsonObject *k, const char *where,
         out->least_posix_bytes = count(rd, k, at, "least_posix_bytes");
     }
     if (!rd->failed && out->shared != (out->count > 1))
-        fail(rd, at, "shared is %s for %d ranks", out->shared ? "true" : "false", (int)out->count);
+        fail(rd, at, "shared", "%s for %d ranks", out->shared ? "true" : "false", (int)out->count);
     g_free(at);
 }
 

@@ -63,9 +63,11 @@ void vigil_report_text_files(struct vigil_report_sink *s, const struct vigil_rep
         }
         put_text(s, "\n");
     }
-    if (r->file_count > shown)
-        put_printf(s, "(%d more file%s: the JSON report lists all %d)\n", r->file_count - shown,
-                   r->file_count - shown == 1 ? "" : "s", r->file_count);
+    uint64_t total =
+        r->files_total > (uint64_t)r->file_count ? r->files_total : (uint64_t)r->file_count;
+    if (total > (uint64_t)shown)
+        put_printf(s, "(%llu more file%s in the JSON report)\n",
+                   (unsigned long long)(total - (uint64_t)shown), total - shown == 1 ? "" : "s");
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -182,7 +184,9 @@ void vigil_report_json_timeline(struct vigil_report_sink *s, const struct vigil_
     const struct vigil_report_timeline *t = &r->timeline;
     if (t->bin_s <= 0)
         return; /* a report from an older vigil */
-    put_printf(s, ",\"files_total\":%d", r->file_count);
+    uint64_t total =
+        r->files_total > (uint64_t)r->file_count ? r->files_total : (uint64_t)r->file_count;
+    put_printf(s, ",\"files_total\":%llu", (unsigned long long)total);
     put_printf(s, ",\"timeline\":{\"bin_s\":%.6f,\"read_bytes\":[", rounded(t->bin_s));
     for (int i = 0; i < t->bins; i++)
         put_printf(s, "%s%llu", i ? "," : "", (unsigned long long)t->read_bytes[i]);

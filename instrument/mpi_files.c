@@ -328,6 +328,7 @@ static void merge(char *gathered, const int *sizes, const int *offsets, int rank
             out[i] = files[i].f;
         r->files = out;
         r->file_count = (int)count;
+        r->files_total = count;
     }
     unmap(&kept.merged);
 }
@@ -420,6 +421,7 @@ bool preload_mpi_files_joint(MPI_Comm comm, int rank, int ranks, struct vigil_re
                                 PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS;
     if (rank == 0) {
         r->file_count = 0;
+        r->files_total = 0;
         r->files = NULL;
         if (ok && accept)
             merge(gathered, sizes, offsets, ranks, r);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "regions.h"
+#include "vigil/local_protocol.h"
 #include "report.h"
 
 enum report_format { REPORT_TEXT, REPORT_JSON };
@@ -268,6 +269,24 @@ void preload_report_keep_json(const struct vigil_report *r)
     vigil_report_sink_init(&sink, write_counted, &out);
     vigil_report_write_json(&sink, r);
     vigil_report_sink_flush(&sink);
+    /* vigild takes at most VIGIL_LOCAL_REPORT_MAX_BYTES: past it, fewer
+     * files (the busiest; files_total still counts them all). */
+    static struct vigil_report fewer;
+    fewer = *r;
+    while (!out.failed && out.bytes > VIGIL_LOCAL_REPORT_MAX_BYTES && fewer.file_count > 0) {
+        uint64_t per_file = out.bytes / (uint64_t)(fewer.file_count + 1) + 1;
+        uint64_t over = out.bytes - VIGIL_LOCAL_REPORT_MAX_BYTES;
+        uint64_t cut = over / per_file + 1 + (uint64_t)fewer.file_count / 16;
+        fewer.file_count = cut >= (uint64_t)fewer.file_count ? 0 : fewer.file_count - (int)cut;
+        out = (struct counted_fd){.fd = fd};
+        if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+            out.failed = true;
+            break;
+        }
+        vigil_report_sink_init(&sink, write_counted, &out);
+        vigil_report_write_json(&sink, &fewer);
+        vigil_report_sink_flush(&sink);
+    }
     if (out.failed ||
         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
         close(fd);

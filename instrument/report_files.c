@@ -266,6 +266,7 @@ void preload_report_gather_files(struct vigil_report *r, const struct vigil_tick
     static struct gathering g; /* the timeline: 1 KiB, not on the exiting thread's stack */
     r->file_count = 0;
     r->files = NULL;
+    r->files_total = 0;
     if (kept.files != NULL)
         munmap(kept.files, kept.files_bytes);
     if (kept.gathered != NULL)
@@ -345,4 +346,5 @@ void preload_report_gather_files(struct vigil_report *r, const struct vigil_tick
     sort_busiest_first(files, n);
     r->files = files;
     r->file_count = (int)n;
+    r->files_total = n;
 }

@@ -98,20 +98,18 @@ static void test_bad_parts_are_refused(void **state)
     } edits[] = {
         {"\"mpiio\":{\"indep_reads\"", "\"mpiio\":[{\"indep_reads\"", "report: not JSON"},
         {"\"mpiio\":{\"indep_reads\"", "\"mpiio\":7,\"x\":{\"indep_reads\"",
-         "report: files.0: mpiio: expected an object or null"},
+         "report: files.0.mpiio: expected an object or null"},
         {"\"coll_writes\":16", "\"coll_writes\":-16",
-         "report: files.0.mpiio: coll_writes: expected a count"},
-        {"\"nb_writes\":4,", "", "report: files.0.mpiio: nb_writes: missing"},
+         "report: files.0.mpiio.coll_writes: expected a count"},
+        {"\"nb_writes\":4,", "", "report: files.0.mpiio.nb_writes: missing"},
         {"\"meta_time_s\":0.000000}", "\"meta_time_s\":\"0\"}",
-         "report: files.0.mpiio: meta_time_s: expected a number"},
-        {"\"shared\":true", "\"shared\":false",
-         "report: files.0.ranks: shared is false for 4 ranks"},
+         "report: files.0.mpiio.meta_time_s: expected a number"},
+        {"\"shared\":true", "\"shared\":false", "report: files.0.ranks.shared: false for 4 ranks"},
         {"\"fastest_rank\":3", "\"fastest_rank\":-3",
-         "report: files.0.ranks: fastest_rank: expected a rank"},
+         "report: files.0.ranks.fastest_rank: expected a rank"},
         {"\"time_variance_s2\":1.234568e-09", "\"time_variance_s2\":-1",
-         "report: files.0.ranks: time_variance_s2: expected a number of 0 or more"},
-        {"\"shared\":true", "\"shared\":1",
-         "report: files.0.ranks: shared: expected true or false"},
+         "report: files.0.ranks.time_variance_s2: expected a number of 0 or more"},
+        {"\"shared\":true", "\"shared\":1", "report: files.0.ranks.shared: expected true or false"},
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         char *bad = edited(json, edits[i].from, edits[i].to);

@@ -270,6 +270,84 @@ static void test_bad_reports_are_refused(void **state)
     g_free(json);
 }
 
+/* ---- files ------------------------------------------------------------------------------------
+ */
+
+static void test_files_text_and_json(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_files(&f);
+    char *text = vigil_cli_report_text(&f);
+    const char *const lines[] = {
+        "\ntop files                                         calls       read_bytes    "
+        "written_bytes  seq_%  common_size\n",
+        "/scratch/ior.00                                     100                0         "
+        "12582912     93        65536\n",
+        "/scratch/ior.09                                      91                0          "
+        "3145728     93        65536\n",
+        "(2 more files in the JSON report)\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        test_assert_contains(text, lines[i]);
+    assert_null(strstr(text, "ior.10")); /* the text lists ten */
+    char *json = vigil_cli_report_json(&f);
+    test_assert_contains(json, "{\"path\":\"/scratch/ior.11\",\"mount\":\"/scratch\","
+                               "\"fs_type\":\"lustre\",\"calls\":89,\"read_bytes\":0,"
+                               "\"written_bytes\":1048576,\"bytes_read\":0,"
+                               "\"bytes_written\":1048576,\"posix\":{\"reads\":0,");
+    test_assert_contains(json, "\"stdio\":{\"reads\":3,\"writes\":0,");
+    test_assert_contains(json, "\"common_strides\":[{\"stride\":0,\"count\":13},"
+                               "{\"stride\":-131072,\"count\":1}]");
+    test_assert_contains(json, "\"first_open_s\":0.000000,\"last_close_s\":2.500000,"
+                               "\"first_io_s\":0.001000,\"last_io_s\":2.499999}");
+    test_assert_contains(json, "\"time_variance_s2\":1.000000e-07");
+    test_assert_contains(json, ",\"files_total\":12,\"timeline\":{\"bin_s\":0.134218,"
+                               "\"read_bytes\":[0,0,300],\"written_bytes\":[1099511627776,0,0]}}");
+    /* The JSON kept for vigild may list fewer: the text still counts all. */
+    f.files_total = 40;
+    f.file_count = 11;
+    char *fewer = vigil_cli_report_text(&f);
+    test_assert_contains(fewer, "(30 more files in the JSON report)\n");
+    g_free(fewer);
+    g_free(json);
+    g_free(text);
+}
+
+static void test_bad_files_are_refused(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_files(&f);
+    char *json = vigil_cli_report_json(&f);
+    static const struct {
+        const char *from, *to, *message;
+    } edits[] = {
+        {"\"files_total\":12", "\"files_total\":11",
+         "report: files_total: 11 files, but \"files\" lists 12"},
+        {"\"write_size_hist\":[0,0,0,0,16,0,0,0,0,0]", "\"write_size_hist\":[0,0,0,0,16,0,0,0,0]",
+         "report: files.0.posix.write_size_hist: 9 entries, not 10"},
+        {"\"max_written_offset\":12582911", "\"max_written_offset\":\"x\"",
+         "report: files.0.posix.max_written_offset: expected an integer, found a string"},
+        {"\"common_sizes\":[{\"size\":65536,\"count\":16}]", "\"common_sizes\":[1,2,3,4,5]",
+         "report: files.0.posix.common_sizes: 5 entries, more than 4"},
+        {"\"stdio\":null", "\"stdio\":7",
+         "report: files.0.stdio: expected an object or null, found an integer"},
+        {"\"mpiio\":{\"indep_reads\":1,", "\"mpiio\":{\"indep_read\":1,",
+         "report: files.0.mpiio.indep_reads: missing"},
+        {"\"mount\":\"/scratch\",", "", "report: files.0.mount: missing"},
+        {"\"written_bytes\":[1099511627776,0,0]", "\"written_bytes\":[1099511627776,0]",
+         "report: timeline.written_bytes: 2 bins, where read_bytes has 3"},
+        {"\"bin_s\":0.134218", "\"bin_s\":0", "report: timeline.bin_s: 0: not a width"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char *bad = edited(json, edits[i].from, edits[i].to);
+        expect_refused(bad, edits[i].message);
+        g_free(bad);
+    }
+    g_free(json);
+}
+
 static void test_regions_text(void **state)
 {
     (void)state;
@@ -338,11 +416,17 @@ static void test_bad_regions_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_and_json_survive_the_json), cmocka_unit_test(test_plain_text),
-        cmocka_unit_test(test_odd_bytes_read_as_latin1),       cmocka_unit_test(test_mpi_text),
-        cmocka_unit_test(test_energy_from_two_sources),        cmocka_unit_test(test_job_energy),
-        cmocka_unit_test(test_bad_reports_are_refused),        cmocka_unit_test(test_regions_text),
+        cmocka_unit_test(test_text_and_json_survive_the_json),
+        cmocka_unit_test(test_plain_text),
+        cmocka_unit_test(test_odd_bytes_read_as_latin1),
+        cmocka_unit_test(test_mpi_text),
+        cmocka_unit_test(test_energy_from_two_sources),
+        cmocka_unit_test(test_job_energy),
+        cmocka_unit_test(test_bad_reports_are_refused),
+        cmocka_unit_test(test_regions_text),
         cmocka_unit_test(test_bad_regions_are_refused),
+        cmocka_unit_test(test_files_text_and_json),
+        cmocka_unit_test(test_bad_files_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

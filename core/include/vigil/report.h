@@ -258,9 +258,12 @@ struct vigil_report {
     uint64_t io_read_bytes, io_written_bytes, network_bytes;
     uint64_t observed, recorded, dropped, excluded;  /* activities */
     struct vigil_report_op ops[VIGIL_OP_MAX_ID + 1]; /* by operation id; calls 0: not shown */
-    /* Every file the process used, the busiest first (by bytes, then calls). */
+    /* Every file the process used, the busiest first (by bytes, then calls);
+     * files_total of them, of which the first file_count are listed (the
+     * JSON kept for vigild lists fewer when all would not fit its bound). */
     int file_count;
     const struct vigil_report_file *files;
+    uint64_t files_total;
     struct vigil_report_timeline timeline;
     /* A job's report (rank 0 of an MPI job): ranks > 0. */
     int32_t ranks;

@@ -1,0 +1,185 @@
+/* ior-patterns: IOR-like access patterns whose Darshan counters are known
+ * exactly, for test_file_stats.c. Plain C: nothing of vigil in it.
+ *
+ *   ior-patterns DIR     every pattern below, each on its own file in DIR;
+ *                        prints its pid
+ *   ior-patterns --fd3   three 10-byte writes to descriptor 3, which the
+ *                        caller opened (an inherited descriptor)
+ *
+ * Every call is checked: a pattern that did not happen as written would
+ * make the test's counts meaningless. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char buffer[1 << 16];
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        perror(what);
+        exit(1);
+    }
+}
+
+static int open_in(const char *dir, const char *name, int flags)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, flags, 0644);
+    check(fd >= 0, path);
+    return fd;
+}
+
+static void put(int fd, size_t n)
+{
+    check(write(fd, buffer, n) == (ssize_t)n, "write");
+}
+
+/* Four files, each eight sequential 64 KiB writes. */
+static void file_per_process(const char *dir)
+{
+    for (int f = 0; f < 4; f++) {
+        char name[32];
+        snprintf(name, sizeof name, "fpp.%d", f);
+        int fd = open_in(dir, name, O_CREAT | O_WRONLY | O_TRUNC);
+        for (int i = 0; i < 8; i++)
+            put(fd, 65536);
+        check(close(fd) == 0, "close");
+    }
+}
+
+/* Eight 4 KiB blocks 16 KiB apart: lseek, then write. */
+static void strided(const char *dir)
+{
+    int fd = open_in(dir, "strided", O_CREAT | O_WRONLY | O_TRUNC);
+    for (int i = 0; i < 8; i++) {
+        check(lseek(fd, (off_t)i * 16384, SEEK_SET) == (off_t)i * 16384, "lseek");
+        put(fd, 4096);
+    }
+    check(close(fd) == 0, "close");
+}
+
+/* Eight 1000-byte blocks written with pwrite in a shuffled order, then
+ * read back in order. */
+static void random_access(const char *dir)
+{
+    static const int order[8] = {3, 0, 7, 1, 6, 2, 5, 4};
+    int fd = open_in(dir, "random", O_CREAT | O_RDWR | O_TRUNC);
+    for (int i = 0; i < 8; i++)
+        check(pwrite(fd, buffer, 1000, (off_t)order[i] * 1000) == 1000, "pwrite");
+    for (int i = 0; i < 8; i++)
+        check(pread(fd, buffer, 1000, (off_t)i * 1000) == 1000, "pread");
+    check(close(fd) == 0, "close");
+}
+
+/* 50 bytes written plainly, then ten 100-byte writes in append mode: they
+ * land at 50, 150, ... 950. */
+static void append(const char *dir)
+{
+    int fd = open_in(dir, "append", O_CREAT | O_WRONLY | O_TRUNC);
+    put(fd, 50);
+    check(close(fd) == 0, "close");
+    fd = open_in(dir, "append", O_WRONLY | O_APPEND);
+    for (int i = 0; i < 10; i++)
+        put(fd, 100);
+    check(close(fd) == 0, "close");
+}
+
+/* One offset through dup and F_DUPFD: writes at 0, 100, 200 and 300. */
+static void duplicated(const char *dir)
+{
+    int fd = open_in(dir, "dup", O_CREAT | O_WRONLY | O_TRUNC);
+    put(fd, 100);
+    int copy = dup(fd);
+    check(copy >= 0, "dup");
+    put(copy, 100);
+    check(close(fd) == 0, "close");
+    put(copy, 100);
+    int third = fcntl(copy, F_DUPFD, 50);
+    check(third >= 50, "fcntl");
+    put(third, 100);
+    check(close(copy) == 0 && close(third) == 0, "close");
+}
+
+/* Write 4 KiB, seek back, read it, seek to the end, write 10 bytes. */
+static void seeks(const char *dir)
+{
+    int fd = open_in(dir, "lseek", O_CREAT | O_RDWR | O_TRUNC);
+    put(fd, 4096);
+    check(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+    check(read(fd, buffer, 4096) == 4096, "read");
+    check(lseek(fd, 0, SEEK_END) == 4096, "lseek");
+    put(fd, 10);
+    check(close(fd) == 0, "close");
+}
+
+/* The parent writes at 0, a child at 100 through the same description,
+ * then the parent at 200: the offset the child moved is the parent's. */
+static void forked(const char *dir)
+{
+    int fd = open_in(dir, "fork", O_CREAT | O_WRONLY | O_TRUNC);
+    put(fd, 100);
+    pid_t child = fork();
+    check(child >= 0, "fork");
+    if (child == 0) {
+        put(fd, 100);
+        _exit(0);
+    }
+    int status;
+    check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "child");
+    put(fd, 100);
+    check(close(fd) == 0, "close");
+}
+
+/* Ten 1000-byte fwrites: the stdio layer's counters. */
+static void streams(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/stdio", dir);
+    FILE *fp = fopen(path, "w");
+    check(fp != NULL, path);
+    for (int i = 0; i < 10; i++)
+        check(fwrite(buffer, 1, 1000, fp) == 1000, "fwrite");
+    check(fclose(fp) == 0, "fclose");
+}
+
+/* 1000 one-byte writes to /dev/null, excluded by default. */
+static void excluded(void)
+{
+    int fd = open("/dev/null", O_WRONLY);
+    check(fd >= 0, "/dev/null");
+    for (int i = 0; i < 1000; i++)
+        put(fd, 1);
+    check(close(fd) == 0, "close");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--fd3") == 0) {
+        for (int i = 0; i < 3; i++)
+            put(3, 10);
+        return 0;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: ior-patterns DIR | --fd3\n");
+        return 2;
+    }
+    memset(buffer, 'x', sizeof buffer);
+    file_per_process(argv[1]);
+    strided(argv[1]);
+    random_access(argv[1]);
+    append(argv[1]);
+    duplicated(argv[1]);
+    seeks(argv[1]);
+    forked(argv[1]);
+    streams(argv[1]);
+    excluded();
+    printf("%d\n", (int)getpid());
+    return 0;
+}

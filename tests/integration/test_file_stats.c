@@ -1,0 +1,274 @@
+/* Integration tests of the per-file counters and offsets of
+ * libvigil-preload.so (instrument/file_stats.c, files.c): ior-patterns runs
+ * IOR-like access patterns whose Darshan counters are known exactly, and
+ * its JSON report must give exactly those; inherited descriptors are named
+ * by their files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "test_report.h"
+#include "test_support.h"
+
+static int setup(void **state)
+{
+    *state = g_dir_make_tmp("vigil-file-stats-XXXXXX", NULL);
+    return *state != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    test_remove_tree(*state);
+    g_free(*state);
+    return 0;
+}
+
+/* argv run under the library with a JSON report at dir/report-PID.json. */
+static struct test_run run_preloaded(const char *dir, const char *const *argv)
+{
+    char *report = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
+    const char *vars[] = {report, "VIGIL_REPORT_FORMAT=json", "VIGIL_SOCKET=/nonexistent", NULL};
+    char **env = test_clean_environment(vars);
+    env = g_environ_setenv(env, "LD_PRELOAD", test_env_or_fail("VIGIL_PRELOAD_LIB"), TRUE);
+    struct test_run r = test_run_program(dir, argv, env);
+    g_strfreev(env);
+    g_free(report);
+    return r;
+}
+
+static struct test_report load_report_of(const char *dir, long pid)
+{
+    char *path = g_strdup_printf("%s/report-%ld.json", dir, pid);
+    struct test_report rep = test_report_load(path);
+    g_free(path);
+    return rep;
+}
+
+/* The "files" entry of dir/name; the test fails without one. */
+static JsonNode *file_entry(const struct test_report *rep, const char *path)
+{
+    JsonArray *files = json_node_get_array(test_report_node(rep, "files"));
+    for (guint i = 0; i < json_array_get_length(files); i++) {
+        JsonNode *node = json_array_get_element(files, i);
+        if (g_strcmp0(test_json_string(node, rep->path, "path"), path) == 0)
+            return node;
+    }
+    fail_msg("%s: no files entry for %s", rep->path, path);
+    return NULL;
+}
+
+static gint64 counter(JsonNode *file, const char *dotted)
+{
+    return test_json_int(file, "files entry", dotted);
+}
+
+/* Expected POSIX counters of one file. */
+struct expected {
+    const char *name;
+    gint64 opens, reads, writes, seeks, other;
+    gint64 read_bytes, written_bytes, max_read, max_written;
+    gint64 seq_reads, consec_reads, seq_writes, consec_writes;
+};
+
+static void check_file(const struct test_report *rep, const char *dir, const struct expected *e)
+{
+    char *path = g_build_filename(dir, e->name, NULL);
+    JsonNode *f = file_entry(rep, path);
+    const struct {
+        const char *key;
+        gint64 want;
+    } checks[] = {
+        {"posix.opens", e->opens},
+        {"posix.reads", e->reads},
+        {"posix.writes", e->writes},
+        {"posix.seeks", e->seeks},
+        {"posix.other", e->other},
+        {"posix.read_bytes", e->read_bytes},
+        {"posix.written_bytes", e->written_bytes},
+        {"posix.max_read_offset", e->max_read},
+        {"posix.max_written_offset", e->max_written},
+        {"posix.seq_reads", e->seq_reads},
+        {"posix.consec_reads", e->consec_reads},
+        {"posix.seq_writes", e->seq_writes},
+        {"posix.consec_writes", e->consec_writes},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+        if (counter(f, checks[i].key) != checks[i].want)
+            fail_msg("%s: %s is %" G_GINT64_FORMAT ", not %" G_GINT64_FORMAT, path, checks[i].key,
+                     counter(f, checks[i].key), checks[i].want);
+    g_free(path);
+}
+
+static void test_ior_patterns(void **state)
+{
+    const char *dir = *state;
+    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
+    const char *argv[] = {program, dir, NULL};
+    struct test_run r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "ior-patterns");
+    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+
+    static const struct expected files[] = {
+        /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
+        {"fpp.0", 1, 0, 8, 0, 1, 0, 524288, -1, 524287, 0, 0, 7, 7},
+        {"fpp.3", 1, 0, 8, 0, 1, 0, 524288, -1, 524287, 0, 0, 7, 7},
+        {"strided", 1, 0, 8, 8, 1, 0, 32768, -1, 118783, 0, 0, 7, 0},
+        {"random", 1, 8, 8, 0, 1, 8000, 8000, 7999, 7999, 7, 7, 3, 0},
+        /* Append mode: the kernel's end, 50 to 950. */
+        {"append", 2, 0, 11, 0, 2, 0, 1050, -1, 1049, 0, 0, 10, 10},
+        /* dup and F_DUPFD share the offset; other: dup, fcntl, 3 closes. */
+        {"dup", 1, 0, 4, 0, 5, 0, 400, -1, 399, 0, 0, 3, 3},
+        {"lseek", 1, 1, 2, 2, 1, 4096, 4106, 4095, 4105, 0, 0, 1, 1},
+        /* The child's write at 100 moved the parent's offset to 200. */
+        {"fork", 1, 0, 2, 0, 1, 0, 200, -1, 299, 0, 0, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        check_file(&rep, dir, &files[i]);
+
+    char *path = g_build_filename(dir, "fpp.1", NULL);
+    JsonNode *fpp = file_entry(&rep, path);
+    assert_int_equal(counter(fpp, "posix.write_size_hist.3"), 8); /* 64 KiB: 10K-100K */
+    assert_int_equal(counter(fpp, "posix.common_sizes.0.size"), 65536);
+    assert_int_equal(counter(fpp, "posix.common_sizes.0.count"), 8);
+    assert_int_equal(counter(fpp, "posix.common_strides.0.stride"), 0);
+    assert_int_equal(counter(fpp, "posix.common_strides.0.count"), 7);
+    assert_int_equal(counter(fpp, "calls"), 10);
+    assert_int_equal(counter(fpp, "written_bytes"), 524288);
+    assert_true(test_json_number(fpp, path, "posix.first_open_s") >= 0);
+    assert_true(test_json_number(fpp, path, "posix.last_close_s") >=
+                test_json_number(fpp, path, "posix.last_io_s"));
+    g_free(path);
+
+    path = g_build_filename(dir, "strided", NULL);
+    JsonNode *strided = file_entry(&rep, path);
+    assert_int_equal(counter(strided, "posix.common_strides.0.stride"), 12288);
+    assert_int_equal(counter(strided, "posix.common_strides.0.count"), 7);
+    assert_int_equal(counter(strided, "posix.write_size_hist.2"), 8);
+    g_free(path);
+
+    /* The shuffled writes' seven strides and the reads' 0: eight values, all
+     * kept; the top four, ties by value. */
+    path = g_build_filename(dir, "random", NULL);
+    JsonNode *random = file_entry(&rep, path);
+    const gint64 strides[4][2] = {{0, 7}, {-7000, 1}, {-5000, 1}, {-4000, 1}};
+    for (int i = 0; i < 4; i++) {
+        char *stride = g_strdup_printf("posix.common_strides.%d.stride", i);
+        char *count = g_strdup_printf("posix.common_strides.%d.count", i);
+        assert_int_equal(counter(random, stride), strides[i][0]);
+        assert_int_equal(counter(random, count), strides[i][1]);
+        g_free(stride);
+        g_free(count);
+    }
+    assert_int_equal(counter(random, "posix.read_size_hist.1"), 8); /* 1000: 100-1K */
+    g_free(path);
+
+    /* Streams: the stdio layer's counters, from the stream's position. */
+    path = g_build_filename(dir, "stdio", NULL);
+    JsonNode *stream = file_entry(&rep, path);
+    assert_int_equal(counter(stream, "stdio.opens"), 1);
+    assert_int_equal(counter(stream, "stdio.writes"), 10);
+    assert_int_equal(counter(stream, "stdio.seq_writes"), 9);
+    assert_int_equal(counter(stream, "stdio.consec_writes"), 9);
+    assert_int_equal(counter(stream, "stdio.max_written_offset"), 9999);
+    assert_int_equal(counter(stream, "stdio.common_sizes.0.size"), 1000);
+    assert_int_equal(counter(stream, "posix.writes"), 0); /* glibc's own write(2) is not seen */
+    g_free(path);
+
+    /* Excluded calls are in the totals, and no file. */
+    assert_true(test_report_int(&rep, "activities.excluded") >= 1002);
+    assert_true(test_report_op(&rep, "posix", "write", "calls") >=
+                1000 + 8 * 4 + 8 + 11 + 4 + 2 + 2);
+    JsonArray *all = json_node_get_array(test_report_node(&rep, "files"));
+    for (guint i = 0; i < json_array_get_length(all); i++)
+        assert_string_not_equal(test_json_string(json_array_get_element(all, i), rep.path, "path"),
+                                "/dev/null");
+    assert_int_equal(test_report_int(&rep, "files_total"), json_array_get_length(all));
+
+    /* The timeline holds every byte the files' counters hold. */
+    gint64 file_read = 0, file_written = 0, timeline_read = 0, timeline_written = 0;
+    for (guint i = 0; i < json_array_get_length(all); i++) {
+        JsonNode *f = json_array_get_element(all, i);
+        file_read += counter(f, "posix.read_bytes");
+        file_written += counter(f, "posix.written_bytes");
+        if (!JSON_NODE_HOLDS_NULL(test_json_node(f, "stdio"))) {
+            file_read += counter(f, "stdio.read_bytes");
+            file_written += counter(f, "stdio.written_bytes");
+        }
+    }
+    JsonArray *bins = json_node_get_array(test_report_node(&rep, "timeline.read_bytes"));
+    JsonArray *wbins = json_node_get_array(test_report_node(&rep, "timeline.written_bytes"));
+    assert_int_equal(json_array_get_length(bins), json_array_get_length(wbins));
+    for (guint i = 0; i < json_array_get_length(bins); i++) {
+        timeline_read += json_array_get_int_element(bins, i);
+        timeline_written += json_array_get_int_element(wbins, i);
+    }
+    assert_int_equal(timeline_read, file_read);
+    assert_int_equal(timeline_written, file_written);
+    assert_true(test_report_number(&rep, "timeline.bin_s") > 0);
+
+    test_report_free(&rep);
+    test_run_clear(&r);
+    g_free(program);
+}
+
+/* A descriptor the program did not open is named by its file at first use,
+ * with its offset from the kernel; a standard stream on a file too. */
+static void test_inherited_descriptors(void **state)
+{
+    const char *dir = *state;
+    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
+    char *three = g_build_filename(dir, "three", NULL);
+    const char *argv[] = {"sh", "-c", "echo $$; exec \"$0\" --fd3 3>\"$1\"", program, three, NULL};
+    struct test_run r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "ior-patterns --fd3");
+    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    JsonNode *f = file_entry(&rep, three);
+    assert_int_equal(counter(f, "posix.writes"), 3);
+    assert_int_equal(counter(f, "posix.opens"), 0);
+    assert_int_equal(counter(f, "posix.seq_writes"), 2);
+    assert_int_equal(counter(f, "posix.consec_writes"), 2);
+    assert_int_equal(counter(f, "posix.max_written_offset"), 29);
+    assert_true(test_json_number(f, three, "posix.first_open_s") == -1);
+    test_report_free(&rep);
+    test_run_clear(&r);
+
+    /* gzip's output is out.gz, not <stdout>. */
+    char *in = g_build_filename(dir, "in.txt", NULL);
+    char *out = g_build_filename(dir, "out.gz", NULL);
+    assert_true(g_file_set_contents(in, "vigil vigil vigil vigil\n", -1, NULL));
+    const char *gzip[] = {"sh", "-c", "echo $$ >&2; exec gzip -c \"$0\" >\"$1\"", in, out, NULL};
+    r = run_preloaded(dir, gzip);
+    test_assert_status(&r, 0, "gzip");
+    rep = load_report_of(dir, strtol(r.err, NULL, 10));
+    gsize size = 0;
+    char *compressed = NULL;
+    assert_true(g_file_get_contents(out, &compressed, &size, NULL));
+    assert_int_equal(counter(file_entry(&rep, out), "written_bytes"), size);
+    JsonArray *all = json_node_get_array(test_report_node(&rep, "files"));
+    for (guint i = 0; i < json_array_get_length(all); i++)
+        assert_string_not_equal(test_json_string(json_array_get_element(all, i), rep.path, "path"),
+                                "<stdout>");
+    test_report_free(&rep);
+    test_run_clear(&r);
+    g_free(compressed);
+    g_free(in);
+    g_free(out);
+    g_free(three);
+    g_free(program);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
