@@ -7,6 +7,7 @@
  * and written as %.6e in both forms, so that a stored report reads back
  * exactly as printed. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -144,11 +145,18 @@ static void put_rank(struct vigil_report_sink *s, int32_t rank, double time_s, u
     vigil_report_put_printf(s, " %*s", width, text);
 }
 
+/* A file several ranks used and that moved bytes: the shared table's rows
+ * (the configuration files every rank stats are not worth a line). */
+static bool shared_io(const struct vigil_report_file *f)
+{
+    return f->has_ranks && f->ranks.shared && f->read_bytes + f->written_bytes > 0;
+}
+
 static void text_ranks(struct vigil_report_sink *s, const struct vigil_report *r)
 {
     int shared = 0;
     for (int i = 0; i < r->file_count; i++)
-        shared += r->files[i].has_ranks && r->files[i].ranks.shared;
+        shared += shared_io(&r->files[i]);
     if (shared == 0)
         return;
     vigil_report_put_printf(s, "\n%-*s %5s %30s %30s %13s %13s\n", PATH_WIDTH,
@@ -157,7 +165,7 @@ static void text_ranks(struct vigil_report_sink *s, const struct vigil_report *r
     int shown = 0;
     for (int i = 0; i < r->file_count && shown < ROWS_SHOWN; i++) {
         const struct vigil_report_file *f = &r->files[i];
-        if (!f->has_ranks || !f->ranks.shared)
+        if (!shared_io(f))
             continue;
         const struct vigil_report_file_ranks *k = &f->ranks;
         vigil_report_put_clean_bytes(s, f->path, f->path_bytes, PATH_WIDTH);
@@ -169,7 +177,8 @@ static void text_ranks(struct vigil_report_sink *s, const struct vigil_report *r
         shown++;
     }
     if (shared > shown)
-        vigil_report_put_printf(s, "(%d more shared files in the JSON report)\n", shared - shown);
+        vigil_report_put_printf(s, "(%d more shared files with I/O in the JSON report)\n",
+                                shared - shown);
 }
 
 void vigil_report_text_files_mpi(struct vigil_report_sink *s, const struct vigil_report *r)

@@ -316,10 +316,31 @@ static gint64 array_sum(JsonNode *root, const char *where, const char *dotted)
     return sum;
 }
 
+/* The bytes a report's files moved at the outermost level (MPI-IO's for
+ * the files MPI-IO used), which its timeline holds too. */
+static void check_timeline_is_the_files(const struct test_report *rep)
+{
+    JsonNode *root = json_node_init_object(json_node_alloc(), rep->root);
+    JsonArray *files = json_node_get_array(test_json_node(root, "files"));
+    gint64 read = 0, written = 0;
+    for (guint i = 0; i < json_array_get_length(files); i++) {
+        JsonNode *f = json_array_get_element(files, i);
+        read += test_json_int(f, rep->path, "read_bytes");
+        written += test_json_int(f, rep->path, "written_bytes");
+    }
+    assert_int_equal(array_sum(root, rep->path, "timeline.read_bytes"), read);
+    assert_int_equal(array_sum(root, rep->path, "timeline.written_bytes"), written);
+    json_node_unref(root);
+}
+
 /* The job lists every file ("files_total"), and its timeline holds every
- * rank's bytes, at the widest rank's bin width. */
+ * rank's bytes, at the widest rank's bin width; each timeline holds what
+ * its report's files moved (MPI-IO calls included). */
 static void check_timeline(const struct job *job)
 {
+    check_timeline_is_the_files(&job->joint);
+    for (int rank = 0; rank < RANKS; rank++)
+        check_timeline_is_the_files(&job->own[rank]);
     JsonNode *root = json_node_init_object(json_node_alloc(), job->joint.root);
     const char *where = job->joint.path;
     assert_int_equal(test_json_int(root, where, "files_total"),

@@ -52,6 +52,29 @@ static void test_job_text(void **state)
     g_free(json);
 }
 
+/* The shared table lists the shared files that moved bytes: the
+ * configuration files every rank reads no byte of are left out. */
+static void test_shared_table_skips_files_without_io(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    const char *row = "\n/scratch/rank-2.log                      4 ";
+    test_report_mpi_joint(&f);
+    static struct vigil_report_file files[2];
+    memcpy(files, f.files, sizeof files);
+    files[1].ranks.count = 4;
+    files[1].ranks.shared = true;
+    files[1].written_bytes = 0;
+    f.files = files;
+    char *text = vigil_cli_report_text(&f);
+    assert_null(strstr(text, row));
+    files[1].written_bytes = 300;
+    g_free(text);
+    text = vigil_cli_report_text(&f);
+    test_assert_contains(text, row);
+    g_free(text);
+}
+
 /* A process's report without MPI-IO prints neither table; its files have
  * both members, null. */
 static void test_plain_text_has_neither(void **state)
@@ -172,6 +195,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_job_text),
+        cmocka_unit_test(test_shared_table_skips_files_without_io),
         cmocka_unit_test(test_plain_text_has_neither),
         cmocka_unit_test(test_bad_parts_are_refused),
         cmocka_unit_test(test_absent_parts_are_none),
