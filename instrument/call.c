@@ -37,7 +37,8 @@ void preload_count_nested(struct preload_thread_counters *c, const struct preloa
         } else {
             if (c->pending_file != file_id)
                 preload_count_file_change(c, file_id);
-            preload_stats_note(&c->pending_stats[layer], o, start_ticks, end_ticks);
+            preload_stats_note(&c->pending_stats[layer], preload_stats_kind(o->op), o, start_ticks,
+                               end_ticks);
         }
     }
     enum vigil_op_class cls = vigil_op_class(o->op);
