@@ -194,6 +194,8 @@ static int common_top(const struct preload_common *t, struct vigil_report_common
             if (!taken[i] && (best < 0 || t->count[i] > t->count[best] ||
                               (t->count[i] == t->count[best] && t->value[i] < t->value[best])))
                 best = i;
+        if (best < 0)
+            break;
         taken[best] = true;
         out[n] = (struct vigil_report_common){t->value[best], t->count[best]};
     }
