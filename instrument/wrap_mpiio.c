@@ -155,21 +155,14 @@ static bool mpiio_begin(struct preload_call *call)
     return true;
 }
 
-/* The file's MPI-IO figures (mpiio_files.c) and the process's timeline of
- * bytes, which holds the outermost calls (the POSIX calls under this one
- * are not in it), then the usual bookkeeping. One more clock read than a
- * POSIX call, and atomic adds: an MPI-IO call costs microseconds. */
+/* The file's MPI-IO figures (mpiio_files.c), then the usual bookkeeping.
+ * One more clock read than a POSIX call: an MPI-IO call costs microseconds.
+ * (The timeline holds the bytes POSIX moved, the POSIX calls under this
+ * one included: not this call's.) */
 static void mpiio_count_file(const struct preload_call *call, const struct preload_outcome *o)
 {
-    uint64_t end_ticks = vigil_ticks(preload.tick_source);
-    preload_mpiio_file_count(o->file_id, o->op, o->failed, o->bytes_moved,
-                             end_ticks - call->start_ticks);
-    if (o->failed || o->bytes_moved == 0 || o->file_id == VIGIL_FILE_NONE ||
-        o->file_id == PRELOAD_FILE_EXCLUDED)
-        return;
-    enum vigil_op_class cls = vigil_op_class(o->op);
-    if (cls == VIGIL_OP_READS || cls == VIGIL_OP_WRITES)
-        preload_timeline_note_shared(cls == VIGIL_OP_WRITES, o->bytes_moved, end_ticks);
+    uint64_t ticks = vigil_ticks(preload.tick_source) - call->start_ticks;
+    preload_mpiio_file_count(o->file_id, o->op, o->failed, o->bytes_moved, ticks);
 }
 
 static void mpiio_end(const struct preload_call *call, const struct preload_outcome *o)

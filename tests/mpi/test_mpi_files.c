@@ -316,8 +316,20 @@ static gint64 array_sum(JsonNode *root, const char *where, const char *dotted)
     return sum;
 }
 
-/* The bytes a report's files moved at the outermost level (MPI-IO's for
- * the files MPI-IO used), which its timeline holds too. */
+/* A layer's bytes ("posix" or "stdio") of a file; 0 when it is null. */
+static gint64 layer_bytes(JsonNode *file, const char *where, const char *layer, const char *rw)
+{
+    JsonNode *node = test_json_node(file, layer);
+    if (node == NULL || JSON_NODE_HOLDS_NULL(node))
+        return 0;
+    char *dotted = g_strdup_printf("%s.%s_bytes", layer, rw);
+    gint64 bytes = test_json_int(file, where, dotted);
+    g_free(dotted);
+    return bytes;
+}
+
+/* A report's timeline holds the bytes POSIX and stdio moved, those under
+ * MPI-IO calls too: what its files' layers say they moved. */
 static void check_timeline_is_the_files(const struct test_report *rep)
 {
     JsonNode *root = json_node_init_object(json_node_alloc(), rep->root);
@@ -325,8 +337,10 @@ static void check_timeline_is_the_files(const struct test_report *rep)
     gint64 read = 0, written = 0;
     for (guint i = 0; i < json_array_get_length(files); i++) {
         JsonNode *f = json_array_get_element(files, i);
-        read += test_json_int(f, rep->path, "read_bytes");
-        written += test_json_int(f, rep->path, "written_bytes");
+        read +=
+            layer_bytes(f, rep->path, "posix", "read") + layer_bytes(f, rep->path, "stdio", "read");
+        written += layer_bytes(f, rep->path, "posix", "written") +
+                   layer_bytes(f, rep->path, "stdio", "written");
     }
     assert_int_equal(array_sum(root, rep->path, "timeline.read_bytes"), read);
     assert_int_equal(array_sum(root, rep->path, "timeline.written_bytes"), written);
@@ -335,7 +349,7 @@ static void check_timeline_is_the_files(const struct test_report *rep)
 
 /* The job lists every file ("files_total"), and its timeline holds every
  * rank's bytes, at the widest rank's bin width; each timeline holds what
- * its report's files moved (MPI-IO calls included). */
+ * its report's files' layers moved. */
 static void check_timeline(const struct job *job)
 {
     check_timeline_is_the_files(&job->joint);
