@@ -425,36 +425,6 @@ static void read_layer(struct reader *rd, JsonObject *o, const char *where,
     l->last_io_s = number_member(rd, o, where, "last_io_s", FALSE);
 }
 
-static void read_mpiio(struct reader *rd, JsonObject *o, const char *where,
-                       struct vigil_report_file_mpiio *m)
-{
-    m->indep_reads = count_member(rd, o, where, "indep_reads");
-    m->indep_writes = count_member(rd, o, where, "indep_writes");
-    m->coll_reads = count_member(rd, o, where, "coll_reads");
-    m->coll_writes = count_member(rd, o, where, "coll_writes");
-    m->split_reads = count_member(rd, o, where, "split_reads");
-    m->split_writes = count_member(rd, o, where, "split_writes");
-    m->nb_reads = count_member(rd, o, where, "nb_reads");
-    m->nb_writes = count_member(rd, o, where, "nb_writes");
-    m->read_bytes = count_member(rd, o, where, "read_bytes");
-    m->written_bytes = count_member(rd, o, where, "written_bytes");
-}
-
-static void read_file_ranks(struct reader *rd, JsonObject *o, const char *where,
-                            struct vigil_report_file_ranks *k)
-{
-    k->count = int_member(rd, o, where, "count");
-    k->shared = bool_member(rd, o, where, "shared");
-    k->fastest_rank = int_member(rd, o, where, "fastest_rank");
-    k->fastest_s = number_member(rd, o, where, "fastest_s", FALSE);
-    k->fastest_bytes = count_member(rd, o, where, "fastest_bytes");
-    k->slowest_rank = int_member(rd, o, where, "slowest_rank");
-    k->slowest_s = number_member(rd, o, where, "slowest_s", FALSE);
-    k->slowest_bytes = count_member(rd, o, where, "slowest_bytes");
-    k->time_variance_s2 = number_member(rd, o, where, "time_variance_s2", FALSE);
-    k->bytes_variance = number_member(rd, o, where, "bytes_variance", FALSE);
-}
-
 /* A member that is null or an object: the object, or NULL for null. */
 static JsonObject *object_or_null(struct reader *rd, JsonObject *o, const char *where,
                                   const char *name)
@@ -498,20 +468,9 @@ static void read_file(struct reader *rd, JsonObject *o, const char *where,
         read_layer(rd, stdio, path, &f->stdio);
         g_free(path);
     }
-    JsonObject *mpiio = object_or_null(rd, o, where, "mpiio");
-    f->has_mpiio = mpiio != NULL;
-    if (mpiio != NULL) {
-        path = path_of(where, "mpiio");
-        read_mpiio(rd, mpiio, path, &f->mpiio);
-        g_free(path);
-    }
-    JsonObject *ranks = object_or_null(rd, o, where, "ranks");
-    f->has_ranks = ranks != NULL;
-    if (ranks != NULL) {
-        path = path_of(where, "ranks");
-        read_file_ranks(rd, ranks, path, &f->ranks);
-        g_free(path);
-    }
+    /* "mpiio" and "ranks" (report_json_files_mpi.c) */
+    if (!rd->failed && !vigil_cli_report_read_file_mpi(o, where, f, rd->error))
+        rd->failed = TRUE;
 }
 
 static void read_files(struct reader *rd, JsonObject *root, struct vigil_report *r)

@@ -87,12 +87,6 @@ static void json_seconds(struct vigil_report_sink *s, const char *name, double v
     put_printf(s, ",\"%s\":%.6f", name, rounded(value));
 }
 
-/* A variance: small in s^2, so with 12 decimals. */
-static void json_variance(struct vigil_report_sink *s, const char *name, double value)
-{
-    put_printf(s, ",\"%s\":%.12f", name, vigil_report_round(value, 12));
-}
-
 static void json_hist(struct vigil_report_sink *s, const char *name, const uint64_t *bins)
 {
     put_printf(s, ",\"%s\":[", name);
@@ -142,35 +136,6 @@ static void json_layer(struct vigil_report_sink *s, const struct vigil_report_fi
     put_text(s, "}");
 }
 
-static void json_mpiio(struct vigil_report_sink *s, const struct vigil_report_file_mpiio *m)
-{
-    put_printf(s, "{\"indep_reads\":%llu", (unsigned long long)m->indep_reads);
-    json_u64(s, "indep_writes", m->indep_writes);
-    json_u64(s, "coll_reads", m->coll_reads);
-    json_u64(s, "coll_writes", m->coll_writes);
-    json_u64(s, "split_reads", m->split_reads);
-    json_u64(s, "split_writes", m->split_writes);
-    json_u64(s, "nb_reads", m->nb_reads);
-    json_u64(s, "nb_writes", m->nb_writes);
-    json_u64(s, "read_bytes", m->read_bytes);
-    json_u64(s, "written_bytes", m->written_bytes);
-    put_text(s, "}");
-}
-
-static void json_ranks(struct vigil_report_sink *s, const struct vigil_report_file_ranks *k)
-{
-    put_printf(s, "{\"count\":%d,\"shared\":%s", (int)k->count, k->shared ? "true" : "false");
-    put_printf(s, ",\"fastest_rank\":%d", (int)k->fastest_rank);
-    json_seconds(s, "fastest_s", k->fastest_s);
-    json_u64(s, "fastest_bytes", k->fastest_bytes);
-    put_printf(s, ",\"slowest_rank\":%d", (int)k->slowest_rank);
-    json_seconds(s, "slowest_s", k->slowest_s);
-    json_u64(s, "slowest_bytes", k->slowest_bytes);
-    json_variance(s, "time_variance_s2", k->time_variance_s2);
-    json_variance(s, "bytes_variance", k->bytes_variance);
-    put_text(s, "}");
-}
-
 static void json_file(struct vigil_report_sink *s, const struct vigil_report_file *f)
 {
     put_text(s, "{\"path\":");
@@ -199,16 +164,7 @@ static void json_file(struct vigil_report_sink *s, const struct vigil_report_fil
         json_layer(s, &f->stdio);
     else
         put_text(s, "null");
-    put_text(s, ",\"mpiio\":");
-    if (f->has_mpiio)
-        json_mpiio(s, &f->mpiio);
-    else
-        put_text(s, "null");
-    put_text(s, ",\"ranks\":");
-    if (f->has_ranks)
-        json_ranks(s, &f->ranks);
-    else
-        put_text(s, "null");
+    vigil_report_json_file_mpi(s, f); /* "mpiio" and "ranks" */
     put_text(s, "}");
 }
 

@@ -27,6 +27,14 @@ void vigil_report_text_files(struct vigil_report_sink *s, const struct vigil_rep
 void vigil_report_json_files(struct vigil_report_sink *s, const struct vigil_report *r);
 void vigil_report_json_timeline(struct vigil_report_sink *s, const struct vigil_report *r);
 
+/* A file's MPI parts (report_files_mpi.c): in the JSON, its "mpiio" and
+ * "ranks" members (null when it has none), each written with a leading
+ * comma; in the text, after the files, a table of the files MPI-IO used and
+ * in a job's report one of how its ranks shared them; nothing when no file
+ * has either. */
+void vigil_report_json_file_mpi(struct vigil_report_sink *s, const struct vigil_report_file *f);
+void vigil_report_text_files_mpi(struct vigil_report_sink *s, const struct vigil_report *r);
+
 /* The code regions' parts of the report (report_regions.c): a table after
  * the files in the text (and per-rank figures in a job's), and the
  * top-level "regions" and "region_notes" members in the JSON; nothing at

@@ -487,6 +487,7 @@ void vigil_report_write_text(struct vigil_report_sink *s, const struct vigil_rep
                    (double)c->time_ns / 1e6, (unsigned long long)c->errors);
     }
     vigil_report_text_files(s, r);
+    vigil_report_text_files_mpi(s, r);
     /* Without a node daemon to drain it, the ring keeps the first records
      * and drops the rest: say so, lest the drops look like a fault. */
     put_printf(s,

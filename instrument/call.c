@@ -37,7 +37,12 @@ void preload_count_nested(struct preload_thread_counters *c, const struct preloa
         } else {
             if (c->pending_file != file_id)
                 preload_count_file_change(c, file_id);
-            preload_stats_note(&c->pending_stats[layer], o, start_ticks, end_ticks);
+            unsigned kind = preload_stats_kind(o->op);
+            preload_stats_note(&c->pending_stats[layer], kind, o, start_ticks, end_ticks);
+            /* The timeline holds the bytes POSIX moved: an MPI-IO call's
+             * are these. */
+            if (kind <= PRELOAD_KIND_WRITE)
+                preload_timeline_note(c, kind == PRELOAD_KIND_WRITE, o->bytes_moved, end_ticks);
         }
     }
     enum vigil_op_class cls = vigil_op_class(o->op);

@@ -167,7 +167,7 @@ void preload_file_stats_note_shared(uint32_t file_id, const struct preload_outco
     if (r == NULL || layer >= PRELOAD_STATS_LAYERS || o->failed)
         return;
     record_lock(r);
-    preload_stats_note(&r->layer[layer], o, start_ticks, end_ticks);
+    preload_stats_note(&r->layer[layer], preload_stats_kind(o->op), o, start_ticks, end_ticks);
     record_unlock(r);
     unsigned kind = preload_stats_kind(o->op);
     if (kind == PRELOAD_KIND_READ || kind == PRELOAD_KIND_WRITE)

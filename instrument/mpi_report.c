@@ -5,7 +5,8 @@
  * MPI_COMM_WORLD (so nothing of ours mixes with the program's messages):
  * min, mean, max, sum and the rank of the max of each per-rank figure, the
  * sums of every operation's counters, and what vigild said about each rank
- * (gathered whole: the report lists each rank's energy). Rank 0 writes the
+ * (gathered whole: the report lists each rank's energy), and every rank's
+ * files, merged by path (mpi_files.c). Rank 0 writes the
  * job's report, and keeps its JSON for vigild, which gets it at exit; the
  * ranks' own reports are then skipped unless VIGIL_REPORT_PER_RANK=1 (vigild
  * gets them all the same). A rank that never reaches MPI_Finalize (it
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mpi_files.h"
 #include "mpi_handles.h"
 #include "mpi_regions.h"
 #include "report.h"
@@ -73,9 +75,7 @@ static void joint_figures(struct vigil_report *r, const uint64_t *ops)
     r->dropped = (uint64_t)st[VIGIL_REPORT_RANK_DROPPED].sum;
     r->excluded = (uint64_t)st[VIGIL_REPORT_RANK_EXCLUDED].sum;
     r->rank = -1;
-    /* Files are each rank's own: the joint report lists none (per-rank
-     * reports do). */
-    r->file_count = 0;
+    /* r->files are the job's already (mpi_files.c). */
 }
 
 /* Appends `source` to the "+"-joined list in `sources` unless it is there. */
@@ -267,7 +267,8 @@ void preload_mpi_report_joint(void)
                                 PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS &&
               REAL(PMPI_Gather)(host, (int)sizeof host, PRELOAD_MPI_BYTE, hosts, (int)sizeof host,
                                 PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS &&
-              preload_mpi_regions_joint(comm, rank, ranks, &f.r);
+              preload_mpi_regions_joint(comm, rank, ranks, &f.r) &&
+              preload_mpi_files_joint(comm, rank, ranks, &f.r);
     REAL(PMPI_Comm_free)(&comm);
     if (ok && rank == 0) {
         struct vigil_report *r = &f.r;
@@ -294,6 +295,7 @@ void preload_mpi_report_joint(void)
             preload_report_keep_json(r);
         r->rank_links = NULL;
     }
+    preload_mpi_files_release();
     if (links != NULL)
         munmap(links, links_bytes);
     if (ok)

@@ -571,13 +571,13 @@ extern _Atomic uint32_t preload_timeline_shift PRELOAD_HIDDEN;
 void preload_timeline_move(struct preload_thread_counters *c, uint64_t bin,
                            uint32_t shift) PRELOAD_HIDDEN;
 
-/* One successful call's share of its file's counters in `l`. */
+/* One successful call's share of its file's counters in `l`; `kind` is
+ * preload_stats_kind(o->op). */
 static inline __attribute__((always_inline)) void
-preload_stats_note(struct preload_layer_stats *l, const struct preload_outcome *o,
+preload_stats_note(struct preload_layer_stats *l, unsigned kind, const struct preload_outcome *o,
                    uint64_t start_ticks, uint64_t end_ticks)
 {
-    unsigned kind = preload_stats_kind(o->op);
-    if (kind == PRELOAD_KIND_READ || kind == PRELOAD_KIND_WRITE) {
+    if (kind <= PRELOAD_KIND_WRITE) {
         unsigned rw = kind == PRELOAD_KIND_WRITE;
         uint64_t moved = o->bytes_moved;
         l->count[kind]++;
@@ -657,9 +657,9 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
         preload_add(&c->pending_written_bytes, o->bytes_moved);
     unsigned layer = preload_stats_layer(o->op);
     if (layer < PRELOAD_STATS_LAYERS && !o->failed) {
-        preload_stats_note(&c->pending_stats[layer], o, start_ticks, end_ticks);
         unsigned kind = preload_stats_kind(o->op);
-        if (kind == PRELOAD_KIND_READ || kind == PRELOAD_KIND_WRITE)
+        preload_stats_note(&c->pending_stats[layer], kind, o, start_ticks, end_ticks);
+        if (kind <= PRELOAD_KIND_WRITE)
             preload_timeline_note(c, kind == PRELOAD_KIND_WRITE, o->bytes_moved, end_ticks);
     }
 }

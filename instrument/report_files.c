@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "mpiio_files.h"
 #include "report.h"
 
 /* One file while the figures are put together. */
@@ -193,6 +194,8 @@ static int common_top(const struct preload_common *t, struct vigil_report_common
             if (!taken[i] && (best < 0 || t->count[i] > t->count[best] ||
                               (t->count[i] == t->count[best] && t->value[i] < t->value[best])))
                 best = i;
+        if (best < 0)
+            break;
         taken[best] = true;
         out[n] = (struct vigil_report_common){t->value[best], t->count[best]};
     }
@@ -340,6 +343,7 @@ void preload_report_gather_files(struct vigil_report *r, const struct vigil_tick
         v->has_stdio = layer_any(&f->layer[1]);
         if (v->has_stdio)
             layer_view(&f->layer[1], clock, &v->stdio);
+        v->has_mpiio = preload_mpiio_file_figures(id, clock, &v->mpiio);
     }
     sort_busiest_first(files, n);
     r->files = files;

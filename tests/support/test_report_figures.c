@@ -79,6 +79,20 @@ static struct vigil_report_file *add_file(struct vigil_report *r, const char *pa
     return f;
 }
 
+/* Gives a file the per-file counters' form, with nothing counted yet. */
+static void with_layers(struct vigil_report_file *f)
+{
+    f->has_layers = true;
+    f->posix = (struct vigil_report_file_layer){
+        .max_read_offset = -1,
+        .max_written_offset = -1,
+        .first_open_s = -1,
+        .last_close_s = -1,
+        .first_io_s = -1,
+        .last_io_s = -1,
+    };
+}
+
 /* dd under vigild, with its summary. */
 void test_report_plain_run(struct vigil_report *r)
 {
@@ -201,6 +215,61 @@ void test_report_mpi_joint(struct vigil_report *r)
     rank_links[2].process_id = 102;
     rank_links[3].energy_flags = VIGIL_LOCAL_ENERGY_UNCERTAIN;
     r->rank_links = rank_links;
+    /* A file the four ranks shared through collective MPI-IO, and one of
+     * rank 2's own: times and variances with more decimals than printed. */
+    struct vigil_report_file *f = add_file(r, "/scratch/shared.dat", 40, 1 << 19, 1 << 20);
+    with_layers(f);
+    f->posix.writes = 4; /* rank 0 aggregated: POSIX moved more than MPI-IO asked */
+    f->posix.written_bytes = 1 << 21;
+    f->has_mpiio = true;
+    f->mpiio = (struct vigil_report_file_mpiio){
+        .indep_reads = 1,
+        .coll_reads = 8,
+        .coll_writes = 16,
+        .split_writes = 2,
+        .nb_reads = 3,
+        .nb_writes = 4,
+        .read_bytes = 1 << 19,
+        .written_bytes = 1 << 20,
+        .read_time_s = 0.1234567,
+        .write_time_s = 1.0 / 3,
+        .meta_time_s = 2e-7,
+    };
+    f->has_ranks = true;
+    f->ranks = (struct vigil_report_file_ranks){
+        .count = 4,
+        .shared = true,
+        .fastest_rank = 3,
+        .fastest_s = 0.0123455,
+        .fastest_bytes = 1 << 18,
+        .slowest_rank = 0,
+        .slowest_s = 0.45678951,
+        .slowest_bytes = 1 << 20,
+        .time_variance_s2 = 1.23456789e-9,
+        .bytes_variance = 1e17 / 3,
+        .most_posix_rank = 0,
+        .most_posix_bytes = 1 << 21,
+        .least_posix_rank = 2,
+        .least_posix_bytes = 0,
+    };
+    f = add_file(r, "/scratch/rank-2.log", 3, 0, 300);
+    with_layers(f);
+    f->posix.writes = 3;
+    f->posix.written_bytes = 300;
+    f->has_ranks = true;
+    f->ranks = (struct vigil_report_file_ranks){
+        .count = 1,
+        .fastest_rank = 2,
+        .fastest_s = 0.001,
+        .fastest_bytes = 300,
+        .slowest_rank = 2,
+        .slowest_s = 0.001,
+        .slowest_bytes = 300,
+        .most_posix_rank = 2,
+        .most_posix_bytes = 300,
+        .least_posix_rank = 2,
+        .least_posix_bytes = 300,
+    };
 }
 
 /* A rank's own report (VIGIL_REPORT_PER_RANK=1, or a rank that never
@@ -210,6 +279,18 @@ static void own_rank(struct vigil_report *r)
     test_report_plain_run(r);
     r->rank = 3;
     r->in_job_report = true;
+    /* Both levels of a file MPI-IO used; no ranks in a rank's own report. */
+    struct vigil_report_file *f = &files_store[0];
+    with_layers(&files_store[1]); /* every file of a report has the counters, or none */
+    with_layers(f);
+    f->posix.writes = 7;
+    f->posix.written_bytes = 1543;
+    f->has_mpiio = true;
+    f->mpiio = (struct vigil_report_file_mpiio){
+        .indep_writes = 7,
+        .written_bytes = 1543,
+        .write_time_s = 0.0000005,
+    };
     r->link.capture_lost = 12;
     r->link.energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED | VIGIL_LOCAL_ENERGY_UNCERTAIN;
     r->link.energy_j = 1.0000005;
@@ -347,7 +428,8 @@ void test_report_files(struct vigil_report *r)
     s->stdio.seq_reads = 2;
     struct vigil_report_file *m = &files_store[0];
     m->has_mpiio = true;
-    m->mpiio = (struct vigil_report_file_mpiio){1, 2, 3, 4, 5, 6, 7, 8, 9, 1ull << 60};
+    m->mpiio =
+        (struct vigil_report_file_mpiio){1, 2, 3, 4, 5, 6, 7, 8, 9, 1ull << 60, 0.25, 0.5, 1.0 / 3};
     m->has_ranks = true;
     m->ranks = (struct vigil_report_file_ranks){.count = 4,
                                                 .shared = true,

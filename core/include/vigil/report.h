@@ -87,21 +87,35 @@ struct vigil_report_file_layer {
     double first_open_s, last_close_s, first_io_s, last_io_s;
 };
 
-/* MPI-IO's counts for a file (helper mpifiles fills them). */
+/* What MPI-IO did to a file (Darshan's MPI-IO module): data calls by kind
+ * (independent: read, read_at, read_shared and the writes alike;
+ * collective: _all, _at_all, _ordered; split: their _begin; nonblocking:
+ * the i- calls), the bytes MPI-IO moved (its level: the POSIX calls under
+ * it, in the POSIX layer's counters, may move more or less), and its time.
+ * A job's report: summed over the ranks. */
 struct vigil_report_file_mpiio {
     uint64_t indep_reads, indep_writes, coll_reads, coll_writes;
     uint64_t split_reads, split_writes, nb_reads, nb_writes;
     uint64_t read_bytes, written_bytes;
+    double read_time_s, write_time_s, meta_time_s;
 };
 
-/* In an MPI job's report: how the ranks shared the file. */
+/* In an MPI job's report: how its ranks used the file. A rank's time on it
+ * is its MPI-IO time there when it used MPI-IO on it, else its POSIX and
+ * stdio time; its bytes are the file's (outermost) bytes read and written.
+ * Variances are over the ranks that used the file (population variance). */
 struct vigil_report_file_ranks {
-    int32_t count;
-    bool shared;
+    int32_t count; /* ranks that used it */
+    bool shared;   /* count > 1 */
     int32_t fastest_rank, slowest_rank;
     double fastest_s, slowest_s;
     uint64_t fastest_bytes, slowest_bytes;
     double time_variance_s2, bytes_variance;
+    /* The ranks that moved the most and the fewest bytes through POSIX on
+     * the file (in a two-phase collective: an aggregator, and a rank whose
+     * data it moved); -1 when not known (a report that did not say). */
+    int32_t most_posix_rank, least_posix_rank;
+    uint64_t most_posix_bytes, least_posix_bytes;
 };
 
 struct vigil_report_file {

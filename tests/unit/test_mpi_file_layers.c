@@ -1,0 +1,152 @@
+/* One file's layer counters merged across an MPI job's ranks
+ * (instrument/mpi_file_layers.c, built into this test): sums, the largest
+ * offsets, the earliest and latest times with -1 meaning none, and the most
+ * common sizes and strides from each rank's four. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mpi_file_layers.h"
+
+static struct vigil_report_file_layer none(void)
+{
+    return (struct vigil_report_file_layer){
+        .max_read_offset = -1,
+        .max_written_offset = -1,
+        .first_open_s = -1,
+        .last_close_s = -1,
+        .first_io_s = -1,
+        .last_io_s = -1,
+    };
+}
+
+static void test_sums_and_extremes(void **state)
+{
+    (void)state;
+    struct vigil_report_file_layer a = none(), b = none(), c = none();
+    a.reads = 2;
+    a.writes = 3;
+    a.read_bytes = 200;
+    a.written_bytes = 300;
+    a.max_written_offset = 299;
+    a.write_size_hist[2] = 3;
+    a.write_time_s = 0.5;
+    a.first_open_s = 1.5;
+    a.last_close_s = 2.5;
+    a.first_io_s = 1.75;
+    a.last_io_s = 2.25;
+    b.writes = 1;
+    b.written_bytes = 4096;
+    b.max_written_offset = 8191;
+    b.max_read_offset = 99;
+    b.write_size_hist[2] = 1;
+    b.write_time_s = 0.25;
+    b.first_open_s = 1.0;
+    b.last_close_s = 3.0; /* no I/O times: -1 stays out of the earliest */
+    c.opens = 1;          /* only opened */
+    c.first_open_s = 0.5;
+    static struct preload_job_layer m;
+    preload_job_layer_add(&m, &a, true);
+    preload_job_layer_add(&m, &b, false);
+    preload_job_layer_add(&m, &c, false);
+    preload_job_layer_finish(&m);
+    const struct vigil_report_file_layer *l = &m.layer;
+    assert_int_equal(l->reads, 2);
+    assert_int_equal(l->writes, 4);
+    assert_int_equal(l->opens, 1);
+    assert_int_equal(l->read_bytes, 200);
+    assert_int_equal(l->written_bytes, 4396);
+    assert_int_equal(l->max_written_offset, 8191);
+    assert_int_equal(l->max_read_offset, 99);
+    assert_int_equal(l->write_size_hist[2], 4);
+    assert_true(l->write_time_s == 0.75);
+    assert_true(l->first_open_s == 0.5);
+    assert_true(l->last_close_s == 3.0);
+    assert_true(l->first_io_s == 1.75);
+    assert_true(l->last_io_s == 2.25);
+}
+
+static void test_nothing_stays_none(void **state)
+{
+    (void)state;
+    struct vigil_report_file_layer a = none(), b = none();
+    static struct preload_job_layer m;
+    preload_job_layer_add(&m, &a, true);
+    preload_job_layer_add(&m, &b, false);
+    preload_job_layer_finish(&m);
+    assert_int_equal(m.layer.max_read_offset, -1);
+    assert_int_equal(m.layer.max_written_offset, -1);
+    assert_true(m.layer.first_open_s == -1 && m.layer.first_io_s == -1);
+    assert_true(m.layer.last_close_s == -1 && m.layer.last_io_s == -1);
+    assert_int_equal(m.layer.common_size_count, 0);
+    assert_int_equal(m.layer.common_stride_count, 0);
+}
+
+static void add_common(struct vigil_report_file_layer *l, int64_t value, uint64_t count)
+{
+    l->common_sizes[l->common_size_count++] = (struct vigil_report_common){value, count};
+}
+
+/* Counts of a size add up across ranks; most common first, the smaller
+ * value first on a tie; four kept. */
+static void test_common_sizes(void **state)
+{
+    (void)state;
+    struct vigil_report_file_layer a = none(), b = none();
+    add_common(&a, 4096, 10);
+    add_common(&a, 100, 5);
+    add_common(&a, 7, 3);
+    add_common(&a, 9, 1);
+    add_common(&b, 100, 8);
+    add_common(&b, 65536, 3);
+    add_common(&b, 1, 2);
+    b.common_strides[0] = (struct vigil_report_common){-4096, 6};
+    b.common_stride_count = 1;
+    static struct preload_job_layer m;
+    preload_job_layer_add(&m, &a, true);
+    preload_job_layer_add(&m, &b, false);
+    preload_job_layer_finish(&m);
+    const struct vigil_report_file_layer *l = &m.layer;
+    assert_int_equal(l->common_size_count, 4);
+    const struct vigil_report_common want[] = {{100, 13}, {4096, 10}, {7, 3}, {65536, 3}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(l->common_sizes[i].value, want[i].value);
+        assert_int_equal(l->common_sizes[i].count, want[i].count);
+    }
+    assert_int_equal(l->common_stride_count, 1);
+    assert_int_equal(l->common_strides[0].value, -4096);
+    assert_int_equal(l->common_strides[0].count, 6);
+}
+
+/* Past the candidates the merge keeps, a value less common than all of
+ * them is left out, and a more common one takes the least common's place. */
+static void test_candidates_are_bounded(void **state)
+{
+    (void)state;
+    static struct preload_job_layer m;
+    struct vigil_report_file_layer l = none();
+    preload_job_layer_add(&m, &l, true);
+    for (int i = 0; i < PRELOAD_COMMON_CANDIDATES + 4; i++) {
+        l = none();
+        add_common(&l, 1000 + i, (uint64_t)(i == PRELOAD_COMMON_CANDIDATES + 3 ? 50 : 2));
+        preload_job_layer_add(&m, &l, false);
+    }
+    preload_job_layer_finish(&m);
+    assert_int_equal(m.layer.common_sizes[0].value, 1000 + PRELOAD_COMMON_CANDIDATES + 3);
+    assert_int_equal(m.layer.common_sizes[0].count, 50);
+    assert_int_equal(m.layer.common_sizes[1].count, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sums_and_extremes),
+        cmocka_unit_test(test_nothing_stays_none),
+        cmocka_unit_test(test_common_sizes),
+        cmocka_unit_test(test_candidates_are_bounded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,205 @@
+/* The MPI parts of a report's files (core/report_files_mpi.c,
+ * cli/report_json_files_mpi.c): MPI-IO's counts per file and, in a job's
+ * report, how the ranks shared each file, in the text and the JSON, and
+ * read back strictly. The round trip of the figure sets that have them is
+ * test_report_json's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <glib.h>
+
+#include "report_json.h"
+#include "test_report_figures.h"
+#include "test_support.h"
+
+static void test_job_text(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_mpi_joint(&f);
+    char *text = vigil_cli_report_text(&f);
+    const char *const lines[] = {
+        "\nMPI-IO files (reads/writes)          independent  collective       split nonblocking"
+        "    mpiio_read mpiio_written    posix_read posix_written  most_posix (rank: bytes)\n",
+        /* Both levels: rank 0 moved 2 MiB through POSIX for the 1 MiB asked. */
+        "\n/scratch/shared.dat                          1/0        8/16         0/2         3/4"
+        "        524288       1048576             0       2097152                0: 2097152\n",
+        "\nshared files (by rank)               ranks       fastest rank: time bytes       "
+        "slowest rank: time bytes   time_var_s2     bytes_var\n",
+        /* Variances to 7 significant digits; rank-2.log is nobody else's. */
+        "\n/scratch/shared.dat                      4         3: 0.012346 s 262144 B        "
+        "0: 0.456790 s 1048576 B  1.234568e-09  3.333333e+16\n\nactivities:",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        test_assert_contains(text, lines[i]);
+    g_free(text);
+    char *json = vigil_cli_report_json(&f);
+    test_assert_contains(
+        json, ",\"mpiio\":{\"indep_reads\":1,\"indep_writes\":0,\"coll_reads\":8,"
+              "\"coll_writes\":16,\"split_reads\":0,\"split_writes\":2,\"nb_reads\":3,"
+              "\"nb_writes\":4,\"read_bytes\":524288,\"written_bytes\":1048576,"
+              "\"read_time_s\":0.123457,\"write_time_s\":0.333333,\"meta_time_s\":0.000000},"
+              "\"ranks\":{\"count\":4,\"shared\":true,\"fastest_rank\":3,\"fastest_s\":0.012346,"
+              "\"fastest_bytes\":262144,\"slowest_rank\":0,\"slowest_s\":0.456790,"
+              "\"slowest_bytes\":1048576,\"time_variance_s2\":1.234568e-09,"
+              "\"bytes_variance\":3.333333e+16,\"most_posix_rank\":0,\"most_posix_bytes\":2097152,"
+              "\"least_posix_rank\":2,\"least_posix_bytes\":0}");
+    test_assert_contains(json, "\"mpiio\":null,\"ranks\":{\"count\":1,\"shared\":false,");
+    g_free(json);
+}
+
+/* The shared table lists the shared files that moved bytes: the
+ * configuration files every rank reads no byte of are left out. */
+static void test_shared_table_skips_files_without_io(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    const char *row = "\n/scratch/rank-2.log                      4 ";
+    test_report_mpi_joint(&f);
+    static struct vigil_report_file files[2];
+    memcpy(files, f.files, sizeof files);
+    files[1].ranks.count = 4;
+    files[1].ranks.shared = true;
+    files[1].written_bytes = 0;
+    f.files = files;
+    char *text = vigil_cli_report_text(&f);
+    assert_null(strstr(text, row));
+    files[1].written_bytes = 300;
+    g_free(text);
+    text = vigil_cli_report_text(&f);
+    test_assert_contains(text, row);
+    g_free(text);
+}
+
+/* A process's report without MPI-IO prints neither table; its files have
+ * both members, null. */
+static void test_plain_text_has_neither(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_plain_run(&f);
+    char *text = vigil_cli_report_text(&f);
+    assert_null(strstr(text, "MPI-IO files"));
+    assert_null(strstr(text, "shared files"));
+    g_free(text);
+    test_report_files(&f);
+    char *json = vigil_cli_report_json(&f);
+    test_assert_contains(json, "\"mpiio\":null,\"ranks\":null}");
+    g_free(json);
+}
+
+static void expect_refused(const char *json, const char *message)
+{
+    struct vigil_cli_report back;
+    GError *error = NULL;
+    if (vigil_cli_report_parse(json, -1, &back, &error))
+        fail_msg("accepted, though %s:\n%s", message, json);
+    test_assert_contains(error->message, message);
+    g_error_free(error);
+}
+
+/* `json` with the first `from` replaced by `to`. */
+static char *edited(const char *json, const char *from, const char *to)
+{
+    const char *at = strstr(json, from);
+    assert_non_null(at); /* the report has the text to edit */
+    return g_strdup_printf("%.*s%s%s", (int)(at - json), json, to, at + strlen(from));
+}
+
+static void test_bad_parts_are_refused(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_mpi_joint(&f);
+    char *json = vigil_cli_report_json(&f);
+    static const struct {
+        const char *from, *to, *message;
+    } edits[] = {
+        {"\"mpiio\":{\"indep_reads\"", "\"mpiio\":[{\"indep_reads\"", "report: not JSON"},
+        {"\"mpiio\":{\"indep_reads\"", "\"mpiio\":7,\"x\":{\"indep_reads\"",
+         "report: files.0.mpiio: expected an object or null"},
+        {"\"coll_writes\":16", "\"coll_writes\":-16",
+         "report: files.0.mpiio.coll_writes: expected a count"},
+        {"\"nb_writes\":4,", "", "report: files.0.mpiio.nb_writes: missing"},
+        {"\"meta_time_s\":0.000000}", "\"meta_time_s\":\"0\"}",
+         "report: files.0.mpiio.meta_time_s: expected a number"},
+        {"\"shared\":true", "\"shared\":false", "report: files.0.ranks.shared: false for 4 ranks"},
+        {"\"fastest_rank\":3", "\"fastest_rank\":-3",
+         "report: files.0.ranks.fastest_rank: expected a rank"},
+        {"\"time_variance_s2\":1.234568e-09", "\"time_variance_s2\":-1",
+         "report: files.0.ranks.time_variance_s2: expected a number of 0 or more"},
+        {"\"shared\":true", "\"shared\":1", "report: files.0.ranks.shared: expected true or false"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char *bad = edited(json, edits[i].from, edits[i].to);
+        expect_refused(bad, edits[i].message);
+        g_free(bad);
+    }
+    g_free(json);
+}
+
+/* A report of an earlier vigil has neither member: none is read. */
+static void test_absent_parts_are_none(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_files(&f); /* its second file has neither */
+    char *json = vigil_cli_report_json(&f);
+    char *old = edited(json, ",\"mpiio\":null,\"ranks\":null", "");
+    struct vigil_cli_report back;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(old, -1, &back, &error))
+        fail_msg("refused: %s", error->message);
+    assert_true(back.r.files[0].has_mpiio);
+    assert_false(back.r.files[1].has_mpiio);
+    assert_false(back.r.files[1].has_ranks);
+    vigil_cli_report_clear(&back);
+    g_free(old);
+    g_free(json);
+}
+
+/* A "ranks" without the POSIX extremes (written before them): unknown,
+ * and written back without them. */
+static void test_ranks_without_posix_extremes(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_mpi_joint(&f);
+    char *json = vigil_cli_report_json(&f);
+    char *old = edited(json,
+                       ",\"most_posix_rank\":0,\"most_posix_bytes\":2097152,"
+                       "\"least_posix_rank\":2,\"least_posix_bytes\":0",
+                       "");
+    struct vigil_cli_report back;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(old, -1, &back, &error))
+        fail_msg("refused: %s", error->message);
+    assert_int_equal(back.r.files[0].ranks.most_posix_rank, -1);
+    char *again = vigil_cli_report_json(&back.r);
+    assert_string_equal(again, old);
+    char *text = vigil_cli_report_text(&back.r);
+    test_assert_contains(text,
+                         "       1048576             0       2097152                         -\n");
+    g_free(text);
+    g_free(again);
+    vigil_cli_report_clear(&back);
+    g_free(old);
+    g_free(json);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_job_text),
+        cmocka_unit_test(test_shared_table_skips_files_without_io),
+        cmocka_unit_test(test_plain_text_has_neither),
+        cmocka_unit_test(test_bad_parts_are_refused),
+        cmocka_unit_test(test_absent_parts_are_none),
+        cmocka_unit_test(test_ranks_without_posix_extremes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
