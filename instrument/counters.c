@@ -40,7 +40,8 @@ struct preload_thread_counters *preload_counters_claim(void)
 {
     uint32_t index = atomic_fetch_add_explicit(&pool_claimed, 1, memory_order_acq_rel);
     struct preload_thread_counters *c = index < POOL_BLOCKS ? &pool[index] : &pool[POOL_BLOCKS];
-    c->current = &c->pending[0];
+    if (!c->shared) /* the shared block holds no pending file */
+        c->current = &c->pending[0];
     preload_thread.counters = c;
     /* Once per thread: the records carry it. */
     preload_thread.thread_id = (uint32_t)gettid();
