@@ -15,11 +15,27 @@ void preload_count_excluded(struct preload_thread_counters *c, const struct prel
     preload_count(c, &c->excluded, 1);
 }
 
-void preload_count_file_change(struct preload_thread_counters *c, uint32_t file_id)
+struct preload_pending *preload_count_file_change(struct preload_thread_counters *c,
+                                                  uint32_t file_id)
 {
-    preload_counters_flush_pending(c);
-    __atomic_store_n(&c->pending_file, file_id, __ATOMIC_RELAXED);
-    preload_file_stats_take(c, file_id);
+    struct preload_pending *p = NULL, *victim = &c->pending[0];
+    for (int i = 0; i < PRELOAD_PENDING_FILES; i++) {
+        if (c->pending[i].file == file_id) {
+            p = &c->pending[i];
+            break;
+        }
+        if (c->pending[i].used_stamp < victim->used_stamp)
+            victim = &c->pending[i];
+    }
+    if (p == NULL) {
+        p = victim;
+        preload_pending_flush(p);
+        preload_file_stats_take(p, file_id);
+        __atomic_store_n(&p->file, file_id, __ATOMIC_RELAXED);
+    }
+    p->used_stamp = ++c->pending_stamp;
+    c->current = p;
+    return p;
 }
 
 void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
@@ -35,10 +51,11 @@ void preload_count_nested(struct preload_thread_counters *c, const struct preloa
         if (c->shared) {
             preload_file_stats_note_shared(file_id, o, start_ticks, end_ticks);
         } else {
-            if (c->pending_file != file_id)
-                preload_count_file_change(c, file_id);
+            struct preload_pending *p = c->current;
+            if (p->file != file_id)
+                p = preload_count_file_change(c, file_id);
             unsigned kind = preload_stats_kind(o->op);
-            preload_stats_note(&c->pending_stats[layer], kind, o, start_ticks, end_ticks);
+            preload_stats_note(&p->stats[layer], kind, o, start_ticks, end_ticks);
             /* The timeline holds the bytes POSIX moved: an MPI-IO call's
              * are these. */
             if (kind <= PRELOAD_KIND_WRITE)

@@ -13,7 +13,7 @@
 
 #include "preload.h"
 
-#define POOL_BLOCKS 4096u /* 40 MiB of address space, touched only as used */
+#define POOL_BLOCKS 4096u /* 60 MiB of address space, touched only as used */
 
 static struct preload_thread_counters *pool; /* POOL_BLOCKS, then the shared block */
 static _Atomic uint32_t pool_claimed;
@@ -40,21 +40,24 @@ struct preload_thread_counters *preload_counters_claim(void)
 {
     uint32_t index = atomic_fetch_add_explicit(&pool_claimed, 1, memory_order_acq_rel);
     struct preload_thread_counters *c = index < POOL_BLOCKS ? &pool[index] : &pool[POOL_BLOCKS];
+    if (!c->shared) /* the shared block holds no pending file */
+        c->current = &c->pending[0];
     preload_thread.counters = c;
     /* Once per thread: the records carry it. */
     preload_thread.thread_id = (uint32_t)gettid();
     return c;
 }
 
-void preload_counters_flush_pending(struct preload_thread_counters *c)
+void preload_pending_flush(struct preload_pending *p)
 {
-    if (c->pending_file != VIGIL_FILE_NONE && c->pending_calls > 0)
-        preload_file_count(c->pending_file, c->pending_calls, c->pending_read_bytes,
-                           c->pending_written_bytes);
-    if (c->pending_file != VIGIL_FILE_NONE)
-        preload_file_stats_flush(c);
-    c->pending_file = VIGIL_FILE_NONE;
-    c->pending_calls = c->pending_read_bytes = c->pending_written_bytes = 0;
+    if (p->file != VIGIL_FILE_NONE) {
+        if (p->calls > 0)
+            preload_file_count(p->file, p->calls, p->read_bytes, p->written_bytes);
+        preload_file_stats_flush(p);
+    }
+    __atomic_store_n(&p->file, VIGIL_FILE_NONE, __ATOMIC_RELAXED);
+    p->used_stamp = 0;
+    p->calls = p->read_bytes = p->written_bytes = 0;
 }
 
 static uint64_t load(const uint64_t *counter)
@@ -86,14 +89,18 @@ void preload_counters_sum(struct preload_totals *out)
     add_block(out, &pool[POOL_BLOCKS]);
 }
 
-void preload_counters_visit_pending(preload_pending_fn fn, void *user)
+void preload_counters_visit_pending(preload_pending_fn file_fn, preload_block_fn thread_fn,
+                                    void *user)
 {
     uint32_t used = blocks_in_use();
     for (uint32_t i = 0; i < used; i++) {
         const struct preload_thread_counters *c = &pool[i];
-        uint32_t file_id = __atomic_load_n(&c->pending_file, __ATOMIC_RELAXED);
-        if (file_id != VIGIL_FILE_NONE)
-            fn(file_id, c, user);
+        for (int e = 0; e < PRELOAD_PENDING_FILES; e++) {
+            uint32_t file_id = __atomic_load_n(&c->pending[e].file, __ATOMIC_RELAXED);
+            if (file_id != VIGIL_FILE_NONE)
+                file_fn(file_id, &c->pending[e], user);
+        }
+        thread_fn(c, user);
     }
 }
 

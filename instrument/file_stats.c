@@ -4,10 +4,11 @@
  * Every interned file has a record here, in a table mapped at start-up
  * (one per file slot, touched only when used: bounded memory whatever the
  * program opens). A thread adds to the counters of the file it works on in
- * its own block (preload_thread_counters.pending_stats), with plain stores;
- * when it moves to another file the block is merged into the file's record
- * under the record's spin lock: the rare path. The report merges what
- * threads still hold. */
+ * its own block (an entry of preload_thread_counters.pending, one for each
+ * of the few files it used last), with plain stores; when a file's entry
+ * is evicted (the thread moves to a file it holds no entry for) it is merged
+ * into the file's record under the record's spin lock: the rare path. The
+ * report merges what threads still hold. */
 #include <string.h>
 #include <sys/mman.h>
 
@@ -124,31 +125,33 @@ static void record_unlock(struct file_record *r)
     atomic_store_explicit(&r->lock, 0, memory_order_release);
 }
 
-void preload_file_stats_flush(struct preload_thread_counters *c)
+void preload_file_stats_flush(struct preload_pending *p)
 {
-    struct file_record *r = record_of(c->pending_file);
+    struct file_record *r = record_of(p->file);
     bool any = false;
     for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
-        any |= layer_used(&c->pending_stats[layer]);
-    if (r != NULL && any) {
+        any |= layer_used(&p->stats[layer]);
+    if (!any)
+        return;
+    if (r != NULL) {
         record_lock(r);
         for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
-            if (layer_used(&c->pending_stats[layer]))
-                preload_layer_merge(&r->layer[layer], &c->pending_stats[layer]);
+            if (layer_used(&p->stats[layer]))
+                preload_layer_merge(&r->layer[layer], &p->stats[layer]);
         record_unlock(r);
     }
     for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
-        if (any)
-            layer_clear(&c->pending_stats[layer]);
+        layer_clear(&p->stats[layer]);
 }
 
-void preload_file_stats_take(struct preload_thread_counters *c, uint32_t file_id)
+void preload_file_stats_take(struct preload_pending *p, uint32_t file_id)
 {
     /* Sequential access is judged against where the file's previous
-     * access ended, whichever thread made it. */
+     * access ended, whichever thread made it (as of the thread's move to
+     * the file: while the file stays in its entries, against its own). */
     struct file_record *r = record_of(file_id);
     for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++) {
-        struct preload_layer_stats *l = &c->pending_stats[layer];
+        struct preload_layer_stats *l = &p->stats[layer];
         if (layer_used(l))
             layer_clear(l);
         l->last_end[0] = l->last_end[1] = -1;

@@ -89,6 +89,19 @@ struct preload_layer_stats {
     struct preload_common sizes, strides;
 };
 
+/* What a thread holds for one file it used recently and has not merged
+ * into the file's shared counters yet: its counts and its Darshan counters
+ * (file_stats.c). Four entries: a copy (one file in, one out) with a log
+ * on the side switches files without merging; a fifth file evicts the
+ * least recently used. */
+#define PRELOAD_PENDING_FILES 4
+struct preload_pending {
+    uint32_t file;       /* VIGIL_FILE_NONE: a free entry */
+    uint64_t used_stamp; /* the thread's pending_stamp when it last moved here; 0 free */
+    uint64_t calls, read_bytes, written_bytes;
+    struct preload_layer_stats stats[PRELOAD_STATS_LAYERS];
+};
+
 /* ---- counters (counters.c) --------------------------------------------- */
 
 struct preload_op_counter {
@@ -109,13 +122,13 @@ struct preload_thread_counters {
     /* Bytes moved by calls made inside another counted call (the POSIX
      * calls of an MPI-IO call): the report's totals count them once. */
     uint64_t nested_read_bytes, nested_written_bytes;
-    /* Counts for the file this thread used last, flushed to the file's
-     * shared (atomic) counters when the thread moves to another file: a
-     * thread reading one file pays no atomic operation per call. */
-    uint32_t pending_file;
-    uint64_t pending_calls, pending_read_bytes, pending_written_bytes;
-    /* The same file's Darshan counters (file_stats.c), merged with it. */
-    struct preload_layer_stats pending_stats[PRELOAD_STATS_LAYERS];
+    /* Counts for the few files this thread used last, merged into each
+     * file's shared counters when it is evicted: a thread reading one file,
+     * or copying one file to another, pays no atomic operation per call.
+     * `current` is the entry of the file used last (set at the claim). */
+    struct preload_pending *current;
+    uint64_t pending_stamp; /* moves between entries so far */
+    struct preload_pending pending[PRELOAD_PENDING_FILES];
     /* Bytes of the timeline's bin this thread is in, added to the
      * process's timeline when it moves on (file_stats.c). */
     uint64_t timeline_bin;
@@ -147,12 +160,15 @@ struct preload_totals {
     uint64_t nested_read_bytes, nested_written_bytes;
 };
 void preload_counters_sum(struct preload_totals *out) PRELOAD_HIDDEN;
-void preload_counters_flush_pending(struct preload_thread_counters *c) PRELOAD_HIDDEN;
-/* Calls `fn` with what each thread holds for its current file and has not
- * flushed to the file's shared counters yet. */
-typedef void (*preload_pending_fn)(uint32_t file_id, const struct preload_thread_counters *c,
-                                   void *user);
-void preload_counters_visit_pending(preload_pending_fn fn, void *user) PRELOAD_HIDDEN;
+/* An entry's counts into its file's shared counters; the entry is free after. */
+void preload_pending_flush(struct preload_pending *p) PRELOAD_HIDDEN;
+/* Calls `file_fn` with every entry (of every thread) that holds a file's
+ * counts not merged yet, and `thread_fn` with every thread's block (its
+ * timeline bin). */
+typedef void (*preload_pending_fn)(uint32_t file_id, const struct preload_pending *p, void *user);
+typedef void (*preload_block_fn)(const struct preload_thread_counters *c, void *user);
+void preload_counters_visit_pending(preload_pending_fn file_fn, preload_block_fn thread_fn,
+                                    void *user) PRELOAD_HIDDEN;
 bool preload_counters_init(void) PRELOAD_HIDDEN;
 void preload_counters_reset_after_fork(void) PRELOAD_HIDDEN;
 
@@ -434,7 +450,10 @@ void preload_count_excluded(struct preload_thread_counters *c,
 void preload_count_shared(struct preload_thread_counters *c, const struct preload_outcome *o,
                           uint32_t file_id, uint64_t start_ticks,
                           uint64_t end_ticks) PRELOAD_HIDDEN;
-void preload_count_file_change(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
+/* The thread moves to another file: its entry if it has one, else the
+ * least recently used entry's counts are merged and it takes the file. */
+struct preload_pending *preload_count_file_change(struct preload_thread_counters *c,
+                                                  uint32_t file_id) PRELOAD_HIDDEN;
 void preload_announce(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
 void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
                           uint32_t file_id, uint64_t start_ticks,
@@ -449,10 +468,10 @@ bool preload_file_stats_init(void) PRELOAD_HIDDEN;
 void preload_file_stats_reset_after_fork(void) PRELOAD_HIDDEN;
 /* A newly interned file's record: no access yet. */
 void preload_file_stats_clear(uint32_t file_id) PRELOAD_HIDDEN;
-/* The thread's pending counters into its file's record (then cleared), and
- * the start of a new file's. */
-void preload_file_stats_flush(struct preload_thread_counters *c) PRELOAD_HIDDEN;
-void preload_file_stats_take(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
+/* A pending entry's Darshan counters into its file's record (then
+ * cleared), and the start of a new file's in an entry. */
+void preload_file_stats_flush(struct preload_pending *p) PRELOAD_HIDDEN;
+void preload_file_stats_take(struct preload_pending *p, uint32_t file_id) PRELOAD_HIDDEN;
 /* For the shared counter block: straight into the record, under its lock. */
 void preload_file_stats_note_shared(uint32_t file_id, const struct preload_outcome *o,
                                     uint64_t start_ticks, uint64_t end_ticks) PRELOAD_HIDDEN;
@@ -647,18 +666,19 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
     }
     if (file_id == VIGIL_FILE_NONE)
         return;
-    if (PRELOAD_UNLIKELY(c->pending_file != file_id))
-        preload_count_file_change(c, file_id);
+    struct preload_pending *p = c->current;
+    if (PRELOAD_UNLIKELY(p->file != file_id))
+        p = preload_count_file_change(c, file_id);
     enum vigil_op_class cls = vigil_op_class(o->op);
-    preload_add(&c->pending_calls, 1);
+    preload_add(&p->calls, 1);
     if (cls == VIGIL_OP_READS)
-        preload_add(&c->pending_read_bytes, o->bytes_moved);
+        preload_add(&p->read_bytes, o->bytes_moved);
     else if (cls == VIGIL_OP_WRITES)
-        preload_add(&c->pending_written_bytes, o->bytes_moved);
+        preload_add(&p->written_bytes, o->bytes_moved);
     unsigned layer = preload_stats_layer(o->op);
     if (layer < PRELOAD_STATS_LAYERS && !o->failed) {
         unsigned kind = preload_stats_kind(o->op);
-        preload_stats_note(&c->pending_stats[layer], kind, o, start_ticks, end_ticks);
+        preload_stats_note(&p->stats[layer], kind, o, start_ticks, end_ticks);
         if (kind <= PRELOAD_KIND_WRITE)
             preload_timeline_note(c, kind == PRELOAD_KIND_WRITE, o->bytes_moved, end_ticks);
     }
@@ -719,11 +739,17 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
 static inline void preload_end_data(const struct preload_call *call, unsigned op, int fd,
                                     int64_t ret, uint64_t bytes_asked, int64_t offset_bytes)
 {
+    /* Named first: clang-format reads "ret < 0, ... ret > 0" in an
+     * initializer as a template's brackets. */
+    bool failed = ret < 0;
+    uint64_t moved = failed ? 0 : (uint64_t)ret;
     struct preload_outcome o = {
         .op = op,
         .fd = fd,
         .result = ret,
-        .failed = ret<0, .bytes_asked = bytes_asked, .bytes_moved = ret> 0 ? (uint64_t)ret : 0,
+        .failed = failed,
+        .bytes_asked = bytes_asked,
+        .bytes_moved = moved,
         .offset_bytes = offset_bytes,
     };
     preload_call_end(call, &o);
@@ -732,11 +758,13 @@ static inline void preload_end_data(const struct preload_call *call, unsigned op
 static inline void preload_end_meta(const struct preload_call *call, unsigned op, int fd,
                                     int64_t ret)
 {
-    struct preload_outcome o = {.op = op,
-                                .fd = fd,
-                                .result = ret,
-                                .failed = ret == -1,
-                                .offset_bytes = VIGIL_OFFSET_UNKNOWN};
+    struct preload_outcome o = {
+        .op = op,
+        .fd = fd,
+        .result = ret,
+        .failed = ret == -1,
+        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+    };
     preload_call_end(call, &o);
 }
 

@@ -34,18 +34,23 @@ static void *map(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static void add_pending(uint32_t file_id, const struct preload_thread_counters *c, void *user)
+static void add_pending(uint32_t file_id, const struct preload_pending *p, void *user)
 {
     struct gathering *g = user;
     if (file_id < g->slots) {
         struct gathered *f = &g->by_id[file_id];
-        f->calls += __atomic_load_n(&c->pending_calls, __ATOMIC_RELAXED);
-        f->read_bytes += __atomic_load_n(&c->pending_read_bytes, __ATOMIC_RELAXED);
-        f->written_bytes += __atomic_load_n(&c->pending_written_bytes, __ATOMIC_RELAXED);
+        f->calls += __atomic_load_n(&p->calls, __ATOMIC_RELAXED);
+        f->read_bytes += __atomic_load_n(&p->read_bytes, __ATOMIC_RELAXED);
+        f->written_bytes += __atomic_load_n(&p->written_bytes, __ATOMIC_RELAXED);
         for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
-            preload_layer_merge(&f->layer[layer], &c->pending_stats[layer]);
+            preload_layer_merge(&f->layer[layer], &p->stats[layer]);
     }
-    /* The thread's timeline bin, at the timeline's (coarser or equal) width. */
+}
+
+/* The thread's timeline bin, at the timeline's (coarser or equal) width. */
+static void add_pending_bin(const struct preload_thread_counters *c, void *user)
+{
+    struct gathering *g = user;
     uint64_t bin = c->timeline_bin;
     if (g->shift >= c->timeline_shift)
         bin >>= g->shift - c->timeline_shift;
@@ -294,7 +299,7 @@ void preload_report_gather_files(struct vigil_report *r, const struct vigil_tick
         preload_file_stats_get(id, f->layer);
     }
     if (g.by_id != NULL)
-        preload_counters_visit_pending(add_pending, &g);
+        preload_counters_visit_pending(add_pending, add_pending_bin, &g);
 
     /* The timeline: bins of 2^shift ticks, as many as the run used. */
     struct vigil_report_timeline *t = &r->timeline;

@@ -137,6 +137,71 @@ static void forked(const char *dir)
     check(close(fd) == 0, "close");
 }
 
+/* A copy: 8000 bytes written to copy.in, then eight 1000-byte reads of
+ * it, each followed by a write of copy.out (a thread alternating between
+ * two files, both held in its pending entries). */
+static void alternating(const char *dir)
+{
+    int in = open_in(dir, "copy.in", O_CREAT | O_RDWR | O_TRUNC);
+    put(in, 8000);
+    check(lseek(in, 0, SEEK_SET) == 0, "lseek");
+    int out = open_in(dir, "copy.out", O_CREAT | O_WRONLY | O_TRUNC);
+    for (int i = 0; i < 8; i++) {
+        check(read(in, buffer, 1000) == 1000, "read");
+        put(out, 1000);
+    }
+    check(close(in) == 0 && close(out) == 0, "close");
+}
+
+/* Six files written in turn, four 100-byte writes each: more files than a
+ * thread holds entries for, so each move evicts one. */
+static void cycling(const char *dir)
+{
+    int fd[6];
+    for (int f = 0; f < 6; f++) {
+        char name[32];
+        snprintf(name, sizeof name, "cycle.%d", f);
+        fd[f] = open_in(dir, name, O_CREAT | O_WRONLY | O_TRUNC);
+    }
+    for (int i = 0; i < 4; i++)
+        for (int f = 0; f < 6; f++)
+            put(fd[f], 100);
+    for (int f = 0; f < 6; f++)
+        check(close(fd[f]) == 0, "close");
+}
+
+/* The parent writes pend.a and pend.b in turn (both pending when it forks);
+ * the child writes pend.b and pend.c, writes its pid to child.pid and
+ * exits with its report; then the parent writes pend.a once more. The
+ * child's report holds only its own calls. */
+static void forked_pending(const char *dir)
+{
+    int a = open_in(dir, "pend.a", O_CREAT | O_WRONLY | O_TRUNC);
+    int b = open_in(dir, "pend.b", O_CREAT | O_WRONLY | O_TRUNC);
+    for (int i = 0; i < 3; i++) {
+        check(pwrite(a, buffer, 100, i * 100) == 100, "pwrite");
+        if (i < 2)
+            check(pwrite(b, buffer, 100, i * 100) == 100, "pwrite");
+    }
+    pid_t child = fork();
+    check(child >= 0, "fork");
+    if (child == 0) {
+        check(pwrite(b, buffer, 100, 200) == 100, "pwrite");
+        int c = open_in(dir, "pend.c", O_CREAT | O_WRONLY | O_TRUNC);
+        check(pwrite(c, buffer, 100, 0) == 100, "pwrite");
+        char path[4096];
+        snprintf(path, sizeof path, "%s/child.pid", dir);
+        FILE *fp = fopen(path, "w");
+        check(fp != NULL && fprintf(fp, "%d\n", (int)getpid()) > 0 && fclose(fp) == 0, path);
+        exit(0);
+    }
+    int status;
+    check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "child");
+    check(pwrite(a, buffer, 100, 300) == 100, "pwrite");
+    check(close(a) == 0 && close(b) == 0, "close");
+}
+
 /* Ten 1000-byte fwrites: the stdio layer's counters. */
 static void streams(const char *dir)
 {
@@ -179,6 +244,9 @@ int main(int argc, char **argv)
     seeks(argv[1]);
     forked(argv[1]);
     streams(argv[1]);
+    alternating(argv[1]);
+    cycling(argv[1]);
+    forked_pending(argv[1]);
     excluded();
     printf("%d\n", (int)getpid());
     return 0;

@@ -106,6 +106,37 @@ static void check_file(const struct test_report *rep, const char *dir, const str
     g_free(path);
 }
 
+/* The child forked while its parent held pend.a's and pend.b's counts in
+ * its pending entries: its report has its own calls only. */
+static void check_forked_child(const char *dir)
+{
+    char *pid_path = g_build_filename(dir, "child.pid", NULL);
+    char *text = NULL;
+    assert_true(g_file_get_contents(pid_path, &text, NULL, NULL));
+    struct test_report rep = load_report_of(dir, strtol(text, NULL, 10));
+    static const struct expected files[] = {
+        /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
+        {"pend.b", 0, 0, 1, 0, 0, 0, 100, -1, 299, 0, 0, 0, 0},
+        {"pend.c", 1, 0, 1, 0, 0, 0, 100, -1, 99, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        check_file(&rep, dir, &files[i]);
+    /* pend.a: no call of the child's (listed with none, or not at all). */
+    char *a = g_build_filename(dir, "pend.a", NULL);
+    JsonArray *all = json_node_get_array(test_report_node(&rep, "files"));
+    for (guint i = 0; i < json_array_get_length(all); i++) {
+        JsonNode *f = json_array_get_element(all, i);
+        if (g_strcmp0(test_json_string(f, rep.path, "path"), a) == 0) {
+            assert_int_equal(counter(f, "calls"), 0);
+            assert_int_equal(counter(f, "posix.writes"), 0);
+        }
+    }
+    g_free(a);
+    test_report_free(&rep);
+    g_free(text);
+    g_free(pid_path);
+}
+
 static void test_ior_patterns(void **state)
 {
     const char *dir = *state;
@@ -128,6 +159,15 @@ static void test_ior_patterns(void **state)
         {"lseek", 1, 1, 2, 2, 1, 4096, 4106, 4095, 4105, 0, 0, 1, 1},
         /* The child's write at 100 moved the parent's offset to 200. */
         {"fork", 1, 0, 2, 0, 1, 0, 200, -1, 299, 0, 0, 1, 0},
+        /* Read in, write out, in turn: both files' counts held at once. */
+        {"copy.in", 1, 8, 1, 1, 1, 8000, 8000, 7999, 7999, 7, 7, 0, 0},
+        {"copy.out", 1, 0, 8, 0, 1, 0, 8000, -1, 7999, 0, 0, 7, 7},
+        /* Six files in turn: evicted and taken again at every move. */
+        {"cycle.0", 1, 0, 4, 0, 1, 0, 400, -1, 399, 0, 0, 3, 3},
+        {"cycle.5", 1, 0, 4, 0, 1, 0, 400, -1, 399, 0, 0, 3, 3},
+        /* Pending in the parent when it forked; the child's are its own. */
+        {"pend.a", 1, 0, 4, 0, 1, 0, 400, -1, 399, 0, 0, 3, 3},
+        {"pend.b", 1, 0, 2, 0, 1, 0, 200, -1, 199, 0, 0, 1, 1},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         check_file(&rep, dir, &files[i]);
@@ -213,6 +253,7 @@ static void test_ior_patterns(void **state)
     assert_int_equal(timeline_written, file_written);
     assert_true(test_report_number(&rep, "timeline.bin_s") > 0);
 
+    check_forked_child(dir);
     test_report_free(&rep);
     test_run_clear(&r);
     g_free(program);
