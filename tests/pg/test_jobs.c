@@ -124,11 +124,12 @@ static void check_report(const struct test_daemon *d)
                                           "NODE_LIST                  " HOST "\n"
                                           "HOSTS                      " HOST "\n"
                                           "BEGIN                      "));
-    test_assert_contains(run.out, "STEP 0                     dd on " HOST
-                                  ", 1 process, read 0 B, written 64.0 KiB (65536 B), ");
+    test_assert_contains(run.out,
+                         "STEP 0                     dd on " HOST
+                         ", 1 process, read 64.0 KiB (65536 B), written 64.0 KiB (65536 B), ");
     test_assert_contains(run.out, "STEP 1                     dd on " HOST ", 1 process, ");
     test_assert_contains(run.out, "JOB_TOTAL                  2 steps, 2 runs, 2 processes, read "
-                                  "0 B, written 128.0 KiB (131072 B), ");
+                                  "128.0 KiB (131072 B), written 128.0 KiB (131072 B), ");
     test_assert_contains(run.out, "JOB_ENERGY_JOULE ");
     test_run_clear(&run);
 

@@ -686,8 +686,8 @@ static void check_job_in_warehouse(const char *job_id)
     g_strfreev(env);
     test_assert_status(&run, 0, "vigil report --job");
     test_assert_contains(run.out, "USER                       root (uid 0)\n");
-    char *step0 = g_strdup_printf("STEP 0                     dd on %s, 1 process, read 0 B, "
-                                  "written 512.0 KiB (524288 B), ",
+    char *step0 = g_strdup_printf("STEP 0                     dd on %s, 1 process, read 512.0 KiB "
+                                  "(524288 B), written 512.0 KiB (524288 B), ",
                                   cluster.node);
     test_assert_contains(run.out, step0);
     g_free(step0);

@@ -1487,7 +1487,7 @@ static void test_thresholds(void **state)
         g_ptr_array_unref(pairs);
     }
     assert_true(saw_percent);
-    assert_int_equal(adpis, 5); /* the five ADPIs of plugins/adpi/ */
+    assert_int_equal(adpis, 6); /* the six ADPIs of plugins/adpi/ */
     test_http_clear(&a);
 }
 
