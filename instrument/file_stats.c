@@ -263,11 +263,6 @@ void preload_timeline_note_shared(unsigned rw, uint64_t bytes, uint64_t end_tick
     timeline_add((end_ticks - preload.start.ticks) >> shift, shift, moved);
 }
 
-void preload_timeline_add_pending(const struct preload_thread_counters *c)
-{
-    timeline_add(c->timeline_bin, c->timeline_shift, c->timeline_bytes);
-}
-
 uint32_t preload_timeline_get(uint64_t read_bytes[PRELOAD_TIMELINE_BINS],
                               uint64_t written_bytes[PRELOAD_TIMELINE_BINS], int *bins)
 {

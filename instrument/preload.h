@@ -481,8 +481,6 @@ void preload_file_stats_get(uint32_t file_id,
                             struct preload_layer_stats out[PRELOAD_STATS_LAYERS]) PRELOAD_HIDDEN;
 void preload_layer_merge(struct preload_layer_stats *into,
                          const struct preload_layer_stats *from) PRELOAD_HIDDEN;
-/* A thread's bin not yet added to the timeline: added (at the report). */
-void preload_timeline_add_pending(const struct preload_thread_counters *c) PRELOAD_HIDDEN;
 /* The timeline: its bins' bytes, how many are used; returns the shift
  * (bins are 2^shift ticks wide). */
 uint32_t preload_timeline_get(uint64_t read_bytes[PRELOAD_TIMELINE_BINS],
