@@ -613,11 +613,13 @@ static double timed_starts(char **env, int count)
     return (double)(vigil_clock_monotonic_ns() - t0);
 }
 
-/* ms per start of the best batch, without and with the library. */
-static void time_starts(double *plain_ms, double *vigil_ms)
+/* ms per start of the best batch, without and with the library; `report`
+ * is its VIGIL_REPORT setting ("VIGIL_REPORT=off": start-up alone; a file:
+ * the report at exit too, which gathers every file's figures). */
+static void time_starts(const char *report, double *plain_ms, double *vigil_ms)
 {
     static const char *const none[] = {NULL};
-    const char *with[] = {preload_setting, "VIGIL_REPORT=off", NULL};
+    const char *with[] = {preload_setting, report, NULL};
     char **plain_env = child_environment(none), **vigil_env = child_environment(with);
     timed_starts(plain_env, 5); /* warms the page cache, both ways */
     timed_starts(vigil_env, 5);
@@ -748,8 +750,9 @@ int main(int argc, char **argv)
             enum config config = (enum config)((r + k) % CONFIG_COUNT);
             run_worker(config, &res[config]);
         }
-    double start_plain, start_vigil;
-    time_starts(&start_plain, &start_vigil);
+    double start_plain, start_vigil, exit_plain, exit_vigil;
+    time_starts("VIGIL_REPORT=off", &start_plain, &start_vigil);
+    time_starts("VIGIL_REPORT=/dev/null", &exit_plain, &exit_vigil);
 
     const struct results *plain = &res[PLAIN], *rec = &res[RECORDED], *exc = &res[EXCLUDED];
     printf("bench-preload: %s\n", library_path);
@@ -769,6 +772,7 @@ int main(int argc, char **argv)
     print_row("write 1 B, /dev/null, excluded", plain->best_ns[CASE_WRITE],
               exc->best_ns[CASE_WRITE], "ns", "  (counted, no record)");
     print_row("process start, /bin/true", start_plain, start_vigil, "ms", "");
+    print_row("  the same, with its report at exit", exit_plain, exit_vigil, "ms", "");
 
     printf("same process, libc's function and the wrapper in alternating batches of ~%.0f ms of "
            "CPU, %d pairs per worker: median ns per call, added as median [min..max over workers] "
