@@ -16,6 +16,8 @@
 #include "test_report_figures.h"
 #include "test_support.h"
 
+#include "report_refusals.h"
+
 static void test_job_text(void **state)
 {
     (void)state;
@@ -90,24 +92,6 @@ static void test_plain_text_has_neither(void **state)
     char *json = vigil_cli_report_json(&f);
     test_assert_contains(json, "\"mpiio\":null,\"ranks\":null}");
     g_free(json);
-}
-
-static void expect_refused(const char *json, const char *message)
-{
-    struct vigil_cli_report back;
-    GError *error = NULL;
-    if (vigil_cli_report_parse(json, -1, &back, &error))
-        fail_msg("accepted, though %s:\n%s", message, json);
-    test_assert_contains(error->message, message);
-    g_error_free(error);
-}
-
-/* `json` with the first `from` replaced by `to`. */
-static char *edited(const char *json, const char *from, const char *to)
-{
-    const char *at = strstr(json, from);
-    assert_non_null(at); /* the report has the text to edit */
-    return g_strdup_printf("%.*s%s%s", (int)(at - json), json, to, at + strlen(from));
 }
 
 static void test_bad_parts_are_refused(void **state)

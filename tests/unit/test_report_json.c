@@ -18,6 +18,8 @@
 #include "test_report_figures.h"
 #include "test_support.h"
 
+#include "report_refusals.h"
+
 /* The figure sets are tests/support/test_report_figures.c's. */
 
 /* ---- the round trip ------------------------------------------------------------------------- */
@@ -217,24 +219,6 @@ static void test_mpi_text(void **state)
 }
 
 /* ---- reading refuses what it cannot print ---------------------------------------------------- */
-
-static void expect_refused(const char *json, const char *message)
-{
-    struct vigil_cli_report back;
-    GError *error = NULL;
-    if (vigil_cli_report_parse(json, -1, &back, &error))
-        fail_msg("accepted, though %s:\n%s", message, json);
-    test_assert_contains(error->message, message);
-    g_error_free(error);
-}
-
-/* `json` with the first `from` replaced by `to`. */
-static char *edited(const char *json, const char *from, const char *to)
-{
-    const char *at = strstr(json, from);
-    assert_non_null(at); /* the report has the text to edit */
-    return g_strdup_printf("%.*s%s%s", (int)(at - json), json, to, at + strlen(from));
-}
 
 static void test_bad_reports_are_refused(void **state)
 {
