@@ -632,6 +632,7 @@ static void run(const struct options *o, const char *endpoint, const char *serve
     }
     double window_s = (double)o->seconds;
     uint64_t unacked = r.sent - r.acked;
+    char *first_refusal = g_strescape(r.first_refusal->str, NULL);
     printf("{\"nodes\": %" G_GINT64_FORMAT ", \"metrics\": %u, \"ranks\": %" G_GINT64_FORMAT
            ", \"offered_per_s\": %.1f, \"sent_in_window\": %" PRIu64
            ", \"acked_per_s\": %.1f, \"p50_ms\": %.1f, \"p99_ms\": %.1f, \"max_ms\": %.1f"
@@ -646,7 +647,8 @@ static void run(const struct options *o, const char *endpoint, const char *serve
            (txd_cpu_end - txd_cpu_start) / window_s, (pg_cpu_end - pg_cpu_start) / window_s,
            (own_cpu_end - own_cpu_start) / window_s, status_kib(o->txd_pid, "VmHWM:"),
            r.sent > 0 ? (double)r.bytes_sent / (double)r.sent : 0.0, r.sent, r.acked, unacked,
-           r.held_back, r.refused, r.unexpected, g_strescape(r.first_refusal->str, NULL));
+           r.held_back, r.refused, r.unexpected, first_refusal);
+    g_free(first_refusal);
     fflush(stdout);
     /* Closing 5,000 sockets one by one takes a while, and the process
      * ends here anyway. */

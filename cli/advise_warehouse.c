@@ -238,6 +238,8 @@ static gboolean read_points(PGconn *db, struct run_facts *f, GError **error)
     for (size_t i = 0; i < G_N_ELEMENTS(energy_metrics); i++)
         if (energy_metrics[i].name == f->energy_metric)
             pattern = energy_metrics[i].pattern;
+    if (pattern == NULL)
+        return TRUE; /* a metric of the table's, always: nothing to fit otherwise */
     char *both = g_strdup_printf("(%s)|^cpu\\.frequency_hz$", pattern);
     const char *const params[] = {f->run_id, both};
     PGresult *result = cli_warehouse_query(db, sql, 2, params, error);

@@ -59,11 +59,12 @@ int main(int argc, char **argv)
                                           "is captured to vigil-txd.");
     g_option_context_add_main_entries(options, entries, NULL);
     GError *error = NULL;
-    if (!g_option_context_parse(options, &argc, &argv, &error)) {
+    gboolean parsed = g_option_context_parse(options, &argc, &argv, &error);
+    g_option_context_free(options);
+    if (!parsed) {
         fprintf(stderr, "vigild: %s\n", error->message);
         return 2;
     }
-    g_option_context_free(options);
     if (version) {
         printf("vigild %s\n", VIGIL_VERSION);
         return 0;

@@ -203,9 +203,11 @@ void vigild_metrics_jobs_collect(struct vigild_metrics_jobs *j,
             fold(j, job, value_or_zero(f->energy_j), f->read_bytes, f->written_bytes);
             continue;
         }
-        struct vigild_metrics_job row = *f;
-        row.job = g_strdup(job->id);
-        g_array_append_val(out, row);
+        g_array_set_size(out, out->len + 1);
+        struct vigild_metrics_job *row =
+            &g_array_index(out, struct vigild_metrics_job, out->len - 1);
+        *row = *f;
+        row->job = g_strdup(job->id);
     }
     /* Once a job was folded, "_other" stays: its counters go on. */
     if (j->next_order > 0 && (*folded > 0 || j->other_energy_j > 0 || j->other_read_bytes > 0 ||

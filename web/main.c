@@ -75,11 +75,12 @@ int main(int argc, char **argv)
                                           "over the warehouse.");
     g_option_context_add_main_entries(options, entries, NULL);
     GError *error = NULL;
-    if (!g_option_context_parse(options, &argc, &argv, &error)) {
+    gboolean parsed = g_option_context_parse(options, &argc, &argv, &error);
+    g_option_context_free(options);
+    if (!parsed) {
         fprintf(stderr, "vigil-web: %s\n", error->message);
         return 2;
     }
-    g_option_context_free(options);
     if (version) {
         printf("vigil-web %s\n", VIGIL_VERSION);
         return 0;

@@ -59,8 +59,7 @@ static int setup(void **state)
     int zero = 0;
     zmq_setsockopt(f->router, ZMQ_LINGER, &zero, sizeof zero);
     f->settings.endpoint = g_strdup_printf("ipc://%s/txd.sock", f->dir);
-    if (zmq_bind(f->router, f->settings.endpoint) != 0)
-        return -1;
+    assert_int_equal(zmq_bind(f->router, f->settings.endpoint), 0);
     f->settings.node_id = NODE_ID;
     f->settings.spool_dir = g_build_filename(f->dir, "spool", NULL);
     f->settings.spool_max_bytes = 1u << 30;

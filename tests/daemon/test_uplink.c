@@ -57,10 +57,10 @@ static int setup(void **state)
      * new folder starts at the clock: test_spool.c), so that the tests can
      * name them. */
     char *sequence_path = g_build_filename(f->spool, "sequence", NULL);
-    if (g_mkdir_with_parents(f->spool, 0700) != 0 ||
-        !g_file_set_contents(sequence_path, "1\n", -1, NULL))
-        return -1;
+    gboolean made = g_mkdir_with_parents(f->spool, 0700) == 0 &&
+                    g_file_set_contents(sequence_path, "1\n", -1, NULL);
     g_free(sequence_path);
+    assert_true(made);
     f->settings.spool_max_bytes = 1u << 30;
     /* Timers far away unless a test needs them. */
     f->settings.spool_after_ms = 3600000;

@@ -768,7 +768,7 @@ static void test_two_servers_share_one_warehouse(void **state)
         /* The moving node's odd batches to the first, even ones to the
          * second. */
         char *stored = g_strdup_printf(
-            "stored %u batches", SHARED_NODES * SHARED_BATCHES +
+            "stored %d batches", SHARED_NODES * SHARED_BATCHES +
                                      (i == 0 ? (SHARED_BATCHES + 1) / 2 : SHARED_BATCHES / 2));
         test_assert_contains(log, stored);
         test_assert_contains(log, "0 refused by the database");
