@@ -18,7 +18,15 @@
 #include <json-glib/json-glib.h>
 
 #include "jobs.h"
-#include "vigild.h"
+#include "capture.h"
+#include "client_limits.h"
+#include "daemon.h"
+#include "processes.h"
+#include "server.h"
+#include "settings.h"
+#include "signals.h"
+#include "status.h"
+#include "vigild_error.h"
 
 /* Messages read from one client in a catch-up: a client that floods the
  * socket must not hold a status answer up for ever. */
