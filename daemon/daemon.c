@@ -577,7 +577,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     d->processes.on_record = on_process_record;
     d->processes.user = d;
     configure_providers(d);
-    d->server = vigild_server_new(d, d->settings.socket_path, error);
+    d->server = vigild_serve(d, error);
     /* The uplink's thread after the signals are blocked: it would take
      * SIGTERM's default action otherwise. */
     if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error) ||

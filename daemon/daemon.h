@@ -16,7 +16,9 @@
  *                forwarded around abnormal cycles, dropped otherwise
  *   capture_sink.c  where forwarded windows go: a JSON-lines file
  *   processes.c  registered processes: their rings, drains and ends
- *   server.c     the Unix socket: registration, summaries, status requests
+ *   server.c     the Unix socket: registration, summaries, status requests;
+ *                it sees the daemon only through struct vigild_server_ops,
+ *                which daemon_server.c implements
  *   jobs.c       scheduler jobs the prolog/epilog/SPANK plugin tell of: jobs.h
  *   client_limits.c  what one user may take of the socket: connections and
  *                processes per uid, the idle timeout, the descriptor budget
@@ -105,5 +107,9 @@ void vigild_reload(struct vigild *d);
 void vigild_tick(struct vigild *d);
 /* SIGTERM: drains every ring and frees everything. */
 void vigild_stop(struct vigild *d);
+
+/* Serves [daemon] socket_path with the daemon behind the server's
+ * interface (daemon_server.c); NULL with error set when it cannot. */
+struct vigild_server *vigild_serve(struct vigild *d, GError **error);
 
 #endif
