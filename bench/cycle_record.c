@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "cycle_record.h"
-#include "vigild.h"
+#include "energy_share.h"
+#include "tick_samples.h"
 
 #define RUNS       5
 #define ACTIVITIES 1000000

@@ -10,7 +10,12 @@
 #include "cycle_record.h"
 #include "tune_replay.h"
 #include "vigil/schema.h"
-#include "vigild.h"
+#include "capture.h"
+#include "energy_share.h"
+#include "reasoning.h"
+#include "settings.h"
+#include "tick_samples.h"
+#include "verdicts.h"
 
 /* One registry for the run: issue plugin names and configurations'
  * resolver point into it. */

@@ -22,9 +22,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "vigil/clock.h"
 #include "vigil/ontology.h"
 #include "vigil/wire.h"
-#include "vigild.h"
+#include "capture.h"
+#include "capture_sink.h"
+#include "json_members.h"
+#include "outbox.h"
+#include "verdicts.h"
 
 /* Reasons a window keeps: an anomaly that lasts for hours keeps its window
  * open for hours, and its first cycles say why well enough. */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 
-#include "vigild.h"
+#include "capture_sink.h"
 
 /* Warnings about the same kind of loss: the first few, then one in so many. */
 #define LOG_FIRST 10

@@ -20,7 +20,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "vigild.h"
+#include "client_limits.h"
+#include "json_members.h"
+#include "processes.h"
+#include "settings.h"
 
 #define LOG_PERIOD_S     60
 #define RECOUNT_EVERY_US G_USEC_PER_SEC

@@ -7,7 +7,10 @@
 
 #include "cycle_record.h"
 #include "vigil-build.h"
-#include "vigild.h"
+#include "energy_share.h"
+#include "reasoning.h"
+#include "tick_samples.h"
+#include "verdicts.h"
 
 struct vigild_cycle_record {
     char *path;

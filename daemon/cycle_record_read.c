@@ -6,7 +6,6 @@
 #include <zlib.h>
 
 #include "cycle_record.h"
-#include "vigild.h"
 
 static const char *const type_names[VIGILD_RECORD_TYPE_MAX + 1] = {
     [VIGILD_RECORD_START] = "START",

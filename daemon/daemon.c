@@ -11,7 +11,25 @@
 #include "metrics.h"
 #include "jobs.h"
 #include "cycle_record.h"
-#include "vigild.h"
+#include "capture.h"
+#include "daemon.h"
+#include "energy_share.h"
+#include "history.h"
+#include "outbox.h"
+#include "process_state.h"
+#include "processes.h"
+#include "reasoning.h"
+#include "region_energy.h"
+#include "rollup.h"
+#include "sampler.h"
+#include "server.h"
+#include "settings.h"
+#include "signals.h"
+#include "statmux.h"
+#include "tick.h"
+#include "tick_samples.h"
+#include "uplink.h"
+#include "verdicts.h"
 
 gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config, GError **error)
 {
@@ -559,7 +577,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     d->processes.on_record = on_process_record;
     d->processes.user = d;
     configure_providers(d);
-    d->server = vigild_server_new(d, d->settings.socket_path, error);
+    d->server = vigild_serve(d, error);
     /* The uplink's thread after the signals are blocked: it would take
      * SIGTERM's default action otherwise. */
     if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error) ||

@@ -5,7 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "vigild.h"
+#include "energy_share.h"
+#include "json_members.h"
+#include "vigil/clock.h"
 
 #define SOURCE_PREFIX "energy/"
 #define MORE          "+…"

@@ -22,7 +22,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "vigild.h"
+#include "energy_share.h"
+#include "tick_samples.h"
+#include "vigil/local_protocol.h"
 
 void vigild_energy_split(double energy_j, double busy_s, const double *cpu_s, size_t n,
                          double *share_j)

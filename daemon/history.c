@@ -9,7 +9,8 @@
  * which a capture does rarely. */
 #include <string.h>
 
-#include "vigild.h"
+#include "history.h"
+#include "tick_samples.h"
 
 void vigild_history_init(struct vigild_history *h, guint length)
 {

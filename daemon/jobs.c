@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "jobs.h"
-#include "vigild.h"
+#include "vigild_error.h"
 
 /* Notices waiting for the next batch: a node runs a few jobs at a time;
  * this bounds what a client that invents jobs can make the daemon keep

@@ -3,7 +3,7 @@
  * JSON can say and a reader can test. */
 #include <math.h>
 
-#include "vigild.h"
+#include "json_members.h"
 
 void vigild_json_int(JsonBuilder *b, const char *name, int64_t value)
 {

@@ -20,7 +20,8 @@
 #include "vigil/detach.h"
 #include "vigil/log.h"
 #include "vigil/service_notify.h"
-#include "vigild.h"
+#include "daemon.h"
+#include "signals.h"
 
 /* Each registered process holds a connection and a pidfd: a thousand
  * processes need more descriptors than the usual soft limit of 1024. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "metrics.h"
-#include "vigild.h"
+#include "tick_samples.h"
 
 struct metrics_job {
     char *id;

@@ -9,7 +9,12 @@
 #include "metrics.h"
 #include "vigil-build.h"
 #include "vigil/schema.h"
-#include "vigild.h"
+#include "daemon.h"
+#include "energy_share.h"
+#include "processes.h"
+#include "rollup.h"
+#include "statmux.h"
+#include "uplink.h"
 
 struct vigild_metrics {
     struct vigild_metrics_jobs jobs;

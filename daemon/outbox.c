@@ -26,7 +26,14 @@
 #include "vigil/run_key.h"
 #include "vigil/wire.h"
 #include "jobs.h"
-#include "vigild.h"
+#include "outbox.h"
+#include "processes.h"
+#include "reasoning.h"
+#include "rollup.h"
+#include "tick_samples.h"
+#include "uplink.h"
+#include "verdicts.h"
+#include "vigild_error.h"
 
 /* A batch is cut once it would pass this; the wire's own limit is 64 MiB.
  * A smaller batch is stored by vigil-txd in a shorter transaction and is

@@ -37,7 +37,9 @@
 #include <zlib.h>
 #include <glib/gstdio.h>
 
-#include "vigild.h"
+#include "capture.h"
+#include "process_state.h"
+#include "processes.h"
 
 #define GROUP_PROCESS "process"
 

@@ -14,7 +14,9 @@
 #include <unistd.h>
 #include <glib-unix.h>
 
-#include "vigild.h"
+#include "process_state.h"
+#include "processes.h"
+#include "vigild_error.h"
 
 /* Problems in one ring logged at most this many times; the rest counted. */
 #define PROBLEMS_LOGGED_MAX 5

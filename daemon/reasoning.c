@@ -11,7 +11,13 @@
 #include <string.h>
 
 #include "cycle_record.h"
-#include "vigild.h"
+#include "energy_share.h"
+#include "reasoning.h"
+#include "tick_costs.h"
+#include "tick_samples.h"
+#include "verdicts.h"
+#include "vigil/clock.h"
+#include "vigil/local_protocol.h"
 
 /* Load categories of the node: the procstat fields of CPU time, of which
  * idle and iowait are not busy. */

@@ -7,7 +7,11 @@
  * node's energy (no energy metric on the node, or no CPU sample of it yet)
  * gets nothing published: its regions then say that they have no energy,
  * rather than show 0 J. */
-#include "vigild.h"
+#include "daemon.h"
+#include "energy_share.h"
+#include "processes.h"
+#include "region_energy.h"
+#include "tick_samples.h"
 
 void vigild_region_energy_publish(void *user, const struct vigild_tick_samples *samples,
                                   const vigil_metric_catalog *catalog)

@@ -16,7 +16,8 @@
  * daemon starts at its first tick, which is its counters' base. */
 #include <math.h>
 
-#include "vigild.h"
+#include "rollup.h"
+#include "tick_samples.h"
 
 struct rollup_acc {
     gboolean seen;      /* any sample in the current window */

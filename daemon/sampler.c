@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vigild.h"
+#include "sampler.h"
+#include "tick_samples.h"
+#include "vigil/clock.h"
 
 struct sink_target {
     struct vigild_tick_samples *out;

@@ -17,8 +17,11 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
-#include "jobs.h"
-#include "vigild.h"
+#include "client_limits.h"
+#include "processes.h"
+#include "server.h"
+#include "settings.h"
+#include "vigild_error.h"
 
 /* Messages read from one client in a catch-up: a client that floods the
  * socket must not hold a status answer up for ever. */
@@ -44,7 +47,10 @@ struct connection {
 };
 
 struct vigild_server {
-    struct vigild *d;
+    struct vigild_processes *processes; /* the daemon's: registrations go there */
+    const struct vigild_server_ops *ops;
+    void *user;          /* the ops' */
+    guint max_processes; /* [daemon] max_processes */
     char *path;
     int fd;
     guint watch;
@@ -71,7 +77,7 @@ static void connection_close(struct connection *c)
 static char *client_label(const struct connection *c)
 {
     const struct vigild_process *p =
-        c->process_id != 0 ? vigild_processes_get(&c->server->d->processes, c->process_id) : NULL;
+        c->process_id != 0 ? vigild_processes_get(c->server->processes, c->process_id) : NULL;
     return p != NULL ? g_strdup_printf("pid %d (%s)", (int)c->pid, p->program)
                      : g_strdup_printf("pid %d", (int)c->pid);
 }
@@ -88,7 +94,7 @@ static void refuse(struct connection *c, const char *reason)
 {
     struct vigil_error err;
     vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, reason, strlen(reason), -1, &err);
-    c->server->d->processes.refused_total++;
+    c->server->processes->refused_total++;
     reject(c, reason);
 }
 
@@ -98,7 +104,7 @@ static void refuse_over_limit(struct connection *c, char *reason)
 {
     struct vigil_error err;
     vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, reason, strlen(reason), -1, &err);
-    c->server->d->processes.refused_total++;
+    c->server->processes->refused_total++;
     g_debug("client pid %d: %s; disconnected", (int)c->pid, reason);
     g_free(reason);
     connection_close(c);
@@ -106,7 +112,7 @@ static void refuse_over_limit(struct connection *c, char *reason)
 
 static void handle_register(struct connection *c, size_t length, int ring_fd)
 {
-    struct vigild *d = c->server->d;
+    struct vigild_server *s = c->server;
     struct vigil_local_process_info info;
     struct vigil_error err = {{0}};
     if (ring_fd < 0) {
@@ -122,7 +128,7 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
      * taken back already (process_state.c): the same pid and start. */
     struct vigild_process *known =
         (info.fixed.flags & VIGIL_LOCAL_REATTACH)
-            ? vigild_processes_find(&d->processes, c->pid, info.fixed.start_monotonic_ns)
+            ? vigild_processes_find(s->processes, c->pid, info.fixed.start_monotonic_ns)
             : NULL;
     if (known != NULL) {
         close(ring_fd);
@@ -138,23 +144,23 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
         return;
     }
     char *over = vigild_client_limits_check_register(&c->server->limits, c->uid, info.run_key,
-                                                     info.fixed.run_bytes, &d->processes);
+                                                     info.fixed.run_bytes, s->processes);
     if (over != NULL) {
         close(ring_fd);
         refuse_over_limit(c, over);
         return;
     }
-    if (vigild_processes_running(&d->processes) >= d->settings.max_processes) {
+    if (vigild_processes_running(s->processes) >= s->max_processes) {
         close(ring_fd);
-        char *why = g_strdup_printf("vigild serves at most %u processes (max_processes)",
-                                    d->settings.max_processes);
+        char *why =
+            g_strdup_printf("vigild serves at most %u processes (max_processes)", s->max_processes);
         refuse(c, why);
         g_free(why);
         return;
     }
     GError *error = NULL;
     struct vigild_process *p =
-        vigild_processes_add(&d->processes, &info, c->pid, c->uid, ring_fd, &error);
+        vigild_processes_add(s->processes, &info, c->pid, c->uid, ring_fd, &error);
     if (p == NULL) {
         refuse(c, error->message);
         g_error_free(error);
@@ -172,12 +178,12 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
 }
 
 /* A running process, or an ended one the daemon still keeps; NULL. */
-static struct vigild_process *kept_process(struct vigild *d, uint64_t id)
+static struct vigild_process *kept_process(struct vigild_processes *ps, uint64_t id)
 {
-    struct vigild_process *p = vigild_processes_get(&d->processes, id);
+    struct vigild_process *p = vigild_processes_get(ps, id);
     if (p != NULL && p->state == VIGILD_PROCESS_RUNNING)
         return p;
-    for (GList *l = d->processes.ended->tail; l != NULL; l = l->prev) {
+    for (GList *l = ps->ended->tail; l != NULL; l = l->prev) {
         struct vigild_process *e = l->data;
         if (e->id == id)
             return e;
@@ -187,18 +193,18 @@ static struct vigild_process *kept_process(struct vigild *d, uint64_t id)
 
 static void handle_summary_request(struct connection *c)
 {
-    struct vigild *d = c->server->d;
-    struct vigild_process *p = vigild_processes_get(&d->processes, c->process_id);
+    struct vigild_server *s = c->server;
+    struct vigild_process *p = vigild_processes_get(s->processes, c->process_id);
     struct vigil_local_summary summary;
     if (p != NULL)
-        vigild_processes_drain(&d->processes, p);
+        vigild_processes_drain(s->processes, p);
     /* Dropped by that drain, or earlier: its figures are in the ended list. */
-    p = kept_process(d, c->process_id);
+    p = kept_process(s->processes, c->process_id);
     if (p == NULL) {
         reject(c, "asked for the summary of a process the daemon no longer keeps");
         return;
     }
-    vigild_status_summary(d, p, &summary);
+    s->ops->summary(s->user, p, &summary);
     struct vigil_error err;
     /* A process that stopped waiting (it waits 100 ms) still sends its
      * REPORT behind the request: the connection stays until its end. */
@@ -319,7 +325,6 @@ gboolean vigild_process_take_report(struct vigild_process *p, int32_t exit_code,
 
 static void handle_report(struct connection *c, size_t length, int fd)
 {
-    struct vigild *d = c->server->d;
     struct vigil_local_report fixed;
     struct vigil_error err = {{0}};
     GError *error = NULL;
@@ -328,7 +333,7 @@ static void handle_report(struct connection *c, size_t length, int fd)
         g_set_error(&error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "a second report");
     else if (!vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, c->server->buffer, length, &fixed, &err))
         g_set_error(&error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "%s", err.message);
-    else if ((p = kept_process(d, c->process_id)) != NULL)
+    else if ((p = kept_process(c->server->processes, c->process_id)) != NULL)
         vigild_process_take_report(p, fixed.exit_code, fd, fixed.json_bytes, &error);
     if (fd >= 0)
         close(fd);
@@ -351,11 +356,11 @@ static void handle_status_request(struct connection *c, int32_t finished_pid)
 {
     struct vigild_server *s = c->server;
     /* A client that sent SIGHUP before asking sees the reload done. */
-    vigild_signals_take(s->d);
+    s->ops->take_signals(s->user);
     if (!s->catching_up)
         vigild_server_catch_up(s);
-    vigild_processes_sweep(&s->d->processes);
-    char *json = vigild_status_json(s->d, finished_pid);
+    vigild_processes_sweep(s->processes);
+    char *json = s->ops->status_json(s->user, finished_pid);
     size_t length = strlen(json);
     int fd = memfd_create("vigil-status", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     struct vigil_error err = {{0}};
@@ -383,7 +388,7 @@ static void handle_status_request(struct connection *c, int32_t finished_pid)
  * closes; a notice is the whole conversation. */
 static void handle_job(struct connection *c, size_t length)
 {
-    struct vigild *d = c->server->d;
+    struct vigild_server *s = c->server;
     struct vigil_local_job_info info;
     struct vigil_error err = {{0}};
     GError *error = NULL;
@@ -391,8 +396,7 @@ static void handle_job(struct connection *c, size_t length)
         refuse(c, err.message);
         return;
     }
-    if (d->jobs == NULL ||
-        !vigild_jobs_note(d->jobs, &info, c->uid, vigil_clock_monotonic_ns(), &error)) {
+    if (!s->ops->note_job(s->user, &info, c->uid, &error)) {
         refuse(c, error != NULL ? error->message : "vigild is not ready for job notices");
         g_clear_error(&error);
         return;
@@ -424,9 +428,9 @@ static gboolean handle_one(struct connection *c)
             return TRUE;
         if (errno == 0) { /* closed: the process ended, or closed our socket */
             struct vigild_process *p =
-                c->process_id != 0 ? vigild_processes_get(&s->d->processes, c->process_id) : NULL;
+                c->process_id != 0 ? vigild_processes_get(s->processes, c->process_id) : NULL;
             if (p != NULL && p->pidfd < 0)
-                vigild_processes_end(&s->d->processes, p);
+                vigild_processes_end(s->processes, p);
             connection_close(c);
         } else {
             reject(c, err.message);
@@ -464,11 +468,11 @@ static gboolean handle_one(struct connection *c)
             reject(c, err.message);
             return FALSE;
         }
-        struct vigild_process *p = vigild_processes_get(&s->d->processes, c->process_id);
+        struct vigild_process *p = vigild_processes_get(s->processes, c->process_id);
         if (p != NULL) {
             p->mpi_rank = fixed.rank.rank;
             p->mpi_size = fixed.rank.size;
-            vigild_capture_set_rank(&s->d->capture, p->id, p->mpi_rank);
+            s->ops->rank_known(s->user, p);
         }
         return TRUE;
     case VIGIL_LOCAL_SUMMARY_REQUEST:
@@ -658,7 +662,10 @@ static gboolean claim_path(const char *path, struct sockaddr_un *addr, GError **
     return TRUE;
 }
 
-struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GError **error)
+struct vigild_server *vigild_server_new(const char *path, const struct vigild_settings *settings,
+                                        struct vigild_processes *processes,
+                                        const struct vigild_server_ops *ops, void *user,
+                                        GError **error)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path) {
@@ -693,7 +700,9 @@ struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GErr
         return NULL;
     }
     struct vigild_server *s = g_new0(struct vigild_server, 1);
-    s->d = d;
+    s->processes = processes;
+    s->ops = ops;
+    s->user = user;
     s->path = g_strdup(path);
     s->fd = fd;
     s->connections = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
@@ -701,7 +710,7 @@ struct vigild_server *vigild_server_new(struct vigild *d, const char *path, GErr
     s->buffer = g_malloc(VIGIL_LOCAL_MAX_BYTES);
     s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     vigild_client_limits_init(&s->limits, close_idle, s);
-    vigild_client_limits_configure(&s->limits, &d->settings);
+    vigild_server_configure(s, settings);
     s->watch = g_unix_fd_add(fd, G_IO_IN, on_listen, s);
     return s;
 }
@@ -713,6 +722,7 @@ guint vigild_server_clients(const struct vigild_server *s)
 
 void vigild_server_configure(struct vigild_server *server, const struct vigild_settings *s)
 {
+    server->max_processes = s->max_processes;
     vigild_client_limits_configure(&server->limits, s);
 }
 

@@ -12,7 +12,8 @@
 #include <glib-unix.h>
 
 #include "vigil/service_notify.h"
-#include "vigild.h"
+#include "daemon.h"
+#include "signals.h"
 
 static gboolean on_signal(gint fd, GIOCondition condition, gpointer user_data)
 {

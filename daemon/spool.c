@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "vigil/wire.h"
-#include "vigild.h"
+#include "spool.h"
 
 #define SEGMENT_MAX_BYTES (16u << 20)
 #define SEGMENT_SUFFIX    ".spool"

@@ -2,7 +2,11 @@
  * subscriber in the order they subscribed (roll-ups, history, energy
  * shares; the anomaly-detection plugins next), each one's cost measured
  * for `vigil status`, so that a tick's publishing is not one opaque sum. */
-#include "vigild.h"
+#include "json_members.h"
+#include "statmux.h"
+#include "tick_costs.h"
+#include "tick_samples.h"
+#include "vigil/clock.h"
 
 struct subscriber {
     const char *name; /* static */

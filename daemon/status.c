@@ -9,7 +9,21 @@
 #include "vigil-build.h"
 #include "vigil/wire.h"
 #include "metrics.h"
-#include "vigild.h"
+#include "capture.h"
+#include "capture_sink.h"
+#include "client_limits.h"
+#include "daemon.h"
+#include "energy_share.h"
+#include "json_members.h"
+#include "outbox.h"
+#include "processes.h"
+#include "reasoning.h"
+#include "rollup.h"
+#include "sampler.h"
+#include "server.h"
+#include "status.h"
+#include "uplink.h"
+#include "verdicts.h"
 
 /* A process's CPU time and energy: from its live account while it runs,
  * from the copy taken at its end afterwards. */

@@ -10,7 +10,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "vigild.h"
+#include "tick.h"
+#include "vigil/clock.h"
 
 gboolean vigild_ticker_start(struct vigild_ticker *t, uint64_t period_ns, GError **error)
 {

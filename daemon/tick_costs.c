@@ -2,7 +2,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "vigild.h"
+#include "daemon.h"
+#include "json_members.h"
+#include "statmux.h"
 
 static const char *const part_names[VIGILD_PART_COUNT] = {
     [VIGILD_PART_PROVIDERS] = "providers", [VIGILD_PART_ENERGY_SHARE] = "energy_share",

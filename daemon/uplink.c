@@ -48,7 +48,9 @@
 #include "vigil/curve.h"
 #include "vigil/health.h"
 #include "vigil/wire.h"
-#include "vigild.h"
+#include "spool.h"
+#include "uplink.h"
+#include "vigild_error.h"
 
 #define MAX_IN_FLIGHT        64
 #define RECONNECT_IVL_MS     100

@@ -11,8 +11,11 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "vigil/clock.h"
 #include "vigil/ontology.h"
-#include "vigild.h"
+#include "capture.h"
+#include "capture_sink.h"
+#include "verdicts.h"
 
 #define CYCLE_NS     (1000 * VIGIL_NS_PER_MS)
 #define MAX_CYCLES   32

@@ -14,7 +14,6 @@
 #include "cycle_record.h"
 #include "test_support.h"
 #include "vigil/schema.h"
-#include "vigild.h"
 
 static char *scratch_path(void **state, const char *name)
 {

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "vigild.h"
+#include "energy_share.h"
+#include "tick_samples.h"
+#include "vigil/local_protocol.h"
 
 static void test_split_by_cpu_share(void **state)
 {

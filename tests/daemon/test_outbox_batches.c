@@ -21,7 +21,13 @@
 #include "vigil/health.h"
 #include "vigil/ontology.h"
 #include "vigil/wire.h"
-#include "vigild.h"
+#include "outbox.h"
+#include "processes.h"
+#include "reasoning.h"
+#include "rollup.h"
+#include "tick_samples.h"
+#include "uplink.h"
+#include "verdicts.h"
 #include "test_support.h"
 
 #define NODE_ID      7

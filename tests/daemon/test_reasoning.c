@@ -9,9 +9,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "vigil/clock.h"
 #include "vigil/ontology.h"
 #include "vigil/schema.h"
-#include "vigild.h"
+#include "capture.h"
+#include "energy_share.h"
+#include "reasoning.h"
+#include "tick_samples.h"
+#include "verdicts.h"
 
 #include "test_support.h"
 

@@ -15,7 +15,8 @@
 #include <cmocka.h>
 
 #include "test_support.h"
-#include "vigild.h"
+#include "processes.h"
+#include "server.h"
 
 #define GOOD_JSON "{\"vigil_report\":1,\"program\":\"/bin/true\",\"run_key\":\"r-1\"}\n"
 

@@ -6,7 +6,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "vigild.h"
+#include "history.h"
+#include "rollup.h"
+#include "tick_samples.h"
+#include "vigil/clock.h"
 
 struct fixture {
     vigil_metric_catalog *catalog;

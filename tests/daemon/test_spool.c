@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "vigil/wire.h"
-#include "vigild.h"
+#include "spool.h"
 #include "test_support.h"
 
 #define MiB (1024u * 1024u)

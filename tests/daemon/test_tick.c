@@ -9,7 +9,11 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "vigild.h"
+#include "statmux.h"
+#include "tick.h"
+#include "tick_costs.h"
+#include "tick_samples.h"
+#include "vigil/clock.h"
 
 static void test_late_reader_counts_missed_ticks(void **state)
 {

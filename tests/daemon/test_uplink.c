@@ -24,7 +24,8 @@
 #include "vigil/health.h"
 #include "vigil/schema.h"
 #include "vigil/wire.h"
-#include "vigild.h"
+#include "spool.h"
+#include "uplink.h"
 #include "test_support.h"
 
 #define NODE_ID     42

@@ -1,0 +1,55 @@
+/* vigild — the processes across a restart of vigild (process_state.c). */
+#ifndef VIGILD_PROCESS_STATE_H
+#define VIGILD_PROCESS_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <glib.h>
+
+#include "capture.h"
+
+struct vigild_process; /* processes.h */
+
+/* A process the last vigild served, found running with its ring. */
+struct vigild_recovered {
+    pid_t pid;
+    uid_t uid;
+    int ring_fd;
+    uint32_t ring_slots, tick_source;
+    uint64_t proc_start_ticks, start_monotonic_ns, start_realtime_ns, registered_ns;
+    char *program, *cwd, *job, *run_key;
+    char **argv;
+    gboolean argv_truncated;
+    int32_t mpi_rank, mpi_size;
+    uint64_t committed;
+    uint64_t activities, names, corrupt, torn, dropped, seq_gaps, restart_lost, restarts;
+    struct vigild_capture_counts capture;
+    double cpu_s, energy_j;
+    uint32_t energy_flags;
+    gboolean energy_shared;
+    GArray *name_ids;      /* uint32_t */
+    GPtrArray *name_paths; /* char *, bytes as drained */
+};
+
+/* The process's start time in /proc/PID/stat (clock ticks since boot); 0
+ * when it is gone. */
+uint64_t vigild_proc_start_ticks(pid_t pid);
+/* Makes the folder, private to vigild's user. */
+gboolean vigild_process_state_open_dir(const char *dir, GError **error);
+/* Writes the registration of a new process. */
+void vigild_process_state_register(const char *dir, const struct vigild_process *p);
+/* Rewrites the process's counts as of `committed`, its capture
+ * counts less the `held_activities` the next vigild would read again. */
+void vigild_process_state_save(const char *dir, const struct vigild_process *p,
+                               const struct vigild_capture_counts *capture, uint64_t committed,
+                               uint64_t held_activities);
+void vigild_process_state_add_name(const char *dir, const struct vigild_process *p,
+                                   uint32_t file_id, const char *path, size_t length);
+void vigild_process_state_remove(const char *dir, pid_t pid, uint64_t start_monotonic_ns);
+/* Every process of the folder that still runs and whose ring can be
+ * reached (struct vigild_recovered *); the others' files are removed. */
+GPtrArray *vigild_process_state_recover(const char *dir);
+void vigild_recovered_free(struct vigild_recovered *r);
+
+#endif

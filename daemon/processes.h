@@ -1,0 +1,141 @@
+/* vigild — registered processes: their rings, drains and ends (processes.c). */
+#ifndef VIGILD_PROCESSES_H
+#define VIGILD_PROCESSES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <glib.h>
+
+#include "vigil/clock.h"
+#include "vigil/local_protocol.h"
+#include "vigil/ring.h"
+#include "capture.h"
+#include "energy_share.h"
+
+enum vigild_process_state {
+    VIGILD_PROCESS_RUNNING,
+    VIGILD_PROCESS_ENDED,   /* exited; its ring drained to the end */
+    VIGILD_PROCESS_DROPPED, /* given up on: a corrupt ring */
+};
+
+struct vigild_process {
+    uint64_t id;
+    pid_t pid;
+    uid_t uid;
+    enum vigild_process_state state;
+    char *program, *cwd, *job;
+    GPtrArray *argv; /* char * */
+    gboolean argv_truncated;
+    int32_t mpi_rank, mpi_size; /* -1 until known */
+    uint64_t start_realtime_ns;
+    uint64_t start_monotonic_ns;      /* as the process said (REGISTER) */
+    uint64_t registered_ns, ended_ns; /* CLOCK_MONOTONIC */
+    char *dropped_reason;
+
+    struct vigil_ring *ring; /* NULL once ended or dropped */
+    /* What finds it again after a restart (process_state.c): the ring's
+     * memfd, and the process's start time in /proc (0: unknown). */
+    dev_t ring_device;
+    ino_t ring_inode;
+    uint32_t ring_slots, tick_source;
+    uint64_t proc_start_ticks;
+    int pidfd; /* -1 when it could not be opened, or once ended */
+    guint pidfd_watch;
+
+    uint64_t activities, names; /* records drained */
+    uint64_t corrupt, torn;     /* ring positions skipped */
+    uint64_t dropped;           /* records its ring had no room for */
+    uint64_t next_seq;          /* the position the next record should have */
+    uint64_t seq_gaps;          /* positions missing between records */
+    gboolean seq_started;
+    /* Restarts of vigild it lived through, and ring positions one of them
+     * lost: freed early (the ring was filling) and not yet stored. */
+    uint64_t restarts, restart_lost;
+    uint64_t released_early; /* positions freed before they were committed */
+    /* Taken back after a restart: records below it were committed by the
+     * last vigild, which died before it freed them; they are skipped. */
+    uint64_t skip_below;
+    uint64_t problems_logged;
+
+    /* Its capture counts, copied when capture forgets it. */
+    struct vigild_capture_counts capture;
+    gboolean capture_final;
+    /* Its energy account's figures, copied when it ends. */
+    double cpu_s, energy_j;
+    uint32_t energy_flags;
+    gboolean energy_shared;
+    char energy_sources[VIGILD_ENERGY_SOURCES_BYTES];
+
+    /* From REGISTER: the run it belongs to (vigil/run_key.h). */
+    char *run_key;
+    /* From REPORT, sent at its exit: its report's JSON (NULL when none
+     * came, or it had none) and its exit status (-1 unknown; else as
+     * WEXITSTATUS gives it). */
+    char *report_json;
+    int32_t exit_code;
+};
+
+struct vigild_processes {
+    GHashTable *by_id; /* uint64 → struct vigild_process * (running ones) */
+    GQueue *ended;     /* struct vigild_process *, newest last */
+    uint64_t next_id;
+    /* Ticks → ns for rings in TSC ticks (recalibrated every tick against a
+     * first anchor), and the identity for rings in monotonic ns. */
+    struct vigil_tick_clock tsc_clock, ns_clock;
+    struct vigil_tick_anchor tsc_first;
+    uint64_t registered_total, ended_total, dropped_total, refused_total;
+    uint64_t recovered_total;  /* taken back from a vigild before this one */
+    uint64_t adopt_skip_below; /* for the next add: a process taken back */
+    guint keep_ended;
+    gboolean hold_records;
+    /* Told about every process that starts or ends (sampler, energy). */
+    void (*on_start)(void *user, const struct vigild_process *p);
+    void (*on_end)(void *user, const struct vigild_process *p);
+    /* Told every record drained from a ring. */
+    void (*on_record)(void *user, const struct vigild_process *p,
+                      const struct vigil_ring_record *record);
+    void *user;
+};
+
+void vigild_processes_init(struct vigild_processes *ps, guint keep_ended);
+/* Rings keep the slots they were read from until vigild_processes_commit
+ * (set when vigild keeps state for a restart). */
+void vigild_processes_hold_records(struct vigild_processes *ps, gboolean hold);
+/* Everything of `p` before `position` is stored or decided: its ring may
+ * free it, and a restarted vigild resumes there. */
+void vigild_processes_commit(struct vigild_processes *ps, struct vigild_process *p,
+                             uint64_t position);
+/* A running process by its pid and the start it gave at REGISTER; NULL. */
+struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, pid_t pid,
+                                             uint64_t start_monotonic_ns);
+/* Takes a registration: attaches the ring from `ring_fd` (which it closes)
+ * and watches the pid for its end. NULL with error set when the ring is
+ * refused. */
+struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
+                                            const struct vigil_local_process_info *info, pid_t pid,
+                                            uid_t uid, int ring_fd, GError **error);
+struct vigild_process *vigild_processes_get(const struct vigild_processes *ps, uint64_t id);
+/* Drains every running process's ring (each tick). */
+void vigild_processes_drain_all(struct vigild_processes *ps);
+/* Drains one; a corrupt ring header drops the process. */
+void vigild_processes_drain(struct vigild_processes *ps, struct vigild_process *p);
+/* Ends every process whose pid has exited (a last drain, then it moves to
+ * the ended list), without waiting for the main loop to notice. */
+void vigild_processes_sweep(struct vigild_processes *ps);
+/* The end of one process: the last drain, untracked, kept in the ended
+ * list. */
+void vigild_processes_end(struct vigild_processes *ps, struct vigild_process *p);
+void vigild_processes_set_keep_ended(struct vigild_processes *ps, guint keep_ended);
+/* A later anchor for the TSC clock (every tick): the rate gets better as
+ * the anchors get further apart. */
+void vigild_processes_calibrate(struct vigild_processes *ps);
+guint vigild_processes_running(const struct vigild_processes *ps);
+/* The running processes in registration order; g_ptr_array_free it (the
+ * processes stay the table's). */
+GPtrArray *vigild_processes_list(const struct vigild_processes *ps);
+/* Drains every ring a last time, for a clean stop. */
+void vigild_processes_clear(struct vigild_processes *ps);
+
+const char *vigild_process_state_name(enum vigild_process_state state);
+
+#endif

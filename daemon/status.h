@@ -1,0 +1,18 @@
+/* vigild — what `vigil status` is told, as JSON (status.c). */
+#ifndef VIGILD_STATUS_H
+#define VIGILD_STATUS_H
+
+#include <stdint.h>
+
+#include "vigil/local_protocol.h"
+
+struct vigild;         /* daemon.h */
+struct vigild_process; /* processes.h */
+
+/* What `vigil status` shows, as a JSON text (g_free it). */
+char *vigild_status_json(const struct vigild *d, int32_t finished_pid);
+/* The summary a process asks for at exit. */
+void vigild_status_summary(const struct vigild *d, const struct vigild_process *p,
+                           struct vigil_local_summary *out);
+
+#endif

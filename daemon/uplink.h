@@ -1,0 +1,87 @@
+/* vigild — batches to vigil-txd (uplink.c). */
+#ifndef VIGILD_UPLINK_H
+#define VIGILD_UPLINK_H
+
+#include <stdint.h>
+#include <glib.h>
+
+#include "vigil/config.h"
+
+struct vigild_uplink;
+
+/* The uplink runs its own thread, which owns the ZeroMQ sockets and the
+ * spool; the functions below are called from the main thread only. A batch
+ * is kept (in memory, then on disk) until vigil-txd acknowledges it, and
+ * sent again until it does: vigil-txd ignores a (node, sequence) it has. */
+
+struct vigil_wire_state;
+
+/* [uplink], as read. Strings are owned; the CURVE keys are Z85 text, all
+ * three NULL when CURVE is off. */
+struct vigild_uplink_settings {
+    char *endpoint; /* "" or NULL: no uplink */
+    uint64_t node_id;
+    char *hostname; /* [uplink] hostname, else the machine's; never empty */
+    char *spool_dir;
+    uint64_t spool_max_bytes;
+    guint spool_after_ms;
+    guint resend_after_ms;
+    uint64_t memory_max_bytes;
+    uint64_t in_flight_max_bytes;
+    uint64_t refused_max_bytes;
+    char *curve_server_key;
+    char *curve_public_key;
+    char *curve_secret_key;
+};
+
+/* Reads [uplink]: derives node_id when it is 0, reads the key pair from
+ * curve_key_file. Every refusal names the key. */
+gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_uplink_settings *out,
+                                     GError **error);
+void vigild_uplink_settings_clear(struct vigild_uplink_settings *s);
+/* /etc/machine-id's first 16 hex digits, else a hash of the host name; 63
+ * bits (the warehouse keys nodes by a bigint), never 0. */
+uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *hostname);
+
+struct vigild_uplink_stats {
+    uint64_t sent;   /* sends handed to ZeroMQ, resends included */
+    uint64_t resent; /* of those, a batch sent before */
+    uint64_t acked;
+    uint64_t in_flight; /* sent and not acknowledged yet */
+    uint64_t in_flight_bytes;
+    uint64_t unacked;        /* every batch kept: in memory or in the spool */
+    uint64_t memory_batches; /* kept in memory only, not spooled yet */
+    uint64_t memory_bytes;
+    uint64_t spooled_batches; /* in the spool, not acknowledged */
+    uint64_t spool_bytes;     /* disk the spool's segments use */
+    uint64_t replayed;        /* found in the spool at start, queued again */
+    uint64_t dropped_full_batches, dropped_full_bytes; /* spool_max_bytes reached */
+    /* The spool could not take them and memory_max_bytes was reached. */
+    uint64_t dropped_memory_batches, dropped_memory_bytes;
+    uint64_t refused_deleted;     /* kept refused batches deleted for refused_max_bytes */
+    uint64_t refused;             /* by vigil-txd, or malformed here: kept in refused/ */
+    uint64_t spool_corrupt;       /* damaged stretches of spool files, kept aside */
+    uint64_t spool_corrupt_bytes; /* their bytes */
+    uint64_t spool_errors;        /* spool files that could not be written or read */
+    uint64_t unexpected;          /* messages from vigil-txd that were not understood */
+    gboolean connected;           /* a handshake with vigil-txd succeeded and holds */
+    char last_error[256];         /* "" when none */
+};
+
+/* Opens the spool (replaying what it holds) and starts the thread; NULL
+ * with error set when the spool or the endpoint cannot be used. */
+struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, GError **error);
+/* The next batch's sequence: never one handed out before, even by an
+ * earlier vigild on the same spool_dir. */
+uint64_t vigild_uplink_next_sequence(struct vigild_uplink *u);
+/* Takes a reference to a finished BATCH message. With spool_after_ms = 0
+ * it first writes it to the spool; TRUE when it is there, i.e. survives a
+ * SIGKILL of vigild. */
+gboolean vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch);
+/* The last system state vigil-txd sent; FALSE when none came yet. */
+gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out);
+void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out);
+/* Spools every unacknowledged batch still in memory, then stops. */
+void vigild_uplink_free(struct vigild_uplink *u);
+
+#endif
