@@ -154,6 +154,15 @@ static void test_ior_patterns(void **state)
         {"random", 1, 8, 8, 0, 1, 8000, 8000, 7999, 7999, 7, 7, 3, 0},
         /* Append mode: the kernel's end, 50 to 950. */
         {"append", 2, 0, 11, 0, 2, 0, 1050, -1, 1049, 0, 0, 10, 10},
+        /* Two descriptions appending in turn share the file's end. */
+        {"appenders", 2, 0, 10, 0, 2, 0, 1000, -1, 999, 0, 0, 9, 9},
+        /* A forked child's two appends (100, 200) moved the parent's end:
+         * its second is at 300. */
+        {"fork.append", 1, 0, 2, 0, 1, 0, 200, -1, 399, 0, 0, 1, 0},
+        /* F_SETFL O_APPEND: at the end (100), not at the position (0). */
+        {"setfl", 1, 0, 3, 1, 3, 0, 300, -1, 299, 0, 0, 2, 2},
+        /* ftruncate, then another description's O_TRUNC: back to 0. */
+        {"truncated", 2, 0, 4, 0, 3, 0, 400, -1, 199, 0, 0, 1, 1},
         /* dup and F_DUPFD share the offset; other: dup, fcntl, 3 closes. */
         {"dup", 1, 0, 4, 0, 5, 0, 400, -1, 399, 0, 0, 3, 3},
         {"lseek", 1, 1, 2, 2, 1, 4096, 4106, 4095, 4105, 0, 0, 1, 1},
@@ -305,11 +314,64 @@ static void test_inherited_descriptors(void **state)
     g_free(program);
 }
 
+/* A program logging through open(O_APPEND) pays no system call for its
+ * offsets: N appends through two descriptions, traced by strace, make no
+ * lseek, and their offsets are still exact (the file held 50 bytes). */
+static void test_append_without_lseek(void **state)
+{
+    const char *dir = *state;
+    enum { appends = 1000 };
+    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
+    char *log = g_build_filename(dir, "log", NULL);
+    char *trace = g_build_filename(dir, "trace", NULL);
+    char *count = g_strdup_printf("%d", appends);
+    char *preload = g_strdup_printf("LD_PRELOAD=%s", test_env_or_fail("VIGIL_PRELOAD_LIB"));
+    char *strace = g_find_program_in_path("strace");
+    if (strace == NULL)
+        fail_msg("strace is not on the PATH (tools/bootstrap installs it)");
+    assert_true(
+        g_file_set_contents(log, "0123456789012345678901234567890123456789012345678\n", 50, NULL));
+    /* LD_PRELOAD for the traced program only, not for strace itself. */
+    const char *argv[] = {strace, "-f",    "-qq",   "-e",       "trace=lseek", "-o",  trace,
+                          "-E",   preload, program, "--append", log,           count, NULL};
+    char *report = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
+    const char *vars[] = {report, "VIGIL_REPORT_FORMAT=json", "VIGIL_SOCKET=/nonexistent", NULL};
+    char **env = test_clean_environment(vars);
+    struct test_run r = test_run_program(dir, argv, env);
+    test_assert_status(&r, 0, "strace ior-patterns --append");
+
+    char *traced = NULL;
+    assert_true(g_file_get_contents(trace, &traced, NULL, NULL));
+    if (strstr(traced, "lseek(") != NULL)
+        fail_msg("%d appends made lseek calls:\n%.2000s", appends, traced);
+
+    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    JsonNode *f = file_entry(&rep, log);
+    assert_int_equal(counter(f, "posix.writes"), appends);
+    assert_int_equal(counter(f, "posix.seq_writes"), appends - 1);
+    assert_int_equal(counter(f, "posix.consec_writes"), appends - 1);
+    assert_int_equal(counter(f, "posix.max_written_offset"), 50 + appends * 100 - 1);
+    assert_int_equal(counter(f, "posix.common_strides.0.stride"), 0);
+    assert_int_equal(counter(f, "posix.common_strides.0.count"), appends - 1);
+    test_report_free(&rep);
+    test_run_clear(&r);
+    g_strfreev(env);
+    g_free(report);
+    g_free(traced);
+    g_free(strace);
+    g_free(preload);
+    g_free(count);
+    g_free(trace);
+    g_free(log);
+    g_free(program);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
