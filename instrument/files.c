@@ -499,7 +499,7 @@ static uint64_t fd_resolve(int fd, const char *standard)
     uint64_t word = 0;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t length = readlink(link, path, sizeof path - 1);
-    if (length <= 0 || fstat(fd, &st) != 0) {
+    if (length <= 0 || REAL(fstat)(fd, &st) != 0) {
         errno = saved_errno;
         return 0; /* not open (any more): nothing to remember */
     }

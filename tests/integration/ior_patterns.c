@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,6 +158,30 @@ static void append_truncated(const char *dir)
     check(close(other) == 0, "close");
     put(fd, 100);
     check(close(fd) == 0, "close");
+}
+
+/* The kernel copying from kcopy.src (4000 bytes) to kcopy.dst through
+ * both descriptors' offsets: a write at 0; copy_file_range at 100 and
+ * sendfile at 1100, each 1000 bytes; splice through a pipe, 1000 bytes to
+ * 2100; a write at 3100. The source's offset moved with them: its read is
+ * at 3000. */
+static void kernel_copies(const char *dir)
+{
+    int src = open_in(dir, "kcopy.src", O_CREAT | O_RDWR | O_TRUNC);
+    put(src, 4000);
+    check(lseek(src, 0, SEEK_SET) == 0, "lseek");
+    int dst = open_in(dir, "kcopy.dst", O_CREAT | O_WRONLY | O_TRUNC);
+    put(dst, 100);
+    check(copy_file_range(src, NULL, dst, NULL, 1000, 0) == 1000, "copy_file_range");
+    check(sendfile(dst, src, NULL, 1000) == 1000, "sendfile");
+    int pipe_fds[2];
+    check(pipe(pipe_fds) == 0, "pipe");
+    check(splice(src, NULL, pipe_fds[1], NULL, 1000, 0) == 1000, "splice");
+    check(splice(pipe_fds[0], NULL, dst, NULL, 1000, 0) == 1000, "splice");
+    put(dst, 100);
+    check(read(src, buffer, 1000) == 1000, "read");
+    check(close(pipe_fds[0]) == 0 && close(pipe_fds[1]) == 0, "close");
+    check(close(src) == 0 && close(dst) == 0, "close");
 }
 
 /* --append FILE N: what a program logging through open(O_APPEND) does. */
@@ -332,6 +357,7 @@ int main(int argc, char **argv)
     forked_append(argv[1]);
     append_switched(argv[1]);
     append_truncated(argv[1]);
+    kernel_copies(argv[1]);
     duplicated(argv[1]);
     seeks(argv[1]);
     forked(argv[1]);

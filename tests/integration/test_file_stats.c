@@ -163,6 +163,11 @@ static void test_ior_patterns(void **state)
         {"setfl", 1, 0, 3, 1, 3, 0, 300, -1, 299, 0, 0, 2, 2},
         /* ftruncate, then another description's O_TRUNC: back to 0. */
         {"truncated", 2, 0, 4, 0, 3, 0, 400, -1, 199, 0, 0, 1, 1},
+        /* copy_file_range, sendfile and splice move both offsets: the
+         * source's read is at 3000, the last write at 3100 (splice's 1000
+         * bytes are not counted). */
+        {"kcopy.src", 1, 1, 1, 1, 1, 1000, 4000, 3999, 3999, 0, 0, 0, 0},
+        {"kcopy.dst", 1, 0, 4, 0, 1, 0, 2200, -1, 3199, 0, 0, 3, 2},
         /* dup and F_DUPFD share the offset; other: dup, fcntl, 3 closes. */
         {"dup", 1, 0, 4, 0, 5, 0, 400, -1, 399, 0, 0, 3, 3},
         {"lseek", 1, 1, 2, 2, 1, 4096, 4106, 4095, 4105, 0, 0, 1, 1},
