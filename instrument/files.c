@@ -305,7 +305,7 @@ static uint64_t description_new(int64_t offset, bool append)
     atomic_store_explicit(&d->tag, PRELOAD_DESC_TAG_MASK + 1, memory_order_relaxed);
     atomic_store_explicit(&d->offset, offset, memory_order_relaxed);
     atomic_store_explicit(&d->append, append ? APPEND_UNLEARNED : 0, memory_order_relaxed);
-    atomic_store_explicit(&d->tag, tag, memory_order_release);
+    atomic_store_explicit(&d->tag, tag | (append ? PRELOAD_DESC_APPEND : 0), memory_order_release);
     return ((uint64_t)tag << PRELOAD_DESC_BITS | index) << PRELOAD_FD_REF_SHIFT;
 }
 
@@ -316,7 +316,8 @@ static struct preload_description *description_of(uint64_t word)
     if (ref == 0 || preload_descriptions == NULL)
         return NULL;
     struct preload_description *d = &preload_descriptions[ref & (DESC_SLOTS - 1)];
-    if (atomic_load_explicit(&d->tag, memory_order_acquire) != ref >> PRELOAD_DESC_BITS)
+    if ((atomic_load_explicit(&d->tag, memory_order_acquire) & ~PRELOAD_DESC_APPEND) !=
+        ref >> PRELOAD_DESC_BITS)
         return NULL;
     return d;
 }
@@ -525,6 +526,7 @@ int64_t preload_offset_slow(int fd, int64_t moved, enum preload_move how)
     if (fd < 0 || (uint32_t)fd >= preload_fd_table_size || preload_descriptions == NULL)
         return VIGIL_OFFSET_UNKNOWN;
     uint64_t word = atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+    bool resolved = word == 0; /* its offset is the kernel's after this call */
     if (word == 0) {
         /* First use of a descriptor we did not see open. */
         word = fd_resolve(fd, NULL);
@@ -549,6 +551,13 @@ int64_t preload_offset_slow(int fd, int64_t moved, enum preload_move how)
     }
     if (how == PRELOAD_MOVE_WRITE && append != 0)
         return append_written(fd, d, append, moved);
+    /* A read in append mode: the position, as on the inline path. */
+    int64_t offset = atomic_load_explicit(&d->offset, memory_order_relaxed);
+    if (append != 0 && offset >= 0 && !resolved) {
+        if (moved > 0)
+            atomic_store_explicit(&d->offset, offset + moved, memory_order_relaxed);
+        return offset;
+    }
     int64_t now = kernel_offset(fd); /* after the call: where it ended */
     if (now < 0)
         return VIGIL_OFFSET_UNKNOWN;
@@ -563,8 +572,15 @@ void preload_offset_append_set(int fd, bool append)
     if (d == NULL || (atomic_load_explicit(&d->append, memory_order_relaxed) != 0) == append)
         return;
     /* Switched on, its file's end is learnt at the next write; switched
-     * off, the position is where the last append left it, which we have. */
-    atomic_store_explicit(&d->append, append ? APPEND_UNLEARNED : 0, memory_order_relaxed);
+     * off, the position is where the last append left it, which we have.
+     * The tag's mark sends its moves out of line while it is on. */
+    if (append) {
+        atomic_store_explicit(&d->append, APPEND_UNLEARNED, memory_order_relaxed);
+        atomic_fetch_or_explicit(&d->tag, PRELOAD_DESC_APPEND, memory_order_release);
+    } else {
+        atomic_fetch_and_explicit(&d->tag, ~PRELOAD_DESC_APPEND, memory_order_release);
+        atomic_store_explicit(&d->append, 0, memory_order_relaxed);
+    }
 }
 
 void preload_offset_truncated(int fd, int64_t length)

@@ -276,13 +276,16 @@ static inline uint32_t preload_fd_get(int fd)
  * of their calls is not ours to see. An offset of -1 means "ask the
  * kernel" (lseek(fd, 0, SEEK_CUR), once, on the rare path): after exec,
  * and after calls that move it unseen. A write in append mode goes to the
- * end of its file, which files.c follows per file (preload_offset_slow):
- * `append` is 0 for other descriptions. */
+ * end of its file, which files.c follows per file: a description in append
+ * mode has PRELOAD_DESC_APPEND in its tag, so that every move on it takes
+ * the out-of-line path (preload_offset_slow, no system call) while the
+ * others pay nothing for it. */
 struct preload_description {
     _Atomic int64_t offset;
-    _Atomic uint32_t tag;
-    _Atomic uint32_t append; /* O_APPEND: every write goes to the end */
+    _Atomic uint32_t tag;    /* | PRELOAD_DESC_APPEND in append mode */
+    _Atomic uint32_t append; /* files.c's: where an append's offset comes from */
 };
+#define PRELOAD_DESC_APPEND 0x1000u
 extern struct preload_description *preload_descriptions PRELOAD_HIDDEN;
 
 /* What a call did to the offset: read (or seek past) `moved` bytes, write
@@ -303,11 +306,8 @@ static inline int64_t preload_offset_move(int fd, int64_t moved, enum preload_mo
         return word == 0 ? preload_offset_slow(fd, moved, how) : VIGIL_OFFSET_UNKNOWN;
     struct preload_description *d = &preload_descriptions[ref & ((1u << PRELOAD_DESC_BITS) - 1)];
     int64_t offset = atomic_load_explicit(&d->offset, memory_order_relaxed);
-    if (PRELOAD_UNLIKELY(offset < 0 ||
-                         (how != PRELOAD_MOVE_READ &&
-                          atomic_load_explicit(&d->append, memory_order_relaxed) != 0) ||
-                         atomic_load_explicit(&d->tag, memory_order_relaxed) !=
-                             ref >> PRELOAD_DESC_BITS))
+    if (PRELOAD_UNLIKELY(offset < 0 || atomic_load_explicit(&d->tag, memory_order_relaxed) !=
+                                           ref >> PRELOAD_DESC_BITS))
         return preload_offset_slow(fd, moved, how);
     if (moved > 0)
         atomic_store_explicit(&d->offset, offset + moved, memory_order_relaxed);

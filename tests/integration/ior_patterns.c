@@ -160,6 +160,21 @@ static void append_truncated(const char *dir)
     check(close(fd) == 0, "close");
 }
 
+/* Reads and seeks in append mode use the position; writes go to the end:
+ * a write at 0, a read at 0 (after a seek), a write at the end (100), a
+ * read at 50 (after a seek). */
+static void append_read(const char *dir)
+{
+    int fd = open_in(dir, "append.rw", O_CREAT | O_RDWR | O_TRUNC | O_APPEND);
+    put(fd, 100);
+    check(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+    check(read(fd, buffer, 50) == 50, "read");
+    put(fd, 100);
+    check(lseek(fd, 50, SEEK_SET) == 50, "lseek");
+    check(read(fd, buffer, 100) == 100, "read");
+    check(close(fd) == 0, "close");
+}
+
 /* The kernel copying from kcopy.src (4000 bytes) to kcopy.dst through
  * both descriptors' offsets: a write at 0; copy_file_range at 100 and
  * sendfile at 1100, each 1000 bytes; splice through a pipe, 1000 bytes to
@@ -357,6 +372,7 @@ int main(int argc, char **argv)
     forked_append(argv[1]);
     append_switched(argv[1]);
     append_truncated(argv[1]);
+    append_read(argv[1]);
     kernel_copies(argv[1]);
     duplicated(argv[1]);
     seeks(argv[1]);

@@ -163,6 +163,8 @@ static void test_ior_patterns(void **state)
         {"setfl", 1, 0, 3, 1, 3, 0, 300, -1, 299, 0, 0, 2, 2},
         /* ftruncate, then another description's O_TRUNC: back to 0. */
         {"truncated", 2, 0, 4, 0, 3, 0, 400, -1, 199, 0, 0, 1, 1},
+        /* Reads at 0 and 50 from the position, writes at 0 and the end. */
+        {"append.rw", 1, 2, 2, 2, 1, 150, 200, 149, 199, 1, 1, 1, 1},
         /* copy_file_range, sendfile and splice move both offsets: the
          * source's read is at 3000, the last write at 3100 (splice's 1000
          * bytes are not counted). */
@@ -291,6 +293,21 @@ static void test_inherited_descriptors(void **state)
     assert_int_equal(counter(f, "posix.consec_writes"), 2);
     assert_int_equal(counter(f, "posix.max_written_offset"), 29);
     assert_true(test_json_number(f, three, "posix.first_open_s") == -1);
+    test_report_free(&rep);
+    test_run_clear(&r);
+
+    /* Inherited in append mode, on a file of 50 bytes: 50, 60 and 70. */
+    assert_true(g_file_set_contents(three, "0123456789012345678901234567890123456789012345678\n",
+                                    50, NULL));
+    argv[2] = "echo $$; exec \"$0\" --fd3 3>>\"$1\"";
+    r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "ior-patterns --fd3 (append)");
+    rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    f = file_entry(&rep, three);
+    assert_int_equal(counter(f, "posix.writes"), 3);
+    assert_int_equal(counter(f, "posix.seq_writes"), 2);
+    assert_int_equal(counter(f, "posix.consec_writes"), 2);
+    assert_int_equal(counter(f, "posix.max_written_offset"), 79);
     test_report_free(&rep);
     test_run_clear(&r);
 
