@@ -13,6 +13,7 @@
  * make the test's counts meaningless. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,30 @@ static void appenders(const char *dir)
         put(b, 100);
     }
     check(close(a) == 0 && close(b) == 0, "close");
+}
+
+static void *append_thousand(void *fd)
+{
+    for (int i = 0; i < 1000; i++)
+        put(*(int *)fd, 100);
+    return NULL;
+}
+
+/* Two threads appending at once through a description each (each has
+ * appended once before, so both know the end): whatever order the kernel
+ * takes them in, the last of the 2002 appends is at 200100. */
+static void threads_appending(const char *dir)
+{
+    int fd[2];
+    pthread_t thread[2];
+    for (int i = 0; i < 2; i++) {
+        fd[i] = open_in(dir, "threads.append", O_CREAT | O_WRONLY | O_APPEND);
+        put(fd[i], 100);
+    }
+    for (int i = 0; i < 2; i++)
+        check(pthread_create(&thread[i], NULL, append_thousand, &fd[i]) == 0, "pthread_create");
+    for (int i = 0; i < 2; i++)
+        check(pthread_join(thread[i], NULL) == 0 && close(fd[i]) == 0, "thread");
 }
 
 /* The parent appends at 0; a forked child appends at 100 through the
@@ -369,6 +394,7 @@ int main(int argc, char **argv)
     random_access(argv[1]);
     append(argv[1]);
     appenders(argv[1]);
+    threads_appending(argv[1]);
     forked_append(argv[1]);
     append_switched(argv[1]);
     append_truncated(argv[1]);
