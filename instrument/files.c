@@ -55,6 +55,7 @@ static _Atomic uint64_t *descriptions_made;
 
 PRELOAD_REAL_EXTERN(lseek);
 PRELOAD_REAL_EXTERN(fcntl);
+PRELOAD_REAL_EXTERN(fstat);
 
 /* The working directory, for relative paths. chdir fills the other buffer
  * and then flips `cwd_current`, so a reader sees one whole path or the
@@ -281,6 +282,15 @@ void preload_cwd_changed(void)
 /* ---- descriptors ------------------------------------------------------------------------------
  */
 
+/* A description's `append`: 0 when it is not in append mode; else where
+ * its writes' offsets come from. */
+enum {
+    APPEND_UNLEARNED = 1, /* its file's end is learnt at its first write */
+    APPEND_ASK_KERNEL,    /* no room in the table of ends: lseek after each write */
+    APPEND_NO_OFFSET,     /* not a regular file (a pipe, a device): no offset at all */
+    APPEND_END_FIRST,     /* and above: this + the index of its file's end */
+};
+
 /* A new description at `offset`: its reference for an fd's word. */
 static uint64_t description_new(int64_t offset, bool append)
 {
@@ -293,9 +303,9 @@ static uint64_t description_new(int64_t offset, bool append)
     /* The old tag goes first: a reader of the old description must not
      * take the new offset for its own. */
     atomic_store_explicit(&d->tag, PRELOAD_DESC_TAG_MASK + 1, memory_order_relaxed);
-    atomic_store_explicit(&d->offset, append ? -1 : offset, memory_order_relaxed);
-    d->append = append;
-    atomic_store_explicit(&d->tag, tag, memory_order_release);
+    atomic_store_explicit(&d->offset, offset, memory_order_relaxed);
+    atomic_store_explicit(&d->append, append ? APPEND_UNLEARNED : 0, memory_order_relaxed);
+    atomic_store_explicit(&d->tag, tag | (append ? PRELOAD_DESC_APPEND : 0), memory_order_release);
     return ((uint64_t)tag << PRELOAD_DESC_BITS | index) << PRELOAD_FD_REF_SHIFT;
 }
 
@@ -306,7 +316,8 @@ static struct preload_description *description_of(uint64_t word)
     if (ref == 0 || preload_descriptions == NULL)
         return NULL;
     struct preload_description *d = &preload_descriptions[ref & (DESC_SLOTS - 1)];
-    if (atomic_load_explicit(&d->tag, memory_order_acquire) != ref >> PRELOAD_DESC_BITS)
+    if ((atomic_load_explicit(&d->tag, memory_order_acquire) & ~PRELOAD_DESC_APPEND) !=
+        ref >> PRELOAD_DESC_BITS)
         return NULL;
     return d;
 }
@@ -348,15 +359,29 @@ void preload_fd_copy(int from, int to)
                               memory_order_relaxed);
 }
 
-/* ---- offsets ----------------------------------------------------------------------------------
- */
+/* ---- ends of files appended to ---------------------------------------------------------------
+ *
+ * A write in append mode goes to its file's end, wherever the description's
+ * position is. Asking the kernel where that was (lseek after the write)
+ * cost a system call per write; instead the end of every file this process
+ * appends to is learnt once, by fstat after the first write of each
+ * description in append mode, and then counted here: each append takes its
+ * offset with one atomic add, so several descriptions appending to one file
+ * (opened twice, or by a forked child: the table is shared like the
+ * descriptions) each get their own part of it. A file is known by its
+ * device and inode, not its path, so two names of one file are one end.
+ * What another process appends (not one forked from here, or one that ran
+ * exec) is not seen until one of our descriptions learns the end again. */
+#define APPEND_END_SLOTS  (1u << 14)
+#define APPEND_END_PROBES 64u
 
-void preload_offset_set(int fd, int64_t offset)
-{
-    struct preload_description *d = description_of(preload_fd_word(fd));
-    if (d != NULL && !d->append)
-        atomic_store_explicit(&d->offset, offset < 0 ? -1 : offset, memory_order_relaxed);
-}
+struct append_end {
+    _Atomic uint64_t key; /* 0: free; else the file's device and inode, mixed */
+    _Atomic int64_t end;
+};
+
+static struct append_end *append_ends;
+static _Atomic uint64_t *append_ends_taken; /* slot 0's key */
 
 /* The kernel's offset of fd now, or -1. */
 static int64_t kernel_offset(int fd)
@@ -365,6 +390,100 @@ static int64_t kernel_offset(int fd)
     off_t at = REAL(lseek)(fd, 0, SEEK_CUR);
     errno = saved_errno;
     return at;
+}
+
+static uint64_t file_key(dev_t dev, ino_t ino)
+{
+    /* splitmix64's finaliser over both: a 64-bit collision of two files is
+     * not a worry next to the races the table already admits. */
+    uint64_t z = (uint64_t)dev * 0x9e3779b97f4a7c15ull ^ (uint64_t)ino;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) | 1; /* never 0, which marks a free slot */
+}
+
+/* The end of the file (dev, ino): found, or taken when `take`; NULL when
+ * there is none, or no room. Slot 0 holds the count of slots taken. */
+static struct append_end *append_end_of(dev_t dev, ino_t ino, bool take)
+{
+    if (append_ends == NULL)
+        return NULL;
+    uint64_t key = file_key(dev, ino);
+    for (uint32_t probe = 0; probe < APPEND_END_PROBES; probe++) {
+        uint32_t index = 1 + (uint32_t)((key + probe) % (APPEND_END_SLOTS - 1));
+        struct append_end *e = &append_ends[index];
+        uint64_t seen = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (seen == 0 && take &&
+            atomic_compare_exchange_strong_explicit(&e->key, &seen, key, memory_order_acq_rel,
+                                                    memory_order_acquire)) {
+            atomic_fetch_add_explicit(append_ends_taken, 1, memory_order_relaxed);
+            return e;
+        }
+        if (seen == key)
+            return e;
+        if (seen == 0)
+            return NULL; /* not taken, and not to be */
+    }
+    return NULL;
+}
+
+/* Where a write of `moved` bytes in append mode began, and the position
+ * after it (the end it made). */
+static int64_t append_written(int fd, struct preload_description *d, uint32_t append, int64_t moved)
+{
+    int64_t bytes = moved > 0 ? moved : 0;
+    if (append >= APPEND_END_FIRST) {
+        struct append_end *e = &append_ends[append - APPEND_END_FIRST];
+        int64_t start = bytes > 0 ? atomic_fetch_add_explicit(&e->end, bytes, memory_order_relaxed)
+                                  : atomic_load_explicit(&e->end, memory_order_relaxed);
+        atomic_store_explicit(&d->offset, start + bytes, memory_order_relaxed);
+        return start;
+    }
+    if (append == APPEND_NO_OFFSET || moved < 0)
+        return VIGIL_OFFSET_UNKNOWN;
+    int64_t end = -1;
+    if (append == APPEND_ASK_KERNEL) {
+        end = kernel_offset(fd);
+    } else {
+        /* The first write of this description: learn the end it made. */
+        int saved_errno = errno;
+        struct stat st;
+        int ret = REAL(fstat)(fd, &st);
+        errno = saved_errno;
+        if (ret != 0)
+            return VIGIL_OFFSET_UNKNOWN;
+        if (!S_ISREG(st.st_mode)) {
+            atomic_store_explicit(&d->append, APPEND_NO_OFFSET, memory_order_relaxed);
+            return VIGIL_OFFSET_UNKNOWN;
+        }
+        end = st.st_size;
+        struct append_end *e = append_end_of(st.st_dev, st.st_ino, true);
+        if (e != NULL) {
+            /* The kernel's word is the truth: it also covers what others
+             * appended since the file's end was last learnt. */
+            atomic_store_explicit(&e->end, end, memory_order_relaxed);
+            append = APPEND_END_FIRST + (uint32_t)(e - append_ends);
+        } else {
+            append = APPEND_ASK_KERNEL;
+        }
+        atomic_store_explicit(&d->append, append, memory_order_relaxed);
+    }
+    if (end < 0)
+        return VIGIL_OFFSET_UNKNOWN;
+    atomic_store_explicit(&d->offset, end, memory_order_relaxed);
+    return end - bytes >= 0 ? end - bytes : VIGIL_OFFSET_UNKNOWN;
+}
+
+/* ---- offsets ----------------------------------------------------------------------------------
+ */
+
+void preload_offset_set(int fd, int64_t offset)
+{
+    /* In append mode too: reads and seeks use the position like any other;
+     * only writes go to the end. */
+    struct preload_description *d = description_of(preload_fd_word(fd));
+    if (d != NULL)
+        atomic_store_explicit(&d->offset, offset < 0 ? -1 : offset, memory_order_relaxed);
 }
 
 /* What an inherited descriptor (one not opened through us: from before
@@ -381,7 +500,7 @@ static uint64_t fd_resolve(int fd, const char *standard)
     uint64_t word = 0;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t length = readlink(link, path, sizeof path - 1);
-    if (length <= 0 || fstat(fd, &st) != 0) {
+    if (length <= 0 || REAL(fstat)(fd, &st) != 0) {
         errno = saved_errno;
         return 0; /* not open (any more): nothing to remember */
     }
@@ -402,11 +521,12 @@ static uint64_t fd_resolve(int fd, const char *standard)
     return word;
 }
 
-int64_t preload_offset_slow(int fd, int64_t moved, bool stream)
+int64_t preload_offset_slow(int fd, int64_t moved, enum preload_move how)
 {
     if (fd < 0 || (uint32_t)fd >= preload_fd_table_size || preload_descriptions == NULL)
         return VIGIL_OFFSET_UNKNOWN;
     uint64_t word = atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+    bool resolved = word == 0; /* its offset is the kernel's after this call */
     if (word == 0) {
         /* First use of a descriptor we did not see open. */
         word = fd_resolve(fd, NULL);
@@ -418,17 +538,73 @@ int64_t preload_offset_slow(int fd, int64_t moved, bool stream)
             word = expected;
     }
     struct preload_description *d = description_of(word);
-    /* A stream's position in append mode, or on a description whose offset
-     * we lost, is not the kernel's: stdio buffers. */
-    if (d == NULL || stream)
+    if (d == NULL)
         return VIGIL_OFFSET_UNKNOWN;
+    uint32_t append = atomic_load_explicit(&d->append, memory_order_relaxed);
+    /* A stream's position in append mode, or on a description whose offset
+     * we lost, is not the kernel's: stdio buffers. And a stream in append
+     * mode moves the kernel's offset where we do not see it. */
+    if (how == PRELOAD_MOVE_STREAM) {
+        if (append != 0)
+            atomic_store_explicit(&d->offset, -1, memory_order_relaxed);
+        return VIGIL_OFFSET_UNKNOWN;
+    }
+    if (how == PRELOAD_MOVE_WRITE && append != 0)
+        return append_written(fd, d, append, moved);
+    /* A read in append mode: the position, as on the inline path. */
+    int64_t offset = atomic_load_explicit(&d->offset, memory_order_relaxed);
+    if (append != 0 && offset >= 0 && !resolved) {
+        if (moved > 0)
+            atomic_store_explicit(&d->offset, offset + moved, memory_order_relaxed);
+        return offset;
+    }
     int64_t now = kernel_offset(fd); /* after the call: where it ended */
     if (now < 0)
         return VIGIL_OFFSET_UNKNOWN;
     int64_t start = now - (moved > 0 ? moved : 0);
-    if (!d->append)
-        atomic_store_explicit(&d->offset, now, memory_order_relaxed);
+    atomic_store_explicit(&d->offset, now, memory_order_relaxed);
     return start >= 0 ? start : VIGIL_OFFSET_UNKNOWN;
+}
+
+void preload_offset_append_set(int fd, bool append)
+{
+    struct preload_description *d = description_of(preload_fd_word(fd));
+    if (d == NULL || (atomic_load_explicit(&d->append, memory_order_relaxed) != 0) == append)
+        return;
+    /* Switched on, its file's end is learnt at the next write; switched
+     * off, the position is where the last append left it, which we have.
+     * The tag's mark sends its moves out of line while it is on. */
+    if (append) {
+        atomic_store_explicit(&d->append, APPEND_UNLEARNED, memory_order_relaxed);
+        atomic_fetch_or_explicit(&d->tag, PRELOAD_DESC_APPEND, memory_order_release);
+    } else {
+        atomic_fetch_and_explicit(&d->tag, ~PRELOAD_DESC_APPEND, memory_order_release);
+        atomic_store_explicit(&d->append, 0, memory_order_relaxed);
+    }
+}
+
+void preload_offset_truncated(int fd, int64_t length)
+{
+    struct preload_description *d = description_of(preload_fd_word(fd));
+    if (d == NULL || length < 0 ||
+        atomic_load_explicit(append_ends_taken, memory_order_relaxed) == 0)
+        return;
+    uint32_t append = atomic_load_explicit(&d->append, memory_order_relaxed);
+    struct append_end *e = NULL;
+    if (append >= APPEND_END_FIRST) {
+        e = &append_ends[append - APPEND_END_FIRST];
+    } else {
+        /* Another description may append to this file: which one is its
+         * file is for the kernel to say (one fstat, only in a process
+         * that appends at all). */
+        int saved_errno = errno;
+        struct stat st;
+        if (REAL(fstat)(fd, &st) == 0 && S_ISREG(st.st_mode))
+            e = append_end_of(st.st_dev, st.st_ino, false);
+        errno = saved_errno;
+    }
+    if (e != NULL)
+        atomic_store_explicit(&e->end, length, memory_order_relaxed);
 }
 
 /* ---- set-up -------------------------------------------------------------------- */
@@ -514,6 +690,12 @@ bool preload_files_init(void)
         return false;
     preload_descriptions = shared;
     descriptions_made = (_Atomic uint64_t *)(void *)&preload_descriptions[0];
+    void *ends = mmap(NULL, APPEND_END_SLOTS * sizeof *append_ends, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (ends == MAP_FAILED)
+        return false;
+    append_ends = ends;
+    append_ends_taken = &append_ends[0].key;
     if (!preload_file_stats_init())
         return false;
     if (getcwd(cwd[0], sizeof cwd[0]) == NULL)

@@ -274,37 +274,60 @@ static inline uint32_t preload_fd_get(int fd)
  * offset is asked from the kernel again. Two threads (or processes) moving
  * one description at the same instant may leave it off: the kernel's order
  * of their calls is not ours to see. An offset of -1 means "ask the
- * kernel" (lseek(fd, 0, SEEK_CUR), once, on the rare path): after exec, in
- * append mode (every write), and after calls that move it unseen. */
+ * kernel" (lseek(fd, 0, SEEK_CUR), once, on the rare path): after exec,
+ * and after calls that move it unseen. A write in append mode goes to the
+ * end of its file, which files.c follows per file: a description in append
+ * mode has PRELOAD_DESC_APPEND in its tag, so that every move on it takes
+ * the out-of-line path (preload_offset_slow, no system call) while the
+ * others pay nothing for it. */
 struct preload_description {
     _Atomic int64_t offset;
-    _Atomic uint32_t tag;
-    uint32_t append; /* O_APPEND: every write goes to the end */
+    _Atomic uint32_t tag;    /* | PRELOAD_DESC_APPEND in append mode */
+    _Atomic uint32_t append; /* files.c's: where an append's offset comes from */
 };
+#define PRELOAD_DESC_APPEND 0x1000u
 extern struct preload_description *preload_descriptions PRELOAD_HIDDEN;
+
+/* What a call did to the offset: read (or seek past) `moved` bytes, write
+ * them, or move a stream. */
+enum preload_move { PRELOAD_MOVE_READ, PRELOAD_MOVE_STREAM, PRELOAD_MOVE_WRITE };
 
 /* The offset a call on fd that moved `moved` bytes (< 0: failed) began at,
  * when fd's description is known: the offset is advanced by it. For a
  * stream (`stream`), the offset is its logical position (what ftell says),
- * which stdio's buffering keeps apart from the kernel's. */
-int64_t preload_offset_slow(int fd, int64_t moved, bool stream) PRELOAD_HIDDEN;
-static inline int64_t preload_offset_advance(int fd, int64_t moved, bool stream)
+ * which stdio's buffering keeps apart from the kernel's. A write in append
+ * mode takes the out-of-line path, without a system call. */
+int64_t preload_offset_slow(int fd, int64_t moved, enum preload_move how) PRELOAD_HIDDEN;
+static inline int64_t preload_offset_move(int fd, int64_t moved, enum preload_move how)
 {
     uint64_t word = preload_fd_word(fd);
     uint32_t ref = (uint32_t)(word >> PRELOAD_FD_REF_SHIFT);
     if (PRELOAD_UNLIKELY(ref == 0))
-        return word == 0 ? preload_offset_slow(fd, moved, stream) : VIGIL_OFFSET_UNKNOWN;
+        return word == 0 ? preload_offset_slow(fd, moved, how) : VIGIL_OFFSET_UNKNOWN;
     struct preload_description *d = &preload_descriptions[ref & ((1u << PRELOAD_DESC_BITS) - 1)];
     int64_t offset = atomic_load_explicit(&d->offset, memory_order_relaxed);
     if (PRELOAD_UNLIKELY(offset < 0 || atomic_load_explicit(&d->tag, memory_order_relaxed) !=
                                            ref >> PRELOAD_DESC_BITS))
-        return preload_offset_slow(fd, moved, stream);
+        return preload_offset_slow(fd, moved, how);
     if (moved > 0)
         atomic_store_explicit(&d->offset, offset + moved, memory_order_relaxed);
     return offset;
 }
+static inline int64_t preload_offset_advance(int fd, int64_t moved, bool stream)
+{
+    return preload_offset_move(fd, moved, stream ? PRELOAD_MOVE_STREAM : PRELOAD_MOVE_READ);
+}
+/* A write (write, writev, pwritev2 at -1) that moved `moved` bytes. */
+static inline int64_t preload_offset_written(int fd, int64_t moved)
+{
+    return preload_offset_move(fd, moved, PRELOAD_MOVE_WRITE);
+}
 /* After a seek: fd's description is at `offset` (-1: unknown). */
 void preload_offset_set(int fd, int64_t offset) PRELOAD_HIDDEN;
+/* After fcntl(F_SETFL): fd's description is in append mode or not. */
+void preload_offset_append_set(int fd, bool append) PRELOAD_HIDDEN;
+/* After ftruncate (or an open with O_TRUNC): fd's file ends at `length`. */
+void preload_offset_truncated(int fd, int64_t length) PRELOAD_HIDDEN;
 void preload_fd_clear(int fd) PRELOAD_HIDDEN;
 /* Clears fd's entry if it still names `file_id`: after a close, another
  * thread may already have opened something else under the same number. */

@@ -67,8 +67,11 @@ static void end_open(const struct preload_call *call, unsigned op, int dirfd, co
     uint32_t file_id = VIGIL_FILE_NONE;
     if (path != NULL && preload_path_was_read(ret < 0, saved_errno))
         file_id = preload_file_for_path(dirfd, path);
-    if (ret >= 0)
+    if (ret >= 0) {
         preload_fd_set(ret, file_id, 0, (flags & O_APPEND) != 0);
+        if (flags & O_TRUNC)
+            preload_offset_truncated(ret, 0);
+    }
     struct preload_outcome o = {
         .op = op,
         .fd = -1,
@@ -310,6 +313,8 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
     int ret = real(fd, cmd, arg);
     if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
         preload_fd_copy(fd, ret);
+    if (ret == 0 && cmd == F_SETFL)
+        preload_offset_append_set(fd, ((int)(intptr_t)arg & O_APPEND) != 0);
     if (counted)
         preload_end_meta(&call, VIGIL_OP_POSIX_FCNTL, fd, ret);
     return ret;

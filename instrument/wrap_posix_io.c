@@ -59,8 +59,7 @@ ssize_t write(int fd, const void *buf, size_t count)
     if (!preload_call_begin(&call))
         return REAL(write)(fd, buf, count);
     ssize_t ret = REAL(write)(fd, buf, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count,
-                     preload_offset_advance(fd, ret, false));
+    preload_end_data(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count, preload_offset_written(fd, ret));
     return ret;
 }
 
@@ -122,7 +121,7 @@ ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
         return REAL(writev)(fd, iov, iovcnt);
     ssize_t ret = REAL(writev)(fd, iov, iovcnt);
     preload_end_data(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     preload_offset_advance(fd, ret, false));
+                     preload_offset_written(fd, ret));
     return ret;
 }
 
@@ -185,7 +184,7 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int 
         return REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
     ssize_t ret = REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
     preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     offset < 0 ? preload_offset_advance(fd, ret, false) : offset);
+                     offset < 0 ? preload_offset_written(fd, ret) : offset);
     return ret;
 }
 
@@ -245,6 +244,8 @@ int fdatasync(int fd)
 
 static void end_truncate(const struct preload_call *call, int fd, int ret, off64_t length)
 {
+    if (ret == 0)
+        preload_offset_truncated(fd, length);
     struct preload_outcome o = {
         .op = VIGIL_OP_POSIX_FTRUNCATE,
         .fd = fd,

@@ -1,6 +1,7 @@
 /* vigil — POSIX calls that name a file by its path (stat, unlink, rename,
  * mkdir…) or query a descriptor (fstat), and the calls that copy between
- * two descriptors in the kernel (copy_file_range, sendfile). The 64-bit
+ * two descriptors in the kernel (copy_file_range, sendfile; splice only
+ * moves the offsets it moves). The 64-bit
  * variants and glibc's pre-2.33 __xstat entry points count as their base
  * call. */
 #include <fcntl.h>
@@ -38,6 +39,7 @@ PRELOAD_REAL_SLOT(__fxstatat64);
 PRELOAD_REAL_SLOT(copy_file_range);
 PRELOAD_REAL_SLOT(sendfile);
 PRELOAD_REAL_SLOT(sendfile64);
+PRELOAD_REAL_SLOT(splice);
 
 /* Before glibc 2.33, a program's stat(), lstat(), fstat() and fstatat()
  * were stubs linked into it (libc_nonshared.a) that called these; programs
@@ -354,14 +356,18 @@ int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int f
     return ret;
 }
 
-/* Where copy_file_range wrote, when it was told: *off_out is read only
+/* Where copy_file_range wrote: *off_out when it was told one (read only
  * after a success, when the kernel has used it and moved it past the bytes
- * copied. */
-static int64_t copy_offset(const off64_t *off_out, ssize_t ret)
+ * copied), else fd_out's own offset, which it moved. Without off_in, it
+ * moved fd_in's offset too. */
+static int64_t copy_offset(int fd_in, const off64_t *off_in, int fd_out, const off64_t *off_out,
+                           ssize_t ret)
 {
-    if (ret < 0 || off_out == NULL)
+    if (ret < 0)
         return VIGIL_OFFSET_UNKNOWN;
-    return *off_out - ret;
+    if (off_in == NULL && ret > 0)
+        preload_offset_advance(fd_in, ret, false);
+    return off_out != NULL ? *off_out - ret : preload_offset_written(fd_out, ret);
 }
 
 /* copy_file_range reads from fd_in and writes to fd_out; an activity names
@@ -375,19 +381,30 @@ ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out
         return REAL(copy_file_range)(fd_in, off_in, fd_out, off_out, len, flags);
     ssize_t ret = REAL(copy_file_range)(fd_in, off_in, fd_out, off_out, len, flags);
     preload_end_data(&call, VIGIL_OP_POSIX_COPY_FILE_RANGE, fd_out, ret, len,
-                     copy_offset(off_out, ret));
+                     copy_offset(fd_in, off_in, fd_out, off_out, ret));
     return ret;
 }
 
-/* sendfile: counted on out_fd, like copy_file_range; its offset is in_fd's,
- * so the activity has none. */
+/* sendfile: counted on out_fd, like copy_file_range, at out_fd's offset,
+ * which it moves (a socket has none). in_fd's offset moves too when no
+ * `offset` is given. */
+static int64_t sendfile_offset(int out_fd, int in_fd, const void *offset, ssize_t ret)
+{
+    if (ret < 0)
+        return VIGIL_OFFSET_UNKNOWN;
+    if (offset == NULL && ret > 0)
+        preload_offset_advance(in_fd, ret, false);
+    return preload_offset_written(out_fd, ret);
+}
+
 ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(sendfile)(out_fd, in_fd, offset, count);
     ssize_t ret = REAL(sendfile)(out_fd, in_fd, offset, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count, VIGIL_OFFSET_UNKNOWN);
+    preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count,
+                     sendfile_offset(out_fd, in_fd, offset, ret));
     return ret;
 }
 
@@ -397,6 +414,26 @@ ssize_t sendfile64(int out_fd, int in_fd, off64_t *offset, size_t count)
     if (!preload_call_begin(&call))
         return REAL(sendfile64)(out_fd, in_fd, offset, count);
     ssize_t ret = REAL(sendfile64)(out_fd, in_fd, offset, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count, VIGIL_OFFSET_UNKNOWN);
+    preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count,
+                     sendfile_offset(out_fd, in_fd, offset, ret));
+    return ret;
+}
+
+/* splice moves data between a pipe and a descriptor. It is not counted
+ * (there is no operation for it), but the file offset it moves (the side
+ * given no offset pointer) is followed, or the calls after it would be
+ * recorded where it left them. */
+ssize_t splice(int fd_in, loff_t *off_in, int fd_out, loff_t *off_out, size_t len,
+               unsigned int flags)
+{
+    ssize_t ret = REAL(splice)(fd_in, off_in, fd_out, off_out, len, flags);
+    if (ret > 0 && atomic_load_explicit(&preload.active, memory_order_relaxed)) {
+        int saved_errno = errno;
+        if (off_in == NULL)
+            preload_offset_advance(fd_in, ret, false);
+        if (off_out == NULL)
+            preload_offset_written(fd_out, ret);
+        errno = saved_errno;
+    }
     return ret;
 }

@@ -5,14 +5,19 @@
  *                        prints its pid
  *   ior-patterns --fd3   three 10-byte writes to descriptor 3, which the
  *                        caller opened (an inherited descriptor)
+ *   ior-patterns --append FILE N
+ *                        N 100-byte writes to FILE through two descriptions
+ *                        in append mode, in turn; prints its pid
  *
  * Every call is checked: a pattern that did not happen as written would
  * make the test's counts meaningless. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +93,150 @@ static void append(const char *dir)
     for (int i = 0; i < 10; i++)
         put(fd, 100);
     check(close(fd) == 0, "close");
+}
+
+/* Two descriptions appending to one file in turn, five 100-byte writes
+ * each: one end between them, so they land at 0, 100, ... 900. */
+static void appenders(const char *dir)
+{
+    int a = open_in(dir, "appenders", O_CREAT | O_WRONLY | O_TRUNC | O_APPEND);
+    int b = open_in(dir, "appenders", O_WRONLY | O_APPEND);
+    for (int i = 0; i < 5; i++) {
+        put(a, 100);
+        put(b, 100);
+    }
+    check(close(a) == 0 && close(b) == 0, "close");
+}
+
+static void *append_thousand(void *fd)
+{
+    for (int i = 0; i < 1000; i++)
+        put(*(int *)fd, 100);
+    return NULL;
+}
+
+/* Two threads appending at once through a description each (each has
+ * appended once before, so both know the end): whatever order the kernel
+ * takes them in, the last of the 2002 appends is at 200100. */
+static void threads_appending(const char *dir)
+{
+    int fd[2];
+    pthread_t thread[2];
+    for (int i = 0; i < 2; i++) {
+        fd[i] = open_in(dir, "threads.append", O_CREAT | O_WRONLY | O_APPEND);
+        put(fd[i], 100);
+    }
+    for (int i = 0; i < 2; i++)
+        check(pthread_create(&thread[i], NULL, append_thousand, &fd[i]) == 0, "pthread_create");
+    for (int i = 0; i < 2; i++)
+        check(pthread_join(thread[i], NULL) == 0 && close(fd[i]) == 0, "thread");
+}
+
+/* The parent appends at 0; a forked child appends at 100 through the
+ * parent's description and at 200 through its own; the parent's next
+ * append lands at 300, after both of the child's. */
+static void forked_append(const char *dir)
+{
+    int fd = open_in(dir, "fork.append", O_CREAT | O_WRONLY | O_TRUNC | O_APPEND);
+    put(fd, 100);
+    pid_t child = fork();
+    check(child >= 0, "fork");
+    if (child == 0) {
+        put(fd, 100);
+        int own = open_in(dir, "fork.append", O_WRONLY | O_APPEND);
+        put(own, 100);
+        _exit(close(own) == 0 ? 0 : 1);
+    }
+    int status;
+    check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "child");
+    put(fd, 100);
+    check(close(fd) == 0, "close");
+}
+
+/* Append mode switched on and off by fcntl(F_SETFL): a write at 0, a seek
+ * back to 0, then in append mode a write at the end (100), then without
+ * it a write where that one left the position (200). */
+static void append_switched(const char *dir)
+{
+    int fd = open_in(dir, "setfl", O_CREAT | O_WRONLY | O_TRUNC);
+    put(fd, 100);
+    check(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+    check(fcntl(fd, F_SETFL, O_APPEND) == 0, "fcntl");
+    put(fd, 100);
+    check(fcntl(fd, F_SETFL, 0) == 0, "fcntl");
+    put(fd, 100);
+    check(close(fd) == 0, "close");
+}
+
+/* Appends at 0 and 100, ftruncate to 0, an append at 0; then another
+ * description opened with O_TRUNC empties the file again, and the next
+ * append is at 0 once more. */
+static void append_truncated(const char *dir)
+{
+    int fd = open_in(dir, "truncated", O_CREAT | O_WRONLY | O_TRUNC | O_APPEND);
+    put(fd, 100);
+    put(fd, 100);
+    check(ftruncate(fd, 0) == 0, "ftruncate");
+    put(fd, 100);
+    int other = open_in(dir, "truncated", O_WRONLY | O_TRUNC);
+    check(close(other) == 0, "close");
+    put(fd, 100);
+    check(close(fd) == 0, "close");
+}
+
+/* Reads and seeks in append mode use the position; writes go to the end:
+ * a write at 0, a read at 0 (after a seek), a write at the end (100), a
+ * read at 50 (after a seek). */
+static void append_read(const char *dir)
+{
+    int fd = open_in(dir, "append.rw", O_CREAT | O_RDWR | O_TRUNC | O_APPEND);
+    put(fd, 100);
+    check(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+    check(read(fd, buffer, 50) == 50, "read");
+    put(fd, 100);
+    check(lseek(fd, 50, SEEK_SET) == 50, "lseek");
+    check(read(fd, buffer, 100) == 100, "read");
+    check(close(fd) == 0, "close");
+}
+
+/* The kernel copying from kcopy.src (4000 bytes) to kcopy.dst through
+ * both descriptors' offsets: a write at 0; copy_file_range at 100 and
+ * sendfile at 1100, each 1000 bytes; splice through a pipe, 1000 bytes to
+ * 2100; a write at 3100. The source's offset moved with them: its read is
+ * at 3000. */
+static void kernel_copies(const char *dir)
+{
+    int src = open_in(dir, "kcopy.src", O_CREAT | O_RDWR | O_TRUNC);
+    put(src, 4000);
+    check(lseek(src, 0, SEEK_SET) == 0, "lseek");
+    int dst = open_in(dir, "kcopy.dst", O_CREAT | O_WRONLY | O_TRUNC);
+    put(dst, 100);
+    check(copy_file_range(src, NULL, dst, NULL, 1000, 0) == 1000, "copy_file_range");
+    check(sendfile(dst, src, NULL, 1000) == 1000, "sendfile");
+    int pipe_fds[2];
+    check(pipe(pipe_fds) == 0, "pipe");
+    check(splice(src, NULL, pipe_fds[1], NULL, 1000, 0) == 1000, "splice");
+    check(splice(pipe_fds[0], NULL, dst, NULL, 1000, 0) == 1000, "splice");
+    put(dst, 100);
+    check(read(src, buffer, 1000) == 1000, "read");
+    check(close(pipe_fds[0]) == 0 && close(pipe_fds[1]) == 0, "close");
+    check(close(src) == 0 && close(dst) == 0, "close");
+}
+
+/* --append FILE N: what a program logging through open(O_APPEND) does. */
+static int append_only(const char *path, int n)
+{
+    int fd[2];
+    for (int i = 0; i < 2; i++) {
+        fd[i] = open(path, O_WRONLY | O_APPEND);
+        check(fd[i] >= 0, path);
+    }
+    for (int i = 0; i < n; i++)
+        put(fd[i % 2], 100);
+    check(close(fd[0]) == 0 && close(fd[1]) == 0, "close");
+    printf("%d\n", (int)getpid());
+    return 0;
 }
 
 /* One offset through dup and F_DUPFD: writes at 0, 100, 200 and 300. */
@@ -231,8 +380,12 @@ int main(int argc, char **argv)
             put(3, 10);
         return 0;
     }
+    if (argc == 4 && strcmp(argv[1], "--append") == 0) {
+        memset(buffer, 'x', sizeof buffer);
+        return append_only(argv[2], atoi(argv[3]));
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: ior-patterns DIR | --fd3\n");
+        fprintf(stderr, "usage: ior-patterns DIR | --fd3 | --append FILE N\n");
         return 2;
     }
     memset(buffer, 'x', sizeof buffer);
@@ -240,6 +393,13 @@ int main(int argc, char **argv)
     strided(argv[1]);
     random_access(argv[1]);
     append(argv[1]);
+    appenders(argv[1]);
+    threads_appending(argv[1]);
+    forked_append(argv[1]);
+    append_switched(argv[1]);
+    append_truncated(argv[1]);
+    append_read(argv[1]);
+    kernel_copies(argv[1]);
     duplicated(argv[1]);
     seeks(argv[1]);
     forked(argv[1]);

@@ -154,6 +154,22 @@ static void test_ior_patterns(void **state)
         {"random", 1, 8, 8, 0, 1, 8000, 8000, 7999, 7999, 7, 7, 3, 0},
         /* Append mode: the kernel's end, 50 to 950. */
         {"append", 2, 0, 11, 0, 2, 0, 1050, -1, 1049, 0, 0, 10, 10},
+        /* Two descriptions appending in turn share the file's end. */
+        {"appenders", 2, 0, 10, 0, 2, 0, 1000, -1, 999, 0, 0, 9, 9},
+        /* A forked child's two appends (100, 200) moved the parent's end:
+         * its second is at 300. */
+        {"fork.append", 1, 0, 2, 0, 1, 0, 200, -1, 399, 0, 0, 1, 0},
+        /* F_SETFL O_APPEND: at the end (100), not at the position (0). */
+        {"setfl", 1, 0, 3, 1, 3, 0, 300, -1, 299, 0, 0, 2, 2},
+        /* ftruncate, then another description's O_TRUNC: back to 0. */
+        {"truncated", 2, 0, 4, 0, 3, 0, 400, -1, 199, 0, 0, 1, 1},
+        /* Reads at 0 and 50 from the position, writes at 0 and the end. */
+        {"append.rw", 1, 2, 2, 2, 1, 150, 200, 149, 199, 1, 1, 1, 1},
+        /* copy_file_range, sendfile and splice move both offsets: the
+         * source's read is at 3000, the last write at 3100 (splice's 1000
+         * bytes are not counted). */
+        {"kcopy.src", 1, 1, 1, 1, 1, 1000, 4000, 3999, 3999, 0, 0, 0, 0},
+        {"kcopy.dst", 1, 0, 4, 0, 1, 0, 2200, -1, 3199, 0, 0, 3, 2},
         /* dup and F_DUPFD share the offset; other: dup, fcntl, 3 closes. */
         {"dup", 1, 0, 4, 0, 5, 0, 400, -1, 399, 0, 0, 3, 3},
         {"lseek", 1, 1, 2, 2, 1, 4096, 4106, 4095, 4105, 0, 0, 1, 1},
@@ -172,7 +188,17 @@ static void test_ior_patterns(void **state)
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         check_file(&rep, dir, &files[i]);
 
-    char *path = g_build_filename(dir, "fpp.1", NULL);
+    /* Two threads appending at once, each through its own description:
+     * the last of the 2002 appends at 200100, whatever the order
+     * (sequential counts depend on it, and are not checked). */
+    char *path = g_build_filename(dir, "threads.append", NULL);
+    JsonNode *threaded = file_entry(&rep, path);
+    assert_int_equal(counter(threaded, "posix.writes"), 2002);
+    assert_int_equal(counter(threaded, "posix.written_bytes"), 200200);
+    assert_int_equal(counter(threaded, "posix.max_written_offset"), 200199);
+    g_free(path);
+
+    path = g_build_filename(dir, "fpp.1", NULL);
     JsonNode *fpp = file_entry(&rep, path);
     assert_int_equal(counter(fpp, "posix.write_size_hist.3"), 8); /* 64 KiB: 10K-100K */
     assert_int_equal(counter(fpp, "posix.common_sizes.0.size"), 65536);
@@ -280,6 +306,21 @@ static void test_inherited_descriptors(void **state)
     test_report_free(&rep);
     test_run_clear(&r);
 
+    /* Inherited in append mode, on a file of 50 bytes: 50, 60 and 70. */
+    assert_true(g_file_set_contents(three, "0123456789012345678901234567890123456789012345678\n",
+                                    50, NULL));
+    argv[2] = "echo $$; exec \"$0\" --fd3 3>>\"$1\"";
+    r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "ior-patterns --fd3 (append)");
+    rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    f = file_entry(&rep, three);
+    assert_int_equal(counter(f, "posix.writes"), 3);
+    assert_int_equal(counter(f, "posix.seq_writes"), 2);
+    assert_int_equal(counter(f, "posix.consec_writes"), 2);
+    assert_int_equal(counter(f, "posix.max_written_offset"), 79);
+    test_report_free(&rep);
+    test_run_clear(&r);
+
     /* gzip's output is out.gz, not <stdout>. */
     char *in = g_build_filename(dir, "in.txt", NULL);
     char *out = g_build_filename(dir, "out.gz", NULL);
@@ -305,11 +346,64 @@ static void test_inherited_descriptors(void **state)
     g_free(program);
 }
 
+/* A program logging through open(O_APPEND) pays no system call for its
+ * offsets: N appends through two descriptions, traced by strace, make no
+ * lseek, and their offsets are still exact (the file held 50 bytes). */
+static void test_append_without_lseek(void **state)
+{
+    const char *dir = *state;
+    enum { appends = 1000 };
+    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
+    char *log = g_build_filename(dir, "log", NULL);
+    char *trace = g_build_filename(dir, "trace", NULL);
+    char *count = g_strdup_printf("%d", appends);
+    char *preload = g_strdup_printf("LD_PRELOAD=%s", test_env_or_fail("VIGIL_PRELOAD_LIB"));
+    char *strace = g_find_program_in_path("strace");
+    if (strace == NULL)
+        fail_msg("strace is not on the PATH (tools/bootstrap installs it)");
+    assert_true(
+        g_file_set_contents(log, "0123456789012345678901234567890123456789012345678\n", 50, NULL));
+    /* LD_PRELOAD for the traced program only, not for strace itself. */
+    const char *argv[] = {strace, "-f",    "-qq",   "-e",       "trace=lseek", "-o",  trace,
+                          "-E",   preload, program, "--append", log,           count, NULL};
+    char *report = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
+    const char *vars[] = {report, "VIGIL_REPORT_FORMAT=json", "VIGIL_SOCKET=/nonexistent", NULL};
+    char **env = test_clean_environment(vars);
+    struct test_run r = test_run_program(dir, argv, env);
+    test_assert_status(&r, 0, "strace ior-patterns --append");
+
+    char *traced = NULL;
+    assert_true(g_file_get_contents(trace, &traced, NULL, NULL));
+    if (strstr(traced, "lseek(") != NULL)
+        fail_msg("%d appends made lseek calls:\n%.2000s", appends, traced);
+
+    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    JsonNode *f = file_entry(&rep, log);
+    assert_int_equal(counter(f, "posix.writes"), appends);
+    assert_int_equal(counter(f, "posix.seq_writes"), appends - 1);
+    assert_int_equal(counter(f, "posix.consec_writes"), appends - 1);
+    assert_int_equal(counter(f, "posix.max_written_offset"), 50 + appends * 100 - 1);
+    assert_int_equal(counter(f, "posix.common_strides.0.stride"), 0);
+    assert_int_equal(counter(f, "posix.common_strides.0.count"), appends - 1);
+    test_report_free(&rep);
+    test_run_clear(&r);
+    g_strfreev(env);
+    g_free(report);
+    g_free(traced);
+    g_free(strace);
+    g_free(preload);
+    g_free(count);
+    g_free(trace);
+    g_free(log);
+    g_free(program);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
