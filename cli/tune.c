@@ -169,6 +169,11 @@ static void print_text(const char *path, const struct column *c, guint n)
            r->limited ? "it stopped at record_max_bytes"
            : r->ended ? "vigild stopped cleanly"
                       : "it ends without vigild's stop (still recording, or killed)");
+    if (r->cut_at_offset >= 0)
+        printf("the file ends inside a record at offset %" G_GINT64_FORMAT
+               " (vigild killed while writing it, or still recording): the cycles before it are "
+               "replayed\n",
+               r->cut_at_offset);
     for (guint i = 0; i < n; i++)
         printf("replay with the %s configuration: %.3f s (%.0fx real time)\n", c[i].name,
                c[i].result.replay_s,
@@ -315,6 +320,11 @@ static void print_json(const char *path, const struct column *c, guint n)
     json_builder_add_boolean_value(b, r->limited);
     json_builder_set_member_name(b, "ended");
     json_builder_add_boolean_value(b, r->ended);
+    json_builder_set_member_name(b, "cut_at_offset");
+    if (r->cut_at_offset >= 0)
+        json_builder_add_int_value(b, r->cut_at_offset);
+    else
+        json_builder_add_null_value(b);
     json_builder_end_object(b);
     for (guint i = 0; i < n; i++) {
         json_builder_set_member_name(b, c[i].name);

@@ -532,6 +532,7 @@ gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_resu
                      GError **error)
 {
     memset(out, 0, sizeof *out);
+    out->cut_at_offset = -1;
     out->adpis = g_ptr_array_new_with_free_func((GDestroyNotify)adpi_stats_free);
     out->cycle_list = g_array_new(FALSE, FALSE, sizeof(struct tune_cycle));
     struct vigild_record_reader reader;
@@ -552,6 +553,16 @@ gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_resu
     GError *local = NULL;
     while (ok && vigild_record_next(&reader, &p, &local))
         ok = dispatch(&x, &p, &local);
+    /* A file that ends inside a record is what a SIGKILL during a write,
+     * or a copy taken while vigild still records, leaves: everything
+     * before that record is whole (each record has its checksum), so it
+     * is replayed. Damage anywhere else is refused. */
+    char *cut = NULL;
+    if (g_error_matches(local, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_TRUNCATED)) {
+        out->cut_at_offset = (gint64)reader.offset;
+        cut = g_strdup(local->message);
+        g_clear_error(&local);
+    }
     if (local != NULL) {
         ok = FALSE;
         if (!g_str_has_prefix(local->message, path))
@@ -559,9 +570,14 @@ gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_resu
         g_propagate_error(error, local);
     } else if (out->cycles == 0) {
         ok = FALSE;
-        g_set_error(error, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_FORMAT,
-                    "%s: the recording has no complete cycle", path);
+        if (cut != NULL)
+            g_set_error(error, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_TRUNCATED,
+                        "%s, before the recording's first complete cycle", cut);
+        else
+            g_set_error(error, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_FORMAT,
+                        "%s: the recording has no complete cycle", path);
     }
+    g_free(cut);
     struct vigild_capture_counts counts;
     vigild_capture_counts(&x.capture, 0, &counts);
     out->observed = counts.observed;

@@ -41,7 +41,10 @@ struct tune_result {
     uint64_t first_ns, last_ns; /* recorded time span */
     gboolean limited;           /* the recording stopped at record_max_bytes */
     gboolean ended;             /* it has vigild's clean END */
-    char *vigil_version;        /* of the vigild that recorded */
+    /* Where the file ends inside a record (vigild killed while writing it,
+     * or still recording), -1 when it does not: the replay stops there. */
+    gint64 cut_at_offset;
+    char *vigil_version; /* of the vigild that recorded */
     /* Reasoners: decisions made and their own states (what capture acts
      * on), by level. */
     uint64_t decisions[VIGIL_LEVEL_COUNT + 1];
@@ -61,8 +64,10 @@ struct tune_result {
 
 /* Replays `path`. `candidate` NULL: with the recorded configuration (and
  * its reloads, where they happened); else with `candidate` throughout.
- * FALSE with error set when the recording is unreadable (the error names
- * the offset) or a configuration cannot be used. */
+ * A recording cut inside its last record is replayed up to that record
+ * (cut_at_offset says where). FALSE with error set when the recording is
+ * unreadable or damaged (the error names the offset), has no complete
+ * cycle, or a configuration cannot be used. */
 gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_result *out,
                      GError **error);
 void tune_result_clear(struct tune_result *r);

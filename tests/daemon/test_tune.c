@@ -2,8 +2,9 @@
  * replay with the recorded configuration gives exactly the decisions the
  * live vigild made (every cycle, field by field, and the same activities
  * forwarded as its capture sink says), a candidate with a higher reasoner
- * threshold flags fewer cycles and forwards fewer activities, and a
- * truncated or corrupt recording is refused naming the offset. */
+ * threshold flags fewer cycles and forwards fewer activities, a recording
+ * cut inside a record (vigild killed while writing it) is replayed up to
+ * the cut, and a corrupt one is refused naming the offset. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -229,6 +230,15 @@ static GArray *record_offsets(const guint8 *data, gsize size)
     return offsets;
 }
 
+/* The offset of the n-th (from 1) CYCLE record, 0 when there are fewer. */
+static gsize nth_cycle_record(const char *data, const GArray *offsets, guint n)
+{
+    for (guint i = 0; i < offsets->len; i++)
+        if (data[g_array_index(offsets, gsize, i)] == 8 /* CYCLE */ && --n == 0)
+            return g_array_index(offsets, gsize, i);
+    return 0;
+}
+
 static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
 {
     const char *dir = *state;
@@ -241,13 +251,40 @@ static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
     char *bad = g_build_filename(dir, "bad.bin", NULL);
     const char *args[] = {"--replay", bad, NULL};
 
-    /* Cut inside the tenth record's payload. */
-    gsize tenth = g_array_index(offsets, gsize, 9);
-    assert_true(g_file_set_contents(bad, data, (gssize)(tenth + 7), NULL));
-    struct test_run run = run_tune(dir, args);
-    test_assert_status(&run, 1, "vigil tune with a truncated recording");
-    char *want = g_strdup_printf("truncated at offset %" G_GSIZE_FORMAT ": ", tenth);
+    /* Cut inside the record after the third cycle's: the three cycles
+     * are replayed, and the output says where the file ends. */
+    gsize third = nth_cycle_record(data, offsets, 3);
+    assert_true(third > 0);
+    const guint8 *frame = (const guint8 *)data + third;
+    gsize after_third = third + 9 +
+                        ((uint32_t)frame[1] | (uint32_t)frame[2] << 8 | (uint32_t)frame[3] << 16 |
+                         (uint32_t)frame[4] << 24);
+    assert_true(g_file_set_contents(bad, data, (gssize)(after_third + 7), NULL));
+    const char *json_args[] = {"--replay", bad, "--format", "json", NULL};
+    struct test_run run = run_tune(dir, json_args);
+    test_assert_status(&run, 0, "vigil tune with a recording cut inside a record");
+    JsonNode *root;
+    JsonObject *o = parse_object(run.out, &root);
+    assert_int_equal(member_int(o, "recording", "cycles"), 3);
+    assert_int_equal(member_int(o, "recording", "cut_at_offset"), after_third);
+    assert_int_equal(member_int(o, "recorded", "decisions_matched"), 3);
+    json_node_unref(root);
+    test_run_clear(&run);
+    run = run_tune(dir, args);
+    test_assert_status(&run, 0, "vigil tune with a recording cut inside a record");
+    char *want = g_strdup_printf("ends inside a record at offset %" G_GSIZE_FORMAT, after_third);
+    test_assert_contains(run.out, want);
+    g_free(want);
+    test_run_clear(&run);
+
+    /* Cut before the first cycle is whole: nothing to replay. */
+    gsize first = nth_cycle_record(data, offsets, 1);
+    assert_true(g_file_set_contents(bad, data, (gssize)(first + 7), NULL));
+    run = run_tune(dir, args);
+    test_assert_status(&run, 1, "vigil tune with a recording cut before its first cycle");
+    want = g_strdup_printf("truncated at offset %" G_GSIZE_FORMAT ": ", first);
     test_assert_contains(run.err, want);
+    test_assert_contains(run.err, "before the recording's first complete cycle");
     g_free(want);
     test_run_clear(&run);
 
@@ -266,10 +303,7 @@ static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
     /* A recorded decision changed, its checksum made good again: the
      * replay must notice, name the cycle and exit 1. */
     data[twentieth + 5] ^= 0x10;
-    gsize cycle_at = 0;
-    for (guint i = 0; i < offsets->len && cycle_at == 0; i++)
-        if (data[g_array_index(offsets, gsize, i)] == 8) /* CYCLE */
-            cycle_at = g_array_index(offsets, gsize, i);
+    gsize cycle_at = nth_cycle_record(data, offsets, 1);
     assert_true(cycle_at > 0);
     guint8 *payload = (guint8 *)data + cycle_at + 5;
     uint32_t length = (uint32_t)payload[-4] | (uint32_t)payload[-3] << 8 |
