@@ -526,7 +526,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
 {
     memset(d, 0, sizeof *d);
     d->ticker.fd = -1;
-    d->signal_fd = -1;
+    d->signals.fd = -1;
     d->config_path = g_strdup(config_path);
     d->socket_override = g_strdup(socket_override);
     char *plugin_dir = vigil_plugin_default_directory();
@@ -580,7 +580,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     d->server = vigild_serve(d, error);
     /* The uplink's thread after the signals are blocked: it would take
      * SIGTERM's default action otherwise. */
-    if (d->server == NULL || !start_ticker(d, error) || !vigild_signals_start(d, error) ||
+    if (d->server == NULL || !start_ticker(d, error) || !vigild_listen_signals(d, error) ||
         !start_uplink(d, error) || !vigild_metrics_start(d, error) || !open_state_dir(d, error))
         return FALSE;
     d->jobs = vigild_jobs_new(d->outbox != NULL);
@@ -690,7 +690,7 @@ void vigild_reload(struct vigild *d)
 
 void vigild_stop(struct vigild *d)
 {
-    vigild_signals_stop(d);
+    vigild_signals_stop(&d->signals);
     if (d->ticker_watch != 0)
         g_source_remove(d->ticker_watch);
     vigild_ticker_stop(&d->ticker);

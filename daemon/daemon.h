@@ -18,11 +18,12 @@
  *   processes.c  registered processes: their rings, drains and ends
  *   server.c     the Unix socket: registration, summaries, status requests;
  *                it sees the daemon only through struct vigild_server_ops,
- *                which daemon_server.c implements
+ *                which daemon_ops.c implements
  *   jobs.c       scheduler jobs the prolog/epilog/SPANK plugin tell of: jobs.h
  *   client_limits.c  what one user may take of the socket: connections and
  *                processes per uid, the idle timeout, the descriptor budget
- *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd
+ *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd, handed to
+ *                callbacks (daemon_ops.c's)
  *   status.c     what `vigil status` is told, as JSON
  *   json_members.c  JSON members as status and the capture sink write them
  *   metrics_*.c  /metrics for Prometheus ([metrics] listen): metrics.h
@@ -48,6 +49,7 @@
 #include "rollup.h"
 #include "sampler.h"
 #include "settings.h"
+#include "signals.h"
 #include "statmux.h"
 #include "tick.h"
 #include "tick_costs.h"
@@ -90,8 +92,7 @@ struct vigild {
     uint64_t reloads, reload_failures;
     uint64_t tick_cost_ns_last, tick_cost_ns_max, tick_cost_ns_total;
     struct vigild_tick_costs costs; /* the tick part by part */
-    int signal_fd;
-    guint signal_watch;
+    struct vigild_signals signals;
     gboolean stopping;
     GMainLoop *loop;
 };
@@ -108,8 +109,10 @@ void vigild_tick(struct vigild *d);
 /* SIGTERM: drains every ring and frees everything. */
 void vigild_stop(struct vigild *d);
 
-/* Serves [daemon] socket_path with the daemon behind the server's
- * interface (daemon_server.c); NULL with error set when it cannot. */
+/* The daemon behind the interfaces of its parts (daemon_ops.c): serves
+ * [daemon] socket_path (server.h), NULL with error set when it cannot; and
+ * takes SIGHUP as a reload, SIGTERM and SIGINT as a stop (signals.h). */
 struct vigild_server *vigild_serve(struct vigild *d, GError **error);
+gboolean vigild_listen_signals(struct vigild *d, GError **error);
 
 #endif

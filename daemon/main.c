@@ -106,7 +106,7 @@ int main(int argc, char **argv)
     vigil_service_ready();
 
     d.loop = g_main_loop_new(NULL, FALSE);
-    vigild_signals_take(&d); /* any that came during the start */
+    vigild_signals_take(&d.signals); /* any that came during the start */
     if (!d.stopping)
         g_main_loop_run(d.loop);
     g_main_loop_unref(d.loop);

@@ -11,8 +11,6 @@
 #include <unistd.h>
 #include <glib-unix.h>
 
-#include "vigil/service_notify.h"
-#include "daemon.h"
 #include "signals.h"
 
 static gboolean on_signal(gint fd, GIOCondition condition, gpointer user_data)
@@ -23,49 +21,47 @@ static gboolean on_signal(gint fd, GIOCondition condition, gpointer user_data)
     return G_SOURCE_CONTINUE;
 }
 
-gboolean vigild_signals_start(struct vigild *d, GError **error)
+gboolean vigild_signals_start(struct vigild_signals *s, void (*reload)(void *user),
+                              void (*stop)(void *user, int signo, uint32_t sender_pid), void *user,
+                              GError **error)
 {
+    s->reload = reload;
+    s->stop = stop;
+    s->user = user;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     if (sigprocmask(SIG_BLOCK, &set, NULL) != 0 ||
-        (d->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+        (s->fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot take signals: %s",
                     g_strerror(errno));
         return FALSE;
     }
-    d->signal_watch = g_unix_fd_add(d->signal_fd, G_IO_IN, on_signal, d);
+    s->watch = g_unix_fd_add(s->fd, G_IO_IN, on_signal, s);
     return TRUE;
 }
 
-void vigild_signals_take(struct vigild *d)
+void vigild_signals_take(struct vigild_signals *s)
 {
-    if (d->signal_fd < 0)
+    if (s->fd < 0)
         return;
     struct signalfd_siginfo info;
-    while (read(d->signal_fd, &info, sizeof info) == (ssize_t)sizeof info) {
-        if (info.ssi_signo == SIGHUP) {
-            vigil_service_reloading();
-            vigild_reload(d);
-            vigil_service_ready();
-        } else if (!d->stopping) {
-            g_message("stopping on %s from pid %u", g_strsignal((int)info.ssi_signo), info.ssi_pid);
-            vigil_service_stopping();
-            d->stopping = TRUE;
-            if (d->loop != NULL)
-                g_main_loop_quit(d->loop);
-        }
+    while (read(s->fd, &info, sizeof info) == (ssize_t)sizeof info) {
+        if (info.ssi_signo == SIGHUP)
+            s->reload(s->user);
+        else
+            s->stop(s->user, (int)info.ssi_signo, info.ssi_pid);
     }
 }
 
-void vigild_signals_stop(struct vigild *d)
+void vigild_signals_stop(struct vigild_signals *s)
 {
-    if (d->signal_watch != 0)
-        g_source_remove(d->signal_watch);
-    d->signal_watch = 0;
-    if (d->signal_fd >= 0)
-        close(d->signal_fd);
-    d->signal_fd = -1;
+    if (s->watch != 0)
+        g_source_remove(s->watch);
+    s->watch = 0;
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
 }

@@ -1,18 +1,20 @@
-/* vigild — the daemon's side of the socket server's interface (server.h's
- * struct vigild_server_ops): what a client's message needs beyond the
- * processes table, answered from the whole daemon. server.c itself knows
- * nothing of struct vigild. */
+/* vigild — the daemon behind the interfaces of its parts: the socket
+ * server's struct vigild_server_ops (server.h) and the signals' callbacks
+ * (signals.h), answered from the whole daemon. server.c and signals.c
+ * themselves know nothing of struct vigild. */
+#include "vigil/clock.h"
+#include "vigil/service_notify.h"
 #include "capture.h"
 #include "daemon.h"
 #include "jobs.h"
 #include "server.h"
 #include "signals.h"
 #include "status.h"
-#include "vigil/clock.h"
 
 static void take_signals(void *user)
 {
-    vigild_signals_take(user);
+    struct vigild *d = user;
+    vigild_signals_take(&d->signals);
 }
 
 static char *status_json(void *user, int32_t finished_pid)
@@ -52,4 +54,29 @@ struct vigild_server *vigild_serve(struct vigild *d, GError **error)
 {
     return vigild_server_new(d->settings.socket_path, &d->settings, &d->processes,
                              &daemon_server_ops, d, error);
+}
+
+static void reload_on_signal(void *user)
+{
+    vigil_service_reloading();
+    vigild_reload(user);
+    vigil_service_ready();
+}
+
+/* The first stops the main loop; later ones find it stopping. */
+static void stop_on_signal(void *user, int signo, uint32_t sender_pid)
+{
+    struct vigild *d = user;
+    if (d->stopping)
+        return;
+    g_message("stopping on %s from pid %u", g_strsignal(signo), sender_pid);
+    vigil_service_stopping();
+    d->stopping = TRUE;
+    if (d->loop != NULL)
+        g_main_loop_quit(d->loop);
+}
+
+gboolean vigild_listen_signals(struct vigild *d, GError **error)
+{
+    return vigild_signals_start(&d->signals, reload_on_signal, stop_on_signal, d, error);
 }
