@@ -217,7 +217,8 @@ gboolean vigil_provider_scan_u64(const char **cursor, guint64 *value)
     guint64 v = 0;
     for (; g_ascii_isdigit(*p); p++) {
         guint digit = (guint)(*p - '0');
-        if (v > (G_MAXUINT64 - digit) / 10)
+        /* One comparison for all but the 20th digit of a huge number. */
+        if (v >= G_MAXUINT64 / 10 && (v > G_MAXUINT64 / 10 || digit > G_MAXUINT64 % 10))
             return FALSE;
         v = v * 10 + digit;
     }
