@@ -29,6 +29,7 @@ It exits non-zero only when something failed to run; the goal (at most
 100 µs per tick, and at most 1.3 times the floor) is reported, not
 enforced. Without collectd it says how to install it and measures vigild
 and the floor alone."""
+import collections
 import json
 import os
 import re
@@ -50,6 +51,8 @@ COLLECTD_PLUGINS = ["cpu", "memory", "disk", "interface", "load"]
 PROVIDERS = ["procstat", "meminfo", "loadavg", "diskstats", "netdev", "process", "energy",
              "cpufreq"]
 SYSCALL_S = 3.0
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+PAGE_WINDOWS = 9
 
 
 class Failed(Exception):
@@ -103,6 +106,52 @@ def threads(pid):
             continue
         found[int(tid)] = (name, cpu, wait, runs)
     return found
+
+
+SHARED_LIBRARY = re.compile(r"^lib(?!vigil)[^/]*\.so(\.|$)|^ld-linux")
+
+
+def pages_touched(pid):
+    """Pages the process referenced since its clear_refs, by mapping.
+
+    /proc/PID/clear_refs ("1") clears the accessed bits of its pages; smaps'
+    Referenced then counts those touched since. A system library's pages
+    are shared with every other process, whose use marks them too: those
+    are summed apart and are an upper bound."""
+    own, shared = collections.Counter(), collections.Counter()
+    name = None
+    with open(f"/proc/{pid}/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if not fields[0].endswith(":"):
+                name = os.path.basename(fields[5]) if len(fields) > 5 else "[anon]"
+                into = shared if SHARED_LIBRARY.match(name) else own
+                name = re.sub(r"\.so[.0-9]*$", "", name)
+            elif fields[0] == "Referenced:":
+                kib = int(fields[1])
+                if kib:
+                    into[name] += kib * 1024 // PAGE_BYTES
+    return own, shared
+
+
+def count_pages(pids, windows):
+    """Per program, the median over WINDOWS windows of one tick each: pages
+    touched in its own mappings (total and by mapping) and in the system
+    libraries'."""
+    found = {name: [] for name in pids}
+    for _ in range(windows):
+        for pid in pids.values():
+            with open(f"/proc/{pid}/clear_refs", "w") as clear:
+                clear.write("1")
+        time.sleep(TICK_S)
+        for name, pid in pids.items():
+            found[name].append(pages_touched(pid))
+    medians = {}
+    for name, windows_found in found.items():
+        windows_found.sort(key=lambda w: sum(w[0].values()))
+        own, shared = windows_found[len(windows_found) // 2]
+        medians[name] = (own, shared)
+    return medians
 
 
 def find_strace():
@@ -315,6 +364,8 @@ def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directo
         for name, process, log in running:
             ensure_running(name, process, log)
         source = cpu_source(running[0][1].pid)
+        pages = count_pages({name: process.pid for name, process, _ in running if
+                             name != "collectd"}, PAGE_WINDOWS)
         strace = find_strace()
         syscalls = None
         if strace:
@@ -342,7 +393,7 @@ def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directo
         raise Failed("\n".join(errors))
     with open(floor_out) as out:
         floor_said = out.read().strip()
-    return samples, source, files, floor_said, syscalls
+    return samples, source, files, floor_said, syscalls, pages
 
 
 def per_tick(cost0, cost1, ticks):
@@ -383,7 +434,7 @@ def thread_figures(samples, name, reads):
             for tid, (comm, cpu, wait, runs) in sorted(totals.items())]
 
 
-def print_threads(samples, rows, collectd):
+def print_threads(samples, collectd):
     ticks = sum(s[1]["daemon"]["ticks"] - s[0]["daemon"]["ticks"] for s in samples)
     intervals = sum(s[4] for s in samples) / TICK_S
     print("per thread, per tick over all rounds (/proc/PID/task/*/schedstat; runs = times put "
@@ -411,7 +462,19 @@ def print_syscalls(counts, ticks):
         print(f"  {name:<9} {total:6.2f}   {named}")
 
 
-def report(samples, source, files, floor_said, syscalls, collectd, version, seconds):
+def print_pages(pages):
+    print(f"pages touched in one tick's window (clear_refs, then smaps' Referenced; median of "
+          f"{PAGE_WINDOWS}): after every system call this guest's TLB is empty, so each page "
+          "is walked again")
+    for name, (own, shared) in pages.items():
+        mappings = ", ".join(f"{m} {n}" for m, n in own.most_common())
+        libraries = ", ".join(f"{m} {n}" for m, n in shared.most_common(6))
+        print(f"  {name:<9} own {sum(own.values()):4d} ({mappings})")
+        print(f"  {'':<9} system libraries {sum(shared.values()):4d} ({libraries}, …: an upper "
+              "bound, other processes mark them too)")
+
+
+def report(samples, source, files, floor_said, syscalls, pages, collectd, version, seconds):
     print(f"CPU time from {source}; {len(samples)} rounds of {seconds:.0f} s after "
           f"{WARM_UP_S:.0f} s of warm-up")
     print(f"the floor reads {len(files)} files: {' '.join(files)}")
@@ -486,13 +549,11 @@ def report(samples, source, files, floor_said, syscalls, collectd, version, seco
     floor_reads = re.search(r"ticks (\d+) .* read_ns (\d+)", floor_said)
     if floor_reads and int(floor_reads.group(1)) > 0:
         floor_read_us = int(floor_reads.group(2)) / 1e3 / int(floor_reads.group(1))
-        floor_cpu_us = statistics.median(r["floor"] for r in rows)
-        print(f"the floor beside it, µs per tick: its reads {floor_read_us:.1f} (wall, from the "
-              f"timer's read to the last file's, its whole run), outside them "
-              f"{floor_cpu_us - floor_read_us:.1f} (waking up); vigild above the floor: "
-              f"in the tick {tick_us - floor_read_us:.1f}, outside it "
-              f"{outside_us - (floor_cpu_us - floor_read_us):.1f}")
-    print_threads(samples, rows, collectd)
+        print(f"  {'the floor: its reads':<28} {floor_read_us:7.1f}   (wall, from its timer's read "
+              "to its last file's, over its whole run: beside vigild's tick on a quiet machine "
+              "only, since preemption lands in both)")
+    print_threads(samples, collectd)
+    print_pages(pages)
     if syscalls is not None:
         print_syscalls(*syscalls)
     not_running = not_running_providers(after)
@@ -536,9 +597,10 @@ def main():
               "tools/bootstrap)")
     try:
         with tempfile.TemporaryDirectory(prefix="vigil-bench-daemon-") as directory:
-            samples, source, files, floor_said, syscalls = measure(
+            samples, source, files, floor_said, syscalls, pages = measure(
                 vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directory)
-            report(samples, source, files, floor_said, syscalls, collectd, version, seconds)
+            report(samples, source, files, floor_said, syscalls, pages, collectd, version,
+                   seconds)
     except (Failed, OSError, subprocess.SubprocessError, ValueError, KeyError) as failure:
         print(f"bench-daemon: {failure}", file=sys.stderr)
         sys.exit(1)
