@@ -19,7 +19,13 @@ round prints the three figures and the ratios, then the median and the
 spread. Where vigild's time goes, over all rounds, comes next: per
 provider, per part of the tick (sharing energy, publishing the samples to
 each subscriber, draining rings, the reasoners, capture, the outbox), per
-ADPI, and what the process spends outside the tick (the main loop).
+ADPI, and what the process spends outside the tick (the main loop), with
+the floor's own reads (wall) beside it. Then the figures the machine's
+load does not change, taken after the rounds: per thread of each program
+its CPU, waiting and wake-ups per tick (schedstat); the pages vigild and
+the floor touch in one tick's window (clear_refs and smaps' Referenced);
+and, where strace is installed, each program's system calls per tick by
+name.
 
 Neither daemon writes its values anywhere: vigild keeps them in memory and
 serves them on its socket; collectd loads no write plugin and its
@@ -464,8 +470,7 @@ def print_syscalls(counts, ticks):
 
 def print_pages(pages):
     print(f"pages touched in one tick's window (clear_refs, then smaps' Referenced; median of "
-          f"{PAGE_WINDOWS}): after every system call this guest's TLB is empty, so each page "
-          "is walked again")
+          f"{PAGE_WINDOWS})")
     for name, (own, shared) in pages.items():
         mappings = ", ".join(f"{m} {n}" for m, n in own.most_common())
         libraries = ", ".join(f"{m} {n}" for m, n in shared.most_common(6))
