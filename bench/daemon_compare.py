@@ -19,7 +19,13 @@ round prints the three figures and the ratios, then the median and the
 spread. Where vigild's time goes, over all rounds, comes next: per
 provider, per part of the tick (sharing energy, publishing the samples to
 each subscriber, draining rings, the reasoners, capture, the outbox), per
-ADPI, and what the process spends outside the tick (the main loop).
+ADPI, and what the process spends outside the tick (the main loop), with
+the floor's own reads (wall) beside it. Then the figures the machine's
+load does not change, taken after the rounds: per thread of each program
+its CPU, waiting and wake-ups per tick (schedstat); the pages vigild and
+the floor touch in one tick's window (clear_refs and smaps' Referenced);
+and, where strace is installed, each program's system calls per tick by
+name.
 
 Neither daemon writes its values anywhere: vigild keeps them in memory and
 serves them on its socket; collectd loads no write plugin and its
@@ -29,6 +35,7 @@ It exits non-zero only when something failed to run; the goal (at most
 100 µs per tick, and at most 1.3 times the floor) is reported, not
 enforced. Without collectd it says how to install it and measures vigild
 and the floor alone."""
+import collections
 import json
 import os
 import re
@@ -45,6 +52,13 @@ WARM_UP_S = 3.0
 GOAL_US = 100.0
 GOAL_FLOOR_RATIO = 1.3
 COLLECTD_PLUGINS = ["cpu", "memory", "disk", "interface", "load"]
+# vigild's default [daemon] providers (core/daemon_keys.c), for
+# bench/metrics_compare.py, which names them in its configuration.
+PROVIDERS = ["procstat", "meminfo", "loadavg", "diskstats", "netdev", "process", "energy",
+             "cpufreq"]
+SYSCALL_S = 3.0
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+PAGE_WINDOWS = 9
 
 
 class Failed(Exception):
@@ -76,6 +90,115 @@ def cpu_source(pid):
     except OSError:
         return ("utime+stime of /proc/PID/stat (10 ms resolution: "
                 "use a longer period for a precise figure)")
+
+
+def threads(pid):
+    """Each thread's scheduler figures: {tid: (name, cpu_ns, wait_ns, runs)}.
+
+    /proc/PID/task/TID/schedstat holds the nanoseconds on a CPU, the
+    nanoseconds waiting for one, and the times it was put on a CPU: a
+    thread that sleeps between ticks runs once per wake-up, so runs per
+    tick counts its wake-ups. A thread that ends between two readings is
+    missing from one (the process's CPU clock still counts it)."""
+    found = {}
+    task_dir = f"/proc/{pid}/task"
+    for tid in os.listdir(task_dir):
+        try:
+            with open(f"{task_dir}/{tid}/schedstat") as stat:
+                cpu, wait, runs = (int(v) for v in stat.read().split()[:3])
+            with open(f"{task_dir}/{tid}/comm") as comm:
+                name = comm.read().strip()
+        except (OSError, ValueError):
+            continue
+        found[int(tid)] = (name, cpu, wait, runs)
+    return found
+
+
+SHARED_LIBRARY = re.compile(r"^lib(?!vigil)[^/]*\.so(\.|$)|^ld-linux")
+
+
+def pages_touched(pid):
+    """Pages the process referenced since its clear_refs, by mapping.
+
+    /proc/PID/clear_refs ("1") clears the accessed bits of its pages; smaps'
+    Referenced then counts those touched since. A system library's pages
+    are shared with every other process, whose use marks them too: those
+    are summed apart and are an upper bound."""
+    own, shared = collections.Counter(), collections.Counter()
+    name = None
+    with open(f"/proc/{pid}/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if not fields[0].endswith(":"):
+                name = os.path.basename(fields[5]) if len(fields) > 5 else "[anon]"
+                into = shared if SHARED_LIBRARY.match(name) else own
+                name = re.sub(r"\.so[.0-9]*$", "", name)
+            elif fields[0] == "Referenced:":
+                kib = int(fields[1])
+                if kib:
+                    into[name] += kib * 1024 // PAGE_BYTES
+    return own, shared
+
+
+def count_pages(pids, windows):
+    """Per program, the median over WINDOWS windows of one tick each: pages
+    touched in its own mappings (total and by mapping) and in the system
+    libraries'."""
+    found = {name: [] for name in pids}
+    for _ in range(windows):
+        for pid in pids.values():
+            with open(f"/proc/{pid}/clear_refs", "w") as clear:
+                clear.write("1")
+        time.sleep(TICK_S)
+        for name, pid in pids.items():
+            found[name].append(pages_touched(pid))
+    medians = {}
+    for name, windows_found in found.items():
+        windows_found.sort(key=lambda w: sum(w[0].values()))
+        own, shared = windows_found[len(windows_found) // 2]
+        medians[name] = (own, shared)
+    return medians
+
+
+def find_strace():
+    return shutil.which("strace")
+
+
+def count_syscalls(strace, pids, seconds, directory):
+    """strace -c -f on each program at once for SECONDS: {name: {syscall: calls}}.
+
+    Run after the measured rounds, since tracing makes every system call
+    cost more: the counts, not the time, are what it is for."""
+    tracing = []
+    for name, pid in pids.items():
+        out = os.path.join(directory, f"strace-{name}.txt")
+        tracing.append((name, out, subprocess.Popen(
+            [strace, "-c", "-f", "-q", "-o", out, "-p", str(pid)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
+    time.sleep(seconds)
+    counts = {}
+    for name, out, tracer in tracing:
+        tracer.send_signal(signal.SIGINT)
+        try:
+            _, err = tracer.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            tracer.kill()
+            tracer.communicate()
+            raise Failed(f"strace on {name} did not stop within 10 s of SIGINT") from None
+        calls = {}
+        try:
+            with open(out) as table:
+                for line in table:
+                    fields = line.split()
+                    # "% time seconds usecs/call calls [errors] syscall"
+                    if len(fields) >= 5 and fields[0][0].isdigit() and fields[-1] != "total":
+                        calls[fields[-1]] = int(fields[3])
+        except OSError:
+            pass
+        if not calls:
+            raise Failed(f"strace -c on {name} counted nothing: {err.decode(errors='replace')}")
+        counts[name] = calls
+    return counts
 
 
 def status(vigil, socket):
@@ -234,16 +357,29 @@ def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directo
             for name, process, log in running:
                 ensure_running(name, process, log)
             before = status(vigil, socket)
+            threads_before = {name: threads(process.pid) for name, process, _ in running}
             cpu_before = {name: cpu_ns(process.pid) for name, process, _ in running}
             begin = time.monotonic()
             time.sleep(seconds)
             cpu_after = {name: cpu_ns(process.pid) for name, process, _ in running}
             end = time.monotonic()
+            threads_after = {name: threads(process.pid) for name, process, _ in running}
             after = status(vigil, socket)
-            samples.append((before, after, cpu_before, cpu_after, end - begin))
+            samples.append((before, after, cpu_before, cpu_after, end - begin,
+                            threads_before, threads_after))
         for name, process, log in running:
             ensure_running(name, process, log)
         source = cpu_source(running[0][1].pid)
+        pages = count_pages({name: process.pid for name, process, _ in running if
+                             name != "collectd"}, PAGE_WINDOWS)
+        strace = find_strace()
+        syscalls = None
+        if strace:
+            ticks_before = status(vigil, socket)["daemon"]["ticks"]
+            syscalls = count_syscalls(strace, {name: process.pid for name, process, _ in running},
+                                      SYSCALL_S, directory)
+            ticks = status(vigil, socket)["daemon"]["ticks"] - ticks_before
+            syscalls = (syscalls, ticks)
     except BaseException:
         # What went wrong first is what is reported; how the programs
         # stopped after it goes to stderr.
@@ -263,7 +399,7 @@ def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directo
         raise Failed("\n".join(errors))
     with open(floor_out) as out:
         floor_said = out.read().strip()
-    return samples, source, files, floor_said
+    return samples, source, files, floor_said, syscalls, pages
 
 
 def per_tick(cost0, cost1, ticks):
@@ -287,7 +423,63 @@ def spread(values):
     return f"median {statistics.median(values):7.1f}  (min {min(values):.1f}, max {max(values):.1f})"
 
 
-def report(samples, source, files, floor_said, collectd, version, seconds):
+def thread_figures(samples, name, reads):
+    """Per thread over all rounds: (name, tid, cpu µs, wait µs, runs) per read."""
+    totals = {}
+    for sample in samples:
+        before, after = sample[5][name], sample[6][name]
+        for tid, (comm, cpu, wait, runs) in after.items():
+            if tid not in before:
+                continue
+            _, cpu0, wait0, runs0 = before[tid]
+            t = totals.setdefault(tid, [comm, 0, 0, 0])
+            t[1] += cpu - cpu0
+            t[2] += wait - wait0
+            t[3] += runs - runs0
+    return [(comm, tid, cpu / 1e3 / reads, wait / 1e3 / reads, runs / reads)
+            for tid, (comm, cpu, wait, runs) in sorted(totals.items())]
+
+
+def print_threads(samples, collectd):
+    ticks = sum(s[1]["daemon"]["ticks"] - s[0]["daemon"]["ticks"] for s in samples)
+    intervals = sum(s[4] for s in samples) / TICK_S
+    print("per thread, per tick over all rounds (/proc/PID/task/*/schedstat; runs = times put "
+          "on a CPU, a sleeping thread's wake-ups):")
+    print(f"  {'program':<9} {'thread':<22} {'CPU µs':>8} {'waiting µs':>11} {'runs':>6}")
+    for name, reads in (("vigild", ticks), ("floor", intervals)) + (
+            (("collectd", intervals),) if collectd else ()):
+        for comm, tid, cpu, wait, runs in thread_figures(samples, name, reads):
+            print(f"  {name:<9} {comm + ' (' + str(tid) + ')':<22} {cpu:8.1f} {wait:11.1f} "
+                  f"{runs:6.2f}")
+
+
+def print_syscalls(counts, ticks):
+    """System calls per tick of each program, by name (strace -c -f)."""
+    if ticks <= 0:
+        raise Failed("vigild made no tick while its system calls were counted")
+    intervals = SYSCALL_S / TICK_S
+    print(f"system calls per tick (strace -c -f, {SYSCALL_S:.0f} s after the rounds; vigild's "
+          f"{ticks} ticks, the others' {intervals:.0f} intervals):")
+    for name, calls in counts.items():
+        reads = ticks if name == "vigild" else intervals
+        total = sum(calls.values()) / reads
+        named = ", ".join(f"{call} {n / reads:.2f}"
+                          for call, n in sorted(calls.items(), key=lambda c: -c[1]))
+        print(f"  {name:<9} {total:6.2f}   {named}")
+
+
+def print_pages(pages):
+    print(f"pages touched in one tick's window (clear_refs, then smaps' Referenced; median of "
+          f"{PAGE_WINDOWS})")
+    for name, (own, shared) in pages.items():
+        mappings = ", ".join(f"{m} {n}" for m, n in own.most_common())
+        libraries = ", ".join(f"{m} {n}" for m, n in shared.most_common(6))
+        print(f"  {name:<9} own {sum(own.values()):4d} ({mappings})")
+        print(f"  {'':<9} system libraries {sum(shared.values()):4d} ({libraries}, …: an upper "
+              "bound, other processes mark them too)")
+
+
+def report(samples, source, files, floor_said, syscalls, pages, collectd, version, seconds):
     print(f"CPU time from {source}; {len(samples)} rounds of {seconds:.0f} s after "
           f"{WARM_UP_S:.0f} s of warm-up")
     print(f"the floor reads {len(files)} files: {' '.join(files)}")
@@ -296,7 +488,7 @@ def report(samples, source, files, floor_said, collectd, version, seconds):
         header += f" {'collectd µs':>12} {'vigild/collectd':>16}"
     print(header + "   (CPU per tick)")
     rows = []
-    for i, (before, after, cpu0, cpu1, period) in enumerate(samples, 1):
+    for i, (before, after, cpu0, cpu1, period, _, _) in enumerate(samples, 1):
         ticks = after["daemon"]["ticks"] - before["daemon"]["ticks"]
         if ticks <= 0:
             raise Failed(f"vigild made no tick in {period:.1f} s")
@@ -356,8 +548,19 @@ def report(samples, source, files, floor_said, collectd, version, seconds):
                 else:
                     us = per_tick(old["cost_us"] if old else {"total": 0}, item["cost_us"], ticks)
                     print(f"  {label} {name:<{27 - len(label)}} {us:7.1f}")
-    print(f"  {'outside the tick':<28} {cpu_us / measured_ticks - tick_us:7.1f}   "
-          "(vigild's CPU per tick less the tick: the main loop, status answers)")
+    outside_us = cpu_us / measured_ticks - tick_us
+    print(f"  {'outside the tick':<28} {outside_us:7.1f}   "
+          "(vigild's CPU per tick less the tick: waking up, the main loop, status answers)")
+    floor_reads = re.search(r"ticks (\d+) .* read_ns (\d+)", floor_said)
+    if floor_reads and int(floor_reads.group(1)) > 0:
+        floor_read_us = int(floor_reads.group(2)) / 1e3 / int(floor_reads.group(1))
+        print(f"  {'the floor: its reads':<28} {floor_read_us:7.1f}   (wall, from its timer's read "
+              "to its last file's, over its whole run: beside vigild's tick on a quiet machine "
+              "only, since preemption lands in both)")
+    print_threads(samples, collectd)
+    print_pages(pages)
+    if syscalls is not None:
+        print_syscalls(*syscalls)
     not_running = not_running_providers(after)
     if not_running:
         raise Failed("a provider stopped running during the period:\n" + "\n".join(not_running))
@@ -399,9 +602,10 @@ def main():
               "tools/bootstrap)")
     try:
         with tempfile.TemporaryDirectory(prefix="vigil-bench-daemon-") as directory:
-            samples, source, files, floor_said = measure(vigild, vigil, plugin_dir, floor,
-                                                         seconds, rounds, collectd, directory)
-            report(samples, source, files, floor_said, collectd, version, seconds)
+            samples, source, files, floor_said, syscalls, pages = measure(
+                vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directory)
+            report(samples, source, files, floor_said, syscalls, pages, collectd, version,
+                   seconds)
     except (Failed, OSError, subprocess.SubprocessError, ValueError, KeyError) as failure:
         print(f"bench-daemon: {failure}", file=sys.stderr)
         sys.exit(1)

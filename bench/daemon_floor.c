@@ -7,7 +7,10 @@
  *   daemon-floor INTERVAL_MS FILE...
  *
  * It runs until SIGTERM or SIGINT, then prints the reads it made on
- * stdout ("ticks N missed N files N") and exits 0. A file that cannot be
+ * stdout ("ticks N missed N files N read_ns N": read_ns is the wall time
+ * of the ticks' reads, from the timer's read to the last file's, the part
+ * of its CPU time that vigild's tick cost is comparable with; the rest is
+ * the wake-up itself) and exits 0. A file that cannot be
  * opened or read is an error naming it (exit 1): a floor that silently
  * read less would flatter vigild's ratio. The ticks are a timerfd on
  * absolute CLOCK_MONOTONIC deadlines at multiples of the interval, as
@@ -67,6 +70,13 @@ static int read_whole(struct floor_file *f)
             return -1;
         f->buffer = bigger;
     }
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * NS_PER_S + (uint64_t)now.tv_nsec;
 }
 
 static int start_timer(uint64_t interval_ns)
@@ -134,7 +144,7 @@ int main(int argc, char **argv)
         perror("daemon-floor: the interval's timer");
         return 1;
     }
-    uint64_t ticks = 0, missed = 0;
+    uint64_t ticks = 0, missed = 0, read_ns = 0;
     while (!stopping) {
         uint64_t expirations;
         if (read(timer, &expirations, sizeof expirations) != (ssize_t)sizeof expirations) {
@@ -145,6 +155,7 @@ int main(int argc, char **argv)
         }
         ticks++;
         missed += expirations - 1;
+        uint64_t begin_ns = monotonic_ns();
         for (int i = 0; i < n_files; i++) {
             if (read_whole(&files[i]) != 0) {
                 fprintf(stderr, "daemon-floor: cannot read %s: %s\n", files[i].path,
@@ -152,9 +163,10 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
+        read_ns += monotonic_ns() - begin_ns;
     }
-    printf("ticks %llu missed %llu files %d\n", (unsigned long long)ticks,
-           (unsigned long long)missed, n_files);
+    printf("ticks %llu missed %llu files %d read_ns %llu\n", (unsigned long long)ticks,
+           (unsigned long long)missed, n_files, (unsigned long long)read_ns);
     for (int i = 0; i < n_files; i++) {
         close(files[i].fd);
         free(files[i].buffer);

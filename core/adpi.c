@@ -42,6 +42,7 @@ void vigil_adpi_metrics_init(struct vigil_adpi_metrics *table, size_t entry_size
 {
     g_assert(entry_size >= sizeof(const struct vigil_metric_desc *));
     table->entries = g_array_new(FALSE, TRUE, (guint)entry_size);
+    table->entry_size = entry_size;
 }
 
 void vigil_adpi_metrics_clear(struct vigil_adpi_metrics *table)
@@ -60,10 +61,13 @@ static const struct vigil_metric_desc **entry_desc(void *entry)
 /* The entry of an id below the table's length, described or not. */
 static void *entry_at(const struct vigil_adpi_metrics *table, uint32_t metric_id)
 {
-    return table->entries->data + (gsize)metric_id * g_array_get_element_size(table->entries);
+    return table->entries->data + (gsize)metric_id * table->entry_size;
 }
 
-void *vigil_adpi_metrics_get(const struct vigil_adpi_metrics *table, uint32_t metric_id)
+/* Every sample of every tick comes through here, for each ADPI and the
+ * cycle values: inlined into its callers in this file rather than called
+ * through the library's PLT. */
+static inline void *described_entry(const struct vigil_adpi_metrics *table, uint32_t metric_id)
 {
     if (table->entries == NULL || metric_id == 0 || metric_id >= table->entries->len)
         return NULL;
@@ -71,18 +75,20 @@ void *vigil_adpi_metrics_get(const struct vigil_adpi_metrics *table, uint32_t me
     return *entry_desc(entry) != NULL ? entry : NULL;
 }
 
+void *vigil_adpi_metrics_get(const struct vigil_adpi_metrics *table, uint32_t metric_id)
+{
+    return described_entry(table, metric_id);
+}
+
 uint32_t vigil_adpi_metrics_end(const struct vigil_adpi_metrics *table)
 {
     return table->entries != NULL ? table->entries->len : 0;
 }
 
-void *vigil_adpi_metrics_see_id(struct vigil_adpi_metrics *table,
-                                const vigil_metric_catalog *catalog, uint32_t metric_id,
-                                vigil_adpi_metric_fn fn, void *user)
+/* A metric seen for the first time: described, if the catalogue can. */
+static void *describe_entry(struct vigil_adpi_metrics *table, const vigil_metric_catalog *catalog,
+                            uint32_t metric_id, vigil_adpi_metric_fn fn, void *user)
 {
-    void *entry = vigil_adpi_metrics_get(table, metric_id);
-    if (entry != NULL)
-        return entry;
     const struct vigil_metric_desc *desc = vigil_metric_get(catalog, metric_id);
     if (desc == NULL)
         return NULL;
@@ -90,11 +96,25 @@ void *vigil_adpi_metrics_see_id(struct vigil_adpi_metrics *table,
      * make the table as long as that id. */
     if (metric_id >= table->entries->len)
         g_array_set_size(table->entries, metric_id + 1);
-    entry = entry_at(table, metric_id);
+    void *entry = entry_at(table, metric_id);
     *entry_desc(entry) = desc;
     if (fn != NULL)
         fn(entry, metric_id, user);
     return entry;
+}
+
+static inline void *see_entry(struct vigil_adpi_metrics *table, const vigil_metric_catalog *catalog,
+                              uint32_t metric_id, vigil_adpi_metric_fn fn, void *user)
+{
+    void *entry = described_entry(table, metric_id);
+    return entry != NULL ? entry : describe_entry(table, catalog, metric_id, fn, user);
+}
+
+void *vigil_adpi_metrics_see_id(struct vigil_adpi_metrics *table,
+                                const vigil_metric_catalog *catalog, uint32_t metric_id,
+                                vigil_adpi_metric_fn fn, void *user)
+{
+    return see_entry(table, catalog, metric_id, fn, user);
 }
 
 void vigil_adpi_metrics_see(struct vigil_adpi_metrics *table, const vigil_metric_catalog *catalog,
@@ -102,7 +122,7 @@ void vigil_adpi_metrics_see(struct vigil_adpi_metrics *table, const vigil_metric
                             vigil_adpi_metric_fn fn, void *user)
 {
     for (size_t i = 0; i < n_samples; i++)
-        vigil_adpi_metrics_see_id(table, catalog, samples[i].metric_id, fn, user);
+        see_entry(table, catalog, samples[i].metric_id, fn, user);
 }
 
 void vigil_adpi_metrics_rematch(struct vigil_adpi_metrics *table, vigil_adpi_metric_fn fn,
@@ -164,7 +184,7 @@ void vigil_cycle_values_add(struct vigil_cycle_values *cv, const vigil_metric_ca
          * out: there is no telling a counter from a gauge, and a wrong
          * guess would give a wrong value. */
         struct vigil_cycle_metric *m =
-            vigil_adpi_metrics_see_id(&cv->metrics, catalog, samples[i].metric_id, describe, NULL);
+            see_entry(&cv->metrics, catalog, samples[i].metric_id, describe, NULL);
         if (m != NULL)
             add_sample(m, &samples[i]);
     }
@@ -173,7 +193,7 @@ void vigil_cycle_values_add(struct vigil_cycle_values *cv, const vigil_metric_ca
 const struct vigil_cycle_metric *vigil_cycle_values_get(const struct vigil_cycle_values *cv,
                                                         uint32_t metric_id)
 {
-    return vigil_adpi_metrics_get(&cv->metrics, metric_id);
+    return described_entry(&cv->metrics, metric_id);
 }
 
 /* A counter's increase and the time it took, over this cycle. */

@@ -217,7 +217,8 @@ gboolean vigil_provider_scan_u64(const char **cursor, guint64 *value)
     guint64 v = 0;
     for (; g_ascii_isdigit(*p); p++) {
         guint digit = (guint)(*p - '0');
-        if (v > (G_MAXUINT64 - digit) / 10)
+        /* One comparison for all but the 20th digit of a huge number. */
+        if (v >= G_MAXUINT64 / 10 && (v > G_MAXUINT64 / 10 || digit > G_MAXUINT64 % 10))
             return FALSE;
         v = v * 10 + digit;
     }
@@ -304,6 +305,9 @@ void vigil_provider_devices_begin_scan(struct vigil_provider_devices *devices)
     devices->scan++;
 }
 
+/* One pass over the line's numbers, read where they stand: splitting each
+ * field off and parsing it again took two passes over every character of
+ * /proc/diskstats and /proc/net/dev each tick. */
 gboolean vigil_provider_devices_parse_stats(const struct vigil_provider_devices *devices,
                                             char **cursor, guint line, guint64 *stats,
                                             gboolean *all_zero, GError **error)
@@ -311,18 +315,27 @@ gboolean vigil_provider_devices_parse_stats(const struct vigil_provider_devices 
     const struct vigil_provider_device_kind *kind = devices->kind;
     guint count = 0;
     gboolean zero = TRUE;
-    for (char *field; (field = vigil_provider_next_field(cursor)) != NULL; count++) {
+    const char *p = *cursor;
+    for (;; count++) {
+        p = vigil_provider_skip_blanks(p);
+        if (*p == '\0')
+            break;
+        const char *field = p;
         guint64 value = 0;
-        if (!vigil_provider_parse_u64(field, &value)) {
+        if (!vigil_provider_scan_u64(&p, &value) || (*p != '\0' && !vigil_provider_is_blank(*p))) {
+            size_t length = 0;
+            while (field[length] != '\0' && !vigil_provider_is_blank(field[length]))
+                length++;
             vigil_provider_line_error(error, devices->path, line,
-                                      "%s %u is \"%s\", not a whole number", kind->stat_noun,
-                                      count + 1, field);
+                                      "%s %u is \"%.*s\", not a whole number", kind->stat_noun,
+                                      count + 1, (int)length, field);
             return FALSE;
         }
         zero = zero && value == 0;
         if (count < kind->n_stats)
             stats[count] = value;
     }
+    *cursor = (char *)p;
     if (count < kind->n_stats) {
         vigil_provider_line_error(error, devices->path, line,
                                   "%u %ss after the %s name, expected at least %u", count,

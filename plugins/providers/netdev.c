@@ -143,11 +143,14 @@ static gboolean scan_line(struct scan *s, char *line, GError **error)
     const char *name = split_name(s, line, &cursor, error);
     if (name == NULL)
         return FALSE;
+    /* An interface not reported is not parsed past its name, as in
+     * diskstats.c: a tick's work is for what it emits. */
+    if (!is_wanted(s->n, name))
+        return TRUE;
     guint64 stats[N_STAT_FIELDS];
     const uint32_t *ids = NULL;
     if (!vigil_provider_devices_parse_stats(&s->n->ifaces, &cursor, s->line, stats, NULL, error) ||
-        !vigil_provider_devices_see(&s->n->ifaces, s->catalog, s->line, name, is_wanted(s->n, name),
-                                    &ids, error))
+        !vigil_provider_devices_see(&s->n->ifaces, s->catalog, s->line, name, TRUE, &ids, error))
         return FALSE;
     if (ids == NULL || s->sink == NULL)
         return TRUE;

@@ -163,6 +163,37 @@ static void test_default_skips_ram_disks(void **state)
     test_provider_close(&p);
 }
 
+/* A scratch device's line is not parsed past its name (the parse was most
+ * of the provider's cost per tick): its statistics may be anything. */
+static void test_scratch_devices_are_not_parsed(void **state)
+{
+    struct test_provider p;
+    start_on(&p, *state,
+             "   7       0 loop0 not numbers at all\n"
+             "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
+    GHashTable *samples = test_provider_read_ok(&p, 0);
+    assert_no_disk(&p, samples, "loop0");
+    assert_disk(samples, "sda", 72.0 * 512, 0, 9, 0, 0.001);
+    g_hash_table_destroy(samples);
+    test_provider_close(&p);
+}
+
+/* The statistics are read in one pass where they stand: a bad one is
+ * still named whole, with its place. */
+static void test_bad_statistic_is_named(void **state)
+{
+    const char *dir = *state;
+    const char *good = "   8       0 sda 1000 10 20000 500 2000 20 40000 800 0 1500 1300\n";
+    char *path = g_build_filename(dir, DISKSTATS, NULL);
+    char *where = g_strdup_printf("%s, line 1: statistic 6 is \"2x0\", not a whole number", path);
+    test_provider_assert_read_fails("diskstats", dir, DISKSTATS, good,
+                                    "   8       0 sda 1000 10 20000 500 2000 2x0 40000 800 0 1500 "
+                                    "1300\n",
+                                    where);
+    g_free(where);
+    g_free(path);
+}
+
 static void test_device_names_become_metric_names(void **state)
 {
     /* '!' (cciss), upper case and '.' cannot be in a metric name's
@@ -281,6 +312,8 @@ int main(void)
         TEST_WITH_DIR(test_device_names_become_metric_names),
         TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
         TEST_WITH_DIR(test_malformed_line_is_a_read_error),
+        TEST_WITH_DIR(test_scratch_devices_are_not_parsed),
+        TEST_WITH_DIR(test_bad_statistic_is_named),
         TEST_WITH_DIR(test_malformed_file_fails_start),
         TEST_WITH_DIR(test_missing_file_is_unavailable),
         TEST_WITH_DIR(test_unreadable_file_is_unavailable),

@@ -82,6 +82,7 @@ struct vigil_adpi_ops {
  * ADPI's; the table only sets desc. */
 struct vigil_adpi_metrics {
     GArray *entries;
+    size_t entry_size; /* kept here: GArray's asks a call every lookup */
 };
 
 /* Fails the build when `type` does not start with desc, which the table
