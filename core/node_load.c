@@ -1,6 +1,5 @@
 /* vigil — the node's load in one cycle, from /proc/stat's CPU times and
- * task counts and the disks' busy time, as providers procstat and
- * diskstats name them. */
+ * runnable threads, as provider procstat names them. */
 #include <math.h>
 
 #include "vigil/node_load.h"
@@ -10,8 +9,6 @@ static const char *const cpu_fields[] = {
     "cpu.iowait_s", "cpu.irq_s",  "cpu.softirq_s", "cpu.steal_s",
 };
 enum { CPU_IDLE = 3, CPU_IOWAIT = 4, CPU_STEAL = 7 };
-
-static const char *const disk_busy_patterns[] = {"disk.*.busy_s", NULL};
 
 static const struct vigil_cycle_metric *
 metric(const struct vigil_cycle_values *cv, const vigil_metric_catalog *catalog, const char *name)
@@ -49,19 +46,9 @@ static void cpu_shares(const struct vigil_cycle_values *cv, const vigil_metric_c
 void vigil_node_load_of(const struct vigil_cycle_values *cv, const vigil_metric_catalog *catalog,
                         struct vigil_node_load *load)
 {
-    *load = (struct vigil_node_load){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    *load = (struct vigil_node_load){NAN, NAN, NAN, NAN, NAN};
     cpu_shares(cv, catalog, load);
     load->running = value_of(cv, catalog, "procs.running");
-    load->blocked = value_of(cv, catalog, "procs.blocked");
-    uint32_t end = vigil_metric_count(catalog);
-    for (uint32_t id = 1; id <= end; id++) {
-        const struct vigil_metric_desc *m = vigil_metric_get(catalog, id);
-        const struct vigil_cycle_metric *cm = vigil_cycle_values_get(cv, id);
-        double rate;
-        if (m != NULL && cm != NULL && vigil_metric_name_matches(m->name, disk_busy_patterns) &&
-            vigil_cycle_metric_value(cm, &rate) && !(rate <= load->disk_busy))
-            load->disk_busy = MIN(rate, 1.0);
-    }
 }
 
 double vigil_node_load_run_queue(const struct vigil_node_load *load)

@@ -12,13 +12,11 @@
 /* Each figure is NAN when the samples do not give it (a provider off, the
  * first cycle of a counter). */
 struct vigil_node_load {
-    double cpus;      /* CPU seconds per second in /proc/stat: the node's CPUs */
-    double cpu_busy;  /* busy share of all CPU time (idle and iowait are not busy) */
-    double iowait;    /* share of all CPU time idle with I/O outstanding */
-    double steal;     /* share of all CPU time the hypervisor gave to others */
-    double running;   /* threads running or runnable (procs.running), the cycle's mean */
-    double blocked;   /* threads in uninterruptible sleep (procs.blocked), the mean */
-    double disk_busy; /* the busiest disk's busy seconds per second */
+    double cpus;     /* CPU seconds per second in /proc/stat: the node's CPUs */
+    double cpu_busy; /* busy share of all CPU time (idle and iowait are not busy) */
+    double iowait;   /* share of all CPU time idle with I/O outstanding */
+    double steal;    /* share of all CPU time the hypervisor gave to others */
+    double running;  /* threads running or runnable (procs.running), the cycle's mean */
 };
 
 /* The load of the cycle whose samples `cv` holds (before
