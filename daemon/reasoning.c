@@ -322,6 +322,23 @@ static void feed_samples(struct vigild_reasoner *x, const vigil_metric_catalog *
     }
 }
 
+/* The node's samples to the process ADPIs that judge in the node's load. */
+static void feed_node_samples(struct vigild_reasoner *x, const vigil_metric_catalog *catalog,
+                              const GArray *samples)
+{
+    uint64_t since_ns = vigil_clock_monotonic_ns();
+    for (guint i = 0; i < x->adpis->len; i++) {
+        const struct vigild_adpi *a = g_ptr_array_index(x->adpis, i);
+        if (a->ops->node_samples == NULL)
+            continue;
+        a->ops->node_samples(a->instance, catalog, (const struct vigil_sample *)samples->data,
+                             samples->len);
+        uint64_t now_ns = vigil_clock_monotonic_ns();
+        vigild_cost_add(&a->cost->samples, now_ns - since_ns);
+        since_ns = now_ns;
+    }
+}
+
 static void append_energy(struct vigild_reasoning *r, uint32_t *id, const char *name,
                           double energy_j, uint64_t t_ns)
 {
@@ -348,6 +365,11 @@ void vigild_reasoning_samples(void *reasoning, const struct vigild_tick_samples 
     g_array_set_size(r->feed, 0);
     g_array_append_vals(r->feed, samples->node->data, samples->node->len);
     feed_samples(r->node, catalog, r->feed);
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, r->processes);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        feed_node_samples(value, catalog, samples->node);
     /* A provider emits one process's samples together: each run of the
      * same id is that process's part of the tick. */
     const GArray *all = samples->process;

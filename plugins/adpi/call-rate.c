@@ -21,7 +21,13 @@
  * itself; but `relearn_cycles` judged cycles in a row flagged for one
  * operation are a new phase of the program, not an anomaly: its range is
  * learned again from the next cycle on. The `min_*` floors keep a few
- * calls more or less of a rare operation from being news. */
+ * calls more or less of a rare operation from being news.
+ *
+ * A cycle is a count of vigild's ticks: on a node too loaded for vigild
+ * to tick on time one lasts seconds and counts seconds of calls. So the
+ * training cycles' shortest and longest lengths are learned too, and a
+ * longer cycle's upper bounds grow (a shorter one's lower bound shrinks)
+ * in proportion: only ever wider. */
 #include <math.h>
 #include <string.h>
 
@@ -44,6 +50,10 @@ struct rate {
     double max_rise, max_drop;
     guint64 min_calls, min_bytes;
     guint64 cycles; /* ended */
+    /* Cycle lengths: the last end, and the shortest and longest of the
+     * training cycles (0 until learned). */
+    uint64_t last_end_ns, min_length_ns, max_length_ns;
+    guint lengths_learned;
     struct rate_op ops[VIGIL_OP_MAX_ID + 1];
 };
 
@@ -115,16 +125,23 @@ static double high_bound(double max, double rise, double floor)
     return MAX(max * (1 + rise), max + floor);
 }
 
+/* How much longer (stretch > 1) or shorter (shrink < 1) than the
+ * training cycles this one lasted. */
+struct cycle_length {
+    double stretch, shrink;
+};
+
 static gboolean judge(const struct rate *r, guint id, const struct rate_op *op,
-                      const struct vigil_issue_sink *sink)
+                      const struct cycle_length *length, const struct vigil_issue_sink *sink)
 {
     char name[VIGIL_ISSUE_METRIC_MAX + 1];
     g_snprintf(name, sizeof name, "%s.%s", vigil_layer_name(vigil_op_layer(id)), vigil_op_name(id));
     gboolean flagged = FALSE;
     double calls = (double)op->calls, bytes = (double)op->bytes;
-    double hi = high_bound((double)op->max_calls, r->max_rise, (double)r->min_calls);
-    double lo = MIN((double)op->min_calls * (1 - r->max_drop),
-                    (double)op->min_calls - (double)r->min_calls);
+    double hi =
+        high_bound((double)op->max_calls * length->stretch, r->max_rise, (double)r->min_calls);
+    double min_calls = (double)op->min_calls * length->shrink;
+    double lo = MIN(min_calls * (1 - r->max_drop), min_calls - (double)r->min_calls);
     if (calls > hi) {
         vigil_issue_report(
             sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, calls, lo, hi,
@@ -140,7 +157,8 @@ static gboolean judge(const struct rate *r, guint id, const struct rate_op *op,
             name, calls, lo, op->min_calls, op->trained, 100 * r->max_drop, r->min_calls);
         flagged = TRUE;
     }
-    double bytes_hi = high_bound((double)op->max_bytes, r->max_rise, (double)r->min_bytes);
+    double bytes_hi =
+        high_bound((double)op->max_bytes * length->stretch, r->max_rise, (double)r->min_bytes);
     if (bytes > bytes_hi) {
         char bytes_name[VIGIL_ISSUE_METRIC_MAX + 1];
         g_snprintf(bytes_name, sizeof bytes_name, "%s.bytes", name);
@@ -158,16 +176,29 @@ static void rate_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
                        const struct vigil_issue_sink *sink)
 {
     (void)cycle;
-    (void)end_ns;
     struct rate *r = instance;
     /* The scope began inside the first cycle: its counts are a part. */
     gboolean partial = r->cycles++ == 0;
+    struct cycle_length length = {1, 1};
+    if (!partial && end_ns > r->last_end_ns) {
+        uint64_t ns = end_ns - r->last_end_ns;
+        if (r->lengths_learned < r->training_cycles) {
+            r->min_length_ns = r->lengths_learned == 0 ? ns : MIN(r->min_length_ns, ns);
+            r->max_length_ns = r->lengths_learned == 0 ? ns : MAX(r->max_length_ns, ns);
+            r->lengths_learned++;
+        } else if (ns > r->max_length_ns) {
+            length.stretch = (double)ns / (double)r->max_length_ns;
+        } else if (ns < r->min_length_ns) {
+            length.shrink = (double)ns / (double)r->min_length_ns;
+        }
+    }
+    r->last_end_ns = end_ns;
     for (guint id = 0; id <= VIGIL_OP_MAX_ID; id++) {
         struct rate_op *op = &r->ops[id];
         if (!partial && r->judged[id]) {
             if (op->trained < r->training_cycles) {
                 learn(op);
-            } else if (judge(r, id, op, sink)) {
+            } else if (judge(r, id, op, &length, sink)) {
                 if (++op->flagged_in_a_row >= r->relearn_cycles) {
                     op->trained = 0; /* a new phase: learn it */
                     op->flagged_in_a_row = 0;

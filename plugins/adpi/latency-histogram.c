@@ -10,11 +10,23 @@
  *
  * Each cycle, when an operation had at least `min_calls` calls: more than
  * `max_outer_share` of them above the high threshold is ABNORMAL_BAD (the
- * calls got slow), more than that below the low one ABNORMAL_GOOD. */
+ * calls got slow), more than that below the low one ABNORMAL_GOOD.
+ *
+ * Other programs on the node slow a process's calls too: a thread among N
+ * runnable per CPU waits for its turn, a write waits behind another's
+ * fsync on a busy disk. With `weigh_node_load`, each cycle's thresholds
+ * move by how much more (or less) loaded the node is than while the
+ * thresholds were learned (the node's samples, vigil/node_load.h): the
+ * cycle's load factor over the mean factor of the learning cycles. A call
+ * is slow only beyond what the node's load explains. The cycle's calls are
+ * kept in a histogram of their own until the cycle's load is known, so a
+ * moved threshold is applied at its bucket's bounds: a call in the
+ * threshold's bucket is neither slow nor fast (1/16 of the value at most). */
 #include <math.h>
 #include <string.h>
 
 #include "vigil/adpi.h"
+#include "vigil/node_load.h"
 #include "vigil/ontology.h"
 #include "vigil/plugin.h"
 
@@ -30,15 +42,23 @@ struct latency_op {
     gboolean ready;  /* learning is over: the thresholds hold */
     guint64 low_ns;  /* calls below it are fast */
     guint64 high_ns; /* calls above it are slow */
-    /* This cycle's calls. */
-    guint64 n, fast, slow;
+    /* The node's load factor while learning: the sum over learning cycles
+     * of the factor times the calls learned in them, and those calls. */
+    double learn_load_sum;
+    guint64 learn_load_calls, learned_in_cycle;
+    /* This cycle's judged calls, by bucket. */
+    guint64 n;
+    guint32 cycle_counts[N_BUCKETS];
 };
 
 struct latency {
     gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
     guint64 learn_calls, min_calls;
     double low_quantile, high_quantile, max_outer_share;
+    gboolean weigh_node_load;
     struct latency_op *ops[VIGIL_OP_MAX_ID + 1]; /* NULL until its first call */
+    struct vigil_cycle_values node;              /* the node's samples this cycle */
+    const vigil_metric_catalog *catalog;
 };
 
 static guint bucket_of(guint64 ns)
@@ -104,12 +124,14 @@ static void read_config(struct latency *l, const struct vigil_plugin_context *ct
     l->low_quantile = vigil_config_get_double(ctx->config, ctx->section, "low_quantile");
     l->high_quantile = vigil_config_get_double(ctx->config, ctx->section, "high_quantile");
     l->max_outer_share = vigil_config_get_double(ctx->config, ctx->section, "max_outer_share");
+    l->weigh_node_load = vigil_config_get_bool(ctx->config, ctx->section, "weigh_node_load");
 }
 
 static void *latency_create(const struct vigil_plugin_context *ctx, GError **error)
 {
     (void)error;
     struct latency *l = g_new0(struct latency, 1);
+    vigil_cycle_values_init(&l->node);
     read_config(l, ctx);
     return l;
 }
@@ -119,6 +141,7 @@ static void latency_destroy(void *instance)
     struct latency *l = instance;
     for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++)
         g_free(l->ops[op]);
+    vigil_cycle_values_clear(&l->node);
     g_free(l);
 }
 
@@ -148,13 +171,21 @@ static void latency_activity(void *instance, const struct vigil_activity *a)
     guint64 ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
     if (!op->ready) {
         op->counts[bucket_of(ns)]++;
+        op->learned_in_cycle++;
         if (++op->learned >= l->learn_calls)
             set_thresholds(l, op);
         return;
     }
     op->n++;
-    op->fast += ns < op->low_ns;
-    op->slow += ns > op->high_ns;
+    op->cycle_counts[bucket_of(ns)]++;
+}
+
+static void latency_node_samples(void *instance, const vigil_metric_catalog *catalog,
+                                 const struct vigil_sample *samples, size_t n_samples)
+{
+    struct latency *l = instance;
+    l->catalog = catalog;
+    vigil_cycle_values_add(&l->node, catalog, samples, n_samples);
 }
 
 /* "35.8 µs": a duration for people. */
@@ -192,21 +223,80 @@ static const char *ordinal_suffix(double percent)
     }
 }
 
-static void report_share(const struct latency *l, const struct latency_op *op, const char *name,
-                         guint64 outer, gboolean slow, const struct vigil_issue_sink *sink)
+/* A cycle's thresholds, moved by the node's load. */
+struct judged {
+    guint64 low_ns, high_ns;
+    double scale; /* of the learned thresholds: 1 without the node's load */
+};
+
+static void report_share(const struct latency *l, const struct latency_op *op,
+                         const struct judged *j, const char *name, guint64 outer, gboolean slow,
+                         const struct vigil_issue_sink *sink)
 {
     double share = (double)outer / (double)op->n;
     if (!(share > l->max_outer_share))
         return;
-    char threshold[32];
-    format_ns(slow ? op->high_ns : op->low_ns, threshold, sizeof threshold);
+    char threshold[32], load[48] = "";
+    format_ns(slow ? j->high_ns : j->low_ns, threshold, sizeof threshold);
+    if (slow ? j->scale > 1 : j->scale < 1)
+        g_snprintf(load, sizeof load, " times %.3g for the node's load", j->scale);
     double quantile = slow ? l->high_quantile : l->low_quantile;
     vigil_issue_report(sink, slow ? VIGIL_HEALTH_ABNORMAL_BAD : VIGIL_HEALTH_ABNORMAL_GOOD, name,
                        share, 0, l->max_outer_share,
                        "%.3g %% of %" G_GUINT64_FORMAT " %s calls took %s than %s, the %g%s "
-                       "percentile of the first %" G_GUINT64_FORMAT "; expected at most %g %%",
+                       "percentile of the first %" G_GUINT64_FORMAT "%s; expected at most %g %%",
                        share * 100, op->n, name, slow ? "more" : "less", threshold, quantile * 100,
-                       ordinal_suffix(quantile * 100), op->learned, l->max_outer_share * 100);
+                       ordinal_suffix(quantile * 100), op->learned, load, l->max_outer_share * 100);
+}
+
+/* How many times longer than on an idle node the node's load may make a
+ * call this cycle, NAN when the samples do not say. A thread among N
+ * runnable per CPU gets 1/N of one. */
+static double load_factor(const struct vigil_node_load *load)
+{
+    double run_queue = vigil_node_load_run_queue(load);
+    if (!isfinite(run_queue))
+        return NAN;
+    return MAX(run_queue, 1.0);
+}
+
+/* `ns` times `scale`, in whole ns. */
+static guint64 scaled_ns(guint64 ns, double scale)
+{
+    double x = (double)ns * scale;
+    return x >= 1.8e19 ? G_MAXUINT64 : (guint64)x;
+}
+
+static void judge(const struct latency *l, guint op_id, struct latency_op *op, double factor,
+                  const struct vigil_issue_sink *sink)
+{
+    struct judged j = {.low_ns = op->low_ns, .high_ns = op->high_ns, .scale = 1};
+    double learned =
+        op->learn_load_calls > 0 ? op->learn_load_sum / (double)op->learn_load_calls : NAN;
+    if (l->weigh_node_load && isfinite(factor) && learned > 0) {
+        /* Only ever wider: more load makes calls slower, less load faster. */
+        j.scale = factor / learned;
+        if (j.scale > 1)
+            j.high_ns = scaled_ns(op->high_ns, j.scale);
+        else
+            j.low_ns = scaled_ns(op->low_ns, j.scale);
+    }
+    /* Only buckets wholly beyond a threshold count: with the learned
+     * thresholds, which are buckets' bounds, that is exact. */
+    guint64 slow = 0, fast = 0;
+    for (guint b = 0; b < N_BUCKETS; b++) {
+        if (op->cycle_counts[b] == 0)
+            continue;
+        if (bucket_low_ns(b) > j.high_ns)
+            slow += op->cycle_counts[b];
+        else if (bucket_high_ns(b) < j.low_ns)
+            fast += op->cycle_counts[b];
+    }
+    char name[64];
+    g_snprintf(name, sizeof name, "%s.%s", vigil_layer_name(vigil_op_layer(op_id)),
+               vigil_op_name(op_id));
+    report_share(l, op, &j, name, slow, TRUE, sink);
+    report_share(l, op, &j, name, fast, FALSE, sink);
 }
 
 static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
@@ -215,18 +305,29 @@ static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     (void)cycle;
     (void)end_ns;
     struct latency *l = instance;
+    struct vigil_node_load load;
+    double factor = NAN;
+    if (l->catalog != NULL) {
+        vigil_node_load_of(&l->node, l->catalog, &load);
+        factor = load_factor(&load);
+    }
+    vigil_cycle_values_next(&l->node);
     for (guint op_id = 0; op_id <= VIGIL_OP_MAX_ID; op_id++) {
         struct latency_op *op = l->ops[op_id];
-        if (op == NULL || !op->ready)
+        if (op == NULL)
             continue;
-        if (op->n >= l->min_calls && l->judged[op_id]) {
-            char name[64];
-            g_snprintf(name, sizeof name, "%s.%s", vigil_layer_name(vigil_op_layer(op_id)),
-                       vigil_op_name(op_id));
-            report_share(l, op, name, op->slow, TRUE, sink);
-            report_share(l, op, name, op->fast, FALSE, sink);
+        /* Before judging: learning may have ended in this cycle. */
+        if (op->learned_in_cycle > 0 && isfinite(factor)) {
+            op->learn_load_sum += factor * (double)op->learned_in_cycle;
+            op->learn_load_calls += op->learned_in_cycle;
         }
-        op->n = op->fast = op->slow = 0;
+        op->learned_in_cycle = 0;
+        if (!op->ready || op->n == 0)
+            continue;
+        if (op->n >= l->min_calls && l->judged[op_id])
+            judge(l, op_id, op, factor, sink);
+        op->n = 0;
+        memset(op->cycle_counts, 0, sizeof op->cycle_counts);
     }
 }
 
@@ -234,6 +335,7 @@ static const struct vigil_adpi_ops latency_ops = {
     .activity = latency_activity,
     .cycle = latency_cycle,
     .reconfigure = latency_reconfigure,
+    .node_samples = latency_node_samples,
 };
 
 static const struct vigil_config_key keys[] = {
@@ -273,6 +375,12 @@ static const struct vigil_config_key keys[] = {
      .min = 1,
      .max = 1000000000,
      .description = "calls of an operation a cycle needs to be judged"},
+    {.name = "weigh_node_load",
+     .type = VIGIL_CONFIG_BOOL,
+     .default_value = "true",
+     .description = "move each cycle's thresholds by the node's load then over its load while "
+                    "they were learned (threads wanting a CPU per CPU), so that calls other "
+                    "programs slowed down are not this process's anomaly"},
 };
 
 VIGIL_PLUGIN_EXPORT = {

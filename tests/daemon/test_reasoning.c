@@ -34,7 +34,9 @@ struct fixture {
     struct vigild_capture capture;
     struct vigild_tick_samples samples;
     uint64_t tick, seq, seq2;
-    gboolean second; /* process 2 runs too, always at the normal speed */
+    gboolean second;      /* process 2 runs too, always at the normal speed */
+    double node_running;  /* > 0: the node's samples, 2 busy CPUs with this many threads */
+    uint32_t node_ids[9]; /* procstat's 8 CPU times, then procs.running */
 };
 
 static vigil_config *load_config(struct fixture *f, const char *text)
@@ -104,6 +106,29 @@ static int teardown(void **state)
     return 0;
 }
 
+/* The node's samples of one tick as procstat gives them: 2 CPUs, all busy,
+ * and f->node_running threads wanting them. */
+static void node_samples(struct fixture *f, uint64_t t_ns)
+{
+    static const char *const names[] = {
+        "cpu.user_s", "cpu.nice_s",    "cpu.system_s", "cpu.idle_s",    "cpu.iowait_s",
+        "cpu.irq_s",  "cpu.softirq_s", "cpu.steal_s",  "procs.running",
+    };
+    g_array_set_size(f->samples.node, 0);
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        gboolean running = i == G_N_ELEMENTS(names) - 1;
+        if (f->node_ids[i] == 0)
+            f->node_ids[i] =
+                vigil_metric_register(f->catalog, names[i], running ? "count" : "s",
+                                      running ? VIGIL_METRIC_GAUGE : VIGIL_METRIC_COUNTER,
+                                      "procstat", VIGIL_METRIC_MEASURED, NULL);
+        assert_int_not_equal(f->node_ids[i], 0);
+        double value = running ? f->node_running : i == 0 ? 2e-9 * (double)t_ns : 0;
+        struct vigil_sample sample = {.metric_id = f->node_ids[i], .t_ns = t_ns, .value = value};
+        g_array_append_val(f->samples.node, sample);
+    }
+}
+
 /* One tick: CALLS_PER_TICK writes of `duration_ns` each (with a small
  * spread, so that the learned quantiles are not all one bucket). Returns
  * the verdicts when the tick ended a cycle. */
@@ -114,6 +139,8 @@ static gboolean run_tick(struct fixture *f, uint64_t duration_ns,
     uint64_t t_ns = f->tick * TICK_NS;
     f->samples.tick = f->tick;
     f->samples.t_ns = t_ns;
+    if (f->node_running > 0)
+        node_samples(f, t_ns);
     vigild_reasoning_samples(&f->reasoning, &f->samples, f->catalog);
     for (unsigned i = 0; i < CALLS_PER_TICK; i++) {
         uint64_t start_ns = t_ns - TICK_NS + i * 1000;
@@ -298,6 +325,30 @@ static void test_a_cycle_cut_short_is_not_judged(void **state)
     g_string_free(states, TRUE);
 }
 
+/* The process ADPIs see the node's load: writes 3 times slower than
+ * learned are the process's anomaly on a node as loaded as in learning (1
+ * thread per CPU), not on one where 8 threads want each CPU. */
+static void test_process_adpis_weigh_the_node_load(void **state)
+{
+    struct fixture *f = *state;
+    f->node_running = 2;
+    GString *states = g_string_new(NULL);
+    gboolean slow[16] = {FALSE};
+    run_cycles(f, 1, 3, slow, states);
+    for (unsigned k = 4; k <= 7; k++) {
+        f->node_running = k <= 5 ? 16 : 2;
+        struct vigild_cycle_verdicts v;
+        gboolean closed = FALSE;
+        for (unsigned t = 0; t < TICKS_PER_CYCLE; t++)
+            closed = run_tick(f, 30000, &v);
+        assert_true(closed);
+        const struct vigild_verdict *p = v.process(v.user, 1);
+        g_string_append_c(states, p->decision.own == VIGIL_HEALTH_ABNORMAL_BAD ? 'B' : '.');
+    }
+    assert_string_equal(states->str, ".....BB");
+    g_string_free(states, TRUE);
+}
+
 static void test_reload_threshold_applies_from_next_cycle(void **state)
 {
     struct fixture *f = *state;
@@ -348,6 +399,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_process_anomaly_forwards_that_process_only, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_cycle_cut_short_is_not_judged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_process_adpis_weigh_the_node_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_threshold_applies_from_next_cycle, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reload_refuses_a_bad_adpi_config, setup, teardown),

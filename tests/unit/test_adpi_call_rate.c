@@ -180,6 +180,32 @@ static void test_a_lasting_change_is_learned_again(void **state)
     test_adpi_close(&a);
 }
 
+/* Trained on cycles of 1 s. A cycle vigild could not end on time, 3 s
+ * long, may hold 3 times the calls; one of half a second half. */
+static void test_a_longer_cycle_may_hold_more_calls(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    open_trained(&a, TRAINED "min_calls = 1\n");
+    calls(&a, "write", 540, 4096);
+    test_adpi_cycle_quiet(&a, 7 * TEST_S);
+    calls(&a, "write", 541, 4096);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 10 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "posix.write", 541);
+    test_assert_expected(issue, 70, 540);
+    /* Half a second: at least 50, less 30 %: 35 calls are no stall, 34
+     * are; in a cycle of 1 s, 35 are. */
+    calls(&a, "write", 35, 4096);
+    test_adpi_cycle_quiet(&a, 10 * TEST_S + TEST_S / 2);
+    calls(&a, "write", 34, 4096);
+    test_assert_issue(test_adpi_cycle_one(&a, 11 * TEST_S), VIGIL_HEALTH_ABNORMAL_OTHER,
+                      "posix.write", 34);
+    calls(&a, "write", 35, 4096);
+    test_assert_issue(test_adpi_cycle_one(&a, 12 * TEST_S), VIGIL_HEALTH_ABNORMAL_OTHER,
+                      "posix.write", 35);
+    test_adpi_close(&a);
+}
+
 static void test_out_of_range_values_are_refused(void **state)
 {
     (void)state;
@@ -204,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_a_burst_of_bytes_is_an_issue),
         cmocka_unit_test(test_operations_choose_what_is_judged),
         cmocka_unit_test(test_a_lasting_change_is_learned_again),
+        cmocka_unit_test(test_a_longer_cycle_may_hold_more_calls),
         cmocka_unit_test(test_out_of_range_values_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

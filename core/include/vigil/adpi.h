@@ -11,6 +11,9 @@
  *             ADPI;
  *   activity: every activity of its scope (a process ADPI: the process's;
  *             a node ADPI: every process's), times in CLOCK_MONOTONIC ns;
+ *   node_samples: a process ADPI only, if it asks: every tick, the node's
+ *             samples, the load a process's figures are judged in (a
+ *             call slowed by other programs is not the process's anomaly);
  *   cycle:    at the end of each reasoner cycle (1 s by default), the
  *             issues it sees in that cycle, each with a health state, the
  *             metric, the value, the range expected and a message.
@@ -71,6 +74,10 @@ struct vigil_adpi_ops {
      * set keeps the old values. */
     gboolean (*reconfigure)(void *instance, const struct vigil_plugin_context *context,
                             GError **error);
+    /* Optional, for process ADPIs: one tick's samples of the node, given
+     * before the process's own. A node ADPI gets them through samples(). */
+    void (*node_samples)(void *instance, const vigil_metric_catalog *catalog,
+                         const struct vigil_sample *samples, size_t n_samples);
 };
 
 /* What an ADPI keeps per metric -------------------------------------------------------------- */

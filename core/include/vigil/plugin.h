@@ -36,7 +36,7 @@
 
 /* Raise it whenever struct vigil_plugin_descriptor, struct
  * vigil_plugin_context or any kind's ops change. */
-#define VIGIL_PLUGIN_ABI_VERSION 4u
+#define VIGIL_PLUGIN_ABI_VERSION 5u
 #define VIGIL_PLUGIN_SYMBOL      "vigil_plugin_descriptor"
 
 enum vigil_plugin_kind {
