@@ -25,6 +25,9 @@ gboolean web_api_anomalies(struct web_request *req, GError **error);
 gboolean web_api_nodes(struct web_request *req, GError **error);
 gboolean web_api_node(struct web_request *req, GError **error);
 gboolean web_api_thresholds(struct web_request *req, GError **error);
+/* `vigil tune --store`'s trials (api_thresholds_trials.c). */
+gboolean web_api_tune_trials(struct web_request *req, GError **error);
+gboolean web_api_tune_trial(struct web_request *req, GError **error);
 /* Declares every ADPI's and reasoner's section in the config (a
  * vigil_config, with its vigil_plugin_registry), before serving. */
 gboolean web_thresholds_prepare(void *config, void *registry, GError **error);
