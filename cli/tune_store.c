@@ -42,19 +42,17 @@ struct key_values {
     GTree *values; /* "section\nkey" → value text */
 };
 
-/* Whether the replay applies a key of a candidate (tune_replay.c's
- * apply_config): every ADPI and reasoner key, capture's decisions (not its
- * sink), and the cycle's length in ticks. Paths, sockets and providers
- * differ between any two files and move nothing in a replay. */
+/* Whether the replay applies a candidate's key (tune_replay.c's
+ * apply_config): every ADPI and reasoner key, and capture's decisions (not
+ * its sink). The cycles are the recording's, so [daemon]'s tick_ms and
+ * cycle_ms do not apply; paths, sockets and providers move nothing in a
+ * replay. */
 static gboolean replay_applies(const char *section, const char *name)
 {
     static const char *const capture[] = {"mode", "pre_cycles", "post_cycles", "max_held", NULL};
-    static const char *const daemon[] = {"tick_ms", "cycle_ms", NULL};
     if (g_str_has_prefix(section, "adpi.") || g_str_has_prefix(section, "reasoner."))
         return TRUE;
-    if (strcmp(section, "capture") == 0)
-        return g_strv_contains(capture, name);
-    return strcmp(section, "daemon") == 0 && g_strv_contains(daemon, name);
+    return strcmp(section, "capture") == 0 && g_strv_contains(capture, name);
 }
 
 static void collect_key(const struct vigil_config_key *k, gpointer user_data)

@@ -33,9 +33,8 @@ struct tune_trial {
  * `candidate` whose effective value differs ([{"section", "key",
  * "recorded", "candidate"}], null where a side has no such key), by
  * section and key; only the keys a replay applies (every [adpi.*] and
- * [reasoner.*] key, [capture]'s mode, pre_cycles, post_cycles and
- * max_held, [daemon]'s tick_ms and cycle_ms). NULL with error set when
- * the recorded text does not load. */
+ * [reasoner.*] key, and [capture]'s mode, pre_cycles, post_cycles and
+ * max_held). NULL with error set when the recorded text does not load. */
 JsonArray *tune_config_changes(const char *recorded_text, const vigil_config *candidate,
                                GError **error);
 

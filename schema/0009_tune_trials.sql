@@ -34,7 +34,7 @@ CREATE TABLE tune_trials (
     candidate_file     text,                  -- NULL: only the recorded configuration
     truth_file         text,                  -- NULL: no ground truth, no recall
     -- Every key the replay applies ([adpi.*], [reasoner.*], [capture]'s
-    -- decisions, [daemon]'s tick_ms and cycle_ms) whose effective value
+    -- mode, pre_cycles, post_cycles and max_held) whose effective value
     -- differs between the recording's first configuration and the
     -- candidate: [{"section", "key", "recorded", "candidate"}] (null where
     -- a side lacks the key), by section and key.
@@ -88,7 +88,7 @@ CREATE TABLE tune_trial_adpis (
 -- or null, "candidate": … }]; "changes" each changed key with what it
 -- moved: an [adpi.X] key the cycles ADPI X reported in (both levels), a
 -- [reasoner.L] key the cycles reasoner L was abnormal in, a [capture] key
--- the activities forwarded, a [daemon] key the cycles flagged.
+-- the activities forwarded (anything else: the cycles flagged).
 CREATE VIEW tune_comparisons AS
 WITH results AS (
     SELECT r.trial_id, r.config,
