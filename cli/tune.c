@@ -333,14 +333,29 @@ static void print_json(const char *path, const struct tune_column *c, guint n)
 
 /* ---- the warehouse ------------------------------------------------------------------------- */
 
+static char *display_path(const char *path)
+{
+    if (path == NULL)
+        return NULL;
+    char *absolute = g_canonicalize_filename(path, NULL);
+    char *shown = g_filename_display_name(absolute);
+    g_free(absolute);
+    return shown;
+}
+
 static gboolean store(const struct tune_options *o, const vigil_config *candidate,
                       const struct tune_column *columns, guint n, GError **error)
 {
+    /* Files by their absolute names, shown in UTF-8 (the warehouse's text)
+     * whatever bytes the file system has. */
+    char *recording = display_path(o->replay), *candidate_file = display_path(o->config),
+         *truth_file = display_path(o->truth);
     struct tune_trial trial = {
         .recording = o->replay,
+        .recording_name = recording,
         .node = o->node != NULL ? o->node : g_get_host_name(),
-        .candidate_file = o->config,
-        .truth_file = o->truth,
+        .candidate_file = candidate_file,
+        .truth_file = truth_file,
         .columns = columns,
         .n_columns = n,
         .candidate = candidate,
@@ -354,6 +369,9 @@ static gboolean store(const struct tune_options *o, const vigil_config *candidat
     if (db != NULL)
         PQfinish(db);
     g_free(conninfo);
+    g_free(recording);
+    g_free(candidate_file);
+    g_free(truth_file);
     return ok;
 }
 

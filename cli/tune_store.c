@@ -208,9 +208,12 @@ static char *reasons_json(const struct tune_adpi_stats *a)
     for (guint k = 0; k < keys->len; k++) {
         const struct tune_reason *reason = g_hash_table_lookup(a->reasons, keys->pdata[k]);
         JsonObject *o = json_object_new();
+        /* Plugins' words, stored as text: UTF-8 whatever they wrote. */
         json_object_set_string_member(o, "reason", keys->pdata[k]);
         json_object_set_int_member(o, "issues", (gint64)reason->issues);
-        json_object_set_string_member(o, "example", reason->example);
+        char *example = g_utf8_make_valid(reason->example, -1);
+        json_object_set_string_member(o, "example", example);
+        g_free(example);
         json_array_add_object_element(list, o);
     }
     g_ptr_array_free(keys, TRUE);
@@ -251,17 +254,18 @@ static gboolean insert_trial(PGconn *db, const struct tune_trial *t, const char 
                              gint64 until_us, char *trial_id, gsize id_size, GError **error)
 {
     const struct tune_result *r = &t->columns[0].result;
+    char *version = g_utf8_make_valid(r->vigil_version != NULL ? r->vigil_version : "?", -1);
     char span[G_ASCII_DTOSTR_BUF_SIZE], until[24], cycles[24], judged[24], processes[24],
         activities[24], reloads[24], compared[24], matched[24];
     g_ascii_dtostr(span, sizeof span, (double)(r->last_ns - MIN(r->first_ns, r->last_ns)) / 1e9);
     g_snprintf(until, sizeof until, "%" G_GINT64_FORMAT, until_us);
     const char *params[] = {
         g_get_user_name(),
-        t->recording,
+        t->recording_name,
         t->node,
         until,
         span,
-        r->vigil_version != NULL ? r->vigil_version : "?",
+        version,
         U64(cycles, r->cycles),
         U64(judged, r->judged_cycles),
         U64(processes, r->processes),
@@ -276,8 +280,10 @@ static gboolean insert_trial(PGconn *db, const struct tune_trial *t, const char 
         changed,
     };
     PGresult *rows = NULL;
-    if (!exec(db, insert_trial_sql, G_N_ELEMENTS(params), params, "storing the trial", &rows,
-              error))
+    gboolean ok =
+        exec(db, insert_trial_sql, G_N_ELEMENTS(params), params, "storing the trial", &rows, error);
+    g_free(version);
+    if (!ok)
         return FALSE;
     g_strlcpy(trial_id, PQgetvalue(rows, 0, 0), id_size);
     PQclear(rows);

@@ -20,10 +20,11 @@ struct tune_column {
 };
 
 struct tune_trial {
-    const char *recording;      /* the path as given */
+    const char *recording;      /* the path, to read its modification time */
+    const char *recording_name; /* as stored: absolute, in UTF-8 */
     const char *node;           /* where it was recorded */
-    const char *candidate_file; /* NULL: no candidate */
-    const char *truth_file;     /* NULL: no ground truth */
+    const char *candidate_file; /* NULL: no candidate; absolute, UTF-8 */
+    const char *truth_file;     /* NULL: no ground truth; absolute, UTF-8 */
     const struct tune_column *columns;
     guint n_columns; /* 1 or 2: recorded, then the candidate */
     const vigil_config *candidate;

@@ -217,8 +217,9 @@ static void test_store_gives_back_the_printed_comparison(void **state)
     json_node_unref(printed);
     test_run_clear(&run);
 
-    /* Without a candidate: one side, no changes. */
-    const char *alone[] = {"--replay",           rec_path,       "--store",
+    /* Without a candidate: one side, no changes; the recording named
+     * relative to where vigil tune ran is stored by its absolute name. */
+    const char *alone[] = {"--replay",           "rec.bin",      "--store",
                            "--warehouse-config", warehouse_conf, NULL};
     run = tune(alone);
     test_assert_status(&run, 0, "vigil tune --store without a candidate");
@@ -228,6 +229,7 @@ static void test_store_gives_back_the_printed_comparison(void **state)
     assert_int_equal(json_array_get_length(json_node_get_array(test_json_node(view, "changes"))),
                      0);
     assert_string_equal(test_json_string(view, "trial 2", "node"), g_get_host_name());
+    assert_string_equal(test_json_string(view, "trial 2", "recording"), rec_path);
     json_node_unref(view);
     test_pg_exec_in(conninfo, "DELETE FROM tune_trials");
 }

@@ -76,6 +76,10 @@
 --   1500 J. A rank's own figures: ranks 1..3 in their reports' JSON
 --   (run_summaries.report), rank 0's only inside the job's report
 --   (per_rank min/mean/max, energy_by_rank). Loads in about 6 s; the database is about 110 MB.
+-- tune trials (schema/0009, made by hand): 1 and 2 on n1, stored 13:00 and
+--   14:00; trial 2 has a candidate (flagged cycles 12 → 4, recall 0.95 →
+--   0.9, min_calls 10 → 50 moves latency-histogram's cycles 9 → 2,
+--   threshold 1 → 3 the node reasoner's 6 → 1, sensor-sanity silenced).
 
 BEGIN;
 
