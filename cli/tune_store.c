@@ -163,8 +163,20 @@ JsonArray *tune_config_changes(const char *recorded_text, const vigil_config *ca
 
 /* ---- the rows ------------------------------------------------------------------------------ */
 
-static char *json_text(JsonNode *node)
+/* The text of an object or array, which it takes. */
+static char *object_text(JsonObject *object)
 {
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_take_object(node, object);
+    char *text = json_to_string(node, FALSE);
+    json_node_unref(node);
+    return text;
+}
+
+static char *array_text(JsonArray *array)
+{
+    JsonNode *node = json_node_new(JSON_NODE_ARRAY);
+    json_node_take_array(node, array);
     char *text = json_to_string(node, FALSE);
     json_node_unref(node);
     return text;
@@ -183,7 +195,7 @@ static char *own_states_json(const struct tune_result *r)
         json_object_set_object_member(o, levels[l] == VIGIL_LEVEL_PROCESS ? "process" : "node",
                                       states);
     }
-    return json_text(json_node_init_object(json_node_alloc(), o));
+    return object_text(o);
 }
 
 static gint reason_order(gconstpointer a, gconstpointer b, gpointer reasons)
@@ -217,7 +229,7 @@ static char *reasons_json(const struct tune_adpi_stats *a)
         json_array_add_object_element(list, o);
     }
     g_ptr_array_free(keys, TRUE);
-    return json_text(json_node_init_array(json_node_alloc(), list));
+    return array_text(list);
 }
 
 /* Runs `sql` with text parameters; FALSE with error set naming `what`. */
@@ -380,7 +392,7 @@ gboolean tune_store(PGconn *db, const struct tune_trial *t, gint64 *trial_id, GE
         JsonArray *changes = tune_config_changes(r->recorded_config, t->candidate, error);
         if (changes == NULL)
             return FALSE;
-        changed = json_text(json_node_init_array(json_node_alloc(), changes));
+        changed = array_text(changes);
     } else {
         changed = g_strdup("[]");
     }
