@@ -2,7 +2,8 @@
  * recording ([daemon] record) replayed offline through vigild's own ADPIs,
  * reasoners and capture, first with the configuration it was recorded
  * with (whose decisions must come out exactly as vigild made them), then
- * with a candidate; what each flags and forwards is printed side by side. */
+ * with a candidate; what each flags and forwards is printed side by side,
+ * and with --store kept in the warehouse for the web UI (tune_store.c). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,7 @@
 /* vigil-web — the handlers of /api/v1/ (docs/web-api.md), one file per
  * group: api_runs.c, api_run.c, api_series.c, api_windows.c,
- * api_anomalies.c, api_nodes.c, api_thresholds.c. Each reads its
+ * api_anomalies.c, api_nodes.c, api_thresholds.c,
+ * api_thresholds_trials.c. Each reads its
  * parameters, calls web_params_done, queries, and answers. */
 #ifndef VIGIL_WEB_API_H
 #define VIGIL_WEB_API_H
