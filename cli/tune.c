@@ -2,7 +2,8 @@
  * recording ([daemon] record) replayed offline through vigild's own ADPIs,
  * reasoners and capture, first with the configuration it was recorded
  * with (whose decisions must come out exactly as vigild made them), then
- * with a candidate; what each flags and forwards is printed side by side. */
+ * with a candidate; what each flags and forwards is printed side by side,
+ * and with --store kept in the warehouse for the web UI (tune_store.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,20 +11,18 @@
 
 #include "commands.h"
 #include "tune_replay.h"
+#include "tune_store.h"
 #include "tune_truth.h"
+#include "vigil/warehouse.h"
 
 struct tune_options {
     char *replay;
     char *config;
     char *truth;
     char *format;
-};
-
-struct column {
-    const char *name;
-    struct tune_result result;
-    gboolean scored;
-    struct tune_truth_score score;
+    gboolean store;
+    char *node;
+    char *warehouse_config;
 };
 
 static double share(uint64_t part, uint64_t whole)
@@ -33,8 +32,8 @@ static double share(uint64_t part, uint64_t whole)
 
 /* ---- text ---------------------------------------------------------------------------------- */
 
-static void row_u64(const char *label, const struct column *c, guint n,
-                    uint64_t (*get)(const struct column *))
+static void row_u64(const char *label, const struct tune_column *c, guint n,
+                    uint64_t (*get)(const struct tune_column *))
 {
     printf("  %-34s", label);
     for (guint i = 0; i < n; i++)
@@ -42,27 +41,27 @@ static void row_u64(const char *label, const struct column *c, guint n,
     printf("\n");
 }
 
-static uint64_t get_flagged(const struct column *c)
+static uint64_t get_flagged(const struct tune_column *c)
 {
     return c->result.flagged_cycles;
 }
 
-static uint64_t get_process_abnormal(const struct column *c)
+static uint64_t get_process_abnormal(const struct tune_column *c)
 {
     return c->result.abnormal_cycles[VIGIL_LEVEL_PROCESS];
 }
 
-static uint64_t get_node_abnormal(const struct column *c)
+static uint64_t get_node_abnormal(const struct tune_column *c)
 {
     return c->result.abnormal_cycles[VIGIL_LEVEL_NODE];
 }
 
-static uint64_t get_forwarded(const struct column *c)
+static uint64_t get_forwarded(const struct tune_column *c)
 {
     return c->result.forwarded;
 }
 
-static uint64_t get_windows(const struct column *c)
+static uint64_t get_windows(const struct tune_column *c)
 {
     return c->result.windows;
 }
@@ -123,7 +122,7 @@ static void print_why(const char *name, const struct tune_adpi_stats *a)
     g_ptr_array_free(keys, TRUE);
 }
 
-static void print_adpis(const struct column *c, guint n)
+static void print_adpis(const struct tune_column *c, guint n)
 {
     /* Every ADPI that spoke in any column, in the order first seen. */
     GPtrArray *seen = g_ptr_array_new();
@@ -157,7 +156,7 @@ static void print_adpis(const struct column *c, guint n)
     g_ptr_array_free(seen, TRUE);
 }
 
-static void print_text(const char *path, const struct column *c, guint n)
+static void print_text(const char *path, const struct tune_column *c, guint n)
 {
     const struct tune_result *r = &c[0].result;
     double span_s = (double)(r->last_ns - MIN(r->first_ns, r->last_ns)) / 1e9;
@@ -222,7 +221,7 @@ static void json_u64(JsonBuilder *b, const char *name, uint64_t v)
     json_builder_add_int_value(b, (gint64)v);
 }
 
-static void json_column(JsonBuilder *b, const struct column *c)
+static void json_column(JsonBuilder *b, const struct tune_column *c)
 {
     const struct tune_result *r = &c->result;
     json_builder_begin_object(b);
@@ -302,7 +301,7 @@ static void json_column(JsonBuilder *b, const struct column *c)
     json_builder_end_object(b);
 }
 
-static void print_json(const char *path, const struct column *c, guint n)
+static void print_json(const char *path, const struct tune_column *c, guint n)
 {
     const struct tune_result *r = &c[0].result;
     JsonBuilder *b = json_builder_new();
@@ -343,6 +342,50 @@ static void print_json(const char *path, const struct column *c, guint n)
     g_object_unref(b);
 }
 
+/* ---- the warehouse ------------------------------------------------------------------------- */
+
+static char *display_path(const char *path)
+{
+    if (path == NULL)
+        return NULL;
+    char *absolute = g_canonicalize_filename(path, NULL);
+    char *shown = g_filename_display_name(absolute);
+    g_free(absolute);
+    return shown;
+}
+
+static gboolean store(const struct tune_options *o, const vigil_config *candidate,
+                      const struct tune_column *columns, guint n, GError **error)
+{
+    /* Files by their absolute names, shown in UTF-8 (the warehouse's text)
+     * whatever bytes the file system has. */
+    char *recording = display_path(o->replay), *candidate_file = display_path(o->config),
+         *truth_file = display_path(o->truth);
+    struct tune_trial trial = {
+        .recording = o->replay,
+        .recording_name = recording,
+        .node = o->node != NULL ? o->node : g_get_host_name(),
+        .candidate_file = candidate_file,
+        .truth_file = truth_file,
+        .columns = columns,
+        .n_columns = n,
+        .candidate = candidate,
+    };
+    char *conninfo = vigil_cli_warehouse_conninfo(o->warehouse_config, error);
+    PGconn *db = conninfo != NULL ? vigil_warehouse_connect(conninfo, error) : NULL;
+    gint64 trial_id = 0;
+    gboolean ok = db != NULL && tune_store(db, &trial, &trial_id, error);
+    if (ok)
+        fprintf(stderr, "vigil tune: stored as trial %" G_GINT64_FORMAT "\n", trial_id);
+    if (db != NULL)
+        PQfinish(db);
+    g_free(conninfo);
+    g_free(recording);
+    g_free(candidate_file);
+    g_free(truth_file);
+    return ok;
+}
+
 /* ---- the command --------------------------------------------------------------------------- */
 
 int vigil_cli_tune(int argc, char **argv)
@@ -359,6 +402,14 @@ int vigil_cli_tune(int argc, char **argv)
          "Ground truth (JSON lines as capture-eval-workload writes): recall and false flags",
          "TRUTH"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "text (the default) or json", "FORMAT"},
+        {"store", 's', 0, G_OPTION_ARG_NONE, &o.store,
+         "Also store the comparison in the warehouse, for the web UI's thresholds page", NULL},
+        {"node", 'n', 0, G_OPTION_ARG_STRING, &o.node,
+         "With --store: the node the recording was made on (default: this host)", "NAME"},
+        {"warehouse-config", 'w', 0, G_OPTION_ARG_FILENAME, &o.warehouse_config,
+         "With --store: the configuration whose [warehouse] conninfo names the warehouse "
+         "(default: $VIGIL_CONFIG, else the default file, else libpq's environment)",
+         "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context = g_option_context_new(NULL);
@@ -370,7 +421,7 @@ int vigil_cli_tune(int argc, char **argv)
     g_option_context_add_main_entries(context, entries, NULL);
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
-    struct column columns[2] = {{.name = "recorded"}, {.name = "candidate"}};
+    struct tune_column columns[2] = {{.name = "recorded"}, {.name = "candidate"}};
     guint n = 0;
     vigil_config *candidate = NULL;
     GArray *truth = NULL;
@@ -382,7 +433,18 @@ int vigil_cli_tune(int argc, char **argv)
     }
     if (argc != 1 || o.replay == NULL) {
         fprintf(stderr, "usage: vigil tune --replay FILE [--config CANDIDATE.conf] "
-                        "[--truth TRUTH] [--format text|json]\n");
+                        "[--truth TRUTH] [--format text|json] [--store [--node NAME] "
+                        "[--warehouse-config FILE]]\n");
+        goto out;
+    }
+    if (!o.store && (o.node != NULL || o.warehouse_config != NULL)) {
+        fprintf(stderr, "vigil tune: --%s is for --store\n",
+                o.node != NULL ? "node" : "warehouse-config");
+        goto out;
+    }
+    if (o.node != NULL &&
+        (o.node[0] == '\0' || strlen(o.node) > 255 || !g_utf8_validate(o.node, -1, NULL))) {
+        fprintf(stderr, "vigil tune: --node: expected a node name of 1 to 255 characters\n");
         goto out;
     }
     if (o.format != NULL && strcmp(o.format, "text") != 0 && strcmp(o.format, "json") != 0) {
@@ -416,6 +478,10 @@ int vigil_cli_tune(int argc, char **argv)
     /* Figures from a replay that does not reproduce vigild are not what
      * vigild would do: said, and not a success. */
     status = columns[0].result.first_mismatch == NULL ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
+    if (o.store && !store(&o, candidate, columns, n, &error)) {
+        fprintf(stderr, "vigil tune: %s\n", error->message);
+        status = VIGIL_EXIT_FAILURE;
+    }
 
 out:
     g_clear_error(&error);
@@ -429,6 +495,8 @@ out:
     g_free(o.config);
     g_free(o.truth);
     g_free(o.format);
+    g_free(o.node);
+    g_free(o.warehouse_config);
     g_option_context_free(context);
     return status;
 }

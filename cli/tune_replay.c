@@ -74,7 +74,7 @@ vigil_config *tune_config_load(const char *path, GError **error)
 
 /* A recorded configuration: its text in a private folder of its own (the
  * loader reads the folder's conf.d/ too), loaded as a file. */
-static vigil_config *load_recorded(const char *text, gsize offset, GError **error)
+vigil_config *tune_config_from_text(const char *text, GError **error)
 {
     char *dir = g_dir_make_tmp("vigil-tune-XXXXXX", error);
     if (dir == NULL)
@@ -89,6 +89,12 @@ static vigil_config *load_recorded(const char *text, gsize offset, GError **erro
     rmdir(dir);
     g_free(path);
     g_free(dir);
+    return config;
+}
+
+static vigil_config *load_recorded(const char *text, gsize offset, GError **error)
+{
+    vigil_config *config = tune_config_from_text(text, error);
     if (config == NULL)
         g_prefix_error(error, "the CONFIG record at offset %" G_GSIZE_FORMAT ": ", offset);
     return config;
@@ -271,6 +277,8 @@ static gboolean on_config(struct replay *x, struct vigild_record_payload *p, GEr
     }
     if (x->configured)
         x->out->reloads++;
+    else
+        x->out->recorded_config = g_strdup(text);
     if (x->candidate != NULL) {
         /* The candidate applies throughout: the recorded reloads are not
          * its. */
@@ -606,5 +614,6 @@ void tune_result_clear(struct tune_result *r)
         g_array_free(r->cycle_list, TRUE);
     g_free(r->first_mismatch);
     g_free(r->vigil_version);
+    g_free(r->recorded_config);
     memset(r, 0, sizeof *r);
 }

@@ -44,7 +44,8 @@ struct tune_result {
     /* Where the file ends inside a record (vigild killed while writing it,
      * or still recording), -1 when it does not: the replay stops there. */
     gint64 cut_at_offset;
-    char *vigil_version; /* of the vigild that recorded */
+    char *vigil_version;   /* of the vigild that recorded */
+    char *recorded_config; /* the first CONFIG record's text, as vigild wrote it */
     /* Reasoners: decisions made and their own states (what capture acts
      * on), by level. */
     uint64_t decisions[VIGIL_LEVEL_COUNT + 1];
@@ -75,5 +76,7 @@ void tune_result_clear(struct tune_result *r);
 /* A configuration file, checked as vigild checks it (schema, plugins'
  * sections, [daemon] and the reasoners' ADPIs). NULL with error set. */
 vigil_config *tune_config_load(const char *path, GError **error);
+/* The same for a configuration's text (a recording's CONFIG record). */
+vigil_config *tune_config_from_text(const char *text, GError **error);
 
 #endif

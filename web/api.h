@@ -1,6 +1,7 @@
 /* vigil-web — the handlers of /api/v1/ (docs/web-api.md), one file per
  * group: api_runs.c, api_run.c, api_series.c, api_windows.c,
- * api_anomalies.c, api_nodes.c, api_thresholds.c. Each reads its
+ * api_anomalies.c, api_nodes.c, api_thresholds.c,
+ * api_thresholds_trials.c. Each reads its
  * parameters, calls web_params_done, queries, and answers. */
 #ifndef VIGIL_WEB_API_H
 #define VIGIL_WEB_API_H
@@ -25,6 +26,9 @@ gboolean web_api_anomalies(struct web_request *req, GError **error);
 gboolean web_api_nodes(struct web_request *req, GError **error);
 gboolean web_api_node(struct web_request *req, GError **error);
 gboolean web_api_thresholds(struct web_request *req, GError **error);
+/* `vigil tune --store`'s trials (api_thresholds_trials.c). */
+gboolean web_api_tune_trials(struct web_request *req, GError **error);
+gboolean web_api_tune_trial(struct web_request *req, GError **error);
 /* Declares every ADPI's and reasoner's section in the config (a
  * vigil_config, with its vigil_plugin_registry), before serving. */
 gboolean web_thresholds_prepare(void *config, void *registry, GError **error);

@@ -21,6 +21,8 @@ static const struct {
     {"nodes/#", web_api_node},
     {"nodes/#/series", web_api_node_series},
     {"thresholds", web_api_thresholds},
+    {"tune-trials", web_api_tune_trials},
+    {"tune-trials/#", web_api_tune_trial},
 };
 
 web_api_handler web_api_route(char **segments)

@@ -449,6 +449,24 @@ await check("thresholds on the fixture's day: sections listed, and they fired", 
   expect(from.startsWith('2026-11-20T00:00'), `the From field shows "${from}", not the URL's`);
 });
 
+await check("thresholds: vigil tune's trials side by side, and what each changed key did", async () => {
+  // Still the page opened by the check before: the fixture's two trials.
+  const trials = await page.$$eval('#trials tbody tr', (rows) => rows.map((r) => r.cells[0].textContent.trim()));
+  expect(trials.join(',') === '2,1', `the trials table lists [${trials}], not 2,1 (newest first)`);
+  const flagged = await page.textContent('#trials tbody tr:first-child td:nth-child(5)');
+  expect(flagged.replace(/\s+/g, ' ').trim() === '12 → 4', `trial 2 flagged "${flagged}", not 12 → 4`);
+  const sides = await page.$$eval('#trial-2 table.comparison thead th', (th) => th.map((h) => h.textContent));
+  expect(sides.includes('Current (recorded)') && sides.includes('Candidate'), `trial 2's comparison heads: ${sides}`);
+  const changes = await page.$$eval('#trial-2 table.changes tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+  expect(changes.length === 2, `trial 2 lists ${changes.length} changed keys, not 2`);
+  const [key, , candidate, , before, after] = changes[0];
+  expect(key === '[adpi.latency-histogram] min_calls' && candidate === '50' && before === '9' && after === '2',
+    `the first changed key reads ${JSON.stringify(changes[0])}`);
+  const silenced = await page.textContent('#trial-2 table.adpis');
+  expect(/node sensor-sanity/.test(silenced) && /silent/.test(silenced), 'trial 2 does not show sensor-sanity silenced by the candidate');
+  expect(await page.$('#trial-1 table.changes') === null, 'trial 1 (no candidate) shows a changed-keys table');
+});
+
 await check('a run that does not exist: the not-found message', async () => {
   const state = await open(page, `${baseUrl}/run.html?run=999999`);
   expect(state === 'error', `the page loaded as "${state}"`);

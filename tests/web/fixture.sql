@@ -76,6 +76,10 @@
 --   1500 J. A rank's own figures: ranks 1..3 in their reports' JSON
 --   (run_summaries.report), rank 0's only inside the job's report
 --   (per_rank min/mean/max, energy_by_rank). Loads in about 6 s; the database is about 110 MB.
+-- tune trials (schema/0009, made by hand): 1 and 2 on n1, stored 13:00 and
+--   14:00; trial 2 has a candidate (flagged cycles 12 → 4, recall 0.95 →
+--   0.9, min_calls 10 → 50 moves latency-histogram's cycles 9 → 2,
+--   threshold 1 → 3 the node reasoner's 6 → 1, sensor-sanity silenced).
 
 BEGIN;
 
@@ -328,6 +332,47 @@ INSERT INTO process_io_timelines (process_id, in_job_report, bin_s, read_bytes,
     (1, false, 0.25, '{0,8388608,8388608,0}', '{8388608,8388608,0,0}'),
     (2, true, 0.25, '{0,2097152,2097152,0}', '{2097152,2097152,0,0}');
 
+-- ---- vigil tune --store trials (schema/0009) ---------------------------------------
+-- Two trials of recordings made on n1: 1 the recorded configuration alone
+-- (no candidate, no truth); 2 a candidate raising latency-histogram's
+-- min_calls and the node reasoner's threshold, scored against truth. The
+-- candidate flags 4 cycles where the recorded one flagged 12; sensor-sanity
+-- stops speaking under it; latency-histogram goes from 9 cycles to 2.
+
+INSERT INTO tune_trials (trial_id, stored_at, stored_by, recording, node, recorded_until, span_s,
+                         vigil_version, cycles, judged_cycles, processes, activities, reloads,
+                         limited, ended, decisions_compared, decisions_matched, candidate_file,
+                         truth_file, changed_keys) VALUES
+    (1, '2026-11-20 13:00:00+00', 'root', '/var/lib/vigil/rec-1.bin', 'n1',
+     '2026-11-20 12:10:00+00', 600, '0.1.0', 600, 595, 3, 12000, 0, false, true, 600, 600,
+     NULL, NULL, '[]'),
+    (2, '2026-11-20 14:00:00+00', 'root', '/var/lib/vigil/rec-2.bin', 'n1',
+     '2026-11-20 13:30:00+00', 300, '0.1.0', 300, 298, 2, 9000, 1, false, true, 300, 300,
+     '/etc/vigil/candidate.conf', '/tmp/truth.jsonl',
+     '[{"section": "adpi.latency-histogram", "key": "min_calls", "recorded": "10", "candidate": "50"},
+       {"section": "reasoner.node", "key": "threshold", "recorded": "1", "candidate": "3"}]');
+
+INSERT INTO tune_trial_results (trial_id, config, flagged_cycles, process_abnormal_cycles,
+                                node_abnormal_cycles, own_states, windows, observed, forwarded,
+                                dropped, lost, anomalous_cycles, caught, clean_cycles,
+                                false_flags, replay_s) VALUES
+    (1, 'recorded', 5, 5, 0, '{"process": {"warning": 5}, "node": {}}', 2, 12000, 1500, 0, 0,
+     NULL, NULL, NULL, NULL, 0.25),
+    (2, 'recorded', 12, 9, 6, '{"process": {"warning": 9}, "node": {"warning": 6}}', 4, 9000,
+     1800, 0, 0, 20, 19, 280, 6, 0.125),
+    (2, 'candidate', 4, 2, 1, '{"process": {"warning": 2}, "node": {"warning": 1}}', 3, 9000,
+     900, 0, 0, 20, 18, 280, 1, 0.125);
+
+INSERT INTO tune_trial_adpis (trial_id, config, level, plugin, cycles, issues, reasons) VALUES
+    (1, 'recorded', 'process', 'latency-histogram', 5, 7,
+     '[{"reason": "posix.write warning", "issues": 7, "example": "posix.write latency shifted"}]'),
+    (2, 'recorded', 'process', 'latency-histogram', 9, 11,
+     '[{"reason": "posix.write warning", "issues": 11, "example": "posix.write latency shifted"}]'),
+    (2, 'recorded', 'node', 'sensor-sanity', 6, 6,
+     '[{"reason": "mem.total_bytes warning", "issues": 6, "example": "mem.total_bytes stuck"}]'),
+    (2, 'candidate', 'process', 'latency-histogram', 2, 2,
+     '[{"reason": "posix.write warning", "issues": 2, "example": "posix.write latency shifted"}]');
+
 -- ---- the sequences past the explicit ids -----------------------------------------
 
 DO $$
@@ -339,6 +384,7 @@ BEGIN
     PERFORM setval('metrics_metric_id_seq', (SELECT max(metric_id) FROM metrics));
     PERFORM setval('anomalies_anomaly_id_seq', (SELECT max(anomaly_id) FROM anomalies));
     PERFORM setval('captures_capture_id_seq', (SELECT max(capture_id) FROM captures));
+    PERFORM setval('tune_trials_trial_id_seq', (SELECT max(trial_id) FROM tune_trials));
 END $$;
 
 COMMIT;

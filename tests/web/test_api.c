@@ -1411,6 +1411,75 @@ static void test_nodes(void **state)
     test_http_clear(&a);
 }
 
+/* The fixture's two tune trials, newest first, side by side as
+ * tune_comparisons puts them; one page at a time; one by id; 404. */
+static void test_tune_trials(void **state)
+{
+    (void)state;
+    struct test_http a;
+    const char *where = "/api/v1/tune-trials";
+    JsonNode *root = test_web_get_json(&web, where, NULL, 200, &a);
+    JsonArray *trials = test_web_array(root, where, "trials");
+    char *ids = test_web_ids(trials, "trial_id");
+    assert_string_equal(ids, "2,1");
+    g_free(ids);
+    assert_true(json_node_is_null(test_json_node(root, "next")));
+    /* Trial 2: both sides, truth scored, the changed keys with what they moved. */
+    assert_string_equal(test_json_string(root, where, "trials.0.node"), "n1");
+    assert_string_equal(test_json_string(root, where, "trials.0.recorded_from"),
+                        "2026-11-20T13:25:00.000000Z");
+    assert_int_equal(test_json_int(root, where, "trials.0.recorded.flagged_cycles"), 12);
+    assert_int_equal(test_json_int(root, where, "trials.0.candidate.flagged_cycles"), 4);
+    assert_true(test_json_number(root, where, "trials.0.recorded.forwarded_share") == 0.2);
+    assert_true(test_json_number(root, where, "trials.0.candidate.recall") == 0.9);
+    assert_int_equal(test_json_int(root, where, "trials.0.candidate.own_states.node.warning"), 1);
+    assert_string_equal(test_json_string(root, where, "trials.0.changes.0.key"), "min_calls");
+    assert_int_equal(test_json_int(root, where, "trials.0.changes.0.measured_recorded"), 9);
+    assert_int_equal(test_json_int(root, where, "trials.0.changes.0.measured_candidate"), 2);
+    assert_string_equal(test_json_string(root, where, "trials.0.changes.1.section"),
+                        "reasoner.node");
+    assert_int_equal(test_json_int(root, where, "trials.0.changes.1.measured_recorded"), 6);
+    assert_int_equal(test_json_int(root, where, "trials.0.changes.1.measured_candidate"), 1);
+    /* ADPIs of either side, busiest first; one the candidate silenced. */
+    assert_string_equal(test_json_string(root, where, "trials.0.adpis.0.plugin"),
+                        "latency-histogram");
+    assert_int_equal(test_json_int(root, where, "trials.0.adpis.0.candidate.cycles"), 2);
+    assert_string_equal(test_json_string(root, where, "trials.0.adpis.1.plugin"), "sensor-sanity");
+    assert_true(json_node_is_null(test_json_node(root, "trials.0.adpis.1.candidate")));
+    assert_string_equal(test_json_string(root, where, "trials.0.adpis.1.recorded.reasons.0.reason"),
+                        "mem.total_bytes warning");
+    /* Trial 1: the recorded configuration alone. */
+    assert_true(json_node_is_null(test_json_node(root, "trials.1.candidate")));
+    assert_true(json_node_is_null(test_json_node(root, "trials.1.recorded.recall")));
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "trials.1.changes")), 0);
+    test_http_clear(&a);
+
+    root = test_web_get_json(&web, "/api/v1/tune-trials?limit=1", NULL, 200, &a);
+    assert_int_equal(test_json_int(root, where, "trials.0.trial_id"), 2);
+    char *next = g_strdup(test_json_string(root, where, "next"));
+    test_http_clear(&a);
+    char *second = g_strdup_printf("/api/v1/tune-trials?limit=1&after=%s", next);
+    root = test_web_get_json(&web, second, NULL, 200, &a);
+    ids = test_web_ids(test_web_array(root, second, "trials"), "trial_id");
+    assert_string_equal(ids, "1");
+    g_free(ids);
+    assert_true(json_node_is_null(test_json_node(root, "next")));
+    test_http_clear(&a);
+    g_free(second);
+    g_free(next);
+
+    root = test_web_get_json(&web, "/api/v1/tune-trials?node=n2", NULL, 200, &a);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "trials")), 0);
+    test_http_clear(&a);
+    root = test_web_get_json(&web, "/api/v1/tune-trials/1", NULL, 200, &a);
+    assert_string_equal(test_json_string(root, where, "trial.recording"),
+                        "/var/lib/vigil/rec-1.bin");
+    test_http_clear(&a);
+    a = test_web_get(&web, "/api/v1/tune-trials/99", NULL);
+    test_web_assert_error(&a, 404, "not_found", NULL);
+    test_http_clear(&a);
+}
+
 static void test_thresholds(void **state)
 {
     (void)state;
@@ -1513,6 +1582,7 @@ int main(void)
         cmocka_unit_test(test_anomalies),
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_tune_trials),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -177,6 +177,8 @@ static const struct endpoint {
     {"/api/v1/nodes/1", "", ""},
     {"/api/v1/nodes/1/series", "metric=power", "metric,points,from,to,format"},
     {"/api/v1/thresholds", "", "from,to"},
+    {"/api/v1/tune-trials", "", "node,limit,after"},
+    {"/api/v1/tune-trials/1", "", ""},
     {"/api/v1/me", "", ""},
 };
 
@@ -188,7 +190,7 @@ static char *refused_or_empty(const struct test_http *a, const char *parameter)
     if (a->status != 200 || a->json == NULL)
         return g_strdup_printf("%u (%s), expected 400 naming %s or an empty answer: %.300s",
                                a->status, a->content_type, parameter, a->body);
-    static const char *const lists[] = {"runs", "anomalies", "activities", "windows"};
+    static const char *const lists[] = {"runs", "anomalies", "activities", "windows", "trials"};
     for (gsize i = 0; i < G_N_ELEMENTS(lists); i++) {
         JsonNode *list = test_json_node(a->json, lists[i]);
         if (list != NULL && JSON_NODE_HOLDS_ARRAY(list) &&
@@ -206,7 +208,8 @@ static char *table_counts(void)
         &pg, "SELECT concat_ws(',', (SELECT count(*) FROM runs), (SELECT count(*) FROM processes),"
              " (SELECT count(*) FROM nodes), (SELECT count(*) FROM anomalies),"
              " (SELECT count(*) FROM captures), (SELECT count(*) FROM activities),"
-             " (SELECT count(*) FROM run_summaries), (SELECT count(*) FROM statistics_rollups))");
+             " (SELECT count(*) FROM run_summaries), (SELECT count(*) FROM statistics_rollups),"
+             " (SELECT count(*) FROM tune_trials))");
     assert_non_null(counts);
     return counts;
 }
@@ -264,6 +267,7 @@ static void test_sql_injection_in_every_parameter(void **state)
         {"/api/v1/runs/", "/files"},
         {"/api/v1/nodes/", ""},
         {"/api/v1/nodes/", "/series?metric=power"},
+        {"/api/v1/tune-trials/", ""},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(id_paths); i++)
         for (gsize p = 0; p < G_N_ELEMENTS(payloads); p++) {
@@ -534,6 +538,8 @@ static void test_huge_page_sizes_are_refused(void **state)
         {"/api/v1/runs/1/heatmap?bins=1000000000", "bins"},
         {"/api/v1/runs/1/files?limit=10001", "limit"},
         {"/api/v1/runs/1/files?limit=0", "limit"},
+        {"/api/v1/tune-trials?limit=100000000", "limit"},
+        {"/api/v1/tune-trials?after=0", "after"},
     };
     GString *problems = g_string_new(NULL);
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {

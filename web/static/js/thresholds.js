@@ -1,11 +1,13 @@
 // The detectors' effective settings (thresholds.html[?from=&to=]): every
 // [adpi.*] and [reasoner.*] section of vigil-web's configuration file, each
 // key's value, default and where it was set, and how often the plugin fired
-// in the period (default: the API's, the last 7 days), per metric.
+// in the period (default: the API's, the last 7 days), per metric; then
+// the trials `vigil tune --store` kept (thresholds_trials.js).
 
 import { apiGet, showError, showMe } from './api.js';
 import { el, table } from './dom.js';
 import * as format from './format.js';
+import { trialsSection } from './thresholds_trials.js';
 
 const params = new URLSearchParams(location.search);
 
@@ -46,8 +48,12 @@ async function load() {
   const me = showMe(); // the header's user: awaited before the page says it is done
   periodForm();
   let answer;
+  let trials;
   try {
-    answer = await apiGet('thresholds', { from: params.get('from'), to: params.get('to') });
+    [answer, trials] = await Promise.all([
+      apiGet('thresholds', { from: params.get('from'), to: params.get('to') }),
+      apiGet('tune-trials', {}),
+    ]);
   } catch (e) {
     showError(e);
     return;
@@ -61,6 +67,7 @@ async function load() {
       { label: 'Enabled', value: (p) => (p.enabled ? 'yes' : 'no') },
       { label: 'Fired', numeric: true, value: (p) => format.count(p.fired) },
     ], answer.plugins, { id: 'summary' }),
+    trialsSection(trials),
     ...answer.plugins.map(pluginSection),
   );
   await me;
