@@ -23,10 +23,6 @@
 #include "ring_layout.h"
 #include "vigil/ring.h"
 
-/* A producer gives up (and counts a drop) rather than spin when a slot's
- * mark makes no sense; a well-formed ring never gets near this. */
-#define PUSH_MAX_ATTEMPTS 1024
-
 struct vigil_ring {
     struct ring_header *header;
     struct ring_slot *slots;
@@ -297,19 +293,23 @@ void vigil_ring_close(struct vigil_ring *ring)
 
 /* ---- producer ---------------------------------------------------------- */
 
+/* A producer gives up (and counts a drop) rather than spin when a slot's
+ * mark makes no sense; a well-formed ring never gets near this. */
+#define RING_PUSH_MAX_ATTEMPTS 1024
+
 /* Claims positions [*position, *position + count) or returns false (and
  * counts one dropped record) when the ring has no room. The geometry is
- * passed in registers: read through `ring`, the compiler would reload it
+ * passed in registers: read through a handle, the compiler would reload it
  * after every atomic operation. */
-static inline bool claim(struct ring_header *h, const struct ring_slot *slots, uint64_t mask,
-                         uint32_t count, uint64_t *position)
+static inline bool ring_claim(struct ring_header *h, const struct ring_slot *slots, uint64_t mask,
+                              uint32_t count, uint64_t *position)
 {
     uint64_t pos = atomic_load_explicit(&h->head, memory_order_relaxed);
-    for (int attempt = 0; attempt < PUSH_MAX_ATTEMPTS; attempt++) {
+    for (int attempt = 0; attempt < RING_PUSH_MAX_ATTEMPTS; attempt++) {
         uint64_t last = pos + count - 1;
         uint64_t mark = atomic_load_explicit(&slots[last & mask].mark, memory_order_acquire);
         int64_t lead = (int64_t)(mark - (last & ~mask));
-        if (lead == 0) {
+        if (__builtin_expect(lead == 0, 1)) {
             /* On failure the CAS reloads pos: another producer got in first. */
             if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + count,
                                                       memory_order_relaxed, memory_order_relaxed)) {
@@ -329,23 +329,45 @@ static inline bool claim(struct ring_header *h, const struct ring_slot *slots, u
     return false;
 }
 
-static inline void publish(struct ring_slot *slot, uint64_t position, uint64_t mask)
+static inline void ring_publish(struct ring_slot *slot, uint64_t position, uint64_t mask)
 {
     atomic_store_explicit(&slot->mark, (position & ~mask) + 1, memory_order_release);
 }
 
-bool vigil_ring_push(struct vigil_ring *ring, const struct vigil_activity *activity)
+/* A push through a producer's copy of the geometry
+ * (vigil_ring_producer_view): it touches the head's line and the slot, not
+ * the ring's handle. */
+static inline bool ring_producer_push(const struct vigil_ring_producer *p,
+                                      const struct vigil_activity *activity)
 {
-    struct ring_slot *const slots = ring->slots;
-    const uint64_t mask = ring->mask;
+    struct ring_slot *const slots = p->slots;
+    const uint64_t mask = p->mask;
     uint64_t pos;
-    if (!claim(ring->header, slots, mask, 1, &pos))
+    if (!ring_claim(p->header, slots, mask, 1, &pos))
         return false;
     struct ring_slot *slot = &slots[pos & mask];
     slot->payload.activity = *activity;
     slot->payload.activity.seq = pos;
-    publish(slot, pos, mask);
+    ring_publish(slot, pos, mask);
     return true;
+}
+
+bool vigil_ring_push(struct vigil_ring *ring, const struct vigil_activity *activity)
+{
+    struct vigil_ring_producer p = {ring->header, ring->slots, ring->mask};
+    return ring_producer_push(&p, activity);
+}
+
+bool vigil_ring_push_view(const struct vigil_ring_producer *p,
+                          const struct vigil_activity *activity)
+{
+    return ring_producer_push(p, activity);
+}
+
+void vigil_ring_producer_view(const struct vigil_ring *ring, struct vigil_ring_producer *out)
+{
+    *out = ring == NULL ? (struct vigil_ring_producer){NULL, NULL, 0}
+                        : (struct vigil_ring_producer){ring->header, ring->slots, ring->mask};
 }
 
 static uint32_t name_slots(size_t length)
@@ -363,7 +385,7 @@ bool vigil_ring_push_name(struct vigil_ring *ring, uint32_t file_id, const char 
         return false;
     uint32_t slots = name_slots(length);
     uint64_t pos;
-    if (!claim(ring->header, ring->slots, ring->mask, slots, &pos))
+    if (!ring_claim(ring->header, ring->slots, ring->mask, slots, &pos))
         return false;
 
     struct ring_name_first *first = &slot_at(ring, pos)->payload.name_first;
@@ -385,10 +407,10 @@ bool vigil_ring_push_name(struct vigil_ring *ring, uint32_t file_id, const char 
         next->file_id = file_id;
         memcpy(next->path, path + done, chunk);
         done += chunk;
-        publish(slot_at(ring, pos + i), pos + i, ring->mask);
+        ring_publish(slot_at(ring, pos + i), pos + i, ring->mask);
     }
     /* The first slot last: the consumer then mostly finds the whole record. */
-    publish(slot_at(ring, pos), pos, ring->mask);
+    ring_publish(slot_at(ring, pos), pos, ring->mask);
     return true;
 }
 

@@ -7,13 +7,14 @@
  * report. When the pool runs out (a program that has created thousands of
  * threads), later threads share one block with atomic adds: slower, still
  * exact. */
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "preload.h"
 
-#define POOL_BLOCKS 4096u /* 60 MiB of address space, touched only as used */
+#define POOL_BLOCKS 4096u /* 64 MiB of address space, touched only as used */
 
 static struct preload_thread_counters *pool; /* POOL_BLOCKS, then the shared block */
 static _Atomic uint32_t pool_claimed;
@@ -44,7 +45,10 @@ struct preload_thread_counters *preload_counters_claim(void)
         c->current = &c->pending[0];
     preload_thread.counters = c;
     /* Once per thread: the records carry it. */
+    int saved_errno = errno;
     preload_thread.thread_id = (uint32_t)gettid();
+    preload_thread.errno_at = &errno;
+    errno = saved_errno;
     return c;
 }
 

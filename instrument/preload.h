@@ -44,6 +44,14 @@
 #define PRELOAD_EXPORT      __attribute__((visibility("default")))
 #define PRELOAD_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define PRELOAD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* The globals every call reads (the state, the real functions' slots, the
+ * descriptor table's address…), gathered in one section so that they share
+ * one page: on a kernel that flushes the TLB at every system call, each
+ * distinct page a call touches afterwards costs a page walk. On a
+ * declaration, the attribute carries over to the definition. state.c
+ * aligns the section to a page (preload_hot_page), so that it never
+ * straddles two while it stays below 4 KiB. */
+#define PRELOAD_HOT __attribute__((section("vigil_hot"), aligned(64)))
 /* A preloaded library's TLS is in the static block: the cheapest model. */
 #define PRELOAD_TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -115,30 +123,33 @@ struct preload_op_counter {
  * reporter reads them (relaxed) from another thread at exit. Blocks come
  * from a pool that outlives threads, so an exited thread's counts stay. */
 struct preload_thread_counters {
-    struct preload_op_counter ops[VIGIL_OP_MAX_ID + 1];
-    uint64_t recorded; /* records written into the ring */
-    uint64_t dropped;  /* records the ring had no room for */
-    uint64_t excluded; /* calls on excluded files: counted here only */
-    /* Bytes moved by calls made inside another counted call (the POSIX
-     * calls of an MPI-IO call): the report's totals count them once. */
-    uint64_t nested_read_bytes, nested_written_bytes;
+    /* What every call touches first, beside the operation counters of
+     * POSIX and stdio (ids below about 120 share the block's first page):
+     * after a system call flushed the TLB each page costs a walk. */
+    bool shared; /* the overflow block, used by many threads: atomic adds */
+    /* The file whose name record this thread last saw go into the ring: a
+     * thread working on one file checks it with a compare, not a lookup. */
+    uint32_t announced_file;
     /* Counts for the few files this thread used last, merged into each
      * file's shared counters when it is evicted: a thread reading one file,
      * or copying one file to another, pays no atomic operation per call.
      * `current` is the entry of the file used last (set at the claim). */
     struct preload_pending *current;
-    uint64_t pending_stamp; /* moves between entries so far */
-    struct preload_pending pending[PRELOAD_PENDING_FILES];
+    uint64_t recorded; /* records written into the ring */
+    uint64_t dropped;  /* records the ring had no room for */
+    uint64_t excluded; /* calls on excluded files: counted here only */
     /* Bytes of the timeline's bin this thread is in, added to the
      * process's timeline when it moves on (file_stats.c). */
     uint64_t timeline_bin;
     uint32_t timeline_shift;
     uint64_t timeline_bytes[2];
-    /* The file whose name record this thread last saw go into the ring: a
-     * thread working on one file checks it with a compare, not a lookup. */
-    uint32_t announced_file;
-    bool shared; /* the overflow block, used by many threads: atomic adds */
-};
+    uint64_t pending_stamp; /* moves between entries so far */
+    /* Bytes moved by calls made inside another counted call (the POSIX
+     * calls of an MPI-IO call): the report's totals count them once. */
+    uint64_t nested_read_bytes, nested_written_bytes;
+    struct preload_op_counter ops[VIGIL_OP_MAX_ID + 1];
+    struct preload_pending pending[PRELOAD_PENDING_FILES];
+} __attribute__((aligned(4096))); /* blocks start on a page: the layout above holds */
 
 /* The calling thread's block, claimed on its first call. */
 struct preload_thread_counters *preload_counters_claim(void) PRELOAD_HIDDEN;
@@ -244,8 +255,8 @@ void preload_fd_set(int fd, uint32_t file_id, int64_t offset,
  * unknown, else PRELOAD_FD_KNOWN | file id | the description's reference
  * (index and tag) above it; reference 0: no offset is followed (a pipe, a
  * socket, a terminal). */
-extern _Atomic uint64_t *preload_fd_table PRELOAD_HIDDEN;
-extern uint32_t preload_fd_table_size PRELOAD_HIDDEN;
+extern _Atomic uint64_t *preload_fd_table PRELOAD_HIDDEN PRELOAD_HOT;
+extern uint32_t preload_fd_table_size PRELOAD_HIDDEN PRELOAD_HOT;
 #define PRELOAD_FD_KNOWN      (UINT64_C(1) << 32)
 #define PRELOAD_FD_REF_SHIFT  33
 #define PRELOAD_DESC_BITS     20 /* descriptions followed at once: 2^20 - 1 */
@@ -286,7 +297,7 @@ struct preload_description {
     _Atomic uint32_t append; /* files.c's: where an append's offset comes from */
 };
 #define PRELOAD_DESC_APPEND 0x1000u
-extern struct preload_description *preload_descriptions PRELOAD_HIDDEN;
+extern struct preload_description *preload_descriptions PRELOAD_HIDDEN PRELOAD_HOT;
 
 /* What a call did to the offset: read (or seek past) `moved` bytes, write
  * them, or move a stream. */
@@ -338,11 +349,48 @@ void preload_cwd_changed(void) PRELOAD_HIDDEN;
 bool preload_files_init(void) PRELOAD_HIDDEN;
 void preload_files_reset_after_fork(void) PRELOAD_HIDDEN;
 
+/* An operation's layer and class. For a constant op (every wrapper's) the
+ * switch folds to a constant, where vigil_op_layer/class would read
+ * vigil_op_table, a page of its own. */
+#define PRELOAD_OP_LAYER_CASE(suffix, id, layer, name, cls)                                        \
+    case id:                                                                                       \
+        return VIGIL_LAYER_##layer;
+#define PRELOAD_OP_CLASS_CASE(suffix, id, layer, name, cls)                                        \
+    case id:                                                                                       \
+        return VIGIL_OP_##cls;
+static inline __attribute__((always_inline)) unsigned preload_op_layer(unsigned op)
+{
+    if (__builtin_constant_p(op)) {
+        switch (op) {
+            VIGIL_OPERATIONS(PRELOAD_OP_LAYER_CASE)
+        default:
+            return 0;
+        }
+    }
+    return vigil_op_layer(op);
+}
+static inline __attribute__((always_inline)) enum vigil_op_class preload_op_class(unsigned op)
+{
+    if (__builtin_constant_p(op)) {
+        switch (op) {
+            VIGIL_OPERATIONS(PRELOAD_OP_CLASS_CASE)
+        default:
+            return 0;
+        }
+    }
+    return vigil_op_class(op);
+}
+
 /* ---- the process (state.c) ---------------------------------------------- */
 
 struct preload_state {
+    /* What every call reads comes first, on one cache line. */
     _Atomic int active; /* 1 once set up; 0 before, and after it gave up */
     enum vigil_tick_source tick_source;
+    /* preload.ring's geometry, for vigil_ring_push_view: the handle
+     * itself is on a heap page of its own, one more page per call to walk
+     * after a system call flushed the TLB. */
+    struct vigil_ring_producer ring_producer;
     struct vigil_ring *ring;
     _Atomic uint32_t ring_generation; /* a fork makes a new ring */
     pid_t pid;
@@ -370,7 +418,7 @@ void preload_exit_status_note(int status) PRELOAD_HIDDEN;
 /* At MPI_Finalize, before MPI goes: every rank's figures reduced to rank 0,
  * which writes one report for the job (mpi_report.c). */
 void preload_mpi_report_joint(void) PRELOAD_HIDDEN;
-extern struct preload_state preload PRELOAD_HIDDEN;
+extern struct preload_state preload PRELOAD_HIDDEN PRELOAD_HOT;
 
 struct preload_thread {
     int in_call; /* inside a wrapper: a nested call goes straight through */
@@ -380,6 +428,10 @@ struct preload_thread {
     uint64_t parent_start_ticks;
     uint32_t thread_id;
     struct preload_thread_counters *counters;
+    /* &errno, taken when the thread claims its counters: reading errno
+     * through __errno_location would cost a call through the PLT into
+     * libc, and the pages of both, on every call. */
+    int *errno_at;
 };
 extern PRELOAD_TLS struct preload_thread preload_thread PRELOAD_HIDDEN;
 
@@ -586,15 +638,28 @@ static inline unsigned preload_stats_kind(unsigned op)
 }
 
 /* Darshan's size bins: 0-100, 100-1K, 1K-10K, 10K-100K, 100K-1M, 1M-4M,
- * 4M-10M, 10M-100M, 100M-1G, 1G+ (lower bound included). */
+ * 4M-10M, 10M-100M, 100M-1G, 1G+ (lower bound included). Compares with
+ * immediates, not a table (a read-only data page per call), smallest
+ * first: small accesses, the commonest, take one or two. */
 static inline unsigned preload_size_bin(uint64_t size)
 {
-    static const uint64_t upper[PRELOAD_SIZE_BINS - 1] = {
-        100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600, 1073741824};
-    unsigned bin = 0;
-    while (bin < PRELOAD_SIZE_BINS - 1 && size >= upper[bin])
-        bin++;
-    return bin;
+    if (size < 100)
+        return 0;
+    if (size < 1024)
+        return 1;
+    if (size < 10240)
+        return 2;
+    if (size < 102400)
+        return 3;
+    if (size < 1048576)
+        return 4;
+    if (size < 4194304)
+        return 5;
+    if (size < 10485760)
+        return 6;
+    if (size < 104857600)
+        return 7;
+    return size < 1073741824 ? 8 : 9;
 }
 
 void preload_common_note(struct preload_common *t, int64_t value, uint64_t count) PRELOAD_HIDDEN;
@@ -607,7 +672,7 @@ static inline void preload_common_add(struct preload_common *t, int64_t value)
 }
 
 /* The process's timeline (file_stats.c): bins of 2^shift ticks. */
-extern _Atomic uint32_t preload_timeline_shift PRELOAD_HIDDEN;
+extern _Atomic uint32_t preload_timeline_shift PRELOAD_HIDDEN PRELOAD_HOT;
 void preload_timeline_move(struct preload_thread_counters *c, uint64_t bin,
                            uint32_t shift) PRELOAD_HIDDEN;
 
@@ -690,7 +755,7 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
     struct preload_pending *p = c->current;
     if (PRELOAD_UNLIKELY(p->file != file_id))
         p = preload_count_file_change(c, file_id);
-    enum vigil_op_class cls = vigil_op_class(o->op);
+    enum vigil_op_class cls = preload_op_class(o->op);
     preload_add(&p->calls, 1);
     if (cls == VIGIL_OP_READS)
         preload_add(&p->read_bytes, o->bytes_moved);
@@ -712,10 +777,11 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
 static inline __attribute__((always_inline)) void preload_call_end(const struct preload_call *call,
                                                                    const struct preload_outcome *o)
 {
-    int errno_value = errno;
     struct preload_thread_counters *c = preload_thread.counters;
     if (PRELOAD_UNLIKELY(c == NULL))
-        c = preload_counters_claim();
+        c = preload_counters_claim(); /* leaves errno as it was */
+    int *errno_at = preload_thread.errno_at;
+    int errno_value = *errno_at;
     uint32_t file_id = o->fd >= 0 ? preload_fd_get(o->fd) : o->file_id;
     if (PRELOAD_UNLIKELY(file_id == PRELOAD_FILE_EXCLUDED)) {
         preload_count_excluded(c, o); /* not timed: no second timestamp */
@@ -730,7 +796,7 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
             preload_announce(c, file_id);
         struct vigil_activity a = {
             .record_type = VIGIL_RECORD_ACTIVITY,
-            .layer = (uint8_t)vigil_op_layer(o->op),
+            .layer = (uint8_t)preload_op_layer(o->op),
             .op = (uint16_t)o->op,
             .file_id = file_id,
             .start_ns = call->start_ticks, /* ticks: the ring's reader converts them */
@@ -744,7 +810,7 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
             .comm_size = o->comm_size,
             .parent_start_ns = preload_thread.parent_start_ticks,
         };
-        bool written = vigil_ring_push(preload.ring, &a);
+        bool written = vigil_ring_push_view(&preload.ring_producer, &a);
         uint64_t *counter = written ? &c->recorded : &c->dropped;
         if (PRELOAD_LIKELY(!c->shared))
             preload_add(counter, 1);
@@ -752,13 +818,15 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
             __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
     }
     preload_thread.in_call = 0;
-    errno = errno_value;
+    *errno_at = errno_value;
 }
 
 /* The two commonest endings. A data call on a descriptor returns the bytes
  * it moved, or -1; a meta call returns anything, -1 meaning failure. */
-static inline void preload_end_data(const struct preload_call *call, unsigned op, int fd,
-                                    int64_t ret, uint64_t bytes_asked, int64_t offset_bytes)
+static inline __attribute__((always_inline)) void preload_end_data(const struct preload_call *call,
+                                                                   unsigned op, int fd, int64_t ret,
+                                                                   uint64_t bytes_asked,
+                                                                   int64_t offset_bytes)
 {
     /* Named first: clang-format reads "ret < 0, ... ret > 0" in an
      * initializer as a template's brackets. */
@@ -776,8 +844,8 @@ static inline void preload_end_data(const struct preload_call *call, unsigned op
     preload_call_end(call, &o);
 }
 
-static inline void preload_end_meta(const struct preload_call *call, unsigned op, int fd,
-                                    int64_t ret)
+static inline __attribute__((always_inline)) void preload_end_meta(const struct preload_call *call,
+                                                                   unsigned op, int fd, int64_t ret)
 {
     struct preload_outcome o = {
         .op = op,
@@ -886,7 +954,7 @@ struct preload_real_entry {
     const char *name;
 };
 #define PRELOAD_REAL_SLOT(fn)                                                                      \
-    void *preload_real_##fn PRELOAD_HIDDEN;                                                        \
+    void *preload_real_##fn PRELOAD_HIDDEN __attribute__((section("vigil_hot")));                  \
     static const struct preload_real_entry preload_real_entry_##fn                                 \
         __attribute__((used, section("preload_real"))) = {&preload_real_##fn, #fn}
 /* Uses, in another file, a slot that one wrapper file defines. */

@@ -54,6 +54,7 @@ static bool start_ring(struct vigil_error *err)
         return false;
     vigil_ring_move_fd(ring, preload.private_fd_floor); /* where it was is fine too */
     preload.ring = ring;
+    vigil_ring_producer_view(ring, &preload.ring_producer);
     atomic_fetch_add_explicit(&preload.ring_generation, 1, memory_order_relaxed);
     return true;
 }
@@ -99,6 +100,7 @@ static void after_fork_in_child(void)
     preload_report_reset_after_fork();
     /* The parent's ring stays the parent's: the child gets its own ring,
      * counts and report. */
+    vigil_ring_producer_view(NULL, &preload.ring_producer);
     vigil_ring_close(preload.ring);
     preload.ring = NULL;
     preload_counters_reset_after_fork();
@@ -221,3 +223,9 @@ int vigil_preload_ring_fd(void)
 {
     return atomic_load(&preload.active) ? vigil_ring_fd(preload.ring) : -1;
 }
+
+/* Aligns the vigil_hot section (preload.h's PRELOAD_HOT) to a page. Defined
+ * last: GCC emits a file's variables last to first, so this one opens the
+ * section and nothing before it pads it onto a second page (the section's
+ * size in `size -A` shows it: below 4096). */
+static char preload_hot_page[1] __attribute__((section("vigil_hot"), aligned(4096), used));

@@ -177,6 +177,40 @@ static void test_invalid_names_are_refused(void **state)
     free_pair(&p);
 }
 
+/* The preload library pushes through a copy of the ring's geometry: the
+ * same records, in order with pushes through the handle, the same drops
+ * when full; no view of no ring. */
+static void test_push_through_a_producer_view(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    struct vigil_ring_producer view;
+    vigil_ring_producer_view(p.producer, &view);
+    for (uint64_t i = 0; i < 64; i++) {
+        struct vigil_activity a = make_activity(2, i);
+        assert_true(i % 2 ? vigil_ring_push_view(&view, &a) : vigil_ring_push(p.producer, &a));
+    }
+    struct vigil_activity extra = make_activity(2, 64);
+    assert_false(vigil_ring_push_view(&view, &extra));
+    assert_int_equal(vigil_ring_dropped(p.producer), 1);
+
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report rep;
+    assert_int_equal(vigil_ring_drain(p.consumer, 1000, 0, NULL, collect, &c, &rep), 64);
+    assert_true(c.in_order);
+    assert_int_equal(rep.corrupt + rep.torn, 0);
+    assert_int_equal(rep.dropped, 1);
+    struct vigil_activity last = make_activity(2, 63);
+    last.seq = 63;
+    assert_memory_equal(&c.last.activity, &last, sizeof last);
+
+    vigil_ring_producer_view(NULL, &view);
+    assert_null(view.header);
+    assert_null(view.slots);
+    assert_int_equal(view.mask, 0);
+    free_pair(&p);
+}
+
 static void test_full_ring_drops_and_counts(void **state)
 {
     (void)state;
@@ -909,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_push_and_drain_one),
         cmocka_unit_test(test_names_of_every_length_class),
         cmocka_unit_test(test_invalid_names_are_refused),
+        cmocka_unit_test(test_push_through_a_producer_view),
         cmocka_unit_test(test_full_ring_drops_and_counts),
         cmocka_unit_test(test_drain_respects_max_records),
         cmocka_unit_test(test_eight_producers_one_consumer),
