@@ -83,35 +83,13 @@ static const struct tune_adpi_stats *find_adpi(const struct tune_result *r, cons
     return NULL;
 }
 
-static gint by_issues(gconstpointer a, gconstpointer b, gpointer reasons)
-{
-    const struct tune_reason *x = g_hash_table_lookup(reasons, *(char *const *)a);
-    const struct tune_reason *y = g_hash_table_lookup(reasons, *(char *const *)b);
-    if (x->issues != y->issues)
-        return x->issues > y->issues ? -1 : 1;
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The reasons of an ADPI, most issues first. */
-static GPtrArray *sorted_reasons(const struct tune_adpi_stats *a)
-{
-    GPtrArray *keys = g_ptr_array_new();
-    GHashTableIter it;
-    gpointer key;
-    g_hash_table_iter_init(&it, a->reasons);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_ptr_array_add(keys, key);
-    g_ptr_array_sort_with_data(keys, by_issues, a->reasons);
-    return keys;
-}
-
 #define REASONS_SHOWN 3
 
 static void print_why(const char *name, const struct tune_adpi_stats *a)
 {
     if (a == NULL)
         return;
-    GPtrArray *keys = sorted_reasons(a);
+    GPtrArray *keys = tune_sorted_reasons(a);
     for (guint k = 0; k < keys->len && k < REASONS_SHOWN; k++) {
         const struct tune_reason *reason = g_hash_table_lookup(a->reasons, keys->pdata[k]);
         printf("      %s: %s: %" G_GUINT64_FORMAT " issues, e.g. \"%s\"\n", name,
@@ -282,7 +260,7 @@ static void json_column(JsonBuilder *b, const struct tune_column *c)
         json_u64(b, "issues", a->issues);
         json_builder_set_member_name(b, "reasons");
         json_builder_begin_array(b);
-        GPtrArray *keys = sorted_reasons(a);
+        GPtrArray *keys = tune_sorted_reasons(a);
         for (guint k = 0; k < keys->len; k++) {
             const struct tune_reason *reason = g_hash_table_lookup(a->reasons, keys->pdata[k]);
             json_builder_begin_object(b);

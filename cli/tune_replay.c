@@ -606,6 +606,28 @@ gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_resu
     return ok;
 }
 
+static gint by_issues(gconstpointer a, gconstpointer b, gpointer reasons)
+{
+    const struct tune_reason *x = g_hash_table_lookup(reasons, *(char *const *)a);
+    const struct tune_reason *y = g_hash_table_lookup(reasons, *(char *const *)b);
+    if (x->issues != y->issues)
+        return x->issues > y->issues ? -1 : 1;
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The reasons of an ADPI, most issues first. */
+GPtrArray *tune_sorted_reasons(const struct tune_adpi_stats *a)
+{
+    GPtrArray *keys = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, a->reasons);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_ptr_array_add(keys, key);
+    g_ptr_array_sort_with_data(keys, by_issues, a->reasons);
+    return keys;
+}
+
 void tune_result_clear(struct tune_result *r)
 {
     if (r->adpis != NULL)

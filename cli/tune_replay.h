@@ -72,6 +72,9 @@ struct tune_result {
 gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_result *out,
                      GError **error);
 void tune_result_clear(struct tune_result *r);
+/* An ADPI's reasons (keys of a->reasons, not copied), most issues first,
+ * then by name; free with g_ptr_array_free(keys, TRUE). */
+GPtrArray *tune_sorted_reasons(const struct tune_adpi_stats *a);
 
 /* A configuration file, checked as vigild checks it (schema, plugins'
  * sections, [daemon] and the reasoners' ADPIs). NULL with error set. */

@@ -198,24 +198,9 @@ static char *own_states_json(const struct tune_result *r)
     return object_text(o);
 }
 
-static gint reason_order(gconstpointer a, gconstpointer b, gpointer reasons)
-{
-    const struct tune_reason *x = g_hash_table_lookup(reasons, *(char *const *)a);
-    const struct tune_reason *y = g_hash_table_lookup(reasons, *(char *const *)b);
-    if (x->issues != y->issues)
-        return x->issues > y->issues ? -1 : 1;
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static char *reasons_json(const struct tune_adpi_stats *a)
 {
-    GPtrArray *keys = g_ptr_array_new();
-    GHashTableIter it;
-    gpointer key;
-    g_hash_table_iter_init(&it, a->reasons);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_ptr_array_add(keys, key);
-    g_ptr_array_sort_with_data(keys, reason_order, a->reasons);
+    GPtrArray *keys = tune_sorted_reasons(a);
     JsonArray *list = json_array_sized_new(keys->len);
     for (guint k = 0; k < keys->len; k++) {
         const struct tune_reason *reason = g_hash_table_lookup(a->reasons, keys->pdata[k]);
