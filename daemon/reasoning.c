@@ -18,15 +18,7 @@
 #include "verdicts.h"
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
-
-/* Load categories of the node: the procstat fields of CPU time, of which
- * idle and iowait are not busy. */
-static const char *const cpu_fields[] = {
-    "cpu.user_s",   "cpu.nice_s", "cpu.system_s",  "cpu.idle_s",
-    "cpu.iowait_s", "cpu.irq_s",  "cpu.softirq_s", "cpu.steal_s",
-};
-#define CPU_IDLE   3
-#define CPU_IOWAIT 4
+#include "vigil/node_load.h"
 
 /* A disk's busy time, "disk.*.busy_s" as a glob: tested by its two ends,
  * since g_pattern_match_simple compiled the pattern again for every metric
@@ -322,23 +314,6 @@ static void feed_samples(struct vigild_reasoner *x, const vigil_metric_catalog *
     }
 }
 
-/* The node's samples to the process ADPIs that judge in the node's load. */
-static void feed_node_samples(struct vigild_reasoner *x, const vigil_metric_catalog *catalog,
-                              const GArray *samples)
-{
-    uint64_t since_ns = vigil_clock_monotonic_ns();
-    for (guint i = 0; i < x->adpis->len; i++) {
-        const struct vigild_adpi *a = g_ptr_array_index(x->adpis, i);
-        if (a->ops->node_samples == NULL)
-            continue;
-        a->ops->node_samples(a->instance, catalog, (const struct vigil_sample *)samples->data,
-                             samples->len);
-        uint64_t now_ns = vigil_clock_monotonic_ns();
-        vigild_cost_add(&a->cost->samples, now_ns - since_ns);
-        since_ns = now_ns;
-    }
-}
-
 static void append_energy(struct vigild_reasoning *r, uint32_t *id, const char *name,
                           double energy_j, uint64_t t_ns)
 {
@@ -365,11 +340,6 @@ void vigild_reasoning_samples(void *reasoning, const struct vigild_tick_samples 
     g_array_set_size(r->feed, 0);
     g_array_append_vals(r->feed, samples->node->data, samples->node->len);
     feed_samples(r->node, catalog, r->feed);
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, r->processes);
-    while (g_hash_table_iter_next(&it, NULL, &value))
-        feed_node_samples(value, catalog, samples->node);
     /* A provider emits one process's samples together: each run of the
      * same id is that process's part of the tick. */
     const GArray *all = samples->process;
@@ -441,8 +411,11 @@ static void take_issue(void *user, const struct vigil_issue *issue)
     g_array_append_val(t->reasoner->issues, x);
 }
 
+/* `node_load`: the cycle's load of the node, for the process ADPIs that
+ * judge in it; NULL for the node's reasoner. */
 static void decide(struct vigild_reasoning *r, struct vigild_reasoner *x, uint64_t end_ns,
-                   gboolean judge, struct vigil_reasoner_input *input)
+                   gboolean judge, const struct vigil_node_load *node_load,
+                   struct vigil_reasoner_input *input)
 {
     g_array_set_size(x->issues, 0);
     struct issue_target target = {.reasoner = x};
@@ -451,6 +424,8 @@ static void decide(struct vigild_reasoning *r, struct vigild_reasoner *x, uint64
         const struct vigild_adpi *a = g_ptr_array_index(x->adpis, i);
         target.plugin = a->plugin->descriptor->name;
         uint64_t begin_ns = vigil_clock_monotonic_ns();
+        if (node_load != NULL && a->ops->node_load != NULL)
+            a->ops->node_load(a->instance, node_load);
         a->ops->cycle(a->instance, r->cycle, end_ns, &sink);
         vigild_cost_add(&a->cost->cycle, vigil_clock_monotonic_ns() - begin_ns);
     }
@@ -476,12 +451,6 @@ static const struct vigil_cycle_metric *node_metric(const struct vigild_reasonin
     return m != NULL ? vigil_cycle_values_get(&r->node_values, m->id) : NULL;
 }
 
-static gboolean cycle_delta(const struct vigild_reasoning *r, const char *name, double *delta)
-{
-    const struct vigil_cycle_metric *cm = node_metric(r, name);
-    return cm != NULL && vigil_cycle_metric_delta(cm, delta);
-}
-
 static gboolean cycle_value(const struct vigild_reasoning *r, const char *name, double *value)
 {
     const struct vigil_cycle_metric *cm = node_metric(r, name);
@@ -490,19 +459,12 @@ static gboolean cycle_value(const struct vigild_reasoning *r, const char *name, 
 
 /* The node's utilisation this cycle: CPU busy time over all CPU time,
  * memory used over total, the busiest disk's busy time per second. */
-static size_t node_load(const struct vigild_reasoning *r, struct vigil_load *load)
+static size_t node_utilisation(const struct vigild_reasoning *r,
+                               const struct vigil_node_load *node_load, struct vigil_load *load)
 {
     size_t n = 0;
-    double total = 0, idle = 0, delta;
-    gboolean have_cpu = TRUE;
-    for (size_t i = 0; i < G_N_ELEMENTS(cpu_fields) && have_cpu; i++) {
-        have_cpu = cycle_delta(r, cpu_fields[i], &delta);
-        total += delta;
-        if (i == CPU_IDLE || i == CPU_IOWAIT)
-            idle += delta;
-    }
-    if (have_cpu && total > 0)
-        load[n++] = (struct vigil_load){"cpu", (total - idle) / total};
+    if (isfinite(node_load->cpu_busy))
+        load[n++] = (struct vigil_load){"cpu", node_load->cpu_busy};
     double used, size;
     if (cycle_value(r, "mem.used_bytes", &used) && cycle_value(r, "mem.total_bytes", &size) &&
         size > 0)
@@ -540,12 +502,15 @@ void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns, g
             g_hash_table_iter_remove(&it);
     }
     enum vigil_health node_last = r->node->decided ? r->node->verdict.decision.state : 0;
+    /* Once for every process: the node's samples of the cycle. */
+    struct vigil_node_load node_load;
+    vigil_node_load_of(&r->node_values, r->catalog, &node_load);
     g_array_set_size(r->children, 0);
     g_hash_table_iter_init(&it, r->processes);
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         struct vigild_reasoner *x = value;
         struct vigil_reasoner_input input = {.parent = node_last};
-        decide(r, x, end_ns, judge, &input);
+        decide(r, x, end_ns, judge, &node_load, &input);
         g_array_append_val(r->children, x->verdict.decision.upward_raw);
         if (x->ended)
             x->decided_after_end = TRUE;
@@ -556,9 +521,9 @@ void vigild_reasoning_close_cycle(struct vigild_reasoning *r, uint64_t end_ns, g
         .n_children = r->children->len,
         .parent = r->system_state,
         .load = load,
-        .n_load = judge ? node_load(r, load) : 0,
+        .n_load = judge ? node_utilisation(r, &node_load, load) : 0,
     };
-    decide(r, r->node, end_ns, judge, &input);
+    decide(r, r->node, end_ns, judge, NULL, &input);
     vigil_cycle_values_next(&r->node_values);
     *out = (struct vigild_cycle_verdicts){
         .cycle = r->cycle,

@@ -57,8 +57,7 @@ struct latency {
     double low_quantile, high_quantile, max_outer_share;
     gboolean weigh_node_load;
     struct latency_op *ops[VIGIL_OP_MAX_ID + 1]; /* NULL until its first call */
-    struct vigil_cycle_values node;              /* the node's samples this cycle */
-    const vigil_metric_catalog *catalog;
+    double cycle_load_factor; /* of the cycle about to close (node_load), else NAN */
 };
 
 static guint bucket_of(guint64 ns)
@@ -131,7 +130,7 @@ static void *latency_create(const struct vigil_plugin_context *ctx, GError **err
 {
     (void)error;
     struct latency *l = g_new0(struct latency, 1);
-    vigil_cycle_values_init(&l->node);
+    l->cycle_load_factor = NAN;
     read_config(l, ctx);
     return l;
 }
@@ -141,7 +140,6 @@ static void latency_destroy(void *instance)
     struct latency *l = instance;
     for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++)
         g_free(l->ops[op]);
-    vigil_cycle_values_clear(&l->node);
     g_free(l);
 }
 
@@ -178,14 +176,6 @@ static void latency_activity(void *instance, const struct vigil_activity *a)
     }
     op->n++;
     op->cycle_counts[bucket_of(ns)]++;
-}
-
-static void latency_node_samples(void *instance, const vigil_metric_catalog *catalog,
-                                 const struct vigil_sample *samples, size_t n_samples)
-{
-    struct latency *l = instance;
-    l->catalog = catalog;
-    vigil_cycle_values_add(&l->node, catalog, samples, n_samples);
 }
 
 /* "35.8 µs": a duration for people. */
@@ -260,6 +250,12 @@ static double load_factor(const struct vigil_node_load *load)
     return MAX(run_queue, 1.0);
 }
 
+static void latency_node_load(void *instance, const struct vigil_node_load *load)
+{
+    struct latency *l = instance;
+    l->cycle_load_factor = load_factor(load);
+}
+
 /* `ns` times `scale`, in whole ns. */
 static guint64 scaled_ns(guint64 ns, double scale)
 {
@@ -305,13 +301,8 @@ static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     (void)cycle;
     (void)end_ns;
     struct latency *l = instance;
-    struct vigil_node_load load;
-    double factor = NAN;
-    if (l->catalog != NULL) {
-        vigil_node_load_of(&l->node, l->catalog, &load);
-        factor = load_factor(&load);
-    }
-    vigil_cycle_values_next(&l->node);
+    double factor = l->cycle_load_factor;
+    l->cycle_load_factor = NAN; /* a cycle without its load judges without it */
     for (guint op_id = 0; op_id <= VIGIL_OP_MAX_ID; op_id++) {
         struct latency_op *op = l->ops[op_id];
         if (op == NULL)
@@ -335,7 +326,7 @@ static const struct vigil_adpi_ops latency_ops = {
     .activity = latency_activity,
     .cycle = latency_cycle,
     .reconfigure = latency_reconfigure,
-    .node_samples = latency_node_samples,
+    .node_load = latency_node_load,
 };
 
 static const struct vigil_config_key keys[] = {

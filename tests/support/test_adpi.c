@@ -166,10 +166,10 @@ void test_adpi_sample(struct test_adpi *a, guint32 metric_id, guint64 t_ns, doub
     test_adpi_samples(a, &s, 1);
 }
 
-void test_adpi_node_samples(struct test_adpi *a, const struct vigil_sample *samples, size_t n)
+void test_adpi_node_load(struct test_adpi *a, const struct vigil_node_load *load)
 {
-    assert_non_null(a->ops->node_samples);
-    a->ops->node_samples(a->instance, a->catalog, samples, n);
+    assert_non_null(a->ops->node_load);
+    a->ops->node_load(a->instance, load);
 }
 
 void test_adpi_calls(struct test_adpi *a, unsigned layer, unsigned op, guint64 duration_ns, guint n)

@@ -10,6 +10,7 @@
 
 #include "vigil/adpi.h"
 #include "vigil/metric.h"
+#include "vigil/node_load.h"
 #include "vigil/plugin.h"
 
 #include "test_support.h"
@@ -53,8 +54,9 @@ guint32 test_adpi_gauge(struct test_adpi *a, const char *name, const char *unit)
 void test_adpi_sample(struct test_adpi *a, guint32 metric_id, guint64 t_ns, double value);
 void test_adpi_samples(struct test_adpi *a, const struct vigil_sample *samples, size_t n);
 
-/* One tick of the node's samples, for a process ADPI (node_samples). */
-void test_adpi_node_samples(struct test_adpi *a, const struct vigil_sample *samples, size_t n);
+/* The node's load over the cycle about to close, for a process ADPI
+ * (node_load). */
+void test_adpi_node_load(struct test_adpi *a, const struct vigil_node_load *load);
 
 /* `n` calls of LAYER/OP taking `duration_ns` each, starting at 1 s. */
 void test_adpi_calls(struct test_adpi *a, unsigned layer, unsigned op, guint64 duration_ns,

@@ -38,7 +38,7 @@ static void test_the_descriptor(void **state)
     assert_string_equal(a.plugin->descriptor->name, "latency-histogram");
     assert_int_equal(a.plugin->descriptor->n_config_keys, 7);
     assert_non_null(a.ops->activity);
-    assert_non_null(a.ops->node_samples);
+    assert_non_null(a.ops->node_load);
     assert_non_null(a.ops->reconfigure);
     assert_null(a.ops->samples);
     test_adpi_close(&a);
@@ -202,35 +202,13 @@ static void test_fewer_learn_calls_end_learning(void **state)
     test_adpi_close(&a);
 }
 
-/* The node's samples as procstat names them, on a node of 2 CPUs whose
- * time is all busy: `running` threads want a CPU. */
-struct node {
-    guint32 cpu[8], running;
-};
-
-static void node_open(struct test_adpi *a, struct node *node)
+/* The node's load over the cycle about to close: `running` threads want
+ * its 2 CPUs. */
+static void node_cycle_load(struct test_adpi *a, double running)
 {
-    static const char *const fields[] = {
-        "cpu.user_s",   "cpu.nice_s", "cpu.system_s",  "cpu.idle_s",
-        "cpu.iowait_s", "cpu.irq_s",  "cpu.softirq_s", "cpu.steal_s",
-    };
-    for (guint i = 0; i < G_N_ELEMENTS(fields); i++)
-        node->cpu[i] = test_adpi_counter(a, fields[i], "s");
-    node->running = test_adpi_gauge(a, "procs.running", "count");
-}
-
-/* Two ticks in the cycle that ends at `end_ns`, half a second apart. */
-static void node_cycle_load(struct test_adpi *a, const struct node *node, guint64 end_ns,
-                            double running)
-{
-    for (guint64 t_ns = end_ns - TEST_S / 2; t_ns <= end_ns; t_ns += TEST_S / 2) {
-        struct vigil_sample s[9];
-        for (guint i = 0; i < 8; i++)
-            s[i] = (struct vigil_sample){
-                .metric_id = node->cpu[i], .t_ns = t_ns, .value = i == 0 ? 2e-9 * (double)t_ns : 0};
-        s[8] = (struct vigil_sample){.metric_id = node->running, .t_ns = t_ns, .value = running};
-        test_adpi_node_samples(a, s, G_N_ELEMENTS(s));
-    }
+    struct vigil_node_load load = {
+        .cpus = 2, .cpu_busy = 1, .iowait = 0, .steal = 0, .running = running};
+    test_adpi_node_load(a, &load);
 }
 
 /* Learned with 2 threads on 2 CPUs; then 8 want them, each waits for its
@@ -239,23 +217,21 @@ static void test_the_node_load_moves_the_slow_threshold(void **state)
 {
     (void)state;
     struct test_adpi a;
-    struct node node;
     test_adpi_open(&a, "latency-histogram", LEARN_100);
-    node_open(&a, &node);
-    node_cycle_load(&a, &node, 1 * TEST_S, 2);
+    node_cycle_load(&a, 2);
     learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
 
     /* [2944, 3071] ns: slow on a node as loaded as in learning. */
-    node_cycle_load(&a, &node, 2 * TEST_S, 2);
+    node_cycle_load(&a, 2);
     posix_write(&a, 3000, 100);
     test_assert_issue(test_adpi_cycle_one(&a, 2 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
                       1);
     /* Not beyond 4 × 1023 ns. */
-    node_cycle_load(&a, &node, 3 * TEST_S, 8);
+    node_cycle_load(&a, 8);
     posix_write(&a, 3000, 100);
     test_adpi_cycle_quiet(&a, 3 * TEST_S);
     /* [4864, 5119] ns is beyond it. */
-    node_cycle_load(&a, &node, 4 * TEST_S, 8);
+    node_cycle_load(&a, 8);
     posix_write(&a, 5000, 31);
     posix_write(&a, 3000, 69);
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 4 * TEST_S);
@@ -265,7 +241,7 @@ static void test_the_node_load_moves_the_slow_threshold(void **state)
                         "percentile of the first 100 times 4 for the node's load; expected at "
                         "most 25 %");
     /* Fewer runnable threads than CPUs explain nothing more than learned. */
-    node_cycle_load(&a, &node, 5 * TEST_S, 1);
+    node_cycle_load(&a, 1);
     posix_write(&a, 3000, 100);
     test_assert_issue(test_adpi_cycle_one(&a, 5 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
                       1);
@@ -278,21 +254,19 @@ static void test_less_load_than_learned_moves_the_fast_threshold_only(void **sta
 {
     (void)state;
     struct test_adpi a;
-    struct node node;
     test_adpi_open(&a, "latency-histogram", LEARN_100);
-    node_open(&a, &node);
-    node_cycle_load(&a, &node, 1 * TEST_S, 8);
+    node_cycle_load(&a, 8);
     learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
 
-    node_cycle_load(&a, &node, 2 * TEST_S, 2);
+    node_cycle_load(&a, 2);
     posix_write(&a, 143, 100);
     test_adpi_cycle_quiet(&a, 2 * TEST_S);
-    node_cycle_load(&a, &node, 3 * TEST_S, 2);
+    node_cycle_load(&a, 2);
     posix_write(&a, 1024, 100);
     test_assert_issue(test_adpi_cycle_one(&a, 3 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
                       1);
     /* A quarter of 144 ns, 36 ns: calls below it are still fast. */
-    node_cycle_load(&a, &node, 4 * TEST_S, 2);
+    node_cycle_load(&a, 2);
     posix_write(&a, 35, 100);
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 4 * TEST_S);
     test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_GOOD, "posix.write", 1);
@@ -305,12 +279,10 @@ static void test_weigh_node_load_off_keeps_the_learned_thresholds(void **state)
 {
     (void)state;
     struct test_adpi a;
-    struct node node;
     test_adpi_open(&a, "latency-histogram", LEARN_100 "weigh_node_load = false\n");
-    node_open(&a, &node);
-    node_cycle_load(&a, &node, 1 * TEST_S, 2);
+    node_cycle_load(&a, 2);
     learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
-    node_cycle_load(&a, &node, 2 * TEST_S, 8);
+    node_cycle_load(&a, 8);
     posix_write(&a, 3000, 100);
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
     test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 1);
@@ -326,12 +298,11 @@ static void test_an_unknown_node_load_keeps_the_learned_thresholds(void **state)
     (void)state;
     struct test_adpi a;
     test_adpi_open(&a, "latency-histogram", LEARN_100);
-    guint32 running = test_adpi_gauge(&a, "procs.running", "count");
-    struct vigil_sample s = {.metric_id = running, .t_ns = TEST_S, .value = 2};
-    test_adpi_node_samples(&a, &s, 1);
+    struct vigil_node_load load = {NAN, NAN, NAN, NAN, 2};
+    test_adpi_node_load(&a, &load);
     learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
-    s = (struct vigil_sample){.metric_id = running, .t_ns = 2 * TEST_S, .value = 64};
-    test_adpi_node_samples(&a, &s, 1);
+    load.running = 64;
+    test_adpi_node_load(&a, &load);
     posix_write(&a, 3000, 100);
     test_assert_issue(test_adpi_cycle_one(&a, 2 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
                       1);

@@ -11,9 +11,10 @@
  *             ADPI;
  *   activity: every activity of its scope (a process ADPI: the process's;
  *             a node ADPI: every process's), times in CLOCK_MONOTONIC ns;
- *   node_samples: a process ADPI only, if it asks: every tick, the node's
- *             samples, the load a process's figures are judged in (a
- *             call slowed by other programs is not the process's anomaly);
+ *   node_load: a process ADPI only, if it asks: at each cycle's close,
+ *             before `cycle`, the node's load over that cycle, which a
+ *             process's figures are judged in (a call slowed by other
+ *             programs is not the process's anomaly);
  *   cycle:    at the end of each reasoner cycle (1 s by default), the
  *             issues it sees in that cycle, each with a health state, the
  *             metric, the value, the range expected and a message.
@@ -34,6 +35,8 @@
 #include "vigil/health.h"
 #include "vigil/metric.h"
 #include "vigil/plugin.h"
+
+struct vigil_node_load;
 
 #define VIGIL_ISSUE_METRIC_MAX  127
 #define VIGIL_ISSUE_MESSAGE_MAX 255
@@ -74,10 +77,11 @@ struct vigil_adpi_ops {
      * set keeps the old values. */
     gboolean (*reconfigure)(void *instance, const struct vigil_plugin_context *context,
                             GError **error);
-    /* Optional, for process ADPIs: one tick's samples of the node, given
-     * before the process's own. A node ADPI gets them through samples(). */
-    void (*node_samples)(void *instance, const vigil_metric_catalog *catalog,
-                         const struct vigil_sample *samples, size_t n_samples);
+    /* Optional, for process ADPIs: the node's load over the cycle about to
+     * close (vigil/node_load.h), given before cycle(). Worked out once per
+     * cycle for all processes, from the node's samples a node ADPI gets
+     * through samples(). */
+    void (*node_load)(void *instance, const struct vigil_node_load *load);
 };
 
 /* What an ADPI keeps per metric -------------------------------------------------------------- */

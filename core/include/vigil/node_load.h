@@ -1,6 +1,6 @@
 /* vigil — the node's load in one cycle, from its samples: what a process
  * ADPI weighs before it blames a process for calls that other programs
- * slowed down (vigil/adpi.h, node_samples). */
+ * slowed down (vigil/adpi.h, node_load). */
 #ifndef VIGIL_NODE_LOAD_H
 #define VIGIL_NODE_LOAD_H
 
