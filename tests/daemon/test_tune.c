@@ -60,17 +60,7 @@ static gint64 member_int(JsonObject *o, const char *outer, const char *name)
 
 static struct test_run run_tune(const char *dir, const char *const *extra)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    g_ptr_array_add(argv, "tune");
-    for (const char *const *a = extra; *a != NULL; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
-    g_ptr_array_add(argv, NULL);
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(dir, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
-    g_ptr_array_free(argv, TRUE);
-    return run;
+    return test_run_vigil(dir, "tune", extra);
 }
 
 /* A live vigild records while a shell under the preload library runs dd

@@ -108,17 +108,7 @@ static int teardown(void **state)
 
 static struct test_run tune(const char *const *args)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    g_ptr_array_add(argv, "tune");
-    for (const char *const *a = args; *a != NULL; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
-    g_ptr_array_add(argv, NULL);
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(dir, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
-    g_ptr_array_free(argv, TRUE);
-    return run;
+    return test_run_vigil(dir, "tune", args);
 }
 
 static guint64 trials(void)

@@ -52,6 +52,21 @@ char **test_clean_environment(const char *const *vars)
     return env;
 }
 
+struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    g_ptr_array_add(argv, (gpointer)command);
+    for (const char *const *a = args; *a != NULL; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, NULL);
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(cwd, (const char *const *)argv->pdata, env);
+    g_strfreev(env);
+    g_ptr_array_free(argv, TRUE);
+    return run;
+}
+
 const char *test_env_or_fail(const char *name)
 {
     const char *value = g_getenv(name);

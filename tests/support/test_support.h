@@ -25,6 +25,10 @@ void test_run_clear(struct test_run *run);
  * ("NAME=value" strings, NULL-terminated, or NULL). g_strfreev it. */
 char **test_clean_environment(const char *const *vars);
 
+/* `$VIGIL_CLI command args…` (args NULL-terminated) in `cwd`, in a clean
+ * environment (test_clean_environment). */
+struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args);
+
 /* The value of the environment variable `name`, which meson test sets:
  * fails the test when it is unset or empty. */
 const char *test_env_or_fail(const char *name);
