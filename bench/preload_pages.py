@@ -74,7 +74,9 @@ def show_where(one, maps, library=None):
         name = next(("%s+%#x (of %#x)" % (os.path.basename(n), a - lo + off, size)
                      for lo, hi, n, off, size in regions if lo <= a < hi), "?")
         kinds = "".join(sorted({k for k, _ in by_page[page]}))
-        if base is not None and 0 <= a - base < 0x1000000:
+        in_library = any(lo <= a < hi and n.endswith(os.path.basename(library or "-"))
+                         for lo, hi, n, off, size in regions)
+        if base is not None and in_library:
             names = set()
             for _, line in by_page[page]:
                 v = (line << 6) - base

@@ -5,8 +5,9 @@
 /* A call on an excluded file is counted in the operation table like any
  * other (the report's totals hold it, as the README promises), untimed;
  * it is only not recorded, and has no file. */
-void preload_count_excluded(struct preload_thread_counters *c, const struct preload_outcome *o)
+void preload_count_excluded(struct preload_thread_counters *c, struct preload_outcome outcome)
 {
+    const struct preload_outcome *o = &outcome;
     struct preload_op_counter *op = &c->ops[o->op];
     preload_count(c, &op->calls, 1);
     preload_count(c, &op->bytes, o->bytes_moved);
@@ -18,14 +19,17 @@ void preload_count_excluded(struct preload_thread_counters *c, const struct prel
 struct preload_pending *preload_count_file_change(struct preload_thread_counters *c,
                                                   uint32_t file_id)
 {
-    struct preload_pending *p = NULL, *victim = &c->pending[0];
+    /* The first of equally old entries: free ones are taken in order, so
+     * a thread's first two files get the entries on its first page. */
+    struct preload_pending *p = NULL, *victim = preload_pending_entry(c, 0);
     for (int i = 0; i < PRELOAD_PENDING_FILES; i++) {
-        if (c->pending[i].file == file_id) {
-            p = &c->pending[i];
+        struct preload_pending *e = preload_pending_entry(c, i);
+        if (e->file == file_id) {
+            p = e;
             break;
         }
-        if (c->pending[i].used_stamp < victim->used_stamp)
-            victim = &c->pending[i];
+        if (e->used_stamp < victim->used_stamp)
+            victim = e;
     }
     if (p == NULL) {
         p = victim;
@@ -38,9 +42,10 @@ struct preload_pending *preload_count_file_change(struct preload_thread_counters
     return p;
 }
 
-void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
+void preload_count_nested(struct preload_thread_counters *c, struct preload_outcome outcome,
                           uint32_t file_id, uint64_t start_ticks, uint64_t end_ticks)
 {
+    const struct preload_outcome *o = &outcome;
     /* Only file bytes: the totals they are taken from hold no socket bytes
      * (those are the network's). */
     if (preload_op_is_network(o->op))
@@ -79,9 +84,10 @@ void preload_announce(struct preload_thread_counters *c, uint32_t file_id)
 
 /* The block many threads share once the pool is used up: atomic adds, and
  * straight to the file's counters. */
-void preload_count_shared(struct preload_thread_counters *c, const struct preload_outcome *o,
+void preload_count_shared(struct preload_thread_counters *c, struct preload_outcome outcome,
                           uint32_t file_id, uint64_t start_ticks, uint64_t end_ticks)
 {
+    const struct preload_outcome *o = &outcome;
     uint64_t ticks = end_ticks - start_ticks;
     struct preload_op_counter *op = &c->ops[o->op];
     __atomic_fetch_add(&op->calls, 1, __ATOMIC_RELAXED);
@@ -91,7 +97,7 @@ void preload_count_shared(struct preload_thread_counters *c, const struct preloa
         __atomic_fetch_add(&op->errors, 1, __ATOMIC_RELAXED);
     enum vigil_op_class cls = vigil_op_class(o->op);
     if (preload_thread.parent_start_ticks != 0) {
-        preload_count_nested(c, o, file_id, start_ticks, end_ticks);
+        preload_count_nested(c, outcome, file_id, start_ticks, end_ticks);
         return;
     }
     if (file_id != VIGIL_FILE_NONE) {

@@ -42,7 +42,7 @@ struct preload_thread_counters *preload_counters_claim(void)
     uint32_t index = atomic_fetch_add_explicit(&pool_claimed, 1, memory_order_acq_rel);
     struct preload_thread_counters *c = index < POOL_BLOCKS ? &pool[index] : &pool[POOL_BLOCKS];
     if (!c->shared) /* the shared block holds no pending file */
-        c->current = &c->pending[0];
+        c->current = preload_pending_entry(c, 0);
     preload_thread.counters = c;
     /* Once per thread: the records carry it. */
     int saved_errno = errno;
@@ -98,11 +98,12 @@ void preload_counters_visit_pending(preload_pending_fn file_fn, preload_block_fn
 {
     uint32_t used = blocks_in_use();
     for (uint32_t i = 0; i < used; i++) {
-        const struct preload_thread_counters *c = &pool[i];
+        struct preload_thread_counters *c = &pool[i];
         for (int e = 0; e < PRELOAD_PENDING_FILES; e++) {
-            uint32_t file_id = __atomic_load_n(&c->pending[e].file, __ATOMIC_RELAXED);
+            const struct preload_pending *p = preload_pending_entry(c, e);
+            uint32_t file_id = __atomic_load_n(&p->file, __ATOMIC_RELAXED);
             if (file_id != VIGIL_FILE_NONE)
-                file_fn(file_id, &c->pending[e], user);
+                file_fn(file_id, p, user);
         }
         thread_fn(c, user);
     }

@@ -46,6 +46,7 @@ static _Atomic uint32_t used_count;
 
 _Atomic uint64_t *preload_fd_table; /* 0: unknown; else PRELOAD_FD_KNOWN | file id | ref */
 uint32_t preload_fd_table_size;
+_Atomic uint64_t preload_fd_near[PRELOAD_FD_NEAR]; /* the table's first words */
 
 /* Open file descriptions, shared with forked children: the first slot
  * holds the count of descriptions ever made (slot 0 is never used). */
@@ -324,39 +325,38 @@ static struct preload_description *description_of(uint64_t word)
 
 void preload_fd_set(int fd, uint32_t file_id, int64_t offset, bool append)
 {
-    if (fd >= 0 && (uint32_t)fd < preload_fd_table_size) {
+    _Atomic uint64_t *slot = preload_fd_slot(fd);
+    if (slot != NULL) {
         /* An excluded file's offset is nobody's business. */
         uint64_t ref = file_id == PRELOAD_FILE_EXCLUDED ? 0 : description_new(offset, append);
-        atomic_store_explicit(&preload_fd_table[fd], PRELOAD_FD_KNOWN | file_id | ref,
-                              memory_order_relaxed);
+        atomic_store_explicit(slot, PRELOAD_FD_KNOWN | file_id | ref, memory_order_relaxed);
     }
 }
 
 void preload_fd_clear(int fd)
 {
-    if (fd >= 0 && (uint32_t)fd < preload_fd_table_size)
-        atomic_store_explicit(&preload_fd_table[fd], 0, memory_order_relaxed);
+    _Atomic uint64_t *slot = preload_fd_slot(fd);
+    if (slot != NULL)
+        atomic_store_explicit(slot, 0, memory_order_relaxed);
 }
 
 void preload_fd_forget(int fd, uint32_t file_id)
 {
-    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
+    _Atomic uint64_t *slot = preload_fd_slot(fd);
+    if (slot == NULL)
         return;
-    uint64_t expected = atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+    uint64_t expected = atomic_load_explicit(slot, memory_order_relaxed);
     if ((expected & (PRELOAD_FD_KNOWN | UINT32_MAX)) != (PRELOAD_FD_KNOWN | file_id))
         return;
-    atomic_compare_exchange_strong_explicit(&preload_fd_table[fd], &expected, 0,
-                                            memory_order_relaxed, memory_order_relaxed);
+    atomic_compare_exchange_strong_explicit(slot, &expected, 0, memory_order_relaxed,
+                                            memory_order_relaxed);
 }
 
 void preload_fd_copy(int from, int to)
 {
-    if (from < 0 || (uint32_t)from >= preload_fd_table_size)
-        preload_fd_clear(to);
-    else if (to >= 0 && (uint32_t)to < preload_fd_table_size)
-        atomic_store_explicit(&preload_fd_table[to],
-                              atomic_load_explicit(&preload_fd_table[from], memory_order_relaxed),
-                              memory_order_relaxed);
+    _Atomic uint64_t *to_slot = preload_fd_slot(to);
+    if (to_slot != NULL)
+        atomic_store_explicit(to_slot, preload_fd_word(from), memory_order_relaxed);
 }
 
 /* ---- ends of files appended to ---------------------------------------------------------------
@@ -523,9 +523,10 @@ static uint64_t fd_resolve(int fd, const char *standard)
 
 int64_t preload_offset_slow(int fd, int64_t moved, enum preload_move how)
 {
-    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size || preload_descriptions == NULL)
+    _Atomic uint64_t *slot = preload_fd_slot(fd);
+    if (slot == NULL || preload_descriptions == NULL)
         return VIGIL_OFFSET_UNKNOWN;
-    uint64_t word = atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+    uint64_t word = atomic_load_explicit(slot, memory_order_relaxed);
     bool resolved = word == 0; /* its offset is the kernel's after this call */
     if (word == 0) {
         /* First use of a descriptor we did not see open. */
@@ -533,8 +534,8 @@ int64_t preload_offset_slow(int fd, int64_t moved, enum preload_move how)
         if (word == 0)
             return VIGIL_OFFSET_UNKNOWN;
         uint64_t expected = 0;
-        if (!atomic_compare_exchange_strong_explicit(&preload_fd_table[fd], &expected, word,
-                                                     memory_order_relaxed, memory_order_relaxed))
+        if (!atomic_compare_exchange_strong_explicit(slot, &expected, word, memory_order_relaxed,
+                                                     memory_order_relaxed))
             word = expected;
     }
     struct preload_description *d = description_of(word);
@@ -669,7 +670,7 @@ static void name_standard_streams(void)
     for (int fd = 0; fd < 3; fd++) {
         uint64_t word = fd_resolve(fd, names[fd]);
         if (word != 0) /* only those that are open */
-            atomic_store_explicit(&preload_fd_table[fd], word, memory_order_relaxed);
+            atomic_store_explicit(preload_fd_slot(fd), word, memory_order_relaxed);
     }
 }
 

@@ -103,6 +103,7 @@ struct preload_layer_stats {
  * on the side switches files without merging; a fifth file evicts the
  * least recently used. */
 #define PRELOAD_PENDING_FILES 4
+#define PRELOAD_PENDING_NEAR  2 /* of them on the block's first page */
 struct preload_pending {
     uint32_t file;       /* VIGIL_FILE_NONE: a free entry */
     uint64_t used_stamp; /* the thread's pending_stamp when it last moved here; 0 free */
@@ -123,9 +124,9 @@ struct preload_op_counter {
  * reporter reads them (relaxed) from another thread at exit. Blocks come
  * from a pool that outlives threads, so an exited thread's counts stay. */
 struct preload_thread_counters {
-    /* What every call touches first, beside the operation counters of
-     * POSIX and stdio (ids below about 120 share the block's first page):
-     * after a system call flushed the TLB each page costs a walk. */
+    /* What every call touches first, on the block's first page with the
+     * two near entries and the POSIX operations' counters: after a system
+     * call flushed the TLB each page costs a walk. */
     bool shared; /* the overflow block, used by many threads: atomic adds */
     /* The file whose name record this thread last saw go into the ring: a
      * thread working on one file checks it with a compare, not a lookup. */
@@ -147,9 +148,27 @@ struct preload_thread_counters {
     /* Bytes moved by calls made inside another counted call (the POSIX
      * calls of an MPI-IO call): the report's totals count them once. */
     uint64_t nested_read_bytes, nested_written_bytes;
+    /* The first two entries, then the operations: a thread working on one
+     * or two files finds its entry and its POSIX operation's counters
+     * (ids below 43) on the block's first page. preload_pending_entry
+     * numbers all four. */
+    struct preload_pending pending_near[PRELOAD_PENDING_NEAR];
     struct preload_op_counter ops[VIGIL_OP_MAX_ID + 1];
-    struct preload_pending pending[PRELOAD_PENDING_FILES];
+    struct preload_pending pending_far[PRELOAD_PENDING_FILES - PRELOAD_PENDING_NEAR];
 } __attribute__((aligned(4096))); /* blocks start on a page: the layout above holds */
+
+_Static_assert(offsetof(struct preload_thread_counters, ops) +
+                       (VIGIL_OP_POSIX_STATX + 1) * sizeof(struct preload_op_counter) <=
+                   4096,
+               "the POSIX data and metadata operations' counters share the first page");
+
+/* Entry i (0 .. PRELOAD_PENDING_FILES - 1) of a block. */
+static inline struct preload_pending *preload_pending_entry(struct preload_thread_counters *c,
+                                                            int i)
+{
+    return i < PRELOAD_PENDING_NEAR ? &c->pending_near[i]
+                                    : &c->pending_far[i - PRELOAD_PENDING_NEAR];
+}
 
 /* The calling thread's block, claimed on its first call. */
 struct preload_thread_counters *preload_counters_claim(void) PRELOAD_HIDDEN;
@@ -262,11 +281,25 @@ extern uint32_t preload_fd_table_size PRELOAD_HIDDEN PRELOAD_HOT;
 #define PRELOAD_DESC_BITS     20 /* descriptions followed at once: 2^20 - 1 */
 #define PRELOAD_DESC_TAG_MASK 0x7ffu
 
+/* The words of descriptors below PRELOAD_FD_NEAR (most programs' all) are
+ * in vigil_hot itself, not in the table: one page less per call. */
+#define PRELOAD_FD_NEAR 128
+extern _Atomic uint64_t preload_fd_near[PRELOAD_FD_NEAR] PRELOAD_HIDDEN PRELOAD_HOT;
+
+/* fd's word, or NULL for a number the table does not cover. */
+static inline _Atomic uint64_t *preload_fd_slot(int fd)
+{
+    if ((uint32_t)fd < PRELOAD_FD_NEAR)
+        return &preload_fd_near[fd];
+    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
+        return NULL;
+    return &preload_fd_table[fd];
+}
+
 static inline uint64_t preload_fd_word(int fd)
 {
-    if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
-        return 0;
-    return atomic_load_explicit(&preload_fd_table[fd], memory_order_relaxed);
+    _Atomic uint64_t *slot = preload_fd_slot(fd);
+    return slot == NULL ? 0 : atomic_load_explicit(slot, memory_order_relaxed);
 }
 
 /* VIGIL_FILE_NONE when unknown. */
@@ -435,6 +468,21 @@ struct preload_thread {
 };
 extern PRELOAD_TLS struct preload_thread preload_thread PRELOAD_HIDDEN;
 
+/* The calling thread's preload_thread on the hot path. The compiler's own
+ * initial-exec access reads the variable's offset from the thread pointer
+ * out of the GOT: a page of its own, walked again after every system call
+ * on a kernel with page-table isolation. The offset is the same in every
+ * thread (the static TLS block), so set-up copies it into vigil_hot, and
+ * the access is %fs-relative through it. Before set-up the offset is 0,
+ * but preload_call_begin reads `preload.active` first, and nothing else
+ * uses PRELOAD_SELF until then. */
+#if defined(__x86_64__) && defined(__SEG_FS)
+extern intptr_t preload_thread_offset PRELOAD_HIDDEN PRELOAD_HOT;
+#define PRELOAD_SELF (*(struct preload_thread __seg_fs *)preload_thread_offset)
+#else
+#define PRELOAD_SELF preload_thread
+#endif
+
 /* ---- vigild, the node daemon (daemon_link.c) ----------------------------- */
 
 enum preload_link_state {
@@ -512,17 +560,21 @@ struct preload_outcome {
 static inline bool preload_call_begin(struct preload_call *call)
 {
     if (PRELOAD_UNLIKELY(!atomic_load_explicit(&preload.active, memory_order_relaxed)) ||
-        preload_thread.in_call)
+        PRELOAD_SELF.in_call)
         return false;
-    preload_thread.in_call = 1;
+    PRELOAD_SELF.in_call = 1;
     call->start_ticks = vigil_ticks(preload.tick_source);
     return true;
 }
 
-/* The rare paths of preload_call_end, out of line (call.c). */
+/* The rare paths of preload_call_end, out of line (call.c). They take the
+ * outcome by value: were its address passed, the wrapper's outcome would
+ * escape, and the compiler would reload its fields from the stack after
+ * every call instead of folding the constant operation (its layer, class
+ * and kind then cost a table each, pages of their own). */
 void preload_count_excluded(struct preload_thread_counters *c,
-                            const struct preload_outcome *o) PRELOAD_HIDDEN;
-void preload_count_shared(struct preload_thread_counters *c, const struct preload_outcome *o,
+                            struct preload_outcome o) PRELOAD_HIDDEN;
+void preload_count_shared(struct preload_thread_counters *c, struct preload_outcome o,
                           uint32_t file_id, uint64_t start_ticks,
                           uint64_t end_ticks) PRELOAD_HIDDEN;
 /* The thread moves to another file: its entry if it has one, else the
@@ -530,7 +582,7 @@ void preload_count_shared(struct preload_thread_counters *c, const struct preloa
 struct preload_pending *preload_count_file_change(struct preload_thread_counters *c,
                                                   uint32_t file_id) PRELOAD_HIDDEN;
 void preload_announce(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
-void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
+void preload_count_nested(struct preload_thread_counters *c, struct preload_outcome o,
                           uint32_t file_id, uint64_t start_ticks,
                           uint64_t end_ticks) PRELOAD_HIDDEN;
 
@@ -746,8 +798,8 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
         preload_add(&op->errors, 1);
     /* A call made inside an MPI-IO call: its bytes are already the MPI-IO
      * call's, in the totals and in the file's counts. */
-    if (PRELOAD_UNLIKELY(preload_thread.parent_start_ticks != 0)) {
-        preload_count_nested(c, o, file_id, start_ticks, end_ticks);
+    if (PRELOAD_UNLIKELY(PRELOAD_SELF.parent_start_ticks != 0)) {
+        preload_count_nested(c, *o, file_id, start_ticks, end_ticks);
         return;
     }
     if (file_id == VIGIL_FILE_NONE)
@@ -777,20 +829,20 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
 static inline __attribute__((always_inline)) void preload_call_end(const struct preload_call *call,
                                                                    const struct preload_outcome *o)
 {
-    struct preload_thread_counters *c = preload_thread.counters;
+    struct preload_thread_counters *c = PRELOAD_SELF.counters;
     if (PRELOAD_UNLIKELY(c == NULL))
         c = preload_counters_claim(); /* leaves errno as it was */
-    int *errno_at = preload_thread.errno_at;
+    int *errno_at = PRELOAD_SELF.errno_at;
     int errno_value = *errno_at;
     uint32_t file_id = o->fd >= 0 ? preload_fd_get(o->fd) : o->file_id;
     if (PRELOAD_UNLIKELY(file_id == PRELOAD_FILE_EXCLUDED)) {
-        preload_count_excluded(c, o); /* not timed: no second timestamp */
+        preload_count_excluded(c, *o); /* not timed: no second timestamp */
     } else {
         uint64_t end_ticks = vigil_ticks(preload.tick_source);
         if (PRELOAD_LIKELY(!c->shared))
             preload_count_own(c, o, file_id, call->start_ticks, end_ticks);
         else
-            preload_count_shared(c, o, file_id, call->start_ticks, end_ticks);
+            preload_count_shared(c, *o, file_id, call->start_ticks, end_ticks);
         /* The file's name must be in the ring before its first activity. */
         if (PRELOAD_UNLIKELY(file_id != c->announced_file) && file_id != VIGIL_FILE_NONE)
             preload_announce(c, file_id);
@@ -805,10 +857,10 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
             .bytes_asked = o->bytes_asked,
             .result = o->result,
             .errno_value = o->failed ? errno_value : 0,
-            .thread_id = preload_thread.thread_id,
+            .thread_id = PRELOAD_SELF.thread_id,
             .flags = o->flags,
             .comm_size = o->comm_size,
-            .parent_start_ns = preload_thread.parent_start_ticks,
+            .parent_start_ns = PRELOAD_SELF.parent_start_ticks,
         };
         bool written = vigil_ring_push_view(&preload.ring_producer, &a);
         uint64_t *counter = written ? &c->recorded : &c->dropped;
@@ -817,7 +869,7 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
         else
             __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
     }
-    preload_thread.in_call = 0;
+    PRELOAD_SELF.in_call = 0;
     *errno_at = errno_value;
 }
 

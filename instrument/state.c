@@ -18,6 +18,9 @@
 
 struct preload_state preload;
 PRELOAD_TLS struct preload_thread preload_thread;
+#if defined(__x86_64__) && defined(__SEG_FS)
+intptr_t preload_thread_offset;
+#endif
 
 /* Reads VIGIL_RING_SLOTS: a power of two within the ring's limits. */
 static uint32_t ring_slots_wanted(void)
@@ -121,6 +124,10 @@ static void after_fork_in_child(void)
 __attribute__((constructor)) static void preload_init(int argc, char **argv, char **envp)
 {
     (void)envp;
+#if defined(__x86_64__) && defined(__SEG_FS)
+    preload_thread_offset =
+        (intptr_t)((char *)&preload_thread - (char *)__builtin_thread_pointer());
+#endif
     preload_thread.in_call = 1; /* our own set-up goes straight through */
     preload_real_resolve_all();
     preload.argc = argc;
