@@ -42,7 +42,7 @@ static uint64_t iov_bytes(const struct iovec *iov, int count, ssize_t ret)
     return total;
 }
 
-ssize_t read(int fd, void *buf, size_t count)
+PRELOAD_HOT_CODE ssize_t read(int fd, void *buf, size_t count)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
@@ -53,7 +53,7 @@ ssize_t read(int fd, void *buf, size_t count)
     return ret;
 }
 
-ssize_t write(int fd, const void *buf, size_t count)
+PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
@@ -63,7 +63,7 @@ ssize_t write(int fd, const void *buf, size_t count)
     return ret;
 }
 
-ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+PRELOAD_HOT_CODE ssize_t pread(int fd, void *buf, size_t count, off_t offset)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
@@ -73,7 +73,7 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
     return ret;
 }
 
-ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
+PRELOAD_HOT_CODE ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
@@ -83,7 +83,7 @@ ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
     return ret;
 }
 
-ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
+PRELOAD_HOT_CODE ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
@@ -93,7 +93,7 @@ ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
     return ret;
 }
 
-ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
+PRELOAD_HOT_CODE ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
