@@ -44,7 +44,8 @@ int main(void)
     printf("run  ns/activity  bytes/activity  us/tick(%d samples)  bytes/tick\n", METRICS);
     for (int run = 1; run <= RUNS; run++) {
         GError *error = NULL;
-        struct vigild_cycle_record *w = vigild_cycle_record_open(path, UINT64_MAX, 0, &error);
+        struct vigild_cycle_record *w =
+            vigild_cycle_record_open(path, UINT64_MAX, 0, "bench", &error);
         if (w == NULL) {
             fprintf(stderr, "bench-cycle-record: %s\n", error->message);
             return 1;

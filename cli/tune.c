@@ -134,6 +134,18 @@ static void print_adpis(const struct tune_column *c, guint n)
     g_ptr_array_free(seen, TRUE);
 }
 
+/* Wall-clock µs as ISO 8601 UTC to the second; NULL for -1. g_free it. */
+static char *wall_text(gint64 wall_us)
+{
+    if (wall_us < 0)
+        return NULL;
+    GDateTime *t = g_date_time_new_from_unix_utc(wall_us / G_USEC_PER_SEC);
+    char *text = t != NULL ? g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ") : NULL;
+    if (t != NULL)
+        g_date_time_unref(t);
+    return text;
+}
+
 static void print_text(const char *path, const struct tune_column *c, guint n)
 {
     const struct tune_result *r = &c[0].result;
@@ -146,6 +158,14 @@ static void print_text(const char *path, const struct tune_column *c, guint n)
            r->limited ? "it stopped at record_max_bytes"
            : r->ended ? "vigild stopped cleanly"
                       : "it ends without vigild's stop (still recording, or killed)");
+    char *from = wall_text(tune_result_wall_us(r, r->first_ns)),
+         *to = wall_text(tune_result_wall_us(r, r->last_ns));
+    if (r->node != NULL)
+        printf("recorded on node %s, from %s to %s\n", r->node, from, to);
+    else
+        printf("the recording (format 1) names neither its node nor its wall-clock time\n");
+    g_free(from);
+    g_free(to);
     if (r->cut_at_offset >= 0)
         printf("the file ends inside a record at offset %" G_GINT64_FORMAT
                " (vigild killed while writing it, or still recording): the cycles before it are "
@@ -288,6 +308,22 @@ static void print_json(const char *path, const struct tune_column *c, guint n)
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "path");
     json_builder_add_string_value(b, path);
+    json_builder_set_member_name(b, "node");
+    if (r->node != NULL)
+        json_builder_add_string_value(b, r->node);
+    else
+        json_builder_add_null_value(b);
+    const char *const span_names[] = {"first_cycle_at", "last_cycle_at"};
+    const uint64_t span_ns[] = {r->first_ns, r->last_ns};
+    for (int i = 0; i < 2; i++) {
+        char *at = wall_text(tune_result_wall_us(r, span_ns[i]));
+        json_builder_set_member_name(b, span_names[i]);
+        if (at != NULL)
+            json_builder_add_string_value(b, at);
+        else
+            json_builder_add_null_value(b);
+        g_free(at);
+    }
     json_u64(b, "cycles", r->cycles);
     json_u64(b, "judged_cycles", r->judged_cycles);
     json_u64(b, "processes", r->processes);
@@ -337,12 +373,30 @@ static gboolean store(const struct tune_options *o, const vigil_config *candidat
 {
     /* Files by their absolute names, shown in UTF-8 (the warehouse's text)
      * whatever bytes the file system has. */
+    const struct tune_result *r = &columns[0].result;
+    /* The node is the recording's own: stored under another name, its
+     * trials would sit beside another node's runs. */
+    if (o->node != NULL && r->node != NULL && strcmp(o->node, r->node) != 0) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--node %s: the recording was made on node %s (its START record); "
+                    "leave --node out to store it as %s's",
+                    o->node, r->node, r->node);
+        return FALSE;
+    }
+    const char *node = o->node != NULL ? o->node : r->node;
+    if (node == NULL) {
+        node = g_get_host_name();
+        fprintf(stderr,
+                "vigil tune: the recording (format 1) does not name its node: stored as this "
+                "host's, %s (--node names another)\n",
+                node);
+    }
     char *recording = display_path(o->replay), *candidate_file = display_path(o->config),
          *truth_file = display_path(o->truth);
     struct tune_trial trial = {
         .recording = o->replay,
         .recording_name = recording,
-        .node = o->node != NULL ? o->node : g_get_host_name(),
+        .node = node,
         .candidate_file = candidate_file,
         .truth_file = truth_file,
         .columns = columns,
@@ -383,7 +437,10 @@ int vigil_cli_tune(int argc, char **argv)
         {"store", 's', 0, G_OPTION_ARG_NONE, &o.store,
          "Also store the comparison in the warehouse, for the web UI's thresholds page", NULL},
         {"node", 'n', 0, G_OPTION_ARG_STRING, &o.node,
-         "With --store: the node the recording was made on (default: this host)", "NAME"},
+         "With --store, for a recording that does not name its node (format 1): the node it "
+         "was made on (default: this host). A recording that names its node must be stored "
+         "under that name",
+         "NAME"},
         {"warehouse-config", 'w', 0, G_OPTION_ARG_FILENAME, &o.warehouse_config,
          "With --store: the configuration whose [warehouse] conninfo names the warehouse "
          "(default: $VIGIL_CONFIG, else the default file, else libpq's environment)",

@@ -489,12 +489,27 @@ static gboolean on_start(struct replay *x, struct vigild_record_payload *p, GErr
 {
     uint64_t start_ns = vigild_payload_u64(p, "first cycle start");
     char *version = vigild_payload_string(p, "version");
-    if (!vigild_payload_done(p, error)) {
+    char *node = NULL;
+    int64_t wall_offset_ns = 0;
+    if (p->version >= 2) {
+        node = vigild_payload_string(p, "node");
+        wall_offset_ns = vigild_payload_i64(p, "wall-clock offset");
+    }
+    if (!vigild_payload_done(p, error) || (node != NULL && node[0] == '\0')) {
+        if (node != NULL && node[0] == '\0' && !p->bad)
+            g_set_error(error, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_CORRUPT,
+                        "corrupt at offset %" G_GSIZE_FORMAT ": the START record names no node",
+                        p->offset);
         g_free(version);
+        g_free(node);
         return FALSE;
     }
     g_free(x->out->vigil_version);
     x->out->vigil_version = version;
+    g_free(x->out->node);
+    x->out->node = node;
+    x->out->has_wall_clock = p->version >= 2;
+    x->out->realtime_minus_monotonic_ns = wall_offset_ns;
     x->reasoning.cycle_start_ns = start_ns;
     x->capture.cycle_start_ns = start_ns;
     return TRUE;
@@ -636,6 +651,14 @@ void tune_result_clear(struct tune_result *r)
         g_array_free(r->cycle_list, TRUE);
     g_free(r->first_mismatch);
     g_free(r->vigil_version);
+    g_free(r->node);
     g_free(r->recorded_config);
     memset(r, 0, sizeof *r);
+}
+
+gint64 tune_result_wall_us(const struct tune_result *r, uint64_t monotonic_ns)
+{
+    if (!r->has_wall_clock)
+        return -1;
+    return ((int64_t)monotonic_ns + r->realtime_minus_monotonic_ns) / 1000;
 }

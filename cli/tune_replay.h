@@ -44,7 +44,13 @@ struct tune_result {
     /* Where the file ends inside a record (vigild killed while writing it,
      * or still recording), -1 when it does not: the replay stops there. */
     gint64 cut_at_offset;
-    char *vigil_version;   /* of the vigild that recorded */
+    char *vigil_version; /* of the vigild that recorded */
+    /* From format 2 on: the node's name, as vigild gives it to the
+     * warehouse, and wall-clock time less the file's monotonic times. NULL
+     * and FALSE for a format 1 file, which does not say. */
+    char *node;
+    gboolean has_wall_clock;
+    int64_t realtime_minus_monotonic_ns;
     char *recorded_config; /* the first CONFIG record's text, as vigild wrote it */
     /* Reasoners: decisions made and their own states (what capture acts
      * on), by level. */
@@ -72,6 +78,9 @@ struct tune_result {
 gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_result *out,
                      GError **error);
 void tune_result_clear(struct tune_result *r);
+/* A recorded monotonic time as wall-clock µs since the epoch; -1 when the
+ * recording does not say (format 1). */
+gint64 tune_result_wall_us(const struct tune_result *r, uint64_t monotonic_ns);
 /* An ADPI's reasons (keys of a->reasons, not copied), most issues first,
  * then by name; free with g_ptr_array_free(keys, TRUE). */
 GPtrArray *tune_sorted_reasons(const struct tune_adpi_stats *a);

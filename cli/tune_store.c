@@ -357,16 +357,19 @@ gboolean tune_store(PGconn *db, const struct tune_trial *t, gint64 *trial_id, GE
                     r->first_mismatch);
         return FALSE;
     }
-    /* The recording's end in wall-clock time: its cycle times are the
-     * node's monotonic clock, the file's modification time is when vigild
-     * last wrote it. */
+    /* The recording's end in wall-clock time: its last cycle's, by the
+     * offset its START record gives (format 2). A format 1 file does not
+     * give it: its modification time is when vigild last wrote it, unless
+     * a copy changed it. */
+    gint64 until_us = tune_result_wall_us(r, r->last_ns);
     struct stat st;
-    if (stat(t->recording, &st) != 0) {
+    if (until_us < 0 && stat(t->recording, &st) != 0) {
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", t->recording,
                     g_strerror(errno));
         return FALSE;
     }
-    gint64 until_us = (gint64)st.st_mtim.tv_sec * G_USEC_PER_SEC + st.st_mtim.tv_nsec / 1000;
+    if (until_us < 0)
+        until_us = (gint64)st.st_mtim.tv_sec * G_USEC_PER_SEC + st.st_mtim.tv_nsec / 1000;
     char *changed = NULL;
     if (t->candidate != NULL) {
         if (r->recorded_config == NULL) {

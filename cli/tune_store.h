@@ -20,7 +20,7 @@ struct tune_column {
 };
 
 struct tune_trial {
-    const char *recording;      /* the path, to read its modification time */
+    const char *recording;      /* the path, for a format 1 file's modification time */
     const char *recording_name; /* as stored: absolute, in UTF-8 */
     const char *node;           /* where it was recorded */
     const char *candidate_file; /* NULL: no candidate; absolute, UTF-8 */

@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "cycle_record.h"
+#include "vigil/clock.h"
 #include "vigil-build.h"
 #include "energy_share.h"
 #include "reasoning.h"
@@ -68,6 +69,12 @@ static void put_u64(GByteArray *b, uint64_t v)
 {
     guint8 bytes[VARINT_MAX_BYTES];
     g_byte_array_append(b, bytes, (guint)(enc_u64(bytes, v) - bytes));
+}
+
+static void put_i64(GByteArray *b, int64_t v)
+{
+    guint8 bytes[VARINT_MAX_BYTES];
+    g_byte_array_append(b, bytes, (guint)(enc_i64(bytes, v) - bytes));
 }
 
 static void put_u8(GByteArray *b, guint8 v)
@@ -172,7 +179,8 @@ static GByteArray *begin(struct vigild_cycle_record *w)
 /* ---- the records ------------------------------------------------------------ */
 
 struct vigild_cycle_record *vigild_cycle_record_open(const char *path, uint64_t max_bytes,
-                                                     uint64_t first_cycle_start_ns, GError **error)
+                                                     uint64_t first_cycle_start_ns,
+                                                     const char *node, GError **error)
 {
     FILE *file = fopen(path, "wbe");
     if (file == NULL) {
@@ -195,6 +203,10 @@ struct vigild_cycle_record *vigild_cycle_record_open(const char *path, uint64_t 
     GByteArray *b = begin(w);
     put_u64(b, first_cycle_start_ns);
     put_string(b, VIGIL_VERSION);
+    put_string(b, node != NULL ? node : g_get_host_name());
+    struct vigil_clock_offset offset;
+    vigil_clock_offset_measure(&offset);
+    put_i64(b, offset.realtime_minus_monotonic_ns);
     emit(w, VIGILD_RECORD_START, b);
     return w;
 }

@@ -12,7 +12,11 @@
  * length and their bytes). Records come in the order the reasoning module's
  * entry points were called, so a replay calls them again in that order:
  *
- *   START     the first cycle's start, the daemon's version
+ *   START     the first cycle's start, the daemon's version; from version
+ *             2 also the node's name (vigild's hostname) and the offset of
+ *             wall-clock time from the monotonic clock that every time in
+ *             the file is on, so that a recording copied elsewhere still
+ *             says where and when it was made
  *   CONFIG    the effective [daemon], [capture], [reasoner.*] and [adpi.*]
  *             sections (vigil_config_to_string), at start and each reload
  *   METRIC    a metric the catalogue got since the last record (id, kind,
@@ -27,7 +31,8 @@
  *   END       vigild stopped cleanly
  *
  * A version change of the format bumps VIGILD_RECORD_VERSION; a reader
- * refuses a version it does not know. */
+ * reads every version from VIGILD_RECORD_VERSION_OLDEST and refuses
+ * others, naming them. */
 #ifndef VIGILD_CYCLE_RECORD_H
 #define VIGILD_CYCLE_RECORD_H
 
@@ -39,9 +44,10 @@
 #include "vigil/config.h"
 #include "vigil/metric.h"
 
-#define VIGILD_RECORD_MAGIC        "VIGILREC"
-#define VIGILD_RECORD_VERSION      1u
-#define VIGILD_RECORD_HEADER_BYTES 16u
+#define VIGILD_RECORD_MAGIC          "VIGILREC"
+#define VIGILD_RECORD_VERSION        2u
+#define VIGILD_RECORD_VERSION_OLDEST 1u
+#define VIGILD_RECORD_HEADER_BYTES   16u
 /* type + length before a payload, CRC after it */
 #define VIGILD_RECORD_FRAME_BYTES 9u
 /* No record is larger: a length beyond it is corruption, not a big record. */
@@ -79,9 +85,11 @@ struct vigild_cycle_verdicts;
 struct vigild_cycle_record;
 
 /* Opens (truncates) `path`; at most `max_bytes` are written, then a LIMIT
- * record and nothing more (logged once). NULL with error set. */
+ * record and nothing more (logged once). `node` is the name vigild gives
+ * the warehouse. NULL with error set. */
 struct vigild_cycle_record *vigild_cycle_record_open(const char *path, uint64_t max_bytes,
-                                                     uint64_t first_cycle_start_ns, GError **error);
+                                                     uint64_t first_cycle_start_ns,
+                                                     const char *node, GError **error);
 void vigild_cycle_record_config(struct vigild_cycle_record *w, const vigil_config *config);
 void vigild_cycle_record_samples(struct vigild_cycle_record *w,
                                  const struct vigild_tick_samples *samples,
@@ -114,6 +122,7 @@ enum vigild_record_error_code {
 /* A whole recording in memory, read record by record. */
 struct vigild_record_reader {
     char *path;
+    uint32_t version; /* the file's format version */
     guint8 *data;
     gsize size;
     gsize offset; /* of the next record */
@@ -127,7 +136,8 @@ void vigild_record_reader_clear(struct vigild_record_reader *r);
 /* One record's payload, being decoded. */
 struct vigild_record_payload {
     unsigned type;
-    gsize offset; /* of the record in the file, for errors */
+    uint32_t version; /* the file's format version */
+    gsize offset;     /* of the record in the file, for errors */
     const guint8 *data;
     gsize size, at;
     gboolean bad; /* a read ran past the end or met a bad value */

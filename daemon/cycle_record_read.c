@@ -74,13 +74,15 @@ gboolean vigild_record_reader_open(struct vigild_record_reader *r, const char *p
         return FALSE;
     }
     uint32_t version = le32(r->data + 8);
-    if (version != VIGILD_RECORD_VERSION) {
+    if (version < VIGILD_RECORD_VERSION_OLDEST || version > VIGILD_RECORD_VERSION) {
         g_set_error(error, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_FORMAT,
-                    "%s: recording format version %u at offset 8; this vigil reads version %u",
-                    path, version, VIGILD_RECORD_VERSION);
+                    "%s: recording format version %u at offset 8; this vigil reads versions %u "
+                    "to %u",
+                    path, version, VIGILD_RECORD_VERSION_OLDEST, VIGILD_RECORD_VERSION);
         vigild_record_reader_clear(r);
         return FALSE;
     }
+    r->version = version;
     r->offset = VIGILD_RECORD_HEADER_BYTES;
     return TRUE;
 }
@@ -139,6 +141,7 @@ gboolean vigild_record_next(struct vigild_record_reader *r, struct vigild_record
     }
     *out = (struct vigild_record_payload){
         .type = type,
+        .version = r->version,
         .offset = at,
         .data = r->data + at + 5,
         .size = length,

@@ -541,9 +541,9 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
         return FALSE;
     /* Before the reasoning is configured: the recording starts with it. */
     if (d->settings.record_path != NULL &&
-        (d->reasoning.record =
-             vigild_cycle_record_open(d->settings.record_path, d->settings.record_max_bytes,
-                                      d->reasoning.cycle_start_ns, error)) == NULL)
+        (d->reasoning.record = vigild_cycle_record_open(
+             d->settings.record_path, d->settings.record_max_bytes, d->reasoning.cycle_start_ns,
+             vigild_uplink_hostname(d->config), error)) == NULL)
         return FALSE;
     apply_log_level(d->config);
     if (socket_override != NULL) {

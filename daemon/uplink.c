@@ -82,6 +82,12 @@ static gboolean read_key_file(const char *path, struct vigild_uplink_settings *o
     return TRUE;
 }
 
+const char *vigild_uplink_hostname(const vigil_config *config)
+{
+    const char *name = vigil_config_get_string(config, "uplink", "hostname");
+    return name[0] != '\0' ? name : g_get_host_name();
+}
+
 uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *hostname)
 {
     uint64_t id = 0;
@@ -131,11 +137,7 @@ gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_u
         out->curve_server_key = g_strdup(server_key);
     }
     out->endpoint = g_strdup(vigil_config_get_string(config, "uplink", "endpoint"));
-    out->hostname = g_strdup(vigil_config_get_string(config, "uplink", "hostname"));
-    if (out->hostname[0] == '\0') {
-        g_free(out->hostname);
-        out->hostname = g_strdup(g_get_host_name());
-    }
+    out->hostname = g_strdup(vigild_uplink_hostname(config));
     out->node_id = (uint64_t)vigil_config_get_int(config, "uplink", "node_id");
     if (out->node_id == 0)
         out->node_id = vigild_uplink_derive_node_id("/etc/machine-id", out->hostname);

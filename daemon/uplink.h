@@ -42,6 +42,8 @@ void vigild_uplink_settings_clear(struct vigild_uplink_settings *s);
 /* /etc/machine-id's first 16 hex digits, else a hash of the host name; 63
  * bits (the warehouse keys nodes by a bigint), never 0. */
 uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *hostname);
+/* The node's name in the warehouse: [uplink] hostname, else the machine's. */
+const char *vigild_uplink_hostname(const vigil_config *config);
 
 struct vigild_uplink_stats {
     uint64_t sent;   /* sends handed to ZeroMQ, resends included */

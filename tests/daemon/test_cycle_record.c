@@ -82,7 +82,7 @@ static void test_written_records_read_back(void **state)
 {
     char *path = scratch_path(state, "rec.bin");
     GError *error = NULL;
-    struct vigild_cycle_record *w = vigild_cycle_record_open(path, 1 << 20, 777, &error);
+    struct vigild_cycle_record *w = vigild_cycle_record_open(path, 1 << 20, 777, "node-a", &error);
     assert_non_null(w);
     vigil_config *config = vigil_config_new();
     assert_true(vigil_schema_declare(config, NULL));
@@ -100,8 +100,15 @@ static void test_written_records_read_back(void **state)
     assert_true(vigild_record_reader_open(&r, path, &error));
     struct vigild_record_payload p;
     next_of_type(&r, &p, VIGILD_RECORD_START);
+    assert_int_equal(p.version, VIGILD_RECORD_VERSION);
     assert_int_equal(vigild_payload_u64(&p, "start"), 777);
     g_free(vigild_payload_string(&p, "version"));
+    char *node = vigild_payload_string(&p, "node");
+    assert_string_equal(node, "node-a");
+    g_free(node);
+    /* Wall-clock time less monotonic time: the epoch is long before any
+     * boot, so it is positive. */
+    assert_true(vigild_payload_i64(&p, "wall-clock offset") > 0);
     assert_true(vigild_payload_done(&p, NULL));
     next_of_type(&r, &p, VIGILD_RECORD_CONFIG);
     char *text = vigild_payload_string(&p, "config");
@@ -138,7 +145,7 @@ static void test_written_records_read_back(void **state)
 static void test_max_bytes_holds_with_a_limit_record_last(void **state)
 {
     char *path = scratch_path(state, "rec.bin");
-    struct vigild_cycle_record *w = vigild_cycle_record_open(path, 300, 0, NULL);
+    struct vigild_cycle_record *w = vigild_cycle_record_open(path, 300, 0, "node-a", NULL);
     assert_non_null(w);
     for (uint64_t id = 1; id <= 100; id++)
         vigild_cycle_record_process(w, id, FALSE);
@@ -248,10 +255,16 @@ static void test_damage_is_named_with_its_offset(void **state)
     g_free(m);
 
     /* Another version, and no header. */
-    data[8] = 2;
+    data[8] = VIGILD_RECORD_VERSION + 1;
     assert_true(g_file_set_contents(path, data, (gssize)size, NULL));
     m = read_error(path);
-    test_assert_contains(m, "recording format version 2 at offset 8");
+    test_assert_contains(m, "recording format version 3 at offset 8; this vigil reads versions 1 "
+                            "to 2");
+    g_free(m);
+    data[8] = 0;
+    assert_true(g_file_set_contents(path, data, (gssize)size, NULL));
+    m = read_error(path);
+    test_assert_contains(m, "recording format version 0 at offset 8");
     g_free(m);
     assert_true(g_file_set_contents(path, "VIGIL", -1, NULL));
     m = read_error(path);

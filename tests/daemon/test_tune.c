@@ -133,6 +133,72 @@ static void sink_totals(const char *dir, gint64 *observed, gint64 *forwarded)
     g_free(path);
 }
 
+/* The recording rewritten as format 1, whose START record has neither the
+ * node nor the wall-clock offset: still replayed, with the same decisions,
+ * and said not to name them. */
+static void format_1_is_still_read(const char *dir, const char *rec, gint64 cycles)
+{
+    gchar *data;
+    gsize size;
+    assert_true(g_file_get_contents(rec, &data, &size, NULL));
+    guint8 *d = (guint8 *)data;
+    assert_int_equal(d[8], 2);
+    assert_int_equal(d[16], 1); /* START first */
+    uint32_t length =
+        (uint32_t)d[17] | (uint32_t)d[18] << 8 | (uint32_t)d[19] << 16 | (uint32_t)d[20] << 24;
+    /* The first cycle's start (a varint), then the version (a length and
+     * its bytes): format 1's START ends there. */
+    const guint8 *payload = d + 21;
+    gsize at = 0;
+    while (payload[at++] & 0x80)
+        ;
+    assert_true(payload[at] < 0x80);
+    at += 1 + payload[at];
+    assert_true(at < length);
+    GByteArray *v1 = g_byte_array_new();
+    g_byte_array_append(v1, d, 16);
+    v1->data[8] = 1;
+    guint8 frame[5] = {1, (guint8)at, (guint8)(at >> 8), 0, 0};
+    g_byte_array_append(v1, frame, 5);
+    g_byte_array_append(v1, payload, (guint)at);
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), v1->data + 16, 5 + (uInt)at);
+    guint8 crc_bytes[4] = {(guint8)crc, (guint8)(crc >> 8), (guint8)(crc >> 16),
+                           (guint8)(crc >> 24)};
+    g_byte_array_append(v1, crc_bytes, 4);
+    gsize rest = 16 + 9 + length;
+    g_byte_array_append(v1, d + rest, (guint)(size - rest));
+    char *old = g_build_filename(dir, "rec-v1.bin", NULL);
+    assert_true(g_file_set_contents(old, (const char *)v1->data, v1->len, NULL));
+    const char *args[] = {"--replay", old, "--format", "json", NULL};
+    struct test_run run = run_tune(dir, args);
+    test_assert_status(&run, 0, "vigil tune with a format 1 recording");
+    JsonNode *root;
+    JsonObject *o = parse_object(run.out, &root);
+    assert_int_equal(member_int(o, "recorded", "decisions_matched"), cycles);
+    JsonObject *recording = json_object_get_object_member(o, "recording");
+    assert_true(json_node_is_null(json_object_get_member(recording, "node")));
+    assert_true(json_node_is_null(json_object_get_member(recording, "first_cycle_at")));
+    json_node_unref(root);
+    test_run_clear(&run);
+    const char *text_args[] = {"--replay", old, NULL};
+    run = run_tune(dir, text_args);
+    test_assert_status(&run, 0, "vigil tune with a format 1 recording, text");
+    test_assert_contains(run.out, "(format 1) names neither its node nor its wall-clock time");
+    test_run_clear(&run);
+    /* A format this vigil does not know is refused, naming the ones it
+     * reads. */
+    v1->data[8] = 9;
+    assert_true(g_file_set_contents(old, (const char *)v1->data, v1->len, NULL));
+    run = run_tune(dir, args);
+    test_assert_status(&run, 1, "vigil tune with a format 9 recording");
+    test_assert_contains(run.err, "recording format version 9 at offset 8; this vigil reads "
+                                  "versions 1 to 2");
+    test_run_clear(&run);
+    g_byte_array_free(v1, TRUE);
+    g_free(old);
+    g_free(data);
+}
+
 static void test_replay_gives_the_live_decisions(void **state)
 {
     const char *dir = *state;
@@ -161,8 +227,19 @@ static void test_replay_gives_the_live_decisions(void **state)
     gint64 flagged = member_int(o, "recorded", "flagged_cycles");
     assert_true(flagged >= 1); /* the stuck total memory, at least */
     assert_true(forwarded > 0);
+    /* Where and when: vigild's node name (no [uplink] hostname: the
+     * machine's) and its cycles in wall-clock time. */
+    JsonObject *recording = json_object_get_object_member(o, "recording");
+    assert_string_equal(json_object_get_string_member(recording, "node"), g_get_host_name());
+    const char *first_at = json_object_get_string_member(recording, "first_cycle_at");
+    const char *last_at = json_object_get_string_member(recording, "last_cycle_at");
+    assert_non_null(first_at);
+    assert_non_null(last_at);
+    assert_true(g_regex_match_simple("^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$", first_at, 0, 0));
+    assert_true(strcmp(first_at, last_at) <= 0);
     json_node_unref(root);
     test_run_clear(&run);
+    format_1_is_still_read(dir, rec, cycles);
 
     /* A candidate whose reasoners need more than 1000 issues: fewer
      * cycles flagged, fewer activities forwarded; the ADPIs still speak. */
@@ -196,6 +273,9 @@ static void test_replay_gives_the_live_decisions(void **state)
     run = run_tune(dir, text_args);
     test_assert_status(&run, 0, "vigil tune, text");
     test_assert_contains(run.out, "recorded decisions reproduced: ");
+    char *on_node = g_strdup_printf("recorded on node %s, from 20", g_get_host_name());
+    test_assert_contains(run.out, on_node);
+    g_free(on_node);
     test_assert_contains(run.out, "cycles flagged (capture triggers)");
     test_assert_contains(run.out, "node sensor-sanity");
     test_assert_contains(run.out, "mem.total_bytes");

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include <cmocka.h>
 
@@ -36,7 +37,8 @@ static void record(void)
                                   rec_path);
     test_daemon_start(&d, dir, lines,
                       "[reasoner.node]\nadpis = sensor-sanity\n"
-                      "[adpi.sensor-sanity]\nstuck_metrics = mem.total_bytes\nstuck_cycles = 2\n");
+                      "[adpi.sensor-sanity]\nstuck_metrics = mem.total_bytes\nstuck_cycles = 2\n"
+                      "[uplink]\nhostname = node-7\n");
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
     for (;;) {
         JsonNode *status = test_daemon_status(&d, 0);
@@ -218,9 +220,32 @@ static void test_store_gives_back_the_printed_comparison(void **state)
     assert_true(json_node_is_null(test_json_node(view, "candidate")));
     assert_int_equal(json_array_get_length(json_node_get_array(test_json_node(view, "changes"))),
                      0);
-    assert_string_equal(test_json_string(view, "trial 2", "node"), g_get_host_name());
+    /* The node and the end's wall-clock time are the recording's own. */
+    assert_string_equal(test_json_string(view, "trial 2", "node"), "node-7");
     assert_string_equal(test_json_string(view, "trial 2", "recording"), rec_path);
+    char *until = g_strdup(test_json_string(view, "trial 2", "recorded_until"));
     json_node_unref(view);
+
+    /* A copy of it, whose modification time a copy changed, is stored with
+     * the same end, not the copy's time. */
+    gchar *bytes;
+    gsize size;
+    assert_true(g_file_get_contents(rec_path, &bytes, &size, NULL));
+    char *copy = write_file("copy.bin", "");
+    assert_true(g_file_set_contents(copy, bytes, (gssize)size, NULL));
+    struct timeval old_times[2] = {{978307200, 0}, {978307200, 0}}; /* 2001-01-01 */
+    assert_int_equal(utimes(copy, old_times), 0);
+    const char *copied[] = {"--replay",           copy,           "--store",
+                            "--warehouse-config", warehouse_conf, NULL};
+    run = tune(copied);
+    test_assert_status(&run, 0, "vigil tune --store of a copy");
+    test_run_clear(&run);
+    view = view_json("SELECT to_jsonb(c) FROM tune_comparisons c WHERE trial_id = 3");
+    assert_string_equal(test_json_string(view, "trial 3", "recorded_until"), until);
+    json_node_unref(view);
+    g_free(until);
+    g_free(copy);
+    g_free(bytes);
     test_pg_exec_in(conninfo, "DELETE FROM tune_trials");
 }
 
@@ -237,6 +262,10 @@ static void test_bad_uses_store_nothing(void **state)
         {{"--replay", "REC", "--store", "--node", "", "--warehouse-config", "WH", NULL},
          2,
          "--node: expected a node name"},
+        {{"--replay", "REC", "--store", "--node", "n1", "--warehouse-config", "WH", NULL},
+         1,
+         "--node n1: the recording was made on node node-7 (its START record); leave --node "
+         "out to store it as node-7's"},
         {{"--replay", "REC", "--store", "--warehouse-config", "BARE", NULL},
          1,
          "has no vigil schema: run `vigil db migrate`"},
