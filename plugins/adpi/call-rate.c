@@ -131,9 +131,23 @@ struct cycle_length {
     double stretch, shrink;
 };
 
+/* What a bound was scaled by, for the message: a bound that was moved for
+ * the cycle's length must say so, or the figures in it do not add up. */
+static void length_note(char *out, size_t size, double factor)
+{
+    if (factor == 1)
+        out[0] = '\0';
+    else
+        g_snprintf(out, size, ", scaled by %.2f for a cycle %s than any learned", factor,
+                   factor > 1 ? "longer" : "shorter");
+}
+
 static gboolean judge(const struct rate *r, guint id, const struct rate_op *op,
                       const struct cycle_length *length, const struct vigil_issue_sink *sink)
 {
+    char stretched[80], shrunk[80];
+    length_note(stretched, sizeof stretched, length->stretch);
+    length_note(shrunk, sizeof shrunk, length->shrink);
     char name[VIGIL_ISSUE_METRIC_MAX + 1];
     g_snprintf(name, sizeof name, "%s.%s", vigil_layer_name(vigil_op_layer(id)), vigil_op_name(id));
     gboolean flagged = FALSE;
@@ -146,15 +160,16 @@ static gboolean judge(const struct rate *r, guint id, const struct rate_op *op,
         vigil_issue_report(
             sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, calls, lo, hi,
             "%s: %.0f calls in the cycle, more than %.0f (at most %" G_GUINT64_FORMAT
-            " in each of %u cycles learned, plus %g %% and at least %" G_GUINT64_FORMAT ")",
-            name, calls, hi, op->max_calls, op->trained, 100 * r->max_rise, r->min_calls);
+            " in each of %u cycles learned%s, plus %g %% and at least %" G_GUINT64_FORMAT ")",
+            name, calls, hi, op->max_calls, op->trained, stretched, 100 * r->max_rise,
+            r->min_calls);
         flagged = TRUE;
     } else if (calls < lo) {
         vigil_issue_report(
             sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, calls, lo, hi,
             "%s: %.0f calls in the cycle, fewer than %.0f (at least %" G_GUINT64_FORMAT
-            " in each of %u cycles learned, less %g %% and at least %" G_GUINT64_FORMAT ")",
-            name, calls, lo, op->min_calls, op->trained, 100 * r->max_drop, r->min_calls);
+            " in each of %u cycles learned%s, less %g %% and at least %" G_GUINT64_FORMAT ")",
+            name, calls, lo, op->min_calls, op->trained, shrunk, 100 * r->max_drop, r->min_calls);
         flagged = TRUE;
     }
     double bytes_hi =
@@ -165,8 +180,9 @@ static gboolean judge(const struct rate *r, guint id, const struct rate_op *op,
         vigil_issue_report(
             sink, VIGIL_HEALTH_ABNORMAL_OTHER, bytes_name, bytes, NAN, bytes_hi,
             "%s: %.0f bytes in the cycle, more than %.0f (at most %" G_GUINT64_FORMAT
-            " in each of %u cycles learned, plus %g %% and at least %" G_GUINT64_FORMAT ")",
-            name, bytes, bytes_hi, op->max_bytes, op->trained, 100 * r->max_rise, r->min_bytes);
+            " in each of %u cycles learned%s, plus %g %% and at least %" G_GUINT64_FORMAT ")",
+            name, bytes, bytes_hi, op->max_bytes, op->trained, stretched, 100 * r->max_rise,
+            r->min_bytes);
         flagged = TRUE;
     }
     return flagged;

@@ -193,13 +193,17 @@ static void test_a_longer_cycle_may_hold_more_calls(void **state)
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 10 * TEST_S);
     test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "posix.write", 541);
     test_assert_expected(issue, 70, 540);
+    /* Its message says why the bound is three times the learned one. */
+    test_assert_contains(issue->message, "more than 540 (at most 120 in each of");
+    test_assert_contains(issue->message, "scaled by 3.00 for a cycle longer than any learned");
     /* Half a second: at least 50, less 30 %: 35 calls are no stall, 34
      * are; in a cycle of 1 s, 35 are. */
     calls(&a, "write", 35, 4096);
     test_adpi_cycle_quiet(&a, 10 * TEST_S + TEST_S / 2);
     calls(&a, "write", 34, 4096);
-    test_assert_issue(test_adpi_cycle_one(&a, 11 * TEST_S), VIGIL_HEALTH_ABNORMAL_OTHER,
-                      "posix.write", 34);
+    issue = test_adpi_cycle_one(&a, 11 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "posix.write", 34);
+    test_assert_contains(issue->message, "scaled by 0.50 for a cycle shorter than any learned");
     calls(&a, "write", 35, 4096);
     test_assert_issue(test_adpi_cycle_one(&a, 12 * TEST_S), VIGIL_HEALTH_ABNORMAL_OTHER,
                       "posix.write", 35);
