@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ring_layout.h"
+#include "ring_producer.h"
 #include "vigil/ring.h"
 
 struct vigil_ring {
@@ -293,46 +294,8 @@ void vigil_ring_close(struct vigil_ring *ring)
 
 /* ---- producer ---------------------------------------------------------- */
 
-/* A producer gives up (and counts a drop) rather than spin when a slot's
- * mark makes no sense; a well-formed ring never gets near this. */
-#define RING_PUSH_MAX_ATTEMPTS 1024
-
-/* Claims positions [*position, *position + count) or returns false (and
- * counts one dropped record) when the ring has no room. The geometry is
- * passed in registers: read through a handle, the compiler would reload it
- * after every atomic operation. */
-static inline bool ring_claim(struct ring_header *h, const struct ring_slot *slots, uint64_t mask,
-                              uint32_t count, uint64_t *position)
-{
-    uint64_t pos = atomic_load_explicit(&h->head, memory_order_relaxed);
-    for (int attempt = 0; attempt < RING_PUSH_MAX_ATTEMPTS; attempt++) {
-        uint64_t last = pos + count - 1;
-        uint64_t mark = atomic_load_explicit(&slots[last & mask].mark, memory_order_acquire);
-        int64_t lead = (int64_t)(mark - (last & ~mask));
-        if (__builtin_expect(lead == 0, 1)) {
-            /* On failure the CAS reloads pos: another producer got in first. */
-            if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + count,
-                                                      memory_order_relaxed, memory_order_relaxed)) {
-                *position = pos;
-                return true;
-            }
-        } else if (lead < 0) {
-            break; /* the slot still holds a record of the previous lap: full */
-        } else {
-            uint64_t now = atomic_load_explicit(&h->head, memory_order_relaxed);
-            if (now == pos)
-                break; /* nobody moved the head, so the mark is garbage */
-            pos = now;
-        }
-    }
-    atomic_fetch_add_explicit(&h->dropped, 1, memory_order_relaxed);
-    return false;
-}
-
-static inline void ring_publish(struct ring_slot *slot, uint64_t position, uint64_t mask)
-{
-    atomic_store_explicit(&slot->mark, (position & ~mask) + 1, memory_order_release);
-}
+/* ring_claim, ring_publish and the activity's claim and publication are in
+ * ring_producer.h, inline, shared with the preload library's wrappers. */
 
 /* A push through a producer's copy of the geometry
  * (vigil_ring_producer_view): it touches the head's line and the slot, not
@@ -340,15 +303,12 @@ static inline void ring_publish(struct ring_slot *slot, uint64_t position, uint6
 static inline bool ring_producer_push(const struct vigil_ring_producer *p,
                                       const struct vigil_activity *activity)
 {
-    struct ring_slot *const slots = p->slots;
-    const uint64_t mask = p->mask;
     uint64_t pos;
-    if (!ring_claim(p->header, slots, mask, 1, &pos))
+    struct vigil_activity *slot = ring_activity_claim(p, &pos);
+    if (slot == NULL)
         return false;
-    struct ring_slot *slot = &slots[pos & mask];
-    slot->payload.activity = *activity;
-    slot->payload.activity.seq = pos;
-    ring_publish(slot, pos, mask);
+    *slot = *activity;
+    ring_activity_publish(p, slot, pos);
     return true;
 }
 

@@ -37,6 +37,7 @@
 #include "vigil/activity.h"
 #include "vigil/clock.h"
 #include "vigil/ontology.h"
+#include "ring_producer.h" /* core's: the producer side, inline */
 #include "vigil/ring.h"
 #include "vigil/run_key.h"
 
@@ -424,7 +425,7 @@ struct preload_state {
     /* What every call reads comes first, on one cache line. */
     _Atomic int active; /* 1 once set up; 0 before, and after it gave up */
     enum vigil_tick_source tick_source;
-    /* preload.ring's geometry, for vigil_ring_push_view: the handle
+    /* preload.ring's geometry, for ring_activity_claim: the handle
      * itself is on a heap page of its own, one more page per call to walk
      * after a system call flushed the TLB. */
     struct vigil_ring_producer ring_producer;
@@ -850,24 +851,30 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
         /* The file's name must be in the ring before its first activity. */
         if (PRELOAD_UNLIKELY(file_id != c->announced_file) && file_id != VIGIL_FILE_NONE)
             preload_announce(c, file_id);
-        struct vigil_activity a = {
-            .record_type = VIGIL_RECORD_ACTIVITY,
-            .layer = (uint8_t)preload_op_layer(o->op),
-            .op = (uint16_t)o->op,
-            .file_id = file_id,
-            .start_ns = call->start_ticks, /* ticks: the ring's reader converts them */
-            .end_ns = end_ticks,
-            .offset_bytes = o->offset_bytes,
-            .bytes_asked = o->bytes_asked,
-            .result = o->result,
-            .errno_value = o->failed ? errno_value : 0,
-            .thread_id = PRELOAD_SELF.thread_id,
-            .flags = o->flags,
-            .comm_size = o->comm_size,
-            .parent_start_ns = PRELOAD_SELF.parent_start_ticks,
-        };
-        bool written = vigil_ring_push_view(&preload.ring_producer, &a);
-        uint64_t *counter = written ? &c->recorded : &c->dropped;
+        /* Written straight into its slot (ring_producer.h, inline): no
+         * call, no copy from the stack, no page of the push's code. */
+        uint64_t position;
+        struct vigil_activity *slot = ring_activity_claim(&preload.ring_producer, &position);
+        if (PRELOAD_LIKELY(slot != NULL)) {
+            *slot = (struct vigil_activity){
+                .record_type = VIGIL_RECORD_ACTIVITY,
+                .layer = (uint8_t)preload_op_layer(o->op),
+                .op = (uint16_t)o->op,
+                .file_id = file_id,
+                .start_ns = call->start_ticks, /* ticks: the ring's reader converts them */
+                .end_ns = end_ticks,
+                .offset_bytes = o->offset_bytes,
+                .bytes_asked = o->bytes_asked,
+                .result = o->result,
+                .errno_value = o->failed ? errno_value : 0,
+                .thread_id = PRELOAD_SELF.thread_id,
+                .flags = o->flags,
+                .comm_size = o->comm_size,
+                .parent_start_ns = PRELOAD_SELF.parent_start_ticks,
+            };
+            ring_activity_publish(&preload.ring_producer, slot, position);
+        }
+        uint64_t *counter = slot != NULL ? &c->recorded : &c->dropped;
         if (PRELOAD_LIKELY(!c->shared))
             preload_add(counter, 1);
         else
@@ -940,8 +947,9 @@ static inline bool preload_stream_error(FILE *fp)
 /* fread and fwrite: `ret` items of `size` bytes out of `n`; a short count
  * is a failure only when the stream's error flag says so (else: end of
  * file). */
-static inline void preload_end_stream_items(const struct preload_call *call, unsigned op, FILE *fp,
-                                            size_t size, size_t n, size_t ret)
+static inline __attribute__((always_inline)) void
+preload_end_stream_items(const struct preload_call *call, unsigned op, FILE *fp, size_t size,
+                         size_t n, size_t ret)
 {
     uint64_t asked;
     if (__builtin_mul_overflow((uint64_t)size, (uint64_t)n, &asked))
@@ -960,8 +968,8 @@ static inline void preload_end_stream_items(const struct preload_call *call, uns
 }
 
 /* fgets: the line it stored, or NULL at end of file or on an error. */
-static inline void preload_end_fgets(const struct preload_call *call, FILE *fp, int n,
-                                     const char *ret)
+static inline __attribute__((always_inline)) void
+preload_end_fgets(const struct preload_call *call, FILE *fp, int n, const char *ret)
 {
     int fd = preload_stream_fd(fp);
     uint64_t moved = ret != NULL ? strlen(ret) : 0;
@@ -978,8 +986,8 @@ static inline void preload_end_fgets(const struct preload_call *call, FILE *fp, 
 }
 
 /* The printf family: the bytes it wrote, or a negative value on failure. */
-static inline void preload_end_printf(const struct preload_call *call, unsigned op, FILE *fp,
-                                      int ret)
+static inline __attribute__((always_inline)) void
+preload_end_printf(const struct preload_call *call, unsigned op, FILE *fp, int ret)
 {
     int fd = preload_stream_fd(fp);
     struct preload_outcome o = {
