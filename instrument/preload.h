@@ -577,8 +577,8 @@ static inline bool preload_call_begin(struct preload_call *call)
  * escape, and the compiler would reload its fields from the stack after
  * every call instead of folding the constant operation (its layer, class
  * and kind then cost a table each, pages of their own). */
-void preload_count_excluded(struct preload_thread_counters *c,
-                            struct preload_outcome o) PRELOAD_HIDDEN;
+void preload_count_excluded(struct preload_thread_counters *c, struct preload_outcome o,
+                            uint64_t ticks) PRELOAD_HIDDEN;
 void preload_count_shared(struct preload_thread_counters *c, struct preload_outcome o,
                           uint32_t file_id, uint64_t start_ticks,
                           uint64_t end_ticks) PRELOAD_HIDDEN;
@@ -840,10 +840,10 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
     int *errno_at = PRELOAD_SELF.errno_at;
     int errno_value = *errno_at;
     uint32_t file_id = o->fd >= 0 ? preload_fd_get(o->fd) : o->file_id;
+    uint64_t end_ticks = vigil_ticks(preload.tick_source);
     if (PRELOAD_UNLIKELY(file_id == PRELOAD_FILE_EXCLUDED)) {
-        preload_count_excluded(c, *o); /* not timed: no second timestamp */
+        preload_count_excluded(c, *o, end_ticks - call->start_ticks);
     } else {
-        uint64_t end_ticks = vigil_ticks(preload.tick_source);
         if (PRELOAD_LIKELY(!c->shared))
             preload_count_own(c, o, file_id, call->start_ticks, end_ticks);
         else
