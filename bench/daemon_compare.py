@@ -20,7 +20,10 @@ spread. Where vigild's time goes, over all rounds, comes next: per
 provider, per part of the tick (sharing energy, publishing the samples to
 each subscriber, draining rings, the reasoners, capture, the outbox), per
 ADPI, and what the process spends outside the tick (the main loop), with
-the floor's own reads (wall) beside it. Then the figures the machine's
+the floor's own reads (wall) beside it. Two baselines run beside them in the same
+rounds split both programs' CPU: the floor reading only /dev/null (being
+woken by a timer at all) and vigild with no provider (its main loop and
+an empty tick). Then the figures the machine's
 load does not change, taken after the rounds: per thread of each program
 its CPU, waiting and wake-ups per tick (schedstat); the pages vigild and
 the floor touch in one tick's window (clear_refs and smaps' Referenced);
@@ -57,6 +60,7 @@ COLLECTD_PLUGINS = ["cpu", "memory", "disk", "interface", "load"]
 PROVIDERS = ["procstat", "meminfo", "loadavg", "diskstats", "netdev", "process", "energy",
              "cpufreq"]
 SYSCALL_S = 3.0
+BASELINES = ("wake", "vigild-bare")
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 PAGE_WINDOWS = 9
 
@@ -265,6 +269,12 @@ def write_configs(directory):
         # files go is changed, so that the run leaves nothing behind.
         conf.write(f"[daemon]\nsocket = {socket}\ntick_ms = {int(TICK_S * 1000)}\n"
                    f"[capture]\nsink = {os.path.join(directory, 'capture.jsonl')}\n")
+    with open(os.path.join(directory, "vigild-bare.conf"), "w") as conf:
+        # The same daemon with no provider: its main loop and the tick's
+        # parts (reasoners, capture) with nothing to read or publish.
+        conf.write(f"[daemon]\nsocket = {os.path.join(directory, 'bare.sock')}\n"
+                   f"tick_ms = {int(TICK_S * 1000)}\nproviders =\n"
+                   f"[capture]\nsink = {os.path.join(directory, 'bare.jsonl')}\n")
     collectd_conf = os.path.join(directory, "collectd.conf")
     with open(collectd_conf, "w") as conf:
         # FQDNLookup false and a Hostname: no name lookup at start.
@@ -308,7 +318,7 @@ def start(name, argv, env, log_path, stdout=None):
 def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directory):
     socket, vigild_conf, collectd_conf = write_configs(directory)
     logs = {name: os.path.join(directory, name + ".log")
-            for name in ("vigild", "floor", "collectd")}
+            for name in ("vigild", "floor", "collectd", "wake", "vigild-bare")}
     if collectd:
         test = subprocess.run([collectd, "-t", "-C", collectd_conf], capture_output=True,
                               text=True)
@@ -347,6 +357,14 @@ def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directo
         if collectd:
             running.append(start("collectd", [collectd, "-f", "-C", collectd_conf], env,
                                  logs["collectd"]))
+        # The baselines that split vigild's time: being woken by a timer
+        # at all (the floor reading only /dev/null), and vigild with no
+        # provider.
+        running.append(start("wake", [floor, str(int(TICK_S * 1000)), "/dev/null"], env,
+                             logs["wake"], stdout=subprocess.DEVNULL))
+        running.append(start("vigild-bare", [vigild, "--config",
+                                             os.path.join(directory, "vigild-bare.conf"),
+                                             "--foreground"], env, logs["vigild-bare"]))
         time.sleep(WARM_UP_S)
 
         # vigild's status is asked before the first CPU reading and after
@@ -371,12 +389,13 @@ def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directo
             ensure_running(name, process, log)
         source = cpu_source(running[0][1].pid)
         pages = count_pages({name: process.pid for name, process, _ in running if
-                             name != "collectd"}, PAGE_WINDOWS)
+                             name in ("vigild", "floor")}, PAGE_WINDOWS)
         strace = find_strace()
         syscalls = None
         if strace:
             ticks_before = status(vigil, socket)["daemon"]["ticks"]
-            syscalls = count_syscalls(strace, {name: process.pid for name, process, _ in running},
+            syscalls = count_syscalls(strace, {name: process.pid for name, process, _ in running
+                                               if name not in BASELINES},
                                       SYSCALL_S, directory)
             ticks = status(vigil, socket)["daemon"]["ticks"] - ticks_before
             syscalls = (syscalls, ticks)
@@ -479,6 +498,29 @@ def print_pages(pages):
               "bound, other processes mark them too)")
 
 
+def print_split(samples):
+    """vigild's and the floor's CPU per tick split with the baselines run
+    beside them: what being woken costs any program, what the floor's
+    reads add, what vigild's main loop and empty tick add, and what its
+    providers and all they feed add. Medians of the rounds' differences."""
+    rows = []
+    for _, _, cpu0, cpu1, period, _, _ in samples:
+        intervals = period / TICK_S
+        rows.append({name: (cpu1[name] - cpu0[name]) / 1e3 / intervals
+                     for name in ("vigild", "floor") + BASELINES})
+    parts = (
+        ("being woken (the floor reading /dev/null)", lambda r: r["wake"]),
+        ("the floor's reads", lambda r: r["floor"] - r["wake"]),
+        ("vigild's main loop and empty tick", lambda r: r["vigild-bare"] - r["wake"]),
+        ("vigild's providers and what they feed", lambda r: r["vigild"] - r["vigild-bare"]),
+        ("vigild above the floor", lambda r: r["vigild"] - r["floor"]),
+    )
+    print("vigild and the floor split by the baselines run beside them, CPU µs per 100 ms "
+          "(vigild-bare: no provider; medians of the rounds):")
+    for label, figure in parts:
+        print(f"  {label:<42} {spread([figure(r) for r in rows])}")
+
+
 def report(samples, source, files, floor_said, syscalls, pages, collectd, version, seconds):
     print(f"CPU time from {source}; {len(samples)} rounds of {seconds:.0f} s after "
           f"{WARM_UP_S:.0f} s of warm-up")
@@ -557,6 +599,7 @@ def report(samples, source, files, floor_said, syscalls, pages, collectd, versio
         print(f"  {'the floor: its reads':<28} {floor_read_us:7.1f}   (wall, from its timer's read "
               "to its last file's, over its whole run: beside vigild's tick on a quiet machine "
               "only, since preemption lands in both)")
+    print_split(samples)
     print_threads(samples, collectd)
     print_pages(pages)
     if syscalls is not None:

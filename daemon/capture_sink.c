@@ -169,14 +169,9 @@ void vigild_capture_sink_rotate(struct vigild_capture_sink *sink)
     sink->file_bytes = size;
 }
 
-static gboolean put_line(struct vigild_capture_sink *sink, JsonBuilder *builder,
+static gboolean put_text(struct vigild_capture_sink *sink, const char *text, gsize length,
                          gboolean may_rotate)
 {
-    JsonNode *root = json_builder_get_root(builder);
-    json_generator_set_root(sink->generator, root);
-    gsize length;
-    char *text = json_generator_to_data(sink->generator, &length);
-    json_node_unref(root);
     uint64_t need = (uint64_t)length + 1;
     gboolean written = TRUE;
     if (need > sink->max_bytes) {
@@ -190,7 +185,7 @@ static gboolean put_line(struct vigild_capture_sink *sink, JsonBuilder *builder,
                       need, sink->max_bytes, sink->stats.lines_dropped);
     } else if (sink->file_bytes > 0 && sink->file_bytes + need > sink->max_bytes) {
         vigild_capture_sink_rotate(sink);
-        written = may_rotate ? put_line(sink, builder, FALSE) : FALSE;
+        written = may_rotate ? put_text(sink, text, length, FALSE) : FALSE;
     } else if (fwrite(text, 1, length, sink->file) != length || fputc('\n', sink->file) == EOF) {
         count_error(sink, errno);
     } else {
@@ -198,8 +193,26 @@ static gboolean put_line(struct vigild_capture_sink *sink, JsonBuilder *builder,
         sink->stats.lines++;
         sink->stats.bytes += need;
     }
+    return written;
+}
+
+static gboolean put_line(struct vigild_capture_sink *sink, JsonBuilder *builder,
+                         gboolean may_rotate)
+{
+    JsonNode *root = json_builder_get_root(builder);
+    json_generator_set_root(sink->generator, root);
+    gsize length;
+    char *text = json_generator_to_data(sink->generator, &length);
+    json_node_unref(root);
+    gboolean written = put_text(sink, text, length, may_rotate);
     g_free(text);
     return written;
+}
+
+void vigild_capture_sink_write_text(struct vigild_capture_sink *sink, const char *text,
+                                    gsize length)
+{
+    put_text(sink, text, length, TRUE);
 }
 
 void vigild_capture_sink_write(struct vigild_capture_sink *sink, JsonBuilder *builder)
