@@ -32,15 +32,16 @@ const char *vigild_capture_sink_path(const struct vigild_capture_sink *sink);
 /* Writes one line made by the builder, starting a new file first when it
  * would pass max_bytes; a failed write is logged once and counted. */
 void vigild_capture_sink_write(struct vigild_capture_sink *sink, JsonBuilder *builder);
-/* The same, except that when the line needs a new file it starts one and
- * returns FALSE without writing: a line that refers to earlier lines of its
- * file (names sent before) must be built again for the new file. */
 /* One line of JSON made by the caller, `length` bytes without the newline,
  * written as vigild_capture_sink_write() writes a builder's: for the line of
  * every cycle, whose fixed members a builder, its tree and a generator
  * would cost the tick ten times the instructions of a printf. */
 void vigild_capture_sink_write_text(struct vigild_capture_sink *sink, const char *text,
                                     gsize length);
+/* The same as vigild_capture_sink_write, except that when the line needs a
+ * new file it starts one and returns FALSE without writing: a line that
+ * refers to earlier lines of its file (names sent before) must be built
+ * again for the new file. */
 gboolean vigild_capture_sink_write_or_rotate(struct vigild_capture_sink *sink,
                                              JsonBuilder *builder);
 void vigild_capture_sink_rotate(struct vigild_capture_sink *sink);
