@@ -495,11 +495,14 @@ static gboolean on_start(struct replay *x, struct vigild_record_payload *p, GErr
         node = vigild_payload_string(p, "node");
         wall_offset_ns = vigild_payload_i64(p, "wall-clock offset");
     }
-    if (!vigild_payload_done(p, error) || (node != NULL && node[0] == '\0')) {
-        if (node != NULL && node[0] == '\0' && !p->bad)
-            g_set_error(error, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_CORRUPT,
-                        "corrupt at offset %" G_GSIZE_FORMAT ": the START record names no node",
-                        p->offset);
+    gboolean ok = vigild_payload_done(p, error);
+    if (ok && node != NULL && node[0] == '\0') {
+        g_set_error(error, VIGILD_RECORD_ERROR, VIGILD_RECORD_ERROR_CORRUPT,
+                    "corrupt at offset %" G_GSIZE_FORMAT ": the START record names no node",
+                    p->offset);
+        ok = FALSE;
+    }
+    if (!ok) {
         g_free(version);
         g_free(node);
         return FALSE;

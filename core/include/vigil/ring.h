@@ -79,10 +79,10 @@ struct vigil_ring_producer {
     uint64_t mask;
 };
 void vigil_ring_producer_view(const struct vigil_ring *ring, struct vigil_ring_producer *out);
-/* vigil_ring_push through such a view. Out of line on purpose: inlined
- * into the preload library's wrappers it gave fwrite 44-50 ns added in
- * every run against 26-33 (bench-preload, same half hour), for no more
- * gain on the system-call rows (docs/architecture.md). */
+/* vigil_ring_push through such a view. The preload library's wrappers
+ * use core/ring_producer.h instead, inline, writing each record in its
+ * slot (docs/architecture.md: one page of code and the record's copy less
+ * per call). */
 bool vigil_ring_push_view(const struct vigil_ring_producer *p,
                           const struct vigil_activity *activity);
 
