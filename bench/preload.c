@@ -28,6 +28,13 @@
  *
  * It also times starting /bin/true with and without the library.
  *
+ * With VIGIL_PRELOAD_PARTS ("PART=PATH:…", meson sets it), it runs the
+ * variants of the library that bench/meson.build builds without one part
+ * of a call's bookkeeping as more configurations, recorded like the
+ * library, and prints what each adds beside the library's figures, with
+ * what two reads of the wrappers' clock cost here: the table of where a
+ * call's added nanoseconds go.
+ *
  * Rounds are timed with the calling thread's CPU time, not wall time. Each
  * figure across workers is the best of its rounds (default 7): the best is
  * the run least disturbed by the rest of the machine. The library is found with
@@ -426,12 +433,26 @@ static int worker(int argc, char **argv)
 
 /* ---- the parent: configurations and their results ------------------------------ */
 
-enum config { PLAIN, RECORDED, EXCLUDED, CONFIG_COUNT };
+enum config { PLAIN, RECORDED, EXCLUDED, BASE_CONFIGS };
+
+/* The library's variants from VIGIL_PRELOAD_PARTS ("PART=PATH:…"), each
+ * built without one part of a call's bookkeeping (bench/meson.build): run
+ * as more configurations after the base ones, recorded like RECORDED. */
+#define MAX_PARTS  6
+#define CONFIG_MAX (BASE_CONFIGS + MAX_PARTS)
+static int config_count = BASE_CONFIGS;
+static char part_names[MAX_PARTS][32];
+static char part_settings[MAX_PARTS][PATH_MAX + 16];
 
 #define MAX_WORKERS 64 /* rounds of workers the paired figures keep */
 
-static const char *const config_names[CONFIG_COUNT] = {"plain", "recorded", "excluded"};
-static const char *const config_cases[CONFIG_COUNT] = {"wpf", "wpf", "w"};
+static const char *const config_names[BASE_CONFIGS] = {"plain", "recorded", "excluded"};
+static const char *const config_cases[BASE_CONFIGS] = {"wpf", "wpf", "w"};
+
+static const char *config_name(int config)
+{
+    return config < BASE_CONFIGS ? config_names[config] : part_names[config - BASE_CONFIGS];
+}
 
 struct results {
     double best_ns[CASE_COUNT];
@@ -487,11 +508,16 @@ static char **child_environment(const char *const *extra)
     return env;
 }
 
-static char **config_environment(enum config config)
+static char **config_environment(int config)
 {
     static const char *const plain[] = {NULL};
     const char *recorded[] = {preload_setting, "VIGIL_EXCLUDE=", "VIGIL_REPORT=off", NULL};
     const char *excluded[] = {preload_setting, "VIGIL_REPORT=off", NULL};
+    if (config >= BASE_CONFIGS) {
+        const char *part[] = {part_settings[config - BASE_CONFIGS],
+                              "VIGIL_EXCLUDE=", "VIGIL_REPORT=off", NULL};
+        return child_environment(part);
+    }
     return child_environment(config == PLAIN ? plain : config == RECORDED ? recorded : excluded);
 }
 
@@ -508,7 +534,7 @@ static void wait_for(pid_t pid, const char *what)
 }
 
 /* Runs one worker and folds what it printed into `res`. */
-static void run_worker(enum config config, struct results *res)
+static void run_worker(int config, struct results *res)
 {
     int out[2];
     if (pipe(out) != 0)
@@ -518,8 +544,8 @@ static void run_worker(enum config config, struct results *res)
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addclose(&actions, out[0]);
     posix_spawn_file_actions_addclose(&actions, out[1]);
-    char *argv[] = {self_path, "--worker", data_path, WORKER_ROUNDS, (char *)config_cases[config],
-                    NULL};
+    char *cases = config < BASE_CONFIGS ? (char *)config_cases[config] : "wpf";
+    char *argv[] = {self_path, "--worker", data_path, WORKER_ROUNDS, cases, NULL};
     char **env = config_environment(config);
     pid_t pid;
     int err = posix_spawn(&pid, self_path, &actions, NULL, argv, env);
@@ -580,7 +606,7 @@ static void run_worker(enum config config, struct results *res)
     }
     fclose(in);
     char what[64];
-    snprintf(what, sizeof what, "the %s worker", config_names[config]);
+    snprintf(what, sizeof what, "the %s worker", config_name(config));
     wait_for(pid, what);
 
     if (config == PLAIN && loaded != 0)
@@ -589,7 +615,8 @@ static void run_worker(enum config config, struct results *res)
         fprintf(stderr,
                 "bench-preload: the %s worker does not run under an active vigil (%s): "
                 "LD_PRELOAD=%s did not load, is not vigil's, or disabled itself\n",
-                config_names[config], loaded == -1 ? "inactive" : "not loaded", library_path);
+                config_name(config), loaded == -1 ? "inactive" : "not loaded",
+                config < BASE_CONFIGS ? library_path : part_settings[config - BASE_CONFIGS]);
         exit(1);
     }
 }
@@ -669,6 +696,62 @@ static void find_paths(void)
     snprintf(preload_setting, sizeof preload_setting, "LD_PRELOAD=%s", library_path);
 }
 
+/* VIGIL_PRELOAD_PARTS: "PART=PATH" items separated by ':' (meson sets it). */
+static void find_parts(void)
+{
+    const char *setting = getenv("VIGIL_PRELOAD_PARTS");
+    if (setting == NULL || setting[0] == '\0')
+        return;
+    char *list = strdup(setting), *saved = NULL;
+    if (list == NULL)
+        die("out of memory");
+    for (char *item = strtok_r(list, ":", &saved); item != NULL;
+         item = strtok_r(NULL, ":", &saved)) {
+        char *equals = strchr(item, '=');
+        int n = config_count - BASE_CONFIGS;
+        if (equals == NULL || equals == item || (size_t)(equals - item) >= sizeof part_names[0]) {
+            fprintf(stderr, "bench-preload: VIGIL_PRELOAD_PARTS: \"%s\" is not PART=PATH\n", item);
+            exit(1);
+        }
+        if (n == MAX_PARTS) {
+            fprintf(stderr, "bench-preload: VIGIL_PRELOAD_PARTS names more than %d variants\n",
+                    MAX_PARTS);
+            exit(1);
+        }
+        if (access(equals + 1, R_OK) != 0) {
+            fprintf(stderr, "bench-preload: VIGIL_PRELOAD_PARTS: %s: %s\n", equals + 1,
+                    strerror(errno));
+            exit(1);
+        }
+        snprintf(part_names[n], sizeof part_names[n], "%.*s", (int)(equals - item), item);
+        snprintf(part_settings[n], sizeof part_settings[n], "LD_PRELOAD=%s", equals + 1);
+        config_count++;
+    }
+    free(list);
+}
+
+/* What two reads of the wrappers' clock cost here, back to back in a
+ * loop, best of a few rounds of the thread's CPU time: the part of a
+ * call's cost no bookkeeping can shed while calls are timed. */
+static volatile uint64_t clock_sink;
+
+static double clock_pair_ns(enum vigil_tick_source source)
+{
+    enum { READS = 1 << 20 };
+    double best = 1e18;
+    for (int round = 0; round < 5; round++) {
+        uint64_t t0 = thread_cpu_ns();
+        for (int i = 0; i < READS; i++) {
+            uint64_t start = vigil_ticks(source);
+            clock_sink += vigil_ticks(source) - start;
+        }
+        double ns = (double)(thread_cpu_ns() - t0) / READS;
+        if (ns < best)
+            best = ns;
+    }
+    return best;
+}
+
 /* A 1 MiB file for pread, in the page cache since it was just written. */
 static void make_data_file(void)
 {
@@ -699,6 +782,19 @@ static void print_row(const char *label, double without, double with, const char
            with / without, note);
 }
 
+/* The median over a configuration's workers of the ns its paired
+ * measurement added; 1e18 when there were none. */
+static double paired_median(const struct results *res, enum bench_case c)
+{
+    int n = res->pairs[c];
+    if (n == 0)
+        return 1e18;
+    double added[MAX_WORKERS];
+    memcpy(added, res->pair_added[c], (size_t)n * sizeof added[0]);
+    qsort(added, (size_t)n, sizeof added[0], compare_doubles);
+    return added[n / 2];
+}
+
 /* Prints one case's paired figures over the workers of a configuration;
  * returns the median of the added ns, or 1e18 when there were none. */
 static double print_paired(const struct results *res, enum bench_case c, const char *label)
@@ -725,6 +821,41 @@ static double print_paired(const struct results *res, enum bench_case c, const c
     return added[n / 2];
 }
 
+/* The variants' figures beside the library's, and the clock's share. */
+static void print_parts(const struct results *res, const struct results *plain)
+{
+    enum vigil_tick_source source = vigil_tick_source_detect();
+    double clock_ns = clock_pair_ns(source);
+    if (config_count == BASE_CONFIGS) {
+        printf("note: VIGIL_PRELOAD_PARTS is not set: no variants of the library to show what "
+               "each part of a call costs\n");
+    } else {
+        printf("what each part of a call's bookkeeping costs: the library built without it "
+               "(bench/meson.build), run in the same rounds; ns added per call, separate "
+               "processes (best) / same process (median)\n");
+        printf("%-34s %15s %15s %15s\n", "", "write", "pread", "fwrite");
+        int rows[1 + MAX_PARTS], n = 0;
+        rows[n++] = RECORDED;
+        for (int k = BASE_CONFIGS; k < config_count; k++)
+            rows[n++] = k;
+        for (int i = 0; i < n; i++) {
+            char label[64];
+            if (rows[i] == RECORDED)
+                snprintf(label, sizeof label, "the library");
+            else
+                snprintf(label, sizeof label, "without %s", config_name(rows[i]));
+            printf("%-34s", label);
+            for (int c = 0; c < CASE_COUNT; c++)
+                printf(" %6.1f / %6.1f", res[rows[i]].best_ns[c] - plain->best_ns[c],
+                       paired_median(&res[rows[i]], (enum bench_case)c));
+            printf("\n");
+        }
+    }
+    printf("two reads of the wrappers' clock (%s), back to back in a loop: %.1f ns; what the "
+           "30 ns goal leaves for the rest of a call: %.1f ns\n",
+           source == VIGIL_TICKS_TSC ? "the TSC" : "CLOCK_MONOTONIC", clock_ns, 30.0 - clock_ns);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--worker") == 0)
@@ -733,10 +864,11 @@ int main(int argc, char **argv)
     if (rounds < 1)
         rounds = 1;
     find_paths();
+    find_parts();
     make_data_file();
 
-    struct results res[CONFIG_COUNT];
-    for (int k = 0; k < CONFIG_COUNT; k++) {
+    struct results res[CONFIG_MAX];
+    for (int k = 0; k < config_count; k++) {
         res[k] = (struct results){0};
         for (int c = 0; c < CASE_COUNT; c++) {
             res[k].best_ns[c] = res[k].shortest_ms[c] = 1e18;
@@ -746,8 +878,8 @@ int main(int argc, char **argv)
     /* Round r runs every configuration once, starting with a different one
      * each time. */
     for (int r = 0; r < rounds; r++)
-        for (int k = 0; k < CONFIG_COUNT; k++) {
-            enum config config = (enum config)((r + k) % CONFIG_COUNT);
+        for (int k = 0; k < config_count; k++) {
+            int config = (r + k) % config_count;
             run_worker(config, &res[config]);
         }
     double start_plain, start_vigil, exit_plain, exit_vigil;
@@ -806,11 +938,12 @@ int main(int argc, char **argv)
     if (rec->wrapped[CASE_FWRITE] == 0)
         printf("note: the library has no fwrite wrapper yet: the fwrite row measures nothing "
                "of vigil's\n");
-    for (int k = 0; k < CONFIG_COUNT; k++)
+    for (int k = 0; k < config_count; k++)
         for (int c = 0; c < CASE_COUNT; c++)
             if (res[k].shortest_ms[c] < ROUND_MINIMUM_MS)
                 printf("warning: a %s round of the %s worker took only %.1f ms (< %.0f ms)\n",
-                       case_names[c], config_names[k], res[k].shortest_ms[c], ROUND_MINIMUM_MS);
+                       case_names[c], config_name(k), res[k].shortest_ms[c], ROUND_MINIMUM_MS);
+    print_parts(res, plain);
 
     double added_write = rec->best_ns[CASE_WRITE] - plain->best_ns[CASE_WRITE];
     double added_pread = rec->best_ns[CASE_PREAD] - plain->best_ns[CASE_PREAD];

@@ -57,6 +57,21 @@
  * (about 1.5 KiB of their 2.5) then lies on one page, where the linker
  * could leave it across two, each a walk after the system call. */
 #define PRELOAD_HOT_CODE __attribute__((aligned(4096)))
+/* For bench-preload's table of what each part of a call's bookkeeping
+ * costs, bench/meson.build builds variants of the library with one of
+ * these set to 1, which leaves that part out: the file's counts and
+ * Darshan statistics, the activity record, the clock read at the call's
+ * end (its duration is then 0). The library itself is built with all
+ * three 0: they fold away at compile time. */
+#ifndef PRELOAD_WITHOUT_FILE_STATS
+#define PRELOAD_WITHOUT_FILE_STATS 0
+#endif
+#ifndef PRELOAD_WITHOUT_RECORD
+#define PRELOAD_WITHOUT_RECORD 0
+#endif
+#ifndef PRELOAD_WITHOUT_END_CLOCK
+#define PRELOAD_WITHOUT_END_CLOCK 0
+#endif
 /* A preloaded library's TLS is in the static block: the cheapest model. */
 #define PRELOAD_TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -807,7 +822,7 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
         preload_count_nested(c, *o, file_id, start_ticks, end_ticks);
         return;
     }
-    if (file_id == VIGIL_FILE_NONE)
+    if (file_id == VIGIL_FILE_NONE || PRELOAD_WITHOUT_FILE_STATS)
         return;
     struct preload_pending *p = c->current;
     if (PRELOAD_UNLIKELY(p->file != file_id))
@@ -840,7 +855,8 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
     int *errno_at = PRELOAD_SELF.errno_at;
     int errno_value = *errno_at;
     uint32_t file_id = o->fd >= 0 ? preload_fd_get(o->fd) : o->file_id;
-    uint64_t end_ticks = vigil_ticks(preload.tick_source);
+    uint64_t end_ticks =
+        PRELOAD_WITHOUT_END_CLOCK ? call->start_ticks : vigil_ticks(preload.tick_source);
     if (PRELOAD_UNLIKELY(file_id == PRELOAD_FILE_EXCLUDED)) {
         preload_count_excluded(c, *o, end_ticks - call->start_ticks);
     } else {
@@ -854,7 +870,8 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
         /* Written straight into its slot (ring_producer.h, inline): no
          * call, no copy from the stack, no page of the push's code. */
         uint64_t position;
-        struct vigil_activity *slot = ring_activity_claim(&preload.ring_producer, &position);
+        struct vigil_activity *slot =
+            PRELOAD_WITHOUT_RECORD ? NULL : ring_activity_claim(&preload.ring_producer, &position);
         if (PRELOAD_LIKELY(slot != NULL)) {
             *slot = (struct vigil_activity){
                 .record_type = VIGIL_RECORD_ACTIVITY,
