@@ -20,6 +20,13 @@
  * mark makes no sense; a well-formed ring never gets near this. */
 #define RING_PUSH_MAX_ATTEMPTS 1024
 
+/* For bench-preload only (bench/meson.build): 1 claims with a plain store
+ * where the compare-and-swap is, which is right for one producer only. It
+ * measures what per-thread lanes (a single producer each) would save. */
+#ifndef RING_CLAIM_WITHOUT_CAS
+#define RING_CLAIM_WITHOUT_CAS 0
+#endif
+
 /* Claims positions [*position, *position + count) or returns false (and
  * counts one dropped record) when the ring has no room. The geometry is
  * passed in registers: read through a handle, the compiler would reload it
@@ -33,6 +40,11 @@ static inline bool ring_claim(struct ring_header *h, const struct ring_slot *slo
         uint64_t mark = atomic_load_explicit(&slots[last & mask].mark, memory_order_acquire);
         int64_t lead = (int64_t)(mark - (last & ~mask));
         if (__builtin_expect(lead == 0, 1)) {
+            if (RING_CLAIM_WITHOUT_CAS) {
+                atomic_store_explicit(&h->head, pos + count, memory_order_relaxed);
+                *position = pos;
+                return true;
+            }
             /* On failure the CAS reloads pos: another producer got in first. */
             if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + count,
                                                       memory_order_relaxed, memory_order_relaxed)) {
