@@ -237,6 +237,40 @@ gboolean vigil_provider_parse_u64(const char *text, guint64 *value)
     return TRUE;
 }
 
+/* 10^0 to 10^22: every one is exactly a double. */
+static const double exact_powers_of_ten[] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/* The digits and at most one point in [start, end) as one correctly rounded
+ * division of two exact doubles, which is what strtod gives for them; FALSE
+ * when the digits do not fit in 53 bits or there are more than 22 after the
+ * point. strtod's general path cost about 700 instructions a number, most of
+ * loadavg's read (/proc/loadavg's three loads every tick). */
+static gboolean exact_decimal(const char *start, const char *end, double *value)
+{
+    guint64 digits = 0;
+    guint after_point = 0;
+    gboolean point = FALSE;
+    for (const char *c = start; c < end; c++) {
+        if (*c == '.') {
+            if (point)
+                return FALSE;
+            point = TRUE;
+            continue;
+        }
+        if (digits >= ((guint64)1 << 53) / 10)
+            return FALSE;
+        digits = digits * 10 + (guint)(*c - '0');
+        after_point += point;
+    }
+    if (after_point >= G_N_ELEMENTS(exact_powers_of_ten))
+        return FALSE;
+    *value = (double)digits / exact_powers_of_ten[after_point];
+    return TRUE;
+}
+
 gboolean vigil_provider_scan_double(const char **cursor, double *value)
 {
     const char *p = *cursor;
@@ -245,10 +279,18 @@ gboolean vigil_provider_scan_double(const char **cursor, double *value)
         digits = digits || g_ascii_isdigit(*p);
     if (!digits)
         return FALSE;
+    /* A letter after the number ("1e5", "0x1") may be part of it for
+     * strtod, which then refuses it below. */
+    double v;
+    if (!g_ascii_isalpha(*p) && exact_decimal(*cursor, p, &v)) {
+        *cursor = p;
+        *value = v;
+        return TRUE;
+    }
     /* Only digits and points were let through: strtod checks that there is
      * one point at most ("1.2.3" stops it short). */
     char *end = NULL;
-    double v = g_ascii_strtod(*cursor, &end);
+    v = g_ascii_strtod(*cursor, &end);
     if (end != p || !isfinite(v))
         return FALSE;
     *cursor = p;
