@@ -176,66 +176,13 @@ void vigil_provider_file_clear(struct vigil_provider_file *file)
 
 /* Parsing ------------------------------------------------------------------------------------ */
 
-char *vigil_provider_next_line(char **cursor)
-{
-    char *line = *cursor;
-    if (*line == '\0')
-        return NULL;
-    char *end = strchr(line, '\n');
-    if (end != NULL) {
-        *end = '\0';
-        *cursor = end + 1;
-    } else {
-        *cursor = line + strlen(line);
-    }
-    return line;
-}
-
-char *vigil_provider_next_field(char **cursor)
-{
-    char *p = *cursor;
-    while (vigil_provider_is_blank(*p))
-        p++;
-    if (*p == '\0') {
-        *cursor = p;
-        return NULL;
-    }
-    char *start = p;
-    while (*p != '\0' && !vigil_provider_is_blank(*p))
-        p++;
-    if (*p != '\0')
-        *p++ = '\0';
-    *cursor = p;
-    return start;
-}
-
-gboolean vigil_provider_scan_u64(const char **cursor, guint64 *value)
-{
-    const char *p = *cursor;
-    if (!g_ascii_isdigit(*p))
-        return FALSE;
-    guint64 v = 0;
-    for (; g_ascii_isdigit(*p); p++) {
-        guint digit = (guint)(*p - '0');
-        /* One comparison for all but the 20th digit of a huge number. */
-        if (v >= G_MAXUINT64 / 10 && (v > G_MAXUINT64 / 10 || digit > G_MAXUINT64 % 10))
-            return FALSE;
-        v = v * 10 + digit;
-    }
-    *cursor = p;
-    *value = v;
-    return TRUE;
-}
-
-gboolean vigil_provider_parse_u64(const char *text, guint64 *value)
-{
-    const char *end = text;
-    guint64 v = 0;
-    if (!vigil_provider_scan_u64(&end, &v) || *end != '\0')
-        return FALSE;
-    *value = v;
-    return TRUE;
-}
+/* The external definitions of the helpers vigil/provider.h defines inline. */
+extern inline gboolean vigil_provider_is_blank(char c);
+extern inline const char *vigil_provider_skip_blanks(const char *p);
+extern inline char *vigil_provider_next_line(char **cursor);
+extern inline char *vigil_provider_next_field(char **cursor);
+extern inline gboolean vigil_provider_scan_u64(const char **cursor, guint64 *value);
+extern inline gboolean vigil_provider_parse_u64(const char *text, guint64 *value);
 
 /* 10^0 to 10^22: every one is exactly a double. */
 static const double exact_powers_of_ten[] = {
