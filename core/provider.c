@@ -179,6 +179,8 @@ void vigil_provider_file_clear(struct vigil_provider_file *file)
 /* The external definitions of the helpers vigil/provider.h defines inline. */
 extern inline gboolean vigil_provider_is_blank(char c);
 extern inline const char *vigil_provider_skip_blanks(const char *p);
+extern inline gboolean vigil_provider_has_prefix(const char *text, const char *prefix,
+                                                 size_t length);
 extern inline char *vigil_provider_next_line(char **cursor);
 extern inline char *vigil_provider_next_field(char **cursor);
 extern inline gboolean vigil_provider_scan_u64(const char **cursor, guint64 *value);

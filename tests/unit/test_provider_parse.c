@@ -1,6 +1,6 @@
 /* Tests of the providers' shared parsing helpers (vigil/provider.h) where
  * a fast path stands in for a general one: it must give what the general
- * one gives, bit for bit. */
+ * one gives, bit for bit (strtod, g_str_has_prefix). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,11 +119,30 @@ static void test_scan_double_is_strtod_on_many_decimals(void **state)
     g_rand_free(rand);
 }
 
+static void test_has_prefix_is_g_str_has_prefix(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"",      "l",     "lo",    "loo",  "loop",
+                                        "loop0", "lop0",  "Loop0", "ram",  "ra",
+                                        "ram0",  "xloop", "cpu",   "cpu0", "cp"};
+    for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
+        /* A copy of its own length, so that a read past its end is one
+         * for the sanitizers. */
+        char *text = g_strdup(texts[i]);
+        assert_int_equal(VIGIL_PROVIDER_HAS_PREFIX(text, "loop"), g_str_has_prefix(text, "loop"));
+        assert_int_equal(VIGIL_PROVIDER_HAS_PREFIX(text, "ram"), g_str_has_prefix(text, "ram"));
+        assert_int_equal(VIGIL_PROVIDER_HAS_PREFIX(text, "cpu"), g_str_has_prefix(text, "cpu"));
+        assert_int_equal(VIGIL_PROVIDER_HAS_PREFIX(text, ""), TRUE);
+        g_free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_double_is_strtod_on_edge_cases),
         cmocka_unit_test(test_scan_double_is_strtod_on_many_decimals),
+        cmocka_unit_test(test_has_prefix_is_g_str_has_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,6 +164,22 @@ inline const char *vigil_provider_skip_blanks(const char *p)
  * Called through libvigil's PLT they cost procstat, diskstats and netdev
  * 950-1,700 instructions a read each. */
 
+/* Whether `text` starts with the `length` characters of `prefix`, compared
+ * one by one: none past the end of a shorter `text` is read. */
+inline gboolean vigil_provider_has_prefix(const char *text, const char *prefix, size_t length)
+{
+    for (size_t i = 0; i < length; i++) {
+        if (text[i] != prefix[i])
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* The same with a string literal: g_str_has_prefix without its call and
+ * two strlen, for tests made on every line of a file. */
+#define VIGIL_PROVIDER_HAS_PREFIX(text, literal)                                                   \
+    vigil_provider_has_prefix(text, "" literal, sizeof literal - 1)
+
 /* The next line of the text at *cursor, cut at its newline; NULL at the
  * end of the text. An empty line in the middle is a line; the newline that
  * ends the text does not start one. */
