@@ -1,6 +1,6 @@
 /* Tests of the providers' shared parsing helpers (vigil/provider.h) where
  * a fast path stands in for a general one: it must give what the general
- * one gives, bit for bit (strtod, g_str_has_prefix). */
+ * one gives, bit for bit (strtod, g_str_has_prefix, a number's digits). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,6 +119,55 @@ static void test_scan_double_is_strtod_on_many_decimals(void **state)
     g_rand_free(rand);
 }
 
+/* The digits at the start, as g_ascii_string_to_unsigned reads them whole,
+ * or a refusal when there are none or they pass 64 bits. */
+static void test_scan_u64_reads_the_leading_digits(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "0",
+        "7",
+        "42",
+        "00012",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999",
+        "184467440737095516150",
+        "",
+        "x",
+        "-1",
+        "+1",
+        " 1",
+        "12x",
+        "12 34",
+        "1/",
+        "1:",
+        "/1",
+        ":1",
+        "\xb0",
+        "1\xb0",
+        "9\xff",
+        "12\n",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
+        const char *text = texts[i];
+        size_t span = strspn(text, "0123456789");
+        char *digits = g_strndup(text, span);
+        guint64 want = 0;
+        gboolean want_ok =
+            span > 0 && g_ascii_string_to_unsigned(digits, 10, 0, G_MAXUINT64, &want, NULL);
+        g_free(digits);
+        const char *cursor = text;
+        guint64 got = 0;
+        gboolean ok = vigil_provider_scan_u64(&cursor, &got);
+        if (ok != want_ok)
+            fail_msg("\"%s\": scan_u64 says %d, expected %d", text, ok, want_ok);
+        assert_ptr_equal(cursor, ok ? text + span : text);
+        if (ok)
+            assert_true(got == want);
+    }
+}
+
 static void test_has_prefix_is_g_str_has_prefix(void **state)
 {
     (void)state;
@@ -142,6 +191,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_double_is_strtod_on_edge_cases),
         cmocka_unit_test(test_scan_double_is_strtod_on_many_decimals),
+        cmocka_unit_test(test_scan_u64_reads_the_leading_digits),
         cmocka_unit_test(test_has_prefix_is_g_str_has_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
