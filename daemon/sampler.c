@@ -12,17 +12,32 @@
 #include "tick_samples.h"
 #include "vigil/clock.h"
 
+/* A provider's node samples are gathered here and appended to the tick's
+ * array a batch at a time: g_array_append_val for each cost about 80
+ * instructions, 5,000 a tick for the default providers' 63 samples. */
+#define PENDING_SAMPLES 32
+
 struct sink_target {
     struct vigild_tick_samples *out;
     uint64_t now_ns;
+    guint n_pending;
+    struct vigil_sample pending[PENDING_SAMPLES];
 };
+
+static void flush_node(struct sink_target *t)
+{
+    if (t->n_pending > 0)
+        g_array_append_vals(t->out->node, t->pending, t->n_pending);
+    t->n_pending = 0;
+}
 
 static void emit_node(void *user, uint32_t metric_id, double value, uint32_t flags)
 {
     struct sink_target *t = user;
-    struct vigil_sample s = {
+    if (t->n_pending == PENDING_SAMPLES)
+        flush_node(t);
+    t->pending[t->n_pending++] = (struct vigil_sample){
         .metric_id = metric_id, .flags = flags, .t_ns = t->now_ns, .value = value};
-    g_array_append_val(t->out->node, s);
 }
 
 static void emit_process(void *user, uint64_t process_id, uint32_t metric_id, double value,
@@ -145,7 +160,7 @@ void vigild_sampler_configure(struct vigild_sampler *s, const vigil_config *conf
 
 void vigild_sampler_read(struct vigild_sampler *s, uint64_t now_ns, struct vigild_tick_samples *out)
 {
-    struct sink_target target = {out, now_ns};
+    struct sink_target target = {.out = out, .now_ns = now_ns};
     struct vigil_sample_sink sink = {emit_node, emit_process, &target};
     for (guint i = 0; i < s->providers->len; i++) {
         struct vigild_provider *p = g_ptr_array_index(s->providers, i);
@@ -154,6 +169,7 @@ void vigild_sampler_read(struct vigild_sampler *s, uint64_t now_ns, struct vigil
         GError *error = NULL;
         uint64_t begin_ns = vigil_clock_monotonic_ns();
         gboolean ok = p->ops->read(p->instance, s->catalog, now_ns, &sink, &error);
+        flush_node(&target);
         uint64_t cost_ns = vigil_clock_monotonic_ns() - begin_ns;
         p->reads++;
         p->cost_ns_last = cost_ns;

@@ -108,7 +108,7 @@ static gboolean is_named(const struct diskstats *d, const char *name)
 {
     if (d->devices != NULL)
         return g_strv_contains((const char *const *)d->devices, name);
-    return !g_str_has_prefix(name, "loop") && !g_str_has_prefix(name, "ram");
+    return !VIGIL_PROVIDER_HAS_PREFIX(name, "loop") && !VIGIL_PROVIDER_HAS_PREFIX(name, "ram");
 }
 
 /* A device that never did any I/O (an empty slot, an unused zram) only

@@ -137,12 +137,15 @@ static gboolean parse_cpu_times(const char *fields, struct cpu_times *times)
     return n >= MIN_CPU_FIELDS && only_blanks_left(p);
 }
 
-/* The part of `line` after its first word when that is `key`, or NULL
- * when the line is about something else. */
-static const char *after_key(const char *line, const char *key)
+/* The part of `line` after its first word when that is `key` (a string
+ * literal), or NULL when the line is about something else. Compared in
+ * place: strncmp's call and strlen were a fifth of the parse, for the four
+ * keys tried on each line. */
+#define AFTER_KEY(line, key) after_key(line, key, sizeof key - 1)
+static inline const char *after_key(const char *line, const char *key, size_t len)
 {
-    size_t len = strlen(key);
-    if (strncmp(line, key, len) != 0 || (line[len] != '\0' && !vigil_provider_is_blank(line[len])))
+    if (!vigil_provider_has_prefix(line, key, len) ||
+        (line[len] != '\0' && !vigil_provider_is_blank(line[len])))
         return NULL;
     return line + len;
 }
@@ -202,7 +205,7 @@ static gboolean parse_single(struct procstat *ps, const char *fields, guint64 *v
 static gboolean parse_line(struct procstat *ps, const char *line, guint line_no, GError **error)
 {
     const char *fields;
-    if ((fields = after_key(line, "cpu")) != NULL) {
+    if ((fields = AFTER_KEY(line, "cpu")) != NULL) {
         if (ps->node_seen) {
             set_line_error(error, ps, line_no, line, "this line appears twice");
             return FALSE;
@@ -214,13 +217,13 @@ static gboolean parse_line(struct procstat *ps, const char *line, guint line_no,
         ps->node_seen = TRUE;
         return TRUE;
     }
-    if (g_str_has_prefix(line, "cpu") && g_ascii_isdigit(line[3]))
+    if (VIGIL_PROVIDER_HAS_PREFIX(line, "cpu") && g_ascii_isdigit(line[3]))
         return parse_cpu_n_line(ps, line + 3, line_no, line, error);
-    if ((fields = after_key(line, "ctxt")) != NULL)
+    if ((fields = AFTER_KEY(line, "ctxt")) != NULL)
         return parse_single(ps, fields, &ps->ctxt, &ps->ctxt_seen, line_no, line, error);
-    if ((fields = after_key(line, "procs_running")) != NULL)
+    if ((fields = AFTER_KEY(line, "procs_running")) != NULL)
         return parse_single(ps, fields, &ps->running, &ps->running_seen, line_no, line, error);
-    if ((fields = after_key(line, "procs_blocked")) != NULL)
+    if ((fields = AFTER_KEY(line, "procs_blocked")) != NULL)
         return parse_single(ps, fields, &ps->blocked, &ps->blocked_seen, line_no, line, error);
     return TRUE; /* intr, softirq, btime…: not ours */
 }

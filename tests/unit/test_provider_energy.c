@@ -489,6 +489,21 @@ static void estimate_ticks_backwards(void **state)
     test_provider_close(&p);
 }
 
+/* A field past 64 bits is G_MAXUINT64, as strtoull takes it, not the end
+ * of the line: idle stays there, and one busy tick in 1 s is 150 W. */
+static void estimate_a_number_past_64_bits(void **state)
+{
+    const char *root = *state;
+    write_stat(root, "1 0 0 99999999999999999999999 0 0 0 0 0 0", FALSE);
+    struct test_provider p;
+    open_energy(&p, root, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n");
+    test_provider_start_ok(&p);
+    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
+    write_stat(root, "2 0 0 99999999999999999999999 0 0 0 0 0 0", TRUE);
+    expect_read(&p, 2 * NS_PER_S, "energy.node_j", 150.0, 0);
+    test_provider_close(&p);
+}
+
 static void estimate_bad_stat(void **state)
 {
     const char *root = *state;
@@ -594,6 +609,7 @@ int main(void)
         TEST_WITH_DIR(estimate_integrates_the_model),
         TEST_WITH_DIR(estimate_sockets_and_quiet_intervals),
         TEST_WITH_DIR(estimate_ticks_backwards),
+        TEST_WITH_DIR(estimate_a_number_past_64_bits),
         TEST_WITH_DIR(estimate_bad_stat),
         TEST_WITH_DIR(idle_above_max_is_refused),
         TEST_WITH_DIR(real_node_powercap),

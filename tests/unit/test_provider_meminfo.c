@@ -137,6 +137,41 @@ static void test_a_malformed_file_fails_the_read(void **state)
                                         malformed_files[i].text, malformed_files[i].in_message);
 }
 
+/* The parse stops at the last of the seven keys: what follows it, a key
+ * again or a line that is no "Key: value", is not read. */
+static void test_lines_after_the_last_key_are_not_read(void **state)
+{
+    const char *dir = *state;
+    struct test_provider p;
+    test_provider_start_on_fixture(&p, "meminfo", dir, MEMINFO, fixture);
+    g_hash_table_destroy(test_provider_read_ok(&p, 1));
+
+    test_rewrite_file(dir, MEMINFO,
+                      "MemTotal: 16 kB\nMemFree: 1 kB\nMemAvailable: 4 kB\nBuffers: 1 kB\n"
+                      "Cached: 1 kB\nSwapTotal: 2 kB\nSwapFree: 1 kB\n"
+                      "MemTotal: 99 kB\nnot a meminfo line\n");
+    GHashTable *samples = test_provider_read_ok(&p, 2);
+    test_assert_sample(samples, "mem.total_bytes", 16 * 1024);
+    test_assert_sample(samples, "mem.used_bytes", 12 * 1024);
+    g_hash_table_destroy(samples);
+    test_provider_close(&p);
+}
+
+/* The last key missing, on a file as long as the kernel's: the parse reads
+ * to the end and names it, at start and at a read. */
+static void test_a_missing_last_key_is_named(void **state)
+{
+    GString *text = g_string_new("MemTotal: 16 kB\nMemFree: 1 kB\nMemAvailable: 4 kB\n"
+                                 "Buffers: 1 kB\nCached: 1 kB\nSwapTotal: 2 kB\n");
+    for (int i = 0; i < 50; i++)
+        g_string_append_printf(text, "Other%d: %d kB\n", i, i);
+    test_provider_assert_start_fails("meminfo", *state, MEMINFO, text->str,
+                                     "has no \"SwapFree\" line");
+    test_provider_assert_read_fails("meminfo", *state, MEMINFO, fixture, text->str,
+                                    "has no \"SwapFree\" line");
+    g_string_free(text, TRUE);
+}
+
 /* A kernel without MemAvailable is told once, at start. */
 static void test_a_missing_key_fails_the_start(void **state)
 {
@@ -174,6 +209,8 @@ int main(void)
         TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
         TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
         TEST_WITH_DIR(test_a_missing_key_fails_the_start),
+        TEST_WITH_DIR(test_lines_after_the_last_key_are_not_read),
+        TEST_WITH_DIR(test_a_missing_last_key_is_named),
         TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
         cmocka_unit_test(test_the_real_proc_meminfo),
     };
