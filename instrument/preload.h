@@ -869,7 +869,7 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
             preload_announce(c, file_id);
         /* Written straight into its slot (ring_producer.h, inline): no
          * call, no copy from the stack, no page of the push's code. */
-        uint64_t position;
+        uint64_t position = 0; /* read only when claimed; clang cannot tell */
         struct vigil_activity *slot =
             PRELOAD_WITHOUT_RECORD ? NULL : ring_activity_claim(&preload.ring_producer, &position);
         if (PRELOAD_LIKELY(slot != NULL)) {
