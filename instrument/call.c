@@ -6,10 +6,9 @@
  * other, its time too (the report's totals hold it, as the README
  * promises: 64 MiB read from /dev/urandom in 0 ms would be a lie); it is
  * only not recorded, and has no file. */
-void preload_count_excluded(struct preload_thread_counters *c, struct preload_outcome outcome,
+void preload_count_excluded(struct preload_thread_counters *c, const struct preload_outcome *o,
                             uint64_t ticks)
 {
-    const struct preload_outcome *o = &outcome;
     struct preload_op_counter *op = &c->ops[o->op];
     preload_count(c, &op->calls, 1);
     preload_count(c, &op->bytes, o->bytes_moved);
@@ -45,10 +44,9 @@ struct preload_pending *preload_count_file_change(struct preload_thread_counters
     return p;
 }
 
-void preload_count_nested(struct preload_thread_counters *c, struct preload_outcome outcome,
+void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
                           uint32_t file_id, uint64_t start_ticks, uint64_t end_ticks)
 {
-    const struct preload_outcome *o = &outcome;
     /* Only file bytes: the totals they are taken from hold no socket bytes
      * (those are the network's). */
     if (preload_op_is_network(o->op))
@@ -87,10 +85,9 @@ void preload_announce(struct preload_thread_counters *c, uint32_t file_id)
 
 /* The block many threads share once the pool is used up: atomic adds, and
  * straight to the file's counters. */
-void preload_count_shared(struct preload_thread_counters *c, struct preload_outcome outcome,
+void preload_count_shared(struct preload_thread_counters *c, const struct preload_outcome *o,
                           uint32_t file_id, uint64_t start_ticks, uint64_t end_ticks)
 {
-    const struct preload_outcome *o = &outcome;
     uint64_t ticks = end_ticks - start_ticks;
     struct preload_op_counter *op = &c->ops[o->op];
     __atomic_fetch_add(&op->calls, 1, __ATOMIC_RELAXED);
@@ -100,7 +97,7 @@ void preload_count_shared(struct preload_thread_counters *c, struct preload_outc
         __atomic_fetch_add(&op->errors, 1, __ATOMIC_RELAXED);
     enum vigil_op_class cls = vigil_op_class(o->op);
     if (preload_thread.parent_start_ticks != 0) {
-        preload_count_nested(c, outcome, file_id, start_ticks, end_ticks);
+        preload_count_nested(c, o, file_id, start_ticks, end_ticks);
         return;
     }
     if (file_id != VIGIL_FILE_NONE) {

@@ -309,7 +309,7 @@ extern _Atomic uint64_t preload_fd_near[PRELOAD_FD_NEAR] PRELOAD_HIDDEN PRELOAD_
 /* fd's word, or NULL for a number the table does not cover. */
 static inline _Atomic uint64_t *preload_fd_slot(int fd)
 {
-    if ((uint32_t)fd < PRELOAD_FD_NEAR)
+    if (PRELOAD_LIKELY((uint32_t)fd < PRELOAD_FD_NEAR))
         return &preload_fd_near[fd];
     if (fd < 0 || (uint32_t)fd >= preload_fd_table_size)
         return NULL;
@@ -587,14 +587,16 @@ static inline bool preload_call_begin(struct preload_call *call)
     return true;
 }
 
-/* The rare paths of preload_call_end, out of line (call.c). They take the
- * outcome by value: were its address passed, the wrapper's outcome would
- * escape, and the compiler would reload its fields from the stack after
- * every call instead of folding the constant operation (its layer, class
- * and kind then cost a table each, pages of their own). */
-void preload_count_excluded(struct preload_thread_counters *c, struct preload_outcome o,
+/* The rare paths of preload_call_end, out of line (call.c). Each is given
+ * the address of a copy made in its own unlikely branch, never the
+ * wrapper's outcome: had that escaped, the compiler would reload its
+ * fields from the stack after every call instead of folding the constant
+ * operation (its layer, class and kind then cost a table each, pages of
+ * their own). Passed by value, the outcome was built on the stack on every
+ * call, rare path or not (some 14 instructions). */
+void preload_count_excluded(struct preload_thread_counters *c, const struct preload_outcome *o,
                             uint64_t ticks) PRELOAD_HIDDEN;
-void preload_count_shared(struct preload_thread_counters *c, struct preload_outcome o,
+void preload_count_shared(struct preload_thread_counters *c, const struct preload_outcome *o,
                           uint32_t file_id, uint64_t start_ticks,
                           uint64_t end_ticks) PRELOAD_HIDDEN;
 /* The thread moves to another file: its entry if it has one, else the
@@ -602,7 +604,7 @@ void preload_count_shared(struct preload_thread_counters *c, struct preload_outc
 struct preload_pending *preload_count_file_change(struct preload_thread_counters *c,
                                                   uint32_t file_id) PRELOAD_HIDDEN;
 void preload_announce(struct preload_thread_counters *c, uint32_t file_id) PRELOAD_HIDDEN;
-void preload_count_nested(struct preload_thread_counters *c, struct preload_outcome o,
+void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
                           uint32_t file_id, uint64_t start_ticks,
                           uint64_t end_ticks) PRELOAD_HIDDEN;
 
@@ -819,7 +821,8 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
     /* A call made inside an MPI-IO call: its bytes are already the MPI-IO
      * call's, in the totals and in the file's counts. */
     if (PRELOAD_UNLIKELY(PRELOAD_SELF.parent_start_ticks != 0)) {
-        preload_count_nested(c, *o, file_id, start_ticks, end_ticks);
+        struct preload_outcome rare = *o;
+        preload_count_nested(c, &rare, file_id, start_ticks, end_ticks);
         return;
     }
     if (file_id == VIGIL_FILE_NONE || PRELOAD_WITHOUT_FILE_STATS)
@@ -858,20 +861,27 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
     uint64_t end_ticks =
         PRELOAD_WITHOUT_END_CLOCK ? call->start_ticks : vigil_ticks(preload.tick_source);
     if (PRELOAD_UNLIKELY(file_id == PRELOAD_FILE_EXCLUDED)) {
-        preload_count_excluded(c, *o, end_ticks - call->start_ticks);
+        struct preload_outcome rare = *o;
+        preload_count_excluded(c, &rare, end_ticks - call->start_ticks);
     } else {
-        if (PRELOAD_LIKELY(!c->shared))
+        if (PRELOAD_LIKELY(!c->shared)) {
             preload_count_own(c, o, file_id, call->start_ticks, end_ticks);
-        else
-            preload_count_shared(c, *o, file_id, call->start_ticks, end_ticks);
+        } else {
+            struct preload_outcome rare = *o;
+            preload_count_shared(c, &rare, file_id, call->start_ticks, end_ticks);
+        }
         /* The file's name must be in the ring before its first activity. */
         if (PRELOAD_UNLIKELY(file_id != c->announced_file) && file_id != VIGIL_FILE_NONE)
             preload_announce(c, file_id);
         /* Written straight into its slot (ring_producer.h, inline): no
          * call, no copy from the stack, no page of the push's code. */
         uint64_t position = 0; /* read only when claimed; clang cannot tell */
+        /* A copy of the geometry: read through `preload`, the compiler
+         * reloads it after the claim's atomic operations (three loads and
+         * the slot's address worked out three times). */
+        const struct vigil_ring_producer ring = preload.ring_producer;
         struct vigil_activity *slot =
-            PRELOAD_WITHOUT_RECORD ? NULL : ring_activity_claim(&preload.ring_producer, &position);
+            PRELOAD_WITHOUT_RECORD ? NULL : ring_activity_claim(&ring, &position);
         if (PRELOAD_LIKELY(slot != NULL)) {
             *slot = (struct vigil_activity){
                 .record_type = VIGIL_RECORD_ACTIVITY,
@@ -889,7 +899,7 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
                 .comm_size = o->comm_size,
                 .parent_start_ns = PRELOAD_SELF.parent_start_ticks,
             };
-            ring_activity_publish(&preload.ring_producer, slot, position);
+            ring_activity_publish(&ring, slot, position);
         }
         uint64_t *counter = slot != NULL ? &c->recorded : &c->dropped;
         if (PRELOAD_LIKELY(!c->shared))
