@@ -730,11 +730,11 @@ static void find_parts(void)
     free(list);
 }
 
+static volatile uint64_t clock_sink; /* keeps the reads' differences */
+
 /* What two reads of the wrappers' clock cost here, back to back in a
  * loop, best of a few rounds of the thread's CPU time: the part of a
  * call's cost no bookkeeping can shed while calls are timed. */
-static volatile uint64_t clock_sink;
-
 static double clock_pair_ns(enum vigil_tick_source source)
 {
     enum { READS = 1 << 20 };
