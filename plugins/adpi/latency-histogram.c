@@ -12,6 +12,15 @@
  * `max_outer_share` of them above the high threshold is ABNORMAL_BAD (the
  * calls got slow), more than that below the low one ABNORMAL_GOOD.
  *
+ * A node's own speed moves all its calls by tens of percent: a virtual
+ * machine's host gets busy, a CPU changes its clock. Where the learned
+ * durations are narrow, the low quantile lies a few percent below the
+ * median (a write of 4 KiB to the page cache: 5th percentile 700 ns,
+ * median 820 ns), and such a change would flag every cycle for hours.
+ * So a threshold lies at least `min_ratio` times the learned median away
+ * from it: a call is slow only beyond the median times it, fast only
+ * below the median divided by it.
+ *
  * Other programs on the node slow a process's calls too: a thread among N
  * runnable per CPU waits for its turn, a write waits behind another's
  * fsync on a busy disk. With `weigh_node_load`, each cycle's thresholds
@@ -42,6 +51,8 @@ struct latency_op {
     gboolean ready;  /* learning is over: the thresholds hold */
     guint64 low_ns;  /* calls below it are fast */
     guint64 high_ns; /* calls above it are slow */
+    /* The threshold is min_ratio from the median, not the quantile. */
+    gboolean low_by_median, high_by_median;
     /* The node's load factor while learning: the sum over learning cycles
      * of the factor times the calls learned in them, and those calls. */
     double learn_load_sum;
@@ -54,7 +65,7 @@ struct latency_op {
 struct latency {
     gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
     guint64 learn_calls, min_calls;
-    double low_quantile, high_quantile, max_outer_share;
+    double low_quantile, high_quantile, max_outer_share, min_ratio;
     gboolean weigh_node_load;
     struct latency_op *ops[VIGIL_OP_MAX_ID + 1]; /* NULL until its first call */
     double cycle_load_factor; /* of the cycle about to close (node_load), else NAN */
@@ -99,10 +110,26 @@ static guint quantile_bucket(const struct latency_op *op, double q)
     return N_BUCKETS - 1;
 }
 
+/* `ns` times `scale`, in whole ns. */
+static guint64 scaled_ns(guint64 ns, double scale)
+{
+    double x = (double)ns * scale;
+    return x >= 1.8e19 ? G_MAXUINT64 : (guint64)x;
+}
+
+/* The median's bucket bounds, widened by min_ratio, so that a call in the
+ * median's bucket is never slow or fast by the ratio alone. */
 static void set_thresholds(const struct latency *l, struct latency_op *op)
 {
-    op->low_ns = bucket_low_ns(quantile_bucket(op, l->low_quantile));
-    op->high_ns = bucket_high_ns(quantile_bucket(op, l->high_quantile));
+    guint median = quantile_bucket(op, 0.5);
+    guint64 low = bucket_low_ns(quantile_bucket(op, l->low_quantile));
+    guint64 low_by_median = scaled_ns(bucket_low_ns(median), 1 / l->min_ratio);
+    guint64 high = bucket_high_ns(quantile_bucket(op, l->high_quantile));
+    guint64 high_by_median = scaled_ns(bucket_high_ns(median), l->min_ratio);
+    op->low_by_median = low_by_median < low;
+    op->low_ns = MIN(low, low_by_median);
+    op->high_by_median = high_by_median > high;
+    op->high_ns = MAX(high, high_by_median);
     op->ready = TRUE;
 }
 
@@ -123,6 +150,7 @@ static void read_config(struct latency *l, const struct vigil_plugin_context *ct
     l->low_quantile = vigil_config_get_double(ctx->config, ctx->section, "low_quantile");
     l->high_quantile = vigil_config_get_double(ctx->config, ctx->section, "high_quantile");
     l->max_outer_share = vigil_config_get_double(ctx->config, ctx->section, "max_outer_share");
+    l->min_ratio = vigil_config_get_double(ctx->config, ctx->section, "min_ratio");
     l->weigh_node_load = vigil_config_get_bool(ctx->config, ctx->section, "weigh_node_load");
 }
 
@@ -230,13 +258,21 @@ static void report_share(const struct latency *l, const struct latency_op *op,
     format_ns(slow ? j->high_ns : j->low_ns, threshold, sizeof threshold);
     if (slow ? j->scale > 1 : j->scale < 1)
         g_snprintf(load, sizeof load, " times %.3g for the node's load", j->scale);
+    /* What the threshold is: "the 95th percentile", "2 times the median". */
+    char what[48];
     double quantile = slow ? l->high_quantile : l->low_quantile;
+    if (slow ? op->high_by_median : op->low_by_median)
+        g_snprintf(what, sizeof what, slow ? "%g times the median" : "the median over %g",
+                   l->min_ratio);
+    else
+        g_snprintf(what, sizeof what, "the %g%s percentile", quantile * 100,
+                   ordinal_suffix(quantile * 100));
     vigil_issue_report(sink, slow ? VIGIL_HEALTH_ABNORMAL_BAD : VIGIL_HEALTH_ABNORMAL_GOOD, name,
                        share, 0, l->max_outer_share,
-                       "%.3g %% of %" G_GUINT64_FORMAT " %s calls took %s than %s, the %g%s "
-                       "percentile of the first %" G_GUINT64_FORMAT "%s; expected at most %g %%",
-                       share * 100, op->n, name, slow ? "more" : "less", threshold, quantile * 100,
-                       ordinal_suffix(quantile * 100), op->learned, load, l->max_outer_share * 100);
+                       "%.3g %% of %" G_GUINT64_FORMAT " %s calls took %s than %s, %s of the "
+                       "first %" G_GUINT64_FORMAT "%s; expected at most %g %%",
+                       share * 100, op->n, name, slow ? "more" : "less", threshold, what,
+                       op->learned, load, l->max_outer_share * 100);
 }
 
 /* How many times longer than on an idle node the node's load may make a
@@ -254,13 +290,6 @@ static void latency_node_load(void *instance, const struct vigil_node_load *load
 {
     struct latency *l = instance;
     l->cycle_load_factor = load_factor(load);
-}
-
-/* `ns` times `scale`, in whole ns. */
-static guint64 scaled_ns(guint64 ns, double scale)
-{
-    double x = (double)ns * scale;
-    return x >= 1.8e19 ? G_MAXUINT64 : (guint64)x;
 }
 
 static void judge(const struct latency *l, guint op_id, struct latency_op *op, double factor,
@@ -360,6 +389,14 @@ static const struct vigil_config_key keys[] = {
      /* Below a half: a slow spell of one cycle's length that straddles
       * two cycles leaves at least half of one of them slow. */
      .description = "share of a cycle's calls that may be fast, or slow, without issue"},
+    {.name = "min_ratio",
+     .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "2",
+     .min = 1,
+     .max = 1000,
+     .description = "a call is slow only above the learned median times it, fast only below the "
+                    "median divided by it (1: the quantiles alone), so that the node getting "
+                    "faster or slower by less is not an anomaly"},
     {.name = "min_calls",
      .type = VIGIL_CONFIG_INT,
      .default_value = "100",

@@ -12,7 +12,8 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
-#define LEARN_100 "learn_calls = 100\nmin_calls = 20\nmax_outer_share = 0.25\n"
+/* min_ratio = 1: the thresholds are the quantiles alone. */
+#define LEARN_100 "learn_calls = 100\nmin_calls = 20\nmax_outer_share = 0.25\nmin_ratio = 1\n"
 
 /* 100 posix.write calls: 5 of 150 ns, 90 of 1000 ns, 5 of 10000 ns. The
  * 5th smallest is in bucket [144, 151] (power 128, 1/16 of it wide), the
@@ -36,7 +37,7 @@ static void test_the_descriptor(void **state)
     struct test_adpi a;
     test_adpi_open(&a, "latency-histogram", NULL);
     assert_string_equal(a.plugin->descriptor->name, "latency-histogram");
-    assert_int_equal(a.plugin->descriptor->n_config_keys, 7);
+    assert_int_equal(a.plugin->descriptor->n_config_keys, 8);
     assert_non_null(a.ops->activity);
     assert_non_null(a.ops->node_load);
     assert_non_null(a.ops->reconfigure);
@@ -202,6 +203,73 @@ static void test_fewer_learn_calls_end_learning(void **state)
     test_adpi_close(&a);
 }
 
+/* 100 writes of 4 KiB to the page cache, as a real run learned them: a
+ * narrow body, 5 % of them slow (the first write after the program slept).
+ * Median in [800, 831] ns, 5th percentile in [672, 703], 95th in [800, 831]. */
+static void learn_narrow(struct test_adpi *a)
+{
+    posix_write(a, 700, 5);
+    posix_write(a, 820, 90);
+    posix_write(a, 16000, 5);
+    test_adpi_cycle_quiet(a, 1 * TEST_S);
+}
+
+/* The node a fifth faster (a virtual machine's host less busy): every
+ * call below the learned 5th percentile, which by the quantile alone is
+ * an anomaly every cycle; by default not, since it is not twice as fast. */
+static void test_the_node_a_fifth_faster_is_not_an_anomaly(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", "learn_calls = 100\nmin_calls = 20\n");
+    learn_narrow(&a);
+    posix_write(&a, 656, 100);
+    test_adpi_cycle_quiet(&a, 2 * TEST_S);
+    /* Below 800 / 2 ns and outside its bucket ([384, 399]): fast. */
+    posix_write(&a, 399, 31);
+    posix_write(&a, 400, 30); /* in [400, 415], the bound's bucket: not fast */
+    posix_write(&a, 820, 39);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_GOOD, "posix.write", 0.31);
+    assert_string_equal(issue->message,
+                        "31 % of 100 posix.write calls took less than 400 ns, the median over 2 "
+                        "of the first 100; expected at most 30 %");
+    test_adpi_close(&a);
+
+    test_adpi_open(&a, "latency-histogram", "learn_calls = 100\nmin_calls = 20\nmin_ratio = 1\n");
+    learn_narrow(&a);
+    posix_write(&a, 656, 100);
+    issue = test_adpi_cycle_one(&a, 2 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_GOOD, "posix.write", 1);
+    test_assert_contains(issue->message, "less than 672 ns, the 5th percentile of the first 100");
+    test_adpi_close(&a);
+}
+
+/* Learned without a slow tail, the 95th percentile is the median's bucket:
+ * calls half as fast again are the node's speed, twice as slow an issue. */
+static void test_a_call_is_slow_only_beyond_twice_the_median(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", "learn_calls = 100\nmin_calls = 20\n");
+    posix_write(&a, 700, 5);
+    posix_write(&a, 820, 95);
+    test_adpi_cycle_quiet(&a, 1 * TEST_S);
+    posix_write(&a, 1230, 100);
+    test_adpi_cycle_quiet(&a, 2 * TEST_S);
+    /* 2 × 831 = 1662 ns lies in [1600, 1663]: calls there are not slow,
+     * those in [1664, 1727] are. */
+    posix_write(&a, 1650, 40);
+    posix_write(&a, 1700, 31);
+    posix_write(&a, 820, 29);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 0.31);
+    assert_string_equal(issue->message,
+                        "31 % of 100 posix.write calls took more than 1.66 µs, 2 times the median "
+                        "of the first 100; expected at most 30 %");
+    test_adpi_close(&a);
+}
+
 /* The node's load over the cycle about to close: `running` threads want
  * its 2 CPUs. */
 static void node_cycle_load(struct test_adpi *a, double running)
@@ -318,6 +386,9 @@ static void test_out_of_range_values_are_refused(void **state)
     message = test_adpi_open_error("latency-histogram", "min_calls = 0\n");
     test_assert_contains(message, "[adpi.latency-histogram] min_calls");
     g_free(message);
+    message = test_adpi_open_error("latency-histogram", "min_ratio = 0.5\n");
+    test_assert_contains(message, "[adpi.latency-histogram] min_ratio");
+    g_free(message);
     message = test_adpi_open_error("latency-histogram", "weigh_node_load = maybe\n");
     test_assert_contains(message, "[adpi.latency-histogram] weigh_node_load");
     g_free(message);
@@ -335,6 +406,8 @@ int main(void)
         cmocka_unit_test(test_unknown_and_unlisted_operations_are_ignored),
         cmocka_unit_test(test_reconfigure_keeps_the_histogram),
         cmocka_unit_test(test_fewer_learn_calls_end_learning),
+        cmocka_unit_test(test_the_node_a_fifth_faster_is_not_an_anomaly),
+        cmocka_unit_test(test_a_call_is_slow_only_beyond_twice_the_median),
         cmocka_unit_test(test_the_node_load_moves_the_slow_threshold),
         cmocka_unit_test(test_less_load_than_learned_moves_the_fast_threshold_only),
         cmocka_unit_test(test_weigh_node_load_off_keeps_the_learned_thresholds),
