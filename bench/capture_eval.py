@@ -34,6 +34,12 @@ forwards about 4 cycles, its own and the ones before and after it, so
                 the cycles outside every tolerance (the definition is
                 printed with the figure).
 
+vigild records its cycles ([daemon] record) in the folder, and each run
+ends with that recording replayed by `vigil tune --scale-durations` as if
+the node had got 1.25 and 1.6 times faster or slower halfway through: a
+virtual machine's host and a CPU's clock do that for minutes to hours,
+and one run shows only the phase the machine was in.
+
 The goal: recall >= 0.95 with <= 20 % of activities forwarded and <= 2 %
 false-flag cycles. The last lines put the configurations side by side. It
 exits 0 whether the goal is met or not: it is a measurement. It exits 1
@@ -83,6 +89,8 @@ TUNED = ["daemon.cycle_ms=500", "reasoner.node.adpis=", "reasoner.node.max_load=
          "adpi.latency-histogram.learn_calls=6000",
          "adpi.latency-histogram.max_outer_share=0.5"]
 CONFIGS = {"defaults": [], "tuned": TUNED}
+# The what-ifs: calls taking these times as long from halfway through on.
+SPEED_FACTORS = [1, 0.8, 1.25, 0.625, 1.6]
 
 
 class Failed(Exception):
@@ -115,8 +123,9 @@ def parse_settings(pairs):
 def write_config(directory, overrides):
     socket = os.path.join(directory, "vigild.sock")
     sink = os.path.join(directory, "capture.jsonl")
+    # The recording is what the what-ifs replay (what_if_speed).
     sections = {
-        "daemon": {"socket": socket},
+        "daemon": {"socket": socket, "record": os.path.join(directory, "cycles.rec")},
         "capture": {"mode": "anomalies", "sink": sink},
     }
     for section, keys in overrides.items():
@@ -690,7 +699,45 @@ def run_config(name, settings, args, env, directory):
         raise Failed(f"the truth log {truth_path} is empty")
     sink = Sink(read_jsonl(sink_path, "capture sink"), figures["pid"])
     print_machine(busy, figures, vigild_cpu_s)
-    return report(truth, sink, figures, pre, post, figures["pid"])
+    summary = report(truth, sink, figures, pre, post, figures["pid"])
+    record = effective.get("daemon", "record", fallback="")
+    if record:
+        what_if_speed(args.vigil, record, truth_path, env, effective, args.seconds // 2)
+    return summary
+
+
+def what_if_speed(vigil, record, truth_path, env, effective, change_at_s):
+    """The run's recording replayed by `vigil tune` as if the node had got
+    faster or slower halfway through (every call's duration scaled from
+    then on): a virtual machine's host and a CPU's clock do that, and a
+    run only shows the phase the machine happened to be in. Scored by
+    tune's own reading of the truth, so the row as run is printed too."""
+    cycles = max(1, change_at_s * 1000 // effective.getint("daemon", "cycle_ms"))
+    print()
+    print(f"what if the node's speed changed after {change_at_s} s (cycle {cycles} on): the "
+          f"run's recording replayed (vigil tune --scale-durations FACTOR@{cycles}), with")
+    print("  the recorded configuration and tune's scoring of the truth:")
+    print(f"  {'calls took':>10} {'node speed':>10} {'recall':>6} {'forwarded':>9} "
+          f"{'false flags':>17} replay")
+    for factor in SPEED_FACTORS:
+        command = [vigil, "tune", "--replay", record, "--truth", truth_path, "--format", "json"]
+        if factor != 1:
+            command += ["--scale-durations", f"{factor}@{cycles}"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        if done.returncode != 0 and not done.stdout:
+            print(f"  {factor:>10} vigil tune failed ({done.returncode}): "
+                  f"{done.stderr.strip()[:300]}")
+            continue
+        column = json.loads(done.stdout)["recorded"]
+        t = column["truth"]
+        same = (f"{column['decisions_matched']} of {column['decisions_compared']} cycles as "
+                f"vigild decided")
+        if column["first_mismatch"] is not None:
+            same += f"; NOT: {column['first_mismatch']}"
+        print(f"  {factor:>10} {1 / factor:>9.2f}x {t['recall']:>6.2f} "
+              f"{100 * column['forwarded_share']:>8.1f}% {t['false_flags']:>4} of "
+              f"{t['clean_cycles']:>4} {100 * share(t['false_flags'], t['clean_cycles']):>4.1f}% "
+              f"{same}")
 
 
 def print_side_by_side(summaries, args):

@@ -4,6 +4,7 @@
  * with (whose decisions must come out exactly as vigild made them), then
  * with a candidate; what each flags and forwards is printed side by side,
  * and with --store kept in the warehouse for the web UI (tune_store.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ struct tune_options {
     gboolean store;
     char *node;
     char *warehouse_config;
+    char *scale_durations;
 };
 
 static double share(uint64_t part, uint64_t whole)
@@ -146,7 +148,8 @@ static char *wall_text(gint64 wall_us)
     return text;
 }
 
-static void print_text(const char *path, const struct tune_column *c, guint n)
+static void print_text(const char *path, const struct tune_durations *scaled,
+                       const struct tune_column *c, guint n)
 {
     const struct tune_result *r = &c[0].result;
     double span_s = (double)(r->last_ns - MIN(r->first_ns, r->last_ns)) / 1e9;
@@ -175,6 +178,11 @@ static void print_text(const char *path, const struct tune_column *c, guint n)
         printf("replay with the %s configuration: %.3f s (%.0fx real time)\n", c[i].name,
                c[i].result.replay_s,
                c[i].result.replay_s > 0 ? span_s / c[i].result.replay_s : 0.0);
+    if (scaled != NULL)
+        printf("what if: every call from cycle %" G_GUINT64_FORMAT
+               " on took %g times as long as recorded (a node %.3g times as fast); the recorded "
+               "decisions are compared before it only\n",
+               scaled->from_cycle, scaled->factor, 1 / scaled->factor);
     if (r->first_mismatch == NULL)
         printf("recorded decisions reproduced: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
                " cycles identical\n",
@@ -299,7 +307,8 @@ static void json_column(JsonBuilder *b, const struct tune_column *c)
     json_builder_end_object(b);
 }
 
-static void print_json(const char *path, const struct tune_column *c, guint n)
+static void print_json(const char *path, const struct tune_durations *scaled,
+                       const struct tune_column *c, guint n)
 {
     const struct tune_result *r = &c[0].result;
     JsonBuilder *b = json_builder_new();
@@ -339,6 +348,16 @@ static void print_json(const char *path, const struct tune_column *c, guint n)
     else
         json_builder_add_null_value(b);
     json_builder_end_object(b);
+    json_builder_set_member_name(b, "scale_durations");
+    if (scaled != NULL) {
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "factor");
+        json_builder_add_double_value(b, scaled->factor);
+        json_u64(b, "from_cycle", scaled->from_cycle);
+        json_builder_end_object(b);
+    } else {
+        json_builder_add_null_value(b);
+    }
     for (guint i = 0; i < n; i++) {
         json_builder_set_member_name(b, c[i].name);
         json_column(b, &c[i]);
@@ -420,6 +439,30 @@ static gboolean store(const struct tune_options *o, const vigil_config *candidat
 
 /* ---- the command --------------------------------------------------------------------------- */
 
+/* "0.8" or "0.8@300": a factor from 0.001 to 1000, a cycle from 1. */
+static gboolean parse_durations(const char *text, struct tune_durations *d, GError **error)
+{
+    char *end;
+    errno = 0;
+    d->factor = g_ascii_strtod(text, &end);
+    d->from_cycle = 1;
+    gboolean ok = end != text && errno == 0 && d->factor >= 0.001 && d->factor <= 1000;
+    if (ok && *end == '@') {
+        const char *cycle = end + 1;
+        guint64 from;
+        ok = g_ascii_string_to_unsigned(cycle, 10, 1, G_MAXUINT64, &from, NULL);
+        d->from_cycle = from;
+    } else if (ok) {
+        ok = *end == '\0';
+    }
+    if (!ok)
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--scale-durations %s: expected FACTOR[@CYCLE], a factor from 0.001 to 1000 "
+                    "and a cycle from 1 (0.8@300: calls from cycle 300 on took 0.8 times as long)",
+                    text);
+    return ok;
+}
+
 int vigil_cli_tune(int argc, char **argv)
 {
     struct tune_options o = {0};
@@ -441,6 +484,12 @@ int vigil_cli_tune(int argc, char **argv)
          "was made on (default: this host). A recording that names its node must be stored "
          "under that name",
          "NAME"},
+        {"scale-durations", 'd', 0, G_OPTION_ARG_STRING, &o.scale_durations,
+         "What if the node became slower or faster: every call from cycle CYCLE on (default "
+         "1) took FACTOR times as long as recorded (0.8: a node 1.25 times as fast), as when a "
+         "virtual machine's host gets busy or a CPU changes its clock. Both configurations see "
+         "it; the recorded decisions are compared before CYCLE only",
+         "FACTOR[@CYCLE]"},
         {"warehouse-config", 'w', 0, G_OPTION_ARG_FILENAME, &o.warehouse_config,
          "With --store: the configuration whose [warehouse] conninfo names the warehouse "
          "(default: $VIGIL_CONFIG, else the default file, else libpq's environment)",
@@ -461,6 +510,8 @@ int vigil_cli_tune(int argc, char **argv)
     vigil_config *candidate = NULL;
     GArray *truth = NULL;
     gboolean json = FALSE;
+    struct tune_durations durations;
+    const struct tune_durations *scaled = NULL; /* durations as recorded */
 
     if (!g_option_context_parse(context, &argc, &argv, &error)) {
         fprintf(stderr, "vigil tune: %s\n", error->message);
@@ -468,8 +519,8 @@ int vigil_cli_tune(int argc, char **argv)
     }
     if (argc != 1 || o.replay == NULL) {
         fprintf(stderr, "usage: vigil tune --replay FILE [--config CANDIDATE.conf] "
-                        "[--truth TRUTH] [--format text|json] [--store [--node NAME] "
-                        "[--warehouse-config FILE]]\n");
+                        "[--truth TRUTH] [--scale-durations FACTOR[@CYCLE]] [--format text|json] "
+                        "[--store [--node NAME] [--warehouse-config FILE]]\n");
         goto out;
     }
     if (!o.store && (o.node != NULL || o.warehouse_config != NULL)) {
@@ -482,6 +533,17 @@ int vigil_cli_tune(int argc, char **argv)
         fprintf(stderr, "vigil tune: --node: expected a node name of 1 to 255 characters\n");
         goto out;
     }
+    if (o.scale_durations != NULL && !parse_durations(o.scale_durations, &durations, &error)) {
+        fprintf(stderr, "vigil tune: %s\n", error->message);
+        goto out;
+    }
+    if (o.scale_durations != NULL && o.store) {
+        fprintf(stderr, "vigil tune: --scale-durations is a what-if, not what the node did: "
+                        "it is not stored (--store)\n");
+        goto out;
+    }
+    if (o.scale_durations != NULL)
+        scaled = &durations;
     if (o.format != NULL && strcmp(o.format, "text") != 0 && strcmp(o.format, "json") != 0) {
         fprintf(stderr, "vigil tune: --format %s: expected text or json\n", o.format);
         goto out;
@@ -496,8 +558,9 @@ int vigil_cli_tune(int argc, char **argv)
         fprintf(stderr, "vigil tune: %s\n", error->message);
         goto out;
     }
-    if (!tune_replay(o.replay, NULL, &columns[n++].result, &error) ||
-        (candidate != NULL && !tune_replay(o.replay, candidate, &columns[n++].result, &error))) {
+    if (!tune_replay(o.replay, NULL, scaled, &columns[n++].result, &error) ||
+        (candidate != NULL &&
+         !tune_replay(o.replay, candidate, scaled, &columns[n++].result, &error))) {
         fprintf(stderr, "vigil tune: %s\n", error->message);
         goto out;
     }
@@ -507,9 +570,9 @@ int vigil_cli_tune(int argc, char **argv)
         columns[i].scored = TRUE;
     }
     if (json)
-        print_json(o.replay, columns, n);
+        print_json(o.replay, scaled, columns, n);
     else
-        print_text(o.replay, columns, n);
+        print_text(o.replay, scaled, columns, n);
     /* Figures from a replay that does not reproduce vigild are not what
      * vigild would do: said, and not a success. */
     status = columns[0].result.first_mismatch == NULL ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
@@ -532,6 +595,7 @@ out:
     g_free(o.format);
     g_free(o.node);
     g_free(o.warehouse_config);
+    g_free(o.scale_durations);
     g_option_context_free(context);
     return status;
 }

@@ -240,6 +240,7 @@ static void compare_verdict(struct vigild_record_payload *p, const struct vigild
 struct replay {
     struct tune_result *out;
     vigil_config *candidate;
+    const struct tune_durations *durations; /* NULL: as recorded */
     GPtrArray *configs; /* the recorded ones, kept while reasoning may point into them */
     vigil_metric_catalog *catalog;
     struct vigild_energy_share energy;
@@ -407,8 +408,16 @@ static gboolean on_activities(struct replay *x, struct vigild_record_payload *p,
     uint64_t id = vigild_payload_activities(p, x->activities);
     if (!vigild_payload_done(p, error))
         return FALSE;
+    /* Activities are filed in the cycle open when they are fed. */
+    const struct tune_durations *d = x->durations;
+    gboolean scaled = d != NULL && x->reasoning.cycle >= d->from_cycle;
     for (guint i = 0; i < x->activities->len; i++) {
-        const struct vigil_activity *a = &g_array_index(x->activities, struct vigil_activity, i);
+        struct vigil_activity *a = &g_array_index(x->activities, struct vigil_activity, i);
+        if (scaled && a->end_ns > a->start_ns) {
+            double ns = round((double)(a->end_ns - a->start_ns) * d->factor);
+            double room = (double)(UINT64_MAX - a->start_ns);
+            a->end_ns = ns < room ? a->start_ns + (uint64_t)ns : UINT64_MAX;
+        }
         vigild_reasoning_activity(&x->reasoning, id, a);
         vigild_capture_activity(&x->capture, id, a);
     }
@@ -453,11 +462,14 @@ static gboolean on_cycle(struct replay *x, struct vigild_record_payload *p, GErr
     }
     if (why->len == 0 && n != replayed)
         g_string_printf(why, "%" G_GUINT64_FORMAT " decisions recorded, %u replayed", n, replayed);
-    out->compared++;
-    if (why->len == 0)
-        out->matched++;
-    else if (out->first_mismatch == NULL)
-        out->first_mismatch = g_strdup_printf("cycle %" G_GUINT64_FORMAT ": %s", cycle, why->str);
+    if (x->durations == NULL || cycle < x->durations->from_cycle) {
+        out->compared++;
+        if (why->len == 0)
+            out->matched++;
+        else if (out->first_mismatch == NULL)
+            out->first_mismatch =
+                g_strdup_printf("cycle %" G_GUINT64_FORMAT ": %s", cycle, why->str);
+    }
     g_string_free(why, TRUE);
     /* What was decided, counted. */
     gboolean level_abnormal[VIGIL_LEVEL_COUNT + 1] = {FALSE};
@@ -554,7 +566,8 @@ static gboolean dispatch(struct replay *x, struct vigild_record_payload *p, GErr
     }
 }
 
-gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_result *out,
+gboolean tune_replay(const char *path, vigil_config *candidate,
+                     const struct tune_durations *durations, struct tune_result *out,
                      GError **error)
 {
     memset(out, 0, sizeof *out);
@@ -565,7 +578,7 @@ gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_resu
     if (!vigild_record_reader_open(&reader, path, error))
         return FALSE;
     gint64 began_us = g_get_monotonic_time();
-    struct replay x = {.out = out, .candidate = candidate};
+    struct replay x = {.out = out, .candidate = candidate, .durations = durations};
     x.configs = g_ptr_array_new_with_free_func((GDestroyNotify)vigil_config_free);
     x.catalog = vigil_metric_catalog_new();
     vigild_energy_share_init(&x.energy);

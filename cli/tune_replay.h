@@ -69,13 +69,25 @@ struct tune_result {
     double replay_s;      /* wall-clock time the replay took */
 };
 
+/* A what-if: every activity filed in cycle `from_cycle` or later took
+ * `factor` times as long as recorded, as if the node had become slower
+ * (above 1) or faster (below 1): a virtual machine's host getting busy, a
+ * CPU changing its clock. The recorded decisions are compared before
+ * `from_cycle` only, where the inputs are still the recorded ones. */
+struct tune_durations {
+    double factor;
+    uint64_t from_cycle;
+};
+
 /* Replays `path`. `candidate` NULL: with the recorded configuration (and
  * its reloads, where they happened); else with `candidate` throughout.
+ * `durations` NULL: the activities as recorded.
  * A recording cut inside its last record is replayed up to that record
  * (cut_at_offset says where). FALSE with error set when the recording is
  * unreadable or damaged (the error names the offset), has no complete
  * cycle, or a configuration cannot be used. */
-gboolean tune_replay(const char *path, vigil_config *candidate, struct tune_result *out,
+gboolean tune_replay(const char *path, vigil_config *candidate,
+                     const struct tune_durations *durations, struct tune_result *out,
                      GError **error);
 void tune_result_clear(struct tune_result *r);
 /* A recorded monotonic time as wall-clock µs since the epoch; -1 when the

@@ -199,6 +199,86 @@ static void format_1_is_still_read(const char *dir, const char *rec, gint64 cycl
     g_free(data);
 }
 
+/* Issues of latency-histogram's with `health` in a column of tune's JSON. */
+static gint64 latency_issues(JsonObject *o, const char *column, const char *health)
+{
+    JsonArray *adpis =
+        json_object_get_array_member(json_object_get_object_member(o, column), "adpis");
+    gint64 issues = 0;
+    for (guint i = 0; i < json_array_get_length(adpis); i++) {
+        JsonObject *a = json_array_get_object_element(adpis, i);
+        if (strcmp(json_object_get_string_member(a, "plugin"), "latency-histogram") != 0)
+            continue;
+        JsonArray *reasons = json_object_get_array_member(a, "reasons");
+        for (guint k = 0; k < json_array_get_length(reasons); k++) {
+            JsonObject *r = json_array_get_object_element(reasons, k);
+            if (g_str_has_suffix(json_object_get_string_member(r, "reason"), health))
+                issues += json_object_get_int_member(r, "issues");
+        }
+    }
+    return issues;
+}
+
+/* --scale-durations: the same recording as if every call from cycle 5 on
+ * had taken 1000 times as long. The cycles before it are still compared
+ * with vigild's decisions and match; after it the latency ADPI finds the
+ * calls slow, which it did not (as often) in the live run. */
+static void what_if_slower_calls_are_replayed(const char *dir, const char *rec)
+{
+    const char *as_run[] = {"--replay", rec, "--format", "json", NULL};
+    struct test_run run = run_tune(dir, as_run);
+    test_assert_status(&run, 0, "vigil tune as recorded");
+    JsonNode *root;
+    JsonObject *o = parse_object(run.out, &root);
+    assert_true(json_node_is_null(json_object_get_member(o, "scale_durations")));
+    gint64 slow_as_run = latency_issues(o, "recorded", "ABNORMAL_BAD");
+    json_node_unref(root);
+    test_run_clear(&run);
+
+    const char *scaled[] = {"--replay", rec, "--scale-durations", "1000@5", "--format",
+                            "json",     NULL};
+    run = run_tune(dir, scaled);
+    test_assert_status(&run, 0, "vigil tune --scale-durations 1000@5");
+    o = parse_object(run.out, &root);
+    JsonObject *what_if = json_object_get_object_member(o, "scale_durations");
+    assert_true(json_object_get_double_member(what_if, "factor") == 1000.0);
+    assert_int_equal(json_object_get_int_member(what_if, "from_cycle"), 5);
+    assert_int_equal(member_int(o, "recorded", "decisions_compared"), 4);
+    assert_int_equal(member_int(o, "recorded", "decisions_matched"), 4);
+    assert_true(latency_issues(o, "recorded", "ABNORMAL_BAD") > slow_as_run);
+    json_node_unref(root);
+    test_run_clear(&run);
+
+    const char *text[] = {"--replay", rec, "--scale-durations", "0.5", NULL};
+    run = run_tune(dir, text);
+    test_assert_status(&run, 0, "vigil tune --scale-durations 0.5");
+    test_assert_contains(run.out, "what if: every call from cycle 1 on took 0.5 times as long as "
+                                  "recorded (a node 2 times as fast); the recorded decisions are "
+                                  "compared before it only");
+    test_assert_contains(run.out, "recorded decisions reproduced: 0 of 0 cycles identical");
+    test_run_clear(&run);
+
+    /* Bad values are refused, naming what is expected. */
+    const char *const bad[] = {"0", "-1", "nan", "2000", "0.8@0", "0.8@", "0.8@x", "0.8x"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *args[] = {"--replay", rec, "--scale-durations", bad[i], NULL};
+        run = run_tune(dir, args);
+        test_assert_status(&run, 2, bad[i]);
+        char *expected = g_strdup_printf("--scale-durations %s: expected FACTOR[@CYCLE], a "
+                                         "factor from 0.001 to 1000 and a cycle from 1",
+                                         bad[i]);
+        test_assert_contains(run.err, expected);
+        g_free(expected);
+        test_run_clear(&run);
+    }
+    const char *stored[] = {"--replay", rec, "--scale-durations", "2", "--store", NULL};
+    run = run_tune(dir, stored);
+    test_assert_status(&run, 2, "--scale-durations with --store");
+    test_assert_contains(run.err, "--scale-durations is a what-if, not what the node did: it is "
+                                  "not stored (--store)");
+    test_run_clear(&run);
+}
+
 static void test_replay_gives_the_live_decisions(void **state)
 {
     const char *dir = *state;
@@ -240,6 +320,7 @@ static void test_replay_gives_the_live_decisions(void **state)
     json_node_unref(root);
     test_run_clear(&run);
     format_1_is_still_read(dir, rec, cycles);
+    what_if_slower_calls_are_replayed(dir, rec);
 
     /* A candidate whose reasoners need more than 1000 issues: fewer
      * cycles flagged, fewer activities forwarded; the ADPIs still speak. */
