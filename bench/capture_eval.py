@@ -36,7 +36,7 @@ forwards about 4 cycles, its own and the ones before and after it, so
 
 vigild records its cycles ([daemon] record) in the folder, and each run
 ends with that recording replayed by `vigil tune --scale-durations` as if
-the node had got 1.25 and 1.6 times faster or slower halfway through: a
+the node had got 1.25, 1.6 and 2.5 times faster or slower halfway through: a
 virtual machine's host and a CPU's clock do that for minutes to hours,
 and one run shows only the phase the machine was in.
 
@@ -90,7 +90,7 @@ TUNED = ["daemon.cycle_ms=500", "reasoner.node.adpis=", "reasoner.node.max_load=
          "adpi.latency-histogram.max_outer_share=0.5"]
 CONFIGS = {"defaults": [], "tuned": TUNED}
 # The what-ifs: calls taking these times as long from halfway through on.
-SPEED_FACTORS = [1, 0.8, 1.25, 0.625, 1.6]
+SPEED_FACTORS = [1, 0.8, 1.25, 0.625, 1.6, 0.4, 2.5]
 
 
 class Failed(Exception):

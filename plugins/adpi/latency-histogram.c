@@ -21,6 +21,13 @@
  * from it: a call is slow only beyond the median times it, fast only
  * below the median divided by it.
  *
+ * A change that lasts is not an anomaly either, but a new phase: after
+ * `relearn_cycles` judged cycles in a row with an issue for an operation,
+ * its thresholds are learned again from its next `learn_calls` calls (as
+ * call-rate learns its ranges again), so that a node that got three times
+ * slower for an hour, or a program that moved to another file system,
+ * is flagged for its first cycles and not for the hour.
+ *
  * Other programs on the node slow a process's calls too: a thread among N
  * runnable per CPU waits for its turn, a write waits behind another's
  * fsync on a busy disk. With `weigh_node_load`, each cycle's thresholds
@@ -53,6 +60,7 @@ struct latency_op {
     guint64 high_ns; /* calls above it are slow */
     /* The threshold is min_ratio from the median, not the quantile. */
     gboolean low_by_median, high_by_median;
+    guint flagged_in_a_row; /* judged cycles with an issue */
     /* The node's load factor while learning: the sum over learning cycles
      * of the factor times the calls learned in them, and those calls. */
     double learn_load_sum;
@@ -65,6 +73,7 @@ struct latency_op {
 struct latency {
     gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
     guint64 learn_calls, min_calls;
+    guint relearn_cycles;
     double low_quantile, high_quantile, max_outer_share, min_ratio;
     gboolean weigh_node_load;
     struct latency_op *ops[VIGIL_OP_MAX_ID + 1]; /* NULL until its first call */
@@ -151,6 +160,7 @@ static void read_config(struct latency *l, const struct vigil_plugin_context *ct
     l->high_quantile = vigil_config_get_double(ctx->config, ctx->section, "high_quantile");
     l->max_outer_share = vigil_config_get_double(ctx->config, ctx->section, "max_outer_share");
     l->min_ratio = vigil_config_get_double(ctx->config, ctx->section, "min_ratio");
+    l->relearn_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "relearn_cycles");
     l->weigh_node_load = vigil_config_get_bool(ctx->config, ctx->section, "weigh_node_load");
 }
 
@@ -247,13 +257,14 @@ struct judged {
     double scale; /* of the learned thresholds: 1 without the node's load */
 };
 
-static void report_share(const struct latency *l, const struct latency_op *op,
-                         const struct judged *j, const char *name, guint64 outer, gboolean slow,
-                         const struct vigil_issue_sink *sink)
+/* TRUE when it reported an issue. */
+static gboolean report_share(const struct latency *l, const struct latency_op *op,
+                             const struct judged *j, const char *name, guint64 outer, gboolean slow,
+                             const struct vigil_issue_sink *sink)
 {
     double share = (double)outer / (double)op->n;
     if (!(share > l->max_outer_share))
-        return;
+        return FALSE;
     char threshold[32], load[48] = "";
     format_ns(slow ? j->high_ns : j->low_ns, threshold, sizeof threshold);
     if (slow ? j->scale > 1 : j->scale < 1)
@@ -273,6 +284,7 @@ static void report_share(const struct latency *l, const struct latency_op *op,
                        "first %" G_GUINT64_FORMAT "%s; expected at most %g %%",
                        share * 100, op->n, name, slow ? "more" : "less", threshold, what,
                        op->learned, load, l->max_outer_share * 100);
+    return TRUE;
 }
 
 /* How many times longer than on an idle node the node's load may make a
@@ -292,8 +304,9 @@ static void latency_node_load(void *instance, const struct vigil_node_load *load
     l->cycle_load_factor = load_factor(load);
 }
 
-static void judge(const struct latency *l, guint op_id, struct latency_op *op, double factor,
-                  const struct vigil_issue_sink *sink)
+/* TRUE when the cycle's calls were an issue. */
+static gboolean judge(const struct latency *l, guint op_id, struct latency_op *op, double factor,
+                      const struct vigil_issue_sink *sink)
 {
     struct judged j = {.low_ns = op->low_ns, .high_ns = op->high_ns, .scale = 1};
     double learned =
@@ -320,8 +333,20 @@ static void judge(const struct latency *l, guint op_id, struct latency_op *op, d
     char name[64];
     g_snprintf(name, sizeof name, "%s.%s", vigil_layer_name(vigil_op_layer(op_id)),
                vigil_op_name(op_id));
-    report_share(l, op, &j, name, slow, TRUE, sink);
-    report_share(l, op, &j, name, fast, FALSE, sink);
+    gboolean slow_issue = report_share(l, op, &j, name, slow, TRUE, sink);
+    gboolean fast_issue = report_share(l, op, &j, name, fast, FALSE, sink);
+    return slow_issue || fast_issue;
+}
+
+/* A new phase: the operation's thresholds are learned again. */
+static void relearn(struct latency_op *op)
+{
+    memset(op->counts, 0, sizeof op->counts);
+    op->learned = 0;
+    op->ready = FALSE;
+    op->learn_load_sum = 0;
+    op->learn_load_calls = 0;
+    op->flagged_in_a_row = 0;
 }
 
 static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
@@ -344,8 +369,12 @@ static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
         op->learned_in_cycle = 0;
         if (!op->ready || op->n == 0)
             continue;
-        if (op->n >= l->min_calls && l->judged[op_id])
-            judge(l, op_id, op, factor, sink);
+        if (op->n >= l->min_calls && l->judged[op_id]) {
+            if (!judge(l, op_id, op, factor, sink))
+                op->flagged_in_a_row = 0;
+            else if (++op->flagged_in_a_row >= l->relearn_cycles)
+                relearn(op);
+        }
         op->n = 0;
         memset(op->cycle_counts, 0, sizeof op->cycle_counts);
     }
@@ -397,6 +426,14 @@ static const struct vigil_config_key keys[] = {
      .description = "a call is slow only above the learned median times it, fast only below the "
                     "median divided by it (1: the quantiles alone), so that the node getting "
                     "faster or slower by less is not an anomaly"},
+    {.name = "relearn_cycles",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "30",
+     .min = 1,
+     .max = 1000000,
+     .description = "judged cycles in a row with an issue for an operation after which it is a "
+                    "new phase (the node or the program changed for good): its thresholds are "
+                    "learned again from its next calls"},
     {.name = "min_calls",
      .type = VIGIL_CONFIG_INT,
      .default_value = "100",

@@ -37,7 +37,7 @@ static void test_the_descriptor(void **state)
     struct test_adpi a;
     test_adpi_open(&a, "latency-histogram", NULL);
     assert_string_equal(a.plugin->descriptor->name, "latency-histogram");
-    assert_int_equal(a.plugin->descriptor->n_config_keys, 8);
+    assert_int_equal(a.plugin->descriptor->n_config_keys, 9);
     assert_non_null(a.ops->activity);
     assert_non_null(a.ops->node_load);
     assert_non_null(a.ops->reconfigure);
@@ -270,6 +270,45 @@ static void test_a_call_is_slow_only_beyond_twice_the_median(void **state)
     test_adpi_close(&a);
 }
 
+/* relearn_cycles (3) judged cycles in a row with an issue are a new phase:
+ * the thresholds are learned again, and what was slow is the new normal.
+ * A cycle without an issue, or with too few calls to be judged, between
+ * them does not count: the run starts again or goes on. */
+static void test_a_lasting_change_is_learned_again(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", LEARN_100 "relearn_cycles = 3\n");
+    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    guint64 s = 2;
+    /* Two slow, one normal, two slow, one with too few calls: no run of 3. */
+    const guint64 durations_ns[] = {5000, 5000, 1000, 5000, 5000};
+    for (size_t i = 0; i < G_N_ELEMENTS(durations_ns); i++) {
+        posix_write(&a, durations_ns[i], 100);
+        if (durations_ns[i] == 5000)
+            test_assert_issue(test_adpi_cycle_one(&a, s++ * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD,
+                              "posix.write", 1);
+        else
+            test_adpi_cycle_quiet(&a, s++ * TEST_S);
+    }
+    posix_write(&a, 5000, 19);
+    test_adpi_cycle_quiet(&a, s++ * TEST_S);
+    /* The third slow cycle in a row: still an issue, then learning again. */
+    posix_write(&a, 5000, 100);
+    test_assert_issue(test_adpi_cycle_one(&a, s++ * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD,
+                      "posix.write", 1);
+    posix_write(&a, 5000, 100); /* learned, not judged */
+    test_adpi_cycle_quiet(&a, s++ * TEST_S);
+    posix_write(&a, 5000, 100);
+    test_adpi_cycle_quiet(&a, s++ * TEST_S);
+    /* Beyond the new 95th percentile, [4864, 5119]. */
+    posix_write(&a, 5120, 100);
+    const struct vigil_issue *issue = test_adpi_cycle_one(&a, s++ * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 1);
+    test_assert_contains(issue->message, "more than 5.12 µs, the 95th percentile of the first 100");
+    test_adpi_close(&a);
+}
+
 /* The node's load over the cycle about to close: `running` threads want
  * its 2 CPUs. */
 static void node_cycle_load(struct test_adpi *a, double running)
@@ -386,6 +425,9 @@ static void test_out_of_range_values_are_refused(void **state)
     message = test_adpi_open_error("latency-histogram", "min_calls = 0\n");
     test_assert_contains(message, "[adpi.latency-histogram] min_calls");
     g_free(message);
+    message = test_adpi_open_error("latency-histogram", "relearn_cycles = 0\n");
+    test_assert_contains(message, "[adpi.latency-histogram] relearn_cycles");
+    g_free(message);
     message = test_adpi_open_error("latency-histogram", "min_ratio = 0.5\n");
     test_assert_contains(message, "[adpi.latency-histogram] min_ratio");
     g_free(message);
@@ -408,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_fewer_learn_calls_end_learning),
         cmocka_unit_test(test_the_node_a_fifth_faster_is_not_an_anomaly),
         cmocka_unit_test(test_a_call_is_slow_only_beyond_twice_the_median),
+        cmocka_unit_test(test_a_lasting_change_is_learned_again),
         cmocka_unit_test(test_the_node_load_moves_the_slow_threshold),
         cmocka_unit_test(test_less_load_than_learned_moves_the_fast_threshold_only),
         cmocka_unit_test(test_weigh_node_load_off_keeps_the_learned_thresholds),
