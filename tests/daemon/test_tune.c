@@ -24,6 +24,8 @@
 /* Only failures wait this long: cycles that do not come. */
 #define DEADLINE_US   (60 * G_USEC_PER_SEC)
 #define CYCLES_WANTED 8
+/* The shell and more dd than the latency ADPI's learn_calls (100). */
+#define LEARNED_PROCESSES 150
 
 /* Short cycles, so that a few seconds make many; a node ADPI that flags
  * for sure (total memory never changes, flagged a few cycles in) and the
@@ -64,10 +66,14 @@ static struct test_run run_tune(const char *dir, const char *const *extra)
 }
 
 /* A live vigild records while a shell under the preload library runs dd
- * after dd, until vigild has decided CYCLES_WANTED cycles; then the shell
- * is told to stop (a file) and vigild stops cleanly (END). The shell lives
- * through every cycle, so the node's flag finds activities to forward. */
-static void record_live(const char *dir)
+ * after dd, until vigild has decided CYCLES_WANTED cycles from the first
+ * that began after LEARNED_PROCESSES had registered; that cycle's number
+ * is `*learned_cycle`. Each dd is a process of its own, with too few calls
+ * for the latency ADPI to learn; the shell's `[ ! -e stop ]`, a stat per
+ * dd, is what it learns (from the first 100) and then judges. Then the shell is told to stop (a
+ * file) and vigild stops cleanly (END). The shell lives through every cycle, so the node's flag
+ * finds activities to forward. */
+static void record_live(const char *dir, gint64 *learned_cycle)
 {
     struct test_daemon d;
     char *lines = daemon_lines(dir);
@@ -89,12 +95,17 @@ static void record_live(const char *dir)
                        &error))
         fail_msg("cannot run the shell: %s", error->message);
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
+    *learned_cycle = 0;
     for (;;) {
         JsonNode *status = test_daemon_status(&d, 0);
-        gint64 cycles =
-            test_daemon_json_int(json_node_get_object(status), "reasoning", "cycles", NULL);
+        JsonObject *o = json_node_get_object(status);
+        gint64 cycles = test_daemon_json_int(o, "reasoning", "cycles", NULL);
+        /* Cycle cycles + 1 is open now: the next begins after. */
+        if (*learned_cycle == 0 &&
+            test_daemon_json_int(o, "processes", "registered_total", NULL) >= LEARNED_PROCESSES)
+            *learned_cycle = cycles + 2;
         json_node_unref(status);
-        if (cycles >= CYCLES_WANTED)
+        if (*learned_cycle > 0 && cycles >= *learned_cycle + CYCLES_WANTED)
             break;
         if (g_get_monotonic_time() > deadline)
             fail_msg("vigild decided %" G_GINT64_FORMAT " cycles in a minute", cycles);
@@ -219,11 +230,12 @@ static gint64 latency_issues(JsonObject *o, const char *column, const char *heal
     return issues;
 }
 
-/* --scale-durations: the same recording as if every call from cycle 5 on
- * had taken 1000 times as long. The cycles before it are still compared
- * with vigild's decisions and match; after it the latency ADPI finds the
- * calls slow, which it did not (as often) in the live run. */
-static void what_if_slower_calls_are_replayed(const char *dir, const char *rec)
+/* --scale-durations: the same recording as if every call from the cycle
+ * after the latency ADPI had learned (`from`) on had taken 1000 times as
+ * long. The cycles before it are still compared with vigild's decisions
+ * and match; after it the ADPI finds the calls slow, which it did not (as
+ * often) in the live run. */
+static void what_if_slower_calls_are_replayed(const char *dir, const char *rec, gint64 from)
 {
     const char *as_run[] = {"--replay", rec, "--format", "json", NULL};
     struct test_run run = run_tune(dir, as_run);
@@ -235,19 +247,20 @@ static void what_if_slower_calls_are_replayed(const char *dir, const char *rec)
     json_node_unref(root);
     test_run_clear(&run);
 
-    const char *scaled[] = {"--replay", rec, "--scale-durations", "1000@5", "--format",
-                            "json",     NULL};
+    char *factor = g_strdup_printf("1000@%" G_GINT64_FORMAT, from);
+    const char *scaled[] = {"--replay", rec, "--scale-durations", factor, "--format", "json", NULL};
     run = run_tune(dir, scaled);
-    test_assert_status(&run, 0, "vigil tune --scale-durations 1000@5");
+    test_assert_status(&run, 0, factor);
     o = parse_object(run.out, &root);
     JsonObject *what_if = json_object_get_object_member(o, "scale_durations");
     assert_true(json_object_get_double_member(what_if, "factor") == 1000.0);
-    assert_int_equal(json_object_get_int_member(what_if, "from_cycle"), 5);
-    assert_int_equal(member_int(o, "recorded", "decisions_compared"), 4);
-    assert_int_equal(member_int(o, "recorded", "decisions_matched"), 4);
+    assert_int_equal(json_object_get_int_member(what_if, "from_cycle"), from);
+    assert_int_equal(member_int(o, "recorded", "decisions_compared"), from - 1);
+    assert_int_equal(member_int(o, "recorded", "decisions_matched"), from - 1);
     assert_true(latency_issues(o, "recorded", "ABNORMAL_BAD") > slow_as_run);
     json_node_unref(root);
     test_run_clear(&run);
+    g_free(factor);
 
     const char *text[] = {"--replay", rec, "--scale-durations", "0.5", NULL};
     run = run_tune(dir, text);
@@ -282,7 +295,8 @@ static void what_if_slower_calls_are_replayed(const char *dir, const char *rec)
 static void test_replay_gives_the_live_decisions(void **state)
 {
     const char *dir = *state;
-    record_live(dir);
+    gint64 learned_cycle;
+    record_live(dir, &learned_cycle);
     char *rec = g_build_filename(dir, "rec.bin", NULL);
     const char *same[] = {"--replay", rec, "--format", "json", NULL};
     struct test_run run = run_tune(dir, same);
@@ -320,7 +334,7 @@ static void test_replay_gives_the_live_decisions(void **state)
     json_node_unref(root);
     test_run_clear(&run);
     format_1_is_still_read(dir, rec, cycles);
-    what_if_slower_calls_are_replayed(dir, rec);
+    what_if_slower_calls_are_replayed(dir, rec, learned_cycle);
 
     /* A candidate whose reasoners need more than 1000 issues: fewer
      * cycles flagged, fewer activities forwarded; the ADPIs still speak. */
@@ -393,7 +407,8 @@ static gsize nth_cycle_record(const char *data, const GArray *offsets, guint n)
 static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
 {
     const char *dir = *state;
-    record_live(dir);
+    gint64 learned_cycle;
+    record_live(dir, &learned_cycle);
     char *rec = g_build_filename(dir, "rec.bin", NULL), *data = NULL;
     gsize size;
     assert_true(g_file_get_contents(rec, &data, &size, NULL));

@@ -401,8 +401,27 @@ CONF
 			--pid-file "$scratch/unprivileged/vigild.pid" 2>"$scratch/unprivileged/log" ||
 			fail "vigild as nobody (capabilities: ${with:-none}): $(cat "$scratch/unprivileged/log")"
 		cp "$scratch/unprivileged/vigild.pid" "$scratch/unprivileged-vigild.pid" # for the cleanup
-		pid=$(VIGIL_CONFIG=$scratch/unprivileged.conf "$vigil" run --report=off -- \
-			sh -c 'echo $$; exec dd if=/dev/zero of="$0" bs=4096 count=300 status=none' "$scratch/dd2.out")
+		# dd waits on a FIFO until vigild lists it: vigild tracks a process
+		# when it registers, and one that has ended by then is not measured
+		# at all, which would pass the first check and fail the second.
+		rm -f "$scratch/dd2.pid" "$scratch/dd2.go"
+		mkfifo "$scratch/dd2.go"
+		VIGIL_CONFIG=$scratch/unprivileged.conf "$vigil" run --report=off -- \
+			sh -c 'echo $$ >"$0.pid.new" && mv "$0.pid.new" "$0.pid" && read -r _ <"$0.go" &&
+				exec dd if=/dev/zero of="$0.out" bs=4096 count=300 status=none' "$scratch/dd2" \
+			>"$scratch/dd2.log" 2>&1 &
+		run_pid=$! # on a failure below, the cleanup ends sh through dd2.pid
+		deadline=$((SECONDS + 60))
+		until [ -s "$scratch/dd2.pid" ] &&
+			VIGIL_CONFIG=$scratch/unprivileged.conf "$vigil" status 2>/dev/null |
+			awk -v pid="$(cat "$scratch/dd2.pid")" '$2 == pid && $3 == "running" { found = 1 } END { exit !found }'; do
+			[ $SECONDS -lt $deadline ] || fail "vigild did not list the waiting dd within 60 s"
+			sleep 0.1 # polling a condition, with a deadline
+		done
+		pid=$(cat "$scratch/dd2.pid")
+		echo go >"$scratch/dd2.go"
+		wait "$run_pid" || fail "vigil run of dd as root (capabilities: ${with:-none}): $(cat "$scratch/dd2.log")"
+		rm -f "$scratch/dd2.pid" # its pid may be another process's by the cleanup
 		VIGIL_CONFIG=$scratch/unprivileged.conf "$vigil" status --finished-pid="$pid" >/dev/null ||
 			fail "vigil status --finished-pid=$pid"
 		kill -TERM "$(cat "$scratch/unprivileged/vigild.pid")"
