@@ -718,7 +718,7 @@ def what_if_speed(vigil, record, truth_path, env, effective, change_at_s):
           f"run's recording replayed (vigil tune --scale-durations FACTOR@{cycles}), with")
     print("  the recorded configuration and tune's scoring of the truth:")
     print(f"  {'calls took':>10} {'node speed':>10} {'recall':>6} {'forwarded':>9} "
-          f"{'false flags':>17} replay")
+          f"{'false flags':>17} {'goal':<7} replay")
     for factor in SPEED_FACTORS:
         command = [vigil, "tune", "--replay", record, "--truth", truth_path, "--format", "json"]
         if factor != 1:
@@ -734,10 +734,13 @@ def what_if_speed(vigil, record, truth_path, env, effective, change_at_s):
                 f"vigild decided")
         if column["first_mismatch"] is not None:
             same += f"; NOT: {column['first_mismatch']}"
+        false_share = share(t['false_flags'], t['clean_cycles'])
+        met = (t["recall"] >= GOAL_RECALL and column["forwarded_share"] <= GOAL_FORWARDED
+               and false_share <= GOAL_FALSE_FLAGS)
         print(f"  {factor:>10} {1 / factor:>9.2f}x {t['recall']:>6.2f} "
               f"{100 * column['forwarded_share']:>8.1f}% {t['false_flags']:>4} of "
-              f"{t['clean_cycles']:>4} {100 * share(t['false_flags'], t['clean_cycles']):>4.1f}% "
-              f"{same}")
+              f"{t['clean_cycles']:>4} {100 * false_share:>4.1f}% "
+              f"{'met' if met else 'not met':<7} {same}")
 
 
 def print_side_by_side(summaries, args):
