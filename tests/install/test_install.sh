@@ -415,7 +415,8 @@ CONF
 		until [ -s "$scratch/dd2.pid" ] &&
 			VIGIL_CONFIG=$scratch/unprivileged.conf "$vigil" status 2>/dev/null |
 			awk -v pid="$(cat "$scratch/dd2.pid")" '$2 == pid && $3 == "running" { found = 1 } END { exit !found }'; do
-			[ $SECONDS -lt $deadline ] || fail "vigild did not list the waiting dd within 60 s"
+			[ $SECONDS -lt $deadline ] ||
+				fail "vigild did not list the waiting dd within 60 s: $(cat "$scratch/dd2.log")"
 			sleep 0.1 # polling a condition, with a deadline
 		done
 		pid=$(cat "$scratch/dd2.pid")
