@@ -245,6 +245,26 @@ static void test_the_node_a_fifth_faster_is_not_an_anomaly(void **state)
     test_adpi_close(&a);
 }
 
+/* A reload that sets min_ratio moves the learned thresholds at once: the
+ * histogram is kept. */
+static void test_reconfigure_applies_min_ratio(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", "learn_calls = 100\nmin_calls = 20\nmin_ratio = 1\n");
+    learn_narrow(&a);
+    posix_write(&a, 656, 100);
+    test_assert_issue(test_adpi_cycle_one(&a, 2 * TEST_S), VIGIL_HEALTH_ABNORMAL_GOOD,
+                      "posix.write", 1);
+    test_adpi_reconfigure_ok(&a, "learn_calls = 100\nmin_calls = 20\nmin_ratio = 2\n");
+    posix_write(&a, 656, 100);
+    test_adpi_cycle_quiet(&a, 3 * TEST_S);
+    posix_write(&a, 399, 100);
+    test_assert_contains(test_adpi_cycle_one(&a, 4 * TEST_S)->message,
+                         "less than 400 ns, the median over 2 of the first 100");
+    test_adpi_close(&a);
+}
+
 /* Learned without a slow tail, the 95th percentile is the median's bucket:
  * calls half as fast again are the node's speed, twice as slow an issue. */
 static void test_a_call_is_slow_only_beyond_twice_the_median(void **state)
@@ -450,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_fewer_learn_calls_end_learning),
         cmocka_unit_test(test_the_node_a_fifth_faster_is_not_an_anomaly),
         cmocka_unit_test(test_a_call_is_slow_only_beyond_twice_the_median),
+        cmocka_unit_test(test_reconfigure_applies_min_ratio),
         cmocka_unit_test(test_a_lasting_change_is_learned_again),
         cmocka_unit_test(test_the_node_load_moves_the_slow_threshold),
         cmocka_unit_test(test_less_load_than_learned_moves_the_fast_threshold_only),
