@@ -70,9 +70,10 @@ static struct test_run run_tune(const char *dir, const char *const *extra)
  * that began after LEARNED_PROCESSES had registered; that cycle's number
  * is `*learned_cycle`. Each dd is a process of its own, with too few calls
  * for the latency ADPI to learn; the shell's `[ ! -e stop ]`, a stat per
- * dd, is what it learns (from the first 100) and then judges. Then the shell is told to stop (a
- * file) and vigild stops cleanly (END). The shell lives through every cycle, so the node's flag
- * finds activities to forward. */
+ * dd, is what it learns (from the first 100) and then judges. Then the
+ * shell is told to stop (a file) and vigild stops cleanly (END). The shell
+ * lives through every cycle, so the node's flag finds activities to
+ * forward. */
 static void record_live(const char *dir, gint64 *learned_cycle)
 {
     struct test_daemon d;
@@ -210,7 +211,7 @@ static void format_1_is_still_read(const char *dir, const char *rec, gint64 cycl
     g_free(data);
 }
 
-/* Issues of latency-histogram's with `health` in a column of tune's JSON. */
+/* latency-histogram's issues of `health` in a column of tune's JSON. */
 static gint64 latency_issues(JsonObject *o, const char *column, const char *health)
 {
     JsonArray *adpis =
