@@ -21,12 +21,19 @@
  * from it: a call is slow only beyond the median times it, fast only
  * below the median divided by it.
  *
- * A change that lasts is not an anomaly either, but a new phase: after
- * `relearn_cycles` judged cycles in a row with an issue for an operation,
- * its thresholds are learned again from its next `learn_calls` calls (as
+ * A change that lasts is not an anomaly either, but a new phase: when an
+ * operation has had issues in about `relearn_cycles` judged cycles, its
+ * thresholds are learned again from its next `learn_calls` calls (as
  * call-rate learns its ranges again), so that a node that got three times
- * slower for an hour, or a program that moved to another file system,
- * is flagged for its first cycles and not for the hour.
+ * slower for an hour, or a program that moved to another file system, is
+ * flagged for its first cycles and not for the hour. The cycles with an
+ * issue are counted with a decay, each judged cycle keeping 1 - 1/(3 N)
+ * of the count (N = relearn_cycles), and the thresholds go when it
+ * reaches N: after 1.2 N cycles in a row (37 for 30), or when a third of
+ * the cycles or more have issues for longer. Cycles in a row alone would
+ * miss a change that leaves the calls near a threshold, where the cycles
+ * flip between an issue and none (a node 1.6 times as fast flagged 139 of
+ * 300 cycles, never 30 in a row, in capture-eval's replay).
  *
  * Other programs on the node slow a process's calls too: a thread among N
  * runnable per CPU waits for its turn, a write waits behind another's
@@ -60,7 +67,7 @@ struct latency_op {
     guint64 high_ns; /* calls above it are slow */
     /* The threshold is min_ratio from the median, not the quantile. */
     gboolean low_by_median, high_by_median;
-    guint flagged_in_a_row; /* judged cycles with an issue */
+    double issue_score; /* judged cycles with an issue, decayed */
     /* The node's load factor while learning: the sum over learning cycles
      * of the factor times the calls learned in them, and those calls. */
     double learn_load_sum;
@@ -346,7 +353,7 @@ static void relearn(struct latency_op *op)
     op->ready = FALSE;
     op->learn_load_sum = 0;
     op->learn_load_calls = 0;
-    op->flagged_in_a_row = 0;
+    op->issue_score = 0;
 }
 
 static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
@@ -370,9 +377,10 @@ static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
         if (!op->ready || op->n == 0)
             continue;
         if (op->n >= l->min_calls && l->judged[op_id]) {
-            if (!judge(l, op_id, op, factor, sink))
-                op->flagged_in_a_row = 0;
-            else if (++op->flagged_in_a_row >= l->relearn_cycles)
+            double keep = 1 - 1 / (3.0 * l->relearn_cycles);
+            op->issue_score = op->issue_score * keep + (judge(l, op_id, op, factor, sink) ? 1 : 0);
+            /* Below the count by rounding only: 1e-9 of a cycle. */
+            if (op->issue_score + 1e-9 >= l->relearn_cycles)
                 relearn(op);
         }
         op->n = 0;
@@ -431,9 +439,11 @@ static const struct vigil_config_key keys[] = {
      .default_value = "30",
      .min = 1,
      .max = 1000000,
-     .description = "judged cycles in a row with an issue for an operation after which it is a "
-                    "new phase (the node or the program changed for good): its thresholds are "
-                    "learned again from its next calls"},
+     .description = "judged cycles with an issue for an operation, counted with a decay (each "
+                    "cycle keeps 1 - 1/(3 N) of the count), at which it is a new phase (the node "
+                    "or the program changed for good) and its thresholds are learned again from "
+                    "its next calls: about 1.2 N cycles in a row, or a third of the cycles for "
+                    "longer"},
     {.name = "min_calls",
      .type = VIGIL_CONFIG_INT,
      .default_value = "100",

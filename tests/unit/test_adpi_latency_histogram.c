@@ -290,10 +290,31 @@ static void test_a_call_is_slow_only_beyond_twice_the_median(void **state)
     test_adpi_close(&a);
 }
 
-/* relearn_cycles (3) judged cycles in a row with an issue are a new phase:
- * the thresholds are learned again, and what was slow is the new normal.
- * A cycle without an issue, or with too few calls to be judged, between
- * them does not count: the run starts again or goes on. */
+/* After relearning, 100 calls of 5000 ns are learned (not judged), then
+ * judged as normal; beyond the new 95th percentile, [4864, 5119], slow. */
+static void assert_learned_again(struct test_adpi *a, guint64 *s)
+{
+    posix_write(a, 5000, 100);
+    test_adpi_cycle_quiet(a, (*s)++ * TEST_S);
+    posix_write(a, 5000, 100);
+    test_adpi_cycle_quiet(a, (*s)++ * TEST_S);
+    posix_write(a, 5120, 100);
+    const struct vigil_issue *issue = test_adpi_cycle_one(a, (*s)++ * TEST_S);
+    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 1);
+    test_assert_contains(issue->message, "more than 5.12 µs, the 95th percentile of the first 100");
+}
+
+static void slow_cycle(struct test_adpi *a, guint64 *s)
+{
+    posix_write(a, 5000, 100);
+    test_assert_issue(test_adpi_cycle_one(a, (*s)++ * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD,
+                      "posix.write", 1);
+}
+
+/* A change that lasts is a new phase: with relearn_cycles = 3 the cycles
+ * with an issue are counted keeping 8/9 of the count each judged cycle,
+ * and the thresholds are learned again when it reaches 3: the fourth slow
+ * cycle in a row (1, 1.89, 2.68, 3.38). */
 static void test_a_lasting_change_is_learned_again(void **state)
 {
     (void)state;
@@ -301,31 +322,32 @@ static void test_a_lasting_change_is_learned_again(void **state)
     test_adpi_open(&a, "latency-histogram", LEARN_100 "relearn_cycles = 3\n");
     learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
     guint64 s = 2;
-    /* Two slow, one normal, two slow, one with too few calls: no run of 3. */
-    const guint64 durations_ns[] = {5000, 5000, 1000, 5000, 5000};
-    for (size_t i = 0; i < G_N_ELEMENTS(durations_ns); i++) {
-        posix_write(&a, durations_ns[i], 100);
-        if (durations_ns[i] == 5000)
-            test_assert_issue(test_adpi_cycle_one(&a, s++ * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD,
-                              "posix.write", 1);
-        else
-            test_adpi_cycle_quiet(&a, s++ * TEST_S);
+    for (int i = 0; i < 4; i++)
+        slow_cycle(&a, &s); /* the fourth still an issue, then learning again */
+    assert_learned_again(&a, &s);
+    test_adpi_close(&a);
+}
+
+/* Calls that flip between slow and not every other cycle never make 3 in
+ * a row, but a change all the same: the count (1, 0.89, 1.79, 1.59, 2.41,
+ * 2.15, 2.91, 2.59, 3.30) reaches 3 at the fifth slow cycle. A cycle with
+ * too few calls to be judged leaves the count as it is. */
+static void test_a_flipping_change_is_learned_again(void **state)
+{
+    (void)state;
+    struct test_adpi a;
+    test_adpi_open(&a, "latency-histogram", LEARN_100 "relearn_cycles = 3\n");
+    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    guint64 s = 2;
+    for (int i = 0; i < 4; i++) {
+        slow_cycle(&a, &s);
+        posix_write(&a, 1000, 100);
+        test_adpi_cycle_quiet(&a, s++ * TEST_S);
+        posix_write(&a, 1000, 19); /* too few: not judged */
+        test_adpi_cycle_quiet(&a, s++ * TEST_S);
     }
-    posix_write(&a, 5000, 19);
-    test_adpi_cycle_quiet(&a, s++ * TEST_S);
-    /* The third slow cycle in a row: still an issue, then learning again. */
-    posix_write(&a, 5000, 100);
-    test_assert_issue(test_adpi_cycle_one(&a, s++ * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD,
-                      "posix.write", 1);
-    posix_write(&a, 5000, 100); /* learned, not judged */
-    test_adpi_cycle_quiet(&a, s++ * TEST_S);
-    posix_write(&a, 5000, 100);
-    test_adpi_cycle_quiet(&a, s++ * TEST_S);
-    /* Beyond the new 95th percentile, [4864, 5119]. */
-    posix_write(&a, 5120, 100);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, s++ * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 1);
-    test_assert_contains(issue->message, "more than 5.12 µs, the 95th percentile of the first 100");
+    slow_cycle(&a, &s);
+    assert_learned_again(&a, &s);
     test_adpi_close(&a);
 }
 
@@ -472,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_a_call_is_slow_only_beyond_twice_the_median),
         cmocka_unit_test(test_reconfigure_applies_min_ratio),
         cmocka_unit_test(test_a_lasting_change_is_learned_again),
+        cmocka_unit_test(test_a_flipping_change_is_learned_again),
         cmocka_unit_test(test_the_node_load_moves_the_slow_threshold),
         cmocka_unit_test(test_less_load_than_learned_moves_the_fast_threshold_only),
         cmocka_unit_test(test_weigh_node_load_off_keeps_the_learned_thresholds),
