@@ -32,8 +32,8 @@
  * reaches N: after 1.2 N cycles in a row (37 for 30), or when a third of
  * the cycles or more have issues for longer. Cycles in a row alone would
  * miss a change that leaves the calls near a threshold, where the cycles
- * flip between an issue and none (a node 1.6 times as fast flagged 139 of
- * 300 cycles, never 30 in a row, in capture-eval's replay).
+ * flip between an issue and none (capture-eval's seed-1 run replayed as if
+ * the node got 1.6 times as fast: 139 cycles flagged, never 30 in a row).
  *
  * Other programs on the node slow a process's calls too: a thread among N
  * runnable per CPU waits for its turn, a write waits behind another's
@@ -379,7 +379,7 @@ static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
         if (op->n >= l->min_calls && l->judged[op_id]) {
             double keep = 1 - 1 / (3.0 * l->relearn_cycles);
             op->issue_score = op->issue_score * keep + (judge(l, op_id, op, factor, sink) ? 1 : 0);
-            /* Below the count by rounding only: 1e-9 of a cycle. */
+            /* 1e-9: a count that reaches N but for rounding reaches it. */
             if (op->issue_score + 1e-9 >= l->relearn_cycles)
                 relearn(op);
         }
