@@ -724,12 +724,14 @@ def what_if_speed(vigil, record, truth_path, env, effective, change_at_s):
         if factor != 1:
             command += ["--scale-durations", f"{factor}@{cycles}"]
         done = subprocess.run(command, env=env, capture_output=True, text=True)
-        if done.returncode != 0 and not done.stdout:
+        try:
+            column = json.loads(done.stdout)["recorded"]
+            t = column["truth"]
+        except (ValueError, KeyError, TypeError):
+            # The live run's figures above stand; this row is said to fail.
             print(f"  {factor:>10} vigil tune failed ({done.returncode}): "
-                  f"{done.stderr.strip()[:300]}")
+                  f"{done.stderr.strip()[:300] or done.stdout.strip()[:300]}")
             continue
-        column = json.loads(done.stdout)["recorded"]
-        t = column["truth"]
         same = (f"{column['decisions_matched']} of {column['decisions_compared']} cycles as "
                 f"vigild decided")
         if column["first_mismatch"] is not None:
