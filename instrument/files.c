@@ -230,11 +230,18 @@ size_t preload_absolute_path(int dirfd, const char *path, char *out, size_t out_
     size_t length = strnlen(path, PATH_MAX);
     if (length == PATH_MAX)
         return 0;
-    if (path[0] == '/')
-        return join(out, out_size, "", 0, path, length);
+    size_t joined;
+    if (path[0] == '/') {
+        joined = join(out, out_size, "", 0, path, length);
+        return preload_path_clean(out, joined, 0);
+    }
     if (dirfd == AT_FDCWD) {
+        /* getcwd's path has no symbolic link in it: a ".." just past it
+         * is its real parent. */
         const char *base = cwd[atomic_load_explicit(&cwd_current, memory_order_acquire)];
-        return join(out, out_size, base, strlen(base), path, length);
+        size_t base_length = strlen(base);
+        joined = join(out, out_size, base, base_length, path, length);
+        return preload_path_clean(out, joined, base_length);
     }
     /* Relative to a directory we know by its path; one we do not know (not
      * opened through us) leaves the name unresolved: no file rather than a
@@ -243,7 +250,8 @@ size_t preload_absolute_path(int dirfd, const char *path, char *out, size_t out_
     const char *base = preload_file_path(preload_fd_get(dirfd), &base_length);
     if (base == NULL)
         return 0;
-    return join(out, out_size, base, base_length, path, length);
+    joined = join(out, out_size, base, base_length, path, length);
+    return preload_path_clean(out, joined, 0);
 }
 
 bool preload_path_is_excluded(const char *absolute_path)

@@ -241,9 +241,18 @@ uint32_t preload_file_used_id(uint32_t n) PRELOAD_HIDDEN; /* n < preload_file_co
 bool preload_file_announce(uint32_t file_id) PRELOAD_HIDDEN;
 
 /* Absolute form of `path` as seen from `dirfd` (AT_FDCWD for the working
- * directory) in `out`; returns its length, or 0 when it does not fit. */
+ * directory) in `out`, made clean (preload_path_clean); returns its
+ * length, or 0 when it does not fit. */
 size_t preload_absolute_path(int dirfd, const char *path, char *out,
                              size_t out_size) PRELOAD_HIDDEN;
+/* An absolute path made lexically clean, in place: no empty or "."
+ * component and no trailing slash; a ".." removes the component before
+ * it when that one lies in the first `physical_length` bytes (a path
+ * known to hold no symbolic link, such as getcwd's) or is root, and is
+ * kept otherwise, since after a link it would not name the lexical
+ * parent. Returns the new length; a path not starting with '/' is left
+ * as it is (path_clean.c). */
+size_t preload_path_clean(char *path, size_t length, size_t physical_length) PRELOAD_HIDDEN;
 bool preload_path_is_excluded(const char *absolute_path) PRELOAD_HIDDEN;
 /* The file id for a path argument (stat, unlink, open…): interned, or
  * PRELOAD_FILE_EXCLUDED for a path under an excluded prefix. */

@@ -346,6 +346,46 @@ static void test_inherited_descriptors(void **state)
     g_free(program);
 }
 
+/* One name per file: gzip given "./in.txt" opens "." and then "in.txt"
+ * under it, and "../" from a subfolder leads back to the same file; each
+ * is the file's one clean name (from the working directory's real path,
+ * since that is what the library joins them to). */
+static void test_relative_names_are_clean(void **state)
+{
+    char *dir = realpath(*state, NULL);
+    assert_non_null(dir);
+    char *in = g_build_filename(dir, "in.txt", NULL);
+    char *sub = g_build_filename(dir, "sub", NULL);
+    assert_true(g_file_set_contents(in, "vigil vigil vigil vigil\n", -1, NULL));
+    assert_int_equal(g_mkdir_with_parents(sub, 0700), 0);
+    /* The shell execs the program, so its pid names the report. */
+    const char *argv[] = {"sh", "-c", "echo $$ >&2; exec gzip -c ./in.txt >.//out.gz", NULL};
+    struct test_run r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "gzip -c ./in.txt");
+    struct test_report rep = load_report_of(dir, strtol(r.err, NULL, 10));
+    assert_int_equal(counter(file_entry(&rep, in), "read_bytes"), 24);
+    JsonArray *all = json_node_get_array(test_report_node(&rep, "files"));
+    for (guint i = 0; i < json_array_get_length(all); i++) {
+        const char *path = test_json_string(json_array_get_element(all, i), rep.path, "path");
+        if (strstr(path, "/.") != NULL || strstr(path, "//") != NULL)
+            fail_msg("%s: a files entry is named %s", rep.path, path);
+    }
+    test_report_free(&rep);
+    test_run_clear(&r);
+
+    /* Into a pipe, where cat reads with read(2), not copy_file_range. */
+    argv[2] = "echo $$ >&2; cd sub && exec cat ../in.txt";
+    r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "cat ../in.txt from sub");
+    rep = load_report_of(dir, strtol(r.err, NULL, 10));
+    assert_int_equal(counter(file_entry(&rep, in), "read_bytes"), 24);
+    test_report_free(&rep);
+    test_run_clear(&r);
+    g_free(sub);
+    g_free(in);
+    free(dir);
+}
+
 /* A program logging through open(O_APPEND) pays no system call for its
  * offsets: N appends through two descriptions, traced by strace, make no
  * lseek, and their offsets are still exact (the file held 50 bytes). */
@@ -404,6 +444,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
