@@ -106,3 +106,45 @@ void preload_count_shared(struct preload_thread_counters *c, const struct preloa
         preload_file_stats_note_shared(file_id, o, start_ticks, end_ticks);
     }
 }
+
+/* A kernel copy's activity, and its operation's counts, are its
+ * destination's: one record names one descriptor. Its source was read all
+ * the same, so the source file's counts and Darshan counters get the read
+ * that read(2) would have given them: `cp` reads its input whether coreutils
+ * copies through read(2) or copy_file_range. The totals stay the operation
+ * table's (a copy is a write there). */
+void preload_count_copy_source(int fd_in, int64_t offset, int64_t moved, uint64_t start_ticks)
+{
+    if (moved <= 0 || fd_in < 0 || preload_thread.parent_start_ticks != 0)
+        return;
+    uint32_t file_id = preload_fd_get(fd_in);
+    if (file_id == VIGIL_FILE_NONE || file_id == PRELOAD_FILE_EXCLUDED)
+        return;
+    int saved_errno = errno;
+    struct preload_thread_counters *c = preload_thread.counters;
+    if (c == NULL)
+        c = preload_counters_claim();
+    uint64_t end_ticks = vigil_ticks(preload.tick_source);
+    /* Noted as the pread it amounts to: a POSIX read at `offset`. */
+    const struct preload_outcome read = {
+        .op = VIGIL_OP_POSIX_PREAD,
+        .fd = fd_in,
+        .result = moved,
+        .bytes_asked = (uint64_t)moved,
+        .bytes_moved = (uint64_t)moved,
+        .offset_bytes = offset,
+    };
+    if (c->shared) {
+        preload_file_count(file_id, 1, (uint64_t)moved, 0);
+        preload_file_stats_note_shared(file_id, &read, start_ticks, end_ticks);
+    } else {
+        struct preload_pending *p = c->current;
+        if (p->file != file_id)
+            p = preload_count_file_change(c, file_id);
+        preload_add(&p->calls, 1);
+        preload_add(&p->read_bytes, (uint64_t)moved);
+        preload_stats_note(&p->stats[0], PRELOAD_KIND_READ, &read, start_ticks, end_ticks);
+        preload_timeline_note(c, 0, (uint64_t)moved, end_ticks);
+    }
+    errno = saved_errno;
+}

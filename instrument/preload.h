@@ -265,6 +265,23 @@ static inline bool preload_op_is_network(unsigned op)
     return op >= VIGIL_OP_POSIX_SEND && op <= VIGIL_OP_POSIX_RECVMSG;
 }
 
+/* Whether an operation's bytes count as read from files, or as written to
+ * them, in the totals (io_bytes_read, io_bytes_written, a layer's and a
+ * region's bytes): a socket's are the network's, and a kernel copy
+ * (copy_file_range, sendfile: a write in the operation table) read its
+ * source as much as it wrote its destination, as the read(2) and write(2)
+ * it replaces would have. Off the hot path: the report and regions. */
+static inline bool preload_op_reads_files(unsigned op)
+{
+    return (vigil_op_class(op) == VIGIL_OP_READS && !preload_op_is_network(op)) ||
+           op == VIGIL_OP_POSIX_COPY_FILE_RANGE || op == VIGIL_OP_POSIX_SENDFILE;
+}
+
+static inline bool preload_op_writes_files(unsigned op)
+{
+    return vigil_op_class(op) == VIGIL_OP_WRITES && !preload_op_is_network(op);
+}
+
 /* Whether a call's path argument was read by the kernel (or libc), so that
  * we may read it too: after success, or after an error that only comes from
  * looking the name up. After any other (EFAULT, but also EINVAL or
@@ -616,6 +633,11 @@ void preload_announce(struct preload_thread_counters *c, uint32_t file_id) PRELO
 void preload_count_nested(struct preload_thread_counters *c, const struct preload_outcome *o,
                           uint32_t file_id, uint64_t start_ticks,
                           uint64_t end_ticks) PRELOAD_HIDDEN;
+/* The source side of a kernel copy (copy_file_range, sendfile) that read
+ * `moved` bytes of fd_in's file at `offset`: a read in that file's counts
+ * only. Called inside the wrapper, before preload_call_end; errno kept. */
+void preload_count_copy_source(int fd_in, int64_t offset, int64_t moved,
+                               uint64_t start_ticks) PRELOAD_HIDDEN;
 
 /* ---- per-file statistics: the rare paths (file_stats.c) ---------------------- */
 

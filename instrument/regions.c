@@ -99,7 +99,7 @@ static _Atomic uint32_t pool_claimed;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 static PRELOAD_TLS struct region_thread *current;
 
-/* The operations whose bytes are file reads or writes (not the network's). */
+/* The operations whose bytes are file reads or writes (preload_op_reads_files). */
 static uint16_t read_ops[VIGIL_OP_MAX_ID + 1], write_ops[VIGIL_OP_MAX_ID + 1];
 static uint16_t valid_ops[VIGIL_OP_MAX_ID + 1];
 static unsigned read_op_count, write_op_count, valid_op_count;
@@ -111,11 +111,9 @@ void preload_regions_init(void)
         if (!vigil_op_is_valid(op))
             continue;
         valid_ops[valid_op_count++] = (uint16_t)op;
-        if (preload_op_is_network(op))
-            continue;
-        if (vigil_op_class(op) == VIGIL_OP_READS)
+        if (preload_op_reads_files(op))
             read_ops[read_op_count++] = (uint16_t)op;
-        else if (vigil_op_class(op) == VIGIL_OP_WRITES)
+        if (preload_op_writes_files(op))
             write_ops[write_op_count++] = (uint16_t)op;
     }
 }

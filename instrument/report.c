@@ -136,9 +136,9 @@ void preload_report_gather(struct preload_report *p)
         r->observed += c->calls;
         if (preload_op_is_network(op))
             r->network_bytes += c->bytes;
-        else if (vigil_op_class(op) == VIGIL_OP_READS)
+        if (preload_op_reads_files(op))
             r->io_read_bytes += c->bytes;
-        else if (vigil_op_class(op) == VIGIL_OP_WRITES)
+        if (preload_op_writes_files(op))
             r->io_written_bytes += c->bytes;
     }
     r->observed += totals.excluded;
@@ -324,9 +324,9 @@ void preload_report_rank_values(const struct vigil_report *r,
         if (layer == 0)
             continue;
         layer_calls[layer] += (double)c->calls;
-        if (vigil_op_class(op) == VIGIL_OP_READS)
+        if (preload_op_reads_files(op))
             layer_read[layer] += (double)c->bytes;
-        else if (vigil_op_class(op) == VIGIL_OP_WRITES)
+        if (preload_op_writes_files(op))
             layer_written[layer] += (double)c->bytes;
         io_time_ns += (double)c->time_ns;
     }

@@ -356,23 +356,34 @@ int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int f
     return ret;
 }
 
-/* Where copy_file_range wrote: *off_out when it was told one (read only
- * after a success, when the kernel has used it and moved it past the bytes
- * copied), else fd_out's own offset, which it moved. Without off_in, it
- * moved fd_in's offset too. */
-static int64_t copy_offset(int fd_in, const off64_t *off_in, int fd_out, const off64_t *off_out,
-                           ssize_t ret)
+/* off_t, off64_t and loff_t are one type on the 64-bit systems the
+ * library is built for, so the offset helpers below take any of them. */
+_Static_assert(sizeof(off_t) == sizeof(int64_t) && sizeof(off64_t) == sizeof(int64_t),
+               "off_t is not 64 bits");
+
+/* Where a kernel copy read: *offset when it was given one (read only after
+ * a success, when the kernel has used it and moved it past the bytes
+ * copied), else fd_in's own offset, which it moved. */
+static int64_t copy_source_offset(int fd_in, const int64_t *offset, ssize_t ret)
 {
     if (ret < 0)
         return VIGIL_OFFSET_UNKNOWN;
-    if (off_in == NULL && ret > 0)
-        preload_offset_advance(fd_in, ret, false);
-    return off_out != NULL ? *off_out - ret : preload_offset_written(fd_out, ret);
+    if (offset != NULL)
+        return *offset - ret;
+    return preload_offset_advance(fd_in, ret, false);
 }
 
-/* copy_file_range reads from fd_in and writes to fd_out; an activity names
- * one descriptor, so it is counted on fd_out: the report's per-file numbers
- * do not show the bytes it read from fd_in (accepted). */
+/* Where it wrote: the same, for fd_out (sendfile has no offset for it). */
+static int64_t copy_destination_offset(int fd_out, const int64_t *offset, ssize_t ret)
+{
+    if (ret < 0)
+        return VIGIL_OFFSET_UNKNOWN;
+    return offset != NULL ? *offset - ret : preload_offset_written(fd_out, ret);
+}
+
+/* copy_file_range reads from fd_in and writes to fd_out. Its activity names
+ * one descriptor, so it is counted on fd_out; fd_in's file gets the read in
+ * its own counts (preload_count_copy_source). */
 ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, size_t len,
                         unsigned int flags)
 {
@@ -380,31 +391,24 @@ ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out
     if (!preload_call_begin(&call))
         return REAL(copy_file_range)(fd_in, off_in, fd_out, off_out, len, flags);
     ssize_t ret = REAL(copy_file_range)(fd_in, off_in, fd_out, off_out, len, flags);
+    preload_count_copy_source(fd_in, copy_source_offset(fd_in, off_in, ret), ret, call.start_ticks);
     preload_end_data(&call, VIGIL_OP_POSIX_COPY_FILE_RANGE, fd_out, ret, len,
-                     copy_offset(fd_in, off_in, fd_out, off_out, ret));
+                     copy_destination_offset(fd_out, off_out, ret));
     return ret;
 }
 
 /* sendfile: counted on out_fd, like copy_file_range, at out_fd's offset,
- * which it moves (a socket has none). in_fd's offset moves too when no
- * `offset` is given. */
-static int64_t sendfile_offset(int out_fd, int in_fd, const void *offset, ssize_t ret)
-{
-    if (ret < 0)
-        return VIGIL_OFFSET_UNKNOWN;
-    if (offset == NULL && ret > 0)
-        preload_offset_advance(in_fd, ret, false);
-    return preload_offset_written(out_fd, ret);
-}
-
+ * which it moves (a socket has none); in_fd, always a file, is read at
+ * `offset`, or at its own offset, which it moves. */
 ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(sendfile)(out_fd, in_fd, offset, count);
     ssize_t ret = REAL(sendfile)(out_fd, in_fd, offset, count);
+    preload_count_copy_source(in_fd, copy_source_offset(in_fd, offset, ret), ret, call.start_ticks);
     preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count,
-                     sendfile_offset(out_fd, in_fd, offset, ret));
+                     copy_destination_offset(out_fd, NULL, ret));
     return ret;
 }
 
@@ -414,8 +418,9 @@ ssize_t sendfile64(int out_fd, int in_fd, off64_t *offset, size_t count)
     if (!preload_call_begin(&call))
         return REAL(sendfile64)(out_fd, in_fd, offset, count);
     ssize_t ret = REAL(sendfile64)(out_fd, in_fd, offset, count);
+    preload_count_copy_source(in_fd, copy_source_offset(in_fd, offset, ret), ret, call.start_ticks);
     preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count,
-                     sendfile_offset(out_fd, in_fd, offset, ret));
+                     copy_destination_offset(out_fd, NULL, ret));
     return ret;
 }
 

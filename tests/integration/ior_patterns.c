@@ -384,8 +384,15 @@ int main(int argc, char **argv)
         memset(buffer, 'x', sizeof buffer);
         return append_only(argv[2], atoi(argv[3]));
     }
+    if (argc == 3 && strcmp(argv[1], "--kernel-copies") == 0) {
+        memset(buffer, 'x', sizeof buffer);
+        kernel_copies(argv[2]);
+        printf("%d\n", (int)getpid());
+        return 0;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: ior-patterns DIR | --fd3 | --append FILE N\n");
+        fprintf(stderr,
+                "usage: ior-patterns DIR | --fd3 | --append FILE N | --kernel-copies DIR\n");
         return 2;
     }
     memset(buffer, 'x', sizeof buffer);

@@ -166,9 +166,9 @@ static void test_ior_patterns(void **state)
         /* Reads at 0 and 50 from the position, writes at 0 and the end. */
         {"append.rw", 1, 2, 2, 2, 1, 150, 200, 149, 199, 1, 1, 1, 1},
         /* copy_file_range, sendfile and splice move both offsets: the
-         * source's read is at 3000, the last write at 3100 (splice's 1000
-         * bytes are not counted). */
-        {"kcopy.src", 1, 1, 1, 1, 1, 1000, 4000, 3999, 3999, 0, 0, 0, 0},
+         * source is read at 0 and 1000 by the first two, at 3000 by read,
+         * the last write is at 3100 (splice's 1000 bytes are not counted). */
+        {"kcopy.src", 1, 3, 1, 1, 1, 3000, 4000, 3999, 3999, 2, 1, 0, 0},
         {"kcopy.dst", 1, 0, 4, 0, 1, 0, 2200, -1, 3199, 0, 0, 3, 2},
         /* dup and F_DUPFD share the offset; other: dup, fcntl, 3 closes. */
         {"dup", 1, 0, 4, 0, 5, 0, 400, -1, 399, 0, 0, 3, 3},
@@ -346,6 +346,28 @@ static void test_inherited_descriptors(void **state)
     g_free(program);
 }
 
+/* A kernel copy is a write in the operation table, and its input was read:
+ * kernel_copies alone reads 1000 bytes each through copy_file_range,
+ * sendfile and read (splice is not counted), and writes 4000 + 100 +
+ * 1000 + 1000 + 100, besides the pid on stdout. The totals say so, as
+ * they would had it copied through read(2) and write(2). */
+static void test_kernel_copies_read_their_input(void **state)
+{
+    const char *dir = *state;
+    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
+    const char *argv[] = {program, "--kernel-copies", dir, NULL};
+    struct test_run r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "ior-patterns --kernel-copies");
+    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    assert_int_equal(test_report_op(&rep, "posix", "copy_file_range", "bytes"), 1000);
+    assert_int_equal(test_report_op(&rep, "posix", "sendfile", "bytes"), 1000);
+    assert_int_equal(test_report_int(&rep, "io_bytes_read"), 3000);
+    assert_int_equal(test_report_int(&rep, "io_bytes_written"), 6200 + strlen(r.out));
+    test_report_free(&rep);
+    test_run_clear(&r);
+    g_free(program);
+}
+
 /* One name per file: gzip given "./in.txt" opens "." and then "in.txt"
  * under it, and "../" from a subfolder leads back to the same file; each
  * is the file's one clean name (from the working directory's real path,
@@ -444,6 +466,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_copies_read_their_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

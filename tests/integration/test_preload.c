@@ -364,7 +364,8 @@ static void test_cp(void **state)
 
     struct report_vars rv;
     report_vars_init(&rv, dir, NULL);
-    /* No reflink (a clone moves no bytes); copy_file_range counts as writes. */
+    /* No reflink (a clone moves no bytes); copy_file_range counts as a
+     * write in the totals, and as a read of its source in the files. */
     const char *argv[] = {"cp", "--reflink=never", src, dst, NULL};
     struct test_run r = run_program(dir, true, rv.vars, argv);
     test_assert_status(&r, 0, "cp");
@@ -377,6 +378,8 @@ static void test_cp(void **state)
 
     struct test_report rep = test_report_load(rv.path);
     assert_int_equal(file_field(&rep, dst, "bytes_written"), SIZE);
+    assert_int_equal(file_field(&rep, src, "bytes_read"), SIZE);
+    assert_int_equal(file_field(&rep, src, "bytes_written"), 0);
     assert_int_equal(test_report_int(&rep, "io_bytes_written"), SIZE);
 
     test_report_free(&rep);
