@@ -41,9 +41,11 @@ static const struct command commands[] = {
      "export RUN [--what power|statistics|activities] [--format csv|json] [--node N]: "
      "a stored run's power profile, statistics or activities"},
     {"tune", vigil_cli_tune,
-     "tune --replay FILE [--config CANDIDATE] [--truth TRUTH] [--format text|json] [--store]: "
-     "replay a recording of vigild's cycles ([daemon] record) with its configuration and a "
-     "candidate, compare what each flags and forwards, and (--store) keep it in the warehouse"},
+     "tune --replay FILE [--config CANDIDATE] [--truth TRUTH] [--scale-durations "
+     "FACTOR[@CYCLE]] [--format text|json] [--store]: replay a recording of vigild's cycles "
+     "([daemon] record) with its configuration and a candidate, compare what each flags and "
+     "forwards (--scale-durations: as if the node had become slower or faster), and (--store) "
+     "keep it in the warehouse"},
     {"db", vigil_cli_db,
      "db migrate|version|maintain|prune [--dry-run] [--config FILE]: the warehouse's schema "
      "(bring it up to date, or show it) and its day partitions (make them ahead, drop the "
