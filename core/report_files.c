@@ -52,7 +52,7 @@ void vigil_report_text_files(struct vigil_report_sink *s, const struct vigil_rep
     int shown = r->file_count < VIGIL_REPORT_TOP_FILES ? r->file_count : VIGIL_REPORT_TOP_FILES;
     for (int i = 0; i < shown; i++) {
         const struct vigil_report_file *f = &r->files[i];
-        vigil_report_put_clean_bytes(s, f->path, f->path_bytes, 44);
+        vigil_report_put_cell_bytes(s, f->path, f->path_bytes, 44);
         put_printf(s, " %10llu %16llu %16llu", (unsigned long long)f->calls,
                    (unsigned long long)f->read_bytes, (unsigned long long)f->written_bytes);
         if (f->has_layers) {

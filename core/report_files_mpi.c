@@ -116,7 +116,7 @@ static void text_mpiio(struct vigil_report_sink *s, const struct vigil_report *r
         if (!f->has_mpiio)
             continue;
         const struct vigil_report_file_mpiio *m = &f->mpiio;
-        vigil_report_put_clean_bytes(s, f->path, f->path_bytes, PATH_WIDTH);
+        vigil_report_put_cell_bytes(s, f->path, f->path_bytes, PATH_WIDTH);
         put_pair(s, m->indep_reads, m->indep_writes, 11);
         put_pair(s, m->coll_reads, m->coll_writes, 11);
         put_pair(s, m->split_reads, m->split_writes, 11);
@@ -168,7 +168,7 @@ static void text_ranks(struct vigil_report_sink *s, const struct vigil_report *r
         if (!shared_io(f))
             continue;
         const struct vigil_report_file_ranks *k = &f->ranks;
-        vigil_report_put_clean_bytes(s, f->path, f->path_bytes, PATH_WIDTH);
+        vigil_report_put_cell_bytes(s, f->path, f->path_bytes, PATH_WIDTH);
         vigil_report_put_printf(s, " %5d", (int)k->count);
         put_rank(s, k->fastest_rank, k->fastest_s, k->fastest_bytes, 30);
         put_rank(s, k->slowest_rank, k->slowest_s, k->slowest_bytes, 30);

@@ -13,9 +13,13 @@ __attribute__((format(printf, 2, 3))) void vigil_report_put_printf(struct vigil_
                                                                    const char *fmt, ...);
 /* A string for a terminal, padded to `width` characters. */
 void vigil_report_put_clean(struct vigil_report_sink *s, const char *text, int width);
-/* The same for `length` bytes that need no NUL. */
-void vigil_report_put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length,
-                                  int width);
+/* A table row's first cell (a file's path, a region's name): cleaned and
+ * padded as above (`_bytes`: `length` bytes that need no NUL); one wider than `width` ends its line
+ * and the row goes on under it, as df(1) does with a long device name, so that the columns stay
+ * aligned and the name whole. */
+void vigil_report_put_cell(struct vigil_report_sink *s, const char *text, int width);
+void vigil_report_put_cell_bytes(struct vigil_report_sink *s, const char *text, size_t length,
+                                 int width);
 /* A JSON string in plain ASCII. */
 void vigil_report_put_json_string(struct vigil_report_sink *s, const char *text);
 void vigil_report_put_json_bytes(struct vigil_report_sink *s, const char *text, size_t length);

@@ -112,7 +112,7 @@ void vigil_report_text_regions(struct vigil_report_sink *s, const struct vigil_r
                             "energy_j");
     for (int i = 0; i < r->region_count; i++) {
         const struct vigil_report_region *g = &r->regions[i];
-        vigil_report_put_clean(s, g->name, 24);
+        vigil_report_put_cell(s, g->name, 24);
         vigil_report_put_printf(
             s, " %8llu %10llu %14llu %14llu %12.3f %12.3f", (unsigned long long)g->entered,
             (unsigned long long)g->calls, (unsigned long long)g->read_bytes,

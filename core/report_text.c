@@ -180,8 +180,9 @@ static void put_utf8(struct vigil_report_sink *s, uint32_t cp)
 }
 
 /* For a terminal, on one line: control characters as \xNN, padded with
- * spaces to `width` characters. */
-static void put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length, int width)
+ * spaces to `width` characters. Returns the characters written, padding
+ * included. */
+static int put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length, int width)
 {
     const unsigned char *p = (const unsigned char *)text;
     int written = 0;
@@ -198,6 +199,7 @@ static void put_clean_bytes(struct vigil_report_sink *s, const char *text, size_
     }
     for (; written < width; written++)
         put_bytes(s, " ", 1);
+    return written;
 }
 
 static void put_clean(struct vigil_report_sink *s, const char *text)
@@ -723,10 +725,19 @@ void vigil_report_put_json_string(struct vigil_report_sink *s, const char *text)
     put_json_string(s, text);
 }
 
-void vigil_report_put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length,
-                                  int width)
+void vigil_report_put_cell_bytes(struct vigil_report_sink *s, const char *text, size_t length,
+                                 int width)
 {
-    put_clean_bytes(s, text, length, width);
+    if (put_clean_bytes(s, text, length, width) <= width)
+        return;
+    put_bytes(s, "\n", 1);
+    for (int i = 0; i < width; i++)
+        put_bytes(s, " ", 1);
+}
+
+void vigil_report_put_cell(struct vigil_report_sink *s, const char *text, int width)
+{
+    vigil_report_put_cell_bytes(s, text, strlen(text), width);
 }
 
 void vigil_report_put_json_bytes(struct vigil_report_sink *s, const char *text, size_t length)

@@ -288,6 +288,22 @@ static void test_files_text_and_json(void **state)
     test_assert_contains(json, "\"time_variance_s2\":1.000000e-07");
     test_assert_contains(json, ",\"files_total\":12,\"timeline\":{\"bin_s\":0.134218,"
                                "\"read_bytes\":[0,0,300],\"written_bytes\":[1099511627776,0,0]}}");
+    /* A path wider than its column ends its line, whole, and the row's
+     * figures go on under it in their columns, as df(1) does. */
+    static const char long_path[] = "/scratch/project/run-0042/output/checkpoint.00017.h5";
+    static struct vigil_report_file renamed[12];
+    assert_true((size_t)f.file_count <= G_N_ELEMENTS(renamed));
+    memcpy(renamed, f.files, (size_t)f.file_count * sizeof *renamed);
+    renamed[1].path = long_path;
+    renamed[1].path_bytes = strlen(long_path);
+    const struct vigil_report_file *files = f.files;
+    f.files = renamed;
+    char *wrapped = vigil_cli_report_text(&f);
+    f.files = files;
+    test_assert_contains(wrapped, "\n/scratch/project/run-0042/output/checkpoint.00017.h5\n"
+                                  "                                                     99     "
+                                  "           0         11534336     93        65536\n");
+    g_free(wrapped);
     /* The JSON kept for vigild may list fewer: the text still counts all. */
     f.files_total = 40;
     f.file_count = 11;
