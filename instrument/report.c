@@ -141,7 +141,6 @@ void preload_report_gather(struct preload_report *p)
         if (preload_op_writes_files(op))
             r->io_written_bytes += c->bytes;
     }
-    r->observed += totals.excluded;
     r->recorded = totals.recorded;
     r->dropped = totals.dropped;
     r->excluded = totals.excluded;
