@@ -262,8 +262,8 @@ static void test_ior_patterns(void **state)
         JsonObject *ops = json_object_get_object_member(layers, l->data);
         GList *op_names = json_object_get_members(ops);
         for (GList *o = op_names; o != NULL; o = o->next)
-            calls += json_object_get_int_member(json_object_get_object_member(ops, o->data),
-                                                "calls");
+            calls +=
+                json_object_get_int_member(json_object_get_object_member(ops, o->data), "calls");
         g_list_free(op_names);
     }
     g_list_free(names);
