@@ -308,7 +308,8 @@ static void merge(char *gathered, const int *sizes, const int *offsets, int rank
     for (uint32_t i = 0; i < count; i++) {
         struct merged *m = &files[i];
         struct vigil_report_file_ranks *k = &m->f.ranks;
-        k->shared = k->count > 1;
+        /* Each rank's <stdout> is its own stream, whatever its name. */
+        k->shared = k->count > 1 && !(m->f.path_bytes > 0 && m->f.path[0] == '<');
         k->time_variance_s2 = m->time_m2 / k->count;
         k->bytes_variance = m->bytes_m2 / k->count;
         if (m->f.has_layers) {

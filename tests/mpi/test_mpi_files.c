@@ -431,6 +431,22 @@ static void test_job_files(void **state)
         }
     }
 
+    /* Every rank wrote a line to its standard output: the job's <stdout>
+     * has the four ranks' bytes, and is no shared file (each rank's stream
+     * is its own), so it is not in the text's shared files either. */
+    JsonNode *out = NULL;
+    JsonArray *all = json_node_get_array(test_report_node(rep, "files"));
+    for (guint i = 0; i < json_array_get_length(all); i++)
+        if (g_strcmp0(test_json_string(json_array_get_element(all, i), rep->path, "path"),
+                      "<stdout>") == 0)
+            out = json_array_get_element(all, i);
+    if (out == NULL)
+        fail_msg("%s: no files entry for <stdout>", rep->path);
+    assert_int_equal(test_json_int(out, "<stdout>", "ranks.count"), RANKS);
+    assert_int_equal(test_json_int(out, "<stdout>", "written_bytes"), RANKS * 12);
+    JsonNode *stream_shared = test_json_node(out, "ranks.shared");
+    assert_true(stream_shared != NULL && !json_node_get_boolean(stream_shared));
+
     /* Each rank's own report: its own share, at the MPI-IO level, and no
      * "ranks" (that is the job's). */
     for (int rank = 0; rank < RANKS; rank++) {
