@@ -259,6 +259,10 @@ bool preload_path_is_excluded(const char *absolute_path) PRELOAD_HIDDEN;
 uint32_t preload_file_for_path(int dirfd, const char *path) PRELOAD_HIDDEN;
 #define PRELOAD_FILE_EXCLUDED UINT32_MAX
 
+/* POSIX aio's requests in flight are none in a forked child
+ * (wrap_posix_aio.c). */
+void preload_aio_reset_after_fork(void) PRELOAD_HIDDEN;
+
 /* Socket calls: their bytes are the network's, not files'. */
 static inline bool preload_op_is_network(unsigned op)
 {
@@ -684,6 +688,7 @@ static inline unsigned preload_stats_kind(unsigned op)
     case VIGIL_OP_POSIX_READV:
     case VIGIL_OP_POSIX_PREADV:
     case VIGIL_OP_POSIX_PREADV2:
+    case VIGIL_OP_POSIX_AIO_READ:
     case VIGIL_OP_STDIO_FREAD:
     case VIGIL_OP_STDIO_FGETS:
     case VIGIL_OP_STDIO_FGETC:
@@ -701,6 +706,7 @@ static inline unsigned preload_stats_kind(unsigned op)
     case VIGIL_OP_POSIX_PWRITEV2:
     case VIGIL_OP_POSIX_COPY_FILE_RANGE:
     case VIGIL_OP_POSIX_SENDFILE:
+    case VIGIL_OP_POSIX_AIO_WRITE:
     case VIGIL_OP_STDIO_FWRITE:
     case VIGIL_OP_STDIO_FPUTS:
     case VIGIL_OP_STDIO_FPUTC:

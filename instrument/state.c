@@ -109,6 +109,7 @@ static void after_fork_in_child(void)
     preload_counters_reset_after_fork();
     preload_files_reset_after_fork();
     preload_regions_reset_after_fork();
+    preload_aio_reset_after_fork();
     start_clock();
     struct vigil_error err;
     bool ring_ok = start_ring(&err);

@@ -387,6 +387,31 @@ static void test_kernel_copies_read_their_input(void **state)
     g_free(program);
 }
 
+/* POSIX aio is counted when the program collects a request's result, as
+ * the call it was, at its offset: two writes (one through lio_listio) and
+ * a read; a write nobody collected is not counted. */
+static void test_aio_requests(void **state)
+{
+    const char *dir = *state;
+    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
+    const char *argv[] = {program, "--aio", dir, NULL};
+    struct test_run r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "ior-patterns --aio");
+    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    assert_int_equal(test_report_op(&rep, "posix", "aio_write", "calls"), 2);
+    assert_int_equal(test_report_op(&rep, "posix", "aio_write", "bytes"), 2000);
+    assert_int_equal(test_report_op(&rep, "posix", "aio_read", "calls"), 1);
+    assert_int_equal(test_report_op(&rep, "posix", "aio_read", "bytes"), 500);
+    assert_int_equal(test_report_int(&rep, "io_bytes_read"), 500);
+    static const struct expected aio = {
+        /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
+        "aio.dat", 1, 1, 2, 0, 1, 500, 2000, 499, 1999, 0, 0, 1, 1};
+    check_file(&rep, dir, &aio);
+    test_report_free(&rep);
+    test_run_clear(&r);
+    g_free(program);
+}
+
 /* One name per file: gzip given "./in.txt" opens "." and then "in.txt"
  * under it, and "../" from a subfolder leads back to the same file; each
  * is the file's one clean name (from the working directory's real path,
@@ -487,6 +512,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_copies_read_their_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_aio_requests, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

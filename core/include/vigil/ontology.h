@@ -72,6 +72,8 @@ enum vigil_op_class {
     X(POSIX_RECVMSG, 42, POSIX, "recvmsg", READS)                                                  \
     X(POSIX_COPY_FILE_RANGE, 43, POSIX, "copy_file_range", WRITES)                                 \
     X(POSIX_SENDFILE, 44, POSIX, "sendfile", WRITES)                                               \
+    X(POSIX_AIO_READ, 45, POSIX, "aio_read", READS)                                                \
+    X(POSIX_AIO_WRITE, 46, POSIX, "aio_write", WRITES)                                             \
     X(STDIO_FOPEN, 101, STDIO, "fopen", META)                                                      \
     X(STDIO_FDOPEN, 102, STDIO, "fdopen", META)                                                    \
     X(STDIO_FREOPEN, 103, STDIO, "freopen", META)                                                  \

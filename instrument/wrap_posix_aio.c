@@ -1,0 +1,248 @@
+/* vigil — POSIX asynchronous I/O: aio_read, aio_write, lio_listio and
+ * aio_return (the 64-bit variants count as their base call).
+ *
+ * glibc's helper threads do a request's I/O with its internal pread and
+ * pwrite, which no wrapper sees; so a request is remembered at its
+ * submission and counted, as Darshan counts it, when the program collects
+ * its result with aio_return: one call of aio_read or aio_write, timed from
+ * its submission to that return, at the request's offset, with the bytes
+ * aio_return gives. A request whose result is never collected is not
+ * counted. Open MPI's OMPIO does its nonblocking MPI-IO through these, and
+ * completes it inside MPI_Wait: a request submitted inside an MPI-IO call is
+ * counted under that call (its POSIX level), whenever it is collected.
+ *
+ * The requests in flight are in a small lock-free table keyed by the
+ * aiocb's address (a signal handler may call aio_return; a lock could
+ * deadlock it). A table full of requests nobody collected leaves the next
+ * ones uncounted; aio is not a hot path, and a miss scans the table. */
+#include <aio.h>
+
+#include "preload.h"
+
+PRELOAD_REAL_SLOT(aio_read);
+PRELOAD_REAL_SLOT(aio_read64);
+PRELOAD_REAL_SLOT(aio_write);
+PRELOAD_REAL_SLOT(aio_write64);
+PRELOAD_REAL_SLOT(lio_listio);
+PRELOAD_REAL_SLOT(lio_listio64);
+PRELOAD_REAL_SLOT(aio_return);
+PRELOAD_REAL_SLOT(aio_return64);
+
+/* aiocb64 is aiocb on the 64-bit systems the library is built for: one
+ * table serves both. */
+_Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "aiocb64 differs from aiocb");
+
+#define AIO_SLOTS 1024u /* a power of two */
+#define AIO_FILLING 1u  /* a key while its slot is being written or read */
+
+struct aio_request {
+    _Atomic uintptr_t key; /* the aiocb's address; 0: free */
+    uint64_t start_ticks;
+    uint64_t parent_start_ticks; /* the MPI-IO call it was submitted in; 0: none */
+    int64_t offset;
+    uint64_t bytes_asked;
+    int fd;
+    unsigned op;
+};
+
+static struct aio_request requests[AIO_SLOTS];
+static _Atomic uint32_t requests_held;
+
+static uint32_t slot_of(uintptr_t key)
+{
+    /* aiocbs are 8-aligned and often neighbours in an array. */
+    return (uint32_t)((key >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (AIO_SLOTS - 1);
+}
+
+/* The slot holding `key`, claimed (its key AIO_FILLING), or NULL. */
+static struct aio_request *claim(uintptr_t key)
+{
+    if (atomic_load_explicit(&requests_held, memory_order_acquire) == 0)
+        return NULL;
+    uint32_t first = slot_of(key);
+    for (uint32_t i = 0; i < AIO_SLOTS; i++) {
+        struct aio_request *r = &requests[(first + i) & (AIO_SLOTS - 1)];
+        uintptr_t expected = key;
+        if (atomic_load_explicit(&r->key, memory_order_relaxed) == key &&
+            atomic_compare_exchange_strong_explicit(&r->key, &expected, AIO_FILLING,
+                                                    memory_order_acquire, memory_order_relaxed))
+            return r;
+    }
+    return NULL;
+}
+
+static void release(struct aio_request *r)
+{
+    atomic_store_explicit(&r->key, 0, memory_order_release);
+    atomic_fetch_sub_explicit(&requests_held, 1, memory_order_relaxed);
+}
+
+/* A request submitted now. An aiocb submitted again without its result
+ * collected replaces its earlier request, which is then never counted. */
+static void remember(const struct aiocb *cb, unsigned op, uint64_t start_ticks)
+{
+    uintptr_t key = (uintptr_t)cb;
+    struct aio_request *r = claim(key);
+    if (r != NULL)
+        release(r);
+    r = NULL;
+    uint32_t first = slot_of(key);
+    for (uint32_t i = 0; i < AIO_SLOTS && r == NULL; i++) {
+        struct aio_request *free_slot = &requests[(first + i) & (AIO_SLOTS - 1)];
+        uintptr_t expected = 0;
+        if (atomic_compare_exchange_strong_explicit(&free_slot->key, &expected, AIO_FILLING,
+                                                    memory_order_acquire, memory_order_relaxed))
+            r = free_slot;
+    }
+    if (r == NULL)
+        return;
+    r->start_ticks = start_ticks;
+    r->parent_start_ticks = preload_thread.parent_start_ticks;
+    r->offset = (int64_t)cb->aio_offset;
+    r->bytes_asked = cb->aio_nbytes;
+    r->fd = cb->aio_fildes;
+    r->op = op;
+    atomic_fetch_add_explicit(&requests_held, 1, memory_order_relaxed);
+    atomic_store_explicit(&r->key, key, memory_order_release);
+}
+
+/* After aio_read or aio_write: the request, if the call took it. The
+ * call itself counts nothing; errno is left as the call set it. */
+static void submitted(int ret, const struct aiocb *cb, unsigned op,
+                      const struct preload_call *call)
+{
+    if (ret == 0)
+        remember(cb, op, call->start_ticks);
+    preload_thread.in_call = 0;
+}
+
+/* After lio_listio: each read and write of the list the call submitted,
+ * all when it succeeded; when it failed with EIO some may have been
+ * (aio_error tells), and those are remembered too (one that was not is
+ * never collected, and only holds a slot until its aiocb is used again). */
+static void listed(int ret, struct aiocb *const list[], int count,
+                   const struct preload_call *call)
+{
+    int saved_errno = errno;
+    if (list != NULL && (ret == 0 || saved_errno == EIO)) {
+        for (int i = 0; i < count; i++) {
+            if (list[i] == NULL)
+                continue;
+            if (list[i]->aio_lio_opcode == LIO_READ)
+                remember(list[i], VIGIL_OP_POSIX_AIO_READ, call->start_ticks);
+            else if (list[i]->aio_lio_opcode == LIO_WRITE)
+                remember(list[i], VIGIL_OP_POSIX_AIO_WRITE, call->start_ticks);
+        }
+    }
+    preload_thread.in_call = 0;
+    errno = saved_errno;
+}
+
+/* After aio_return: the request's result, counted now as the call it was,
+ * under the MPI-IO call that submitted it, if any. */
+static void collected(ssize_t ret, const struct aiocb *cb, struct preload_call *call)
+{
+    struct aio_request *r = claim((uintptr_t)cb);
+    if (r == NULL) {
+        preload_thread.in_call = 0;
+        return;
+    }
+    unsigned op = r->op;
+    int fd = r->fd;
+    int64_t offset = r->offset;
+    uint64_t bytes_asked = r->bytes_asked, parent = r->parent_start_ticks;
+    call->start_ticks = r->start_ticks;
+    release(r);
+    uint64_t outer_parent = preload_thread.parent_start_ticks;
+    preload_thread.parent_start_ticks = parent;
+    preload_end_data(call, op, fd, ret, bytes_asked, offset);
+    preload_thread.parent_start_ticks = outer_parent;
+}
+
+int aio_read(struct aiocb *cb)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(aio_read)(cb);
+    int ret = REAL(aio_read)(cb);
+    submitted(ret, cb, VIGIL_OP_POSIX_AIO_READ, &call);
+    return ret;
+}
+
+int aio_read64(struct aiocb64 *cb)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(aio_read64)(cb);
+    int ret = REAL(aio_read64)(cb);
+    submitted(ret, (const struct aiocb *)cb, VIGIL_OP_POSIX_AIO_READ, &call);
+    return ret;
+}
+
+int aio_write(struct aiocb *cb)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(aio_write)(cb);
+    int ret = REAL(aio_write)(cb);
+    submitted(ret, cb, VIGIL_OP_POSIX_AIO_WRITE, &call);
+    return ret;
+}
+
+int aio_write64(struct aiocb64 *cb)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(aio_write64)(cb);
+    int ret = REAL(aio_write64)(cb);
+    submitted(ret, (const struct aiocb *)cb, VIGIL_OP_POSIX_AIO_WRITE, &call);
+    return ret;
+}
+
+int lio_listio(int mode, struct aiocb *const list[], int count, struct sigevent *sig)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(lio_listio)(mode, list, count, sig);
+    int ret = REAL(lio_listio)(mode, list, count, sig);
+    listed(ret, list, count, &call);
+    return ret;
+}
+
+int lio_listio64(int mode, struct aiocb64 *const list[], int count, struct sigevent *sig)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(lio_listio64)(mode, list, count, sig);
+    int ret = REAL(lio_listio64)(mode, list, count, sig);
+    listed(ret, (struct aiocb *const *)list, count, &call);
+    return ret;
+}
+
+ssize_t aio_return(struct aiocb *cb)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(aio_return)(cb);
+    ssize_t ret = REAL(aio_return)(cb);
+    collected(ret, cb, &call);
+    return ret;
+}
+
+ssize_t aio_return64(struct aiocb64 *cb)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(aio_return64)(cb);
+    ssize_t ret = REAL(aio_return64)(cb);
+    collected(ret, (const struct aiocb *)cb, &call);
+    return ret;
+}
+
+void preload_aio_reset_after_fork(void)
+{
+    /* A child inherits no request in flight (POSIX). */
+    for (uint32_t i = 0; i < AIO_SLOTS; i++)
+        atomic_store_explicit(&requests[i].key, 0, memory_order_relaxed);
+    atomic_store_explicit(&requests_held, 0, memory_order_relaxed);
+}
