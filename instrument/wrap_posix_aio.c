@@ -32,8 +32,8 @@ PRELOAD_REAL_SLOT(aio_return64);
  * table serves both. */
 _Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "aiocb64 differs from aiocb");
 
-#define AIO_SLOTS 1024u /* a power of two */
-#define AIO_FILLING 1u  /* a key while its slot is being written or read */
+#define AIO_SLOTS   1024u /* a power of two */
+#define AIO_FILLING 1u    /* a key while its slot is being written or read */
 
 struct aio_request {
     _Atomic uintptr_t key; /* the aiocb's address; 0: free */
@@ -108,8 +108,7 @@ static void remember(const struct aiocb *cb, unsigned op, uint64_t start_ticks)
 
 /* After aio_read or aio_write: the request, if the call took it. The
  * call itself counts nothing; errno is left as the call set it. */
-static void submitted(int ret, const struct aiocb *cb, unsigned op,
-                      const struct preload_call *call)
+static void submitted(int ret, const struct aiocb *cb, unsigned op, const struct preload_call *call)
 {
     if (ret == 0)
         remember(cb, op, call->start_ticks);
@@ -120,8 +119,7 @@ static void submitted(int ret, const struct aiocb *cb, unsigned op,
  * all when it succeeded; when it failed with EIO some may have been
  * (aio_error tells), and those are remembered too (one that was not is
  * never collected, and only holds a slot until its aiocb is used again). */
-static void listed(int ret, struct aiocb *const list[], int count,
-                   const struct preload_call *call)
+static void listed(int ret, struct aiocb *const list[], int count, const struct preload_call *call)
 {
     int saved_errno = errno;
     if (list != NULL && (ret == 0 || saved_errno == EIO)) {
