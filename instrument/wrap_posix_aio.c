@@ -32,7 +32,7 @@ PRELOAD_REAL_SLOT(aio_return64);
  * table serves both. */
 _Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "aiocb64 differs from aiocb");
 
-#define AIO_SLOTS   1024u /* a power of two */
+#define AIO_SLOTS   4096u /* a power of two; OMPIO keeps up to 2048 requests in flight */
 #define AIO_FILLING 1u    /* a key while its slot is being written or read */
 
 struct aio_request {
