@@ -14,7 +14,9 @@
  * The requests in flight are in a small lock-free table keyed by the
  * aiocb's address (a signal handler may call aio_return; a lock could
  * deadlock it). A table full of requests nobody collected leaves the next
- * ones uncounted; aio is not a hot path, and a miss scans the table. */
+ * ones uncounted; aio is not a hot path, and a miss scans the table. The
+ * table's size is a guess (I did not find OMPIO's bound on the requests it
+ * keeps in flight): a program with more in flight loses their counts. */
 #include <aio.h>
 
 #include "preload.h"
@@ -32,7 +34,7 @@ PRELOAD_REAL_SLOT(aio_return64);
  * table serves both. */
 _Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "aiocb64 differs from aiocb");
 
-#define AIO_SLOTS   4096u /* a power of two; OMPIO keeps up to 2048 requests in flight */
+#define AIO_SLOTS   4096u /* a power of two: requests in flight at once */
 #define AIO_FILLING 1u    /* a key while its slot is being written or read */
 
 struct aio_request {
