@@ -15,8 +15,8 @@
  * aiocb's address (a signal handler may call aio_return; a lock could
  * deadlock it). A table full of requests nobody collected leaves the next
  * ones uncounted; aio is not a hot path, and a miss scans the table. The
- * table's size is a guess (I did not find OMPIO's bound on the requests it
- * keeps in flight): a program with more in flight loses their counts. */
+ * table's size is a guess, not a bound taken from OMPIO or glibc: a
+ * program with more requests in flight loses the extra ones' counts. */
 #include <aio.h>
 
 #include "preload.h"
