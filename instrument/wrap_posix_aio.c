@@ -16,8 +16,10 @@
  * deadlock it). A table full of requests nobody collected leaves the next
  * ones uncounted; aio is not a hot path, and a miss scans the table. The
  * table's size is a guess, not a bound taken from OMPIO or glibc: a
- * program with more requests in flight loses the extra ones' counts. */
+ * program with more requests in flight has the extra ones uncounted, and
+ * is told so once on stderr. */
 #include <aio.h>
+#include <unistd.h>
 
 #include "preload.h"
 
@@ -36,6 +38,8 @@ _Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "aiocb64 differs 
 
 #define AIO_SLOTS   4096u /* a power of two: requests in flight at once */
 #define AIO_FILLING 1u    /* a key while its slot is being written or read */
+
+_Static_assert(AIO_SLOTS == 4096, "remember()'s message names the table's size");
 
 struct aio_request {
     _Atomic uintptr_t key; /* the aiocb's address; 0: free */
@@ -96,8 +100,14 @@ static void remember(const struct aiocb *cb, unsigned op, uint64_t start_ticks)
                                                     memory_order_acquire, memory_order_relaxed))
             r = free_slot;
     }
-    if (r == NULL)
+    if (r == NULL) {
+        static atomic_flag told = ATOMIC_FLAG_INIT;
+        static const char message[] = "vigil: more POSIX aio requests in flight than the "
+                                      "4096 it follows: the others are not counted\n";
+        if (!atomic_flag_test_and_set(&told) && write(2, message, sizeof message - 1) < 0)
+            return; /* nowhere left to say it */
         return;
+    }
     r->start_ticks = start_ticks;
     r->parent_start_ticks = preload_thread.parent_start_ticks;
     r->offset = (int64_t)cb->aio_offset;
