@@ -698,6 +698,7 @@ static inline unsigned preload_stats_kind(unsigned op)
     case VIGIL_OP_STDIO_GETCHAR:
     case VIGIL_OP_STDIO_SCANF:
     case VIGIL_OP_STDIO_VSCANF:
+    case VIGIL_OP_STDIO_GETDELIM:
         return PRELOAD_KIND_READ;
     case VIGIL_OP_POSIX_WRITE:
     case VIGIL_OP_POSIX_PWRITE:
@@ -1045,6 +1046,59 @@ preload_end_fgets(const struct preload_call *call, FILE *fp, int n, const char *
         .bytes_asked = n > 1 ? (uint64_t)n - 1 : 0, /* room for n - 1 bytes and the NUL */
         .bytes_moved = moved,
         .offset_bytes = preload_offset_advance(fd, (int64_t)moved, true),
+    };
+    preload_call_end(call, &o);
+}
+
+/* fputs and puts: a negative value (EOF) on failure. `s` is read only
+ * after a success; puts adds a newline. */
+static inline __attribute__((always_inline)) void preload_end_puts(const struct preload_call *call,
+                                                                   unsigned op, FILE *fp,
+                                                                   const char *s, int ret,
+                                                                   uint64_t extra)
+{
+    uint64_t bytes = ret >= 0 ? strlen(s) + extra : 0;
+    int fd = preload_stream_fd(fp);
+    struct preload_outcome o = {
+        .op = op,
+        .fd = fd,
+        .result = ret,
+        .failed = ret < 0,
+        .bytes_asked = bytes,
+        .bytes_moved = bytes,
+        .offset_bytes = preload_offset_advance(fd, (int64_t)bytes, true),
+    };
+    preload_call_end(call, &o);
+}
+
+/* The getc family: a byte, or EOF at end of file or on an error. */
+static inline __attribute__((always_inline)) void preload_end_getc(const struct preload_call *call,
+                                                                   unsigned op, FILE *fp, int ret)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = ret == EOF && preload_stream_error(fp),
+        .bytes_asked = 1,
+        .bytes_moved = ret != EOF ? 1 : 0,
+        .offset_bytes = preload_offset_advance(preload_stream_fd(fp), ret != EOF, true),
+    };
+    preload_call_end(call, &o);
+}
+
+/* The putc family: the byte written, or EOF on failure. */
+static inline __attribute__((always_inline)) void preload_end_putc(const struct preload_call *call,
+                                                                   unsigned op, FILE *fp, int ret)
+{
+    struct preload_outcome o = {
+        .op = op,
+        .fd = preload_stream_fd(fp),
+        .result = ret,
+        .failed = ret == EOF,
+        .bytes_asked = 1,
+        .bytes_moved = ret != EOF ? 1 : 0,
+        .offset_bytes = preload_offset_advance(preload_stream_fd(fp), ret != EOF, true),
     };
     preload_call_end(call, &o);
 }

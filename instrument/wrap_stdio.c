@@ -225,32 +225,13 @@ char *fgets(char *s, int n, FILE *fp)
     return ret;
 }
 
-/* fputs and puts: a negative value (EOF) on failure. `s` is read only
- * after a success; puts adds a newline. */
-static void end_puts(const struct preload_call *call, unsigned op, FILE *fp, const char *s, int ret,
-                     uint64_t extra)
-{
-    uint64_t bytes = ret >= 0 ? strlen(s) + extra : 0;
-    int fd = preload_stream_fd(fp);
-    struct preload_outcome o = {
-        .op = op,
-        .fd = fd,
-        .result = ret,
-        .failed = ret < 0,
-        .bytes_asked = bytes,
-        .bytes_moved = bytes,
-        .offset_bytes = preload_offset_advance(fd, (int64_t)bytes, true),
-    };
-    preload_call_end(call, &o);
-}
-
 int fputs(const char *s, FILE *fp)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(fputs)(s, fp);
     int ret = REAL(fputs)(s, fp);
-    end_puts(&call, VIGIL_OP_STDIO_FPUTS, fp, s, ret, 0);
+    preload_end_puts(&call, VIGIL_OP_STDIO_FPUTS, fp, s, ret, 0);
     return ret;
 }
 
@@ -260,23 +241,8 @@ int puts(const char *s)
     if (!preload_call_begin(&call))
         return REAL(puts)(s);
     int ret = REAL(puts)(s);
-    end_puts(&call, VIGIL_OP_STDIO_PUTS, stdout, s, ret, 1);
+    preload_end_puts(&call, VIGIL_OP_STDIO_PUTS, stdout, s, ret, 1);
     return ret;
-}
-
-/* The getc family: a byte, or EOF at end of file or on an error. */
-static void end_getc(const struct preload_call *call, unsigned op, FILE *fp, int ret)
-{
-    struct preload_outcome o = {
-        .op = op,
-        .fd = preload_stream_fd(fp),
-        .result = ret,
-        .failed = ret == EOF && preload_stream_error(fp),
-        .bytes_asked = 1,
-        .bytes_moved = ret != EOF ? 1 : 0,
-        .offset_bytes = preload_offset_advance(preload_stream_fd(fp), ret != EOF, true),
-    };
-    preload_call_end(call, &o);
 }
 
 int fgetc(FILE *fp)
@@ -285,7 +251,7 @@ int fgetc(FILE *fp)
     if (!preload_call_begin(&call))
         return REAL(fgetc)(fp);
     int ret = REAL(fgetc)(fp);
-    end_getc(&call, VIGIL_OP_STDIO_FGETC, fp, ret);
+    preload_end_getc(&call, VIGIL_OP_STDIO_FGETC, fp, ret);
     return ret;
 }
 
@@ -295,7 +261,7 @@ int getc(FILE *fp)
     if (!preload_call_begin(&call))
         return REAL(getc)(fp);
     int ret = REAL(getc)(fp);
-    end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
+    preload_end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
     return ret;
 }
 
@@ -305,7 +271,7 @@ int _IO_getc(FILE *fp)
     if (!preload_call_begin(&call))
         return REAL(_IO_getc)(fp);
     int ret = REAL(_IO_getc)(fp);
-    end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
+    preload_end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
     return ret;
 }
 
@@ -315,23 +281,8 @@ int getchar(void)
     if (!preload_call_begin(&call))
         return REAL(getchar)();
     int ret = REAL(getchar)();
-    end_getc(&call, VIGIL_OP_STDIO_GETCHAR, stdin, ret);
+    preload_end_getc(&call, VIGIL_OP_STDIO_GETCHAR, stdin, ret);
     return ret;
-}
-
-/* The putc family: the byte written, or EOF on failure. */
-static void end_putc(const struct preload_call *call, unsigned op, FILE *fp, int ret)
-{
-    struct preload_outcome o = {
-        .op = op,
-        .fd = preload_stream_fd(fp),
-        .result = ret,
-        .failed = ret == EOF,
-        .bytes_asked = 1,
-        .bytes_moved = ret != EOF ? 1 : 0,
-        .offset_bytes = preload_offset_advance(preload_stream_fd(fp), ret != EOF, true),
-    };
-    preload_call_end(call, &o);
 }
 
 int fputc(int c, FILE *fp)
@@ -340,7 +291,7 @@ int fputc(int c, FILE *fp)
     if (!preload_call_begin(&call))
         return REAL(fputc)(c, fp);
     int ret = REAL(fputc)(c, fp);
-    end_putc(&call, VIGIL_OP_STDIO_FPUTC, fp, ret);
+    preload_end_putc(&call, VIGIL_OP_STDIO_FPUTC, fp, ret);
     return ret;
 }
 
@@ -350,7 +301,7 @@ int putc(int c, FILE *fp)
     if (!preload_call_begin(&call))
         return REAL(putc)(c, fp);
     int ret = REAL(putc)(c, fp);
-    end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
+    preload_end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
     return ret;
 }
 
@@ -360,7 +311,7 @@ int _IO_putc(int c, FILE *fp)
     if (!preload_call_begin(&call))
         return REAL(_IO_putc)(c, fp);
     int ret = REAL(_IO_putc)(c, fp);
-    end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
+    preload_end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
     return ret;
 }
 
@@ -370,7 +321,7 @@ int putchar(int c)
     if (!preload_call_begin(&call))
         return REAL(putchar)(c);
     int ret = REAL(putchar)(c);
-    end_putc(&call, VIGIL_OP_STDIO_PUTCHAR, stdout, ret);
+    preload_end_putc(&call, VIGIL_OP_STDIO_PUTCHAR, stdout, ret);
     return ret;
 }
 

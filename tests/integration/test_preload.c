@@ -391,6 +391,45 @@ static void test_cp(void **state)
     g_free(dst);
 }
 
+/* GNU's text tools go through gnulib's unlocked stdio (fread_unlocked,
+ * fwrite_unlocked…) and getdelim: sort and sed read and write every byte
+ * of a 1000-line file, and the report says so (it had said 0 and 0). */
+static void test_text_tools(void **state)
+{
+    const char *dir = *state;
+    char *in = in_dir(dir, "lines"), *out = in_dir(dir, "out");
+    GString *text = g_string_new(NULL);
+    for (int i = 1000; i > 0; i--)
+        g_string_append_printf(text, "line %d\n", i);
+    assert_true(g_file_set_contents(in, text->str, (gssize)text->len, NULL));
+    const char *const commands[][6] = {
+        {"sort", in, "-o", out, NULL},
+        {"sed", "-n", "-e", "p", in, NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        struct report_vars rv;
+        report_vars_init(&rv, dir, NULL);
+        /* sed writes to its stdout: a file, so that it is named. */
+        char *script = g_strdup_printf("exec \"$@\" >\"%s.stdout\"", out);
+        const char *argv[] = {
+            "sh",           "-c",           script,         "sh",           commands[i][0],
+            commands[i][1], commands[i][2], commands[i][3], commands[i][4], NULL};
+        struct test_run r = run_program(dir, true, rv.vars, argv);
+        test_assert_status(&r, 0, commands[i][0]);
+        struct test_report rep = test_report_load(rv.path);
+        assert_int_equal(test_report_int(&rep, "io_bytes_read"), (gint64)text->len);
+        assert_int_equal(test_report_int(&rep, "io_bytes_written"), (gint64)text->len);
+        assert_int_equal(file_field(&rep, in, "bytes_read"), (gint64)text->len);
+        test_report_free(&rep);
+        test_run_clear(&r);
+        report_vars_free(&rv);
+        g_free(script);
+    }
+    g_string_free(text, TRUE);
+    g_free(in);
+    g_free(out);
+}
+
 static void test_tar(void **state)
 {
     const char *dir = *state;
@@ -837,6 +876,7 @@ int main(void)
         T(test_edges),
         T(test_dd),
         T(test_cp),
+        T(test_text_tools),
         T(test_tar),
         T(test_fio),
         T(test_threads),

@@ -29,7 +29,7 @@ static void test_every_operation_round_trips(void **state)
         enum vigil_op_class cls = vigil_op_class(op);
         assert_true(cls == VIGIL_OP_READS || cls == VIGIL_OP_WRITES || cls == VIGIL_OP_META);
     }
-    assert_int_equal(count, 46 + 29 + 43);
+    assert_int_equal(count, 46 + 30 + 43);
 }
 
 static void test_known_ids_never_change(void **state)
@@ -47,6 +47,7 @@ static void test_known_ids_never_change(void **state)
     assert_int_equal(vigil_op_class(VIGIL_OP_POSIX_LSEEK), VIGIL_OP_META);
     assert_int_equal(VIGIL_OP_POSIX_AIO_WRITE, 46);
     assert_string_equal(vigil_op_name(45), "aio_read");
+    assert_int_equal(VIGIL_OP_STDIO_GETDELIM, 130);
 }
 
 static void test_layers_attributes_and_health(void **state)

@@ -103,6 +103,7 @@ enum vigil_op_class {
     X(STDIO_GETCHAR, 127, STDIO, "getchar", READS)                                                 \
     X(STDIO_SCANF, 128, STDIO, "scanf", READS)                                                     \
     X(STDIO_VSCANF, 129, STDIO, "vscanf", READS)                                                   \
+    X(STDIO_GETDELIM, 130, STDIO, "getdelim", READS)                                               \
     X(MPIIO_OPEN, 201, MPIIO, "open", META)                                                        \
     X(MPIIO_CLOSE, 202, MPIIO, "close", META)                                                      \
     X(MPIIO_DELETE, 203, MPIIO, "delete", META)                                                    \
