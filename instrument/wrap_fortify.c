@@ -15,6 +15,8 @@ PRELOAD_REAL_SLOT(__pread_chk);
 PRELOAD_REAL_SLOT(__pread64_chk);
 PRELOAD_REAL_SLOT(__fread_chk);
 PRELOAD_REAL_SLOT(__fgets_chk);
+PRELOAD_REAL_SLOT(__fread_unlocked_chk);
+PRELOAD_REAL_SLOT(__fgets_unlocked_chk);
 PRELOAD_REAL_SLOT(__vfprintf_chk);
 PRELOAD_REAL_SLOT(__vprintf_chk);
 PRELOAD_REAL_SLOT(__recv_chk);
@@ -27,6 +29,9 @@ ssize_t __pread_chk(int fd, void *buf, size_t nbytes, off_t offset, size_t bufle
 ssize_t __pread64_chk(int fd, void *buf, size_t nbytes, off64_t offset, size_t buflen);
 size_t __fread_chk(void *restrict ptr, size_t ptrlen, size_t size, size_t n, FILE *restrict fp);
 char *__fgets_chk(char *restrict s, size_t size, int n, FILE *restrict fp);
+size_t __fread_unlocked_chk(void *restrict ptr, size_t ptrlen, size_t size, size_t n,
+                            FILE *restrict fp);
+char *__fgets_unlocked_chk(char *restrict s, size_t size, int n, FILE *restrict fp);
 int __fprintf_chk(FILE *restrict fp, int flag, const char *restrict format, ...)
     __attribute__((format(printf, 3, 4)));
 int __vfprintf_chk(FILE *restrict fp, int flag, const char *restrict format, va_list ap)
@@ -85,6 +90,28 @@ char *__fgets_chk(char *restrict s, size_t size, int n, FILE *restrict fp)
     if (!preload_call_begin(&call))
         return REAL(__fgets_chk)(s, size, n, fp);
     char *ret = REAL(__fgets_chk)(s, size, n, fp);
+    preload_end_fgets(&call, fp, n, ret);
+    return ret;
+}
+
+/* The unlocked ones (wrap_stdio_unlocked.c) under _FORTIFY_SOURCE. */
+size_t __fread_unlocked_chk(void *restrict ptr, size_t ptrlen, size_t size, size_t n,
+                            FILE *restrict fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(__fread_unlocked_chk)(ptr, ptrlen, size, n, fp);
+    size_t ret = REAL(__fread_unlocked_chk)(ptr, ptrlen, size, n, fp);
+    preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret);
+    return ret;
+}
+
+char *__fgets_unlocked_chk(char *restrict s, size_t size, int n, FILE *restrict fp)
+{
+    struct preload_call call;
+    if (!preload_call_begin(&call))
+        return REAL(__fgets_unlocked_chk)(s, size, n, fp);
+    char *ret = REAL(__fgets_unlocked_chk)(s, size, n, fp);
     preload_end_fgets(&call, fp, n, ret);
     return ret;
 }

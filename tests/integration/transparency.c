@@ -21,18 +21,24 @@
  *     pwrite()   2 calls, 10 bytes
  *     readv()    1 call, 11 bytes;  writev() 1 call, 11 bytes
  *     dup() 1, dup2() 2, fcntl() 1, close() 20, stat() 1 (in a handler)
- *     stdio: fopen, fprintf, fwrite, rewind, fgets, fread, fclose: 1 each
+ *     stdio: fopen, fprintf, fwrite, fgets, fread, fclose: 1 each; rewind 2;
+ *            getline (getdelim) 1, 9 bytes; fread_unlocked (fread) 1, 4 bytes;
+ *            fwrite_unlocked (fwrite) 1, 3 bytes
  *
- * Built twice: -O0, and -O2 -D_FORTIFY_SOURCE=2, where read, pread, fgets
- * and fread become __read_chk, __pread64_chk, __fgets_chk and __fread_chk
- * (their lengths are not compile-time constants: see runtime_size) and
- * fprintf becomes __fprintf_chk. */
+ * Built twice: -O0, and -O2 -D_FORTIFY_SOURCE=2, where read, pread, fgets,
+ * fread and fread_unlocked become __read_chk, __pread64_chk, __fgets_chk,
+ * __fread_chk and __fread_unlocked_chk (their lengths are not
+ * compile-time constants: see runtime_size; with a constant one,
+ * fwrite_unlocked would be inlined as putc_unlocked, which no wrapper
+ * sees), getline glibc's inline call of __getdelim, and fprintf
+ * __fprintf_chk. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -232,7 +238,8 @@ static void calls_in_a_signal_handler(void)
             h_open, h_write, h_seek, h_read, h_sum, h_close, h_stat, h_size);
 }
 
-/* fopen, fprintf, fwrite, rewind, fgets, fread, fclose. */
+/* fopen, fprintf, fwrite, rewind, fgets, fread, rewind, getline,
+ * fread_unlocked, fwrite_unlocked, fclose. */
 static void stdio_calls(void)
 {
     char path[4096], line[64], buf[64];
@@ -248,6 +255,16 @@ static void stdio_calls(void)
     logread("fgets", s != NULL ? (long)strlen(line) : -1, errno, line);
     size_t n = fread(buf, 1, runtime_size(sizeof buf), f);
     logread("fread", (long)n, errno, buf);
+    /* GNU's: getline, and the unlocked calls (wrap_stdio_unlocked.c). */
+    rewind(f);
+    char *got = NULL;
+    size_t got_size = 0;
+    long length = (long)getline(&got, &got_size, f);
+    logread("getline", length, errno, got != NULL ? got : "");
+    free(got);
+    n = fread_unlocked(buf, 1, runtime_size(sizeof buf), f);
+    logread("fread_unlocked", (long)n, errno, buf);
+    logcall("fwrite_unlocked", (long)fwrite_unlocked("de\n", 1, runtime_size(3), f), errno);
     logcall("fclose", fclose(f), errno);
 }
 
