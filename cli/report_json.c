@@ -500,7 +500,8 @@ static void read_files(struct reader *rd, JsonObject *root, struct vigil_report 
     r->file_count = (int)count;
 }
 
-/* "files_total" and "timeline", which a report from an older vigil lacks. */
+/* "files_total", "files_untracked" (only when not 0) and "timeline", which a
+ * report from an older vigil lacks. */
 static void read_timeline(struct reader *rd, JsonObject *root, struct vigil_report *r)
 {
     if (!json_object_has_member(root, "timeline") && !json_object_has_member(root, "files_total"))
@@ -510,6 +511,8 @@ static void read_timeline(struct reader *rd, JsonObject *root, struct vigil_repo
         fail(rd, "files_total", "%" G_GUINT64_FORMAT " files, but \"files\" lists %d", total,
              r->file_count);
     r->files_total = total;
+    if (json_object_has_member(root, "files_untracked"))
+        r->files_untracked = count_member(rd, root, "", "files_untracked");
     JsonObject *t = object_member(rd, root, "", "timeline");
     if (t == NULL)
         return;

@@ -68,6 +68,11 @@ void vigil_report_text_files(struct vigil_report_sink *s, const struct vigil_rep
     if (total > (uint64_t)shown)
         put_printf(s, "(%llu more file%s in the JSON report)\n",
                    (unsigned long long)(total - (uint64_t)shown), total - shown == 1 ? "" : "s");
+    if (r->files_untracked > 0)
+        put_printf(s,
+                   "(and %llu time%s a path found the file table full: those calls are in the "
+                   "totals, under no file)\n",
+                   (unsigned long long)r->files_untracked, r->files_untracked == 1 ? "" : "s");
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -187,6 +192,8 @@ void vigil_report_json_timeline(struct vigil_report_sink *s, const struct vigil_
     uint64_t total =
         r->files_total > (uint64_t)r->file_count ? r->files_total : (uint64_t)r->file_count;
     put_printf(s, ",\"files_total\":%llu", (unsigned long long)total);
+    if (r->files_untracked > 0)
+        put_printf(s, ",\"files_untracked\":%llu", (unsigned long long)r->files_untracked);
     put_printf(s, ",\"timeline\":{\"bin_s\":%.6f,\"read_bytes\":[", rounded(t->bin_s));
     for (int i = 0; i < t->bins; i++)
         put_printf(s, "%s%llu", i ? "," : "", (unsigned long long)t->read_bytes[i]);

@@ -101,12 +101,18 @@ static bool slot_holds(const struct file_slot *s, const char *path, size_t lengt
            memcmp(arena + s->path_offset, path, length) == 0;
 }
 
+/* Paths that could not be given a file: the table (or its arena) was full
+ * around them, or the path was too long. Their calls are in the totals,
+ * under no file; the report says how many there were. */
+static _Atomic uint64_t untracked;
+
 static uint32_t fill_slot(uint32_t index, const char *path, size_t length)
 {
     struct file_slot *s = &slots[index];
     uint64_t offset = atomic_fetch_add_explicit(&arena_used, length + 1, memory_order_relaxed);
     if (offset + length + 1 > PATH_ARENA_BYTES) {
         atomic_store_explicit(&s->state, SLOT_BROKEN, memory_order_release);
+        atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
         return VIGIL_FILE_NONE;
     }
     memcpy(arena + offset, path, length);
@@ -120,10 +126,19 @@ static uint32_t fill_slot(uint32_t index, const char *path, size_t length)
     return index + 1;
 }
 
+uint64_t preload_file_untracked(void)
+{
+    return atomic_load_explicit(&untracked, memory_order_relaxed);
+}
+
 uint32_t preload_file_intern(const char *path, size_t length)
 {
-    if (slots == NULL || length > VIGIL_PATH_MAX)
+    if (slots == NULL)
         return VIGIL_FILE_NONE;
+    if (length > VIGIL_PATH_MAX) {
+        atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
+        return VIGIL_FILE_NONE;
+    }
     uint64_t hash = path_hash(path, length);
     for (uint32_t probe = 0; probe < FILE_MAX_PROBES; probe++) {
         uint32_t index = (uint32_t)(hash + probe) & (FILE_SLOTS - 1);
@@ -140,7 +155,9 @@ uint32_t preload_file_intern(const char *path, size_t length)
         if (seen == hash && slot_holds(s, path, length))
             return index + 1;
     }
-    return VIGIL_FILE_NONE; /* the table is full around this hash */
+    /* The table is full around this hash. */
+    atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
+    return VIGIL_FILE_NONE;
 }
 
 static struct file_slot *slot_of(uint32_t file_id)
@@ -719,6 +736,7 @@ void preload_files_reset_after_fork(void)
     /* The child keeps the names and descriptors it inherited, and starts its
      * own counts; its new ring needs every name record again, which the
      * ring generation takes care of. */
+    atomic_store_explicit(&untracked, 0, memory_order_relaxed);
     uint32_t used = preload_file_count_used();
     for (uint32_t i = 0; i < used; i++) {
         struct file_slot *s = &slots[used_slots[i]];

@@ -29,6 +29,7 @@
 PRELOAD_REAL_EXTERN(PMPI_Gather);
 PRELOAD_REAL_SLOT(PMPI_Gatherv);
 PRELOAD_REAL_SLOT(PMPI_Bcast);
+PRELOAD_REAL_EXTERN(PMPI_Reduce);
 
 /* The most rank 0 takes in: MPI counts in int, and a job's files beyond
  * this are not worth the memory at MPI_Finalize. */
@@ -420,9 +421,17 @@ bool preload_mpi_files_joint(MPI_Comm comm, int rank, int ranks, struct vigil_re
     if (ok && accept)
         ok = REAL(PMPI_Gatherv)(mine, size, PRELOAD_MPI_BYTE, gathered, sizes, offsets,
                                 PRELOAD_MPI_BYTE, 0, comm) == MPI_SUCCESS;
+    /* Every rank's paths that found no room in its file table. Called by
+     * every rank whatever happened above: a collective skipped by some
+     * would leave the others waiting. */
+    uint64_t untracked = r->files_untracked, job_untracked = 0;
+    bool reduced = REAL(PMPI_Reduce)(&untracked, &job_untracked, 1, PRELOAD_MPI_UINT64_T,
+                                     PRELOAD_MPI_SUM, 0, comm) == MPI_SUCCESS;
+    ok = ok && reduced;
     if (rank == 0) {
         r->file_count = 0;
         r->files_total = 0;
+        r->files_untracked = job_untracked;
         r->files = NULL;
         if (ok && accept)
             merge(gathered, sizes, offsets, ranks, r);

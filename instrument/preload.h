@@ -235,6 +235,8 @@ void preload_file_count(uint32_t file_id, uint64_t calls, uint64_t read_bytes,
 void preload_file_counts(uint32_t file_id, uint64_t *calls, uint64_t *read_bytes,
                          uint64_t *written_bytes) PRELOAD_HIDDEN;
 uint32_t preload_file_count_used(void) PRELOAD_HIDDEN;
+/* How many times a path could not be given a file (the table full). */
+uint64_t preload_file_untracked(void) PRELOAD_HIDDEN;
 uint32_t preload_file_used_id(uint32_t n) PRELOAD_HIDDEN; /* n < preload_file_count_used() */
 /* Makes sure the ring has this file's name record before its activities;
  * false when it could not (the ring is full: tried again next time). */

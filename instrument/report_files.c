@@ -280,6 +280,7 @@ void preload_report_gather_files(struct vigil_report *r, const struct vigil_tick
     r->file_count = 0;
     r->files = NULL;
     r->files_total = 0;
+    r->files_untracked = preload_file_untracked();
     if (kept.files != NULL)
         munmap(kept.files, kept.files_bytes);
     if (kept.gathered != NULL)

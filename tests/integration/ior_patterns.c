@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,6 +282,18 @@ static void aio_many(const char *dir)
     check(close(fd) == 0, "close");
 }
 
+/* --many-paths DIR N: stat N paths that do not exist, each a file name
+ * the library interns: more than its file table holds. */
+static void many_paths(const char *dir, int n)
+{
+    char path[4096];
+    struct stat st;
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/missing.%d", dir, i);
+        check(stat(path, &st) == -1 && errno == ENOENT, path);
+    }
+}
+
 /* --append FILE N: what a program logging through open(O_APPEND) does. */
 static int append_only(const char *path, int n)
 {
@@ -441,6 +454,11 @@ int main(int argc, char **argv)
         memset(buffer, 'x', sizeof buffer);
         return append_only(argv[2], atoi(argv[3]));
     }
+    if (argc == 4 && strcmp(argv[1], "--many-paths") == 0) {
+        many_paths(argv[2], atoi(argv[3]));
+        printf("%d\n", (int)getpid());
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "--aio") == 0) {
         memset(buffer, 'x', sizeof buffer);
         aio_many(argv[2]); /* first: aio_requests leaves a request in the table */
@@ -456,7 +474,7 @@ int main(int argc, char **argv)
     }
     if (argc != 2) {
         fprintf(stderr, "usage: ior-patterns DIR | --fd3 | --append FILE N | --kernel-copies DIR | "
-                        "--aio DIR\n");
+                        "--aio DIR | --many-paths DIR N\n");
         return 2;
     }
     memset(buffer, 'x', sizeof buffer);

@@ -420,6 +420,33 @@ static void test_aio_requests(void **state)
     g_free(program);
 }
 
+/* More paths than the file table holds (65536 slots): each path is a file
+ * or is counted as untracked, and the report says how many were not. */
+static void test_file_table_full(void **state)
+{
+    const char *dir = *state;
+    enum { paths = 70000 };
+    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
+    char *count = g_strdup_printf("%d", paths);
+    const char *argv[] = {program, "--many-paths", dir, count, NULL};
+    struct test_run r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, "ior-patterns --many-paths");
+    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    gint64 untracked = test_report_int(&rep, "files_untracked");
+    gint64 tracked = 0;
+    JsonArray *all = json_node_get_array(test_report_node(&rep, "files"));
+    for (guint i = 0; i < json_array_get_length(all); i++)
+        tracked += strstr(test_json_string(json_array_get_element(all, i), rep.path, "path"),
+                          "/missing.") != NULL;
+    assert_true(untracked > 0);
+    assert_int_equal(tracked + untracked, paths);
+    assert_int_equal(test_report_op(&rep, "posix", "stat", "calls"), paths);
+    test_report_free(&rep);
+    test_run_clear(&r);
+    g_free(count);
+    g_free(program);
+}
+
 /* One name per file: gzip given "./in.txt" opens "." and then "in.txt"
  * under it, and "../" from a subfolder leads back to the same file; each
  * is the file's one clean name (from the working directory's real path,
@@ -521,6 +548,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kernel_copies_read_their_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aio_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_table_full, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

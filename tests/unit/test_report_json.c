@@ -271,6 +271,8 @@ static void test_files_text_and_json(void **state)
         "/scratch/ior.09                                      91                0          "
         "3145728     93        65536\n",
         "(2 more files in the JSON report)\n",
+        "(and 7 times a path found the file table full: those calls are in the totals, under "
+        "no file)\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         test_assert_contains(text, lines[i]);
@@ -286,8 +288,9 @@ static void test_files_text_and_json(void **state)
     test_assert_contains(json, "\"first_open_s\":0.000000,\"last_close_s\":2.500000,"
                                "\"first_io_s\":0.001000,\"last_io_s\":2.499999}");
     test_assert_contains(json, "\"time_variance_s2\":1.000000e-07");
-    test_assert_contains(json, ",\"files_total\":12,\"timeline\":{\"bin_s\":0.134218,"
-                               "\"read_bytes\":[0,0,300],\"written_bytes\":[1099511627776,0,0]}}");
+    test_assert_contains(
+        json, ",\"files_total\":12,\"files_untracked\":7,\"timeline\":{\"bin_s\":0.134218,"
+              "\"read_bytes\":[0,0,300],\"written_bytes\":[1099511627776,0,0]}}");
     /* A path wider than its column ends its line, whole, and the row's
      * figures go on under it in their columns, as df(1) does. */
     static const char long_path[] = "/scratch/project/run-0042/output/checkpoint.00017.h5";

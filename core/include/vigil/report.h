@@ -264,6 +264,11 @@ struct vigil_report {
     int file_count;
     const struct vigil_report_file *files;
     uint64_t files_total;
+    /* Paths the process used that were not followed as files (its file
+     * table was full): their calls are in the totals only. A count of
+     * the times a path found no room, so a file opened twice counts
+     * twice. 0 in a report from an older vigil. */
+    uint64_t files_untracked;
     struct vigil_report_timeline timeline;
     /* A job's report (rank 0 of an MPI job): ranks > 0. */
     int32_t ranks;
