@@ -104,12 +104,16 @@ static void remember(const struct aiocb *cb, unsigned op, uint64_t start_ticks)
         static atomic_flag told = ATOMIC_FLAG_INIT;
         static const char message[] = "vigil: more POSIX aio requests in flight than the "
                                       "4096 it follows: the others are not counted\n";
-        if (!atomic_flag_test_and_set(&told) && write(2, message, sizeof message - 1) < 0)
-            return; /* nowhere left to say it */
+        if (!atomic_flag_test_and_set(&told)) {
+            int saved_errno = errno;
+            ssize_t written = write(2, message, sizeof message - 1);
+            (void)written; /* with stderr gone there is nowhere to say it */
+            errno = saved_errno;
+        }
         return;
     }
     r->start_ticks = start_ticks;
-    r->parent_start_ticks = preload_thread.parent_start_ticks;
+    r->parent_start_ticks = PRELOAD_SELF.parent_start_ticks;
     r->offset = (int64_t)cb->aio_offset;
     r->bytes_asked = cb->aio_nbytes;
     r->fd = cb->aio_fildes;
@@ -124,7 +128,7 @@ static void submitted(int ret, const struct aiocb *cb, unsigned op, const struct
 {
     if (ret == 0)
         remember(cb, op, call->start_ticks);
-    preload_thread.in_call = 0;
+    PRELOAD_SELF.in_call = 0;
 }
 
 /* After lio_listio: each read and write of the list the call submitted,
@@ -144,7 +148,7 @@ static void listed(int ret, struct aiocb *const list[], int count, const struct 
                 remember(list[i], VIGIL_OP_POSIX_AIO_WRITE, call->start_ticks);
         }
     }
-    preload_thread.in_call = 0;
+    PRELOAD_SELF.in_call = 0;
     errno = saved_errno;
 }
 
@@ -154,7 +158,7 @@ static void collected(ssize_t ret, const struct aiocb *cb, struct preload_call *
 {
     struct aio_request *r = claim((uintptr_t)cb);
     if (r == NULL) {
-        preload_thread.in_call = 0;
+        PRELOAD_SELF.in_call = 0;
         return;
     }
     unsigned op = r->op;
@@ -163,10 +167,12 @@ static void collected(ssize_t ret, const struct aiocb *cb, struct preload_call *
     uint64_t bytes_asked = r->bytes_asked, parent = r->parent_start_ticks;
     call->start_ticks = r->start_ticks;
     release(r);
-    uint64_t outer_parent = preload_thread.parent_start_ticks;
-    preload_thread.parent_start_ticks = parent;
+    /* Through PRELOAD_SELF, as preload_call_end reads it: the compiler
+     * need not take a store through preload_thread for the same memory. */
+    uint64_t outer_parent = PRELOAD_SELF.parent_start_ticks;
+    PRELOAD_SELF.parent_start_ticks = parent;
     preload_end_data(call, op, fd, ret, bytes_asked, offset);
-    preload_thread.parent_start_ticks = outer_parent;
+    PRELOAD_SELF.parent_start_ticks = outer_parent;
 }
 
 int aio_read(struct aiocb *cb)
