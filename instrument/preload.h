@@ -1073,15 +1073,17 @@ static inline __attribute__((always_inline)) void preload_end_puts(const struct 
     preload_call_end(call, &o);
 }
 
-/* The getc family: a byte, or EOF at end of file or on an error. */
-static inline __attribute__((always_inline)) void preload_end_getc(const struct preload_call *call,
-                                                                   unsigned op, FILE *fp, int ret)
+/* One byte through a stream: the getc family returns it, or EOF at end of
+ * file or on an error (the stream's error flag tells which); the putc
+ * family returns the byte written, or EOF on failure. */
+static inline __attribute__((always_inline)) void
+preload_end_byte(const struct preload_call *call, unsigned op, FILE *fp, int ret, bool reading)
 {
     struct preload_outcome o = {
         .op = op,
         .fd = preload_stream_fd(fp),
         .result = ret,
-        .failed = ret == EOF && preload_stream_error(fp),
+        .failed = ret == EOF && (!reading || preload_stream_error(fp)),
         .bytes_asked = 1,
         .bytes_moved = ret != EOF ? 1 : 0,
         .offset_bytes = preload_offset_advance(preload_stream_fd(fp), ret != EOF, true),
@@ -1089,20 +1091,16 @@ static inline __attribute__((always_inline)) void preload_end_getc(const struct 
     preload_call_end(call, &o);
 }
 
-/* The putc family: the byte written, or EOF on failure. */
+static inline __attribute__((always_inline)) void preload_end_getc(const struct preload_call *call,
+                                                                   unsigned op, FILE *fp, int ret)
+{
+    preload_end_byte(call, op, fp, ret, true);
+}
+
 static inline __attribute__((always_inline)) void preload_end_putc(const struct preload_call *call,
                                                                    unsigned op, FILE *fp, int ret)
 {
-    struct preload_outcome o = {
-        .op = op,
-        .fd = preload_stream_fd(fp),
-        .result = ret,
-        .failed = ret == EOF,
-        .bytes_asked = 1,
-        .bytes_moved = ret != EOF ? 1 : 0,
-        .offset_bytes = preload_offset_advance(preload_stream_fd(fp), ret != EOF, true),
-    };
-    preload_call_end(call, &o);
+    preload_end_byte(call, op, fp, ret, false);
 }
 
 /* The printf family: the bytes it wrote, or a negative value on failure. */
