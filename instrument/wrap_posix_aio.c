@@ -132,13 +132,17 @@ static void submitted(int ret, const struct aiocb *cb, unsigned op, const struct
 }
 
 /* After lio_listio: each read and write of the list the call submitted,
- * all when it succeeded; when it failed with EIO some may have been
- * (aio_error tells), and those are remembered too (one that was not is
- * never collected, and only holds a slot until its aiocb is used again). */
+ * all when it succeeded. It may have submitted some or all when it failed
+ * with EAGAIN or EIO (aio_error tells which), and all of them when a
+ * signal interrupted its wait (EINTR); those are remembered too: one that
+ * was not submitted is never collected, and only holds a slot until its
+ * aiocb is used again. EINVAL submitted none. */
 static void listed(int ret, struct aiocb *const list[], int count, const struct preload_call *call)
 {
     int saved_errno = errno;
-    if (list != NULL && (ret == 0 || saved_errno == EIO)) {
+    bool some_submitted =
+        ret == 0 || saved_errno == EAGAIN || saved_errno == EIO || saved_errno == EINTR;
+    if (list != NULL && some_submitted) {
         for (int i = 0; i < count; i++) {
             if (list[i] == NULL)
                 continue;
