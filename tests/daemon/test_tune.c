@@ -69,8 +69,12 @@ static struct test_run run_tune(const char *dir, const char *const *extra)
  * after dd, until vigild has decided CYCLES_WANTED cycles from the first
  * that began after LEARNED_PROCESSES had registered; that cycle's number
  * is `*learned_cycle`. Each dd is a process of its own, with too few calls
- * for the latency ADPI to learn; the shell's `[ ! -e stop ]`, a stat per
- * dd, is what it learns (from the first 100) and then judges. Then the
+ * for the latency ADPI to learn; the shell's `[ -e stop ]`, 20 stats in a
+ * row before each dd, is what it learns (from the first 100) and then
+ * judges. In a row, so that a cycle in which the shell gets to run at all
+ * has the ADPI's min_calls (10) however slow the machine: with one stat
+ * per dd, a loaded machine ran fewer than 10 dd a cycle, no cycle was
+ * judged, and the what-if below had no slow cycles to find. Then the
  * shell is told to stop (a file) and vigild stops cleanly (END). The shell
  * lives through every cycle, so the node's flag finds activities to
  * forward. */
@@ -86,7 +90,9 @@ static void record_live(const char *dir, gint64 *learned_cycle)
     const char *vars[] = {socket_var, preload_var, "VIGIL_REPORT=off", NULL};
     char **env = test_clean_environment(vars);
     const char *argv[] = {"/bin/sh", "-c",
-                          "i=0; while [ ! -e stop ] && [ $i -lt 100000 ]; do "
+                          "i=0; while [ $i -lt 100000 ]; do "
+                          "j=0; while [ $j -lt 20 ]; do [ -e stop ] && exit 0; j=$((j + 1)); "
+                          "done; "
                           "dd if=/dev/zero of=out bs=512 count=50 status=none || exit 1; "
                           "i=$((i + 1)); done",
                           NULL};
