@@ -7,7 +7,6 @@
  * uplink. Other users are real: forked children that setuid() to nobody
  * (65534) or to uid 1. */
 #define _GNU_SOURCE
-#include <grp.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,6 +23,7 @@
 #include <cmocka.h>
 
 #include "clients.h"
+#include "holder.h"
 #include "test_daemon.h"
 #include "test_report.h"
 #include "test_support.h"
@@ -36,30 +36,6 @@
 #define NOBODY         65534
 #define OTHER_UID      1 /* "daemon" on Debian; any unprivileged uid will do */
 #define SAFETY_MS      60000
-
-static pid_t fork_or_fail(void)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    return pid;
-}
-
-static void wait_exit(pid_t pid, int want_status)
-{
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != want_status)
-        fail_msg("child %d ended with status 0x%x, not exit %d", (int)pid, status, want_status);
-}
-
-/* In a child: become `uid` for good (its group too, no supplementary ones). */
-static void become(uid_t uid)
-{
-    if (uid == 0)
-        return;
-    if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid(uid) != 0)
-        _exit(70);
-}
 
 /* The test's folder, where vigild's socket is, reachable by other users. */
 static void open_dir_to_others(const char *dir)
@@ -84,88 +60,6 @@ static guint count_lines(const char *log, const char *needle)
     for (const char *at = log; (at = strstr(at, needle)) != NULL; at += strlen(needle))
         n++;
     return n;
-}
-
-/* ---- a process holding a registration ------------------------------------ */
-
-struct answer {
-    int type; /* enum vigil_local_type: REGISTERED or REFUSED; -1 when none came */
-    char reason[512];
-};
-
-struct holder {
-    pid_t pid;
-    int release; /* closing it lets the child exit */
-    struct answer answer;
-};
-
-/* The release ends the test holds: a child closes those of the others, or
- * a holder would never see its own release. */
-static int held_releases[16];
-static int held_count;
-
-/* A child that becomes `uid`, registers a ring in run `run_key`, tells the
- * answer, and holds its connection open, silent, until released. */
-static void holder_start(struct holder *h, const char *socket_path, uid_t uid, const char *run_key)
-{
-    int result[2], release[2];
-    assert_int_equal(pipe(result), 0);
-    assert_int_equal(pipe(release), 0);
-    h->pid = fork_or_fail();
-    if (h->pid == 0) {
-        close(result[0]);
-        close(release[1]);
-        for (int i = 0; i < held_count; i++)
-            close(held_releases[i]);
-        become(uid);
-        struct answer a = {.type = -1};
-        int fd = client_connect(socket_path);
-        struct vigil_error err;
-        struct vigil_ring *ring = vigil_ring_create(64, VIGIL_TICKS_MONOTONIC_NS, &err);
-        static char buffer[VIGIL_LOCAL_MAX_BYTES];
-        struct vigil_local_register fixed = {
-            .ring_slots = 64,
-            .tick_source = VIGIL_TICKS_MONOTONIC_NS,
-            .start_monotonic_ns = vigil_clock_monotonic_ns(),
-            .start_realtime_ns = vigil_clock_realtime_ns(),
-            .mpi_rank = -1,
-        };
-        char *argv[] = {"holder", NULL};
-        size_t length =
-            vigil_local_encode_register(buffer, &fixed, "holder", "/", "", run_key, 1, argv);
-        enum vigil_local_type type;
-        ssize_t n = -1;
-        if (fd >= 0 && ring != NULL &&
-            vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, vigil_ring_fd(ring), &err))
-            n = vigil_local_receive(fd, buffer, &type, NULL, &err);
-        if (n >= 0) {
-            a.type = (int)type;
-            if (type == VIGIL_LOCAL_REFUSED)
-                memcpy(a.reason, buffer, MIN((size_t)n, sizeof a.reason - 1));
-        }
-        if (write(result[1], &a, sizeof a) != (ssize_t)sizeof a)
-            _exit(71);
-        char c;
-        while (read(release[0], &c, 1) > 0)
-            ;
-        _exit(0);
-    }
-    close(result[1]);
-    close(release[0]);
-    h->release = release[1];
-    assert_true(held_count < (int)G_N_ELEMENTS(held_releases));
-    held_releases[held_count++] = h->release;
-    assert_int_equal(read(result[0], &h->answer, sizeof h->answer), (ssize_t)sizeof h->answer);
-    close(result[0]);
-}
-
-static void holder_release(struct holder *h)
-{
-    for (int i = 0; i < held_count; i++)
-        if (held_releases[i] == h->release)
-            held_releases[i] = held_releases[--held_count];
-    close(h->release);
-    wait_exit(h->pid, 0);
 }
 
 /* ---- a flood of idle connections ----------------------------------------- */
