@@ -399,6 +399,7 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finish
     vigild_json_int(b, "dropped_total", (gint64)ps->dropped_total);
     vigild_json_int(b, "refused_total", (gint64)ps->refused_total);
     vigild_json_int(b, "recovered_total", (gint64)ps->recovered_total);
+    vigild_json_int(b, "placed_apart_total", (gint64)ps->placed_apart_total);
     if (finished_pid > 0) {
         gboolean found = FALSE;
         for (GList *l = ps->ended->head; l != NULL && !found; l = l->next)

@@ -60,6 +60,10 @@ static void read_answer(int fd, char *buffer, struct answer *a)
         struct vigil_local_registered r;
         if (vigil_local_decode_fixed(type, buffer, (size_t)n, &r, &err))
             a->process_id = r.process_id;
+    } else if (type == VIGIL_LOCAL_REGISTERED_APART &&
+               !vigil_local_decode_registered_apart(buffer, (size_t)n, &a->process_id, a->run_key,
+                                                    a->reason, sizeof a->reason, &err)) {
+        a->type = -1;
     }
 }
 

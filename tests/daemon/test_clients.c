@@ -252,9 +252,9 @@ static void test_the_descriptor_budget_holds(void **state)
     g_free(log);
 }
 
-/* A registration into a run whose processes are another user's is refused
- * with the reason; root may join it, and a user its own runs; a user's
- * processes are bounded by max_processes_per_uid. */
+/* A registration into a run whose processes are another user's is kept
+ * apart, in a run of its own user's, and told so; root too; a user joins
+ * its own runs; a user's processes are bounded by max_processes_per_uid. */
 static void test_a_run_is_joined_only_by_its_own_user(void **state)
 {
     const char *dir = *state;
@@ -265,14 +265,16 @@ static void test_a_run_is_joined_only_by_its_own_user(void **state)
     holder_start(&owner, d.socket_path, NOBODY, "run-7");
     assert_int_equal(owner.answer.type, VIGIL_LOCAL_REGISTERED);
     holder_start(&fake, d.socket_path, OTHER_UID, "run-7");
-    assert_int_equal(fake.answer.type, VIGIL_LOCAL_REFUSED);
+    assert_int_equal(fake.answer.type, VIGIL_LOCAL_REGISTERED_APART);
+    assert_string_equal(fake.answer.run_key, "run-7@uid1");
     test_assert_contains(fake.answer.reason,
-                         "uid 1 may not join run run-7: its processes belong to uid 65534");
+                         "run run-7 is not uid 1's: its processes are uid 65534's");
     holder_start(&root, d.socket_path, 0, "run-7");
-    assert_int_equal(root.answer.type, VIGIL_LOCAL_REGISTERED);
+    assert_int_equal(root.answer.type, VIGIL_LOCAL_REGISTERED_APART);
+    assert_string_equal(root.answer.run_key, "run-7@uid0");
     holder_start(&own_run, d.socket_path, OTHER_UID, "run-8");
     assert_int_equal(own_run.answer.type, VIGIL_LOCAL_REGISTERED);
-    holder_start(&second, d.socket_path, NOBODY, "run-9");
+    holder_start(&second, d.socket_path, NOBODY, "run-7");
     assert_int_equal(second.answer.type, VIGIL_LOCAL_REGISTERED);
     holder_start(&third, d.socket_path, NOBODY, "run-10");
     assert_int_equal(third.answer.type, VIGIL_LOCAL_REFUSED);
@@ -281,11 +283,13 @@ static void test_a_run_is_joined_only_by_its_own_user(void **state)
                          "max_processes_per_uid)");
 
     JsonNode *status = test_daemon_status(&d, 0);
-    assert_int_equal(refused(status, "run_key"), 1);
     assert_int_equal(refused(status, "uid_processes"), 1);
-    assert_int_equal(
-        test_daemon_json_int(json_node_get_object(status), "processes", "running", NULL), 4);
-    assert_null(test_daemon_process(status, fake.pid));
+    JsonObject *root_object = json_node_get_object(status);
+    assert_int_equal(test_daemon_json_int(root_object, "processes", "running", NULL), 5);
+    assert_int_equal(test_daemon_json_int(root_object, "processes", "placed_apart_total", NULL), 2);
+    assert_string_equal(
+        json_object_get_string_member(test_daemon_process(status, fake.pid), "run_key"),
+        "run-7@uid1");
     json_node_unref(status);
     struct holder *all[] = {&owner, &fake, &root, &own_run, &second, &third};
     for (size_t i = 0; i < G_N_ELEMENTS(all); i++)

@@ -56,6 +56,15 @@ static void assert_run_key(const struct test_daemon *d, pid_t pid, const char *w
     json_node_unref(status);
 }
 
+/* Registered, and told it is kept in run `key`, not the one it named. */
+static void assert_kept_apart(const struct holder *h, const char *key)
+{
+    if (h->answer.type != VIGIL_LOCAL_REGISTERED_APART)
+        fail_msg("pid %d was answered a %s, not that it is kept apart in %s", (int)h->pid,
+                 vigil_local_type_name((unsigned)h->answer.type), key);
+    assert_string_equal(h->answer.run_key, key);
+}
+
 /* Root's run has ended: nobody naming its key is kept apart, in a run of
  * its own, and so after vigild restarts; a key made that way is its
  * user's, so uid 1 naming it is kept apart again. */
@@ -77,7 +86,7 @@ static void test_an_ended_run_stays_its_users(void **state)
 
     struct holder squatter;
     holder_start(&squatter, d.socket_path, NOBODY, "run-k");
-    assert_int_equal(squatter.answer.type, VIGIL_LOCAL_REGISTERED);
+    assert_kept_apart(&squatter, "run-k@uid65534");
     assert_run_key(&d, squatter.pid, "run-k@uid65534");
     holder_release(&squatter);
 
@@ -85,11 +94,11 @@ static void test_an_ended_run_stays_its_users(void **state)
     g_free(test_daemon_stop(&d));
     test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
     holder_start(&squatter, d.socket_path, NOBODY, "run-k");
-    assert_int_equal(squatter.answer.type, VIGIL_LOCAL_REGISTERED);
+    assert_kept_apart(&squatter, "run-k@uid65534");
     assert_run_key(&d, squatter.pid, "run-k@uid65534");
     struct holder other;
     holder_start(&other, d.socket_path, OTHER_UID, "run-k@uid65534");
-    assert_int_equal(other.answer.type, VIGIL_LOCAL_REGISTERED);
+    assert_kept_apart(&other, "run-k@uid65534@uid1");
     assert_run_key(&d, other.pid, "run-k@uid65534@uid1");
     holder_release(&other);
     holder_release(&squatter);
@@ -152,13 +161,13 @@ static void test_a_slurm_key_is_the_jobs_users(void **state)
     test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
     struct holder squatter, owner, late;
     holder_start(&squatter, d.socket_path, NOBODY, "slurm-59038.0");
-    assert_int_equal(squatter.answer.type, VIGIL_LOCAL_REGISTERED);
+    assert_kept_apart(&squatter, "slurm-59038.0@uid65534");
     tell_job(&d, TRUE, "59038", OTHER_UID, "daemon");
     holder_start(&owner, d.socket_path, OTHER_UID, "slurm-59038.0");
     if (owner.answer.type != VIGIL_LOCAL_REGISTERED)
         fail_msg("the job's own step is not registered: %s", owner.answer.reason);
     holder_start(&late, d.socket_path, NOBODY, "slurm-59038.0");
-    assert_int_equal(late.answer.type, VIGIL_LOCAL_REGISTERED);
+    assert_kept_apart(&late, "slurm-59038.0@uid65534");
     assert_run_key(&d, squatter.pid, "slurm-59038.0@uid65534");
     assert_run_key(&d, owner.pid, "slurm-59038.0");
     assert_run_key(&d, late.pid, "slurm-59038.0@uid65534");
