@@ -150,8 +150,14 @@ static void test_a_run_stays_its_first_users(void **state)
                 "SELECT format('%s %s', r.uid, r.program) FROM runs r JOIN processes p "
                 "USING (run_id) WHERE p.pid = 200",
                 "65534 /usr/bin/evil");
-    assert_text(f, "SELECT r.run_key FROM runs r JOIN processes p USING (run_id) WHERE p.pid = 200",
-                "run-k@uid65534");
+    assert_text(f,
+                "SELECT format('%s %s', r.run_key, r.asked_run_key) FROM runs r JOIN processes p "
+                "USING (run_id) WHERE p.pid = 200",
+                "run-k@uid65534 run-k");
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "pid 200 (uid 65534) named run run-k, which is not its uid's (its "
+                              "first process was uid 0's): stored in run run-k@uid65534");
+    g_free(log);
     g_free(before);
     test_sender_close(&one);
     test_sender_close(&two);
