@@ -477,7 +477,8 @@ static void test_remote_user_sees_only_their_runs(void **state)
  * issue 30 may (a process of uid 1 that named nobody's run 3, stored with
  * it): nobody, whose run it is, sees its own process only, not uid 1's
  * program, arguments, report, files, timeline, window, activities or
- * anomaly; an admin sees them all. */
+ * anomaly (the run's files, summed over every report, are withheld from
+ * them with the reason); an admin sees them all. */
 static const char foreign_process_sql[] =
     "BEGIN;"
     "INSERT INTO processes (process_id, run_id, node_id, pid, uid, rank, program, argv, cwd,"
@@ -511,13 +512,14 @@ static void test_remote_user_sees_only_their_processes(void **state)
 {
     (void)state;
     test_pg_exec_in(test_pg_conninfo(&pg), foreign_process_sql);
+    /* The run's files are summed over all its reports: withheld (403). */
     static const struct {
         const char *path;
         guint status;
     } views[] = {
         {"/api/v1/runs/3", 200},         {"/api/v1/runs?limit=100", 200},
         {"/api/v1/runs/3/windows", 200}, {"/api/v1/windows/100/activities", 404},
-        {"/api/v1/runs/3/heatmap", 200}, {"/api/v1/runs/3/files", 200},
+        {"/api/v1/runs/3/heatmap", 200}, {"/api/v1/runs/3/files", 403},
         {"/api/v1/anomalies", 200},      {"/api/v1/anomalies?run=3", 200},
         {"/api/v1/nodes/1", 200},
     };
@@ -548,6 +550,14 @@ static void test_remote_user_sees_only_their_processes(void **state)
     test_http_clear(&a);
     a = test_web_get(&remote, "/api/v1/windows/100/activities", "root");
     assert_int_equal(a.status, 200);
+    test_http_clear(&a);
+    a = test_web_get(&remote, "/api/v1/runs/3/files", "root");
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "/home/daemon/secret.key"));
+    test_http_clear(&a);
+    a = test_web_get(&remote, "/api/v1/runs/3/files", "nobody");
+    test_web_assert_error(&a, 403, "forbidden", NULL);
+    test_assert_contains(a.body, "holds processes of other users");
     test_http_clear(&a);
 }
 
