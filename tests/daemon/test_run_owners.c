@@ -4,8 +4,9 @@
  * kept in a run of its own ("KEY@uidN") rather than joining it; a
  * process's start is the kernel's, never a REGISTER's; a Slurm run key
  * ("slurm-JOB.STEP") belongs to the uid root told vigild the job is, so a
- * user who registers it first cannot squat it; and a user may not tell of
- * another user's job. Other users are forked children that setuid() to
+ * user who registers it first cannot squat it; a user may not tell of
+ * another user's job; and the report of a process kept apart names the
+ * run it is in. Other users are forked children that setuid() to
  * nobody (65534) or to uid 1. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 
 #include "holder.h"
 #include "test_daemon.h"
+#include "test_report.h"
 #include "test_support.h"
 #include "vigil/clock.h"
 #include "vigil/job_notice.h"
@@ -234,6 +236,51 @@ static void test_a_user_cannot_end_anothers_job(void **state)
     g_free(log);
 }
 
+/* dd under the preload library as nobody, naming root's ended run: its
+ * report says the run vigild keeps it in. */
+static void test_the_report_names_the_run_kept_apart(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    struct holder root;
+    holder_start(&root, d.socket_path, 0, "run-r");
+    holder_release(&root);
+    char *home = g_build_filename(dir, "home", NULL);
+    assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
+    assert_int_equal(chown(home, NOBODY, NOBODY), 0);
+    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
+    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
+    char *report_path = g_build_filename(home, "report.json", NULL);
+    char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
+    const char *vars[] = {socket_var,           preload_var, report_var, "VIGIL_REPORT_FORMAT=json",
+                          "VIGIL_RUN_ID=run-r", NULL};
+    char **env = test_clean_environment(vars);
+    char *of = g_strdup_printf("of=%s/out", home);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", "count=4", "status=none", NULL};
+        become(NOBODY);
+        execvpe("dd", argv, env);
+        _exit(127);
+    }
+    wait_exit(pid, 0);
+    struct test_report rep = test_report_load(report_path);
+    assert_string_equal(test_report_string(&rep, "run_key"), "run-r@uid65534");
+    assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
+    test_report_free(&rep);
+    assert_run_key(&d, pid, "run-r@uid65534");
+    g_strfreev(env);
+    g_free(of);
+    g_free(report_var);
+    g_free(report_path);
+    g_free(preload_var);
+    g_free(socket_var);
+    g_free(home);
+    g_free(test_daemon_stop(&d));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +288,7 @@ int main(void)
         TEST_WITH_DIR(test_a_start_is_the_kernels),
         TEST_WITH_DIR(test_a_slurm_key_is_the_jobs_users),
         TEST_WITH_DIR(test_a_user_cannot_end_anothers_job),
+        TEST_WITH_DIR(test_the_report_names_the_run_kept_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
