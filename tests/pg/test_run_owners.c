@@ -7,8 +7,8 @@
  * users in one batch likewise; a Slurm key belongs to the uid root told
  * the job is. A job notice from a user (not marked as root's) changes
  * nothing root told of the job, and does not describe a job root said is
- * another uid's. Batches are made here as a node's vigild would send
- * them (an older vigild, which did none of this, included). */
+ * another uid's; nor is a run filed under such a job. Batches are made here as a node's vigild
+ * would send them (an older vigild, which did none of this, included). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +280,62 @@ static void test_a_users_notice_leaves_roots_job(void **state)
     test_sender_close(&s);
 }
 
+/* A run is filed under the scheduler job its processes name
+ * (SLURM_JOB_ID, which anyone can set): not under a job root told the
+ * warehouse is another uid's, whether root's word came first (run x) or
+ * after the run was filed (run y, taken out then). */
+static void test_a_run_is_not_filed_under_anothers_job(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 6, NULL, NULL, NULL);
+    uint64_t now = vigil_clock_monotonic_ns();
+    const struct proc_spec early = {.pid = 600,
+                                    .uid = 65534,
+                                    .run_key = "y",
+                                    .job = "4721",
+                                    .program = "/usr/bin/evil",
+                                    .start_from_now_ns = -20 * SECOND_NS};
+    send_batch(&s, batch_new(6, 1, &early, 1, NULL, 0), 1);
+    const struct vigil_wire_job begins[] = {
+        {.begin_ns = now - 10 * SECOND_NS,
+         .uid = 0,
+         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
+         .job_id = "4720",
+         .step_id = "",
+         .user = "root",
+         .nodes = "n1"},
+        {.begin_ns = now - 10 * SECOND_NS,
+         .uid = 0,
+         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
+         .job_id = "4721",
+         .step_id = "",
+         .user = "root",
+         .nodes = "n1"},
+    };
+    send_batch(&s, batch_new(6, 2, NULL, 0, begins, G_N_ELEMENTS(begins)), 2);
+    const struct proc_spec late = {.pid = 601,
+                                   .uid = 65534,
+                                   .run_key = "x",
+                                   .job = "4720",
+                                   .program = "/usr/bin/evil",
+                                   .start_from_now_ns = -5 * SECOND_NS};
+    const struct proc_spec own = {.pid = 602,
+                                  .uid = 0,
+                                  .run_key = "z",
+                                  .job = "4720",
+                                  .program = "/bin/solver",
+                                  .start_from_now_ns = -4 * SECOND_NS};
+    const struct proc_spec both[] = {late, own};
+    send_batch(&s, batch_new(6, 3, both, 2, NULL, 0), 3);
+    assert_text(f,
+                "SELECT string_agg(format('%s:%s', r.run_key, coalesce(j.scheduler_job_id, "
+                "'none')), ' ' ORDER BY r.run_key) FROM runs r LEFT JOIN jobs j USING (job_id)",
+                "x:none y:none z:4720");
+    test_sender_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +346,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_slurm_key_is_the_jobs_users, test_txd_fixture_setup,
                                         test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_a_users_notice_leaves_roots_job,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_run_is_not_filed_under_anothers_job,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
