@@ -595,7 +595,9 @@ static gint compare_run_ids(gconstpointer a, gconstpointer b)
 }
 
 /* Describes again, once per batch, each run a new or changed process of
- * the batch belongs to: its scheduler job; its exit status its first
+ * the batch belongs to: its scheduler job (the one its processes name,
+ * unless root told that job is another uid's: SLURM_JOB_ID is anyone's to
+ * set); its exit status its first
  * process's pid's last program's (a shell that exec'd the real program has
  * none of its own); its end, the last of its processes', none while one
  * runs. Its first process is the first stored (the lowest process id):
@@ -617,7 +619,8 @@ static gboolean describe_runs(struct batch_context *b, GError **error)
     g_ptr_array_sort(changed, compare_run_ids);
     static const char lock_sql[] = "SELECT run_id FROM runs WHERE run_id = $1 FOR NO KEY UPDATE";
     static const char sql[] =
-        "UPDATE runs SET job_id = coalesce(runs.job_id, $2), "
+        "UPDATE runs SET job_id = coalesce(runs.job_id, (SELECT j.job_id FROM jobs j "
+        "WHERE j.job_id = $2 AND (j.root_fields & 2 = 0 OR j.uid = runs.uid))), "
         "exit_status = (SELECT exit_status FROM processes p WHERE p.run_id = $1 AND "
         "p.node_id = first.node_id AND p.pid = first.pid ORDER BY p.start_time DESC, "
         "p.process_id DESC LIMIT 1), end_time = span.end_time "

@@ -103,6 +103,24 @@ static gboolean store_job(PGconn *db, int64_t node_id, int64_t offset_ns,
                   "told the warehouse the job is another uid's",
                   node_id, job->uid, job->job_id, job->step_id[0] != '\0' ? "." : "", job->step_id);
     PQclear(result);
+    /* Runs of other uids filed under the job before root said whose it is
+     * (their processes named it): taken out. Runs are locked after the
+     * job's row, as everywhere in a batch. */
+    static const char unfile_sql[] =
+        "UPDATE runs SET job_id = NULL WHERE job_id = (SELECT job_id FROM jobs "
+        "WHERE scheduler_job_id = $1) AND uid <> $2::bigint";
+    const char *unfile_values[] = {job->job_id, uid};
+    if (ok && from_root && uid != NULL) {
+        result = PQexecParams(db, unfile_sql, 2, NULL, unfile_values, NULL, NULL, 0);
+        ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+        if (!ok)
+            txd_set_pg_error(error, db, result, unfile_sql);
+        else if (strcmp(PQcmdTuples(result), "0") != 0)
+            g_warning("job %s is uid %u's as root told: %s runs of other uids that named it are "
+                      "no longer filed under it",
+                      job->job_id, job->uid, PQcmdTuples(result));
+        PQclear(result);
+    }
     g_ptr_array_unref(buffers);
     return ok;
 }
