@@ -109,8 +109,8 @@ static gboolean store_job(PGconn *db, int64_t node_id, int64_t offset_ns,
     static const char unfile_sql[] =
         "UPDATE runs SET job_id = NULL WHERE job_id = (SELECT job_id FROM jobs "
         "WHERE scheduler_job_id = $1) AND uid <> $2::bigint";
-    const char *unfile_values[] = {job->job_id, uid};
     if (ok && from_root && uid != NULL) {
+        const char *unfile_values[] = {job->job_id, uid};
         result = PQexecParams(db, unfile_sql, 2, NULL, unfile_values, NULL, NULL, 0);
         ok = PQresultStatus(result) == PGRES_COMMAND_OK;
         if (!ok)
