@@ -1,7 +1,7 @@
 /* vigild's socket against its local users (issue 14): 20,000 idle
  * connections of one user while another user's instrumented program
  * registers and is drained to its last record; a registration into
- * another user's run refused with the reason, and a user's processes
+ * another user's run kept apart with the reason, and a user's processes
  * bounded; an idle unregistered connection closed while a silent
  * registered one stays; the descriptor budget; the sink off beside an
  * uplink. Other users are real: forked children that setuid() to nobody
