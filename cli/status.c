@@ -255,16 +255,14 @@ static void print_clients(JsonObject *root)
            member_int(c, "fd_budget"), member_int(c, "fd_limit"),
            member_int(c, "max_connections_per_uid"), member_int(c, "max_processes_per_uid"));
     gint64 refused = member_int(r, "fd_budget") + member_int(r, "uid_connections") +
-                     member_int(r, "uid_processes") + member_int(r, "run_key");
+                     member_int(r, "uid_processes");
     if (refused + member_int(c, "closed_idle") > 0)
         printf("  warning: refused %" G_GINT64_FORMAT
                " connections over the descriptor budget, %" G_GINT64_FORMAT
                " over a user's connections, %" G_GINT64_FORMAT
-               " registrations over a user's processes, %" G_GINT64_FORMAT
-               " into another user's run; closed %" G_GINT64_FORMAT " idle\n",
+               " registrations over a user's processes; closed %" G_GINT64_FORMAT " idle\n",
                member_int(r, "fd_budget"), member_int(r, "uid_connections"),
-               member_int(r, "uid_processes"), member_int(r, "run_key"),
-               member_int(c, "closed_idle"));
+               member_int(r, "uid_processes"), member_int(c, "closed_idle"));
 }
 
 static void print_text(JsonObject *root)
@@ -308,9 +306,11 @@ static void print_text(JsonObject *root)
 
     JsonObject *ps = json_object_get_object_member(root, "processes");
     printf("\nprocesses: %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT
-           " ended, %" G_GINT64_FORMAT " dropped, %" G_GINT64_FORMAT " refused\n",
+           " ended, %" G_GINT64_FORMAT " dropped, %" G_GINT64_FORMAT " refused, %" G_GINT64_FORMAT
+           " kept out of another user's run\n",
            member_int(ps, "running"), member_int(ps, "ended_total"),
-           member_int(ps, "dropped_total"), member_int(ps, "refused_total"));
+           member_int(ps, "dropped_total"), member_int(ps, "refused_total"),
+           member_int(ps, "placed_apart_total"));
     JsonArray *list = json_object_get_array_member(ps, "list");
     if (json_array_get_length(list) > 0)
         printf("  %6s %8s %-8s %11s %6s %8s %8s %10s  %s\n", "ID", "PID", "STATE", "ACTIVITIES",

@@ -41,6 +41,7 @@ static const char *const type_names[] = {
     [VIGIL_LOCAL_REPORT] = "report",
     [VIGIL_LOCAL_JOB] = "job",
     [VIGIL_LOCAL_JOB_NOTED] = "job noted",
+    [VIGIL_LOCAL_REGISTERED_APART] = "registered apart",
 };
 
 const char *vigil_local_type_name(unsigned type)
@@ -333,6 +334,65 @@ bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
     out->job = starts[2];
     out->run_key = starts[3];
     out->argv = p;
+    return true;
+}
+
+size_t vigil_local_encode_registered_apart(void *buffer, uint64_t process_id, const char *run_key,
+                                           const char *reason)
+{
+    struct vigil_local_registered_apart head = {.process_id = process_id};
+    char *cursor = (char *)buffer + sizeof head;
+    head.run_bytes = put_string(&cursor, cursor + VIGIL_RUN_KEY_MAX, run_key);
+    head.reason_bytes = put_string(&cursor, cursor + VIGIL_LOCAL_APART_REASON_MAX, reason);
+    memcpy(buffer, &head, sizeof head);
+    return (size_t)(cursor - (char *)buffer);
+}
+
+bool vigil_local_decode_registered_apart(const void *payload, size_t payload_bytes,
+                                         uint64_t *process_id, char *run_key, char *reason,
+                                         size_t reason_size, struct vigil_error *err)
+{
+    struct vigil_local_registered_apart head;
+    if (payload_bytes < sizeof head) {
+        vigil_error_set(err, "registered apart: %zu bytes, shorter than its fixed part (%zu)",
+                        payload_bytes, sizeof head);
+        return false;
+    }
+    memcpy(&head, payload, sizeof head);
+    if (sizeof head + head.run_bytes + head.reason_bytes != payload_bytes) {
+        vigil_error_set(err,
+                        "registered apart: its strings take %u bytes but %zu follow the fixed "
+                        "part",
+                        (unsigned)(head.run_bytes + head.reason_bytes),
+                        payload_bytes - sizeof head);
+        return false;
+    }
+    if (head.reserved != 0 || head.reason_bytes > VIGIL_LOCAL_APART_REASON_MAX) {
+        vigil_error_set(err, "registered apart: reserved 0x%x, a reason of %u bytes", head.reserved,
+                        head.reason_bytes);
+        return false;
+    }
+    const char *key = (const char *)payload + sizeof head;
+    const char *why = key + head.run_bytes;
+    if (!vigil_run_key_valid(key, head.run_bytes)) {
+        vigil_error_set(err,
+                        "registered apart: the run key is not 1 to %d printable ASCII "
+                        "characters without spaces",
+                        VIGIL_RUN_KEY_MAX);
+        return false;
+    }
+    if (memchr(why, '\0', head.reason_bytes) != NULL) {
+        vigil_error_set(err, "registered apart: the reason has a NUL byte in it");
+        return false;
+    }
+    *process_id = head.process_id;
+    memcpy(run_key, key, head.run_bytes);
+    run_key[head.run_bytes] = '\0';
+    if (reason_size > 0) {
+        size_t copied = head.reason_bytes < reason_size - 1 ? head.reason_bytes : reason_size - 1;
+        memcpy(reason, why, copied);
+        reason[copied] = '\0';
+    }
     return true;
 }
 

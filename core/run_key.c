@@ -64,3 +64,72 @@ void vigil_run_key_fresh(char *out, const char *host, int pid, uint64_t realtime
     snprintf(out, VIGIL_RUN_KEY_MAX + 1, "%s-%d-%" PRIu64, n > 0 ? clean : "host", pid,
              realtime_ns);
 }
+
+/* FNV-1a, 64-bit: small, and the same everywhere (vigild and vigil-txd
+ * must derive the same key). */
+static uint64_t fnv1a64(const char *text)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+        h ^= *p;
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+void vigil_run_key_apart(char *out, const char *key, uint32_t uid)
+{
+    char suffix[16];
+    size_t suffix_bytes = (size_t)snprintf(suffix, sizeof suffix, "@uid%" PRIu32, uid);
+    size_t key_bytes = strnlen(key, VIGIL_RUN_KEY_MAX);
+    char *at = out;
+    if (key_bytes + suffix_bytes <= VIGIL_RUN_KEY_MAX) {
+        memcpy(at, key, key_bytes);
+        at += key_bytes;
+    } else {
+        /* Cut, and "~" and 16 hex digits in place of what was cut. */
+        size_t kept = VIGIL_RUN_KEY_MAX - suffix_bytes - 17;
+        memcpy(at, key, kept);
+        at += kept;
+        char hash[18];
+        snprintf(hash, sizeof hash, "~%016" PRIx64, fnv1a64(key));
+        memcpy(at, hash, 17);
+        at += 17;
+    }
+    memcpy(at, suffix, suffix_bytes + 1);
+}
+
+bool vigil_run_key_owner(const char *key, uint32_t *uid)
+{
+    const char *at = strrchr(key, '@');
+    if (at == NULL || strncmp(at, "@uid", 4) != 0)
+        return false;
+    const char *digits = at + 4;
+    size_t n = strlen(digits);
+    if (n == 0 || n > 10 || (digits[0] == '0' && n > 1))
+        return false;
+    uint64_t value = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (digits[i] < '0' || digits[i] > '9')
+            return false;
+        value = value * 10 + (uint64_t)(digits[i] - '0');
+    }
+    if (value > UINT32_MAX)
+        return false;
+    *uid = (uint32_t)value;
+    return true;
+}
+
+bool vigil_run_key_scheduler_job(const char *key, char *job, size_t job_size)
+{
+    static const char prefix[] = "slurm-";
+    if (strncmp(key, prefix, sizeof prefix - 1) != 0)
+        return false;
+    const char *start = key + sizeof prefix - 1;
+    size_t n = strcspn(start, ".");
+    if (n == 0 || n >= job_size || memchr(start, '@', n) != NULL)
+        return false;
+    memcpy(job, start, n);
+    job[n] = '\0';
+    return true;
+}

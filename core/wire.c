@@ -508,7 +508,11 @@ static gboolean check_summary(const struct vigil_wire_summary *s, GError **error
 
 static gboolean check_job(const struct vigil_wire_job *j, GError **error)
 {
-    if (!check_reserved_u32(j->reserved, error) || !check_not_empty("job_id", j->job_id, error) ||
+    if ((j->flags & ~(uint32_t)VIGIL_WIRE_JOB_FROM_ROOT) != 0) {
+        malformed(error, "unknown flags 0x%x", j->flags & ~(uint32_t)VIGIL_WIRE_JOB_FROM_ROOT);
+        goto bad;
+    }
+    if (!check_not_empty("job_id", j->job_id, error) ||
         !check_string("step_id", j->step_id, error) || !check_string("user", j->user, error) ||
         !check_string("nodes", j->nodes, error))
         goto bad;
@@ -684,7 +688,7 @@ static void encode_job(uint8_t *p, const struct vigil_wire_job *j)
     put_u64(&p, j->begin_ns);
     put_u64(&p, j->end_ns);
     put_u32(&p, j->uid);
-    put_u32(&p, 0);
+    put_u32(&p, j->flags);
     put_string(&p, j->job_id);
     put_string(&p, j->step_id);
     put_string(&p, j->user);
@@ -960,7 +964,7 @@ static gboolean decode_job(const uint8_t *p, struct reader *tail, void *item, GE
     j->begin_ns = next_u64(&p);
     j->end_ns = next_u64(&p);
     j->uid = next_u32(&p);
-    j->reserved = next_u32(&p);
+    j->flags = next_u32(&p);
     return read_string(tail, "job_id", &j->job_id, error) &&
            read_string(tail, "step_id", &j->step_id, error) &&
            read_string(tail, "user", &j->user, error) &&

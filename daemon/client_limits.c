@@ -4,10 +4,9 @@
  * connections per uid, registered processes per uid, an idle timeout for a
  * connection that has not registered, and every user's connections
  * together kept under a descriptor budget (the limit less a reserve) so
- * that the daemon can always open its own files. A process may join only a
- * run whose processes are its own user's.
+ * that the daemon can always open its own files.
  *
- * Root is exempt from the per-uid limits and the run-key rule: root can
+ * Root is exempt from the per-uid limits: root can
  * stop or trace the daemon anyway, so limiting it protects nothing, and
  * `vigil status` run by an admin on a flooded node must still be answered.
  * Root's connections do stop at a higher budget, half the reserve below the
@@ -33,7 +32,6 @@ static const char *const refusal_names[VIGILD_REFUSED_KINDS] = {
     [VIGILD_REFUSED_FD_BUDGET] = "fd_budget",
     [VIGILD_REFUSED_UID_CONNECTIONS] = "uid_connections",
     [VIGILD_REFUSED_UID_PROCESSES] = "uid_processes",
-    [VIGILD_REFUSED_RUN_KEY] = "run_key",
 };
 
 struct idle_client {
@@ -195,29 +193,16 @@ void vigild_client_limits_closed(struct vigild_client_limits *l, uid_t uid)
 /* ---- registrations ---------------------------------------------------------- */
 
 char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t uid,
-                                          const char *run_key, size_t run_key_bytes,
                                           const struct vigild_processes *processes)
 {
     if (uid == 0)
         return NULL;
     guint own = 0;
-    const struct vigild_process *other = NULL;
     GHashTableIter it;
     gpointer value;
     g_hash_table_iter_init(&it, processes->by_id);
-    while (g_hash_table_iter_next(&it, NULL, &value)) {
-        const struct vigild_process *p = value;
-        if (p->uid == uid)
-            own++;
-        else if (other == NULL && strlen(p->run_key) == run_key_bytes &&
-                 memcmp(p->run_key, run_key, run_key_bytes) == 0)
-            other = p;
-    }
-    if (other != NULL)
-        return note_refusal(l, VIGILD_REFUSED_RUN_KEY,
-                            g_strdup_printf("uid %u may not join run %s: its processes belong to "
-                                            "uid %u (a process joins only its own user's run)",
-                                            (unsigned)uid, other->run_key, (unsigned)other->uid));
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        own += ((const struct vigild_process *)value)->uid == uid;
     if (own >= l->max_processes_per_uid)
         return note_refusal(l, VIGILD_REFUSED_UID_PROCESSES,
                             g_strdup_printf("uid %u has %u processes registered already "

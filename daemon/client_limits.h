@@ -17,12 +17,11 @@ enum vigild_refusal {
     VIGILD_REFUSED_FD_BUDGET,       /* the daemon's descriptors are at the budget */
     VIGILD_REFUSED_UID_CONNECTIONS, /* max_connections_per_uid */
     VIGILD_REFUSED_UID_PROCESSES,   /* max_processes_per_uid */
-    VIGILD_REFUSED_RUN_KEY,         /* a run of another user's processes */
     VIGILD_REFUSED_KINDS,
 };
 
 /* The server's bookkeeping of who holds what; root (uid 0) is exempt from
- * the per-uid limits and the run-key rule, not from the descriptors. */
+ * the per-uid limits, not from the descriptors. */
 struct vigild_client_limits {
     guint max_connections_per_uid, max_processes_per_uid, unregistered_timeout_ms;
     uint64_t fd_limit;       /* RLIMIT_NOFILE when the server started */
@@ -57,10 +56,10 @@ void vigild_client_limits_configure(struct vigild_client_limits *l,
  * why not (g_free it), counted as a refusal and logged once a period. */
 char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid);
 void vigild_client_limits_closed(struct vigild_client_limits *l, uid_t uid);
-/* A REGISTER of `uid` into run `run_key`: NULL, or why it is refused (a
- * run another user's live processes belong to, or too many processes). */
+/* A REGISTER of `uid`: NULL, or why it is refused (too many processes).
+ * Whose run it joins is processes.c's (vigild_processes_place): a run of
+ * another user's is no reason to refuse a process, only to keep it apart. */
 char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t uid,
-                                          const char *run_key, size_t run_key_bytes,
                                           const struct vigild_processes *processes);
 /* An unregistered connection's timeout: started at accept, restarted by
  * each message, stopped by its registration or close. */

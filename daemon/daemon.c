@@ -210,6 +210,23 @@ static void commit_all(struct vigild *d)
     g_ptr_array_free(running, TRUE);
 }
 
+/* Root's word on a Slurm job's uid (jobs.c), for whose its run keys are. */
+static gboolean job_owner(void *user, const char *job, uid_t *uid)
+{
+    struct vigild *d = user;
+    return vigild_jobs_owner(d->jobs, job, vigil_clock_monotonic_ns(), uid);
+}
+
+/* Whose run keys and jobs are, for a restart: written when changed. */
+static void keep_owners(struct vigild *d)
+{
+    if (d->state_dir == NULL)
+        return;
+    if (d->processes.run_owners != NULL)
+        vigild_owners_save(d->processes.run_owners, d->state_dir);
+    vigild_jobs_save(d->jobs, d->state_dir);
+}
+
 static void on_process_start(void *user, const struct vigild_process *p)
 {
     struct vigild *d = user;
@@ -344,6 +361,7 @@ static void close_cycle(struct vigild *d, uint64_t end_ns, gboolean judge)
     /* The cycle's batch is in the spool (written ahead) or the sink: what
      * it carries and what was dropped may leave the rings. */
     commit_all(d);
+    keep_owners(d);
     vigild_tick_costs_mark(&d->costs, VIGILD_PART_COMMIT, t_ns);
 }
 
@@ -433,6 +451,8 @@ static gboolean open_state_dir(struct vigild *d, GError **error)
     if (!vigild_process_state_open_dir(d->state_dir, error))
         return FALSE;
     vigild_processes_hold_records(&d->processes, TRUE);
+    /* Before the processes: theirs are claimed again as they are taken. */
+    vigild_owners_load(d->processes.run_owners, d->state_dir);
     take_back_processes(d);
     return TRUE;
 }
@@ -575,6 +595,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     d->processes.on_start = on_process_start;
     d->processes.on_end = on_process_end;
     d->processes.on_record = on_process_record;
+    d->processes.job_owner = job_owner;
     d->processes.user = d;
     configure_providers(d);
     d->server = vigild_serve(d, error);
@@ -584,6 +605,8 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
         !start_uplink(d, error) || !vigild_metrics_start(d, error) || !open_state_dir(d, error))
         return FALSE;
     d->jobs = vigild_jobs_new(d->outbox != NULL);
+    if (d->state_dir != NULL)
+        vigild_jobs_load(d->jobs, d->state_dir);
     if (d->outbox != NULL)
         vigild_outbox_set_jobs(d->outbox, d->jobs);
     g_message("serving %s, a tick every %" G_GUINT64_FORMAT " ms, providers: %s",
@@ -705,6 +728,7 @@ void vigild_stop(struct vigild *d)
          * part of a cycle would look like an anomaly. */
         if (d->reasoning.processes != NULL)
             close_cycle(d, vigil_clock_monotonic_ns(), FALSE);
+        keep_owners(d);
         /* What the rings hold beyond that stays there: the next vigild
          * takes the processes back and reads it. */
         vigild_processes_clear(&d->processes);

@@ -20,6 +20,7 @@ struct vigild_job {
     uint32_t uid;  /* VIGIL_LOCAL_JOB_UID_UNKNOWN */
     char *nodes;   /* "" when not known */
     uint64_t begin_ns, end_ns;
+    gboolean from_root; /* root or vigild's own user told it, not the job's user */
 };
 
 struct vigild_jobs;
@@ -33,6 +34,13 @@ void vigild_jobs_free(struct vigild_jobs *j);
  * reason to send back when the notice is refused. */
 gboolean vigild_jobs_note(struct vigild_jobs *j, const struct vigil_local_job_info *info,
                           uid_t peer_uid, uint64_t now_ns, GError **error);
+/* The uid root (or vigild's own user) told vigild job `job_id` is, while
+ * the job runs and for a margin after its end; FALSE when not told. */
+gboolean vigild_jobs_owner(struct vigild_jobs *j, const char *job_id, uint64_t now_ns, uid_t *uid);
+/* Root's word on each job's uid, across a restart: written to the state
+ * folder when changed, read back at start. */
+void vigild_jobs_save(struct vigild_jobs *j, const char *dir);
+void vigild_jobs_load(struct vigild_jobs *j, const char *dir);
 /* Hands each job or step told of since the last call to `fn`, and forgets
  * them. */
 void vigild_jobs_take_pending(struct vigild_jobs *j, vigild_job_fn fn, void *user);

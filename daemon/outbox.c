@@ -739,6 +739,7 @@ static void add_job(void *user, const struct vigild_job *job)
         .begin_ns = job->begin_ns,
         .end_ns = job->end_ns,
         .uid = job->uid,
+        .flags = job->from_root ? VIGIL_WIRE_JOB_FROM_ROOT : 0,
         .job_id = job->job_id,
         .step_id = job->step_id != NULL ? job->step_id : "",
         .user = job->user,

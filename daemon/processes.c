@@ -14,12 +14,20 @@
 #include <unistd.h>
 #include <glib-unix.h>
 
+#include "vigil/run_key.h"
 #include "process_state.h"
 #include "processes.h"
 #include "vigild_error.h"
 
 /* Problems in one ring logged at most this many times; the rest counted. */
 #define PROBLEMS_LOGGED_MAX 5
+/* Run keys whose owners are remembered after their processes ended: a
+ * node sees a few thousand runs a day at most; past this, the least
+ * recently used are forgotten here (the warehouse keeps them all). */
+#define RUN_OWNERS_MAX 16384
+/* A process kept out of another user's run is logged at once, then at
+ * most once in this many seconds, with the count since. */
+#define APART_LOG_PERIOD_S 60
 
 const char *vigild_process_state_name(enum vigild_process_state state)
 {
@@ -48,6 +56,7 @@ void vigild_processes_init(struct vigild_processes *ps, guint keep_ended)
     ps->ended = g_queue_new();
     ps->next_id = 1;
     ps->keep_ended = keep_ended;
+    ps->run_owners = vigild_owners_new(RUN_OWNERS_MAX, "run-owners");
     struct vigil_tick_anchor a, b;
     vigil_tick_anchor_now(VIGIL_TICKS_MONOTONIC_NS, &a);
     b = a;
@@ -75,6 +84,131 @@ static void process_free(struct vigild_process *p)
     g_free(p->report_json);
     g_ptr_array_free(p->argv, TRUE);
     g_free(p);
+}
+
+static uint64_t clock_ns(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t vigild_processes_start_of(pid_t pid, uint64_t claimed_ns, uint64_t connected_ns)
+{
+    /* /proc counts a start in clock ticks since boot, CLOCK_BOOTTIME's
+     * origin, truncated: the start lies in the tick it names. BOOTTIME
+     * runs on during a suspend and MONOTONIC does not: taking off the
+     * whole time asleep until now gives MONOTONIC at the tick's start, or
+     * earlier for a process that slept through a suspend, never later. */
+    uint64_t ticks = vigild_proc_start_ticks(pid);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (ticks == 0 || hz <= 0)
+        return connected_ns;
+    /* MONOTONIC read first: BOOTTIME read after it is never behind it, and
+     * the few ns between the reads only lower the floor. */
+    uint64_t monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+    uint64_t asleep_ns = clock_ns(CLOCK_BOOTTIME) - monotonic_ns;
+    uint64_t boot_ns = ticks * (1000000000u / (uint64_t)hz);
+    uint64_t floor_ns = boot_ns > asleep_ns ? boot_ns - asleep_ns : 1;
+    /* A pid used again since it connected: another process's entry. */
+    if (floor_ns > connected_ns)
+        return connected_ns;
+    return claimed_ns >= floor_ns && claimed_ns <= monotonic_ns ? claimed_ns : floor_ns;
+}
+
+/* Whose `key` is, when it is not `uid`'s: the owner, and why. */
+static gboolean key_owner(struct vigild_processes *ps, uid_t uid, const char *key, uid_t *owner,
+                          char **why)
+{
+    uint32_t named = 0;
+    char job[VIGIL_RUN_KEY_MAX + 1];
+    if (vigil_run_key_owner(key, &named)) {
+        *owner = named;
+        *why = g_strdup_printf("its name says it is uid %u's", (unsigned)named);
+        return named != uid;
+    }
+    if (vigil_run_key_scheduler_job(key, job, sizeof job)) {
+        if (ps->job_owner == NULL || !ps->job_owner(ps->user, job, owner)) {
+            *owner = (uid_t)-1;
+            *why = g_strdup_printf("root has not told vigild whose job %s is (the prolog or the "
+                                   "SPANK plugin does), so no one may take its key",
+                                   job);
+            return TRUE;
+        }
+        *why = g_strdup_printf("root told vigild job %s is uid %u's", job, (unsigned)*owner);
+        return *owner != uid;
+    }
+    /* A running process of another uid: always right, even for a key the
+     * table forgot. */
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, ps->by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        const struct vigild_process *p = value;
+        if (p->uid != uid && strcmp(p->run_key, key) == 0) {
+            *owner = p->uid;
+            *why = g_strdup_printf("its processes are uid %u's", (unsigned)p->uid);
+            return TRUE;
+        }
+    }
+    if (vigild_owners_lookup(ps->run_owners, key, vigil_clock_monotonic_ns(), owner) &&
+        *owner != uid) {
+        *why = g_strdup_printf("its first process was uid %u's", (unsigned)*owner);
+        return TRUE;
+    }
+    return FALSE;
+}
+
+/* One line at once, then one a period with the count since: a user who
+ * keeps trying must not flood the log. */
+static void log_placed_apart(struct vigild_processes *ps, pid_t pid, uid_t uid, const char *key,
+                             const char *apart, const char *why)
+{
+    gint64 now_us = g_get_monotonic_time();
+    if (ps->apart_logged_us != 0 &&
+        now_us - ps->apart_logged_us < APART_LOG_PERIOD_S * G_USEC_PER_SEC) {
+        ps->apart_unlogged++;
+        return;
+    }
+    g_message("pid %d (uid %u) named run %s, which is not its user's (%s): it is kept in run %s "
+              "(%" G_GUINT64_FORMAT " more kept apart since the last such line; logged at most "
+              "once in %d s)",
+              (int)pid, (unsigned)uid, key, why, apart, ps->apart_unlogged, APART_LOG_PERIOD_S);
+    ps->apart_logged_us = now_us;
+    ps->apart_unlogged = 0;
+}
+
+char *vigild_processes_place(struct vigild_processes *ps, pid_t pid, uid_t uid, const char *key,
+                             char **why)
+{
+    *why = NULL;
+    uid_t owner = 0;
+    char *reason = NULL;
+    if (!key_owner(ps, uid, key, &owner, &reason)) {
+        g_free(reason);
+        return g_strdup(key);
+    }
+    char apart[VIGIL_RUN_KEY_MAX + 1];
+    vigil_run_key_apart(apart, key, (uint32_t)uid);
+    ps->placed_apart_total++;
+    log_placed_apart(ps, pid, uid, key, apart, reason);
+    *why = g_strdup_printf("run %s is not uid %u's: %s", key, (unsigned)uid, reason);
+    g_free(reason);
+    return g_strdup(apart);
+}
+
+/* The first process of an ordinary key makes it its uid's; a key named
+ * after its owner or a scheduler's job needs no entry. */
+static void claim_run_key(struct vigild_processes *ps, const struct vigild_process *p)
+{
+    uint32_t named;
+    char job[VIGIL_RUN_KEY_MAX + 1];
+    uid_t owner;
+    if (vigil_run_key_owner(p->run_key, &named) ||
+        vigil_run_key_scheduler_job(p->run_key, job, sizeof job))
+        return;
+    if (!vigild_owners_lookup(ps->run_owners, p->run_key, vigil_clock_monotonic_ns(), &owner))
+        vigild_owners_set(ps->run_owners, p->run_key, p->uid, 0);
 }
 
 static gboolean on_pid_exit(gint fd, GIOCondition condition, gpointer user_data);
@@ -147,6 +281,7 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     }
     p->cpu_s = p->energy_j = NAN;
     p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
+    claim_run_key(ps, p);
     p->exit_code = -1;
     p->pidfd = pidfd_open(pid, 0);
     int pidfd_errno = errno; /* the start callbacks below may change errno */
@@ -424,4 +559,5 @@ void vigild_processes_clear(struct vigild_processes *ps)
     while (!g_queue_is_empty(ps->ended))
         process_free(g_queue_pop_head(ps->ended));
     g_queue_free(ps->ended);
+    g_clear_pointer(&ps->run_owners, vigild_owners_free);
 }

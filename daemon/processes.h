@@ -11,6 +11,7 @@
 #include "vigil/ring.h"
 #include "capture.h"
 #include "energy_share.h"
+#include "owners.h"
 
 enum vigild_process_state {
     VIGILD_PROCESS_RUNNING,
@@ -28,7 +29,9 @@ struct vigild_process {
     gboolean argv_truncated;
     int32_t mpi_rank, mpi_size; /* -1 until known */
     uint64_t start_realtime_ns;
-    uint64_t start_monotonic_ns;      /* as the process said (REGISTER) */
+    /* As the kernel has it: the REGISTER's own only when it lies between
+     * the pid's start in /proc and its connection (vigild_processes_start_of). */
+    uint64_t start_monotonic_ns;
     uint64_t registered_ns, ended_ns; /* CLOCK_MONOTONIC */
     char *dropped_reason;
 
@@ -66,7 +69,9 @@ struct vigild_process {
     gboolean energy_shared;
     char energy_sources[VIGILD_ENERGY_SOURCES_BYTES];
 
-    /* From REGISTER: the run it belongs to (vigil/run_key.h). */
+    /* The run it belongs to (vigil/run_key.h): its REGISTER's, or the key
+     * kept apart for its uid when that run is another user's
+     * (vigild_processes_place). */
     char *run_key;
     /* From REPORT, sent at its exit: its report's JSON (NULL when none
      * came, or it had none) and its exit status (-1 unknown; else as
@@ -88,6 +93,15 @@ struct vigild_processes {
     uint64_t adopt_skip_below; /* for the next add: a process taken back */
     guint keep_ended;
     gboolean hold_records;
+    /* Whose each ordinary run key is: the uid of its first process here,
+     * running or ended, across restarts (state folder "run-owners"). */
+    struct vigild_owners *run_owners;
+    /* The uid root told vigild scheduler job `job` is (jobs.c); FALSE when
+     * it told none. NULL: no such notices. */
+    gboolean (*job_owner)(void *user, const char *job, uid_t *uid);
+    uint64_t placed_apart_total; /* processes kept out of another user's run */
+    gint64 apart_logged_us;      /* g_get_monotonic_time of the last such log line */
+    uint64_t apart_unlogged;     /* kept apart since */
     /* Told about every process that starts or ends (sampler, energy). */
     void (*on_start)(void *user, const struct vigild_process *p);
     void (*on_end)(void *user, const struct vigild_process *p);
@@ -105,7 +119,23 @@ void vigild_processes_hold_records(struct vigild_processes *ps, gboolean hold);
  * free it, and a restarted vigild resumes there. */
 void vigild_processes_commit(struct vigild_processes *ps, struct vigild_process *p,
                              uint64_t position);
-/* A running process by its pid and the start it gave at REGISTER; NULL. */
+/* The start vigild keeps for `pid`, which says it started at `claimed_ns`
+ * and connected by `connected_ns` (CLOCK_MONOTONIC): its claim when that
+ * lies between the kernel's start of the pid (/proc/PID/stat, to its
+ * clock tick) and now, else the kernel's. A pid whose /proc entry is gone,
+ * or is a later process's (started after the connection), started by its
+ * connection: `connected_ns`. */
+uint64_t vigild_processes_start_of(pid_t pid, uint64_t claimed_ns, uint64_t connected_ns);
+/* The run key a process `pid` of `uid` that names `key` is kept in, as a
+ * new string: `key`, unless that run is another uid's — by its name
+ * ("…@uidN", vigil/run_key.h), by root's word on its Slurm job, or by its
+ * first process here, running or ended — when it is the key kept apart
+ * for `uid` (vigil_run_key_apart); *why then says whose, else NULL. A
+ * Slurm key root has not told vigild of is kept apart too: whoever names
+ * it first cannot have it. g_free both. */
+char *vigild_processes_place(struct vigild_processes *ps, pid_t pid, uid_t uid, const char *key,
+                             char **why);
+/* A running process by its pid and its start (vigild_processes_start_of); NULL. */
 struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, pid_t pid,
                                              uint64_t start_monotonic_ns);
 /* Takes a registration: attaches the ring from `ring_fd` (which it closes)

@@ -40,6 +40,7 @@ struct connection {
     guint watch;
     pid_t pid;
     uid_t uid;
+    uint64_t accepted_ns; /* CLOCK_MONOTONIC: the peer connected before it */
     enum connection_role role;
     uint64_t process_id;
     gboolean reported; /* its REPORT came: one per process */
@@ -110,6 +111,26 @@ static void refuse_over_limit(struct connection *c, char *reason)
     connection_close(c);
 }
 
+/* Registered, in the run it named or, when that is another user's, in the
+ * one kept apart for its own (saying which and why). */
+static void answer_registered(struct connection *c, const struct vigild_process *p,
+                              const char *apart_why)
+{
+    struct vigil_error err = {{0}};
+    gboolean sent;
+    if (apart_why == NULL) {
+        struct vigil_local_registered answer = {.process_id = p->id};
+        sent = vigil_local_send(c->fd, VIGIL_LOCAL_REGISTERED, &answer, sizeof answer, -1, &err);
+    } else {
+        size_t bytes =
+            vigil_local_encode_registered_apart(c->server->buffer, p->id, p->run_key, apart_why);
+        sent = vigil_local_send(c->fd, VIGIL_LOCAL_REGISTERED_APART, c->server->buffer, bytes, -1,
+                                &err);
+    }
+    if (!sent)
+        g_debug("pid %d: %s", (int)c->pid, err.message);
+}
+
 static void handle_register(struct connection *c, size_t length, int ring_fd)
 {
     struct vigild_server *s = c->server;
@@ -124,6 +145,10 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
         refuse(c, err.message);
         return;
     }
+    /* Its start is the kernel's, the message's only within it: a forged
+     * one would make it look older than it is. */
+    info.fixed.start_monotonic_ns =
+        vigild_processes_start_of(c->pid, info.fixed.start_monotonic_ns, c->accepted_ns);
     /* A process whose vigild restarted, and which this vigild may have
      * taken back already (process_state.c): the same pid and start. */
     struct vigild_process *known =
@@ -138,13 +163,10 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
         c->idle = NULL;
         g_debug("pid %d (%s) re-attached as process %" G_GUINT64_FORMAT, (int)c->pid,
                 known->program, known->id);
-        struct vigil_local_registered answer = {.process_id = known->id};
-        if (!vigil_local_send(c->fd, VIGIL_LOCAL_REGISTERED, &answer, sizeof answer, -1, &err))
-            g_debug("pid %d: %s", (int)c->pid, err.message);
+        answer_registered(c, known, NULL);
         return;
     }
-    char *over = vigild_client_limits_check_register(&c->server->limits, c->uid, info.run_key,
-                                                     info.fixed.run_bytes, s->processes);
+    char *over = vigild_client_limits_check_register(&c->server->limits, c->uid, s->processes);
     if (over != NULL) {
         close(ring_fd);
         refuse_over_limit(c, over);
@@ -158,10 +180,18 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
         g_free(why);
         return;
     }
+    char *named = g_strndup(info.run_key, info.fixed.run_bytes);
+    char *apart_why = NULL;
+    char *run_key = vigild_processes_place(s->processes, c->pid, c->uid, named, &apart_why);
+    info.run_key = run_key;
+    info.fixed.run_bytes = (uint16_t)strlen(run_key);
     GError *error = NULL;
     struct vigild_process *p =
         vigild_processes_add(s->processes, &info, c->pid, c->uid, ring_fd, &error);
+    g_free(run_key);
+    g_free(named);
     if (p == NULL) {
+        g_free(apart_why);
         refuse(c, error->message);
         g_error_free(error);
         return;
@@ -172,9 +202,8 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
     vigild_client_limits_idle_stop(&c->server->limits, c->idle);
     c->idle = NULL;
     g_debug("registered pid %d (%s) as process %" G_GUINT64_FORMAT, (int)c->pid, p->program, p->id);
-    struct vigil_local_registered answer = {.process_id = p->id};
-    if (!vigil_local_send(c->fd, VIGIL_LOCAL_REGISTERED, &answer, sizeof answer, -1, &err))
-        g_debug("pid %d: %s", (int)c->pid, err.message);
+    answer_registered(c, p, apart_why);
+    g_free(apart_why);
 }
 
 /* A running process, or an ended one the daemon still keeps; NULL. */
@@ -584,6 +613,7 @@ static void accept_all(struct vigild_server *s)
         c->fd = fd;
         c->pid = cred.pid;
         c->uid = cred.uid;
+        c->accepted_ns = vigil_clock_monotonic_ns();
         c->role = ROLE_NEW;
         c->idle = vigild_client_limits_idle_start(&s->limits, c->key);
         c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_client, c);

@@ -349,6 +349,8 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     vigild_json_bool(b, "argv_truncated", p->argv_truncated);
     vigild_json_string(b, "cwd", p->cwd);
     vigild_json_string(b, "job", p->job);
+    vigild_json_string(b, "run_key", p->run_key);
+    vigild_json_int(b, "start_monotonic_ns", (gint64)p->start_monotonic_ns);
     vigild_json_int(b, "mpi_rank", p->mpi_rank);
     vigild_json_int(b, "mpi_size", p->mpi_size);
     uint64_t end_ns = p->state == VIGILD_PROCESS_RUNNING ? vigil_clock_monotonic_ns() : p->ended_ns;
@@ -397,6 +399,7 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finish
     vigild_json_int(b, "dropped_total", (gint64)ps->dropped_total);
     vigild_json_int(b, "refused_total", (gint64)ps->refused_total);
     vigild_json_int(b, "recovered_total", (gint64)ps->recovered_total);
+    vigild_json_int(b, "placed_apart_total", (gint64)ps->placed_apart_total);
     if (finished_pid > 0) {
         gboolean found = FALSE;
         for (GList *l = ps->ended->head; l != NULL && !found; l = l->next)

@@ -51,6 +51,9 @@ static struct {
     ino_t ino;
     atomic_int summary_taken;
     struct preload_link_figures figures;
+    /* The run vigild keeps the process in when it is not the one named
+     * (REGISTERED_APART: that run is another user's); "" otherwise. */
+    char run_key_apart[VIGIL_RUN_KEY_MAX + 1];
 } conn = {.fd = -1};
 
 /* REGISTER is built here, and the answers are read here. */
@@ -74,6 +77,7 @@ __attribute__((format(printf, 1, 2))) static void set_reason(const char *fmt, ..
 static void reset_figures(void)
 {
     memset(&conn.figures, 0, sizeof conn.figures);
+    conn.run_key_apart[0] = '\0';
     conn.figures.state = PRELOAD_LINK_STANDALONE;
     conn.figures.energy_j = NAN;
     conn.figures.cpu_s = NAN;
@@ -332,6 +336,14 @@ static bool take_answer(enum vigil_local_type type, size_t bytes)
         conn.figures.process_id = r.process_id;
         return true;
     }
+    case VIGIL_LOCAL_REGISTERED_APART: {
+        if (!vigil_local_decode_registered_apart(message, bytes, &conn.figures.process_id,
+                                                 conn.run_key_apart, NULL, 0, &err)) {
+            set_reason("vigild sent %s", err.message);
+            return false;
+        }
+        return true;
+    }
     case VIGIL_LOCAL_REFUSED: {
         char why[200];
         if (vigil_local_decode_text(type, message, bytes, why, sizeof why, &err))
@@ -469,6 +481,11 @@ void preload_link_report(int exit_code, int json_fd, uint64_t json_bytes)
                          fixed.json_bytes > 0 ? json_fd : -1, NULL);
     preload_thread.in_call = saved_in_call;
     errno = saved_errno;
+}
+
+const char *preload_link_run_key(void)
+{
+    return conn.run_key_apart[0] != '\0' ? conn.run_key_apart : preload.run_key;
 }
 
 void preload_link_figures(struct preload_link_figures *out)

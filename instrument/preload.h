@@ -582,6 +582,10 @@ void preload_link_summary(void) PRELOAD_HIDDEN;
  * data ECONNRESET instead of an end. */
 void preload_link_leave(void) PRELOAD_HIDDEN;
 void preload_link_figures(struct preload_link_figures *out) PRELOAD_HIDDEN;
+/* The run the process is in: the one it named (preload.run_key), or the
+ * one vigild keeps it in instead, the named one being another user's
+ * (known once vigild's answer was read, with the summary). */
+const char *preload_link_run_key(void) PRELOAD_HIDDEN;
 /* Whether the process is registered with vigild (and still holds the
  * connection): only then is a report for it worth rendering. */
 bool preload_link_connected(void) PRELOAD_HIDDEN;

@@ -114,7 +114,7 @@ void preload_report_gather(struct preload_report *p)
     if (gethostname(p->host, sizeof p->host - 1) != 0)
         strcpy(p->host, "unknown");
     r->host = p->host;
-    r->run_key = preload.run_key;
+    r->run_key = preload_link_run_key();
     r->program =
         preload.argc > 0 && preload.argv && preload.argv[0] ? preload.argv[0] : "(unknown)";
     r->argv = (const char *const *)preload.argv;

@@ -17,6 +17,7 @@
 
 #include "txd.h"
 #include "vigil/health.h"
+#include "vigil/run_key.h"
 
 /* vigil_warehouse_day_tables, by name. */
 enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, BATCHES };
@@ -215,7 +216,7 @@ struct batch_context {
     GHashTable *processes; /* daemon's process id → warehouse id (boxed) */
     GHashTable *files;     /* "process id:file id" → warehouse id */
     GHashTable *metrics;   /* daemon's metric id → warehouse id */
-    GHashTable *runs;      /* run key → struct batch_run */
+    GHashTable *runs;      /* "UID KEY" (the key a process of UID named) → struct batch_run */
     GHashTable *jobs;      /* scheduler job id → warehouse id */
     uint64_t rows;
     uint64_t runs_described;
@@ -345,10 +346,11 @@ struct batch_run {
     gboolean changed;
 };
 
-/* One statement returning (id) or (id, flag) in its first row, or no row. */
+/* One statement returning (id), (id, flag) or (id, flag, number) in its
+ * first row, or no row. */
 static gboolean query_row(PGconn *db, const char *sql, int n, const char *const *values,
                           const int *lengths, const int *formats, gboolean *found, int64_t *id,
-                          gboolean *flag, GError **error)
+                          gboolean *flag, int64_t *number, GError **error)
 {
     PGresult *result = PQexecParams(db, sql, n, NULL, values, lengths, formats, 0);
     gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK;
@@ -359,48 +361,129 @@ static gboolean query_row(PGconn *db, const char *sql, int n, const char *const 
         *id = g_ascii_strtoll(PQgetvalue(result, 0, 0), NULL, 10);
         if (flag != NULL)
             *flag = strcmp(PQgetvalue(result, 0, 1), "t") == 0;
+        if (number != NULL)
+            *number = g_ascii_strtoll(PQgetvalue(result, 0, 2), NULL, 10);
     }
     PQclear(result);
     return ok;
 }
 
-/* The run of `p`, made when it is new: INSERT … ON CONFLICT DO NOTHING
- * takes no lock on a run that exists, so batches of one run from several
- * nodes do not wait for each other here. */
+/* The uid root told the warehouse scheduler job `job` is (jobs.uid with
+ * root_fields' uid bit); FALSE when no root notice said. */
+static gboolean root_job_uid(struct batch_context *b, const char *job, gboolean *told, int64_t *uid,
+                             GError **error)
+{
+    const char *values[] = {job};
+    static const char sql[] = "SELECT uid FROM jobs WHERE scheduler_job_id = $1 "
+                              "AND root_fields & 2 <> 0 AND uid IS NOT NULL";
+    return query_row(b->store->db, sql, 1, values, NULL, NULL, told, uid, NULL, NULL, error);
+}
+
+/* Why run `key` is not uid `uid`'s before any run is looked up: its name
+ * says whose it is, or root said whose its Slurm job is; NULL when
+ * neither rules it out. */
+static char *not_by_name(struct batch_context *b, const char *key, uint32_t uid, GError **error)
+{
+    uint32_t named = 0;
+    char job[VIGIL_RUN_KEY_MAX + 1];
+    if (vigil_run_key_owner(key, &named))
+        return named != uid ? g_strdup_printf("its name says it is uid %u's", named) : NULL;
+    gboolean told = FALSE;
+    int64_t job_uid = 0;
+    if (!vigil_run_key_scheduler_job(key, job, sizeof job) ||
+        !root_job_uid(b, job, &told, &job_uid, error) || !told || job_uid == (int64_t)uid)
+        return NULL;
+    return g_strdup_printf("root told job %s is uid %" G_GINT64_FORMAT "'s", job, job_uid);
+}
+
+/* Keys a process may be sent on to: its run's, its own apart, and (a run
+ * of that name left by hand, or before migration 10) one further each. */
+#define RUN_KEY_HOPS_MAX 4
+
+/* The run of `p`: the one its key names when that is its uid's, else the
+ * one kept apart for its uid (vigil_run_key_apart), as vigild keeps it,
+ * since runs span nodes and a node's vigild may not have known. A run is
+ * made when new, with `p`'s program, argv, uid and start, which never
+ * change after; INSERT … ON CONFLICT DO NOTHING takes no lock on a run
+ * that exists, so batches of one run from several nodes do not wait for
+ * each other here, and of two servers making one run, the first to commit
+ * decides whose it is. */
 static struct batch_run *run_of(struct batch_context *b, const struct vigil_wire_process *p,
                                 const char *argv, int argv_length, const char *start,
                                 const char *end, const char *exit_status, GPtrArray *buffers,
                                 GError **error)
 {
-    struct batch_run *run = g_hash_table_lookup(b->runs, p->run_key);
-    if (run != NULL)
+    char *cache_key = g_strdup_printf("%u %s", p->uid, p->run_key);
+    struct batch_run *run = g_hash_table_lookup(b->runs, cache_key);
+    if (run != NULL) {
+        g_free(cache_key);
         return run;
+    }
     PGconn *db = b->store->db;
     static const char sql[] =
         "WITH inserted AS (INSERT INTO runs (run_key, program, argv, uid, start_time, end_time, "
-        "exit_status) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_key) DO NOTHING "
-        "RETURNING run_id) SELECT run_id, true FROM inserted UNION ALL "
-        "SELECT run_id, false FROM runs WHERE run_key = $1 LIMIT 1";
-    const char *values[] = {p->run_key, p->program, argv,       param_int(buffers, p->uid),
-                            start,      end,        exit_status};
-    const int lengths[] = {0, 0, argv_length, 0, 0, 0, 0};
-    const int formats[] = {0, 0, 1, 0, 0, 0, 0};
-    int64_t run_id = 0;
-    gboolean found = FALSE, inserted = FALSE;
-    /* A run another server inserted meanwhile is seen by neither part of
-     * the statement's snapshot: the second try sees it. */
-    for (int attempt = 0; attempt < 2 && !found; attempt++)
-        if (!query_row(db, sql, 7, values, lengths, formats, &found, &run_id, &inserted, error))
-            return NULL;
-    if (!found) {
-        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "no run id came back for run key %s",
-                    p->run_key);
+        "exit_status, asked_run_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+        "ON CONFLICT (run_key) DO NOTHING RETURNING run_id, uid) "
+        "SELECT run_id, true, uid FROM inserted UNION ALL "
+        "SELECT run_id, false, uid FROM runs WHERE run_key = $1 LIMIT 1";
+    char key[VIGIL_RUN_KEY_MAX + 1];
+    g_strlcpy(key, p->run_key, sizeof key);
+    GError *local = NULL;
+    char *why = not_by_name(b, key, p->uid, &local);
+    if (local != NULL) {
+        g_propagate_error(error, local);
+        g_free(cache_key);
         return NULL;
     }
+    int64_t run_id = 0, run_uid = 0;
+    gboolean found = FALSE, inserted = FALSE;
+    int hop = 0;
+    for (; hop < RUN_KEY_HOPS_MAX; hop++) {
+        if (why != NULL) {
+            char apart[VIGIL_RUN_KEY_MAX + 1];
+            vigil_run_key_apart(apart, key, p->uid);
+            g_strlcpy(key, apart, sizeof key);
+        }
+        const char *values[] = {
+            key,   p->program, argv,        param_int(buffers, p->uid),
+            start, end,        exit_status, strcmp(key, p->run_key) != 0 ? p->run_key : NULL};
+        const int lengths[] = {0, 0, argv_length, 0, 0, 0, 0, 0};
+        const int formats[] = {0, 0, 1, 0, 0, 0, 0, 0};
+        /* A run another server inserted meanwhile is seen by neither part
+         * of the statement's snapshot: the second try sees it. */
+        found = FALSE;
+        for (int attempt = 0; attempt < 2 && !found; attempt++)
+            if (!query_row(db, sql, 8, values, lengths, formats, &found, &run_id, &inserted,
+                           &run_uid, error)) {
+                g_free(why);
+                g_free(cache_key);
+                return NULL;
+            }
+        if (!found || run_uid == (int64_t)p->uid)
+            break;
+        g_free(why);
+        why = g_strdup_printf("its first process was uid %" G_GINT64_FORMAT "'s", run_uid);
+        found = FALSE;
+    }
+    if (!found) {
+        /* Every key tried is another uid's: runs made by hand, not by
+         * vigil-txd. A run that did not come back at all is tried again. */
+        g_set_error(error, TXD_ERROR, hop == RUN_KEY_HOPS_MAX ? TXD_ERROR_REFUSE : TXD_ERROR_RETRY,
+                    "no run of uid %u's came back for run key %s (tried up to %s)", p->uid,
+                    p->run_key, key);
+        g_free(why);
+        g_free(cache_key);
+        return NULL;
+    }
+    if (inserted && why != NULL)
+        g_message("batch %" G_GINT64_FORMAT ":%" G_GUINT64_FORMAT ": pid %d (uid %u) named run %s, "
+                  "which is not its uid's (%s): stored in run %s",
+                  b->node_id, b->batch->header.sequence, p->pid, p->uid, p->run_key, why, key);
+    g_free(why);
     run = g_new0(struct batch_run, 1);
     run->run_id = run_id;
     run->changed = inserted;
-    g_hash_table_insert(b->runs, g_strdup(p->run_key), run);
+    g_hash_table_insert(b->runs, cache_key, run);
     return run;
 }
 
@@ -450,12 +533,13 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
             "end_time = coalesce(EXCLUDED.end_time, processes.end_time), "
             "exit_status = coalesce(EXCLUDED.exit_status, processes.exit_status), "
             "rank = coalesce(EXCLUDED.rank, processes.rank) "
-            "WHERE (processes.end_time, processes.exit_status, processes.rank) IS DISTINCT FROM "
+            "WHERE processes.uid = EXCLUDED.uid AND "
+            "(processes.end_time, processes.exit_status, processes.rank) IS DISTINCT FROM "
             "(coalesce(EXCLUDED.end_time, processes.end_time), "
             "coalesce(EXCLUDED.exit_status, processes.exit_status), "
             "coalesce(EXCLUDED.rank, processes.rank)) "
-            "RETURNING process_id) SELECT process_id, true FROM upserted UNION ALL "
-            "SELECT process_id, false FROM processes WHERE node_id = $2 AND pid = $3 AND "
+            "RETURNING process_id, uid) SELECT process_id, true, uid FROM upserted UNION ALL "
+            "SELECT process_id, false, uid FROM processes WHERE node_id = $2 AND pid = $3 AND "
             "start_monotonic_ns = $10 LIMIT 1";
         const char *values[] = {param_int(buffers, run->run_id),
                                 param_int(buffers, b->node_id),
@@ -472,14 +556,24 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
         const int lengths[] = {0, 0, 0, 0, 0, 0, (int)argv->len, 0, 0, 0, 0, 0};
         const int formats[] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
         gboolean found = FALSE, changed = FALSE;
+        int64_t stored_uid = 0;
         for (int attempt = 0; ok && attempt < 2 && !found; attempt++)
             ok = query_row(db, sql, 12, values, lengths, formats, &found, &process_id, &changed,
-                           error);
+                           &stored_uid, error);
         if (ok && !found) {
             g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "no process id came back for pid %d",
                         p->pid);
             ok = FALSE;
         }
+        /* The same (node, pid, start) as another user's process: a start a
+         * vigild took from a REGISTER (before issue 30), forged to take
+         * that process's row. */
+        if (ok && stored_uid != (int64_t)p->uid)
+            ok = refuse(error,
+                        "process %d of uid %u starts at %" G_GUINT64_FORMAT
+                        " ns, as process %" G_GINT64_FORMAT " of uid %" G_GINT64_FORMAT
+                        " on this node did: a process's start must be its own",
+                        p->pid, p->uid, p->start_ns, process_id, stored_uid);
         if (ok && changed)
             run->changed = TRUE;
     }
@@ -501,11 +595,14 @@ static gint compare_run_ids(gconstpointer a, gconstpointer b)
 }
 
 /* Describes again, once per batch, each run a new or changed process of
- * the batch belongs to: by its first process (program, arguments, user)
- * whichever batch brought it first; its exit status that pid's last
- * program's (a shell that exec'd the real program has none of its own);
- * from its first start to its last end, with no end while a process of it
- * runs. Batches of several nodes come in any order, and through several
+ * the batch belongs to: its scheduler job (the one its processes name,
+ * unless root told that job is another uid's: SLURM_JOB_ID is anyone's to
+ * set); its exit status its first
+ * process's pid's last program's (a shell that exec'd the real program has
+ * none of its own); its end, the last of its processes', none while one
+ * runs. Its first process is the first stored (the lowest process id):
+ * its uid, program, arguments and start were set when it made the run,
+ * and are not touched here. Batches of several nodes come in any order, and through several
  * servers: the run's row is locked first, by a statement of its own, so
  * that the description is read from a snapshot taken after every other
  * transaction that changed the run committed. Runs in id order, so that
@@ -522,16 +619,15 @@ static gboolean describe_runs(struct batch_context *b, GError **error)
     g_ptr_array_sort(changed, compare_run_ids);
     static const char lock_sql[] = "SELECT run_id FROM runs WHERE run_id = $1 FOR NO KEY UPDATE";
     static const char sql[] =
-        "UPDATE runs SET program = first.program, argv = first.argv, uid = first.uid, "
-        "job_id = coalesce(runs.job_id, $2), "
+        "UPDATE runs SET job_id = coalesce(runs.job_id, (SELECT j.job_id FROM jobs j "
+        "WHERE j.job_id = $2 AND (j.root_fields & 2 = 0 OR j.uid = runs.uid))), "
         "exit_status = (SELECT exit_status FROM processes p WHERE p.run_id = $1 AND "
         "p.node_id = first.node_id AND p.pid = first.pid ORDER BY p.start_time DESC, "
-        "p.process_id DESC LIMIT 1), start_time = span.start_time, "
-        "end_time = span.end_time "
-        "FROM (SELECT program, argv, uid, node_id, pid FROM processes WHERE run_id = $1 "
-        "ORDER BY start_time, process_id LIMIT 1) AS first, "
-        "(SELECT min(start_time) AS start_time, CASE WHEN bool_and(end_time IS NOT NULL) "
-        "THEN max(end_time) END AS end_time FROM processes WHERE run_id = $1) AS span "
+        "p.process_id DESC LIMIT 1), end_time = span.end_time "
+        "FROM (SELECT node_id, pid FROM processes WHERE run_id = $1 "
+        "ORDER BY process_id LIMIT 1) AS first, "
+        "(SELECT CASE WHEN bool_and(end_time IS NOT NULL) THEN max(end_time) END AS end_time "
+        "FROM processes WHERE run_id = $1) AS span "
         "WHERE runs.run_id = $1";
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < changed->len; i++) {
@@ -865,8 +961,14 @@ static gint compare_processes(gconstpointer a, gconstpointer b)
 {
     const struct vigil_wire_process *x = *(const struct vigil_wire_process *const *)a;
     const struct vigil_wire_process *y = *(const struct vigil_wire_process *const *)b;
+    /* By key (the order runs are made in), then start: of a batch's new
+     * run's processes, the earliest makes it. */
     int c = strcmp(x->run_key, y->run_key);
-    return c != 0 ? c : (x->pid > y->pid) - (x->pid < y->pid);
+    if (c != 0)
+        return c;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 struct batch_name {
@@ -882,10 +984,11 @@ static gint compare_names(gconstpointer a, gconstpointer b)
     return c != 0 ? c : (x->length > y->length) - (x->length < y->length);
 }
 
-/* What the COPYs refer to first: processes (and their runs and jobs),
- * metrics, then files (a file id is its process's). New runs and files are
- * inserted in the order of their keys, so that two servers inserting the
- * same new ones never wait for each other in a circle. */
+/* What the COPYs refer to first: the job notices, processes (and their
+ * runs and jobs), metrics, then files (a file id is its process's). Jobs
+ * are written in the order of their ids, then new runs and files in the
+ * order of their keys, so that two servers inserting the same new ones
+ * never wait for each other in a circle. */
 static gboolean store_describing(struct batch_context *b, GError **error)
 {
     const struct vigil_wire_message *batch = b->batch;
@@ -905,12 +1008,14 @@ static gboolean store_describing(struct batch_context *b, GError **error)
                 g_array_append_val(names, n);
             }
     }
+    /* Jobs first: root's word on a job's uid, in the same batch as its
+     * step's first processes, says whose the step's run key is. */
+    ok = ok && txd_store_jobs(b->store->db, b->node_id, b->node->realtime_offset_ns, b->batch,
+                              &b->rows, error);
     g_ptr_array_sort(processes, compare_processes);
     for (guint i = 0; ok && i < processes->len; i++)
         ok = store_process(b, g_ptr_array_index(processes, i), error);
     ok = ok && describe_runs(b, error);
-    ok = ok && txd_store_jobs(b->store->db, b->node_id, b->node->realtime_offset_ns, b->batch,
-                              &b->rows, error);
     g_array_sort(names, compare_names);
     for (guint i = 0; ok && i < names->len; i++) {
         const struct batch_name *n = &g_array_index(names, struct batch_name, i);

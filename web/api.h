@@ -43,10 +43,18 @@ JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **err
  * alias `b` (g_free it). web_api_runs_from_result makes the first `rows`
  * rows RUN objects. */
 /* Whether the viewer may see run `run_id` (404 otherwise); its id as text
- * in id_text. Cheaper than web_api_run_row, for the run's sub-resources. */
+ * in id_text. Cheaper than web_api_run_row, for the run's sub-resources.
+ * Of a run they may see, a non-admin sees only their own uid's processes:
+ * every query of a run's processes filters by web_viewer_uid_param too. */
 gboolean web_api_run_visible(struct web_request *req, gint64 run_id, char id_text[24],
                              GError **error);
 extern const char web_api_run_base_sql[];
+/* *mixed: the viewer is no admin and run `run_id` holds another uid's
+ * process (stored before issue 30 kept users apart): figures the
+ * warehouse sums over the whole run (its files, its energy across nodes)
+ * would show theirs too. */
+gboolean web_api_run_mixed(struct web_request *req, const char *run_id, gboolean *mixed,
+                           GError **error);
 /* The run's energy across its nodes as "job_energy" of `out` (null when it
  * has none): api_run_energy.c. */
 gboolean web_api_run_add_job_energy(struct web_request *req, const char *run_id, JsonObject *out,

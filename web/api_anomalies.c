@@ -1,6 +1,7 @@
 /* vigil-web — GET /api/v1/anomalies: what the ADPIs reported, newest
  * first, filtered, a page at a time (key: time, anomaly_id). A non-admin
- * sees the anomalies of their own processes and those of nodes. */
+ * sees the anomalies of their own processes (in their own runs) and those
+ * of nodes. */
 #include "api.h"
 #include "db_pool.h"
 #include "json_rows.h"
@@ -14,7 +15,8 @@ static const char anomalies_sql[] =
     "  FROM anomalies a JOIN nodes n USING (node_id)"
     "  LEFT JOIN processes p ON p.process_id = a.process_id"
     "  LEFT JOIN runs r ON r.run_id = p.run_id"
-    " WHERE ($1::bigint IS NULL OR a.process_id IS NULL OR r.uid = $1::bigint)"
+    " WHERE ($1::bigint IS NULL OR a.process_id IS NULL"
+    "        OR (r.uid = $1::bigint AND p.uid = $1::bigint))"
     "   AND ($2::bigint IS NULL"
     "        OR a.process_id IN (SELECT process_id FROM processes WHERE run_id = $2::bigint)"
     "        OR (a.process_id IS NULL AND EXISTS (SELECT 1 FROM processes m"

@@ -59,7 +59,8 @@ gboolean web_api_node(struct web_request *req, GError **error)
                      "  LEFT JOIN processes p ON p.process_id = a.process_id"
                      "  LEFT JOIN runs r ON r.run_id = p.run_id"
                      " WHERE a.node_id = $1::bigint"
-                     "   AND ($2::bigint IS NULL OR a.process_id IS NULL OR r.uid = $2::bigint)"
+                     "   AND ($2::bigint IS NULL OR a.process_id IS NULL"
+                     "        OR (r.uid = $2::bigint AND p.uid = $2::bigint))"
                      " ORDER BY a.time DESC, a.anomaly_id DESC LIMIT 50",
                      2, aparams, error);
     if (r == NULL) {

@@ -10,18 +10,19 @@
 
 /* The run's job report when it has one (rank 0's, for MPI), else its
  * first process's: the one `vigil report RUN` prints. */
-static gboolean add_report(struct web_request *req, const char *run_id, JsonObject *out,
-                           GError **error)
+static gboolean add_report(struct web_request *req, const char *run_id, const char *uid,
+                           JsonObject *out, GError **error)
 {
-    const char *params[] = {run_id};
+    const char *params[] = {run_id, uid};
     PGresult *r = web_db_query(req,
                                "SELECT s.report::text, p.pid, n.hostname"
                                "  FROM processes p JOIN run_summaries s USING (process_id)"
                                "  JOIN nodes n USING (node_id)"
                                " WHERE p.run_id = $1::bigint"
+                               "   AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
                                " ORDER BY (s.report ? 'ranks') DESC, p.start_time, p.process_id"
                                " LIMIT 1",
-                               1, params, error);
+                               2, params, error);
     if (r == NULL)
         return FALSE;
     if (PQntuples(r) == 0) {
@@ -66,10 +67,10 @@ static gboolean add_report(struct web_request *req, const char *run_id, JsonObje
 /* Each process with its own figures. A joint MPI report (rank 0's) covers
  * the job, so its process has none of its own here: `job_report` says so,
  * and the job's per-rank figures are the report's per_rank. */
-static gboolean add_ranks(struct web_request *req, const char *run_id, JsonObject *out,
-                          GError **error)
+static gboolean add_ranks(struct web_request *req, const char *run_id, const char *uid,
+                          JsonObject *out, GError **error)
 {
-    const char *params[] = {run_id};
+    const char *params[] = {run_id, uid};
     PGresult *r = web_db_query(
         req,
         "SELECT p.rank, p.process_id, p.pid, p.node_id, n.hostname, p.program,"
@@ -89,9 +90,9 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, JsonObjec
         "            THEN (s.report->>'energy_joule')::float8 END AS energy_j"
         "  FROM processes p JOIN nodes n USING (node_id)"
         "  LEFT JOIN run_summaries s USING (process_id)"
-        " WHERE p.run_id = $1::bigint"
+        " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
         " ORDER BY p.rank NULLS LAST, p.start_time, p.process_id",
-        1, params, error);
+        2, params, error);
     if (r == NULL)
         return FALSE;
     json_object_set_array_member(out, "ranks", web_json_rows(r));
@@ -99,18 +100,19 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, JsonObjec
     return TRUE;
 }
 
-static gboolean add_nodes(struct web_request *req, const char *run_id, JsonObject *out,
-                          GError **error)
+static gboolean add_nodes(struct web_request *req, const char *run_id, const char *uid,
+                          JsonObject *out, GError **error)
 {
-    const char *params[] = {run_id};
+    const char *params[] = {run_id, uid};
     PGresult *r = web_db_query(
         req,
         "SELECT p.node_id, n.hostname, min(p.start_time) AS start_time,"
         "       CASE WHEN bool_or(p.end_time IS NULL) THEN NULL ELSE max(p.end_time) END"
         "         AS end_time, count(*) AS processes"
         "  FROM processes p JOIN nodes n USING (node_id)"
-        " WHERE p.run_id = $1::bigint GROUP BY p.node_id, n.hostname ORDER BY n.hostname",
-        1, params, error);
+        " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
+        " GROUP BY p.node_id, n.hostname ORDER BY n.hostname",
+        2, params, error);
     if (r == NULL)
         return FALSE;
     json_object_set_array_member(out, "nodes", web_json_rows(r));
@@ -130,7 +132,9 @@ static gboolean add_neighbours(struct web_request *req, const char *run_id, Json
                     " AND r.run_id IN (SELECT DISTINCT p2.run_id"
                     "   FROM (SELECT node_id, min(start_time) AS s,"
                     "                max(coalesce(end_time, 'infinity')) AS e"
-                    "           FROM processes WHERE run_id = $2::bigint GROUP BY node_id) mine"
+                    "           FROM processes WHERE run_id = $2::bigint"
+                    "            AND ($1::bigint IS NULL OR uid = $1::bigint)"
+                    "          GROUP BY node_id) mine"
                     "   JOIN processes p2 ON p2.node_id = mine.node_id AND p2.start_time <= mine.e"
                     "    AND coalesce(p2.end_time, 'infinity') >= mine.s"
                     "  WHERE p2.run_id <> $2::bigint)"
@@ -149,8 +153,8 @@ static gboolean add_neighbours(struct web_request *req, const char *run_id, Json
 }
 
 /* What was abnormal, in plain words, from the anomalies and captures. */
-static gboolean add_report_card(struct web_request *req, const char *run_id, JsonObject *run,
-                                JsonObject *out, GError **error)
+static gboolean add_report_card(struct web_request *req, const char *run_id, const char *uid,
+                                JsonObject *run, JsonObject *out, GError **error)
 {
     JsonArray *card = json_array_new();
     if (!json_object_get_null_member(run, "exit_status") &&
@@ -160,14 +164,15 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, Jso
         json_array_add_string_element(card, line);
         g_free(line);
     }
-    const char *params[] = {run_id};
+    const char *params[] = {run_id, uid};
     /* The run's anomalies (its processes', and its nodes' while it ran),
      * grouped by what fired where. */
     PGresult *r = web_db_query(
         req,
         "WITH mine AS (SELECT process_id, node_id, start_time,"
         "                     coalesce(end_time, 'infinity') AS end_time"
-        "                FROM processes WHERE run_id = $1::bigint),"
+        "                FROM processes WHERE run_id = $1::bigint"
+        "                 AND ($2::bigint IS NULL OR uid = $2::bigint)),"
         " a AS (SELECT a.* FROM anomalies a WHERE a.process_id IN (SELECT process_id FROM mine)"
         "       UNION"
         "       SELECT a.* FROM anomalies a JOIN mine m ON a.node_id = m.node_id"
@@ -176,7 +181,7 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, Jso
         "       (array_agg(a.message ORDER BY a.time))[1] AS message"
         "  FROM a JOIN nodes n USING (node_id)"
         " GROUP BY a.plugin, a.metric, n.hostname, a.level ORDER BY count(*) DESC LIMIT 5",
-        1, params, error);
+        2, params, error);
     if (r == NULL) {
         json_array_unref(card);
         return FALSE;
@@ -202,8 +207,8 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, Jso
             "       left(string_agg(DISTINCT split_part(c.reasons, E'\\n', 1), '; '),"
             "            400)"
             "  FROM captures c JOIN processes p USING (process_id)"
-            " WHERE p.run_id = $1::bigint",
-            1, params, error);
+            " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)",
+            2, params, error);
         if (r == NULL) {
             json_array_unref(card);
             return FALSE;
@@ -235,14 +240,15 @@ gboolean web_api_run(struct web_request *req, GError **error)
     JsonObject *run = web_api_run_row(req, run_id, error);
     if (run == NULL)
         return FALSE;
-    char id[24];
+    char id[24], uid_buf[24];
     g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, run_id);
+    const char *uid = web_viewer_uid_param(req, uid_buf);
     JsonObject *out = json_object_new();
     json_object_set_object_member(out, "run", json_object_ref(run));
-    gboolean ok = add_report(req, id, out, error) && add_report_card(req, id, run, out, error) &&
-                  add_ranks(req, id, out, error) && add_nodes(req, id, out, error) &&
-                  add_neighbours(req, id, out, error) &&
-                  web_api_run_add_job_energy(req, id, out, error);
+    gboolean ok =
+        add_report(req, id, uid, out, error) && add_report_card(req, id, uid, run, out, error) &&
+        add_ranks(req, id, uid, out, error) && add_nodes(req, id, uid, out, error) &&
+        add_neighbours(req, id, out, error) && web_api_run_add_job_energy(req, id, out, error);
     if (ok) {
         /* The job's per-rank figures and busiest files, as the report has them. */
         JsonNode *report = json_object_get_member(out, "report");

@@ -9,8 +9,13 @@
 gboolean web_api_run_fill_job_energy(struct web_request *req, const char *run_id,
                                      struct vigil_report *report, GError **error)
 {
+    gboolean mixed = FALSE;
     if (report->job_energy.nodes > 0)
         return TRUE;
+    if (!web_api_run_mixed(req, run_id, &mixed, error))
+        return FALSE;
+    if (mixed)
+        return TRUE; /* the sum would count another user's processes */
     const char *params[] = {run_id};
     PGresult *r = web_db_query(req, vigil_cli_run_energy_sql, 1, params, error);
     if (r == NULL)
@@ -26,6 +31,13 @@ gboolean web_api_run_fill_job_energy(struct web_request *req, const char *run_id
 gboolean web_api_run_add_job_energy(struct web_request *req, const char *run_id, JsonObject *out,
                                     GError **error)
 {
+    gboolean mixed = FALSE;
+    if (!web_api_run_mixed(req, run_id, &mixed, error))
+        return FALSE;
+    if (mixed) {
+        json_object_set_null_member(out, "job_energy");
+        return TRUE;
+    }
     const char *params[] = {run_id};
     PGresult *totals = web_db_query(
         req,

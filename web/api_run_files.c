@@ -68,8 +68,19 @@ gboolean web_api_run_files(struct web_request *req, GError **error)
         !web_params_done(req, error))
         return FALSE;
     char id[24];
-    if (!web_api_run_visible(req, run_id, id, error))
+    gboolean mixed = FALSE;
+    if (!web_api_run_visible(req, run_id, id, error) || !web_api_run_mixed(req, id, &mixed, error))
         return FALSE;
+    /* run_files sums over the run's reports, whoever's: a run that holds
+     * another user's process shows its files to admins only. */
+    if (mixed) {
+        g_set_error(error, WEB_ERROR, WEB_ERROR_FORBIDDEN,
+                    "run %s holds processes of other users (stored before vigil kept each "
+                    "user's processes in runs of their own): its files are summed over theirs "
+                    "too, and only an admin may see them",
+                    id);
+        return FALSE;
+    }
     char limit_text[24];
     g_snprintf(limit_text, sizeof limit_text, "%" G_GINT64_FORMAT, limit);
     const char *params[] = {id, limit_text};

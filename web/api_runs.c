@@ -14,7 +14,9 @@
  *
  * web_api_run_base_sql: the runs `r` with their totals, for the caller to
  * complete with WHERE terms, ORDER BY and LIMIT. $1 is the viewer's uid
- * (NULL: an admin, who sees all). Totals come from run_summaries' columns,
+ * (NULL: an admin, who sees all): a non-admin sees their own runs, and of
+ * them their own processes (a run stored before issue 30 may hold another
+ * user's). Totals come from run_summaries' columns,
  * which under MPI only rank 0's joint report fills, so nothing counts twice. */
 const char web_api_run_base_sql[] =
     "SELECT r.run_id, r.run_key, j.scheduler_job_id AS job, r.program, to_json(r.argv) AS argv,"
@@ -35,7 +37,7 @@ const char web_api_run_base_sql[] =
     "           array_agg(p.process_id) AS process_ids,"
     "           array_agg(DISTINCT p.node_id) AS node_ids"
     "      FROM processes p LEFT JOIN run_summaries s USING (process_id)"
-    "     WHERE p.run_id = r.run_id) t"
+    "     WHERE p.run_id = r.run_id AND ($1::bigint IS NULL OR p.uid = $1::bigint)) t"
     " WHERE ($1::bigint IS NULL OR r.uid = $1::bigint)";
 
 /* A run's anomalies and captures: its processes', and its nodes' (those
@@ -92,6 +94,26 @@ gboolean web_api_run_visible(struct web_request *req, gint64 run_id, char id_tex
                     "run %" G_GINT64_FORMAT " does not exist%s", run_id,
                     req->viewer.admin ? "" : " or is not yours");
     return found;
+}
+
+gboolean web_api_run_mixed(struct web_request *req, const char *run_id, gboolean *mixed,
+                           GError **error)
+{
+    char uid_buf[24];
+    const char *uid = web_viewer_uid_param(req, uid_buf);
+    *mixed = FALSE;
+    if (uid == NULL)
+        return TRUE;
+    const char *params[] = {run_id, uid};
+    PGresult *r = web_db_query(req,
+                               "SELECT EXISTS (SELECT 1 FROM processes WHERE run_id = $1::bigint"
+                               "                  AND uid <> $2::bigint)",
+                               2, params, error);
+    if (r == NULL)
+        return FALSE;
+    *mixed = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    return TRUE;
 }
 
 JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **error)

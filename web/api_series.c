@@ -176,17 +176,21 @@ static int compare_doubles(const void *a, const void *b)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* The nodes of the request, with their hostnames: the run's, or one. */
+/* The nodes of the request, with their hostnames: the run's (its
+ * processes the viewer may see), or one. */
 static PGresult *query_nodes(struct web_request *req, gboolean of_run, const char *id,
                              GError **error)
 {
-    const char *params[] = {id};
+    char uid_buf[24];
+    const char *params[] = {id, web_viewer_uid_param(req, uid_buf)};
     return web_db_query(req,
                         of_run ? "SELECT DISTINCT p.node_id, n.hostname FROM processes p"
                                  "  JOIN nodes n USING (node_id)"
-                                 " WHERE p.run_id = $1::bigint ORDER BY n.hostname"
+                                 " WHERE p.run_id = $1::bigint"
+                                 "   AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
+                                 " ORDER BY n.hostname"
                                : "SELECT node_id, hostname FROM nodes WHERE node_id = $1::bigint",
-                        1, params, error);
+                        of_run ? 2 : 1, params, error);
 }
 
 /* The default interval: the run's (to now while it runs), or the node's
@@ -194,18 +198,20 @@ static PGresult *query_nodes(struct web_request *req, gboolean of_run, const cha
 static gboolean default_interval(struct web_request *req, gboolean of_run, const char *id,
                                  gint64 *from_us, gint64 *to_us, GError **error)
 {
-    const char *params[] = {id};
+    char uid_buf[24];
+    const char *params[] = {id, web_viewer_uid_param(req, uid_buf)};
     PGresult *r = web_db_query(
         req,
         of_run ? "SELECT (extract(epoch FROM min(start_time)) * 1e6)::bigint,"
                  "       (extract(epoch FROM CASE WHEN bool_or(end_time IS NULL) THEN now()"
                  "                            ELSE max(end_time) END) * 1e6)::bigint"
                  "  FROM processes WHERE run_id = $1::bigint"
+                 "   AND ($2::bigint IS NULL OR uid = $2::bigint)"
                : "SELECT (extract(epoch FROM t) * 1e6)::bigint - 3600000000,"
                  "       (extract(epoch FROM t) * 1e6)::bigint + 1000000"
                  "  FROM (SELECT coalesce(max(start_time), now()) AS t FROM statistics_rollups"
                  "         WHERE node_id = $1::bigint) last",
-        1, params, error);
+        of_run ? 2 : 1, params, error);
     if (r == NULL)
         return FALSE;
     gboolean ok = PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) && !PQgetisnull(r, 0, 1);

@@ -13,11 +13,13 @@
 #include "json_rows.h"
 #include "vigil/ontology.h"
 
-/* The windows of a run: its processes' and its nodes' while it ran. */
+/* The windows of a run: its processes' and its nodes' while it ran; $2
+ * the viewer's uid (NULL: an admin), whose processes alone count. */
 static const char windows_sql[] =
     "WITH mine AS (SELECT process_id, node_id, start_time,"
     "                     coalesce(end_time, 'infinity') AS end_time"
-    "                FROM processes WHERE run_id = $1::bigint)"
+    "                FROM processes WHERE run_id = $1::bigint"
+    "                 AND ($2::bigint IS NULL OR uid = $2::bigint))"
     "SELECT c.capture_id, c.node_id, n.hostname, c.process_id, p.pid, p.rank, c.first_cycle,"
     "       c.last_cycle, c.start_time, c.end_time, c.activities_forwarded, c.reasons"
     "  FROM captures c JOIN nodes n USING (node_id)"
@@ -28,7 +30,8 @@ static const char windows_sql[] =
     " ORDER BY c.start_time, c.capture_id LIMIT 10000";
 
 /* What happened on a window's node (and to its process) while it lasted;
- * $1 is the windows' ids. */
+ * $1 is the windows' ids, $2 the viewer's uid: another user's process's
+ * anomalies and states on the node are not theirs to see. */
 static const char window_anomalies_sql[] =
     "SELECT c.capture_id, a.anomaly_id, a.level, a.node_id, n.hostname, a.process_id, p.run_id,"
     "       a.cycle, a.time, a.state, a.plugin, a.metric, a.value, a.expected_min,"
@@ -38,7 +41,9 @@ static const char window_anomalies_sql[] =
     "   AND (c.process_id IS NULL OR a.process_id IS NULL OR a.process_id = c.process_id)"
     "  JOIN nodes n ON n.node_id = a.node_id"
     "  LEFT JOIN processes p ON p.process_id = a.process_id"
-    " WHERE c.capture_id = ANY ($1::bigint[]) ORDER BY c.capture_id, a.time, a.anomaly_id";
+    " WHERE c.capture_id = ANY ($1::bigint[])"
+    "   AND ($2::bigint IS NULL OR a.process_id IS NULL OR p.uid = $2::bigint)"
+    " ORDER BY c.capture_id, a.time, a.anomaly_id";
 
 static const char window_states_sql[] =
     "SELECT c.capture_id, s.level, s.process_id, s.cycle, s.time, s.state, s.overloaded_mask,"
@@ -46,7 +51,10 @@ static const char window_states_sql[] =
     "  FROM captures c JOIN reasoner_states s ON s.node_id = c.node_id"
     "   AND s.time BETWEEN c.start_time AND c.end_time"
     "   AND (c.process_id IS NULL OR s.process_id IS NULL OR s.process_id = c.process_id)"
-    " WHERE c.capture_id = ANY ($1::bigint[]) ORDER BY c.capture_id, s.time LIMIT 100000";
+    "  LEFT JOIN processes p ON p.process_id = s.process_id"
+    " WHERE c.capture_id = ANY ($1::bigint[])"
+    "   AND ($2::bigint IS NULL OR s.process_id IS NULL OR p.uid = $2::bigint)"
+    " ORDER BY c.capture_id, s.time LIMIT 100000";
 
 /* Adds each row of `r` (its first column a capture_id) to its window's
  * array `member`. */
@@ -69,11 +77,12 @@ gboolean web_api_run_windows(struct web_request *req, GError **error)
     if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
         !web_params_done(req, error))
         return FALSE;
-    char id[24];
+    char id[24], uid_buf[24];
     if (!web_api_run_visible(req, run_id, id, error))
         return FALSE;
-    const char *params[] = {id};
-    PGresult *r = web_db_query(req, windows_sql, 1, params, error);
+    const char *uid = web_viewer_uid_param(req, uid_buf);
+    const char *params[] = {id, uid};
+    PGresult *r = web_db_query(req, windows_sql, 2, params, error);
     if (r == NULL)
         return FALSE;
     JsonArray *windows = web_json_rows(r);
@@ -90,11 +99,11 @@ gboolean web_api_run_windows(struct web_request *req, GError **error)
     }
     g_string_append_c(ids, '}');
     PQclear(r);
-    const char *id_params[] = {ids->str};
+    const char *id_params[] = {ids->str, uid};
     gboolean ok = TRUE;
-    PGresult *anomalies = web_db_query(req, window_anomalies_sql, 1, id_params, error);
+    PGresult *anomalies = web_db_query(req, window_anomalies_sql, 2, id_params, error);
     PGresult *states =
-        anomalies != NULL ? web_db_query(req, window_states_sql, 1, id_params, error) : NULL;
+        anomalies != NULL ? web_db_query(req, window_states_sql, 2, id_params, error) : NULL;
     if (anomalies == NULL || states == NULL) {
         ok = FALSE;
     } else {
@@ -155,8 +164,8 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
     const char *uid = web_viewer_uid_param(req, uid_buf);
 
     /* The window, if the viewer may see it: a process's window is its
-     * run's owner's; a node's window is everybody's, its activities only
-     * the viewer's own. */
+     * owner's, in a run of theirs; a node's window is everybody's, its
+     * activities only the viewer's own. */
     const char *wparams[] = {id, uid};
     PGresult *w = web_db_query(
         req,
@@ -167,7 +176,8 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
         "  LEFT JOIN processes p ON p.process_id = c.process_id"
         "  LEFT JOIN runs r ON r.run_id = p.run_id"
         " WHERE c.capture_id = $1::bigint"
-        "   AND ($2::bigint IS NULL OR c.process_id IS NULL OR r.uid = $2::bigint)",
+        "   AND ($2::bigint IS NULL OR c.process_id IS NULL"
+        "        OR (r.uid = $2::bigint AND p.uid = $2::bigint))",
         2, wparams, error);
     if (w == NULL)
         goto fail;
@@ -193,7 +203,8 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
         "    OR (c.process_id IS NULL AND p.node_id = c.node_id AND p.start_time <= c.end_time"
         "        AND coalesce(p.end_time, 'infinity') >= c.start_time)"
         "  JOIN runs r ON r.run_id = p.run_id"
-        " WHERE c.capture_id = $1::bigint AND ($2::bigint IS NULL OR r.uid = $2::bigint)",
+        " WHERE c.capture_id = $1::bigint"
+        "   AND ($2::bigint IS NULL OR (r.uid = $2::bigint AND p.uid = $2::bigint))",
         2, pparams, error);
     if (procs == NULL) {
         json_object_unref(window);
@@ -281,10 +292,11 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
         !web_param_time(req, "from", &from_us, &from_given, error) ||
         !web_param_time(req, "to", &to_us, &to_given, error) || !web_params_done(req, error))
         return FALSE;
-    char id[24];
+    char id[24], uid_buf[24];
     if (!web_api_run_visible(req, run_id, id, error))
         return FALSE;
-    const char *params1[] = {id};
+    const char *uid = web_viewer_uid_param(req, uid_buf);
+    const char *params1[] = {id, uid};
     PGresult *rows = web_db_query(
         req,
         "SELECT rank, process_id, pid, node_id,"
@@ -292,8 +304,9 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
         "       (extract(epoch FROM max(coalesce(end_time, now())) OVER ()) * 1e6)::bigint"
         "         AS last_us"
         "  FROM processes WHERE run_id = $1::bigint"
+        "   AND ($2::bigint IS NULL OR uid = $2::bigint)"
         " ORDER BY rank NULLS LAST, start_time, process_id",
-        1, params1, error);
+        2, params1, error);
     if (rows == NULL)
         return FALSE;
     int n_rows = PQntuples(rows);
@@ -313,7 +326,7 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
     g_snprintf(from_text, sizeof from_text, "%" G_GINT64_FORMAT, from_us);
     g_snprintf(to_text, sizeof to_text, "%" G_GINT64_FORMAT, to_us);
     g_snprintf(bins_text, sizeof bins_text, "%" G_GINT64_FORMAT, bins);
-    const char *params[] = {id, from_text, to_text, bins_text};
+    const char *params[] = {id, from_text, to_text, bins_text, uid};
     PGresult *r = web_db_query(
         req,
         "SELECT a.process_id,"
@@ -321,12 +334,13 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
         "             / ($3::bigint - $2::bigint))::int AS bin,"
         "       count(*), coalesce(sum(a.bytes), 0)"
         "  FROM activities a"
-        " WHERE a.process_id IN (SELECT process_id FROM processes WHERE run_id = $1::bigint)"
+        " WHERE a.process_id IN (SELECT process_id FROM processes WHERE run_id = $1::bigint"
+        "                          AND ($5::bigint IS NULL OR uid = $5::bigint))"
         "   AND a.start_time >= to_timestamp($2::bigint / 1e6)"
         "   AND a.start_time < to_timestamp($3::bigint / 1e6)"
         "   AND a.start_ns >= $2::bigint * 1000 AND a.start_ns < $3::bigint * 1000"
         " GROUP BY 1, 2",
-        4, params, error);
+        5, params, error);
     if (r == NULL) {
         PQclear(rows);
         return FALSE;

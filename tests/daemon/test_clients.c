@@ -1,13 +1,12 @@
 /* vigild's socket against its local users (issue 14): 20,000 idle
  * connections of one user while another user's instrumented program
  * registers and is drained to its last record; a registration into
- * another user's run refused with the reason, and a user's processes
+ * another user's run kept apart with the reason, and a user's processes
  * bounded; an idle unregistered connection closed while a silent
  * registered one stays; the descriptor budget; the sink off beside an
  * uplink. Other users are real: forked children that setuid() to nobody
  * (65534) or to uid 1. */
 #define _GNU_SOURCE
-#include <grp.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,6 +23,7 @@
 #include <cmocka.h>
 
 #include "clients.h"
+#include "holder.h"
 #include "test_daemon.h"
 #include "test_report.h"
 #include "test_support.h"
@@ -36,30 +36,6 @@
 #define NOBODY         65534
 #define OTHER_UID      1 /* "daemon" on Debian; any unprivileged uid will do */
 #define SAFETY_MS      60000
-
-static pid_t fork_or_fail(void)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    return pid;
-}
-
-static void wait_exit(pid_t pid, int want_status)
-{
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != want_status)
-        fail_msg("child %d ended with status 0x%x, not exit %d", (int)pid, status, want_status);
-}
-
-/* In a child: become `uid` for good (its group too, no supplementary ones). */
-static void become(uid_t uid)
-{
-    if (uid == 0)
-        return;
-    if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid(uid) != 0)
-        _exit(70);
-}
 
 /* The test's folder, where vigild's socket is, reachable by other users. */
 static void open_dir_to_others(const char *dir)
@@ -84,88 +60,6 @@ static guint count_lines(const char *log, const char *needle)
     for (const char *at = log; (at = strstr(at, needle)) != NULL; at += strlen(needle))
         n++;
     return n;
-}
-
-/* ---- a process holding a registration ------------------------------------ */
-
-struct answer {
-    int type; /* enum vigil_local_type: REGISTERED or REFUSED; -1 when none came */
-    char reason[512];
-};
-
-struct holder {
-    pid_t pid;
-    int release; /* closing it lets the child exit */
-    struct answer answer;
-};
-
-/* The release ends the test holds: a child closes those of the others, or
- * a holder would never see its own release. */
-static int held_releases[16];
-static int held_count;
-
-/* A child that becomes `uid`, registers a ring in run `run_key`, tells the
- * answer, and holds its connection open, silent, until released. */
-static void holder_start(struct holder *h, const char *socket_path, uid_t uid, const char *run_key)
-{
-    int result[2], release[2];
-    assert_int_equal(pipe(result), 0);
-    assert_int_equal(pipe(release), 0);
-    h->pid = fork_or_fail();
-    if (h->pid == 0) {
-        close(result[0]);
-        close(release[1]);
-        for (int i = 0; i < held_count; i++)
-            close(held_releases[i]);
-        become(uid);
-        struct answer a = {.type = -1};
-        int fd = client_connect(socket_path);
-        struct vigil_error err;
-        struct vigil_ring *ring = vigil_ring_create(64, VIGIL_TICKS_MONOTONIC_NS, &err);
-        static char buffer[VIGIL_LOCAL_MAX_BYTES];
-        struct vigil_local_register fixed = {
-            .ring_slots = 64,
-            .tick_source = VIGIL_TICKS_MONOTONIC_NS,
-            .start_monotonic_ns = vigil_clock_monotonic_ns(),
-            .start_realtime_ns = vigil_clock_realtime_ns(),
-            .mpi_rank = -1,
-        };
-        char *argv[] = {"holder", NULL};
-        size_t length =
-            vigil_local_encode_register(buffer, &fixed, "holder", "/", "", run_key, 1, argv);
-        enum vigil_local_type type;
-        ssize_t n = -1;
-        if (fd >= 0 && ring != NULL &&
-            vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, vigil_ring_fd(ring), &err))
-            n = vigil_local_receive(fd, buffer, &type, NULL, &err);
-        if (n >= 0) {
-            a.type = (int)type;
-            if (type == VIGIL_LOCAL_REFUSED)
-                memcpy(a.reason, buffer, MIN((size_t)n, sizeof a.reason - 1));
-        }
-        if (write(result[1], &a, sizeof a) != (ssize_t)sizeof a)
-            _exit(71);
-        char c;
-        while (read(release[0], &c, 1) > 0)
-            ;
-        _exit(0);
-    }
-    close(result[1]);
-    close(release[0]);
-    h->release = release[1];
-    assert_true(held_count < (int)G_N_ELEMENTS(held_releases));
-    held_releases[held_count++] = h->release;
-    assert_int_equal(read(result[0], &h->answer, sizeof h->answer), (ssize_t)sizeof h->answer);
-    close(result[0]);
-}
-
-static void holder_release(struct holder *h)
-{
-    for (int i = 0; i < held_count; i++)
-        if (held_releases[i] == h->release)
-            held_releases[i] = held_releases[--held_count];
-    close(h->release);
-    wait_exit(h->pid, 0);
 }
 
 /* ---- a flood of idle connections ----------------------------------------- */
@@ -358,9 +252,9 @@ static void test_the_descriptor_budget_holds(void **state)
     g_free(log);
 }
 
-/* A registration into a run whose processes are another user's is refused
- * with the reason; root may join it, and a user its own runs; a user's
- * processes are bounded by max_processes_per_uid. */
+/* A registration into a run whose processes are another user's is kept
+ * apart, in a run of its own user's, and told so; root too; a user joins
+ * its own runs; a user's processes are bounded by max_processes_per_uid. */
 static void test_a_run_is_joined_only_by_its_own_user(void **state)
 {
     const char *dir = *state;
@@ -371,14 +265,16 @@ static void test_a_run_is_joined_only_by_its_own_user(void **state)
     holder_start(&owner, d.socket_path, NOBODY, "run-7");
     assert_int_equal(owner.answer.type, VIGIL_LOCAL_REGISTERED);
     holder_start(&fake, d.socket_path, OTHER_UID, "run-7");
-    assert_int_equal(fake.answer.type, VIGIL_LOCAL_REFUSED);
+    assert_int_equal(fake.answer.type, VIGIL_LOCAL_REGISTERED_APART);
+    assert_string_equal(fake.answer.run_key, "run-7@uid1");
     test_assert_contains(fake.answer.reason,
-                         "uid 1 may not join run run-7: its processes belong to uid 65534");
+                         "run run-7 is not uid 1's: its processes are uid 65534's");
     holder_start(&root, d.socket_path, 0, "run-7");
-    assert_int_equal(root.answer.type, VIGIL_LOCAL_REGISTERED);
+    assert_int_equal(root.answer.type, VIGIL_LOCAL_REGISTERED_APART);
+    assert_string_equal(root.answer.run_key, "run-7@uid0");
     holder_start(&own_run, d.socket_path, OTHER_UID, "run-8");
     assert_int_equal(own_run.answer.type, VIGIL_LOCAL_REGISTERED);
-    holder_start(&second, d.socket_path, NOBODY, "run-9");
+    holder_start(&second, d.socket_path, NOBODY, "run-7");
     assert_int_equal(second.answer.type, VIGIL_LOCAL_REGISTERED);
     holder_start(&third, d.socket_path, NOBODY, "run-10");
     assert_int_equal(third.answer.type, VIGIL_LOCAL_REFUSED);
@@ -387,11 +283,13 @@ static void test_a_run_is_joined_only_by_its_own_user(void **state)
                          "max_processes_per_uid)");
 
     JsonNode *status = test_daemon_status(&d, 0);
-    assert_int_equal(refused(status, "run_key"), 1);
     assert_int_equal(refused(status, "uid_processes"), 1);
-    assert_int_equal(
-        test_daemon_json_int(json_node_get_object(status), "processes", "running", NULL), 4);
-    assert_null(test_daemon_process(status, fake.pid));
+    JsonObject *root_object = json_node_get_object(status);
+    assert_int_equal(test_daemon_json_int(root_object, "processes", "running", NULL), 5);
+    assert_int_equal(test_daemon_json_int(root_object, "processes", "placed_apart_total", NULL), 2);
+    assert_string_equal(
+        json_object_get_string_member(test_daemon_process(status, fake.pid), "run_key"),
+        "run-7@uid1");
     json_node_unref(status);
     struct holder *all[] = {&owner, &fake, &root, &own_run, &second, &third};
     for (size_t i = 0; i < G_N_ELEMENTS(all); i++)

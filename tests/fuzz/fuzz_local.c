@@ -198,6 +198,23 @@ static void decode_job(const uint8_t *payload, size_t size)
         free(texts[i]);
 }
 
+/* A REGISTERED_APART the decoder takes names a valid key, and encodes
+ * again to the same bytes when its reason is not cut. */
+static void decode_apart(const uint8_t *payload, size_t size)
+{
+    uint64_t id = 0;
+    static char key[VIGIL_RUN_KEY_MAX + 1], why[VIGIL_LOCAL_APART_REASON_MAX + 1];
+    struct vigil_error err = {{0}};
+    if (!vigil_local_decode_registered_apart(payload, size, &id, key, why, sizeof why, &err)) {
+        must(err.message[0] != '\0');
+        return;
+    }
+    must(vigil_run_key_valid(key, strlen(key)));
+    static _Alignas(8) uint8_t again[VIGIL_LOCAL_MAX_BYTES];
+    size_t bytes = vigil_local_encode_registered_apart(again, id, key, why);
+    must(bytes == size && memcmp(again, payload, size) == 0);
+}
+
 static void decode_text(const uint8_t *payload, size_t size)
 {
     /* A room that fits, and one that cuts the text. */
@@ -248,6 +265,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             decode_text(buffer, (size_t)got);
         else if (type == VIGIL_LOCAL_JOB)
             decode_job(buffer, (size_t)got);
+        else if (type == VIGIL_LOCAL_REGISTERED_APART)
+            decode_apart(buffer, (size_t)got);
         else
             decode_fixed(type, buffer, (size_t)got);
     }

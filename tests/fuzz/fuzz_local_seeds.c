@@ -83,6 +83,10 @@ static size_t payload_of(enum vigil_local_type type, unsigned char *payload)
                                       NULL);
     case VIGIL_LOCAL_JOB_NOTED:
         return 0;
+    case VIGIL_LOCAL_REGISTERED_APART:
+        return vigil_local_encode_registered_apart(payload, 17, "run-7@uid1",
+                                                   "run run-7 is not uid 1's: its processes are "
+                                                   "uid 65534's");
     }
     return 0;
 }
@@ -98,7 +102,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;
     }
-    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_JOB_NOTED; type++) {
+    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_REGISTERED_APART; type++) {
         static _Alignas(8) unsigned char input[1 + VIGIL_LOCAL_MAX_BYTES];
         /* One descriptor, taken, where the protocol passes one. */
         input[0] = carries_descriptor(type) ? 1 | 4 : 0;

@@ -52,7 +52,8 @@ static gboolean add_items(vigil_wire_writer *w, enum vigil_wire_type type, GErro
         4242, 8, 9, 900, 2000, 12, "process ABNORMAL_BAD (io-latency)"};
     static const struct vigil_wire_summary summary = {4242, "{\"calls\":12}"};
     static const struct vigil_wire_refusal refusal = {"duplicate key"};
-    static const struct vigil_wire_job job = {900, 2000, 1000, 0, "981", "0", "alice", "n[01-02]"};
+    static const struct vigil_wire_job job = {900,   2000, 1000,    VIGIL_WIRE_JOB_FROM_ROOT,
+                                              "981", "0",  "alice", "n[01-02]"};
     switch (type) {
     case VIGIL_WIRE_ACTIVITIES:
         return vigil_wire_add_activity(w, &activity, error);

@@ -52,16 +52,12 @@ static struct test_run vigil(const struct test_daemon *d, const char *step, cons
         g_strconcat("VIGIL_PRELOAD_LIB=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.txt", d->dir);
     char *step_var = step != NULL ? g_strconcat("SLURM_STEP_ID=", step, NULL) : NULL;
-    const char *vars[] = {socket_var,
-                          config_var,
-                          preload_var,
-                          report_var,
-                          "SLURM_JOB_ID=" JOB,
-                          "SLURM_JOB_USER=alice",
-                          "SLURM_JOB_UID=1000",
-                          "SLURM_JOB_NODELIST=" HOST,
-                          step_var,
-                          NULL};
+    const char *vars[] = {socket_var, config_var, preload_var, report_var, "SLURM_JOB_ID=" JOB,
+                          /* The test's own uid: a step's processes are
+                           * the job's user's (a Slurm key is the uid
+                           * root tells vigild the job is). */
+                          "SLURM_JOB_USER=root", "SLURM_JOB_UID=0", "SLURM_JOB_NODELIST=" HOST,
+                          step_var, NULL};
     char **env = test_clean_environment(vars);
     struct test_run run = test_run_program(d->dir, (const char *const *)argv->pdata, env);
     g_strfreev(env);
@@ -90,7 +86,7 @@ static void check_warehouse(const char *conninfo)
     char *job = test_pg_query_text_in(
         conninfo, "SELECT user_name || ' ' || uid || ' ' || node_list || ' ' || "
                   "(begin_time < end_time) FROM jobs WHERE scheduler_job_id = '" JOB "'");
-    assert_string_equal(job, "alice 1000 " HOST " true");
+    assert_string_equal(job, "root 0 " HOST " true");
     g_free(job);
     /* The prolog and epilog's notice, on its node. */
     assert_int_equal(
@@ -120,7 +116,7 @@ static void check_report(const struct test_daemon *d)
     struct test_run run = vigil(d, NULL, (const char *[]){"report", "--job", JOB, NULL});
     test_assert_status(&run, 0, "vigil report --job");
     assert_true(g_str_has_prefix(run.out, "JOB                        " JOB "\n"
-                                          "USER                       alice (uid 1000)\n"
+                                          "USER                       root (uid 0)\n"
                                           "NODE_LIST                  " HOST "\n"
                                           "HOSTS                      " HOST "\n"
                                           "BEGIN                      "));
@@ -141,8 +137,8 @@ static void check_report(const struct test_daemon *d)
         fail_msg("the job's JSON does not parse: %s\n%s", error->message, run.out);
     JsonObject *o = json_node_get_object(json_parser_get_root(parser));
     assert_string_equal(json_object_get_string_member(o, "job"), JOB);
-    assert_string_equal(json_object_get_string_member(o, "user"), "alice");
-    assert_int_equal(json_object_get_int_member(o, "uid"), 1000);
+    assert_string_equal(json_object_get_string_member(o, "user"), "root");
+    assert_int_equal(json_object_get_int_member(o, "uid"), 0);
     JsonArray *steps = json_object_get_array_member(o, "steps");
     assert_int_equal(json_array_get_length(steps), 2);
     for (guint i = 0; i < 2; i++) {
@@ -193,7 +189,7 @@ static void test_job_with_two_steps(void **state)
     check_report(&d);
 
     char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "job " JOB " begins (user alice, nodes " HOST ")");
+    test_assert_contains(log, "job " JOB " begins (user root, nodes " HOST ")");
     g_free(log);
     g_free(test_txd_stop(&f->txd));
     g_free(dir);

@@ -32,11 +32,13 @@
 #include <cmocka.h>
 #include <json-glib/json-glib.h>
 
+#include "holder.h"
 #include "test_daemon.h"
 #include "test_pg.h"
 #include "test_report.h"
 #include "test_support.h"
 #include "test_txd.h"
+#include "vigil/local_protocol.h"
 
 /* Bounds that only a failure reaches. */
 #define SLURM_READY_TIMEOUT_S 60
@@ -745,6 +747,79 @@ static void test_sbatch_vigil_instruments_each_step(void **state)
     g_free(script_path);
 }
 
+/* Polls squeue until job `job_id` has left the queue, with a deadline. */
+static void wait_for_job_end(const char *job_id)
+{
+    const char *argv[] = {"squeue", "-h", "-j", job_id, NULL};
+    gint64 deadline = g_get_monotonic_time() + SLURM_READY_TIMEOUT_S * G_USEC_PER_SEC;
+    for (;;) {
+        struct test_run run = slurm_command(argv, NULL);
+        gboolean queued = run.status == 0 && g_strstrip(run.out)[0] != '\0';
+        test_run_clear(&run);
+        if (!queued)
+            return;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("job %s was still queued after %d s", job_id, SLURM_READY_TIMEOUT_S);
+        g_usleep(100000); /* polling a condition, with a deadline */
+    }
+}
+
+/* Job ids are predictable: nobody registers the first step's run key of a
+ * job that is held, before it runs. The job's step is still its own
+ * user's run (root's, who submitted it), with dd's bytes; nobody's process
+ * is in a run of its own (issue 30). */
+static void test_a_squatted_slurm_key_stays_the_jobs(void **state)
+{
+    (void)state;
+    char *report = g_strdup_printf("--vigil=%s/squat-%%p.json", cluster.dir);
+    char *wrap = g_strdup_printf("--wrap=srun %s dd if=/dev/zero of=%s/squat.out bs=4096 "
+                                 "count=16 status=none",
+                                 report, cluster.dir);
+    char *output = g_strdup_printf("--output=%s/squat-job.out", cluster.dir);
+    const char *submit[] = {"sbatch", "--hold", "--parsable", output, wrap, NULL};
+    const char *vars[] = {"VIGIL_REPORT_FORMAT=json", NULL};
+    struct test_run run = slurm_command(submit, vars);
+    test_assert_status(&run, 0, "sbatch --hold");
+    char *job_id = g_strstrip(g_strdup(run.out));
+    job_id[strcspn(job_id, ";")] = '\0';
+    assert_true(job_id[0] != '\0');
+    test_run_clear(&run);
+
+    assert_int_equal(chmod(cluster.dir, 0755), 0);
+    char *step_key = g_strdup_printf("slurm-%s.0", job_id);
+    char *apart_key = g_strdup_printf("%s@uid65534", step_key);
+    struct holder squatter;
+    holder_start(&squatter, cluster.vigild.socket_path, 65534, step_key);
+    assert_int_equal(squatter.answer.type, VIGIL_LOCAL_REGISTERED_APART);
+    assert_string_equal(squatter.answer.run_key, apart_key);
+
+    const char *release[] = {"scontrol", "release", job_id, NULL};
+    run = slurm_command(release, NULL);
+    test_assert_status(&run, 0, "scontrol release");
+    test_run_clear(&run);
+    wait_for_job_end(job_id);
+    check_step("squat-", job_id, "0", 16 * 4096);
+    char *sql = g_strdup_printf("SELECT count(*) FROM runs r JOIN processes p USING (run_id) "
+                                "WHERE r.run_key = '%s' AND r.uid = 65534 AND p.uid = 65534",
+                                apart_key);
+    wait_for_rows(sql);
+    g_free(sql);
+    sql = g_strdup_printf("SELECT count(*) FROM runs r WHERE r.run_key = '%s' AND r.uid = 0 AND "
+                          "NOT EXISTS (SELECT 1 FROM processes p WHERE p.run_id = r.run_id AND "
+                          "p.uid <> 0)",
+                          step_key);
+    assert_int_equal(test_pg_query_u64_in(cluster.conninfo, sql), 1);
+    g_free(sql);
+    holder_release(&squatter);
+    assert_int_equal(chmod(cluster.dir, 0700), 0);
+    g_free(apart_key);
+    g_free(step_key);
+    g_free(job_id);
+    g_free(output);
+    g_free(wrap);
+    g_free(report);
+}
+
 /* Runs $VIGIL_SLURM_SCRIPTS/vigil-prolog as slurmd would (Slurm's variables only),
  * with `cli` as its `vigil`; returns what it said on stderr. */
 static char *run_prolog(const char *cli, const char *socket_path)
@@ -810,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_without_vigil_a_step_is_not_instrumented),
         cmocka_unit_test(test_default_on_monitors_every_job_unless_off),
         cmocka_unit_test(test_sbatch_vigil_instruments_each_step),
+        cmocka_unit_test(test_a_squatted_slurm_key_stays_the_jobs),
         cmocka_unit_test(test_the_prolog_exits_0_without_vigild_or_when_vigil_hangs),
     };
     return cmocka_run_group_tests(tests, cluster_setup, cluster_teardown);

@@ -23,6 +23,7 @@
 #include "test_support.h"
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
+#include "vigil/run_key.h"
 
 #define PAYLOAD_MAX (VIGIL_LOCAL_MAX_BYTES - sizeof(struct vigil_local_header))
 
@@ -501,7 +502,8 @@ static void test_type_names(void **state)
     assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_STATUS), "status");
     assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_REPORT), "report");
     assert_null(vigil_local_type_name(0));
-    assert_null(vigil_local_type_name(VIGIL_LOCAL_JOB_NOTED + 1));
+    assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_REGISTERED_APART), "registered apart");
+    assert_null(vigil_local_type_name(VIGIL_LOCAL_REGISTERED_APART + 1));
     assert_null(vigil_local_type_name(1000));
 }
 
@@ -730,8 +732,8 @@ static void test_bad_headers(void **state)
     h.type = 0;
     expect_bad_header(&h, length, "a message of unknown type 0");
     h = good;
-    h.type = VIGIL_LOCAL_JOB_NOTED + 1;
-    expect_bad_header(&h, length, "a message of unknown type 12");
+    h.type = VIGIL_LOCAL_REGISTERED_APART + 1;
+    expect_bad_header(&h, length, "a message of unknown type 13");
     h = good;
     h.payload_bytes = 9;
     expect_bad_header(&h, length, "a message whose header gives 9 payload bytes, not the 8");
@@ -932,6 +934,48 @@ static void test_job_largest_fits(void **state)
     close(pair[1]);
 }
 
+/* REGISTERED_APART: the key and the reason round-trip; a long reason is
+ * cut; bad lengths, an invalid key, a NUL in the reason are refused. */
+static void test_registered_apart(void **state)
+{
+    (void)state;
+    size_t n =
+        vigil_local_encode_registered_apart(buffer, 42, "run-7@uid1", "run run-7 is not uid 1's");
+    uint64_t id = 0;
+    char key[VIGIL_RUN_KEY_MAX + 1], why[64];
+    struct vigil_error err;
+    assert_true(vigil_local_decode_registered_apart(buffer, n, &id, key, why, sizeof why, &err));
+    assert_int_equal(id, 42);
+    assert_string_equal(key, "run-7@uid1");
+    assert_string_equal(why, "run run-7 is not uid 1's");
+    /* Cut to the caller's buffer. */
+    char small[4];
+    assert_true(
+        vigil_local_decode_registered_apart(buffer, n, &id, key, small, sizeof small, &err));
+    assert_string_equal(small, "run");
+    char long_reason[VIGIL_LOCAL_APART_REASON_MAX + 100];
+    memset(long_reason, 'x', sizeof long_reason - 1);
+    long_reason[sizeof long_reason - 1] = '\0';
+    n = vigil_local_encode_registered_apart(buffer, 1, "k", long_reason);
+    assert_int_equal(n, sizeof(struct vigil_local_registered_apart) + 1 +
+                            VIGIL_LOCAL_APART_REASON_MAX);
+    assert_true(vigil_local_decode_registered_apart(buffer, n, &id, key, NULL, 0, &err));
+
+    n = vigil_local_encode_registered_apart(buffer, 1, "k", "why");
+    assert_false(
+        vigil_local_decode_registered_apart(buffer, n - 1, &id, key, why, sizeof why, &err));
+    test_assert_contains(err.message, "its strings take 4 bytes but 3 follow");
+    assert_false(vigil_local_decode_registered_apart(buffer, 8, &id, key, why, sizeof why, &err));
+    test_assert_contains(err.message, "shorter than its fixed part");
+    buffer[sizeof(struct vigil_local_registered_apart)] = ' ';
+    assert_false(vigil_local_decode_registered_apart(buffer, n, &id, key, why, sizeof why, &err));
+    test_assert_contains(err.message, "the run key is not");
+    n = vigil_local_encode_registered_apart(buffer, 1, "k", "why");
+    buffer[n - 2] = '\0';
+    assert_false(vigil_local_decode_registered_apart(buffer, n, &id, key, why, sizeof why, &err));
+    test_assert_contains(err.message, "a NUL byte");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -957,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_job_bad_strings),
         cmocka_unit_test(test_job_bad_layout),
         cmocka_unit_test(test_job_largest_fits),
+        cmocka_unit_test(test_registered_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

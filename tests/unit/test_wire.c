@@ -120,7 +120,7 @@ static const struct vigil_wire_summary summaries[] = {
 };
 
 static const struct vigil_wire_job jobs[] = {
-    {1000, 2000, 1000, 0, "4242", "", "alice", "node[01-04]"},
+    {1000, 2000, 1000, VIGIL_WIRE_JOB_FROM_ROOT, "4242", "", "alice", "node[01-04]"},
     {5, 0, UINT32_MAX, 0, "4242", "0", "j\xc3\xb6rg", ""}, /* begun, running */
     {0, 7, 0, 0, "4242_3", "batch", "", "n1"},             /* an end alone */
 };
@@ -527,6 +527,7 @@ static void assert_items_equal(const struct vigil_wire_message *m, size_t i)
         assert_int_equal(m->jobs[i].begin_ns, jobs[i].begin_ns);
         assert_int_equal(m->jobs[i].end_ns, jobs[i].end_ns);
         assert_int_equal(m->jobs[i].uid, jobs[i].uid);
+        assert_int_equal(m->jobs[i].flags, jobs[i].flags);
         assert_string_equal(m->jobs[i].job_id, jobs[i].job_id);
         assert_string_equal(m->jobs[i].step_id, jobs[i].step_id);
         assert_string_equal(m->jobs[i].user, jobs[i].user);
@@ -1520,7 +1521,7 @@ static void hand_item(GByteArray *a, enum vigil_wire_type type, const void *item
         put_le(a, j->begin_ns, 8);
         put_le(a, j->end_ns, 8);
         put_le(a, j->uid, 4);
-        put_le(a, j->reserved, 4);
+        put_le(a, j->flags, 4);
         put_string16(a, j->job_id);
         put_string16(a, j->step_id);
         put_string16(a, j->user);
@@ -1836,8 +1837,8 @@ static void test_bad_jobs(void **state)
     j.job_id = "";
     expect_bad_item(VIGIL_WIRE_JOBS, &j, "job : job_id is empty");
     j = jobs[0];
-    j.reserved = 2;
-    expect_bad_item(VIGIL_WIRE_JOBS, &j, "job 4242: reserved field is 0x00000002, not 0");
+    j.flags |= 2;
+    expect_bad_item(VIGIL_WIRE_JOBS, &j, "job 4242: unknown flags 0x2");
     j = jobs[0];
     j.end_ns = 999;
     expect_bad_item(VIGIL_WIRE_JOBS, &j, "job 4242: ends (999 ns) before it starts (1000 ns)");

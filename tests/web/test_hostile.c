@@ -473,6 +473,94 @@ static void test_remote_user_sees_only_their_runs(void **state)
     test_http_clear(&a);
 }
 
+/* A run that holds another user's process, as a warehouse from before
+ * issue 30 may (a process of uid 1 that named nobody's run 3, stored with
+ * it): nobody, whose run it is, sees its own process only, not uid 1's
+ * program, arguments, report, files, timeline, window, activities or
+ * anomaly (the run's files, summed over every report, are withheld from
+ * them with the reason); an admin sees them all. */
+static const char foreign_process_sql[] =
+    "BEGIN;"
+    "INSERT INTO processes (process_id, run_id, node_id, pid, uid, rank, program, argv, cwd,"
+    " start_time, start_monotonic_ns, end_time, exit_status) VALUES (100, 3, 1, 6200, 1, NULL,"
+    " '/usr/local/bin/secret-tool', '{secret-tool,--key,/home/daemon/secret.key}', '/home',"
+    " '2026-11-20 10:00:50Z', 6200000000000, '2026-11-20 10:01:20Z', 3);"
+    "INSERT INTO run_summaries (process_id, report, calls, bytes_read, bytes_written, energy_j,"
+    " energy_source) SELECT 100, report || '{\"program\": \"secret-tool\", \"pid\": 6200}',"
+    " 5, 4096, 0, 1.5, 'powercap' FROM run_summaries WHERE process_id = 9;"
+    "INSERT INTO file_stats (process_id, position, in_job_report, path, mount, fs_type, calls,"
+    " read_bytes, written_bytes) VALUES (100, 0, false, '/home/daemon/secret.key', '/home',"
+    " 'ext4', 3, 4096, 0);"
+    "INSERT INTO process_io_timelines (process_id, in_job_report, bin_s, read_bytes,"
+    " written_bytes) VALUES (100, false, 0.01, '{4096}', '{0}');"
+    "INSERT INTO files (file_id, path_bytes, path) VALUES"
+    " (100, convert_to('/home/daemon/secret.key', 'UTF8'), '/home/daemon/secret.key');"
+    "INSERT INTO captures (capture_id, node_id, process_id, first_cycle, last_cycle, start_time,"
+    " end_time, activities_forwarded, reasons) VALUES (100, 1, 100, 120, 121,"
+    " '2026-11-20 10:01:00Z', '2026-11-20 10:01:02Z', 1, 'process 100 BAD: secret-tool');"
+    "INSERT INTO activities (process_id, seq, layer, operation, file_id, file_offset, bytes,"
+    " result, errno, start_time, start_ns, duration_ns, thread, parent_start_ns, flags,"
+    " comm_size) VALUES (100, 1, 1, 5, 100, 0, 4096, 4096, 0, '2026-11-20 10:01:01Z',"
+    " 1795168861000000000, 1000, 6200, NULL, 0, NULL);"
+    "INSERT INTO anomalies (anomaly_id, level, node_id, process_id, cycle, time, state, plugin,"
+    " metric, value, expected_min, expected_max, message) VALUES (100, 'process', 1, 100, 121,"
+    " '2026-11-20 10:01:01Z', 'BAD', 'statistics-range', 'secret.metric', 1, 0, 0,"
+    " 'secret-tool read its key');"
+    "COMMIT";
+
+static void test_remote_user_sees_only_their_processes(void **state)
+{
+    (void)state;
+    test_pg_exec_in(test_pg_conninfo(&pg), foreign_process_sql);
+    /* The run's files are summed over all its reports: withheld (403). */
+    static const struct {
+        const char *path;
+        guint status;
+    } views[] = {
+        {"/api/v1/runs/3", 200},         {"/api/v1/runs?limit=100", 200},
+        {"/api/v1/runs/3/windows", 200}, {"/api/v1/windows/100/activities", 404},
+        {"/api/v1/runs/3/heatmap", 200}, {"/api/v1/runs/3/files", 403},
+        {"/api/v1/anomalies", 200},      {"/api/v1/anomalies?run=3", 200},
+        {"/api/v1/nodes/1", 200},
+    };
+    GString *problems = g_string_new(NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(views); i++) {
+        struct test_http a = test_web_get(&remote, views[i].path, "nobody");
+        if (a.status != views[i].status)
+            note(problems, views[i].path,
+                 g_strdup_printf("as nobody: %u, expected %u", a.status, views[i].status));
+        else if (strstr(a.body, "secret") != NULL || strstr(a.body, "\"pid\":6200") != NULL)
+            note(problems, views[i].path,
+                 g_strdup_printf("as nobody shows uid 1's process: %.300s",
+                                 strstr(a.body, "secret") != NULL
+                                     ? strstr(a.body, "secret")
+                                     : strstr(a.body, "\"pid\":6200")));
+        test_http_clear(&a);
+    }
+    assert_no_problems(problems, "uid 1's process in nobody's run");
+    struct test_http a;
+    JsonNode *root = test_web_get_json(&remote, "/api/v1/runs/3", "nobody", 200, &a);
+    assert_int_equal(test_json_int(root, "runs/3", "run.processes"), 1);
+    assert_int_equal(json_array_get_length(test_web_array(root, "runs/3", "ranks")), 1);
+    test_http_clear(&a);
+    /* An admin sees it. */
+    root = test_web_get_json(&remote, "/api/v1/runs/3", "root", 200, &a);
+    assert_int_equal(test_json_int(root, "runs/3", "run.processes"), 2);
+    assert_non_null(strstr(a.body, "secret-tool"));
+    test_http_clear(&a);
+    a = test_web_get(&remote, "/api/v1/windows/100/activities", "root");
+    assert_int_equal(a.status, 200);
+    test_http_clear(&a);
+    a = test_web_get(&remote, "/api/v1/runs/3/files", "root");
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "/home/daemon/secret.key"));
+    test_http_clear(&a);
+    a = test_web_get(&remote, "/api/v1/runs/3/files", "nobody");
+    test_web_assert_error(&a, 403, "forbidden", NULL);
+    test_assert_contains(a.body, "holds processes of other users");
+    test_http_clear(&a);
+}
+
 static void test_remote_user_refuses_the_unnamed_and_the_untrusted(void **state)
 {
     (void)state;
@@ -785,6 +873,8 @@ int main(void)
         cmocka_unit_test(test_a_huge_request_line_leaves_the_server_serving),
         cmocka_unit_test(test_a_slow_client_is_dropped),
         cmocka_unit_test(test_a_third_client_is_refused_at_once),
+        /* Late: it adds a process the tests before count without. */
+        cmocka_unit_test(test_remote_user_sees_only_their_processes),
         /* Last: it stops the warehouse (and starts it again). */
         cmocka_unit_test(test_the_warehouse_gone_is_a_503),
     };

@@ -9,7 +9,9 @@
  * A conversation, from the instrumented process's side:
  *
  *   REGISTER (+ the ring's memfd)  →
- *                                  ←  REGISTERED (its process id) or REFUSED (why)
+ *                                  ←  REGISTERED (its process id) or REFUSED (why),
+ *                                     or REGISTERED_APART (its process id, the run it is
+ *                                     kept in and why: the run it named is another user's)
  *   RANK, once MPI_Init told it    →
  *   SUMMARY_REQUEST, at exit       →
  *                                  ←  SUMMARY (energy and its source, what was drained)
@@ -25,7 +27,9 @@
  * connection. JOB is new in version 3's lifetime: a type a vigild does not
  * know is refused by type, so adding one leaves every existing layout, and
  * the version, as they were (a process that outlives a vigild upgrade can
- * still re-attach).
+ * still re-attach). REGISTERED_APART (12) likewise: a library older than it
+ * takes it for an answer it does not know, and its report lacks vigild's
+ * summary; its process is registered all the same.
  *
  * vigild trusts nothing in a message about who sent it: pid and uid come
  * from the kernel (SO_PEERCRED). This part is GLib-free: the preload
@@ -46,17 +50,18 @@
 #define VIGIL_LOCAL_MAX_BYTES 16384u /* a whole message, header included */
 
 enum vigil_local_type {
-    VIGIL_LOCAL_REGISTER = 1,        /* process → daemon, with the ring's memfd */
-    VIGIL_LOCAL_REGISTERED = 2,      /* daemon → process */
-    VIGIL_LOCAL_REFUSED = 3,         /* daemon → any client: why, as text */
-    VIGIL_LOCAL_RANK = 4,            /* process → daemon */
-    VIGIL_LOCAL_SUMMARY_REQUEST = 5, /* process → daemon, no payload */
-    VIGIL_LOCAL_SUMMARY = 6,         /* daemon → process */
-    VIGIL_LOCAL_STATUS_REQUEST = 7,  /* vigil status → daemon */
-    VIGIL_LOCAL_STATUS = 8,          /* daemon → vigil status, with a memfd of JSON */
-    VIGIL_LOCAL_REPORT = 9,          /* process → daemon, at exit; a memfd of JSON, if any */
-    VIGIL_LOCAL_JOB = 10,            /* prolog/epilog/SPANK → daemon: a job begins or ends */
-    VIGIL_LOCAL_JOB_NOTED = 11,      /* daemon → that client, no payload */
+    VIGIL_LOCAL_REGISTER = 1,          /* process → daemon, with the ring's memfd */
+    VIGIL_LOCAL_REGISTERED = 2,        /* daemon → process */
+    VIGIL_LOCAL_REFUSED = 3,           /* daemon → any client: why, as text */
+    VIGIL_LOCAL_RANK = 4,              /* process → daemon */
+    VIGIL_LOCAL_SUMMARY_REQUEST = 5,   /* process → daemon, no payload */
+    VIGIL_LOCAL_SUMMARY = 6,           /* daemon → process */
+    VIGIL_LOCAL_STATUS_REQUEST = 7,    /* vigil status → daemon */
+    VIGIL_LOCAL_STATUS = 8,            /* daemon → vigil status, with a memfd of JSON */
+    VIGIL_LOCAL_REPORT = 9,            /* process → daemon, at exit; a memfd of JSON, if any */
+    VIGIL_LOCAL_JOB = 10,              /* prolog/epilog/SPANK → daemon: a job begins or ends */
+    VIGIL_LOCAL_JOB_NOTED = 11,        /* daemon → that client, no payload */
+    VIGIL_LOCAL_REGISTERED_APART = 12, /* daemon → process: registered, in a run of its own */
 };
 
 struct vigil_local_header {
@@ -110,6 +115,18 @@ struct vigil_local_process_info {
 struct vigil_local_registered {
     uint64_t process_id; /* the daemon's name for this process, unique on the node */
 };
+
+/* REGISTERED_APART: registered, but not in the run its REGISTER named,
+ * which is another user's (vigil/run_key.h): in the run kept apart for its
+ * own user. The run key and the reason follow, each without a NUL. */
+struct vigil_local_registered_apart {
+    uint64_t process_id;
+    uint16_t run_bytes;
+    uint16_t reason_bytes; /* at most VIGIL_LOCAL_APART_REASON_MAX */
+    uint32_t reserved;
+};
+_Static_assert(sizeof(struct vigil_local_registered_apart) == 16, "apart layout changed");
+#define VIGIL_LOCAL_APART_REASON_MAX 1024u
 
 /* RANK */
 struct vigil_local_rank {
@@ -259,6 +276,19 @@ size_t vigil_local_encode_job(void *buffer, bool begin, const char *job, const c
  * and of its characters, a job id that is not empty, known flags. */
 bool vigil_local_decode_job(const void *payload, size_t payload_bytes,
                             struct vigil_local_job_info *out, struct vigil_error *err);
+
+/* Builds a REGISTERED_APART payload into `buffer` (at least
+ * VIGIL_LOCAL_MAX_BYTES - the header); a reason past its limit is cut.
+ * Returns the payload's length. */
+size_t vigil_local_encode_registered_apart(void *buffer, uint64_t process_id, const char *run_key,
+                                           const char *reason);
+/* Checks a REGISTERED_APART payload (lengths that add up, a valid run
+ * key, a reason without NUL) and copies the key into `run_key`
+ * (VIGIL_RUN_KEY_MAX + 1 bytes) and the reason into `reason`, cut to
+ * `reason_size`. */
+bool vigil_local_decode_registered_apart(const void *payload, size_t payload_bytes,
+                                         uint64_t *process_id, char *run_key, char *reason,
+                                         size_t reason_size, struct vigil_error *err);
 
 /* Checks a fixed-size payload: its length, and for a SUMMARY that its texts
  * are terminated and its flags known; for a REPORT, an exit code of -1 to

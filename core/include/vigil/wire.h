@@ -48,7 +48,7 @@
  *             text reasons
  *   summary   0 u64 process_id; text report_json
  *   refusal   text reason
- *   job       0 u64 begin_ns, 8 u64 end_ns, 16 u32 uid, 20 u32 reserved;
+ *   job       0 u64 begin_ns, 8 u64 end_ns, 16 u32 uid, 20 u32 flags;
  *             strings job_id, step_id, user, nodes
  * A BATCH's payload is `count` times (u32 length, one whole message with
  * its own header and CRC). ACTIVITIES and NAMES begin their payload with
@@ -220,15 +220,25 @@ struct vigil_wire_refusal {
 /* JOBS: a scheduler job, or one step of it, as its notices to vigild told
  * (daemon/jobs.c). A time is 0 when not told in this item: an end's item
  * leaves the begin its earlier batch gave. Valid: job_id not empty, end_ns
- * 0 or >= begin_ns (when both are known), reserved 0. */
+ * 0 or >= begin_ns (when both are known), known flags. The flags word was
+ * a reserved zero before VIGIL_WIRE_JOB_FROM_ROOT: a vigil-txd older than
+ * it refuses a batch with root's notice in it, so vigil-txd is upgraded
+ * first. */
 struct vigil_wire_job {
     uint64_t begin_ns, end_ns; /* monotonic, as all times */
     uint32_t uid;              /* UINT32_MAX: not known */
-    uint32_t reserved;         /* zero */
+    uint32_t flags;            /* enum vigil_wire_job_flags */
     char *job_id;
     char *step_id; /* "" for the whole job */
     char *user;    /* "" when not known */
     char *nodes;   /* the scheduler's node list, "" when not known */
+};
+
+enum vigil_wire_job_flags {
+    /* Root or vigild's own user told it (the prolog, the SPANK plugin),
+     * not the job's user: only this may set a job's uid, user, node list,
+     * begin and end for good. The top bit: new flags come from the top. */
+    VIGIL_WIRE_JOB_FROM_ROOT = 1u << 31,
 };
 
 /* A decoded message; the array matching header.type holds header.count

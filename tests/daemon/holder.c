@@ -1,0 +1,137 @@
+/* vigil — other users' processes holding a registration (holder.h). */
+#define _GNU_SOURCE
+#include <grp.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <glib.h>
+
+#include "clients.h"
+#include "holder.h"
+#include "vigil/clock.h"
+#include "vigil/local_protocol.h"
+
+pid_t fork_or_fail(void)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    return pid;
+}
+
+void wait_exit(pid_t pid, int want_status)
+{
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != want_status)
+        fail_msg("child %d ended with status 0x%x, not exit %d", (int)pid, status, want_status);
+}
+
+void become(uid_t uid)
+{
+    if (uid == 0)
+        return;
+    if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid(uid) != 0)
+        _exit(70);
+}
+
+/* The release ends the test holds: a child closes those of the others, or
+ * a holder would never see its own release. */
+static int held_releases[16];
+static int held_count;
+
+/* In the child: what vigild answered. */
+static void read_answer(int fd, char *buffer, struct answer *a)
+{
+    struct vigil_error err;
+    enum vigil_local_type type;
+    ssize_t n = vigil_local_receive(fd, buffer, &type, NULL, &err);
+    if (n < 0)
+        return;
+    a->type = (int)type;
+    if (type == VIGIL_LOCAL_REFUSED) {
+        memcpy(a->reason, buffer, MIN((size_t)n, sizeof a->reason - 1));
+    } else if (type == VIGIL_LOCAL_REGISTERED) {
+        struct vigil_local_registered r;
+        if (vigil_local_decode_fixed(type, buffer, (size_t)n, &r, &err))
+            a->process_id = r.process_id;
+    } else if (type == VIGIL_LOCAL_REGISTERED_APART &&
+               !vigil_local_decode_registered_apart(buffer, (size_t)n, &a->process_id, a->run_key,
+                                                    a->reason, sizeof a->reason, &err)) {
+        a->type = -1;
+    }
+}
+
+static void holder_run(const char *socket_path, uid_t uid, const char *run_key,
+                       uint64_t start_monotonic_ns, int result_fd, int release_fd)
+{
+    become(uid);
+    struct answer a = {.type = -1};
+    int fd = client_connect(socket_path);
+    struct vigil_error err;
+    struct vigil_ring *ring = vigil_ring_create(64, VIGIL_TICKS_MONOTONIC_NS, &err);
+    static char buffer[VIGIL_LOCAL_MAX_BYTES];
+    struct vigil_local_register fixed = {
+        .ring_slots = 64,
+        .tick_source = VIGIL_TICKS_MONOTONIC_NS,
+        .start_monotonic_ns =
+            start_monotonic_ns != 0 ? start_monotonic_ns : vigil_clock_monotonic_ns(),
+        .start_realtime_ns = vigil_clock_realtime_ns(),
+        .mpi_rank = -1,
+    };
+    a.start_monotonic_ns = fixed.start_monotonic_ns;
+    char *argv[] = {"holder", NULL};
+    size_t length =
+        vigil_local_encode_register(buffer, &fixed, "holder", "/", "", run_key, 1, argv);
+    if (fd >= 0 && ring != NULL &&
+        vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, vigil_ring_fd(ring), &err))
+        read_answer(fd, buffer, &a);
+    if (write(result_fd, &a, sizeof a) != (ssize_t)sizeof a)
+        _exit(71);
+    char c;
+    while (read(release_fd, &c, 1) > 0)
+        ;
+    _exit(0);
+}
+
+void holder_start_at(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
+                     uint64_t start_monotonic_ns)
+{
+    int result[2], release[2];
+    assert_int_equal(pipe(result), 0);
+    assert_int_equal(pipe(release), 0);
+    h->pid = fork_or_fail();
+    if (h->pid == 0) {
+        close(result[0]);
+        close(release[1]);
+        for (int i = 0; i < held_count; i++)
+            close(held_releases[i]);
+        holder_run(socket_path, uid, run_key, start_monotonic_ns, result[1], release[0]);
+    }
+    close(result[1]);
+    close(release[0]);
+    h->release = release[1];
+    assert_true(held_count < (int)G_N_ELEMENTS(held_releases));
+    held_releases[held_count++] = h->release;
+    assert_int_equal(read(result[0], &h->answer, sizeof h->answer), (ssize_t)sizeof h->answer);
+    close(result[0]);
+}
+
+void holder_start(struct holder *h, const char *socket_path, uid_t uid, const char *run_key)
+{
+    holder_start_at(h, socket_path, uid, run_key, 0);
+}
+
+void holder_release(struct holder *h)
+{
+    for (int i = 0; i < held_count; i++)
+        if (held_releases[i] == h->release)
+            held_releases[i] = held_releases[--held_count];
+    close(h->release);
+    wait_exit(h->pid, 0);
+}

@@ -1,0 +1,43 @@
+/* vigil — other users' processes for vigild's tests: forked children that
+ * become a uid (nobody, 65534; uid 1) and register a ring of their own
+ * over the local protocol, then hold their connection, silent, until the
+ * test releases them. Include after <cmocka.h>. */
+#ifndef VIGIL_TEST_DAEMON_HOLDER_H
+#define VIGIL_TEST_DAEMON_HOLDER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+pid_t fork_or_fail(void);
+/* Waits for `pid`, which must exit with `want_status`. */
+void wait_exit(pid_t pid, int want_status);
+/* In a child: become `uid` for good (its group too, no supplementary
+ * ones); root stays root. Exits 70 when it cannot. */
+void become(uid_t uid);
+
+/* What vigild answered a holder's REGISTER. */
+struct answer {
+    int type; /* enum vigil_local_type; -1 when none came */
+    uint64_t process_id;
+    char reason[512];            /* REFUSED's text */
+    char run_key[256];           /* the run vigild keeps it in, when it says so */
+    uint64_t start_monotonic_ns; /* the start its REGISTER gave */
+};
+
+struct holder {
+    pid_t pid;
+    int release; /* closing it lets the child exit */
+    struct answer answer;
+};
+
+/* A child that becomes `uid`, registers a ring in run `run_key` with its
+ * own start (CLOCK_MONOTONIC at the REGISTER), tells the answer, and holds
+ * its connection open, silent, until released. */
+void holder_start(struct holder *h, const char *socket_path, uid_t uid, const char *run_key);
+/* The same, saying it started at `start_monotonic_ns`. */
+void holder_start_at(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
+                     uint64_t start_monotonic_ns);
+/* Lets it exit, and waits for it. */
+void holder_release(struct holder *h);
+
+#endif

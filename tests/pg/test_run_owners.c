@@ -1,0 +1,354 @@
+/* Whose a run and a job are in the warehouse (issue 30), through a real
+ * vigil-txd: runs span nodes, so the warehouse keeps another user's
+ * process out of a run as vigild does, whatever a node sends. A run's
+ * uid, program, argv and start are its first process's for good: a
+ * process of another uid naming its key, from another node, with a start
+ * before the run's, is stored in a run of its own ("KEY@uidUID"); two
+ * users in one batch likewise; a Slurm key belongs to the uid root told
+ * the job is. A job notice from a user (not marked as root's) changes
+ * nothing root told of the job, and does not describe a job root said is
+ * another uid's; nor is a run filed under such a job. Batches are made here as a node's vigild
+ * would send them (an older vigild, which did none of this, included). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "test_pg.h"
+#include "test_support.h"
+#include "test_txd.h"
+#include "vigil/clock.h"
+#include "vigil/health.h"
+
+struct proc_spec {
+    int32_t pid;
+    uint32_t uid;
+    const char *run_key;
+    const char *job;
+    const char *program;
+    int64_t start_from_now_ns; /* its monotonic start, from now (negative: earlier) */
+    gboolean ended;
+};
+
+static void check(gboolean ok, GError *error)
+{
+    if (!ok)
+        fail_msg("a test batch's item was refused: %s", error->message);
+}
+
+/* NODE, PROCESSES (`procs`) and JOBS (`jobs`), as vigild sends them. */
+static GBytes *batch_new(uint64_t node_id, uint64_t sequence, const struct proc_spec *procs,
+                         size_t n_procs, const struct vigil_wire_job *jobs, size_t n_jobs)
+{
+    GError *error = NULL;
+    uint64_t now = vigil_clock_monotonic_ns();
+    struct vigil_clock_offset offset;
+    vigil_clock_offset_measure(&offset);
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
+    char hostname[32];
+    g_snprintf(hostname, sizeof hostname, "node-%" G_GUINT64_FORMAT, node_id);
+    struct vigil_wire_node node = {.realtime_offset_ns = offset.realtime_minus_monotonic_ns,
+                                   .cycle = sequence,
+                                   .cycle_start_ns = now - 1000000000u,
+                                   .cycle_end_ns = now,
+                                   .cycle_ms = 1000,
+                                   .hostname = hostname};
+    check(vigil_wire_add_node(w, &node, &error), error);
+    test_txd_add_message(batch, w);
+    if (n_procs > 0) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
+        for (size_t i = 0; i < n_procs; i++) {
+            const struct proc_spec *s = &procs[i];
+            char *argv[] = {(char *)s->program, "--steps", "10", NULL};
+            struct vigil_wire_process p = {.process_id = i + 1,
+                                           .pid = s->pid,
+                                           .uid = s->uid,
+                                           .rank = -1,
+                                           .exit_code = s->ended ? 0 : -1,
+                                           .start_ns =
+                                               (uint64_t)((int64_t)now + s->start_from_now_ns),
+                                           .end_ns = s->ended ? now : 0,
+                                           .run_key = (char *)s->run_key,
+                                           .job = (char *)(s->job != NULL ? s->job : ""),
+                                           .program = (char *)s->program,
+                                           .cwd = "/tmp",
+                                           .argc = 3,
+                                           .argv = argv};
+            check(vigil_wire_add_process(w, &p, &error), error);
+        }
+        test_txd_add_message(batch, w);
+    }
+    if (n_jobs > 0) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_JOBS, node_id, sequence, 0);
+        for (size_t i = 0; i < n_jobs; i++)
+            check(vigil_wire_add_job(w, &jobs[i], &error), error);
+        test_txd_add_message(batch, w);
+    }
+    return vigil_wire_writer_finish(batch);
+}
+
+static void send_batch(struct test_sender *s, GBytes *batch, uint64_t sequence)
+{
+    test_sender_send(s, batch);
+    test_sender_expect_ack(s, sequence);
+    g_bytes_unref(batch);
+}
+
+static char *text(const struct test_txd_fixture *f, const char *sql)
+{
+    char *t = test_pg_query_text_in(f->conninfo, sql);
+    return t != NULL ? t : g_strdup("(none)");
+}
+
+static void assert_text(const struct test_txd_fixture *f, const char *sql, const char *want)
+{
+    char *got = text(f, sql);
+    if (strcmp(got, want) != 0)
+        fail_msg("%s\n  gave: %s\n  want: %s", sql, got, want);
+    g_free(got);
+}
+
+#define SECOND_NS 1000000000LL
+
+/* Root's run ended on node 1; nobody's process names its key on node 2,
+ * saying it started long before: root's run stays root's, with its
+ * program, argv and start, and nobody's process is stored apart. */
+static void test_a_run_stays_its_first_users(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender one, two;
+    test_sender_open(&one, f->txd.endpoint, 1, NULL, NULL, NULL);
+    test_sender_open(&two, f->txd.endpoint, 2, NULL, NULL, NULL);
+    const struct proc_spec root = {.pid = 100,
+                                   .uid = 0,
+                                   .run_key = "run-k",
+                                   .program = "/bin/true",
+                                   .start_from_now_ns = -10 * SECOND_NS,
+                                   .ended = TRUE};
+    send_batch(&one, batch_new(1, 1, &root, 1, NULL, 0), 1);
+    char *before = text(f, "SELECT format('%s %s %s %s', uid, program, argv, start_time) FROM runs "
+                           "WHERE run_key = 'run-k'");
+    const struct proc_spec evil = {.pid = 200,
+                                   .uid = 65534,
+                                   .run_key = "run-k",
+                                   .program = "/usr/bin/evil",
+                                   .start_from_now_ns = -3600 * SECOND_NS,
+                                   .ended = TRUE};
+    send_batch(&two, batch_new(2, 1, &evil, 1, NULL, 0), 1);
+    assert_text(f,
+                "SELECT format('%s %s %s %s', uid, program, argv, start_time) FROM runs "
+                "WHERE run_key = 'run-k'",
+                before);
+    assert_text(f,
+                "SELECT string_agg(DISTINCT p.uid::text, ',') FROM processes p JOIN runs r "
+                "USING (run_id) WHERE r.run_key = 'run-k'",
+                "0");
+    assert_text(f,
+                "SELECT format('%s %s', r.uid, r.program) FROM runs r JOIN processes p "
+                "USING (run_id) WHERE p.pid = 200",
+                "65534 /usr/bin/evil");
+    assert_text(f,
+                "SELECT format('%s %s', r.run_key, r.asked_run_key) FROM runs r JOIN processes p "
+                "USING (run_id) WHERE p.pid = 200",
+                "run-k@uid65534 run-k");
+    char *log = test_txd_stop(&f->txd);
+    test_assert_contains(log, "pid 200 (uid 65534) named run run-k, which is not its uid's (its "
+                              "first process was uid 0's): stored in run run-k@uid65534");
+    g_free(log);
+    g_free(before);
+    test_sender_close(&one);
+    test_sender_close(&two);
+}
+
+/* Two users' processes of one key in one batch: the earlier one's run,
+ * the other apart. */
+static void test_two_users_in_one_batch(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 3, NULL, NULL, NULL);
+    const struct proc_spec procs[] = {
+        {.pid = 300,
+         .uid = 1000,
+         .run_key = "run-b",
+         .program = "/bin/a",
+         .start_from_now_ns = -2 * SECOND_NS},
+        {.pid = 301,
+         .uid = 1001,
+         .run_key = "run-b",
+         .program = "/bin/b",
+         .start_from_now_ns = -5 * SECOND_NS},
+        {.pid = 302,
+         .uid = 1000,
+         .run_key = "run-b",
+         .program = "/bin/c",
+         .start_from_now_ns = -1 * SECOND_NS},
+    };
+    send_batch(&s, batch_new(3, 1, procs, G_N_ELEMENTS(procs), NULL, 0), 1);
+    assert_text(f,
+                "SELECT string_agg(format('%s:%s:%s', r.run_key, r.uid, p.pid), ' ' ORDER BY "
+                "p.pid) FROM runs r JOIN processes p USING (run_id)",
+                "run-b@uid1000:1000:300 run-b:1001:301 run-b@uid1000:1000:302");
+    test_sender_close(&s);
+}
+
+/* Root told node 4 job 59038 is uid 1's; a node that did not keep nobody
+ * out sends nobody's process under the job's first step's key, and uid
+ * 1's: uid 1's is in slurm-59038.0, nobody's apart. */
+static void test_a_slurm_key_is_the_jobs_users(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 4, NULL, NULL, NULL);
+    uint64_t now = vigil_clock_monotonic_ns();
+    const struct vigil_wire_job begin = {.begin_ns = now - 30 * SECOND_NS,
+                                         .uid = 1,
+                                         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
+                                         .job_id = "59038",
+                                         .step_id = "",
+                                         .user = "daemon",
+                                         .nodes = "node-4"};
+    const struct proc_spec squatter = {.pid = 400,
+                                       .uid = 65534,
+                                       .run_key = "slurm-59038.0",
+                                       .job = "59038",
+                                       .program = "/usr/bin/evil",
+                                       .start_from_now_ns = -40 * SECOND_NS};
+    send_batch(&s, batch_new(4, 1, &squatter, 1, &begin, 1), 1);
+    const struct proc_spec owner = {.pid = 401,
+                                    .uid = 1,
+                                    .run_key = "slurm-59038.0",
+                                    .job = "59038",
+                                    .program = "/bin/solver",
+                                    .start_from_now_ns = -20 * SECOND_NS};
+    send_batch(&s, batch_new(4, 2, &owner, 1, NULL, 0), 2);
+    assert_text(f,
+                "SELECT string_agg(format('%s:%s:%s', r.run_key, r.uid, p.pid), ' ' ORDER BY "
+                "p.pid) FROM runs r JOIN processes p USING (run_id)",
+                "slurm-59038.0@uid65534:65534:400 slurm-59038.0:1:401");
+    test_sender_close(&s);
+}
+
+/* Root began job 4711 as root's on n1; nobody's own notice ending it as
+ * mallory's on evil-node changes nothing of it, and adds no step row. */
+static void test_a_users_notice_leaves_roots_job(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 5, NULL, NULL, NULL);
+    uint64_t now = vigil_clock_monotonic_ns();
+    const struct vigil_wire_job begin = {.begin_ns = now - 10 * SECOND_NS,
+                                         .uid = 0,
+                                         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
+                                         .job_id = "4711",
+                                         .step_id = "",
+                                         .user = "root",
+                                         .nodes = "n1"};
+    send_batch(&s, batch_new(5, 1, NULL, 0, &begin, 1), 1);
+    const struct vigil_wire_job forged = {.end_ns = now - 10 * SECOND_NS + 1700000000,
+                                          .uid = 65534,
+                                          .job_id = "4711",
+                                          .step_id = "",
+                                          .user = "mallory",
+                                          .nodes = "evil-node"};
+    send_batch(&s, batch_new(5, 2, NULL, 0, &forged, 1), 2);
+    assert_text(f,
+                "SELECT format('%s %s %s %s', user_name, uid, node_list, end_time IS NULL) "
+                "FROM jobs WHERE scheduler_job_id = '4711'",
+                "root 0 n1 t");
+    assert_text(f,
+                "SELECT count(*) FROM job_steps s JOIN jobs j USING (job_id) "
+                "WHERE j.scheduler_job_id = '4711' AND s.end_time IS NOT NULL",
+                "0");
+    /* A user's notice of a job no root notice covers is stored as before. */
+    const struct vigil_wire_job own = {.begin_ns = now - 5 * SECOND_NS,
+                                       .uid = 65534,
+                                       .job_id = "4712",
+                                       .step_id = "",
+                                       .user = "nobody",
+                                       .nodes = "n1"};
+    send_batch(&s, batch_new(5, 3, NULL, 0, &own, 1), 3);
+    assert_text(f,
+                "SELECT format('%s %s', user_name, uid) FROM jobs WHERE scheduler_job_id = '4712'",
+                "nobody 65534");
+    test_sender_close(&s);
+}
+
+/* A run is filed under the scheduler job its processes name
+ * (SLURM_JOB_ID, which anyone can set): not under a job root told the
+ * warehouse is another uid's, whether root's word came first (run x) or
+ * after the run was filed (run y, taken out then). */
+static void test_a_run_is_not_filed_under_anothers_job(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 6, NULL, NULL, NULL);
+    uint64_t now = vigil_clock_monotonic_ns();
+    const struct proc_spec early = {.pid = 600,
+                                    .uid = 65534,
+                                    .run_key = "y",
+                                    .job = "4721",
+                                    .program = "/usr/bin/evil",
+                                    .start_from_now_ns = -20 * SECOND_NS};
+    send_batch(&s, batch_new(6, 1, &early, 1, NULL, 0), 1);
+    const struct vigil_wire_job begins[] = {
+        {.begin_ns = now - 10 * SECOND_NS,
+         .uid = 0,
+         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
+         .job_id = "4720",
+         .step_id = "",
+         .user = "root",
+         .nodes = "n1"},
+        {.begin_ns = now - 10 * SECOND_NS,
+         .uid = 0,
+         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
+         .job_id = "4721",
+         .step_id = "",
+         .user = "root",
+         .nodes = "n1"},
+    };
+    send_batch(&s, batch_new(6, 2, NULL, 0, begins, G_N_ELEMENTS(begins)), 2);
+    const struct proc_spec late = {.pid = 601,
+                                   .uid = 65534,
+                                   .run_key = "x",
+                                   .job = "4720",
+                                   .program = "/usr/bin/evil",
+                                   .start_from_now_ns = -5 * SECOND_NS};
+    const struct proc_spec own = {.pid = 602,
+                                  .uid = 0,
+                                  .run_key = "z",
+                                  .job = "4720",
+                                  .program = "/bin/solver",
+                                  .start_from_now_ns = -4 * SECOND_NS};
+    const struct proc_spec both[] = {late, own};
+    send_batch(&s, batch_new(6, 3, both, 2, NULL, 0), 3);
+    assert_text(f,
+                "SELECT string_agg(format('%s:%s', r.run_key, coalesce(j.scheduler_job_id, "
+                "'none')), ' ' ORDER BY r.run_key) FROM runs r LEFT JOIN jobs j USING (job_id)",
+                "x:none y:none z:4720");
+    test_sender_close(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_a_run_stays_its_first_users, test_txd_fixture_setup,
+                                        test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_two_users_in_one_batch, test_txd_fixture_setup,
+                                        test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_slurm_key_is_the_jobs_users, test_txd_fixture_setup,
+                                        test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_users_notice_leaves_roots_job,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_run_is_not_filed_under_anothers_job,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+    };
+    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+}
