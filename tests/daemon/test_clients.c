@@ -4,7 +4,8 @@
  * another user's run refused with the reason, and a user's processes
  * bounded; an idle unregistered connection closed while a silent
  * registered one stays; the descriptor budget; the sink off beside an
- * uplink. Other users are real: forked children that setuid() to nobody
+ * uplink; floods of malformed messages and of garbage connections logged
+ * in a line or two per user with their counts (issue 30). Other users are real: forked children that setuid() to nobody
  * (65534) or to uid 1. */
 #define _GNU_SOURCE
 #include <grp.h>
@@ -445,6 +446,171 @@ static void test_an_idle_unregistered_connection_is_closed(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+/* ---- floods of bad messages --------------------------------------------- */
+
+/* A message of the protocol's size whose header lacks the magic number. */
+static const char garbage[32] = "GET / HTTP/1.0\r\n\r\n";
+
+/* A child of `uid` opens `count` connections one after the other, each
+ * sending one bad message: garbage, or every second one (`mixed`) a RANK
+ * before any registration. With `wait_close` it waits on each for vigild
+ * to close it; without, it closes at once and goes on. */
+static void send_bad_messages(const char *socket_path, uid_t uid, int count, bool mixed,
+                              bool wait_close)
+{
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        become(uid);
+        const struct vigil_local_rank rank = {.rank = 0, .size = 1};
+        for (int i = 0; i < count; i++) {
+            int fd = client_connect(socket_path);
+            if (fd < 0)
+                _exit(80);
+            bool sent =
+                mixed && i % 2 == 1
+                    ? vigil_local_send(fd, VIGIL_LOCAL_RANK, &rank, sizeof rank, -1, NULL)
+                    : send(fd, garbage, sizeof garbage, MSG_NOSIGNAL) == (ssize_t)sizeof garbage;
+            /* Without waiting, a connection refused at accept may be
+             * closed already: that refusal counts as well. */
+            if (!sent && wait_close)
+                _exit(81);
+            char buffer[512];
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            while (wait_close && poll(&p, 1, SAFETY_MS) == 1 &&
+                   recv(fd, buffer, sizeof buffer, 0) > 0)
+                ;
+            close(fd);
+        }
+        _exit(0);
+    }
+    wait_exit(pid, 0);
+}
+
+/* The refusals of `kind` that the log counts for `uid`: a first line
+ * ("refused a client of uid U (KIND): why") counts one, a later line
+ * ("refused N more of uid U in S s (N1 KIND1, N2 KIND2); the last: why")
+ * its figure for the kind. `lines` gets the lines about `uid`. */
+static gint64 logged_refusals(const char *log, uid_t uid, const char *kind, guint *lines)
+{
+    char *of_uid = g_strdup_printf(" of uid %u ", (unsigned)uid);
+    char *first = g_strdup_printf("refused a client of uid %u (%s)", (unsigned)uid, kind);
+    char *more = g_strdup_printf("more of uid %u in ", (unsigned)uid);
+    char *counted = g_strdup_printf(" %s", kind);
+    gint64 n = 0;
+    *lines = 0;
+    char **all = g_strsplit(log, "\n", -1);
+    for (char **line = all; *line != NULL; line++) {
+        if (strstr(*line, of_uid) == NULL)
+            continue;
+        (*lines)++;
+        if (strstr(*line, first) != NULL) {
+            n++;
+            continue;
+        }
+        const char *from = strstr(*line, more);
+        const char *open = from != NULL ? strstr(from, " s (") : NULL;
+        const char *close_at = open != NULL ? strstr(open, "); the last") : NULL;
+        if (close_at == NULL)
+            continue;
+        char *counts = g_strndup(open + 4, (gsize)(close_at - open - 4));
+        char **parts = g_strsplit(counts, ", ", -1);
+        for (char **part = parts; *part != NULL; part++) {
+            char *end;
+            gint64 figure = g_ascii_strtoll(*part, &end, 10);
+            if (strcmp(end, counted) == 0)
+                n += figure;
+        }
+        g_strfreev(parts);
+        g_free(counts);
+    }
+    g_strfreev(all);
+    g_free(counted);
+    g_free(more);
+    g_free(first);
+    g_free(of_uid);
+    return n;
+}
+
+/* Lines a flood may cost the log at most: the first refusal, one line a
+ * period ([daemon] refusal_log_interval_s, 60 s by default) with the
+ * counts since, and one at the stop with what was left. */
+static guint allowed_lines(gint64 started_us)
+{
+    gint64 elapsed_s = (g_get_monotonic_time() - started_us) / G_USEC_PER_SEC;
+    return 2 + (guint)(elapsed_s / 60);
+}
+
+#define BAD_MESSAGES 400
+
+/* One user's malformed and out-of-turn messages, each on a connection of
+ * its own: the log says so in a line or two for that user with the counts,
+ * not a line per message, and the status counts them by kind. */
+static void test_malformed_messages_are_logged_once_a_period(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    gint64 started_us = g_get_monotonic_time();
+    send_bad_messages(d.socket_path, NOBODY, BAD_MESSAGES, true, true);
+    JsonNode *status = test_daemon_status(&d, 0);
+    char *log = test_daemon_stop(&d);
+    guint allowed = allowed_lines(started_us);
+
+    guint about_flood = count_lines(log, "protocol's magic number") +
+                        count_lines(log, "a rank before its registration");
+    if (about_flood > allowed)
+        fail_msg("%u log lines for %d bad messages, not %u at most", about_flood, BAD_MESSAGES,
+                 allowed);
+    guint lines;
+    gint64 malformed = logged_refusals(log, NOBODY, "malformed", &lines);
+    gint64 out_of_turn = logged_refusals(log, NOBODY, "out_of_turn", &lines);
+    if (lines < 1 || lines > allowed)
+        fail_msg("%u log lines about uid 65534, not 1 to %u:\n%s", lines, allowed, log);
+    assert_int_equal(malformed, BAD_MESSAGES / 2);
+    assert_int_equal(out_of_turn, BAD_MESSAGES / 2);
+    assert_int_equal(refused(status, "malformed"), BAD_MESSAGES / 2);
+    assert_int_equal(refused(status, "out_of_turn"), BAD_MESSAGES / 2);
+    json_node_unref(status);
+    g_free(log);
+}
+
+#define GARBAGE_CONNECTIONS 3000
+
+/* One user's connections that send garbage and close without waiting, as
+ * fast as it can: every one is counted (malformed, or refused at accept
+ * over the user's connections), and the log holds a line or two. */
+static void test_garbage_connections_are_logged_once_a_period(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    gint64 started_us = g_get_monotonic_time();
+    send_bad_messages(d.socket_path, NOBODY, GARBAGE_CONNECTIONS, false, false);
+    /* Its answer covers every connection made before it. */
+    JsonNode *status = test_daemon_status(&d, 0);
+    char *log = test_daemon_stop(&d);
+    guint allowed = allowed_lines(started_us);
+
+    guint about_flood = count_lines(log, "protocol's magic number");
+    if (about_flood > allowed)
+        fail_msg("%u log lines for %d garbage connections, not %u at most", about_flood,
+                 GARBAGE_CONNECTIONS, allowed);
+    guint lines;
+    gint64 malformed = logged_refusals(log, NOBODY, "malformed", &lines);
+    gint64 over = logged_refusals(log, NOBODY, "uid_connections", &lines);
+    if (lines < 1 || lines > allowed)
+        fail_msg("%u log lines about uid 65534, not 1 to %u:\n%s", lines, allowed, log);
+    assert_int_equal(refused(status, "malformed") + refused(status, "uid_connections"),
+                     GARBAGE_CONNECTIONS);
+    assert_int_equal(malformed, refused(status, "malformed"));
+    assert_int_equal(over, refused(status, "uid_connections"));
+    assert_int_equal(refused(status, "fd_budget"), 0);
+    json_node_unref(status);
+    g_free(log);
+}
+
 /* With an uplink the sink is off unless asked for; the spool is private. */
 static void test_the_sink_is_off_beside_an_uplink(void **state)
 {
@@ -475,6 +641,8 @@ int main(void)
         TEST_WITH_DIR(test_the_descriptor_budget_holds),
         TEST_WITH_DIR(test_a_run_is_joined_only_by_its_own_user),
         TEST_WITH_DIR(test_an_idle_unregistered_connection_is_closed),
+        TEST_WITH_DIR(test_malformed_messages_are_logged_once_a_period),
+        TEST_WITH_DIR(test_garbage_connections_are_logged_once_a_period),
         TEST_WITH_DIR(test_the_sink_is_off_beside_an_uplink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
