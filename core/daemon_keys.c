@@ -71,8 +71,8 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
      .min = 1,
      .max = 1000000,
      .description = "connections one user (not root) may hold open on the socket at once, "
-                    "registered processes included; more are refused, counted and logged once a "
-                    "minute"},
+                    "registered processes included; more are refused, counted and logged "
+                    "(refusal_log_interval_s)"},
     {.section = "daemon",
      .name = "max_processes_per_uid",
      .type = VIGIL_CONFIG_INT,
@@ -100,6 +100,16 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
                     "files, pidfds and providers: a user's connection that would go past the "
                     "limit minus this is refused (root's may use half of the reserve); it leaves "
                     "128 at least"},
+    {.section = "daemon",
+     .name = "refusal_log_interval_s",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "60",
+     .min = 1,
+     .max = 86400,
+     .description = "what the socket refuses a user (a limit, a malformed or out-of-turn "
+                    "message) is logged at once, then at most once in this many seconds for "
+                    "that user, with the counts by kind since; `vigil status` counts every "
+                    "refusal"},
     {.section = "daemon",
      .name = "record",
      .type = VIGIL_CONFIG_STRING,

@@ -13,9 +13,9 @@
  * Root's connections do stop at a higher budget, half the reserve below the
  * limit, so that even root cannot take the daemon's last descriptors.
  *
- * A refusal is counted; the log says so at once, then at most once a
- * period with the counts since, never once per connection: a flood must
- * not become a flood of log lines. */
+ * A refusal is counted and logged through refusal_log.c: at once, then at
+ * most once a period per user with the counts since, never once per
+ * connection: a flood must not become a flood of log lines. */
 #include <dirent.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -25,16 +25,8 @@
 #include "processes.h"
 #include "settings.h"
 
-#define LOG_PERIOD_S     60
 #define RECOUNT_EVERY_US G_USEC_PER_SEC
 #define MIN_BUDGET       128 /* descriptors a budget leaves users at least */
-
-static const char *const refusal_names[VIGILD_REFUSED_KINDS] = {
-    [VIGILD_REFUSED_FD_BUDGET] = "fd_budget",
-    [VIGILD_REFUSED_UID_CONNECTIONS] = "uid_connections",
-    [VIGILD_REFUSED_UID_PROCESSES] = "uid_processes",
-    [VIGILD_REFUSED_RUN_KEY] = "run_key",
-};
 
 struct idle_client {
     uint64_t key;
@@ -68,6 +60,7 @@ void vigild_client_limits_init(struct vigild_client_limits *l,
                       : 1024;
     l->fds_counted = count_open_fds();
     l->fds_counted_us = g_get_monotonic_time();
+    vigild_refusal_log_init(&l->refusals, 60);
 }
 
 static void arm_idle_timer(struct vigild_client_limits *l);
@@ -88,6 +81,7 @@ void vigild_client_limits_configure(struct vigild_client_limits *l, const struct
     /* A new timeout applies to the clients waiting from now on. */
     l->unregistered_timeout_ms = s->unregistered_timeout_ms;
     arm_idle_timer(l);
+    vigild_refusal_log_set_interval(&l->refusals, s->refusal_log_interval_s);
 }
 
 uint64_t vigild_client_limits_fds_in_use(struct vigild_client_limits *l)
@@ -102,54 +96,13 @@ uint64_t vigild_client_limits_fds_in_use(struct vigild_client_limits *l)
     return n > 0 ? (uint64_t)n : 0;
 }
 
-/* ---- refusals and their log ------------------------------------------------ */
+/* ---- refusals ------------------------------------------------------------- */
 
-static void log_pending(struct vigild_client_limits *l)
+/* Counts and logs a refusal of `uid` (refusal_log.c); returns `reason`. */
+static char *note_refusal(struct vigild_client_limits *l, uid_t uid, enum vigild_refusal kind,
+                          char *reason)
 {
-    GString *text = g_string_new(NULL);
-    uint64_t total = 0;
-    for (int k = 0; k < VIGILD_REFUSED_KINDS; k++) {
-        if (l->pending[k] == 0)
-            continue;
-        g_string_append_printf(text, "%s%" G_GUINT64_FORMAT " %s", total > 0 ? ", " : "",
-                               l->pending[k], refusal_names[k]);
-        total += l->pending[k];
-        l->pending[k] = 0;
-    }
-    if (total > 0)
-        g_warning("refused %" G_GUINT64_FORMAT " more clients in the last %d s (%s); the last: %s",
-                  total, LOG_PERIOD_S, text->str, l->last_reason);
-    g_string_free(text, TRUE);
-    l->last_log_us = g_get_monotonic_time();
-}
-
-static gboolean on_log_timer(gpointer user_data)
-{
-    struct vigild_client_limits *l = user_data;
-    l->log_timer = 0;
-    log_pending(l);
-    return G_SOURCE_REMOVE;
-}
-
-/* Counts a refusal; logs it at once when nothing was logged for a period,
- * else at the period's end with the others. Takes `reason`. */
-static char *note_refusal(struct vigild_client_limits *l, enum vigild_refusal kind, char *reason)
-{
-    l->refused[kind]++;
-    g_strlcpy(l->last_reason, reason, sizeof l->last_reason);
-    gint64 now = g_get_monotonic_time();
-    if (l->last_log_us == 0 || now - l->last_log_us >= LOG_PERIOD_S * G_USEC_PER_SEC) {
-        g_warning("refused a client: %s (refusals are counted in `vigil status` and logged at "
-                  "most once in %d s)",
-                  reason, LOG_PERIOD_S);
-        l->last_log_us = now;
-    } else {
-        l->pending[kind]++;
-        if (l->log_timer == 0) {
-            gint64 due_ms = (l->last_log_us + LOG_PERIOD_S * G_USEC_PER_SEC - now) / 1000 + 1;
-            l->log_timer = g_timeout_add((guint)due_ms, on_log_timer, l);
-        }
-    }
+    vigild_refusal_log_note(&l->refusals, uid, kind, reason);
     return reason;
 }
 
@@ -161,7 +114,7 @@ char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid)
     uint64_t budget = uid == 0 ? l->fd_budget_root : l->fd_budget;
     if (in_use > budget)
         return note_refusal(
-            l, VIGILD_REFUSED_FD_BUDGET,
+            l, uid, VIGILD_REFUSED_FD_BUDGET,
             g_strdup_printf("uid %u: vigild has %" G_GUINT64_FORMAT
                             " descriptors open, over its budget of %" G_GUINT64_FORMAT
                             " (the limit %" G_GUINT64_FORMAT " less [daemon] fd_reserve)",
@@ -169,7 +122,7 @@ char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid)
     guint held =
         GPOINTER_TO_UINT(g_hash_table_lookup(l->connections_by_uid, GUINT_TO_POINTER(uid)));
     if (uid != 0 && held >= l->max_connections_per_uid)
-        return note_refusal(l, VIGILD_REFUSED_UID_CONNECTIONS,
+        return note_refusal(l, uid, VIGILD_REFUSED_UID_CONNECTIONS,
                             g_strdup_printf("uid %u holds %u connections already "
                                             "([daemon] max_connections_per_uid)",
                                             (unsigned)uid, held));
@@ -214,12 +167,12 @@ char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t 
             other = p;
     }
     if (other != NULL)
-        return note_refusal(l, VIGILD_REFUSED_RUN_KEY,
+        return note_refusal(l, uid, VIGILD_REFUSED_RUN_KEY,
                             g_strdup_printf("uid %u may not join run %s: its processes belong to "
                                             "uid %u (a process joins only its own user's run)",
                                             (unsigned)uid, other->run_key, (unsigned)other->uid));
     if (own >= l->max_processes_per_uid)
-        return note_refusal(l, VIGILD_REFUSED_UID_PROCESSES,
+        return note_refusal(l, uid, VIGILD_REFUSED_UID_PROCESSES,
                             g_strdup_printf("uid %u has %u processes registered already "
                                             "([daemon] max_processes_per_uid)",
                                             (unsigned)uid, own));
@@ -309,11 +262,7 @@ void vigild_client_limits_status(struct vigild_client_limits *l, JsonBuilder *b)
     vigild_json_int(b, "max_connections_per_uid", l->max_connections_per_uid);
     vigild_json_int(b, "max_processes_per_uid", l->max_processes_per_uid);
     vigild_json_int(b, "unregistered_timeout_ms", l->unregistered_timeout_ms);
-    json_builder_set_member_name(b, "refused");
-    json_builder_begin_object(b);
-    for (int k = 0; k < VIGILD_REFUSED_KINDS; k++)
-        vigild_json_int(b, refusal_names[k], (int64_t)l->refused[k]);
-    json_builder_end_object(b);
+    vigild_refusal_log_status(&l->refusals, b);
     vigild_json_int(b, "closed_idle", (int64_t)l->closed_idle);
     json_builder_end_object(b);
 }
@@ -322,9 +271,7 @@ void vigild_client_limits_clear(struct vigild_client_limits *l)
 {
     if (l->idle_timer != 0)
         g_source_remove(l->idle_timer);
-    if (l->log_timer != 0)
-        g_source_remove(l->log_timer);
-    log_pending(l);
+    vigild_refusal_log_clear(&l->refusals);
     g_queue_clear_full(&l->idle, g_free);
     g_clear_pointer(&l->connections_by_uid, g_hash_table_destroy);
 }

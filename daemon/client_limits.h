@@ -10,16 +10,10 @@
 
 #include <json-glib/json-glib.h>
 
+#include "refusal_log.h"
+
 struct vigild_settings;  /* settings.h */
 struct vigild_processes; /* processes.h */
-
-enum vigild_refusal {
-    VIGILD_REFUSED_FD_BUDGET,       /* the daemon's descriptors are at the budget */
-    VIGILD_REFUSED_UID_CONNECTIONS, /* max_connections_per_uid */
-    VIGILD_REFUSED_UID_PROCESSES,   /* max_processes_per_uid */
-    VIGILD_REFUSED_RUN_KEY,         /* a run of another user's processes */
-    VIGILD_REFUSED_KINDS,
-};
 
 /* The server's bookkeeping of who holds what; root (uid 0) is exempt from
  * the per-uid limits and the run-key rule, not from the descriptors. */
@@ -38,12 +32,8 @@ struct vigild_client_limits {
     guint idle_timer;
     void (*close_idle)(void *user, uint64_t key);
     void *user;
-    uint64_t refused[VIGILD_REFUSED_KINDS];
     uint64_t closed_idle;
-    uint64_t pending[VIGILD_REFUSED_KINDS]; /* refused since the last log line */
-    gint64 last_log_us;
-    guint log_timer;
-    char last_reason[256];
+    struct vigild_refusal_log refusals; /* the limits' and the server's */
 };
 
 /* `close_idle` closes the server's connection `key` when its timeout
@@ -54,7 +44,7 @@ void vigild_client_limits_init(struct vigild_client_limits *l,
 void vigild_client_limits_configure(struct vigild_client_limits *l,
                                     const struct vigild_settings *s);
 /* A new connection of `uid`: NULL when it is admitted (and counted), else
- * why not (g_free it), counted as a refusal and logged once a period. */
+ * why not (g_free it), counted as a refusal and logged (refusal_log.c). */
 char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid);
 void vigild_client_limits_closed(struct vigild_client_limits *l, uid_t uid);
 /* A REGISTER of `uid` into run `run_key`: NULL, or why it is refused (a

@@ -4,7 +4,8 @@
  *
  * Who is on the other end comes from the kernel (SO_PEERCRED), never from
  * a message. A client that sends something malformed, out of turn or a
- * ring the daemon refuses is logged and disconnected; every other client
+ * ring the daemon refuses is counted, logged (once a period per user, with
+ * the counts since: refusal_log.c) and disconnected; every other client
  * is served on as before. */
 #include <errno.h>
 #include <fcntl.h>
@@ -82,30 +83,33 @@ static char *client_label(const struct connection *c)
                      : g_strdup_printf("pid %d", (int)c->pid);
 }
 
-static void reject(struct connection *c, const char *reason)
+/* Counts and logs (per user, once a period) why the client is dropped,
+ * and closes it. */
+static void reject(struct connection *c, enum vigild_refusal kind, const char *reason)
 {
     char *label = client_label(c);
-    g_warning("client %s: %s; disconnected", label, reason);
+    char *why = g_strdup_printf("client %s: %s; disconnected", label, reason);
+    vigild_refusal_log_note(&c->server->limits.refusals, c->uid, kind, why);
+    g_free(why);
     g_free(label);
     connection_close(c);
 }
 
-static void refuse(struct connection *c, const char *reason)
+/* A refused registration or job notice: said back, then as reject(). */
+static void refuse(struct connection *c, enum vigild_refusal kind, const char *reason)
 {
     struct vigil_error err;
     vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, reason, strlen(reason), -1, &err);
     c->server->processes->refused_total++;
-    reject(c, reason);
+    reject(c, kind, reason);
 }
 
-/* A refusal of the client limits: said back and counted, logged by
- * client_limits.c once a period rather than once per client. */
+/* A refusal of the client limits, which counted and logged it: said back. */
 static void refuse_over_limit(struct connection *c, char *reason)
 {
     struct vigil_error err;
     vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, reason, strlen(reason), -1, &err);
     c->server->processes->refused_total++;
-    g_debug("client pid %d: %s; disconnected", (int)c->pid, reason);
     g_free(reason);
     connection_close(c);
 }
@@ -116,12 +120,12 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
     struct vigil_local_process_info info;
     struct vigil_error err = {{0}};
     if (ring_fd < 0) {
-        refuse(c, "a registration without its ring's descriptor");
+        refuse(c, VIGILD_REFUSED_MALFORMED, "a registration without its ring's descriptor");
         return;
     }
     if (!vigil_local_decode_register(c->server->buffer, length, &info, &err)) {
         close(ring_fd);
-        refuse(c, err.message);
+        refuse(c, VIGILD_REFUSED_MALFORMED, err.message);
         return;
     }
     /* A process whose vigild restarted, and which this vigild may have
@@ -154,7 +158,7 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
         close(ring_fd);
         char *why =
             g_strdup_printf("vigild serves at most %u processes (max_processes)", s->max_processes);
-        refuse(c, why);
+        refuse(c, VIGILD_REFUSED_MAX_PROCESSES, why);
         g_free(why);
         return;
     }
@@ -162,7 +166,7 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
     struct vigild_process *p =
         vigild_processes_add(s->processes, &info, c->pid, c->uid, ring_fd, &error);
     if (p == NULL) {
-        refuse(c, error->message);
+        refuse(c, VIGILD_REFUSED_MALFORMED, error->message);
         g_error_free(error);
         return;
     }
@@ -201,7 +205,9 @@ static void handle_summary_request(struct connection *c)
     /* Dropped by that drain, or earlier: its figures are in the ended list. */
     p = kept_process(s->processes, c->process_id);
     if (p == NULL) {
-        reject(c, "asked for the summary of a process the daemon no longer keeps");
+        /* Dropped past keep_ended: counted with the requests out of turn. */
+        reject(c, VIGILD_REFUSED_OUT_OF_TURN,
+               "asked for the summary of a process the daemon no longer keeps");
         return;
     }
     s->ops->summary(s->user, p, &summary);
@@ -329,6 +335,7 @@ static void handle_report(struct connection *c, size_t length, int fd)
     struct vigil_error err = {{0}};
     GError *error = NULL;
     struct vigild_process *p = NULL;
+    enum vigild_refusal kind = c->reported ? VIGILD_REFUSED_OUT_OF_TURN : VIGILD_REFUSED_MALFORMED;
     if (c->reported)
         g_set_error(&error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "a second report");
     else if (!vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, c->server->buffer, length, &fixed, &err))
@@ -347,7 +354,7 @@ static void handle_report(struct connection *c, size_t length, int fd)
     char *why = g_strdup_printf("report refused: %s", error->message);
     g_error_free(error);
     vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, why, strlen(why), -1, &err);
-    reject(c, why);
+    reject(c, kind, why);
     g_free(why);
 }
 
@@ -375,10 +382,15 @@ static void handle_status_request(struct connection *c, int32_t finished_pid)
     if (ok)
         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
     struct vigil_local_status answer = {.json_bytes = length};
-    if (!ok)
-        reject(c, "no memory for the status");
-    else if (!vigil_local_send(c->fd, VIGIL_LOCAL_STATUS, &answer, sizeof answer, fd, &err))
-        reject(c, err.message);
+    /* Neither is the client's doing: not a refusal. */
+    if (!ok) {
+        g_warning("client pid %d: no memory for the status (%s); disconnected", (int)c->pid,
+                  g_strerror(errno));
+        connection_close(c);
+    } else if (!vigil_local_send(c->fd, VIGIL_LOCAL_STATUS, &answer, sizeof answer, fd, &err)) {
+        g_debug("client pid %d no longer waits for its status: %s", (int)c->pid, err.message);
+        connection_close(c);
+    }
     if (fd >= 0)
         close(fd);
     g_free(json);
@@ -393,11 +405,12 @@ static void handle_job(struct connection *c, size_t length)
     struct vigil_error err = {{0}};
     GError *error = NULL;
     if (!vigil_local_decode_job(c->server->buffer, length, &info, &err)) {
-        refuse(c, err.message);
+        refuse(c, VIGILD_REFUSED_MALFORMED, err.message);
         return;
     }
     if (!s->ops->note_job(s->user, &info, c->uid, &error)) {
-        refuse(c, error != NULL ? error->message : "vigild is not ready for job notices");
+        refuse(c, VIGILD_REFUSED_JOB_NOTICE,
+               error != NULL ? error->message : "vigild is not ready for job notices");
         g_clear_error(&error);
         return;
     }
@@ -433,7 +446,7 @@ static gboolean handle_one(struct connection *c)
                 vigild_processes_end(s->processes, p);
             connection_close(c);
         } else {
-            reject(c, err.message);
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
         }
         return FALSE;
     }
@@ -442,7 +455,7 @@ static gboolean handle_one(struct connection *c)
     /* Only a registration and a report carry a descriptor. */
     if (fd >= 0 && type != VIGIL_LOCAL_REGISTER && type != VIGIL_LOCAL_REPORT) {
         close(fd);
-        reject(c, "a descriptor with a message that carries none");
+        reject(c, VIGILD_REFUSED_MALFORMED, "a descriptor with a message that carries none");
         return FALSE;
     }
     union {
@@ -454,18 +467,18 @@ static gboolean handle_one(struct connection *c)
         if (c->role != ROLE_NEW) {
             if (fd >= 0)
                 close(fd);
-            reject(c, "a second registration on one connection");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a second registration on one connection");
             return FALSE;
         }
         handle_register(c, (size_t)length, fd);
         return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_RANK:
         if (c->role != ROLE_PROCESS) {
-            reject(c, "a rank before its registration");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a rank before its registration");
             return FALSE;
         }
         if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.rank, &err)) {
-            reject(c, err.message);
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
             return FALSE;
         }
         struct vigild_process *p = vigild_processes_get(s->processes, c->process_id);
@@ -477,11 +490,11 @@ static gboolean handle_one(struct connection *c)
         return TRUE;
     case VIGIL_LOCAL_SUMMARY_REQUEST:
         if (c->role != ROLE_PROCESS) {
-            reject(c, "a summary request before its registration");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a summary request before its registration");
             return FALSE;
         }
         if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, NULL, &err)) {
-            reject(c, err.message);
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
             return FALSE;
         }
         handle_summary_request(c);
@@ -490,25 +503,26 @@ static gboolean handle_one(struct connection *c)
         if (c->role != ROLE_PROCESS) {
             if (fd >= 0)
                 close(fd);
-            reject(c, "a report before its registration");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a report before its registration");
             return FALSE;
         }
         handle_report(c, (size_t)length, fd);
         return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_JOB:
         if (c->role != ROLE_NEW) {
-            reject(c, "a job notice on a connection that said something else before");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN,
+                   "a job notice on a connection that said something else before");
             return FALSE;
         }
         handle_job(c, (size_t)length);
         return FALSE;
     case VIGIL_LOCAL_STATUS_REQUEST:
         if (c->role == ROLE_PROCESS) {
-            reject(c, "a status request from a registered process");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a status request from a registered process");
             return FALSE;
         }
         if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.status, &err)) {
-            reject(c, err.message);
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
             return FALSE;
         }
         c->role = ROLE_STATUS;
@@ -517,7 +531,7 @@ static gboolean handle_one(struct connection *c)
     default: {
         char *why = g_strdup_printf("a %s message, which only the daemon sends",
                                     vigil_local_type_name(type));
-        reject(c, why);
+        reject(c, VIGILD_REFUSED_OUT_OF_TURN, why);
         g_free(why);
         return FALSE;
     }

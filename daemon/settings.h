@@ -28,7 +28,8 @@ struct vigild_settings {
     guint max_processes_per_uid;
     guint unregistered_timeout_ms;
     guint fd_reserve;
-    char *state_dir; /* [daemon] state_dir as written */
+    guint refusal_log_interval_s; /* refusal_log.c */
+    char *state_dir;              /* [daemon] state_dir as written */
     /* [daemon] record (NULL: none) and record_max_bytes: cycle_record.c */
     char *record_path;
     uint64_t record_max_bytes;
