@@ -5,8 +5,9 @@
  * bounded; an idle unregistered connection closed while a silent
  * registered one stays; the descriptor budget; the sink off beside an
  * uplink; floods of malformed messages and of garbage connections logged
- * in a line or two per user with their counts (issue 30). Other users are real: forked children that setuid() to nobody
- * (65534) or to uid 1. */
+ * in a line or two per user with their counts, and a user's status loop
+ * refused past its burst while root's is answered (issue 30). Other users are real: forked children
+ * that setuid() to nobody (65534) or to uid 1. */
 #define _GNU_SOURCE
 #include <grp.h>
 #include <poll.h>
@@ -611,6 +612,99 @@ static void test_garbage_connections_are_logged_once_a_period(void **state)
     g_free(log);
 }
 
+/* ---- status loops -------------------------------------------------------- */
+
+struct status_loop {
+    int answered;
+    int refused; /* 1 when the loop ended on a refusal */
+    char why[512];
+};
+
+/* As `uid`, status requests one after the other, each on a connection of
+ * its own as `vigil status` makes them, until one is refused or `max` were
+ * answered. */
+static struct status_loop run_status_loop(const char *socket_path, uid_t uid, int max)
+{
+    int result[2];
+    assert_int_equal(pipe(result), 0);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        close(result[0]);
+        become(uid);
+        struct status_loop r = {0};
+        static char buffer[VIGIL_LOCAL_MAX_BYTES];
+        const struct vigil_local_status_request request = {0};
+        while (r.answered < max && !r.refused) {
+            int fd = client_connect(socket_path);
+            enum vigil_local_type type;
+            int json_fd = -1;
+            ssize_t n = -1;
+            if (fd < 0 ||
+                !vigil_local_send(fd, VIGIL_LOCAL_STATUS_REQUEST, &request, sizeof request, -1,
+                                  NULL) ||
+                (n = vigil_local_receive(fd, buffer, &type, &json_fd, NULL)) < 0)
+                _exit(83);
+            if (json_fd >= 0)
+                close(json_fd);
+            close(fd);
+            if (type == VIGIL_LOCAL_STATUS) {
+                r.answered++;
+            } else if (type == VIGIL_LOCAL_REFUSED) {
+                r.refused = 1;
+                memcpy(r.why, buffer, MIN((size_t)n, sizeof r.why - 1));
+            } else {
+                _exit(84);
+            }
+        }
+        if (write(result[1], &r, sizeof r) != (ssize_t)sizeof r)
+            _exit(71);
+        _exit(0);
+    }
+    close(result[1]);
+    struct status_loop r;
+    assert_int_equal(read(result[0], &r, sizeof r), (ssize_t)sizeof r);
+    close(result[0]);
+    wait_exit(pid, 0);
+    return r;
+}
+
+#define STATUS_BURST     10 /* [daemon] status_requests_burst's default */
+#define STATUS_PER_S     2  /* [daemon] status_requests_per_s's */
+#define STATUS_LOOP_MAX  2000
+#define ROOT_STATUS_LOOP 100
+
+/* A user's status loop is answered for the burst, then refused with the
+ * reason and counted; root's is answered every time. */
+static void test_a_users_status_loop_is_refused_past_the_burst(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    gint64 started_us = g_get_monotonic_time();
+    struct status_loop user = run_status_loop(d.socket_path, NOBODY, STATUS_LOOP_MAX);
+    gint64 elapsed_s = (g_get_monotonic_time() - started_us) / G_USEC_PER_SEC + 1;
+    if (!user.refused)
+        fail_msg("%d of %d status requests of uid 65534 answered, none refused", user.answered,
+                 STATUS_LOOP_MAX);
+    /* The bucket starts full and refills at the rate while the loop runs. */
+    assert_true(user.answered >= STATUS_BURST);
+    if (user.answered > STATUS_BURST + STATUS_PER_S * elapsed_s)
+        fail_msg("%d status requests answered in %" G_GINT64_FORMAT " s, over %d + %d a second",
+                 user.answered, elapsed_s, STATUS_BURST, STATUS_PER_S);
+    test_assert_contains(user.why, "uid 65534 asks for the status more than 2 times a second");
+    test_assert_contains(user.why, "[daemon] status_requests_per_s");
+
+    struct status_loop root = run_status_loop(d.socket_path, 0, ROOT_STATUS_LOOP);
+    assert_int_equal(root.refused, 0);
+    assert_int_equal(root.answered, ROOT_STATUS_LOOP);
+
+    JsonNode *status = test_daemon_status(&d, 0);
+    assert_int_equal(refused(status, "status_rate"), 1);
+    json_node_unref(status);
+    g_free(test_daemon_stop(&d));
+}
+
 /* With an uplink the sink is off unless asked for; the spool is private. */
 static void test_the_sink_is_off_beside_an_uplink(void **state)
 {
@@ -643,6 +737,7 @@ int main(void)
         TEST_WITH_DIR(test_an_idle_unregistered_connection_is_closed),
         TEST_WITH_DIR(test_malformed_messages_are_logged_once_a_period),
         TEST_WITH_DIR(test_garbage_connections_are_logged_once_a_period),
+        TEST_WITH_DIR(test_a_users_status_loop_is_refused_past_the_burst),
         TEST_WITH_DIR(test_the_sink_is_off_beside_an_uplink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
