@@ -249,11 +249,13 @@ static void print_clients(JsonObject *root)
            " not registered, closed after %" G_GINT64_FORMAT " ms idle), %" G_GINT64_FORMAT
            " descriptors of a budget of %" G_GINT64_FORMAT " (limit %" G_GINT64_FORMAT
            "); a user may hold %" G_GINT64_FORMAT " connections and %" G_GINT64_FORMAT
-           " processes\n",
+           " processes, and ask for the status %" G_GINT64_FORMAT
+           " times a second after %" G_GINT64_FORMAT "\n",
            member_int(c, "connections"), member_int(c, "unregistered"),
            member_int(c, "unregistered_timeout_ms"), member_int(c, "fds_in_use"),
            member_int(c, "fd_budget"), member_int(c, "fd_limit"),
-           member_int(c, "max_connections_per_uid"), member_int(c, "max_processes_per_uid"));
+           member_int(c, "max_connections_per_uid"), member_int(c, "max_processes_per_uid"),
+           member_int(c, "status_requests_per_s"), member_int(c, "status_requests_burst"));
     /* Each kind the daemon counts, by its name (docs/architecture.md,
      * server.c), a newer daemon's too. */
     GString *kinds = g_string_new(NULL);

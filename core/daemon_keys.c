@@ -101,6 +101,23 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
                     "limit minus this is refused (root's may use half of the reserve); it leaves "
                     "128 at least"},
     {.section = "daemon",
+     .name = "status_requests_per_s",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "2",
+     .min = 1,
+     .max = 1000000,
+     .description = "status requests (`vigil status`) one user (not root) may make a second "
+                    "once its burst is used; more are refused with the reason, counted and "
+                    "logged: each answer builds the whole status"},
+    {.section = "daemon",
+     .name = "status_requests_burst",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "10",
+     .min = 1,
+     .max = 1000000,
+     .description = "status requests one user (not root) may make at once before "
+                    "status_requests_per_s applies"},
+    {.section = "daemon",
      .name = "refusal_log_interval_s",
      .type = VIGIL_CONFIG_INT,
      .default_value = "60",

@@ -2,12 +2,16 @@
  *
  * The socket is open to every user of the node, so each is bounded:
  * connections per uid, registered processes per uid, an idle timeout for a
- * connection that has not registered, and every user's connections
+ * connection that has not registered, status requests per uid (a token
+ * bucket: each answer builds the whole status, about a millisecond and
+ * 24 KB, and a loop of them had cost 88 % of a CPU), and every user's
+ * connections
  * together kept under a descriptor budget (the limit less a reserve) so
  * that the daemon can always open its own files. A process may join only a
  * run whose processes are its own user's.
  *
- * Root is exempt from the per-uid limits and the run-key rule: root can
+ * Root is exempt from the per-uid limits, the status rate and the run-key
+ * rule: root can
  * stop or trace the daemon anyway, so limiting it protects nothing, and
  * `vigil status` run by an admin on a flooded node must still be answered.
  * Root's connections do stop at a higher budget, half the reserve below the
@@ -51,6 +55,7 @@ void vigild_client_limits_init(struct vigild_client_limits *l,
 {
     memset(l, 0, sizeof *l);
     l->connections_by_uid = g_hash_table_new(g_direct_hash, g_direct_equal);
+    l->status_buckets = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     g_queue_init(&l->idle);
     l->close_idle = close_idle;
     l->user = user;
@@ -82,6 +87,8 @@ void vigild_client_limits_configure(struct vigild_client_limits *l, const struct
     l->unregistered_timeout_ms = s->unregistered_timeout_ms;
     arm_idle_timer(l);
     vigild_refusal_log_set_interval(&l->refusals, s->refusal_log_interval_s);
+    l->status_per_s = s->status_requests_per_s;
+    l->status_burst = s->status_requests_burst;
 }
 
 uint64_t vigild_client_limits_fds_in_use(struct vigild_client_limits *l)
@@ -179,6 +186,41 @@ char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t 
     return NULL;
 }
 
+/* ---- status requests -------------------------------------------------------- */
+
+/* A user's tokens: one per answer, refilled at status_per_s up to the
+ * burst. One per uid that asked (users are few), none for root. */
+struct status_bucket {
+    double tokens;
+    gint64 refilled_us;
+};
+
+char *vigild_client_limits_check_status(struct vigild_client_limits *l, uid_t uid)
+{
+    if (uid == 0)
+        return NULL;
+    gint64 now_us = g_get_monotonic_time();
+    struct status_bucket *b = g_hash_table_lookup(l->status_buckets, GUINT_TO_POINTER(uid));
+    if (b == NULL) {
+        b = g_new(struct status_bucket, 1);
+        b->tokens = l->status_burst;
+        b->refilled_us = now_us;
+        g_hash_table_insert(l->status_buckets, GUINT_TO_POINTER(uid), b);
+    }
+    b->tokens = MIN((double)l->status_burst,
+                    b->tokens + (double)(now_us - b->refilled_us) * l->status_per_s / 1e6);
+    b->refilled_us = now_us;
+    if (b->tokens >= 1) {
+        b->tokens -= 1;
+        return NULL;
+    }
+    return note_refusal(l, uid, VIGILD_REFUSED_STATUS_RATE,
+                        g_strdup_printf("uid %u asks for the status more than %u times a second "
+                                        "after a burst of %u ([daemon] status_requests_per_s, "
+                                        "status_requests_burst); root's are always answered",
+                                        (unsigned)uid, l->status_per_s, l->status_burst));
+}
+
 /* ---- the idle timeout ---------------------------------------------------- */
 
 static gboolean on_idle_timer(gpointer user_data)
@@ -262,6 +304,8 @@ void vigild_client_limits_status(struct vigild_client_limits *l, JsonBuilder *b)
     vigild_json_int(b, "max_connections_per_uid", l->max_connections_per_uid);
     vigild_json_int(b, "max_processes_per_uid", l->max_processes_per_uid);
     vigild_json_int(b, "unregistered_timeout_ms", l->unregistered_timeout_ms);
+    vigild_json_int(b, "status_requests_per_s", l->status_per_s);
+    vigild_json_int(b, "status_requests_burst", l->status_burst);
     vigild_refusal_log_status(&l->refusals, b);
     vigild_json_int(b, "closed_idle", (int64_t)l->closed_idle);
     json_builder_end_object(b);
@@ -274,4 +318,5 @@ void vigild_client_limits_clear(struct vigild_client_limits *l)
     vigild_refusal_log_clear(&l->refusals);
     g_queue_clear_full(&l->idle, g_free);
     g_clear_pointer(&l->connections_by_uid, g_hash_table_destroy);
+    g_clear_pointer(&l->status_buckets, g_hash_table_destroy);
 }

@@ -1,5 +1,6 @@
 /* vigild — what one user may take of the socket: connections and processes
- * per uid, the idle timeout, the descriptor budget (client_limits.c). */
+ * per uid, status requests per uid, the idle timeout, the descriptor
+ * budget (client_limits.c). */
 #ifndef VIGILD_CLIENT_LIMITS_H
 #define VIGILD_CLIENT_LIMITS_H
 
@@ -19,11 +20,13 @@ struct vigild_processes; /* processes.h */
  * the per-uid limits and the run-key rule, not from the descriptors. */
 struct vigild_client_limits {
     guint max_connections_per_uid, max_processes_per_uid, unregistered_timeout_ms;
-    uint64_t fd_limit;       /* RLIMIT_NOFILE when the server started */
-    uint64_t fd_reserve;     /* leaves a budget of 128 at least */
-    uint64_t fd_budget;      /* a user's connection past it is refused */
-    uint64_t fd_budget_root; /* root's: half the reserve below the limit */
-    uint64_t fds_counted;    /* /proc/self/fd at the last count, once a second at most */
+    guint status_per_s, status_burst; /* a user's status requests */
+    GHashTable *status_buckets;       /* uid → its tokens */
+    uint64_t fd_limit;                /* RLIMIT_NOFILE when the server started */
+    uint64_t fd_reserve;              /* leaves a budget of 128 at least */
+    uint64_t fd_budget;               /* a user's connection past it is refused */
+    uint64_t fd_budget_root;          /* root's: half the reserve below the limit */
+    uint64_t fds_counted;             /* /proc/self/fd at the last count, once a second at most */
     gint64 fds_counted_us;
     int64_t opened_since_count;     /* connections opened less closed since */
     GHashTable *connections_by_uid; /* uid → count, as pointers */
@@ -52,6 +55,9 @@ void vigild_client_limits_closed(struct vigild_client_limits *l, uid_t uid);
 char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t uid,
                                           const char *run_key, size_t run_key_bytes,
                                           const struct vigild_processes *processes);
+/* A status request of `uid`: NULL when it may be answered, else why not
+ * (g_free it), counted and logged. Root's are always answered. */
+char *vigild_client_limits_check_status(struct vigild_client_limits *l, uid_t uid);
 /* An unregistered connection's timeout: started at accept, restarted by
  * each message, stopped by its registration or close. */
 GList *vigild_client_limits_idle_start(struct vigild_client_limits *l, uint64_t key);

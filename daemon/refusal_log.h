@@ -18,6 +18,7 @@ enum vigild_refusal {
     VIGILD_REFUSED_MALFORMED,       /* a message, ring or report that does not decode */
     VIGILD_REFUSED_OUT_OF_TURN,     /* a message the connection's state does not allow */
     VIGILD_REFUSED_JOB_NOTICE,      /* a job notice its user may not give */
+    VIGILD_REFUSED_STATUS_RATE,     /* status requests over status_requests_per_s */
     VIGILD_REFUSED_KINDS,
 };
 

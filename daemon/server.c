@@ -525,6 +525,13 @@ static gboolean handle_one(struct connection *c)
             reject(c, VIGILD_REFUSED_MALFORMED, err.message);
             return FALSE;
         }
+        char *over = vigild_client_limits_check_status(&s->limits, c->uid);
+        if (over != NULL) { /* counted and logged by the limits; said back */
+            vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, over, strlen(over), -1, &err);
+            g_free(over);
+            connection_close(c);
+            return FALSE;
+        }
         c->role = ROLE_STATUS;
         handle_status_request(c, fixed.status.finished_pid);
         return g_hash_table_contains(s->connections, &key);
