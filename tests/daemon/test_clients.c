@@ -6,8 +6,9 @@
  * registered one stays; the descriptor budget; the sink off beside an
  * uplink; floods of malformed messages and of garbage connections logged
  * in a line or two per user with their counts, and a user's status loop
- * refused past its burst while root's is answered (issue 30). Other users are real: forked children
- * that setuid() to nobody (65534) or to uid 1. */
+ * refused past its burst while root's is answered, and a connection that
+ * only asks for the status closed by the idle timeout (issue 30). Other users are real: forked
+ * children that setuid() to nobody (65534) or to uid 1. */
 #define _GNU_SOURCE
 #include <grp.h>
 #include <poll.h>
@@ -705,6 +706,54 @@ static void test_a_users_status_loop_is_refused_past_the_burst(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+#define STATUS_PACE_MS 20
+
+/* A connection that only asks for the status, again and again (root's, so
+ * that no rate refuses it), is closed by the unregistered timeout: status
+ * requests are no progress that would restart it. */
+static void test_a_status_only_connection_is_closed_when_idle(void **state)
+{
+    const char *dir = *state;
+    struct test_daemon d;
+    test_daemon_start(&d, dir, FAST_PROVIDERS "unregistered_timeout_ms = 300\n", NULL);
+    int fd = client_connect(d.socket_path);
+    assert_true(fd >= 0);
+    static char buffer[VIGIL_LOCAL_MAX_BYTES];
+    const struct vigil_local_status_request request = {0};
+    int answered = 0;
+    gboolean closed = FALSE;
+    gint64 safety_us = g_get_monotonic_time() + (gint64)SAFETY_MS * 1000;
+    while (!closed && g_get_monotonic_time() < safety_us) {
+        enum vigil_local_type type;
+        int json_fd = -1;
+        if (!vigil_local_send(fd, VIGIL_LOCAL_STATUS_REQUEST, &request, sizeof request, -1, NULL) ||
+            vigil_local_receive(fd, buffer, &type, &json_fd, NULL) < 0) {
+            closed = TRUE;
+            break;
+        }
+        assert_int_equal(type, VIGIL_LOCAL_STATUS);
+        close(json_fd);
+        answered++;
+        /* Paces the requests; the close ends the wait at once. */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, STATUS_PACE_MS) == 1) {
+            char byte;
+            closed = recv(fd, &byte, 1, MSG_DONTWAIT) == 0;
+            assert_true(closed);
+        }
+    }
+    close(fd);
+    if (!closed)
+        fail_msg("a connection sending only status requests was still open after %d s and %d "
+                 "answers, with unregistered_timeout_ms = 300",
+                 SAFETY_MS / 1000, answered);
+    assert_true(answered >= 1);
+    JsonNode *status = test_daemon_status(&d, 0);
+    assert_int_equal(test_daemon_json_int(object_at(status, "clients"), "closed_idle", NULL), 1);
+    json_node_unref(status);
+    g_free(test_daemon_stop(&d));
+}
+
 /* With an uplink the sink is off unless asked for; the spool is private. */
 static void test_the_sink_is_off_beside_an_uplink(void **state)
 {
@@ -738,6 +787,7 @@ int main(void)
         TEST_WITH_DIR(test_malformed_messages_are_logged_once_a_period),
         TEST_WITH_DIR(test_garbage_connections_are_logged_once_a_period),
         TEST_WITH_DIR(test_a_users_status_loop_is_refused_past_the_burst),
+        TEST_WITH_DIR(test_a_status_only_connection_is_closed_when_idle),
         TEST_WITH_DIR(test_the_sink_is_off_beside_an_uplink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
