@@ -87,9 +87,9 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
      .default_value = "10000",
      .min = 10,
      .max = 3600000,
-     .description = "a connection that has not registered (or a `vigil status` client) and "
-                    "sends nothing for this long is closed; a registered process may stay "
-                    "silent for its whole life"},
+     .description = "a connection that has not registered (a `vigil status` client too) is "
+                    "closed this long after it connected, whatever it asked meanwhile; a "
+                    "registered process may stay silent for its whole life"},
     {.section = "daemon",
      .name = "fd_reserve",
      .type = VIGIL_CONFIG_INT,

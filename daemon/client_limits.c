@@ -268,19 +268,6 @@ GList *vigild_client_limits_idle_start(struct vigild_client_limits *l, uint64_t 
     return g_queue_peek_tail_link(&l->idle);
 }
 
-void vigild_client_limits_idle_touch(struct vigild_client_limits *l, GList *link)
-{
-    struct idle_client *c = link->data;
-    gboolean was_head = g_queue_peek_head_link(&l->idle) == link;
-    g_queue_unlink(&l->idle, link);
-    c->deadline_us = g_get_monotonic_time() + (gint64)l->unregistered_timeout_ms * 1000;
-    g_queue_push_tail_link(&l->idle, link);
-    /* A timeout made shorter by a reload could put it before others: the
-     * queue stays nearly in order and the timer re-arms on each pass. */
-    if (was_head)
-        arm_idle_timer(l);
-}
-
 void vigild_client_limits_idle_stop(struct vigild_client_limits *l, GList *link)
 {
     g_queue_unlink(&l->idle, link);

@@ -58,10 +58,10 @@ char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t 
 /* A status request of `uid`: NULL when it may be answered, else why not
  * (g_free it), counted and logged. Root's are always answered. */
 char *vigild_client_limits_check_status(struct vigild_client_limits *l, uid_t uid);
-/* An unregistered connection's timeout: started at accept, restarted by
- * each message, stopped by its registration or close. */
+/* An unregistered connection's timeout: started at accept, stopped by its
+ * registration or close, and restarted by nothing, status requests
+ * included: a client that only asks would otherwise stay for ever. */
 GList *vigild_client_limits_idle_start(struct vigild_client_limits *l, uint64_t key);
-void vigild_client_limits_idle_touch(struct vigild_client_limits *l, GList *link);
 void vigild_client_limits_idle_stop(struct vigild_client_limits *l, GList *link);
 /* Descriptors open, as counted at most a second ago plus connections since. */
 uint64_t vigild_client_limits_fds_in_use(struct vigild_client_limits *l);

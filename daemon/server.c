@@ -450,8 +450,8 @@ static gboolean handle_one(struct connection *c)
         }
         return FALSE;
     }
-    if (c->idle != NULL)
-        vigild_client_limits_idle_touch(&s->limits, c->idle);
+    /* No message restarts an unregistered connection's timeout: the only
+     * ones that make progress, REGISTER and JOB, end it (client_limits.h). */
     /* Only a registration and a report carry a descriptor. */
     if (fd >= 0 && type != VIGIL_LOCAL_REGISTER && type != VIGIL_LOCAL_REPORT) {
         close(fd);
