@@ -246,7 +246,8 @@ static void print_clients(JsonObject *root)
     JsonObject *c = json_node_get_object(node);
     JsonObject *r = json_object_get_object_member(c, "refused");
     printf("clients: %" G_GINT64_FORMAT " connections (%" G_GINT64_FORMAT
-           " not registered, closed after %" G_GINT64_FORMAT " ms idle), %" G_GINT64_FORMAT
+           " not registered, each closed %" G_GINT64_FORMAT
+           " ms after it connected), %" G_GINT64_FORMAT
            " descriptors of a budget of %" G_GINT64_FORMAT " (limit %" G_GINT64_FORMAT
            "); a user may hold %" G_GINT64_FORMAT " connections and %" G_GINT64_FORMAT
            " processes, and ask for the status %" G_GINT64_FORMAT
