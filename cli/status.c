@@ -246,23 +246,32 @@ static void print_clients(JsonObject *root)
     JsonObject *c = json_node_get_object(node);
     JsonObject *r = json_object_get_object_member(c, "refused");
     printf("clients: %" G_GINT64_FORMAT " connections (%" G_GINT64_FORMAT
-           " not registered, closed after %" G_GINT64_FORMAT " ms idle), %" G_GINT64_FORMAT
+           " not registered, each closed %" G_GINT64_FORMAT
+           " ms after it connected), %" G_GINT64_FORMAT
            " descriptors of a budget of %" G_GINT64_FORMAT " (limit %" G_GINT64_FORMAT
            "); a user may hold %" G_GINT64_FORMAT " connections and %" G_GINT64_FORMAT
-           " processes\n",
+           " processes, and ask for the status %" G_GINT64_FORMAT
+           " times a second after %" G_GINT64_FORMAT "\n",
            member_int(c, "connections"), member_int(c, "unregistered"),
            member_int(c, "unregistered_timeout_ms"), member_int(c, "fds_in_use"),
            member_int(c, "fd_budget"), member_int(c, "fd_limit"),
-           member_int(c, "max_connections_per_uid"), member_int(c, "max_processes_per_uid"));
-    gint64 refused = member_int(r, "fd_budget") + member_int(r, "uid_connections") +
-                     member_int(r, "uid_processes");
-    if (refused + member_int(c, "closed_idle") > 0)
-        printf("  warning: refused %" G_GINT64_FORMAT
-               " connections over the descriptor budget, %" G_GINT64_FORMAT
-               " over a user's connections, %" G_GINT64_FORMAT
-               " registrations over a user's processes; closed %" G_GINT64_FORMAT " idle\n",
-               member_int(r, "fd_budget"), member_int(r, "uid_connections"),
-               member_int(r, "uid_processes"), member_int(c, "closed_idle"));
+           member_int(c, "max_connections_per_uid"), member_int(c, "max_processes_per_uid"),
+           member_int(c, "status_requests_per_s"), member_int(c, "status_requests_burst"));
+    /* Each kind the daemon counts, by its name (docs/architecture.md,
+     * server.c), a newer daemon's too. */
+    GString *kinds = g_string_new(NULL);
+    GList *names = r != NULL ? json_object_get_members(r) : NULL;
+    for (GList *n = names; n != NULL; n = n->next) {
+        gint64 count = member_int(r, n->data);
+        if (count > 0)
+            g_string_append_printf(kinds, "%s%" G_GINT64_FORMAT " %s", kinds->len > 0 ? ", " : "",
+                                   count, (const char *)n->data);
+    }
+    g_list_free(names);
+    if (kinds->len > 0 || member_int(c, "closed_idle") > 0)
+        printf("  warning: refused %s; closed %" G_GINT64_FORMAT " idle\n",
+               kinds->len > 0 ? kinds->str : "none", member_int(c, "closed_idle"));
+    g_string_free(kinds, TRUE);
 }
 
 static void print_text(JsonObject *root)

@@ -71,8 +71,8 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
      .min = 1,
      .max = 1000000,
      .description = "connections one user (not root) may hold open on the socket at once, "
-                    "registered processes included; more are refused, counted and logged once a "
-                    "minute"},
+                    "registered processes included; more are refused, counted and logged "
+                    "(refusal_log_interval_s)"},
     {.section = "daemon",
      .name = "max_processes_per_uid",
      .type = VIGIL_CONFIG_INT,
@@ -87,9 +87,9 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
      .default_value = "10000",
      .min = 10,
      .max = 3600000,
-     .description = "a connection that has not registered (or a `vigil status` client) and "
-                    "sends nothing for this long is closed; a registered process may stay "
-                    "silent for its whole life"},
+     .description = "a connection that has not registered (a `vigil status` client too) is "
+                    "closed this long after it connected, whatever it asked meanwhile; a "
+                    "registered process may stay silent for its whole life"},
     {.section = "daemon",
      .name = "fd_reserve",
      .type = VIGIL_CONFIG_INT,
@@ -100,6 +100,33 @@ const struct vigil_config_key vigil_daemon_config_keys[] = {
                     "files, pidfds and providers: a user's connection that would go past the "
                     "limit minus this is refused (root's may use half of the reserve); it leaves "
                     "128 at least"},
+    {.section = "daemon",
+     .name = "status_requests_per_s",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "2",
+     .min = 1,
+     .max = 1000000,
+     .description = "status requests (`vigil status`) one user (not root) may make a second "
+                    "once its burst is used; more are refused with the reason, counted and "
+                    "logged: each answer builds the whole status"},
+    {.section = "daemon",
+     .name = "status_requests_burst",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "10",
+     .min = 1,
+     .max = 1000000,
+     .description = "status requests one user (not root) may make at once before "
+                    "status_requests_per_s applies"},
+    {.section = "daemon",
+     .name = "refusal_log_interval_s",
+     .type = VIGIL_CONFIG_INT,
+     .default_value = "60",
+     .min = 1,
+     .max = 86400,
+     .description = "what the socket refuses a user (a limit, a malformed or out-of-turn "
+                    "message) is logged at once, then at most once in this many seconds for "
+                    "that user, with the counts by kind since; `vigil status` counts every "
+                    "refusal"},
     {.section = "daemon",
      .name = "record",
      .type = VIGIL_CONFIG_STRING,

@@ -2,19 +2,22 @@
  *
  * The socket is open to every user of the node, so each is bounded:
  * connections per uid, registered processes per uid, an idle timeout for a
- * connection that has not registered, and every user's connections
+ * connection that has not registered, status requests per uid (a token
+ * bucket: each answer builds the whole status, about a millisecond and
+ * 24 KB, and a loop of them had cost 88 % of a CPU), and every user's
+ * connections
  * together kept under a descriptor budget (the limit less a reserve) so
  * that the daemon can always open its own files.
  *
- * Root is exempt from the per-uid limits: root can
+ * Root is exempt from the per-uid limits and the status rate: root can
  * stop or trace the daemon anyway, so limiting it protects nothing, and
  * `vigil status` run by an admin on a flooded node must still be answered.
  * Root's connections do stop at a higher budget, half the reserve below the
  * limit, so that even root cannot take the daemon's last descriptors.
  *
- * A refusal is counted; the log says so at once, then at most once a
- * period with the counts since, never once per connection: a flood must
- * not become a flood of log lines. */
+ * A refusal is counted and logged through refusal_log.c: at once, then at
+ * most once a period per user with the counts since, never once per
+ * connection: a flood must not become a flood of log lines. */
 #include <dirent.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -24,15 +27,8 @@
 #include "processes.h"
 #include "settings.h"
 
-#define LOG_PERIOD_S     60
 #define RECOUNT_EVERY_US G_USEC_PER_SEC
 #define MIN_BUDGET       128 /* descriptors a budget leaves users at least */
-
-static const char *const refusal_names[VIGILD_REFUSED_KINDS] = {
-    [VIGILD_REFUSED_FD_BUDGET] = "fd_budget",
-    [VIGILD_REFUSED_UID_CONNECTIONS] = "uid_connections",
-    [VIGILD_REFUSED_UID_PROCESSES] = "uid_processes",
-};
 
 struct idle_client {
     uint64_t key;
@@ -57,6 +53,7 @@ void vigild_client_limits_init(struct vigild_client_limits *l,
 {
     memset(l, 0, sizeof *l);
     l->connections_by_uid = g_hash_table_new(g_direct_hash, g_direct_equal);
+    l->status_buckets = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     g_queue_init(&l->idle);
     l->close_idle = close_idle;
     l->user = user;
@@ -66,6 +63,7 @@ void vigild_client_limits_init(struct vigild_client_limits *l,
                       : 1024;
     l->fds_counted = count_open_fds();
     l->fds_counted_us = g_get_monotonic_time();
+    vigild_refusal_log_init(&l->refusals, 60);
 }
 
 static void arm_idle_timer(struct vigild_client_limits *l);
@@ -86,6 +84,9 @@ void vigild_client_limits_configure(struct vigild_client_limits *l, const struct
     /* A new timeout applies to the clients waiting from now on. */
     l->unregistered_timeout_ms = s->unregistered_timeout_ms;
     arm_idle_timer(l);
+    vigild_refusal_log_set_interval(&l->refusals, s->refusal_log_interval_s);
+    l->status_per_s = s->status_requests_per_s;
+    l->status_burst = s->status_requests_burst;
 }
 
 uint64_t vigild_client_limits_fds_in_use(struct vigild_client_limits *l)
@@ -100,54 +101,13 @@ uint64_t vigild_client_limits_fds_in_use(struct vigild_client_limits *l)
     return n > 0 ? (uint64_t)n : 0;
 }
 
-/* ---- refusals and their log ------------------------------------------------ */
+/* ---- refusals ------------------------------------------------------------- */
 
-static void log_pending(struct vigild_client_limits *l)
+/* Counts and logs a refusal of `uid` (refusal_log.c); returns `reason`. */
+static char *note_refusal(struct vigild_client_limits *l, uid_t uid, enum vigild_refusal kind,
+                          char *reason)
 {
-    GString *text = g_string_new(NULL);
-    uint64_t total = 0;
-    for (int k = 0; k < VIGILD_REFUSED_KINDS; k++) {
-        if (l->pending[k] == 0)
-            continue;
-        g_string_append_printf(text, "%s%" G_GUINT64_FORMAT " %s", total > 0 ? ", " : "",
-                               l->pending[k], refusal_names[k]);
-        total += l->pending[k];
-        l->pending[k] = 0;
-    }
-    if (total > 0)
-        g_warning("refused %" G_GUINT64_FORMAT " more clients in the last %d s (%s); the last: %s",
-                  total, LOG_PERIOD_S, text->str, l->last_reason);
-    g_string_free(text, TRUE);
-    l->last_log_us = g_get_monotonic_time();
-}
-
-static gboolean on_log_timer(gpointer user_data)
-{
-    struct vigild_client_limits *l = user_data;
-    l->log_timer = 0;
-    log_pending(l);
-    return G_SOURCE_REMOVE;
-}
-
-/* Counts a refusal; logs it at once when nothing was logged for a period,
- * else at the period's end with the others. Takes `reason`. */
-static char *note_refusal(struct vigild_client_limits *l, enum vigild_refusal kind, char *reason)
-{
-    l->refused[kind]++;
-    g_strlcpy(l->last_reason, reason, sizeof l->last_reason);
-    gint64 now = g_get_monotonic_time();
-    if (l->last_log_us == 0 || now - l->last_log_us >= LOG_PERIOD_S * G_USEC_PER_SEC) {
-        g_warning("refused a client: %s (refusals are counted in `vigil status` and logged at "
-                  "most once in %d s)",
-                  reason, LOG_PERIOD_S);
-        l->last_log_us = now;
-    } else {
-        l->pending[kind]++;
-        if (l->log_timer == 0) {
-            gint64 due_ms = (l->last_log_us + LOG_PERIOD_S * G_USEC_PER_SEC - now) / 1000 + 1;
-            l->log_timer = g_timeout_add((guint)due_ms, on_log_timer, l);
-        }
-    }
+    vigild_refusal_log_note(&l->refusals, uid, kind, reason);
     return reason;
 }
 
@@ -159,7 +119,7 @@ char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid)
     uint64_t budget = uid == 0 ? l->fd_budget_root : l->fd_budget;
     if (in_use > budget)
         return note_refusal(
-            l, VIGILD_REFUSED_FD_BUDGET,
+            l, uid, VIGILD_REFUSED_FD_BUDGET,
             g_strdup_printf("uid %u: vigild has %" G_GUINT64_FORMAT
                             " descriptors open, over its budget of %" G_GUINT64_FORMAT
                             " (the limit %" G_GUINT64_FORMAT " less [daemon] fd_reserve)",
@@ -167,7 +127,7 @@ char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid)
     guint held =
         GPOINTER_TO_UINT(g_hash_table_lookup(l->connections_by_uid, GUINT_TO_POINTER(uid)));
     if (uid != 0 && held >= l->max_connections_per_uid)
-        return note_refusal(l, VIGILD_REFUSED_UID_CONNECTIONS,
+        return note_refusal(l, uid, VIGILD_REFUSED_UID_CONNECTIONS,
                             g_strdup_printf("uid %u holds %u connections already "
                                             "([daemon] max_connections_per_uid)",
                                             (unsigned)uid, held));
@@ -204,11 +164,46 @@ char *vigild_client_limits_check_register(struct vigild_client_limits *l, uid_t 
     while (g_hash_table_iter_next(&it, NULL, &value))
         own += ((const struct vigild_process *)value)->uid == uid;
     if (own >= l->max_processes_per_uid)
-        return note_refusal(l, VIGILD_REFUSED_UID_PROCESSES,
+        return note_refusal(l, uid, VIGILD_REFUSED_UID_PROCESSES,
                             g_strdup_printf("uid %u has %u processes registered already "
                                             "([daemon] max_processes_per_uid)",
                                             (unsigned)uid, own));
     return NULL;
+}
+
+/* ---- status requests -------------------------------------------------------- */
+
+/* A user's tokens: one per answer, refilled at status_per_s up to the
+ * burst. One per uid that asked (users are few), none for root. */
+struct status_bucket {
+    double tokens;
+    gint64 refilled_us;
+};
+
+char *vigild_client_limits_check_status(struct vigild_client_limits *l, uid_t uid)
+{
+    if (uid == 0)
+        return NULL;
+    gint64 now_us = g_get_monotonic_time();
+    struct status_bucket *b = g_hash_table_lookup(l->status_buckets, GUINT_TO_POINTER(uid));
+    if (b == NULL) {
+        b = g_new(struct status_bucket, 1);
+        b->tokens = l->status_burst;
+        b->refilled_us = now_us;
+        g_hash_table_insert(l->status_buckets, GUINT_TO_POINTER(uid), b);
+    }
+    b->tokens = MIN((double)l->status_burst,
+                    b->tokens + (double)(now_us - b->refilled_us) * l->status_per_s / 1e6);
+    b->refilled_us = now_us;
+    if (b->tokens >= 1) {
+        b->tokens -= 1;
+        return NULL;
+    }
+    return note_refusal(l, uid, VIGILD_REFUSED_STATUS_RATE,
+                        g_strdup_printf("uid %u asks for the status more than %u times a second "
+                                        "after a burst of %u ([daemon] status_requests_per_s, "
+                                        "status_requests_burst); root's are always answered",
+                                        (unsigned)uid, l->status_per_s, l->status_burst));
 }
 
 /* ---- the idle timeout ---------------------------------------------------- */
@@ -258,19 +253,6 @@ GList *vigild_client_limits_idle_start(struct vigild_client_limits *l, uint64_t 
     return g_queue_peek_tail_link(&l->idle);
 }
 
-void vigild_client_limits_idle_touch(struct vigild_client_limits *l, GList *link)
-{
-    struct idle_client *c = link->data;
-    gboolean was_head = g_queue_peek_head_link(&l->idle) == link;
-    g_queue_unlink(&l->idle, link);
-    c->deadline_us = g_get_monotonic_time() + (gint64)l->unregistered_timeout_ms * 1000;
-    g_queue_push_tail_link(&l->idle, link);
-    /* A timeout made shorter by a reload could put it before others: the
-     * queue stays nearly in order and the timer re-arms on each pass. */
-    if (was_head)
-        arm_idle_timer(l);
-}
-
 void vigild_client_limits_idle_stop(struct vigild_client_limits *l, GList *link)
 {
     g_queue_unlink(&l->idle, link);
@@ -294,11 +276,9 @@ void vigild_client_limits_status(struct vigild_client_limits *l, JsonBuilder *b)
     vigild_json_int(b, "max_connections_per_uid", l->max_connections_per_uid);
     vigild_json_int(b, "max_processes_per_uid", l->max_processes_per_uid);
     vigild_json_int(b, "unregistered_timeout_ms", l->unregistered_timeout_ms);
-    json_builder_set_member_name(b, "refused");
-    json_builder_begin_object(b);
-    for (int k = 0; k < VIGILD_REFUSED_KINDS; k++)
-        vigild_json_int(b, refusal_names[k], (int64_t)l->refused[k]);
-    json_builder_end_object(b);
+    vigild_json_int(b, "status_requests_per_s", l->status_per_s);
+    vigild_json_int(b, "status_requests_burst", l->status_burst);
+    vigild_refusal_log_status(&l->refusals, b);
     vigild_json_int(b, "closed_idle", (int64_t)l->closed_idle);
     json_builder_end_object(b);
 }
@@ -307,9 +287,8 @@ void vigild_client_limits_clear(struct vigild_client_limits *l)
 {
     if (l->idle_timer != 0)
         g_source_remove(l->idle_timer);
-    if (l->log_timer != 0)
-        g_source_remove(l->log_timer);
-    log_pending(l);
+    vigild_refusal_log_clear(&l->refusals);
     g_queue_clear_full(&l->idle, g_free);
     g_clear_pointer(&l->connections_by_uid, g_hash_table_destroy);
+    g_clear_pointer(&l->status_buckets, g_hash_table_destroy);
 }

@@ -95,6 +95,12 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
     s->unregistered_timeout_ms =
         (guint)vigil_config_get_int(config, "daemon", "unregistered_timeout_ms");
     s->fd_reserve = (guint)vigil_config_get_int(config, "daemon", "fd_reserve");
+    s->refusal_log_interval_s =
+        (guint)vigil_config_get_int(config, "daemon", "refusal_log_interval_s");
+    s->status_requests_per_s =
+        (guint)vigil_config_get_int(config, "daemon", "status_requests_per_s");
+    s->status_requests_burst =
+        (guint)vigil_config_get_int(config, "daemon", "status_requests_burst");
     s->state_dir = g_strdup(vigil_config_get_string(config, "daemon", "state_dir"));
     const char *record = vigil_config_get_string(config, "daemon", "record");
     s->record_path = record[0] != '\0' ? g_strdup(record) : NULL;

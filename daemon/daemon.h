@@ -22,6 +22,8 @@
  *   jobs.c       scheduler jobs the prolog/epilog/SPANK plugin tell of: jobs.h
  *   client_limits.c  what one user may take of the socket: connections and
  *                processes per uid, the idle timeout, the descriptor budget
+ *   refusal_log.c  every refusal of a client counted by kind, logged per
+ *                uid at most once a period
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd, handed to
  *                callbacks (daemon_ops.c's)
  *   status.c     what `vigil status` is told, as JSON

@@ -4,7 +4,8 @@
  *
  * Who is on the other end comes from the kernel (SO_PEERCRED), never from
  * a message. A client that sends something malformed, out of turn or a
- * ring the daemon refuses is logged and disconnected; every other client
+ * ring the daemon refuses is counted, logged (once a period per user, with
+ * the counts since: refusal_log.c) and disconnected; every other client
  * is served on as before. */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,17 @@
 /* Messages read from one client in a catch-up: a client that floods the
  * socket must not hold a status answer up for ever. */
 #define CATCH_UP_MESSAGES_MAX 64
+/* Connections accepted in one turn of the main loop: a user connecting as
+ * fast as it can must leave the tick and the other clients their turn (an
+ * accept loop that ran until the backlog was empty missed 74 % of the
+ * ticks under a flood of garbage connections). */
+#define ACCEPTS_PER_TURN 64
+/* The backlog holds at most this many connections (listen()'s argument,
+ * which the kernel caps at net.core.somaxconn, plus one): a catch-up
+ * accepts no more, so that it ends under a flood and still takes every
+ * connection made before the status request it answers. */
+#define LISTEN_BACKLOG      SOMAXCONN
+#define BACKLOG_CONNECTIONS (LISTEN_BACKLOG + 1)
 
 enum connection_role {
     ROLE_NEW,     /* has not said anything yet */
@@ -69,7 +81,8 @@ static void connection_close(struct connection *c)
     if (c->idle != NULL)
         vigild_client_limits_idle_stop(&c->server->limits, c->idle);
     vigild_client_limits_closed(&c->server->limits, c->uid);
-    g_source_remove(c->watch);
+    if (c->watch != 0) /* none yet while its first message is read at accept */
+        g_source_remove(c->watch);
     close(c->fd);
     g_hash_table_remove(c->server->connections, &c->key); /* frees c */
 }
@@ -83,30 +96,33 @@ static char *client_label(const struct connection *c)
                      : g_strdup_printf("pid %d", (int)c->pid);
 }
 
-static void reject(struct connection *c, const char *reason)
+/* Counts and logs (per user, once a period) why the client is dropped,
+ * and closes it. */
+static void reject(struct connection *c, enum vigild_refusal kind, const char *reason)
 {
     char *label = client_label(c);
-    g_warning("client %s: %s; disconnected", label, reason);
+    char *why = g_strdup_printf("client %s: %s; disconnected", label, reason);
+    vigild_refusal_log_note(&c->server->limits.refusals, c->uid, kind, why);
+    g_free(why);
     g_free(label);
     connection_close(c);
 }
 
-static void refuse(struct connection *c, const char *reason)
+/* A refused registration or job notice: said back, then as reject(). */
+static void refuse(struct connection *c, enum vigild_refusal kind, const char *reason)
 {
     struct vigil_error err;
     vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, reason, strlen(reason), -1, &err);
     c->server->processes->refused_total++;
-    reject(c, reason);
+    reject(c, kind, reason);
 }
 
-/* A refusal of the client limits: said back and counted, logged by
- * client_limits.c once a period rather than once per client. */
+/* A refusal of the client limits, which counted and logged it: said back. */
 static void refuse_over_limit(struct connection *c, char *reason)
 {
     struct vigil_error err;
     vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, reason, strlen(reason), -1, &err);
     c->server->processes->refused_total++;
-    g_debug("client pid %d: %s; disconnected", (int)c->pid, reason);
     g_free(reason);
     connection_close(c);
 }
@@ -137,12 +153,12 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
     struct vigil_local_process_info info;
     struct vigil_error err = {{0}};
     if (ring_fd < 0) {
-        refuse(c, "a registration without its ring's descriptor");
+        refuse(c, VIGILD_REFUSED_MALFORMED, "a registration without its ring's descriptor");
         return;
     }
     if (!vigil_local_decode_register(c->server->buffer, length, &info, &err)) {
         close(ring_fd);
-        refuse(c, err.message);
+        refuse(c, VIGILD_REFUSED_MALFORMED, err.message);
         return;
     }
     /* Its start is the kernel's, the message's only within it: a forged
@@ -176,7 +192,7 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
         close(ring_fd);
         char *why =
             g_strdup_printf("vigild serves at most %u processes (max_processes)", s->max_processes);
-        refuse(c, why);
+        refuse(c, VIGILD_REFUSED_MAX_PROCESSES, why);
         g_free(why);
         return;
     }
@@ -192,7 +208,7 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
     g_free(named);
     if (p == NULL) {
         g_free(apart_why);
-        refuse(c, error->message);
+        refuse(c, VIGILD_REFUSED_MALFORMED, error->message);
         g_error_free(error);
         return;
     }
@@ -230,7 +246,9 @@ static void handle_summary_request(struct connection *c)
     /* Dropped by that drain, or earlier: its figures are in the ended list. */
     p = kept_process(s->processes, c->process_id);
     if (p == NULL) {
-        reject(c, "asked for the summary of a process the daemon no longer keeps");
+        /* Dropped past keep_ended: counted with the requests out of turn. */
+        reject(c, VIGILD_REFUSED_OUT_OF_TURN,
+               "asked for the summary of a process the daemon no longer keeps");
         return;
     }
     s->ops->summary(s->user, p, &summary);
@@ -358,6 +376,7 @@ static void handle_report(struct connection *c, size_t length, int fd)
     struct vigil_error err = {{0}};
     GError *error = NULL;
     struct vigild_process *p = NULL;
+    enum vigild_refusal kind = c->reported ? VIGILD_REFUSED_OUT_OF_TURN : VIGILD_REFUSED_MALFORMED;
     if (c->reported)
         g_set_error(&error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "a second report");
     else if (!vigil_local_decode_fixed(VIGIL_LOCAL_REPORT, c->server->buffer, length, &fixed, &err))
@@ -376,7 +395,7 @@ static void handle_report(struct connection *c, size_t length, int fd)
     char *why = g_strdup_printf("report refused: %s", error->message);
     g_error_free(error);
     vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, why, strlen(why), -1, &err);
-    reject(c, why);
+    reject(c, kind, why);
     g_free(why);
 }
 
@@ -404,10 +423,15 @@ static void handle_status_request(struct connection *c, int32_t finished_pid)
     if (ok)
         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
     struct vigil_local_status answer = {.json_bytes = length};
-    if (!ok)
-        reject(c, "no memory for the status");
-    else if (!vigil_local_send(c->fd, VIGIL_LOCAL_STATUS, &answer, sizeof answer, fd, &err))
-        reject(c, err.message);
+    /* Neither is the client's doing: not a refusal. */
+    if (!ok) {
+        g_warning("client pid %d: no memory for the status (%s); disconnected", (int)c->pid,
+                  g_strerror(errno));
+        connection_close(c);
+    } else if (!vigil_local_send(c->fd, VIGIL_LOCAL_STATUS, &answer, sizeof answer, fd, &err)) {
+        g_debug("client pid %d no longer waits for its status: %s", (int)c->pid, err.message);
+        connection_close(c);
+    }
     if (fd >= 0)
         close(fd);
     g_free(json);
@@ -422,11 +446,12 @@ static void handle_job(struct connection *c, size_t length)
     struct vigil_error err = {{0}};
     GError *error = NULL;
     if (!vigil_local_decode_job(c->server->buffer, length, &info, &err)) {
-        refuse(c, err.message);
+        refuse(c, VIGILD_REFUSED_MALFORMED, err.message);
         return;
     }
     if (!s->ops->note_job(s->user, &info, c->uid, &error)) {
-        refuse(c, error != NULL ? error->message : "vigild is not ready for job notices");
+        refuse(c, VIGILD_REFUSED_JOB_NOTICE,
+               error != NULL ? error->message : "vigild is not ready for job notices");
         g_clear_error(&error);
         return;
     }
@@ -462,16 +487,16 @@ static gboolean handle_one(struct connection *c)
                 vigild_processes_end(s->processes, p);
             connection_close(c);
         } else {
-            reject(c, err.message);
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
         }
         return FALSE;
     }
-    if (c->idle != NULL)
-        vigild_client_limits_idle_touch(&s->limits, c->idle);
+    /* No message restarts an unregistered connection's timeout: the only
+     * ones that make progress, REGISTER and JOB, end it (client_limits.h). */
     /* Only a registration and a report carry a descriptor. */
     if (fd >= 0 && type != VIGIL_LOCAL_REGISTER && type != VIGIL_LOCAL_REPORT) {
         close(fd);
-        reject(c, "a descriptor with a message that carries none");
+        reject(c, VIGILD_REFUSED_MALFORMED, "a descriptor with a message that carries none");
         return FALSE;
     }
     union {
@@ -483,18 +508,18 @@ static gboolean handle_one(struct connection *c)
         if (c->role != ROLE_NEW) {
             if (fd >= 0)
                 close(fd);
-            reject(c, "a second registration on one connection");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a second registration on one connection");
             return FALSE;
         }
         handle_register(c, (size_t)length, fd);
         return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_RANK:
         if (c->role != ROLE_PROCESS) {
-            reject(c, "a rank before its registration");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a rank before its registration");
             return FALSE;
         }
         if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.rank, &err)) {
-            reject(c, err.message);
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
             return FALSE;
         }
         struct vigild_process *p = vigild_processes_get(s->processes, c->process_id);
@@ -506,11 +531,11 @@ static gboolean handle_one(struct connection *c)
         return TRUE;
     case VIGIL_LOCAL_SUMMARY_REQUEST:
         if (c->role != ROLE_PROCESS) {
-            reject(c, "a summary request before its registration");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a summary request before its registration");
             return FALSE;
         }
         if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, NULL, &err)) {
-            reject(c, err.message);
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
             return FALSE;
         }
         handle_summary_request(c);
@@ -519,25 +544,33 @@ static gboolean handle_one(struct connection *c)
         if (c->role != ROLE_PROCESS) {
             if (fd >= 0)
                 close(fd);
-            reject(c, "a report before its registration");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a report before its registration");
             return FALSE;
         }
         handle_report(c, (size_t)length, fd);
         return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_JOB:
         if (c->role != ROLE_NEW) {
-            reject(c, "a job notice on a connection that said something else before");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN,
+                   "a job notice on a connection that said something else before");
             return FALSE;
         }
         handle_job(c, (size_t)length);
         return FALSE;
     case VIGIL_LOCAL_STATUS_REQUEST:
         if (c->role == ROLE_PROCESS) {
-            reject(c, "a status request from a registered process");
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a status request from a registered process");
             return FALSE;
         }
         if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.status, &err)) {
-            reject(c, err.message);
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
+            return FALSE;
+        }
+        char *over = vigild_client_limits_check_status(&s->limits, c->uid);
+        if (over != NULL) { /* counted and logged by the limits; said back */
+            vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, over, strlen(over), -1, &err);
+            g_free(over);
+            connection_close(c);
             return FALSE;
         }
         c->role = ROLE_STATUS;
@@ -546,7 +579,7 @@ static gboolean handle_one(struct connection *c)
     default: {
         char *why = g_strdup_printf("a %s message, which only the daemon sends",
                                     vigil_local_type_name(type));
-        reject(c, why);
+        reject(c, VIGILD_REFUSED_OUT_OF_TURN, why);
         g_free(why);
         return FALSE;
     }
@@ -562,9 +595,11 @@ static gboolean on_client(gint fd, GIOCondition condition, gpointer user_data)
     return G_SOURCE_CONTINUE;
 }
 
-static void accept_all(struct vigild_server *s)
+/* Accepts up to `most` waiting connections, and handles what each sent
+ * with its connect. */
+static void accept_some(struct vigild_server *s, unsigned most)
 {
-    for (;;) {
+    for (unsigned accepted = 0; accepted < most; accepted++) {
         int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR)
@@ -616,8 +651,14 @@ static void accept_all(struct vigild_server *s)
         c->accepted_ns = vigil_clock_monotonic_ns();
         c->role = ROLE_NEW;
         c->idle = vigild_client_limits_idle_start(&s->limits, c->key);
-        c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_client, c);
         g_hash_table_insert(s->connections, &c->key, c);
+        /* Its first message (a registration, most often, or garbage) is
+         * most often there already: handled now, it waits for no other
+         * turn of the loop, and a client it ends costs no watch. */
+        const uint64_t key = c->key;
+        handle_one(c);
+        if (g_hash_table_contains(s->connections, &key))
+            c->watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_client, c);
     }
 }
 
@@ -625,7 +666,7 @@ static gboolean on_listen(gint fd, GIOCondition condition, gpointer user_data)
 {
     (void)fd;
     (void)condition;
-    accept_all(user_data);
+    accept_some(user_data, ACCEPTS_PER_TURN);
     return G_SOURCE_CONTINUE;
 }
 
@@ -635,8 +676,8 @@ static void close_idle(void *user, uint64_t key)
     struct vigild_server *s = user;
     struct connection *c = g_hash_table_lookup(s->connections, &key);
     if (c != NULL) {
-        g_debug("client pid %d (uid %u) sent nothing for %u ms without registering; closed",
-                (int)c->pid, (unsigned)c->uid, s->limits.unregistered_timeout_ms);
+        g_debug("client pid %d (uid %u) did not register within %u ms; closed", (int)c->pid,
+                (unsigned)c->uid, s->limits.unregistered_timeout_ms);
         connection_close(c);
     }
 }
@@ -644,7 +685,7 @@ static void close_idle(void *user, uint64_t key)
 void vigild_server_catch_up(struct vigild_server *s)
 {
     s->catching_up = TRUE;
-    accept_all(s);
+    accept_some(s, BACKLOG_CONNECTIONS);
     GArray *keys = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     GHashTableIter it;
     gpointer key;
@@ -721,7 +762,7 @@ struct vigild_server *vigild_server_new(const char *path, const struct vigild_se
         return NULL;
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || chmod(path, 0666) != 0 ||
-        listen(fd, SOMAXCONN) != 0) {
+        listen(fd, LISTEN_BACKLOG) != 0) {
         saved = errno;
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "cannot listen on %s: %s",
                     path, g_strerror(saved));

@@ -28,6 +28,9 @@ struct vigild_settings {
     guint max_processes_per_uid;
     guint unregistered_timeout_ms;
     guint fd_reserve;
+    guint refusal_log_interval_s; /* refusal_log.c */
+    guint status_requests_per_s;
+    guint status_requests_burst;
     char *state_dir; /* [daemon] state_dir as written */
     /* [daemon] record (NULL: none) and record_max_bytes: cycle_record.c */
     char *record_path;

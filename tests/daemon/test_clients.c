@@ -4,8 +4,11 @@
  * another user's run kept apart with the reason, and a user's processes
  * bounded; an idle unregistered connection closed while a silent
  * registered one stays; the descriptor budget; the sink off beside an
- * uplink. Other users are real: forked children that setuid() to nobody
- * (65534) or to uid 1. */
+ * uplink; floods of malformed messages and of garbage connections logged
+ * in a line or two per user with their counts, and a user's status loop
+ * refused past its burst while root's is answered, and a connection that
+ * only asks for the status closed by the idle timeout (issue 30). Other users are real: forked
+ * children that setuid() to nobody (65534) or to uid 1. */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <setjmp.h>
@@ -343,6 +346,312 @@ static void test_an_idle_unregistered_connection_is_closed(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+/* ---- floods of bad messages --------------------------------------------- */
+
+/* A message of the protocol's size whose header lacks the magic number. */
+static const char garbage[32] = "GET / HTTP/1.0\r\n\r\n";
+
+/* A child of `uid` opens `count` connections one after the other, each
+ * sending one bad message: garbage, or every second one (`mixed`) a RANK
+ * before any registration. With `wait_close` it waits on each for vigild
+ * to close it; without, it closes at once and goes on. */
+static void send_bad_messages(const char *socket_path, uid_t uid, int count, bool mixed,
+                              bool wait_close)
+{
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        become(uid);
+        const struct vigil_local_rank rank = {.rank = 0, .size = 1};
+        for (int i = 0; i < count; i++) {
+            int fd = client_connect(socket_path);
+            if (fd < 0)
+                _exit(80);
+            bool sent =
+                mixed && i % 2 == 1
+                    ? vigil_local_send(fd, VIGIL_LOCAL_RANK, &rank, sizeof rank, -1, NULL)
+                    : send(fd, garbage, sizeof garbage, MSG_NOSIGNAL) == (ssize_t)sizeof garbage;
+            /* Without waiting, a connection refused at accept may be
+             * closed already: that refusal counts as well. */
+            if (!sent && wait_close)
+                _exit(81);
+            char buffer[512];
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            while (wait_close && poll(&p, 1, SAFETY_MS) == 1 &&
+                   recv(fd, buffer, sizeof buffer, 0) > 0)
+                ;
+            close(fd);
+        }
+        _exit(0);
+    }
+    wait_exit(pid, 0);
+}
+
+/* The refusals of `kind` that the log counts for `uid`: a first line
+ * ("refused a client of uid U (KIND): why") counts one, a later line
+ * ("refused N more of uid U in S s (N1 KIND1, N2 KIND2); the last: why")
+ * its figure for the kind. `lines` gets the lines about `uid`. */
+static gint64 logged_refusals(const char *log, uid_t uid, const char *kind, guint *lines)
+{
+    char *of_uid = g_strdup_printf(" of uid %u ", (unsigned)uid);
+    char *first = g_strdup_printf("refused a client of uid %u (%s)", (unsigned)uid, kind);
+    char *more = g_strdup_printf("more of uid %u in ", (unsigned)uid);
+    char *counted = g_strdup_printf(" %s", kind);
+    gint64 n = 0;
+    *lines = 0;
+    char **all = g_strsplit(log, "\n", -1);
+    for (char **line = all; *line != NULL; line++) {
+        if (strstr(*line, of_uid) == NULL)
+            continue;
+        (*lines)++;
+        if (strstr(*line, first) != NULL) {
+            n++;
+            continue;
+        }
+        const char *from = strstr(*line, more);
+        const char *open = from != NULL ? strstr(from, " s (") : NULL;
+        const char *close_at = open != NULL ? strstr(open, "); the last") : NULL;
+        if (close_at == NULL)
+            continue;
+        char *counts = g_strndup(open + 4, (gsize)(close_at - open - 4));
+        char **parts = g_strsplit(counts, ", ", -1);
+        for (char **part = parts; *part != NULL; part++) {
+            char *end;
+            gint64 figure = g_ascii_strtoll(*part, &end, 10);
+            if (strcmp(end, counted) == 0)
+                n += figure;
+        }
+        g_strfreev(parts);
+        g_free(counts);
+    }
+    g_strfreev(all);
+    g_free(counted);
+    g_free(more);
+    g_free(first);
+    g_free(of_uid);
+    return n;
+}
+
+/* Lines a flood may cost the log at most: the first refusal, one line a
+ * period ([daemon] refusal_log_interval_s, 60 s by default) with the
+ * counts since, and one at the stop with what was left. */
+static guint allowed_lines(gint64 started_us)
+{
+    gint64 elapsed_s = (g_get_monotonic_time() - started_us) / G_USEC_PER_SEC;
+    return 2 + (guint)(elapsed_s / 60);
+}
+
+#define BAD_MESSAGES 400
+
+/* One user's malformed and out-of-turn messages, each on a connection of
+ * its own: the log says so in a line or two for that user with the counts,
+ * not a line per message, and the status counts them by kind. */
+static void test_malformed_messages_are_logged_once_a_period(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    gint64 started_us = g_get_monotonic_time();
+    send_bad_messages(d.socket_path, NOBODY, BAD_MESSAGES, true, true);
+    JsonNode *status = test_daemon_status(&d, 0);
+    char *log = test_daemon_stop(&d);
+    guint allowed = allowed_lines(started_us);
+
+    guint about_flood = count_lines(log, "protocol's magic number") +
+                        count_lines(log, "a rank before its registration");
+    if (about_flood > allowed)
+        fail_msg("%u log lines for %d bad messages, not %u at most", about_flood, BAD_MESSAGES,
+                 allowed);
+    guint lines;
+    gint64 malformed = logged_refusals(log, NOBODY, "malformed", &lines);
+    gint64 out_of_turn = logged_refusals(log, NOBODY, "out_of_turn", &lines);
+    if (lines < 1 || lines > allowed)
+        fail_msg("%u log lines about uid 65534, not 1 to %u:\n%s", lines, allowed, log);
+    assert_int_equal(malformed, BAD_MESSAGES / 2);
+    assert_int_equal(out_of_turn, BAD_MESSAGES / 2);
+    assert_int_equal(refused(status, "malformed"), BAD_MESSAGES / 2);
+    assert_int_equal(refused(status, "out_of_turn"), BAD_MESSAGES / 2);
+    json_node_unref(status);
+    g_free(log);
+}
+
+#define GARBAGE_CONNECTIONS 3000
+
+/* One user's connections that send garbage and close without waiting, as
+ * fast as it can: every one is counted (malformed, or refused at accept
+ * over the user's connections), and the log holds a line or two. */
+static void test_garbage_connections_are_logged_once_a_period(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    gint64 started_us = g_get_monotonic_time();
+    send_bad_messages(d.socket_path, NOBODY, GARBAGE_CONNECTIONS, false, false);
+    /* Its answer covers every connection made before it. */
+    JsonNode *status = test_daemon_status(&d, 0);
+    char *log = test_daemon_stop(&d);
+    guint allowed = allowed_lines(started_us);
+
+    guint about_flood = count_lines(log, "protocol's magic number");
+    if (about_flood > allowed)
+        fail_msg("%u log lines for %d garbage connections, not %u at most", about_flood,
+                 GARBAGE_CONNECTIONS, allowed);
+    guint lines;
+    gint64 malformed = logged_refusals(log, NOBODY, "malformed", &lines);
+    gint64 over = logged_refusals(log, NOBODY, "uid_connections", &lines);
+    if (lines < 1 || lines > allowed)
+        fail_msg("%u log lines about uid 65534, not 1 to %u:\n%s", lines, allowed, log);
+    assert_int_equal(refused(status, "malformed") + refused(status, "uid_connections"),
+                     GARBAGE_CONNECTIONS);
+    assert_int_equal(malformed, refused(status, "malformed"));
+    assert_int_equal(over, refused(status, "uid_connections"));
+    assert_int_equal(refused(status, "fd_budget"), 0);
+    json_node_unref(status);
+    g_free(log);
+}
+
+/* ---- status loops -------------------------------------------------------- */
+
+struct status_loop {
+    int answered;
+    int refused; /* 1 when the loop ended on a refusal */
+    char why[512];
+};
+
+/* As `uid`, status requests one after the other, each on a connection of
+ * its own as `vigil status` makes them, until one is refused or `max` were
+ * answered. */
+static struct status_loop run_status_loop(const char *socket_path, uid_t uid, int max)
+{
+    int result[2];
+    assert_int_equal(pipe(result), 0);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        close(result[0]);
+        become(uid);
+        struct status_loop r = {0};
+        static char buffer[VIGIL_LOCAL_MAX_BYTES];
+        const struct vigil_local_status_request request = {0};
+        while (r.answered < max && !r.refused) {
+            int fd = client_connect(socket_path);
+            enum vigil_local_type type;
+            int json_fd = -1;
+            ssize_t n = -1;
+            if (fd < 0 ||
+                !vigil_local_send(fd, VIGIL_LOCAL_STATUS_REQUEST, &request, sizeof request, -1,
+                                  NULL) ||
+                (n = vigil_local_receive(fd, buffer, &type, &json_fd, NULL)) < 0)
+                _exit(83);
+            if (json_fd >= 0)
+                close(json_fd);
+            close(fd);
+            if (type == VIGIL_LOCAL_STATUS) {
+                r.answered++;
+            } else if (type == VIGIL_LOCAL_REFUSED) {
+                r.refused = 1;
+                memcpy(r.why, buffer, MIN((size_t)n, sizeof r.why - 1));
+            } else {
+                _exit(84);
+            }
+        }
+        if (write(result[1], &r, sizeof r) != (ssize_t)sizeof r)
+            _exit(71);
+        _exit(0);
+    }
+    close(result[1]);
+    struct status_loop r;
+    assert_int_equal(read(result[0], &r, sizeof r), (ssize_t)sizeof r);
+    close(result[0]);
+    wait_exit(pid, 0);
+    return r;
+}
+
+#define STATUS_BURST     10 /* [daemon] status_requests_burst's default */
+#define STATUS_PER_S     2  /* [daemon] status_requests_per_s's */
+#define STATUS_LOOP_MAX  2000
+#define ROOT_STATUS_LOOP 100
+
+/* A user's status loop is answered for the burst, then refused with the
+ * reason and counted; root's is answered every time. */
+static void test_a_users_status_loop_is_refused_past_the_burst(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    gint64 started_us = g_get_monotonic_time();
+    struct status_loop user = run_status_loop(d.socket_path, NOBODY, STATUS_LOOP_MAX);
+    gint64 elapsed_s = (g_get_monotonic_time() - started_us) / G_USEC_PER_SEC + 1;
+    if (!user.refused)
+        fail_msg("%d of %d status requests of uid 65534 answered, none refused", user.answered,
+                 STATUS_LOOP_MAX);
+    /* The bucket starts full and refills at the rate while the loop runs. */
+    assert_true(user.answered >= STATUS_BURST);
+    if (user.answered > STATUS_BURST + STATUS_PER_S * elapsed_s)
+        fail_msg("%d status requests answered in %" G_GINT64_FORMAT " s, over %d + %d a second",
+                 user.answered, elapsed_s, STATUS_BURST, STATUS_PER_S);
+    test_assert_contains(user.why, "uid 65534 asks for the status more than 2 times a second");
+    test_assert_contains(user.why, "[daemon] status_requests_per_s");
+
+    struct status_loop root = run_status_loop(d.socket_path, 0, ROOT_STATUS_LOOP);
+    assert_int_equal(root.refused, 0);
+    assert_int_equal(root.answered, ROOT_STATUS_LOOP);
+
+    JsonNode *status = test_daemon_status(&d, 0);
+    assert_int_equal(refused(status, "status_rate"), 1);
+    json_node_unref(status);
+    g_free(test_daemon_stop(&d));
+}
+
+#define STATUS_PACE_MS 20
+
+/* A connection that only asks for the status, again and again (root's, so
+ * that no rate refuses it), is closed by the unregistered timeout: status
+ * requests are no progress that would restart it. */
+static void test_a_status_only_connection_is_closed_when_idle(void **state)
+{
+    const char *dir = *state;
+    struct test_daemon d;
+    test_daemon_start(&d, dir, FAST_PROVIDERS "unregistered_timeout_ms = 300\n", NULL);
+    int fd = client_connect(d.socket_path);
+    assert_true(fd >= 0);
+    static char buffer[VIGIL_LOCAL_MAX_BYTES];
+    const struct vigil_local_status_request request = {0};
+    int answered = 0;
+    gboolean closed = FALSE;
+    gint64 safety_us = g_get_monotonic_time() + (gint64)SAFETY_MS * 1000;
+    while (!closed && g_get_monotonic_time() < safety_us) {
+        enum vigil_local_type type;
+        int json_fd = -1;
+        if (!vigil_local_send(fd, VIGIL_LOCAL_STATUS_REQUEST, &request, sizeof request, -1, NULL) ||
+            vigil_local_receive(fd, buffer, &type, &json_fd, NULL) < 0) {
+            closed = TRUE;
+            break;
+        }
+        assert_int_equal(type, VIGIL_LOCAL_STATUS);
+        close(json_fd);
+        answered++;
+        /* Paces the requests; the close ends the wait at once. */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, STATUS_PACE_MS) == 1) {
+            char byte;
+            closed = recv(fd, &byte, 1, MSG_DONTWAIT) == 0;
+            assert_true(closed);
+        }
+    }
+    close(fd);
+    if (!closed)
+        fail_msg("a connection sending only status requests was still open after %d s and %d "
+                 "answers, with unregistered_timeout_ms = 300",
+                 SAFETY_MS / 1000, answered);
+    assert_true(answered >= 1);
+    JsonNode *status = test_daemon_status(&d, 0);
+    assert_int_equal(test_daemon_json_int(object_at(status, "clients"), "closed_idle", NULL), 1);
+    json_node_unref(status);
+    g_free(test_daemon_stop(&d));
+}
+
 /* With an uplink the sink is off unless asked for; the spool is private. */
 static void test_the_sink_is_off_beside_an_uplink(void **state)
 {
@@ -373,6 +682,10 @@ int main(void)
         TEST_WITH_DIR(test_the_descriptor_budget_holds),
         TEST_WITH_DIR(test_a_run_is_joined_only_by_its_own_user),
         TEST_WITH_DIR(test_an_idle_unregistered_connection_is_closed),
+        TEST_WITH_DIR(test_malformed_messages_are_logged_once_a_period),
+        TEST_WITH_DIR(test_garbage_connections_are_logged_once_a_period),
+        TEST_WITH_DIR(test_a_users_status_loop_is_refused_past_the_burst),
+        TEST_WITH_DIR(test_a_status_only_connection_is_closed_when_idle),
         TEST_WITH_DIR(test_the_sink_is_off_beside_an_uplink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,9 @@ static int setup(void **state)
     f->settings.max_processes_per_uid = 16;
     f->settings.unregistered_timeout_ms = 60000;
     f->settings.fd_reserve = 64;
+    f->settings.refusal_log_interval_s = 60;
+    f->settings.status_requests_per_s = 2;
+    f->settings.status_requests_burst = 10;
     vigild_processes_init(&f->processes, 4);
     f->rings = g_ptr_array_new_with_free_func((GDestroyNotify)vigil_ring_close);
     GError *error = NULL;

@@ -318,12 +318,17 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     assert_non_null(latin1_process);
     assert_string_equal(member_string(latin1_process, "program"), "caf\xef\xbf\xbd");
     assert_int_equal(test_daemon_json_int(root, "processes", "refused_total", NULL), 2);
+    assert_int_equal(test_daemon_json_int(root, "clients", "refused", "malformed", NULL), 3);
+    assert_int_equal(test_daemon_json_int(root, "clients", "refused", "out_of_turn", NULL), 1);
     json_node_unref(status);
 
+    /* The first with its reason; the rest, one user's, in one line with
+     * the counts by kind and the last reason (refusal_log.c). */
     char *log = test_daemon_stop(&d);
+    test_assert_contains(log, "refused a client of uid 0 (malformed): client pid ");
     test_assert_contains(log, "without the protocol's magic number (100 bytes); disconnected");
-    test_assert_contains(log, "a summary message, which only the daemon sends; disconnected");
-    test_assert_contains(log, "a registration without its ring's descriptor; disconnected");
+    test_assert_contains(log, "refused 3 more of uid 0 in ");
+    test_assert_contains(log, " s (2 malformed, 1 out_of_turn); the last: client pid ");
     test_assert_contains(log, "its ring is refused");
     test_assert_contains(log, "dropped, its ring is corrupt");
     g_free(log);

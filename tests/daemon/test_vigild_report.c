@@ -107,8 +107,13 @@ static void test_reports_good_and_bad(void **state)
     assert_int_equal(vigil_local_receive(early, none, &type, NULL, NULL), -1);
     close(early);
 
+    /* The first refusal is logged with its reason, the rest of the
+     * period counted by kind, with the last reason. */
     char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "report refused: its JSON is not a vigil report");
+    test_assert_contains(log, "refused a client of uid 0 (out_of_turn): client pid");
+    test_assert_contains(log, "report refused: a second report");
+    test_assert_contains(log, "refused 2 more of uid 0 in ");
+    test_assert_contains(log, " s (1 malformed, 1 out_of_turn); the last: client pid");
     test_assert_contains(log, "a report before its registration");
     g_free(log);
 }
