@@ -327,6 +327,49 @@ static void test_bound(void **state)
     g_free(dir);
 }
 
+/* 100 bytes of damage in the active segment, over the start of one batch
+ * (its header and the first of its payload): that batch is lost, and only
+ * that one; the walk finds the next header and replays every batch after
+ * it. The damage is kept aside and said where it is, in bytes. */
+static void test_damage_in_the_middle_loses_one_batch(void **state)
+{
+    char *dir = spool_dir(state);
+    const uint32_t payload = 1000;
+    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + payload;
+    struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    assert_non_null(spool);
+    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    for (uint64_t s = 1; s <= 20; s++)
+        append(spool, s, payload, dropped);
+    g_array_free(dropped, TRUE);
+    vigild_spool_close(spool);
+    char *path = segment_path(dir, 1);
+    FILE *f = fopen(path, "r+");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)(7 * size), SEEK_SET), 0);
+    for (int i = 0; i < 100; i++)
+        assert_int_not_equal(fputc(0xAA, f), EOF);
+    assert_int_equal(fclose(f), 0);
+
+    spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    GArray *have = vigild_spool_sequences(spool);
+    guint replayed = have->len;
+    g_array_free(have, TRUE);
+    if (replayed != 19)
+        fail_msg("%u of 20 batches replayed after 100 bytes of damage to batch 8; 19 expected",
+                 replayed);
+    for (uint64_t s = 1; s <= 20; s++)
+        if (s != 8)
+            assert_reads_back(spool, s, payload);
+    struct vigild_spool_stats stats;
+    vigild_spool_stats(spool, &stats);
+    assert_int_equal(stats.corrupt, 1);
+    assert_int_equal(stats.corrupt_bytes, size);
+    vigild_spool_close(spool);
+    g_free(path);
+    g_free(dir);
+}
+
 static void test_one_vigild_per_folder(void **state)
 {
     char *dir = spool_dir(state);
@@ -473,6 +516,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flipped_payload_byte, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_flipped_length, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_all_damaged, test_make_dir, test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_damage_in_the_middle_loses_one_batch, test_make_dir,
+                                        test_remove_dir),
         cmocka_unit_test_setup_teardown(test_bound, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_one_vigild_per_folder, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_sequences_never_repeat, test_make_dir,
