@@ -22,6 +22,7 @@
 
 #include "vigil/wire.h"
 #include "spool.h"
+#include "spool_scan.h"
 
 #define SEGMENT_MAX_BYTES (16u << 20)
 #define SEGMENT_SUFFIX    ".spool"
@@ -170,12 +171,15 @@ static void segment_delete(struct vigild_spool *spool, struct segment *s, GArray
 
 /* ---- reading back at open ----------------------------------------------- */
 
-/* The stretch of a damaged file from `offset` on, kept beside it. */
+/* A damaged stretch of a file, kept beside it: appended to NAME.damaged,
+ * where `vigil spool check` shows it and `vigil spool replay` takes back
+ * whatever in it can still be read. */
 static void keep_aside(struct vigild_spool *spool, const char *path, const uint8_t *data,
-                       size_t offset, size_t length, const char *why)
+                       const struct vigild_spool_piece *damage)
 {
     char *aside = g_strconcat(path, ".damaged", NULL);
     int fd = open(aside, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    size_t offset = (size_t)damage->offset_bytes, length = (size_t)damage->length_bytes;
     gboolean kept = fd >= 0 && write_all(fd, data + offset, length) && fsync(fd) == 0;
     int e = errno;
     if (fd >= 0)
@@ -183,65 +187,14 @@ static void keep_aside(struct vigild_spool *spool, const char *path, const uint8
     spool->counts.corrupt++;
     spool->counts.corrupt_bytes += length;
     if (kept)
-        g_warning("spool %s: offset %zu: %s; its %zu bytes from there are kept in %s and not "
-                  "replayed",
-                  path, offset, why, length, aside);
+        g_warning("spool %s: bytes %zu to %zu (%zu bytes) are damaged (%s) and skipped: the next "
+                  "intact batch starts after them; they are kept in %s and not replayed",
+                  path, offset, offset + length, length, damage->why, aside);
     else
-        g_warning("spool %s: offset %zu: %s; its %zu bytes from there could not be kept in %s "
-                  "(%s) and are lost",
-                  path, offset, why, length, aside, g_strerror(e));
+        g_warning("spool %s: bytes %zu to %zu (%zu bytes) are damaged (%s) and skipped; they "
+                  "could not be kept in %s (%s) and are lost",
+                  path, offset, offset + length, length, damage->why, aside, g_strerror(e));
     g_free(aside);
-}
-
-/* The length of the message at `offset`, or 0 with `why` set when no whole,
- * intact BATCH message starts there. */
-static size_t message_at(const uint8_t *data, size_t size, size_t offset, char **why)
-{
-    size_t left = size - offset;
-    if (left < VIGIL_WIRE_HEADER_BYTES) {
-        *why = g_strdup_printf("a truncated message: %zu bytes, shorter than a header", left);
-        return 0;
-    }
-    /* The payload length sits at bytes 28..31 (wire.h); the check below
-     * tells whether it can be trusted. */
-    const uint8_t *p = data + offset + 28;
-    uint32_t payload =
-        (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    size_t length = (size_t)VIGIL_WIRE_HEADER_BYTES + payload;
-    if (length > left)
-        length = left; /* the header check then names the truncation */
-    struct vigil_wire_header header;
-    GError *error = NULL;
-    if (!vigil_wire_peek_header(data + offset, length, &header, &error)) {
-        *why = g_strdup(error->message);
-        g_error_free(error);
-        return 0;
-    }
-    if (header.type != VIGIL_WIRE_BATCH) {
-        *why = g_strdup_printf("a %s message where a batch was expected",
-                               vigil_wire_type_name(header.type) != NULL
-                                   ? vigil_wire_type_name(header.type)
-                                   : "unknown");
-        return 0;
-    }
-    return length;
-}
-
-static uint64_t sequence_at(const uint8_t *data, size_t offset)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | data[offset + 16 + (size_t)i];
-    return v;
-}
-
-/* Does a whole message of intact header start at `offset`? Used to step
- * over one damaged message whose length field can still be believed. */
-static gboolean starts_message(const uint8_t *data, size_t size, size_t offset)
-{
-    static const uint8_t magic[4] = {'V', 'G', 'W', 'R'};
-    return offset == size ||
-           (size - offset >= sizeof magic && memcmp(data + offset, magic, sizeof magic) == 0);
 }
 
 /* Writes the file again with only its good messages. */
@@ -289,35 +242,20 @@ static void read_segment(struct vigild_spool *spool, uint64_t first_sequence)
     const uint8_t *data = (const uint8_t *)contents;
     GArray *good = g_array_new(FALSE, FALSE, sizeof(struct location));
     gboolean damaged = FALSE;
-    size_t offset = 0;
-    while (offset < size) {
-        char *why = NULL;
-        size_t length = message_at(data, size, offset, &why);
-        if (length > 0) {
-            struct location l = {sequence_at(data, offset), s, offset, (uint32_t)length};
-            g_array_append_val(good, l);
-            offset += length;
+    GArray *pieces = vigild_spool_scan(data, size);
+    for (guint i = 0; i < pieces->len; i++) {
+        const struct vigild_spool_piece *piece =
+            &g_array_index(pieces, struct vigild_spool_piece, i);
+        if (piece->damaged) {
+            damaged = TRUE;
+            keep_aside(spool, s->path, data, piece);
             continue;
         }
-        damaged = TRUE;
-        /* One message changed on disk (a flipped bit) leaves the ones after
-         * it readable when its length field still points at the next. */
-        size_t skip = 0;
-        if (size - offset >= VIGIL_WIRE_HEADER_BYTES) {
-            const uint8_t *p = data + offset + 28;
-            uint64_t payload =
-                (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
-            uint64_t next = offset + VIGIL_WIRE_HEADER_BYTES + payload;
-            if (starts_message(data, size, offset) && next < size &&
-                starts_message(data, size, (size_t)next))
-                skip = (size_t)(next - offset);
-        }
-        keep_aside(spool, s->path, data, offset, skip > 0 ? skip : size - offset, why);
-        g_free(why);
-        if (skip == 0)
-            break;
-        offset += skip;
+        struct location l = {piece->sequence, s, piece->offset_bytes,
+                             (uint32_t)piece->length_bytes};
+        g_array_append_val(good, l);
     }
+    vigild_spool_scan_free(pieces);
     /* When the file cannot be rewritten, its good batches are still read
      * where they are; the damage stays in it, kept aside already. */
     if (damaged && !rewrite_segment(spool, s, data, good))
