@@ -105,11 +105,12 @@ struct vigild_outbox {
     GHashTable *known;            /* process id → struct outbox_process * */
     struct vigild_jobs *jobs;     /* whose notices go in the batch; NULL: none */
     /* This cycle's. */
-    GHashTable *subjects; /* process id → struct outbox_subject * */
-    GQueue subject_order; /* of the subjects, as they came */
-    GArray *samples;      /* struct vigil_sample */
-    GArray *rollups;      /* struct vigil_wire_rollup */
-    GArray *windows;      /* struct vigil_wire_window, reasons owned */
+    GHashTable *subjects;   /* process id → struct outbox_subject * */
+    GQueue subject_order;   /* of the subjects, as they came */
+    GArray *samples;        /* struct vigil_sample */
+    GArray *rollups;        /* struct vigil_wire_rollup */
+    GArray *windows;        /* struct vigil_wire_window, reasons owned */
+    uint64_t last_sequence; /* of the last batch handed to the uplink; 0: none yet */
     struct vigild_outbox_stats stats;
 };
 
@@ -454,7 +455,10 @@ static void batch_end(struct batch *b)
         return;
     b->o->stats.batches++;
     b->o->stats.bytes += g_bytes_get_size(bytes);
+    /* Whether it is durable is the uplink's to say, later too: the daemon
+     * frees the rings only below vigild_uplink_durable_below. */
     vigild_uplink_send(b->o->uplink, b->sequence, bytes);
+    b->o->last_sequence = b->sequence;
     g_bytes_unref(bytes);
 }
 
@@ -932,6 +936,11 @@ struct vigild_outbox *vigild_outbox_new(struct vigild_uplink *uplink, uint64_t n
 void vigild_outbox_set_jobs(struct vigild_outbox *o, struct vigild_jobs *jobs)
 {
     o->jobs = jobs;
+}
+
+uint64_t vigild_outbox_last_sequence(const struct vigild_outbox *o)
+{
+    return o->last_sequence;
 }
 
 void vigild_outbox_stats(const struct vigild_outbox *o, struct vigild_outbox_stats *out)

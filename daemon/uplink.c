@@ -18,7 +18,10 @@
  * vigild_uplink_send itself, on the main thread, before it returns: the
  * page cache keeps it through a SIGKILL of vigild, so the daemon may free
  * the ring slots of the activities it carries, and a restarted vigild
- * loses nothing (docs/architecture.md, "Restarts"). The write is an append
+ * loses nothing (docs/architecture.md, "Restarts"). A batch that is not
+ * durable then (the spool failed, or spool_after_ms > 0) is noted, and the
+ * thread says when it settles (spooled, acknowledged, refused or dropped):
+ * vigild_uplink_durable_below is what the daemon frees its rings by. The write is an append
  * to a file; the segment is deleted once all its batches are acknowledged,
  * usually before the kernel ever writes it out. With spool_after_ms > 0 a
  * batch is spooled only once it has waited that long, and a SIGKILL loses
@@ -194,6 +197,7 @@ struct pending {
     gint64 sent_us;   /* monotonic: when it was last sent */
     gboolean ever_sent;
     gboolean spooled; /* also in the spool: forgetting it removes it there */
+    gboolean awaited; /* handed over not durable: the main thread waits to hear it settled */
     gsize sent_bytes; /* its size while in flight */
     enum pending_state state;
     GList send_link;   /* its place in `unsent` or `in_flight` */
@@ -209,6 +213,8 @@ struct inbox_item {
 
 /* Queued last by vigild_uplink_free. */
 static struct inbox_item stop_item;
+/* Queued by vigild_uplink_spool_now, which waits for it to be taken. */
+static struct inbox_item flush_item;
 
 struct vigild_uplink {
     struct vigild_uplink_settings settings;
@@ -223,10 +229,19 @@ struct vigild_uplink {
      * every vigild_spool_* call holds this. */
     GMutex spool_lock;
 
-    GMutex lock; /* guards the three below */
+    GCond flushed; /* with `lock`: flush_item was taken */
+    gboolean flush_done;
+    GMutex lock; /* guards the six around it */
     struct vigild_uplink_stats shared;
     struct vigil_wire_state system_state;
     gboolean have_system_state;
+    /* Sequences of batches handed over not durable that the thread has
+     * since spooled, or forgotten (acknowledged, refused, dropped). */
+    GArray *settled;
+
+    /* The main thread's: the batches it handed over that were not durable
+     * then and that it has not heard settled (uint64_t set). */
+    GHashTable *awaited;
 
     /* The thread's own. */
     struct vigild_spool *spool;
@@ -264,11 +279,24 @@ static void unlink_send(struct vigild_uplink *u, struct pending *p)
     g_queue_unlink(p->state == PENDING_UNSENT ? &u->unsent : &u->in_flight, &p->send_link);
 }
 
+/* A batch handed over not durable is durable now, or decided (forgotten):
+ * the main thread may free the ring slots it carries. */
+static void settle(struct vigild_uplink *u, struct pending *p)
+{
+    if (!p->awaited)
+        return;
+    p->awaited = FALSE;
+    g_mutex_lock(&u->lock);
+    g_array_append_val(u->settled, p->sequence);
+    g_mutex_unlock(&u->lock);
+}
+
 /* Forgets a batch: acknowledged, refused, or dropped from the spool (which
  * has forgotten it already: `in_spool` FALSE). */
 static void forget(struct vigild_uplink *u, struct pending *p, gboolean in_spool)
 {
     uint64_t sequence = p->sequence;
+    settle(u, p);
     unlink_send(u, p);
     if (p->state == PENDING_IN_FLIGHT)
         u->in_flight_bytes -= p->sent_bytes;
@@ -461,15 +489,23 @@ static void admit(struct vigild_uplink *u, struct inbox_item *item)
         keep_refused(u, item->sequence, item->batch, why);
         g_free(why);
         g_bytes_unref(item->batch);
+        if (!item->spooled) {
+            g_mutex_lock(&u->lock);
+            g_array_append_val(u->settled, item->sequence);
+            g_mutex_unlock(&u->lock);
+        }
     } else {
         struct pending *p = add_pending(u, item->sequence, item->batch, length);
         p->spooled = item->spooled;
+        p->awaited = !item->spooled;
         u->memory_spooled += p->spooled;
     }
     if (item->dropped != NULL)
         g_array_free(item->dropped, TRUE);
     g_free(item);
 }
+
+static void spool_due(struct vigild_uplink *u, gint64 now, gboolean all);
 
 /* TRUE when the stop item came. */
 static gboolean take_inbox(struct vigild_uplink *u)
@@ -478,6 +514,14 @@ static gboolean take_inbox(struct vigild_uplink *u)
     while ((item = g_async_queue_try_pop(u->inbox)) != NULL) {
         if (item == &stop_item)
             return TRUE;
+        if (item == &flush_item) {
+            spool_due(u, g_get_monotonic_time(), TRUE);
+            g_mutex_lock(&u->lock);
+            u->flush_done = TRUE;
+            g_cond_signal(&u->flushed);
+            g_mutex_unlock(&u->lock);
+            continue;
+        }
         admit(u, item);
     }
     return FALSE;
@@ -510,6 +554,7 @@ static gboolean spool_one(struct vigild_uplink *u, struct pending *p)
     }
     g_array_free(dropped, TRUE);
     if (held) {
+        settle(u, p);
         u->memory_spooled -= p->spooled;
         p->spooled = FALSE; /* only there now: forget() removes it from the spool */
         g_queue_unlink(&u->memory, &p->memory_link);
@@ -913,10 +958,10 @@ static void pending_free(gpointer data)
 static void inbox_item_free(gpointer data)
 {
     struct inbox_item *item = data;
-    if (item != &stop_item && item->dropped != NULL)
-        g_array_free(item->dropped, TRUE);
-    if (item == &stop_item)
+    if (item == &stop_item || item == &flush_item)
         return;
+    if (item->dropped != NULL)
+        g_array_free(item->dropped, TRUE);
     g_bytes_unref(item->batch);
     g_free(item);
 }
@@ -1015,6 +1060,9 @@ static void uplink_destroy(struct vigild_uplink *u)
         g_hash_table_destroy(u->pending);
     if (u->inbox != NULL)
         g_async_queue_unref(u->inbox);
+    g_array_free(u->settled, TRUE);
+    g_hash_table_destroy(u->awaited);
+    g_cond_clear(&u->flushed);
     g_mutex_clear(&u->lock);
     g_mutex_clear(&u->spool_lock);
     vigild_uplink_settings_clear(&u->settings);
@@ -1033,6 +1081,9 @@ struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, 
     g_snprintf(u->routing_id, sizeof u->routing_id, "%016" PRIx64, s->node_id);
     g_mutex_init(&u->lock);
     g_mutex_init(&u->spool_lock);
+    g_cond_init(&u->flushed);
+    u->settled = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    u->awaited = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     u->wake_fd = -1;
     u->inbox = g_async_queue_new_full(inbox_item_free);
     u->pending = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, pending_free);
@@ -1108,11 +1159,43 @@ gboolean vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *
         }
     }
     gboolean durable = item->spooled;
+    /* Before the thread can hear of it: what it settles is found here. */
+    if (!durable)
+        g_hash_table_add(u->awaited, g_memdup2(&sequence, sizeof sequence));
     g_async_queue_push(u->inbox, item);
     wake(u);
     /* gtk.cfg says a queue does not keep what is pushed; this one does. */
     // cppcheck-suppress memleak
     return durable;
+}
+
+uint64_t vigild_uplink_durable_below(struct vigild_uplink *u)
+{
+    g_mutex_lock(&u->lock);
+    for (guint i = 0; i < u->settled->len; i++)
+        g_hash_table_remove(u->awaited, &g_array_index(u->settled, uint64_t, i));
+    g_array_set_size(u->settled, 0);
+    g_mutex_unlock(&u->lock);
+    uint64_t below = UINT64_MAX;
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, u->awaited);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        below = MIN(below, *(const uint64_t *)key);
+    return below;
+}
+
+void vigild_uplink_spool_now(struct vigild_uplink *u)
+{
+    g_mutex_lock(&u->lock);
+    u->flush_done = FALSE;
+    g_mutex_unlock(&u->lock);
+    g_async_queue_push(u->inbox, &flush_item);
+    wake(u);
+    g_mutex_lock(&u->lock);
+    while (!u->flush_done)
+        g_cond_wait(&u->flushed, &u->lock);
+    g_mutex_unlock(&u->lock);
 }
 
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out)

@@ -80,6 +80,14 @@ uint64_t vigild_uplink_next_sequence(struct vigild_uplink *u);
  * it first writes it to the spool; TRUE when it is there, i.e. survives a
  * SIGKILL of vigild. */
 gboolean vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch);
+/* The lowest sequence handed to vigild_uplink_send that is not durable yet
+ * (neither spooled nor acknowledged, nor given up on: refused or dropped,
+ * which is counted); UINT64_MAX when every batch is. The ring slots a
+ * batch carries may be freed only once its sequence is below this. */
+uint64_t vigild_uplink_durable_below(struct vigild_uplink *u);
+/* Spools every batch in memory the spool can take, and returns once it
+ * has tried (vigild's stop, before it commits the rings). */
+void vigild_uplink_spool_now(struct vigild_uplink *u);
 /* The last system state vigil-txd sent; FALSE when none came yet. */
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out);
 void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out);

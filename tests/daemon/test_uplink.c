@@ -549,6 +549,63 @@ static gboolean all_accounted_some_dropped(const struct vigild_uplink_stats *s, 
                *(const uint64_t *)want;
 }
 
+/* Waits until vigild_uplink_durable_below says `want`. */
+static void wait_for_durable_below(struct vigild_uplink *u, uint64_t want, const char *what)
+{
+    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
+    uint64_t have;
+    while ((have = vigild_uplink_durable_below(u)) != want) {
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("durable below %" PRIu64 ", not %" PRIu64 ": %s", have, want, what);
+        g_usleep(POLL_US);
+    }
+}
+
+/* What the daemon frees its rings by: a batch is durable once it is
+ * spooled or acknowledged. Not written ahead (spool_after_ms > 0), a batch
+ * is not durable until vigil-txd acknowledges it; written ahead to a spool
+ * that cannot take it, not until the spool can again. */
+static void test_durable_once_spooled_or_acknowledged(void **state)
+{
+    struct fixture *f = *state;
+    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
+    assert_non_null(u);
+    assert_int_equal(vigild_uplink_durable_below(u), UINT64_MAX);
+    uint64_t first = send_batch(u);
+    uint64_t second = send_batch(u);
+    assert_int_equal(vigild_uplink_durable_below(u), first);
+    bind_router(f, NULL);
+    for (int i = 0; i < 2; i++) {
+        struct received r;
+        router_receive(f, &r);
+        if (r.sequence == first)
+            router_reply(f, r.id, VIGIL_WIRE_ACK, r.sequence);
+        g_bytes_unref(r.message);
+    }
+    wait_for_durable_below(u, second, "the first acknowledged");
+    vigild_uplink_free(u);
+
+    f->settings.spool_after_ms = 0;
+    u = vigild_uplink_new(&f->settings, NULL);
+    assert_non_null(u);
+    wait_for_durable_below(u, UINT64_MAX, "the spool replayed is durable");
+    struct rlimit saved, small = {.rlim_cur = 0};
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    small.rlim_max = saved.rlim_max;
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    uint64_t third = vigild_uplink_next_sequence(u);
+    GBytes *batch = make_batch(third);
+    gboolean durable = vigild_uplink_send(u, third, batch);
+    g_bytes_unref(batch);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    signal(SIGXFSZ, old_handler);
+    assert_false(durable);
+    /* The uplink tries the spool again (after a second) and it works. */
+    wait_for_durable_below(u, UINT64_MAX, "spooled once the spool could take it");
+    vigild_uplink_free(u);
+}
+
 /* Written ahead: the batch is in the spool when vigild_uplink_send returns
  * (what lets vigild free its rings). Then a spool that cannot be written
  * (files limited to 4 KiB: no disk space, as root) with vigil-txd gone:
@@ -929,6 +986,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_is_kept_and_not_resent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_is_bounded_when_the_spool_fails, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_durable_once_spooled_or_acknowledged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_flight_is_bounded_by_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_folder_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_system_state, setup, teardown),
