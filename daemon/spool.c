@@ -23,6 +23,7 @@
 #include "vigil/wire.h"
 #include "spool.h"
 #include "spool_scan.h"
+#include "uplink_drops.h"
 
 #define SEGMENT_MAX_BYTES (16u << 20)
 #define SEGMENT_SUFFIX    ".spool"
@@ -53,8 +54,9 @@ struct vigild_spool {
     GQueue segments;        /* struct segment *, oldest first */
     struct segment *active; /* the newest, open for appending; NULL when none */
     int active_fd;
-    GHashTable *index; /* uint64_t sequence → struct location * */
-    uint64_t bytes;    /* the sum of the segments' sizes */
+    GHashTable *index;          /* uint64_t sequence → struct location * */
+    uint64_t bytes;             /* the sum of the segments' sizes */
+    struct vigild_drops *drops; /* counts what the bound drops; NULL: not counted */
     struct vigild_spool_stats counts;
 };
 
@@ -145,10 +147,35 @@ static void close_active(struct vigild_spool *spool)
     spool->active = NULL;
 }
 
+/* What the unacknowledged batches of a segment about to go carried, per
+ * process, read back from its file. */
+static void count_dropped(struct vigild_spool *spool, const struct segment *s)
+{
+    if (spool->drops == NULL || s->unacked == 0)
+        return;
+    gchar *contents = NULL;
+    gsize size = 0;
+    gboolean readable = g_file_get_contents(s->path, &contents, &size, NULL);
+    for (guint i = 0; i < s->sequences->len; i++) {
+        uint64_t sequence = g_array_index(s->sequences, uint64_t, i);
+        const struct location *l = g_hash_table_lookup(spool->index, &sequence);
+        if (l == NULL || l->segment != s)
+            continue;
+        if (readable && l->offset + l->length <= size)
+            vigild_drops_count_batch(spool->drops, (const uint8_t *)contents + l->offset,
+                                     l->length);
+        else
+            vigild_drops_count_unknown(spool->drops);
+    }
+    g_free(contents);
+}
+
 /* Deletes a segment and forgets its batches; those still unacknowledged
- * are appended to `dropped` when it is not NULL. */
+ * are appended to `dropped` when it is not NULL (and counted as dropped). */
 static void segment_delete(struct vigild_spool *spool, struct segment *s, GArray *dropped)
 {
+    if (dropped != NULL)
+        count_dropped(spool, s);
     if (s == spool->active)
         close_active(spool);
     for (guint i = 0; i < s->sequences->len; i++) {
@@ -432,6 +459,8 @@ gboolean vigild_spool_append(struct vigild_spool *spool, uint64_t sequence, GByt
     gsize length;
     const uint8_t *data = g_bytes_get_data(batch, &length);
     if (length > spool->max_bytes) {
+        if (spool->drops != NULL)
+            vigild_drops_count_batch(spool->drops, data, length);
         spool->counts.dropped_batches++;
         spool->counts.dropped_bytes += length;
         g_array_append_val(dropped, sequence);
@@ -464,6 +493,11 @@ gboolean vigild_spool_append(struct vigild_spool *spool, uint64_t sequence, GByt
     s->bytes += length;
     spool->bytes += length;
     return TRUE;
+}
+
+void vigild_spool_set_drops(struct vigild_spool *spool, struct vigild_drops *drops)
+{
+    spool->drops = drops;
 }
 
 gboolean vigild_spool_has(const struct vigild_spool *spool, uint64_t sequence)

@@ -53,6 +53,7 @@
 #include "vigil/wire.h"
 #include "spool.h"
 #include "uplink.h"
+#include "uplink_drops.h"
 #include "vigild_error.h"
 
 #define MAX_IN_FLIGHT        64
@@ -243,6 +244,9 @@ struct vigild_uplink {
      * then and that it has not heard settled (uint64_t set). */
     GHashTable *awaited;
 
+    /* What the uplink and the spool dropped, per process (any thread). */
+    struct vigild_drops *drops;
+
     /* The thread's own. */
     struct vigild_spool *spool;
     GHashTable *pending; /* uint64_t sequence → struct pending * */
@@ -353,8 +357,10 @@ static GBytes *pending_bytes(struct vigild_uplink *u, struct pending *p, gboolea
     g_mutex_unlock(&u->spool_lock);
     if (bytes == NULL) {
         *gone = g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
-        if (*gone)
+        if (*gone) {
             g_warning("batch %" PRIu64 " is lost: %s", p->sequence, error->message);
+            vigild_drops_count_unknown(u->drops);
+        }
         set_last_error(u, "%s", error->message);
         g_error_free(error);
     }
@@ -447,6 +453,7 @@ static void keep_refused(struct vigild_uplink *u, uint64_t sequence, GBytes *byt
         set_last_error(u, "batch %" PRIu64 ": %s", sequence, why);
     } else {
         u->counts.spool_errors++;
+        vigild_drops_count_batch(u->drops, data, length);
         g_warning("batch %" PRIu64 ": %s; it could not be kept (%s) and is lost", sequence, why,
                   error->message);
         set_last_error(u, "batch %" PRIu64 ": %s; lost: %s", sequence, why, error->message);
@@ -583,6 +590,9 @@ static void shed_memory(struct vigild_uplink *u)
         }
         u->counts.dropped_memory_batches++;
         u->counts.dropped_memory_bytes += p->length;
+        gsize length;
+        const uint8_t *data = g_bytes_get_data(p->bytes, &length);
+        vigild_drops_count_batch(u->drops, data, length);
         if (worth_logging(u->counts.dropped_memory_batches))
             g_warning("uplink: batch %" PRIu64 " (%zu bytes) dropped: the spool cannot take it "
                       "and memory_max_bytes (%" PRIu64 ") is reached; %" PRIu64
@@ -1056,6 +1066,7 @@ static void uplink_destroy(struct vigild_uplink *u)
         close(u->wake_fd);
     vigild_sequence_close(&u->sequence);
     vigild_spool_close(u->spool);
+    vigild_drops_free(u->drops);
     if (u->pending != NULL)
         g_hash_table_destroy(u->pending);
     if (u->inbox != NULL)
@@ -1087,11 +1098,13 @@ struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, 
     u->wake_fd = -1;
     u->inbox = g_async_queue_new_full(inbox_item_free);
     u->pending = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, pending_free);
+    u->drops = vigild_drops_new();
     u->spool = vigild_spool_open(s->spool_dir, s->spool_max_bytes, error);
     if (u->spool == NULL) {
         uplink_destroy(u);
         return NULL;
     }
+    vigild_spool_set_drops(u->spool, u->drops);
     /* What the spool holds is replayed first, oldest first; new sequences
      * start above it whatever the sequence file says. */
     GArray *spooled = vigild_spool_sequences(u->spool);
@@ -1105,6 +1118,10 @@ struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, 
         uplink_destroy(u);
         return NULL;
     }
+    /* Its drop counts' name: the first sequence it may hand out. Counts
+     * reach the warehouse only in a batch of its own, of a sequence at or
+     * above it, so the next vigild's first is above it. */
+    vigild_drops_set_counter(u->drops, u->sequence.next);
     u->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (u->wake_fd < 0) {
         g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "uplink: eventfd: %s",
@@ -1206,6 +1223,11 @@ gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_s
         *out = u->system_state;
     g_mutex_unlock(&u->lock);
     return have;
+}
+
+struct vigild_drops *vigild_uplink_drops(struct vigild_uplink *u)
+{
+    return u->drops;
 }
 
 void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out)

@@ -15,6 +15,7 @@ struct vigild_uplink;
  * sent again until it does: vigil-txd ignores a (node, sequence) it has. */
 
 struct vigil_wire_state;
+struct vigild_drops; /* uplink_drops.h */
 
 /* [uplink], as read. Strings are owned; the CURVE keys are Z85 text, all
  * three NULL when CURVE is off. */
@@ -91,6 +92,9 @@ void vigild_uplink_spool_now(struct vigild_uplink *u);
 /* The last system state vigil-txd sent; FALSE when none came yet. */
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out);
 void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out);
+/* What the uplink and its spool dropped of the outbox's batches, per
+ * process (uplink_drops.h). */
+struct vigild_drops *vigild_uplink_drops(struct vigild_uplink *u);
 /* Spools every unacknowledged batch still in memory, then stops. */
 void vigild_uplink_free(struct vigild_uplink *u);
 

@@ -911,6 +911,7 @@ static gboolean store_describing(struct batch_context *b, GError **error)
     ok = ok && describe_runs(b, error);
     ok = ok && txd_store_jobs(b->store->db, b->node_id, b->node->realtime_offset_ns, b->batch,
                               &b->rows, error);
+    ok = ok && txd_store_drops(b->store->db, b->node_id, b->batch, &b->rows, error);
     g_array_sort(names, compare_names);
     for (guint i = 0; ok && i < names->len; i++) {
         const struct batch_name *n = &g_array_index(names, struct batch_name, i);

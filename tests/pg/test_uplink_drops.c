@@ -30,8 +30,8 @@ static char *daemon_config(const struct test_txd_fixture *f)
 {
     return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
                            "spool_dir = %s/spool\nspool_max_bytes = 1048576\n"
-                           "memory_max_bytes = 0\n",
-                           f->dir, f->dir);
+                           "memory_max_bytes = 0\n[warehouse]\nconninfo = %s\n",
+                           f->dir, f->dir, f->conninfo);
 }
 
 static gint64 member_or_zero(JsonObject *o, const char *name)
@@ -101,6 +101,31 @@ static void test_drops_after_the_ring_are_counted(void **state)
     assert_true(stored < (guint64)forwarded); /* the bound did drop */
     assert_int_equal(stored + (guint64)dropped, forwarded);
     assert_true(node_dropped >= dropped);
+    /* Carried by a later batch to the warehouse: the process, its run. */
+    assert_int_equal(writer_query(f->conninfo,
+                                  "SELECT uplink_dropped_activities FROM processes WHERE pid = %d",
+                                  (int)w.pid),
+                     dropped);
+    assert_int_equal(writer_query(f->conninfo, "SELECT uplink_dropped_activities FROM run_overview "
+                                               "WHERE run_key = 'restart'"),
+                     dropped);
+    /* `vigil report` says what its stored report, written at exit, could
+     * not. */
+    char *line = g_strdup_printf("UPLINK_LOST_ACTIVITIES     %" G_GINT64_FORMAT " (", dropped);
+    struct test_run run = test_run_vigil(
+        NULL, "report", (const char *[]){"restart", "--config", d.config_path, NULL});
+    test_assert_status(&run, 0, "vigil report");
+    test_assert_contains(run.out, line);
+    test_run_clear(&run);
+    char *member = g_strdup_printf("\"uplink_lost_activities\":%" G_GINT64_FORMAT, dropped);
+    run = test_run_vigil(
+        NULL, "report",
+        (const char *[]){"restart", "--config", d.config_path, "--format", "json", NULL});
+    test_assert_status(&run, 0, "vigil report --format json");
+    test_assert_contains(run.out, member);
+    test_run_clear(&run);
+    g_free(member);
+    g_free(line);
     g_free(test_daemon_stop(&d));
     g_free(config);
 }
