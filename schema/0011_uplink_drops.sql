@@ -34,16 +34,18 @@ $$;
 
 CREATE FUNCTION vigil_uplink_drops_to_process() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+    d uplink_drops;
 BEGIN
+    IF TG_OP = 'DELETE' THEN d := OLD; ELSE d := NEW; END IF;
     UPDATE processes
        SET uplink_dropped_activities =
-           vigil_uplink_dropped(NEW.node_id, NEW.pid, NEW.start_monotonic_ns)
-     WHERE node_id = NEW.node_id AND pid = NEW.pid
-       AND start_monotonic_ns = NEW.start_monotonic_ns;
+           vigil_uplink_dropped(d.node_id, d.pid, d.start_monotonic_ns)
+     WHERE node_id = d.node_id AND pid = d.pid AND start_monotonic_ns = d.start_monotonic_ns;
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER uplink_drops_to_process AFTER INSERT OR UPDATE ON uplink_drops
+CREATE TRIGGER uplink_drops_to_process AFTER INSERT OR UPDATE OR DELETE ON uplink_drops
     FOR EACH ROW EXECUTE FUNCTION vigil_uplink_drops_to_process();
 
 CREATE FUNCTION vigil_process_uplink_dropped() RETURNS trigger
