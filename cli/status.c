@@ -235,6 +235,16 @@ static void print_uplink(JsonObject *root)
                member_int(u, "dropped_memory_bytes"), refused, member_string(u, "spool_dir"),
                deleted, corrupt, skipped, unnamed, error != NULL ? error : "none");
     }
+    /* Refused batches wait in refused/ until someone sends them again. */
+    if (member_int(u, "refused_kept") > 0)
+        printf("  warning: %" G_GINT64_FORMAT " batches refused by vigil-txd wait in "
+               "%s/refused (%" G_GINT64_FORMAT " refused in all); the last reason: %s; once "
+               "that is fixed (a node id another key claimed: `vigil node keys`), `vigil spool "
+               "resend` sends them again\n",
+               member_int(u, "refused_kept"), member_string(u, "spool_dir"), refused,
+               member_string(u, "last_refusal") != NULL ? member_string(u, "last_refusal")
+                                                        : "not known (refused before this "
+                                                          "vigild started)");
     /* What those batches carried: what the warehouse will lack, and be
      * told of (wire DROPS, carried by later batches). */
     gint64 lost_activities = member_int(u, "dropped_activities");

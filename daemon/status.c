@@ -327,6 +327,9 @@ static void add_uplink(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "in_flight_bytes", (gint64)u.in_flight_bytes);
     vigild_json_int(b, "refused", (gint64)u.refused);
     vigild_json_int(b, "refused_deleted", (gint64)u.refused_deleted);
+    vigild_json_int(b, "refused_kept", (gint64)u.refused_kept);
+    vigild_json_int(b, "resent_refused", (gint64)u.resent_refused);
+    vigild_json_string(b, "last_refusal", u.last_refusal[0] != '\0' ? u.last_refusal : NULL);
     vigild_json_int(b, "spool_corrupt", (gint64)u.spool_corrupt);
     vigild_json_int(b, "spool_corrupt_bytes", (gint64)u.spool_corrupt_bytes);
     vigild_json_int(b, "spool_errors", (gint64)u.spool_errors);

@@ -63,12 +63,15 @@ struct vigild_uplink_stats {
     uint64_t dropped_memory_batches, dropped_memory_bytes;
     uint64_t refused_deleted;     /* kept refused batches deleted for refused_max_bytes */
     uint64_t refused;             /* by vigil-txd, or malformed here: kept in refused/ */
+    uint64_t refused_kept;        /* batches in refused/ now, waiting for `vigil spool resend` */
+    uint64_t resent_refused;      /* taken back from refused/ to be sent again */
     uint64_t spool_corrupt;       /* damaged stretches of spool files, kept aside */
     uint64_t spool_corrupt_bytes; /* their bytes */
     uint64_t spool_errors;        /* spool files that could not be written or read */
     uint64_t unexpected;          /* messages from vigil-txd that were not understood */
     gboolean connected;           /* a handshake with vigil-txd succeeded and holds */
     char last_error[256];         /* "" when none */
+    char last_refusal[512];       /* vigil-txd's reason for the last batch it refused; "" */
 };
 
 /* Opens the spool (replaying what it holds) and starts the thread; NULL
@@ -89,6 +92,22 @@ uint64_t vigild_uplink_durable_below(struct vigild_uplink *u);
 /* Spools every batch in memory the spool can take, and returns once it
  * has tried (vigild's stop, before it commits the rings). */
 void vigild_uplink_spool_now(struct vigild_uplink *u);
+
+/* What `vigil spool resend|replay` queued again. */
+struct vigild_uplink_requeued {
+    uint64_t batches;          /* queued: spooled, then sent */
+    uint64_t skipped;          /* held already (waiting to be sent): left as they were */
+    uint64_t unreadable_bytes; /* in no intact batch */
+};
+/* Queues again every batch kept in SPOOL_DIR/refused/ (vigil-txd refused
+ * them; what made it may be fixed now) and removes their files. */
+gboolean vigild_uplink_resend_refused(struct vigild_uplink *u, struct vigild_uplink_requeued *out,
+                                      GError **error);
+/* Queues the intact batches of the file at `path` (a NAME.damaged the
+ * spool set aside), then renames it NAME.replayed. FALSE with error set
+ * when it cannot be read. */
+gboolean vigild_uplink_replay(struct vigild_uplink *u, const char *path,
+                              struct vigild_uplink_requeued *out, GError **error);
 /* The last system state vigil-txd sent; FALSE when none came yet. */
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out);
 void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out);

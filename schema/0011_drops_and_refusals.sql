@@ -1,6 +1,7 @@
 -- Issue 30: what vigild's uplink and spool dropped of the activities it
 -- forwarded (at memory_max_bytes, at spool_max_bytes, a batch lost), as
--- the batches' DROPS items (wire type 16) tell it.
+-- the batches' DROPS items (wire type 16) tell it; and the batches
+-- vigil-txd refused because their node id belongs to another key.
 
 -- Each vigild counts per process from its start, and names its count by
 -- `counter` (the first sequence number it took): a later batch's figure of
@@ -78,3 +79,14 @@ SELECT r.run_id, r.run_key, j.scheduler_job_id, r.program, r.argv, r.uid,
   LEFT JOIN processes p USING (run_id)
   LEFT JOIN run_summaries s USING (process_id)
  GROUP BY r.run_id, j.scheduler_job_id;
+
+-- Node ids are trusted on first use (node_keys, migration 3): another key
+-- that claimed a node id first gets the real node's batches all refused.
+-- Each refusal for a node's key is counted on its row, with the key it
+-- came with, when and why, so that `vigil node keys` shows a wrong claim
+-- and its cost, and an administrator can undo it (--forget, --set).
+ALTER TABLE node_keys
+    ADD COLUMN refused_batches bigint NOT NULL DEFAULT 0,
+    ADD COLUMN refused_key text CHECK (refused_key IS NULL OR length(refused_key) = 40),
+    ADD COLUMN refused_at timestamptz,
+    ADD COLUMN refused_reason text;
