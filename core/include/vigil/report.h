@@ -278,7 +278,9 @@ struct vigil_report {
     /* `vigil report` only, from the warehouse: of the activities vigild
      * forwarded, those its uplink or spool dropped before they were stored
      * (processes.uplink_dropped_activities). A report written at exit
-     * cannot know it: shown only when uplink_lost_known. */
+     * cannot know it: shown only when uplink_lost_known, and only when
+     * some were lost, so that a report of a run that lost none is printed
+     * exactly as the console showed it. */
     bool uplink_lost_known;
     uint64_t uplink_lost_activities;
     /* Code regions; none: region_count 0 and notes all 0. */
