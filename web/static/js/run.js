@@ -100,9 +100,9 @@ function reportFigures(report, reportOf) {
     ['vigild', `${vigild.state ?? '–'}${vigild.reason ? ': ' + vigild.reason : ''}`],
     ['Capture', capture.mode ? `${capture.mode}: ${format.count(capture.forwarded)} forwarded, `
       + `${format.count(capture.dropped)} dropped, ${format.count(capture.abnormal_cycles)} abnormal cycles` : '–'],
-    // the warehouse's: forwarded, then dropped by vigild's uplink (the run's)
-    ['Lost after forwarding', report.uplink_lost_activities === undefined ? '–'
-      : format.count(report.uplink_lost_activities)],
+    // the warehouse's: forwarded, then dropped by vigild's uplink (the run's;
+    // the report leaves it out when it is 0)
+    ['Lost after forwarding', format.count(report.uplink_lost_activities ?? 0)],
   ]);
   const rows = [];
   for (const [layer, ops] of Object.entries(report.layers || {})) {
