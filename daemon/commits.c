@@ -121,14 +121,16 @@ static void commit_durable(struct vigild *d)
             point_free(newest);
         newest = g_queue_pop_head(&d->commit_points);
     }
-    gboolean waiting = !g_queue_is_empty(&d->commit_points);
-    if (waiting && !d->commits_held)
+    /* A cycle's positions wait for its batch's acknowledgement when the
+     * spool is not written ahead; said when a whole cycle goes by. */
+    gboolean held = d->commit_points.length > 1;
+    if (held && !d->commits_held)
         g_warning("the rings keep what vigild read since batch %" PRIu64 ": it is neither "
                   "spooled nor acknowledged yet",
                   durable_below);
-    else if (!waiting && d->commits_held)
+    else if (!held && d->commits_held)
         g_message("every batch is spooled or acknowledged: the rings are freed again");
-    d->commits_held = waiting;
+    d->commits_held = held;
     if (newest == NULL)
         return;
     for (guint i = 0; i < newest->processes->len; i++)
@@ -153,6 +155,14 @@ void vigild_commit_cycle(struct vigild *d)
         return;
     }
     commit_durable(d);
+}
+
+gboolean vigild_commit_tick(struct vigild *d)
+{
+    if (d->uplink == NULL || g_queue_is_empty(&d->commit_points))
+        return FALSE;
+    commit_durable(d);
+    return TRUE;
 }
 
 void vigild_commit_stop(struct vigild *d)

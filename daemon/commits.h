@@ -2,6 +2,8 @@
 #ifndef VIGILD_COMMITS_H
 #define VIGILD_COMMITS_H
 
+#include <glib.h>
+
 struct vigild;         /* daemon.h */
 struct vigild_process; /* processes.h */
 
@@ -13,6 +15,10 @@ void vigild_commit_process(struct vigild *d, struct vigild_process *p);
  * each running process's position with the batch's sequence, then commits
  * the newest noted positions whose batches are all durable. */
 void vigild_commit_cycle(struct vigild *d);
+/* Between cycles, every tick: commits what became durable since (an
+ * acknowledgement), so that a SIGKILL finds as little as can be read again
+ * that was stored already. TRUE when there was something to look at. */
+gboolean vigild_commit_tick(struct vigild *d);
 /* The stop, after its last cycle: the uplink spools what it still holds in
  * memory, then what is durable is committed. */
 void vigild_commit_stop(struct vigild *d);

@@ -586,9 +586,11 @@ void vigild_tick(struct vigild *d)
     t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_PUBLISH, t_ns);
     vigild_processes_calibrate(&d->processes);
     vigild_processes_drain_all(&d->processes);
-    vigild_tick_costs_mark(&d->costs, VIGILD_PART_DRAIN, t_ns);
+    t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_DRAIN, t_ns);
     if (vigild_reasoning_tick(&d->reasoning))
         close_cycle(d, begin_ns, TRUE);
+    else if (vigild_commit_tick(d))
+        vigild_tick_costs_mark(&d->costs, VIGILD_PART_COMMIT, t_ns);
     uint64_t cost_ns = vigil_clock_monotonic_ns() - begin_ns;
     d->tick_cost_ns_last = cost_ns;
     d->tick_cost_ns_total += cost_ns;

@@ -23,11 +23,12 @@
 
 static const char daemon_lines[] = "providers = procstat;process;energy\ncycle_ms = 200\n";
 
-static char *daemon_config(const struct test_txd_fixture *f)
+/* `uplink_lines`: more of [uplink], or "". */
+static char *daemon_config(const struct test_txd_fixture *f, const char *uplink_lines)
 {
     return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = %s\nspool_dir = "
-                           "%s/spool\n[warehouse]\nconninfo = %s\n",
-                           f->txd.endpoint, f->dir, f->conninfo);
+                           "%s/spool\n%s[warehouse]\nconninfo = %s\n",
+                           f->txd.endpoint, f->dir, uplink_lines, f->conninfo);
 }
 
 /* Every write once, each with its file; nothing else of it twice. */
@@ -96,10 +97,11 @@ static void check_taken_back(const struct test_daemon *d, GPid pid, double energ
     json_node_unref(status);
 }
 
-static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill)
+static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill,
+                                  const char *uplink_lines)
 {
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f);
+    char *config = daemon_config(f, uplink_lines);
     struct test_daemon d;
     test_daemon_start(&d, f->dir, daemon_lines, config);
     struct writer w;
@@ -122,12 +124,20 @@ static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill)
 
 static void test_sigkill_of_vigild_loses_nothing(void **state)
 {
-    restart_in_the_middle(*state, TRUE);
+    restart_in_the_middle(*state, TRUE, "");
 }
 
 static void test_sigterm_of_vigild_loses_nothing(void **state)
 {
-    restart_in_the_middle(*state, FALSE);
+    restart_in_the_middle(*state, FALSE, "");
+}
+
+/* Batches not written ahead (spool_after_ms): a cycle's ring positions are
+ * committed once vigil-txd acknowledges its batch, not before; the
+ * writes are all stored once all the same. */
+static void test_sigkill_without_write_ahead_loses_nothing(void **state)
+{
+    restart_in_the_middle(*state, TRUE, "spool_after_ms = 60000\n");
 }
 
 /* A test that fails half-way leaves its vigild running: kill it, then the
@@ -146,6 +156,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
                                         test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_sigkill_without_write_ahead_loses_nothing,
                                         test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
