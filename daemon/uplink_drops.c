@@ -7,9 +7,9 @@
  * counts to the warehouse in later batches (wire DROPS), `vigil status`
  * shows them.
  *
- * A batch is walked message by message (each inner message's header, and
- * its CRC, checked before it is trusted); only PROCESSES messages are
- * decoded, and an ACTIVITIES message is counted by its header. */
+ * A batch is walked message by message once its own header and CRC (which
+ * covers its inner messages) check; only PROCESSES messages are decoded,
+ * and an ACTIVITIES message is counted by its header. */
 #include <string.h>
 
 #include "vigil/wire.h"
@@ -88,17 +88,21 @@ struct tally {
     GHashTable *count; /* process id → activities (in a gsize) */
 };
 
+/* An inner message of a batch whose CRC checked: its own header is read as
+ * it is (its CRC is covered by the batch's), and only a PROCESSES message
+ * is decoded. */
 static void tally_message(struct tally *t, const uint8_t *m, size_t length)
 {
-    struct vigil_wire_header h;
-    if (!vigil_wire_peek_header(m, length, &h, NULL))
+    if (length < VIGIL_WIRE_HEADER_BYTES)
         return;
-    if (h.type == VIGIL_WIRE_ACTIVITIES && h.payload_bytes >= 8) {
+    unsigned type = (unsigned)m[6] | (unsigned)m[7] << 8;
+    uint32_t count = load_u32(m + 24), payload_bytes = load_u32(m + 28);
+    if (type == VIGIL_WIRE_ACTIVITIES && payload_bytes >= 8 &&
+        length >= VIGIL_WIRE_HEADER_BYTES + 8) {
         uint64_t id = load_u64(m + VIGIL_WIRE_HEADER_BYTES);
         gsize before = GPOINTER_TO_SIZE(g_hash_table_lookup(t->count, &id));
-        g_hash_table_replace(t->count, g_memdup2(&id, sizeof id),
-                             GSIZE_TO_POINTER(before + h.count));
-    } else if (h.type == VIGIL_WIRE_PROCESSES) {
+        g_hash_table_replace(t->count, g_memdup2(&id, sizeof id), GSIZE_TO_POINTER(before + count));
+    } else if (type == VIGIL_WIRE_PROCESSES) {
         struct vigil_wire_message decoded;
         if (!vigil_wire_decode(m, length, &decoded, NULL))
             return;
