@@ -438,9 +438,18 @@ static void make_room(struct vigild_spool *spool, uint64_t incoming, GArray *dro
 static gboolean open_segment(struct vigild_spool *spool, uint64_t sequence, GError **error)
 {
     struct segment *s = segment_new(spool->dir, sequence);
-    /* O_EXCL: sequences never repeat, so an existing file is a surprise that
-     * must not be overwritten. */
-    int fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    /* O_EXCL: an existing file must not be overwritten. New sequences never
+     * repeat, but a batch queued again (`vigil spool resend|replay`) has an
+     * old one, whose segment may still be there: the name then takes the
+     * next free number (a name only orders the segments, roughly). */
+    int fd = -1;
+    for (uint64_t next = sequence + 1;; next++) {
+        fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST || next - sequence > 64)
+            break;
+        segment_free(s);
+        s = segment_new(spool->dir, next);
+    }
     if (fd < 0) {
         set_errno_error(error, errno, "spool: cannot create %s", s->path);
         segment_free(s);

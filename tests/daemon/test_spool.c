@@ -372,6 +372,33 @@ static void test_damage_in_the_middle_loses_one_batch(void **state)
     g_free(dir);
 }
 
+/* A batch queued again with an old sequence (vigil spool resend) whose
+ * number names a segment still there: it goes into a segment of another
+ * name. The old segment still holds its first copy (acknowledgements are
+ * not written to disk), the same bytes: a new vigild keeps that one. */
+static void test_an_old_sequence_whose_segment_is_there(void **state)
+{
+    char *dir = spool_dir(state);
+    struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    append(spool, 5, 100, dropped);
+    append(spool, 6, 100, dropped);
+    vigild_spool_close(spool);
+    spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    vigild_spool_remove(spool, 5); /* refused: 00…05.spool stays, for 6 */
+    append(spool, 5, 100, dropped);
+    assert_reads_back(spool, 5, 100);
+    assert_int_equal(count_files(dir, ".spool"), 2);
+    vigild_spool_close(spool);
+    spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    assert_sequences(spool, (const uint64_t[]){5, 6}, 2);
+    assert_reads_back(spool, 5, 100);
+    assert_reads_back(spool, 6, 100);
+    vigild_spool_close(spool);
+    g_array_free(dropped, TRUE);
+    g_free(dir);
+}
+
 static void test_one_vigild_per_folder(void **state)
 {
     char *dir = spool_dir(state);
@@ -522,6 +549,8 @@ int main(void)
                                         test_remove_dir),
         cmocka_unit_test_setup_teardown(test_bound, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_one_vigild_per_folder, test_make_dir, test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_an_old_sequence_whose_segment_is_there, test_make_dir,
+                                        test_remove_dir),
         cmocka_unit_test_setup_teardown(test_sequences_never_repeat, test_make_dir,
                                         test_remove_dir),
         cmocka_unit_test_setup_teardown(test_sequences_above_all_used_after_the_folder_is_lost,
