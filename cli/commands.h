@@ -39,5 +39,7 @@ int vigil_cli_advise(int argc, char **argv);
 int vigil_cli_export(int argc, char **argv);
 int vigil_cli_runs(int argc, char **argv);
 int vigil_cli_tune(int argc, char **argv);
+int vigil_cli_spool(int argc, char **argv);
+int vigil_cli_node(int argc, char **argv);
 
 #endif

@@ -12,7 +12,10 @@
  * library uses (core/report_text.c), so nothing is reformatted on the way.
  * One thing is added when the stored report lacks it and the run had more
  * than one process: the run's energy across its nodes (JOB_ENERGY_JOULE,
- * "job_energy"), from the warehouse. --job prints a scheduler job's.
+ * "job_energy"), from the warehouse; and always, what vigild's uplink
+ * dropped of the activities it forwarded, which a report written at exit
+ * cannot know (UPLINK_LOST_ACTIVITIES, "uplink_lost_activities": the
+ * run's, or with --process the process's). --job prints a scheduler job's.
  *
  * The connection string comes from [warehouse] conninfo in the
  * configuration, else libpq's environment (PGHOST, PGSERVICE, ~/.pgpass),
@@ -44,6 +47,9 @@ struct report_options {
 struct stored_report {
     char *json;
     char *whose; /* "pid 1234 on node17" */
+    /* Forwarded activities vigild's uplink dropped: the process's with
+     * --process, else the run's. */
+    uint64_t uplink_lost_activities;
 };
 
 static gboolean parse_process_option(const char *text, char **pid, char **host, GError **error)
@@ -69,7 +75,11 @@ static gboolean find_report(PGconn *db, const char *run, const char *run_id, con
     const char *const params[] = {run_id, pid, host};
     PGresult *result =
         cli_warehouse_query(db,
-                            "SELECT s.report::text, p.pid, n.hostname"
+                            "SELECT s.report::text, p.pid, n.hostname,"
+                            "       CASE WHEN $2::integer IS NULL"
+                            "            THEN (SELECT sum(rp.uplink_dropped_activities)"
+                            "                    FROM processes rp WHERE rp.run_id = p.run_id)"
+                            "            ELSE p.uplink_dropped_activities END"
                             "  FROM processes p JOIN run_summaries s USING (process_id)"
                             "  JOIN nodes n USING (node_id)"
                             " WHERE p.run_id = $1::bigint"
@@ -106,6 +116,7 @@ static gboolean find_report(PGconn *db, const char *run, const char *run_id, con
         out->json = g_strdup(PQgetvalue(result, 0, 0));
         out->whose =
             g_strdup_printf("pid %s on %s", PQgetvalue(result, 0, 1), PQgetvalue(result, 0, 2));
+        out->uplink_lost_activities = g_ascii_strtoull(PQgetvalue(result, 0, 3), NULL, 10);
     }
     if (result != NULL)
         PQclear(result);
@@ -125,6 +136,8 @@ static int print_report(const struct stored_report *stored, gboolean json, const
     }
     if (VIGIL_CLI_REPORT_ADDS_JOB_ENERGY(&report.r, run_energy))
         report.r.job_energy = *run_energy;
+    report.r.uplink_lost_known = true;
+    report.r.uplink_lost_activities = stored->uplink_lost_activities;
     char *text = json ? vigil_cli_report_json(&report.r) : vigil_cli_report_text(&report.r);
     fputs(text, stdout);
     g_free(text);

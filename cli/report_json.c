@@ -643,6 +643,10 @@ static void read_report(struct reader *rd, JsonObject *root)
     if (r->ranks > 0)
         read_ranks(rd, root, r);
     r->run_key = string_member(rd, root, "", "run_key", FALSE);
+    if (json_object_has_member(root, "uplink_lost_activities")) {
+        r->uplink_lost_known = true;
+        r->uplink_lost_activities = count_member(rd, root, "", "uplink_lost_activities");
+    }
     if (json_object_has_member(root, "job_energy"))
         read_job_energy(rd, root, r);
     if (!rd->failed && !vigil_cli_report_read_regions(root, rd->out, rd->error))

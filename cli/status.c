@@ -235,6 +235,26 @@ static void print_uplink(JsonObject *root)
                member_int(u, "dropped_memory_bytes"), refused, member_string(u, "spool_dir"),
                deleted, corrupt, skipped, unnamed, error != NULL ? error : "none");
     }
+    /* Refused batches wait in refused/ until someone sends them again. */
+    if (member_int(u, "refused_kept") > 0)
+        printf("  warning: %" G_GINT64_FORMAT " batches refused by vigil-txd wait in "
+               "%s/refused (%" G_GINT64_FORMAT " refused in all); the last reason: %s; once "
+               "that is fixed (a node id another key claimed: `vigil node keys`), `vigil spool "
+               "resend` sends them again\n",
+               member_int(u, "refused_kept"), member_string(u, "spool_dir"), refused,
+               member_string(u, "last_refusal") != NULL ? member_string(u, "last_refusal")
+                                                        : "not known (refused before this "
+                                                          "vigild started)");
+    /* What those batches carried: what the warehouse will lack, and be
+     * told of (wire DROPS, carried by later batches). */
+    gint64 lost_activities = member_int(u, "dropped_activities");
+    if (lost_activities + member_int(u, "dropped_unknown_batches") > 0)
+        printf("  warning: %" G_GINT64_FORMAT " forwarded activities in %" G_GINT64_FORMAT
+               " dropped batches never reach the warehouse (%" G_GINT64_FORMAT
+               " more batches were lost unread); each process's count is in the list below "
+               "and goes to the warehouse\n",
+               lost_activities, member_int(u, "dropped_batches"),
+               member_int(u, "dropped_unknown_batches"));
 }
 
 /* Who holds the socket, the limits, and what was refused. */
@@ -322,8 +342,8 @@ static void print_text(JsonObject *root)
            member_int(ps, "placed_apart_total"));
     JsonArray *list = json_object_get_array_member(ps, "list");
     if (json_array_get_length(list) > 0)
-        printf("  %6s %8s %-8s %11s %6s %8s %8s %10s  %s\n", "ID", "PID", "STATE", "ACTIVITIES",
-               "GAPS", "DROPPED", "CPU_S", "ENERGY_J", "PROGRAM");
+        printf("  %6s %8s %-8s %11s %6s %8s %11s %8s %10s  %s\n", "ID", "PID", "STATE",
+               "ACTIVITIES", "GAPS", "DROPPED", "UPLINK_LOST", "CPU_S", "ENERGY_J", "PROGRAM");
     for (guint i = 0; i < json_array_get_length(list); i++) {
         JsonObject *p = json_array_get_object_element(list, i);
         char energy_text[32];
@@ -340,12 +360,15 @@ static void print_text(JsonObject *root)
         else
             g_snprintf(cpu_text, sizeof cpu_text, "%.3f", cpu_s);
         printf("  %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %-8s %11" G_GINT64_FORMAT
-               " %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %8s %10s  %s\n",
+               " %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %11" G_GINT64_FORMAT " %8s %10s  %s\n",
                member_int(p, "id"), member_int(p, "pid"), member_string(p, "state"),
                member_int(p, "activities"), member_int(p, "corrupt") + member_int(p, "torn"),
-               member_int(p, "dropped"), cpu_text, energy_text, member_string(p, "program"));
+               member_int(p, "dropped"), member_int(p, "uplink_dropped_activities"), cpu_text,
+               energy_text, member_string(p, "program"));
     }
-    printf("  (~: estimated)\n\nstatistics (latest sample; a counter's rate is per second over "
+    printf("  (~: estimated; DROPPED: records the ring had no room for; UPLINK_LOST: forwarded "
+           "activities the uplink or the spool dropped)\n\nstatistics (latest sample; a counter's "
+           "rate is per second over "
            "the last roll-up):\n");
     JsonArray *metrics = json_object_get_array_member(root, "metrics");
     for (guint i = 0; i < json_array_get_length(metrics); i++) {

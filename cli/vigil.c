@@ -46,6 +46,14 @@ static const struct command commands[] = {
      "([daemon] record) with its configuration and a candidate, compare what each flags and "
      "forwards (--scale-durations: as if the node had become slower or faster), and (--store) "
      "keep it in the warehouse"},
+    {"spool", vigil_cli_spool,
+     "spool check [DIR] | replay FILE | resend [--socket PATH] [--config FILE]: what vigild's "
+     "spool holds and its damage (check, changes nothing), or have vigild send again what a "
+     "damaged segment set aside (replay) or what vigil-txd refused (resend)"},
+    {"node", vigil_cli_node,
+     "node keys [--forget NODE | --set NODE --key KEY] [--format text|json] [--config FILE]: "
+     "which CURVE key each node id belongs to in the warehouse and the batches refused for it; "
+     "put a wrong claim right"},
     {"db", vigil_cli_db,
      "db migrate|version|maintain|prune [--dry-run] [--config FILE]: the warehouse's schema "
      "(bring it up to date, or show it) and its day partitions (make them ahead, drop the "

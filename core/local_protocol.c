@@ -42,6 +42,7 @@ static const char *const type_names[] = {
     [VIGIL_LOCAL_JOB] = "job",
     [VIGIL_LOCAL_JOB_NOTED] = "job noted",
     [VIGIL_LOCAL_REGISTERED_APART] = "registered apart",
+    [VIGIL_LOCAL_SPOOL] = "spool",
 };
 
 const char *vigil_local_type_name(unsigned type)
@@ -428,6 +429,9 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
     case VIGIL_LOCAL_REPORT:
         expected = sizeof(struct vigil_local_report);
         break;
+    case VIGIL_LOCAL_SPOOL:
+        expected = sizeof(struct vigil_local_spool);
+        break;
     default:
         if (vigil_local_type_name(type) != NULL)
             vigil_error_set(err, "a %s message has no fixed layout", vigil_local_type_name(type));
@@ -515,6 +519,24 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
         const struct vigil_local_status_request *r = out;
         if (r->finished_pid < 0 || r->reserved != 0) {
             vigil_error_set(err, "status request: pid %d", r->finished_pid);
+            return false;
+        }
+    } else if (type == VIGIL_LOCAL_SPOOL) {
+        const struct vigil_local_spool *r = out;
+        if (r->op != VIGIL_LOCAL_SPOOL_RESEND && r->op != VIGIL_LOCAL_SPOOL_REPLAY) {
+            vigil_error_set(err, "spool: unknown operation %u", r->op);
+            return false;
+        }
+        if (r->reserved != 0) {
+            vigil_error_set(err, "spool: the reserved field is 0x%x, not 0", r->reserved);
+            return false;
+        }
+        if (!text_is_terminated(r->path, sizeof r->path)) {
+            vigil_error_set(err, "spool: the path is not terminated");
+            return false;
+        }
+        if (r->op == VIGIL_LOCAL_SPOOL_REPLAY && r->path[0] != '/') {
+            vigil_error_set(err, "spool: replay needs an absolute path, not \"%.64s\"", r->path);
             return false;
         }
     }

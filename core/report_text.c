@@ -475,6 +475,11 @@ void vigil_report_write_text(struct vigil_report_sink *s, const struct vigil_rep
                vigil_report_round(r->runtime_ms, RUNTIME_DECIMALS));
     text_vigild(s, r);
     text_capture(s, r);
+    if (r->uplink_lost_known && r->uplink_lost_activities > 0)
+        put_printf(s,
+                   "UPLINK_LOST_ACTIVITIES     %llu (forwarded, then dropped by vigild's uplink "
+                   "or spool before the warehouse stored them)\n",
+                   (unsigned long long)r->uplink_lost_activities);
     put_text(s, "\n");
 
     put_printf(s, "%-6s %-20s %12s %16s %12s %8s\n", "layer", "operation", "calls", "bytes",
@@ -692,6 +697,9 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
         put_text(s, ",");
         vigil_report_write_job_energy_json(s, &r->job_energy);
     }
+    if (r->uplink_lost_known && r->uplink_lost_activities > 0)
+        put_printf(s, ",\"uplink_lost_activities\":%llu",
+                   (unsigned long long)r->uplink_lost_activities);
     vigil_report_json_regions(s, r);
     vigil_report_json_timeline(s, r);
     put_text(s, "}\n");

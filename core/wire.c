@@ -56,6 +56,7 @@ GQuark vigil_wire_error_quark(void)
 #define REFUSAL_MIN_BYTES     TEXT_LENGTH_BYTES
 #define JOB_FIXED_BYTES       24u /* everything before job_id */
 #define JOB_MIN_BYTES         (JOB_FIXED_BYTES + 4 * STRING_LENGTH_BYTES)
+#define DROP_BYTES            40u
 #define BATCH_LENGTH_BYTES    4u /* before each inner message */
 #define BATCH_ENTRY_MIN_BYTES (BATCH_LENGTH_BYTES + VIGIL_WIRE_HEADER_BYTES)
 
@@ -524,6 +525,18 @@ bad:
     return FALSE;
 }
 
+static gboolean check_drop(const struct vigil_wire_drop *d, GError **error)
+{
+    if (!check_reserved_u32(d->reserved, error))
+        return FALSE;
+    if (d->pid <= 0)
+        return malformed(error, "drops of pid %d, not a process", (int)d->pid);
+    if (d->counter == 0)
+        return malformed(error, "drops of pid %d counted by counter 0, which names none",
+                         (int)d->pid);
+    return TRUE;
+}
+
 static gboolean check_refusal(const struct vigil_wire_refusal *r, GError **error)
 {
     if (!check_long_text("reason", r->reason, error))
@@ -693,6 +706,16 @@ static void encode_job(uint8_t *p, const struct vigil_wire_job *j)
     put_string(&p, j->step_id);
     put_string(&p, j->user);
     put_string(&p, j->nodes);
+}
+
+static void encode_drop(uint8_t *p, const struct vigil_wire_drop *d)
+{
+    put_u32(&p, (uint32_t)d->pid);
+    put_u32(&p, 0);
+    put_u64(&p, d->start_ns);
+    put_u64(&p, d->counter);
+    put_u64(&p, d->activities);
+    put_u64(&p, d->batches);
 }
 
 static void encode_refusal(uint8_t *p, const struct vigil_wire_refusal *r)
@@ -971,6 +994,19 @@ static gboolean decode_job(const uint8_t *p, struct reader *tail, void *item, GE
            read_string(tail, "nodes", &j->nodes, error) && check_job(j, error);
 }
 
+static gboolean decode_drop(const uint8_t *p, struct reader *tail, void *item, GError **error)
+{
+    (void)tail;
+    struct vigil_wire_drop *d = item;
+    d->pid = (int32_t)next_u32(&p);
+    d->reserved = next_u32(&p);
+    d->start_ns = next_u64(&p);
+    d->counter = next_u64(&p);
+    d->activities = next_u64(&p);
+    d->batches = next_u64(&p);
+    return check_drop(d, error);
+}
+
 static gboolean decode_refusal(const uint8_t *p, struct reader *tail, void *item, GError **error)
 {
     (void)p;
@@ -1012,6 +1048,7 @@ static const struct item_codec codecs[VIGIL_WIRE_TYPE_COUNT + 1] = {
     [VIGIL_WIRE_REFUSED] = {sizeof(struct vigil_wire_refusal), 0, REFUSAL_MIN_BYTES,
                             decode_refusal},
     [VIGIL_WIRE_JOBS] = {sizeof(struct vigil_wire_job), JOB_FIXED_BYTES, JOB_MIN_BYTES, decode_job},
+    [VIGIL_WIRE_DROPS] = {sizeof(struct vigil_wire_drop), DROP_BYTES, DROP_BYTES, decode_drop},
     /* BATCH holds whole messages, not items: decode_batch. */
 };
 
@@ -1033,6 +1070,7 @@ static const char *const type_names[VIGIL_WIRE_TYPE_COUNT + 1] = {
     [VIGIL_WIRE_SUMMARIES] = "summaries",
     [VIGIL_WIRE_REFUSED] = "refused",
     [VIGIL_WIRE_JOBS] = "jobs",
+    [VIGIL_WIRE_DROPS] = "drops",
 };
 
 const char *vigil_wire_type_name(unsigned type)
@@ -1188,6 +1226,7 @@ void vigil_wire_message_clear(struct vigil_wire_message *m)
     g_free(m->summaries);
     g_free(m->refusals);
     g_free(m->jobs);
+    g_free(m->drops);
     g_free(m->inner);
     memset(m, 0, sizeof *m);
 }
@@ -1304,6 +1343,9 @@ static void attach_items(struct vigil_wire_message *m, void *items)
         break;
     case VIGIL_WIRE_JOBS:
         m->jobs = items;
+        break;
+    case VIGIL_WIRE_DROPS:
+        m->drops = items;
         break;
     default:
         g_assert_not_reached();
@@ -1734,6 +1776,20 @@ gboolean vigil_wire_add_job(vigil_wire_writer *w, const struct vigil_wire_job *j
     return TRUE;
 }
 
+gboolean vigil_wire_add_drop(vigil_wire_writer *w, const struct vigil_wire_drop *drop,
+                             GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_DROPS, FALSE);
+    g_return_val_if_fail(drop != NULL, FALSE);
+    if (!check_drop(drop, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, DROP_BYTES, error);
+    if (p == NULL)
+        return FALSE;
+    encode_drop(p, drop);
+    return TRUE;
+}
+
 gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_refusal *refusal,
                                 GError **error)
 {
@@ -1882,6 +1938,8 @@ static gboolean add_item(vigil_wire_writer *w, const struct vigil_wire_message *
         return vigil_wire_add_refusal(w, &m->refusals[i], error);
     case VIGIL_WIRE_JOBS:
         return vigil_wire_add_job(w, &m->jobs[i], error);
+    case VIGIL_WIRE_DROPS:
+        return vigil_wire_add_drop(w, &m->drops[i], error);
     default:
         g_assert_not_reached();
     }
@@ -1919,6 +1977,8 @@ static gboolean message_has_items(const struct vigil_wire_message *m)
         return m->refusals != NULL;
     case VIGIL_WIRE_JOBS:
         return m->jobs != NULL;
+    case VIGIL_WIRE_DROPS:
+        return m->drops != NULL;
     default:
         return FALSE;
     }

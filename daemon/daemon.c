@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "energy_share.h"
 #include "history.h"
+#include "commits.h"
 #include "outbox.h"
 #include "process_state.h"
 #include "processes.h"
@@ -182,40 +183,6 @@ static void configure_providers(struct vigild *d)
     explain_energy(d);
 }
 
-/* Keeps what a restarted vigild needs of `p`: its counts as of the
- * position below which everything it wrote is stored or decided, which its
- * ring may then free. */
-static void commit_process(struct vigild *d, struct vigild_process *p)
-{
-    if (d->state_dir == NULL || p->ring == NULL)
-        return;
-    uint64_t position = vigil_ring_read_position(p->ring), held = 0, oldest;
-    if (vigild_capture_oldest_held(&d->capture, p->id, &oldest, &held))
-        position = oldest;
-    struct vigild_capture_counts counts;
-    if (!vigild_capture_counts(&d->capture, p->id, &counts))
-        counts = p->capture;
-    const struct vigild_energy_account *a = vigild_energy_share_account(&d->energy, p->id);
-    if (a != NULL) {
-        p->cpu_s = a->cpu_s;
-        p->energy_j = a->energy_j;
-        p->energy_flags = a->flags;
-        p->energy_shared = a->shared;
-    }
-    vigild_process_state_save(d->state_dir, p, &counts, position, held);
-    vigild_processes_commit(&d->processes, p, position);
-}
-
-static void commit_all(struct vigild *d)
-{
-    if (d->state_dir == NULL)
-        return;
-    GPtrArray *running = vigild_processes_list(&d->processes);
-    for (guint i = 0; i < running->len; i++)
-        commit_process(d, g_ptr_array_index(running, i));
-    g_ptr_array_free(running, TRUE);
-}
-
 /* Root's word on a Slurm job's uid (jobs.c), for whose its run keys are. */
 static gboolean job_owner(void *user, const char *job, uid_t *uid)
 {
@@ -364,9 +331,10 @@ static void close_cycle(struct vigild *d, uint64_t end_ns, gboolean judge)
             d->outbox, &verdicts, &d->reasoning,
             (uint32_t)(d->settings.cycle_ticks * d->settings.tick_ns / VIGIL_NS_PER_MS));
     t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_OUTBOX, t_ns);
-    /* The cycle's batch is in the spool (written ahead) or the sink: what
-     * it carries and what was dropped may leave the rings. */
-    commit_all(d);
+    /* What the cycle's batch carries and what was dropped may leave the
+     * rings once the batch is durable: in the spool (written ahead) or
+     * acknowledged (commits.c), or in the sink. */
+    vigild_commit_cycle(d);
     keep_owners(d);
     vigild_tick_costs_mark(&d->costs, VIGILD_PART_COMMIT, t_ns);
 }
@@ -441,7 +409,7 @@ static void take_back_processes(struct vigild *d)
         g_message("restart: took back process %d (%s) with its ring at position %" G_GUINT64_FORMAT
                   " (%" G_GUINT64_FORMAT " positions lost: freed early and not stored)",
                   (int)p->pid, p->program, vigil_ring_read_position(p->ring), lost_now);
-        commit_process(d, p);
+        vigild_commit_process(d, p);
     }
     g_ptr_array_free(found, TRUE);
 }
@@ -647,9 +615,11 @@ void vigild_tick(struct vigild *d)
     t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_PUBLISH, t_ns);
     vigild_processes_calibrate(&d->processes);
     vigild_processes_drain_all(&d->processes);
-    vigild_tick_costs_mark(&d->costs, VIGILD_PART_DRAIN, t_ns);
+    t_ns = vigild_tick_costs_mark(&d->costs, VIGILD_PART_DRAIN, t_ns);
     if (vigild_reasoning_tick(&d->reasoning))
         close_cycle(d, begin_ns, TRUE);
+    else if (vigild_commit_tick(d))
+        vigild_tick_costs_mark(&d->costs, VIGILD_PART_COMMIT, t_ns);
     uint64_t cost_ns = vigil_clock_monotonic_ns() - begin_ns;
     d->tick_cost_ns_last = cost_ns;
     d->tick_cost_ns_total += cost_ns;
@@ -735,6 +705,8 @@ void vigild_stop(struct vigild *d)
         if (d->reasoning.processes != NULL)
             close_cycle(d, vigil_clock_monotonic_ns(), FALSE);
         keep_owners(d);
+        vigild_commit_stop(d);
+        vigild_commits_clear(d);
         /* What the rings hold beyond that stays there: the next vigild
          * takes the processes back and reads it. */
         vigild_processes_clear(&d->processes);

@@ -16,6 +16,7 @@
  *                forwarded around abnormal cycles, dropped otherwise
  *   capture_sink.c  where forwarded windows go: a JSON-lines file
  *   processes.c  registered processes: their rings, drains and ends
+ *   commits.c    what the rings may free at a cycle's end: what is durable
  *   server.c     the Unix socket: registration, summaries, status requests;
  *                it sees the daemon only through struct vigild_server_ops,
  *                which daemon_ops.c implements
@@ -90,6 +91,10 @@ struct vigild {
     struct vigild_outbox *outbox;                   /* with the uplink */
     struct vigild_uplink_settings *uplink_settings; /* as started: a reload does not change them */
     struct vigild_metrics *metrics;                 /* NULL: no [metrics] endpoint (metrics.h) */
+    /* Cycles' positions waiting for their batches to be durable before the
+     * rings free them (commits.c); commits_held: some are waiting. */
+    GQueue commit_points;
+    gboolean commits_held;
     uint64_t started_ns;
     uint64_t reloads, reload_failures;
     uint64_t tick_cost_ns_last, tick_cost_ns_max, tick_cost_ns_total;

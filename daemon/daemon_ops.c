@@ -2,6 +2,8 @@
  * server's struct vigild_server_ops (server.h) and the signals' callbacks
  * (signals.h), answered from the whole daemon. server.c and signals.c
  * themselves know nothing of struct vigild. */
+#include <unistd.h>
+
 #include "vigil/clock.h"
 #include "vigil/service_notify.h"
 #include "capture.h"
@@ -10,6 +12,8 @@
 #include "server.h"
 #include "signals.h"
 #include "status.h"
+#include "uplink.h"
+#include "vigild_error.h"
 
 static void take_signals(void *user)
 {
@@ -42,12 +46,42 @@ static void rank_known(void *user, const struct vigild_process *p)
     vigild_capture_set_rank(&d->capture, p->id, p->mpi_rank);
 }
 
+/* `vigil spool resend|replay`: only root and vigild's own user may make
+ * vigild read a file, or send again what vigil-txd refused. */
+static gboolean spool(void *user, const struct vigil_local_spool *request, uid_t uid,
+                      struct vigil_local_spool *answer, GError **error)
+{
+    struct vigild *d = user;
+    if (uid != 0 && uid != geteuid()) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "uid %u may not ask for the spool: only root and vigild's own user (uid %u)",
+                    (unsigned)uid, (unsigned)geteuid());
+        return FALSE;
+    }
+    if (d->uplink == NULL) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "vigild has no uplink ([uplink] endpoint is empty): it spools nothing");
+        return FALSE;
+    }
+    struct vigild_uplink_requeued done;
+    gboolean ok = request->op == VIGIL_LOCAL_SPOOL_RESEND
+                      ? vigild_uplink_resend_refused(d->uplink, &done, error)
+                      : vigild_uplink_replay(d->uplink, request->path, &done, error);
+    if (ok) {
+        answer->batches = done.batches;
+        answer->skipped = done.skipped;
+        answer->unreadable_bytes = done.unreadable_bytes;
+    }
+    return ok;
+}
+
 static const struct vigild_server_ops daemon_server_ops = {
     .take_signals = take_signals,
     .status_json = status_json,
     .summary = summary,
     .note_job = note_job,
     .rank_known = rank_known,
+    .spool = spool,
 };
 
 struct vigild_server *vigild_serve(struct vigild *d, GError **error)

@@ -32,6 +32,7 @@
 #include "rollup.h"
 #include "tick_samples.h"
 #include "uplink.h"
+#include "uplink_drops.h"
 #include "verdicts.h"
 #include "vigild_error.h"
 
@@ -53,7 +54,8 @@
 #define ANOMALY_WIRE_BYTES  50 /* and its strings */
 #define STATE_WIRE_BYTES    32
 #define JOB_WIRE_BYTES      24 /* and its strings */
-#define STRING_WIRE_BYTES   2  /* and the bytes */
+#define DROP_WIRE_BYTES     40
+#define STRING_WIRE_BYTES   2 /* and the bytes */
 /* An ended process is still described this many cycles after its end:
  * capture decides its last cycle at the next cycle's end, and its report
  * may be read after its end was seen. */
@@ -105,11 +107,13 @@ struct vigild_outbox {
     GHashTable *known;            /* process id → struct outbox_process * */
     struct vigild_jobs *jobs;     /* whose notices go in the batch; NULL: none */
     /* This cycle's. */
-    GHashTable *subjects; /* process id → struct outbox_subject * */
-    GQueue subject_order; /* of the subjects, as they came */
-    GArray *samples;      /* struct vigil_sample */
-    GArray *rollups;      /* struct vigil_wire_rollup */
-    GArray *windows;      /* struct vigil_wire_window, reasons owned */
+    GHashTable *subjects;   /* process id → struct outbox_subject * */
+    GQueue subject_order;   /* of the subjects, as they came */
+    GArray *samples;        /* struct vigil_sample */
+    GArray *rollups;        /* struct vigil_wire_rollup */
+    GArray *windows;        /* struct vigil_wire_window, reasons owned */
+    uint64_t last_sequence; /* of the last batch handed to the uplink; 0: none yet */
+    uint64_t drops_sent;    /* the uplink's drop counts' generation last put in a batch */
     struct vigild_outbox_stats stats;
 };
 
@@ -168,6 +172,17 @@ static void refresh_process(struct outbox_process *op, const struct vigild_proce
         op->item.end_ns = MAX(p->ended_ns, op->item.start_ns);
 }
 
+uint64_t vigild_outbox_process_start_ns(const struct vigild_process *p)
+{
+    /* The warehouse keys a process by (node, pid, start): the start must
+     * not move between batches, so it is the process's own monotonic
+     * start, not realtime converted now. One in the future is a process
+     * that lied; its registration is the best start there is then. */
+    return p->start_monotonic_ns != 0 && p->start_monotonic_ns <= p->registered_ns
+               ? p->start_monotonic_ns
+               : p->registered_ns;
+}
+
 static struct outbox_process *describe_new_process(const struct vigild_outbox *o,
                                                    const struct vigild_process *p)
 {
@@ -176,13 +191,7 @@ static struct outbox_process *describe_new_process(const struct vigild_outbox *o
     w->process_id = p->id;
     w->pid = p->pid;
     w->uid = p->uid;
-    /* The warehouse keys a process by (node, pid, start): the start must
-     * not move between batches, so it is the process's own monotonic
-     * start, not realtime converted now. One in the future is a process
-     * that lied; its registration is the best start there is then. */
-    w->start_ns = p->start_monotonic_ns != 0 && p->start_monotonic_ns <= p->registered_ns
-                      ? p->start_monotonic_ns
-                      : p->registered_ns;
+    w->start_ns = vigild_outbox_process_start_ns(p);
     if (p->run_key != NULL && p->run_key[0] != '\0') {
         w->run_key = wire_string(p->run_key);
     } else {
@@ -454,7 +463,10 @@ static void batch_end(struct batch *b)
         return;
     b->o->stats.batches++;
     b->o->stats.bytes += g_bytes_get_size(bytes);
+    /* Whether it is durable is the uplink's to say, later too: the daemon
+     * frees the rings only below vigild_uplink_durable_below. */
     vigild_uplink_send(b->o->uplink, b->sequence, bytes);
+    b->o->last_sequence = b->sequence;
     g_bytes_unref(bytes);
 }
 
@@ -761,6 +773,38 @@ static void add_jobs(struct batch *b)
     vigild_jobs_take_pending(b->o->jobs, add_job, b);
 }
 
+/* What the uplink and the spool dropped, every process's cumulative count,
+ * whenever the counts moved since they last went in a batch: a drop after
+ * the batch that carried a process's activities still reaches the
+ * warehouse, and so does one of the batch that carried the counts (it
+ * moves them). */
+static void add_drops(struct batch *b)
+{
+    struct vigild_drops *drops = vigild_uplink_drops(b->o->uplink);
+    uint64_t generation = vigild_drops_generation(drops);
+    if (generation == b->o->drops_sent)
+        return;
+    GArray *counts = vigild_drops_list(drops);
+    for (guint i = 0; i < counts->len; i++) {
+        const struct vigild_drop_count *c = &g_array_index(counts, struct vigild_drop_count, i);
+        struct vigil_wire_drop item = {
+            .pid = c->pid,
+            .start_ns = c->start_ns,
+            .counter = vigild_drops_counter(drops),
+            .activities = c->activities,
+            .batches = c->batches,
+        };
+        make_room(b, DROP_WIRE_BYTES);
+        GError *error = NULL;
+        if (!vigil_wire_add_drop(writer(b, VIGIL_WIRE_DROPS, 0), &item, &error)) {
+            skip_item(b->o, "a process's drop count", error);
+            g_error_free(error);
+        }
+    }
+    g_array_free(counts, TRUE);
+    b->o->drops_sent = generation;
+}
+
 /* Opens the ACTIVITIES and NAMES messages of `process_id`, closing another
  * process's. */
 static void begin_process_messages(struct batch *b, uint64_t process_id)
@@ -892,6 +936,7 @@ void vigild_outbox_close_cycle(struct vigild_outbox *o, const struct vigild_cycl
     add_samples(&b);
     add_processes(&b);
     add_jobs(&b);
+    add_drops(&b);
     add_activities(&b);
     batch_end(&b);
     g_hash_table_destroy(b.processes);
@@ -933,6 +978,11 @@ struct vigild_outbox *vigild_outbox_new(struct vigild_uplink *uplink, uint64_t n
 void vigild_outbox_set_jobs(struct vigild_outbox *o, struct vigild_jobs *jobs)
 {
     o->jobs = jobs;
+}
+
+uint64_t vigild_outbox_last_sequence(const struct vigild_outbox *o)
+{
+    return o->last_sequence;
 }
 
 void vigild_outbox_stats(const struct vigild_outbox *o, struct vigild_outbox_stats *out)

@@ -63,5 +63,11 @@ void vigild_outbox_take_rollups(void *outbox, const struct vigild_tick_samples *
 void vigild_outbox_close_cycle(struct vigild_outbox *o, const struct vigild_cycle_verdicts *v,
                                const struct vigild_reasoning *reasoning, uint32_t cycle_ms);
 void vigild_outbox_stats(const struct vigild_outbox *o, struct vigild_outbox_stats *out);
+/* A process's start as its batches give it (the warehouse's key, with its
+ * pid): its own monotonic start, else its registration. */
+uint64_t vigild_outbox_process_start_ns(const struct vigild_process *p);
+/* The sequence of the last batch handed to the uplink (0: none yet): what
+ * a cycle's end has read is in batches up to it. */
+uint64_t vigild_outbox_last_sequence(const struct vigild_outbox *o);
 
 #endif

@@ -22,6 +22,7 @@ static const char *const refusal_names[VIGILD_REFUSED_KINDS] = {
     [VIGILD_REFUSED_OUT_OF_TURN] = "out_of_turn",
     [VIGILD_REFUSED_JOB_NOTICE] = "job_notice",
     [VIGILD_REFUSED_STATUS_RATE] = "status_rate",
+    [VIGILD_REFUSED_SPOOL_REQUEST] = "spool_request",
 };
 
 /* One user's: when its last line was, and what was refused since. */

@@ -18,6 +18,7 @@ enum vigild_refusal {
     VIGILD_REFUSED_OUT_OF_TURN,     /* a message the connection's state does not allow */
     VIGILD_REFUSED_JOB_NOTICE,      /* a job notice its user may not give */
     VIGILD_REFUSED_STATUS_RATE,     /* status requests over status_requests_per_s */
+    VIGILD_REFUSED_SPOOL_REQUEST,   /* a spool request its user may not make */
     VIGILD_REFUSED_KINDS,
 };
 

@@ -461,6 +461,28 @@ static void handle_job(struct connection *c, size_t length)
     connection_close(c);
 }
 
+/* `vigil spool resend|replay`: carried out and answered with what was done,
+ * then the connection closes. */
+static void handle_spool(struct connection *c, const struct vigil_local_spool *request)
+{
+    struct vigild_server *s = c->server;
+    static struct vigil_local_spool answer; /* 4 KiB: off the stack; one thread */
+    memset(&answer, 0, sizeof answer);
+    answer.op = request->op;
+    GError *error = NULL;
+    if (s->ops->spool == NULL || !s->ops->spool(s->user, request, c->uid, &answer, &error)) {
+        refuse(c, VIGILD_REFUSED_SPOOL_REQUEST,
+               error != NULL ? error->message : "vigild takes no spool requests");
+        g_clear_error(&error);
+        return;
+    }
+    struct vigil_error err = {{0}};
+    if (!vigil_local_send(c->fd, VIGIL_LOCAL_SPOOL, &answer, sizeof answer, -1, &err))
+        g_debug("client pid %d no longer waits for its spool request's answer: %s", (int)c->pid,
+                err.message);
+    connection_close(c);
+}
+
 /* Reads and handles one message. FALSE when there was none to read or the
  * connection is gone (and freed). */
 static gboolean handle_one(struct connection *c)
@@ -502,6 +524,7 @@ static gboolean handle_one(struct connection *c)
     union {
         struct vigil_local_rank rank;
         struct vigil_local_status_request status;
+        struct vigil_local_spool spool;
     } fixed;
     switch (type) {
     case VIGIL_LOCAL_REGISTER:
@@ -556,6 +579,18 @@ static gboolean handle_one(struct connection *c)
             return FALSE;
         }
         handle_job(c, (size_t)length);
+        return FALSE;
+    case VIGIL_LOCAL_SPOOL:
+        if (c->role != ROLE_NEW) {
+            reject(c, VIGILD_REFUSED_OUT_OF_TURN,
+                   "a spool request on a connection that said something else before");
+            return FALSE;
+        }
+        if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.spool, &err)) {
+            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
+            return FALSE;
+        }
+        handle_spool(c, &fixed.spool);
         return FALSE;
     case VIGIL_LOCAL_STATUS_REQUEST:
         if (c->role == ROLE_PROCESS) {

@@ -34,6 +34,10 @@ struct vigild_server_ops {
                          GError **error);
     /* Process `p` told its MPI rank (p->mpi_rank, p->mpi_size). */
     void (*rank_known)(void *user, const struct vigild_process *p);
+    /* `vigil spool resend|replay` from a client of `uid`: fills the
+     * answer's counts, or FALSE with error saying why not. */
+    gboolean (*spool)(void *user, const struct vigil_local_spool *request, uid_t uid,
+                      struct vigil_local_spool *answer, GError **error);
 };
 
 /* Listens on `path` (its folder made if missing); refuses to take over a

@@ -22,6 +22,8 @@
 
 #include "vigil/wire.h"
 #include "spool.h"
+#include "spool_scan.h"
+#include "uplink_drops.h"
 
 #define SEGMENT_MAX_BYTES (16u << 20)
 #define SEGMENT_SUFFIX    ".spool"
@@ -52,8 +54,9 @@ struct vigild_spool {
     GQueue segments;        /* struct segment *, oldest first */
     struct segment *active; /* the newest, open for appending; NULL when none */
     int active_fd;
-    GHashTable *index; /* uint64_t sequence → struct location * */
-    uint64_t bytes;    /* the sum of the segments' sizes */
+    GHashTable *index;          /* uint64_t sequence → struct location * */
+    uint64_t bytes;             /* the sum of the segments' sizes */
+    struct vigild_drops *drops; /* counts what the bound drops; NULL: not counted */
     struct vigild_spool_stats counts;
 };
 
@@ -144,10 +147,35 @@ static void close_active(struct vigild_spool *spool)
     spool->active = NULL;
 }
 
+/* What the unacknowledged batches of a segment about to go carried, per
+ * process, read back from its file. */
+static void count_dropped(struct vigild_spool *spool, const struct segment *s)
+{
+    if (spool->drops == NULL || s->unacked == 0)
+        return;
+    gchar *contents = NULL;
+    gsize size = 0;
+    gboolean readable = g_file_get_contents(s->path, &contents, &size, NULL);
+    for (guint i = 0; i < s->sequences->len; i++) {
+        uint64_t sequence = g_array_index(s->sequences, uint64_t, i);
+        const struct location *l = g_hash_table_lookup(spool->index, &sequence);
+        if (l == NULL || l->segment != s)
+            continue;
+        if (readable && l->offset + l->length <= size)
+            vigild_drops_count_batch(spool->drops, (const uint8_t *)contents + l->offset,
+                                     l->length);
+        else
+            vigild_drops_count_unknown(spool->drops);
+    }
+    g_free(contents);
+}
+
 /* Deletes a segment and forgets its batches; those still unacknowledged
- * are appended to `dropped` when it is not NULL. */
+ * are appended to `dropped` when it is not NULL (and counted as dropped). */
 static void segment_delete(struct vigild_spool *spool, struct segment *s, GArray *dropped)
 {
+    if (dropped != NULL)
+        count_dropped(spool, s);
     if (s == spool->active)
         close_active(spool);
     for (guint i = 0; i < s->sequences->len; i++) {
@@ -170,12 +198,15 @@ static void segment_delete(struct vigild_spool *spool, struct segment *s, GArray
 
 /* ---- reading back at open ----------------------------------------------- */
 
-/* The stretch of a damaged file from `offset` on, kept beside it. */
+/* A damaged stretch of a file, kept beside it: appended to NAME.damaged,
+ * where `vigil spool check` shows it and `vigil spool replay` takes back
+ * whatever in it can still be read. */
 static void keep_aside(struct vigild_spool *spool, const char *path, const uint8_t *data,
-                       size_t offset, size_t length, const char *why)
+                       const struct vigild_spool_piece *damage)
 {
     char *aside = g_strconcat(path, ".damaged", NULL);
     int fd = open(aside, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    size_t offset = (size_t)damage->offset_bytes, length = (size_t)damage->length_bytes;
     gboolean kept = fd >= 0 && write_all(fd, data + offset, length) && fsync(fd) == 0;
     int e = errno;
     if (fd >= 0)
@@ -183,65 +214,14 @@ static void keep_aside(struct vigild_spool *spool, const char *path, const uint8
     spool->counts.corrupt++;
     spool->counts.corrupt_bytes += length;
     if (kept)
-        g_warning("spool %s: offset %zu: %s; its %zu bytes from there are kept in %s and not "
-                  "replayed",
-                  path, offset, why, length, aside);
+        g_warning("spool %s: bytes %zu to %zu (%zu bytes) are damaged (%s) and skipped: the next "
+                  "intact batch starts after them; they are kept in %s and not replayed",
+                  path, offset, offset + length, length, damage->why, aside);
     else
-        g_warning("spool %s: offset %zu: %s; its %zu bytes from there could not be kept in %s "
-                  "(%s) and are lost",
-                  path, offset, why, length, aside, g_strerror(e));
+        g_warning("spool %s: bytes %zu to %zu (%zu bytes) are damaged (%s) and skipped; they "
+                  "could not be kept in %s (%s) and are lost",
+                  path, offset, offset + length, length, damage->why, aside, g_strerror(e));
     g_free(aside);
-}
-
-/* The length of the message at `offset`, or 0 with `why` set when no whole,
- * intact BATCH message starts there. */
-static size_t message_at(const uint8_t *data, size_t size, size_t offset, char **why)
-{
-    size_t left = size - offset;
-    if (left < VIGIL_WIRE_HEADER_BYTES) {
-        *why = g_strdup_printf("a truncated message: %zu bytes, shorter than a header", left);
-        return 0;
-    }
-    /* The payload length sits at bytes 28..31 (wire.h); the check below
-     * tells whether it can be trusted. */
-    const uint8_t *p = data + offset + 28;
-    uint32_t payload =
-        (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    size_t length = (size_t)VIGIL_WIRE_HEADER_BYTES + payload;
-    if (length > left)
-        length = left; /* the header check then names the truncation */
-    struct vigil_wire_header header;
-    GError *error = NULL;
-    if (!vigil_wire_peek_header(data + offset, length, &header, &error)) {
-        *why = g_strdup(error->message);
-        g_error_free(error);
-        return 0;
-    }
-    if (header.type != VIGIL_WIRE_BATCH) {
-        *why = g_strdup_printf("a %s message where a batch was expected",
-                               vigil_wire_type_name(header.type) != NULL
-                                   ? vigil_wire_type_name(header.type)
-                                   : "unknown");
-        return 0;
-    }
-    return length;
-}
-
-static uint64_t sequence_at(const uint8_t *data, size_t offset)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | data[offset + 16 + (size_t)i];
-    return v;
-}
-
-/* Does a whole message of intact header start at `offset`? Used to step
- * over one damaged message whose length field can still be believed. */
-static gboolean starts_message(const uint8_t *data, size_t size, size_t offset)
-{
-    static const uint8_t magic[4] = {'V', 'G', 'W', 'R'};
-    return offset == size ||
-           (size - offset >= sizeof magic && memcmp(data + offset, magic, sizeof magic) == 0);
 }
 
 /* Writes the file again with only its good messages. */
@@ -289,35 +269,20 @@ static void read_segment(struct vigild_spool *spool, uint64_t first_sequence)
     const uint8_t *data = (const uint8_t *)contents;
     GArray *good = g_array_new(FALSE, FALSE, sizeof(struct location));
     gboolean damaged = FALSE;
-    size_t offset = 0;
-    while (offset < size) {
-        char *why = NULL;
-        size_t length = message_at(data, size, offset, &why);
-        if (length > 0) {
-            struct location l = {sequence_at(data, offset), s, offset, (uint32_t)length};
-            g_array_append_val(good, l);
-            offset += length;
+    GArray *pieces = vigild_spool_scan(data, size);
+    for (guint i = 0; i < pieces->len; i++) {
+        const struct vigild_spool_piece *piece =
+            &g_array_index(pieces, struct vigild_spool_piece, i);
+        if (piece->damaged) {
+            damaged = TRUE;
+            keep_aside(spool, s->path, data, piece);
             continue;
         }
-        damaged = TRUE;
-        /* One message changed on disk (a flipped bit) leaves the ones after
-         * it readable when its length field still points at the next. */
-        size_t skip = 0;
-        if (size - offset >= VIGIL_WIRE_HEADER_BYTES) {
-            const uint8_t *p = data + offset + 28;
-            uint64_t payload =
-                (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
-            uint64_t next = offset + VIGIL_WIRE_HEADER_BYTES + payload;
-            if (starts_message(data, size, offset) && next < size &&
-                starts_message(data, size, (size_t)next))
-                skip = (size_t)(next - offset);
-        }
-        keep_aside(spool, s->path, data, offset, skip > 0 ? skip : size - offset, why);
-        g_free(why);
-        if (skip == 0)
-            break;
-        offset += skip;
+        struct location l = {piece->sequence, s, piece->offset_bytes,
+                             (uint32_t)piece->length_bytes};
+        g_array_append_val(good, l);
     }
+    vigild_spool_scan_free(pieces);
     /* When the file cannot be rewritten, its good batches are still read
      * where they are; the damage stays in it, kept aside already. */
     if (damaged && !rewrite_segment(spool, s, data, good))
@@ -473,9 +438,18 @@ static void make_room(struct vigild_spool *spool, uint64_t incoming, GArray *dro
 static gboolean open_segment(struct vigild_spool *spool, uint64_t sequence, GError **error)
 {
     struct segment *s = segment_new(spool->dir, sequence);
-    /* O_EXCL: sequences never repeat, so an existing file is a surprise that
-     * must not be overwritten. */
-    int fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    /* O_EXCL: an existing file must not be overwritten. New sequences never
+     * repeat, but a batch queued again (`vigil spool resend|replay`) has an
+     * old one, whose segment may still be there: the name then takes the
+     * next free number (a name only orders the segments, roughly). */
+    int fd = -1;
+    for (uint64_t next = sequence + 1;; next++) {
+        fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST || next - sequence > 64)
+            break;
+        segment_free(s);
+        s = segment_new(spool->dir, next);
+    }
     if (fd < 0) {
         set_errno_error(error, errno, "spool: cannot create %s", s->path);
         segment_free(s);
@@ -494,6 +468,8 @@ gboolean vigild_spool_append(struct vigild_spool *spool, uint64_t sequence, GByt
     gsize length;
     const uint8_t *data = g_bytes_get_data(batch, &length);
     if (length > spool->max_bytes) {
+        if (spool->drops != NULL)
+            vigild_drops_count_batch(spool->drops, data, length);
         spool->counts.dropped_batches++;
         spool->counts.dropped_bytes += length;
         g_array_append_val(dropped, sequence);
@@ -526,6 +502,11 @@ gboolean vigild_spool_append(struct vigild_spool *spool, uint64_t sequence, GByt
     s->bytes += length;
     spool->bytes += length;
     return TRUE;
+}
+
+void vigild_spool_set_drops(struct vigild_spool *spool, struct vigild_drops *drops)
+{
+    spool->drops = drops;
 }
 
 gboolean vigild_spool_has(const struct vigild_spool *spool, uint64_t sequence)

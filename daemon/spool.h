@@ -6,6 +6,7 @@
 #include <glib.h>
 
 struct vigild_spool;
+struct vigild_drops; /* uplink_drops.h */
 
 /* Segment files SPOOL_DIR/<first sequence, 20 digits>.spool, each whole
  * BATCH messages one after another. Used by the uplink's thread only. */
@@ -22,6 +23,8 @@ struct vigild_spool_stats {
 /* Locks the folder (made if missing) against a second vigild and reads
  * every segment back; damaged stretches go to NAME.damaged. */
 struct vigild_spool *vigild_spool_open(const char *dir, uint64_t max_bytes, GError **error);
+/* What the bound drops from now on is counted there, per process. */
+void vigild_spool_set_drops(struct vigild_spool *spool, struct vigild_drops *drops);
 /* The sequences it holds, ascending (uint64_t). */
 GArray *vigild_spool_sequences(const struct vigild_spool *spool);
 /* Appends a batch; to stay under max_bytes it first drops the oldest

@@ -23,6 +23,7 @@
 #include "server.h"
 #include "status.h"
 #include "uplink.h"
+#include "uplink_drops.h"
 #include "verdicts.h"
 
 /* A process's CPU time and energy: from its live account while it runs,
@@ -318,9 +319,17 @@ static void add_uplink(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "dropped_full_bytes", (gint64)u.dropped_full_bytes);
     vigild_json_int(b, "dropped_memory_batches", (gint64)u.dropped_memory_batches);
     vigild_json_int(b, "dropped_memory_bytes", (gint64)u.dropped_memory_bytes);
+    struct vigild_drops_totals drops;
+    vigild_drops_totals(vigild_uplink_drops(d->uplink), &drops);
+    vigild_json_int(b, "dropped_activities", (gint64)drops.activities);
+    vigild_json_int(b, "dropped_batches", (gint64)drops.batches);
+    vigild_json_int(b, "dropped_unknown_batches", (gint64)drops.unknown_batches);
     vigild_json_int(b, "in_flight_bytes", (gint64)u.in_flight_bytes);
     vigild_json_int(b, "refused", (gint64)u.refused);
     vigild_json_int(b, "refused_deleted", (gint64)u.refused_deleted);
+    vigild_json_int(b, "refused_kept", (gint64)u.refused_kept);
+    vigild_json_int(b, "resent_refused", (gint64)u.resent_refused);
+    vigild_json_string(b, "last_refusal", u.last_refusal[0] != '\0' ? u.last_refusal : NULL);
     vigild_json_int(b, "spool_corrupt", (gint64)u.spool_corrupt);
     vigild_json_int(b, "spool_corrupt_bytes", (gint64)u.spool_corrupt_bytes);
     vigild_json_int(b, "spool_errors", (gint64)u.spool_errors);
@@ -368,6 +377,12 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     struct vigild_capture_counts capture;
     process_capture(d, p, &capture);
     add_capture_counts(b, "capture", &capture);
+    /* Of what capture forwarded, what the uplink or the spool dropped. */
+    struct vigild_drop_count dropped = {0};
+    if (d->uplink != NULL)
+        vigild_drops_of(vigild_uplink_drops(d->uplink), p->pid, vigild_outbox_process_start_ns(p),
+                        &dropped);
+    vigild_json_int(b, "uplink_dropped_activities", (gint64)dropped.activities);
     const struct vigild_verdict *v = vigild_reasoning_verdict(&d->reasoning, p->id);
     vigild_json_string(b, "health", v != NULL ? vigil_health_name(v->decision.state) : NULL);
     double cpu_s, energy_j;

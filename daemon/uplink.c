@@ -18,7 +18,10 @@
  * vigild_uplink_send itself, on the main thread, before it returns: the
  * page cache keeps it through a SIGKILL of vigild, so the daemon may free
  * the ring slots of the activities it carries, and a restarted vigild
- * loses nothing (docs/architecture.md, "Restarts"). The write is an append
+ * loses nothing (docs/architecture.md, "Restarts"). A batch that is not
+ * durable then (the spool failed, or spool_after_ms > 0) is noted, and the
+ * thread says when it settles (spooled, acknowledged, refused or dropped):
+ * vigild_uplink_durable_below is what the daemon frees its rings by. The write is an append
  * to a file; the segment is deleted once all its batches are acknowledged,
  * usually before the kernel ever writes it out. With spool_after_ms > 0 a
  * batch is spooled only once it has waited that long, and a SIGKILL loses
@@ -49,7 +52,9 @@
 #include "vigil/health.h"
 #include "vigil/wire.h"
 #include "spool.h"
+#include "spool_scan.h"
 #include "uplink.h"
+#include "uplink_drops.h"
 #include "vigild_error.h"
 
 #define MAX_IN_FLIGHT        64
@@ -194,17 +199,36 @@ struct pending {
     gint64 sent_us;   /* monotonic: when it was last sent */
     gboolean ever_sent;
     gboolean spooled; /* also in the spool: forgetting it removes it there */
+    gboolean awaited; /* handed over not durable: the main thread waits to hear it settled */
     gsize sent_bytes; /* its size while in flight */
     enum pending_state state;
     GList send_link;   /* its place in `unsent` or `in_flight` */
     GList memory_link; /* its place in `memory` */
 };
 
+/* What the main thread asks the thread to do and waits for: spool what is
+ * in memory (the stop), or queue batches again (an administrator's `vigil
+ * spool resend|replay`). */
+enum request_kind {
+    REQUEST_SPOOL_NOW,
+    REQUEST_RESEND_REFUSED,
+    REQUEST_REPLAY,
+};
+
+struct request {
+    enum request_kind kind;
+    const char *path; /* REQUEST_REPLAY */
+    struct vigild_uplink_requeued result;
+    GError *error;
+    gboolean done; /* under the uplink's lock, signalled with `carried_out` */
+};
+
 struct inbox_item {
     uint64_t sequence;
     GBytes *batch;
-    gboolean spooled; /* written ahead by vigild_uplink_send */
-    GArray *dropped;  /* sequences the spool dropped to make room for it, or NULL */
+    gboolean spooled;        /* written ahead by vigild_uplink_send */
+    GArray *dropped;         /* sequences the spool dropped to make room for it, or NULL */
+    struct request *request; /* instead of a batch: the main thread waits for it */
 };
 
 /* Queued last by vigild_uplink_free. */
@@ -223,10 +247,21 @@ struct vigild_uplink {
      * every vigild_spool_* call holds this. */
     GMutex spool_lock;
 
-    GMutex lock; /* guards the three below */
+    GCond carried_out; /* with `lock`: a request is done */
+    GMutex lock;       /* guards the five around it, and requests' `done` */
     struct vigild_uplink_stats shared;
     struct vigil_wire_state system_state;
     gboolean have_system_state;
+    /* Sequences of batches handed over not durable that the thread has
+     * since spooled, or forgotten (acknowledged, refused, dropped). */
+    GArray *settled;
+
+    /* The main thread's: the batches it handed over that were not durable
+     * then and that it has not heard settled (uint64_t set). */
+    GHashTable *awaited;
+
+    /* What the uplink and the spool dropped, per process (any thread). */
+    struct vigild_drops *drops;
 
     /* The thread's own. */
     struct vigild_spool *spool;
@@ -264,11 +299,24 @@ static void unlink_send(struct vigild_uplink *u, struct pending *p)
     g_queue_unlink(p->state == PENDING_UNSENT ? &u->unsent : &u->in_flight, &p->send_link);
 }
 
+/* A batch handed over not durable is durable now, or decided (forgotten):
+ * the main thread may free the ring slots it carries. */
+static void settle(struct vigild_uplink *u, struct pending *p)
+{
+    if (!p->awaited)
+        return;
+    p->awaited = FALSE;
+    g_mutex_lock(&u->lock);
+    g_array_append_val(u->settled, p->sequence);
+    g_mutex_unlock(&u->lock);
+}
+
 /* Forgets a batch: acknowledged, refused, or dropped from the spool (which
  * has forgotten it already: `in_spool` FALSE). */
 static void forget(struct vigild_uplink *u, struct pending *p, gboolean in_spool)
 {
     uint64_t sequence = p->sequence;
+    settle(u, p);
     unlink_send(u, p);
     if (p->state == PENDING_IN_FLIGHT)
         u->in_flight_bytes -= p->sent_bytes;
@@ -325,8 +373,10 @@ static GBytes *pending_bytes(struct vigild_uplink *u, struct pending *p, gboolea
     g_mutex_unlock(&u->spool_lock);
     if (bytes == NULL) {
         *gone = g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
-        if (*gone)
+        if (*gone) {
             g_warning("batch %" PRIu64 " is lost: %s", p->sequence, error->message);
+            vigild_drops_count_unknown(u->drops);
+        }
         set_last_error(u, "%s", error->message);
         g_error_free(error);
     }
@@ -378,6 +428,7 @@ static void make_room_for_refused(struct vigild_uplink *u, const char *folder, g
         if (g_unlink(f->path) == 0) {
             total -= f->bytes;
             u->counts.refused_deleted++;
+            u->counts.refused_kept -= MIN(u->counts.refused_kept, 1);
             g_warning("uplink: %s deleted to keep the refused batches under refused_max_bytes "
                       "(%" PRIu64 ")",
                       f->path, u->settings.refused_max_bytes);
@@ -414,11 +465,14 @@ static void keep_refused(struct vigild_uplink *u, uint64_t sequence, GBytes *byt
                                        G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
                                        0600, &error);
     if (error == NULL) {
-        g_warning("batch %" PRIu64 ": %s; it is kept in %s and not sent again", sequence, why,
-                  path);
+        u->counts.refused_kept++;
+        g_warning("batch %" PRIu64 ": %s; it is kept in %s and not sent again (`vigil spool "
+                  "resend` sends it once that is fixed)",
+                  sequence, why, path);
         set_last_error(u, "batch %" PRIu64 ": %s", sequence, why);
     } else {
         u->counts.spool_errors++;
+        vigild_drops_count_batch(u->drops, data, length);
         g_warning("batch %" PRIu64 ": %s; it could not be kept (%s) and is lost", sequence, why,
                   error->message);
         set_last_error(u, "batch %" PRIu64 ": %s; lost: %s", sequence, why, error->message);
@@ -461,15 +515,24 @@ static void admit(struct vigild_uplink *u, struct inbox_item *item)
         keep_refused(u, item->sequence, item->batch, why);
         g_free(why);
         g_bytes_unref(item->batch);
+        if (!item->spooled) {
+            g_mutex_lock(&u->lock);
+            g_array_append_val(u->settled, item->sequence);
+            g_mutex_unlock(&u->lock);
+        }
     } else {
         struct pending *p = add_pending(u, item->sequence, item->batch, length);
         p->spooled = item->spooled;
+        p->awaited = !item->spooled;
         u->memory_spooled += p->spooled;
     }
     if (item->dropped != NULL)
         g_array_free(item->dropped, TRUE);
     g_free(item);
 }
+
+static void spool_due(struct vigild_uplink *u, gint64 now, gboolean all);
+static void carry_out(struct vigild_uplink *u, struct request *r);
 
 /* TRUE when the stop item came. */
 static gboolean take_inbox(struct vigild_uplink *u)
@@ -478,9 +541,157 @@ static gboolean take_inbox(struct vigild_uplink *u)
     while ((item = g_async_queue_try_pop(u->inbox)) != NULL) {
         if (item == &stop_item)
             return TRUE;
+        if (item->request != NULL) {
+            struct request *r = item->request;
+            g_free(item);
+            carry_out(u, r);
+            g_mutex_lock(&u->lock);
+            r->done = TRUE;
+            g_cond_broadcast(&u->carried_out);
+            g_mutex_unlock(&u->lock);
+            continue;
+        }
         admit(u, item);
     }
     return FALSE;
+}
+
+/* ---- the thread: an administrator's requests ------------------------------------- */
+
+/* Queues a batch again, as vigild_uplink_send would: written to the spool
+ * first, then sent. One vigild already holds (pending) is left as it is. */
+static void requeue_batch(struct vigild_uplink *u, GBytes *batch, struct request *r)
+{
+    gsize length;
+    const void *data = g_bytes_get_data(batch, &length);
+    struct vigil_wire_header header;
+    if (!vigil_wire_peek_header(data, length, &header, NULL) || header.type != VIGIL_WIRE_BATCH) {
+        r->result.unreadable_bytes += length;
+        return;
+    }
+    if (g_hash_table_contains(u->pending, &header.sequence)) {
+        r->result.skipped++;
+        return;
+    }
+    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GError *error = NULL;
+    g_mutex_lock(&u->spool_lock);
+    gboolean ok = vigild_spool_append(u->spool, header.sequence, batch, dropped, &error);
+    gboolean spooled = ok && vigild_spool_has(u->spool, header.sequence);
+    g_mutex_unlock(&u->spool_lock);
+    if (!ok) {
+        /* Kept in memory, spooled when the spool can take it again. */
+        g_warning("%s; batch %" PRIu64 " stays in memory", error->message, header.sequence);
+        g_error_free(error);
+    }
+    for (guint i = 0; i < dropped->len; i++) {
+        uint64_t gone = g_array_index(dropped, uint64_t, i);
+        struct pending *q = g_hash_table_lookup(u->pending, &gone);
+        if (q != NULL)
+            forget(u, q, FALSE);
+    }
+    g_array_free(dropped, TRUE);
+    if (g_hash_table_contains(u->pending, &header.sequence))
+        return; /* it was among those the spool dropped: counted there */
+    struct pending *p = add_pending(u, header.sequence, g_bytes_ref(batch), length);
+    p->spooled = spooled;
+    u->memory_spooled += spooled;
+    r->result.batches++;
+}
+
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+    return g_strcmp0(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* SPOOL_DIR/refused/: every kept batch queued again and its file removed. */
+static void resend_refused(struct vigild_uplink *u, struct request *r)
+{
+    char *folder = g_build_filename(u->settings.spool_dir, "refused", NULL);
+    GDir *dir = g_dir_open(folder, 0, NULL);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    for (const char *name; dir != NULL && (name = g_dir_read_name(dir)) != NULL;)
+        if (g_str_has_suffix(name, ".batch"))
+            g_ptr_array_add(names, g_strdup(name));
+    if (dir != NULL)
+        g_dir_close(dir);
+    g_ptr_array_sort(names, compare_names); /* NODE-SEQUENCE: oldest first, roughly */
+    for (guint i = 0; i < names->len; i++) {
+        char *path = g_build_filename(folder, g_ptr_array_index(names, i), NULL);
+        gchar *contents;
+        gsize length;
+        GError *error = NULL;
+        if (!g_file_get_contents(path, &contents, &length, &error)) {
+            g_warning("uplink: %s cannot be sent again: %s", path, error->message);
+            g_error_free(error);
+            g_free(path);
+            continue;
+        }
+        GBytes *batch = g_bytes_new_take(contents, length);
+        uint64_t before = r->result.unreadable_bytes;
+        requeue_batch(u, batch, r);
+        g_bytes_unref(batch);
+        if (r->result.unreadable_bytes != before)
+            g_warning("uplink: %s is not a batch; it is left where it is", path);
+        else if (g_unlink(path) == 0)
+            u->counts.refused_kept -= MIN(u->counts.refused_kept, 1);
+        g_free(path);
+    }
+    u->counts.resent_refused += r->result.batches;
+    if (names->len > 0)
+        g_message("uplink: %" PRIu64 " refused batches of %s queued to be sent again (%" PRIu64
+                  " were queued already)",
+                  r->result.batches, folder, r->result.skipped);
+    g_ptr_array_free(names, TRUE);
+    g_free(folder);
+}
+
+/* A file of batches (a NAME.damaged the spool set aside): its intact ones
+ * queued again; the file is renamed NAME.replayed, with its damage. */
+static void replay_file(struct vigild_uplink *u, struct request *r)
+{
+    gchar *contents;
+    gsize size;
+    if (!g_file_get_contents(r->path, &contents, &size, &r->error))
+        return;
+    GArray *pieces = vigild_spool_scan((const uint8_t *)contents, size);
+    for (guint i = 0; i < pieces->len; i++) {
+        const struct vigild_spool_piece *piece =
+            &g_array_index(pieces, struct vigild_spool_piece, i);
+        if (piece->damaged) {
+            r->result.unreadable_bytes += piece->length_bytes;
+            continue;
+        }
+        GBytes *batch = g_bytes_new(contents + piece->offset_bytes, piece->length_bytes);
+        requeue_batch(u, batch, r);
+        g_bytes_unref(batch);
+    }
+    vigild_spool_scan_free(pieces);
+    g_free(contents);
+    char *done = g_strconcat(r->path, ".replayed", NULL);
+    if (g_rename(r->path, done) != 0)
+        g_warning("uplink: %s was replayed but cannot be renamed %s (%s): replaying it again "
+                  "queues nothing twice",
+                  r->path, done, g_strerror(errno));
+    g_message("uplink: %s replayed: %" PRIu64 " batches queued, %" PRIu64 " held already, %" PRIu64
+              " bytes unreadable",
+              r->path, r->result.batches, r->result.skipped, r->result.unreadable_bytes);
+    g_free(done);
+}
+
+static void carry_out(struct vigild_uplink *u, struct request *r)
+{
+    switch (r->kind) {
+    case REQUEST_SPOOL_NOW:
+        spool_due(u, g_get_monotonic_time(), TRUE);
+        break;
+    case REQUEST_RESEND_REFUSED:
+        resend_refused(u, r);
+        break;
+    case REQUEST_REPLAY:
+        replay_file(u, r);
+        break;
+    }
 }
 
 /* ---- the thread: spooling ---------------------------------------------------- */
@@ -510,6 +721,7 @@ static gboolean spool_one(struct vigild_uplink *u, struct pending *p)
     }
     g_array_free(dropped, TRUE);
     if (held) {
+        settle(u, p);
         u->memory_spooled -= p->spooled;
         p->spooled = FALSE; /* only there now: forget() removes it from the spool */
         g_queue_unlink(&u->memory, &p->memory_link);
@@ -538,6 +750,9 @@ static void shed_memory(struct vigild_uplink *u)
         }
         u->counts.dropped_memory_batches++;
         u->counts.dropped_memory_bytes += p->length;
+        gsize length;
+        const uint8_t *data = g_bytes_get_data(p->bytes, &length);
+        vigild_drops_count_batch(u->drops, data, length);
         if (worth_logging(u->counts.dropped_memory_batches))
             g_warning("uplink: batch %" PRIu64 " (%zu bytes) dropped: the spool cannot take it "
                       "and memory_max_bytes (%" PRIu64 ") is reached; %" PRIu64
@@ -688,10 +903,10 @@ static void take_refusal(struct vigild_uplink *u, const struct vigil_wire_messag
     }
     gboolean gone;
     GBytes *bytes = pending_bytes(u, p, &gone);
+    const char *reason = m->header.count > 0 ? m->refusals[0].reason : "no reason given";
+    g_strlcpy(u->counts.last_refusal, reason, sizeof u->counts.last_refusal);
     if (bytes != NULL) {
-        char *why =
-            g_strdup_printf("refused by vigil-txd: %s",
-                            m->header.count > 0 ? m->refusals[0].reason : "no reason given");
+        char *why = g_strdup_printf("refused by vigil-txd: %s", reason);
         keep_refused(u, sequence, bytes, why);
         g_free(why);
         g_bytes_unref(bytes);
@@ -902,6 +1117,20 @@ static gpointer run(gpointer data)
 
 /* ---- the main thread's side -------------------------------------------------------- */
 
+/* The batches kept in SPOOL_DIR/refused/ by an earlier vigild. */
+static uint64_t count_refused(const char *spool_dir)
+{
+    char *folder = g_build_filename(spool_dir, "refused", NULL);
+    GDir *dir = g_dir_open(folder, 0, NULL);
+    uint64_t n = 0;
+    for (const char *name; dir != NULL && (name = g_dir_read_name(dir)) != NULL;)
+        n += g_str_has_suffix(name, ".batch");
+    if (dir != NULL)
+        g_dir_close(dir);
+    g_free(folder);
+    return n;
+}
+
 static void pending_free(gpointer data)
 {
     struct pending *p = data;
@@ -913,11 +1142,12 @@ static void pending_free(gpointer data)
 static void inbox_item_free(gpointer data)
 {
     struct inbox_item *item = data;
-    if (item != &stop_item && item->dropped != NULL)
-        g_array_free(item->dropped, TRUE);
     if (item == &stop_item)
         return;
-    g_bytes_unref(item->batch);
+    if (item->dropped != NULL)
+        g_array_free(item->dropped, TRUE);
+    if (item->batch != NULL)
+        g_bytes_unref(item->batch);
     g_free(item);
 }
 
@@ -1011,10 +1241,14 @@ static void uplink_destroy(struct vigild_uplink *u)
         close(u->wake_fd);
     vigild_sequence_close(&u->sequence);
     vigild_spool_close(u->spool);
+    vigild_drops_free(u->drops);
     if (u->pending != NULL)
         g_hash_table_destroy(u->pending);
     if (u->inbox != NULL)
         g_async_queue_unref(u->inbox);
+    g_array_free(u->settled, TRUE);
+    g_hash_table_destroy(u->awaited);
+    g_cond_clear(&u->carried_out);
     g_mutex_clear(&u->lock);
     g_mutex_clear(&u->spool_lock);
     vigild_uplink_settings_clear(&u->settings);
@@ -1033,14 +1267,20 @@ struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, 
     g_snprintf(u->routing_id, sizeof u->routing_id, "%016" PRIx64, s->node_id);
     g_mutex_init(&u->lock);
     g_mutex_init(&u->spool_lock);
+    g_cond_init(&u->carried_out);
+    u->settled = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    u->awaited = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     u->wake_fd = -1;
     u->inbox = g_async_queue_new_full(inbox_item_free);
     u->pending = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, pending_free);
+    u->drops = vigild_drops_new();
     u->spool = vigild_spool_open(s->spool_dir, s->spool_max_bytes, error);
     if (u->spool == NULL) {
         uplink_destroy(u);
         return NULL;
     }
+    vigild_spool_set_drops(u->spool, u->drops);
+    u->counts.refused_kept = count_refused(s->spool_dir);
     /* What the spool holds is replayed first, oldest first; new sequences
      * start above it whatever the sequence file says. */
     GArray *spooled = vigild_spool_sequences(u->spool);
@@ -1054,6 +1294,10 @@ struct vigild_uplink *vigild_uplink_new(const struct vigild_uplink_settings *s, 
         uplink_destroy(u);
         return NULL;
     }
+    /* Its drop counts' name: the first sequence it may hand out. Counts
+     * reach the warehouse only in a batch of its own, of a sequence at or
+     * above it, so the next vigild's first is above it. */
+    vigild_drops_set_counter(u->drops, u->sequence.next);
     u->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (u->wake_fd < 0) {
         g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "uplink: eventfd: %s",
@@ -1108,11 +1352,75 @@ gboolean vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *
         }
     }
     gboolean durable = item->spooled;
+    /* Before the thread can hear of it: what it settles is found here. */
+    if (!durable)
+        g_hash_table_add(u->awaited, g_memdup2(&sequence, sizeof sequence));
     g_async_queue_push(u->inbox, item);
     wake(u);
     /* gtk.cfg says a queue does not keep what is pushed; this one does. */
     // cppcheck-suppress memleak
     return durable;
+}
+
+uint64_t vigild_uplink_durable_below(struct vigild_uplink *u)
+{
+    g_mutex_lock(&u->lock);
+    for (guint i = 0; i < u->settled->len; i++)
+        g_hash_table_remove(u->awaited, &g_array_index(u->settled, uint64_t, i));
+    g_array_set_size(u->settled, 0);
+    g_mutex_unlock(&u->lock);
+    uint64_t below = UINT64_MAX;
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, u->awaited);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        below = MIN(below, *(const uint64_t *)key);
+    return below;
+}
+
+/* Hands the thread a request and waits until it is carried out. */
+static void run_request(struct vigild_uplink *u, struct request *r)
+{
+    struct inbox_item *item = g_new0(struct inbox_item, 1);
+    item->request = r;
+    g_async_queue_push(u->inbox, item);
+    wake(u);
+    g_mutex_lock(&u->lock);
+    while (!r->done)
+        g_cond_wait(&u->carried_out, &u->lock);
+    g_mutex_unlock(&u->lock);
+}
+
+void vigild_uplink_spool_now(struct vigild_uplink *u)
+{
+    struct request r = {.kind = REQUEST_SPOOL_NOW};
+    run_request(u, &r);
+}
+
+gboolean vigild_uplink_resend_refused(struct vigild_uplink *u, struct vigild_uplink_requeued *out,
+                                      GError **error)
+{
+    struct request r = {.kind = REQUEST_RESEND_REFUSED};
+    run_request(u, &r);
+    *out = r.result;
+    if (r.error != NULL) {
+        g_propagate_error(error, r.error);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean vigild_uplink_replay(struct vigild_uplink *u, const char *path,
+                              struct vigild_uplink_requeued *out, GError **error)
+{
+    struct request r = {.kind = REQUEST_REPLAY, .path = path};
+    run_request(u, &r);
+    *out = r.result;
+    if (r.error != NULL) {
+        g_propagate_error(error, r.error);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out)
@@ -1123,6 +1431,11 @@ gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_s
         *out = u->system_state;
     g_mutex_unlock(&u->lock);
     return have;
+}
+
+struct vigild_drops *vigild_uplink_drops(struct vigild_uplink *u)
+{
+    return u->drops;
 }
 
 void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out)

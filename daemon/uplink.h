@@ -15,6 +15,7 @@ struct vigild_uplink;
  * sent again until it does: vigil-txd ignores a (node, sequence) it has. */
 
 struct vigil_wire_state;
+struct vigild_drops; /* uplink_drops.h */
 
 /* [uplink], as read. Strings are owned; the CURVE keys are Z85 text, all
  * three NULL when CURVE is off. */
@@ -62,12 +63,15 @@ struct vigild_uplink_stats {
     uint64_t dropped_memory_batches, dropped_memory_bytes;
     uint64_t refused_deleted;     /* kept refused batches deleted for refused_max_bytes */
     uint64_t refused;             /* by vigil-txd, or malformed here: kept in refused/ */
+    uint64_t refused_kept;        /* batches in refused/ now, waiting for `vigil spool resend` */
+    uint64_t resent_refused;      /* taken back from refused/ to be sent again */
     uint64_t spool_corrupt;       /* damaged stretches of spool files, kept aside */
     uint64_t spool_corrupt_bytes; /* their bytes */
     uint64_t spool_errors;        /* spool files that could not be written or read */
     uint64_t unexpected;          /* messages from vigil-txd that were not understood */
     gboolean connected;           /* a handshake with vigil-txd succeeded and holds */
     char last_error[256];         /* "" when none */
+    char last_refusal[512];       /* vigil-txd's reason for the last batch it refused; "" */
 };
 
 /* Opens the spool (replaying what it holds) and starts the thread; NULL
@@ -80,9 +84,36 @@ uint64_t vigild_uplink_next_sequence(struct vigild_uplink *u);
  * it first writes it to the spool; TRUE when it is there, i.e. survives a
  * SIGKILL of vigild. */
 gboolean vigild_uplink_send(struct vigild_uplink *u, uint64_t sequence, GBytes *batch);
+/* The lowest sequence handed to vigild_uplink_send that is not durable yet
+ * (neither spooled nor acknowledged, nor given up on: refused or dropped,
+ * which is counted); UINT64_MAX when every batch is. The ring slots a
+ * batch carries may be freed only once its sequence is below this. */
+uint64_t vigild_uplink_durable_below(struct vigild_uplink *u);
+/* Spools every batch in memory the spool can take, and returns once it
+ * has tried (vigild's stop, before it commits the rings). */
+void vigild_uplink_spool_now(struct vigild_uplink *u);
+
+/* What `vigil spool resend|replay` queued again. */
+struct vigild_uplink_requeued {
+    uint64_t batches;          /* queued: spooled, then sent */
+    uint64_t skipped;          /* held already (waiting to be sent): left as they were */
+    uint64_t unreadable_bytes; /* in no intact batch */
+};
+/* Queues again every batch kept in SPOOL_DIR/refused/ (vigil-txd refused
+ * them; what made it may be fixed now) and removes their files. */
+gboolean vigild_uplink_resend_refused(struct vigild_uplink *u, struct vigild_uplink_requeued *out,
+                                      GError **error);
+/* Queues the intact batches of the file at `path` (a NAME.damaged the
+ * spool set aside), then renames it NAME.replayed. FALSE with error set
+ * when it cannot be read. */
+gboolean vigild_uplink_replay(struct vigild_uplink *u, const char *path,
+                              struct vigild_uplink_requeued *out, GError **error);
 /* The last system state vigil-txd sent; FALSE when none came yet. */
 gboolean vigild_uplink_system_state(struct vigild_uplink *u, struct vigil_wire_state *out);
 void vigild_uplink_stats(struct vigild_uplink *u, struct vigild_uplink_stats *out);
+/* What the uplink and its spool dropped of the outbox's batches, per
+ * process (uplink_drops.h). */
+struct vigild_drops *vigild_uplink_drops(struct vigild_uplink *u);
 /* Spools every unacknowledged batch still in memory, then stops. */
 void vigild_uplink_free(struct vigild_uplink *u);
 

@@ -247,28 +247,18 @@ static uint32_t message_crc32(const uint8_t *data)
     return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
 }
 
-/* With CURVE, FALSE when the node id is known to belong to another key
- * (the batch is refused now, before its state counts anywhere); *known
- * says whether the warehouse has confirmed the key already. */
-static gboolean sender_may_be_node(struct txd_server *s, GBytes *identity, const char *curve_key,
-                                   uint64_t node_id, const void *data, size_t length,
-                                   gboolean *known)
+/* With CURVE, whether the warehouse has confirmed already that the node
+ * id is the sender key's. A key this server last saw confirmed for another
+ * is not refused here but in the store, which reads node_keys again: an
+ * administrator may have forgotten or set the node's key since (`vigil
+ * node keys`), and the refusal is counted on the node's row there. Either
+ * way an unconfirmed batch's state counts only once it is stored. */
+static gboolean sender_confirmed(struct txd_server *s, const char *curve_key, uint64_t node_id)
 {
-    *known = TRUE;
     if (curve_key == NULL)
         return TRUE;
     const char *owner = g_hash_table_lookup(s->node_keys, &node_id);
-    *known = owner != NULL && strcmp(owner, curve_key) == 0;
-    if (owner == NULL || *known)
-        return TRUE;
-    char *reason = g_strdup_printf("node %" G_GUINT64_FORMAT
-                                   " belongs to CURVE key %s, and this batch came with key %s: a "
-                                   "node cannot write as another (a node given a new key needs its "
-                                   "row in node_keys deleted, and vigil-txd restarted)",
-                                   node_id, owner, curve_key);
-    refuse_message(s, identity, data, length, reason);
-    g_free(reason);
-    return FALSE;
+    return owner != NULL && strcmp(owner, curve_key) == 0;
 }
 
 static void take_batch(struct txd_server *s, GBytes *identity, const char *curve_key,
@@ -292,11 +282,7 @@ static void take_batch(struct txd_server *s, GBytes *identity, const char *curve
         return;
     }
     const struct vigil_wire_header *h = &p->batch.header;
-    gboolean known = TRUE;
-    if (!sender_may_be_node(s, identity, curve_key, h->node_id, data, length, &known)) {
-        pending_free(p);
-        return;
-    }
+    gboolean known = sender_confirmed(s, curve_key, h->node_id);
     /* A node's state counts as soon as it comes (batches may wait for the
      * database), unless the node id's key is still to be confirmed by the
      * warehouse: then once it is stored. */
@@ -393,9 +379,11 @@ static void store_pending(struct txd_server *s)
             g_clear_error(&items[i].error);
         } else {
             send_ack(s, p->identity, h);
-            if (p->curve_key != NULL && !g_hash_table_contains(s->node_keys, &h->node_id))
-                g_hash_table_insert(s->node_keys, g_memdup2(&h->node_id, sizeof h->node_id),
-                                    g_strdup(p->curve_key));
+            /* Stored with its key: the node's key now (an earlier one may
+             * have been forgotten since). */
+            if (p->curve_key != NULL && !p->sender_confirmed)
+                g_hash_table_replace(s->node_keys, g_memdup2(&h->node_id, sizeof h->node_id),
+                                     g_strdup(p->curve_key));
             if (!p->sender_confirmed) {
                 note_peer(s, p->identity, h->node_id);
                 note_node_states(s, &p->batch);

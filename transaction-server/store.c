@@ -220,6 +220,7 @@ struct batch_context {
     GHashTable *jobs;      /* scheduler job id → warehouse id */
     uint64_t rows;
     uint64_t runs_described;
+    gboolean other_key; /* refused: its node id belongs to another CURVE key */
 };
 
 static int64_t realtime(const struct batch_context *b, uint64_t monotonic_ns)
@@ -1016,6 +1017,7 @@ static gboolean store_describing(struct batch_context *b, GError **error)
     for (guint i = 0; ok && i < processes->len; i++)
         ok = store_process(b, g_ptr_array_index(processes, i), error);
     ok = ok && describe_runs(b, error);
+    ok = ok && txd_store_drops(b->store->db, b->node_id, b->batch, &b->rows, error);
     g_array_sort(names, compare_names);
     for (guint i = 0; ok && i < names->len; i++) {
         const struct batch_name *n = &g_array_index(names, struct batch_name, i);
@@ -1138,11 +1140,14 @@ static gboolean check_node_key(struct batch_context *b, const char *key, GError 
         txd_set_pg_error(error, b->store->db, result, sql);
     } else if (strcmp(PQgetvalue(result, 0, 0), key) != 0) {
         b->store->counts.batches_impostor++;
+        b->other_key = TRUE;
         ok = refuse(error,
                     "node %" G_GINT64_FORMAT " belongs to CURVE key %s, and this batch came with "
-                    "key %s: a node cannot write as another (a node given a new key needs its "
-                    "row in node_keys deleted, and vigil-txd restarted)",
-                    b->node_id, PQgetvalue(result, 0, 0), key);
+                    "key %s: a node cannot write as another (when the node's key is the wrong "
+                    "one, `vigil node keys --forget %" G_GINT64_FORMAT
+                    "` lets the next batch claim it, and `vigil spool resend` on the node sends "
+                    "what was refused)",
+                    b->node_id, PQgetvalue(result, 0, 0), key, b->node_id);
     }
     PQclear(result);
     return ok;
@@ -1358,6 +1363,26 @@ static void batch_context_clear(struct batch_context *b)
     g_hash_table_destroy(b->jobs);
 }
 
+/* A batch refused for its node's key: counted on the node's row, after
+ * the batch's own statements are rolled back, in the group's transaction,
+ * so that `vigil node keys` shows the refusals a wrong claim causes. */
+static gboolean note_key_refusal(struct txd_store *s, int64_t node_id, const char *key,
+                                 const char *reason, GError **error)
+{
+    char node[24];
+    g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, node_id);
+    const char *values[] = {node, key, reason};
+    static const char sql[] =
+        "UPDATE node_keys SET refused_batches = refused_batches + 1, refused_key = $2, "
+        "refused_at = now(), refused_reason = $3 WHERE node_id = $1::bigint";
+    PGresult *result = PQexecParams(s->db, sql, 3, NULL, values, NULL, NULL, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+    if (!ok)
+        txd_set_pg_error(error, s->db, result, sql);
+    PQclear(result);
+    return ok;
+}
+
 /* Nothing of the batch stays, the rest of the group goes on. */
 static gboolean batch_rollback(struct txd_store *s, GError **error)
 {
@@ -1392,7 +1417,9 @@ static gboolean group_store_one(struct txd_store *s, struct txd_group_item *item
     } else if (g_error_matches(local, TXD_ERROR, TXD_ERROR_REFUSE)) {
         item->result = TXD_REFUSED;
         item->error = local;
-        ok = batch_rollback(s, error);
+        ok = batch_rollback(s, error) &&
+             (!b.other_key ||
+              note_key_refusal(s, b.node_id, item->origin.curve_key, local->message, error));
     } else {
         g_propagate_error(error, local);
         ok = FALSE;

@@ -95,6 +95,13 @@ gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GE
 gboolean txd_store_jobs(PGconn *db, int64_t node_id, int64_t realtime_offset_ns,
                         const struct vigil_wire_message *batch, uint64_t *rows, GError **error);
 
+/* ---- store_drops.c -------------------------------------------------------------------- */
+
+/* The batch's DROPS items into uplink_drops, in the batch's transaction;
+ * `rows` counts them. */
+gboolean txd_store_drops(PGconn *db, int64_t node_id, const struct vigil_wire_message *batch,
+                         uint64_t *rows, GError **error);
+
 /* ---- store_file_stats.c ------------------------------------------------------------- */
 
 /* A report stored in run_summaries: the process's warehouse id, its JSON,

@@ -15,7 +15,9 @@ static gboolean add_report(struct web_request *req, const char *run_id, const ch
 {
     const char *params[] = {run_id, uid};
     PGresult *r = web_db_query(req,
-                               "SELECT s.report::text, p.pid, n.hostname"
+                               "SELECT s.report::text, p.pid, n.hostname,"
+                               "       (SELECT sum(rp.uplink_dropped_activities) FROM processes rp"
+                               "         WHERE rp.run_id = p.run_id)"
                                "  FROM processes p JOIN run_summaries s USING (process_id)"
                                "  JOIN nodes n USING (node_id)"
                                " WHERE p.run_id = $1::bigint"
@@ -43,6 +45,10 @@ static gboolean add_report(struct web_request *req, const char *run_id, const ch
             PQclear(r);
             return FALSE;
         }
+        /* As `vigil report RUN` adds it: the run's forwarded activities
+         * vigild's uplink dropped, which the report at exit cannot know. */
+        report.r.uplink_lost_known = true;
+        report.r.uplink_lost_activities = g_ascii_strtoull(PQgetvalue(r, 0, 3), NULL, 10);
         char *json = vigil_cli_report_json(&report.r);
         node = json_from_string(json, NULL);
         g_free(json);
@@ -87,7 +93,8 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         "       CASE WHEN NOT s.report ? 'ranks'"
         "            THEN (s.report->>'cpu_seconds')::float8 END AS cpu_s,"
         "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'energy_joule')::float8 END AS energy_j"
+        "            THEN (s.report->>'energy_joule')::float8 END AS energy_j,"
+        "       p.uplink_dropped_activities"
         "  FROM processes p JOIN nodes n USING (node_id)"
         "  LEFT JOIN run_summaries s USING (process_id)"
         " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
@@ -222,6 +229,28 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
         g_free(line);
         PQclear(r);
     }
+    /* What the run's figures here lack: forwarded, then dropped by vigild's
+     * uplink or spool (a bound reached while vigil-txd was away). */
+    r = web_db_query(req,
+                     "SELECT sum(uplink_dropped_activities), count(*) FILTER"
+                     "       (WHERE uplink_dropped_activities > 0)"
+                     "  FROM processes WHERE run_id = $1::bigint",
+                     1, params, error);
+    if (r == NULL) {
+        json_array_unref(card);
+        return FALSE;
+    }
+    if (!PQgetisnull(r, 0, 0) && strcmp(PQgetvalue(r, 0, 0), "0") != 0) {
+        char *line = g_strdup_printf(
+            "%s forwarded activities of %s process%s never reached the warehouse: vigild's "
+            "uplink dropped them (its spool or memory bound was reached), so the stored "
+            "activities and windows lack them.",
+            PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1),
+            strcmp(PQgetvalue(r, 0, 1), "1") == 0 ? "" : "es");
+        json_array_add_string_element(card, line);
+        g_free(line);
+    }
+    PQclear(r);
     if (json_object_get_boolean_member_with_default(run, "energy_estimated", FALSE))
         json_array_add_string_element(card, "Its energy is estimated from CPU use, not measured: "
                                             "the nodes gave no power reading.");

@@ -1,5 +1,5 @@
 /* vigild's spool on its own: batches written, read back after a restart,
- * damaged files cut at the damage with the rest kept aside, the bound kept
+ * damaged stretches kept aside and the batches after them replayed, the bound kept
  * by dropping the oldest segments, one vigild per folder, and sequence
  * numbers that never repeat. Batches here are raw messages (a header with a
  * CRC and an opaque payload): the spool reads only headers. */
@@ -244,8 +244,9 @@ static void test_flipped_payload_byte(void **state)
     g_free(dir);
 }
 
-/* A flipped length: nothing after it can be found again, so all of it is
- * kept aside. */
+/* A flipped length: the batch cannot be stepped over by its own length,
+ * so the walk looks for the next header that checks, and replays what
+ * follows. */
 static void test_flipped_length(void **state)
 {
     char *dir = spool_dir(state);
@@ -255,11 +256,12 @@ static void test_flipped_length(void **state)
     flip_byte(path, second + 28);
 
     struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
-    assert_sequences(spool, (const uint64_t[]){1}, 1);
+    assert_sequences(spool, (const uint64_t[]){1, 3}, 2);
+    assert_reads_back(spool, 3, 70);
     struct vigild_spool_stats stats;
     vigild_spool_stats(spool, &stats);
     assert_int_equal(stats.corrupt, 1);
-    assert_int_equal(stats.corrupt_bytes, 2 * VIGIL_WIRE_HEADER_BYTES + 60 + 70);
+    assert_int_equal(stats.corrupt_bytes, VIGIL_WIRE_HEADER_BYTES + 60);
     vigild_spool_close(spool);
     g_free(path);
     g_free(dir);
@@ -322,6 +324,76 @@ static void test_bound(void **state)
     /* What was dropped is gone from the disk too. */
     spool = vigild_spool_open(dir, 10 * size, NULL);
     assert_sequences(spool, (const uint64_t[]){6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 10);
+    vigild_spool_close(spool);
+    g_array_free(dropped, TRUE);
+    g_free(dir);
+}
+
+/* 100 bytes of damage in the active segment, over the start of one batch
+ * (its header and the first of its payload): that batch is lost, and only
+ * that one; the walk finds the next header and replays every batch after
+ * it. The damage is kept aside and said where it is, in bytes. */
+static void test_damage_in_the_middle_loses_one_batch(void **state)
+{
+    char *dir = spool_dir(state);
+    const uint32_t payload = 1000;
+    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + payload;
+    struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    assert_non_null(spool);
+    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    for (uint64_t s = 1; s <= 20; s++)
+        append(spool, s, payload, dropped);
+    g_array_free(dropped, TRUE);
+    vigild_spool_close(spool);
+    char *path = segment_path(dir, 1);
+    FILE *f = fopen(path, "r+");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)(7 * size), SEEK_SET), 0);
+    for (int i = 0; i < 100; i++)
+        assert_int_not_equal(fputc(0xAA, f), EOF);
+    assert_int_equal(fclose(f), 0);
+
+    spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    GArray *have = vigild_spool_sequences(spool);
+    guint replayed = have->len;
+    g_array_free(have, TRUE);
+    if (replayed != 19)
+        fail_msg("%u of 20 batches replayed after 100 bytes of damage to batch 8; 19 expected",
+                 replayed);
+    for (uint64_t s = 1; s <= 20; s++)
+        if (s != 8)
+            assert_reads_back(spool, s, payload);
+    struct vigild_spool_stats stats;
+    vigild_spool_stats(spool, &stats);
+    assert_int_equal(stats.corrupt, 1);
+    assert_int_equal(stats.corrupt_bytes, size);
+    vigild_spool_close(spool);
+    g_free(path);
+    g_free(dir);
+}
+
+/* A batch queued again with an old sequence (vigil spool resend) whose
+ * number names a segment still there: it goes into a segment of another
+ * name. The old segment still holds its first copy (acknowledgements are
+ * not written to disk), the same bytes: a new vigild keeps that one. */
+static void test_an_old_sequence_whose_segment_is_there(void **state)
+{
+    char *dir = spool_dir(state);
+    struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    append(spool, 5, 100, dropped);
+    append(spool, 6, 100, dropped);
+    vigild_spool_close(spool);
+    spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    vigild_spool_remove(spool, 5); /* refused: 00…05.spool stays, for 6 */
+    append(spool, 5, 100, dropped);
+    assert_reads_back(spool, 5, 100);
+    assert_int_equal(count_files(dir, ".spool"), 2);
+    vigild_spool_close(spool);
+    spool = vigild_spool_open(dir, 64 * MiB, NULL);
+    assert_sequences(spool, (const uint64_t[]){5, 6}, 2);
+    assert_reads_back(spool, 5, 100);
+    assert_reads_back(spool, 6, 100);
     vigild_spool_close(spool);
     g_array_free(dropped, TRUE);
     g_free(dir);
@@ -473,8 +545,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flipped_payload_byte, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_flipped_length, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_all_damaged, test_make_dir, test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_damage_in_the_middle_loses_one_batch, test_make_dir,
+                                        test_remove_dir),
         cmocka_unit_test_setup_teardown(test_bound, test_make_dir, test_remove_dir),
         cmocka_unit_test_setup_teardown(test_one_vigild_per_folder, test_make_dir, test_remove_dir),
+        cmocka_unit_test_setup_teardown(test_an_old_sequence_whose_segment_is_there, test_make_dir,
+                                        test_remove_dir),
         cmocka_unit_test_setup_teardown(test_sequences_never_repeat, test_make_dir,
                                         test_remove_dir),
         cmocka_unit_test_setup_teardown(test_sequences_above_all_used_after_the_folder_is_lost,

@@ -549,6 +549,131 @@ static gboolean all_accounted_some_dropped(const struct vigild_uplink_stats *s, 
                *(const uint64_t *)want;
 }
 
+/* Waits until vigild_uplink_durable_below says `want`. */
+static void wait_for_durable_below(struct vigild_uplink *u, uint64_t want, const char *what)
+{
+    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
+    uint64_t have;
+    while ((have = vigild_uplink_durable_below(u)) != want) {
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("durable below %" PRIu64 ", not %" PRIu64 ": %s", have, want, what);
+        g_usleep(POLL_US);
+    }
+}
+
+/* What the daemon frees its rings by: a batch is durable once it is
+ * spooled or acknowledged. Not written ahead (spool_after_ms > 0), a batch
+ * is not durable until vigil-txd acknowledges it; written ahead to a spool
+ * that cannot take it, not until the spool can again. */
+static void test_durable_once_spooled_or_acknowledged(void **state)
+{
+    struct fixture *f = *state;
+    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
+    assert_non_null(u);
+    assert_int_equal(vigild_uplink_durable_below(u), UINT64_MAX);
+    uint64_t first = send_batch(u);
+    uint64_t second = send_batch(u);
+    assert_int_equal(vigild_uplink_durable_below(u), first);
+    bind_router(f, NULL);
+    for (int i = 0; i < 2; i++) {
+        struct received r;
+        router_receive(f, &r);
+        if (r.sequence == first)
+            router_reply(f, r.id, VIGIL_WIRE_ACK, r.sequence);
+        g_bytes_unref(r.message);
+    }
+    wait_for_durable_below(u, second, "the first acknowledged");
+    vigild_uplink_free(u);
+
+    f->settings.spool_after_ms = 0;
+    u = vigild_uplink_new(&f->settings, NULL);
+    assert_non_null(u);
+    wait_for_durable_below(u, UINT64_MAX, "the spool replayed is durable");
+    struct rlimit saved, small = {.rlim_cur = 0};
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    small.rlim_max = saved.rlim_max;
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    uint64_t third = vigild_uplink_next_sequence(u);
+    GBytes *batch = make_batch(third);
+    gboolean durable = vigild_uplink_send(u, third, batch);
+    g_bytes_unref(batch);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    signal(SIGXFSZ, old_handler);
+    assert_false(durable);
+    /* The uplink tries the spool again (after a second) and it works. */
+    wait_for_durable_below(u, UINT64_MAX, "spooled once the spool could take it");
+    vigild_uplink_free(u);
+}
+
+/* A file the spool set aside (NAME.damaged) holding intact batches between
+ * damage: `vigil spool check` shows its ranges and what is replayable, and
+ * changes nothing; vigild_uplink_replay (`vigil spool replay`) sends the
+ * intact ones and renames the file NAME.replayed. */
+static void test_damaged_file_checked_and_replayed(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(g_mkdir_with_parents(f->spool, 0700), 0);
+    GBytes *a = make_batch(7), *b = make_batch(9);
+    GByteArray *file = g_byte_array_new();
+    static const uint8_t junk[50] = {0xAA};
+    g_byte_array_append(file, junk, sizeof junk);
+    g_byte_array_append(file, g_bytes_get_data(a, NULL), (guint)g_bytes_get_size(a));
+    g_byte_array_append(file, junk, 30);
+    g_byte_array_append(file, g_bytes_get_data(b, NULL), (guint)g_bytes_get_size(b));
+    char *path = g_build_filename(f->spool, "00000000000000000007.spool.damaged", NULL);
+    assert_true(g_file_set_contents(path, (const char *)file->data, file->len, NULL));
+
+    struct test_run run = test_run_vigil(NULL, "spool", (const char *[]){"check", f->spool, NULL});
+    test_assert_status(&run, 1, "vigil spool check");
+    test_assert_contains(run.out, "2 intact batches (sequences 7 to 9); replayable");
+    test_assert_contains(run.out, "damaged: bytes 0 to 50 (50 bytes)");
+    char *second =
+        g_strdup_printf("damaged: bytes %zu to %zu (30 bytes)", 50 + (size_t)g_bytes_get_size(a),
+                        80 + (size_t)g_bytes_get_size(a));
+    test_assert_contains(run.out, second);
+    test_assert_contains(run.out, "2 replayable in set-aside files, 2 damaged ranges (80 bytes)");
+    test_run_clear(&run);
+    assert_true(g_file_test(path, G_FILE_TEST_EXISTS)); /* check changes nothing */
+
+    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
+    assert_non_null(u);
+    struct vigild_uplink_requeued done;
+    GError *error = NULL;
+    assert_true(vigild_uplink_replay(u, path, &done, &error));
+    assert_int_equal(done.batches, 2);
+    assert_int_equal(done.skipped, 0);
+    assert_int_equal(done.unreadable_bytes, 80);
+    char *replayed = g_strconcat(path, ".replayed", NULL);
+    assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+    assert_true(g_file_test(replayed, G_FILE_TEST_EXISTS));
+    bind_router(f, NULL);
+    gboolean seen[2] = {FALSE, FALSE};
+    for (int i = 0; i < 2; i++) {
+        struct received r;
+        router_receive(f, &r);
+        assert_true(r.sequence == 7 || r.sequence == 9);
+        seen[r.sequence == 9] = TRUE;
+        assert_true(g_bytes_equal(r.message, r.sequence == 7 ? a : b));
+        router_reply(f, r.id, VIGIL_WIRE_ACK, r.sequence);
+        g_bytes_unref(r.message);
+    }
+    assert_true(seen[0] && seen[1]);
+    uint64_t want = 2;
+    wait_for(u, all_acked, &want, "both replayed batches acked");
+    /* A file that is not there is an error that names it. */
+    assert_false(vigild_uplink_replay(u, path, &done, &error));
+    test_assert_contains(error->message, path);
+    g_error_free(error);
+    vigild_uplink_free(u);
+    g_free(replayed);
+    g_free(second);
+    g_free(path);
+    g_byte_array_unref(file);
+    g_bytes_unref(a);
+    g_bytes_unref(b);
+}
+
 /* Written ahead: the batch is in the spool when vigild_uplink_send returns
  * (what lets vigild free its rings). Then a spool that cannot be written
  * (files limited to 4 KiB: no disk space, as root) with vigil-txd gone:
@@ -929,6 +1054,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_is_kept_and_not_resent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_is_bounded_when_the_spool_fails, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_durable_once_spooled_or_acknowledged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_file_checked_and_replayed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_flight_is_bounded_by_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_folder_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_system_state, setup, teardown),

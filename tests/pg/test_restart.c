@@ -9,8 +9,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <cmocka.h>
 #include <json-glib/json-glib.h>
 
@@ -18,119 +16,41 @@
 #include "test_pg.h"
 #include "test_support.h"
 #include "test_txd.h"
+#include "writer.h"
 
 #define FIRST_WRITES  3000
 #define SECOND_WRITES 5000
 
 static const char daemon_lines[] = "providers = procstat;process;energy\ncycle_ms = 200\n";
 
-static char *daemon_config(const struct test_txd_fixture *f)
+/* `uplink_lines`: more of [uplink], or "". */
+static char *daemon_config(const struct test_txd_fixture *f, const char *uplink_lines)
 {
     return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = %s\nspool_dir = "
-                           "%s/spool\n[warehouse]\nconninfo = %s\n",
-                           f->txd.endpoint, f->dir, f->conninfo);
-}
-
-struct writer {
-    GPid pid;
-    int in, out;
-};
-
-/* Starts restart_writer under the preload library and waits until it has
- * done its first writes. */
-static void writer_start(struct writer *w, const struct test_daemon *d, const char *dir)
-{
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
-    char *report_var = g_strdup_printf("VIGIL_REPORT=%s/writer.txt", dir);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_RUN_ID=restart", NULL};
-    char **env = test_clean_environment(vars);
-    char *target = g_build_filename(dir, "written", NULL);
-    char *first = g_strdup_printf("%d", FIRST_WRITES),
-         *second = g_strdup_printf("%d", SECOND_WRITES);
-    const char *argv[] = {test_env_or_fail("RESTART_WRITER"), target, first, second, NULL};
-    GError *error = NULL;
-    if (!g_spawn_async_with_pipes(dir, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                  &w->pid, &w->in, &w->out, NULL, &error))
-        fail_msg("restart_writer: %s", error->message);
-    char line[64] = "";
-    ssize_t n = read(w->out, line, sizeof line - 1);
-    assert_true(n > 0);
-    line[n] = '\0';
-    test_assert_contains(line, "paused");
-    g_strfreev(env);
-    g_free(target);
-    g_free(first);
-    g_free(second);
-    g_free(socket_var);
-    g_free(preload_var);
-    g_free(report_var);
-}
-
-static void writer_finish(struct writer *w)
-{
-    assert_int_equal(write(w->in, "g", 1), 1);
-    int status;
-    assert_int_equal(waitpid(w->pid, &status, 0), w->pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    close(w->in);
-    close(w->out);
-}
-
-static guint64 count(const struct test_txd_fixture *f, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static guint64 count(const struct test_txd_fixture *f, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    char *sql = g_strdup_vprintf(format, args);
-    va_end(args);
-    guint64 n = test_pg_query_u64_in(f->conninfo, sql);
-    g_free(sql);
-    return n;
-}
-
-/* Waits (a generous bound) until the warehouse has the writer's report,
- * the last thing vigild sends of a process. */
-static void wait_for_report(const struct test_txd_fixture *f, GPid pid)
-{
-    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
-    while (count(f,
-                 "SELECT count(*) FROM run_summaries JOIN processes USING (process_id) "
-                 "WHERE pid = %d AND end_time IS NOT NULL",
-                 (int)pid) == 0) {
-        if (g_get_monotonic_time() > deadline) {
-            char *log_path = g_build_filename(f->dir, "vigild.log", NULL), *log = NULL;
-            g_file_get_contents(log_path, &log, NULL, NULL);
-            fail_msg("the warehouse never got the writer's report; vigild's log:\n%s", log);
-        }
-        g_usleep(20000); /* polling a condition, with a deadline */
-    }
+                           "%s/spool\n%s[warehouse]\nconninfo = %s\n",
+                           f->txd.endpoint, f->dir, uplink_lines, f->conninfo);
 }
 
 /* Every write once, each with its file; nothing else of it twice. */
 static void check_warehouse(const struct test_txd_fixture *f, GPid pid)
 {
-    wait_for_report(f, pid);
-    assert_int_equal(count(f,
-                           "SELECT count(*) FROM activities JOIN processes USING (process_id) "
-                           "WHERE pid = %d AND operation = 6",
-                           (int)pid),
+    writer_wait_for_report(f->conninfo, f->dir, pid);
+    assert_int_equal(writer_writes_stored(f->conninfo, pid), FIRST_WRITES + SECOND_WRITES);
+    assert_int_equal(writer_query(f->conninfo,
+                                  "SELECT count(*) FROM activities a JOIN processes USING "
+                                  "(process_id) JOIN files USING (file_id) WHERE pid = %d AND "
+                                  "operation = 6 AND encode(path_bytes, 'escape') LIKE "
+                                  "'%%/written'",
+                                  (int)pid),
                      FIRST_WRITES + SECOND_WRITES);
-    assert_int_equal(count(f,
-                           "SELECT count(*) FROM activities a JOIN processes USING (process_id) "
-                           "JOIN files USING (file_id) WHERE pid = %d AND operation = 6 "
-                           "AND encode(path_bytes, 'escape') LIKE '%%/written'",
-                           (int)pid),
-                     FIRST_WRITES + SECOND_WRITES);
-    assert_int_equal(count(f,
-                           "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
-                           "processes USING (process_id) WHERE pid = %d",
-                           (int)pid),
+    assert_int_equal(writer_query(f->conninfo,
+                                  "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
+                                  "processes USING (process_id) WHERE pid = %d",
+                                  (int)pid),
                      0);
     /* One process, however many vigilds served it. */
-    assert_int_equal(count(f, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid), 1);
+    assert_int_equal(
+        writer_query(f->conninfo, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid), 1);
 }
 
 /* Waits until vigild has given the writer a share of the node's energy and
@@ -177,14 +97,15 @@ static void check_taken_back(const struct test_daemon *d, GPid pid, double energ
     json_node_unref(status);
 }
 
-static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill)
+static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill,
+                                  const char *uplink_lines)
 {
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f);
+    char *config = daemon_config(f, uplink_lines);
     struct test_daemon d;
     test_daemon_start(&d, f->dir, daemon_lines, config);
     struct writer w;
-    writer_start(&w, &d, f->dir);
+    writer_start(&w, &d, f->dir, FIRST_WRITES, SECOND_WRITES, NULL);
     double energy_j = wait_for_energy(&d, w.pid);
     g_free(kill ? test_daemon_kill(&d) : test_daemon_stop(&d));
     test_daemon_start(&d, f->dir, daemon_lines, config);
@@ -203,12 +124,20 @@ static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill)
 
 static void test_sigkill_of_vigild_loses_nothing(void **state)
 {
-    restart_in_the_middle(*state, TRUE);
+    restart_in_the_middle(*state, TRUE, "");
 }
 
 static void test_sigterm_of_vigild_loses_nothing(void **state)
 {
-    restart_in_the_middle(*state, FALSE);
+    restart_in_the_middle(*state, FALSE, "");
+}
+
+/* Batches not written ahead (spool_after_ms): a cycle's ring positions are
+ * committed once vigil-txd acknowledges its batch, not before; the
+ * writes are all stored once all the same. */
+static void test_sigkill_without_write_ahead_loses_nothing(void **state)
+{
+    restart_in_the_middle(*state, TRUE, "spool_after_ms = 60000\n");
 }
 
 /* A test that fails half-way leaves its vigild running: kill it, then the
@@ -227,6 +156,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
                                         test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_sigkill_without_write_ahead_loses_nothing,
                                         test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);

@@ -783,6 +783,43 @@ static void test_send_unknown_type(void **state)
     close(sv[1]);
 }
 
+/* ---- SPOOL ---------------------------------------------------------------------------------- */
+
+/* `vigil spool resend|replay`: a known operation, a terminated path,
+ * absolute to replay; the answer is the same layout. */
+static void test_spool_request(void **state)
+{
+    (void)state;
+    static struct vigil_local_spool request, out;
+    struct vigil_error err = {{0}};
+    memset(&request, 0, sizeof request);
+    request.op = VIGIL_LOCAL_SPOOL_RESEND;
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request, &out, &err));
+    assert_int_equal(out.op, VIGIL_LOCAL_SPOOL_RESEND);
+    assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_SPOOL), "spool");
+    request.op = VIGIL_LOCAL_SPOOL_REPLAY;
+    strcpy(request.path, "/var/lib/vigil/spool/00000000000000000001.spool.damaged");
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request, &out, &err));
+    assert_string_equal(out.path, request.path);
+    strcpy(request.path, "relative.damaged");
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request, &out, &err));
+    test_assert_contains(err.message, "replay needs an absolute path, not \"relative.damaged\"");
+    memset(request.path, 'x', sizeof request.path);
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request, &out, &err));
+    test_assert_contains(err.message, "spool: the path is not terminated");
+    memset(request.path, 0, sizeof request.path);
+    request.op = 3;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request, &out, &err));
+    test_assert_contains(err.message, "spool: unknown operation 3");
+    request.op = VIGIL_LOCAL_SPOOL_RESEND;
+    request.reserved = 9;
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request, &out, &err));
+    test_assert_contains(err.message, "spool: the reserved field is 0x9, not 0");
+    assert_false(
+        vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request - 1, &out, &err));
+    test_assert_contains(err.message, "a spool message of 4127 bytes; it has 4128");
+}
+
 /* ---- JOB ---------------------------------------------------------------------------------- */
 
 static void test_job_round_trip(void **state)
@@ -1002,6 +1039,7 @@ int main(void)
         cmocka_unit_test(test_job_bad_layout),
         cmocka_unit_test(test_job_largest_fits),
         cmocka_unit_test(test_registered_apart),
+        cmocka_unit_test(test_spool_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,6 +125,11 @@ static const struct vigil_wire_job jobs[] = {
     {0, 7, 0, 0, "4242_3", "batch", "", "n1"},             /* an end alone */
 };
 
+static const struct vigil_wire_drop drops[] = {
+    {4242, 0, 1000, 1700000000000000, 2500, 3},
+    {INT32_MAX, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0},
+};
+
 static const struct vigil_wire_refusal refusals[] = {
     {"duplicate key value violates unique constraint \"processes_node_id_pid_start_ns_key\""},
 };
@@ -134,6 +139,7 @@ static const enum vigil_wire_type batch_types[] = {
     VIGIL_WIRE_NODE,    VIGIL_WIRE_PROCESSES, VIGIL_WIRE_METRICS,    VIGIL_WIRE_ROLLUPS,
     VIGIL_WIRE_SAMPLES, VIGIL_WIRE_NAMES,     VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_ANOMALIES,
     VIGIL_WIRE_STATES,  VIGIL_WIRE_WINDOWS,   VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_JOBS,
+    VIGIL_WIRE_DROPS,
 };
 #define BATCH_SEQUENCE (SEQUENCE + VIGIL_WIRE_BATCH)
 
@@ -141,7 +147,7 @@ static const enum vigil_wire_type all_types[] = {
     VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_NAMES,     VIGIL_WIRE_METRICS, VIGIL_WIRE_SAMPLES,
     VIGIL_WIRE_ANOMALIES,  VIGIL_WIRE_STATES,    VIGIL_WIRE_ACK,     VIGIL_WIRE_BATCH,
     VIGIL_WIRE_NODE,       VIGIL_WIRE_PROCESSES, VIGIL_WIRE_ROLLUPS, VIGIL_WIRE_WINDOWS,
-    VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS,
+    VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS,    VIGIL_WIRE_DROPS,
 };
 #define N_TYPES G_N_ELEMENTS(all_types)
 _Static_assert(G_N_ELEMENTS(all_types) == VIGIL_WIRE_TYPE_COUNT, "a type without a test");
@@ -186,6 +192,8 @@ static size_t fixture_count(enum vigil_wire_type type)
         return G_N_ELEMENTS(refusals);
     case VIGIL_WIRE_JOBS:
         return G_N_ELEMENTS(jobs);
+    case VIGIL_WIRE_DROPS:
+        return G_N_ELEMENTS(drops);
     }
     return 0;
 }
@@ -244,6 +252,9 @@ static void add_fixture(vigil_wire_writer *w, enum vigil_wire_type type, size_t 
         break;
     case VIGIL_WIRE_JOBS:
         ok = vigil_wire_add_job(w, &jobs[i], &error);
+        break;
+    case VIGIL_WIRE_DROPS:
+        ok = vigil_wire_add_drop(w, &drops[i], &error);
         break;
     }
     if (error != NULL)
@@ -533,6 +544,9 @@ static void assert_items_equal(const struct vigil_wire_message *m, size_t i)
         assert_string_equal(m->jobs[i].user, jobs[i].user);
         assert_string_equal(m->jobs[i].nodes, jobs[i].nodes);
         break;
+    case VIGIL_WIRE_DROPS:
+        assert_memory_equal(&m->drops[i], &drops[i], sizeof drops[i]);
+        break;
     }
 }
 
@@ -615,6 +629,9 @@ static size_t expected_payload_bytes(enum vigil_wire_type type, size_t n)
         case VIGIL_WIRE_JOBS:
             bytes += 24 + 8 + strlen(jobs[i].job_id) + strlen(jobs[i].step_id) +
                      strlen(jobs[i].user) + strlen(jobs[i].nodes);
+            break;
+        case VIGIL_WIRE_DROPS:
+            bytes += 40;
             break;
         }
     }
@@ -769,8 +786,8 @@ static void test_type_names(void **state)
 {
     (void)state;
     static const char *const expected[] = {
-        "activities", "names",     "metrics", "samples", "anomalies", "states",  "ack", "batch",
-        "node",       "processes", "rollups", "windows", "summaries", "refused", "jobs"};
+        "activities", "names",     "metrics", "samples", "anomalies", "states",  "ack",  "batch",
+        "node",       "processes", "rollups", "windows", "summaries", "refused", "jobs", "drops"};
     for (size_t t = 0; t < N_TYPES; t++)
         assert_string_equal(vigil_wire_type_name(all_types[t]), expected[t]);
     assert_null(vigil_wire_type_name(0));
@@ -1152,7 +1169,7 @@ static void test_hostile_headers(void **state)
     expect_patched_error(VIGIL_WIRE_SAMPLES, 6, 0, 2, VIGIL_WIRE_ERROR_MALFORMED,
                          "unknown message type 0");
     expect_patched_error(VIGIL_WIRE_SAMPLES, 6, VIGIL_WIRE_TYPE_COUNT + 1, 2,
-                         VIGIL_WIRE_ERROR_MALFORMED, "unknown message type 16");
+                         VIGIL_WIRE_ERROR_MALFORMED, "unknown message type 17");
     expect_patched_error(VIGIL_WIRE_SAMPLES, HEADER_PAYLOAD_BYTES, VIGIL_WIRE_MAX_PAYLOAD_BYTES + 1,
                          4, VIGIL_WIRE_ERROR_TOO_LARGE,
                          "payload of 67108865 bytes is over the limit");
@@ -1528,6 +1545,16 @@ static void hand_item(GByteArray *a, enum vigil_wire_type type, const void *item
         put_string16(a, j->nodes);
         break;
     }
+    case VIGIL_WIRE_DROPS: {
+        const struct vigil_wire_drop *d = item;
+        put_le(a, (uint32_t)d->pid, 4);
+        put_le(a, d->reserved, 4);
+        put_le(a, d->start_ns, 8);
+        put_le(a, d->counter, 8);
+        put_le(a, d->activities, 8);
+        put_le(a, d->batches, 8);
+        break;
+    }
     default:
         fail_msg("no hand encoding of %s items", vigil_wire_type_name(type));
     }
@@ -1550,6 +1577,8 @@ static const void *fixture_item(enum vigil_wire_type type, size_t i)
         return &refusals[i];
     case VIGIL_WIRE_JOBS:
         return &jobs[i];
+    case VIGIL_WIRE_DROPS:
+        return &drops[i];
     default:
         fail_msg("no fixture items of %s", vigil_wire_type_name(type));
     }
@@ -1604,7 +1633,7 @@ static void test_version_2_layouts_are_as_documented(void **state)
     (void)state;
     static const enum vigil_wire_type types[] = {
         VIGIL_WIRE_NODE,      VIGIL_WIRE_PROCESSES, VIGIL_WIRE_ROLLUPS, VIGIL_WIRE_WINDOWS,
-        VIGIL_WIRE_SUMMARIES, VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS};
+        VIGIL_WIRE_SUMMARIES, VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS,    VIGIL_WIRE_DROPS};
     for (size_t t = 0; t < G_N_ELEMENTS(types); t++) {
         GByteArray *payload = g_byte_array_new();
         for (size_t i = 0; i < fixture_count(types[t]); i++)
@@ -1650,6 +1679,8 @@ static gboolean add_one(vigil_wire_writer *w, enum vigil_wire_type type, const v
         return vigil_wire_add_refusal(w, item, error);
     case VIGIL_WIRE_JOBS:
         return vigil_wire_add_job(w, item, error);
+    case VIGIL_WIRE_DROPS:
+        return vigil_wire_add_drop(w, item, error);
     default:
         fail_msg("no add for %s items", vigil_wire_type_name(type));
     }
@@ -1849,6 +1880,20 @@ static void test_bad_jobs(void **state)
     j = jobs[0];
     j.nodes = "n\xc3";
     expect_bad_item(VIGIL_WIRE_JOBS, &j, "job 4242: nodes is not valid UTF-8");
+}
+
+static void test_bad_drops(void **state)
+{
+    (void)state;
+    struct vigil_wire_drop d = drops[0];
+    d.pid = 0;
+    expect_bad_item(VIGIL_WIRE_DROPS, &d, "drops of pid 0, not a process");
+    d = drops[0];
+    d.counter = 0;
+    expect_bad_item(VIGIL_WIRE_DROPS, &d, "drops of pid 4242 counted by counter 0");
+    d = drops[0];
+    d.reserved = 1;
+    expect_bad_item(VIGIL_WIRE_DROPS, &d, "reserved field is 0x00000001, not 0");
 }
 
 /* A NUL cannot be in a C string, so only the decoder can meet one. */
@@ -2456,6 +2501,7 @@ int main(void)
         cmocka_unit_test(test_bad_rollups),
         cmocka_unit_test(test_bad_windows_summaries_refusals),
         cmocka_unit_test(test_bad_jobs),
+        cmocka_unit_test(test_bad_drops),
         cmocka_unit_test(test_nul_in_version_2_strings),
         cmocka_unit_test(test_hostile_version_2_lengths),
         cmocka_unit_test(test_node_and_refusal_hold_exactly_one),

@@ -1560,6 +1560,41 @@ static void test_thresholds(void **state)
     test_http_clear(&a);
 }
 
+/* Activities vigild forwarded and its uplink dropped (schema 0011): the
+ * process's figure in `ranks`, the run's in the report (as `vigil report`
+ * adds it) and a line of the report card. Taken back after, so the other
+ * checks see the fixture as it is. */
+static void test_run_uplink_drops(void **state)
+{
+    (void)state;
+    test_pg_exec(&pg, "INSERT INTO uplink_drops (node_id, pid, start_monotonic_ns, counter,"
+                      " activities, batches) SELECT node_id, pid, start_monotonic_ns, 7, 1234, 2"
+                      " FROM processes WHERE run_id = 1 AND rank = 1");
+    struct test_http a;
+    JsonNode *root = test_web_get_json(&web, "/api/v1/runs/1", NULL, 200, &a);
+    const char *where = "/api/v1/runs/1";
+    assert_int_equal(test_json_int(root, where, "report.uplink_lost_activities"), 1234);
+    JsonArray *ranks = test_web_array(root, where, "ranks");
+    gint64 sum = 0;
+    for (guint i = 0; i < json_array_get_length(ranks); i++) {
+        JsonObject *r = json_array_get_object_element(ranks, i);
+        gint64 lost = json_object_get_int_member(r, "uplink_dropped_activities");
+        assert_int_equal(lost, json_object_get_int_member(r, "rank") == 1 ? 1234 : 0);
+        sum += lost;
+    }
+    assert_int_equal(sum, 1234);
+    JsonArray *card = test_web_array(root, where, "report_card");
+    gboolean said = FALSE;
+    for (guint i = 0; i < json_array_get_length(card); i++)
+        said |=
+            strstr(json_array_get_string_element(card, i),
+                   "1234 forwarded activities of 1 process never reached the warehouse") != NULL;
+    assert_true(said);
+    test_http_clear(&a);
+    test_pg_exec(&pg, "DELETE FROM uplink_drops");
+    assert_int_equal(sql_count("SELECT sum(uplink_dropped_activities) FROM processes"), 0);
+}
+
 int main(void)
 {
     if (!test_pg_available())
@@ -1583,6 +1618,7 @@ int main(void)
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_thresholds),
         cmocka_unit_test(test_tune_trials),
+        cmocka_unit_test(test_run_uplink_drops),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

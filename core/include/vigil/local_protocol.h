@@ -31,6 +31,9 @@
  * takes it for an answer it does not know, and its report lacks vigild's
  * summary; its process is registered all the same.
  *
+ * `vigil spool resend|replay` (root or vigild's own user): SPOOL → SPOOL
+ * (what was done), or REFUSED (why). One message per connection.
+ *
  * vigild trusts nothing in a message about who sent it: pid and uid come
  * from the kernel (SO_PEERCRED). This part is GLib-free: the preload
  * library links it. */
@@ -62,6 +65,7 @@ enum vigil_local_type {
     VIGIL_LOCAL_JOB = 10,              /* prolog/epilog/SPANK → daemon: a job begins or ends */
     VIGIL_LOCAL_JOB_NOTED = 11,        /* daemon → that client, no payload */
     VIGIL_LOCAL_REGISTERED_APART = 12, /* daemon → process: registered, in a run of its own */
+    VIGIL_LOCAL_SPOOL = 15,            /* vigil spool → daemon, and its answer back */
 };
 
 struct vigil_local_header {
@@ -213,6 +217,30 @@ enum vigil_local_job_flags {
 };
 
 #define VIGIL_LOCAL_JOB_UID_UNKNOWN UINT32_MAX
+
+/* SPOOL: an administrator asks vigild's uplink to send batches again; the
+ * answer is a SPOOL with the counts filled in (and path empty). */
+enum vigil_local_spool_op {
+    /* The batches vigil-txd refused, kept in SPOOL_DIR/refused/: once what
+     * made it refuse them is fixed (a node id's key, say). */
+    VIGIL_LOCAL_SPOOL_RESEND = 1,
+    /* What can be read of the file at `path` (a NAME.damaged the spool
+     * set aside, or any file of whole batches): its intact batches. */
+    VIGIL_LOCAL_SPOOL_REPLAY = 2,
+};
+
+#define VIGIL_LOCAL_SPOOL_PATH_MAX 4096 /* PATH_MAX, its NUL included */
+
+struct vigil_local_spool {
+    uint32_t op; /* enum vigil_local_spool_op */
+    uint32_t reserved;
+    uint64_t batches;          /* answer: batches queued to be sent again */
+    uint64_t skipped;          /* answer: batches vigild already holds, left as they are */
+    uint64_t unreadable_bytes; /* answer: bytes no intact batch could be read from */
+    char path[VIGIL_LOCAL_SPOOL_PATH_MAX]; /* REPLAY: NUL-terminated, absolute; else "" */
+};
+_Static_assert(sizeof(struct vigil_local_spool) == 32 + VIGIL_LOCAL_SPOOL_PATH_MAX,
+               "spool layout changed");
 /* Limits of a JOB's strings, in bytes. A job id and a step are printable
  * ASCII without spaces, as a run key ("slurm-JOB.STEP") is; a user name
  * is UTF-8 without control characters; a node list is a Slurm host list
@@ -292,7 +320,8 @@ bool vigil_local_decode_registered_apart(const void *payload, size_t payload_byt
 
 /* Checks a fixed-size payload: its length, and for a SUMMARY that its texts
  * are terminated and its flags known; for a REPORT, an exit code of -1 to
- * 255 and a length within VIGIL_LOCAL_REPORT_MAX_BYTES. */
+ * 255 and a length within VIGIL_LOCAL_REPORT_MAX_BYTES; for a SPOOL, a
+ * known op, reserved 0, and a terminated path, absolute for REPLAY. */
 bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, size_t payload_bytes,
                               void *out, struct vigil_error *err);
 

@@ -275,6 +275,14 @@ struct vigil_report {
     struct vigil_report_rank_stats per_rank[VIGIL_REPORT_RANK_METRIC_COUNT];
     const struct vigil_report_link *rank_links; /* `ranks` of them, or NULL */
     struct vigil_report_job_energy job_energy;
+    /* `vigil report` only, from the warehouse: of the activities vigild
+     * forwarded, those its uplink or spool dropped before they were stored
+     * (processes.uplink_dropped_activities). A report written at exit
+     * cannot know it: shown only when uplink_lost_known, and only when
+     * some were lost, so that a report of a run that lost none is printed
+     * exactly as the console showed it. */
+    bool uplink_lost_known;
+    uint64_t uplink_lost_activities;
     /* Code regions; none: region_count 0 and notes all 0. */
     int region_count;
     const struct vigil_report_region *regions;

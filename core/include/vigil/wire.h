@@ -50,6 +50,8 @@
  *   refusal   text reason
  *   job       0 u64 begin_ns, 8 u64 end_ns, 16 u32 uid, 20 u32 flags;
  *             strings job_id, step_id, user, nodes
+ *   drop      0 i32 pid, 4 u32 reserved, 8 u64 start_ns, 16 u64 counter,
+ *             24 u64 activities, 32 u64 batches
  * A BATCH's payload is `count` times (u32 length, one whole message with
  * its own header and CRC). ACTIVITIES and NAMES begin their payload with
  * the u64 process id; no other type does.
@@ -95,8 +97,9 @@ enum vigil_wire_type {
     VIGIL_WIRE_SUMMARIES = 13, /* a process's end-of-run report, as its JSON */
     VIGIL_WIRE_REFUSED = 14, /* txd → vigild: the header's batch can never be stored; one text */
     VIGIL_WIRE_JOBS = 15,    /* scheduler jobs and steps that began or ended on the node */
+    VIGIL_WIRE_DROPS = 16, /* forwarded activities vigild's uplink or spool dropped, per process */
 };
-#define VIGIL_WIRE_TYPE_COUNT 15
+#define VIGIL_WIRE_TYPE_COUNT 16
 
 struct vigil_wire_header {
     uint32_t magic;
@@ -241,6 +244,26 @@ enum vigil_wire_job_flags {
     VIGIL_WIRE_JOB_FROM_ROOT = 1u << 31,
 };
 
+/* DROPS (type 16, added like JOBS without a version change: an older
+ * vigil-txd refuses a batch holding one, by type): what one vigild's
+ * uplink and spool dropped of a process's forwarded activities (a bound
+ * reached, a batch lost), cumulative since that vigild started counting.
+ * The process is named as the warehouse keys it (the node's, pid, start),
+ * not by a process id the batch describes: the batches that described it
+ * may be the ones dropped. `counter` names the count (the first sequence
+ * of the vigild that keeps it): the warehouse keeps the highest figures
+ * per counter and adds the counters, so a later batch's figure replaces an
+ * earlier one's, whatever order they come in. Valid: pid > 0, counter >
+ * 0, reserved 0. */
+struct vigil_wire_drop {
+    int32_t pid;
+    uint32_t reserved; /* zero */
+    uint64_t start_ns; /* the process's monotonic start, as its PROCESSES item says */
+    uint64_t counter;
+    uint64_t activities; /* forwarded activities dropped */
+    uint64_t batches;    /* batches dropped that held some of them */
+};
+
 /* A decoded message; the array matching header.type holds header.count
  * items. Free with vigil_wire_message_clear. */
 struct vigil_wire_message {
@@ -259,6 +282,7 @@ struct vigil_wire_message {
     struct vigil_wire_summary *summaries;
     struct vigil_wire_refusal *refusals;
     struct vigil_wire_job *jobs;
+    struct vigil_wire_drop *drops;
     /* BATCH: its `count` inner messages, decoded. An inner message has the
      * batch's node and sequence and is neither a BATCH, an ACK nor REFUSED. */
     struct vigil_wire_message *inner;
@@ -316,6 +340,8 @@ gboolean vigil_wire_add_window(vigil_wire_writer *w, const struct vigil_wire_win
 gboolean vigil_wire_add_summary(vigil_wire_writer *w, const struct vigil_wire_summary *summary,
                                 GError **error);
 gboolean vigil_wire_add_job(vigil_wire_writer *w, const struct vigil_wire_job *job, GError **error);
+gboolean vigil_wire_add_drop(vigil_wire_writer *w, const struct vigil_wire_drop *drop,
+                             GError **error);
 gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_refusal *refusal,
                                 GError **error);
 /* BATCH: adds one whole message (from vigil_wire_writer_finish) whose

@@ -100,6 +100,9 @@ function reportFigures(report, reportOf) {
     ['vigild', `${vigild.state ?? '–'}${vigild.reason ? ': ' + vigild.reason : ''}`],
     ['Capture', capture.mode ? `${capture.mode}: ${format.count(capture.forwarded)} forwarded, `
       + `${format.count(capture.dropped)} dropped, ${format.count(capture.abnormal_cycles)} abnormal cycles` : '–'],
+    // the warehouse's: forwarded, then dropped by vigild's uplink (the run's;
+    // the report leaves it out when it is 0)
+    ['Lost after forwarding', format.count(report.uplink_lost_activities ?? 0)],
   ]);
   const rows = [];
   for (const [layer, ops] of Object.entries(report.layers || {})) {
@@ -154,6 +157,7 @@ function ranksTable(ranks) {
     { label: 'Written', numeric: true, value: (r) => format.bytes(r.bytes_written) },
     { label: 'CPU', numeric: true, value: (r) => format.seconds(r.cpu_s) },
     { label: 'Energy', numeric: true, value: (r) => format.joules(r.energy_j) },
+    { label: 'Lost after forwarding', numeric: true, value: (r) => format.count(r.uplink_dropped_activities) },
     { label: 'Report', value: (r) => (r.job_report ? 'the job’s (joint)' : r.report_sent === false ? 'not sent' : 'own') },
   ], ranks, { id: 'ranks' });
 }

@@ -1,0 +1,191 @@
+/* 100 bytes of damage in the active spool segment lose one batch, not
+ * everything written after it: a program writes 50,000 times while
+ * vigil-txd is down, so every batch waits in vigild's spool (the writes
+ * paced over about ten of vigild's cycles, so about ten batches); vigild stops,
+ * 100 bytes at the start of a batch in the middle of the segment are
+ * overwritten, vigil-txd starts and vigild is started again on the spool.
+ * The warehouse then holds every write but the damaged batch's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include <json-glib/json-glib.h>
+
+#include "vigil/activity.h"
+#include "vigil/ontology.h"
+#include "vigil/wire.h"
+#include "test_daemon.h"
+#include "test_pg.h"
+#include "test_support.h"
+#include "test_txd.h"
+#include "writer.h"
+
+#define WRITES          50000
+#define DAMAGE_BYTES    100
+#define PACE_US         40000 /* between chunks of 1,000 writes: 2 s in all */
+#define DEADLINE_US     (120 * G_USEC_PER_SEC)
+#define POLL_US         20000
+#define OPERATION_WRITE VIGIL_OP_POSIX_WRITE
+
+static const char daemon_lines[] = "providers = procstat;process\ncycle_ms = 200\n";
+
+static char *daemon_config(const struct test_txd_fixture *f)
+{
+    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
+                           "spool_dir = %s/spool\n",
+                           f->dir, f->dir);
+}
+
+/* The newest segment of the spool: the one vigild was appending to. */
+static char *active_segment(const char *spool)
+{
+    GDir *d = g_dir_open(spool, 0, NULL);
+    assert_non_null(d);
+    char *newest = NULL;
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL)
+        if (g_str_has_suffix(name, ".spool") && (newest == NULL || strcmp(name, newest) > 0)) {
+            g_free(newest);
+            newest = g_strdup(name);
+        }
+    g_dir_close(d);
+    assert_non_null(newest);
+    char *path = g_build_filename(spool, newest, NULL);
+    g_free(newest);
+    return path;
+}
+
+/* The writes a batch carries. */
+static guint64 writes_in(const uint8_t *data, size_t length)
+{
+    struct vigil_wire_message m;
+    GError *error = NULL;
+    if (!vigil_wire_decode(data, length, &m, &error))
+        fail_msg("a spooled batch does not decode: %s", error->message);
+    guint64 writes = 0;
+    for (uint32_t i = 0; i < m.header.count; i++) {
+        const struct vigil_wire_message *inner = &m.inner[i];
+        if (inner->header.type != VIGIL_WIRE_ACTIVITIES)
+            continue;
+        for (uint32_t a = 0; a < inner->header.count; a++)
+            writes += inner->activities[a].op == OPERATION_WRITE;
+    }
+    vigil_wire_message_clear(&m);
+    return writes;
+}
+
+/* Overwrites DAMAGE_BYTES at the start of the batch with writes nearest
+ * the middle of the segment; returns how many writes it carried. */
+static guint64 damage_middle_batch(const char *path)
+{
+    gchar *contents;
+    gsize size;
+    assert_true(g_file_get_contents(path, &contents, &size, NULL));
+    const uint8_t *data = (const uint8_t *)contents;
+    size_t offset = 0, chosen = 0;
+    guint64 chosen_writes = 0;
+    guint batches = 0;
+    while (offset < size) {
+        struct vigil_wire_header h;
+        size_t length = VIGIL_WIRE_HEADER_BYTES;
+        if (size - offset >= VIGIL_WIRE_HEADER_BYTES)
+            length += (uint32_t)data[offset + 28] | (uint32_t)data[offset + 29] << 8 |
+                      (uint32_t)data[offset + 30] << 16 | (uint32_t)data[offset + 31] << 24;
+        assert_true(length <= size - offset);
+        assert_true(vigil_wire_peek_header(data + offset, length, &h, NULL));
+        guint64 writes = writes_in(data + offset, length);
+        if (writes > 0 && chosen_writes == 0 && offset >= size / 2) {
+            chosen = offset;
+            chosen_writes = writes;
+        }
+        offset += length;
+        batches++;
+    }
+    assert_true(batches >= 3);
+    assert_true(chosen_writes > 0);
+    FILE *f = fopen(path, "r+");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)chosen, SEEK_SET), 0);
+    for (int i = 0; i < DAMAGE_BYTES; i++)
+        assert_int_not_equal(fputc(0xAA, f), EOF);
+    assert_int_equal(fclose(f), 0);
+    print_message("damaged %d bytes at offset %zu of %s (%zu bytes, %u batches): a batch of "
+                  "%" G_GUINT64_FORMAT " writes\n",
+                  DAMAGE_BYTES, chosen, path, (size_t)size, batches, chosen_writes);
+    g_free(contents);
+    return chosen_writes;
+}
+
+/* Waits until vigild has nothing left unacknowledged: the spool replayed
+ * and stored. */
+static void wait_for_spool_sent(const struct test_daemon *d)
+{
+    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
+    for (;;) {
+        JsonNode *status = test_daemon_status(d, 0);
+        JsonObject *root = json_node_get_object(status);
+        gint64 unacked = test_daemon_json_int(root, "uplink", "unacked", NULL);
+        gint64 acked = test_daemon_json_int(root, "uplink", "acked", NULL);
+        json_node_unref(status);
+        if (unacked == 0 && acked > 0)
+            return;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("vigild still has %" G_GINT64_FORMAT " batches unacknowledged", unacked);
+        g_usleep(POLL_US); /* polling a condition, with a deadline */
+    }
+}
+
+static void test_damage_in_the_active_segment_loses_one_batch(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    char *config = daemon_config(f);
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    struct writer w;
+    /* Spread over about ten cycles, so over about ten batches. */
+    writer_start_paced(&w, &d, f->dir, WRITES, 0, PACE_US, NULL);
+    writer_wait_for_drained(&d, w.pid, WRITES);
+    writer_finish(&w);
+    /* Its end and report go into a batch of their own, after the writes. */
+    json_node_unref(test_daemon_status(&d, w.pid));
+    writer_wait_for_drained(&d, w.pid, WRITES);
+    g_free(test_daemon_stop(&d));
+
+    char *spool = g_build_filename(f->dir, "spool", NULL);
+    char *segment = active_segment(spool);
+    guint64 damaged_writes = damage_middle_batch(segment);
+
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    wait_for_spool_sent(&d);
+    guint64 stored = writer_writes_stored(f->conninfo, w.pid);
+    print_message("%" G_GUINT64_FORMAT
+                  " of %d writes stored; the damaged batch held %" G_GUINT64_FORMAT "\n",
+                  stored, WRITES, damaged_writes);
+    assert_int_equal(stored, WRITES - damaged_writes);
+    writer_wait_for_report(f->conninfo, f->dir, w.pid);
+    g_free(test_daemon_stop(&d));
+    g_free(segment);
+    g_free(spool);
+    g_free(config);
+}
+
+static int teardown_all(void **state)
+{
+    test_daemon_kill_all();
+    return test_txd_fixture_teardown(state);
+}
+
+int main(void)
+{
+    if (!test_pg_available())
+        return 77; /* meson's "skipped" */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_damage_in_the_active_segment_loses_one_batch,
+                                        test_txd_fixture_setup, teardown_all),
+    };
+    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+}

@@ -1,0 +1,40 @@
+/* restart_writer under the preload library, served by a test's vigild, and
+ * what the warehouse stored of it: for the tests that stop, kill or starve
+ * vigild while a program writes (test_restart.c, test_spool_faults.c).
+ * Include after <cmocka.h>. */
+#ifndef VIGIL_TEST_PG_WRITER_H
+#define VIGIL_TEST_PG_WRITER_H
+
+#include <glib.h>
+
+#include "test_daemon.h"
+
+struct writer {
+    GPid pid;
+    int in, out;
+};
+
+/* Starts restart_writer on DIR/written: it makes `first` one-byte writes,
+ * then waits for writer_finish to make `second` more. Returns once the
+ * first are done. `extra_env`: more NAME=VALUE for it, or NULL. */
+void writer_start(struct writer *w, const struct test_daemon *d, const char *dir, long first,
+                  long second, const char *const *extra_env);
+/* The same with the first writes in chunks of 1,000, `pace_us` apart. */
+void writer_start_paced(struct writer *w, const struct test_daemon *d, const char *dir, long first,
+                        long second, long pace_us, const char *const *extra_env);
+/* Lets it make its second writes and waits for it to exit 0. */
+void writer_finish(struct writer *w);
+
+/* The one number `format`'s query returns on `conninfo`. */
+guint64 writer_query(const char *conninfo, const char *format, ...) G_GNUC_PRINTF(2, 3);
+/* Its write() calls (operation 6) the warehouse holds. */
+guint64 writer_writes_stored(const char *conninfo, GPid pid);
+/* Waits (a generous bound) until the warehouse has its report, the last
+ * thing vigild sends of a process; fails with vigild's log (DIR/vigild.log). */
+void writer_wait_for_report(const char *conninfo, const char *dir, GPid pid);
+/* Waits until vigild has drained at least `activities` of its activities
+ * and closed two cycles since, so that their batch has been made and the
+ * cycle's end has committed (or not) its ring. */
+void writer_wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activities);
+
+#endif
