@@ -8,10 +8,10 @@
  * a timeout, libsoup drops its part without closing the socket
  * (CLOSE-WAIT for ever, the connection leaked). Its listener also leaks
  * every accepted GSocket (about 350 bytes a connection). So vigil-web
- * accepts connections itself (a GSocketService on a socket it listens on
- * with a backlog of max_clients: GLib's 10 drops bursts) and holds each
- * in one of four phases; libsoup has it only while a request is read or
- * answered:
+ * accepts connections itself, on a socket it listens on with a backlog of
+ * max_clients (GLib's 10 drops bursts), many at each turn of the main
+ * loop, and holds each in one of four phases; libsoup has it only
+ * while a request is read or answered:
  *
  *   REQUEST  given to libsoup (soup_server_accept_iostream), which reads a
  *            request's headers; a deadline of client_timeout_s runs (a
@@ -56,6 +56,18 @@ enum { WRAPPED_DEPTH_MAX = 8 };
 /* After refusing a body: what is read of it and dropped, at most. */
 enum { REFUSED_BODY_DRAIN_MAX_BYTES = 256 * 1024, DRAIN_CHUNK_BYTES = 8192 };
 
+/* Connections accepted in one turn of the main loop: at most this
+ * fraction of max_clients. Each may take the place of the one waiting
+ * longest for its headers (never one that came in the same turn), so with
+ * max_clients waiting a newcomer has ACCEPT_TURNS_BEFORE_REPLACED turns
+ * for libsoup to read its headers, however many a flood brings. */
+enum { ACCEPT_TURNS_BEFORE_REPLACED = 4 };
+/* Accepting fails (out of descriptors): how long until it is tried again. */
+enum { ACCEPT_PAUSE_MS = 100 };
+/* How often, at most, a full house or failures to accept are logged (a
+ * flood would log a line for each connection). */
+#define LOG_EVERY_US (60 * G_USEC_PER_SEC)
+
 enum phase { PHASE_REQUEST, PHASE_ANSWER, PHASE_IDLE, PHASE_REFUSING };
 
 struct connection {
@@ -72,6 +84,7 @@ struct connection {
     gulong got_headers_handler, wrote_body_handler, disconnected_handler;
     gboolean stealing; /* libsoup says "disconnected" as it lets go */
     GSource *headers_deadline;
+    guint64 waiting_since_turn; /* owner->turn when it began waiting for headers */
 
     /* IDLE and REFUSING: ours. */
     GIOStream *stream;
@@ -87,13 +100,20 @@ struct web_connections {
     SoupServer *soup;
     const struct web_settings *settings;
     GMainContext *main_context;
-    GSocketService *service;
+    GSocket *listener;
+    GSource *accepting;    /* the listener readable */
+    GSource *accept_pause; /* out of descriptors: accepting again after it */
     gulong request_started_handler;
     GHashTable *all; /* struct connection * */
     GQueue waiting;  /* REQUEST, oldest first */
     GQueue idle;     /* IDLE, oldest first */
     struct connection *handing_back;
-    gboolean full_said; /* max_clients reached, logged once until below again */
+    guint64 turn; /* accepting turns of the main loop */
+    /* Connections that made room or were refused at max_clients, said at
+     * most once a LOG_EVERY_US. */
+    guint made_room, refused;
+    gint64 full_said_us;
+    gint64 accept_failed_said_us; /* likewise for failures to accept */
 };
 
 static void say_open(struct web_connections *owner)
@@ -156,8 +176,6 @@ static void connection_free(struct connection *c)
     g_clear_object(&c->remote);
     g_hash_table_remove(owner->all, c);
     g_free(c);
-    if (g_hash_table_size(owner->all) < owner->settings->max_clients)
-        owner->full_said = FALSE;
     say_open(owner);
 }
 
@@ -428,12 +446,13 @@ static void attach(struct connection *c, SoupServerMessage *msg)
     c->headers_deadline = g_timeout_source_new(c->owner->settings->client_timeout_s * 1000u);
     g_source_set_callback(c->headers_deadline, on_headers_late, c, NULL);
     g_source_attach(c->headers_deadline, c->owner->main_context);
+    c->waiting_since_turn = c->owner->turn;
     queue_enter(c, &c->owner->waiting);
 }
 
 /* Makes room for one more: the oldest idle connection, else the one
  * waiting longest for its headers, is closed. FALSE when every one is
- * being answered. */
+ * being answered, or waiting since this turn. */
 static gboolean make_room(struct web_connections *owner)
 {
     GList *oldest = g_queue_peek_head_link(&owner->idle);
@@ -442,7 +461,8 @@ static gboolean make_room(struct web_connections *owner)
         return TRUE;
     }
     oldest = g_queue_peek_head_link(&owner->waiting);
-    if (oldest != NULL) {
+    /* Not one that came in this turn: libsoup has not had a turn to read it. */
+    if (oldest != NULL && ((struct connection *)oldest->data)->waiting_since_turn != owner->turn) {
         drop_from_libsoup(oldest->data);
         return TRUE;
     }
@@ -458,24 +478,28 @@ static void on_request_started(SoupServer *soup, SoupServerMessage *msg, gpointe
         attach(g_steal_pointer(&owner->handing_back), msg);
 }
 
-static gboolean on_incoming(GSocketService *service, GSocketConnection *connection, GObject *source,
-                            gpointer data)
+static void accept_connection(struct web_connections *owner, GSocketConnection *connection)
 {
-    (void)service;
-    (void)source;
-    struct web_connections *owner = data;
     guint max = owner->settings->max_clients;
     if (g_hash_table_size(owner->all) >= max) {
-        if (!owner->full_said)
-            g_message("connections: [web] max_clients = %u open: each new one takes the place of "
-                      "the oldest idle one, or of the one waiting longest for its headers",
-                      max);
-        owner->full_said = TRUE;
-        if (!make_room(owner)) {
+        gboolean room = make_room(owner);
+        if (room)
+            owner->made_room++;
+        else
+            owner->refused++;
+        gint64 now_us = g_get_monotonic_time();
+        if (owner->full_said_us == 0 || now_us - owner->full_said_us >= LOG_EVERY_US) {
+            g_message("connections: [web] max_clients = %u open: %u new ones took the place of the "
+                      "oldest idle one or of the one waiting longest for its headers, %u were "
+                      "closed unanswered (all being answered), since the last such line",
+                      max, owner->made_room, owner->refused);
+            owner->made_room = owner->refused = 0;
+            owner->full_said_us = now_us;
+        }
+        if (!room) {
             /* Closed unanswered, cheaper than an answer nobody reads in a flood. */
-            g_info("connections: all %u being answered: a new one closed unanswered", max);
             g_io_stream_close(G_IO_STREAM(connection), NULL, NULL);
-            return TRUE;
+            return;
         }
     }
     GSocket *socket = g_socket_connection_get_socket(connection);
@@ -486,7 +510,7 @@ static gboolean on_incoming(GSocketService *service, GSocketConnection *connecti
         g_io_stream_close(G_IO_STREAM(connection), NULL, NULL);
         g_clear_object(&local);
         g_clear_object(&remote);
-        return TRUE;
+        return;
     }
     struct connection *c = g_new0(struct connection, 1);
     c->owner = owner;
@@ -502,7 +526,67 @@ static gboolean on_incoming(GSocketService *service, GSocketConnection *connecti
     g_hash_table_add(owner->all, c);
     say_open(owner);
     hand_over(c, c->root);
-    return TRUE;
+}
+
+static void accept_start(struct web_connections *owner);
+
+static gboolean on_accept_pause_over(gpointer data)
+{
+    struct web_connections *owner = data;
+    source_clear(&owner->accept_pause);
+    accept_start(owner);
+    return G_SOURCE_REMOVE;
+}
+
+/* Many connections waiting at a turn, not one per turn of the main loop
+ * (as GSocketService does): with hundreds of connections to serve, a turn
+ * is long, and a legitimate client would wait behind a flood's backlog. */
+static gboolean on_listener_ready(GSocket *listener, GIOCondition condition, gpointer data)
+{
+    (void)condition;
+    struct web_connections *owner = data;
+    owner->turn++;
+    guint accepts_max = MAX(1u, owner->settings->max_clients / ACCEPT_TURNS_BEFORE_REPLACED);
+    for (guint i = 0; i < accepts_max; i++) {
+        GError *error = NULL;
+        GSocket *socket = g_socket_accept(listener, NULL, &error);
+        if (socket == NULL) {
+            gboolean drained = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+            if (!drained && !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED)) {
+                /* Out of descriptors, most likely: the listener stays
+                 * readable, so a pause rather than a busy loop. */
+                gint64 now_us = g_get_monotonic_time();
+                if (owner->accept_failed_said_us == 0 ||
+                    now_us - owner->accept_failed_said_us >= LOG_EVERY_US) {
+                    g_warning("connections: cannot accept (%s): trying again every %d ms",
+                              error->message, ACCEPT_PAUSE_MS);
+                    owner->accept_failed_said_us = now_us;
+                }
+                g_error_free(error);
+                source_clear(&owner->accepting);
+                owner->accept_pause = g_timeout_source_new(ACCEPT_PAUSE_MS);
+                g_source_set_callback(owner->accept_pause, on_accept_pause_over, owner, NULL);
+                g_source_attach(owner->accept_pause, owner->main_context);
+                return G_SOURCE_REMOVE;
+            }
+            g_error_free(error);
+            if (drained)
+                break;
+            continue;
+        }
+        GSocketConnection *connection = g_socket_connection_factory_create_connection(socket);
+        g_object_unref(socket);
+        accept_connection(owner, connection);
+        g_object_unref(connection);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void accept_start(struct web_connections *owner)
+{
+    owner->accepting = g_socket_create_source(owner->listener, G_IO_IN, NULL);
+    g_source_set_callback(owner->accepting, G_SOURCE_FUNC(on_listener_ready), owner, NULL);
+    g_source_attach(owner->accepting, owner->main_context);
 }
 
 /* ---- the whole -------------------------------------------------------------------------- */
@@ -540,11 +624,9 @@ gboolean web_connections_listen(struct web_connections *owner, guint16 *port, GE
     ok = bound != NULL;
     if (ok) {
         *port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
-        owner->service = g_socket_service_new();
-        ok = g_socket_listener_add_socket(G_SOCKET_LISTENER(owner->service), socket, NULL, error);
-        g_signal_connect(owner->service, "incoming", G_CALLBACK(on_incoming), owner);
-        if (ok)
-            g_socket_service_start(owner->service);
+        g_socket_set_blocking(socket, FALSE);
+        owner->listener = g_object_ref(socket);
+        accept_start(owner);
     }
     g_clear_object(&bound);
     g_clear_object(&socket);
@@ -559,10 +641,10 @@ guint web_connections_open(const struct web_connections *owner)
 
 void web_connections_close_own(struct web_connections *owner)
 {
-    if (owner->service != NULL) {
-        g_socket_service_stop(owner->service);
-        g_socket_listener_close(G_SOCKET_LISTENER(owner->service));
-    }
+    source_clear(&owner->accepting);
+    source_clear(&owner->accept_pause);
+    if (owner->listener != NULL)
+        g_socket_close(owner->listener, NULL);
     GList *all = g_hash_table_get_keys(owner->all);
     guint refusing = 0;
     for (GList *l = all; l != NULL; l = l->next) {
@@ -599,10 +681,9 @@ void web_connections_free(struct web_connections *owner)
         connection_free(l->data);
     g_list_free(all);
     g_hash_table_unref(owner->all);
-    if (owner->service != NULL) {
-        g_signal_handlers_disconnect_by_data(owner->service, owner);
-        g_object_unref(owner->service);
-    }
+    source_clear(&owner->accepting);
+    source_clear(&owner->accept_pause);
+    g_clear_object(&owner->listener);
     g_main_context_unref(owner->main_context);
     g_free(owner);
 }

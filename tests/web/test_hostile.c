@@ -99,8 +99,8 @@ static int group_setup(void **state)
     g_free(config);
     /* An idle timeout far past the guard: a connection it closes was
      * closed by the cap. */
-    config = g_strdup_printf("[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
-                             "max_clients = 2\nclient_timeout_s = 300\n",
+    config = g_strdup_printf("[log]\nlevel = info\n[warehouse]\nconninfo = %s\n[web]\n"
+                             "listen = 127.0.0.1:0\nmax_clients = 2\nclient_timeout_s = 300\n",
                              conninfo);
     test_web_start(&capped, dir, "capped", config);
     g_free(config);
@@ -708,11 +708,13 @@ static void test_past_max_clients_the_oldest_waiting_gives_way(void **state)
 {
     (void)state;
     const char *request = "GET /api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-    /* The kernel queues connections in order and the server takes them in
-     * that order. Two clients that send nothing yet fill it; a third takes
-     * the place of the first, which waited longest for its headers. */
+    /* Two clients that send nothing yet fill it (once it has taken them: a
+     * connection is never replaced by one accepted in the same turn); a
+     * third takes the place of the first, which waited longest for its
+     * headers. */
     GSocketConnection *first = test_web_connect(capped.port, NULL);
     GSocketConnection *second = test_web_connect(capped.port, NULL);
+    test_web_wait_open_connections(&capped, 2);
     GSocketConnection *third = test_web_connect(capped.port, NULL);
     assert_closed_unanswered(first, "the first of three clients (max_clients = 2)");
     g_object_unref(first);
