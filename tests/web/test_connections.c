@@ -161,6 +161,47 @@ static void test_an_idle_keep_alive_connection_is_closed(void **state)
     test_web_wait_open_connections(&web, 0);
 }
 
+/* A client keeps its connection for many requests, one after the other as
+ * soon as each answer is in, or several sent at once (pipelining). */
+static void test_many_requests_on_one_kept_alive_connection(void **state)
+{
+    (void)state;
+    enum { SEQUENTIAL = 200, PIPELINED = 20 };
+    GSocketConnection *c = test_web_connect(web.port, UNTRUSTED);
+    guint answered = 0;
+    for (guint i = 0; i < SEQUENTIAL; i++) {
+        test_web_write(c, request_ok);
+        struct test_http a = test_web_read_answer(c);
+        gboolean ok = a.status == 200 && strcmp(a.body, OK_TXT) == 0;
+        test_http_clear(&a);
+        if (!ok)
+            break;
+        answered++;
+    }
+    if (answered != SEQUENTIAL)
+        fail_msg("%u of %d requests, one after the other, answered on one kept-alive connection",
+                 answered, SEQUENTIAL);
+    GString *burst = g_string_new(NULL);
+    for (guint i = 0; i < PIPELINED; i++)
+        g_string_append(burst, request_ok);
+    test_web_write(c, burst->str);
+    g_string_free(burst, TRUE);
+    answered = 0;
+    for (guint i = 0; i < PIPELINED; i++) {
+        struct test_http a = test_web_read_answer(c);
+        gboolean ok = a.status == 200 && strcmp(a.body, OK_TXT) == 0;
+        test_http_clear(&a);
+        if (!ok)
+            break;
+        answered++;
+    }
+    if (answered != PIPELINED)
+        fail_msg("%u of %d requests sent at once answered on one kept-alive connection", answered,
+                 PIPELINED);
+    g_object_unref(c);
+    test_web_wait_open_connections(&web, 0);
+}
+
 /* ---- slow clients ------------------------------------------------------------------------- */
 
 struct slow_clients {
@@ -360,6 +401,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_closed_keep_alive_connections_are_not_counted,
                                         start_web, stop_web),
         cmocka_unit_test_setup_teardown(test_an_idle_keep_alive_connection_is_closed, start_web,
+                                        stop_web),
+        cmocka_unit_test_setup_teardown(test_many_requests_on_one_kept_alive_connection, start_web,
                                         stop_web),
         cmocka_unit_test_setup_teardown(test_slow_clients_neither_stay_nor_starve_others, start_web,
                                         stop_web),
