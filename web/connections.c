@@ -21,11 +21,15 @@
  *            is read.
  *   IDLE     after an answer on a kept-alive connection, vigil-web takes
  *            it back from libsoup (soup_server_message_steal_connection,
- *            from "wrote-body", where libsoup allows it) and watches it:
- *            readable (the next request, or the client's EOF), it is given
- *            to libsoup again, which reads either with a request under way
- *            and so closes it cleanly on EOF; silent for client_timeout_s
- *            (the socket's timeout fires the watch), vigil-web closes it.
+ *            from "wrote-body", where libsoup allows it), reads out what
+ *            libsoup's buffer and the socket already hold (a next request
+ *            sent early or pipelined: libsoup cannot say) and watches it:
+ *            readable (that, the next request, or the client's EOF), it is
+ *            given to libsoup again with those bytes in front
+ *            (replay_stream.c), and libsoup reads either with a request
+ *            under way, so closes it cleanly on EOF; silent for
+ *            client_timeout_s (the socket's timeout fires the watch),
+ *            vigil-web closes it.
  *   REFUSING the 413 (or 405) answer written by vigil-web on the taken
  *            connection, its write side shut, what the client still sends
  *            read and dropped (at most REFUSED_BODY_DRAIN_MAX_BYTES, so
@@ -37,7 +41,8 @@
  * newcomer takes the place of the oldest IDLE connection, else of the
  * REQUEST one waiting longest for its headers (slow clients cannot starve
  * others: a legitimate client sends its headers at once), and only when
- * every connection is being answered is it closed unanswered. libsoup
+ * every connection is being answered (or came in this turn) is it closed
+ * unanswered. libsoup
  * itself listens on nothing, so it never keeps a connection alive on its
  * own: after an answer it either closes the connection or vigil-web has
  * taken it back. */
@@ -46,13 +51,13 @@
 
 #include "answer.h"
 #include "connections.h"
+#include "replay_stream.h"
 #include "request.h"
 
-/* A connection that sent its next request before its answer was out
- * (pipelining) is given back to libsoup inside the stream libsoup read
- * it with, whose buffer holds that request; such wrappers nest at most
- * this deep, then the connection is closed after its answer. */
-enum { WRAPPED_DEPTH_MAX = 8 };
+/* What a client may have sent beyond its answered request when vigil-web
+ * takes the connection back (its next requests, pipelined), at most; more
+ * and the connection is closed. */
+enum { PIPELINED_BYTES_MAX = 128 * 1024 };
 /* After refusing a body: what is read of it and dropped, at most. */
 enum { REFUSED_BODY_DRAIN_MAX_BYTES = 256 * 1024, DRAIN_CHUNK_BYTES = 8192 };
 
@@ -87,8 +92,7 @@ struct connection {
     guint64 waiting_since_turn; /* owner->turn when it began waiting for headers */
 
     /* IDLE and REFUSING: ours. */
-    GIOStream *stream;
-    guint wrapped_depth;
+    GIOStream *stream; /* IDLE: what libsoup is given next; REFUSING: libsoup's */
     GSource *idle_watch;
     GCancellable *cancellable;
     GBytes *refusal;
@@ -170,6 +174,8 @@ static void connection_free(struct connection *c)
     if (c->refusal != NULL)
         g_bytes_unref(c->refusal);
     g_free(c->drain_buffer);
+    /* What libsoup was given never closes the socket (replay_stream.h). */
+    g_io_stream_close(c->root, NULL, NULL);
     g_clear_object(&c->root);
     g_clear_object(&c->socket);
     g_clear_object(&c->local);
@@ -335,7 +341,8 @@ static gboolean is_kept_alive(SoupServerMessage *msg)
            !soup_message_headers_header_contains(response, "Connection", "close");
 }
 
-/* Gives the connection to libsoup for a request: it says
+/* Gives the connection to libsoup for a request (`stream`, taken: the
+ * socket's with what was already read of it in front): libsoup says
  * "request-started" (on_request_started) before it returns, and may have
  * read, answered and closed it by then, so `c` may be gone after. */
 static void hand_over(struct connection *c, GIOStream *stream)
@@ -345,11 +352,11 @@ static void hand_over(struct connection *c, GIOStream *stream)
     GError *error = NULL;
     gboolean accepted =
         soup_server_accept_iostream(owner->soup, stream, c->local, c->remote, &error);
+    g_object_unref(stream);
     if (owner->handing_back == c) {
         owner->handing_back = NULL;
         g_warning("libsoup did not take a connection (%s): closed",
                   accepted ? "no request started" : error->message);
-        c->stream = g_object_ref(stream);
         connection_free(c);
     }
     g_clear_error(&error);
@@ -369,39 +376,71 @@ static gboolean on_idle_ready(GObject *pollable, gpointer data)
     }
     /* A request, or the client's EOF: libsoup reads either with a request
      * under way, and closes the connection after it. */
-    GIOStream *stream = g_steal_pointer(&c->stream);
-    hand_over(c, stream);
-    g_object_unref(stream);
+    hand_over(c, g_steal_pointer(&c->stream));
     return G_SOURCE_REMOVE;
+}
+
+/* What libsoup read of the connection beyond the request it answered
+ * (its buffer) and what the socket holds now, read out without blocking:
+ * the next request, whole or begun, for libsoup to read again. NULL when
+ * the client closed (or reset) its side, or sent more than
+ * PIPELINED_BYTES_MAX. */
+static GBytes *read_ahead(GIOStream *stream, gboolean *closed)
+{
+    GInputStream *in = g_io_stream_get_input_stream(stream);
+    GByteArray *ahead = g_byte_array_new();
+    *closed = FALSE;
+    if (!G_IS_POLLABLE_INPUT_STREAM(in) ||
+        !g_pollable_input_stream_can_poll(G_POLLABLE_INPUT_STREAM(in))) {
+        *closed = TRUE;
+        return g_byte_array_free_to_bytes(ahead);
+    }
+    guint8 chunk[8192];
+    while (ahead->len <= PIPELINED_BYTES_MAX) {
+        GError *error = NULL;
+        gssize n = g_pollable_input_stream_read_nonblocking(G_POLLABLE_INPUT_STREAM(in), chunk,
+                                                            sizeof chunk, NULL, &error);
+        if (n > 0) {
+            g_byte_array_append(ahead, chunk, (guint)n);
+            continue;
+        }
+        *closed = n == 0 || !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+        g_clear_error(&error);
+        break;
+    }
+    if (ahead->len > PIPELINED_BYTES_MAX)
+        *closed = TRUE;
+    return g_byte_array_free_to_bytes(ahead);
 }
 
 static void go_idle(struct connection *c)
 {
-    /* libsoup's wrapper of what it was given (root, or a wrapper kept). */
     GIOStream *stream = take_back(c);
     if (stream == NULL) {
         connection_free(c);
         return;
     }
-    GInputStream *in = g_io_stream_get_input_stream(stream);
-    gboolean pending = G_IS_POLLABLE_INPUT_STREAM(in) &&
-                       g_pollable_input_stream_is_readable(G_POLLABLE_INPUT_STREAM(in));
-    if (!pending) {
-        /* Nothing in its buffer: the wrapper can go. */
-        g_object_unref(stream);
-        c->stream = g_object_ref(c->root);
-        c->wrapped_depth = 0;
-    } else {
-        c->stream = stream;
-        c->wrapped_depth++;
-    }
-    in = g_io_stream_get_input_stream(c->stream);
-    if (c->wrapped_depth > WRAPPED_DEPTH_MAX || !G_IS_POLLABLE_INPUT_STREAM(in) ||
-        !g_pollable_input_stream_can_poll(G_POLLABLE_INPUT_STREAM(in))) {
-        g_debug("a pipelining client %u requests deep: closed after its answer", c->wrapped_depth);
+    gboolean closed = FALSE;
+    GBytes *ahead = read_ahead(stream, &closed);
+    /* libsoup's wrapper goes; the socket stays. */
+    g_object_unref(stream);
+    if (closed && g_bytes_get_size(ahead) == 0) {
+        g_bytes_unref(ahead);
         connection_free(c);
         return;
     }
+    if (g_bytes_get_size(ahead) > PIPELINED_BYTES_MAX) {
+        g_debug("a client sent more than %d bytes ahead of its answer: closed",
+                PIPELINED_BYTES_MAX);
+        g_bytes_unref(ahead);
+        connection_free(c);
+        return;
+    }
+    /* What was read ahead is replayed first: with some, or with the
+     * client's EOF behind it, the watch is ready at once. */
+    c->stream = web_replay_stream_new(c->root, ahead);
+    g_bytes_unref(ahead);
+    GInputStream *in = g_io_stream_get_input_stream(c->stream);
     c->phase = PHASE_IDLE;
     c->idle_watch = g_pollable_input_stream_create_source(G_POLLABLE_INPUT_STREAM(in), NULL);
     g_source_set_callback(c->idle_watch, G_SOURCE_FUNC(on_idle_ready), c, NULL);
@@ -525,7 +564,7 @@ static void accept_connection(struct web_connections *owner, GSocketConnection *
     g_socket_set_timeout(socket, owner->settings->client_timeout_s);
     g_hash_table_add(owner->all, c);
     say_open(owner);
-    hand_over(c, c->root);
+    hand_over(c, web_replay_stream_new(c->root, NULL));
 }
 
 static void accept_start(struct web_connections *owner);
