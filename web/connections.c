@@ -673,11 +673,6 @@ gboolean web_connections_listen(struct web_connections *owner, guint16 *port, GE
     return ok;
 }
 
-guint web_connections_open(const struct web_connections *owner)
-{
-    return g_hash_table_size(owner->all);
-}
-
 void web_connections_close_own(struct web_connections *owner)
 {
     source_clear(&owner->accepting);

@@ -14,16 +14,14 @@
 
 struct web_connections;
 
-/* Watches every connection `soup` accepts, on the thread-default main
- * context, with `settings`' client_timeout_s and max_clients. */
+/* Will accept connections for `soup` and hold them (logging "connections:
+ * N open" at level info as each opens and closes), on the thread-default
+ * main context, with `settings`' client_timeout_s and max_clients. */
 struct web_connections *web_connections_new(SoupServer *soup, const struct web_settings *settings);
 /* Listens on settings' listen address with a listen backlog of
  * max_clients, and gives each connection accepted to `soup`; the port
  * bound (the kernel's choice for port 0) in *port. */
 gboolean web_connections_listen(struct web_connections *connections, guint16 *port, GError **error);
-/* The connections open now (logged at level info as each opens and
- * closes: "connections: N open"). */
-guint web_connections_open(const struct web_connections *connections);
 /* Closes the connections it holds itself (idle ones, refused bodies);
  * those libsoup holds are closed by soup_server_disconnect after. */
 void web_connections_close_own(struct web_connections *connections);
