@@ -85,15 +85,19 @@ const struct vigil_config_key vigil_web_config_keys[] = {
      .default_value = "30",
      .min = 1,
      .max = 3600,
-     .description = "a client that sends or reads nothing for this long is disconnected (slow "
-                    "clients, idle keep-alive connections)"},
+     .description = "a request's headers must arrive within this, a kept-alive connection idle "
+                    "this long is closed, and so is a client that sends or reads nothing this long "
+                    "while its answer is written"},
     {.section = "web",
      .name = "max_clients",
      .type = VIGIL_CONFIG_INT,
      .default_value = "256",
      .min = 1,
      .max = 65536,
-     .description = "open client connections at most; past it new ones are closed at once"},
+     .description =
+         "open client connections at most (and the listen backlog); past it a new one "
+         "takes the place of the oldest idle one, else of the one waiting longest for "
+         "its request's headers, and is closed at once only when all are being answered"},
     {.section = "web",
      .name = "page_size",
      .type = VIGIL_CONFIG_INT,

@@ -14,6 +14,7 @@ static const struct {
     [WEB_ERROR_FORBIDDEN] = {403, "forbidden"},
     [WEB_ERROR_NOT_FOUND] = {404, "not_found"},
     [WEB_ERROR_METHOD] = {405, "method_not_allowed"},
+    [WEB_ERROR_BODY] = {413, "content_too_large"},
     [WEB_ERROR_UNAVAILABLE] = {503, "database_unavailable"},
     [WEB_ERROR_INTERNAL] = {500, "internal"},
 };

@@ -22,6 +22,7 @@ enum web_error_code {
     WEB_ERROR_FORBIDDEN,     /* 403 */
     WEB_ERROR_NOT_FOUND,     /* 404 */
     WEB_ERROR_METHOD,        /* 405 */
+    WEB_ERROR_BODY,          /* 413: a request with a body (vigil-web reads none) */
     WEB_ERROR_UNAVAILABLE,   /* 503: the warehouse is away or too slow */
     WEB_ERROR_INTERNAL,      /* 500 */
 };

@@ -2,8 +2,10 @@
 #include <string.h>
 #include <libsoup/soup.h>
 
+#include "answer.h"
 #include "api.h"
 #include "auth.h"
+#include "connections.h"
 #include "db_pool.h"
 #include "server.h"
 #include "static_files.h"
@@ -14,7 +16,7 @@ enum { QUERY_MAX_BYTES = 8192 };
 struct web_server {
     const struct web_context *context;
     SoupServer *soup;
-    GHashTable *clients; /* the GSocket of every open connection */
+    struct web_connections *connections;
     GThreadPool *workers;
     GMainContext *main_context;
 };
@@ -31,55 +33,6 @@ struct job {
     GBytes *body;
     char *content_type;
 };
-
-static void add_common_headers(SoupServerMessage *msg)
-{
-    SoupMessageHeaders *h = soup_server_message_get_response_headers(msg);
-    soup_message_headers_replace(h, "X-Content-Type-Options", "nosniff");
-    soup_message_headers_replace(h, "X-Frame-Options", "DENY");
-    soup_message_headers_replace(h, "Referrer-Policy", "same-origin");
-    soup_message_headers_replace(h, "Content-Security-Policy",
-                                 "default-src 'self'; img-src 'self' data: blob:; "
-                                 "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
-}
-
-static GBytes *error_body(const GError *error, const char *parameter)
-{
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "error");
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "status");
-    json_builder_add_int_value(b, web_error_status(error));
-    json_builder_set_member_name(b, "code");
-    json_builder_add_string_value(b, web_error_code_name(error));
-    if (parameter != NULL) {
-        json_builder_set_member_name(b, "parameter");
-        json_builder_add_string_value(b, parameter);
-    }
-    json_builder_set_member_name(b, "message");
-    json_builder_add_string_value(b, error->message);
-    json_builder_end_object(b);
-    json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    char *text = json_to_string(root, FALSE);
-    json_node_unref(root);
-    g_object_unref(b);
-    /* A final newline, for people reading answers with curl. */
-    gsize n = strlen(text);
-    GBytes *bytes = g_bytes_new_take(g_strconcat(text, "\n", NULL), n + 1);
-    g_free(text);
-    return bytes;
-}
-
-static void answer_error_now(SoupServerMessage *msg, const GError *error, const char *parameter)
-{
-    GBytes *body = error_body(error, parameter);
-    soup_server_message_set_status(msg, web_error_status(error), NULL);
-    soup_server_message_set_response(msg, "application/json; charset=utf-8", SOUP_MEMORY_COPY,
-                                     g_bytes_get_data(body, NULL), g_bytes_get_size(body));
-    g_bytes_unref(body);
-}
 
 static void request_clear(struct web_request *req)
 {
@@ -183,7 +136,8 @@ static void job_run(gpointer data, gpointer user_data)
         if (web_error_status(error) >= 500)
             g_message("%s: %s", req->path, error->message);
         job->status = web_error_status(error);
-        job->body = error_body(error, web_error_status(error) == 400 ? req->error_parameter : NULL);
+        job->body = web_answer_error_json(
+            error, web_error_status(error) == 400 ? req->error_parameter : NULL);
         job->content_type = g_strdup("application/json; charset=utf-8");
         g_error_free(error);
     }
@@ -292,7 +246,7 @@ static void serve_api(struct web_server *server, SoupServerMessage *msg, const c
                              &error) ||
         (req->query = parse_query(g_uri_get_query(uri), &req->error_parameter, &error),
          error != NULL)) {
-        answer_error_now(msg, error,
+        web_answer_error(msg, error,
                          error->code != WEB_ERROR_BAD_PARAMETER ? NULL
                          : req->error_parameter != NULL         ? req->error_parameter
                                                                 : "query");
@@ -311,13 +265,13 @@ static void on_request(SoupServer *soup, SoupServerMessage *msg, const char *pat
     (void)soup;
     (void)query;
     struct web_server *server = data;
-    add_common_headers(msg);
+    web_answer_common_headers(soup_server_message_get_response_headers(msg));
     const char *method = soup_server_message_get_method(msg);
     gboolean api = g_str_has_prefix(path, "/api/");
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         GError *error = g_error_new(WEB_ERROR, WEB_ERROR_METHOD,
                                     "%s: vigil-web only reads (GET, HEAD)", method);
-        answer_error_now(msg, error, NULL);
+        web_answer_error(msg, error, NULL);
         soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Allow",
                                      "GET, HEAD");
         g_error_free(error);
@@ -328,65 +282,11 @@ static void on_request(SoupServer *soup, SoupServerMessage *msg, const char *pat
     } else if (api) {
         GError *error = g_error_new(WEB_ERROR, WEB_ERROR_NOT_FOUND,
                                     "%s: this vigil-web serves the API under /api/v1/", path);
-        answer_error_now(msg, error, NULL);
+        web_answer_error(msg, error, NULL);
         g_error_free(error);
     } else {
         web_static_serve(server->context->settings, msg, path);
     }
-}
-
-/* ---- accepting clients -------------------------------------------------------- */
-
-/* libsoup listens and accepts (it keeps a connection alive only for its
- * own listeners), and has neither an idle timeout nor a cap on clients:
- * vigil-web adds both when a connection's first request starts, which
- * libsoup signals as soon as it accepts, before reading a byte. */
-
-static void client_gone(gpointer data, GObject *where_the_socket_was)
-{
-    struct web_server *server = data;
-    g_hash_table_remove(server->clients, where_the_socket_was);
-}
-
-static gboolean forget_closed_client(gpointer socket, gpointer value, gpointer data)
-{
-    (void)value;
-    if (!g_socket_is_closed(socket))
-        return FALSE;
-    g_object_weak_unref(G_OBJECT(socket), client_gone, data);
-    return TRUE;
-}
-
-static void on_request_started(SoupServer *soup, SoupServerMessage *msg, gpointer data)
-{
-    (void)soup;
-    struct web_server *server = data;
-    GSocket *socket = soup_server_message_get_socket(msg);
-    if (socket == NULL || g_hash_table_contains(server->clients, socket))
-        return; /* the next request of a kept-alive connection */
-    /* libsoup may keep a closed connection's socket a while after it
-     * closed it: those no longer count. */
-    if (g_hash_table_size(server->clients) >= server->context->settings->max_clients)
-        g_hash_table_foreach_remove(server->clients, forget_closed_client, server);
-    if (g_hash_table_size(server->clients) >= server->context->settings->max_clients) {
-        /* Shut unanswered: cheaper than an answer, and the cap is there
-         * for floods, where nobody reads it. libsoup then reads the end of
-         * the stream and lets the connection go. */
-        g_socket_shutdown(socket, TRUE, TRUE, NULL);
-        return;
-    }
-    /* A client that sends or reads nothing for this long (a slowloris, an
-     * idle keep-alive connection) is dropped: the socket's reads and
-     * writes then fail with G_IO_ERROR_TIMED_OUT and libsoup closes it. */
-    g_socket_set_timeout(socket, server->context->settings->client_timeout_s);
-    g_hash_table_add(server->clients, socket);
-    g_object_weak_ref(G_OBJECT(socket), client_gone, server);
-}
-
-static void forget_client(gpointer socket, gpointer value, gpointer data)
-{
-    (void)value;
-    g_object_weak_unref(G_OBJECT(socket), client_gone, data);
 }
 
 struct web_server *web_server_start(const struct web_context *context, char **url, GError **error)
@@ -395,34 +295,25 @@ struct web_server *web_server_start(const struct web_context *context, char **ur
     struct web_server *server = g_new0(struct web_server, 1);
     server->context = context;
     server->main_context = g_main_context_ref_thread_default();
-    server->clients = g_hash_table_new(g_direct_hash, g_direct_equal);
     server->soup = soup_server_new("server-header", "vigil-web", NULL);
     soup_server_add_handler(server->soup, NULL, on_request, server, NULL);
-    g_signal_connect(server->soup, "request-started", G_CALLBACK(on_request_started), server);
+    server->connections = web_connections_new(server->soup, s);
     server->workers = g_thread_pool_new(job_run, server, (gint)s->db_connections, FALSE, error);
     if (server->workers == NULL) {
         web_server_stop(server);
         return NULL;
     }
-    GInetAddress *address = g_inet_address_new_from_string(s->listen_host);
-    GSocketAddress *wanted = g_inet_socket_address_new(address, s->listen_port);
     GError *bind_error = NULL;
-    gboolean ok = soup_server_listen(server->soup, wanted, 0, &bind_error);
-    g_object_unref(wanted);
-    g_object_unref(address);
-    if (!ok) {
+    guint16 port = 0;
+    if (!web_connections_listen(server->connections, &port, &bind_error)) {
         g_set_error(error, WEB_ERROR, WEB_ERROR_INTERNAL, "[web] listen = %s:%u: %s",
                     s->listen_host, s->listen_port, bind_error->message);
         g_error_free(bind_error);
         web_server_stop(server);
         return NULL;
     }
-    /* The port bound (the kernel's choice for port 0). */
-    GSList *uris = soup_server_get_uris(server->soup);
-    gint port = uris != NULL ? g_uri_get_port(uris->data) : s->listen_port;
-    g_slist_free_full(uris, (GDestroyNotify)g_uri_unref);
     gboolean v6 = strchr(s->listen_host, ':') != NULL;
-    *url = g_strdup_printf("http://%s%s%s:%d/", v6 ? "[" : "", s->listen_host, v6 ? "]" : "", port);
+    *url = g_strdup_printf("http://%s%s%s:%u/", v6 ? "[" : "", s->listen_host, v6 ? "]" : "", port);
     return server;
 }
 
@@ -436,11 +327,11 @@ void web_server_stop(struct web_server *server)
         g_thread_pool_free(server->workers, FALSE, TRUE);
     while (g_main_context_iteration(server->main_context, FALSE))
         ;
+    /* Its own connections first: libsoup knows nothing of them. */
+    web_connections_close_own(server->connections);
     soup_server_disconnect(server->soup);
+    web_connections_free(server->connections);
     g_object_unref(server->soup);
-    /* Sockets libsoup still holds must not call back into freed memory. */
-    g_hash_table_foreach(server->clients, forget_client, server);
-    g_hash_table_unref(server->clients);
     g_main_context_unref(server->main_context);
     g_free(server);
 }

@@ -1,5 +1,6 @@
-/* vigil-web — the HTTP server: accepting clients (with an idle timeout and
- * a cap on how many), and dispatching each request: static files on the
+/* vigil-web — the HTTP server: libsoup accepting clients (their
+ * connections bounded and counted by connections.c), and dispatching each
+ * request: only GET and HEAD, static files on the
  * main loop, API requests to a pool of worker threads, one warehouse
  * connection each, the answer sent back from the main loop. */
 #ifndef VIGIL_WEB_SERVER_H

@@ -354,13 +354,8 @@ static char *unchunk(const char *body, gsize *length)
     return g_string_free(out, FALSE);
 }
 
-struct test_http test_web_raw(guint16 port, const char *local_address, const char *request)
+struct test_http test_web_parse_answer(char *text, gsize n)
 {
-    GSocketConnection *c = test_web_connect(port, local_address);
-    test_web_write(c, request);
-    gsize n = 0;
-    char *text = test_web_read_to_eof(c, &n);
-    g_object_unref(c);
     struct test_http answer = {0};
     char *split = strstr(text, "\r\n\r\n");
     if (split == NULL || !g_str_has_prefix(text, "HTTP/1.")) {
@@ -397,6 +392,110 @@ struct test_http test_web_raw(guint16 port, const char *local_address, const cha
     g_free(text);
     parse_json_body(&answer);
     return answer;
+}
+
+struct test_http test_web_raw(guint16 port, const char *local_address, const char *request)
+{
+    GSocketConnection *c = test_web_connect(port, local_address);
+    test_web_write(c, request);
+    gsize n = 0;
+    char *text = test_web_read_to_eof(c, &n);
+    g_object_unref(c);
+    return test_web_parse_answer(text, n);
+}
+
+/* The Content-Length of the headers in `text` (up to `end`), -1 without one. */
+static gint64 content_length(const char *text, const char *end)
+{
+    char *headers = g_strndup(text, (gsize)(end - text));
+    char **lines = g_strsplit(headers, "\r\n", -1);
+    gint64 length = -1;
+    for (char **l = lines; *l != NULL; l++)
+        if (g_ascii_strncasecmp(*l, "Content-Length:", 15) == 0)
+            length = (gint64)g_ascii_strtoull(*l + 15, NULL, 10);
+    g_strfreev(lines);
+    g_free(headers);
+    return length;
+}
+
+struct test_http test_web_read_answer(GSocketConnection *connection)
+{
+    GInputStream *in = g_io_stream_get_input_stream(G_IO_STREAM(connection));
+    GByteArray *got = g_byte_array_new();
+    gint64 want = -1; /* the whole answer's bytes, once the headers say */
+    while (want < 0 || got->len < (guint64)want) {
+        guint8 buf[8192];
+        /* Never past this answer: the connection may carry the next. */
+        gsize ask = want < 0 ? 1 : MIN(sizeof buf, (gsize)want - got->len);
+        GError *error = NULL;
+        gssize n = g_input_stream_read(in, buf, ask, NULL, &error);
+        if (n < 0 && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+            fail_msg("the server neither answered nor closed within %d s (%u bytes so far)",
+                     TEST_WEB_GUARD_S, got->len);
+        g_clear_error(&error);
+        if (n <= 0)
+            break; /* closed (or reset) before the answer was whole */
+        g_byte_array_append(got, buf, (guint)n);
+        if (want < 0 && got->len >= 4 && memcmp(got->data + got->len - 4, "\r\n\r\n", 4) == 0) {
+            const char *text = (const char *)got->data;
+            gint64 body = content_length(text, text + got->len);
+            if (body < 0)
+                fail_msg("a kept-alive answer without Content-Length: %.*s", (int)got->len, text);
+            want = (gint64)got->len + body;
+        }
+    }
+    gboolean whole = want >= 0 && got->len == (guint64)want;
+    gsize n = got->len;
+    g_byte_array_append(got, (const guint8 *)"", 1);
+    char *text = (char *)g_byte_array_free(got, FALSE);
+    if (!whole) {
+        struct test_http answer = {.headers = g_strdup(""), .body = text, .length = n};
+        return answer;
+    }
+    return test_web_parse_answer(text, n);
+}
+
+guint64 test_web_rss_kib(struct test_web *web)
+{
+    char *path = g_strdup_printf("/proc/%d/status", (int)web->pid);
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        fail_msg("cannot read %s", path);
+    const char *line = strstr(text, "\nVmRSS:");
+    if (line == NULL)
+        fail_msg("%s has no VmRSS", path);
+    guint64 kib = g_ascii_strtoull(line + strlen("\nVmRSS:"), NULL, 10);
+    g_free(text);
+    g_free(path);
+    return kib;
+}
+
+#define OPEN_CONNECTIONS "connections: "
+
+/* The count of vigil-web's last "connections: N open" line, -1 before any. */
+static gint64 last_open_connections(const char *log)
+{
+    const char *line = g_strrstr(log, OPEN_CONNECTIONS);
+    if (line == NULL)
+        return -1;
+    return (gint64)g_ascii_strtoull(line + strlen(OPEN_CONNECTIONS), NULL, 10);
+}
+
+void test_web_wait_open_connections(struct test_web *web, guint want)
+{
+    gint64 deadline = g_get_monotonic_time() + TEST_WEB_GUARD_S * G_USEC_PER_SEC;
+    g_mutex_lock(&web->lock);
+    gint64 open = -1;
+    while ((open = last_open_connections(web->log->str)) != (gint64)want) {
+        if (web->eof || !g_cond_wait_until(&web->changed, &web->lock, deadline)) {
+            g_mutex_unlock(&web->lock);
+            fail_msg("vigil-web (%s) still has %" G_GINT64_FORMAT
+                     " connections open (its last \"" OPEN_CONNECTIONS "N open\" line; -1: none)"
+                     " after %d s, expected %u",
+                     web->name, open, TEST_WEB_GUARD_S, want);
+        }
+    }
+    g_mutex_unlock(&web->lock);
 }
 
 /* ---- assertions --------------------------------------------------------------------------- */

@@ -84,6 +84,20 @@ GSocketConnection *test_web_connect(guint16 port, const char *local_address);
 char *test_web_read_to_eof(GSocketConnection *connection, gsize *length);
 void test_web_write(GSocketConnection *connection, const char *bytes);
 
+/* The answer in `text` (n bytes, taken, NUL-terminated): its status line,
+ * headers and body as test_web_raw gives them. */
+struct test_http test_web_parse_answer(char *text, gsize n);
+/* One answer read from a connection that stays open (keep-alive): up to
+ * the end of its headers, then Content-Length bytes, never more; status 0
+ * (and what came in `body`) when the server closed before it was whole. */
+struct test_http test_web_read_answer(GSocketConnection *connection);
+
+/* vigil-web's resident memory now (VmRSS of /proc/PID/status), in KiB. */
+guint64 test_web_rss_kib(struct test_web *web);
+/* Waits, guarded, until the last "connections: N open" line vigil-web
+ * logged (at [log] level = info) says `want`; fails with the last count. */
+void test_web_wait_open_connections(struct test_web *web, guint want);
+
 /* An error answer as docs/web-api.md gives it: this status, this code,
  * and (when not NULL) this parameter; the message is not empty. */
 void test_web_assert_error(const struct test_http *answer, guint status, const char *code,
