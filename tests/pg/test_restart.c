@@ -37,8 +37,9 @@ struct writer {
 };
 
 /* Starts restart_writer under the preload library and waits until it has
- * done its first writes. */
-static void writer_start(struct writer *w, const struct test_daemon *d, const char *dir)
+ * done its `first` writes; it writes `second` more when told to finish. */
+static void writer_start(struct writer *w, const struct test_daemon *d, const char *dir, int first,
+                         int second)
 {
     char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
     char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
@@ -46,9 +47,9 @@ static void writer_start(struct writer *w, const struct test_daemon *d, const ch
     const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_RUN_ID=restart", NULL};
     char **env = test_clean_environment(vars);
     char *target = g_build_filename(dir, "written", NULL);
-    char *first = g_strdup_printf("%d", FIRST_WRITES),
-         *second = g_strdup_printf("%d", SECOND_WRITES);
-    const char *argv[] = {test_env_or_fail("RESTART_WRITER"), target, first, second, NULL};
+    char *first_text = g_strdup_printf("%d", first), *second_text = g_strdup_printf("%d", second);
+    const char *argv[] = {test_env_or_fail("RESTART_WRITER"), target, first_text, second_text,
+                          NULL};
     GError *error = NULL;
     if (!g_spawn_async_with_pipes(dir, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
                                   &w->pid, &w->in, &w->out, NULL, &error))
@@ -60,8 +61,8 @@ static void writer_start(struct writer *w, const struct test_daemon *d, const ch
     test_assert_contains(line, "paused");
     g_strfreev(env);
     g_free(target);
-    g_free(first);
-    g_free(second);
+    g_free(first_text);
+    g_free(second_text);
     g_free(socket_var);
     g_free(preload_var);
     g_free(report_var);
@@ -110,20 +111,20 @@ static void wait_for_report(const struct test_txd_fixture *f, GPid pid)
 }
 
 /* Every write once, each with its file; nothing else of it twice. */
-static void check_warehouse(const struct test_txd_fixture *f, GPid pid)
+static void check_warehouse(const struct test_txd_fixture *f, GPid pid, guint64 writes)
 {
     wait_for_report(f, pid);
     assert_int_equal(count(f,
                            "SELECT count(*) FROM activities JOIN processes USING (process_id) "
                            "WHERE pid = %d AND operation = 6",
                            (int)pid),
-                     FIRST_WRITES + SECOND_WRITES);
+                     writes);
     assert_int_equal(count(f,
                            "SELECT count(*) FROM activities a JOIN processes USING (process_id) "
                            "JOIN files USING (file_id) WHERE pid = %d AND operation = 6 "
                            "AND encode(path_bytes, 'escape') LIKE '%%/written'",
                            (int)pid),
-                     FIRST_WRITES + SECOND_WRITES);
+                     writes);
     assert_int_equal(count(f,
                            "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
                            "processes USING (process_id) WHERE pid = %d",
@@ -184,13 +185,13 @@ static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill)
     struct test_daemon d;
     test_daemon_start(&d, f->dir, daemon_lines, config);
     struct writer w;
-    writer_start(&w, &d, f->dir);
+    writer_start(&w, &d, f->dir, FIRST_WRITES, SECOND_WRITES);
     double energy_j = wait_for_energy(&d, w.pid);
     g_free(kill ? test_daemon_kill(&d) : test_daemon_stop(&d));
     test_daemon_start(&d, f->dir, daemon_lines, config);
     check_taken_back(&d, w.pid, energy_j);
     writer_finish(&w);
-    check_warehouse(f, w.pid);
+    check_warehouse(f, w.pid, FIRST_WRITES + SECOND_WRITES);
     /* The program's own report was answered by the new vigild. */
     char *report_path = g_build_filename(f->dir, "writer.txt", NULL), *report = NULL;
     assert_true(g_file_get_contents(report_path, &report, NULL, NULL));
@@ -211,6 +212,75 @@ static void test_sigterm_of_vigild_loses_nothing(void **state)
     restart_in_the_middle(*state, FALSE);
 }
 
+/* Waits until vigild has drained `activities` of the writer and ended a
+ * cycle since, so that they are stored and committed. */
+static void wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activities)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    gint64 drained_in_cycle = -1;
+    for (;;) {
+        JsonNode *status = test_daemon_status(d, 0);
+        JsonObject *p = test_daemon_process(status, pid);
+        assert_non_null(p);
+        gint64 cycles =
+            test_daemon_json_int(json_node_get_object(status), "reasoning", "cycles", NULL);
+        if (drained_in_cycle < 0 && json_object_get_int_member(p, "activities") >= activities)
+            drained_in_cycle = cycles;
+        json_node_unref(status);
+        if (drained_in_cycle >= 0 && cycles > drained_in_cycle + 1)
+            return;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("vigild never drained the writer's first %" G_GINT64_FORMAT " writes",
+                     activities);
+        g_usleep(20000); /* polling a condition, with a deadline */
+    }
+}
+
+static guint count_lines_with(const char *text, const char *needle)
+{
+    guint n = 0;
+    for (const char *at = text; (at = strstr(at, needle)) != NULL; at += strlen(needle))
+        n++;
+    return n;
+}
+
+/* vigild restarted with another state_dir cannot take the writer back: it
+ * learns of it only at its exit, when the writer registers again, and has
+ * none of the file names the first vigild drained. The writer sends them
+ * again (vigild asks through the ring), so every write of the 50,000 has its
+ * file; before, the 44,200 written after the restart had none, and vigild
+ * warned of it every 1,000. */
+static void test_names_come_again_to_a_vigild_with_another_state_dir(void **state)
+{
+    enum { FIRST = 5800, SECOND = 44200 };
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = daemon_config(f);
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    struct writer w;
+    writer_start(&w, &d, f->dir, FIRST, SECOND);
+    wait_for_drained(&d, w.pid, FIRST);
+    g_free(test_daemon_kill(&d));
+    char *elsewhere = g_strdup_printf("%sstate_dir = %s/elsewhere\n", daemon_lines, f->dir);
+    test_daemon_start(&d, f->dir, elsewhere, config);
+    JsonNode *status = test_daemon_status(&d, 0);
+    assert_int_equal(
+        test_daemon_json_int(json_node_get_object(status), "processes", "recovered_total", NULL),
+        0);
+    json_node_unref(status);
+    writer_finish(&w);
+    wait_for_report(f, w.pid);
+    char *log = test_daemon_stop(&d);
+    guint warnings = count_lines_with(log, "has no name");
+    if (warnings > 1)
+        fail_msg("vigild warned %u times of files without a name", warnings);
+    g_free(log);
+    check_warehouse(f, w.pid, FIRST + SECOND);
+    g_free(elsewhere);
+    g_free(config);
+}
+
 /* A test that fails half-way leaves its vigild running: kill it, then the
  * fixture's vigil-txd and folder go. */
 static int teardown_all(void **state)
@@ -227,6 +297,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
                                         test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_names_come_again_to_a_vigild_with_another_state_dir,
                                         test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
