@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "test_daemon.h"
@@ -275,9 +276,58 @@ static void test_names_come_again_to_a_vigild_with_another_state_dir(void **stat
     guint warnings = count_lines_with(log, "has no name");
     if (warnings > 1)
         fail_msg("vigild warned %u times of files without a name", warnings);
+    test_assert_contains(log, "asked for its file names again");
+    test_assert_contains(log, "its file names came again");
     g_free(log);
     check_warehouse(f, w.pid, FIRST + SECOND);
     g_free(elsewhere);
+    g_free(config);
+}
+
+/* The same when the names file is lost and the writer is taken back: the
+ * new vigild asks for the names again at once, and keeps the writer's
+ * activities back until they are in. */
+static void test_names_come_again_when_the_names_file_is_lost(void **state)
+{
+    enum { FIRST = 5800, SECOND = 44200 };
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = daemon_config(f);
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    struct writer w;
+    writer_start(&w, &d, f->dir, FIRST, SECOND);
+    wait_for_drained(&d, w.pid, FIRST);
+    char *state_dir = g_strconcat(d.socket_path, ".state", NULL);
+    g_free(test_daemon_kill(&d));
+    GDir *folder = g_dir_open(state_dir, 0, NULL);
+    assert_non_null(folder);
+    guint lost = 0;
+    for (const char *name; (name = g_dir_read_name(folder)) != NULL;) {
+        if (!g_str_has_suffix(name, ".names"))
+            continue;
+        char *path = g_build_filename(state_dir, name, NULL);
+        assert_int_equal(g_unlink(path), 0);
+        g_free(path);
+        lost++;
+    }
+    g_dir_close(folder);
+    assert_int_equal(lost, 1);
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    JsonNode *status = test_daemon_status(&d, 0);
+    assert_int_equal(
+        test_daemon_json_int(json_node_get_object(status), "processes", "recovered_total", NULL),
+        1);
+    json_node_unref(status);
+    writer_finish(&w);
+    wait_for_report(f, w.pid);
+    char *log = test_daemon_stop(&d);
+    guint warnings = count_lines_with(log, "has no name");
+    if (warnings > 1)
+        fail_msg("vigild warned %u times of files without a name", warnings);
+    g_free(log);
+    check_warehouse(f, w.pid, FIRST + SECOND);
+    g_free(state_dir);
     g_free(config);
 }
 
@@ -299,6 +349,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
                                         test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_names_come_again_to_a_vigild_with_another_state_dir,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_names_come_again_when_the_names_file_is_lost,
                                         test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
