@@ -186,6 +186,11 @@ static void commit_process(struct vigild *d, struct vigild_process *p)
     uint64_t position = vigil_ring_read_position(p->ring), held = 0, oldest;
     if (vigild_capture_oldest_held(&d->capture, p->id, &oldest, &held))
         position = oldest;
+    /* Activities kept back for their file names come before any capture
+     * holds. */
+    uint64_t kept = vigild_processes_oldest_kept(p, &oldest) ? p->awaiting_names->len : 0;
+    if (kept > 0)
+        position = MIN(position, oldest);
     struct vigild_capture_counts counts;
     if (!vigild_capture_counts(&d->capture, p->id, &counts))
         counts = p->capture;
@@ -196,7 +201,7 @@ static void commit_process(struct vigild *d, struct vigild_process *p)
         p->energy_flags = a->flags;
         p->energy_shared = a->shared;
     }
-    vigild_process_state_save(d->state_dir, p, &counts, position, held);
+    vigild_process_state_save(d->state_dir, p, &counts, position, held, kept);
     vigild_processes_commit(&d->processes, p, position);
 }
 
@@ -224,7 +229,7 @@ static void on_process_start(void *user, const struct vigild_process *p)
     if (d->state_dir != NULL && p->ring != NULL) {
         struct vigild_capture_counts none = {0};
         vigild_process_state_register(d->state_dir, p);
-        vigild_process_state_save(d->state_dir, p, &none, vigil_ring_read_position(p->ring), 0);
+        vigild_process_state_save(d->state_dir, p, &none, vigil_ring_read_position(p->ring), 0, 0);
     }
 }
 
@@ -383,6 +388,7 @@ static void take_back_processes(struct vigild *d)
         int ring_fd = r->ring_fd;
         r->ring_fd = -1; /* vigild_processes_add closes it */
         d->processes.adopt_skip_below = r->committed;
+        d->processes.adopt_names_known = r->names_complete;
         struct vigild_process *p =
             vigild_processes_add(&d->processes, &info, r->pid, r->uid, ring_fd, &error);
         d->processes.adopt_skip_below = 0;

@@ -84,6 +84,7 @@ struct outbox_process {
     gboolean sent;
     int32_t sent_rank, sent_exit_code;
     uint64_t sent_end_ns;
+    gboolean unnamed_logged; /* a file of it had no name: said once */
 };
 
 /* A process's forwarded activities of this cycle and the paths they use. */
@@ -786,11 +787,17 @@ static void add_activity(struct batch *b, struct outbox_subject *s, const struct
         if (path == NULL) {
             /* Its name record was lost (the ring was full when the file
              * was opened): vigil-txd would refuse the whole batch for a
-             * file it cannot name, so the activity goes without one. */
-            if (worth_logging(++o->stats.names_missing))
+             * file it cannot name, so the activity goes without one. Said
+             * once a process; `vigil status` counts them all. */
+            o->stats.names_missing++;
+            struct outbox_process *op = g_hash_table_lookup(o->known, &s->process_id);
+            if (op != NULL && !op->unnamed_logged) {
+                op->unnamed_logged = TRUE;
                 g_warning("uplink: process %" PRIu64 ": file %u has no name (its name record "
-                          "was lost); its activities are sent without a file (%" PRIu64 " so far)",
-                          s->process_id, file, o->stats.names_missing);
+                          "was lost); its activities of files without a name are sent without "
+                          "one (counted in names_missing)",
+                          s->process_id, file);
+            }
             copy.file_id = file = VIGIL_FILE_NONE;
         }
     }

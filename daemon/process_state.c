@@ -162,7 +162,7 @@ void vigild_process_state_register(const char *dir, const struct vigild_process 
 
 void vigild_process_state_save(const char *dir, const struct vigild_process *p,
                                const struct vigild_capture_counts *capture, uint64_t committed,
-                               uint64_t held_activities)
+                               uint64_t held_activities, uint64_t kept_activities)
 {
     /* As of `committed`: what lies after it is read again by the next
      * vigild, so it is not counted here. */
@@ -170,7 +170,7 @@ void vigild_process_state_save(const char *dir, const struct vigild_process *p,
         .magic = COUNTS_MAGIC,
         .version = COUNTS_VERSION,
         .committed = committed,
-        .activities = p->activities - MIN(held_activities, p->activities),
+        .activities = p->activities - MIN(held_activities + kept_activities, p->activities),
         .names = p->names,
         .corrupt = p->corrupt,
         .torn = p->torn,
@@ -276,9 +276,9 @@ static int find_ring(pid_t pid, dev_t device, ino_t inode, char **why)
     return -1;
 }
 
-/* The counts as the last cycle's end left them; zero (logged) when the
- * file is missing, short or torn: the ring is still taken back. */
-static void read_counts(const char *dir, struct vigild_recovered *r)
+/* The counts as the last cycle's end left them; zero (logged, FALSE) when
+ * the file is missing, short or torn: the ring is still taken back. */
+static gboolean read_counts(const char *dir, struct vigild_recovered *r)
 {
     char *path = state_path(dir, r->pid, r->start_monotonic_ns, "counts");
     gchar *data = NULL;
@@ -286,6 +286,7 @@ static void read_counts(const char *dir, struct vigild_recovered *r)
     struct saved_counts c;
     r->mpi_rank = r->mpi_size = -1;
     r->cpu_s = r->energy_j = NAN;
+    gboolean read = FALSE;
     if (!g_file_get_contents(path, &data, &length, NULL) || length != sizeof c) {
         g_message("restart: %s is missing or of the wrong size: process %d's counts start again",
                   path, (int)r->pid);
@@ -316,10 +317,12 @@ static void read_counts(const char *dir, struct vigild_recovered *r)
             r->energy_shared = c.energy_shared != 0;
             r->mpi_rank = c.mpi_rank;
             r->mpi_size = c.mpi_size;
+            read = TRUE;
         }
     }
     g_free(data);
     g_free(path);
+    return read;
 }
 
 static void read_names(const char *dir, struct vigild_recovered *r)
@@ -408,8 +411,14 @@ static struct vigild_recovered *recover_one(const char *dir, const char *file, c
     r->start_realtime_ns = g_key_file_get_uint64(k, GROUP_PROCESS, "start_realtime_ns", NULL);
     r->registered_ns = g_key_file_get_uint64(k, GROUP_PROCESS, "registered_ns", NULL);
     r->argv_truncated = g_key_file_get_boolean(k, GROUP_PROCESS, "argv_truncated", NULL);
-    read_counts(dir, r);
+    gboolean counts_read = read_counts(dir, r);
     read_names(dir, r);
+    /* A name is appended as it is drained, and counted at the cycle's end:
+     * fewer in the file than counted means some were lost with it. */
+    r->names_complete = counts_read && r->name_ids->len >= r->names;
+    if (!r->names_complete)
+        g_message("restart: process %d (%s): %u file names kept of %" G_GUINT64_FORMAT " drained",
+                  (int)r->pid, r->program, r->name_ids->len, r->names);
     goto out;
 fail:
     vigild_recovered_free(r);

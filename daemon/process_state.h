@@ -30,6 +30,9 @@ struct vigild_recovered {
     gboolean energy_shared;
     GArray *name_ids;      /* uint32_t */
     GPtrArray *name_paths; /* char *, bytes as drained */
+    /* Every name record the counts say was drained is in the names file:
+     * else the process is asked for its names again. */
+    gboolean names_complete;
 };
 
 /* The process's start time in /proc/PID/stat (clock ticks since boot); 0
@@ -39,11 +42,12 @@ uint64_t vigild_proc_start_ticks(pid_t pid);
 gboolean vigild_process_state_open_dir(const char *dir, GError **error);
 /* Writes the registration of a new process. */
 void vigild_process_state_register(const char *dir, const struct vigild_process *p);
-/* Rewrites the process's counts as of `committed`, its capture
- * counts less the `held_activities` the next vigild would read again. */
+/* Rewrites the process's counts as of `committed`, less what the next
+ * vigild would read again: the `held_activities` capture holds and the
+ * `kept_activities` kept back for their file names. */
 void vigild_process_state_save(const char *dir, const struct vigild_process *p,
                                const struct vigild_capture_counts *capture, uint64_t committed,
-                               uint64_t held_activities);
+                               uint64_t held_activities, uint64_t kept_activities);
 void vigild_process_state_add_name(const char *dir, const struct vigild_process *p,
                                    uint32_t file_id, const char *path, size_t length);
 void vigild_process_state_remove(const char *dir, pid_t pid, uint64_t start_monotonic_ns);

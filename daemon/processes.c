@@ -20,6 +20,10 @@
 
 /* Problems in one ring logged at most this many times; the rest counted. */
 #define PROBLEMS_LOGGED_MAX 5
+/* How long a process's activities are kept back for the file names asked
+ * of it (it answers when it next does I/O, or at its exit); after that
+ * they go on, their files unnamed. */
+#define NAMES_WAIT_MAX_NS (10 * VIGIL_NS_PER_S)
 
 const char *vigild_process_state_name(enum vigild_process_state state)
 {
@@ -74,7 +78,28 @@ static void process_free(struct vigild_process *p)
     g_free(p->run_key);
     g_free(p->report_json);
     g_ptr_array_free(p->argv, TRUE);
+    if (p->awaiting_names != NULL)
+        g_array_free(p->awaiting_names, TRUE);
     g_free(p);
+}
+
+/* This vigild lacks file names a vigild before it read from the ring: asks
+ * the process for all of them again, and keeps its activities back until
+ * they are in. */
+static void want_names(struct vigild_process *p)
+{
+    if (vigil_ring_want_names(p->ring) == 0) {
+        g_message("process %d (%s): the file names a vigild before this one read are not known "
+                  "here, and its library cannot send them again: activities of those files "
+                  "go without one",
+                  (int)p->pid, p->program);
+        return;
+    }
+    g_message("process %d (%s): asked for its file names again (the ones a vigild before this "
+              "one read are not known here)",
+              (int)p->pid, p->program);
+    p->names_wanted_ns = vigil_clock_monotonic_ns();
+    p->awaiting_names = g_array_new(FALSE, FALSE, sizeof(struct vigil_activity));
 }
 
 static gboolean on_pid_exit(gint fd, GIOCondition condition, gpointer user_data);
@@ -144,7 +169,11 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
         p->seq_started = TRUE;
         p->restarts = 1;
         p->restart_lost = lost;
+        /* The name records are in what that one read. */
+        if (!ps->adopt_names_known)
+            want_names(p);
     }
+    ps->adopt_names_known = FALSE;
     p->cpu_s = p->energy_j = NAN;
     p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
     p->exit_code = -1;
@@ -192,6 +221,14 @@ struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, 
     g_hash_table_iter_init(&it, ps->by_id);
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         struct vigild_process *p = value;
+        if (p->pid == pid && p->start_monotonic_ns == start_monotonic_ns)
+            return p;
+    }
+    /* Its end may have been seen before a message it sent just before it
+     * (a REGISTER to a vigild that took it back): that is the process
+     * still, not a new one reading its ring again. */
+    for (GList *l = ps->ended->tail; l != NULL; l = l->prev) {
+        struct vigild_process *p = l->data;
         if (p->pid == pid && p->start_monotonic_ns == start_monotonic_ns)
             return p;
     }
@@ -258,8 +295,51 @@ static void on_record(const struct vigil_ring_record *record, void *user)
         p->activities++;
     else
         p->names++;
+    if (p->awaiting_names != NULL && record->type == VIGIL_RECORD_ACTIVITY) {
+        g_array_append_val(p->awaiting_names, record->activity);
+        return;
+    }
     if (t->ps->on_record != NULL)
         t->ps->on_record(t->ps->user, p, record);
+}
+
+/* The activities kept back for their names go on, in their order. */
+static void release_awaiting(struct vigild_processes *ps, struct vigild_process *p, const char *why)
+{
+    GArray *kept = p->awaiting_names;
+    p->awaiting_names = NULL;
+    g_message("process %d (%s): %s; its %u activities kept back for them go on", (int)p->pid,
+              p->program, why, kept->len);
+    for (guint i = 0; i < kept->len && ps->on_record != NULL; i++) {
+        struct vigil_ring_record record = {.type = VIGIL_RECORD_ACTIVITY, .slots = 1};
+        record.activity = g_array_index(kept, struct vigil_activity, i);
+        record.seq = record.activity.seq;
+        ps->on_record(ps->user, p, &record);
+    }
+    g_array_free(kept, TRUE);
+}
+
+/* After a drain: the names asked for are in, or waiting has lasted too
+ * long, or the process is gone. */
+static void check_awaiting(struct vigild_processes *ps, struct vigild_process *p, unsigned flags)
+{
+    if (p->awaiting_names == NULL)
+        return;
+    if (vigil_ring_names_arrived(p->ring))
+        release_awaiting(ps, p, "its file names came again");
+    else if (flags & VIGIL_RING_PRODUCER_GONE)
+        release_awaiting(ps, p, "it ended without sending its file names again");
+    else if (vigil_clock_monotonic_ns() - p->names_wanted_ns > NAMES_WAIT_MAX_NS ||
+             p->awaiting_names->len >= vigil_ring_slot_count(p->ring))
+        release_awaiting(ps, p, "its file names have not come again");
+}
+
+gboolean vigild_processes_oldest_kept(const struct vigild_process *p, uint64_t *seq)
+{
+    if (p->awaiting_names == NULL || p->awaiting_names->len == 0)
+        return FALSE;
+    *seq = g_array_index(p->awaiting_names, struct vigil_activity, 0).seq;
+    return TRUE;
 }
 
 static void drop(struct vigild_processes *ps, struct vigild_process *p, const char *why);
@@ -292,6 +372,7 @@ static void drain(struct vigild_processes *ps, struct vigild_process *p, unsigne
         drop(ps, p, report.first_problem.message);
         return;
     }
+    check_awaiting(ps, p, flags);
     if (report.first_problem.message[0] != '\0' && p->problems_logged++ < PROBLEMS_LOGGED_MAX)
         g_warning("process %d (%s): ring: %s (%" G_GUINT64_FORMAT " corrupt and %" G_GUINT64_FORMAT
                   " torn positions skipped so far)",
@@ -321,6 +402,11 @@ static void keep_ended(struct vigild_processes *ps, struct vigild_process *p)
     if (p->pidfd >= 0)
         close(p->pidfd);
     p->pidfd = -1;
+    /* Everything is read: a consumer that attaches the ring after this one
+     * (its memfd sent again in a late REGISTER) has nothing to read twice. */
+    if (p->ring != NULL)
+        vigil_ring_release(p->ring, vigil_ring_read_position(p->ring),
+                           vigil_ring_read_position(p->ring));
     vigil_ring_close(p->ring);
     p->ring = NULL;
     p->ended_ns = vigil_clock_monotonic_ns();

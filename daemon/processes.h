@@ -56,6 +56,12 @@ struct vigild_process {
      * last vigild, which died before it freed them; they are skipped. */
     uint64_t skip_below;
     uint64_t problems_logged;
+    /* Asked for its file names again (this vigild lacks the ones a vigild
+     * before it read): since when (0: not waiting), and its activities
+     * drained meanwhile, kept back until their names are in
+     * (struct vigil_activity). */
+    uint64_t names_wanted_ns;
+    GArray *awaiting_names;
 
     /* Its capture counts, copied when capture forgets it. */
     struct vigild_capture_counts capture;
@@ -84,8 +90,9 @@ struct vigild_processes {
     struct vigil_tick_clock tsc_clock, ns_clock;
     struct vigil_tick_anchor tsc_first;
     uint64_t registered_total, ended_total, dropped_total, refused_total;
-    uint64_t recovered_total;  /* taken back from a vigild before this one */
-    uint64_t adopt_skip_below; /* for the next add: a process taken back */
+    uint64_t recovered_total;   /* taken back from a vigild before this one */
+    uint64_t adopt_skip_below;  /* for the next add: a process taken back */
+    gboolean adopt_names_known; /* and whether its file names came with it */
     guint keep_ended;
     gboolean hold_records;
     /* Told about every process that starts or ends (sampler, energy). */
@@ -105,7 +112,8 @@ void vigild_processes_hold_records(struct vigild_processes *ps, gboolean hold);
  * free it, and a restarted vigild resumes there. */
 void vigild_processes_commit(struct vigild_processes *ps, struct vigild_process *p,
                              uint64_t position);
-/* A running process by its pid and the start it gave at REGISTER; NULL. */
+/* A process by its pid and the start it gave at REGISTER, running or
+ * among the ended ones kept; NULL. */
 struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, pid_t pid,
                                              uint64_t start_monotonic_ns);
 /* Takes a registration: attaches the ring from `ring_fd` (which it closes)
@@ -115,6 +123,9 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
                                             const struct vigil_local_process_info *info, pid_t pid,
                                             uid_t uid, int ring_fd, GError **error);
 struct vigild_process *vigild_processes_get(const struct vigild_processes *ps, uint64_t id);
+/* The oldest activity of `p` kept back for its file names, if any: not
+ * stored yet, so its ring must keep it for a restart. */
+gboolean vigild_processes_oldest_kept(const struct vigild_process *p, uint64_t *seq);
 /* Drains every running process's ring (each tick). */
 void vigild_processes_drain_all(struct vigild_processes *ps);
 /* Drains one; a corrupt ring header drops the process. */

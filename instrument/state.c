@@ -108,6 +108,7 @@ static void after_fork_in_child(void)
     preload.ring = NULL;
     preload_counters_reset_after_fork();
     preload_files_reset_after_fork();
+    preload_names_reset_after_fork();
     preload_regions_reset_after_fork();
     preload_aio_reset_after_fork();
     start_clock();
