@@ -331,6 +331,85 @@ static void test_names_come_again_when_the_names_file_is_lost(void **state)
     g_free(config);
 }
 
+/* Waits (a generous bound) until the writer's process row has an end. */
+static void wait_for_end(const struct test_txd_fixture *f, GPid pid)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    while (count(f, "SELECT count(*) FROM processes WHERE pid = %d AND end_time IS NOT NULL",
+                 (int)pid) == 0) {
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("the writer, which ended while vigild was down, has no end in the "
+                     "warehouse: end_time is %s",
+                     count(f, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid) > 0
+                         ? "NULL"
+                         : "missing with its row");
+        g_usleep(20000); /* polling a condition, with a deadline */
+    }
+}
+
+/* The writer ends while vigild is down (killed after its first writes).
+ * The vigild started again finds its state and its pid gone: the
+ * warehouse gets its end as a bound, between the last time the first
+ * vigild saw it running and the moment the second found it gone, the run
+ * ends too, and what the first vigild counted is kept. The writes after
+ * the kill went with the process's memory: nobody held its ring. (Before,
+ * its run stayed open for ever, end_time NULL.) */
+static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = daemon_config(f);
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    struct writer w;
+    writer_start(&w, &d, f->dir, FIRST_WRITES, SECOND_WRITES);
+    wait_for_drained(&d, w.pid, FIRST_WRITES);
+    g_free(test_daemon_kill(&d));
+    gint64 before_exit_us = g_get_real_time();
+    writer_finish(&w);
+    gint64 after_exit_us = g_get_real_time();
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    wait_for_end(f, w.pid);
+    /* Its end between the two, and the true end inside them. */
+    char *sql = g_strdup_printf("SELECT concat_ws(' ', end_time_earliest < end_time, "
+                                "end_time_earliest <= to_timestamp(%" G_GINT64_FORMAT " / 1e6), "
+                                "end_time >= to_timestamp(%" G_GINT64_FORMAT
+                                " / 1e6), end_time_earliest >= start_time, "
+                                "exit_status IS NULL) FROM processes WHERE pid = %d",
+                                before_exit_us, after_exit_us, (int)w.pid);
+    char *bounds = test_pg_query_text_in(f->conninfo, sql);
+    assert_string_equal(bounds, "t t t t t");
+    g_free(bounds);
+    g_free(sql);
+    /* The run ends with it, as a bound too, and is no longer shown running. */
+    assert_int_equal(count(f,
+                           "SELECT count(*) FROM runs WHERE run_key = 'restart' AND end_time "
+                           "= (SELECT end_time FROM processes WHERE pid = %d) AND "
+                           "end_time_earliest IS NOT NULL",
+                           (int)w.pid),
+                     1);
+    /* What the first vigild counted of it, and its first writes, stored. */
+    sql = g_strdup_printf("SELECT concat_ws(' ', u.activities, u.dropped, u.ring_read) FROM "
+                          "process_unwatched_ends u JOIN processes USING (process_id) WHERE pid "
+                          "= %d",
+                          (int)w.pid);
+    char *counts = test_pg_query_text_in(f->conninfo, sql);
+    char *want = g_strdup_printf("%d 0 f", FIRST_WRITES);
+    assert_string_equal(counts, want);
+    g_free(want);
+    g_free(counts);
+    g_free(sql);
+    assert_int_equal(count(f,
+                           "SELECT count(*) FROM activities JOIN processes USING (process_id) "
+                           "WHERE pid = %d AND operation = 6",
+                           (int)w.pid),
+                     FIRST_WRITES);
+    char *log = test_daemon_stop(&d);
+    test_assert_contains(log, "ended while no vigild ran");
+    g_free(log);
+    g_free(config);
+}
+
 /* A test that fails half-way leaves its vigild running: kill it, then the
  * fixture's vigil-txd and folder go. */
 static int teardown_all(void **state)
@@ -351,6 +430,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_names_come_again_to_a_vigild_with_another_state_dir,
                                         test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_names_come_again_when_the_names_file_is_lost,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_an_end_while_vigild_is_down_is_stored_as_a_bound,
                                         test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
