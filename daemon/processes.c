@@ -109,27 +109,11 @@ struct pid_watch {
     uint64_t id;
 };
 
-struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
-                                            const struct vigil_local_process_info *info, pid_t pid,
-                                            uid_t uid, int ring_fd, GError **error)
+/* A process as its registration describes it, not yet in the table. */
+static struct vigild_process *process_new(struct vigild_processes *ps,
+                                          const struct vigil_local_process_info *info, pid_t pid,
+                                          uid_t uid)
 {
-    struct vigil_error err = {{0}};
-    struct stat ring_stat = {0};
-    (void)fstat(ring_fd, &ring_stat); /* what finds the ring again after a restart */
-    struct vigil_ring *ring = vigil_ring_attach(ring_fd, &err);
-    close(ring_fd); /* the mapping is all the daemon needs */
-    if (ring == NULL) {
-        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "its ring is refused: %s",
-                    err.message);
-        return NULL;
-    }
-    if (vigil_ring_slot_count(ring) != info->fixed.ring_slots) {
-        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
-                    "it says its ring has %u slots, the ring has %u", info->fixed.ring_slots,
-                    vigil_ring_slot_count(ring));
-        vigil_ring_close(ring);
-        return NULL;
-    }
     struct vigild_process *p = g_new0(struct vigild_process, 1);
     p->id = ps->next_id++;
     p->pid = pid;
@@ -151,6 +135,51 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     p->start_realtime_ns = info->fixed.start_realtime_ns;
     p->start_monotonic_ns = info->fixed.start_monotonic_ns;
     p->registered_ns = vigil_clock_monotonic_ns();
+    p->ring_slots = info->fixed.ring_slots;
+    p->tick_source = info->fixed.tick_source;
+    p->cpu_s = p->energy_j = NAN;
+    p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
+    p->exit_code = -1;
+    p->pidfd = -1;
+    return p;
+}
+
+struct vigild_process *vigild_processes_add_ended(struct vigild_processes *ps,
+                                                  const struct vigil_local_process_info *info,
+                                                  pid_t pid, uid_t uid, uint64_t seen_running_ns)
+{
+    struct vigild_process *p = process_new(ps, info, pid, uid);
+    p->restarts = 1;
+    p->end_earliest_ns = MAX(seen_running_ns, p->start_monotonic_ns);
+    g_hash_table_insert(ps->by_id, &p->id, p);
+    if (ps->on_start != NULL)
+        ps->on_start(ps->user, p);
+    vigild_processes_end(ps, p);
+    return p;
+}
+
+struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
+                                            const struct vigil_local_process_info *info, pid_t pid,
+                                            uid_t uid, int ring_fd, GError **error)
+{
+    struct vigil_error err = {{0}};
+    struct stat ring_stat = {0};
+    (void)fstat(ring_fd, &ring_stat); /* what finds the ring again after a restart */
+    struct vigil_ring *ring = vigil_ring_attach(ring_fd, &err);
+    close(ring_fd); /* the mapping is all the daemon needs */
+    if (ring == NULL) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "its ring is refused: %s",
+                    err.message);
+        return NULL;
+    }
+    if (vigil_ring_slot_count(ring) != info->fixed.ring_slots) {
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "it says its ring has %u slots, the ring has %u", info->fixed.ring_slots,
+                    vigil_ring_slot_count(ring));
+        vigil_ring_close(ring);
+        return NULL;
+    }
+    struct vigild_process *p = process_new(ps, info, pid, uid);
     p->ring = ring;
     p->skip_below = ps->adopt_skip_below; /* before anything drains it */
     ps->adopt_skip_below = 0;
@@ -174,9 +203,6 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
             want_names(p);
     }
     ps->adopt_names_known = FALSE;
-    p->cpu_s = p->energy_j = NAN;
-    p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
-    p->exit_code = -1;
     p->pidfd = pidfd_open(pid, 0);
     int pidfd_errno = errno; /* the start callbacks below may change errno */
     g_hash_table_insert(ps->by_id, &p->id, p);

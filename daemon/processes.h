@@ -30,6 +30,10 @@ struct vigild_process {
     uint64_t start_realtime_ns;
     uint64_t start_monotonic_ns;      /* as the process said (REGISTER) */
     uint64_t registered_ns, ended_ns; /* CLOCK_MONOTONIC */
+    /* It ended while no vigild watched it: after this (when a vigild last
+     * saw it running) and before ended_ns (when this one found it gone).
+     * 0: ended_ns is its end. */
+    uint64_t end_earliest_ns;
     char *dropped_reason;
 
     struct vigil_ring *ring; /* NULL once ended or dropped */
@@ -122,6 +126,12 @@ struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, 
 struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
                                             const struct vigil_local_process_info *info, pid_t pid,
                                             uid_t uid, int ring_fd, GError **error);
+/* A process the vigild before this one served, which ended while no vigild
+ * ran: started (the callbacks see it) and ended at once, its end between
+ * `seen_running_ns` and now. Its ring went with it. */
+struct vigild_process *vigild_processes_add_ended(struct vigild_processes *ps,
+                                                  const struct vigil_local_process_info *info,
+                                                  pid_t pid, uid_t uid, uint64_t seen_running_ns);
 struct vigild_process *vigild_processes_get(const struct vigild_processes *ps, uint64_t id);
 /* The oldest activity of `p` kept back for its file names, if any: not
  * stored yet, so its ring must keep it for a restart. */

@@ -397,10 +397,14 @@ static void migrate_by_hand_to(const char *conninfo, guint version)
     }
 }
 
-/* Every row of the tables migration 4 indexes, as one text to compare. */
+/* Every row of the tables migration 4 indexes, as one text to compare;
+ * without the columns later migrations add (0012's end_time_earliest, NULL
+ * in these rows). */
 static const char digest_sql[] = "SELECT md5(string_agg(t, '|' ORDER BY t)) FROM ("
-                                 " SELECT 'r' || r::text AS t FROM runs r UNION ALL"
-                                 " SELECT 'p' || p::text FROM processes p UNION ALL"
+                                 " SELECT 'r' || (to_jsonb(r) - 'end_time_earliest')::text AS t"
+                                 " FROM runs r UNION ALL"
+                                 " SELECT 'p' || (to_jsonb(p) - 'end_time_earliest')::text"
+                                 " FROM processes p UNION ALL"
                                  " SELECT 's' || s::text FROM run_summaries s UNION ALL"
                                  " SELECT 'c' || c::text FROM captures c UNION ALL"
                                  " SELECT 'a' || a::text FROM anomalies a UNION ALL"
