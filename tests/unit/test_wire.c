@@ -1189,7 +1189,7 @@ static void test_hostile_headers(void **state)
                          "reserved header field is 0x00000001");
     expect_patched_error(VIGIL_WIRE_SAMPLES, 6, 0, 2, VIGIL_WIRE_ERROR_MALFORMED,
                          "unknown message type 0");
-    char *past_last = g_strdup_printf("unknown message type %u", VIGIL_WIRE_TYPE_COUNT + 1);
+    char *past_last = g_strdup_printf("unknown message type %u", VIGIL_WIRE_TYPE_COUNT + 1u);
     expect_patched_error(VIGIL_WIRE_SAMPLES, 6, VIGIL_WIRE_TYPE_COUNT + 1, 2,
                          VIGIL_WIRE_ERROR_MALFORMED, past_last);
     g_free(past_last);
