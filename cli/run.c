@@ -297,7 +297,8 @@ int vigil_cli_run(int argc, char **argv)
     struct run_options options = {0};
     GOptionEntry entries[] = {
         {"report", 'r', 0, G_OPTION_ARG_STRING, &options.report,
-         "The report: text or json, to stderr or to :PATH (%p is the pid), or off",
+         "The report: text or json, to stderr or to :PATH (%p is the pid), or off (nothing "
+         "printed; vigild still gets the figures)",
          "FORMAT[:PATH]"},
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &options.config_path,
          "Configuration file ([preload] and [daemon] socket); default: $VIGIL_CONFIG, "

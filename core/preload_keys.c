@@ -9,8 +9,8 @@ const struct vigil_config_key vigil_preload_config_keys[] = {
      .name = "report",
      .type = VIGIL_CONFIG_STRING,
      .default_value = "stderr",
-     .description = "where the end-of-run report goes: stderr, off, or a file path (%p is the "
-                    "pid)"},
+     .description = "where the end-of-run report goes: stderr, a file path (%p is the pid), "
+                    "or off (nothing printed; vigild still gets its figures)"},
     {.section = "preload",
      .name = "report_format",
      .type = VIGIL_CONFIG_ENUM,

@@ -40,6 +40,11 @@ struct vigil_ring {
     bool hold;         /* read slots stay taken until vigil_ring_release */
     uint64_t dropped_seen;
     uint64_t resumed_at, lost_at_resume; /* from the consumer before us */
+    uint32_t producer_features;          /* as attach read them */
+    /* The open names request (0: none) and, once the producer answered it,
+     * the head then: every name record of the answer lies below it. */
+    uint64_t names_wanted, names_answer_head;
+    bool names_answer_seen;
     /* What this consumer last published (vigil_ring_publish_energy): the
      * power is the rate since then. Never read back from the mapping. */
     double published_energy_j;
@@ -124,6 +129,7 @@ struct vigil_ring *vigil_ring_create(uint32_t slot_count, enum vigil_tick_source
     h->total_bytes = bytes;
     h->producer_pid = (uint32_t)getpid();
     h->tick_source = ticks;
+    h->producer_features = RING_PRODUCER_RESENDS_NAMES;
 
     struct vigil_ring *ring = ring_wrap(map, bytes, slot_count, ticks, fd);
     struct stat st;
@@ -240,6 +246,7 @@ struct vigil_ring *vigil_ring_attach(int fd, struct vigil_error *err)
     ring->lost_at_resume =
         committed <= consumed && consumed - committed <= copy.slot_count ? consumed - committed : 0;
     ring->dropped_seen = 0;
+    ring->producer_features = copy.producer_features;
     return ring;
 }
 
@@ -633,6 +640,67 @@ void vigil_ring_resumed(const struct vigil_ring *ring, uint64_t *position, uint6
 {
     *position = ring->resumed_at;
     *lost = ring->lost_at_resume;
+}
+
+/* ---- names again ------------------------------------------------------------------------ */
+
+uint64_t vigil_ring_want_names(struct vigil_ring *ring)
+{
+    if (!(ring->producer_features & RING_PRODUCER_RESENDS_NAMES))
+        return 0;
+    /* On from what the mapping says: an earlier consumer may have asked.
+     * 0 is "never asked", whatever a producer wrote there. */
+    uint64_t generation =
+        atomic_load_explicit(&ring->header->names_wanted, memory_order_relaxed) + 1;
+    if (generation == 0)
+        generation = 1;
+    atomic_store_explicit(&ring->header->names_wanted, generation, memory_order_release);
+    ring->names_wanted = generation;
+    ring->names_answer_seen = false;
+    return generation;
+}
+
+bool vigil_ring_names_arrived(struct vigil_ring *ring)
+{
+    if (ring->names_wanted == 0)
+        return true;
+    if (!ring->names_answer_seen) {
+        if (atomic_load_explicit(&ring->header->names_given, memory_order_acquire) !=
+            ring->names_wanted)
+            return false;
+        /* Loaded after the answer: every name record of it is below. A
+         * producer that lies about either only ends the wait early, or
+         * leaves it to the consumer's own bound. */
+        ring->names_answer_head = atomic_load_explicit(&ring->header->head, memory_order_acquire);
+        ring->names_answer_seen = true;
+    }
+    if (ring->tail < ring->names_answer_head)
+        return false;
+    ring->names_wanted = 0;
+    return true;
+}
+
+uint64_t vigil_ring_names_wanted(const struct vigil_ring *ring)
+{
+    return atomic_load_explicit(&ring->header->names_wanted, memory_order_acquire);
+}
+
+uint64_t vigil_ring_names_answered(const struct vigil_ring *ring)
+{
+    return atomic_load_explicit(&ring->header->names_given, memory_order_relaxed);
+}
+
+void vigil_ring_names_given(struct vigil_ring *ring, uint64_t generation)
+{
+    atomic_store_explicit(&ring->header->names_given, generation, memory_order_release);
+}
+
+uint32_t vigil_ring_room(const struct vigil_ring *ring)
+{
+    uint64_t head = atomic_load_explicit(&ring->header->head, memory_order_relaxed);
+    uint64_t consumed = atomic_load_explicit(&ring->header->consumed, memory_order_relaxed);
+    uint64_t used = head - consumed;
+    return used < ring->slot_count ? ring->slot_count - (uint32_t)used : 0;
 }
 
 /* ---- the process's energy, published by the consumer ------------------------------------- */

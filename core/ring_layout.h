@@ -30,6 +30,10 @@
 
 #define RING_PAYLOAD_BYTES (VIGIL_RING_SLOT_BYTES - 8u)
 
+/* What a producer can do beyond version 1's ring (ring_header's
+ * producer_features). */
+#define RING_PRODUCER_RESENDS_NAMES 0x1u /* answers names_wanted */
+
 /* A name record: a first slot, then continuation slots, claimed together. */
 #define RING_RECORD_NAME_CONTINUATION 0xB3
 #define RING_NAME_FIRST_HEADER_BYTES  16u
@@ -79,7 +83,15 @@ struct ring_header {
     uint64_t total_bytes;
     uint32_t producer_pid; /* for people reading a core dump; never trusted */
     uint32_t tick_source;  /* enum vigil_tick_source of the activities' times */
-    unsigned char pad0[32];
+    /* Written by the producer, in what was reserved space: zero in the
+     * ring of an older library, which is then never asked (the version
+     * stays 1, and an older consumer never reads them). */
+    uint32_t producer_features; /* RING_PRODUCER_*, set at creation */
+    uint32_t reserved0;
+    /* The last names_wanted the producer answered: every name record it
+     * holds was in the ring before this was stored (release). */
+    _Atomic uint64_t names_given;
+    unsigned char pad0[16];
     _Atomic uint64_t head; /* next position to claim */
     unsigned char pad1[56];
     _Atomic uint64_t dropped; /* records dropped because the ring was full */
@@ -103,17 +115,23 @@ struct ring_header {
     _Atomic uint64_t energy_w_bits; /* its power over the last tick */
     _Atomic uint64_t energy_t_ns;   /* CLOCK_MONOTONIC of the tick; 0: none */
     _Atomic uint64_t energy_flags;  /* VIGIL_RING_ENERGY_* */
-    unsigned char pad3[8];
+    /* Written by the consumer, in what was reserved space: a consumer that
+     * lacks the file names (a vigild restarted without them) asks for every
+     * name record again by moving it on; the producer looks at it off its
+     * hot path and answers in names_given. 0: never asked. */
+    _Atomic uint64_t names_wanted;
 };
 
 _Static_assert(sizeof(union ring_payload) == RING_PAYLOAD_BYTES, "payload size");
 _Static_assert(sizeof(struct ring_slot) == VIGIL_RING_SLOT_BYTES, "slot size");
 _Static_assert(sizeof(struct ring_header) == RING_HEADER_BYTES, "header size");
+_Static_assert(offsetof(struct ring_header, names_given) == 40, "names_given in reserved space");
 _Static_assert(offsetof(struct ring_header, head) == 64, "head on its own cache line");
 _Static_assert(offsetof(struct ring_header, dropped) == 128, "dropped on its own cache line");
 _Static_assert(offsetof(struct ring_header, consumed) == 192, "consumed on its own cache line");
 _Static_assert(offsetof(struct ring_header, committed) == 200, "committed beside consumed");
 _Static_assert(offsetof(struct ring_header, energy_seq) == 208, "energy beside the consumer's");
+_Static_assert(offsetof(struct ring_header, names_wanted) == 248, "names_wanted in reserved space");
 _Static_assert(RING_NAME_MAX_SLOTS <= VIGIL_RING_MIN_SLOTS, "a longest name must fit a ring");
 _Static_assert(RING_NAME_MAX_SLOTS <= UINT8_MAX, "slot count of a name fits its field");
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free in shared memory");

@@ -57,6 +57,7 @@ GQuark vigil_wire_error_quark(void)
 #define JOB_FIXED_BYTES       24u /* everything before job_id */
 #define JOB_MIN_BYTES         (JOB_FIXED_BYTES + 4 * STRING_LENGTH_BYTES)
 #define DROP_BYTES            40u
+#define UNWATCHED_END_BYTES   72u
 #define BATCH_LENGTH_BYTES    4u /* before each inner message */
 #define BATCH_ENTRY_MIN_BYTES (BATCH_LENGTH_BYTES + VIGIL_WIRE_HEADER_BYTES)
 
@@ -537,6 +538,42 @@ static gboolean check_drop(const struct vigil_wire_drop *d, GError **error)
     return TRUE;
 }
 
+#define UNWATCHED_END_FLAGS                                                                        \
+    (VIGIL_WIRE_UNWATCHED_ENERGY_ESTIMATED | VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN |               \
+     VIGIL_WIRE_UNWATCHED_RING_READ)
+
+/* A figure that may be unknown (NaN), never negative or infinite. */
+static gboolean check_figure(const char *field, double value, GError **error)
+{
+    if (!isnan(value) && (!isfinite(value) || value < 0))
+        return malformed(error, "%s is %g; it is NaN (unknown) or finite and not negative", field,
+                         value);
+    return TRUE;
+}
+
+static gboolean check_unwatched_end(const struct vigil_wire_unwatched_end *e, GError **error)
+{
+    if (e->process_id == 0)
+        return malformed(error, "unwatched end of process id 0, which is never a process");
+    if (!check_reserved_u32(e->reserved, error))
+        goto bad;
+    if (e->latest_end_ns == 0) {
+        malformed(error, "latest_end_ns is 0; the end has a latest time");
+        goto bad;
+    }
+    if (!check_span(e->earliest_end_ns, e->latest_end_ns, error) ||
+        !check_figure("cpu_s", e->cpu_s, error) || !check_figure("energy_j", e->energy_j, error))
+        goto bad;
+    if (e->flags & ~UNWATCHED_END_FLAGS) {
+        malformed(error, "unknown flags 0x%x", e->flags & ~UNWATCHED_END_FLAGS);
+        goto bad;
+    }
+    return TRUE;
+bad:
+    g_prefix_error(error, "unwatched end of process %" PRIu64 ": ", e->process_id);
+    return FALSE;
+}
+
 static gboolean check_refusal(const struct vigil_wire_refusal *r, GError **error)
 {
     if (!check_long_text("reason", r->reason, error))
@@ -716,6 +753,20 @@ static void encode_drop(uint8_t *p, const struct vigil_wire_drop *d)
     put_u64(&p, d->counter);
     put_u64(&p, d->activities);
     put_u64(&p, d->batches);
+}
+
+static void encode_unwatched_end(uint8_t *p, const struct vigil_wire_unwatched_end *e)
+{
+    put_u64(&p, e->process_id);
+    put_u64(&p, e->earliest_end_ns);
+    put_u64(&p, e->latest_end_ns);
+    put_u64(&p, e->activities);
+    put_u64(&p, e->dropped);
+    put_u64(&p, e->seq_gaps);
+    put_f64(&p, e->cpu_s);
+    put_f64(&p, e->energy_j);
+    put_u32(&p, e->flags);
+    put_u32(&p, 0);
 }
 
 static void encode_refusal(uint8_t *p, const struct vigil_wire_refusal *r)
@@ -1007,6 +1058,24 @@ static gboolean decode_drop(const uint8_t *p, struct reader *tail, void *item, G
     return check_drop(d, error);
 }
 
+static gboolean decode_unwatched_end(const uint8_t *p, struct reader *tail, void *item,
+                                     GError **error)
+{
+    (void)tail;
+    struct vigil_wire_unwatched_end *e = item;
+    e->process_id = next_u64(&p);
+    e->earliest_end_ns = next_u64(&p);
+    e->latest_end_ns = next_u64(&p);
+    e->activities = next_u64(&p);
+    e->dropped = next_u64(&p);
+    e->seq_gaps = next_u64(&p);
+    e->cpu_s = next_f64(&p);
+    e->energy_j = next_f64(&p);
+    e->flags = next_u32(&p);
+    e->reserved = next_u32(&p);
+    return check_unwatched_end(e, error);
+}
+
 static gboolean decode_refusal(const uint8_t *p, struct reader *tail, void *item, GError **error)
 {
     (void)p;
@@ -1049,6 +1118,8 @@ static const struct item_codec codecs[VIGIL_WIRE_TYPE_COUNT + 1] = {
                             decode_refusal},
     [VIGIL_WIRE_JOBS] = {sizeof(struct vigil_wire_job), JOB_FIXED_BYTES, JOB_MIN_BYTES, decode_job},
     [VIGIL_WIRE_DROPS] = {sizeof(struct vigil_wire_drop), DROP_BYTES, DROP_BYTES, decode_drop},
+    [VIGIL_WIRE_UNWATCHED_ENDS] = {sizeof(struct vigil_wire_unwatched_end), UNWATCHED_END_BYTES,
+                                   UNWATCHED_END_BYTES, decode_unwatched_end},
     /* BATCH holds whole messages, not items: decode_batch. */
 };
 
@@ -1071,6 +1142,7 @@ static const char *const type_names[VIGIL_WIRE_TYPE_COUNT + 1] = {
     [VIGIL_WIRE_REFUSED] = "refused",
     [VIGIL_WIRE_JOBS] = "jobs",
     [VIGIL_WIRE_DROPS] = "drops",
+    [VIGIL_WIRE_UNWATCHED_ENDS] = "unwatched_ends",
 };
 
 const char *vigil_wire_type_name(unsigned type)
@@ -1227,6 +1299,7 @@ void vigil_wire_message_clear(struct vigil_wire_message *m)
     g_free(m->refusals);
     g_free(m->jobs);
     g_free(m->drops);
+    g_free(m->unwatched_ends);
     g_free(m->inner);
     memset(m, 0, sizeof *m);
 }
@@ -1346,6 +1419,9 @@ static void attach_items(struct vigil_wire_message *m, void *items)
         break;
     case VIGIL_WIRE_DROPS:
         m->drops = items;
+        break;
+    case VIGIL_WIRE_UNWATCHED_ENDS:
+        m->unwatched_ends = items;
         break;
     default:
         g_assert_not_reached();
@@ -1790,6 +1866,20 @@ gboolean vigil_wire_add_drop(vigil_wire_writer *w, const struct vigil_wire_drop 
     return TRUE;
 }
 
+gboolean vigil_wire_add_unwatched_end(vigil_wire_writer *w,
+                                      const struct vigil_wire_unwatched_end *end, GError **error)
+{
+    g_return_val_if_fail(w != NULL && w->type == VIGIL_WIRE_UNWATCHED_ENDS, FALSE);
+    g_return_val_if_fail(end != NULL, FALSE);
+    if (!check_unwatched_end(end, error))
+        return refuse(w, error);
+    uint8_t *p = writer_append_item(w, UNWATCHED_END_BYTES, error);
+    if (p == NULL)
+        return FALSE;
+    encode_unwatched_end(p, end);
+    return TRUE;
+}
+
 gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_refusal *refusal,
                                 GError **error)
 {
@@ -1940,6 +2030,8 @@ static gboolean add_item(vigil_wire_writer *w, const struct vigil_wire_message *
         return vigil_wire_add_job(w, &m->jobs[i], error);
     case VIGIL_WIRE_DROPS:
         return vigil_wire_add_drop(w, &m->drops[i], error);
+    case VIGIL_WIRE_UNWATCHED_ENDS:
+        return vigil_wire_add_unwatched_end(w, &m->unwatched_ends[i], error);
     default:
         g_assert_not_reached();
     }
@@ -1979,6 +2071,8 @@ static gboolean message_has_items(const struct vigil_wire_message *m)
         return m->jobs != NULL;
     case VIGIL_WIRE_DROPS:
         return m->drops != NULL;
+    case VIGIL_WIRE_UNWATCHED_ENDS:
+        return m->unwatched_ends != NULL;
     default:
         return FALSE;
     }

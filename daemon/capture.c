@@ -53,6 +53,7 @@ struct capture_subject {
     GHashTable *names_sent;  /* file ids the sink has had */
     /* The window being forwarded; 0 when none is open. */
     uint64_t window;
+    gboolean window_keeps_all; /* opened under mode = all, which is its reason */
     uint64_t window_first, window_last, window_activities;
     uint64_t window_start_ns, window_end_ns;
     guint post_left;
@@ -481,6 +482,7 @@ static void forward(struct vigild_capture *c, struct capture_subject *s, struct 
 {
     if (s->window == 0) {
         s->window = ++c->next_window;
+        s->window_keeps_all = c->mode == VIGILD_CAPTURE_ALL;
         s->window_first = h->cycle;
         s->window_start_ns = h->start_ns;
         s->window_activities = 0;
@@ -513,8 +515,12 @@ static void forward(struct vigild_capture *c, struct capture_subject *s, struct 
 static void uplink_window(struct vigild_capture *c, const struct capture_subject *s)
 {
     GString *reasons = g_string_new(NULL);
+    /* The first line says why the window was kept (the run's report card
+     * prints it); under mode = all no cycle needs to be abnormal. */
+    if (s->window_keeps_all)
+        g_string_append(reasons, "[capture] mode = all keeps every cycle");
     for (guint i = 0; i < s->reason_lines->len; i++)
-        g_string_append_printf(reasons, "%s%s", i > 0 ? "\n" : "",
+        g_string_append_printf(reasons, "%s%s", reasons->len > 0 ? "\n" : "",
                                (const char *)g_ptr_array_index(s->reason_lines, i));
     if (s->reasons_left_out > 0)
         g_string_append_printf(reasons, "\nand %" G_GUINT64_FORMAT " more abnormal cycles",
@@ -566,6 +572,19 @@ static gboolean is_abnormal(const struct vigild_verdict *v)
     return v != NULL && vigil_health_is_abnormal(v->decision.own);
 }
 
+/* Why abnormal cycle `v` is in the window, for the sink and the outbox. */
+static void note_reason(struct vigild_capture *c, struct capture_subject *s,
+                        const struct vigild_cycle_verdicts *v, const struct vigild_verdict *own)
+{
+    if (s->reasons->len < REASONS_MAX) {
+        g_ptr_array_add(s->reasons, reason_node(v, own));
+        if (c->outbox != NULL)
+            g_ptr_array_add(s->reason_lines, vigild_outbox_reason_line(v, own));
+    } else {
+        s->reasons_left_out++;
+    }
+}
+
 static void decide(struct vigild_capture *c, struct capture_subject *s,
                    const struct vigild_cycle_verdicts *v)
 {
@@ -585,6 +604,8 @@ static void decide(struct vigild_capture *c, struct capture_subject *s,
     if (c->mode == VIGILD_CAPTURE_ALL) {
         while (!g_queue_is_empty(s->held))
             forward(c, s, g_queue_pop_head(s->held));
+        if (abnormal)
+            note_reason(c, s, v, own);
         forward(c, s, h);
         return;
     }
@@ -599,13 +620,7 @@ static void decide(struct vigild_capture *c, struct capture_subject *s,
         /* The trigger: the cycles before it that are still held go first. */
         while (!g_queue_is_empty(s->held))
             forward(c, s, g_queue_pop_head(s->held));
-        if (s->reasons->len < REASONS_MAX) {
-            g_ptr_array_add(s->reasons, reason_node(v, own));
-            if (c->outbox != NULL)
-                g_ptr_array_add(s->reason_lines, vigild_outbox_reason_line(v, own));
-        } else {
-            s->reasons_left_out++;
-        }
+        note_reason(c, s, v, own);
         forward(c, s, h);
         /* post counts from the last cycle with evidence: a held state's
          * cycles are part of it, so hold and post overlap, not add up. */

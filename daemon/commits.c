@@ -28,6 +28,7 @@ struct process_point {
     uint64_t process_id;
     uint64_t position;   /* everything before it is in the cycle's batches, or decided */
     uint64_t held;       /* activities after it, drained: read again by a new vigild */
+    uint64_t kept;       /* of those, kept back for their file names, not yet observed */
     uint64_t activities; /* drained then */
     struct vigild_capture_counts capture;
 };
@@ -52,6 +53,11 @@ static void measure(const struct vigild *d, const struct vigild_process *p,
     uint64_t oldest;
     if (vigild_capture_oldest_held(&d->capture, p->id, &oldest, &out->held))
         out->position = oldest;
+    /* Activities kept back for their file names come before any capture
+     * holds. */
+    out->kept = vigild_processes_oldest_kept(p, &oldest) ? p->awaiting_names->len : 0;
+    if (out->kept > 0)
+        out->position = MIN(out->position, oldest);
     if (!vigild_capture_counts(&d->capture, p->id, &out->capture))
         out->capture = p->capture;
     out->activities = p->activities;
@@ -77,7 +83,7 @@ static void apply(struct vigild *d, const struct process_point *point)
     struct vigild_capture_counts counts = point->capture;
     counts.observed += drained_since;
     vigild_process_state_save(d->state_dir, p, &counts, point->position,
-                              point->held + drained_since);
+                              point->held + drained_since, point->kept);
     vigild_processes_commit(&d->processes, p, point->position);
 }
 

@@ -1,5 +1,6 @@
 /* vigild — the daemon as a whole: its configuration, the parts it wires
  * together, a tick, a reload and a stop. */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 #include <glib-unix.h>
@@ -214,7 +215,7 @@ static void on_process_start(void *user, const struct vigild_process *p)
     if (d->state_dir != NULL && p->ring != NULL) {
         struct vigild_capture_counts none = {0};
         vigild_process_state_register(d->state_dir, p);
-        vigild_process_state_save(d->state_dir, p, &none, vigil_ring_read_position(p->ring), 0);
+        vigild_process_state_save(d->state_dir, p, &none, vigil_ring_read_position(p->ring), 0, 0);
     }
 }
 
@@ -339,6 +340,50 @@ static void close_cycle(struct vigild *d, uint64_t end_ns, gboolean judge)
     vigild_tick_costs_mark(&d->costs, VIGILD_PART_COMMIT, t_ns);
 }
 
+/* What the vigild before this one counted of `p`, on top of what this one
+ * counted since. */
+static void restore_counts(struct vigild *d, struct vigild_process *p,
+                           const struct vigild_recovered *r)
+{
+    p->registered_ns = r->registered_ns;
+    p->mpi_size = r->mpi_size;
+    p->activities += r->activities;
+    p->names += r->names;
+    p->corrupt += r->corrupt;
+    p->torn += r->torn;
+    p->dropped += r->dropped;
+    p->seq_gaps += r->seq_gaps;
+    p->restarts = r->restarts + 1;
+    p->restart_lost += r->restart_lost;
+    p->proc_start_ticks = r->proc_start_ticks;
+    vigild_capture_restore(&d->capture, p->id, &r->capture);
+}
+
+/* A process that ended while no vigild ran: its end goes to the warehouse
+ * as a bound, from when the last vigild saw it running to now, with what
+ * that vigild had counted of it. Its ring went with it (nobody held the
+ * memfd), and so did its report. */
+static void end_unwatched_process(struct vigild *d, const struct vigild_recovered *r,
+                                  const struct vigil_local_process_info *info)
+{
+    uint64_t seen_running_ns = r->saved_ns != 0 ? r->saved_ns : r->registered_ns;
+    struct vigild_process *p =
+        vigild_processes_add_ended(&d->processes, info, r->pid, r->uid, seen_running_ns);
+    restore_counts(d, p, r);
+    /* Its figures as the last commit left them: the gap is not counted. */
+    p->cpu_s = r->cpu_s;
+    p->energy_j = r->energy_j;
+    p->energy_flags = r->energy_flags | VIGIL_LOCAL_ENERGY_UNCERTAIN;
+    p->energy_shared = r->energy_shared;
+    d->processes.recovered_total++;
+    g_message("restart: process %d (%s) ended while no vigild ran, within the %.1f s since a "
+              "vigild last saw it running; its end is stored as that bound, with the %" PRIu64
+              " activities counted of it (what it wrote after went with it, and so did its "
+              "report)",
+              (int)p->pid, p->program, (double)(p->ended_ns - p->end_earliest_ns) / 1e9,
+              p->activities);
+}
+
 /* The processes the vigild before this one served, taken back with their
  * rings and counts (daemon/process_state.c). */
 static void take_back_processes(struct vigild *d)
@@ -371,10 +416,16 @@ static void take_back_processes(struct vigild *d)
             .run_key = r->run_key,
             .argv = argv->str,
         };
+        if (r->ended) {
+            end_unwatched_process(d, r, &info);
+            g_string_free(argv, TRUE);
+            continue;
+        }
         GError *error = NULL;
         int ring_fd = r->ring_fd;
         r->ring_fd = -1; /* vigild_processes_add closes it */
         d->processes.adopt_skip_below = r->committed;
+        d->processes.adopt_names_known = r->names_complete;
         struct vigild_process *p =
             vigild_processes_add(&d->processes, &info, r->pid, r->uid, ring_fd, &error);
         d->processes.adopt_skip_below = 0;
@@ -390,18 +441,7 @@ static void take_back_processes(struct vigild *d)
             vigild_capture_name(&d->capture, p->id, g_array_index(r->name_ids, uint32_t, n),
                                 g_ptr_array_index(r->name_paths, n));
         uint64_t lost_now = p->restart_lost;
-        p->registered_ns = r->registered_ns;
-        p->mpi_size = r->mpi_size;
-        p->activities += r->activities;
-        p->names += r->names;
-        p->corrupt += r->corrupt;
-        p->torn += r->torn;
-        p->dropped += r->dropped;
-        p->seq_gaps += r->seq_gaps;
-        p->restarts = r->restarts + 1;
-        p->restart_lost = r->restart_lost + lost_now;
-        p->proc_start_ticks = r->proc_start_ticks;
-        vigild_capture_restore(&d->capture, p->id, &r->capture);
+        restore_counts(d, p, r);
         vigild_energy_share_restore(&d->energy, p->id, r->cpu_s, r->energy_j, r->energy_flags,
                                     r->energy_shared);
         vigild_process_state_register(d->state_dir, p); /* its first registration's time */

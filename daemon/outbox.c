@@ -42,20 +42,21 @@
 #define BATCH_BYTES_SOFT_MAX (16u << 20)
 /* What each message and item costs on the wire, about: enough to cut
  * batches near the soft limit, never near the hard one. */
-#define MESSAGE_WIRE_BYTES  (VIGIL_WIRE_HEADER_BYTES + 8 + 4) /* header, process id, length */
-#define ACTIVITY_WIRE_BYTES 80
-#define NAME_WIRE_BYTES     6 /* and the path */
-#define SAMPLE_WIRE_BYTES   24
-#define METRIC_WIRE_BYTES   16 /* and its strings */
-#define PROCESS_WIRE_BYTES  48 /* and its strings */
-#define ROLLUP_WIRE_BYTES   64
-#define WINDOW_WIRE_BYTES   52 /* and its reasons */
-#define SUMMARY_WIRE_BYTES  12 /* and the report */
-#define ANOMALY_WIRE_BYTES  50 /* and its strings */
-#define STATE_WIRE_BYTES    32
-#define JOB_WIRE_BYTES      24 /* and its strings */
-#define DROP_WIRE_BYTES     40
-#define STRING_WIRE_BYTES   2 /* and the bytes */
+#define MESSAGE_WIRE_BYTES   (VIGIL_WIRE_HEADER_BYTES + 8 + 4) /* header, process id, length */
+#define ACTIVITY_WIRE_BYTES  80
+#define NAME_WIRE_BYTES      6 /* and the path */
+#define SAMPLE_WIRE_BYTES    24
+#define METRIC_WIRE_BYTES    16 /* and its strings */
+#define PROCESS_WIRE_BYTES   48 /* and its strings */
+#define ROLLUP_WIRE_BYTES    64
+#define WINDOW_WIRE_BYTES    52 /* and its reasons */
+#define SUMMARY_WIRE_BYTES   12 /* and the report */
+#define ANOMALY_WIRE_BYTES   50 /* and its strings */
+#define STATE_WIRE_BYTES     32
+#define JOB_WIRE_BYTES       24 /* and its strings */
+#define DROP_WIRE_BYTES      40
+#define UNWATCHED_WIRE_BYTES 72
+#define STRING_WIRE_BYTES    2 /* and the bytes */
 /* An ended process is still described this many cycles after its end:
  * capture decides its last cycle at the next cycle's end, and its report
  * may be read after its end was seen. */
@@ -86,6 +87,10 @@ struct outbox_process {
     gboolean sent;
     int32_t sent_rank, sent_exit_code;
     uint64_t sent_end_ns;
+    gboolean unnamed_logged; /* a file of it had no name: said once */
+    /* It ended while no vigild watched: its end's bounds and the counts,
+     * sent with it (unwatched.process_id 0: it did not). */
+    struct vigil_wire_unwatched_end unwatched;
 };
 
 /* A process's forwarded activities of this cycle and the paths they use. */
@@ -170,6 +175,23 @@ static void refresh_process(struct outbox_process *op, const struct vigild_proce
     op->item.exit_code = p->exit_code >= -1 && p->exit_code <= 255 ? p->exit_code : -1;
     if (p->state != VIGILD_PROCESS_RUNNING && p->ended_ns != 0)
         op->item.end_ns = MAX(p->ended_ns, op->item.start_ns);
+    if (p->end_earliest_ns != 0 && op->item.end_ns != 0) {
+        uint32_t energy = p->energy_flags;
+        op->unwatched = (struct vigil_wire_unwatched_end){
+            .process_id = op->item.process_id,
+            .earliest_end_ns = MIN(MAX(p->end_earliest_ns, op->item.start_ns), op->item.end_ns),
+            .latest_end_ns = op->item.end_ns,
+            .activities = p->activities,
+            .dropped = p->dropped,
+            .seq_gaps = p->seq_gaps,
+            .cpu_s = isfinite(p->cpu_s) && p->cpu_s >= 0 ? p->cpu_s : NAN,
+            .energy_j = isfinite(p->energy_j) && p->energy_j >= 0 ? p->energy_j : NAN,
+            .flags =
+                (energy & VIGIL_LOCAL_ENERGY_ESTIMATED ? VIGIL_WIRE_UNWATCHED_ENERGY_ESTIMATED
+                                                       : 0) |
+                (energy & VIGIL_LOCAL_ENERGY_UNCERTAIN ? VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN : 0),
+        };
+    }
 }
 
 uint64_t vigild_outbox_process_start_ns(const struct vigild_process *p)
@@ -498,7 +520,7 @@ static size_t process_bytes(const struct outbox_process *op)
                    strlen(w->job) + strlen(w->program) + strlen(w->cwd) + 4;
     for (uint32_t i = 0; i < w->argc; i++)
         bytes += STRING_WIRE_BYTES + strlen(w->argv[i]);
-    return bytes;
+    return bytes + (op->unwatched.process_id != 0 ? UNWATCHED_WIRE_BYTES : 0);
 }
 
 static void add_process_item(struct batch *b, struct outbox_process *op)
@@ -512,6 +534,14 @@ static void add_process_item(struct batch *b, struct outbox_process *op)
         return;
     }
     g_hash_table_add(b->processes, &op->item.process_id);
+    /* Its end's bounds go with every description of it: each batch stands
+     * on its own. */
+    if (op->unwatched.process_id != 0 &&
+        !vigil_wire_add_unwatched_end(writer(b, VIGIL_WIRE_UNWATCHED_ENDS, 0), &op->unwatched,
+                                      &error)) {
+        skip_item(b->o, "an unwatched end", error);
+        g_clear_error(&error);
+    }
     op->sent = TRUE;
     op->sent_rank = op->item.rank;
     op->sent_exit_code = op->item.exit_code;
@@ -831,11 +861,17 @@ static void add_activity(struct batch *b, struct outbox_subject *s, const struct
         if (path == NULL) {
             /* Its name record was lost (the ring was full when the file
              * was opened): vigil-txd would refuse the whole batch for a
-             * file it cannot name, so the activity goes without one. */
-            if (worth_logging(++o->stats.names_missing))
+             * file it cannot name, so the activity goes without one. Said
+             * once a process; `vigil status` counts them all. */
+            o->stats.names_missing++;
+            struct outbox_process *op = g_hash_table_lookup(o->known, &s->process_id);
+            if (op != NULL && !op->unnamed_logged) {
+                op->unnamed_logged = TRUE;
                 g_warning("uplink: process %" PRIu64 ": file %u has no name (its name record "
-                          "was lost); its activities are sent without a file (%" PRIu64 " so far)",
-                          s->process_id, file, o->stats.names_missing);
+                          "was lost); its activities of files without a name are sent without "
+                          "one (counted in names_missing)",
+                          s->process_id, file);
+            }
             copy.file_id = file = VIGIL_FILE_NONE;
         }
     }

@@ -52,6 +52,20 @@ static char *state_path(const char *dir, pid_t pid, uint64_t start_ns, const cha
     return g_build_filename(dir, name, NULL);
 }
 
+const char *vigild_boot_id(void)
+{
+    static char id[64];
+    if (id[0] == '\0') {
+        char *text = NULL;
+        if (g_file_get_contents("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
+            g_strlcpy(id, g_strstrip(text), sizeof id);
+        else
+            g_strlcpy(id, "unknown", sizeof id);
+        g_free(text);
+    }
+    return id;
+}
+
 uint64_t vigild_proc_start_ticks(pid_t pid)
 {
     char path[64], text[1024];
@@ -100,23 +114,58 @@ gboolean vigild_process_state_open_dir(const char *dir, GError **error)
 
 /* The counts, rewritten in place at every cycle's end by one pwrite of a
  * fixed size: no rename, whose forced writeback on ext4 (auto_da_alloc)
- * costs milliseconds, and no fsync. A CRC tells a torn one. */
+ * costs milliseconds, and no fsync. A CRC tells a torn one. Version 2 adds
+ * when it was written: vigild saw the process running then, which bounds
+ * the end of a process that ends before the next vigild runs. */
+#define COUNTS_FIELDS                                                                              \
+    uint32_t magic, version;                                                                       \
+    uint64_t committed;                                                                            \
+    uint64_t activities, names, corrupt, torn, dropped, seq_gaps, restart_lost, restarts;          \
+    uint64_t observed, forwarded, dropped_by_capture, lost, cycles, abnormal_cycles, windows;      \
+    double cpu_s, energy_j;                                                                        \
+    uint32_t energy_flags, energy_shared;                                                          \
+    int32_t mpi_rank, mpi_size
 struct saved_counts {
-    uint32_t magic, version;
-    uint64_t committed;
-    uint64_t activities, names, corrupt, torn, dropped, seq_gaps, restart_lost, restarts;
-    uint64_t observed, forwarded, dropped_by_capture, lost, cycles, abnormal_cycles, windows;
-    double cpu_s, energy_j;
-    uint32_t energy_flags, energy_shared;
-    int32_t mpi_rank, mpi_size;
+    COUNTS_FIELDS;
+    uint64_t saved_ns; /* CLOCK_MONOTONIC when written */
+    uint32_t reserved, crc32;
+};
+/* As a vigild before version 2 wrote them: read, never written. */
+struct saved_counts_v1 {
+    COUNTS_FIELDS;
     uint32_t reserved, crc32;
 };
 #define COUNTS_MAGIC   0x53434756u /* "VGCS" */
-#define COUNTS_VERSION 1u
+#define COUNTS_VERSION 2u
 
 static uint32_t counts_crc(const struct saved_counts *c)
 {
     return (uint32_t)crc32_z(0, (const Bytef *)c, offsetof(struct saved_counts, crc32));
+}
+
+static uint32_t counts_v1_crc(const struct saved_counts_v1 *c)
+{
+    return (uint32_t)crc32_z(0, (const Bytef *)c, offsetof(struct saved_counts_v1, crc32));
+}
+
+/* The counts of either version, as version 2 (saved_ns 0 for version 1);
+ * FALSE when they are neither, or torn. */
+static gboolean counts_decode(const char *data, gsize length, struct saved_counts *c)
+{
+    if (length == sizeof *c) {
+        memcpy(c, data, sizeof *c);
+        return c->magic == COUNTS_MAGIC && c->version == COUNTS_VERSION &&
+               c->crc32 == counts_crc(c);
+    }
+    struct saved_counts_v1 v1;
+    if (length != sizeof v1)
+        return FALSE;
+    memcpy(&v1, data, sizeof v1);
+    if (v1.magic != COUNTS_MAGIC || v1.version != 1 || v1.crc32 != counts_v1_crc(&v1))
+        return FALSE;
+    memset(c, 0, sizeof *c);
+    memcpy(c, &v1, offsetof(struct saved_counts_v1, reserved));
+    return TRUE;
 }
 
 /* Writes `data` to PATH in one call; `create` makes it new, else it is
@@ -151,6 +200,7 @@ void vigild_process_state_register(const char *dir, const struct vigild_process 
     g_key_file_set_string_list(k, GROUP_PROCESS, "argv", (const char *const *)p->argv->pdata,
                                p->argv->len);
     g_key_file_set_boolean(k, GROUP_PROCESS, "argv_truncated", p->argv_truncated);
+    g_key_file_set_string(k, GROUP_PROCESS, "boot_id", vigild_boot_id());
     gsize length;
     char *data = g_key_file_to_data(k, &length, NULL);
     char *path = state_path(dir, p->pid, p->start_monotonic_ns, "process");
@@ -162,7 +212,7 @@ void vigild_process_state_register(const char *dir, const struct vigild_process 
 
 void vigild_process_state_save(const char *dir, const struct vigild_process *p,
                                const struct vigild_capture_counts *capture, uint64_t committed,
-                               uint64_t held_activities)
+                               uint64_t held_activities, uint64_t kept_activities)
 {
     /* As of `committed`: what lies after it is read again by the next
      * vigild, so it is not counted here. */
@@ -170,7 +220,7 @@ void vigild_process_state_save(const char *dir, const struct vigild_process *p,
         .magic = COUNTS_MAGIC,
         .version = COUNTS_VERSION,
         .committed = committed,
-        .activities = p->activities - MIN(held_activities, p->activities),
+        .activities = p->activities - MIN(held_activities + kept_activities, p->activities),
         .names = p->names,
         .corrupt = p->corrupt,
         .torn = p->torn,
@@ -191,6 +241,7 @@ void vigild_process_state_save(const char *dir, const struct vigild_process *p,
         .energy_shared = (uint32_t)p->energy_shared,
         .mpi_rank = p->mpi_rank,
         .mpi_size = p->mpi_size,
+        .saved_ns = vigil_clock_monotonic_ns(),
     };
     c.crc32 = counts_crc(&c);
     char *path = state_path(dir, p->pid, p->start_monotonic_ns, "counts");
@@ -276,9 +327,9 @@ static int find_ring(pid_t pid, dev_t device, ino_t inode, char **why)
     return -1;
 }
 
-/* The counts as the last cycle's end left them; zero (logged) when the
- * file is missing, short or torn: the ring is still taken back. */
-static void read_counts(const char *dir, struct vigild_recovered *r)
+/* The counts as the last cycle's end left them; zero (logged, FALSE) when
+ * the file is missing, short or torn: the ring is still taken back. */
+static gboolean read_counts(const char *dir, struct vigild_recovered *r)
 {
     char *path = state_path(dir, r->pid, r->start_monotonic_ns, "counts");
     gchar *data = NULL;
@@ -286,14 +337,15 @@ static void read_counts(const char *dir, struct vigild_recovered *r)
     struct saved_counts c;
     r->mpi_rank = r->mpi_size = -1;
     r->cpu_s = r->energy_j = NAN;
-    if (!g_file_get_contents(path, &data, &length, NULL) || length != sizeof c) {
-        g_message("restart: %s is missing or of the wrong size: process %d's counts start again",
-                  path, (int)r->pid);
+    gboolean read = FALSE;
+    if (!g_file_get_contents(path, &data, &length, NULL)) {
+        g_message("restart: %s is missing: process %d's counts start again", path, (int)r->pid);
     } else {
-        memcpy(&c, data, sizeof c);
-        if (c.magic != COUNTS_MAGIC || c.version != COUNTS_VERSION || c.crc32 != counts_crc(&c)) {
-            g_message("restart: %s is damaged: process %d's counts start again", path, (int)r->pid);
+        if (!counts_decode(data, length, &c)) {
+            g_message("restart: %s is damaged (%zu bytes): process %d's counts start again", path,
+                      (size_t)length, (int)r->pid);
         } else {
+            r->saved_ns = c.saved_ns;
             r->committed = c.committed;
             r->activities = c.activities;
             r->names = c.names;
@@ -316,10 +368,12 @@ static void read_counts(const char *dir, struct vigild_recovered *r)
             r->energy_shared = c.energy_shared != 0;
             r->mpi_rank = c.mpi_rank;
             r->mpi_size = c.mpi_size;
+            read = TRUE;
         }
     }
     g_free(data);
     g_free(path);
+    return read;
 }
 
 static void read_names(const char *dir, struct vigild_recovered *r)
@@ -393,23 +447,40 @@ static struct vigild_recovered *recover_one(const char *dir, const char *file, c
         *why = g_strdup_printf("%s: incomplete", path);
         goto fail;
     }
-    if (start_ticks == 0 || vigild_proc_start_ticks(r->pid) != start_ticks) {
-        *why = g_strdup_printf("process %d (%s) has ended", (int)r->pid, r->program);
-        goto fail;
-    }
-    r->ring_fd =
-        find_ring(r->pid, (dev_t)g_key_file_get_uint64(k, GROUP_PROCESS, "ring_device", NULL),
-                  (ino_t)g_key_file_get_uint64(k, GROUP_PROCESS, "ring_inode", NULL), why);
-    if (r->ring_fd < 0)
-        goto fail;
     r->proc_start_ticks = start_ticks;
     r->ring_slots = (uint32_t)g_key_file_get_uint64(k, GROUP_PROCESS, "ring_slots", NULL);
     r->tick_source = (uint32_t)g_key_file_get_uint64(k, GROUP_PROCESS, "tick_source", NULL);
     r->start_realtime_ns = g_key_file_get_uint64(k, GROUP_PROCESS, "start_realtime_ns", NULL);
     r->registered_ns = g_key_file_get_uint64(k, GROUP_PROCESS, "registered_ns", NULL);
     r->argv_truncated = g_key_file_get_boolean(k, GROUP_PROCESS, "argv_truncated", NULL);
-    read_counts(dir, r);
+    if (start_ticks == 0 || vigild_proc_start_ticks(r->pid) != start_ticks) {
+        /* Ended (or its pid is another process's now) while no vigild ran:
+         * its end is known as a bound, on this boot's clock only. */
+        char *boot = g_key_file_get_string(k, GROUP_PROCESS, "boot_id", NULL);
+        gboolean other_boot = boot != NULL && g_strcmp0(boot, vigild_boot_id()) != 0;
+        g_free(boot);
+        if (other_boot) {
+            *why = g_strdup_printf("process %d (%s) ran before the machine restarted: its end "
+                                   "cannot be told",
+                                   (int)r->pid, r->program);
+            goto fail;
+        }
+        r->ended = TRUE;
+    } else {
+        r->ring_fd =
+            find_ring(r->pid, (dev_t)g_key_file_get_uint64(k, GROUP_PROCESS, "ring_device", NULL),
+                      (ino_t)g_key_file_get_uint64(k, GROUP_PROCESS, "ring_inode", NULL), why);
+        if (r->ring_fd < 0)
+            goto fail;
+    }
+    gboolean counts_read = read_counts(dir, r);
     read_names(dir, r);
+    /* A name is appended as it is drained, and counted at the cycle's end:
+     * fewer in the file than counted means some were lost with it. */
+    r->names_complete = counts_read && r->name_ids->len >= r->names;
+    if (!r->names_complete)
+        g_message("restart: process %d (%s): %u file names kept of %" G_GUINT64_FORMAT " drained",
+                  (int)r->pid, r->program, r->name_ids->len, r->names);
     goto out;
 fail:
     vigild_recovered_free(r);

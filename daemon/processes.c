@@ -28,6 +28,10 @@
 /* A process kept out of another user's run is logged at once, then at
  * most once in this many seconds, with the count since. */
 #define APART_LOG_PERIOD_S 60
+/* How long a process's activities are kept back for the file names asked
+ * of it (it answers when it next does I/O, or at its exit); after that
+ * they go on, their files unnamed. */
+#define NAMES_WAIT_MAX_NS (10 * VIGIL_NS_PER_S)
 
 const char *vigild_process_state_name(enum vigild_process_state state)
 {
@@ -83,6 +87,8 @@ static void process_free(struct vigild_process *p)
     g_free(p->run_key);
     g_free(p->report_json);
     g_ptr_array_free(p->argv, TRUE);
+    if (p->awaiting_names != NULL)
+        g_array_free(p->awaiting_names, TRUE);
     g_free(p);
 }
 
@@ -211,12 +217,80 @@ static void claim_run_key(struct vigild_processes *ps, const struct vigild_proce
         vigild_owners_set(ps->run_owners, p->run_key, p->uid, 0);
 }
 
+/* This vigild lacks file names a vigild before it read from the ring: asks
+ * the process for all of them again, and keeps its activities back until
+ * they are in. */
+static void want_names(struct vigild_process *p)
+{
+    if (vigil_ring_want_names(p->ring) == 0) {
+        g_message("process %d (%s): the file names a vigild before this one read are not known "
+                  "here, and its library cannot send them again: activities of those files "
+                  "go without one",
+                  (int)p->pid, p->program);
+        return;
+    }
+    g_message("process %d (%s): asked for its file names again (the ones a vigild before this "
+              "one read are not known here)",
+              (int)p->pid, p->program);
+    p->names_wanted_ns = vigil_clock_monotonic_ns();
+    p->awaiting_names = g_array_new(FALSE, FALSE, sizeof(struct vigil_activity));
+}
+
 static gboolean on_pid_exit(gint fd, GIOCondition condition, gpointer user_data);
 
 struct pid_watch {
     struct vigild_processes *ps;
     uint64_t id;
 };
+
+/* A process as its registration describes it, not yet in the table. */
+static struct vigild_process *process_new(struct vigild_processes *ps,
+                                          const struct vigil_local_process_info *info, pid_t pid,
+                                          uid_t uid)
+{
+    struct vigild_process *p = g_new0(struct vigild_process, 1);
+    p->id = ps->next_id++;
+    p->pid = pid;
+    p->uid = uid;
+    p->state = VIGILD_PROCESS_RUNNING;
+    /* Paths and arguments are bytes, not text: a Latin-1 file name would
+     * make the status's JSON invalid for everyone. Invalid sequences
+     * become U+FFFD in what the daemon keeps. */
+    p->program = g_utf8_make_valid(info->program, info->fixed.program_bytes);
+    p->cwd = g_utf8_make_valid(info->cwd, info->fixed.cwd_bytes);
+    p->job = g_utf8_make_valid(info->job, info->fixed.job_bytes);
+    p->argv = g_ptr_array_new_with_free_func(g_free);
+    for (const char *arg = info->argv; arg < info->argv + info->fixed.argv_bytes;
+         arg += strlen(arg) + 1)
+        g_ptr_array_add(p->argv, g_utf8_make_valid(arg, -1));
+    p->argv_truncated = (info->fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED) != 0;
+    p->mpi_rank = info->fixed.mpi_rank;
+    p->mpi_size = -1;
+    p->start_realtime_ns = info->fixed.start_realtime_ns;
+    p->start_monotonic_ns = info->fixed.start_monotonic_ns;
+    p->registered_ns = vigil_clock_monotonic_ns();
+    p->ring_slots = info->fixed.ring_slots;
+    p->tick_source = info->fixed.tick_source;
+    p->cpu_s = p->energy_j = NAN;
+    p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
+    p->exit_code = -1;
+    p->pidfd = -1;
+    return p;
+}
+
+struct vigild_process *vigild_processes_add_ended(struct vigild_processes *ps,
+                                                  const struct vigil_local_process_info *info,
+                                                  pid_t pid, uid_t uid, uint64_t seen_running_ns)
+{
+    struct vigild_process *p = process_new(ps, info, pid, uid);
+    p->restarts = 1;
+    p->end_earliest_ns = MAX(seen_running_ns, p->start_monotonic_ns);
+    g_hash_table_insert(ps->by_id, &p->id, p);
+    if (ps->on_start != NULL)
+        ps->on_start(ps->user, p);
+    vigild_processes_end(ps, p);
+    return p;
+}
 
 struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
                                             const struct vigil_local_process_info *info, pid_t pid,
@@ -239,27 +313,7 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
         vigil_ring_close(ring);
         return NULL;
     }
-    struct vigild_process *p = g_new0(struct vigild_process, 1);
-    p->id = ps->next_id++;
-    p->pid = pid;
-    p->uid = uid;
-    p->state = VIGILD_PROCESS_RUNNING;
-    /* Paths and arguments are bytes, not text: a Latin-1 file name would
-     * make the status's JSON invalid for everyone. Invalid sequences
-     * become U+FFFD in what the daemon keeps. */
-    p->program = g_utf8_make_valid(info->program, info->fixed.program_bytes);
-    p->cwd = g_utf8_make_valid(info->cwd, info->fixed.cwd_bytes);
-    p->job = g_utf8_make_valid(info->job, info->fixed.job_bytes);
-    p->argv = g_ptr_array_new_with_free_func(g_free);
-    for (const char *arg = info->argv; arg < info->argv + info->fixed.argv_bytes;
-         arg += strlen(arg) + 1)
-        g_ptr_array_add(p->argv, g_utf8_make_valid(arg, -1));
-    p->argv_truncated = (info->fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED) != 0;
-    p->mpi_rank = info->fixed.mpi_rank;
-    p->mpi_size = -1;
-    p->start_realtime_ns = info->fixed.start_realtime_ns;
-    p->start_monotonic_ns = info->fixed.start_monotonic_ns;
-    p->registered_ns = vigil_clock_monotonic_ns();
+    struct vigild_process *p = process_new(ps, info, pid, uid);
     p->ring = ring;
     p->skip_below = ps->adopt_skip_below; /* before anything drains it */
     ps->adopt_skip_below = 0;
@@ -278,11 +332,12 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
         p->seq_started = TRUE;
         p->restarts = 1;
         p->restart_lost = lost;
+        /* The name records are in what that one read. */
+        if (!ps->adopt_names_known)
+            want_names(p);
     }
-    p->cpu_s = p->energy_j = NAN;
-    p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
     claim_run_key(ps, p);
-    p->exit_code = -1;
+    ps->adopt_names_known = FALSE;
     p->pidfd = pidfd_open(pid, 0);
     int pidfd_errno = errno; /* the start callbacks below may change errno */
     g_hash_table_insert(ps->by_id, &p->id, p);
@@ -327,6 +382,14 @@ struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, 
     g_hash_table_iter_init(&it, ps->by_id);
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         struct vigild_process *p = value;
+        if (p->pid == pid && p->start_monotonic_ns == start_monotonic_ns)
+            return p;
+    }
+    /* Its end may have been seen before a message it sent just before it
+     * (a REGISTER to a vigild that took it back): that is the process
+     * still, not a new one reading its ring again. */
+    for (GList *l = ps->ended->tail; l != NULL; l = l->prev) {
+        struct vigild_process *p = l->data;
         if (p->pid == pid && p->start_monotonic_ns == start_monotonic_ns)
             return p;
     }
@@ -393,8 +456,51 @@ static void on_record(const struct vigil_ring_record *record, void *user)
         p->activities++;
     else
         p->names++;
+    if (p->awaiting_names != NULL && record->type == VIGIL_RECORD_ACTIVITY) {
+        g_array_append_val(p->awaiting_names, record->activity);
+        return;
+    }
     if (t->ps->on_record != NULL)
         t->ps->on_record(t->ps->user, p, record);
+}
+
+/* The activities kept back for their names go on, in their order. */
+static void release_awaiting(struct vigild_processes *ps, struct vigild_process *p, const char *why)
+{
+    GArray *kept = p->awaiting_names;
+    p->awaiting_names = NULL;
+    g_message("process %d (%s): %s; its %u activities kept back for them go on", (int)p->pid,
+              p->program, why, kept->len);
+    for (guint i = 0; i < kept->len && ps->on_record != NULL; i++) {
+        struct vigil_ring_record record = {.type = VIGIL_RECORD_ACTIVITY, .slots = 1};
+        record.activity = g_array_index(kept, struct vigil_activity, i);
+        record.seq = record.activity.seq;
+        ps->on_record(ps->user, p, &record);
+    }
+    g_array_free(kept, TRUE);
+}
+
+/* After a drain: the names asked for are in, or waiting has lasted too
+ * long, or the process is gone. */
+static void check_awaiting(struct vigild_processes *ps, struct vigild_process *p, unsigned flags)
+{
+    if (p->awaiting_names == NULL)
+        return;
+    if (vigil_ring_names_arrived(p->ring))
+        release_awaiting(ps, p, "its file names came again");
+    else if (flags & VIGIL_RING_PRODUCER_GONE)
+        release_awaiting(ps, p, "it ended without sending its file names again");
+    else if (vigil_clock_monotonic_ns() - p->names_wanted_ns > NAMES_WAIT_MAX_NS ||
+             p->awaiting_names->len >= vigil_ring_slot_count(p->ring))
+        release_awaiting(ps, p, "its file names have not come again");
+}
+
+gboolean vigild_processes_oldest_kept(const struct vigild_process *p, uint64_t *seq)
+{
+    if (p->awaiting_names == NULL || p->awaiting_names->len == 0)
+        return FALSE;
+    *seq = g_array_index(p->awaiting_names, struct vigil_activity, 0).seq;
+    return TRUE;
 }
 
 static void drop(struct vigild_processes *ps, struct vigild_process *p, const char *why);
@@ -427,6 +533,7 @@ static void drain(struct vigild_processes *ps, struct vigild_process *p, unsigne
         drop(ps, p, report.first_problem.message);
         return;
     }
+    check_awaiting(ps, p, flags);
     if (report.first_problem.message[0] != '\0' && p->problems_logged++ < PROBLEMS_LOGGED_MAX)
         g_warning("process %d (%s): ring: %s (%" G_GUINT64_FORMAT " corrupt and %" G_GUINT64_FORMAT
                   " torn positions skipped so far)",
@@ -456,6 +563,11 @@ static void keep_ended(struct vigild_processes *ps, struct vigild_process *p)
     if (p->pidfd >= 0)
         close(p->pidfd);
     p->pidfd = -1;
+    /* Everything is read: a consumer that attaches the ring after this one
+     * (its memfd sent again in a late REGISTER) has nothing to read twice. */
+    if (p->ring != NULL)
+        vigil_ring_release(p->ring, vigil_ring_read_position(p->ring),
+                           vigil_ring_read_position(p->ring));
     vigil_ring_close(p->ring);
     p->ring = NULL;
     p->ended_ns = vigil_clock_monotonic_ns();

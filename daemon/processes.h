@@ -33,6 +33,10 @@ struct vigild_process {
      * the pid's start in /proc and its connection (vigild_processes_start_of). */
     uint64_t start_monotonic_ns;
     uint64_t registered_ns, ended_ns; /* CLOCK_MONOTONIC */
+    /* It ended while no vigild watched it: after this (when a vigild last
+     * saw it running) and before ended_ns (when this one found it gone).
+     * 0: ended_ns is its end. */
+    uint64_t end_earliest_ns;
     char *dropped_reason;
 
     struct vigil_ring *ring; /* NULL once ended or dropped */
@@ -59,6 +63,12 @@ struct vigild_process {
      * last vigild, which died before it freed them; they are skipped. */
     uint64_t skip_below;
     uint64_t problems_logged;
+    /* Asked for its file names again (this vigild lacks the ones a vigild
+     * before it read): since when (0: not waiting), and its activities
+     * drained meanwhile, kept back until their names are in
+     * (struct vigil_activity). */
+    uint64_t names_wanted_ns;
+    GArray *awaiting_names;
 
     /* Its capture counts, copied when capture forgets it. */
     struct vigild_capture_counts capture;
@@ -89,8 +99,9 @@ struct vigild_processes {
     struct vigil_tick_clock tsc_clock, ns_clock;
     struct vigil_tick_anchor tsc_first;
     uint64_t registered_total, ended_total, dropped_total, refused_total;
-    uint64_t recovered_total;  /* taken back from a vigild before this one */
-    uint64_t adopt_skip_below; /* for the next add: a process taken back */
+    uint64_t recovered_total;   /* taken back from a vigild before this one */
+    uint64_t adopt_skip_below;  /* for the next add: a process taken back */
+    gboolean adopt_names_known; /* and whether its file names came with it */
     guint keep_ended;
     gboolean hold_records;
     /* Whose each ordinary run key is: the uid of its first process here,
@@ -135,7 +146,8 @@ uint64_t vigild_processes_start_of(pid_t pid, uint64_t claimed_ns, uint64_t conn
  * it first cannot have it. g_free both. */
 char *vigild_processes_place(struct vigild_processes *ps, pid_t pid, uid_t uid, const char *key,
                              char **why);
-/* A running process by its pid and its start (vigild_processes_start_of); NULL. */
+/* A process by its pid and its start (vigild_processes_start_of), running or
+ * among the ended ones kept; NULL. */
 struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, pid_t pid,
                                              uint64_t start_monotonic_ns);
 /* Takes a registration: attaches the ring from `ring_fd` (which it closes)
@@ -144,7 +156,16 @@ struct vigild_process *vigild_processes_find(const struct vigild_processes *ps, 
 struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
                                             const struct vigil_local_process_info *info, pid_t pid,
                                             uid_t uid, int ring_fd, GError **error);
+/* A process the vigild before this one served, which ended while no vigild
+ * ran: started (the callbacks see it) and ended at once, its end between
+ * `seen_running_ns` and now. Its ring went with it. */
+struct vigild_process *vigild_processes_add_ended(struct vigild_processes *ps,
+                                                  const struct vigil_local_process_info *info,
+                                                  pid_t pid, uid_t uid, uint64_t seen_running_ns);
 struct vigild_process *vigild_processes_get(const struct vigild_processes *ps, uint64_t id);
+/* The oldest activity of `p` kept back for its file names, if any: not
+ * stored yet, so its ring must keep it for a restart. */
+gboolean vigild_processes_oldest_kept(const struct vigild_process *p, uint64_t *seq);
 /* Drains every running process's ring (each tick). */
 void vigild_processes_drain_all(struct vigild_processes *ps);
 /* Drains one; a corrupt ring header drops the process. */

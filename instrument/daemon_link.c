@@ -427,6 +427,10 @@ void preload_link_summary(void)
         /* Refused, or vigild is gone for good: the reason says which. */
     } else if (connection_is_ours()) {
         ask_for_summary();
+        /* A vigild this process has just registered with again has read
+         * its ring by now, and asked for the names if it lacks them: they
+         * go in before the process ends, and vigild reads them at its end. */
+        preload_names_check();
     } else {
         conn.fd = -1;
         set_reason("the program closed its connection to vigild");

@@ -253,6 +253,9 @@ void preload_timeline_move(struct preload_thread_counters *c, uint64_t bin, uint
     c->timeline_bytes[0] = c->timeline_bytes[1] = 0;
     c->timeline_bin = bin;
     c->timeline_shift = shift;
+    /* A moment off the hot path that comes back while the program does
+     * I/O: has vigild asked for the names again? */
+    preload_names_check();
 }
 
 void preload_timeline_note_shared(unsigned rw, uint64_t bytes, uint64_t end_ticks)

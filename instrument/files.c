@@ -123,6 +123,9 @@ static uint32_t fill_slot(uint32_t index, const char *path, size_t length)
     used_slots[n] = index;
     preload_file_stats_clear(index + 1);
     atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
+    /* A new file, off the hot path: the moment to see whether vigild
+     * asked for the names again. */
+    preload_names_check();
     return index + 1;
 }
 
@@ -220,6 +223,19 @@ bool preload_file_announce(uint32_t file_id)
     if (!vigil_ring_push_name(preload.ring, file_id, arena + s->path_offset, s->path_length))
         return false;
     atomic_store_explicit(&s->announced, generation, memory_order_relaxed);
+    return true;
+}
+
+bool preload_files_announce_all(uint32_t *next, uint32_t keep_free)
+{
+    uint32_t used = preload_file_count_used();
+    for (; *next < used; (*next)++) {
+        /* Names go in while the program keeps room for its activities:
+         * the rest goes at the next call here. */
+        if (vigil_ring_room(preload.ring) <= keep_free ||
+            !preload_file_announce(used_slots[*next] + 1))
+            return false;
+    }
     return true;
 }
 

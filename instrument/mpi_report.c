@@ -188,7 +188,7 @@ void preload_mpi_report_joint(void)
     preload_thread.in_call = 1; /* our own messages and writes are not the program's */
     /* Each rank's own, before its figures are taken: what vigild drained
      * then is what the report counts as recorded. */
-    if (active && !preload_report_off())
+    if (active)
         preload_link_summary();
     MPI_Comm comm;
     if (REAL(PMPI_Comm_dup)(PRELOAD_COMM_WORLD, &comm) != MPI_SUCCESS) {

@@ -241,6 +241,16 @@ uint32_t preload_file_used_id(uint32_t n) PRELOAD_HIDDEN; /* n < preload_file_co
 /* Makes sure the ring has this file's name record before its activities;
  * false when it could not (the ring is full: tried again next time). */
 bool preload_file_announce(uint32_t file_id) PRELOAD_HIDDEN;
+/* Announces the files used from the *next-th on, in the order they were
+ * first used, while the ring has more than `keep_free` slots free; true
+ * once every one is announced, else *next is where to go on. */
+bool preload_files_announce_all(uint32_t *next, uint32_t keep_free) PRELOAD_HIDDEN;
+/* vigild asked for every name record again (a vigild restarted without
+ * them): answers, a part at a time if the ring is short of room. Called
+ * off the hot path: a thread's move to another bin of the timeline, a
+ * file's first record, the summary (names_again.c). */
+void preload_names_check(void) PRELOAD_HIDDEN;
+void preload_names_reset_after_fork(void) PRELOAD_HIDDEN;
 
 /* Absolute form of `path` as seen from `dirfd` (AT_FDCWD for the working
  * directory) in `out`, made clean (preload_path_clean); returns its

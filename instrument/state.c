@@ -108,6 +108,7 @@ static void after_fork_in_child(void)
     preload.ring = NULL;
     preload_counters_reset_after_fork();
     preload_files_reset_after_fork();
+    preload_names_reset_after_fork();
     preload_regions_reset_after_fork();
     preload_aio_reset_after_fork();
     start_clock();
@@ -178,10 +179,11 @@ static void finish(void)
     preload_thread.in_call = 1;
     /* An MPI job's report was written at MPI_Finalize: each rank's own is
      * printed only when asked for, but vigild gets it all the same (rank 0
-     * sends the job's, kept then). VIGIL_REPORT=off: no report at all,
-     * printed or stored; vigild still learns the exit status. */
-    bool print_own = !preload.joint_reported || preload_report_per_rank();
-    if (!preload_report_off() && (print_own || preload_link_connected())) {
+     * sends the job's, kept then). VIGIL_REPORT=off prints nothing; the
+     * warehouse still gets the figures through vigild. */
+    bool print_own =
+        (!preload.joint_reported || preload_report_per_rank()) && !preload_report_off();
+    if (print_own || preload_link_connected()) {
         /* Recording has stopped: vigild's summary covers every record the
          * report counts. */
         preload_link_summary();

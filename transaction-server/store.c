@@ -218,6 +218,8 @@ struct batch_context {
     GHashTable *metrics;   /* daemon's metric id → warehouse id */
     GHashTable *runs;      /* "UID KEY" (the key a process of UID named) → struct batch_run */
     GHashTable *jobs;      /* scheduler job id → warehouse id */
+    /* Daemon's process id → its UNWATCHED_ENDS item: its end is a bound. */
+    GHashTable *unwatched_ends;
     uint64_t rows;
     uint64_t runs_described;
     gboolean other_key; /* refused: its node id belongs to another CURVE key */
@@ -501,6 +503,20 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
     gboolean ok = start != NULL;
     if (!ok)
         refuse(error, "process %d starts at a time out of range", p->pid);
+    /* Ended while no vigild ran: its end lies between the two. */
+    const struct vigil_wire_unwatched_end *unwatched =
+        g_hash_table_lookup(b->unwatched_ends, &p->process_id);
+    const char *end_earliest = NULL;
+    if (ok && unwatched != NULL) {
+        if (unwatched->latest_end_ns != p->end_ns)
+            ok = refuse(error,
+                        "process %d: its unwatched end's latest (%" G_GUINT64_FORMAT
+                        " ns) is not its end (%" G_GUINT64_FORMAT " ns)",
+                        p->pid, unwatched->latest_end_ns, p->end_ns);
+        else if ((end_earliest = param_timestamp(
+                      buffers, realtime(b, MAX(unwatched->earliest_end_ns, p->start_ns)))) == NULL)
+            ok = refuse(error, "process %d: its earliest end is a time out of range", p->pid);
+    }
 
     int64_t job_id = 0;
     if (ok && p->job[0] != '\0' && !lookup(b->jobs, p->job, &job_id)) {
@@ -528,17 +544,22 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
          * already stored as it is returns no row, and is looked up. */
         static const char sql[] =
             "WITH upserted AS (INSERT INTO processes (run_id, node_id, pid, uid, rank, program, "
-            "argv, cwd, start_time, start_monotonic_ns, end_time, exit_status) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+            "argv, cwd, start_time, start_monotonic_ns, end_time, exit_status, "
+            "end_time_earliest) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
             "ON CONFLICT (node_id, pid, start_monotonic_ns) DO UPDATE SET "
             "end_time = coalesce(EXCLUDED.end_time, processes.end_time), "
             "exit_status = coalesce(EXCLUDED.exit_status, processes.exit_status), "
-            "rank = coalesce(EXCLUDED.rank, processes.rank) "
+            "rank = coalesce(EXCLUDED.rank, processes.rank), "
+            "end_time_earliest = coalesce(EXCLUDED.end_time_earliest, "
+            "processes.end_time_earliest) "
             "WHERE processes.uid = EXCLUDED.uid AND "
-            "(processes.end_time, processes.exit_status, processes.rank) IS DISTINCT FROM "
+            "(processes.end_time, processes.exit_status, processes.rank, "
+            "processes.end_time_earliest) IS DISTINCT FROM "
             "(coalesce(EXCLUDED.end_time, processes.end_time), "
             "coalesce(EXCLUDED.exit_status, processes.exit_status), "
-            "coalesce(EXCLUDED.rank, processes.rank)) "
+            "coalesce(EXCLUDED.rank, processes.rank), "
+            "coalesce(EXCLUDED.end_time_earliest, processes.end_time_earliest)) "
             "RETURNING process_id, uid) SELECT process_id, true, uid FROM upserted UNION ALL "
             "SELECT process_id, false, uid FROM processes WHERE node_id = $2 AND pid = $3 AND "
             "start_monotonic_ns = $10 LIMIT 1";
@@ -553,13 +574,14 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
                                 start,
                                 param_int(buffers, (int64_t)p->start_ns),
                                 end,
-                                exit_status};
-        const int lengths[] = {0, 0, 0, 0, 0, 0, (int)argv->len, 0, 0, 0, 0, 0};
-        const int formats[] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
+                                exit_status,
+                                end_earliest};
+        const int lengths[] = {0, 0, 0, 0, 0, 0, (int)argv->len, 0, 0, 0, 0, 0, 0};
+        const int formats[] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
         gboolean found = FALSE, changed = FALSE;
         int64_t stored_uid = 0;
         for (int attempt = 0; ok && attempt < 2 && !found; attempt++)
-            ok = query_row(db, sql, 12, values, lengths, formats, &found, &process_id, &changed,
+            ok = query_row(db, sql, 13, values, lengths, formats, &found, &process_id, &changed,
                            &stored_uid, error);
         if (ok && !found) {
             g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "no process id came back for pid %d",
@@ -577,6 +599,9 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
                         p->pid, p->uid, p->start_ns, process_id, stored_uid);
         if (ok && changed)
             run->changed = TRUE;
+        if (ok && unwatched != NULL &&
+            (ok = txd_store_unwatched_end(db, process_id, unwatched, error)))
+            b->rows++;
     }
     if (ok) {
         uint64_t *key = g_new(uint64_t, 1);
@@ -624,10 +649,13 @@ static gboolean describe_runs(struct batch_context *b, GError **error)
         "WHERE j.job_id = $2 AND (j.root_fields & 2 = 0 OR j.uid = runs.uid))), "
         "exit_status = (SELECT exit_status FROM processes p WHERE p.run_id = $1 AND "
         "p.node_id = first.node_id AND p.pid = first.pid ORDER BY p.start_time DESC, "
-        "p.process_id DESC LIMIT 1), end_time = span.end_time "
+        "p.process_id DESC LIMIT 1), end_time = span.end_time, "
+        "end_time_earliest = CASE WHEN span.end_earliest < span.end_time "
+        "THEN span.end_earliest END "
         "FROM (SELECT node_id, pid FROM processes WHERE run_id = $1 "
         "ORDER BY process_id LIMIT 1) AS first, "
-        "(SELECT CASE WHEN bool_and(end_time IS NOT NULL) THEN max(end_time) END AS end_time "
+        "(SELECT CASE WHEN bool_and(end_time IS NOT NULL) THEN max(end_time) END AS end_time, "
+        "max(coalesce(end_time_earliest, end_time)) AS end_earliest "
         "FROM processes WHERE run_id = $1) AS span "
         "WHERE runs.run_id = $1";
     gboolean ok = TRUE;
@@ -1016,6 +1044,13 @@ static gboolean store_describing(struct batch_context *b, GError **error)
     g_ptr_array_sort(processes, compare_processes);
     for (guint i = 0; ok && i < processes->len; i++)
         ok = store_process(b, g_ptr_array_index(processes, i), error);
+    /* An unwatched end names a process the batch describes. */
+    GHashTableIter ends;
+    gpointer end;
+    g_hash_table_iter_init(&ends, b->unwatched_ends);
+    int64_t unused;
+    while (ok && g_hash_table_iter_next(&ends, &end, NULL))
+        ok = process_id_of(b, *(const uint64_t *)end, &unused, "an unwatched end", error);
     ok = ok && describe_runs(b, error);
     ok = ok && txd_store_drops(b->store->db, b->node_id, b->batch, &b->rows, error);
     g_array_sort(names, compare_names);
@@ -1351,6 +1386,7 @@ static void batch_context_init(struct batch_context *b, struct txd_store *s,
         .metrics = g_hash_table_new(NULL, NULL),
         .runs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
         .jobs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+        .unwatched_ends = txd_unwatched_ends_of(batch),
     };
 }
 
@@ -1361,6 +1397,7 @@ static void batch_context_clear(struct batch_context *b)
     g_hash_table_destroy(b->metrics);
     g_hash_table_destroy(b->runs);
     g_hash_table_destroy(b->jobs);
+    g_hash_table_destroy(b->unwatched_ends);
 }
 
 /* A batch refused for its node's key: counted on the node's row, after

@@ -101,6 +101,15 @@ gboolean txd_store_jobs(PGconn *db, int64_t node_id, int64_t realtime_offset_ns,
  * `rows` counts them. */
 gboolean txd_store_drops(PGconn *db, int64_t node_id, const struct vigil_wire_message *batch,
                          uint64_t *rows, GError **error);
+/* ---- store_unwatched_ends.c ---------------------------------------------------------- */
+
+/* The batch's UNWATCHED_ENDS items by the daemon's process id (uint64_t
+ * keys; the items stay the batch's). g_hash_table_destroy it. */
+GHashTable *txd_unwatched_ends_of(const struct vigil_wire_message *batch);
+/* What vigild counted of a process that ended while no vigild ran, into
+ * process_unwatched_ends, in the batch's transaction. */
+gboolean txd_store_unwatched_end(PGconn *db, int64_t process_id,
+                                 const struct vigil_wire_unwatched_end *e, GError **error);
 
 /* ---- store_file_stats.c ------------------------------------------------------------- */
 

@@ -150,7 +150,7 @@ struct seen {
     GHashTable *pids;        /* daemon process id → pid */
     GArray *ended;           /* struct vigil_wire_process copies (strings not kept) */
     GHashTable *summaries;   /* daemon process id of each summary */
-    GArray *windows;         /* struct vigil_wire_window (reasons not kept) */
+    GArray *windows;         /* struct vigil_wire_window, reasons owned */
     guint rollups, samples, names;
     GHashTable *first_cycles; /* NODE cycle of each batch: sequence → cycle */
 };
@@ -174,6 +174,8 @@ static void seen_clear(struct seen *s)
     g_hash_table_destroy(s->pids);
     g_array_free(s->ended, TRUE);
     g_hash_table_destroy(s->summaries);
+    for (guint i = 0; i < s->windows->len; i++)
+        g_free(g_array_index(s->windows, struct vigil_wire_window, i).reasons);
     g_array_free(s->windows, TRUE);
     g_hash_table_destroy(s->first_cycles);
 }
@@ -296,7 +298,7 @@ static void seen_batch(struct seen *s, uint64_t sequence, GBytes *bytes)
             for (uint32_t k = 0; k < m->header.count; k++) {
                 require_process(processes, m->windows[k].process_id, sequence, "a window");
                 struct vigil_wire_window copy = m->windows[k];
-                copy.reasons = NULL;
+                copy.reasons = g_strdup(copy.reasons);
                 g_array_append_val(s->windows, copy);
             }
             break;
@@ -502,6 +504,11 @@ static void test_batches_carry_what_the_sink_got(void **state)
         const struct vigil_wire_window *w = &g_array_index(s.windows, struct vigil_wire_window, i);
         if (w->process_id == ended->process_id)
             assert_int_equal(w->activities_forwarded, activities);
+        /* Why it was kept, for the run's report card: the mode, when no
+         * cycle was abnormal (it had read "because: ."). */
+        if (strstr(w->reasons, "[capture] mode = all keeps every cycle") != w->reasons)
+            fail_msg("window of process %" PRIu64 " gives as its reasons \"%s\"", w->process_id,
+                     w->reasons);
     }
     assert_true(s.names > 0);
     assert_true(s.rollups > 0);

@@ -680,8 +680,9 @@ static void test_capture_off(void **state)
 
 /* ---- when the link fails ----------------------------------------------------------------- */
 
-/* Without a report nobody would read the summary: none is asked for, and
- * vigild still drains everything once the process has ended. */
+/* VIGIL_REPORT=off prints nothing, and vigild still gets the report, with
+ * its summary in it, for the warehouse: off had sent none, and the run had
+ * no calls and no bytes there. */
 static void test_report_off(void **state)
 {
     struct setup s = setup_of(*state, "unused");
@@ -696,10 +697,17 @@ static void test_report_off(void **state)
     test_fake_vigild_stop(d);
     assert_int_equal(test_fake_vigild_count(d), 1);
     const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
-    assert_int_equal(r->summary_requests, 0);
-    /* No report, printed or stored; the exit status still goes. */
+    assert_int_equal(r->summary_requests, 1);
     assert_int_equal(r->reports, 1);
-    assert_null(r->report_json);
+    assert_non_null(r->report_json);
+    struct vigil_cli_report stored;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(r->report_json, -1, &stored, &error))
+        fail_msg("the report sent to vigild cannot be read: %s\n%s", error->message,
+                 r->report_json);
+    assert_int_equal(stored.r.ops[VIGIL_OP_POSIX_WRITE].calls, 50);
+    assert_string_equal(stored.r.link.energy_source, "energy/powercap");
+    vigil_cli_report_clear(&stored);
     assert_int_equal(r->exit_code, 0);
     assert_true(r->closed);
     assert_int_equal(r->ops[VIGIL_OP_POSIX_WRITE], 50);

@@ -296,6 +296,50 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     g_free(config);
 }
 
+/* `vigil run --report=off` prints nothing, and the warehouse still gets the
+ * report's figures: dd's 300 writes of 4 KiB, its calls and bytes. (Off had
+ * meant no report at all, so the run showed no calls and no bytes.) */
+static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    const char *vars[] = {"VIGIL_RUN_ID=e2e-off", NULL};
+    char **env = test_clean_environment(vars);
+    char *of = g_strdup_printf("of=%s/off.out", f->dir);
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"),
+                          "run",
+                          "--config",
+                          d.config_path,
+                          "--report=off",
+                          "--",
+                          "/bin/sh",
+                          "-c",
+                          "echo $$; exec dd if=/dev/zero \"$0\" bs=4096 count=300 status=none",
+                          of,
+                          NULL};
+    struct test_run run = test_run_program(f->dir, argv, env);
+    test_assert_status(&run, 0, "vigil run --report=off");
+    assert_string_equal(run.err, "");
+    pid_t pid = (pid_t)g_ascii_strtoll(run.out, NULL, 10);
+    assert_true(pid > 0);
+    test_run_clear(&run);
+    wait_for_summary(f, pid);
+    char *sql = g_strdup_printf("SELECT concat_ws(' ', s.calls > 0, s.bytes_written) FROM "
+                                "run_summaries s JOIN processes USING (process_id) WHERE pid = %d",
+                                (int)pid);
+    char *figures = test_pg_query_text_in(f->conninfo, sql);
+    assert_string_equal(figures, "t 1228800");
+    g_free(figures);
+    g_free(sql);
+    g_free(test_daemon_stop(&d));
+    g_strfreev(env);
+    g_free(of);
+    g_free(config);
+}
+
 /* A test that fails half-way leaves its vigild running: kill it, then the
  * fixture's vigil-txd and folder go. */
 static int teardown_all(void **state)
@@ -314,6 +358,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_spool_is_replayed_after_a_restart,
                                         test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_a_node_with_an_emptied_spool_folder_loses_nothing,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_report_off_prints_nothing_and_stores_the_figures,
                                         test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);

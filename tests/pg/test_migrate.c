@@ -398,16 +398,15 @@ static void migrate_by_hand_to(const char *conninfo, guint version)
 }
 
 /* Every row of the tables migration 4 indexes, as one text to compare;
- * a process without the column a later migration adds (11's
- * uplink_dropped_activities, 0 for every old row). */
+ * runs with the columns up to migration 4 and a process without the
+ * columns later migrations add (0011's uplink_dropped_activities, 0 for
+ * every old row; 0012's end_time_earliest, NULL in these rows). */
 static const char digest_sql[] = "SELECT md5(string_agg(t, '|' ORDER BY t)) FROM ("
-                                 /* runs' columns up to migration 4: later
-                                  * ones add their own */
                                  " SELECT 'r' || (r.run_id, r.run_key, r.job_id, r.program,"
                                  " r.argv, r.uid, r.start_time, r.end_time, r.exit_status)::text"
                                  " AS t FROM runs r UNION ALL"
-                                 " SELECT 'p' || (to_jsonb(p) - 'uplink_dropped_activities')::text"
-                                 "  FROM processes p UNION ALL"
+                                 " SELECT 'p' || (to_jsonb(p) - 'uplink_dropped_activities'"
+                                 " - 'end_time_earliest')::text FROM processes p UNION ALL"
                                  " SELECT 's' || s::text FROM run_summaries s UNION ALL"
                                  " SELECT 'c' || c::text FROM captures c UNION ALL"
                                  " SELECT 'a' || a::text FROM anomalies a UNION ALL"

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <cmocka.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "test_daemon.h"
@@ -32,17 +33,17 @@ static char *daemon_config(const struct test_txd_fixture *f, const char *uplink_
 }
 
 /* Every write once, each with its file; nothing else of it twice. */
-static void check_warehouse(const struct test_txd_fixture *f, GPid pid)
+static void check_warehouse(const struct test_txd_fixture *f, GPid pid, guint64 writes)
 {
     writer_wait_for_report(f->conninfo, f->dir, pid);
-    assert_int_equal(writer_writes_stored(f->conninfo, pid), FIRST_WRITES + SECOND_WRITES);
+    assert_int_equal(writer_writes_stored(f->conninfo, pid), writes);
     assert_int_equal(writer_query(f->conninfo,
                                   "SELECT count(*) FROM activities a JOIN processes USING "
                                   "(process_id) JOIN files USING (file_id) WHERE pid = %d AND "
                                   "operation = 6 AND encode(path_bytes, 'escape') LIKE "
                                   "'%%/written'",
                                   (int)pid),
-                     FIRST_WRITES + SECOND_WRITES);
+                     writes);
     assert_int_equal(writer_query(f->conninfo,
                                   "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
                                   "processes USING (process_id) WHERE pid = %d",
@@ -111,7 +112,7 @@ static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill,
     test_daemon_start(&d, f->dir, daemon_lines, config);
     check_taken_back(&d, w.pid, energy_j);
     writer_finish(&w);
-    check_warehouse(f, w.pid);
+    check_warehouse(f, w.pid, FIRST_WRITES + SECOND_WRITES);
     /* The program's own report was answered by the new vigild. */
     char *report_path = g_build_filename(f->dir, "writer.txt", NULL), *report = NULL;
     assert_true(g_file_get_contents(report_path, &report, NULL, NULL));
@@ -140,6 +141,177 @@ static void test_sigkill_without_write_ahead_loses_nothing(void **state)
     restart_in_the_middle(*state, TRUE, "spool_after_ms = 60000\n");
 }
 
+static guint count_lines_with(const char *text, const char *needle)
+{
+    guint n = 0;
+    for (const char *at = text; (at = strstr(at, needle)) != NULL; at += strlen(needle))
+        n++;
+    return n;
+}
+
+/* vigild restarted with another state_dir cannot take the writer back: it
+ * learns of it only at its exit, when the writer registers again, and has
+ * none of the file names the first vigild drained. The writer sends them
+ * again (vigild asks through the ring), so every write of the 50,000 has its
+ * file; before, the 44,200 written after the restart had none, and vigild
+ * warned of it every 1,000. */
+static void test_names_come_again_to_a_vigild_with_another_state_dir(void **state)
+{
+    enum { FIRST = 5800, SECOND = 44200 };
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = daemon_config(f, "");
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    struct writer w;
+    writer_start(&w, &d, f->dir, FIRST, SECOND, NULL);
+    writer_wait_for_drained(&d, w.pid, FIRST);
+    g_free(test_daemon_kill(&d));
+    char *elsewhere = g_strdup_printf("%sstate_dir = %s/elsewhere\n", daemon_lines, f->dir);
+    test_daemon_start(&d, f->dir, elsewhere, config);
+    JsonNode *status = test_daemon_status(&d, 0);
+    assert_int_equal(
+        test_daemon_json_int(json_node_get_object(status), "processes", "recovered_total", NULL),
+        0);
+    json_node_unref(status);
+    writer_finish(&w);
+    writer_wait_for_report(f->conninfo, f->dir, w.pid);
+    char *log = test_daemon_stop(&d);
+    guint warnings = count_lines_with(log, "has no name");
+    if (warnings > 1)
+        fail_msg("vigild warned %u times of files without a name", warnings);
+    test_assert_contains(log, "asked for its file names again");
+    test_assert_contains(log, "its file names came again");
+    g_free(log);
+    check_warehouse(f, w.pid, FIRST + SECOND);
+    g_free(elsewhere);
+    g_free(config);
+}
+
+/* The same when the names file is lost and the writer is taken back: the
+ * new vigild asks for the names again at once, and keeps the writer's
+ * activities back until they are in. */
+static void test_names_come_again_when_the_names_file_is_lost(void **state)
+{
+    enum { FIRST = 5800, SECOND = 44200 };
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = daemon_config(f, "");
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    struct writer w;
+    writer_start(&w, &d, f->dir, FIRST, SECOND, NULL);
+    writer_wait_for_drained(&d, w.pid, FIRST);
+    char *state_dir = g_strconcat(d.socket_path, ".state", NULL);
+    g_free(test_daemon_kill(&d));
+    GDir *folder = g_dir_open(state_dir, 0, NULL);
+    assert_non_null(folder);
+    guint lost = 0;
+    for (const char *name; (name = g_dir_read_name(folder)) != NULL;) {
+        if (!g_str_has_suffix(name, ".names"))
+            continue;
+        char *path = g_build_filename(state_dir, name, NULL);
+        assert_int_equal(g_unlink(path), 0);
+        g_free(path);
+        lost++;
+    }
+    g_dir_close(folder);
+    assert_int_equal(lost, 1);
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    JsonNode *status = test_daemon_status(&d, 0);
+    assert_int_equal(
+        test_daemon_json_int(json_node_get_object(status), "processes", "recovered_total", NULL),
+        1);
+    json_node_unref(status);
+    writer_finish(&w);
+    writer_wait_for_report(f->conninfo, f->dir, w.pid);
+    char *log = test_daemon_stop(&d);
+    guint warnings = count_lines_with(log, "has no name");
+    if (warnings > 1)
+        fail_msg("vigild warned %u times of files without a name", warnings);
+    g_free(log);
+    check_warehouse(f, w.pid, FIRST + SECOND);
+    g_free(state_dir);
+    g_free(config);
+}
+
+/* Waits (a generous bound) until the writer's process row has an end. */
+static void wait_for_end(const struct test_txd_fixture *f, GPid pid)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    while (writer_query(f->conninfo,
+                        "SELECT count(*) FROM processes WHERE pid = %d AND end_time IS NOT NULL",
+                        (int)pid) == 0) {
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("the writer, which ended while vigild was down, has no end in the "
+                     "warehouse: end_time is %s",
+                     writer_query(f->conninfo, "SELECT count(*) FROM processes WHERE pid = %d",
+                                  (int)pid) > 0
+                         ? "NULL"
+                         : "missing with its row");
+        g_usleep(20000); /* polling a condition, with a deadline */
+    }
+}
+
+/* The writer ends while vigild is down (killed after its first writes).
+ * The vigild started again finds its state and its pid gone: the
+ * warehouse gets its end as a bound, between the last time the first
+ * vigild saw it running and the moment the second found it gone, the run
+ * ends too, and what the first vigild counted is kept. The writes after
+ * the kill went with the process's memory: nobody held its ring. (Before,
+ * its run stayed open for ever, end_time NULL.) */
+static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = daemon_config(f, "");
+    struct test_daemon d;
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    struct writer w;
+    writer_start(&w, &d, f->dir, FIRST_WRITES, SECOND_WRITES, NULL);
+    writer_wait_for_drained(&d, w.pid, FIRST_WRITES);
+    g_free(test_daemon_kill(&d));
+    gint64 before_exit_us = g_get_real_time();
+    writer_finish(&w);
+    gint64 after_exit_us = g_get_real_time();
+    test_daemon_start(&d, f->dir, daemon_lines, config);
+    wait_for_end(f, w.pid);
+    /* Its end between the two, and the true end inside them. */
+    char *sql = g_strdup_printf("SELECT concat_ws(' ', end_time_earliest < end_time, "
+                                "end_time_earliest <= to_timestamp(%" G_GINT64_FORMAT " / 1e6), "
+                                "end_time >= to_timestamp(%" G_GINT64_FORMAT
+                                " / 1e6), end_time_earliest >= start_time, "
+                                "exit_status IS NULL) FROM processes WHERE pid = %d",
+                                before_exit_us, after_exit_us, (int)w.pid);
+    char *bounds = test_pg_query_text_in(f->conninfo, sql);
+    assert_string_equal(bounds, "t t t t t");
+    g_free(bounds);
+    g_free(sql);
+    /* The run ends with it, as a bound too, and is no longer shown running. */
+    assert_int_equal(writer_query(f->conninfo,
+                                  "SELECT count(*) FROM runs WHERE run_key = 'restart' AND "
+                                  "end_time = (SELECT end_time FROM processes WHERE pid = %d) "
+                                  "AND end_time_earliest IS NOT NULL",
+                                  (int)w.pid),
+                     1);
+    /* What the first vigild counted of it (every activity stored) and
+     * its first writes, stored. */
+    sql = g_strdup_printf(
+        "SELECT concat_ws(' ', u.activities = (SELECT count(*) FROM activities a WHERE "
+        "a.process_id = u.process_id), u.activities >= %d, u.dropped, u.ring_read) FROM "
+        "process_unwatched_ends u JOIN processes USING (process_id) WHERE pid = %d",
+        FIRST_WRITES, (int)w.pid);
+    char *counts = test_pg_query_text_in(f->conninfo, sql);
+    assert_string_equal(counts, "t t 0 f");
+    g_free(counts);
+    g_free(sql);
+    assert_int_equal(writer_writes_stored(f->conninfo, w.pid), FIRST_WRITES);
+    char *log = test_daemon_stop(&d);
+    test_assert_contains(log, "ended while no vigild ran");
+    g_free(log);
+    g_free(config);
+}
+
 /* A test that fails half-way leaves its vigild running: kill it, then the
  * fixture's vigil-txd and folder go. */
 static int teardown_all(void **state)
@@ -158,6 +330,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
                                         test_txd_fixture_setup, teardown_all),
         cmocka_unit_test_setup_teardown(test_sigkill_without_write_ahead_loses_nothing,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_names_come_again_to_a_vigild_with_another_state_dir,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_names_come_again_when_the_names_file_is_lost,
+                                        test_txd_fixture_setup, teardown_all),
+        cmocka_unit_test_setup_teardown(test_an_end_while_vigild_is_down_is_stored_as_a_bound,
                                         test_txd_fixture_setup, teardown_all),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);

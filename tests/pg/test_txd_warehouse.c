@@ -46,6 +46,10 @@ struct batch_spec {
     uint64_t first_seq;    /* of the first activity */
     unsigned files;        /* names /scratch/shared-K for every process */
     int64_t start_step_ns; /* between the starts of the processes */
+    /* An UNWATCHED_ENDS item for this daemon process id (0: none): it
+     * ended within the 5 s before its end, with these latest_end_ns (0: its
+     * end) and activities. */
+    uint64_t unwatched_process_id, unwatched_latest_ns, unwatched_activities;
 };
 
 static void check(gboolean ok, GError *error)
@@ -103,6 +107,23 @@ static GBytes *batch_new(const struct batch_spec *spec)
         check(vigil_wire_add_process(w, &p, &error), error);
     }
     test_txd_add_message(batch, w);
+
+    if (spec->unwatched_process_id != 0) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_UNWATCHED_ENDS, node_id, sequence, 0);
+        uint64_t latest_ns =
+            spec->unwatched_latest_ns != 0 ? spec->unwatched_latest_ns : now - 1000;
+        struct vigil_wire_unwatched_end e = {.process_id = spec->unwatched_process_id,
+                                             .earliest_end_ns = latest_ns - 5000000000u,
+                                             .latest_end_ns = latest_ns,
+                                             .activities = spec->unwatched_activities,
+                                             .dropped = 2,
+                                             .seq_gaps = 1,
+                                             .cpu_s = 0.25,
+                                             .energy_j = NAN,
+                                             .flags = VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN};
+        check(vigil_wire_add_unwatched_end(w, &e, &error), error);
+        test_txd_add_message(batch, w);
+    }
 
     test_txd_add_metrics(batch, node_id, sequence);
 
@@ -506,6 +527,80 @@ static void test_a_run_is_described_once_per_batch(void **state)
     test_sender_close(&s);
 }
 
+/* The next reply is a refusal of `sequence` whose reason holds `reason_part`. */
+static void expect_refusal(struct test_sender *s, uint64_t sequence, const char *reason_part)
+{
+    struct vigil_wire_message m;
+    assert_true(test_sender_receive(s, &m, WAIT_MS));
+    while (m.header.type == VIGIL_WIRE_STATES) {
+        vigil_wire_message_clear(&m);
+        assert_true(test_sender_receive(s, &m, WAIT_MS));
+    }
+    assert_int_equal(m.header.type, VIGIL_WIRE_REFUSED);
+    assert_int_equal(m.header.sequence, sequence);
+    test_assert_contains(m.refusals[0].reason, reason_part);
+    vigil_wire_message_clear(&m);
+}
+
+/* A process that ended while no vigild ran (schema 0012): its end is a
+ * bound, and so is its run's when it is the run's last; what vigild counted
+ * of it is kept. An unwatched end of a process the batch does not describe,
+ * or whose latest is not the process's end, is refused. */
+static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 26, NULL, NULL, NULL);
+    struct batch_spec spec = {.node = 26,
+                              .sequence = 2,
+                              .run_key = "unwatched",
+                              .job = "",
+                              .processes = 1,
+                              .ended = TRUE,
+                              .unwatched_process_id = 1,
+                              .unwatched_activities = 300};
+    GBytes *ended = batch_new(&spec);
+    test_sender_send(&s, ended);
+    test_sender_expect_ack(&s, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM processes WHERE pid = 26000 AND "
+                              "end_time - end_time_earliest = interval '5 s'"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'unwatched' AND "
+                              "end_time - end_time_earliest = interval '5 s'"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM process_unwatched_ends JOIN processes USING "
+                              "(process_id) WHERE pid = 26000 AND activities = 300 AND dropped = 2 "
+                              "AND seq_gaps = 1 AND cpu_s = 0.25 AND energy_j IS NULL AND "
+                              "energy_uncertain AND NOT energy_estimated AND NOT ring_read"),
+                     1);
+    /* Sent again with every batch that describes it: the same rows. */
+    spec.sequence = 3;
+    GBytes *again = batch_new(&spec);
+    test_sender_send(&s, again);
+    test_sender_expect_ack(&s, 3);
+    assert_int_equal(count(f, "SELECT count(*) FROM process_unwatched_ends"), 1);
+
+    spec.sequence = 4;
+    spec.unwatched_process_id = 9;
+    GBytes *undescribed = batch_new(&spec);
+    test_sender_send(&s, undescribed);
+    expect_refusal(&s, 4,
+                   "an unwatched end refers to process 9, which the batch does not "
+                   "describe");
+    spec.sequence = 5;
+    spec.unwatched_process_id = 1;
+    spec.unwatched_latest_ns = vigil_clock_monotonic_ns() + 1000000000u;
+    GBytes *other_end = batch_new(&spec);
+    test_sender_send(&s, other_end);
+    expect_refusal(&s, 5, "its unwatched end's latest");
+    g_bytes_unref(ended);
+    g_bytes_unref(again);
+    g_bytes_unref(undescribed);
+    g_bytes_unref(other_end);
+    test_sender_close(&s);
+}
+
 /* ---- migration 2 on migration 1's rows
  * ------------------------------------------------------------ */
 
@@ -801,6 +896,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_dropped_partition_is_made_again,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_a_run_is_described_once_per_batch,
+                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_an_unwatched_end_is_stored_as_a_bound,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_migration_2_keeps_migration_1s_rows,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),

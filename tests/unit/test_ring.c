@@ -737,6 +737,89 @@ static void test_held_records_survive_a_new_consumer(void **state)
     vigil_ring_close(p.producer);
 }
 
+/* ---- names again ------------------------------------------------------------------------ */
+
+/* A consumer that lost the names asks for them; the producer sees the
+ * request, writes its names and answers; the consumer knows they are in
+ * only once it has read up to where they were when it saw the answer. */
+static void test_names_asked_for_again(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    assert_int_equal(vigil_ring_names_wanted(p.producer), 0);
+    assert_true(vigil_ring_names_arrived(p.consumer)); /* nothing asked */
+    uint64_t generation = vigil_ring_want_names(p.consumer);
+    assert_int_equal(generation, 1);
+    assert_int_equal(vigil_ring_names_wanted(p.producer), 1);
+    assert_int_equal(vigil_ring_names_answered(p.producer), 0);
+    struct vigil_activity a = make_activity(1, 0);
+    assert_true(vigil_ring_push(p.producer, &a));
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report report;
+    assert_int_equal(vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &c, &report), 1);
+    assert_false(vigil_ring_names_arrived(p.consumer)); /* not answered */
+
+    assert_true(vigil_ring_push_name(p.producer, 7, "/data/out", 9));
+    vigil_ring_names_given(p.producer, vigil_ring_names_wanted(p.producer));
+    assert_int_equal(vigil_ring_names_answered(p.producer), 1);
+    /* Answered, but its name record is not read yet. */
+    assert_false(vigil_ring_names_arrived(p.consumer));
+    assert_int_equal(vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &c, &report), 1);
+    assert_int_equal(c.last.type, VIGIL_RECORD_NAME);
+    assert_true(vigil_ring_names_arrived(p.consumer));
+
+    /* A new consumer asks again: the next generation, whatever it knew. */
+    vigil_ring_close(p.consumer);
+    struct vigil_error err = {{0}};
+    p.consumer = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
+    assert_non_null(p.consumer);
+    assert_int_equal(vigil_ring_want_names(p.consumer), 2);
+    assert_false(vigil_ring_names_arrived(p.consumer));
+    free_pair(&p);
+}
+
+/* A ring whose producer does not answer (an older library: the header's
+ * feature word is 0) is never asked, so nobody waits for it. */
+static void test_names_not_asked_of_an_older_producer(void **state)
+{
+    (void)state;
+    struct vigil_error err = {{0}};
+    struct vigil_ring *producer = vigil_ring_create(64, VIGIL_TICKS_MONOTONIC_NS, &err);
+    assert_non_null(producer);
+    size_t bytes;
+    struct ring_header *h = map_raw(producer, &bytes);
+    h->producer_features = 0;
+    struct vigil_ring *consumer = vigil_ring_attach(vigil_ring_fd(producer), &err);
+    assert_non_null(consumer);
+    assert_int_equal(vigil_ring_want_names(consumer), 0);
+    assert_int_equal(vigil_ring_names_wanted(producer), 0);
+    assert_true(vigil_ring_names_arrived(consumer));
+    munmap(h, bytes);
+    vigil_ring_close(consumer);
+    vigil_ring_close(producer);
+}
+
+/* Room for the producer: the slots neither written nor held. */
+static void test_room_counts_held_slots(void **state)
+{
+    (void)state;
+    struct pair p = make_pair(64);
+    vigil_ring_hold(p.consumer, true);
+    assert_int_equal(vigil_ring_room(p.producer), 64);
+    for (uint64_t i = 0; i < 40; i++) {
+        struct vigil_activity a = make_activity(1, i);
+        assert_true(vigil_ring_push(p.producer, &a));
+    }
+    assert_int_equal(vigil_ring_room(p.producer), 24);
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report report;
+    vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &c, &report);
+    assert_int_equal(vigil_ring_room(p.producer), 24); /* read, still held */
+    vigil_ring_release(p.consumer, 30, 30);
+    assert_int_equal(vigil_ring_room(p.producer), 54);
+    free_pair(&p);
+}
+
 /* ---- the process's energy, published by the consumer ------------------------------------- */
 
 static void test_energy_published_and_read(void **state)
@@ -960,6 +1043,9 @@ int main(void)
         cmocka_unit_test(test_create_refuses_bad_sizes),
         cmocka_unit_test(test_held_records_survive_a_new_consumer),
         cmocka_unit_test(test_release_beyond_commit_is_counted_by_the_next_consumer),
+        cmocka_unit_test(test_names_asked_for_again),
+        cmocka_unit_test(test_names_not_asked_of_an_older_producer),
+        cmocka_unit_test(test_room_counts_held_slots),
         cmocka_unit_test(test_energy_published_and_read),
         cmocka_unit_test(test_energy_read_is_bounded_and_checked),
         cmocka_unit_test(test_energy_torn_reads_are_retried),

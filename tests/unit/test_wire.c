@@ -130,27 +130,34 @@ static const struct vigil_wire_drop drops[] = {
     {INT32_MAX, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0},
 };
 
+static const struct vigil_wire_unwatched_end unwatched_ends[] = {
+    {17, 1000, 2000, 3000, 0, 0, 1.25, 36.5, VIGIL_WIRE_UNWATCHED_ENERGY_ESTIMATED, 0},
+    /* Neither CPU time nor energy known; its ring read; an end at once. */
+    {UINT64_MAX, 7, 7, UINT64_MAX, UINT64_MAX, 5, NAN, NAN,
+     VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN | VIGIL_WIRE_UNWATCHED_RING_READ, 0},
+};
+
 static const struct vigil_wire_refusal refusals[] = {
     {"duplicate key value violates unique constraint \"processes_node_id_pid_start_ns_key\""},
 };
 
 /* What a batch fixture holds: every type a batch may, node first. */
 static const enum vigil_wire_type batch_types[] = {
-    VIGIL_WIRE_NODE,    VIGIL_WIRE_PROCESSES, VIGIL_WIRE_METRICS,    VIGIL_WIRE_ROLLUPS,
-    VIGIL_WIRE_SAMPLES, VIGIL_WIRE_NAMES,     VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_ANOMALIES,
-    VIGIL_WIRE_STATES,  VIGIL_WIRE_WINDOWS,   VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_JOBS,
-    VIGIL_WIRE_DROPS,
+    VIGIL_WIRE_NODE,    VIGIL_WIRE_PROCESSES,      VIGIL_WIRE_METRICS,    VIGIL_WIRE_ROLLUPS,
+    VIGIL_WIRE_SAMPLES, VIGIL_WIRE_NAMES,          VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_ANOMALIES,
+    VIGIL_WIRE_STATES,  VIGIL_WIRE_WINDOWS,        VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_JOBS,
+    VIGIL_WIRE_DROPS,   VIGIL_WIRE_UNWATCHED_ENDS,
 };
 #define BATCH_SEQUENCE (SEQUENCE + VIGIL_WIRE_BATCH)
 
 static const enum vigil_wire_type all_types[] = {
-    VIGIL_WIRE_ACTIVITIES, VIGIL_WIRE_NAMES,     VIGIL_WIRE_METRICS, VIGIL_WIRE_SAMPLES,
-    VIGIL_WIRE_ANOMALIES,  VIGIL_WIRE_STATES,    VIGIL_WIRE_ACK,     VIGIL_WIRE_BATCH,
-    VIGIL_WIRE_NODE,       VIGIL_WIRE_PROCESSES, VIGIL_WIRE_ROLLUPS, VIGIL_WIRE_WINDOWS,
-    VIGIL_WIRE_SUMMARIES,  VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS,    VIGIL_WIRE_DROPS,
+    VIGIL_WIRE_ACTIVITIES,     VIGIL_WIRE_NAMES,     VIGIL_WIRE_METRICS, VIGIL_WIRE_SAMPLES,
+    VIGIL_WIRE_ANOMALIES,      VIGIL_WIRE_STATES,    VIGIL_WIRE_ACK,     VIGIL_WIRE_BATCH,
+    VIGIL_WIRE_NODE,           VIGIL_WIRE_PROCESSES, VIGIL_WIRE_ROLLUPS, VIGIL_WIRE_WINDOWS,
+    VIGIL_WIRE_SUMMARIES,      VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS,    VIGIL_WIRE_DROPS,
+    VIGIL_WIRE_UNWATCHED_ENDS,
 };
 #define N_TYPES G_N_ELEMENTS(all_types)
-_Static_assert(G_N_ELEMENTS(all_types) == VIGIL_WIRE_TYPE_COUNT, "a type without a test");
 
 /* The fewest items a message of the type may hold. */
 static size_t fixture_min_count(enum vigil_wire_type type)
@@ -194,6 +201,8 @@ static size_t fixture_count(enum vigil_wire_type type)
         return G_N_ELEMENTS(jobs);
     case VIGIL_WIRE_DROPS:
         return G_N_ELEMENTS(drops);
+    case VIGIL_WIRE_UNWATCHED_ENDS:
+        return G_N_ELEMENTS(unwatched_ends);
     }
     return 0;
 }
@@ -255,6 +264,9 @@ static void add_fixture(vigil_wire_writer *w, enum vigil_wire_type type, size_t 
         break;
     case VIGIL_WIRE_DROPS:
         ok = vigil_wire_add_drop(w, &drops[i], &error);
+        break;
+    case VIGIL_WIRE_UNWATCHED_ENDS:
+        ok = vigil_wire_add_unwatched_end(w, &unwatched_ends[i], &error);
         break;
     }
     if (error != NULL)
@@ -547,6 +559,20 @@ static void assert_items_equal(const struct vigil_wire_message *m, size_t i)
     case VIGIL_WIRE_DROPS:
         assert_memory_equal(&m->drops[i], &drops[i], sizeof drops[i]);
         break;
+    case VIGIL_WIRE_UNWATCHED_ENDS: {
+        const struct vigil_wire_unwatched_end *got = &m->unwatched_ends[i],
+                                              *want = &unwatched_ends[i];
+        assert_int_equal(got->process_id, want->process_id);
+        assert_int_equal(got->earliest_end_ns, want->earliest_end_ns);
+        assert_int_equal(got->latest_end_ns, want->latest_end_ns);
+        assert_int_equal(got->activities, want->activities);
+        assert_int_equal(got->dropped, want->dropped);
+        assert_int_equal(got->seq_gaps, want->seq_gaps);
+        assert_doubles_identical(got->cpu_s, want->cpu_s);
+        assert_doubles_identical(got->energy_j, want->energy_j);
+        assert_int_equal(got->flags, want->flags);
+        break;
+    }
     }
 }
 
@@ -632,6 +658,9 @@ static size_t expected_payload_bytes(enum vigil_wire_type type, size_t n)
             break;
         case VIGIL_WIRE_DROPS:
             bytes += 40;
+            break;
+        case VIGIL_WIRE_UNWATCHED_ENDS:
+            bytes += 72;
             break;
         }
     }
@@ -786,10 +815,20 @@ static void test_type_names(void **state)
 {
     (void)state;
     static const char *const expected[] = {
-        "activities", "names",     "metrics", "samples", "anomalies", "states",  "ack",  "batch",
-        "node",       "processes", "rollups", "windows", "summaries", "refused", "jobs", "drops"};
+        "activities", "names",   "metrics", "samples",   "anomalies",     "states",
+        "ack",        "batch",   "node",    "processes", "rollups",       "windows",
+        "summaries",  "refused", "jobs",    "drops",     "unwatched_ends"};
+    G_STATIC_ASSERT(G_N_ELEMENTS(expected) == N_TYPES);
     for (size_t t = 0; t < N_TYPES; t++)
         assert_string_equal(vigil_wire_type_name(all_types[t]), expected[t]);
+    /* Every type the format names has its fixtures here. */
+    for (unsigned type = 0; type <= VIGIL_WIRE_TYPE_COUNT; type++) {
+        gboolean tested = FALSE;
+        for (size_t t = 0; t < N_TYPES; t++)
+            tested = tested || all_types[t] == type;
+        if (vigil_wire_type_name(type) != NULL && !tested)
+            fail_msg("type %u (%s) has no fixtures", type, vigil_wire_type_name(type));
+    }
     assert_null(vigil_wire_type_name(0));
     assert_null(vigil_wire_type_name(VIGIL_WIRE_TYPE_COUNT + 1));
     assert_null(vigil_wire_type_name(0xffffffffu));
@@ -1168,8 +1207,10 @@ static void test_hostile_headers(void **state)
                          "reserved header field is 0x00000001");
     expect_patched_error(VIGIL_WIRE_SAMPLES, 6, 0, 2, VIGIL_WIRE_ERROR_MALFORMED,
                          "unknown message type 0");
+    char *past_last = g_strdup_printf("unknown message type %u", VIGIL_WIRE_TYPE_COUNT + 1u);
     expect_patched_error(VIGIL_WIRE_SAMPLES, 6, VIGIL_WIRE_TYPE_COUNT + 1, 2,
-                         VIGIL_WIRE_ERROR_MALFORMED, "unknown message type 17");
+                         VIGIL_WIRE_ERROR_MALFORMED, past_last);
+    g_free(past_last);
     expect_patched_error(VIGIL_WIRE_SAMPLES, HEADER_PAYLOAD_BYTES, VIGIL_WIRE_MAX_PAYLOAD_BYTES + 1,
                          4, VIGIL_WIRE_ERROR_TOO_LARGE,
                          "payload of 67108865 bytes is over the limit");
@@ -1555,6 +1596,20 @@ static void hand_item(GByteArray *a, enum vigil_wire_type type, const void *item
         put_le(a, d->batches, 8);
         break;
     }
+    case VIGIL_WIRE_UNWATCHED_ENDS: {
+        const struct vigil_wire_unwatched_end *e = item;
+        put_le(a, e->process_id, 8);
+        put_le(a, e->earliest_end_ns, 8);
+        put_le(a, e->latest_end_ns, 8);
+        put_le(a, e->activities, 8);
+        put_le(a, e->dropped, 8);
+        put_le(a, e->seq_gaps, 8);
+        put_le(a, bits_of(e->cpu_s), 8);
+        put_le(a, bits_of(e->energy_j), 8);
+        put_le(a, e->flags, 4);
+        put_le(a, e->reserved, 4);
+        break;
+    }
     default:
         fail_msg("no hand encoding of %s items", vigil_wire_type_name(type));
     }
@@ -1579,6 +1634,8 @@ static const void *fixture_item(enum vigil_wire_type type, size_t i)
         return &jobs[i];
     case VIGIL_WIRE_DROPS:
         return &drops[i];
+    case VIGIL_WIRE_UNWATCHED_ENDS:
+        return &unwatched_ends[i];
     default:
         fail_msg("no fixture items of %s", vigil_wire_type_name(type));
     }
@@ -1632,8 +1689,9 @@ static void test_version_2_layouts_are_as_documented(void **state)
 {
     (void)state;
     static const enum vigil_wire_type types[] = {
-        VIGIL_WIRE_NODE,      VIGIL_WIRE_PROCESSES, VIGIL_WIRE_ROLLUPS, VIGIL_WIRE_WINDOWS,
-        VIGIL_WIRE_SUMMARIES, VIGIL_WIRE_REFUSED,   VIGIL_WIRE_JOBS,    VIGIL_WIRE_DROPS};
+        VIGIL_WIRE_NODE,    VIGIL_WIRE_PROCESSES, VIGIL_WIRE_ROLLUPS,
+        VIGIL_WIRE_WINDOWS, VIGIL_WIRE_SUMMARIES, VIGIL_WIRE_REFUSED,
+        VIGIL_WIRE_JOBS,    VIGIL_WIRE_DROPS,     VIGIL_WIRE_UNWATCHED_ENDS};
     for (size_t t = 0; t < G_N_ELEMENTS(types); t++) {
         GByteArray *payload = g_byte_array_new();
         for (size_t i = 0; i < fixture_count(types[t]); i++)
@@ -1681,6 +1739,8 @@ static gboolean add_one(vigil_wire_writer *w, enum vigil_wire_type type, const v
         return vigil_wire_add_job(w, item, error);
     case VIGIL_WIRE_DROPS:
         return vigil_wire_add_drop(w, item, error);
+    case VIGIL_WIRE_UNWATCHED_ENDS:
+        return vigil_wire_add_unwatched_end(w, item, error);
     default:
         fail_msg("no add for %s items", vigil_wire_type_name(type));
     }
@@ -1775,6 +1835,35 @@ static void test_bad_processes(void **state)
     p.argv = many;
     expect_bad_item(VIGIL_WIRE_PROCESSES, &p, "argc 16385 is over the limit of 16384");
     g_free(many);
+}
+
+static void test_bad_unwatched_ends(void **state)
+{
+    (void)state;
+    struct vigil_wire_unwatched_end e = unwatched_ends[0];
+    e.process_id = 0;
+    expect_bad_item(VIGIL_WIRE_UNWATCHED_ENDS, &e, "process id 0, which is never a process");
+    e = unwatched_ends[0];
+    e.latest_end_ns = 0;
+    e.earliest_end_ns = 0;
+    expect_bad_item(VIGIL_WIRE_UNWATCHED_ENDS, &e,
+                    "unwatched end of process 17: latest_end_ns is 0");
+    e = unwatched_ends[0];
+    e.earliest_end_ns = 2001;
+    expect_bad_item(VIGIL_WIRE_UNWATCHED_ENDS, &e,
+                    "unwatched end of process 17: ends (2000 ns) before it starts (2001 ns)");
+    e = unwatched_ends[0];
+    e.cpu_s = -1;
+    expect_bad_item(VIGIL_WIRE_UNWATCHED_ENDS, &e, "cpu_s is -1; it is NaN (unknown)");
+    e = unwatched_ends[0];
+    e.energy_j = INFINITY;
+    expect_bad_item(VIGIL_WIRE_UNWATCHED_ENDS, &e, "energy_j is inf");
+    e = unwatched_ends[0];
+    e.flags = 8;
+    expect_bad_item(VIGIL_WIRE_UNWATCHED_ENDS, &e, "unknown flags 0x8");
+    e = unwatched_ends[0];
+    e.reserved = 3;
+    expect_bad_item(VIGIL_WIRE_UNWATCHED_ENDS, &e, "reserved field is 0x00000003");
 }
 
 static void test_bad_rollups(void **state)
@@ -2496,6 +2585,7 @@ int main(void)
         cmocka_unit_test(test_writer_refuses_to_grow_too_large),
         cmocka_unit_test(test_encode_message_refuses_inconsistent_messages),
         cmocka_unit_test(test_version_2_layouts_are_as_documented),
+        cmocka_unit_test(test_bad_unwatched_ends),
         cmocka_unit_test(test_bad_nodes),
         cmocka_unit_test(test_bad_processes),
         cmocka_unit_test(test_bad_rollups),

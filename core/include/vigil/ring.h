@@ -160,6 +160,30 @@ void vigil_ring_release(struct vigil_ring *ring, uint64_t upto, uint64_t committ
  * ring). */
 void vigil_ring_resumed(const struct vigil_ring *ring, uint64_t *position, uint64_t *lost);
 
+/* Names again. A consumer that has lost a ring's name records (a vigild
+ * restarted with another state folder, or without its names file) asks the
+ * producer for every one of them again; the producer, which looks off its
+ * hot path, writes them and says so. Its activities may reach the consumer
+ * before their names: the consumer keeps them back until the names are in
+ * (daemon/processes.c). */
+
+/* Consumer: asks for every name record again. Returns the request's
+ * generation, or 0 when the producer cannot answer (a ring of an older
+ * library, which says nothing of it). */
+uint64_t vigil_ring_want_names(struct vigil_ring *ring);
+/* Consumer, after each drain: true when no request is open, or once every
+ * name record the producer wrote for the last one has been read. */
+bool vigil_ring_names_arrived(struct vigil_ring *ring);
+
+/* Producer: the generation of the last request, and of the last answered
+ * (0: none). */
+uint64_t vigil_ring_names_wanted(const struct vigil_ring *ring);
+uint64_t vigil_ring_names_answered(const struct vigil_ring *ring);
+/* Producer: every name record of request `generation` is in the ring. */
+void vigil_ring_names_given(struct vigil_ring *ring, uint64_t generation);
+/* Producer: slots free for records now. */
+uint32_t vigil_ring_room(const struct vigil_ring *ring);
+
 /* The process's energy, as vigild shares the node's among its processes
  * (daemon/energy_share.c), published into the ring's header once a tick so
  * that the process can tell the energy of its code regions without asking.

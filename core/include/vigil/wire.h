@@ -52,6 +52,10 @@
  *             strings job_id, step_id, user, nodes
  *   drop      0 i32 pid, 4 u32 reserved, 8 u64 start_ns, 16 u64 counter,
  *             24 u64 activities, 32 u64 batches
+ *   unwatched_end
+ *             0 u64 process_id, 8 u64 earliest_end_ns, 16 u64 latest_end_ns,
+ *             24 u64 activities, 32 u64 dropped, 40 u64 seq_gaps,
+ *             48 f64 cpu_s, 56 f64 energy_j, 64 u32 flags, 68 u32 reserved
  * A BATCH's payload is `count` times (u32 length, one whole message with
  * its own header and CRC). ACTIVITIES and NAMES begin their payload with
  * the u64 process id; no other type does.
@@ -98,8 +102,11 @@ enum vigil_wire_type {
     VIGIL_WIRE_REFUSED = 14, /* txd → vigild: the header's batch can never be stored; one text */
     VIGIL_WIRE_JOBS = 15,    /* scheduler jobs and steps that began or ended on the node */
     VIGIL_WIRE_DROPS = 16, /* forwarded activities vigild's uplink or spool dropped, per process */
+    /* Processes that ended while no vigild watched them: the bounds of
+     * their end and what vigild had counted of them. */
+    VIGIL_WIRE_UNWATCHED_ENDS = 17,
 };
-#define VIGIL_WIRE_TYPE_COUNT 16
+#define VIGIL_WIRE_TYPE_COUNT 17
 
 struct vigil_wire_header {
     uint32_t magic;
@@ -264,6 +271,32 @@ struct vigil_wire_drop {
     uint64_t batches;    /* batches dropped that held some of them */
 };
 
+/* UNWATCHED_ENDS (type 17, added without a version change like JOBS: an
+ * older vigil-txd refuses a batch holding one, by type): a process that
+ * ended while no vigild ran. The batch's PROCESSES item for it says it
+ * ended at latest_end_ns (when a vigild found it gone); it ended no
+ * earlier than earliest_end_ns (when a vigild last saw it running). Its
+ * report never reached a vigild, so what vigild counted of it is here:
+ * activities drained, records its ring dropped, sequence gaps, its CPU time
+ * and energy share (NaN: not known). Valid: process_id != 0, latest_end_ns
+ * != 0, earliest_end_ns <= latest_end_ns, known flags, reserved 0, cpu_s and
+ * energy_j NaN or finite and not negative. */
+enum vigil_wire_unwatched_end_flags {
+    VIGIL_WIRE_UNWATCHED_ENERGY_ESTIMATED = 1u << 0,
+    VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN = 1u << 1,
+    /* What its ring held after the last vigild's last commit was read: the
+     * ring was still reachable (else it went with the process). */
+    VIGIL_WIRE_UNWATCHED_RING_READ = 1u << 2,
+};
+struct vigil_wire_unwatched_end {
+    uint64_t process_id;
+    uint64_t earliest_end_ns, latest_end_ns; /* monotonic, as all times */
+    uint64_t activities, dropped, seq_gaps;
+    double cpu_s, energy_j;
+    uint32_t flags;    /* enum vigil_wire_unwatched_end_flags */
+    uint32_t reserved; /* zero */
+};
+
 /* A decoded message; the array matching header.type holds header.count
  * items. Free with vigil_wire_message_clear. */
 struct vigil_wire_message {
@@ -283,6 +316,7 @@ struct vigil_wire_message {
     struct vigil_wire_refusal *refusals;
     struct vigil_wire_job *jobs;
     struct vigil_wire_drop *drops;
+    struct vigil_wire_unwatched_end *unwatched_ends;
     /* BATCH: its `count` inner messages, decoded. An inner message has the
      * batch's node and sequence and is neither a BATCH, an ACK nor REFUSED. */
     struct vigil_wire_message *inner;
@@ -342,6 +376,8 @@ gboolean vigil_wire_add_summary(vigil_wire_writer *w, const struct vigil_wire_su
 gboolean vigil_wire_add_job(vigil_wire_writer *w, const struct vigil_wire_job *job, GError **error);
 gboolean vigil_wire_add_drop(vigil_wire_writer *w, const struct vigil_wire_drop *drop,
                              GError **error);
+gboolean vigil_wire_add_unwatched_end(vigil_wire_writer *w,
+                                      const struct vigil_wire_unwatched_end *end, GError **error);
 gboolean vigil_wire_add_refusal(vigil_wire_writer *w, const struct vigil_wire_refusal *refusal,
                                 GError **error);
 /* BATCH: adds one whole message (from vigil_wire_writer_finish) whose
