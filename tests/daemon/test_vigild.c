@@ -200,6 +200,91 @@ static void test_sigkill_loses_nothing(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+/* REGISTER of `ring` on `fd` as clients.c's, with the start and flags
+ * given; waits for REGISTERED when `wait_answer`. In a child: _exit(90)
+ * when anything fails. */
+static void register_ring(int fd, struct vigil_ring *ring, uint64_t start_ns, uint32_t flags,
+                          bool wait_answer)
+{
+    static char buffer[VIGIL_LOCAL_MAX_BYTES];
+    struct vigil_error err;
+    struct vigil_local_register fixed = {
+        .ring_slots = vigil_ring_slot_count(ring),
+        .tick_source = VIGIL_TICKS_MONOTONIC_NS,
+        .start_monotonic_ns = start_ns,
+        .start_realtime_ns = vigil_clock_realtime_ns(),
+        .mpi_rank = -1,
+        .flags = flags,
+    };
+    char *argv[] = {"test-client", NULL};
+    size_t length =
+        vigil_local_encode_register(buffer, &fixed, "test-client", "/", "job-7", "run-7", 1, argv);
+    if (!vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, vigil_ring_fd(ring), &err))
+        _exit(90);
+    enum vigil_local_type type;
+    if (wait_answer &&
+        (vigil_local_receive(fd, buffer, &type, NULL, &err) < 0 || type != VIGIL_LOCAL_REGISTERED))
+        _exit(90);
+}
+
+/* A process whose library reattaches (as after a restart of vigild) and
+ * exits before vigild reads the REATTACH, as a program's last words at its
+ * exit are: it is the process vigild knows, found by the start it was
+ * registered under, although its /proc entry, which vigild checks a start
+ * against, is gone by then. vigild is stopped (SIGSTOP) while the child
+ * reattaches and exits, so that the order is certain. Taken for a new
+ * process, it had been registered a second time on the same ring, which
+ * two readers then read: under load, the restart tests' writer lost the
+ * file of thousands of its writes and vigild skipped thousands of ring
+ * positions as corrupt. */
+static void test_a_reattach_read_after_its_process_ended_is_that_process(void **state)
+{
+    struct test_daemon d;
+    test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        close(ready[0]);
+        close(go[1]);
+        struct vigil_error err;
+        struct vigil_ring *ring = vigil_ring_create(8192, VIGIL_TICKS_MONOTONIC_NS, &err);
+        int fd = client_connect(d.socket_path);
+        if (ring == NULL || fd < 0)
+            _exit(92);
+        uint64_t start_ns = vigil_clock_monotonic_ns();
+        register_ring(fd, ring, start_ns, 0, true);
+        client_push(ring, 100);
+        char byte;
+        if (write(ready[1], "r", 1) != 1 || read(go[0], &byte, 1) != 1)
+            _exit(93);
+        int again = client_connect(d.socket_path);
+        if (again < 0)
+            _exit(92);
+        register_ring(again, ring, start_ns, VIGIL_LOCAL_REATTACH, false);
+        client_push(ring, 50);
+        _exit(0);
+    }
+    close(ready[1]);
+    close(go[0]);
+    char byte;
+    assert_int_equal(read(ready[0], &byte, 1), 1);
+    assert_int_equal(kill(d.pid, SIGSTOP), 0);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    wait_exit(pid, 0);
+    assert_int_equal(kill(d.pid, SIGCONT), 0);
+    close(ready[0]);
+    close(go[1]);
+
+    JsonNode *status = test_daemon_status(&d, pid);
+    JsonObject *root = json_node_get_object(status);
+    assert_int_equal(test_daemon_json_int(root, "processes", "registered_total", NULL), 1);
+    assert_drained(status, pid, 150);
+    json_node_unref(status);
+    g_free(test_daemon_stop(&d));
+}
+
 /* A raw message: `bytes` as they are. */
 static void send_raw(int fd, const void *bytes, size_t length)
 {
@@ -830,6 +915,7 @@ int main(void)
         TEST_WITH_DIR(test_report_shows_what_vigild_measured),
         TEST_WITH_DIR(test_a_thousand_processes_served_at_once),
         TEST_WITH_DIR(test_sigkill_loses_nothing),
+        TEST_WITH_DIR(test_a_reattach_read_after_its_process_ended_is_that_process),
         TEST_WITH_DIR(test_hostile_clients_are_dropped_and_others_served),
         TEST_WITH_DIR(test_reload_keeps_serving_and_refuses_a_bad_config),
         TEST_WITH_DIR(test_a_second_daemon_does_not_take_the_socket),
