@@ -292,6 +292,24 @@ struct vigild_process *vigild_processes_add_ended(struct vigild_processes *ps,
     return p;
 }
 
+/* The running process that reads the ring of (device, inode) already. */
+static const struct vigild_process *ring_reader(const struct vigild_processes *ps,
+                                                const struct stat *ring_stat)
+{
+    if (ring_stat->st_ino == 0)
+        return NULL;
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, ps->by_id);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        const struct vigild_process *p = value;
+        if (p->ring != NULL && p->ring_device == ring_stat->st_dev &&
+            p->ring_inode == ring_stat->st_ino)
+            return p;
+    }
+    return NULL;
+}
+
 struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
                                             const struct vigil_local_process_info *info, pid_t pid,
                                             uid_t uid, int ring_fd, GError **error)
@@ -299,6 +317,17 @@ struct vigild_process *vigild_processes_add(struct vigild_processes *ps,
     struct vigil_error err = {{0}};
     struct stat ring_stat = {0};
     (void)fstat(ring_fd, &ring_stat); /* what finds the ring again after a restart */
+    /* Two readers of one ring would each take records from the other and
+     * read torn slots: a registration that is not matched as a reattach
+     * (another start, another uid) must not become one. */
+    const struct vigild_process *reader = ring_reader(ps, &ring_stat);
+    if (reader != NULL) {
+        close(ring_fd);
+        g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED,
+                    "its ring is read already as process %" G_GUINT64_FORMAT " (pid %d)",
+                    reader->id, (int)reader->pid);
+        return NULL;
+    }
     struct vigil_ring *ring = vigil_ring_attach(ring_fd, &err);
     close(ring_fd); /* the mapping is all the daemon needs */
     if (ring == NULL) {

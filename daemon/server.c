@@ -163,14 +163,24 @@ static void handle_register(struct connection *c, size_t length, int ring_fd)
     }
     /* Its start is the kernel's, the message's only within it: a forged
      * one would make it look older than it is. */
-    info.fixed.start_monotonic_ns =
-        vigild_processes_start_of(c->pid, info.fixed.start_monotonic_ns, c->accepted_ns);
+    uint64_t claimed_ns = info.fixed.start_monotonic_ns;
+    info.fixed.start_monotonic_ns = vigild_processes_start_of(c->pid, claimed_ns, c->accepted_ns);
     /* A process whose vigild restarted, and which this vigild may have
-     * taken back already (process_state.c): the same pid and start. */
-    struct vigild_process *known =
-        (info.fixed.flags & VIGIL_LOCAL_REATTACH)
-            ? vigild_processes_find(s->processes, c->pid, info.fixed.start_monotonic_ns)
-            : NULL;
+     * taken back already (process_state.c): the same pid, uid and start.
+     * The start it was kept under was checked against the kernel's when it
+     * first registered; a process that exits right after its REATTACH (at
+     * its end, the library's last word) has no /proc entry left by the
+     * time the message is read, and the start checked now would be the
+     * connection's: a second process on the same ring, which two
+     * consumers would read and corrupt. */
+    struct vigild_process *known = NULL;
+    if (info.fixed.flags & VIGIL_LOCAL_REATTACH) {
+        known = vigild_processes_find(s->processes, c->pid, info.fixed.start_monotonic_ns);
+        if (known == NULL)
+            known = vigild_processes_find(s->processes, c->pid, claimed_ns);
+        if (known != NULL && known->uid != c->uid)
+            known = NULL;
+    }
     if (known != NULL) {
         close(ring_fd);
         c->role = ROLE_PROCESS;

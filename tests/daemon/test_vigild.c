@@ -236,7 +236,8 @@ static void register_ring(int fd, struct vigil_ring *ring, uint64_t start_ns, ui
  * process, it had been registered a second time on the same ring, which
  * two readers then read: under load, the restart tests' writer lost the
  * file of thousands of its writes and vigild skipped thousands of ring
- * positions as corrupt. */
+ * positions as corrupt. The same ring registered as another process is
+ * refused. */
 static void test_a_reattach_read_after_its_process_ended_is_that_process(void **state)
 {
     struct test_daemon d;
@@ -256,6 +257,19 @@ static void test_a_reattach_read_after_its_process_ended_is_that_process(void **
         uint64_t start_ns = vigil_clock_monotonic_ns();
         register_ring(fd, ring, start_ns, 0, true);
         client_push(ring, 100);
+        /* The same ring registered anew (not a reattach: another start)
+         * is refused: a second reader would corrupt the first's reading. */
+        int twice = client_connect(d.socket_path);
+        if (twice < 0)
+            _exit(92);
+        register_ring(twice, ring, start_ns + 1, 0, false);
+        static char answer[VIGIL_LOCAL_MAX_BYTES];
+        enum vigil_local_type type;
+        ssize_t n = vigil_local_receive(twice, answer, &type, NULL, &err);
+        if (n < 0 || type != VIGIL_LOCAL_REFUSED ||
+            strstr(answer, "its ring is read already as process") == NULL)
+            _exit(94);
+        close(twice);
         char byte;
         if (write(ready[1], "r", 1) != 1 || read(go[0], &byte, 1) != 1)
             _exit(93);
