@@ -4,7 +4,10 @@
  * paced over about ten of vigild's cycles, so about ten batches); vigild stops,
  * 100 bytes at the start of a batch in the middle of the segment are
  * overwritten, vigil-txd starts and vigild is started again on the spool.
- * The warehouse then holds every write but the damaged batch's. */
+ * The warehouse then holds every write but the damaged batch's. An admin's
+ * `vigil spool check` names the damaged range first, and `vigil spool
+ * replay` of a set-aside copy of the segment sends its intact batches again,
+ * which the warehouse already has: nothing is stored twice. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -119,6 +122,26 @@ static guint64 damage_middle_batch(const char *path)
     return chosen_writes;
 }
 
+/* `vigil ARGS…` for vigild `d`, as an admin runs it on the node. */
+static struct test_run vigil(const struct test_daemon *d, const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    for (const char *const *a = args; *a != NULL; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, NULL);
+    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
+    char *config_var = g_strconcat("VIGIL_CONFIG=", d->config_path, NULL);
+    const char *vars[] = {socket_var, config_var, NULL};
+    char **env = test_clean_environment(vars);
+    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
+    g_strfreev(env);
+    g_free(config_var);
+    g_free(socket_var);
+    g_ptr_array_free(argv, TRUE);
+    return run;
+}
+
 /* Waits until vigild has nothing left unacknowledged: the spool replayed
  * and stored. */
 static void wait_for_spool_sent(const struct test_daemon *d)
@@ -157,6 +180,18 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
     char *spool = g_build_filename(f->dir, "spool", NULL);
     char *segment = active_segment(spool);
     guint64 damaged_writes = damage_middle_batch(segment);
+    /* What an admin sees before anything is sent: the damage, by range. */
+    struct test_run run = vigil(&d, (const char *[]){"spool", "check", spool, NULL});
+    test_assert_status(&run, 1, "vigil spool check of a damaged spool");
+    test_assert_contains(run.out, "  damaged: bytes ");
+    test_assert_contains(run.out, " 1 damaged ranges (");
+    test_run_clear(&run);
+    /* A copy set aside, as the spool sets aside what it cannot read. */
+    char *aside = g_strconcat(segment, ".damaged", NULL), *contents = NULL;
+    gsize size;
+    assert_true(g_file_get_contents(segment, &contents, &size, NULL));
+    assert_true(g_file_set_contents(aside, contents, (gssize)size, NULL));
+    g_free(contents);
 
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     test_daemon_start(&d, f->dir, daemon_lines, config);
@@ -167,6 +202,20 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
                   stored, WRITES, damaged_writes);
     assert_int_equal(stored, WRITES - damaged_writes);
     writer_wait_for_report(f->conninfo, f->dir, w.pid);
+
+    /* Its intact batches sent again: the warehouse has each already. */
+    run = vigil(&d, (const char *[]){"spool", "replay", aside, NULL});
+    test_assert_status(&run, 0, "vigil spool replay of a set-aside copy");
+    test_assert_contains(run.out, " batches queued to be sent again, ");
+    test_assert_contains(run.out, " bytes of ");
+    test_run_clear(&run);
+    char *replayed = g_strconcat(aside, ".replayed", NULL);
+    assert_true(g_file_test(replayed, G_FILE_TEST_EXISTS));
+    assert_false(g_file_test(aside, G_FILE_TEST_EXISTS));
+    wait_for_spool_sent(&d);
+    assert_int_equal(writer_writes_stored(f->conninfo, w.pid), stored);
+    g_free(replayed);
+    g_free(aside);
     g_free(test_daemon_stop(&d));
     g_free(segment);
     g_free(spool);
