@@ -539,6 +539,10 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
             vigil_error_set(err, "spool: replay needs an absolute path, not \"%.64s\"", r->path);
             return false;
         }
+        if (r->op == VIGIL_LOCAL_SPOOL_RESEND && r->path[0] != '\0') {
+            vigil_error_set(err, "spool: resend names no file, not \"%.64s\"", r->path);
+            return false;
+        }
     }
     return true;
 }

@@ -476,9 +476,11 @@ static void handle_job(struct connection *c, size_t length)
 static void handle_spool(struct connection *c, const struct vigil_local_spool *request)
 {
     struct vigild_server *s = c->server;
-    static struct vigil_local_spool answer; /* 4 KiB: off the stack; one thread */
-    memset(&answer, 0, sizeof answer);
-    answer.op = request->op;
+    /* The request with its counts: the decoder holds an answer to what it
+     * holds a request to (a replay names its file). 4 KiB: off the stack;
+     * one thread. */
+    static struct vigil_local_spool answer;
+    answer = *request;
     GError *error = NULL;
     if (s->ops->spool == NULL || !s->ops->spool(s->user, request, c->uid, &answer, &error)) {
         refuse(c, VIGILD_REFUSED_SPOOL_REQUEST,

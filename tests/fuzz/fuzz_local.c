@@ -142,6 +142,7 @@ static void decode_fixed(enum vigil_local_type type, const uint8_t *payload, siz
         struct vigil_local_status_request status_request;
         struct vigil_local_status status;
         struct vigil_local_report report;
+        struct vigil_local_spool spool;
     } out;
     struct vigil_error err = {{0}};
     /* vigild passes no room for a SUMMARY_REQUEST, which has no payload. */
@@ -172,6 +173,13 @@ static void decode_fixed(enum vigil_local_type type, const uint8_t *payload, siz
         must(out.report.json_bytes <= VIGIL_LOCAL_REPORT_MAX_BYTES);
     } else if (type == VIGIL_LOCAL_STATUS_REQUEST) {
         must(out.status_request.finished_pid >= 0);
+    } else if (type == VIGIL_LOCAL_SPOOL) {
+        /* A known request; a replay's path ends in the field, and is
+         * absolute; another request names none. */
+        const struct vigil_local_spool *s = &out.spool;
+        must(s->op == VIGIL_LOCAL_SPOOL_RESEND || s->op == VIGIL_LOCAL_SPOOL_REPLAY);
+        must(memchr(s->path, '\0', sizeof s->path) != NULL);
+        must(s->op == VIGIL_LOCAL_SPOOL_REPLAY ? s->path[0] == '/' : s->path[0] == '\0');
     }
 }
 

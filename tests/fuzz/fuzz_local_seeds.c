@@ -87,6 +87,12 @@ static size_t payload_of(enum vigil_local_type type, unsigned char *payload)
         return vigil_local_encode_registered_apart(payload, 17, "run-7@uid1",
                                                    "run run-7 is not uid 1's: its processes are "
                                                    "uid 65534's");
+    case VIGIL_LOCAL_SPOOL: {
+        struct vigil_local_spool m = {.op = VIGIL_LOCAL_SPOOL_REPLAY};
+        g_strlcpy(m.path, "/var/spool/vigil/segment-1.damaged", sizeof m.path);
+        memcpy(payload, &m, sizeof m);
+        return sizeof m;
+    }
     }
     return 0;
 }
@@ -102,7 +108,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;
     }
-    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_REGISTERED_APART; type++) {
+    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_SPOOL; type++) {
         static _Alignas(8) unsigned char input[1 + VIGIL_LOCAL_MAX_BYTES];
         /* One descriptor, taken, where the protocol passes one. */
         input[0] = carries_descriptor(type) ? 1 | 4 : 0;

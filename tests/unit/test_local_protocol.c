@@ -503,7 +503,8 @@ static void test_type_names(void **state)
     assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_REPORT), "report");
     assert_null(vigil_local_type_name(0));
     assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_REGISTERED_APART), "registered apart");
-    assert_null(vigil_local_type_name(VIGIL_LOCAL_REGISTERED_APART + 1));
+    assert_string_equal(vigil_local_type_name(VIGIL_LOCAL_SPOOL), "spool");
+    assert_null(vigil_local_type_name(VIGIL_LOCAL_SPOOL + 1));
     assert_null(vigil_local_type_name(1000));
 }
 
@@ -732,8 +733,8 @@ static void test_bad_headers(void **state)
     h.type = 0;
     expect_bad_header(&h, length, "a message of unknown type 0");
     h = good;
-    h.type = VIGIL_LOCAL_REGISTERED_APART + 1;
-    expect_bad_header(&h, length, "a message of unknown type 13");
+    h.type = VIGIL_LOCAL_SPOOL + 1;
+    expect_bad_header(&h, length, "a message of unknown type 14");
     h = good;
     h.payload_bytes = 9;
     expect_bad_header(&h, length, "a message whose header gives 9 payload bytes, not the 8");
@@ -786,7 +787,8 @@ static void test_send_unknown_type(void **state)
 /* ---- SPOOL ---------------------------------------------------------------------------------- */
 
 /* `vigil spool resend|replay`: a known operation, a terminated path,
- * absolute to replay; the answer is the same layout. */
+ * absolute to replay and empty to resend; the answer is the same layout,
+ * the request's. */
 static void test_spool_request(void **state)
 {
     (void)state;
@@ -815,6 +817,11 @@ static void test_spool_request(void **state)
     request.reserved = 9;
     assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request, &out, &err));
     test_assert_contains(err.message, "spool: the reserved field is 0x9, not 0");
+    request.reserved = 0;
+    strcpy(request.path, "/var/lib/vigil/spool/x.damaged");
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request, &out, &err));
+    test_assert_contains(err.message, "spool: resend names no file, not \"/var/lib/vigil/spool/");
+    memset(request.path, 0, sizeof request.path);
     assert_false(
         vigil_local_decode_fixed(VIGIL_LOCAL_SPOOL, &request, sizeof request - 1, &out, &err));
     test_assert_contains(err.message, "a spool message of 4127 bytes; it has 4128");

@@ -65,7 +65,7 @@ enum vigil_local_type {
     VIGIL_LOCAL_JOB = 10,              /* prolog/epilog/SPANK → daemon: a job begins or ends */
     VIGIL_LOCAL_JOB_NOTED = 11,        /* daemon → that client, no payload */
     VIGIL_LOCAL_REGISTERED_APART = 12, /* daemon → process: registered, in a run of its own */
-    VIGIL_LOCAL_SPOOL = 15,            /* vigil spool → daemon, and its answer back */
+    VIGIL_LOCAL_SPOOL = 13,            /* vigil spool → daemon, and its answer back */
 };
 
 struct vigil_local_header {
