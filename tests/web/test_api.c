@@ -211,7 +211,8 @@ static const char *const run_fields[] = {
     "ranks",      "nodes",         "calls",
     "bytes_read", "bytes_written", "bytes",
     "energy_j",   "energy_source", "energy_estimated",
-    "anomalies",  "captures",      NULL,
+    "anomalies",  "captures",      "end_time_earliest",
+    NULL,
 };
 
 /* A RUN object against the warehouse. */
@@ -1595,6 +1596,67 @@ static void test_run_uplink_drops(void **state)
     assert_int_equal(sql_count("SELECT sum(uplink_dropped_activities) FROM processes"), 0);
 }
 
+/* Issue 30: a process that ended while no vigild ran has an end known
+ * only as bounds (end_time_earliest .. end_time) and no report; what vigild
+ * had counted of it is in process_unwatched_ends. The run, its process and
+ * its report card say so, instead of an exact end. */
+static void test_run_unwatched_end(void **state)
+{
+    (void)state;
+    test_pg_exec(&pg, "UPDATE processes SET end_time_earliest = end_time - interval '20 s'"
+                      " WHERE process_id = 9");
+    test_pg_exec(&pg, "UPDATE runs SET end_time_earliest = end_time - interval '20 s'"
+                      " WHERE run_id = 3");
+    test_pg_exec(&pg, "INSERT INTO process_unwatched_ends (process_id, activities, dropped,"
+                      " seq_gaps, cpu_s, energy_j, energy_estimated, energy_uncertain, ring_read)"
+                      " VALUES (9, 4321, 5, 0, 1.5, NULL, false, false, true)");
+    test_pg_exec(&pg, "CREATE TEMP TABLE kept_summary AS SELECT * FROM run_summaries"
+                      " WHERE process_id = 9");
+    test_pg_exec(&pg, "DELETE FROM run_summaries WHERE process_id = 9");
+    char *earliest = sql("SELECT to_char(end_time_earliest AT TIME ZONE 'UTC',"
+                         " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM runs WHERE run_id = 3");
+
+    struct test_http a;
+    JsonNode *root = test_web_get_json(&web, "/api/v1/runs/3", NULL, 200, &a);
+    const char *where = "/api/v1/runs/3";
+    assert_string_equal(test_json_string(root, where, "run.end_time_earliest"), earliest);
+    assert_string_equal(test_json_string(root, where, "ranks.0.end_time_earliest"), earliest);
+    assert_int_equal(test_json_int(root, where, "ranks.0.unwatched_end.activities"), 4321);
+    assert_int_equal(test_json_int(root, where, "ranks.0.unwatched_end.dropped"), 5);
+    assert_true(json_node_get_boolean(test_json_node(root, "ranks.0.unwatched_end.ring_read")));
+    JsonArray *card = test_web_array(root, where, "report_card");
+    gboolean said = FALSE;
+    for (guint i = 0; i < json_array_get_length(card); i++)
+        said |= strstr(json_array_get_string_element(card, i),
+                       "1 process ended while no vigild watched it") != NULL;
+    if (!said)
+        fail_msg("runs/3: the report card does not say its process ended unwatched: %s",
+                 json_to_string(test_json_node(root, "report_card"), FALSE));
+    test_http_clear(&a);
+
+    /* The list gives the bound too, and null where the end is exact. */
+    root = test_web_get_json(&web, "/api/v1/runs?limit=100", NULL, 200, &a);
+    JsonArray *runs = test_web_array(root, "/api/v1/runs", "runs");
+    guint bounded = 0;
+    for (guint i = 0; i < json_array_get_length(runs); i++) {
+        JsonObject *r = json_array_get_object_element(runs, i);
+        if (json_object_get_null_member(r, "end_time_earliest"))
+            continue;
+        assert_int_equal(json_object_get_int_member(r, "run_id"), 3);
+        assert_string_equal(json_object_get_string_member(r, "end_time_earliest"), earliest);
+        bounded++;
+    }
+    assert_int_equal(bounded, 1);
+    test_http_clear(&a);
+
+    g_free(earliest);
+    test_pg_exec(&pg, "INSERT INTO run_summaries SELECT * FROM kept_summary");
+    test_pg_exec(&pg, "DROP TABLE kept_summary");
+    test_pg_exec(&pg, "DELETE FROM process_unwatched_ends");
+    test_pg_exec(&pg, "UPDATE processes SET end_time_earliest = NULL");
+    test_pg_exec(&pg, "UPDATE runs SET end_time_earliest = NULL");
+}
+
 int main(void)
 {
     if (!test_pg_available())
@@ -1619,6 +1681,7 @@ int main(void)
         cmocka_unit_test(test_thresholds),
         cmocka_unit_test(test_tune_trials),
         cmocka_unit_test(test_run_uplink_drops),
+        cmocka_unit_test(test_run_unwatched_end),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
