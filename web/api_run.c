@@ -94,9 +94,17 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         "            THEN (s.report->>'cpu_seconds')::float8 END AS cpu_s,"
         "       CASE WHEN NOT s.report ? 'ranks'"
         "            THEN (s.report->>'energy_joule')::float8 END AS energy_j,"
-        "       p.uplink_dropped_activities"
+        "       p.uplink_dropped_activities, p.end_time_earliest,"
+        /* Ended while no vigild watched: what vigild had counted of it. */
+        "       CASE WHEN u.process_id IS NOT NULL THEN json_build_object("
+        "         'activities', u.activities, 'dropped', u.dropped, 'seq_gaps', u.seq_gaps,"
+        "         'cpu_s', u.cpu_s, 'energy_j', u.energy_j,"
+        "         'energy_estimated', u.energy_estimated, 'energy_uncertain', u.energy_uncertain,"
+        "         'ring_read', u.ring_read) END"
+        "         AS unwatched_end"
         "  FROM processes p JOIN nodes n USING (node_id)"
         "  LEFT JOIN run_summaries s USING (process_id)"
+        "  LEFT JOIN process_unwatched_ends u USING (process_id)"
         " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
         " ORDER BY p.rank NULLS LAST, p.start_time, p.process_id",
         2, params, error);
@@ -211,8 +219,10 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
             req,
             /* A window's reasons are a line per cycle: its first says why it opened. */
             "SELECT sum(c.activities_forwarded),"
-            "       left(string_agg(DISTINCT split_part(c.reasons, E'\\n', 1), '; '),"
-            "            400)"
+            /* Windows kept before issue 30 under [capture] mode = all have an
+             * empty reason: say none rather than "because: ". */
+            "       left(string_agg(DISTINCT nullif(split_part(c.reasons, E'\\n', 1), ''),"
+            "                       '; '), 400)"
             "  FROM captures c JOIN processes p USING (process_id)"
             " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)",
             2, params, error);
@@ -249,6 +259,35 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
             strcmp(PQgetvalue(r, 0, 1), "1") == 0 ? "" : "es");
         json_array_add_string_element(card, line);
         g_free(line);
+    }
+    PQclear(r);
+    /* Processes that ended while no vigild ran: their end is a bound and
+     * their report never arrived (vigild kept what it had counted). */
+    r = web_db_query(req,
+                     "SELECT count(*), min(p.end_time_earliest), max(p.end_time),"
+                     "       sum(u.activities)"
+                     "  FROM processes p JOIN process_unwatched_ends u USING (process_id)"
+                     " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)",
+                     2, params, error);
+    if (r == NULL) {
+        json_array_unref(card);
+        return FALSE;
+    }
+    if (strcmp(PQgetvalue(r, 0, 0), "0") != 0) {
+        char *from = web_json_time_from_pg(PQgetvalue(r, 0, 1));
+        char *to = web_json_time_from_pg(PQgetvalue(r, 0, 2));
+        gboolean one = strcmp(PQgetvalue(r, 0, 0), "1") == 0;
+        char *line = g_strdup_printf(
+            "%s process%s ended while no vigild watched %s (it was stopped or restarting), "
+            "between %s and %s: %s report never arrived, so the run's figures lack %s; "
+            "vigild had drained %s activities of %s.",
+            PQgetvalue(r, 0, 0), one ? "" : "es", one ? "it" : "them", from != NULL ? from : "?",
+            to != NULL ? to : "?", one ? "its" : "their", one ? "it" : "them", PQgetvalue(r, 0, 3),
+            one ? "it" : "them");
+        json_array_add_string_element(card, line);
+        g_free(line);
+        g_free(from);
+        g_free(to);
     }
     PQclear(r);
     if (json_object_get_boolean_member_with_default(run, "energy_estimated", FALSE))

@@ -22,6 +22,7 @@ const char web_api_run_base_sql[] =
     "SELECT r.run_id, r.run_key, j.scheduler_job_id AS job, r.program, to_json(r.argv) AS argv,"
     "       r.uid, NULL::text AS \"user\", r.start_time, r.end_time,"
     "       extract(epoch FROM r.end_time - r.start_time)::float8 AS duration_s, r.exit_status,"
+    "       r.end_time_earliest,"
     "       t.processes, t.ranks, t.nodes, t.calls, t.bytes_read, t.bytes_written,"
     "       t.bytes_read + t.bytes_written AS bytes, t.energy_j, t.energy_source,"
     "       t.energy_estimated, t.process_ids, t.node_ids"

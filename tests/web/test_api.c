@@ -1610,7 +1610,7 @@ static void test_run_unwatched_end(void **state)
     test_pg_exec(&pg, "INSERT INTO process_unwatched_ends (process_id, activities, dropped,"
                       " seq_gaps, cpu_s, energy_j, energy_estimated, energy_uncertain, ring_read)"
                       " VALUES (9, 4321, 5, 0, 1.5, NULL, false, false, true)");
-    test_pg_exec(&pg, "CREATE TEMP TABLE kept_summary AS SELECT * FROM run_summaries"
+    test_pg_exec(&pg, "CREATE TABLE kept_summary AS SELECT * FROM run_summaries"
                       " WHERE process_id = 9");
     test_pg_exec(&pg, "DELETE FROM run_summaries WHERE process_id = 9");
     char *earliest = sql("SELECT to_char(end_time_earliest AT TIME ZONE 'UTC',"

@@ -40,6 +40,15 @@ function section(id, title, ...children) {
 
 // ---- header, report card, figures -------------------------------------------
 
+// An end known only as bounds: a process ended while no vigild watched it.
+function endBounds(x) {
+  return `between ${format.time(x.end_time_earliest)} and ${format.time(x.end_time)}`;
+}
+function endOf(x) {
+  if (!x.end_time_earliest) return format.time(x.end_time);
+  return `${endBounds(x)} (no vigild watched its end)`;
+}
+
 function runFacts(run) {
   return facts([
     ['Program', run.program ?? '–'],
@@ -47,7 +56,7 @@ function runFacts(run) {
     ['User', run.user ?? String(run.uid ?? '–')],
     ['Job', run.job ?? '–'],
     ['Start', format.time(run.start_time)],
-    ['End', format.time(run.end_time)],
+    ['End', endOf(run)],
     ['Duration', format.seconds(run.duration_s)],
     ['Exit status', run.exit_status ?? '–'],
     ['Processes', format.count(run.processes)],
@@ -145,6 +154,14 @@ function rankStatsTable(stats) {
   ], rows, { id: 'rank-stats' });
 }
 
+function processReport(r) {
+  if (r.job_report) return 'the job’s (joint)';
+  if (r.unwatched_end) {
+    return `lost: ended unwatched ${endBounds(r)}; vigild had drained ${format.count(r.unwatched_end.activities)} activities`;
+  }
+  return r.report_sent === false ? 'not sent' : 'own';
+}
+
 function ranksTable(ranks) {
   return table(`${ranks.length} process${ranks.length === 1 ? '' : 'es'} (figures from each one's own report)`, [
     { label: 'Rank', rowHeader: true, value: (r) => (r.rank === null ? '–' : String(r.rank)) },
@@ -158,7 +175,7 @@ function ranksTable(ranks) {
     { label: 'CPU', numeric: true, value: (r) => format.seconds(r.cpu_s) },
     { label: 'Energy', numeric: true, value: (r) => format.joules(r.energy_j) },
     { label: 'Lost after forwarding', numeric: true, value: (r) => format.count(r.uplink_dropped_activities) },
-    { label: 'Report', value: (r) => (r.job_report ? 'the job’s (joint)' : r.report_sent === false ? 'not sent' : 'own') },
+    { label: 'Report', value: processReport },
   ], ranks, { id: 'ranks' });
 }
 
