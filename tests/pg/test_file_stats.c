@@ -49,12 +49,6 @@ static char *replaced(const char *text, const char *from, const char *to)
     return g_strdup_printf("%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
 }
 
-static void check(gboolean ok, GError *error)
-{
-    if (!ok)
-        fail_msg("a test batch's item was refused: %s", error->message);
-}
-
 /* A batch of node 1: process i (daemon id i + 1, pid 2000 + i, rank
  * ranks[i] or -1) of run "files-run" with reports[i] as its summary. */
 static GBytes *batch_of_reports(uint64_t sequence, guint n, const char *const *reports,
@@ -72,7 +66,7 @@ static GBytes *batch_of_reports(uint64_t sequence, guint n, const char *const *r
                                    .cycle_end_ns = now,
                                    .cycle_ms = 1000,
                                    .hostname = "files-node"};
-    check(vigil_wire_add_node(w, &node, &error), error);
+    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
     test_txd_add_message(batch, w);
     w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, 1, sequence, 0);
     char *argv[] = {"ior", NULL};
@@ -89,13 +83,13 @@ static GBytes *batch_of_reports(uint64_t sequence, guint n, const char *const *r
                                        .cwd = "/tmp",
                                        .argc = 1,
                                        .argv = argv};
-        check(vigil_wire_add_process(w, &p, &error), error);
+        test_txd_check_item(vigil_wire_add_process(w, &p, &error), &error);
     }
     test_txd_add_message(batch, w);
     w = vigil_wire_writer_new(VIGIL_WIRE_SUMMARIES, 1, sequence, 0);
     for (guint i = 0; i < n; i++) {
         struct vigil_wire_summary s = {.process_id = i + 1, .report_json = (char *)reports[i]};
-        check(vigil_wire_add_summary(w, &s, &error), error);
+        test_txd_check_item(vigil_wire_add_summary(w, &s, &error), &error);
     }
     test_txd_add_message(batch, w);
     return vigil_wire_writer_finish(batch);

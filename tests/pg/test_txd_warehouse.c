@@ -52,12 +52,6 @@ struct batch_spec {
     uint64_t unwatched_process_id, unwatched_latest_ns, unwatched_activities;
 };
 
-static void check(gboolean ok, GError *error)
-{
-    if (!ok)
-        fail_msg("a test batch's item was refused: %s", error->message);
-}
-
 static GBytes *batch_new(const struct batch_spec *spec)
 {
     GError *error = NULL;
@@ -82,7 +76,7 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                    .cycle_end_ns = first_start_ns + (sequence + 1) * 1000000000u,
                                    .cycle_ms = 1000,
                                    .hostname = hostname};
-    check(vigil_wire_add_node(w, &node, &error), error);
+    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
     test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
@@ -104,7 +98,7 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                        .cwd = "/scratch",
                                        .argc = 3,
                                        .argv = argv};
-        check(vigil_wire_add_process(w, &p, &error), error);
+        test_txd_check_item(vigil_wire_add_process(w, &p, &error), &error);
     }
     test_txd_add_message(batch, w);
 
@@ -121,7 +115,7 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                              .cpu_s = 0.25,
                                              .energy_j = NAN,
                                              .flags = VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN};
-        check(vigil_wire_add_unwatched_end(w, &e, &error), error);
+        test_txd_check_item(vigil_wire_add_unwatched_end(w, &e, &error), &error);
         test_txd_add_message(batch, w);
     }
 
@@ -135,7 +129,8 @@ static GBytes *batch_new(const struct batch_spec *spec)
             unsigned file = node_id % 2 == 1 ? spec->files - 1 - i : i;
             char path[64];
             g_snprintf(path, sizeof path, "/scratch/shared-%u", file);
-            check(vigil_wire_add_name(w, file + 1, path, strlen(path), &error), error);
+            test_txd_check_item(vigil_wire_add_name(w, file + 1, path, strlen(path), &error),
+                                &error);
         }
         test_txd_add_message(batch, w);
     }
@@ -154,7 +149,7 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                        .bytes_asked = 4096,
                                        .result = 4096,
                                        .thread_id = 1};
-            check(vigil_wire_add_activity(w, &a, &error), error);
+            test_txd_check_item(vigil_wire_add_activity(w, &a, &error), &error);
         }
         test_txd_add_message(batch, w);
     }
@@ -170,19 +165,19 @@ static GBytes *batch_new(const struct batch_spec *spec)
             .mean = 2,
             .max = 3,
             .delta = test_txd_metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
-        check(vigil_wire_add_rollup(w, &r, &error), error);
+        test_txd_check_item(vigil_wire_add_rollup(w, &r, &error), &error);
     }
     test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, node_id, sequence, 0);
     struct vigil_sample sample = {.metric_id = 2, .t_ns = node.cycle_end_ns, .value = 42};
-    check(vigil_wire_add_sample(w, &sample, &error), error);
+    test_txd_check_item(vigil_wire_add_sample(w, &sample, &error), &error);
     test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
     struct vigil_wire_state state = {
         .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = VIGIL_HEALTH_OK};
-    check(vigil_wire_add_state(w, &state, &error), error);
+    test_txd_check_item(vigil_wire_add_state(w, &state, &error), &error);
     test_txd_add_message(batch, w);
     return vigil_wire_writer_finish(batch);
 }

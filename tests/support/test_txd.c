@@ -234,10 +234,11 @@ void test_txd_add_message(vigil_wire_writer *batch, vigil_wire_writer *w)
         fail_msg("a test batch's message was refused: %s", error->message);
 }
 
-static void check(gboolean ok, GError *error)
+void test_txd_check_item(gboolean ok, GError *const *error)
 {
     if (!ok)
-        fail_msg("a test batch's item was refused: %s", error->message);
+        fail_msg("a test batch's item was refused: %s",
+                 *error != NULL ? (*error)->message : "(no reason given)");
 }
 
 const struct vigil_metric_desc test_txd_metrics[TEST_TXD_METRIC_COUNT] = {
@@ -260,7 +261,7 @@ void test_txd_add_metrics(vigil_wire_writer *batch, uint64_t node_id, uint64_t s
     GError *error = NULL;
     vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_METRICS, node_id, sequence, 0);
     for (unsigned i = 0; i < TEST_TXD_METRIC_COUNT; i++)
-        check(vigil_wire_add_metric(w, &test_txd_metrics[i], &error), error);
+        test_txd_check_item(vigil_wire_add_metric(w, &test_txd_metrics[i], &error), &error);
     test_txd_add_message(batch, w);
 }
 
@@ -286,7 +287,7 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
                                    .cycle_end_ns = now,
                                    .cycle_ms = 1000,
                                    .hostname = hostname};
-    check(vigil_wire_add_node(w, &node, &error), error);
+    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
     test_txd_add_message(batch, w);
 
     const uint64_t process = 7;
@@ -306,13 +307,14 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
                                    .cwd = "/tmp",
                                    .argc = 3,
                                    .argv = argv};
-    check(vigil_wire_add_process(w, &p, &error), error);
+    test_txd_check_item(vigil_wire_add_process(w, &p, &error), &error);
     test_txd_add_message(batch, w);
 
     test_txd_add_metrics(batch, node_id, sequence);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, node_id, sequence, process);
-    check(vigil_wire_add_name(w, 1, "/tmp/out.dat", strlen("/tmp/out.dat"), &error), error);
+    test_txd_check_item(vigil_wire_add_name(w, 1, "/tmp/out.dat", strlen("/tmp/out.dat"), &error),
+                        &error);
     test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, node_id, sequence, process);
@@ -328,7 +330,7 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
                                    .bytes_asked = 4096,
                                    .result = 4096,
                                    .thread_id = 1000};
-        check(vigil_wire_add_activity(w, &a, &error), error);
+        test_txd_check_item(vigil_wire_add_activity(w, &a, &error), &error);
     }
     if (activities > 0)
         test_txd_add_message(batch, w);
@@ -346,14 +348,14 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
             .mean = 2,
             .max = 3,
             .delta = test_txd_metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
-        check(vigil_wire_add_rollup(w, &r, &error), error);
+        test_txd_check_item(vigil_wire_add_rollup(w, &r, &error), &error);
     }
     test_txd_add_message(batch, w);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
     struct vigil_wire_state state = {
         .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = (uint8_t)node_health};
-    check(vigil_wire_add_state(w, &state, &error), error);
+    test_txd_check_item(vigil_wire_add_state(w, &state, &error), &error);
     test_txd_add_message(batch, w);
 
     return vigil_wire_writer_finish(batch);

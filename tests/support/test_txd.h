@@ -72,6 +72,10 @@ void test_sender_expect_ack(struct test_sender *s, uint64_t sequence);
 /* Adds the message `w` (finished and freed) to a test BATCH; fails the test
  * when the batch refuses it. */
 void test_txd_add_message(vigil_wire_writer *batch, vigil_wire_writer *w);
+/* Fails the test with the writer's reason when adding an item failed.
+ * Takes the GError by address: C leaves the order of a call's arguments
+ * open, so `check(add(…, &error), error)` could read it before the add. */
+void test_txd_check_item(gboolean ok, GError *const *error);
 /* The test batches' catalogue: cpu.busy_s (1, a counter) and mem.used_bytes
  * (2, a gauge); test_txd_add_metrics adds it to a batch. */
 #define TEST_TXD_METRIC_COUNT 2
