@@ -281,6 +281,45 @@ static void test_the_report_names_the_run_kept_apart(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+/* A user's `vigil status` lists their own processes only (another's
+ * program, arguments and folder can hold what `ps` on a hidepid node
+ * would not show) and says how many others there are; root sees all. */
+static void test_a_users_status_shows_only_their_processes(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    struct holder root, mine;
+    holder_start(&root, d.socket_path, 0, "run-secret");
+    holder_start(&mine, d.socket_path, NOBODY, "run-mine");
+
+    JsonNode *status = test_daemon_status_as(&d, NOBODY, 0);
+    if (test_daemon_process(status, root.pid) != NULL)
+        fail_msg("nobody's vigil status lists root's process %d", (int)root.pid);
+    char *text = json_to_string(status, FALSE);
+    if (strstr(text, "run-secret") != NULL)
+        fail_msg("nobody's vigil status names root's run: %s", text);
+    g_free(text);
+    assert_string_equal(json_object_get_string_member(process_of(status, mine.pid), "run_key"),
+                        "run-mine");
+    JsonObject *processes =
+        json_object_get_object_member(json_node_get_object(status), "processes");
+    assert_int_equal(json_object_get_int_member(processes, "other_users_listed_not"), 1);
+    json_node_unref(status);
+
+    status = test_daemon_status(&d, 0);
+    process_of(status, root.pid);
+    process_of(status, mine.pid);
+    processes = json_object_get_object_member(json_node_get_object(status), "processes");
+    assert_int_equal(json_object_get_int_member(processes, "other_users_listed_not"), 0);
+    json_node_unref(status);
+
+    holder_release(&mine);
+    holder_release(&root);
+    g_free(test_daemon_stop(&d));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +328,7 @@ int main(void)
         TEST_WITH_DIR(test_a_slurm_key_is_the_jobs_users),
         TEST_WITH_DIR(test_a_user_cannot_end_anothers_job),
         TEST_WITH_DIR(test_the_report_names_the_run_kept_apart),
+        TEST_WITH_DIR(test_a_users_status_shows_only_their_processes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,19 +112,19 @@ char *test_daemon_kill(struct test_daemon *d)
     return end_daemon(d, SIGKILL, "die of SIGKILL");
 }
 
-JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid)
+/* `vigil status --json`, run as `uid` through setpriv when it is not ours. */
+static JsonNode *status_of(const struct test_daemon *d, gboolean as_other, uid_t uid,
+                           pid_t finished_pid)
 {
     char *pid_text = g_strdup_printf("%d", (int)finished_pid);
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"),
-                          "status",
-                          "--json",
-                          "--socket",
-                          d->socket_path,
-                          "--finished-pid",
-                          pid_text,
-                          NULL};
+    char *reuid = g_strdup_printf("--reuid=%u", (unsigned)uid);
+    char *regid = g_strdup_printf("--regid=%u", (unsigned)uid);
+    const char *argv[] = {
+        "setpriv", reuid,    regid,      "--clear-groups", test_env_or_fail("VIGIL_CLI"),
+        "status",  "--json", "--socket", d->socket_path,   "--finished-pid",
+        pid_text,  NULL};
     char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
+    struct test_run run = test_run_program(NULL, as_other ? argv : argv + 4, env);
     g_strfreev(env);
     test_assert_status(&run, 0, "vigil status");
     GError *error = NULL;
@@ -134,7 +134,19 @@ JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid)
                  error != NULL ? error->message : "", run.out);
     test_run_clear(&run);
     g_free(pid_text);
+    g_free(reuid);
+    g_free(regid);
     return root;
+}
+
+JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid)
+{
+    return status_of(d, FALSE, 0, finished_pid);
+}
+
+JsonNode *test_daemon_status_as(const struct test_daemon *d, uid_t uid, pid_t finished_pid)
+{
+    return status_of(d, TRUE, uid, finished_pid);
 }
 
 JsonObject *test_daemon_process(JsonNode *status, pid_t pid)

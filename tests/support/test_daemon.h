@@ -42,6 +42,8 @@ void test_daemon_kill_all(void);
 /* `vigil status --json` (from $VIGIL_CLI), parsed; `finished_pid` as its
  * --finished-pid, or 0. Free with json_node_unref. */
 JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid);
+/* The same, asked by another user (`uid`, with its own group only). */
+JsonNode *test_daemon_status_as(const struct test_daemon *d, uid_t uid, pid_t finished_pid);
 
 /* The status's process of pid `pid` (the newest one), or NULL. */
 JsonObject *test_daemon_process(JsonNode *status, pid_t pid);
