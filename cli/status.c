@@ -366,6 +366,9 @@ static void print_text(JsonObject *root)
                member_int(p, "dropped"), member_int(p, "uplink_dropped_activities"), cpu_text,
                energy_text, member_string(p, "program"));
     }
+    if (member_int(ps, "not_listed_other_users") > 0)
+        printf("  and %" G_GINT64_FORMAT " process(es) of other users, listed to root only\n",
+               member_int(ps, "not_listed_other_users"));
     printf("  (~: estimated; DROPPED: records the ring had no room for; UPLINK_LOST: forwarded "
            "activities the uplink or the spool dropped)\n\nstatistics (latest sample; a counter's "
            "rate is per second over "

@@ -21,9 +21,9 @@ static void take_signals(void *user)
     vigild_signals_take(&d->signals);
 }
 
-static char *status_json(void *user, int32_t finished_pid)
+static char *status_json(void *user, uid_t viewer_uid, int32_t finished_pid)
 {
-    return vigild_status_json(user, finished_pid);
+    return vigild_status_json(user, viewer_uid, finished_pid);
 }
 
 static void summary(void *user, const struct vigild_process *p, struct vigil_local_summary *out)

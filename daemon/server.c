@@ -418,7 +418,7 @@ static void handle_status_request(struct connection *c, int32_t finished_pid)
     if (!s->catching_up)
         vigild_server_catch_up(s);
     vigild_processes_sweep(s->processes);
-    char *json = s->ops->status_json(s->user, finished_pid);
+    char *json = s->ops->status_json(s->user, c->uid, finished_pid);
     size_t length = strlen(json);
     int fd = memfd_create("vigil-status", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     struct vigil_error err = {{0}};

@@ -24,8 +24,9 @@ struct vigild_server_ops {
     /* Handles the signals pending now: a client that sent SIGHUP before
      * asking for the status sees the reload done. */
     void (*take_signals)(void *user);
-    /* What `vigil status` shows, as a JSON text (g_free it). */
-    char *(*status_json)(void *user, int32_t finished_pid);
+    /* What `vigil status` shows a client of `viewer_uid`, as a JSON text
+     * (g_free it). */
+    char *(*status_json)(void *user, uid_t viewer_uid, int32_t finished_pid);
     /* The summary process `p` asks for at its exit. */
     void (*summary)(void *user, const struct vigild_process *p, struct vigil_local_summary *out);
     /* A job notice from a client of `uid`: FALSE when it is refused, with

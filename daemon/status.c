@@ -403,8 +403,13 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     json_builder_end_object(b);
 }
 
-static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finished_pid)
+/* Another user's process is not listed: its program, arguments, folder
+ * and run key are theirs, and a node mounted with hidepid hides them from
+ * `ps` too. The node-wide counts stay. */
+static void add_processes(JsonBuilder *b, const struct vigild *d, uid_t viewer_uid,
+                          int32_t finished_pid)
 {
+    gboolean sees_all = viewer_uid == 0 || viewer_uid == geteuid();
     const struct vigild_processes *ps = &d->processes;
     json_builder_set_member_name(b, "processes");
     json_builder_begin_object(b);
@@ -417,23 +422,36 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, int32_t finish
     vigild_json_int(b, "placed_apart_total", (gint64)ps->placed_apart_total);
     if (finished_pid > 0) {
         gboolean found = FALSE;
-        for (GList *l = ps->ended->head; l != NULL && !found; l = l->next)
-            found = ((const struct vigild_process *)l->data)->pid == finished_pid;
+        for (GList *l = ps->ended->head; l != NULL && !found; l = l->next) {
+            const struct vigild_process *p = l->data;
+            found = p->pid == finished_pid && (sees_all || p->uid == viewer_uid);
+        }
         vigild_json_bool(b, "finished_pid_found", found);
     }
-    GPtrArray *all = vigild_processes_list(ps);
+    GPtrArray *listed = g_ptr_array_new();
+    for (GList *l = ps->ended->head; l != NULL; l = l->next)
+        g_ptr_array_add(listed, l->data);
+    GPtrArray *running = vigild_processes_list(ps);
+    for (guint i = 0; i < running->len; i++)
+        g_ptr_array_add(listed, g_ptr_array_index(running, i));
+    g_ptr_array_free(running, TRUE);
+    gint64 not_listed = 0;
     json_builder_set_member_name(b, "list");
     json_builder_begin_array(b);
-    for (GList *l = ps->ended->head; l != NULL; l = l->next)
-        add_process(b, d, l->data);
-    for (guint i = 0; i < all->len; i++)
-        add_process(b, d, g_ptr_array_index(all, i));
+    for (guint i = 0; i < listed->len; i++) {
+        const struct vigild_process *p = g_ptr_array_index(listed, i);
+        if (sees_all || p->uid == viewer_uid)
+            add_process(b, d, p);
+        else
+            not_listed++;
+    }
     json_builder_end_array(b);
-    g_ptr_array_free(all, TRUE);
+    vigild_json_int(b, "not_listed_other_users", not_listed);
+    g_ptr_array_free(listed, TRUE);
     json_builder_end_object(b);
 }
 
-char *vigild_status_json(const struct vigild *d, int32_t finished_pid)
+char *vigild_status_json(const struct vigild *d, uid_t viewer_uid, int32_t finished_pid)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
@@ -450,7 +468,7 @@ char *vigild_status_json(const struct vigild *d, int32_t finished_pid)
     add_reasoning(b, d);
     add_uplink(b, d);
     add_metrics(b, d);
-    add_processes(b, d, finished_pid);
+    add_processes(b, d, viewer_uid, finished_pid);
     json_builder_end_object(b);
     JsonNode *root = json_builder_get_root(b);
     JsonGenerator *g = json_generator_new();

@@ -305,14 +305,14 @@ static void test_a_users_status_shows_only_their_processes(void **state)
                         "run-mine");
     JsonObject *processes =
         json_object_get_object_member(json_node_get_object(status), "processes");
-    assert_int_equal(json_object_get_int_member(processes, "other_users_listed_not"), 1);
+    assert_int_equal(json_object_get_int_member(processes, "not_listed_other_users"), 1);
     json_node_unref(status);
 
     status = test_daemon_status(&d, 0);
     process_of(status, root.pid);
     process_of(status, mine.pid);
     processes = json_object_get_object_member(json_node_get_object(status), "processes");
-    assert_int_equal(json_object_get_int_member(processes, "other_users_listed_not"), 0);
+    assert_int_equal(json_object_get_int_member(processes, "not_listed_other_users"), 0);
     json_node_unref(status);
 
     holder_release(&mine);

@@ -43,8 +43,9 @@ static void fake_take_signals(void *user)
     ((struct fake_daemon *)user)->signals_taken++;
 }
 
-static char *fake_status_json(void *user, int32_t finished_pid)
+static char *fake_status_json(void *user, uid_t viewer_uid, int32_t finished_pid)
 {
+    (void)viewer_uid;
     struct fake_daemon *f = user;
     f->statuses++;
     f->finished_pid = finished_pid;
