@@ -67,7 +67,7 @@ static void read_answer(int fd, char *buffer, struct answer *a)
     }
 }
 
-static void holder_run(const char *socket_path, uid_t uid, const char *run_key,
+static void holder_run(const char *socket_path, uid_t uid, const char *run_key, const char *job,
                        uint64_t start_monotonic_ns, int result_fd, int release_fd)
 {
     become(uid);
@@ -87,7 +87,7 @@ static void holder_run(const char *socket_path, uid_t uid, const char *run_key,
     a.start_monotonic_ns = fixed.start_monotonic_ns;
     char *argv[] = {"holder", NULL};
     size_t length =
-        vigil_local_encode_register(buffer, &fixed, "holder", "/", "", run_key, 1, argv);
+        vigil_local_encode_register(buffer, &fixed, "holder", "/", job, run_key, 1, argv);
     if (fd >= 0 && ring != NULL &&
         vigil_local_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, vigil_ring_fd(ring), &err))
         read_answer(fd, buffer, &a);
@@ -99,8 +99,8 @@ static void holder_run(const char *socket_path, uid_t uid, const char *run_key,
     _exit(0);
 }
 
-void holder_start_at(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
-                     uint64_t start_monotonic_ns)
+static void holder_spawn(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
+                         const char *job, uint64_t start_monotonic_ns)
 {
     int result[2], release[2];
     assert_int_equal(pipe(result), 0);
@@ -111,7 +111,7 @@ void holder_start_at(struct holder *h, const char *socket_path, uid_t uid, const
         close(release[1]);
         for (int i = 0; i < held_count; i++)
             close(held_releases[i]);
-        holder_run(socket_path, uid, run_key, start_monotonic_ns, result[1], release[0]);
+        holder_run(socket_path, uid, run_key, job, start_monotonic_ns, result[1], release[0]);
     }
     close(result[1]);
     close(release[0]);
@@ -122,9 +122,21 @@ void holder_start_at(struct holder *h, const char *socket_path, uid_t uid, const
     close(result[0]);
 }
 
+void holder_start_at(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
+                     uint64_t start_monotonic_ns)
+{
+    holder_spawn(h, socket_path, uid, run_key, "", start_monotonic_ns);
+}
+
 void holder_start(struct holder *h, const char *socket_path, uid_t uid, const char *run_key)
 {
-    holder_start_at(h, socket_path, uid, run_key, 0);
+    holder_spawn(h, socket_path, uid, run_key, "", 0);
+}
+
+void holder_start_in_job(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
+                         const char *job)
+{
+    holder_spawn(h, socket_path, uid, run_key, job, 0);
 }
 
 void holder_release(struct holder *h)

@@ -37,6 +37,9 @@ void holder_start(struct holder *h, const char *socket_path, uid_t uid, const ch
 /* The same, saying it started at `start_monotonic_ns`. */
 void holder_start_at(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
                      uint64_t start_monotonic_ns);
+/* The same, saying it belongs to scheduler job `job` (its SLURM_JOB_ID). */
+void holder_start_in_job(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
+                         const char *job);
 /* Lets it exit, and waits for it. */
 void holder_release(struct holder *h);
 

@@ -320,6 +320,37 @@ static void test_a_users_status_shows_only_their_processes(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+/* A process's job is its own word (SLURM_JOB_ID): nobody saying it is in
+ * root's job 4711 must not be counted in it (its /metrics series, its
+ * energy, its warehouse job); its own job it keeps. */
+static void test_a_process_cannot_join_anothers_job(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    tell_job(&d, TRUE, "4711", 0, "root");
+    tell_job(&d, TRUE, "4712", NOBODY, "nobody");
+    struct holder intruder, own, roots;
+    holder_start_in_job(&intruder, d.socket_path, NOBODY, "run-x", "4711");
+    holder_start_in_job(&own, d.socket_path, NOBODY, "run-y", "4712");
+    holder_start_in_job(&roots, d.socket_path, 0, "run-z", "4711");
+    JsonNode *status = test_daemon_status(&d, 0);
+    const char *job = json_object_get_string_member(process_of(status, intruder.pid), "job");
+    if (job != NULL && strcmp(job, "4711") == 0)
+        fail_msg("nobody's process is counted in root's job 4711");
+    assert_string_equal(json_object_get_string_member(process_of(status, own.pid), "job"), "4712");
+    assert_string_equal(json_object_get_string_member(process_of(status, roots.pid), "job"),
+                        "4711");
+    json_node_unref(status);
+    holder_release(&intruder);
+    holder_release(&own);
+    holder_release(&roots);
+    char *log = test_daemon_stop(&d);
+    test_assert_contains(log, "says it is in job 4711, which root told vigild is uid 0's");
+    g_free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +360,7 @@ int main(void)
         TEST_WITH_DIR(test_a_user_cannot_end_anothers_job),
         TEST_WITH_DIR(test_the_report_names_the_run_kept_apart),
         TEST_WITH_DIR(test_a_users_status_shows_only_their_processes),
+        TEST_WITH_DIR(test_a_process_cannot_join_anothers_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
