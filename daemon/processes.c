@@ -243,6 +243,22 @@ struct pid_watch {
     uint64_t id;
 };
 
+/* A process's job is its own word (SLURM_JOB_ID in its environment): one
+ * root told vigild is another uid's does not count, or a user could be
+ * counted in another's job (its /metrics series, its energy, its
+ * warehouse job). Root's processes are believed. */
+static void forget_anothers_job(struct vigild_processes *ps, struct vigild_process *p)
+{
+    uid_t owner;
+    if (p->job[0] == '\0' || p->uid == 0 || ps->job_owner == NULL ||
+        !ps->job_owner(ps->user, p->job, &owner) || owner == p->uid)
+        return;
+    g_message("pid %d (uid %u) says it is in job %s, which root told vigild is uid %u's: it is "
+              "watched as in no job",
+              (int)p->pid, (unsigned)p->uid, p->job, (unsigned)owner);
+    p->job[0] = '\0';
+}
+
 /* A process as its registration describes it, not yet in the table. */
 static struct vigild_process *process_new(struct vigild_processes *ps,
                                           const struct vigil_local_process_info *info, pid_t pid,
@@ -275,6 +291,7 @@ static struct vigild_process *process_new(struct vigild_processes *ps,
     p->run_key = g_strndup(info->run_key, info->fixed.run_bytes); /* checked: printable ASCII */
     p->exit_code = -1;
     p->pidfd = -1;
+    forget_anothers_job(ps, p);
     return p;
 }
 
