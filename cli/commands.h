@@ -21,8 +21,13 @@ char *vigil_cli_preload_library(GError **error);
 int vigil_cli_run(int argc, char **argv);
 int vigil_cli_status(int argc, char **argv);
 /* vigild's socket: `from_option`, else $VIGIL_SOCKET, else [daemon] socket
- * of the configuration (status.c). g_free it; NULL with error set. */
+ * of the configuration (vigild_socket.c). g_free it; NULL with error set. */
 char *vigil_cli_socket_path(const char *from_option, const char *config_path, GError **error);
+/* A connection to vigild on `socket_path` whose reads give up after
+ * `answer_timeout_s`: the descriptor, or -1 with error set ("no vigild
+ * answers on PATH: REASON", then `hint` when not NULL). */
+int vigil_cli_vigild_connect(const char *socket_path, int answer_timeout_s, const char *hint,
+                             GError **error);
 int vigil_cli_job(int argc, char **argv);
 int vigil_cli_db(int argc, char **argv);
 /* [warehouse] conninfo of the configuration at `config_path` (NULL: the

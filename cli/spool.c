@@ -18,9 +18,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -149,25 +146,10 @@ static int check(const char *dir)
 static gboolean ask(const char *socket_path, const struct vigil_local_spool *request,
                     struct vigil_local_spool *answer, GError **error)
 {
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(socket_path) >= sizeof addr.sun_path) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG, "socket path %s is too long",
-                    socket_path);
+    int fd = vigil_cli_vigild_connect(socket_path, ANSWER_TIMEOUT_S,
+                                      " (the spool is vigild's: it must run)", error);
+    if (fd < 0)
         return FALSE;
-    }
-    memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    struct timeval timeout = {.tv_sec = ANSWER_TIMEOUT_S};
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0 ||
-        connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        int saved = errno;
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
-                    "no vigild answers on %s: %s (the spool is vigild's: it must run)", socket_path,
-                    g_strerror(saved));
-        if (fd >= 0)
-            close(fd);
-        return FALSE;
-    }
     struct vigil_error err = {{0}};
     char *buffer = g_malloc(VIGIL_LOCAL_MAX_BYTES);
     enum vigil_local_type type;

@@ -6,79 +6,23 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
 
 #include "commands.h"
 #include "status_costs.h"
 #include "status_energy.h"
-#include "vigil-build.h"
-#include "vigil/config.h"
 #include "vigil/local_protocol.h"
-#include "vigil/plugin.h"
-#include "vigil/schema.h"
 
 /* A daemon that accepted but does not answer is as good as gone. */
 #define ANSWER_TIMEOUT_S 10
 
-/* --socket, else $VIGIL_SOCKET, else [daemon] socket of the configuration
- * every vigil program reads, else the default. */
-static char *socket_path(const char *from_option, const char *config_path, GError **error)
-{
-    if (from_option != NULL)
-        return g_strdup(from_option);
-    const char *from_env = g_getenv("VIGIL_SOCKET");
-    if (from_env != NULL && from_env[0] != '\0')
-        return g_strdup(from_env);
-    char *default_path = NULL;
-    if (config_path == NULL) {
-        const char *env_config = g_getenv("VIGIL_CONFIG");
-        default_path = env_config != NULL && env_config[0] != '\0'
-                           ? g_strdup(env_config)
-                           : g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
-        if (!g_file_test(default_path, G_FILE_TEST_EXISTS)) {
-            g_free(default_path);
-            return g_strdup(VIGIL_SOCKET_DEFAULT);
-        }
-        config_path = default_path;
-    }
-    vigil_config *config = vigil_config_new();
-    char *plugin_dir = vigil_cli_plugin_dir();
-    vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
-    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
-    char *path = NULL;
-    if (vigil_schema_declare(config, error) && vigil_config_load(config, config_path, error))
-        path = g_strdup(vigil_config_get_string(config, "daemon", "socket"));
-    vigil_config_free(config);
-    vigil_plugin_registry_free(registry);
-    g_free(plugin_dir);
-    g_free(default_path);
-    return path;
-}
-
 /* The daemon's JSON, or NULL with error set. */
 static char *ask(const char *path, int finished_pid, GError **error)
 {
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof addr.sun_path) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG, "socket path %s is too long",
-                    path);
+    int fd = vigil_cli_vigild_connect(path, ANSWER_TIMEOUT_S, NULL, error);
+    if (fd < 0)
         return NULL;
-    }
-    memcpy(addr.sun_path, path, strlen(path) + 1);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    struct timeval timeout = {.tv_sec = ANSWER_TIMEOUT_S};
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0 ||
-        connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        int saved = errno;
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
-                    "no vigild answers on %s: %s", path, g_strerror(saved));
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
     struct vigil_local_status_request request = {.finished_pid = finished_pid};
     struct vigil_error err = {{0}};
     char *buffer = g_malloc(VIGIL_LOCAL_MAX_BYTES);
@@ -415,7 +359,7 @@ int vigil_cli_status(int argc, char **argv)
         status = VIGIL_EXIT_USAGE;
         goto out;
     }
-    char *path = socket_path(socket_option, config_path, &error);
+    char *path = vigil_cli_socket_path(socket_option, config_path, &error);
     char *json = path != NULL ? ask(path, finished_pid, &error) : NULL;
     g_free(path);
     if (json == NULL) {
@@ -444,9 +388,4 @@ out:
     g_free(socket_option);
     g_free(config_path);
     return status;
-}
-
-char *vigil_cli_socket_path(const char *from_option, const char *config_path, GError **error)
-{
-    return socket_path(from_option, config_path, error);
 }
