@@ -82,25 +82,6 @@ static void wait_for_refused(const struct test_daemon *d)
     }
 }
 
-static struct test_run vigil(const struct test_daemon *d, const char *const *args)
-{
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    for (const char *const *a = args; *a != NULL; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
-    g_ptr_array_add(argv, NULL);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *config_var = g_strconcat("VIGIL_CONFIG=", d->config_path, NULL);
-    const char *vars[] = {socket_var, config_var, NULL};
-    char **env = test_clean_environment(vars);
-    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
-    g_free(socket_var);
-    g_free(config_var);
-    g_ptr_array_free(argv, TRUE);
-    return run;
-}
-
 static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
 {
     struct test_txd_fixture *f = *state;
@@ -141,21 +122,21 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     test_assert_contains(reason, "belongs to CURVE key");
     assert_true(json_object_get_int_member(uplink_of(status), "refused_kept") > 0);
     json_node_unref(status);
-    struct test_run run = vigil(&d, (const char *[]){"status", NULL});
+    struct test_run run = test_daemon_vigil(&d, (const char *[]){"status", NULL});
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "refused by vigil-txd");
     test_assert_contains(run.out, "vigil spool resend");
     test_run_clear(&run);
 
     /* vigil node keys: the claim, and the refusals it caused. */
-    run = vigil(&d, (const char *[]){"node", "keys", NULL});
+    run = test_daemon_vigil(&d, (const char *[]){"node", "keys", NULL});
     test_assert_status(&run, 0, "vigil node keys");
     char *row = g_strdup_printf("%d", NODE_ID);
     test_assert_contains(run.out, row);
     test_assert_contains(run.out, k.impostor.public_key);
     test_assert_contains(run.out, k.node.public_key); /* the refused key */
     test_run_clear(&run);
-    run = vigil(&d, (const char *[]){"node", "keys", "--forget", row, NULL});
+    run = test_daemon_vigil(&d, (const char *[]){"node", "keys", "--forget", row, NULL});
     test_assert_status(&run, 0, "vigil node keys --forget");
     test_run_clear(&run);
     /* Gone; the node's next batch may have claimed the id already, with
@@ -167,7 +148,7 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
                      0);
 
     /* Sent again, everything is stored. */
-    run = vigil(&d, (const char *[]){"spool", "resend", NULL});
+    run = test_daemon_vigil(&d, (const char *[]){"spool", "resend", NULL});
     test_assert_status(&run, 0, "vigil spool resend");
     test_run_clear(&run);
     writer_wait_for_report(f->conninfo, f->dir, w.pid);
@@ -182,15 +163,16 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
 
     /* --set writes a node's key (its refusals start again); a key that is
      * not one is refused by name. */
-    run = vigil(&d, (const char *[]){"node", "keys", "--set", row, "--key", "short", NULL});
+    run = test_daemon_vigil(&d,
+                            (const char *[]){"node", "keys", "--set", row, "--key", "short", NULL});
     test_assert_status(&run, 2, "vigil node keys --set with a bad key");
     test_assert_contains(run.err, "--key");
     test_run_clear(&run);
-    run = vigil(
+    run = test_daemon_vigil(
         &d, (const char *[]){"node", "keys", "--set", row, "--key", k.impostor.public_key, NULL});
     test_assert_status(&run, 0, "vigil node keys --set");
     test_run_clear(&run);
-    run = vigil(&d, (const char *[]){"node", "keys", "--format", "json", NULL});
+    run = test_daemon_vigil(&d, (const char *[]){"node", "keys", "--format", "json", NULL});
     test_assert_status(&run, 0, "vigil node keys --format json");
     char *member = g_strdup_printf("\"curve_public_key\" : \"%s\"", k.impostor.public_key);
     test_assert_contains(run.out, member);

@@ -122,45 +122,6 @@ static guint64 damage_middle_batch(const char *path)
     return chosen_writes;
 }
 
-/* `vigil ARGS…` for vigild `d`, as an admin runs it on the node. */
-static struct test_run vigil(const struct test_daemon *d, const char *const *args)
-{
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    for (const char *const *a = args; *a != NULL; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
-    g_ptr_array_add(argv, NULL);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *config_var = g_strconcat("VIGIL_CONFIG=", d->config_path, NULL);
-    const char *vars[] = {socket_var, config_var, NULL};
-    char **env = test_clean_environment(vars);
-    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
-    g_free(config_var);
-    g_free(socket_var);
-    g_ptr_array_free(argv, TRUE);
-    return run;
-}
-
-/* Waits until vigild has nothing left unacknowledged: the spool replayed
- * and stored. */
-static void wait_for_spool_sent(const struct test_daemon *d)
-{
-    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    for (;;) {
-        JsonNode *status = test_daemon_status(d, 0);
-        JsonObject *root = json_node_get_object(status);
-        gint64 unacked = test_daemon_json_int(root, "uplink", "unacked", NULL);
-        gint64 acked = test_daemon_json_int(root, "uplink", "acked", NULL);
-        json_node_unref(status);
-        if (unacked == 0 && acked > 0)
-            return;
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("vigild still has %" G_GINT64_FORMAT " batches unacknowledged", unacked);
-        g_usleep(POLL_US); /* polling a condition, with a deadline */
-    }
-}
-
 static void test_damage_in_the_active_segment_loses_one_batch(void **state)
 {
     struct test_txd_fixture *f = *state;
@@ -181,7 +142,7 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
     char *segment = active_segment(spool);
     guint64 damaged_writes = damage_middle_batch(segment);
     /* What an admin sees before anything is sent: the damage, by range. */
-    struct test_run run = vigil(&d, (const char *[]){"spool", "check", spool, NULL});
+    struct test_run run = test_daemon_vigil(&d, (const char *[]){"spool", "check", spool, NULL});
     test_assert_status(&run, 1, "vigil spool check of a damaged spool");
     test_assert_contains(run.out, "  damaged: bytes ");
     test_assert_contains(run.out, " 1 damaged ranges (");
@@ -195,7 +156,7 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
 
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     test_daemon_start(&d, f->dir, daemon_lines, config);
-    wait_for_spool_sent(&d);
+    writer_wait_for_all_sent(&d);
     guint64 stored = writer_writes_stored(f->conninfo, w.pid);
     print_message("%" G_GUINT64_FORMAT
                   " of %d writes stored; the damaged batch held %" G_GUINT64_FORMAT "\n",
@@ -204,7 +165,7 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
     writer_wait_for_report(f->conninfo, f->dir, w.pid);
 
     /* Its intact batches sent again: the warehouse has each already. */
-    run = vigil(&d, (const char *[]){"spool", "replay", aside, NULL});
+    run = test_daemon_vigil(&d, (const char *[]){"spool", "replay", aside, NULL});
     test_assert_status(&run, 0, "vigil spool replay of a set-aside copy");
     test_assert_contains(run.out, " batches queued to be sent again, ");
     test_assert_contains(run.out, " bytes of ");
@@ -212,7 +173,7 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
     char *replayed = g_strconcat(aside, ".replayed", NULL);
     assert_true(g_file_test(replayed, G_FILE_TEST_EXISTS));
     assert_false(g_file_test(aside, G_FILE_TEST_EXISTS));
-    wait_for_spool_sent(&d);
+    writer_wait_for_all_sent(&d);
     assert_int_equal(writer_writes_stored(f->conninfo, w.pid), stored);
     g_free(replayed);
     g_free(aside);

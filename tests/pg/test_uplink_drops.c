@@ -55,23 +55,6 @@ static void status_figures(const struct test_daemon *d, GPid pid, gint64 *forwar
     json_node_unref(status);
 }
 
-static void wait_for_all_sent(const struct test_daemon *d)
-{
-    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    for (;;) {
-        JsonNode *status = test_daemon_status(d, 0);
-        JsonObject *root = json_node_get_object(status);
-        gint64 unacked = test_daemon_json_int(root, "uplink", "unacked", NULL);
-        gint64 acked = test_daemon_json_int(root, "uplink", "acked", NULL);
-        json_node_unref(status);
-        if (unacked == 0 && acked > 0)
-            return;
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("vigild still has %" G_GINT64_FORMAT " batches unacknowledged", unacked);
-        g_usleep(POLL_US); /* polling a condition, with a deadline */
-    }
-}
-
 static void test_drops_after_the_ring_are_counted(void **state)
 {
     struct test_txd_fixture *f = *state;
@@ -82,11 +65,11 @@ static void test_drops_after_the_ring_are_counted(void **state)
     writer_start_paced(&w, &d, f->dir, WRITES, 0, PACE_US, NULL);
     writer_wait_for_drained(&d, w.pid, WRITES);
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    wait_for_all_sent(&d);
+    writer_wait_for_all_sent(&d);
     writer_finish(&w);
     json_node_unref(test_daemon_status(&d, w.pid));
     writer_wait_for_report(f->conninfo, f->dir, w.pid);
-    wait_for_all_sent(&d);
+    writer_wait_for_all_sent(&d);
 
     gint64 forwarded, dropped, node_dropped;
     status_figures(&d, w.pid, &forwarded, &dropped, &node_dropped);

@@ -124,3 +124,20 @@ void writer_wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activ
         g_usleep(POLL_US); /* polling a condition, with a deadline */
     }
 }
+
+void writer_wait_for_all_sent(const struct test_daemon *d)
+{
+    gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
+    for (;;) {
+        JsonNode *status = test_daemon_status(d, 0);
+        JsonObject *root = json_node_get_object(status);
+        gint64 unacked = test_daemon_json_int(root, "uplink", "unacked", NULL);
+        gint64 acked = test_daemon_json_int(root, "uplink", "acked", NULL);
+        json_node_unref(status);
+        if (unacked == 0 && acked > 0)
+            return;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("vigild still has %" G_GINT64_FORMAT " batches unacknowledged", unacked);
+        g_usleep(POLL_US); /* polling a condition, with a deadline */
+    }
+}

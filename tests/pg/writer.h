@@ -36,5 +36,8 @@ void writer_wait_for_report(const char *conninfo, const char *dir, GPid pid);
  * and closed two cycles since, so that their batch has been made and the
  * cycle's end has committed (or not) its ring. */
 void writer_wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activities);
+/* Waits until vigild has nothing left unacknowledged and has had at least
+ * one batch acknowledged: its spool replayed and stored. */
+void writer_wait_for_all_sent(const struct test_daemon *d);
 
 #endif

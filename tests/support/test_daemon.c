@@ -195,3 +195,22 @@ int test_daemon_teardown(void **state)
     test_daemon_kill_all();
     return test_remove_dir(state);
 }
+
+struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const *args)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    for (const char *const *a = args; *a != NULL; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, NULL);
+    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
+    char *config_var = g_strconcat("VIGIL_CONFIG=", d->config_path, NULL);
+    const char *vars[] = {socket_var, config_var, NULL};
+    char **env = test_clean_environment(vars);
+    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
+    g_strfreev(env);
+    g_free(config_var);
+    g_free(socket_var);
+    g_ptr_array_free(argv, TRUE);
+    return run;
+}

@@ -8,6 +8,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "test_support.h"
+
 struct test_daemon {
     char *dir;
     char *config_path;
@@ -35,6 +37,10 @@ char *test_daemon_kill(struct test_daemon *d);
 /* cmocka teardown: kills a daemon a failed test left running, then
  * removes the test's folder (test_remove_dir). */
 int test_daemon_teardown(void **state);
+
+/* `$VIGIL_CLI ARGS…` (NULL-terminated) for daemon `d`, as an admin runs
+ * it on the node: VIGIL_SOCKET and VIGIL_CONFIG are the daemon's. */
+struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const *args);
 
 /* SIGKILL to every daemon started and not stopped (a failed test's). */
 void test_daemon_kill_all(void);
