@@ -312,31 +312,23 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
     g_free(config);
 }
 
-/* A test that fails half-way leaves its vigild running: kill it, then the
- * fixture's vigil-txd and folder go. */
-static int teardown_all(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
     if (!test_pg_available())
         return 77; /* meson's "skipped" */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
-                                        test_txd_fixture_setup, teardown_all),
+                                        test_txd_fixture_setup, writer_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
-                                        test_txd_fixture_setup, teardown_all),
+                                        test_txd_fixture_setup, writer_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_sigkill_without_write_ahead_loses_nothing,
-                                        test_txd_fixture_setup, teardown_all),
+                                        test_txd_fixture_setup, writer_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_names_come_again_to_a_vigild_with_another_state_dir,
-                                        test_txd_fixture_setup, teardown_all),
+                                        test_txd_fixture_setup, writer_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_names_come_again_when_the_names_file_is_lost,
-                                        test_txd_fixture_setup, teardown_all),
+                                        test_txd_fixture_setup, writer_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_an_end_while_vigild_is_down_is_stored_as_a_bound,
-                                        test_txd_fixture_setup, teardown_all),
+                                        test_txd_fixture_setup, writer_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -127,9 +127,9 @@ static void test_unwritable_spool_and_sigkill_lose_nothing(void **state)
 
 static int teardown_all(void **state)
 {
-    test_daemon_kill_all();
+    test_daemon_kill_all(); /* before the unmount: it holds the spool open */
     unmount_full(((struct test_txd_fixture *)*state)->dir);
-    return test_txd_fixture_teardown(state);
+    return writer_fixture_teardown(state);
 }
 
 int main(void)

@@ -113,19 +113,13 @@ static void test_drops_after_the_ring_are_counted(void **state)
     g_free(config);
 }
 
-static int teardown_all(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
     if (!test_pg_available())
         return 77; /* meson's "skipped" */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_drops_after_the_ring_are_counted,
-                                        test_txd_fixture_setup, teardown_all),
+                                        test_txd_fixture_setup, writer_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -10,6 +10,7 @@
 
 #include "test_pg.h"
 #include "test_support.h"
+#include "test_txd.h"
 #include "writer.h"
 
 #define DEADLINE_US (120 * G_USEC_PER_SEC)
@@ -140,4 +141,10 @@ void writer_wait_for_all_sent(const struct test_daemon *d)
             fail_msg("vigild still has %" G_GINT64_FORMAT " batches unacknowledged", unacked);
         g_usleep(POLL_US); /* polling a condition, with a deadline */
     }
+}
+
+int writer_fixture_teardown(void **state)
+{
+    test_daemon_kill_all();
+    return test_txd_fixture_teardown(state);
 }
