@@ -18,7 +18,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -675,6 +677,87 @@ static void test_the_sink_is_off_beside_an_uplink(void **state)
     g_free(test_daemon_stop(&d));
 }
 
+/* A user who fills vigild's listen backlog (here while vigild is stopped,
+ * which makes it full for sure; a flood of connections keeps it full too)
+ * must not leave root's programs unmonitored: the preload library gives a
+ * connection 5 ms, so root must find room on the sockets it tries. */
+static void test_root_connects_while_a_user_fills_the_backlog(void **state)
+{
+    const char *dir = *state;
+    open_dir_to_others(dir);
+    struct test_daemon d;
+    test_daemon_start(&d, dir, "providers = \n", NULL);
+    assert_int_equal(kill(d.pid, SIGSTOP), 0);
+
+    int filled[2], release[2];
+    assert_int_equal(pipe(filled), 0);
+    assert_int_equal(pipe(release), 0);
+    pid_t filler = fork_or_fail();
+    if (filler == 0) {
+        close(filled[0]);
+        close(release[1]);
+        struct rlimit most;
+        getrlimit(RLIMIT_NOFILE, &most);
+        most.rlim_cur = most.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &most);
+        become(NOBODY);
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        g_strlcpy(addr.sun_path, d.socket_path, sizeof addr.sun_path);
+        int pending = 0;
+        for (;;) {
+            int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+            if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0)
+                break;
+            pending++;
+        }
+        if (write(filled[1], &pending, sizeof pending) != (ssize_t)sizeof pending)
+            _exit(71);
+        char c;
+        while (read(release[0], &c, 1) > 0)
+            ;
+        _exit(0);
+    }
+    close(filled[1]);
+    close(release[0]);
+    int pending = 0;
+    assert_int_equal(read(filled[0], &pending, sizeof pending), (ssize_t)sizeof pending);
+    close(filled[0]);
+    assert_true(pending > 100);
+
+    /* Root connects as the preload library would, without waiting. */
+    char paths[2][VIGIL_SOCKET_PATH_MAX];
+    int n = vigil_local_daemon_sockets(d.socket_path, 0, paths);
+    assert_true(n > 0);
+    int fd = -1;
+    for (int i = 0; i < n && fd < 0; i++) {
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        g_strlcpy(addr.sun_path, paths[i], sizeof addr.sun_path);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd < 0)
+        fail_msg("root finds no room on vigild's sockets while nobody holds %d connections "
+                 "pending: its program would run unmonitored",
+                 pending);
+    assert_int_equal(kill(d.pid, SIGCONT), 0);
+    pid_t root = fork_or_fail();
+    if (root == 0) {
+        int flags = fcntl(fd, F_GETFL);
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+        client_register(fd, 64, true);
+        _exit(0);
+    }
+    close(fd);
+    wait_exit(root, 0);
+    close(release[1]);
+    wait_exit(filler, 0);
+    g_free(test_daemon_stop(&d));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -687,6 +770,7 @@ int main(void)
         TEST_WITH_DIR(test_a_users_status_loop_is_refused_past_the_burst),
         TEST_WITH_DIR(test_a_status_only_connection_is_closed_when_idle),
         TEST_WITH_DIR(test_the_sink_is_off_beside_an_uplink),
+        TEST_WITH_DIR(test_root_connects_while_a_user_fills_the_backlog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

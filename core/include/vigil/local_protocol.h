@@ -333,4 +333,11 @@ bool vigil_local_decode_text(enum vigil_local_type type, const void *payload, si
 
 const char *vigil_local_type_name(unsigned type); /* "register"; NULL if unknown */
 
+/* A Unix socket path's room (sockaddr_un's sun_path). */
+#define VIGIL_SOCKET_PATH_MAX 108
+/* The sockets a client of effective uid `euid` tries, in this order, for
+ * vigild's socket `path`: writes them into `paths` and returns how many
+ * (0 when `path` does not fit). */
+int vigil_local_daemon_sockets(const char *path, uid_t euid, char paths[2][VIGIL_SOCKET_PATH_MAX]);
+
 #endif
