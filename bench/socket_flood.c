@@ -75,16 +75,22 @@ struct phase {
 static const char *vigil_cli;
 static char socket_path[108];
 
+/* As the preload library connects: root on root's socket first, a user
+ * on the shared one. */
 static int connect_socket(void)
 {
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    g_strlcpy(addr.sun_path, socket_path, sizeof addr.sun_path);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        close(fd);
-        return -1;
+    char paths[2][VIGIL_SOCKET_PATH_MAX];
+    int n = vigil_local_daemon_sockets(socket_path, geteuid(), paths);
+    for (int i = 0; i < n; i++) {
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        g_strlcpy(addr.sun_path, paths[i], sizeof addr.sun_path);
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0)
+            return fd;
+        if (fd >= 0)
+            close(fd);
     }
-    return fd;
+    return -1;
 }
 
 /* ---- the floods, each in a child of nobody ------------------------------ */

@@ -49,27 +49,43 @@ char *vigil_cli_socket_path(const char *from_option, const char *config_path, GE
     return path;
 }
 
+/* A connection to `path` whose reads give up after `answer_timeout_s`, or
+ * -1 with errno set. */
+static int connect_to(const char *path, int answer_timeout_s)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct timeval timeout = {.tv_sec = answer_timeout_s};
+    if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) == 0 &&
+        connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0)
+        return fd;
+    int saved = errno;
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+    return -1;
+}
+
 int vigil_cli_vigild_connect(const char *socket_path, int answer_timeout_s, const char *hint,
                              GError **error)
 {
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(socket_path) >= sizeof addr.sun_path) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG, "socket path %s is too long",
-                    socket_path);
+    /* Root asks on root's socket first, which no user's flood can fill. */
+    char paths[2][VIGIL_SOCKET_PATH_MAX];
+    int n = vigil_local_daemon_sockets(socket_path, geteuid(), paths);
+    if (n == 0) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+                    "socket path %s is too long for vigild's sockets", socket_path);
         return -1;
     }
-    memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    struct timeval timeout = {.tv_sec = answer_timeout_s};
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0 ||
-        connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+    int fd = -1;
+    for (int i = 0; i < n && fd < 0; i++)
+        fd = connect_to(paths[i], answer_timeout_s);
+    if (fd < 0) {
         int saved = errno;
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
                     "no vigild answers on %s: %s%s", socket_path, g_strerror(saved),
                     hint != NULL ? hint : "");
-        if (fd >= 0)
-            close(fd);
-        return -1;
     }
     return fd;
 }

@@ -72,25 +72,35 @@ bool vigil_job_notice_send(const char *socket_path, const struct vigil_job_notic
     if (payload_bytes == 0)
         return failed(err, err_bytes, "job %s: %s", n->job_id, problem.message);
 
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof addr.sun_path)
-        return failed(err, err_bytes, "the socket path %s is longer than a Unix socket's %zu bytes",
-                      path, sizeof addr.sun_path - 1);
-    memcpy(addr.sun_path, path, strlen(path) + 1);
+    /* Root's notices (the prolog's, SPANK's) go to root's socket first:
+     * another user may keep the shared one's backlog full. */
+    char paths[2][VIGIL_SOCKET_PATH_MAX];
+    int candidates = vigil_local_daemon_sockets(path, geteuid(), paths);
+    if (candidates == 0)
+        return failed(err, err_bytes, "the socket path %s is too long for vigild's sockets", path);
     const int64_t deadline_ms = now_ms() + VIGIL_JOB_NOTICE_TIMEOUT_MS;
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return failed(err, err_bytes, "cannot make a socket: %s", strerror(errno));
-    int rc;
-    do
-        rc = time_left(fd, deadline_ms) ? connect(fd, (struct sockaddr *)&addr, sizeof addr) : -1;
-    while (rc != 0 && errno == EINTR);
-    if (rc != 0) {
-        int saved = errno;
-        close(fd);
-        return failed(err, err_bytes, "no vigild answers on %s: %s", path,
-                      timed_out(saved) ? "it did not accept within 1 s" : strerror(saved));
+    int fd = -1, connect_errno = 0;
+    for (int i = 0; i < candidates && fd < 0; i++) {
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        memcpy(addr.sun_path, paths[i], strlen(paths[i]) + 1);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return failed(err, err_bytes, "cannot make a socket: %s", strerror(errno));
+        int rc;
+        do
+            rc = time_left(fd, deadline_ms) ? connect(fd, (struct sockaddr *)&addr, sizeof addr)
+                                            : -1;
+        while (rc != 0 && errno == EINTR);
+        if (rc != 0) {
+            connect_errno = errno;
+            close(fd);
+            fd = -1;
+        }
     }
+    if (fd < 0)
+        return failed(err, err_bytes, "no vigild answers on %s: %s", path,
+                      timed_out(connect_errno) ? "it did not accept within 1 s"
+                                               : strerror(connect_errno));
     bool ok = false;
     enum vigil_local_type type;
     if (!time_left(fd, deadline_ms) ||

@@ -735,9 +735,15 @@ bool vigil_local_decode_job(const void *payload, size_t payload_bytes,
 
 int vigil_local_daemon_sockets(const char *path, uid_t euid, char paths[2][VIGIL_SOCKET_PATH_MAX])
 {
-    (void)euid;
-    if (strlen(path) >= VIGIL_SOCKET_PATH_MAX)
+    size_t length = strlen(path);
+    if (length + strlen(VIGIL_ROOT_SOCKET_SUFFIX) >= VIGIL_SOCKET_PATH_MAX)
         return 0;
-    memcpy(paths[0], path, strlen(path) + 1);
-    return 1;
+    int n = 0;
+    if (euid == 0) {
+        memcpy(paths[n], path, length);
+        memcpy(paths[n] + length, VIGIL_ROOT_SOCKET_SUFFIX, sizeof VIGIL_ROOT_SOCKET_SUFFIX);
+        n++;
+    }
+    memcpy(paths[n], path, length + 1);
+    return n + 1;
 }

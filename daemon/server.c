@@ -59,14 +59,26 @@ struct connection {
     GList *idle;       /* its idle timeout while it has not registered (client_limits.c) */
 };
 
+/* A listening socket. Two: the socket every user connects to (0666), and
+ * beside it the privileged one (PATH.root, 0600: root and vigild's own
+ * user). One user can keep the shared socket's backlog full, and the
+ * kernel queues in order of arrival, so root's programs (and the
+ * scheduler's notices) would wait behind it for as long as it likes; on
+ * their own socket, accepted first, they do not. */
+enum { LISTENER_SHARED, LISTENER_ROOT, LISTENERS };
+struct listener {
+    struct vigild_server *server;
+    char *path;
+    int fd;
+    guint watch;
+};
+
 struct vigild_server {
     struct vigild_processes *processes; /* the daemon's: registrations go there */
     const struct vigild_server_ops *ops;
     void *user;          /* the ops' */
     guint max_processes; /* [daemon] max_processes */
-    char *path;
-    int fd;
-    guint watch;
+    struct listener listeners[LISTENERS];
     GHashTable *connections; /* key → struct connection * */
     uint64_t next_key;
     gboolean catching_up;
@@ -644,10 +656,11 @@ static gboolean on_client(gint fd, GIOCondition condition, gpointer user_data)
 
 /* Accepts up to `most` waiting connections, and handles what each sent
  * with its connect. */
-static void accept_some(struct vigild_server *s, unsigned most)
+static void accept_some(struct listener *l, unsigned most)
 {
+    struct vigild_server *s = l->server;
     for (unsigned accepted = 0; accepted < most; accepted++) {
-        int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR)
                 continue;
@@ -655,7 +668,7 @@ static void accept_some(struct vigild_server *s, unsigned most)
             if (saved == EAGAIN || saved == EWOULDBLOCK)
                 return;
             if (!s->accept_failing)
-                g_warning("cannot accept a client on %s: %s", s->path, g_strerror(saved));
+                g_warning("cannot accept a client on %s: %s", l->path, g_strerror(saved));
             s->accept_failing = TRUE;
             /* Out of descriptors, the connection stays in the backlog and
              * the listening socket stays readable: without this the loop
@@ -663,7 +676,7 @@ static void accept_some(struct vigild_server *s, unsigned most)
              * close it at once. */
             if ((saved == EMFILE || saved == ENFILE) && s->spare_fd >= 0) {
                 close(s->spare_fd);
-                int dropped = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+                int dropped = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
                 if (dropped >= 0)
                     close(dropped);
                 s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -676,8 +689,16 @@ static void accept_some(struct vigild_server *s, unsigned most)
         struct ucred cred;
         socklen_t cred_length = sizeof cred;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_length) != 0) {
-            g_warning("a client on %s without credentials (%s); disconnected", s->path,
+            g_warning("a client on %s without credentials (%s); disconnected", l->path,
                       g_strerror(errno));
+            close(fd);
+            continue;
+        }
+        /* The file's mode keeps others out; a mode changed by hand must not
+         * let them in. */
+        if (l == &s->listeners[LISTENER_ROOT] && cred.uid != 0 && cred.uid != geteuid()) {
+            g_warning("uid %u connected to %s, which is root's; disconnected", (unsigned)cred.uid,
+                      l->path);
             close(fd);
             continue;
         }
@@ -732,7 +753,8 @@ static void close_idle(void *user, uint64_t key)
 void vigild_server_catch_up(struct vigild_server *s)
 {
     s->catching_up = TRUE;
-    accept_some(s, BACKLOG_CONNECTIONS);
+    for (int i = LISTENERS - 1; i >= 0; i--)
+        accept_some(&s->listeners[i], BACKLOG_CONNECTIONS);
     GArray *keys = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     GHashTableIter it;
     gpointer key;
@@ -780,19 +802,39 @@ static gboolean claim_path(const char *path, struct sockaddr_un *addr, GError **
     return TRUE;
 }
 
+/* Binds and listens on `path` with `mode`; -1 with error set. */
+static int listen_on(const char *path, mode_t mode, GError **error)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    if (!claim_path(path, &addr, error))
+        return -1;
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || chmod(path, mode) != 0 ||
+        listen(fd, LISTEN_BACKLOG) != 0) {
+        int saved = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "cannot listen on %s: %s",
+                    path, g_strerror(saved));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 struct vigild_server *vigild_server_new(const char *path, const struct vigild_settings *settings,
                                         struct vigild_processes *processes,
                                         const struct vigild_server_ops *ops, void *user,
                                         GError **error)
 {
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof addr.sun_path) {
+    char paths[2][VIGIL_SOCKET_PATH_MAX];
+    if (vigil_local_daemon_sockets(path, 0, paths) != LISTENERS) {
         g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-                    "socket path %s is longer than a Unix socket's %zu bytes", path,
-                    sizeof addr.sun_path - 1);
+                    "socket path %s is too long: with \"%s\" after it (root's socket) it must fit "
+                    "a Unix socket's %d bytes",
+                    path, VIGIL_ROOT_SOCKET_SUFFIX, VIGIL_SOCKET_PATH_MAX - 1);
         return NULL;
     }
-    memcpy(addr.sun_path, path, strlen(path) + 1);
     /* The socket's own folder only (/run/vigil when run by hand), never
      * its parents: a mistyped --socket must not make folders all over /. */
     char *dir = g_path_get_dirname(path);
@@ -805,31 +847,36 @@ struct vigild_server *vigild_server_new(const char *path, const struct vigild_se
         return NULL;
     }
     g_free(dir);
-    if (!claim_path(path, &addr, error))
+    /* paths[0] is root's (vigil_local_daemon_sockets gives root's first). */
+    int root_fd = listen_on(paths[0], 0600, error);
+    if (root_fd < 0)
         return NULL;
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || chmod(path, 0666) != 0 ||
-        listen(fd, LISTEN_BACKLOG) != 0) {
-        saved = errno;
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved), "cannot listen on %s: %s",
-                    path, g_strerror(saved));
-        if (fd >= 0)
-            close(fd);
+    int shared_fd = listen_on(path, 0666, error);
+    if (shared_fd < 0) {
+        close(root_fd);
+        g_unlink(paths[0]);
         return NULL;
     }
     struct vigild_server *s = g_new0(struct vigild_server, 1);
     s->processes = processes;
     s->ops = ops;
     s->user = user;
-    s->path = g_strdup(path);
-    s->fd = fd;
+    s->listeners[LISTENER_SHARED] =
+        (struct listener){.server = s, .path = g_strdup(path), .fd = shared_fd};
+    s->listeners[LISTENER_ROOT] =
+        (struct listener){.server = s, .path = g_strdup(paths[0]), .fd = root_fd};
     s->connections = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
     s->next_key = 1;
     s->buffer = g_malloc(VIGIL_LOCAL_MAX_BYTES);
     s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     vigild_client_limits_init(&s->limits, close_idle, s);
     vigild_server_configure(s, settings);
-    s->watch = g_unix_fd_add(fd, G_IO_IN, on_listen, s);
+    /* Root's first: of two ready sources, GLib dispatches only the one of
+     * higher priority in a turn of the loop. */
+    s->listeners[LISTENER_SHARED].watch =
+        g_unix_fd_add(shared_fd, G_IO_IN, on_listen, &s->listeners[LISTENER_SHARED]);
+    s->listeners[LISTENER_ROOT].watch = g_unix_fd_add_full(
+        G_PRIORITY_HIGH, root_fd, G_IO_IN, on_listen, &s->listeners[LISTENER_ROOT], NULL);
     return s;
 }
 
@@ -851,7 +898,7 @@ struct vigild_client_limits *vigild_server_limits(struct vigild_server *s)
 
 const char *vigild_server_path(const struct vigild_server *s)
 {
-    return s->path;
+    return s->listeners[LISTENER_SHARED].path;
 }
 
 void vigild_server_free(struct vigild_server *s)
@@ -868,12 +915,14 @@ void vigild_server_free(struct vigild_server *s)
     }
     g_hash_table_destroy(s->connections);
     vigild_client_limits_clear(&s->limits);
-    g_source_remove(s->watch);
-    close(s->fd);
-    g_unlink(s->path);
+    for (int i = 0; i < LISTENERS; i++) {
+        g_source_remove(s->listeners[i].watch);
+        close(s->listeners[i].fd);
+        g_unlink(s->listeners[i].path);
+        g_free(s->listeners[i].path);
+    }
     if (s->spare_fd >= 0)
         close(s->spare_fd);
-    g_free(s->path);
     g_free(s->buffer);
     g_free(s);
 }

@@ -90,9 +90,9 @@ static bool connection_is_ours(void)
            st.st_ino == conn.ino;
 }
 
-/* A connected socket, moved out of the numbers the program expects its own
- * open() calls to return, or -1 with the reason set. */
-static int connect_to_vigild(void)
+/* A socket connected to `path`, moved out of the numbers the program
+ * expects its own open() calls to return, or -1 with the reason set. */
+static int connect_to(const char *path)
 {
     int first = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (first < 0) {
@@ -116,7 +116,7 @@ static int connect_to_vigild(void)
         return -1;
     }
     struct sockaddr_un address = {.sun_family = AF_UNIX};
-    memcpy(address.sun_path, conn.path, strlen(conn.path) + 1);
+    memcpy(address.sun_path, path, strlen(path) + 1);
     int ret;
     do
         ret = connect(fd, (const struct sockaddr *)&address, sizeof address);
@@ -127,12 +127,29 @@ static int connect_to_vigild(void)
             set_reason("vigild did not accept within %d ms", SEND_TIMEOUT_MS);
         else if (connect_errno == ENOENT || connect_errno == ECONNREFUSED ||
                  connect_errno == ENOTSOCK)
-            set_reason("no vigild at %s (%s)", conn.path, errno_text(connect_errno));
+            set_reason("no vigild at %s (%s)", path, errno_text(connect_errno));
         else
-            set_reason("cannot reach vigild at %s (%s)", conn.path, errno_text(connect_errno));
+            set_reason("cannot reach vigild at %s (%s)", path, errno_text(connect_errno));
         close(fd);
         return -1;
     }
+    return fd;
+}
+
+/* Root tries root's socket first (vigil_local_daemon_sockets): another
+ * user may keep the shared one's backlog full. The reason, when none
+ * answers, is the shared socket's. */
+static int connect_to_vigild(void)
+{
+    char paths[2][VIGIL_SOCKET_PATH_MAX];
+    int n = vigil_local_daemon_sockets(conn.path, geteuid(), paths);
+    if (n == 0) {
+        set_reason("VIGIL_SOCKET %s is too long for vigild's sockets", conn.path);
+        return -1;
+    }
+    int fd = -1;
+    for (int i = 0; i < n && fd < 0; i++)
+        fd = connect_to(paths[i]);
     return fd;
 }
 

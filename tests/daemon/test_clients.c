@@ -701,7 +701,15 @@ static void test_root_connects_while_a_user_fills_the_backlog(void **state)
         most.rlim_cur = most.rlim_max;
         setrlimit(RLIMIT_NOFILE, &most);
         become(NOBODY);
+        /* Root's socket is not the user's. */
         struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        g_snprintf(addr.sun_path, sizeof addr.sun_path, "%s%s", d.socket_path,
+                   VIGIL_ROOT_SOCKET_SUFFIX);
+        int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+        if (probe < 0 || connect(probe, (struct sockaddr *)&addr, sizeof addr) == 0 ||
+            errno != EACCES)
+            _exit(72);
+        close(probe);
         g_strlcpy(addr.sun_path, d.socket_path, sizeof addr.sun_path);
         int pending = 0;
         for (;;) {

@@ -1020,6 +1020,28 @@ static void test_registered_apart(void **state)
     test_assert_contains(err.message, "a NUL byte");
 }
 
+/* Root tries root's socket, then the shared one; a user only the shared
+ * one; a path that cannot take the suffix is no one's. */
+static void test_daemon_sockets(void **state)
+{
+    (void)state;
+    char paths[2][VIGIL_SOCKET_PATH_MAX];
+    assert_int_equal(vigil_local_daemon_sockets("/run/vigil/vigild.sock", 0, paths), 2);
+    assert_string_equal(paths[0], "/run/vigil/vigild.sock.root");
+    assert_string_equal(paths[1], "/run/vigil/vigild.sock");
+    assert_int_equal(vigil_local_daemon_sockets("/run/vigil/vigild.sock", 1000, paths), 1);
+    assert_string_equal(paths[0], "/run/vigil/vigild.sock");
+    char longest[VIGIL_SOCKET_PATH_MAX];
+    memset(longest, 'x', sizeof longest);
+    longest[0] = '/';
+    longest[VIGIL_SOCKET_PATH_MAX - 1 - strlen(VIGIL_ROOT_SOCKET_SUFFIX)] = '\0';
+    assert_int_equal(vigil_local_daemon_sockets(longest, 0, paths), 2);
+    longest[VIGIL_SOCKET_PATH_MAX - 1 - strlen(VIGIL_ROOT_SOCKET_SUFFIX)] = 'x';
+    longest[VIGIL_SOCKET_PATH_MAX - strlen(VIGIL_ROOT_SOCKET_SUFFIX)] = '\0';
+    assert_int_equal(vigil_local_daemon_sockets(longest, 0, paths), 0);
+    assert_int_equal(vigil_local_daemon_sockets(longest, 1000, paths), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1034,6 +1056,7 @@ int main(void)
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_refused_text),
         cmocka_unit_test(test_type_names),
+        cmocka_unit_test(test_daemon_sockets),
         cmocka_unit_test(test_send_and_receive_with_descriptor),
         cmocka_unit_test(test_unwanted_descriptor_closed),
         cmocka_unit_test(test_several_descriptors_all_closed),

@@ -335,9 +335,14 @@ const char *vigil_local_type_name(unsigned type); /* "register"; NULL if unknown
 
 /* A Unix socket path's room (sockaddr_un's sun_path). */
 #define VIGIL_SOCKET_PATH_MAX 108
+/* Beside vigild's socket PATH, root's: PATH.root, mode 0600, for root and
+ * vigild's own user. One user can keep the shared socket's backlog full;
+ * root's programs and notices then still find room. */
+#define VIGIL_ROOT_SOCKET_SUFFIX ".root"
 /* The sockets a client of effective uid `euid` tries, in this order, for
- * vigild's socket `path`: writes them into `paths` and returns how many
- * (0 when `path` does not fit). */
+ * vigild's socket `path`: root's first for root, then the shared one.
+ * Writes them into `paths` and returns how many (0 when `path` with the
+ * suffix does not fit, so that a path is usable for everyone or no one). */
 int vigil_local_daemon_sockets(const char *path, uid_t euid, char paths[2][VIGIL_SOCKET_PATH_MAX]);
 
 #endif
