@@ -41,32 +41,20 @@ static void wait_for_count(const char *conninfo, const char *sql, guint64 want)
  * NULL), the node's socket and its configuration. */
 static struct test_run vigil(const struct test_daemon *d, const char *step, const char *const *args)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    for (const char *const *a = args; *a != NULL; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
-    g_ptr_array_add(argv, NULL);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *config_var = g_strconcat("VIGIL_CONFIG=", d->config_path, NULL);
     char *preload_var =
         g_strconcat("VIGIL_PRELOAD_LIB=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.txt", d->dir);
     char *step_var = step != NULL ? g_strconcat("SLURM_STEP_ID=", step, NULL) : NULL;
-    const char *vars[] = {socket_var, config_var, preload_var, report_var, "SLURM_JOB_ID=" JOB,
+    const char *vars[] = {preload_var, report_var, "SLURM_JOB_ID=" JOB,
                           /* The test's own uid: a step's processes are
                            * the job's user's (a Slurm key is the uid
                            * root tells vigild the job is). */
                           "SLURM_JOB_USER=root", "SLURM_JOB_UID=0", "SLURM_JOB_NODELIST=" HOST,
                           step_var, NULL};
-    char **env = test_clean_environment(vars);
-    struct test_run run = test_run_program(d->dir, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_vigil_env(d, d->dir, vars, args);
     g_free(step_var);
     g_free(report_var);
     g_free(preload_var);
-    g_free(config_var);
-    g_free(socket_var);
-    g_ptr_array_free(argv, TRUE);
     return run;
 }
 

@@ -196,21 +196,29 @@ int test_daemon_teardown(void **state)
     return test_remove_dir(state);
 }
 
-struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const *args)
+struct test_run test_daemon_vigil_env(const struct test_daemon *d, const char *cwd,
+                                      const char *const *vars, const char *const *args)
 {
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
     for (const char *const *a = args; *a != NULL; a++)
         g_ptr_array_add(argv, (gpointer)*a);
     g_ptr_array_add(argv, NULL);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *config_var = g_strconcat("VIGIL_CONFIG=", d->config_path, NULL);
-    const char *vars[] = {socket_var, config_var, NULL};
-    char **env = test_clean_environment(vars);
-    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
+    GPtrArray *all_vars = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(all_vars, g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL));
+    g_ptr_array_add(all_vars, g_strconcat("VIGIL_CONFIG=", d->config_path, NULL));
+    for (const char *const *v = vars; v != NULL && *v != NULL; v++)
+        g_ptr_array_add(all_vars, g_strdup(*v));
+    g_ptr_array_add(all_vars, NULL);
+    char **env = test_clean_environment((const char *const *)all_vars->pdata);
+    struct test_run run = test_run_program(cwd, (const char *const *)argv->pdata, env);
     g_strfreev(env);
-    g_free(config_var);
-    g_free(socket_var);
+    g_ptr_array_free(all_vars, TRUE);
     g_ptr_array_free(argv, TRUE);
     return run;
+}
+
+struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const *args)
+{
+    return test_daemon_vigil_env(d, NULL, NULL, args);
 }

@@ -41,6 +41,10 @@ int test_daemon_teardown(void **state);
 /* `$VIGIL_CLI ARGS…` (NULL-terminated) for daemon `d`, as an admin runs
  * it on the node: VIGIL_SOCKET and VIGIL_CONFIG are the daemon's. */
 struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const *args);
+/* The same in `cwd` (NULL: here), with more variables ("NAME=value",
+ * NULL-terminated, or NULL). */
+struct test_run test_daemon_vigil_env(const struct test_daemon *d, const char *cwd,
+                                      const char *const *vars, const char *const *args);
 
 /* SIGKILL to every daemon started and not stopped (a failed test's). */
 void test_daemon_kill_all(void);
