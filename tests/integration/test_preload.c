@@ -540,8 +540,7 @@ static void fio_job(const char *dir, const char *rw, const char *engine, const c
 static void test_fio(void **state)
 {
     char *fio = g_find_program_in_path("fio");
-    if (fio == NULL)
-        skip();
+    test_skip_unless(fio != NULL, "fio is not installed");
     g_free(fio);
     fio_job(*state, "write", "sync", "write");
     fio_job(*state, "read", "psync", "pread"); /* on the file the first job wrote */

@@ -161,8 +161,8 @@ static void test_vigil_regions(void **state)
 
 static void test_likwid_markers(void **state)
 {
-    if (!g_file_test(program("regions-likwid"), G_FILE_TEST_EXISTS))
-        skip(); /* built only where liblikwid is */
+    test_skip_unless(g_file_test(program("regions-likwid"), G_FILE_TEST_EXISTS),
+                     "regions-likwid is built only where liblikwid is");
     check_same_output(*state, "regions-likwid");
 }
 
@@ -172,8 +172,8 @@ static void test_likwid_markers(void **state)
 static void test_fortran_module(void **state)
 {
     const char *dir = *state;
-    if (!g_file_test(program("regions-fortran"), G_FILE_TEST_EXISTS))
-        skip(); /* built only where gfortran is */
+    test_skip_unless(g_file_test(program("regions-fortran"), G_FILE_TEST_EXISTS),
+                     "regions-fortran is built only where gfortran is");
     struct test_run r = run(dir, true, "regions-fortran", NULL);
     test_assert_status(&r, 0, "regions-fortran");
     test_assert_contains(r.out, "fortran done");

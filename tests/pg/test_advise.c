@@ -285,7 +285,7 @@ static int setup(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_runs_at_one_frequency_each),
         cmocka_unit_test(test_runs_whose_frequency_varied_give_the_exponent),

@@ -291,7 +291,7 @@ static void test_runs_bad_options(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77;
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty_database),
         cmocka_unit_test(test_older_schema),

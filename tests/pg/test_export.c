@@ -642,8 +642,7 @@ static void test_a_full_disk_is_an_error(void **state)
 {
     (void)state;
     int full = open("/dev/full", O_WRONLY);
-    if (full < 0)
-        skip();
+    test_skip_unless(full >= 0, "no /dev/full to write to");
     const char *formats[] = {"csv", "json"};
     for (guint f = 0; f < G_N_ELEMENTS(formats); f++) {
         char *stderr_path = NULL;
@@ -788,7 +787,7 @@ static int teardown(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_power_csv_holds_the_stored_figures),
         cmocka_unit_test(test_power_json_holds_the_stored_figures),

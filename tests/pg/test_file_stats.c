@@ -270,7 +270,7 @@ static void test_a_job_counts_once_and_a_report_again_replaces_its_rows(void **s
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_every_member_of_every_file_is_stored,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),

@@ -192,7 +192,7 @@ static int teardown(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_job_with_two_steps, test_txd_fixture_setup, teardown),
     };

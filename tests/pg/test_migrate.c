@@ -698,7 +698,7 @@ static void test_cli_names_an_unreachable_server(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_schema_file_is_built_in),
         cmocka_unit_test(test_empty_database_gets_every_migration),

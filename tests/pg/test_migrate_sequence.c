@@ -168,7 +168,7 @@ static void test_a_gap_in_the_records_is_refused(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_migration_is_its_own_transaction),
         cmocka_unit_test(test_only_the_missing_ones_are_applied),

@@ -191,7 +191,7 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_claimed_node_id_is_seen_fixed_and_resent,
                                         test_txd_fixture_setup, writer_fixture_teardown),

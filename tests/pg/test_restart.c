@@ -315,7 +315,7 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
                                         test_txd_fixture_setup, writer_fixture_teardown),

@@ -956,7 +956,7 @@ static void test_open_endpoint_without_curve_is_refused(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_batch_is_stored_then_acknowledged,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),

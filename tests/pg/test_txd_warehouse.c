@@ -878,7 +878,7 @@ static void test_two_servers_share_one_warehouse(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_lock_timeout_keeps_the_batch_queued,
                                         test_txd_fixture_setup, test_txd_fixture_teardown),

@@ -131,7 +131,7 @@ static int teardown(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_are_those_the_header_promises),
         cmocka_unit_test(test_summary_columns_are_the_reports_figures),

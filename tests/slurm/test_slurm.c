@@ -868,17 +868,11 @@ static void test_the_prolog_exits_0_without_vigild_or_when_vigil_hangs(void **st
 
 int main(void)
 {
-    if (!slurm_installed()) {
-        if (g_getenv("CI") != NULL) {
-            fprintf(stderr, "Slurm's programs (munged, slurmctld, slurmd, srun) are missing, and "
-                            "CI must run this test: tools/bootstrap installs them\n");
-            return 1;
-        }
-        printf("skipped: Slurm is not installed (munge, slurmctld, slurmd, slurm-client)\n");
-        return 77; /* meson's "skipped" */
-    }
+    if (!slurm_installed())
+        return test_skip_program("Slurm's programs (munged, slurmctld, slurmd, srun) are not "
+                                 "installed (tools/bootstrap installs them)");
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_srun_vigil_instruments_the_step),
         cmocka_unit_test(test_vigil_run_under_srun_instruments_the_step),

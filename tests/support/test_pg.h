@@ -1,7 +1,8 @@
 /* vigil — a private PostgreSQL for the tests (tools/pg-private): one cluster
  * per test program, in a fresh folder, started in a group setup. Include
- * after <cmocka.h>. The programs of the `pg` suite return 77 (skipped)
- * when test_pg_available() says the server programs are not installed. */
+ * after <cmocka.h>. A program of the `pg` suite whose server programs are
+ * not installed (test_pg_available) skips with TEST_PG_MISSING
+ * (test_skip_program: a failure under CI). */
 #ifndef VIGIL_TEST_PG_H
 #define VIGIL_TEST_PG_H
 
@@ -17,6 +18,8 @@ struct test_pg {
  * fails the test when the script cannot tell. $VIGIL_PG_PRIVATE names the
  * script (meson test sets it). */
 gboolean test_pg_available(void);
+#define TEST_PG_MISSING                                                                            \
+    "the PostgreSQL server programs are not installed (tools/bootstrap installs them)"
 
 /* Makes and starts a cluster in a new temporary folder; fails the test
  * when it cannot. */

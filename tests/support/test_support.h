@@ -44,6 +44,14 @@ void test_remove_tree(const char *dir);
  * vigil-PROGRAM-XXXXXX, its real path (the library reports real, absolute
  * paths) in *state; and its removal, with everything in it. */
 int test_make_dir(void **state);
+
+/* One skip policy. A test that cannot run here (a program, a file or a
+ * right is missing) says why and skips, unless CI is set: under CI a test
+ * never skips, and what is missing is a failure. test_skip_unless is for
+ * inside a cmocka test; test_skip_program for a test program's main, which
+ * returns what it gives (77, meson's "skipped", or 1 under CI). */
+void test_skip_unless(gboolean condition, const char *why);
+int test_skip_program(const char *why);
 int test_remove_dir(void **state);
 
 /* Root reads any file whatever its mode. To test what an unprivileged

@@ -292,8 +292,7 @@ static void test_unreadable_file_is_unavailable(void **state)
 static void test_this_machine(void **state)
 {
     (void)state;
-    if (!g_file_test("/proc/diskstats", G_FILE_TEST_EXISTS))
-        skip();
+    test_skip_unless(g_file_test("/proc/diskstats", G_FILE_TEST_EXISTS), "no /proc/diskstats");
     struct test_provider p;
     test_provider_start_at(&p, "diskstats", "/");
     g_hash_table_destroy(test_provider_assert_counters_grow(&p, "disk."));

@@ -224,8 +224,7 @@ static void test_missing_file_is_unavailable(void **state)
 static void test_this_machine(void **state)
 {
     (void)state;
-    if (!g_file_test("/proc/net/dev", G_FILE_TEST_EXISTS))
-        skip();
+    test_skip_unless(g_file_test("/proc/net/dev", G_FILE_TEST_EXISTS), "no /proc/net/dev");
     struct test_provider p;
     test_provider_start_at(&p, "netdev", "/");
     GHashTable *first = test_provider_assert_counters_grow(&p, "net.");

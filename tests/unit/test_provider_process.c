@@ -376,14 +376,15 @@ static void test_a_process_whose_io_is_unreadable(void **state)
     struct test_caps saved;
     if (!test_caps_drop(&saved, READ_OVERRIDE)) {
         g_free(io);
-        skip();
+        test_skip_unless(FALSE, "cannot put down CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH");
     }
     int probe = open(io, O_RDONLY | O_CLOEXEC);
     if (probe >= 0) {
         close(probe);
         test_caps_restore(&saved);
         g_free(io);
-        skip(); /* still readable: nothing to test here */
+        test_skip_unless(FALSE, "a file of mode 0 is still readable without the override "
+                                "capabilities: nothing to test here");
     }
     g_free(io);
 
@@ -748,8 +749,8 @@ static void test_the_real_proc_with_a_child(void **state)
 static void test_the_real_proc_with_io_lost_while_tracked(void **state)
 {
     (void)state;
-    if (!test_caps_have(CAP_SYS_PTRACE))
-        skip(); /* the child's io would be out of reach from the start */
+    /* Without it the child's io would be out of reach from the start. */
+    test_skip_unless(test_caps_have(CAP_SYS_PTRACE), "no CAP_SYS_PTRACE");
     int ready[2], done[2];
     assert_int_equal(pipe(ready), 0);
     assert_int_equal(pipe(done), 0);
@@ -790,7 +791,7 @@ static void test_the_real_proc_with_io_lost_while_tracked(void **state)
     if (!dropped) {
         capture_end(&log);
         test_provider_close(&p);
-        skip(); /* no CAP_SYS_PTRACE to put down */
+        test_skip_unless(FALSE, "no CAP_SYS_PTRACE to put down");
     }
     if (samples == NULL)
         fail_msg("read: %s", error->message);

@@ -1660,7 +1660,7 @@ static void test_run_unwatched_end(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_me),
         cmocka_unit_test(test_runs_first_page_is_every_run_newest_first),

@@ -872,7 +872,7 @@ static void test_the_warehouse_gone_is_a_503(void **state)
 int main(void)
 {
     if (!test_pg_available())
-        return 77; /* meson's "skipped" */
+        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sql_injection_in_every_parameter),
         cmocka_unit_test(test_path_traversal_on_static_files),
