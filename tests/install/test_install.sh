@@ -253,6 +253,8 @@ cmp -s "$scratch/report.out" "$scratch/dd.txt" ||
 	fail "vigil report differs from the console's report: $(diff "$scratch/dd.txt" "$scratch/report.out")"
 
 step "vigil-web: the API and a static file"
+# Made here: the background job's redirection may come after the first read.
+: >"$scratch/web.log"
 "$sbin/vigil-web" 2>"$scratch/web.log" &
 echo $! >"$scratch/web.pid"
 url=""

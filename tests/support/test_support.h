@@ -51,6 +51,8 @@ int test_make_dir(void **state);
  * inside a cmocka test; test_skip_program for a test program's main, which
  * returns what it gives (77, meson's "skipped", or 1 under CI). */
 void test_skip_unless(gboolean condition, const char *why);
+/* The same when the test already knows it cannot run: it does not return. */
+G_GNUC_NORETURN void test_skip(const char *why);
 int test_skip_program(const char *why);
 int test_remove_dir(void **state);
 
