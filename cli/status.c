@@ -311,7 +311,8 @@ static void print_text(JsonObject *root)
                energy_text, member_string(p, "program"));
     }
     if (member_int(ps, "not_listed_other_users") > 0)
-        printf("  and %" G_GINT64_FORMAT " process(es) of other users, listed to root only\n",
+        printf("  and %" G_GINT64_FORMAT
+               " process(es) of other users, listed only to root and vigild's user\n",
                member_int(ps, "not_listed_other_users"));
     printf("  (~: estimated; DROPPED: records the ring had no room for; UPLINK_LOST: forwarded "
            "activities the uplink or the spool dropped)\n\nstatistics (latest sample; a counter's "
