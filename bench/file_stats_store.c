@@ -24,7 +24,7 @@ static void must(PGconn *db, const char *sql)
     PQclear(r);
 }
 
-/* A report as the preload library writes it (core/report_files.c's
+/* A report as the preload library writes it (report/report_files.c's
  * members), `files` files of which file i did i + 1 writes. */
 static char *report_of(guint files)
 {

@@ -87,11 +87,11 @@ static gboolean read_run(PGconn *db, struct run_facts *f, GError **error)
                               " (SELECT count(DISTINCT node_id) FROM processes p"
                               "   WHERE p.run_id = runs.run_id)"
                               "  FROM runs WHERE run_id = $1::bigint";
-    char *run_id = cli_warehouse_find_run(db, f->given, error);
+    char *run_id = vigil_warehouse_find_run(db, f->given, error);
     if (run_id == NULL)
         return FALSE;
     const char *const params[] = {run_id};
-    PGresult *result = cli_warehouse_query(db, sql, 1, params, error);
+    PGresult *result = vigil_warehouse_query(db, sql, 1, params, error);
     g_free(run_id);
     if (result == NULL)
         return FALSE;
@@ -131,7 +131,7 @@ static gboolean read_energy(PGconn *db, struct run_facts *f, GError **error)
         "          FROM w WHERE kind = 'counter' GROUP BY node_id, start_time) x";
     for (size_t i = 0; i < G_N_ELEMENTS(energy_metrics); i++) {
         const char *const params[] = {f->run_id, energy_metrics[i].pattern};
-        PGresult *result = cli_warehouse_query(db, sql, 2, params, error);
+        PGresult *result = vigil_warehouse_query(db, sql, 2, params, error);
         if (result == NULL)
             return FALSE;
         long windows = atol(PQgetvalue(result, 0, 0));
@@ -189,7 +189,7 @@ static gboolean read_frequency(PGconn *db, struct run_facts *f, GError **error)
         RUN_WINDOWS " SELECT name, sum(mean * inside_s) / nullif(sum(inside_s), 0), min(min),"
                     " max(max), count(*) FROM w WHERE kind = 'gauge' GROUP BY name";
     const char *const params[] = {f->run_id, "^cpu\\.frequency(_min|_max)?_hz$"};
-    PGresult *result = cli_warehouse_query(db, sql, 2, params, error);
+    PGresult *result = vigil_warehouse_query(db, sql, 2, params, error);
     if (result == NULL)
         return FALSE;
     for (int i = 0; i < PQntuples(result); i++) {
@@ -242,7 +242,7 @@ static gboolean read_points(PGconn *db, struct run_facts *f, GError **error)
         return TRUE; /* a metric of the table's, always: nothing to fit otherwise */
     char *both = g_strdup_printf("(%s)|^cpu\\.frequency_hz$", pattern);
     const char *const params[] = {f->run_id, both};
-    PGresult *result = cli_warehouse_query(db, sql, 2, params, error);
+    PGresult *result = vigil_warehouse_query(db, sql, 2, params, error);
     g_free(both);
     if (result == NULL)
         return FALSE;
@@ -274,7 +274,7 @@ gboolean advise_read_run(PGconn *db, const char *given, struct run_facts *f, GEr
         return TRUE;
     }
     const char *const params[] = {f->run_id};
-    PGresult *result = cli_warehouse_query(
+    PGresult *result = vigil_warehouse_query(
         db, "SELECT energy_j FROM run_overview WHERE run_id = $1::bigint", 1, params, error);
     if (result == NULL)
         return FALSE;
@@ -290,7 +290,7 @@ static gboolean mean_frequency(PGconn *db, const char *run_id, double *frequency
         RUN_WINDOWS " SELECT sum(mean * inside_s) / nullif(sum(inside_s), 0) FROM w"
                     " WHERE kind = 'gauge'";
     const char *const params[] = {run_id, "^cpu\\.frequency_hz$"};
-    PGresult *result = cli_warehouse_query(db, sql, 2, params, error);
+    PGresult *result = vigil_warehouse_query(db, sql, 2, params, error);
     if (result == NULL)
         return FALSE;
     *frequency_hz = number(result, 0, 0);
@@ -303,11 +303,11 @@ char *advise_other_runs(PGconn *db, const struct run_facts *f, GError **error)
 {
     const char *const params[] = {f->program, f->run_id};
     PGresult *result =
-        cli_warehouse_query(db,
-                            "SELECT run_id, run_key, extract(epoch FROM end_time - start_time)"
-                            "  FROM runs WHERE program = $1 AND run_id <> $2::bigint"
-                            "   AND end_time IS NOT NULL ORDER BY start_time DESC LIMIT 5",
-                            2, params, error);
+        vigil_warehouse_query(db,
+                              "SELECT run_id, run_key, extract(epoch FROM end_time - start_time)"
+                              "  FROM runs WHERE program = $1 AND run_id <> $2::bigint"
+                              "   AND end_time IS NOT NULL ORDER BY start_time DESC LIMIT 5",
+                              2, params, error);
     if (result == NULL)
         return NULL;
     GString *text = g_string_new(NULL);

@@ -20,11 +20,11 @@ static const char run_sql[] = "SELECT r.run_id, count(p.process_id),"
 
 gboolean export_find_run(PGconn *db, const char *run, struct export_run *out, GError **error)
 {
-    char *run_id = cli_warehouse_find_run(db, run, error);
+    char *run_id = vigil_warehouse_find_run(db, run, error);
     if (run_id == NULL)
         return FALSE;
     const char *const params[] = {run_id};
-    PGresult *result = cli_warehouse_query(db, run_sql, 1, params, error);
+    PGresult *result = vigil_warehouse_query(db, run_sql, 1, params, error);
     g_free(run_id);
     if (result == NULL)
         return FALSE;
@@ -49,11 +49,11 @@ static char *run_nodes_text(PGconn *db, const char *run_id, GError **error)
 {
     const char *const params[] = {run_id};
     PGresult *result =
-        cli_warehouse_query(db,
-                            "SELECT string_agg(format('%s (node %s)', hostname, node_id), ', '"
-                            "                  ORDER BY node_id)"
-                            "  FROM run_nodes WHERE run_id = $1::bigint",
-                            1, params, error);
+        vigil_warehouse_query(db,
+                              "SELECT string_agg(format('%s (node %s)', hostname, node_id), ', '"
+                              "                  ORDER BY node_id)"
+                              "  FROM run_nodes WHERE run_id = $1::bigint",
+                              1, params, error);
     if (result == NULL)
         return NULL;
     char *text = g_strdup(PQgetisnull(result, 0, 0) ? "none" : PQgetvalue(result, 0, 0));
@@ -66,14 +66,15 @@ gboolean export_find_node(PGconn *db, const char *run, const struct export_run *
 {
     char run_id[24];
     g_snprintf(run_id, sizeof run_id, "%" G_GINT64_FORMAT, r->run_id);
-    const char *const params[] = {run_id, node, cli_is_number(node) ? node : NULL};
+    const char *const params[] = {run_id, node, vigil_warehouse_is_row_number(node) ? node : NULL};
     /* An id first: a host may be called "17" too. */
-    PGresult *result = cli_warehouse_query(db,
-                                           "SELECT node_id, hostname, node_id = $3::bigint AS by_id"
-                                           "  FROM run_nodes WHERE run_id = $1::bigint"
-                                           "   AND (node_id = $3::bigint OR hostname = $2)"
-                                           " ORDER BY by_id DESC, node_id",
-                                           3, params, error);
+    PGresult *result =
+        vigil_warehouse_query(db,
+                              "SELECT node_id, hostname, node_id = $3::bigint AS by_id"
+                              "  FROM run_nodes WHERE run_id = $1::bigint"
+                              "   AND (node_id = $3::bigint OR hostname = $2)"
+                              " ORDER BY by_id DESC, node_id",
+                              3, params, error);
     if (result == NULL)
         return FALSE;
     int rows = PQntuples(result);
@@ -96,7 +97,7 @@ gboolean export_find_node(PGconn *db, const char *run, const struct export_run *
     }
     PQclear(result);
     /* Say whether the node is unknown or only not the run's. */
-    result = cli_warehouse_query(
+    result = vigil_warehouse_query(
         db, "SELECT count(*) FROM nodes WHERE node_id = $2::bigint OR hostname = $1", 2,
         (const char *const[]){node, params[2]}, error);
     if (result == NULL)

@@ -18,7 +18,7 @@
 #include <json-glib/json-glib.h>
 
 #include "report_job.h"
-#include "report_job_energy.h"
+#include "job_energy_views.h"
 #include "vigil/report.h"
 #include "vigil/report_job_energy.h"
 #include "vigil/warehouse.h"
@@ -218,7 +218,7 @@ static void json_report(GString *out, const char *job, const PGresult *s, const 
     json_node_unref(root);
     g_object_unref(b);
     /* Its last member is the energy, in the JSON every report writes
-     * ("job_energy", core/report_text.c): the object closed after it. */
+     * ("job_energy", report/report_text.c): the object closed after it. */
     char *energy_json = vigil_cli_job_energy_render(job, energy, TRUE);
     const char *member = strstr(energy_json, "\"job_energy\"");
     g_string_append_len(out, text, (gssize)strlen(text) - 1);
@@ -231,7 +231,7 @@ static void json_report(GString *out, const char *job, const PGresult *s, const 
 char *vigil_cli_report_job(PGconn *db, const char *job, gboolean json, GError **error)
 {
     const char *const params[] = {job};
-    PGresult *summary = cli_warehouse_query(db, summary_sql, 1, params, error);
+    PGresult *summary = vigil_warehouse_query(db, summary_sql, 1, params, error);
     if (summary == NULL)
         return NULL;
     if (PQntuples(summary) == 0) {
@@ -241,9 +241,9 @@ char *vigil_cli_report_job(PGconn *db, const char *job, gboolean json, GError **
         PQclear(summary);
         return NULL;
     }
-    PGresult *runs = cli_warehouse_query(db, runs_sql, 1, params, error);
+    PGresult *runs = vigil_warehouse_query(db, runs_sql, 1, params, error);
     PGresult *energy_rows =
-        runs != NULL ? cli_warehouse_query(db, vigil_cli_job_energy_sql, 1, params, error) : NULL;
+        runs != NULL ? vigil_warehouse_query(db, vigil_cli_job_energy_sql, 1, params, error) : NULL;
     char *out = NULL;
     if (energy_rows != NULL) {
         struct vigil_report_job_energy energy;

@@ -1,6 +1,6 @@
 /* vigil — `vigil report --job ID`: a scheduler job across its steps and
  * nodes, from the warehouse's job_summary and job_runs views
- * (schema/0007_jobs.sql) and its energy (job_energy). */
+ * (warehouse/migrations/0007_jobs.sql) and its energy (job_energy). */
 #ifndef VIGIL_CLI_REPORT_JOB_H
 #define VIGIL_CLI_REPORT_JOB_H
 

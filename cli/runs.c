@@ -3,7 +3,7 @@
  *   vigil runs [--config FILE] [--limit N] [--job ID] [--user NAME|UID]
  *              [--since TIME] [--format text|json]
  *
- * One row a run, from the warehouse's run_overview view (schema/0001):
+ * One row a run, from the warehouse's run_overview view (warehouse/migrations/0001):
  * its number and key (what `vigil report` takes), the scheduler job, the
  * user, the program, start (UTC), duration, exit status, processes, bytes
  * read and written, energy when known. Read-only, and every value the user
@@ -16,7 +16,7 @@
 #include <libpq-fe.h>
 
 #include "commands.h"
-#include "report_job_energy.h" /* vigil_cli_job_id_valid */
+#include "job_energy_views.h" /* vigil_cli_job_id_valid */
 #include "runs_output.h"
 #include "vigil-build.h"
 #include "vigil/warehouse.h"
@@ -55,7 +55,7 @@ static const char runs_sql[] =
 /* --user: a name or a uid, as the uid the warehouse stores. */
 static gboolean parse_user(const char *user, char uid_text[24], GError **error)
 {
-    if (cli_is_number(user)) {
+    if (vigil_warehouse_is_row_number(user)) {
         g_strlcpy(uid_text, user, 24);
         return TRUE;
     }
@@ -103,7 +103,7 @@ static PGresult *query_runs(PGconn *db, const struct runs_options *o, const char
                     o->since, PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY));
         *status = VIGIL_EXIT_USAGE;
     } else {
-        cli_warehouse_set_error(db, result, "cannot read the warehouse's runs", error);
+        vigil_warehouse_set_read_error(db, result, "cannot read the warehouse's runs", error);
         *status = VIGIL_EXIT_FAILURE;
     }
     PQclear(result);

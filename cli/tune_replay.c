@@ -13,7 +13,7 @@
 #include "capture.h"
 #include "energy_share.h"
 #include "reasoning.h"
-#include "settings.h"
+#include "vigild_settings.h"
 #include "tick_samples.h"
 #include "verdicts.h"
 

@@ -1,4 +1,4 @@
-/* vigil tune --store: a trial into the warehouse (schema/0009), read back
+/* vigil tune --store: a trial into the warehouse (warehouse/migrations/0009), read back
  * by vigil-web through the tune_comparisons view. One transaction: a trial
  * is stored whole or not at all. */
 #include <errno.h>
@@ -385,7 +385,8 @@ gboolean tune_store(PGconn *db, const struct tune_trial *t, gint64 *trial_id, GE
         changed = g_strdup("[]");
     }
     /* A database without migration 9 is told so, as the readers do. */
-    PGresult *check = cli_warehouse_query(db, "SELECT 1 FROM tune_trials LIMIT 0", 0, NULL, error);
+    PGresult *check =
+        vigil_warehouse_query(db, "SELECT 1 FROM tune_trials LIMIT 0", 0, NULL, error);
     if (check == NULL) {
         g_free(changed);
         return FALSE;

@@ -1,6 +1,6 @@
 /* vigil tune --store: a trial (the recorded configuration's replay and a
  * candidate's, side by side) into the warehouse's tune_trials
- * (schema/0009_tune_trials.sql), for the web UI's thresholds page. */
+ * (warehouse/migrations/0009_tune_trials.sql), for the web UI's thresholds page. */
 #ifndef VIGIL_CLI_TUNE_STORE_H
 #define VIGIL_CLI_TUNE_STORE_H
 

@@ -25,7 +25,7 @@
 #include "client_limits.h"
 #include "json_members.h"
 #include "processes.h"
-#include "settings.h"
+#include "vigild_settings.h"
 
 #define RECOUNT_EVERY_US G_USEC_PER_SEC
 #define MIN_BUDGET       128 /* descriptors a budget leaves users at least */

@@ -13,7 +13,7 @@
 
 #include "refusal_log.h"
 
-struct vigild_settings;  /* settings.h */
+struct vigild_settings;  /* vigild_settings.h */
 struct vigild_processes; /* processes.h */
 
 /* The server's bookkeeping of who holds what; root (uid 0) is exempt from

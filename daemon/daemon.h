@@ -17,7 +17,7 @@
  *   capture_sink.c  where forwarded windows go: a JSON-lines file
  *   processes.c  registered processes: their rings, drains and ends
  *   commits.c    what the rings may free at a cycle's end: what is durable
- *   server.c     the Unix socket: registration, summaries, status requests;
+ *   local_server.c     the Unix socket: registration, summaries, status requests;
  *                it sees the daemon only through struct vigild_server_ops,
  *                which daemon_ops.c implements
  *   jobs.c       scheduler jobs the prolog/epilog/SPANK plugin tell of: jobs.h
@@ -31,7 +31,7 @@
  *   json_members.c  JSON members as status and the capture sink write them
  *   metrics_*.c  /metrics for Prometheus ([metrics] listen): metrics.h
  *   daemon.c     the whole: configuration, reload, the main loop's sources
- *   main.c       the command line, daemonising, signals
+ *   vigild_main.c       the command line, daemonising, signals
  *
  * Everything runs in one thread, on GLib's main loop: a tick, a message and
  * a process's end are handled one after the other, so no state is locked. */
@@ -51,7 +51,7 @@
 #include "reasoning.h"
 #include "rollup.h"
 #include "sampler.h"
-#include "settings.h"
+#include "vigild_settings.h"
 #include "signals.h"
 #include "statmux.h"
 #include "tick.h"

@@ -1,6 +1,6 @@
 /* vigild — the daemon behind the interfaces of its parts: the socket
  * server's struct vigild_server_ops (server.h) and the signals' callbacks
- * (signals.h), answered from the whole daemon. server.c and signals.c
+ * (signals.h), answered from the whole daemon. local_server.c and signals.c
  * themselves know nothing of struct vigild. */
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include "capture.h"
 #include "daemon.h"
 #include "jobs.h"
-#include "server.h"
+#include "local_server.h"
 #include "signals.h"
 #include "status.h"
 #include "uplink.h"

@@ -7,7 +7,7 @@
  *
  * What is forgotten here is not given away: the warehouse keeps every
  * run's uid for good, and keeps another user's process out of it
- * whatever a node says (transaction-server/store.c).
+ * whatever a node says (txd/store.c).
  *
  * The file is a line per name, least recently used first: "UID UNTIL
  * NAME", UNTIL being CLOCK_MONOTONIC ns (0: none), which holds across a

@@ -20,7 +20,7 @@
 #include "reasoning.h"
 #include "rollup.h"
 #include "sampler.h"
-#include "server.h"
+#include "local_server.h"
 #include "status.h"
 #include "uplink.h"
 #include "uplink_drops.h"

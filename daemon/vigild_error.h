@@ -1,4 +1,4 @@
-/* vigild — errors of the daemon's own making (a client refused: server.c,
+/* vigild — errors of the daemon's own making (a client refused: local_server.c,
  * processes.c). */
 #ifndef VIGILD_ERROR_H
 #define VIGILD_ERROR_H

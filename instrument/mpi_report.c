@@ -21,7 +21,7 @@
 #include "mpi_files.h"
 #include "mpi_handles.h"
 #include "mpi_regions.h"
-#include "report.h"
+#include "exit_report.h"
 #include "vigil/report_job_energy.h"
 
 PRELOAD_REAL_SLOT(PMPI_Initialized);

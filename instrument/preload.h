@@ -37,7 +37,7 @@
 #include "vigil/activity.h"
 #include "vigil/clock.h"
 #include "vigil/ontology.h"
-#include "ring_producer.h" /* core's: the producer side, inline */
+#include "ring_producer.h" /* record/'s: the producer side, inline */
 #include "vigil/ring.h"
 #include "vigil/run_key.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "regions.h"
-#include "report.h"
+#include "exit_report.h"
 
 struct preload_state preload;
 PRELOAD_TLS struct preload_thread preload_thread;

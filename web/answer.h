@@ -1,4 +1,4 @@
-/* vigil-web — what every answer carries, whoever sends it (server.c
+/* vigil-web — what every answer carries, whoever sends it (http_server.c
  * through libsoup, connections.c on a connection it took back): the
  * security headers, and errors as JSON. */
 #ifndef VIGIL_WEB_ANSWER_H

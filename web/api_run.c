@@ -1,6 +1,6 @@
 /* vigil-web — GET /api/v1/runs/RUN_ID: one run, with its report exactly as
  * `vigil report RUN --format json` prints it (the same reader and writer,
- * cli/report_json.c), its processes, nodes, neighbours and a report card. */
+ * report/report_json.c), its processes, nodes, neighbours and a report card. */
 #include <string.h>
 
 #include "api.h"

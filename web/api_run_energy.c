@@ -1,10 +1,10 @@
 /* vigil-web — a run's energy across its nodes for GET /api/v1/runs/RUN_ID:
  * the warehouse's run_energy and run_energy_nodes views
- * (schema/0005_job_energy.sql), as "job_energy". */
+ * (warehouse/migrations/0005_job_energy.sql), as "job_energy". */
 #include "api.h"
 #include "db_pool.h"
 #include "json_rows.h"
-#include "report_job_energy.h"
+#include "job_energy_views.h"
 
 gboolean web_api_run_fill_job_energy(struct web_request *req, const char *run_id,
                                      struct vigil_report *report, GError **error)

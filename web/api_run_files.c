@@ -1,7 +1,7 @@
 /* vigil-web — a run's files, as its processes' reports characterize them:
  *   GET /api/v1/runs/RUN_ID/files[?limit=N]
  * from the warehouse's run_files and run_io_timelines views
- * (schema/0008_file_stats.sql): the busiest files with Darshan's counters,
+ * (warehouse/migrations/0008_file_stats.sql): the busiest files with Darshan's counters,
  * the run's totals over all its files (access sizes, sequential and
  * consecutive counts), and each counted report's read/write timeline. */
 #include "api.h"

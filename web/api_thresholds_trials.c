@@ -1,5 +1,5 @@
 /* vigil-web — GET /api/v1/tune-trials and /api/v1/tune-trials/TRIAL_ID:
- * the comparisons `vigil tune --store` kept (schema/0009, the
+ * the comparisons `vigil tune --store` kept (warehouse/migrations/0009, the
  * tune_comparisons view), the recorded configuration and a candidate side
  * by side, for the thresholds page. Like the thresholds, they are seen by
  * every viewer: they describe the detectors, not anyone's runs. */

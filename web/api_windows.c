@@ -257,7 +257,7 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
     JsonArray *activities = json_array_sized_new((guint)shown);
     for (int i = 0; i < shown; i++) {
         JsonObject *a = web_json_row(r, i);
-        /* Names, not the ontology's numbers (core/ontology.h). */
+        /* Names, not the ontology's numbers (record/ontology.h). */
         unsigned layer = (unsigned)json_object_get_int_member(a, "layer");
         unsigned op = (unsigned)json_object_get_int_member(a, "operation");
         const char *layer_name = vigil_layer_name(layer), *op_name = vigil_op_name(op);

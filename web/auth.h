@@ -12,7 +12,7 @@
 #include <gio/gio.h>
 
 #include "request.h"
-#include "settings.h"
+#include "web_settings.h"
 
 /* Fills `out` (free it with web_viewer_clear) or fails with a 403 saying
  * why. `header` is the user header's value, or NULL. */

@@ -10,7 +10,7 @@
 
 #include <libsoup/soup.h>
 
-#include "settings.h"
+#include "web_settings.h"
 
 struct web_connections;
 

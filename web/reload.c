@@ -3,7 +3,7 @@
 #include <glib-unix.h>
 
 #include "reload.h"
-#include "settings.h"
+#include "web_settings.h"
 #include "vigil/log.h"
 #include "vigil/plugin.h"
 #include "vigil/schema.h"

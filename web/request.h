@@ -11,7 +11,7 @@
 #include <json-glib/json-glib.h>
 #include <libpq-fe.h>
 
-#include "settings.h"
+#include "web_settings.h"
 
 #define WEB_ERROR (web_error_quark())
 GQuark web_error_quark(void);

@@ -10,7 +10,7 @@
 
 #include <libsoup/soup.h>
 
-#include "settings.h"
+#include "web_settings.h"
 
 /* Answers `msg` (any path that is not the API's). */
 void web_static_serve(const struct web_settings *s, SoupServerMessage *msg, const char *path);

@@ -1,4 +1,4 @@
-/* Unit tests of how vigild takes a process's REPORT (daemon/server.c,
+/* Unit tests of how vigild takes a process's REPORT (daemon/local_server.c,
  * vigild_process_take_report): the JSON read whole from a sealed memfd and
  * kept only when it is UTF-8 text that parses and is a vigil report; every
  * refusal says what was wrong; the exit status is kept either way. */
@@ -16,7 +16,7 @@
 
 #include "test_support.h"
 #include "processes.h"
-#include "server.h"
+#include "local_server.h"
 
 #define GOOD_JSON "{\"vigil_report\":1,\"program\":\"/bin/true\",\"run_key\":\"r-1\"}\n"
 

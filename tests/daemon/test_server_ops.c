@@ -1,4 +1,4 @@
-/* Unit tests of vigild's socket server on its own (daemon/server.c): no
+/* Unit tests of vigild's socket server on its own (daemon/local_server.c): no
  * struct vigild, only a processes table and a struct vigild_server_ops of
  * the test's, which records what the server asks of the daemon. Clients
  * talk over a real socket in a temporary folder; vigild_server_catch_up
@@ -18,8 +18,8 @@
 
 #include "test_support.h"
 #include "processes.h"
-#include "server.h"
-#include "settings.h"
+#include "local_server.h"
+#include "vigild_settings.h"
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
 #include "vigil/ring.h"

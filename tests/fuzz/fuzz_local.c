@@ -1,4 +1,4 @@
-/* libFuzzer target for the local protocol (core/local_protocol.c): every
+/* libFuzzer target for the local protocol (record/local_protocol.c): every
  * message vigild decodes from a client and every answer the preload library
  * and `vigil status` decode from vigild.
  *

@@ -1,4 +1,4 @@
-/* libFuzzer target for the report JSON reader (cli/report_json.c), which
+/* libFuzzer target for the report JSON reader (report/report_json.c), which
  * `vigil report` runs on what programs sent to vigild.
  *
  * Promises checked: a refusal says why; an accepted report renders as text

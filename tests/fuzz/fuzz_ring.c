@@ -1,4 +1,4 @@
-/* libFuzzer target for the ring's consumer (core/ring.c): a ring whose
+/* libFuzzer target for the ring's consumer (record/ring.c): a ring whose
  * every byte a hostile process wrote, drained through the public API.
  *
  * Input: a flags byte, a max-records byte, then the ring's image (header
@@ -30,7 +30,7 @@
 
 #include <sanitizer/asan_interface.h>
 
-#include "../../core/ring_layout.h"
+#include "../../record/ring_layout.h"
 #include "vigil/ring.h"
 #include "fuzz_must.h"
 

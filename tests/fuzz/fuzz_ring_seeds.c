@@ -10,7 +10,7 @@
 
 #include <glib.h>
 
-#include "../../core/ring_layout.h"
+#include "../../record/ring_layout.h"
 #include "vigil/ontology.h"
 #include "vigil/ring.h"
 

@@ -1,4 +1,4 @@
-/* vigil-txd fills file_stats and process_io_timelines (schema/0008) from
+/* vigil-txd fills file_stats and process_io_timelines (warehouse/migrations/0008) from
  * the reports it stores: every member of a file from hand-written reports
  * (tests/pg/fixtures/report_files*.json, the report's JSON contract), the
  * reports from before issue 18 with what they had, an MPI job's report

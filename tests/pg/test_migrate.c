@@ -47,7 +47,7 @@ static PGconn *connect_or_fail(const char *conninfo)
     return db;
 }
 
-/* The text of schema/NAME, read from the source tree. */
+/* The text of warehouse/migrations/NAME, read from the source tree. */
 static char *schema_file(const char *name, gsize *length)
 {
     char *path = g_build_filename(test_env_or_fail("VIGIL_SCHEMA_DIR"), name, NULL);
@@ -62,7 +62,7 @@ static char *schema_file(const char *name, gsize *length)
 static void test_every_schema_file_is_built_in(void **state)
 {
     (void)state;
-    /* A migration added to schema/ but not to the meson list would be
+    /* A migration added to warehouse/migrations/ but not to the meson list would be
      * installed but never applied. */
     GDir *dir = g_dir_open(test_env_or_fail("VIGIL_SCHEMA_DIR"), 0, NULL);
     assert_non_null(dir);
@@ -371,7 +371,7 @@ static void test_migrations_survive_a_restart(void **state)
 }
 
 /* A database at version `version`, as that vigil left it: migrations 1 to
- * `version` applied from schema/ and recorded. */
+ * `version` applied from warehouse/migrations/ and recorded. */
 static void migrate_by_hand_to(const char *conninfo, guint version)
 {
     static const char *const names[] = {"0001_warehouse", "0002_day_partitions",

@@ -1,6 +1,6 @@
 /* Tests of how vigil_warehouse_migrate goes through several migrations,
  * with migrations of the test's own: this program defines the table the
- * build otherwise generates from schema/NNNN_name.sql, so the linker leaves the
+ * build otherwise generates from warehouse/migrations/NNNN_name.sql, so the linker leaves the
  * generated one out of the static library. The last one is broken. */
 #include <setjmp.h>
 #include <stdarg.h>

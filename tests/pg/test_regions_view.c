@@ -1,4 +1,4 @@
-/* The warehouse's run_regions view (schema/0006_regions.sql) over reports
+/* The warehouse's run_regions view (warehouse/migrations/0006_regions.sql) over reports
  * as vigil-txd stores them: a plain process's, an MPI job's (rank 0's
  * report with "ranks", whose regions hold every rank's, and the other
  * ranks' own reports, marked "in_job_report", which must not count again)

@@ -1,7 +1,7 @@
 /* `vigil tune --store` (cli/tune_store.c) into a private warehouse: a live
  * vigild records a few cycles (a node ADPI that flags for sure), a
  * candidate with a higher node threshold and another ADPI setting is
- * replayed beside it and stored; the tune_comparisons view (schema/0009)
+ * replayed beside it and stored; the tune_comparisons view (warehouse/migrations/0009)
  * gives back exactly the figures `vigil tune --format json` printed, and
  * the changed keys with what they moved. Bad uses are refused, naming what
  * is wrong, and store nothing. */

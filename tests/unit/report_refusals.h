@@ -1,5 +1,5 @@
 /* vigil — what the report tests share to check that `vigil report`'s
- * reader (cli/report_json.c) refuses a damaged report and names what is
+ * reader (report/report_json.c) refuses a damaged report and names what is
  * wrong. Included by test_report_json.c and test_report_files_mpi.c after
  * cmocka.h, glib.h, report_json.h and test_support.h. */
 #ifndef VIGIL_TEST_REPORT_REFUSALS_H

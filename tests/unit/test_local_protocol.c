@@ -1,4 +1,4 @@
-/* Tests of the local protocol (core/local_protocol.c): REGISTER's encoding
+/* Tests of the local protocol (record/local_protocol.c): REGISTER's encoding
  * and every check its decoder makes, the fixed messages' sizes and checks,
  * REFUSED's text; and, over a real SOCK_SEQPACKET socketpair, descriptor
  * passing and every way a received message can be malformed. */

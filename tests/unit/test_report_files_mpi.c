@@ -1,5 +1,5 @@
-/* The MPI parts of a report's files (core/report_files_mpi.c,
- * cli/report_json_files_mpi.c): MPI-IO's counts per file and, in a job's
+/* The MPI parts of a report's files (report/report_files_mpi.c,
+ * report/report_json_files_mpi.c): MPI-IO's counts per file and, in a job's
  * report, how the ranks shared each file, in the text and the JSON, and
  * read back strictly. The round trip of the figure sets that have them is
  * test_report_json's. */

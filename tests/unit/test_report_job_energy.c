@@ -1,5 +1,5 @@
 /* A job's energy across its nodes from its processes' figures
- * (core/report_job_energy.c): grouped by host, whatever the ranks' order. */
+ * (report/report_job_energy.c): grouped by host, whatever the ranks' order. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

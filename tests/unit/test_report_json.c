@@ -1,5 +1,5 @@
-/* Unit tests of the report's two forms (core/report_text.c) and of reading
- * the JSON back (cli/report_json.c): for every kind of report, the text
+/* Unit tests of the report's two forms (report/report_text.c) and of reading
+ * the JSON back (report/report_json.c): for every kind of report, the text
  * made from the figures is the text made from their JSON read back, byte
  * for byte, and the JSON read back and written again is the same JSON.
  * That is what lets `vigil report` print a stored report exactly as the

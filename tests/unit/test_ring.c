@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/ring_layout.h"
+#include "../../record/ring_layout.h"
 #include "vigil/ontology.h"
 #include "vigil/ring.h"
 

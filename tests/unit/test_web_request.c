@@ -1,5 +1,5 @@
 /* Tests of vigil-web's parts that need no server: parameters, times,
- * settings and who is trusted (web/request.c, json_rows.c, settings.c). */
+ * settings and who is trusted (web/request.c, json_rows.c, web_settings.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 
 #include "json_rows.h"
 #include "request.h"
-#include "settings.h"
+#include "web_settings.h"
 #include "vigil/schema.h"
 
 static struct web_settings settings = {.page_size = 50, .page_size_max = 1000};

@@ -34,7 +34,7 @@
 --   the job's report (with "ranks": 4), ranks 1..3 their own, marked
 --   "in_job_report": true, whose figure columns are NULL (the job's
 --   report already counts them). The columns are read out of the JSON by
---   vigil-txd's own expressions (transaction-server/store.c).
+--   vigil-txd's own expressions (txd/store.c).
 --   Energy is not measured here (no powercap, no vigild): it was set by
 --   hand, energy_source 'powercap': run 1 ranks 9125, 9125, 9000, 9000 J
 --   (job 36250 J), run 2 4 × 9000 J (36000 J), run 3 1500 J, runs 4..12
@@ -159,7 +159,7 @@ SELECT run_id + 6, run_id, 3, 7000 + run_id, uid, NULL, program, argv, '/tmp',
        start_time, (7000 + run_id) * 1000000000::bigint, end_time, 0
   FROM runs WHERE run_id BETWEEN 4 AND 12;
 
--- As vigil-txd stores a report (transaction-server/store.c): the figures
+-- As vigil-txd stores a report (txd/store.c): the figures
 -- out of the JSON, none for a report the job's report already counts.
 INSERT INTO run_summaries (process_id, report, calls, bytes_read, bytes_written, energy_j,
                            energy_source)

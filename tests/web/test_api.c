@@ -1193,7 +1193,7 @@ static void test_run_heatmap(void **state)
     test_http_clear(&a);
 }
 
-/* A run's files (schema/0008_file_stats.sql, set in the fixture): the
+/* A run's files (warehouse/migrations/0008_file_stats.sql, set in the fixture): the
  * busiest first, with Darshan's counters; the run's totals; the timelines
  * of the reports that count (a job's, not its ranks' own). */
 static void test_run_files(void **state)

@@ -3,7 +3,7 @@
  *
  * One renderer for both. libvigil-preload.so fills a struct vigil_report
  * from what it counted and prints it at exit; `vigil report` reads the JSON
- * stored in the warehouse back into the same struct (cli/report_json.c) and
+ * stored in the warehouse back into the same struct (report/report_json.c) and
  * prints it with the same code, so a stored report reads exactly as the
  * console showed it.
  *
@@ -183,7 +183,7 @@ struct vigil_report_rank_stats {
 
 /* A job's energy across its nodes: in an MPI job's report its ranks' figures
  * grouped by host (instrument/mpi_job_energy.c), in `vigil report` the
- * warehouse's run_energy (cli/report_job_energy.c). nodes 0: none shown. */
+ * warehouse's run_energy (report/job_energy_views.c). nodes 0: none shown. */
 #define VIGIL_REPORT_HOST_BYTES 64
 struct vigil_report_job_energy {
     int32_t nodes;
@@ -197,7 +197,7 @@ struct vigil_report_job_energy {
 
 /* Code regions (vigil/vigil.h, and likwid's markers): each region's
  * figures, inclusive of the regions nested in it, summed over its entries
- * on every thread. Rendered by core/report_regions.c. */
+ * on every thread. Rendered by report/report_regions.c. */
 #define VIGIL_REPORT_REGIONS_MAX 64 /* names a process tracks */
 
 /* The figures of a region a job's report gives per rank (min, mean, max,

@@ -27,7 +27,7 @@ void vigil_report_job_energy_from_processes(const struct vigil_report_process_en
                                             struct vigil_report_job_energy *out);
 
 /* Its line of the report's text ("JOB_ENERGY_JOULE …\n"), and its JSON
- * member ("job_energy":{…}, no comma before it): core/report_text.c. */
+ * member ("job_energy":{…}, no comma before it): report/report_text.c. */
 void vigil_report_write_job_energy_text(struct vigil_report_sink *s,
                                         const struct vigil_report_job_energy *j);
 void vigil_report_write_job_energy_json(struct vigil_report_sink *s,

@@ -33,7 +33,7 @@
 #define VIGIL_RING_DEFAULT_SLOTS (1u << 16)
 
 struct vigil_ring;
-struct ring_header; /* the mapping's layout: core/ring_layout.h */
+struct ring_header; /* the mapping's layout: record/ring_layout.h */
 struct ring_slot;
 
 /* Producer side: a fresh ring of slot_count slots (a power of two) in a
@@ -80,7 +80,7 @@ struct vigil_ring_producer {
 };
 void vigil_ring_producer_view(const struct vigil_ring *ring, struct vigil_ring_producer *out);
 /* vigil_ring_push through such a view. The preload library's wrappers
- * use core/ring_producer.h instead, inline, writing each record in its
+ * use record/ring_producer.h instead, inline, writing each record in its
  * slot (docs/architecture.md: one page of code and the record's copy less
  * per call). */
 bool vigil_ring_push_view(const struct vigil_ring_producer *p,

@@ -30,7 +30,7 @@ PGconn *vigil_warehouse_connect(const char *conninfo, GError **error);
 PGconn *vigil_warehouse_connect_timeout(const char *conninfo, guint connect_timeout_s,
                                         GError **error);
 
-/* Applies, in order, every built-in migration (schema/NNNN_name.sql) not yet
+/* Applies, in order, every built-in migration (warehouse/migrations/NNNN_name.sql) not yet
  * recorded in vigil_schema_migrations, each in its own transaction with its
  * record. Safe to run twice and from two programs at once (an advisory lock
  * serialises them). A recorded migration whose text has changed since is an
@@ -86,5 +86,19 @@ void vigil_warehouse_expired_free(gpointer expired);
  * were dropped. */
 gboolean vigil_warehouse_prune(PGconn *db, const struct vigil_warehouse_retention *r,
                                gboolean dry_run, GPtrArray *out, GError **error);
+
+/* What a failed write means for the rows that made it. */
+enum vigil_warehouse_fault {
+    VIGIL_WAREHOUSE_FAULT_RETRY,        /* the database is down or busy: write them again later */
+    VIGIL_WAREHOUSE_FAULT_REFUSE,       /* the rows themselves are wrong (SQLSTATE classes 22,
+                                         * 23, 54): they never will be stored */
+    VIGIL_WAREHOUSE_FAULT_NO_PARTITION, /* a day partition known to exist was dropped: make it
+                                         * again, then retry */
+};
+/* Classifies the failed `result` of a write on `db` (NULL: the connection
+ * failed). *timeout is "" or which timeout fired, as a prefix for the
+ * message; *said (g_free) is "(SQLSTATE): what PostgreSQL said". */
+enum vigil_warehouse_fault vigil_warehouse_write_fault(PGconn *db, const PGresult *result,
+                                                       const char **timeout, char **said);
 
 #endif

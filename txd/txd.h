@@ -1,0 +1,269 @@
+/* vigil-txd — the transaction server's parts.
+ *
+ *   txd_main.c            the command line, signals, the loop
+ *   txd_settings.c        [txd] and [warehouse] from the config
+ *   txd_server.c          the ROUTER socket: batches in, acknowledgements and
+ *                     refusals out, the queue of batches waiting for the
+ *                     database, the system state sent down
+ *   store.c           a group of batches into PostgreSQL in one transaction,
+ *                     each in its savepoint with its (node, sequence), or
+ *                     recognised as stored before
+ *   store_ids.c       the warehouse ids of nodes, metrics, files and
+ *                     processes, cached across batches
+ *   copy_binary.c     rows in PostgreSQL's binary COPY format
+ *   txd_system_reasoner.c the nodes' latest states → the system's state
+ *   curve.c           CURVE keys and the ZAP handler that admits daemons */
+#ifndef VIGIL_TXD_H
+#define VIGIL_TXD_H
+
+#include <math.h>
+#include <stdint.h>
+#include <glib.h>
+#include <libpq-fe.h>
+
+#include "vigil/config.h"
+#include "vigil/reasoner.h"
+#include "vigil/warehouse.h"
+#include "vigil/wire.h"
+
+/* ---- txd_settings.c ------------------------------------------------------------ */
+
+struct txd_settings {
+    char *bind;
+    guint cycle_ms;
+    guint node_state_max_age_ms;
+    char *curve_key_file;        /* "" for none */
+    char *curve_authorized_keys; /* "" for none */
+    uint64_t pending_max_bytes;
+    guint retry_max_ms;
+    char *conninfo; /* [warehouse] conninfo; "" for libpq's environment */
+    gboolean migrate;
+    guint connect_timeout_s, statement_timeout_ms, lock_timeout_ms;
+    guint partitions_ahead_days, maintain_interval_s;
+};
+
+gboolean txd_settings_load(const vigil_config *config, struct txd_settings *out, GError **error);
+void txd_settings_clear(struct txd_settings *s);
+
+/* ---- store_pg_error.c: errors -------------------------------------------------------- */
+
+#define TXD_ERROR (txd_error_quark())
+GQuark txd_error_quark(void);
+
+enum txd_error_code {
+    TXD_ERROR_RETRY,        /* the database is down or busy: try the batch again later */
+    TXD_ERROR_REFUSE,       /* the batch itself can never be stored */
+    TXD_ERROR_NO_PARTITION, /* a partition known to exist was dropped: retry */
+};
+
+/* An error for a failed statement, by the warehouse's classification
+ * (vigil_warehouse_write_fault): TXD_ERROR_REFUSE when PostgreSQL rejected
+ * the data, TXD_ERROR_NO_PARTITION when a cached day partition is gone,
+ * else TXD_ERROR_RETRY (connection lost, server shutting down, out of
+ * resources, a deadlock, a timeout). */
+void txd_set_pg_error(GError **error, PGconn *db, const PGresult *result, const char *what);
+
+/* ---- copy_binary.c ------------------------------------------------------------------ */
+
+struct txd_copy {
+    uint8_t *data; /* the COPY stream so far */
+    size_t length, capacity;
+    uint64_t rows;
+};
+
+void txd_copy_init(struct txd_copy *c);
+void txd_copy_clear(struct txd_copy *c);
+void txd_copy_row(struct txd_copy *c, uint16_t fields);
+void txd_copy_null(struct txd_copy *c);
+void txd_copy_int2(struct txd_copy *c, int16_t v);
+void txd_copy_int4(struct txd_copy *c, int32_t v);
+void txd_copy_int8(struct txd_copy *c, int64_t v);
+void txd_copy_float8(struct txd_copy *c, double v);
+void txd_copy_float8_or_null(struct txd_copy *c, double v); /* NaN → NULL */
+void txd_copy_bool(struct txd_copy *c, gboolean v);
+void txd_copy_text(struct txd_copy *c, const char *text);
+void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns);             /* timestamptz */
+void txd_copy_int8_array(struct txd_copy *c, const int64_t *values, uint32_t n); /* bigint[] */
+void txd_copy_jsonb(struct txd_copy *c, const char *json);
+/* COPY … FROM STDIN (FORMAT binary) with the rows added; nothing to do for
+ * none. The error's code says whether to retry. */
+gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GError **error);
+
+/* ---- store_jobs.c --------------------------------------------------------------------- */
+
+/* The batch's JOBS items into jobs and job_steps, in the batch's
+ * transaction; `rows` counts them. */
+gboolean txd_store_jobs(PGconn *db, int64_t node_id, int64_t realtime_offset_ns,
+                        const struct vigil_wire_message *batch, uint64_t *rows, GError **error);
+
+/* ---- store_drops.c -------------------------------------------------------------------- */
+
+/* The batch's DROPS items into uplink_drops, in the batch's transaction;
+ * `rows` counts them. */
+gboolean txd_store_drops(PGconn *db, int64_t node_id, const struct vigil_wire_message *batch,
+                         uint64_t *rows, GError **error);
+/* ---- store_unwatched_ends.c ---------------------------------------------------------- */
+
+/* The batch's UNWATCHED_ENDS items by the daemon's process id (uint64_t
+ * keys; the items stay the batch's). g_hash_table_destroy it. */
+GHashTable *txd_unwatched_ends_of(const struct vigil_wire_message *batch);
+/* What vigild counted of a process that ended while no vigild ran, into
+ * process_unwatched_ends, in the batch's transaction. */
+gboolean txd_store_unwatched_end(PGconn *db, int64_t process_id,
+                                 const struct vigil_wire_unwatched_end *e, GError **error);
+
+/* ---- store_file_stats.c ------------------------------------------------------------- */
+
+/* A report stored in run_summaries: the process's warehouse id, its JSON,
+ * and what to call it in the log ("batch NODE:SEQUENCE, process P"). */
+struct txd_report_ref {
+    int64_t process_id;
+    const char *report_json;
+    const char *label;
+};
+
+/* The reports' "files" and "timeline" into file_stats and
+ * process_io_timelines (warehouse/migrations/0008_file_stats.sql), replacing what those
+ * processes had. A part that is malformed gets no rows, and a warning says
+ * which member is wrong and why; the rest is stored. FALSE (with a
+ * TXD_ERROR code) only when the database fails. `rows` counts them. */
+gboolean txd_store_file_stats(PGconn *db, const struct txd_report_ref *reports, guint n,
+                              uint64_t *rows, GError **error);
+
+/* ---- store.c -------------------------------------------------------------------------- */
+
+enum txd_store_result {
+    TXD_STORED,    /* written and committed now */
+    TXD_DUPLICATE, /* stored before: acknowledge, write nothing */
+    TXD_RETRY,     /* the database is unreachable or failed: keep it, try later */
+    TXD_REFUSED,   /* can never be stored: tell the daemon why */
+};
+
+struct txd_store;
+
+/* Nothing is connected yet: the first store (or txd_store_connect) does. */
+struct txd_store *txd_store_new(const struct txd_settings *settings);
+void txd_store_free(struct txd_store *s);
+/* Connects when not connected: checks the schema's version, migrating
+ * first when told to. FALSE with error when the database cannot be used. */
+gboolean txd_store_connect(struct txd_store *s, GError **error);
+gboolean txd_store_connected(const struct txd_store *s);
+/* Who sent a batch and what it held, as it came on the wire. */
+struct txd_batch_origin {
+    const char *curve_key; /* the sender's CURVE public key (Z85), or NULL without CURVE */
+    uint32_t crc32;        /* the BATCH message's CRC-32 (its header's): its content */
+    uint64_t bytes;        /* and its length */
+};
+
+/* One batch of a group: what to store, and what became of it. */
+struct txd_group_item {
+    const struct vigil_wire_message *batch;
+    struct txd_batch_origin origin;
+    enum txd_store_result result; /* TXD_STORED, TXD_DUPLICATE or TXD_REFUSED */
+    GError *error;                /* why, for TXD_REFUSED; the caller frees it */
+};
+
+/* Writes `n` decoded BATCHes in ONE transaction, one commit (one
+ * fdatasync) for them all, each in a savepoint of its own: a batch the
+ * database refuses is rolled back to its savepoint and is TXD_REFUSED
+ * alone; one stored before (also earlier in the same group) is
+ * TXD_DUPLICATE. The results hold once this returns TXD_STORED, i.e. after
+ * the COMMIT. Any other failure rolls the whole group back: TXD_RETRY with
+ * error, and every batch waits. */
+enum txd_store_result txd_store_group(struct txd_store *s, struct txd_group_item *items, guint n,
+                                      GError **error);
+/* Writes one decoded BATCH (a group of one). A (node, sequence) stored before is
+ * TXD_DUPLICATE when its content was the same, TXD_REFUSED ("sequence
+ * reused") when not; with a CURVE key, a node id first seen with another
+ * key is TXD_REFUSED. For TXD_RETRY and TXD_REFUSED error says why. */
+enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wire_message *batch,
+                                      const struct txd_batch_origin *origin, GError **error);
+/* The maintenance step (day partitions ahead) when it is due: at each
+ * connection and every maintain_interval_s. Only when connected; a failure
+ * is logged and tried again at the next turn. */
+void txd_store_maintain_when_due(struct txd_store *s);
+/* The system reasoner's decision, best effort (FALSE when not stored). */
+gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_state *state,
+                                int64_t realtime_ns, GError **error);
+
+struct txd_store_counts {
+    uint64_t batches_stored, batches_duplicate, batches_refused, rows_stored;
+    uint64_t batches_reused;   /* a stored (node, sequence) with other content (refused too) */
+    uint64_t batches_impostor; /* a node id of another CURVE key (refused too) */
+    uint64_t batches_below;    /* stored with a sequence below the node's highest */
+    uint64_t runs_described;   /* run rows described again: at most one per run per batch */
+};
+void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out);
+
+/* ---- store_ids.c ------------------------------------------------------------------------ */
+
+/* Warehouse ids looked up once and kept. An id made inside a transaction
+ * that then rolls back never existed: ids learnt in a transaction are kept
+ * aside until it commits (txd_ids_commit) or dropped (txd_ids_rollback). */
+struct txd_ids;
+
+struct txd_ids *txd_ids_new(void);
+void txd_ids_free(struct txd_ids *ids);
+void txd_ids_commit(struct txd_ids *ids);
+void txd_ids_rollback(struct txd_ids *ids);
+/* Within a transaction, each batch of a group in a savepoint: what the
+ * batch learnt is kept for the group (release) or dropped (rollback). */
+void txd_ids_batch_release(struct txd_ids *ids);
+void txd_ids_batch_rollback(struct txd_ids *ids);
+/* Each returns the id, or -1 with error set. */
+int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metric_desc *m,
+                       GError **error);
+int64_t txd_ids_file(struct txd_ids *ids, PGconn *db, const char *path, size_t length,
+                     GError **error);
+/* Makes sure table `t` (an index into vigil_warehouse_day_tables) has a
+ * partition for `day` (days since the epoch, UTC): known, or checked and
+ * made if missing, in a statement of its own; call it outside any
+ * transaction. */
+gboolean txd_ids_partition(struct txd_ids *ids, PGconn *db, unsigned t, int64_t day,
+                           GError **error);
+/* Forgets the partitions known: one was dropped (by prune or an admin). */
+void txd_ids_forget_partitions(struct txd_ids *ids);
+
+/* ---- txd_system_reasoner.c --------------------------------------------------------------------
+ */
+
+struct txd_system_reasoner;
+
+struct txd_system_reasoner *txd_system_reasoner_new(const struct vigil_reasoner_rule *rule,
+                                                    guint max_age_ms);
+void txd_system_reasoner_free(struct txd_system_reasoner *r);
+void txd_system_reasoner_set_rule(struct txd_system_reasoner *r,
+                                  const struct vigil_reasoner_rule *rule, guint max_age_ms);
+/* A node's state for a cycle that ended at `realtime_ns`; older news than
+ * what the node already said is ignored. */
+void txd_system_reasoner_node_state(struct txd_system_reasoner *r, uint64_t node_id,
+                                    enum vigil_health state, int64_t realtime_ns);
+/* Decides the cycle that ends at `now_realtime_ns` from the nodes heard from
+ * within max_age. */
+void txd_system_reasoner_decide(struct txd_system_reasoner *r, int64_t now_realtime_ns,
+                                struct vigil_wire_state *out);
+/* What node `node_id` is told after that decision: the same rule over the
+ * other nodes' states, held in the node's own memory (call it once a
+ * cycle a node). A node the reasoner does not know sees every node. */
+void txd_system_reasoner_decide_for(struct txd_system_reasoner *r, uint64_t node_id,
+                                    struct vigil_wire_state *out);
+guint txd_system_reasoner_nodes(const struct txd_system_reasoner *r);
+
+/* ---- txd_server.c ------------------------------------------------------------------------------
+ */
+
+struct txd_server;
+
+/* Binds and, when configured, sets up CURVE; a database that is down is
+ * not an error (batches wait), a schema of another version is. */
+struct txd_server *txd_server_new(const struct txd_settings *settings,
+                                  const struct vigil_reasoner_rule *rule, int signal_fd,
+                                  GError **error);
+void txd_server_set_rule(struct txd_server *s, const struct vigil_reasoner_rule *rule);
+/* One turn of the loop; each signal read from signal_fd goes to on_signal. */
+void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *s, int signal));
+void txd_server_stop(struct txd_server *s);
+gboolean txd_server_stopping(const struct txd_server *s);
+void txd_server_free(struct txd_server *s);
+
+#endif

@@ -1,0 +1,41 @@
+/* vigil — what the warehouse-reading subcommands (report, export, advise)
+ * share: a checked query, and RUN as users name it. */
+#ifndef VIGIL_WAREHOUSE_QUERY_H
+#define VIGIL_WAREHOUSE_QUERY_H
+
+#include <glib.h>
+#include <libpq-fe.h>
+
+/* Said wherever a run cannot be found. */
+#define HOW_TO_LIST_RUNS "vigil runs"
+
+/* Runs a query with text parameters; NULL with error set ("cannot read
+ * the warehouse: …", see vigil_warehouse_set_read_error) when it does not return
+ * rows. */
+PGresult *vigil_warehouse_query(PGconn *db, const char *sql, int n, const char *const *params,
+                                GError **error);
+
+/* "host H port P database D user U": where `db` is connected, as its
+ * connection string says it but never with its password, for messages. */
+char *vigil_warehouse_target(const PGconn *db);
+
+/* Sets error for the failed `result` of a read on `db`: "WHAT: what
+ * PostgreSQL said"; but when the statement names a table, view, column or
+ * function the database lacks (SQLSTATE 42P01, 42883, 42703), a database
+ * without vigil's schema or with an older one: it says which (naming the
+ * database and the version) and that `vigil db migrate` brings it up to
+ * date, instead of PostgreSQL's raw message. `db` must be idle. */
+void vigil_warehouse_set_read_error(PGconn *db, const PGresult *result, const char *what,
+                                    GError **error);
+
+/* Whether `text` can be a row number: 1 to 18 decimal digits, so that it
+ * fits a bigint. */
+gboolean vigil_warehouse_is_row_number(const char *text);
+
+/* The run_id of RUN, a run number or else a run key (a key can be all
+ * digits too: VIGIL_RUN_ID=42; the number is tried first), as decimal
+ * text; NULL with error set, naming RUN, when the warehouse has no such
+ * run. */
+char *vigil_warehouse_find_run(PGconn *db, const char *run, GError **error);
+
+#endif
