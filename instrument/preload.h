@@ -17,8 +17,12 @@
  * thread is already inside a wrapper (our own I/O, libc calling itself, a
  * signal handler interrupting a wrapper); the call then goes straight
  * through. preload_call_end does the bookkeeping and leaves errno exactly
- * as the real function set it. Nothing on this path takes a lock,
- * allocates or makes a system call of its own. */
+ * as the real function set it. Nothing on this path allocates or makes a
+ * system call of its own. It takes no lock but on the rare path: a
+ * thread moving to a file it holds no pending entry for merges the evicted
+ * entry into that file's record, and threads sharing the overflow counter
+ * block write into the record directly, both under the record's spin lock
+ * (file_stats.c). */
 #ifndef VIGIL_PRELOAD_H
 #define VIGIL_PRELOAD_H
 
