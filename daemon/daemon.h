@@ -13,8 +13,10 @@
  *   cycle_record.c, cycle_record_read.c  [daemon] record: what reasoning.c
  *                was fed and decided, for `vigil tune` to replay (cycle_record.h)
  *   capture.c    the capture buffer: each process's activities per cycle,
- *                forwarded around abnormal cycles, dropped otherwise
- *   capture_sink.c  where forwarded windows go: a JSON-lines file
+ *                forwarded around abnormal cycles, dropped otherwise, to its
+ *                consumers (capture_consumer.h): the sink and the outbox
+ *   capture_json.c  the consumer "sink": each window as JSON lines
+ *   capture_sink.c  the sink's file: JSON lines, bounded and rotated
  *   processes.c  registered processes: their rings, drains and ends
  *   commits.c    what the rings may free at a cycle's end: what is durable
  *   server.c     the Unix socket: registration, summaries, status requests;

@@ -10,6 +10,7 @@
 #include "vigil/wire.h"
 #include "metrics.h"
 #include "capture.h"
+#include "capture_json.h"
 #include "capture_sink.h"
 #include "client_limits.h"
 #include "daemon.h"
@@ -264,8 +265,8 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
     vigild_json_int(b, "sink_max_bytes", (int64_t)d->settings.capture_sink_max_bytes);
     vigild_json_int(b, "sink_keep_files", d->settings.capture_sink_keep_files);
     struct vigild_capture_sink_stats sink = {0};
-    if (d->capture.sink != NULL)
-        vigild_capture_sink_stats(d->capture.sink, &sink);
+    if (vigild_capture_sink(&d->capture) != NULL)
+        vigild_capture_sink_stats(vigild_capture_sink(&d->capture), &sink);
     vigild_json_int(b, "sink_bytes", (int64_t)sink.file_bytes);
     vigild_json_int(b, "sink_lines", (int64_t)sink.lines);
     vigild_json_int(b, "sink_rotations", (int64_t)sink.rotations);
