@@ -29,7 +29,9 @@
  *                uid at most once a period
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd, handed to
  *                callbacks (daemon_ops.c's)
- *   status.c     what `vigil status` is told, as JSON
+ *   snapshot.c   what status and /metrics read of the daemon, taken when
+ *                asked: the one place they read struct vigild (snapshot.h)
+ *   status.c     what `vigil status` is told, as JSON, from a snapshot
  *   json_members.c  JSON members as status and the capture sink write them
  *   metrics_*.c  /metrics for Prometheus ([metrics] listen): metrics.h
  *   daemon.c     the whole: configuration, reload, the main loop's sources
