@@ -11,8 +11,6 @@
 #include "vigil/metric.h"
 #include "verdicts.h"
 
-struct vigild_outbox; /* outbox.h */
-
 enum vigild_capture_mode {
     VIGILD_CAPTURE_ANOMALIES, /* cycles around an abnormal one */
     VIGILD_CAPTURE_ALL,
@@ -29,8 +27,6 @@ struct vigild_capture_counts {
     uint64_t cycles, abnormal_cycles, windows;
 };
 
-struct vigild_capture_sink;
-
 struct vigild_capture {
     enum vigild_capture_mode mode;
     guint pre, post;
@@ -39,13 +35,11 @@ struct vigild_capture {
     uint64_t held;        /* activities held now, every process */
     uint64_t next_window;
     struct vigild_capture_counts total;
-    struct vigild_capture_sink *sink;
-    uint64_t sink_rotations; /* the sink's rotations when names were last sent */
-    uint64_t cycle;          /* the cycle being filled */
+    uint64_t cycle; /* the cycle being filled */
     uint64_t cycle_start_ns;
-    GHashTable *statistics_sent;     /* cycles whose statistics the sink has */
-    struct vigild_outbox *outbox;    /* NULL without an uplink */
-    GHashTable *statistics_uplinked; /* cycles whose statistics the outbox has */
+    /* Where forwarded cycles and windows go, in order, each with the
+     * cycles whose statistics it has had (capture_consumer.h). */
+    GArray *consumers;
     /* The node's samples of a cycle, for a window's statistics. */
     void (*statistics)(void *user, uint64_t start_ns, uint64_t end_ns, GArray *out);
     void *statistics_user;
@@ -59,11 +53,6 @@ void vigild_capture_init(struct vigild_capture *c, const vigil_metric_catalog *c
 /* Mode, pre and post cycles, the memory bound; from the next cycle on. */
 void vigild_capture_configure(struct vigild_capture *c, enum vigild_capture_mode mode, guint pre,
                               guint post, uint64_t max_held);
-/* Where windows go; replaces the sink (NULL: none, windows are counted
- * but written nowhere), or only sets the bounds of the same file. FALSE
- * with error when the file cannot be opened. */
-gboolean vigild_capture_open_sink(struct vigild_capture *c, const char *path, uint64_t max_bytes,
-                                  guint keep_files, GError **error);
 void vigild_capture_add_process(struct vigild_capture *c, uint64_t process_id, pid_t pid,
                                 const char *program, int32_t mpi_rank);
 void vigild_capture_activity(struct vigild_capture *c, uint64_t process_id,
@@ -86,7 +75,7 @@ void vigild_capture_restore(struct vigild_capture *c, uint64_t process_id,
 /* A process's counts (FALSE when it is not known), or the node's. */
 gboolean vigild_capture_counts(const struct vigild_capture *c, uint64_t process_id,
                                struct vigild_capture_counts *out);
-const char *vigild_capture_path(const struct vigild_capture *c); /* the sink's, or NULL */
+/* Closes every consumer too. */
 void vigild_capture_clear(struct vigild_capture *c);
 const char *vigild_capture_mode_name(enum vigild_capture_mode mode);
 

@@ -13,6 +13,8 @@
 #include "jobs.h"
 #include "cycle_record.h"
 #include "capture.h"
+#include "capture_consumer.h"
+#include "capture_json.h"
 #include "daemon.h"
 #include "energy_share.h"
 #include "history.h"
@@ -492,7 +494,9 @@ static gboolean start_uplink(struct vigild *d, GError **error)
     }
     d->outbox = vigild_outbox_new(d->uplink, s->node_id, s->hostname, d->catalog, &d->processes,
                                   &d->rollup);
-    d->capture.outbox = d->outbox;
+    struct vigild_capture_consumer outbox;
+    vigild_outbox_consumer(d->outbox, &outbox);
+    vigild_capture_set_consumer(&d->capture, outbox.name, &outbox);
     /* After the roll-ups: it takes the windows they close. */
     vigild_statmux_subscribe_named(&d->statmux, "outbox", vigild_outbox_take_rollups, d->outbox);
     g_message("uplink to %s as node %" G_GUINT64_FORMAT " (%s), spooling to %s", s->endpoint,
@@ -753,7 +757,7 @@ void vigild_stop(struct vigild *d)
     }
     /* After the last cycle's batch: the uplink spools whatever vigil-txd
      * has not acknowledged, so a stop loses nothing. */
-    d->capture.outbox = NULL;
+    vigild_capture_set_consumer(&d->capture, "outbox", NULL);
     vigild_outbox_free(d->outbox);
     d->outbox = NULL;
     vigild_jobs_free(d->jobs);

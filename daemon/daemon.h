@@ -13,8 +13,10 @@
  *   cycle_record.c, cycle_record_read.c  [daemon] record: what reasoning.c
  *                was fed and decided, for `vigil tune` to replay (cycle_record.h)
  *   capture.c    the capture buffer: each process's activities per cycle,
- *                forwarded around abnormal cycles, dropped otherwise
- *   capture_sink.c  where forwarded windows go: a JSON-lines file
+ *                forwarded around abnormal cycles, dropped otherwise, to its
+ *                consumers (capture_consumer.h): the sink and the outbox
+ *   capture_json.c  the consumer "sink": each window as JSON lines
+ *   capture_sink.c  the sink's file: JSON lines, bounded and rotated
  *   processes.c  registered processes: their rings, drains and ends
  *   commits.c    what the rings may free at a cycle's end: what is durable
  *   local_server.c     the Unix socket: registration, summaries, status requests;
@@ -27,7 +29,9 @@
  *                uid at most once a period
  *   signals.c    SIGTERM, SIGINT and SIGHUP through a signalfd, handed to
  *                callbacks (daemon_ops.c's)
- *   status.c     what `vigil status` is told, as JSON
+ *   snapshot.c   what status and /metrics read of the daemon, taken when
+ *                asked: the one place they read struct vigild (snapshot.h)
+ *   status.c     what `vigil status` is told, as JSON, from a snapshot
  *   json_members.c  JSON members as status and the capture sink write them
  *   metrics_*.c  /metrics for Prometheus ([metrics] listen): metrics.h
  *   daemon.c     the whole: configuration, reload, the main loop's sources

@@ -11,6 +11,7 @@
 #include "jobs.h"
 #include "local_server.h"
 #include "signals.h"
+#include "snapshot.h"
 #include "status.h"
 #include "uplink.h"
 #include "vigild_error.h"
@@ -23,12 +24,16 @@ static void take_signals(void *user)
 
 static char *status_json(void *user, uid_t viewer_uid, int32_t finished_pid)
 {
-    return vigild_status_json(user, viewer_uid, finished_pid);
+    struct vigild_snapshot snap;
+    vigild_snapshot_take(user, &snap);
+    return vigild_status_json(&snap, viewer_uid, finished_pid);
 }
 
 static void summary(void *user, const struct vigild_process *p, struct vigil_local_summary *out)
 {
-    vigild_status_summary(user, p, out);
+    struct vigild_snapshot snap;
+    vigild_snapshot_take(user, &snap);
+    vigild_status_summary(&snap, p, out);
 }
 
 /* No error when there are no jobs yet: the server says so itself. */

@@ -5,8 +5,9 @@
  *   metrics_jobs.c        what the figures need across processes' lives:
  *                         each running job's totals, the ring drops of
  *                         processes that ended
- *   metrics_snapshot.c    the snapshot, taken from the daemon: the one file
- *                         of the endpoint that reads struct vigild
+ *   metrics_snapshot.c    the figures, from the daemon's snapshot
+ *                         (snapshot.h), and the endpoint's start, reload
+ *                         and stop with the daemon
  *   metrics_http.c        the HTTP server (libsoup 3) on the main loop
  *
  * A scrape renders the newest figures vigild holds: it never reads a

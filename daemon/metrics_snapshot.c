@@ -1,7 +1,9 @@
-/* vigild — the /metrics snapshot taken from the daemon: the one file of
- * the endpoint that reads struct vigild. It reads what the last tick left
- * (the node's newest samples, the last roll-up window, the energy
- * accounts), never a provider, so a scrape costs a rendering only. */
+/* vigild — /metrics in the daemon: a scrape's figures, made from the
+ * daemon's snapshot (snapshot.h), and the endpoint's start, reload and
+ * stop with the daemon, which alone take struct vigild. A scrape reads
+ * what the last tick left (the node's newest samples, the last roll-up
+ * window, the energy accounts), never a provider, so it costs a rendering
+ * only. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -13,8 +15,8 @@
 #include "energy_share.h"
 #include "processes.h"
 #include "rollup.h"
+#include "snapshot.h"
 #include "statmux.h"
-#include "uplink.h"
 
 struct vigild_metrics {
     struct vigild_metrics_jobs jobs;
@@ -22,12 +24,12 @@ struct vigild_metrics {
 };
 
 /* The newest sample of the node metric `name`, NaN when there is none. */
-static double latest(const struct vigild *d, const char *name)
+static double latest(const struct vigild_snapshot *snap, const char *name)
 {
-    const struct vigil_metric_desc *m = vigil_metric_lookup(d->catalog, name);
-    if (m == NULL || m->id >= d->latest->len)
+    const struct vigil_metric_desc *m = vigil_metric_lookup(snap->catalog, name);
+    if (m == NULL || m->id >= snap->latest->len)
         return NAN;
-    const struct vigil_sample *s = &g_array_index(d->latest, struct vigil_sample, m->id);
+    const struct vigil_sample *s = &g_array_index(snap->latest, struct vigil_sample, m->id);
     return s->metric_id == m->id ? s->value : NAN;
 }
 
@@ -65,63 +67,62 @@ static void add_device(GArray *devices, const char *metric, const char *prefix,
 
 static double process_energy(void *user, uint64_t process_id)
 {
-    const struct vigild *d = user;
-    const struct vigild_energy_account *a = vigild_energy_share_account(&d->energy, process_id);
+    const struct vigild_snapshot *snap = user;
+    const struct vigild_energy_account *a = vigild_energy_share_account(snap->energy, process_id);
     return a != NULL && a->shared ? a->energy_j : NAN;
 }
 
 void vigild_metrics_fill(void *daemon, struct vigild_metrics_snapshot *s)
 {
-    struct vigild *d = daemon;
+    struct vigild_snapshot snap;
+    vigild_snapshot_take(daemon, &snap);
     s->version = VIGIL_VERSION;
-    s->energy_source = d->energy.source;
-    s->energy_estimated = (d->energy.flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0;
-    s->energy_j = d->energy.node_energy_j;
-    const struct vigil_metric_desc *energy = vigil_metric_lookup(d->catalog, "node.energy_j");
+    s->energy_source = snap.energy->source;
+    s->energy_estimated = (snap.energy->flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0;
+    s->energy_j = snap.energy->node_energy_j;
+    const struct vigil_metric_desc *energy = vigil_metric_lookup(snap.catalog, "node.energy_j");
     const struct vigild_rollup_window *w =
-        energy != NULL ? vigild_rollup_latest(&d->rollup, energy->id) : NULL;
+        energy != NULL ? vigild_rollup_latest(snap.rollup, energy->id) : NULL;
     if (w != NULL && w->end_ns > w->start_ns && !isnan(w->delta))
         s->power_w = w->delta / ((double)(w->end_ns - w->start_ns) / 1e9);
     for (int m = 0; m < VIGILD_CPU_MODES; m++) {
         char name[32];
         g_snprintf(name, sizeof name, "cpu.%s_s", vigild_metrics_cpu_mode_name(m));
-        s->cpu_s[m] = latest(d, name);
+        s->cpu_s[m] = latest(&snap, name);
     }
-    s->memory_total_bytes = latest(d, "mem.total_bytes");
-    s->memory_available_bytes = latest(d, "mem.available_bytes");
-    s->memory_used_bytes = latest(d, "mem.used_bytes");
-    for (uint32_t id = 1; id <= vigil_metric_count(d->catalog); id++) {
-        const struct vigil_metric_desc *m = vigil_metric_get(d->catalog, id);
-        if (id >= d->latest->len ||
-            g_array_index(d->latest, struct vigil_sample, id).metric_id != id)
+    s->memory_total_bytes = latest(&snap, "mem.total_bytes");
+    s->memory_available_bytes = latest(&snap, "mem.available_bytes");
+    s->memory_used_bytes = latest(&snap, "mem.used_bytes");
+    for (uint32_t id = 1; id <= vigil_metric_count(snap.catalog); id++) {
+        const struct vigil_metric_desc *m = vigil_metric_get(snap.catalog, id);
+        if (id >= snap.latest->len ||
+            g_array_index(snap.latest, struct vigil_sample, id).metric_id != id)
             continue;
-        double value = g_array_index(d->latest, struct vigil_sample, id).value;
+        double value = g_array_index(snap.latest, struct vigil_sample, id).value;
         add_device(s->disks, m->name, "disk.", ".read_bytes", ".write_bytes", value);
         add_device(s->networks, m->name, "net.", ".rx_bytes", ".tx_bytes", value);
     }
-    s->ticks = d->ticker.ticks;
-    s->ticks_missed = d->ticker.missed;
-    s->tick_s = d->tick_cost_ns_total / 1e9;
+    s->ticks = snap.ticks;
+    s->ticks_missed = snap.missed_ticks;
+    s->tick_s = snap.tick_cost_ns_total / 1e9;
     struct timespec cpu;
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0)
         s->cpu_self_s = (double)cpu.tv_sec + cpu.tv_nsec / 1e9;
-    s->processes = vigild_processes_running(&d->processes);
-    if (d->metrics != NULL) {
-        vigild_metrics_jobs_collect(&d->metrics->jobs, process_energy, d, s->jobs, &s->jobs_running,
-                                    &s->jobs_folded);
-        s->ring_records_dropped = d->metrics->jobs.ended_ring_dropped;
+    s->processes = vigild_processes_running(snap.processes);
+    if (snap.metrics != NULL) {
+        vigild_metrics_jobs_collect(&snap.metrics->jobs, process_energy, &snap, s->jobs,
+                                    &s->jobs_running, &s->jobs_folded);
+        s->ring_records_dropped = snap.metrics->jobs.ended_ring_dropped;
     }
-    GPtrArray *running = vigild_processes_list(&d->processes);
+    GPtrArray *running = vigild_processes_list(snap.processes);
     for (guint i = 0; i < running->len; i++)
         s->ring_records_dropped +=
             ((const struct vigild_process *)g_ptr_array_index(running, i))->dropped;
     g_ptr_array_free(running, TRUE);
-    if (d->uplink != NULL) {
-        struct vigild_uplink_stats u;
-        vigild_uplink_stats(d->uplink, &u);
+    if (snap.uplink) {
         s->uplink = true;
-        s->spool_bytes = u.spool_bytes;
-        s->batches_unacked = u.unacked;
+        s->spool_bytes = snap.uplink_stats.spool_bytes;
+        s->batches_unacked = snap.uplink_stats.unacked;
     }
 }
 

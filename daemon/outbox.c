@@ -25,6 +25,7 @@
 #include "vigil/health.h"
 #include "vigil/run_key.h"
 #include "vigil/wire.h"
+#include "capture_consumer.h"
 #include "jobs.h"
 #include "outbox.h"
 #include "processes.h"
@@ -292,7 +293,7 @@ static void subject_free(struct outbox_subject *s)
 
 static void activities_free(gpointer array)
 {
-    g_array_free(array, TRUE);
+    g_array_unref(array); /* capture's may still hold it */
 }
 
 void vigild_outbox_activities(struct vigild_outbox *o, uint64_t process_id, GArray *activities,
@@ -397,22 +398,80 @@ static void append_verdict(GString *s, const char *level, const struct vigild_ve
     g_string_append_c(s, ';');
 }
 
-char *vigild_outbox_reason_line(const struct vigild_cycle_verdicts *v,
-                                const struct vigild_verdict *process)
+/* One line of a window's reasons: the levels abnormal in its cycle. */
+static char *reason_line(const struct vigild_capture_reason *r)
 {
     GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "cycle %" PRIu64 ":", v->cycle);
-    if (process != NULL && vigil_health_is_abnormal(process->decision.own))
-        append_verdict(s, "process", process);
-    if (v->node != NULL && vigil_health_is_abnormal(v->node->decision.own))
-        append_verdict(s, "node", v->node);
-    if (vigil_health_is_abnormal(v->system_state))
-        g_string_append_printf(s, " system %s;", vigil_health_name(v->system_state));
+    g_string_append_printf(s, "cycle %" PRIu64 ":", r->cycle);
+    if (r->process != NULL)
+        append_verdict(s, "process", r->process);
+    if (r->node != NULL)
+        append_verdict(s, "node", r->node);
+    if (vigil_health_is_abnormal(r->system_state))
+        g_string_append_printf(s, " system %s;", vigil_health_name(r->system_state));
     if (s->str[s->len - 1] == ';')
         g_string_truncate(s, s->len - 1);
     char *line = wire_text(s->str, REASON_LINE_MAX_BYTES);
     g_string_free(s, TRUE);
     return line;
+}
+
+/* ---- the outbox as a capture consumer ----------------------------------------------- */
+
+static void take_statistics(void *outbox, const struct vigild_capture_cycle *cycle,
+                            const GArray *samples)
+{
+    (void)cycle;
+    vigild_outbox_samples(outbox, samples);
+}
+
+static void take_activities(void *outbox, const struct vigild_capture_subject *s,
+                            const struct vigild_capture_cycle *cycle)
+{
+    if (cycle->activities->len > 0)
+        vigild_outbox_activities(outbox, s->process_id, g_array_ref(cycle->activities), s->names);
+}
+
+/* The window as the warehouse keeps it: its reasons one cycle a line. */
+static void take_window(void *outbox, const struct vigild_capture_subject *s,
+                        enum vigild_capture_mode mode)
+{
+    (void)mode;
+    GString *reasons = g_string_new(NULL);
+    /* The first line says why the window was kept (the run's report card
+     * prints it); under mode = all no cycle needs to be abnormal. */
+    if (s->window_keeps_all)
+        g_string_append(reasons, "[capture] mode = all keeps every cycle");
+    for (guint i = 0; i < s->reasons->len; i++) {
+        char *line = reason_line(&g_array_index(s->reasons, struct vigild_capture_reason, i));
+        g_string_append_printf(reasons, "%s%s", reasons->len > 0 ? "\n" : "", line);
+        g_free(line);
+    }
+    if (s->reasons_left_out > 0)
+        g_string_append_printf(reasons, "\nand %" G_GUINT64_FORMAT " more abnormal cycles",
+                               s->reasons_left_out);
+    struct vigil_wire_window w = {
+        .process_id = s->process_id,
+        .first_cycle = s->window_first,
+        .last_cycle = s->window_last,
+        .start_ns = s->window_start_ns,
+        .end_ns = MAX(s->window_end_ns, s->window_start_ns),
+        .activities_forwarded = s->window_activities,
+        .reasons = reasons->str,
+    };
+    vigild_outbox_window(outbox, &w);
+    g_string_free(reasons, TRUE);
+}
+
+void vigild_outbox_consumer(struct vigild_outbox *o, struct vigild_capture_consumer *out)
+{
+    *out = (struct vigild_capture_consumer){
+        .name = "outbox",
+        .context = o,
+        .statistics = take_statistics,
+        .activities = take_activities,
+        .window = take_window,
+    };
 }
 
 /* ---- building batches --------------------------------------------------------------- */

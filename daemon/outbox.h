@@ -46,16 +46,17 @@ void vigild_outbox_free(struct vigild_outbox *o);
 /* A process registered, or ended: it is described in this cycle's batch. */
 void vigild_outbox_process_started(struct vigild_outbox *o, const struct vigild_process *p);
 void vigild_outbox_process_ended(struct vigild_outbox *o, const struct vigild_process *p);
-/* From capture: a forwarded cycle's activities (the array is taken) and
- * the process's file names (file id → path bytes, read now); a forwarded
- * cycle's node samples (copied); a window that closed. */
+/* From capture, through the consumer below: a forwarded cycle's activities
+ * (the array is taken) and the process's file names (file id → path
+ * bytes, read now); a forwarded cycle's node samples (copied); a window
+ * that closed. */
 void vigild_outbox_activities(struct vigild_outbox *o, uint64_t process_id, GArray *activities,
                               GHashTable *names);
 void vigild_outbox_samples(struct vigild_outbox *o, const GArray *samples);
 void vigild_outbox_window(struct vigild_outbox *o, const struct vigil_wire_window *window);
-/* One line of a window's reasons: the levels abnormal in cycle v->cycle. */
-char *vigild_outbox_reason_line(const struct vigild_cycle_verdicts *v,
-                                const struct vigild_verdict *process);
+/* The outbox as capture's consumer "outbox" (capture_consumer.h). */
+struct vigild_capture_consumer;
+void vigild_outbox_consumer(struct vigild_outbox *o, struct vigild_capture_consumer *out);
 /* A statmux subscriber after the roll-ups: takes each window they close. */
 void vigild_outbox_take_rollups(void *outbox, const struct vigild_tick_samples *samples,
                                 const vigil_metric_catalog *catalog);

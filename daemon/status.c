@@ -1,5 +1,5 @@
 /* vigild — what the daemon tells: the summary a process gets at exit and
- * the JSON `vigil status` prints. */
+ * the JSON `vigil status` prints, both from a snapshot (snapshot.h). */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -7,12 +7,10 @@
 #include <json-glib/json-glib.h>
 
 #include "vigil-build.h"
+#include "vigil/clock.h"
 #include "vigil/wire.h"
-#include "metrics.h"
 #include "capture.h"
-#include "capture_sink.h"
 #include "client_limits.h"
-#include "daemon.h"
 #include "energy_share.h"
 #include "json_members.h"
 #include "outbox.h"
@@ -20,20 +18,22 @@
 #include "reasoning.h"
 #include "rollup.h"
 #include "sampler.h"
-#include "local_server.h"
+#include "snapshot.h"
 #include "status.h"
+#include "tick_costs.h"
 #include "uplink.h"
 #include "uplink_drops.h"
 #include "verdicts.h"
 
 /* A process's CPU time and energy: from its live account while it runs,
  * from the copy taken at its end afterwards. */
-static void process_energy(const struct vigild *d, const struct vigild_process *p, double *cpu_s,
-                           double *energy_j, uint32_t *flags, gboolean *shared,
+static void process_energy(const struct vigild_snapshot *snap, const struct vigild_process *p,
+                           double *cpu_s, double *energy_j, uint32_t *flags, gboolean *shared,
                            const char **sources)
 {
-    const struct vigild_energy_account *a =
-        p->state == VIGILD_PROCESS_RUNNING ? vigild_energy_share_account(&d->energy, p->id) : NULL;
+    const struct vigild_energy_account *a = p->state == VIGILD_PROCESS_RUNNING
+                                                ? vigild_energy_share_account(snap->energy, p->id)
+                                                : NULL;
     if (a != NULL) {
         *cpu_s = a->cpu_s;
         *energy_j = a->energy_j;
@@ -49,33 +49,33 @@ static void process_energy(const struct vigild *d, const struct vigild_process *
     }
     /* Taken back after a restart of vigild: the sources before it are
      * not kept, the node's is the best there is. */
-    if ((*sources)[0] == '\0' && d->energy.source != NULL)
-        *sources = d->energy.source;
+    if ((*sources)[0] == '\0' && snap->energy->source != NULL)
+        *sources = snap->energy->source;
 }
 
 /* Why a process has no energy figure. */
-static char *energy_note(const struct vigild *d, double cpu_s)
+static char *energy_note(const struct vigild_snapshot *snap, double cpu_s)
 {
-    if (d->energy.unavailable != NULL)
-        return g_strdup(d->energy.unavailable);
-    const struct vigild_provider *process = vigild_sampler_find(&d->sampler, "process");
+    if (snap->energy->unavailable != NULL)
+        return g_strdup(snap->energy->unavailable);
+    const struct vigild_provider *process = vigild_sampler_find(snap->sampler, "process");
     if (isnan(cpu_s) && (process == NULL || !process->running))
         return g_strdup("its CPU time is unknown: the process provider is not running");
     return g_strdup_printf("it ended before a tick measured its share (a tick is every %" PRIu64
                            " ms)",
-                           (uint64_t)(d->settings.tick_ns / VIGIL_NS_PER_MS));
+                           (uint64_t)(snap->tick_ns / VIGIL_NS_PER_MS));
 }
 
 /* A process's capture counts: capture's while it knows the process, the
  * copy made when it forgot it after. */
-static void process_capture(const struct vigild *d, const struct vigild_process *p,
+static void process_capture(const struct vigild_snapshot *snap, const struct vigild_process *p,
                             struct vigild_capture_counts *out)
 {
-    if (!vigild_capture_counts(&d->capture, p->id, out))
+    if (!vigild_capture_counts(snap->capture, p->id, out))
         *out = p->capture_final ? p->capture : (struct vigild_capture_counts){0};
 }
 
-void vigild_status_summary(const struct vigild *d, const struct vigild_process *p,
+void vigild_status_summary(const struct vigild_snapshot *snap, const struct vigild_process *p,
                            struct vigil_local_summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -85,7 +85,7 @@ void vigild_status_summary(const struct vigild *d, const struct vigild_process *
     out->gaps = p->corrupt + p->torn;
     out->dropped = p->dropped;
     struct vigild_capture_counts capture;
-    process_capture(d, p, &capture);
+    process_capture(snap, p, &capture);
     out->anomalies = capture.abnormal_cycles;
     out->cycles = capture.cycles;
     out->abnormal_cycles = capture.abnormal_cycles;
@@ -94,19 +94,19 @@ void vigild_status_summary(const struct vigild *d, const struct vigild_process *
     out->activities_dropped = capture.dropped;
     out->activities_lost = capture.lost;
     out->activities_held = capture.held;
-    g_strlcpy(out->capture_mode, vigild_capture_mode_name(d->capture.mode),
+    g_strlcpy(out->capture_mode, vigild_capture_mode_name(snap->capture->mode),
               sizeof out->capture_mode);
     double energy_j;
     gboolean shared;
     const char *sources;
-    process_energy(d, p, &out->cpu_s, &energy_j, &out->energy_flags, &shared, &sources);
+    process_energy(snap, p, &out->cpu_s, &energy_j, &out->energy_flags, &shared, &sources);
     if (shared) {
         out->energy_j = energy_j;
         vigild_energy_sources_compact(sources, out->energy_source, sizeof out->energy_source);
     } else {
         out->energy_j = NAN;
         out->energy_flags = 0;
-        char *note = energy_note(d, out->cpu_s);
+        char *note = energy_note(snap, out->cpu_s);
         g_strlcpy(out->energy_note, note, sizeof out->energy_note);
         g_free(note);
     }
@@ -123,34 +123,34 @@ static void add_cost(JsonBuilder *b, const char *name, uint64_t last_ns, uint64_
     json_builder_end_object(b);
 }
 
-static void add_daemon(JsonBuilder *b, const struct vigild *d)
+static void add_daemon(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
     json_builder_set_member_name(b, "daemon");
     json_builder_begin_object(b);
     vigild_json_string(b, "version", VIGIL_VERSION);
     vigild_json_int(b, "pid", getpid());
-    vigild_json_string(b, "socket", vigild_server_path(d->server));
-    vigild_json_string(b, "config", d->config_path);
-    vigild_json_string(b, "metrics", vigild_metrics_url(d)); /* null: no endpoint */
-    vigild_json_number(b, "uptime_s", (vigil_clock_monotonic_ns() - d->started_ns) / 1e9);
-    vigild_json_int(b, "tick_ms", (gint64)(d->settings.tick_ns / VIGIL_NS_PER_MS));
-    vigild_json_int(b, "ticks", (gint64)d->ticker.ticks);
-    vigild_json_int(b, "missed_ticks", (gint64)d->ticker.missed);
-    add_cost(b, "tick_cost_us", d->tick_cost_ns_last, d->tick_cost_ns_total, d->ticker.ticks,
-             d->tick_cost_ns_max);
-    vigild_json_int(b, "reloads", (gint64)d->reloads);
-    vigild_json_int(b, "reload_failures", (gint64)d->reload_failures);
-    vigild_json_int(b, "clients", vigild_server_clients(d->server));
+    vigild_json_string(b, "socket", snap->socket_path);
+    vigild_json_string(b, "config", snap->config_path);
+    vigild_json_string(b, "metrics", snap->metrics_url); /* null: no endpoint */
+    vigild_json_number(b, "uptime_s", snap->uptime_ns / 1e9);
+    vigild_json_int(b, "tick_ms", (gint64)(snap->tick_ns / VIGIL_NS_PER_MS));
+    vigild_json_int(b, "ticks", (gint64)snap->ticks);
+    vigild_json_int(b, "missed_ticks", (gint64)snap->missed_ticks);
+    add_cost(b, "tick_cost_us", snap->tick_cost_ns_last, snap->tick_cost_ns_total, snap->ticks,
+             snap->tick_cost_ns_max);
+    vigild_json_int(b, "reloads", (gint64)snap->reloads);
+    vigild_json_int(b, "reload_failures", (gint64)snap->reload_failures);
+    vigild_json_int(b, "clients", snap->clients);
     json_builder_end_object(b);
-    vigild_client_limits_status(vigild_server_limits(d->server), b);
+    vigild_client_limits_status(snap->client_limits, b);
 }
 
-static void add_providers(JsonBuilder *b, const struct vigild *d)
+static void add_providers(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
     json_builder_set_member_name(b, "providers");
     json_builder_begin_array(b);
-    for (guint i = 0; i < d->sampler.providers->len; i++) {
-        const struct vigild_provider *p = g_ptr_array_index(d->sampler.providers, i);
+    for (guint i = 0; i < snap->sampler->providers->len; i++) {
+        const struct vigild_provider *p = g_ptr_array_index(snap->sampler->providers, i);
         json_builder_begin_object(b);
         vigild_json_string(b, "name", p->name);
         vigild_json_bool(b, "running", p->running);
@@ -166,14 +166,14 @@ static void add_providers(JsonBuilder *b, const struct vigild *d)
     json_builder_end_array(b);
 }
 
-static void add_metrics(JsonBuilder *b, const struct vigild *d)
+static void add_metrics(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
     json_builder_set_member_name(b, "metrics");
     json_builder_begin_array(b);
-    for (uint32_t id = 1; id <= vigil_metric_count(d->catalog); id++) {
-        const struct vigil_metric_desc *m = vigil_metric_get(d->catalog, id);
+    for (uint32_t id = 1; id <= vigil_metric_count(snap->catalog); id++) {
+        const struct vigil_metric_desc *m = vigil_metric_get(snap->catalog, id);
         const struct vigil_sample *s =
-            id < d->latest->len ? &g_array_index(d->latest, struct vigil_sample, id) : NULL;
+            id < snap->latest->len ? &g_array_index(snap->latest, struct vigil_sample, id) : NULL;
         json_builder_begin_object(b);
         vigild_json_string(b, "name", m->name);
         vigild_json_string(b, "unit", m->unit);
@@ -183,7 +183,7 @@ static void add_metrics(JsonBuilder *b, const struct vigild *d)
         gboolean sampled = s != NULL && s->metric_id == id;
         vigild_json_number(b, "value", sampled ? s->value : NAN);
         vigild_json_bool(b, "uncertain", sampled && (s->flags & VIGIL_SAMPLE_UNCERTAIN));
-        const struct vigild_rollup_window *w = vigild_rollup_latest(&d->rollup, id);
+        const struct vigild_rollup_window *w = vigild_rollup_latest(snap->rollup, id);
         json_builder_set_member_name(b, "rollup");
         if (w == NULL) {
             json_builder_add_null_value(b);
@@ -220,21 +220,22 @@ static void add_capture_counts(JsonBuilder *b, const char *name,
 
 /* The node's reasoner and capture: their settings, the last cycle's
  * verdict and the node's totals. */
-static void add_reasoning(JsonBuilder *b, const struct vigild *d)
+static void add_reasoning(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
     json_builder_set_member_name(b, "reasoning");
     json_builder_begin_object(b);
-    vigild_json_int(b, "cycle_ms",
-                    (gint64)(d->settings.cycle_ticks * d->settings.tick_ns / VIGIL_NS_PER_MS));
-    vigild_json_int(b, "cycles", (gint64)(d->reasoning.cycle - 1));
-    const struct vigild_verdict *node = vigild_reasoning_verdict(&d->reasoning, 0);
+    vigild_json_int(b, "cycle_ms", (gint64)(snap->cycle_ticks * snap->tick_ns / VIGIL_NS_PER_MS));
+    vigild_json_int(b, "cycles", (gint64)(snap->reasoning->cycle - 1));
+    const struct vigild_verdict *node = vigild_reasoning_verdict(snap->reasoning, 0);
     vigild_json_string(b, "node_health",
                        node != NULL ? vigil_health_name(node->decision.state) : NULL);
-    vigild_json_int(b, "node_abnormal_cycles", (gint64)d->reasoning.node->memory.abnormal_cycles);
+    vigild_json_int(b, "node_abnormal_cycles",
+                    (gint64)snap->reasoning->node->memory.abnormal_cycles);
     /* The node reasoner's parent, as the last cycle took it from vigil-txd. */
     vigild_json_string(b, "system_state",
-                       d->reasoning.system_state != 0 ? vigil_health_name(d->reasoning.system_state)
-                                                      : NULL);
+                       snap->reasoning->system_state != 0
+                           ? vigil_health_name(snap->reasoning->system_state)
+                           : NULL);
     json_builder_set_member_name(b, "node_issues");
     json_builder_begin_array(b);
     for (guint i = 0; node != NULL && i < node->n_issues; i++) {
@@ -248,101 +249,96 @@ static void add_reasoning(JsonBuilder *b, const struct vigild *d)
     json_builder_end_array(b);
     json_builder_set_member_name(b, "adpis");
     json_builder_begin_array(b);
-    for (guint i = 0; i < d->reasoning.node->adpis->len; i++)
+    const GPtrArray *adpis = snap->reasoning->node->adpis;
+    for (guint i = 0; i < adpis->len; i++)
         json_builder_add_string_value(
-            b, ((const struct vigild_adpi *)g_ptr_array_index(d->reasoning.node->adpis, i))->name);
+            b, ((const struct vigild_adpi *)g_ptr_array_index(adpis, i))->name);
     json_builder_end_array(b);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "capture");
     json_builder_begin_object(b);
-    vigild_json_string(b, "mode", vigild_capture_mode_name(d->capture.mode));
-    vigild_json_int(b, "pre_cycles", d->capture.pre);
-    vigild_json_int(b, "post_cycles", d->capture.post);
-    vigild_json_string(b, "sink", vigild_capture_path(&d->capture));
-    vigild_json_string(b, "sink_enabled",
-                       vigil_config_get_string(d->config, "capture", "sink_enabled"));
-    vigild_json_int(b, "sink_max_bytes", (int64_t)d->settings.capture_sink_max_bytes);
-    vigild_json_int(b, "sink_keep_files", d->settings.capture_sink_keep_files);
-    struct vigild_capture_sink_stats sink = {0};
-    if (d->capture.sink != NULL)
-        vigild_capture_sink_stats(d->capture.sink, &sink);
-    vigild_json_int(b, "sink_bytes", (int64_t)sink.file_bytes);
-    vigild_json_int(b, "sink_lines", (int64_t)sink.lines);
-    vigild_json_int(b, "sink_rotations", (int64_t)sink.rotations);
+    vigild_json_string(b, "mode", vigild_capture_mode_name(snap->capture->mode));
+    vigild_json_int(b, "pre_cycles", snap->capture->pre);
+    vigild_json_int(b, "post_cycles", snap->capture->post);
+    vigild_json_string(b, "sink", snap->capture_sink_path);
+    vigild_json_string(b, "sink_enabled", snap->capture_sink_enabled);
+    vigild_json_int(b, "sink_max_bytes", (int64_t)snap->capture_sink_max_bytes);
+    vigild_json_int(b, "sink_keep_files", snap->capture_sink_keep_files);
+    const struct vigild_capture_sink_stats *sink = &snap->capture_sink;
+    vigild_json_int(b, "sink_bytes", (int64_t)sink->file_bytes);
+    vigild_json_int(b, "sink_lines", (int64_t)sink->lines);
+    vigild_json_int(b, "sink_rotations", (int64_t)sink->rotations);
     /* Windows thrown away to keep the bound: full files deleted, lines
      * longer than a file. */
-    vigild_json_int(b, "sink_files_dropped", (int64_t)sink.files_dropped);
-    vigild_json_int(b, "sink_lines_dropped", (int64_t)sink.lines_dropped);
-    vigild_json_int(b, "sink_bytes_dropped", (int64_t)sink.bytes_dropped);
+    vigild_json_int(b, "sink_files_dropped", (int64_t)sink->files_dropped);
+    vigild_json_int(b, "sink_lines_dropped", (int64_t)sink->lines_dropped);
+    vigild_json_int(b, "sink_bytes_dropped", (int64_t)sink->bytes_dropped);
     /* Writes that failed (a full disk): windows counted as forwarded that
      * the sink may not hold whole. */
-    vigild_json_int(b, "sink_errors", (int64_t)sink.errors);
-    struct vigild_capture_counts total;
-    vigild_capture_counts(&d->capture, 0, &total);
-    add_capture_counts(b, "totals", &total);
+    vigild_json_int(b, "sink_errors", (int64_t)sink->errors);
+    add_capture_counts(b, "totals", &snap->capture_totals);
     json_builder_end_object(b);
 }
 
 /* The uplink to vigil-txd and the outbox that feeds it; null without one. */
-static void add_uplink(JsonBuilder *b, const struct vigild *d)
+static void add_uplink(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
     json_builder_set_member_name(b, "uplink");
-    if (d->uplink == NULL) {
+    if (!snap->uplink) {
         json_builder_add_null_value(b);
         return;
     }
-    struct vigild_uplink_stats u;
-    vigild_uplink_stats(d->uplink, &u);
-    struct vigild_outbox_stats o;
-    vigild_outbox_stats(d->outbox, &o);
-    struct vigil_wire_state system;
-    gboolean have_system = vigild_uplink_system_state(d->uplink, &system);
+    const struct vigild_uplink_stats *u = &snap->uplink_stats;
+    const struct vigild_outbox_stats *o = &snap->outbox_stats;
+    const struct vigild_uplink_settings *settings = snap->uplink_settings;
     json_builder_begin_object(b);
-    vigild_json_string(b, "endpoint", d->uplink_settings->endpoint);
-    vigild_json_int(b, "node_id", (gint64)d->uplink_settings->node_id);
-    vigild_json_string(b, "hostname", d->uplink_settings->hostname);
-    vigild_json_string(b, "spool_dir", d->uplink_settings->spool_dir);
-    vigild_json_bool(b, "connected", u.connected);
-    vigild_json_int(b, "batches", (gint64)o.batches);
-    vigild_json_int(b, "batch_bytes", (gint64)o.bytes);
-    vigild_json_int(b, "sent", (gint64)u.sent);
-    vigild_json_int(b, "resent", (gint64)u.resent);
-    vigild_json_int(b, "acked", (gint64)u.acked);
-    vigild_json_int(b, "in_flight", (gint64)u.in_flight);
-    vigild_json_int(b, "unacked", (gint64)u.unacked);
-    vigild_json_int(b, "memory_batches", (gint64)u.memory_batches);
-    vigild_json_int(b, "memory_bytes", (gint64)u.memory_bytes);
-    vigild_json_int(b, "spooled_batches", (gint64)u.spooled_batches);
-    vigild_json_int(b, "spool_bytes", (gint64)u.spool_bytes);
-    vigild_json_int(b, "replayed", (gint64)u.replayed);
-    vigild_json_int(b, "dropped_full_batches", (gint64)u.dropped_full_batches);
-    vigild_json_int(b, "dropped_full_bytes", (gint64)u.dropped_full_bytes);
-    vigild_json_int(b, "dropped_memory_batches", (gint64)u.dropped_memory_batches);
-    vigild_json_int(b, "dropped_memory_bytes", (gint64)u.dropped_memory_bytes);
-    struct vigild_drops_totals drops;
-    vigild_drops_totals(vigild_uplink_drops(d->uplink), &drops);
-    vigild_json_int(b, "dropped_activities", (gint64)drops.activities);
-    vigild_json_int(b, "dropped_batches", (gint64)drops.batches);
-    vigild_json_int(b, "dropped_unknown_batches", (gint64)drops.unknown_batches);
-    vigild_json_int(b, "in_flight_bytes", (gint64)u.in_flight_bytes);
-    vigild_json_int(b, "refused", (gint64)u.refused);
-    vigild_json_int(b, "refused_deleted", (gint64)u.refused_deleted);
-    vigild_json_int(b, "refused_kept", (gint64)u.refused_kept);
-    vigild_json_int(b, "resent_refused", (gint64)u.resent_refused);
-    vigild_json_string(b, "last_refusal", u.last_refusal[0] != '\0' ? u.last_refusal : NULL);
-    vigild_json_int(b, "spool_corrupt", (gint64)u.spool_corrupt);
-    vigild_json_int(b, "spool_corrupt_bytes", (gint64)u.spool_corrupt_bytes);
-    vigild_json_int(b, "spool_errors", (gint64)u.spool_errors);
-    vigild_json_int(b, "unexpected", (gint64)u.unexpected);
-    vigild_json_int(b, "items_skipped", (gint64)o.items_skipped);
-    vigild_json_int(b, "names_missing", (gint64)o.names_missing);
-    vigild_json_string(b, "last_error", u.last_error[0] != '\0' ? u.last_error : NULL);
-    vigild_json_string(b, "system_state", have_system ? vigil_health_name(system.health) : NULL);
-    vigild_json_int(b, "system_cycle", have_system ? (gint64)system.cycle : -1);
+    vigild_json_string(b, "endpoint", settings->endpoint);
+    vigild_json_int(b, "node_id", (gint64)settings->node_id);
+    vigild_json_string(b, "hostname", settings->hostname);
+    vigild_json_string(b, "spool_dir", settings->spool_dir);
+    vigild_json_bool(b, "connected", u->connected);
+    vigild_json_int(b, "batches", (gint64)o->batches);
+    vigild_json_int(b, "batch_bytes", (gint64)o->bytes);
+    vigild_json_int(b, "sent", (gint64)u->sent);
+    vigild_json_int(b, "resent", (gint64)u->resent);
+    vigild_json_int(b, "acked", (gint64)u->acked);
+    vigild_json_int(b, "in_flight", (gint64)u->in_flight);
+    vigild_json_int(b, "unacked", (gint64)u->unacked);
+    vigild_json_int(b, "memory_batches", (gint64)u->memory_batches);
+    vigild_json_int(b, "memory_bytes", (gint64)u->memory_bytes);
+    vigild_json_int(b, "spooled_batches", (gint64)u->spooled_batches);
+    vigild_json_int(b, "spool_bytes", (gint64)u->spool_bytes);
+    vigild_json_int(b, "replayed", (gint64)u->replayed);
+    vigild_json_int(b, "dropped_full_batches", (gint64)u->dropped_full_batches);
+    vigild_json_int(b, "dropped_full_bytes", (gint64)u->dropped_full_bytes);
+    vigild_json_int(b, "dropped_memory_batches", (gint64)u->dropped_memory_batches);
+    vigild_json_int(b, "dropped_memory_bytes", (gint64)u->dropped_memory_bytes);
+    vigild_json_int(b, "dropped_activities", (gint64)snap->drops.activities);
+    vigild_json_int(b, "dropped_batches", (gint64)snap->drops.batches);
+    vigild_json_int(b, "dropped_unknown_batches", (gint64)snap->drops.unknown_batches);
+    vigild_json_int(b, "in_flight_bytes", (gint64)u->in_flight_bytes);
+    vigild_json_int(b, "refused", (gint64)u->refused);
+    vigild_json_int(b, "refused_deleted", (gint64)u->refused_deleted);
+    vigild_json_int(b, "refused_kept", (gint64)u->refused_kept);
+    vigild_json_int(b, "resent_refused", (gint64)u->resent_refused);
+    vigild_json_string(b, "last_refusal", u->last_refusal[0] != '\0' ? u->last_refusal : NULL);
+    vigild_json_int(b, "spool_corrupt", (gint64)u->spool_corrupt);
+    vigild_json_int(b, "spool_corrupt_bytes", (gint64)u->spool_corrupt_bytes);
+    vigild_json_int(b, "spool_errors", (gint64)u->spool_errors);
+    vigild_json_int(b, "unexpected", (gint64)u->unexpected);
+    vigild_json_int(b, "items_skipped", (gint64)o->items_skipped);
+    vigild_json_int(b, "names_missing", (gint64)o->names_missing);
+    vigild_json_string(b, "last_error", u->last_error[0] != '\0' ? u->last_error : NULL);
+    vigild_json_string(b, "system_state",
+                       snap->have_system_state ? vigil_health_name(snap->system_state.health)
+                                               : NULL);
+    vigild_json_int(b, "system_cycle",
+                    snap->have_system_state ? (gint64)snap->system_state.cycle : -1);
     json_builder_end_object(b);
 }
 
-static void add_process(JsonBuilder *b, const struct vigild *d, const struct vigild_process *p)
+static void add_process(JsonBuilder *b, const struct vigild_snapshot *snap,
+                        const struct vigild_process *p)
 {
     json_builder_begin_object(b);
     vigild_json_int(b, "id", (gint64)p->id);
@@ -375,28 +371,27 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
     vigild_json_int(b, "released_early", (gint64)p->released_early);
     vigild_json_string(b, "dropped_reason", p->dropped_reason);
     struct vigild_capture_counts capture;
-    process_capture(d, p, &capture);
+    process_capture(snap, p, &capture);
     add_capture_counts(b, "capture", &capture);
     /* Of what capture forwarded, what the uplink or the spool dropped. */
     struct vigild_drop_count dropped = {0};
-    if (d->uplink != NULL)
-        vigild_drops_of(vigild_uplink_drops(d->uplink), p->pid, vigild_outbox_process_start_ns(p),
-                        &dropped);
+    if (snap->uplink_drops != NULL)
+        vigild_drops_of(snap->uplink_drops, p->pid, vigild_outbox_process_start_ns(p), &dropped);
     vigild_json_int(b, "uplink_dropped_activities", (gint64)dropped.activities);
-    const struct vigild_verdict *v = vigild_reasoning_verdict(&d->reasoning, p->id);
+    const struct vigild_verdict *v = vigild_reasoning_verdict(snap->reasoning, p->id);
     vigild_json_string(b, "health", v != NULL ? vigil_health_name(v->decision.state) : NULL);
     double cpu_s, energy_j;
     uint32_t flags;
     gboolean shared;
     const char *sources;
-    process_energy(d, p, &cpu_s, &energy_j, &flags, &shared, &sources);
+    process_energy(snap, p, &cpu_s, &energy_j, &flags, &shared, &sources);
     vigild_json_number(b, "cpu_s", cpu_s);
     vigild_json_number(b, "energy_j", shared ? energy_j : NAN);
     vigild_json_string(b, "energy_source", shared ? sources : NULL);
     vigild_json_bool(b, "energy_estimated", shared && (flags & VIGIL_LOCAL_ENERGY_ESTIMATED));
     vigild_json_bool(b, "energy_uncertain", shared && (flags & VIGIL_LOCAL_ENERGY_UNCERTAIN));
     if (!shared) {
-        char *note = energy_note(d, cpu_s);
+        char *note = energy_note(snap, cpu_s);
         vigild_json_string(b, "energy_note", note);
         g_free(note);
     }
@@ -406,11 +401,11 @@ static void add_process(JsonBuilder *b, const struct vigild *d, const struct vig
 /* Another user's process is not listed: its program, arguments, folder
  * and run key are theirs, and a node mounted with hidepid hides them from
  * `ps` too. The node-wide counts stay. */
-static void add_processes(JsonBuilder *b, const struct vigild *d, uid_t viewer_uid,
+static void add_processes(JsonBuilder *b, const struct vigild_snapshot *snap, uid_t viewer_uid,
                           int32_t finished_pid)
 {
     gboolean sees_all = viewer_uid == 0 || viewer_uid == geteuid();
-    const struct vigild_processes *ps = &d->processes;
+    const struct vigild_processes *ps = snap->processes;
     json_builder_set_member_name(b, "processes");
     json_builder_begin_object(b);
     vigild_json_int(b, "registered_total", (gint64)ps->registered_total);
@@ -441,7 +436,7 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, uid_t viewer_u
     for (guint i = 0; i < listed->len; i++) {
         const struct vigild_process *p = g_ptr_array_index(listed, i);
         if (sees_all || p->uid == viewer_uid)
-            add_process(b, d, p);
+            add_process(b, snap, p);
         else
             not_listed++;
     }
@@ -451,24 +446,24 @@ static void add_processes(JsonBuilder *b, const struct vigild *d, uid_t viewer_u
     json_builder_end_object(b);
 }
 
-char *vigild_status_json(const struct vigild *d, uid_t viewer_uid, int32_t finished_pid)
+char *vigild_status_json(const struct vigild_snapshot *snap, uid_t viewer_uid, int32_t finished_pid)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    add_daemon(b, d);
-    add_providers(b, d);
-    vigild_tick_costs_status(b, d);
+    add_daemon(b, snap);
+    add_providers(b, snap);
+    vigild_tick_costs_status(b, snap->costs, snap->statmux, snap->reasoning->adpi_costs);
     json_builder_set_member_name(b, "energy");
     json_builder_begin_object(b);
-    vigild_json_string(b, "source", d->energy.source);
-    vigild_json_bool(b, "estimated", (d->energy.flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
-    vigild_json_string(b, "unavailable", d->energy.unavailable);
-    vigild_energy_segments_json(&d->energy, b);
+    vigild_json_string(b, "source", snap->energy->source);
+    vigild_json_bool(b, "estimated", (snap->energy->flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
+    vigild_json_string(b, "unavailable", snap->energy->unavailable);
+    vigild_energy_segments_json(snap->energy, b);
     json_builder_end_object(b);
-    add_reasoning(b, d);
-    add_uplink(b, d);
-    add_metrics(b, d);
-    add_processes(b, d, viewer_uid, finished_pid);
+    add_reasoning(b, snap);
+    add_uplink(b, snap);
+    add_metrics(b, snap);
+    add_processes(b, snap, viewer_uid, finished_pid);
     json_builder_end_object(b);
     JsonNode *root = json_builder_get_root(b);
     JsonGenerator *g = json_generator_new();

@@ -7,15 +7,16 @@
 
 #include "vigil/local_protocol.h"
 
-struct vigild;         /* daemon.h */
-struct vigild_process; /* processes.h */
+struct vigild_snapshot; /* snapshot.h */
+struct vigild_process;  /* processes.h */
 
 /* What `vigil status` shows a client of `viewer_uid`, as a JSON text
  * (g_free it): root and vigild's own user see every process, any other
  * user only their own, and how many others there are. */
-char *vigild_status_json(const struct vigild *d, uid_t viewer_uid, int32_t finished_pid);
+char *vigild_status_json(const struct vigild_snapshot *snap, uid_t viewer_uid,
+                         int32_t finished_pid);
 /* The summary a process asks for at exit. */
-void vigild_status_summary(const struct vigild *d, const struct vigild_process *p,
+void vigild_status_summary(const struct vigild_snapshot *snap, const struct vigild_process *p,
                            struct vigil_local_summary *out);
 
 #endif

@@ -2,9 +2,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "vigil/clock.h"
+#include "vigil/health.h"
 #include "json_members.h"
 #include "statmux.h"
+#include "tick_costs.h"
 
 static const char *const part_names[VIGILD_PART_COUNT] = {
     [VIGILD_PART_PROVIDERS] = "providers", [VIGILD_PART_ENERGY_SHARE] = "energy_share",
@@ -71,9 +73,9 @@ static void adpis_json(JsonBuilder *b, const GPtrArray *costs)
     json_builder_end_array(b);
 }
 
-void vigild_tick_costs_status(JsonBuilder *b, const struct vigild *d)
+void vigild_tick_costs_status(JsonBuilder *b, const struct vigild_tick_costs *costs,
+                              const struct vigild_statmux *statmux, const GPtrArray *adpi_costs)
 {
-    const struct vigild_tick_costs *costs = &d->costs;
     json_builder_set_member_name(b, "tick_costs");
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "parts");
@@ -85,7 +87,7 @@ void vigild_tick_costs_status(JsonBuilder *b, const struct vigild *d)
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
-    vigild_statmux_json(b, &d->statmux);
-    adpis_json(b, d->reasoning.adpi_costs);
+    vigild_statmux_json(b, statmux);
+    adpis_json(b, adpi_costs);
     json_builder_end_object(b);
 }

@@ -72,11 +72,13 @@ struct vigild_adpi_cost {
 struct vigild_adpi_cost *vigild_adpi_costs_for(GPtrArray *costs, unsigned level, const char *name);
 void vigild_adpi_cost_free(struct vigild_adpi_cost *c);
 
-struct vigild;
+struct vigild_statmux; /* statmux.h */
 
 /* "tick_costs": {"parts": [{"name", "cost_us"}...] in the order above,
  * "subscribers": [...] (statmux.c), "adpis": [{"level", "name", "samples",
- * "activities", "cycle"}...]}; the providers' costs are in "providers". */
-void vigild_tick_costs_status(JsonBuilder *b, const struct vigild *d);
+ * "activities", "cycle"}...] (`adpi_costs`, the reasoning's)}; the
+ * providers' costs are in "providers". */
+void vigild_tick_costs_status(JsonBuilder *b, const struct vigild_tick_costs *costs,
+                              const struct vigild_statmux *statmux, const GPtrArray *adpi_costs);
 
 #endif

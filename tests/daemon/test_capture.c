@@ -14,6 +14,7 @@
 #include "vigil/clock.h"
 #include "vigil/ontology.h"
 #include "capture.h"
+#include "capture_json.h"
 #include "capture_sink.h"
 #include "verdicts.h"
 
@@ -477,7 +478,7 @@ static void test_a_full_sink_counts_its_failures(void **state)
     assert_true(vigild_capture_open_sink(&f->capture, "/dev/full", 1 << 20, 0, NULL));
     vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
     replay(f, 1, 2);
-    assert_true(vigild_capture_sink_errors(f->capture.sink) > 0);
+    assert_true(vigild_capture_sink_errors(vigild_capture_sink(&f->capture)) > 0);
 }
 
 static void test_sink_that_cannot_open(void **state)
@@ -538,7 +539,7 @@ static void test_the_sink_rotates_within_its_bound(void **state)
         close_cycle(f, k);
     }
     struct vigild_capture_sink_stats st;
-    vigild_capture_sink_stats(f->capture.sink, &st);
+    vigild_capture_sink_stats(vigild_capture_sink(&f->capture), &st);
     assert_true(st.rotations >= 4);
     assert_int_equal(st.files_dropped, st.rotations - 2);
     assert_int_equal(st.lines_dropped, 0);
@@ -562,7 +563,7 @@ static void test_the_sink_rotates_within_its_bound(void **state)
     add_activities(f, 1, MAX_CYCLES - 1, 5);
     f->final = TRUE;
     close_cycle(f, MAX_CYCLES - 1);
-    vigild_capture_sink_stats(f->capture.sink, &st);
+    vigild_capture_sink_stats(vigild_capture_sink(&f->capture), &st);
     assert_true(st.lines_dropped > 0);
     g_free(path);
     g_free(folder);

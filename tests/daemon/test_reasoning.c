@@ -13,6 +13,7 @@
 #include "vigil/ontology.h"
 #include "vigil/schema.h"
 #include "capture.h"
+#include "capture_json.h"
 #include "energy_share.h"
 #include "reasoning.h"
 #include "tick_samples.h"
