@@ -8,6 +8,8 @@
  *   rollup.c     subscriber: 1 s roll-ups (min, mean, max, counter deltas)
  *   history.c    subscriber: the last history_s seconds at full resolution
  *   energy_share.c  subscriber: the node's energy shared among processes
+ *   energy_segments.c  the node's running energy sum across sources and zones
+ *   region_energy.c  subscriber: each process's energy into its ring's header
  *   reasoning.c  the reasoner tree: ADPIs and a reasoner per process and
  *                for the node, decided every cycle; `vigil tune` links it too
  *   cycle_record.c, cycle_record_read.c  [daemon] record: what reasoning.c
@@ -18,8 +20,10 @@
  *   capture_json.c  the consumer "sink": each window as JSON lines
  *   capture_sink.c  the sink's file: JSON lines, bounded and rotated
  *   processes.c  registered processes: their rings, drains and ends
+ *   process_state.c  what a restarted vigild needs of them ([daemon] state_dir)
+ *   owners.c     whose a run key or a Slurm job is
  *   commits.c    what the rings may free at a cycle's end: what is durable
- *   local_server.c     the Unix socket: registration, summaries, status requests;
+ *   local_server.c  the Unix socket: registration, summaries, status requests;
  *                it sees the daemon only through struct vigild_server_ops,
  *                which daemon_ops.c implements
  *   jobs.c       scheduler jobs the prolog/epilog/SPANK plugin tell of: jobs.h
@@ -33,12 +37,22 @@
  *                asked: the one place they read struct vigild (snapshot.h)
  *   status.c     what `vigil status` is told, as JSON, from a snapshot
  *   json_members.c  JSON members as status and the capture sink write them
- *   metrics_*.c  /metrics for Prometheus ([metrics] listen): metrics.h
+ *   metrics_*.c  /metrics for Prometheus ([metrics] listen): metrics.h;
+ *                metrics_http.c serves, metrics_snapshot.c reads the
+ *                snapshot, metrics_exposition.c writes the text,
+ *                metrics_jobs.c keeps jobs' counters across processes' ends
+ *   outbox.c     the consumer "outbox": each cycle's batch for vigil-txd
+ *   uplink.c     the batches to vigil-txd, on a thread of its own, kept
+ *                until acknowledged; spool.c, spool_scan.c: on disk;
+ *                uplink_drops.c: what the uplink and the spool dropped
  *   daemon.c     the whole: configuration, reload, the main loop's sources
- *   vigild_main.c       the command line, daemonising, signals
+ *   vigild_main.c  the command line, daemonising, signals
  *
- * Everything runs in one thread, on GLib's main loop: a tick, a message and
- * a process's end are handled one after the other, so no state is locked. */
+ * Everything but the uplink runs in one thread, on GLib's main loop: a
+ * tick, a message and a process's end are handled one after the other, so
+ * no state is locked. The uplink's thread owns its ZeroMQ socket, its spool
+ * and its pending batches; it takes batches from a queue and publishes its
+ * figures under a mutex (uplink.h). */
 #ifndef VIGILD_DAEMON_H
 #define VIGILD_DAEMON_H
 
