@@ -176,7 +176,13 @@ static void check_process(const char *conninfo, const struct node *n)
     assert_non_null(process);
     gint64 drained = test_daemon_json_int(process, "activities", NULL);
     assert_int_equal(test_daemon_json_int(process, "dropped", NULL), 0);
-    assert_true(drained >= n->blocks);
+    if (drained < n->blocks) {
+        JsonNode *node = json_node_init_object(json_node_alloc(), process);
+        char *text = json_to_string(node, FALSE);
+        fail_msg("%s: vigild drained %" G_GINT64_FORMAT " activities of pid %d, fewer than dd's "
+                 "%d writes: %s",
+                 n->hostname, drained, (int)n->pid, n->blocks, text);
+    }
     /* Every activity vigild drained (capture keeps all), each once. */
     assert_int_equal(query(conninfo,
                            "SELECT count(*) FROM activities JOIN processes p USING (process_id) "

@@ -154,10 +154,16 @@ JsonObject *test_daemon_process(JsonNode *status, pid_t pid)
     JsonObject *processes =
         json_object_get_object_member(json_node_get_object(status), "processes");
     JsonArray *list = json_object_get_array_member(processes, "list");
+    /* The newest is the one that started last. Neither the list's order
+     * nor vigild's ids say which: a program that exec'd another (sh -c
+     * 'exec dd') registered on a connection of its own that vigild may
+     * read after the new program's, and both end in the same sweep. */
     JsonObject *found = NULL;
     for (guint i = 0; i < json_array_get_length(list); i++) {
         JsonObject *p = json_array_get_object_element(list, i);
-        if (json_object_get_int_member(p, "pid") == pid)
+        if (json_object_get_int_member(p, "pid") == pid &&
+            (found == NULL || json_object_get_int_member(p, "start_monotonic_ns") >
+                                  json_object_get_int_member(found, "start_monotonic_ns")))
             found = p;
     }
     return found;
