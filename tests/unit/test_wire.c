@@ -11,6 +11,7 @@
 #include "vigil/health.h"
 #include "vigil/ontology.h"
 #include "vigil/wire.h"
+#include "test_support.h"
 
 #define NODE_ID    UINT64_C(0x1122334455667788)
 #define SEQUENCE   UINT64_C(0x99aabbccddeeff00)
@@ -665,6 +666,89 @@ static size_t expected_payload_bytes(enum vigil_wire_type type, size_t n)
         }
     }
     return bytes;
+}
+
+/* ---- the bytes of every type, as released ---------------------------------
+ * tests/unit/fixtures/wire-every-type.bin holds, for each type in type
+ * order, a u32 length and the full fixture message of that type (the batch
+ * holds every type a batch may): bytes a vigild already sends, so a new
+ * vigil-txd must read them and a new vigild write them exactly. Written once
+ * by this test with VIGIL_WIRE_GOLDEN_WRITE=1; a new type is appended, and
+ * the bytes of a released type never change. */
+
+#define GOLDEN_FILE "unit/fixtures/wire-every-type.bin"
+
+static char *golden_path(void)
+{
+    return g_build_filename(test_env_or_fail("VIGIL_TEST_SOURCE_DIR"), GOLDEN_FILE, NULL);
+}
+
+static void write_golden(const char *path)
+{
+    GByteArray *file = g_byte_array_new();
+    for (size_t t = 0; t < N_TYPES; t++) {
+        GBytes *msg = build_full(all_types[t]);
+        uint8_t length[4];
+        store_le(length, g_bytes_get_size(msg), 4);
+        g_byte_array_append(file, length, sizeof length);
+        g_byte_array_append(file, g_bytes_get_data(msg, NULL), (guint)g_bytes_get_size(msg));
+        g_bytes_unref(msg);
+    }
+    GError *error = NULL;
+    if (!g_file_set_contents(path, (const char *)file->data, file->len, &error))
+        fail_msg("cannot write %s: %s", path, error->message);
+    g_byte_array_unref(file);
+}
+
+static void test_golden_bytes_of_every_type(void **state)
+{
+    (void)state;
+    char *path = golden_path();
+    if (g_getenv("VIGIL_WIRE_GOLDEN_WRITE") != NULL)
+        write_golden(path);
+    char *golden;
+    size_t golden_bytes;
+    GError *error = NULL;
+    if (!g_file_get_contents(path, &golden, &golden_bytes, &error))
+        fail_msg("cannot read %s: %s", path, error->message);
+    size_t at = 0;
+    for (size_t t = 0; t < N_TYPES; t++) {
+        enum vigil_wire_type type = all_types[t];
+        assert_true(golden_bytes - at >= 4);
+        size_t length = load_le((const uint8_t *)golden + at, 4);
+        const uint8_t *released = (const uint8_t *)golden + at + 4;
+        assert_true(golden_bytes - at - 4 >= length);
+        at += 4 + length;
+
+        GBytes *msg = build_full(type);
+        size_t written_bytes;
+        const uint8_t *written = g_bytes_get_data(msg, &written_bytes);
+        for (size_t i = 0; i < MIN(length, written_bytes); i++)
+            if (written[i] != released[i])
+                fail_msg("%s message: byte %zu is 0x%02x, released as 0x%02x",
+                         vigil_wire_type_name(type), i, written[i], released[i]);
+        if (written_bytes != length)
+            fail_msg("%s message of %zu bytes, released with %zu", vigil_wire_type_name(type),
+                     written_bytes, length);
+        g_bytes_unref(msg);
+
+        struct vigil_wire_message m;
+        if (!vigil_wire_decode(released, length, &m, &error))
+            fail_msg("released %s message refused: %s", vigil_wire_type_name(type), error->message);
+        assert_int_equal(m.header.type, type);
+        assert_int_equal(m.header.count, fixture_count(type));
+        for (size_t i = 0; i < fixture_count(type); i++)
+            assert_items_equal(&m, i);
+        GBytes *again = vigil_wire_encode_message(&m, &error);
+        assert_non_null(again);
+        assert_int_equal(g_bytes_get_size(again), length);
+        assert_memory_equal(g_bytes_get_data(again, NULL), released, length);
+        g_bytes_unref(again);
+        vigil_wire_message_clear(&m);
+    }
+    assert_int_equal(at, golden_bytes);
+    g_free(golden);
+    g_free(path);
 }
 
 /* ---- round trips ------------------------------------------------------- */
@@ -2554,6 +2638,7 @@ static void test_peek_header(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_bytes_of_every_type),
         cmocka_unit_test(test_round_trip_every_type),
         cmocka_unit_test(test_longest_path_round_trips),
         cmocka_unit_test(test_samples_layout_is_as_documented),
