@@ -23,14 +23,11 @@ _Static_assert(VIGIL_PATH_MAX <= UINT16_MAX, "a path's length must fit its u16")
 
 gboolean vigil_wire_fail(GError **error, enum vigil_wire_error_code code, const char *format, ...)
 {
-    if (error == NULL)
-        return FALSE;
     va_list ap;
     va_start(ap, format);
-    char *message = g_strdup_vprintf(format, ap);
+    if (error != NULL)
+        g_propagate_error(error, g_error_new_valist(VIGIL_WIRE_ERROR, code, format, ap));
     va_end(ap);
-    g_set_error_literal(error, VIGIL_WIRE_ERROR, code, message);
-    g_free(message);
     return FALSE;
 }
 
