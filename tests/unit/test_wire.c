@@ -652,7 +652,7 @@ static void hand_item(GByteArray *a, const struct type_case *c, const void *item
     size_t start = a->len;
     for (size_t i = 0; i < c->spec_fields; i++) {
         if (c->spec[i].at != AFTER && a->len - start != c->spec[i].at)
-            fail_msg("%s items: %s at %u, not %zu", vigil_wire_type_name(c->type), c->spec[i].name,
+            fail_msg("%s items: %s at %zu, not %zu", vigil_wire_type_name(c->type), c->spec[i].name,
                      a->len - start, c->spec[i].at);
         hand_field(a, &c->spec[i], item);
     }
