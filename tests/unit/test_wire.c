@@ -7,7 +7,8 @@
  * named as wire.h names it) and of bad items (a fixture with fields
  * changed, which the decoder and the writer must both refuse) drive the
  * refusals. The layouts here are the test's own, not the code's: a field
- * the code lays out other than wire.h says shows as a difference. */
+ * the code lays out other than wire.h says shows as a difference; and the
+ * bytes every type had when the table came are kept as a fixture. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -305,8 +306,6 @@ static const struct spec unwatched_end_spec[] = {
 };
 
 /* ---- one case per type -------------------------------------------------- */
-
-struct type_case;
 
 /* The add each public function makes, for one fixture. */
 typedef gboolean (*add_fn)(vigil_wire_writer *w, const void *item, GError **error);
