@@ -32,8 +32,6 @@
 #include "vigil/health.h"
 #include "vigil/wire.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 #define NODE_ID     42
 #define DEADLINE_US (60 * G_USEC_PER_SEC)
 #define SERVE_MS    100 /* one wait for messages, between polls of a condition */

@@ -28,8 +28,6 @@
 #include "vigil/job_notice.h"
 #include "vigil/local_protocol.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 #define NO_PROVIDERS "providers = \n"
 #define NOBODY       65534
 #define OTHER_UID    1 /* "daemon" on Debian; any unprivileged uid will do */

@@ -19,8 +19,6 @@
 #include "test_daemon.h"
 #include "test_support.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 /* Only failures wait this long: cycles that do not come. */
 #define DEADLINE_US   (60 * G_USEC_PER_SEC)
 #define CYCLES_WANTED 8

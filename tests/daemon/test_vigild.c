@@ -26,8 +26,6 @@
 #include "test_support.h"
 #include "vigil/local_protocol.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 /* Only the test's own providers: none reads anything slow or absent. */
 #define FAST_PROVIDERS "providers = procstat;process\n"
 

@@ -290,8 +290,6 @@ static void test_runs_bad_options(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty_database),
         cmocka_unit_test(test_older_schema),
@@ -302,5 +300,5 @@ int main(void)
         cmocka_unit_test(test_runs_filters),
         cmocka_unit_test(test_runs_bad_options),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -786,8 +786,6 @@ static int teardown(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_power_csv_holds_the_stored_figures),
         cmocka_unit_test(test_power_json_holds_the_stored_figures),
@@ -803,5 +801,5 @@ int main(void)
         cmocka_unit_test(test_bad_input_is_named),
         cmocka_unit_test(test_a_warehouse_that_is_gone_is_named),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_pg_run_group_tests(tests, setup, teardown);
 }

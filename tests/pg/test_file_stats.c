@@ -269,15 +269,10 @@ static void test_a_job_counts_once_and_a_report_again_replaces_its_rows(void **s
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_every_member_of_every_file_is_stored,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_malformed_files_part_is_left_out_and_said,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_job_counts_once_and_a_report_again_replaces_its_rows,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_every_member_of_every_file_is_stored),
+        TEST_WITH_TXD_FIXTURE(test_a_malformed_files_part_is_left_out_and_said),
+        TEST_WITH_TXD_FIXTURE(test_a_job_counts_once_and_a_report_again_replaces_its_rows),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

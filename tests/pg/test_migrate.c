@@ -697,8 +697,6 @@ static void test_cli_names_an_unreachable_server(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_schema_file_is_built_in),
         cmocka_unit_test(test_empty_database_gets_every_migration),
@@ -718,5 +716,5 @@ int main(void)
         cmocka_unit_test(test_cli_migrate_from_libpq_environment),
         cmocka_unit_test(test_cli_names_an_unreachable_server),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -167,13 +167,11 @@ static void test_a_gap_in_the_records_is_refused(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_migration_is_its_own_transaction),
         cmocka_unit_test(test_only_the_missing_ones_are_applied),
         cmocka_unit_test(test_a_renamed_migration_counts_as_changed),
         cmocka_unit_test(test_a_gap_in_the_records_is_refused),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

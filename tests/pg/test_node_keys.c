@@ -190,11 +190,9 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_claimed_node_id_is_seen_fixed_and_resent,
                                         test_txd_fixture_setup, writer_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

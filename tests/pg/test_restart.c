@@ -314,8 +314,6 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
                                         test_txd_fixture_setup, writer_fixture_teardown),
@@ -330,5 +328,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_an_end_while_vigild_is_down_is_stored_as_a_bound,
                                         test_txd_fixture_setup, writer_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -338,16 +338,11 @@ static void test_a_run_is_not_filed_under_anothers_job(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_run_stays_its_first_users, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_two_users_in_one_batch, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_slurm_key_is_the_jobs_users, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_users_notice_leaves_roots_job,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_run_is_not_filed_under_anothers_job,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_a_run_stays_its_first_users),
+        TEST_WITH_TXD_FIXTURE(test_two_users_in_one_batch),
+        TEST_WITH_TXD_FIXTURE(test_a_slurm_key_is_the_jobs_users),
+        TEST_WITH_TXD_FIXTURE(test_a_users_notice_leaves_roots_job),
+        TEST_WITH_TXD_FIXTURE(test_a_run_is_not_filed_under_anothers_job),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

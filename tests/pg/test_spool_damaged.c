@@ -185,11 +185,9 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_damage_in_the_active_segment_loses_one_batch,
                                         test_txd_fixture_setup, writer_fixture_teardown),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -290,11 +290,9 @@ static void test_bad_uses_store_nothing(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_gives_back_the_printed_comparison),
         cmocka_unit_test(test_bad_uses_store_nothing),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_pg_run_group_tests(tests, setup, teardown);
 }

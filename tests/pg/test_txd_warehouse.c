@@ -877,29 +877,17 @@ static void test_two_servers_share_one_warehouse(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_lock_timeout_keeps_the_batch_queued,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_statement_timeout_is_named, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_connect_timeout_is_named, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_ingest_never_takes_an_access_exclusive_lock,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_dropped_partition_is_made_again,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_run_is_described_once_per_batch,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_an_unwatched_end_is_stored_as_a_bound,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_migration_2_keeps_migration_1s_rows,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_prune_drops_whole_partitions, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_two_servers_share_one_warehouse,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_a_lock_timeout_keeps_the_batch_queued),
+        TEST_WITH_TXD_FIXTURE(test_a_statement_timeout_is_named),
+        TEST_WITH_TXD_FIXTURE(test_a_connect_timeout_is_named),
+        TEST_WITH_TXD_FIXTURE(test_ingest_never_takes_an_access_exclusive_lock),
+        TEST_WITH_TXD_FIXTURE(test_a_dropped_partition_is_made_again),
+        TEST_WITH_TXD_FIXTURE(test_a_run_is_described_once_per_batch),
+        TEST_WITH_TXD_FIXTURE(test_an_unwatched_end_is_stored_as_a_bound),
+        TEST_WITH_TXD_FIXTURE(test_migration_2_keeps_migration_1s_rows),
+        TEST_WITH_TXD_FIXTURE(test_prune_drops_whole_partitions),
+        TEST_WITH_TXD_FIXTURE(test_two_servers_share_one_warehouse),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

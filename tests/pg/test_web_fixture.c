@@ -130,12 +130,10 @@ static int teardown(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_are_those_the_header_promises),
         cmocka_unit_test(test_summary_columns_are_the_reports_figures),
         cmocka_unit_test(test_vigil_report_prints_the_stored_reports),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_pg_run_group_tests(tests, setup, teardown);
 }

@@ -871,8 +871,6 @@ int main(void)
     if (!slurm_installed())
         return test_skip_program("Slurm's programs (munged, slurmctld, slurmd, srun) are not "
                                  "installed (tools/bootstrap installs them)");
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_srun_vigil_instruments_the_step),
         cmocka_unit_test(test_vigil_run_under_srun_instruments_the_step),
@@ -882,5 +880,5 @@ int main(void)
         cmocka_unit_test(test_a_squatted_slurm_key_stays_the_jobs),
         cmocka_unit_test(test_the_prolog_exits_0_without_vigild_or_when_vigil_hangs),
     };
-    return cmocka_run_group_tests(tests, cluster_setup, cluster_teardown);
+    return test_pg_run_group_tests(tests, cluster_setup, cluster_teardown);
 }

@@ -37,6 +37,8 @@ char *test_daemon_kill(struct test_daemon *d);
 /* cmocka teardown: kills a daemon a failed test left running, then
  * removes the test's folder (test_remove_dir). */
 int test_daemon_teardown(void **state);
+/* A test with its own folder (test_make_dir) and that teardown. */
+#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
 
 /* `$VIGIL_CLI ARGS…` (NULL-terminated) for daemon `d`, as an admin runs
  * it on the node: VIGIL_SOCKET and VIGIL_CONFIG are the daemon's. */

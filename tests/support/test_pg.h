@@ -20,6 +20,11 @@ struct test_pg {
 gboolean test_pg_available(void);
 #define TEST_PG_MISSING                                                                            \
     "the PostgreSQL server programs are not installed (tools/bootstrap installs them)"
+/* What a pg program's main returns: its tests run in their group, or, when
+ * the server programs are not here, the program skipped. */
+#define test_pg_run_group_tests(tests, group_setup, group_teardown)                                \
+    (test_pg_available() ? cmocka_run_group_tests(tests, group_setup, group_teardown)              \
+                         : test_skip_program(TEST_PG_MISSING))
 
 /* Makes and starts a cluster in a new temporary folder; fails the test
  * when it cannot. */

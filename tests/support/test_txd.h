@@ -46,6 +46,8 @@ struct test_txd_fixture {
 };
 int test_txd_fixture_setup(void **state);
 int test_txd_fixture_teardown(void **state);
+#define TEST_WITH_TXD_FIXTURE(f)                                                                   \
+    cmocka_unit_test_setup_teardown(f, test_txd_fixture_setup, test_txd_fixture_teardown)
 
 /* A synthetic daemon: one DEALER socket. */
 struct test_sender {

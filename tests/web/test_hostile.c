@@ -871,8 +871,6 @@ static void test_the_warehouse_gone_is_a_503(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sql_injection_in_every_parameter),
         cmocka_unit_test(test_path_traversal_on_static_files),
@@ -890,5 +888,5 @@ int main(void)
         /* Last: it stops the warehouse (and starts it again). */
         cmocka_unit_test(test_the_warehouse_gone_is_a_503),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return test_pg_run_group_tests(tests, group_setup, group_teardown);
 }
