@@ -117,18 +117,6 @@ static void load_runs(void)
     add_run(8, "lulesh", 4, 2, "2026-11-20 11:00:00Z", 88, 2.3e9, 2.7e9, &stream, 1, TRUE);
 }
 
-static struct test_run vigil_advise(const char *first, ...)
-{
-    const char *argv[16] = {test_env_or_fail("VIGIL_CLI"), "advise"};
-    int argc = 2;
-    va_list args;
-    va_start(args, first);
-    for (const char *a = first; a != NULL && argc < 15; a = va_arg(args, const char *))
-        argv[argc++] = a;
-    va_end(args);
-    return test_run_on_warehouse(conninfo(), argv);
-}
-
 /* The frequency of least energy of `t` among 1.2 … 3.0 GHz in 100 MHz
  * steps, found here independently of the model's code. */
 static double least_energy_hz(const struct truth *t)
@@ -149,7 +137,8 @@ static double least_energy_hz(const struct truth *t)
 static void test_two_runs_at_one_frequency_each(void **state)
 {
     (void)state;
-    struct test_run r = vigil_advise("1", "--against", "2", NULL);
+    struct test_run r =
+        test_run_vigil_on_warehouse(conninfo(), "advise", "1", "--against", "2", NULL);
     test_assert_status(&r, 0, "vigil advise 1 --against 2");
     test_assert_contains(r.out, "MODEL ESTIMATE");
     test_assert_contains(r.out, "Run 1 (advise-1): ior -x");
@@ -170,8 +159,8 @@ static void test_two_runs_at_one_frequency_each(void **state)
     test_run_clear(&r);
 
     /* The same as JSON; --exponent changes the fixed c. */
-    r = vigil_advise("advise-2", "--against", "advise-1", "--format", "json", "--exponent", "2",
-                     NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", "advise-2", "--against", "advise-1",
+                                    "--format", "json", "--exponent", "2", NULL);
     test_assert_status(&r, 0, "vigil advise advise-2 --against advise-1 --format json");
     test_assert_contains(r.out, "\"alpha\":0.8");
     test_assert_contains(r.out, "\"duration_at_max_s\":100");
@@ -184,7 +173,8 @@ static void test_two_runs_at_one_frequency_each(void **state)
 static void test_runs_whose_frequency_varied_give_the_exponent(void **state)
 {
     (void)state;
-    struct test_run r = vigil_advise("3", "--against", "4", NULL);
+    struct test_run r =
+        test_run_vigil_on_warehouse(conninfo(), "advise", "3", "--against", "4", NULL);
     test_assert_status(&r, 0, "vigil advise 3 --against 4");
     test_assert_contains(r.out, "mean CPU frequency 2.000 GHz");
     test_assert_contains(r.out, "mean CPU frequency 2.500 GHz");
@@ -207,7 +197,8 @@ static void test_runs_whose_frequency_varied_give_the_exponent(void **state)
 static void test_a_run_on_two_nodes_is_their_sum(void **state)
 {
     (void)state;
-    struct test_run r = vigil_advise("7", "--against", "8", NULL);
+    struct test_run r =
+        test_run_vigil_on_warehouse(conninfo(), "advise", "7", "--against", "8", NULL);
     test_assert_status(&r, 0, "vigil advise 7 --against 8");
     test_assert_contains(r.out, "time 100.000 s on 2 nodes, mean power 135.45 W");
     test_assert_contains(r.out, "D(F_max)  80.000 s");
@@ -223,7 +214,7 @@ static void test_what_is_missing_is_said(void **state)
 {
     (void)state;
     /* One run: the second is missing, and the program's other runs named. */
-    struct test_run r = vigil_advise("1", NULL);
+    struct test_run r = test_run_vigil_on_warehouse(conninfo(), "advise", "1", NULL);
     test_assert_status(&r, 1, "vigil advise 1");
     test_assert_contains(r.out, "mean power 202.40 W");
     test_assert_contains(r.out, "Missing:");
@@ -232,23 +223,23 @@ static void test_what_is_missing_is_said(void **state)
     test_assert_contains(r.out, "  2 (advise-2), 180.000 s at 1.500 GHz");
     test_assert_contains(r.out, "  6 (advise-6), 120.000 s, no cpu.frequency_hz");
     test_run_clear(&r);
-    r = vigil_advise("1", "--format", "json", NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", "1", "--format", "json", NULL);
     test_assert_status(&r, 1, "vigil advise 1 --format json");
     test_assert_contains(r.out, "\"model\":null");
     test_assert_contains(r.out, "a second run of ior");
     test_run_clear(&r);
     /* Two programs. */
-    r = vigil_advise("1", "--against", "3", NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", "1", "--against", "3", NULL);
     test_assert_status(&r, 1, "vigil advise 1 --against 3");
     test_assert_contains(r.out, "run 1 is ior and run 3 is stream");
     test_run_clear(&r);
     /* One frequency. */
-    r = vigil_advise("1", "--against", "5", NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", "1", "--against", "5", NULL);
     test_assert_status(&r, 1, "vigil advise 1 --against 5");
     test_assert_contains(r.out, "the two runs ran at the same frequency");
     test_run_clear(&r);
     /* An estimated energy and no frequency. */
-    r = vigil_advise("6", "--against", "2", NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", "6", "--against", "2", NULL);
     test_assert_status(&r, 1, "vigil advise 6 --against 2");
     test_assert_contains(r.out, "(node.energy_j, ESTIMATED)");
     test_assert_contains(r.out, "run 6: its energy (node.energy_j) is estimated in 120 of 120 "
@@ -256,19 +247,19 @@ static void test_what_is_missing_is_said(void **state)
     test_assert_contains(r.out, "run 6: no cpu.frequency_hz roll-ups");
     test_run_clear(&r);
     /* No such run; a bad option. */
-    r = vigil_advise("99", NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", "99", NULL);
     test_assert_status(&r, 1, "vigil advise 99");
     test_assert_contains(r.err, "the warehouse has no run 99");
     test_run_clear(&r);
-    r = vigil_advise("1", "--format", "xml", NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", "1", "--format", "xml", NULL);
     test_assert_status(&r, 2, "vigil advise 1 --format xml");
     test_assert_contains(r.err, "--format xml: expected text or json");
     test_run_clear(&r);
-    r = vigil_advise(NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", NULL);
     test_assert_status(&r, 2, "vigil advise");
     test_assert_contains(r.err, "usage: vigil advise RUN [--against RUN2]");
     test_run_clear(&r);
-    r = vigil_advise("1", "--exponent", "7", NULL);
+    r = test_run_vigil_on_warehouse(conninfo(), "advise", "1", "--exponent", "7", NULL);
     test_assert_status(&r, 2, "vigil advise 1 --exponent 7");
     test_assert_contains(r.err, "--exponent 7: expected a number in [0.5, 6]");
     test_run_clear(&r);

@@ -94,8 +94,7 @@ static void test_summary_columns_are_the_reports_figures(void **state)
 
 static struct test_run vigil_report(const char *run, const char *format)
 {
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "report", run, "--format", format, NULL};
-    return test_run_on_warehouse(fixture_conninfo, argv);
+    return test_run_vigil_on_warehouse(fixture_conninfo, "report", run, "--format", format, NULL);
 }
 
 static void test_vigil_report_prints_the_stored_reports(void **state)

@@ -174,3 +174,12 @@ int test_pg_group_teardown(void **state)
     test_pg_cleanup(&test_pg_cluster);
     return 0;
 }
+
+gboolean test_pg_relation_exists_in(const char *conninfo, const char *name)
+{
+    char *sql = g_strdup_printf(
+        "SELECT count(*) FROM (SELECT to_regclass('%s') AS r) x WHERE r IS NOT NULL", name);
+    guint64 n = test_pg_query_u64_in(conninfo, sql);
+    g_free(sql);
+    return n == 1;
+}

@@ -60,5 +60,7 @@ void test_pg_exec_in(const char *conninfo, const char *sql);
 guint64 test_pg_query_u64_in(const char *conninfo, const char *sql);
 /* The one text `sql` returns, NULL for SQL NULL. g_free it. */
 char *test_pg_query_text_in(const char *conninfo, const char *sql);
+/* Whether the relation (table, view…) `name` exists, as to_regclass says. */
+gboolean test_pg_relation_exists_in(const char *conninfo, const char *name);
 
 #endif

@@ -68,6 +68,29 @@ struct test_run test_run_vigil(const char *cwd, const char *command, const char 
     return run;
 }
 
+struct test_run test_run_vigil_va(const char *const *vars, const char *first, va_list words)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    for (const char *a = first; a != NULL; a = va_arg(words, const char *))
+        g_ptr_array_add(argv, (gpointer)a);
+    g_ptr_array_add(argv, NULL);
+    char **env = test_clean_environment(vars);
+    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
+    g_strfreev(env);
+    g_ptr_array_free(argv, TRUE);
+    return run;
+}
+
+struct test_run test_run_vigil_words(const char *const *vars, const char *first, ...)
+{
+    va_list words;
+    va_start(words, first);
+    struct test_run run = test_run_vigil_va(vars, first, words);
+    va_end(words);
+    return run;
+}
+
 const char *test_env_or_fail(const char *name)
 {
     const char *value = g_getenv(name);

@@ -5,6 +5,7 @@
 #ifndef VIGIL_TEST_SUPPORT_H
 #define VIGIL_TEST_SUPPORT_H
 
+#include <stdarg.h>
 #include <linux/capability.h>
 #include <glib.h>
 
@@ -28,6 +29,12 @@ char **test_clean_environment(const char *const *vars);
 /* `$VIGIL_CLI command args…` (args NULL-terminated) in `cwd`, in a clean
  * environment (test_clean_environment). */
 struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args);
+/* `$VIGIL_CLI WORDS…` (up to a NULL) here, in a clean environment plus
+ * `vars` (test_clean_environment); and the same with the words in a
+ * va_list, for helpers that take them. */
+struct test_run test_run_vigil_words(const char *const *vars, const char *first,
+                                     ...) G_GNUC_NULL_TERMINATED;
+struct test_run test_run_vigil_va(const char *const *vars, const char *first, va_list words);
 
 /* The value of the environment variable `name`, which meson test sets:
  * fails the test when it is unset or empty. */
