@@ -369,27 +369,12 @@ static const struct vigil_wire_process *seen_ended(const struct seen *s, pid_t p
 /* The "pid:seq" of every activity of `pid` in the sink, each once. */
 static GHashTable *sink_activities(const char *path, pid_t pid)
 {
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GArray *seqs = test_daemon_sink_seqs(path, pid);
     GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    JsonParser *parser = json_parser_new();
-    char **lines = g_strsplit(text, "\n", -1);
-    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
-        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        if (strcmp(json_object_get_string_member(o, "type"), "activities") != 0 ||
-            json_object_get_int_member(o, "pid") != pid)
-            continue;
-        JsonArray *activities = json_object_get_array_member(o, "activities");
-        for (guint i = 0; i < json_array_get_length(activities); i++) {
-            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
-            assert_true(
-                g_hash_table_add(seen, g_strdup_printf("%d:%" G_GINT64_FORMAT, (int)pid, seq)));
-        }
-    }
-    g_strfreev(lines);
-    g_object_unref(parser);
-    g_free(text);
+    for (guint i = 0; i < seqs->len; i++)
+        assert_true(g_hash_table_add(seen, g_strdup_printf("%d:%" G_GINT64_FORMAT, (int)pid,
+                                                           g_array_index(seqs, gint64, i))));
+    g_array_unref(seqs);
     return seen;
 }
 

@@ -779,32 +779,18 @@ static void test_report_shows_what_vigild_measured(void **state)
  * counted, and their sequence numbers checked to be 0..n-1, each once. */
 static gint64 sink_activities(const char *path, pid_t pid)
 {
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    JsonParser *parser = json_parser_new();
-    char **lines = g_strsplit(text, "\n", -1);
-    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
-        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        if (strcmp(json_object_get_string_member(o, "type"), "activities") != 0 ||
-            json_object_get_int_member(o, "pid") != pid)
-            continue;
-        JsonArray *activities = json_object_get_array_member(o, "activities");
-        for (guint i = 0; i < json_array_get_length(activities); i++) {
-            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
-            if (!g_hash_table_add(seen, g_memdup2(&seq, sizeof seq)))
-                fail_msg("activity %" G_GINT64_FORMAT " of pid %d forwarded twice", seq, (int)pid);
-        }
-    }
+    GArray *seqs = test_daemon_sink_seqs(path, pid);
+    GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < seqs->len; i++)
+        if (!g_hash_table_add(seen, &g_array_index(seqs, gint64, i)))
+            fail_msg("activity %" G_GINT64_FORMAT " of pid %d forwarded twice",
+                     g_array_index(seqs, gint64, i), (int)pid);
     gint64 n = g_hash_table_size(seen);
     for (gint64 seq = 0; seq < n; seq++)
         if (!g_hash_table_contains(seen, &seq))
             fail_msg("activity %" G_GINT64_FORMAT " of pid %d is missing", seq, (int)pid);
-    g_strfreev(lines);
-    g_object_unref(parser);
     g_hash_table_destroy(seen);
-    g_free(text);
+    g_array_unref(seqs);
     return n;
 }
 

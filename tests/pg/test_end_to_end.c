@@ -60,32 +60,6 @@ static pid_t run_dd(const struct test_daemon *d, const char *dir, const char *na
     return pid;
 }
 
-/* The sequence numbers of `pid`'s activities in the capture sink. */
-static GArray *sink_seqs(const char *path, pid_t pid)
-{
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    GArray *seqs = g_array_new(FALSE, FALSE, sizeof(gint64));
-    JsonParser *parser = json_parser_new();
-    char **lines = g_strsplit(text, "\n", -1);
-    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
-        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        if (strcmp(json_object_get_string_member(o, "type"), "activities") != 0 ||
-            json_object_get_int_member(o, "pid") != pid)
-            continue;
-        JsonArray *activities = json_object_get_array_member(o, "activities");
-        for (guint i = 0; i < json_array_get_length(activities); i++) {
-            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
-            g_array_append_val(seqs, seq);
-        }
-    }
-    g_strfreev(lines);
-    g_object_unref(parser);
-    g_free(text);
-    return seqs;
-}
-
 static int compare_i64(gconstpointer a, gconstpointer b)
 {
     gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
@@ -154,7 +128,7 @@ static void check_run(const struct test_txd_fixture *f, const struct test_daemon
                       const char *sink, pid_t pid, const char *name)
 {
     wait_for_summary(f, pid);
-    GArray *forwarded = sink_seqs(sink, pid);
+    GArray *forwarded = test_daemon_sink_seqs(sink, pid);
     assert_true(forwarded->len > 0);
     char *expected = joined(forwarded);
     char *stored = warehouse_seqs(f, pid);
@@ -340,25 +314,13 @@ static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
     g_free(config);
 }
 
-/* A test that fails half-way leaves its vigild running: kill it, then the
- * fixture's vigil-txd and folder go. */
-static int teardown_all(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_what_vigild_forwards_is_what_the_warehouse_holds,
-                                        test_txd_fixture_setup, teardown_all),
-        cmocka_unit_test_setup_teardown(test_a_spool_is_replayed_after_a_restart,
-                                        test_txd_fixture_setup, teardown_all),
-        cmocka_unit_test_setup_teardown(test_a_node_with_an_emptied_spool_folder_loses_nothing,
-                                        test_txd_fixture_setup, teardown_all),
-        cmocka_unit_test_setup_teardown(test_report_off_prints_nothing_and_stores_the_figures,
-                                        test_txd_fixture_setup, teardown_all),
+        TEST_WITH_TXD_FIXTURE(test_what_vigild_forwards_is_what_the_warehouse_holds),
+        TEST_WITH_TXD_FIXTURE(test_a_spool_is_replayed_after_a_restart),
+        TEST_WITH_TXD_FIXTURE(test_a_node_with_an_emptied_spool_folder_loses_nothing),
+        TEST_WITH_TXD_FIXTURE(test_report_off_prints_nothing_and_stores_the_figures),
     };
     return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

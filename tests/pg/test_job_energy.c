@@ -397,17 +397,10 @@ static void test_one_job_on_two_nodes(void **state)
     g_free(label);
 }
 
-static int teardown(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_one_job_on_two_nodes, test_txd_fixture_setup,
-                                        teardown),
+        TEST_WITH_TXD_FIXTURE(test_one_job_on_two_nodes),
     };
     return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -183,16 +183,10 @@ static void test_job_with_two_steps(void **state)
     g_free(dir);
 }
 
-static int teardown(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_job_with_two_steps, test_txd_fixture_setup, teardown),
+        TEST_WITH_TXD_FIXTURE(test_job_with_two_steps),
     };
     return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

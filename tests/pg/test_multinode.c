@@ -358,16 +358,10 @@ static void test_three_nodes_one_job(void **state)
     g_free(txd_key_path);
 }
 
-static int teardown(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_three_nodes_one_job, test_txd_fixture_setup, teardown),
+        TEST_WITH_TXD_FIXTURE(test_three_nodes_one_job),
     };
     return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -191,8 +191,7 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_claimed_node_id_is_seen_fixed_and_resent,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_a_claimed_node_id_is_seen_fixed_and_resent),
     };
     return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -315,18 +315,12 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_sigkill_without_write_ahead_loses_nothing,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_names_come_again_to_a_vigild_with_another_state_dir,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_names_come_again_when_the_names_file_is_lost,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_an_end_while_vigild_is_down_is_stored_as_a_bound,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_sigkill_of_vigild_loses_nothing),
+        TEST_WITH_TXD_FIXTURE(test_sigterm_of_vigild_loses_nothing),
+        TEST_WITH_TXD_FIXTURE(test_sigkill_without_write_ahead_loses_nothing),
+        TEST_WITH_TXD_FIXTURE(test_names_come_again_to_a_vigild_with_another_state_dir),
+        TEST_WITH_TXD_FIXTURE(test_names_come_again_when_the_names_file_is_lost),
+        TEST_WITH_TXD_FIXTURE(test_an_end_while_vigild_is_down_is_stored_as_a_bound),
     };
     return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -186,8 +186,7 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_damage_in_the_active_segment_loses_one_batch,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_damage_in_the_active_segment_loses_one_batch),
     };
     return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

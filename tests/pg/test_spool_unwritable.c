@@ -129,7 +129,7 @@ static int teardown_all(void **state)
 {
     test_daemon_kill_all(); /* before the unmount: it holds the spool open */
     unmount_full(((struct test_txd_fixture *)*state)->dir);
-    return writer_fixture_teardown(state);
+    return test_txd_fixture_teardown(state);
 }
 
 int main(void)

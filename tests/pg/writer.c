@@ -142,9 +142,3 @@ void writer_wait_for_all_sent(const struct test_daemon *d)
         g_usleep(POLL_US); /* polling a condition, with a deadline */
     }
 }
-
-int writer_fixture_teardown(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}

@@ -36,9 +36,6 @@ void writer_wait_for_report(const char *conninfo, const char *dir, GPid pid);
  * and closed two cycles since, so that their batch has been made and the
  * cycle's end has committed (or not) its ring. */
 void writer_wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activities);
-/* A test's teardown: SIGKILL to the daemons it left (a failed test's),
- * then test_txd_fixture_teardown. */
-int writer_fixture_teardown(void **state);
 /* Waits until vigild has nothing left unacknowledged and has had at least
  * one batch acknowledged: its spool replayed and stored. */
 void writer_wait_for_all_sent(const struct test_daemon *d);

@@ -222,3 +222,40 @@ struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const
 {
     return test_daemon_vigil_env(d, NULL, NULL, args);
 }
+
+GPtrArray *test_daemon_sink_lines(const char *sink_path, const char *type)
+{
+    char *text = NULL;
+    assert_true(g_file_get_contents(sink_path, &text, NULL, NULL));
+    GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)json_object_unref);
+    JsonParser *parser = json_parser_new();
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
+        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+        if (strcmp(json_object_get_string_member(o, "type"), type) == 0)
+            g_ptr_array_add(objects, json_object_ref(o));
+    }
+    g_strfreev(lines);
+    g_object_unref(parser);
+    g_free(text);
+    return objects;
+}
+
+GArray *test_daemon_sink_seqs(const char *sink_path, pid_t pid)
+{
+    GPtrArray *lines = test_daemon_sink_lines(sink_path, "activities");
+    GArray *seqs = g_array_new(FALSE, FALSE, sizeof(gint64));
+    for (guint l = 0; l < lines->len; l++) {
+        JsonObject *o = g_ptr_array_index(lines, l);
+        if (json_object_get_int_member(o, "pid") != pid)
+            continue;
+        JsonArray *activities = json_object_get_array_member(o, "activities");
+        for (guint i = 0; i < json_array_get_length(activities); i++) {
+            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
+            g_array_append_val(seqs, seq);
+        }
+    }
+    g_ptr_array_unref(lines);
+    return seqs;
+}

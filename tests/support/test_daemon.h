@@ -60,6 +60,13 @@ JsonNode *test_daemon_status_as(const struct test_daemon *d, uid_t uid, pid_t fi
 /* The status's process of pid `pid` (the newest one), or NULL. */
 JsonObject *test_daemon_process(JsonNode *status, pid_t pid);
 
+/* The objects of a capture sink's lines (JSON, one a line) whose "type"
+ * is `type`, in the sink's order. g_ptr_array_unref it. */
+GPtrArray *test_daemon_sink_lines(const char *sink_path, const char *type);
+/* The sequence numbers of `pid`'s activities in a capture sink, in the
+ * sink's order, repeats kept. g_array_unref it. */
+GArray *test_daemon_sink_seqs(const char *sink_path, pid_t pid);
+
 /* An integer member of `object` at a path of names ("processes", "running"). */
 gint64 test_daemon_json_int(JsonObject *object, const char *first, ...) G_GNUC_NULL_TERMINATED;
 

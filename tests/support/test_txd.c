@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <zmq.h>
 
+#include "test_daemon.h"
 #include "test_pg.h"
 #include "test_support.h"
 #include "test_txd.h"
@@ -141,6 +142,7 @@ int test_txd_fixture_setup(void **state)
 int test_txd_fixture_teardown(void **state)
 {
     struct test_txd_fixture *f = *state;
+    test_daemon_kill_all(); /* a failed test's vigild, which sent to the server */
     test_txd_clear(&f->txd);
     test_remove_tree(f->dir);
     g_free(f->dir);

@@ -38,7 +38,8 @@ void test_txd_clear(struct test_txd *t);
 
 /* A test's own folder and database (in test_pg_cluster, test_pg.h), and its
  * server, started by the test: cmocka setup and teardown make and remove
- * them (a server left running is killed). */
+ * them (a server left running is killed, and so is every vigild the test
+ * started and left, test_daemon_kill_all). */
 struct test_txd_fixture {
     char *dir;
     char *conninfo;
