@@ -18,11 +18,11 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "mpi_job.h"
 
-#define RANKS       4
-#define JOB_TIMEOUT "120" /* only so that a hung job fails instead of stalling */
-#define IO_BYTES    (16 * 4096)
-#define IO_CALLS    34
+#define RANKS    MPI_JOB_RANKS
+#define IO_BYTES (16 * 4096)
+#define IO_CALLS 34
 
 static JsonObject *region(const struct test_report *rep, const char *name)
 {
@@ -47,27 +47,8 @@ static double per_rank(JsonObject *region, const char *figure, const char *stat)
 static void test_job_regions(void **state)
 {
     const char *dir = *state;
-    char *report = g_strdup_printf("--report=json:%s/report-%%p.json", dir);
-    const char *argv[] = {"timeout",
-                          "-k",
-                          "10",
-                          JOB_TIMEOUT,
-                          "mpirun",
-                          "--oversubscribe",
-                          "-np",
-                          G_STRINGIFY(RANKS),
-                          test_env_or_fail("VIGIL_CLI"),
-                          "run",
-                          report,
-                          "--",
-                          test_env_or_fail("VIGIL_MPI_REGIONS"),
-                          dir,
-                          "1000000",
-                          NULL};
-    char **env = test_clean_environment(NULL);
-    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
-    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
-    struct test_run r = test_run_program(dir, argv, env);
+    struct test_run r =
+        mpi_job_run(dir, NULL, test_env_or_fail("VIGIL_MPI_REGIONS"), dir, "1000000", NULL);
     test_assert_status(&r, 0, "the regions job");
 
     /* The joint report is the one whose name ends in "-job.json". */
@@ -105,8 +86,6 @@ static void test_job_regions(void **state)
     test_report_free(&rep);
     g_free(joint);
     test_run_clear(&r);
-    g_strfreev(env);
-    g_free(report);
 }
 
 int main(void)
