@@ -99,8 +99,7 @@ static void send_and_expect_ack(struct test_txd_fixture *f, GBytes *batch, uint6
 {
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 1, NULL, NULL, NULL);
-    test_sender_send(&s, batch);
-    test_sender_expect_ack(&s, sequence);
+    test_sender_send_acked(&s, batch, sequence);
     test_sender_close(&s);
     g_bytes_unref(batch);
 }

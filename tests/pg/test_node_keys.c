@@ -95,8 +95,7 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     test_sender_open(&impostor, f->txd.endpoint, NODE_ID, k.server.public_key,
                      k.impostor.public_key, k.impostor.secret_key);
     GBytes *claim = test_batch_new(NODE_ID, 1, 1, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&impostor, claim);
-    test_sender_expect_ack(&impostor, 1);
+    test_sender_send_acked(&impostor, claim, 1);
 
     char *config = g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = %s\n"
                                    "node_id = %d\nspool_dir = %s/spool\ncurve_server_key = %s\n"

@@ -87,8 +87,7 @@ static GBytes *batch_new(uint64_t node_id, uint64_t sequence, const struct proc_
 
 static void send_batch(struct test_sender *s, GBytes *batch, uint64_t sequence)
 {
-    test_sender_send(s, batch);
-    test_sender_expect_ack(s, sequence);
+    test_sender_send_acked(s, batch, sequence);
     g_bytes_unref(batch);
 }
 
@@ -167,9 +166,8 @@ static void test_a_run_stays_its_first_users(void **state)
 static void test_two_users_in_one_batch(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 3, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 3);
     const struct proc_spec procs[] = {
         {.pid = 300,
          .uid = 1000,
@@ -201,9 +199,8 @@ static void test_two_users_in_one_batch(void **state)
 static void test_a_slurm_key_is_the_jobs_users(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 4, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 4);
     uint64_t now = vigil_clock_monotonic_ns();
     const struct vigil_wire_job begin = {.begin_ns = now - 30 * SECOND_NS,
                                          .uid = 1,
@@ -238,9 +235,8 @@ static void test_a_slurm_key_is_the_jobs_users(void **state)
 static void test_a_users_notice_leaves_roots_job(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 5, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 5);
     uint64_t now = vigil_clock_monotonic_ns();
     const struct vigil_wire_job begin = {.begin_ns = now - 10 * SECOND_NS,
                                          .uid = 0,
@@ -286,9 +282,8 @@ static void test_a_users_notice_leaves_roots_job(void **state)
 static void test_a_run_is_not_filed_under_anothers_job(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 6, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 6);
     uint64_t now = vigil_clock_monotonic_ns();
     const struct proc_spec early = {.pid = 600,
                                     .uid = 65534,

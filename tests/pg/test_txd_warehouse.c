@@ -290,8 +290,7 @@ static void test_a_lock_timeout_keeps_the_batch_queued(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 2);
     /* And a resend is recognised. */
-    test_sender_send(&s, batch);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, batch, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
     g_bytes_unref(batch);
     test_sender_close(&s);
@@ -394,8 +393,7 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 23, NULL, NULL, NULL);
     GBytes *today = simple_batch(23, 1, 20, 0);
-    test_sender_send(&s, today);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, today, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 20);
 
     /* A batch from ten days ago (an old spool replayed): its days have no
@@ -443,16 +441,14 @@ static void test_a_dropped_partition_is_made_again(void **state)
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 24, NULL, NULL, NULL);
     GBytes *first = simple_batch(24, 1, 10, -5 * DAY_NS);
-    test_sender_send(&s, first);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, first, 1);
     /* An admin drops the day the server has just written into (and has
      * cached): the next batch for it is stored all the same, not refused. */
     test_pg_exec_in(f->conninfo, "DO $$ BEGIN EXECUTE format('DROP TABLE %I', 'activities_' || "
                                  "to_char((now() AT TIME ZONE 'UTC')::date - 5, 'YYYYMMDD')); "
                                  "END $$");
     GBytes *second = simple_batch(24, 2, 10, -5 * DAY_NS);
-    test_sender_send(&s, second);
-    test_sender_expect_ack(&s, 2);
+    test_sender_send_acked(&s, second, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 10);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
     char *log = test_txd_stop(&f->txd);
@@ -469,9 +465,8 @@ static void test_a_dropped_partition_is_made_again(void **state)
 static void test_a_run_is_described_once_per_batch(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 25, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 25);
     /* Started means migrated. */
     /* Every UPDATE of a run, counted by the database itself. */
     test_pg_exec_in(f->conninfo,
@@ -489,14 +484,12 @@ static void test_a_run_is_described_once_per_batch(void **state)
                               .files = 0,
                               .start_step_ns = -1000};
     GBytes *started = batch_new(&spec);
-    test_sender_send(&s, started);
-    test_sender_expect_ack(&s, 2);
+    test_sender_send_acked(&s, started, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 1);
     /* The same processes again, unchanged: the run is not touched. */
     spec.sequence = 3;
     GBytes *again = batch_new(&spec);
-    test_sender_send(&s, again);
-    test_sender_expect_ack(&s, 3);
+    test_sender_send_acked(&s, again, 3);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'mpi-64' AND "
                               "end_time IS NULL AND program = '/bin/solver-63' AND job_id IS "
@@ -507,8 +500,7 @@ static void test_a_run_is_described_once_per_batch(void **state)
     spec.sequence = 4;
     spec.ended = TRUE;
     GBytes *ended = batch_new(&spec);
-    test_sender_send(&s, ended);
-    test_sender_expect_ack(&s, 4);
+    test_sender_send_acked(&s, ended, 4);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 2);
     assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'mpi-64' AND "
                               "end_time IS NOT NULL AND exit_status = 0"),
@@ -544,9 +536,8 @@ static void expect_refusal(struct test_sender *s, uint64_t sequence, const char 
 static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 26, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 26);
     struct batch_spec spec = {.node = 26,
                               .sequence = 2,
                               .run_key = "unwatched",
@@ -556,8 +547,7 @@ static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
                               .unwatched_process_id = 1,
                               .unwatched_activities = 300};
     GBytes *ended = batch_new(&spec);
-    test_sender_send(&s, ended);
-    test_sender_expect_ack(&s, 2);
+    test_sender_send_acked(&s, ended, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM processes WHERE pid = 26000 AND "
                               "end_time - end_time_earliest = interval '5 s'"),
                      1);
@@ -572,8 +562,7 @@ static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
     /* Sent again with every batch that describes it: the same rows. */
     spec.sequence = 3;
     GBytes *again = batch_new(&spec);
-    test_sender_send(&s, again);
-    test_sender_expect_ack(&s, 3);
+    test_sender_send_acked(&s, again, 3);
     assert_int_equal(count(f, "SELECT count(*) FROM process_unwatched_ends"), 1);
 
     spec.sequence = 4;
@@ -667,13 +656,11 @@ static void test_migration_2_keeps_migration_1s_rows(void **state)
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 26, NULL, NULL, NULL);
     GBytes *resent = simple_batch(26, 40, 7, 0);
-    test_sender_send(&s, resent);
-    test_sender_expect_ack(&s, 40);
+    test_sender_send_acked(&s, resent, 40);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 30);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 40);
     GBytes *next = simple_batch(26, 41, 7, 0);
-    test_sender_send(&s, next);
-    test_sender_expect_ack(&s, 41);
+    test_sender_send_acked(&s, next, 41);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 37);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 41);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 102);

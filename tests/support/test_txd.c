@@ -178,6 +178,12 @@ void test_sender_open(struct test_sender *s, const char *endpoint, uint64_t node
     assert_int_equal(zmq_connect(s->socket, endpoint), 0);
 }
 
+void test_txd_start_with_sender(struct test_txd_fixture *f, struct test_sender *s, uint64_t node_id)
+{
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    test_sender_open(s, f->txd.endpoint, node_id, NULL, NULL, NULL);
+}
+
 void test_sender_close(struct test_sender *s)
 {
     zmq_close(s->socket);
@@ -225,6 +231,12 @@ void test_sender_expect_ack(struct test_sender *s, uint64_t sequence)
         assert_int_equal(got, sequence);
         return;
     }
+}
+
+void test_sender_send_acked(struct test_sender *s, GBytes *message, uint64_t sequence)
+{
+    test_sender_send(s, message);
+    test_sender_expect_ack(s, sequence);
 }
 
 /* ---- batches ------------------------------------------------------------------------------- */

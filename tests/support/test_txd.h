@@ -62,6 +62,10 @@ struct test_sender {
 void test_sender_open(struct test_sender *s, const char *endpoint, uint64_t node_id,
                       const char *curve_server_key, const char *client_public,
                       const char *client_secret);
+/* Starts the fixture's server (test_txd_start, no more config) and
+ * connects `s`, node `node_id`, to it without CURVE. */
+void test_txd_start_with_sender(struct test_txd_fixture *f, struct test_sender *s,
+                                uint64_t node_id);
 void test_sender_close(struct test_sender *s);
 void test_sender_send(struct test_sender *s, GBytes *message);
 /* The next message from the server, decoded, or FALSE when none came
@@ -71,6 +75,8 @@ gboolean test_sender_receive(struct test_sender *s, struct vigil_wire_message *o
 /* Receives until the ACK of (node, sequence), skipping system states;
  * fails the test on a refusal or when none comes within a minute. */
 void test_sender_expect_ack(struct test_sender *s, uint64_t sequence);
+/* Sends `message` and waits for the ACK of `sequence` (as above). */
+void test_sender_send_acked(struct test_sender *s, GBytes *message, uint64_t sequence);
 
 /* Adds the message `w` (finished and freed) to a test BATCH; fails the test
  * when the batch refuses it. */
