@@ -17,16 +17,17 @@
 #include "test_support.h"
 #include "test_txd.h"
 
-/* vigild's config beyond its socket and sink: the uplink to the fixture's
- * vigil-txd, and `capture`'s lines. The sink, off by default beside an
- * uplink, is asked for: it is the test's witness. */
-static char *daemon_config(const struct test_txd_fixture *f, const char *endpoint,
-                           const char *capture)
+/* Starts vigild for the test: it captures everything, sends it up to the
+ * fixture's vigil-txd (whether that is there yet or not) and keeps its
+ * sink, off by default beside an uplink, as the test's witness. */
+static void start_vigild(struct test_daemon *d, const struct test_txd_fixture *f)
 {
-    return g_strdup_printf(
-        "[capture]\nsink_enabled = yes\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
-        "[warehouse]\nconninfo = %s\n",
-        capture, endpoint, f->dir, f->conninfo);
+    char *config = g_strdup_printf(
+        "[capture]\nsink_enabled = yes\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
+        "spool_dir = %s/spool\n[warehouse]\nconninfo = %s\n",
+        f->dir, f->dir, f->conninfo);
+    test_daemon_start(d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    g_free(config);
 }
 
 /* Runs dd under the preload library against `d`, its text report in
@@ -89,17 +90,6 @@ static char *joined(GArray *seqs)
     return g_string_free(s, FALSE);
 }
 
-/* Waits (a generous bound) until `sql` counts at least one row. */
-static void wait_for_rows(const struct test_txd_fixture *f, const char *sql)
-{
-    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(f->conninfo, sql) == 0) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse never got what this counts: %s", sql);
-        g_usleep(20000); /* polling a condition, with a deadline */
-    }
-}
-
 /* Waits until the warehouse has `pid`'s report: the last thing vigild sends
  * of a process. */
 static void wait_for_summary(const struct test_txd_fixture *f, pid_t pid)
@@ -107,7 +97,7 @@ static void wait_for_summary(const struct test_txd_fixture *f, pid_t pid)
     char *sql = g_strdup_printf("SELECT count(*) FROM run_summaries JOIN processes "
                                 "USING (process_id) WHERE pid = %d AND end_time IS NOT NULL",
                                 (int)pid);
-    wait_for_rows(f, sql);
+    test_pg_wait_for_count_in(f->conninfo, sql, 1);
     g_free(sql);
 }
 
@@ -154,8 +144,7 @@ static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
     struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_daemon d;
-    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_vigild(&d, f);
     pid_t pid = run_dd(&d, f->dir, "all");
     char *sink = g_strdup(d.capture_path);
     check_run(f, &d, sink, pid, "all");
@@ -182,22 +171,22 @@ static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
                      1);
     /* The node's statistics: its 1 s roll-ups keep coming, and the captured
      * cycles' samples at full resolution came with the activities. */
-    wait_for_rows(f, "SELECT count(*) FROM statistics_rollups r JOIN metrics m USING (metric_id) "
-                     "WHERE m.name LIKE 'cpu.%'");
+    test_pg_wait_for_count_in(
+        f->conninfo,
+        "SELECT count(*) FROM statistics_rollups r JOIN metrics m USING (metric_id) "
+        "WHERE m.name LIKE 'cpu.%'",
+        1);
     assert_true(test_pg_query_u64_in(f->conninfo, "SELECT count(*) FROM window_statistics") > 0);
     g_free(test_daemon_stop(&d));
     g_free(sink);
-    g_free(config);
 }
 
 static void test_a_spool_is_replayed_after_a_restart(void **state)
 {
     struct test_txd_fixture *f = *state;
     /* vigil-txd is not there: vigild keeps the batches. */
-    char *endpoint = g_strdup_printf("ipc://%s/txd.sock", f->dir);
-    char *config = daemon_config(f, endpoint, "mode = all\n");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_vigild(&d, f);
     pid_t pid = run_dd(&d, f->dir, "spooled");
     char *sink = g_strdup(d.capture_path);
     /* The process's cycles are decided, then a stop spools what is left. */
@@ -218,13 +207,11 @@ static void test_a_spool_is_replayed_after_a_restart(void **state)
 
     /* vigil-txd comes, and vigild starts again on the same spool. */
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_vigild(&d, f);
     check_run(f, &d, sink, pid, "spooled");
     g_free(test_daemon_stop(&d));
     g_free(spool);
     g_free(sink);
-    g_free(config);
-    g_free(endpoint);
 }
 
 /* A node whose spool folder is emptied between two runs (a new disk, an
@@ -235,9 +222,8 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
 {
     struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_vigild(&d, f);
     pid_t before = run_dd(&d, f->dir, "before");
     char *sink = g_strdup(d.capture_path);
     check_run(f, &d, sink, before, "before");
@@ -246,7 +232,7 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     test_remove_tree(spool);
     assert_false(g_file_test(spool, G_FILE_TEST_EXISTS));
 
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_vigild(&d, f);
     pid_t after = run_dd(&d, f->dir, "after");
     check_run(f, &d, sink, after, "after");
     /* Against dd itself: its 300 writes of 4096 bytes (the shell's echo
@@ -267,7 +253,6 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     g_free(log);
     g_free(spool);
     g_free(sink);
-    g_free(config);
 }
 
 /* `vigil run --report=off` prints nothing, and the warehouse still gets the
@@ -277,9 +262,8 @@ static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
 {
     struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_vigild(&d, f);
     const char *vars[] = {"VIGIL_RUN_ID=e2e-off", NULL};
     char **env = test_clean_environment(vars);
     char *of = g_strdup_printf("of=%s/off.out", f->dir);
@@ -311,7 +295,6 @@ static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
     g_free(test_daemon_stop(&d));
     g_strfreev(env);
     g_free(of);
-    g_free(config);
 }
 
 int main(void)

@@ -187,16 +187,6 @@ static double query_double(const char *conninfo, const char *format, ...)
     return value;
 }
 
-static void wait_for_count(const char *conninfo, const char *sql, guint64 at_least)
-{
-    gint64 deadline = g_get_monotonic_time() + WAIT_LIMIT_S * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(conninfo, sql) < at_least) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse never counted %" G_GUINT64_FORMAT " with: %s", at_least, sql);
-        g_usleep(20000);
-    }
-}
-
 /* `vigil report ARGS…` with the node's configuration (its [warehouse]). */
 static struct test_run vigil_report(const struct node *n, const char *const *args)
 {
@@ -332,10 +322,10 @@ static void test_one_job_on_two_nodes(void **state)
         end_cat(&nodes[i]);
 
     /* Both reports stored: the job's energy is the nodes' increments. */
-    wait_for_count(f->conninfo,
-                   "SELECT count(*) FROM process_energy WHERE scheduler_job_id = '" JOB
-                   "' AND end_time IS NOT NULL AND energy_j IS NOT NULL",
-                   NODES);
+    test_pg_wait_for_count_in(f->conninfo,
+                              "SELECT count(*) FROM process_energy WHERE scheduler_job_id = '" JOB
+                              "' AND end_time IS NOT NULL AND energy_j IS NOT NULL",
+                              NODES);
     assert_float_equal(query_double(f->conninfo,
                                     "SELECT energy_j FROM job_energy WHERE scheduler_job_id = '" JOB
                                     "'"),
@@ -374,7 +364,7 @@ static void test_one_job_on_two_nodes(void **state)
             " WHERE m.name = 'node.energy_j' AND m.origin = 'measured' AND s.node_id = "
             "%" G_GUINT64_FORMAT " AND s.max >= %.9f",
             nodes[i].node_id, nodes[i].increment_uj / 1e6 - 1e-9);
-        wait_for_count(f->conninfo, reached, 1);
+        test_pg_wait_for_count_in(f->conninfo, reached, 1);
         g_free(reached);
         assert_float_equal(query_double(f->conninfo,
                                         "SELECT sum(s.delta) FROM statistics_rollups s JOIN metrics"

@@ -140,11 +140,12 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     test_run_clear(&run);
     /* Gone; the node's next batch may have claimed the id already, with
      * its own key. */
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) FROM node_keys WHERE node_id = %d AND "
-                                  "curve_public_key = '%s'",
-                                  NODE_ID, k.impostor.public_key),
-                     0);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) FROM node_keys WHERE node_id = %d AND "
+                                 "curve_public_key = '%s'",
+                                 NODE_ID, k.impostor.public_key),
+        0);
 
     /* Sent again, everything is stored. */
     run = test_daemon_vigil(&d, (const char *[]){"spool", "resend", NULL});
@@ -154,11 +155,12 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     guint64 stored = writer_writes_stored(f->conninfo, w.pid);
     print_message("after: %" G_GUINT64_FORMAT " of %d writes stored\n", stored, WRITES);
     assert_int_equal(stored, WRITES);
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) FROM node_keys WHERE node_id = %d AND "
-                                  "curve_public_key = '%s'",
-                                  NODE_ID, k.node.public_key),
-                     1);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) FROM node_keys WHERE node_id = %d AND "
+                                 "curve_public_key = '%s'",
+                                 NODE_ID, k.node.public_key),
+        1);
 
     /* --set writes a node's key (its refusals start again); a key that is
      * not one is refused by name. */

@@ -113,11 +113,12 @@ static void test_unwritable_spool_and_sigkill_lose_nothing(void **state)
     print_message("%" G_GUINT64_FORMAT " of %d writes stored\n", stored,
                   FIRST_WRITES + SECOND_WRITES);
     assert_int_equal(stored, FIRST_WRITES + SECOND_WRITES);
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
-                                  "processes USING (process_id) WHERE pid = %d",
-                                  (int)w.pid),
-                     0);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
+                                 "processes USING (process_id) WHERE pid = %d",
+                                 (int)w.pid),
+        0);
     g_free(test_daemon_stop(&d));
     g_free(working_config);
     g_free(working);

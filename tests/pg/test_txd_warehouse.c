@@ -201,37 +201,6 @@ static GBytes *simple_batch(uint64_t node, uint64_t sequence, unsigned activitie
 /* ---- waiting on the database and the log ------------------------------------------------------
  */
 
-/* Polls `sql` (one number) until it is `want`, for up to a minute. */
-static void wait_for_count(const char *conninfo, const char *sql, guint64 want)
-{
-    gint64 deadline = g_get_monotonic_time() + (gint64)WAIT_MS * 1000;
-    guint64 got;
-    while ((got = test_pg_query_u64_in(conninfo, sql)) != want) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("waited a minute for %" G_GUINT64_FORMAT " from: %s (still %" G_GUINT64_FORMAT
-                     ")",
-                     want, sql, got);
-        g_usleep(10000); /* a poll interval, not a synchronisation */
-    }
-}
-
-/* Polls vigil-txd's log until it holds `needle`. */
-static void wait_for_log(const struct test_txd *t, const char *needle)
-{
-    gint64 deadline = g_get_monotonic_time() + (gint64)WAIT_MS * 1000;
-    for (;;) {
-        char *log = NULL;
-        g_file_get_contents(t->log_path, &log, NULL, NULL);
-        gboolean found = log != NULL && strstr(log, needle) != NULL;
-        g_free(log);
-        if (found)
-            return;
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("vigil-txd's log never said: %s", needle);
-        g_usleep(10000);
-    }
-}
-
 /* No reply but system states has come. */
 static void assert_no_answer(struct test_sender *s)
 {
@@ -270,15 +239,16 @@ static void test_a_lock_timeout_keeps_the_batch_queued(void **state)
                    "lock_timeout_ms = 100\n");
     /* Started: its maintenance step made today's partitions. Another
      * session now holds a lock every insert into the roll-ups waits for. */
-    wait_for_count(f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2",
-                   1);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
     PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 21, NULL, NULL, NULL);
     GBytes *batch = simple_batch(21, 1, 50, 0);
     test_sender_send(&s, batch);
-    wait_for_log(&f->txd, "the lock timeout ([warehouse] lock_timeout_ms) fired");
-    wait_for_log(&f->txd, "batch 21:1 waits, unacknowledged, to be tried again");
+    test_wait_for_file_text(f->txd.log_path,
+                            "the lock timeout ([warehouse] lock_timeout_ms) fired");
+    test_wait_for_file_text(f->txd.log_path, "batch 21:1 waits, unacknowledged, to be tried again");
     /* Tried again with back-off while the lock is held: never stored,
      * never acknowledged. */
     assert_no_answer(&s);
@@ -303,8 +273,8 @@ static void test_a_statement_timeout_is_named(void **state)
                    "retry_max_ms = 200\n[warehouse]\n"
                    "statement_timeout_ms = 100\n"
                    "lock_timeout_ms = 600000\n");
-    wait_for_count(f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2",
-                   1);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
     /* A lock wait longer than the statement may run: the statement timeout
      * fires first. */
     PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
@@ -312,7 +282,8 @@ static void test_a_statement_timeout_is_named(void **state)
     test_sender_open(&s, f->txd.endpoint, 22, NULL, NULL, NULL);
     GBytes *batch = simple_batch(22, 1, 5, 0);
     test_sender_send(&s, batch);
-    wait_for_log(&f->txd, "the statement timeout ([warehouse] statement_timeout_ms) fired");
+    test_wait_for_file_text(f->txd.log_path,
+                            "the statement timeout ([warehouse] statement_timeout_ms) fired");
     assert_no_answer(&s);
     end_session(holder);
     test_sender_expect_ack(&s, 1);
@@ -358,8 +329,9 @@ static void test_a_connect_timeout_is_named(void **state)
      * answers, and says why it cannot store them. */
     char *conninfo = g_strdup_printf("host=%s port=5432 dbname=x", socket_dir);
     test_txd_start(&f->txd, f->dir, conninfo, "[warehouse]\nconnect_timeout_s = 2\n");
-    wait_for_log(&f->txd, "the warehouse is unavailable at start");
-    wait_for_log(&f->txd, "the connect timeout, [warehouse] connect_timeout_s, fired");
+    test_wait_for_file_text(f->txd.log_path, "the warehouse is unavailable at start");
+    test_wait_for_file_text(f->txd.log_path,
+                            "the connect timeout, [warehouse] connect_timeout_s, fired");
     g_free(test_txd_stop(&f->txd));
     g_free(conninfo);
     close(fd);
@@ -381,10 +353,11 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
                    "lock_timeout_ms = 600000\n");
     /* The maintenance step at start made yesterday .. today + 3 for each
      * table. */
-    wait_for_count(f->conninfo,
-                   "SELECT count(*) FROM pg_class WHERE relname = 'activities_' || "
-                   "to_char((now() AT TIME ZONE 'UTC')::date + 3, 'YYYYMMDD')",
-                   1);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo,
+        "SELECT count(*) FROM pg_class WHERE relname = 'activities_' || "
+        "to_char((now() AT TIME ZONE 'UTC')::date + 3, 'YYYYMMDD')",
+        1);
     /* ACCESS SHARE conflicts with ACCESS EXCLUSIVE only: while it is held,
      * a batch is stored only if its transaction takes no such lock. */
     PGconn *holder =
@@ -403,14 +376,15 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
      * takes. */
     GBytes *old = simple_batch(23, 2, 20, -10 * DAY_NS);
     test_sender_send(&s, old);
-    wait_for_count(f->conninfo,
-                   "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
-                   "NOT l.granted AND l.mode = 'AccessExclusiveLock' AND l.relation IN "
-                   "('activities'::regclass, 'statistics_rollups'::regclass, "
-                   "'window_statistics'::regclass, 'reasoner_states'::regclass, "
-                   "'ingested_batches'::regclass) AND "
-                   "a.query LIKE 'SELECT vigil_day_partition%'",
-                   1);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo,
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
+        "NOT l.granted AND l.mode = 'AccessExclusiveLock' AND l.relation IN "
+        "('activities'::regclass, 'statistics_rollups'::regclass, "
+        "'window_statistics'::regclass, 'reasoner_states'::regclass, "
+        "'ingested_batches'::regclass) AND "
+        "a.query LIKE 'SELECT vigil_day_partition%'",
+        1);
     assert_int_equal(count(f, "SELECT count(*) FROM pg_locks l JOIN pg_locks w ON w.pid = l.pid "
                               "WHERE NOT w.granted AND w.mode = 'AccessExclusiveLock' AND "
                               "l.mode = 'RowExclusiveLock' AND l.relation IN "

@@ -73,7 +73,7 @@ static void test_drops_after_the_ring_are_counted(void **state)
 
     gint64 forwarded, dropped, node_dropped;
     status_figures(&d, w.pid, &forwarded, &dropped, &node_dropped);
-    guint64 stored = writer_query(
+    guint64 stored = test_pg_query_u64_printf(
         f->conninfo,
         "SELECT count(*) FROM activities JOIN processes USING (process_id) WHERE pid = %d",
         (int)w.pid);
@@ -85,12 +85,14 @@ static void test_drops_after_the_ring_are_counted(void **state)
     assert_int_equal(stored + (guint64)dropped, forwarded);
     assert_true(node_dropped >= dropped);
     /* Carried by a later batch to the warehouse: the process, its run. */
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT uplink_dropped_activities FROM processes WHERE pid = %d",
-                                  (int)w.pid),
-                     dropped);
-    assert_int_equal(writer_query(f->conninfo, "SELECT uplink_dropped_activities FROM run_overview "
-                                               "WHERE run_key = 'restart'"),
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT uplink_dropped_activities FROM processes WHERE pid = %d",
+                                 (int)w.pid),
+        dropped);
+    assert_int_equal(test_pg_query_u64_printf(f->conninfo,
+                                              "SELECT uplink_dropped_activities FROM run_overview "
+                                              "WHERE run_key = 'restart'"),
                      dropped);
     /* `vigil report` says what its stored report, written at exit, could
      * not. */

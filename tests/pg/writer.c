@@ -67,32 +67,23 @@ void writer_finish(struct writer *w)
     close(w->out);
 }
 
-guint64 writer_query(const char *conninfo, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    char *sql = g_strdup_vprintf(format, args);
-    va_end(args);
-    guint64 n = test_pg_query_u64_in(conninfo, sql);
-    g_free(sql);
-    return n;
-}
-
 guint64 writer_writes_stored(const char *conninfo, GPid pid)
 {
-    return writer_query(conninfo,
-                        "SELECT count(*) FROM activities JOIN processes USING (process_id) "
-                        "WHERE pid = %d AND operation = 6",
-                        (int)pid);
+    return test_pg_query_u64_printf(
+        conninfo,
+        "SELECT count(*) FROM activities JOIN processes USING (process_id) "
+        "WHERE pid = %d AND operation = 6",
+        (int)pid);
 }
 
 void writer_wait_for_report(const char *conninfo, const char *dir, GPid pid)
 {
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    while (writer_query(conninfo,
-                        "SELECT count(*) FROM run_summaries JOIN processes USING (process_id) "
-                        "WHERE pid = %d AND end_time IS NOT NULL",
-                        (int)pid) == 0) {
+    while (test_pg_query_u64_printf(
+               conninfo,
+               "SELECT count(*) FROM run_summaries JOIN processes USING (process_id) "
+               "WHERE pid = %d AND end_time IS NOT NULL",
+               (int)pid) == 0) {
         if (g_get_monotonic_time() > deadline) {
             char *log_path = g_build_filename(dir, "vigild.log", NULL), *log = NULL;
             g_file_get_contents(log_path, &log, NULL, NULL);
@@ -104,26 +95,38 @@ void writer_wait_for_report(const char *conninfo, const char *dir, GPid pid)
     }
 }
 
-void writer_wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activities)
+void writer_wait_two_cycles_after(const struct test_daemon *d, GPid pid, writer_holds_fn holds,
+                                  gpointer data, const char *what)
 {
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    gint64 drained_in_cycle = -1;
+    gint64 held_in_cycle = -1;
     for (;;) {
         JsonNode *status = test_daemon_status(d, 0);
         JsonObject *p = test_daemon_process(status, pid);
         assert_non_null(p);
         gint64 cycles =
             test_daemon_json_int(json_node_get_object(status), "reasoning", "cycles", NULL);
-        if (drained_in_cycle < 0 && json_object_get_int_member(p, "activities") >= activities)
-            drained_in_cycle = cycles;
+        if (held_in_cycle < 0 && holds(p, data))
+            held_in_cycle = cycles;
         json_node_unref(status);
-        if (drained_in_cycle >= 0 && cycles > drained_in_cycle + 1)
+        if (held_in_cycle >= 0 && cycles > held_in_cycle + 1)
             return;
         if (g_get_monotonic_time() > deadline)
-            fail_msg("vigild never drained %" G_GINT64_FORMAT " activities of process %d",
-                     activities, (int)pid);
+            fail_msg("vigild never %s (process %d)", what, (int)pid);
         g_usleep(POLL_US); /* polling a condition, with a deadline */
     }
+}
+
+static gboolean drained(JsonObject *process, gpointer activities)
+{
+    return json_object_get_int_member(process, "activities") >= *(const gint64 *)activities;
+}
+
+void writer_wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activities)
+{
+    char *what = g_strdup_printf("drained %" G_GINT64_FORMAT " activities", activities);
+    writer_wait_two_cycles_after(d, pid, drained, &activities, what);
+    g_free(what);
 }
 
 void writer_wait_for_all_sent(const struct test_daemon *d)

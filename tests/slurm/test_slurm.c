@@ -42,7 +42,6 @@
 
 /* Bounds that only a failure reaches. */
 #define SLURM_READY_TIMEOUT_S 60
-#define WAREHOUSE_TIMEOUT_S   60
 #define STOP_TIMEOUT_S        20
 
 static const char *const slurm_programs[] = {"/usr/sbin/munged", "/usr/sbin/slurmctld",
@@ -396,18 +395,6 @@ static char *only_report(const char *prefix)
     return found;
 }
 
-/* Waits (a bound only a failure reaches) until `sql` counts a row. */
-static void wait_for_rows(const char *sql)
-{
-    gint64 deadline = g_get_monotonic_time() + WAREHOUSE_TIMEOUT_S * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(cluster.conninfo, sql) == 0) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse never had what this counts after %d s: %s", WAREHOUSE_TIMEOUT_S,
-                     sql);
-        g_usleep(50000); /* polling a condition, with a deadline */
-    }
-}
-
 /* Waits until the warehouse has the finished process of run `run_key`, then
  * gives the run's bytes written and the scheduler job id it is filed
  * under. */
@@ -417,7 +404,7 @@ static gint64 warehouse_run_bytes(const char *run_key, const char *job_id)
                                  "(process_id) JOIN runs r USING (run_id) WHERE r.run_key = '%s' "
                                  "AND p.end_time IS NOT NULL",
                                  run_key);
-    wait_for_rows(done);
+    test_pg_wait_for_count_in(cluster.conninfo, done, 1);
     g_free(done);
     char *filed = g_strdup_printf("SELECT coalesce(scheduler_job_id, '') FROM run_overview WHERE "
                                   "run_key = '%s'",
@@ -644,7 +631,7 @@ static void check_job_in_warehouse(const char *job_id)
                                   "WHERE j.scheduler_job_id = '%s' AND j.end_time IS NOT NULL "
                                   "AND s.step_id = '1' AND s.end_time IS NOT NULL",
                                   job_id);
-    wait_for_rows(ended);
+    test_pg_wait_for_count_in(cluster.conninfo, ended, 1);
     g_free(ended);
     char *sql = g_strdup_printf("SELECT user_name || ' ' || uid || ' ' || node_list || ' ' || "
                                 "(begin_time < end_time) FROM jobs WHERE scheduler_job_id = '%s'",
@@ -802,7 +789,7 @@ static void test_a_squatted_slurm_key_stays_the_jobs(void **state)
     char *sql = g_strdup_printf("SELECT count(*) FROM runs r JOIN processes p USING (run_id) "
                                 "WHERE r.run_key = '%s' AND r.uid = 65534 AND p.uid = 65534",
                                 apart_key);
-    wait_for_rows(sql);
+    test_pg_wait_for_count_in(cluster.conninfo, sql, 1);
     g_free(sql);
     sql = g_strdup_printf("SELECT count(*) FROM runs r WHERE r.run_key = '%s' AND r.uid = 0 AND "
                           "NOT EXISTS (SELECT 1 FROM processes p WHERE p.run_id = r.run_id AND "

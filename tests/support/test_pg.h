@@ -60,6 +60,13 @@ void test_pg_exec_in(const char *conninfo, const char *sql);
 guint64 test_pg_query_u64_in(const char *conninfo, const char *sql);
 /* The one text `sql` returns, NULL for SQL NULL. g_free it. */
 char *test_pg_query_text_in(const char *conninfo, const char *sql);
+/* The one number of the SQL printf makes of `format`. */
+guint64 test_pg_query_u64_printf(const char *conninfo, const char *format, ...) G_GNUC_PRINTF(2, 3);
+/* Polls `sql` (one number) until it is at least `at_least` (or, _equal,
+ * exactly `want`); fails after a minute, which only a failure waits,
+ * naming the query and its last answer. */
+void test_pg_wait_for_count_in(const char *conninfo, const char *sql, guint64 at_least);
+void test_pg_wait_for_count_equal_in(const char *conninfo, const char *sql, guint64 want);
 /* Whether the relation (table, view…) `name` exists, as to_regclass says. */
 gboolean test_pg_relation_exists_in(const char *conninfo, const char *name);
 

@@ -112,6 +112,21 @@ void test_assert_contains(const char *text, const char *needle)
         fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", needle);
 }
 
+void test_wait_for_file_text(const char *path, const char *needle)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    for (;;) {
+        char *text = NULL;
+        gboolean found = g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle);
+        g_free(text);
+        if (found)
+            return;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("%s never said \"%s\"", path, needle);
+        g_usleep(20000); /* polling a condition, with a deadline */
+    }
+}
+
 void test_remove_tree(const char *dir)
 {
     const char *argv[] = {"rm", "-rf", dir, NULL};

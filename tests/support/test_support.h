@@ -45,6 +45,9 @@ const char *test_env_or_fail(const char *name);
 void test_assert_status(const struct test_run *run, int want, const char *what);
 
 void test_assert_contains(const char *text, const char *needle);
+/* Polls the file at `path` (a log) until it holds `needle`; fails after a
+ * minute, which only a failure waits. */
+void test_wait_for_file_text(const char *path, const char *needle);
 void test_remove_tree(const char *dir);
 
 /* cmocka setup and teardown: a fresh temporary folder per test,
