@@ -29,8 +29,6 @@
 #define DEADLINE_US (120 * G_USEC_PER_SEC)
 #define POLL_US     20000
 
-static const char daemon_lines[] = "providers = procstat;process\ncycle_ms = 200\n";
-
 struct keys {
     struct vigil_curve_pair server, node, impostor;
     char *node_path;
@@ -97,13 +95,11 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     GBytes *claim = test_batch_new(NODE_ID, 1, 1, 0, VIGIL_HEALTH_OK);
     test_sender_send_acked(&impostor, claim, 1);
 
-    char *config = g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = %s\n"
-                                   "node_id = %d\nspool_dir = %s/spool\ncurve_server_key = %s\n"
-                                   "curve_key_file = %s\n[warehouse]\nconninfo = %s\n",
-                                   f->txd.endpoint, NODE_ID, f->dir, k.server.public_key,
-                                   k.node_path, f->conninfo);
+    char *uplink = g_strdup_printf("node_id = %d\ncurve_server_key = %s\ncurve_key_file = %s\n",
+                                   NODE_ID, k.server.public_key, k.node_path);
+    char *config = writer_daemon_config(f, NULL, uplink);
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
+    test_daemon_start(&d, f->dir, WRITER_DAEMON_LINES, config);
     struct writer w;
     writer_start(&w, &d, f->dir, WRITES, 0, NULL);
     writer_finish(&w);
@@ -185,6 +181,7 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     g_bytes_unref(claim);
     g_free(row);
     g_free(config);
+    g_free(uplink);
     g_free(txd_config);
     g_free(k.node_path);
 }

@@ -24,14 +24,6 @@
 
 static const char daemon_lines[] = "providers = procstat;process;energy\ncycle_ms = 200\n";
 
-/* `uplink_lines`: more of [uplink], or "". */
-static char *daemon_config(const struct test_txd_fixture *f, const char *uplink_lines)
-{
-    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = %s\nspool_dir = "
-                           "%s/spool\n%s[warehouse]\nconninfo = %s\n",
-                           f->txd.endpoint, f->dir, uplink_lines, f->conninfo);
-}
-
 /* The fixture's vigil-txd, vigild (more of its [uplink] in `uplink_lines`)
  * and the writer under it, its `first` writes made. Returns vigild's
  * config, to start it again with (g_free it). */
@@ -39,7 +31,7 @@ static char *start_writing(struct test_txd_fixture *f, const char *uplink_lines,
                            struct test_daemon *d, struct writer *w, long first, long second)
 {
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, uplink_lines);
+    char *config = writer_daemon_config(f, NULL, uplink_lines);
     test_daemon_start(d, f->dir, daemon_lines, config);
     writer_start(w, d, f->dir, first, second, NULL);
     return config;

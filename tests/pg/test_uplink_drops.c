@@ -24,16 +24,6 @@
 #define DEADLINE_US (120 * G_USEC_PER_SEC)
 #define POLL_US     20000
 
-static const char daemon_lines[] = "providers = procstat;process\ncycle_ms = 200\n";
-
-static char *daemon_config(const struct test_txd_fixture *f)
-{
-    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
-                           "spool_dir = %s/spool\nspool_max_bytes = 1048576\n"
-                           "memory_max_bytes = 0\n[warehouse]\nconninfo = %s\n",
-                           f->dir, f->dir, f->conninfo);
-}
-
 static gint64 member_or_zero(JsonObject *o, const char *name)
 {
     return o != NULL && json_object_has_member(o, name) ? json_object_get_int_member(o, name) : 0;
@@ -58,9 +48,10 @@ static void status_figures(const struct test_daemon *d, GPid pid, gint64 *forwar
 static void test_drops_after_the_ring_are_counted(void **state)
 {
     struct test_txd_fixture *f = *state;
-    char *config = daemon_config(f);
+    char *config =
+        writer_daemon_config(f, NULL, "spool_max_bytes = 1048576\nmemory_max_bytes = 0\n");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
+    test_daemon_start(&d, f->dir, WRITER_DAEMON_LINES, config);
     struct writer w;
     writer_start_paced(&w, &d, f->dir, WRITES, 0, PACE_US, NULL);
     writer_wait_for_drained(&d, w.pid, WRITES);

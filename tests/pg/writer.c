@@ -16,6 +16,17 @@
 #define DEADLINE_US (120 * G_USEC_PER_SEC)
 #define POLL_US     20000
 
+char *writer_daemon_config(const struct test_txd_fixture *f, const char *spool_dir,
+                           const char *uplink_lines)
+{
+    char *spool = spool_dir != NULL ? g_strdup(spool_dir) : g_build_filename(f->dir, "spool", NULL);
+    char *config = g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
+                                   "spool_dir = %s\n%s[warehouse]\nconninfo = %s\n",
+                                   f->dir, spool, uplink_lines, f->conninfo);
+    g_free(spool);
+    return config;
+}
+
 void writer_start(struct writer *w, const struct test_daemon *d, const char *dir, long first,
                   long second, const char *const *extra_env)
 {

@@ -8,11 +8,23 @@
 #include <glib.h>
 
 #include "test_daemon.h"
+#include "test_txd.h"
 
 struct writer {
     GPid pid;
     int in, out;
 };
+
+/* vigild's [daemon] lines for these tests, beyond its socket. */
+#define WRITER_DAEMON_LINES "providers = procstat;process\ncycle_ms = 200\n"
+
+/* vigild's config for these tests: it captures everything and sends it up
+ * to the fixture's vigil-txd (ipc://DIR/txd.sock, whether that is there
+ * yet or not), spooling in `spool_dir` (NULL: DIR/spool), with
+ * `uplink_lines` more of [uplink] (or ""); [warehouse] is the fixture's,
+ * for `vigil report`. g_free it. */
+char *writer_daemon_config(const struct test_txd_fixture *f, const char *spool_dir,
+                           const char *uplink_lines);
 
 /* Starts restart_writer on DIR/written: it makes `first` one-byte writes,
  * then waits for writer_finish to make `second` more. Returns once the
