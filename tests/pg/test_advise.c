@@ -280,10 +280,7 @@ static void test_what_is_missing_is_said(void **state)
 
 static int setup(void **state)
 {
-    int status = test_pg_group_setup(state);
-    if (status == 0)
-        load_runs();
-    return status;
+    return test_pg_group_setup_and(state, load_runs);
 }
 
 int main(void)

@@ -175,6 +175,14 @@ int test_pg_group_teardown(void **state)
     return 0;
 }
 
+int test_pg_group_setup_and(void **state, void (*load)(void))
+{
+    int status = test_pg_group_setup(state);
+    if (status == 0)
+        load();
+    return status;
+}
+
 gboolean test_pg_relation_exists_in(const char *conninfo, const char *name)
 {
     char *sql = g_strdup_printf(

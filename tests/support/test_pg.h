@@ -41,6 +41,8 @@ void test_pg_cleanup(struct test_pg *pg);
 extern struct test_pg test_pg_cluster;
 int test_pg_group_setup(void **state);
 int test_pg_group_teardown(void **state);
+/* test_pg_group_setup, then `load` (the program's own rows, say). */
+int test_pg_group_setup_and(void **state, void (*load)(void));
 
 const char *test_pg_conninfo(const struct test_pg *pg);
 /* A new empty database in the cluster; its conninfo (g_free it). */

@@ -60,6 +60,25 @@ char *test_warehouse_web_fixture(void)
     return conninfo;
 }
 
+char *test_warehouse_fixture;
+
+static void load_web_fixture(void)
+{
+    test_warehouse_fixture = test_warehouse_web_fixture();
+}
+
+int test_warehouse_fixture_group_setup(void **state)
+{
+    return test_pg_group_setup_and(state, load_web_fixture);
+}
+
+int test_warehouse_fixture_group_teardown(void **state)
+{
+    g_free(test_warehouse_fixture);
+    test_warehouse_fixture = NULL;
+    return test_pg_group_teardown(state);
+}
+
 struct test_run test_run_vigil_on_warehouse(const char *conninfo, const char *first, ...)
 {
     char *config_dir = g_dir_make_tmp("vigil-test-warehouse-XXXXXX", NULL);

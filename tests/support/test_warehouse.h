@@ -31,6 +31,11 @@ int test_warehouse_db_teardown(void **state);
 /* A new database of test_pg_cluster, migrated to the latest schema, with
  * tests/web/fixture.sql ($VIGIL_WEB_FIXTURE) loaded by psql; its conninfo. */
 char *test_warehouse_web_fixture(void);
+/* A program's cluster (test_pg_group_setup) with such a database, whose
+ * conninfo is test_warehouse_fixture: cmocka group setup and teardown. */
+extern char *test_warehouse_fixture;
+int test_warehouse_fixture_group_setup(void **state);
+int test_warehouse_fixture_group_teardown(void **state);
 
 /* `$VIGIL_CLI WORDS…` (up to a NULL) in a clean environment whose
  * VIGIL_CONFIG names a configuration of only [warehouse] conninfo. */
