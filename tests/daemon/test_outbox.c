@@ -585,10 +585,7 @@ static void test_system_state_is_the_nodes_parent(void **state)
     json_node_unref(status);
 
     /* As text, in the uplink's line. */
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_status_text(d.socket_path);
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "uplink: ipc://");
     test_assert_contains(run.out, "as node 42, connected");
@@ -734,10 +731,7 @@ static void test_a_refused_batch_is_warned_of(void **state)
         if (g_get_monotonic_time() > deadline)
             fail_msg("the refusal is not counted");
     }
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_status_text(d.socket_path);
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "  warning: 0 batches (0 bytes) dropped from the full spool, 0 "
                                   "(0 bytes) dropped from full memory while the spool failed, 1 "

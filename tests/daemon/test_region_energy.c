@@ -20,18 +20,6 @@
 #include "test_report.h"
 #include "test_support.h"
 
-static JsonObject *region(const struct test_report *rep, const char *name)
-{
-    JsonArray *a = json_node_get_array(test_report_node(rep, "regions"));
-    for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
-        JsonObject *o = json_array_get_object_element(a, i);
-        if (g_strcmp0(json_object_get_string_member(o, "name"), name) == 0)
-            return o;
-    }
-    fail_msg("%s: no region \"%s\"", rep->path, name);
-    return NULL;
-}
-
 static void test_regions_get_vigild_energy(void **state)
 {
     const char *dir = *state;
@@ -49,7 +37,8 @@ static void test_regions_get_vigild_energy(void **state)
 
     char *path = g_build_filename(dir, "report.json", NULL);
     struct test_report rep = test_report_load(path);
-    JsonObject *measured = region(&rep, "measured"), *whole = region(&rep, "whole");
+    JsonObject *measured = test_report_region(&rep, "measured"),
+               *whole = test_report_region(&rep, "whole");
     if (json_object_get_null_member(measured, "energy_joule"))
         fail_msg("region measured has no energy:\n%s", run.err);
     assert_true(json_object_get_double_member(measured, "energy_joule") > 0);

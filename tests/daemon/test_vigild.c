@@ -581,14 +581,11 @@ static void test_daemons_read_vigil_config(void **state)
 static void test_status_without_a_daemon(void **state)
 {
     char *socket_path = g_build_filename(*state, "nobody.sock", NULL);
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
+    struct test_run run = test_daemon_status_text(socket_path);
     test_assert_status(&run, 1, "vigil status without a daemon");
     test_assert_contains(run.err, "no vigild answers on ");
     test_assert_contains(run.err, "No such file or directory");
     test_run_clear(&run);
-    g_strfreev(env);
     g_free(socket_path);
 }
 
@@ -605,10 +602,7 @@ static void test_status_text_shows_providers_and_processes(void **state)
         _exit(0);
     }
     wait_exit(pid, 0);
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_status_text(d.socket_path);
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "procstat ");
     test_assert_contains(run.out, "nonexistent not running: ");
@@ -669,10 +663,7 @@ static void test_status_tells_where_the_tick_goes(void **state)
         assert_int_equal(test_daemon_json_int(a, "samples", "count", NULL), ticks);
     }
     json_node_unref(status);
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_status_text(d.socket_path);
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "\nwhere a tick goes");
     test_run_clear(&run);

@@ -24,18 +24,6 @@
 #define IO_BYTES (16 * 4096)
 #define IO_CALLS 34
 
-static JsonObject *region(const struct test_report *rep, const char *name)
-{
-    JsonArray *a = json_node_get_array(test_report_node(rep, "regions"));
-    for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
-        JsonObject *o = json_array_get_object_element(a, i);
-        if (g_strcmp0(json_object_get_string_member(o, "name"), name) == 0)
-            return o;
-    }
-    fail_msg("%s: no region \"%s\"", rep->path, name);
-    return NULL;
-}
-
 /* region.per_rank.FIGURE.STAT */
 static double per_rank(JsonObject *region, const char *figure, const char *stat)
 {
@@ -63,8 +51,8 @@ static void test_job_regions(void **state)
     struct test_report rep = test_report_load(joint);
     assert_int_equal(test_report_int(&rep, "ranks"), RANKS);
 
-    JsonObject *io = region(&rep, "io"), *compute = region(&rep, "compute"),
-               *whole = region(&rep, "main");
+    JsonObject *io = test_report_region(&rep, "io"), *compute = test_report_region(&rep, "compute"),
+               *whole = test_report_region(&rep, "main");
     assert_int_equal(json_object_get_int_member(io, "ranks"), RANKS);
     assert_int_equal(json_object_get_int_member(io, "entered"), RANKS);
     assert_int_equal(json_object_get_int_member(io, "calls"), RANKS * IO_CALLS);

@@ -300,11 +300,7 @@ static void test_one_job_on_two_nodes(void **state)
             json_object_get_string_member(json_array_get_object_element(segments, 0), "source"),
             "energy/powercap");
         /* `vigil status` says so too. */
-        const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket",
-                              n->daemon.socket_path, NULL};
-        char **env = test_clean_environment(NULL);
-        struct test_run text = test_run_program(NULL, argv, env);
-        g_strfreev(env);
+        struct test_run text = test_daemon_status_text(n->daemon.socket_path);
         test_assert_status(&text, 0, "vigil status");
         char *line = g_strdup_printf("  node total %.3f J in 1 segment:\n    1   energy/powercap, "
                                      "packages ×1, from ",

@@ -38,20 +38,11 @@ static GBytes *batch_new(uint64_t node_id, uint64_t sequence, const struct proc_
 {
     GError *error = NULL;
     uint64_t now = vigil_clock_monotonic_ns();
-    struct vigil_clock_offset offset;
-    vigil_clock_offset_measure(&offset);
     vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
     char hostname[32];
     g_snprintf(hostname, sizeof hostname, "node-%" G_GUINT64_FORMAT, node_id);
-    struct vigil_wire_node node = {.realtime_offset_ns = offset.realtime_minus_monotonic_ns,
-                                   .cycle = sequence,
-                                   .cycle_start_ns = now - 1000000000u,
-                                   .cycle_end_ns = now,
-                                   .cycle_ms = 1000,
-                                   .hostname = hostname};
-    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
-    test_txd_add_message(batch, w);
+    test_txd_add_node(batch, node_id, sequence, hostname, now - 1000000000u, 0);
+    vigil_wire_writer *w;
     if (n_procs > 0) {
         w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
         for (size_t i = 0; i < n_procs; i++) {

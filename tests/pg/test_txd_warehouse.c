@@ -59,27 +59,17 @@ static GBytes *batch_new(const struct batch_spec *spec)
     uint64_t now = vigil_clock_monotonic_ns();
     if (first_start_ns == 0)
         first_start_ns = now - 60000000000u;
-    struct vigil_clock_offset offset;
-    vigil_clock_offset_measure(&offset);
     uint64_t node_id = spec->node, sequence = spec->sequence;
     vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
 
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
     char hostname[32];
     g_snprintf(hostname, sizeof hostname, "node-%" G_GUINT64_FORMAT, node_id);
     /* The batch's own time, and with it its record's partition, must be the
-     * same in each copy of the batch: a fixed cycle end per sequence. */
-    struct vigil_wire_node node = {.realtime_offset_ns =
-                                       offset.realtime_minus_monotonic_ns + spec->shift_ns,
-                                   .cycle = sequence,
-                                   .cycle_start_ns = first_start_ns + sequence * 1000000000u,
-                                   .cycle_end_ns = first_start_ns + (sequence + 1) * 1000000000u,
-                                   .cycle_ms = 1000,
-                                   .hostname = hostname};
-    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
-    test_txd_add_message(batch, w);
+     * same in each copy of the batch: a fixed cycle per sequence. */
+    uint64_t cycle_start_ns = first_start_ns + sequence * 1000000000u;
+    test_txd_add_node(batch, node_id, sequence, hostname, cycle_start_ns, spec->shift_ns);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
     char *argv[] = {"solver", "--steps", "10", NULL};
     for (unsigned k = 0; k < spec->processes; k++) {
         char program[32];
@@ -143,8 +133,8 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                        .op = VIGIL_OP_POSIX_WRITE,
                                        .file_id = spec->files > 0 ? 1 + i % spec->files : 0,
                                        .seq = spec->first_seq + i,
-                                       .start_ns = node.cycle_start_ns + i * 1000u,
-                                       .end_ns = node.cycle_start_ns + i * 1000u + 500u,
+                                       .start_ns = cycle_start_ns + i * 1000u,
+                                       .end_ns = cycle_start_ns + i * 1000u + 500u,
                                        .offset_bytes = (int64_t)(spec->first_seq + i) * 4096,
                                        .bytes_asked = 4096,
                                        .result = 4096,
@@ -154,31 +144,15 @@ static GBytes *batch_new(const struct batch_spec *spec)
         test_txd_add_message(batch, w);
     }
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, node_id, sequence, 0);
-    for (unsigned i = 0; i < TEST_TXD_METRIC_COUNT; i++) {
-        struct vigil_wire_rollup r = {
-            .metric_id = test_txd_metrics[i].id,
-            .start_ns = node.cycle_start_ns,
-            .end_ns = node.cycle_end_ns,
-            .count = 10,
-            .min = 1,
-            .mean = 2,
-            .max = 3,
-            .delta = test_txd_metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
-        test_txd_check_item(vigil_wire_add_rollup(w, &r, &error), &error);
-    }
-    test_txd_add_message(batch, w);
+    test_txd_add_rollups(batch, node_id, sequence, cycle_start_ns);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, node_id, sequence, 0);
-    struct vigil_sample sample = {.metric_id = 2, .t_ns = node.cycle_end_ns, .value = 42};
+    struct vigil_sample sample = {
+        .metric_id = 2, .t_ns = cycle_start_ns + 1000000000u, .value = 42};
     test_txd_check_item(vigil_wire_add_sample(w, &sample, &error), &error);
     test_txd_add_message(batch, w);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
-    struct vigil_wire_state state = {
-        .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = VIGIL_HEALTH_OK};
-    test_txd_check_item(vigil_wire_add_state(w, &state, &error), &error);
-    test_txd_add_message(batch, w);
+    test_txd_add_node_state(batch, node_id, sequence, VIGIL_HEALTH_OK);
     return vigil_wire_writer_finish(batch);
 }
 

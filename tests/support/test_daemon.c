@@ -259,3 +259,12 @@ GArray *test_daemon_sink_seqs(const char *sink_path, pid_t pid)
     g_ptr_array_unref(lines);
     return seqs;
 }
+
+struct test_run test_daemon_status_text(const char *socket_path)
+{
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", socket_path, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    return run;
+}

@@ -57,6 +57,9 @@ JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid);
 /* The same, asked by another user (`uid`, with its own group only). */
 JsonNode *test_daemon_status_as(const struct test_daemon *d, uid_t uid, pid_t finished_pid);
 
+/* `vigil status --socket SOCKET_PATH`, as text (a daemon there or not). */
+struct test_run test_daemon_status_text(const char *socket_path);
+
 /* The status's process of pid `pid` (the newest one), or NULL. */
 JsonObject *test_daemon_process(JsonNode *status, pid_t pid);
 

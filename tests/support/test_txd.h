@@ -91,6 +91,17 @@ void test_txd_check_item(gboolean ok, GError *const *error);
 extern const struct vigil_metric_desc test_txd_metrics[TEST_TXD_METRIC_COUNT];
 void test_txd_add_metrics(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence);
 
+/* Parts of a batch as test_batch_new adds them. NODE: host `hostname`, a
+ * cycle of 1 s from `cycle_start_ns`, the clocks' offset now plus
+ * `shift_ns`. ROLLUPS: one per test metric over that cycle. STATES: the
+ * node's `health`. */
+void test_txd_add_node(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                       const char *hostname, uint64_t cycle_start_ns, int64_t shift_ns);
+void test_txd_add_rollups(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                          uint64_t cycle_start_ns);
+void test_txd_add_node_state(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                             unsigned health);
+
 /* A batch as vigild would send it: NODE, PROCESSES (one process, pid
  * 1000 + node, run key "test-run-NODE"), METRICS (two), NAMES (one file),
  * ACTIVITIES (`activities` of them, seq from `first_seq`), ROLLUPS (one per
