@@ -130,8 +130,8 @@ static void record_live(const char *dir, gint64 *learned_cycle)
 /* The live capture's totals: its sink's last "cycle" line. */
 static void sink_totals(const char *dir, gint64 *observed, gint64 *forwarded)
 {
-    char *path = g_build_filename(dir, "capture.jsonl", NULL), *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    char *path = g_build_filename(dir, "capture.jsonl", NULL);
+    char *text = test_read_file(path);
     char **lines = g_strsplit(text, "\n", -1);
     *observed = *forwarded = -1;
     for (char **line = lines; *line != NULL; line++) {

@@ -451,8 +451,7 @@ static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
     }
     close(go[0]);
 
-    char *original = NULL;
-    assert_true(g_file_get_contents(d.config_path, &original, NULL, NULL));
+    char *original = test_read_file(d.config_path);
     char *bad = g_strconcat(original, "[daemon]\ntick_mss = 5\n", NULL);
     assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
     /* A status request takes pending signals first: the reload is done
@@ -836,8 +835,7 @@ static void test_capture_counts_every_activity_once(void **state)
     g_free(test_daemon_stop(&d));
     gint64 forwarded = sink_activities(sink, pid);
     /* The sink's last cycle line has the node's totals after the stop. */
-    char *text = NULL;
-    assert_true(g_file_get_contents(sink, &text, NULL, NULL));
+    char *text = test_read_file(sink);
     g_free(sink);
     char *last = g_strrstr(g_strchomp(text), "\n");
     JsonParser *parser = json_parser_new();
@@ -876,8 +874,7 @@ static void test_reload_refuses_a_bad_adpi(void **state)
 {
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
-    char *original = NULL;
-    assert_true(g_file_get_contents(d.config_path, &original, NULL, NULL));
+    char *original = test_read_file(d.config_path);
     char *bad = g_strconcat(original, "[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n", NULL);
     assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
     assert_int_equal(kill(d.pid, SIGHUP), 0);

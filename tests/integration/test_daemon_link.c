@@ -138,15 +138,6 @@ static void setup_free(struct setup *s)
     g_free(s->report_var);
 }
 
-static char *read_text(const char *path)
-{
-    char *text = NULL;
-    GError *error = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &error))
-        fail_msg("cannot read %s: %s", path, error->message);
-    return text;
-}
-
 /* The rest of the line of `text` that starts with `prefix` (g_free it);
  * fails when there is none. */
 static char *line_after(const char *text, const char *prefix)
@@ -347,7 +338,7 @@ static void test_summary_in_text_report(void **state)
     linked_run(&t, vars, argv, 0);
     assert_string_equal(t.c.err, ""); /* the report went to its file; nothing else was said */
 
-    char *report = read_text(t.s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "1.500 (energy/powercap)");
     unsigned long long recorded = text_recorded(report);
     assert_true(recorded >= 52); /* open, 50 writes, close */
@@ -465,7 +456,7 @@ static void test_report_for_vigild_gives_the_printed_text(void **state)
     assert_false(r->reset);
     struct vigil_cli_report stored;
     parse_sent_report(r, &stored);
-    char *printed = read_text(t.s.report_path);
+    char *printed = test_read_file(t.s.report_path);
     char *again = vigil_cli_report_text(&stored.r);
     if (strcmp(printed, again) != 0)
         fail_msg("printed:\n%s\nfrom the JSON sent to vigild:\n%s", printed, again);
@@ -486,7 +477,7 @@ static void test_report_for_vigild_is_the_printed_json(void **state)
     const char *argv[] = {t.filler, t.lines, "5", NULL};
     linked_run(&t, vars, argv, 0);
     const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
-    char *printed = read_text(t.s.report_path);
+    char *printed = test_read_file(t.s.report_path);
     assert_non_null(r->report_json);
     assert_string_equal(r->report_json, printed);
     /* The run key the library made for itself, and exported. */
@@ -537,7 +528,7 @@ static char *text_then_json(struct linked *t, struct test_report *json)
     const char *argv[] = {"true", NULL};
     t->c = run_child(t->s.dir, preload_lib(), vars, argv);
     assert_status(&t->c, 0, "true");
-    char *text = read_text(t->s.report_path);
+    char *text = test_read_file(t->s.report_path);
     child_clear(&t->c);
 
     const char *json_vars[] = {t->s.socket_var, t->s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
@@ -691,7 +682,7 @@ static void test_no_daemon(void **state)
     assert_string_equal(c.out, plain.out);
     assert_string_equal(c.err, "");
 
-    char *report = read_text(s.report_path);
+    char *report = test_read_file(s.report_path);
     char *why = g_strdup_printf("no vigild at %s (No such file or directory)", s.socket_path);
     char *energy = g_strdup_printf("n/a (%s)", why), *line = g_strdup_printf("standalone: %s", why);
     assert_line(report, ENERGY_LINE, energy);
@@ -721,7 +712,7 @@ static void test_descriptor_numbers_untouched(void **state)
     assert_string_equal(t.c.out, "fd=3\n");
     assert_int_equal(test_fake_vigild_count(t.d), 1);
     assert_int_equal(test_fake_vigild_client(t.d, 0)->summary_requests, 1);
-    char *report = read_text(t.s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "1.500 (energy/powercap)");
     g_free(report);
     g_free(program);
@@ -740,7 +731,7 @@ static void test_silent_daemon(void **state)
     const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     assert_int_equal(r->summary_requests, 1);
 
-    char *report = read_text(t.s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (vigild did not answer within 100 ms)");
     char *want = g_strdup_printf("process %llu, no summary: vigild did not answer within 100 ms",
                                  (unsigned long long)r->process_id);
@@ -764,7 +755,7 @@ static void test_daemon_goes_away(void **state)
     linked_run(&t, vars, argv, 0);
     const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     assert_int_equal(r->summary_requests, 1);
-    char *report = read_text(t.s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (vigild went away)");
     char *want = g_strdup_printf("process %llu, no summary: vigild went away",
                                  (unsigned long long)r->process_id);
@@ -784,7 +775,7 @@ static void test_daemon_never_accepts(void **state)
     const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
     linked_run(&t, vars, argv, 3);
     assert_string_equal(t.c.out, "fd=3\n");
-    char *report = read_text(t.s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (vigild did not accept within 5 ms)");
     assert_line(report, VIGILD_LINE, "standalone: vigild did not accept within 5 ms");
     g_free(report);
@@ -807,7 +798,7 @@ static void test_refused(void **state)
     assert_true(test_fake_vigild_client(t.d, 0)->registered);
     assert_int_equal(test_fake_vigild_client(t.d, 0)->summary_requests, 0);
 
-    char *report = read_text(t.s.report_path);
+    char *report = test_read_file(t.s.report_path);
     const char *why =
         "vigild refused the registration: vigild serves at most 0 processes (max_processes)";
     char *energy = g_strdup_printf("n/a (%s)", why), *line = g_strdup_printf("standalone: %s", why);
@@ -831,7 +822,7 @@ static void test_program_closes_the_connection(void **state)
     assert_int_equal(test_fake_vigild_count(t.d), 1);
     assert_int_equal(test_fake_vigild_client(t.d, 0)->summary_requests, 0);
     assert_true(test_fake_vigild_client(t.d, 0)->closed);
-    char *report = read_text(t.s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (the program closed its connection to vigild)");
     g_free(report);
     g_free(program);
@@ -857,7 +848,7 @@ static void test_socket_off(void **state)
     struct child off = run_child(s.dir, preload, off_vars, argv);
     assert_status(&off, 0, "true");
     assert_string_equal(off.err, "");
-    char *report = read_text(s.report_path);
+    char *report = test_read_file(s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (VIGIL_SOCKET=off: vigild not contacted)");
     assert_line(report, VIGILD_LINE, "standalone: VIGIL_SOCKET=off: vigild not contacted");
     assert_line(report, CAPTURE_LINE, "n/a (VIGIL_SOCKET=off: vigild not contacted)");

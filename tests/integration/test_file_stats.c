@@ -111,8 +111,7 @@ static void check_file(const struct test_report *rep, const char *dir, const str
 static void check_forked_child(const char *dir)
 {
     char *pid_path = g_build_filename(dir, "child.pid", NULL);
-    char *text = NULL;
-    assert_true(g_file_get_contents(pid_path, &text, NULL, NULL));
+    char *text = test_read_file(pid_path);
     struct test_report rep = load_report_of(dir, strtol(text, NULL, 10));
     static const struct expected files[] = {
         /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
@@ -513,8 +512,7 @@ static void test_append_without_lseek(void **state)
     struct test_run r = test_run_program(dir, argv, env);
     test_assert_status(&r, 0, "strace ior-patterns --append");
 
-    char *traced = NULL;
-    assert_true(g_file_get_contents(trace, &traced, NULL, NULL));
+    char *traced = test_read_file(trace);
     if (strstr(traced, "lseek(") != NULL)
         fail_msg("%d appends made lseek calls:\n%.2000s", appends, traced);
 

@@ -114,15 +114,6 @@ static GPtrArray *dir_entries(const char *dir, const char *prefix)
     return names;
 }
 
-static char *read_file(const char *path)
-{
-    char *text = NULL;
-    GError *error = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &error))
-        fail_msg("cannot read %s: %s", path, error->message);
-    return text;
-}
-
 /* "line 1\n" … "line N\n", what filler writes. */
 static char *filler_text(long lines)
 {
@@ -185,7 +176,7 @@ static void transparency_of(const char *dir, const char *program_name, bool fort
     assert_int_equal(preloaded.status, plain.status);
     assert_string_equal(preloaded.out, plain.out);
     char *plain_log = in_dir(plain_dir, "log"), *preload_log = in_dir(preload_dir, "log");
-    char *plain_text = read_file(plain_log), *preload_text = read_file(preload_log);
+    char *plain_text = test_read_file(plain_log), *preload_text = test_read_file(preload_log);
     /* The battery ran to its end, and the failures it expects happened. */
     test_assert_contains(plain_text, "read-bad-fd ret=-1 errno=EBADF");
     test_assert_contains(plain_text, "read-directory ret=-1 errno=EISDIR");
@@ -669,7 +660,7 @@ static void test_full_ring(void **state)
 
     /* Nobody drains the ring: most records are dropped, none is lost from
      * the counts, and the program's output is whole. */
-    char *text = read_file(target), *expected = filler_text(10000);
+    char *text = test_read_file(target), *expected = filler_text(10000);
     assert_string_equal(text, expected);
     struct test_report rep = test_report_load(rv.path);
     gint64 observed = test_report_int(&rep, "activities.observed");
@@ -748,7 +739,7 @@ static void test_report_off(void **state)
     GPtrArray *entries = dir_entries(dir, "");
     assert_int_equal(entries->len, 1); /* only the file filler wrote */
     assert_string_equal(g_ptr_array_index(entries, 0), "lines");
-    char *text = read_file(target), *expected = filler_text(10);
+    char *text = test_read_file(target), *expected = filler_text(10);
     assert_string_equal(text, expected);
 
     g_free(text);
@@ -769,7 +760,7 @@ static void test_bad_ring_slots(void **state)
     struct test_run r = run_program(dir, true, rv.vars, argv);
     test_assert_status(&r, 0, "filler");
     test_assert_contains(r.err, "VIGIL_RING_SLOTS=abc");
-    char *text = read_file(target), *expected = filler_text(100);
+    char *text = test_read_file(target), *expected = filler_text(100);
     assert_string_equal(text, expected);
     /* The default ring was used: still instrumented, nothing dropped. */
     struct test_report rep = test_report_load(rv.path);

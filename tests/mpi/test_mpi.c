@@ -498,8 +498,7 @@ static struct test_report energy_job(const char *dir, test_fake_vigild_answer_fn
     /* At exit, each rank told vigild its exit status and sent a report:
      * rank 0 the job's, exactly as printed; the others their own, which
      * the job's counts too. */
-    char *printed = NULL;
-    assert_true(g_file_get_contents(rep.path, &printed, NULL, NULL));
+    char *printed = test_read_file(rep.path);
     for (int rank = 0; rank < RANKS; rank++) {
         const struct test_fake_vigild_client *c = by_rank[rank];
         assert_int_equal(c->reports, 1);

@@ -128,8 +128,7 @@ static void check_run(const struct test_txd_fixture *f, const struct test_daemon
     g_array_free(forwarded, TRUE);
 
     char *report_path = g_strdup_printf("%s/%s.txt", f->dir, name);
-    char *console = NULL;
-    assert_true(g_file_get_contents(report_path, &console, NULL, NULL));
+    char *console = test_read_file(report_path);
     char *run = g_strdup_printf("e2e-%s", name);
     char *again = vigil_report(d, run);
     assert_string_equal(again, console);

@@ -510,8 +510,7 @@ static pid_t spawn_export(const char *const *args, int out_fd, char **stderr_pat
 
 static char *read_stderr(char *path)
 {
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    char *text = test_read_file(path);
     g_free(path);
     return text;
 }

@@ -32,10 +32,7 @@ static void assert_query(struct test_txd_fixture *f, const char *sql, const char
 static char *fixture(const char *name)
 {
     char *path = g_build_filename(test_env_or_fail("VIGIL_FILE_STATS_FIXTURES"), name, NULL);
-    char *text = NULL;
-    GError *error = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &error))
-        fail_msg("%s", error->message);
+    char *text = test_read_file(path);
     g_free(path);
     return text;
 }

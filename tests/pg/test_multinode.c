@@ -56,8 +56,7 @@ static char *keygen(const char *path)
     test_assert_status(&run, 0, "vigil keygen");
     test_run_clear(&run);
     char *pub_path = g_strconcat(path, ".pub", NULL);
-    char *text = NULL;
-    assert_true(g_file_get_contents(pub_path, &text, NULL, NULL));
+    char *text = test_read_file(pub_path);
     g_free(pub_path);
     g_strstrip(text);
     assert_int_equal(strlen(text), 40);

@@ -122,8 +122,8 @@ static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill,
     writer_finish(&w);
     check_warehouse(f, w.pid, FIRST_WRITES + SECOND_WRITES);
     /* The program's own report was answered by the new vigild. */
-    char *report_path = g_build_filename(f->dir, "writer.txt", NULL), *report = NULL;
-    assert_true(g_file_get_contents(report_path, &report, NULL, NULL));
+    char *report_path = g_build_filename(f->dir, "writer.txt", NULL);
+    char *report = test_read_file(report_path);
     test_assert_contains(report, "VIGILD");
     g_free(report);
     g_free(report_path);

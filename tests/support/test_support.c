@@ -112,6 +112,15 @@ void test_assert_contains(const char *text, const char *needle)
         fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", needle);
 }
 
+char *test_read_file(const char *path)
+{
+    char *text = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &error))
+        fail_msg("cannot read %s: %s", path, error->message);
+    return text;
+}
+
 void test_wait_for_file_text(const char *path, const char *needle)
 {
     gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;

@@ -44,6 +44,10 @@ const char *test_env_or_fail(const char *name);
  * `what` names the program in the message. */
 void test_assert_status(const struct test_run *run, int want, const char *what);
 
+/* What the file at `path` holds (g_free it); fails the test, with why,
+ * when it cannot be read. */
+char *test_read_file(const char *path);
+
 void test_assert_contains(const char *text, const char *needle);
 /* Polls the file at `path` (a log) until it holds `needle`; fails after a
  * minute, which only a failure waits. */

@@ -458,9 +458,7 @@ struct test_http test_web_read_answer(GSocketConnection *connection)
 guint64 test_web_rss_kib(struct test_web *web)
 {
     char *path = g_strdup_printf("/proc/%d/status", (int)web->pid);
-    char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, NULL))
-        fail_msg("cannot read %s", path);
+    char *text = test_read_file(path);
     const char *line = strstr(text, "\nVmRSS:");
     if (line == NULL)
         fail_msg("%s has no VmRSS", path);
