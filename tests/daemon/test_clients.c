@@ -133,12 +133,10 @@ static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
     char *home = g_build_filename(d->dir, "home", NULL);
     assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
     assert_int_equal(chown(home, uid, (gid_t)uid), 0);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_path = g_build_filename(home, "report.json", NULL);
     char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char **env = test_daemon_preload_env(d, vars);
     char *of = g_strdup_printf("of=%s/out", home);
     char *count_arg = g_strdup_printf("count=%d", count);
     pid_t pid = fork_or_fail();
@@ -171,8 +169,6 @@ static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
     g_free(of);
     g_free(report_var);
     g_free(report_path);
-    g_free(preload_var);
-    g_free(socket_var);
     g_free(home);
 }
 

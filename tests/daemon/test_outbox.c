@@ -404,11 +404,9 @@ static char *uplink_config(const char *dir, const char *more)
 /* An instrumented dd writing 100 blocks; its pid. */
 static pid_t run_dd(const struct test_daemon *d, const char *dir)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char **env = test_daemon_preload_env(d, vars);
     char *of = g_strdup_printf("of=%s/out", dir);
     const char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", "count=100", "status=none", NULL};
     GError *error = NULL;
@@ -423,8 +421,6 @@ static pid_t run_dd(const struct test_daemon *d, const char *dir)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     g_free(of);
     g_strfreev(env);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
     return pid;
 }

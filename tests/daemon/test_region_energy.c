@@ -26,11 +26,9 @@ static void test_regions_get_vigild_energy(void **state)
     struct test_daemon d;
     test_daemon_start(&d, dir, "providers = procstat;process;energy\ntick_ms = 50\n",
                       "[provider.energy]\nsources = estimate\n");
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.json", dir);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char **env = test_daemon_preload_env(&d, vars);
     const char *argv[] = {test_env_or_fail("VIGIL_REGIONS_ENERGY"), NULL};
     struct test_run run = test_run_program(dir, argv, env);
     test_assert_status(&run, 0, "regions-energy under vigild");
@@ -54,8 +52,6 @@ static void test_regions_get_vigild_energy(void **state)
     test_run_clear(&run);
     g_strfreev(env);
     g_free(report_var);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(test_daemon_stop(&d));
 }
 

@@ -248,13 +248,10 @@ static void test_the_report_names_the_run_kept_apart(void **state)
     char *home = g_build_filename(dir, "home", NULL);
     assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
     assert_int_equal(chown(home, NOBODY, NOBODY), 0);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_path = g_build_filename(home, "report.json", NULL);
     char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
-    const char *vars[] = {socket_var,           preload_var, report_var, "VIGIL_REPORT_FORMAT=json",
-                          "VIGIL_RUN_ID=run-r", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", "VIGIL_RUN_ID=run-r", NULL};
+    char **env = test_daemon_preload_env(&d, vars);
     char *of = g_strdup_printf("of=%s/out", home);
     pid_t pid = fork_or_fail();
     if (pid == 0) {
@@ -273,8 +270,6 @@ static void test_the_report_names_the_run_kept_apart(void **state)
     g_free(of);
     g_free(report_var);
     g_free(report_path);
-    g_free(preload_var);
-    g_free(socket_var);
     g_free(home);
     g_free(test_daemon_stop(&d));
 }

@@ -82,11 +82,9 @@ static void record_live(const char *dir, gint64 *learned_cycle)
     char *lines = daemon_lines(dir);
     test_daemon_start(&d, dir, lines, REASONERS);
     g_free(lines);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     /* No report: thousands of dd would print theirs into the test's log. */
-    const char *vars[] = {socket_var, preload_var, "VIGIL_REPORT=off", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {"VIGIL_REPORT=off", NULL};
+    char **env = test_daemon_preload_env(&d, vars);
     const char *argv[] = {"/bin/sh", "-c",
                           "i=0; while [ $i -lt 100000 ]; do "
                           "j=0; while [ $j -lt 20 ]; do [ -e stop ] && exit 0; j=$((j + 1)); "
@@ -123,8 +121,6 @@ static void record_live(const char *dir, gint64 *learned_cycle)
     g_free(test_daemon_stop(&d));
     g_free(stop);
     g_strfreev(env);
-    g_free(socket_var);
-    g_free(preload_var);
 }
 
 /* The live capture's totals: its sink's last "cycle" line. */

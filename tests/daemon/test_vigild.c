@@ -679,11 +679,9 @@ static void test_many_instrumented_processes_all_drained(void **state)
     const char *dir = *state;
     struct test_daemon d;
     test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char **env = test_daemon_preload_env(&d, vars);
     pid_t pids[INSTRUMENTED];
     for (int i = 0; i < INSTRUMENTED; i++) {
         char *of = g_strdup_printf("of=%s/out-%d", dir, i);
@@ -727,8 +725,6 @@ static void test_many_instrumented_processes_all_drained(void **state)
     }
     json_node_unref(status);
     g_strfreev(env);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
     g_free(test_daemon_stop(&d));
 }
@@ -741,10 +737,7 @@ static void test_report_shows_what_vigild_measured(void **state)
     struct test_daemon d;
     test_daemon_start(&d, dir, "providers = procstat;process;energy\n",
                       "[provider.energy]\nsources = estimate\n");
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
-    const char *vars[] = {socket_var, preload_var, NULL};
-    char **env = test_clean_environment(vars);
+    char **env = test_daemon_preload_env(&d, NULL);
     char *of = g_strdup_printf("of=%s/out", dir);
     const char *argv[] = {"dd", "if=/dev/zero", of, "bs=4096", "count=100", "status=none", NULL};
     struct test_run run = test_run_program(dir, argv, env);
@@ -760,8 +753,6 @@ static void test_report_shows_what_vigild_measured(void **state)
     test_run_clear(&run);
     g_strfreev(env);
     g_free(of);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(test_daemon_stop(&d));
 }
 

@@ -34,12 +34,10 @@ static void start_vigild(struct test_daemon *d, const struct test_txd_fixture *f
  * DIR/report.txt; returns its pid. */
 static pid_t run_dd(const struct test_daemon *d, const char *dir, const char *name)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/%s.txt", dir, name);
     char *run_var = g_strdup_printf("VIGIL_RUN_ID=e2e-%s", name);
-    const char *vars[] = {socket_var, preload_var, report_var, run_var, NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, run_var, NULL};
+    char **env = test_daemon_preload_env(d, vars);
     char *of = g_strdup_printf("of=%s/%s.out", dir, name);
     /* `sh -c 'echo $$; exec dd …'`: the pid the report and the warehouse
      * will name. */
@@ -54,8 +52,6 @@ static pid_t run_dd(const struct test_daemon *d, const char *dir, const char *na
     test_run_clear(&run);
     g_strfreev(env);
     g_free(of);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
     g_free(run_var);
     return pid;

@@ -145,20 +145,15 @@ static gboolean increment_sampled(JsonNode *status, const struct node *n, pid_t 
 /* cat under the node's vigild, in the job, reading the pipe the test holds. */
 static void start_cat(struct node *n)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", n->daemon.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.txt", n->dir);
-    const char *vars[] = {socket_var,          preload_var, report_var, "VIGIL_RUN_ID=" RUN_KEY,
-                          "SLURM_JOB_ID=" JOB, NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_RUN_ID=" RUN_KEY, "SLURM_JOB_ID=" JOB, NULL};
+    char **env = test_daemon_preload_env(&n->daemon, vars);
     const char *argv[] = {"/bin/cat", NULL};
     GError *error = NULL;
     if (!g_spawn_async_with_pipes(n->dir, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
                                   &n->pid, &n->stdin_fd, NULL, NULL, &error))
         fail_msg("starting cat: %s", error->message);
     g_strfreev(env);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
 }
 

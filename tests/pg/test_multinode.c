@@ -96,12 +96,9 @@ static char *query_text(const char *conninfo, const char *sql)
  * pid. */
 static void run_dd(struct node *n)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", n->daemon.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.txt", n->dir);
-    const char *vars[] = {socket_var,          preload_var, report_var, "VIGIL_RUN_ID=" RUN_KEY,
-                          "SLURM_JOB_ID=" JOB, NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_RUN_ID=" RUN_KEY, "SLURM_JOB_ID=" JOB, NULL};
+    char **env = test_daemon_preload_env(&n->daemon, vars);
     char *of = g_strdup_printf("of=%s/dd.out", n->dir);
     char *count = g_strdup_printf("count=%d", n->blocks);
     const char *argv[] = {
@@ -115,8 +112,6 @@ static void run_dd(struct node *n)
     g_strfreev(env);
     g_free(count);
     g_free(of);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
 }
 

@@ -37,14 +37,12 @@ void writer_start_paced(struct writer *w, const struct test_daemon *d, const cha
                         long second, long pace_us, const char *const *extra_env)
 {
     GPtrArray *vars = g_ptr_array_new_with_free_func(g_free);
-    g_ptr_array_add(vars, g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL));
-    g_ptr_array_add(vars, g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL));
     g_ptr_array_add(vars, g_strdup_printf("VIGIL_REPORT=%s/writer.txt", dir));
     g_ptr_array_add(vars, g_strdup("VIGIL_RUN_ID=restart"));
     for (const char *const *v = extra_env; v != NULL && *v != NULL; v++)
         g_ptr_array_add(vars, g_strdup(*v));
     g_ptr_array_add(vars, NULL);
-    char **env = test_clean_environment((const char *const *)vars->pdata);
+    char **env = test_daemon_preload_env(d, (const char *const *)vars->pdata);
     char *target = g_build_filename(dir, "written", NULL);
     char *first_text = g_strdup_printf("%ld", first), *second_text = g_strdup_printf("%ld", second);
     char *pace_text = g_strdup_printf("%ld", pace_us);

@@ -268,3 +268,16 @@ struct test_run test_daemon_status_text(const char *socket_path)
     g_strfreev(env);
     return run;
 }
+
+char **test_daemon_preload_env(const struct test_daemon *d, const char *const *vars)
+{
+    GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(all, g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL));
+    g_ptr_array_add(all, g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL));
+    for (const char *const *v = vars; v != NULL && *v != NULL; v++)
+        g_ptr_array_add(all, g_strdup(*v));
+    g_ptr_array_add(all, NULL);
+    char **env = test_clean_environment((const char *const *)all->pdata);
+    g_ptr_array_free(all, TRUE);
+    return env;
+}

@@ -48,6 +48,12 @@ struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const
 struct test_run test_daemon_vigil_env(const struct test_daemon *d, const char *cwd,
                                       const char *const *vars, const char *const *args);
 
+/* A clean environment (test_clean_environment) for a program run under
+ * the preload library ($VIGIL_PRELOAD_LIB) against `d`: LD_PRELOAD and
+ * VIGIL_SOCKET, then `vars` ("NAME=value", NULL-terminated, or NULL).
+ * g_strfreev it. */
+char **test_daemon_preload_env(const struct test_daemon *d, const char *const *vars);
+
 /* SIGKILL to every daemon started and not stopped (a failed test's). */
 void test_daemon_kill_all(void);
 
