@@ -279,9 +279,8 @@ static void test_report_in_a_missing_folder(void **state)
     assert_false(g_file_test(marker, G_FILE_TEST_EXISTS));
     test_run_clear(&r);
 
-    char *conf = g_build_filename(dir, "missing.conf", NULL);
-    char *text = g_strdup_printf("[preload]\nreport = %s\nreport_format = json\n", missing);
-    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    char *conf = test_new_filef(dir, "missing.conf",
+                                "[preload]\nreport = %s\nreport_format = json\n", missing);
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c", script, NULL);
     assert_int_equal(r.status, 5); /* the program's, not changed by the library */
     assert_true(g_file_test(marker, G_FILE_TEST_EXISTS));
@@ -290,7 +289,6 @@ static void test_report_in_a_missing_folder(void **state)
     test_assert_contains(r.err, "No such file or directory; here it is instead:\n{");
     test_assert_contains(r.err, "\"vigil_report\"");
     test_run_clear(&r);
-    g_free(text);
     g_free(conf);
     g_free(variable);
     g_free(option);
@@ -336,11 +334,10 @@ static void test_exclude_separator(void **state)
 static void test_settings_order(void **state)
 {
     const char *dir = *state;
-    char *conf = g_build_filename(dir, "order.conf", NULL);
-    char *text = g_strdup_printf("[preload]\nreport = %s/order-file-%%p.json\n"
-                                 "report_format = json\n",
-                                 dir);
-    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    char *conf = test_new_filef(dir, "order.conf",
+                                "[preload]\nreport = %s/order-file-%%p.json\n"
+                                "report_format = json\n",
+                                dir);
     /* The environment's VIGIL_REPORT=off over the file's report. */
     const char *off[] = {"VIGIL_REPORT=off", NULL};
     struct test_run r = test_run_vigil_words(off, "run", "--config", conf, "--", "true", NULL);
@@ -361,7 +358,6 @@ static void test_settings_order(void **state)
     assert_int_equal(files_starting_with(dir, "order-file-"), 1);
     test_run_clear(&r);
     g_free(option);
-    g_free(text);
     g_free(conf);
 }
 

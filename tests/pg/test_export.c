@@ -75,12 +75,10 @@ static const char extra_sql[] =
 
 static void write_config(const char *conninfo)
 {
-    char *config = g_build_filename(config_dir, "vigil.conf", NULL);
-    char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", conninfo);
-    assert_true(g_file_set_contents(config, text, -1, NULL));
+    char *config =
+        test_new_filef(config_dir, "vigil.conf", "[warehouse]\nconninfo = %s\n", conninfo);
     g_free(config_var);
     config_var = g_strdup_printf("VIGIL_CONFIG=%s", config);
-    g_free(text);
     g_free(config);
 }
 

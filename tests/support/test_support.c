@@ -121,6 +121,26 @@ char *test_read_file(const char *path)
     return text;
 }
 
+char *test_new_file(const char *dir, const char *name, const char *text)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    GError *error = NULL;
+    if (!g_file_set_contents(path, text, -1, &error))
+        fail_msg("cannot write %s: %s", path, error->message);
+    return path;
+}
+
+char *test_new_filef(const char *dir, const char *name, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *text = g_strdup_vprintf(format, args);
+    va_end(args);
+    char *path = test_new_file(dir, name, text);
+    g_free(text);
+    return path;
+}
+
 void test_wait_for_file_text(const char *path, const char *needle)
 {
     gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;

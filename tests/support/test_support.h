@@ -47,6 +47,11 @@ void test_assert_status(const struct test_run *run, int want, const char *what);
 /* What the file at `path` holds (g_free it); fails the test, with why,
  * when it cannot be read. */
 char *test_read_file(const char *path);
+/* A file DIR/NAME holding `text` (or what printf makes of `format`, …);
+ * its path (g_free it). */
+char *test_new_file(const char *dir, const char *name, const char *text);
+char *test_new_filef(const char *dir, const char *name, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
 
 void test_assert_contains(const char *text, const char *needle);
 /* Polls the file at `path` (a log) until it holds `needle`; fails after a
