@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,14 +28,6 @@
 #include "vigil/local_protocol.h"
 
 #define NO_PROVIDERS "providers = \n"
-#define NOBODY       65534
-#define OTHER_UID    1 /* "daemon" on Debian; any unprivileged uid will do */
-
-/* The test's folder, where vigild's socket is, reachable by other users. */
-static void open_dir_to_others(const char *dir)
-{
-    assert_int_equal(chmod(dir, 0755), 0);
-}
 
 /* A member of the status's process of pid `pid` (which must be there). */
 static JsonObject *process_of(JsonNode *status, pid_t pid)
@@ -71,9 +62,8 @@ static void assert_kept_apart(const struct holder *h, const char *key)
 static void test_an_ended_run_stays_its_users(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     struct holder root;
     holder_start(&root, d.socket_path, 0, "run-k");
     assert_int_equal(root.answer.type, VIGIL_LOCAL_REGISTERED);
@@ -112,9 +102,8 @@ static void test_an_ended_run_stays_its_users(void **state)
 static void test_a_start_is_the_kernels(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     uint64_t before_ns = vigil_clock_monotonic_ns();
     struct holder forger, honest;
     holder_start_at(&forger, d.socket_path, NOBODY, "run-f", 1000);
@@ -156,9 +145,8 @@ static void tell_job(const struct test_daemon *d, gboolean begin, const char *jo
 static void test_a_slurm_key_is_the_jobs_users(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     struct holder squatter, owner, late;
     holder_start(&squatter, d.socket_path, NOBODY, "slurm-59038.0");
     assert_kept_apart(&squatter, "slurm-59038.0@uid65534");
@@ -210,9 +198,8 @@ static gboolean notice_as(const struct test_daemon *d, uid_t uid, const struct v
 static void test_a_user_cannot_end_anothers_job(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     tell_job(&d, TRUE, "4711", 0, "root");
     char reason[256];
     struct vigil_job_notice forged = {.begin = false,
@@ -239,9 +226,8 @@ static void test_a_user_cannot_end_anothers_job(void **state)
 static void test_the_report_names_the_run_kept_apart(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     struct holder root;
     holder_start(&root, d.socket_path, 0, "run-r");
     holder_release(&root);
@@ -280,9 +266,8 @@ static void test_the_report_names_the_run_kept_apart(void **state)
 static void test_a_users_status_shows_only_their_processes(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     struct holder root, mine;
     holder_start(&root, d.socket_path, 0, "run-secret");
     holder_start(&mine, d.socket_path, NOBODY, "run-mine");
@@ -319,9 +304,8 @@ static void test_a_users_status_shows_only_their_processes(void **state)
 static void test_a_process_cannot_join_anothers_job(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     tell_job(&d, TRUE, "4711", 0, "root");
     tell_job(&d, TRUE, "4712", NOBODY, "nobody");
     struct holder intruder, own, roots;
