@@ -145,21 +145,20 @@ static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
     check_run(f, &d, sink, pid, "all");
     /* Its report's files and timeline (file_stats, schema 0008): dd's
      * output, 300 sequential writes of 4 KiB. */
-    char *sql = g_strdup_printf(
+    test_pg_assert_text_printf(
+        f->conninfo,
+        "300 1228800 299 299 1228799 {0,0,300,0,0,0,0,0,0,0} "
+        "[{\"size\": 4096, \"count\": 300}]",
         "SELECT concat_ws(' ', posix_writes, written_bytes, seq_writes, consec_writes, "
         "max_written_offset, write_size_hist, common_sizes) FROM file_stats JOIN processes "
         "USING (process_id) WHERE pid = %d AND path = '%s/all.out'",
         (int)pid, f->dir);
-    char *files = test_pg_query_text_in(f->conninfo, sql);
-    assert_string_equal(files, "300 1228800 299 299 1228799 {0,0,300,0,0,0,0,0,0,0} "
-                               "[{\"size\": 4096, \"count\": 300}]");
-    g_free(files);
-    g_free(sql);
-    sql = g_strdup_printf("SELECT count(*) FROM run_io_timelines WHERE pid = %d AND "
-                          "(SELECT sum(b) FROM unnest(written_bytes) b) >= 1228800",
-                          (int)pid);
-    assert_int_equal(test_pg_query_u64_in(f->conninfo, sql), 1);
-    g_free(sql);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) FROM run_io_timelines WHERE pid = %d AND "
+                                 "(SELECT sum(b) FROM unnest(written_bytes) b) >= 1228800",
+                                 (int)pid),
+        1);
     /* One run, one process, its program and exit status. */
     assert_int_equal(test_pg_query_u64_in(f->conninfo, "SELECT count(*) FROM runs WHERE run_key "
                                                        "= 'e2e-all' AND exit_status = 0"),
@@ -280,13 +279,10 @@ static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
     assert_true(pid > 0);
     test_run_clear(&run);
     wait_for_summary(f, pid);
-    char *sql = g_strdup_printf("SELECT concat_ws(' ', s.calls > 0, s.bytes_written) FROM "
-                                "run_summaries s JOIN processes USING (process_id) WHERE pid = %d",
-                                (int)pid);
-    char *figures = test_pg_query_text_in(f->conninfo, sql);
-    assert_string_equal(figures, "t 1228800");
-    g_free(figures);
-    g_free(sql);
+    test_pg_assert_text_printf(f->conninfo, "t 1228800",
+                               "SELECT concat_ws(' ', s.calls > 0, s.bytes_written) FROM "
+                               "run_summaries s JOIN processes USING (process_id) WHERE pid = %d",
+                               (int)pid);
     g_free(test_daemon_stop(&d));
     g_strfreev(env);
     g_free(of);

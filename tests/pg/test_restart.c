@@ -272,16 +272,13 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
     test_daemon_start(&d, f->dir, daemon_lines, config);
     wait_for_end(f, w.pid);
     /* Its end between the two, and the true end inside them. */
-    char *sql = g_strdup_printf("SELECT concat_ws(' ', end_time_earliest < end_time, "
-                                "end_time_earliest <= to_timestamp(%" G_GINT64_FORMAT " / 1e6), "
-                                "end_time >= to_timestamp(%" G_GINT64_FORMAT
-                                " / 1e6), end_time_earliest >= start_time, "
-                                "exit_status IS NULL) FROM processes WHERE pid = %d",
-                                before_exit_us, after_exit_us, (int)w.pid);
-    char *bounds = test_pg_query_text_in(f->conninfo, sql);
-    assert_string_equal(bounds, "t t t t t");
-    g_free(bounds);
-    g_free(sql);
+    test_pg_assert_text_printf(f->conninfo, "t t t t t",
+                               "SELECT concat_ws(' ', end_time_earliest < end_time, "
+                               "end_time_earliest <= to_timestamp(%" G_GINT64_FORMAT " / 1e6), "
+                               "end_time >= to_timestamp(%" G_GINT64_FORMAT
+                               " / 1e6), end_time_earliest >= start_time, "
+                               "exit_status IS NULL) FROM processes WHERE pid = %d",
+                               before_exit_us, after_exit_us, (int)w.pid);
     /* The run ends with it, as a bound too, and is no longer shown running. */
     assert_int_equal(
         test_pg_query_u64_printf(f->conninfo,
@@ -292,15 +289,12 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
         1);
     /* What the first vigild counted of it (every activity stored) and
      * its first writes, stored. */
-    sql = g_strdup_printf(
+    test_pg_assert_text_printf(
+        f->conninfo, "t t 0 f",
         "SELECT concat_ws(' ', u.activities = (SELECT count(*) FROM activities a WHERE "
         "a.process_id = u.process_id), u.activities >= %d, u.dropped, u.ring_read) FROM "
         "process_unwatched_ends u JOIN processes USING (process_id) WHERE pid = %d",
         FIRST_WRITES, (int)w.pid);
-    char *counts = test_pg_query_text_in(f->conninfo, sql);
-    assert_string_equal(counts, "t t 0 f");
-    g_free(counts);
-    g_free(sql);
     assert_int_equal(writer_writes_stored(f->conninfo, w.pid), FIRST_WRITES);
     char *log = test_daemon_stop(&d);
     test_assert_contains(log, "ended while no vigild ran");

@@ -406,13 +406,10 @@ static gint64 warehouse_run_bytes(const char *run_key, const char *job_id)
                                  run_key);
     test_pg_wait_for_count_in(cluster.conninfo, done, 1);
     g_free(done);
-    char *filed = g_strdup_printf("SELECT coalesce(scheduler_job_id, '') FROM run_overview WHERE "
-                                  "run_key = '%s'",
-                                  run_key);
-    char *job = test_pg_query_text_in(cluster.conninfo, filed);
-    assert_string_equal(job, job_id);
-    g_free(job);
-    g_free(filed);
+    test_pg_assert_text_printf(cluster.conninfo, job_id,
+                               "SELECT coalesce(scheduler_job_id, '') FROM run_overview WHERE "
+                               "run_key = '%s'",
+                               run_key);
     char *bytes =
         g_strdup_printf("SELECT bytes_written FROM run_overview WHERE run_key = '%s'", run_key);
     gint64 written = (gint64)test_pg_query_u64_in(cluster.conninfo, bytes);
@@ -643,14 +640,12 @@ static void check_job_in_warehouse(const char *job_id)
     g_free(job);
     g_free(sql);
     /* '' is the whole job (the prolog's and the plugin's job notices). */
-    sql = g_strdup_printf("SELECT string_agg(s.step_id || ':' || (s.begin_time <= s.end_time), "
-                          "' ' ORDER BY s.step_id) FROM job_steps s JOIN jobs USING (job_id) "
-                          "WHERE scheduler_job_id = '%s'",
-                          job_id);
-    char *steps = test_pg_query_text_in(cluster.conninfo, sql);
-    assert_string_equal(steps, ":true 0:true 1:true batch:true");
-    g_free(steps);
-    g_free(sql);
+    test_pg_assert_text_printf(
+        cluster.conninfo, ":true 0:true 1:true batch:true",
+        "SELECT string_agg(s.step_id || ':' || (s.begin_time <= s.end_time), "
+        "' ' ORDER BY s.step_id) FROM job_steps s JOIN jobs USING (job_id) "
+        "WHERE scheduler_job_id = '%s'",
+        job_id);
     sql = g_strdup_printf("SELECT string_agg(step_id || ':' || run_key || ':' || hosts || ':' || "
                           "bytes_written, ' ' ORDER BY step_id) FROM job_runs WHERE "
                           "scheduler_job_id = '%s' AND step_id IS NOT NULL",

@@ -229,3 +229,16 @@ void test_pg_wait_for_count_equal_in(const char *conninfo, const char *sql, guin
 {
     wait_for_count(conninfo, sql, want, TRUE);
 }
+
+void test_pg_assert_text_printf(const char *conninfo, const char *want, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *sql = g_strdup_vprintf(format, args);
+    va_end(args);
+    char *got = test_pg_query_text_in(conninfo, sql);
+    if (g_strcmp0(got, want) != 0)
+        fail_msg("%s\n  gave: %s\n  want: %s", sql, got != NULL ? got : "NULL", want);
+    g_free(got);
+    g_free(sql);
+}

@@ -69,6 +69,10 @@ guint64 test_pg_query_u64_printf(const char *conninfo, const char *format, ...) 
  * naming the query and its last answer. */
 void test_pg_wait_for_count_in(const char *conninfo, const char *sql, guint64 at_least);
 void test_pg_wait_for_count_equal_in(const char *conninfo, const char *sql, guint64 want);
+/* Fails, naming the query and what it gave, unless the one text of the
+ * SQL printf makes of `format` is `want`. */
+void test_pg_assert_text_printf(const char *conninfo, const char *want, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
 /* Whether the relation (table, view…) `name` exists, as to_regclass says. */
 gboolean test_pg_relation_exists_in(const char *conninfo, const char *name);
 
