@@ -186,18 +186,6 @@ static void test_existing_preloads_are_kept(void **state)
     test_run_clear(&r);
 }
 
-static guint files_starting_with(const char *dir, const char *prefix)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    assert_non_null(d);
-    guint n = 0;
-    const char *name;
-    while ((name = g_dir_read_name(d)) != NULL)
-        n += g_str_has_prefix(name, prefix);
-    g_dir_close(d);
-    return n;
-}
-
 static void test_preload_section_of_the_config(void **state)
 {
     const char *dir = *state;
@@ -242,7 +230,7 @@ static void test_preload_section_of_the_config(void **state)
     test_assert_contains(r.err, "[daemon] sockett: unknown key; did you mean 'socket'?");
     test_assert_contains(r.err, "[preload] ring_slots:");
     test_assert_contains(r.err, conf);
-    assert_int_equal(files_starting_with(dir, "typo-"), 1); /* [preload] report was kept */
+    assert_int_equal(test_count_files(dir, "typo-", ""), 1); /* [preload] report was kept */
     test_run_clear(&r);
     /* `vigil config check` still fails on it, for the admin. */
     r = test_run_vigil_words(NULL, "config", "check", "--config", conf, NULL);
@@ -343,19 +331,19 @@ static void test_settings_order(void **state)
     struct test_run r = test_run_vigil_words(off, "run", "--config", conf, "--", "true", NULL);
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.err, "vigil report"));
-    assert_int_equal(files_starting_with(dir, "order-file-"), 0);
+    assert_int_equal(test_count_files(dir, "order-file-", ""), 0);
     test_run_clear(&r);
     /* The command line over both. */
     char *option = g_strdup_printf("--report=json:%s/order-cli-%%p.json", dir);
     r = test_run_vigil_words(off, "run", "--config", conf, option, "--", "true", NULL);
     assert_int_equal(r.status, 0);
-    assert_int_equal(files_starting_with(dir, "order-cli-"), 1);
-    assert_int_equal(files_starting_with(dir, "order-file-"), 0);
+    assert_int_equal(test_count_files(dir, "order-cli-", ""), 1);
+    assert_int_equal(test_count_files(dir, "order-file-", ""), 0);
     test_run_clear(&r);
     /* And the file over the default (stderr), with nothing in the way. */
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "true", NULL);
     assert_int_equal(r.status, 0);
-    assert_int_equal(files_starting_with(dir, "order-file-"), 1);
+    assert_int_equal(test_count_files(dir, "order-file-", ""), 1);
     test_run_clear(&r);
     g_free(option);
     g_free(conf);

@@ -30,6 +30,13 @@ static void start_vigild(struct test_daemon *d, const struct test_txd_fixture *f
     g_free(config);
 }
 
+/* The fixture's vigil-txd, then vigild sending to it (start_vigild). */
+static void start_chain(struct test_daemon *d, struct test_txd_fixture *f)
+{
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    start_vigild(d, f);
+}
+
 /* Runs dd under the preload library against `d`, its text report in
  * DIR/report.txt; returns its pid. */
 static pid_t run_dd(const struct test_daemon *d, const char *dir, const char *name)
@@ -137,9 +144,8 @@ static void check_run(const struct test_txd_fixture *f, const struct test_daemon
 static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_daemon d;
-    start_vigild(&d, f);
+    start_chain(&d, f);
     pid_t pid = run_dd(&d, f->dir, "all");
     char *sink = g_strdup(d.capture_path);
     check_run(f, &d, sink, pid, "all");
@@ -191,17 +197,10 @@ static void test_a_spool_is_replayed_after_a_restart(void **state)
     /* No vigil-txd has been there (the database is not even migrated):
      * what there is, is in the spool's segments. */
     char *spool = g_build_filename(f->dir, "spool", NULL);
-    GDir *folder = g_dir_open(spool, 0, NULL);
-    assert_non_null(folder);
-    guint segments = 0;
-    for (const char *name; (name = g_dir_read_name(folder)) != NULL;)
-        segments += g_str_has_suffix(name, ".spool");
-    g_dir_close(folder);
-    assert_true(segments > 0);
+    assert_true(test_count_files(spool, "", ".spool") > 0);
 
     /* vigil-txd comes, and vigild starts again on the same spool. */
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    start_vigild(&d, f);
+    start_chain(&d, f);
     check_run(f, &d, sink, pid, "spooled");
     g_free(test_daemon_stop(&d));
     g_free(spool);
@@ -215,9 +214,8 @@ static void test_a_spool_is_replayed_after_a_restart(void **state)
 static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_daemon d;
-    start_vigild(&d, f);
+    start_chain(&d, f);
     pid_t before = run_dd(&d, f->dir, "before");
     char *sink = g_strdup(d.capture_path);
     check_run(f, &d, sink, before, "before");
@@ -255,9 +253,8 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
 static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_daemon d;
-    start_vigild(&d, f);
+    start_chain(&d, f);
     const char *vars[] = {"VIGIL_RUN_ID=e2e-off", NULL};
     char **env = test_clean_environment(vars);
     char *of = g_strdup_printf("of=%s/off.out", f->dir);

@@ -121,6 +121,17 @@ char *test_read_file(const char *path)
     return text;
 }
 
+guint test_count_files(const char *dir, const char *prefix, const char *suffix)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    guint n = 0;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;)
+        n += g_str_has_prefix(name, prefix) && g_str_has_suffix(name, suffix);
+    g_dir_close(d);
+    return n;
+}
+
 char *test_new_file(const char *dir, const char *name, const char *text)
 {
     char *path = g_build_filename(dir, name, NULL);

@@ -47,6 +47,9 @@ void test_assert_status(const struct test_run *run, int want, const char *what);
 /* What the file at `path` holds (g_free it); fails the test, with why,
  * when it cannot be read. */
 char *test_read_file(const char *path);
+/* How many entries of `dir` have a name that starts with `prefix` and ends
+ * with `suffix` ("" for any). */
+guint test_count_files(const char *dir, const char *prefix, const char *suffix);
 /* A file DIR/NAME holding `text` (or what printf makes of `format`, …);
  * its path (g_free it). */
 char *test_new_file(const char *dir, const char *name, const char *text);
