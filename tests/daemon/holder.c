@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,12 @@
 #include "holder.h"
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
+
+void holder_daemon_start(struct test_daemon *d, const char *dir, const char *daemon_lines)
+{
+    assert_int_equal(chmod(dir, 0755), 0);
+    test_daemon_start(d, dir, daemon_lines, NULL);
+}
 
 pid_t fork_or_fail(void)
 {

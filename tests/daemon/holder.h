@@ -8,6 +8,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "test_daemon.h"
+
+/* The other users: nobody, and uid 1 ("daemon" on Debian; any
+ * unprivileged uid will do). */
+#define NOBODY    65534
+#define OTHER_UID 1
+
+/* Starts vigild (test_daemon_start, with `daemon_lines`) in the test's
+ * folder `dir`, made reachable by other users first: its socket is there. */
+void holder_daemon_start(struct test_daemon *d, const char *dir, const char *daemon_lines);
+
 pid_t fork_or_fail(void);
 /* Waits for `pid`, which must exit with `want_status`. */
 void wait_exit(pid_t pid, int want_status);

@@ -38,8 +38,7 @@ char *metrics_daemon_start(struct test_daemon *d, const char *dir, const char *m
                       more);
     g_free(more);
     /* vigild logs the address it bound before it detaches. */
-    char *log = NULL;
-    assert_true(g_file_get_contents(d->log_path, &log, NULL, NULL));
+    char *log = test_read_file(d->log_path);
     const char *at = strstr(log, "metrics on http://");
     if (at == NULL)
         fail_msg("vigild's log does not say where /metrics is: %s", log);

@@ -35,18 +35,8 @@
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 #define FAST_PROVIDERS "providers = procstat;process\n"
-#define NOBODY         65534
-#define OTHER_UID      1 /* "daemon" on Debian; any unprivileged uid will do */
 #define SAFETY_MS      60000
-
-/* The test's folder, where vigild's socket is, reachable by other users. */
-static void open_dir_to_others(const char *dir)
-{
-    assert_int_equal(chmod(dir, 0755), 0);
-}
 
 static JsonObject *object_at(JsonNode *status, const char *name)
 {
@@ -135,12 +125,10 @@ static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
     char *home = g_build_filename(d->dir, "home", NULL);
     assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
     assert_int_equal(chown(home, uid, (gid_t)uid), 0);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_path = g_build_filename(home, "report.json", NULL);
     char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char **env = test_daemon_preload_env(d, vars);
     char *of = g_strdup_printf("of=%s/out", home);
     char *count_arg = g_strdup_printf("count=%d", count);
     pid_t pid = fork_or_fail();
@@ -173,8 +161,6 @@ static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
     g_free(of);
     g_free(report_var);
     g_free(report_path);
-    g_free(preload_var);
-    g_free(socket_var);
     g_free(home);
 }
 
@@ -188,10 +174,9 @@ static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
 static void test_idle_connections_of_one_user_do_not_stop_another(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
     /* The timeout is long: the flood stays for the whole test. */
-    test_daemon_start(&d, dir, FAST_PROVIDERS "unregistered_timeout_ms = 3600000\n", NULL);
+    holder_daemon_start(&d, dir, FAST_PROVIDERS "unregistered_timeout_ms = 3600000\n");
     struct flood flood;
     flood_start(&flood, d.socket_path, NOBODY, FLOOD_CHILDREN, FLOOD_EACH);
 
@@ -224,7 +209,6 @@ static void test_idle_connections_of_one_user_do_not_stop_another(void **state)
 static void test_the_descriptor_budget_holds(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct rlimit limit;
     assert_int_equal(getrlimit(RLIMIT_NOFILE, &limit), 0);
     const gint64 budget = 300;
@@ -233,7 +217,7 @@ static void test_the_descriptor_budget_holds(void **state)
                                                  "fd_reserve = %" G_GINT64_FORMAT "\n",
                                   (gint64)limit.rlim_max - budget);
     struct test_daemon d;
-    test_daemon_start(&d, dir, lines, NULL);
+    holder_daemon_start(&d, dir, lines);
     g_free(lines);
     struct flood flood;
     flood_start(&flood, d.socket_path, NOBODY, 1, 1000);
@@ -263,9 +247,8 @@ static void test_the_descriptor_budget_holds(void **state)
 static void test_a_run_is_joined_only_by_its_own_user(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, FAST_PROVIDERS "max_processes_per_uid = 2\n", NULL);
+    holder_daemon_start(&d, dir, FAST_PROVIDERS "max_processes_per_uid = 2\n");
     struct holder owner, fake, root, own_run, second, third;
     holder_start(&owner, d.socket_path, NOBODY, "run-7");
     assert_int_equal(owner.answer.type, VIGIL_LOCAL_REGISTERED);
@@ -307,9 +290,8 @@ static void test_a_run_is_joined_only_by_its_own_user(void **state)
 static void test_an_idle_unregistered_connection_is_closed(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, FAST_PROVIDERS "unregistered_timeout_ms = 100\n", NULL);
+    holder_daemon_start(&d, dir, FAST_PROVIDERS "unregistered_timeout_ms = 100\n");
     struct holder silent;
     holder_start(&silent, d.socket_path, NOBODY, "run-1");
     assert_int_equal(silent.answer.type, VIGIL_LOCAL_REGISTERED);
@@ -450,9 +432,8 @@ static guint allowed_lines(gint64 started_us)
 static void test_malformed_messages_are_logged_once_a_period(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, FAST_PROVIDERS);
     gint64 started_us = g_get_monotonic_time();
     send_bad_messages(d.socket_path, NOBODY, BAD_MESSAGES, true, true);
     JsonNode *status = test_daemon_status(&d, 0);
@@ -485,9 +466,8 @@ static void test_malformed_messages_are_logged_once_a_period(void **state)
 static void test_garbage_connections_are_logged_once_a_period(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, FAST_PROVIDERS);
     gint64 started_us = g_get_monotonic_time();
     send_bad_messages(d.socket_path, NOBODY, GARBAGE_CONNECTIONS, false, false);
     /* Its answer covers every connection made before it. */
@@ -579,9 +559,8 @@ static struct status_loop run_status_loop(const char *socket_path, uid_t uid, in
 static void test_a_users_status_loop_is_refused_past_the_burst(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, FAST_PROVIDERS);
     gint64 started_us = g_get_monotonic_time();
     struct status_loop user = run_status_loop(d.socket_path, NOBODY, STATUS_LOOP_MAX);
     gint64 elapsed_s = (g_get_monotonic_time() - started_us) / G_USEC_PER_SEC + 1;
@@ -684,9 +663,8 @@ static void test_the_sink_is_off_beside_an_uplink(void **state)
 static void test_root_connects_while_a_user_fills_the_backlog(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, "providers = \n", NULL);
+    holder_daemon_start(&d, dir, "providers = \n");
     assert_int_equal(kill(d.pid, SIGSTOP), 0);
 
     int filled[2], release[2];

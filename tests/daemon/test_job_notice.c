@@ -22,8 +22,6 @@
 #include "vigil/job_notice.h"
 #include "vigil/local_protocol.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 static void test_cli_from_slurm_variables(void **state)
 {
     struct test_daemon d;

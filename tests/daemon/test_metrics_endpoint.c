@@ -173,11 +173,9 @@ struct job_process {
  * of job `job`; it reads what the test writes to stdin_fd. */
 static struct job_process start_job_process(const struct test_daemon *d, const char *job)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *job_var = g_strconcat("SLURM_JOB_ID=", job, NULL);
-    const char *vars[] = {socket_var, preload_var, job_var, "VIGIL_REPORT=off", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {job_var, "VIGIL_REPORT=off", NULL};
+    char **env = test_daemon_preload_env(d, vars);
     const char *argv[] = {"cat", NULL};
     struct job_process p = {0, -1};
     GError *error = NULL;
@@ -188,8 +186,6 @@ static struct job_process start_job_process(const struct test_daemon *d, const c
         fail_msg("cannot run cat: %s", error->message);
     g_strfreev(env);
     g_free(job_var);
-    g_free(preload_var);
-    g_free(socket_var);
     return p;
 }
 

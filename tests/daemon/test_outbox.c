@@ -32,8 +32,6 @@
 #include "vigil/health.h"
 #include "vigil/wire.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 #define NODE_ID     42
 #define DEADLINE_US (60 * G_USEC_PER_SEC)
 #define SERVE_MS    100 /* one wait for messages, between polls of a condition */
@@ -371,27 +369,12 @@ static const struct vigil_wire_process *seen_ended(const struct seen *s, pid_t p
 /* The "pid:seq" of every activity of `pid` in the sink, each once. */
 static GHashTable *sink_activities(const char *path, pid_t pid)
 {
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GArray *seqs = test_daemon_sink_seqs(path, pid);
     GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    JsonParser *parser = json_parser_new();
-    char **lines = g_strsplit(text, "\n", -1);
-    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
-        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        if (strcmp(json_object_get_string_member(o, "type"), "activities") != 0 ||
-            json_object_get_int_member(o, "pid") != pid)
-            continue;
-        JsonArray *activities = json_object_get_array_member(o, "activities");
-        for (guint i = 0; i < json_array_get_length(activities); i++) {
-            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
-            assert_true(
-                g_hash_table_add(seen, g_strdup_printf("%d:%" G_GINT64_FORMAT, (int)pid, seq)));
-        }
-    }
-    g_strfreev(lines);
-    g_object_unref(parser);
-    g_free(text);
+    for (guint i = 0; i < seqs->len; i++)
+        assert_true(g_hash_table_add(seen, g_strdup_printf("%d:%" G_GINT64_FORMAT, (int)pid,
+                                                           g_array_index(seqs, gint64, i))));
+    g_array_unref(seqs);
     return seen;
 }
 
@@ -421,11 +404,9 @@ static char *uplink_config(const char *dir, const char *more)
 /* An instrumented dd writing 100 blocks; its pid. */
 static pid_t run_dd(const struct test_daemon *d, const char *dir)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char **env = test_daemon_preload_env(d, vars);
     char *of = g_strdup_printf("of=%s/out", dir);
     const char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", "count=100", "status=none", NULL};
     GError *error = NULL;
@@ -440,8 +421,6 @@ static pid_t run_dd(const struct test_daemon *d, const char *dir)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     g_free(of);
     g_strfreev(env);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
     return pid;
 }
@@ -602,10 +581,7 @@ static void test_system_state_is_the_nodes_parent(void **state)
     json_node_unref(status);
 
     /* As text, in the uplink's line. */
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_status_text(d.socket_path);
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "uplink: ipc://");
     test_assert_contains(run.out, "as node 42, connected");
@@ -751,10 +727,7 @@ static void test_a_refused_batch_is_warned_of(void **state)
         if (g_get_monotonic_time() > deadline)
             fail_msg("the refusal is not counted");
     }
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_status_text(d.socket_path);
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "  warning: 0 batches (0 bytes) dropped from the full spool, 0 "
                                   "(0 bytes) dropped from full memory while the spool failed, 1 "

@@ -19,6 +19,7 @@
 #include "tick_samples.h"
 #include "verdicts.h"
 
+#include "test_daemon.h"
 #include "test_support.h"
 
 #define TICK_NS         (100 * VIGIL_NS_PER_MS)
@@ -209,16 +210,11 @@ static void run_cycles(struct fixture *f, unsigned first, unsigned last, const g
 static char *sink_windows_of(struct fixture *f, gint64 id)
 {
     char *path = g_build_filename(f->dir, "capture.jsonl", NULL);
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GPtrArray *lines = test_daemon_sink_lines(path, "window");
     GString *windows = g_string_new(NULL);
-    JsonParser *parser = json_parser_new();
-    char **lines = g_strsplit(text, "\n", -1);
-    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
-        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        if (strcmp(json_object_get_string_member(o, "type"), "window") != 0 ||
-            json_object_get_int_member(o, "process") != id)
+    for (guint l = 0; l < lines->len; l++) {
+        JsonObject *o = g_ptr_array_index(lines, l);
+        if (json_object_get_int_member(o, "process") != id)
             continue;
         g_string_append_printf(windows, "%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT " ",
                                json_object_get_int_member(o, "first_cycle"),
@@ -234,9 +230,7 @@ static char *sink_windows_of(struct fixture *f, gint64 id)
         assert_string_equal(json_object_get_string_member(issue, "plugin"), "latency-histogram");
         assert_string_equal(json_object_get_string_member(issue, "metric"), "posix.write");
     }
-    g_strfreev(lines);
-    g_object_unref(parser);
-    g_free(text);
+    g_ptr_array_unref(lines);
     g_free(path);
     return g_string_free(windows, FALSE);
 }

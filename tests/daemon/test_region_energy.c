@@ -20,36 +20,23 @@
 #include "test_report.h"
 #include "test_support.h"
 
-static JsonObject *region(const struct test_report *rep, const char *name)
-{
-    JsonArray *a = json_node_get_array(test_report_node(rep, "regions"));
-    for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
-        JsonObject *o = json_array_get_object_element(a, i);
-        if (g_strcmp0(json_object_get_string_member(o, "name"), name) == 0)
-            return o;
-    }
-    fail_msg("%s: no region \"%s\"", rep->path, name);
-    return NULL;
-}
-
 static void test_regions_get_vigild_energy(void **state)
 {
     const char *dir = *state;
     struct test_daemon d;
     test_daemon_start(&d, dir, "providers = procstat;process;energy\ntick_ms = 50\n",
                       "[provider.energy]\nsources = estimate\n");
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.json", dir);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char **env = test_daemon_preload_env(&d, vars);
     const char *argv[] = {test_env_or_fail("VIGIL_REGIONS_ENERGY"), NULL};
     struct test_run run = test_run_program(dir, argv, env);
     test_assert_status(&run, 0, "regions-energy under vigild");
 
     char *path = g_build_filename(dir, "report.json", NULL);
     struct test_report rep = test_report_load(path);
-    JsonObject *measured = region(&rep, "measured"), *whole = region(&rep, "whole");
+    JsonObject *measured = test_report_region(&rep, "measured"),
+               *whole = test_report_region(&rep, "whole");
     if (json_object_get_null_member(measured, "energy_joule"))
         fail_msg("region measured has no energy:\n%s", run.err);
     assert_true(json_object_get_double_member(measured, "energy_joule") > 0);
@@ -65,8 +52,6 @@ static void test_regions_get_vigild_energy(void **state)
     test_run_clear(&run);
     g_strfreev(env);
     g_free(report_var);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(test_daemon_stop(&d));
 }
 

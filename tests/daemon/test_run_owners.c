@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,17 +27,7 @@
 #include "vigil/job_notice.h"
 #include "vigil/local_protocol.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 #define NO_PROVIDERS "providers = \n"
-#define NOBODY       65534
-#define OTHER_UID    1 /* "daemon" on Debian; any unprivileged uid will do */
-
-/* The test's folder, where vigild's socket is, reachable by other users. */
-static void open_dir_to_others(const char *dir)
-{
-    assert_int_equal(chmod(dir, 0755), 0);
-}
 
 /* A member of the status's process of pid `pid` (which must be there). */
 static JsonObject *process_of(JsonNode *status, pid_t pid)
@@ -73,9 +62,8 @@ static void assert_kept_apart(const struct holder *h, const char *key)
 static void test_an_ended_run_stays_its_users(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     struct holder root;
     holder_start(&root, d.socket_path, 0, "run-k");
     assert_int_equal(root.answer.type, VIGIL_LOCAL_REGISTERED);
@@ -114,9 +102,8 @@ static void test_an_ended_run_stays_its_users(void **state)
 static void test_a_start_is_the_kernels(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     uint64_t before_ns = vigil_clock_monotonic_ns();
     struct holder forger, honest;
     holder_start_at(&forger, d.socket_path, NOBODY, "run-f", 1000);
@@ -158,9 +145,8 @@ static void tell_job(const struct test_daemon *d, gboolean begin, const char *jo
 static void test_a_slurm_key_is_the_jobs_users(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     struct holder squatter, owner, late;
     holder_start(&squatter, d.socket_path, NOBODY, "slurm-59038.0");
     assert_kept_apart(&squatter, "slurm-59038.0@uid65534");
@@ -212,9 +198,8 @@ static gboolean notice_as(const struct test_daemon *d, uid_t uid, const struct v
 static void test_a_user_cannot_end_anothers_job(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     tell_job(&d, TRUE, "4711", 0, "root");
     char reason[256];
     struct vigil_job_notice forged = {.begin = false,
@@ -241,22 +226,18 @@ static void test_a_user_cannot_end_anothers_job(void **state)
 static void test_the_report_names_the_run_kept_apart(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     struct holder root;
     holder_start(&root, d.socket_path, 0, "run-r");
     holder_release(&root);
     char *home = g_build_filename(dir, "home", NULL);
     assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
     assert_int_equal(chown(home, NOBODY, NOBODY), 0);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_path = g_build_filename(home, "report.json", NULL);
     char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
-    const char *vars[] = {socket_var,           preload_var, report_var, "VIGIL_REPORT_FORMAT=json",
-                          "VIGIL_RUN_ID=run-r", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", "VIGIL_RUN_ID=run-r", NULL};
+    char **env = test_daemon_preload_env(&d, vars);
     char *of = g_strdup_printf("of=%s/out", home);
     pid_t pid = fork_or_fail();
     if (pid == 0) {
@@ -275,8 +256,6 @@ static void test_the_report_names_the_run_kept_apart(void **state)
     g_free(of);
     g_free(report_var);
     g_free(report_path);
-    g_free(preload_var);
-    g_free(socket_var);
     g_free(home);
     g_free(test_daemon_stop(&d));
 }
@@ -287,9 +266,8 @@ static void test_the_report_names_the_run_kept_apart(void **state)
 static void test_a_users_status_shows_only_their_processes(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     struct holder root, mine;
     holder_start(&root, d.socket_path, 0, "run-secret");
     holder_start(&mine, d.socket_path, NOBODY, "run-mine");
@@ -326,9 +304,8 @@ static void test_a_users_status_shows_only_their_processes(void **state)
 static void test_a_process_cannot_join_anothers_job(void **state)
 {
     const char *dir = *state;
-    open_dir_to_others(dir);
     struct test_daemon d;
-    test_daemon_start(&d, dir, NO_PROVIDERS, NULL);
+    holder_daemon_start(&d, dir, NO_PROVIDERS);
     tell_job(&d, TRUE, "4711", 0, "root");
     tell_job(&d, TRUE, "4712", NOBODY, "nobody");
     struct holder intruder, own, roots;

@@ -19,8 +19,6 @@
 #include "test_daemon.h"
 #include "test_support.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 /* Only failures wait this long: cycles that do not come. */
 #define DEADLINE_US   (60 * G_USEC_PER_SEC)
 #define CYCLES_WANTED 8
@@ -84,11 +82,9 @@ static void record_live(const char *dir, gint64 *learned_cycle)
     char *lines = daemon_lines(dir);
     test_daemon_start(&d, dir, lines, REASONERS);
     g_free(lines);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     /* No report: thousands of dd would print theirs into the test's log. */
-    const char *vars[] = {socket_var, preload_var, "VIGIL_REPORT=off", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {"VIGIL_REPORT=off", NULL};
+    char **env = test_daemon_preload_env(&d, vars);
     const char *argv[] = {"/bin/sh", "-c",
                           "i=0; while [ $i -lt 100000 ]; do "
                           "j=0; while [ $j -lt 20 ]; do [ -e stop ] && exit 0; j=$((j + 1)); "
@@ -125,15 +121,13 @@ static void record_live(const char *dir, gint64 *learned_cycle)
     g_free(test_daemon_stop(&d));
     g_free(stop);
     g_strfreev(env);
-    g_free(socket_var);
-    g_free(preload_var);
 }
 
 /* The live capture's totals: its sink's last "cycle" line. */
 static void sink_totals(const char *dir, gint64 *observed, gint64 *forwarded)
 {
-    char *path = g_build_filename(dir, "capture.jsonl", NULL), *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    char *path = g_build_filename(dir, "capture.jsonl", NULL);
+    char *text = test_read_file(path);
     char **lines = g_strsplit(text, "\n", -1);
     *observed = *forwarded = -1;
     for (char **line = lines; *line != NULL; line++) {

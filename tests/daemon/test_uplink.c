@@ -879,20 +879,16 @@ static void test_sequences_across_restarts(void **state)
 static char *write_key_file(const char *dir, const char *name, const char *public_key,
                             const char *secret_key, mode_t mode)
 {
-    char *path = g_build_filename(dir, name, NULL);
-    char *text = g_strdup_printf("[curve]\npublic = %s\nsecret = %s\n", public_key, secret_key);
-    assert_true(g_file_set_contents(path, text, -1, NULL));
+    char *path =
+        test_new_filef(dir, name, "[curve]\npublic = %s\nsecret = %s\n", public_key, secret_key);
     assert_int_equal(chmod(path, mode), 0);
-    g_free(text);
     return path;
 }
 
 /* Loads [uplink] from a vigil.conf holding `body`; the error, or NULL. */
 static char *load(const char *dir, const char *body, struct vigild_uplink_settings *out)
 {
-    char *path = g_build_filename(dir, "vigil.conf", NULL);
-    char *text = g_strdup_printf("[uplink]\n%s", body);
-    assert_true(g_file_set_contents(path, text, -1, NULL));
+    char *path = test_new_filef(dir, "vigil.conf", "[uplink]\n%s", body);
     vigil_config *config = vigil_config_new();
     GError *error = NULL;
     assert_true(vigil_schema_declare(config, &error));
@@ -903,7 +899,6 @@ static char *load(const char *dir, const char *body, struct vigild_uplink_settin
         g_error_free(error);
     }
     vigil_config_free(config);
-    g_free(text);
     g_free(path);
     return message;
 }

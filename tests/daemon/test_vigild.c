@@ -26,8 +26,6 @@
 #include "test_support.h"
 #include "vigil/local_protocol.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 /* Only the test's own providers: none reads anything slow or absent. */
 #define FAST_PROVIDERS "providers = procstat;process\n"
 
@@ -453,8 +451,7 @@ static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
     }
     close(go[0]);
 
-    char *original = NULL;
-    assert_true(g_file_get_contents(d.config_path, &original, NULL, NULL));
+    char *original = test_read_file(d.config_path);
     char *bad = g_strconcat(original, "[daemon]\ntick_mss = 5\n", NULL);
     assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
     /* A status request takes pending signals first: the reload is done
@@ -583,14 +580,11 @@ static void test_daemons_read_vigil_config(void **state)
 static void test_status_without_a_daemon(void **state)
 {
     char *socket_path = g_build_filename(*state, "nobody.sock", NULL);
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
+    struct test_run run = test_daemon_status_text(socket_path);
     test_assert_status(&run, 1, "vigil status without a daemon");
     test_assert_contains(run.err, "no vigild answers on ");
     test_assert_contains(run.err, "No such file or directory");
     test_run_clear(&run);
-    g_strfreev(env);
     g_free(socket_path);
 }
 
@@ -607,10 +601,7 @@ static void test_status_text_shows_providers_and_processes(void **state)
         _exit(0);
     }
     wait_exit(pid, 0);
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_status_text(d.socket_path);
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "procstat ");
     test_assert_contains(run.out, "nonexistent not running: ");
@@ -671,10 +662,7 @@ static void test_status_tells_where_the_tick_goes(void **state)
         assert_int_equal(test_daemon_json_int(a, "samples", "count", NULL), ticks);
     }
     json_node_unref(status);
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", d.socket_path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_daemon_status_text(d.socket_path);
     test_assert_status(&run, 0, "vigil status");
     test_assert_contains(run.out, "\nwhere a tick goes");
     test_run_clear(&run);
@@ -691,11 +679,9 @@ static void test_many_instrumented_processes_all_drained(void **state)
     const char *dir = *state;
     struct test_daemon d;
     test_daemon_start(&d, dir, FAST_PROVIDERS, NULL);
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
-    const char *vars[] = {socket_var, preload_var, report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    char **env = test_daemon_preload_env(&d, vars);
     pid_t pids[INSTRUMENTED];
     for (int i = 0; i < INSTRUMENTED; i++) {
         char *of = g_strdup_printf("of=%s/out-%d", dir, i);
@@ -739,8 +725,6 @@ static void test_many_instrumented_processes_all_drained(void **state)
     }
     json_node_unref(status);
     g_strfreev(env);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
     g_free(test_daemon_stop(&d));
 }
@@ -753,10 +737,7 @@ static void test_report_shows_what_vigild_measured(void **state)
     struct test_daemon d;
     test_daemon_start(&d, dir, "providers = procstat;process;energy\n",
                       "[provider.energy]\nsources = estimate\n");
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
-    const char *vars[] = {socket_var, preload_var, NULL};
-    char **env = test_clean_environment(vars);
+    char **env = test_daemon_preload_env(&d, NULL);
     char *of = g_strdup_printf("of=%s/out", dir);
     const char *argv[] = {"dd", "if=/dev/zero", of, "bs=4096", "count=100", "status=none", NULL};
     struct test_run run = test_run_program(dir, argv, env);
@@ -772,8 +753,6 @@ static void test_report_shows_what_vigild_measured(void **state)
     test_run_clear(&run);
     g_strfreev(env);
     g_free(of);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(test_daemon_stop(&d));
 }
 
@@ -781,32 +760,18 @@ static void test_report_shows_what_vigild_measured(void **state)
  * counted, and their sequence numbers checked to be 0..n-1, each once. */
 static gint64 sink_activities(const char *path, pid_t pid)
 {
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    JsonParser *parser = json_parser_new();
-    char **lines = g_strsplit(text, "\n", -1);
-    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
-        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        if (strcmp(json_object_get_string_member(o, "type"), "activities") != 0 ||
-            json_object_get_int_member(o, "pid") != pid)
-            continue;
-        JsonArray *activities = json_object_get_array_member(o, "activities");
-        for (guint i = 0; i < json_array_get_length(activities); i++) {
-            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
-            if (!g_hash_table_add(seen, g_memdup2(&seq, sizeof seq)))
-                fail_msg("activity %" G_GINT64_FORMAT " of pid %d forwarded twice", seq, (int)pid);
-        }
-    }
+    GArray *seqs = test_daemon_sink_seqs(path, pid);
+    GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < seqs->len; i++)
+        if (!g_hash_table_add(seen, &g_array_index(seqs, gint64, i)))
+            fail_msg("activity %" G_GINT64_FORMAT " of pid %d forwarded twice",
+                     g_array_index(seqs, gint64, i), (int)pid);
     gint64 n = g_hash_table_size(seen);
     for (gint64 seq = 0; seq < n; seq++)
         if (!g_hash_table_contains(seen, &seq))
             fail_msg("activity %" G_GINT64_FORMAT " of pid %d is missing", seq, (int)pid);
-    g_strfreev(lines);
-    g_object_unref(parser);
     g_hash_table_destroy(seen);
-    g_free(text);
+    g_array_unref(seqs);
     return n;
 }
 
@@ -861,8 +826,7 @@ static void test_capture_counts_every_activity_once(void **state)
     g_free(test_daemon_stop(&d));
     gint64 forwarded = sink_activities(sink, pid);
     /* The sink's last cycle line has the node's totals after the stop. */
-    char *text = NULL;
-    assert_true(g_file_get_contents(sink, &text, NULL, NULL));
+    char *text = test_read_file(sink);
     g_free(sink);
     char *last = g_strrstr(g_strchomp(text), "\n");
     JsonParser *parser = json_parser_new();
@@ -901,8 +865,7 @@ static void test_reload_refuses_a_bad_adpi(void **state)
 {
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
-    char *original = NULL;
-    assert_true(g_file_get_contents(d.config_path, &original, NULL, NULL));
+    char *original = test_read_file(d.config_path);
     char *bad = g_strconcat(original, "[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n", NULL);
     assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
     assert_int_equal(kill(d.pid, SIGHUP), 0);

@@ -21,8 +21,6 @@
 #include "test_support.h"
 #include "vigil/local_protocol.h"
 
-#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
-
 static int sealed_memfd(const char *text)
 {
     int fd = memfd_create("test-report", MFD_CLOEXEC | MFD_ALLOW_SEALING);

@@ -138,15 +138,6 @@ static void setup_free(struct setup *s)
     g_free(s->report_var);
 }
 
-static char *read_text(const char *path)
-{
-    char *text = NULL;
-    GError *error = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &error))
-        fail_msg("cannot read %s: %s", path, error->message);
-    return text;
-}
-
 /* The rest of the line of `text` that starts with `prefix` (g_free it);
  * fails when there is none. */
 static char *line_after(const char *text, const char *prefix)
@@ -216,38 +207,83 @@ static uint64_t realtime_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* A test's fake vigild, and the program it ran under the library. */
+struct linked {
+    struct setup s;
+    struct test_fake_vigild *d;
+    char *filler; /* the helper most tests run */
+    char *lines;  /* the file it writes: DIR/lines */
+    struct child c;
+};
+
+/* Starts a fake vigild on the test's socket with `settings`, or, when
+ * NULL, one that answers 1.5 J from energy/powercap. */
+static struct linked linked_start(const char *dir, const char *report_name,
+                                  const struct test_fake_vigild_settings *settings)
+{
+    struct linked t = {.s = setup_of(dir, report_name)};
+    struct test_fake_vigild_settings powercap = answering(1.5, "energy/powercap", 0, NULL);
+    t.d = test_fake_vigild_start(t.s.socket_path, settings != NULL ? settings : &powercap);
+    t.filler = helper("filler");
+    t.lines = g_build_filename(dir, "lines", NULL);
+    return t;
+}
+
+/* Runs argv under the library with `vars`, fails unless it exits with
+ * `want_status`, then stops the fake vigild: what it saw is whole. */
+static void linked_run(struct linked *t, const char *const *vars, const char *const *argv,
+                       int want_status)
+{
+    t->c = run_child(t->s.dir, preload_lib(), vars, argv);
+    assert_status(&t->c, want_status, argv[0]);
+    test_fake_vigild_stop(t->d);
+}
+
+static void linked_clear(struct linked *t)
+{
+    child_clear(&t->c);
+    test_fake_vigild_free(t->d);
+    g_free(t->filler);
+    g_free(t->lines);
+    setup_free(&t->s);
+}
+
+/* The report a client sent to vigild, parsed; vigil_cli_report_clear it. */
+static void parse_sent_report(const struct test_fake_vigild_client *r,
+                              struct vigil_cli_report *stored)
+{
+    assert_non_null(r->report_json);
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(r->report_json, -1, stored, &error))
+        fail_msg("the report sent to vigild cannot be read: %s\n%s", error->message,
+                 r->report_json);
+}
+
 /* ---- registration ------------------------------------------------------------------------ */
 
 static void test_registration(void **state)
 {
-    struct setup s = setup_of(*state, "report.json");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
+    struct linked t = linked_start(*state, "report.json", NULL);
     char program_real[PATH_MAX];
-    assert_non_null(realpath(program, program_real));
-    const char *vars[] = {s.socket_var,
-                          s.report_var,
-                          "VIGIL_REPORT_FORMAT=json",
-                          "SLURM_JOB_ID=4242",
-                          "VIGIL_RING_SLOTS=1024",
-                          NULL};
-    const char *argv[] = {program, target, "10", NULL};
+    assert_non_null(realpath(t.filler, program_real));
+    const char *vars[] = {t.s.socket_var,      t.s.report_var,          "VIGIL_REPORT_FORMAT=json",
+                          "SLURM_JOB_ID=4242", "VIGIL_RING_SLOTS=1024", NULL};
+    const char *argv[] = {t.filler, t.lines, "10", NULL};
     uint64_t before_ns = realtime_ns();
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
+    t.c = run_child(t.s.dir, preload_lib(), vars, argv);
     uint64_t after_ns = realtime_ns();
-    assert_status(&c, 0, "filler");
-    test_fake_vigild_stop(d);
+    assert_status(&t.c, 0, "filler");
+    test_fake_vigild_stop(t.d);
 
-    assert_int_equal(test_fake_vigild_count(d), 1);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    assert_int_equal(test_fake_vigild_count(t.d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     if (r->problem != NULL)
         fail_msg("the registration is refused: %s", r->problem);
     assert_true(r->registered);
-    assert_int_equal(r->pid, c.pid); /* SO_PEERCRED: the program itself registered */
+    assert_int_equal(r->pid, t.c.pid); /* SO_PEERCRED: the program itself registered */
     assert_int_equal(r->uid, getuid());
     assert_string_equal(r->program, program_real);
-    assert_string_equal(r->cwd, s.dir);
+    assert_string_equal(r->cwd, t.s.dir);
     assert_string_equal(r->job, "4242");
     assert_int_equal(r->fixed.argc, 3);
     assert_int_equal(r->argv->len, 3);
@@ -268,60 +304,45 @@ static void test_registration(void **state)
      * not a reset. */
     assert_false(r->reset);
 
-    struct test_report rep = test_report_load(s.report_path);
-    assert_int_equal(test_report_int(&rep, "pid"), c.pid);
+    struct test_report rep = test_report_load(t.s.report_path);
+    assert_int_equal(test_report_int(&rep, "pid"), t.c.pid);
     assert_int_equal(test_report_int(&rep, "vigild.process_id"), r->process_id);
     test_report_free(&rep);
-    child_clear(&c);
-    g_free(program);
-    g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* Without SLURM_JOB_ID the job is empty; without arguments argv is the
  * program's name alone. */
 static void test_registration_without_job(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
+    struct linked t = linked_start(*state, "report.txt", NULL);
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
     const char *argv[] = {"true", NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "true");
-    test_fake_vigild_stop(d);
-    assert_int_equal(test_fake_vigild_count(d), 1);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    linked_run(&t, vars, argv, 0);
+    assert_int_equal(test_fake_vigild_count(t.d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     assert_true(r->registered);
     assert_string_equal(r->job, "");
     assert_int_equal(r->argv->len, 1);
     assert_string_equal(g_ptr_array_index(r->argv, 0), "true");
-    child_clear(&c);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* ---- the summary in the report --------------------------------------------------------- */
 
 static void test_summary_in_text_report(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    const char *argv[] = {program, target, "50", NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "filler");
-    assert_string_equal(c.err, ""); /* the report went to its file; nothing else was said */
-    test_fake_vigild_stop(d);
+    struct linked t = linked_start(*state, "report.txt", NULL);
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
+    const char *argv[] = {t.filler, t.lines, "50", NULL};
+    linked_run(&t, vars, argv, 0);
+    assert_string_equal(t.c.err, ""); /* the report went to its file; nothing else was said */
 
-    char *report = read_text(s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "1.500 (energy/powercap)");
     unsigned long long recorded = text_recorded(report);
     assert_true(recorded >= 52); /* open, 50 writes, close */
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     /* What vigild drained is what the library wrote: all of it, and only it. */
     assert_int_equal(r->answered_activities, recorded);
     assert_int_equal(r->activities, recorded);
@@ -338,14 +359,9 @@ static void test_summary_in_text_report(void **state)
     test_assert_contains(report, "0 dropped (ring full), ");
 
     g_free(capture);
-
     g_free(want);
     g_free(report);
-    child_clear(&c);
-    g_free(program);
-    g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* The calls of each operation in a JSON report's layers, as "layer.op=calls;". */
@@ -370,24 +386,19 @@ static char *calls_by_op(const struct test_report *rep)
 
 static void test_summary_in_json_report(void **state)
 {
-    struct setup s = setup_of(*state, "report.json");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
-    const char *argv[] = {program, target, "50", NULL};
-    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "filler");
-    test_fake_vigild_stop(d);
+    struct linked t = linked_start(*state, "report.json", NULL);
+    const char *argv[] = {t.filler, t.lines, "50", NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    linked_run(&t, vars, argv, 0);
 
-    struct test_report rep = test_report_load(s.report_path);
+    struct test_report rep = test_report_load(t.s.report_path);
     assert_true(test_report_number(&rep, "energy_joule") == 1.5);
     assert_string_equal(test_report_string(&rep, "energy_source"), "energy/powercap");
     assert_false(json_node_get_boolean(test_report_node(&rep, "energy_estimated")));
     assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_note")));
     assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
     assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "vigild.reason")));
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     gint64 recorded = test_report_int(&rep, "activities.recorded");
     assert_int_equal(test_report_int(&rep, "vigild.activities_drained"), recorded);
     assert_int_equal(r->activities, recorded);
@@ -405,10 +416,10 @@ static void test_summary_in_json_report(void **state)
     /* The library's own socket calls were neither counted nor recorded:
      * the report's calls are those of a run without vigild, and no socket
      * operation went into the ring. */
-    const char *off_vars[] = {"VIGIL_SOCKET=off", s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    struct child alone = run_child(s.dir, preload_lib(), off_vars, argv);
+    const char *off_vars[] = {"VIGIL_SOCKET=off", t.s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    struct child alone = run_child(t.s.dir, preload_lib(), off_vars, argv);
     assert_status(&alone, 0, "filler without vigild");
-    struct test_report alone_rep = test_report_load(s.report_path);
+    struct test_report alone_rep = test_report_load(t.s.report_path);
     char *with = calls_by_op(&rep), *without = calls_by_op(&alone_rep);
     assert_string_equal(with, without);
     assert_int_equal(test_report_int(&alone_rep, "activities.recorded"), recorded);
@@ -420,11 +431,7 @@ static void test_summary_in_json_report(void **state)
     test_report_free(&alone_rep);
     test_report_free(&rep);
     child_clear(&alone);
-    child_clear(&c);
-    g_free(program);
-    g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* ---- the report for vigild ---------------------------------------------------------------- */
@@ -434,31 +441,22 @@ static void test_summary_in_json_report(void **state)
  * run key it registered with is the report's. */
 static void test_report_for_vigild_gives_the_printed_text(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler");
-    char *target = g_build_filename(s.dir, "caf\xe9 \x01lines", NULL); /* odd bytes too */
-    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_RUN_ID=link-test-1", NULL};
-    const char *argv[] = {program, target, "20", NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "filler");
-    test_fake_vigild_stop(d);
+    struct linked t = linked_start(*state, "report.txt", NULL);
+    char *target = g_build_filename(t.s.dir, "caf\xe9 \x01lines", NULL); /* odd bytes too */
+    const char *vars[] = {t.s.socket_var, t.s.report_var, "VIGIL_RUN_ID=link-test-1", NULL};
+    const char *argv[] = {t.filler, target, "20", NULL};
+    linked_run(&t, vars, argv, 0);
 
-    assert_int_equal(test_fake_vigild_count(d), 1);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    assert_int_equal(test_fake_vigild_count(t.d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     assert_string_equal(r->run_key, "link-test-1");
     assert_int_equal(r->reports, 1);
     assert_int_equal(r->exit_code, 0);
     assert_true(r->report_sealed);
-    assert_non_null(r->report_json);
     assert_false(r->reset);
     struct vigil_cli_report stored;
-    GError *error = NULL;
-    if (!vigil_cli_report_parse(r->report_json, -1, &stored, &error))
-        fail_msg("the report sent to vigild cannot be read: %s\n%s", error->message,
-                 r->report_json);
-    char *printed = read_text(s.report_path);
+    parse_sent_report(r, &stored);
+    char *printed = test_read_file(t.s.report_path);
     char *again = vigil_cli_report_text(&stored.r);
     if (strcmp(printed, again) != 0)
         fail_msg("printed:\n%s\nfrom the JSON sent to vigild:\n%s", printed, again);
@@ -466,42 +464,31 @@ static void test_report_for_vigild_gives_the_printed_text(void **state)
     g_free(again);
     g_free(printed);
     vigil_cli_report_clear(&stored);
-    child_clear(&c);
-    g_free(program);
     g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* With VIGIL_REPORT_FORMAT=json, the JSON vigild gets is the file's. */
 static void test_report_for_vigild_is_the_printed_json(void **state)
 {
-    struct setup s = setup_of(*state, "report.json");
     struct test_fake_vigild_settings settings = answering(NAN, "", 0, "no RAPL here");
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
-    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    const char *argv[] = {program, target, "5", NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "filler");
-    test_fake_vigild_stop(d);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
-    char *printed = read_text(s.report_path);
+    struct linked t = linked_start(*state, "report.json", &settings);
+    const char *vars[] = {t.s.socket_var, t.s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    const char *argv[] = {t.filler, t.lines, "5", NULL};
+    linked_run(&t, vars, argv, 0);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
+    char *printed = test_read_file(t.s.report_path);
     assert_non_null(r->report_json);
     assert_string_equal(r->report_json, printed);
     /* The run key the library made for itself, and exported. */
-    struct test_report rep = test_report_load(s.report_path);
+    struct test_report rep = test_report_load(t.s.report_path);
     assert_string_equal(test_report_string(&rep, "run_key"), r->run_key);
-    char *prefix = g_strdup_printf("%s-%d-", g_get_host_name(), (int)c.pid);
+    char *prefix = g_strdup_printf("%s-%d-", g_get_host_name(), (int)t.c.pid);
     assert_true(g_str_has_prefix(r->run_key, prefix));
     g_free(prefix);
     test_report_free(&rep);
     g_free(printed);
-    child_clear(&c);
-    g_free(program);
-    g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* The exit status: exit() from a return from main, _exit (dash's way
@@ -520,44 +507,46 @@ static void test_exit_status_for_vigild(void **state)
         {"kill -KILL $$", 128 + SIGKILL, 0, -2}, /* no way out through us */
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        struct setup s = setup_of(*state, "report.txt");
-        struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-        struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-        const char *vars[] = {s.socket_var, s.report_var, NULL};
+        struct linked t = linked_start(*state, "report.txt", NULL);
+        const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
         const char *argv[] = {"sh", "-c", cases[i].script, NULL};
-        struct child c = run_child(s.dir, preload_lib(), vars, argv);
-        assert_status(&c, cases[i].status, cases[i].script);
-        test_fake_vigild_stop(d);
+        linked_run(&t, vars, argv, cases[i].status);
         const struct test_fake_vigild_client *r =
-            test_fake_vigild_client(d, test_fake_vigild_count(d) - 1);
+            test_fake_vigild_client(t.d, test_fake_vigild_count(t.d) - 1);
         if (r->reports != cases[i].reports || r->exit_code != cases[i].exit_code)
             fail_msg("sh -c '%s': %d reports, exit code %d; want %d, %d", cases[i].script,
                      r->reports, r->exit_code, cases[i].reports, cases[i].exit_code);
-        child_clear(&c);
-        test_fake_vigild_free(d);
-        setup_free(&s);
+        linked_clear(&t);
     }
+}
+
+/* `true` under the library against the test's fake vigild, its report in
+ * text, then in JSON: the text, and the JSON loaded. */
+static char *text_then_json(struct linked *t, struct test_report *json)
+{
+    const char *vars[] = {t->s.socket_var, t->s.report_var, NULL};
+    const char *argv[] = {"true", NULL};
+    t->c = run_child(t->s.dir, preload_lib(), vars, argv);
+    assert_status(&t->c, 0, "true");
+    char *text = test_read_file(t->s.report_path);
+    child_clear(&t->c);
+
+    const char *json_vars[] = {t->s.socket_var, t->s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    t->c = run_child(t->s.dir, preload_lib(), json_vars, argv);
+    assert_status(&t->c, 0, "true");
+    *json = test_report_load(t->s.report_path);
+    return text;
 }
 
 /* The energy line for an estimate, and for no energy (with vigild's why). */
 static void energy_line_for(const char *dir, const struct test_fake_vigild_settings *settings,
                             const char *want_line, const char *want_json_note)
 {
-    struct setup s = setup_of(dir, "report.txt");
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, settings);
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    const char *argv[] = {"true", NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "true");
-    char *report = read_text(s.report_path);
+    struct linked t = linked_start(dir, "report.txt", settings);
+    struct test_report rep;
+    char *report = text_then_json(&t, &rep);
     assert_line(report, ENERGY_LINE, want_line);
     g_free(report);
-    child_clear(&c);
-
-    const char *json_vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    c = run_child(s.dir, preload_lib(), json_vars, argv);
-    assert_status(&c, 0, "true");
-    struct test_report rep = test_report_load(s.report_path);
     if (want_json_note != NULL) {
         assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_joule")));
         assert_string_equal(test_report_string(&rep, "energy_source"), "none");
@@ -572,10 +561,7 @@ static void energy_line_for(const char *dir, const struct test_fake_vigild_setti
     }
     assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
     test_report_free(&rep);
-    child_clear(&c);
-    test_fake_vigild_stop(d);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 static void test_estimated_energy(void **state)
@@ -594,88 +580,61 @@ static void test_no_energy_with_vigild_reason(void **state)
     g_free(want);
 }
 
-/* The capture line and JSON object for vigild's capture figures. */
-static void capture_for(const char *dir, const struct test_fake_vigild_capture *capture,
-                        const char *want_line, const char *want_json)
-{
-    struct setup s = setup_of(dir, "report.txt");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    settings.capture = *capture;
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    const char *argv[] = {"true", NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "true");
-    char *report = read_text(s.report_path);
-    assert_line(report, CAPTURE_LINE, want_line);
-    /* Right after the VIGILD line, with the figures of the header. */
-    char *vigild = line_after(report, VIGILD_LINE);
-    char *pair = g_strdup_printf("%s%s\n%s%s\n", VIGILD_LINE, vigild, CAPTURE_LINE, want_line);
-    test_assert_contains(report, pair);
-    g_free(pair);
-    g_free(vigild);
-    g_free(report);
-    child_clear(&c);
-
-    const char *json_vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    c = run_child(s.dir, preload_lib(), json_vars, argv);
-    assert_status(&c, 0, "true");
-    struct test_report rep = test_report_load(s.report_path);
-    assert_json_text(&rep, "vigild.capture", want_json);
-    test_report_free(&rep);
-    child_clear(&c);
-    test_fake_vigild_stop(d);
-    test_fake_vigild_free(d);
-    setup_free(&s);
-}
-
+/* The capture line and JSON object for vigild's capture figures: each
+ * case's, with 52000 activities observed. */
 static void test_capture(void **state)
 {
-    const struct test_fake_vigild_capture capture = {
-        .mode = "anomalies",
-        .cycles = 12,
-        .abnormal_cycles = 3,
-        .forwarded = 4210,
-        .dropped = 47100,
-        .lost = 0,
-        .held = 690,
+    static const struct {
+        struct test_fake_vigild_capture capture;
+        const char *line, *json;
+    } cases[] = {
+        {{.mode = "anomalies",
+          .cycles = 12,
+          .abnormal_cycles = 3,
+          .forwarded = 4210,
+          .dropped = 47100,
+          .held = 690},
+         "anomalies: 3 abnormal cycles of 12; 4210 of 52000 activities forwarded (8.1 %), "
+         "47100 dropped, 0 lost, 690 held at exit",
+         "{\"mode\":\"anomalies\",\"cycles\":12,\"abnormal_cycles\":3,\"observed\":52000,"
+         "\"forwarded\":4210,\"dropped\":47100,\"lost\":0,\"held\":690}"},
+        /* Activities a window should have kept but vigild had no memory
+         * left for. */
+        {{.mode = "anomalies",
+          .cycles = 12,
+          .abnormal_cycles = 3,
+          .forwarded = 4198,
+          .dropped = 47100,
+          .lost = 12,
+          .held = 690},
+         "anomalies: 3 abnormal cycles of 12; 4198 of 52000 activities forwarded (8.1 %), "
+         "47100 dropped, 690 held at exit, 12 lost: vigild's capture memory bound was hit",
+         "{\"mode\":\"anomalies\",\"cycles\":12,\"abnormal_cycles\":3,\"observed\":52000,"
+         "\"forwarded\":4198,\"dropped\":47100,\"lost\":12,\"held\":690}"},
+        {{.mode = "none", .cycles = 12, .dropped = 52000},
+         "capture off: 52000 activities observed, none forwarded",
+         "{\"mode\":\"none\",\"cycles\":12,\"abnormal_cycles\":0,\"observed\":52000,"
+         "\"forwarded\":0,\"dropped\":52000,\"lost\":0,\"held\":0}"},
     };
-    capture_for(*state, &capture,
-                "anomalies: 3 abnormal cycles of 12; 4210 of 52000 activities forwarded (8.1 %), "
-                "47100 dropped, 0 lost, 690 held at exit",
-                "{\"mode\":\"anomalies\",\"cycles\":12,\"abnormal_cycles\":3,\"observed\":52000,"
-                "\"forwarded\":4210,\"dropped\":47100,\"lost\":0,\"held\":690}");
-}
-
-/* Activities a window should have kept but vigild had no memory left for. */
-static void test_capture_lost(void **state)
-{
-    const struct test_fake_vigild_capture capture = {
-        .mode = "anomalies",
-        .cycles = 12,
-        .abnormal_cycles = 3,
-        .forwarded = 4198,
-        .dropped = 47100,
-        .lost = 12,
-        .held = 690,
-    };
-    capture_for(*state, &capture,
-                "anomalies: 3 abnormal cycles of 12; 4198 of 52000 activities forwarded (8.1 %), "
-                "47100 dropped, 690 held at exit, 12 lost: vigild's capture memory bound was hit",
-                "{\"mode\":\"anomalies\",\"cycles\":12,\"abnormal_cycles\":3,\"observed\":52000,"
-                "\"forwarded\":4198,\"dropped\":47100,\"lost\":12,\"held\":690}");
-}
-
-static void test_capture_off(void **state)
-{
-    const struct test_fake_vigild_capture capture = {
-        .mode = "none",
-        .cycles = 12,
-        .dropped = 52000,
-    };
-    capture_for(*state, &capture, "capture off: 52000 activities observed, none forwarded",
-                "{\"mode\":\"none\",\"cycles\":12,\"abnormal_cycles\":0,\"observed\":52000,"
-                "\"forwarded\":0,\"dropped\":52000,\"lost\":0,\"held\":0}");
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+        settings.capture = cases[i].capture;
+        struct linked t = linked_start(*state, "report.txt", &settings);
+        struct test_report rep;
+        char *report = text_then_json(&t, &rep);
+        assert_line(report, CAPTURE_LINE, cases[i].line);
+        /* Right after the VIGILD line, with the figures of the header. */
+        char *vigild = line_after(report, VIGILD_LINE);
+        char *pair =
+            g_strdup_printf("%s%s\n%s%s\n", VIGILD_LINE, vigild, CAPTURE_LINE, cases[i].line);
+        test_assert_contains(report, pair);
+        assert_json_text(&rep, "vigild.capture", cases[i].json);
+        g_free(pair);
+        g_free(vigild);
+        g_free(report);
+        test_report_free(&rep);
+        linked_clear(&t);
+    }
 }
 
 /* ---- when the link fails ----------------------------------------------------------------- */
@@ -685,26 +644,17 @@ static void test_capture_off(void **state)
  * no calls and no bytes there. */
 static void test_report_off(void **state)
 {
-    struct setup s = setup_of(*state, "unused");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
-    const char *argv[] = {program, target, "50", NULL};
-    const char *vars[] = {s.socket_var, "VIGIL_REPORT=off", NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "filler");
-    assert_string_equal(c.err, "");
-    test_fake_vigild_stop(d);
-    assert_int_equal(test_fake_vigild_count(d), 1);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    struct linked t = linked_start(*state, "unused", NULL);
+    const char *argv[] = {t.filler, t.lines, "50", NULL};
+    const char *vars[] = {t.s.socket_var, "VIGIL_REPORT=off", NULL};
+    linked_run(&t, vars, argv, 0);
+    assert_string_equal(t.c.err, "");
+    assert_int_equal(test_fake_vigild_count(t.d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     assert_int_equal(r->summary_requests, 1);
     assert_int_equal(r->reports, 1);
-    assert_non_null(r->report_json);
     struct vigil_cli_report stored;
-    GError *error = NULL;
-    if (!vigil_cli_report_parse(r->report_json, -1, &stored, &error))
-        fail_msg("the report sent to vigild cannot be read: %s\n%s", error->message,
-                 r->report_json);
+    parse_sent_report(r, &stored);
     assert_int_equal(stored.r.ops[VIGIL_OP_POSIX_WRITE].calls, 50);
     assert_string_equal(stored.r.link.energy_source, "energy/powercap");
     vigil_cli_report_clear(&stored);
@@ -712,11 +662,7 @@ static void test_report_off(void **state)
     assert_true(r->closed);
     assert_int_equal(r->ops[VIGIL_OP_POSIX_WRITE], 50);
     assert_int_equal(r->gaps, 0);
-    child_clear(&c);
-    g_free(program);
-    g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* No daemon: the program runs as it would without the library (same
@@ -736,7 +682,7 @@ static void test_no_daemon(void **state)
     assert_string_equal(c.out, plain.out);
     assert_string_equal(c.err, "");
 
-    char *report = read_text(s.report_path);
+    char *report = test_read_file(s.report_path);
     char *why = g_strdup_printf("no vigild at %s (No such file or directory)", s.socket_path);
     char *energy = g_strdup_printf("n/a (%s)", why), *line = g_strdup_printf("standalone: %s", why);
     assert_line(report, ENERGY_LINE, energy);
@@ -758,44 +704,34 @@ static void test_no_daemon(void **state)
  * the program's first open() still gets 3. */
 static void test_descriptor_numbers_untouched(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    struct linked t = linked_start(*state, "report.txt", NULL);
     char *program = helper("linkprobe");
-    const char *argv[] = {program, s.dir, "0", NULL};
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "linkprobe");
-    assert_string_equal(c.out, "fd=3\n");
-    test_fake_vigild_stop(d);
-    assert_int_equal(test_fake_vigild_count(d), 1);
-    assert_int_equal(test_fake_vigild_client(d, 0)->summary_requests, 1);
-    char *report = read_text(s.report_path);
+    const char *argv[] = {program, t.s.dir, "0", NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
+    linked_run(&t, vars, argv, 0);
+    assert_string_equal(t.c.out, "fd=3\n");
+    assert_int_equal(test_fake_vigild_count(t.d), 1);
+    assert_int_equal(test_fake_vigild_client(t.d, 0)->summary_requests, 1);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "1.500 (energy/powercap)");
     g_free(report);
-    child_clear(&c);
     g_free(program);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* A daemon that takes the registration but never answers the summary. */
 static void test_silent_daemon(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
     struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_SILENT};
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
-    const char *argv[] = {program, target, "5", NULL};
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "filler");
-    test_fake_vigild_stop(d);
-    assert_int_equal(test_fake_vigild_count(d), 1);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    struct linked t = linked_start(*state, "report.txt", &settings);
+    const char *argv[] = {t.filler, t.lines, "5", NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
+    linked_run(&t, vars, argv, 0);
+    assert_int_equal(test_fake_vigild_count(t.d), 1);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     assert_int_equal(r->summary_requests, 1);
 
-    char *report = read_text(s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (vigild did not answer within 100 ms)");
     char *want = g_strdup_printf("process %llu, no summary: vigild did not answer within 100 ms",
                                  (unsigned long long)r->process_id);
@@ -806,84 +742,63 @@ static void test_silent_daemon(void **state)
 
     g_free(want);
     g_free(report);
-    child_clear(&c);
-    g_free(program);
-    g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* A daemon that goes away instead of answering. */
 static void test_daemon_goes_away(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
     struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_HANG_UP};
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
-    const char *argv[] = {program, target, "5", NULL};
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "filler");
-    test_fake_vigild_stop(d);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(d, 0);
+    struct linked t = linked_start(*state, "report.txt", &settings);
+    const char *argv[] = {t.filler, t.lines, "5", NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
+    linked_run(&t, vars, argv, 0);
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
     assert_int_equal(r->summary_requests, 1);
-    char *report = read_text(s.report_path);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (vigild went away)");
     char *want = g_strdup_printf("process %llu, no summary: vigild went away",
                                  (unsigned long long)r->process_id);
     assert_line(report, VIGILD_LINE, want);
     g_free(want);
     g_free(report);
-    child_clear(&c);
-    g_free(program);
-    g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* A daemon whose backlog is full: connect() gives up after the send timeout. */
 static void test_daemon_never_accepts(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
     struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_NO_ACCEPT};
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    struct linked t = linked_start(*state, "report.txt", &settings);
     char *program = helper("linkprobe");
-    const char *argv[] = {program, s.dir, "3", NULL};
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 3, "linkprobe");
-    assert_string_equal(c.out, "fd=3\n");
-    test_fake_vigild_stop(d);
-    char *report = read_text(s.report_path);
+    const char *argv[] = {program, t.s.dir, "3", NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
+    linked_run(&t, vars, argv, 3);
+    assert_string_equal(t.c.out, "fd=3\n");
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (vigild did not accept within 5 ms)");
     assert_line(report, VIGILD_LINE, "standalone: vigild did not accept within 5 ms");
     g_free(report);
-    child_clear(&c);
     g_free(program);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 static void test_refused(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
     struct test_fake_vigild_settings settings = {
         .mode = TEST_FAKE_VIGILD_REFUSE,
         .refusal = "vigild serves at most 0 processes (max_processes)",
     };
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("filler"), *target = g_build_filename(s.dir, "lines", NULL);
-    const char *argv[] = {program, target, "5", NULL};
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "filler");
-    assert_string_equal(c.err, "");
-    test_fake_vigild_stop(d);
-    assert_int_equal(test_fake_vigild_count(d), 1);
-    assert_true(test_fake_vigild_client(d, 0)->registered);
-    assert_int_equal(test_fake_vigild_client(d, 0)->summary_requests, 0);
+    struct linked t = linked_start(*state, "report.txt", &settings);
+    const char *argv[] = {t.filler, t.lines, "5", NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
+    linked_run(&t, vars, argv, 0);
+    assert_string_equal(t.c.err, "");
+    assert_int_equal(test_fake_vigild_count(t.d), 1);
+    assert_true(test_fake_vigild_client(t.d, 0)->registered);
+    assert_int_equal(test_fake_vigild_client(t.d, 0)->summary_requests, 0);
 
-    char *report = read_text(s.report_path);
+    char *report = test_read_file(t.s.report_path);
     const char *why =
         "vigild refused the registration: vigild serves at most 0 processes (max_processes)";
     char *energy = g_strdup_printf("n/a (%s)", why), *line = g_strdup_printf("standalone: %s", why);
@@ -892,36 +807,26 @@ static void test_refused(void **state)
     g_free(line);
     g_free(energy);
     g_free(report);
-    child_clear(&c);
-    g_free(program);
-    g_free(target);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* A program that closes every descriptor closes ours too: the report says
  * so, and the library does not write on whatever took the number. */
 static void test_program_closes_the_connection(void **state)
 {
-    struct setup s = setup_of(*state, "report.txt");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
+    struct linked t = linked_start(*state, "report.txt", NULL);
     char *program = helper("linkprobe");
-    const char *argv[] = {program, s.dir, "0", "closeall", NULL};
-    const char *vars[] = {s.socket_var, s.report_var, NULL};
-    struct child c = run_child(s.dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "linkprobe");
-    test_fake_vigild_stop(d);
-    assert_int_equal(test_fake_vigild_count(d), 1);
-    assert_int_equal(test_fake_vigild_client(d, 0)->summary_requests, 0);
-    assert_true(test_fake_vigild_client(d, 0)->closed);
-    char *report = read_text(s.report_path);
+    const char *argv[] = {program, t.s.dir, "0", "closeall", NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
+    linked_run(&t, vars, argv, 0);
+    assert_int_equal(test_fake_vigild_count(t.d), 1);
+    assert_int_equal(test_fake_vigild_client(t.d, 0)->summary_requests, 0);
+    assert_true(test_fake_vigild_client(t.d, 0)->closed);
+    char *report = test_read_file(t.s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (the program closed its connection to vigild)");
     g_free(report);
-    child_clear(&c);
     g_free(program);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* VIGIL_SOCKET=off: no socket is made and nothing is connected to (the spy
@@ -943,7 +848,7 @@ static void test_socket_off(void **state)
     struct child off = run_child(s.dir, preload, off_vars, argv);
     assert_status(&off, 0, "true");
     assert_string_equal(off.err, "");
-    char *report = read_text(s.report_path);
+    char *report = test_read_file(s.report_path);
     assert_line(report, ENERGY_LINE, "n/a (VIGIL_SOCKET=off: vigild not contacted)");
     assert_line(report, VIGILD_LINE, "standalone: VIGIL_SOCKET=off: vigild not contacted");
     assert_line(report, CAPTURE_LINE, "n/a (VIGIL_SOCKET=off: vigild not contacted)");
@@ -978,28 +883,32 @@ static struct test_report report_of_pid(const char *dir, pid_t pid)
     return rep;
 }
 
+/* forker MODE under the library, each process's JSON report in its own
+ * file (report-PID.json), against the test's fake vigild. */
+static struct linked run_forker(const char *dir, const char *mode)
+{
+    struct linked t = linked_start(dir, "report-%p.json", NULL);
+    char *program = helper("forker");
+    const char *argv[] = {program, mode, dir, NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    linked_run(&t, vars, argv, 0);
+    g_free(program);
+    return t;
+}
+
 /* Each process of the two registers on its own connection, with its own
  * pid and ring, and gets its own summary: the child does not speak on the
  * parent's connection, nor take it away. */
 static void test_fork(void **state)
 {
     const char *dir = *state;
-    struct setup s = setup_of(dir, "report-%p.json");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("forker");
-    const char *argv[] = {program, "fork", dir, NULL};
-    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    struct child c = run_child(dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "forker fork");
-    test_fake_vigild_stop(d);
-
-    assert_int_equal(test_fake_vigild_count(d), 2);
-    const struct test_fake_vigild_client *parent = test_fake_vigild_find(d, c.pid);
+    struct linked t = run_forker(dir, "fork");
+    assert_int_equal(test_fake_vigild_count(t.d), 2);
+    const struct test_fake_vigild_client *parent = test_fake_vigild_find(t.d, t.c.pid);
     assert_non_null(parent);
-    const struct test_fake_vigild_client *child = test_fake_vigild_client(d, 0) == parent
-                                                      ? test_fake_vigild_client(d, 1)
-                                                      : test_fake_vigild_client(d, 0);
+    const struct test_fake_vigild_client *child = test_fake_vigild_client(t.d, 0) == parent
+                                                      ? test_fake_vigild_client(t.d, 1)
+                                                      : test_fake_vigild_client(t.d, 0);
     assert_int_not_equal(child->pid, parent->pid);
     assert_true(parent->registered && child->registered);
     assert_true(parent->ring_attached && child->ring_attached);
@@ -1022,11 +931,7 @@ static void test_fork(void **state)
     /* Each drained its own writes: 20 for the parent, 10 for the child. */
     assert_int_equal(parent->ops[VIGIL_OP_POSIX_WRITE], 20);
     assert_int_equal(child->ops[VIGIL_OP_POSIX_WRITE], 10);
-
-    child_clear(&c);
-    g_free(program);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 /* exec replaces the image (the connection is close-on-exec): the new one
@@ -1034,21 +939,12 @@ static void test_fork(void **state)
 static void test_exec(void **state)
 {
     const char *dir = *state;
-    struct setup s = setup_of(dir, "report-%p.json");
-    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
-    struct test_fake_vigild *d = test_fake_vigild_start(s.socket_path, &settings);
-    char *program = helper("forker");
-    const char *argv[] = {program, "exec", dir, NULL};
-    const char *vars[] = {s.socket_var, s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    struct child c = run_child(dir, preload_lib(), vars, argv);
-    assert_status(&c, 0, "forker exec");
-    test_fake_vigild_stop(d);
-
-    assert_int_equal(test_fake_vigild_count(d), 2);
-    const struct test_fake_vigild_client *before = test_fake_vigild_client(d, 0);
-    const struct test_fake_vigild_client *after = test_fake_vigild_client(d, 1);
-    assert_int_equal(before->pid, c.pid);
-    assert_int_equal(after->pid, c.pid);
+    struct linked t = run_forker(dir, "exec");
+    assert_int_equal(test_fake_vigild_count(t.d), 2);
+    const struct test_fake_vigild_client *before = test_fake_vigild_client(t.d, 0);
+    const struct test_fake_vigild_client *after = test_fake_vigild_client(t.d, 1);
+    assert_int_equal(before->pid, t.c.pid);
+    assert_int_equal(after->pid, t.c.pid);
     assert_string_equal(g_ptr_array_index(before->argv, 1), "exec");
     assert_string_equal(g_ptr_array_index(after->argv, 1), "after");
     /* The first image asked for nothing (exec skips exit), but what it
@@ -1058,16 +954,12 @@ static void test_exec(void **state)
     assert_int_equal(before->ops[VIGIL_OP_POSIX_WRITE], 5);
     assert_int_equal(after->summary_requests, 1);
     assert_int_equal(after->ops[VIGIL_OP_POSIX_WRITE], 7);
-    struct test_report rep = report_of_pid(dir, c.pid);
+    struct test_report rep = report_of_pid(dir, t.c.pid);
     assert_int_equal(test_report_int(&rep, "vigild.process_id"), after->process_id);
     assert_int_equal(test_report_int(&rep, "vigild.activities_drained"),
                      test_report_int(&rep, "activities.recorded"));
-
     test_report_free(&rep);
-    child_clear(&c);
-    g_free(program);
-    test_fake_vigild_free(d);
-    setup_free(&s);
+    linked_clear(&t);
 }
 
 int main(void)
@@ -1084,8 +976,6 @@ int main(void)
         T(test_estimated_energy),
         T(test_no_energy_with_vigild_reason),
         T(test_capture),
-        T(test_capture_lost),
-        T(test_capture_off),
         T(test_report_off),
         T(test_no_daemon),
         T(test_descriptor_numbers_untouched),

@@ -51,6 +51,32 @@ static struct test_report load_report_of(const char *dir, long pid)
     return rep;
 }
 
+/* `ior-patterns ARGS…` (up to a NULL) under the library in `dir`: it must
+ * exit 0; its report, named by the pid it prints, in *rep. */
+static struct test_run ior_patterns(const char *dir, struct test_report *rep, const char *first,
+                                    ...) G_GNUC_NULL_TERMINATED;
+static struct test_run ior_patterns(const char *dir, struct test_report *rep, const char *first,
+                                    ...)
+{
+    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, program);
+    va_list args;
+    va_start(args, first);
+    for (const char *a = first; a != NULL; a = va_arg(args, const char *))
+        g_ptr_array_add(argv, (gpointer)a);
+    va_end(args);
+    g_ptr_array_add(argv, NULL);
+    struct test_run r = run_preloaded(dir, (const char *const *)argv->pdata);
+    char *what = g_strjoinv(" ", (char **)argv->pdata + 1);
+    test_assert_status(&r, 0, what);
+    *rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    g_free(what);
+    g_ptr_array_free(argv, TRUE);
+    g_free(program);
+    return r;
+}
+
 /* The "files" entry of dir/name; the test fails without one. */
 static JsonNode *file_entry(const struct test_report *rep, const char *path)
 {
@@ -111,8 +137,7 @@ static void check_file(const struct test_report *rep, const char *dir, const str
 static void check_forked_child(const char *dir)
 {
     char *pid_path = g_build_filename(dir, "child.pid", NULL);
-    char *text = NULL;
-    assert_true(g_file_get_contents(pid_path, &text, NULL, NULL));
+    char *text = test_read_file(pid_path);
     struct test_report rep = load_report_of(dir, strtol(text, NULL, 10));
     static const struct expected files[] = {
         /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
@@ -140,11 +165,8 @@ static void check_forked_child(const char *dir)
 static void test_ior_patterns(void **state)
 {
     const char *dir = *state;
-    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
-    const char *argv[] = {program, dir, NULL};
-    struct test_run r = run_preloaded(dir, argv);
-    test_assert_status(&r, 0, "ior-patterns");
-    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    struct test_report rep;
+    struct test_run r = ior_patterns(dir, &rep, dir, NULL);
 
     static const struct expected files[] = {
         /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
@@ -301,7 +323,6 @@ static void test_ior_patterns(void **state)
     check_forked_child(dir);
     test_report_free(&rep);
     test_run_clear(&r);
-    g_free(program);
 }
 
 /* A descriptor the program did not open is named by its file at first use,
@@ -373,18 +394,14 @@ static void test_inherited_descriptors(void **state)
 static void test_kernel_copies_read_their_input(void **state)
 {
     const char *dir = *state;
-    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
-    const char *argv[] = {program, "--kernel-copies", dir, NULL};
-    struct test_run r = run_preloaded(dir, argv);
-    test_assert_status(&r, 0, "ior-patterns --kernel-copies");
-    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    struct test_report rep;
+    struct test_run r = ior_patterns(dir, &rep, "--kernel-copies", dir, NULL);
     assert_int_equal(test_report_op(&rep, "posix", "copy_file_range", "bytes"), 1000);
     assert_int_equal(test_report_op(&rep, "posix", "sendfile", "bytes"), 1000);
     assert_int_equal(test_report_int(&rep, "io_bytes_read"), 3000);
     assert_int_equal(test_report_int(&rep, "io_bytes_written"), 6200 + strlen(r.out));
     test_report_free(&rep);
     test_run_clear(&r);
-    g_free(program);
 }
 
 /* POSIX aio is counted when the program collects a request's result, as
@@ -394,11 +411,8 @@ static void test_kernel_copies_read_their_input(void **state)
 static void test_aio_requests(void **state)
 {
     const char *dir = *state;
-    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
-    const char *argv[] = {program, "--aio", dir, NULL};
-    struct test_run r = run_preloaded(dir, argv);
-    test_assert_status(&r, 0, "ior-patterns --aio");
-    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    struct test_report rep;
+    struct test_run r = ior_patterns(dir, &rep, "--aio", dir, NULL);
     assert_int_equal(test_report_op(&rep, "posix", "aio_write", "calls"), 2 + 4096);
     assert_int_equal(test_report_op(&rep, "posix", "aio_write", "bytes"), 2000 + 4096);
     assert_int_equal(test_report_op(&rep, "posix", "aio_read", "calls"), 1);
@@ -417,7 +431,6 @@ static void test_aio_requests(void **state)
     g_free(many);
     test_report_free(&rep);
     test_run_clear(&r);
-    g_free(program);
 }
 
 /* More paths than the file table holds (65536 slots): each path is a file
@@ -426,12 +439,9 @@ static void test_file_table_full(void **state)
 {
     const char *dir = *state;
     enum { paths = 70000 };
-    char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
     char *count = g_strdup_printf("%d", paths);
-    const char *argv[] = {program, "--many-paths", dir, count, NULL};
-    struct test_run r = run_preloaded(dir, argv);
-    test_assert_status(&r, 0, "ior-patterns --many-paths");
-    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    struct test_report rep;
+    struct test_run r = ior_patterns(dir, &rep, "--many-paths", dir, count, NULL);
     gint64 untracked = test_report_int(&rep, "files_untracked");
     gint64 tracked = 0;
     JsonArray *all = json_node_get_array(test_report_node(&rep, "files"));
@@ -444,7 +454,6 @@ static void test_file_table_full(void **state)
     test_report_free(&rep);
     test_run_clear(&r);
     g_free(count);
-    g_free(program);
 }
 
 /* One name per file: gzip given "./in.txt" opens "." and then "in.txt"
@@ -513,8 +522,7 @@ static void test_append_without_lseek(void **state)
     struct test_run r = test_run_program(dir, argv, env);
     test_assert_status(&r, 0, "strace ior-patterns --append");
 
-    char *traced = NULL;
-    assert_true(g_file_get_contents(trace, &traced, NULL, NULL));
+    char *traced = test_read_file(trace);
     if (strstr(traced, "lseek(") != NULL)
         fail_msg("%d appends made lseek calls:\n%.2000s", appends, traced);
 

@@ -114,15 +114,6 @@ static GPtrArray *dir_entries(const char *dir, const char *prefix)
     return names;
 }
 
-static char *read_file(const char *path)
-{
-    char *text = NULL;
-    GError *error = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &error))
-        fail_msg("cannot read %s: %s", path, error->message);
-    return text;
-}
-
 /* "line 1\n" … "line N\n", what filler writes. */
 static char *filler_text(long lines)
 {
@@ -130,6 +121,40 @@ static char *filler_text(long lines)
     for (long i = 1; i <= lines; i++)
         g_string_append_printf(s, "line %ld\n", i);
     return g_string_free(s, FALSE);
+}
+
+/* filler writing `lines` lines into DIR/lines under the library with
+ * `vars`: it exits 0 and its file is whole, whatever the library did. */
+static struct test_run run_filler(const char *dir, const char *const *vars, long lines)
+{
+    char *program = helper("filler"), *target = in_dir(dir, "lines");
+    char *count = g_strdup_printf("%ld", lines);
+    const char *argv[] = {program, target, count, NULL};
+    struct test_run r = run_program(dir, true, vars, argv);
+    test_assert_status(&r, 0, "filler");
+    char *text = test_read_file(target), *expected = filler_text(lines);
+    assert_string_equal(text, expected);
+    g_free(expected);
+    g_free(text);
+    g_free(count);
+    g_free(target);
+    g_free(program);
+    return r;
+}
+
+/* The JSON report DIR/NAME, which must be named PREFIX-PID.json after the
+ * pid it holds. */
+static struct test_report load_pid_report(const char *dir, const char *prefix, const char *name)
+{
+    char *path = in_dir(dir, name);
+    struct test_report rep = test_report_load(path);
+    gint64 pid = test_report_int(&rep, "pid");
+    assert_true(pid > 0);
+    char *want = g_strdup_printf("%s%" G_GINT64_FORMAT ".json", prefix, pid);
+    assert_string_equal(name, want);
+    g_free(want);
+    g_free(path);
+    return rep;
 }
 
 /* ---- transparency -------------------------------------------------------------------- */
@@ -185,7 +210,7 @@ static void transparency_of(const char *dir, const char *program_name, bool fort
     assert_int_equal(preloaded.status, plain.status);
     assert_string_equal(preloaded.out, plain.out);
     char *plain_log = in_dir(plain_dir, "log"), *preload_log = in_dir(preload_dir, "log");
-    char *plain_text = read_file(plain_log), *preload_text = read_file(preload_log);
+    char *plain_text = test_read_file(plain_log), *preload_text = test_read_file(preload_log);
     /* The battery ran to its end, and the failures it expects happened. */
     test_assert_contains(plain_text, "read-bad-fd ret=-1 errno=EBADF");
     test_assert_contains(plain_text, "read-directory ret=-1 errno=EISDIR");
@@ -594,11 +619,8 @@ static void test_fork(void **state)
     gint64 pids[2];
     bool saw_parent = false, saw_child = false;
     for (guint i = 0; i < 2; i++) {
-        char *path = in_dir(dir, g_ptr_array_index(reports, i));
-        struct test_report rep = test_report_load(path);
+        struct test_report rep = load_pid_report(dir, "r-", g_ptr_array_index(reports, i));
         pids[i] = test_report_int(&rep, "pid");
-        char *name = g_strdup_printf("r-%" G_GINT64_FORMAT ".json", pids[i]);
-        assert_string_equal(g_ptr_array_index(reports, i), name);
         gint64 writes = posix(&rep, "write", "calls");
         if (writes == 20) {
             saw_parent = true;
@@ -609,11 +631,9 @@ static void test_fork(void **state)
             assert_int_equal(file_field(&rep, child, "bytes_written"), 10);
             assert_null(report_file(&rep, parent)); /* the parent's counts stay the parent's */
         } else {
-            fail_msg("%s: %" G_GINT64_FORMAT " writes, neither 20 nor 10", path, writes);
+            fail_msg("%s: %" G_GINT64_FORMAT " writes, neither 20 nor 10", rep.path, writes);
         }
-        g_free(name);
         test_report_free(&rep);
-        g_free(path);
     }
     assert_true(saw_parent && saw_child);
     assert_true(pids[0] != pids[1]);
@@ -639,8 +659,7 @@ static void test_exec(void **state)
     /* exec replaces the first image without exit handlers: one report. */
     GPtrArray *reports = dir_entries(dir, "r-");
     assert_int_equal(reports->len, 1);
-    char *path = in_dir(dir, g_ptr_array_index(reports, 0));
-    struct test_report rep = test_report_load(path);
+    struct test_report rep = load_pid_report(dir, "r-", g_ptr_array_index(reports, 0));
     assert_string_equal(test_report_string(&rep, "argv.1"), "after");
     assert_int_equal(posix(&rep, "write", "calls"), 7);
     char *after = in_dir(dir, "after"), *before = in_dir(dir, "before");
@@ -650,7 +669,6 @@ static void test_exec(void **state)
     g_free(after);
     g_free(before);
     test_report_free(&rep);
-    g_free(path);
     g_ptr_array_free(reports, TRUE);
     test_run_clear(&r);
     g_free(program);
@@ -662,15 +680,10 @@ static void test_full_ring(void **state)
     const char *dir = *state;
     struct report_vars rv;
     report_vars_init(&rv, dir, "VIGIL_RING_SLOTS=64");
-    char *program = helper("filler"), *target = in_dir(dir, "lines");
-    const char *argv[] = {program, target, "10000", NULL};
-    struct test_run r = run_program(dir, true, rv.vars, argv);
-    test_assert_status(&r, 0, "filler");
-
     /* Nobody drains the ring: most records are dropped, none is lost from
      * the counts, and the program's output is whole. */
-    char *text = read_file(target), *expected = filler_text(10000);
-    assert_string_equal(text, expected);
+    struct test_run r = run_filler(dir, rv.vars, 10000);
+    char *target = in_dir(dir, "lines"), *expected = filler_text(10000);
     struct test_report rep = test_report_load(rv.path);
     gint64 observed = test_report_int(&rep, "activities.observed");
     gint64 recorded = test_report_int(&rep, "activities.recorded");
@@ -683,10 +696,8 @@ static void test_full_ring(void **state)
     assert_int_equal(file_field(&rep, target, "bytes_written"), (gint64)strlen(expected));
 
     test_report_free(&rep);
-    g_free(text);
     g_free(expected);
     test_run_clear(&r);
-    g_free(program);
     g_free(target);
     report_vars_free(&rv);
 }
@@ -732,31 +743,20 @@ static void test_edges(void **state)
 static void test_report_off(void **state)
 {
     const char *dir = *state;
-    char *program = helper("filler"), *target = in_dir(dir, "lines");
-    const char *argv[] = {program, target, "10", NULL};
     /* The same quiet program reports on stderr by default... */
-    struct test_run r = run_program(dir, true, NULL, argv);
-    test_assert_status(&r, 0, "filler");
+    struct test_run r = run_filler(dir, NULL, 10);
     test_assert_contains(r.err, "== vigil report: ");
     test_run_clear(&r);
     /* ...and with VIGIL_REPORT=off says nothing, anywhere. */
     const char *vars[] = {"VIGIL_REPORT=off", "VIGIL_REPORT_FORMAT=json", NULL};
-    r = run_program(dir, true, vars, argv);
-    test_assert_status(&r, 0, "filler");
+    r = run_filler(dir, vars, 10);
     assert_string_equal(r.err, "");
     assert_string_equal(r.out, "");
     GPtrArray *entries = dir_entries(dir, "");
     assert_int_equal(entries->len, 1); /* only the file filler wrote */
     assert_string_equal(g_ptr_array_index(entries, 0), "lines");
-    char *text = read_file(target), *expected = filler_text(10);
-    assert_string_equal(text, expected);
-
-    g_free(text);
-    g_free(expected);
     g_ptr_array_free(entries, TRUE);
     test_run_clear(&r);
-    g_free(program);
-    g_free(target);
 }
 
 static void test_bad_ring_slots(void **state)
@@ -764,24 +764,15 @@ static void test_bad_ring_slots(void **state)
     const char *dir = *state;
     struct report_vars rv;
     report_vars_init(&rv, dir, "VIGIL_RING_SLOTS=abc");
-    char *program = helper("filler"), *target = in_dir(dir, "lines");
-    const char *argv[] = {program, target, "100", NULL};
-    struct test_run r = run_program(dir, true, rv.vars, argv);
-    test_assert_status(&r, 0, "filler");
+    struct test_run r = run_filler(dir, rv.vars, 100);
     test_assert_contains(r.err, "VIGIL_RING_SLOTS=abc");
-    char *text = read_file(target), *expected = filler_text(100);
-    assert_string_equal(text, expected);
     /* The default ring was used: still instrumented, nothing dropped. */
     struct test_report rep = test_report_load(rv.path);
     assert_int_equal(posix(&rep, "write", "calls"), 100);
     assert_int_equal(test_report_int(&rep, "activities.dropped"), 0);
 
     test_report_free(&rep);
-    g_free(text);
-    g_free(expected);
     test_run_clear(&r);
-    g_free(program);
-    g_free(target);
     report_vars_free(&rv);
 }
 
@@ -843,28 +834,16 @@ static void test_report_path_with_pid(void **state)
     const char *dir = *state;
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report-%%p.json", dir);
     const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char *program = helper("filler"), *target = in_dir(dir, "lines");
-    const char *argv[] = {program, target, "3", NULL};
-    struct test_run r = run_program(dir, true, vars, argv);
-    test_assert_status(&r, 0, "filler");
+    struct test_run r = run_filler(dir, vars, 3);
 
     GPtrArray *reports = dir_entries(dir, "report-");
     assert_int_equal(reports->len, 1);
-    char *path = in_dir(dir, g_ptr_array_index(reports, 0));
-    struct test_report rep = test_report_load(path);
-    gint64 pid = test_report_int(&rep, "pid");
-    assert_true(pid > 0);
-    char *name = g_strdup_printf("report-%" G_GINT64_FORMAT ".json", pid);
-    assert_string_equal(g_ptr_array_index(reports, 0), name);
+    struct test_report rep = load_pid_report(dir, "report-", g_ptr_array_index(reports, 0));
     assert_int_equal(posix(&rep, "write", "calls"), 3);
 
-    g_free(name);
     test_report_free(&rep);
-    g_free(path);
     g_ptr_array_free(reports, TRUE);
     test_run_clear(&r);
-    g_free(program);
-    g_free(target);
     g_free(report_var);
 }
 

@@ -52,22 +52,6 @@ static struct test_run run(const char *dir, bool preload, const char *name, cons
     return r;
 }
 
-/* The report's region `name`, which must be there. */
-static JsonObject *region(const struct test_report *rep, const char *name)
-{
-    JsonNode *regions = test_report_node(rep, "regions");
-    if (regions == NULL || !JSON_NODE_HOLDS_ARRAY(regions))
-        fail_msg("%s: no regions array", rep->path);
-    JsonArray *a = json_node_get_array(regions);
-    for (guint i = 0; i < json_array_get_length(a); i++) {
-        JsonObject *o = json_array_get_object_element(a, i);
-        if (g_strcmp0(json_object_get_string_member(o, "name"), name) == 0)
-            return o;
-    }
-    fail_msg("%s: no region \"%s\"", rep->path, name);
-    return NULL;
-}
-
 static gint64 count(JsonObject *o, const char *member)
 {
     if (!json_object_has_member(o, member))
@@ -99,8 +83,8 @@ static void check_program_regions(const char *dir, const struct test_run *r)
 {
     char *path = g_build_filename(dir, "report.json", NULL);
     struct test_report rep = test_report_load(path);
-    JsonObject *main_region = region(&rep, "main"), *io = region(&rep, "io"),
-               *compute = region(&rep, "compute");
+    JsonObject *main_region = test_report_region(&rep, "main"),
+               *io = test_report_region(&rep, "io"), *compute = test_report_region(&rep, "compute");
 
     /* I/O: all of it in "io", and in "main" which holds it. */
     assert_int_equal(count(io, "entered"), 1);
@@ -120,7 +104,7 @@ static void check_program_regions(const char *dir, const struct test_run *r)
     for (size_t i = 0; i < 3; i++) {
         double wall_s, cpu_s;
         measured(r->err, names[i], &wall_s, &cpu_s);
-        JsonObject *o = region(&rep, names[i]);
+        JsonObject *o = test_report_region(&rep, names[i]);
         if (seconds(o, "wall_seconds") + ROUNDING_S < wall_s ||
             seconds(o, "cpu_seconds") + ROUNDING_S < cpu_s)
             fail_msg("region %s: %.6f s wall, %.6f s CPU in the report; the program measured "
@@ -179,7 +163,8 @@ static void test_fortran_module(void **state)
     test_assert_contains(r.out, "fortran done");
     char *path = g_build_filename(dir, "report.json", NULL);
     struct test_report rep = test_report_load(path);
-    JsonObject *solver = region(&rep, "solver"), *padded = region(&rep, "padded");
+    JsonObject *solver = test_report_region(&rep, "solver"),
+               *padded = test_report_region(&rep, "padded");
     assert_int_equal(count(solver, "bytes_written"), 11);
     assert_int_equal(count(padded, "bytes_written"), 11);
     assert_true(count(padded, "calls") > 0);
@@ -199,17 +184,18 @@ static void test_region_stack_edges(void **state)
     char *path = g_build_filename(dir, "report.json", NULL);
     struct test_report rep = test_report_load(path);
     enum { THREADS = 8, ROUNDS = 1000, NAMES = 70, DEPTH = 40, DEPTH_FOLLOWED = 32 };
-    JsonObject *outer = region(&rep, "outer"), *inner = region(&rep, "inner");
+    JsonObject *outer = test_report_region(&rep, "outer"),
+               *inner = test_report_region(&rep, "inner");
     /* The recursion adds no entry; every thread's rounds are there. */
     assert_int_equal(count(outer, "entered"), THREADS * (ROUNDS + 1));
     assert_int_equal(count(inner, "entered"), THREADS * ROUNDS);
     assert_int_equal(count(inner, "calls"), THREADS * ROUNDS);
     assert_int_equal(count(inner, "bytes_written"), THREADS * ROUNDS);
     assert_int_equal(count(outer, "bytes_written"), THREADS * ROUNDS);
-    assert_int_equal(count(region(&rep, "left-open"), "entered"), THREADS);
-    assert_int_equal(count(region(&rep, "deep"), "entered"), 1);
-    assert_int_equal(count(region(&rep, "open-at-exit"), "entered"), 0);
-    assert_int_equal(count(region(&rep, "open-at-exit"), "open"), 1);
+    assert_int_equal(count(test_report_region(&rep, "left-open"), "entered"), THREADS);
+    assert_int_equal(count(test_report_region(&rep, "deep"), "entered"), 1);
+    assert_int_equal(count(test_report_region(&rep, "open-at-exit"), "entered"), 0);
+    assert_int_equal(count(test_report_region(&rep, "open-at-exit"), "open"), 1);
     assert_int_equal(count(outer, "open"), 0);
     assert_int_equal(test_report_int(&rep, "region_notes.unmatched_ends"), THREADS);
     assert_int_equal(test_report_int(&rep, "region_notes.closed_by_outer"), THREADS);

@@ -1,5 +1,8 @@
 /* Tests of `vigil run`: exit statuses, the report options, the [preload]
- * configuration, and LD_PRELOAD handling. They run the built `vigil`. */
+ * configuration, and LD_PRELOAD handling. They run the built `vigil` in a
+ * clean environment (test_run_vigil_words: no LD_PRELOAD, no VIGIL_*
+ * variable), so the library must be found next to vigil, as a user's
+ * would be, and no configuration is read. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,27 +14,6 @@
 
 #include "test_report.h"
 #include "test_support.h"
-
-/* Runs `vigil ARGS…` with a clean environment (no LD_PRELOAD, no VIGIL_*
- * variable: the library must be found next to vigil, as a user's would be,
- * and no configuration is read) plus `extra_env` (may be NULL). */
-static struct test_run run_vigil(const char *const *extra_env, const char *first, ...)
-{
-    const char *cli = test_env_or_fail("VIGIL_CLI");
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)cli);
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a != NULL; a = va_arg(ap, const char *))
-        g_ptr_array_add(argv, (gpointer)a);
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    char **env = test_clean_environment(extra_env);
-    struct test_run r = test_run_program(NULL, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
-    g_ptr_array_free(argv, TRUE);
-    return r;
-}
 
 /* The report in the one file in `dir` whose name starts with `prefix`. */
 static struct test_report load_single_report(const char *dir, const char *prefix)
@@ -57,10 +39,11 @@ static struct test_report load_single_report(const char *dir, const char *prefix
 static void test_exit_status_is_the_programs(void **state)
 {
     (void)state;
-    struct test_run r = run_vigil(NULL, "run", "--report=off", "--", "sh", "-c", "exit 3", NULL);
+    struct test_run r =
+        test_run_vigil_words(NULL, "run", "--report=off", "--", "sh", "-c", "exit 3", NULL);
     assert_int_equal(r.status, 3);
     test_run_clear(&r);
-    r = run_vigil(NULL, "run", "--report=off", "--", "sh", "-c", "kill -TERM $$", NULL);
+    r = test_run_vigil_words(NULL, "run", "--report=off", "--", "sh", "-c", "kill -TERM $$", NULL);
     assert_int_equal(r.status, 128 + 15);
     test_run_clear(&r);
 }
@@ -68,33 +51,34 @@ static void test_exit_status_is_the_programs(void **state)
 static void test_failures_of_vigil_itself(void **state)
 {
     (void)state;
-    struct test_run r = run_vigil(NULL, "run", "--", "/nonexistent/program", NULL);
+    struct test_run r = test_run_vigil_words(NULL, "run", "--", "/nonexistent/program", NULL);
     assert_int_equal(r.status, 127);
     test_assert_contains(r.err, "/nonexistent/program: command not found");
     test_run_clear(&r);
-    r = run_vigil(NULL, "run", "--", "/etc/passwd", NULL); /* not executable */
+    r = test_run_vigil_words(NULL, "run", "--", "/etc/passwd", NULL); /* not executable */
     assert_int_equal(r.status, 126);
     test_assert_contains(r.err, "cannot run /etc/passwd");
     test_run_clear(&r);
-    r = run_vigil(NULL, "run", "--report=xml", "--", "true", NULL);
+    r = test_run_vigil_words(NULL, "run", "--report=xml", "--", "true", NULL);
     assert_int_equal(r.status, 125);
     test_assert_contains(r.err, "--report=xml: expected text, json or off");
     test_run_clear(&r);
     /* A --config on the command line that cannot be read is the user's
      * own mistake, like a bad --report: refused, naming it. */
-    r = run_vigil(NULL, "run", "--config", "/nonexistent/vigil.conf", "--", "true", NULL);
+    r = test_run_vigil_words(NULL, "run", "--config", "/nonexistent/vigil.conf", "--", "true",
+                             NULL);
     assert_int_equal(r.status, 125);
     test_assert_contains(r.err, "--config /nonexistent/vigil.conf: cannot read it");
     test_run_clear(&r);
     /* One the environment names (a site's module file) is the admin's:
      * the program runs, with a warning that names it. */
     const char *env[] = {"VIGIL_CONFIG=/nonexistent/vigil.conf", NULL};
-    r = run_vigil(env, "run", "--report=off", "--", "sh", "-c", "exit 4", NULL);
+    r = test_run_vigil_words(env, "run", "--report=off", "--", "sh", "-c", "exit 4", NULL);
     assert_int_equal(r.status, 4);
     test_assert_contains(r.err, "vigil run: warning: the configuration has problems");
     test_assert_contains(r.err, "/nonexistent/vigil.conf");
     test_run_clear(&r);
-    r = run_vigil(NULL, "run", NULL);
+    r = test_run_vigil_words(NULL, "run", NULL);
     assert_int_equal(r.status, 2);
     test_assert_contains(r.err, "usage: vigil run");
     test_run_clear(&r);
@@ -105,7 +89,8 @@ static void test_json_report_to_a_path_with_the_pid(void **state)
     const char *dir = *state;
     char *report = g_strdup_printf("json:%s/report-%%p.json", dir);
     char *script = g_strdup_printf("printf abc > %s/data", dir);
-    struct test_run r = run_vigil(NULL, "run", "--report", report, "--", "sh", "-c", script, NULL);
+    struct test_run r =
+        test_run_vigil_words(NULL, "run", "--report", report, "--", "sh", "-c", script, NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.err, ""); /* the report went to the file, not stderr */
     struct test_report rep = load_single_report(dir, "report-");
@@ -122,7 +107,7 @@ static void test_json_report_to_a_path_with_the_pid(void **state)
 static void test_text_report_on_stderr_by_default(void **state)
 {
     (void)state;
-    struct test_run r = run_vigil(NULL, "run", "--", "sh", "-c", "printf hello", NULL);
+    struct test_run r = test_run_vigil_words(NULL, "run", "--", "sh", "-c", "printf hello", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "hello"); /* stdout is the program's alone */
     test_assert_contains(r.err, "== vigil report: sh");
@@ -141,8 +126,8 @@ static void test_run_key(void **state)
 {
     const char *dir = *state;
     char *report = g_strdup_printf("json:%s/report-%%p.json", dir);
-    struct test_run r = run_vigil(NULL, "run", "--report", report, "--", "sh", "-c",
-                                  "printf %s \"$VIGIL_RUN_ID\"; cat /dev/null", NULL);
+    struct test_run r = test_run_vigil_words(NULL, "run", "--report", report, "--", "sh", "-c",
+                                             "printf %s \"$VIGIL_RUN_ID\"; cat /dev/null", NULL);
     test_assert_status(&r, 0, "vigil run");
     char *host = g_strdup_printf("%s-", g_get_host_name());
     assert_true(g_str_has_prefix(r.out, host)); /* HOST-PID-NS */
@@ -161,16 +146,16 @@ static void test_run_key(void **state)
     test_run_clear(&r);
 
     const char *given[] = {"VIGIL_RUN_ID=nightly-42", NULL};
-    r = run_vigil(given, "run", "--report=off", "--", "sh", "-c", "printf %s \"$VIGIL_RUN_ID\"",
-                  NULL);
+    r = test_run_vigil_words(given, "run", "--report=off", "--", "sh", "-c",
+                             "printf %s \"$VIGIL_RUN_ID\"", NULL);
     assert_string_equal(r.out, "nightly-42");
     test_run_clear(&r);
 
     /* Under Slurm the library finds the job step itself: every rank's own
      * `vigil run` leaves it be, and the report names it. */
     const char *slurm[] = {"SLURM_JOB_ID=1234", "SLURM_STEP_ID=5", NULL};
-    r = run_vigil(slurm, "run", "--report", report, "--", "sh", "-c",
-                  "printf %s \"${VIGIL_RUN_ID-unset}\"", NULL);
+    r = test_run_vigil_words(slurm, "run", "--report", report, "--", "sh", "-c",
+                             "printf %s \"${VIGIL_RUN_ID-unset}\"", NULL);
     assert_string_equal(r.out, "unset");
     struct test_report rep = load_single_report(dir, "report-");
     assert_string_equal(test_report_string(&rep, "run_key"), "slurm-1234.5");
@@ -178,8 +163,8 @@ static void test_run_key(void **state)
     test_run_clear(&r);
 
     const char *bad[] = {"VIGIL_RUN_ID=two words", NULL};
-    r = run_vigil(bad, "run", "--report=off", "--", "sh", "-c", "printf %s \"$VIGIL_RUN_ID\"",
-                  NULL);
+    r = test_run_vigil_words(bad, "run", "--report=off", "--", "sh", "-c",
+                             "printf %s \"$VIGIL_RUN_ID\"", NULL);
     test_assert_status(&r, 0, "vigil run with a malformed VIGIL_RUN_ID");
     test_assert_contains(r.err, "vigil run: VIGIL_RUN_ID is not 1 to 255 printable ASCII "
                                 "characters without spaces: ignored");
@@ -194,23 +179,11 @@ static void test_existing_preloads_are_kept(void **state)
     (void)state;
     /* /lib/x86_64-linux-gnu/libc.so.6 is harmless to preload twice. */
     const char *env[] = {"LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6", NULL};
-    struct test_run r =
-        run_vigil(env, "run", "--report=off", "--", "sh", "-c", "printf %s \"$LD_PRELOAD\"", NULL);
+    struct test_run r = test_run_vigil_words(env, "run", "--report=off", "--", "sh", "-c",
+                                             "printf %s \"$LD_PRELOAD\"", NULL);
     assert_int_equal(r.status, 0);
     test_assert_contains(r.out, "libvigil-preload.so:/lib/x86_64-linux-gnu/libc.so.6");
     test_run_clear(&r);
-}
-
-static guint files_starting_with(const char *dir, const char *prefix)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    assert_non_null(d);
-    guint n = 0;
-    const char *name;
-    while ((name = g_dir_read_name(d)) != NULL)
-        n += g_str_has_prefix(name, prefix);
-    g_dir_close(d);
-    return n;
 }
 
 static void test_preload_section_of_the_config(void **state)
@@ -222,8 +195,8 @@ static void test_preload_section_of_the_config(void **state)
                                  dir);
     assert_true(g_file_set_contents(conf, text, -1, NULL));
     /* With nothing excluded, writes to /dev/null are recorded. */
-    struct test_run r =
-        run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", "printf x > /dev/null", NULL);
+    struct test_run r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c",
+                                             "printf x > /dev/null", NULL);
     assert_int_equal(r.status, 0);
     struct test_report rep = load_single_report(dir, "cfg-");
     JsonObject *o = rep.root;
@@ -235,8 +208,8 @@ static void test_preload_section_of_the_config(void **state)
     /* A ring size that is not a power of two: the program runs with the
      * default, and the warning names the key. */
     assert_true(g_file_set_contents(conf, "[preload]\nring_slots = 100\n", -1, NULL));
-    r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
-                  "printf %s \"${VIGIL_RING_SLOTS-unset}\"", NULL);
+    r = test_run_vigil_words(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
+                             "printf %s \"${VIGIL_RING_SLOTS-unset}\"", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "unset");
     test_assert_contains(r.err, "[preload] ring_slots: expected a power of two, got 100");
@@ -251,16 +224,16 @@ static void test_preload_section_of_the_config(void **state)
                            "ring_slots = many\n[daemon]\nsockett = /x\n",
                            dir);
     assert_true(g_file_set_contents(conf, text, -1, NULL));
-    r = run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", "exit 7", NULL);
+    r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c", "exit 7", NULL);
     assert_int_equal(r.status, 7);
     test_assert_contains(r.err, "vigil run: warning: the configuration has problems");
     test_assert_contains(r.err, "[daemon] sockett: unknown key; did you mean 'socket'?");
     test_assert_contains(r.err, "[preload] ring_slots:");
     test_assert_contains(r.err, conf);
-    assert_int_equal(files_starting_with(dir, "typo-"), 1); /* [preload] report was kept */
+    assert_int_equal(test_count_files(dir, "typo-", ""), 1); /* [preload] report was kept */
     test_run_clear(&r);
     /* `vigil config check` still fails on it, for the admin. */
-    r = run_vigil(NULL, "config", "check", "--config", conf, NULL);
+    r = test_run_vigil_words(NULL, "config", "check", "--config", conf, NULL);
     assert_int_not_equal(r.status, 0);
     test_assert_contains(r.err, "sockett");
     test_run_clear(&r);
@@ -279,7 +252,7 @@ static void test_report_in_a_missing_folder(void **state)
     char *script = g_strdup_printf("touch %s; exit 5", marker);
     char *missing = g_build_filename(dir, "missing", "r-%p.json", NULL);
     char *option = g_strdup_printf("--report=json:%s", missing);
-    struct test_run r = run_vigil(NULL, "run", option, "--", "sh", "-c", script, NULL);
+    struct test_run r = test_run_vigil_words(NULL, "run", option, "--", "sh", "-c", script, NULL);
     assert_int_equal(r.status, 125);
     test_assert_contains(r.err, "--report: the report cannot be written to");
     test_assert_contains(r.err, "/missing: No such file or directory");
@@ -288,16 +261,15 @@ static void test_report_in_a_missing_folder(void **state)
 
     char *variable = g_strdup_printf("VIGIL_REPORT=%s", missing);
     const char *env[] = {variable, NULL};
-    r = run_vigil(env, "run", "--", "sh", "-c", script, NULL);
+    r = test_run_vigil_words(env, "run", "--", "sh", "-c", script, NULL);
     assert_int_equal(r.status, 125);
     test_assert_contains(r.err, "VIGIL_REPORT: the report cannot be written to");
     assert_false(g_file_test(marker, G_FILE_TEST_EXISTS));
     test_run_clear(&r);
 
-    char *conf = g_build_filename(dir, "missing.conf", NULL);
-    char *text = g_strdup_printf("[preload]\nreport = %s\nreport_format = json\n", missing);
-    assert_true(g_file_set_contents(conf, text, -1, NULL));
-    r = run_vigil(NULL, "run", "--config", conf, "--", "sh", "-c", script, NULL);
+    char *conf = test_new_filef(dir, "missing.conf",
+                                "[preload]\nreport = %s\nreport_format = json\n", missing);
+    r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c", script, NULL);
     assert_int_equal(r.status, 5); /* the program's, not changed by the library */
     assert_true(g_file_test(marker, G_FILE_TEST_EXISTS));
     test_assert_contains(r.err, "vigil run: warning: the configuration's [preload] report");
@@ -305,7 +277,6 @@ static void test_report_in_a_missing_folder(void **state)
     test_assert_contains(r.err, "No such file or directory; here it is instead:\n{");
     test_assert_contains(r.err, "\"vigil_report\"");
     test_run_clear(&r);
-    g_free(text);
     g_free(conf);
     g_free(variable);
     g_free(option);
@@ -322,8 +293,8 @@ static void test_exclude_separator(void **state)
     const char *dir = *state;
     char *conf = g_build_filename(dir, "exclude.conf", NULL);
     assert_true(g_file_set_contents(conf, "[preload]\nexclude = /scratch;/dev\n", -1, NULL));
-    struct test_run r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
-                                  "printf %s \"$VIGIL_EXCLUDE\"", NULL);
+    struct test_run r = test_run_vigil_words(NULL, "run", "--config", conf, "--report=off", "--",
+                                             "sh", "-c", "printf %s \"$VIGIL_EXCLUDE\"", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "/scratch;/dev");
     assert_string_equal(r.err, "");
@@ -331,13 +302,13 @@ static void test_exclude_separator(void **state)
     /* One prefix holding a ':' keeps it: a ';' after it says so. */
     assert_true(g_file_set_contents(conf, "[preload]\nexclude = /dev/disk/by-path/pci-0000:00\n",
                                     -1, NULL));
-    r = run_vigil(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
-                  "printf %s \"$VIGIL_EXCLUDE\"", NULL);
+    r = test_run_vigil_words(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
+                             "printf %s \"$VIGIL_EXCLUDE\"", NULL);
     assert_string_equal(r.out, "/dev/disk/by-path/pci-0000:00;");
     test_run_clear(&r);
     const char *old_form[] = {"VIGIL_EXCLUDE=/proc:/dev", NULL};
-    r = run_vigil(old_form, "run", "--report=off", "--", "sh", "-c", "printf %s \"$VIGIL_EXCLUDE\"",
-                  NULL);
+    r = test_run_vigil_words(old_form, "run", "--report=off", "--", "sh", "-c",
+                             "printf %s \"$VIGIL_EXCLUDE\"", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "/proc:/dev");
     test_assert_contains(r.err, "vigil run: warning: VIGIL_EXCLUDE=/proc:/dev separates its "
@@ -351,32 +322,30 @@ static void test_exclude_separator(void **state)
 static void test_settings_order(void **state)
 {
     const char *dir = *state;
-    char *conf = g_build_filename(dir, "order.conf", NULL);
-    char *text = g_strdup_printf("[preload]\nreport = %s/order-file-%%p.json\n"
-                                 "report_format = json\n",
-                                 dir);
-    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    char *conf = test_new_filef(dir, "order.conf",
+                                "[preload]\nreport = %s/order-file-%%p.json\n"
+                                "report_format = json\n",
+                                dir);
     /* The environment's VIGIL_REPORT=off over the file's report. */
     const char *off[] = {"VIGIL_REPORT=off", NULL};
-    struct test_run r = run_vigil(off, "run", "--config", conf, "--", "true", NULL);
+    struct test_run r = test_run_vigil_words(off, "run", "--config", conf, "--", "true", NULL);
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.err, "vigil report"));
-    assert_int_equal(files_starting_with(dir, "order-file-"), 0);
+    assert_int_equal(test_count_files(dir, "order-file-", ""), 0);
     test_run_clear(&r);
     /* The command line over both. */
     char *option = g_strdup_printf("--report=json:%s/order-cli-%%p.json", dir);
-    r = run_vigil(off, "run", "--config", conf, option, "--", "true", NULL);
+    r = test_run_vigil_words(off, "run", "--config", conf, option, "--", "true", NULL);
     assert_int_equal(r.status, 0);
-    assert_int_equal(files_starting_with(dir, "order-cli-"), 1);
-    assert_int_equal(files_starting_with(dir, "order-file-"), 0);
+    assert_int_equal(test_count_files(dir, "order-cli-", ""), 1);
+    assert_int_equal(test_count_files(dir, "order-file-", ""), 0);
     test_run_clear(&r);
     /* And the file over the default (stderr), with nothing in the way. */
-    r = run_vigil(NULL, "run", "--config", conf, "--", "true", NULL);
+    r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "true", NULL);
     assert_int_equal(r.status, 0);
-    assert_int_equal(files_starting_with(dir, "order-file-"), 1);
+    assert_int_equal(test_count_files(dir, "order-file-", ""), 1);
     test_run_clear(&r);
     g_free(option);
-    g_free(text);
     g_free(conf);
 }
 

@@ -27,56 +27,9 @@
 #include "test_report.h"
 #include "test_support.h"
 #include "test_fake_vigild.h"
+#include "mpi_job.h"
 
-#define RANKS 4
-/* Far above what a job of these programs takes (under a second or two):
- * only there so that a hung job fails the test instead of stalling it. */
-#define JOB_TIMEOUT "120"
-
-/* ---- running jobs ---------------------------------------------------------------------- */
-
-/* Runs `timeout mpirun --oversubscribe -np 4 $VIGIL_CLI run --report=json:DIR/report-%p.json
- * -- PROGRAM ARGS…` (NULL-terminated) with a clean environment (no
- * LD_PRELOAD, no VIGIL_*) plus Open MPI's permission to run as root and
- * `vars` (NULL-terminated "NAME=value" strings, or NULL). */
-static struct test_run run_job(const char *dir, const char *const *vars, const char *program, ...)
-{
-    char *report = g_strdup_printf("--report=json:%s/report-%%p.json", dir);
-    GPtrArray *argv = g_ptr_array_new();
-    const char *head[] = {"timeout",
-                          "-k",
-                          "10",
-                          JOB_TIMEOUT,
-                          "mpirun",
-                          "--oversubscribe",
-                          "-np",
-                          G_STRINGIFY(RANKS),
-                          test_env_or_fail("VIGIL_CLI"),
-                          "run",
-                          report,
-                          "--",
-                          program};
-    for (size_t i = 0; i < G_N_ELEMENTS(head); i++)
-        g_ptr_array_add(argv, (gpointer)head[i]);
-    va_list ap;
-    va_start(ap, program);
-    for (const char *a = va_arg(ap, const char *); a != NULL; a = va_arg(ap, const char *))
-        g_ptr_array_add(argv, (gpointer)a);
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-
-    char **env = test_clean_environment(vars);
-    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
-    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
-    struct test_run r = test_run_program(dir, (const char *const *)argv->pdata, env);
-    if (r.status == 124 || r.status == 128 + 9)
-        fail_msg("the job did not end within %s s\nstdout: %s\nstderr: %s", JOB_TIMEOUT, r.out,
-                 r.err);
-    g_strfreev(env);
-    g_ptr_array_free(argv, TRUE);
-    g_free(report);
-    return r;
-}
+#define RANKS MPI_JOB_RANKS
 
 /* ---- reports ------------------------------------------------------------------------------ */
 
@@ -205,8 +158,8 @@ static void check_level(const char *dir, int level)
     char level_text[16];
     snprintf(level_text, sizeof level_text, "%d", level);
     struct test_run r =
-        run_job(dir, NULL, test_env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", level_text,
-                "--blocks", "16", "--block-bytes", "4096", "--file", data, NULL);
+        mpi_job_run(dir, NULL, test_env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", level_text,
+                    "--blocks", "16", "--block-bytes", "4096", "--file", data, NULL);
     test_assert_status(&r, 0, "mpi-io-levels under vigil");
     struct workload w = workload_parse(r.out);
     assert_int_equal(test_json_int(w.root, "mpi-io-levels' totals", "level"), level);
@@ -299,7 +252,7 @@ static void test_level_3(void **state)
 static void test_children(void **state)
 {
     const char *dir = *state;
-    struct test_run r = run_job(dir, NULL, test_env_or_fail("VIGIL_MPI_CHILDREN"), dir, NULL);
+    struct test_run r = mpi_job_run(dir, NULL, test_env_or_fail("VIGIL_MPI_CHILDREN"), dir, NULL);
     test_assert_status(&r, 0, "mpi-children under vigil");
     int oks = 0;
     char **lines = g_strsplit(r.out, "\n", -1);
@@ -324,7 +277,7 @@ static void test_nonblocking_counted_once(void **state)
 {
     const char *dir = *state;
     struct test_run r =
-        run_job(dir, NULL, test_env_or_fail("VIGIL_MPI_NONBLOCKING"), dir, "8", NULL);
+        mpi_job_run(dir, NULL, test_env_or_fail("VIGIL_MPI_NONBLOCKING"), dir, "8", NULL);
     test_assert_status(&r, 0, "mpi-nonblocking under vigil");
     struct test_report rep = the_joint_report(dir);
     /* 8 requests of 4 KiB per rank, whichever call completed them. */
@@ -351,8 +304,9 @@ static void test_per_rank_reports(void **state)
     const char *dir = *state;
     char *data = g_build_filename(dir, "data", NULL);
     const char *vars[] = {"VIGIL_REPORT_PER_RANK=1", NULL};
-    struct test_run r = run_job(dir, vars, test_env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", "0",
-                                "--blocks", "16", "--block-bytes", "4096", "--file", data, NULL);
+    struct test_run r =
+        mpi_job_run(dir, vars, test_env_or_fail("VIGIL_MPI_IO_LEVELS"), "--level", "0", "--blocks",
+                    "16", "--block-bytes", "4096", "--file", data, NULL);
     test_assert_status(&r, 0, "mpi-io-levels under vigil, VIGIL_REPORT_PER_RANK=1");
     struct workload w = workload_parse(r.out);
 
@@ -425,7 +379,7 @@ static void test_no_libmpi_without_mpi(void **state)
 static void test_early_exit_reports(void **state)
 {
     const char *dir = *state;
-    struct test_run r = run_job(dir, NULL, test_env_or_fail("VIGIL_MPI_EARLY_EXIT"), dir, NULL);
+    struct test_run r = mpi_job_run(dir, NULL, test_env_or_fail("VIGIL_MPI_EARLY_EXIT"), dir, NULL);
     char *pid_path = g_build_filename(dir, "rank-1.pid", NULL);
     char *pid_text = NULL;
     if (!g_file_get_contents(pid_path, &pid_text, NULL, NULL))
@@ -524,7 +478,7 @@ static struct test_report energy_job(const char *dir, test_fake_vigild_answer_fn
     struct test_fake_vigild *d = test_fake_vigild_start(socket_path, &settings);
     const char *vars[] = {socket_var, NULL};
     struct test_run r =
-        run_job(dir, vars, test_env_or_fail("VIGIL_MPI_NONBLOCKING"), dir, "8", NULL);
+        mpi_job_run(dir, vars, test_env_or_fail("VIGIL_MPI_NONBLOCKING"), dir, "8", NULL);
     test_assert_status(&r, 0, "mpi-nonblocking under vigil, with vigild");
     test_fake_vigild_stop(d);
     clients_by_rank(d, by_rank);
@@ -544,8 +498,7 @@ static struct test_report energy_job(const char *dir, test_fake_vigild_answer_fn
     /* At exit, each rank told vigild its exit status and sent a report:
      * rank 0 the job's, exactly as printed; the others their own, which
      * the job's counts too. */
-    char *printed = NULL;
-    assert_true(g_file_get_contents(rep.path, &printed, NULL, NULL));
+    char *printed = test_read_file(rep.path);
     for (int rank = 0; rank < RANKS; rank++) {
         const struct test_fake_vigild_client *c = by_rank[rank];
         assert_int_equal(c->reports, 1);

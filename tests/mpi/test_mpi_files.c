@@ -22,8 +22,9 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "mpi_job.h"
 
-#define RANKS 4
+#define RANKS MPI_JOB_RANKS
 #define B     ((gint64)4096) /* file_patterns.c's block */
 
 struct job {
@@ -36,29 +37,10 @@ struct job {
  * each rank's own. */
 static void run_patterns(const char *dir, struct job *job)
 {
-    char *report = g_strdup_printf("--report=json:%s/report-%%p.json", dir);
-    const char *argv[] = {"timeout",
-                          "-k",
-                          "10",
-                          "120", /* only there so that a hung job fails instead of stalling */
-                          "mpirun",
-                          "--oversubscribe",
-                          "-np",
-                          G_STRINGIFY(RANKS),
-                          test_env_or_fail("VIGIL_CLI"),
-                          "run",
-                          report,
-                          "--",
-                          test_env_or_fail("VIGIL_MPI_FILE_PATTERNS"),
-                          dir,
-                          NULL};
-    const char *vars[] = {"VIGIL_REPORT_PER_RANK=1", "OMPI_ALLOW_RUN_AS_ROOT=1",
-                          "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", NULL};
-    char **env = test_clean_environment(vars);
-    struct test_run r = test_run_program(dir, argv, env);
+    const char *vars[] = {"VIGIL_REPORT_PER_RANK=1", NULL};
+    struct test_run r =
+        mpi_job_run(dir, vars, test_env_or_fail("VIGIL_MPI_FILE_PATTERNS"), dir, NULL);
     test_assert_status(&r, 0, "mpi-file-patterns under vigil");
-    g_strfreev(env);
-    g_free(report);
     test_run_clear(&r);
 
     memset(job, 0, sizeof *job);

@@ -18,23 +18,11 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "mpi_job.h"
 
-#define RANKS       4
-#define JOB_TIMEOUT "120" /* only so that a hung job fails instead of stalling */
-#define IO_BYTES    (16 * 4096)
-#define IO_CALLS    34
-
-static JsonObject *region(const struct test_report *rep, const char *name)
-{
-    JsonArray *a = json_node_get_array(test_report_node(rep, "regions"));
-    for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
-        JsonObject *o = json_array_get_object_element(a, i);
-        if (g_strcmp0(json_object_get_string_member(o, "name"), name) == 0)
-            return o;
-    }
-    fail_msg("%s: no region \"%s\"", rep->path, name);
-    return NULL;
-}
+#define RANKS    MPI_JOB_RANKS
+#define IO_BYTES (16 * 4096)
+#define IO_CALLS 34
 
 /* region.per_rank.FIGURE.STAT */
 static double per_rank(JsonObject *region, const char *figure, const char *stat)
@@ -47,27 +35,8 @@ static double per_rank(JsonObject *region, const char *figure, const char *stat)
 static void test_job_regions(void **state)
 {
     const char *dir = *state;
-    char *report = g_strdup_printf("--report=json:%s/report-%%p.json", dir);
-    const char *argv[] = {"timeout",
-                          "-k",
-                          "10",
-                          JOB_TIMEOUT,
-                          "mpirun",
-                          "--oversubscribe",
-                          "-np",
-                          G_STRINGIFY(RANKS),
-                          test_env_or_fail("VIGIL_CLI"),
-                          "run",
-                          report,
-                          "--",
-                          test_env_or_fail("VIGIL_MPI_REGIONS"),
-                          dir,
-                          "1000000",
-                          NULL};
-    char **env = test_clean_environment(NULL);
-    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
-    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
-    struct test_run r = test_run_program(dir, argv, env);
+    struct test_run r =
+        mpi_job_run(dir, NULL, test_env_or_fail("VIGIL_MPI_REGIONS"), dir, "1000000", NULL);
     test_assert_status(&r, 0, "the regions job");
 
     /* The joint report is the one whose name ends in "-job.json". */
@@ -82,8 +51,8 @@ static void test_job_regions(void **state)
     struct test_report rep = test_report_load(joint);
     assert_int_equal(test_report_int(&rep, "ranks"), RANKS);
 
-    JsonObject *io = region(&rep, "io"), *compute = region(&rep, "compute"),
-               *whole = region(&rep, "main");
+    JsonObject *io = test_report_region(&rep, "io"), *compute = test_report_region(&rep, "compute"),
+               *whole = test_report_region(&rep, "main");
     assert_int_equal(json_object_get_int_member(io, "ranks"), RANKS);
     assert_int_equal(json_object_get_int_member(io, "entered"), RANKS);
     assert_int_equal(json_object_get_int_member(io, "calls"), RANKS * IO_CALLS);
@@ -105,8 +74,6 @@ static void test_job_regions(void **state)
     test_report_free(&rep);
     g_free(joint);
     test_run_clear(&r);
-    g_strfreev(env);
-    g_free(report);
 }
 
 int main(void)

@@ -117,18 +117,6 @@ static void load_runs(void)
     add_run(8, "lulesh", 4, 2, "2026-11-20 11:00:00Z", 88, 2.3e9, 2.7e9, &stream, 1, TRUE);
 }
 
-static struct test_run vigil_advise(const char *first, ...)
-{
-    const char *argv[16] = {test_env_or_fail("VIGIL_CLI"), "advise"};
-    int argc = 2;
-    va_list args;
-    va_start(args, first);
-    for (const char *a = first; a != NULL && argc < 15; a = va_arg(args, const char *))
-        argv[argc++] = a;
-    va_end(args);
-    return test_run_on_warehouse(conninfo(), argv);
-}
-
 /* The frequency of least energy of `t` among 1.2 … 3.0 GHz in 100 MHz
  * steps, found here independently of the model's code. */
 static double least_energy_hz(const struct truth *t)
@@ -146,54 +134,93 @@ static double least_energy_hz(const struct truth *t)
     return best_hz;
 }
 
+/* `vigil advise WORDS…` (up to a NULL), the status it must exit with, and
+ * what its stdout (its stderr, when `on_err`) must hold. */
+struct advice {
+    const char *words[8];
+    int status;
+    gboolean on_err;
+    const char *holds[16];
+};
+
+static struct test_run advise(const struct advice *a)
+{
+    const char *const *w = a->words;
+    struct test_run r = test_run_vigil_on_warehouse(conninfo(), "advise", w[0], w[1], w[2], w[3],
+                                                    w[4], w[5], w[6], NULL);
+    char *words = g_strjoinv(" ", (char **)w);
+    char *what = g_strdup_printf("vigil advise %s", words);
+    test_assert_status(&r, a->status, what);
+    for (const char *const *h = a->holds; *h != NULL; h++)
+        test_assert_contains(a->on_err ? r.err : r.out, *h);
+    g_free(what);
+    g_free(words);
+    return r;
+}
+
+/* The model's parameters `out` prints are those the runs were made from. */
+static void assert_prints_truth(const char *out, const struct truth *t)
+{
+    char *lines[] = {
+        g_strdup_printf("D(F_max)  %.3f s", t->duration_at_max_s),
+        g_strdup_printf("α         %.4f", t->alpha),
+        g_strdup_printf("P_static  %.2f W", t->static_power_w),
+        g_strdup_printf("P_dyn     %.2f W", t->dynamic_power_w),
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(lines); i++) {
+        test_assert_contains(out, lines[i]);
+        g_free(lines[i]);
+    }
+}
+
+static void advise_each(const struct advice *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct test_run r = advise(&cases[i]);
+        test_run_clear(&r);
+    }
+}
+
 static void test_two_runs_at_one_frequency_each(void **state)
 {
     (void)state;
-    struct test_run r = vigil_advise("1", "--against", "2", NULL);
-    test_assert_status(&r, 0, "vigil advise 1 --against 2");
-    test_assert_contains(r.out, "MODEL ESTIMATE");
-    test_assert_contains(r.out, "Run 1 (advise-1): ior -x");
-    test_assert_contains(r.out, "time 120.000 s on 1 node, mean power 202.40 W, energy 24288.0 J "
-                                "(node.energy_j, measured)");
-    test_assert_contains(r.out, "mean CPU frequency 2.400 GHz (cpu.frequency_hz, 120 roll-ups)");
-    test_assert_contains(r.out, "mean CPU frequency 1.500 GHz (cpu.frequency_hz, 180 roll-ups)");
-    test_assert_contains(r.out, "F_max     3.000 GHz");
-    test_assert_contains(r.out, "D(F_max)  100.000 s");
-    test_assert_contains(r.out, "α         0.8000");
-    test_assert_contains(r.out, "P_static  100.00 W");
-    test_assert_contains(r.out, "P_dyn     200.00 W");
-    test_assert_contains(r.out, "c         3.000 (fixed, not fitted: the runs' per-second "
-                                "frequency took 2 values");
-    test_assert_contains(r.out, "1.200 to 3.000 GHz in 100 MHz steps, assumed");
     assert_true(least_energy_hz(&ior) == 1.8e9);
-    test_assert_contains(r.out, "Least energy (model estimate): 1.800 GHz");
+    static const struct advice cases[] = {
+        {{"1", "--against", "2"},
+         0,
+         FALSE,
+         {"MODEL ESTIMATE", "Run 1 (advise-1): ior -x",
+          "time 120.000 s on 1 node, mean power 202.40 W, energy 24288.0 J "
+          "(node.energy_j, measured)",
+          "mean CPU frequency 2.400 GHz (cpu.frequency_hz, 120 roll-ups)",
+          "mean CPU frequency 1.500 GHz (cpu.frequency_hz, 180 roll-ups)", "F_max     3.000 GHz",
+          "c         3.000 (fixed, not fitted: the runs' per-second frequency took 2 values",
+          "1.200 to 3.000 GHz in 100 MHz steps, assumed",
+          "Least energy (model estimate): 1.800 GHz"}},
+        /* The same as JSON; --exponent changes the fixed c. */
+        {{"advise-2", "--against", "advise-1", "--format", "json", "--exponent", "2"},
+         0,
+         FALSE,
+         {"\"alpha\":0.8", "\"duration_at_max_s\":100", "\"exponent\":2",
+          "\"exponent_fitted\":false", "\"estimate\":\"model"}},
+    };
+    struct test_run r = advise(&cases[0]);
+    assert_prints_truth(r.out, &ior);
     test_run_clear(&r);
-
-    /* The same as JSON; --exponent changes the fixed c. */
-    r = vigil_advise("advise-2", "--against", "advise-1", "--format", "json", "--exponent", "2",
-                     NULL);
-    test_assert_status(&r, 0, "vigil advise advise-2 --against advise-1 --format json");
-    test_assert_contains(r.out, "\"alpha\":0.8");
-    test_assert_contains(r.out, "\"duration_at_max_s\":100");
-    test_assert_contains(r.out, "\"exponent\":2");
-    test_assert_contains(r.out, "\"exponent_fitted\":false");
-    test_assert_contains(r.out, "\"estimate\":\"model");
-    test_run_clear(&r);
+    advise_each(&cases[1], 1);
 }
 
 static void test_runs_whose_frequency_varied_give_the_exponent(void **state)
 {
     (void)state;
-    struct test_run r = vigil_advise("3", "--against", "4", NULL);
-    test_assert_status(&r, 0, "vigil advise 3 --against 4");
-    test_assert_contains(r.out, "mean CPU frequency 2.000 GHz");
-    test_assert_contains(r.out, "mean CPU frequency 2.500 GHz");
-    test_assert_contains(r.out, "D(F_max)  80.000 s");
-    test_assert_contains(r.out, "α         0.5000");
-    test_assert_contains(r.out, "P_static  80.00 W");
-    test_assert_contains(r.out, "P_dyn     150.00 W");
-    test_assert_contains(r.out, "c         2.500 (fitted to 188 per-second points at 4 "
-                                "frequencies, rms 0.00 W)");
+    static const struct advice varied = {
+        {"3", "--against", "4"},
+        0,
+        FALSE,
+        {"mean CPU frequency 2.000 GHz", "mean CPU frequency 2.500 GHz",
+         "c         2.500 (fitted to 188 per-second points at 4 frequencies, rms 0.00 W)"}};
+    struct test_run r = advise(&varied);
+    assert_prints_truth(r.out, &stream);
     char *want =
         g_strdup_printf("Least energy (model estimate): %.3f GHz", least_energy_hz(&stream) / 1e9);
     test_assert_contains(r.out, want);
@@ -207,90 +234,62 @@ static void test_runs_whose_frequency_varied_give_the_exponent(void **state)
 static void test_a_run_on_two_nodes_is_their_sum(void **state)
 {
     (void)state;
-    struct test_run r = vigil_advise("7", "--against", "8", NULL);
-    test_assert_status(&r, 0, "vigil advise 7 --against 8");
-    test_assert_contains(r.out, "time 100.000 s on 2 nodes, mean power 135.45 W");
-    test_assert_contains(r.out, "D(F_max)  80.000 s");
-    test_assert_contains(r.out, "α         0.5000");
-    test_assert_contains(r.out, "P_static  80.00 W");
-    test_assert_contains(r.out, "P_dyn     150.00 W");
-    test_assert_contains(r.out, "c         2.500 (fitted to 376 per-second points at 4 "
-                                "frequencies, rms 0.00 W)");
+    static const struct advice spread = {
+        {"7", "--against", "8"},
+        0,
+        FALSE,
+        {"time 100.000 s on 2 nodes, mean power 135.45 W",
+         "c         2.500 (fitted to 376 per-second points at 4 frequencies, rms 0.00 W)"}};
+    struct test_run r = advise(&spread);
+    assert_prints_truth(r.out, &stream);
     test_run_clear(&r);
 }
 
 static void test_what_is_missing_is_said(void **state)
 {
     (void)state;
-    /* One run: the second is missing, and the program's other runs named. */
-    struct test_run r = vigil_advise("1", NULL);
-    test_assert_status(&r, 1, "vigil advise 1");
-    test_assert_contains(r.out, "mean power 202.40 W");
-    test_assert_contains(r.out, "Missing:");
-    test_assert_contains(r.out, "a second run of ior at another CPU frequency (--against RUN2)");
-    test_assert_contains(r.out, "Other runs of ior");
-    test_assert_contains(r.out, "  2 (advise-2), 180.000 s at 1.500 GHz");
-    test_assert_contains(r.out, "  6 (advise-6), 120.000 s, no cpu.frequency_hz");
-    test_run_clear(&r);
-    r = vigil_advise("1", "--format", "json", NULL);
-    test_assert_status(&r, 1, "vigil advise 1 --format json");
-    test_assert_contains(r.out, "\"model\":null");
-    test_assert_contains(r.out, "a second run of ior");
-    test_run_clear(&r);
-    /* Two programs. */
-    r = vigil_advise("1", "--against", "3", NULL);
-    test_assert_status(&r, 1, "vigil advise 1 --against 3");
-    test_assert_contains(r.out, "run 1 is ior and run 3 is stream");
-    test_run_clear(&r);
-    /* One frequency. */
-    r = vigil_advise("1", "--against", "5", NULL);
-    test_assert_status(&r, 1, "vigil advise 1 --against 5");
-    test_assert_contains(r.out, "the two runs ran at the same frequency");
-    test_run_clear(&r);
-    /* An estimated energy and no frequency. */
-    r = vigil_advise("6", "--against", "2", NULL);
-    test_assert_status(&r, 1, "vigil advise 6 --against 2");
-    test_assert_contains(r.out, "(node.energy_j, ESTIMATED)");
-    test_assert_contains(r.out, "run 6: its energy (node.energy_j) is estimated in 120 of 120 "
-                                "roll-ups");
-    test_assert_contains(r.out, "run 6: no cpu.frequency_hz roll-ups");
-    test_run_clear(&r);
-    /* No such run; a bad option. */
-    r = vigil_advise("99", NULL);
-    test_assert_status(&r, 1, "vigil advise 99");
-    test_assert_contains(r.err, "the warehouse has no run 99");
-    test_run_clear(&r);
-    r = vigil_advise("1", "--format", "xml", NULL);
-    test_assert_status(&r, 2, "vigil advise 1 --format xml");
-    test_assert_contains(r.err, "--format xml: expected text or json");
-    test_run_clear(&r);
-    r = vigil_advise(NULL);
-    test_assert_status(&r, 2, "vigil advise");
-    test_assert_contains(r.err, "usage: vigil advise RUN [--against RUN2]");
-    test_run_clear(&r);
-    r = vigil_advise("1", "--exponent", "7", NULL);
-    test_assert_status(&r, 2, "vigil advise 1 --exponent 7");
-    test_assert_contains(r.err, "--exponent 7: expected a number in [0.5, 6]");
-    test_run_clear(&r);
+    static const struct advice cases[] = {
+        /* One run: the second is missing, and the program's other runs named. */
+        {{"1"},
+         1,
+         FALSE,
+         {"mean power 202.40 W",
+          "Missing:", "a second run of ior at another CPU frequency (--against RUN2)",
+          "Other runs of ior", "  2 (advise-2), 180.000 s at 1.500 GHz",
+          "  6 (advise-6), 120.000 s, no cpu.frequency_hz"}},
+        {{"1", "--format", "json"}, 1, FALSE, {"\"model\":null", "a second run of ior"}},
+        /* Two programs. */
+        {{"1", "--against", "3"}, 1, FALSE, {"run 1 is ior and run 3 is stream"}},
+        /* One frequency. */
+        {{"1", "--against", "5"}, 1, FALSE, {"the two runs ran at the same frequency"}},
+        /* An estimated energy and no frequency. */
+        {{"6", "--against", "2"},
+         1,
+         FALSE,
+         {"(node.energy_j, ESTIMATED)",
+          "run 6: its energy (node.energy_j) is estimated in 120 of 120 roll-ups",
+          "run 6: no cpu.frequency_hz roll-ups"}},
+        /* No such run; a bad option. */
+        {{"99"}, 1, TRUE, {"the warehouse has no run 99"}},
+        {{"1", "--format", "xml"}, 2, TRUE, {"--format xml: expected text or json"}},
+        {{NULL}, 2, TRUE, {"usage: vigil advise RUN [--against RUN2]"}},
+        {{"1", "--exponent", "7"}, 2, TRUE, {"--exponent 7: expected a number in [0.5, 6]"}},
+    };
+    advise_each(cases, G_N_ELEMENTS(cases));
 }
 
 static int setup(void **state)
 {
-    int status = test_pg_group_setup(state);
-    if (status == 0)
-        load_runs();
-    return status;
+    return test_pg_group_setup_and(state, load_runs);
 }
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_runs_at_one_frequency_each),
         cmocka_unit_test(test_runs_whose_frequency_varied_give_the_exponent),
         cmocka_unit_test(test_a_run_on_two_nodes_is_their_sum),
         cmocka_unit_test(test_what_is_missing_is_said),
     };
-    return cmocka_run_group_tests(tests, setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, setup, test_pg_group_teardown);
 }

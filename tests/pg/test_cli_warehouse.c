@@ -21,22 +21,6 @@
 #include "test_warehouse.h"
 #include "vigil/warehouse.h"
 
-/* `vigil ARGS…` against the warehouse at `conninfo`. */
-static struct test_run vigil_on(const char *conninfo, const char *first, ...)
-{
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a != NULL; a = va_arg(ap, const char *))
-        g_ptr_array_add(argv, (gpointer)a);
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    struct test_run r = test_run_on_warehouse(conninfo, (const char *const *)argv->pdata);
-    g_ptr_array_free(argv, TRUE);
-    return r;
-}
-
 /* The message of a database without the schema (or with an older one):
  * names the database and `vigil db migrate`, not PostgreSQL's bare words. */
 static void assert_says_migrate(const struct test_run *r, const char *database, const char *has)
@@ -60,72 +44,62 @@ static char *database_name(const char *conninfo)
 
 static void test_empty_database(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    char *name = database_name(conninfo);
-    struct test_run r = vigil_on(conninfo, "report", "1", NULL);
-    assert_says_migrate(&r, name, "has no vigil schema");
-    test_run_clear(&r);
-    r = vigil_on(conninfo, "report", "--job", "4242", NULL);
-    assert_says_migrate(&r, name, "has no vigil schema");
-    test_run_clear(&r);
-    r = vigil_on(conninfo, "export", "1", NULL);
-    assert_says_migrate(&r, name, "has no vigil schema");
-    test_run_clear(&r);
-    r = vigil_on(conninfo, "advise", "1", "--against", "2", NULL);
-    assert_says_migrate(&r, name, "has no vigil schema");
-    test_run_clear(&r);
-    r = vigil_on(conninfo, "runs", NULL);
-    assert_says_migrate(&r, name, "has no vigil schema");
-    test_run_clear(&r);
+    struct test_warehouse_db *t = *state;
+    char *name = database_name(t->conninfo);
+    static const char *const commands[][5] = {
+        {"report", "1"}, {"report", "--job", "4242"},
+        {"export", "1"}, {"advise", "1", "--against", "2"},
+        {"runs"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        const char *const *c = commands[i]; /* NULL after its last word */
+        struct test_run r = test_run_vigil_on_warehouse(t->conninfo, c[0], c[1], c[2], c[3], NULL);
+        assert_says_migrate(&r, name, "has no vigil schema");
+        test_run_clear(&r);
+    }
     g_free(name);
-    g_free(conninfo);
 }
 
 /* A database some older vigil made: its version is said. */
 static void test_older_schema(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    char *name = database_name(conninfo);
-    test_pg_exec_in(conninfo, "CREATE TABLE vigil_schema_migrations (version int PRIMARY KEY,"
-                              " name text NOT NULL); INSERT INTO vigil_schema_migrations"
-                              " VALUES (1, '0001_warehouse.sql')");
-    struct test_run r = vigil_on(conninfo, "report", "1", NULL);
+    struct test_warehouse_db *t = *state;
+    char *name = database_name(t->conninfo);
+    test_pg_exec_in(t->conninfo, "CREATE TABLE vigil_schema_migrations (version int PRIMARY KEY,"
+                                 " name text NOT NULL); INSERT INTO vigil_schema_migrations"
+                                 " VALUES (1, '0001_warehouse.sql')");
+    struct test_run r = test_run_vigil_on_warehouse(t->conninfo, "report", "1", NULL);
     char *has = g_strdup_printf("has an older vigil schema (version 1; this vigil's is %u)",
                                 vigil_warehouse_latest_version());
     assert_says_migrate(&r, name, has);
     test_run_clear(&r);
     g_free(has);
     g_free(name);
-    g_free(conninfo);
 }
 
 /* After `vigil db migrate`, the same database answers as an empty
  * warehouse does: no such run. */
 static void test_migrated_database(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    struct test_run r = vigil_on(conninfo, "db", "migrate", NULL);
+    struct test_warehouse_db *t = *state;
+    struct test_run r = test_run_vigil_on_warehouse(t->conninfo, "db", "migrate", NULL);
     test_assert_status(&r, 0, "vigil db migrate");
     test_run_clear(&r);
-    r = vigil_on(conninfo, "report", "1", NULL);
+    r = test_run_vigil_on_warehouse(t->conninfo, "report", "1", NULL);
     assert_int_equal(r.status, 1);
     test_assert_contains(r.err, "the warehouse has no run 1 (neither a run number nor a run key); "
                                 "`vigil runs` lists the runs");
     test_run_clear(&r);
-    r = vigil_on(conninfo, "report", "--job", "4242", NULL);
+    r = test_run_vigil_on_warehouse(t->conninfo, "report", "--job", "4242", NULL);
     assert_int_equal(r.status, 1);
     test_assert_contains(r.err, "the warehouse has no job 4242; `vigil runs` shows each "
                                 "run's job");
     test_run_clear(&r);
-    r = vigil_on(conninfo, "runs", NULL);
+    r = test_run_vigil_on_warehouse(t->conninfo, "runs", NULL);
     test_assert_status(&r, 0, "vigil runs on an empty warehouse");
     assert_string_equal(r.out, "");
     test_assert_contains(r.err, "vigil runs: no stored runs yet");
     test_run_clear(&r);
-    g_free(conninfo);
 }
 
 /* A warehouse that cannot be reached: the error names where vigil tried,
@@ -135,7 +109,7 @@ static void test_unreachable_warehouse(void **state)
     (void)state;
     const char *conninfo = "host=/nonexistent-vigil-socket-dir port=5 dbname=wh user=someone "
                            "password=s3cret";
-    struct test_run r = vigil_on(conninfo, "runs", NULL);
+    struct test_run r = test_run_vigil_on_warehouse(conninfo, "runs", NULL);
     assert_int_equal(r.status, 1);
     test_assert_contains(r.err, "vigil runs: cannot connect to the warehouse (host "
                                 "/nonexistent-vigil-socket-dir port 5 database wh user someone)");
@@ -159,7 +133,8 @@ static int fixture_setup(void **state)
 static char *json_run_ids(JsonParser **parser_out, const char *a, const char *b, const char *c,
                           const char *d)
 {
-    struct test_run r = vigil_on(fixture, "runs", "--format", "json", a, b, c, d, NULL);
+    struct test_run r =
+        test_run_vigil_on_warehouse(fixture, "runs", "--format", "json", a, b, c, d, NULL);
     test_assert_status(&r, 0, "vigil runs --format json");
     JsonParser *parser = json_parser_new();
     assert_true(json_parser_load_from_data(parser, r.out, -1, NULL));
@@ -180,7 +155,7 @@ static char *json_run_ids(JsonParser **parser_out, const char *a, const char *b,
 static void test_runs_newest_first(void **state)
 {
     (void)state;
-    struct test_run r = vigil_on(fixture, "runs", NULL);
+    struct test_run r = test_run_vigil_on_warehouse(fixture, "runs", NULL);
     test_assert_status(&r, 0, "vigil runs");
     char **lines = g_strsplit(r.out, "\n", -1);
     assert_int_equal(g_strv_length(lines), 1 + 12 + 1); /* header, 12 runs, "" */
@@ -261,7 +236,7 @@ static void test_runs_filters(void **state)
     ids = json_run_ids(NULL, "--job", "9999", NULL, NULL);
     assert_string_equal(ids, "");
     g_free(ids);
-    struct test_run r = vigil_on(fixture, "runs", "--job", "9999", NULL);
+    struct test_run r = test_run_vigil_on_warehouse(fixture, "runs", "--job", "9999", NULL);
     test_assert_status(&r, 0, "vigil runs --job 9999");
     test_assert_contains(r.err, "vigil runs: no stored run matches");
     test_run_clear(&r);
@@ -281,7 +256,8 @@ static void test_runs_bad_options(void **state)
         {"--since", "notatime", "--since notatime: expected a time"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        struct test_run r = vigil_on(fixture, "runs", cases[i].option, cases[i].value, NULL);
+        struct test_run r =
+            test_run_vigil_on_warehouse(fixture, "runs", cases[i].option, cases[i].value, NULL);
         assert_int_equal(r.status, 2);
         test_assert_contains(r.err, cases[i].says);
         test_run_clear(&r);
@@ -290,17 +266,15 @@ static void test_runs_bad_options(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty_database),
-        cmocka_unit_test(test_older_schema),
-        cmocka_unit_test(test_migrated_database),
+        TEST_WITH_WAREHOUSE_DB(test_empty_database),
+        TEST_WITH_WAREHOUSE_DB(test_older_schema),
+        TEST_WITH_WAREHOUSE_DB(test_migrated_database),
         cmocka_unit_test(test_unreachable_warehouse),
         cmocka_unit_test_setup(test_runs_newest_first, fixture_setup),
         cmocka_unit_test(test_runs_json),
         cmocka_unit_test(test_runs_filters),
         cmocka_unit_test(test_runs_bad_options),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -17,28 +17,34 @@
 #include "test_support.h"
 #include "test_txd.h"
 
-/* vigild's config beyond its socket and sink: the uplink to the fixture's
- * vigil-txd, and `capture`'s lines. The sink, off by default beside an
- * uplink, is asked for: it is the test's witness. */
-static char *daemon_config(const struct test_txd_fixture *f, const char *endpoint,
-                           const char *capture)
+/* Starts vigild for the test: it captures everything, sends it up to the
+ * fixture's vigil-txd (whether that is there yet or not) and keeps its
+ * sink, off by default beside an uplink, as the test's witness. */
+static void start_vigild(struct test_daemon *d, const struct test_txd_fixture *f)
 {
-    return g_strdup_printf(
-        "[capture]\nsink_enabled = yes\n%s\n[uplink]\nendpoint = %s\nspool_dir = %s/spool\n"
-        "[warehouse]\nconninfo = %s\n",
-        capture, endpoint, f->dir, f->conninfo);
+    char *config = g_strdup_printf(
+        "[capture]\nsink_enabled = yes\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
+        "spool_dir = %s/spool\n[warehouse]\nconninfo = %s\n",
+        f->dir, f->dir, f->conninfo);
+    test_daemon_start(d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    g_free(config);
+}
+
+/* The fixture's vigil-txd, then vigild sending to it (start_vigild). */
+static void start_chain(struct test_daemon *d, struct test_txd_fixture *f)
+{
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    start_vigild(d, f);
 }
 
 /* Runs dd under the preload library against `d`, its text report in
  * DIR/report.txt; returns its pid. */
 static pid_t run_dd(const struct test_daemon *d, const char *dir, const char *name)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/%s.txt", dir, name);
     char *run_var = g_strdup_printf("VIGIL_RUN_ID=e2e-%s", name);
-    const char *vars[] = {socket_var, preload_var, report_var, run_var, NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, run_var, NULL};
+    char **env = test_daemon_preload_env(d, vars);
     char *of = g_strdup_printf("of=%s/%s.out", dir, name);
     /* `sh -c 'echo $$; exec dd …'`: the pid the report and the warehouse
      * will name. */
@@ -53,37 +59,9 @@ static pid_t run_dd(const struct test_daemon *d, const char *dir, const char *na
     test_run_clear(&run);
     g_strfreev(env);
     g_free(of);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
     g_free(run_var);
     return pid;
-}
-
-/* The sequence numbers of `pid`'s activities in the capture sink. */
-static GArray *sink_seqs(const char *path, pid_t pid)
-{
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    GArray *seqs = g_array_new(FALSE, FALSE, sizeof(gint64));
-    JsonParser *parser = json_parser_new();
-    char **lines = g_strsplit(text, "\n", -1);
-    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
-        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-        if (strcmp(json_object_get_string_member(o, "type"), "activities") != 0 ||
-            json_object_get_int_member(o, "pid") != pid)
-            continue;
-        JsonArray *activities = json_object_get_array_member(o, "activities");
-        for (guint i = 0; i < json_array_get_length(activities); i++) {
-            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
-            g_array_append_val(seqs, seq);
-        }
-    }
-    g_strfreev(lines);
-    g_object_unref(parser);
-    g_free(text);
-    return seqs;
 }
 
 static int compare_i64(gconstpointer a, gconstpointer b)
@@ -115,17 +93,6 @@ static char *joined(GArray *seqs)
     return g_string_free(s, FALSE);
 }
 
-/* Waits (a generous bound) until `sql` counts at least one row. */
-static void wait_for_rows(const struct test_txd_fixture *f, const char *sql)
-{
-    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(f->conninfo, sql) == 0) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse never got what this counts: %s", sql);
-        g_usleep(20000); /* polling a condition, with a deadline */
-    }
-}
-
 /* Waits until the warehouse has `pid`'s report: the last thing vigild sends
  * of a process. */
 static void wait_for_summary(const struct test_txd_fixture *f, pid_t pid)
@@ -133,7 +100,7 @@ static void wait_for_summary(const struct test_txd_fixture *f, pid_t pid)
     char *sql = g_strdup_printf("SELECT count(*) FROM run_summaries JOIN processes "
                                 "USING (process_id) WHERE pid = %d AND end_time IS NOT NULL",
                                 (int)pid);
-    wait_for_rows(f, sql);
+    test_pg_wait_for_count_in(f->conninfo, sql, 1);
     g_free(sql);
 }
 
@@ -154,7 +121,7 @@ static void check_run(const struct test_txd_fixture *f, const struct test_daemon
                       const char *sink, pid_t pid, const char *name)
 {
     wait_for_summary(f, pid);
-    GArray *forwarded = sink_seqs(sink, pid);
+    GArray *forwarded = test_daemon_sink_seqs(sink, pid);
     assert_true(forwarded->len > 0);
     char *expected = joined(forwarded);
     char *stored = warehouse_seqs(f, pid);
@@ -164,8 +131,7 @@ static void check_run(const struct test_txd_fixture *f, const struct test_daemon
     g_array_free(forwarded, TRUE);
 
     char *report_path = g_strdup_printf("%s/%s.txt", f->dir, name);
-    char *console = NULL;
-    assert_true(g_file_get_contents(report_path, &console, NULL, NULL));
+    char *console = test_read_file(report_path);
     char *run = g_strdup_printf("e2e-%s", name);
     char *again = vigil_report(d, run);
     assert_string_equal(again, console);
@@ -178,52 +144,49 @@ static void check_run(const struct test_txd_fixture *f, const struct test_daemon
 static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_daemon d;
-    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_chain(&d, f);
     pid_t pid = run_dd(&d, f->dir, "all");
     char *sink = g_strdup(d.capture_path);
     check_run(f, &d, sink, pid, "all");
     /* Its report's files and timeline (file_stats, schema 0008): dd's
      * output, 300 sequential writes of 4 KiB. */
-    char *sql = g_strdup_printf(
+    test_pg_assert_text_printf(
+        f->conninfo,
+        "300 1228800 299 299 1228799 {0,0,300,0,0,0,0,0,0,0} "
+        "[{\"size\": 4096, \"count\": 300}]",
         "SELECT concat_ws(' ', posix_writes, written_bytes, seq_writes, consec_writes, "
         "max_written_offset, write_size_hist, common_sizes) FROM file_stats JOIN processes "
         "USING (process_id) WHERE pid = %d AND path = '%s/all.out'",
         (int)pid, f->dir);
-    char *files = test_pg_query_text_in(f->conninfo, sql);
-    assert_string_equal(files, "300 1228800 299 299 1228799 {0,0,300,0,0,0,0,0,0,0} "
-                               "[{\"size\": 4096, \"count\": 300}]");
-    g_free(files);
-    g_free(sql);
-    sql = g_strdup_printf("SELECT count(*) FROM run_io_timelines WHERE pid = %d AND "
-                          "(SELECT sum(b) FROM unnest(written_bytes) b) >= 1228800",
-                          (int)pid);
-    assert_int_equal(test_pg_query_u64_in(f->conninfo, sql), 1);
-    g_free(sql);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) FROM run_io_timelines WHERE pid = %d AND "
+                                 "(SELECT sum(b) FROM unnest(written_bytes) b) >= 1228800",
+                                 (int)pid),
+        1);
     /* One run, one process, its program and exit status. */
     assert_int_equal(test_pg_query_u64_in(f->conninfo, "SELECT count(*) FROM runs WHERE run_key "
                                                        "= 'e2e-all' AND exit_status = 0"),
                      1);
     /* The node's statistics: its 1 s roll-ups keep coming, and the captured
      * cycles' samples at full resolution came with the activities. */
-    wait_for_rows(f, "SELECT count(*) FROM statistics_rollups r JOIN metrics m USING (metric_id) "
-                     "WHERE m.name LIKE 'cpu.%'");
+    test_pg_wait_for_count_in(
+        f->conninfo,
+        "SELECT count(*) FROM statistics_rollups r JOIN metrics m USING (metric_id) "
+        "WHERE m.name LIKE 'cpu.%'",
+        1);
     assert_true(test_pg_query_u64_in(f->conninfo, "SELECT count(*) FROM window_statistics") > 0);
     g_free(test_daemon_stop(&d));
     g_free(sink);
-    g_free(config);
 }
 
 static void test_a_spool_is_replayed_after_a_restart(void **state)
 {
     struct test_txd_fixture *f = *state;
     /* vigil-txd is not there: vigild keeps the batches. */
-    char *endpoint = g_strdup_printf("ipc://%s/txd.sock", f->dir);
-    char *config = daemon_config(f, endpoint, "mode = all\n");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_vigild(&d, f);
     pid_t pid = run_dd(&d, f->dir, "spooled");
     char *sink = g_strdup(d.capture_path);
     /* The process's cycles are decided, then a stop spools what is left. */
@@ -234,23 +197,14 @@ static void test_a_spool_is_replayed_after_a_restart(void **state)
     /* No vigil-txd has been there (the database is not even migrated):
      * what there is, is in the spool's segments. */
     char *spool = g_build_filename(f->dir, "spool", NULL);
-    GDir *folder = g_dir_open(spool, 0, NULL);
-    assert_non_null(folder);
-    guint segments = 0;
-    for (const char *name; (name = g_dir_read_name(folder)) != NULL;)
-        segments += g_str_has_suffix(name, ".spool");
-    g_dir_close(folder);
-    assert_true(segments > 0);
+    assert_true(test_count_files(spool, "", ".spool") > 0);
 
     /* vigil-txd comes, and vigild starts again on the same spool. */
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_chain(&d, f);
     check_run(f, &d, sink, pid, "spooled");
     g_free(test_daemon_stop(&d));
     g_free(spool);
     g_free(sink);
-    g_free(config);
-    g_free(endpoint);
 }
 
 /* A node whose spool folder is emptied between two runs (a new disk, an
@@ -260,10 +214,8 @@ static void test_a_spool_is_replayed_after_a_restart(void **state)
 static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_chain(&d, f);
     pid_t before = run_dd(&d, f->dir, "before");
     char *sink = g_strdup(d.capture_path);
     check_run(f, &d, sink, before, "before");
@@ -272,7 +224,7 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     test_remove_tree(spool);
     assert_false(g_file_test(spool, G_FILE_TEST_EXISTS));
 
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_vigild(&d, f);
     pid_t after = run_dd(&d, f->dir, "after");
     check_run(f, &d, sink, after, "after");
     /* Against dd itself: its 300 writes of 4096 bytes (the shell's echo
@@ -293,7 +245,6 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     g_free(log);
     g_free(spool);
     g_free(sink);
-    g_free(config);
 }
 
 /* `vigil run --report=off` prints nothing, and the warehouse still gets the
@@ -302,10 +253,8 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
 static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, f->txd.endpoint, "mode = all");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, "providers = procstat;process\ncycle_ms = 200\n", config);
+    start_chain(&d, f);
     const char *vars[] = {"VIGIL_RUN_ID=e2e-off", NULL};
     char **env = test_clean_environment(vars);
     char *of = g_strdup_printf("of=%s/off.out", f->dir);
@@ -327,40 +276,22 @@ static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
     assert_true(pid > 0);
     test_run_clear(&run);
     wait_for_summary(f, pid);
-    char *sql = g_strdup_printf("SELECT concat_ws(' ', s.calls > 0, s.bytes_written) FROM "
-                                "run_summaries s JOIN processes USING (process_id) WHERE pid = %d",
-                                (int)pid);
-    char *figures = test_pg_query_text_in(f->conninfo, sql);
-    assert_string_equal(figures, "t 1228800");
-    g_free(figures);
-    g_free(sql);
+    test_pg_assert_text_printf(f->conninfo, "t 1228800",
+                               "SELECT concat_ws(' ', s.calls > 0, s.bytes_written) FROM "
+                               "run_summaries s JOIN processes USING (process_id) WHERE pid = %d",
+                               (int)pid);
     g_free(test_daemon_stop(&d));
     g_strfreev(env);
     g_free(of);
-    g_free(config);
-}
-
-/* A test that fails half-way leaves its vigild running: kill it, then the
- * fixture's vigil-txd and folder go. */
-static int teardown_all(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
 }
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_what_vigild_forwards_is_what_the_warehouse_holds,
-                                        test_txd_fixture_setup, teardown_all),
-        cmocka_unit_test_setup_teardown(test_a_spool_is_replayed_after_a_restart,
-                                        test_txd_fixture_setup, teardown_all),
-        cmocka_unit_test_setup_teardown(test_a_node_with_an_emptied_spool_folder_loses_nothing,
-                                        test_txd_fixture_setup, teardown_all),
-        cmocka_unit_test_setup_teardown(test_report_off_prints_nothing_and_stores_the_figures,
-                                        test_txd_fixture_setup, teardown_all),
+        TEST_WITH_TXD_FIXTURE(test_what_vigild_forwards_is_what_the_warehouse_holds),
+        TEST_WITH_TXD_FIXTURE(test_a_spool_is_replayed_after_a_restart),
+        TEST_WITH_TXD_FIXTURE(test_a_node_with_an_emptied_spool_folder_loses_nothing),
+        TEST_WITH_TXD_FIXTURE(test_report_off_prints_nothing_and_stores_the_figures),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -30,7 +30,6 @@
 
 extern char **environ;
 
-static char *fixture_conninfo;
 static char *config_dir;
 static char *config_var; /* VIGIL_CONFIG=… */
 
@@ -76,22 +75,20 @@ static const char extra_sql[] =
 
 static void write_config(const char *conninfo)
 {
-    char *config = g_build_filename(config_dir, "vigil.conf", NULL);
-    char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", conninfo);
-    assert_true(g_file_set_contents(config, text, -1, NULL));
+    char *config =
+        test_new_filef(config_dir, "vigil.conf", "[warehouse]\nconninfo = %s\n", conninfo);
     g_free(config_var);
     config_var = g_strdup_printf("VIGIL_CONFIG=%s", config);
-    g_free(text);
     g_free(config);
 }
 
-static void load_fixture(void)
+/* The rows of its own, and the configuration naming the warehouse. */
+static void load_extras(void)
 {
-    fixture_conninfo = test_warehouse_web_fixture();
-    test_pg_exec_in(fixture_conninfo, extra_sql);
+    test_pg_exec_in(test_warehouse_fixture, extra_sql);
     config_dir = g_dir_make_tmp("vigil-test-export-XXXXXX", NULL);
     assert_non_null(config_dir);
-    write_config(fixture_conninfo);
+    write_config(test_warehouse_fixture);
 }
 
 /* `vigil export ARGS…` with the fixture's configuration, its output in memory. */
@@ -511,8 +508,7 @@ static pid_t spawn_export(const char *const *args, int out_fd, char **stderr_pat
 
 static char *read_stderr(char *path)
 {
-    char *text = NULL;
-    assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    char *text = test_read_file(path);
     g_free(path);
     return text;
 }
@@ -679,7 +675,7 @@ static void test_a_warehouse_lost_midway_is_an_error(void **state)
     ssize_t n;
     while (strchr(out->str, '\n') == NULL && (n = read(fds[0], buffer, sizeof buffer)) > 0)
         g_string_append_len(out, buffer, n);
-    assert_int_equal(test_pg_query_u64_in(fixture_conninfo,
+    assert_int_equal(test_pg_query_u64_in(test_warehouse_fixture,
                                           "SELECT count(*) FROM (SELECT pg_terminate_backend(pid)"
                                           "  FROM pg_stat_activity"
                                           " WHERE application_name = 'vigil-export-midway'"
@@ -757,7 +753,7 @@ static void test_a_warehouse_that_is_gone_is_named(void **state)
     char *gone = g_strdup_printf("host=%s port=1 dbname=vigil", config_dir);
     write_config(gone);
     struct test_run r = vigil_export((const char *[]){"1", NULL});
-    write_config(fixture_conninfo);
+    write_config(test_warehouse_fixture);
     test_assert_status(&r, 1, "vigil export against no server");
     test_assert_contains(r.err, "vigil export: cannot connect to the warehouse");
     test_assert_contains(r.err, config_dir);
@@ -768,9 +764,9 @@ static void test_a_warehouse_that_is_gone_is_named(void **state)
 
 static int setup(void **state)
 {
-    int status = test_pg_group_setup(state);
+    int status = test_warehouse_fixture_group_setup(state);
     if (status == 0)
-        load_fixture();
+        load_extras();
     return status;
 }
 
@@ -780,14 +776,11 @@ static int teardown(void **state)
         test_remove_tree(config_dir);
     g_free(config_dir);
     g_free(config_var);
-    g_free(fixture_conninfo);
-    return test_pg_group_teardown(state);
+    return test_warehouse_fixture_group_teardown(state);
 }
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_power_csv_holds_the_stored_figures),
         cmocka_unit_test(test_power_json_holds_the_stored_figures),
@@ -803,5 +796,5 @@ int main(void)
         cmocka_unit_test(test_bad_input_is_named),
         cmocka_unit_test(test_a_warehouse_that_is_gone_is_named),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_pg_run_group_tests(tests, setup, teardown);
 }

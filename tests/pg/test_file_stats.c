@@ -32,10 +32,7 @@ static void assert_query(struct test_txd_fixture *f, const char *sql, const char
 static char *fixture(const char *name)
 {
     char *path = g_build_filename(test_env_or_fail("VIGIL_FILE_STATS_FIXTURES"), name, NULL);
-    char *text = NULL;
-    GError *error = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &error))
-        fail_msg("%s", error->message);
+    char *text = test_read_file(path);
     g_free(path);
     return text;
 }
@@ -99,8 +96,7 @@ static void send_and_expect_ack(struct test_txd_fixture *f, GBytes *batch, uint6
 {
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 1, NULL, NULL, NULL);
-    test_sender_send(&s, batch);
-    test_sender_expect_ack(&s, sequence);
+    test_sender_send_acked(&s, batch, sequence);
     test_sender_close(&s);
     g_bytes_unref(batch);
 }
@@ -269,15 +265,10 @@ static void test_a_job_counts_once_and_a_report_again_replaces_its_rows(void **s
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_every_member_of_every_file_is_stored,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_malformed_files_part_is_left_out_and_said,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_job_counts_once_and_a_report_again_replaces_its_rows,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_every_member_of_every_file_is_stored),
+        TEST_WITH_TXD_FIXTURE(test_a_malformed_files_part_is_left_out_and_said),
+        TEST_WITH_TXD_FIXTURE(test_a_job_counts_once_and_a_report_again_replaces_its_rows),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -145,20 +145,15 @@ static gboolean increment_sampled(JsonNode *status, const struct node *n, pid_t 
 /* cat under the node's vigild, in the job, reading the pipe the test holds. */
 static void start_cat(struct node *n)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", n->daemon.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.txt", n->dir);
-    const char *vars[] = {socket_var,          preload_var, report_var, "VIGIL_RUN_ID=" RUN_KEY,
-                          "SLURM_JOB_ID=" JOB, NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_RUN_ID=" RUN_KEY, "SLURM_JOB_ID=" JOB, NULL};
+    char **env = test_daemon_preload_env(&n->daemon, vars);
     const char *argv[] = {"/bin/cat", NULL};
     GError *error = NULL;
     if (!g_spawn_async_with_pipes(n->dir, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
                                   &n->pid, &n->stdin_fd, NULL, NULL, &error))
         fail_msg("starting cat: %s", error->message);
     g_strfreev(env);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
 }
 
@@ -185,16 +180,6 @@ static double query_double(const char *conninfo, const char *format, ...)
     g_free(text);
     g_free(sql);
     return value;
-}
-
-static void wait_for_count(const char *conninfo, const char *sql, guint64 at_least)
-{
-    gint64 deadline = g_get_monotonic_time() + WAIT_LIMIT_S * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(conninfo, sql) < at_least) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse never counted %" G_GUINT64_FORMAT " with: %s", at_least, sql);
-        g_usleep(20000);
-    }
 }
 
 /* `vigil report ARGS…` with the node's configuration (its [warehouse]). */
@@ -310,11 +295,7 @@ static void test_one_job_on_two_nodes(void **state)
             json_object_get_string_member(json_array_get_object_element(segments, 0), "source"),
             "energy/powercap");
         /* `vigil status` says so too. */
-        const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket",
-                              n->daemon.socket_path, NULL};
-        char **env = test_clean_environment(NULL);
-        struct test_run text = test_run_program(NULL, argv, env);
-        g_strfreev(env);
+        struct test_run text = test_daemon_status_text(n->daemon.socket_path);
         test_assert_status(&text, 0, "vigil status");
         char *line = g_strdup_printf("  node total %.3f J in 1 segment:\n    1   energy/powercap, "
                                      "packages ×1, from ",
@@ -332,10 +313,10 @@ static void test_one_job_on_two_nodes(void **state)
         end_cat(&nodes[i]);
 
     /* Both reports stored: the job's energy is the nodes' increments. */
-    wait_for_count(f->conninfo,
-                   "SELECT count(*) FROM process_energy WHERE scheduler_job_id = '" JOB
-                   "' AND end_time IS NOT NULL AND energy_j IS NOT NULL",
-                   NODES);
+    test_pg_wait_for_count_in(f->conninfo,
+                              "SELECT count(*) FROM process_energy WHERE scheduler_job_id = '" JOB
+                              "' AND end_time IS NOT NULL AND energy_j IS NOT NULL",
+                              NODES);
     assert_float_equal(query_double(f->conninfo,
                                     "SELECT energy_j FROM job_energy WHERE scheduler_job_id = '" JOB
                                     "'"),
@@ -374,7 +355,7 @@ static void test_one_job_on_two_nodes(void **state)
             " WHERE m.name = 'node.energy_j' AND m.origin = 'measured' AND s.node_id = "
             "%" G_GUINT64_FORMAT " AND s.max >= %.9f",
             nodes[i].node_id, nodes[i].increment_uj / 1e6 - 1e-9);
-        wait_for_count(f->conninfo, reached, 1);
+        test_pg_wait_for_count_in(f->conninfo, reached, 1);
         g_free(reached);
         assert_float_equal(query_double(f->conninfo,
                                         "SELECT sum(s.delta) FROM statistics_rollups s JOIN metrics"
@@ -397,19 +378,10 @@ static void test_one_job_on_two_nodes(void **state)
     g_free(label);
 }
 
-static int teardown(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_one_job_on_two_nodes, test_txd_fixture_setup,
-                                        teardown),
+        TEST_WITH_TXD_FIXTURE(test_one_job_on_two_nodes),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -21,21 +21,10 @@
 #include "test_support.h"
 #include "test_txd.h"
 
-#define JOB          "9301"
-#define HOST         "jobs-a"
-#define NODE_ID      1701
-#define WAIT_LIMIT_S 60
-#define DD_BYTES     65536 /* 16 blocks of 4096 */
-
-static void wait_for_count(const char *conninfo, const char *sql, guint64 want)
-{
-    gint64 deadline = g_get_monotonic_time() + WAIT_LIMIT_S * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(conninfo, sql) != want) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse never counted %" G_GUINT64_FORMAT " with: %s", want, sql);
-        g_usleep(20000);
-    }
-}
+#define JOB      "9301"
+#define HOST     "jobs-a"
+#define NODE_ID  1701
+#define DD_BYTES 65536 /* 16 blocks of 4096 */
 
 /* `vigil ARGS…` with the Slurm variables of the job (and step, unless
  * NULL), the node's socket and its configuration. */
@@ -166,13 +155,13 @@ static void test_job_with_two_steps(void **state)
     test_run_clear(&run);
 
     /* The end notice and both runs' reports, stored. */
-    wait_for_count(
+    test_pg_wait_for_count_equal_in(
         f->conninfo,
         "SELECT count(*) FROM jobs WHERE scheduler_job_id = '" JOB "' AND end_time IS NOT NULL", 1);
-    wait_for_count(f->conninfo,
-                   "SELECT count(*) FROM job_runs WHERE scheduler_job_id = '" JOB
-                   "' AND end_time IS NOT NULL AND bytes_written > 0",
-                   2);
+    test_pg_wait_for_count_equal_in(f->conninfo,
+                                    "SELECT count(*) FROM job_runs WHERE scheduler_job_id = '" JOB
+                                    "' AND end_time IS NOT NULL AND bytes_written > 0",
+                                    2);
     check_warehouse(f->conninfo);
     check_report(&d);
 
@@ -183,18 +172,10 @@ static void test_job_with_two_steps(void **state)
     g_free(dir);
 }
 
-static int teardown(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_job_with_two_steps, test_txd_fixture_setup, teardown),
+        TEST_WITH_TXD_FIXTURE(test_job_with_two_steps),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -11,6 +11,7 @@
 
 #include "test_pg.h"
 #include "test_support.h"
+#include "test_warehouse.h"
 #include "vigil/warehouse.h"
 
 /* Every relation and function migration 1 creates, as to_regclass and
@@ -37,15 +38,6 @@ static const char *const relations[] = {
     "run_processes",
     "run_nodes",
 };
-
-static PGconn *connect_or_fail(const char *conninfo)
-{
-    GError *error = NULL;
-    PGconn *db = vigil_warehouse_connect(conninfo, &error);
-    if (db == NULL)
-        fail_msg("vigil_warehouse_connect: %s", error->message);
-    return db;
-}
 
 /* The text of warehouse/migrations/NAME, read from the source tree. */
 static char *schema_file(const char *name, gsize *length)
@@ -77,109 +69,92 @@ static void test_every_schema_file_is_built_in(void **state)
 
 static void test_empty_database_gets_every_migration(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    PGconn *db = connect_or_fail(conninfo);
+    struct test_warehouse_db *t = *state;
     guint version = 99, applied = 0;
     GError *error = NULL;
-    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_true(vigil_warehouse_current_version(t->db, &version, &error));
     assert_int_equal(version, 0);
 
-    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_true(vigil_warehouse_migrate(t->db, &applied, &error));
     assert_null(error);
     assert_int_equal(applied, vigil_warehouse_latest_version());
-    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_true(vigil_warehouse_current_version(t->db, &version, &error));
     assert_int_equal(version, vigil_warehouse_latest_version());
-    for (size_t i = 0; i < G_N_ELEMENTS(relations); i++) {
-        char *sql = g_strdup_printf("SELECT count(*) FROM (SELECT to_regclass('%s') AS r) x"
-                                    " WHERE r IS NOT NULL",
-                                    relations[i]);
-        if (test_pg_query_u64_in(conninfo, sql) != 1)
+    for (size_t i = 0; i < G_N_ELEMENTS(relations); i++)
+        if (!test_pg_relation_exists_in(t->conninfo, relations[i]))
             fail_msg("%s does not exist after migrating", relations[i]);
-        g_free(sql);
-    }
-    assert_int_equal(test_pg_query_u64_in(
-                         conninfo, "SELECT count(*) FROM (SELECT to_regprocedure("
-                                   "'vigil_activity_partition(date)') AS f) x WHERE f IS NOT NULL"),
-                     1);
+    assert_int_equal(
+        test_pg_query_u64_in(t->conninfo,
+                             "SELECT count(*) FROM (SELECT to_regprocedure("
+                             "'vigil_activity_partition(date)') AS f) x WHERE f IS NOT NULL"),
+        1);
     /* The partition function works on what the migration made. */
     char *partition =
-        test_pg_query_text_in(conninfo, "SELECT vigil_activity_partition('2024-02-29')");
+        test_pg_query_text_in(t->conninfo, "SELECT vigil_activity_partition('2024-02-29')");
     assert_string_equal(partition, "activities_20240229");
     g_free(partition);
-    PQfinish(db);
-    g_free(conninfo);
 }
 
 static void test_second_run_applies_nothing_and_records_are_right(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    PGconn *db = connect_or_fail(conninfo);
+    struct test_warehouse_db *t = *state;
     guint applied = 99;
     GError *error = NULL;
-    assert_true(vigil_warehouse_migrate(db, &applied, &error));
-    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_true(vigil_warehouse_migrate(t->db, &applied, &error));
+    assert_true(vigil_warehouse_migrate(t->db, &applied, &error));
     assert_null(error);
     assert_int_equal(applied, 0);
-    PQfinish(db);
 
     guint latest = vigil_warehouse_latest_version();
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
-                     latest);
+    assert_int_equal(
+        test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM vigil_schema_migrations"), latest);
     /* The record of migration 1 carries the SHA-256 of the file itself. */
     gsize length = 0;
     char *text = schema_file("0001_warehouse.sql", &length);
     char *want = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, length);
     char *name = test_pg_query_text_in(
-        conninfo, "SELECT name FROM vigil_schema_migrations WHERE version = 1");
+        t->conninfo, "SELECT name FROM vigil_schema_migrations WHERE version = 1");
     char *sha256 = test_pg_query_text_in(
-        conninfo, "SELECT sha256 FROM vigil_schema_migrations WHERE version = 1");
+        t->conninfo, "SELECT sha256 FROM vigil_schema_migrations WHERE version = 1");
     assert_string_equal(name, "0001_warehouse");
     assert_string_equal(sha256, want);
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"
-                                                    " WHERE applied_at > now() - interval '1 day'"),
+    assert_int_equal(test_pg_query_u64_in(t->conninfo,
+                                          "SELECT count(*) FROM vigil_schema_migrations"
+                                          " WHERE applied_at > now() - interval '1 day'"),
                      latest);
     g_free(sha256);
     g_free(name);
     g_free(want);
     g_free(text);
-    g_free(conninfo);
 }
 
 static void test_changed_migration_is_refused(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    PGconn *db = connect_or_fail(conninfo);
+    struct test_warehouse_db *t = *state;
     GError *error = NULL;
-    assert_true(vigil_warehouse_migrate(db, NULL, &error));
-    test_pg_exec_in(conninfo, "UPDATE vigil_schema_migrations SET sha256 = repeat('0', 64)"
-                              " WHERE version = 1");
+    assert_true(vigil_warehouse_migrate(t->db, NULL, &error));
+    test_pg_exec_in(t->conninfo, "UPDATE vigil_schema_migrations SET sha256 = repeat('0', 64)"
+                                 " WHERE version = 1");
     guint applied = 99;
-    assert_false(vigil_warehouse_migrate(db, &applied, &error));
+    assert_false(vigil_warehouse_migrate(t->db, &applied, &error));
     assert_int_equal(applied, 0);
     assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION));
     test_assert_contains(error->message,
                          "migration 0001_warehouse was changed after it was applied");
     g_clear_error(&error);
-    PQfinish(db);
-    g_free(conninfo);
 }
 
 static void test_newer_schema_is_refused(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    PGconn *db = connect_or_fail(conninfo);
+    struct test_warehouse_db *t = *state;
     GError *error = NULL;
-    assert_true(vigil_warehouse_migrate(db, NULL, &error));
+    assert_true(vigil_warehouse_migrate(t->db, NULL, &error));
     guint future = vigil_warehouse_latest_version() + 1;
     char *sql = g_strdup_printf("INSERT INTO vigil_schema_migrations (version, name, sha256)"
                                 " VALUES (%u, '%04u_from_the_future', 'x')",
                                 future, future);
-    test_pg_exec_in(conninfo, sql);
-    assert_false(vigil_warehouse_migrate(db, NULL, &error));
+    test_pg_exec_in(t->conninfo, sql);
+    assert_false(vigil_warehouse_migrate(t->db, NULL, &error));
     assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION));
     char *want = g_strdup_printf("at version %u (migration %04u_from_the_future), newer than this "
                                  "vigil knows",
@@ -187,25 +162,21 @@ static void test_newer_schema_is_refused(void **state)
     test_assert_contains(error->message, want);
     g_clear_error(&error);
     guint version = 0;
-    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_true(vigil_warehouse_current_version(t->db, &version, &error));
     assert_int_equal(version, future);
     g_free(want);
     g_free(sql);
-    PQfinish(db);
-    g_free(conninfo);
 }
 
 static void test_failing_migration_leaves_nothing(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
+    struct test_warehouse_db *t = *state;
     /* Migration 1 creates nodes, then jobs: a jobs already there makes it
      * fail halfway. */
-    test_pg_exec_in(conninfo, "CREATE TABLE jobs (x integer)");
-    PGconn *db = connect_or_fail(conninfo);
+    test_pg_exec_in(t->conninfo, "CREATE TABLE jobs (x integer)");
     GError *error = NULL;
     guint applied = 99;
-    assert_false(vigil_warehouse_migrate(db, &applied, &error));
+    assert_false(vigil_warehouse_migrate(t->db, &applied, &error));
     assert_int_equal(applied, 0);
     assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION));
     /* PostgreSQL gives no position for this one (test_migrate_sequence
@@ -215,20 +186,18 @@ static void test_failing_migration_leaves_nothing(void **state)
     test_assert_contains(error->message, "nothing of it was applied");
     g_clear_error(&error);
 
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM pg_class"
-                                                    " WHERE relname IN ('nodes', 'runs')"),
+    assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM pg_class"
+                                                       " WHERE relname IN ('nodes', 'runs')"),
                      0);
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
-                     0);
-    /* The migration lock was given back: the session is still open. */
     assert_int_equal(
-        test_pg_query_u64_in(conninfo, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
-        0);
+        test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM vigil_schema_migrations"), 0);
+    /* The migration lock was given back: the session is still open. */
+    assert_int_equal(test_pg_query_u64_in(
+                         t->conninfo, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
+                     0);
     guint version = 99;
-    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_true(vigil_warehouse_current_version(t->db, &version, &error));
     assert_int_equal(version, 0);
-    PQfinish(db);
-    g_free(conninfo);
 }
 
 struct racer {
@@ -254,12 +223,11 @@ static gpointer race(gpointer data)
 
 static void test_concurrent_migrations_apply_each_once(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
+    struct test_warehouse_db *t = *state;
     struct racer racers[3];
     GThread *threads[G_N_ELEMENTS(racers)];
     for (size_t i = 0; i < G_N_ELEMENTS(racers); i++) {
-        racers[i] = (struct racer){.conninfo = conninfo};
+        racers[i] = (struct racer){.conninfo = t->conninfo};
         threads[i] = g_thread_new("migrate", race, &racers[i]);
     }
     guint total = 0;
@@ -270,9 +238,9 @@ static void test_concurrent_migrations_apply_each_once(void **state)
         total += racers[i].applied;
     }
     assert_int_equal(total, vigil_warehouse_latest_version());
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
-                     vigil_warehouse_latest_version());
-    g_free(conninfo);
+    assert_int_equal(
+        test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
+        vigil_warehouse_latest_version());
 }
 
 static void test_unreachable_server_is_named(void **state)
@@ -323,7 +291,7 @@ static void test_malformed_conninfo_is_refused(void **state)
 static void test_connection_settings(void **state)
 {
     (void)state;
-    PGconn *db = connect_or_fail(test_pg_conninfo(&test_pg_cluster));
+    PGconn *db = test_warehouse_connect(test_pg_conninfo(&test_pg_cluster));
     PGresult *result = PQexec(db, "SELECT current_setting('application_name'),"
                                   " current_setting('client_min_messages'),"
                                   " current_setting('client_encoding')");
@@ -336,7 +304,7 @@ static void test_connection_settings(void **state)
     /* An application_name of the caller's own wins over the fallback. */
     char *conninfo =
         g_strdup_printf("%s application_name=vigil-txd", test_pg_conninfo(&test_pg_cluster));
-    db = connect_or_fail(conninfo);
+    db = test_warehouse_connect(conninfo);
     assert_string_equal(PQparameterStatus(db, "application_name"), "vigil-txd");
     PQfinish(db);
     g_free(conninfo);
@@ -346,28 +314,25 @@ static void test_connection_settings(void **state)
  * committed migrations survive, and while it is away connecting fails. */
 static void test_migrations_survive_a_restart(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    PGconn *db = connect_or_fail(conninfo);
+    struct test_warehouse_db *t = *state;
     GError *error = NULL;
-    assert_true(vigil_warehouse_migrate(db, NULL, &error));
-    PQfinish(db);
+    assert_true(vigil_warehouse_migrate(t->db, NULL, &error));
+    PQfinish(t->db);
+    t->db = NULL;
 
     test_pg_stop(&test_pg_cluster);
-    assert_null(vigil_warehouse_connect(conninfo, &error));
+    assert_null(vigil_warehouse_connect(t->conninfo, &error));
     assert_true(g_error_matches(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT));
     test_assert_contains(error->message, test_pg_cluster.dir);
     g_clear_error(&error);
     test_pg_restart_after_stop(&test_pg_cluster);
 
-    db = connect_or_fail(conninfo);
+    t->db = test_warehouse_connect(t->conninfo);
     guint version = 0, applied = 99;
-    assert_true(vigil_warehouse_current_version(db, &version, &error));
+    assert_true(vigil_warehouse_current_version(t->db, &version, &error));
     assert_int_equal(version, vigil_warehouse_latest_version());
-    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_true(vigil_warehouse_migrate(t->db, &applied, &error));
     assert_int_equal(applied, 0);
-    PQfinish(db);
-    g_free(conninfo);
 }
 
 /* A database at version `version`, as that vigil left it: migrations 1 to
@@ -414,11 +379,10 @@ static const char digest_sql[] = "SELECT md5(string_agg(t, '|' ORDER BY t)) FROM
 
 static void test_migration_4_keeps_rows_and_its_views_show_them(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    migrate_by_hand_to(conninfo, 3);
+    struct test_warehouse_db *t = *state;
+    migrate_by_hand_to(t->conninfo, 3);
     test_pg_exec_in(
-        conninfo,
+        t->conninfo,
         "INSERT INTO nodes (node_id, hostname) VALUES (1, 'n1'), (2, 'n2');"
         "INSERT INTO runs (run_id, run_key, program, argv, uid, start_time, end_time)"
         " VALUES (1, 'k1', 'ior', '{ior}', 1000, '2026-11-20 10:00Z', '2026-11-20 10:02Z'),"
@@ -450,30 +414,28 @@ static void test_migration_4_keeps_rows_and_its_views_show_them(void **state)
         "INSERT INTO statistics_rollups SELECT 1, 1, t, t + interval '1 s', 10, 150, 150, 150,"
         " 150, false FROM generate_series(timestamptz '2026-11-20 10:00Z',"
         " '2026-11-20 10:01:39Z', interval '1 s') t");
-    char *before = test_pg_query_text_in(conninfo, digest_sql);
+    char *before = test_pg_query_text_in(t->conninfo, digest_sql);
 
-    PGconn *db = connect_or_fail(conninfo);
     guint applied = 0;
     GError *error = NULL;
-    assert_true(vigil_warehouse_migrate(db, &applied, &error));
+    assert_true(vigil_warehouse_migrate(t->db, &applied, &error));
     assert_null(error);
     assert_int_equal(applied, vigil_warehouse_latest_version() - 3);
-    PQfinish(db);
 
-    char *after = test_pg_query_text_in(conninfo, digest_sql);
+    char *after = test_pg_query_text_in(t->conninfo, digest_sql);
     assert_string_equal(before, after);
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM statistics_rollups"),
+    assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM statistics_rollups"),
                      100);
     /* Its indexes exist, the one on the partitioned parent on the
      * partition of old rows too. */
-    assert_int_equal(
-        test_pg_query_u64_in(conninfo, "SELECT count(*) FROM pg_indexes WHERE indexname IN"
-                                       " ('runs_start_time_run', 'runs_uid_start_time_run',"
-                                       "  'processes_node_start_time', 'captures_node_start_time',"
-                                       "  'anomalies_time', 'anomalies_plugin_time',"
-                                       "  'statistics_rollups_node_metric_time')"),
-        7);
-    assert_int_equal(test_pg_query_u64_in(conninfo,
+    assert_int_equal(test_pg_query_u64_in(
+                         t->conninfo, "SELECT count(*) FROM pg_indexes WHERE indexname IN"
+                                      " ('runs_start_time_run', 'runs_uid_start_time_run',"
+                                      "  'processes_node_start_time', 'captures_node_start_time',"
+                                      "  'anomalies_time', 'anomalies_plugin_time',"
+                                      "  'statistics_rollups_node_metric_time')"),
+                     7);
+    assert_int_equal(test_pg_query_u64_in(t->conninfo,
                                           "SELECT count(*) FROM pg_indexes WHERE tablename ="
                                           " 'statistics_rollups_20261120' AND indexdef LIKE"
                                           " '%(node_id, metric_id, start_time)%'"),
@@ -481,67 +443,46 @@ static void test_migration_4_keeps_rows_and_its_views_show_them(void **state)
 
     /* run_processes: every process, with its node's name and its report's
      * figures when it sent one. */
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM run_processes"), 4);
+    assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM run_processes"), 4);
     char *rows = test_pg_query_text_in(
-        conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s', run_id, process_id,"
-                  " coalesce(rank::text, '-'), hostname, coalesce(calls::text, '-'),"
-                  " coalesce(energy_j::text, '-'), coalesce(energy_source, '-'), report_sent),"
-                  " ' ' ORDER BY process_id) FROM run_processes");
+        t->conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s/%s', run_id, process_id,"
+                     " coalesce(rank::text, '-'), hostname, coalesce(calls::text, '-'),"
+                     " coalesce(energy_j::text, '-'), coalesce(energy_source, '-'), report_sent),"
+                     " ' ' ORDER BY process_id) FROM run_processes");
     assert_string_equal(rows, "1/1/0/n1/10/5.5/powercap/t 1/2/1/n1/-/-/-/f 1/3/2/n2/30/-/-/t "
                               "2/4/-/n2/-/-/-/f");
     g_free(rows);
     /* run_nodes: each run's nodes, from the first start to the last end
      * there; no end while a process runs. */
     rows = test_pg_query_text_in(
-        conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s', run_id, node_id, hostname,"
-                  " to_char(start_time AT TIME ZONE 'UTC', 'HH24:MI:SS'),"
-                  " coalesce(to_char(end_time AT TIME ZONE 'UTC', 'HH24:MI:SS'), '-')),"
-                  " ' ' ORDER BY run_id, node_id) FROM run_nodes");
+        t->conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s', run_id, node_id, hostname,"
+                     " to_char(start_time AT TIME ZONE 'UTC', 'HH24:MI:SS'),"
+                     " coalesce(to_char(end_time AT TIME ZONE 'UTC', 'HH24:MI:SS'), '-')),"
+                     " ' ' ORDER BY run_id, node_id) FROM run_nodes");
     assert_string_equal(rows, "1/1/n1/10:00:00/10:02:00 1/2/n2/10:00:02/10:01:58 "
                               "2/2/n2/11:00:00/-");
     g_free(rows);
     /* Migration 5's energy views over reports from before it (no figures
      * in them): each reporting process's node, no sum, not complete. */
     rows = test_pg_query_text_in(
-        conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s', run_id, nodes,"
-                  " coalesce(energy_j::text, '-'), coalesce(sources, '-'), complete), ' ')"
-                  " FROM run_energy");
+        t->conninfo, "SELECT string_agg(format('%s/%s/%s/%s/%s', run_id, nodes,"
+                     " coalesce(energy_j::text, '-'), coalesce(sources, '-'), complete), ' ')"
+                     " FROM run_energy");
     assert_string_equal(rows, "1/2/-/-/f");
     g_free(rows);
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM job_energy"), 0);
+    assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM job_energy"), 0);
     g_free(after);
     g_free(before);
-    g_free(conninfo);
 }
 
 /* ---- the `vigil db` command ------------------------------------------------ */
 
-/* Runs `vigil db ARGS…` (NULL-terminated) with `env` (NULL: a clean one). */
-static struct test_run run_vigil_db(char **env, const char *first, ...)
-{
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    g_ptr_array_add(argv, (gpointer) "db");
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a != NULL; a = va_arg(ap, const char *))
-        g_ptr_array_add(argv, (gpointer)a);
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    char **clean = env == NULL ? test_clean_environment(NULL) : NULL;
-    struct test_run r =
-        test_run_program(NULL, (const char *const *)argv->pdata, env != NULL ? env : clean);
-    g_strfreev(clean);
-    g_ptr_array_free(argv, TRUE);
-    return r;
-}
-
 static void test_cli_refuses_a_password_on_the_command_line(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    char *with_password = g_strdup_printf("%s password=secret", conninfo);
-    struct test_run r = run_vigil_db(NULL, "migrate", "--conninfo", with_password, NULL);
+    struct test_warehouse_db *t = *state;
+    char *with_password = g_strdup_printf("%s password=secret", t->conninfo);
+    struct test_run r =
+        test_run_vigil_words(NULL, "db", "migrate", "--conninfo", with_password, NULL);
     test_assert_status(&r, 2, "vigil db migrate --conninfo '… password=…'");
     test_assert_contains(r.err, "--conninfo holds a password");
     test_assert_contains(r.err, "~/.pgpass");
@@ -550,31 +491,31 @@ static void test_cli_refuses_a_password_on_the_command_line(void **state)
     test_run_clear(&r);
 
     char *uri = g_strdup_printf("postgresql://vigil:secret@/vigil?host=%s", test_pg_cluster.dir);
-    r = run_vigil_db(NULL, "migrate", "--conninfo", uri, NULL);
+    r = test_run_vigil_words(NULL, "db", "migrate", "--conninfo", uri, NULL);
     test_assert_status(&r, 2, "vigil db migrate --conninfo postgresql://vigil:secret@…");
     test_assert_contains(r.err, "--conninfo holds a password");
     assert_null(strstr(r.err, "secret"));
     test_run_clear(&r);
     /* Nothing was applied. */
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM pg_class"
-                                                    " WHERE relname = 'vigil_schema_migrations'"),
+    assert_int_equal(test_pg_query_u64_in(t->conninfo,
+                                          "SELECT count(*) FROM pg_class"
+                                          " WHERE relname = 'vigil_schema_migrations'"),
                      0);
     g_free(uri);
     g_free(with_password);
-    g_free(conninfo);
 }
 
 static void test_cli_migrate_with_conninfo(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    struct test_run r = run_vigil_db(NULL, "version", "--conninfo", conninfo, NULL);
+    struct test_warehouse_db *t = *state;
+    struct test_run r =
+        test_run_vigil_words(NULL, "db", "version", "--conninfo", t->conninfo, NULL);
     test_assert_status(&r, 1, "vigil db version (empty database)");
     test_assert_contains(r.out, "schema at version 0;");
     test_assert_contains(r.out, "vigil db migrate");
     test_run_clear(&r);
 
-    r = run_vigil_db(NULL, "migrate", "--conninfo", conninfo, NULL);
+    r = test_run_vigil_words(NULL, "db", "migrate", "--conninfo", t->conninfo, NULL);
     test_assert_status(&r, 0, "vigil db migrate");
     char *want = g_strdup_printf("applied 0001_warehouse");
     test_assert_contains(r.out, want);
@@ -584,7 +525,7 @@ static void test_cli_migrate_with_conninfo(void **state)
     g_free(want);
     test_run_clear(&r);
 
-    r = run_vigil_db(NULL, "migrate", "--conninfo", conninfo, NULL);
+    r = test_run_vigil_words(NULL, "db", "migrate", "--conninfo", t->conninfo, NULL);
     test_assert_status(&r, 0, "vigil db migrate (again)");
     want =
         g_strdup_printf("schema at version %u, nothing to do\n", vigil_warehouse_latest_version());
@@ -592,11 +533,10 @@ static void test_cli_migrate_with_conninfo(void **state)
     g_free(want);
     test_run_clear(&r);
 
-    r = run_vigil_db(NULL, "version", "--conninfo", conninfo, NULL);
+    r = test_run_vigil_words(NULL, "db", "version", "--conninfo", t->conninfo, NULL);
     test_assert_status(&r, 0, "vigil db version");
     test_assert_contains(r.out, "up to date");
     test_run_clear(&r);
-    g_free(conninfo);
 }
 
 /* A folder with vigil.conf holding `text`; its path (remove its folder). */
@@ -620,39 +560,37 @@ static void remove_config(char *path)
 
 static void test_cli_migrate_with_config(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", conninfo);
+    struct test_warehouse_db *t = *state;
+    char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", t->conninfo);
     char *config = write_config(text);
-    struct test_run r = run_vigil_db(NULL, "migrate", "--config", config, NULL);
+    struct test_run r = test_run_vigil_words(NULL, "db", "migrate", "--config", config, NULL);
     test_assert_status(&r, 0, "vigil db migrate --config");
     test_assert_contains(r.out, "applied 0001_warehouse");
     test_run_clear(&r);
-    r = run_vigil_db(NULL, "version", "--config", config, NULL);
+    r = test_run_vigil_words(NULL, "db", "version", "--config", config, NULL);
     test_assert_status(&r, 0, "vigil db version --config");
     test_assert_contains(r.out, "up to date");
     test_run_clear(&r);
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
-                     vigil_warehouse_latest_version());
+    assert_int_equal(
+        test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
+        vigil_warehouse_latest_version());
     remove_config(config);
     g_free(text);
 
     /* A problem in the configuration is reported with its key. */
     config = write_config("[warehouse]\nmigrate = perhaps\n");
-    r = run_vigil_db(NULL, "migrate", "--config", config, NULL);
+    r = test_run_vigil_words(NULL, "db", "migrate", "--config", config, NULL);
     test_assert_status(&r, 1, "vigil db migrate --config (bad value)");
     test_assert_contains(r.err, "[warehouse] migrate");
     test_run_clear(&r);
     remove_config(config);
-    g_free(conninfo);
 }
 
 static void test_cli_migrate_from_libpq_environment(void **state)
 {
-    (void)state;
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    char *database = test_pg_query_text_in(conninfo, "SELECT current_database()");
-    char *port = test_pg_query_text_in(conninfo, "SELECT current_setting('port')");
+    struct test_warehouse_db *t = *state;
+    char *database = test_pg_query_text_in(t->conninfo, "SELECT current_database()");
+    char *port = test_pg_query_text_in(t->conninfo, "SELECT current_setting('port')");
     /* An empty [warehouse] conninfo: libpq's variables say where. */
     char *config = write_config("[log]\nlevel = warning\n");
     char *vars[] = {
@@ -663,32 +601,30 @@ static void test_cli_migrate_from_libpq_environment(void **state)
         g_strdup("PGUSER=vigil"),
         NULL,
     };
-    char **env = test_clean_environment((const char *const *)vars);
-    struct test_run r = run_vigil_db(env, "migrate", NULL);
+    struct test_run r = test_run_vigil_words((const char *const *)vars, "db", "migrate", NULL);
     test_assert_status(&r, 0, "vigil db migrate (PG* variables)");
     test_assert_contains(r.out, "applied 0001_warehouse");
     test_run_clear(&r);
-    assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
-                     vigil_warehouse_latest_version());
-    g_strfreev(env);
+    assert_int_equal(
+        test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
+        vigil_warehouse_latest_version());
     for (size_t i = 0; vars[i] != NULL; i++)
         g_free(vars[i]);
     remove_config(config);
     g_free(port);
     g_free(database);
-    g_free(conninfo);
 }
 
 static void test_cli_names_an_unreachable_server(void **state)
 {
     (void)state;
     char *conninfo = g_strdup_printf("host=%s port=1 dbname=vigil user=vigil", test_pg_cluster.dir);
-    struct test_run r = run_vigil_db(NULL, "migrate", "--conninfo", conninfo, NULL);
+    struct test_run r = test_run_vigil_words(NULL, "db", "migrate", "--conninfo", conninfo, NULL);
     test_assert_status(&r, 1, "vigil db migrate (no server)");
     test_assert_contains(r.err, "vigil db migrate: cannot connect to the warehouse (host ");
     test_assert_contains(r.err, " port 1 ");
     test_run_clear(&r);
-    r = run_vigil_db(NULL, "frobnicate", NULL);
+    r = test_run_vigil_words(NULL, "db", "frobnicate", NULL);
     test_assert_status(&r, 2, "vigil db frobnicate");
     test_assert_contains(r.err, "usage: vigil db migrate|version");
     test_run_clear(&r);
@@ -697,26 +633,24 @@ static void test_cli_names_an_unreachable_server(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_schema_file_is_built_in),
-        cmocka_unit_test(test_empty_database_gets_every_migration),
-        cmocka_unit_test(test_second_run_applies_nothing_and_records_are_right),
-        cmocka_unit_test(test_changed_migration_is_refused),
-        cmocka_unit_test(test_newer_schema_is_refused),
-        cmocka_unit_test(test_failing_migration_leaves_nothing),
-        cmocka_unit_test(test_concurrent_migrations_apply_each_once),
+        TEST_WITH_WAREHOUSE_DB(test_empty_database_gets_every_migration),
+        TEST_WITH_WAREHOUSE_DB(test_second_run_applies_nothing_and_records_are_right),
+        TEST_WITH_WAREHOUSE_DB(test_changed_migration_is_refused),
+        TEST_WITH_WAREHOUSE_DB(test_newer_schema_is_refused),
+        TEST_WITH_WAREHOUSE_DB(test_failing_migration_leaves_nothing),
+        TEST_WITH_WAREHOUSE_DB(test_concurrent_migrations_apply_each_once),
         cmocka_unit_test(test_unreachable_server_is_named),
         cmocka_unit_test(test_malformed_conninfo_is_refused),
         cmocka_unit_test(test_connection_settings),
-        cmocka_unit_test(test_migrations_survive_a_restart),
-        cmocka_unit_test(test_migration_4_keeps_rows_and_its_views_show_them),
-        cmocka_unit_test(test_cli_refuses_a_password_on_the_command_line),
-        cmocka_unit_test(test_cli_migrate_with_conninfo),
-        cmocka_unit_test(test_cli_migrate_with_config),
-        cmocka_unit_test(test_cli_migrate_from_libpq_environment),
+        TEST_WITH_WAREHOUSE_DB(test_migrations_survive_a_restart),
+        TEST_WITH_WAREHOUSE_DB(test_migration_4_keeps_rows_and_its_views_show_them),
+        TEST_WITH_WAREHOUSE_DB(test_cli_refuses_a_password_on_the_command_line),
+        TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_conninfo),
+        TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_config),
+        TEST_WITH_WAREHOUSE_DB(test_cli_migrate_from_libpq_environment),
         cmocka_unit_test(test_cli_names_an_unreachable_server),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

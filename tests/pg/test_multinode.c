@@ -25,11 +25,10 @@
 #include "test_txd.h"
 #include "vigil/ontology.h"
 
-#define NODES        3
-#define RUN_KEY      "multinode-run"
-#define JOB          "7014"
-#define BLOCK_BYTES  4096
-#define WAIT_LIMIT_S 60
+#define NODES       3
+#define RUN_KEY     "multinode-run"
+#define JOB         "7014"
+#define BLOCK_BYTES 4096
 
 struct node {
     const char *hostname;
@@ -57,8 +56,7 @@ static char *keygen(const char *path)
     test_assert_status(&run, 0, "vigil keygen");
     test_run_clear(&run);
     char *pub_path = g_strconcat(path, ".pub", NULL);
-    char *text = NULL;
-    assert_true(g_file_get_contents(pub_path, &text, NULL, NULL));
+    char *text = test_read_file(pub_path);
     g_free(pub_path);
     g_strstrip(text);
     assert_int_equal(strlen(text), 40);
@@ -87,40 +85,6 @@ static gboolean file_contains(const char *path, const char *needle)
     return found;
 }
 
-/* Polls a condition with a deadline: the condition is what the test waits
- * for, the bound only turns a hang into a failure. */
-static void wait_for_log(const char *path, const char *needle)
-{
-    gint64 deadline = g_get_monotonic_time() + WAIT_LIMIT_S * G_USEC_PER_SEC;
-    while (!file_contains(path, needle)) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("%s never said \"%s\"", path, needle);
-        g_usleep(20000);
-    }
-}
-
-static void wait_for_count(const char *conninfo, const char *sql, guint64 at_least)
-{
-    gint64 deadline = g_get_monotonic_time() + WAIT_LIMIT_S * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(conninfo, sql) < at_least) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse never counted %" G_GUINT64_FORMAT " with: %s", at_least, sql);
-        g_usleep(20000);
-    }
-}
-
-static guint64 query(const char *conninfo, const char *format, ...) G_GNUC_PRINTF(2, 3);
-static guint64 query(const char *conninfo, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    char *sql = g_strdup_vprintf(format, ap);
-    va_end(ap);
-    guint64 n = test_pg_query_u64_in(conninfo, sql);
-    g_free(sql);
-    return n;
-}
-
 static char *query_text(const char *conninfo, const char *sql)
 {
     char *text = test_pg_query_text_in(conninfo, sql);
@@ -132,12 +96,9 @@ static char *query_text(const char *conninfo, const char *sql)
  * pid. */
 static void run_dd(struct node *n)
 {
-    char *socket_var = g_strconcat("VIGIL_SOCKET=", n->daemon.socket_path, NULL);
-    char *preload_var = g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL);
     char *report_var = g_strdup_printf("VIGIL_REPORT=%s/report.txt", n->dir);
-    const char *vars[] = {socket_var,          preload_var, report_var, "VIGIL_RUN_ID=" RUN_KEY,
-                          "SLURM_JOB_ID=" JOB, NULL};
-    char **env = test_clean_environment(vars);
+    const char *vars[] = {report_var, "VIGIL_RUN_ID=" RUN_KEY, "SLURM_JOB_ID=" JOB, NULL};
+    char **env = test_daemon_preload_env(&n->daemon, vars);
     char *of = g_strdup_printf("of=%s/dd.out", n->dir);
     char *count = g_strdup_printf("count=%d", n->blocks);
     const char *argv[] = {
@@ -151,8 +112,6 @@ static void run_dd(struct node *n)
     g_strfreev(env);
     g_free(count);
     g_free(of);
-    g_free(socket_var);
-    g_free(preload_var);
     g_free(report_var);
 }
 
@@ -167,9 +126,10 @@ static void check_process(const char *conninfo, const struct node *n)
     char *summary = g_strdup_printf("SELECT count(*) FROM run_summaries JOIN processes p "
                                     "USING (process_id) WHERE %s AND p.end_time IS NOT NULL",
                                     where);
-    wait_for_count(conninfo, summary, 1);
+    test_pg_wait_for_count_in(conninfo, summary, 1);
     g_free(summary);
-    assert_int_equal(query(conninfo, "SELECT count(*) FROM processes p WHERE %s", where), 1);
+    assert_int_equal(
+        test_pg_query_u64_printf(conninfo, "SELECT count(*) FROM processes p WHERE %s", where), 1);
 
     JsonNode *status = test_daemon_status(&n->daemon, n->pid);
     JsonObject *process = test_daemon_process(status, n->pid);
@@ -184,30 +144,34 @@ static void check_process(const char *conninfo, const struct node *n)
                  n->hostname, drained, (int)n->pid, n->blocks, text);
     }
     /* Every activity vigild drained (capture keeps all), each once. */
-    assert_int_equal(query(conninfo,
-                           "SELECT count(*) FROM activities JOIN processes p USING (process_id) "
-                           "WHERE %s",
-                           where),
+    assert_int_equal(test_pg_query_u64_printf(
+                         conninfo,
+                         "SELECT count(*) FROM activities JOIN processes p USING (process_id) "
+                         "WHERE %s",
+                         where),
                      drained);
-    assert_int_equal(query(conninfo,
-                           "SELECT count(DISTINCT seq) FROM activities JOIN processes p "
-                           "USING (process_id) WHERE %s",
-                           where),
-                     drained);
+    assert_int_equal(
+        test_pg_query_u64_printf(conninfo,
+                                 "SELECT count(DISTINCT seq) FROM activities JOIN processes p "
+                                 "USING (process_id) WHERE %s",
+                                 where),
+        drained);
     /* dd's writes into its file: as many and as large as dd made them. */
     char *file = g_strdup_printf("%s/dd.out", n->dir);
     char *writes = g_strdup_printf("FROM activities a JOIN processes p USING (process_id) "
                                    "JOIN files f USING (file_id) WHERE %s AND a.operation = %d "
                                    "AND f.path = '%s'",
                                    where, VIGIL_OP_POSIX_WRITE, file);
-    assert_int_equal(query(conninfo, "SELECT count(*) %s", writes), n->blocks);
-    assert_int_equal(query(conninfo, "SELECT coalesce(sum(a.bytes), 0) %s", writes),
-                     (guint64)n->blocks * BLOCK_BYTES);
-    assert_int_equal(query(conninfo,
-                           "SELECT bytes_written FROM run_summaries JOIN processes p "
-                           "USING (process_id) WHERE %s",
-                           where),
-                     (guint64)n->blocks * BLOCK_BYTES);
+    assert_int_equal(test_pg_query_u64_printf(conninfo, "SELECT count(*) %s", writes), n->blocks);
+    assert_int_equal(
+        test_pg_query_u64_printf(conninfo, "SELECT coalesce(sum(a.bytes), 0) %s", writes),
+        (guint64)n->blocks * BLOCK_BYTES);
+    assert_int_equal(
+        test_pg_query_u64_printf(conninfo,
+                                 "SELECT bytes_written FROM run_summaries JOIN processes p "
+                                 "USING (process_id) WHERE %s",
+                                 where),
+        (guint64)n->blocks * BLOCK_BYTES);
     json_node_unref(status);
     g_free(writes);
     g_free(file);
@@ -232,36 +196,40 @@ static void check_statistics(const char *conninfo, const struct node *n)
     json_node_unref(status);
 
     guint64 id = n->node_id;
-    assert_true(query(conninfo,
-                      "SELECT count(*) FROM ingested_batches WHERE node_id = %" G_GUINT64_FORMAT,
-                      id) >= (guint64)acked);
-    assert_int_equal(query(conninfo,
-                           "SELECT max(sequence) - min(sequence) + 1 - count(*) FROM "
-                           "ingested_batches WHERE node_id = %" G_GUINT64_FORMAT,
-                           id),
-                     0);
+    assert_true(test_pg_query_u64_printf(
+                    conninfo,
+                    "SELECT count(*) FROM ingested_batches WHERE node_id = %" G_GUINT64_FORMAT,
+                    id) >= (guint64)acked);
+    assert_int_equal(
+        test_pg_query_u64_printf(conninfo,
+                                 "SELECT max(sequence) - min(sequence) + 1 - count(*) FROM "
+                                 "ingested_batches WHERE node_id = %" G_GUINT64_FORMAT,
+                                 id),
+        0);
     /* A node's first roll-up window closes a second after its start and
      * goes out with the cycle after that: on a fast machine the checks
      * above can come first. */
     char *rollups = g_strdup_printf("SELECT count(DISTINCT metric_id) FROM statistics_rollups "
                                     "WHERE node_id = %" G_GUINT64_FORMAT,
                                     id);
-    wait_for_count(conninfo, rollups, 1);
+    test_pg_wait_for_count_in(conninfo, rollups, 1);
     g_free(rollups);
     /* No window twice. */
-    assert_int_equal(query(conninfo,
-                           "SELECT count(*) - count(DISTINCT (metric_id, start_time)) FROM "
-                           "statistics_rollups WHERE node_id = %" G_GUINT64_FORMAT,
-                           id),
-                     0);
+    assert_int_equal(
+        test_pg_query_u64_printf(conninfo,
+                                 "SELECT count(*) - count(DISTINCT (metric_id, start_time)) FROM "
+                                 "statistics_rollups WHERE node_id = %" G_GUINT64_FORMAT,
+                                 id),
+        0);
     /* None missing across metrics: every batch closes the same windows
      * for each of the node's metrics. */
-    assert_int_equal(query(conninfo,
-                           "SELECT count(DISTINCT n) FROM (SELECT count(*) AS n FROM "
-                           "statistics_rollups WHERE node_id = %" G_GUINT64_FORMAT
-                           " GROUP BY metric_id) m",
-                           id),
-                     1);
+    assert_int_equal(
+        test_pg_query_u64_printf(conninfo,
+                                 "SELECT count(DISTINCT n) FROM (SELECT count(*) AS n FROM "
+                                 "statistics_rollups WHERE node_id = %" G_GUINT64_FORMAT
+                                 " GROUP BY metric_id) m",
+                                 id),
+        1);
 }
 
 static char *node_config(const struct node *n, const char *endpoint, const char *server_key,
@@ -309,7 +277,7 @@ static void test_three_nodes_one_job(void **state)
     }
     /* The system reasoner counts a node while its states keep coming: the
      * three daemons run at once now. */
-    wait_for_log(f->txd.log_path, "system reasoner: 3 nodes counted");
+    test_wait_for_file_text(f->txd.log_path, "system reasoner: 3 nodes counted");
 
     for (int i = 0; i < NODES; i++)
         run_dd(&nodes[i]);
@@ -322,13 +290,14 @@ static void test_three_nodes_one_job(void **state)
     assert_string_equal(stored_nodes, "1401=node-a,1402=node-b,1403=node-c");
     /* One run, in the job, with one process on each node; ended, with
      * dd's exit status. */
-    assert_int_equal(query(f->conninfo, "SELECT count(*) FROM runs r JOIN jobs j USING (job_id) "
-                                        "WHERE r.run_key = '" RUN_KEY "' AND "
-                                        "j.scheduler_job_id = '" JOB "' AND r.exit_status = 0 "
-                                        "AND r.end_time IS NOT NULL"),
+    assert_int_equal(test_pg_query_u64_printf(
+                         f->conninfo, "SELECT count(*) FROM runs r JOIN jobs j USING (job_id) "
+                                      "WHERE r.run_key = '" RUN_KEY "' AND "
+                                      "j.scheduler_job_id = '" JOB "' AND r.exit_status = 0 "
+                                      "AND r.end_time IS NOT NULL"),
                      1);
-    assert_int_equal(query(f->conninfo, "SELECT count(*) FROM runs"), 1);
-    assert_int_equal(query(f->conninfo, "SELECT count(*) FROM jobs"), 1);
+    assert_int_equal(test_pg_query_u64_printf(f->conninfo, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(test_pg_query_u64_printf(f->conninfo, "SELECT count(*) FROM jobs"), 1);
     char *run_nodes = query_text(f->conninfo, "SELECT string_agg(DISTINCT p.node_id::text, ',') "
                                               "FROM processes p JOIN runs r USING (run_id) "
                                               "WHERE r.run_key = '" RUN_KEY "'");
@@ -364,18 +333,10 @@ static void test_three_nodes_one_job(void **state)
     g_free(txd_key_path);
 }
 
-static int teardown(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
-}
-
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_three_nodes_one_job, test_txd_fixture_setup, teardown),
+        TEST_WITH_TXD_FIXTURE(test_three_nodes_one_job),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -29,8 +29,6 @@
 #define DEADLINE_US (120 * G_USEC_PER_SEC)
 #define POLL_US     20000
 
-static const char daemon_lines[] = "providers = procstat;process\ncycle_ms = 200\n";
-
 struct keys {
     struct vigil_curve_pair server, node, impostor;
     char *node_path;
@@ -95,16 +93,13 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     test_sender_open(&impostor, f->txd.endpoint, NODE_ID, k.server.public_key,
                      k.impostor.public_key, k.impostor.secret_key);
     GBytes *claim = test_batch_new(NODE_ID, 1, 1, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&impostor, claim);
-    test_sender_expect_ack(&impostor, 1);
+    test_sender_send_acked(&impostor, claim, 1);
 
-    char *config = g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = %s\n"
-                                   "node_id = %d\nspool_dir = %s/spool\ncurve_server_key = %s\n"
-                                   "curve_key_file = %s\n[warehouse]\nconninfo = %s\n",
-                                   f->txd.endpoint, NODE_ID, f->dir, k.server.public_key,
-                                   k.node_path, f->conninfo);
+    char *uplink = g_strdup_printf("node_id = %d\ncurve_server_key = %s\ncurve_key_file = %s\n",
+                                   NODE_ID, k.server.public_key, k.node_path);
+    char *config = writer_daemon_config(f, NULL, uplink);
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
+    test_daemon_start(&d, f->dir, WRITER_DAEMON_LINES, config);
     struct writer w;
     writer_start(&w, &d, f->dir, WRITES, 0, NULL);
     writer_finish(&w);
@@ -141,11 +136,12 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     test_run_clear(&run);
     /* Gone; the node's next batch may have claimed the id already, with
      * its own key. */
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) FROM node_keys WHERE node_id = %d AND "
-                                  "curve_public_key = '%s'",
-                                  NODE_ID, k.impostor.public_key),
-                     0);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) FROM node_keys WHERE node_id = %d AND "
+                                 "curve_public_key = '%s'",
+                                 NODE_ID, k.impostor.public_key),
+        0);
 
     /* Sent again, everything is stored. */
     run = test_daemon_vigil(&d, (const char *[]){"spool", "resend", NULL});
@@ -155,11 +151,12 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     guint64 stored = writer_writes_stored(f->conninfo, w.pid);
     print_message("after: %" G_GUINT64_FORMAT " of %d writes stored\n", stored, WRITES);
     assert_int_equal(stored, WRITES);
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) FROM node_keys WHERE node_id = %d AND "
-                                  "curve_public_key = '%s'",
-                                  NODE_ID, k.node.public_key),
-                     1);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) FROM node_keys WHERE node_id = %d AND "
+                                 "curve_public_key = '%s'",
+                                 NODE_ID, k.node.public_key),
+        1);
 
     /* --set writes a node's key (its refusals start again); a key that is
      * not one is refused by name. */
@@ -184,17 +181,15 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     g_bytes_unref(claim);
     g_free(row);
     g_free(config);
+    g_free(uplink);
     g_free(txd_config);
     g_free(k.node_path);
 }
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_claimed_node_id_is_seen_fixed_and_resent,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_a_claimed_node_id_is_seen_fixed_and_resent),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -13,25 +13,11 @@
 
 #include "test_pg.h"
 #include "test_support.h"
+#include "test_warehouse.h"
 #include "vigil/warehouse.h"
 
 /* A database at the latest schema, which has the run_regions view
  * (migration 6). */
-static char *regions_database(void)
-{
-    char *conninfo = test_pg_new_database(&test_pg_cluster);
-    GError *error = NULL;
-    PGconn *db = vigil_warehouse_connect(conninfo, &error);
-    if (db == NULL)
-        fail_msg("connect: %s", error->message);
-    guint applied;
-    if (!vigil_warehouse_migrate(db, &applied, &error))
-        fail_msg("migrate: %s", error->message);
-    PQfinish(db);
-    assert_true(vigil_warehouse_latest_version() >= 6);
-    return conninfo;
-}
-
 static const char fixture[] =
     "INSERT INTO nodes (node_id, hostname) VALUES (1, 'n1');"
     "INSERT INTO runs (run_id, run_key, program, argv, uid, start_time) VALUES"
@@ -95,7 +81,9 @@ static void expect(const char *conninfo, int run, const char *region, const char
 static void test_run_regions(void **state)
 {
     (void)state;
-    char *conninfo = regions_database();
+    /* The latest schema has the run_regions view (migration 6). */
+    assert_true(vigil_warehouse_latest_version() >= 6);
+    char *conninfo = test_warehouse_new_migrated();
     test_pg_exec_in(conninfo, fixture);
     /* One row per run and region: the shell and rank 1's own report add none. */
     assert_int_equal(test_pg_query_u64_in(conninfo, "SELECT count(*) FROM run_regions"), 2);
@@ -132,10 +120,8 @@ static void test_run_regions(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_regions),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -24,12 +24,27 @@
 
 static const char daemon_lines[] = "providers = procstat;process;energy\ncycle_ms = 200\n";
 
-/* `uplink_lines`: more of [uplink], or "". */
-static char *daemon_config(const struct test_txd_fixture *f, const char *uplink_lines)
+/* The fixture's vigil-txd, vigild (more of its [uplink] in `uplink_lines`)
+ * and the writer under it, its `first` writes made. Returns vigild's
+ * config, to start it again with (g_free it). */
+static char *start_writing(struct test_txd_fixture *f, const char *uplink_lines,
+                           struct test_daemon *d, struct writer *w, long first, long second)
 {
-    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = %s\nspool_dir = "
-                           "%s/spool\n%s[warehouse]\nconninfo = %s\n",
-                           f->txd.endpoint, f->dir, uplink_lines, f->conninfo);
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *config = writer_daemon_config(f, NULL, uplink_lines);
+    test_daemon_start(d, f->dir, daemon_lines, config);
+    writer_start(w, d, f->dir, first, second, NULL);
+    return config;
+}
+
+/* How many processes vigild took back from the state its last run left. */
+static void assert_recovered(const struct test_daemon *d, gint64 want)
+{
+    JsonNode *status = test_daemon_status(d, 0);
+    assert_int_equal(
+        test_daemon_json_int(json_node_get_object(status), "processes", "recovered_total", NULL),
+        want);
+    json_node_unref(status);
 }
 
 /* Every write once, each with its file; nothing else of it twice. */
@@ -37,58 +52,54 @@ static void check_warehouse(const struct test_txd_fixture *f, GPid pid, guint64 
 {
     writer_wait_for_report(f->conninfo, f->dir, pid);
     assert_int_equal(writer_writes_stored(f->conninfo, pid), writes);
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) FROM activities a JOIN processes USING "
-                                  "(process_id) JOIN files USING (file_id) WHERE pid = %d AND "
-                                  "operation = 6 AND encode(path_bytes, 'escape') LIKE "
-                                  "'%%/written'",
-                                  (int)pid),
-                     writes);
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
-                                  "processes USING (process_id) WHERE pid = %d",
-                                  (int)pid),
-                     0);
-    /* One process, however many vigilds served it. */
     assert_int_equal(
-        writer_query(f->conninfo, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid), 1);
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) FROM activities a JOIN processes USING "
+                                 "(process_id) JOIN files USING (file_id) WHERE pid = %d AND "
+                                 "operation = 6 AND encode(path_bytes, 'escape') LIKE "
+                                 "'%%/written'",
+                                 (int)pid),
+        writes);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
+                                 "processes USING (process_id) WHERE pid = %d",
+                                 (int)pid),
+        0);
+    /* One process, however many vigilds served it. */
+    assert_int_equal(test_pg_query_u64_printf(
+                         f->conninfo, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid),
+                     1);
+}
+
+/* Whether vigild has given the writer a share of the node's energy (it
+ * has no note of why not any more); the share, when it has. */
+static gboolean shared_energy(JsonObject *process, gpointer energy_j)
+{
+    if (json_object_has_member(process, "energy_note"))
+        return FALSE;
+    *(double *)energy_j = json_object_get_double_member(process, "energy_j");
+    return TRUE;
 }
 
 /* Waits until vigild has given the writer a share of the node's energy and
  * a cycle has ended since, so that the share is in what the cycle's end
- * commits; returns the share. */
+ * commits; returns the share. The writer waits, using no CPU: its share no
+ * longer grows. */
 static double wait_for_energy(const struct test_daemon *d, GPid pid)
 {
-    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
-    gint64 shared_in_cycle = -1;
     double energy_j = 0;
-    for (;;) {
-        JsonNode *status = test_daemon_status(d, 0);
-        JsonObject *p = test_daemon_process(status, pid);
-        assert_non_null(p);
-        gint64 cycles =
-            test_daemon_json_int(json_node_get_object(status), "reasoning", "cycles", NULL);
-        if (shared_in_cycle < 0 && !json_object_has_member(p, "energy_note")) {
-            shared_in_cycle = cycles;
-            energy_j = json_object_get_double_member(p, "energy_j");
-        }
-        json_node_unref(status);
-        /* The writer waits, using no CPU: its share no longer grows. */
-        if (shared_in_cycle >= 0 && cycles > shared_in_cycle + 1)
-            return energy_j;
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("vigild never shared the node's energy with the writer");
-        g_usleep(20000); /* polling a condition, with a deadline */
-    }
+    writer_wait_two_cycles_after(d, pid, shared_energy, &energy_j,
+                                 "shared the node's energy with the writer");
+    return energy_j;
 }
 
 /* The new vigild took the writer back before it said anything, its energy
  * going on from where the last one left it, marked uncertain for the gap. */
 static void check_taken_back(const struct test_daemon *d, GPid pid, double energy_before_j)
 {
+    assert_recovered(d, 1);
     JsonNode *status = test_daemon_status(d, 0);
-    JsonObject *root = json_node_get_object(status);
-    assert_int_equal(test_daemon_json_int(root, "processes", "recovered_total", NULL), 1);
     JsonObject *p = test_daemon_process(status, pid);
     assert_non_null(p);
     assert_int_equal(json_object_get_int_member(p, "restarts"), 1);
@@ -101,12 +112,9 @@ static void check_taken_back(const struct test_daemon *d, GPid pid, double energ
 static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill,
                                   const char *uplink_lines)
 {
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, uplink_lines);
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
     struct writer w;
-    writer_start(&w, &d, f->dir, FIRST_WRITES, SECOND_WRITES, NULL);
+    char *config = start_writing(f, uplink_lines, &d, &w, FIRST_WRITES, SECOND_WRITES);
     double energy_j = wait_for_energy(&d, w.pid);
     g_free(kill ? test_daemon_kill(&d) : test_daemon_stop(&d));
     test_daemon_start(&d, f->dir, daemon_lines, config);
@@ -114,8 +122,8 @@ static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill,
     writer_finish(&w);
     check_warehouse(f, w.pid, FIRST_WRITES + SECOND_WRITES);
     /* The program's own report was answered by the new vigild. */
-    char *report_path = g_build_filename(f->dir, "writer.txt", NULL), *report = NULL;
-    assert_true(g_file_get_contents(report_path, &report, NULL, NULL));
+    char *report_path = g_build_filename(f->dir, "writer.txt", NULL);
+    char *report = test_read_file(report_path);
     test_assert_contains(report, "VIGILD");
     g_free(report);
     g_free(report_path);
@@ -149,6 +157,22 @@ static guint count_lines_with(const char *text, const char *needle)
     return n;
 }
 
+/* Lets the writer finish; checks what the warehouse has of it and that
+ * vigild warned at most once of files without a name. Returns vigild's
+ * log, vigild stopped (g_free it). */
+static char *finish_with_names(struct test_txd_fixture *f, struct test_daemon *d, struct writer *w,
+                               guint64 writes)
+{
+    writer_finish(w);
+    writer_wait_for_report(f->conninfo, f->dir, w->pid);
+    char *log = test_daemon_stop(d);
+    guint warnings = count_lines_with(log, "has no name");
+    if (warnings > 1)
+        fail_msg("vigild warned %u times of files without a name", warnings);
+    check_warehouse(f, w->pid, writes);
+    return log;
+}
+
 /* vigild restarted with another state_dir cannot take the writer back: it
  * learns of it only at its exit, when the writer registers again, and has
  * none of the file names the first vigild drained. The writer sends them
@@ -159,31 +183,18 @@ static void test_names_come_again_to_a_vigild_with_another_state_dir(void **stat
 {
     enum { FIRST = 5800, SECOND = 44200 };
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, "");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
     struct writer w;
-    writer_start(&w, &d, f->dir, FIRST, SECOND, NULL);
+    char *config = start_writing(f, "", &d, &w, FIRST, SECOND);
     writer_wait_for_drained(&d, w.pid, FIRST);
     g_free(test_daemon_kill(&d));
     char *elsewhere = g_strdup_printf("%sstate_dir = %s/elsewhere\n", daemon_lines, f->dir);
     test_daemon_start(&d, f->dir, elsewhere, config);
-    JsonNode *status = test_daemon_status(&d, 0);
-    assert_int_equal(
-        test_daemon_json_int(json_node_get_object(status), "processes", "recovered_total", NULL),
-        0);
-    json_node_unref(status);
-    writer_finish(&w);
-    writer_wait_for_report(f->conninfo, f->dir, w.pid);
-    char *log = test_daemon_stop(&d);
-    guint warnings = count_lines_with(log, "has no name");
-    if (warnings > 1)
-        fail_msg("vigild warned %u times of files without a name", warnings);
+    assert_recovered(&d, 0);
+    char *log = finish_with_names(f, &d, &w, FIRST + SECOND);
     test_assert_contains(log, "asked for its file names again");
     test_assert_contains(log, "its file names came again");
     g_free(log);
-    check_warehouse(f, w.pid, FIRST + SECOND);
     g_free(elsewhere);
     g_free(config);
 }
@@ -195,12 +206,9 @@ static void test_names_come_again_when_the_names_file_is_lost(void **state)
 {
     enum { FIRST = 5800, SECOND = 44200 };
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, "");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
     struct writer w;
-    writer_start(&w, &d, f->dir, FIRST, SECOND, NULL);
+    char *config = start_writing(f, "", &d, &w, FIRST, SECOND);
     writer_wait_for_drained(&d, w.pid, FIRST);
     char *state_dir = g_strconcat(d.socket_path, ".state", NULL);
     g_free(test_daemon_kill(&d));
@@ -218,19 +226,8 @@ static void test_names_come_again_when_the_names_file_is_lost(void **state)
     g_dir_close(folder);
     assert_int_equal(lost, 1);
     test_daemon_start(&d, f->dir, daemon_lines, config);
-    JsonNode *status = test_daemon_status(&d, 0);
-    assert_int_equal(
-        test_daemon_json_int(json_node_get_object(status), "processes", "recovered_total", NULL),
-        1);
-    json_node_unref(status);
-    writer_finish(&w);
-    writer_wait_for_report(f->conninfo, f->dir, w.pid);
-    char *log = test_daemon_stop(&d);
-    guint warnings = count_lines_with(log, "has no name");
-    if (warnings > 1)
-        fail_msg("vigild warned %u times of files without a name", warnings);
-    g_free(log);
-    check_warehouse(f, w.pid, FIRST + SECOND);
+    assert_recovered(&d, 1);
+    g_free(finish_with_names(f, &d, &w, FIRST + SECOND));
     g_free(state_dir);
     g_free(config);
 }
@@ -239,14 +236,15 @@ static void test_names_come_again_when_the_names_file_is_lost(void **state)
 static void wait_for_end(const struct test_txd_fixture *f, GPid pid)
 {
     gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
-    while (writer_query(f->conninfo,
-                        "SELECT count(*) FROM processes WHERE pid = %d AND end_time IS NOT NULL",
-                        (int)pid) == 0) {
+    while (test_pg_query_u64_printf(
+               f->conninfo,
+               "SELECT count(*) FROM processes WHERE pid = %d AND end_time IS NOT NULL",
+               (int)pid) == 0) {
         if (g_get_monotonic_time() > deadline)
             fail_msg("the writer, which ended while vigild was down, has no end in the "
                      "warehouse: end_time is %s",
-                     writer_query(f->conninfo, "SELECT count(*) FROM processes WHERE pid = %d",
-                                  (int)pid) > 0
+                     test_pg_query_u64_printf(
+                         f->conninfo, "SELECT count(*) FROM processes WHERE pid = %d", (int)pid) > 0
                          ? "NULL"
                          : "missing with its row");
         g_usleep(20000); /* polling a condition, with a deadline */
@@ -263,12 +261,9 @@ static void wait_for_end(const struct test_txd_fixture *f, GPid pid)
 static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *config = daemon_config(f, "");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
     struct writer w;
-    writer_start(&w, &d, f->dir, FIRST_WRITES, SECOND_WRITES, NULL);
+    char *config = start_writing(f, "", &d, &w, FIRST_WRITES, SECOND_WRITES);
     writer_wait_for_drained(&d, w.pid, FIRST_WRITES);
     g_free(test_daemon_kill(&d));
     gint64 before_exit_us = g_get_real_time();
@@ -277,34 +272,29 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
     test_daemon_start(&d, f->dir, daemon_lines, config);
     wait_for_end(f, w.pid);
     /* Its end between the two, and the true end inside them. */
-    char *sql = g_strdup_printf("SELECT concat_ws(' ', end_time_earliest < end_time, "
-                                "end_time_earliest <= to_timestamp(%" G_GINT64_FORMAT " / 1e6), "
-                                "end_time >= to_timestamp(%" G_GINT64_FORMAT
-                                " / 1e6), end_time_earliest >= start_time, "
-                                "exit_status IS NULL) FROM processes WHERE pid = %d",
-                                before_exit_us, after_exit_us, (int)w.pid);
-    char *bounds = test_pg_query_text_in(f->conninfo, sql);
-    assert_string_equal(bounds, "t t t t t");
-    g_free(bounds);
-    g_free(sql);
+    test_pg_assert_text_printf(f->conninfo, "t t t t t",
+                               "SELECT concat_ws(' ', end_time_earliest < end_time, "
+                               "end_time_earliest <= to_timestamp(%" G_GINT64_FORMAT " / 1e6), "
+                               "end_time >= to_timestamp(%" G_GINT64_FORMAT
+                               " / 1e6), end_time_earliest >= start_time, "
+                               "exit_status IS NULL) FROM processes WHERE pid = %d",
+                               before_exit_us, after_exit_us, (int)w.pid);
     /* The run ends with it, as a bound too, and is no longer shown running. */
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) FROM runs WHERE run_key = 'restart' AND "
-                                  "end_time = (SELECT end_time FROM processes WHERE pid = %d) "
-                                  "AND end_time_earliest IS NOT NULL",
-                                  (int)w.pid),
-                     1);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) FROM runs WHERE run_key = 'restart' AND "
+                                 "end_time = (SELECT end_time FROM processes WHERE pid = %d) "
+                                 "AND end_time_earliest IS NOT NULL",
+                                 (int)w.pid),
+        1);
     /* What the first vigild counted of it (every activity stored) and
      * its first writes, stored. */
-    sql = g_strdup_printf(
+    test_pg_assert_text_printf(
+        f->conninfo, "t t 0 f",
         "SELECT concat_ws(' ', u.activities = (SELECT count(*) FROM activities a WHERE "
         "a.process_id = u.process_id), u.activities >= %d, u.dropped, u.ring_read) FROM "
         "process_unwatched_ends u JOIN processes USING (process_id) WHERE pid = %d",
         FIRST_WRITES, (int)w.pid);
-    char *counts = test_pg_query_text_in(f->conninfo, sql);
-    assert_string_equal(counts, "t t 0 f");
-    g_free(counts);
-    g_free(sql);
     assert_int_equal(writer_writes_stored(f->conninfo, w.pid), FIRST_WRITES);
     char *log = test_daemon_stop(&d);
     test_assert_contains(log, "ended while no vigild ran");
@@ -314,21 +304,13 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_sigkill_of_vigild_loses_nothing,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_sigterm_of_vigild_loses_nothing,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_sigkill_without_write_ahead_loses_nothing,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_names_come_again_to_a_vigild_with_another_state_dir,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_names_come_again_when_the_names_file_is_lost,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_an_end_while_vigild_is_down_is_stored_as_a_bound,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_sigkill_of_vigild_loses_nothing),
+        TEST_WITH_TXD_FIXTURE(test_sigterm_of_vigild_loses_nothing),
+        TEST_WITH_TXD_FIXTURE(test_sigkill_without_write_ahead_loses_nothing),
+        TEST_WITH_TXD_FIXTURE(test_names_come_again_to_a_vigild_with_another_state_dir),
+        TEST_WITH_TXD_FIXTURE(test_names_come_again_when_the_names_file_is_lost),
+        TEST_WITH_TXD_FIXTURE(test_an_end_while_vigild_is_down_is_stored_as_a_bound),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

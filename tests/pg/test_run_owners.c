@@ -38,20 +38,11 @@ static GBytes *batch_new(uint64_t node_id, uint64_t sequence, const struct proc_
 {
     GError *error = NULL;
     uint64_t now = vigil_clock_monotonic_ns();
-    struct vigil_clock_offset offset;
-    vigil_clock_offset_measure(&offset);
     vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
     char hostname[32];
     g_snprintf(hostname, sizeof hostname, "node-%" G_GUINT64_FORMAT, node_id);
-    struct vigil_wire_node node = {.realtime_offset_ns = offset.realtime_minus_monotonic_ns,
-                                   .cycle = sequence,
-                                   .cycle_start_ns = now - 1000000000u,
-                                   .cycle_end_ns = now,
-                                   .cycle_ms = 1000,
-                                   .hostname = hostname};
-    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
-    test_txd_add_message(batch, w);
+    test_txd_add_node(batch, node_id, sequence, hostname, now - 1000000000u, 0);
+    vigil_wire_writer *w;
     if (n_procs > 0) {
         w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
         for (size_t i = 0; i < n_procs; i++) {
@@ -87,8 +78,7 @@ static GBytes *batch_new(uint64_t node_id, uint64_t sequence, const struct proc_
 
 static void send_batch(struct test_sender *s, GBytes *batch, uint64_t sequence)
 {
-    test_sender_send(s, batch);
-    test_sender_expect_ack(s, sequence);
+    test_sender_send_acked(s, batch, sequence);
     g_bytes_unref(batch);
 }
 
@@ -167,9 +157,8 @@ static void test_a_run_stays_its_first_users(void **state)
 static void test_two_users_in_one_batch(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 3, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 3);
     const struct proc_spec procs[] = {
         {.pid = 300,
          .uid = 1000,
@@ -201,9 +190,8 @@ static void test_two_users_in_one_batch(void **state)
 static void test_a_slurm_key_is_the_jobs_users(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 4, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 4);
     uint64_t now = vigil_clock_monotonic_ns();
     const struct vigil_wire_job begin = {.begin_ns = now - 30 * SECOND_NS,
                                          .uid = 1,
@@ -238,9 +226,8 @@ static void test_a_slurm_key_is_the_jobs_users(void **state)
 static void test_a_users_notice_leaves_roots_job(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 5, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 5);
     uint64_t now = vigil_clock_monotonic_ns();
     const struct vigil_wire_job begin = {.begin_ns = now - 10 * SECOND_NS,
                                          .uid = 0,
@@ -286,9 +273,8 @@ static void test_a_users_notice_leaves_roots_job(void **state)
 static void test_a_run_is_not_filed_under_anothers_job(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 6, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 6);
     uint64_t now = vigil_clock_monotonic_ns();
     const struct proc_spec early = {.pid = 600,
                                     .uid = 65534,
@@ -338,16 +324,11 @@ static void test_a_run_is_not_filed_under_anothers_job(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_run_stays_its_first_users, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_two_users_in_one_batch, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_slurm_key_is_the_jobs_users, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_users_notice_leaves_roots_job,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_run_is_not_filed_under_anothers_job,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_a_run_stays_its_first_users),
+        TEST_WITH_TXD_FIXTURE(test_two_users_in_one_batch),
+        TEST_WITH_TXD_FIXTURE(test_a_slurm_key_is_the_jobs_users),
+        TEST_WITH_TXD_FIXTURE(test_a_users_notice_leaves_roots_job),
+        TEST_WITH_TXD_FIXTURE(test_a_run_is_not_filed_under_anothers_job),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -33,15 +33,6 @@
 #define POLL_US         20000
 #define OPERATION_WRITE VIGIL_OP_POSIX_WRITE
 
-static const char daemon_lines[] = "providers = procstat;process\ncycle_ms = 200\n";
-
-static char *daemon_config(const struct test_txd_fixture *f)
-{
-    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
-                           "spool_dir = %s/spool\n",
-                           f->dir, f->dir);
-}
-
 /* The newest segment of the spool: the one vigild was appending to. */
 static char *active_segment(const char *spool)
 {
@@ -125,9 +116,9 @@ static guint64 damage_middle_batch(const char *path)
 static void test_damage_in_the_active_segment_loses_one_batch(void **state)
 {
     struct test_txd_fixture *f = *state;
-    char *config = daemon_config(f);
+    char *config = writer_daemon_config(f, NULL, "");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
+    test_daemon_start(&d, f->dir, WRITER_DAEMON_LINES, config);
     struct writer w;
     /* Spread over about ten cycles, so over about ten batches. */
     writer_start_paced(&w, &d, f->dir, WRITES, 0, PACE_US, NULL);
@@ -155,7 +146,7 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
     g_free(contents);
 
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    test_daemon_start(&d, f->dir, daemon_lines, config);
+    test_daemon_start(&d, f->dir, WRITER_DAEMON_LINES, config);
     writer_wait_for_all_sent(&d);
     guint64 stored = writer_writes_stored(f->conninfo, w.pid);
     print_message("%" G_GUINT64_FORMAT
@@ -185,11 +176,8 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_damage_in_the_active_segment_loses_one_batch,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_damage_in_the_active_segment_loses_one_batch),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

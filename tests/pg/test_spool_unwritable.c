@@ -32,15 +32,6 @@
 #define FIRST_WRITES  25000
 #define SECOND_WRITES 25000
 
-static const char daemon_lines[] = "providers = procstat;process\ncycle_ms = 200\n";
-
-static char *daemon_config(const struct test_txd_fixture *f, const char *spool)
-{
-    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
-                           "spool_dir = %s\n",
-                           f->dir, spool);
-}
-
 /* DIR/full: a filled 64 KiB tmpfs holding spool/, seen by this test and
  * the daemons it starts only. */
 static char *full_spool(const char *dir)
@@ -86,9 +77,9 @@ static void test_unwritable_spool_and_sigkill_lose_nothing(void **state)
 {
     struct test_txd_fixture *f = *state;
     char *spool = full_spool(f->dir);
-    char *config = daemon_config(f, spool);
+    char *config = writer_daemon_config(f, spool, "");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
+    test_daemon_start(&d, f->dir, WRITER_DAEMON_LINES, config);
     struct writer w;
     writer_start(&w, &d, f->dir, FIRST_WRITES, SECOND_WRITES, NULL);
     writer_wait_for_drained(&d, w.pid, FIRST_WRITES);
@@ -100,8 +91,8 @@ static void test_unwritable_spool_and_sigkill_lose_nothing(void **state)
 
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     char *working = g_build_filename(f->dir, "spool", NULL);
-    char *working_config = daemon_config(f, working);
-    test_daemon_start(&d, f->dir, daemon_lines, working_config);
+    char *working_config = writer_daemon_config(f, working, "");
+    test_daemon_start(&d, f->dir, WRITER_DAEMON_LINES, working_config);
     JsonNode *status = test_daemon_status(&d, 0);
     assert_int_equal(
         test_daemon_json_int(json_node_get_object(status), "processes", "recovered_total", NULL),
@@ -113,11 +104,12 @@ static void test_unwritable_spool_and_sigkill_lose_nothing(void **state)
     print_message("%" G_GUINT64_FORMAT " of %d writes stored\n", stored,
                   FIRST_WRITES + SECOND_WRITES);
     assert_int_equal(stored, FIRST_WRITES + SECOND_WRITES);
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
-                                  "processes USING (process_id) WHERE pid = %d",
-                                  (int)w.pid),
-                     0);
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT count(*) - count(DISTINCT seq) FROM activities JOIN "
+                                 "processes USING (process_id) WHERE pid = %d",
+                                 (int)w.pid),
+        0);
     g_free(test_daemon_stop(&d));
     g_free(working_config);
     g_free(working);
@@ -129,16 +121,14 @@ static int teardown_all(void **state)
 {
     test_daemon_kill_all(); /* before the unmount: it holds the spool open */
     unmount_full(((struct test_txd_fixture *)*state)->dir);
-    return writer_fixture_teardown(state);
+    return test_txd_fixture_teardown(state);
 }
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unwritable_spool_and_sigkill_lose_nothing,
                                         test_txd_fixture_setup, teardown_all),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

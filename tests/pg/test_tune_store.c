@@ -18,7 +18,7 @@
 #include "test_pg.h"
 #include "test_report.h"
 #include "test_support.h"
-#include "vigil/warehouse.h"
+#include "test_warehouse.h"
 
 #define DEADLINE_US   (60 * G_USEC_PER_SEC) /* only failures wait this long */
 #define CYCLES_WANTED 6
@@ -76,12 +76,7 @@ static int setup(void **state)
                                      "[reasoner.node]\nadpis = sensor-sanity\nthreshold = 1000\n"
                                      "[adpi.sensor-sanity]\nstuck_metrics = mem.total_bytes\n"
                                      "stuck_cycles = 3\n");
-    conninfo = test_pg_new_database(&test_pg_cluster);
-    GError *error = NULL;
-    PGconn *db = vigil_warehouse_connect(conninfo, &error);
-    if (db == NULL || !vigil_warehouse_migrate(db, NULL, &error))
-        fail_msg("migrating: %s", error->message);
-    PQfinish(db);
+    conninfo = test_warehouse_new_migrated();
     char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", conninfo);
     warehouse_conf = write_file("warehouse.conf", text);
     g_free(text);
@@ -290,11 +285,9 @@ static void test_bad_uses_store_nothing(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_gives_back_the_printed_comparison),
         cmocka_unit_test(test_bad_uses_store_nothing),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_pg_run_group_tests(tests, setup, teardown);
 }

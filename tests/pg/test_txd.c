@@ -29,12 +29,10 @@ static guint64 count(struct test_txd_fixture *f, const char *sql)
 static void test_a_batch_is_stored_then_acknowledged(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 1, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 1);
     GBytes *batch = test_batch_new(1, 1, 100, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&s, batch);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, batch, 1);
 
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
     assert_int_equal(count(f, "SELECT rows FROM ingested_batches WHERE node_id = 1 AND "
@@ -69,21 +67,17 @@ static void test_a_batch_is_stored_then_acknowledged(void **state)
 static void test_a_batch_sent_twice_is_stored_once(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 2, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 2);
     GBytes *batch = test_batch_new(2, 5, 50, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&s, batch);
-    test_sender_expect_ack(&s, 5);
-    test_sender_send(&s, batch); /* as a daemon that missed the ack would */
-    test_sender_expect_ack(&s, 5);
+    test_sender_send_acked(&s, batch, 5);
+    test_sender_send_acked(&s, batch, 5); /* as a daemon that missed the ack would */
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 2);
     /* The same process and files in the next batch are the same rows. */
     GBytes *next = test_batch_new(2, 6, 50, 50, VIGIL_HEALTH_OK);
-    test_sender_send(&s, next);
-    test_sender_expect_ack(&s, 6);
+    test_sender_send_acked(&s, next, 6);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 100);
     assert_int_equal(count(f, "SELECT count(*) FROM processes"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM files"), 1);
@@ -130,17 +124,13 @@ static char *crc_hex(GBytes *message)
 static void test_a_reused_sequence_is_stored_and_said(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 3, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 3);
     GBytes *first = test_batch_new(3, 1, 50, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&s, first);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, first, 1);
     GBytes *other = test_batch_new(3, 1, 20, 1000, VIGIL_HEALTH_OK);
-    test_sender_send(&s, other);
-    test_sender_expect_ack(&s, 1);
-    test_sender_send(&s, first);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, other, 1);
+    test_sender_send_acked(&s, first, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 70);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
     char *first_crc = crc_hex(first), *other_crc = crc_hex(other);
@@ -154,10 +144,8 @@ static void test_a_reused_sequence_is_stored_and_said(void **state)
      * said at once. */
     GBytes *high = test_batch_new(3, 10, 5, 2000, VIGIL_HEALTH_OK);
     GBytes *low = test_batch_new(3, 5, 5, 3000, VIGIL_HEALTH_OK);
-    test_sender_send(&s, high);
-    test_sender_expect_ack(&s, 10);
-    test_sender_send(&s, low);
-    test_sender_expect_ack(&s, 5);
+    test_sender_send_acked(&s, high, 10);
+    test_sender_send_acked(&s, low, 5);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 80);
 
     char *log = test_txd_stop(&f->txd);
@@ -199,9 +187,8 @@ static GBytes *with_version(GBytes *message, uint16_t version)
 static void test_bad_messages_are_refused_and_the_server_goes_on(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 3, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 3);
 
     /* Not a vigil message at all: logged, no answer (it names no batch). */
     static const char request[] = "GET / HTTP/1.1\r\nHost: txd\r\nAccept: */*\r\nUser-Agent: "
@@ -233,8 +220,7 @@ static void test_bad_messages_are_refused_and_the_server_goes_on(void **state)
     expect_refusal(&s, 11, "a ack message where a batch was expected");
 
     /* Through all of it the server stayed up: a good batch is stored. */
-    test_sender_send(&s, whole);
-    test_sender_expect_ack(&s, 10);
+    test_sender_send_acked(&s, whole, 10);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 20);
 
@@ -278,9 +264,8 @@ static GBytes *without_processes(GBytes *full, uint64_t node_id, uint64_t sequen
 static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 4, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 4);
     GBytes *full = test_batch_new(4, 1, 5, 0, VIGIL_HEALTH_OK);
     GBytes *orphan = without_processes(full, 4, 1);
     test_sender_send(&s, orphan);
@@ -290,8 +275,7 @@ static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 0);
     assert_int_equal(count(f, "SELECT count(*) FROM metrics"), 0);
     /* And the ids it made and rolled back are not used by the next one. */
-    test_sender_send(&s, full);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, full, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups r JOIN metrics m "
                               "USING (metric_id)"),
                      2);
@@ -398,9 +382,8 @@ static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void *
 static void test_the_longest_path_is_stored(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 10, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 10);
     char path[4096];
     for (size_t i = 0; i < sizeof path - 1; i++)
         path[i] = i % 64 == 0 ? '/' : (char)('a' + (i * 7) % 26);
@@ -426,8 +409,7 @@ static void test_the_longest_path_is_stored(void **state)
         }
         vigil_wire_message_clear(&decoded);
         GBytes *long_named = vigil_wire_writer_finish(batch);
-        test_sender_send(&s, long_named);
-        test_sender_expect_ack(&s, sequence);
+        test_sender_send_acked(&s, long_named, sequence);
         g_bytes_unref(long_named);
         g_bytes_unref(plain);
     }
@@ -516,9 +498,8 @@ static void resend_until_all_acked(struct test_sender *s, GBytes **batches, gboo
 static void test_killed_server_in_a_stream_loses_and_doubles_nothing(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 5, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 5);
     GBytes *batches[STREAM_BATCHES + 1] = {NULL};
     gboolean acked[STREAM_BATCHES + 1] = {FALSE};
     for (unsigned i = 1; i <= STREAM_BATCHES; i++)
@@ -634,10 +615,8 @@ static void test_the_system_state_reaches_the_daemons(void **state)
     test_sender_open(&good, f->txd.endpoint, 17, NULL, NULL, NULL);
     GBytes *bad_batch = test_batch_new(7, 1, 1, 0, VIGIL_HEALTH_ABNORMAL_BAD);
     GBytes *good_batch = test_batch_new(17, 1, 1, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&bad, bad_batch);
-    test_sender_expect_ack(&bad, 1);
-    test_sender_send(&good, good_batch);
-    test_sender_expect_ack(&good, 1);
+    test_sender_send_acked(&bad, bad_batch, 1);
+    test_sender_send_acked(&good, good_batch, 1);
     /* Node 17 hears of node 7 within a few cycles (a generous bound). */
     gboolean heard = FALSE;
     for (int i = 0; i < 200 && !heard; i++)
@@ -706,22 +685,18 @@ static GBytes *process_batch(uint64_t sequence, int32_t pid, const char *program
 static void test_a_run_is_its_first_stored_process(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 9, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 9);
     /* The child (started later, exit 7) is stored before its parent. */
     GBytes *child = process_batch(1, 200, "child", 1500000000, 1800000000, 7);
-    test_sender_send(&s, child);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, child, 1);
     GBytes *parent_running = process_batch(2, 100, "parent", 1000000000, 0, -1);
-    test_sender_send(&s, parent_running);
-    test_sender_expect_ack(&s, 2);
+    test_sender_send_acked(&s, parent_running, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE program = 'child' AND "
                               "end_time IS NULL"),
                      1);
     GBytes *parent_ended = process_batch(3, 100, "parent", 1000000000, 1900000000, 0);
-    test_sender_send(&s, parent_ended);
-    test_sender_expect_ack(&s, 3);
+    test_sender_send_acked(&s, parent_ended, 3);
     assert_int_equal(count(f, "SELECT count(*) FROM runs"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE program = 'child' AND "
                               "argv = ARRAY['child'] AND exit_status = 7 AND "
@@ -741,17 +716,14 @@ static void test_a_run_is_its_first_stored_process(void **state)
 static void test_a_reused_sequence_of_the_same_cycle_is_refused(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 9, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 9);
     GBytes *first = process_batch(1, 100, "first", 1000000000, 0, -1);
     GBytes *other = process_batch(1, 200, "other", 1000000000, 0, -1);
-    test_sender_send(&s, first);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, first, 1);
     test_sender_send(&s, other);
     expect_refusal(&s, 1, "sequence reused: was the node's spool folder reset?");
-    test_sender_send(&s, first);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, first, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM processes"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
     char *log = test_txd_stop(&f->txd);
@@ -802,21 +774,40 @@ static gboolean handshake_outcome(struct test_sender *s, const char *monitor_end
     return outcome == 1;
 }
 
-static void test_curve_admits_listed_keys_only(void **state)
+/* Starts the fixture's server with CURVE: its key pair (*server) in
+ * DIR/txd.key, and `n` nodes' pairs (nodes[i], in DIR/node-I.key) listed
+ * in its authorized keys (after a comment line). */
+static void start_with_curve(struct test_txd_fixture *f, struct vigil_curve_pair *server,
+                             struct vigil_curve_pair *nodes, size_t n)
 {
-    struct test_txd_fixture *f = *state;
-    char *server_keys = g_build_filename(f->dir, "txd.key", NULL);
-    char *daemon_keys = g_build_filename(f->dir, "node.key", NULL);
-    char *authorized = g_build_filename(f->dir, "authorized", NULL);
-    struct vigil_curve_pair server, daemon;
     GError *error = NULL;
-    assert_true(vigil_curve_keygen(server_keys, &server, &error));
-    assert_true(vigil_curve_keygen(daemon_keys, &daemon, &error));
-    char *list = g_strdup_printf("# the nodes\n%s\n", daemon.public_key);
-    assert_true(g_file_set_contents(authorized, list, -1, NULL));
+    char *server_keys = g_build_filename(f->dir, "txd.key", NULL);
+    assert_true(vigil_curve_keygen(server_keys, server, &error));
+    GString *list = g_string_new("# the nodes\n");
+    for (size_t i = 0; i < n; i++) {
+        char *name = g_strdup_printf("node-%zu.key", i);
+        char *node_keys = g_build_filename(f->dir, name, NULL);
+        assert_true(vigil_curve_keygen(node_keys, &nodes[i], &error));
+        g_string_append_printf(list, "%s\n", nodes[i].public_key);
+        g_free(node_keys);
+        g_free(name);
+    }
+    char *authorized = g_build_filename(f->dir, "authorized", NULL);
+    assert_true(g_file_set_contents(authorized, list->str, -1, NULL));
     char *config = g_strdup_printf("curve_key_file = %s\ncurve_authorized_keys = %s\n", server_keys,
                                    authorized);
     test_txd_start(&f->txd, f->dir, f->conninfo, config);
+    g_free(config);
+    g_free(authorized);
+    g_string_free(list, TRUE);
+    g_free(server_keys);
+}
+
+static void test_curve_admits_listed_keys_only(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct vigil_curve_pair server, daemon;
+    start_with_curve(f, &server, &daemon, 1);
 
     /* A stranger: the handshake fails, nothing is stored. */
     struct test_sender stranger;
@@ -837,8 +828,7 @@ static void test_curve_admits_listed_keys_only(void **state)
     test_sender_open(&known, f->txd.endpoint, 8, server.public_key, daemon.public_key,
                      daemon.secret_key);
     GBytes *batch = test_batch_new(8, 1, 3, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&known, batch);
-    test_sender_expect_ack(&known, 1);
+    test_sender_send_acked(&known, batch, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 3);
     char *log = test_txd_stop(&f->txd);
     test_assert_contains(log, "is not in [txd] curve_authorized_keys");
@@ -846,11 +836,6 @@ static void test_curve_admits_listed_keys_only(void **state)
     g_free(log);
     g_bytes_unref(batch);
     test_sender_close(&known);
-    g_free(config);
-    g_free(list);
-    g_free(server_keys);
-    g_free(daemon_keys);
-    g_free(authorized);
 }
 
 /* With CURVE a node id belongs to the key it first came with: another
@@ -860,35 +845,22 @@ static void test_curve_admits_listed_keys_only(void **state)
 static void test_a_batch_claiming_another_nodes_id_is_refused(void **state)
 {
     struct test_txd_fixture *f = *state;
-    char *server_keys = g_build_filename(f->dir, "txd.key", NULL);
-    char *node_keys = g_build_filename(f->dir, "node.key", NULL);
-    char *other_keys = g_build_filename(f->dir, "other.key", NULL);
-    char *authorized = g_build_filename(f->dir, "authorized", NULL);
-    struct vigil_curve_pair server, node, other;
-    GError *error = NULL;
-    assert_true(vigil_curve_keygen(server_keys, &server, &error));
-    assert_true(vigil_curve_keygen(node_keys, &node, &error));
-    assert_true(vigil_curve_keygen(other_keys, &other, &error));
-    char *list = g_strdup_printf("%s\n%s\n", node.public_key, other.public_key);
-    assert_true(g_file_set_contents(authorized, list, -1, NULL));
-    char *config = g_strdup_printf("curve_key_file = %s\ncurve_authorized_keys = %s\n", server_keys,
-                                   authorized);
-    test_txd_start(&f->txd, f->dir, f->conninfo, config);
+    struct vigil_curve_pair server, keys[2];
+    start_with_curve(f, &server, keys, 2);
+    const struct vigil_curve_pair *node = &keys[0], *other = &keys[1];
     struct test_sender real, impostor;
-    test_sender_open(&real, f->txd.endpoint, 8, server.public_key, node.public_key,
-                     node.secret_key);
-    test_sender_open(&impostor, f->txd.endpoint, 9, server.public_key, other.public_key,
-                     other.secret_key);
+    test_sender_open(&real, f->txd.endpoint, 8, server.public_key, node->public_key,
+                     node->secret_key);
+    test_sender_open(&impostor, f->txd.endpoint, 9, server.public_key, other->public_key,
+                     other->secret_key);
     GBytes *batches[5];
     batches[0] = test_batch_new(8, 1, 3, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&real, batches[0]);
-    test_sender_expect_ack(&real, 1);
+    test_sender_send_acked(&real, batches[0], 1);
     batches[1] = test_batch_new(8, 2, 4, 100, VIGIL_HEALTH_ABNORMAL_BAD);
     test_sender_send(&impostor, batches[1]);
     expect_refusal(&impostor, 2, "node 8 belongs to CURVE key");
     batches[2] = test_batch_new(9, 1, 5, 0, VIGIL_HEALTH_OK);
-    test_sender_send(&impostor, batches[2]);
-    test_sender_expect_ack(&impostor, 1);
+    test_sender_send_acked(&impostor, batches[2], 1);
 
     /* A new vigil-txd knows the keys from the warehouse. */
     char *log = test_txd_stop(&f->txd);
@@ -897,8 +869,7 @@ static void test_a_batch_claiming_another_nodes_id_is_refused(void **state)
     test_sender_send(&impostor, batches[3]);
     expect_refusal(&impostor, 3, "node 8 belongs to CURVE key");
     batches[4] = test_batch_new(8, 4, 7, 300, VIGIL_HEALTH_OK);
-    test_sender_send(&real, batches[4]);
-    test_sender_expect_ack(&real, 4);
+    test_sender_send_acked(&real, batches[4], 4);
 
     assert_int_equal(count(f, "SELECT count(*) FROM activities a JOIN processes p USING "
                               "(process_id) WHERE p.node_id = 8"),
@@ -908,11 +879,11 @@ static void test_a_batch_claiming_another_nodes_id_is_refused(void **state)
                      5);
     char *sql = g_strdup_printf("SELECT count(*) FROM node_keys WHERE (node_id, curve_public_key) "
                                 "IN ((8, '%s'), (9, '%s'))",
-                                node.public_key, other.public_key);
+                                node->public_key, other->public_key);
     assert_int_equal(count(f, sql), 2);
     assert_int_equal(count(f, "SELECT count(*) FROM node_keys"), 2);
     char *want = g_strdup_printf("node 8 belongs to CURVE key %s, and this batch came with key %s",
-                                 node.public_key, other.public_key);
+                                 node->public_key, other->public_key);
     test_assert_contains(log, want);
     g_free(log);
     log = test_txd_stop(&f->txd);
@@ -925,12 +896,6 @@ static void test_a_batch_claiming_another_nodes_id_is_refused(void **state)
         g_bytes_unref(batches[i]);
     test_sender_close(&real);
     test_sender_close(&impostor);
-    g_free(config);
-    g_free(list);
-    g_free(server_keys);
-    g_free(node_keys);
-    g_free(other_keys);
-    g_free(authorized);
 }
 
 static void test_open_endpoint_without_curve_is_refused(void **state)
@@ -955,40 +920,22 @@ static void test_open_endpoint_without_curve_is_refused(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_batch_is_stored_then_acknowledged,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_batch_sent_twice_is_stored_once,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_reused_sequence_is_stored_and_said,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_reused_sequence_of_the_same_cycle_is_refused,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_bad_messages_are_refused_and_the_server_goes_on,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_batch_the_database_cannot_take_is_refused_whole,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(
-            test_a_group_stores_each_batch_once_and_refuses_the_bad_alone, test_txd_fixture_setup,
-            test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_the_longest_path_is_stored, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_killed_server_in_a_stream_loses_and_doubles_nothing,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_database_away_for_20_s_loses_and_doubles_nothing,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_the_system_state_reaches_the_daemons,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_run_is_its_first_stored_process,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_curve_admits_listed_keys_only, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_batch_claiming_another_nodes_id_is_refused,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_open_endpoint_without_curve_is_refused,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_a_batch_is_stored_then_acknowledged),
+        TEST_WITH_TXD_FIXTURE(test_a_batch_sent_twice_is_stored_once),
+        TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_is_stored_and_said),
+        TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_of_the_same_cycle_is_refused),
+        TEST_WITH_TXD_FIXTURE(test_bad_messages_are_refused_and_the_server_goes_on),
+        TEST_WITH_TXD_FIXTURE(test_a_batch_the_database_cannot_take_is_refused_whole),
+        TEST_WITH_TXD_FIXTURE(test_a_group_stores_each_batch_once_and_refuses_the_bad_alone),
+        TEST_WITH_TXD_FIXTURE(test_the_longest_path_is_stored),
+        TEST_WITH_TXD_FIXTURE(test_killed_server_in_a_stream_loses_and_doubles_nothing),
+        TEST_WITH_TXD_FIXTURE(test_database_away_for_20_s_loses_and_doubles_nothing),
+        TEST_WITH_TXD_FIXTURE(test_the_system_state_reaches_the_daemons),
+        TEST_WITH_TXD_FIXTURE(test_a_run_is_its_first_stored_process),
+        TEST_WITH_TXD_FIXTURE(test_curve_admits_listed_keys_only),
+        TEST_WITH_TXD_FIXTURE(test_a_batch_claiming_another_nodes_id_is_refused),
+        TEST_WITH_TXD_FIXTURE(test_open_endpoint_without_curve_is_refused),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -59,27 +59,17 @@ static GBytes *batch_new(const struct batch_spec *spec)
     uint64_t now = vigil_clock_monotonic_ns();
     if (first_start_ns == 0)
         first_start_ns = now - 60000000000u;
-    struct vigil_clock_offset offset;
-    vigil_clock_offset_measure(&offset);
     uint64_t node_id = spec->node, sequence = spec->sequence;
     vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
 
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
     char hostname[32];
     g_snprintf(hostname, sizeof hostname, "node-%" G_GUINT64_FORMAT, node_id);
     /* The batch's own time, and with it its record's partition, must be the
-     * same in each copy of the batch: a fixed cycle end per sequence. */
-    struct vigil_wire_node node = {.realtime_offset_ns =
-                                       offset.realtime_minus_monotonic_ns + spec->shift_ns,
-                                   .cycle = sequence,
-                                   .cycle_start_ns = first_start_ns + sequence * 1000000000u,
-                                   .cycle_end_ns = first_start_ns + (sequence + 1) * 1000000000u,
-                                   .cycle_ms = 1000,
-                                   .hostname = hostname};
-    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
-    test_txd_add_message(batch, w);
+     * same in each copy of the batch: a fixed cycle per sequence. */
+    uint64_t cycle_start_ns = first_start_ns + sequence * 1000000000u;
+    test_txd_add_node(batch, node_id, sequence, hostname, cycle_start_ns, spec->shift_ns);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
     char *argv[] = {"solver", "--steps", "10", NULL};
     for (unsigned k = 0; k < spec->processes; k++) {
         char program[32];
@@ -143,8 +133,8 @@ static GBytes *batch_new(const struct batch_spec *spec)
                                        .op = VIGIL_OP_POSIX_WRITE,
                                        .file_id = spec->files > 0 ? 1 + i % spec->files : 0,
                                        .seq = spec->first_seq + i,
-                                       .start_ns = node.cycle_start_ns + i * 1000u,
-                                       .end_ns = node.cycle_start_ns + i * 1000u + 500u,
+                                       .start_ns = cycle_start_ns + i * 1000u,
+                                       .end_ns = cycle_start_ns + i * 1000u + 500u,
                                        .offset_bytes = (int64_t)(spec->first_seq + i) * 4096,
                                        .bytes_asked = 4096,
                                        .result = 4096,
@@ -154,31 +144,15 @@ static GBytes *batch_new(const struct batch_spec *spec)
         test_txd_add_message(batch, w);
     }
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, node_id, sequence, 0);
-    for (unsigned i = 0; i < TEST_TXD_METRIC_COUNT; i++) {
-        struct vigil_wire_rollup r = {
-            .metric_id = test_txd_metrics[i].id,
-            .start_ns = node.cycle_start_ns,
-            .end_ns = node.cycle_end_ns,
-            .count = 10,
-            .min = 1,
-            .mean = 2,
-            .max = 3,
-            .delta = test_txd_metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
-        test_txd_check_item(vigil_wire_add_rollup(w, &r, &error), &error);
-    }
-    test_txd_add_message(batch, w);
+    test_txd_add_rollups(batch, node_id, sequence, cycle_start_ns);
 
     w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, node_id, sequence, 0);
-    struct vigil_sample sample = {.metric_id = 2, .t_ns = node.cycle_end_ns, .value = 42};
+    struct vigil_sample sample = {
+        .metric_id = 2, .t_ns = cycle_start_ns + 1000000000u, .value = 42};
     test_txd_check_item(vigil_wire_add_sample(w, &sample, &error), &error);
     test_txd_add_message(batch, w);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
-    struct vigil_wire_state state = {
-        .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = VIGIL_HEALTH_OK};
-    test_txd_check_item(vigil_wire_add_state(w, &state, &error), &error);
-    test_txd_add_message(batch, w);
+    test_txd_add_node_state(batch, node_id, sequence, VIGIL_HEALTH_OK);
     return vigil_wire_writer_finish(batch);
 }
 
@@ -200,37 +174,6 @@ static GBytes *simple_batch(uint64_t node, uint64_t sequence, unsigned activitie
 
 /* ---- waiting on the database and the log ------------------------------------------------------
  */
-
-/* Polls `sql` (one number) until it is `want`, for up to a minute. */
-static void wait_for_count(const char *conninfo, const char *sql, guint64 want)
-{
-    gint64 deadline = g_get_monotonic_time() + (gint64)WAIT_MS * 1000;
-    guint64 got;
-    while ((got = test_pg_query_u64_in(conninfo, sql)) != want) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("waited a minute for %" G_GUINT64_FORMAT " from: %s (still %" G_GUINT64_FORMAT
-                     ")",
-                     want, sql, got);
-        g_usleep(10000); /* a poll interval, not a synchronisation */
-    }
-}
-
-/* Polls vigil-txd's log until it holds `needle`. */
-static void wait_for_log(const struct test_txd *t, const char *needle)
-{
-    gint64 deadline = g_get_monotonic_time() + (gint64)WAIT_MS * 1000;
-    for (;;) {
-        char *log = NULL;
-        g_file_get_contents(t->log_path, &log, NULL, NULL);
-        gboolean found = log != NULL && strstr(log, needle) != NULL;
-        g_free(log);
-        if (found)
-            return;
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("vigil-txd's log never said: %s", needle);
-        g_usleep(10000);
-    }
-}
 
 /* No reply but system states has come. */
 static void assert_no_answer(struct test_sender *s)
@@ -270,15 +213,16 @@ static void test_a_lock_timeout_keeps_the_batch_queued(void **state)
                    "lock_timeout_ms = 100\n");
     /* Started: its maintenance step made today's partitions. Another
      * session now holds a lock every insert into the roll-ups waits for. */
-    wait_for_count(f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2",
-                   1);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
     PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 21, NULL, NULL, NULL);
     GBytes *batch = simple_batch(21, 1, 50, 0);
     test_sender_send(&s, batch);
-    wait_for_log(&f->txd, "the lock timeout ([warehouse] lock_timeout_ms) fired");
-    wait_for_log(&f->txd, "batch 21:1 waits, unacknowledged, to be tried again");
+    test_wait_for_file_text(f->txd.log_path,
+                            "the lock timeout ([warehouse] lock_timeout_ms) fired");
+    test_wait_for_file_text(f->txd.log_path, "batch 21:1 waits, unacknowledged, to be tried again");
     /* Tried again with back-off while the lock is held: never stored,
      * never acknowledged. */
     assert_no_answer(&s);
@@ -290,8 +234,7 @@ static void test_a_lock_timeout_keeps_the_batch_queued(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 2);
     /* And a resend is recognised. */
-    test_sender_send(&s, batch);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, batch, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
     g_bytes_unref(batch);
     test_sender_close(&s);
@@ -304,8 +247,8 @@ static void test_a_statement_timeout_is_named(void **state)
                    "retry_max_ms = 200\n[warehouse]\n"
                    "statement_timeout_ms = 100\n"
                    "lock_timeout_ms = 600000\n");
-    wait_for_count(f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2",
-                   1);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
     /* A lock wait longer than the statement may run: the statement timeout
      * fires first. */
     PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
@@ -313,7 +256,8 @@ static void test_a_statement_timeout_is_named(void **state)
     test_sender_open(&s, f->txd.endpoint, 22, NULL, NULL, NULL);
     GBytes *batch = simple_batch(22, 1, 5, 0);
     test_sender_send(&s, batch);
-    wait_for_log(&f->txd, "the statement timeout ([warehouse] statement_timeout_ms) fired");
+    test_wait_for_file_text(f->txd.log_path,
+                            "the statement timeout ([warehouse] statement_timeout_ms) fired");
     assert_no_answer(&s);
     end_session(holder);
     test_sender_expect_ack(&s, 1);
@@ -359,8 +303,9 @@ static void test_a_connect_timeout_is_named(void **state)
      * answers, and says why it cannot store them. */
     char *conninfo = g_strdup_printf("host=%s port=5432 dbname=x", socket_dir);
     test_txd_start(&f->txd, f->dir, conninfo, "[warehouse]\nconnect_timeout_s = 2\n");
-    wait_for_log(&f->txd, "the warehouse is unavailable at start");
-    wait_for_log(&f->txd, "the connect timeout, [warehouse] connect_timeout_s, fired");
+    test_wait_for_file_text(f->txd.log_path, "the warehouse is unavailable at start");
+    test_wait_for_file_text(f->txd.log_path,
+                            "the connect timeout, [warehouse] connect_timeout_s, fired");
     g_free(test_txd_stop(&f->txd));
     g_free(conninfo);
     close(fd);
@@ -382,10 +327,11 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
                    "lock_timeout_ms = 600000\n");
     /* The maintenance step at start made yesterday .. today + 3 for each
      * table. */
-    wait_for_count(f->conninfo,
-                   "SELECT count(*) FROM pg_class WHERE relname = 'activities_' || "
-                   "to_char((now() AT TIME ZONE 'UTC')::date + 3, 'YYYYMMDD')",
-                   1);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo,
+        "SELECT count(*) FROM pg_class WHERE relname = 'activities_' || "
+        "to_char((now() AT TIME ZONE 'UTC')::date + 3, 'YYYYMMDD')",
+        1);
     /* ACCESS SHARE conflicts with ACCESS EXCLUSIVE only: while it is held,
      * a batch is stored only if its transaction takes no such lock. */
     PGconn *holder =
@@ -394,8 +340,7 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 23, NULL, NULL, NULL);
     GBytes *today = simple_batch(23, 1, 20, 0);
-    test_sender_send(&s, today);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, today, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 20);
 
     /* A batch from ten days ago (an old spool replayed): its days have no
@@ -405,14 +350,15 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
      * takes. */
     GBytes *old = simple_batch(23, 2, 20, -10 * DAY_NS);
     test_sender_send(&s, old);
-    wait_for_count(f->conninfo,
-                   "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
-                   "NOT l.granted AND l.mode = 'AccessExclusiveLock' AND l.relation IN "
-                   "('activities'::regclass, 'statistics_rollups'::regclass, "
-                   "'window_statistics'::regclass, 'reasoner_states'::regclass, "
-                   "'ingested_batches'::regclass) AND "
-                   "a.query LIKE 'SELECT vigil_day_partition%'",
-                   1);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo,
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
+        "NOT l.granted AND l.mode = 'AccessExclusiveLock' AND l.relation IN "
+        "('activities'::regclass, 'statistics_rollups'::regclass, "
+        "'window_statistics'::regclass, 'reasoner_states'::regclass, "
+        "'ingested_batches'::regclass) AND "
+        "a.query LIKE 'SELECT vigil_day_partition%'",
+        1);
     assert_int_equal(count(f, "SELECT count(*) FROM pg_locks l JOIN pg_locks w ON w.pid = l.pid "
                               "WHERE NOT w.granted AND w.mode = 'AccessExclusiveLock' AND "
                               "l.mode = 'RowExclusiveLock' AND l.relation IN "
@@ -443,16 +389,14 @@ static void test_a_dropped_partition_is_made_again(void **state)
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 24, NULL, NULL, NULL);
     GBytes *first = simple_batch(24, 1, 10, -5 * DAY_NS);
-    test_sender_send(&s, first);
-    test_sender_expect_ack(&s, 1);
+    test_sender_send_acked(&s, first, 1);
     /* An admin drops the day the server has just written into (and has
      * cached): the next batch for it is stored all the same, not refused. */
     test_pg_exec_in(f->conninfo, "DO $$ BEGIN EXECUTE format('DROP TABLE %I', 'activities_' || "
                                  "to_char((now() AT TIME ZONE 'UTC')::date - 5, 'YYYYMMDD')); "
                                  "END $$");
     GBytes *second = simple_batch(24, 2, 10, -5 * DAY_NS);
-    test_sender_send(&s, second);
-    test_sender_expect_ack(&s, 2);
+    test_sender_send_acked(&s, second, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 10);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
     char *log = test_txd_stop(&f->txd);
@@ -469,9 +413,8 @@ static void test_a_dropped_partition_is_made_again(void **state)
 static void test_a_run_is_described_once_per_batch(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 25, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 25);
     /* Started means migrated. */
     /* Every UPDATE of a run, counted by the database itself. */
     test_pg_exec_in(f->conninfo,
@@ -489,14 +432,12 @@ static void test_a_run_is_described_once_per_batch(void **state)
                               .files = 0,
                               .start_step_ns = -1000};
     GBytes *started = batch_new(&spec);
-    test_sender_send(&s, started);
-    test_sender_expect_ack(&s, 2);
+    test_sender_send_acked(&s, started, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 1);
     /* The same processes again, unchanged: the run is not touched. */
     spec.sequence = 3;
     GBytes *again = batch_new(&spec);
-    test_sender_send(&s, again);
-    test_sender_expect_ack(&s, 3);
+    test_sender_send_acked(&s, again, 3);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'mpi-64' AND "
                               "end_time IS NULL AND program = '/bin/solver-63' AND job_id IS "
@@ -507,8 +448,7 @@ static void test_a_run_is_described_once_per_batch(void **state)
     spec.sequence = 4;
     spec.ended = TRUE;
     GBytes *ended = batch_new(&spec);
-    test_sender_send(&s, ended);
-    test_sender_expect_ack(&s, 4);
+    test_sender_send_acked(&s, ended, 4);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 2);
     assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'mpi-64' AND "
                               "end_time IS NOT NULL AND exit_status = 0"),
@@ -544,9 +484,8 @@ static void expect_refusal(struct test_sender *s, uint64_t sequence, const char 
 static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 26, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &s, 26);
     struct batch_spec spec = {.node = 26,
                               .sequence = 2,
                               .run_key = "unwatched",
@@ -556,8 +495,7 @@ static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
                               .unwatched_process_id = 1,
                               .unwatched_activities = 300};
     GBytes *ended = batch_new(&spec);
-    test_sender_send(&s, ended);
-    test_sender_expect_ack(&s, 2);
+    test_sender_send_acked(&s, ended, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM processes WHERE pid = 26000 AND "
                               "end_time - end_time_earliest = interval '5 s'"),
                      1);
@@ -572,8 +510,7 @@ static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
     /* Sent again with every batch that describes it: the same rows. */
     spec.sequence = 3;
     GBytes *again = batch_new(&spec);
-    test_sender_send(&s, again);
-    test_sender_expect_ack(&s, 3);
+    test_sender_send_acked(&s, again, 3);
     assert_int_equal(count(f, "SELECT count(*) FROM process_unwatched_ends"), 1);
 
     spec.sequence = 4;
@@ -667,13 +604,11 @@ static void test_migration_2_keeps_migration_1s_rows(void **state)
     struct test_sender s;
     test_sender_open(&s, f->txd.endpoint, 26, NULL, NULL, NULL);
     GBytes *resent = simple_batch(26, 40, 7, 0);
-    test_sender_send(&s, resent);
-    test_sender_expect_ack(&s, 40);
+    test_sender_send_acked(&s, resent, 40);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 30);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 40);
     GBytes *next = simple_batch(26, 41, 7, 0);
-    test_sender_send(&s, next);
-    test_sender_expect_ack(&s, 41);
+    test_sender_send_acked(&s, next, 41);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 37);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 41);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 102);
@@ -877,29 +812,17 @@ static void test_two_servers_share_one_warehouse(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_lock_timeout_keeps_the_batch_queued,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_statement_timeout_is_named, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_connect_timeout_is_named, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_ingest_never_takes_an_access_exclusive_lock,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_dropped_partition_is_made_again,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_a_run_is_described_once_per_batch,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_an_unwatched_end_is_stored_as_a_bound,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_migration_2_keeps_migration_1s_rows,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_prune_drops_whole_partitions, test_txd_fixture_setup,
-                                        test_txd_fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_two_servers_share_one_warehouse,
-                                        test_txd_fixture_setup, test_txd_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_a_lock_timeout_keeps_the_batch_queued),
+        TEST_WITH_TXD_FIXTURE(test_a_statement_timeout_is_named),
+        TEST_WITH_TXD_FIXTURE(test_a_connect_timeout_is_named),
+        TEST_WITH_TXD_FIXTURE(test_ingest_never_takes_an_access_exclusive_lock),
+        TEST_WITH_TXD_FIXTURE(test_a_dropped_partition_is_made_again),
+        TEST_WITH_TXD_FIXTURE(test_a_run_is_described_once_per_batch),
+        TEST_WITH_TXD_FIXTURE(test_an_unwatched_end_is_stored_as_a_bound),
+        TEST_WITH_TXD_FIXTURE(test_migration_2_keeps_migration_1s_rows),
+        TEST_WITH_TXD_FIXTURE(test_prune_drops_whole_partitions),
+        TEST_WITH_TXD_FIXTURE(test_two_servers_share_one_warehouse),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

@@ -24,16 +24,6 @@
 #define DEADLINE_US (120 * G_USEC_PER_SEC)
 #define POLL_US     20000
 
-static const char daemon_lines[] = "providers = procstat;process\ncycle_ms = 200\n";
-
-static char *daemon_config(const struct test_txd_fixture *f)
-{
-    return g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
-                           "spool_dir = %s/spool\nspool_max_bytes = 1048576\n"
-                           "memory_max_bytes = 0\n[warehouse]\nconninfo = %s\n",
-                           f->dir, f->dir, f->conninfo);
-}
-
 static gint64 member_or_zero(JsonObject *o, const char *name)
 {
     return o != NULL && json_object_has_member(o, name) ? json_object_get_int_member(o, name) : 0;
@@ -58,9 +48,10 @@ static void status_figures(const struct test_daemon *d, GPid pid, gint64 *forwar
 static void test_drops_after_the_ring_are_counted(void **state)
 {
     struct test_txd_fixture *f = *state;
-    char *config = daemon_config(f);
+    char *config =
+        writer_daemon_config(f, NULL, "spool_max_bytes = 1048576\nmemory_max_bytes = 0\n");
     struct test_daemon d;
-    test_daemon_start(&d, f->dir, daemon_lines, config);
+    test_daemon_start(&d, f->dir, WRITER_DAEMON_LINES, config);
     struct writer w;
     writer_start_paced(&w, &d, f->dir, WRITES, 0, PACE_US, NULL);
     writer_wait_for_drained(&d, w.pid, WRITES);
@@ -73,7 +64,7 @@ static void test_drops_after_the_ring_are_counted(void **state)
 
     gint64 forwarded, dropped, node_dropped;
     status_figures(&d, w.pid, &forwarded, &dropped, &node_dropped);
-    guint64 stored = writer_query(
+    guint64 stored = test_pg_query_u64_printf(
         f->conninfo,
         "SELECT count(*) FROM activities JOIN processes USING (process_id) WHERE pid = %d",
         (int)w.pid);
@@ -85,12 +76,14 @@ static void test_drops_after_the_ring_are_counted(void **state)
     assert_int_equal(stored + (guint64)dropped, forwarded);
     assert_true(node_dropped >= dropped);
     /* Carried by a later batch to the warehouse: the process, its run. */
-    assert_int_equal(writer_query(f->conninfo,
-                                  "SELECT uplink_dropped_activities FROM processes WHERE pid = %d",
-                                  (int)w.pid),
-                     dropped);
-    assert_int_equal(writer_query(f->conninfo, "SELECT uplink_dropped_activities FROM run_overview "
-                                               "WHERE run_key = 'restart'"),
+    assert_int_equal(
+        test_pg_query_u64_printf(f->conninfo,
+                                 "SELECT uplink_dropped_activities FROM processes WHERE pid = %d",
+                                 (int)w.pid),
+        dropped);
+    assert_int_equal(test_pg_query_u64_printf(f->conninfo,
+                                              "SELECT uplink_dropped_activities FROM run_overview "
+                                              "WHERE run_key = 'restart'"),
                      dropped);
     /* `vigil report` says what its stored report, written at exit, could
      * not. */
@@ -115,11 +108,8 @@ static void test_drops_after_the_ring_are_counted(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_drops_after_the_ring_are_counted,
-                                        test_txd_fixture_setup, writer_fixture_teardown),
+        TEST_WITH_TXD_FIXTURE(test_drops_after_the_ring_are_counted),
     };
-    return cmocka_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
+    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
 }

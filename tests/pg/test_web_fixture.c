@@ -13,21 +13,14 @@
 #include "test_warehouse.h"
 #include "vigil/warehouse.h"
 
-static char *fixture_conninfo;
-
-static void load_fixture(void)
-{
-    fixture_conninfo = test_warehouse_web_fixture();
-}
-
 static guint64 count(const char *sql)
 {
-    return test_pg_query_u64_in(fixture_conninfo, sql);
+    return test_pg_query_u64_in(test_warehouse_fixture, sql);
 }
 
 static char *text(const char *sql)
 {
-    return test_pg_query_text_in(fixture_conninfo, sql);
+    return test_pg_query_text_in(test_warehouse_fixture, sql);
 }
 
 static void test_rows_are_those_the_header_promises(void **state)
@@ -94,8 +87,8 @@ static void test_summary_columns_are_the_reports_figures(void **state)
 
 static struct test_run vigil_report(const char *run, const char *format)
 {
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "report", run, "--format", format, NULL};
-    return test_run_on_warehouse(fixture_conninfo, argv);
+    return test_run_vigil_on_warehouse(test_warehouse_fixture, "report", run, "--format", format,
+                                       NULL);
 }
 
 static void test_vigil_report_prints_the_stored_reports(void **state)
@@ -114,28 +107,13 @@ static void test_vigil_report_prints_the_stored_reports(void **state)
     test_run_clear(&r);
 }
 
-static int setup(void **state)
-{
-    int status = test_pg_group_setup(state);
-    if (status == 0)
-        load_fixture();
-    return status;
-}
-
-static int teardown(void **state)
-{
-    g_free(fixture_conninfo);
-    return test_pg_group_teardown(state);
-}
-
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_are_those_the_header_promises),
         cmocka_unit_test(test_summary_columns_are_the_reports_figures),
         cmocka_unit_test(test_vigil_report_prints_the_stored_reports),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_pg_run_group_tests(tests, test_warehouse_fixture_group_setup,
+                                   test_warehouse_fixture_group_teardown);
 }

@@ -16,6 +16,17 @@
 #define DEADLINE_US (120 * G_USEC_PER_SEC)
 #define POLL_US     20000
 
+char *writer_daemon_config(const struct test_txd_fixture *f, const char *spool_dir,
+                           const char *uplink_lines)
+{
+    char *spool = spool_dir != NULL ? g_strdup(spool_dir) : g_build_filename(f->dir, "spool", NULL);
+    char *config = g_strdup_printf("[capture]\nmode = all\n[uplink]\nendpoint = ipc://%s/txd.sock\n"
+                                   "spool_dir = %s\n%s[warehouse]\nconninfo = %s\n",
+                                   f->dir, spool, uplink_lines, f->conninfo);
+    g_free(spool);
+    return config;
+}
+
 void writer_start(struct writer *w, const struct test_daemon *d, const char *dir, long first,
                   long second, const char *const *extra_env)
 {
@@ -26,14 +37,12 @@ void writer_start_paced(struct writer *w, const struct test_daemon *d, const cha
                         long second, long pace_us, const char *const *extra_env)
 {
     GPtrArray *vars = g_ptr_array_new_with_free_func(g_free);
-    g_ptr_array_add(vars, g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL));
-    g_ptr_array_add(vars, g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL));
     g_ptr_array_add(vars, g_strdup_printf("VIGIL_REPORT=%s/writer.txt", dir));
     g_ptr_array_add(vars, g_strdup("VIGIL_RUN_ID=restart"));
     for (const char *const *v = extra_env; v != NULL && *v != NULL; v++)
         g_ptr_array_add(vars, g_strdup(*v));
     g_ptr_array_add(vars, NULL);
-    char **env = test_clean_environment((const char *const *)vars->pdata);
+    char **env = test_daemon_preload_env(d, (const char *const *)vars->pdata);
     char *target = g_build_filename(dir, "written", NULL);
     char *first_text = g_strdup_printf("%ld", first), *second_text = g_strdup_printf("%ld", second);
     char *pace_text = g_strdup_printf("%ld", pace_us);
@@ -67,32 +76,23 @@ void writer_finish(struct writer *w)
     close(w->out);
 }
 
-guint64 writer_query(const char *conninfo, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    char *sql = g_strdup_vprintf(format, args);
-    va_end(args);
-    guint64 n = test_pg_query_u64_in(conninfo, sql);
-    g_free(sql);
-    return n;
-}
-
 guint64 writer_writes_stored(const char *conninfo, GPid pid)
 {
-    return writer_query(conninfo,
-                        "SELECT count(*) FROM activities JOIN processes USING (process_id) "
-                        "WHERE pid = %d AND operation = 6",
-                        (int)pid);
+    return test_pg_query_u64_printf(
+        conninfo,
+        "SELECT count(*) FROM activities JOIN processes USING (process_id) "
+        "WHERE pid = %d AND operation = 6",
+        (int)pid);
 }
 
 void writer_wait_for_report(const char *conninfo, const char *dir, GPid pid)
 {
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    while (writer_query(conninfo,
-                        "SELECT count(*) FROM run_summaries JOIN processes USING (process_id) "
-                        "WHERE pid = %d AND end_time IS NOT NULL",
-                        (int)pid) == 0) {
+    while (test_pg_query_u64_printf(
+               conninfo,
+               "SELECT count(*) FROM run_summaries JOIN processes USING (process_id) "
+               "WHERE pid = %d AND end_time IS NOT NULL",
+               (int)pid) == 0) {
         if (g_get_monotonic_time() > deadline) {
             char *log_path = g_build_filename(dir, "vigild.log", NULL), *log = NULL;
             g_file_get_contents(log_path, &log, NULL, NULL);
@@ -104,26 +104,38 @@ void writer_wait_for_report(const char *conninfo, const char *dir, GPid pid)
     }
 }
 
-void writer_wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activities)
+void writer_wait_two_cycles_after(const struct test_daemon *d, GPid pid, writer_holds_fn holds,
+                                  gpointer data, const char *what)
 {
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    gint64 drained_in_cycle = -1;
+    gint64 held_in_cycle = -1;
     for (;;) {
         JsonNode *status = test_daemon_status(d, 0);
         JsonObject *p = test_daemon_process(status, pid);
         assert_non_null(p);
         gint64 cycles =
             test_daemon_json_int(json_node_get_object(status), "reasoning", "cycles", NULL);
-        if (drained_in_cycle < 0 && json_object_get_int_member(p, "activities") >= activities)
-            drained_in_cycle = cycles;
+        if (held_in_cycle < 0 && holds(p, data))
+            held_in_cycle = cycles;
         json_node_unref(status);
-        if (drained_in_cycle >= 0 && cycles > drained_in_cycle + 1)
+        if (held_in_cycle >= 0 && cycles > held_in_cycle + 1)
             return;
         if (g_get_monotonic_time() > deadline)
-            fail_msg("vigild never drained %" G_GINT64_FORMAT " activities of process %d",
-                     activities, (int)pid);
+            fail_msg("vigild never %s (process %d)", what, (int)pid);
         g_usleep(POLL_US); /* polling a condition, with a deadline */
     }
+}
+
+static gboolean drained(JsonObject *process, gpointer activities)
+{
+    return json_object_get_int_member(process, "activities") >= *(const gint64 *)activities;
+}
+
+void writer_wait_for_drained(const struct test_daemon *d, GPid pid, gint64 activities)
+{
+    char *what = g_strdup_printf("drained %" G_GINT64_FORMAT " activities", activities);
+    writer_wait_two_cycles_after(d, pid, drained, &activities, what);
+    g_free(what);
 }
 
 void writer_wait_for_all_sent(const struct test_daemon *d)
@@ -141,10 +153,4 @@ void writer_wait_for_all_sent(const struct test_daemon *d)
             fail_msg("vigild still has %" G_GINT64_FORMAT " batches unacknowledged", unacked);
         g_usleep(POLL_US); /* polling a condition, with a deadline */
     }
-}
-
-int writer_fixture_teardown(void **state)
-{
-    test_daemon_kill_all();
-    return test_txd_fixture_teardown(state);
 }

@@ -42,7 +42,6 @@
 
 /* Bounds that only a failure reaches. */
 #define SLURM_READY_TIMEOUT_S 60
-#define WAREHOUSE_TIMEOUT_S   60
 #define STOP_TIMEOUT_S        20
 
 static const char *const slurm_programs[] = {"/usr/sbin/munged", "/usr/sbin/slurmctld",
@@ -396,18 +395,6 @@ static char *only_report(const char *prefix)
     return found;
 }
 
-/* Waits (a bound only a failure reaches) until `sql` counts a row. */
-static void wait_for_rows(const char *sql)
-{
-    gint64 deadline = g_get_monotonic_time() + WAREHOUSE_TIMEOUT_S * G_USEC_PER_SEC;
-    while (test_pg_query_u64_in(cluster.conninfo, sql) == 0) {
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("the warehouse never had what this counts after %d s: %s", WAREHOUSE_TIMEOUT_S,
-                     sql);
-        g_usleep(50000); /* polling a condition, with a deadline */
-    }
-}
-
 /* Waits until the warehouse has the finished process of run `run_key`, then
  * gives the run's bytes written and the scheduler job id it is filed
  * under. */
@@ -417,15 +404,12 @@ static gint64 warehouse_run_bytes(const char *run_key, const char *job_id)
                                  "(process_id) JOIN runs r USING (run_id) WHERE r.run_key = '%s' "
                                  "AND p.end_time IS NOT NULL",
                                  run_key);
-    wait_for_rows(done);
+    test_pg_wait_for_count_in(cluster.conninfo, done, 1);
     g_free(done);
-    char *filed = g_strdup_printf("SELECT coalesce(scheduler_job_id, '') FROM run_overview WHERE "
-                                  "run_key = '%s'",
-                                  run_key);
-    char *job = test_pg_query_text_in(cluster.conninfo, filed);
-    assert_string_equal(job, job_id);
-    g_free(job);
-    g_free(filed);
+    test_pg_assert_text_printf(cluster.conninfo, job_id,
+                               "SELECT coalesce(scheduler_job_id, '') FROM run_overview WHERE "
+                               "run_key = '%s'",
+                               run_key);
     char *bytes =
         g_strdup_printf("SELECT bytes_written FROM run_overview WHERE run_key = '%s'", run_key);
     gint64 written = (gint64)test_pg_query_u64_in(cluster.conninfo, bytes);
@@ -644,7 +628,7 @@ static void check_job_in_warehouse(const char *job_id)
                                   "WHERE j.scheduler_job_id = '%s' AND j.end_time IS NOT NULL "
                                   "AND s.step_id = '1' AND s.end_time IS NOT NULL",
                                   job_id);
-    wait_for_rows(ended);
+    test_pg_wait_for_count_in(cluster.conninfo, ended, 1);
     g_free(ended);
     char *sql = g_strdup_printf("SELECT user_name || ' ' || uid || ' ' || node_list || ' ' || "
                                 "(begin_time < end_time) FROM jobs WHERE scheduler_job_id = '%s'",
@@ -656,14 +640,12 @@ static void check_job_in_warehouse(const char *job_id)
     g_free(job);
     g_free(sql);
     /* '' is the whole job (the prolog's and the plugin's job notices). */
-    sql = g_strdup_printf("SELECT string_agg(s.step_id || ':' || (s.begin_time <= s.end_time), "
-                          "' ' ORDER BY s.step_id) FROM job_steps s JOIN jobs USING (job_id) "
-                          "WHERE scheduler_job_id = '%s'",
-                          job_id);
-    char *steps = test_pg_query_text_in(cluster.conninfo, sql);
-    assert_string_equal(steps, ":true 0:true 1:true batch:true");
-    g_free(steps);
-    g_free(sql);
+    test_pg_assert_text_printf(
+        cluster.conninfo, ":true 0:true 1:true batch:true",
+        "SELECT string_agg(s.step_id || ':' || (s.begin_time <= s.end_time), "
+        "' ' ORDER BY s.step_id) FROM job_steps s JOIN jobs USING (job_id) "
+        "WHERE scheduler_job_id = '%s'",
+        job_id);
     sql = g_strdup_printf("SELECT string_agg(step_id || ':' || run_key || ':' || hosts || ':' || "
                           "bytes_written, ' ' ORDER BY step_id) FROM job_runs WHERE "
                           "scheduler_job_id = '%s' AND step_id IS NOT NULL",
@@ -802,7 +784,7 @@ static void test_a_squatted_slurm_key_stays_the_jobs(void **state)
     char *sql = g_strdup_printf("SELECT count(*) FROM runs r JOIN processes p USING (run_id) "
                                 "WHERE r.run_key = '%s' AND r.uid = 65534 AND p.uid = 65534",
                                 apart_key);
-    wait_for_rows(sql);
+    test_pg_wait_for_count_in(cluster.conninfo, sql, 1);
     g_free(sql);
     sql = g_strdup_printf("SELECT count(*) FROM runs r WHERE r.run_key = '%s' AND r.uid = 0 AND "
                           "NOT EXISTS (SELECT 1 FROM processes p WHERE p.run_id = r.run_id AND "
@@ -871,8 +853,6 @@ int main(void)
     if (!slurm_installed())
         return test_skip_program("Slurm's programs (munged, slurmctld, slurmd, srun) are not "
                                  "installed (tools/bootstrap installs them)");
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_srun_vigil_instruments_the_step),
         cmocka_unit_test(test_vigil_run_under_srun_instruments_the_step),
@@ -882,5 +862,5 @@ int main(void)
         cmocka_unit_test(test_a_squatted_slurm_key_stays_the_jobs),
         cmocka_unit_test(test_the_prolog_exits_0_without_vigild_or_when_vigil_hangs),
     };
-    return cmocka_run_group_tests(tests, cluster_setup, cluster_teardown);
+    return test_pg_run_group_tests(tests, cluster_setup, cluster_teardown);
 }

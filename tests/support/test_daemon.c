@@ -228,3 +228,62 @@ struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const
 {
     return test_daemon_vigil_env(d, NULL, NULL, args);
 }
+
+GPtrArray *test_daemon_sink_lines(const char *sink_path, const char *type)
+{
+    char *text = NULL;
+    assert_true(g_file_get_contents(sink_path, &text, NULL, NULL));
+    GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)json_object_unref);
+    JsonParser *parser = json_parser_new();
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+        assert_true(json_parser_load_from_data(parser, *line, -1, NULL));
+        JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+        if (strcmp(json_object_get_string_member(o, "type"), type) == 0)
+            g_ptr_array_add(objects, json_object_ref(o));
+    }
+    g_strfreev(lines);
+    g_object_unref(parser);
+    g_free(text);
+    return objects;
+}
+
+GArray *test_daemon_sink_seqs(const char *sink_path, pid_t pid)
+{
+    GPtrArray *lines = test_daemon_sink_lines(sink_path, "activities");
+    GArray *seqs = g_array_new(FALSE, FALSE, sizeof(gint64));
+    for (guint l = 0; l < lines->len; l++) {
+        JsonObject *o = g_ptr_array_index(lines, l);
+        if (json_object_get_int_member(o, "pid") != pid)
+            continue;
+        JsonArray *activities = json_object_get_array_member(o, "activities");
+        for (guint i = 0; i < json_array_get_length(activities); i++) {
+            gint64 seq = json_array_get_int_element(json_array_get_array_element(activities, i), 0);
+            g_array_append_val(seqs, seq);
+        }
+    }
+    g_ptr_array_unref(lines);
+    return seqs;
+}
+
+struct test_run test_daemon_status_text(const char *socket_path)
+{
+    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "status", "--socket", socket_path, NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(NULL, argv, env);
+    g_strfreev(env);
+    return run;
+}
+
+char **test_daemon_preload_env(const struct test_daemon *d, const char *const *vars)
+{
+    GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(all, g_strconcat("VIGIL_SOCKET=", d->socket_path, NULL));
+    g_ptr_array_add(all, g_strconcat("LD_PRELOAD=", test_env_or_fail("VIGIL_PRELOAD_LIB"), NULL));
+    for (const char *const *v = vars; v != NULL && *v != NULL; v++)
+        g_ptr_array_add(all, g_strdup(*v));
+    g_ptr_array_add(all, NULL);
+    char **env = test_clean_environment((const char *const *)all->pdata);
+    g_ptr_array_free(all, TRUE);
+    return env;
+}

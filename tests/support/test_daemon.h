@@ -37,6 +37,8 @@ char *test_daemon_kill(struct test_daemon *d);
 /* cmocka teardown: kills a daemon a failed test left running, then
  * removes the test's folder (test_remove_dir). */
 int test_daemon_teardown(void **state);
+/* A test with its own folder (test_make_dir) and that teardown. */
+#define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_daemon_teardown)
 
 /* `$VIGIL_CLI ARGS…` (NULL-terminated) for daemon `d`, as an admin runs
  * it on the node: VIGIL_SOCKET and VIGIL_CONFIG are the daemon's. */
@@ -45,6 +47,12 @@ struct test_run test_daemon_vigil(const struct test_daemon *d, const char *const
  * NULL-terminated, or NULL). */
 struct test_run test_daemon_vigil_env(const struct test_daemon *d, const char *cwd,
                                       const char *const *vars, const char *const *args);
+
+/* A clean environment (test_clean_environment) for a program run under
+ * the preload library ($VIGIL_PRELOAD_LIB) against `d`: LD_PRELOAD and
+ * VIGIL_SOCKET, then `vars` ("NAME=value", NULL-terminated, or NULL).
+ * g_strfreev it. */
+char **test_daemon_preload_env(const struct test_daemon *d, const char *const *vars);
 
 /* SIGKILL to every daemon started and not stopped (a failed test's). */
 void test_daemon_kill_all(void);
@@ -55,8 +63,18 @@ JsonNode *test_daemon_status(const struct test_daemon *d, pid_t finished_pid);
 /* The same, asked by another user (`uid`, with its own group only). */
 JsonNode *test_daemon_status_as(const struct test_daemon *d, uid_t uid, pid_t finished_pid);
 
+/* `vigil status --socket SOCKET_PATH`, as text (a daemon there or not). */
+struct test_run test_daemon_status_text(const char *socket_path);
+
 /* The status's process of pid `pid` (the newest one), or NULL. */
 JsonObject *test_daemon_process(JsonNode *status, pid_t pid);
+
+/* The objects of a capture sink's lines (JSON, one a line) whose "type"
+ * is `type`, in the sink's order. g_ptr_array_unref it. */
+GPtrArray *test_daemon_sink_lines(const char *sink_path, const char *type);
+/* The sequence numbers of `pid`'s activities in a capture sink, in the
+ * sink's order, repeats kept. g_array_unref it. */
+GArray *test_daemon_sink_seqs(const char *sink_path, pid_t pid);
 
 /* An integer member of `object` at a path of names ("processes", "running"). */
 gint64 test_daemon_json_int(JsonObject *object, const char *first, ...) G_GNUC_NULL_TERMINATED;

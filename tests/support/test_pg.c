@@ -174,3 +174,71 @@ int test_pg_group_teardown(void **state)
     test_pg_cleanup(&test_pg_cluster);
     return 0;
 }
+
+int test_pg_group_setup_and(void **state, void (*load)(void))
+{
+    int status = test_pg_group_setup(state);
+    if (status == 0)
+        load();
+    return status;
+}
+
+gboolean test_pg_relation_exists_in(const char *conninfo, const char *name)
+{
+    char *sql = g_strdup_printf(
+        "SELECT count(*) FROM (SELECT to_regclass('%s') AS r) x WHERE r IS NOT NULL", name);
+    guint64 n = test_pg_query_u64_in(conninfo, sql);
+    g_free(sql);
+    return n == 1;
+}
+
+guint64 test_pg_query_u64_printf(const char *conninfo, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *sql = g_strdup_vprintf(format, args);
+    va_end(args);
+    guint64 n = test_pg_query_u64_in(conninfo, sql);
+    g_free(sql);
+    return n;
+}
+
+/* Only a failure waits this long; the poll interval is no synchronisation. */
+#define WAIT_LIMIT_US (60 * G_USEC_PER_SEC)
+#define WAIT_POLL_US  20000
+
+static void wait_for_count(const char *conninfo, const char *sql, guint64 want, gboolean exactly)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_LIMIT_US;
+    guint64 got;
+    while ((got = test_pg_query_u64_in(conninfo, sql)) != want && (exactly || got < want)) {
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("the warehouse never counted %s%" G_GUINT64_FORMAT " (still %" G_GUINT64_FORMAT
+                     ") with: %s",
+                     exactly ? "" : "at least ", want, got, sql);
+        g_usleep(WAIT_POLL_US);
+    }
+}
+
+void test_pg_wait_for_count_in(const char *conninfo, const char *sql, guint64 at_least)
+{
+    wait_for_count(conninfo, sql, at_least, FALSE);
+}
+
+void test_pg_wait_for_count_equal_in(const char *conninfo, const char *sql, guint64 want)
+{
+    wait_for_count(conninfo, sql, want, TRUE);
+}
+
+void test_pg_assert_text_printf(const char *conninfo, const char *want, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *sql = g_strdup_vprintf(format, args);
+    va_end(args);
+    char *got = test_pg_query_text_in(conninfo, sql);
+    if (g_strcmp0(got, want) != 0)
+        fail_msg("%s\n  gave: %s\n  want: %s", sql, got != NULL ? got : "NULL", want);
+    g_free(got);
+    g_free(sql);
+}

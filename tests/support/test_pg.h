@@ -20,6 +20,11 @@ struct test_pg {
 gboolean test_pg_available(void);
 #define TEST_PG_MISSING                                                                            \
     "the PostgreSQL server programs are not installed (tools/bootstrap installs them)"
+/* What a pg program's main returns: its tests run in their group, or, when
+ * the server programs are not here, the program skipped. */
+#define test_pg_run_group_tests(tests, group_setup, group_teardown)                                \
+    (test_pg_available() ? cmocka_run_group_tests(tests, group_setup, group_teardown)              \
+                         : test_skip_program(TEST_PG_MISSING))
 
 /* Makes and starts a cluster in a new temporary folder; fails the test
  * when it cannot. */
@@ -36,6 +41,8 @@ void test_pg_cleanup(struct test_pg *pg);
 extern struct test_pg test_pg_cluster;
 int test_pg_group_setup(void **state);
 int test_pg_group_teardown(void **state);
+/* test_pg_group_setup, then `load` (the program's own rows, say). */
+int test_pg_group_setup_and(void **state, void (*load)(void));
 
 const char *test_pg_conninfo(const struct test_pg *pg);
 /* A new empty database in the cluster; its conninfo (g_free it). */
@@ -55,5 +62,18 @@ void test_pg_exec_in(const char *conninfo, const char *sql);
 guint64 test_pg_query_u64_in(const char *conninfo, const char *sql);
 /* The one text `sql` returns, NULL for SQL NULL. g_free it. */
 char *test_pg_query_text_in(const char *conninfo, const char *sql);
+/* The one number of the SQL printf makes of `format`. */
+guint64 test_pg_query_u64_printf(const char *conninfo, const char *format, ...) G_GNUC_PRINTF(2, 3);
+/* Polls `sql` (one number) until it is at least `at_least` (or, _equal,
+ * exactly `want`); fails after a minute, which only a failure waits,
+ * naming the query and its last answer. */
+void test_pg_wait_for_count_in(const char *conninfo, const char *sql, guint64 at_least);
+void test_pg_wait_for_count_equal_in(const char *conninfo, const char *sql, guint64 want);
+/* Fails, naming the query and what it gave, unless the one text of the
+ * SQL printf makes of `format` is `want`. */
+void test_pg_assert_text_printf(const char *conninfo, const char *want, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
+/* Whether the relation (table, view…) `name` exists, as to_regclass says. */
+gboolean test_pg_relation_exists_in(const char *conninfo, const char *name);
 
 #endif

@@ -119,6 +119,21 @@ JsonObject *test_report_object(const struct test_report *rep, const char *dotted
     return test_json_object(json_parser_get_root(rep->parser), rep->path, dotted);
 }
 
+JsonObject *test_report_region(const struct test_report *rep, const char *name)
+{
+    JsonNode *regions = test_report_node(rep, "regions");
+    if (regions == NULL || !JSON_NODE_HOLDS_ARRAY(regions))
+        fail_msg("%s: no regions array", rep->path);
+    JsonArray *a = json_node_get_array(regions);
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *o = json_array_get_object_element(a, i);
+        if (g_strcmp0(json_object_get_string_member(o, "name"), name) == 0)
+            return o;
+    }
+    fail_msg("%s: no region \"%s\"", rep->path, name);
+    return NULL;
+}
+
 gint64 test_report_op(const struct test_report *rep, const char *layer, const char *op,
                       const char *field)
 {

@@ -34,6 +34,8 @@ gint64 test_report_int(const struct test_report *rep, const char *dotted);
 double test_report_number(const struct test_report *rep, const char *dotted);
 const char *test_report_string(const struct test_report *rep, const char *dotted);
 JsonObject *test_report_object(const struct test_report *rep, const char *dotted);
+/* The report's code region `name` (of its "regions"), which must be there. */
+JsonObject *test_report_region(const struct test_report *rep, const char *name);
 
 /* A field ("calls", "bytes", "errors") of operation `op` of `layer`
  * ("posix", "stdio", "mpiio"). The layer must be there; an operation

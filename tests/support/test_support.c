@@ -68,6 +68,29 @@ struct test_run test_run_vigil(const char *cwd, const char *command, const char 
     return run;
 }
 
+struct test_run test_run_vigil_va(const char *const *vars, const char *first, va_list words)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    for (const char *a = first; a != NULL; a = va_arg(words, const char *))
+        g_ptr_array_add(argv, (gpointer)a);
+    g_ptr_array_add(argv, NULL);
+    char **env = test_clean_environment(vars);
+    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
+    g_strfreev(env);
+    g_ptr_array_free(argv, TRUE);
+    return run;
+}
+
+struct test_run test_run_vigil_words(const char *const *vars, const char *first, ...)
+{
+    va_list words;
+    va_start(words, first);
+    struct test_run run = test_run_vigil_va(vars, first, words);
+    va_end(words);
+    return run;
+}
+
 const char *test_env_or_fail(const char *name)
 {
     const char *value = g_getenv(name);
@@ -87,6 +110,61 @@ void test_assert_contains(const char *text, const char *needle)
 {
     if (text == NULL || strstr(text, needle) == NULL)
         fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", needle);
+}
+
+char *test_read_file(const char *path)
+{
+    char *text = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &error))
+        fail_msg("cannot read %s: %s", path, error->message);
+    return text;
+}
+
+guint test_count_files(const char *dir, const char *prefix, const char *suffix)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    guint n = 0;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;)
+        n += g_str_has_prefix(name, prefix) && g_str_has_suffix(name, suffix);
+    g_dir_close(d);
+    return n;
+}
+
+char *test_new_file(const char *dir, const char *name, const char *text)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    GError *error = NULL;
+    if (!g_file_set_contents(path, text, -1, &error))
+        fail_msg("cannot write %s: %s", path, error->message);
+    return path;
+}
+
+char *test_new_filef(const char *dir, const char *name, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *text = g_strdup_vprintf(format, args);
+    va_end(args);
+    char *path = test_new_file(dir, name, text);
+    g_free(text);
+    return path;
+}
+
+void test_wait_for_file_text(const char *path, const char *needle)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    for (;;) {
+        char *text = NULL;
+        gboolean found = g_file_get_contents(path, &text, NULL, NULL) && strstr(text, needle);
+        g_free(text);
+        if (found)
+            return;
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("%s never said \"%s\"", path, needle);
+        g_usleep(20000); /* polling a condition, with a deadline */
+    }
 }
 
 void test_remove_tree(const char *dir)

@@ -5,6 +5,7 @@
 #ifndef VIGIL_TEST_SUPPORT_H
 #define VIGIL_TEST_SUPPORT_H
 
+#include <stdarg.h>
 #include <linux/capability.h>
 #include <glib.h>
 
@@ -28,6 +29,12 @@ char **test_clean_environment(const char *const *vars);
 /* `$VIGIL_CLI command args…` (args NULL-terminated) in `cwd`, in a clean
  * environment (test_clean_environment). */
 struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args);
+/* `$VIGIL_CLI WORDS…` (up to a NULL) here, in a clean environment plus
+ * `vars` (test_clean_environment); and the same with the words in a
+ * va_list, for helpers that take them. */
+struct test_run test_run_vigil_words(const char *const *vars, const char *first,
+                                     ...) G_GNUC_NULL_TERMINATED;
+struct test_run test_run_vigil_va(const char *const *vars, const char *first, va_list words);
 
 /* The value of the environment variable `name`, which meson test sets:
  * fails the test when it is unset or empty. */
@@ -37,7 +44,22 @@ const char *test_env_or_fail(const char *name);
  * `what` names the program in the message. */
 void test_assert_status(const struct test_run *run, int want, const char *what);
 
+/* What the file at `path` holds (g_free it); fails the test, with why,
+ * when it cannot be read. */
+char *test_read_file(const char *path);
+/* How many entries of `dir` have a name that starts with `prefix` and ends
+ * with `suffix` ("" for any). */
+guint test_count_files(const char *dir, const char *prefix, const char *suffix);
+/* A file DIR/NAME holding `text` (or what printf makes of `format`, …);
+ * its path (g_free it). */
+char *test_new_file(const char *dir, const char *name, const char *text);
+char *test_new_filef(const char *dir, const char *name, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
+
 void test_assert_contains(const char *text, const char *needle);
+/* Polls the file at `path` (a log) until it holds `needle`; fails after a
+ * minute, which only a failure waits. */
+void test_wait_for_file_text(const char *path, const char *needle);
 void test_remove_tree(const char *dir);
 
 /* cmocka setup and teardown: a fresh temporary folder per test,

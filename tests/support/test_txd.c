@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <zmq.h>
 
+#include "test_daemon.h"
 #include "test_pg.h"
 #include "test_support.h"
 #include "test_txd.h"
@@ -141,6 +142,7 @@ int test_txd_fixture_setup(void **state)
 int test_txd_fixture_teardown(void **state)
 {
     struct test_txd_fixture *f = *state;
+    test_daemon_kill_all(); /* a failed test's vigild, which sent to the server */
     test_txd_clear(&f->txd);
     test_remove_tree(f->dir);
     g_free(f->dir);
@@ -174,6 +176,12 @@ void test_sender_open(struct test_sender *s, const char *endpoint, uint64_t node
         assert_int_equal(zmq_setsockopt(s->socket, ZMQ_CURVE_SECRETKEY, client_secret, 41), 0);
     }
     assert_int_equal(zmq_connect(s->socket, endpoint), 0);
+}
+
+void test_txd_start_with_sender(struct test_txd_fixture *f, struct test_sender *s, uint64_t node_id)
+{
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    test_sender_open(s, f->txd.endpoint, node_id, NULL, NULL, NULL);
 }
 
 void test_sender_close(struct test_sender *s)
@@ -225,6 +233,12 @@ void test_sender_expect_ack(struct test_sender *s, uint64_t sequence)
     }
 }
 
+void test_sender_send_acked(struct test_sender *s, GBytes *message, uint64_t sequence)
+{
+    test_sender_send(s, message);
+    test_sender_expect_ack(s, sequence);
+}
+
 /* ---- batches ------------------------------------------------------------------------------- */
 
 void test_txd_add_message(vigil_wire_writer *batch, vigil_wire_writer *w)
@@ -265,33 +279,71 @@ void test_txd_add_metrics(vigil_wire_writer *batch, uint64_t node_id, uint64_t s
     test_txd_add_message(batch, w);
 }
 
+void test_txd_add_node(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                       const char *hostname, uint64_t cycle_start_ns, int64_t shift_ns)
+{
+    GError *error = NULL;
+    struct vigil_clock_offset offset;
+    vigil_clock_offset_measure(&offset);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
+    struct vigil_wire_node node = {.realtime_offset_ns =
+                                       offset.realtime_minus_monotonic_ns + shift_ns,
+                                   .cycle = sequence,
+                                   .cycle_start_ns = cycle_start_ns,
+                                   .cycle_end_ns = cycle_start_ns + 1000000000u,
+                                   .cycle_ms = 1000,
+                                   .hostname = (char *)hostname};
+    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
+    test_txd_add_message(batch, w);
+}
+
+void test_txd_add_rollups(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                          uint64_t cycle_start_ns)
+{
+    GError *error = NULL;
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, node_id, sequence, 0);
+    for (unsigned i = 0; i < TEST_TXD_METRIC_COUNT; i++) {
+        struct vigil_wire_rollup r = {
+            .metric_id = test_txd_metrics[i].id,
+            .start_ns = cycle_start_ns,
+            .end_ns = cycle_start_ns + 1000000000u,
+            .count = 10,
+            .min = 1,
+            .mean = 2,
+            .max = 3,
+            .delta = test_txd_metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
+        test_txd_check_item(vigil_wire_add_rollup(w, &r, &error), &error);
+    }
+    test_txd_add_message(batch, w);
+}
+
+void test_txd_add_node_state(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                             unsigned health)
+{
+    GError *error = NULL;
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
+    struct vigil_wire_state state = {
+        .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = (uint8_t)health};
+    test_txd_check_item(vigil_wire_add_state(w, &state, &error), &error);
+    test_txd_add_message(batch, w);
+}
+
 GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities, uint64_t first_seq,
                        unsigned node_health)
 {
     GError *error = NULL;
     uint64_t now = vigil_clock_monotonic_ns();
-    struct vigil_clock_offset offset;
-    vigil_clock_offset_measure(&offset);
     /* One process across every batch of a test program, as a real one. */
     static uint64_t process_start_ns;
     if (process_start_ns == 0)
         process_start_ns = now - 60000000000u;
     vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
-
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, node_id, sequence, 0);
     char hostname[32];
     g_snprintf(hostname, sizeof hostname, "test-node-%" G_GUINT64_FORMAT, node_id);
-    struct vigil_wire_node node = {.realtime_offset_ns = offset.realtime_minus_monotonic_ns,
-                                   .cycle = sequence,
-                                   .cycle_start_ns = now - 1000000000u,
-                                   .cycle_end_ns = now,
-                                   .cycle_ms = 1000,
-                                   .hostname = hostname};
-    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
-    test_txd_add_message(batch, w);
+    test_txd_add_node(batch, node_id, sequence, hostname, now - 1000000000u, 0);
 
     const uint64_t process = 7;
-    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
     char run_key[48];
     g_snprintf(run_key, sizeof run_key, "test-run-%" G_GUINT64_FORMAT, node_id);
     char *argv[] = {"writer", "--size", "4k", NULL};
@@ -337,26 +389,7 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
     else
         vigil_wire_writer_free(w);
 
-    w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, node_id, sequence, 0);
-    for (unsigned i = 0; i < TEST_TXD_METRIC_COUNT; i++) {
-        struct vigil_wire_rollup r = {
-            .metric_id = test_txd_metrics[i].id,
-            .start_ns = now - 1000000000u,
-            .end_ns = now,
-            .count = 10,
-            .min = 1,
-            .mean = 2,
-            .max = 3,
-            .delta = test_txd_metrics[i].kind == VIGIL_METRIC_COUNTER ? 5 : NAN};
-        test_txd_check_item(vigil_wire_add_rollup(w, &r, &error), &error);
-    }
-    test_txd_add_message(batch, w);
-
-    w = vigil_wire_writer_new(VIGIL_WIRE_STATES, node_id, sequence, 0);
-    struct vigil_wire_state state = {
-        .cycle = sequence, .level = VIGIL_LEVEL_NODE, .health = (uint8_t)node_health};
-    test_txd_check_item(vigil_wire_add_state(w, &state, &error), &error);
-    test_txd_add_message(batch, w);
-
+    test_txd_add_rollups(batch, node_id, sequence, now - 1000000000u);
+    test_txd_add_node_state(batch, node_id, sequence, node_health);
     return vigil_wire_writer_finish(batch);
 }

@@ -38,7 +38,8 @@ void test_txd_clear(struct test_txd *t);
 
 /* A test's own folder and database (in test_pg_cluster, test_pg.h), and its
  * server, started by the test: cmocka setup and teardown make and remove
- * them (a server left running is killed). */
+ * them (a server left running is killed, and so is every vigild the test
+ * started and left, test_daemon_kill_all). */
 struct test_txd_fixture {
     char *dir;
     char *conninfo;
@@ -46,6 +47,8 @@ struct test_txd_fixture {
 };
 int test_txd_fixture_setup(void **state);
 int test_txd_fixture_teardown(void **state);
+#define TEST_WITH_TXD_FIXTURE(f)                                                                   \
+    cmocka_unit_test_setup_teardown(f, test_txd_fixture_setup, test_txd_fixture_teardown)
 
 /* A synthetic daemon: one DEALER socket. */
 struct test_sender {
@@ -59,6 +62,10 @@ struct test_sender {
 void test_sender_open(struct test_sender *s, const char *endpoint, uint64_t node_id,
                       const char *curve_server_key, const char *client_public,
                       const char *client_secret);
+/* Starts the fixture's server (test_txd_start, no more config) and
+ * connects `s`, node `node_id`, to it without CURVE. */
+void test_txd_start_with_sender(struct test_txd_fixture *f, struct test_sender *s,
+                                uint64_t node_id);
 void test_sender_close(struct test_sender *s);
 void test_sender_send(struct test_sender *s, GBytes *message);
 /* The next message from the server, decoded, or FALSE when none came
@@ -68,6 +75,8 @@ gboolean test_sender_receive(struct test_sender *s, struct vigil_wire_message *o
 /* Receives until the ACK of (node, sequence), skipping system states;
  * fails the test on a refusal or when none comes within a minute. */
 void test_sender_expect_ack(struct test_sender *s, uint64_t sequence);
+/* Sends `message` and waits for the ACK of `sequence` (as above). */
+void test_sender_send_acked(struct test_sender *s, GBytes *message, uint64_t sequence);
 
 /* Adds the message `w` (finished and freed) to a test BATCH; fails the test
  * when the batch refuses it. */
@@ -81,6 +90,17 @@ void test_txd_check_item(gboolean ok, GError *const *error);
 #define TEST_TXD_METRIC_COUNT 2
 extern const struct vigil_metric_desc test_txd_metrics[TEST_TXD_METRIC_COUNT];
 void test_txd_add_metrics(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence);
+
+/* Parts of a batch as test_batch_new adds them. NODE: host `hostname`, a
+ * cycle of 1 s from `cycle_start_ns`, the clocks' offset now plus
+ * `shift_ns`. ROLLUPS: one per test metric over that cycle. STATES: the
+ * node's `health`. */
+void test_txd_add_node(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                       const char *hostname, uint64_t cycle_start_ns, int64_t shift_ns);
+void test_txd_add_rollups(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                          uint64_t cycle_start_ns);
+void test_txd_add_node_state(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence,
+                             unsigned health);
 
 /* A batch as vigild would send it: NODE, PROCESSES (one process, pid
  * 1000 + node, run key "test-run-NODE"), METRICS (two), NAMES (one file),

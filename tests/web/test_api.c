@@ -1659,8 +1659,6 @@ static void test_run_unwatched_end(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_me),
         cmocka_unit_test(test_runs_first_page_is_every_run_newest_first),
@@ -1683,5 +1681,5 @@ int main(void)
         cmocka_unit_test(test_run_uplink_drops),
         cmocka_unit_test(test_run_unwatched_end),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return test_pg_run_group_tests(tests, group_setup, group_teardown);
 }

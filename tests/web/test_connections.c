@@ -33,29 +33,14 @@ enum { KEEP_ALIVE_CLIENTS = 1000, SLOW_CLIENTS = 300, LEGITIMATE_REQUESTS = 10 }
 #define RSS_GROWTH_MAX_KIB (20u << 10)
 
 #define UNTRUSTED "127.0.0.2"
-#define OK_TXT    "ok-file\n"
 
 static char *dir;
 static struct test_web web;
 
-static void write_file(const char *name, const char *text)
-{
-    char *path = g_build_filename(dir, name, NULL);
-    assert_true(g_file_set_contents(path, text, -1, NULL));
-    g_free(path);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    GError *error = NULL;
-    dir = g_dir_make_tmp("vigil-web-connections-XXXXXX", &error);
-    assert_null(error);
-    char *static_dir = g_build_filename(dir, "static", NULL);
-    assert_int_equal(g_mkdir_with_parents(static_dir, 0755), 0);
-    g_free(static_dir);
-    write_file("static/index.html", "<!doctype html><title>vigil</title>\n");
-    write_file("static/ok.txt", OK_TXT);
+    dir = test_web_folder_new("connections");
     return 0;
 }
 
@@ -98,7 +83,7 @@ static char *legitimate_request_problem(void)
     struct test_http a = test_web_raw(web.port, UNTRUSTED,
                                       "GET /static/ok.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                       "Connection: close\r\n\r\n");
-    char *problem = a.status == 200 && strcmp(a.body, OK_TXT) == 0
+    char *problem = a.status == 200 && strcmp(a.body, TEST_WEB_OK_TXT) == 0
                         ? NULL
                         : g_strdup_printf("status %u, body \"%.200s\"", a.status, a.body);
     test_http_clear(&a);
@@ -123,7 +108,7 @@ static guint keep_alive_clients_that_close(guint n)
         GSocketConnection *c = test_web_connect(web.port, UNTRUSTED);
         test_web_write(c, request_ok);
         struct test_http a = test_web_read_answer(c);
-        answered += a.status == 200 && strcmp(a.body, OK_TXT) == 0;
+        answered += a.status == 200 && strcmp(a.body, TEST_WEB_OK_TXT) == 0;
         test_http_clear(&a);
         g_object_unref(c);
     }
@@ -172,7 +157,7 @@ static void test_many_requests_on_one_kept_alive_connection(void **state)
     for (guint i = 0; i < SEQUENTIAL; i++) {
         test_web_write(c, request_ok);
         struct test_http a = test_web_read_answer(c);
-        gboolean ok = a.status == 200 && strcmp(a.body, OK_TXT) == 0;
+        gboolean ok = a.status == 200 && strcmp(a.body, TEST_WEB_OK_TXT) == 0;
         test_http_clear(&a);
         if (!ok)
             break;
@@ -189,7 +174,7 @@ static void test_many_requests_on_one_kept_alive_connection(void **state)
     answered = 0;
     for (guint i = 0; i < PIPELINED; i++) {
         struct test_http a = test_web_read_answer(c);
-        gboolean ok = a.status == 200 && strcmp(a.body, OK_TXT) == 0;
+        gboolean ok = a.status == 200 && strcmp(a.body, TEST_WEB_OK_TXT) == 0;
         test_http_clear(&a);
         if (!ok)
             break;

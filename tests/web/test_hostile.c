@@ -29,9 +29,7 @@ static struct test_web admin, remote, untrusting, slow, capped;
 
 static void write_file(const char *name, const char *text)
 {
-    char *path = g_build_filename(dir, name, NULL);
-    assert_true(g_file_set_contents(path, text, -1, NULL));
-    g_free(path);
+    g_free(test_new_file(dir, name, text));
 }
 
 static void make_link(const char *target, const char *name)
@@ -41,16 +39,13 @@ static void make_link(const char *target, const char *name)
     g_free(path);
 }
 
-/* A static folder with a page, hidden files and links out of it, and a
- * file beside it that must stay unreachable. */
+/* In the static folder (test_web_folder_new's), hidden files and links
+ * out of it; a vendor folder; a file beside them that must stay
+ * unreachable. */
 static void make_static_folders(void)
 {
-    char *static_dir = g_build_filename(dir, "static", NULL);
     char *vendor_dir = g_build_filename(dir, "vendor", NULL);
-    assert_int_equal(g_mkdir_with_parents(static_dir, 0755), 0);
     assert_int_equal(g_mkdir_with_parents(vendor_dir, 0755), 0);
-    write_file("static/index.html", "<!doctype html><title>vigil</title>\n");
-    write_file("static/ok.txt", "ok-file\n");
     write_file("static/.hidden", SECRET "\n");
     write_file("static/.hidden.txt", SECRET "\n");
     write_file("vendor/uPlot.min.css", "/* uplot */\n");
@@ -61,16 +56,13 @@ static void make_static_folders(void)
     make_link(outside, "static/outside.html");
     g_free(outside);
     make_link(dir, "static/up");
-    g_free(static_dir);
     g_free(vendor_dir);
 }
 
 static int group_setup(void **state)
 {
     (void)state;
-    GError *error = NULL;
-    dir = g_dir_make_tmp("vigil-web-hostile-XXXXXX", &error);
-    assert_null(error);
+    dir = test_web_folder_new("hostile");
     test_web_warehouse_start(&pg, dir);
     make_static_folders();
     const char *conninfo = test_pg_conninfo(&pg);
@@ -871,8 +863,6 @@ static void test_the_warehouse_gone_is_a_503(void **state)
 
 int main(void)
 {
-    if (!test_pg_available())
-        return test_skip_program(TEST_PG_MISSING);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sql_injection_in_every_parameter),
         cmocka_unit_test(test_path_traversal_on_static_files),
@@ -890,5 +880,5 @@ int main(void)
         /* Last: it stops the warehouse (and starts it again). */
         cmocka_unit_test(test_the_warehouse_gone_is_a_503),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return test_pg_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -129,6 +129,21 @@ void test_web_stop(struct test_web *web)
 
 /* ---- the warehouse ------------------------------------------------------------------------ */
 
+char *test_web_folder_new(const char *name)
+{
+    char *template = g_strdup_printf("vigil-web-%s-XXXXXX", name);
+    GError *error = NULL;
+    char *dir = g_dir_make_tmp(template, &error);
+    assert_null(error);
+    char *static_dir = g_build_filename(dir, "static", NULL);
+    assert_int_equal(g_mkdir_with_parents(static_dir, 0755), 0);
+    g_free(test_new_file(static_dir, "index.html", "<!doctype html><title>vigil</title>\n"));
+    g_free(test_new_file(static_dir, "ok.txt", TEST_WEB_OK_TXT));
+    g_free(static_dir);
+    g_free(template);
+    return dir;
+}
+
 void test_web_warehouse_start(struct test_pg *pg, const char *dir)
 {
     test_pg_start(pg);
@@ -458,9 +473,7 @@ struct test_http test_web_read_answer(GSocketConnection *connection)
 guint64 test_web_rss_kib(struct test_web *web)
 {
     char *path = g_strdup_printf("/proc/%d/status", (int)web->pid);
-    char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, NULL))
-        fail_msg("cannot read %s", path);
+    char *text = test_read_file(path);
     const char *line = strstr(text, "\nVmRSS:");
     if (line == NULL)
         fail_msg("%s has no VmRSS", path);

@@ -41,6 +41,11 @@ void test_web_stop(struct test_web *web);
 /* What it said on stderr so far (g_free it). */
 char *test_web_log(struct test_web *web);
 
+/* A new folder for a test program (vigil-web-NAME-XXXXXX) whose static/
+ * holds index.html and ok.txt (TEST_WEB_OK_TXT); its path (g_free it). */
+#define TEST_WEB_OK_TXT "ok-file\n"
+char *test_web_folder_new(const char *name);
+
 /* ---- the warehouse ------------------------------------------------------------------------ */
 
 /* Starts a private cluster, migrates it with `vigil db migrate` (config in

@@ -1,0 +1,47 @@
+/* vigil — an MPI job of the mpi suite (see mpi_job.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "mpi_job.h"
+
+struct test_run mpi_job_run(const char *dir, const char *const *vars, const char *program, ...)
+{
+    char *report = g_strdup_printf("--report=json:%s/report-%%p.json", dir);
+    const char *head[] = {"timeout",
+                          "-k",
+                          "10",
+                          MPI_JOB_TIMEOUT_S,
+                          "mpirun",
+                          "--oversubscribe",
+                          "-np",
+                          G_STRINGIFY(MPI_JOB_RANKS),
+                          test_env_or_fail("VIGIL_CLI"),
+                          "run",
+                          report,
+                          "--",
+                          program};
+    GPtrArray *argv = g_ptr_array_new();
+    for (size_t i = 0; i < G_N_ELEMENTS(head); i++)
+        g_ptr_array_add(argv, (gpointer)head[i]);
+    va_list ap;
+    va_start(ap, program);
+    for (const char *a = va_arg(ap, const char *); a != NULL; a = va_arg(ap, const char *))
+        g_ptr_array_add(argv, (gpointer)a);
+    va_end(ap);
+    g_ptr_array_add(argv, NULL);
+
+    char **env = test_clean_environment(vars);
+    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
+    env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
+    struct test_run r = test_run_program(dir, (const char *const *)argv->pdata, env);
+    if (r.status == 124 || r.status == 128 + 9)
+        fail_msg("the job did not end within %s s\nstdout: %s\nstderr: %s", MPI_JOB_TIMEOUT_S,
+                 r.out, r.err);
+    g_strfreev(env);
+    g_ptr_array_free(argv, TRUE);
+    g_free(report);
+    return r;
+}
