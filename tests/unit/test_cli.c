@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "test_support.h"
+#include "test_main.h"
 
 /* Runs `vigil ARGS…` (NULL-terminated) with our environment. */
 static struct test_run run_vigil(const char *first, ...)
@@ -441,24 +442,17 @@ static void test_config_check_checks_curve_key_files(void **state)
     g_free(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_version),
-        cmocka_unit_test(test_unknown_command_is_a_usage_error),
-        cmocka_unit_test(test_subcommand_help_names_the_command),
-        cmocka_unit_test(test_command_summaries_name_real_options),
-        cmocka_unit_test(test_config_check_ring_slots),
-        cmocka_unit_test(test_config_check_prints_the_effective_config),
-        cmocka_unit_test(test_config_check_names_a_misspelt_key),
-        cmocka_unit_test(test_config_check_checks_curve_key_files),
-        cmocka_unit_test(test_config_check_checks_web),
-        cmocka_unit_test(test_config_check_checks_advise),
-        cmocka_unit_test(test_config_check_reports_every_problem),
-        cmocka_unit_test(test_config_check_of_a_missing_file),
-        cmocka_unit_test(test_config_check_checks_plugin_sections),
-        cmocka_unit_test(test_config_check_finds_the_providers),
-        cmocka_unit_test(test_config_check_checks_energy_sources),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_version), cmocka_unit_test(test_unknown_command_is_a_usage_error),
+          cmocka_unit_test(test_subcommand_help_names_the_command),
+          cmocka_unit_test(test_command_summaries_name_real_options),
+          cmocka_unit_test(test_config_check_ring_slots),
+          cmocka_unit_test(test_config_check_prints_the_effective_config),
+          cmocka_unit_test(test_config_check_names_a_misspelt_key),
+          cmocka_unit_test(test_config_check_checks_curve_key_files),
+          cmocka_unit_test(test_config_check_checks_web),
+          cmocka_unit_test(test_config_check_checks_advise),
+          cmocka_unit_test(test_config_check_reports_every_problem),
+          cmocka_unit_test(test_config_check_of_a_missing_file),
+          cmocka_unit_test(test_config_check_checks_plugin_sections),
+          cmocka_unit_test(test_config_check_finds_the_providers),
+          cmocka_unit_test(test_config_check_checks_energy_sources))

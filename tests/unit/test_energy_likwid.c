@@ -15,6 +15,7 @@
 #include "likwid_double.h"
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -442,26 +443,13 @@ static void chain_falls_back_with_reasons(void **state)
     vigil_metric_catalog_free(catalog);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(intel_counts_joules_per_domain),
-        cmocka_unit_test(intel_counter_wraps),
-        cmocka_unit_test(intel_long_gap_is_uncertain),
-        cmocka_unit_test(units_come_from_likwid),
-        cmocka_unit_test(failed_read_is_caught_up),
-        cmocka_unit_test(amd_domain_zero_is_core),
-        cmocka_unit_test(no_access_on_a_new_amd),
-        cmocka_unit_test(no_access_as_a_user),
-        cmocka_unit_test(power_init_finds_no_rapl),
-        cmocka_unit_test(perf_event_mode),
-        cmocka_unit_test(second_socket_without_access),
-        cmocka_unit_test(supported_domain_unreadable),
-        cmocka_unit_test(no_domain_at_all),
-        cmocka_unit_test(topology_fails),
-        cmocka_unit_test(fixture_root_is_refused),
-        cmocka_unit_test_setup_teardown(chain_falls_back_with_reasons, test_make_dir,
-                                        test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(intel_counts_joules_per_domain), cmocka_unit_test(intel_counter_wraps),
+          cmocka_unit_test(intel_long_gap_is_uncertain), cmocka_unit_test(units_come_from_likwid),
+          cmocka_unit_test(failed_read_is_caught_up), cmocka_unit_test(amd_domain_zero_is_core),
+          cmocka_unit_test(no_access_on_a_new_amd), cmocka_unit_test(no_access_as_a_user),
+          cmocka_unit_test(power_init_finds_no_rapl), cmocka_unit_test(perf_event_mode),
+          cmocka_unit_test(second_socket_without_access),
+          cmocka_unit_test(supported_domain_unreadable), cmocka_unit_test(no_domain_at_all),
+          cmocka_unit_test(topology_fails), cmocka_unit_test(fixture_root_is_refused),
+          cmocka_unit_test_setup_teardown(chain_falls_back_with_reasons, test_make_dir,
+                                          test_remove_dir))

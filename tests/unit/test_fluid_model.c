@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fluid_model.h"
+#include "test_main.h"
 
 #define GHZ 1e9
 
@@ -369,17 +370,11 @@ static void test_distinct_frequencies_are_counted_to_the_step(void **state)
     assert_int_equal(vigil_fluid_distinct_frequencies(p, 0, 100e6), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_runs_give_alpha_and_duration_exactly),
-        cmocka_unit_test(test_fixed_exponent_gives_static_and_dynamic_power),
-        cmocka_unit_test(test_points_at_many_frequencies_give_the_exponent),
-        cmocka_unit_test(test_whole_fit_fits_the_exponent_only_when_it_can),
-        cmocka_unit_test(test_least_energy_and_energy_delay_are_found),
-        cmocka_unit_test(test_frequencies_the_node_offers),
-        cmocka_unit_test(test_degenerate_inputs_are_errors_naming_the_problem),
-        cmocka_unit_test(test_distinct_frequencies_are_counted_to_the_step),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_two_runs_give_alpha_and_duration_exactly),
+          cmocka_unit_test(test_fixed_exponent_gives_static_and_dynamic_power),
+          cmocka_unit_test(test_points_at_many_frequencies_give_the_exponent),
+          cmocka_unit_test(test_whole_fit_fits_the_exponent_only_when_it_can),
+          cmocka_unit_test(test_least_energy_and_energy_delay_are_found),
+          cmocka_unit_test(test_frequencies_the_node_offers),
+          cmocka_unit_test(test_degenerate_inputs_are_errors_naming_the_problem),
+          cmocka_unit_test(test_distinct_frequencies_are_counted_to_the_step))

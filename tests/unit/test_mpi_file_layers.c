@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "mpi_file_layers.h"
+#include "test_main.h"
 
 static struct vigil_report_file_layer none(void)
 {
@@ -140,13 +141,5 @@ static void test_candidates_are_bounded(void **state)
     assert_int_equal(m.layer.common_sizes[1].count, 2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sums_and_extremes),
-        cmocka_unit_test(test_nothing_stays_none),
-        cmocka_unit_test(test_common_sizes),
-        cmocka_unit_test(test_candidates_are_bounded),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_sums_and_extremes), cmocka_unit_test(test_nothing_stays_none),
+          cmocka_unit_test(test_common_sizes), cmocka_unit_test(test_candidates_are_bounded))

@@ -9,6 +9,7 @@
 
 #include "../plugins/test_counter.h"
 #include "vigil/plugin.h"
+#include "test_main.h"
 
 static const char *plugin_dir(void)
 {
@@ -180,17 +181,11 @@ static void test_plugin_sections_are_checked_against_the_plugin(void **state)
     expect_config_error("[provider.wrong-abi]\n", "[provider.wrong-abi]", "plugin ABI");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_plugin_loads_and_runs_with_its_config),
-        cmocka_unit_test(test_wrong_abi_is_refused),
-        cmocka_unit_test(test_missing_symbol_is_refused),
-        cmocka_unit_test(test_descriptor_that_disagrees_with_its_file_is_refused),
-        cmocka_unit_test(test_missing_module_lists_what_exists),
-        cmocka_unit_test(test_names_cannot_leave_the_directory),
-        cmocka_unit_test(test_list_by_kind),
-        cmocka_unit_test(test_plugin_sections_are_checked_against_the_plugin),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_good_plugin_loads_and_runs_with_its_config),
+          cmocka_unit_test(test_wrong_abi_is_refused),
+          cmocka_unit_test(test_missing_symbol_is_refused),
+          cmocka_unit_test(test_descriptor_that_disagrees_with_its_file_is_refused),
+          cmocka_unit_test(test_missing_module_lists_what_exists),
+          cmocka_unit_test(test_names_cannot_leave_the_directory),
+          cmocka_unit_test(test_list_by_kind),
+          cmocka_unit_test(test_plugin_sections_are_checked_against_the_plugin))

@@ -11,6 +11,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define CPU_DIR "sys/devices/system/cpu"
 
@@ -201,14 +202,6 @@ static void real_node(void **state)
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(sysfs_node),
-        TEST_WITH_DIR(cpuinfo_node),
-        TEST_WITH_DIR(fixed_cpuinfo_is_read_once),
-        TEST_WITH_DIR(bad_trees),
-        TEST_WITH_DIR(real_node),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(sysfs_node), TEST_WITH_DIR(cpuinfo_node),
+          TEST_WITH_DIR(fixed_cpuinfo_is_read_once), TEST_WITH_DIR(bad_trees),
+          TEST_WITH_DIR(real_node))

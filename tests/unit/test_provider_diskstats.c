@@ -9,6 +9,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define DISKSTATS "proc/diskstats"
 
@@ -299,24 +300,17 @@ static void test_this_machine(void **state)
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_known_fixture),
-        TEST_WITH_DIR(test_metrics_describe_themselves),
-        TEST_WITH_DIR(test_second_read_sees_new_values_and_devices),
-        TEST_WITH_DIR(test_reads_the_file_it_opened),
-        TEST_WITH_DIR(test_devices_key_restricts_and_overrides_the_skips),
-        TEST_WITH_DIR(test_default_skips_ram_disks),
-        TEST_WITH_DIR(test_device_names_become_metric_names),
-        TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
-        TEST_WITH_DIR(test_malformed_line_is_a_read_error),
-        TEST_WITH_DIR(test_scratch_devices_are_not_parsed),
-        TEST_WITH_DIR(test_bad_statistic_is_named),
-        TEST_WITH_DIR(test_malformed_file_fails_start),
-        TEST_WITH_DIR(test_missing_file_is_unavailable),
-        TEST_WITH_DIR(test_unreadable_file_is_unavailable),
-        cmocka_unit_test(test_this_machine),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_values_from_a_known_fixture),
+          TEST_WITH_DIR(test_metrics_describe_themselves),
+          TEST_WITH_DIR(test_second_read_sees_new_values_and_devices),
+          TEST_WITH_DIR(test_reads_the_file_it_opened),
+          TEST_WITH_DIR(test_devices_key_restricts_and_overrides_the_skips),
+          TEST_WITH_DIR(test_default_skips_ram_disks),
+          TEST_WITH_DIR(test_device_names_become_metric_names),
+          TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
+          TEST_WITH_DIR(test_malformed_line_is_a_read_error),
+          TEST_WITH_DIR(test_scratch_devices_are_not_parsed),
+          TEST_WITH_DIR(test_bad_statistic_is_named),
+          TEST_WITH_DIR(test_malformed_file_fails_start),
+          TEST_WITH_DIR(test_missing_file_is_unavailable),
+          TEST_WITH_DIR(test_unreadable_file_is_unavailable), cmocka_unit_test(test_this_machine))

@@ -21,6 +21,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define LOG_DOMAIN "vigil-provider-energy"
 #define NS_PER_S   1000000000ull
@@ -592,29 +593,15 @@ static void real_node_auto(void **state)
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(powercap_counts_joules_per_zone),
-        TEST_WITH_DIR(powercap_names_every_zone),
-        TEST_WITH_DIR(powercap_unwraps_the_counter),
-        TEST_WITH_DIR(powercap_long_gap_is_uncertain),
-        TEST_WITH_DIR(powercap_gap_bound_follows_max_power),
-        TEST_WITH_DIR(powercap_permission_denied),
-        TEST_WITH_DIR(powercap_unreadable_counter),
-        TEST_WITH_DIR(powercap_unreadable_range),
-        TEST_WITH_DIR(no_powercap_dir),
-        TEST_WITH_DIR(powercap_without_rapl_zones),
-        TEST_WITH_DIR(auto_prefers_powercap),
-        TEST_WITH_DIR(auto_with_nothing_to_read),
-        TEST_WITH_DIR(estimate_integrates_the_model),
-        TEST_WITH_DIR(estimate_sockets_and_quiet_intervals),
-        TEST_WITH_DIR(estimate_ticks_backwards),
-        TEST_WITH_DIR(estimate_a_number_past_64_bits),
-        TEST_WITH_DIR(estimate_bad_stat),
-        TEST_WITH_DIR(idle_above_max_is_refused),
-        TEST_WITH_DIR(real_node_powercap),
-        TEST_WITH_DIR(real_node_auto),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(powercap_counts_joules_per_zone), TEST_WITH_DIR(powercap_names_every_zone),
+          TEST_WITH_DIR(powercap_unwraps_the_counter),
+          TEST_WITH_DIR(powercap_long_gap_is_uncertain),
+          TEST_WITH_DIR(powercap_gap_bound_follows_max_power),
+          TEST_WITH_DIR(powercap_permission_denied), TEST_WITH_DIR(powercap_unreadable_counter),
+          TEST_WITH_DIR(powercap_unreadable_range), TEST_WITH_DIR(no_powercap_dir),
+          TEST_WITH_DIR(powercap_without_rapl_zones), TEST_WITH_DIR(auto_prefers_powercap),
+          TEST_WITH_DIR(auto_with_nothing_to_read), TEST_WITH_DIR(estimate_integrates_the_model),
+          TEST_WITH_DIR(estimate_sockets_and_quiet_intervals),
+          TEST_WITH_DIR(estimate_ticks_backwards), TEST_WITH_DIR(estimate_a_number_past_64_bits),
+          TEST_WITH_DIR(estimate_bad_stat), TEST_WITH_DIR(idle_above_max_is_refused),
+          TEST_WITH_DIR(real_node_powercap), TEST_WITH_DIR(real_node_auto))

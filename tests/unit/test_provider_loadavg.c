@@ -9,6 +9,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define LOADAVG "proc/loadavg"
 
@@ -135,16 +136,10 @@ static void test_the_real_proc_loadavg(void **state)
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_fixture),
-        TEST_WITH_DIR(test_start_registers_the_metrics),
-        TEST_WITH_DIR(test_it_shares_a_catalogue_with_procstat),
-        TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
-        TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
-        TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
-        cmocka_unit_test(test_the_real_proc_loadavg),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_values_from_a_fixture),
+          TEST_WITH_DIR(test_start_registers_the_metrics),
+          TEST_WITH_DIR(test_it_shares_a_catalogue_with_procstat),
+          TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
+          TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
+          TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
+          cmocka_unit_test(test_the_real_proc_loadavg))

@@ -9,6 +9,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define MEMINFO "proc/meminfo"
 
@@ -201,18 +202,12 @@ static void test_the_real_proc_meminfo(void **state)
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_fixture),
-        TEST_WITH_DIR(test_start_registers_the_metrics),
-        TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
-        TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
-        TEST_WITH_DIR(test_a_missing_key_fails_the_start),
-        TEST_WITH_DIR(test_lines_after_the_last_key_are_not_read),
-        TEST_WITH_DIR(test_a_missing_last_key_is_named),
-        TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
-        cmocka_unit_test(test_the_real_proc_meminfo),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_values_from_a_fixture),
+          TEST_WITH_DIR(test_start_registers_the_metrics),
+          TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
+          TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
+          TEST_WITH_DIR(test_a_missing_key_fails_the_start),
+          TEST_WITH_DIR(test_lines_after_the_last_key_are_not_read),
+          TEST_WITH_DIR(test_a_missing_last_key_is_named),
+          TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
+          cmocka_unit_test(test_the_real_proc_meminfo))

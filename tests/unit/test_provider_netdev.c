@@ -9,6 +9,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define NETDEV "proc/net/dev"
 
@@ -233,20 +234,13 @@ static void test_this_machine(void **state)
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_known_fixture),
-        TEST_WITH_DIR(test_metrics_describe_themselves),
-        TEST_WITH_DIR(test_second_read_sees_new_values_and_interfaces),
-        TEST_WITH_DIR(test_reads_the_file_it_opened),
-        TEST_WITH_DIR(test_interfaces_key_restricts_and_can_name_lo),
-        TEST_WITH_DIR(test_interface_names_become_metric_names),
-        TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
-        TEST_WITH_DIR(test_malformed_line_is_a_read_error),
-        TEST_WITH_DIR(test_missing_header_is_a_read_error),
-        TEST_WITH_DIR(test_missing_file_is_unavailable),
-        cmocka_unit_test(test_this_machine),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_values_from_a_known_fixture),
+          TEST_WITH_DIR(test_metrics_describe_themselves),
+          TEST_WITH_DIR(test_second_read_sees_new_values_and_interfaces),
+          TEST_WITH_DIR(test_reads_the_file_it_opened),
+          TEST_WITH_DIR(test_interfaces_key_restricts_and_can_name_lo),
+          TEST_WITH_DIR(test_interface_names_become_metric_names),
+          TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
+          TEST_WITH_DIR(test_malformed_line_is_a_read_error),
+          TEST_WITH_DIR(test_missing_header_is_a_read_error),
+          TEST_WITH_DIR(test_missing_file_is_unavailable), cmocka_unit_test(test_this_machine))

@@ -22,6 +22,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define LOG_DOMAIN "vigil-provider-process"
 #define SOURCE     "process"
@@ -812,24 +813,15 @@ static void test_the_real_proc_with_io_lost_while_tracked(void **state)
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_start_registers_the_metrics),
-        TEST_WITH_DIR(test_two_processes),
-        TEST_WITH_DIR(test_command_names_with_parentheses),
-        TEST_WITH_DIR(test_a_second_read_sees_the_new_values),
-        TEST_WITH_DIR(test_a_process_without_io),
-        TEST_WITH_DIR(test_a_process_whose_io_is_unreadable),
-        TEST_WITH_DIR(test_a_process_that_ended),
-        TEST_WITH_DIR(test_files_are_kept_open),
-        TEST_WITH_DIR(test_track_of_a_missing_process),
-        TEST_WITH_DIR(test_a_malformed_stat_fails_track),
-        TEST_WITH_DIR(test_a_malformed_file_leaves_only_its_process_out),
-        TEST_WITH_DIR(test_untrack),
-        TEST_WITH_DIR(test_the_real_proc),
-        TEST_WITH_DIR(test_the_real_proc_with_a_child),
-        TEST_WITH_DIR(test_the_real_proc_with_io_lost_while_tracked),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_start_registers_the_metrics), TEST_WITH_DIR(test_two_processes),
+          TEST_WITH_DIR(test_command_names_with_parentheses),
+          TEST_WITH_DIR(test_a_second_read_sees_the_new_values),
+          TEST_WITH_DIR(test_a_process_without_io),
+          TEST_WITH_DIR(test_a_process_whose_io_is_unreadable),
+          TEST_WITH_DIR(test_a_process_that_ended), TEST_WITH_DIR(test_files_are_kept_open),
+          TEST_WITH_DIR(test_track_of_a_missing_process),
+          TEST_WITH_DIR(test_a_malformed_stat_fails_track),
+          TEST_WITH_DIR(test_a_malformed_file_leaves_only_its_process_out),
+          TEST_WITH_DIR(test_untrack), TEST_WITH_DIR(test_the_real_proc),
+          TEST_WITH_DIR(test_the_real_proc_with_a_child),
+          TEST_WITH_DIR(test_the_real_proc_with_io_lost_while_tracked))

@@ -12,6 +12,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define STAT "proc/stat"
 
@@ -308,21 +309,15 @@ static void test_one_tick_reads_a_shared_file_once(void **state)
     vigil_provider_file_clear(&first);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_fixture),
-        TEST_WITH_DIR(test_start_registers_the_metrics),
-        TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
-        TEST_WITH_DIR(test_reads_keep_the_file_opened_at_start),
-        TEST_WITH_DIR(test_a_cpu_that_comes_online_is_registered),
-        TEST_WITH_DIR(test_a_line_without_steal_reads_steal_as_zero),
-        TEST_WITH_DIR(test_a_big_machine_is_read_whole),
-        TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
-        TEST_WITH_DIR(test_a_malformed_file_fails_the_start),
-        TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
-        TEST_WITH_DIR(test_one_tick_reads_a_shared_file_once),
-        cmocka_unit_test(test_the_real_proc_stat),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_values_from_a_fixture),
+          TEST_WITH_DIR(test_start_registers_the_metrics),
+          TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
+          TEST_WITH_DIR(test_reads_keep_the_file_opened_at_start),
+          TEST_WITH_DIR(test_a_cpu_that_comes_online_is_registered),
+          TEST_WITH_DIR(test_a_line_without_steal_reads_steal_as_zero),
+          TEST_WITH_DIR(test_a_big_machine_is_read_whole),
+          TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
+          TEST_WITH_DIR(test_a_malformed_file_fails_the_start),
+          TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
+          TEST_WITH_DIR(test_one_tick_reads_a_shared_file_once),
+          cmocka_unit_test(test_the_real_proc_stat))

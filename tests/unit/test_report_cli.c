@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "test_support.h"
+#include "test_main.h"
 
 /* Runs `vigil report ARGS…` (NULL-terminated) in a clean environment
  * (no VIGIL_*, and no PG* variable that could point at a real server). */
@@ -103,13 +104,8 @@ static void test_usage_errors(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_unreachable_warehouse, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_configuration_with_problems, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test(test_usage_errors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test_setup_teardown(test_unreachable_warehouse, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_configuration_with_problems, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test(test_usage_errors))

@@ -17,6 +17,7 @@
 #include "test_support.h"
 
 #include "report_refusals.h"
+#include "test_main.h"
 
 static void test_job_text(void **state)
 {
@@ -175,15 +176,9 @@ static void test_ranks_without_posix_extremes(void **state)
     g_free(json);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_job_text),
-        cmocka_unit_test(test_shared_table_skips_files_without_io),
-        cmocka_unit_test(test_plain_text_has_neither),
-        cmocka_unit_test(test_bad_parts_are_refused),
-        cmocka_unit_test(test_absent_parts_are_none),
-        cmocka_unit_test(test_ranks_without_posix_extremes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_job_text),
+          cmocka_unit_test(test_shared_table_skips_files_without_io),
+          cmocka_unit_test(test_plain_text_has_neither),
+          cmocka_unit_test(test_bad_parts_are_refused),
+          cmocka_unit_test(test_absent_parts_are_none),
+          cmocka_unit_test(test_ranks_without_posix_extremes))

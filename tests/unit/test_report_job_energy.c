@@ -9,6 +9,7 @@
 
 #include "vigil/local_protocol.h"
 #include "vigil/report_job_energy.h"
+#include "test_main.h"
 
 static void test_ranks_grouped_by_host(void **state)
 {
@@ -65,11 +66,5 @@ static void test_ranks_without_figures(void **state)
     assert_int_equal(j.nodes, 0); /* nothing to show */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranks_grouped_by_host),
-        cmocka_unit_test(test_ranks_without_figures),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_ranks_grouped_by_host),
+          cmocka_unit_test(test_ranks_without_figures))

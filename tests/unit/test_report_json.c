@@ -19,6 +19,7 @@
 #include "test_support.h"
 
 #include "report_refusals.h"
+#include "test_main.h"
 
 /* The figure sets are tests/support/test_report_figures.c's. */
 
@@ -416,20 +417,9 @@ static void test_bad_regions_are_refused(void **state)
     g_free(json);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_and_json_survive_the_json),
-        cmocka_unit_test(test_plain_text),
-        cmocka_unit_test(test_odd_bytes_read_as_latin1),
-        cmocka_unit_test(test_mpi_text),
-        cmocka_unit_test(test_energy_from_two_sources),
-        cmocka_unit_test(test_job_energy),
-        cmocka_unit_test(test_bad_reports_are_refused),
-        cmocka_unit_test(test_regions_text),
-        cmocka_unit_test(test_bad_regions_are_refused),
-        cmocka_unit_test(test_files_text_and_json),
-        cmocka_unit_test(test_bad_files_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_text_and_json_survive_the_json), cmocka_unit_test(test_plain_text),
+          cmocka_unit_test(test_odd_bytes_read_as_latin1), cmocka_unit_test(test_mpi_text),
+          cmocka_unit_test(test_energy_from_two_sources), cmocka_unit_test(test_job_energy),
+          cmocka_unit_test(test_bad_reports_are_refused), cmocka_unit_test(test_regions_text),
+          cmocka_unit_test(test_bad_regions_are_refused),
+          cmocka_unit_test(test_files_text_and_json), cmocka_unit_test(test_bad_files_are_refused))

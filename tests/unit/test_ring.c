@@ -19,6 +19,7 @@
 #include "../../record/ring_layout.h"
 #include "vigil/ontology.h"
 #include "vigil/ring.h"
+#include "test_main.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -1020,35 +1021,26 @@ static void test_create_refuses_bad_sizes(void **state)
     assert_null(vigil_ring_create(VIGIL_RING_MAX_SLOTS * 2u, VIGIL_TICKS_MONOTONIC_NS, &err));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_push_and_drain_one),
-        cmocka_unit_test(test_names_of_every_length_class),
-        cmocka_unit_test(test_invalid_names_are_refused),
-        cmocka_unit_test(test_push_through_a_producer_view),
-        cmocka_unit_test(test_full_ring_drops_and_counts),
-        cmocka_unit_test(test_drain_respects_max_records),
-        cmocka_unit_test(test_eight_producers_one_consumer),
-        cmocka_unit_test(test_garbage_slots_are_reported_not_crashed_on),
-        cmocka_unit_test(test_each_corruption_is_named),
-        cmocka_unit_test(test_damaged_name_records),
-        cmocka_unit_test(test_corrupt_header_counters),
-        cmocka_unit_test(test_producer_gone_mid_write),
-        cmocka_unit_test(test_producer_gives_up_on_a_garbage_mark),
-        cmocka_unit_test(test_attach_refuses_bad_headers),
-        cmocka_unit_test(test_attach_refuses_truncated_and_unsealed_files),
-        cmocka_unit_test(test_tsc_ring_times_are_converted_by_drain),
-        cmocka_unit_test(test_times_that_wrap_when_converted_are_corrupt),
-        cmocka_unit_test(test_create_refuses_bad_sizes),
-        cmocka_unit_test(test_held_records_survive_a_new_consumer),
-        cmocka_unit_test(test_release_beyond_commit_is_counted_by_the_next_consumer),
-        cmocka_unit_test(test_names_asked_for_again),
-        cmocka_unit_test(test_names_not_asked_of_an_older_producer),
-        cmocka_unit_test(test_room_counts_held_slots),
-        cmocka_unit_test(test_energy_published_and_read),
-        cmocka_unit_test(test_energy_read_is_bounded_and_checked),
-        cmocka_unit_test(test_energy_torn_reads_are_retried),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_push_and_drain_one), cmocka_unit_test(test_names_of_every_length_class),
+    cmocka_unit_test(test_invalid_names_are_refused),
+    cmocka_unit_test(test_push_through_a_producer_view),
+    cmocka_unit_test(test_full_ring_drops_and_counts),
+    cmocka_unit_test(test_drain_respects_max_records),
+    cmocka_unit_test(test_eight_producers_one_consumer),
+    cmocka_unit_test(test_garbage_slots_are_reported_not_crashed_on),
+    cmocka_unit_test(test_each_corruption_is_named), cmocka_unit_test(test_damaged_name_records),
+    cmocka_unit_test(test_corrupt_header_counters), cmocka_unit_test(test_producer_gone_mid_write),
+    cmocka_unit_test(test_producer_gives_up_on_a_garbage_mark),
+    cmocka_unit_test(test_attach_refuses_bad_headers),
+    cmocka_unit_test(test_attach_refuses_truncated_and_unsealed_files),
+    cmocka_unit_test(test_tsc_ring_times_are_converted_by_drain),
+    cmocka_unit_test(test_times_that_wrap_when_converted_are_corrupt),
+    cmocka_unit_test(test_create_refuses_bad_sizes),
+    cmocka_unit_test(test_held_records_survive_a_new_consumer),
+    cmocka_unit_test(test_release_beyond_commit_is_counted_by_the_next_consumer),
+    cmocka_unit_test(test_names_asked_for_again),
+    cmocka_unit_test(test_names_not_asked_of_an_older_producer),
+    cmocka_unit_test(test_room_counts_held_slots), cmocka_unit_test(test_energy_published_and_read),
+    cmocka_unit_test(test_energy_read_is_bounded_and_checked),
+    cmocka_unit_test(test_energy_torn_reads_are_retried))

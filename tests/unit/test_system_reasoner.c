@@ -9,6 +9,7 @@
 
 #include "txd.h"
 #include "vigil/health.h"
+#include "test_main.h"
 
 static const struct vigil_reasoner_rule default_rule = {
     .threshold = 0, .ratio = 2, .max_load = 0.95, .hold_cycles = 1};
@@ -135,14 +136,8 @@ static void test_a_silent_node_is_left_out_of_every_view(void **state)
     txd_system_reasoner_free(r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_lone_node_does_not_hear_itself_back),
-        cmocka_unit_test(test_each_node_hears_the_others),
-        cmocka_unit_test(test_a_new_state_after_the_decision_leaves_the_counted_one_out),
-        cmocka_unit_test(test_each_view_is_held_in_its_own_memory),
-        cmocka_unit_test(test_a_silent_node_is_left_out_of_every_view),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_a_lone_node_does_not_hear_itself_back),
+          cmocka_unit_test(test_each_node_hears_the_others),
+          cmocka_unit_test(test_a_new_state_after_the_decision_leaves_the_counted_one_out),
+          cmocka_unit_test(test_each_view_is_held_in_its_own_memory),
+          cmocka_unit_test(test_a_silent_node_is_left_out_of_every_view))
