@@ -1,12 +1,14 @@
 /* vigil — helpers shared by the test programs. */
 #define _GNU_SOURCE /* program_invocation_short_name, realpath */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -147,6 +149,53 @@ gboolean test_caps_have(guint32 cap)
     now.header.version = _LINUX_CAPABILITY_VERSION_3;
     return syscall(SYS_capget, &now.header, now.data) == 0 &&
            (now.data[0].effective & (1u << cap)) != 0;
+}
+
+void test_deny_read(const char *root, const char *relative, struct test_caps *saved)
+{
+    const guint32 read_override = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+    char *path = g_build_filename(root, relative, NULL);
+    if (chmod(path, 0) != 0)
+        fail_msg("chmod 0 %s: %s", path, g_strerror(errno));
+    if (!test_caps_drop(saved, read_override)) {
+        g_free(path);
+        test_skip("cannot put down CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH");
+    }
+    int probe = open(path, O_RDONLY | O_CLOEXEC);
+    g_free(path);
+    if (probe >= 0) {
+        close(probe);
+        test_caps_restore(saved);
+        test_skip("a file of mode 0 is still readable without the override "
+                  "capabilities: nothing to test here");
+    }
+}
+
+static void keep_log_line(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                          gpointer user_data)
+{
+    (void)domain;
+    struct test_log *log = user_data;
+    const char *name = (level & G_LOG_LEVEL_WARNING)   ? "warning"
+                       : (level & G_LOG_LEVEL_MESSAGE) ? "message"
+                       : (level & G_LOG_LEVEL_INFO)    ? "info"
+                                                       : "debug";
+    g_string_append_printf(log->text, "%s: %s\n", name, message);
+    log->count++;
+}
+
+void test_log_begin(struct test_log *log, const char *domain, GLogLevelFlags levels)
+{
+    log->domain = domain;
+    log->text = g_string_new(NULL);
+    log->count = 0;
+    log->handler = g_log_set_handler(domain, levels, keep_log_line, log);
+}
+
+char *test_log_end(struct test_log *log)
+{
+    g_log_remove_handler(log->domain, log->handler);
+    return g_string_free(log->text, FALSE);
 }
 
 void test_skip(const char *why)

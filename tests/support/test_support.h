@@ -72,4 +72,25 @@ void test_caps_restore(const struct test_caps *saved);
 /* Whether capability `cap` (below 32) is effective now. */
 gboolean test_caps_have(guint32 cap);
 
+/* Makes ROOT/relative mode 0 and puts the read overrides (CAP_DAC_OVERRIDE,
+ * CAP_DAC_READ_SEARCH) out of the effective set, saving it in *saved, so
+ * that the file is denied to this process as it is to an unprivileged
+ * daemon; skips the test when that cannot be done, or when the file is
+ * still readable. test_caps_restore(saved) puts them back. */
+void test_deny_read(const char *root, const char *relative, struct test_caps *saved);
+
+/* What code under test logs in one GLib log domain, as the daemon's log
+ * shows it: a line "LEVEL: message" each (warning, message, info or debug),
+ * and how many. */
+struct test_log {
+    const char *domain;
+    GString *text;
+    guint count;
+    guint handler;
+};
+/* Captures `levels` of `domain` from now on. */
+void test_log_begin(struct test_log *log, const char *domain, GLogLevelFlags levels);
+/* Stops capturing; returns the text (g_free it). */
+char *test_log_end(struct test_log *log);
+
 #endif
