@@ -1,11 +1,8 @@
 /* vigil — running a statistics provider in a test. */
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 #include <glib/gstdio.h>
@@ -130,32 +127,6 @@ const struct vigil_metric_desc *test_metric(struct test_provider *p, const char 
     if (m == NULL)
         fail_msg("metric %s is not registered", metric);
     return m;
-}
-
-void test_write_file(const char *dir, const char *relative, const char *text)
-{
-    char *path = g_build_filename(dir, relative, NULL);
-    char *parent = g_path_get_dirname(path);
-    g_mkdir_with_parents(parent, 0755);
-    GError *error = NULL;
-    if (!g_file_set_contents(path, text, -1, &error))
-        fail_msg("writing %s: %s", path, error->message);
-    g_free(parent);
-    g_free(path);
-}
-
-void test_rewrite_file(const char *dir, const char *relative, const char *text)
-{
-    char *path = g_build_filename(dir, relative, NULL);
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        fail_msg("opening %s: %s", path, g_strerror(errno));
-    size_t length = strlen(text);
-    if (write(fd, text, length) != (ssize_t)length)
-        fail_msg("writing %s: %s", path, g_strerror(errno));
-    if (close(fd) != 0)
-        fail_msg("closing %s: %s", path, g_strerror(errno));
-    g_free(path);
 }
 
 void test_provider_open_at(struct test_provider *p, const char *name, const char *root,

@@ -46,14 +46,6 @@ double test_sample_value(GHashTable *samples, const char *metric);
 /* The metric's description, which must be registered. */
 const struct vigil_metric_desc *test_metric(struct test_provider *p, const char *metric);
 
-/* Writes `text` to DIR/relative, making folders as needed. */
-void test_write_file(const char *dir, const char *relative, const char *text);
-
-/* Rewrites DIR/relative in place, truncating the same inode, as the
- * kernel's files change: a provider keeps its descriptor, so a new inode
- * (test_write_file renames one over the old) would go unseen. */
-void test_rewrite_file(const char *dir, const char *relative, const char *text);
-
 /* A cmocka test given a fresh folder in *state for its fixture tree. */
 #define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
 

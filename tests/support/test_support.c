@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <glib/gstdio.h>
 
 #include "test_support.h"
 
@@ -55,7 +56,8 @@ char **test_clean_environment(const char *const *vars)
     return env;
 }
 
-struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args)
+struct test_run test_run_vigil_env(const char *cwd, char **env, const char *command,
+                                   const char *const *args)
 {
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
@@ -63,10 +65,30 @@ struct test_run test_run_vigil(const char *cwd, const char *command, const char 
     for (const char *const *a = args; *a != NULL; a++)
         g_ptr_array_add(argv, (gpointer)*a);
     g_ptr_array_add(argv, NULL);
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(cwd, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
+    char **clean = env == NULL ? test_clean_environment(NULL) : NULL;
+    struct test_run run =
+        test_run_program(cwd, (const char *const *)argv->pdata, env != NULL ? env : clean);
+    g_strfreev(clean);
     g_ptr_array_free(argv, TRUE);
+    return run;
+}
+
+struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args)
+{
+    return test_run_vigil_env(cwd, NULL, command, args);
+}
+
+struct test_run test_vigil(const char *command, ...)
+{
+    GPtrArray *args = g_ptr_array_new();
+    va_list ap;
+    va_start(ap, command);
+    for (const char *a = va_arg(ap, const char *); a != NULL; a = va_arg(ap, const char *))
+        g_ptr_array_add(args, (gpointer)a);
+    va_end(ap);
+    g_ptr_array_add(args, NULL);
+    struct test_run run = test_run_vigil(NULL, command, (const char *const *)args->pdata);
+    g_ptr_array_free(args, TRUE);
     return run;
 }
 
@@ -96,6 +118,32 @@ void test_remove_tree(const char *dir)
     const char *argv[] = {"rm", "-rf", dir, NULL};
     g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
                  NULL);
+}
+
+void test_write_file(const char *dir, const char *relative, const char *text)
+{
+    char *path = g_build_filename(dir, relative, NULL);
+    char *parent = g_path_get_dirname(path);
+    g_mkdir_with_parents(parent, 0755);
+    GError *error = NULL;
+    if (!g_file_set_contents(path, text, -1, &error))
+        fail_msg("writing %s: %s", path, error->message);
+    g_free(parent);
+    g_free(path);
+}
+
+void test_rewrite_file(const char *dir, const char *relative, const char *text)
+{
+    char *path = g_build_filename(dir, relative, NULL);
+    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+        fail_msg("opening %s: %s", path, g_strerror(errno));
+    size_t length = strlen(text);
+    if (write(fd, text, length) != (ssize_t)length)
+        fail_msg("writing %s: %s", path, g_strerror(errno));
+    if (close(fd) != 0)
+        fail_msg("closing %s: %s", path, g_strerror(errno));
+    g_free(path);
 }
 
 int test_make_dir(void **state)

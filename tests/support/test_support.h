@@ -28,6 +28,11 @@ char **test_clean_environment(const char *const *vars);
 /* `$VIGIL_CLI command args…` (args NULL-terminated) in `cwd`, in a clean
  * environment (test_clean_environment). */
 struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args);
+/* The same with `env` (NULL: a clean environment). */
+struct test_run test_run_vigil_env(const char *cwd, char **env, const char *command,
+                                   const char *const *args);
+/* `$VIGIL_CLI COMMAND ARGS…` (NULL-terminated), here, in a clean environment. */
+struct test_run test_vigil(const char *command, ...) G_GNUC_NULL_TERMINATED;
 
 /* The value of the environment variable `name`, which meson test sets:
  * fails the test when it is unset or empty. */
@@ -40,10 +45,19 @@ void test_assert_status(const struct test_run *run, int want, const char *what);
 void test_assert_contains(const char *text, const char *needle);
 void test_remove_tree(const char *dir);
 
+/* Writes `text` to DIR/relative, making folders as needed. */
+void test_write_file(const char *dir, const char *relative, const char *text);
+
+/* Rewrites DIR/relative in place, truncating the same inode, as the
+ * kernel's files change: a provider keeps its descriptor, so a new inode
+ * (test_write_file renames one over the old) would go unseen. */
+void test_rewrite_file(const char *dir, const char *relative, const char *text);
+
 /* cmocka setup and teardown: a fresh temporary folder per test,
  * vigil-PROGRAM-XXXXXX, its real path (the library reports real, absolute
  * paths) in *state; and its removal, with everything in it. */
 int test_make_dir(void **state);
+int test_remove_dir(void **state);
 
 /* One skip policy. A test that cannot run here (a program, a file or a
  * right is missing) says why and skips, unless CI is set: under CI a test
@@ -54,7 +68,6 @@ void test_skip_unless(gboolean condition, const char *why);
 /* The same when the test already knows it cannot run: it does not return. */
 G_GNUC_NORETURN void test_skip(const char *why);
 int test_skip_program(const char *why);
-int test_remove_dir(void **state);
 
 /* Root reads any file whatever its mode. To test what an unprivileged
  * daemon meets, a test takes capabilities (CAP_DAC_OVERRIDE…) out of its
