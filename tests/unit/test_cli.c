@@ -259,19 +259,24 @@ static void test_config_check_checks_advise(void **state)
 static char *curve_config(const char *txd_key, const char *txd_list, const char *server_key,
                           const char *uplink_key)
 {
+    const struct {
+        const char *section, *key, *value;
+    } settings[] = {
+        {"txd", "curve_key_file", txd_key},
+        {"txd", "curve_authorized_keys", txd_list},
+        {"uplink", "curve_server_key", server_key},
+        {"uplink", "curve_key_file", uplink_key},
+    };
     GString *text = g_string_new(NULL);
-    if (txd_key != NULL || txd_list != NULL)
-        g_string_append(text, "[txd]\n");
-    if (txd_key != NULL)
-        g_string_append_printf(text, "curve_key_file = %s\n", txd_key);
-    if (txd_list != NULL)
-        g_string_append_printf(text, "curve_authorized_keys = %s\n", txd_list);
-    if (server_key != NULL || uplink_key != NULL)
-        g_string_append(text, "[uplink]\n");
-    if (server_key != NULL)
-        g_string_append_printf(text, "curve_server_key = %s\n", server_key);
-    if (uplink_key != NULL)
-        g_string_append_printf(text, "curve_key_file = %s\n", uplink_key);
+    const char *section = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(settings); i++) {
+        if (settings[i].value == NULL)
+            continue;
+        if (section == NULL || strcmp(section, settings[i].section) != 0)
+            g_string_append_printf(text, "[%s]\n", settings[i].section);
+        section = settings[i].section;
+        g_string_append_printf(text, "%s = %s\n", settings[i].key, settings[i].value);
+    }
     return g_string_free(text, FALSE);
 }
 
