@@ -250,6 +250,31 @@ void test_assert_sample(GHashTable *samples, const char *metric, double want)
         fail_msg("%s is %.17g, expected %.17g", metric, got, want);
 }
 
+void test_provider_assert_read(struct test_provider *p, guint64 now_ns, const char *const *metrics,
+                               const double *want, gsize n)
+{
+    GHashTable *samples = test_provider_read_ok(p, now_ns);
+    for (gsize i = 0; i < n; i++)
+        test_assert_sample(samples, metrics[i], want[i]);
+    if (g_hash_table_size(samples) != n)
+        fail_msg("the read gave %u samples, not %zu", g_hash_table_size(samples), (size_t)n);
+    g_hash_table_destroy(samples);
+}
+
+void test_provider_assert_versions(const char *name, const char *root, const char *relative,
+                                   const char *const *metrics, gsize n_metrics,
+                                   const struct test_file_version *versions, gsize n_versions)
+{
+    struct test_provider p;
+    test_provider_start_on_fixture(&p, name, root, relative, versions[0].text);
+    for (gsize i = 0; i < n_versions; i++) {
+        if (i > 0)
+            test_rewrite_file(root, relative, versions[i].text);
+        test_provider_assert_read(&p, 1, metrics, versions[i].values, n_metrics);
+    }
+    test_provider_close(&p);
+}
+
 void test_assert_metric(struct test_provider *p, const char *metric, const char *unit,
                         enum vigil_metric_kind kind, enum vigil_metric_origin origin,
                         const char *source)
@@ -295,20 +320,32 @@ void test_assert_device_metrics(struct test_provider *p, const char *group, cons
     }
 }
 
-GHashTable *test_provider_assert_counters_grow(struct test_provider *p, const char *prefix)
+GHashTable *test_provider_read_this_machine(const char *name)
 {
-    GHashTable *first = test_provider_read_ok(p, 0);
-    GHashTable *second = test_provider_read_ok(p, 0);
+    struct test_provider p;
+    test_provider_start_at(&p, name, "/");
+    GHashTable *samples = test_provider_read_ok(&p, 1);
+    test_provider_close(&p);
+    return samples;
+}
+
+GHashTable *test_provider_assert_counters_grow(const char *name, const char *prefix)
+{
+    struct test_provider p;
+    test_provider_start_at(&p, name, "/");
+    GHashTable *first = test_provider_read_ok(&p, 0);
+    GHashTable *second = test_provider_read_ok(&p, 0);
     GHashTableIter it;
-    gpointer name;
+    gpointer metric;
     g_hash_table_iter_init(&it, first);
-    while (g_hash_table_iter_next(&it, &name, NULL)) {
-        assert_true(g_str_has_prefix(name, prefix));
-        double before = test_sample_value(first, name);
-        double after = test_sample_value(second, name);
+    while (g_hash_table_iter_next(&it, &metric, NULL)) {
+        assert_true(g_str_has_prefix(metric, prefix));
+        double before = test_sample_value(first, metric);
+        double after = test_sample_value(second, metric);
         if (before < 0 || after < before)
-            fail_msg("%s went from %g to %g", (const char *)name, before, after);
+            fail_msg("%s went from %g to %g", (const char *)metric, before, after);
     }
     g_hash_table_destroy(second);
+    test_provider_close(&p);
     return first;
 }

@@ -94,6 +94,23 @@ void test_provider_untrack(struct test_provider *p, guint64 process_id);
  * arithmetic on the same numbers. */
 void test_assert_sample(GHashTable *samples, const char *metric, double want);
 
+/* One read at `now_ns` gives exactly `metrics`, with the values want[]. */
+void test_provider_assert_read(struct test_provider *p, guint64 now_ns, const char *const *metrics,
+                               const double *want, gsize n);
+
+/* A version of a provider's file, and the values of its metrics from it. */
+struct test_file_version {
+    const char *text;
+    const double *values;
+};
+
+/* Provider NAME started on ROOT/relative holding versions[0].text, and
+ * the file then rewritten with each next version: each read gives exactly
+ * `metrics`, with that version's values. */
+void test_provider_assert_versions(const char *name, const char *root, const char *relative,
+                                   const char *const *metrics, gsize n_metrics,
+                                   const struct test_file_version *versions, gsize n_versions);
+
 /* `metric` is registered with this description. */
 void test_assert_metric(struct test_provider *p, const char *metric, const char *unit,
                         enum vigil_metric_kind kind, enum vigil_metric_origin origin,
@@ -111,8 +128,12 @@ void test_assert_device_metrics(struct test_provider *p, const char *group, cons
                                 const char *const *suffixes, const char *const *units, gsize n,
                                 const char *source);
 
-/* Two reads on this machine: every sample of the first is a counter named
- * PREFIX… that the second does not see go back. Returns the first read. */
-GHashTable *test_provider_assert_counters_grow(struct test_provider *p, const char *prefix);
+/* Provider NAME on this machine (root "/"): one read, at 1 ns. */
+GHashTable *test_provider_read_this_machine(const char *name);
+
+/* Provider NAME on this machine: two reads, and every sample of the first
+ * is a counter named PREFIX… that the second does not see go back. Returns
+ * the first read. */
+GHashTable *test_provider_assert_counters_grow(const char *name, const char *prefix);
 
 #endif
