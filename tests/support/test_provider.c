@@ -286,21 +286,37 @@ void test_assert_metric(struct test_provider *p, const char *metric, const char 
     assert_string_equal(m->source, source);
 }
 
-void test_assert_device(GHashTable *samples, const char *group, const char *device,
-                        const char *const *suffixes, const double *want, gsize n)
+void test_devices_start(struct test_provider *p, const struct test_devices *d, const char *root,
+                        const char *text)
 {
-    for (gsize i = 0; i < n; i++) {
-        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
+    test_provider_start_on_fixture(p, d->provider, root, d->relative, text);
+}
+
+static gsize n_suffixes(const struct test_devices *d)
+{
+    return g_strv_length((gchar **)d->suffixes);
+}
+
+static char *device_metric(const struct test_devices *d, const char *device, gsize i)
+{
+    return g_strdup_printf("%s.%s.%s", d->group, device, d->suffixes[i]);
+}
+
+void test_devices_assert(const struct test_devices *d, GHashTable *samples, const char *device,
+                         const double *want)
+{
+    for (gsize i = 0; d->suffixes[i] != NULL; i++) {
+        char *name = device_metric(d, device, i);
         test_assert_sample(samples, name, want[i]);
         g_free(name);
     }
 }
 
-void test_assert_no_device(struct test_provider *p, GHashTable *samples, const char *group,
-                           const char *device, const char *const *suffixes, gsize n)
+void test_devices_assert_none(const struct test_devices *d, struct test_provider *p,
+                              GHashTable *samples, const char *device)
 {
-    for (gsize i = 0; i < n; i++) {
-        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
+    for (gsize i = 0; d->suffixes[i] != NULL; i++) {
+        char *name = device_metric(d, device, i);
         if (g_hash_table_contains(samples, name))
             fail_msg("%s was emitted", name);
         if (vigil_metric_lookup(p->catalog, name) != NULL)
@@ -309,15 +325,39 @@ void test_assert_no_device(struct test_provider *p, GHashTable *samples, const c
     }
 }
 
-void test_assert_device_metrics(struct test_provider *p, const char *group, const char *device,
-                                const char *const *suffixes, const char *const *units, gsize n,
-                                const char *source)
+void test_devices_assert_count(const struct test_devices *d, GHashTable *samples, gsize n_devices)
 {
-    for (gsize i = 0; i < n; i++) {
-        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
-        test_assert_metric(p, name, units[i], VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, source);
+    assert_int_equal(g_hash_table_size(samples), n_devices * n_suffixes(d));
+}
+
+void test_devices_assert_registered(const struct test_devices *d, const char *root,
+                                    const char *text, const char *device, gsize n_devices)
+{
+    struct test_provider p;
+    test_devices_start(&p, d, root, text);
+    assert_int_equal(vigil_metric_count(p.catalog), n_devices * n_suffixes(d));
+    for (gsize i = 0; d->suffixes[i] != NULL; i++) {
+        char *name = device_metric(d, device, i);
+        test_assert_metric(&p, name, d->units[i], VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED,
+                           d->provider);
         g_free(name);
     }
+    test_provider_close(&p);
+}
+
+void test_devices_assert_bad_lines(const struct test_devices *d, const char *root, const char *good,
+                                   const char *before, const char *const *bad_lines, gsize n,
+                                   const char *after, unsigned line)
+{
+    char *path = g_build_filename(root, d->relative, NULL);
+    char *where = g_strdup_printf("%s, line %u:", path, line);
+    for (gsize i = 0; i < n; i++) {
+        char *text = g_strconcat(before, bad_lines[i], after, NULL);
+        test_provider_assert_read_fails(d->provider, root, d->relative, good, text, where);
+        g_free(text);
+    }
+    g_free(where);
+    g_free(path);
 }
 
 GHashTable *test_provider_read_this_machine(const char *name)

@@ -116,17 +116,37 @@ void test_assert_metric(struct test_provider *p, const char *metric, const char 
                         enum vigil_metric_kind kind, enum vigil_metric_origin origin,
                         const char *source);
 
-/* Per-device metrics, GROUP.DEVICE.SUFFIX for each of `suffixes`: their
- * values in `samples` are want[]; or they are neither emitted nor
- * registered. */
-void test_assert_device(GHashTable *samples, const char *group, const char *device,
-                        const char *const *suffixes, const double *want, gsize n);
-void test_assert_no_device(struct test_provider *p, GHashTable *samples, const char *group,
-                           const char *device, const char *const *suffixes, gsize n);
-/* And they are registered as measured counters in units[] from `source`. */
-void test_assert_device_metrics(struct test_provider *p, const char *group, const char *device,
-                                const char *const *suffixes, const char *const *units, gsize n,
-                                const char *source);
+/* A provider of counters per device from one file under its root
+ * (diskstats, netdev): metrics GROUP.DEVICE.SUFFIX for each of `suffixes`
+ * (NULL-terminated), measured counters in units[], one per suffix. */
+struct test_devices {
+    const char *provider;
+    const char *relative;
+    const char *group;
+    const char *const *suffixes;
+    const char *const *units;
+};
+
+/* The provider started on ROOT/relative holding `text`. */
+void test_devices_start(struct test_provider *p, const struct test_devices *d, const char *root,
+                        const char *text);
+/* DEVICE's values in `samples` are want[], one per suffix. */
+void test_devices_assert(const struct test_devices *d, GHashTable *samples, const char *device,
+                         const double *want);
+/* DEVICE's metrics are neither in `samples` nor registered. */
+void test_devices_assert_none(const struct test_devices *d, struct test_provider *p,
+                              GHashTable *samples, const char *device);
+/* `samples` are the metrics of n_devices devices. */
+void test_devices_assert_count(const struct test_devices *d, GHashTable *samples, gsize n_devices);
+/* Started on ROOT/relative holding `text`, before any read, the provider
+ * has registered the metrics of n_devices devices, DEVICE's among them. */
+void test_devices_assert_registered(const struct test_devices *d, const char *root,
+                                    const char *text, const char *device, gsize n_devices);
+/* Started on `good`, once the file holds `before`, then one of bad_lines[],
+ * then `after`, the provider's read fails naming the file and line `line`. */
+void test_devices_assert_bad_lines(const struct test_devices *d, const char *root, const char *good,
+                                   const char *before, const char *const *bad_lines, gsize n,
+                                   const char *after, unsigned line);
 
 /* Provider NAME on this machine (root "/"): one read, at 1 ns. */
 GHashTable *test_provider_read_this_machine(const char *name);
