@@ -16,6 +16,7 @@ static const struct vigil_reasoner_rule default_rule = {
 
 #define SECOND_NS  INT64_C(1000000000)
 #define MAX_AGE_MS 5000
+#define START_NS   (1000 * SECOND_NS)
 
 static enum vigil_health view_of(struct txd_system_reasoner *r, uint64_t node)
 {
@@ -55,15 +56,22 @@ static void hear_two(struct txd_system_reasoner *r, enum vigil_health one, enum 
     txd_system_reasoner_node_state(r, 2, two, now_ns);
 }
 
+/* The same, and the reasoner decides. */
+static void decide_after_two(struct txd_system_reasoner *r, enum vigil_health one,
+                             enum vigil_health two, int64_t now_ns)
+{
+    hear_two(r, one, two, now_ns);
+    decide(r, now_ns);
+}
+
 /* One node alone, abnormal: the system is abnormal (stored, logged), but
  * the node is told the system without itself, which is nothing. Before,
  * it was told ABNORMAL_BAD: its own state, a cycle late. */
 static void test_a_lone_node_does_not_hear_itself_back(void **state)
 {
     struct txd_system_reasoner *r = *state;
-    int64_t now = 1000 * SECOND_NS;
-    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, now);
-    assert_int_equal(decide(r, now), VIGIL_HEALTH_ABNORMAL_BAD);
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, START_NS);
+    assert_int_equal(decide(r, START_NS), VIGIL_HEALTH_ABNORMAL_BAD);
     struct vigil_wire_state out;
     txd_system_reasoner_decide_for(r, 1, &out);
     assert_int_equal(out.health, VIGIL_HEALTH_OK);
@@ -76,12 +84,11 @@ static void test_a_lone_node_does_not_hear_itself_back(void **state)
 static void test_each_node_hears_the_others(void **state)
 {
     struct txd_system_reasoner *r = *state;
-    int64_t now = 1000 * SECOND_NS;
-    hear_two(r, VIGIL_HEALTH_ABNORMAL_BAD, VIGIL_HEALTH_OK, now);
-    txd_system_reasoner_node_state(r, 3, VIGIL_HEALTH_GOOD, now);
+    hear_two(r, VIGIL_HEALTH_ABNORMAL_BAD, VIGIL_HEALTH_OK, START_NS);
+    txd_system_reasoner_node_state(r, 3, VIGIL_HEALTH_GOOD, START_NS);
     /* All three: one bad against one good is not twice as many. */
     struct vigil_wire_state whole;
-    txd_system_reasoner_decide(r, now, &whole);
+    txd_system_reasoner_decide(r, START_NS, &whole);
     assert_int_equal(whole.bad_issues, 1);
     assert_int_equal(whole.good_issues, 1);
     assert_int_equal(whole.health, VIGIL_HEALTH_ABNORMAL_OTHER);
@@ -99,11 +106,9 @@ static void test_each_node_hears_the_others(void **state)
 static void test_a_new_state_after_the_decision_leaves_the_counted_one_out(void **state)
 {
     struct txd_system_reasoner *r = *state;
-    int64_t now = 1000 * SECOND_NS;
-    hear_two(r, VIGIL_HEALTH_ABNORMAL_BAD, VIGIL_HEALTH_OK, now);
-    decide(r, now);
-    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_OK, now + SECOND_NS);
-    txd_system_reasoner_node_state(r, 3, VIGIL_HEALTH_ABNORMAL_BAD, now + SECOND_NS);
+    decide_after_two(r, VIGIL_HEALTH_ABNORMAL_BAD, VIGIL_HEALTH_OK, START_NS);
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_OK, START_NS + SECOND_NS);
+    txd_system_reasoner_node_state(r, 3, VIGIL_HEALTH_ABNORMAL_BAD, START_NS + SECOND_NS);
     /* Node 1's counted ABNORMAL_BAD is out; node 3 was not counted yet. */
     assert_int_equal(view_of(r, 1), VIGIL_HEALTH_OK);
     assert_int_equal(view_of(r, 3), VIGIL_HEALTH_ABNORMAL_BAD);
@@ -114,21 +119,18 @@ static void test_a_new_state_after_the_decision_leaves_the_counted_one_out(void 
 static void test_each_view_is_held_in_its_own_memory(void **state)
 {
     struct txd_system_reasoner *r = *state;
-    int64_t now = 1000 * SECOND_NS;
-    hear_two(r, VIGIL_HEALTH_ABNORMAL_BAD, VIGIL_HEALTH_OK, now);
-    decide(r, now);
+    int64_t now = START_NS;
+    decide_after_two(r, VIGIL_HEALTH_ABNORMAL_BAD, VIGIL_HEALTH_OK, now);
     assert_int_equal(view_of(r, 2), VIGIL_HEALTH_ABNORMAL_BAD);
     assert_int_equal(view_of(r, 1), VIGIL_HEALTH_OK);
     /* Node 1 is OK again: node 2 still hears ABNORMAL_BAD for one cycle,
      * node 1 never did. */
     now += SECOND_NS;
-    hear_two(r, VIGIL_HEALTH_OK, VIGIL_HEALTH_OK, now);
-    decide(r, now);
+    decide_after_two(r, VIGIL_HEALTH_OK, VIGIL_HEALTH_OK, now);
     assert_int_equal(view_of(r, 2), VIGIL_HEALTH_ABNORMAL_BAD);
     assert_int_equal(view_of(r, 1), VIGIL_HEALTH_OK);
     now += SECOND_NS;
-    hear_two(r, VIGIL_HEALTH_OK, VIGIL_HEALTH_OK, now);
-    decide(r, now);
+    decide_after_two(r, VIGIL_HEALTH_OK, VIGIL_HEALTH_OK, now);
     assert_int_equal(view_of(r, 2), VIGIL_HEALTH_OK);
 }
 
@@ -136,10 +138,9 @@ static void test_each_view_is_held_in_its_own_memory(void **state)
 static void test_a_silent_node_is_left_out_of_every_view(void **state)
 {
     struct txd_system_reasoner *r = *state;
-    int64_t now = 1000 * SECOND_NS;
-    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, now);
-    txd_system_reasoner_node_state(r, 2, VIGIL_HEALTH_OK, now + 10 * SECOND_NS);
-    assert_int_equal(decide(r, now + 10 * SECOND_NS), VIGIL_HEALTH_OK);
+    txd_system_reasoner_node_state(r, 1, VIGIL_HEALTH_ABNORMAL_BAD, START_NS);
+    txd_system_reasoner_node_state(r, 2, VIGIL_HEALTH_OK, START_NS + 10 * SECOND_NS);
+    assert_int_equal(decide(r, START_NS + 10 * SECOND_NS), VIGIL_HEALTH_OK);
     assert_int_equal(txd_system_reasoner_nodes(r), 1);
     assert_int_equal(view_of(r, 2), VIGIL_HEALTH_OK);
 }
