@@ -113,6 +113,12 @@ void test_assert_contains(const char *text, const char *needle)
         fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", needle);
 }
 
+void test_assert_contains_all(const char *text, const char *const *needles, gsize n)
+{
+    for (gsize i = 0; i < n; i++)
+        test_assert_contains(text, needles[i]);
+}
+
 void test_remove_tree(const char *dir)
 {
     const char *argv[] = {"rm", "-rf", dir, NULL};

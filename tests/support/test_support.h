@@ -43,6 +43,8 @@ const char *test_env_or_fail(const char *name);
 void test_assert_status(const struct test_run *run, int want, const char *what);
 
 void test_assert_contains(const char *text, const char *needle);
+/* `text` contains each of needles[]. */
+void test_assert_contains_all(const char *text, const char *const *needles, gsize n);
 void test_remove_tree(const char *dir);
 
 /* Writes `text` to DIR/relative, making folders as needed. */
