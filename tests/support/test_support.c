@@ -2,6 +2,8 @@
 #define _GNU_SOURCE /* program_invocation_short_name, realpath */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,6 +176,51 @@ int test_remove_dir(void **state)
     g_free(*state);
     *state = NULL;
     return 0;
+}
+
+pid_t test_start_detached(const char *dir, const char *program, const char *config,
+                          const char *pid_file, const char *log, int *pidfd)
+{
+    /* The shell sends the detached server's stderr to its log, so that
+     * nothing holds the pipes of this run open. */
+    const char *argv[] = {
+        "/bin/sh", "-c",   "exec \"$0\" --config \"$1\" --pid-file \"$2\" 2>>\"$3\"",
+        program,   config, pid_file,
+        log,       NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(dir, argv, env);
+    g_strfreev(env);
+    char *name = g_path_get_basename(program);
+    if (run.status != 0) {
+        char *text = NULL;
+        g_file_get_contents(log, &text, NULL, NULL);
+        fail_msg("%s did not start (status %d): %s%s", name, run.status, run.err,
+                 text != NULL ? text : "");
+    }
+    test_run_clear(&run);
+    char *pid_text = NULL;
+    assert_true(g_file_get_contents(pid_file, &pid_text, NULL, NULL));
+    pid_t pid = (pid_t)g_ascii_strtoll(pid_text, NULL, 10);
+    g_free(pid_text);
+    if (pid <= 0)
+        fail_msg("%s wrote no pid to %s", name, pid_file);
+    *pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (*pidfd < 0)
+        fail_msg("pidfd_open of %s (pid %d): %s", name, (int)pid, g_strerror(errno));
+    g_free(name);
+    return pid;
+}
+
+char *test_end_detached(const char *program, pid_t pid, int pidfd, int signal, const char *log)
+{
+    assert_int_equal(kill(pid, signal), 0);
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    if (poll(&p, 1, 60000) != 1)
+        fail_msg("%s (pid %d) did not end on signal %d", program, (int)pid, signal);
+    close(pidfd);
+    char *text = NULL;
+    assert_true(g_file_get_contents(log, &text, NULL, NULL));
+    return text;
 }
 
 gboolean test_caps_drop(struct test_caps *saved, guint32 mask)

@@ -71,6 +71,16 @@ void test_skip_unless(gboolean condition, const char *why);
 G_GNUC_NORETURN void test_skip(const char *why);
 int test_skip_program(const char *why);
 
+/* A server that detaches (vigild, vigil-txd): PROGRAM --config CONFIG
+ * --pid-file PID_FILE started in `dir` in a clean environment, its stderr
+ * appended to LOG. Returns its pid once it has detached, with *pidfd open
+ * on it; fails the test, with the log, when it does not start. */
+pid_t test_start_detached(const char *dir, const char *program, const char *config,
+                          const char *pid_file, const char *log, int *pidfd);
+/* Sends it `signal` and waits for it to end (a minute at most), closing
+ * the pidfd; returns the log (g_free it). */
+char *test_end_detached(const char *program, pid_t pid, int pidfd, int signal, const char *log);
+
 /* Root reads any file whatever its mode. To test what an unprivileged
  * daemon meets, a test takes capabilities (CAP_DAC_OVERRIDE…) out of its
  * effective set; they stay permitted and are put back afterwards. */
