@@ -178,30 +178,37 @@ char *test_provider_start_error(struct test_provider *p, enum vigil_provider_err
     return message;
 }
 
+void test_provider_assert_cannot_start(const char *name, const char *root, const char *extra_config,
+                                       enum vigil_provider_error_code code, ...)
+{
+    struct test_provider p;
+    test_provider_open_at(&p, name, root, extra_config);
+    char *message = test_provider_start_error(&p, code);
+    va_list ap;
+    va_start(ap, code);
+    for (const char *needle = va_arg(ap, const char *); needle != NULL;
+         needle = va_arg(ap, const char *))
+        test_assert_contains(message, needle);
+    va_end(ap);
+    g_free(message);
+    test_provider_close(&p);
+}
+
 void test_provider_assert_unavailable(const char *name, const char *root, const char *relative,
                                       int errno_value)
 {
-    struct test_provider p;
-    test_provider_open_at(&p, name, root, NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
     char *path = g_build_filename(root, relative, NULL);
-    test_assert_contains(message, path);
-    test_assert_contains(message, g_strerror(errno_value));
+    test_provider_assert_cannot_start(name, root, NULL, VIGIL_PROVIDER_ERROR_UNAVAILABLE, path,
+                                      g_strerror(errno_value), NULL);
     g_free(path);
-    g_free(message);
-    test_provider_close(&p);
 }
 
 void test_provider_assert_start_fails(const char *name, const char *root, const char *relative,
                                       const char *text, const char *in_message)
 {
     test_write_file(root, relative, text);
-    struct test_provider p;
-    test_provider_open_at(&p, name, root, NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_READ);
-    test_assert_contains(message, in_message);
-    g_free(message);
-    test_provider_close(&p);
+    test_provider_assert_cannot_start(name, root, NULL, VIGIL_PROVIDER_ERROR_READ, in_message,
+                                      NULL);
 }
 
 void test_provider_assert_read_fails(const char *name, const char *root, const char *relative,

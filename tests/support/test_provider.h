@@ -67,6 +67,13 @@ GHashTable *test_provider_read_ok(struct test_provider *p, guint64 now_ns);
 /* start() must fail with `code`: returns the message (g_free it). */
 char *test_provider_start_error(struct test_provider *p, enum vigil_provider_error_code code);
 
+/* Provider NAME on ROOT, with the lines of `extra_config` (or NULL),
+ * cannot start: error `code`, with a message holding each of the needles
+ * (NULL-terminated). */
+void test_provider_assert_cannot_start(const char *name, const char *root, const char *extra_config,
+                                       enum vigil_provider_error_code code,
+                                       ...) G_GNUC_NULL_TERMINATED;
+
 /* Provider NAME on ROOT cannot start: UNAVAILABLE, with a message naming
  * ROOT/relative and strerror(errno_value). */
 void test_provider_assert_unavailable(const char *name, const char *root, const char *relative,

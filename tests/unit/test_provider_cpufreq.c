@@ -171,19 +171,12 @@ static void bad_trees(void **state)
     test_provider_assert_unavailable("cpufreq", root, CPU_DIR "/online", ENOENT);
 
     test_write_file(root, CPU_DIR "/online", "0-x\n");
-    struct test_provider p;
-    test_provider_open_at(&p, "cpufreq", root, NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "online is not a list of numbers like \"0-3,8\": \"0-x\"");
-    g_free(message);
-    test_provider_close(&p);
-
+    test_provider_assert_cannot_start("cpufreq", root, NULL, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                                      "online is not a list of numbers like \"0-3,8\": \"0-x\"",
+                                      NULL);
     test_rewrite_file(root, CPU_DIR "/online", "0\n");
-    test_provider_open_at(&p, "cpufreq", root, NULL);
-    message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "cpu0/topology/physical_package_id");
-    g_free(message);
-    test_provider_close(&p);
+    test_provider_assert_cannot_start("cpufreq", root, NULL, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                                      "cpu0/topology/physical_package_id", NULL);
 }
 
 /* This machine, whatever it has: a frequency and at least one of each. */

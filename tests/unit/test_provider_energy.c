@@ -113,13 +113,25 @@ static void assert_estimate_metric(struct test_provider *p)
 }
 
 /* One read of a source of one counter: before it the counter holds
- * `counter` (NULL: as before), and the read gives want_j, with want_flags. */
+ * `counter` (NULL: as before; the first reading's, from before the start),
+ * and the read gives want_j, with want_flags. */
 struct reading {
     const char *counter;
     guint64 now_ns;
     double want_j;
     guint32 want_flags;
 };
+
+/* The one counter of the estimate (/proc/stat's cpu fields) or of
+ * powercap (intel-rapl:0's energy_uj) holding `counter`, when not NULL;
+ * `in_place` once the provider holds the file open. */
+static void set_counter(const char *root, gboolean estimate, const char *counter, gboolean in_place)
+{
+    if (counter != NULL && estimate)
+        write_stat(root, counter, in_place);
+    else if (counter != NULL)
+        set_energy_uj(root, "intel-rapl:0", counter);
+}
 
 /* `sources` (powercap or estimate) with `extra` configuration, started on
  * ROOT, through `readings` of its one counter: intel-rapl:0's energy_uj,
@@ -128,6 +140,7 @@ static void expect_readings(const char *root, const char *sources, const char *e
                             const struct reading *readings, gsize n)
 {
     gboolean estimate = strcmp(sources, "estimate") == 0;
+    set_counter(root, estimate, readings[0].counter, FALSE);
     struct test_provider p;
     open_energy(&p, root, sources, extra);
     test_provider_start_ok(&p);
@@ -136,10 +149,8 @@ static void expect_readings(const char *root, const char *sources, const char *e
         assert_int_equal(vigil_metric_count(p.catalog), 1);
     }
     for (gsize i = 0; i < n; i++) {
-        if (readings[i].counter != NULL && estimate)
-            write_stat(root, readings[i].counter, TRUE);
-        else if (readings[i].counter != NULL)
-            set_energy_uj(root, "intel-rapl:0", readings[i].counter);
+        if (i > 0)
+            set_counter(root, estimate, readings[i].counter, TRUE);
         expect_read(&p, readings[i].now_ns, estimate ? "energy.node_j" : "energy.pkg0_j",
                     readings[i].want_j, readings[i].want_flags);
     }
@@ -168,6 +179,15 @@ static void expect_auto_falls_back(const char *root, const char *reason)
     expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
     g_free(logged);
     test_provider_close(&p);
+}
+
+/* `sources` on ROOT cannot start: UNAVAILABLE, saying `in_message`. */
+static void expect_unavailable(const char *root, const char *sources, const char *in_message)
+{
+    char *config = g_strdup_printf("sources = %s\n", sources);
+    test_provider_assert_cannot_start("energy", root, config, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                                      in_message, NULL);
+    g_free(config);
 }
 
 /* sources=powercap cannot start, saying exactly `want` after its name; with the estimate
@@ -336,12 +356,7 @@ static void powercap_unreadable_range(void **state)
 {
     const char *root = *state;
     write_zone(root, "intel-rapl:0", "package-0", "0", "5");
-    struct test_provider p;
-    open_energy(&p, root, "powercap", NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "intel-rapl:0/max_energy_range_uj is 0");
-    g_free(message);
-    test_provider_close(&p);
+    expect_unavailable(root, "powercap", "intel-rapl:0/max_energy_range_uj is 0");
 }
 
 static void no_powercap_dir(void **state)
@@ -389,19 +404,14 @@ static void auto_prefers_powercap(void **state)
 static void auto_with_nothing_to_read(void **state)
 {
     const char *root = *state;
-    struct test_provider p;
-    open_energy(&p, root, "powercap;estimate", NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
     char *powercap = g_strdup_printf("no energy source can run here; powercap: "
                                      "%s/sys/class/powercap absent; estimate: ",
                                      root);
-    test_assert_contains(message, powercap);
-    g_free(powercap);
     char *stat_path = g_build_filename(root, "proc/stat", NULL);
-    test_assert_contains(message, stat_path);
+    expect_unavailable(root, "powercap;estimate", powercap);
+    expect_unavailable(root, "powercap;estimate", stat_path);
     g_free(stat_path);
-    g_free(message);
-    test_provider_close(&p);
+    g_free(powercap);
 }
 
 /* Estimate ------------------------------------------------------------------------------------ */
@@ -409,10 +419,8 @@ static void auto_with_nothing_to_read(void **state)
 /* idle 50 W, max 150 W, one socket. */
 static void estimate_integrates_the_model(void **state)
 {
-    const char *root = *state;
-    write_stat(root, "100 0 100 800 0 0 0 0 0 0", FALSE);
     static const struct reading readings[] = {
-        {NULL, NS_PER_S, 0.0, 0},
+        {"100 0 100 800 0 0 0 0 0 0", NS_PER_S, 0.0, 0},
         /* Half busy for 2 s: 100 W × 2 s. */
         {"150 0 150 900 0 0 0 0 0 0", 3 * NS_PER_S, 200.0, 0},
         /* iowait is idle: 50 W × 1 s. */
@@ -422,7 +430,7 @@ static void estimate_integrates_the_model(void **state)
         {"170 10 160 960 60 10 10 10 1000 0", 4 * NS_PER_S + 500000000,
          250.0 + (50.0 + (150.0 - 50.0) * (1.0 - 20.0 / 90.0)) * 0.5, 0},
     };
-    expect_readings(root, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n", readings,
+    expect_readings(*state, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n", readings,
                     G_N_ELEMENTS(readings));
 }
 
@@ -430,14 +438,12 @@ static void estimate_integrates_the_model(void **state)
  * be as busy as before. */
 static void estimate_sockets_and_quiet_intervals(void **state)
 {
-    const char *root = *state;
-    write_stat(root, "0 0 0 0 0 0 0 0 0 0", FALSE);
     static const struct reading readings[] = {
-        {NULL, NS_PER_S, 0.0, 0},
+        {"0 0 0 0 0 0 0 0 0 0", NS_PER_S, 0.0, 0},
         {"100 0 0 0 0 0 0 0 0 0", 2 * NS_PER_S, 280.0, 0},
         {NULL, 2 * NS_PER_S + 500000000, 420.0, 0},
     };
-    expect_readings(root, "estimate", "idle_w = 40\nmax_w = 140\nsockets = 2\n", readings,
+    expect_readings(*state, "estimate", "idle_w = 40\nmax_w = 140\nsockets = 2\n", readings,
                     G_N_ELEMENTS(readings));
 }
 
@@ -445,26 +451,22 @@ static void estimate_sockets_and_quiet_intervals(void **state)
  * (idle, at first) and the sample is marked. */
 static void estimate_ticks_backwards(void **state)
 {
-    const char *root = *state;
-    write_stat(root, "500 0 0 500 0 0 0 0 0 0", FALSE);
     static const struct reading readings[] = {
-        {NULL, NS_PER_S, 0.0, 0},
+        {"500 0 0 500 0 0 0 0 0 0", NS_PER_S, 0.0, 0},
         {"400 0 0 600 0 0 0 0 0 0", 2 * NS_PER_S, 50.0, VIGIL_SAMPLE_UNCERTAIN},
     };
-    expect_readings(root, "estimate", NULL, readings, G_N_ELEMENTS(readings));
+    expect_readings(*state, "estimate", NULL, readings, G_N_ELEMENTS(readings));
 }
 
 /* A field past 64 bits is G_MAXUINT64, as strtoull takes it, not the end
  * of the line: idle stays there, and one busy tick in 1 s is 150 W. */
 static void estimate_a_number_past_64_bits(void **state)
 {
-    const char *root = *state;
-    write_stat(root, "1 0 0 99999999999999999999999 0 0 0 0 0 0", FALSE);
     static const struct reading readings[] = {
-        {NULL, NS_PER_S, 0.0, 0},
+        {"1 0 0 99999999999999999999999 0 0 0 0 0 0", NS_PER_S, 0.0, 0},
         {"2 0 0 99999999999999999999999 0 0 0 0 0 0", 2 * NS_PER_S, 150.0, 0},
     };
-    expect_readings(root, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n", readings,
+    expect_readings(*state, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n", readings,
                     G_N_ELEMENTS(readings));
 }
 
@@ -472,12 +474,7 @@ static void estimate_bad_stat(void **state)
 {
     const char *root = *state;
     test_write_file(root, "proc/stat", "intr 1 2 3\n");
-    struct test_provider p;
-    open_energy(&p, root, "estimate", NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "does not start with a \"cpu \" line");
-    g_free(message);
-    test_provider_close(&p);
+    expect_unavailable(root, "estimate", "does not start with a \"cpu \" line");
 }
 
 /* test_provider_open fails the test on a create error: this one is done by
