@@ -35,23 +35,15 @@
 static void write_zone(const char *root, const char *zone_dir, const char *name,
                        const char *range_uj, const char *energy_uj)
 {
-    char *base = g_build_filename("sys/class/powercap", zone_dir, NULL);
-    char *name_path = g_build_filename(base, "name", NULL);
-    char *range_path = g_build_filename(base, "max_energy_range_uj", NULL);
-    char *energy_path = g_build_filename(base, "energy_uj", NULL);
-    char *name_text = g_strconcat(name, "\n", NULL);
-    char *range_text = g_strconcat(range_uj, "\n", NULL);
-    char *energy_text = g_strconcat(energy_uj, "\n", NULL);
-    test_write_file(root, name_path, name_text);
-    test_write_file(root, range_path, range_text);
-    test_write_file(root, energy_path, energy_text);
-    g_free(energy_text);
-    g_free(range_text);
-    g_free(name_text);
-    g_free(energy_path);
-    g_free(range_path);
-    g_free(name_path);
-    g_free(base);
+    const char *const files[][2] = {
+        {"name", name}, {"max_energy_range_uj", range_uj}, {"energy_uj", energy_uj}};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *relative = g_build_filename("sys/class/powercap", zone_dir, files[i][0], NULL);
+        char *line = g_strconcat(files[i][1], "\n", NULL);
+        test_write_file(root, relative, line);
+        g_free(line);
+        g_free(relative);
+    }
 }
 
 static void set_energy_uj(const char *root, const char *zone_dir, const char *energy_uj)
