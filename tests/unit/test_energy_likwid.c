@@ -166,6 +166,14 @@ static void intel_counts_joules_per_domain(void **state)
     stop(&r);
 }
 
+/* A node of one Intel socket, the source started and read once, at 1 s. */
+static void start_one_intel_socket(struct run *r)
+{
+    likwid_double_reset_intel(1);
+    start_ok(r);
+    read_ok(r, NS_PER_S);
+}
+
 /* A counter that goes past 2^32 - 1 starts again from 0: each read takes
  * the difference modulo 2^32, across two wraps in a row. */
 static void intel_counter_wraps(void **state)
@@ -195,10 +203,8 @@ static void intel_counter_wraps(void **state)
 static void intel_long_gap_is_uncertain(void **state)
 {
     (void)state;
-    likwid_double_reset_intel(1);
     struct run r;
-    start_ok(&r);
-    read_ok(&r, NS_PER_S);
+    start_one_intel_socket(&r);
     set_counter(0, LIKWID_MSR_PKG_ENERGY_STATUS, 10 * INTEL_COUNTS_PER_J);
     read_ok(&r, 261 * NS_PER_S);
     expect(&r, "energy.pkg0_j", 10.0, 0);
@@ -239,10 +245,8 @@ static void units_come_from_likwid(void **state)
 static void failed_read_is_caught_up(void **state)
 {
     (void)state;
-    likwid_double_reset_intel(1);
     struct run r;
-    start_ok(&r);
-    read_ok(&r, NS_PER_S);
+    start_one_intel_socket(&r);
     likwid_double_counter(0, LIKWID_MSR_DRAM_ENERGY_STATUS)->read_result = -EIO;
     set_counter(0, LIKWID_MSR_DRAM_ENERGY_STATUS, 200000);
     set_counter(0, LIKWID_MSR_PKG_ENERGY_STATUS, INTEL_COUNTS_PER_J);
