@@ -337,6 +337,18 @@ void test_devices_assert_count(const struct test_devices *d, GHashTable *samples
     assert_int_equal(g_hash_table_size(samples), n_devices * n_suffixes(d));
 }
 
+void test_devices_assert_read(struct test_provider *p, const struct test_devices *d,
+                              const struct test_device *present, gsize n, const char *const *absent)
+{
+    GHashTable *samples = test_provider_read_ok(p, 0);
+    for (gsize i = 0; i < n; i++)
+        test_devices_assert(d, samples, present[i].name, present[i].values);
+    for (const char *const *device = absent; device != NULL && *device != NULL; device++)
+        test_devices_assert_none(d, p, samples, *device);
+    test_devices_assert_count(d, samples, n);
+    g_hash_table_destroy(samples);
+}
+
 void test_devices_assert_registered(const struct test_devices *d, const char *root,
                                     const char *text, const char *device, gsize n_devices)
 {

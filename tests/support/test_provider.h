@@ -143,6 +143,17 @@ void test_devices_assert(const struct test_devices *d, GHashTable *samples, cons
 /* DEVICE's metrics are neither in `samples` nor registered. */
 void test_devices_assert_none(const struct test_devices *d, struct test_provider *p,
                               GHashTable *samples, const char *device);
+/* A device, and the values it must read, one per suffix. */
+struct test_device {
+    const char *name;
+    const double *values;
+};
+/* One read (at 0 ns) gives exactly the n devices of `present`, with their
+ * values; none of `absent` (NULL-terminated, or NULL) is emitted or
+ * registered. */
+void test_devices_assert_read(struct test_provider *p, const struct test_devices *d,
+                              const struct test_device *present, gsize n,
+                              const char *const *absent);
 /* `samples` are the metrics of n_devices devices. */
 void test_devices_assert_count(const struct test_devices *d, GHashTable *samples, gsize n_devices);
 /* Started on ROOT/relative holding `text`, before any read, the provider

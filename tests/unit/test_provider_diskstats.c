@@ -39,16 +39,13 @@ static void test_values_from_a_known_fixture(void **state)
 {
     struct test_provider p;
     test_devices_start(&p, &disks, *state, fixture);
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-
-    assert_disk(samples, "sda", 20000.0 * 512, 40000.0 * 512, 1000, 2000, 1.5);
-    assert_disk(samples, "sda1", 18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4);
-    assert_disk(samples, "nvme0n1", 60000.0 * 512, 80000.0 * 512, 3000, 4000, 2.5);
-    test_devices_assert_none(&disks, &p, samples, "loop0");
-    test_devices_assert_none(&disks, &p, samples, "zram0");
-    test_devices_assert_count(&disks, samples, 3);
-
-    g_hash_table_destroy(samples);
+    const struct test_device want[] = {
+        {"sda", (const double[]){20000.0 * 512, 40000.0 * 512, 1000, 2000, 1.5}},
+        {"sda1", (const double[]){18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4}},
+        {"nvme0n1", (const double[]){60000.0 * 512, 80000.0 * 512, 3000, 4000, 2.5}},
+    };
+    test_devices_assert_read(&p, &disks, want, G_N_ELEMENTS(want),
+                             (const char *const[]){"loop0", "zram0", NULL});
     test_provider_close(&p);
 }
 
@@ -85,10 +82,8 @@ static void test_second_read_sees_new_values_and_devices(void **state)
     /* Back to zero (a device replaced under the same name): still reported,
      * since the drop is what a consumer must see. */
     test_rewrite_file(dir, DISKSTATS, "   8      16 sdb 0 0 0 0 0 0 0 0 0 0 0\n");
-    samples = test_provider_read_ok(&p, 0);
-    assert_disk(samples, "sdb", 0, 0, 0, 0, 0);
-    test_devices_assert_count(&disks, samples, 1);
-    g_hash_table_destroy(samples);
+    const struct test_device zero[] = {{"sdb", (const double[]){0, 0, 0, 0, 0}}};
+    test_devices_assert_read(&p, &disks, zero, 1, NULL);
 
     test_provider_close(&p);
 }
@@ -113,26 +108,22 @@ static void test_devices_key_restricts_and_overrides_the_skips(void **state)
     struct test_provider p;
     test_provider_open_at(&p, "diskstats", dir, "devices = sda1;loop0;zram0;sdc\n");
     test_provider_start_ok(&p);
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_disk(samples, "sda1", 18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4);
     /* Named, so reported although loop* and all-zero devices are not by
      * default. */
-    assert_disk(samples, "loop0", 400.0 * 512, 0, 50, 0, 0.02);
-    assert_disk(samples, "zram0", 0, 0, 0, 0, 0);
-    test_devices_assert_none(&disks, &p, samples, "sda");
-    test_devices_assert_none(&disks, &p, samples, "nvme0n1");
-    test_devices_assert_count(&disks, samples, 3);
-    g_hash_table_destroy(samples);
+    const struct test_device named[] = {
+        {"sda1", (const double[]){18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4}},
+        {"loop0", (const double[]){400.0 * 512, 0, 50, 0, 0.02}},
+        {"zram0", (const double[]){0, 0, 0, 0, 0}},
+    };
+    test_devices_assert_read(&p, &disks, named, G_N_ELEMENTS(named),
+                             (const char *const[]){"sda", "nvme0n1", NULL});
 
     /* A named device that shows up later. */
     test_rewrite_file(dir, DISKSTATS,
                       "   8      32 sdc 4 0 32 1 0 0 0 0 0 5 1\n"
                       "   8      48 sdd 4 0 32 1 0 0 0 0 0 5 1\n");
-    samples = test_provider_read_ok(&p, 0);
-    assert_disk(samples, "sdc", 32.0 * 512, 0, 4, 0, 0.005);
-    test_devices_assert_none(&disks, &p, samples, "sdd");
-    test_devices_assert_count(&disks, samples, 1);
-    g_hash_table_destroy(samples);
+    const struct test_device later[] = {{"sdc", (const double[]){32.0 * 512, 0, 4, 0, 0.005}}};
+    test_devices_assert_read(&p, &disks, later, 1, (const char *const[]){"sdd", NULL});
     test_provider_close(&p);
 }
 
@@ -143,11 +134,8 @@ static void test_default_skips_ram_disks(void **state)
                        "   1       0 ram0 9 0 72 0 0 0 0 0 0 1 0\n"
                        "   7       1 loop1 9 0 72 0 0 0 0 0 0 1 0\n"
                        "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    test_devices_assert_none(&disks, &p, samples, "ram0");
-    test_devices_assert_none(&disks, &p, samples, "loop1");
-    assert_disk(samples, "sda", 72.0 * 512, 0, 9, 0, 0.001);
-    g_hash_table_destroy(samples);
+    const struct test_device want[] = {{"sda", (const double[]){72.0 * 512, 0, 9, 0, 0.001}}};
+    test_devices_assert_read(&p, &disks, want, 1, (const char *const[]){"ram0", "loop1", NULL});
     test_provider_close(&p);
 }
 
@@ -159,10 +147,8 @@ static void test_scratch_devices_are_not_parsed(void **state)
     test_devices_start(&p, &disks, *state,
                        "   7       0 loop0 not numbers at all\n"
                        "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    test_devices_assert_none(&disks, &p, samples, "loop0");
-    assert_disk(samples, "sda", 72.0 * 512, 0, 9, 0, 0.001);
-    g_hash_table_destroy(samples);
+    const struct test_device want[] = {{"sda", (const double[]){72.0 * 512, 0, 9, 0, 0.001}}};
+    test_devices_assert_read(&p, &disks, want, 1, (const char *const[]){"loop0", NULL});
     test_provider_close(&p);
 }
 
@@ -193,12 +179,12 @@ static void test_device_names_become_metric_names(void **state)
                        " 200       0 Vol-A 1 0 2 0 3 0 4 0 0 6 0\n"
                        " 253       1 dm.x 1 0 2 0 3 0 4 0 0 7 0\n"
                        " 253       2 dm_x 1 0 2 0 3 0 4 0 0 8 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_disk(samples, "cciss_c0d0", 1024, 2048, 1, 3, 0.005);
-    assert_disk(samples, "_ol-_", 1024, 2048, 1, 3, 0.006);
-    assert_disk(samples, "dm_x", 1024, 2048, 1, 3, 0.007);
-    test_devices_assert_count(&disks, samples, 3);
-    g_hash_table_destroy(samples);
+    const struct test_device want[] = {
+        {"cciss_c0d0", (const double[]){1024, 2048, 1, 3, 0.005}},
+        {"_ol-_", (const double[]){1024, 2048, 1, 3, 0.006}},
+        {"dm_x", (const double[]){1024, 2048, 1, 3, 0.007}},
+    };
+    test_devices_assert_read(&p, &disks, want, G_N_ELEMENTS(want), NULL);
     test_provider_close(&p);
 }
 
@@ -281,6 +267,7 @@ static void test_this_machine(void **state)
 
 TEST_MAIN(TEST_WITH_DIR(test_values_from_a_known_fixture),
           TEST_WITH_DIR(test_metrics_describe_themselves),
+
           TEST_WITH_DIR(test_second_read_sees_new_values_and_devices),
           TEST_WITH_DIR(test_reads_the_file_it_opened),
           TEST_WITH_DIR(test_devices_key_restricts_and_overrides_the_skips),

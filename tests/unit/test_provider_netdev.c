@@ -43,12 +43,12 @@ static void test_values_from_a_known_fixture(void **state)
 {
     struct test_provider p;
     test_devices_start(&p, &interfaces, *state, fixture);
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_iface(samples, "eth0", 123456789, 987654321, 1000, 2000);
-    assert_iface(samples, "ib0", 4000000000000.0, 5000000000000.0, 300000, 400000);
-    test_devices_assert_none(&interfaces, &p, samples, "lo");
-    test_devices_assert_count(&interfaces, samples, 2);
-    g_hash_table_destroy(samples);
+    const struct test_device want[] = {
+        {"eth0", (const double[]){123456789, 987654321, 1000, 2000}},
+        {"ib0", (const double[]){4000000000000.0, 5000000000000.0, 300000, 400000}},
+    };
+    test_devices_assert_read(&p, &interfaces, want, G_N_ELEMENTS(want),
+                             (const char *const[]){"lo", NULL});
     test_provider_close(&p);
 }
 
@@ -104,22 +104,19 @@ static void test_interfaces_key_restricts_and_can_name_lo(void **state)
     struct test_provider p;
     test_provider_open_at(&p, "netdev", dir, "interfaces = lo;ib0;ib1\n");
     test_provider_start_ok(&p);
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_iface(samples, "lo", 5000, 5000, 50, 50);
-    assert_iface(samples, "ib0", 4000000000000.0, 5000000000000.0, 300000, 400000);
-    test_devices_assert_none(&interfaces, &p, samples, "eth0");
-    test_devices_assert_count(&interfaces, samples, 2);
-    g_hash_table_destroy(samples);
+    const struct test_device named[] = {
+        {"lo", (const double[]){5000, 5000, 50, 50}},
+        {"ib0", (const double[]){4000000000000.0, 5000000000000.0, 300000, 400000}},
+    };
+    test_devices_assert_read(&p, &interfaces, named, G_N_ELEMENTS(named),
+                             (const char *const[]){"eth0", NULL});
 
     /* A named interface that shows up later. */
     test_rewrite_file(dir, NETDEV,
                       HEADER "   ib1: 3 1 0 0 0 0 0 0 4 2 0 0 0 0 0 0\n"
                              "  eth2: 3 1 0 0 0 0 0 0 4 2 0 0 0 0 0 0\n");
-    samples = test_provider_read_ok(&p, 0);
-    assert_iface(samples, "ib1", 3, 4, 1, 2);
-    test_devices_assert_none(&interfaces, &p, samples, "eth2");
-    test_devices_assert_count(&interfaces, samples, 1);
-    g_hash_table_destroy(samples);
+    const struct test_device later[] = {{"ib1", (const double[]){3, 4, 1, 2}}};
+    test_devices_assert_read(&p, &interfaces, later, 1, (const char *const[]){"eth2", NULL});
     test_provider_close(&p);
 }
 
@@ -133,11 +130,11 @@ static void test_interface_names_become_metric_names(void **state)
                        HEADER "eth0.100: 1 2 0 0 0 0 0 0 3 4 0 0 0 0 0 0\n"
                               "enP2p1s0: 5 6 0 0 0 0 0 0 7 8 0 0 0 0 0 0\n"
                               "eth0_100: 9 9 0 0 0 0 0 0 9 9 0 0 0 0 0 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_iface(samples, "eth0_100", 1, 3, 2, 4);
-    assert_iface(samples, "en_2p1s0", 5, 7, 6, 8);
-    test_devices_assert_count(&interfaces, samples, 2);
-    g_hash_table_destroy(samples);
+    const struct test_device want[] = {
+        {"eth0_100", (const double[]){1, 3, 2, 4}},
+        {"en_2p1s0", (const double[]){5, 7, 6, 8}},
+    };
+    test_devices_assert_read(&p, &interfaces, want, G_N_ELEMENTS(want), NULL);
     test_provider_close(&p);
 }
 
@@ -214,6 +211,7 @@ static void test_this_machine(void **state)
 
 TEST_MAIN(TEST_WITH_DIR(test_values_from_a_known_fixture),
           TEST_WITH_DIR(test_metrics_describe_themselves),
+
           TEST_WITH_DIR(test_second_read_sees_new_values_and_interfaces),
           TEST_WITH_DIR(test_reads_the_file_it_opened),
           TEST_WITH_DIR(test_interfaces_key_restricts_and_can_name_lo),
