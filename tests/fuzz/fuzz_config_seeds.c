@@ -9,23 +9,18 @@
 
 #include "vigil/config.h"
 #include "vigil/schema.h"
+#include "fuzz_seeds.h"
 
 static void write_seed(const char *dir, const char *name, const char *text, size_t size)
 {
-    char *path = g_strdup_printf("%s/seed-%s.conf", dir, name);
-    GError *error = NULL;
-    if (!g_file_set_contents(path, text, (gssize)size, &error))
-        g_error("%s", error->message);
-    g_free(path);
+    char *file = g_strconcat(name, ".conf", NULL);
+    write_seed_file(dir, file, text, size);
+    g_free(file);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
-        return 2;
-    }
-    const char *dir = argv[1];
+    const char *dir = seeds_dir(argc, argv);
     vigil_config *config = vigil_config_new();
     GError *error = NULL;
     if (!vigil_schema_declare(config, &error))

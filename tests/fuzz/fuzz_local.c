@@ -58,6 +58,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* A decoder's answer: a refusal must say why. */
+static bool decoded(bool ok, const struct vigil_error *err)
+{
+    must(ok || err->message[0] != '\0');
+    return ok;
+}
+
 static void send_raw(const uint8_t *message, size_t size, unsigned descriptors)
 {
     union {
@@ -115,10 +122,8 @@ static void decode_register(const uint8_t *payload, size_t size)
 {
     struct vigil_local_process_info info;
     struct vigil_error err = {{0}};
-    if (!vigil_local_decode_register(payload, size, &info, &err)) {
-        must(err.message[0] != '\0');
+    if (!decoded(vigil_local_decode_register(payload, size, &info, &err), &err))
         return;
-    }
     const struct vigil_local_register *f = &info.fixed;
     const char *end = (const char *)payload + size;
     must(info.program == (const char *)payload + sizeof *f);
@@ -147,10 +152,8 @@ static void decode_fixed(enum vigil_local_type type, const uint8_t *payload, siz
     struct vigil_error err = {{0}};
     /* vigild passes no room for a SUMMARY_REQUEST, which has no payload. */
     void *room = type == VIGIL_LOCAL_SUMMARY_REQUEST ? NULL : &out;
-    if (!vigil_local_decode_fixed(type, payload, size, room, &err)) {
-        must(err.message[0] != '\0');
+    if (!decoded(vigil_local_decode_fixed(type, payload, size, room, &err), &err))
         return;
-    }
     if (type == VIGIL_LOCAL_RANK) {
         must(out.rank.rank >= 0 && out.rank.rank < out.rank.size);
     } else if (type == VIGIL_LOCAL_SUMMARY) {
@@ -189,10 +192,8 @@ static void decode_job(const uint8_t *payload, size_t size)
 {
     struct vigil_local_job_info info;
     struct vigil_error err = {{0}};
-    if (!vigil_local_decode_job(payload, size, &info, &err)) {
-        must(err.message[0] != '\0');
+    if (!decoded(vigil_local_decode_job(payload, size, &info, &err), &err))
         return;
-    }
     const struct vigil_local_job *f = &info.fixed;
     must(f->job_bytes > 0 && f->job_bytes <= VIGIL_LOCAL_JOB_ID_MAX);
     must(info.nodes + f->nodes_bytes == (const char *)payload + size);
@@ -213,10 +214,9 @@ static void decode_apart(const uint8_t *payload, size_t size)
     uint64_t id = 0;
     static char key[VIGIL_RUN_KEY_MAX + 1], why[VIGIL_LOCAL_APART_REASON_MAX + 1];
     struct vigil_error err = {{0}};
-    if (!vigil_local_decode_registered_apart(payload, size, &id, key, why, sizeof why, &err)) {
-        must(err.message[0] != '\0');
+    bool ok = vigil_local_decode_registered_apart(payload, size, &id, key, why, sizeof why, &err);
+    if (!decoded(ok, &err))
         return;
-    }
     must(vigil_run_key_valid(key, strlen(key)));
     static _Alignas(8) uint8_t again[VIGIL_LOCAL_MAX_BYTES];
     size_t bytes = vigil_local_encode_registered_apart(again, id, key, why);
@@ -230,10 +230,9 @@ static void decode_text(const uint8_t *payload, size_t size)
     for (size_t i = 0; i < sizeof rooms / sizeof rooms[0]; i++) {
         static char out[PAYLOAD_MAX + 1];
         struct vigil_error err = {{0}};
-        if (!vigil_local_decode_text(VIGIL_LOCAL_REFUSED, payload, size, out, rooms[i], &err)) {
-            must(err.message[0] != '\0');
+        bool ok = vigil_local_decode_text(VIGIL_LOCAL_REFUSED, payload, size, out, rooms[i], &err);
+        if (!decoded(ok, &err))
             return;
-        }
         size_t length = strlen(out);
         must(length < rooms[i] && (length > 0) == (rooms[i] > 1));
         must(memcmp(out, payload, length) == 0);

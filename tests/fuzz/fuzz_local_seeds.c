@@ -8,6 +8,7 @@
 
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
+#include "fuzz_seeds.h"
 
 static size_t payload_of(enum vigil_local_type type, unsigned char *payload)
 {
@@ -104,10 +105,7 @@ static gboolean carries_descriptor(enum vigil_local_type type)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
-        return 2;
-    }
+    const char *dir = seeds_dir(argc, argv);
     for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_SPOOL; type++) {
         static _Alignas(8) unsigned char input[1 + VIGIL_LOCAL_MAX_BYTES];
         /* One descriptor, taken, where the protocol passes one. */
@@ -121,17 +119,10 @@ int main(int argc, char **argv)
         };
         memcpy(input + 1, &header, sizeof header);
         char *name = g_strdelimit(g_strdup(vigil_local_type_name(type)), " ", '-');
-        char *file = g_strdup_printf("%s/seed-%s.bin", argv[1], name);
-        GError *error = NULL;
-        gboolean ok = g_file_set_contents(file, (const char *)input,
-                                          (gssize)(1 + sizeof header + payload_bytes), &error);
+        char *file = g_strconcat(name, ".bin", NULL);
+        write_seed_file(dir, file, input, 1 + sizeof header + payload_bytes);
         g_free(file);
         g_free(name);
-        if (!ok) {
-            fprintf(stderr, "%s: %s\n", argv[0], error->message);
-            g_error_free(error);
-            return 1;
-        }
     }
     return 0;
 }

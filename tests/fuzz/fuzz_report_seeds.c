@@ -8,22 +8,18 @@
 
 #include "report_json.h"
 #include "test_report_figures.h"
+#include "fuzz_seeds.h"
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
-        return 2;
-    }
+    const char *dir = seeds_dir(argc, argv);
     for (size_t i = 0; i < TEST_REPORT_FIGURE_SETS; i++) {
         static struct vigil_report r;
         test_report_figure_sets[i](&r);
         char *json = vigil_cli_report_json(&r);
-        char *path = g_strdup_printf("%s/seed-%zu.json", argv[1], i);
-        GError *error = NULL;
-        if (!g_file_set_contents(path, json, -1, &error))
-            g_error("%s", error->message);
-        g_free(path);
+        char *name = g_strdup_printf("%zu.json", i);
+        write_seed_file(dir, name, json, strlen(json));
+        g_free(name);
         g_free(json);
     }
     return 0;

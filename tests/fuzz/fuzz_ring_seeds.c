@@ -13,6 +13,7 @@
 #include "../../record/ring_layout.h"
 #include "vigil/ontology.h"
 #include "vigil/ring.h"
+#include "fuzz_seeds.h"
 
 #define SLOTS      64u
 #define RING_BYTES (RING_HEADER_BYTES + SLOTS * VIGIL_RING_SLOT_BYTES)
@@ -75,12 +76,9 @@ static void write_seed(const char *dir, const char *name, struct vigil_ring *rin
         g_error("reading the seed's ring back");
     if (writes_bytes > 0)
         memcpy(input + 2 + RING_BYTES, writes, writes_bytes);
-    char *path = g_strdup_printf("%s/seed-%s.bin", dir, name);
-    GError *error = NULL;
-    if (!g_file_set_contents(path, (const char *)input, (gssize)(2 + RING_BYTES + writes_bytes),
-                             &error))
-        g_error("%s", error->message);
-    g_free(path);
+    char *file = g_strconcat(name, ".bin", NULL);
+    write_seed_file(dir, file, input, 2 + RING_BYTES + writes_bytes);
+    g_free(file);
 }
 
 static struct vigil_ring *new_ring(void)
@@ -94,11 +92,7 @@ static struct vigil_ring *new_ring(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
-        return 2;
-    }
-    const char *dir = argv[1];
+    const char *dir = seeds_dir(argc, argv);
     /* Two drains of everything, times left in ticks. */
     const unsigned char two_drains = 1u << 4;
 

@@ -7,91 +7,109 @@
 #include "vigil/health.h"
 #include "vigil/ontology.h"
 #include "vigil/wire.h"
+#include "fuzz_seeds.h"
 
 static gboolean add_batch_items(vigil_wire_writer *w, GError **error);
 
+/* One item of each type but ACK's, which has none, and BATCH's, which are
+ * messages. */
 static gboolean add_items(vigil_wire_writer *w, enum vigil_wire_type type, GError **error)
 {
-    static const struct vigil_activity activity = {VIGIL_RECORD_ACTIVITY,
-                                                   VIGIL_LAYER_POSIX,
-                                                   VIGIL_OP_POSIX_PWRITE,
-                                                   3,
-                                                   17,
-                                                   0,
-                                                   1000,
-                                                   1800,
-                                                   4096,
-                                                   512,
-                                                   512,
-                                                   0,
-                                                   4242,
-                                                   0,
-                                                   0};
-    static const struct vigil_metric_desc metric = {
-        1, VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, "energy.pkg0_j", "J", "energy/powercap"};
-    static const struct vigil_sample sample = {1, VIGIL_SAMPLE_UNCERTAIN, 123456789, 42.5};
-    static const struct vigil_wire_state state = {
-        9, 4242, VIGIL_LEVEL_PROCESS, VIGIL_HEALTH_BAD, 0x5, 2, 1, 0};
-    const struct vigil_wire_anomaly anomaly = {9,
-                                               4242,
-                                               VIGIL_LEVEL_PROCESS,
-                                               VIGIL_HEALTH_ABNORMAL_BAD,
-                                               0.25,
-                                               -INFINITY,
-                                               0.1,
-                                               "io-latency",
-                                               "posix.pwrite",
-                                               "write latency above the expected range"};
-    static const struct vigil_wire_node node = {
-        1700000000000000000, 9, 1000, 2000, 1000, 0, "node-01"};
-    static char *argv[] = {"/usr/bin/ior", "-w", NULL};
-    static const struct vigil_wire_process process = {
-        4242, 4242, 1000, 0, -1, 900, 0, "job-981", "981", "/usr/bin/ior", "/scratch", 2, argv};
-    static const struct vigil_wire_rollup rollup = {1, 0, 1000, 2000, 4, 0, 1.0, 2.0, 3.0, NAN};
-    static const struct vigil_wire_window window = {
-        4242, 8, 9, 900, 2000, 12, "process ABNORMAL_BAD (io-latency)"};
-    static const struct vigil_wire_summary summary = {4242, "{\"calls\":12}"};
-    static const struct vigil_wire_refusal refusal = {"duplicate key"};
-    static const struct vigil_wire_job job = {900,   2000, 1000,    VIGIL_WIRE_JOB_FROM_ROOT,
-                                              "981", "0",  "alice", "n[01-02]"};
-    static const struct vigil_wire_drop drop = {981, 0, 900, 1700000000000000, 5, 1};
-    static const struct vigil_wire_unwatched_end unwatched_end = {
-        4242, 1500, 2000, 12, 0, 0, 0.5, NAN, VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN, 0};
     switch (type) {
-    case VIGIL_WIRE_ACTIVITIES:
+    case VIGIL_WIRE_ACTIVITIES: {
+        static const struct vigil_activity activity = {VIGIL_RECORD_ACTIVITY,
+                                                       VIGIL_LAYER_POSIX,
+                                                       VIGIL_OP_POSIX_PWRITE,
+                                                       3,
+                                                       17,
+                                                       0,
+                                                       1000,
+                                                       1800,
+                                                       4096,
+                                                       512,
+                                                       512,
+                                                       0,
+                                                       4242,
+                                                       0,
+                                                       0};
         return vigil_wire_add_activity(w, &activity, error);
+    }
     case VIGIL_WIRE_NAMES:
         return vigil_wire_add_name(w, 3, "/scratch/out.dat", 16, error);
-    case VIGIL_WIRE_METRICS:
+    case VIGIL_WIRE_METRICS: {
+        static const struct vigil_metric_desc metric = {
+            1,   VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, "energy.pkg0_j",
+            "J", "energy/powercap"};
         return vigil_wire_add_metric(w, &metric, error);
-    case VIGIL_WIRE_SAMPLES:
+    }
+    case VIGIL_WIRE_SAMPLES: {
+        static const struct vigil_sample sample = {1, VIGIL_SAMPLE_UNCERTAIN, 123456789, 42.5};
         return vigil_wire_add_sample(w, &sample, error);
-    case VIGIL_WIRE_ANOMALIES:
+    }
+    case VIGIL_WIRE_ANOMALIES: {
+        const struct vigil_wire_anomaly anomaly = {9,
+                                                   4242,
+                                                   VIGIL_LEVEL_PROCESS,
+                                                   VIGIL_HEALTH_ABNORMAL_BAD,
+                                                   0.25,
+                                                   -INFINITY,
+                                                   0.1,
+                                                   "io-latency",
+                                                   "posix.pwrite",
+                                                   "write latency above the expected range"};
         return vigil_wire_add_anomaly(w, &anomaly, error);
-    case VIGIL_WIRE_STATES:
+    }
+    case VIGIL_WIRE_STATES: {
+        static const struct vigil_wire_state state = {
+            9, 4242, VIGIL_LEVEL_PROCESS, VIGIL_HEALTH_BAD, 0x5, 2, 1, 0};
         return vigil_wire_add_state(w, &state, error);
+    }
     case VIGIL_WIRE_ACK:
         return TRUE;
     case VIGIL_WIRE_BATCH:
         return add_batch_items(w, error);
-    case VIGIL_WIRE_NODE:
+    case VIGIL_WIRE_NODE: {
+        static const struct vigil_wire_node node = {
+            1700000000000000000, 9, 1000, 2000, 1000, 0, "node-01"};
         return vigil_wire_add_node(w, &node, error);
-    case VIGIL_WIRE_PROCESSES:
+    }
+    case VIGIL_WIRE_PROCESSES: {
+        static char *argv[] = {"/usr/bin/ior", "-w", NULL};
+        static const struct vigil_wire_process process = {
+            4242, 4242, 1000, 0, -1, 900, 0, "job-981", "981", "/usr/bin/ior", "/scratch", 2, argv};
         return vigil_wire_add_process(w, &process, error);
-    case VIGIL_WIRE_ROLLUPS:
+    }
+    case VIGIL_WIRE_ROLLUPS: {
+        static const struct vigil_wire_rollup rollup = {1, 0, 1000, 2000, 4, 0, 1.0, 2.0, 3.0, NAN};
         return vigil_wire_add_rollup(w, &rollup, error);
-    case VIGIL_WIRE_WINDOWS:
+    }
+    case VIGIL_WIRE_WINDOWS: {
+        static const struct vigil_wire_window window = {
+            4242, 8, 9, 900, 2000, 12, "process ABNORMAL_BAD (io-latency)"};
         return vigil_wire_add_window(w, &window, error);
-    case VIGIL_WIRE_SUMMARIES:
+    }
+    case VIGIL_WIRE_SUMMARIES: {
+        static const struct vigil_wire_summary summary = {4242, "{\"calls\":12}"};
         return vigil_wire_add_summary(w, &summary, error);
-    case VIGIL_WIRE_REFUSED:
+    }
+    case VIGIL_WIRE_REFUSED: {
+        static const struct vigil_wire_refusal refusal = {"duplicate key"};
         return vigil_wire_add_refusal(w, &refusal, error);
-    case VIGIL_WIRE_JOBS:
+    }
+    case VIGIL_WIRE_JOBS: {
+        static const struct vigil_wire_job job = {900,   2000, 1000,    VIGIL_WIRE_JOB_FROM_ROOT,
+                                                  "981", "0",  "alice", "n[01-02]"};
         return vigil_wire_add_job(w, &job, error);
-    case VIGIL_WIRE_DROPS:
+    }
+    case VIGIL_WIRE_DROPS: {
+        static const struct vigil_wire_drop drop = {981, 0, 900, 1700000000000000, 5, 1};
         return vigil_wire_add_drop(w, &drop, error);
-    case VIGIL_WIRE_UNWATCHED_ENDS:
+    }
+    case VIGIL_WIRE_UNWATCHED_ENDS: {
+        static const struct vigil_wire_unwatched_end unwatched_end = {
+            4242, 1500, 2000, 12, 0, 0, 0.5, NAN, VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN, 0};
         return vigil_wire_add_unwatched_end(w, &unwatched_end, error);
+    }
     }
     return FALSE;
 }
@@ -139,28 +157,23 @@ static gboolean write_seed(const char *dir, enum vigil_wire_type type, GError **
         return FALSE;
     }
     GBytes *msg = vigil_wire_writer_finish(w);
-    char *file = g_strdup_printf("seed-%s.bin", vigil_wire_type_name(type));
-    char *path = g_build_filename(dir, file, NULL);
+    char *file = g_strconcat(vigil_wire_type_name(type), ".bin", NULL);
     gsize size;
     const char *data = g_bytes_get_data(msg, &size);
-    gboolean ok = g_file_set_contents(path, data, (gssize)size, error);
-    g_free(path);
+    write_seed_file(dir, file, data, size);
     g_free(file);
     g_bytes_unref(msg);
-    return ok;
+    return TRUE;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
-        return 2;
-    }
+    const char *dir = seeds_dir(argc, argv);
     for (unsigned type = 1; type <= VIGIL_WIRE_TYPE_COUNT; type++) {
         if (vigil_wire_type_name(type) == NULL)
             continue; /* a number no type has */
         GError *error = NULL;
-        if (!write_seed(argv[1], (enum vigil_wire_type)type, &error)) {
+        if (!write_seed(dir, (enum vigil_wire_type)type, &error)) {
             fprintf(stderr, "%s: %s seed: %s\n", argv[0], vigil_wire_type_name(type),
                     error->message);
             g_error_free(error);

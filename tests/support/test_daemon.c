@@ -1,23 +1,18 @@
 /* vigil — running vigild in a test. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "test_daemon.h"
 #include "test_support.h"
-
-/* Only a failure waits this long: a daemon that does not stop. */
-#define STOP_TIMEOUT_MS 60000
 
 /* The daemons started and not stopped yet (a test may run several, one a
  * node): a test that fails half-way leaves them to test_daemon_kill_all. */
@@ -49,49 +44,18 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
                                    d->capture_path, more_config != NULL ? more_config : "");
     assert_true(g_file_set_contents(d->config_path, config, -1, NULL));
     g_free(config);
-    /* The shell sends the detached daemon's stderr to its log, so that
-     * nothing holds the pipes of this run open. */
-    const char *argv[] = {"/bin/sh",
-                          "-c",
-                          "exec \"$0\" --config \"$1\" --pid-file \"$2\" 2>>\"$3\"",
-                          test_env_or_fail("VIGILD"),
-                          d->config_path,
-                          pid_path,
-                          d->log_path,
-                          NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(dir, argv, env);
-    g_strfreev(env);
-    if (run.status != 0) {
-        char *log = NULL;
-        g_file_get_contents(d->log_path, &log, NULL, NULL);
-        fail_msg("vigild did not start (status %d): %s%s", run.status, run.err,
-                 log != NULL ? log : "");
-    }
-    test_run_clear(&run);
-    char *pid_text = NULL;
-    assert_true(g_file_get_contents(pid_path, &pid_text, NULL, NULL));
-    d->pid = (pid_t)g_ascii_strtoll(pid_text, NULL, 10);
-    assert_true(d->pid > 0);
-    d->pidfd = pidfd_open(d->pid, 0);
-    assert_true(d->pidfd >= 0);
+    d->pid = test_start_detached(dir, test_env_or_fail("VIGILD"), d->config_path, pid_path,
+                                 d->log_path, &d->pidfd);
     note_running(0, d->pid);
-    g_free(pid_text);
     g_free(pid_path);
 }
 
 /* Sends `signal`, waits for the daemon to exit, returns its log and
  * forgets it. */
-static char *end_daemon(struct test_daemon *d, int signal, const char *how)
+static char *end_daemon(struct test_daemon *d, int signal)
 {
-    assert_int_equal(kill(d->pid, signal), 0);
-    struct pollfd p = {.fd = d->pidfd, .events = POLLIN};
-    if (poll(&p, 1, STOP_TIMEOUT_MS) != 1)
-        fail_msg("vigild (pid %d) did not %s", (int)d->pid, how);
-    close(d->pidfd);
+    char *log = test_end_detached("vigild", d->pid, d->pidfd, signal, d->log_path);
     note_running(d->pid, 0);
-    char *log = NULL;
-    assert_true(g_file_get_contents(d->log_path, &log, NULL, NULL));
     if (signal == SIGTERM) /* a clean stop removes the socket */
         assert_false(g_file_test(d->socket_path, G_FILE_TEST_EXISTS));
     g_free(d->dir);
@@ -104,12 +68,12 @@ static char *end_daemon(struct test_daemon *d, int signal, const char *how)
 
 char *test_daemon_stop(struct test_daemon *d)
 {
-    return end_daemon(d, SIGTERM, "stop on SIGTERM");
+    return end_daemon(d, SIGTERM);
 }
 
 char *test_daemon_kill(struct test_daemon *d)
 {
-    return end_daemon(d, SIGKILL, "die of SIGKILL");
+    return end_daemon(d, SIGKILL);
 }
 
 /* `vigil status --json`, run as `uid` through setpriv when it is not ours. */

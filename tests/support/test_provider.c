@@ -1,11 +1,8 @@
 /* vigil — running a statistics provider in a test. */
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 #include <glib/gstdio.h>
@@ -132,32 +129,6 @@ const struct vigil_metric_desc *test_metric(struct test_provider *p, const char 
     return m;
 }
 
-void test_write_file(const char *dir, const char *relative, const char *text)
-{
-    char *path = g_build_filename(dir, relative, NULL);
-    char *parent = g_path_get_dirname(path);
-    g_mkdir_with_parents(parent, 0755);
-    GError *error = NULL;
-    if (!g_file_set_contents(path, text, -1, &error))
-        fail_msg("writing %s: %s", path, error->message);
-    g_free(parent);
-    g_free(path);
-}
-
-void test_rewrite_file(const char *dir, const char *relative, const char *text)
-{
-    char *path = g_build_filename(dir, relative, NULL);
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        fail_msg("opening %s: %s", path, g_strerror(errno));
-    size_t length = strlen(text);
-    if (write(fd, text, length) != (ssize_t)length)
-        fail_msg("writing %s: %s", path, g_strerror(errno));
-    if (close(fd) != 0)
-        fail_msg("closing %s: %s", path, g_strerror(errno));
-    g_free(path);
-}
-
 void test_provider_open_at(struct test_provider *p, const char *name, const char *root,
                            const char *extra_config)
 {
@@ -207,30 +178,37 @@ char *test_provider_start_error(struct test_provider *p, enum vigil_provider_err
     return message;
 }
 
+void test_provider_assert_cannot_start(const char *name, const char *root, const char *extra_config,
+                                       enum vigil_provider_error_code code, ...)
+{
+    struct test_provider p;
+    test_provider_open_at(&p, name, root, extra_config);
+    char *message = test_provider_start_error(&p, code);
+    va_list ap;
+    va_start(ap, code);
+    for (const char *needle = va_arg(ap, const char *); needle != NULL;
+         needle = va_arg(ap, const char *))
+        test_assert_contains(message, needle);
+    va_end(ap);
+    g_free(message);
+    test_provider_close(&p);
+}
+
 void test_provider_assert_unavailable(const char *name, const char *root, const char *relative,
                                       int errno_value)
 {
-    struct test_provider p;
-    test_provider_open_at(&p, name, root, NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
     char *path = g_build_filename(root, relative, NULL);
-    test_assert_contains(message, path);
-    test_assert_contains(message, g_strerror(errno_value));
+    test_provider_assert_cannot_start(name, root, NULL, VIGIL_PROVIDER_ERROR_UNAVAILABLE, path,
+                                      g_strerror(errno_value), NULL);
     g_free(path);
-    g_free(message);
-    test_provider_close(&p);
 }
 
 void test_provider_assert_start_fails(const char *name, const char *root, const char *relative,
                                       const char *text, const char *in_message)
 {
     test_write_file(root, relative, text);
-    struct test_provider p;
-    test_provider_open_at(&p, name, root, NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_READ);
-    test_assert_contains(message, in_message);
-    g_free(message);
-    test_provider_close(&p);
+    test_provider_assert_cannot_start(name, root, NULL, VIGIL_PROVIDER_ERROR_READ, in_message,
+                                      NULL);
 }
 
 void test_provider_assert_read_fails(const char *name, const char *root, const char *relative,
@@ -279,6 +257,31 @@ void test_assert_sample(GHashTable *samples, const char *metric, double want)
         fail_msg("%s is %.17g, expected %.17g", metric, got, want);
 }
 
+void test_provider_assert_read(struct test_provider *p, guint64 now_ns, const char *const *metrics,
+                               const double *want, gsize n)
+{
+    GHashTable *samples = test_provider_read_ok(p, now_ns);
+    for (gsize i = 0; i < n; i++)
+        test_assert_sample(samples, metrics[i], want[i]);
+    if (g_hash_table_size(samples) != n)
+        fail_msg("the read gave %u samples, not %zu", g_hash_table_size(samples), (size_t)n);
+    g_hash_table_destroy(samples);
+}
+
+void test_provider_assert_versions(const char *name, const char *root, const char *relative,
+                                   const char *const *metrics, gsize n_metrics,
+                                   const struct test_file_version *versions, gsize n_versions)
+{
+    struct test_provider p;
+    test_provider_start_on_fixture(&p, name, root, relative, versions[0].text);
+    for (gsize i = 0; i < n_versions; i++) {
+        if (i > 0)
+            test_rewrite_file(root, relative, versions[i].text);
+        test_provider_assert_read(&p, 1, metrics, versions[i].values, n_metrics);
+    }
+    test_provider_close(&p);
+}
+
 void test_assert_metric(struct test_provider *p, const char *metric, const char *unit,
                         enum vigil_metric_kind kind, enum vigil_metric_origin origin,
                         const char *source)
@@ -290,21 +293,37 @@ void test_assert_metric(struct test_provider *p, const char *metric, const char 
     assert_string_equal(m->source, source);
 }
 
-void test_assert_device(GHashTable *samples, const char *group, const char *device,
-                        const char *const *suffixes, const double *want, gsize n)
+void test_devices_start(struct test_provider *p, const struct test_devices *d, const char *root,
+                        const char *text)
 {
-    for (gsize i = 0; i < n; i++) {
-        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
+    test_provider_start_on_fixture(p, d->provider, root, d->relative, text);
+}
+
+static gsize n_suffixes(const struct test_devices *d)
+{
+    return g_strv_length((gchar **)d->suffixes);
+}
+
+static char *device_metric(const struct test_devices *d, const char *device, gsize i)
+{
+    return g_strdup_printf("%s.%s.%s", d->group, device, d->suffixes[i]);
+}
+
+void test_devices_assert(const struct test_devices *d, GHashTable *samples, const char *device,
+                         const double *want)
+{
+    for (gsize i = 0; d->suffixes[i] != NULL; i++) {
+        char *name = device_metric(d, device, i);
         test_assert_sample(samples, name, want[i]);
         g_free(name);
     }
 }
 
-void test_assert_no_device(struct test_provider *p, GHashTable *samples, const char *group,
-                           const char *device, const char *const *suffixes, gsize n)
+void test_devices_assert_none(const struct test_devices *d, struct test_provider *p,
+                              GHashTable *samples, const char *device)
 {
-    for (gsize i = 0; i < n; i++) {
-        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
+    for (gsize i = 0; d->suffixes[i] != NULL; i++) {
+        char *name = device_metric(d, device, i);
         if (g_hash_table_contains(samples, name))
             fail_msg("%s was emitted", name);
         if (vigil_metric_lookup(p->catalog, name) != NULL)
@@ -313,31 +332,79 @@ void test_assert_no_device(struct test_provider *p, GHashTable *samples, const c
     }
 }
 
-void test_assert_device_metrics(struct test_provider *p, const char *group, const char *device,
-                                const char *const *suffixes, const char *const *units, gsize n,
-                                const char *source)
+void test_devices_assert_count(const struct test_devices *d, GHashTable *samples, gsize n_devices)
 {
-    for (gsize i = 0; i < n; i++) {
-        char *name = g_strdup_printf("%s.%s.%s", group, device, suffixes[i]);
-        test_assert_metric(p, name, units[i], VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, source);
-        g_free(name);
-    }
+    assert_int_equal(g_hash_table_size(samples), n_devices * n_suffixes(d));
 }
 
-GHashTable *test_provider_assert_counters_grow(struct test_provider *p, const char *prefix)
+void test_devices_assert_read(struct test_provider *p, const struct test_devices *d,
+                              const struct test_device *present, gsize n, const char *const *absent)
 {
-    GHashTable *first = test_provider_read_ok(p, 0);
-    GHashTable *second = test_provider_read_ok(p, 0);
+    GHashTable *samples = test_provider_read_ok(p, 0);
+    for (gsize i = 0; i < n; i++)
+        test_devices_assert(d, samples, present[i].name, present[i].values);
+    for (const char *const *device = absent; device != NULL && *device != NULL; device++)
+        test_devices_assert_none(d, p, samples, *device);
+    test_devices_assert_count(d, samples, n);
+    g_hash_table_destroy(samples);
+}
+
+void test_devices_assert_registered(const struct test_devices *d, const char *root,
+                                    const char *text, const char *device, gsize n_devices)
+{
+    struct test_provider p;
+    test_devices_start(&p, d, root, text);
+    assert_int_equal(vigil_metric_count(p.catalog), n_devices * n_suffixes(d));
+    for (gsize i = 0; d->suffixes[i] != NULL; i++) {
+        char *name = device_metric(d, device, i);
+        test_assert_metric(&p, name, d->units[i], VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED,
+                           d->provider);
+        g_free(name);
+    }
+    test_provider_close(&p);
+}
+
+void test_devices_assert_bad_lines(const struct test_devices *d, const char *root, const char *good,
+                                   const char *before, const char *const *bad_lines, gsize n,
+                                   const char *after, unsigned line)
+{
+    char *path = g_build_filename(root, d->relative, NULL);
+    char *where = g_strdup_printf("%s, line %u:", path, line);
+    for (gsize i = 0; i < n; i++) {
+        char *text = g_strconcat(before, bad_lines[i], after, NULL);
+        test_provider_assert_read_fails(d->provider, root, d->relative, good, text, where);
+        g_free(text);
+    }
+    g_free(where);
+    g_free(path);
+}
+
+GHashTable *test_provider_read_this_machine(const char *name)
+{
+    struct test_provider p;
+    test_provider_start_at(&p, name, "/");
+    GHashTable *samples = test_provider_read_ok(&p, 1);
+    test_provider_close(&p);
+    return samples;
+}
+
+GHashTable *test_provider_assert_counters_grow(const char *name, const char *prefix)
+{
+    struct test_provider p;
+    test_provider_start_at(&p, name, "/");
+    GHashTable *first = test_provider_read_ok(&p, 0);
+    GHashTable *second = test_provider_read_ok(&p, 0);
     GHashTableIter it;
-    gpointer name;
+    gpointer metric;
     g_hash_table_iter_init(&it, first);
-    while (g_hash_table_iter_next(&it, &name, NULL)) {
-        assert_true(g_str_has_prefix(name, prefix));
-        double before = test_sample_value(first, name);
-        double after = test_sample_value(second, name);
+    while (g_hash_table_iter_next(&it, &metric, NULL)) {
+        assert_true(g_str_has_prefix(metric, prefix));
+        double before = test_sample_value(first, metric);
+        double after = test_sample_value(second, metric);
         if (before < 0 || after < before)
-            fail_msg("%s went from %g to %g", (const char *)name, before, after);
+            fail_msg("%s went from %g to %g", (const char *)metric, before, after);
     }
     g_hash_table_destroy(second);
+    test_provider_close(&p);
     return first;
 }

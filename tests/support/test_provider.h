@@ -46,14 +46,6 @@ double test_sample_value(GHashTable *samples, const char *metric);
 /* The metric's description, which must be registered. */
 const struct vigil_metric_desc *test_metric(struct test_provider *p, const char *metric);
 
-/* Writes `text` to DIR/relative, making folders as needed. */
-void test_write_file(const char *dir, const char *relative, const char *text);
-
-/* Rewrites DIR/relative in place, truncating the same inode, as the
- * kernel's files change: a provider keeps its descriptor, so a new inode
- * (test_write_file renames one over the old) would go unseen. */
-void test_rewrite_file(const char *dir, const char *relative, const char *text);
-
 /* A cmocka test given a fresh folder in *state for its fixture tree. */
 #define TEST_WITH_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
 
@@ -74,6 +66,13 @@ GHashTable *test_provider_read_ok(struct test_provider *p, guint64 now_ns);
 
 /* start() must fail with `code`: returns the message (g_free it). */
 char *test_provider_start_error(struct test_provider *p, enum vigil_provider_error_code code);
+
+/* Provider NAME on ROOT, with the lines of `extra_config` (or NULL),
+ * cannot start: error `code`, with a message holding each of the needles
+ * (NULL-terminated). */
+void test_provider_assert_cannot_start(const char *name, const char *root, const char *extra_config,
+                                       enum vigil_provider_error_code code,
+                                       ...) G_GNUC_NULL_TERMINATED;
 
 /* Provider NAME on ROOT cannot start: UNAVAILABLE, with a message naming
  * ROOT/relative and strerror(errno_value). */
@@ -102,25 +101,77 @@ void test_provider_untrack(struct test_provider *p, guint64 process_id);
  * arithmetic on the same numbers. */
 void test_assert_sample(GHashTable *samples, const char *metric, double want);
 
+/* One read at `now_ns` gives exactly `metrics`, with the values want[]. */
+void test_provider_assert_read(struct test_provider *p, guint64 now_ns, const char *const *metrics,
+                               const double *want, gsize n);
+
+/* A version of a provider's file, and the values of its metrics from it. */
+struct test_file_version {
+    const char *text;
+    const double *values;
+};
+
+/* Provider NAME started on ROOT/relative holding versions[0].text, and
+ * the file then rewritten with each next version: each read gives exactly
+ * `metrics`, with that version's values. */
+void test_provider_assert_versions(const char *name, const char *root, const char *relative,
+                                   const char *const *metrics, gsize n_metrics,
+                                   const struct test_file_version *versions, gsize n_versions);
+
 /* `metric` is registered with this description. */
 void test_assert_metric(struct test_provider *p, const char *metric, const char *unit,
                         enum vigil_metric_kind kind, enum vigil_metric_origin origin,
                         const char *source);
 
-/* Per-device metrics, GROUP.DEVICE.SUFFIX for each of `suffixes`: their
- * values in `samples` are want[]; or they are neither emitted nor
- * registered. */
-void test_assert_device(GHashTable *samples, const char *group, const char *device,
-                        const char *const *suffixes, const double *want, gsize n);
-void test_assert_no_device(struct test_provider *p, GHashTable *samples, const char *group,
-                           const char *device, const char *const *suffixes, gsize n);
-/* And they are registered as measured counters in units[] from `source`. */
-void test_assert_device_metrics(struct test_provider *p, const char *group, const char *device,
-                                const char *const *suffixes, const char *const *units, gsize n,
-                                const char *source);
+/* A provider of counters per device from one file under its root
+ * (diskstats, netdev): metrics GROUP.DEVICE.SUFFIX for each of `suffixes`
+ * (NULL-terminated), measured counters in units[], one per suffix. */
+struct test_devices {
+    const char *provider;
+    const char *relative;
+    const char *group;
+    const char *const *suffixes;
+    const char *const *units;
+};
 
-/* Two reads on this machine: every sample of the first is a counter named
- * PREFIX… that the second does not see go back. Returns the first read. */
-GHashTable *test_provider_assert_counters_grow(struct test_provider *p, const char *prefix);
+/* The provider started on ROOT/relative holding `text`. */
+void test_devices_start(struct test_provider *p, const struct test_devices *d, const char *root,
+                        const char *text);
+/* DEVICE's values in `samples` are want[], one per suffix. */
+void test_devices_assert(const struct test_devices *d, GHashTable *samples, const char *device,
+                         const double *want);
+/* DEVICE's metrics are neither in `samples` nor registered. */
+void test_devices_assert_none(const struct test_devices *d, struct test_provider *p,
+                              GHashTable *samples, const char *device);
+/* A device, and the values it must read, one per suffix. */
+struct test_device {
+    const char *name;
+    const double *values;
+};
+/* One read (at 0 ns) gives exactly the n devices of `present`, with their
+ * values; none of `absent` (NULL-terminated, or NULL) is emitted or
+ * registered. */
+void test_devices_assert_read(struct test_provider *p, const struct test_devices *d,
+                              const struct test_device *present, gsize n,
+                              const char *const *absent);
+/* `samples` are the metrics of n_devices devices. */
+void test_devices_assert_count(const struct test_devices *d, GHashTable *samples, gsize n_devices);
+/* Started on ROOT/relative holding `text`, before any read, the provider
+ * has registered the metrics of n_devices devices, DEVICE's among them. */
+void test_devices_assert_registered(const struct test_devices *d, const char *root,
+                                    const char *text, const char *device, gsize n_devices);
+/* Started on `good`, once the file holds `before`, then one of bad_lines[],
+ * then `after`, the provider's read fails naming the file and line `line`. */
+void test_devices_assert_bad_lines(const struct test_devices *d, const char *root, const char *good,
+                                   const char *before, const char *const *bad_lines, gsize n,
+                                   const char *after, unsigned line);
+
+/* Provider NAME on this machine (root "/"): one read, at 1 ns. */
+GHashTable *test_provider_read_this_machine(const char *name);
+
+/* Provider NAME on this machine: two reads, and every sample of the first
+ * is a counter named PREFIX… that the second does not see go back. Returns
+ * the first read. */
+GHashTable *test_provider_assert_counters_grow(const char *name, const char *prefix);
 
 #endif

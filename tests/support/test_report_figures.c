@@ -83,14 +83,7 @@ static struct vigil_report_file *add_file(struct vigil_report *r, const char *pa
 static void with_layers(struct vigil_report_file *f)
 {
     f->has_layers = true;
-    f->posix = (struct vigil_report_file_layer){
-        .max_read_offset = -1,
-        .max_written_offset = -1,
-        .first_open_s = -1,
-        .last_close_s = -1,
-        .first_io_s = -1,
-        .last_io_s = -1,
-    };
+    f->posix = test_report_layer_none();
 }
 
 /* dd under vigild, with its summary. */
@@ -409,20 +402,13 @@ void test_report_files(struct vigil_report *r)
     /* One read through stdio only: no POSIX access, "-" for both columns. */
     struct vigil_report_file *s = &files_store[11];
     s->has_stdio = true;
-    s->posix = (struct vigil_report_file_layer){.max_read_offset = -1,
-                                                .max_written_offset = -1,
-                                                .first_open_s = -1,
-                                                .last_close_s = -1,
-                                                .first_io_s = -1,
-                                                .last_io_s = -1};
-    s->stdio = (struct vigil_report_file_layer){.reads = 3,
-                                                .read_bytes = 300,
-                                                .max_read_offset = 299,
-                                                .max_written_offset = -1,
-                                                .first_open_s = -1,
-                                                .last_close_s = -1,
-                                                .first_io_s = 0.5,
-                                                .last_io_s = 0.75};
+    s->posix = test_report_layer_none();
+    s->stdio = test_report_layer_none();
+    s->stdio.reads = 3;
+    s->stdio.read_bytes = 300;
+    s->stdio.max_read_offset = 299;
+    s->stdio.first_io_s = 0.5;
+    s->stdio.last_io_s = 0.75;
     s->stdio.read_size_hist[1] = 3;
     s->stdio.common_size_count = 1;
     s->stdio.common_sizes[0] = (struct vigil_report_common){100, 3};

@@ -26,6 +26,20 @@ void test_report_regions(struct vigil_report *r);
  * timeline. */
 void test_report_files(struct vigil_report *r);
 
+/* A file's counters of one layer with nothing counted yet: no offset and
+ * no time (-1). Inline, for the tests that do not link the figures. */
+static inline struct vigil_report_file_layer test_report_layer_none(void)
+{
+    return (struct vigil_report_file_layer){
+        .max_read_offset = -1,
+        .max_written_offset = -1,
+        .first_open_s = -1,
+        .last_close_s = -1,
+        .first_io_s = -1,
+        .last_io_s = -1,
+    };
+}
+
 enum { TEST_REPORT_FIGURE_SETS = 11 };
 extern void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_report *);
 extern const char *const test_report_figure_set_names[TEST_REPORT_FIGURE_SETS];

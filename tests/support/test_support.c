@@ -1,17 +1,22 @@
 /* vigil — helpers shared by the test programs. */
 #define _GNU_SOURCE /* program_invocation_short_name, realpath */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <glib/gstdio.h>
 
 #include "test_support.h"
 
@@ -53,7 +58,8 @@ char **test_clean_environment(const char *const *vars)
     return env;
 }
 
-struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args)
+struct test_run test_run_vigil_env(const char *cwd, char **env, const char *command,
+                                   const char *const *args)
 {
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
@@ -61,9 +67,10 @@ struct test_run test_run_vigil(const char *cwd, const char *command, const char 
     for (const char *const *a = args; *a != NULL; a++)
         g_ptr_array_add(argv, (gpointer)*a);
     g_ptr_array_add(argv, NULL);
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(cwd, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
+    char **clean = env == NULL ? test_clean_environment(NULL) : NULL;
+    struct test_run run =
+        test_run_program(cwd, (const char *const *)argv->pdata, env != NULL ? env : clean);
+    g_strfreev(clean);
     g_ptr_array_free(argv, TRUE);
     return run;
 }
@@ -88,6 +95,25 @@ struct test_run test_run_vigil_words(const char *const *vars, const char *first,
     va_start(words, first);
     struct test_run run = test_run_vigil_va(vars, first, words);
     va_end(words);
+    return run;
+}
+
+struct test_run test_run_vigil(const char *cwd, const char *command, const char *const *args)
+{
+    return test_run_vigil_env(cwd, NULL, command, args);
+}
+
+struct test_run test_vigil(const char *command, ...)
+{
+    GPtrArray *args = g_ptr_array_new();
+    va_list ap;
+    va_start(ap, command);
+    for (const char *a = va_arg(ap, const char *); a != NULL; a = va_arg(ap, const char *))
+        g_ptr_array_add(args, (gpointer)a);
+    va_end(ap);
+    g_ptr_array_add(args, NULL);
+    struct test_run run = test_run_vigil(NULL, command, (const char *const *)args->pdata);
+    g_ptr_array_free(args, TRUE);
     return run;
 }
 
@@ -167,11 +193,43 @@ void test_wait_for_file_text(const char *path, const char *needle)
     }
 }
 
+void test_assert_contains_all(const char *text, const char *const *needles, gsize n)
+{
+    for (gsize i = 0; i < n; i++)
+        test_assert_contains(text, needles[i]);
+}
+
 void test_remove_tree(const char *dir)
 {
     const char *argv[] = {"rm", "-rf", dir, NULL};
     g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL,
                  NULL);
+}
+
+void test_write_file(const char *dir, const char *relative, const char *text)
+{
+    char *path = g_build_filename(dir, relative, NULL);
+    char *parent = g_path_get_dirname(path);
+    g_mkdir_with_parents(parent, 0755);
+    GError *error = NULL;
+    if (!g_file_set_contents(path, text, -1, &error))
+        fail_msg("writing %s: %s", path, error->message);
+    g_free(parent);
+    g_free(path);
+}
+
+void test_rewrite_file(const char *dir, const char *relative, const char *text)
+{
+    char *path = g_build_filename(dir, relative, NULL);
+    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+        fail_msg("opening %s: %s", path, g_strerror(errno));
+    size_t length = strlen(text);
+    if (write(fd, text, length) != (ssize_t)length)
+        fail_msg("writing %s: %s", path, g_strerror(errno));
+    if (close(fd) != 0)
+        fail_msg("closing %s: %s", path, g_strerror(errno));
+    g_free(path);
 }
 
 int test_make_dir(void **state)
@@ -196,6 +254,51 @@ int test_remove_dir(void **state)
     g_free(*state);
     *state = NULL;
     return 0;
+}
+
+pid_t test_start_detached(const char *dir, const char *program, const char *config,
+                          const char *pid_file, const char *log, int *pidfd)
+{
+    /* The shell sends the detached server's stderr to its log, so that
+     * nothing holds the pipes of this run open. */
+    const char *argv[] = {
+        "/bin/sh", "-c",   "exec \"$0\" --config \"$1\" --pid-file \"$2\" 2>>\"$3\"",
+        program,   config, pid_file,
+        log,       NULL};
+    char **env = test_clean_environment(NULL);
+    struct test_run run = test_run_program(dir, argv, env);
+    g_strfreev(env);
+    char *name = g_path_get_basename(program);
+    if (run.status != 0) {
+        char *text = NULL;
+        g_file_get_contents(log, &text, NULL, NULL);
+        fail_msg("%s did not start (status %d): %s%s", name, run.status, run.err,
+                 text != NULL ? text : "");
+    }
+    test_run_clear(&run);
+    char *pid_text = NULL;
+    assert_true(g_file_get_contents(pid_file, &pid_text, NULL, NULL));
+    pid_t pid = (pid_t)g_ascii_strtoll(pid_text, NULL, 10);
+    g_free(pid_text);
+    if (pid <= 0)
+        fail_msg("%s wrote no pid to %s", name, pid_file);
+    *pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (*pidfd < 0)
+        fail_msg("pidfd_open of %s (pid %d): %s", name, (int)pid, g_strerror(errno));
+    g_free(name);
+    return pid;
+}
+
+char *test_end_detached(const char *program, pid_t pid, int pidfd, int signal, const char *log)
+{
+    assert_int_equal(kill(pid, signal), 0);
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    if (poll(&p, 1, 60000) != 1)
+        fail_msg("%s (pid %d) did not end on signal %d", program, (int)pid, signal);
+    close(pidfd);
+    char *text = NULL;
+    assert_true(g_file_get_contents(log, &text, NULL, NULL));
+    return text;
 }
 
 gboolean test_caps_drop(struct test_caps *saved, guint32 mask)
@@ -225,6 +328,53 @@ gboolean test_caps_have(guint32 cap)
     now.header.version = _LINUX_CAPABILITY_VERSION_3;
     return syscall(SYS_capget, &now.header, now.data) == 0 &&
            (now.data[0].effective & (1u << cap)) != 0;
+}
+
+void test_deny_read(const char *root, const char *relative, struct test_caps *saved)
+{
+    const guint32 read_override = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+    char *path = g_build_filename(root, relative, NULL);
+    if (chmod(path, 0) != 0)
+        fail_msg("chmod 0 %s: %s", path, g_strerror(errno));
+    if (!test_caps_drop(saved, read_override)) {
+        g_free(path);
+        test_skip("cannot put down CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH");
+    }
+    int probe = open(path, O_RDONLY | O_CLOEXEC);
+    g_free(path);
+    if (probe >= 0) {
+        close(probe);
+        test_caps_restore(saved);
+        test_skip("a file of mode 0 is still readable without the override "
+                  "capabilities: nothing to test here");
+    }
+}
+
+static void keep_log_line(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                          gpointer user_data)
+{
+    (void)domain;
+    struct test_log *log = user_data;
+    const char *name = (level & G_LOG_LEVEL_WARNING)   ? "warning"
+                       : (level & G_LOG_LEVEL_MESSAGE) ? "message"
+                       : (level & G_LOG_LEVEL_INFO)    ? "info"
+                                                       : "debug";
+    g_string_append_printf(log->text, "%s: %s\n", name, message);
+    log->count++;
+}
+
+void test_log_begin(struct test_log *log, const char *domain, GLogLevelFlags levels)
+{
+    log->domain = domain;
+    log->text = g_string_new(NULL);
+    log->count = 0;
+    log->handler = g_log_set_handler(domain, levels, keep_log_line, log);
+}
+
+char *test_log_end(struct test_log *log)
+{
+    g_log_remove_handler(log->domain, log->handler);
+    return g_string_free(log->text, FALSE);
 }
 
 void test_skip(const char *why)

@@ -35,6 +35,11 @@ struct test_run test_run_vigil(const char *cwd, const char *command, const char 
 struct test_run test_run_vigil_words(const char *const *vars, const char *first,
                                      ...) G_GNUC_NULL_TERMINATED;
 struct test_run test_run_vigil_va(const char *const *vars, const char *first, va_list words);
+/* The same with `env` (NULL: a clean environment). */
+struct test_run test_run_vigil_env(const char *cwd, char **env, const char *command,
+                                   const char *const *args);
+/* `$VIGIL_CLI COMMAND ARGS…` (NULL-terminated), here, in a clean environment. */
+struct test_run test_vigil(const char *command, ...) G_GNUC_NULL_TERMINATED;
 
 /* The value of the environment variable `name`, which meson test sets:
  * fails the test when it is unset or empty. */
@@ -60,12 +65,23 @@ void test_assert_contains(const char *text, const char *needle);
 /* Polls the file at `path` (a log) until it holds `needle`; fails after a
  * minute, which only a failure waits. */
 void test_wait_for_file_text(const char *path, const char *needle);
+/* `text` contains each of needles[]. */
+void test_assert_contains_all(const char *text, const char *const *needles, gsize n);
 void test_remove_tree(const char *dir);
+
+/* Writes `text` to DIR/relative, making folders as needed. */
+void test_write_file(const char *dir, const char *relative, const char *text);
+
+/* Rewrites DIR/relative in place, truncating the same inode, as the
+ * kernel's files change: a provider keeps its descriptor, so a new inode
+ * (test_write_file renames one over the old) would go unseen. */
+void test_rewrite_file(const char *dir, const char *relative, const char *text);
 
 /* cmocka setup and teardown: a fresh temporary folder per test,
  * vigil-PROGRAM-XXXXXX, its real path (the library reports real, absolute
  * paths) in *state; and its removal, with everything in it. */
 int test_make_dir(void **state);
+int test_remove_dir(void **state);
 
 /* One skip policy. A test that cannot run here (a program, a file or a
  * right is missing) says why and skips, unless CI is set: under CI a test
@@ -76,7 +92,16 @@ void test_skip_unless(gboolean condition, const char *why);
 /* The same when the test already knows it cannot run: it does not return. */
 G_GNUC_NORETURN void test_skip(const char *why);
 int test_skip_program(const char *why);
-int test_remove_dir(void **state);
+
+/* A server that detaches (vigild, vigil-txd): PROGRAM --config CONFIG
+ * --pid-file PID_FILE started in `dir` in a clean environment, its stderr
+ * appended to LOG. Returns its pid once it has detached, with *pidfd open
+ * on it; fails the test, with the log, when it does not start. */
+pid_t test_start_detached(const char *dir, const char *program, const char *config,
+                          const char *pid_file, const char *log, int *pidfd);
+/* Sends it `signal` and waits for it to end (a minute at most), closing
+ * the pidfd; returns the log (g_free it). */
+char *test_end_detached(const char *program, pid_t pid, int pidfd, int signal, const char *log);
 
 /* Root reads any file whatever its mode. To test what an unprivileged
  * daemon meets, a test takes capabilities (CAP_DAC_OVERRIDE…) out of its
@@ -93,5 +118,26 @@ gboolean test_caps_drop(struct test_caps *saved, guint32 mask);
 void test_caps_restore(const struct test_caps *saved);
 /* Whether capability `cap` (below 32) is effective now. */
 gboolean test_caps_have(guint32 cap);
+
+/* Makes ROOT/relative mode 0 and puts the read overrides (CAP_DAC_OVERRIDE,
+ * CAP_DAC_READ_SEARCH) out of the effective set, saving it in *saved, so
+ * that the file is denied to this process as it is to an unprivileged
+ * daemon; skips the test when that cannot be done, or when the file is
+ * still readable. test_caps_restore(saved) puts them back. */
+void test_deny_read(const char *root, const char *relative, struct test_caps *saved);
+
+/* What code under test logs in one GLib log domain, as the daemon's log
+ * shows it: a line "LEVEL: message" each (warning, message, info or debug),
+ * and how many. */
+struct test_log {
+    const char *domain;
+    GString *text;
+    guint count;
+    guint handler;
+};
+/* Captures `levels` of `domain` from now on. */
+void test_log_begin(struct test_log *log, const char *domain, GLogLevelFlags levels);
+/* Stops capturing; returns the text (g_free it). */
+char *test_log_end(struct test_log *log);
 
 #endif

@@ -2,13 +2,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -22,43 +20,12 @@
 #include "vigil/health.h"
 #include "vigil/ontology.h"
 
-#define STOP_TIMEOUT_MS 60000
-#define ACK_TIMEOUT_MS  60000
-
-static int pidfd_open_compat(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
+#define ACK_TIMEOUT_MS 60000
 
 static void start(struct test_txd *t)
 {
-    /* The shell sends the detached server's stderr to its log, so that
-     * nothing holds this run's pipes open. */
-    const char *argv[] = {"/bin/sh",
-                          "-c",
-                          "exec \"$0\" --config \"$1\" --pid-file \"$2\" 2>>\"$3\"",
-                          test_env_or_fail("VIGIL_TXD"),
-                          t->config_path,
-                          t->pid_path,
-                          t->log_path,
-                          NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(t->dir, argv, env);
-    g_strfreev(env);
-    if (run.status != 0) {
-        char *log = NULL;
-        g_file_get_contents(t->log_path, &log, NULL, NULL);
-        fail_msg("vigil-txd did not start (status %d): %s%s", run.status, run.err,
-                 log != NULL ? log : "");
-    }
-    test_run_clear(&run);
-    char *pid_text = NULL;
-    assert_true(g_file_get_contents(t->pid_path, &pid_text, NULL, NULL));
-    t->pid = (pid_t)g_ascii_strtoll(pid_text, NULL, 10);
-    g_free(pid_text);
-    assert_true(t->pid > 0);
-    t->pidfd = pidfd_open_compat(t->pid);
-    assert_true(t->pidfd >= 0);
+    t->pid = test_start_detached(t->dir, test_env_or_fail("VIGIL_TXD"), t->config_path, t->pid_path,
+                                 t->log_path, &t->pidfd);
 }
 
 void test_txd_start(struct test_txd *t, const char *dir, const char *conninfo,
@@ -95,15 +62,9 @@ void test_txd_restart(struct test_txd *t)
 static char *end(struct test_txd *t, int signal)
 {
     assert_true(t->pid > 0);
-    assert_int_equal(kill(t->pid, signal), 0);
-    struct pollfd p = {.fd = t->pidfd, .events = POLLIN};
-    if (poll(&p, 1, STOP_TIMEOUT_MS) != 1)
-        fail_msg("vigil-txd (pid %d) did not end on signal %d", (int)t->pid, signal);
-    close(t->pidfd);
+    char *log = test_end_detached("vigil-txd", t->pid, t->pidfd, signal, t->log_path);
     t->pid = 0;
     t->pidfd = -1;
-    char *log = NULL;
-    assert_true(g_file_get_contents(t->log_path, &log, NULL, NULL));
     return log;
 }
 
@@ -256,18 +217,8 @@ void test_txd_check_item(gboolean ok, GError *const *error)
 }
 
 const struct vigil_metric_desc test_txd_metrics[TEST_TXD_METRIC_COUNT] = {
-    {.id = 1,
-     .kind = VIGIL_METRIC_COUNTER,
-     .origin = VIGIL_METRIC_MEASURED,
-     .name = "cpu.busy_s",
-     .unit = "s",
-     .source = "procstat"},
-    {.id = 2,
-     .kind = VIGIL_METRIC_GAUGE,
-     .origin = VIGIL_METRIC_MEASURED,
-     .name = "mem.used_bytes",
-     .unit = "bytes",
-     .source = "meminfo"},
+    {1, VIGIL_METRIC_COUNTER, VIGIL_METRIC_MEASURED, "cpu.busy_s", "s", "procstat"},
+    {2, VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED, "mem.used_bytes", "bytes", "meminfo"},
 };
 
 void test_txd_add_metrics(vigil_wire_writer *batch, uint64_t node_id, uint64_t sequence)

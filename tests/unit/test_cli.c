@@ -8,54 +8,59 @@
 #include <glib/gstdio.h>
 
 #include "test_support.h"
+#include "test_main.h"
 
-/* Runs `vigil ARGS…` (NULL-terminated) with our environment. */
-static struct test_run run_vigil(const char *first, ...)
+/* A test given a fresh folder in *state. */
+#define IN_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
+
+/* `vigil COMMAND ARGS…` exits with `status`, saying `needle` on stdout
+ * (status 0) or on stderr. */
+static void assert_says(const char *command, const char *const *args, int status,
+                        const char *needle)
 {
-    const char *cli = test_env_or_fail("VIGIL_CLI");
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)cli);
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a != NULL; a = va_arg(ap, const char *))
-        g_ptr_array_add(argv, (gpointer)a);
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    struct test_run r = test_run_program(NULL, (const char *const *)argv->pdata, NULL);
-    g_ptr_array_free(argv, TRUE);
-    return r;
+    struct test_run r = test_run_vigil(NULL, command, args);
+    test_assert_status(&r, status, command);
+    test_assert_contains(status == 0 ? r.out : r.err, needle);
+    test_run_clear(&r);
 }
 
-/* A folder with vigil.conf (and conf.d/ entries); removed by remove_tree. */
-static char *make_config(const char *main_text, const char *dropin_name, const char *dropin)
+/* A file of `text` with `mode` in `dir`; its path. */
+static char *file_in(const char *dir, const char *name, const char *text, int mode)
 {
-    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
-    char *path = g_build_filename(dir, "vigil.conf", NULL);
-    assert_true(g_file_set_contents(path, main_text, -1, NULL));
-    if (dropin_name != NULL) {
-        char *confd = g_build_filename(dir, "conf.d", NULL);
-        g_mkdir(confd, 0700);
-        char *p = g_build_filename(confd, dropin_name, NULL);
-        assert_true(g_file_set_contents(p, dropin, -1, NULL));
-        g_free(p);
-        g_free(confd);
-    }
-    g_free(dir);
+    char *path = g_build_filename(dir, name, NULL);
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    assert_int_equal(g_chmod(path, mode), 0);
     return path;
 }
 
-static void remove_tree(char *config_path)
+/* `vigil config check` on DIR/vigil.conf holding `text`, and what it says:
+ * each of the needles (NULL-terminated) on stdout when it accepts it
+ * (status 0), on stderr and nothing on stdout when it refuses it (1). */
+static void assert_check(const char *dir, const char *text, int status, ...) G_GNUC_NULL_TERMINATED;
+
+static void assert_check(const char *dir, const char *text, int status, ...)
 {
-    char *dir = g_path_get_dirname(config_path);
-    test_remove_tree(dir);
-    g_free(dir);
-    g_free(config_path);
+    char *path = file_in(dir, "vigil.conf", text, 0644);
+    struct test_run r = test_vigil("config", "check", "--config", path, NULL);
+    if (r.status != status)
+        fail_msg("config check of:\n%s\nexited with %d, not %d\nstdout: %s\nstderr: %s", text,
+                 r.status, status, r.out, r.err);
+    if (status != 0)
+        assert_string_equal(r.out, "");
+    va_list ap;
+    va_start(ap, status);
+    for (const char *needle = va_arg(ap, const char *); needle != NULL;
+         needle = va_arg(ap, const char *))
+        test_assert_contains(status == 0 ? r.out : r.err, needle);
+    va_end(ap);
+    test_run_clear(&r);
+    g_free(path);
 }
 
 static void test_version(void **state)
 {
     (void)state;
-    struct test_run r = run_vigil("--version", NULL);
+    struct test_run r = test_vigil("--version", NULL);
     assert_int_equal(r.status, 0);
     assert_true(g_str_has_prefix(r.out, "vigil "));
     test_run_clear(&r);
@@ -66,14 +71,9 @@ static void test_version(void **state)
 static void test_subcommand_help_names_the_command(void **state)
 {
     (void)state;
-    struct test_run r = run_vigil("run", "--help", NULL);
-    assert_int_equal(r.status, 0);
-    test_assert_contains(r.out, "Usage:\n  vigil run [OPTION…] -- PROGRAM [ARGS…]\n");
-    test_run_clear(&r);
-    r = run_vigil("export", "--help", NULL);
-    assert_int_equal(r.status, 0);
-    test_assert_contains(r.out, "  vigil export [OPTION…]");
-    test_run_clear(&r);
+    const char *const help[] = {"--help", NULL};
+    assert_says("run", help, 0, "Usage:\n  vigil run [OPTION…] -- PROGRAM [ARGS…]\n");
+    assert_says("export", help, 0, "  vigil export [OPTION…]");
 }
 
 /* `vigil --help` lists each command with a summary: every option the
@@ -81,7 +81,7 @@ static void test_subcommand_help_names_the_command(void **state)
 static void test_command_summaries_name_real_options(void **state)
 {
     (void)state;
-    struct test_run r = run_vigil("--help", NULL);
+    struct test_run r = test_vigil("--help", NULL);
     assert_int_equal(r.status, 0);
     test_assert_contains(r.out, "  runs [--limit N]");
     GRegex *option = g_regex_new("--[a-z][a-z-]*", 0, 0, NULL);
@@ -92,7 +92,7 @@ static void test_command_summaries_name_real_options(void **state)
             continue;
         char *name = g_strndup(*line + 2, strcspn(*line + 2, " :"));
         char *synopsis = g_strndup(*line, (gsize)(strchr(*line, ':') - *line));
-        struct test_run help = run_vigil(name, "--help", NULL);
+        struct test_run help = test_vigil(name, "--help", NULL);
         assert_int_equal(help.status, 0);
         /* "db migrate|version|…": the same actions as the command's usage. */
         char **words = g_strsplit(synopsis + 2, " ", 3);
@@ -135,209 +135,149 @@ static void test_command_summaries_name_real_options(void **state)
 static void test_unknown_command_is_a_usage_error(void **state)
 {
     (void)state;
-    struct test_run r = run_vigil("frobnicate", NULL);
-    assert_int_equal(r.status, 2);
-    test_assert_contains(r.err, "unknown command 'frobnicate'");
-    test_run_clear(&r);
-    r = run_vigil("config", "chek", NULL);
-    assert_int_equal(r.status, 2);
-    test_assert_contains(r.err, "usage: vigil config check");
-    test_run_clear(&r);
+    assert_says("frobnicate", (const char *const[]){NULL}, 2, "unknown command 'frobnicate'");
+    assert_says("config", (const char *const[]){"chek", NULL}, 2, "usage: vigil config check");
 }
 
 static void test_config_check_prints_the_effective_config(void **state)
 {
-    (void)state;
-    char *path = make_config("[log]\nlevel = info\n", "50-debug.conf", "[log]\nlevel = debug\n");
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    assert_int_equal(r.status, 0);
-    test_assert_contains(r.out, "[log]");
-    test_assert_contains(r.out, "level = debug");
-    test_assert_contains(r.out, "50-debug.conf"); /* where the value came from */
-    test_run_clear(&r);
-    remove_tree(path);
+    const char *dir = *state;
+    test_write_file(dir, "conf.d/50-debug.conf", "[log]\nlevel = debug\n");
+    /* With where the value came from. */
+    assert_check(dir, "[log]\nlevel = info\n", 0, "[log]", "level = debug", "50-debug.conf", NULL);
 }
 
 /* A ring size that is not a power of two: vigil run calls it a problem,
  * and so does config check (it accepted it before). */
 static void test_config_check_ring_slots(void **state)
 {
-    (void)state;
-    char *path = make_config("[preload]\nring_slots = 100\n", NULL, NULL);
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    assert_int_equal(r.status, 1);
-    test_assert_contains(r.err, "[preload] ring_slots: expected a power of two, got 100");
-    test_run_clear(&r);
-    remove_tree(path);
+    assert_check(*state, "[preload]\nring_slots = 100\n", 1,
+                 "[preload] ring_slots: expected a power of two, got 100", NULL);
 }
 
 static void test_config_check_names_a_misspelt_key(void **state)
 {
-    (void)state;
-    char *path = make_config("[log]\nlevle = debug\n", NULL, NULL);
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    assert_int_equal(r.status, 1);
-    test_assert_contains(r.err, path);
-    test_assert_contains(r.err, "[log] levle");
-    test_assert_contains(r.err, "did you mean 'level'");
-    assert_string_equal(r.out, "");
-    test_run_clear(&r);
-    remove_tree(path);
+    const char *dir = *state;
+    char *path = g_build_filename(dir, "vigil.conf", NULL);
+    assert_check(dir, "[log]\nlevle = debug\n", 1, path, "[log] levle", "did you mean 'level'",
+                 NULL);
+    g_free(path);
 }
 
 static void test_config_check_reports_every_problem(void **state)
 {
-    (void)state;
-    char *path = make_config("[log]\nlevel = loud\n[lgo]\n", "10-x.conf", "[log]\nlevel = warn\n");
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    assert_int_equal(r.status, 1);
-    test_assert_contains(r.err, "\"loud\"");
-    test_assert_contains(r.err, "[lgo]");
-    test_assert_contains(r.err, "10-x.conf");
-    test_assert_contains(r.err, "\"warn\"");
-    test_run_clear(&r);
-    remove_tree(path);
+    const char *dir = *state;
+    test_write_file(dir, "conf.d/10-x.conf", "[log]\nlevel = warn\n");
+    assert_check(dir, "[log]\nlevel = loud\n[lgo]\n", 1, "\"loud\"", "[lgo]", "10-x.conf",
+                 "\"warn\"", NULL);
 }
 
 static void test_config_check_of_a_missing_file(void **state)
 {
     (void)state;
-    struct test_run r = run_vigil("config", "check", "--config", "/nonexistent/vigil.conf", NULL);
-    assert_int_equal(r.status, 1);
-    test_assert_contains(r.err, "/nonexistent/vigil.conf");
-    test_run_clear(&r);
+    assert_says("config",
+                (const char *const[]){"check", "--config", "/nonexistent/vigil.conf", NULL}, 1,
+                "/nonexistent/vigil.conf");
 }
 
 static void test_config_check_checks_plugin_sections(void **state)
 {
-    (void)state;
-    const char *plugins = test_env_or_fail("VIGIL_TEST_PLUGIN_DIR");
-    char *path = make_config("[provider.test-counter]\nsetp = 2\n", NULL, NULL);
-    struct test_run r =
-        run_vigil("config", "check", "--config", path, "--plugin-dir", plugins, NULL);
+    const char *dir = *state;
+    test_write_file(dir, "vigil.conf", "[provider.test-counter]\nsetp = 2\n");
+    char *path = g_build_filename(dir, "vigil.conf", NULL);
+    struct test_run r = test_vigil("config", "check", "--config", path, "--plugin-dir",
+                                   test_env_or_fail("VIGIL_TEST_PLUGIN_DIR"), NULL);
     assert_int_equal(r.status, 1);
     test_assert_contains(r.err, "[provider.test-counter] setp");
     test_assert_contains(r.err, "did you mean 'step'");
     test_run_clear(&r);
-    remove_tree(path);
+    g_free(path);
 }
 
 /* Run from the build tree, vigil finds the providers next to it: their
  * sections are checked against their own keys with no --plugin-dir. */
 static void test_config_check_finds_the_providers(void **state)
 {
-    (void)state;
-    char *path = make_config("[provider.energy]\nsources = estimate\nidel_w = 40\n", NULL, NULL);
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    assert_int_equal(r.status, 1);
-    test_assert_contains(r.err, "[provider.energy] idel_w");
-    test_assert_contains(r.err, "did you mean 'idle_w'");
-    test_run_clear(&r);
-    remove_tree(path);
-
-    path = make_config("[provider.energy]\nsources = estimate\nidle_w = 40\n", NULL, NULL);
-    r = run_vigil("config", "check", "--config", path, NULL);
-    assert_int_equal(r.status, 0);
-    test_assert_contains(r.out, "[provider.energy]");
-    test_assert_contains(r.out, "idle_w = 40");
-    test_run_clear(&r);
-    remove_tree(path);
-}
-
-/* A file of `text` with `mode` in `dir`; its path. */
-static char *file_in(const char *dir, const char *name, const char *text, int mode)
-{
-    char *path = g_build_filename(dir, name, NULL);
-    assert_true(g_file_set_contents(path, text, -1, NULL));
-    assert_int_equal(g_chmod(path, mode), 0);
-    return path;
-}
-
-/* `vigil config check` with `text` as vigil.conf: fails naming `a` and `b`. */
-static void assert_check_refuses(const char *dir, const char *text, const char *a, const char *b)
-{
-    char *path = file_in(dir, "vigil.conf", text, 0644);
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    if (r.status != 1)
-        fail_msg("config check accepted:\n%s\n(status %d, stderr: %s)", text, r.status, r.err);
-    test_assert_contains(r.err, a);
-    test_assert_contains(r.err, b);
-    assert_string_equal(r.out, "");
-    test_run_clear(&r);
-    g_free(path);
+    const char *dir = *state;
+    assert_check(dir, "[provider.energy]\nsources = estimate\nidel_w = 40\n", 1,
+                 "[provider.energy] idel_w", "did you mean 'idle_w'", NULL);
+    assert_check(dir, "[provider.energy]\nsources = estimate\nidle_w = 40\n", 0,
+                 "[provider.energy]", "idle_w = 40", NULL);
 }
 
 /* The energy provider's `sources`: an order among known sources, at least
  * one, each once; the error names the section and the key. */
 static void test_config_check_checks_energy_sources(void **state)
 {
-    (void)state;
-    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
+    const char *dir = *state;
     const char *expected =
         "expected a list separated by ';', in order of preference, of one or more of: likwid, "
         "powercap, estimate, each once";
-    assert_check_refuses(dir, "[provider.energy]\nsources = likwid;rapl\n",
-                         "[provider.energy] sources", "got \"likwid;rapl\"");
-    assert_check_refuses(dir, "[provider.energy]\nsources = likwid;rapl\n",
-                         "[provider.energy] sources", expected);
-    assert_check_refuses(dir, "[provider.energy]\nsources =\n", "[provider.energy] sources",
-                         expected);
-    assert_check_refuses(dir, "[provider.energy]\nsources = estimate;estimate\n",
-                         "[provider.energy] sources", expected);
-    assert_check_refuses(dir, "[provider.energy]\nsource = estimate\n", "[provider.energy] source",
-                         "did you mean 'sources'");
-    char *path = file_in(dir, "vigil.conf", "[provider.energy]\nsources = estimate;likwid\n", 0644);
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    assert_int_equal(r.status, 0);
-    test_assert_contains(r.out, "sources = estimate;likwid;\n");
-    test_run_clear(&r);
-    g_free(path);
-    test_remove_tree(dir);
-    g_free(dir);
+    assert_check(dir, "[provider.energy]\nsources = likwid;rapl\n", 1, "[provider.energy] sources",
+                 "got \"likwid;rapl\"", expected, NULL);
+    assert_check(dir, "[provider.energy]\nsources =\n", 1, "[provider.energy] sources", expected,
+                 NULL);
+    assert_check(dir, "[provider.energy]\nsources = estimate;estimate\n", 1,
+                 "[provider.energy] sources", expected, NULL);
+    assert_check(dir, "[provider.energy]\nsource = estimate\n", 1, "[provider.energy] source",
+                 "did you mean 'sources'", NULL);
+    assert_check(dir, "[provider.energy]\nsources = estimate;likwid\n", 0,
+                 "sources = estimate;likwid;\n", NULL);
 }
 
 /* [web] is checked as vigil-web checks it at start, by the same function. */
 static void test_config_check_checks_web(void **state)
 {
-    (void)state;
-    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
-    assert_check_refuses(dir, "[web]\nlisten = 0.0.0.0:8470\n", "[web] listen = 0.0.0.0:8470",
-                         "allow_none_on_network");
-    assert_check_refuses(dir, "[web]\nlisten = webhost:8470\n", "[web] listen", "numeric address");
-    assert_check_refuses(dir, "[web]\nauth = remote-user\ntrusted_proxies = proxy.example\n",
-                         "trusted_proxies", "proxy.example");
-    assert_check_refuses(dir, "[web]\nauth = remote-user\ntrusted_proxies =\n",
-                         "auth = remote-user", "trusted_proxies");
-    char *path = file_in(dir, "vigil.conf",
-                         "[web]\nlisten = 10.1.2.3:8470\nauth = remote-user\n"
-                         "trusted_proxies = 10.1.2.1\nadmins = alice;bob\n",
-                         0644);
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    test_assert_status(&r, 0, "vigil config check of a good [web]");
-    test_assert_contains(r.out, "admins = alice;bob");
-    test_run_clear(&r);
-    g_free(path);
-    test_remove_tree(dir);
-    g_free(dir);
+    const char *dir = *state;
+    assert_check(dir, "[web]\nlisten = 0.0.0.0:8470\n", 1, "[web] listen = 0.0.0.0:8470",
+                 "allow_none_on_network", NULL);
+    assert_check(dir, "[web]\nlisten = webhost:8470\n", 1, "[web] listen", "numeric address", NULL);
+    assert_check(dir, "[web]\nauth = remote-user\ntrusted_proxies = proxy.example\n", 1,
+                 "trusted_proxies", "proxy.example", NULL);
+    assert_check(dir, "[web]\nauth = remote-user\ntrusted_proxies =\n", 1, "auth = remote-user",
+                 "trusted_proxies", NULL);
+    assert_check(dir,
+                 "[web]\nlisten = 10.1.2.3:8470\nauth = remote-user\n"
+                 "trusted_proxies = 10.1.2.1\nadmins = alice;bob\n",
+                 0, "admins = alice;bob", NULL);
 }
 
 /* [advise]: `vigil advise`'s defaults, typed and bounded. */
 static void test_config_check_checks_advise(void **state)
 {
-    (void)state;
-    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
-    assert_check_refuses(dir, "[advise]\npower_exponent = 9\nfrequency_step_mhz = 0\n",
-                         "[advise] power_exponent: expected a number from 0.5 to 6",
-                         "[advise] frequency_step_mhz: expected a whole number from 1 to 1000");
-    char *path = file_in(dir, "vigil.conf", "[advise]\npower_exponent = 2.5\n", 0644);
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    test_assert_status(&r, 0, "vigil config check of a good [advise]");
-    test_assert_contains(r.out, "power_exponent = 2.5");
-    test_assert_contains(r.out, "frequency_step_mhz = 100");
-    test_run_clear(&r);
-    g_free(path);
-    test_remove_tree(dir);
-    g_free(dir);
+    const char *dir = *state;
+    assert_check(dir, "[advise]\npower_exponent = 9\nfrequency_step_mhz = 0\n", 1,
+                 "[advise] power_exponent: expected a number from 0.5 to 6",
+                 "[advise] frequency_step_mhz: expected a whole number from 1 to 1000", NULL);
+    assert_check(dir, "[advise]\npower_exponent = 2.5\n", 0, "power_exponent = 2.5",
+                 "frequency_step_mhz = 100", NULL);
+}
+
+/* A vigil.conf of vigil-txd's CURVE key file and list of daemons' keys,
+ * and the uplink's server key and key file: a NULL one is left out, and
+ * so is a section left with none. */
+static char *curve_config(const char *txd_key, const char *txd_list, const char *server_key,
+                          const char *uplink_key)
+{
+    const struct {
+        const char *section, *key, *value;
+    } settings[] = {
+        {"txd", "curve_key_file", txd_key},
+        {"txd", "curve_authorized_keys", txd_list},
+        {"uplink", "curve_server_key", server_key},
+        {"uplink", "curve_key_file", uplink_key},
+    };
+    GString *text = g_string_new(NULL);
+    const char *section = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(settings); i++) {
+        if (settings[i].value == NULL)
+            continue;
+        if (section == NULL || strcmp(section, settings[i].section) != 0)
+            g_string_append_printf(text, "[%s]\n", settings[i].section);
+        section = settings[i].section;
+        g_string_append_printf(text, "%s = %s\n", settings[i].key, settings[i].value);
+    }
+    return g_string_free(text, FALSE);
 }
 
 /* The CURVE key files are checked as vigild and vigil-txd check them at
@@ -345,13 +285,12 @@ static void test_config_check_checks_advise(void **state)
  * with its reason, and a good configuration passes. */
 static void test_config_check_checks_curve_key_files(void **state)
 {
-    (void)state;
-    char *dir = g_dir_make_tmp("vigil-test-cli-XXXXXX", NULL);
+    const char *dir = *state;
     char *good = g_build_filename(dir, "good.key", NULL);
     char *other = g_build_filename(dir, "other.key", NULL);
     const char *keys[] = {good, other};
     for (int i = 0; i < 2; i++) {
-        struct test_run r = run_vigil("keygen", keys[i], NULL);
+        struct test_run r = test_vigil("keygen", keys[i], NULL);
         test_assert_status(&r, 0, "vigil keygen");
         test_run_clear(&r);
     }
@@ -371,58 +310,39 @@ static void test_config_check_checks_curve_key_files(void **state)
     g_free(text);
     char *bad_list = file_in(dir, "daemons.txt", "# daemons\nnot-a-key\n", 0644);
     char *good_list = g_strconcat(good, ".pub", NULL);
+    char *missing = g_build_filename(dir, "missing.key", NULL);
+    char *bad_server_key = g_strdup_printf("%.39s~", other_public);
 
-    struct {
-        const char *file, *a, *b;
-    } uplink_cases[] = {
-        {"missing.key", "[uplink] curve_key_file", "missing.key: No such file"},
-        {open_to_all, "[uplink] curve_key_file", "may be read by others (mode 0644)"},
-        {garbage, "[uplink] curve_key_file", "garbage.key"},
-        {mismatched, "mismatched.key", "[curve] public is not the public key of [curve] secret"},
+    /* Refused, naming a and b: the uplink's, vigil-txd's pair and list,
+     * and both sections wrong, both named. */
+    const struct {
+        const char *txd_key, *txd_list, *server_key, *uplink_key;
+        const char *a, *b;
+    } refused[] = {
+        {NULL, NULL, other_public, missing, "[uplink] curve_key_file", "missing.key: No such file"},
+        {NULL, NULL, other_public, open_to_all, "[uplink] curve_key_file",
+         "may be read by others (mode 0644)"},
+        {NULL, NULL, other_public, garbage, "[uplink] curve_key_file", "garbage.key"},
+        {NULL, NULL, other_public, mismatched, "mismatched.key",
+         "[curve] public is not the public key of [curve] secret"},
+        {NULL, NULL, other_public, NULL, "[uplink] curve_server_key and curve_key_file go together",
+         "curve_key_file is empty"},
+        {NULL, NULL, bad_server_key, good, "[uplink] curve_server_key", "not in the Z85 alphabet"},
+        {other, bad_list, NULL, NULL, "[txd] curve_authorized_keys",
+         "daemons.txt:2: not a CURVE public key"},
+        {open_to_all, good_list, other_public, garbage, "[txd] curve_key_file: CURVE key file",
+         "[uplink] curve_key_file"},
+        {other, NULL, NULL, NULL, "[txd] curve_key_file and curve_authorized_keys go together",
+         "would admit any key"},
     };
-    for (size_t i = 0; i < G_N_ELEMENTS(uplink_cases); i++) {
-        char *file = g_path_is_absolute(uplink_cases[i].file)
-                         ? g_strdup(uplink_cases[i].file)
-                         : g_build_filename(dir, uplink_cases[i].file, NULL);
-        text = g_strdup_printf("[uplink]\ncurve_server_key = %s\ncurve_key_file = %s\n",
-                               other_public, file);
-        assert_check_refuses(dir, text, uplink_cases[i].a, uplink_cases[i].b);
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        text = curve_config(refused[i].txd_key, refused[i].txd_list, refused[i].server_key,
+                            refused[i].uplink_key);
+        assert_check(dir, text, 1, refused[i].a, refused[i].b, NULL);
         g_free(text);
-        g_free(file);
     }
-    text = g_strdup_printf("[uplink]\ncurve_server_key = %s\n", other_public);
-    assert_check_refuses(dir, text, "[uplink] curve_server_key and curve_key_file go together",
-                         "curve_key_file is empty");
-    g_free(text);
-    text = g_strdup_printf("[uplink]\ncurve_server_key = %.39s~\ncurve_key_file = %s\n",
-                           other_public, good);
-    assert_check_refuses(dir, text, "[uplink] curve_server_key", "not in the Z85 alphabet");
-    g_free(text);
-    /* vigil-txd's pair and list; both sections wrong: both named. */
-    text = g_strdup_printf("[txd]\ncurve_key_file = %s\ncurve_authorized_keys = %s\n", other,
-                           bad_list);
-    assert_check_refuses(dir, text, "[txd] curve_authorized_keys",
-                         "daemons.txt:2: not a CURVE public key");
-    g_free(text);
-    text = g_strdup_printf("[txd]\ncurve_key_file = %s\ncurve_authorized_keys = %s\n"
-                           "[uplink]\ncurve_server_key = %s\ncurve_key_file = %s\n",
-                           open_to_all, good_list, other_public, garbage);
-    assert_check_refuses(dir, text, "[txd] curve_key_file: CURVE key file",
-                         "[uplink] curve_key_file");
-    g_free(text);
-    text = g_strdup_printf("[txd]\ncurve_key_file = %s\n", other);
-    assert_check_refuses(dir, text, "[txd] curve_key_file and curve_authorized_keys go together",
-                         "would admit any key");
-    g_free(text);
-
-    text = g_strdup_printf("[txd]\ncurve_key_file = %s\ncurve_authorized_keys = %s\n"
-                           "[uplink]\ncurve_server_key = %s\ncurve_key_file = %s\n",
-                           other, good_list, other_public, good);
-    char *path = file_in(dir, "vigil.conf", text, 0644);
-    struct test_run r = run_vigil("config", "check", "--config", path, NULL);
-    test_assert_status(&r, 0, "config check of good CURVE keys");
-    test_run_clear(&r);
-    g_free(path);
+    text = curve_config(other, good_list, other_public, good);
+    assert_check(dir, text, 0, NULL);
     g_free(text);
 
     g_key_file_free(good_file);
@@ -435,30 +355,21 @@ static void test_config_check_checks_curve_key_files(void **state)
     g_free(mismatched);
     g_free(bad_list);
     g_free(good_list);
+    g_free(missing);
+    g_free(bad_server_key);
     g_free(good);
     g_free(other);
-    test_remove_tree(dir);
-    g_free(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_version),
-        cmocka_unit_test(test_unknown_command_is_a_usage_error),
-        cmocka_unit_test(test_subcommand_help_names_the_command),
-        cmocka_unit_test(test_command_summaries_name_real_options),
-        cmocka_unit_test(test_config_check_ring_slots),
-        cmocka_unit_test(test_config_check_prints_the_effective_config),
-        cmocka_unit_test(test_config_check_names_a_misspelt_key),
-        cmocka_unit_test(test_config_check_checks_curve_key_files),
-        cmocka_unit_test(test_config_check_checks_web),
-        cmocka_unit_test(test_config_check_checks_advise),
-        cmocka_unit_test(test_config_check_reports_every_problem),
-        cmocka_unit_test(test_config_check_of_a_missing_file),
-        cmocka_unit_test(test_config_check_checks_plugin_sections),
-        cmocka_unit_test(test_config_check_finds_the_providers),
-        cmocka_unit_test(test_config_check_checks_energy_sources),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_version), cmocka_unit_test(test_unknown_command_is_a_usage_error),
+          cmocka_unit_test(test_subcommand_help_names_the_command),
+          cmocka_unit_test(test_command_summaries_name_real_options),
+          IN_DIR(test_config_check_ring_slots),
+          IN_DIR(test_config_check_prints_the_effective_config),
+          IN_DIR(test_config_check_names_a_misspelt_key),
+          IN_DIR(test_config_check_checks_curve_key_files), IN_DIR(test_config_check_checks_web),
+          IN_DIR(test_config_check_checks_advise), IN_DIR(test_config_check_reports_every_problem),
+          cmocka_unit_test(test_config_check_of_a_missing_file),
+          IN_DIR(test_config_check_checks_plugin_sections),
+          IN_DIR(test_config_check_finds_the_providers),
+          IN_DIR(test_config_check_checks_energy_sources))

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "vigil/clock.h"
+#include "test_main.h"
 
 static void test_monotonic_never_goes_back(void **state)
 {
@@ -125,16 +126,9 @@ static void test_tick_source_choice(void **state)
     assert_int_equal(vigil_tick_source_choose(NULL, ""), VIGIL_TICKS_MONOTONIC_NS);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_monotonic_never_goes_back),
-        cmocka_unit_test(test_offset_converts_both_ways),
-        cmocka_unit_test(test_realtime_matches_the_system_clock),
-        cmocka_unit_test(test_tick_clock_arithmetic),
-        cmocka_unit_test(test_tick_source_choice),
-        cmocka_unit_test(test_ticks_far_from_the_base),
-        cmocka_unit_test(test_tick_source_and_anchors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_monotonic_never_goes_back),
+          cmocka_unit_test(test_offset_converts_both_ways),
+          cmocka_unit_test(test_realtime_matches_the_system_clock),
+          cmocka_unit_test(test_tick_clock_arithmetic), cmocka_unit_test(test_tick_source_choice),
+          cmocka_unit_test(test_ticks_far_from_the_base),
+          cmocka_unit_test(test_tick_source_and_anchors))

@@ -15,6 +15,7 @@
 #include "likwid_double.h"
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -165,6 +166,14 @@ static void intel_counts_joules_per_domain(void **state)
     stop(&r);
 }
 
+/* A node of one Intel socket, the source started and read once, at 1 s. */
+static void start_one_intel_socket(struct run *r)
+{
+    likwid_double_reset_intel(1);
+    start_ok(r);
+    read_ok(r, NS_PER_S);
+}
+
 /* A counter that goes past 2^32 - 1 starts again from 0: each read takes
  * the difference modulo 2^32, across two wraps in a row. */
 static void intel_counter_wraps(void **state)
@@ -194,10 +203,8 @@ static void intel_counter_wraps(void **state)
 static void intel_long_gap_is_uncertain(void **state)
 {
     (void)state;
-    likwid_double_reset_intel(1);
     struct run r;
-    start_ok(&r);
-    read_ok(&r, NS_PER_S);
+    start_one_intel_socket(&r);
     set_counter(0, LIKWID_MSR_PKG_ENERGY_STATUS, 10 * INTEL_COUNTS_PER_J);
     read_ok(&r, 261 * NS_PER_S);
     expect(&r, "energy.pkg0_j", 10.0, 0);
@@ -238,10 +245,8 @@ static void units_come_from_likwid(void **state)
 static void failed_read_is_caught_up(void **state)
 {
     (void)state;
-    likwid_double_reset_intel(1);
     struct run r;
-    start_ok(&r);
-    read_ok(&r, NS_PER_S);
+    start_one_intel_socket(&r);
     likwid_double_counter(0, LIKWID_MSR_DRAM_ENERGY_STATUS)->read_result = -EIO;
     set_counter(0, LIKWID_MSR_DRAM_ENERGY_STATUS, 200000);
     set_counter(0, LIKWID_MSR_PKG_ENERGY_STATUS, INTEL_COUNTS_PER_J);
@@ -442,26 +447,13 @@ static void chain_falls_back_with_reasons(void **state)
     vigil_metric_catalog_free(catalog);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(intel_counts_joules_per_domain),
-        cmocka_unit_test(intel_counter_wraps),
-        cmocka_unit_test(intel_long_gap_is_uncertain),
-        cmocka_unit_test(units_come_from_likwid),
-        cmocka_unit_test(failed_read_is_caught_up),
-        cmocka_unit_test(amd_domain_zero_is_core),
-        cmocka_unit_test(no_access_on_a_new_amd),
-        cmocka_unit_test(no_access_as_a_user),
-        cmocka_unit_test(power_init_finds_no_rapl),
-        cmocka_unit_test(perf_event_mode),
-        cmocka_unit_test(second_socket_without_access),
-        cmocka_unit_test(supported_domain_unreadable),
-        cmocka_unit_test(no_domain_at_all),
-        cmocka_unit_test(topology_fails),
-        cmocka_unit_test(fixture_root_is_refused),
-        cmocka_unit_test_setup_teardown(chain_falls_back_with_reasons, test_make_dir,
-                                        test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(intel_counts_joules_per_domain), cmocka_unit_test(intel_counter_wraps),
+          cmocka_unit_test(intel_long_gap_is_uncertain), cmocka_unit_test(units_come_from_likwid),
+          cmocka_unit_test(failed_read_is_caught_up), cmocka_unit_test(amd_domain_zero_is_core),
+          cmocka_unit_test(no_access_on_a_new_amd), cmocka_unit_test(no_access_as_a_user),
+          cmocka_unit_test(power_init_finds_no_rapl), cmocka_unit_test(perf_event_mode),
+          cmocka_unit_test(second_socket_without_access),
+          cmocka_unit_test(supported_domain_unreadable), cmocka_unit_test(no_domain_at_all),
+          cmocka_unit_test(topology_fails), cmocka_unit_test(fixture_root_is_refused),
+          cmocka_unit_test_setup_teardown(chain_falls_back_with_reasons, test_make_dir,
+                                          test_remove_dir))

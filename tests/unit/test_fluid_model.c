@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fluid_model.h"
+#include "test_main.h"
 
 #define GHZ 1e9
 
@@ -330,25 +331,26 @@ static void test_degenerate_inputs_are_errors_naming_the_problem(void **state)
     g_clear_error(&error);
 
     /* Points: one frequency, too few, bad values. */
-    struct vigil_fluid_point one[] = {{2e9, 150}, {2e9, 151}, {2e9, 152}};
-    assert_false(
-        vigil_fluid_fit_power_points(one, 3, F, &fixed, &dynamic, &exponent, &rms, &error));
-    assert_error(error, VIGIL_FLUID_ERROR_DEGENERATE, "all have one frequency");
-    g_clear_error(&error);
-    assert_false(
-        vigil_fluid_fit_power_points(one, 2, F, &fixed, &dynamic, &exponent, &rms, &error));
-    assert_error(error, VIGIL_FLUID_ERROR_DEGENERATE, "needs three at least");
-    g_clear_error(&error);
-    struct vigil_fluid_point nan_point[] = {{1e9, 150}, {2e9, NAN}, {3e9, 152}};
-    assert_false(
-        vigil_fluid_fit_power_points(nan_point, 3, F, &fixed, &dynamic, &exponent, &rms, &error));
-    assert_error(error, VIGIL_FLUID_ERROR_INPUT, "point 1: power is nan W");
-    g_clear_error(&error);
-    struct vigil_fluid_point above_max[] = {{1e9, 150}, {2e9, 160}, {3.5e9, 170}};
-    assert_false(
-        vigil_fluid_fit_power_points(above_max, 3, F, &fixed, &dynamic, &exponent, &rms, &error));
-    assert_error(error, VIGIL_FLUID_ERROR_INPUT, "point 2: frequency 3.5000 GHz is above F_max");
-    g_clear_error(&error);
+    static const struct vigil_fluid_point one[] = {{2e9, 150}, {2e9, 151}, {2e9, 152}};
+    static const struct vigil_fluid_point nan_point[] = {{1e9, 150}, {2e9, NAN}, {3e9, 152}};
+    static const struct vigil_fluid_point above_max[] = {{1e9, 150}, {2e9, 160}, {3.5e9, 170}};
+    static const struct {
+        const struct vigil_fluid_point *points;
+        size_t n;
+        int code;
+        const char *words;
+    } bad_points[] = {
+        {one, 3, VIGIL_FLUID_ERROR_DEGENERATE, "all have one frequency"},
+        {one, 2, VIGIL_FLUID_ERROR_DEGENERATE, "needs three at least"},
+        {nan_point, 3, VIGIL_FLUID_ERROR_INPUT, "point 1: power is nan W"},
+        {above_max, 3, VIGIL_FLUID_ERROR_INPUT, "point 2: frequency 3.5000 GHz is above F_max"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_points); i++) {
+        assert_false(vigil_fluid_fit_power_points(bad_points[i].points, bad_points[i].n, F, &fixed,
+                                                  &dynamic, &exponent, &rms, &error));
+        assert_error(error, bad_points[i].code, bad_points[i].words);
+        g_clear_error(&error);
+    }
 
     /* The whole fit refuses a default exponent out of range. */
     struct vigil_fluid_input input = {
@@ -369,17 +371,11 @@ static void test_distinct_frequencies_are_counted_to_the_step(void **state)
     assert_int_equal(vigil_fluid_distinct_frequencies(p, 0, 100e6), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_runs_give_alpha_and_duration_exactly),
-        cmocka_unit_test(test_fixed_exponent_gives_static_and_dynamic_power),
-        cmocka_unit_test(test_points_at_many_frequencies_give_the_exponent),
-        cmocka_unit_test(test_whole_fit_fits_the_exponent_only_when_it_can),
-        cmocka_unit_test(test_least_energy_and_energy_delay_are_found),
-        cmocka_unit_test(test_frequencies_the_node_offers),
-        cmocka_unit_test(test_degenerate_inputs_are_errors_naming_the_problem),
-        cmocka_unit_test(test_distinct_frequencies_are_counted_to_the_step),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_two_runs_give_alpha_and_duration_exactly),
+          cmocka_unit_test(test_fixed_exponent_gives_static_and_dynamic_power),
+          cmocka_unit_test(test_points_at_many_frequencies_give_the_exponent),
+          cmocka_unit_test(test_whole_fit_fits_the_exponent_only_when_it_can),
+          cmocka_unit_test(test_least_energy_and_energy_delay_are_found),
+          cmocka_unit_test(test_frequencies_the_node_offers),
+          cmocka_unit_test(test_degenerate_inputs_are_errors_naming_the_problem),
+          cmocka_unit_test(test_distinct_frequencies_are_counted_to_the_step))

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "vigil/metric.h"
+#include "test_main.h"
 
 static void test_register_lookup_and_reregister(void **state)
 {
@@ -74,11 +75,5 @@ static void test_malformed_descriptions_are_refused(void **state)
     vigil_metric_catalog_free(c);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_register_lookup_and_reregister),
-        cmocka_unit_test(test_malformed_descriptions_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_register_lookup_and_reregister),
+          cmocka_unit_test(test_malformed_descriptions_are_refused))

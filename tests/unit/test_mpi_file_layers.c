@@ -10,23 +10,14 @@
 #include <cmocka.h>
 
 #include "mpi_file_layers.h"
-
-static struct vigil_report_file_layer none(void)
-{
-    return (struct vigil_report_file_layer){
-        .max_read_offset = -1,
-        .max_written_offset = -1,
-        .first_open_s = -1,
-        .last_close_s = -1,
-        .first_io_s = -1,
-        .last_io_s = -1,
-    };
-}
+#include "test_report_figures.h"
+#include "test_main.h"
 
 static void test_sums_and_extremes(void **state)
 {
     (void)state;
-    struct vigil_report_file_layer a = none(), b = none(), c = none();
+    struct vigil_report_file_layer a = test_report_layer_none(), b = test_report_layer_none(),
+                                   c = test_report_layer_none();
     a.reads = 2;
     a.writes = 3;
     a.read_bytes = 200;
@@ -72,7 +63,7 @@ static void test_sums_and_extremes(void **state)
 static void test_nothing_stays_none(void **state)
 {
     (void)state;
-    struct vigil_report_file_layer a = none(), b = none();
+    struct vigil_report_file_layer a = test_report_layer_none(), b = test_report_layer_none();
     static struct preload_job_layer m;
     preload_job_layer_add(&m, &a, true);
     preload_job_layer_add(&m, &b, false);
@@ -95,7 +86,7 @@ static void add_common(struct vigil_report_file_layer *l, int64_t value, uint64_
 static void test_common_sizes(void **state)
 {
     (void)state;
-    struct vigil_report_file_layer a = none(), b = none();
+    struct vigil_report_file_layer a = test_report_layer_none(), b = test_report_layer_none();
     add_common(&a, 4096, 10);
     add_common(&a, 100, 5);
     add_common(&a, 7, 3);
@@ -127,10 +118,10 @@ static void test_candidates_are_bounded(void **state)
 {
     (void)state;
     static struct preload_job_layer m;
-    struct vigil_report_file_layer l = none();
+    struct vigil_report_file_layer l = test_report_layer_none();
     preload_job_layer_add(&m, &l, true);
     for (int i = 0; i < PRELOAD_COMMON_CANDIDATES + 4; i++) {
-        l = none();
+        l = test_report_layer_none();
         add_common(&l, 1000 + i, (uint64_t)(i == PRELOAD_COMMON_CANDIDATES + 3 ? 50 : 2));
         preload_job_layer_add(&m, &l, false);
     }
@@ -140,13 +131,5 @@ static void test_candidates_are_bounded(void **state)
     assert_int_equal(m.layer.common_sizes[1].count, 2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sums_and_extremes),
-        cmocka_unit_test(test_nothing_stays_none),
-        cmocka_unit_test(test_common_sizes),
-        cmocka_unit_test(test_candidates_are_bounded),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_sums_and_extremes), cmocka_unit_test(test_nothing_stays_none),
+          cmocka_unit_test(test_common_sizes), cmocka_unit_test(test_candidates_are_bounded))

@@ -9,6 +9,7 @@
 #include "vigil/activity.h"
 #include "vigil/health.h"
 #include "vigil/ontology.h"
+#include "test_main.h"
 
 static void test_every_operation_round_trips(void **state)
 {
@@ -102,13 +103,7 @@ static void test_activity_check(void **state)
     assert_non_null(strstr(err.message, "parent starts"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_operation_round_trips),
-        cmocka_unit_test(test_known_ids_never_change),
-        cmocka_unit_test(test_layers_attributes_and_health),
-        cmocka_unit_test(test_activity_check),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_every_operation_round_trips),
+          cmocka_unit_test(test_known_ids_never_change),
+          cmocka_unit_test(test_layers_attributes_and_health),
+          cmocka_unit_test(test_activity_check))

@@ -9,49 +9,27 @@
 
 #include "../plugins/test_counter.h"
 #include "vigil/plugin.h"
+#include "test_support.h"
+#include "test_main.h"
 
 static const char *plugin_dir(void)
 {
-    const char *dir = g_getenv("VIGIL_TEST_PLUGIN_DIR");
-    if (dir == NULL)
-        fail_msg("VIGIL_TEST_PLUGIN_DIR is not set: run the tests with meson test");
-    return dir;
+    return test_env_or_fail("VIGIL_TEST_PLUGIN_DIR");
 }
 
-static void assert_contains(const char *text, const char *needle)
-{
-    if (text == NULL || strstr(text, needle) == NULL)
-        fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", needle);
-}
-
-/* Writes `text` to DIR/vigil.conf in a fresh folder; returns the path. */
-static char *write_config(const char *text)
-{
-    char *dir = g_dir_make_tmp("vigil-test-plugin-XXXXXX", NULL);
-    assert_non_null(dir);
-    char *path = g_build_filename(dir, "vigil.conf", NULL);
-    assert_true(g_file_set_contents(path, text, -1, NULL));
-    g_free(dir);
-    return path;
-}
-
-static void remove_config(char *path)
-{
-    char *dir = g_path_get_dirname(path);
-    g_remove(path);
-    g_rmdir(dir);
-    g_free(dir);
-    g_free(path);
-}
-
-/* Loads `text` with the registry as section resolver. */
+/* Loads `text` as vigil.conf with the registry as section resolver. */
 static gboolean load_with_plugins(vigil_plugin_registry *r, vigil_config *config, const char *text,
                                   GError **error)
 {
     vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, r);
-    char *path = write_config(text);
+    char *dir = g_dir_make_tmp("vigil-test-plugin-XXXXXX", NULL);
+    assert_non_null(dir);
+    test_write_file(dir, "vigil.conf", text);
+    char *path = g_build_filename(dir, "vigil.conf", NULL);
     gboolean ok = vigil_config_load(config, path, error);
-    remove_config(path);
+    test_remove_tree(dir);
+    g_free(path);
+    g_free(dir);
     return ok;
 }
 
@@ -70,7 +48,7 @@ static void test_good_plugin_loads_and_runs_with_its_config(void **state)
         vigil_plugin_registry_load(r, VIGIL_PLUGIN_PROVIDER, "test-counter", &error);
     assert_non_null(p);
     assert_string_equal(p->descriptor->name, "test-counter");
-    assert_contains(p->path, "provider-test-counter.so");
+    test_assert_contains(p->path, "provider-test-counter.so");
     /* Loading again gives the same plugin, not a second copy. */
     assert_ptr_equal(vigil_plugin_registry_load(r, VIGIL_PLUGIN_PROVIDER, "test-counter", NULL), p);
 
@@ -96,8 +74,8 @@ static void expect_load_error(const char *name, int code, const char *needle1, c
     assert_true(error->domain == VIGIL_PLUGIN_ERROR);
     assert_string_equal(g_quark_to_string(error->domain), "vigil-plugin-error-quark");
     assert_int_equal(error->code, code);
-    assert_contains(error->message, needle1);
-    assert_contains(error->message, needle2);
+    test_assert_contains(error->message, needle1);
+    test_assert_contains(error->message, needle2);
     g_error_free(error);
     vigil_plugin_registry_free(r);
 }
@@ -161,8 +139,8 @@ static void expect_config_error(const char *text, const char *needle1, const cha
     GError *error = NULL;
     assert_false(load_with_plugins(r, config, text, &error));
     assert_non_null(error);
-    assert_contains(error->message, needle1);
-    assert_contains(error->message, needle2);
+    test_assert_contains(error->message, needle1);
+    test_assert_contains(error->message, needle2);
     g_error_free(error);
     vigil_config_free(config);
     vigil_plugin_registry_free(r);
@@ -180,17 +158,11 @@ static void test_plugin_sections_are_checked_against_the_plugin(void **state)
     expect_config_error("[provider.wrong-abi]\n", "[provider.wrong-abi]", "plugin ABI");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_plugin_loads_and_runs_with_its_config),
-        cmocka_unit_test(test_wrong_abi_is_refused),
-        cmocka_unit_test(test_missing_symbol_is_refused),
-        cmocka_unit_test(test_descriptor_that_disagrees_with_its_file_is_refused),
-        cmocka_unit_test(test_missing_module_lists_what_exists),
-        cmocka_unit_test(test_names_cannot_leave_the_directory),
-        cmocka_unit_test(test_list_by_kind),
-        cmocka_unit_test(test_plugin_sections_are_checked_against_the_plugin),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_good_plugin_loads_and_runs_with_its_config),
+          cmocka_unit_test(test_wrong_abi_is_refused),
+          cmocka_unit_test(test_missing_symbol_is_refused),
+          cmocka_unit_test(test_descriptor_that_disagrees_with_its_file_is_refused),
+          cmocka_unit_test(test_missing_module_lists_what_exists),
+          cmocka_unit_test(test_names_cannot_leave_the_directory),
+          cmocka_unit_test(test_list_by_kind),
+          cmocka_unit_test(test_plugin_sections_are_checked_against_the_plugin))

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "preload.h"
+#include "test_main.h"
 
 /* Each operation's layer and class through the folded switch (the op is
  * a constant at each call, as in a wrapper) against vigil_op_table. */
@@ -44,11 +45,5 @@ static void test_size_bins_at_their_bounds(void **state)
     assert_int_equal(preload_size_bin(UINT64_MAX), PRELOAD_SIZE_BINS - 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_folded_layer_and_class_match_the_table),
-        cmocka_unit_test(test_size_bins_at_their_bounds),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_folded_layer_and_class_match_the_table),
+          cmocka_unit_test(test_size_bins_at_their_bounds))

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "preload.h"
+#include "test_main.h"
 
 /* `physical` is how many leading bytes of `in` are physical. */
 static void check(const char *in, size_t physical, const char *want)
@@ -70,13 +71,7 @@ static void test_names_that_are_not_paths_are_left_alone(void **state)
     check("", 0, "");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dots_and_slashes_go),
-        cmocka_unit_test(test_dot_dot_of_the_physical_prefix),
-        cmocka_unit_test(test_dot_dot_after_a_named_component_stays),
-        cmocka_unit_test(test_names_that_are_not_paths_are_left_alone),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_dots_and_slashes_go),
+          cmocka_unit_test(test_dot_dot_of_the_physical_prefix),
+          cmocka_unit_test(test_dot_dot_after_a_named_component_stays),
+          cmocka_unit_test(test_names_that_are_not_paths_are_left_alone))

@@ -11,21 +11,23 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define CPU_DIR "sys/devices/system/cpu"
 
 static void write_cpu(const char *root, int cpu, int package, int core)
 {
-    char *package_file = g_strdup_printf(CPU_DIR "/cpu%d/topology/physical_package_id", cpu);
-    char *core_file = g_strdup_printf(CPU_DIR "/cpu%d/topology/core_id", cpu);
-    char *package_text = g_strdup_printf("%d\n", package);
-    char *core_text = g_strdup_printf("%d\n", core);
-    test_write_file(root, package_file, package_text);
-    test_write_file(root, core_file, core_text);
-    g_free(core_text);
-    g_free(package_text);
-    g_free(core_file);
-    g_free(package_file);
+    const struct {
+        const char *file;
+        int value;
+    } topology[] = {{"physical_package_id", package}, {"core_id", core}};
+    for (size_t i = 0; i < G_N_ELEMENTS(topology); i++) {
+        char *file = g_strdup_printf(CPU_DIR "/cpu%d/topology/%s", cpu, topology[i].file);
+        char *text = g_strdup_printf("%d\n", topology[i].value);
+        test_write_file(root, file, text);
+        g_free(text);
+        g_free(file);
+    }
 }
 
 static void set_cur_khz(const char *root, int cpu, const char *khz, gboolean in_place)
@@ -58,9 +60,9 @@ static void sysfs_node(void **state)
     write_big_node(root);
     struct test_provider p;
     test_provider_start_at(&p, "cpufreq", root);
-    const char *names[] = {"cpu.frequency_hz",    "node.sockets",      "node.cores",
-                           "node.hw_threads",     "node.numa_domains", "cpu.frequency_min_hz",
-                           "cpu.frequency_max_hz"};
+    const char *const names[] = {"cpu.frequency_hz",    "node.sockets",      "node.cores",
+                                 "node.hw_threads",     "node.numa_domains", "cpu.frequency_min_hz",
+                                 "cpu.frequency_max_hz"};
     assert_int_equal(vigil_metric_count(p.catalog), G_N_ELEMENTS(names));
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
         const struct vigil_metric_desc *m = test_metric(&p, names[i]);
@@ -70,20 +72,13 @@ static void sysfs_node(void **state)
     assert_string_equal(test_metric(&p, "cpu.frequency_hz")->unit, "Hz");
     assert_string_equal(p.ops->note(p.instance), "frequency from sysfs cpufreq scaling_cur_freq");
 
-    GHashTable *s = test_provider_read_ok(&p, 1);
-    test_assert_sample(s, "cpu.frequency_hz", 2.5e9);
-    test_assert_sample(s, "node.sockets", 2);
-    test_assert_sample(s, "node.cores", 4);
-    test_assert_sample(s, "node.hw_threads", 8);
-    test_assert_sample(s, "node.numa_domains", 2);
-    test_assert_sample(s, "cpu.frequency_min_hz", 8e8);
-    test_assert_sample(s, "cpu.frequency_max_hz", 3.5e9);
-    g_hash_table_destroy(s);
+    const double want[] = {2.5e9, 2, 4, 8, 2, 8e8, 3.5e9};
+    test_provider_assert_read(&p, 1, names, want, G_N_ELEMENTS(names));
 
     /* The files are kept open: rewritten in place, the next tick sees them. */
     for (int cpu = 0; cpu < 8; cpu++)
         set_cur_khz(root, cpu, "1000000\n", TRUE);
-    s = test_provider_read_ok(&p, 2);
+    GHashTable *s = test_provider_read_ok(&p, 2);
     test_assert_sample(s, "cpu.frequency_hz", 1e9);
     test_assert_sample(s, "node.hw_threads", 8); /* the facts every tick */
     g_hash_table_destroy(s);
@@ -113,13 +108,10 @@ static void cpuinfo_node(void **state)
     test_assert_contains(note, want);
     g_free(want);
     test_assert_contains(note, "; node.numa_domains is 1: cannot open ");
-    GHashTable *s = test_provider_read_ok(&p, 1);
-    test_assert_sample(s, "cpu.frequency_hz", 2500.25e6);
-    test_assert_sample(s, "node.sockets", 1);
-    test_assert_sample(s, "node.cores", 2);
-    test_assert_sample(s, "node.hw_threads", 2);
-    test_assert_sample(s, "node.numa_domains", 1);
-    g_hash_table_destroy(s);
+    const char *const names[] = {"cpu.frequency_hz", "node.sockets", "node.cores",
+                                 "node.hw_threads", "node.numa_domains"};
+    const double values[] = {2500.25e6, 1, 2, 2, 1};
+    test_provider_assert_read(&p, 1, names, values, G_N_ELEMENTS(names));
 
     test_rewrite_file(root, "proc/cpuinfo", "processor\t: 0\ncpu MHz\t\t: fast\n");
     GError *error = NULL;
@@ -170,45 +162,27 @@ static void bad_trees(void **state)
     test_provider_assert_unavailable("cpufreq", root, CPU_DIR "/online", ENOENT);
 
     test_write_file(root, CPU_DIR "/online", "0-x\n");
-    struct test_provider p;
-    test_provider_open_at(&p, "cpufreq", root, NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "online is not a list of numbers like \"0-3,8\": \"0-x\"");
-    g_free(message);
-    test_provider_close(&p);
-
+    test_provider_assert_cannot_start("cpufreq", root, NULL, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                                      "online is not a list of numbers like \"0-3,8\": \"0-x\"",
+                                      NULL);
     test_rewrite_file(root, CPU_DIR "/online", "0\n");
-    test_provider_open_at(&p, "cpufreq", root, NULL);
-    message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "cpu0/topology/physical_package_id");
-    g_free(message);
-    test_provider_close(&p);
+    test_provider_assert_cannot_start("cpufreq", root, NULL, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                                      "cpu0/topology/physical_package_id", NULL);
 }
 
 /* This machine, whatever it has: a frequency and at least one of each. */
 static void real_node(void **state)
 {
     (void)state;
-    struct test_provider p;
-    test_provider_start_at(&p, "cpufreq", "/");
-    GHashTable *s = test_provider_read_ok(&p, 1);
+    GHashTable *s = test_provider_read_this_machine("cpufreq");
     assert_true(test_sample_value(s, "cpu.frequency_hz") > 1e6);
     assert_true(test_sample_value(s, "node.sockets") >= 1);
     assert_true(test_sample_value(s, "node.cores") >= test_sample_value(s, "node.sockets"));
     assert_true(test_sample_value(s, "node.hw_threads") >= test_sample_value(s, "node.cores"));
     assert_true(test_sample_value(s, "node.numa_domains") >= 1);
     g_hash_table_destroy(s);
-    test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(sysfs_node),
-        TEST_WITH_DIR(cpuinfo_node),
-        TEST_WITH_DIR(fixed_cpuinfo_is_read_once),
-        TEST_WITH_DIR(bad_trees),
-        TEST_WITH_DIR(real_node),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(sysfs_node), TEST_WITH_DIR(cpuinfo_node),
+          TEST_WITH_DIR(fixed_cpuinfo_is_read_once), TEST_WITH_DIR(bad_trees),
+          TEST_WITH_DIR(real_node))

@@ -9,6 +9,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define DISKSTATS "proc/diskstats"
 
@@ -22,59 +23,43 @@ static const char fixture[] =
     " 259       0 nvme0n1 3000 0 60000 900 4000 0 80000 1200 1 2500 2100 0 0 0 0 10 5\n"
     " 253       0 zram0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
 
-static const char *const suffixes[] = {"read_bytes", "write_bytes", "reads", "writes", "busy_s"};
-
-static void start_on(struct test_provider *p, const char *dir, const char *text)
-{
-    test_provider_start_on_fixture(p, "diskstats", dir, DISKSTATS, text);
-}
+static const char *const suffixes[] = {"read_bytes", "write_bytes", "reads",
+                                       "writes",     "busy_s",      NULL};
+static const char *const units[] = {"bytes", "bytes", "count", "count", "s"};
+static const struct test_devices disks = {"diskstats", DISKSTATS, "disk", suffixes, units};
 
 static void assert_disk(GHashTable *samples, const char *dev, double read_bytes, double write_bytes,
                         double reads, double writes, double busy_s)
 {
-    const double want[] = {read_bytes, write_bytes, reads, writes, busy_s};
-    test_assert_device(samples, "disk", dev, suffixes, want, G_N_ELEMENTS(suffixes));
-}
-
-static void assert_no_disk(struct test_provider *p, GHashTable *samples, const char *dev)
-{
-    test_assert_no_device(p, samples, "disk", dev, suffixes, G_N_ELEMENTS(suffixes));
+    test_devices_assert(&disks, samples, dev,
+                        (const double[]){read_bytes, write_bytes, reads, writes, busy_s});
 }
 
 static void test_values_from_a_known_fixture(void **state)
 {
     struct test_provider p;
-    start_on(&p, *state, fixture);
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-
-    assert_disk(samples, "sda", 20000.0 * 512, 40000.0 * 512, 1000, 2000, 1.5);
-    assert_disk(samples, "sda1", 18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4);
-    assert_disk(samples, "nvme0n1", 60000.0 * 512, 80000.0 * 512, 3000, 4000, 2.5);
-    assert_no_disk(&p, samples, "loop0");
-    assert_no_disk(&p, samples, "zram0");
-    assert_int_equal(g_hash_table_size(samples), 3 * G_N_ELEMENTS(suffixes));
-
-    g_hash_table_destroy(samples);
+    test_devices_start(&p, &disks, *state, fixture);
+    const struct test_device want[] = {
+        {"sda", (const double[]){20000.0 * 512, 40000.0 * 512, 1000, 2000, 1.5}},
+        {"sda1", (const double[]){18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4}},
+        {"nvme0n1", (const double[]){60000.0 * 512, 80000.0 * 512, 3000, 4000, 2.5}},
+    };
+    test_devices_assert_read(&p, &disks, want, G_N_ELEMENTS(want),
+                             (const char *const[]){"loop0", "zram0", NULL});
     test_provider_close(&p);
 }
 
+/* start registers what is there, before any read. */
 static void test_metrics_describe_themselves(void **state)
 {
-    struct test_provider p;
-    start_on(&p, *state, fixture);
-    /* start registers what is there, before any read. */
-    assert_int_equal(vigil_metric_count(p.catalog), 3 * G_N_ELEMENTS(suffixes));
-    const char *const units[] = {"bytes", "bytes", "count", "count", "s"};
-    test_assert_device_metrics(&p, "disk", "nvme0n1", suffixes, units, G_N_ELEMENTS(suffixes),
-                               "diskstats");
-    test_provider_close(&p);
+    test_devices_assert_registered(&disks, *state, fixture, "nvme0n1", 3);
 }
 
 static void test_second_read_sees_new_values_and_devices(void **state)
 {
     const char *dir = *state;
     struct test_provider p;
-    start_on(&p, dir, fixture);
+    test_devices_start(&p, &disks, dir, fixture);
     g_hash_table_destroy(test_provider_read_ok(&p, 0));
 
     /* sda moved on, sda1 is gone, sdb is new, zram0 did its first I/O. */
@@ -90,17 +75,15 @@ static void test_second_read_sees_new_values_and_devices(void **state)
     assert_disk(samples, "zram0", 56.0 * 512, 0, 7, 0, 0.003);
     assert_disk(samples, "sdb", 8.0 * 512, 16.0 * 512, 1, 2, 0.002);
     assert_false(g_hash_table_contains(samples, "disk.sda1.reads"));
-    assert_int_equal(g_hash_table_size(samples), 4 * G_N_ELEMENTS(suffixes));
+    test_devices_assert_count(&disks, samples, 4);
     assert_string_equal(test_metric(&p, "disk.sdb.busy_s")->unit, "s");
     g_hash_table_destroy(samples);
 
     /* Back to zero (a device replaced under the same name): still reported,
      * since the drop is what a consumer must see. */
     test_rewrite_file(dir, DISKSTATS, "   8      16 sdb 0 0 0 0 0 0 0 0 0 0 0\n");
-    samples = test_provider_read_ok(&p, 0);
-    assert_disk(samples, "sdb", 0, 0, 0, 0, 0);
-    assert_int_equal(g_hash_table_size(samples), G_N_ELEMENTS(suffixes));
-    g_hash_table_destroy(samples);
+    const struct test_device zero[] = {{"sdb", (const double[]){0, 0, 0, 0, 0}}};
+    test_devices_assert_read(&p, &disks, zero, 1, NULL);
 
     test_provider_close(&p);
 }
@@ -109,7 +92,7 @@ static void test_reads_the_file_it_opened(void **state)
 {
     const char *dir = *state;
     struct test_provider p;
-    start_on(&p, dir, fixture);
+    test_devices_start(&p, &disks, dir, fixture);
     /* A new inode under the same name is not the file start() opened. */
     test_write_file(dir, DISKSTATS, "   8       0 sda 1 0 1 0 1 0 1 0 0 1 0\n");
     GHashTable *samples = test_provider_read_ok(&p, 0);
@@ -125,41 +108,34 @@ static void test_devices_key_restricts_and_overrides_the_skips(void **state)
     struct test_provider p;
     test_provider_open_at(&p, "diskstats", dir, "devices = sda1;loop0;zram0;sdc\n");
     test_provider_start_ok(&p);
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_disk(samples, "sda1", 18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4);
     /* Named, so reported although loop* and all-zero devices are not by
      * default. */
-    assert_disk(samples, "loop0", 400.0 * 512, 0, 50, 0, 0.02);
-    assert_disk(samples, "zram0", 0, 0, 0, 0, 0);
-    assert_no_disk(&p, samples, "sda");
-    assert_no_disk(&p, samples, "nvme0n1");
-    assert_int_equal(g_hash_table_size(samples), 3 * G_N_ELEMENTS(suffixes));
-    g_hash_table_destroy(samples);
+    const struct test_device named[] = {
+        {"sda1", (const double[]){18000.0 * 512, 38000.0 * 512, 900, 1900, 1.4}},
+        {"loop0", (const double[]){400.0 * 512, 0, 50, 0, 0.02}},
+        {"zram0", (const double[]){0, 0, 0, 0, 0}},
+    };
+    test_devices_assert_read(&p, &disks, named, G_N_ELEMENTS(named),
+                             (const char *const[]){"sda", "nvme0n1", NULL});
 
     /* A named device that shows up later. */
     test_rewrite_file(dir, DISKSTATS,
                       "   8      32 sdc 4 0 32 1 0 0 0 0 0 5 1\n"
                       "   8      48 sdd 4 0 32 1 0 0 0 0 0 5 1\n");
-    samples = test_provider_read_ok(&p, 0);
-    assert_disk(samples, "sdc", 32.0 * 512, 0, 4, 0, 0.005);
-    assert_no_disk(&p, samples, "sdd");
-    assert_int_equal(g_hash_table_size(samples), G_N_ELEMENTS(suffixes));
-    g_hash_table_destroy(samples);
+    const struct test_device later[] = {{"sdc", (const double[]){32.0 * 512, 0, 4, 0, 0.005}}};
+    test_devices_assert_read(&p, &disks, later, 1, (const char *const[]){"sdd", NULL});
     test_provider_close(&p);
 }
 
 static void test_default_skips_ram_disks(void **state)
 {
     struct test_provider p;
-    start_on(&p, *state,
-             "   1       0 ram0 9 0 72 0 0 0 0 0 0 1 0\n"
-             "   7       1 loop1 9 0 72 0 0 0 0 0 0 1 0\n"
-             "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_no_disk(&p, samples, "ram0");
-    assert_no_disk(&p, samples, "loop1");
-    assert_disk(samples, "sda", 72.0 * 512, 0, 9, 0, 0.001);
-    g_hash_table_destroy(samples);
+    test_devices_start(&p, &disks, *state,
+                       "   1       0 ram0 9 0 72 0 0 0 0 0 0 1 0\n"
+                       "   7       1 loop1 9 0 72 0 0 0 0 0 0 1 0\n"
+                       "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
+    const struct test_device want[] = {{"sda", (const double[]){72.0 * 512, 0, 9, 0, 0.001}}};
+    test_devices_assert_read(&p, &disks, want, 1, (const char *const[]){"ram0", "loop1", NULL});
     test_provider_close(&p);
 }
 
@@ -168,13 +144,11 @@ static void test_default_skips_ram_disks(void **state)
 static void test_scratch_devices_are_not_parsed(void **state)
 {
     struct test_provider p;
-    start_on(&p, *state,
-             "   7       0 loop0 not numbers at all\n"
-             "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_no_disk(&p, samples, "loop0");
-    assert_disk(samples, "sda", 72.0 * 512, 0, 9, 0, 0.001);
-    g_hash_table_destroy(samples);
+    test_devices_start(&p, &disks, *state,
+                       "   7       0 loop0 not numbers at all\n"
+                       "   8       0 sda 9 0 72 0 0 0 0 0 0 1 0\n");
+    const struct test_device want[] = {{"sda", (const double[]){72.0 * 512, 0, 9, 0, 0.001}}};
+    test_devices_assert_read(&p, &disks, want, 1, (const char *const[]){"loop0", NULL});
     test_provider_close(&p);
 }
 
@@ -200,17 +174,17 @@ static void test_device_names_become_metric_names(void **state)
      * segment; "dm.x" and "dm_x" then map to the same metrics, and only
      * the first is reported. */
     struct test_provider p;
-    start_on(&p, *state,
-             " 104       0 cciss!c0d0 1 0 2 0 3 0 4 0 0 5 0\n"
-             " 200       0 Vol-A 1 0 2 0 3 0 4 0 0 6 0\n"
-             " 253       1 dm.x 1 0 2 0 3 0 4 0 0 7 0\n"
-             " 253       2 dm_x 1 0 2 0 3 0 4 0 0 8 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_disk(samples, "cciss_c0d0", 1024, 2048, 1, 3, 0.005);
-    assert_disk(samples, "_ol-_", 1024, 2048, 1, 3, 0.006);
-    assert_disk(samples, "dm_x", 1024, 2048, 1, 3, 0.007);
-    assert_int_equal(g_hash_table_size(samples), 3 * G_N_ELEMENTS(suffixes));
-    g_hash_table_destroy(samples);
+    test_devices_start(&p, &disks, *state,
+                       " 104       0 cciss!c0d0 1 0 2 0 3 0 4 0 0 5 0\n"
+                       " 200       0 Vol-A 1 0 2 0 3 0 4 0 0 6 0\n"
+                       " 253       1 dm.x 1 0 2 0 3 0 4 0 0 7 0\n"
+                       " 253       2 dm_x 1 0 2 0 3 0 4 0 0 8 0\n");
+    const struct test_device want[] = {
+        {"cciss_c0d0", (const double[]){1024, 2048, 1, 3, 0.005}},
+        {"_ol-_", (const double[]){1024, 2048, 1, 3, 0.006}},
+        {"dm_x", (const double[]){1024, 2048, 1, 3, 0.007}},
+    };
+    test_devices_assert_read(&p, &disks, want, G_N_ELEMENTS(want), NULL);
     test_provider_close(&p);
 }
 
@@ -222,10 +196,10 @@ static void test_a_file_larger_than_the_first_buffer(void **state)
         g_string_append_printf(text, " 259 %6d dev%d %d 0 %d 0 %d 0 %d 0 0 %d 0\n", i, i, i + 1,
                                2 * i, 3 * i, 4 * i, 5 * i);
     struct test_provider p;
-    start_on(&p, *state, text->str);
+    test_devices_start(&p, &disks, *state, text->str);
     g_string_free(text, TRUE);
     GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_int_equal(g_hash_table_size(samples), N_DEVICES * G_N_ELEMENTS(suffixes));
+    test_devices_assert_count(&disks, samples, N_DEVICES);
     const int last = N_DEVICES - 1;
     assert_disk(samples, "dev2999", 2.0 * last * 512, 4.0 * last * 512, last + 1, 3 * last,
                 5 * last / 1000.0);
@@ -250,17 +224,12 @@ static void test_malformed_line_is_a_read_error(void **state)
         "\n",                                                           /* empty */
         "   8      32 sdc 1 2 3 4 5 6 7 8 9 10 11\n",                   /* sdc again */
     };
-    char *path = g_build_filename(dir, DISKSTATS, NULL);
-    char *where = g_strdup_printf("%s, line 3:", path);
-    for (size_t i = 0; i < G_N_ELEMENTS(bad_lines); i++) {
-        /* Another device after the bad line: it is the line, not the end of
-         * the file, that is refused. */
-        char *text = g_strconcat(good, other, bad_lines[i], last, NULL);
-        test_provider_assert_read_fails("diskstats", dir, DISKSTATS, good, text, where);
-        g_free(text);
-    }
-    g_free(where);
-    g_free(path);
+    /* Another device after the bad line: it is the line, not the end of the
+     * file, that is refused. */
+    char *before = g_strconcat(good, other, NULL);
+    test_devices_assert_bad_lines(&disks, dir, good, before, bad_lines, G_N_ELEMENTS(bad_lines),
+                                  last, 3);
+    g_free(before);
 }
 
 static void test_malformed_file_fails_start(void **state)
@@ -293,30 +262,21 @@ static void test_this_machine(void **state)
 {
     (void)state;
     test_skip_unless(g_file_test("/proc/diskstats", G_FILE_TEST_EXISTS), "no /proc/diskstats");
-    struct test_provider p;
-    test_provider_start_at(&p, "diskstats", "/");
-    g_hash_table_destroy(test_provider_assert_counters_grow(&p, "disk."));
-    test_provider_close(&p);
+    g_hash_table_destroy(test_provider_assert_counters_grow("diskstats", "disk."));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_known_fixture),
-        TEST_WITH_DIR(test_metrics_describe_themselves),
-        TEST_WITH_DIR(test_second_read_sees_new_values_and_devices),
-        TEST_WITH_DIR(test_reads_the_file_it_opened),
-        TEST_WITH_DIR(test_devices_key_restricts_and_overrides_the_skips),
-        TEST_WITH_DIR(test_default_skips_ram_disks),
-        TEST_WITH_DIR(test_device_names_become_metric_names),
-        TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
-        TEST_WITH_DIR(test_malformed_line_is_a_read_error),
-        TEST_WITH_DIR(test_scratch_devices_are_not_parsed),
-        TEST_WITH_DIR(test_bad_statistic_is_named),
-        TEST_WITH_DIR(test_malformed_file_fails_start),
-        TEST_WITH_DIR(test_missing_file_is_unavailable),
-        TEST_WITH_DIR(test_unreadable_file_is_unavailable),
-        cmocka_unit_test(test_this_machine),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_values_from_a_known_fixture),
+          TEST_WITH_DIR(test_metrics_describe_themselves),
+
+          TEST_WITH_DIR(test_second_read_sees_new_values_and_devices),
+          TEST_WITH_DIR(test_reads_the_file_it_opened),
+          TEST_WITH_DIR(test_devices_key_restricts_and_overrides_the_skips),
+          TEST_WITH_DIR(test_default_skips_ram_disks),
+          TEST_WITH_DIR(test_device_names_become_metric_names),
+          TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
+          TEST_WITH_DIR(test_malformed_line_is_a_read_error),
+          TEST_WITH_DIR(test_scratch_devices_are_not_parsed),
+          TEST_WITH_DIR(test_bad_statistic_is_named),
+          TEST_WITH_DIR(test_malformed_file_fails_start),
+          TEST_WITH_DIR(test_missing_file_is_unavailable),
+          TEST_WITH_DIR(test_unreadable_file_is_unavailable), cmocka_unit_test(test_this_machine))

@@ -21,6 +21,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define LOG_DOMAIN "vigil-provider-energy"
 #define NS_PER_S   1000000000ull
@@ -34,23 +35,15 @@
 static void write_zone(const char *root, const char *zone_dir, const char *name,
                        const char *range_uj, const char *energy_uj)
 {
-    char *base = g_build_filename("sys/class/powercap", zone_dir, NULL);
-    char *name_path = g_build_filename(base, "name", NULL);
-    char *range_path = g_build_filename(base, "max_energy_range_uj", NULL);
-    char *energy_path = g_build_filename(base, "energy_uj", NULL);
-    char *name_text = g_strconcat(name, "\n", NULL);
-    char *range_text = g_strconcat(range_uj, "\n", NULL);
-    char *energy_text = g_strconcat(energy_uj, "\n", NULL);
-    test_write_file(root, name_path, name_text);
-    test_write_file(root, range_path, range_text);
-    test_write_file(root, energy_path, energy_text);
-    g_free(energy_text);
-    g_free(range_text);
-    g_free(name_text);
-    g_free(energy_path);
-    g_free(range_path);
-    g_free(name_path);
-    g_free(base);
+    const char *const files[][2] = {
+        {"name", name}, {"max_energy_range_uj", range_uj}, {"energy_uj", energy_uj}};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *relative = g_build_filename("sys/class/powercap", zone_dir, files[i][0], NULL);
+        char *line = g_strconcat(files[i][1], "\n", NULL);
+        test_write_file(root, relative, line);
+        g_free(line);
+        g_free(relative);
+    }
 }
 
 static void set_energy_uj(const char *root, const char *zone_dir, const char *energy_uj)
@@ -99,30 +92,10 @@ static void expect_read(struct test_provider *p, guint64 now_ns, const char *met
     g_hash_table_destroy(samples);
 }
 
-/* g_message from the plugin, as the daemon's log would show it. */
-static void capture_message(const gchar *domain, GLogLevelFlags level, const gchar *message,
-                            gpointer user_data)
+/* The plugin's g_message lines, as the daemon's log shows them. */
+static void capture_begin(struct test_log *log)
 {
-    (void)domain;
-    (void)level;
-    g_string_append_printf(user_data, "%s\n", message);
-}
-
-struct captured_log {
-    GString *text;
-    guint handler;
-};
-
-static void capture_begin(struct captured_log *log)
-{
-    log->text = g_string_new(NULL);
-    log->handler = g_log_set_handler(LOG_DOMAIN, G_LOG_LEVEL_MESSAGE, capture_message, log->text);
-}
-
-static char *capture_end(struct captured_log *log)
-{
-    g_log_remove_handler(LOG_DOMAIN, log->handler);
-    return g_string_free(log->text, FALSE);
+    test_log_begin(log, LOG_DOMAIN, G_LOG_LEVEL_MESSAGE);
 }
 
 static void assert_estimate_metric(struct test_provider *p)
@@ -131,16 +104,61 @@ static void assert_estimate_metric(struct test_provider *p)
                        "energy/estimate");
 }
 
+/* One read of a source of one counter: before it the counter holds
+ * `counter` (NULL: as before; the first reading's, from before the start),
+ * and the read gives want_j, with want_flags. */
+struct reading {
+    const char *counter;
+    guint64 now_ns;
+    double want_j;
+    guint32 want_flags;
+};
+
+/* The one counter of the estimate (/proc/stat's cpu fields) or of
+ * powercap (intel-rapl:0's energy_uj) holding `counter`, when not NULL;
+ * `in_place` once the provider holds the file open. */
+static void set_counter(const char *root, gboolean estimate, const char *counter, gboolean in_place)
+{
+    if (counter != NULL && estimate)
+        write_stat(root, counter, in_place);
+    else if (counter != NULL)
+        set_energy_uj(root, "intel-rapl:0", counter);
+}
+
+/* `sources` (powercap or estimate) with `extra` configuration, started on
+ * ROOT, through `readings` of its one counter: intel-rapl:0's energy_uj,
+ * or the cpu fields of /proc/stat. */
+static void expect_readings(const char *root, const char *sources, const char *extra,
+                            const struct reading *readings, gsize n)
+{
+    gboolean estimate = strcmp(sources, "estimate") == 0;
+    set_counter(root, estimate, readings[0].counter, FALSE);
+    struct test_provider p;
+    open_energy(&p, root, sources, extra);
+    test_provider_start_ok(&p);
+    if (estimate) {
+        assert_estimate_metric(&p);
+        assert_int_equal(vigil_metric_count(p.catalog), 1);
+    }
+    for (gsize i = 0; i < n; i++) {
+        if (i > 0)
+            set_counter(root, estimate, readings[i].counter, TRUE);
+        expect_read(&p, readings[i].now_ns, estimate ? "energy.node_j" : "energy.pkg0_j",
+                    readings[i].want_j, readings[i].want_flags);
+    }
+    test_provider_close(&p);
+}
+
 /* sources=powercap;estimate must land on the estimate and log why, naming
  * `reason`, which the provider's note gives too. */
 static void expect_auto_falls_back(const char *root, const char *reason)
 {
     struct test_provider p;
     open_energy(&p, root, "powercap;estimate", NULL);
-    struct captured_log log;
+    struct test_log log;
     capture_begin(&log);
     test_provider_start_ok(&p);
-    char *logged = capture_end(&log);
+    char *logged = test_log_end(&log);
     test_assert_contains(logged, "estimated");
     char *want = g_strdup_printf("powercap: %s", reason);
     test_assert_contains(logged, want);
@@ -153,6 +171,15 @@ static void expect_auto_falls_back(const char *root, const char *reason)
     expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
     g_free(logged);
     test_provider_close(&p);
+}
+
+/* `sources` on ROOT cannot start: UNAVAILABLE, saying `in_message`. */
+static void expect_unavailable(const char *root, const char *sources, const char *in_message)
+{
+    char *config = g_strdup_printf("sources = %s\n", sources);
+    test_provider_assert_cannot_start("energy", root, config, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
+                                      in_message, NULL);
+    g_free(config);
 }
 
 /* sources=powercap cannot start, saying exactly `want` after its name; with the estimate
@@ -243,16 +270,13 @@ static void powercap_unwraps_the_counter(void **state)
 {
     const char *root = *state;
     write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "262143000000");
-    struct test_provider p;
-    open_energy(&p, root, "powercap", NULL);
-    test_provider_start_ok(&p);
-    expect_read(&p, NS_PER_S, "energy.pkg0_j", 0.0, 0);
     /* (262143328850 − 262143000000) + 500000 + 1 */
-    set_energy_uj(root, "intel-rapl:0", "500000");
-    expect_read(&p, 2 * NS_PER_S, "energy.pkg0_j", 828851.0 / 1e6, 0);
-    set_energy_uj(root, "intel-rapl:0", "1500000");
-    expect_read(&p, 3 * NS_PER_S, "energy.pkg0_j", 1828851.0 / 1e6, 0);
-    test_provider_close(&p);
+    static const struct reading readings[] = {
+        {NULL, NS_PER_S, 0.0, 0},
+        {"500000", 2 * NS_PER_S, 828851.0 / 1e6, 0},
+        {"1500000", 3 * NS_PER_S, 1828851.0 / 1e6, 0},
+    };
+    expect_readings(root, "powercap", NULL, readings, G_N_ELEMENTS(readings));
 }
 
 /* A range of 1000 J at max_power_w = 1000 W goes round in exactly 1 s:
@@ -261,17 +285,13 @@ static void powercap_long_gap_is_uncertain(void **state)
 {
     const char *root = *state;
     write_zone(root, "intel-rapl:0", "package-0", "1000000000", "0");
-    struct test_provider p;
-    open_energy(&p, root, "powercap", "max_power_w = 1000\n");
-    test_provider_start_ok(&p);
-    expect_read(&p, 5 * NS_PER_S, "energy.pkg0_j", 0.0, 0);
-    set_energy_uj(root, "intel-rapl:0", "100");
-    expect_read(&p, 6 * NS_PER_S, "energy.pkg0_j", 100.0 / 1e6, 0);
-    set_energy_uj(root, "intel-rapl:0", "300");
-    expect_read(&p, 7 * NS_PER_S + 1, "energy.pkg0_j", 300.0 / 1e6, VIGIL_SAMPLE_UNCERTAIN);
-    set_energy_uj(root, "intel-rapl:0", "600");
-    expect_read(&p, 7 * NS_PER_S + 100000000, "energy.pkg0_j", 600.0 / 1e6, 0);
-    test_provider_close(&p);
+    static const struct reading readings[] = {
+        {NULL, 5 * NS_PER_S, 0.0, 0},
+        {"100", 6 * NS_PER_S, 100.0 / 1e6, 0},
+        {"300", 7 * NS_PER_S + 1, 300.0 / 1e6, VIGIL_SAMPLE_UNCERTAIN},
+        {"600", 7 * NS_PER_S + 100000000, 600.0 / 1e6, 0},
+    };
+    expect_readings(root, "powercap", "max_power_w = 1000\n", readings, G_N_ELEMENTS(readings));
 }
 
 /* The bound scales with max_power_w: at 500 W the same range lasts 2 s. */
@@ -279,64 +299,31 @@ static void powercap_gap_bound_follows_max_power(void **state)
 {
     const char *root = *state;
     write_zone(root, "intel-rapl:0", "package-0", "1000000000", "0");
-    struct test_provider p;
-    open_energy(&p, root, "powercap", "max_power_w = 500\n");
-    test_provider_start_ok(&p);
-    expect_read(&p, NS_PER_S, "energy.pkg0_j", 0.0, 0);
-    expect_read(&p, 3 * NS_PER_S, "energy.pkg0_j", 0.0, 0);
-    expect_read(&p, 5 * NS_PER_S + 1, "energy.pkg0_j", 0.0, VIGIL_SAMPLE_UNCERTAIN);
-    test_provider_close(&p);
+    static const struct reading readings[] = {
+        {NULL, NS_PER_S, 0.0, 0},
+        {NULL, 3 * NS_PER_S, 0.0, 0},
+        {NULL, 5 * NS_PER_S + 1, 0.0, VIGIL_SAMPLE_UNCERTAIN},
+    };
+    expect_readings(root, "powercap", "max_power_w = 500\n", readings, G_N_ELEMENTS(readings));
 }
 
-/* Root reads any file whatever its mode: the read overrides leave the
- * effective set for the start, so that chmod 000 denies this process as it
- * would an unprivileged vigild. */
-#define READ_OVERRIDE ((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH))
-
+/* energy_uj root-only, as Linux makes it since 5.10: the read overrides
+ * are out of the effective set for the start. */
 static void powercap_permission_denied(void **state)
 {
     const char *root = *state;
     write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "5");
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
-    char *energy = g_build_filename(root, "sys/class/powercap/intel-rapl:0/energy_uj", NULL);
-    assert_int_equal(g_chmod(energy, 0), 0);
     struct test_caps saved;
-    if (!test_caps_drop(&saved, READ_OVERRIDE)) {
-        g_free(energy);
-        test_skip("cannot put down CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH");
-    }
-    int probe = open(energy, O_RDONLY);
-    if (probe >= 0) {
-        close(probe);
-        test_caps_restore(&saved);
-        g_free(energy);
-        test_skip("a file of mode 0 is still readable without the override "
-                  "capabilities: nothing to test here");
-    }
-
-    struct test_provider p;
-    open_energy(&p, root, "powercap", NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_provider_close(&p);
-    struct captured_log log;
-    capture_begin(&log);
-    open_energy(&p, root, "powercap;estimate", NULL);
-    gboolean auto_started = test_provider_start(&p, NULL);
-    char *logged = capture_end(&log);
+    test_deny_read(root, "sys/class/powercap/intel-rapl:0/energy_uj", &saved);
+    char *want =
+        g_strdup_printf("permission denied on %s/sys/class/powercap/intel-rapl:0/energy_uj "
+                        "(Linux makes energy_uj root-only since 5.10, against the "
+                        "PLATYPUS side channel)",
+                        root);
+    expect_powercap_unavailable(root, want);
     test_caps_restore(&saved);
-
-    char *want = g_strdup_printf("permission denied on %s (Linux makes energy_uj root-only "
-                                 "since 5.10",
-                                 energy);
-    test_assert_contains(message, want);
-    assert_true(auto_started);
-    assert_estimate_metric(&p);
-    test_assert_contains(logged, want);
-    test_provider_close(&p);
     g_free(want);
-    g_free(logged);
-    g_free(message);
-    g_free(energy);
 }
 
 /* Unreadable for another reason than permissions, which works as root
@@ -361,12 +348,7 @@ static void powercap_unreadable_range(void **state)
 {
     const char *root = *state;
     write_zone(root, "intel-rapl:0", "package-0", "0", "5");
-    struct test_provider p;
-    open_energy(&p, root, "powercap", NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "intel-rapl:0/max_energy_range_uj is 0");
-    g_free(message);
-    test_provider_close(&p);
+    expect_unavailable(root, "powercap", "intel-rapl:0/max_energy_range_uj is 0");
 }
 
 static void no_powercap_dir(void **state)
@@ -398,11 +380,11 @@ static void auto_prefers_powercap(void **state)
     write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "5");
     struct test_provider p;
     open_energy(&p, root, "powercap;estimate", NULL);
-    struct captured_log log;
+    struct test_log log;
     capture_begin(&log);
     test_provider_start_ok(&p);
-    char *logged = capture_end(&log);
-    assert_string_equal(logged, "energy from energy/powercap\n");
+    char *logged = test_log_end(&log);
+    assert_string_equal(logged, "message: energy from energy/powercap\n");
     assert_string_equal(p.ops->note(p.instance), "energy/powercap");
     assert_int_equal(vigil_metric_count(p.catalog), 1);
     assert_int_equal(test_metric(&p, "energy.pkg0_j")->origin, VIGIL_METRIC_MEASURED);
@@ -414,19 +396,14 @@ static void auto_prefers_powercap(void **state)
 static void auto_with_nothing_to_read(void **state)
 {
     const char *root = *state;
-    struct test_provider p;
-    open_energy(&p, root, "powercap;estimate", NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
     char *powercap = g_strdup_printf("no energy source can run here; powercap: "
                                      "%s/sys/class/powercap absent; estimate: ",
                                      root);
-    test_assert_contains(message, powercap);
-    g_free(powercap);
     char *stat_path = g_build_filename(root, "proc/stat", NULL);
-    test_assert_contains(message, stat_path);
+    expect_unavailable(root, "powercap;estimate", powercap);
+    expect_unavailable(root, "powercap;estimate", stat_path);
     g_free(stat_path);
-    g_free(message);
-    test_provider_close(&p);
+    g_free(powercap);
 }
 
 /* Estimate ------------------------------------------------------------------------------------ */
@@ -434,87 +411,62 @@ static void auto_with_nothing_to_read(void **state)
 /* idle 50 W, max 150 W, one socket. */
 static void estimate_integrates_the_model(void **state)
 {
-    const char *root = *state;
-    write_stat(root, "100 0 100 800 0 0 0 0 0 0", FALSE);
-    struct test_provider p;
-    open_energy(&p, root, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n");
-    test_provider_start_ok(&p);
-    assert_estimate_metric(&p);
-    assert_int_equal(vigil_metric_count(p.catalog), 1);
-    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
-
-    /* Half busy for 2 s: 100 W × 2 s. */
-    write_stat(root, "150 0 150 900 0 0 0 0 0 0", TRUE);
-    expect_read(&p, 3 * NS_PER_S, "energy.node_j", 200.0, 0);
-
-    /* iowait is idle: 50 W × 1 s. */
-    write_stat(root, "150 0 150 950 50 0 0 0 0 0", TRUE);
-    expect_read(&p, 4 * NS_PER_S, "energy.node_j", 250.0, 0);
-
-    /* Every busy field counts, guest does not (it is inside user already):
-     * 70 busy ticks of 90, for 0.5 s. */
-    write_stat(root, "170 10 160 960 60 10 10 10 1000 0", TRUE);
-    double want_j = 250.0 + (50.0 + (150.0 - 50.0) * (1.0 - 20.0 / 90.0)) * 0.5;
-    expect_read(&p, 4 * NS_PER_S + 500000000, "energy.node_j", want_j, 0);
-    test_provider_close(&p);
+    static const struct reading readings[] = {
+        {"100 0 100 800 0 0 0 0 0 0", NS_PER_S, 0.0, 0},
+        /* Half busy for 2 s: 100 W × 2 s. */
+        {"150 0 150 900 0 0 0 0 0 0", 3 * NS_PER_S, 200.0, 0},
+        /* iowait is idle: 50 W × 1 s. */
+        {"150 0 150 950 50 0 0 0 0 0", 4 * NS_PER_S, 250.0, 0},
+        /* Every busy field counts, guest does not (it is inside user
+         * already): 70 busy ticks of 90, for 0.5 s. */
+        {"170 10 160 960 60 10 10 10 1000 0", 4 * NS_PER_S + 500000000,
+         250.0 + (50.0 + (150.0 - 50.0) * (1.0 - 20.0 / 90.0)) * 0.5, 0},
+    };
+    expect_readings(*state, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n", readings,
+                    G_N_ELEMENTS(readings));
 }
 
 /* Two sockets at 140 W busy: 280 W. Without new ticks the node is taken to
  * be as busy as before. */
 static void estimate_sockets_and_quiet_intervals(void **state)
 {
-    const char *root = *state;
-    write_stat(root, "0 0 0 0 0 0 0 0 0 0", FALSE);
-    struct test_provider p;
-    open_energy(&p, root, "estimate", "idle_w = 40\nmax_w = 140\nsockets = 2\n");
-    test_provider_start_ok(&p);
-    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
-    write_stat(root, "100 0 0 0 0 0 0 0 0 0", TRUE);
-    expect_read(&p, 2 * NS_PER_S, "energy.node_j", 280.0, 0);
-    expect_read(&p, 2 * NS_PER_S + 500000000, "energy.node_j", 420.0, 0);
-    test_provider_close(&p);
+    static const struct reading readings[] = {
+        {"0 0 0 0 0 0 0 0 0 0", NS_PER_S, 0.0, 0},
+        {"100 0 0 0 0 0 0 0 0 0", 2 * NS_PER_S, 280.0, 0},
+        {NULL, 2 * NS_PER_S + 500000000, 420.0, 0},
+    };
+    expect_readings(*state, "estimate", "idle_w = 40\nmax_w = 140\nsockets = 2\n", readings,
+                    G_N_ELEMENTS(readings));
 }
 
 /* Ticks that go backwards give no utilisation: the previous one is used
  * (idle, at first) and the sample is marked. */
 static void estimate_ticks_backwards(void **state)
 {
-    const char *root = *state;
-    write_stat(root, "500 0 0 500 0 0 0 0 0 0", FALSE);
-    struct test_provider p;
-    open_energy(&p, root, "estimate", NULL);
-    test_provider_start_ok(&p);
-    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
-    write_stat(root, "400 0 0 600 0 0 0 0 0 0", TRUE);
-    expect_read(&p, 2 * NS_PER_S, "energy.node_j", 50.0, VIGIL_SAMPLE_UNCERTAIN);
-    test_provider_close(&p);
+    static const struct reading readings[] = {
+        {"500 0 0 500 0 0 0 0 0 0", NS_PER_S, 0.0, 0},
+        {"400 0 0 600 0 0 0 0 0 0", 2 * NS_PER_S, 50.0, VIGIL_SAMPLE_UNCERTAIN},
+    };
+    expect_readings(*state, "estimate", NULL, readings, G_N_ELEMENTS(readings));
 }
 
 /* A field past 64 bits is G_MAXUINT64, as strtoull takes it, not the end
  * of the line: idle stays there, and one busy tick in 1 s is 150 W. */
 static void estimate_a_number_past_64_bits(void **state)
 {
-    const char *root = *state;
-    write_stat(root, "1 0 0 99999999999999999999999 0 0 0 0 0 0", FALSE);
-    struct test_provider p;
-    open_energy(&p, root, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n");
-    test_provider_start_ok(&p);
-    expect_read(&p, NS_PER_S, "energy.node_j", 0.0, 0);
-    write_stat(root, "2 0 0 99999999999999999999999 0 0 0 0 0 0", TRUE);
-    expect_read(&p, 2 * NS_PER_S, "energy.node_j", 150.0, 0);
-    test_provider_close(&p);
+    static const struct reading readings[] = {
+        {"1 0 0 99999999999999999999999 0 0 0 0 0 0", NS_PER_S, 0.0, 0},
+        {"2 0 0 99999999999999999999999 0 0 0 0 0 0", 2 * NS_PER_S, 150.0, 0},
+    };
+    expect_readings(*state, "estimate", "idle_w = 50\nmax_w = 150\nsockets = 1\n", readings,
+                    G_N_ELEMENTS(readings));
 }
 
 static void estimate_bad_stat(void **state)
 {
     const char *root = *state;
     test_write_file(root, "proc/stat", "intr 1 2 3\n");
-    struct test_provider p;
-    open_energy(&p, root, "estimate", NULL);
-    char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
-    test_assert_contains(message, "does not start with a \"cpu \" line");
-    g_free(message);
-    test_provider_close(&p);
+    expect_unavailable(root, "estimate", "does not start with a \"cpu \" line");
 }
 
 /* test_provider_open fails the test on a create error: this one is done by
@@ -570,10 +522,10 @@ static void real_node_auto(void **state)
     struct test_provider p;
     /* Without likwid, which tests/integration/test_energy_chain.c runs. */
     open_energy(&p, "/", "powercap;estimate", NULL);
-    struct captured_log log;
+    struct test_log log;
     capture_begin(&log);
     test_provider_start_ok(&p);
-    char *logged = capture_end(&log);
+    char *logged = test_log_end(&log);
     GHashTable *s = test_provider_read_ok(&p, NS_PER_S);
     GHashTable *later = test_provider_read_ok(&p, 2 * NS_PER_S);
     if (vigil_metric_lookup(p.catalog, "energy.node_j") != NULL) {
@@ -592,29 +544,15 @@ static void real_node_auto(void **state)
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(powercap_counts_joules_per_zone),
-        TEST_WITH_DIR(powercap_names_every_zone),
-        TEST_WITH_DIR(powercap_unwraps_the_counter),
-        TEST_WITH_DIR(powercap_long_gap_is_uncertain),
-        TEST_WITH_DIR(powercap_gap_bound_follows_max_power),
-        TEST_WITH_DIR(powercap_permission_denied),
-        TEST_WITH_DIR(powercap_unreadable_counter),
-        TEST_WITH_DIR(powercap_unreadable_range),
-        TEST_WITH_DIR(no_powercap_dir),
-        TEST_WITH_DIR(powercap_without_rapl_zones),
-        TEST_WITH_DIR(auto_prefers_powercap),
-        TEST_WITH_DIR(auto_with_nothing_to_read),
-        TEST_WITH_DIR(estimate_integrates_the_model),
-        TEST_WITH_DIR(estimate_sockets_and_quiet_intervals),
-        TEST_WITH_DIR(estimate_ticks_backwards),
-        TEST_WITH_DIR(estimate_a_number_past_64_bits),
-        TEST_WITH_DIR(estimate_bad_stat),
-        TEST_WITH_DIR(idle_above_max_is_refused),
-        TEST_WITH_DIR(real_node_powercap),
-        TEST_WITH_DIR(real_node_auto),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(powercap_counts_joules_per_zone), TEST_WITH_DIR(powercap_names_every_zone),
+          TEST_WITH_DIR(powercap_unwraps_the_counter),
+          TEST_WITH_DIR(powercap_long_gap_is_uncertain),
+          TEST_WITH_DIR(powercap_gap_bound_follows_max_power),
+          TEST_WITH_DIR(powercap_permission_denied), TEST_WITH_DIR(powercap_unreadable_counter),
+          TEST_WITH_DIR(powercap_unreadable_range), TEST_WITH_DIR(no_powercap_dir),
+          TEST_WITH_DIR(powercap_without_rapl_zones), TEST_WITH_DIR(auto_prefers_powercap),
+          TEST_WITH_DIR(auto_with_nothing_to_read), TEST_WITH_DIR(estimate_integrates_the_model),
+          TEST_WITH_DIR(estimate_sockets_and_quiet_intervals),
+          TEST_WITH_DIR(estimate_ticks_backwards), TEST_WITH_DIR(estimate_a_number_past_64_bits),
+          TEST_WITH_DIR(estimate_bad_stat), TEST_WITH_DIR(idle_above_max_is_refused),
+          TEST_WITH_DIR(real_node_powercap), TEST_WITH_DIR(real_node_auto))

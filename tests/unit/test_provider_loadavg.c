@@ -9,43 +9,37 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define LOADAVG "proc/loadavg"
 
 static const char fixture[] = "0.52 1.58 12.25 3/1234 56789\n";
 
-static void test_values_from_a_fixture(void **state)
+static const char *const metrics[] = {"load.1m", "load.5m", "load.15m", "procs.runnable",
+                                      "procs.total"};
+static const double fixture_values[] = {0.52, 1.58, 12.25, 3, 1234};
+
+/* And without a final newline. */
+static const char second_file[] = "128.00 64.5 0.00 1024/65536 4194304";
+static const double second_values[] = {128, 64.5, 0, 1024, 65536};
+
+static void test_reads_follow_the_file(void **state)
 {
-    struct test_provider p;
-    test_provider_start_on_fixture(&p, "loadavg", *state, LOADAVG, fixture);
-    GHashTable *samples = test_provider_read_ok(&p, 1);
-
-    test_assert_sample(samples, "load.1m", 0.52);
-    test_assert_sample(samples, "load.5m", 1.58);
-    test_assert_sample(samples, "load.15m", 12.25);
-    test_assert_sample(samples, "procs.runnable", 3);
-    test_assert_sample(samples, "procs.total", 1234);
-    assert_int_equal(g_hash_table_size(samples), 5);
-
-    g_hash_table_destroy(samples);
-    test_provider_close(&p);
-}
-
-static void assert_desc(struct test_provider *p, const char *name, const char *unit)
-{
-    test_assert_metric(p, name, unit, VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED, "loadavg");
+    const struct test_file_version versions[] = {{fixture, fixture_values},
+                                                 {second_file, second_values}};
+    test_provider_assert_versions("loadavg", *state, LOADAVG, metrics, G_N_ELEMENTS(metrics),
+                                  versions, G_N_ELEMENTS(versions));
 }
 
 static void test_start_registers_the_metrics(void **state)
 {
     struct test_provider p;
     test_provider_start_on_fixture(&p, "loadavg", *state, LOADAVG, fixture);
-    assert_desc(&p, "load.1m", "load");
-    assert_desc(&p, "load.5m", "load");
-    assert_desc(&p, "load.15m", "load");
-    assert_desc(&p, "procs.runnable", "count");
-    assert_desc(&p, "procs.total", "count");
-    assert_int_equal(vigil_metric_count(p.catalog), 5);
+    const char *const units[] = {"load", "load", "load", "count", "count"};
+    for (size_t i = 0; i < G_N_ELEMENTS(metrics); i++)
+        test_assert_metric(&p, metrics[i], units[i], VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED,
+                           "loadavg");
+    assert_int_equal(vigil_metric_count(p.catalog), G_N_ELEMENTS(metrics));
     /* procstat's name, with another source: both must fit in one catalogue. */
     assert_null(vigil_metric_lookup(p.catalog, "procs.running"));
     test_provider_close(&p);
@@ -71,25 +65,6 @@ static void test_it_shares_a_catalogue_with_procstat(void **state)
     assert_string_equal(test_metric(&procstat, "procs.total")->source, "loadavg");
     test_provider_close(&p);
     test_provider_close(&procstat);
-}
-
-static void test_a_second_read_sees_the_new_contents(void **state)
-{
-    const char *dir = *state;
-    struct test_provider p;
-    test_provider_start_on_fixture(&p, "loadavg", dir, LOADAVG, fixture);
-    g_hash_table_destroy(test_provider_read_ok(&p, 1));
-
-    /* And without a final newline. */
-    test_rewrite_file(dir, LOADAVG, "128.00 64.5 0.00 1024/65536 4194304");
-    GHashTable *samples = test_provider_read_ok(&p, 1);
-    test_assert_sample(samples, "load.1m", 128);
-    test_assert_sample(samples, "load.5m", 64.5);
-    test_assert_sample(samples, "load.15m", 0);
-    test_assert_sample(samples, "procs.runnable", 1024);
-    test_assert_sample(samples, "procs.total", 65536);
-    g_hash_table_destroy(samples);
-    test_provider_close(&p);
 }
 
 static const char *const malformed_files[] = {
@@ -121,9 +96,7 @@ static void test_a_missing_file_makes_it_unavailable(void **state)
 static void test_the_real_proc_loadavg(void **state)
 {
     (void)state;
-    struct test_provider p;
-    test_provider_start_at(&p, "loadavg", "/");
-    GHashTable *samples = test_provider_read_ok(&p, 1);
+    GHashTable *samples = test_provider_read_this_machine("loadavg");
     assert_true(test_sample_value(samples, "load.1m") >= 0);
     assert_true(test_sample_value(samples, "load.15m") >= 0);
     /* This test is one of the tasks, and it is running. */
@@ -132,19 +105,11 @@ static void test_the_real_proc_loadavg(void **state)
     assert_true(test_sample_value(samples, "procs.runnable") >= 1);
     assert_true(test_sample_value(samples, "procs.runnable") <= total);
     g_hash_table_destroy(samples);
-    test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_fixture),
-        TEST_WITH_DIR(test_start_registers_the_metrics),
-        TEST_WITH_DIR(test_it_shares_a_catalogue_with_procstat),
-        TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
-        TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
-        TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
-        cmocka_unit_test(test_the_real_proc_loadavg),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_reads_follow_the_file),
+          TEST_WITH_DIR(test_start_registers_the_metrics),
+          TEST_WITH_DIR(test_it_shares_a_catalogue_with_procstat),
+          TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
+          TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
+          cmocka_unit_test(test_the_real_proc_loadavg))

@@ -9,6 +9,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define MEMINFO "proc/meminfo"
 
@@ -32,24 +33,30 @@ static const char *const metrics[] = {
     "mem.cached_bytes", "mem.swap_total_bytes", "mem.swap_free_bytes", "mem.used_bytes",
 };
 
-static void test_values_from_a_fixture(void **state)
+/* The metrics' values from the fixture. */
+static const double fixture_bytes[] = {
+    16000000.0 * 1024, 2000000.0 * 1024, 12000000.0 * 1024, 300000.0 * 1024,
+    8000000.0 * 1024,  4000000.0 * 1024, 3500000.0 * 1024,  4000000.0 * 1024,
+};
+
+/* Beyond 2^32 kB too, and in another order: keys are found by name. */
+static const char second_file[] = "MemTotal:       8589934592 kB\n"
+                                  "SwapFree:       0 kB\n"
+                                  "SwapTotal:      0 kB\n"
+                                  "MemFree:        1 kB\n"
+                                  "MemAvailable:   589934592 kB\n"
+                                  "Cached:         7 kB\n"
+                                  "Buffers:        3 kB\n";
+static const double second_bytes[] = {
+    8589934592.0 * 1024, 1024, 589934592.0 * 1024, 3 * 1024, 7 * 1024, 0, 0, 8000000000.0 * 1024,
+};
+
+static void test_reads_follow_the_file(void **state)
 {
-    struct test_provider p;
-    test_provider_start_on_fixture(&p, "meminfo", *state, MEMINFO, fixture);
-    GHashTable *samples = test_provider_read_ok(&p, 1);
-
-    test_assert_sample(samples, "mem.total_bytes", 16000000.0 * 1024);
-    test_assert_sample(samples, "mem.free_bytes", 2000000.0 * 1024);
-    test_assert_sample(samples, "mem.available_bytes", 12000000.0 * 1024);
-    test_assert_sample(samples, "mem.buffers_bytes", 300000.0 * 1024);
-    test_assert_sample(samples, "mem.cached_bytes", 8000000.0 * 1024);
-    test_assert_sample(samples, "mem.swap_total_bytes", 4000000.0 * 1024);
-    test_assert_sample(samples, "mem.swap_free_bytes", 3500000.0 * 1024);
-    test_assert_sample(samples, "mem.used_bytes", 4000000.0 * 1024);
-    assert_int_equal(g_hash_table_size(samples), G_N_ELEMENTS(metrics));
-
-    g_hash_table_destroy(samples);
-    test_provider_close(&p);
+    const struct test_file_version versions[] = {{fixture, fixture_bytes},
+                                                 {second_file, second_bytes}};
+    test_provider_assert_versions("meminfo", *state, MEMINFO, metrics, G_N_ELEMENTS(metrics),
+                                  versions, G_N_ELEMENTS(versions));
 }
 
 static void test_start_registers_the_metrics(void **state)
@@ -60,35 +67,6 @@ static void test_start_registers_the_metrics(void **state)
         test_assert_metric(&p, metrics[i], "bytes", VIGIL_METRIC_GAUGE, VIGIL_METRIC_MEASURED,
                            "meminfo");
     assert_int_equal(vigil_metric_count(p.catalog), G_N_ELEMENTS(metrics));
-    test_provider_close(&p);
-}
-
-/* Beyond 2^32 kB too, and in another order: keys are found by name. */
-static void test_a_second_read_sees_the_new_contents(void **state)
-{
-    const char *dir = *state;
-    struct test_provider p;
-    test_provider_start_on_fixture(&p, "meminfo", dir, MEMINFO, fixture);
-    g_hash_table_destroy(test_provider_read_ok(&p, 1));
-
-    test_rewrite_file(dir, MEMINFO,
-                      "MemTotal:       8589934592 kB\n"
-                      "SwapFree:       0 kB\n"
-                      "SwapTotal:      0 kB\n"
-                      "MemFree:        1 kB\n"
-                      "MemAvailable:   589934592 kB\n"
-                      "Cached:         7 kB\n"
-                      "Buffers:        3 kB\n");
-    GHashTable *samples = test_provider_read_ok(&p, 1);
-    test_assert_sample(samples, "mem.total_bytes", 8589934592.0 * 1024);
-    test_assert_sample(samples, "mem.free_bytes", 1024);
-    test_assert_sample(samples, "mem.available_bytes", 589934592.0 * 1024);
-    test_assert_sample(samples, "mem.buffers_bytes", 3 * 1024);
-    test_assert_sample(samples, "mem.cached_bytes", 7 * 1024);
-    test_assert_sample(samples, "mem.swap_total_bytes", 0);
-    test_assert_sample(samples, "mem.swap_free_bytes", 0);
-    test_assert_sample(samples, "mem.used_bytes", 8000000000.0 * 1024);
-    g_hash_table_destroy(samples);
     test_provider_close(&p);
 }
 
@@ -187,9 +165,7 @@ static void test_a_missing_file_makes_it_unavailable(void **state)
 static void test_the_real_proc_meminfo(void **state)
 {
     (void)state;
-    struct test_provider p;
-    test_provider_start_at(&p, "meminfo", "/");
-    GHashTable *samples = test_provider_read_ok(&p, 1);
+    GHashTable *samples = test_provider_read_this_machine("meminfo");
     double total = test_sample_value(samples, "mem.total_bytes");
     assert_true(total > 0);
     assert_true(test_sample_value(samples, "mem.available_bytes") <= total);
@@ -198,21 +174,13 @@ static void test_the_real_proc_meminfo(void **state)
     assert_true(test_sample_value(samples, "mem.used_bytes") <= total);
     assert_int_equal(g_hash_table_size(samples), G_N_ELEMENTS(metrics));
     g_hash_table_destroy(samples);
-    test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_fixture),
-        TEST_WITH_DIR(test_start_registers_the_metrics),
-        TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
-        TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
-        TEST_WITH_DIR(test_a_missing_key_fails_the_start),
-        TEST_WITH_DIR(test_lines_after_the_last_key_are_not_read),
-        TEST_WITH_DIR(test_a_missing_last_key_is_named),
-        TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
-        cmocka_unit_test(test_the_real_proc_meminfo),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_reads_follow_the_file),
+          TEST_WITH_DIR(test_start_registers_the_metrics),
+          TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
+          TEST_WITH_DIR(test_a_missing_key_fails_the_start),
+          TEST_WITH_DIR(test_lines_after_the_last_key_are_not_read),
+          TEST_WITH_DIR(test_a_missing_last_key_is_named),
+          TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
+          cmocka_unit_test(test_the_real_proc_meminfo))

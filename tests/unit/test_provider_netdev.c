@@ -9,6 +9,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define NETDEV "proc/net/dev"
 
@@ -27,54 +28,41 @@ static const char fixture[] =
            "   ib0: 4000000000000 300000    0    0    0     0          0         0 5000000000000 "
            "400000    0    0    0     0       0          0\n";
 
-static const char *const suffixes[] = {"rx_bytes", "tx_bytes", "rx_packets", "tx_packets"};
-
-static void start_on(struct test_provider *p, const char *dir, const char *text)
-{
-    test_provider_start_on_fixture(p, "netdev", dir, NETDEV, text);
-}
+static const char *const suffixes[] = {"rx_bytes", "tx_bytes", "rx_packets", "tx_packets", NULL};
+static const char *const units[] = {"bytes", "bytes", "count", "count"};
+static const struct test_devices interfaces = {"netdev", NETDEV, "net", suffixes, units};
 
 static void assert_iface(GHashTable *samples, const char *iface, double rx_bytes, double tx_bytes,
                          double rx_packets, double tx_packets)
 {
-    const double want[] = {rx_bytes, tx_bytes, rx_packets, tx_packets};
-    test_assert_device(samples, "net", iface, suffixes, want, G_N_ELEMENTS(suffixes));
-}
-
-static void assert_no_iface(struct test_provider *p, GHashTable *samples, const char *iface)
-{
-    test_assert_no_device(p, samples, "net", iface, suffixes, G_N_ELEMENTS(suffixes));
+    test_devices_assert(&interfaces, samples, iface,
+                        (const double[]){rx_bytes, tx_bytes, rx_packets, tx_packets});
 }
 
 static void test_values_from_a_known_fixture(void **state)
 {
     struct test_provider p;
-    start_on(&p, *state, fixture);
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_iface(samples, "eth0", 123456789, 987654321, 1000, 2000);
-    assert_iface(samples, "ib0", 4000000000000.0, 5000000000000.0, 300000, 400000);
-    assert_no_iface(&p, samples, "lo");
-    assert_int_equal(g_hash_table_size(samples), 2 * G_N_ELEMENTS(suffixes));
-    g_hash_table_destroy(samples);
+    test_devices_start(&p, &interfaces, *state, fixture);
+    const struct test_device want[] = {
+        {"eth0", (const double[]){123456789, 987654321, 1000, 2000}},
+        {"ib0", (const double[]){4000000000000.0, 5000000000000.0, 300000, 400000}},
+    };
+    test_devices_assert_read(&p, &interfaces, want, G_N_ELEMENTS(want),
+                             (const char *const[]){"lo", NULL});
     test_provider_close(&p);
 }
 
+/* start registers what is there, before any read. */
 static void test_metrics_describe_themselves(void **state)
 {
-    struct test_provider p;
-    start_on(&p, *state, fixture);
-    /* start registers what is there, before any read. */
-    assert_int_equal(vigil_metric_count(p.catalog), 2 * G_N_ELEMENTS(suffixes));
-    const char *const units[] = {"bytes", "bytes", "count", "count"};
-    test_assert_device_metrics(&p, "net", "ib0", suffixes, units, G_N_ELEMENTS(suffixes), "netdev");
-    test_provider_close(&p);
+    test_devices_assert_registered(&interfaces, *state, fixture, "ib0", 2);
 }
 
 static void test_second_read_sees_new_values_and_interfaces(void **state)
 {
     const char *dir = *state;
     struct test_provider p;
-    start_on(&p, dir, fixture);
+    test_devices_start(&p, &interfaces, dir, fixture);
     g_hash_table_destroy(test_provider_read_ok(&p, 0));
 
     /* eth0 moved on, ib0 is gone, eth1 is new and printed the way old
@@ -90,7 +78,7 @@ static void test_second_read_sees_new_values_and_interfaces(void **state)
     assert_iface(samples, "eth0", 123457789, 987655321, 1010, 2020);
     assert_iface(samples, "eth1", 77, 88, 7, 8);
     assert_false(g_hash_table_contains(samples, "net.ib0.rx_bytes"));
-    assert_int_equal(g_hash_table_size(samples), 2 * G_N_ELEMENTS(suffixes));
+    test_devices_assert_count(&interfaces, samples, 2);
     assert_string_equal(test_metric(&p, "net.eth1.rx_packets")->unit, "count");
     g_hash_table_destroy(samples);
     test_provider_close(&p);
@@ -100,7 +88,7 @@ static void test_reads_the_file_it_opened(void **state)
 {
     const char *dir = *state;
     struct test_provider p;
-    start_on(&p, dir, fixture);
+    test_devices_start(&p, &interfaces, dir, fixture);
     /* A new inode under the same name is not the file start() opened. */
     test_write_file(dir, NETDEV, HEADER "  eth0: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n");
     GHashTable *samples = test_provider_read_ok(&p, 0);
@@ -116,22 +104,19 @@ static void test_interfaces_key_restricts_and_can_name_lo(void **state)
     struct test_provider p;
     test_provider_open_at(&p, "netdev", dir, "interfaces = lo;ib0;ib1\n");
     test_provider_start_ok(&p);
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_iface(samples, "lo", 5000, 5000, 50, 50);
-    assert_iface(samples, "ib0", 4000000000000.0, 5000000000000.0, 300000, 400000);
-    assert_no_iface(&p, samples, "eth0");
-    assert_int_equal(g_hash_table_size(samples), 2 * G_N_ELEMENTS(suffixes));
-    g_hash_table_destroy(samples);
+    const struct test_device named[] = {
+        {"lo", (const double[]){5000, 5000, 50, 50}},
+        {"ib0", (const double[]){4000000000000.0, 5000000000000.0, 300000, 400000}},
+    };
+    test_devices_assert_read(&p, &interfaces, named, G_N_ELEMENTS(named),
+                             (const char *const[]){"eth0", NULL});
 
     /* A named interface that shows up later. */
     test_rewrite_file(dir, NETDEV,
                       HEADER "   ib1: 3 1 0 0 0 0 0 0 4 2 0 0 0 0 0 0\n"
                              "  eth2: 3 1 0 0 0 0 0 0 4 2 0 0 0 0 0 0\n");
-    samples = test_provider_read_ok(&p, 0);
-    assert_iface(samples, "ib1", 3, 4, 1, 2);
-    assert_no_iface(&p, samples, "eth2");
-    assert_int_equal(g_hash_table_size(samples), G_N_ELEMENTS(suffixes));
-    g_hash_table_destroy(samples);
+    const struct test_device later[] = {{"ib1", (const double[]){3, 4, 1, 2}}};
+    test_devices_assert_read(&p, &interfaces, later, 1, (const char *const[]){"eth2", NULL});
     test_provider_close(&p);
 }
 
@@ -141,15 +126,15 @@ static void test_interface_names_become_metric_names(void **state)
      * VLAN "eth0.100" then takes the metrics of "eth0_100", which is not
      * reported. */
     struct test_provider p;
-    start_on(&p, *state,
-             HEADER "eth0.100: 1 2 0 0 0 0 0 0 3 4 0 0 0 0 0 0\n"
-                    "enP2p1s0: 5 6 0 0 0 0 0 0 7 8 0 0 0 0 0 0\n"
-                    "eth0_100: 9 9 0 0 0 0 0 0 9 9 0 0 0 0 0 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_iface(samples, "eth0_100", 1, 3, 2, 4);
-    assert_iface(samples, "en_2p1s0", 5, 7, 6, 8);
-    assert_int_equal(g_hash_table_size(samples), 2 * G_N_ELEMENTS(suffixes));
-    g_hash_table_destroy(samples);
+    test_devices_start(&p, &interfaces, *state,
+                       HEADER "eth0.100: 1 2 0 0 0 0 0 0 3 4 0 0 0 0 0 0\n"
+                              "enP2p1s0: 5 6 0 0 0 0 0 0 7 8 0 0 0 0 0 0\n"
+                              "eth0_100: 9 9 0 0 0 0 0 0 9 9 0 0 0 0 0 0\n");
+    const struct test_device want[] = {
+        {"eth0_100", (const double[]){1, 3, 2, 4}},
+        {"en_2p1s0", (const double[]){5, 7, 6, 8}},
+    };
+    test_devices_assert_read(&p, &interfaces, want, G_N_ELEMENTS(want), NULL);
     test_provider_close(&p);
 }
 
@@ -161,29 +146,25 @@ static void test_a_file_larger_than_the_first_buffer(void **state)
         g_string_append_printf(text, " veth%d: %d %d 0 0 0 0 0 0 %d %d 0 0 0 0 0 0\n", i, 1000 * i,
                                i, 2000 * i, 2 * i);
     struct test_provider p;
-    start_on(&p, *state, text->str);
+    test_devices_start(&p, &interfaces, *state, text->str);
     g_string_free(text, TRUE);
     GHashTable *samples = test_provider_read_ok(&p, 0);
-    assert_int_equal(g_hash_table_size(samples), N_IFACES * G_N_ELEMENTS(suffixes));
+    test_devices_assert_count(&interfaces, samples, N_IFACES);
     const int last = N_IFACES - 1;
     assert_iface(samples, "veth1999", 1000.0 * last, 2000.0 * last, last, 2 * last);
     g_hash_table_destroy(samples);
     test_provider_close(&p);
 }
 
+/* With the file holding `text`, a read fails at line `line`. */
 static void assert_read_fails_at(const char *dir, const char *text, unsigned line)
 {
-    char *path = g_build_filename(dir, NETDEV, NULL);
-    char *where = g_strdup_printf("%s, line %u:", path, line);
-    test_provider_assert_read_fails("netdev", dir, NETDEV, fixture, text, where);
-    g_free(where);
-    g_free(path);
+    test_devices_assert_bad_lines(&interfaces, dir, fixture, "", &text, 1, "", line);
 }
 
 static void test_malformed_line_is_a_read_error(void **state)
 {
     const char *dir = *state;
-    const char *good = "  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n";
     const char *last = "  eth9: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n";
     const char *bad_lines[] = {
         "  eth1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n",                    /* no colon */
@@ -196,11 +177,9 @@ static void test_malformed_line_is_a_read_error(void **state)
         "\n",                                                                 /* empty */
         "  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n",                   /* eth0 again */
     };
-    for (size_t i = 0; i < G_N_ELEMENTS(bad_lines); i++) {
-        char *text = g_strconcat(HEADER, good, bad_lines[i], last, NULL);
-        assert_read_fails_at(dir, text, 4);
-        g_free(text);
-    }
+    test_devices_assert_bad_lines(&interfaces, dir, fixture,
+                                  HEADER "  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n",
+                                  bad_lines, G_N_ELEMENTS(bad_lines), last, 4);
 }
 
 static void test_missing_header_is_a_read_error(void **state)
@@ -225,28 +204,19 @@ static void test_this_machine(void **state)
 {
     (void)state;
     test_skip_unless(g_file_test("/proc/net/dev", G_FILE_TEST_EXISTS), "no /proc/net/dev");
-    struct test_provider p;
-    test_provider_start_at(&p, "netdev", "/");
-    GHashTable *first = test_provider_assert_counters_grow(&p, "net.");
+    GHashTable *first = test_provider_assert_counters_grow("netdev", "net.");
     assert_false(g_hash_table_contains(first, "net.lo.rx_bytes"));
     g_hash_table_destroy(first);
-    test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_known_fixture),
-        TEST_WITH_DIR(test_metrics_describe_themselves),
-        TEST_WITH_DIR(test_second_read_sees_new_values_and_interfaces),
-        TEST_WITH_DIR(test_reads_the_file_it_opened),
-        TEST_WITH_DIR(test_interfaces_key_restricts_and_can_name_lo),
-        TEST_WITH_DIR(test_interface_names_become_metric_names),
-        TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
-        TEST_WITH_DIR(test_malformed_line_is_a_read_error),
-        TEST_WITH_DIR(test_missing_header_is_a_read_error),
-        TEST_WITH_DIR(test_missing_file_is_unavailable),
-        cmocka_unit_test(test_this_machine),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_values_from_a_known_fixture),
+          TEST_WITH_DIR(test_metrics_describe_themselves),
+
+          TEST_WITH_DIR(test_second_read_sees_new_values_and_interfaces),
+          TEST_WITH_DIR(test_reads_the_file_it_opened),
+          TEST_WITH_DIR(test_interfaces_key_restricts_and_can_name_lo),
+          TEST_WITH_DIR(test_interface_names_become_metric_names),
+          TEST_WITH_DIR(test_a_file_larger_than_the_first_buffer),
+          TEST_WITH_DIR(test_malformed_line_is_a_read_error),
+          TEST_WITH_DIR(test_missing_header_is_a_read_error),
+          TEST_WITH_DIR(test_missing_file_is_unavailable), cmocka_unit_test(test_this_machine))

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "vigil/provider.h"
+#include "test_main.h"
 
 /* What scan_double must give for `text`: g_ascii_strtod's value when it
  * reads exactly the digits and points at the start, else a refusal. */
@@ -186,13 +187,7 @@ static void test_has_prefix_is_g_str_has_prefix(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scan_double_is_strtod_on_edge_cases),
-        cmocka_unit_test(test_scan_double_is_strtod_on_many_decimals),
-        cmocka_unit_test(test_scan_u64_reads_the_leading_digits),
-        cmocka_unit_test(test_has_prefix_is_g_str_has_prefix),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_scan_double_is_strtod_on_edge_cases),
+          cmocka_unit_test(test_scan_double_is_strtod_on_many_decimals),
+          cmocka_unit_test(test_scan_u64_reads_the_leading_digits),
+          cmocka_unit_test(test_has_prefix_is_g_str_has_prefix))

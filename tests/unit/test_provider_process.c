@@ -22,6 +22,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define LOG_DOMAIN "vigil-provider-process"
 #define SOURCE     "process"
@@ -179,41 +180,9 @@ static void expect_read(struct test_provider *p, const struct expected *want, gs
     g_hash_table_destroy(samples);
 }
 
-/* What the provider logs, as the daemon's log would show it. */
-struct captured_log {
-    GString *text;
-    guint count;
-    guint handler;
-};
-
-static void capture_message(const gchar *domain, GLogLevelFlags level, const gchar *message,
-                            gpointer user_data)
-{
-    (void)domain;
-    struct captured_log *log = user_data;
-    const char *name = (level & G_LOG_LEVEL_WARNING)   ? "warning"
-                       : (level & G_LOG_LEVEL_MESSAGE) ? "message"
-                       : (level & G_LOG_LEVEL_INFO)    ? "info"
-                                                       : "debug";
-    g_string_append_printf(log->text, "%s: %s\n", name, message);
-    log->count++;
-}
-
-static void capture_begin(struct captured_log *log)
-{
-    log->text = g_string_new(NULL);
-    log->count = 0;
-    log->handler = g_log_set_handler(LOG_DOMAIN,
-                                     G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO |
-                                         G_LOG_LEVEL_DEBUG,
-                                     capture_message, log);
-}
-
-static void capture_end(struct captured_log *log)
-{
-    g_log_remove_handler(LOG_DOMAIN, log->handler);
-    g_string_free(log->text, TRUE);
-}
+/* What the provider logs, at every level it uses. */
+#define LOG_LEVELS                                                                                 \
+    (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG)
 
 /* The message must name ROOT/relative. */
 static void assert_names_path(const char *message, const char *root, const char *relative)
@@ -254,6 +223,17 @@ static void start_with(struct test_provider *p, const char *root)
     test_provider_start_at(p, "process", root);
 }
 
+/* `first` and `second` written out, and the provider started on them,
+ * tracking them as processes 7 and 8. */
+static void start_tracking_both(struct test_provider *p, const char *root)
+{
+    write_process(root, &first, TRUE);
+    write_process(root, &second, TRUE);
+    start_with(p, root);
+    test_provider_track_ok(p, 7, first.pid);
+    test_provider_track_ok(p, 8, second.pid);
+}
+
 /* Tests --------------------------------------------------------------------------------------- */
 
 static void test_start_registers_the_metrics(void **state)
@@ -276,12 +256,8 @@ static void test_start_registers_the_metrics(void **state)
 static void test_two_processes(void **state)
 {
     const char *root = *state;
-    write_process(root, &first, TRUE);
-    write_process(root, &second, TRUE);
     struct test_provider p;
-    start_with(&p, root);
-    test_provider_track_ok(&p, 7, first.pid);
-    test_provider_track_ok(&p, 8, second.pid);
+    start_tracking_both(&p, root);
     const struct expected want[] = {{7, &first, TRUE}, {8, &second, TRUE}};
     expect_read(&p, want, G_N_ELEMENTS(want));
     test_provider_close(&p);
@@ -315,12 +291,8 @@ static void test_command_names_with_parentheses(void **state)
 static void test_a_second_read_sees_the_new_values(void **state)
 {
     const char *root = *state;
-    write_process(root, &first, TRUE);
-    write_process(root, &second, TRUE);
     struct test_provider p;
-    start_with(&p, root);
-    test_provider_track_ok(&p, 7, first.pid);
-    test_provider_track_ok(&p, 8, second.pid);
+    start_tracking_both(&p, root);
     const struct expected before[] = {{7, &first, TRUE}, {8, &second, TRUE}};
     expect_read(&p, before, G_N_ELEMENTS(before));
 
@@ -346,8 +318,8 @@ static void test_a_process_without_io(void **state)
     write_process(root, &second, TRUE);
     struct test_provider p;
     start_with(&p, root);
-    struct captured_log log;
-    capture_begin(&log);
+    struct test_log log;
+    test_log_begin(&log, LOG_DOMAIN, LOG_LEVELS);
     test_provider_track_ok(&p, 7, first.pid);
     test_provider_track_ok(&p, 8, second.pid);
     const struct expected want[] = {{7, &first, FALSE}, {8, &second, TRUE}};
@@ -358,40 +330,23 @@ static void test_a_process_without_io(void **state)
     test_assert_contains(log.text->str, "message: process 7 (pid 100)");
     assert_names_path(log.text->str, root, "proc/100/io");
     test_assert_contains(log.text->str, g_strerror(ENOENT));
-    capture_end(&log);
+    g_free(test_log_end(&log));
     test_provider_close(&p);
 }
 
-/* Root reads any file whatever its mode: the read overrides leave the
- * effective set for the track, so that chmod 000 denies this process as
- * another user's io denies an unprivileged vigild. */
-#define READ_OVERRIDE ((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH))
-
+/* Another user's io, as an unprivileged vigild meets it: the read
+ * overrides are out of the effective set for the track. */
 static void test_a_process_whose_io_is_unreadable(void **state)
 {
     const char *root = *state;
     write_process(root, &first, TRUE);
-    char *io = g_build_filename(root, "proc/100/io", NULL);
-    assert_int_equal(g_chmod(io, 0), 0);
     struct test_caps saved;
-    if (!test_caps_drop(&saved, READ_OVERRIDE)) {
-        g_free(io);
-        test_skip("cannot put down CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH");
-    }
-    int probe = open(io, O_RDONLY | O_CLOEXEC);
-    if (probe >= 0) {
-        close(probe);
-        test_caps_restore(&saved);
-        g_free(io);
-        test_skip("a file of mode 0 is still readable without the override "
-                  "capabilities: nothing to test here");
-    }
-    g_free(io);
+    test_deny_read(root, "proc/100/io", &saved);
 
     struct test_provider p;
     start_with(&p, root);
-    struct captured_log log;
-    capture_begin(&log);
+    struct test_log log;
+    test_log_begin(&log, LOG_DOMAIN, LOG_LEVELS);
     GError *error = NULL;
     gboolean tracked = test_provider_track(&p, 7, first.pid, &error);
     test_caps_restore(&saved);
@@ -402,7 +357,7 @@ static void test_a_process_whose_io_is_unreadable(void **state)
     assert_int_equal(log.count, 1);
     assert_names_path(log.text->str, root, "proc/100/io");
     test_assert_contains(log.text->str, g_strerror(EACCES));
-    capture_end(&log);
+    g_free(test_log_end(&log));
     test_provider_close(&p);
 }
 
@@ -410,15 +365,11 @@ static void test_a_process_whose_io_is_unreadable(void **state)
 static void test_a_process_that_ended(void **state)
 {
     const char *root = *state;
-    write_process(root, &first, TRUE);
-    write_process(root, &second, TRUE);
     struct test_provider p;
-    start_with(&p, root);
-    test_provider_track_ok(&p, 7, first.pid);
-    test_provider_track_ok(&p, 8, second.pid);
+    start_tracking_both(&p, root);
 
-    struct captured_log log;
-    capture_begin(&log);
+    struct test_log log;
+    test_log_begin(&log, LOG_DOMAIN, LOG_LEVELS);
     struct fixture other = first;
     other.start_ticks = first.start_ticks + 1;
     other.comm = "bash";
@@ -432,7 +383,7 @@ static void test_a_process_that_ended(void **state)
     assert_int_equal(log.count, 1);
     test_assert_contains(log.text->str, "info: process 7 (pid 100) has ended");
     assert_names_path(log.text->str, root, "proc/100/stat");
-    capture_end(&log);
+    g_free(test_log_end(&log));
 
     /* The daemon untracks it; the new process can be tracked under its
      * own id. */
@@ -556,15 +507,11 @@ static void test_a_malformed_stat_fails_track(void **state)
 static void assert_broken_then_back(const char *root, const char *name, const char *bad,
                                     const char *in_message)
 {
-    write_process(root, &first, TRUE);
-    write_process(root, &second, TRUE);
     struct test_provider p;
-    start_with(&p, root);
-    test_provider_track_ok(&p, 7, first.pid);
-    test_provider_track_ok(&p, 8, second.pid);
+    start_tracking_both(&p, root);
 
-    struct captured_log log;
-    capture_begin(&log);
+    struct test_log log;
+    test_log_begin(&log, LOG_DOMAIN, LOG_LEVELS);
     char *relative = proc_file(first.pid, name);
     test_rewrite_file(root, relative, bad);
     const struct expected without[] = {{7, NULL, TRUE}, {8, &second, TRUE}};
@@ -583,7 +530,7 @@ static void assert_broken_then_back(const char *root, const char *name, const ch
     test_rewrite_file(root, relative, bad);
     expect_read(&p, without, G_N_ELEMENTS(without));
     assert_int_equal(log.count, 2);
-    capture_end(&log);
+    g_free(test_log_end(&log));
     g_free(relative);
     test_provider_close(&p);
 }
@@ -610,12 +557,8 @@ static void test_a_malformed_file_leaves_only_its_process_out(void **state)
 static void test_untrack(void **state)
 {
     const char *root = *state;
-    write_process(root, &first, TRUE);
-    write_process(root, &second, TRUE);
     struct test_provider p;
-    start_with(&p, root);
-    test_provider_track_ok(&p, 7, first.pid);
-    test_provider_track_ok(&p, 8, second.pid);
+    start_tracking_both(&p, root);
     /* One id, one process. */
     assert_track_fails(&p, 8, first.pid, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
                        "process 8 is tracked already (pid 4194303)");
@@ -719,8 +662,8 @@ static void test_the_real_proc_with_a_child(void **state)
     assert_int_equal(g_hash_table_size(samples), 12);
     g_hash_table_destroy(samples);
 
-    struct captured_log log;
-    capture_begin(&log);
+    struct test_log log;
+    test_log_begin(&log, LOG_DOMAIN, LOG_LEVELS);
     close(fds[1]);
     int status = 0;
     assert_int_equal(waitpid(child, &status, 0), child);
@@ -736,7 +679,7 @@ static void test_the_real_proc_with_a_child(void **state)
     test_assert_contains(log.text->str, "info: process 2");
     test_assert_contains(log.text->str, "has ended");
     test_assert_contains(log.text->str, g_strerror(ESRCH));
-    capture_end(&log);
+    g_free(test_log_end(&log));
     test_provider_untrack(&p, 2);
     test_provider_close(&p);
 }
@@ -776,8 +719,8 @@ static void test_the_real_proc_with_io_lost_while_tracked(void **state)
     assert_int_equal(g_hash_table_size(samples), 6);
     g_hash_table_destroy(samples);
 
-    struct captured_log log;
-    capture_begin(&log);
+    struct test_log log;
+    test_log_begin(&log, LOG_DOMAIN, LOG_LEVELS);
     struct test_caps saved;
     gboolean dropped = test_caps_drop(&saved, 1u << CAP_SYS_PTRACE);
     GError *error = NULL;
@@ -789,7 +732,7 @@ static void test_the_real_proc_with_io_lost_while_tracked(void **state)
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     if (!dropped) {
-        capture_end(&log);
+        g_free(test_log_end(&log));
         test_provider_close(&p);
         test_skip("no CAP_SYS_PTRACE to put down");
     }
@@ -808,28 +751,19 @@ static void test_the_real_proc_with_io_lost_while_tracked(void **state)
     test_assert_contains(log.text->str, io);
     g_free(io);
     test_assert_contains(log.text->str, g_strerror(EACCES));
-    capture_end(&log);
+    g_free(test_log_end(&log));
     test_provider_close(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_start_registers_the_metrics),
-        TEST_WITH_DIR(test_two_processes),
-        TEST_WITH_DIR(test_command_names_with_parentheses),
-        TEST_WITH_DIR(test_a_second_read_sees_the_new_values),
-        TEST_WITH_DIR(test_a_process_without_io),
-        TEST_WITH_DIR(test_a_process_whose_io_is_unreadable),
-        TEST_WITH_DIR(test_a_process_that_ended),
-        TEST_WITH_DIR(test_files_are_kept_open),
-        TEST_WITH_DIR(test_track_of_a_missing_process),
-        TEST_WITH_DIR(test_a_malformed_stat_fails_track),
-        TEST_WITH_DIR(test_a_malformed_file_leaves_only_its_process_out),
-        TEST_WITH_DIR(test_untrack),
-        TEST_WITH_DIR(test_the_real_proc),
-        TEST_WITH_DIR(test_the_real_proc_with_a_child),
-        TEST_WITH_DIR(test_the_real_proc_with_io_lost_while_tracked),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_start_registers_the_metrics), TEST_WITH_DIR(test_two_processes),
+          TEST_WITH_DIR(test_command_names_with_parentheses),
+          TEST_WITH_DIR(test_a_second_read_sees_the_new_values),
+          TEST_WITH_DIR(test_a_process_without_io),
+          TEST_WITH_DIR(test_a_process_whose_io_is_unreadable),
+          TEST_WITH_DIR(test_a_process_that_ended), TEST_WITH_DIR(test_files_are_kept_open),
+          TEST_WITH_DIR(test_track_of_a_missing_process),
+          TEST_WITH_DIR(test_a_malformed_stat_fails_track),
+          TEST_WITH_DIR(test_a_malformed_file_leaves_only_its_process_out),
+          TEST_WITH_DIR(test_untrack), TEST_WITH_DIR(test_the_real_proc),
+          TEST_WITH_DIR(test_the_real_proc_with_a_child),
+          TEST_WITH_DIR(test_the_real_proc_with_io_lost_while_tracked))

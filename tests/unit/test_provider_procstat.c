@@ -12,6 +12,7 @@
 
 #include "test_provider.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define STAT "proc/stat"
 
@@ -46,21 +47,41 @@ static void assert_cpu_times(GHashTable *samples, const char *prefix, const doub
     }
 }
 
-static void test_values_from_a_fixture(void **state)
+/* The three counts: context switches, and processes running and blocked. */
+static void assert_counts(GHashTable *samples, double switches, double running, double blocked)
 {
-    struct test_provider p;
-    test_provider_start_on_fixture(&p, "procstat", *state, STAT, fixture);
-    GHashTable *samples = test_provider_read_ok(&p, 1);
+    const char *const names[] = {"cpu.context_switches", "procs.running", "procs.blocked"};
+    const double want[] = {switches, running, blocked};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+        test_assert_sample(samples, names[i], want[i]);
+}
 
+static void test_reads_follow_the_file(void **state)
+{
+    const char *dir = *state;
+    struct test_provider p;
+    test_provider_start_on_fixture(&p, "procstat", dir, STAT, fixture);
+    GHashTable *samples = test_provider_read_ok(&p, 1);
     assert_cpu_times(samples, "cpu", (const double[]){100, 20, 30, 400, 50, 6, 7, 8});
     assert_cpu_times(samples, "cpu0", (const double[]){60, 10, 20, 200, 25, 3, 4, 5});
     assert_cpu_times(samples, "cpu1", (const double[]){40, 10, 10, 200, 25, 3, 3, 3});
-    test_assert_sample(samples, "cpu.context_switches", 987654);
-    test_assert_sample(samples, "procs.running", 3);
-    test_assert_sample(samples, "procs.blocked", 1);
+    assert_counts(samples, 987654, 3, 1);
     /* 3 × 8 times and 3 counts: nothing else. */
     assert_int_equal(g_hash_table_size(samples), 27);
+    g_hash_table_destroy(samples);
 
+    test_rewrite_file(dir, STAT,
+                      "cpu  200 21 31 401 51 7 8 9 0 0\n"
+                      "cpu0 110 11 21 201 26 4 5 6 0 0\n"
+                      "cpu1 90 10 10 200 25 3 3 3 0 0\n"
+                      "ctxt 1000000\n"
+                      "procs_running 17\n"
+                      "procs_blocked 0\n");
+    samples = test_provider_read_ok(&p, 1);
+    assert_cpu_times(samples, "cpu", (const double[]){200, 21, 31, 401, 51, 7, 8, 9});
+    assert_cpu_times(samples, "cpu0", (const double[]){110, 11, 21, 201, 26, 4, 5, 6});
+    test_assert_sample(samples, "cpu1.user_s", 90 / ticks_per_s());
+    assert_counts(samples, 1000000, 17, 0);
     g_hash_table_destroy(samples);
     test_provider_close(&p);
 }
@@ -89,32 +110,6 @@ static void test_start_registers_the_metrics(void **state)
     assert_desc(&p, "procs.running", "count", VIGIL_METRIC_GAUGE);
     assert_desc(&p, "procs.blocked", "count", VIGIL_METRIC_GAUGE);
     assert_int_equal(vigil_metric_count(p.catalog), 27);
-    test_provider_close(&p);
-}
-
-static void test_a_second_read_sees_the_new_contents(void **state)
-{
-    const char *dir = *state;
-    struct test_provider p;
-    test_provider_start_on_fixture(&p, "procstat", dir, STAT, fixture);
-    g_hash_table_destroy(test_provider_read_ok(&p, 1));
-
-    test_rewrite_file(dir, STAT,
-                      "cpu  200 21 31 401 51 7 8 9 0 0\n"
-                      "cpu0 110 11 21 201 26 4 5 6 0 0\n"
-                      "cpu1 90 10 10 200 25 3 3 3 0 0\n"
-                      "ctxt 1000000\n"
-                      "procs_running 17\n"
-                      "procs_blocked 0\n");
-    GHashTable *samples = test_provider_read_ok(&p, 1);
-    assert_cpu_times(samples, "cpu", (const double[]){200, 21, 31, 401, 51, 7, 8, 9});
-    assert_cpu_times(samples, "cpu0", (const double[]){110, 11, 21, 201, 26, 4, 5, 6});
-    test_assert_sample(samples, "cpu1.user_s", 90 / ticks_per_s());
-    test_assert_sample(samples, "cpu.context_switches", 1000000);
-    test_assert_sample(samples, "procs.running", 17);
-    test_assert_sample(samples, "procs.blocked", 0);
-
-    g_hash_table_destroy(samples);
     test_provider_close(&p);
 }
 
@@ -199,9 +194,7 @@ static void test_a_big_machine_is_read_whole(void **state)
     GHashTable *samples = test_provider_read_ok(&p, 1);
     test_assert_sample(samples, "cpu1023.user_s", 1023 / ticks_per_s());
     test_assert_sample(samples, "cpu1023.steal_s", 1024 / ticks_per_s());
-    test_assert_sample(samples, "cpu.context_switches", 42);
-    test_assert_sample(samples, "procs.running", 1024);
-    test_assert_sample(samples, "procs.blocked", 7);
+    assert_counts(samples, 42, 1024, 7);
     assert_int_equal(g_hash_table_size(samples), 8 * 1025 + 3);
     g_hash_table_destroy(samples);
     test_provider_close(&p);
@@ -251,9 +244,7 @@ static void test_a_missing_file_makes_it_unavailable(void **state)
 static void test_the_real_proc_stat(void **state)
 {
     (void)state;
-    struct test_provider p;
-    test_provider_start_at(&p, "procstat", "/");
-    GHashTable *samples = test_provider_read_ok(&p, 1);
+    GHashTable *samples = test_provider_read_this_machine("procstat");
     assert_true(test_sample_value(samples, "cpu.idle_s") > 0);
     assert_true(test_sample_value(samples, "cpu.context_switches") > 0);
     /* This test runs, so something is running. */
@@ -262,7 +253,6 @@ static void test_the_real_proc_stat(void **state)
     assert_true(cpus >= 1);
     assert_true(g_hash_table_size(samples) >= 8 * (guint)(cpus + 1) + 3);
     g_hash_table_destroy(samples);
-    test_provider_close(&p);
 }
 
 /* procstat and the energy estimate both read /proc/stat: in one tick the
@@ -308,21 +298,14 @@ static void test_one_tick_reads_a_shared_file_once(void **state)
     vigil_provider_file_clear(&first);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_values_from_a_fixture),
-        TEST_WITH_DIR(test_start_registers_the_metrics),
-        TEST_WITH_DIR(test_a_second_read_sees_the_new_contents),
-        TEST_WITH_DIR(test_reads_keep_the_file_opened_at_start),
-        TEST_WITH_DIR(test_a_cpu_that_comes_online_is_registered),
-        TEST_WITH_DIR(test_a_line_without_steal_reads_steal_as_zero),
-        TEST_WITH_DIR(test_a_big_machine_is_read_whole),
-        TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
-        TEST_WITH_DIR(test_a_malformed_file_fails_the_start),
-        TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
-        TEST_WITH_DIR(test_one_tick_reads_a_shared_file_once),
-        cmocka_unit_test(test_the_real_proc_stat),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_reads_follow_the_file),
+          TEST_WITH_DIR(test_start_registers_the_metrics),
+          TEST_WITH_DIR(test_reads_keep_the_file_opened_at_start),
+          TEST_WITH_DIR(test_a_cpu_that_comes_online_is_registered),
+          TEST_WITH_DIR(test_a_line_without_steal_reads_steal_as_zero),
+          TEST_WITH_DIR(test_a_big_machine_is_read_whole),
+          TEST_WITH_DIR(test_a_malformed_file_fails_the_read),
+          TEST_WITH_DIR(test_a_malformed_file_fails_the_start),
+          TEST_WITH_DIR(test_a_missing_file_makes_it_unavailable),
+          TEST_WITH_DIR(test_one_tick_reads_a_shared_file_once),
+          cmocka_unit_test(test_the_real_proc_stat))

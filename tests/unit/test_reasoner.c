@@ -11,6 +11,7 @@
 #include "vigil/schema.h"
 
 #include "test_support.h"
+#include "test_main.h"
 
 static const struct vigil_reasoner_rule default_rule = {
     .threshold = 0, .ratio = 2, .max_load = 0.95, .hold_cycles = 1};
@@ -270,18 +271,11 @@ static void test_bad_values_are_refused_by_name(void **state)
     close_plugin(&r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_truth_table),
-        cmocka_unit_test(test_issues_children_and_parent_are_counted),
-        cmocka_unit_test(test_own_leaves_children_out),
-        cmocka_unit_test(test_parent_counts_in_state_not_upward),
-        cmocka_unit_test(test_abnormal_state_is_held_one_cycle),
-        cmocka_unit_test(test_overloaded),
-        cmocka_unit_test(test_plugins_levels_and_defaults),
-        cmocka_unit_test(test_reload_changes_the_decision_from_the_next_cycle),
-        cmocka_unit_test(test_bad_values_are_refused_by_name),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_truth_table),
+          cmocka_unit_test(test_issues_children_and_parent_are_counted),
+          cmocka_unit_test(test_own_leaves_children_out),
+          cmocka_unit_test(test_parent_counts_in_state_not_upward),
+          cmocka_unit_test(test_abnormal_state_is_held_one_cycle),
+          cmocka_unit_test(test_overloaded), cmocka_unit_test(test_plugins_levels_and_defaults),
+          cmocka_unit_test(test_reload_changes_the_decision_from_the_next_cycle),
+          cmocka_unit_test(test_bad_values_are_refused_by_name))

@@ -17,13 +17,12 @@
 #include "test_support.h"
 
 #include "report_refusals.h"
+#include "test_main.h"
 
 static void test_job_text(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_mpi_joint(&f);
-    char *text = vigil_cli_report_text(&f);
+    char *text = report_text_of(test_report_mpi_joint);
     const char *const lines[] = {
         "\nMPI-IO files (reads/writes)          independent  collective       split nonblocking"
         "    mpiio_read mpiio_written    posix_read posix_written  most_posix (rank: bytes)\n",
@@ -36,10 +35,9 @@ static void test_job_text(void **state)
         "\n/scratch/shared.dat                      4         3: 0.012346 s 262144 B        "
         "0: 0.456790 s 1048576 B  1.234568e-09  3.333333e+16\n\nactivities:",
     };
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        test_assert_contains(text, lines[i]);
+    test_assert_contains_all(text, lines, G_N_ELEMENTS(lines));
     g_free(text);
-    char *json = vigil_cli_report_json(&f);
+    char *json = report_json_of(test_report_mpi_joint);
     test_assert_contains(
         json, ",\"mpiio\":{\"indep_reads\":1,\"indep_writes\":0,\"coll_reads\":8,"
               "\"coll_writes\":16,\"split_reads\":0,\"split_writes\":2,\"nb_reads\":3,"
@@ -82,14 +80,11 @@ static void test_shared_table_skips_files_without_io(void **state)
 static void test_plain_text_has_neither(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_plain_run(&f);
-    char *text = vigil_cli_report_text(&f);
+    char *text = report_text_of(test_report_plain_run);
     assert_null(strstr(text, "MPI-IO files"));
     assert_null(strstr(text, "shared files"));
     g_free(text);
-    test_report_files(&f);
-    char *json = vigil_cli_report_json(&f);
+    char *json = report_json_of(test_report_files);
     test_assert_contains(json, "\"mpiio\":null,\"ranks\":null}");
     g_free(json);
 }
@@ -97,12 +92,7 @@ static void test_plain_text_has_neither(void **state)
 static void test_bad_parts_are_refused(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_mpi_joint(&f);
-    char *json = vigil_cli_report_json(&f);
-    static const struct {
-        const char *from, *to, *message;
-    } edits[] = {
+    static const struct report_edit edits[] = {
         {"\"mpiio\":{\"indep_reads\"", "\"mpiio\":[{\"indep_reads\"", "report: not JSON"},
         {"\"mpiio\":{\"indep_reads\"", "\"mpiio\":7,\"x\":{\"indep_reads\"",
          "report: files.0.mpiio: expected an object or null"},
@@ -118,32 +108,21 @@ static void test_bad_parts_are_refused(void **state)
          "report: files.0.ranks.time_variance_s2: expected a number of 0 or more"},
         {"\"shared\":true", "\"shared\":1", "report: files.0.ranks.shared: expected true or false"},
     };
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        char *bad = edited(json, edits[i].from, edits[i].to);
-        expect_refused(bad, edits[i].message);
-        g_free(bad);
-    }
-    g_free(json);
+    expect_edits_refused(test_report_mpi_joint, edits, G_N_ELEMENTS(edits));
 }
 
 /* A report of an earlier vigil has neither member: none is read. */
 static void test_absent_parts_are_none(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_files(&f); /* its second file has neither */
-    char *json = vigil_cli_report_json(&f);
-    char *old = edited(json, ",\"mpiio\":null,\"ranks\":null", "");
     struct vigil_cli_report back;
-    GError *error = NULL;
-    if (!vigil_cli_report_parse(old, -1, &back, &error))
-        fail_msg("refused: %s", error->message);
+    /* Its second file has neither. */
+    char *old = read_back_without(test_report_files, ",\"mpiio\":null,\"ranks\":null", &back);
     assert_true(back.r.files[0].has_mpiio);
     assert_false(back.r.files[1].has_mpiio);
     assert_false(back.r.files[1].has_ranks);
     vigil_cli_report_clear(&back);
     g_free(old);
-    g_free(json);
 }
 
 /* A "ranks" without the POSIX extremes (written before them): unknown,
@@ -151,17 +130,11 @@ static void test_absent_parts_are_none(void **state)
 static void test_ranks_without_posix_extremes(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_mpi_joint(&f);
-    char *json = vigil_cli_report_json(&f);
-    char *old = edited(json,
-                       ",\"most_posix_rank\":0,\"most_posix_bytes\":2097152,"
-                       "\"least_posix_rank\":2,\"least_posix_bytes\":0",
-                       "");
     struct vigil_cli_report back;
-    GError *error = NULL;
-    if (!vigil_cli_report_parse(old, -1, &back, &error))
-        fail_msg("refused: %s", error->message);
+    char *old = read_back_without(test_report_mpi_joint,
+                                  ",\"most_posix_rank\":0,\"most_posix_bytes\":2097152,"
+                                  "\"least_posix_rank\":2,\"least_posix_bytes\":0",
+                                  &back);
     assert_int_equal(back.r.files[0].ranks.most_posix_rank, -1);
     char *again = vigil_cli_report_json(&back.r);
     assert_string_equal(again, old);
@@ -172,18 +145,11 @@ static void test_ranks_without_posix_extremes(void **state)
     g_free(again);
     vigil_cli_report_clear(&back);
     g_free(old);
-    g_free(json);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_job_text),
-        cmocka_unit_test(test_shared_table_skips_files_without_io),
-        cmocka_unit_test(test_plain_text_has_neither),
-        cmocka_unit_test(test_bad_parts_are_refused),
-        cmocka_unit_test(test_absent_parts_are_none),
-        cmocka_unit_test(test_ranks_without_posix_extremes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_job_text),
+          cmocka_unit_test(test_shared_table_skips_files_without_io),
+          cmocka_unit_test(test_plain_text_has_neither),
+          cmocka_unit_test(test_bad_parts_are_refused),
+          cmocka_unit_test(test_absent_parts_are_none),
+          cmocka_unit_test(test_ranks_without_posix_extremes))

@@ -9,6 +9,17 @@
 
 #include "vigil/local_protocol.h"
 #include "vigil/report_job_energy.h"
+#include "test_main.h"
+
+/* The job's energy from its `n` ranks' figures. */
+static struct vigil_report_job_energy job_of(const struct vigil_report_process_energy *ranks, int n)
+{
+    int order[8];
+    assert_true(n <= 8);
+    struct vigil_report_job_energy j;
+    vigil_report_job_energy_from_processes(ranks, n, order, &j);
+    return j;
+}
 
 static void test_ranks_grouped_by_host(void **state)
 {
@@ -24,9 +35,7 @@ static void test_ranks_grouped_by_host(void **state)
          .flags = VIGIL_LOCAL_ENERGY_ESTIMATED},
         {.host = "node-a", .energy_j = 0.75, .source = "energy/powercap"},
     };
-    int order[4];
-    struct vigil_report_job_energy j;
-    vigil_report_job_energy_from_processes(ranks, 4, order, &j);
+    struct vigil_report_job_energy j = job_of(ranks, 4);
     assert_int_equal(j.nodes, 2);
     assert_int_equal(j.processes, 4);
     assert_int_equal(j.processes_with_energy, 4);
@@ -51,9 +60,7 @@ static void test_ranks_without_figures(void **state)
         {.host = "node-c", .energy_j = NAN, .source = ""},
         {.host = "node-b", .energy_j = 3.0, .source = "energy/estimate"},
     };
-    int order[4];
-    struct vigil_report_job_energy j;
-    vigil_report_job_energy_from_processes(ranks, 4, order, &j);
+    struct vigil_report_job_energy j = job_of(ranks, 4);
     assert_int_equal(j.nodes, 3);
     assert_int_equal(j.processes_with_energy, 2);
     assert_float_equal(j.energy_j, 4.0, 1e-12);
@@ -61,15 +68,9 @@ static void test_ranks_without_figures(void **state)
     assert_float_equal(j.node_min_j, 1.0, 1e-12);
 
     const struct vigil_report_process_energy none[] = {{.host = "x", .energy_j = NAN}};
-    vigil_report_job_energy_from_processes(none, 1, order, &j);
+    j = job_of(none, 1);
     assert_int_equal(j.nodes, 0); /* nothing to show */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranks_grouped_by_host),
-        cmocka_unit_test(test_ranks_without_figures),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_ranks_grouped_by_host),
+          cmocka_unit_test(test_ranks_without_figures))

@@ -19,43 +19,48 @@
 #include "test_support.h"
 
 #include "report_refusals.h"
+#include "test_main.h"
 
 /* The figure sets are tests/support/test_report_figures.c's. */
 
 /* ---- the round trip ------------------------------------------------------------------------- */
 
+/* The text and the JSON of `f` are the same made again from its JSON
+ * read back, and the JSON is printable ASCII on one line. */
+static void assert_round_trip(const char *name, const struct vigil_report *f)
+{
+    char *text = vigil_cli_report_text(f);
+    char *json = vigil_cli_report_json(f);
+    struct vigil_cli_report back;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(json, -1, &back, &error))
+        fail_msg("%s: its own JSON is refused: %s\n%s", name, error->message, json);
+    char *text_again = vigil_cli_report_text(&back.r);
+    char *json_again = vigil_cli_report_json(&back.r);
+    if (strcmp(text, text_again) != 0)
+        fail_msg("%s: the text differs after the JSON\nbefore:\n%s\nafter:\n%s", name, text,
+                 text_again);
+    if (strcmp(json, json_again) != 0)
+        fail_msg("%s: the JSON differs when read back\nbefore:\n%s\nafter:\n%s", name, json,
+                 json_again);
+    for (const char *p = json; *p != '\0'; p++)
+        if ((unsigned char)*p >= 0x7f || (*p < 0x20 && p[1] != '\0'))
+            fail_msg("%s: byte 0x%02x at %zu of the JSON", name, (unsigned char)*p,
+                     (size_t)(p - json));
+    vigil_cli_report_clear(&back);
+    g_free(text);
+    g_free(json);
+    g_free(text_again);
+    g_free(json_again);
+}
+
 static void test_text_and_json_survive_the_json(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof test_report_figure_sets / sizeof test_report_figure_sets[0];
-         i++) {
+    for (size_t i = 0; i < G_N_ELEMENTS(test_report_figure_sets); i++) {
         static struct vigil_report f;
         test_report_figure_sets[i](&f);
-        char *text = vigil_cli_report_text(&f);
-        char *json = vigil_cli_report_json(&f);
-        struct vigil_cli_report back;
-        GError *error = NULL;
-        if (!vigil_cli_report_parse(json, -1, &back, &error))
-            fail_msg("%s: its own JSON is refused: %s\n%s", test_report_figure_set_names[i],
-                     error->message, json);
-        char *text_again = vigil_cli_report_text(&back.r);
-        char *json_again = vigil_cli_report_json(&back.r);
-        if (strcmp(text, text_again) != 0)
-            fail_msg("%s: the text differs after the JSON\nbefore:\n%s\nafter:\n%s",
-                     test_report_figure_set_names[i], text, text_again);
-        if (strcmp(json, json_again) != 0)
-            fail_msg("%s: the JSON differs when read back\nbefore:\n%s\nafter:\n%s",
-                     test_report_figure_set_names[i], json, json_again);
-        /* Printable ASCII, one line. */
-        for (const char *p = json; *p != '\0'; p++)
-            if ((unsigned char)*p >= 0x7f || (*p < 0x20 && p[1] != '\0'))
-                fail_msg("%s: byte 0x%02x at %zu of the JSON", test_report_figure_set_names[i],
-                         (unsigned char)*p, (size_t)(p - json));
-        vigil_cli_report_clear(&back);
-        g_free(text);
-        g_free(json);
-        g_free(text_again);
-        g_free(json_again);
+        assert_round_trip(test_report_figure_set_names[i], &f);
     }
 }
 
@@ -65,9 +70,7 @@ static void test_text_and_json_survive_the_json(void **state)
 static void test_plain_text(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_plain_run(&f);
-    char *text = vigil_cli_report_text(&f);
+    char *text = report_text_of(test_report_plain_run);
     const char *const lines[] = {
         "\n== vigil report: /usr/bin/dd (pid 4242 on node17) ==\n",
         "RUN                        vm-4242-1700000000123456789\n",
@@ -86,18 +89,15 @@ static void test_plain_text(void **state)
         "\nactivities: 20 observed, 18 recorded, 1 dropped (ring full), 1 excluded (counted "
         "only)\n",
     };
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        test_assert_contains(text, lines[i]);
+    test_assert_contains_all(text, lines, G_N_ELEMENTS(lines));
     g_free(text);
 }
 
 static void test_odd_bytes_read_as_latin1(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_odd_bytes(&f);
-    char *text = vigil_cli_report_text(&f);
-    char *json = vigil_cli_report_json(&f);
+    char *text = report_text_of(test_report_odd_bytes);
+    char *json = report_json_of(test_report_odd_bytes);
     /* A stray byte is its Latin-1 character in both forms: the two names
      * of the same café read the same. */
     test_assert_contains(text, "== vigil report: /opt/caf\xc3\xa9/run (pid 4242 on h\xc3\xb6st)");
@@ -173,37 +173,20 @@ static void test_job_energy(void **state)
                                "\"node_mean_joule\":2.375125,\"node_max_joule\":3.500250,"
                                "\"node_max_host\":\"node-b\",\"sources\":\"energy/powercap+"
                                "energy/estimate\",\"estimated\":true,\"uncertain\":false}}");
-    struct vigil_cli_report back;
-    GError *error = NULL;
-    if (!vigil_cli_report_parse(json, -1, &back, &error))
-        fail_msg("its own JSON is refused: %s", error->message);
-    char *text_again = vigil_cli_report_text(&back.r);
-    char *json_again = vigil_cli_report_json(&back.r);
-    assert_string_equal(text, text_again);
-    assert_string_equal(json, json_again);
-    vigil_cli_report_clear(&back);
+    assert_round_trip("a job's energy", &f);
 
-    char *bad = g_strdup(json);
-    char *nodes = strstr(bad, "\"nodes\":2");
-    nodes[8] = '0';
-    assert_false(vigil_cli_report_parse(bad, -1, &back, &error));
-    test_assert_contains(error->message, "job_energy");
-    test_assert_contains(error->message, "nodes: 0");
-    g_clear_error(&error);
-    vigil_cli_report_clear(&back);
+    char *bad = edited(json, "\"nodes\":2", "\"nodes\":0");
+    expect_refused(bad, "job_energy");
+    expect_refused(bad, "nodes: 0");
     g_free(bad);
     g_free(text);
     g_free(json);
-    g_free(text_again);
-    g_free(json_again);
 }
 
 static void test_mpi_text(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_mpi_joint(&f);
-    char *text = vigil_cli_report_text(&f);
+    char *text = report_text_of(test_report_mpi_joint);
     test_assert_contains(text, "\n== vigil MPI report: ./mpi-io-levels, 4 ranks (rank 0: pid 4242 "
                                "on node17) ==\n");
     test_assert_contains(text, "VIGILD                     3 of 4 ranks: 1234 activities drained, "
@@ -223,12 +206,7 @@ static void test_mpi_text(void **state)
 static void test_bad_reports_are_refused(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_plain_run(&f);
-    char *json = vigil_cli_report_json(&f);
-    static const struct {
-        const char *from, *to, *message;
-    } edits[] = {
+    static const struct report_edit edits[] = {
         {"\"runtime_ms\":", "\"runtime\":", "report: runtime_ms: missing"},
         {"\"pid\":4242", "\"pid\":\"4242\"",
          "report: pid: expected a 32-bit integer, found a "
@@ -245,13 +223,8 @@ static void test_bad_reports_are_refused(void **state)
         {"\"files\":[", "\"files\":{\"x\":[", "report: not JSON"},
         {"\"run_key\":", "\"run_keys\":", "report: run_key: missing"},
     };
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        char *bad = edited(json, edits[i].from, edits[i].to);
-        expect_refused(bad, edits[i].message);
-        g_free(bad);
-    }
+    expect_edits_refused(test_report_plain_run, edits, G_N_ELEMENTS(edits));
     expect_refused("[1, 2]", "report: its top: expected an object, found an array");
-    g_free(json);
 }
 
 /* ---- files ------------------------------------------------------------------------------------
@@ -274,8 +247,7 @@ static void test_files_text_and_json(void **state)
         "(and 7 times a path found the file table full: those calls are in the totals, under "
         "no file)\n",
     };
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        test_assert_contains(text, lines[i]);
+    test_assert_contains_all(text, lines, G_N_ELEMENTS(lines));
     assert_null(strstr(text, "ior.10")); /* the text lists ten */
     char *json = vigil_cli_report_json(&f);
     test_assert_contains(json, "{\"path\":\"/scratch/ior.11\",\"mount\":\"/scratch\","
@@ -320,12 +292,7 @@ static void test_files_text_and_json(void **state)
 static void test_bad_files_are_refused(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_files(&f);
-    char *json = vigil_cli_report_json(&f);
-    static const struct {
-        const char *from, *to, *message;
-    } edits[] = {
+    static const struct report_edit edits[] = {
         {"\"files_total\":12", "\"files_total\":11",
          "report: files_total: 11 files, but \"files\" lists 12"},
         {"\"write_size_hist\":[0,0,0,0,16,0,0,0,0,0]", "\"write_size_hist\":[0,0,0,0,16,0,0,0,0]",
@@ -343,20 +310,13 @@ static void test_bad_files_are_refused(void **state)
          "report: timeline.written_bytes: 2 bins, where read_bytes has 3"},
         {"\"bin_s\":0.134218", "\"bin_s\":0", "report: timeline.bin_s: 0: not a width"},
     };
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        char *bad = edited(json, edits[i].from, edits[i].to);
-        expect_refused(bad, edits[i].message);
-        g_free(bad);
-    }
-    g_free(json);
+    expect_edits_refused(test_report_files, edits, G_N_ELEMENTS(edits));
 }
 
 static void test_regions_text(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_regions(&f);
-    char *text = vigil_cli_report_text(&f);
+    char *text = report_text_of(test_report_regions);
     const char *const lines[] = {
         "\nregions (inclusive)       entered      calls     bytes_read  bytes_written       wall_s"
         "        cpu_s     energy_j\n",
@@ -372,10 +332,9 @@ static void test_regions_text(void **state)
         "regions not followed: 1 begins past 64 names, 2 ends without their begin, 3 closed by an "
         "outer end, 4 too deep, 5 calls dropped\n",
     };
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        test_assert_contains(text, lines[i]);
+    test_assert_contains_all(text, lines, G_N_ELEMENTS(lines));
     g_free(text);
-    char *json = vigil_cli_report_json(&f);
+    char *json = report_json_of(test_report_regions);
     test_assert_contains(json, ",\"regions\":[{\"name\":\"main\",\"entered\":1,\"calls\":12,"
                                "\"bytes_read\":4096,\"bytes_written\":18014398509481984,"
                                "\"wall_seconds\":2.000001,\"cpu_seconds\":1.999999,"
@@ -384,8 +343,7 @@ static void test_regions_text(void **state)
     test_assert_contains(json, "\"name\":\"solver \\\"x\\\"\\u0009\\u00e9\"");
     g_free(json);
     /* A report without regions says nothing of them. */
-    test_report_plain_run(&f);
-    json = vigil_cli_report_json(&f);
+    json = report_json_of(test_report_plain_run);
     assert_null(strstr(json, "region"));
     g_free(json);
 }
@@ -393,12 +351,7 @@ static void test_regions_text(void **state)
 static void test_bad_regions_are_refused(void **state)
 {
     (void)state;
-    static struct vigil_report f;
-    test_report_regions(&f);
-    char *json = vigil_cli_report_json(&f);
-    static const struct {
-        const char *from, *to, *message;
-    } edits[] = {
+    static const struct report_edit edits[] = {
         {"\"entered\":1,", "\"entered\":-1,", "report: regions.0: entered: expected a count"},
         {"\"name\":\"main\"", "\"name\":7", "report: regions.0: name: expected a string"},
         {"\"wall_seconds\":2.000001", "\"wall_seconds\":\"2\"",
@@ -408,28 +361,12 @@ static void test_bad_regions_are_refused(void **state)
         {"\"too_deep\":4", "\"too_deep\":true", "report: region_notes: too_deep: expected a count"},
         {"\"regions\":[{", "\"regions\":[7,{", "report: regions.0: expected an object"},
     };
-    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        char *bad = edited(json, edits[i].from, edits[i].to);
-        expect_refused(bad, edits[i].message);
-        g_free(bad);
-    }
-    g_free(json);
+    expect_edits_refused(test_report_regions, edits, G_N_ELEMENTS(edits));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_and_json_survive_the_json),
-        cmocka_unit_test(test_plain_text),
-        cmocka_unit_test(test_odd_bytes_read_as_latin1),
-        cmocka_unit_test(test_mpi_text),
-        cmocka_unit_test(test_energy_from_two_sources),
-        cmocka_unit_test(test_job_energy),
-        cmocka_unit_test(test_bad_reports_are_refused),
-        cmocka_unit_test(test_regions_text),
-        cmocka_unit_test(test_bad_regions_are_refused),
-        cmocka_unit_test(test_files_text_and_json),
-        cmocka_unit_test(test_bad_files_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_text_and_json_survive_the_json), cmocka_unit_test(test_plain_text),
+          cmocka_unit_test(test_odd_bytes_read_as_latin1), cmocka_unit_test(test_mpi_text),
+          cmocka_unit_test(test_energy_from_two_sources), cmocka_unit_test(test_job_energy),
+          cmocka_unit_test(test_bad_reports_are_refused), cmocka_unit_test(test_regions_text),
+          cmocka_unit_test(test_bad_regions_are_refused),
+          cmocka_unit_test(test_files_text_and_json), cmocka_unit_test(test_bad_files_are_refused))

@@ -19,6 +19,7 @@
 #include "../../record/ring_layout.h"
 #include "vigil/ontology.h"
 #include "vigil/ring.h"
+#include "test_main.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -57,16 +58,21 @@ struct pair {
     struct vigil_ring *consumer;
 };
 
-static struct pair make_pair(uint32_t slots)
+static struct pair make_pair_of(uint32_t slots, enum vigil_tick_source ticks)
 {
     struct vigil_error err = {{0}};
     struct pair p;
-    p.producer = vigil_ring_create(slots, VIGIL_TICKS_MONOTONIC_NS, &err);
+    p.producer = vigil_ring_create(slots, ticks, &err);
     assert_non_null(p.producer);
     p.consumer = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
     if (p.consumer == NULL)
         fail_msg("attach: %s", err.message);
     return p;
+}
+
+static struct pair make_pair(uint32_t slots)
+{
+    return make_pair_of(slots, VIGIL_TICKS_MONOTONIC_NS);
 }
 
 static void free_pair(struct pair *p)
@@ -84,6 +90,48 @@ static void *map_raw(struct vigil_ring *producer, size_t *bytes)
     return map;
 }
 
+/* A pair and that view of its shared memory, for damaging it. */
+struct scribbled {
+    struct pair p;
+    unsigned char *raw;
+    size_t bytes;
+    struct ring_header *header;
+    struct ring_slot *slots;
+};
+
+static struct scribbled make_scribbled(uint32_t slots)
+{
+    struct scribbled s = {.p = make_pair(slots)};
+    s.raw = map_raw(s.p.producer, &s.bytes);
+    s.header = (struct ring_header *)s.raw;
+    s.slots = (struct ring_slot *)(s.raw + RING_HEADER_BYTES);
+    return s;
+}
+
+static void free_scribbled(struct scribbled *s)
+{
+    munmap(s->raw, s->bytes);
+    free_pair(&s->p);
+}
+
+/* The consumer closed and another attached, as when vigild restarts. */
+static void new_consumer(struct pair *p)
+{
+    vigil_ring_close(p->consumer);
+    struct vigil_error err = {{0}};
+    p->consumer = vigil_ring_attach(vigil_ring_fd(p->producer), &err);
+    assert_non_null(p->consumer);
+}
+
+/* Activities 0 to n - 1 of producer 1. */
+static void push_activities(struct vigil_ring *producer, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        struct vigil_activity a = make_activity(1, i);
+        assert_true(vigil_ring_push(producer, &a));
+    }
+}
+
 struct collected {
     size_t count;
     struct vigil_ring_record last;
@@ -99,6 +147,16 @@ static void collect(const struct vigil_ring_record *r, void *user)
     c->next_seq = r->seq + r->slots;
     c->last = *r;
     c->count++;
+}
+
+/* The consumer holding what it reads, activities 0 to n - 1 pushed and read. */
+static void push_and_read_held(struct pair *p, uint64_t n)
+{
+    vigil_ring_hold(p->consumer, true);
+    push_activities(p->producer, n);
+    struct collected c = {.in_order = true};
+    struct vigil_ring_drain_report report;
+    assert_int_equal(vigil_ring_drain(p->consumer, SIZE_MAX, 0, NULL, collect, &c, &report), n);
 }
 
 /* ---- basic ------------------------------------------------------------- */
@@ -215,10 +273,7 @@ static void test_full_ring_drops_and_counts(void **state)
 {
     (void)state;
     struct pair p = make_pair(64);
-    for (uint64_t i = 0; i < 64; i++) {
-        struct vigil_activity a = make_activity(1, i);
-        assert_true(vigil_ring_push(p.producer, &a));
-    }
+    push_activities(p.producer, 64);
     struct vigil_activity extra = make_activity(1, 64);
     assert_false(vigil_ring_push(p.producer, &extra));
     assert_false(vigil_ring_push_name(p.producer, 9, "/tmp/f", 6));
@@ -243,10 +298,7 @@ static void test_drain_respects_max_records(void **state)
 {
     (void)state;
     struct pair p = make_pair(128);
-    for (uint64_t i = 0; i < 100; i++) {
-        struct vigil_activity a = make_activity(1, i);
-        assert_true(vigil_ring_push(p.producer, &a));
-    }
+    push_activities(p.producer, 100);
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report rep;
     assert_int_equal(vigil_ring_drain(p.consumer, 30, 0, NULL, collect, &c, &rep), 30);
@@ -381,36 +433,31 @@ static void test_garbage_slots_are_reported_not_crashed_on(void **state)
 {
     (void)state;
     for (int round = 0; round < 200; round++) {
-        struct pair p = make_pair(64);
-        size_t bytes;
-        unsigned char *raw = map_raw(p.producer, &bytes);
-        struct ring_header *h = (struct ring_header *)raw;
+        struct scribbled s = make_scribbled(64);
         /* Random bytes over the slots, marks included, and a head anywhere
          * within the window the consumer accepts. */
-        for (size_t i = RING_HEADER_BYTES; i < bytes; i++)
-            raw[i] = (unsigned char)rng_next();
+        for (size_t i = RING_HEADER_BYTES; i < s.bytes; i++)
+            s.raw[i] = (unsigned char)rng_next();
         /* Some marks made plausible, so the payload checks are reached. */
-        struct ring_slot *slots = (struct ring_slot *)(raw + RING_HEADER_BYTES);
         for (int i = 0; i < 64; i++)
             if (rng_next() % 2)
-                atomic_store(&slots[i].mark, 1);
+                atomic_store(&s.slots[i].mark, 1);
         if (round % 3 == 0)
             for (int i = 0; i < 64; i++)
-                slots[i].payload.record_type =
+                s.slots[i].payload.record_type =
                     (rng_next() % 2) ? VIGIL_RECORD_ACTIVITY : VIGIL_RECORD_NAME;
-        atomic_store(&h->head, rng_next() % 65);
+        atomic_store(&s.header->head, rng_next() % 65);
 
         size_t n = 0;
         struct vigil_ring_drain_report rep;
-        size_t handed = vigil_ring_drain(p.consumer, 1000, VIGIL_RING_PRODUCER_GONE, NULL,
+        size_t handed = vigil_ring_drain(s.p.consumer, 1000, VIGIL_RING_PRODUCER_GONE, NULL,
                                          count_only, &n, &rep);
         assert_int_equal(handed, n);
         /* Every position below the head was either handed out or reported. */
-        assert_int_equal(rep.slots, atomic_load(&h->head));
+        assert_int_equal(rep.slots, atomic_load(&s.header->head));
         if (rep.corrupt + rep.torn > 0)
             assert_string_not_equal(rep.first_problem.message, "");
-        munmap(raw, bytes);
-        free_pair(&p);
+        free_scribbled(&s);
     }
 }
 
@@ -445,136 +492,116 @@ static void test_each_corruption_is_named(void **state)
                               "before it starts",    "another position",
                               "unknown record type", "belongs to no lap"};
     for (int i = 0; i < 6; i++) {
-        struct pair p = make_pair(64);
-        size_t bytes;
-        unsigned char *raw = map_raw(p.producer, &bytes);
-        struct ring_slot *slots = (struct ring_slot *)(raw + RING_HEADER_BYTES);
+        struct scribbled s = make_scribbled(64);
         struct vigil_activity a = make_activity(1, 1);
-        assert_true(vigil_ring_push(p.producer, &a));
-        assert_true(vigil_ring_push(p.producer, &a));
-        damage_slot(&slots[0], i);
+        assert_true(vigil_ring_push(s.p.producer, &a));
+        assert_true(vigil_ring_push(s.p.producer, &a));
+        damage_slot(&s.slots[0], i);
 
         /* The damaged record is skipped and named; the good one after it
          * still arrives. */
         size_t n = 0;
         struct vigil_ring_drain_report rep;
-        assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 1);
+        assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 1);
         assert_int_equal(rep.corrupt, 1);
         assert_int_equal(rep.slots, 2);
         if (strstr(rep.first_problem.message, expected[i]) == NULL)
             fail_msg("case %d: \"%s\" does not say \"%s\"", i, rep.first_problem.message,
                      expected[i]);
-        munmap(raw, bytes);
-        free_pair(&p);
+        free_scribbled(&s);
     }
 }
 
 static void test_damaged_name_records(void **state)
 {
     (void)state;
-    struct pair p = make_pair(64);
-    size_t bytes;
-    unsigned char *raw = map_raw(p.producer, &bytes);
-    struct ring_slot *slots = (struct ring_slot *)(raw + RING_HEADER_BYTES);
+    struct scribbled s = make_scribbled(64);
     char path[200];
     memset(path, 'p', sizeof path);
 
     /* A continuation that belongs to another file. */
-    assert_true(vigil_ring_push_name(p.producer, 5, path, sizeof path)); /* 3 slots */
-    slots[2].payload.name_next.file_id = 6;
+    assert_true(vigil_ring_push_name(s.p.producer, 5, path, sizeof path)); /* 3 slots */
+    s.slots[2].payload.name_next.file_id = 6;
     size_t n = 0;
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
+    assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_int_equal(rep.corrupt, 3); /* the first two slots, then the stray one */
     assert_non_null(strstr(rep.first_problem.message, "continuation is missing"));
 
     /* A length that does not fit the slot count. */
-    assert_true(vigil_ring_push_name(p.producer, 5, path, 10));
-    slots[3].payload.name_first.length = 500;
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
+    assert_true(vigil_ring_push_name(s.p.producer, 5, path, 10));
+    s.slots[3].payload.name_first.length = 500;
+    assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_int_equal(rep.corrupt, 1);
     assert_non_null(strstr(rep.first_problem.message, "impossible length"));
 
     /* A NUL written into a path after it was checked by the producer. */
-    assert_true(vigil_ring_push_name(p.producer, 5, path, 10));
-    slots[4].payload.name_first.path[3] = '\0';
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
+    assert_true(vigil_ring_push_name(s.p.producer, 5, path, 10));
+    s.slots[4].payload.name_first.path[3] = '\0';
+    assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_non_null(strstr(rep.first_problem.message, "NUL"));
-    munmap(raw, bytes);
-    free_pair(&p);
+    free_scribbled(&s);
 }
 
 static void test_corrupt_header_counters(void **state)
 {
     (void)state;
-    struct pair p = make_pair(64);
-    size_t bytes;
-    unsigned char *raw = map_raw(p.producer, &bytes);
-    struct ring_header *h = (struct ring_header *)raw;
+    struct scribbled s = make_scribbled(64);
     size_t n = 0;
     struct vigil_ring_drain_report rep;
 
-    atomic_store(&h->head, 65); /* more than one lap ahead */
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
+    atomic_store(&s.header->head, 65); /* more than one lap ahead */
+    assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_true(rep.header_corrupt);
     assert_non_null(strstr(rep.first_problem.message, "head"));
 
-    atomic_store(&h->head, 0);
-    atomic_store(&h->dropped, 10);
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
+    atomic_store(&s.header->head, 0);
+    atomic_store(&s.header->dropped, 10);
+    assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_false(rep.header_corrupt);
     assert_int_equal(rep.dropped, 10);
-    atomic_store(&h->dropped, 3); /* backwards */
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
+    atomic_store(&s.header->dropped, 3); /* backwards */
+    assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_true(rep.header_corrupt);
     assert_non_null(strstr(rep.first_problem.message, "drop counter"));
-    munmap(raw, bytes);
-    free_pair(&p);
+    free_scribbled(&s);
 }
 
 static void test_producer_gone_mid_write(void **state)
 {
     (void)state;
-    struct pair p = make_pair(64);
-    size_t bytes;
-    unsigned char *raw = map_raw(p.producer, &bytes);
-    struct ring_header *h = (struct ring_header *)raw;
+    struct scribbled s = make_scribbled(64);
 
     /* A producer claimed position 0 and died before writing it; another
      * thread wrote position 1. */
-    atomic_store(&h->head, 1);
+    atomic_store(&s.header->head, 1);
     struct vigil_activity a = make_activity(1, 1);
-    assert_true(vigil_ring_push(p.producer, &a));
+    assert_true(vigil_ring_push(s.p.producer, &a));
 
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, NULL, collect, &c, &rep), 0);
+    assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, collect, &c, &rep), 0);
     assert_int_equal(rep.torn + rep.corrupt, 0); /* it may still be written */
 
     c.next_seq = 1;
     assert_int_equal(
-        vigil_ring_drain(p.consumer, 10, VIGIL_RING_PRODUCER_GONE, NULL, collect, &c, &rep), 1);
+        vigil_ring_drain(s.p.consumer, 10, VIGIL_RING_PRODUCER_GONE, NULL, collect, &c, &rep), 1);
     assert_int_equal(rep.torn, 1);
     assert_int_equal(c.last.activity.seq, 1);
     assert_non_null(strstr(rep.first_problem.message, "never written"));
-    munmap(raw, bytes);
-    free_pair(&p);
+    free_scribbled(&s);
 }
 
 static void test_producer_gives_up_on_a_garbage_mark(void **state)
 {
     (void)state;
-    struct pair p = make_pair(64);
-    size_t bytes;
-    unsigned char *raw = map_raw(p.producer, &bytes);
-    struct ring_slot *slots = (struct ring_slot *)(raw + RING_HEADER_BYTES);
+    struct scribbled s = make_scribbled(64);
     /* A mark from the future: the producer must not spin on it. */
-    atomic_store(&slots[0].mark, 1u << 20);
+    atomic_store(&s.slots[0].mark, 1u << 20);
     struct vigil_activity a = make_activity(1, 1);
-    assert_false(vigil_ring_push(p.producer, &a));
-    assert_int_equal(vigil_ring_dropped(p.producer), 1);
-    munmap(raw, bytes);
-    free_pair(&p);
+    assert_false(vigil_ring_push(s.p.producer, &a));
+    assert_int_equal(vigil_ring_dropped(s.p.producer), 1);
+    free_scribbled(&s);
 }
 
 /* ---- attach ------------------------------------------------------------ */
@@ -659,33 +686,28 @@ static void test_attach_refuses_truncated_and_unsealed_files(void **state)
 static void test_tsc_ring_times_are_converted_by_drain(void **state)
 {
     (void)state;
-    struct vigil_error err = {{0}};
-    struct vigil_ring *producer = vigil_ring_create(64, VIGIL_TICKS_TSC, &err);
-    assert_non_null(producer);
-    struct vigil_ring *consumer = vigil_ring_attach(vigil_ring_fd(producer), &err);
-    assert_non_null(consumer);
-    assert_int_equal(vigil_ring_tick_source(consumer), VIGIL_TICKS_TSC);
+    struct pair p = make_pair_of(64, VIGIL_TICKS_TSC);
+    assert_int_equal(vigil_ring_tick_source(p.consumer), VIGIL_TICKS_TSC);
 
     struct vigil_activity a = make_activity(1, 1);
     a.start_ns = 3000; /* ticks, in a TSC ring */
     a.end_ns = 3400;
     a.parent_start_ns = 2000;
-    assert_true(vigil_ring_push(producer, &a));
-    assert_true(vigil_ring_push(producer, &a));
+    assert_true(vigil_ring_push(p.producer, &a));
+    assert_true(vigil_ring_push(p.producer, &a));
 
     /* Two ticks per ns, tick 1000 at 5000 ns. */
     struct vigil_tick_clock clock = {VIGIL_TICKS_TSC, {1000, 5000}, 0.5};
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(consumer, 1, 0, &clock, collect, &c, &rep), 1);
+    assert_int_equal(vigil_ring_drain(p.consumer, 1, 0, &clock, collect, &c, &rep), 1);
     assert_int_equal(c.last.activity.start_ns, 6000);
     assert_int_equal(c.last.activity.end_ns, 6200);
     assert_int_equal(c.last.activity.parent_start_ns, 5500);
     /* Without a clock the reader gets the ticks as written. */
-    assert_int_equal(vigil_ring_drain(consumer, 1, 0, NULL, collect, &c, &rep), 1);
+    assert_int_equal(vigil_ring_drain(p.consumer, 1, 0, NULL, collect, &c, &rep), 1);
     assert_int_equal(c.last.activity.start_ns, 3000);
-    vigil_ring_close(consumer);
-    vigil_ring_close(producer);
+    free_pair(&p);
 }
 
 /* ---- a consumer that holds records across its own restart ---------------- */
@@ -694,14 +716,7 @@ static void test_held_records_survive_a_new_consumer(void **state)
 {
     (void)state;
     struct pair p = make_pair(64);
-    vigil_ring_hold(p.consumer, true);
-    for (uint64_t i = 0; i < 40; i++) {
-        struct vigil_activity a = make_activity(1, i);
-        assert_true(vigil_ring_push(p.producer, &a));
-    }
-    struct collected c = {.in_order = true};
-    struct vigil_ring_drain_report report;
-    assert_int_equal(vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &c, &report), 40);
+    push_and_read_held(&p, 40);
     assert_int_equal(vigil_ring_read_position(p.consumer), 40);
     assert_int_equal(vigil_ring_released_position(p.consumer), 0);
     /* Read but held: only 24 more fit, the rest are dropped and counted. */
@@ -718,23 +733,20 @@ static void test_held_records_survive_a_new_consumer(void **state)
     assert_int_equal(vigil_ring_released_position(p.consumer), 30);
     /* The consumer dies; a new one attaches the same memfd and reads the
      * held records again, then the ones it never read. */
-    vigil_ring_close(p.consumer);
-    struct vigil_error err = {{0}};
-    struct vigil_ring *again = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
-    assert_non_null(again);
+    new_consumer(&p);
     uint64_t resumed, lost;
-    vigil_ring_resumed(again, &resumed, &lost);
+    vigil_ring_resumed(p.consumer, &resumed, &lost);
     assert_int_equal(resumed, 30);
     assert_int_equal(lost, 0);
     struct collected d = {.next_seq = 30, .in_order = true};
-    assert_int_equal(vigil_ring_drain(again, SIZE_MAX, 0, NULL, collect, &d, &report), 34);
+    struct vigil_ring_drain_report report;
+    assert_int_equal(vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &d, &report), 34);
     assert_true(d.in_order);
     assert_int_equal(d.next_seq, 64);
     assert_int_equal(d.last.activity.bytes_asked, 63);
     /* Without holding, a drain frees what it read and commits it. */
-    assert_int_equal(vigil_ring_released_position(again), 64);
-    vigil_ring_close(again);
-    vigil_ring_close(p.producer);
+    assert_int_equal(vigil_ring_released_position(p.consumer), 64);
+    free_pair(&p);
 }
 
 /* ---- names again ------------------------------------------------------------------------ */
@@ -769,10 +781,7 @@ static void test_names_asked_for_again(void **state)
     assert_true(vigil_ring_names_arrived(p.consumer));
 
     /* A new consumer asks again: the next generation, whatever it knew. */
-    vigil_ring_close(p.consumer);
-    struct vigil_error err = {{0}};
-    p.consumer = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
-    assert_non_null(p.consumer);
+    new_consumer(&p);
     assert_int_equal(vigil_ring_want_names(p.consumer), 2);
     assert_false(vigil_ring_names_arrived(p.consumer));
     free_pair(&p);
@@ -806,10 +815,7 @@ static void test_room_counts_held_slots(void **state)
     struct pair p = make_pair(64);
     vigil_ring_hold(p.consumer, true);
     assert_int_equal(vigil_ring_room(p.producer), 64);
-    for (uint64_t i = 0; i < 40; i++) {
-        struct vigil_activity a = make_activity(1, i);
-        assert_true(vigil_ring_push(p.producer, &a));
-    }
+    push_activities(p.producer, 40);
     assert_int_equal(vigil_ring_room(p.producer), 24);
     struct collected c = {.in_order = true};
     struct vigil_ring_drain_report report;
@@ -846,10 +852,7 @@ static void test_energy_published_and_read(void **state)
     assert_true(vigil_ring_energy_at(&e, 1750000000) == 13);
     assert_true(vigil_ring_energy_at(&e, 1000000000) == 12); /* never before the tick */
     /* A new consumer (a restarted vigild) starts its rate again. */
-    vigil_ring_close(p.consumer);
-    struct vigil_error err = {{0}};
-    p.consumer = vigil_ring_attach(vigil_ring_fd(p.producer), &err);
-    assert_non_null(p.consumer);
+    new_consumer(&p);
     assert_true(vigil_ring_read_energy(p.producer, &e) && e.energy_j == 12);
     vigil_ring_publish_energy(p.consumer, 15, 2000000000, VIGIL_RING_ENERGY_UNCERTAIN);
     assert_true(vigil_ring_read_energy(p.producer, &e));
@@ -861,27 +864,24 @@ static void test_energy_published_and_read(void **state)
 static void test_energy_read_is_bounded_and_checked(void **state)
 {
     (void)state;
-    struct pair p = make_pair(64);
-    size_t bytes;
-    struct ring_header *h = map_raw(p.producer, &bytes);
-    vigil_ring_publish_energy(p.consumer, 10, 1000000000, 0);
+    struct scribbled s = make_scribbled(64);
+    vigil_ring_publish_energy(s.p.consumer, 10, 1000000000, 0);
     /* A consumer that died between its two sequence stores: the reader
      * gives up after a bounded number of tries, it does not hang. */
-    uint64_t seq = atomic_load(&h->energy_seq);
-    atomic_store(&h->energy_seq, seq + 1);
+    uint64_t seq = atomic_load(&s.header->energy_seq);
+    atomic_store(&s.header->energy_seq, seq + 1);
     struct vigil_ring_energy e;
-    assert_false(vigil_ring_read_energy(p.producer, &e));
+    assert_false(vigil_ring_read_energy(s.p.producer, &e));
     /* The next consumer's write is read again, whatever the mapping held. */
-    vigil_ring_publish_energy(p.consumer, 11, 2000000000, 0);
-    assert_true(vigil_ring_read_energy(p.producer, &e) && e.energy_j == 11);
+    vigil_ring_publish_energy(s.p.consumer, 11, 2000000000, 0);
+    assert_true(vigil_ring_read_energy(s.p.producer, &e) && e.energy_j == 11);
     /* Bits that are no energy (a program scribbling) are not read as one. */
     double nan = NAN;
     uint64_t bits;
     memcpy(&bits, &nan, sizeof bits);
-    atomic_store(&h->energy_j_bits, bits);
-    assert_false(vigil_ring_read_energy(p.producer, &e));
-    munmap(h, bytes);
-    free_pair(&p);
+    atomic_store(&s.header->energy_j_bits, bits);
+    assert_false(vigil_ring_read_energy(s.p.producer, &e));
+    free_scribbled(&s);
 }
 
 /* A writer publishing as fast as it can while readers read: every figure
@@ -931,50 +931,32 @@ static void test_release_beyond_commit_is_counted_by_the_next_consumer(void **st
 {
     (void)state;
     struct pair p = make_pair(64);
-    vigil_ring_hold(p.consumer, true);
-    for (uint64_t i = 0; i < 50; i++) {
-        struct vigil_activity a = make_activity(1, i);
-        assert_true(vigil_ring_push(p.producer, &a));
-    }
-    struct collected c = {.in_order = true};
-    struct vigil_ring_drain_report report;
-    assert_int_equal(vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &c, &report), 50);
+    push_and_read_held(&p, 50);
     /* Room for the producer, although only 10 are stored: 10..39 are at risk. */
     vigil_ring_release(p.consumer, 40, 10);
     /* Release never goes past what was read, nor commit past release. */
     vigil_ring_release(p.consumer, 1000, 1000);
     assert_int_equal(vigil_ring_released_position(p.consumer), 50);
-    vigil_ring_close(p.consumer);
-
-    struct pair q = {.producer = p.producer};
-    struct vigil_error err = {{0}};
-    q.consumer = vigil_ring_attach(vigil_ring_fd(q.producer), &err);
-    assert_non_null(q.consumer);
+    new_consumer(&p);
     uint64_t resumed, lost;
-    vigil_ring_resumed(q.consumer, &resumed, &lost);
+    vigil_ring_resumed(p.consumer, &resumed, &lost);
     assert_int_equal(resumed, 50);
     assert_int_equal(lost, 0); /* the second release committed all 50 */
-    free_pair(&q);
+    free_pair(&p);
 
     /* A hostile producer's header cannot make the count absurd. */
-    struct pair r = make_pair(64);
-    size_t bytes;
-    struct ring_header *h = map_raw(r.producer, &bytes);
-    atomic_store(&h->consumed, 20);
-    atomic_store(&h->committed, 999);
-    struct vigil_ring *third = vigil_ring_attach(vigil_ring_fd(r.producer), &err);
-    assert_non_null(third);
-    vigil_ring_resumed(third, &resumed, &lost);
+    struct scribbled s = make_scribbled(64);
+    atomic_store(&s.header->consumed, 20);
+    atomic_store(&s.header->committed, 999);
+    new_consumer(&s.p);
+    vigil_ring_resumed(s.p.consumer, &resumed, &lost);
     assert_int_equal(resumed, 20);
     assert_int_equal(lost, 0);
-    atomic_store(&h->committed, 5);
-    struct vigil_ring *fourth = vigil_ring_attach(vigil_ring_fd(r.producer), &err);
-    vigil_ring_resumed(fourth, &resumed, &lost);
+    atomic_store(&s.header->committed, 5);
+    new_consumer(&s.p);
+    vigil_ring_resumed(s.p.consumer, &resumed, &lost);
     assert_int_equal(lost, 15);
-    vigil_ring_close(third);
-    vigil_ring_close(fourth);
-    munmap(h, bytes);
-    free_pair(&r);
+    free_scribbled(&s);
 }
 
 /* Found by tests/fuzz/fuzz_ring.c: ticks the clock maps past the end of
@@ -983,11 +965,7 @@ static void test_release_beyond_commit_is_counted_by_the_next_consumer(void **st
 static void test_times_that_wrap_when_converted_are_corrupt(void **state)
 {
     (void)state;
-    struct vigil_error err = {{0}};
-    struct vigil_ring *producer = vigil_ring_create(64, VIGIL_TICKS_TSC, &err);
-    assert_non_null(producer);
-    struct vigil_ring *consumer = vigil_ring_attach(vigil_ring_fd(producer), &err);
-    assert_non_null(consumer);
+    struct pair p = make_pair_of(64, VIGIL_TICKS_TSC);
 
     /* One tick a ns, tick 1000 at 5000 ns: tick 2^64 - 4000 is ns 2^64. */
     struct vigil_tick_clock clock = {VIGIL_TICKS_TSC, {1000, 5000}, 1.0};
@@ -995,19 +973,18 @@ static void test_times_that_wrap_when_converted_are_corrupt(void **state)
     a.parent_start_ns = 0;
     a.start_ns = UINT64_MAX - 4009; /* ns 2^64 - 10 */
     a.end_ns = UINT64_MAX - 3989;   /* ns 10 */
-    assert_true(vigil_ring_push(producer, &a));
+    assert_true(vigil_ring_push(p.producer, &a));
     a.start_ns = 3000;
     a.end_ns = 3400;
-    assert_true(vigil_ring_push(producer, &a));
+    assert_true(vigil_ring_push(p.producer, &a));
 
     struct collected c = {.in_order = false};
     struct vigil_ring_drain_report rep;
-    assert_int_equal(vigil_ring_drain(consumer, 10, 0, &clock, collect, &c, &rep), 1);
+    assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, &clock, collect, &c, &rep), 1);
     assert_int_equal(rep.corrupt, 1);
     assert_int_equal(c.last.activity.start_ns, 7000);
     assert_non_null(strstr(rep.first_problem.message, "ends"));
-    vigil_ring_close(consumer);
-    vigil_ring_close(producer);
+    free_pair(&p);
 }
 
 static void test_create_refuses_bad_sizes(void **state)
@@ -1020,35 +997,26 @@ static void test_create_refuses_bad_sizes(void **state)
     assert_null(vigil_ring_create(VIGIL_RING_MAX_SLOTS * 2u, VIGIL_TICKS_MONOTONIC_NS, &err));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_push_and_drain_one),
-        cmocka_unit_test(test_names_of_every_length_class),
-        cmocka_unit_test(test_invalid_names_are_refused),
-        cmocka_unit_test(test_push_through_a_producer_view),
-        cmocka_unit_test(test_full_ring_drops_and_counts),
-        cmocka_unit_test(test_drain_respects_max_records),
-        cmocka_unit_test(test_eight_producers_one_consumer),
-        cmocka_unit_test(test_garbage_slots_are_reported_not_crashed_on),
-        cmocka_unit_test(test_each_corruption_is_named),
-        cmocka_unit_test(test_damaged_name_records),
-        cmocka_unit_test(test_corrupt_header_counters),
-        cmocka_unit_test(test_producer_gone_mid_write),
-        cmocka_unit_test(test_producer_gives_up_on_a_garbage_mark),
-        cmocka_unit_test(test_attach_refuses_bad_headers),
-        cmocka_unit_test(test_attach_refuses_truncated_and_unsealed_files),
-        cmocka_unit_test(test_tsc_ring_times_are_converted_by_drain),
-        cmocka_unit_test(test_times_that_wrap_when_converted_are_corrupt),
-        cmocka_unit_test(test_create_refuses_bad_sizes),
-        cmocka_unit_test(test_held_records_survive_a_new_consumer),
-        cmocka_unit_test(test_release_beyond_commit_is_counted_by_the_next_consumer),
-        cmocka_unit_test(test_names_asked_for_again),
-        cmocka_unit_test(test_names_not_asked_of_an_older_producer),
-        cmocka_unit_test(test_room_counts_held_slots),
-        cmocka_unit_test(test_energy_published_and_read),
-        cmocka_unit_test(test_energy_read_is_bounded_and_checked),
-        cmocka_unit_test(test_energy_torn_reads_are_retried),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_push_and_drain_one), cmocka_unit_test(test_names_of_every_length_class),
+    cmocka_unit_test(test_invalid_names_are_refused),
+    cmocka_unit_test(test_push_through_a_producer_view),
+    cmocka_unit_test(test_full_ring_drops_and_counts),
+    cmocka_unit_test(test_drain_respects_max_records),
+    cmocka_unit_test(test_eight_producers_one_consumer),
+    cmocka_unit_test(test_garbage_slots_are_reported_not_crashed_on),
+    cmocka_unit_test(test_each_corruption_is_named), cmocka_unit_test(test_damaged_name_records),
+    cmocka_unit_test(test_corrupt_header_counters), cmocka_unit_test(test_producer_gone_mid_write),
+    cmocka_unit_test(test_producer_gives_up_on_a_garbage_mark),
+    cmocka_unit_test(test_attach_refuses_bad_headers),
+    cmocka_unit_test(test_attach_refuses_truncated_and_unsealed_files),
+    cmocka_unit_test(test_tsc_ring_times_are_converted_by_drain),
+    cmocka_unit_test(test_times_that_wrap_when_converted_are_corrupt),
+    cmocka_unit_test(test_create_refuses_bad_sizes),
+    cmocka_unit_test(test_held_records_survive_a_new_consumer),
+    cmocka_unit_test(test_release_beyond_commit_is_counted_by_the_next_consumer),
+    cmocka_unit_test(test_names_asked_for_again),
+    cmocka_unit_test(test_names_not_asked_of_an_older_producer),
+    cmocka_unit_test(test_room_counts_held_slots), cmocka_unit_test(test_energy_published_and_read),
+    cmocka_unit_test(test_energy_read_is_bounded_and_checked),
+    cmocka_unit_test(test_energy_torn_reads_are_retried))

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "vigil/run_key.h"
+#include "test_main.h"
 
 static void test_apart_adds_the_uid(void **state)
 {
@@ -92,13 +93,7 @@ static void test_the_slurm_job_a_key_names(void **state)
     assert_false(vigil_run_key_scheduler_job("my-slurm-5", job, sizeof job));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_apart_adds_the_uid),
-        cmocka_unit_test(test_a_long_key_is_cut_and_hashed),
-        cmocka_unit_test(test_the_owner_a_key_names),
-        cmocka_unit_test(test_the_slurm_job_a_key_names),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_apart_adds_the_uid),
+          cmocka_unit_test(test_a_long_key_is_cut_and_hashed),
+          cmocka_unit_test(test_the_owner_a_key_names),
+          cmocka_unit_test(test_the_slurm_job_a_key_names))

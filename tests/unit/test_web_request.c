@@ -13,6 +13,7 @@
 #include "request.h"
 #include "web_settings.h"
 #include "vigil/schema.h"
+#include "test_main.h"
 
 static struct web_settings settings = {.page_size = 50, .page_size_max = 1000};
 
@@ -233,17 +234,10 @@ static void test_trusted_proxies(void **state)
     vigil_config_free(config);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_int_parameter),
-        cmocka_unit_test(test_text_parameter_refuses_control_characters_and_length),
-        cmocka_unit_test(test_time_parameter),
-        cmocka_unit_test(test_choice_and_unknown_parameters),
-        cmocka_unit_test(test_path_id),
-        cmocka_unit_test(test_times_as_the_api_writes_them),
-        cmocka_unit_test(test_settings_refuse_what_would_expose_runs),
-        cmocka_unit_test(test_trusted_proxies),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_int_parameter),
+          cmocka_unit_test(test_text_parameter_refuses_control_characters_and_length),
+          cmocka_unit_test(test_time_parameter),
+          cmocka_unit_test(test_choice_and_unknown_parameters), cmocka_unit_test(test_path_id),
+          cmocka_unit_test(test_times_as_the_api_writes_them),
+          cmocka_unit_test(test_settings_refuse_what_would_expose_runs),
+          cmocka_unit_test(test_trusted_proxies))
