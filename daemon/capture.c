@@ -27,7 +27,7 @@
 #include "vigil/wire.h"
 #include "capture.h"
 #include "capture_sink.h"
-#include "json_members.h"
+#include "vigil/json_members.h"
 #include "outbox.h"
 #include "verdicts.h"
 
@@ -261,12 +261,12 @@ void vigild_capture_end_process(struct vigild_capture *c, uint64_t process_id)
 
 static void add_subject(JsonBuilder *b, const struct capture_subject *s)
 {
-    vigild_json_int(b, "process", (int64_t)s->process_id);
+    vigil_json_int(b, "process", (int64_t)s->process_id);
     if (s->process_id == 0)
         return;
-    vigild_json_int(b, "pid", s->pid);
-    vigild_json_string(b, "program", s->program);
-    vigild_json_int(b, "rank", s->mpi_rank);
+    vigil_json_int(b, "pid", s->pid);
+    vigil_json_string(b, "program", s->program);
+    vigil_json_int(b, "rank", s->mpi_rank);
 }
 
 static const char *const activity_fields[] = {
@@ -299,12 +299,12 @@ static gboolean write_activities_once(struct vigild_capture *c, struct capture_s
     check_sink_file(c);
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    vigild_json_string(b, "type", "activities");
-    vigild_json_int(b, "window", (int64_t)s->window);
+    vigil_json_string(b, "type", "activities");
+    vigil_json_int(b, "window", (int64_t)s->window);
     add_subject(b, s);
-    vigild_json_int(b, "cycle", (int64_t)h->cycle);
-    vigild_json_int(b, "start_ns", (int64_t)h->start_ns);
-    vigild_json_int(b, "end_ns", (int64_t)h->end_ns);
+    vigil_json_int(b, "cycle", (int64_t)h->cycle);
+    vigil_json_int(b, "start_ns", (int64_t)h->start_ns);
+    vigil_json_int(b, "end_ns", (int64_t)h->end_ns);
     json_builder_set_member_name(b, "files");
     json_builder_begin_object(b);
     for (guint i = 0; i < h->activities->len; i++) {
@@ -317,7 +317,7 @@ static gboolean write_activities_once(struct vigild_capture *c, struct capture_s
         /* Paths are bytes, not text: a Latin-1 name would make the sink's
          * line invalid JSON. Invalid sequences become U+FFFD. */
         char *shown = g_utf8_make_valid(path, -1);
-        vigild_json_string(b, key, shown);
+        vigil_json_string(b, key, shown);
         g_free(shown);
         g_hash_table_add(s->names_sent, GUINT_TO_POINTER(id));
     }
@@ -359,10 +359,10 @@ static void write_statistics(struct vigild_capture *c, uint64_t cycle, uint64_t 
     c->statistics(c->statistics_user, start_ns, end_ns, samples);
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    vigild_json_string(b, "type", "statistics");
-    vigild_json_int(b, "cycle", (int64_t)cycle);
-    vigild_json_int(b, "start_ns", (int64_t)start_ns);
-    vigild_json_int(b, "end_ns", (int64_t)end_ns);
+    vigil_json_string(b, "type", "statistics");
+    vigil_json_int(b, "cycle", (int64_t)cycle);
+    vigil_json_int(b, "start_ns", (int64_t)start_ns);
+    vigil_json_int(b, "end_ns", (int64_t)end_ns);
     json_builder_set_member_name(b, "samples");
     json_builder_begin_array(b);
     for (guint i = 0; i < samples->len; i++) {
@@ -399,12 +399,12 @@ static void uplink_statistics(struct vigild_capture *c, uint64_t cycle, uint64_t
 static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
 {
     json_builder_begin_object(b);
-    vigild_json_string(b, "level", vigil_level_name(v->level));
-    vigild_json_string(b, "state", vigil_health_name(v->decision.own));
-    vigild_json_bool(b, "held", v->decision.own_held);
-    vigild_json_int(b, "bad", v->decision.bad);
-    vigild_json_int(b, "good", v->decision.good);
-    vigild_json_int(b, "other", v->decision.other);
+    vigil_json_string(b, "level", vigil_level_name(v->level));
+    vigil_json_string(b, "state", vigil_health_name(v->decision.own));
+    vigil_json_bool(b, "held", v->decision.own_held);
+    vigil_json_int(b, "bad", v->decision.bad);
+    vigil_json_int(b, "good", v->decision.good);
+    vigil_json_int(b, "other", v->decision.other);
     json_builder_set_member_name(b, "overloaded");
     json_builder_begin_array(b);
     for (size_t i = 0; i < v->decision.n_overloaded; i++)
@@ -415,13 +415,13 @@ static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
     for (guint i = 0; i < v->n_issues; i++) {
         const struct vigild_issue *x = &v->issues[i];
         json_builder_begin_object(b);
-        vigild_json_string(b, "plugin", x->plugin);
-        vigild_json_string(b, "health", vigil_health_name(x->issue.health));
-        vigild_json_string(b, "metric", x->issue.metric);
-        vigild_json_number(b, "value", x->issue.value);
-        vigild_json_number(b, "expected_min", x->issue.expected_min);
-        vigild_json_number(b, "expected_max", x->issue.expected_max);
-        vigild_json_string(b, "message", x->issue.message);
+        vigil_json_string(b, "plugin", x->plugin);
+        vigil_json_string(b, "health", vigil_health_name(x->issue.health));
+        vigil_json_string(b, "metric", x->issue.metric);
+        vigil_json_number(b, "value", x->issue.value);
+        vigil_json_number(b, "expected_min", x->issue.expected_min);
+        vigil_json_number(b, "expected_max", x->issue.expected_max);
+        vigil_json_string(b, "message", x->issue.message);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -434,7 +434,7 @@ static JsonNode *reason_node(const struct vigild_cycle_verdicts *v,
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    vigild_json_int(b, "cycle", (int64_t)v->cycle);
+    vigil_json_int(b, "cycle", (int64_t)v->cycle);
     json_builder_set_member_name(b, "levels");
     json_builder_begin_array(b);
     if (process != NULL && vigil_health_is_abnormal(process->decision.own))
@@ -443,8 +443,8 @@ static JsonNode *reason_node(const struct vigild_cycle_verdicts *v,
         add_verdict(b, v->node);
     if (vigil_health_is_abnormal(v->system_state)) {
         json_builder_begin_object(b);
-        vigild_json_string(b, "level", "system");
-        vigild_json_string(b, "state", vigil_health_name(v->system_state));
+        vigil_json_string(b, "level", "system");
+        vigil_json_string(b, "state", vigil_health_name(v->system_state));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -458,19 +458,19 @@ static void write_window(struct vigild_capture *c, struct capture_subject *s)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    vigild_json_string(b, "type", "window");
-    vigild_json_int(b, "window", (int64_t)s->window);
+    vigil_json_string(b, "type", "window");
+    vigil_json_int(b, "window", (int64_t)s->window);
     add_subject(b, s);
-    vigild_json_int(b, "first_cycle", (int64_t)s->window_first);
-    vigild_json_int(b, "last_cycle", (int64_t)s->window_last);
-    vigild_json_int(b, "activities", (int64_t)s->window_activities);
-    vigild_json_string(b, "mode", vigild_capture_mode_name(c->mode));
+    vigil_json_int(b, "first_cycle", (int64_t)s->window_first);
+    vigil_json_int(b, "last_cycle", (int64_t)s->window_last);
+    vigil_json_int(b, "activities", (int64_t)s->window_activities);
+    vigil_json_string(b, "mode", vigild_capture_mode_name(c->mode));
     json_builder_set_member_name(b, "reasons");
     json_builder_begin_array(b);
     for (guint i = 0; i < s->reasons->len; i++)
         json_builder_add_value(b, json_node_ref(g_ptr_array_index(s->reasons, i)));
     json_builder_end_array(b);
-    vigild_json_int(b, "reasons_left_out", (int64_t)s->reasons_left_out);
+    vigil_json_int(b, "reasons_left_out", (int64_t)s->reasons_left_out);
     json_builder_end_object(b);
     vigild_capture_sink_write(c->sink, b);
     g_object_unref(b);
