@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "vigil/curve.h"
+#include "vigil/json_members.h"
 #include "vigil/warehouse.h"
 #include "warehouse_query.h"
 
@@ -64,8 +65,7 @@ static void print_json(const PGresult *r)
     json_builder_begin_array(b);
     for (int i = 0; i < PQntuples(r); i++) {
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "node_id");
-        json_builder_add_int_value(b, g_ascii_strtoll(PQgetvalue(r, i, NODE), NULL, 10));
+        vigil_json_int(b, "node_id", g_ascii_strtoll(PQgetvalue(r, i, NODE), NULL, 10));
         static const struct {
             const char *name;
             enum column column;
@@ -73,24 +73,16 @@ static void print_json(const PGresult *r)
                      {"first_seen", FIRST_SEEN}, {"refused_key", REFUSED_KEY},
                      {"refused_at", REFUSED_AT}, {"refused_reason", REASON}};
         for (gsize k = 0; k < G_N_ELEMENTS(texts); k++) {
-            json_builder_set_member_name(b, texts[k].name);
             const char *value = PQgetvalue(r, i, texts[k].column);
-            if (value[0] != '\0')
-                json_builder_add_string_value(b, value);
-            else
-                json_builder_add_null_value(b);
+            vigil_json_string(b, texts[k].name, value[0] != '\0' ? value : NULL);
         }
-        json_builder_set_member_name(b, "refused_batches");
-        json_builder_add_int_value(b, g_ascii_strtoll(PQgetvalue(r, i, REFUSED), NULL, 10));
+        vigil_json_int(b, "refused_batches", g_ascii_strtoll(PQgetvalue(r, i, REFUSED), NULL, 10));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
-    JsonNode *root = json_builder_get_root(b);
-    char *text = json_to_string(root, TRUE);
+    char *text = vigil_json_builder_text(b, TRUE);
     printf("%s\n", text);
     g_free(text);
-    json_node_unref(root);
-    g_object_unref(b);
 }
 
 /* --forget, --set: one statement; FALSE with error set. */

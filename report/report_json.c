@@ -434,7 +434,7 @@ gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cl
     }
     JsonNode *root = json_parser_get_root(parser);
     if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
-        report_fail(&rd, "its top", "expected an object, found %s", report_kind_of(root));
+        report_fail(&rd, "its top", "expected an object, found %s", vigil_json_kind(root));
     else
         read_report(&rd, json_node_get_object(root));
     g_object_unref(parser);

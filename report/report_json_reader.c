@@ -25,32 +25,11 @@ char *report_path(const char *where, const char *name)
     return where[0] != '\0' ? g_strdup_printf("%s.%s", where, name) : g_strdup(name);
 }
 
-const char *report_kind_of(JsonNode *node)
-{
-    if (node == NULL)
-        return "nothing";
-    switch (json_node_get_node_type(node)) {
-    case JSON_NODE_OBJECT:
-        return "an object";
-    case JSON_NODE_ARRAY:
-        return "an array";
-    case JSON_NODE_NULL:
-        return "null";
-    case JSON_NODE_VALUE:
-        break;
-    }
-    GType type = json_node_get_value_type(node);
-    return type == G_TYPE_STRING    ? "a string"
-           : type == G_TYPE_BOOLEAN ? "a boolean"
-           : type == G_TYPE_INT64   ? "an integer"
-                                    : "a number";
-}
-
 void report_wrong_type(struct report_reader *rd, const char *where, const char *name,
                        const char *expected, JsonNode *node)
 {
     char *path = report_path(where, name);
-    report_fail(rd, path, "expected %s, found %s", expected, report_kind_of(node));
+    report_fail(rd, path, "expected %s, found %s", expected, vigil_json_kind(node));
     g_free(path);
 }
 
@@ -137,7 +116,7 @@ JsonObject *report_object_of(struct report_reader *rd, JsonNode *node, const cha
     if (node == NULL)
         return NULL;
     if (!JSON_NODE_HOLDS_OBJECT(node)) {
-        report_fail(rd, where, "expected an object, found %s", report_kind_of(node));
+        report_fail(rd, where, "expected an object, found %s", vigil_json_kind(node));
         return NULL;
     }
     return json_node_get_object(node);

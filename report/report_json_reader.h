@@ -17,6 +17,7 @@
 #include <json-glib/json-glib.h>
 
 #include "report_json.h"
+#include "vigil/json_members.h"
 
 struct report_reader {
     struct vigil_cli_report *out; /* whose chunk keeps the strings read */
@@ -29,8 +30,6 @@ __attribute__((format(printf, 3, 4))) void report_fail(struct report_reader *rd,
                                                        const char *fmt, ...);
 /* "WHERE.NAME", or NAME at the top (WHERE ""). g_free it. */
 char *report_path(const char *where, const char *name);
-/* "an object", "a string", "nothing"…: what a node is, for messages. */
-const char *report_kind_of(JsonNode *node);
 /* Fails with "WHERE.NAME: expected EXPECTED, found KIND". */
 void report_wrong_type(struct report_reader *rd, const char *where, const char *name,
                        const char *expected, JsonNode *node);

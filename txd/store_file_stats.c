@@ -18,6 +18,7 @@
 #include <json-glib/json-glib.h>
 
 #include "txd.h"
+#include "vigil/json_members.h"
 
 /* How a member is checked and written. */
 enum member_kind {
@@ -164,21 +165,6 @@ static void fail(GError **error, const char *where, const char *format, ...)
     g_free(what);
 }
 
-static const char *kind_of(JsonNode *node)
-{
-    if (node == NULL || JSON_NODE_HOLDS_NULL(node))
-        return "null";
-    if (JSON_NODE_HOLDS_OBJECT(node))
-        return "an object";
-    if (JSON_NODE_HOLDS_ARRAY(node))
-        return "an array";
-    GType t = json_node_get_value_type(node);
-    return t == G_TYPE_STRING    ? "a string"
-           : t == G_TYPE_BOOLEAN ? "a boolean"
-           : t == G_TYPE_DOUBLE  ? "a fractional number"
-                                 : "an integer";
-}
-
 /* An integer in [min, max]. json-glib reads integers as int64; a number
  * beyond that range comes as a double and is refused as not an integer. */
 static gboolean integer_in(JsonNode *node, int64_t min, int64_t max, int64_t *out,
@@ -186,7 +172,7 @@ static gboolean integer_in(JsonNode *node, int64_t min, int64_t max, int64_t *ou
 {
     if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
         json_node_get_value_type(node) != G_TYPE_INT64) {
-        fail(error, where, "expected an integer, found %s", kind_of(node));
+        fail(error, where, "expected an integer, found %s", vigil_json_kind(node));
         return FALSE;
     }
     *out = json_node_get_int(node);
@@ -204,7 +190,7 @@ static gboolean number_of(JsonNode *node, double *out, const char *where, GError
     GType t = node != NULL && JSON_NODE_HOLDS_VALUE(node) ? json_node_get_value_type(node)
                                                           : G_TYPE_INVALID;
     if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE) {
-        fail(error, where, "expected a number, found %s", kind_of(node));
+        fail(error, where, "expected a number, found %s", vigil_json_kind(node));
         return FALSE;
     }
     *out = json_node_get_double(node);
@@ -215,7 +201,7 @@ static gboolean counts(JsonNode *node, guint min, guint max, int64_t *out, guint
                        const char *where, GError **error)
 {
     if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, where, "expected an array, found %s", kind_of(node));
+        fail(error, where, "expected an array, found %s", vigil_json_kind(node));
         return FALSE;
     }
     JsonArray *a = json_node_get_array(node);
@@ -239,7 +225,7 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, 
                               const char *where, GError **error)
 {
     if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, where, "expected an array, found %s", kind_of(node));
+        fail(error, where, "expected an array, found %s", vigil_json_kind(node));
         return FALSE;
     }
     JsonArray *a = json_node_get_array(node);
@@ -256,7 +242,7 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, 
         JsonNode *e = json_array_get_element(a, i);
         int64_t value = 0, count = 0;
         if (!JSON_NODE_HOLDS_OBJECT(e)) {
-            fail(error, at, "expected an object, found %s", kind_of(e));
+            fail(error, at, "expected an object, found %s", vigil_json_kind(e));
             ok = FALSE;
         } else {
             JsonObject *o = json_node_get_object(e);
@@ -304,8 +290,7 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
                  json_node_get_value_type(node) == G_TYPE_STRING)
             txd_copy_text(c, json_node_get_string(node));
         else {
-            fail(error, at, "expected a string, found %s",
-                 node == NULL ? "nothing" : kind_of(node));
+            fail(error, at, "expected a string, found %s", vigil_json_kind(node));
             ok = FALSE;
         }
         break;
@@ -328,7 +313,7 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
         if (ok)
             txd_copy_bool(c, json_node_get_boolean(node));
         else
-            fail(error, at, "expected true or false, found %s", kind_of(node));
+            fail(error, at, "expected true or false, found %s", vigil_json_kind(node));
         break;
     case SECONDS:
     case INSTANT:
@@ -368,7 +353,7 @@ static gboolean copy_file(struct txd_copy *c, int64_t process_id, guint index,
     char *where = g_strdup_printf("files[%u]", index);
     gboolean ok = JSON_NODE_HOLDS_OBJECT(node);
     if (!ok)
-        fail(error, where, "expected an object, found %s", kind_of(node));
+        fail(error, where, "expected an object, found %s", vigil_json_kind(node));
     JsonObject *file = ok ? json_node_get_object(node) : NULL;
     if (ok) {
         txd_copy_row(c, (uint16_t)column_count());
@@ -388,7 +373,7 @@ static gboolean copy_file(struct txd_copy *c, int64_t process_id, guint index,
                     txd_copy_null(c);
                 o = NULL;
             } else if (!JSON_NODE_HOLDS_OBJECT(sub)) {
-                fail(error, at, "expected an object or null, found %s", kind_of(sub));
+                fail(error, at, "expected an object or null, found %s", vigil_json_kind(sub));
                 ok = FALSE;
                 o = NULL;
             } else {
@@ -422,7 +407,7 @@ static gboolean copy_files(struct txd_copy *c, int64_t process_id, JsonObject *r
     if (node == NULL || JSON_NODE_HOLDS_NULL(node))
         return TRUE;
     if (!JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, "files", "expected an array, found %s", kind_of(node));
+        fail(error, "files", "expected an array, found %s", vigil_json_kind(node));
         return FALSE;
     }
     JsonArray *files = json_node_get_array(node);
@@ -451,7 +436,7 @@ static gboolean copy_timeline(struct txd_copy *c, int64_t process_id, JsonObject
     if (node == NULL || JSON_NODE_HOLDS_NULL(node))
         return TRUE;
     if (!JSON_NODE_HOLDS_OBJECT(node)) {
-        fail(error, "timeline", "expected an object, found %s", kind_of(node));
+        fail(error, "timeline", "expected an object, found %s", vigil_json_kind(node));
         return FALSE;
     }
     JsonObject *t = json_node_get_object(node);

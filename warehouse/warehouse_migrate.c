@@ -11,6 +11,7 @@
 
 #include "vigil/warehouse.h"
 #include "warehouse_migrations.h"
+#include "warehouse_query.h"
 
 /* Any fixed number will do, as long as nothing else on the database uses it
  * for another purpose: "vigmig" in ASCII. */

@@ -23,7 +23,7 @@ gboolean web_api_nodes(struct web_request *req, GError **error)
     JsonObject *out = json_object_new();
     json_object_set_array_member(out, "nodes", web_json_rows(r));
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_json(req, vigil_json_object_node(out));
     return TRUE;
 }
 
@@ -87,6 +87,6 @@ gboolean web_api_node(struct web_request *req, GError **error)
     JsonArray *runs = web_api_runs_from_result(r, PQntuples(r));
     json_object_set_array_member(out, "runs", runs);
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_json(req, vigil_json_object_node(out));
     return TRUE;
 }

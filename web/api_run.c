@@ -329,8 +329,8 @@ gboolean web_api_run(struct web_request *req, GError **error)
         JsonNode *files = ro != NULL ? json_object_get_member(ro, "files") : NULL;
         json_object_set_member(out, "files",
                                files != NULL ? json_node_copy(files)
-                                             : web_json_array_node(json_array_new()));
-        web_answer_json(req, web_json_object_node(out));
+                                             : vigil_json_array_node(json_array_new()));
+        web_answer_json(req, vigil_json_object_node(out));
     } else {
         json_object_unref(out);
     }

@@ -364,6 +364,6 @@ gboolean web_api_runs(struct web_request *req, GError **error)
                                                         PQgetvalue(r, shown - 1, id_col))
                                         : NULL);
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_json(req, vigil_json_object_node(out));
     return TRUE;
 }

@@ -41,7 +41,7 @@ gboolean web_api_tune_trials(struct web_request *req, GError **error)
     web_json_set_next(
         out, rows > limit ? g_strdup(PQgetvalue(r, shown - 1, PQfnumber(r, "trial_id"))) : NULL);
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_json(req, vigil_json_object_node(out));
     return TRUE;
 }
 
@@ -65,6 +65,6 @@ gboolean web_api_tune_trial(struct web_request *req, GError **error)
     JsonObject *out = json_object_new();
     json_object_set_object_member(out, "trial", web_json_row(r, 0));
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_json(req, vigil_json_object_node(out));
     return TRUE;
 }

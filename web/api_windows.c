@@ -122,7 +122,7 @@ gboolean web_api_run_windows(struct web_request *req, GError **error)
     }
     JsonObject *out = json_object_new();
     json_object_set_array_member(out, "windows", windows);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_json(req, vigil_json_object_node(out));
     return TRUE;
 }
 
@@ -273,7 +273,7 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
                                                           PQgetvalue(r, shown - 1, 3))
                                         : NULL);
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_json(req, vigil_json_object_node(out));
     for (int i = 0; i < 3; i++)
         g_free(cursor[i]);
     return TRUE;
@@ -394,6 +394,6 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
     json_object_set_array_member(out, "rows", row_info);
     json_object_set_array_member(out, "calls", calls_out);
     json_object_set_array_member(out, "bytes", bytes_out);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_json(req, vigil_json_object_node(out));
     return TRUE;
 }
