@@ -163,14 +163,14 @@ int vigil_cli_node(int argc, char **argv)
          "With --set: the node's CURVE public key (40 characters of Z85, its FILE.pub)", "KEY"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options = g_option_context_new("keys");
-    g_option_context_set_summary(
-        options, "Lists which CURVE key each node id belongs to in the warehouse, with the "
-                 "batches vigil-txd refused for it; --forget or --set puts a wrong claim right.");
-    g_option_context_add_main_entries(options, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "keys",
+        .summary = "Lists which CURVE key each node id belongs to in the warehouse, with the "
+                   "batches vigil-txd refused for it; --forget or --set puts a wrong claim right.",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
-    if (!g_option_context_parse(options, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil node: %s\n", error->message);
         goto out;
     }
@@ -193,14 +193,14 @@ int vigil_cli_node(int argc, char **argv)
         fprintf(stderr, "vigil node keys: %s\n", error->message);
         goto out;
     }
-    if (format != NULL && strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-        fprintf(stderr, "vigil node keys: --format %s: expected text or json\n", format);
+    gboolean json = FALSE;
+    if (!vigil_cli_format_is_json(format, &json, &error)) {
+        fprintf(stderr, "vigil node keys: %s\n", error->message);
         goto out;
     }
-    status = keys(config_path, forget, set, key, format != NULL && strcmp(format, "json") == 0);
+    status = keys(config_path, forget, set, key, json);
 out:
     g_clear_error(&error);
-    g_option_context_free(options);
     g_free(config_path);
     g_free(format);
     g_free(forget);

@@ -351,11 +351,13 @@ int vigil_cli_status(int argc, char **argv)
          "PID"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options = g_option_context_new("- what the node's vigild sees now");
-    g_option_context_add_main_entries(options, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "- what the node's vigild sees now",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_OK;
-    if (!g_option_context_parse(options, &argc, &argv, &error) || argc > 1 || finished_pid < 0) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error) || argc > 1 ||
+        finished_pid < 0) {
         fprintf(stderr, "vigil status: %s\n",
                 error != NULL ? error->message : "unexpected arguments");
         status = VIGIL_EXIT_USAGE;
@@ -386,7 +388,6 @@ int vigil_cli_status(int argc, char **argv)
     g_free(json);
 out:
     g_clear_error(&error);
-    g_option_context_free(options);
     g_free(socket_option);
     g_free(config_path);
     return status;

@@ -246,22 +246,19 @@ static void json_column(JsonBuilder *b, const struct tune_column *c)
     vigil_json_int(b, "forwarded", r->forwarded);
     vigil_json_int(b, "dropped", r->dropped);
     vigil_json_int(b, "lost", r->lost);
-    json_builder_set_member_name(b, "forwarded_share");
-    json_builder_add_double_value(b, share(r->forwarded, r->observed));
+    vigil_json_number(b, "forwarded_share", share(r->forwarded, r->observed));
     if (strcmp(c->name, "recorded") == 0) { /* a candidate is meant to differ */
         vigil_json_int(b, "decisions_compared", r->compared);
         vigil_json_int(b, "decisions_matched", r->matched);
         vigil_json_string(b, "first_mismatch", r->first_mismatch);
     }
-    json_builder_set_member_name(b, "replay_s");
-    json_builder_add_double_value(b, r->replay_s);
+    vigil_json_number(b, "replay_s", r->replay_s);
     if (c->scored) {
         json_builder_set_member_name(b, "truth");
         json_builder_begin_object(b);
         vigil_json_int(b, "anomalous_cycles", c->score.anomalous);
         vigil_json_int(b, "caught", c->score.caught);
-        json_builder_set_member_name(b, "recall");
-        json_builder_add_double_value(b, share(c->score.caught, c->score.anomalous));
+        vigil_json_number(b, "recall", share(c->score.caught, c->score.anomalous));
         vigil_json_int(b, "clean_cycles", c->score.clean_cycles);
         vigil_json_int(b, "false_flags", c->score.false_flags);
         json_builder_end_object(b);
@@ -271,10 +268,8 @@ static void json_column(JsonBuilder *b, const struct tune_column *c)
     for (guint i = 0; i < r->adpis->len; i++) {
         const struct tune_adpi_stats *a = g_ptr_array_index(r->adpis, i);
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "plugin");
-        json_builder_add_string_value(b, a->plugin);
-        json_builder_set_member_name(b, "level");
-        json_builder_add_string_value(b, level_name(a->level));
+        vigil_json_string(b, "plugin", a->plugin);
+        vigil_json_string(b, "level", level_name(a->level));
         vigil_json_int(b, "cycles", a->cycles);
         vigil_json_int(b, "issues", a->issues);
         json_builder_set_member_name(b, "reasons");
@@ -283,11 +278,9 @@ static void json_column(JsonBuilder *b, const struct tune_column *c)
         for (guint k = 0; k < keys->len; k++) {
             const struct tune_reason *reason = g_hash_table_lookup(a->reasons, keys->pdata[k]);
             json_builder_begin_object(b);
-            json_builder_set_member_name(b, "reason");
-            json_builder_add_string_value(b, keys->pdata[k]);
+            vigil_json_string(b, "reason", keys->pdata[k]);
             vigil_json_int(b, "issues", reason->issues);
-            json_builder_set_member_name(b, "example");
-            json_builder_add_string_value(b, reason->example);
+            vigil_json_string(b, "example", reason->example);
             json_builder_end_object(b);
         }
         g_ptr_array_free(keys, TRUE);
@@ -306,13 +299,8 @@ static void print_json(const char *path, const struct tune_durations *scaled,
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "recording");
     json_builder_begin_object(b);
-    json_builder_set_member_name(b, "path");
-    json_builder_add_string_value(b, path);
-    json_builder_set_member_name(b, "node");
-    if (r->node != NULL)
-        json_builder_add_string_value(b, r->node);
-    else
-        json_builder_add_null_value(b);
+    vigil_json_string(b, "path", path);
+    vigil_json_string(b, "node", r->node);
     const char *const span_names[] = {"first_cycle_at", "last_cycle_at"};
     const uint64_t span_ns[] = {r->first_ns, r->last_ns};
     for (int i = 0; i < 2; i++) {
@@ -336,8 +324,7 @@ static void print_json(const char *path, const struct tune_durations *scaled,
     json_builder_set_member_name(b, "scale_durations");
     if (scaled != NULL) {
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "factor");
-        json_builder_add_double_value(b, scaled->factor);
+        vigil_json_number(b, "factor", scaled->factor);
         vigil_json_int(b, "from_cycle", scaled->from_cycle);
         json_builder_end_object(b);
     } else {
@@ -474,13 +461,14 @@ int vigil_cli_tune(int argc, char **argv)
          "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new(NULL);
-    g_option_context_set_summary(
-        context, "Replays a recording of vigild's cycles through the same ADPIs, reasoners and "
-                 "capture, offline, with the configuration it was recorded with and with a "
-                 "candidate, and prints per ADPI and per reasoner the cycles flagged and why, the "
-                 "share of activities forwarded and, with ground truth, recall and false flags.");
-    g_option_context_add_main_entries(context, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = NULL,
+        .summary =
+            "Replays a recording of vigild's cycles through the same ADPIs, reasoners and "
+            "capture, offline, with the configuration it was recorded with and with a "
+            "candidate, and prints per ADPI and per reasoner the cycles flagged and why, the "
+            "share of activities forwarded and, with ground truth, recall and false flags.",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
     struct tune_column columns[2] = {{.name = "recorded"}, {.name = "candidate"}};
@@ -491,7 +479,7 @@ int vigil_cli_tune(int argc, char **argv)
     struct tune_durations durations;
     const struct tune_durations *scaled = NULL; /* durations as recorded */
 
-    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil tune: %s\n", error->message);
         goto out;
     }
@@ -522,11 +510,10 @@ int vigil_cli_tune(int argc, char **argv)
     }
     if (o.scale_durations != NULL)
         scaled = &durations;
-    if (o.format != NULL && strcmp(o.format, "text") != 0 && strcmp(o.format, "json") != 0) {
-        fprintf(stderr, "vigil tune: --format %s: expected text or json\n", o.format);
+    if (!vigil_cli_format_is_json(o.format, &json, &error)) {
+        fprintf(stderr, "vigil tune: %s\n", error->message);
         goto out;
     }
-    json = o.format != NULL && strcmp(o.format, "json") == 0;
     status = VIGIL_EXIT_FAILURE;
     if (o.config != NULL && (candidate = tune_config_load(o.config, &error)) == NULL) {
         fprintf(stderr, "vigil tune: %s\n", error->message);
@@ -574,6 +561,5 @@ out:
     g_free(o.node);
     g_free(o.warehouse_config);
     g_free(o.scale_durations);
-    g_option_context_free(context);
     return status;
 }

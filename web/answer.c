@@ -23,14 +23,10 @@ GBytes *web_answer_error_json(const GError *error, const char *parameter)
     json_builder_set_member_name(b, "error");
     json_builder_begin_object(b);
     vigil_json_int(b, "status", web_error_status(error));
-    json_builder_set_member_name(b, "code");
-    json_builder_add_string_value(b, web_error_code_name(error));
-    if (parameter != NULL) {
-        json_builder_set_member_name(b, "parameter");
-        json_builder_add_string_value(b, parameter);
-    }
-    json_builder_set_member_name(b, "message");
-    json_builder_add_string_value(b, error->message);
+    vigil_json_string(b, "code", web_error_code_name(error));
+    if (parameter != NULL)
+        vigil_json_string(b, "parameter", parameter);
+    vigil_json_string(b, "message", error->message);
     json_builder_end_object(b);
     json_builder_end_object(b);
     char *text = vigil_json_builder_text(b, FALSE);
