@@ -69,6 +69,85 @@ static char *resolve_inside(const char *root, const char *rel)
     return inside;
 }
 
+/* A page whose first line is
+ *     <!-- page title="TITLE" script="SCRIPT" -->
+ * holds only its <main>'s content: it is served inside page.tmpl beside it,
+ * which holds what every page shares (the head, the header and its nav),
+ * with @TITLE@, @SCRIPT@ and @MAIN@ replaced. NULL, with a warning, when the
+ * template cannot be read. */
+static GBytes *page_in_template(const char *file, const char *title, const char *script,
+                                const char *main_html, gsize main_bytes)
+{
+    const struct {
+        const char *mark, *value;
+        gssize length;
+    } fields[] = {
+        {"@TITLE@", title, -1},
+        {"@SCRIPT@", script, -1},
+        {"@MAIN@", main_html, (gssize)main_bytes},
+    };
+    char *dir = g_path_get_dirname(file);
+    char *template_path = g_build_filename(dir, "page.tmpl", NULL);
+    g_free(dir);
+    char *template = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(template_path, &template, NULL, &error)) {
+        g_warning("%s: %s", template_path, error->message);
+        g_error_free(error);
+        g_free(template_path);
+        return NULL;
+    }
+    g_free(template_path);
+    GString *page = g_string_new(NULL);
+    const char *at = template, *mark;
+    while ((mark = strchr(at, '@')) != NULL) {
+        g_string_append_len(page, at, mark - at);
+        guint i = 0;
+        while (i < G_N_ELEMENTS(fields) && !g_str_has_prefix(mark, fields[i].mark))
+            i++;
+        if (i < G_N_ELEMENTS(fields)) {
+            g_string_append_len(page, fields[i].value, fields[i].length);
+            at = mark + strlen(fields[i].mark);
+        } else {
+            g_string_append_c(page, '@');
+            at = mark + 1;
+        }
+    }
+    g_string_append(page, at);
+    g_free(template);
+    return g_string_free_to_bytes(page);
+}
+
+/* The bytes to serve for `file`: a page (see page_in_template) in its
+ * template, anything else as it is. Takes `bytes`; NULL when a page's
+ * template is missing. */
+static GBytes *served_bytes(const char *file, GBytes *bytes)
+{
+    static GRegex *page_line;
+    if (g_once_init_enter(&page_line)) {
+        GRegex *r = g_regex_new("^<!-- page title=\"([^\"\n]*)\" script=\"([^\"\n]*)\" -->\n",
+                                G_REGEX_RAW, 0, NULL);
+        g_once_init_leave(&page_line, r);
+    }
+    gsize n = 0;
+    const char *data = g_bytes_get_data(bytes, &n);
+    GMatchInfo *match = NULL;
+    if (n == 0 || !g_str_has_suffix(file, ".html") ||
+        !g_regex_match_full(page_line, data, (gssize)n, 0, 0, &match, NULL)) {
+        g_match_info_free(match);
+        return bytes;
+    }
+    int line_end = 0;
+    g_match_info_fetch_pos(match, 0, NULL, &line_end);
+    char *title = g_match_info_fetch(match, 1), *script = g_match_info_fetch(match, 2);
+    GBytes *page = page_in_template(file, title, script, data + line_end, n - (gsize)line_end);
+    g_free(title);
+    g_free(script);
+    g_match_info_free(match);
+    g_bytes_unref(bytes);
+    return page;
+}
+
 void web_static_serve(const struct web_settings *s, SoupServerMessage *msg, const char *path)
 {
     const char *root = NULL, *rel = NULL;
@@ -99,12 +178,15 @@ void web_static_serve(const struct web_settings *s, SoupServerMessage *msg, cons
     }
     GError *error = NULL;
     GMappedFile *mapped = g_mapped_file_new(file, FALSE, &error);
+    GBytes *bytes = mapped != NULL ? served_bytes(file, g_mapped_file_get_bytes(mapped)) : NULL;
     if (mapped == NULL) {
         g_warning("%s: %s", file, error->message);
         answer_text(msg, SOUP_STATUS_NOT_FOUND, "vigil-web: no such page\n");
         g_error_free(error);
+    } else if (bytes == NULL) {
+        answer_text(msg, SOUP_STATUS_NOT_FOUND, "vigil-web: no such page\n");
+        g_mapped_file_unref(mapped);
     } else {
-        GBytes *bytes = g_mapped_file_get_bytes(mapped);
         soup_server_message_set_status(msg, SOUP_STATUS_OK, NULL);
         SoupMessageHeaders *h = soup_server_message_get_response_headers(msg);
         soup_message_headers_replace(h, "Content-Type", content_type_of(decoded));
