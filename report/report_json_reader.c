@@ -14,10 +14,9 @@ void report_fail(struct report_reader *rd, const char *where, const char *fmt, .
     rd->failed = TRUE;
     va_list ap;
     va_start(ap, fmt);
-    char *what = g_strdup_vprintf(fmt, ap);
+    g_propagate_error(rd->error, g_error_new_valist(REPORT_ERROR, 0, fmt, ap));
     va_end(ap);
-    g_set_error(rd->error, REPORT_ERROR, 0, "report: %s: %s", where, what);
-    g_free(what);
+    g_prefix_error(rd->error, "report: %s: ", where);
 }
 
 char *report_path(const char *where, const char *name)

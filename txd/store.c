@@ -199,10 +199,8 @@ static gboolean refuse(GError **error, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
-    char *text = g_strdup_vprintf(format, ap);
+    g_propagate_error(error, g_error_new_valist(TXD_ERROR, TXD_ERROR_REFUSE, format, ap));
     va_end(ap);
-    g_set_error_literal(error, TXD_ERROR, TXD_ERROR_REFUSE, text);
-    g_free(text);
     return FALSE;
 }
 

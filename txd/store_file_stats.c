@@ -159,10 +159,9 @@ static void fail(GError **error, const char *where, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    char *what = g_strdup_vprintf(format, args);
+    g_propagate_error(error, g_error_new_valist(TXD_ERROR, TXD_ERROR_REFUSE, format, args));
     va_end(args);
-    g_set_error(error, TXD_ERROR, TXD_ERROR_REFUSE, "%s: %s", where, what);
-    g_free(what);
+    g_prefix_error(error, "%s: ", where);
 }
 
 /* An integer in [min, max]. json-glib reads integers as int64; a number

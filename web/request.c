@@ -40,10 +40,9 @@ void web_bad_parameter(struct web_request *req, GError **error, const char *para
 {
     va_list args;
     va_start(args, format);
-    char *why = g_strdup_vprintf(format, args);
+    g_propagate_error(error, g_error_new_valist(WEB_ERROR, WEB_ERROR_BAD_PARAMETER, format, args));
     va_end(args);
-    g_set_error(error, WEB_ERROR, WEB_ERROR_BAD_PARAMETER, "%s: %s", parameter, why);
-    g_free(why);
+    g_prefix_error(error, "%s: ", parameter);
     g_free(req->error_parameter);
     req->error_parameter = g_strdup(parameter);
 }
