@@ -50,6 +50,8 @@ import sys
 import tempfile
 import time
 
+from bench_support import FAILURES, Failed, ensure_running, log_tail, stop
+
 TICK_S = 0.1
 WARM_UP_S = 3.0
 GOAL_US = 100.0
@@ -63,10 +65,6 @@ SYSCALL_S = 3.0
 BASELINES = ("wake", "vigild-bare")
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 PAGE_WINDOWS = 9
-
-
-class Failed(Exception):
-    """Something the benchmark needs did not run: the message says what."""
 
 
 def process_cpu_clock(pid):
@@ -211,35 +209,6 @@ def status(vigil, socket):
     if answer.returncode != 0:
         raise Failed(f"vigil status failed ({answer.returncode}): {answer.stderr.strip()}")
     return json.loads(answer.stdout)
-
-
-def log_tail(path, lines=20):
-    try:
-        with open(path, errors="replace") as log:
-            return "".join(log.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
-def ensure_running(name, process, log):
-    if process.poll() is not None:
-        raise Failed(f"{name} exited with status {process.returncode} during the run:\n"
-                     + log_tail(log))
-
-
-def stop(name, process, log):
-    """SIGTERM, then a wait; an exit status other than 0 is a failure."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        raise Failed(f"{name} did not stop within 10 s of SIGTERM (killed):\n" + log_tail(log))
-    if process.returncode != 0:
-        raise Failed(f"{name} exited with status {process.returncode} after SIGTERM:\n"
-                     + log_tail(log))
 
 
 def find_collectd():
@@ -649,7 +618,7 @@ def main():
                 vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directory)
             report(samples, source, files, floor_said, syscalls, pages, collectd, version,
                    seconds)
-    except (Failed, OSError, subprocess.SubprocessError, ValueError, KeyError) as failure:
+    except FAILURES as failure:
         print(f"bench-daemon: {failure}", file=sys.stderr)
         sys.exit(1)
 

@@ -28,15 +28,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from daemon_compare import (PROVIDERS, Failed, collectd_version, cpu_ns, cpu_source,
-                            ensure_running, find_collectd, log_tail, stop)
+from bench_support import FAILURES, Failed, ensure_running, free_port, log_tail, stop
+from daemon_compare import PROVIDERS, collectd_version, cpu_ns, cpu_source, find_collectd
 
 TICK_S = 0.1
 WARM_UP_S = 2.0
@@ -64,13 +63,6 @@ LIBRARY_PACKAGES = {"libmicrohttpd.so.12": "libmicrohttpd12",
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
                     r'(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})?'
                     r' (\S+)( -?[0-9.e+]+)?$')
-
-
-def free_port():
-    """A loopback port the kernel has just handed out (and taken back)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_prometheus_missing():
@@ -376,8 +368,7 @@ def main():
             figures, idle_period, period, source = measure(vigild, plugin_dir, scrapes,
                                                            collectd, directory)
             report(figures, idle_period, period, scrapes, source, version)
-    except (Failed, OSError, http.client.HTTPException, subprocess.SubprocessError,
-            ValueError, UnicodeDecodeError) as failure:
+    except FAILURES + (http.client.HTTPException, UnicodeDecodeError) as failure:
         print(f"bench-metrics: {failure}", file=sys.stderr)
         sys.exit(1)
 
