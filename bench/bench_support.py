@@ -73,6 +73,22 @@ def free_port():
         return s.getsockname()[1]
 
 
+def start_txd(vigil_txd, config, pid_path, log_path, env, prefix=()):
+    """Starts vigil-txd without --foreground: it returns once it serves (or
+    failed to start) and leaves the server detached, its log going to
+    `log_path`. Its pid; `prefix` runs it under a profiler."""
+    with open(log_path, "w") as log:
+        started = subprocess.run(list(prefix) + [vigil_txd, "--config", config,
+                                                 "--pid-file", pid_path],
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                 timeout=RUN_TIMEOUT_S)
+    if started.returncode != 0:
+        raise Failed(f"vigil-txd did not start (status {started.returncode}):\n"
+                     + log_tail(log_path))
+    with open(pid_path) as f:
+        return int(f.read().strip())
+
+
 class Cluster:
     """The private cluster and psql on it; every session in UTC, as
     vigil-txd's, so that partitions and timestamps agree."""

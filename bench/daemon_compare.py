@@ -230,6 +230,16 @@ def collectd_plugins():
     return COLLECTD_PLUGINS
 
 
+def collectd_conf_head(directory, tick_s):
+    """The start of a collectd.conf for a run in `directory`: FQDNLookup
+    false and a Hostname (no name lookup at start), its files there, its
+    interval. (metrics_compare.py writes one too.)"""
+    return (f'Hostname "vigil-bench"\nFQDNLookup false\n'
+            f'BaseDir "{os.path.join(directory, "collectd")}"\n'
+            f'PIDFile "{os.path.join(directory, "collectd.pid")}"\n'
+            f"Interval {tick_s}\n")
+
+
 def write_configs(directory):
     socket = os.path.join(directory, "vigild.sock")
     vigild_conf = os.path.join(directory, "vigild.conf")
@@ -246,14 +256,10 @@ def write_configs(directory):
                    f"[capture]\nsink = {os.path.join(directory, 'bare.jsonl')}\n")
     collectd_conf = os.path.join(directory, "collectd.conf")
     with open(collectd_conf, "w") as conf:
-        # FQDNLookup false and a Hostname: no name lookup at start.
         # The post-cache chain's default target stops every value, so that
         # collectd, which has no write plugin, does not log a complaint
         # for each one (which would count against it).
-        conf.write(f'Hostname "vigil-bench"\nFQDNLookup false\n'
-                   f'BaseDir "{os.path.join(directory, "collectd")}"\n'
-                   f'PIDFile "{os.path.join(directory, "collectd.pid")}"\n'
-                   f"Interval {TICK_S}\n"
+        conf.write(collectd_conf_head(directory, TICK_S)
                    + "".join(f"LoadPlugin {p}\n" for p in collectd_plugins())
                    + 'PostCacheChain "ReadOnly"\n<Chain "ReadOnly">\n  Target "stop"\n</Chain>\n')
     return socket, vigild_conf, collectd_conf

@@ -84,17 +84,8 @@ def start_txd(args, cluster, database, work, port):
     log_path = os.path.join(work, "txd.log")
     pid_path = os.path.join(work, "txd.pid")
     env = dict(cluster.env, VIGIL_PLUGIN_DIR=args.plugin_dir)
-    with open(log_path, "w") as log:
-        prefix = args.txd_prefix.split() if args.txd_prefix else []
-        started = subprocess.run(prefix + [args.vigil_txd, "--config", config,
-                                           "--pid-file", pid_path],
-                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                                 timeout=RUN_TIMEOUT_S)
-    if started.returncode != 0:
-        raise Failed(f"vigil-txd did not start (status {started.returncode}):\n"
-                     + log_tail(log_path))
-    with open(pid_path) as f:
-        pid = int(f.read().strip())
+    prefix = args.txd_prefix.split() if args.txd_prefix else []
+    pid = bench_support.start_txd(args.vigil_txd, config, pid_path, log_path, env, prefix)
     return pid, endpoint, server_public, log_path
 
 

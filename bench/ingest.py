@@ -68,7 +68,7 @@ import tempfile
 import time
 
 import bench_support
-from bench_support import FAILURES, RUN_TIMEOUT_S, Failed, log_tail, run
+from bench_support import FAILURES, Failed, log_tail, run, start_txd
 
 GOAL_COPY_RATIO = 0.7
 GOAL_INSERT_RATIO = 20.0
@@ -120,17 +120,7 @@ def run_txd(args, cluster, database, work):
         conf.write(f"[txd]\nbind = {endpoint}\n"
                    f"[warehouse]\nconninfo = {cluster.conninfo_for(database)}\nmigrate = false\n")
     env = dict(cluster.env, VIGIL_PLUGIN_DIR=args.plugin_dir)
-    # Without --foreground it returns once it serves (or failed to start),
-    # and leaves the server running detached, its log going to log_path.
-    with open(log_path, "w") as log:
-        started = subprocess.run([args.vigil_txd, "--config", config, "--pid-file", pid_path],
-                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                                 timeout=RUN_TIMEOUT_S)
-    if started.returncode != 0:
-        raise Failed(f"vigil-txd did not start (status {started.returncode}):\n"
-                     + log_tail(log_path))
-    with open(pid_path) as f:
-        pid = int(f.read().strip())
+    pid = start_txd(args.vigil_txd, config, pid_path, log_path, env)
     pidfd = os.pidfd_open(pid)
     try:
         out = run([args.sender, "send", endpoint, "--rows", str(args.rows),

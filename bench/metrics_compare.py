@@ -35,7 +35,8 @@ import tempfile
 import time
 
 from bench_support import FAILURES, Failed, ensure_running, free_port, log_tail, stop
-from daemon_compare import PROVIDERS, collectd_version, cpu_ns, cpu_source, find_collectd
+from daemon_compare import (PROVIDERS, collectd_conf_head, collectd_version, cpu_ns, cpu_source,
+                            find_collectd)
 
 TICK_S = 0.1
 WARM_UP_S = 2.0
@@ -87,11 +88,8 @@ def write_configs(directory, vigild_port, collectd_port):
                    f"[metrics]\nlisten = 127.0.0.1:{vigild_port}\n")
     collectd_conf = os.path.join(directory, "collectd.conf")
     with open(collectd_conf, "w") as conf:
-        conf.write(f'Hostname "vigil-bench"\nFQDNLookup false\n'
-                   f'BaseDir "{os.path.join(directory, "collectd")}"\n'
-                   f'PIDFile "{os.path.join(directory, "collectd.pid")}"\n'
-                   f"Interval {TICK_S}\n"
-                   "LoadPlugin cpu\nLoadPlugin memory\nLoadPlugin disk\n"
+        conf.write(collectd_conf_head(directory, TICK_S)
+                   + "LoadPlugin cpu\nLoadPlugin memory\nLoadPlugin disk\n"
                    "LoadPlugin interface\nLoadPlugin load\nLoadPlugin write_prometheus\n"
                    f'<Plugin write_prometheus>\n  Host "127.0.0.1"\n  Port "{collectd_port}"\n'
                    "</Plugin>\n")
