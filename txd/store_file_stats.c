@@ -196,13 +196,22 @@ static gboolean number_of(JsonNode *node, double *out, const char *where, GError
     return TRUE;
 }
 
+/* Whether `node` is a `type` node; else what it is instead, as "expected
+ * EXPECTED, found …". */
+static gboolean holds(JsonNode *node, JsonNodeType type, const char *expected, const char *where,
+                      GError **error)
+{
+    if (node != NULL && json_node_get_node_type(node) == type)
+        return TRUE;
+    fail(error, where, "expected %s, found %s", expected, vigil_json_kind(node));
+    return FALSE;
+}
+
 static gboolean counts(JsonNode *node, guint min, guint max, int64_t *out, guint *n,
                        const char *where, GError **error)
 {
-    if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, where, "expected an array, found %s", vigil_json_kind(node));
+    if (!holds(node, JSON_NODE_ARRAY, "an array", where, error))
         return FALSE;
-    }
     JsonArray *a = json_node_get_array(node);
     *n = json_array_get_length(a);
     if (*n < min || *n > max) {
@@ -223,10 +232,8 @@ static gboolean counts(JsonNode *node, guint min, guint max, int64_t *out, guint
 static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, struct txd_copy *c,
                               const char *where, GError **error)
 {
-    if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, where, "expected an array, found %s", vigil_json_kind(node));
+    if (!holds(node, JSON_NODE_ARRAY, "an array", where, error))
         return FALSE;
-    }
     JsonArray *a = json_node_get_array(node);
     guint n = json_array_get_length(a);
     if (n > COMMON_MAX) {
@@ -240,10 +247,8 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, 
         g_snprintf(at, sizeof at, "%s[%u]", where, i);
         JsonNode *e = json_array_get_element(a, i);
         int64_t value = 0, count = 0;
-        if (!JSON_NODE_HOLDS_OBJECT(e)) {
-            fail(error, at, "expected an object, found %s", vigil_json_kind(e));
-            ok = FALSE;
-        } else {
+        ok = holds(e, JSON_NODE_OBJECT, "an object", at, error);
+        if (ok) {
             JsonObject *o = json_node_get_object(e);
             char key_at[WHERE_MAX], count_at[WHERE_MAX];
             g_snprintf(key_at, sizeof key_at, "%s.%s", at, key);
@@ -350,9 +355,7 @@ static gboolean copy_file(struct txd_copy *c, int64_t process_id, guint index,
                           gboolean in_job_report, JsonNode *node, GError **error)
 {
     char *where = g_strdup_printf("files[%u]", index);
-    gboolean ok = JSON_NODE_HOLDS_OBJECT(node);
-    if (!ok)
-        fail(error, where, "expected an object, found %s", vigil_json_kind(node));
+    gboolean ok = holds(node, JSON_NODE_OBJECT, "an object", where, error);
     JsonObject *file = ok ? json_node_get_object(node) : NULL;
     if (ok) {
         txd_copy_row(c, (uint16_t)column_count());
@@ -405,10 +408,8 @@ static gboolean copy_files(struct txd_copy *c, int64_t process_id, JsonObject *r
     JsonNode *node = json_object_get_member(report, "files");
     if (node == NULL || JSON_NODE_HOLDS_NULL(node))
         return TRUE;
-    if (!JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, "files", "expected an array, found %s", vigil_json_kind(node));
+    if (!holds(node, JSON_NODE_ARRAY, "an array", "files", error))
         return FALSE;
-    }
     JsonArray *files = json_node_get_array(node);
     guint n = json_array_get_length(files);
     JsonNode *total = json_object_get_member(report, "files_total");
@@ -434,10 +435,8 @@ static gboolean copy_timeline(struct txd_copy *c, int64_t process_id, JsonObject
     JsonNode *node = json_object_get_member(report, "timeline");
     if (node == NULL || JSON_NODE_HOLDS_NULL(node))
         return TRUE;
-    if (!JSON_NODE_HOLDS_OBJECT(node)) {
-        fail(error, "timeline", "expected an object, found %s", vigil_json_kind(node));
+    if (!holds(node, JSON_NODE_OBJECT, "an object", "timeline", error))
         return FALSE;
-    }
     JsonObject *t = json_node_get_object(node);
     double bin_s = 0;
     int64_t read[TIMELINE_BINS_MAX], written[TIMELINE_BINS_MAX];
