@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "request.h"
+#include "vigil/json_members.h"
 
 G_DEFINE_QUARK(vigil - web - error - quark, web_error)
 
@@ -193,6 +194,11 @@ gboolean web_params_done(struct web_request *req, GError **error)
     return TRUE;
 }
 
+gboolean web_path_id_only(struct web_request *req, const char *what, gint64 *out, GError **error)
+{
+    return web_path_id(req, req->segments[1], what, out, error) && web_params_done(req, error);
+}
+
 gboolean web_path_id(struct web_request *req, const char *segment, const char *what, gint64 *out,
                      GError **error)
 {
@@ -214,6 +220,11 @@ void web_answer_json(struct web_request *req, JsonNode *body)
     req->body = body;
 }
 
+void web_answer_object(struct web_request *req, JsonObject *body)
+{
+    web_answer_json(req, vigil_json_object_node(body));
+}
+
 void web_answer_bytes(struct web_request *req, GBytes *body, const char *content_type,
                       const char *filename)
 {
@@ -233,6 +244,16 @@ void web_json_set_next(JsonObject *page, char *next)
     else
         json_object_set_null_member(page, "next");
     g_free(next);
+}
+
+void web_answer_page(struct web_request *req, JsonObject *page, const char *name, JsonArray *items,
+                     char *next)
+{
+    if (page == NULL)
+        page = json_object_new();
+    json_object_set_array_member(page, name, items);
+    web_json_set_next(page, next);
+    web_answer_object(req, page);
 }
 
 char *web_time_text(gint64 us)
