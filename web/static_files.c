@@ -1,4 +1,5 @@
 /* vigil-web — the pages and uPlot. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -123,29 +124,25 @@ static GBytes *page_in_template(const char *file, const char *title, const char 
  * template is missing. */
 static GBytes *served_bytes(const char *file, GBytes *bytes)
 {
-    static GRegex *page_line;
-    if (g_once_init_enter(&page_line)) {
-        GRegex *r = g_regex_new("^<!-- page title=\"([^\"\n]*)\" script=\"([^\"\n]*)\" -->\n",
-                                G_REGEX_RAW, 0, NULL);
-        g_once_init_leave(&page_line, r);
-    }
     gsize n = 0;
     const char *data = g_bytes_get_data(bytes, &n);
-    GMatchInfo *match = NULL;
-    if (n == 0 || !g_str_has_suffix(file, ".html") ||
-        !g_regex_match_full(page_line, data, (gssize)n, 0, 0, &match, NULL)) {
-        g_match_info_free(match);
+    const char *line_end = n > 0 ? memchr(data, '\n', n) : NULL;
+    if (line_end == NULL || !g_str_has_suffix(file, ".html"))
         return bytes;
-    }
-    int line_end = 0;
-    g_match_info_fetch_pos(match, 0, NULL, &line_end);
-    char *title = g_match_info_fetch(match, 1), *script = g_match_info_fetch(match, 2);
-    GBytes *page = page_in_template(file, title, script, data + line_end, n - (gsize)line_end);
-    g_free(title);
-    g_free(script);
-    g_match_info_free(match);
+    char *line = g_strndup(data, (gsize)(line_end - data));
+    char title[256], script[256];
+    int used = -1;
+    gboolean page = sscanf(line, "<!-- page title=\"%255[^\"]\" script=\"%255[^\"]\" -->%n", title,
+                           script, &used) == 2 &&
+                    used == (int)strlen(line);
+    g_free(line);
+    if (!page)
+        return bytes;
+    const char *main_html = line_end + 1;
+    GBytes *served =
+        page_in_template(file, title, script, main_html, n - (gsize)(main_html - data));
     g_bytes_unref(bytes);
-    return page;
+    return served;
 }
 
 void web_static_serve(const struct web_settings *s, SoupServerMessage *msg, const char *path)
