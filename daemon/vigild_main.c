@@ -62,16 +62,8 @@ int main(int argc, char **argv)
         socket_path = g_strdup(g_getenv("VIGIL_SOCKET"));
     /* Relative paths must survive the chdir of detaching. */
     char *absolute_config = g_canonicalize_filename(config_path, NULL);
-    if (pid_file != NULL) {
-        char *absolute = g_canonicalize_filename(pid_file, NULL);
-        g_free(pid_file);
-        pid_file = absolute;
-    }
-    if (socket_path != NULL) {
-        char *absolute = g_canonicalize_filename(socket_path, NULL);
-        g_free(socket_path);
-        socket_path = absolute;
-    }
+    vigil_detach_keep_path(&pid_file);
+    vigil_detach_keep_path(&socket_path);
 
     signal(SIGPIPE, SIG_IGN);
     raise_descriptor_limit();

@@ -123,11 +123,7 @@ int main(int argc, char **argv)
     GError *error = NULL;
     /* Relative paths must survive the chdir of detaching. */
     txd_main.config_path = g_canonicalize_filename(config_path, NULL);
-    if (pid_file != NULL) {
-        char *absolute = g_canonicalize_filename(pid_file, NULL);
-        g_free(pid_file);
-        pid_file = absolute;
-    }
+    vigil_detach_keep_path(&pid_file);
     signal(SIGPIPE, SIG_IGN);
     int ready_fd = -1;
     if (!foreground && vigil_detach("vigil-txd", &ready_fd) != 0)
