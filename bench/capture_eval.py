@@ -72,6 +72,8 @@ import sys
 import tempfile
 import time
 
+from bench_support import FAILURES, Failed, log_tail, stop
+
 GOAL_RECALL = 0.95
 GOAL_FORWARDED = 0.20
 CAPTURED_SHARE = 0.95  # of a cycle's calls that must be in the sink
@@ -91,18 +93,6 @@ TUNED = ["daemon.cycle_ms=500", "reasoner.node.adpis=", "reasoner.node.max_load=
 CONFIGS = {"defaults": [], "tuned": TUNED}
 # The what-ifs: calls taking these times as long from halfway through on.
 SPEED_FACTORS = [1, 0.8, 1.25, 0.625, 1.6, 0.4, 2.5]
-
-
-class Failed(Exception):
-    """The run did not happen as it must for a figure: the message says why."""
-
-
-def log_tail(path, lines=25):
-    try:
-        with open(path, errors="replace") as log:
-            return "".join(log.readlines()[-lines:])
-    except OSError:
-        return ""
 
 
 # ---- configuration ---------------------------------------------------------------------------
@@ -225,18 +215,7 @@ def start_vigild(vigild, vigil, config, socket, env, log_path):
 
 
 def stop_vigild(process, log_path):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        raise Failed("vigild did not stop within 20 s of SIGTERM (killed):\n"
-                     + log_tail(log_path)) from None
-    if process.returncode != 0:
-        raise Failed(f"vigild exited with status {process.returncode} after SIGTERM:\n"
-                     + log_tail(log_path))
+    stop("vigild", process, log_path, timeout_s=20)
 
 
 def run_workload(vigil, workload, config, directory, args, env, vigild, vigild_log):
@@ -813,8 +792,7 @@ def main():
         finally:
             if cleanup is not None:
                 cleanup.cleanup()
-    except (Failed, OSError, subprocess.SubprocessError, ValueError, KeyError,
-            configparser.Error) as failure:
+    except FAILURES + (configparser.Error,) as failure:
         print(f"bench-capture-eval: {failure}", file=sys.stderr)
         sys.exit(1)
 

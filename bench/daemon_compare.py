@@ -50,6 +50,8 @@ import sys
 import tempfile
 import time
 
+from bench_support import FAILURES, Failed, ensure_running, log_tail, stop
+
 TICK_S = 0.1
 WARM_UP_S = 3.0
 GOAL_US = 100.0
@@ -63,10 +65,6 @@ SYSCALL_S = 3.0
 BASELINES = ("wake", "vigild-bare")
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 PAGE_WINDOWS = 9
-
-
-class Failed(Exception):
-    """Something the benchmark needs did not run: the message says what."""
 
 
 def process_cpu_clock(pid):
@@ -213,35 +211,6 @@ def status(vigil, socket):
     return json.loads(answer.stdout)
 
 
-def log_tail(path, lines=20):
-    try:
-        with open(path, errors="replace") as log:
-            return "".join(log.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
-def ensure_running(name, process, log):
-    if process.poll() is not None:
-        raise Failed(f"{name} exited with status {process.returncode} during the run:\n"
-                     + log_tail(log))
-
-
-def stop(name, process, log):
-    """SIGTERM, then a wait; an exit status other than 0 is a failure."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        raise Failed(f"{name} did not stop within 10 s of SIGTERM (killed):\n" + log_tail(log))
-    if process.returncode != 0:
-        raise Failed(f"{name} exited with status {process.returncode} after SIGTERM:\n"
-                     + log_tail(log))
-
-
 def find_collectd():
     # Debian puts it in /usr/sbin, which a user's PATH often lacks.
     return shutil.which("collectd") or shutil.which("collectd", path="/usr/sbin:/sbin")
@@ -261,6 +230,16 @@ def collectd_plugins():
     return COLLECTD_PLUGINS
 
 
+def collectd_conf_head(directory, tick_s):
+    """The start of a collectd.conf for a run in `directory`: FQDNLookup
+    false and a Hostname (no name lookup at start), its files there, its
+    interval. (metrics_compare.py writes one too.)"""
+    return (f'Hostname "vigil-bench"\nFQDNLookup false\n'
+            f'BaseDir "{os.path.join(directory, "collectd")}"\n'
+            f'PIDFile "{os.path.join(directory, "collectd.pid")}"\n'
+            f"Interval {tick_s}\n")
+
+
 def write_configs(directory):
     socket = os.path.join(directory, "vigild.sock")
     vigild_conf = os.path.join(directory, "vigild.conf")
@@ -277,14 +256,10 @@ def write_configs(directory):
                    f"[capture]\nsink = {os.path.join(directory, 'bare.jsonl')}\n")
     collectd_conf = os.path.join(directory, "collectd.conf")
     with open(collectd_conf, "w") as conf:
-        # FQDNLookup false and a Hostname: no name lookup at start.
         # The post-cache chain's default target stops every value, so that
         # collectd, which has no write plugin, does not log a complaint
         # for each one (which would count against it).
-        conf.write(f'Hostname "vigil-bench"\nFQDNLookup false\n'
-                   f'BaseDir "{os.path.join(directory, "collectd")}"\n'
-                   f'PIDFile "{os.path.join(directory, "collectd.pid")}"\n'
-                   f"Interval {TICK_S}\n"
+        conf.write(collectd_conf_head(directory, TICK_S)
                    + "".join(f"LoadPlugin {p}\n" for p in collectd_plugins())
                    + 'PostCacheChain "ReadOnly"\n<Chain "ReadOnly">\n  Target "stop"\n</Chain>\n')
     return socket, vigild_conf, collectd_conf
@@ -649,7 +624,7 @@ def main():
                 vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directory)
             report(samples, source, files, floor_said, syscalls, pages, collectd, version,
                    seconds)
-    except (Failed, OSError, subprocess.SubprocessError, ValueError, KeyError) as failure:
+    except FAILURES as failure:
         print(f"bench-daemon: {failure}", file=sys.stderr)
         sys.exit(1)
 

@@ -45,75 +45,21 @@ import os
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 
+import bench_support
+from bench_support import FAILURES, RUN_TIMEOUT_S, Failed, free_port, log_tail, run
+
 GOAL_NODES = 2000
 GOAL_P99_MS = 1000.0
 STOP_TIMEOUT_S = 20
-RUN_TIMEOUT_S = 900
 PROFILE = ("cores", "ranks", "activity_rate", "forwarded_share", "disks", "nets",
            "nodes_per_job", "drain_s")
 
 
-class Failed(Exception):
-    """The run did not happen as it must for a figure: the message says why."""
-
-
-def run(argv, what, env=None, timeout=RUN_TIMEOUT_S):
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise Failed(f"{what} did not finish within {timeout} s") from None
-    if done.returncode != 0:
-        raise Failed(f"{what} failed (status {done.returncode}):\n{done.stderr.strip()}\n"
-                     f"{done.stdout.strip()}")
-    return done.stdout
-
-
-def log_tail(path, lines=15):
-    try:
-        with open(path, errors="replace") as log:
-            return "".join(log.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Cluster:
-    def __init__(self, pg_private, directory):
-        self.pg_private = pg_private
-        self.directory = directory
-        bindir = run([pg_private, "check"], "tools/pg-private check").strip()
-        self.psql_path = os.path.join(bindir, "psql")
-        self.env = dict(os.environ, PGTZ="UTC")
-        for name in ("PGDATABASE", "PGHOST", "PGPORT", "PGUSER", "PGSERVICE", "PGOPTIONS"):
-            self.env.pop(name, None)
-        self.conninfo = None
-
-    def start(self):
-        self.conninfo = run([self.pg_private, "start", self.directory], "tools/pg-private start",
-                            timeout=180).strip()
-
-    def stop(self):
-        run([self.pg_private, "stop", self.directory], "tools/pg-private stop", timeout=180)
-
-    def conninfo_for(self, database):
-        return re.sub(r"dbname=\S+", f"dbname={database}", self.conninfo)
-
-    def psql(self, database, sql):
-        return run([self.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-                    "-d", self.conninfo_for(database), "-c", sql],
-                   f"psql on {database}: {sql}", env=self.env).strip()
-
+class Cluster(bench_support.Cluster):
     def postmaster_pid(self):
         for root, _dirs, files in os.walk(self.directory):
             if "postmaster.pid" in files:
@@ -138,17 +84,8 @@ def start_txd(args, cluster, database, work, port):
     log_path = os.path.join(work, "txd.log")
     pid_path = os.path.join(work, "txd.pid")
     env = dict(cluster.env, VIGIL_PLUGIN_DIR=args.plugin_dir)
-    with open(log_path, "w") as log:
-        prefix = args.txd_prefix.split() if args.txd_prefix else []
-        started = subprocess.run(prefix + [args.vigil_txd, "--config", config,
-                                           "--pid-file", pid_path],
-                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                                 timeout=RUN_TIMEOUT_S)
-    if started.returncode != 0:
-        raise Failed(f"vigil-txd did not start (status {started.returncode}):\n"
-                     + log_tail(log_path))
-    with open(pid_path) as f:
-        pid = int(f.read().strip())
+    prefix = args.txd_prefix.split() if args.txd_prefix else []
+    pid = bench_support.start_txd(args.vigil_txd, config, pid_path, log_path, env, prefix)
     return pid, endpoint, server_public, log_path
 
 
@@ -344,23 +281,15 @@ def main():
     try:
         with tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-") as work, \
                 tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-pg-") as pg_dir:
-            cluster = Cluster(args.pg_private, pg_dir)
-            cluster.start()
-            try:
+            with Cluster(args.pg_private, pg_dir) as cluster:
                 cluster.psql("postgres", "CREATE DATABASE fanin_template")
                 run([args.vigil_cli, "db", "migrate", "--conninfo",
                      cluster.conninfo_for("fanin_template")], "vigil db migrate", env=cluster.env)
                 today = datetime.datetime.now(datetime.timezone.utc).date()
                 for day in (today, today + datetime.timedelta(days=1)):
                     cluster.psql("fanin_template", f"SELECT vigil_activity_partition('{day}')")
-                settings = cluster.psql("postgres", "SELECT string_agg(name || ' ' || "
-                                        "current_setting(name), ', ' ORDER BY name) FROM "
-                                        "pg_settings WHERE name IN ('fsync', "
-                                        "'synchronous_commit', 'shared_buffers', "
-                                        "'max_wal_size')")
-                print(f"bench-fanin: PostgreSQL {cluster.psql('postgres', 'SHOW server_version')}"
-                      f" ({settings}); {os.cpu_count()} cores, load average "
-                      f"{os.getloadavg()[0]:.1f} at the start", flush=True)
+                print(f"bench-fanin: {cluster.description()}; {os.cpu_count()} cores, load "
+                      f"average {os.getloadavg()[0]:.1f} at the start", flush=True)
                 rows = []
                 for nodes in steps:
                     figures = step(args, cluster, nodes, work)
@@ -370,9 +299,7 @@ def main():
                       f"{rows[0]['ranks']} processes; load average "
                       f"{os.getloadavg()[0]:.1f} at the end")
                 report(rows)
-            finally:
-                cluster.stop()
-    except (Failed, OSError, ValueError, KeyError, subprocess.SubprocessError) as failure:
+    except FAILURES as failure:
         print(f"bench-fanin: {failure}", file=sys.stderr)
         sys.exit(1)
 

@@ -156,41 +156,40 @@ static void read_keys(struct node *nodes, gint64 n, const char *dir)
 /* ---- CPU and memory from /proc ----------------------------------------------------------------
  */
 
-/* utime + stime of `pid`, in seconds; -1 when it is gone. */
-static double cpu_seconds(long pid)
+/* /proc/PID/stat from the field after the command's closing parenthesis
+ * (state, field 3) on, in `buffer`; NULL when `pid` is gone. */
+static const char *stat_fields(long pid, char *buffer, size_t size)
 {
-    char path[64], buffer[1024];
+    char path[64];
     g_snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return -1;
-    size_t n = fread(buffer, 1, sizeof buffer - 1, f);
+        return NULL;
+    size_t n = fread(buffer, 1, size - 1, f);
     fclose(f);
     buffer[n] = '\0';
-    /* After the command's closing parenthesis: state is field 3, utime
-     * and stime fields 14 and 15. */
-    char *p = strrchr(buffer, ')');
-    if (p == NULL)
-        return -1;
+    const char *p = strrchr(buffer, ')');
+    return p != NULL ? p + 2 : NULL;
+}
+
+/* utime + stime of `pid` (fields 14 and 15), in seconds; -1 when it is gone. */
+static double cpu_seconds(long pid)
+{
+    char buffer[1024];
+    const char *fields = stat_fields(pid, buffer, sizeof buffer);
     unsigned long utime = 0, stime = 0;
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+    if (fields == NULL ||
+        sscanf(fields, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
         return -1;
     return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static long parent_of(long pid)
 {
-    char path[64], buffer[1024];
-    g_snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    size_t n = fread(buffer, 1, sizeof buffer - 1, f);
-    fclose(f);
-    buffer[n] = '\0';
-    char *p = strrchr(buffer, ')');
+    char buffer[1024];
+    const char *fields = stat_fields(pid, buffer, sizeof buffer);
     long parent = -1;
-    if (p == NULL || sscanf(p + 2, "%*c %ld", &parent) != 1)
+    if (fields == NULL || sscanf(fields, "%*c %ld", &parent) != 1)
         return -1;
     return parent;
 }

@@ -59,7 +59,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import select
 import signal
 import statistics
@@ -67,6 +66,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import bench_support
+from bench_support import FAILURES, Failed, log_tail, run, start_txd
 
 GOAL_COPY_RATIO = 0.7
 GOAL_INSERT_RATIO = 20.0
@@ -77,33 +79,6 @@ SAMPLED = ("insert", "insert-awake")
 COLUMNS = ("process_id, seq, layer, operation, file_id, file_offset, bytes, result, errno, "
            "start_time, start_ns, duration_ns, thread, parent_start_ns, flags, comm_size")
 STOP_TIMEOUT_S = 60
-RUN_TIMEOUT_S = 900
-
-
-class Failed(Exception):
-    """The run did not happen as it must for a figure: the message says why."""
-
-
-def log_tail(path, lines=20):
-    try:
-        with open(path, errors="replace") as log:
-            return "".join(log.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
-def run(argv, what, env=None, timeout=RUN_TIMEOUT_S):
-    """Runs a program to its end; its stdout, or Failed with its stderr."""
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise Failed(f"{what} did not finish within {timeout} s") from None
-    except OSError as e:
-        raise Failed(f"{what}: cannot run {argv[0]}: {e.strerror}") from None
-    if done.returncode != 0:
-        raise Failed(f"{what} failed (status {done.returncode}):\n{done.stderr.strip()}")
-    return done.stdout
 
 
 def last_json_line(text, what):
@@ -115,36 +90,8 @@ def last_json_line(text, what):
 
 # ---- the cluster ----------------------------------------------------------------------------
 
-class Cluster:
-    """The private cluster and psql on it; every session in UTC, as
-    vigil-txd's, so that partitions and timestamps agree."""
-
-    def __init__(self, pg_private, directory):
-        self.pg_private = pg_private
-        self.directory = directory
-        bindir = run([pg_private, "check"], "tools/pg-private check").strip()
-        self.psql_path = os.path.join(bindir, "psql")
-        self.conninfo = None
-        self.env = dict(os.environ, PGTZ="UTC")
-        for name in ("PGDATABASE", "PGHOST", "PGPORT", "PGUSER", "PGSERVICE", "PGOPTIONS"):
-            self.env.pop(name, None)
-
-    def start(self):
-        self.conninfo = run([self.pg_private, "start", self.directory], "tools/pg-private start",
-                            timeout=180).strip()
-        if "dbname=" not in self.conninfo:
-            raise Failed(f"tools/pg-private printed no conninfo with a dbname: {self.conninfo!r}")
-
-    def conninfo_for(self, database):
-        return re.sub(r"dbname=\S+", f"dbname={database}", self.conninfo)
-
-    def psql(self, database, sql, what=None):
-        return run([self.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-                    "-d", self.conninfo_for(database), "-c", sql],
-                   what or f"psql on {database}: {sql}", env=self.env)
-
-    def stop(self):
-        run([self.pg_private, "stop", self.directory], "tools/pg-private stop", timeout=180)
+class Cluster(bench_support.Cluster):
+    """The private cluster, with the databases a measure makes."""
 
     def create_database(self, name, template):
         self.psql("postgres", f"CREATE DATABASE {name} TEMPLATE {template}")
@@ -173,17 +120,7 @@ def run_txd(args, cluster, database, work):
         conf.write(f"[txd]\nbind = {endpoint}\n"
                    f"[warehouse]\nconninfo = {cluster.conninfo_for(database)}\nmigrate = false\n")
     env = dict(cluster.env, VIGIL_PLUGIN_DIR=args.plugin_dir)
-    # Without --foreground it returns once it serves (or failed to start),
-    # and leaves the server running detached, its log going to log_path.
-    with open(log_path, "w") as log:
-        started = subprocess.run([args.vigil_txd, "--config", config, "--pid-file", pid_path],
-                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                                 timeout=RUN_TIMEOUT_S)
-    if started.returncode != 0:
-        raise Failed(f"vigil-txd did not start (status {started.returncode}):\n"
-                     + log_tail(log_path))
-    with open(pid_path) as f:
-        pid = int(f.read().strip())
+    pid = start_txd(args.vigil_txd, config, pid_path, log_path, env)
     pidfd = os.pidfd_open(pid)
     try:
         out = run([args.sender, "send", endpoint, "--rows", str(args.rows),
@@ -253,16 +190,6 @@ RUNNERS = {"txd": run_txd, "copy": run_copy, "insert": run_insert,
 
 
 # ---- the run --------------------------------------------------------------------------------
-
-def server_description(cluster):
-    version = cluster.psql("postgres", "SHOW server_version").strip()
-    settings = cluster.psql("postgres",
-                            "SELECT string_agg(name || ' ' || current_setting(name), ', ' "
-                            "ORDER BY name) FROM pg_settings WHERE name IN ('fsync', "
-                            "'synchronous_commit', 'shared_buffers', 'wal_level', "
-                            "'max_wal_size')").strip()
-    return f"PostgreSQL {version} (private cluster: {settings})"
-
 
 def prepare(args, cluster, work):
     """The template database, migrated, with the rows' day's partition; the
@@ -399,10 +326,8 @@ def main():
     try:
         with tempfile.TemporaryDirectory(prefix="vigil-bench-ingest-") as work, \
                 tempfile.TemporaryDirectory(prefix="vigil-bench-ingest-pg-") as pg_dir:
-            cluster = Cluster(args.pg_private, pg_dir)
-            try:
-                cluster.start()
-                print(f"bench-ingest: {server_description(cluster)}")
+            with Cluster(args.pg_private, pg_dir) as cluster:
+                print(f"bench-ingest: {cluster.description()}")
                 reference, copy_bytes = prepare(args, cluster, work)
                 batches = -(-args.rows // args.batch_rows)
                 print(f"{args.rows} activities: vigil-txd gets {batches} batches of up to "
@@ -417,9 +342,7 @@ def main():
                     print(f"vigil-txd's batches: {figures['wire_bytes'] / figures['batches'] / 2**20:.2f} "
                           "MiB each on the wire")
                 report(args, rates, seconds)
-            finally:
-                cluster.stop()
-    except (Failed, OSError, ValueError, KeyError, subprocess.SubprocessError) as failure:
+    except FAILURES as failure:
         print(f"bench-ingest: {failure}", file=sys.stderr)
         sys.exit(1)
 

@@ -28,15 +28,15 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from daemon_compare import (PROVIDERS, Failed, collectd_version, cpu_ns, cpu_source,
-                            ensure_running, find_collectd, log_tail, stop)
+from bench_support import FAILURES, Failed, ensure_running, free_port, log_tail, stop
+from daemon_compare import (PROVIDERS, collectd_conf_head, collectd_version, cpu_ns, cpu_source,
+                            find_collectd)
 
 TICK_S = 0.1
 WARM_UP_S = 2.0
@@ -66,13 +66,6 @@ SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
                     r' (\S+)( -?[0-9.e+]+)?$')
 
 
-def free_port():
-    """A loopback port the kernel has just handed out (and taken back)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def write_prometheus_missing():
     """Why collectd cannot load write_prometheus here, or None."""
     plugin = os.path.join(COLLECTD_PLUGIN_DIR, "write_prometheus.so")
@@ -95,11 +88,8 @@ def write_configs(directory, vigild_port, collectd_port):
                    f"[metrics]\nlisten = 127.0.0.1:{vigild_port}\n")
     collectd_conf = os.path.join(directory, "collectd.conf")
     with open(collectd_conf, "w") as conf:
-        conf.write(f'Hostname "vigil-bench"\nFQDNLookup false\n'
-                   f'BaseDir "{os.path.join(directory, "collectd")}"\n'
-                   f'PIDFile "{os.path.join(directory, "collectd.pid")}"\n'
-                   f"Interval {TICK_S}\n"
-                   "LoadPlugin cpu\nLoadPlugin memory\nLoadPlugin disk\n"
+        conf.write(collectd_conf_head(directory, TICK_S)
+                   + "LoadPlugin cpu\nLoadPlugin memory\nLoadPlugin disk\n"
                    "LoadPlugin interface\nLoadPlugin load\nLoadPlugin write_prometheus\n"
                    f'<Plugin write_prometheus>\n  Host "127.0.0.1"\n  Port "{collectd_port}"\n'
                    "</Plugin>\n")
@@ -376,8 +366,7 @@ def main():
             figures, idle_period, period, source = measure(vigild, plugin_dir, scrapes,
                                                            collectd, directory)
             report(figures, idle_period, period, scrapes, source, version)
-    except (Failed, OSError, http.client.HTTPException, subprocess.SubprocessError,
-            ValueError, UnicodeDecodeError) as failure:
+    except FAILURES + (http.client.HTTPException, UnicodeDecodeError) as failure:
         print(f"bench-metrics: {failure}", file=sys.stderr)
         sys.exit(1)
 

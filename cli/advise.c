@@ -171,19 +171,20 @@ int vigil_cli_advise(int argc, char **argv)
          "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new("RUN");
-    g_option_context_set_summary(
-        context, "Fits the Fluid model of time and power against the CPU frequency to RUN and "
-                 "RUN2, two runs of one program at different frequencies, and prints its "
-                 "estimate of time, power and energy at each frequency the node offers.\nThe "
-                 "runs: " HOW_TO_LIST_RUNS);
-    g_option_context_add_main_entries(context, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "RUN",
+        .summary = "Fits the Fluid model of time and power against the CPU frequency to RUN and "
+                   "RUN2, two runs of one program at different frequencies, and prints its "
+                   "estimate of time, power and energy at each frequency the node offers.\nThe "
+                   "runs: " HOW_TO_LIST_RUNS,
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
+    gboolean json = FALSE;
     vigil_config *config = NULL;
     PGconn *db = NULL;
 
-    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil advise: %s\n", error->message);
         goto out;
     }
@@ -192,9 +193,8 @@ int vigil_cli_advise(int argc, char **argv)
                         "[--format text|json] [--exponent C] [--step-mhz N]\n");
         goto out;
     }
-    if (options.format != NULL && strcmp(options.format, "text") != 0 &&
-        strcmp(options.format, "json") != 0) {
-        fprintf(stderr, "vigil advise: --format %s: expected text or json\n", options.format);
+    if (!vigil_cli_format_is_json(options.format, &json, &error)) {
+        fprintf(stderr, "vigil advise: %s\n", error->message);
         goto out;
     }
     if (!isnan(options.exponent) && !(options.exponent >= VIGIL_FLUID_EXPONENT_MIN &&
@@ -222,8 +222,7 @@ int vigil_cli_advise(int argc, char **argv)
         fprintf(stderr, "vigil advise: %s\n", error->message);
         goto out;
     }
-    status = advise(db, argv[1], &options,
-                    options.format != NULL && strcmp(options.format, "json") == 0);
+    status = advise(db, argv[1], &options, json);
 
 out:
     g_clear_error(&error);
@@ -234,6 +233,5 @@ out:
     g_free(options.config_path);
     g_free(options.format);
     g_free(options.against);
-    g_option_context_free(context);
     return status;
 }

@@ -5,6 +5,7 @@
 #include <json-glib/json-glib.h>
 
 #include "advise.h"
+#include "vigil/json_members.h"
 
 static void print_run_text(const struct run_facts *f)
 {
@@ -92,24 +93,6 @@ void advise_print_text(const struct advice *a)
            d->energy_j, d->duration_s);
 }
 
-static void add_number(JsonBuilder *b, const char *name, double value)
-{
-    json_builder_set_member_name(b, name);
-    if (isfinite(value))
-        json_builder_add_double_value(b, value);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void add_string(JsonBuilder *b, const char *name, const char *value)
-{
-    json_builder_set_member_name(b, name);
-    if (value != NULL)
-        json_builder_add_string_value(b, value);
-    else
-        json_builder_add_null_value(b);
-}
-
 static void add_strings(JsonBuilder *b, const char *name, const GPtrArray *items)
 {
     json_builder_set_member_name(b, name);
@@ -122,11 +105,11 @@ static void add_strings(JsonBuilder *b, const char *name, const GPtrArray *items
 static void add_prediction(JsonBuilder *b, const struct vigil_fluid_prediction *p)
 {
     json_builder_begin_object(b);
-    add_number(b, "frequency_hz", p->frequency_hz);
-    add_number(b, "duration_s", p->duration_s);
-    add_number(b, "power_w", p->power_w);
-    add_number(b, "energy_j", p->energy_j);
-    add_number(b, "energy_delay_js", p->energy_delay_js);
+    vigil_json_number(b, "frequency_hz", p->frequency_hz);
+    vigil_json_number(b, "duration_s", p->duration_s);
+    vigil_json_number(b, "power_w", p->power_w);
+    vigil_json_number(b, "energy_j", p->energy_j);
+    vigil_json_number(b, "energy_delay_js", p->energy_delay_js);
     json_builder_end_object(b);
 }
 
@@ -134,30 +117,27 @@ void advise_print_json(const struct advice *a)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    add_string(b, "estimate", "model: the Fluid model fitted to the runs, not a measurement");
+    vigil_json_string(b, "estimate",
+                      "model: the Fluid model fitted to the runs, not a measurement");
     json_builder_set_member_name(b, "runs");
     json_builder_begin_array(b);
     for (int i = 0; i < a->n_runs; i++) {
         const struct run_facts *f = &a->runs[i];
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "run_id");
-        json_builder_add_int_value(b, g_ascii_strtoll(f->run_id, NULL, 10));
-        add_string(b, "run_key", f->run_key);
-        add_string(b, "program", f->program);
-        add_number(b, "duration_s", f->duration_s);
-        json_builder_set_member_name(b, "nodes");
-        json_builder_add_int_value(b, f->nodes);
-        add_number(b, "energy_j", f->energy_metric != NULL ? f->energy_j : NAN);
-        add_number(b, "power_w", f->power_w);
-        add_string(b, "energy_metric", f->energy_metric);
-        json_builder_set_member_name(b, "energy_estimated");
-        json_builder_add_boolean_value(b, f->estimated_windows > 0);
-        add_number(b, "attributed_energy_j", f->attributed_energy_j);
-        add_number(b, "frequency_hz", f->frequency_hz);
-        add_number(b, "frequency_min_hz", f->min_frequency_hz);
-        add_number(b, "frequency_max_hz", f->max_frequency_hz);
-        json_builder_set_member_name(b, "points");
-        json_builder_add_int_value(b, f->points->len);
+        vigil_json_int(b, "run_id", g_ascii_strtoll(f->run_id, NULL, 10));
+        vigil_json_string(b, "run_key", f->run_key);
+        vigil_json_string(b, "program", f->program);
+        vigil_json_number(b, "duration_s", f->duration_s);
+        vigil_json_int(b, "nodes", f->nodes);
+        vigil_json_number(b, "energy_j", f->energy_metric != NULL ? f->energy_j : NAN);
+        vigil_json_number(b, "power_w", f->power_w);
+        vigil_json_string(b, "energy_metric", f->energy_metric);
+        vigil_json_bool(b, "energy_estimated", f->estimated_windows > 0);
+        vigil_json_number(b, "attributed_energy_j", f->attributed_energy_j);
+        vigil_json_number(b, "frequency_hz", f->frequency_hz);
+        vigil_json_number(b, "frequency_min_hz", f->min_frequency_hz);
+        vigil_json_number(b, "frequency_max_hz", f->max_frequency_hz);
+        vigil_json_int(b, "points", f->points->len);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -167,21 +147,19 @@ void advise_print_json(const struct advice *a)
     if (a->fitted) {
         const struct vigil_fluid_model *m = &a->model;
         json_builder_begin_object(b);
-        add_number(b, "frequency_max_hz", m->max_frequency_hz);
-        add_number(b, "duration_at_max_s", m->duration_at_max_s);
-        add_number(b, "alpha", m->alpha);
-        add_number(b, "static_power_w", m->static_power_w);
-        add_number(b, "dynamic_power_w", m->dynamic_power_w);
-        add_number(b, "exponent", m->exponent);
-        json_builder_set_member_name(b, "exponent_fitted");
-        json_builder_add_boolean_value(b, m->exponent_fitted);
-        json_builder_set_member_name(b, "distinct_frequencies");
-        json_builder_add_int_value(b, m->distinct_frequencies);
-        json_builder_set_member_name(b, "points_used");
-        json_builder_add_int_value(b, (gint64)m->points_used);
-        add_number(b, "power_rms_w", m->exponent_fitted ? m->power_rms_w : NAN);
-        add_string(b, "exponent_note", m->exponent_note[0] != '\0' ? m->exponent_note : NULL);
-        add_number(b, "frequency_step_hz", a->step_hz);
+        vigil_json_number(b, "frequency_max_hz", m->max_frequency_hz);
+        vigil_json_number(b, "duration_at_max_s", m->duration_at_max_s);
+        vigil_json_number(b, "alpha", m->alpha);
+        vigil_json_number(b, "static_power_w", m->static_power_w);
+        vigil_json_number(b, "dynamic_power_w", m->dynamic_power_w);
+        vigil_json_number(b, "exponent", m->exponent);
+        vigil_json_bool(b, "exponent_fitted", m->exponent_fitted);
+        vigil_json_int(b, "distinct_frequencies", m->distinct_frequencies);
+        vigil_json_int(b, "points_used", (gint64)m->points_used);
+        vigil_json_number(b, "power_rms_w", m->exponent_fitted ? m->power_rms_w : NAN);
+        vigil_json_string(b, "exponent_note",
+                          m->exponent_note[0] != '\0' ? m->exponent_note : NULL);
+        vigil_json_number(b, "frequency_step_hz", a->step_hz);
         json_builder_end_object(b);
         json_builder_set_member_name(b, "predictions");
         json_builder_begin_array(b);
@@ -198,13 +176,7 @@ void advise_print_json(const struct advice *a)
         json_builder_add_null_value(b);
     }
     json_builder_end_object(b);
-    JsonGenerator *generator = json_generator_new();
-    JsonNode *root = json_builder_get_root(b);
-    json_generator_set_root(generator, root);
-    char *text = json_generator_to_data(generator, NULL);
+    char *text = vigil_json_builder_text(b, FALSE);
     printf("%s\n", text);
     g_free(text);
-    json_node_unref(root);
-    g_object_unref(generator);
-    g_object_unref(b);
 }

@@ -5,6 +5,8 @@
 
 #include <glib.h>
 
+#include "vigil-build.h"
+
 /* Exit statuses shared by every subcommand. */
 enum {
     VIGIL_EXIT_OK = 0,
@@ -12,7 +14,41 @@ enum {
     VIGIL_EXIT_USAGE = 2,   /* the command line itself was wrong */
 };
 
+/* --config's help in the subcommands that read the warehouse. */
+#define VIGIL_CLI_WAREHOUSE_CONFIG_HELP                                                            \
+    "Configuration file ([warehouse] conninfo); default: $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR   \
+    "/vigil.conf if it exists, else libpq's environment (PGHOST, PGSERVICE and the like)"
+
+/* What a subcommand's --help says besides its options. */
+struct vigil_cli_help {
+    const char *parameters;   /* after the options: "RUN", or NULL */
+    const char *summary;      /* above the options, or NULL */
+    const char *description;  /* below them, or NULL */
+    gboolean stop_at_program; /* the first argument ends the options (POSIX) */
+};
+/* Parses a subcommand's options (options.c); what is not an option stays
+ * in argc/argv. FALSE with error set when they are malformed. */
+gboolean vigil_cli_parse_options(const struct vigil_cli_help *help, const GOptionEntry *entries,
+                                 int *argc, char ***argv, GError **error);
+/* --format: text (the default: NULL) or json. FALSE with error set
+ * ("--format X: expected text or json") for anything else. */
+gboolean vigil_cli_format_is_json(const char *format, gboolean *json, GError **error);
+
 int vigil_cli_config(int argc, char **argv);
+
+/* The configuration a subcommand reads (config_file.c). The file: --config
+ * (`from_option`), else $VIGIL_CONFIG, else the default file when it
+ * exists; NULL when there is none (the defaults apply). g_free it. */
+char *vigil_cli_config_file(const char *from_option);
+/* The configuration with vigil's keys and the installed plugins' sections
+ * declared, loaded from `path` unless it is NULL. With `problems` NULL,
+ * any problem refuses it: NULL with error set. Otherwise the values that
+ * pass their checks are kept, the others keep their defaults
+ * (vigil_config_load_keeping_valid), and *problems says what was wrong
+ * (left alone when nothing was); NULL then only when a declaration fails,
+ * a bug of ours. vigil_config_free it. */
+struct vigil_config;
+struct vigil_config *vigil_cli_config_load(const char *path, char **problems, GError **error);
 
 /* Where the parts that go with this program are (paths.c): next to it in
  * the build tree or in its install prefix, unless the environment says. */
@@ -36,7 +72,6 @@ int vigil_cli_db(int argc, char **argv);
 char *vigil_cli_warehouse_conninfo(const char *config_path, GError **error);
 /* The whole configuration (defaults when there is no file); NULL with
  * error set when it has problems. vigil_config_free it. */
-struct vigil_config;
 struct vigil_config *vigil_cli_warehouse_config(const char *config_path, GError **error);
 int vigil_cli_keygen(int argc, char **argv);
 int vigil_cli_report(int argc, char **argv);

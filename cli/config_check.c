@@ -95,17 +95,17 @@ int vigil_cli_config(int argc, char **argv)
          "FORMAT"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new("check|example");
-    g_option_context_set_summary(
-        context, "check: checks the configuration: vigil.conf, then conf.d/*.conf beside it.\n"
-                 "Prints the effective configuration, or every problem found and exits with "
-                 "status 1.\n"
-                 "example: prints a vigil.conf with every section and key vigil and its plugins "
-                 "know,\neach commented out with its default, what it accepts and what it does.");
-    g_option_context_add_main_entries(context, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "check|example",
+        .summary = "check: checks the configuration: vigil.conf, then conf.d/*.conf beside it.\n"
+                   "Prints the effective configuration, or every problem found and exits with "
+                   "status 1.\n"
+                   "example: prints a vigil.conf with every section and key vigil and its plugins "
+                   "know,\neach commented out with its default, what it accepts and what it does.",
+    };
     GError *error = NULL;
     int status;
-    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil config: %s\n", error->message);
         status = VIGIL_EXIT_USAGE;
     } else if (argc != 2 || (strcmp(argv[1], "check") != 0 && strcmp(argv[1], "example") != 0)) {
@@ -130,7 +130,6 @@ int vigil_cli_config(int argc, char **argv)
         g_free(found);
     }
     g_clear_error(&error);
-    g_option_context_free(context);
     g_free(config_path);
     g_free(plugin_dir);
     g_free(format);

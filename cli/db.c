@@ -261,23 +261,23 @@ int vigil_cli_db(int argc, char **argv)
          "prune: say which partitions would be dropped, drop none", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new("migrate|version|maintain|prune");
-    g_option_context_set_summary(
-        context,
-        "migrate: applies the warehouse's schema migrations the database lacks.\n"
-        "version: prints the database's schema version; exit status 1 when it is not this "
-        "vigil's.\n"
-        "maintain: makes the day partitions of yesterday, today and [warehouse] "
-        "partitions_ahead_days "
-        "after (vigil-txd does it too, at start and every maintain_interval_s).\n"
-        "prune [--dry-run]: drops every day partition whose rows are all older than its "
-        "table's [warehouse] retain_*_days (0: kept for ever); whole partitions, never rows.\n"
-        "\nWithout --conninfo or a [warehouse] conninfo, libpq's environment says where the "
-        "database is (PGHOST, PGDATABASE, PGSERVICE…).");
-    g_option_context_add_main_entries(context, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "migrate|version|maintain|prune",
+        .summary =
+            "migrate: applies the warehouse's schema migrations the database lacks.\n"
+            "version: prints the database's schema version; exit status 1 when it is not this "
+            "vigil's.\n"
+            "maintain: makes the day partitions of yesterday, today and [warehouse] "
+            "partitions_ahead_days "
+            "after (vigil-txd does it too, at start and every maintain_interval_s).\n"
+            "prune [--dry-run]: drops every day partition whose rows are all older than its "
+            "table's [warehouse] retain_*_days (0: kept for ever); whole partitions, never rows.\n"
+            "\nWithout --conninfo or a [warehouse] conninfo, libpq's environment says where the "
+            "database is (PGHOST, PGDATABASE, PGSERVICE…).",
+    };
     GError *error = NULL;
     int status;
-    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil db: %s\n", error->message);
         status = VIGIL_EXIT_USAGE;
     } else if (argc != 2 || !known_action(argv[1])) {
@@ -291,7 +291,6 @@ int vigil_cli_db(int argc, char **argv)
         status = run(argv[1], config_path, conninfo, dry_run);
     }
     g_clear_error(&error);
-    g_option_context_free(context);
     g_free(config_path);
     g_free(conninfo);
     return status;

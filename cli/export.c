@@ -170,24 +170,21 @@ int vigil_cli_export(int argc, char **argv)
         {"node", 'n', 0, G_OPTION_ARG_STRING, &options.node,
          "Only this node of the run (a node id or a host name)", "N"},
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &options.config_path,
-         "Configuration file ([warehouse] conninfo); default: $VIGIL_CONFIG, "
-         "else " VIGIL_SYSCONF_DIR
-         "/vigil.conf if it exists, else libpq's environment (PGHOST, PGSERVICE and the like)",
-         "FILE"},
+         VIGIL_CLI_WAREHOUSE_CONFIG_HELP, "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new("RUN");
-    g_option_context_set_summary(
-        context, "Writes a stored run's power profile, statistics or activities to standard "
-                 "output, as CSV or JSON Lines, streamed from the warehouse.\nRUN is a run "
-                 "number or a run key, as for `vigil report`.");
-    g_option_context_set_description(context, COLUMNS_HELP);
-    g_option_context_add_main_entries(context, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "RUN",
+        .summary = "Writes a stored run's power profile, statistics or activities to standard "
+                   "output, as CSV or JSON Lines, streamed from the warehouse.\nRUN is a run "
+                   "number or a run key, as for `vigil report`.",
+        .description = COLUMNS_HELP,
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
     enum export_what what = EXPORT_POWER;
 
-    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil export: %s\n", error->message);
         g_error_free(error);
     } else if (argc != 2) {
@@ -205,6 +202,5 @@ int vigil_cli_export(int argc, char **argv)
                             options.format != NULL && strcmp(options.format, "json") == 0);
     }
     free_options(&options);
-    g_option_context_free(context);
     return status;
 }

@@ -30,17 +30,24 @@ static void append_bounds(GString *sql, const char *column, const struct export_
             column, r->end_us + MARGIN_US);
 }
 
+/* " WHERE T.run_id = R", and " AND T.node_id = N" when a node is asked
+ * for (`node_id` not 0); `table` "" for none. */
+static void append_run_and_node(GString *sql, const char *table, const struct export_run *r,
+                                gint64 node_id)
+{
+    g_string_append_printf(sql, " WHERE %srun_id = %" G_GINT64_FORMAT, table, r->run_id);
+    if (node_id != 0)
+        g_string_append_printf(sql, " AND %snode_id = %" G_GINT64_FORMAT, table, node_id);
+}
+
 /* The run's nodes, each with its interval (to the end of time while a
  * process of the run still runs there). */
 static void append_run_nodes(GString *sql, const struct export_run *r, gint64 node_id)
 {
-    g_string_append_printf(sql,
-                           "WITH rn AS (SELECT node_id, hostname, start_time,"
-                           "                   coalesce(end_time, 'infinity') AS end_time"
-                           "              FROM run_nodes WHERE run_id = %" G_GINT64_FORMAT,
-                           r->run_id);
-    if (node_id != 0)
-        g_string_append_printf(sql, " AND node_id = %" G_GINT64_FORMAT, node_id);
+    g_string_append(sql, "WITH rn AS (SELECT node_id, hostname, start_time,"
+                         "                   coalesce(end_time, 'infinity') AS end_time"
+                         "              FROM run_nodes");
+    append_run_and_node(sql, "", r, node_id);
     g_string_append(sql, ") ");
 }
 
@@ -133,12 +140,8 @@ static void append_activities(GString *sql, const struct export_run *r, gint64 n
         g_string_append_c(sql, ')');
         first = FALSE;
     }
-    g_string_append_printf(sql,
-                           ") AS op (id, name) ON op.id = a.operation"
-                           " WHERE p.run_id = %" G_GINT64_FORMAT,
-                           r->run_id);
-    if (node_id != 0)
-        g_string_append_printf(sql, " AND p.node_id = %" G_GINT64_FORMAT, node_id);
+    g_string_append(sql, ") AS op (id, name) ON op.id = a.operation");
+    append_run_and_node(sql, "p.", r, node_id);
     g_string_append(sql, " ORDER BY a.start_ns, p.node_id, a.process_id, a.seq");
 }
 

@@ -9,33 +9,16 @@
 
 #include "export_stream.h"
 #include "vigil/warehouse.h"
-
-/* The type OIDs of the columns that are not text (pg_type.h is in the
- * server's headers, which a client need not have). */
-enum {
-    OID_BOOL = 16,
-    OID_INT8 = 20,
-    OID_INT2 = 21,
-    OID_INT4 = 23,
-    OID_FLOAT4 = 700,
-    OID_FLOAT8 = 701,
-    OID_NUMERIC = 1700,
-};
+#include "warehouse_query.h"
 
 /* libpq's messages span lines ("server closed the connection
  * unexpectedly\n\tThis probably means…"): one line of them. */
 static void set_warehouse_error(GError **error, const char *what, const char *message)
 {
-    char **words =
-        g_strsplit_set(message != NULL && message[0] != '\0' ? message : "unknown", " \t\n", -1);
-    GString *text = g_string_new(NULL);
-    for (char **w = words; *w != NULL; w++)
-        if (**w != '\0')
-            g_string_append_printf(text, "%s%s", text->len > 0 ? " " : "", *w);
-    g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY, "%s: %s", what,
-                text->str);
-    g_string_free(text, TRUE);
-    g_strfreev(words);
+    char *text =
+        vigil_warehouse_one_line(message != NULL && message[0] != '\0' ? message : "unknown");
+    g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY, "%s: %s", what, text);
+    g_free(text);
 }
 
 static gboolean write_all(FILE *out, const void *data, size_t n, int *write_errno)
@@ -92,17 +75,17 @@ gboolean export_stream_csv(PGconn *db, const char *select_sql, FILE *out, guint6
 static void add_value(JsonBuilder *builder, Oid type, const char *text)
 {
     switch (type) {
-    case OID_BOOL:
+    case VIGIL_OID_BOOL:
         json_builder_add_boolean_value(builder, text[0] == 't');
         break;
-    case OID_INT2:
-    case OID_INT4:
-    case OID_INT8:
+    case VIGIL_OID_INT2:
+    case VIGIL_OID_INT4:
+    case VIGIL_OID_INT8:
         json_builder_add_int_value(builder, g_ascii_strtoll(text, NULL, 10));
         break;
-    case OID_FLOAT4:
-    case OID_FLOAT8:
-    case OID_NUMERIC: {
+    case VIGIL_OID_FLOAT4:
+    case VIGIL_OID_FLOAT8:
+    case VIGIL_OID_NUMERIC: {
         /* The server's text is the shortest that reads back exactly;
          * json-glib writes enough digits to read back the same double. */
         double value = g_ascii_strtod(text, NULL);

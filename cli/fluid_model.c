@@ -21,10 +21,8 @@ static gboolean fail(GError **error, int code, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    char *message = g_strdup_vprintf(format, args);
+    g_propagate_error(error, g_error_new_valist(VIGIL_FLUID_ERROR, code, format, args));
     va_end(args);
-    g_set_error_literal(error, VIGIL_FLUID_ERROR, code, message);
-    g_free(message);
     return FALSE;
 }
 

@@ -59,15 +59,15 @@ int vigil_cli_job(int argc, char **argv)
          "The configuration whose [daemon] socket to use", "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options = g_option_context_new("begin|end");
-    g_option_context_set_summary(options,
-                                 "Tells vigild that a scheduler job starts or ends on this node "
-                                 "(what Slurm's prolog and epilog call).");
-    g_option_context_add_main_entries(options, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "begin|end",
+        .summary = "Tells vigild that a scheduler job starts or ends on this node "
+                   "(what Slurm's prolog and epilog call).",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_OK;
     char *path = NULL;
-    if (!g_option_context_parse(options, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil job: %s\n", error->message);
         status = VIGIL_EXIT_USAGE;
         goto out;
@@ -115,7 +115,6 @@ int vigil_cli_job(int argc, char **argv)
     }
 out:
     g_clear_error(&error);
-    g_option_context_free(options);
     g_free(path);
     g_free(job);
     g_free(step);

@@ -9,17 +9,16 @@
 
 int vigil_cli_keygen(int argc, char **argv)
 {
-    GOptionContext *options =
-        g_option_context_new("FILE - make a CURVE key pair: FILE (secret, mode 0600) and FILE.pub");
+    static const struct vigil_cli_help help = {
+        .parameters = "FILE - make a CURVE key pair: FILE (secret, mode 0600) and FILE.pub",
+    };
     GError *error = NULL;
-    if (!g_option_context_parse(options, &argc, &argv, &error) || argc != 2) {
+    if (!vigil_cli_parse_options(&help, NULL, &argc, &argv, &error) || argc != 2) {
         fprintf(stderr, "vigil keygen: %s\nusage: vigil keygen FILE\n",
                 error != NULL ? error->message : "one FILE expected");
         g_clear_error(&error);
-        g_option_context_free(options);
         return VIGIL_EXIT_USAGE;
     }
-    g_option_context_free(options);
     struct vigil_curve_pair pair;
     if (!vigil_curve_keygen(argv[1], &pair, &error)) {
         fprintf(stderr, "vigil keygen: %s\n", error->message);

@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "vigil/curve.h"
+#include "vigil/json_members.h"
 #include "vigil/warehouse.h"
 #include "warehouse_query.h"
 
@@ -64,8 +65,7 @@ static void print_json(const PGresult *r)
     json_builder_begin_array(b);
     for (int i = 0; i < PQntuples(r); i++) {
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "node_id");
-        json_builder_add_int_value(b, g_ascii_strtoll(PQgetvalue(r, i, NODE), NULL, 10));
+        vigil_json_int(b, "node_id", g_ascii_strtoll(PQgetvalue(r, i, NODE), NULL, 10));
         static const struct {
             const char *name;
             enum column column;
@@ -73,24 +73,16 @@ static void print_json(const PGresult *r)
                      {"first_seen", FIRST_SEEN}, {"refused_key", REFUSED_KEY},
                      {"refused_at", REFUSED_AT}, {"refused_reason", REASON}};
         for (gsize k = 0; k < G_N_ELEMENTS(texts); k++) {
-            json_builder_set_member_name(b, texts[k].name);
             const char *value = PQgetvalue(r, i, texts[k].column);
-            if (value[0] != '\0')
-                json_builder_add_string_value(b, value);
-            else
-                json_builder_add_null_value(b);
+            vigil_json_string(b, texts[k].name, value[0] != '\0' ? value : NULL);
         }
-        json_builder_set_member_name(b, "refused_batches");
-        json_builder_add_int_value(b, g_ascii_strtoll(PQgetvalue(r, i, REFUSED), NULL, 10));
+        vigil_json_int(b, "refused_batches", g_ascii_strtoll(PQgetvalue(r, i, REFUSED), NULL, 10));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
-    JsonNode *root = json_builder_get_root(b);
-    char *text = json_to_string(root, TRUE);
+    char *text = vigil_json_builder_text(b, TRUE);
     printf("%s\n", text);
     g_free(text);
-    json_node_unref(root);
-    g_object_unref(b);
 }
 
 /* --forget, --set: one statement; FALSE with error set. */
@@ -171,14 +163,14 @@ int vigil_cli_node(int argc, char **argv)
          "With --set: the node's CURVE public key (40 characters of Z85, its FILE.pub)", "KEY"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options = g_option_context_new("keys");
-    g_option_context_set_summary(
-        options, "Lists which CURVE key each node id belongs to in the warehouse, with the "
-                 "batches vigil-txd refused for it; --forget or --set puts a wrong claim right.");
-    g_option_context_add_main_entries(options, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "keys",
+        .summary = "Lists which CURVE key each node id belongs to in the warehouse, with the "
+                   "batches vigil-txd refused for it; --forget or --set puts a wrong claim right.",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
-    if (!g_option_context_parse(options, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil node: %s\n", error->message);
         goto out;
     }
@@ -201,14 +193,14 @@ int vigil_cli_node(int argc, char **argv)
         fprintf(stderr, "vigil node keys: %s\n", error->message);
         goto out;
     }
-    if (format != NULL && strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-        fprintf(stderr, "vigil node keys: --format %s: expected text or json\n", format);
+    gboolean json = FALSE;
+    if (!vigil_cli_format_is_json(format, &json, &error)) {
+        fprintf(stderr, "vigil node keys: %s\n", error->message);
         goto out;
     }
-    status = keys(config_path, forget, set, key, format != NULL && strcmp(format, "json") == 0);
+    status = keys(config_path, forget, set, key, json);
 out:
     g_clear_error(&error);
-    g_option_context_free(options);
     g_free(config_path);
     g_free(format);
     g_free(forget);

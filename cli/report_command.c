@@ -150,10 +150,7 @@ int vigil_cli_report(int argc, char **argv)
     struct report_options options = {0};
     GOptionEntry entries[] = {
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &options.config_path,
-         "Configuration file ([warehouse] conninfo); default: $VIGIL_CONFIG, "
-         "else " VIGIL_SYSCONF_DIR
-         "/vigil.conf if it exists, else libpq's environment (PGHOST, PGSERVICE and the like)",
-         "FILE"},
+         VIGIL_CLI_WAREHOUSE_CONFIG_HELP, "FILE"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &options.format,
          "text (as the console showed it; the default) or json", "FORMAT"},
         {"process", 'p', 0, G_OPTION_ARG_STRING, &options.process,
@@ -164,18 +161,18 @@ int vigil_cli_report(int argc, char **argv)
          "ID"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new("RUN");
-    g_option_context_set_summary(
-        context, "Prints the end-of-run report of RUN (a run number or a run key) "
-                 "from the warehouse, as the console showed it.\nThe runs: " HOW_TO_LIST_RUNS);
-    g_option_context_add_main_entries(context, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "RUN",
+        .summary = "Prints the end-of-run report of RUN (a run number or a run key) "
+                   "from the warehouse, as the console showed it.\nThe runs: " HOW_TO_LIST_RUNS,
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
     PGconn *db = NULL;
     char *conninfo = NULL, *run_id = NULL, *pid = NULL, *host = NULL;
     struct stored_report stored = {0};
 
-    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil report: %s\n", error->message);
         goto out;
     }
@@ -193,9 +190,9 @@ int vigil_cli_report(int argc, char **argv)
         goto out;
     }
     const char *run = options.job != NULL ? options.job : argv[1];
-    if (options.format != NULL && strcmp(options.format, "text") != 0 &&
-        strcmp(options.format, "json") != 0) {
-        fprintf(stderr, "vigil report: --format %s: expected text or json\n", options.format);
+    gboolean json = FALSE;
+    if (!vigil_cli_format_is_json(options.format, &json, &error)) {
+        fprintf(stderr, "vigil report: %s\n", error->message);
         goto out;
     }
     if (options.process != NULL && !parse_process_option(options.process, &pid, &host, &error)) {
@@ -213,7 +210,6 @@ int vigil_cli_report(int argc, char **argv)
         fprintf(stderr, "vigil report: %s\n", error->message);
         goto out;
     }
-    gboolean json = options.format != NULL && strcmp(options.format, "json") == 0;
     struct vigil_report_job_energy energy;
     if (options.job != NULL) {
         char *text = vigil_cli_report_job(db, options.job, json, &error);
@@ -248,6 +244,5 @@ out:
     g_free(options.format);
     g_free(options.process);
     g_free(options.job);
-    g_option_context_free(context);
     return status;
 }

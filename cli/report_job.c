@@ -19,6 +19,7 @@
 
 #include "report_job.h"
 #include "job_energy_views.h"
+#include "vigil/json_members.h"
 #include "vigil/report.h"
 #include "vigil/report_job_energy.h"
 #include "vigil/warehouse.h"
@@ -144,79 +145,51 @@ static void text_report(GString *out, const char *job, const PGresult *s, const 
     g_free(energy_text);
 }
 
-static void member_text(JsonBuilder *b, const char *name, const char *text)
-{
-    json_builder_set_member_name(b, name);
-    if (text != NULL)
-        json_builder_add_string_value(b, text);
-    else
-        json_builder_add_null_value(b);
-}
-
-static void member_int(JsonBuilder *b, const char *name, gint64 v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v);
-}
-
-static void member_double(JsonBuilder *b, const char *name, double v)
-{
-    json_builder_set_member_name(b, name);
-    if (isnan(v))
-        json_builder_add_null_value(b);
-    else
-        json_builder_add_double_value(b, v);
-}
-
 static void json_report(GString *out, const char *job, const PGresult *s, const PGresult *runs,
                         const struct vigil_report_job_energy *energy)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    member_text(b, "job", job);
-    member_text(b, "user", value(s, 0, 0));
+    vigil_json_string(b, "job", job);
+    vigil_json_string(b, "user", value(s, 0, 0));
     json_builder_set_member_name(b, "uid");
     if (value(s, 0, 1) != NULL)
         json_builder_add_int_value(b, int_value(s, 0, 1));
     else
         json_builder_add_null_value(b);
-    member_text(b, "node_list", value(s, 0, 2));
-    member_text(b, "hosts", value(s, 0, 3));
-    member_text(b, "begin", value(s, 0, 4));
-    member_text(b, "end", value(s, 0, 5));
+    vigil_json_string(b, "node_list", value(s, 0, 2));
+    vigil_json_string(b, "hosts", value(s, 0, 3));
+    vigil_json_string(b, "begin", value(s, 0, 4));
+    vigil_json_string(b, "end", value(s, 0, 5));
     json_builder_set_member_name(b, "steps");
     json_builder_begin_array(b);
     for (int i = 0; i < PQntuples(runs); i++) {
         json_builder_begin_object(b);
-        member_text(b, "step", value(runs, i, 0));
-        member_text(b, "run_key", value(runs, i, 1));
-        member_text(b, "program", value(runs, i, 2));
-        member_text(b, "hosts", value(runs, i, 3));
-        member_int(b, "processes", int_value(runs, i, 4));
-        member_int(b, "ranks", int_value(runs, i, 5));
-        member_int(b, "bytes_read", int_value(runs, i, 6));
-        member_int(b, "bytes_written", int_value(runs, i, 7));
-        member_double(b, "time_s", double_value(runs, i, 8));
-        member_double(b, "energy_joule", double_value(runs, i, 9));
-        json_builder_set_member_name(b, "energy_complete");
-        json_builder_add_boolean_value(b, strcmp(PQgetvalue(runs, i, 10), "t") == 0);
+        vigil_json_string(b, "step", value(runs, i, 0));
+        vigil_json_string(b, "run_key", value(runs, i, 1));
+        vigil_json_string(b, "program", value(runs, i, 2));
+        vigil_json_string(b, "hosts", value(runs, i, 3));
+        vigil_json_int(b, "processes", int_value(runs, i, 4));
+        vigil_json_int(b, "ranks", int_value(runs, i, 5));
+        vigil_json_int(b, "bytes_read", int_value(runs, i, 6));
+        vigil_json_int(b, "bytes_written", int_value(runs, i, 7));
+        vigil_json_number(b, "time_s", double_value(runs, i, 8));
+        vigil_json_number(b, "energy_joule", double_value(runs, i, 9));
+        vigil_json_bool(b, "energy_complete", strcmp(PQgetvalue(runs, i, 10), "t") == 0);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
     json_builder_set_member_name(b, "total");
     json_builder_begin_object(b);
-    member_int(b, "steps", int_value(s, 0, 6));
-    member_int(b, "runs", int_value(s, 0, 7));
-    member_int(b, "processes", int_value(s, 0, 8));
-    member_int(b, "bytes_read", int_value(s, 0, 9));
-    member_int(b, "bytes_written", int_value(s, 0, 10));
-    member_double(b, "time_s", double_value(s, 0, 11));
+    vigil_json_int(b, "steps", int_value(s, 0, 6));
+    vigil_json_int(b, "runs", int_value(s, 0, 7));
+    vigil_json_int(b, "processes", int_value(s, 0, 8));
+    vigil_json_int(b, "bytes_read", int_value(s, 0, 9));
+    vigil_json_int(b, "bytes_written", int_value(s, 0, 10));
+    vigil_json_number(b, "time_s", double_value(s, 0, 11));
     json_builder_end_object(b);
     json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    char *text = json_to_string(root, FALSE);
-    json_node_unref(root);
-    g_object_unref(b);
+    char *text = vigil_json_builder_text(b, FALSE);
     /* Its last member is the energy, in the JSON every report writes
      * ("job_energy", report/report_text.c): the object closed after it. */
     char *energy_json = vigil_cli_job_energy_render(job, energy, TRUE);

@@ -23,7 +23,6 @@
 #include "vigil-build.h"
 #include "vigil/clock.h"
 #include "vigil/config.h"
-#include "vigil/plugin.h"
 #include "vigil/run_key.h"
 #include "vigil/schema.h"
 
@@ -79,31 +78,14 @@ static gboolean apply_config(const char *config_path, GError **error)
                     "--config %s: cannot read it: %s", config_path, g_strerror(errno));
         return FALSE;
     }
-    char *default_path = vigil_config_default_path();
-    const char *path = config_path;
-    if (path == NULL) {
-        const char *named = g_getenv("VIGIL_CONFIG");
-        /* The default file is optional; one the environment names is not. */
-        path = (named != NULL && named[0] != '\0') || g_file_test(default_path, G_FILE_TEST_EXISTS)
-                   ? default_path
-                   : NULL;
-    }
-
-    vigil_config *config = vigil_config_new();
-    char *plugin_dir = vigil_cli_plugin_dir();
-    vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
-    g_free(plugin_dir);
-    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
+    char *path = vigil_cli_config_file(config_path);
+    char *load_problems = NULL;
     /* A declaration that fails is a bug of ours, not the admin's. */
-    gboolean ok = vigil_schema_declare(config, error);
-    GString *problems = g_string_new(NULL);
-    if (ok && path != NULL) {
-        GError *load_error = NULL;
-        if (!vigil_config_load_keeping_valid(config, path, &load_error)) {
-            g_string_append(problems, load_error->message);
-            g_error_free(load_error);
-        }
-    }
+    vigil_config *config = vigil_cli_config_load(path, &load_problems, error);
+    g_free(path);
+    gboolean ok = config != NULL;
+    GString *problems = g_string_new(load_problems);
+    g_free(load_problems);
     if (ok) {
         /* ';' between prefixes, as in the file; and after a lone prefix
          * that holds a ':', which the library would otherwise read as the
@@ -140,9 +122,8 @@ static gboolean apply_config(const char *config_path, GError **error)
     if (problems->len > 0)
         warn_config(problems->str);
     g_string_free(problems, TRUE);
-    vigil_config_free(config);
-    vigil_plugin_registry_free(registry);
-    g_free(default_path);
+    if (config != NULL)
+        vigil_config_free(config);
     return ok;
 }
 
@@ -306,18 +287,19 @@ int vigil_cli_run(int argc, char **argv)
          "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new("-- PROGRAM [ARGS…]");
-    g_option_context_set_summary(context, "Runs PROGRAM with vigil's I/O interposer and prints "
-                                          "its report at exit.\nExits with PROGRAM's status, or "
-                                          "128+N when signal N ended it.");
-    g_option_context_add_main_entries(context, entries, NULL);
-    /* Everything after "--" (or after the first non-option) is the program's. */
-    g_option_context_set_strict_posix(context, TRUE);
+    static const struct vigil_cli_help help = {
+        .parameters = "-- PROGRAM [ARGS…]",
+        .summary = "Runs PROGRAM with vigil's I/O interposer and prints "
+                   "its report at exit.\nExits with PROGRAM's status, or "
+                   "128+N when signal N ended it.",
+        /* Everything after "--" (or after the first non-option) is the program's. */
+        .stop_at_program = TRUE,
+    };
     GError *error = NULL;
     int status = EXIT_VIGIL_FAILED;
     char *library = NULL;
 
-    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil run: %s\n", error->message);
         goto out;
     }
@@ -361,6 +343,5 @@ out:
     g_free(library);
     g_free(options.report);
     g_free(options.config_path);
-    g_option_context_free(context);
     return status;
 }

@@ -117,11 +117,9 @@ static gboolean check_options(const struct runs_options *o, GError **error)
                     "--limit %d: expected a number of runs from 1 to %d", o->limit, MAX_LIMIT);
         return FALSE;
     }
-    if (o->format != NULL && strcmp(o->format, "text") != 0 && strcmp(o->format, "json") != 0) {
-        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--format %s: expected text or json", o->format);
+    gboolean json;
+    if (!vigil_cli_format_is_json(o->format, &json, error))
         return FALSE;
-    }
     if (o->job != NULL && !vigil_cli_job_id_valid(o->job)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--job %s: a scheduler job id is letters, digits and ._+- (at most 128)",
@@ -135,10 +133,7 @@ int vigil_cli_runs(int argc, char **argv)
 {
     struct runs_options o = {.limit = DEFAULT_LIMIT};
     GOptionEntry entries[] = {
-        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &o.config_path,
-         "Configuration file ([warehouse] conninfo); default: $VIGIL_CONFIG, "
-         "else " VIGIL_SYSCONF_DIR
-         "/vigil.conf if it exists, else libpq's environment (PGHOST, PGSERVICE and the like)",
+        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &o.config_path, VIGIL_CLI_WAREHOUSE_CONFIG_HELP,
          "FILE"},
         {"limit", 'n', 0, G_OPTION_ARG_INT, &o.limit, "At most N runs, the newest (default 20)",
          "N"},
@@ -151,13 +146,13 @@ int vigil_cli_runs(int argc, char **argv)
         {"format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "text (the default) or json", "FORMAT"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new(NULL);
-    g_option_context_set_summary(context,
-                                 "Lists the runs stored in the warehouse, newest first: number "
-                                 "and key (for `vigil report`), job, user, program, start (UTC), "
-                                 "duration, exit status, processes, bytes read and written, "
-                                 "energy.");
-    g_option_context_add_main_entries(context, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = NULL,
+        .summary = "Lists the runs stored in the warehouse, newest first: number "
+                   "and key (for `vigil report`), job, user, program, start (UTC), "
+                   "duration, exit status, processes, bytes read and written, "
+                   "energy.",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
     PGconn *db = NULL;
@@ -165,8 +160,8 @@ int vigil_cli_runs(int argc, char **argv)
     char *conninfo = NULL;
     char uid_text[24];
 
-    if (!g_option_context_parse(context, &argc, &argv, &error) || !check_options(&o, &error) ||
-        (o.user != NULL && !parse_user(o.user, uid_text, &error))) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error) ||
+        !check_options(&o, &error) || (o.user != NULL && !parse_user(o.user, uid_text, &error))) {
         fprintf(stderr, "vigil runs: %s\n", error->message);
         goto out;
     }
@@ -203,6 +198,5 @@ out:
     g_free(o.user);
     g_free(o.since);
     g_free(o.format);
-    g_option_context_free(context);
     return status;
 }

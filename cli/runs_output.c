@@ -6,6 +6,7 @@
 #include <json-glib/json-glib.h>
 
 #include "runs_output.h"
+#include "vigil/json_members.h"
 
 /* The user's name for `uid_text`, or the number when this machine does
  * not know it. */
@@ -114,11 +115,8 @@ static void add_number_or_null(JsonBuilder *b, const char *name, const PGresult 
 static void add_text_or_null(JsonBuilder *b, const char *name, const PGresult *result, int row,
                              int column)
 {
-    json_builder_set_member_name(b, name);
-    if (PQgetisnull(result, row, column))
-        json_builder_add_null_value(b);
-    else
-        json_builder_add_string_value(b, PQgetvalue(result, row, column));
+    vigil_json_string(b, name,
+                      PQgetisnull(result, row, column) ? NULL : PQgetvalue(result, row, column));
 }
 
 void vigil_cli_runs_print_json(const PGresult *result)
@@ -133,11 +131,7 @@ void vigil_cli_runs_print_json(const PGresult *result)
         add_number_or_null(b, "uid", result, i, COL_UID, TRUE);
         const struct passwd *pw =
             getpwuid((uid_t)g_ascii_strtoull(PQgetvalue(result, i, COL_UID), NULL, 10));
-        json_builder_set_member_name(b, "user");
-        if (pw != NULL)
-            json_builder_add_string_value(b, pw->pw_name);
-        else
-            json_builder_add_null_value(b);
+        vigil_json_string(b, "user", pw != NULL ? pw->pw_name : NULL);
         add_text_or_null(b, "program", result, i, COL_PROGRAM);
         add_text_or_null(b, "start_time", result, i, COL_START_TIME);
         add_number_or_null(b, "duration_s", result, i, COL_DURATION_S, FALSE);
@@ -149,14 +143,7 @@ void vigil_cli_runs_print_json(const PGresult *result)
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
-    JsonGenerator *gen = json_generator_new();
-    JsonNode *root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    json_generator_set_pretty(gen, TRUE);
-    char *text = json_generator_to_data(gen, NULL);
+    char *text = vigil_json_builder_text(b, TRUE);
     puts(text);
     g_free(text);
-    json_node_unref(root);
-    g_object_unref(gen);
-    g_object_unref(b);
 }

@@ -209,17 +209,17 @@ int vigil_cli_spool(int argc, char **argv)
          "The configuration whose [uplink] spool_dir (check) or [daemon] socket to use", "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options = g_option_context_new("check [DIR] | replay FILE | resend");
-    g_option_context_set_summary(
-        options, "check: what vigild's spool holds, its damaged ranges and what can be replayed "
-                 "(changes nothing; exit 1 when damaged).\nreplay: asks vigild to send the "
-                 "intact batches of FILE (a NAME.damaged the spool set aside).\nresend: asks "
-                 "vigild to send again the batches vigil-txd refused (kept in refused/).");
-    g_option_context_add_main_entries(options, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "check [DIR] | replay FILE | resend",
+        .summary = "check: what vigild's spool holds, its damaged ranges and what can be replayed "
+                   "(changes nothing; exit 1 when damaged).\nreplay: asks vigild to send the "
+                   "intact batches of FILE (a NAME.damaged the spool set aside).\nresend: asks "
+                   "vigild to send again the batches vigil-txd refused (kept in refused/).",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
     const char *what = argc > 1 ? argv[1] : "";
-    if (!g_option_context_parse(options, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil spool: %s\n", error->message);
         goto out;
     }
@@ -264,7 +264,6 @@ int vigil_cli_spool(int argc, char **argv)
     }
 out:
     g_clear_error(&error);
-    g_option_context_free(options);
     g_free(socket_option);
     g_free(config_path);
     return status;

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "status_costs.h"
 #include "status_energy.h"
+#include "vigil/json_members.h"
 #include "vigil/local_protocol.h"
 
 /* A daemon that accepted but does not answer is as good as gone. */
@@ -63,32 +64,14 @@ static char *ask(const char *path, int finished_pid, GError **error)
     return json;
 }
 
-static double member_double(JsonObject *o, const char *name)
-{
-    JsonNode *n = json_object_get_member(o, name);
-    return n != NULL && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_double(n) : NAN;
-}
-
-static gint64 member_int(JsonObject *o, const char *name)
-{
-    JsonNode *n = json_object_get_member(o, name);
-    return n != NULL && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_int(n) : 0;
-}
-
-static const char *member_string(JsonObject *o, const char *name)
-{
-    JsonNode *n = json_object_get_member(o, name);
-    return n != NULL && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_string(n) : NULL;
-}
-
 static void print_cost(JsonObject *o, const char *name)
 {
     JsonObject *cost = json_object_get_object_member(o, name);
-    if (isnan(member_double(cost, "mean")))
+    if (isnan(vigil_json_get_number(cost, "mean")))
         printf("none measured yet");
     else
-        printf("last %.1f, mean %.1f, max %.1f µs", member_double(cost, "last"),
-               member_double(cost, "mean"), member_double(cost, "max"));
+        printf("last %.1f, mean %.1f, max %.1f µs", vigil_json_get_number(cost, "last"),
+               vigil_json_get_number(cost, "mean"), vigil_json_get_number(cost, "max"));
 }
 
 /* The node's reasoner and capture, and the last cycle's node issues. */
@@ -99,44 +82,49 @@ static void print_reasoning(JsonObject *root)
         return;
     JsonObject *r = json_object_get_object_member(root, "reasoning");
     JsonObject *c = json_object_get_object_member(root, "capture");
-    const char *health = member_string(r, "node_health");
+    const char *health = vigil_json_get_string(r, "node_health");
     printf("\nreasoning: a cycle every %" G_GINT64_FORMAT " ms, %" G_GINT64_FORMAT
            " decided; the node %s, abnormal in %" G_GINT64_FORMAT "\n",
-           member_int(r, "cycle_ms"), member_int(r, "cycles"),
-           health != NULL ? health : "not decided yet", member_int(r, "node_abnormal_cycles"));
+           vigil_json_get_int(r, "cycle_ms"), vigil_json_get_int(r, "cycles"),
+           health != NULL ? health : "not decided yet",
+           vigil_json_get_int(r, "node_abnormal_cycles"));
     JsonArray *issues = json_object_get_array_member(r, "node_issues");
     for (guint i = 0; i < json_array_get_length(issues); i++) {
         JsonObject *x = json_array_get_object_element(issues, i);
-        printf("  %s %s: %s\n", member_string(x, "health"), member_string(x, "plugin"),
-               member_string(x, "message"));
+        printf("  %s %s: %s\n", vigil_json_get_string(x, "health"),
+               vigil_json_get_string(x, "plugin"), vigil_json_get_string(x, "message"));
     }
     JsonObject *t = json_object_get_object_member(c, "totals");
-    const char *sink = member_string(c, "sink");
+    const char *sink = vigil_json_get_string(c, "sink");
     printf("capture: %s (%" G_GINT64_FORMAT " before, %" G_GINT64_FORMAT
            " after) to %s: %" G_GINT64_FORMAT " activities observed, %" G_GINT64_FORMAT
            " forwarded in %" G_GINT64_FORMAT " windows, %" G_GINT64_FORMAT
            " dropped, %" G_GINT64_FORMAT " lost, %" G_GINT64_FORMAT " held\n",
-           member_string(c, "mode"), member_int(c, "pre_cycles"), member_int(c, "post_cycles"),
-           sink != NULL ? sink : "no sink", member_int(t, "observed"), member_int(t, "forwarded"),
-           member_int(t, "windows"), member_int(t, "dropped"), member_int(t, "lost"),
-           member_int(t, "held"));
+           vigil_json_get_string(c, "mode"), vigil_json_get_int(c, "pre_cycles"),
+           vigil_json_get_int(c, "post_cycles"), sink != NULL ? sink : "no sink",
+           vigil_json_get_int(t, "observed"), vigil_json_get_int(t, "forwarded"),
+           vigil_json_get_int(t, "windows"), vigil_json_get_int(t, "dropped"),
+           vigil_json_get_int(t, "lost"), vigil_json_get_int(t, "held"));
     if (sink != NULL && json_object_has_member(c, "sink_max_bytes"))
         printf("  sink: %" G_GINT64_FORMAT " bytes in its file of at most %" G_GINT64_FORMAT
                ", %" G_GINT64_FORMAT " full files kept, %" G_GINT64_FORMAT " rotations\n",
-               member_int(c, "sink_bytes"), member_int(c, "sink_max_bytes"),
-               member_int(c, "sink_keep_files"), member_int(c, "sink_rotations"));
+               vigil_json_get_int(c, "sink_bytes"), vigil_json_get_int(c, "sink_max_bytes"),
+               vigil_json_get_int(c, "sink_keep_files"), vigil_json_get_int(c, "sink_rotations"));
     else if (sink == NULL && json_object_has_member(c, "sink_enabled"))
-        printf("  no sink ([capture] sink_enabled = %s)\n", member_string(c, "sink_enabled"));
-    if (member_int(c, "sink_files_dropped") + member_int(c, "sink_lines_dropped") > 0)
+        printf("  no sink ([capture] sink_enabled = %s)\n",
+               vigil_json_get_string(c, "sink_enabled"));
+    if (vigil_json_get_int(c, "sink_files_dropped") + vigil_json_get_int(c, "sink_lines_dropped") >
+        0)
         printf("  warning: the sink deleted %" G_GINT64_FORMAT " full files and %" G_GINT64_FORMAT
                " lines too long for a file (%" G_GINT64_FORMAT
                " bytes of windows) to stay within [capture] sink_max_bytes and sink_keep_files\n",
-               member_int(c, "sink_files_dropped"), member_int(c, "sink_lines_dropped"),
-               member_int(c, "sink_bytes_dropped"));
-    if (member_int(c, "sink_errors") > 0)
+               vigil_json_get_int(c, "sink_files_dropped"),
+               vigil_json_get_int(c, "sink_lines_dropped"),
+               vigil_json_get_int(c, "sink_bytes_dropped"));
+    if (vigil_json_get_int(c, "sink_errors") > 0)
         printf("  %" G_GINT64_FORMAT " writes to the sink failed: windows since are not all "
                "in it (see vigild's log)\n",
-               member_int(c, "sink_errors"));
+               vigil_json_get_int(c, "sink_errors"));
 }
 
 /* The uplink to vigil-txd in one line, and a warning when anything was
@@ -151,23 +139,26 @@ static void print_uplink(JsonObject *root)
         return;
     }
     JsonObject *u = json_node_get_object(node);
-    const char *system = member_string(u, "system_state");
+    const char *system = vigil_json_get_string(u, "system_state");
     printf("uplink: %s as node %" G_GINT64_FORMAT ", %s: %" G_GINT64_FORMAT
            " batches, %" G_GINT64_FORMAT " acknowledged, %" G_GINT64_FORMAT
            " waiting (%" G_GINT64_FORMAT " in the spool, %" G_GINT64_FORMAT
            " bytes), %" G_GINT64_FORMAT " replayed from it; system %s\n",
-           member_string(u, "endpoint"), member_int(u, "node_id"),
+           vigil_json_get_string(u, "endpoint"), vigil_json_get_int(u, "node_id"),
            json_object_get_boolean_member(u, "connected") ? "connected" : "not connected",
-           member_int(u, "batches"), member_int(u, "acked"), member_int(u, "unacked"),
-           member_int(u, "spooled_batches"), member_int(u, "spool_bytes"),
-           member_int(u, "replayed"), system != NULL ? system : "state not known");
-    gint64 dropped = member_int(u, "dropped_full_batches"), refused = member_int(u, "refused");
-    gint64 corrupt = member_int(u, "spool_corrupt"), skipped = member_int(u, "items_skipped");
-    gint64 unnamed = member_int(u, "names_missing");
-    gint64 memory = member_int(u, "dropped_memory_batches");
-    gint64 deleted = member_int(u, "refused_deleted");
+           vigil_json_get_int(u, "batches"), vigil_json_get_int(u, "acked"),
+           vigil_json_get_int(u, "unacked"), vigil_json_get_int(u, "spooled_batches"),
+           vigil_json_get_int(u, "spool_bytes"), vigil_json_get_int(u, "replayed"),
+           system != NULL ? system : "state not known");
+    gint64 dropped = vigil_json_get_int(u, "dropped_full_batches"),
+           refused = vigil_json_get_int(u, "refused");
+    gint64 corrupt = vigil_json_get_int(u, "spool_corrupt"),
+           skipped = vigil_json_get_int(u, "items_skipped");
+    gint64 unnamed = vigil_json_get_int(u, "names_missing");
+    gint64 memory = vigil_json_get_int(u, "dropped_memory_batches");
+    gint64 deleted = vigil_json_get_int(u, "refused_deleted");
     if (dropped + refused + corrupt + skipped + unnamed + memory > 0) {
-        const char *error = member_string(u, "last_error");
+        const char *error = vigil_json_get_string(u, "last_error");
         printf("  warning: %" G_GINT64_FORMAT " batches (%" G_GINT64_FORMAT
                " bytes) dropped from the full spool, %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
                " bytes) dropped from full memory while the spool failed, %" G_GINT64_FORMAT
@@ -175,30 +166,33 @@ static void print_uplink(JsonObject *root)
                " of them deleted for refused_max_bytes), %" G_GINT64_FORMAT
                " damaged spool stretches, %" G_GINT64_FORMAT " items left out, %" G_GINT64_FORMAT
                " activities without their file's name; last error: %s\n",
-               dropped, member_int(u, "dropped_full_bytes"), memory,
-               member_int(u, "dropped_memory_bytes"), refused, member_string(u, "spool_dir"),
-               deleted, corrupt, skipped, unnamed, error != NULL ? error : "none");
+               dropped, vigil_json_get_int(u, "dropped_full_bytes"), memory,
+               vigil_json_get_int(u, "dropped_memory_bytes"), refused,
+               vigil_json_get_string(u, "spool_dir"), deleted, corrupt, skipped, unnamed,
+               error != NULL ? error : "none");
     }
     /* Refused batches wait in refused/ until someone sends them again. */
-    if (member_int(u, "refused_kept") > 0)
+    if (vigil_json_get_int(u, "refused_kept") > 0)
         printf("  warning: %" G_GINT64_FORMAT " batches refused by vigil-txd wait in "
                "%s/refused (%" G_GINT64_FORMAT " refused in all); the last reason: %s; once "
                "that is fixed (a node id another key claimed: `vigil node keys`), `vigil spool "
                "resend` sends them again\n",
-               member_int(u, "refused_kept"), member_string(u, "spool_dir"), refused,
-               member_string(u, "last_refusal") != NULL ? member_string(u, "last_refusal")
-                                                        : "not known (refused before this "
-                                                          "vigild started)");
+               vigil_json_get_int(u, "refused_kept"), vigil_json_get_string(u, "spool_dir"),
+               refused,
+               vigil_json_get_string(u, "last_refusal") != NULL
+                   ? vigil_json_get_string(u, "last_refusal")
+                   : "not known (refused before this "
+                     "vigild started)");
     /* What those batches carried: what the warehouse will lack, and be
      * told of (wire DROPS, carried by later batches). */
-    gint64 lost_activities = member_int(u, "dropped_activities");
-    if (lost_activities + member_int(u, "dropped_unknown_batches") > 0)
+    gint64 lost_activities = vigil_json_get_int(u, "dropped_activities");
+    if (lost_activities + vigil_json_get_int(u, "dropped_unknown_batches") > 0)
         printf("  warning: %" G_GINT64_FORMAT " forwarded activities in %" G_GINT64_FORMAT
                " dropped batches never reach the warehouse (%" G_GINT64_FORMAT
                " more batches were lost unread); each process's count is in the list below "
                "and goes to the warehouse\n",
-               lost_activities, member_int(u, "dropped_batches"),
-               member_int(u, "dropped_unknown_batches"));
+               lost_activities, vigil_json_get_int(u, "dropped_batches"),
+               vigil_json_get_int(u, "dropped_unknown_batches"));
 }
 
 /* Who holds the socket, the limits, and what was refused. */
@@ -216,25 +210,27 @@ static void print_clients(JsonObject *root)
            "); a user may hold %" G_GINT64_FORMAT " connections and %" G_GINT64_FORMAT
            " processes, and ask for the status %" G_GINT64_FORMAT
            " times a second after %" G_GINT64_FORMAT "\n",
-           member_int(c, "connections"), member_int(c, "unregistered"),
-           member_int(c, "unregistered_timeout_ms"), member_int(c, "fds_in_use"),
-           member_int(c, "fd_budget"), member_int(c, "fd_limit"),
-           member_int(c, "max_connections_per_uid"), member_int(c, "max_processes_per_uid"),
-           member_int(c, "status_requests_per_s"), member_int(c, "status_requests_burst"));
+           vigil_json_get_int(c, "connections"), vigil_json_get_int(c, "unregistered"),
+           vigil_json_get_int(c, "unregistered_timeout_ms"), vigil_json_get_int(c, "fds_in_use"),
+           vigil_json_get_int(c, "fd_budget"), vigil_json_get_int(c, "fd_limit"),
+           vigil_json_get_int(c, "max_connections_per_uid"),
+           vigil_json_get_int(c, "max_processes_per_uid"),
+           vigil_json_get_int(c, "status_requests_per_s"),
+           vigil_json_get_int(c, "status_requests_burst"));
     /* Each kind the daemon counts, by its name (docs/architecture.md,
      * local_server.c), a newer daemon's too. */
     GString *kinds = g_string_new(NULL);
     GList *names = r != NULL ? json_object_get_members(r) : NULL;
     for (GList *n = names; n != NULL; n = n->next) {
-        gint64 count = member_int(r, n->data);
+        gint64 count = vigil_json_get_int(r, n->data);
         if (count > 0)
             g_string_append_printf(kinds, "%s%" G_GINT64_FORMAT " %s", kinds->len > 0 ? ", " : "",
                                    count, (const char *)n->data);
     }
     g_list_free(names);
-    if (kinds->len > 0 || member_int(c, "closed_idle") > 0)
+    if (kinds->len > 0 || vigil_json_get_int(c, "closed_idle") > 0)
         printf("  warning: refused %s; closed %" G_GINT64_FORMAT " idle\n",
-               kinds->len > 0 ? kinds->str : "none", member_int(c, "closed_idle"));
+               kinds->len > 0 ? kinds->str : "none", vigil_json_get_int(c, "closed_idle"));
     g_string_free(kinds, TRUE);
 }
 
@@ -242,34 +238,35 @@ static void print_text(JsonObject *root)
 {
     JsonObject *d = json_object_get_object_member(root, "daemon");
     printf("vigild %s, pid %" G_GINT64_FORMAT ", up %.1f s, serving %s\n",
-           member_string(d, "version"), member_int(d, "pid"), member_double(d, "uptime_s"),
-           member_string(d, "socket"));
+           vigil_json_get_string(d, "version"), vigil_json_get_int(d, "pid"),
+           vigil_json_get_number(d, "uptime_s"), vigil_json_get_string(d, "socket"));
     printf("tick every %" G_GINT64_FORMAT " ms: %" G_GINT64_FORMAT " ticks, %" G_GINT64_FORMAT
            " missed; cost per tick ",
-           member_int(d, "tick_ms"), member_int(d, "ticks"), member_int(d, "missed_ticks"));
+           vigil_json_get_int(d, "tick_ms"), vigil_json_get_int(d, "ticks"),
+           vigil_json_get_int(d, "missed_ticks"));
     print_cost(d, "tick_cost_us");
     printf("\n\nproviders:\n");
     JsonArray *providers = json_object_get_array_member(root, "providers");
     for (guint i = 0; i < json_array_get_length(providers); i++) {
         JsonObject *p = json_array_get_object_element(providers, i);
-        printf("  %-10s ", member_string(p, "name"));
+        printf("  %-10s ", vigil_json_get_string(p, "name"));
         if (!json_object_get_boolean_member(p, "running")) {
-            printf("not running: %s\n", member_string(p, "unavailable"));
+            printf("not running: %s\n", vigil_json_get_string(p, "unavailable"));
             continue;
         }
         printf("%" G_GINT64_FORMAT " reads, %" G_GINT64_FORMAT " failed; cost per read ",
-               member_int(p, "reads"), member_int(p, "read_errors"));
+               vigil_json_get_int(p, "reads"), vigil_json_get_int(p, "read_errors"));
         print_cost(p, "cost_us");
         printf("\n");
-        if (member_string(p, "note") != NULL)
-            printf("  %-10s %s\n", "", member_string(p, "note"));
+        if (vigil_json_get_string(p, "note") != NULL)
+            printf("  %-10s %s\n", "", vigil_json_get_string(p, "note"));
     }
     vigil_cli_status_tick_costs(root);
     JsonObject *energy = json_object_get_object_member(root, "energy");
-    if (member_string(energy, "unavailable") != NULL)
-        printf("\nenergy: n/a (%s)\n", member_string(energy, "unavailable"));
+    if (vigil_json_get_string(energy, "unavailable") != NULL)
+        printf("\nenergy: n/a (%s)\n", vigil_json_get_string(energy, "unavailable"));
     else
-        printf("\nenergy: from %s%s\n", member_string(energy, "source"),
+        printf("\nenergy: from %s%s\n", vigil_json_get_string(energy, "source"),
                json_object_get_boolean_member(energy, "estimated") ? " (estimated)" : "");
     vigil_cli_status_energy_segments(energy);
 
@@ -281,9 +278,9 @@ static void print_text(JsonObject *root)
     printf("\nprocesses: %" G_GINT64_FORMAT " running, %" G_GINT64_FORMAT
            " ended, %" G_GINT64_FORMAT " dropped, %" G_GINT64_FORMAT " refused, %" G_GINT64_FORMAT
            " kept out of another user's run\n",
-           member_int(ps, "running"), member_int(ps, "ended_total"),
-           member_int(ps, "dropped_total"), member_int(ps, "refused_total"),
-           member_int(ps, "placed_apart_total"));
+           vigil_json_get_int(ps, "running"), vigil_json_get_int(ps, "ended_total"),
+           vigil_json_get_int(ps, "dropped_total"), vigil_json_get_int(ps, "refused_total"),
+           vigil_json_get_int(ps, "placed_apart_total"));
     JsonArray *list = json_object_get_array_member(ps, "list");
     if (json_array_get_length(list) > 0)
         printf("  %6s %8s %-8s %11s %6s %8s %11s %8s %10s  %s\n", "ID", "PID", "STATE",
@@ -291,29 +288,30 @@ static void print_text(JsonObject *root)
     for (guint i = 0; i < json_array_get_length(list); i++) {
         JsonObject *p = json_array_get_object_element(list, i);
         char energy_text[32];
-        double energy_j = member_double(p, "energy_j");
+        double energy_j = vigil_json_get_number(p, "energy_j");
         if (isnan(energy_j))
             g_strlcpy(energy_text, "n/a", sizeof energy_text);
         else
             g_snprintf(energy_text, sizeof energy_text, "%.3f%s", energy_j,
                        json_object_get_boolean_member(p, "energy_estimated") ? "~" : "");
         char cpu_text[32];
-        double cpu_s = member_double(p, "cpu_s");
+        double cpu_s = vigil_json_get_number(p, "cpu_s");
         if (isnan(cpu_s))
             g_strlcpy(cpu_text, "n/a", sizeof cpu_text);
         else
             g_snprintf(cpu_text, sizeof cpu_text, "%.3f", cpu_s);
         printf("  %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %-8s %11" G_GINT64_FORMAT
                " %6" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %11" G_GINT64_FORMAT " %8s %10s  %s\n",
-               member_int(p, "id"), member_int(p, "pid"), member_string(p, "state"),
-               member_int(p, "activities"), member_int(p, "corrupt") + member_int(p, "torn"),
-               member_int(p, "dropped"), member_int(p, "uplink_dropped_activities"), cpu_text,
-               energy_text, member_string(p, "program"));
+               vigil_json_get_int(p, "id"), vigil_json_get_int(p, "pid"),
+               vigil_json_get_string(p, "state"), vigil_json_get_int(p, "activities"),
+               vigil_json_get_int(p, "corrupt") + vigil_json_get_int(p, "torn"),
+               vigil_json_get_int(p, "dropped"), vigil_json_get_int(p, "uplink_dropped_activities"),
+               cpu_text, energy_text, vigil_json_get_string(p, "program"));
     }
-    if (member_int(ps, "not_listed_other_users") > 0)
+    if (vigil_json_get_int(ps, "not_listed_other_users") > 0)
         printf("  and %" G_GINT64_FORMAT
                " process(es) of other users, listed only to root and vigild's user\n",
-               member_int(ps, "not_listed_other_users"));
+               vigil_json_get_int(ps, "not_listed_other_users"));
     printf("  (~: estimated; DROPPED: records the ring had no room for; UPLINK_LOST: forwarded "
            "activities the uplink or the spool dropped)\n\nstatistics (latest sample; a counter's "
            "rate is per second over "
@@ -321,14 +319,17 @@ static void print_text(JsonObject *root)
     JsonArray *metrics = json_object_get_array_member(root, "metrics");
     for (guint i = 0; i < json_array_get_length(metrics); i++) {
         JsonObject *m = json_array_get_object_element(metrics, i);
-        double value = member_double(m, "value");
+        double value = vigil_json_get_number(m, "value");
         if (isnan(value))
             continue;
-        printf("  %-28s %16.3f %-6s", member_string(m, "name"), value, member_string(m, "unit"));
+        printf("  %-28s %16.3f %-6s", vigil_json_get_string(m, "name"), value,
+               vigil_json_get_string(m, "unit"));
         JsonNode *rollup = json_object_get_member(m, "rollup");
-        if (strcmp(member_string(m, "kind"), "counter") == 0 && JSON_NODE_HOLDS_OBJECT(rollup))
-            printf(" %14.3f/s", member_double(json_node_get_object(rollup), "mean"));
-        printf("%s%s\n", strcmp(member_string(m, "origin"), "estimated") == 0 ? " estimated" : "",
+        if (strcmp(vigil_json_get_string(m, "kind"), "counter") == 0 &&
+            JSON_NODE_HOLDS_OBJECT(rollup))
+            printf(" %14.3f/s", vigil_json_get_number(json_node_get_object(rollup), "mean"));
+        printf("%s%s\n",
+               strcmp(vigil_json_get_string(m, "origin"), "estimated") == 0 ? " estimated" : "",
                json_object_get_boolean_member(m, "uncertain") ? " uncertain" : "");
     }
 }
@@ -350,11 +351,13 @@ int vigil_cli_status(int argc, char **argv)
          "PID"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *options = g_option_context_new("- what the node's vigild sees now");
-    g_option_context_add_main_entries(options, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = "- what the node's vigild sees now",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_OK;
-    if (!g_option_context_parse(options, &argc, &argv, &error) || argc > 1 || finished_pid < 0) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error) || argc > 1 ||
+        finished_pid < 0) {
         fprintf(stderr, "vigil status: %s\n",
                 error != NULL ? error->message : "unexpected arguments");
         status = VIGIL_EXIT_USAGE;
@@ -385,7 +388,6 @@ int vigil_cli_status(int argc, char **argv)
     g_free(json);
 out:
     g_clear_error(&error);
-    g_option_context_free(options);
     g_free(socket_option);
     g_free(config_path);
     return status;

@@ -4,16 +4,11 @@
 #include <stdio.h>
 
 #include "status_energy.h"
-
-static double number_or_nan(JsonObject *o, const char *name)
-{
-    JsonNode *n = o != NULL ? json_object_get_member(o, name) : NULL;
-    return n != NULL && JSON_NODE_HOLDS_VALUE(n) ? json_node_get_double(n) : NAN;
-}
+#include "vigil/json_members.h"
 
 void vigil_cli_status_energy_segments(JsonObject *energy)
 {
-    double total_j = number_or_nan(energy, "total_j");
+    double total_j = vigil_json_get_number(energy, "total_j");
     JsonArray *segments = energy != NULL && json_object_has_member(energy, "segments")
                               ? json_object_get_array_member(energy, "segments")
                               : NULL;
@@ -33,7 +28,7 @@ void vigil_cli_status_energy_segments(JsonObject *energy)
                json_object_get_string_member_with_default(s, "source", "?"),
                json_object_get_string_member_with_default(s, "zones", "?"),
                json_object_get_int_member_with_default(s, "zone_count", 0), when,
-               number_or_nan(s, "energy_j"));
+               vigil_json_get_number(s, "energy_j"));
         g_free(when);
         if (t != NULL)
             g_date_time_unref(t);

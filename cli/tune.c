@@ -14,6 +14,7 @@
 #include "tune_replay.h"
 #include "tune_store.h"
 #include "tune_truth.h"
+#include "vigil/json_members.h"
 #include "vigil/warehouse.h"
 
 struct tune_options {
@@ -221,20 +222,14 @@ static void print_text(const char *path, const struct tune_durations *scaled,
 
 /* ---- json ---------------------------------------------------------------------------------- */
 
-static void json_u64(JsonBuilder *b, const char *name, uint64_t v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, (gint64)v);
-}
-
 static void json_column(JsonBuilder *b, const struct tune_column *c)
 {
     const struct tune_result *r = &c->result;
     json_builder_begin_object(b);
-    json_u64(b, "cycles", r->cycles);
-    json_u64(b, "flagged_cycles", r->flagged_cycles);
-    json_u64(b, "process_abnormal_cycles", r->abnormal_cycles[VIGIL_LEVEL_PROCESS]);
-    json_u64(b, "node_abnormal_cycles", r->abnormal_cycles[VIGIL_LEVEL_NODE]);
+    vigil_json_int(b, "cycles", r->cycles);
+    vigil_json_int(b, "flagged_cycles", r->flagged_cycles);
+    vigil_json_int(b, "process_abnormal_cycles", r->abnormal_cycles[VIGIL_LEVEL_PROCESS]);
+    vigil_json_int(b, "node_abnormal_cycles", r->abnormal_cycles[VIGIL_LEVEL_NODE]);
     json_builder_set_member_name(b, "own_states");
     json_builder_begin_object(b);
     for (unsigned level = VIGIL_LEVEL_PROCESS; level <= VIGIL_LEVEL_NODE; level++) {
@@ -242,37 +237,30 @@ static void json_column(JsonBuilder *b, const struct tune_column *c)
         json_builder_begin_object(b);
         for (unsigned h = 1; h <= VIGIL_HEALTH_COUNT; h++)
             if (r->own_states[level][h] > 0)
-                json_u64(b, vigil_health_name(h), r->own_states[level][h]);
+                vigil_json_int(b, vigil_health_name(h), r->own_states[level][h]);
         json_builder_end_object(b);
     }
     json_builder_end_object(b);
-    json_u64(b, "windows", r->windows);
-    json_u64(b, "observed", r->observed);
-    json_u64(b, "forwarded", r->forwarded);
-    json_u64(b, "dropped", r->dropped);
-    json_u64(b, "lost", r->lost);
-    json_builder_set_member_name(b, "forwarded_share");
-    json_builder_add_double_value(b, share(r->forwarded, r->observed));
+    vigil_json_int(b, "windows", r->windows);
+    vigil_json_int(b, "observed", r->observed);
+    vigil_json_int(b, "forwarded", r->forwarded);
+    vigil_json_int(b, "dropped", r->dropped);
+    vigil_json_int(b, "lost", r->lost);
+    vigil_json_number(b, "forwarded_share", share(r->forwarded, r->observed));
     if (strcmp(c->name, "recorded") == 0) { /* a candidate is meant to differ */
-        json_u64(b, "decisions_compared", r->compared);
-        json_u64(b, "decisions_matched", r->matched);
-        json_builder_set_member_name(b, "first_mismatch");
-        if (r->first_mismatch != NULL)
-            json_builder_add_string_value(b, r->first_mismatch);
-        else
-            json_builder_add_null_value(b);
+        vigil_json_int(b, "decisions_compared", r->compared);
+        vigil_json_int(b, "decisions_matched", r->matched);
+        vigil_json_string(b, "first_mismatch", r->first_mismatch);
     }
-    json_builder_set_member_name(b, "replay_s");
-    json_builder_add_double_value(b, r->replay_s);
+    vigil_json_number(b, "replay_s", r->replay_s);
     if (c->scored) {
         json_builder_set_member_name(b, "truth");
         json_builder_begin_object(b);
-        json_u64(b, "anomalous_cycles", c->score.anomalous);
-        json_u64(b, "caught", c->score.caught);
-        json_builder_set_member_name(b, "recall");
-        json_builder_add_double_value(b, share(c->score.caught, c->score.anomalous));
-        json_u64(b, "clean_cycles", c->score.clean_cycles);
-        json_u64(b, "false_flags", c->score.false_flags);
+        vigil_json_int(b, "anomalous_cycles", c->score.anomalous);
+        vigil_json_int(b, "caught", c->score.caught);
+        vigil_json_number(b, "recall", share(c->score.caught, c->score.anomalous));
+        vigil_json_int(b, "clean_cycles", c->score.clean_cycles);
+        vigil_json_int(b, "false_flags", c->score.false_flags);
         json_builder_end_object(b);
     }
     json_builder_set_member_name(b, "adpis");
@@ -280,23 +268,19 @@ static void json_column(JsonBuilder *b, const struct tune_column *c)
     for (guint i = 0; i < r->adpis->len; i++) {
         const struct tune_adpi_stats *a = g_ptr_array_index(r->adpis, i);
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "plugin");
-        json_builder_add_string_value(b, a->plugin);
-        json_builder_set_member_name(b, "level");
-        json_builder_add_string_value(b, level_name(a->level));
-        json_u64(b, "cycles", a->cycles);
-        json_u64(b, "issues", a->issues);
+        vigil_json_string(b, "plugin", a->plugin);
+        vigil_json_string(b, "level", level_name(a->level));
+        vigil_json_int(b, "cycles", a->cycles);
+        vigil_json_int(b, "issues", a->issues);
         json_builder_set_member_name(b, "reasons");
         json_builder_begin_array(b);
         GPtrArray *keys = tune_sorted_reasons(a);
         for (guint k = 0; k < keys->len; k++) {
             const struct tune_reason *reason = g_hash_table_lookup(a->reasons, keys->pdata[k]);
             json_builder_begin_object(b);
-            json_builder_set_member_name(b, "reason");
-            json_builder_add_string_value(b, keys->pdata[k]);
-            json_u64(b, "issues", reason->issues);
-            json_builder_set_member_name(b, "example");
-            json_builder_add_string_value(b, reason->example);
+            vigil_json_string(b, "reason", keys->pdata[k]);
+            vigil_json_int(b, "issues", reason->issues);
+            vigil_json_string(b, "example", reason->example);
             json_builder_end_object(b);
         }
         g_ptr_array_free(keys, TRUE);
@@ -315,33 +299,22 @@ static void print_json(const char *path, const struct tune_durations *scaled,
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "recording");
     json_builder_begin_object(b);
-    json_builder_set_member_name(b, "path");
-    json_builder_add_string_value(b, path);
-    json_builder_set_member_name(b, "node");
-    if (r->node != NULL)
-        json_builder_add_string_value(b, r->node);
-    else
-        json_builder_add_null_value(b);
+    vigil_json_string(b, "path", path);
+    vigil_json_string(b, "node", r->node);
     const char *const span_names[] = {"first_cycle_at", "last_cycle_at"};
     const uint64_t span_ns[] = {r->first_ns, r->last_ns};
     for (int i = 0; i < 2; i++) {
         char *at = wall_text(tune_result_wall_us(r, span_ns[i]));
-        json_builder_set_member_name(b, span_names[i]);
-        if (at != NULL)
-            json_builder_add_string_value(b, at);
-        else
-            json_builder_add_null_value(b);
+        vigil_json_string(b, span_names[i], at);
         g_free(at);
     }
-    json_u64(b, "cycles", r->cycles);
-    json_u64(b, "judged_cycles", r->judged_cycles);
-    json_u64(b, "processes", r->processes);
-    json_u64(b, "activities", r->activities);
-    json_u64(b, "reloads", r->reloads);
-    json_builder_set_member_name(b, "limited");
-    json_builder_add_boolean_value(b, r->limited);
-    json_builder_set_member_name(b, "ended");
-    json_builder_add_boolean_value(b, r->ended);
+    vigil_json_int(b, "cycles", r->cycles);
+    vigil_json_int(b, "judged_cycles", r->judged_cycles);
+    vigil_json_int(b, "processes", r->processes);
+    vigil_json_int(b, "activities", r->activities);
+    vigil_json_int(b, "reloads", r->reloads);
+    vigil_json_bool(b, "limited", r->limited);
+    vigil_json_bool(b, "ended", r->ended);
     json_builder_set_member_name(b, "cut_at_offset");
     if (r->cut_at_offset >= 0)
         json_builder_add_int_value(b, r->cut_at_offset);
@@ -351,9 +324,8 @@ static void print_json(const char *path, const struct tune_durations *scaled,
     json_builder_set_member_name(b, "scale_durations");
     if (scaled != NULL) {
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "factor");
-        json_builder_add_double_value(b, scaled->factor);
-        json_u64(b, "from_cycle", scaled->from_cycle);
+        vigil_json_number(b, "factor", scaled->factor);
+        vigil_json_int(b, "from_cycle", scaled->from_cycle);
         json_builder_end_object(b);
     } else {
         json_builder_add_null_value(b);
@@ -363,16 +335,9 @@ static void print_json(const char *path, const struct tune_durations *scaled,
         json_column(b, &c[i]);
     }
     json_builder_end_object(b);
-    JsonGenerator *g = json_generator_new();
-    json_generator_set_pretty(g, TRUE);
-    JsonNode *root = json_builder_get_root(b);
-    json_generator_set_root(g, root);
-    char *text = json_generator_to_data(g, NULL);
+    char *text = vigil_json_builder_text(b, TRUE);
     printf("%s\n", text);
     g_free(text);
-    json_node_unref(root);
-    g_object_unref(g);
-    g_object_unref(b);
 }
 
 /* ---- the warehouse ------------------------------------------------------------------------- */
@@ -496,13 +461,14 @@ int vigil_cli_tune(int argc, char **argv)
          "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *context = g_option_context_new(NULL);
-    g_option_context_set_summary(
-        context, "Replays a recording of vigild's cycles through the same ADPIs, reasoners and "
-                 "capture, offline, with the configuration it was recorded with and with a "
-                 "candidate, and prints per ADPI and per reasoner the cycles flagged and why, the "
-                 "share of activities forwarded and, with ground truth, recall and false flags.");
-    g_option_context_add_main_entries(context, entries, NULL);
+    static const struct vigil_cli_help help = {
+        .parameters = NULL,
+        .summary =
+            "Replays a recording of vigild's cycles through the same ADPIs, reasoners and "
+            "capture, offline, with the configuration it was recorded with and with a "
+            "candidate, and prints per ADPI and per reasoner the cycles flagged and why, the "
+            "share of activities forwarded and, with ground truth, recall and false flags.",
+    };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
     struct tune_column columns[2] = {{.name = "recorded"}, {.name = "candidate"}};
@@ -513,7 +479,7 @@ int vigil_cli_tune(int argc, char **argv)
     struct tune_durations durations;
     const struct tune_durations *scaled = NULL; /* durations as recorded */
 
-    if (!g_option_context_parse(context, &argc, &argv, &error)) {
+    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
         fprintf(stderr, "vigil tune: %s\n", error->message);
         goto out;
     }
@@ -544,11 +510,10 @@ int vigil_cli_tune(int argc, char **argv)
     }
     if (o.scale_durations != NULL)
         scaled = &durations;
-    if (o.format != NULL && strcmp(o.format, "text") != 0 && strcmp(o.format, "json") != 0) {
-        fprintf(stderr, "vigil tune: --format %s: expected text or json\n", o.format);
+    if (!vigil_cli_format_is_json(o.format, &json, &error)) {
+        fprintf(stderr, "vigil tune: %s\n", error->message);
         goto out;
     }
-    json = o.format != NULL && strcmp(o.format, "json") == 0;
     status = VIGIL_EXIT_FAILURE;
     if (o.config != NULL && (candidate = tune_config_load(o.config, &error)) == NULL) {
         fprintf(stderr, "vigil tune: %s\n", error->message);
@@ -596,6 +561,5 @@ out:
     g_free(o.node);
     g_free(o.warehouse_config);
     g_free(o.scale_durations);
-    g_option_context_free(context);
     return status;
 }

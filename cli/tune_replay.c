@@ -530,6 +530,21 @@ static gboolean on_start(struct replay *x, struct vigild_record_payload *p, GErr
     return TRUE;
 }
 
+typedef gboolean record_handler(struct replay *x, struct vigild_record_payload *p, GError **error);
+
+/* LIMIT: the recording stopped at record_max_bytes; END: vigild ended it cleanly. */
+static gboolean on_limit(struct replay *x, struct vigild_record_payload *p, GError **error)
+{
+    x->out->limited = TRUE;
+    return vigild_payload_done(p, error);
+}
+
+static gboolean on_end(struct replay *x, struct vigild_record_payload *p, GError **error)
+{
+    x->out->ended = TRUE;
+    return vigild_payload_done(p, error);
+}
+
 static gboolean dispatch(struct replay *x, struct vigild_record_payload *p, GError **error)
 {
     if (!x->configured && p->type != VIGILD_RECORD_START && p->type != VIGILD_RECORD_CONFIG &&
@@ -539,31 +554,17 @@ static gboolean dispatch(struct replay *x, struct vigild_record_payload *p, GErr
                     p->offset, vigild_record_type_name(p->type));
         return FALSE;
     }
-    switch (p->type) {
-    case VIGILD_RECORD_START:
-        return on_start(x, p, error);
-    case VIGILD_RECORD_CONFIG:
-        return on_config(x, p, error);
-    case VIGILD_RECORD_METRIC:
-        return on_metric(x, p, error);
-    case VIGILD_RECORD_SAMPLES:
-        return on_samples(x, p, error);
-    case VIGILD_RECORD_PROCESS_ADD:
-    case VIGILD_RECORD_PROCESS_END:
-        return on_process(x, p, error);
-    case VIGILD_RECORD_ACTIVITIES:
-        return on_activities(x, p, error);
-    case VIGILD_RECORD_CYCLE:
-        return on_cycle(x, p, error);
-    case VIGILD_RECORD_LIMIT:
-        x->out->limited = TRUE;
-        return vigild_payload_done(p, error);
-    case VIGILD_RECORD_END:
-        x->out->ended = TRUE;
-        return vigild_payload_done(p, error);
-    default:
+    static record_handler *const on[VIGILD_RECORD_TYPE_MAX + 1] = {
+        [VIGILD_RECORD_START] = on_start,           [VIGILD_RECORD_CONFIG] = on_config,
+        [VIGILD_RECORD_METRIC] = on_metric,         [VIGILD_RECORD_SAMPLES] = on_samples,
+        [VIGILD_RECORD_PROCESS_ADD] = on_process,   [VIGILD_RECORD_PROCESS_END] = on_process,
+        [VIGILD_RECORD_ACTIVITIES] = on_activities, [VIGILD_RECORD_CYCLE] = on_cycle,
+        [VIGILD_RECORD_LIMIT] = on_limit,           [VIGILD_RECORD_END] = on_end,
+    };
+    /* A type this vigil does not know (a newer vigild's) is passed over. */
+    if (p->type > VIGILD_RECORD_TYPE_MAX || on[p->type] == NULL)
         return TRUE;
-    }
+    return on[p->type](x, p, error);
 }
 
 gboolean tune_replay(const char *path, vigil_config *candidate,

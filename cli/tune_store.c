@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "tune_store.h"
+#include "vigil/json_members.h"
 #include "vigil/warehouse.h"
 #include "warehouse_query.h"
 
@@ -163,20 +164,9 @@ JsonArray *tune_config_changes(const char *recorded_text, const vigil_config *ca
 
 /* ---- the rows ------------------------------------------------------------------------------ */
 
-/* The text of an object or array, which it takes. */
-static char *object_text(JsonObject *object)
+/* The text of a node (vigil_json_object_node, _array_node), which it takes. */
+static char *node_text(JsonNode *node)
 {
-    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
-    json_node_take_object(node, object);
-    char *text = json_to_string(node, FALSE);
-    json_node_unref(node);
-    return text;
-}
-
-static char *array_text(JsonArray *array)
-{
-    JsonNode *node = json_node_new(JSON_NODE_ARRAY);
-    json_node_take_array(node, array);
     char *text = json_to_string(node, FALSE);
     json_node_unref(node);
     return text;
@@ -195,7 +185,7 @@ static char *own_states_json(const struct tune_result *r)
         json_object_set_object_member(o, levels[l] == VIGIL_LEVEL_PROCESS ? "process" : "node",
                                       states);
     }
-    return object_text(o);
+    return node_text(vigil_json_object_node(o));
 }
 
 static char *reasons_json(const struct tune_adpi_stats *a)
@@ -214,7 +204,7 @@ static char *reasons_json(const struct tune_adpi_stats *a)
         json_array_add_object_element(list, o);
     }
     g_ptr_array_free(keys, TRUE);
-    return array_text(list);
+    return node_text(vigil_json_array_node(list));
 }
 
 /* Runs `sql` with text parameters; FALSE with error set naming `what`. */
@@ -380,7 +370,7 @@ gboolean tune_store(PGconn *db, const struct tune_trial *t, gint64 *trial_id, GE
         JsonArray *changes = tune_config_changes(r->recorded_config, t->candidate, error);
         if (changes == NULL)
             return FALSE;
-        changed = array_text(changes);
+        changed = node_text(vigil_json_array_node(changes));
     } else {
         changed = g_strdup("[]");
     }

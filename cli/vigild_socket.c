@@ -8,11 +8,8 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "vigil-build.h"
 #include "vigil/config.h"
 #include "vigil/local_protocol.h"
-#include "vigil/plugin.h"
-#include "vigil/schema.h"
 
 /* --socket, else $VIGIL_SOCKET, else [daemon] socket of the configuration
  * every vigil program reads, else the default. */
@@ -23,29 +20,19 @@ char *vigil_cli_socket_path(const char *from_option, const char *config_path, GE
     const char *from_env = g_getenv("VIGIL_SOCKET");
     if (from_env != NULL && from_env[0] != '\0')
         return g_strdup(from_env);
-    char *default_path = NULL;
-    if (config_path == NULL) {
-        const char *env_config = g_getenv("VIGIL_CONFIG");
-        default_path = env_config != NULL && env_config[0] != '\0'
-                           ? g_strdup(env_config)
-                           : g_build_filename(VIGIL_SYSCONF_DIR, "vigil.conf", NULL);
-        if (!g_file_test(default_path, G_FILE_TEST_EXISTS)) {
-            g_free(default_path);
-            return g_strdup(VIGIL_SOCKET_DEFAULT);
-        }
-        config_path = default_path;
+    /* Without a configuration file (or with one the environment names
+     * that is not there), the default socket. */
+    char *file = vigil_cli_config_file(config_path);
+    if (file == NULL || (config_path == NULL && !g_file_test(file, G_FILE_TEST_EXISTS))) {
+        g_free(file);
+        return g_strdup(VIGIL_SOCKET_DEFAULT);
     }
-    vigil_config *config = vigil_config_new();
-    char *plugin_dir = vigil_cli_plugin_dir();
-    vigil_plugin_registry *registry = vigil_plugin_registry_new(plugin_dir);
-    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
-    char *path = NULL;
-    if (vigil_schema_declare(config, error) && vigil_config_load(config, config_path, error))
-        path = g_strdup(vigil_config_get_string(config, "daemon", "socket"));
-    vigil_config_free(config);
-    vigil_plugin_registry_free(registry);
-    g_free(plugin_dir);
-    g_free(default_path);
+    vigil_config *config = vigil_cli_config_load(file, NULL, error);
+    char *path =
+        config != NULL ? g_strdup(vigil_config_get_string(config, "daemon", "socket")) : NULL;
+    if (config != NULL)
+        vigil_config_free(config);
+    g_free(file);
     return path;
 }
 

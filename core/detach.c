@@ -74,6 +74,15 @@ void vigil_detach_fail(int ready_fd, const char *log_domain, const char *failure
         g_log(log_domain, G_LOG_LEVEL_CRITICAL, "%s", failure);
 }
 
+void vigil_detach_keep_path(char **path)
+{
+    if (*path == NULL)
+        return;
+    char *absolute = g_canonicalize_filename(*path, NULL);
+    g_free(*path);
+    *path = absolute;
+}
+
 gboolean vigil_pid_file_write(const char *path, GError **error)
 {
     char *text = g_strdup_printf("%d\n", (int)getpid());

@@ -14,7 +14,7 @@
 #include "capture_consumer.h"
 #include "capture_json.h"
 #include "capture_sink.h"
-#include "json_members.h"
+#include "vigil/json_members.h"
 
 #define SINK_NAME "sink"
 
@@ -51,13 +51,13 @@ static JsonBuilder *begin_window_line(const char *type, const struct vigild_capt
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    vigild_json_string(b, "type", type);
-    vigild_json_int(b, "window", (int64_t)s->window);
-    vigild_json_int(b, "process", (int64_t)s->process_id);
+    vigil_json_string(b, "type", type);
+    vigil_json_int(b, "window", (int64_t)s->window);
+    vigil_json_int(b, "process", (int64_t)s->process_id);
     if (s->process_id != 0) {
-        vigild_json_int(b, "pid", s->pid);
-        vigild_json_string(b, "program", s->program);
-        vigild_json_int(b, "rank", s->mpi_rank);
+        vigil_json_int(b, "pid", s->pid);
+        vigil_json_string(b, "program", s->program);
+        vigil_json_int(b, "rank", s->mpi_rank);
     }
     return b;
 }
@@ -92,9 +92,9 @@ static gboolean write_activities_once(struct capture_json *j,
     check_sink_file(j);
     GHashTable *names_sent = names_sent_of(j, s->process_id);
     JsonBuilder *b = begin_window_line("activities", s);
-    vigild_json_int(b, "cycle", (int64_t)h->cycle);
-    vigild_json_int(b, "start_ns", (int64_t)h->start_ns);
-    vigild_json_int(b, "end_ns", (int64_t)h->end_ns);
+    vigil_json_int(b, "cycle", (int64_t)h->cycle);
+    vigil_json_int(b, "start_ns", (int64_t)h->start_ns);
+    vigil_json_int(b, "end_ns", (int64_t)h->end_ns);
     json_builder_set_member_name(b, "files");
     json_builder_begin_object(b);
     for (guint i = 0; i < h->activities->len; i++) {
@@ -107,7 +107,7 @@ static gboolean write_activities_once(struct capture_json *j,
         /* Paths are bytes, not text: a Latin-1 name would make the sink's
          * line invalid JSON. Invalid sequences become U+FFFD. */
         char *shown = g_utf8_make_valid(path, -1);
-        vigild_json_string(b, key, shown);
+        vigil_json_string(b, key, shown);
         g_free(shown);
         g_hash_table_add(names_sent, GUINT_TO_POINTER(id));
     }
@@ -143,10 +143,10 @@ static void write_statistics(void *context, const struct vigild_capture_cycle *c
     struct capture_json *j = context;
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    vigild_json_string(b, "type", "statistics");
-    vigild_json_int(b, "cycle", (int64_t)cycle->cycle);
-    vigild_json_int(b, "start_ns", (int64_t)cycle->start_ns);
-    vigild_json_int(b, "end_ns", (int64_t)cycle->end_ns);
+    vigil_json_string(b, "type", "statistics");
+    vigil_json_int(b, "cycle", (int64_t)cycle->cycle);
+    vigil_json_int(b, "start_ns", (int64_t)cycle->start_ns);
+    vigil_json_int(b, "end_ns", (int64_t)cycle->end_ns);
     json_builder_set_member_name(b, "samples");
     json_builder_begin_array(b);
     for (guint i = 0; i < samples->len; i++) {
@@ -168,12 +168,12 @@ static void write_statistics(void *context, const struct vigild_capture_cycle *c
 static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
 {
     json_builder_begin_object(b);
-    vigild_json_string(b, "level", vigil_level_name(v->level));
-    vigild_json_string(b, "state", vigil_health_name(v->decision.own));
-    vigild_json_bool(b, "held", v->decision.own_held);
-    vigild_json_int(b, "bad", v->decision.bad);
-    vigild_json_int(b, "good", v->decision.good);
-    vigild_json_int(b, "other", v->decision.other);
+    vigil_json_string(b, "level", vigil_level_name(v->level));
+    vigil_json_string(b, "state", vigil_health_name(v->decision.own));
+    vigil_json_bool(b, "held", v->decision.own_held);
+    vigil_json_int(b, "bad", v->decision.bad);
+    vigil_json_int(b, "good", v->decision.good);
+    vigil_json_int(b, "other", v->decision.other);
     json_builder_set_member_name(b, "overloaded");
     json_builder_begin_array(b);
     for (size_t i = 0; i < v->decision.n_overloaded; i++)
@@ -184,13 +184,13 @@ static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
     for (guint i = 0; i < v->n_issues; i++) {
         const struct vigild_issue *x = &v->issues[i];
         json_builder_begin_object(b);
-        vigild_json_string(b, "plugin", x->plugin);
-        vigild_json_string(b, "health", vigil_health_name(x->issue.health));
-        vigild_json_string(b, "metric", x->issue.metric);
-        vigild_json_number(b, "value", x->issue.value);
-        vigild_json_number(b, "expected_min", x->issue.expected_min);
-        vigild_json_number(b, "expected_max", x->issue.expected_max);
-        vigild_json_string(b, "message", x->issue.message);
+        vigil_json_string(b, "plugin", x->plugin);
+        vigil_json_string(b, "health", vigil_health_name(x->issue.health));
+        vigil_json_string(b, "metric", x->issue.metric);
+        vigil_json_number(b, "value", x->issue.value);
+        vigil_json_number(b, "expected_min", x->issue.expected_min);
+        vigil_json_number(b, "expected_max", x->issue.expected_max);
+        vigil_json_string(b, "message", x->issue.message);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -201,7 +201,7 @@ static void add_verdict(JsonBuilder *b, const struct vigild_verdict *v)
 static void add_reason(JsonBuilder *b, const struct vigild_capture_reason *r)
 {
     json_builder_begin_object(b);
-    vigild_json_int(b, "cycle", (int64_t)r->cycle);
+    vigil_json_int(b, "cycle", (int64_t)r->cycle);
     json_builder_set_member_name(b, "levels");
     json_builder_begin_array(b);
     if (r->process != NULL)
@@ -210,8 +210,8 @@ static void add_reason(JsonBuilder *b, const struct vigild_capture_reason *r)
         add_verdict(b, r->node);
     if (vigil_health_is_abnormal(r->system_state)) {
         json_builder_begin_object(b);
-        vigild_json_string(b, "level", "system");
-        vigild_json_string(b, "state", vigil_health_name(r->system_state));
+        vigil_json_string(b, "level", "system");
+        vigil_json_string(b, "state", vigil_health_name(r->system_state));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -223,16 +223,16 @@ static void write_window(void *context, const struct vigild_capture_subject *s,
 {
     struct capture_json *j = context;
     JsonBuilder *b = begin_window_line("window", s);
-    vigild_json_int(b, "first_cycle", (int64_t)s->window_first);
-    vigild_json_int(b, "last_cycle", (int64_t)s->window_last);
-    vigild_json_int(b, "activities", (int64_t)s->window_activities);
-    vigild_json_string(b, "mode", vigild_capture_mode_name(mode));
+    vigil_json_int(b, "first_cycle", (int64_t)s->window_first);
+    vigil_json_int(b, "last_cycle", (int64_t)s->window_last);
+    vigil_json_int(b, "activities", (int64_t)s->window_activities);
+    vigil_json_string(b, "mode", vigild_capture_mode_name(mode));
     json_builder_set_member_name(b, "reasons");
     json_builder_begin_array(b);
     for (guint i = 0; i < s->reasons->len; i++)
         add_reason(b, &g_array_index(s->reasons, struct vigild_capture_reason, i));
     json_builder_end_array(b);
-    vigild_json_int(b, "reasons_left_out", (int64_t)s->reasons_left_out);
+    vigil_json_int(b, "reasons_left_out", (int64_t)s->reasons_left_out);
     json_builder_end_object(b);
     vigild_capture_sink_write(j->sink, b);
     g_object_unref(b);

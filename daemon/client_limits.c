@@ -23,7 +23,7 @@
 #include <sys/resource.h>
 
 #include "client_limits.h"
-#include "json_members.h"
+#include "vigil/json_members.h"
 #include "processes.h"
 #include "vigild_settings.h"
 
@@ -266,20 +266,20 @@ void vigild_client_limits_status(struct vigild_client_limits *l, JsonBuilder *b)
 {
     json_builder_set_member_name(b, "clients");
     json_builder_begin_object(b);
-    vigild_json_int(b, "connections", l->connections);
-    vigild_json_int(b, "unregistered", g_queue_get_length(&l->idle));
-    vigild_json_int(b, "fds_in_use", (int64_t)vigild_client_limits_fds_in_use(l));
-    vigild_json_int(b, "fd_limit", (int64_t)l->fd_limit);
-    vigild_json_int(b, "fd_reserve", (int64_t)l->fd_reserve);
-    vigild_json_int(b, "fd_budget", (int64_t)l->fd_budget);
-    vigild_json_int(b, "fd_budget_root", (int64_t)l->fd_budget_root);
-    vigild_json_int(b, "max_connections_per_uid", l->max_connections_per_uid);
-    vigild_json_int(b, "max_processes_per_uid", l->max_processes_per_uid);
-    vigild_json_int(b, "unregistered_timeout_ms", l->unregistered_timeout_ms);
-    vigild_json_int(b, "status_requests_per_s", l->status_per_s);
-    vigild_json_int(b, "status_requests_burst", l->status_burst);
+    vigil_json_int(b, "connections", l->connections);
+    vigil_json_int(b, "unregistered", g_queue_get_length(&l->idle));
+    vigil_json_int(b, "fds_in_use", (int64_t)vigild_client_limits_fds_in_use(l));
+    vigil_json_int(b, "fd_limit", (int64_t)l->fd_limit);
+    vigil_json_int(b, "fd_reserve", (int64_t)l->fd_reserve);
+    vigil_json_int(b, "fd_budget", (int64_t)l->fd_budget);
+    vigil_json_int(b, "fd_budget_root", (int64_t)l->fd_budget_root);
+    vigil_json_int(b, "max_connections_per_uid", l->max_connections_per_uid);
+    vigil_json_int(b, "max_processes_per_uid", l->max_processes_per_uid);
+    vigil_json_int(b, "unregistered_timeout_ms", l->unregistered_timeout_ms);
+    vigil_json_int(b, "status_requests_per_s", l->status_per_s);
+    vigil_json_int(b, "status_requests_burst", l->status_burst);
     vigild_refusal_log_status(&l->refusals, b);
-    vigild_json_int(b, "closed_idle", (int64_t)l->closed_idle);
+    vigil_json_int(b, "closed_idle", (int64_t)l->closed_idle);
     json_builder_end_object(b);
 }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "energy_share.h"
-#include "json_members.h"
+#include "vigil/json_members.h"
 #include "vigil/clock.h"
 
 #define SOURCE_PREFIX "energy/"
@@ -101,8 +101,8 @@ void vigild_energy_segments_json(const struct vigild_energy_share *e, JsonBuilde
 {
     uint64_t now_ns = vigil_clock_monotonic_ns();
     uint64_t now_unix_ns = (uint64_t)g_get_real_time() * 1000;
-    vigild_json_number(b, "total_j", e->node_energy_j);
-    vigild_json_int(b, "segments_total", (gint64)e->segments_total);
+    vigil_json_number(b, "total_j", e->node_energy_j);
+    vigil_json_int(b, "segments_total", (gint64)e->segments_total);
     json_builder_set_member_name(b, "segments");
     json_builder_begin_array(b);
     for (guint i = 0; i < e->segments->len; i++) {
@@ -110,17 +110,17 @@ void vigild_energy_segments_json(const struct vigild_energy_share *e, JsonBuilde
             &g_array_index(e->segments, struct vigild_energy_segment, i);
         gboolean last = i + 1 == e->segments->len;
         json_builder_begin_object(b);
-        vigild_json_int(b, "number", (gint64)s->number);
-        vigild_json_string(b, "source", s->source);
-        vigild_json_string(b, "zones", zone_kind_name(s->zone_kind));
-        vigild_json_int(b, "zone_count", s->zone_count);
-        vigild_json_int(b, "start_monotonic_ns", (gint64)s->start_ns);
-        vigild_json_int(b, "start_unix_ns", (gint64)(now_unix_ns - (now_ns - s->start_ns)));
-        vigild_json_number(b, "start_j", s->start_j);
+        vigil_json_int(b, "number", (gint64)s->number);
+        vigil_json_string(b, "source", s->source);
+        vigil_json_string(b, "zones", zone_kind_name(s->zone_kind));
+        vigil_json_int(b, "zone_count", s->zone_count);
+        vigil_json_int(b, "start_monotonic_ns", (gint64)s->start_ns);
+        vigil_json_int(b, "start_unix_ns", (gint64)(now_unix_ns - (now_ns - s->start_ns)));
+        vigil_json_number(b, "start_j", s->start_j);
         double end_j =
             last ? e->node_energy_j
                  : g_array_index(e->segments, struct vigild_energy_segment, i + 1).start_j;
-        vigild_json_number(b, "energy_j", end_j - s->start_j);
+        vigil_json_number(b, "energy_j", end_j - s->start_j);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);

@@ -10,7 +10,7 @@
  * were dropped), and it does not hide another user's first refusal. */
 #include <string.h>
 
-#include "json_members.h"
+#include "vigil/json_members.h"
 #include "refusal_log.h"
 
 static const char *const refusal_names[VIGILD_REFUSED_KINDS] = {
@@ -154,7 +154,7 @@ void vigild_refusal_log_status(const struct vigild_refusal_log *log, JsonBuilder
     json_builder_set_member_name(b, "refused");
     json_builder_begin_object(b);
     for (int k = 0; k < VIGILD_REFUSED_KINDS; k++)
-        vigild_json_int(b, refusal_names[k], (int64_t)log->total[k]);
+        vigil_json_int(b, refusal_names[k], (int64_t)log->total[k]);
     json_builder_end_object(b);
 }
 

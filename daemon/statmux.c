@@ -2,7 +2,7 @@
  * subscriber in the order they subscribed (roll-ups, history, energy
  * shares; the anomaly-detection plugins next), each one's cost measured
  * for `vigil status`, so that a tick's publishing is not one opaque sum. */
-#include "json_members.h"
+#include "vigil/json_members.h"
 #include "statmux.h"
 #include "tick_costs.h"
 #include "tick_samples.h"
@@ -53,7 +53,7 @@ void vigild_statmux_json(JsonBuilder *b, const struct vigild_statmux *m)
     for (guint i = 0; i < m->subscribers->len; i++) {
         const struct subscriber *s = &g_array_index(m->subscribers, struct subscriber, i);
         json_builder_begin_object(b);
-        vigild_json_string(b, "name", s->name);
+        vigil_json_string(b, "name", s->name);
         vigild_cost_json(b, "cost_us", &s->cost);
         json_builder_end_object(b);
     }

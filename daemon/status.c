@@ -12,7 +12,7 @@
 #include "capture.h"
 #include "client_limits.h"
 #include "energy_share.h"
-#include "json_members.h"
+#include "vigil/json_members.h"
 #include "outbox.h"
 #include "processes.h"
 #include "reasoning.h"
@@ -117,9 +117,9 @@ static void add_cost(JsonBuilder *b, const char *name, uint64_t last_ns, uint64_
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
-    vigild_json_number(b, "last", last_ns / 1e3);
-    vigild_json_number(b, "mean", count > 0 ? total_ns / 1e3 / (double)count : NAN);
-    vigild_json_number(b, "max", max_ns / 1e3);
+    vigil_json_number(b, "last", last_ns / 1e3);
+    vigil_json_number(b, "mean", count > 0 ? total_ns / 1e3 / (double)count : NAN);
+    vigil_json_number(b, "max", max_ns / 1e3);
     json_builder_end_object(b);
 }
 
@@ -127,20 +127,20 @@ static void add_daemon(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
     json_builder_set_member_name(b, "daemon");
     json_builder_begin_object(b);
-    vigild_json_string(b, "version", VIGIL_VERSION);
-    vigild_json_int(b, "pid", getpid());
-    vigild_json_string(b, "socket", snap->socket_path);
-    vigild_json_string(b, "config", snap->config_path);
-    vigild_json_string(b, "metrics", snap->metrics_url); /* null: no endpoint */
-    vigild_json_number(b, "uptime_s", snap->uptime_ns / 1e9);
-    vigild_json_int(b, "tick_ms", (gint64)(snap->tick_ns / VIGIL_NS_PER_MS));
-    vigild_json_int(b, "ticks", (gint64)snap->ticks);
-    vigild_json_int(b, "missed_ticks", (gint64)snap->missed_ticks);
+    vigil_json_string(b, "version", VIGIL_VERSION);
+    vigil_json_int(b, "pid", getpid());
+    vigil_json_string(b, "socket", snap->socket_path);
+    vigil_json_string(b, "config", snap->config_path);
+    vigil_json_string(b, "metrics", snap->metrics_url); /* null: no endpoint */
+    vigil_json_number(b, "uptime_s", snap->uptime_ns / 1e9);
+    vigil_json_int(b, "tick_ms", (gint64)(snap->tick_ns / VIGIL_NS_PER_MS));
+    vigil_json_int(b, "ticks", (gint64)snap->ticks);
+    vigil_json_int(b, "missed_ticks", (gint64)snap->missed_ticks);
     add_cost(b, "tick_cost_us", snap->tick_cost_ns_last, snap->tick_cost_ns_total, snap->ticks,
              snap->tick_cost_ns_max);
-    vigild_json_int(b, "reloads", (gint64)snap->reloads);
-    vigild_json_int(b, "reload_failures", (gint64)snap->reload_failures);
-    vigild_json_int(b, "clients", snap->clients);
+    vigil_json_int(b, "reloads", (gint64)snap->reloads);
+    vigil_json_int(b, "reload_failures", (gint64)snap->reload_failures);
+    vigil_json_int(b, "clients", snap->clients);
     json_builder_end_object(b);
     vigild_client_limits_status(snap->client_limits, b);
 }
@@ -152,14 +152,14 @@ static void add_providers(JsonBuilder *b, const struct vigild_snapshot *snap)
     for (guint i = 0; i < snap->sampler->providers->len; i++) {
         const struct vigild_provider *p = g_ptr_array_index(snap->sampler->providers, i);
         json_builder_begin_object(b);
-        vigild_json_string(b, "name", p->name);
-        vigild_json_bool(b, "running", p->running);
-        vigild_json_string(b, "unavailable", p->unavailable);
-        vigild_json_string(b, "note",
-                           p->running && p->ops->note != NULL ? p->ops->note(p->instance) : NULL);
-        vigild_json_int(b, "reads", (gint64)p->reads);
-        vigild_json_int(b, "read_errors", (gint64)p->read_errors);
-        vigild_json_string(b, "last_error", p->last_error);
+        vigil_json_string(b, "name", p->name);
+        vigil_json_bool(b, "running", p->running);
+        vigil_json_string(b, "unavailable", p->unavailable);
+        vigil_json_string(b, "note",
+                          p->running && p->ops->note != NULL ? p->ops->note(p->instance) : NULL);
+        vigil_json_int(b, "reads", (gint64)p->reads);
+        vigil_json_int(b, "read_errors", (gint64)p->read_errors);
+        vigil_json_string(b, "last_error", p->last_error);
         add_cost(b, "cost_us", p->cost_ns_last, p->cost_ns_total, p->reads, p->cost_ns_max);
         json_builder_end_object(b);
     }
@@ -175,26 +175,26 @@ static void add_metrics(JsonBuilder *b, const struct vigild_snapshot *snap)
         const struct vigil_sample *s =
             id < snap->latest->len ? &g_array_index(snap->latest, struct vigil_sample, id) : NULL;
         json_builder_begin_object(b);
-        vigild_json_string(b, "name", m->name);
-        vigild_json_string(b, "unit", m->unit);
-        vigild_json_string(b, "kind", vigil_metric_kind_name(m->kind));
-        vigild_json_string(b, "origin", vigil_metric_origin_name(m->origin));
-        vigild_json_string(b, "source", m->source);
+        vigil_json_string(b, "name", m->name);
+        vigil_json_string(b, "unit", m->unit);
+        vigil_json_string(b, "kind", vigil_metric_kind_name(m->kind));
+        vigil_json_string(b, "origin", vigil_metric_origin_name(m->origin));
+        vigil_json_string(b, "source", m->source);
         gboolean sampled = s != NULL && s->metric_id == id;
-        vigild_json_number(b, "value", sampled ? s->value : NAN);
-        vigild_json_bool(b, "uncertain", sampled && (s->flags & VIGIL_SAMPLE_UNCERTAIN));
+        vigil_json_number(b, "value", sampled ? s->value : NAN);
+        vigil_json_bool(b, "uncertain", sampled && (s->flags & VIGIL_SAMPLE_UNCERTAIN));
         const struct vigild_rollup_window *w = vigild_rollup_latest(snap->rollup, id);
         json_builder_set_member_name(b, "rollup");
         if (w == NULL) {
             json_builder_add_null_value(b);
         } else {
             json_builder_begin_object(b);
-            vigild_json_number(b, "window_s", (w->end_ns - w->start_ns) / 1e9);
-            vigild_json_number(b, "min", w->min);
-            vigild_json_number(b, "mean", w->mean);
-            vigild_json_number(b, "max", w->max);
-            vigild_json_number(b, "delta", w->delta);
-            vigild_json_bool(b, "uncertain", (w->flags & VIGIL_SAMPLE_UNCERTAIN) != 0);
+            vigil_json_number(b, "window_s", (w->end_ns - w->start_ns) / 1e9);
+            vigil_json_number(b, "min", w->min);
+            vigil_json_number(b, "mean", w->mean);
+            vigil_json_number(b, "max", w->max);
+            vigil_json_number(b, "delta", w->delta);
+            vigil_json_bool(b, "uncertain", (w->flags & VIGIL_SAMPLE_UNCERTAIN) != 0);
             json_builder_end_object(b);
         }
         json_builder_end_object(b);
@@ -207,14 +207,14 @@ static void add_capture_counts(JsonBuilder *b, const char *name,
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
-    vigild_json_int(b, "cycles", (gint64)c->cycles);
-    vigild_json_int(b, "abnormal_cycles", (gint64)c->abnormal_cycles);
-    vigild_json_int(b, "windows", (gint64)c->windows);
-    vigild_json_int(b, "observed", (gint64)c->observed);
-    vigild_json_int(b, "forwarded", (gint64)c->forwarded);
-    vigild_json_int(b, "dropped", (gint64)c->dropped);
-    vigild_json_int(b, "lost", (gint64)c->lost);
-    vigild_json_int(b, "held", (gint64)c->held);
+    vigil_json_int(b, "cycles", (gint64)c->cycles);
+    vigil_json_int(b, "abnormal_cycles", (gint64)c->abnormal_cycles);
+    vigil_json_int(b, "windows", (gint64)c->windows);
+    vigil_json_int(b, "observed", (gint64)c->observed);
+    vigil_json_int(b, "forwarded", (gint64)c->forwarded);
+    vigil_json_int(b, "dropped", (gint64)c->dropped);
+    vigil_json_int(b, "lost", (gint64)c->lost);
+    vigil_json_int(b, "held", (gint64)c->held);
     json_builder_end_object(b);
 }
 
@@ -224,26 +224,26 @@ static void add_reasoning(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
     json_builder_set_member_name(b, "reasoning");
     json_builder_begin_object(b);
-    vigild_json_int(b, "cycle_ms", (gint64)(snap->cycle_ticks * snap->tick_ns / VIGIL_NS_PER_MS));
-    vigild_json_int(b, "cycles", (gint64)(snap->reasoning->cycle - 1));
+    vigil_json_int(b, "cycle_ms", (gint64)(snap->cycle_ticks * snap->tick_ns / VIGIL_NS_PER_MS));
+    vigil_json_int(b, "cycles", (gint64)(snap->reasoning->cycle - 1));
     const struct vigild_verdict *node = vigild_reasoning_verdict(snap->reasoning, 0);
-    vigild_json_string(b, "node_health",
-                       node != NULL ? vigil_health_name(node->decision.state) : NULL);
-    vigild_json_int(b, "node_abnormal_cycles",
-                    (gint64)snap->reasoning->node->memory.abnormal_cycles);
+    vigil_json_string(b, "node_health",
+                      node != NULL ? vigil_health_name(node->decision.state) : NULL);
+    vigil_json_int(b, "node_abnormal_cycles",
+                   (gint64)snap->reasoning->node->memory.abnormal_cycles);
     /* The node reasoner's parent, as the last cycle took it from vigil-txd. */
-    vigild_json_string(b, "system_state",
-                       snap->reasoning->system_state != 0
-                           ? vigil_health_name(snap->reasoning->system_state)
-                           : NULL);
+    vigil_json_string(b, "system_state",
+                      snap->reasoning->system_state != 0
+                          ? vigil_health_name(snap->reasoning->system_state)
+                          : NULL);
     json_builder_set_member_name(b, "node_issues");
     json_builder_begin_array(b);
     for (guint i = 0; node != NULL && i < node->n_issues; i++) {
         json_builder_begin_object(b);
-        vigild_json_string(b, "plugin", node->issues[i].plugin);
-        vigild_json_string(b, "health", vigil_health_name(node->issues[i].issue.health));
-        vigild_json_string(b, "metric", node->issues[i].issue.metric);
-        vigild_json_string(b, "message", node->issues[i].issue.message);
+        vigil_json_string(b, "plugin", node->issues[i].plugin);
+        vigil_json_string(b, "health", vigil_health_name(node->issues[i].issue.health));
+        vigil_json_string(b, "metric", node->issues[i].issue.metric);
+        vigil_json_string(b, "message", node->issues[i].issue.message);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -257,25 +257,25 @@ static void add_reasoning(JsonBuilder *b, const struct vigild_snapshot *snap)
     json_builder_end_object(b);
     json_builder_set_member_name(b, "capture");
     json_builder_begin_object(b);
-    vigild_json_string(b, "mode", vigild_capture_mode_name(snap->capture->mode));
-    vigild_json_int(b, "pre_cycles", snap->capture->pre);
-    vigild_json_int(b, "post_cycles", snap->capture->post);
-    vigild_json_string(b, "sink", snap->capture_sink_path);
-    vigild_json_string(b, "sink_enabled", snap->capture_sink_enabled);
-    vigild_json_int(b, "sink_max_bytes", (int64_t)snap->capture_sink_max_bytes);
-    vigild_json_int(b, "sink_keep_files", snap->capture_sink_keep_files);
+    vigil_json_string(b, "mode", vigild_capture_mode_name(snap->capture->mode));
+    vigil_json_int(b, "pre_cycles", snap->capture->pre);
+    vigil_json_int(b, "post_cycles", snap->capture->post);
+    vigil_json_string(b, "sink", snap->capture_sink_path);
+    vigil_json_string(b, "sink_enabled", snap->capture_sink_enabled);
+    vigil_json_int(b, "sink_max_bytes", (int64_t)snap->capture_sink_max_bytes);
+    vigil_json_int(b, "sink_keep_files", snap->capture_sink_keep_files);
     const struct vigild_capture_sink_stats *sink = &snap->capture_sink;
-    vigild_json_int(b, "sink_bytes", (int64_t)sink->file_bytes);
-    vigild_json_int(b, "sink_lines", (int64_t)sink->lines);
-    vigild_json_int(b, "sink_rotations", (int64_t)sink->rotations);
+    vigil_json_int(b, "sink_bytes", (int64_t)sink->file_bytes);
+    vigil_json_int(b, "sink_lines", (int64_t)sink->lines);
+    vigil_json_int(b, "sink_rotations", (int64_t)sink->rotations);
     /* Windows thrown away to keep the bound: full files deleted, lines
      * longer than a file. */
-    vigild_json_int(b, "sink_files_dropped", (int64_t)sink->files_dropped);
-    vigild_json_int(b, "sink_lines_dropped", (int64_t)sink->lines_dropped);
-    vigild_json_int(b, "sink_bytes_dropped", (int64_t)sink->bytes_dropped);
+    vigil_json_int(b, "sink_files_dropped", (int64_t)sink->files_dropped);
+    vigil_json_int(b, "sink_lines_dropped", (int64_t)sink->lines_dropped);
+    vigil_json_int(b, "sink_bytes_dropped", (int64_t)sink->bytes_dropped);
     /* Writes that failed (a full disk): windows counted as forwarded that
      * the sink may not hold whole. */
-    vigild_json_int(b, "sink_errors", (int64_t)sink->errors);
+    vigil_json_int(b, "sink_errors", (int64_t)sink->errors);
     add_capture_counts(b, "totals", &snap->capture_totals);
     json_builder_end_object(b);
 }
@@ -292,48 +292,48 @@ static void add_uplink(JsonBuilder *b, const struct vigild_snapshot *snap)
     const struct vigild_outbox_stats *o = &snap->outbox_stats;
     const struct vigild_uplink_settings *settings = snap->uplink_settings;
     json_builder_begin_object(b);
-    vigild_json_string(b, "endpoint", settings->endpoint);
-    vigild_json_int(b, "node_id", (gint64)settings->node_id);
-    vigild_json_string(b, "hostname", settings->hostname);
-    vigild_json_string(b, "spool_dir", settings->spool_dir);
-    vigild_json_bool(b, "connected", u->connected);
-    vigild_json_int(b, "batches", (gint64)o->batches);
-    vigild_json_int(b, "batch_bytes", (gint64)o->bytes);
-    vigild_json_int(b, "sent", (gint64)u->sent);
-    vigild_json_int(b, "resent", (gint64)u->resent);
-    vigild_json_int(b, "acked", (gint64)u->acked);
-    vigild_json_int(b, "in_flight", (gint64)u->in_flight);
-    vigild_json_int(b, "unacked", (gint64)u->unacked);
-    vigild_json_int(b, "memory_batches", (gint64)u->memory_batches);
-    vigild_json_int(b, "memory_bytes", (gint64)u->memory_bytes);
-    vigild_json_int(b, "spooled_batches", (gint64)u->spooled_batches);
-    vigild_json_int(b, "spool_bytes", (gint64)u->spool_bytes);
-    vigild_json_int(b, "replayed", (gint64)u->replayed);
-    vigild_json_int(b, "dropped_full_batches", (gint64)u->dropped_full_batches);
-    vigild_json_int(b, "dropped_full_bytes", (gint64)u->dropped_full_bytes);
-    vigild_json_int(b, "dropped_memory_batches", (gint64)u->dropped_memory_batches);
-    vigild_json_int(b, "dropped_memory_bytes", (gint64)u->dropped_memory_bytes);
-    vigild_json_int(b, "dropped_activities", (gint64)snap->drops.activities);
-    vigild_json_int(b, "dropped_batches", (gint64)snap->drops.batches);
-    vigild_json_int(b, "dropped_unknown_batches", (gint64)snap->drops.unknown_batches);
-    vigild_json_int(b, "in_flight_bytes", (gint64)u->in_flight_bytes);
-    vigild_json_int(b, "refused", (gint64)u->refused);
-    vigild_json_int(b, "refused_deleted", (gint64)u->refused_deleted);
-    vigild_json_int(b, "refused_kept", (gint64)u->refused_kept);
-    vigild_json_int(b, "resent_refused", (gint64)u->resent_refused);
-    vigild_json_string(b, "last_refusal", u->last_refusal[0] != '\0' ? u->last_refusal : NULL);
-    vigild_json_int(b, "spool_corrupt", (gint64)u->spool_corrupt);
-    vigild_json_int(b, "spool_corrupt_bytes", (gint64)u->spool_corrupt_bytes);
-    vigild_json_int(b, "spool_errors", (gint64)u->spool_errors);
-    vigild_json_int(b, "unexpected", (gint64)u->unexpected);
-    vigild_json_int(b, "items_skipped", (gint64)o->items_skipped);
-    vigild_json_int(b, "names_missing", (gint64)o->names_missing);
-    vigild_json_string(b, "last_error", u->last_error[0] != '\0' ? u->last_error : NULL);
-    vigild_json_string(b, "system_state",
-                       snap->have_system_state ? vigil_health_name(snap->system_state.health)
-                                               : NULL);
-    vigild_json_int(b, "system_cycle",
-                    snap->have_system_state ? (gint64)snap->system_state.cycle : -1);
+    vigil_json_string(b, "endpoint", settings->endpoint);
+    vigil_json_int(b, "node_id", (gint64)settings->node_id);
+    vigil_json_string(b, "hostname", settings->hostname);
+    vigil_json_string(b, "spool_dir", settings->spool_dir);
+    vigil_json_bool(b, "connected", u->connected);
+    vigil_json_int(b, "batches", (gint64)o->batches);
+    vigil_json_int(b, "batch_bytes", (gint64)o->bytes);
+    vigil_json_int(b, "sent", (gint64)u->sent);
+    vigil_json_int(b, "resent", (gint64)u->resent);
+    vigil_json_int(b, "acked", (gint64)u->acked);
+    vigil_json_int(b, "in_flight", (gint64)u->in_flight);
+    vigil_json_int(b, "unacked", (gint64)u->unacked);
+    vigil_json_int(b, "memory_batches", (gint64)u->memory_batches);
+    vigil_json_int(b, "memory_bytes", (gint64)u->memory_bytes);
+    vigil_json_int(b, "spooled_batches", (gint64)u->spooled_batches);
+    vigil_json_int(b, "spool_bytes", (gint64)u->spool_bytes);
+    vigil_json_int(b, "replayed", (gint64)u->replayed);
+    vigil_json_int(b, "dropped_full_batches", (gint64)u->dropped_full_batches);
+    vigil_json_int(b, "dropped_full_bytes", (gint64)u->dropped_full_bytes);
+    vigil_json_int(b, "dropped_memory_batches", (gint64)u->dropped_memory_batches);
+    vigil_json_int(b, "dropped_memory_bytes", (gint64)u->dropped_memory_bytes);
+    vigil_json_int(b, "dropped_activities", (gint64)snap->drops.activities);
+    vigil_json_int(b, "dropped_batches", (gint64)snap->drops.batches);
+    vigil_json_int(b, "dropped_unknown_batches", (gint64)snap->drops.unknown_batches);
+    vigil_json_int(b, "in_flight_bytes", (gint64)u->in_flight_bytes);
+    vigil_json_int(b, "refused", (gint64)u->refused);
+    vigil_json_int(b, "refused_deleted", (gint64)u->refused_deleted);
+    vigil_json_int(b, "refused_kept", (gint64)u->refused_kept);
+    vigil_json_int(b, "resent_refused", (gint64)u->resent_refused);
+    vigil_json_string(b, "last_refusal", u->last_refusal[0] != '\0' ? u->last_refusal : NULL);
+    vigil_json_int(b, "spool_corrupt", (gint64)u->spool_corrupt);
+    vigil_json_int(b, "spool_corrupt_bytes", (gint64)u->spool_corrupt_bytes);
+    vigil_json_int(b, "spool_errors", (gint64)u->spool_errors);
+    vigil_json_int(b, "unexpected", (gint64)u->unexpected);
+    vigil_json_int(b, "items_skipped", (gint64)o->items_skipped);
+    vigil_json_int(b, "names_missing", (gint64)o->names_missing);
+    vigil_json_string(b, "last_error", u->last_error[0] != '\0' ? u->last_error : NULL);
+    vigil_json_string(b, "system_state",
+                      snap->have_system_state ? vigil_health_name(snap->system_state.health)
+                                              : NULL);
+    vigil_json_int(b, "system_cycle",
+                   snap->have_system_state ? (gint64)snap->system_state.cycle : -1);
     json_builder_end_object(b);
 }
 
@@ -341,35 +341,35 @@ static void add_process(JsonBuilder *b, const struct vigild_snapshot *snap,
                         const struct vigild_process *p)
 {
     json_builder_begin_object(b);
-    vigild_json_int(b, "id", (gint64)p->id);
-    vigild_json_int(b, "pid", p->pid);
-    vigild_json_int(b, "uid", p->uid);
-    vigild_json_string(b, "state", vigild_process_state_name(p->state));
-    vigild_json_string(b, "program", p->program);
+    vigil_json_int(b, "id", (gint64)p->id);
+    vigil_json_int(b, "pid", p->pid);
+    vigil_json_int(b, "uid", p->uid);
+    vigil_json_string(b, "state", vigild_process_state_name(p->state));
+    vigil_json_string(b, "program", p->program);
     json_builder_set_member_name(b, "argv");
     json_builder_begin_array(b);
     for (guint i = 0; i < p->argv->len; i++)
         json_builder_add_string_value(b, g_ptr_array_index(p->argv, i));
     json_builder_end_array(b);
-    vigild_json_bool(b, "argv_truncated", p->argv_truncated);
-    vigild_json_string(b, "cwd", p->cwd);
-    vigild_json_string(b, "job", p->job);
-    vigild_json_string(b, "run_key", p->run_key);
-    vigild_json_int(b, "start_monotonic_ns", (gint64)p->start_monotonic_ns);
-    vigild_json_int(b, "mpi_rank", p->mpi_rank);
-    vigild_json_int(b, "mpi_size", p->mpi_size);
+    vigil_json_bool(b, "argv_truncated", p->argv_truncated);
+    vigil_json_string(b, "cwd", p->cwd);
+    vigil_json_string(b, "job", p->job);
+    vigil_json_string(b, "run_key", p->run_key);
+    vigil_json_int(b, "start_monotonic_ns", (gint64)p->start_monotonic_ns);
+    vigil_json_int(b, "mpi_rank", p->mpi_rank);
+    vigil_json_int(b, "mpi_size", p->mpi_size);
     uint64_t end_ns = p->state == VIGILD_PROCESS_RUNNING ? vigil_clock_monotonic_ns() : p->ended_ns;
-    vigild_json_number(b, "registered_s", (end_ns - p->registered_ns) / 1e9);
-    vigild_json_int(b, "activities", (gint64)p->activities);
-    vigild_json_int(b, "names", (gint64)p->names);
-    vigild_json_int(b, "corrupt", (gint64)p->corrupt);
-    vigild_json_int(b, "torn", (gint64)p->torn);
-    vigild_json_int(b, "seq_gaps", (gint64)p->seq_gaps);
-    vigild_json_int(b, "dropped", (gint64)p->dropped);
-    vigild_json_int(b, "restarts", (gint64)p->restarts);
-    vigild_json_int(b, "restart_lost", (gint64)p->restart_lost);
-    vigild_json_int(b, "released_early", (gint64)p->released_early);
-    vigild_json_string(b, "dropped_reason", p->dropped_reason);
+    vigil_json_number(b, "registered_s", (end_ns - p->registered_ns) / 1e9);
+    vigil_json_int(b, "activities", (gint64)p->activities);
+    vigil_json_int(b, "names", (gint64)p->names);
+    vigil_json_int(b, "corrupt", (gint64)p->corrupt);
+    vigil_json_int(b, "torn", (gint64)p->torn);
+    vigil_json_int(b, "seq_gaps", (gint64)p->seq_gaps);
+    vigil_json_int(b, "dropped", (gint64)p->dropped);
+    vigil_json_int(b, "restarts", (gint64)p->restarts);
+    vigil_json_int(b, "restart_lost", (gint64)p->restart_lost);
+    vigil_json_int(b, "released_early", (gint64)p->released_early);
+    vigil_json_string(b, "dropped_reason", p->dropped_reason);
     struct vigild_capture_counts capture;
     process_capture(snap, p, &capture);
     add_capture_counts(b, "capture", &capture);
@@ -377,22 +377,22 @@ static void add_process(JsonBuilder *b, const struct vigild_snapshot *snap,
     struct vigild_drop_count dropped = {0};
     if (snap->uplink_drops != NULL)
         vigild_drops_of(snap->uplink_drops, p->pid, vigild_outbox_process_start_ns(p), &dropped);
-    vigild_json_int(b, "uplink_dropped_activities", (gint64)dropped.activities);
+    vigil_json_int(b, "uplink_dropped_activities", (gint64)dropped.activities);
     const struct vigild_verdict *v = vigild_reasoning_verdict(snap->reasoning, p->id);
-    vigild_json_string(b, "health", v != NULL ? vigil_health_name(v->decision.state) : NULL);
+    vigil_json_string(b, "health", v != NULL ? vigil_health_name(v->decision.state) : NULL);
     double cpu_s, energy_j;
     uint32_t flags;
     gboolean shared;
     const char *sources;
     process_energy(snap, p, &cpu_s, &energy_j, &flags, &shared, &sources);
-    vigild_json_number(b, "cpu_s", cpu_s);
-    vigild_json_number(b, "energy_j", shared ? energy_j : NAN);
-    vigild_json_string(b, "energy_source", shared ? sources : NULL);
-    vigild_json_bool(b, "energy_estimated", shared && (flags & VIGIL_LOCAL_ENERGY_ESTIMATED));
-    vigild_json_bool(b, "energy_uncertain", shared && (flags & VIGIL_LOCAL_ENERGY_UNCERTAIN));
+    vigil_json_number(b, "cpu_s", cpu_s);
+    vigil_json_number(b, "energy_j", shared ? energy_j : NAN);
+    vigil_json_string(b, "energy_source", shared ? sources : NULL);
+    vigil_json_bool(b, "energy_estimated", shared && (flags & VIGIL_LOCAL_ENERGY_ESTIMATED));
+    vigil_json_bool(b, "energy_uncertain", shared && (flags & VIGIL_LOCAL_ENERGY_UNCERTAIN));
     if (!shared) {
         char *note = energy_note(snap, cpu_s);
-        vigild_json_string(b, "energy_note", note);
+        vigil_json_string(b, "energy_note", note);
         g_free(note);
     }
     json_builder_end_object(b);
@@ -408,20 +408,20 @@ static void add_processes(JsonBuilder *b, const struct vigild_snapshot *snap, ui
     const struct vigild_processes *ps = snap->processes;
     json_builder_set_member_name(b, "processes");
     json_builder_begin_object(b);
-    vigild_json_int(b, "registered_total", (gint64)ps->registered_total);
-    vigild_json_int(b, "running", vigild_processes_running(ps));
-    vigild_json_int(b, "ended_total", (gint64)ps->ended_total);
-    vigild_json_int(b, "dropped_total", (gint64)ps->dropped_total);
-    vigild_json_int(b, "refused_total", (gint64)ps->refused_total);
-    vigild_json_int(b, "recovered_total", (gint64)ps->recovered_total);
-    vigild_json_int(b, "placed_apart_total", (gint64)ps->placed_apart_total);
+    vigil_json_int(b, "registered_total", (gint64)ps->registered_total);
+    vigil_json_int(b, "running", vigild_processes_running(ps));
+    vigil_json_int(b, "ended_total", (gint64)ps->ended_total);
+    vigil_json_int(b, "dropped_total", (gint64)ps->dropped_total);
+    vigil_json_int(b, "refused_total", (gint64)ps->refused_total);
+    vigil_json_int(b, "recovered_total", (gint64)ps->recovered_total);
+    vigil_json_int(b, "placed_apart_total", (gint64)ps->placed_apart_total);
     if (finished_pid > 0) {
         gboolean found = FALSE;
         for (GList *l = ps->ended->head; l != NULL && !found; l = l->next) {
             const struct vigild_process *p = l->data;
             found = p->pid == finished_pid && (sees_all || p->uid == viewer_uid);
         }
-        vigild_json_bool(b, "finished_pid_found", found);
+        vigil_json_bool(b, "finished_pid_found", found);
     }
     GPtrArray *listed = g_ptr_array_new();
     for (GList *l = ps->ended->head; l != NULL; l = l->next)
@@ -441,7 +441,7 @@ static void add_processes(JsonBuilder *b, const struct vigild_snapshot *snap, ui
             not_listed++;
     }
     json_builder_end_array(b);
-    vigild_json_int(b, "not_listed_other_users", not_listed);
+    vigil_json_int(b, "not_listed_other_users", not_listed);
     g_ptr_array_free(listed, TRUE);
     json_builder_end_object(b);
 }
@@ -455,9 +455,9 @@ char *vigild_status_json(const struct vigild_snapshot *snap, uid_t viewer_uid, i
     vigild_tick_costs_status(b, snap->costs, snap->statmux, snap->reasoning->adpi_costs);
     json_builder_set_member_name(b, "energy");
     json_builder_begin_object(b);
-    vigild_json_string(b, "source", snap->energy->source);
-    vigild_json_bool(b, "estimated", (snap->energy->flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
-    vigild_json_string(b, "unavailable", snap->energy->unavailable);
+    vigil_json_string(b, "source", snap->energy->source);
+    vigil_json_bool(b, "estimated", (snap->energy->flags & VIGIL_LOCAL_ENERGY_ESTIMATED) != 0);
+    vigil_json_string(b, "unavailable", snap->energy->unavailable);
     vigild_energy_segments_json(snap->energy, b);
     json_builder_end_object(b);
     add_reasoning(b, snap);

@@ -4,7 +4,7 @@
 
 #include "vigil/clock.h"
 #include "vigil/health.h"
-#include "json_members.h"
+#include "vigil/json_members.h"
 #include "statmux.h"
 #include "tick_costs.h"
 
@@ -19,11 +19,11 @@ void vigild_cost_json(JsonBuilder *b, const char *name, const struct vigild_cost
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
-    vigild_json_int(b, "count", (gint64)c->count);
-    vigild_json_number(b, "last", c->last_ns / 1e3);
-    vigild_json_number(b, "mean", c->count > 0 ? c->total_ns / 1e3 / (double)c->count : NAN);
-    vigild_json_number(b, "max", c->max_ns / 1e3);
-    vigild_json_number(b, "total", c->total_ns / 1e3);
+    vigil_json_int(b, "count", (gint64)c->count);
+    vigil_json_number(b, "last", c->last_ns / 1e3);
+    vigil_json_number(b, "mean", c->count > 0 ? c->total_ns / 1e3 / (double)c->count : NAN);
+    vigil_json_number(b, "max", c->max_ns / 1e3);
+    vigil_json_number(b, "total", c->total_ns / 1e3);
     json_builder_end_object(b);
 }
 
@@ -62,11 +62,11 @@ static void adpis_json(JsonBuilder *b, const GPtrArray *costs)
     for (guint i = 0; costs != NULL && i < costs->len; i++) {
         const struct vigild_adpi_cost *c = g_ptr_array_index(costs, i);
         json_builder_begin_object(b);
-        vigild_json_string(b, "level", vigil_level_name((enum vigil_level)c->level));
-        vigild_json_string(b, "name", c->name);
+        vigil_json_string(b, "level", vigil_level_name((enum vigil_level)c->level));
+        vigil_json_string(b, "name", c->name);
         vigild_cost_json(b, "samples", &c->samples);
         vigild_cost_json(b, "activities", &c->activities);
-        vigild_json_int(b, "activities_timed_one_in", VIGILD_ACTIVITY_SAMPLE_EVERY);
+        vigil_json_int(b, "activities_timed_one_in", VIGILD_ACTIVITY_SAMPLE_EVERY);
         vigild_cost_json(b, "cycle", &c->cycle);
         json_builder_end_object(b);
     }
@@ -82,7 +82,7 @@ void vigild_tick_costs_status(JsonBuilder *b, const struct vigild_tick_costs *co
     json_builder_begin_array(b);
     for (guint i = 0; i < VIGILD_PART_COUNT; i++) {
         json_builder_begin_object(b);
-        vigild_json_string(b, "name", part_names[i]);
+        vigil_json_string(b, "name", part_names[i]);
         vigild_cost_json(b, "cost_us", &costs->part[i]);
         json_builder_end_object(b);
     }

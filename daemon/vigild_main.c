@@ -19,6 +19,7 @@
 #include "vigil-build.h"
 #include "vigil/detach.h"
 #include "vigil/log.h"
+#include "vigil/server_command_line.h"
 #include "vigil/service_notify.h"
 #include "daemon.h"
 #include "signals.h"
@@ -38,11 +39,8 @@ int main(int argc, char **argv)
 {
     vigil_log_setup("vigild", VIGIL_LOG_MESSAGE);
     char *config_path = NULL, *socket_path = NULL, *pid_file = NULL;
-    gboolean foreground = FALSE, version = FALSE;
+    gboolean foreground = FALSE;
     GOptionEntry entries[] = {
-        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "The configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
-         "FILE"},
         {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
          "Stay in the foreground (as systemd runs it); without it, go to the background once the "
          "socket is served",
@@ -50,42 +48,22 @@ int main(int argc, char **argv)
         {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_path,
          "Serve this socket, whatever the configuration says (so does $VIGIL_SOCKET)", "PATH"},
         {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "Write the daemon's pid here", "FILE"},
-        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    vigil_log_print_utf8();
-    GOptionContext *options = g_option_context_new(NULL);
-    g_option_context_set_summary(options, "vigil's node daemon: samples the node's statistics, "
-                                          "follows the processes run under vigil, and sends what "
-                                          "is captured to vigil-txd.");
-    g_option_context_add_main_entries(options, entries, NULL);
+    int exit_status = vigil_server_command_line(
+        "vigild",
+        "vigil's node daemon: samples the node's statistics, follows the processes run under "
+        "vigil, and sends what is captured to vigil-txd.",
+        entries, &argc, &argv, &config_path);
+    if (exit_status >= 0)
+        return exit_status;
     GError *error = NULL;
-    gboolean parsed = g_option_context_parse(options, &argc, &argv, &error);
-    g_option_context_free(options);
-    if (!parsed) {
-        fprintf(stderr, "vigild: %s\n", error->message);
-        return 2;
-    }
-    if (version) {
-        printf("vigild %s\n", VIGIL_VERSION);
-        return 0;
-    }
-    if (config_path == NULL)
-        config_path = vigil_config_default_path();
     if (socket_path == NULL && g_getenv("VIGIL_SOCKET") != NULL && g_getenv("VIGIL_SOCKET")[0])
         socket_path = g_strdup(g_getenv("VIGIL_SOCKET"));
     /* Relative paths must survive the chdir of detaching. */
     char *absolute_config = g_canonicalize_filename(config_path, NULL);
-    if (pid_file != NULL) {
-        char *absolute = g_canonicalize_filename(pid_file, NULL);
-        g_free(pid_file);
-        pid_file = absolute;
-    }
-    if (socket_path != NULL) {
-        char *absolute = g_canonicalize_filename(socket_path, NULL);
-        g_free(socket_path);
-        socket_path = absolute;
-    }
+    vigil_detach_keep_path(&pid_file);
+    vigil_detach_keep_path(&socket_path);
 
     signal(SIGPIPE, SIG_IGN);
     raise_descriptor_limit();

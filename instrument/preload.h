@@ -1172,6 +1172,27 @@ void *preload_real_resolve_versioned(void **slot, const char *name,
                            ? preload_real_##fn                                                     \
                            : preload_real_resolve_versioned(&preload_real_##fn, #fn, version)))
 
+/* A wrapper of exactly the shape at the top of this file, whose end is one
+ * statement: the function `type fn params`, passing `args` on, ended by
+ * `...`, which reads this `call` and the real function's `ret`:
+ *
+ *     PRELOAD_WRAP(int, unlink, (const char *path), (path),
+ *                  end_path(&call, VIGIL_OP_POSIX_UNLINK, AT_FDCWD, path, 0, ret))
+ *
+ * It expands to the same code as the function written out. A wrapper that
+ * does more (checks its arguments first, calls a versioned function, sits
+ * on a page of its own) is written out in that shape. */
+#define PRELOAD_WRAP(type, fn, params, args, ...)                                                  \
+    type fn params                                                                                 \
+    {                                                                                              \
+        struct preload_call call;                                                                  \
+        if (!preload_call_begin(&call))                                                            \
+            return REAL(fn) args;                                                                  \
+        type ret = REAL(fn) args;                                                                  \
+        __VA_ARGS__;                                                                               \
+        return ret;                                                                                \
+    }
+
 /* ---- the report (report.c) ------------------------------------------------ */
 
 /* Reads VIGIL_REPORT and VIGIL_REPORT_FORMAT once, at set-up, so that a

@@ -43,78 +43,37 @@ ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t n, size_t buflen, int flags,
                        __SOCKADDR_ARG addr, socklen_t *restrict addrlen);
 
-ssize_t __read_chk(int fd, void *buf, size_t nbytes, size_t buflen)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__read_chk)(fd, buf, nbytes, buflen);
-    ssize_t ret = REAL(__read_chk)(fd, buf, nbytes, buflen);
-    preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, nbytes,
-                     preload_offset_advance(fd, ret, false));
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, __read_chk, (int fd, void *buf, size_t nbytes, size_t buflen),
+             (fd, buf, nbytes, buflen),
+             preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, nbytes,
+                              preload_offset_advance(fd, ret, false)))
 
-ssize_t __pread_chk(int fd, void *buf, size_t nbytes, off_t offset, size_t buflen)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__pread_chk)(fd, buf, nbytes, offset, buflen);
-    ssize_t ret = REAL(__pread_chk)(fd, buf, nbytes, offset, buflen);
-    preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, nbytes, offset);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, __pread_chk, (int fd, void *buf, size_t nbytes, off_t offset, size_t buflen),
+             (fd, buf, nbytes, offset, buflen),
+             preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, nbytes, offset))
 
-ssize_t __pread64_chk(int fd, void *buf, size_t nbytes, off64_t offset, size_t buflen)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__pread64_chk)(fd, buf, nbytes, offset, buflen);
-    ssize_t ret = REAL(__pread64_chk)(fd, buf, nbytes, offset, buflen);
-    preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, nbytes, offset);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, __pread64_chk,
+             (int fd, void *buf, size_t nbytes, off64_t offset, size_t buflen),
+             (fd, buf, nbytes, offset, buflen),
+             preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, nbytes, offset))
 
-size_t __fread_chk(void *restrict ptr, size_t ptrlen, size_t size, size_t n, FILE *restrict fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__fread_chk)(ptr, ptrlen, size, n, fp);
-    size_t ret = REAL(__fread_chk)(ptr, ptrlen, size, n, fp);
-    preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(size_t, __fread_chk,
+             (void *restrict ptr, size_t ptrlen, size_t size, size_t n, FILE *restrict fp),
+             (ptr, ptrlen, size, n, fp),
+             preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret))
 
-char *__fgets_chk(char *restrict s, size_t size, int n, FILE *restrict fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__fgets_chk)(s, size, n, fp);
-    char *ret = REAL(__fgets_chk)(s, size, n, fp);
-    preload_end_fgets(&call, fp, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(char *, __fgets_chk, (char *restrict s, size_t size, int n, FILE *restrict fp),
+             (s, size, n, fp), preload_end_fgets(&call, fp, n, ret))
 
 /* The unlocked ones (wrap_stdio_unlocked.c) under _FORTIFY_SOURCE. */
-size_t __fread_unlocked_chk(void *restrict ptr, size_t ptrlen, size_t size, size_t n,
-                            FILE *restrict fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__fread_unlocked_chk)(ptr, ptrlen, size, n, fp);
-    size_t ret = REAL(__fread_unlocked_chk)(ptr, ptrlen, size, n, fp);
-    preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(size_t, __fread_unlocked_chk,
+             (void *restrict ptr, size_t ptrlen, size_t size, size_t n, FILE *restrict fp),
+             (ptr, ptrlen, size, n, fp),
+             preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret))
 
-char *__fgets_unlocked_chk(char *restrict s, size_t size, int n, FILE *restrict fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__fgets_unlocked_chk)(s, size, n, fp);
-    char *ret = REAL(__fgets_unlocked_chk)(s, size, n, fp);
-    preload_end_fgets(&call, fp, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(char *, __fgets_unlocked_chk,
+             (char *restrict s, size_t size, int n, FILE *restrict fp), (s, size, n, fp),
+             preload_end_fgets(&call, fp, n, ret))
 
 int __fprintf_chk(FILE *restrict fp, int flag, const char *restrict format, ...)
 {
@@ -129,15 +88,9 @@ int __fprintf_chk(FILE *restrict fp, int flag, const char *restrict format, ...)
     return ret;
 }
 
-int __vfprintf_chk(FILE *restrict fp, int flag, const char *restrict format, va_list ap)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__vfprintf_chk)(fp, flag, format, ap);
-    int ret = REAL(__vfprintf_chk)(fp, flag, format, ap);
-    preload_end_printf(&call, VIGIL_OP_STDIO_VFPRINTF, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, __vfprintf_chk,
+             (FILE *restrict fp, int flag, const char *restrict format, va_list ap),
+             (fp, flag, format, ap), preload_end_printf(&call, VIGIL_OP_STDIO_VFPRINTF, fp, ret))
 
 int __printf_chk(int flag, const char *restrict format, ...)
 {
@@ -152,33 +105,15 @@ int __printf_chk(int flag, const char *restrict format, ...)
     return ret;
 }
 
-int __vprintf_chk(int flag, const char *restrict format, va_list ap)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__vprintf_chk)(flag, format, ap);
-    int ret = REAL(__vprintf_chk)(flag, format, ap);
-    preload_end_printf(&call, VIGIL_OP_STDIO_VPRINTF, stdout, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, __vprintf_chk, (int flag, const char *restrict format, va_list ap),
+             (flag, format, ap), preload_end_printf(&call, VIGIL_OP_STDIO_VPRINTF, stdout, ret))
 
-ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__recv_chk)(fd, buf, n, buflen, flags);
-    ssize_t ret = REAL(__recv_chk)(fd, buf, n, buflen, flags);
-    preload_end_data(&call, VIGIL_OP_POSIX_RECV, fd, ret, n, VIGIL_OFFSET_UNKNOWN);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, __recv_chk, (int fd, void *buf, size_t n, size_t buflen, int flags),
+             (fd, buf, n, buflen, flags),
+             preload_end_data(&call, VIGIL_OP_POSIX_RECV, fd, ret, n, VIGIL_OFFSET_UNKNOWN))
 
-ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t n, size_t buflen, int flags,
-                       __SOCKADDR_ARG addr, socklen_t *restrict addrlen)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, addrlen);
-    ssize_t ret = REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, addrlen);
-    preload_end_data(&call, VIGIL_OP_POSIX_RECVFROM, fd, ret, n, VIGIL_OFFSET_UNKNOWN);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, __recvfrom_chk,
+             (int fd, void *restrict buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
+              socklen_t *restrict addrlen),
+             (fd, buf, n, buflen, flags, addr, addrlen),
+             preload_end_data(&call, VIGIL_OP_POSIX_RECVFROM, fd, ret, n, VIGIL_OFFSET_UNKNOWN))

@@ -363,45 +363,27 @@ int MPI_File_delete(const char *filename, MPI_Info info)
     return ret;
 }
 
-int MPI_File_set_size(MPI_File fh, MPI_Offset size)
-{
-    struct preload_call call;
-    if (!mpiio_begin(&call))
-        return REAL(PMPI_File_set_size)(fh, size);
-    int ret = REAL(PMPI_File_set_size)(fh, size);
-    end_meta(&call, VIGIL_OP_MPIIO_SET_SIZE, fh, ret, COLLECTIVE);
-    return ret;
-}
+/* A call that moves no data on an open file: the wrapper shape of
+ * preload.h, ended by end_meta. */
+#define META_CALL(name, params, args, op, flags)                                                   \
+    int MPI_File_##name params                                                                     \
+    {                                                                                              \
+        struct preload_call call;                                                                  \
+        if (!mpiio_begin(&call))                                                                   \
+            return REAL(PMPI_File_##name) args;                                                    \
+        int ret = REAL(PMPI_File_##name) args;                                                     \
+        end_meta(&call, op, fh, ret, flags);                                                       \
+        return ret;                                                                                \
+    }
 
-int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
-{
-    struct preload_call call;
-    if (!mpiio_begin(&call))
-        return REAL(PMPI_File_preallocate)(fh, size);
-    int ret = REAL(PMPI_File_preallocate)(fh, size);
-    end_meta(&call, VIGIL_OP_MPIIO_PREALLOCATE, fh, ret, COLLECTIVE);
-    return ret;
-}
+META_CALL(set_size, (MPI_File fh, MPI_Offset size), (fh, size), VIGIL_OP_MPIIO_SET_SIZE, COLLECTIVE)
 
-int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
-{
-    struct preload_call call;
-    if (!mpiio_begin(&call))
-        return REAL(PMPI_File_get_size)(fh, size);
-    int ret = REAL(PMPI_File_get_size)(fh, size);
-    end_meta(&call, VIGIL_OP_MPIIO_GET_SIZE, fh, ret, 0);
-    return ret;
-}
+META_CALL(preallocate, (MPI_File fh, MPI_Offset size), (fh, size), VIGIL_OP_MPIIO_PREALLOCATE,
+          COLLECTIVE)
 
-int MPI_File_sync(MPI_File fh)
-{
-    struct preload_call call;
-    if (!mpiio_begin(&call))
-        return REAL(PMPI_File_sync)(fh);
-    int ret = REAL(PMPI_File_sync)(fh);
-    end_meta(&call, VIGIL_OP_MPIIO_SYNC, fh, ret, COLLECTIVE);
-    return ret;
-}
+META_CALL(get_size, (MPI_File fh, MPI_Offset *size), (fh, size), VIGIL_OP_MPIIO_GET_SIZE, 0)
+
+META_CALL(sync, (MPI_File fh), (fh), VIGIL_OP_MPIIO_SYNC, COLLECTIVE)
 
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
@@ -416,36 +398,16 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     return ret;
 }
 
-int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
-{
-    struct preload_call call;
-    if (!mpiio_begin(&call))
-        return REAL(PMPI_File_seek_shared)(fh, offset, whence);
-    int ret = REAL(PMPI_File_seek_shared)(fh, offset, whence);
-    end_meta(&call, VIGIL_OP_MPIIO_SEEK_SHARED, fh, ret, COLLECTIVE);
-    return ret;
-}
+META_CALL(seek_shared, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence),
+          VIGIL_OP_MPIIO_SEEK_SHARED, COLLECTIVE)
 
-int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                      const char *datarep, MPI_Info info)
-{
-    struct preload_call call;
-    if (!mpiio_begin(&call))
-        return REAL(PMPI_File_set_view)(fh, disp, etype, filetype, datarep, info);
-    int ret = REAL(PMPI_File_set_view)(fh, disp, etype, filetype, datarep, info);
-    end_meta(&call, VIGIL_OP_MPIIO_SET_VIEW, fh, ret, COLLECTIVE);
-    return ret;
-}
+META_CALL(set_view,
+          (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+           const char *datarep, MPI_Info info),
+          (fh, disp, etype, filetype, datarep, info), VIGIL_OP_MPIIO_SET_VIEW, COLLECTIVE)
 
-int MPI_File_set_atomicity(MPI_File fh, int flag)
-{
-    struct preload_call call;
-    if (!mpiio_begin(&call))
-        return REAL(PMPI_File_set_atomicity)(fh, flag);
-    int ret = REAL(PMPI_File_set_atomicity)(fh, flag);
-    end_meta(&call, VIGIL_OP_MPIIO_SET_ATOMICITY, fh, ret, COLLECTIVE);
-    return ret;
-}
+META_CALL(set_atomicity, (MPI_File fh, int flag), (fh, flag), VIGIL_OP_MPIIO_SET_ATOMICITY,
+          COLLECTIVE)
 
 /* ---- blocking data calls ------------------------------------------------------------- */
 

@@ -179,85 +179,30 @@ static void collected(ssize_t ret, const struct aiocb *cb, struct preload_call *
     PRELOAD_SELF.parent_start_ticks = outer_parent;
 }
 
-int aio_read(struct aiocb *cb)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(aio_read)(cb);
-    int ret = REAL(aio_read)(cb);
-    submitted(ret, cb, VIGIL_OP_POSIX_AIO_READ, &call);
-    return ret;
-}
+PRELOAD_WRAP(int, aio_read, (struct aiocb * cb), (cb),
+             submitted(ret, cb, VIGIL_OP_POSIX_AIO_READ, &call))
 
-int aio_read64(struct aiocb64 *cb)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(aio_read64)(cb);
-    int ret = REAL(aio_read64)(cb);
-    submitted(ret, (const struct aiocb *)cb, VIGIL_OP_POSIX_AIO_READ, &call);
-    return ret;
-}
+PRELOAD_WRAP(int, aio_read64, (struct aiocb64 * cb), (cb),
+             submitted(ret, (const struct aiocb *)cb, VIGIL_OP_POSIX_AIO_READ, &call))
 
-int aio_write(struct aiocb *cb)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(aio_write)(cb);
-    int ret = REAL(aio_write)(cb);
-    submitted(ret, cb, VIGIL_OP_POSIX_AIO_WRITE, &call);
-    return ret;
-}
+PRELOAD_WRAP(int, aio_write, (struct aiocb * cb), (cb),
+             submitted(ret, cb, VIGIL_OP_POSIX_AIO_WRITE, &call))
 
-int aio_write64(struct aiocb64 *cb)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(aio_write64)(cb);
-    int ret = REAL(aio_write64)(cb);
-    submitted(ret, (const struct aiocb *)cb, VIGIL_OP_POSIX_AIO_WRITE, &call);
-    return ret;
-}
+PRELOAD_WRAP(int, aio_write64, (struct aiocb64 * cb), (cb),
+             submitted(ret, (const struct aiocb *)cb, VIGIL_OP_POSIX_AIO_WRITE, &call))
 
-int lio_listio(int mode, struct aiocb *const list[], int count, struct sigevent *sig)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(lio_listio)(mode, list, count, sig);
-    int ret = REAL(lio_listio)(mode, list, count, sig);
-    listed(ret, list, count, &call);
-    return ret;
-}
+PRELOAD_WRAP(int, lio_listio,
+             (int mode, struct aiocb *const list[], int count, struct sigevent *sig),
+             (mode, list, count, sig), listed(ret, list, count, &call))
 
-int lio_listio64(int mode, struct aiocb64 *const list[], int count, struct sigevent *sig)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(lio_listio64)(mode, list, count, sig);
-    int ret = REAL(lio_listio64)(mode, list, count, sig);
-    listed(ret, (struct aiocb *const *)list, count, &call);
-    return ret;
-}
+PRELOAD_WRAP(int, lio_listio64,
+             (int mode, struct aiocb64 *const list[], int count, struct sigevent *sig),
+             (mode, list, count, sig), listed(ret, (struct aiocb *const *)list, count, &call))
 
-ssize_t aio_return(struct aiocb *cb)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(aio_return)(cb);
-    ssize_t ret = REAL(aio_return)(cb);
-    collected(ret, cb, &call);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, aio_return, (struct aiocb * cb), (cb), collected(ret, cb, &call))
 
-ssize_t aio_return64(struct aiocb64 *cb)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(aio_return64)(cb);
-    ssize_t ret = REAL(aio_return64)(cb);
-    collected(ret, (const struct aiocb *)cb, &call);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, aio_return64, (struct aiocb64 * cb), (cb),
+             collected(ret, (const struct aiocb *)cb, &call))
 
 void preload_aio_reset_after_fork(void)
 {

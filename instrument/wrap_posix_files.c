@@ -84,109 +84,51 @@ static void end_open(const struct preload_call *call, unsigned op, int dirfd, co
     preload_call_end(call, &o);
 }
 
-int open(const char *path, int flags, ...)
-{
-    mode_t mode = OPEN_MODE(flags);
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(open)(path, flags, mode));
-    int ret = REAL(open)(path, flags, mode);
-    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, flags, ret);
-    return ret;
-}
+/* An open: PRELOAD_WRAP's shape, but the descriptor of an open it does not
+ * count loses its old name (uncounted_open), and the one it counts is
+ * followed (end_open). After `flags`: what the call reads first, the mode
+ * of a variadic open. */
+#define OPEN_WRAP(fn, params, args, op, dirfd, flags, ...)                                         \
+    int fn params                                                                                  \
+    {                                                                                              \
+        __VA_ARGS__;                                                                               \
+        struct preload_call call;                                                                  \
+        if (!preload_call_begin(&call))                                                            \
+            return uncounted_open(REAL(fn) args);                                                  \
+        int ret = REAL(fn) args;                                                                   \
+        end_open(&call, op, dirfd, path, flags, ret);                                              \
+        return ret;                                                                                \
+    }
 
-int open64(const char *path, int flags, ...)
-{
-    mode_t mode = OPEN_MODE(flags);
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(open64)(path, flags, mode));
-    int ret = REAL(open64)(path, flags, mode);
-    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, flags, ret);
-    return ret;
-}
+OPEN_WRAP(open, (const char *path, int flags, ...), (path, flags, mode), VIGIL_OP_POSIX_OPEN,
+          AT_FDCWD, flags, mode_t mode = OPEN_MODE(flags))
 
-int openat(int dirfd, const char *path, int flags, ...)
-{
-    mode_t mode = OPEN_MODE(flags);
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(openat)(dirfd, path, flags, mode));
-    int ret = REAL(openat)(dirfd, path, flags, mode);
-    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, flags, ret);
-    return ret;
-}
+OPEN_WRAP(open64, (const char *path, int flags, ...), (path, flags, mode), VIGIL_OP_POSIX_OPEN,
+          AT_FDCWD, flags, mode_t mode = OPEN_MODE(flags))
 
-int openat64(int dirfd, const char *path, int flags, ...)
-{
-    mode_t mode = OPEN_MODE(flags);
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(openat64)(dirfd, path, flags, mode));
-    int ret = REAL(openat64)(dirfd, path, flags, mode);
-    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, flags, ret);
-    return ret;
-}
+OPEN_WRAP(openat, (int dirfd, const char *path, int flags, ...), (dirfd, path, flags, mode),
+          VIGIL_OP_POSIX_OPENAT, dirfd, flags, mode_t mode = OPEN_MODE(flags))
 
-int __open_2(const char *path, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(__open_2)(path, flags));
-    int ret = REAL(__open_2)(path, flags);
-    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, flags, ret);
-    return ret;
-}
+OPEN_WRAP(openat64, (int dirfd, const char *path, int flags, ...), (dirfd, path, flags, mode),
+          VIGIL_OP_POSIX_OPENAT, dirfd, flags, mode_t mode = OPEN_MODE(flags))
 
-int __open64_2(const char *path, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(__open64_2)(path, flags));
-    int ret = REAL(__open64_2)(path, flags);
-    end_open(&call, VIGIL_OP_POSIX_OPEN, AT_FDCWD, path, flags, ret);
-    return ret;
-}
+OPEN_WRAP(__open_2, (const char *path, int flags), (path, flags), VIGIL_OP_POSIX_OPEN, AT_FDCWD,
+          flags)
 
-int __openat_2(int dirfd, const char *path, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(__openat_2)(dirfd, path, flags));
-    int ret = REAL(__openat_2)(dirfd, path, flags);
-    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, flags, ret);
-    return ret;
-}
+OPEN_WRAP(__open64_2, (const char *path, int flags), (path, flags), VIGIL_OP_POSIX_OPEN, AT_FDCWD,
+          flags)
 
-int __openat64_2(int dirfd, const char *path, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(__openat64_2)(dirfd, path, flags));
-    int ret = REAL(__openat64_2)(dirfd, path, flags);
-    end_open(&call, VIGIL_OP_POSIX_OPENAT, dirfd, path, flags, ret);
-    return ret;
-}
+OPEN_WRAP(__openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
+          VIGIL_OP_POSIX_OPENAT, dirfd, flags)
 
-int creat(const char *path, mode_t mode)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(creat)(path, mode));
-    int ret = REAL(creat)(path, mode);
-    end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, ret);
-    return ret;
-}
+OPEN_WRAP(__openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
+          VIGIL_OP_POSIX_OPENAT, dirfd, flags)
 
-int creat64(const char *path, mode_t mode)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return uncounted_open(REAL(creat64)(path, mode));
-    int ret = REAL(creat64)(path, mode);
-    end_open(&call, VIGIL_OP_POSIX_CREAT, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, ret);
-    return ret;
-}
+OPEN_WRAP(creat, (const char *path, mode_t mode), (path, mode), VIGIL_OP_POSIX_CREAT, AT_FDCWD,
+          O_CREAT | O_WRONLY | O_TRUNC)
+
+OPEN_WRAP(creat64, (const char *path, mode_t mode), (path, mode), VIGIL_OP_POSIX_CREAT, AT_FDCWD,
+          O_CREAT | O_WRONLY | O_TRUNC)
 
 /* Linux releases the descriptor whatever close returns, except EBADF (it
  * was not open): the entry goes with it. It is read before the real call,
@@ -256,53 +198,29 @@ int closedir(DIR *dir)
     return ret;
 }
 
-int dup(int fd)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call)) {
-        int ret = REAL(dup)(fd);
-        if (ret >= 0)
-            preload_fd_copy(fd, ret);
-        return ret;
+/* A dup: the new descriptor names the old one's file, counted or not. */
+#define DUP_WRAP(fn, params, args, op, oldfd)                                                      \
+    int fn params                                                                                  \
+    {                                                                                              \
+        struct preload_call call;                                                                  \
+        if (!preload_call_begin(&call)) {                                                          \
+            int ret = REAL(fn) args;                                                               \
+            if (ret >= 0)                                                                          \
+                preload_fd_copy(oldfd, ret);                                                       \
+            return ret;                                                                            \
+        }                                                                                          \
+        int ret = REAL(fn) args;                                                                   \
+        if (ret >= 0)                                                                              \
+            preload_fd_copy(oldfd, ret);                                                           \
+        preload_end_meta(&call, op, oldfd, ret);                                                   \
+        return ret;                                                                                \
     }
-    int ret = REAL(dup)(fd);
-    if (ret >= 0)
-        preload_fd_copy(fd, ret);
-    preload_end_meta(&call, VIGIL_OP_POSIX_DUP, fd, ret);
-    return ret;
-}
 
-int dup2(int oldfd, int newfd)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call)) {
-        int ret = REAL(dup2)(oldfd, newfd);
-        if (ret >= 0)
-            preload_fd_copy(oldfd, ret);
-        return ret;
-    }
-    int ret = REAL(dup2)(oldfd, newfd);
-    if (ret >= 0)
-        preload_fd_copy(oldfd, ret);
-    preload_end_meta(&call, VIGIL_OP_POSIX_DUP2, oldfd, ret);
-    return ret;
-}
+DUP_WRAP(dup, (int fd), (fd), VIGIL_OP_POSIX_DUP, fd)
 
-int dup3(int oldfd, int newfd, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call)) {
-        int ret = REAL(dup3)(oldfd, newfd, flags);
-        if (ret >= 0)
-            preload_fd_copy(oldfd, ret);
-        return ret;
-    }
-    int ret = REAL(dup3)(oldfd, newfd, flags);
-    if (ret >= 0)
-        preload_fd_copy(oldfd, ret);
-    preload_end_meta(&call, VIGIL_OP_POSIX_DUP3, oldfd, ret);
-    return ret;
-}
+DUP_WRAP(dup2, (int oldfd, int newfd), (oldfd, newfd), VIGIL_OP_POSIX_DUP2, oldfd)
+
+DUP_WRAP(dup3, (int oldfd, int newfd, int flags), (oldfd, newfd, flags), VIGIL_OP_POSIX_DUP3, oldfd)
 
 /* fcntl's third argument is an int or a pointer depending on the command;
  * like glibc itself, pass it on as a pointer-sized value. */

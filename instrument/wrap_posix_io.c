@@ -103,90 +103,46 @@ PRELOAD_HOT_CODE ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t
     return ret;
 }
 
-ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(readv)(fd, iov, iovcnt);
-    ssize_t ret = REAL(readv)(fd, iov, iovcnt);
-    preload_end_data(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     preload_offset_advance(fd, ret, false));
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
+             preload_end_data(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                              preload_offset_advance(fd, ret, false)))
 
-ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(writev)(fd, iov, iovcnt);
-    ssize_t ret = REAL(writev)(fd, iov, iovcnt);
-    preload_end_data(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     preload_offset_written(fd, ret));
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
+             preload_end_data(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                              preload_offset_written(fd, ret)))
 
-ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(preadv)(fd, iov, iovcnt, offset);
-    ssize_t ret = REAL(preadv)(fd, iov, iovcnt, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PREADV, fd, ret, iov_bytes(iov, iovcnt, ret), offset);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, preadv, (int fd, const struct iovec *iov, int iovcnt, off_t offset),
+             (fd, iov, iovcnt, offset),
+             preload_end_data(&call, VIGIL_OP_POSIX_PREADV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                              offset))
 
-ssize_t preadv64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(preadv64)(fd, iov, iovcnt, offset);
-    ssize_t ret = REAL(preadv64)(fd, iov, iovcnt, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PREADV, fd, ret, iov_bytes(iov, iovcnt, ret), offset);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int iovcnt, off64_t offset),
+             (fd, iov, iovcnt, offset),
+             preload_end_data(&call, VIGIL_OP_POSIX_PREADV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                              offset))
 
-ssize_t pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pwritev)(fd, iov, iovcnt, offset);
-    ssize_t ret = REAL(pwritev)(fd, iov, iovcnt, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV, fd, ret, iov_bytes(iov, iovcnt, ret), offset);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, pwritev, (int fd, const struct iovec *iov, int iovcnt, off_t offset),
+             (fd, iov, iovcnt, offset),
+             preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                              offset))
 
-ssize_t pwritev64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pwritev64)(fd, iov, iovcnt, offset);
-    ssize_t ret = REAL(pwritev64)(fd, iov, iovcnt, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV, fd, ret, iov_bytes(iov, iovcnt, ret), offset);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int iovcnt, off64_t offset),
+             (fd, iov, iovcnt, offset),
+             preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                              offset))
 
-ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(preadv2)(fd, iov, iovcnt, offset, flags);
-    ssize_t ret = REAL(preadv2)(fd, iov, iovcnt, offset, flags);
-    /* An offset of -1 means "the current position", which moves. */
-    preload_end_data(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     offset < 0 ? preload_offset_advance(fd, ret, false) : offset);
-    return ret;
-}
+/* An offset of -1 means "the current position", which moves. */
+PRELOAD_WRAP(ssize_t, preadv2,
+             (int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags),
+             (fd, iov, iovcnt, offset, flags),
+             preload_end_data(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
+                              offset < 0 ? preload_offset_advance(fd, ret, false) : offset))
 
-ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
-    ssize_t ret = REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
-    preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                     offset < 0 ? preload_offset_written(fd, ret) : offset);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, pwritev2,
+             (int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags),
+             (fd, iov, iovcnt, offset, flags),
+             preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret, iov_bytes(iov, iovcnt, ret),
+                              offset < 0 ? preload_offset_written(fd, ret) : offset))
 
 static void end_seek(const struct preload_call *call, int fd, off64_t ret)
 {
@@ -202,45 +158,16 @@ static void end_seek(const struct preload_call *call, int fd, off64_t ret)
     preload_call_end(call, &o);
 }
 
-off_t lseek(int fd, off_t offset, int whence)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(lseek)(fd, offset, whence);
-    off_t ret = REAL(lseek)(fd, offset, whence);
-    end_seek(&call, fd, ret);
-    return ret;
-}
+PRELOAD_WRAP(off_t, lseek, (int fd, off_t offset, int whence), (fd, offset, whence),
+             end_seek(&call, fd, ret))
 
-off64_t lseek64(int fd, off64_t offset, int whence)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(lseek64)(fd, offset, whence);
-    off64_t ret = REAL(lseek64)(fd, offset, whence);
-    end_seek(&call, fd, ret);
-    return ret;
-}
+PRELOAD_WRAP(off64_t, lseek64, (int fd, off64_t offset, int whence), (fd, offset, whence),
+             end_seek(&call, fd, ret))
 
-int fsync(int fd)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fsync)(fd);
-    int ret = REAL(fsync)(fd);
-    preload_end_meta(&call, VIGIL_OP_POSIX_FSYNC, fd, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fsync, (int fd), (fd), preload_end_meta(&call, VIGIL_OP_POSIX_FSYNC, fd, ret))
 
-int fdatasync(int fd)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fdatasync)(fd);
-    int ret = REAL(fdatasync)(fd);
-    preload_end_meta(&call, VIGIL_OP_POSIX_FDATASYNC, fd, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fdatasync, (int fd), (fd),
+             preload_end_meta(&call, VIGIL_OP_POSIX_FDATASYNC, fd, ret))
 
 static void end_truncate(const struct preload_call *call, int fd, int ret, off64_t length)
 {
@@ -257,25 +184,11 @@ static void end_truncate(const struct preload_call *call, int fd, int ret, off64
     preload_call_end(call, &o);
 }
 
-int ftruncate(int fd, off_t length)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(ftruncate)(fd, length);
-    int ret = REAL(ftruncate)(fd, length);
-    end_truncate(&call, fd, ret, length);
-    return ret;
-}
+PRELOAD_WRAP(int, ftruncate, (int fd, off_t length), (fd, length),
+             end_truncate(&call, fd, ret, length))
 
-int ftruncate64(int fd, off64_t length)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(ftruncate64)(fd, length);
-    int ret = REAL(ftruncate64)(fd, length);
-    end_truncate(&call, fd, ret, length);
-    return ret;
-}
+PRELOAD_WRAP(int, ftruncate64, (int fd, off64_t length), (fd, length),
+             end_truncate(&call, fd, ret, length))
 
 static void end_mmap(const struct preload_call *call, void *ret, size_t length, int flags, int fd,
                      off64_t offset)
@@ -292,25 +205,14 @@ static void end_mmap(const struct preload_call *call, void *ret, size_t length, 
     preload_call_end(call, &o);
 }
 
-void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(mmap)(addr, length, prot, flags, fd, offset);
-    void *ret = REAL(mmap)(addr, length, prot, flags, fd, offset);
-    end_mmap(&call, ret, length, flags, fd, offset);
-    return ret;
-}
+PRELOAD_WRAP(void *, mmap, (void *addr, size_t length, int prot, int flags, int fd, off_t offset),
+             (addr, length, prot, flags, fd, offset),
+             end_mmap(&call, ret, length, flags, fd, offset))
 
-void *mmap64(void *addr, size_t length, int prot, int flags, int fd, off64_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(mmap64)(addr, length, prot, flags, fd, offset);
-    void *ret = REAL(mmap64)(addr, length, prot, flags, fd, offset);
-    end_mmap(&call, ret, length, flags, fd, offset);
-    return ret;
-}
+PRELOAD_WRAP(void *, mmap64,
+             (void *addr, size_t length, int prot, int flags, int fd, off64_t offset),
+             (addr, length, prot, flags, fd, offset),
+             end_mmap(&call, ret, length, flags, fd, offset))
 
 int msync(void *addr, size_t length, int flags)
 {

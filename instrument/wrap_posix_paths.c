@@ -63,6 +63,22 @@ static int no_real_function(void)
     return -1;
 }
 
+/* A compat entry point: PRELOAD_WRAP's shape around the function this C
+ * library keeps at `version`, or ENOSYS when it has none. */
+#define XSTAT_WRAP(fn, version, params, args, ...)                                                 \
+    int fn params                                                                                  \
+    {                                                                                              \
+        __typeof__(&fn) real = REAL_VERSIONED(fn, version);                                        \
+        if (PRELOAD_UNLIKELY(real == NULL))                                                        \
+            return no_real_function();                                                             \
+        struct preload_call call;                                                                  \
+        if (!preload_call_begin(&call))                                                            \
+            return real args;                                                                      \
+        int ret = real args;                                                                       \
+        __VA_ARGS__;                                                                               \
+        return ret;                                                                                \
+    }
+
 /* Ends a call that names a file by a path, relative to `dirfd` (AT_FDCWD
  * for the working directory). With AT_EMPTY_PATH in `flags` and an empty
  * path, the file is dirfd's own. After most errors the path pointer may be bad: it
@@ -90,271 +106,88 @@ static void end_path(const struct preload_call *call, unsigned op, int dirfd, co
     preload_call_end(call, &o);
 }
 
-int stat(const char *path, struct stat *buf)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(stat)(path, buf);
-    int ret = REAL(stat)(path, buf);
-    end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, stat, (const char *path, struct stat *buf), (path, buf),
+             end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret))
 
-int stat64(const char *path, struct stat64 *buf)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(stat64)(path, buf);
-    int ret = REAL(stat64)(path, buf);
-    end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, stat64, (const char *path, struct stat64 *buf), (path, buf),
+             end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret))
 
-int lstat(const char *path, struct stat *buf)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(lstat)(path, buf);
-    int ret = REAL(lstat)(path, buf);
-    end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, lstat, (const char *path, struct stat *buf), (path, buf),
+             end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret))
 
-int lstat64(const char *path, struct stat64 *buf)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(lstat64)(path, buf);
-    int ret = REAL(lstat64)(path, buf);
-    end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, lstat64, (const char *path, struct stat64 *buf), (path, buf),
+             end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret))
 
-int fstat(int fd, struct stat *buf)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fstat)(fd, buf);
-    int ret = REAL(fstat)(fd, buf);
-    preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fstat, (int fd, struct stat *buf), (fd, buf),
+             preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret))
 
-int fstat64(int fd, struct stat64 *buf)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fstat64)(fd, buf);
-    int ret = REAL(fstat64)(fd, buf);
-    preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fstat64, (int fd, struct stat64 *buf), (fd, buf),
+             preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret))
 
-int fstatat(int dirfd, const char *path, struct stat *buf, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fstatat)(dirfd, path, buf, flags);
-    int ret = REAL(fstatat)(dirfd, path, buf, flags);
-    end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fstatat, (int dirfd, const char *path, struct stat *buf, int flags),
+             (dirfd, path, buf, flags),
+             end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret))
 
-int fstatat64(int dirfd, const char *path, struct stat64 *buf, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fstatat64)(dirfd, path, buf, flags);
-    int ret = REAL(fstatat64)(dirfd, path, buf, flags);
-    end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fstatat64, (int dirfd, const char *path, struct stat64 *buf, int flags),
+             (dirfd, path, buf, flags),
+             end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret))
 
-int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(statx)(dirfd, path, flags, mask, buf);
-    int ret = REAL(statx)(dirfd, path, flags, mask, buf);
-    end_path(&call, VIGIL_OP_POSIX_STATX, dirfd, path, flags, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, statx,
+             (int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf),
+             (dirfd, path, flags, mask, buf),
+             end_path(&call, VIGIL_OP_POSIX_STATX, dirfd, path, flags, ret))
 
-int access(const char *path, int mode)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(access)(path, mode);
-    int ret = REAL(access)(path, mode);
-    end_path(&call, VIGIL_OP_POSIX_ACCESS, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, access, (const char *path, int mode), (path, mode),
+             end_path(&call, VIGIL_OP_POSIX_ACCESS, AT_FDCWD, path, 0, ret))
 
-int unlink(const char *path)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(unlink)(path);
-    int ret = REAL(unlink)(path);
-    end_path(&call, VIGIL_OP_POSIX_UNLINK, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, unlink, (const char *path), (path),
+             end_path(&call, VIGIL_OP_POSIX_UNLINK, AT_FDCWD, path, 0, ret))
 
-int unlinkat(int dirfd, const char *path, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(unlinkat)(dirfd, path, flags);
-    int ret = REAL(unlinkat)(dirfd, path, flags);
-    /* Its flags (AT_REMOVEDIR) have nothing to do with end_path's. */
-    end_path(&call, VIGIL_OP_POSIX_UNLINKAT, dirfd, path, 0, ret);
-    return ret;
-}
+/* unlinkat's flags (AT_REMOVEDIR) have nothing to do with end_path's. */
+PRELOAD_WRAP(int, unlinkat, (int dirfd, const char *path, int flags), (dirfd, path, flags),
+             end_path(&call, VIGIL_OP_POSIX_UNLINKAT, dirfd, path, 0, ret))
 
 /* A rename is counted on the file it moves: the old path. */
-int rename(const char *oldpath, const char *newpath)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(rename)(oldpath, newpath);
-    int ret = REAL(rename)(oldpath, newpath);
-    end_path(&call, VIGIL_OP_POSIX_RENAME, AT_FDCWD, oldpath, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, rename, (const char *oldpath, const char *newpath), (oldpath, newpath),
+             end_path(&call, VIGIL_OP_POSIX_RENAME, AT_FDCWD, oldpath, 0, ret))
 
-int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(renameat)(olddirfd, oldpath, newdirfd, newpath);
-    int ret = REAL(renameat)(olddirfd, oldpath, newdirfd, newpath);
-    end_path(&call, VIGIL_OP_POSIX_RENAMEAT, olddirfd, oldpath, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, renameat, (int olddirfd, const char *oldpath, int newdirfd, const char *newpath),
+             (olddirfd, oldpath, newdirfd, newpath),
+             end_path(&call, VIGIL_OP_POSIX_RENAMEAT, olddirfd, oldpath, 0, ret))
 
-int mkdir(const char *path, mode_t mode)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(mkdir)(path, mode);
-    int ret = REAL(mkdir)(path, mode);
-    end_path(&call, VIGIL_OP_POSIX_MKDIR, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, mkdir, (const char *path, mode_t mode), (path, mode),
+             end_path(&call, VIGIL_OP_POSIX_MKDIR, AT_FDCWD, path, 0, ret))
 
-int rmdir(const char *path)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(rmdir)(path);
-    int ret = REAL(rmdir)(path);
-    end_path(&call, VIGIL_OP_POSIX_RMDIR, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, rmdir, (const char *path), (path),
+             end_path(&call, VIGIL_OP_POSIX_RMDIR, AT_FDCWD, path, 0, ret))
 
-int __xstat(int ver, const char *path, struct stat *buf)
-{
-    __typeof__(&__xstat) real = REAL_VERSIONED(__xstat, XSTAT_VERSION);
-    if (PRELOAD_UNLIKELY(real == NULL))
-        return no_real_function();
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return real(ver, path, buf);
-    int ret = real(ver, path, buf);
-    end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+XSTAT_WRAP(__xstat, XSTAT_VERSION, (int ver, const char *path, struct stat *buf), (ver, path, buf),
+           end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret))
 
-int __xstat64(int ver, const char *path, struct stat64 *buf)
-{
-    __typeof__(&__xstat64) real = REAL_VERSIONED(__xstat64, XSTAT_VERSION);
-    if (PRELOAD_UNLIKELY(real == NULL))
-        return no_real_function();
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return real(ver, path, buf);
-    int ret = real(ver, path, buf);
-    end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+XSTAT_WRAP(__xstat64, XSTAT_VERSION, (int ver, const char *path, struct stat64 *buf),
+           (ver, path, buf), end_path(&call, VIGIL_OP_POSIX_STAT, AT_FDCWD, path, 0, ret))
 
-int __lxstat(int ver, const char *path, struct stat *buf)
-{
-    __typeof__(&__lxstat) real = REAL_VERSIONED(__lxstat, XSTAT_VERSION);
-    if (PRELOAD_UNLIKELY(real == NULL))
-        return no_real_function();
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return real(ver, path, buf);
-    int ret = real(ver, path, buf);
-    end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+XSTAT_WRAP(__lxstat, XSTAT_VERSION, (int ver, const char *path, struct stat *buf), (ver, path, buf),
+           end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret))
 
-int __lxstat64(int ver, const char *path, struct stat64 *buf)
-{
-    __typeof__(&__lxstat64) real = REAL_VERSIONED(__lxstat64, XSTAT_VERSION);
-    if (PRELOAD_UNLIKELY(real == NULL))
-        return no_real_function();
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return real(ver, path, buf);
-    int ret = real(ver, path, buf);
-    end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret);
-    return ret;
-}
+XSTAT_WRAP(__lxstat64, XSTAT_VERSION, (int ver, const char *path, struct stat64 *buf),
+           (ver, path, buf), end_path(&call, VIGIL_OP_POSIX_LSTAT, AT_FDCWD, path, 0, ret))
 
-int __fxstat(int ver, int fd, struct stat *buf)
-{
-    __typeof__(&__fxstat) real = REAL_VERSIONED(__fxstat, XSTAT_VERSION);
-    if (PRELOAD_UNLIKELY(real == NULL))
-        return no_real_function();
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return real(ver, fd, buf);
-    int ret = real(ver, fd, buf);
-    preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret);
-    return ret;
-}
+XSTAT_WRAP(__fxstat, XSTAT_VERSION, (int ver, int fd, struct stat *buf), (ver, fd, buf),
+           preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret))
 
-int __fxstat64(int ver, int fd, struct stat64 *buf)
-{
-    __typeof__(&__fxstat64) real = REAL_VERSIONED(__fxstat64, XSTAT_VERSION);
-    if (PRELOAD_UNLIKELY(real == NULL))
-        return no_real_function();
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return real(ver, fd, buf);
-    int ret = real(ver, fd, buf);
-    preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret);
-    return ret;
-}
+XSTAT_WRAP(__fxstat64, XSTAT_VERSION, (int ver, int fd, struct stat64 *buf), (ver, fd, buf),
+           preload_end_meta(&call, VIGIL_OP_POSIX_FSTAT, fd, ret))
 
-int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags)
-{
-    __typeof__(&__fxstatat) real = REAL_VERSIONED(__fxstatat, FXSTATAT_VERSION);
-    if (PRELOAD_UNLIKELY(real == NULL))
-        return no_real_function();
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return real(ver, dirfd, path, buf, flags);
-    int ret = real(ver, dirfd, path, buf, flags);
-    end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret);
-    return ret;
-}
+XSTAT_WRAP(__fxstatat, FXSTATAT_VERSION,
+           (int ver, int dirfd, const char *path, struct stat *buf, int flags),
+           (ver, dirfd, path, buf, flags),
+           end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret))
 
-int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags)
-{
-    __typeof__(&__fxstatat64) real = REAL_VERSIONED(__fxstatat64, FXSTATAT_VERSION);
-    if (PRELOAD_UNLIKELY(real == NULL))
-        return no_real_function();
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return real(ver, dirfd, path, buf, flags);
-    int ret = real(ver, dirfd, path, buf, flags);
-    end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret);
-    return ret;
-}
+XSTAT_WRAP(__fxstatat64, FXSTATAT_VERSION,
+           (int ver, int dirfd, const char *path, struct stat64 *buf, int flags),
+           (ver, dirfd, path, buf, flags),
+           end_path(&call, VIGIL_OP_POSIX_FSTATAT, dirfd, path, flags, ret))
 
 /* off_t, off64_t and loff_t are one type on the 64-bit systems the
  * library is built for, so the offset helpers below take any of them. */
@@ -400,29 +233,21 @@ ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out
 /* sendfile: counted on out_fd, like copy_file_range, at out_fd's offset,
  * which it moves (a socket has none); in_fd, always a file, is read at
  * `offset`, or at its own offset, which it moves. */
-ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(sendfile)(out_fd, in_fd, offset, count);
-    ssize_t ret = REAL(sendfile)(out_fd, in_fd, offset, count);
-    preload_count_copy_source(in_fd, copy_source_offset(in_fd, offset, ret), ret, call.start_ticks);
-    preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count,
-                     copy_destination_offset(out_fd, NULL, ret));
-    return ret;
-}
-
-ssize_t sendfile64(int out_fd, int in_fd, off64_t *offset, size_t count)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(sendfile64)(out_fd, in_fd, offset, count);
-    ssize_t ret = REAL(sendfile64)(out_fd, in_fd, offset, count);
-    preload_count_copy_source(in_fd, copy_source_offset(in_fd, offset, ret), ret, call.start_ticks);
-    preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count,
-                     copy_destination_offset(out_fd, NULL, ret));
-    return ret;
-}
+#define SENDFILE_WRAP(fn, offset_type)                                                             \
+    ssize_t fn(int out_fd, int in_fd, offset_type *offset, size_t count)                           \
+    {                                                                                              \
+        struct preload_call call;                                                                  \
+        if (!preload_call_begin(&call))                                                            \
+            return REAL(fn)(out_fd, in_fd, offset, count);                                         \
+        ssize_t ret = REAL(fn)(out_fd, in_fd, offset, count);                                      \
+        preload_count_copy_source(in_fd, copy_source_offset(in_fd, offset, ret), ret,              \
+                                  call.start_ticks);                                               \
+        preload_end_data(&call, VIGIL_OP_POSIX_SENDFILE, out_fd, ret, count,                       \
+                         copy_destination_offset(out_fd, NULL, ret));                              \
+        return ret;                                                                                \
+    }
+SENDFILE_WRAP(sendfile, off_t)
+SENDFILE_WRAP(sendfile64, off64_t)
 
 /* splice moves data between a pipe and a descriptor. It is not counted
  * (there is no operation for it), but the file offset it moves (the side

@@ -26,68 +26,30 @@ static uint64_t msg_bytes(const struct msghdr *msg, ssize_t ret)
     return total;
 }
 
-ssize_t send(int fd, const void *buf, size_t len, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(send)(fd, buf, len, flags);
-    ssize_t ret = REAL(send)(fd, buf, len, flags);
-    preload_end_data(&call, VIGIL_OP_POSIX_SEND, fd, ret, len, VIGIL_OFFSET_UNKNOWN);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, send, (int fd, const void *buf, size_t len, int flags), (fd, buf, len, flags),
+             preload_end_data(&call, VIGIL_OP_POSIX_SEND, fd, ret, len, VIGIL_OFFSET_UNKNOWN))
 
-ssize_t recv(int fd, void *buf, size_t len, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(recv)(fd, buf, len, flags);
-    ssize_t ret = REAL(recv)(fd, buf, len, flags);
-    preload_end_data(&call, VIGIL_OP_POSIX_RECV, fd, ret, len, VIGIL_OFFSET_UNKNOWN);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, recv, (int fd, void *buf, size_t len, int flags), (fd, buf, len, flags),
+             preload_end_data(&call, VIGIL_OP_POSIX_RECV, fd, ret, len, VIGIL_OFFSET_UNKNOWN))
 
 /* With _GNU_SOURCE, glibc declares the address arguments as transparent
  * unions (__CONST_SOCKADDR_ARG, __SOCKADDR_ARG): the definitions match. */
-ssize_t sendto(int fd, const void *buf, size_t len, int flags, __CONST_SOCKADDR_ARG addr,
-               socklen_t addrlen)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(sendto)(fd, buf, len, flags, addr, addrlen);
-    ssize_t ret = REAL(sendto)(fd, buf, len, flags, addr, addrlen);
-    preload_end_data(&call, VIGIL_OP_POSIX_SENDTO, fd, ret, len, VIGIL_OFFSET_UNKNOWN);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, sendto,
+             (int fd, const void *buf, size_t len, int flags, __CONST_SOCKADDR_ARG addr,
+              socklen_t addrlen),
+             (fd, buf, len, flags, addr, addrlen),
+             preload_end_data(&call, VIGIL_OP_POSIX_SENDTO, fd, ret, len, VIGIL_OFFSET_UNKNOWN))
 
-ssize_t recvfrom(int fd, void *restrict buf, size_t len, int flags, __SOCKADDR_ARG addr,
-                 socklen_t *restrict addrlen)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(recvfrom)(fd, buf, len, flags, addr, addrlen);
-    ssize_t ret = REAL(recvfrom)(fd, buf, len, flags, addr, addrlen);
-    preload_end_data(&call, VIGIL_OP_POSIX_RECVFROM, fd, ret, len, VIGIL_OFFSET_UNKNOWN);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, recvfrom,
+             (int fd, void *restrict buf, size_t len, int flags, __SOCKADDR_ARG addr,
+              socklen_t *restrict addrlen),
+             (fd, buf, len, flags, addr, addrlen),
+             preload_end_data(&call, VIGIL_OP_POSIX_RECVFROM, fd, ret, len, VIGIL_OFFSET_UNKNOWN))
 
-ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(sendmsg)(fd, msg, flags);
-    ssize_t ret = REAL(sendmsg)(fd, msg, flags);
-    preload_end_data(&call, VIGIL_OP_POSIX_SENDMSG, fd, ret, msg_bytes(msg, ret),
-                     VIGIL_OFFSET_UNKNOWN);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags),
+             preload_end_data(&call, VIGIL_OP_POSIX_SENDMSG, fd, ret, msg_bytes(msg, ret),
+                              VIGIL_OFFSET_UNKNOWN))
 
-ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(recvmsg)(fd, msg, flags);
-    ssize_t ret = REAL(recvmsg)(fd, msg, flags);
-    preload_end_data(&call, VIGIL_OP_POSIX_RECVMSG, fd, ret, msg_bytes(msg, ret),
-                     VIGIL_OFFSET_UNKNOWN);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags),
+             preload_end_data(&call, VIGIL_OP_POSIX_RECVMSG, fd, ret, msg_bytes(msg, ret),
+                              VIGIL_OFFSET_UNKNOWN))

@@ -97,25 +97,11 @@ static void end_stream_open(const struct preload_call *call, unsigned op, const 
     preload_call_end(call, &o);
 }
 
-FILE *fopen(const char *path, const char *mode)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fopen)(path, mode);
-    FILE *ret = REAL(fopen)(path, mode);
-    end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, mode, ret, VIGIL_FILE_NONE);
-    return ret;
-}
+PRELOAD_WRAP(FILE *, fopen, (const char *path, const char *mode), (path, mode),
+             end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, mode, ret, VIGIL_FILE_NONE))
 
-FILE *fopen64(const char *path, const char *mode)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fopen64)(path, mode);
-    FILE *ret = REAL(fopen64)(path, mode);
-    end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, mode, ret, VIGIL_FILE_NONE);
-    return ret;
-}
+PRELOAD_WRAP(FILE *, fopen64, (const char *path, const char *mode), (path, mode),
+             end_stream_open(&call, VIGIL_OP_STDIO_FOPEN, path, mode, ret, VIGIL_FILE_NONE))
 
 /* The descriptor already names its file (or not): its entry stays. */
 FILE *fdopen(int fd, const char *mode)
@@ -195,135 +181,41 @@ int fclose(FILE *fp)
 
 /* ---- data ------------------------------------------------------------------ */
 
-size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fread)(ptr, size, n, fp);
-    size_t ret = REAL(fread)(ptr, size, n, fp);
-    preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(size_t, fread, (void *ptr, size_t size, size_t n, FILE *fp), (ptr, size, n, fp),
+             preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret))
 
-size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fwrite)(ptr, size, n, fp);
-    size_t ret = REAL(fwrite)(ptr, size, n, fp);
-    preload_end_stream_items(&call, VIGIL_OP_STDIO_FWRITE, fp, size, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(size_t, fwrite, (const void *ptr, size_t size, size_t n, FILE *fp), (ptr, size, n, fp),
+             preload_end_stream_items(&call, VIGIL_OP_STDIO_FWRITE, fp, size, n, ret))
 
-char *fgets(char *s, int n, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fgets)(s, n, fp);
-    char *ret = REAL(fgets)(s, n, fp);
-    preload_end_fgets(&call, fp, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(char *, fgets, (char *s, int n, FILE *fp), (s, n, fp),
+             preload_end_fgets(&call, fp, n, ret))
 
-int fputs(const char *s, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fputs)(s, fp);
-    int ret = REAL(fputs)(s, fp);
-    preload_end_puts(&call, VIGIL_OP_STDIO_FPUTS, fp, s, ret, 0);
-    return ret;
-}
+PRELOAD_WRAP(int, fputs, (const char *s, FILE *fp), (s, fp),
+             preload_end_puts(&call, VIGIL_OP_STDIO_FPUTS, fp, s, ret, 0))
 
-int puts(const char *s)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(puts)(s);
-    int ret = REAL(puts)(s);
-    preload_end_puts(&call, VIGIL_OP_STDIO_PUTS, stdout, s, ret, 1);
-    return ret;
-}
+PRELOAD_WRAP(int, puts, (const char *s), (s),
+             preload_end_puts(&call, VIGIL_OP_STDIO_PUTS, stdout, s, ret, 1))
 
-int fgetc(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fgetc)(fp);
-    int ret = REAL(fgetc)(fp);
-    preload_end_getc(&call, VIGIL_OP_STDIO_FGETC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fgetc, (FILE * fp), (fp), preload_end_getc(&call, VIGIL_OP_STDIO_FGETC, fp, ret))
 
-int getc(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(getc)(fp);
-    int ret = REAL(getc)(fp);
-    preload_end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, getc, (FILE * fp), (fp), preload_end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret))
 
-int _IO_getc(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(_IO_getc)(fp);
-    int ret = REAL(_IO_getc)(fp);
-    preload_end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, _IO_getc, (FILE * fp), (fp),
+             preload_end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret))
 
-int getchar(void)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(getchar)();
-    int ret = REAL(getchar)();
-    preload_end_getc(&call, VIGIL_OP_STDIO_GETCHAR, stdin, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, getchar, (void), (), preload_end_getc(&call, VIGIL_OP_STDIO_GETCHAR, stdin, ret))
 
-int fputc(int c, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fputc)(c, fp);
-    int ret = REAL(fputc)(c, fp);
-    preload_end_putc(&call, VIGIL_OP_STDIO_FPUTC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fputc, (int c, FILE *fp), (c, fp),
+             preload_end_putc(&call, VIGIL_OP_STDIO_FPUTC, fp, ret))
 
-int putc(int c, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(putc)(c, fp);
-    int ret = REAL(putc)(c, fp);
-    preload_end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, putc, (int c, FILE *fp), (c, fp),
+             preload_end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret))
 
-int _IO_putc(int c, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(_IO_putc)(c, fp);
-    int ret = REAL(_IO_putc)(c, fp);
-    preload_end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, _IO_putc, (int c, FILE *fp), (c, fp),
+             preload_end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret))
 
-int putchar(int c)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(putchar)(c);
-    int ret = REAL(putchar)(c);
-    preload_end_putc(&call, VIGIL_OP_STDIO_PUTCHAR, stdout, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, putchar, (int c), (c),
+             preload_end_putc(&call, VIGIL_OP_STDIO_PUTCHAR, stdout, ret))
 
 /* ---- formatted output ------------------------------------------------------ */
 
@@ -340,15 +232,8 @@ int fprintf(FILE *restrict fp, const char *restrict format, ...)
     return ret;
 }
 
-int vfprintf(FILE *restrict fp, const char *restrict format, va_list ap)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(vfprintf)(fp, format, ap);
-    int ret = REAL(vfprintf)(fp, format, ap);
-    preload_end_printf(&call, VIGIL_OP_STDIO_VFPRINTF, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, vfprintf, (FILE *restrict fp, const char *restrict format, va_list ap),
+             (fp, format, ap), preload_end_printf(&call, VIGIL_OP_STDIO_VFPRINTF, fp, ret))
 
 int printf(const char *restrict format, ...)
 {
@@ -363,15 +248,8 @@ int printf(const char *restrict format, ...)
     return ret;
 }
 
-int vprintf(const char *restrict format, va_list ap)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(vprintf)(format, ap);
-    int ret = REAL(vprintf)(format, ap);
-    preload_end_printf(&call, VIGIL_OP_STDIO_VPRINTF, stdout, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, vprintf, (const char *restrict format, va_list ap), (format, ap),
+             preload_end_printf(&call, VIGIL_OP_STDIO_VPRINTF, stdout, ret))
 
 /* ---- formatted input ------------------------------------------------------- */
 
@@ -431,15 +309,8 @@ int __isoc99_fscanf(FILE *restrict fp, const char *restrict format, ...)
     return ret;
 }
 
-int __isoc99_vfscanf(FILE *restrict fp, const char *restrict format, va_list ap)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__isoc99_vfscanf)(fp, format, ap);
-    int ret = REAL(__isoc99_vfscanf)(fp, format, ap);
-    end_scanf(&call, VIGIL_OP_STDIO_VFSCANF, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, __isoc99_vfscanf, (FILE *restrict fp, const char *restrict format, va_list ap),
+             (fp, format, ap), end_scanf(&call, VIGIL_OP_STDIO_VFSCANF, fp, ret))
 
 int wrap_scanf(const char *restrict format, ...)
 {
@@ -477,15 +348,8 @@ int __isoc99_scanf(const char *restrict format, ...)
     return ret;
 }
 
-int __isoc99_vscanf(const char *restrict format, va_list ap)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__isoc99_vscanf)(format, ap);
-    int ret = REAL(__isoc99_vscanf)(format, ap);
-    end_scanf(&call, VIGIL_OP_STDIO_VSCANF, stdin, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, __isoc99_vscanf, (const char *restrict format, va_list ap), (format, ap),
+             end_scanf(&call, VIGIL_OP_STDIO_VSCANF, stdin, ret))
 
 /* ---- position and flushing ------------------------------------------------- */
 
@@ -513,35 +377,14 @@ static void end_fseek(const struct preload_call *call, unsigned op, FILE *fp, in
     preload_call_end(call, &o);
 }
 
-int fseek(FILE *fp, long offset, int whence)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fseek)(fp, offset, whence);
-    int ret = REAL(fseek)(fp, offset, whence);
-    end_fseek(&call, VIGIL_OP_STDIO_FSEEK, fp, offset, whence, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fseek, (FILE * fp, long offset, int whence), (fp, offset, whence),
+             end_fseek(&call, VIGIL_OP_STDIO_FSEEK, fp, offset, whence, ret))
 
-int fseeko(FILE *fp, off_t offset, int whence)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fseeko)(fp, offset, whence);
-    int ret = REAL(fseeko)(fp, offset, whence);
-    end_fseek(&call, VIGIL_OP_STDIO_FSEEKO, fp, offset, whence, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fseeko, (FILE * fp, off_t offset, int whence), (fp, offset, whence),
+             end_fseek(&call, VIGIL_OP_STDIO_FSEEKO, fp, offset, whence, ret))
 
-int fseeko64(FILE *fp, off64_t offset, int whence)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fseeko64)(fp, offset, whence);
-    int ret = REAL(fseeko64)(fp, offset, whence);
-    end_fseek(&call, VIGIL_OP_STDIO_FSEEKO, fp, offset, whence, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fseeko64, (FILE * fp, off64_t offset, int whence), (fp, offset, whence),
+             end_fseek(&call, VIGIL_OP_STDIO_FSEEKO, fp, offset, whence, ret))
 
 /* ftell and ftello: the position, or -1 on failure. */
 static void end_ftell(const struct preload_call *call, unsigned op, FILE *fp, int64_t ret)
@@ -558,35 +401,11 @@ static void end_ftell(const struct preload_call *call, unsigned op, FILE *fp, in
     preload_call_end(call, &o);
 }
 
-long ftell(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(ftell)(fp);
-    long ret = REAL(ftell)(fp);
-    end_ftell(&call, VIGIL_OP_STDIO_FTELL, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(long, ftell, (FILE * fp), (fp), end_ftell(&call, VIGIL_OP_STDIO_FTELL, fp, ret))
 
-off_t ftello(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(ftello)(fp);
-    off_t ret = REAL(ftello)(fp);
-    end_ftell(&call, VIGIL_OP_STDIO_FTELLO, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(off_t, ftello, (FILE * fp), (fp), end_ftell(&call, VIGIL_OP_STDIO_FTELLO, fp, ret))
 
-off64_t ftello64(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(ftello64)(fp);
-    off64_t ret = REAL(ftello64)(fp);
-    end_ftell(&call, VIGIL_OP_STDIO_FTELLO, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(off64_t, ftello64, (FILE * fp), (fp), end_ftell(&call, VIGIL_OP_STDIO_FTELLO, fp, ret))
 
 /* rewind returns nothing: never a failure, and the stream is at 0. */
 void rewind(FILE *fp)
@@ -607,12 +426,5 @@ void rewind(FILE *fp)
 }
 
 /* fflush(NULL) flushes every stream: no one descriptor. */
-int fflush(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fflush)(fp);
-    int ret = REAL(fflush)(fp);
-    preload_end_meta(&call, VIGIL_OP_STDIO_FFLUSH, preload_stream_fd(fp), ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fflush, (FILE * fp), (fp),
+             preload_end_meta(&call, VIGIL_OP_STDIO_FFLUSH, preload_stream_fd(fp), ret))

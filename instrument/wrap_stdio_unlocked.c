@@ -45,115 +45,40 @@ PRELOAD_REAL_SLOT(getline);
 /* glibc's own name for getdelim, exported and called by tar, not declared. */
 ssize_t __getdelim(char **restrict line, size_t *restrict size, int delim, FILE *restrict fp);
 
-size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fread_unlocked)(ptr, size, n, fp);
-    size_t ret = REAL(fread_unlocked)(ptr, size, n, fp);
-    preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(size_t, fread_unlocked, (void *ptr, size_t size, size_t n, FILE *fp),
+             (ptr, size, n, fp),
+             preload_end_stream_items(&call, VIGIL_OP_STDIO_FREAD, fp, size, n, ret))
 
-size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fwrite_unlocked)(ptr, size, n, fp);
-    size_t ret = REAL(fwrite_unlocked)(ptr, size, n, fp);
-    preload_end_stream_items(&call, VIGIL_OP_STDIO_FWRITE, fp, size, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(size_t, fwrite_unlocked, (const void *ptr, size_t size, size_t n, FILE *fp),
+             (ptr, size, n, fp),
+             preload_end_stream_items(&call, VIGIL_OP_STDIO_FWRITE, fp, size, n, ret))
 
-char *fgets_unlocked(char *s, int n, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fgets_unlocked)(s, n, fp);
-    char *ret = REAL(fgets_unlocked)(s, n, fp);
-    preload_end_fgets(&call, fp, n, ret);
-    return ret;
-}
+PRELOAD_WRAP(char *, fgets_unlocked, (char *s, int n, FILE *fp), (s, n, fp),
+             preload_end_fgets(&call, fp, n, ret))
 
-int fputs_unlocked(const char *s, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fputs_unlocked)(s, fp);
-    int ret = REAL(fputs_unlocked)(s, fp);
-    preload_end_puts(&call, VIGIL_OP_STDIO_FPUTS, fp, s, ret, 0);
-    return ret;
-}
+PRELOAD_WRAP(int, fputs_unlocked, (const char *s, FILE *fp), (s, fp),
+             preload_end_puts(&call, VIGIL_OP_STDIO_FPUTS, fp, s, ret, 0))
 
-int fgetc_unlocked(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fgetc_unlocked)(fp);
-    int ret = REAL(fgetc_unlocked)(fp);
-    preload_end_getc(&call, VIGIL_OP_STDIO_FGETC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fgetc_unlocked, (FILE * fp), (fp),
+             preload_end_getc(&call, VIGIL_OP_STDIO_FGETC, fp, ret))
 
-int getc_unlocked(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(getc_unlocked)(fp);
-    int ret = REAL(getc_unlocked)(fp);
-    preload_end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, getc_unlocked, (FILE * fp), (fp),
+             preload_end_getc(&call, VIGIL_OP_STDIO_GETC, fp, ret))
 
-int getchar_unlocked(void)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(getchar_unlocked)();
-    int ret = REAL(getchar_unlocked)();
-    preload_end_getc(&call, VIGIL_OP_STDIO_GETCHAR, stdin, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, getchar_unlocked, (void), (),
+             preload_end_getc(&call, VIGIL_OP_STDIO_GETCHAR, stdin, ret))
 
-int fputc_unlocked(int c, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fputc_unlocked)(c, fp);
-    int ret = REAL(fputc_unlocked)(c, fp);
-    preload_end_putc(&call, VIGIL_OP_STDIO_FPUTC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fputc_unlocked, (int c, FILE *fp), (c, fp),
+             preload_end_putc(&call, VIGIL_OP_STDIO_FPUTC, fp, ret))
 
-int putc_unlocked(int c, FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(putc_unlocked)(c, fp);
-    int ret = REAL(putc_unlocked)(c, fp);
-    preload_end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, putc_unlocked, (int c, FILE *fp), (c, fp),
+             preload_end_putc(&call, VIGIL_OP_STDIO_PUTC, fp, ret))
 
-int putchar_unlocked(int c)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(putchar_unlocked)(c);
-    int ret = REAL(putchar_unlocked)(c);
-    preload_end_putc(&call, VIGIL_OP_STDIO_PUTCHAR, stdout, ret);
-    return ret;
-}
+PRELOAD_WRAP(int, putchar_unlocked, (int c), (c),
+             preload_end_putc(&call, VIGIL_OP_STDIO_PUTCHAR, stdout, ret))
 
-int fflush_unlocked(FILE *fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(fflush_unlocked)(fp);
-    int ret = REAL(fflush_unlocked)(fp);
-    preload_end_meta(&call, VIGIL_OP_STDIO_FFLUSH, preload_stream_fd(fp), ret);
-    return ret;
-}
+PRELOAD_WRAP(int, fflush_unlocked, (FILE * fp), (fp),
+             preload_end_meta(&call, VIGIL_OP_STDIO_FFLUSH, preload_stream_fd(fp), ret))
 
 /* getdelim and getline: the bytes of the line stored (its delimiter
  * included), or -1 at end of file or on an error (the stream's error flag
@@ -174,32 +99,13 @@ static void end_getdelim(const struct preload_call *call, FILE *fp, ssize_t ret)
     preload_call_end(call, &o);
 }
 
-ssize_t getdelim(char **restrict line, size_t *restrict size, int delim, FILE *restrict fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(getdelim)(line, size, delim, fp);
-    ssize_t ret = REAL(getdelim)(line, size, delim, fp);
-    end_getdelim(&call, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, getdelim,
+             (char **restrict line, size_t *restrict size, int delim, FILE *restrict fp),
+             (line, size, delim, fp), end_getdelim(&call, fp, ret))
 
-ssize_t __getdelim(char **restrict line, size_t *restrict size, int delim, FILE *restrict fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(__getdelim)(line, size, delim, fp);
-    ssize_t ret = REAL(__getdelim)(line, size, delim, fp);
-    end_getdelim(&call, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, __getdelim,
+             (char **restrict line, size_t *restrict size, int delim, FILE *restrict fp),
+             (line, size, delim, fp), end_getdelim(&call, fp, ret))
 
-ssize_t getline(char **restrict line, size_t *restrict size, FILE *restrict fp)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(getline)(line, size, fp);
-    ssize_t ret = REAL(getline)(line, size, fp);
-    end_getdelim(&call, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP(ssize_t, getline, (char **restrict line, size_t *restrict size, FILE *restrict fp),
+             (line, size, fp), end_getdelim(&call, fp, ret))

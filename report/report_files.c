@@ -5,8 +5,10 @@
  * A report stored by an older vigil has no counters (has_layers false) and
  * no timeline (bin_s 0): both forms then print exactly what that vigil
  * printed, so that `vigil report` still shows it as the console did. */
+#include <stddef.h>
 #include <stdio.h>
 
+#include "report_layer_fields.h"
 #include "report_put.h"
 
 #define put_text   vigil_report_put_text
@@ -77,67 +79,89 @@ void vigil_report_text_files(struct vigil_report_sink *s, const struct vigil_rep
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
+/* A row of the table below: a figure, or a layer's most common values. */
+#define LAYER(kind_, name_)                                                                        \
+    .kind = VIGIL_REPORT_LAYER_##kind_, .name = #name_,                                            \
+    .offset = offsetof(struct vigil_report_file_layer, name_)
+#define COMMON(name_, count_, value_name_)                                                         \
+    LAYER(COMMON, name_), .count_offset = offsetof(struct vigil_report_file_layer, count_),        \
+                          .value_name = value_name_
+
+const struct vigil_report_layer_field vigil_report_layer_fields[] = {
+    {LAYER(COUNT, reads)},
+    {LAYER(COUNT, writes)},
+    {LAYER(COUNT, opens)},
+    {LAYER(COUNT, seeks)},
+    {LAYER(COUNT, stats)},
+    {LAYER(COUNT, fsyncs)},
+    {LAYER(COUNT, other)},
+    {LAYER(COUNT, read_bytes)},
+    {LAYER(COUNT, written_bytes)},
+    {LAYER(OFFSET, max_read_offset)},
+    {LAYER(OFFSET, max_written_offset)},
+    {LAYER(COUNT, seq_reads)},
+    {LAYER(COUNT, seq_writes)},
+    {LAYER(COUNT, consec_reads)},
+    {LAYER(COUNT, consec_writes)},
+    {LAYER(SIZE_HIST, read_size_hist)},
+    {LAYER(SIZE_HIST, write_size_hist)},
+    {COMMON(common_sizes, common_size_count, "size")},
+    {COMMON(common_strides, common_stride_count, "stride")},
+    {LAYER(SECONDS, read_time_s)},
+    {LAYER(SECONDS, write_time_s)},
+    {LAYER(SECONDS, meta_time_s)},
+    {LAYER(SECONDS, first_open_s)},
+    {LAYER(SECONDS, last_close_s)},
+    {LAYER(SECONDS, first_io_s)},
+    {LAYER(SECONDS, last_io_s)},
+};
+const size_t vigil_report_layer_field_count =
+    sizeof vigil_report_layer_fields / sizeof vigil_report_layer_fields[0];
+
 static void json_u64(struct vigil_report_sink *s, const char *name, uint64_t value)
 {
     put_printf(s, ",\"%s\":%llu", name, (unsigned long long)value);
 }
 
-static void json_i64(struct vigil_report_sink *s, const char *name, int64_t value)
+static void json_layer_field(struct vigil_report_sink *s, const struct vigil_report_file_layer *l,
+                             const struct vigil_report_layer_field *field)
 {
-    put_printf(s, ",\"%s\":%lld", name, (long long)value);
-}
-
-static void json_seconds(struct vigil_report_sink *s, const char *name, double value)
-{
-    put_printf(s, ",\"%s\":%.6f", name, rounded(value));
-}
-
-static void json_hist(struct vigil_report_sink *s, const char *name, const uint64_t *bins)
-{
-    put_printf(s, ",\"%s\":[", name);
-    for (int i = 0; i < VIGIL_REPORT_SIZE_BINS; i++)
-        put_printf(s, "%s%llu", i ? "," : "", (unsigned long long)bins[i]);
-    put_text(s, "]");
-}
-
-static void json_common(struct vigil_report_sink *s, const char *name, const char *value_name,
-                        const struct vigil_report_common *common, int count)
-{
-    put_printf(s, ",\"%s\":[", name);
-    for (int i = 0; i < count; i++)
-        put_printf(s, "%s{\"%s\":%lld,\"count\":%llu}", i ? "," : "", value_name,
-                   (long long)common[i].value, (unsigned long long)common[i].count);
-    put_text(s, "]");
+    const void *at = (const char *)l + field->offset;
+    switch (field->kind) {
+    case VIGIL_REPORT_LAYER_COUNT:
+        put_printf(s, "%llu", (unsigned long long)*(const uint64_t *)at);
+        break;
+    case VIGIL_REPORT_LAYER_OFFSET:
+        put_printf(s, "%lld", (long long)*(const int64_t *)at);
+        break;
+    case VIGIL_REPORT_LAYER_SIZE_HIST:
+        put_text(s, "[");
+        for (int i = 0; i < VIGIL_REPORT_SIZE_BINS; i++)
+            put_printf(s, "%s%llu", i ? "," : "", (unsigned long long)((const uint64_t *)at)[i]);
+        put_text(s, "]");
+        break;
+    case VIGIL_REPORT_LAYER_COMMON: {
+        const struct vigil_report_common *common = (const struct vigil_report_common *)at;
+        int count = *(const int *)((const char *)l + field->count_offset);
+        put_text(s, "[");
+        for (int i = 0; i < count; i++)
+            put_printf(s, "%s{\"%s\":%lld,\"count\":%llu}", i ? "," : "", field->value_name,
+                       (long long)common[i].value, (unsigned long long)common[i].count);
+        put_text(s, "]");
+        break;
+    }
+    case VIGIL_REPORT_LAYER_SECONDS:
+        put_printf(s, "%.6f", rounded(*(const double *)at));
+        break;
+    }
 }
 
 static void json_layer(struct vigil_report_sink *s, const struct vigil_report_file_layer *l)
 {
-    put_printf(s, "{\"reads\":%llu", (unsigned long long)l->reads);
-    json_u64(s, "writes", l->writes);
-    json_u64(s, "opens", l->opens);
-    json_u64(s, "seeks", l->seeks);
-    json_u64(s, "stats", l->stats);
-    json_u64(s, "fsyncs", l->fsyncs);
-    json_u64(s, "other", l->other);
-    json_u64(s, "read_bytes", l->read_bytes);
-    json_u64(s, "written_bytes", l->written_bytes);
-    json_i64(s, "max_read_offset", l->max_read_offset);
-    json_i64(s, "max_written_offset", l->max_written_offset);
-    json_u64(s, "seq_reads", l->seq_reads);
-    json_u64(s, "seq_writes", l->seq_writes);
-    json_u64(s, "consec_reads", l->consec_reads);
-    json_u64(s, "consec_writes", l->consec_writes);
-    json_hist(s, "read_size_hist", l->read_size_hist);
-    json_hist(s, "write_size_hist", l->write_size_hist);
-    json_common(s, "common_sizes", "size", l->common_sizes, l->common_size_count);
-    json_common(s, "common_strides", "stride", l->common_strides, l->common_stride_count);
-    json_seconds(s, "read_time_s", l->read_time_s);
-    json_seconds(s, "write_time_s", l->write_time_s);
-    json_seconds(s, "meta_time_s", l->meta_time_s);
-    json_seconds(s, "first_open_s", l->first_open_s);
-    json_seconds(s, "last_close_s", l->last_close_s);
-    json_seconds(s, "first_io_s", l->first_io_s);
-    json_seconds(s, "last_io_s", l->last_io_s);
+    for (size_t i = 0; i < vigil_report_layer_field_count; i++) {
+        put_printf(s, "%s\"%s\":", i == 0 ? "{" : ",", vigil_report_layer_fields[i].name);
+        json_layer_field(s, l, &vigil_report_layer_fields[i]);
+    }
     put_text(s, "}");
 }
 

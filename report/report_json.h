@@ -27,14 +27,6 @@ struct vigil_cli_report {
 
 gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cli_report *out,
                                 GError **error);
-/* The "regions" and "region_notes" members of `root` into out->r
- * (report_json_regions.c); a report without regions has neither. */
-gboolean vigil_cli_report_read_regions(JsonObject *root, struct vigil_cli_report *out,
-                                       GError **error);
-/* A file's "mpiio" and "ranks" members (report_json_files_mpi.c), each
- * null or absent when it has none; `where` names the file in errors. */
-gboolean vigil_cli_report_read_file_mpi(JsonObject *file, const char *where,
-                                        struct vigil_report_file *f, GError **error);
 void vigil_cli_report_clear(struct vigil_cli_report *report);
 
 /* The report rendered as text or JSON (as the preload library prints it). */

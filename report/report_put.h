@@ -20,6 +20,13 @@ void vigil_report_put_clean(struct vigil_report_sink *s, const char *text, int w
 void vigil_report_put_cell(struct vigil_report_sink *s, const char *text, int width);
 void vigil_report_put_cell_bytes(struct vigil_report_sink *s, const char *text, size_t length,
                                  int width);
+/* A name table of the report's X-macro lists (VIGIL_REPORT_RANK_METRICS…):
+ * `static const char *const names[] = {LIST(VIGIL_REPORT_NAME_OF)};`, read
+ * both ways: the name at `index` ("?" out of range), and the index of
+ * `name` (`count` when it is none of them). */
+#define VIGIL_REPORT_NAME_OF(suffix, name) name,
+const char *vigil_report_name_at(const char *const *names, int count, int index);
+int vigil_report_name_index(const char *const *names, int count, const char *name);
 /* A JSON string in plain ASCII. */
 void vigil_report_put_json_string(struct vigil_report_sink *s, const char *text);
 void vigil_report_put_json_bytes(struct vigil_report_sink *s, const char *text, size_t length);

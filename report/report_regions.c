@@ -13,22 +13,17 @@
 #define DECIMALS VIGIL_REPORT_FIGURE_DECIMALS
 
 static const char *const region_figure_names[] = {
-#define VIGIL_REPORT_REGION_FIGURE_NAME(suffix, name) name,
-    VIGIL_REPORT_REGION_FIGURES(VIGIL_REPORT_REGION_FIGURE_NAME)
-#undef VIGIL_REPORT_REGION_FIGURE_NAME
-};
+    VIGIL_REPORT_REGION_FIGURES(VIGIL_REPORT_NAME_OF)};
 
 const char *vigil_report_region_figure_name(enum vigil_report_region_figure figure)
 {
-    return (unsigned)figure < VIGIL_REPORT_REGION_FIGURE_COUNT ? region_figure_names[figure] : "?";
+    return vigil_report_name_at(region_figure_names, VIGIL_REPORT_REGION_FIGURE_COUNT, (int)figure);
 }
 
 enum vigil_report_region_figure vigil_report_region_figure_from_name(const char *name)
 {
-    for (int f = 0; f < VIGIL_REPORT_REGION_FIGURE_COUNT; f++)
-        if (strcmp(name, region_figure_names[f]) == 0)
-            return (enum vigil_report_region_figure)f;
-    return VIGIL_REPORT_REGION_FIGURE_COUNT;
+    return (enum vigil_report_region_figure)vigil_report_name_index(
+        region_figure_names, VIGIL_REPORT_REGION_FIGURE_COUNT, name);
 }
 
 static bool has_regions(const struct vigil_report *r)

@@ -49,8 +49,7 @@ static void put_text(struct vigil_report_sink *s, const char *text)
     put_bytes(s, text, strlen(text));
 }
 
-__attribute__((format(printf, 2, 3))) static void put_printf(struct vigil_report_sink *s,
-                                                             const char *fmt, ...)
+void vigil_report_put_printf(struct vigil_report_sink *s, const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
@@ -60,6 +59,8 @@ __attribute__((format(printf, 2, 3))) static void put_printf(struct vigil_report
     if (n > 0)
         put_bytes(s, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
+
+#define put_printf vigil_report_put_printf
 
 /* ---- figures as both forms print them ------------------------------------------------------ */
 
@@ -77,23 +78,30 @@ double vigil_report_round(double value, int decimals)
 #define RUNTIME_DECIMALS 3
 #define FIGURE_DECIMALS  6
 
-static const char *const rank_metric_names[] = {
-#define VIGIL_REPORT_RANK_METRIC_NAME(suffix, name) name,
-    VIGIL_REPORT_RANK_METRICS(VIGIL_REPORT_RANK_METRIC_NAME)
-#undef VIGIL_REPORT_RANK_METRIC_NAME
-};
+const char *vigil_report_name_at(const char *const *names, int count, int index)
+{
+    return index >= 0 && index < count ? names[index] : "?";
+}
+
+int vigil_report_name_index(const char *const *names, int count, const char *name)
+{
+    int i = 0;
+    while (i < count && strcmp(names[i], name) != 0)
+        i++;
+    return i;
+}
+
+static const char *const rank_metric_names[] = {VIGIL_REPORT_RANK_METRICS(VIGIL_REPORT_NAME_OF)};
 
 const char *vigil_report_rank_metric_name(enum vigil_report_rank_metric metric)
 {
-    return (unsigned)metric < VIGIL_REPORT_RANK_METRIC_COUNT ? rank_metric_names[metric] : "?";
+    return vigil_report_name_at(rank_metric_names, VIGIL_REPORT_RANK_METRIC_COUNT, (int)metric);
 }
 
 enum vigil_report_rank_metric vigil_report_rank_metric_from_name(const char *name)
 {
-    for (int m = 0; m < VIGIL_REPORT_RANK_METRIC_COUNT; m++)
-        if (strcmp(rank_metric_names[m], name) == 0)
-            return (enum vigil_report_rank_metric)m;
-    return VIGIL_REPORT_RANK_METRIC_COUNT;
+    return (enum vigil_report_rank_metric)vigil_report_name_index(
+        rank_metric_names, VIGIL_REPORT_RANK_METRIC_COUNT, name);
 }
 
 const char *vigil_report_link_state_name(enum vigil_report_link_state state)
@@ -710,17 +718,6 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
 void vigil_report_put_text(struct vigil_report_sink *s, const char *text)
 {
     put_text(s, text);
-}
-
-void vigil_report_put_printf(struct vigil_report_sink *s, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        put_bytes(s, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 void vigil_report_put_clean(struct vigil_report_sink *s, const char *text, int width)

@@ -245,15 +245,21 @@ static void tell_vigild(spank_t sp, bool begin, const char *step)
                     err);
 }
 
+/* The whole job's begin or end on this node, told by root. */
+static int job_edge(spank_t sp, bool begin)
+{
+    const char *argument;
+    if (job_wanted(sp, &argument))
+        tell_vigild(sp, begin, NULL);
+    return ESPANK_SUCCESS;
+}
+
 /* slurmd, before the job's first step on this node (as root). */
 int slurm_spank_job_prolog(spank_t sp, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    const char *argument;
-    if (job_wanted(sp, &argument))
-        tell_vigild(sp, true, NULL);
-    return ESPANK_SUCCESS;
+    return job_edge(sp, true);
 }
 
 /* slurmd, after the job's last step on this node (as root). */
@@ -261,10 +267,7 @@ int slurm_spank_job_epilog(spank_t sp, int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    const char *argument;
-    if (job_wanted(sp, &argument))
-        tell_vigild(sp, false, NULL);
-    return ESPANK_SUCCESS;
+    return job_edge(sp, false);
 }
 
 /* The step's id as a name, or false for the extern step (it runs no task

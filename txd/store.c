@@ -199,10 +199,8 @@ static gboolean refuse(GError **error, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
-    char *text = g_strdup_vprintf(format, ap);
+    g_propagate_error(error, g_error_new_valist(TXD_ERROR, TXD_ERROR_REFUSE, format, ap));
     va_end(ap);
-    g_set_error_literal(error, TXD_ERROR, TXD_ERROR_REFUSE, text);
-    g_free(text);
     return FALSE;
 }
 
@@ -225,15 +223,14 @@ static gboolean process_id_of(const struct batch_context *b, uint64_t daemon_id,
                   what, daemon_id);
 }
 
-/* A parameter as text; `buffers` keeps the strings alive. */
-static const char *param_int(GPtrArray *buffers, int64_t v)
+const char *txd_param_int(GPtrArray *buffers, int64_t v)
 {
     char *text = g_strdup_printf("%" G_GINT64_FORMAT, v);
     g_ptr_array_add(buffers, text);
     return text;
 }
 
-static const char *param_timestamp(GPtrArray *buffers, int64_t realtime_ns)
+const char *txd_param_timestamp(GPtrArray *buffers, int64_t realtime_ns)
 {
     /* PostgreSQL takes an epoch in seconds with a fraction through
      * to_timestamp; as text, ISO 8601 in UTC keeps the µs exact. */
@@ -284,7 +281,7 @@ static gboolean query_one_id(PGconn *db, const char *sql, int n, const char *con
 static gboolean store_node(struct batch_context *b, GError **error)
 {
     GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
-    const char *values[] = {param_int(buffers, b->node_id), b->node->hostname};
+    const char *values[] = {txd_param_int(buffers, b->node_id), b->node->hostname};
     static const char sql[] =
         "INSERT INTO nodes (node_id, hostname) VALUES ($1, $2) "
         "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, last_seen = now()";
@@ -405,7 +402,7 @@ static struct batch_run *run_of(struct batch_context *b, const struct vigil_wire
             g_strlcpy(key, apart, sizeof key);
         }
         const char *values[] = {
-            key,   p->program, argv,        param_int(buffers, p->uid),
+            key,   p->program, argv,        txd_param_int(buffers, p->uid),
             start, end,        exit_status, strcmp(key, p->run_key) != 0 ? p->run_key : NULL};
         const int lengths[] = {0, 0, argv_length, 0, 0, 0, 0, 0};
         const int formats[] = {0, 0, 1, 0, 0, 0, 0, 0};
@@ -454,9 +451,9 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
     GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
     GByteArray *argv = text_array_binary(p->argv, p->argc);
     int64_t start_ns = realtime(b, p->start_ns);
-    const char *start = param_timestamp(buffers, start_ns);
-    const char *end = p->end_ns != 0 ? param_timestamp(buffers, realtime(b, p->end_ns)) : NULL;
-    const char *exit_status = p->exit_code >= 0 ? param_int(buffers, p->exit_code) : NULL;
+    const char *start = txd_param_timestamp(buffers, start_ns);
+    const char *end = p->end_ns != 0 ? txd_param_timestamp(buffers, realtime(b, p->end_ns)) : NULL;
+    const char *exit_status = p->exit_code >= 0 ? txd_param_int(buffers, p->exit_code) : NULL;
     gboolean ok = start != NULL;
     if (!ok)
         refuse(error, "process %d starts at a time out of range", p->pid);
@@ -470,7 +467,7 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
                         "process %d: its unwatched end's latest (%" G_GUINT64_FORMAT
                         " ns) is not its end (%" G_GUINT64_FORMAT " ns)",
                         p->pid, unwatched->latest_end_ns, p->end_ns);
-        else if ((end_earliest = param_timestamp(
+        else if ((end_earliest = txd_param_timestamp(
                       buffers, realtime(b, MAX(unwatched->earliest_end_ns, p->start_ns)))) == NULL)
             ok = refuse(error, "process %d: its earliest end is a time out of range", p->pid);
     }
@@ -520,16 +517,16 @@ static gboolean store_process(struct batch_context *b, const struct vigil_wire_p
             "RETURNING process_id, uid) SELECT process_id, true, uid FROM upserted UNION ALL "
             "SELECT process_id, false, uid FROM processes WHERE node_id = $2 AND pid = $3 AND "
             "start_monotonic_ns = $10 LIMIT 1";
-        const char *values[] = {param_int(buffers, run->run_id),
-                                param_int(buffers, b->node_id),
-                                param_int(buffers, p->pid),
-                                param_int(buffers, p->uid),
-                                p->rank >= 0 ? param_int(buffers, p->rank) : NULL,
+        const char *values[] = {txd_param_int(buffers, run->run_id),
+                                txd_param_int(buffers, b->node_id),
+                                txd_param_int(buffers, p->pid),
+                                txd_param_int(buffers, p->uid),
+                                p->rank >= 0 ? txd_param_int(buffers, p->rank) : NULL,
                                 p->program,
                                 (const char *)argv->data,
                                 p->cwd,
                                 start,
-                                param_int(buffers, (int64_t)p->start_ns),
+                                txd_param_int(buffers, (int64_t)p->start_ns),
                                 end,
                                 exit_status,
                                 end_earliest};
@@ -1507,11 +1504,13 @@ gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_sta
         !txd_ids_partition(s->ids, s->db, STATES, day_of(realtime_ns), error))
         return FALSE;
     GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
-    const char *values[] = {
-        param_int(buffers, (int64_t)state->cycle), param_timestamp(buffers, realtime_ns),
-        vigil_health_name(state->health),          param_int(buffers, state->overloaded_mask),
-        param_int(buffers, state->bad_issues),     param_int(buffers, state->good_issues),
-        param_int(buffers, state->other_issues)};
+    const char *values[] = {txd_param_int(buffers, (int64_t)state->cycle),
+                            txd_param_timestamp(buffers, realtime_ns),
+                            vigil_health_name(state->health),
+                            txd_param_int(buffers, state->overloaded_mask),
+                            txd_param_int(buffers, state->bad_issues),
+                            txd_param_int(buffers, state->good_issues),
+                            txd_param_int(buffers, state->other_issues)};
     static const char sql[] =
         "INSERT INTO reasoner_states (level, cycle, time, state, overloaded_mask, bad_issues, "
         "good_issues, other_issues) VALUES ('system', $1, $2, $3, $4, $5, $6, $7)";

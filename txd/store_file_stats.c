@@ -18,6 +18,7 @@
 #include <json-glib/json-glib.h>
 
 #include "txd.h"
+#include "vigil/json_members.h"
 
 /* How a member is checked and written. */
 enum member_kind {
@@ -158,25 +159,9 @@ static void fail(GError **error, const char *where, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    char *what = g_strdup_vprintf(format, args);
+    g_propagate_error(error, g_error_new_valist(TXD_ERROR, TXD_ERROR_REFUSE, format, args));
     va_end(args);
-    g_set_error(error, TXD_ERROR, TXD_ERROR_REFUSE, "%s: %s", where, what);
-    g_free(what);
-}
-
-static const char *kind_of(JsonNode *node)
-{
-    if (node == NULL || JSON_NODE_HOLDS_NULL(node))
-        return "null";
-    if (JSON_NODE_HOLDS_OBJECT(node))
-        return "an object";
-    if (JSON_NODE_HOLDS_ARRAY(node))
-        return "an array";
-    GType t = json_node_get_value_type(node);
-    return t == G_TYPE_STRING    ? "a string"
-           : t == G_TYPE_BOOLEAN ? "a boolean"
-           : t == G_TYPE_DOUBLE  ? "a fractional number"
-                                 : "an integer";
+    g_prefix_error(error, "%s: ", where);
 }
 
 /* An integer in [min, max]. json-glib reads integers as int64; a number
@@ -186,7 +171,7 @@ static gboolean integer_in(JsonNode *node, int64_t min, int64_t max, int64_t *ou
 {
     if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
         json_node_get_value_type(node) != G_TYPE_INT64) {
-        fail(error, where, "expected an integer, found %s", kind_of(node));
+        fail(error, where, "expected an integer, found %s", vigil_json_kind(node));
         return FALSE;
     }
     *out = json_node_get_int(node);
@@ -204,20 +189,29 @@ static gboolean number_of(JsonNode *node, double *out, const char *where, GError
     GType t = node != NULL && JSON_NODE_HOLDS_VALUE(node) ? json_node_get_value_type(node)
                                                           : G_TYPE_INVALID;
     if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE) {
-        fail(error, where, "expected a number, found %s", kind_of(node));
+        fail(error, where, "expected a number, found %s", vigil_json_kind(node));
         return FALSE;
     }
     *out = json_node_get_double(node);
     return TRUE;
 }
 
+/* Whether `node` is a `type` node; else what it is instead, as "expected
+ * EXPECTED, found …". */
+static gboolean holds(JsonNode *node, JsonNodeType type, const char *expected, const char *where,
+                      GError **error)
+{
+    if (node != NULL && json_node_get_node_type(node) == type)
+        return TRUE;
+    fail(error, where, "expected %s, found %s", expected, vigil_json_kind(node));
+    return FALSE;
+}
+
 static gboolean counts(JsonNode *node, guint min, guint max, int64_t *out, guint *n,
                        const char *where, GError **error)
 {
-    if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, where, "expected an array, found %s", kind_of(node));
+    if (!holds(node, JSON_NODE_ARRAY, "an array", where, error))
         return FALSE;
-    }
     JsonArray *a = json_node_get_array(node);
     *n = json_array_get_length(a);
     if (*n < min || *n > max) {
@@ -238,10 +232,8 @@ static gboolean counts(JsonNode *node, guint min, guint max, int64_t *out, guint
 static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, struct txd_copy *c,
                               const char *where, GError **error)
 {
-    if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, where, "expected an array, found %s", kind_of(node));
+    if (!holds(node, JSON_NODE_ARRAY, "an array", where, error))
         return FALSE;
-    }
     JsonArray *a = json_node_get_array(node);
     guint n = json_array_get_length(a);
     if (n > COMMON_MAX) {
@@ -255,10 +247,8 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, 
         g_snprintf(at, sizeof at, "%s[%u]", where, i);
         JsonNode *e = json_array_get_element(a, i);
         int64_t value = 0, count = 0;
-        if (!JSON_NODE_HOLDS_OBJECT(e)) {
-            fail(error, at, "expected an object, found %s", kind_of(e));
-            ok = FALSE;
-        } else {
+        ok = holds(e, JSON_NODE_OBJECT, "an object", at, error);
+        if (ok) {
             JsonObject *o = json_node_get_object(e);
             char key_at[WHERE_MAX], count_at[WHERE_MAX];
             g_snprintf(key_at, sizeof key_at, "%s.%s", at, key);
@@ -304,8 +294,7 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
                  json_node_get_value_type(node) == G_TYPE_STRING)
             txd_copy_text(c, json_node_get_string(node));
         else {
-            fail(error, at, "expected a string, found %s",
-                 node == NULL ? "nothing" : kind_of(node));
+            fail(error, at, "expected a string, found %s", vigil_json_kind(node));
             ok = FALSE;
         }
         break;
@@ -328,7 +317,7 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
         if (ok)
             txd_copy_bool(c, json_node_get_boolean(node));
         else
-            fail(error, at, "expected true or false, found %s", kind_of(node));
+            fail(error, at, "expected true or false, found %s", vigil_json_kind(node));
         break;
     case SECONDS:
     case INSTANT:
@@ -366,9 +355,7 @@ static gboolean copy_file(struct txd_copy *c, int64_t process_id, guint index,
                           gboolean in_job_report, JsonNode *node, GError **error)
 {
     char *where = g_strdup_printf("files[%u]", index);
-    gboolean ok = JSON_NODE_HOLDS_OBJECT(node);
-    if (!ok)
-        fail(error, where, "expected an object, found %s", kind_of(node));
+    gboolean ok = holds(node, JSON_NODE_OBJECT, "an object", where, error);
     JsonObject *file = ok ? json_node_get_object(node) : NULL;
     if (ok) {
         txd_copy_row(c, (uint16_t)column_count());
@@ -388,7 +375,7 @@ static gboolean copy_file(struct txd_copy *c, int64_t process_id, guint index,
                     txd_copy_null(c);
                 o = NULL;
             } else if (!JSON_NODE_HOLDS_OBJECT(sub)) {
-                fail(error, at, "expected an object or null, found %s", kind_of(sub));
+                fail(error, at, "expected an object or null, found %s", vigil_json_kind(sub));
                 ok = FALSE;
                 o = NULL;
             } else {
@@ -421,10 +408,8 @@ static gboolean copy_files(struct txd_copy *c, int64_t process_id, JsonObject *r
     JsonNode *node = json_object_get_member(report, "files");
     if (node == NULL || JSON_NODE_HOLDS_NULL(node))
         return TRUE;
-    if (!JSON_NODE_HOLDS_ARRAY(node)) {
-        fail(error, "files", "expected an array, found %s", kind_of(node));
+    if (!holds(node, JSON_NODE_ARRAY, "an array", "files", error))
         return FALSE;
-    }
     JsonArray *files = json_node_get_array(node);
     guint n = json_array_get_length(files);
     JsonNode *total = json_object_get_member(report, "files_total");
@@ -450,10 +435,8 @@ static gboolean copy_timeline(struct txd_copy *c, int64_t process_id, JsonObject
     JsonNode *node = json_object_get_member(report, "timeline");
     if (node == NULL || JSON_NODE_HOLDS_NULL(node))
         return TRUE;
-    if (!JSON_NODE_HOLDS_OBJECT(node)) {
-        fail(error, "timeline", "expected an object, found %s", kind_of(node));
+    if (!holds(node, JSON_NODE_OBJECT, "an object", "timeline", error))
         return FALSE;
-    }
     JsonObject *t = json_node_get_object(node);
     double bin_s = 0;
     int64_t read[TIMELINE_BINS_MAX], written[TIMELINE_BINS_MAX];

@@ -13,28 +13,12 @@
 
 #include "txd.h"
 
-static const char *param_text(GPtrArray *buffers, char *text)
-{
-    g_ptr_array_add(buffers, text);
-    return text;
-}
-
 /* The realtime of a monotonic time of the batch's node, as timestamptz
  * text (UTC, µs); NULL for 0, a time not told. */
 static const char *param_time(GPtrArray *buffers, uint64_t monotonic_ns, int64_t offset_ns)
 {
-    if (monotonic_ns == 0)
-        return NULL;
-    int64_t realtime_ns = (int64_t)monotonic_ns + offset_ns;
-    GDateTime *t = g_date_time_new_from_unix_utc(realtime_ns / 1000000000);
-    if (t == NULL)
-        return NULL;
-    char *date = g_date_time_format(t, "%Y-%m-%d %H:%M:%S");
-    g_date_time_unref(t);
-    char *text =
-        g_strdup_printf("%s.%06" G_GINT64_FORMAT "+00", date, (realtime_ns % 1000000000) / 1000);
-    g_free(date);
-    return param_text(buffers, text);
+    return monotonic_ns != 0 ? txd_param_timestamp(buffers, (int64_t)monotonic_ns + offset_ns)
+                             : NULL;
 }
 
 static gboolean store_job(PGconn *db, int64_t node_id, int64_t offset_ns,
@@ -43,9 +27,8 @@ static gboolean store_job(PGconn *db, int64_t node_id, int64_t offset_ns,
     GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
     const char *begin = param_time(buffers, job->begin_ns, offset_ns);
     const char *end = param_time(buffers, job->end_ns, offset_ns);
-    const char *uid =
-        job->uid != UINT32_MAX ? param_text(buffers, g_strdup_printf("%u", job->uid)) : NULL;
-    const char *node = param_text(buffers, g_strdup_printf("%" G_GINT64_FORMAT, node_id));
+    const char *uid = job->uid != UINT32_MAX ? txd_param_int(buffers, job->uid) : NULL;
+    const char *node = txd_param_int(buffers, node_id);
     gboolean from_root = (job->flags & VIGIL_WIRE_JOB_FROM_ROOT) != 0;
     /* The row, made when new (ON CONFLICT DO UPDATE locks it: two nodes'
      * notices of one job are written one after the other), then what the

@@ -194,6 +194,10 @@ struct txd_store_counts {
     uint64_t runs_described;   /* run rows described again: at most one per run per batch */
 };
 void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out);
+/* Statement parameters as text, kept alive in `buffers`: an integer, and a
+ * realtime as a timestamptz (UTC, µs), NULL when GLib cannot name its date. */
+const char *txd_param_int(GPtrArray *buffers, int64_t v);
+const char *txd_param_timestamp(GPtrArray *buffers, int64_t realtime_ns);
 
 /* ---- store_ids.c ------------------------------------------------------------------------ */
 

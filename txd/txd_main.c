@@ -21,6 +21,7 @@
 #include "vigil-build.h"
 #include "vigil/detach.h"
 #include "vigil/log.h"
+#include "vigil/server_command_line.h"
 #include "vigil/service_notify.h"
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
@@ -103,45 +104,26 @@ int main(int argc, char **argv)
 {
     vigil_log_setup("vigil-txd", VIGIL_LOG_MESSAGE);
     char *config_path = NULL, *pid_file = NULL;
-    gboolean foreground = FALSE, version = FALSE;
+    gboolean foreground = FALSE;
     GOptionEntry entries[] = {
-        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "The configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
-         "FILE"},
         {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
          "Stay in the foreground (as systemd runs it); without it, go to the background once the "
          "endpoint is bound",
          NULL},
         {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "Write the server's pid here", "FILE"},
-        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    vigil_log_print_utf8();
-    GOptionContext *options = g_option_context_new(NULL);
-    g_option_context_set_summary(options, "vigil's transaction server: takes the nodes' batches, "
-                                          "runs the system reasoner and writes the warehouse "
-                                          "(PostgreSQL).");
-    g_option_context_add_main_entries(options, entries, NULL);
+    int exit_status = vigil_server_command_line(
+        "vigil-txd",
+        "vigil's transaction server: takes the nodes' batches, runs the system reasoner and "
+        "writes the warehouse (PostgreSQL).",
+        entries, &argc, &argv, &config_path);
+    if (exit_status >= 0)
+        return exit_status;
     GError *error = NULL;
-    gboolean parsed = g_option_context_parse(options, &argc, &argv, &error);
-    g_option_context_free(options);
-    if (!parsed) {
-        fprintf(stderr, "vigil-txd: %s\n", error->message);
-        return 2;
-    }
-    if (version) {
-        printf("vigil-txd %s\n", VIGIL_VERSION);
-        return 0;
-    }
-    if (config_path == NULL)
-        config_path = vigil_config_default_path();
     /* Relative paths must survive the chdir of detaching. */
     txd_main.config_path = g_canonicalize_filename(config_path, NULL);
-    if (pid_file != NULL) {
-        char *absolute = g_canonicalize_filename(pid_file, NULL);
-        g_free(pid_file);
-        pid_file = absolute;
-    }
+    vigil_detach_keep_path(&pid_file);
     signal(SIGPIPE, SIG_IGN);
     int ready_fd = -1;
     if (!foreground && vigil_detach("vigil-txd", &ready_fd) != 0)

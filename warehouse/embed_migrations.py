@@ -17,33 +17,27 @@ import sys
 NAME_PATTERN = re.compile(r"^([0-9]{4})_[a-z0-9_]+\.sql$")
 
 
+# The characters a C string literal cannot hold as they are. "?" keeps
+# "??x" from becoming a trigraph.
+C_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "?": "\\?"}
+
+
+def c_char(ch):
+    """One character as it stands in a C string literal."""
+    if ch in C_ESCAPES:
+        return C_ESCAPES[ch]
+    if 0x20 <= ord(ch) < 0x7F:
+        return ch
+    # Non-ASCII (µ in comments) as octal bytes: a hex escape would swallow
+    # the hex digits that follow it.
+    return "".join("\\%03o" % b for b in ch.encode("utf-8"))
+
+
 def c_string_lines(text):
     """The text as adjacent C string literals, one per source line, so that
     the generated file stays readable and diffable."""
-    out = []
-    for line in text.splitlines(keepends=True):
-        escaped = []
-        for ch in line:
-            if ch == "\\":
-                escaped.append("\\\\")
-            elif ch == '"':
-                escaped.append('\\"')
-            elif ch == "\n":
-                escaped.append("\\n")
-            elif ch == "\t":
-                escaped.append("\\t")
-            elif ch == "\r":
-                escaped.append("\\r")
-            elif ch == "?":
-                # Keeps "??x" from becoming a trigraph.
-                escaped.append("\\?")
-            elif 0x20 <= ord(ch) < 0x7F:
-                escaped.append(ch)
-            else:
-                # Non-ASCII (µ in comments) as octal bytes: a hex escape
-                # would swallow the hex digits that follow it.
-                escaped.extend("\\%03o" % b for b in ch.encode("utf-8"))
-        out.append('"%s"' % "".join(escaped))
+    out = ['"%s"' % "".join(c_char(ch) for ch in line)
+           for line in text.splitlines(keepends=True)]
     return out or ['""']
 
 

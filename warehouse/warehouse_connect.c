@@ -8,6 +8,7 @@
 
 #include "vigil/warehouse.h"
 #include "warehouse_migrations.h"
+#include "warehouse_query.h"
 
 GQuark vigil_warehouse_error_quark(void)
 {
@@ -39,17 +40,6 @@ static void log_notice(void *arg, const char *message)
     char *text = vigil_warehouse_one_line(message);
     g_warning("PostgreSQL: %s", text);
     g_free(text);
-}
-
-/* "host /run/x port 5432 database vigil user vigil", for messages. */
-static char *describe_target(const PGconn *db)
-{
-    const char *host = PQhost(db), *port = PQport(db), *name = PQdb(db), *user = PQuser(db);
-    return g_strdup_printf("host %s port %s database %s user %s",
-                           host != NULL && host[0] != '\0' ? host : "(default)",
-                           port != NULL && port[0] != '\0' ? port : "(default)",
-                           name != NULL && name[0] != '\0' ? name : "(default)",
-                           user != NULL && user[0] != '\0' ? user : "(default)");
 }
 
 PGconn *vigil_warehouse_connect(const char *conninfo, GError **error)
@@ -102,7 +92,8 @@ PGconn *vigil_warehouse_connect_timeout(const char *conninfo, guint connect_time
         return NULL;
     }
     if (PQstatus(db) != CONNECTION_OK) {
-        char *target = describe_target(db), *text = vigil_warehouse_one_line(PQerrorMessage(db));
+        char *target = vigil_warehouse_target(db),
+             *text = vigil_warehouse_one_line(PQerrorMessage(db));
         /* libpq says only "timeout expired": say which. */
         gboolean timed_out = connect_timeout_s > 0 && strstr(text, "timeout expired") != NULL;
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT,
@@ -119,7 +110,8 @@ PGconn *vigil_warehouse_connect_timeout(const char *conninfo, guint connect_time
     PGresult *result = PQexec(db, "SET client_min_messages = warning");
     gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
     if (!ok) {
-        char *target = describe_target(db), *text = vigil_warehouse_one_line(PQerrorMessage(db));
+        char *target = vigil_warehouse_target(db),
+             *text = vigil_warehouse_one_line(PQerrorMessage(db));
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
                     "the warehouse (%s) refused to set client_min_messages: %s", target, text);
         g_free(target);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "vigil/warehouse.h"
-#include "warehouse_migrations.h"
+#include "warehouse_query.h"
 
 const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES] = {
     "activities", "statistics_rollups", "window_statistics", "reasoner_states", "ingested_batches",

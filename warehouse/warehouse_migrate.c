@@ -11,6 +11,7 @@
 
 #include "vigil/warehouse.h"
 #include "warehouse_migrations.h"
+#include "warehouse_query.h"
 
 /* Any fixed number will do, as long as nothing else on the database uses it
  * for another purpose: "vigmig" in ASCII. */
@@ -55,28 +56,12 @@ static char *server_message(const PGconn *db, const PGresult *result)
     return line;
 }
 
-/* Runs one statement that returns no rows; FALSE with error set, saying
- * what it was `doing`, when it fails. */
-static gboolean run_command(PGconn *db, const char *sql, const char *doing, GError **error)
-{
-    PGresult *result = PQexec(db, sql);
-    gboolean ok =
-        PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK;
-    if (!ok) {
-        char *text = server_message(db, result);
-        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                    "the warehouse failed %s: %s", doing, text);
-        g_free(text);
-    }
-    PQclear(result);
-    return ok;
-}
-
-/* Rows of a query, or NULL with error set. */
+/* Runs one statement: its result (rows or none), or NULL with error set,
+ * saying what it was `doing`, when it fails. */
 static PGresult *run_query(PGconn *db, const char *sql, const char *doing, GError **error)
 {
     PGresult *result = PQexec(db, sql);
-    if (PQresultStatus(result) == PGRES_TUPLES_OK)
+    if (PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK)
         return result;
     char *text = server_message(db, result);
     g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
@@ -84,6 +69,14 @@ static PGresult *run_query(PGconn *db, const char *sql, const char *doing, GErro
     g_free(text);
     PQclear(result);
     return NULL;
+}
+
+/* A statement whose rows, if any, do not matter. */
+static gboolean run_command(PGconn *db, const char *sql, const char *doing, GError **error)
+{
+    PGresult *result = run_query(db, sql, doing, error);
+    PQclear(result);
+    return result != NULL;
 }
 
 gboolean vigil_warehouse_current_version(PGconn *db, guint *version, GError **error)

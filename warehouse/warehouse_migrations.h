@@ -17,9 +17,4 @@ struct vigil_warehouse_migration {
 extern const struct vigil_warehouse_migration vigil_warehouse_migrations[];
 extern const size_t vigil_warehouse_migration_count;
 
-/* And a helper the library's files share: libpq's and PostgreSQL's
- * messages (which end with a newline, and may span lines with tabs) as
- * one line for a GError. g_free it. */
-char *vigil_warehouse_one_line(const char *message);
-
 #endif

@@ -6,6 +6,24 @@
 #include <glib.h>
 #include <libpq-fe.h>
 
+/* PostgreSQL's built-in type OIDs (pg_type.dat: stable across versions;
+ * pg_type.h is in the server's headers, which a client need not have), for
+ * reading a column's text by its PQftype. */
+enum vigil_warehouse_type_oid {
+    VIGIL_OID_BOOL = 16,
+    VIGIL_OID_INT8 = 20,
+    VIGIL_OID_INT2 = 21,
+    VIGIL_OID_INT4 = 23,
+    VIGIL_OID_OID = 26,
+    VIGIL_OID_JSON = 114,
+    VIGIL_OID_FLOAT4 = 700,
+    VIGIL_OID_FLOAT8 = 701,
+    VIGIL_OID_TIMESTAMP = 1114,
+    VIGIL_OID_TIMESTAMPTZ = 1184,
+    VIGIL_OID_NUMERIC = 1700,
+    VIGIL_OID_JSONB = 3802,
+};
+
 /* Said wherever a run cannot be found. */
 #define HOW_TO_LIST_RUNS "vigil runs"
 
@@ -27,6 +45,10 @@ char *vigil_warehouse_target(const PGconn *db);
  * date, instead of PostgreSQL's raw message. `db` must be idle. */
 void vigil_warehouse_set_read_error(PGconn *db, const PGresult *result, const char *what,
                                     GError **error);
+
+/* libpq's and PostgreSQL's messages (which end with a newline, and may
+ * span lines with tabs) as one line for a GError. g_free it. */
+char *vigil_warehouse_one_line(const char *message);
 
 /* Whether `text` can be a row number: 1 to 18 decimal digits, so that it
  * fits a bigint. */

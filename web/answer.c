@@ -4,6 +4,7 @@
 
 #include "answer.h"
 #include "request.h"
+#include "vigil/json_members.h"
 
 void web_answer_common_headers(SoupMessageHeaders *h)
 {
@@ -21,22 +22,14 @@ GBytes *web_answer_error_json(const GError *error, const char *parameter)
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "error");
     json_builder_begin_object(b);
-    json_builder_set_member_name(b, "status");
-    json_builder_add_int_value(b, web_error_status(error));
-    json_builder_set_member_name(b, "code");
-    json_builder_add_string_value(b, web_error_code_name(error));
-    if (parameter != NULL) {
-        json_builder_set_member_name(b, "parameter");
-        json_builder_add_string_value(b, parameter);
-    }
-    json_builder_set_member_name(b, "message");
-    json_builder_add_string_value(b, error->message);
+    vigil_json_int(b, "status", web_error_status(error));
+    vigil_json_string(b, "code", web_error_code_name(error));
+    if (parameter != NULL)
+        vigil_json_string(b, "parameter", parameter);
+    vigil_json_string(b, "message", error->message);
     json_builder_end_object(b);
     json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    char *text = json_to_string(root, FALSE);
-    json_node_unref(root);
-    g_object_unref(b);
+    char *text = vigil_json_builder_text(b, FALSE);
     /* A final newline, for people reading answers with curl. */
     gsize n = strlen(text);
     GBytes *bytes = g_bytes_new_take(g_strconcat(text, "\n", NULL), n + 1);

@@ -96,13 +96,10 @@ gboolean web_api_anomalies(struct web_request *req, GError **error)
         json_object_remove_member(o, "time_us");
         json_array_add_object_element(list, o);
     }
-    JsonObject *out = json_object_new();
-    json_object_set_array_member(out, "anomalies", list);
-    web_json_set_next(out, rows > limit
-                               ? g_strdup_printf("%s.%s", PQgetvalue(r, shown - 1, time_col),
-                                                 PQgetvalue(r, shown - 1, id_col))
-                               : NULL);
+    char *next = rows > limit ? g_strdup_printf("%s.%s", PQgetvalue(r, shown - 1, time_col),
+                                                PQgetvalue(r, shown - 1, id_col))
+                              : NULL;
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_page(req, NULL, "anomalies", list, next);
     return TRUE;
 }

@@ -23,27 +23,21 @@ gboolean web_api_nodes(struct web_request *req, GError **error)
     JsonObject *out = json_object_new();
     json_object_set_array_member(out, "nodes", web_json_rows(r));
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_object(req, out);
     return TRUE;
 }
 
 gboolean web_api_node(struct web_request *req, GError **error)
 {
     gint64 node_id = 0;
-    if (!web_path_id(req, req->segments[1], "node_id", &node_id, error) ||
-        !web_params_done(req, error))
+    if (!web_path_id_only(req, "node_id", &node_id, error))
         return FALSE;
     char id[24], uid_buf[24];
     g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, node_id);
     const char *params[] = {id};
-    PGresult *r = web_db_query(req, nodes_sql, 1, params, error);
+    PGresult *r = web_db_query_found(req, nodes_sql, 1, params, "node", id, error);
     if (r == NULL)
         return FALSE;
-    if (PQntuples(r) == 0) {
-        PQclear(r);
-        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "node %s does not exist", id);
-        return FALSE;
-    }
     JsonObject *out = json_object_new();
     json_object_set_object_member(out, "node", web_json_row(r, 0));
     PQclear(r);
@@ -87,6 +81,6 @@ gboolean web_api_node(struct web_request *req, GError **error)
     JsonArray *runs = web_api_runs_from_result(r, PQntuples(r));
     json_object_set_array_member(out, "runs", runs);
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_object(req, out);
     return TRUE;
 }

@@ -302,8 +302,7 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
 gboolean web_api_run(struct web_request *req, GError **error)
 {
     gint64 run_id = 0;
-    if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
-        !web_params_done(req, error))
+    if (!web_path_id_only(req, "run_id", &run_id, error))
         return FALSE;
     JsonObject *run = web_api_run_row(req, run_id, error);
     if (run == NULL)
@@ -329,8 +328,8 @@ gboolean web_api_run(struct web_request *req, GError **error)
         JsonNode *files = ro != NULL ? json_object_get_member(ro, "files") : NULL;
         json_object_set_member(out, "files",
                                files != NULL ? json_node_copy(files)
-                                             : web_json_array_node(json_array_new()));
-        web_answer_json(req, web_json_object_node(out));
+                                             : vigil_json_array_node(json_array_new()));
+        web_answer_object(req, out);
     } else {
         json_object_unref(out);
     }

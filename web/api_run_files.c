@@ -104,7 +104,7 @@ gboolean web_api_run_files(struct web_request *req, GError **error)
             json_object_remove_member(json_array_get_object_element(lines, i), "total");
         json_object_set_int_member(out, "timelines_total", lines_total);
         json_object_set_array_member(out, "timelines", lines);
-        web_answer_json(req, web_json_object_node(out));
+        web_answer_object(req, out);
     }
     if (files != NULL)
         PQclear(files);

@@ -358,12 +358,10 @@ gboolean web_api_runs(struct web_request *req, GError **error)
     int shown = rows > limit ? (int)limit : rows;
     int key_col = PQfnumber(r, "sort_key"), id_col = PQfnumber(r, "run_id");
     JsonArray *runs = web_api_runs_from_result(r, shown);
-    JsonObject *out = json_object_new();
-    json_object_set_array_member(out, "runs", runs);
-    web_json_set_next(out, rows > limit ? cursor_encode(PQgetvalue(r, shown - 1, key_col),
-                                                        PQgetvalue(r, shown - 1, id_col))
-                                        : NULL);
+    char *next = rows > limit ? cursor_encode(PQgetvalue(r, shown - 1, key_col),
+                                              PQgetvalue(r, shown - 1, id_col))
+                              : NULL;
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_page(req, NULL, "runs", runs, next);
     return TRUE;
 }

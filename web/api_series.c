@@ -537,7 +537,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
             json_object_set_null_member(out, "heat");
         }
         if (ok)
-            web_answer_json(req, web_json_object_node(out));
+            web_answer_object(req, out);
         else
             json_object_unref(out);
     }

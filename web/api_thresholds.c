@@ -187,6 +187,6 @@ gboolean web_api_thresholds(struct web_request *req, GError **error)
     g_free(from_iso);
     g_free(to_iso);
     json_object_set_array_member(out, "plugins", plugins);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_object(req, out);
     return TRUE;
 }

@@ -36,35 +36,27 @@ gboolean web_api_tune_trials(struct web_request *req, GError **error)
     JsonArray *list = json_array_sized_new((guint)shown);
     for (int i = 0; i < shown; i++)
         json_array_add_object_element(list, web_json_row(r, i));
-    JsonObject *out = json_object_new();
-    json_object_set_array_member(out, "trials", list);
-    web_json_set_next(
-        out, rows > limit ? g_strdup(PQgetvalue(r, shown - 1, PQfnumber(r, "trial_id"))) : NULL);
+    char *next = rows > limit ? g_strdup(PQgetvalue(r, shown - 1, PQfnumber(r, "trial_id"))) : NULL;
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_page(req, NULL, "trials", list, next);
     return TRUE;
 }
 
 gboolean web_api_tune_trial(struct web_request *req, GError **error)
 {
     gint64 trial_id = 0;
-    if (!web_path_id(req, req->segments[1], "trial_id", &trial_id, error) ||
-        !web_params_done(req, error))
+    if (!web_path_id_only(req, "trial_id", &trial_id, error))
         return FALSE;
     char id[24];
     g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, trial_id);
     const char *params[] = {id, NULL, NULL, "1"};
-    PGresult *r = web_db_query(req, trials_sql, G_N_ELEMENTS(params), params, error);
+    PGresult *r =
+        web_db_query_found(req, trials_sql, G_N_ELEMENTS(params), params, "trial", id, error);
     if (r == NULL)
         return FALSE;
-    if (PQntuples(r) == 0) {
-        PQclear(r);
-        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "trial %s does not exist", id);
-        return FALSE;
-    }
     JsonObject *out = json_object_new();
     json_object_set_object_member(out, "trial", web_json_row(r, 0));
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_object(req, out);
     return TRUE;
 }

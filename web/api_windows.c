@@ -74,8 +74,7 @@ static void attach(PGresult *r, GHashTable *windows, const char *member)
 gboolean web_api_run_windows(struct web_request *req, GError **error)
 {
     gint64 run_id = 0;
-    if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
-        !web_params_done(req, error))
+    if (!web_path_id_only(req, "run_id", &run_id, error))
         return FALSE;
     char id[24], uid_buf[24];
     if (!web_api_run_visible(req, run_id, id, error))
@@ -122,7 +121,7 @@ gboolean web_api_run_windows(struct web_request *req, GError **error)
     }
     JsonObject *out = json_object_new();
     json_object_set_array_member(out, "windows", windows);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_object(req, out);
     return TRUE;
 }
 
@@ -267,13 +266,12 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
     }
     JsonObject *out = json_object_new();
     json_object_set_object_member(out, "window", window);
-    json_object_set_array_member(out, "activities", activities);
-    web_json_set_next(out, rows > limit ? g_strdup_printf("%s.%s.%s", PQgetvalue(r, shown - 1, 12),
-                                                          PQgetvalue(r, shown - 1, 0),
-                                                          PQgetvalue(r, shown - 1, 3))
-                                        : NULL);
+    char *next = rows > limit
+                     ? g_strdup_printf("%s.%s.%s", PQgetvalue(r, shown - 1, 12),
+                                       PQgetvalue(r, shown - 1, 0), PQgetvalue(r, shown - 1, 3))
+                     : NULL;
     PQclear(r);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_page(req, out, "activities", activities, next);
     for (int i = 0; i < 3; i++)
         g_free(cursor[i]);
     return TRUE;
@@ -394,6 +392,6 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
     json_object_set_array_member(out, "rows", row_info);
     json_object_set_array_member(out, "calls", calls_out);
     json_object_set_array_member(out, "bytes", bytes_out);
-    web_answer_json(req, web_json_object_node(out));
+    web_answer_object(req, out);
     return TRUE;
 }

@@ -198,3 +198,15 @@ PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
     PQclear(r);
     return NULL;
 }
+
+PGresult *web_db_query_found(struct web_request *req, const char *sql, int n_params,
+                             const char *const *params, const char *what, const char *id,
+                             GError **error)
+{
+    PGresult *r = web_db_query(req, sql, n_params, params, error);
+    if (r != NULL && PQntuples(r) == 0) {
+        g_clear_pointer(&r, PQclear);
+        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "%s %s does not exist", what, id);
+    }
+    return r;
+}

@@ -4,22 +4,7 @@
 #include <math.h>
 
 #include "json_rows.h"
-
-/* PostgreSQL's built-in type OIDs (pg_type.dat); stable across versions. */
-enum {
-    OID_BOOL = 16,
-    OID_INT8 = 20,
-    OID_INT2 = 21,
-    OID_INT4 = 23,
-    OID_OID = 26,
-    OID_JSON = 114,
-    OID_FLOAT4 = 700,
-    OID_FLOAT8 = 701,
-    OID_TIMESTAMP = 1114,
-    OID_TIMESTAMPTZ = 1184,
-    OID_NUMERIC = 1700,
-    OID_JSONB = 3802,
-};
+#include "warehouse_query.h"
 
 char *web_json_time_from_pg(const char *text)
 {
@@ -60,28 +45,28 @@ JsonNode *web_json_value(const PGresult *r, int row, int col)
     const char *text = PQgetvalue(r, row, col);
     gint64 i = 0;
     switch (PQftype(r, col)) {
-    case OID_BOOL:
+    case VIGIL_OID_BOOL:
         return json_node_init_boolean(json_node_alloc(), text[0] == 't');
-    case OID_INT2:
-    case OID_INT4:
-    case OID_INT8:
-    case OID_OID:
+    case VIGIL_OID_INT2:
+    case VIGIL_OID_INT4:
+    case VIGIL_OID_INT8:
+    case VIGIL_OID_OID:
         return json_node_init_int(json_node_alloc(), g_ascii_strtoll(text, NULL, 10));
-    case OID_NUMERIC:
+    case VIGIL_OID_NUMERIC:
         /* sum() of bigint is numeric: whole ones stay integers. */
         if (g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &i, NULL))
             return json_node_init_int(json_node_alloc(), i);
         return number_node(text);
-    case OID_FLOAT4:
-    case OID_FLOAT8:
+    case VIGIL_OID_FLOAT4:
+    case VIGIL_OID_FLOAT8:
         return number_node(text);
-    case OID_JSON:
-    case OID_JSONB: {
+    case VIGIL_OID_JSON:
+    case VIGIL_OID_JSONB: {
         JsonNode *node = json_from_string(text, NULL);
         return node != NULL ? node : json_node_init_null(json_node_alloc());
     }
-    case OID_TIMESTAMPTZ:
-    case OID_TIMESTAMP: {
+    case VIGIL_OID_TIMESTAMPTZ:
+    case VIGIL_OID_TIMESTAMP: {
         char *t = web_json_time_from_pg(text);
         JsonNode *node = t != NULL ? json_node_init_string(json_node_alloc(), t)
                                    : json_node_init_null(json_node_alloc());
@@ -107,18 +92,4 @@ JsonArray *web_json_rows(const PGresult *r)
     for (int row = 0; row < PQntuples(r); row++)
         json_array_add_object_element(a, web_json_row(r, row));
     return a;
-}
-
-JsonNode *web_json_object_node(JsonObject *object)
-{
-    JsonNode *n = json_node_init_object(json_node_alloc(), object);
-    json_object_unref(object);
-    return n;
-}
-
-JsonNode *web_json_array_node(JsonArray *array)
-{
-    JsonNode *n = json_node_init_array(json_node_alloc(), array);
-    json_array_unref(array);
-    return n;
 }

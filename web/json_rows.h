@@ -7,6 +7,8 @@
 #include <json-glib/json-glib.h>
 #include <libpq-fe.h>
 
+#include "vigil/json_members.h"
+
 JsonNode *web_json_value(const PGresult *r, int row, int col);
 JsonObject *web_json_row(const PGresult *r, int row);
 JsonArray *web_json_rows(const PGresult *r);
@@ -14,9 +16,5 @@ JsonArray *web_json_rows(const PGresult *r);
 /* A timestamptz's text (TimeZone UTC, DateStyle ISO) as the API writes
  * times; NULL for ±infinity. g_free it. */
 char *web_json_time_from_pg(const char *text);
-
-/* Convenience for handlers building objects. */
-JsonNode *web_json_object_node(JsonObject *object); /* takes it */
-JsonNode *web_json_array_node(JsonArray *array);    /* takes it */
 
 #endif

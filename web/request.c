@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "request.h"
+#include "vigil/json_members.h"
 
 G_DEFINE_QUARK(vigil - web - error - quark, web_error)
 
@@ -40,10 +41,9 @@ void web_bad_parameter(struct web_request *req, GError **error, const char *para
 {
     va_list args;
     va_start(args, format);
-    char *why = g_strdup_vprintf(format, args);
+    g_propagate_error(error, g_error_new_valist(WEB_ERROR, WEB_ERROR_BAD_PARAMETER, format, args));
     va_end(args);
-    g_set_error(error, WEB_ERROR, WEB_ERROR_BAD_PARAMETER, "%s: %s", parameter, why);
-    g_free(why);
+    g_prefix_error(error, "%s: ", parameter);
     g_free(req->error_parameter);
     req->error_parameter = g_strdup(parameter);
 }
@@ -194,6 +194,11 @@ gboolean web_params_done(struct web_request *req, GError **error)
     return TRUE;
 }
 
+gboolean web_path_id_only(struct web_request *req, const char *what, gint64 *out, GError **error)
+{
+    return web_path_id(req, req->segments[1], what, out, error) && web_params_done(req, error);
+}
+
 gboolean web_path_id(struct web_request *req, const char *segment, const char *what, gint64 *out,
                      GError **error)
 {
@@ -215,6 +220,11 @@ void web_answer_json(struct web_request *req, JsonNode *body)
     req->body = body;
 }
 
+void web_answer_object(struct web_request *req, JsonObject *body)
+{
+    web_answer_json(req, vigil_json_object_node(body));
+}
+
 void web_answer_bytes(struct web_request *req, GBytes *body, const char *content_type,
                       const char *filename)
 {
@@ -234,6 +244,16 @@ void web_json_set_next(JsonObject *page, char *next)
     else
         json_object_set_null_member(page, "next");
     g_free(next);
+}
+
+void web_answer_page(struct web_request *req, JsonObject *page, const char *name, JsonArray *items,
+                     char *next)
+{
+    if (page == NULL)
+        page = json_object_new();
+    json_object_set_array_member(page, name, items);
+    web_json_set_next(page, next);
+    web_answer_object(req, page);
 }
 
 char *web_time_text(gint64 us)

@@ -90,19 +90,28 @@ gboolean web_params_done(struct web_request *req, GError **error);
 /* A path segment that must be an id (1 … 2^63-1). */
 gboolean web_path_id(struct web_request *req, const char *segment, const char *what, gint64 *out,
                      GError **error);
+/* The id of a path /api/v1/THINGS/ID (its second segment) that takes no
+ * parameter at all. */
+gboolean web_path_id_only(struct web_request *req, const char *what, gint64 *out, GError **error);
 
 /* Sets error to a 400 about `parameter` (and remembers it for the JSON). */
 void web_bad_parameter(struct web_request *req, GError **error, const char *parameter,
                        const char *format, ...) G_GNUC_PRINTF(4, 5);
 
 /* Answer helpers. */
-void web_answer_json(struct web_request *req, JsonNode *body); /* takes it */
+void web_answer_json(struct web_request *req, JsonNode *body);     /* takes it */
+void web_answer_object(struct web_request *req, JsonObject *body); /* takes it */
 void web_answer_bytes(struct web_request *req, GBytes *body, const char *content_type,
                       const char *filename); /* takes it */
 
 /* A page's "next": the cursor of the page after (taken and freed), or
  * null when `next` is NULL (the last page). */
 void web_json_set_next(JsonObject *page, char *next);
+/* Answers a page of a list: `page` (NULL: a new object) with `items` as
+ * its member `name`, then "next" as web_json_set_next says. Takes `page`,
+ * `items` and `next`. */
+void web_answer_page(struct web_request *req, JsonObject *page, const char *name, JsonArray *items,
+                     char *next);
 
 /* The time µs since the epoch as the API writes it: ISO 8601, UTC, µs. */
 char *web_time_text(gint64 us);

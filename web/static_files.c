@@ -1,4 +1,5 @@
 /* vigil-web — the pages and uPlot. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -69,6 +70,81 @@ static char *resolve_inside(const char *root, const char *rel)
     return inside;
 }
 
+/* A page whose first line is
+ *     <!-- page title="TITLE" script="SCRIPT" -->
+ * holds only its <main>'s content: it is served inside page.tmpl beside it,
+ * which holds what every page shares (the head, the header and its nav),
+ * with @TITLE@, @SCRIPT@ and @MAIN@ replaced. NULL, with a warning, when the
+ * template cannot be read. */
+static GBytes *page_in_template(const char *file, const char *title, const char *script,
+                                const char *main_html, gsize main_bytes)
+{
+    const struct {
+        const char *mark, *value;
+        gssize length;
+    } fields[] = {
+        {"@TITLE@", title, -1},
+        {"@SCRIPT@", script, -1},
+        {"@MAIN@", main_html, (gssize)main_bytes},
+    };
+    char *dir = g_path_get_dirname(file);
+    char *template_path = g_build_filename(dir, "page.tmpl", NULL);
+    g_free(dir);
+    char *template = NULL;
+    GError *error = NULL;
+    if (!g_file_get_contents(template_path, &template, NULL, &error)) {
+        g_warning("%s: %s", template_path, error->message);
+        g_error_free(error);
+        g_free(template_path);
+        return NULL;
+    }
+    g_free(template_path);
+    GString *page = g_string_new(NULL);
+    const char *at = template, *mark;
+    while ((mark = strchr(at, '@')) != NULL) {
+        g_string_append_len(page, at, mark - at);
+        guint i = 0;
+        while (i < G_N_ELEMENTS(fields) && !g_str_has_prefix(mark, fields[i].mark))
+            i++;
+        if (i < G_N_ELEMENTS(fields)) {
+            g_string_append_len(page, fields[i].value, fields[i].length);
+            at = mark + strlen(fields[i].mark);
+        } else {
+            g_string_append_c(page, '@');
+            at = mark + 1;
+        }
+    }
+    g_string_append(page, at);
+    g_free(template);
+    return g_string_free_to_bytes(page);
+}
+
+/* The bytes to serve for `file`: a page (see page_in_template) in its
+ * template, anything else as it is. Takes `bytes`; NULL when a page's
+ * template is missing. */
+static GBytes *served_bytes(const char *file, GBytes *bytes)
+{
+    gsize n = 0;
+    const char *data = g_bytes_get_data(bytes, &n);
+    const char *line_end = n > 0 ? memchr(data, '\n', n) : NULL;
+    if (line_end == NULL || !g_str_has_suffix(file, ".html"))
+        return bytes;
+    char *line = g_strndup(data, (gsize)(line_end - data));
+    char title[256], script[256];
+    int used = -1;
+    gboolean page = sscanf(line, "<!-- page title=\"%255[^\"]\" script=\"%255[^\"]\" -->%n", title,
+                           script, &used) == 2 &&
+                    used == (int)strlen(line);
+    g_free(line);
+    if (!page)
+        return bytes;
+    const char *main_html = line_end + 1;
+    GBytes *served =
+        page_in_template(file, title, script, main_html, n - (gsize)(main_html - data));
+    g_bytes_unref(bytes);
+    return served;
+}
+
 void web_static_serve(const struct web_settings *s, SoupServerMessage *msg, const char *path)
 {
     const char *root = NULL, *rel = NULL;
@@ -99,12 +175,15 @@ void web_static_serve(const struct web_settings *s, SoupServerMessage *msg, cons
     }
     GError *error = NULL;
     GMappedFile *mapped = g_mapped_file_new(file, FALSE, &error);
+    GBytes *bytes = mapped != NULL ? served_bytes(file, g_mapped_file_get_bytes(mapped)) : NULL;
     if (mapped == NULL) {
         g_warning("%s: %s", file, error->message);
         answer_text(msg, SOUP_STATUS_NOT_FOUND, "vigil-web: no such page\n");
         g_error_free(error);
+    } else if (bytes == NULL) {
+        answer_text(msg, SOUP_STATUS_NOT_FOUND, "vigil-web: no such page\n");
+        g_mapped_file_unref(mapped);
     } else {
-        GBytes *bytes = g_mapped_file_get_bytes(mapped);
         soup_server_message_set_status(msg, SOUP_STATUS_OK, NULL);
         SoupMessageHeaders *h = soup_server_message_get_response_headers(msg);
         soup_message_headers_replace(h, "Content-Type", content_type_of(decoded));

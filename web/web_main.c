@@ -20,6 +20,7 @@
 #include "web_settings.h"
 #include "vigil-build.h"
 #include "vigil/log.h"
+#include "vigil/server_command_line.h"
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
 #include "vigil/service_notify.h"
@@ -61,32 +62,12 @@ int main(int argc, char **argv)
 {
     vigil_log_setup("vigil-web", VIGIL_LOG_MESSAGE);
     char *config_path = NULL;
-    gboolean version = FALSE;
-    GOptionEntry entries[] = {
-        {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-         "The configuration (default $VIGIL_CONFIG, else " VIGIL_SYSCONF_DIR "/vigil.conf)",
-         "FILE"},
-        {"version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    vigil_log_print_utf8();
-    GOptionContext *options = g_option_context_new(NULL);
-    g_option_context_set_summary(options, "Serves vigil's web UI and its JSON API (/api/v1/) "
-                                          "over the warehouse.");
-    g_option_context_add_main_entries(options, entries, NULL);
+    int exit_status = vigil_server_command_line(
+        "vigil-web", "Serves vigil's web UI and its JSON API (/api/v1/) over the warehouse.", NULL,
+        &argc, &argv, &config_path);
+    if (exit_status >= 0)
+        return exit_status;
     GError *error = NULL;
-    gboolean parsed = g_option_context_parse(options, &argc, &argv, &error);
-    g_option_context_free(options);
-    if (!parsed) {
-        fprintf(stderr, "vigil-web: %s\n", error->message);
-        return 2;
-    }
-    if (version) {
-        printf("vigil-web %s\n", VIGIL_VERSION);
-        return 0;
-    }
-    if (config_path == NULL)
-        config_path = vigil_config_default_path();
     signal(SIGPIPE, SIG_IGN);
 
     char *plugin_dir = vigil_plugin_default_directory();

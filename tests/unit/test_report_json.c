@@ -352,13 +352,13 @@ static void test_bad_regions_are_refused(void **state)
 {
     (void)state;
     static const struct report_edit edits[] = {
-        {"\"entered\":1,", "\"entered\":-1,", "report: regions.0: entered: expected a count"},
-        {"\"name\":\"main\"", "\"name\":7", "report: regions.0: name: expected a string"},
+        {"\"entered\":1,", "\"entered\":-1,", "report: regions.0.entered: expected a count"},
+        {"\"name\":\"main\"", "\"name\":7", "report: regions.0.name: expected a string"},
         {"\"wall_seconds\":2.000001", "\"wall_seconds\":\"2\"",
-         "report: regions.0: wall_seconds: expected a number or null"},
-        {"\"open\":0}", "\"opened\":0}", "report: regions.0: open: missing"},
+         "report: regions.0.wall_seconds: expected a number or null"},
+        {"\"open\":0}", "\"opened\":0}", "report: regions.0.open: missing"},
         {"\"region_notes\":", "\"region_note\":", "report: region_notes: missing beside regions"},
-        {"\"too_deep\":4", "\"too_deep\":true", "report: region_notes: too_deep: expected a count"},
+        {"\"too_deep\":4", "\"too_deep\":true", "report: region_notes.too_deep: expected a count"},
         {"\"regions\":[{", "\"regions\":[7,{", "report: regions.0: expected an object"},
     };
     expect_edits_refused(test_report_regions, edits, G_N_ELEMENTS(edits));

@@ -46,6 +46,10 @@ static void make_static_folders(void)
 {
     char *vendor_dir = g_build_filename(dir, "vendor", NULL);
     assert_int_equal(g_mkdir_with_parents(vendor_dir, 0755), 0);
+    /* A page that is only its <main>, served inside the template. */
+    write_file("static/page.tmpl", "<title>@TITLE@</title><script src=\"@SCRIPT@\"></script>"
+                                   "<main>@MAIN@</main>\n");
+    write_file("static/run.html", "<!-- page title=\"Run\" script=\"run.js\" -->\n<h1>run</h1>\n");
     write_file("static/.hidden", SECRET "\n");
     write_file("static/.hidden.txt", SECRET "\n");
     write_file("vendor/uPlot.min.css", "/* uplot */\n");
@@ -318,6 +322,8 @@ static void test_path_traversal_on_static_files(void **state)
         {"/static/ok.txt", "ok-file"},
         {"/index.html", "<title>vigil</title>"},
         {"/vendor/uplot/uPlot.min.css", "uplot"},
+        {"/run.html",
+         "<title>Run</title><script src=\"run.js\"></script><main><h1>run</h1>\n</main>"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(served); i++) {
         struct test_http a = test_web_get(&admin, served[i].path, NULL);
@@ -353,6 +359,7 @@ static void test_path_traversal_on_static_files(void **state)
         "/static/ok.txt/..%2f..%2fsecret.txt",
         "/static/%c0%ae%c0%ae/%c0%ae%c0%ae/etc/passwd", /* overlong UTF-8 dots */
         "/static/up%2fsecret.html",
+        "/static/page.tmpl", /* the pages' template is not a page */
     };
     GString *problems = g_string_new(NULL);
     for (gsize i = 0; i < G_N_ELEMENTS(targets); i++)

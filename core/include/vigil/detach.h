@@ -24,6 +24,10 @@ void vigil_detach_report(int ready_fd, const char *failure);
  * did not. (Both, as before, printed it twice.) */
 void vigil_detach_fail(int ready_fd, const char *log_domain, const char *failure);
 
+/* Replaces a relative *path (NULL: none) by its absolute form, so that it
+ * still names the file after the chdir of detaching. */
+void vigil_detach_keep_path(char **path);
+
 /* Writes the calling process's pid, a line, into `path`. */
 gboolean vigil_pid_file_write(const char *path, GError **error);
 

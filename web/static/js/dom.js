@@ -105,3 +105,19 @@ export function facts(pairs) {
   }
   return dl;
 }
+
+// A period form (its inputs `from` and `to`, datetime-local in UTC):
+// submitting it reloads the page with from/to in its URL, or without the
+// ones left empty.
+export function reloadsWithPeriod(form) {
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const url = new URL(location.href);
+    for (const name of ['from', 'to']) {
+      const v = format.inputToIso(form.elements[name].value);
+      if (v) url.searchParams.set(name, v);
+      else url.searchParams.delete(name);
+    }
+    location.assign(url);
+  });
+}

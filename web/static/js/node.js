@@ -3,21 +3,15 @@
 // quiet still shows its last data), its last anomalies and its last runs.
 
 import { apiGet, showError, showMe } from './api.js';
-import { el, facts, runsTable, table, runHref } from './dom.js';
+import { el, facts, reloadsWithPeriod, runsTable, table, runHref } from './dom.js';
 import * as format from './format.js';
-import { timeline, ZoomGroup } from './plot.js';
+import { TIMELINES, timeline, ZoomGroup } from './plot.js';
 
 const params = new URLSearchParams(location.search);
 const nodeId = params.get('node');
 
-const METRICS = [
-  { metric: 'power', title: 'Power' },
-  { metric: 'cpu', title: 'CPU busy' },
-  { metric: 'memory', title: 'Memory used' },
-  { metric: 'io_bytes', title: 'I/O bytes (read, write)' },
-  { metric: 'io_ops', title: 'I/O operations (read, write)' },
-  { metric: 'network', title: 'Network (rx, tx)' },
-];
+// A run's timelines but its energy, a running sum from the run's start.
+const METRICS = TIMELINES.filter((m) => m.metric !== 'energy');
 
 // The interval's form: datetime-local in UTC; submitting reloads the page
 // with from/to in its URL (and so draws the plots for that interval).
@@ -26,16 +20,7 @@ function periodForm(from, to) {
     el('input', { type: 'datetime-local', name, step: '1', value: format.isoToInput(value) }));
   const form = el('form', { class: 'filters', id: 'period', 'aria-label': 'Period' },
     input('from', from), input('to', to), el('button', { type: 'submit', class: 'primary' }, 'Show'));
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    const url = new URL(location.href);
-    for (const name of ['from', 'to']) {
-      const v = format.inputToIso(form.elements[name].value);
-      if (v) url.searchParams.set(name, v);
-      else url.searchParams.delete(name);
-    }
-    location.assign(url);
-  });
+  reloadsWithPeriod(form);
   return form;
 }
 

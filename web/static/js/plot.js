@@ -15,6 +15,19 @@ window.vigilPlots = window.vigilPlots || {};
 const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
   '#17becf', '#7f7f7f', '#bcbd22'];
 
+// The timelines of a run's page, top to bottom: power and energy first
+// (what the site pays for), then what the run did with the node; the node's
+// page draws them too.
+export const TIMELINES = [
+  { metric: 'power', title: 'Power' },
+  { metric: 'energy', title: 'Energy (running sum from the left edge)' },
+  { metric: 'cpu', title: 'CPU busy' },
+  { metric: 'memory', title: 'Memory used' },
+  { metric: 'io_bytes', title: 'I/O bytes (read, write)' },
+  { metric: 'io_ops', title: 'I/O operations (read, write)' },
+  { metric: 'network', title: 'Network (rx, tx)' },
+];
+
 export function colour(i) {
   if (i < PALETTE.length) return PALETTE[i];
   // beyond ten lines, spread hues evenly: the legend tells them apart anyway

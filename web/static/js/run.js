@@ -7,7 +7,7 @@
 import { apiGet, showError, showMe } from './api.js';
 import { el, table, facts, runsTable, nodeHref } from './dom.js';
 import * as format from './format.js';
-import { timeline, ZoomGroup, replaceData } from './plot.js';
+import { TIMELINES, timeline, ZoomGroup, replaceData } from './plot.js';
 import { heatmap } from './heatmap.js';
 import { jobEnergySection } from './run_energy.js';
 import { regionsSection } from './run_regions.js';
@@ -16,17 +16,6 @@ import { filesSection } from './run_files.js';
 const params = new URLSearchParams(location.search);
 const runId = params.get('run');
 
-// The timelines, top to bottom: power and energy first (what the site pays
-// for), then what the run did with the node.
-const METRICS = [
-  { metric: 'power', title: 'Power' },
-  { metric: 'energy', title: 'Energy (running sum from the left edge)' },
-  { metric: 'cpu', title: 'CPU busy' },
-  { metric: 'memory', title: 'Memory used' },
-  { metric: 'io_bytes', title: 'I/O bytes (read, write)' },
-  { metric: 'io_ops', title: 'I/O operations (read, write)' },
-  { metric: 'network', title: 'Network (rx, tx)' },
-];
 
 const windowState = { windows: [], selected: null, marks: [] };
 // node id → hostname, from the run's nodes: a window's anomalies may come
@@ -265,7 +254,7 @@ async function drawNodeHeat(metric, answer) {
     const first = lines.series.filter((s) => s.label === lines.series[0]?.label);
     heat = { label: first[0]?.label, nodes: first.map((s) => s.hostname), values: first.map((s) => s.mean) };
   }
-  const title = METRICS.find((m) => m.metric === metric).title;
+  const title = TIMELINES.find((m) => m.metric === metric).title;
   heatmap(mapBox, {
     name: `nodes-${metric}`,
     title: `${title}${heat.label && heat.label !== metric ? ' ' + heat.label : ''} per node (mean per bucket)`,
@@ -485,7 +474,7 @@ async function load() {
   document.getElementById('title').textContent = `Run ${run.run_id}: ${run.program ?? 'unknown program'}`;
 
   const timelines = el('div', { id: 'timelines' });
-  for (const m of METRICS) timelines.append(el('div', { id: `metric-${m.metric}`, class: 'metric' }));
+  for (const m of TIMELINES) timelines.append(el('div', { id: `metric-${m.metric}`, class: 'metric' }));
   const compareLink = el('a', { href: `/compare.html?a=${run.run_id}` }, 'Compare with another run…');
   const files = filesSection(run.run_id, group);
   root.replaceChildren(
@@ -537,7 +526,7 @@ async function load() {
   }
   document.getElementById('windows-box').replaceChildren(windowsList());
 
-  const drawn = METRICS.map((m) => drawMetric(document.getElementById(`metric-${m.metric}`), m)
+  const drawn = TIMELINES.map((m) => drawMetric(document.getElementById(`metric-${m.metric}`), m)
     .catch((e) => showError(e, `run ${runId}`)));
   if (run.ranks) drawn.push(drawHeatmap());
   drawn.push(loadAnomalies(null, []));

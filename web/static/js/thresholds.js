@@ -5,7 +5,7 @@
 // the trials `vigil tune --store` kept (thresholds_trials.js).
 
 import { apiGet, showError, showMe } from './api.js';
-import { el, table } from './dom.js';
+import { el, reloadsWithPeriod, table } from './dom.js';
 import * as format from './format.js';
 import { trialsSection } from './thresholds_trials.js';
 
@@ -14,16 +14,7 @@ const params = new URLSearchParams(location.search);
 function periodForm() {
   const form = document.getElementById('period');
   for (const name of ['from', 'to']) form.elements[name].value = format.isoToInput(params.get(name));
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    const url = new URL(location.href);
-    for (const name of ['from', 'to']) {
-      const v = format.inputToIso(form.elements[name].value);
-      if (v) url.searchParams.set(name, v);
-      else url.searchParams.delete(name);
-    }
-    location.assign(url);
-  });
+  reloadsWithPeriod(form);
 }
 
 function pluginSection(p) {
