@@ -431,8 +431,9 @@ void vigil_wire_message_clear(struct vigil_wire_message *m)
 {
     if (m == NULL)
         return;
+    const struct wire_type *types = vigil_wire_types();
     for (unsigned type = 1; type <= VIGIL_WIRE_TYPE_COUNT; type++) {
-        const struct wire_type *t = vigil_wire_type(type);
+        const struct wire_type *t = &types[type];
         uint8_t *items = message_items(m, t);
         /* Only the array of the message's type holds header.count items. */
         if (items != NULL && type == m->header.type)
@@ -523,7 +524,10 @@ static gboolean decode_items(struct reader *r, struct vigil_wire_message *m,
                          "%s message: %u items need at least %zu bytes each, but only %zu "
                          "payload bytes hold items",
                          t->name, count, item_min_bytes, r->left_bytes);
-    uint8_t *items = g_malloc0_n(count, t->item_bytes);
+    /* Zeroed where a failed decode could leave a pointer to free unset,
+     * or a byte of the item unwritten. */
+    uint8_t *items = t->layout.copies_whole_item ? g_malloc_n(count, t->item_bytes)
+                                                 : g_malloc0_n(count, t->item_bytes);
     set_member_pointer(m, t->items_offset, items);
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *fixed = reader_take(r, item_fixed_bytes);
@@ -696,11 +700,28 @@ gboolean vigil_wire_decode(const void *data, size_t length, struct vigil_wire_me
 /* ---- the writer ------------------------------------------------------------ */
 
 struct vigil_wire_writer {
-    GByteArray *bytes; /* header, then the payload so far */
+    /* The header, then the payload so far. Grown here, not by a
+     * GByteArray: g_byte_array_set_size cost an add more than encoding an
+     * activity does. */
+    uint8_t *bytes;
+    size_t length_bytes, capacity_bytes;
     const struct wire_type *t;
     enum vigil_wire_type type;
     uint32_t count;
 };
+
+/* `more` bytes after the message so far, for the caller to fill; the room
+ * at least doubles when it grows. */
+static uint8_t *writer_extend(vigil_wire_writer *w, size_t more)
+{
+    if (more > w->capacity_bytes - w->length_bytes) {
+        w->capacity_bytes = MAX(2 * w->capacity_bytes, w->length_bytes + more);
+        w->bytes = g_realloc(w->bytes, w->capacity_bytes);
+    }
+    uint8_t *p = w->bytes + w->length_bytes;
+    w->length_bytes += more;
+    return p;
+}
 
 vigil_wire_writer *vigil_wire_writer_new(enum vigil_wire_type type, uint64_t node_id,
                                          uint64_t sequence, uint64_t process_id)
@@ -711,20 +732,15 @@ vigil_wire_writer *vigil_wire_writer_new(enum vigil_wire_type type, uint64_t nod
     vigil_wire_writer *w = g_new0(vigil_wire_writer, 1);
     w->t = t;
     w->type = type;
-    w->bytes = g_byte_array_sized_new(VIGIL_WIRE_HEADER_BYTES + PROCESS_ID_BYTES);
-    g_byte_array_set_size(w->bytes, VIGIL_WIRE_HEADER_BYTES);
-    uint8_t *h = w->bytes->data;
+    uint8_t *h = writer_extend(w, VIGIL_WIRE_HEADER_BYTES);
     memset(h, 0, VIGIL_WIRE_HEADER_BYTES);
     store_le(h + OFFSET_MAGIC, VIGIL_WIRE_MAGIC, 4);
     store_le(h + OFFSET_VERSION, VIGIL_WIRE_VERSION, 2);
     store_le(h + OFFSET_TYPE, type, 2);
     store_le(h + OFFSET_NODE_ID, node_id, 8);
     store_le(h + OFFSET_SEQUENCE, sequence, 8);
-    if (t->carries_process_id) {
-        uint8_t prefix[PROCESS_ID_BYTES];
-        store_le(prefix, process_id, PROCESS_ID_BYTES);
-        g_byte_array_append(w->bytes, prefix, sizeof prefix);
-    }
+    if (t->carries_process_id)
+        store_le(writer_extend(w, PROCESS_ID_BYTES), process_id, PROCESS_ID_BYTES);
     return w;
 }
 
@@ -732,7 +748,7 @@ void vigil_wire_writer_free(vigil_wire_writer *w)
 {
     if (w == NULL)
         return;
-    g_byte_array_unref(w->bytes);
+    g_free(w->bytes);
     g_free(w);
 }
 
@@ -745,7 +761,7 @@ uint32_t vigil_wire_writer_count(const vigil_wire_writer *w)
 /* Space for one more item at the end of the payload, counted. */
 static uint8_t *writer_append_item(vigil_wire_writer *w, size_t item_bytes, GError **error)
 {
-    size_t payload_bytes = w->bytes->len - VIGIL_WIRE_HEADER_BYTES;
+    size_t payload_bytes = w->length_bytes - VIGIL_WIRE_HEADER_BYTES;
     if (item_bytes > VIGIL_WIRE_MAX_PAYLOAD_BYTES - payload_bytes) {
         vigil_wire_fail(error, VIGIL_WIRE_ERROR_TOO_LARGE,
                         "cannot add to the %s message: %zu more bytes would take its payload of "
@@ -753,9 +769,8 @@ static uint8_t *writer_append_item(vigil_wire_writer *w, size_t item_bytes, GErr
                         w->t->name, item_bytes, payload_bytes, VIGIL_WIRE_MAX_PAYLOAD_BYTES);
         return NULL;
     }
-    g_byte_array_set_size(w->bytes, w->bytes->len + (guint)item_bytes);
     w->count++;
-    return w->bytes->data + w->bytes->len - item_bytes;
+    return writer_extend(w, item_bytes);
 }
 
 static gboolean refuse(const vigil_wire_writer *w, GError **error)
@@ -829,7 +844,7 @@ gboolean vigil_wire_add_name(vigil_wire_writer *w, uint32_t file_id, const char 
 /* Where the next message added to a batch writer goes. */
 static struct batch_place writer_place(const vigil_wire_writer *w)
 {
-    const uint8_t *h = w->bytes->data;
+    const uint8_t *h = w->bytes;
     return (struct batch_place){load_le(h + OFFSET_NODE_ID, 8), load_le(h + OFFSET_SEQUENCE, 8),
                                 w->count};
 }
@@ -902,12 +917,12 @@ GBytes *vigil_wire_writer_finish(vigil_wire_writer *w)
         vigil_wire_writer_free(w);
         return NULL;
     }
-    uint8_t *h = w->bytes->data;
-    size_t length = w->bytes->len;
+    uint8_t *h = w->bytes;
+    size_t length = w->length_bytes;
     store_le(h + OFFSET_COUNT, w->count, 4);
     store_le(h + OFFSET_PAYLOAD_BYTES, length - VIGIL_WIRE_HEADER_BYTES, 4);
     store_le(h + VIGIL_WIRE_CRC_OFFSET, vigil_wire_checksum(h, length), 4);
-    GBytes *bytes = g_byte_array_free_to_bytes(w->bytes);
+    GBytes *bytes = g_bytes_new_take(h, length);
     g_free(w);
     return bytes;
 }

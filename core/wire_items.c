@@ -601,9 +601,11 @@ static void derive_layout(struct wire_type *t)
     while (l->copied_fields < t->field_count &&
            extends_copy(&f[l->copied_fields], l->copied_offset + l->copied_bytes))
         l->copied_bytes += f[l->copied_fields++].wire_bytes;
+    l->copies_whole_item = t->field_count > 0 && l->copied_fields == t->field_count &&
+                           l->copied_offset == 0 && l->copied_bytes == t->item_bytes;
 }
 
-const struct wire_type *vigil_wire_type(unsigned type)
+const struct wire_type *vigil_wire_types(void)
 {
     static gsize derived = 0;
     if (g_once_init_enter(&derived)) {
@@ -611,5 +613,11 @@ const struct wire_type *vigil_wire_type(unsigned type)
             derive_layout(&types[i]);
         g_once_init_leave(&derived, 1);
     }
-    return type <= VIGIL_WIRE_TYPE_COUNT && types[type].name != NULL ? &types[type] : NULL;
+    return types;
+}
+
+const struct wire_type *vigil_wire_type(unsigned type)
+{
+    const struct wire_type *all = vigil_wire_types();
+    return type <= VIGIL_WIRE_TYPE_COUNT && all[type].name != NULL ? &all[type] : NULL;
 }

@@ -73,7 +73,7 @@ enum wire_item_count {
 };
 
 /* What the codec's loops need of a layout, derived from its fields once,
- * at first use (vigil_wire_type): so that an item's fixed part costs no
+ * at first use (vigil_wire_types): so that an item's fixed part costs no
  * walk of its fields where a copy will do. */
 struct wire_layout {
     size_t fixed_fields; /* the leading FIXED and ZERO fields: no other kind is among them */
@@ -86,6 +86,9 @@ struct wire_layout {
     size_t copied_fields;
     size_t copied_offset;
     size_t copied_bytes;
+    /* The copy is every byte of the item (every field, no padding): a
+     * decoded item is written whole and owns nothing. */
+    gboolean copies_whole_item;
 };
 
 struct wire_type {
@@ -107,6 +110,9 @@ struct wire_type {
 
 /* The entry of a type, NULL for a type the format does not know. */
 G_GNUC_INTERNAL const struct wire_type *vigil_wire_type(unsigned type);
+/* Every entry, by type from 0 to VIGIL_WIRE_TYPE_COUNT (a NULL name where
+ * no type is): for a walk over all types, one call. */
+G_GNUC_INTERNAL const struct wire_type *vigil_wire_types(void);
 
 /* Sets error (when not NULL) and returns FALSE. */
 G_GNUC_INTERNAL gboolean vigil_wire_fail(GError **error, enum vigil_wire_error_code code,
