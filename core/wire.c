@@ -7,7 +7,9 @@
  * freed, and the check that the writer and the decoder both run, so that
  * what one refuses the other never produces. Integers are assembled byte by
  * byte so that the format does not depend on the host's endianness or
- * alignment. */
+ * alignment; only an item's leading fields whose wire bytes are, on this
+ * host, the struct's own (wire_items.h, struct wire_layout) are copied
+ * whole, since field by field an activity cost three times as much. */
 #include <inttypes.h>
 #include <string.h>
 #include <zlib.h>
@@ -238,45 +240,13 @@ static size_t field_count_of(const void *item, const struct wire_field *f)
 
 /* ---- any item, by its type's layout --------------------------------------- */
 
-/* What the decoder takes whole before the variable part of an item. */
-static size_t fixed_bytes(const struct wire_type *t)
-{
-    size_t bytes = 0;
-    for (size_t i = 0; i < t->field_count; i++)
-        bytes += t->fields[i].wire_bytes; /* 0 but for the fixed fields */
-    return bytes;
-}
-
-static size_t length_prefix_bytes(enum wire_field_kind kind)
-{
-    switch (kind) {
-    case WIRE_STRING:
-        return WIRE_STRING_LENGTH_BYTES;
-    case WIRE_TEXT:
-        return WIRE_TEXT_LENGTH_BYTES;
-    case WIRE_ARGV:
-        return WIRE_COUNT_BYTES;
-    default:
-        return 0; /* fixed, or counted by a fixed field */
-    }
-}
-
-/* The smallest encoding: it bounds how many items a payload can hold. */
-static size_t min_bytes(const struct wire_type *t)
-{
-    size_t bytes = fixed_bytes(t);
-    for (size_t i = 0; i < t->field_count; i++)
-        bytes += length_prefix_bytes(t->fields[i].kind);
-    return bytes;
-}
-
-/* The item passed its type's check: every string is there and in bounds. */
+/* The item passed its type's check: every string is there and in bounds.
+ * Only the variable fields add to the smallest encoding. */
 static size_t item_wire_bytes(const struct wire_type *t, const void *item)
 {
-    size_t bytes = 0;
-    for (size_t i = 0; i < t->field_count; i++) {
+    size_t bytes = t->layout.min_bytes;
+    for (size_t i = t->layout.fixed_fields; i < t->field_count; i++) {
         const struct wire_field *f = &t->fields[i];
-        bytes += f->wire_bytes + length_prefix_bytes(f->kind);
         if (f->kind == WIRE_STRING || f->kind == WIRE_TEXT) {
             bytes += strlen(member_pointer(item, f->offset));
         } else if (f->kind == WIRE_BYTES) {
@@ -297,10 +267,13 @@ static void put_string(uint8_t **p, const char *s, size_t length_bytes)
     put_bytes(p, s, length);
 }
 
-/* Into the item_wire_bytes the writer reserved for it. */
+/* Into the item_wire_bytes the writer reserved for it: the fields that are
+ * the item's own bytes in one copy, then the others one by one. */
 static void encode_item(const struct wire_type *t, const void *item, uint8_t *p)
 {
-    for (size_t i = 0; i < t->field_count; i++) {
+    const struct wire_layout *l = &t->layout;
+    put_bytes(&p, (const uint8_t *)item + l->copied_offset, l->copied_bytes);
+    for (size_t i = l->copied_fields; i < t->field_count; i++) {
         const struct wire_field *f = &t->fields[i];
         switch (f->kind) {
         case WIRE_FIXED:
@@ -311,7 +284,7 @@ static void encode_item(const struct wire_type *t, const void *item, uint8_t *p)
             break;
         case WIRE_STRING:
         case WIRE_TEXT:
-            put_string(&p, member_pointer(item, f->offset), length_prefix_bytes(f->kind));
+            put_string(&p, member_pointer(item, f->offset), wire_length_prefix_bytes(f->kind));
             break;
         case WIRE_BYTES:
             put_bytes(&p, member_pointer(item, f->offset), field_count_of(item, f));
@@ -357,7 +330,11 @@ static gboolean read_argv(struct reader *r, const struct wire_field *f, void *it
 static gboolean decode_item(const struct wire_type *t, const uint8_t *fixed, struct reader *tail,
                             void *item, GError **error)
 {
-    for (size_t i = 0; i < t->field_count; i++) {
+    const struct wire_layout *l = &t->layout;
+    if (l->copied_bytes > 0)
+        memcpy((uint8_t *)item + l->copied_offset, fixed, l->copied_bytes);
+    fixed += l->copied_bytes;
+    for (size_t i = l->copied_fields; i < t->field_count; i++) {
         const struct wire_field *f = &t->fields[i];
         switch (f->kind) {
         case WIRE_FIXED:
@@ -375,7 +352,7 @@ static gboolean decode_item(const struct wire_type *t, const uint8_t *fixed, str
         case WIRE_STRING:
         case WIRE_TEXT: {
             char *s = NULL;
-            if (!read_string(tail, f->name, length_prefix_bytes(f->kind), &s, error))
+            if (!read_string(tail, f->name, wire_length_prefix_bytes(f->kind), &s, error))
                 return FALSE;
             set_member_pointer(item, f->offset, s);
             break;
@@ -397,14 +374,15 @@ static gboolean decode_item(const struct wire_type *t, const uint8_t *fixed, str
     return t->check(item, error);
 }
 
-/* Whatever decode_item got to; argv is NULL-terminated however far it got. */
+/* Whatever decode_item got to; argv is NULL-terminated however far it got.
+ * What an item owns is in its variable fields. */
 static void clear_item(const struct wire_type *t, void *item)
 {
-    for (size_t i = 0; i < t->field_count; i++) {
+    for (size_t i = t->layout.fixed_fields; i < t->field_count; i++) {
         const struct wire_field *f = &t->fields[i];
         if (f->kind == WIRE_ARGV)
             g_strfreev(member_pointer(item, f->offset));
-        else if (f->kind != WIRE_FIXED && f->kind != WIRE_ZERO)
+        else
             g_free(member_pointer(item, f->offset));
     }
 }
@@ -432,21 +410,34 @@ static uint8_t *message_items(const struct vigil_wire_message *m, const struct w
     return t->item_bytes > 0 ? member_pointer(m, t->items_offset) : NULL;
 }
 
+/* What `count` items of type t own: a batch's messages theirs, other items
+ * what their variable fields point to (items of fixed fields alone own
+ * nothing, and are not walked). */
+static void clear_items(const struct wire_type *t, uint8_t *items, uint32_t count)
+{
+    gboolean messages = t->item_count == WIRE_SOME_MESSAGES;
+    if (!messages && t->layout.fixed_fields == t->field_count)
+        return;
+    for (uint32_t i = 0; i < count; i++) {
+        void *item = items + (size_t)i * t->item_bytes;
+        if (messages)
+            vigil_wire_message_clear(item);
+        else
+            clear_item(t, item);
+    }
+}
+
 void vigil_wire_message_clear(struct vigil_wire_message *m)
 {
     if (m == NULL)
         return;
+    const struct wire_type *types = vigil_wire_types();
     for (unsigned type = 1; type <= VIGIL_WIRE_TYPE_COUNT; type++) {
-        const struct wire_type *t = vigil_wire_type(type);
+        const struct wire_type *t = &types[type];
         uint8_t *items = message_items(m, t);
         /* Only the array of the message's type holds header.count items. */
-        for (uint32_t i = 0; items != NULL && type == m->header.type && i < m->header.count; i++) {
-            void *item = items + (size_t)i * t->item_bytes;
-            if (type == VIGIL_WIRE_BATCH)
-                vigil_wire_message_clear(item);
-            else
-                clear_item(t, item);
-        }
+        if (items != NULL && type == m->header.type)
+            clear_items(t, items, m->header.count);
         g_free(items);
     }
     memset(m, 0, sizeof *m);
@@ -526,14 +517,17 @@ static gboolean decode_items(struct reader *r, struct vigil_wire_message *m,
                              const struct wire_type *t, GError **error)
 {
     uint32_t count = m->header.count;
-    size_t item_min_bytes = min_bytes(t), item_fixed_bytes = fixed_bytes(t);
+    size_t item_min_bytes = t->layout.min_bytes, item_fixed_bytes = t->layout.fixed_bytes;
     /* A count the payload cannot hold must not size an allocation. */
     if (count > r->left_bytes / item_min_bytes)
         return malformed(error,
                          "%s message: %u items need at least %zu bytes each, but only %zu "
                          "payload bytes hold items",
                          t->name, count, item_min_bytes, r->left_bytes);
-    uint8_t *items = g_malloc0_n(count, t->item_bytes);
+    /* Zeroed where a failed decode could leave a pointer to free unset,
+     * or a byte of the item unwritten. */
+    uint8_t *items = t->layout.copies_whole_item ? g_malloc_n(count, t->item_bytes)
+                                                 : g_malloc0_n(count, t->item_bytes);
     set_member_pointer(m, t->items_offset, items);
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *fixed = reader_take(r, item_fixed_bytes);
@@ -706,11 +700,28 @@ gboolean vigil_wire_decode(const void *data, size_t length, struct vigil_wire_me
 /* ---- the writer ------------------------------------------------------------ */
 
 struct vigil_wire_writer {
-    GByteArray *bytes; /* header, then the payload so far */
+    /* The header, then the payload so far. Grown here, not by a
+     * GByteArray: g_byte_array_set_size cost an add more than encoding an
+     * activity does. */
+    uint8_t *bytes;
+    size_t length_bytes, capacity_bytes;
     const struct wire_type *t;
     enum vigil_wire_type type;
     uint32_t count;
 };
+
+/* `more` bytes after the message so far, for the caller to fill; the room
+ * at least doubles when it grows. */
+static uint8_t *writer_extend(vigil_wire_writer *w, size_t more)
+{
+    if (more > w->capacity_bytes - w->length_bytes) {
+        w->capacity_bytes = MAX(2 * w->capacity_bytes, w->length_bytes + more);
+        w->bytes = g_realloc(w->bytes, w->capacity_bytes);
+    }
+    uint8_t *p = w->bytes + w->length_bytes;
+    w->length_bytes += more;
+    return p;
+}
 
 vigil_wire_writer *vigil_wire_writer_new(enum vigil_wire_type type, uint64_t node_id,
                                          uint64_t sequence, uint64_t process_id)
@@ -721,20 +732,15 @@ vigil_wire_writer *vigil_wire_writer_new(enum vigil_wire_type type, uint64_t nod
     vigil_wire_writer *w = g_new0(vigil_wire_writer, 1);
     w->t = t;
     w->type = type;
-    w->bytes = g_byte_array_sized_new(VIGIL_WIRE_HEADER_BYTES + PROCESS_ID_BYTES);
-    g_byte_array_set_size(w->bytes, VIGIL_WIRE_HEADER_BYTES);
-    uint8_t *h = w->bytes->data;
+    uint8_t *h = writer_extend(w, VIGIL_WIRE_HEADER_BYTES);
     memset(h, 0, VIGIL_WIRE_HEADER_BYTES);
     store_le(h + OFFSET_MAGIC, VIGIL_WIRE_MAGIC, 4);
     store_le(h + OFFSET_VERSION, VIGIL_WIRE_VERSION, 2);
     store_le(h + OFFSET_TYPE, type, 2);
     store_le(h + OFFSET_NODE_ID, node_id, 8);
     store_le(h + OFFSET_SEQUENCE, sequence, 8);
-    if (t->carries_process_id) {
-        uint8_t prefix[PROCESS_ID_BYTES];
-        store_le(prefix, process_id, PROCESS_ID_BYTES);
-        g_byte_array_append(w->bytes, prefix, sizeof prefix);
-    }
+    if (t->carries_process_id)
+        store_le(writer_extend(w, PROCESS_ID_BYTES), process_id, PROCESS_ID_BYTES);
     return w;
 }
 
@@ -742,7 +748,7 @@ void vigil_wire_writer_free(vigil_wire_writer *w)
 {
     if (w == NULL)
         return;
-    g_byte_array_unref(w->bytes);
+    g_free(w->bytes);
     g_free(w);
 }
 
@@ -755,7 +761,7 @@ uint32_t vigil_wire_writer_count(const vigil_wire_writer *w)
 /* Space for one more item at the end of the payload, counted. */
 static uint8_t *writer_append_item(vigil_wire_writer *w, size_t item_bytes, GError **error)
 {
-    size_t payload_bytes = w->bytes->len - VIGIL_WIRE_HEADER_BYTES;
+    size_t payload_bytes = w->length_bytes - VIGIL_WIRE_HEADER_BYTES;
     if (item_bytes > VIGIL_WIRE_MAX_PAYLOAD_BYTES - payload_bytes) {
         vigil_wire_fail(error, VIGIL_WIRE_ERROR_TOO_LARGE,
                         "cannot add to the %s message: %zu more bytes would take its payload of "
@@ -763,9 +769,8 @@ static uint8_t *writer_append_item(vigil_wire_writer *w, size_t item_bytes, GErr
                         w->t->name, item_bytes, payload_bytes, VIGIL_WIRE_MAX_PAYLOAD_BYTES);
         return NULL;
     }
-    g_byte_array_set_size(w->bytes, w->bytes->len + (guint)item_bytes);
     w->count++;
-    return w->bytes->data + w->bytes->len - item_bytes;
+    return writer_extend(w, item_bytes);
 }
 
 static gboolean refuse(const vigil_wire_writer *w, GError **error)
@@ -839,7 +844,7 @@ gboolean vigil_wire_add_name(vigil_wire_writer *w, uint32_t file_id, const char 
 /* Where the next message added to a batch writer goes. */
 static struct batch_place writer_place(const vigil_wire_writer *w)
 {
-    const uint8_t *h = w->bytes->data;
+    const uint8_t *h = w->bytes;
     return (struct batch_place){load_le(h + OFFSET_NODE_ID, 8), load_le(h + OFFSET_SEQUENCE, 8),
                                 w->count};
 }
@@ -912,12 +917,12 @@ GBytes *vigil_wire_writer_finish(vigil_wire_writer *w)
         vigil_wire_writer_free(w);
         return NULL;
     }
-    uint8_t *h = w->bytes->data;
-    size_t length = w->bytes->len;
+    uint8_t *h = w->bytes;
+    size_t length = w->length_bytes;
     store_le(h + OFFSET_COUNT, w->count, 4);
     store_le(h + OFFSET_PAYLOAD_BYTES, length - VIGIL_WIRE_HEADER_BYTES, 4);
     store_le(h + VIGIL_WIRE_CRC_OFFSET, vigil_wire_checksum(h, length), 4);
-    GBytes *bytes = g_byte_array_free_to_bytes(w->bytes);
+    GBytes *bytes = g_bytes_new_take(h, length);
     g_free(w);
     return bytes;
 }

@@ -539,7 +539,8 @@ static const struct wire_field unwatched_end_fields[] = {
     .item_bytes = sizeof(*((struct vigil_wire_message *)NULL)->array), .fields = (fields_),        \
     .field_count = G_N_ELEMENTS(fields_), .check = (check_)
 
-static const struct wire_type types[VIGIL_WIRE_TYPE_COUNT + 1] = {
+/* Not const: each entry's layout is derived from its fields at first use. */
+static struct wire_type types[VIGIL_WIRE_TYPE_COUNT + 1] = {
     [VIGIL_WIRE_ACTIVITIES] = {ITEMS("activities", activities, activity_fields, check_activity),
                                .carries_process_id = TRUE},
     [VIGIL_WIRE_NAMES] = {ITEMS("names", names, name_fields, check_name),
@@ -569,7 +570,54 @@ static const struct wire_type types[VIGIL_WIRE_TYPE_COUNT + 1] = {
                                          check_unwatched_end)},
 };
 
+/* ---- what the codec derives from each layout ------------------------------ */
+
+static gboolean is_fixed(const struct wire_field *f)
+{
+    return f->kind == WIRE_FIXED || f->kind == WIRE_ZERO;
+}
+
+/* Whether f's wire bytes are its member's, where a run of them that ends
+ * at the item's byte `end` can take it in. */
+static gboolean extends_copy(const struct wire_field *f, size_t end)
+{
+    return G_BYTE_ORDER == G_LITTLE_ENDIAN && f->kind == WIRE_FIXED &&
+           f->wire_bytes == f->member_bytes && f->offset == end;
+}
+
+static void derive_layout(struct wire_type *t)
+{
+    struct wire_layout *l = &t->layout;
+    const struct wire_field *f = t->fields;
+    while (l->fixed_fields < t->field_count && is_fixed(&f[l->fixed_fields]))
+        l->fixed_bytes += f[l->fixed_fields++].wire_bytes;
+    l->min_bytes = l->fixed_bytes;
+    for (size_t i = l->fixed_fields; i < t->field_count; i++) {
+        /* The decoder takes the fixed part whole, before the rest. */
+        g_assert(!is_fixed(&f[i]));
+        l->min_bytes += wire_length_prefix_bytes(f[i].kind);
+    }
+    l->copied_offset = t->field_count > 0 ? f[0].offset : 0;
+    while (l->copied_fields < t->field_count &&
+           extends_copy(&f[l->copied_fields], l->copied_offset + l->copied_bytes))
+        l->copied_bytes += f[l->copied_fields++].wire_bytes;
+    l->copies_whole_item = t->field_count > 0 && l->copied_fields == t->field_count &&
+                           l->copied_offset == 0 && l->copied_bytes == t->item_bytes;
+}
+
+const struct wire_type *vigil_wire_types(void)
+{
+    static gsize derived = 0;
+    if (g_once_init_enter(&derived)) {
+        for (size_t i = 0; i < G_N_ELEMENTS(types); i++)
+            derive_layout(&types[i]);
+        g_once_init_leave(&derived, 1);
+    }
+    return types;
+}
+
 const struct wire_type *vigil_wire_type(unsigned type)
 {
-    return type <= VIGIL_WIRE_TYPE_COUNT && types[type].name != NULL ? &types[type] : NULL;
+    const struct wire_type *all = vigil_wire_types();
+    return type <= VIGIL_WIRE_TYPE_COUNT && all[type].name != NULL ? &all[type] : NULL;
 }

@@ -49,12 +49,46 @@ struct wire_field {
     const char *count_name; /* WIRE_ARGV */
 };
 
+/* The length or count before a variable field's bytes. */
+static inline size_t wire_length_prefix_bytes(enum wire_field_kind kind)
+{
+    switch (kind) {
+    case WIRE_STRING:
+        return WIRE_STRING_LENGTH_BYTES;
+    case WIRE_TEXT:
+        return WIRE_TEXT_LENGTH_BYTES;
+    case WIRE_ARGV:
+        return WIRE_COUNT_BYTES;
+    default:
+        return 0; /* fixed, or counted by a fixed field */
+    }
+}
+
 /* How many items a message of the type holds. */
 enum wire_item_count {
     WIRE_ANY_ITEMS,
     WIRE_NO_ITEMS,      /* an ack: nor any payload */
     WIRE_ONE_ITEM,      /* exactly one: a node, a refusal */
     WIRE_SOME_MESSAGES, /* a batch: whole messages, at least its node's */
+};
+
+/* What the codec's loops need of a layout, derived from its fields once,
+ * at first use (vigil_wire_types): so that an item's fixed part costs no
+ * walk of its fields where a copy will do. */
+struct wire_layout {
+    size_t fixed_fields; /* the leading FIXED and ZERO fields: no other kind is among them */
+    size_t fixed_bytes;  /* their wire bytes: what the decoder takes whole */
+    size_t min_bytes;    /* an item's smallest encoding: every variable field empty */
+    /* The leading fields whose wire bytes are the item's own bytes, copied
+     * whole: FIXED members as wide as on the wire, each right after the
+     * one before it in the struct, on a little-endian host (none
+     * elsewhere). They are item bytes [copied_offset, + copied_bytes). */
+    size_t copied_fields;
+    size_t copied_offset;
+    size_t copied_bytes;
+    /* The copy is every byte of the item (every field, no padding): a
+     * decoded item is written whole and owns nothing. */
+    gboolean copies_whole_item;
 };
 
 struct wire_type {
@@ -71,10 +105,14 @@ struct wire_type {
     const struct wire_field *fields;
     size_t field_count;
     gboolean (*check)(const void *item, GError **error);
+    struct wire_layout layout; /* derived: never written in the table */
 };
 
 /* The entry of a type, NULL for a type the format does not know. */
 G_GNUC_INTERNAL const struct wire_type *vigil_wire_type(unsigned type);
+/* Every entry, by type from 0 to VIGIL_WIRE_TYPE_COUNT (a NULL name where
+ * no type is): for a walk over all types, one call. */
+G_GNUC_INTERNAL const struct wire_type *vigil_wire_types(void);
 
 /* Sets error (when not NULL) and returns FALSE. */
 G_GNUC_INTERNAL gboolean vigil_wire_fail(GError **error, enum vigil_wire_error_code code,
