@@ -178,6 +178,17 @@ gboolean vigil_settings_load(const vigil_config *config, const struct vigil_sett
     return FALSE;
 }
 
+gboolean vigil_settings_check(const vigil_config *config, const struct vigil_settings_table *table,
+                              GError **error)
+{
+    void *settings = g_malloc0(table->size);
+    gboolean ok = vigil_settings_load(config, table, settings, error);
+    if (ok)
+        vigil_settings_clear(table, settings);
+    g_free(settings);
+    return ok;
+}
+
 void vigil_settings_clear(const struct vigil_settings_table *table, void *settings)
 {
     for (size_t i = 0; i < table->n_keys; i++) {

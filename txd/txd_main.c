@@ -53,8 +53,7 @@ static vigil_config *load_config(const char *path, struct txd_settings *settings
         return NULL;
     }
     vigil_reasoner_rule_read(rule, config, "reasoner.system");
-    vigil_log_setup("vigil-txd",
-                    vigil_log_level_from_name(vigil_config_get_string(config, "log", "level")));
+    vigil_log_setup_from_config("vigil-txd", config);
     return config;
 }
 

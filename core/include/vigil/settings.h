@@ -65,6 +65,12 @@ gboolean vigil_settings_fill(const vigil_config *config, const struct vigil_sett
 gboolean vigil_settings_fill_section(const vigil_config *config, const char *section,
                                      void *settings, size_t size, GError **error);
 
+/* Whether the table's section passes the table's check, the struct
+ * thrown away after: for a program that checks a section another part
+ * reads (vigil config check, vigild's [metrics] at a reload). */
+gboolean vigil_settings_check(const vigil_config *config, const struct vigil_settings_table *table,
+                              GError **error);
+
 /* Frees the strings and lists of a filled struct, and zeroes it. */
 void vigil_settings_clear(const struct vigil_settings_table *table, void *settings);
 /* `to` (not filled, or cleared) becomes a copy of `from`. */
