@@ -256,10 +256,3 @@ gboolean vigil_curve_check_server(const char *section, const char *key_file,
     g_strfreev(keys);
     return TRUE;
 }
-
-gboolean vigil_curve_check_settings(const vigil_config *config, const char *section, GError **error)
-{
-    return vigil_curve_check_server(
-        section, vigil_config_get_string(config, section, "curve_key_file"),
-        vigil_config_get_string(config, section, "curve_authorized_keys"), error);
-}

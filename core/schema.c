@@ -1,10 +1,15 @@
 /* vigil — the registry of the built-in parts' settings tables. */
-#include "vigil/curve.h"
 #include "vigil/schema.h"
 
 const struct vigil_settings_table *const vigil_schema_tables[] = {
-    &vigil_log_keys,     &vigild_daemon_keys,  &vigild_capture_keys,
-    &vigild_uplink_keys, &vigild_metrics_keys, NULL,
+    &vigil_log_keys,
+    &vigild_daemon_keys,
+    &vigild_capture_keys,
+    &vigild_uplink_keys,
+    &vigild_metrics_keys,
+    &vigil_warehouse_keys,
+    &txd_keys,
+    NULL,
 };
 
 /* Parts whose keys are not a settings table yet. */
@@ -13,8 +18,6 @@ static const struct {
     const size_t *n_keys;
 } key_arrays[] = {
     {vigil_preload_config_keys, &vigil_preload_config_key_count},
-    {vigil_warehouse_config_keys, &vigil_warehouse_config_key_count},
-    {vigil_txd_config_keys, &vigil_txd_config_key_count},
     {vigil_web_config_keys, &vigil_web_config_key_count},
     {vigil_advise_config_keys, &vigil_advise_config_key_count},
 };
@@ -40,11 +43,6 @@ gboolean vigil_schema_check(const vigil_config *config, GError **error)
             g_string_append_printf(problems, "%s%s", problems->len > 0 ? "\n" : "", e->message);
             g_error_free(e);
         }
-    }
-    GError *e = NULL; /* [txd]'s, until it is a table */
-    if (!vigil_curve_check_settings(config, "txd", &e)) {
-        g_string_append_printf(problems, "%s%s", problems->len > 0 ? "\n" : "", e->message);
-        g_error_free(e);
     }
     gboolean ok = problems->len == 0;
     if (!ok)

@@ -56,8 +56,4 @@ gboolean vigil_curve_check_client(const char *section, const char *server_key, c
                                   GError **error);
 gboolean vigil_curve_check_server(const char *section, const char *key_file,
                                   const char *authorized_keys, GError **error);
-/* [txd]'s, until vigil-txd reads its settings struct. */
-gboolean vigil_curve_check_settings(const vigil_config *config, const char *section,
-                                    GError **error);
-
 #endif

@@ -29,6 +29,11 @@ extern const struct vigil_settings_table vigild_daemon_keys;
 extern const struct vigil_settings_table vigild_capture_keys;
 extern const struct vigil_settings_table vigild_uplink_keys;
 extern const struct vigil_settings_table vigild_metrics_keys;
+/* [warehouse]: vigil-txd, vigil-web, `vigil db`, `vigil advise`
+ * (vigil/warehouse_settings.h). */
+extern const struct vigil_settings_table vigil_warehouse_keys;
+/* [txd]: vigil-txd (txd/txd_settings.h). */
+extern const struct vigil_settings_table txd_keys;
 
 /* [preload]: read by `vigil run`, passed to the library as environment. */
 extern const struct vigil_config_key vigil_preload_config_keys[];
@@ -37,14 +42,6 @@ extern const size_t vigil_preload_config_key_count;
  * by `vigil config check` and by `vigil run` (which warns and uses the
  * default), by this one function. */
 gboolean vigil_preload_check_config(const vigil_config *config, GError **error);
-
-/* [warehouse]: how vigil-txd and `vigil db` reach PostgreSQL. */
-extern const struct vigil_config_key vigil_warehouse_config_keys[];
-extern const size_t vigil_warehouse_config_key_count;
-
-/* [txd]: vigil-txd, the transaction server. */
-extern const struct vigil_config_key vigil_txd_config_keys[];
-extern const size_t vigil_txd_config_key_count;
 
 /* [advise]: `vigil advise`, frequency advice from the Fluid model. */
 extern const struct vigil_config_key vigil_advise_config_keys[];
