@@ -9,6 +9,7 @@ const struct vigil_settings_table *const vigil_schema_tables[] = {
     &vigild_metrics_keys,
     &vigil_warehouse_keys,
     &txd_keys,
+    &web_keys,
     NULL,
 };
 
@@ -18,7 +19,6 @@ static const struct {
     const size_t *n_keys;
 } key_arrays[] = {
     {vigil_preload_config_keys, &vigil_preload_config_key_count},
-    {vigil_web_config_keys, &vigil_web_config_key_count},
     {vigil_advise_config_keys, &vigil_advise_config_key_count},
 };
 

@@ -34,6 +34,8 @@ extern const struct vigil_settings_table vigild_metrics_keys;
 extern const struct vigil_settings_table vigil_warehouse_keys;
 /* [txd]: vigil-txd (txd/txd_settings.h). */
 extern const struct vigil_settings_table txd_keys;
+/* [web]: vigil-web (web/settings.h). */
+extern const struct vigil_settings_table web_keys;
 
 /* [preload]: read by `vigil run`, passed to the library as environment. */
 extern const struct vigil_config_key vigil_preload_config_keys[];
@@ -46,15 +48,5 @@ gboolean vigil_preload_check_config(const vigil_config *config, GError **error);
 /* [advise]: `vigil advise`, frequency advice from the Fluid model. */
 extern const struct vigil_config_key vigil_advise_config_keys[];
 extern const size_t vigil_advise_config_key_count;
-
-/* [web]: vigil-web, the web UI and its JSON API. */
-extern const struct vigil_config_key vigil_web_config_keys[];
-extern const size_t vigil_web_config_key_count;
-/* What [web]'s types cannot say: a numeric listen address, trusted proxies
- * that are addresses, auth = none only on loopback unless allowed,
- * remote-user with a header and proxies. The listen address is returned
- * when the pointers are not NULL (g_free the host). */
-gboolean vigil_web_check_config(const vigil_config *config, char **listen_host,
-                                guint16 *listen_port, GError **error);
 
 #endif
