@@ -10,25 +10,15 @@ const struct vigil_settings_table *const vigil_schema_tables[] = {
     &vigil_warehouse_keys,
     &txd_keys,
     &web_keys,
+    &vigil_preload_keys,
+    &vigil_advise_keys,
     NULL,
-};
-
-/* Parts whose keys are not a settings table yet. */
-static const struct {
-    const struct vigil_config_key *keys;
-    const size_t *n_keys;
-} key_arrays[] = {
-    {vigil_preload_config_keys, &vigil_preload_config_key_count},
-    {vigil_advise_config_keys, &vigil_advise_config_key_count},
 };
 
 gboolean vigil_schema_declare(vigil_config *config, GError **error)
 {
     for (size_t i = 0; vigil_schema_tables[i] != NULL; i++)
         if (!vigil_settings_declare(config, vigil_schema_tables[i], NULL, error))
-            return FALSE;
-    for (size_t i = 0; i < G_N_ELEMENTS(key_arrays); i++)
-        if (!vigil_config_declare(config, NULL, key_arrays[i].keys, *key_arrays[i].n_keys, error))
             return FALSE;
     return TRUE;
 }

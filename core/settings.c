@@ -189,6 +189,16 @@ gboolean vigil_settings_check(const vigil_config *config, const struct vigil_set
     return ok;
 }
 
+const char *vigil_settings_source(const vigil_config *config,
+                                  const struct vigil_settings_table *table, size_t offset)
+{
+    for (size_t i = 0; i < table->n_keys; i++)
+        if (is_bound(table->keys[i].storage) && table->keys[i].offset == offset)
+            return vigil_config_source(config, table->section, table->keys[i].name);
+    g_critical("%s: [%s]: no key fills the field at %zu", G_STRFUNC, table->section, offset);
+    return NULL;
+}
+
 void vigil_settings_clear(const struct vigil_settings_table *table, void *settings)
 {
     for (size_t i = 0; i < table->n_keys; i++) {

@@ -49,6 +49,7 @@
 #include <glib/gstdio.h>
 
 #include "vigil/curve.h"
+#include "vigil/schema.h"
 #include "vigil/health.h"
 #include "vigil/wire.h"
 #include "spool.h"

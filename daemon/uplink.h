@@ -37,7 +37,6 @@ struct vigild_uplink_settings {
     char *curve_public_key;
     char *curve_secret_key;
 };
-extern const struct vigil_settings_table vigild_uplink_keys;
 
 /* Reads [uplink]: derives node_id when it is 0 and the host name when it is
  * empty, reads the key pair from curve_key_file. Every refusal names the

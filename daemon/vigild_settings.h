@@ -34,7 +34,6 @@ struct vigild_daemon_settings {
     char *record;                 /* cycle_record.c; "" for none */
     uint64_t record_max_bytes;
 };
-extern const struct vigil_settings_table vigild_daemon_keys;
 
 /* [capture] */
 struct vigild_capture_settings {
@@ -47,14 +46,12 @@ struct vigild_capture_settings {
     uint64_t sink_max_bytes;
     guint sink_keep_files;
 };
-extern const struct vigil_settings_table vigild_capture_keys;
 
 /* [metrics]: read by the endpoint (metrics_snapshot.c). */
 struct vigild_metrics_settings {
     char *listen; /* as written; vigil_metrics_parse_listen reads it */
     guint max_jobs;
 };
-extern const struct vigil_settings_table vigild_metrics_keys;
 /* [metrics] listen: "" (no endpoint, host NULL), HOST:PORT, [V6]:PORT,
  * :PORT or PORT (127.0.0.1); the host a numeric address. g_free the host. */
 gboolean vigil_metrics_parse_listen(const char *text, char **host, guint16 *port, GError **error);

@@ -36,17 +36,8 @@ extern const struct vigil_settings_table vigil_warehouse_keys;
 extern const struct vigil_settings_table txd_keys;
 /* [web]: vigil-web (web/settings.h). */
 extern const struct vigil_settings_table web_keys;
-
-/* [preload]: read by `vigil run`, passed to the library as environment. */
-extern const struct vigil_config_key vigil_preload_config_keys[];
-extern const size_t vigil_preload_config_key_count;
-/* What [preload]'s types cannot say: ring_slots is a power of two. Checked
- * by `vigil config check` and by `vigil run` (which warns and uses the
- * default), by this one function. */
-gboolean vigil_preload_check_config(const vigil_config *config, GError **error);
-
-/* [advise]: `vigil advise`, frequency advice from the Fluid model. */
-extern const struct vigil_config_key vigil_advise_config_keys[];
-extern const size_t vigil_advise_config_key_count;
+/* [preload] and [advise]: vigil run and vigil advise (cli/cli_settings.h). */
+extern const struct vigil_settings_table vigil_preload_keys;
+extern const struct vigil_settings_table vigil_advise_keys;
 
 #endif

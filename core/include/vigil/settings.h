@@ -71,6 +71,12 @@ gboolean vigil_settings_fill_section(const vigil_config *config, const char *sec
 gboolean vigil_settings_check(const vigil_config *config, const struct vigil_settings_table *table,
                               GError **error);
 
+/* The file the value of the key that fills the field at `offset` came
+ * from, or NULL when it is the default: for a check's error, which names
+ * it as the loader's do. */
+const char *vigil_settings_source(const vigil_config *config,
+                                  const struct vigil_settings_table *table, size_t offset);
+
 /* Frees the strings and lists of a filled struct, and zeroes it. */
 void vigil_settings_clear(const struct vigil_settings_table *table, void *settings);
 /* `to` (not filled, or cleared) becomes a copy of `from`. */
