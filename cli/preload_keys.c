@@ -22,8 +22,10 @@ static const struct vigil_config_key keys[] = {
 };
 /* What the key's type cannot say. `vigil config check` refuses it; `vigil
  * run` warns and leaves the library its default. */
-static gboolean check_ring_slots(const void *settings, const vigil_config *config, GError **error)
+static gboolean check_ring_slots(const void *settings, const char *section,
+                                 const vigil_config *config, GError **error)
 {
+    (void)section;
     guint slots = ((const struct vigil_preload_settings *)settings)->ring_slots;
     if ((slots & (slots - 1)) == 0)
         return TRUE;

@@ -110,7 +110,7 @@ static gboolean apply_config(const char *config_path, GError **error)
          * after this), then the environment, then the file, then the
          * default. So what the environment already says stays. */
         g_setenv("VIGIL_EXCLUDE", exclude, FALSE);
-        if (vigil_preload_keys.check(&preload, config, &slots_error)) {
+        if (vigil_preload_keys.check(&preload, vigil_preload_keys.section, config, &slots_error)) {
             char *text = g_strdup_printf("%u", preload.ring_slots);
             g_setenv("VIGIL_RING_SLOTS", text, FALSE);
             g_free(text);

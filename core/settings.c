@@ -172,7 +172,7 @@ gboolean vigil_settings_load(const vigil_config *config, const struct vigil_sett
 {
     if (!vigil_settings_fill(config, table, settings, error))
         return FALSE;
-    if (table->check == NULL || table->check(settings, config, error))
+    if (table->check == NULL || table->check(settings, table->section, config, error))
         return TRUE;
     vigil_settings_clear(table, settings);
     return FALSE;

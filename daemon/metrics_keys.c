@@ -35,8 +35,10 @@ gboolean vigil_metrics_parse_listen(const char *text, char **host, guint16 *port
     return TRUE;
 }
 
-static gboolean check_listen(const void *settings, const vigil_config *config, GError **error)
+static gboolean check_listen(const void *settings, const char *section, const vigil_config *config,
+                             GError **error)
 {
+    (void)section;
     (void)config;
     const struct vigild_metrics_settings *s = settings;
     char *host = NULL;

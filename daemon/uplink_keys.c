@@ -56,8 +56,10 @@ static const struct vigil_config_key keys[] = {
                     "secret), mode 0600; with curve_server_key"},
 };
 /* The key files read as vigild reads them at start. */
-static gboolean check_curve(const void *settings, const vigil_config *config, GError **error)
+static gboolean check_curve(const void *settings, const char *section, const vigil_config *config,
+                            GError **error)
 {
+    (void)section;
     (void)config;
     const struct vigild_uplink_settings *s = settings;
     return vigil_curve_check_client("uplink", s->curve_server_key, s->curve_key_file, error);

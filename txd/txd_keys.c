@@ -34,8 +34,10 @@ static const struct vigil_config_key keys[] = {
                     "wait doubles from 100 ms up to this)"},
 };
 /* The key files read as vigil-txd reads them at start. */
-static gboolean check_curve(const void *settings, const vigil_config *config, GError **error)
+static gboolean check_curve(const void *settings, const char *section, const vigil_config *config,
+                            GError **error)
 {
+    (void)section;
     (void)config;
     const struct txd_settings *s = settings;
     return vigil_curve_check_server("txd", s->curve_key_file, s->curve_authorized_keys, error);

@@ -51,11 +51,18 @@ static vigil_config *load_config(const char *path, struct txd_settings *settings
         txd_settings_clear(settings);
         ok = FALSE;
     }
+    struct vigil_reasoner_settings system;
+    if (ok && !vigil_reasoner_settings_load(config, "reasoner.system", &system, error)) {
+        txd_settings_clear(settings);
+        vigil_settings_clear(&vigil_warehouse_keys, warehouse);
+        ok = FALSE;
+    }
     if (!ok) {
         vigil_config_free(config);
         return NULL;
     }
-    vigil_reasoner_rule_read(rule, config, "reasoner.system");
+    *rule = system.rule;
+    vigil_reasoner_settings_clear(&system);
     vigil_log_setup_from_config("vigil-txd", config);
     return config;
 }

@@ -113,8 +113,10 @@ static gboolean check_proxies(char *const *proxies, GError **error)
     return TRUE;
 }
 
-static gboolean check_web(const void *settings, const vigil_config *config, GError **error)
+static gboolean check_web(const void *settings, const char *section, const vigil_config *config,
+                          GError **error)
 {
+    (void)section;
     (void)config;
     const struct web_settings *s = settings;
     char *host = NULL;

@@ -70,8 +70,10 @@ static const struct vigil_config_key sample_keys[] = {
      .description = "a key no field holds"},
 };
 
-static gboolean sample_check(const void *settings, const vigil_config *config, GError **error)
+static gboolean sample_check(const void *settings, const char *section, const vigil_config *config,
+                             GError **error)
 {
+    (void)section;
     (void)config;
     const struct sample_settings *s = settings;
     if (s->tick_ms % 10 == 0)

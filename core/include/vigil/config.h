@@ -66,14 +66,11 @@ enum vigil_setting_storage {
 /* The same for a field whose name cannot be the key's (one in a nested struct). */
 #define VIGIL_SETTING_NAMED(key_name, type, member)                                                \
     .name = key_name, .offset = offsetof(type, member),                                            \
-    .storage = VIGIL_SETTING_STORAGE_OF((type){0}.member)
+    .storage = VIGIL_SETTING_STORAGE_OF((type){}.member)
 
 struct vigil_config_key {
     const char *section; /* NULL in a plugin's keys: its section is "kind.name" */
     const char *name;
-    /* The field it fills in its table's settings struct (VIGIL_SETTING). */
-    size_t offset;
-    enum vigil_setting_storage storage;
     enum vigil_config_type type;
     const char *default_value; /* as it would be written in a file */
     double min;                /* INT and DOUBLE: the accepted range, inclusive */
@@ -85,6 +82,10 @@ struct vigil_config_key {
     /* STRING: a connection string whose password (`password=…`, or the
      * `user:…@` of a URI) `vigil config check` must not print. */
     bool redact_password;
+    /* The field it fills in its table's settings struct (VIGIL_SETTING);
+     * last, so that a key written without names is written as before. */
+    size_t offset;
+    enum vigil_setting_storage storage;
 };
 
 typedef struct vigil_config vigil_config;

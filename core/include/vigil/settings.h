@@ -33,10 +33,12 @@ struct vigil_settings_table {
     size_t n_keys;
     size_t size; /* of the settings struct */
     /* What the keys' types cannot say (a rule between two keys, a file a key
-     * names), on the filled struct; the error names the section and key as
-     * a bad value's does. Run by vigil_settings_load and by `vigil config
-     * check`. NULL: nothing more to check. */
-    gboolean (*check)(const void *settings, const vigil_config *config, GError **error);
+     * names), on the filled struct of `section`; the error names the
+     * section and key as a bad value's does. Run by vigil_settings_load,
+     * vigil_plugin_settings_load and `vigil config check`. NULL: nothing
+     * more to check. */
+    gboolean (*check)(const void *settings, const char *section, const vigil_config *config,
+                      GError **error);
 };
 
 #define VIGIL_SETTINGS_TABLE(section_name, settings_type, key_array, check_function)               \
