@@ -3,6 +3,7 @@
  * arbitrary programs, without GLib); `vigil run` turns these keys into the
  * environment variables it reads. */
 #include "cli_settings.h"
+#include "vigil/ring.h"
 #include "vigil/schema.h"
 
 static const struct vigil_config_key keys[] = {
@@ -14,10 +15,11 @@ static const struct vigil_config_key keys[] = {
      .default_value = "text", .choices = "text|json",
      .description = "the report for people (text) or for programs (json)"},
     {VIGIL_SETTING(struct vigil_preload_settings, exclude), .type = VIGIL_CONFIG_LIST,
-     .default_value = "/proc;/sys;/dev",
+     .default_value = VIGIL_EXCLUDE_DEFAULT,
      .description = "path prefixes whose calls are counted but not recorded"},
     {VIGIL_SETTING(struct vigil_preload_settings, ring_slots), .type = VIGIL_CONFIG_INT,
-     .default_value = "65536", .min = 64, .max = 16777216,
+     .default_value = G_STRINGIFY(VIGIL_RING_DEFAULT_SLOTS_NUMBER), .min = VIGIL_RING_MIN_SLOTS,
+     .max = VIGIL_RING_MAX_SLOTS,
      .description = "activity records a process's ring holds (a power of two; 96 bytes each)"},
 };
 /* What the key's type cannot say. `vigil config check` refuses it; `vigil

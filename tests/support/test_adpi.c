@@ -111,8 +111,7 @@ char *test_adpi_open_error(const char *name, const char *section_lines)
     return message;
 }
 
-/* A value `key`'s type refuses, or NULL when it takes any text. */
-static char *refused_value(const struct vigil_config_key *key)
+char *test_refused_value(const struct vigil_config_key *key)
 {
     switch (key->type) {
     case VIGIL_CONFIG_INT:
@@ -143,7 +142,7 @@ void test_adpi_assert_settings_sound(const char *name)
             fail_msg("[%s] %s has no description", a.section, key->name);
         if (key->storage == VIGIL_SETTING_UNBOUND)
             fail_msg("[%s] %s fills no field of the plugin's settings", a.section, key->name);
-        char *bad = refused_value(key);
+        char *bad = test_refused_value(key);
         if (bad == NULL)
             continue;
         char *lines = g_strdup_printf("%s = %s\n", key->name, bad);

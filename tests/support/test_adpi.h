@@ -44,6 +44,9 @@ char *test_adpi_open_error(const char *name, const char *section_lines);
  * type refuses (past its range, not a choice, not a bool) is refused with
  * the section, the key and the value named. */
 void test_adpi_assert_settings_sound(const char *name);
+/* A value `key`'s type refuses (past its range, not a choice, not a bool),
+ * or NULL when it takes any text. g_free it. */
+char *test_refused_value(const struct vigil_config_key *key);
 
 /* reconfigure() with a section of `section_lines`: TRUE, or FALSE with
  * *error set (the configuration's checks or the plugin's). On success the

@@ -13,7 +13,10 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "test_adpi.h"
 #include "test_support.h"
+#include "vigil/plugin.h"
+#include "vigil/schema.h"
 #include "vigil/settings.h"
 
 enum colour { COLOUR_RED, COLOUR_GREEN, COLOUR_BLUE };
@@ -341,6 +344,95 @@ static void test_value_text(void **state)
     }
 }
 
+/* A configuration with every built-in table and the plugins of
+ * VIGIL_TEST_PROVIDER_DIR, loaded from `text`; NULL with *error set when
+ * it is refused. */
+static vigil_config *load_every_table(vigil_plugin_registry *registry, const char *dir,
+                                      const char *text, GError **error)
+{
+    vigil_config *config = vigil_config_new();
+    vigil_config_set_section_resolver(config, vigil_plugin_registry_resolve_section, registry);
+    char *path = g_build_filename(dir, "vigil.conf", NULL);
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    assert_true(vigil_schema_declare(config, NULL));
+    gboolean ok = vigil_config_load(config, path, error);
+    g_free(path);
+    if (!ok)
+        g_clear_pointer(&config, vigil_config_free);
+    return config;
+}
+
+/* Every key of `table` in `section`: described, filling a field; the
+ * defaults fill the struct and pass the table's check; a value the key's
+ * type refuses is refused naming the section, the key and the value. */
+static void assert_table_sound(vigil_plugin_registry *registry, const char *dir,
+                               const char *section, const struct vigil_settings_table *table)
+{
+    char *header = g_strdup_printf("[%s]\n", section);
+    GError *error = NULL;
+    vigil_config *config = load_every_table(registry, dir, header, &error);
+    if (config == NULL)
+        fail_msg("[%s] with its defaults: %s", section, error->message);
+    void *settings = g_malloc0(table->size);
+    if (!vigil_settings_fill_section(config, section, settings, table->size, &error) ||
+        (table->check != NULL && !table->check(settings, section, config, &error)))
+        fail_msg("[%s] with its defaults: %s", section, error->message);
+    vigil_settings_clear(table, settings);
+    g_free(settings);
+    vigil_config_free(config);
+    for (size_t i = 0; i < table->n_keys; i++) {
+        const struct vigil_config_key *key = &table->keys[i];
+        if (key->description == NULL || key->description[0] == '\0')
+            fail_msg("[%s] %s has no description", section, key->name);
+        if (key->storage == VIGIL_SETTING_UNBOUND)
+            fail_msg("[%s] %s fills no field", section, key->name);
+        char *bad = test_refused_value(key);
+        if (bad == NULL)
+            continue;
+        char *text = g_strdup_printf("%s%s = %s\n", header, key->name, bad);
+        assert_null(load_every_table(registry, dir, text, &error));
+        char *names = g_strdup_printf("[%s] %s: expected ", section, key->name);
+        char *quoted = g_strdup_printf("\"%s\"", bad);
+        test_assert_contains(error->message, names);
+        test_assert_contains(error->message, quoted);
+        g_clear_error(&error);
+        g_free(quoted);
+        g_free(names);
+        g_free(text);
+        g_free(bad);
+    }
+    g_free(header);
+}
+
+/* What every table of the tree must be, built-in or a plugin's, rather
+ * than a count of its keys that would only repeat it. */
+static void test_every_table_is_sound(void **state)
+{
+    struct fixture *f = *state;
+    vigil_plugin_registry *registry =
+        vigil_plugin_registry_new(test_env_or_fail("VIGIL_TEST_PROVIDER_DIR"));
+    for (size_t t = 0; vigil_schema_tables[t] != NULL; t++)
+        assert_table_sound(registry, f->dir, vigil_schema_tables[t]->section,
+                           vigil_schema_tables[t]);
+    guint plugins = 0;
+    for (unsigned kind = 1; kind <= VIGIL_PLUGIN_KIND_COUNT; kind++) {
+        char **names = vigil_plugin_registry_list(registry, kind);
+        for (guint i = 0; names[i] != NULL; i++) {
+            const struct vigil_plugin *plugin =
+                vigil_plugin_registry_load(registry, kind, names[i], NULL);
+            assert_non_null(plugin);
+            char *section = g_strdup_printf("%s.%s", vigil_plugin_kind_name(kind), names[i]);
+            if (plugin->descriptor->settings != NULL)
+                assert_table_sound(registry, f->dir, section, plugin->descriptor->settings);
+            g_free(section);
+            plugins++;
+        }
+        g_strfreev(names);
+    }
+    assert_true(plugins > 0); /* the plugins were found, not skipped */
+    vigil_plugin_registry_free(registry);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_fill_a_named_section),
         cmocka_unit_test(test_declaration_refuses_what_a_field_cannot_hold),
         cmocka_unit_test_setup_teardown(test_value_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_table_is_sound, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
