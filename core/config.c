@@ -977,14 +977,19 @@ const char *const *vigil_config_get_list(const vigil_config *config, const char 
     return key ? (const char *const *)key->value.list : NULL;
 }
 
-char *vigil_config_value_text(const vigil_config *config, const char *section, const char *name)
+/* A declared key, or NULL after a g_critical naming `caller`. */
+static const struct key *declared_key(const vigil_config *config, const char *section,
+                                      const char *name, const char *caller)
 {
     g_return_val_if_fail(config != NULL && section != NULL && name != NULL, NULL);
     const struct key *key = find_key(config, section, name);
-    if (key == NULL) {
-        g_critical("%s: [%s] %s is not declared", G_STRFUNC, section, name);
-        return NULL;
-    }
+    if (key == NULL)
+        g_critical("%s: [%s] %s is not declared", caller, section, name);
+    return key;
+}
+
+static char *value_text(const struct key *key)
+{
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
     switch (key->type) {
     case VIGIL_CONFIG_BOOL:
@@ -1002,15 +1007,16 @@ char *vigil_config_value_text(const vigil_config *config, const char *section, c
     }
 }
 
+char *vigil_config_value_text(const vigil_config *config, const char *section, const char *name)
+{
+    const struct key *key = declared_key(config, section, name, G_STRFUNC);
+    return key ? value_text(key) : NULL;
+}
+
 const char *vigil_config_source(const vigil_config *config, const char *section, const char *name)
 {
-    g_return_val_if_fail(config != NULL && section != NULL && name != NULL, NULL);
-    const struct key *key = find_key(config, section, name);
-    if (key == NULL) {
-        g_critical("%s: [%s] %s is not declared", G_STRFUNC, section, name);
-        return NULL;
-    }
-    return key->source;
+    const struct key *key = declared_key(config, section, name, G_STRFUNC);
+    return key ? key->source : NULL;
 }
 
 const char *const *vigil_config_files(const vigil_config *config)
@@ -1033,17 +1039,10 @@ static void append_comment(GString *out, const char *text)
 /* The value as GKeyFile would write it, so that it reads back the same. */
 static char *written_value(const struct key *key)
 {
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    switch (key->type) {
-    case VIGIL_CONFIG_BOOL:
-        return g_strdup(key->value.b ? "true" : "false");
-    case VIGIL_CONFIG_INT:
-        return g_strdup_printf("%" G_GINT64_FORMAT, key->value.i);
-    case VIGIL_CONFIG_DOUBLE:
-        return g_strdup(format_double(buf, key->value.d));
-    default:
-        break;
-    }
+    /* Numbers and bools are written as they are shown; text is escaped. */
+    if (key->type == VIGIL_CONFIG_BOOL || key->type == VIGIL_CONFIG_INT ||
+        key->type == VIGIL_CONFIG_DOUBLE)
+        return value_text(key);
     GKeyFile *scratch = g_key_file_new();
     if (key->type == VIGIL_CONFIG_LIST)
         g_key_file_set_string_list(scratch, "g", "k", (const char *const *)key->value.list,

@@ -111,7 +111,8 @@ char *test_adpi_open_error(const char *name, const char *section_lines)
     return message;
 }
 
-char *test_refused_value(const struct vigil_config_key *key)
+/* A value `key`'s type refuses, or NULL when it takes any text. */
+static char *refused_value(const struct vigil_config_key *key)
 {
     switch (key->type) {
     case VIGIL_CONFIG_INT:
@@ -130,24 +131,22 @@ char *test_refused_value(const struct vigil_config_key *key)
     }
 }
 
-void test_adpi_assert_settings_sound(const char *name)
+void test_assert_settings_sound(const char *section, const struct vigil_settings_table *table,
+                                char *(*refusal)(const char *lines, void *user), void *user)
 {
-    struct test_adpi a;
-    test_adpi_open(&a, name, NULL); /* the defaults make an instance */
-    const struct vigil_settings_table *table = a.plugin->descriptor->settings;
     assert_non_null(table);
     for (size_t i = 0; i < table->n_keys; i++) {
         const struct vigil_config_key *key = &table->keys[i];
         if (key->description == NULL || key->description[0] == '\0')
-            fail_msg("[%s] %s has no description", a.section, key->name);
+            fail_msg("[%s] %s has no description", section, key->name);
         if (key->storage == VIGIL_SETTING_UNBOUND)
-            fail_msg("[%s] %s fills no field of the plugin's settings", a.section, key->name);
-        char *bad = test_refused_value(key);
+            fail_msg("[%s] %s fills no field of its settings", section, key->name);
+        char *bad = refused_value(key);
         if (bad == NULL)
             continue;
         char *lines = g_strdup_printf("%s = %s\n", key->name, bad);
-        char *message = test_adpi_open_error(name, lines);
-        char *names = g_strdup_printf("[%s] %s: expected ", a.section, key->name);
+        char *message = refusal(lines, user);
+        char *names = g_strdup_printf("[%s] %s: expected ", section, key->name);
         char *quoted = g_strdup_printf("\"%s\"", bad);
         test_assert_contains(message, names);
         test_assert_contains(message, quoted);
@@ -157,6 +156,19 @@ void test_adpi_assert_settings_sound(const char *name)
         g_free(lines);
         g_free(bad);
     }
+}
+
+static char *adpi_refusal(const char *lines, void *name)
+{
+    return test_adpi_open_error(name, lines);
+}
+
+void test_adpi_assert_settings_sound(const char *name)
+{
+    struct test_adpi a;
+    test_adpi_open(&a, name, NULL); /* the defaults make an instance */
+    test_assert_settings_sound(a.section, a.plugin->descriptor->settings, adpi_refusal,
+                               (void *)name);
     test_adpi_close(&a);
 }
 

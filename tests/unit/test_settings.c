@@ -362,9 +362,27 @@ static vigil_config *load_every_table(vigil_plugin_registry *registry, const cha
     return config;
 }
 
-/* Every key of `table` in `section`: described, filling a field; the
- * defaults fill the struct and pass the table's check; a value the key's
- * type refuses is refused naming the section, the key and the value. */
+struct refusal {
+    vigil_plugin_registry *registry;
+    const char *dir;
+    const char *section;
+};
+
+/* The loader's message for `lines` in the section. */
+static char *load_refusal(const char *lines, void *user)
+{
+    const struct refusal *r = user;
+    char *text = g_strdup_printf("[%s]\n%s", r->section, lines);
+    GError *error = NULL;
+    assert_null(load_every_table(r->registry, r->dir, text, &error));
+    char *message = g_strdup(error->message);
+    g_error_free(error);
+    g_free(text);
+    return message;
+}
+
+/* The defaults fill the struct and pass the table's check; and
+ * test_assert_settings_sound's rules for each key. */
 static void assert_table_sound(vigil_plugin_registry *registry, const char *dir,
                                const char *section, const struct vigil_settings_table *table)
 {
@@ -380,28 +398,9 @@ static void assert_table_sound(vigil_plugin_registry *registry, const char *dir,
     vigil_settings_clear(table, settings);
     g_free(settings);
     vigil_config_free(config);
-    for (size_t i = 0; i < table->n_keys; i++) {
-        const struct vigil_config_key *key = &table->keys[i];
-        if (key->description == NULL || key->description[0] == '\0')
-            fail_msg("[%s] %s has no description", section, key->name);
-        if (key->storage == VIGIL_SETTING_UNBOUND)
-            fail_msg("[%s] %s fills no field", section, key->name);
-        char *bad = test_refused_value(key);
-        if (bad == NULL)
-            continue;
-        char *text = g_strdup_printf("%s%s = %s\n", header, key->name, bad);
-        assert_null(load_every_table(registry, dir, text, &error));
-        char *names = g_strdup_printf("[%s] %s: expected ", section, key->name);
-        char *quoted = g_strdup_printf("\"%s\"", bad);
-        test_assert_contains(error->message, names);
-        test_assert_contains(error->message, quoted);
-        g_clear_error(&error);
-        g_free(quoted);
-        g_free(names);
-        g_free(text);
-        g_free(bad);
-    }
     g_free(header);
+    struct refusal refusal = {registry, dir, section};
+    test_assert_settings_sound(section, table, load_refusal, &refusal);
 }
 
 /* What every table of the tree must be, built-in or a plugin's, rather
@@ -433,18 +432,20 @@ static void test_every_table_is_sound(void **state)
     vigil_plugin_registry_free(registry);
 }
 
+#define WITH_FILE(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_defaults_fill_every_storage, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_file_values_are_copied, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_value_refused_by_name, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_runs_after_fill, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_copy_and_equal, setup, teardown),
+        WITH_FILE(test_defaults_fill_every_storage),
+        WITH_FILE(test_file_values_are_copied),
+        WITH_FILE(test_bad_value_refused_by_name),
+        WITH_FILE(test_check_runs_after_fill),
+        WITH_FILE(test_copy_and_equal),
         cmocka_unit_test(test_fill_a_named_section),
         cmocka_unit_test(test_declaration_refuses_what_a_field_cannot_hold),
-        cmocka_unit_test_setup_teardown(test_value_text, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_every_table_is_sound, setup, teardown),
+        WITH_FILE(test_value_text),
+        WITH_FILE(test_every_table_is_sound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
