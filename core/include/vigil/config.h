@@ -63,7 +63,9 @@ enum vigil_setting_storage {
  *     {VIGIL_SETTING(struct drift_settings, long_cycles), .type = VIGIL_CONFIG_INT, …}
  * The key's name is the field's, so neither can be renamed alone. */
 #define VIGIL_SETTING(type, member) VIGIL_SETTING_NAMED(#member, type, member)
-/* The same for a field whose name cannot be the key's (one in a nested struct). */
+/* The same for a field whose name cannot be the key's (one in a nested
+ * struct). `(type){}` (GNU C, and C23) names the member's type without an
+ * object, for any struct, nested or not. */
 #define VIGIL_SETTING_NAMED(key_name, type, member)                                                \
     .name = key_name, .offset = offsetof(type, member),                                            \
     .storage = VIGIL_SETTING_STORAGE_OF((type){}.member)
@@ -138,8 +140,10 @@ gboolean vigil_config_load(vigil_config *config, const char *path, GError **erro
  * the daemons or `vigil config check`. */
 gboolean vigil_config_load_keeping_valid(vigil_config *config, const char *path, GError **error);
 
-/* Getters for declared keys; asking for an undeclared key or the wrong type
- * is a programming error (g_critical) and returns 0/NULL/FALSE. */
+/* Getters by section and name, for tests and tools; a program reads its
+ * settings through its table instead (vigil/settings.h), so that no key is
+ * named in two places. Asking for an undeclared key or the wrong type is a
+ * programming error (g_critical) and returns 0/NULL/FALSE. */
 gboolean vigil_config_get_bool(const vigil_config *config, const char *section, const char *name);
 gint64 vigil_config_get_int(const vigil_config *config, const char *section, const char *name);
 double vigil_config_get_double(const vigil_config *config, const char *section, const char *name);
