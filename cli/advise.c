@@ -14,9 +14,11 @@
 #include <libpq-fe.h>
 
 #include "advise.h"
+#include "cli_settings.h"
 #include "commands.h"
 #include "vigil-build.h"
 #include "vigil/config.h"
+#include "vigil/schema.h"
 #include "vigil/warehouse.h"
 
 static void check_pair(struct advice *a)
@@ -213,11 +215,19 @@ int vigil_cli_advise(int argc, char **argv)
         fprintf(stderr, "vigil advise: %s\n", error->message);
         goto out;
     }
+    struct vigil_advise_settings advise_settings;
+    struct vigil_warehouse_settings warehouse;
+    if (!vigil_settings_load(config, &vigil_advise_keys, &advise_settings, &error) ||
+        !vigil_settings_load(config, &vigil_warehouse_keys, &warehouse, &error)) {
+        fprintf(stderr, "vigil advise: %s\n", error->message);
+        goto out;
+    }
     if (isnan(options.exponent))
-        options.exponent = vigil_config_get_double(config, "advise", "power_exponent");
+        options.exponent = advise_settings.power_exponent;
     if (options.step_mhz == 0)
-        options.step_mhz = (gint)vigil_config_get_int(config, "advise", "frequency_step_mhz");
-    db = vigil_warehouse_connect(vigil_config_get_string(config, "warehouse", "conninfo"), &error);
+        options.step_mhz = (gint)advise_settings.frequency_step_mhz;
+    db = vigil_warehouse_connect(warehouse.conninfo, &error);
+    vigil_settings_clear(&vigil_warehouse_keys, &warehouse);
     if (db == NULL) {
         fprintf(stderr, "vigil advise: %s\n", error->message);
         goto out;

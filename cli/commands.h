@@ -73,6 +73,11 @@ char *vigil_cli_warehouse_conninfo(const char *config_path, GError **error);
 /* The whole configuration (defaults when there is no file); NULL with
  * error set when it has problems. vigil_config_free it. */
 struct vigil_config *vigil_cli_warehouse_config(const char *config_path, GError **error);
+/* Its [warehouse] section (vigil/warehouse_settings.h); clear it with
+ * vigil_settings_clear(&vigil_warehouse_keys, out). */
+struct vigil_warehouse_settings;
+gboolean vigil_cli_warehouse_settings(const char *config_path, struct vigil_warehouse_settings *out,
+                                      GError **error);
 int vigil_cli_keygen(int argc, char **argv);
 int vigil_cli_report(int argc, char **argv);
 int vigil_cli_advise(int argc, char **argv);

@@ -9,7 +9,6 @@
 #include "config_example.h"
 #include "vigil-build.h"
 #include "vigil/config.h"
-#include "vigil/curve.h"
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
 
@@ -33,9 +32,7 @@ static int config_check(const char *path, const char *plugin_dir)
     }
     /* The key files the daemons would refuse at start, refused here too,
      * by the same function. */
-    if (!vigil_curve_check_config(config, &error) || !vigil_preload_check_config(config, &error) ||
-        !vigil_web_check_config(config, NULL, NULL, &error) ||
-        !vigil_metrics_check_config(config, &error)) {
+    if (!vigil_schema_check(config, &error)) {
         fprintf(stderr, "vigil: the configuration has problems:\n%s\n", error->message);
         status = VIGIL_EXIT_FAILURE;
         goto out;

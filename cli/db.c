@@ -125,11 +125,11 @@ static gboolean schema_is_latest(PGconn *db, GError **error)
     return TRUE;
 }
 
-static int maintain(PGconn *db, const vigil_config *config, GError **error)
+static int maintain(PGconn *db, const struct vigil_warehouse_settings *warehouse, GError **error)
 {
     if (!schema_is_latest(db, error))
         return VIGIL_EXIT_FAILURE;
-    guint ahead = (guint)vigil_config_get_int(config, "warehouse", "partitions_ahead_days");
+    guint ahead = warehouse->partitions_ahead_days;
     guint created = 0;
     gboolean ok = vigil_warehouse_maintain(db, ahead, &created, error);
     printf("made %u day partitions; %s yesterday, today and %u days after\n", created,
@@ -137,19 +137,12 @@ static int maintain(PGconn *db, const vigil_config *config, GError **error)
     return ok ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
 }
 
-static const char *const retention_keys[VIGIL_WAREHOUSE_DAY_TABLES] = {
-    "retain_activities_days",        "retain_statistics_rollups_days",
-    "retain_window_statistics_days", "retain_reasoner_states_days",
-    "retain_ingested_batches_days",
-};
-
-static int prune(PGconn *db, const vigil_config *config, gboolean dry_run, GError **error)
+static int prune(PGconn *db, const struct vigil_warehouse_settings *warehouse, gboolean dry_run,
+                 GError **error)
 {
     if (!schema_is_latest(db, error))
         return VIGIL_EXIT_FAILURE;
-    struct vigil_warehouse_retention retention;
-    for (unsigned t = 0; t < VIGIL_WAREHOUSE_DAY_TABLES; t++)
-        retention.days[t] = (guint)vigil_config_get_int(config, "warehouse", retention_keys[t]);
+    struct vigil_warehouse_retention retention = warehouse->retention;
     guint batches = vigil_warehouse_batches_retention(&retention);
     if (batches != retention.days[VIGIL_WAREHOUSE_DAY_TABLES - 1]) {
         char *kept = batches == 0 ? g_strdup("for ever") : g_strdup_printf("%u days", batches);
@@ -193,19 +186,16 @@ static int run(const char *action, const char *config_path, const char *conninfo
             return VIGIL_EXIT_USAGE;
         }
     }
-    vigil_config *config = vigil_cli_warehouse_config(config_path, &error);
+    struct vigil_warehouse_settings warehouse = {0};
     PGconn *db = NULL;
-    if (config != NULL)
-        db = vigil_warehouse_connect_timeout(
-            conninfo_option != NULL ? conninfo_option
-                                    : vigil_config_get_string(config, "warehouse", "conninfo"),
-            (guint)vigil_config_get_int(config, "warehouse", "connect_timeout_s"), &error);
+    if (vigil_cli_warehouse_settings(config_path, &warehouse, &error))
+        db = vigil_warehouse_connect_timeout(conninfo_option != NULL ? conninfo_option
+                                                                     : warehouse.conninfo,
+                                             warehouse.connect_timeout_s, &error);
     if (db != NULL && (strcmp(action, "maintain") == 0 || strcmp(action, "prune") == 0)) {
         /* Making or dropping a partition waits for a lock that ingest
          * transactions hold, and every ingest waits behind it: briefly. */
-        char *sql =
-            g_strdup_printf("SET lock_timeout = %u",
-                            (guint)vigil_config_get_int(config, "warehouse", "lock_timeout_ms"));
+        char *sql = g_strdup_printf("SET lock_timeout = %u", warehouse.lock_timeout_ms);
         PGresult *result = PQexec(db, sql);
         if (PQresultStatus(result) != PGRES_COMMAND_OK) {
             char *text = g_strstrip(g_strdup(PQresultErrorMessage(result)));
@@ -224,17 +214,16 @@ static int run(const char *action, const char *config_path, const char *conninfo
         else if (strcmp(action, "version") == 0)
             status = print_version(db, &error);
         else if (strcmp(action, "maintain") == 0)
-            status = maintain(db, config, &error);
+            status = maintain(db, &warehouse, &error);
         else
-            status = prune(db, config, dry_run, &error);
+            status = prune(db, &warehouse, dry_run, &error);
     }
     if (error != NULL)
         fprintf(stderr, "vigil db %s: %s\n", action, error->message);
     g_clear_error(&error);
     if (db != NULL)
         PQfinish(db);
-    if (config != NULL)
-        vigil_config_free(config);
+    vigil_settings_clear(&vigil_warehouse_keys, &warehouse);
     return status;
 }
 

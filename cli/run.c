@@ -19,7 +19,9 @@
 
 #include <glib/gstdio.h>
 
+#include "cli_settings.h"
 #include "commands.h"
+#include "vigild_settings.h" /* [daemon] */
 #include "vigil-build.h"
 #include "vigil/clock.h"
 #include "vigil/config.h"
@@ -86,12 +88,19 @@ static gboolean apply_config(const char *config_path, GError **error)
     gboolean ok = config != NULL;
     GString *problems = g_string_new(load_problems);
     g_free(load_problems);
+    struct vigil_preload_settings preload;
+    struct vigild_daemon_settings daemon;
+    /* Filled from defaults and whatever values were valid. */
+    ok = ok && vigil_settings_fill(config, &vigil_preload_keys, &preload, error);
+    if (ok && !vigil_settings_fill(config, &vigild_daemon_keys, &daemon, error)) {
+        vigil_settings_clear(&vigil_preload_keys, &preload);
+        ok = FALSE;
+    }
     if (ok) {
         /* ';' between prefixes, as in the file; and after a lone prefix
          * that holds a ':', which the library would otherwise read as the
          * old ':'-separated form (instrument/files.c). */
-        char *joined =
-            g_strjoinv(";", (char **)vigil_config_get_list(config, "preload", "exclude"));
+        char *joined = g_strjoinv(";", preload.exclude);
         char *exclude = strchr(joined, ':') != NULL && strchr(joined, ';') == NULL
                             ? g_strconcat(joined, ";", NULL)
                             : g_strdup(joined);
@@ -101,9 +110,8 @@ static gboolean apply_config(const char *config_path, GError **error)
          * after this), then the environment, then the file, then the
          * default. So what the environment already says stays. */
         g_setenv("VIGIL_EXCLUDE", exclude, FALSE);
-        if (vigil_preload_check_config(config, &slots_error)) {
-            char *text = g_strdup_printf("%" G_GINT64_FORMAT,
-                                         vigil_config_get_int(config, "preload", "ring_slots"));
+        if (vigil_preload_keys.check(&preload, vigil_preload_keys.section, config, &slots_error)) {
+            char *text = g_strdup_printf("%u", preload.ring_slots);
             g_setenv("VIGIL_RING_SLOTS", text, FALSE);
             g_free(text);
         } else {
@@ -111,13 +119,14 @@ static gboolean apply_config(const char *config_path, GError **error)
                                    slots_error->message);
             g_error_free(slots_error);
         }
-        g_setenv("VIGIL_REPORT", vigil_config_get_string(config, "preload", "report"), FALSE);
-        g_setenv("VIGIL_REPORT_FORMAT", vigil_config_get_string(config, "preload", "report_format"),
-                 FALSE);
+        g_setenv("VIGIL_REPORT", preload.report, FALSE);
+        g_setenv("VIGIL_REPORT_FORMAT", preload.report_format, FALSE);
         /* The daemon to register with: the one the configuration names,
          * unless the environment already chose one. */
-        g_setenv("VIGIL_SOCKET", vigil_config_get_string(config, "daemon", "socket"), FALSE);
+        g_setenv("VIGIL_SOCKET", daemon.socket, FALSE);
         g_free(exclude);
+        vigil_settings_clear(&vigil_preload_keys, &preload);
+        vigil_settings_clear(&vigild_daemon_keys, &daemon);
     }
     if (problems->len > 0)
         warn_config(problems->str);

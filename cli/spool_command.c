@@ -22,8 +22,10 @@
 
 #include "commands.h"
 #include "spool_scan.h"
+#include "uplink.h"
 #include "vigil/config.h"
 #include "vigil/local_protocol.h"
+#include "vigil/schema.h"
 
 #define ANSWER_TIMEOUT_S 120 /* a replay reads the whole file first */
 
@@ -225,20 +227,21 @@ int vigil_cli_spool(int argc, char **argv)
     }
     what = argc > 1 ? argv[1] : "";
     if (strcmp(what, "check") == 0 && argc <= 3) {
-        const char *dir = argc == 3 ? argv[2] : NULL;
-        vigil_config *config = NULL;
-        if (dir == NULL) {
-            config = vigil_cli_warehouse_config(config_path, &error);
-            if (config == NULL) {
+        /* [uplink] as written: its key files are vigild's to read. */
+        struct vigild_uplink_settings uplink = {0};
+        if (argc == 2) {
+            vigil_config *config = vigil_cli_warehouse_config(config_path, &error);
+            gboolean filled =
+                config != NULL && vigil_settings_fill(config, &vigild_uplink_keys, &uplink, &error);
+            vigil_config_free(config);
+            if (!filled) {
                 fprintf(stderr, "vigil spool check: %s\n", error->message);
                 status = VIGIL_EXIT_FAILURE;
                 goto out;
             }
-            dir = vigil_config_get_string(config, "uplink", "spool_dir");
         }
-        status = check(dir);
-        if (config != NULL)
-            vigil_config_free(config);
+        status = check(argc == 3 ? argv[2] : uplink.spool_dir);
+        vigil_settings_clear(&vigild_uplink_keys, &uplink);
     } else if (strcmp(what, "replay") == 0 && argc == 3) {
         static struct vigil_local_spool request;
         memset(&request, 0, sizeof request);

@@ -261,10 +261,10 @@ static void apply_config(struct replay *x, vigil_config *config)
         return;
     }
     vigild_reasoning_configure(&x->reasoning, config, settings.cycle_ticks);
-    vigild_capture_configure(&x->capture, settings.capture_mode, settings.capture_pre,
-                             settings.capture_post, settings.capture_max_held);
-    x->out->pre_cycles = settings.capture_pre;
-    x->out->post_cycles = settings.capture_post;
+    const struct vigild_capture_settings *c = &settings.capture;
+    vigild_capture_configure(&x->capture, c->mode, c->pre_cycles, c->post_cycles, c->max_held);
+    x->out->pre_cycles = c->pre_cycles;
+    x->out->post_cycles = c->post_cycles;
     vigild_settings_clear(&settings);
     x->configured = TRUE;
 }

@@ -12,30 +12,13 @@
 
 /* ---- the changed keys ---------------------------------------------------------------------- */
 
-/* A key's effective value as the config would write it; doubles with 15
- * digits, so that 0.95 reads 0.95. */
+/* A key's effective value as text (vigil_config_value_text), or its
+ * default in a plugin's section the configuration does not load. */
 static char *value_text(const vigil_config *config, const struct vigil_config_key *k)
 {
     if (!vigil_config_has_section(config, k->section))
         return g_strdup(k->default_value);
-    switch (k->type) {
-    case VIGIL_CONFIG_BOOL:
-        return g_strdup(vigil_config_get_bool(config, k->section, k->name) ? "true" : "false");
-    case VIGIL_CONFIG_INT:
-        return g_strdup_printf("%" G_GINT64_FORMAT,
-                               vigil_config_get_int(config, k->section, k->name));
-    case VIGIL_CONFIG_DOUBLE: {
-        char buf[G_ASCII_DTOSTR_BUF_SIZE];
-        return g_strdup(g_ascii_formatd(buf, sizeof buf, "%.15g",
-                                        vigil_config_get_double(config, k->section, k->name)));
-    }
-    case VIGIL_CONFIG_STRING:
-    case VIGIL_CONFIG_ENUM:
-        return g_strdup(vigil_config_get_string(config, k->section, k->name));
-    case VIGIL_CONFIG_LIST:
-        return g_strjoinv(";", (char **)vigil_config_get_list(config, k->section, k->name));
-    }
-    return g_strdup("");
+    return vigil_config_value_text(config, k->section, k->name);
 }
 
 struct key_values {

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "vigild_settings.h" /* [daemon] */
 #include "vigil/config.h"
 #include "vigil/local_protocol.h"
+#include "vigil/schema.h"
 
 /* --socket, else $VIGIL_SOCKET, else [daemon] socket of the configuration
  * every vigil program reads, else the default. */
@@ -28,8 +30,12 @@ char *vigil_cli_socket_path(const char *from_option, const char *config_path, GE
         return g_strdup(VIGIL_SOCKET_DEFAULT);
     }
     vigil_config *config = vigil_cli_config_load(file, NULL, error);
-    char *path =
-        config != NULL ? g_strdup(vigil_config_get_string(config, "daemon", "socket")) : NULL;
+    char *path = NULL;
+    struct vigild_daemon_settings daemon;
+    if (config != NULL && vigil_settings_fill(config, &vigild_daemon_keys, &daemon, error)) {
+        path = g_steal_pointer(&daemon.socket);
+        vigil_settings_clear(&vigild_daemon_keys, &daemon);
+    }
     if (config != NULL)
         vigil_config_free(config);
     g_free(file);

@@ -3,6 +3,8 @@
  * else the default file when it exists), or "" for libpq's environment. */
 #include "commands.h"
 #include "vigil/config.h"
+#include "vigil/schema.h"
+#include "vigil/warehouse_settings.h"
 
 vigil_config *vigil_cli_warehouse_config(const char *config_path, GError **error)
 {
@@ -14,12 +16,21 @@ vigil_config *vigil_cli_warehouse_config(const char *config_path, GError **error
     return config;
 }
 
-char *vigil_cli_warehouse_conninfo(const char *config_path, GError **error)
+gboolean vigil_cli_warehouse_settings(const char *config_path, struct vigil_warehouse_settings *out,
+                                      GError **error)
 {
     vigil_config *config = vigil_cli_warehouse_config(config_path, error);
-    if (config == NULL)
-        return NULL;
-    char *conninfo = g_strdup(vigil_config_get_string(config, "warehouse", "conninfo"));
+    gboolean ok = config != NULL && vigil_settings_load(config, &vigil_warehouse_keys, out, error);
     vigil_config_free(config);
+    return ok;
+}
+
+char *vigil_cli_warehouse_conninfo(const char *config_path, GError **error)
+{
+    struct vigil_warehouse_settings warehouse;
+    if (!vigil_cli_warehouse_settings(config_path, &warehouse, error))
+        return NULL;
+    char *conninfo = g_steal_pointer(&warehouse.conninfo);
+    vigil_settings_clear(&vigil_warehouse_keys, &warehouse);
     return conninfo;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "vigil/adpi.h"
+#include "vigil/ontology.h"
 
 /* A cut in the middle of a multi-byte character would leave text that a
  * JSON writer or a terminal rejects: end it before that character. */
@@ -273,4 +274,17 @@ gboolean vigil_metric_name_matches(const char *name, const char *const *patterns
         if (g_pattern_match_simple(patterns[i], name))
             return TRUE;
     return FALSE;
+}
+
+void vigil_ops_matching(const char *const *patterns, gboolean *judged)
+{
+    for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++) {
+        judged[op] = FALSE;
+        if (!vigil_op_is_valid(op))
+            continue;
+        char *name =
+            g_strdup_printf("%s.%s", vigil_layer_name(vigil_op_layer(op)), vigil_op_name(op));
+        judged[op] = vigil_metric_name_matches(name, patterns);
+        g_free(name);
+    }
 }

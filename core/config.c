@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_key.h"
 #include "vigil-build.h"
 #include "vigil/config.h"
 
@@ -14,35 +15,10 @@ GQuark vigil_config_error_quark(void)
     return g_quark_from_static_string("vigil-config-error-quark");
 }
 
-/* A parsed value; only the field of the key's type is used. Keeping all
- * of them lets values be freed without looking at the type. */
-struct value {
-    gboolean b;
-    gint64 i;
-    double d;
-    char *s;     /* STRING and ENUM */
-    char **list; /* LIST */
-};
-
-/* Everything is copied from the declaration so that a plugin module that
- * declared keys can be unloaded. */
-struct key {
-    char *name;
-    enum vigil_config_type type;
-    char *default_value;
-    double min;
-    double max;
-    char **choices; /* ENUM */
-    char *description;
-    struct value fallback; /* the default, parsed once */
-    struct value value;
-    char *source; /* NULL while the value is the default */
-    bool redact_password;
-};
-
 struct section {
-    GPtrArray *keys;     /* struct key *, in declaration order */
-    GHashTable *by_name; /* name → struct key *, borrowed from keys */
+    GPtrArray *keys;      /* struct key *, in declaration order */
+    GHashTable *by_name;  /* name → struct key *, borrowed from keys */
+    size_t settings_size; /* the struct its keys fill (vigil_settings_declare); 0: none */
 };
 
 struct vigil_config {
@@ -409,20 +385,22 @@ static struct key *key_from_declaration(const struct vigil_config_key *decl)
         (decl->type == VIGIL_CONFIG_LIST && decl->choices != NULL))
         key->choices = g_strsplit(decl->choices, "|", -1);
     key->description = g_strdup(decl->description);
+    key->offset = decl->offset;
+    key->storage = decl->storage;
     return key;
 }
 
 /* Returns the checked key, or NULL with error set. */
 static struct key *declare_one(const char *section, const struct vigil_config_key *decl,
-                               GError **error)
+                               size_t settings_size, GError **error)
 {
     const char *problem = NULL;
     if (!name_is_writable(decl->name, "=[]"))
         problem = "the key name is empty or cannot be written in a file";
     else if (!type_is_valid(decl->type))
         problem = "invalid type";
-    else if ((problem = check_range(decl)) == NULL)
-        problem = check_choices(decl);
+    else if ((problem = check_range(decl)) == NULL && (problem = check_choices(decl)) == NULL)
+        problem = vigil_setting_binding_problem(decl, settings_size);
     if (problem != NULL) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_DECLARATION, "[%s] %s: %s",
                     section, decl->name ? decl->name : "(null)", problem);
@@ -493,8 +471,17 @@ static gboolean check_unique(const vigil_config *config, GPtrArray *staged,
 gboolean vigil_config_declare(vigil_config *config, const char *section,
                               const struct vigil_config_key *keys, size_t n_keys, GError **error)
 {
+    return vigil_config_declare_sized(config, section, keys, n_keys, 0, error);
+}
+
+gboolean vigil_config_declare_sized(vigil_config *config, const char *section,
+                                    const struct vigil_config_key *keys, size_t n_keys,
+                                    size_t settings_size, GError **error)
+{
     g_return_val_if_fail(config != NULL, FALSE);
     g_return_val_if_fail(keys != NULL || n_keys == 0, FALSE);
+    /* A settings struct is filled from one section. */
+    g_return_val_if_fail(settings_size == 0 || section != NULL, FALSE);
     GPtrArray *staged = g_ptr_array_new_with_free_func(key_free);
     GPtrArray *staged_sections = g_ptr_array_new();
     gboolean ok = section == NULL || check_section_name(section, NULL, error);
@@ -502,7 +489,7 @@ gboolean vigil_config_declare(vigil_config *config, const char *section,
         const char *name = section ? section : keys[i].section;
         struct key *key = NULL;
         ok = check_section_name(name, keys[i].name, error) &&
-             (key = declare_one(name, &keys[i], error)) != NULL &&
+             (key = declare_one(name, &keys[i], settings_size, error)) != NULL &&
              check_unique(config, staged, staged_sections, name, key->name, error);
         if (ok) {
             g_ptr_array_add(staged, key);
@@ -513,8 +500,11 @@ gboolean vigil_config_declare(vigil_config *config, const char *section,
     }
     if (ok) {
         /* A plugin without keys still needs its section to exist. */
-        if (section != NULL)
-            section_get(config, section);
+        if (section != NULL) {
+            struct section *s = section_get(config, section);
+            if (settings_size > 0)
+                s->settings_size = settings_size;
+        }
         for (guint i = 0; i < staged->len; i++) {
             struct section *s = section_get(config, staged_sections->pdata[i]);
             struct key *key = staged->pdata[i];
@@ -526,6 +516,16 @@ gboolean vigil_config_declare(vigil_config *config, const char *section,
     g_ptr_array_free(staged_sections, TRUE);
     g_ptr_array_free(staged, TRUE);
     return ok;
+}
+
+const GPtrArray *vigil_config_section_keys(const vigil_config *config, const char *section,
+                                           size_t *settings_size)
+{
+    const struct section *s = find_section(config, section);
+    if (s == NULL)
+        return NULL;
+    *settings_size = s->settings_size;
+    return s->keys;
 }
 
 gboolean vigil_config_has_section(const vigil_config *config, const char *section)
@@ -977,15 +977,46 @@ const char *const *vigil_config_get_list(const vigil_config *config, const char 
     return key ? (const char *const *)key->value.list : NULL;
 }
 
-const char *vigil_config_source(const vigil_config *config, const char *section, const char *name)
+/* A declared key, or NULL after a g_critical naming `caller`. */
+static const struct key *declared_key(const vigil_config *config, const char *section,
+                                      const char *name, const char *caller)
 {
     g_return_val_if_fail(config != NULL && section != NULL && name != NULL, NULL);
     const struct key *key = find_key(config, section, name);
-    if (key == NULL) {
-        g_critical("%s: [%s] %s is not declared", G_STRFUNC, section, name);
-        return NULL;
+    if (key == NULL)
+        g_critical("%s: [%s] %s is not declared", caller, section, name);
+    return key;
+}
+
+static char *value_text(const struct key *key)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    switch (key->type) {
+    case VIGIL_CONFIG_BOOL:
+        return g_strdup(key->value.b ? "true" : "false");
+    case VIGIL_CONFIG_INT:
+        return g_strdup_printf("%" G_GINT64_FORMAT, key->value.i);
+    case VIGIL_CONFIG_DOUBLE:
+        return g_strdup(format_double(buf, key->value.d));
+    case VIGIL_CONFIG_LIST:
+        return g_strjoinv(";", key->value.list);
+    case VIGIL_CONFIG_STRING:
+    case VIGIL_CONFIG_ENUM:
+    default:
+        return g_strdup(key->value.s);
     }
-    return key->source;
+}
+
+char *vigil_config_value_text(const vigil_config *config, const char *section, const char *name)
+{
+    const struct key *key = declared_key(config, section, name, G_STRFUNC);
+    return key ? value_text(key) : NULL;
+}
+
+const char *vigil_config_source(const vigil_config *config, const char *section, const char *name)
+{
+    const struct key *key = declared_key(config, section, name, G_STRFUNC);
+    return key ? key->source : NULL;
 }
 
 const char *const *vigil_config_files(const vigil_config *config)
@@ -1008,17 +1039,10 @@ static void append_comment(GString *out, const char *text)
 /* The value as GKeyFile would write it, so that it reads back the same. */
 static char *written_value(const struct key *key)
 {
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    switch (key->type) {
-    case VIGIL_CONFIG_BOOL:
-        return g_strdup(key->value.b ? "true" : "false");
-    case VIGIL_CONFIG_INT:
-        return g_strdup_printf("%" G_GINT64_FORMAT, key->value.i);
-    case VIGIL_CONFIG_DOUBLE:
-        return g_strdup(format_double(buf, key->value.d));
-    default:
-        break;
-    }
+    /* Numbers and bools are written as they are shown; text is escaped. */
+    if (key->type == VIGIL_CONFIG_BOOL || key->type == VIGIL_CONFIG_INT ||
+        key->type == VIGIL_CONFIG_DOUBLE)
+        return value_text(key);
     GKeyFile *scratch = g_key_file_new();
     if (key->type == VIGIL_CONFIG_LIST)
         g_key_file_set_string_list(scratch, "g", "k", (const char *const *)key->value.list,

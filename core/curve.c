@@ -220,30 +220,33 @@ static gboolean check_key_file(const char *section, const char *path, GError **e
     return ok;
 }
 
-gboolean vigil_curve_check_settings(const vigil_config *config, const char *section, GError **error)
+gboolean vigil_curve_check_client(const char *section, const char *server_key, const char *key_file,
+                                  GError **error)
 {
-    const char *key_file = vigil_config_get_string(config, section, "curve_key_file");
-    if (strcmp(section, "uplink") == 0) {
-        const char *server_key = vigil_config_get_string(config, section, "curve_server_key");
-        if (!both_or_neither(section, "curve_server_key", server_key, "curve_key_file", key_file,
-                             "", error))
-            return FALSE;
-        if (server_key[0] == '\0')
-            return TRUE;
-        return vigil_curve_key_check("[uplink] curve_server_key", server_key, error) &&
-               check_key_file(section, key_file, error);
-    }
-    const char *authorized = vigil_config_get_string(config, section, "curve_authorized_keys");
-    if (!both_or_neither(section, "curve_key_file", key_file, "curve_authorized_keys", authorized,
-                         ": a server key without a list of daemons' keys would admit any key",
+    if (!both_or_neither(section, "curve_server_key", server_key, "curve_key_file", key_file, "",
                          error))
+        return FALSE;
+    if (server_key[0] == '\0')
+        return TRUE;
+    char *what = g_strdup_printf("[%s] curve_server_key", section);
+    gboolean ok = vigil_curve_key_check(what, server_key, error);
+    g_free(what);
+    return ok && check_key_file(section, key_file, error);
+}
+
+gboolean vigil_curve_check_server(const char *section, const char *key_file,
+                                  const char *authorized_keys, GError **error)
+{
+    if (!both_or_neither(
+            section, "curve_key_file", key_file, "curve_authorized_keys", authorized_keys,
+            ": a server key without a list of daemons' keys would admit any key", error))
         return FALSE;
     if (key_file[0] == '\0')
         return TRUE;
     if (!check_key_file(section, key_file, error))
         return FALSE;
     GError *e = NULL;
-    char **keys = vigil_curve_authorized_read(authorized, &e);
+    char **keys = vigil_curve_authorized_read(authorized_keys, &e);
     if (keys == NULL) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
                     "[%s] curve_authorized_keys: %s", section, e->message);
@@ -252,22 +255,4 @@ gboolean vigil_curve_check_settings(const vigil_config *config, const char *sect
     }
     g_strfreev(keys);
     return TRUE;
-}
-
-gboolean vigil_curve_check_config(const vigil_config *config, GError **error)
-{
-    static const char *const sections[] = {"uplink", "txd"};
-    GString *problems = g_string_new(NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
-        GError *e = NULL;
-        if (!vigil_curve_check_settings(config, sections[i], &e)) {
-            g_string_append_printf(problems, "%s%s", problems->len > 0 ? "\n" : "", e->message);
-            g_error_free(e);
-        }
-    }
-    gboolean ok = problems->len == 0;
-    if (!ok)
-        g_set_error_literal(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE, problems->str);
-    g_string_free(problems, TRUE);
-    return ok;
 }

@@ -6,16 +6,20 @@
 #include "name_table.h"
 #include "vigil/config.h"
 #include "vigil/log.h"
+#include "vigil/settings.h"
 
-const struct vigil_config_key vigil_log_config_keys[] = {
-    {.section = "log",
-     .name = "level",
-     .type = VIGIL_CONFIG_ENUM,
-     .default_value = "message",
-     .choices = "error|warning|message|info|debug",
+/* [log], read by every program. */
+struct log_settings {
+    char *level;
+};
+
+static const struct vigil_config_key keys[] = {
+    {VIGIL_SETTING(struct log_settings, level), .type = VIGIL_CONFIG_ENUM,
+     .default_value = "message", .choices = "error|warning|message|info|debug",
      .description = "least important messages printed; VIGIL_LOG_LEVEL overrides it"},
 };
-const size_t vigil_log_config_key_count = G_N_ELEMENTS(vigil_log_config_keys);
+const struct vigil_settings_table vigil_log_keys =
+    VIGIL_SETTINGS_TABLE("log", struct log_settings, keys, NULL);
 
 static const char *const level_names[] = {NULL, "error", "warning", "message", "info", "debug"};
 
@@ -73,6 +77,19 @@ void vigil_log_setup(const char *program, enum vigil_log_level level)
         g_log_set_writer_func(write_line, NULL, NULL);
         g_once_init_leave(&installed, 1);
     }
+}
+
+void vigil_log_setup_from_config(const char *program, const vigil_config *config)
+{
+    struct log_settings s;
+    GError *error = NULL;
+    if (!vigil_settings_load(config, &vigil_log_keys, &s, &error)) {
+        g_critical("[log]: %s", error->message); /* its table is always declared */
+        g_error_free(error);
+        return;
+    }
+    vigil_log_setup(program, vigil_log_level_from_name(s.level));
+    vigil_settings_clear(&vigil_log_keys, &s);
 }
 
 static void print_utf8_out(const gchar *text)

@@ -140,9 +140,10 @@ static gboolean descriptor_is_valid(const struct vigil_plugin_descriptor *d,
         return FALSE;
     }
     if (d->create == NULL || d->destroy == NULL ||
-        (d->n_config_keys > 0 && d->config_keys == NULL)) {
+        (d->settings != NULL &&
+         ((d->settings->n_keys > 0 && d->settings->keys == NULL) || d->settings->size == 0))) {
         g_set_error(error, VIGIL_PLUGIN_ERROR, VIGIL_PLUGIN_ERROR_DESCRIPTOR,
-                    "%s: its descriptor lacks create, destroy or its config keys", path);
+                    "%s: its descriptor lacks create, destroy or its settings' keys", path);
         return FALSE;
     }
     return TRUE;
@@ -223,7 +224,36 @@ gboolean vigil_plugin_registry_resolve_section(vigil_config *config, const char 
     if (plugin == NULL)
         return FALSE;
     const struct vigil_plugin_descriptor *d = plugin->descriptor;
-    return vigil_config_declare(config, section, d->config_keys, d->n_config_keys, error);
+    if (d->settings == NULL)
+        return vigil_config_declare(config, section, NULL, 0, error);
+    return vigil_settings_declare(config, d->settings, section, error);
+}
+
+gboolean vigil_plugin_settings_load(const struct vigil_plugin_context *context,
+                                    const struct vigil_settings_table *table, void *settings,
+                                    GError **error)
+{
+    if (!vigil_settings_fill_section(context->config, context->section, settings, table->size,
+                                     error))
+        return FALSE;
+    if (table->check == NULL || table->check(settings, context->section, context->config, error))
+        return TRUE;
+    vigil_settings_clear(table, settings);
+    return FALSE;
+}
+
+gboolean vigil_plugin_settings_reload(const struct vigil_plugin_context *context,
+                                      const struct vigil_settings_table *table, void *settings,
+                                      GError **error)
+{
+    void *fresh = g_malloc0(table->size);
+    gboolean ok = vigil_plugin_settings_load(context, table, fresh, error);
+    if (ok) {
+        vigil_settings_clear(table, settings);
+        memcpy(settings, fresh, table->size);
+    }
+    g_free(fresh);
+    return ok;
 }
 
 char *vigil_program_directory(void)
@@ -258,33 +288,11 @@ char *vigil_plugin_config_text(const vigil_config *config, const struct vigil_pl
                                const char *section)
 {
     GString *text = g_string_new(NULL);
-    const struct vigil_plugin_descriptor *d = plugin->descriptor;
-    for (size_t i = 0; i < d->n_config_keys; i++) {
-        const struct vigil_config_key *k = &d->config_keys[i];
-        g_string_append_printf(text, "%s=", k->name);
-        switch (k->type) {
-        case VIGIL_CONFIG_BOOL:
-            g_string_append(text, vigil_config_get_bool(config, section, k->name) ? "1" : "0");
-            break;
-        case VIGIL_CONFIG_INT:
-            g_string_append_printf(text, "%" G_GINT64_FORMAT,
-                                   vigil_config_get_int(config, section, k->name));
-            break;
-        case VIGIL_CONFIG_DOUBLE:
-            g_string_append_printf(text, "%.17g",
-                                   vigil_config_get_double(config, section, k->name));
-            break;
-        case VIGIL_CONFIG_STRING:
-        case VIGIL_CONFIG_ENUM:
-            g_string_append(text, vigil_config_get_string(config, section, k->name));
-            break;
-        case VIGIL_CONFIG_LIST:
-            for (const char *const *item = vigil_config_get_list(config, section, k->name);
-                 item != NULL && *item != NULL; item++)
-                g_string_append_printf(text, "%s;", *item);
-            break;
-        }
-        g_string_append_c(text, '\n');
+    const struct vigil_settings_table *table = plugin->descriptor->settings;
+    for (size_t i = 0; table != NULL && i < table->n_keys; i++) {
+        char *value = vigil_config_value_text(config, section, table->keys[i].name);
+        g_string_append_printf(text, "%s=%s\n", table->keys[i].name, value);
+        g_free(value);
     }
     return g_string_free(text, FALSE);
 }

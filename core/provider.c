@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vigil/plugin.h"
 #include "vigil/provider.h"
 
 GQuark vigil_provider_error_quark(void)
@@ -406,4 +407,18 @@ gboolean vigil_provider_devices_see(struct vigil_provider_devices *devices,
     if (!device->left_out)
         *ids = device->ids;
     return TRUE;
+}
+
+static const struct vigil_config_key root_keys[] = {
+    VIGIL_PROVIDER_PROC_ROOT_KEY(struct vigil_provider_root),
+};
+const struct vigil_settings_table vigil_provider_root_settings =
+    VIGIL_SETTINGS_TABLE(NULL, struct vigil_provider_root, root_keys, NULL);
+
+char *vigil_provider_root(const struct vigil_plugin_context *context, GError **error)
+{
+    struct vigil_provider_root settings;
+    if (!vigil_plugin_settings_load(context, &vigil_provider_root_settings, &settings, error))
+        return NULL;
+    return settings.root;
 }

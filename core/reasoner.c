@@ -91,40 +91,48 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
         memory->abnormal_cycles++;
 }
 
-void vigil_reasoner_rule_read(struct vigil_reasoner_rule *rule, const vigil_config *config,
-                              const char *section)
+gboolean vigil_reasoner_settings_load(const vigil_config *config, const char *section,
+                                      struct vigil_reasoner_settings *out, GError **error)
 {
-    rule->threshold = vigil_config_get_double(config, section, "threshold");
-    rule->ratio = vigil_config_get_double(config, section, "ratio");
-    rule->max_load = vigil_config_get_double(config, section, "max_load");
-    rule->hold_cycles = (guint)vigil_config_get_int(config, section, "hold_cycles");
+    return vigil_settings_fill_section(config, section, out, sizeof *out, error);
 }
 
-/* A reasoner plugin's instance is its rule: the three levels differ in
+void vigil_reasoner_settings_clear(struct vigil_reasoner_settings *s)
+{
+    g_clear_pointer(&s->adpis, g_strfreev);
+}
+
+/* A reasoner plugin's instance is its settings: the three levels differ in
  * their keys and in who feeds them, not in what the instance does. */
 void *vigil_reasoner_instance_create(const struct vigil_plugin_context *context, GError **error)
 {
-    (void)error;
-    struct vigil_reasoner_rule *rule = g_new0(struct vigil_reasoner_rule, 1);
-    vigil_reasoner_rule_read(rule, context->config, context->section);
-    return rule;
+    struct vigil_reasoner_settings *s = g_new0(struct vigil_reasoner_settings, 1);
+    if (!vigil_reasoner_settings_load(context->config, context->section, s, error)) {
+        g_free(s);
+        return NULL;
+    }
+    return s;
 }
 
 void vigil_reasoner_instance_destroy(void *instance)
 {
+    vigil_reasoner_settings_clear(instance);
     g_free(instance);
 }
 
 const struct vigil_reasoner_rule *vigil_reasoner_instance_rule(void *instance)
 {
-    return instance;
+    return &((const struct vigil_reasoner_settings *)instance)->rule;
 }
 
 gboolean vigil_reasoner_instance_reconfigure(void *instance,
                                              const struct vigil_plugin_context *context,
                                              GError **error)
 {
-    (void)error;
-    vigil_reasoner_rule_read(instance, context->config, context->section);
+    struct vigil_reasoner_settings fresh;
+    if (!vigil_reasoner_settings_load(context->config, context->section, &fresh, error))
+        return FALSE;
+    vigil_reasoner_settings_clear(instance);
+    *(struct vigil_reasoner_settings *)instance = fresh;
     return TRUE;
 }

@@ -68,7 +68,8 @@ void vigild_client_limits_init(struct vigild_client_limits *l,
 
 static void arm_idle_timer(struct vigild_client_limits *l);
 
-void vigild_client_limits_configure(struct vigild_client_limits *l, const struct vigild_settings *s)
+void vigild_client_limits_configure(struct vigild_client_limits *l,
+                                    const struct vigild_daemon_settings *s)
 {
     l->max_connections_per_uid = s->max_connections_per_uid;
     l->max_processes_per_uid = s->max_processes_per_uid;

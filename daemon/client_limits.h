@@ -13,8 +13,8 @@
 
 #include "refusal_log.h"
 
-struct vigild_settings;  /* vigild_settings.h */
-struct vigild_processes; /* processes.h */
+struct vigild_daemon_settings; /* vigild_settings.h */
+struct vigild_processes;       /* processes.h */
 
 /* The server's bookkeeping of who holds what; root (uid 0) is exempt from
  * the per-uid limits, not from the descriptors. */
@@ -45,7 +45,7 @@ void vigild_client_limits_init(struct vigild_client_limits *l,
                                void (*close_idle)(void *user, uint64_t key), void *user);
 /* The [daemon] keys, at start and at each reload. */
 void vigild_client_limits_configure(struct vigild_client_limits *l,
-                                    const struct vigild_settings *s);
+                                    const struct vigild_daemon_settings *s);
 /* A new connection of `uid`: NULL when it is admitted (and counted), else
  * why not (g_free it), counted as a refusal and logged (refusal_log.c). */
 char *vigild_client_limits_admit(struct vigild_client_limits *l, uid_t uid);

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <glib-unix.h>
 
-#include "vigil/curve.h"
 #include "vigil/log.h"
 #include "vigil/schema.h"
 #include "vigil/wire.h"
@@ -35,10 +34,14 @@
 #include "uplink.h"
 #include "verdicts.h"
 
-gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config, GError **error)
+/* What [daemon]'s and [capture]'s types cannot say: the windows are whole
+ * ticks, and a window's statistics come from the history, which must reach
+ * back to the first cycle a trigger forwards. */
+static gboolean check_windows(const struct vigild_settings *s, GError **error)
 {
-    gint64 tick_ms = vigil_config_get_int(config, "daemon", "tick_ms");
-    gint64 rollup_ms = vigil_config_get_int(config, "daemon", "rollup_ms");
+    gint64 tick_ms = s->daemon.tick_ms, rollup_ms = s->daemon.rollup_ms;
+    gint64 cycle_ms = s->daemon.cycle_ms, history_s = s->daemon.history_s;
+    gint64 pre = s->capture.pre_cycles;
     if (rollup_ms % tick_ms != 0) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
                     "[daemon] rollup_ms = %" G_GINT64_FORMAT
@@ -46,7 +49,6 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
                     rollup_ms, tick_ms);
         return FALSE;
     }
-    gint64 cycle_ms = vigil_config_get_int(config, "daemon", "cycle_ms");
     if (cycle_ms % tick_ms != 0) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
                     "[daemon] cycle_ms = %" G_GINT64_FORMAT
@@ -54,10 +56,6 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
                     cycle_ms, tick_ms);
         return FALSE;
     }
-    gint64 pre = vigil_config_get_int(config, "capture", "pre_cycles");
-    gint64 history_s = vigil_config_get_int(config, "daemon", "history_s");
-    /* A window's statistics come from the history: it must reach back to
-     * the first cycle a trigger forwards. */
     if (history_s * 1000 < (pre + 2) * cycle_ms) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
                     "[daemon] history_s = %" G_GINT64_FORMAT
@@ -67,58 +65,48 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
                     history_s, pre, cycle_ms, ((pre + 2) * cycle_ms + 999) / 1000);
         return FALSE;
     }
-    s->socket_path = g_strdup(vigil_config_get_string(config, "daemon", "socket"));
+    return TRUE;
+}
+
+/* The sink is for a node without a transaction server: with an uplink it
+ * would copy every forwarded activity to a local disk, so it is off unless
+ * asked for. The recording names the node as the uplink does. */
+static gboolean read_uplink_names(struct vigild_settings *s, const vigil_config *config,
+                                  GError **error)
+{
+    struct vigild_uplink_settings uplink;
+    if (!vigil_settings_fill(config, &vigild_uplink_keys, &uplink, error))
+        return FALSE;
+    const char *sink_enabled = s->capture.sink_enabled;
+    s->sink_written = strcmp(sink_enabled, "yes") == 0 ||
+                      (strcmp(sink_enabled, "auto") == 0 && uplink.endpoint[0] == '\0');
+    s->hostname = g_strdup(vigild_uplink_hostname(uplink.hostname));
+    vigil_settings_clear(&vigild_uplink_keys, &uplink);
+    return TRUE;
+}
+
+gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *config, GError **error)
+{
+    memset(s, 0, sizeof *s);
+    if (!vigil_settings_load(config, &vigild_daemon_keys, &s->daemon, error) ||
+        !vigil_settings_load(config, &vigild_capture_keys, &s->capture, error) ||
+        !check_windows(s, error) || !read_uplink_names(s, config, error)) {
+        vigild_settings_clear(s);
+        return FALSE;
+    }
+    guint tick_ms = s->daemon.tick_ms;
     s->tick_ns = (uint64_t)tick_ms * VIGIL_NS_PER_MS;
-    s->providers = g_strdupv((char **)vigil_config_get_list(config, "daemon", "providers"));
-    s->rollup_ticks = (guint)(rollup_ms / tick_ms);
-    s->history_ticks =
-        (guint)(vigil_config_get_int(config, "daemon", "history_s") * 1000 / tick_ms);
-    s->max_processes = (guint)vigil_config_get_int(config, "daemon", "max_processes");
-    s->keep_ended = (guint)vigil_config_get_int(config, "daemon", "keep_ended");
-    s->cycle_ticks = (guint)(cycle_ms / tick_ms);
-    const char *mode = vigil_config_get_string(config, "capture", "mode");
-    s->capture_mode = strcmp(mode, "all") == 0    ? VIGILD_CAPTURE_ALL
-                      : strcmp(mode, "none") == 0 ? VIGILD_CAPTURE_NONE
-                                                  : VIGILD_CAPTURE_ANOMALIES;
-    s->capture_pre = (guint)pre;
-    s->capture_post = (guint)vigil_config_get_int(config, "capture", "post_cycles");
-    s->capture_max_held = (uint64_t)vigil_config_get_int(config, "capture", "max_held");
-    /* The sink is for a node without a transaction server: with an uplink
-     * it would copy every forwarded activity to a local disk, so it is off
-     * unless asked for. */
-    const char *sink_enabled = vigil_config_get_string(config, "capture", "sink_enabled");
-    gboolean uplinked = vigil_config_get_string(config, "uplink", "endpoint")[0] != '\0';
-    if (strcmp(sink_enabled, "yes") == 0 || (strcmp(sink_enabled, "auto") == 0 && !uplinked))
-        s->capture_sink = g_strdup(vigil_config_get_string(config, "capture", "sink"));
-    s->capture_sink_max_bytes = (uint64_t)vigil_config_get_int(config, "capture", "sink_max_bytes");
-    s->capture_sink_keep_files = (guint)vigil_config_get_int(config, "capture", "sink_keep_files");
-    s->max_connections_per_uid =
-        (guint)vigil_config_get_int(config, "daemon", "max_connections_per_uid");
-    s->max_processes_per_uid =
-        (guint)vigil_config_get_int(config, "daemon", "max_processes_per_uid");
-    s->unregistered_timeout_ms =
-        (guint)vigil_config_get_int(config, "daemon", "unregistered_timeout_ms");
-    s->fd_reserve = (guint)vigil_config_get_int(config, "daemon", "fd_reserve");
-    s->refusal_log_interval_s =
-        (guint)vigil_config_get_int(config, "daemon", "refusal_log_interval_s");
-    s->status_requests_per_s =
-        (guint)vigil_config_get_int(config, "daemon", "status_requests_per_s");
-    s->status_requests_burst =
-        (guint)vigil_config_get_int(config, "daemon", "status_requests_burst");
-    s->state_dir = g_strdup(vigil_config_get_string(config, "daemon", "state_dir"));
-    const char *record = vigil_config_get_string(config, "daemon", "record");
-    s->record_path = record[0] != '\0' ? g_strdup(record) : NULL;
-    s->record_max_bytes = (uint64_t)vigil_config_get_int(config, "daemon", "record_max_bytes");
+    s->rollup_ticks = s->daemon.rollup_ms / tick_ms;
+    s->history_ticks = (guint)((guint64)s->daemon.history_s * 1000 / tick_ms);
+    s->cycle_ticks = s->daemon.cycle_ms / tick_ms;
     return TRUE;
 }
 
 void vigild_settings_clear(struct vigild_settings *s)
 {
-    g_clear_pointer(&s->socket_path, g_free);
-    g_clear_pointer(&s->providers, g_strfreev);
-    g_clear_pointer(&s->capture_sink, g_free);
-    g_clear_pointer(&s->state_dir, g_free);
-    g_clear_pointer(&s->record_path, g_free);
+    vigil_settings_clear(&vigild_daemon_keys, &s->daemon);
+    vigil_settings_clear(&vigild_capture_keys, &s->capture);
+    g_clear_pointer(&s->hostname, g_free);
 }
 
 /* A fresh configuration from the file, checked whole: a reload applies all
@@ -131,7 +119,7 @@ static vigil_config *load_config(struct vigild *d, const char *path,
     if (!vigil_schema_declare(config, error) || !vigil_config_load(config, path, error) ||
         !vigild_settings_read(settings, config, error) ||
         !vigild_reasoning_check(&d->reasoning, config, error) ||
-        !vigil_metrics_check_config(config, error)) {
+        !vigil_settings_check(config, &vigild_metrics_keys, error)) {
         vigild_settings_clear(settings);
         vigil_config_free(config);
         return NULL;
@@ -141,8 +129,7 @@ static vigil_config *load_config(struct vigild *d, const char *path,
 
 static void apply_log_level(const vigil_config *config)
 {
-    vigil_log_setup("vigild",
-                    vigil_log_level_from_name(vigil_config_get_string(config, "log", "level")));
+    vigil_log_setup_from_config("vigild", config);
 }
 
 /* Why processes get no energy figure, from the providers it depends on. */
@@ -181,7 +168,7 @@ static GHashTable *running_pids(const struct vigild *d)
 static void configure_providers(struct vigild *d)
 {
     GHashTable *pids = running_pids(d);
-    vigild_sampler_configure(&d->sampler, d->config, d->settings.providers, pids);
+    vigild_sampler_configure(&d->sampler, d->config, d->settings.daemon.providers, pids);
     g_hash_table_destroy(pids);
     explain_energy(d);
 }
@@ -294,12 +281,12 @@ static void window_statistics(void *user, uint64_t start_ns, uint64_t end_ns, GA
 static gboolean configure_capture(struct vigild *d, const struct vigild_settings *s, GError **error)
 {
     /* Mode none writes nothing: no file is kept open for it. */
-    if (!vigild_capture_open_sink(&d->capture,
-                                  s->capture_mode != VIGILD_CAPTURE_NONE ? s->capture_sink : NULL,
-                                  s->capture_sink_max_bytes, s->capture_sink_keep_files, error))
+    const struct vigild_capture_settings *c = &s->capture;
+    if (!vigild_capture_open_sink(
+            &d->capture, c->mode != VIGILD_CAPTURE_NONE && s->sink_written ? c->sink : NULL,
+            c->sink_max_bytes, c->sink_keep_files, error))
         return FALSE;
-    vigild_capture_configure(&d->capture, s->capture_mode, s->capture_pre, s->capture_post,
-                             s->capture_max_held);
+    vigild_capture_configure(&d->capture, c->mode, c->pre_cycles, c->post_cycles, c->max_held);
     return TRUE;
 }
 
@@ -459,11 +446,11 @@ static void take_back_processes(struct vigild *d)
 /* [daemon] state_dir: "" is beside the socket, "none" is none. */
 static gboolean open_state_dir(struct vigild *d, GError **error)
 {
-    const char *dir = d->settings.state_dir;
+    const char *dir = d->settings.daemon.state_dir;
     if (strcmp(dir, "none") == 0)
         return TRUE;
     d->state_dir =
-        dir[0] != '\0' ? g_strdup(dir) : g_strconcat(d->settings.socket_path, ".state", NULL);
+        dir[0] != '\0' ? g_strdup(dir) : g_strconcat(d->settings.daemon.socket, ".state", NULL);
     if (!vigild_process_state_open_dir(d->state_dir, error))
         return FALSE;
     vigild_processes_hold_records(&d->processes, TRUE);
@@ -479,11 +466,9 @@ static gboolean start_uplink(struct vigild *d, GError **error)
 {
     struct vigild_uplink_settings *s = g_new0(struct vigild_uplink_settings, 1);
     d->uplink_settings = s;
-    /* The key files checked as `vigil config check` checks them. */
-    if (!vigil_curve_check_settings(d->config, "uplink", error) ||
-        !vigild_uplink_settings_load(d->config, s, error))
+    if (!vigild_uplink_settings_load(d->config, s, error))
         return FALSE;
-    if (s->endpoint == NULL || s->endpoint[0] == '\0')
+    if (s->endpoint[0] == '\0')
         return TRUE;
     d->uplink = vigild_uplink_new(s, error);
     if (d->uplink == NULL) {
@@ -504,20 +489,6 @@ static gboolean start_uplink(struct vigild *d, GError **error)
     return TRUE;
 }
 
-static gboolean same_uplink_settings(const struct vigild_uplink_settings *a,
-                                     const struct vigild_uplink_settings *b)
-{
-    return g_strcmp0(a->endpoint, b->endpoint) == 0 && a->node_id == b->node_id &&
-           g_strcmp0(a->hostname, b->hostname) == 0 && g_strcmp0(a->spool_dir, b->spool_dir) == 0 &&
-           a->spool_max_bytes == b->spool_max_bytes && a->spool_after_ms == b->spool_after_ms &&
-           a->resend_after_ms == b->resend_after_ms && a->memory_max_bytes == b->memory_max_bytes &&
-           a->in_flight_max_bytes == b->in_flight_max_bytes &&
-           a->refused_max_bytes == b->refused_max_bytes &&
-           g_strcmp0(a->curve_server_key, b->curve_server_key) == 0 &&
-           g_strcmp0(a->curve_public_key, b->curve_public_key) == 0 &&
-           g_strcmp0(a->curve_secret_key, b->curve_secret_key) == 0;
-}
-
 /* [uplink] is read at the start only: a reload that changes it is told so. */
 static void check_uplink_unchanged(struct vigild *d, const vigil_config *config)
 {
@@ -529,7 +500,7 @@ static void check_uplink_unchanged(struct vigild *d, const vigil_config *config)
         g_error_free(error);
         return;
     }
-    if (!same_uplink_settings(&now, d->uplink_settings))
+    if (!vigild_uplink_settings_equal(&now, d->uplink_settings))
         g_warning("reload: [uplink] changed; it applies at the next start, the running uplink "
                   "(%s) keeps its settings",
                   d->uplink != NULL ? d->uplink_settings->endpoint : "none");
@@ -578,15 +549,15 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     if (d->config == NULL)
         return FALSE;
     /* Before the reasoning is configured: the recording starts with it. */
-    if (d->settings.record_path != NULL &&
+    if (d->settings.daemon.record[0] != '\0' &&
         (d->reasoning.record = vigild_cycle_record_open(
-             d->settings.record_path, d->settings.record_max_bytes, d->reasoning.cycle_start_ns,
-             vigild_uplink_hostname(d->config), error)) == NULL)
+             d->settings.daemon.record, d->settings.daemon.record_max_bytes,
+             d->reasoning.cycle_start_ns, d->settings.hostname, error)) == NULL)
         return FALSE;
     apply_log_level(d->config);
     if (socket_override != NULL) {
-        g_free(d->settings.socket_path);
-        d->settings.socket_path = g_strdup(socket_override);
+        g_free(d->settings.daemon.socket);
+        d->settings.daemon.socket = g_strdup(socket_override);
     }
     d->started_ns = vigil_clock_monotonic_ns();
     d->latest = g_array_new(FALSE, TRUE, sizeof(struct vigil_sample));
@@ -609,7 +580,7 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     d->capture.finished_user = d;
     if (!configure_capture(d, &d->settings, error))
         return FALSE;
-    vigild_processes_init(&d->processes, d->settings.keep_ended);
+    vigild_processes_init(&d->processes, d->settings.daemon.keep_ended);
     d->processes.on_start = on_process_start;
     d->processes.on_end = on_process_end;
     d->processes.on_record = on_process_record;
@@ -628,8 +599,8 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     if (d->outbox != NULL)
         vigild_outbox_set_jobs(d->outbox, d->jobs);
     g_message("serving %s, a tick every %" G_GUINT64_FORMAT " ms, providers: %s",
-              d->settings.socket_path, (guint64)(d->settings.tick_ns / VIGIL_NS_PER_MS),
-              d->settings.providers[0] != NULL ? "see `vigil status`" : "none");
+              d->settings.daemon.socket, (guint64)(d->settings.tick_ns / VIGIL_NS_PER_MS),
+              d->settings.daemon.providers[0] != NULL ? "see `vigil status`" : "none");
     return TRUE;
 }
 
@@ -691,15 +662,15 @@ void vigild_reload(struct vigild *d)
         return;
     }
     if (d->socket_override != NULL) {
-        g_free(settings.socket_path);
-        settings.socket_path = g_strdup(d->socket_override);
+        g_free(settings.daemon.socket);
+        settings.daemon.socket = g_strdup(d->socket_override);
     }
-    if (strcmp(settings.socket_path, d->settings.socket_path) != 0)
+    if (strcmp(settings.daemon.socket, d->settings.daemon.socket) != 0)
         g_warning("reload: [daemon] socket changed to %s; it applies at the next start, the "
                   "daemon keeps serving %s",
-                  settings.socket_path, d->settings.socket_path);
-    g_free(settings.socket_path);
-    settings.socket_path = g_strdup(d->settings.socket_path);
+                  settings.daemon.socket, d->settings.daemon.socket);
+    g_free(settings.daemon.socket);
+    settings.daemon.socket = g_strdup(d->settings.daemon.socket);
     check_uplink_unchanged(d, config);
     vigild_metrics_reload(d, config);
     vigil_config *old = d->config;
@@ -713,8 +684,8 @@ void vigild_reload(struct vigild *d)
     vigil_config_free(old);
     vigild_rollup_set_window(&d->rollup, settings.rollup_ticks);
     vigild_history_resize(&d->history, settings.history_ticks);
-    vigild_processes_set_keep_ended(&d->processes, settings.keep_ended);
-    vigild_server_configure(d->server, &d->settings);
+    vigild_processes_set_keep_ended(&d->processes, settings.daemon.keep_ended);
+    vigild_server_configure(d->server, &d->settings.daemon);
     if (tick_changed) {
         g_source_remove(d->ticker_watch);
         d->ticker_watch = 0;

@@ -91,7 +91,7 @@ static const struct vigild_server_ops daemon_server_ops = {
 
 struct vigild_server *vigild_serve(struct vigild *d, GError **error)
 {
-    return vigild_server_new(d->settings.socket_path, &d->settings, &d->processes,
+    return vigild_server_new(d->settings.daemon.socket, &d->settings.daemon, &d->processes,
                              &daemon_server_ops, d, error);
 }
 

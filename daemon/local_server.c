@@ -822,7 +822,8 @@ static int listen_on(const char *path, mode_t mode, GError **error)
     return fd;
 }
 
-struct vigild_server *vigild_server_new(const char *path, const struct vigild_settings *settings,
+struct vigild_server *vigild_server_new(const char *path,
+                                        const struct vigild_daemon_settings *settings,
                                         struct vigild_processes *processes,
                                         const struct vigild_server_ops *ops, void *user,
                                         GError **error)
@@ -885,7 +886,7 @@ guint vigild_server_clients(const struct vigild_server *s)
     return g_hash_table_size(s->connections);
 }
 
-void vigild_server_configure(struct vigild_server *server, const struct vigild_settings *s)
+void vigild_server_configure(struct vigild_server *server, const struct vigild_daemon_settings *s)
 {
     server->max_processes = s->max_processes;
     vigild_client_limits_configure(&server->limits, s);

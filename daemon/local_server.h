@@ -10,10 +10,10 @@
 
 #include "vigil/local_protocol.h"
 
-struct vigild_settings;      /* vigild_settings.h */
-struct vigild_process;       /* processes.h */
-struct vigild_processes;     /* processes.h */
-struct vigild_client_limits; /* client_limits.h */
+struct vigild_daemon_settings; /* vigild_settings.h */
+struct vigild_process;         /* processes.h */
+struct vigild_processes;       /* processes.h */
+struct vigild_client_limits;   /* client_limits.h */
 
 struct vigild_server;
 
@@ -44,7 +44,7 @@ struct vigild_server_ops {
 /* Listens on `path` (its folder made if missing); refuses to take over a
  * socket another daemon is serving. Registrations go into `processes`;
  * the limits are those of `s` (vigild_server_configure). */
-struct vigild_server *vigild_server_new(const char *path, const struct vigild_settings *s,
+struct vigild_server *vigild_server_new(const char *path, const struct vigild_daemon_settings *s,
                                         struct vigild_processes *processes,
                                         const struct vigild_server_ops *ops, void *user,
                                         GError **error);
@@ -54,7 +54,7 @@ void vigild_server_catch_up(struct vigild_server *server);
 guint vigild_server_clients(const struct vigild_server *server);
 /* The limits of [daemon] (max_processes and client_limits.c's keys)
  * again, after a reload. */
-void vigild_server_configure(struct vigild_server *server, const struct vigild_settings *s);
+void vigild_server_configure(struct vigild_server *server, const struct vigild_daemon_settings *s);
 struct vigild_client_limits *vigild_server_limits(struct vigild_server *server);
 const char *vigild_server_path(const struct vigild_server *server);
 void vigild_server_free(struct vigild_server *server); /* removes the socket file */

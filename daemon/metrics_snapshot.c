@@ -126,22 +126,20 @@ void vigild_metrics_fill(void *daemon, struct vigild_metrics_snapshot *s)
     }
 }
 
-static guint max_jobs(const vigil_config *config)
-{
-    return (guint)vigil_config_get_int(config, "metrics", "max_jobs");
-}
-
 gboolean vigild_metrics_start(struct vigild *d, GError **error)
 {
+    struct vigild_metrics_settings settings;
     char *host = NULL;
     guint16 port = 0;
-    if (!vigil_metrics_parse_listen(vigil_config_get_string(d->config, "metrics", "listen"), &host,
-                                    &port, error))
+    if (!vigil_settings_load(d->config, &vigild_metrics_keys, &settings, error))
         return FALSE;
+    vigil_metrics_parse_listen(settings.listen, &host, &port, NULL); /* checked by the load */
+    guint max_jobs = settings.max_jobs;
+    vigil_settings_clear(&vigild_metrics_keys, &settings);
     if (host == NULL)
         return TRUE; /* listen is empty: no endpoint, nothing kept for it */
     struct vigild_metrics *m = g_new0(struct vigild_metrics, 1);
-    vigild_metrics_jobs_init(&m->jobs, max_jobs(d->config));
+    vigild_metrics_jobs_init(&m->jobs, max_jobs);
     m->http = vigild_metrics_http_new(host, port, vigild_metrics_fill, d, error);
     g_free(host);
     if (m->http == NULL) {
@@ -177,14 +175,19 @@ void vigild_metrics_process_ended(struct vigild *d, const struct vigild_process 
 
 void vigild_metrics_reload(struct vigild *d, const vigil_config *config)
 {
-    const char *now = vigil_config_get_string(config, "metrics", "listen");
-    const char *was = vigil_config_get_string(d->config, "metrics", "listen");
-    if (g_strcmp0(now, was) != 0)
+    /* Both checked when they were loaded. */
+    struct vigild_metrics_settings now, was;
+    vigil_settings_load(config, &vigild_metrics_keys, &now, NULL);
+    vigil_settings_load(d->config, &vigild_metrics_keys, &was, NULL);
+    if (g_strcmp0(now.listen, was.listen) != 0)
         g_warning("reload: [metrics] listen changed to \"%s\"; it applies at the next start, the "
                   "endpoint stays %s",
-                  now, d->metrics != NULL ? vigild_metrics_http_url(d->metrics->http) : "off");
+                  now.listen,
+                  d->metrics != NULL ? vigild_metrics_http_url(d->metrics->http) : "off");
     if (d->metrics != NULL)
-        vigild_metrics_jobs_set_max(&d->metrics->jobs, max_jobs(config));
+        vigild_metrics_jobs_set_max(&d->metrics->jobs, now.max_jobs);
+    vigil_settings_clear(&vigild_metrics_keys, &now);
+    vigil_settings_clear(&vigild_metrics_keys, &was);
 }
 
 void vigild_metrics_stop(struct vigild *d)

@@ -201,7 +201,12 @@ gboolean vigild_reasoning_check(struct vigild_reasoning *r, vigil_config *config
         if (load_plugin(r->registry, config, VIGIL_PLUGIN_REASONER, level_plugins[level], &section,
                         error) == NULL)
             return FALSE;
-        const char *const *names = vigil_config_get_list(config, section, "adpis");
+        struct vigil_reasoner_settings settings;
+        if (!vigil_reasoner_settings_load(config, section, &settings, error)) {
+            g_free(section);
+            return FALSE;
+        }
+        char *const *names = settings.adpis;
         for (guint i = 0; names != NULL && names[i] != NULL; i++) {
             /* A throwaway instance: its create() checks its keys together. */
             GError *adpi_error = NULL;
@@ -210,11 +215,13 @@ gboolean vigild_reasoning_check(struct vigild_reasoning *r, vigil_config *config
                 g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
                             "[%s] adpis: %s: %s", section, names[i], adpi_error->message);
                 g_error_free(adpi_error);
+                vigil_reasoner_settings_clear(&settings);
                 g_free(section);
                 return FALSE;
             }
             adpi_free(a);
         }
+        vigil_reasoner_settings_clear(&settings);
         g_free(section);
     }
     return TRUE;
@@ -240,8 +247,14 @@ void vigild_reasoning_configure(struct vigild_reasoning *r, vigil_config *config
             g_warning("reasoner %s: %s; its values stay", level_plugins[level], error->message);
         g_clear_error(&error);
         r->plugins[level] = plugin;
+        struct vigil_reasoner_settings settings = {0};
+        if (!vigil_reasoner_settings_load(config, section, &settings, &error)) {
+            g_critical("reasoner %s: %s", level_plugins[level], error->message); /* checked */
+            g_clear_error(&error);
+        }
         g_strfreev(r->adpi_names[level]);
-        r->adpi_names[level] = g_strdupv((char **)vigil_config_get_list(config, section, "adpis"));
+        r->adpi_names[level] = g_steal_pointer(&settings.adpis);
+        vigil_reasoner_settings_clear(&settings);
         g_free(section);
     }
     r->config = config;

@@ -50,9 +50,9 @@ void vigild_snapshot_take(const struct vigild *d, struct vigild_snapshot *out)
     out->reasoning = &d->reasoning;
     out->capture = &d->capture;
     out->processes = &d->processes;
-    out->capture_sink_enabled = vigil_config_get_string(d->config, "capture", "sink_enabled");
-    out->capture_sink_max_bytes = d->settings.capture_sink_max_bytes;
-    out->capture_sink_keep_files = d->settings.capture_sink_keep_files;
+    out->capture_sink_enabled = d->settings.capture.sink_enabled;
+    out->capture_sink_max_bytes = d->settings.capture.sink_max_bytes;
+    out->capture_sink_keep_files = d->settings.capture.sink_keep_files;
     out->capture_sink_path = vigild_capture_path(&d->capture);
     if (vigild_capture_sink(&d->capture) != NULL)
         vigild_capture_sink_stats(vigild_capture_sink(&d->capture), &out->capture_sink);

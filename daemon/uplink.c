@@ -49,6 +49,7 @@
 #include <glib/gstdio.h>
 
 #include "vigil/curve.h"
+#include "vigil/schema.h"
 #include "vigil/health.h"
 #include "vigil/wire.h"
 #include "spool.h"
@@ -68,29 +69,9 @@
 
 /* ---- settings ------------------------------------------------------------ */
 
-/* The pair `vigil keygen` writes (vigil/curve.h), private to its owner
- * since the secret key is what proves this node is this node;
- * vigil_curve_pair_read also checks that its public key is the secret's. */
-static gboolean read_key_file(const char *path, struct vigild_uplink_settings *out, GError **error)
+const char *vigild_uplink_hostname(const char *configured)
 {
-    struct vigil_curve_pair pair;
-    GError *e = NULL;
-    if (!vigil_curve_pair_read(path, &pair, &e)) {
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[uplink] curve_key_file: %s", e->message);
-        g_error_free(e);
-        return FALSE;
-    }
-    out->curve_public_key = g_strdup(pair.public_key);
-    out->curve_secret_key = g_strdup(pair.secret_key);
-    memset(&pair, 0, sizeof pair);
-    return TRUE;
-}
-
-const char *vigild_uplink_hostname(const vigil_config *config)
-{
-    const char *name = vigil_config_get_string(config, "uplink", "hostname");
-    return name[0] != '\0' ? name : g_get_host_name();
+    return configured[0] != '\0' ? configured : g_get_host_name();
 }
 
 uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *hostname)
@@ -119,65 +100,64 @@ uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *h
     return id != 0 ? id : 1;
 }
 
+/* The table's check has read the pair `vigil keygen` writes (vigil/curve.h),
+ * private to its owner since the secret key is what proves this node is this
+ * node, and found it good. */
+static gboolean read_key_pair(struct vigild_uplink_settings *s, GError **error)
+{
+    struct vigil_curve_pair pair;
+    GError *e = NULL;
+    if (!vigil_curve_pair_read(s->curve_key_file, &pair, &e)) {
+        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                    "[uplink] curve_key_file: %s", e->message);
+        g_error_free(e);
+        return FALSE;
+    }
+    s->curve_public_key = g_strdup(pair.public_key);
+    s->curve_secret_key = g_strdup(pair.secret_key);
+    memset(&pair, 0, sizeof pair);
+    return TRUE;
+}
+
 gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_uplink_settings *out,
                                      GError **error)
 {
-    memset(out, 0, sizeof *out);
-    const char *server_key = vigil_config_get_string(config, "uplink", "curve_server_key");
-    const char *key_file = vigil_config_get_string(config, "uplink", "curve_key_file");
-    if ((server_key[0] != '\0') != (key_file[0] != '\0')) {
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[uplink] curve_server_key and curve_key_file go together: %s is set and "
-                    "%s is empty",
-                    server_key[0] != '\0' ? "curve_server_key" : "curve_key_file",
-                    server_key[0] != '\0' ? "curve_key_file" : "curve_server_key");
+    if (!vigil_settings_load(config, &vigild_uplink_keys, out, error))
+        return FALSE;
+    if (out->curve_server_key[0] != '\0' && !read_key_pair(out, error)) {
+        vigild_uplink_settings_clear(out);
         return FALSE;
     }
-    if (server_key[0] != '\0') {
-        if (!vigil_curve_key_check("[uplink] curve_server_key", server_key, error) ||
-            !read_key_file(key_file, out, error)) {
-            vigild_uplink_settings_clear(out);
-            return FALSE;
-        }
-        out->curve_server_key = g_strdup(server_key);
-    }
-    out->endpoint = g_strdup(vigil_config_get_string(config, "uplink", "endpoint"));
-    out->hostname = g_strdup(vigild_uplink_hostname(config));
-    out->node_id = (uint64_t)vigil_config_get_int(config, "uplink", "node_id");
+    char *hostname = g_strdup(vigild_uplink_hostname(out->hostname));
+    g_free(out->hostname);
+    out->hostname = hostname;
     if (out->node_id == 0)
         out->node_id = vigild_uplink_derive_node_id("/etc/machine-id", out->hostname);
-    out->spool_dir = g_strdup(vigil_config_get_string(config, "uplink", "spool_dir"));
-    out->spool_max_bytes = (uint64_t)vigil_config_get_int(config, "uplink", "spool_max_bytes");
-    out->spool_after_ms = (guint)vigil_config_get_int(config, "uplink", "spool_after_ms");
-    out->resend_after_ms = (guint)vigil_config_get_int(config, "uplink", "resend_after_ms");
-    out->memory_max_bytes = (uint64_t)vigil_config_get_int(config, "uplink", "memory_max_bytes");
-    out->in_flight_max_bytes =
-        (uint64_t)vigil_config_get_int(config, "uplink", "in_flight_max_bytes");
-    out->refused_max_bytes = (uint64_t)vigil_config_get_int(config, "uplink", "refused_max_bytes");
     return TRUE;
 }
 
 void vigild_uplink_settings_clear(struct vigild_uplink_settings *s)
 {
-    g_clear_pointer(&s->endpoint, g_free);
-    g_clear_pointer(&s->hostname, g_free);
-    g_clear_pointer(&s->spool_dir, g_free);
-    g_clear_pointer(&s->curve_server_key, g_free);
     g_clear_pointer(&s->curve_public_key, g_free);
     if (s->curve_secret_key != NULL) {
         memset(s->curve_secret_key, 0, strlen(s->curve_secret_key));
         g_clear_pointer(&s->curve_secret_key, g_free);
     }
+    vigil_settings_clear(&vigild_uplink_keys, s);
+}
+
+gboolean vigild_uplink_settings_equal(const struct vigild_uplink_settings *a,
+                                      const struct vigild_uplink_settings *b)
+{
+    return vigil_settings_equal(&vigild_uplink_keys, a, b) &&
+           g_strcmp0(a->curve_public_key, b->curve_public_key) == 0 &&
+           g_strcmp0(a->curve_secret_key, b->curve_secret_key) == 0;
 }
 
 static void settings_copy(struct vigild_uplink_settings *to,
                           const struct vigild_uplink_settings *from)
 {
-    *to = *from;
-    to->endpoint = g_strdup(from->endpoint);
-    to->hostname = g_strdup(from->hostname);
-    to->spool_dir = g_strdup(from->spool_dir);
-    to->curve_server_key = g_strdup(from->curve_server_key);
+    vigil_settings_copy(&vigild_uplink_keys, to, from);
     to->curve_public_key = g_strdup(from->curve_public_key);
     to->curve_secret_key = g_strdup(from->curve_secret_key);
 }
@@ -1193,7 +1173,7 @@ static gboolean make_sockets(struct vigild_uplink *u, GError **error)
         !set_option(u->dealer, ZMQ_ROUTING_ID, "ZMQ_ROUTING_ID", u->routing_id,
                     strlen(u->routing_id), error))
         return FALSE;
-    if (s->curve_server_key != NULL &&
+    if (s->curve_public_key != NULL &&
         (!set_option(u->dealer, ZMQ_CURVE_SERVERKEY, "[uplink] curve_server_key",
                      s->curve_server_key, strlen(s->curve_server_key), error) ||
          !set_option(u->dealer, ZMQ_CURVE_PUBLICKEY, "the public key of curve_key_file",

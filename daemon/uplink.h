@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "vigil/config.h"
+#include "vigil/settings.h"
 
 struct vigild_uplink;
 
@@ -17,10 +18,10 @@ struct vigild_uplink;
 struct vigil_wire_state;
 struct vigild_drops; /* uplink_drops.h */
 
-/* [uplink], as read. Strings are owned; the CURVE keys are Z85 text, all
- * three NULL when CURVE is off. */
+/* [uplink]: each key fills the field of its name (uplink_keys.c), and
+ * vigild_uplink_settings_load derives the rest. Strings are owned. */
 struct vigild_uplink_settings {
-    char *endpoint; /* "" or NULL: no uplink */
+    char *endpoint; /* "": no uplink */
     uint64_t node_id;
     char *hostname; /* [uplink] hostname, else the machine's; never empty */
     char *spool_dir;
@@ -30,21 +31,28 @@ struct vigild_uplink_settings {
     uint64_t memory_max_bytes;
     uint64_t in_flight_max_bytes;
     uint64_t refused_max_bytes;
-    char *curve_server_key;
+    char *curve_server_key; /* Z85 text; "": no CURVE */
+    char *curve_key_file;
+    /* curve_key_file's pair, Z85 text; NULL when CURVE is off */
     char *curve_public_key;
     char *curve_secret_key;
 };
 
-/* Reads [uplink]: derives node_id when it is 0, reads the key pair from
- * curve_key_file. Every refusal names the key. */
+/* Reads [uplink]: derives node_id when it is 0 and the host name when it is
+ * empty, reads the key pair from curve_key_file. Every refusal names the
+ * key. */
 gboolean vigild_uplink_settings_load(const vigil_config *config, struct vigild_uplink_settings *out,
                                      GError **error);
 void vigild_uplink_settings_clear(struct vigild_uplink_settings *s);
+/* Whether two loaded settings are the same, key pairs included. */
+gboolean vigild_uplink_settings_equal(const struct vigild_uplink_settings *a,
+                                      const struct vigild_uplink_settings *b);
 /* /etc/machine-id's first 16 hex digits, else a hash of the host name; 63
  * bits (the warehouse keys nodes by a bigint), never 0. */
 uint64_t vigild_uplink_derive_node_id(const char *machine_id_path, const char *hostname);
-/* The node's name in the warehouse: [uplink] hostname, else the machine's. */
-const char *vigild_uplink_hostname(const vigil_config *config);
+/* The node's name in the warehouse: [uplink] hostname as written, else the
+ * machine's. */
+const char *vigild_uplink_hostname(const char *configured);
 
 struct vigild_uplink_stats {
     uint64_t sent;   /* sends handed to ZeroMQ, resends included */

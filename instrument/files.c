@@ -672,10 +672,9 @@ static int count_items(const char *text, char separator)
  * short: a cut list would record what the site meant to exclude. */
 static void parse_exclusions(void)
 {
-    static const char fallback[] = "/proc;/sys;/dev";
     const char *text = getenv("VIGIL_EXCLUDE");
     if (text == NULL)
-        text = fallback;
+        text = VIGIL_EXCLUDE_DEFAULT;
     char separator = strchr(text, ';') != NULL || strchr(text, ':') == NULL ? ';' : ':';
     size_t length = strlen(text);
     int prefixes = count_items(text, separator);
@@ -683,8 +682,8 @@ static void parse_exclusions(void)
         dprintf(2,
                 "vigil: VIGIL_EXCLUDE has %d prefixes in %zu bytes, more than the %d in %zu "
                 "bytes it can hold; using %s\n",
-                prefixes, length, EXCLUDE_MAX, sizeof exclude_text - 1, fallback);
-        text = fallback;
+                prefixes, length, EXCLUDE_MAX, sizeof exclude_text - 1, VIGIL_EXCLUDE_DEFAULT);
+        text = VIGIL_EXCLUDE_DEFAULT;
         separator = ';';
         length = strlen(text);
     }

@@ -18,13 +18,14 @@
 #include "txd.h"
 #include "vigil/health.h"
 #include "vigil/run_key.h"
+#include "vigil/schema.h"
 
 /* vigil_warehouse_day_tables, by name. */
 enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, BATCHES };
 _Static_assert(BATCHES + 1 == VIGIL_WAREHOUSE_DAY_TABLES, "one name for each day table");
 
 struct txd_store {
-    struct txd_settings settings; /* the [warehouse] part */
+    struct vigil_warehouse_settings settings;
     PGconn *db;
     int64_t next_maintain_ns; /* monotonic; 0: at the next turn */
     struct txd_ids *ids;
@@ -32,13 +33,10 @@ struct txd_store {
     GHashTable *below; /* node id → when a sequence below its highest was last said */
 };
 
-struct txd_store *txd_store_new(const struct txd_settings *settings)
+struct txd_store *txd_store_new(const struct vigil_warehouse_settings *warehouse)
 {
     struct txd_store *s = g_new0(struct txd_store, 1);
-    s->settings = *settings;
-    s->settings.conninfo = g_strdup(settings->conninfo != NULL ? settings->conninfo : "");
-    /* Not the store's: */
-    s->settings.bind = s->settings.curve_key_file = s->settings.curve_authorized_keys = NULL;
+    vigil_settings_copy(&vigil_warehouse_keys, &s->settings, warehouse);
     s->ids = txd_ids_new();
     s->below = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     return s;
@@ -59,7 +57,7 @@ void txd_store_free(struct txd_store *s)
     disconnect(s);
     txd_ids_free(s->ids);
     g_hash_table_destroy(s->below);
-    g_free(s->settings.conninfo);
+    vigil_settings_clear(&vigil_warehouse_keys, &s->settings);
     g_free(s);
 }
 

@@ -1,7 +1,8 @@
 /* vigil-txd — the transaction server's parts.
  *
  *   txd_main.c            the command line, signals, the loop
- *   txd_settings.c        [txd] and [warehouse] from the config
+ *   txd_settings.c        [txd] from the config (txd_settings.h); txd_keys.c is
+ *                         the [txd] table, warehouse/warehouse_keys.c [warehouse]'s
  *   txd_server.c          the ROUTER socket: batches in, acknowledgements and
  *                     refusals out, the queue of batches waiting for the
  *                     database, the system state sent down
@@ -25,25 +26,9 @@
 #include "vigil/reasoner.h"
 #include "vigil/warehouse.h"
 #include "vigil/wire.h"
+#include "txd_settings.h"
 
-/* ---- txd_settings.c ------------------------------------------------------------ */
-
-struct txd_settings {
-    char *bind;
-    guint cycle_ms;
-    guint node_state_max_age_ms;
-    char *curve_key_file;        /* "" for none */
-    char *curve_authorized_keys; /* "" for none */
-    uint64_t pending_max_bytes;
-    guint retry_max_ms;
-    char *conninfo; /* [warehouse] conninfo; "" for libpq's environment */
-    gboolean migrate;
-    guint connect_timeout_s, statement_timeout_ms, lock_timeout_ms;
-    guint partitions_ahead_days, maintain_interval_s;
-};
-
-gboolean txd_settings_load(const vigil_config *config, struct txd_settings *out, GError **error);
-void txd_settings_clear(struct txd_settings *s);
+/* ---- txd_settings.c: txd_settings.h ------------------------------------------- */
 
 /* ---- store_pg_error.c: errors -------------------------------------------------------- */
 
@@ -142,7 +127,7 @@ enum txd_store_result {
 struct txd_store;
 
 /* Nothing is connected yet: the first store (or txd_store_connect) does. */
-struct txd_store *txd_store_new(const struct txd_settings *settings);
+struct txd_store *txd_store_new(const struct vigil_warehouse_settings *warehouse);
 void txd_store_free(struct txd_store *s);
 /* Connects when not connected: checks the schema's version, migrating
  * first when told to. FALSE with error when the database cannot be used. */
@@ -261,6 +246,7 @@ struct txd_server;
 /* Binds and, when configured, sets up CURVE; a database that is down is
  * not an error (batches wait), a schema of another version is. */
 struct txd_server *txd_server_new(const struct txd_settings *settings,
+                                  const struct vigil_warehouse_settings *warehouse,
                                   const struct vigil_reasoner_rule *rule, int signal_fd,
                                   GError **error);
 void txd_server_set_rule(struct txd_server *s, const struct vigil_reasoner_rule *rule);

@@ -35,6 +35,7 @@ static struct txd_main txd_main;
 
 /* The whole configuration, checked, with the system reasoner's rule. */
 static vigil_config *load_config(const char *path, struct txd_settings *settings,
+                                 struct vigil_warehouse_settings *warehouse,
                                  struct vigil_reasoner_rule *rule, GError **error)
 {
     vigil_config *config = vigil_config_new();
@@ -44,17 +45,25 @@ static vigil_config *load_config(const char *path, struct txd_settings *settings
     if (ok && !vigil_config_has_section(config, "reasoner.system"))
         ok = vigil_plugin_registry_resolve_section(config, "reasoner.system", txd_main.registry,
                                                    error);
-    if (ok && !txd_settings_load(config, settings, error)) {
+    if (ok && !txd_settings_load(config, settings, error))
+        ok = FALSE;
+    else if (ok && !vigil_settings_load(config, &vigil_warehouse_keys, warehouse, error)) {
         txd_settings_clear(settings);
+        ok = FALSE;
+    }
+    struct vigil_reasoner_settings system;
+    if (ok && !vigil_reasoner_settings_load(config, "reasoner.system", &system, error)) {
+        txd_settings_clear(settings);
+        vigil_settings_clear(&vigil_warehouse_keys, warehouse);
         ok = FALSE;
     }
     if (!ok) {
         vigil_config_free(config);
         return NULL;
     }
-    vigil_reasoner_rule_read(rule, config, "reasoner.system");
-    vigil_log_setup("vigil-txd",
-                    vigil_log_level_from_name(vigil_config_get_string(config, "log", "level")));
+    *rule = system.rule;
+    vigil_reasoner_settings_clear(&system);
+    vigil_log_setup_from_config("vigil-txd", config);
     return config;
 }
 
@@ -68,9 +77,10 @@ static void on_signal(struct txd_server *s, int signal)
     }
     vigil_service_reloading();
     struct txd_settings settings;
+    struct vigil_warehouse_settings warehouse;
     struct vigil_reasoner_rule rule;
     GError *error = NULL;
-    vigil_config *config = load_config(txd_main.config_path, &settings, &rule, &error);
+    vigil_config *config = load_config(txd_main.config_path, &settings, &warehouse, &rule, &error);
     if (config == NULL) {
         g_warning("reload refused, the running configuration stays: %s", error->message);
         g_error_free(error);
@@ -81,6 +91,7 @@ static void on_signal(struct txd_server *s, int signal)
     g_message("reloaded: the system reasoner's rule and the log level (a new endpoint, keys or "
               "database take a restart)");
     txd_settings_clear(&settings);
+    vigil_settings_clear(&vigil_warehouse_keys, &warehouse);
     vigil_config_free(config);
     vigil_service_ready();
 }
@@ -133,13 +144,15 @@ int main(int argc, char **argv)
     txd_main.registry = vigil_plugin_registry_new(plugin_dir);
     g_free(plugin_dir);
     struct txd_settings settings = {0};
+    struct vigil_warehouse_settings warehouse = {0};
     struct vigil_reasoner_rule rule;
     struct txd_server *server = NULL;
     int signal_fd = take_signals(&error);
     vigil_config *config =
-        signal_fd >= 0 ? load_config(txd_main.config_path, &settings, &rule, &error) : NULL;
+        signal_fd >= 0 ? load_config(txd_main.config_path, &settings, &warehouse, &rule, &error)
+                       : NULL;
     if (config != NULL)
-        server = txd_server_new(&settings, &rule, signal_fd, &error);
+        server = txd_server_new(&settings, &warehouse, &rule, signal_fd, &error);
     if (server != NULL && pid_file != NULL && !vigil_pid_file_write(pid_file, &error)) {
         txd_server_free(server);
         server = NULL;
@@ -160,6 +173,7 @@ int main(int argc, char **argv)
         g_message("stopped");
     }
     txd_settings_clear(&settings);
+    vigil_settings_clear(&vigil_warehouse_keys, &warehouse);
     if (config != NULL)
         vigil_config_free(config);
     if (signal_fd >= 0)

@@ -22,6 +22,7 @@
 #include "txd.h"
 #include "vigil/curve.h"
 #include "vigil/health.h"
+#include "vigil/schema.h"
 
 #define RETRY_FIRST_MS 100u
 /* A group stored in one transaction: one commit (one fdatasync of the
@@ -524,15 +525,12 @@ static void apply_rule(struct txd_server *s, const struct vigil_reasoner_rule *r
 }
 
 struct txd_server *txd_server_new(const struct txd_settings *settings,
+                                  const struct vigil_warehouse_settings *warehouse,
                                   const struct vigil_reasoner_rule *rule, int signal_fd,
                                   GError **error)
 {
     struct txd_server *s = g_new0(struct txd_server, 1);
-    s->settings = *settings;
-    s->settings.bind = g_strdup(settings->bind);
-    s->settings.curve_key_file = g_strdup(settings->curve_key_file);
-    s->settings.curve_authorized_keys = g_strdup(settings->curve_authorized_keys);
-    s->settings.conninfo = g_strdup(settings->conninfo);
+    vigil_settings_copy(&txd_keys, &s->settings, settings);
     s->signal_fd = signal_fd;
     s->retry_ms = RETRY_FIRST_MS;
     s->last_system_state = 0;
@@ -541,7 +539,7 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
     s->peers = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, NULL, peer_free);
     s->node_keys = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     apply_rule(s, rule);
-    s->store = txd_store_new(settings);
+    s->store = txd_store_new(warehouse);
     s->context = zmq_ctx_new();
     s->router = zmq_socket(s->context, ZMQ_ROUTER);
     int zero = 0, on = 1, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;

@@ -10,6 +10,7 @@
 #include "json_rows.h"
 #include "vigil/config.h"
 #include "vigil/plugin.h"
+#include "vigil/reasoner.h"
 
 static const char *const reasoner_levels[] = {"process", "node", "system"};
 
@@ -35,29 +36,6 @@ gboolean web_thresholds_prepare(void *config_ptr, void *registry_ptr, GError **e
     return TRUE;
 }
 
-static char *value_text(const vigil_config *config, const char *section,
-                        const struct vigil_config_key *k)
-{
-    switch (k->type) {
-    case VIGIL_CONFIG_BOOL:
-        return g_strdup(vigil_config_get_bool(config, section, k->name) ? "true" : "false");
-    case VIGIL_CONFIG_INT:
-        return g_strdup_printf("%" G_GINT64_FORMAT, vigil_config_get_int(config, section, k->name));
-    case VIGIL_CONFIG_DOUBLE: {
-        /* 15 digits: what was written (0.95), not its binary neighbour. */
-        char buf[G_ASCII_DTOSTR_BUF_SIZE];
-        return g_strdup(g_ascii_formatd(buf, sizeof buf, "%.15g",
-                                        vigil_config_get_double(config, section, k->name)));
-    }
-    case VIGIL_CONFIG_STRING:
-    case VIGIL_CONFIG_ENUM:
-        return g_strdup(vigil_config_get_string(config, section, k->name));
-    case VIGIL_CONFIG_LIST:
-        return g_strjoinv(";", (char **)vigil_config_get_list(config, section, k->name));
-    }
-    return g_strdup("");
-}
-
 static JsonObject *plugin_object(const vigil_config *config, const struct vigil_plugin *plugin,
                                  const char *section, gboolean enabled)
 {
@@ -66,11 +44,12 @@ static JsonObject *plugin_object(const vigil_config *config, const struct vigil_
     json_object_set_string_member(o, "description", plugin->descriptor->description);
     json_object_set_boolean_member(o, "enabled", enabled);
     JsonArray *keys = json_array_new();
-    for (size_t i = 0; i < plugin->descriptor->n_config_keys; i++) {
-        const struct vigil_config_key *k = &plugin->descriptor->config_keys[i];
+    const struct vigil_settings_table *table = plugin->descriptor->settings;
+    for (size_t i = 0; table != NULL && i < table->n_keys; i++) {
+        const struct vigil_config_key *k = &table->keys[i];
         JsonObject *key = json_object_new();
         json_object_set_string_member(key, "name", k->name);
-        char *value = value_text(config, section, k);
+        char *value = vigil_config_value_text(config, section, k->name);
         json_object_set_string_member(key, "value", value);
         g_free(value);
         json_object_set_string_member(key, "default", k->default_value);
@@ -105,7 +84,7 @@ gboolean web_api_thresholds(struct web_request *req, GError **error)
 
     g_mutex_lock(req->context->registry_lock);
     vigil_plugin_registry *registry = req->context->registry;
-    GHashTable *enabled = g_hash_table_new(g_str_hash, g_str_equal);
+    GHashTable *enabled = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (gsize l = 0; l < G_N_ELEMENTS(reasoner_levels); l++) {
         char *section = g_strdup_printf("reasoner.%s", reasoner_levels[l]);
         const struct vigil_plugin *plugin =
@@ -116,12 +95,12 @@ gboolean web_api_thresholds(struct web_request *req, GError **error)
         if (plugin != NULL) {
             JsonObject *o = plugin_object(config, plugin, section, TRUE);
             json_array_add_object_element(plugins, o);
-            for (size_t i = 0; i < plugin->descriptor->n_config_keys; i++)
-                if (strcmp(plugin->descriptor->config_keys[i].name, "adpis") == 0) {
-                    const char *const *names = vigil_config_get_list(config, section, "adpis");
-                    for (guint n = 0; names != NULL && names[n] != NULL; n++)
-                        g_hash_table_add(enabled, (gpointer)names[n]);
-                }
+            struct vigil_reasoner_settings settings;
+            if (vigil_reasoner_settings_load(config, section, &settings, NULL)) {
+                for (guint n = 0; settings.adpis != NULL && settings.adpis[n] != NULL; n++)
+                    g_hash_table_add(enabled, g_strdup(settings.adpis[n]));
+                vigil_reasoner_settings_clear(&settings);
+            }
         }
         g_free(section);
     }

@@ -23,8 +23,7 @@ static gboolean reload(const char *config_path, GError **error)
                   vigil_config_load(config, config_path, error) &&
                   web_settings_load(config, "", "", &settings, error);
     if (ok)
-        vigil_log_setup("vigil-web",
-                        vigil_log_level_from_name(vigil_config_get_string(config, "log", "level")));
+        vigil_log_setup_from_config("vigil-web", config);
     web_settings_clear(&settings);
     vigil_config_free(config);
     vigil_plugin_registry_free(registry);

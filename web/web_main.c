@@ -89,8 +89,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "vigil-web: %s: %s\n", config_path, error->message);
         goto out;
     }
-    vigil_log_setup("vigil-web",
-                    vigil_log_level_from_name(vigil_config_get_string(config, "log", "level")));
+    vigil_log_setup_from_config("vigil-web", config);
     if (!g_file_test(settings.static_dir, G_FILE_TEST_IS_DIR))
         g_warning("[web] static_dir %s is not a folder: the pages will not be found (the API "
                   "works)",

@@ -3,56 +3,46 @@
 
 #include "web_settings.h"
 #include "vigil/schema.h"
+#include "vigil/warehouse_settings.h"
+
+/* An empty key takes another value: a copy of `instead`. */
+static void replace_empty(char **value, const char *instead)
+{
+    if ((*value)[0] != '\0')
+        return;
+    g_free(*value);
+    *value = g_strdup(instead);
+}
 
 gboolean web_settings_load(const vigil_config *config, const char *default_static_dir,
                            const char *default_vendor_dir, struct web_settings *out, GError **error)
 {
-    memset(out, 0, sizeof *out);
-    out->trusted_proxies = g_ptr_array_new_with_free_func(g_object_unref);
-    if (!vigil_web_check_config(config, &out->listen_host, &out->listen_port, error))
+    struct vigil_warehouse_settings warehouse;
+    if (!vigil_settings_load(config, &web_keys, out, error))
         return FALSE;
-    const char *conninfo = vigil_config_get_string(config, "web", "conninfo");
-    if (conninfo[0] == '\0')
-        conninfo = vigil_config_get_string(config, "warehouse", "conninfo");
-    out->conninfo = g_strdup(conninfo);
-    out->connect_timeout_s = (guint)vigil_config_get_int(config, "warehouse", "connect_timeout_s");
-    const char *dir = vigil_config_get_string(config, "web", "static_dir");
-    out->static_dir = g_strdup(dir[0] != '\0' ? dir : default_static_dir);
-    dir = vigil_config_get_string(config, "web", "vendor_dir");
-    out->vendor_dir = g_strdup(dir[0] != '\0' ? dir : default_vendor_dir);
-    out->auth = strcmp(vigil_config_get_string(config, "web", "auth"), "remote-user") == 0
-                    ? WEB_AUTH_REMOTE_USER
-                    : WEB_AUTH_NONE;
-    out->user_header = g_strdup(vigil_config_get_string(config, "web", "user_header"));
-    out->admins = g_strdupv((char **)vigil_config_get_list(config, "web", "admins"));
-    out->db_connections = (guint)vigil_config_get_int(config, "web", "db_connections");
-    out->statement_timeout_ms = (guint)vigil_config_get_int(config, "web", "statement_timeout_ms");
-    out->client_timeout_s = (guint)vigil_config_get_int(config, "web", "client_timeout_s");
-    out->max_clients = (guint)vigil_config_get_int(config, "web", "max_clients");
-    out->page_size = (guint)vigil_config_get_int(config, "web", "page_size");
-    out->page_size_max = (guint)vigil_config_get_int(config, "web", "page_size_max");
-    out->points_max = (guint)vigil_config_get_int(config, "web", "points_max");
-    out->per_node_lines_max = (guint)vigil_config_get_int(config, "web", "per_node_lines_max");
-
-    const char *const *proxies = vigil_config_get_list(config, "web", "trusted_proxies");
-    for (guint i = 0; proxies != NULL && proxies[i] != NULL; i++) {
-        /* Each one checked by vigil_web_check_config. */
-        g_ptr_array_add(out->trusted_proxies, g_inet_address_new_from_string(proxies[i]));
+    if (!vigil_settings_load(config, &vigil_warehouse_keys, &warehouse, error)) {
+        web_settings_clear(out);
+        return FALSE;
     }
+    web_parse_listen(out->listen, &out->listen_host, &out->listen_port, NULL); /* checked */
+    replace_empty(&out->conninfo, warehouse.conninfo);
+    out->connect_timeout_s = warehouse.connect_timeout_s;
+    vigil_settings_clear(&vigil_warehouse_keys, &warehouse);
+    replace_empty(&out->static_dir, default_static_dir);
+    replace_empty(&out->vendor_dir, default_vendor_dir);
+    out->trusted_proxy_addresses = g_ptr_array_new_with_free_func(g_object_unref);
+    for (guint i = 0; out->trusted_proxies[i] != NULL; i++) /* each checked */
+        g_ptr_array_add(out->trusted_proxy_addresses,
+                        g_inet_address_new_from_string(out->trusted_proxies[i]));
     return TRUE;
 }
 
 void web_settings_clear(struct web_settings *s)
 {
     g_free(s->listen_host);
-    g_free(s->conninfo);
-    g_free(s->static_dir);
-    g_free(s->vendor_dir);
-    g_free(s->user_header);
-    if (s->trusted_proxies != NULL)
-        g_ptr_array_unref(s->trusted_proxies);
-    g_strfreev(s->admins);
-    memset(s, 0, sizeof *s);
+    if (s->trusted_proxy_addresses != NULL)
+        g_ptr_array_unref(s->trusted_proxy_addresses);
+    vigil_settings_clear(&web_keys, s);
 }
 
 gboolean web_settings_trusts(const struct web_settings *s, GInetAddress *address)
@@ -66,8 +56,8 @@ gboolean web_settings_trusts(const struct web_settings *s, GInetAddress *address
             plain = g_inet_address_new_from_bytes(b + 12, G_SOCKET_FAMILY_IPV4);
     }
     gboolean trusted = FALSE;
-    for (guint i = 0; i < s->trusted_proxies->len && !trusted; i++) {
-        GInetAddress *proxy = g_ptr_array_index(s->trusted_proxies, i);
+    for (guint i = 0; i < s->trusted_proxy_addresses->len && !trusted; i++) {
+        GInetAddress *proxy = g_ptr_array_index(s->trusted_proxy_addresses, i);
         trusted = g_inet_address_equal(proxy, address) ||
                   (plain != NULL && g_inet_address_equal(proxy, plain));
     }

@@ -44,12 +44,19 @@ struct rate_op {
     guint flagged_in_a_row;
 };
 
-struct rate {
-    gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
+/* Its keys, each filling the field of its name (the table at the end). */
+struct rate_settings {
+    char **operations; /* globs of "layer.op" */
     guint training_cycles, relearn_cycles;
     double max_rise, max_drop;
     guint64 min_calls, min_bytes;
-    guint64 cycles; /* ended */
+};
+static const struct vigil_settings_table settings_table;
+
+struct rate {
+    struct rate_settings settings;
+    gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
+    guint64 cycles;                       /* ended */
     /* Cycle lengths: the last end, and the shortest and longest of the
      * training cycles (0 until learned). */
     uint64_t last_end_ns, min_length_ns, max_length_ns;
@@ -57,44 +64,31 @@ struct rate {
     struct rate_op ops[VIGIL_OP_MAX_ID + 1];
 };
 
-static void read_config(struct rate *r, const struct vigil_plugin_context *ctx)
-{
-    const char *const *patterns = vigil_config_get_list(ctx->config, ctx->section, "operations");
-    for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++) {
-        r->judged[op] = FALSE;
-        if (!vigil_op_is_valid(op))
-            continue;
-        char *name =
-            g_strdup_printf("%s.%s", vigil_layer_name(vigil_op_layer(op)), vigil_op_name(op));
-        r->judged[op] = vigil_metric_name_matches(name, patterns);
-        g_free(name);
-    }
-    r->training_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "training_cycles");
-    r->relearn_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "relearn_cycles");
-    r->max_rise = vigil_config_get_double(ctx->config, ctx->section, "max_rise");
-    r->max_drop = vigil_config_get_double(ctx->config, ctx->section, "max_drop");
-    r->min_calls = (guint64)vigil_config_get_int(ctx->config, ctx->section, "min_calls");
-    r->min_bytes = (guint64)vigil_config_get_int(ctx->config, ctx->section, "min_bytes");
-}
-
 static void *rate_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    (void)error;
     struct rate *r = g_new0(struct rate, 1);
-    read_config(r, ctx);
+    if (!vigil_plugin_settings_load(ctx, &settings_table, &r->settings, error)) {
+        g_free(r);
+        return NULL;
+    }
+    vigil_ops_matching((const char *const *)r->settings.operations, r->judged);
     return r;
 }
 
 static void rate_destroy(void *instance)
 {
-    g_free(instance);
+    struct rate *r = instance;
+    vigil_settings_clear(&settings_table, &r->settings);
+    g_free(r);
 }
 
 static gboolean rate_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
                                  GError **error)
 {
-    (void)error;
-    read_config(instance, ctx);
+    struct rate *r = instance;
+    if (!vigil_plugin_settings_reload(ctx, &settings_table, &r->settings, error))
+        return FALSE;
+    vigil_ops_matching((const char *const *)r->settings.operations, r->judged);
     return TRUE;
 }
 
@@ -152,28 +146,30 @@ static gboolean judge(const struct rate *r, guint id, const struct rate_op *op,
     g_snprintf(name, sizeof name, "%s.%s", vigil_layer_name(vigil_op_layer(id)), vigil_op_name(id));
     gboolean flagged = FALSE;
     double calls = (double)op->calls, bytes = (double)op->bytes;
-    double hi =
-        high_bound((double)op->max_calls * length->stretch, r->max_rise, (double)r->min_calls);
+    double hi = high_bound((double)op->max_calls * length->stretch, r->settings.max_rise,
+                           (double)r->settings.min_calls);
     double min_calls = (double)op->min_calls * length->shrink;
-    double lo = MIN(min_calls * (1 - r->max_drop), min_calls - (double)r->min_calls);
+    double lo =
+        MIN(min_calls * (1 - r->settings.max_drop), min_calls - (double)r->settings.min_calls);
     if (calls > hi) {
         vigil_issue_report(
             sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, calls, lo, hi,
             "%s: %.0f calls in the cycle, more than %.0f (at most %" G_GUINT64_FORMAT
             " in each of %u cycles learned%s, plus %g %% and at least %" G_GUINT64_FORMAT ")",
-            name, calls, hi, op->max_calls, op->trained, stretched, 100 * r->max_rise,
-            r->min_calls);
+            name, calls, hi, op->max_calls, op->trained, stretched, 100 * r->settings.max_rise,
+            r->settings.min_calls);
         flagged = TRUE;
     } else if (calls < lo) {
         vigil_issue_report(
             sink, VIGIL_HEALTH_ABNORMAL_OTHER, name, calls, lo, hi,
             "%s: %.0f calls in the cycle, fewer than %.0f (at least %" G_GUINT64_FORMAT
             " in each of %u cycles learned%s, less %g %% and at least %" G_GUINT64_FORMAT ")",
-            name, calls, lo, op->min_calls, op->trained, shrunk, 100 * r->max_drop, r->min_calls);
+            name, calls, lo, op->min_calls, op->trained, shrunk, 100 * r->settings.max_drop,
+            r->settings.min_calls);
         flagged = TRUE;
     }
-    double bytes_hi =
-        high_bound((double)op->max_bytes * length->stretch, r->max_rise, (double)r->min_bytes);
+    double bytes_hi = high_bound((double)op->max_bytes * length->stretch, r->settings.max_rise,
+                                 (double)r->settings.min_bytes);
     if (bytes > bytes_hi) {
         char bytes_name[VIGIL_ISSUE_METRIC_MAX + 1];
         g_snprintf(bytes_name, sizeof bytes_name, "%s.bytes", name);
@@ -181,8 +177,8 @@ static gboolean judge(const struct rate *r, guint id, const struct rate_op *op,
             sink, VIGIL_HEALTH_ABNORMAL_OTHER, bytes_name, bytes, NAN, bytes_hi,
             "%s: %.0f bytes in the cycle, more than %.0f (at most %" G_GUINT64_FORMAT
             " in each of %u cycles learned%s, plus %g %% and at least %" G_GUINT64_FORMAT ")",
-            name, bytes, bytes_hi, op->max_bytes, op->trained, stretched, 100 * r->max_rise,
-            r->min_bytes);
+            name, bytes, bytes_hi, op->max_bytes, op->trained, stretched,
+            100 * r->settings.max_rise, r->settings.min_bytes);
         flagged = TRUE;
     }
     return flagged;
@@ -198,7 +194,7 @@ static void rate_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     struct cycle_length length = {1, 1};
     if (!partial && end_ns > r->last_end_ns) {
         uint64_t ns = end_ns - r->last_end_ns;
-        if (r->lengths_learned < r->training_cycles) {
+        if (r->lengths_learned < r->settings.training_cycles) {
             r->min_length_ns = r->lengths_learned == 0 ? ns : MIN(r->min_length_ns, ns);
             r->max_length_ns = r->lengths_learned == 0 ? ns : MAX(r->max_length_ns, ns);
             r->lengths_learned++;
@@ -212,10 +208,10 @@ static void rate_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     for (guint id = 0; id <= VIGIL_OP_MAX_ID; id++) {
         struct rate_op *op = &r->ops[id];
         if (!partial && r->judged[id]) {
-            if (op->trained < r->training_cycles) {
+            if (op->trained < r->settings.training_cycles) {
                 learn(op);
             } else if (judge(r, id, op, &length, sink)) {
-                if (++op->flagged_in_a_row >= r->relearn_cycles) {
+                if (++op->flagged_in_a_row >= r->settings.relearn_cycles) {
                     op->trained = 0; /* a new phase: learn it */
                     op->flagged_in_a_row = 0;
                 }
@@ -234,58 +230,40 @@ static const struct vigil_adpi_ops rate_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "operations",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct rate_settings, operations), .type = VIGIL_CONFIG_LIST,
      .default_value = "*",
      .description = "operations (globs of LAYER.OP, \"posix.*\") whose calls and bytes per cycle "
                     "are judged"},
-    {.name = "training_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "30",
-     .min = 1,
-     .max = 1000000,
+    {VIGIL_SETTING(struct rate_settings, training_cycles), .type = VIGIL_CONFIG_INT,
+     .default_value = "30", .min = 1, .max = 1000000,
      .description = "full cycles from which each operation's range of calls and bytes is learned"},
-    {.name = "max_rise",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "0.5",
-     .min = 0,
-     .max = 1000,
+    {VIGIL_SETTING(struct rate_settings, max_rise), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.5", .min = 0, .max = 1000,
      .description = "share above the largest learned count of calls or bytes that is still no "
                     "news"},
-    {.name = "max_drop",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "0.3",
-     .min = 0,
-     .max = 1,
+    {VIGIL_SETTING(struct rate_settings, max_drop), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.3", .min = 0, .max = 1,
      .description = "share below the smallest learned count of calls that is still no news"},
-    {.name = "min_calls",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "50",
-     .min = 1,
-     .max = 1000000000,
+    {VIGIL_SETTING(struct rate_settings, min_calls), .type = VIGIL_CONFIG_INT,
+     .default_value = "50", .min = 1, .max = 1000000000,
      .description = "calls a cycle must differ by from the learned range to be news"},
-    {.name = "min_bytes",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "1048576",
-     .min = 1,
-     .max = 1099511627776.0,
+    {VIGIL_SETTING(struct rate_settings, min_bytes), .type = VIGIL_CONFIG_INT,
+     .default_value = "1048576", .min = 1, .max = 1099511627776.0,
      .description = "bytes a cycle must exceed the learned largest by to be news"},
-    {.name = "relearn_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "30",
-     .min = 1,
-     .max = 1000000,
+    {VIGIL_SETTING(struct rate_settings, relearn_cycles), .type = VIGIL_CONFIG_INT,
+     .default_value = "30", .min = 1, .max = 1000000,
      .description = "judged cycles in a row flagged for an operation after which it is a new "
                     "phase: its range is learned again"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct rate_settings, keys, NULL);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_ADPI,
     .name = "call-rate",
     .description = "calls and bytes per cycle of each operation outside their learned range",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = rate_create,
     .destroy = rate_destroy,
     .ops = &rate_ops,

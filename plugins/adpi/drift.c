@@ -21,37 +21,34 @@ struct drift_metric {
 };
 VIGIL_ADPI_METRICS_ENTRY(struct drift_metric);
 
-struct drift {
-    char **patterns;
+/* Its keys, each filling the field of its name (the table at the end). */
+struct drift_settings {
+    char **metrics; /* globs */
     guint short_cycles, long_cycles;
     double max_relative_drift;
+};
+
+struct drift {
+    struct drift_settings settings;
     struct vigil_cycle_values values;
     struct vigil_adpi_metrics metrics; /* struct drift_metric */
 };
 
-struct drift_settings {
-    char **patterns;
-    guint short_cycles, long_cycles;
-    double max_relative_drift;
-};
-
-static gboolean read_config(const struct vigil_plugin_context *ctx, struct drift_settings *s,
-                            GError **error)
+static gboolean check_windows(const void *settings, const char *section, const vigil_config *config,
+                              GError **error)
 {
-    s->short_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "short_cycles");
-    s->long_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "long_cycles");
-    if (s->long_cycles <= s->short_cycles) {
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[%s] long_cycles (%u) must be greater than short_cycles (%u): the long "
-                    "window is the baseline the short one is compared with",
-                    ctx->section, s->long_cycles, s->short_cycles);
-        return FALSE;
-    }
-    s->patterns = g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "metrics"));
-    s->max_relative_drift =
-        vigil_config_get_double(ctx->config, ctx->section, "max_relative_drift");
-    return TRUE;
+    (void)config;
+    const struct drift_settings *s = settings;
+    if (s->long_cycles > s->short_cycles)
+        return TRUE;
+    g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                "[%s] long_cycles (%u) must be greater than short_cycles (%u): the long "
+                "window is the baseline the short one is compared with",
+                section, s->long_cycles, s->short_cycles);
+    return FALSE;
 }
+
+static const struct vigil_settings_table settings_table;
 
 /* The window's i-th value, 0 the oldest. */
 static double window_at(const struct drift_metric *m, guint i)
@@ -78,31 +75,21 @@ static void match(void *entry, uint32_t id, void *user)
     (void)id;
     const struct drift *d = user;
     struct drift_metric *m = entry;
-    m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)d->patterns);
+    m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)d->settings.metrics);
     /* Only a described metric has a window (drift_cycle). */
-    if (m->window != NULL && m->capacity != d->long_cycles)
-        resize_window(m, d->long_cycles);
-}
-
-static void apply(struct drift *d, struct drift_settings *s)
-{
-    g_strfreev(d->patterns);
-    d->patterns = s->patterns;
-    d->short_cycles = s->short_cycles;
-    d->long_cycles = s->long_cycles;
-    d->max_relative_drift = s->max_relative_drift;
-    vigil_adpi_metrics_rematch(&d->metrics, match, d);
+    if (m->window != NULL && m->capacity != d->settings.long_cycles)
+        resize_window(m, d->settings.long_cycles);
 }
 
 static void *drift_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    struct drift_settings s;
-    if (!read_config(ctx, &s, error))
-        return NULL;
     struct drift *d = g_new0(struct drift, 1);
+    if (!vigil_plugin_settings_load(ctx, &settings_table, &d->settings, error)) {
+        g_free(d);
+        return NULL;
+    }
     vigil_cycle_values_init(&d->values);
     vigil_adpi_metrics_init(&d->metrics, sizeof(struct drift_metric));
-    apply(d, &s);
     return d;
 }
 
@@ -114,7 +101,7 @@ static void drift_destroy(void *instance)
         if (m != NULL)
             g_free(m->window);
     }
-    g_strfreev(d->patterns);
+    vigil_settings_clear(&settings_table, &d->settings);
     vigil_cycle_values_clear(&d->values);
     vigil_adpi_metrics_clear(&d->metrics);
     g_free(d);
@@ -123,10 +110,10 @@ static void drift_destroy(void *instance)
 static gboolean drift_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
                                   GError **error)
 {
-    struct drift_settings s;
-    if (!read_config(ctx, &s, error))
+    struct drift *d = instance;
+    if (!vigil_plugin_settings_reload(ctx, &settings_table, &d->settings, error))
         return FALSE;
-    apply(instance, &s);
+    vigil_adpi_metrics_rematch(&d->metrics, match, d);
     return TRUE;
 }
 
@@ -164,9 +151,9 @@ static void check(const struct drift *d, struct drift_metric *m, const struct vi
 {
     if (m->count < m->capacity)
         return;
-    double short_mean = window_mean(m, d->short_cycles);
+    double short_mean = window_mean(m, d->settings.short_cycles);
     double long_mean = window_mean(m, m->capacity);
-    double allowed = d->max_relative_drift * fabs(long_mean);
+    double allowed = d->settings.max_relative_drift * fabs(long_mean);
     if (!(fabs(short_mean - long_mean) > allowed)) {
         m->drifting = FALSE;
         return;
@@ -180,8 +167,8 @@ static void check(const struct drift *d, struct drift_metric *m, const struct vi
                        long_mean - allowed, long_mean + allowed,
                        "%s drifted: %.6g %s over the last %u cycles against %.6g %s over the "
                        "last %u; expected within %g %% of the latter",
-                       m->desc->name, short_mean, unit, d->short_cycles, long_mean, unit,
-                       m->capacity, d->max_relative_drift * 100);
+                       m->desc->name, short_mean, unit, d->settings.short_cycles, long_mean, unit,
+                       m->capacity, d->settings.max_relative_drift * 100);
 }
 
 static void drift_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
@@ -196,7 +183,7 @@ static void drift_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
         double value;
         if (m == NULL || !m->matches || !vigil_cycle_metric_value(v, &value))
             continue;
-        push(m, d->long_cycles, value);
+        push(m, d->settings.long_cycles, value);
         check(d, m, v, sink);
     }
     vigil_cycle_values_next(&d->values);
@@ -209,37 +196,28 @@ static const struct vigil_adpi_ops drift_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "metrics",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct drift_settings, metrics), .type = VIGIL_CONFIG_LIST,
      .default_value = "process.cpu_s;process.read_bytes;process.written_bytes;node.energy_j",
      .description = "metrics (globs) whose per-cycle values are watched for drift"},
-    {.name = "short_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "30",
-     .min = 1,
-     .max = 1000000,
+    {VIGIL_SETTING(struct drift_settings, short_cycles), .type = VIGIL_CONFIG_INT,
+     .default_value = "30", .min = 1, .max = 1000000,
      .description = "cycles of the recent mean; fewer than long_cycles"},
-    {.name = "long_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "600",
-     .min = 2,
-     .max = 1000000,
+    {VIGIL_SETTING(struct drift_settings, long_cycles), .type = VIGIL_CONFIG_INT,
+     .default_value = "600", .min = 2, .max = 1000000,
      .description = "cycles of the baseline mean; more than short_cycles"},
-    {.name = "max_relative_drift",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "0.5",
-     .min = 0,
-     .max = 1000,
+    {VIGIL_SETTING(struct drift_settings, max_relative_drift), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.5", .min = 0, .max = 1000,
      .description = "share of the baseline mean the recent one may be away from it"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct drift_settings, keys, check_windows);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_ADPI,
     .name = "drift",
     .description = "a recent mean drifting away from a long-run one",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = drift_create,
     .destroy = drift_destroy,
     .ops = &drift_ops,

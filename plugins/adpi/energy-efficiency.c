@@ -30,11 +30,17 @@ struct efficiency_metric {
 };
 VIGIL_ADPI_METRICS_ENTRY(struct efficiency_metric);
 
-struct efficiency {
-    char **cpu_metrics, **energy_metrics;
+/* Its keys, each filling the field of its name (the table at the end). */
+struct efficiency_settings {
+    char **cpu_metrics, **energy_metrics; /* globs */
     guint stabilisation_cycles;
     double k, min_relative_deviation;
     gboolean judge_estimated;
+};
+static const struct vigil_settings_table settings_table;
+
+struct efficiency {
+    struct efficiency_settings settings;
     struct vigil_running_stats stats;
     struct vigil_cycle_values values;
     struct vigil_adpi_metrics metrics; /* struct efficiency_metric */
@@ -45,31 +51,18 @@ static void match(void *entry, uint32_t id, void *user)
     (void)id;
     const struct efficiency *e = user;
     struct efficiency_metric *m = entry;
-    m->cpu = vigil_metric_name_matches(m->desc->name, (const char *const *)e->cpu_metrics);
-    m->energy = vigil_metric_name_matches(m->desc->name, (const char *const *)e->energy_metrics);
-}
-
-static void read_config(struct efficiency *e, const struct vigil_plugin_context *ctx)
-{
-    g_strfreev(e->cpu_metrics);
-    g_strfreev(e->energy_metrics);
-    e->cpu_metrics =
-        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "cpu_metrics"));
-    e->energy_metrics =
-        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "energy_metrics"));
-    e->stabilisation_cycles =
-        (guint)vigil_config_get_int(ctx->config, ctx->section, "stabilisation_cycles");
-    e->k = vigil_config_get_double(ctx->config, ctx->section, "k");
-    e->min_relative_deviation =
-        vigil_config_get_double(ctx->config, ctx->section, "min_relative_deviation");
-    e->judge_estimated = vigil_config_get_bool(ctx->config, ctx->section, "judge_estimated");
+    m->cpu = vigil_metric_name_matches(m->desc->name, (const char *const *)e->settings.cpu_metrics);
+    m->energy =
+        vigil_metric_name_matches(m->desc->name, (const char *const *)e->settings.energy_metrics);
 }
 
 static void *efficiency_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    (void)error;
     struct efficiency *e = g_new0(struct efficiency, 1);
-    read_config(e, ctx);
+    if (!vigil_plugin_settings_load(ctx, &settings_table, &e->settings, error)) {
+        g_free(e);
+        return NULL;
+    }
     vigil_cycle_values_init(&e->values);
     vigil_adpi_metrics_init(&e->metrics, sizeof(struct efficiency_metric));
     return e;
@@ -78,8 +71,7 @@ static void *efficiency_create(const struct vigil_plugin_context *ctx, GError **
 static void efficiency_destroy(void *instance)
 {
     struct efficiency *e = instance;
-    g_strfreev(e->cpu_metrics);
-    g_strfreev(e->energy_metrics);
+    vigil_settings_clear(&settings_table, &e->settings);
     vigil_cycle_values_clear(&e->values);
     vigil_adpi_metrics_clear(&e->metrics);
     g_free(e);
@@ -88,9 +80,9 @@ static void efficiency_destroy(void *instance)
 static gboolean efficiency_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
                                        GError **error)
 {
-    (void)error;
     struct efficiency *e = instance;
-    read_config(e, ctx);
+    if (!vigil_plugin_settings_reload(ctx, &settings_table, &e->settings, error))
+        return FALSE;
     vigil_adpi_metrics_rematch(&e->metrics, match, e);
     return TRUE;
 }
@@ -136,8 +128,8 @@ static gboolean judge(const struct efficiency *e, double x, gboolean estimated,
 {
     double mean = e->stats.mean, sigma = vigil_running_stats_stddev(&e->stats);
     /* Beyond k·σ and beyond the relative deviation: the wider bound wins. */
-    double lo = MIN(mean - e->k * sigma, mean * (1 - e->min_relative_deviation));
-    double hi = MAX(mean + e->k * sigma, mean * (1 + e->min_relative_deviation));
+    double lo = MIN(mean - e->settings.k * sigma, mean * (1 - e->settings.min_relative_deviation));
+    double hi = MAX(mean + e->settings.k * sigma, mean * (1 + e->settings.min_relative_deviation));
     enum vigil_health health;
     const char *how;
     if (x > hi) {
@@ -154,7 +146,8 @@ static gboolean judge(const struct efficiency *e, double x, gboolean estimated,
                        "%.6g (mean %.6g, σ %.6g over %" G_GUINT64_FORMAT " cycles, k %g, at "
                        "least %g %% off)",
                        x, estimated ? " (estimated energy)" : "", how, lo, hi, mean, sigma,
-                       (guint64)e->stats.n, e->k, e->min_relative_deviation * 100);
+                       (guint64)e->stats.n, e->settings.k,
+                       e->settings.min_relative_deviation * 100);
     return TRUE;
 }
 
@@ -166,8 +159,8 @@ static void efficiency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     struct efficiency *e = instance;
     double x;
     gboolean estimated;
-    if (cycle_efficiency(e, &x, &estimated) && (!estimated || e->judge_estimated) &&
-        (e->stats.n < e->stabilisation_cycles || !judge(e, x, estimated, sink)))
+    if (cycle_efficiency(e, &x, &estimated) && (!estimated || e->settings.judge_estimated) &&
+        (e->stats.n < e->settings.stabilisation_cycles || !judge(e, x, estimated, sink)))
         vigil_running_stats_add(&e->stats, x);
     vigil_cycle_values_next(&e->values);
 }
@@ -179,47 +172,36 @@ static const struct vigil_adpi_ops efficiency_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "cpu_metrics",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct efficiency_settings, cpu_metrics), .type = VIGIL_CONFIG_LIST,
      .default_value =
          "cpu.user_s;cpu.nice_s;cpu.system_s;cpu.irq_s;cpu.softirq_s;cpu.steal_s;process.cpu_s",
      .description = "CPU time counters (globs) whose increases are the work done"},
-    {.name = "energy_metrics",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct efficiency_settings, energy_metrics), .type = VIGIL_CONFIG_LIST,
      .default_value = "node.energy_j;process.energy_j",
      .description = "energy counters (globs) whose increases are the energy used"},
-    {.name = "stabilisation_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "10",
-     .min = 2,
-     .max = 1000000,
+    {VIGIL_SETTING(struct efficiency_settings, stabilisation_cycles), .type = VIGIL_CONFIG_INT,
+     .default_value = "10", .min = 2, .max = 1000000,
      .description = "cycles with a value that only build the mean and σ"},
-    {.name = "k",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "3",
-     .min = 0,
-     .max = 100,
+    {VIGIL_SETTING(struct efficiency_settings, k), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "3", .min = 0, .max = 100,
      .description = "standard deviations from the mean at which a value is abnormal"},
-    {.name = "min_relative_deviation",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "0.05",
-     .min = 0,
-     .max = 10,
+    {VIGIL_SETTING(struct efficiency_settings, min_relative_deviation), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.05", .min = 0, .max = 10,
      .description = "share of the mean a value must also be away from it to be abnormal"},
-    {.name = "judge_estimated",
-     .type = VIGIL_CONFIG_BOOL,
+    {VIGIL_SETTING(struct efficiency_settings, judge_estimated), .type = VIGIL_CONFIG_BOOL,
      .default_value = "false",
      .description = "judge cycles whose energy is estimated too; vigil's estimate follows CPU "
                     "load, so the ratio then measures load, not efficiency"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct efficiency_settings, keys, NULL);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_ADPI,
     .name = "energy-efficiency",
     .description = "CPU seconds per joule against their running mean ± k·σ",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = efficiency_create,
     .destroy = efficiency_destroy,
     .ops = &efficiency_ops,

@@ -77,12 +77,19 @@ struct latency_op {
     guint32 cycle_counts[N_BUCKETS];
 };
 
-struct latency {
-    gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
+/* Its keys, each filling the field of its name (the table at the end). */
+struct latency_settings {
+    char **operations; /* globs of "layer.op" */
     guint64 learn_calls, min_calls;
-    guint relearn_cycles;
     double low_quantile, high_quantile, max_outer_share, min_ratio;
+    guint relearn_cycles;
     gboolean weigh_node_load;
+};
+static const struct vigil_settings_table settings_table;
+
+struct latency {
+    struct latency_settings settings;
+    gboolean judged[VIGIL_OP_MAX_ID + 1];        /* matches `operations` */
     struct latency_op *ops[VIGIL_OP_MAX_ID + 1]; /* NULL until its first call */
     double cycle_load_factor; /* of the cycle about to close (node_load), else NAN */
 };
@@ -138,10 +145,10 @@ static guint64 scaled_ns(guint64 ns, double scale)
 static void set_thresholds(const struct latency *l, struct latency_op *op)
 {
     guint median = quantile_bucket(op, 0.5);
-    guint64 low = bucket_low_ns(quantile_bucket(op, l->low_quantile));
-    guint64 low_by_median = scaled_ns(bucket_low_ns(median), 1 / l->min_ratio);
-    guint64 high = bucket_high_ns(quantile_bucket(op, l->high_quantile));
-    guint64 high_by_median = scaled_ns(bucket_high_ns(median), l->min_ratio);
+    guint64 low = bucket_low_ns(quantile_bucket(op, l->settings.low_quantile));
+    guint64 low_by_median = scaled_ns(bucket_low_ns(median), 1 / l->settings.min_ratio);
+    guint64 high = bucket_high_ns(quantile_bucket(op, l->settings.high_quantile));
+    guint64 high_by_median = scaled_ns(bucket_high_ns(median), l->settings.min_ratio);
     op->low_by_median = low_by_median < low;
     op->low_ns = MIN(low, low_by_median);
     op->high_by_median = high_by_median > high;
@@ -149,34 +156,15 @@ static void set_thresholds(const struct latency *l, struct latency_op *op)
     op->ready = TRUE;
 }
 
-static void read_config(struct latency *l, const struct vigil_plugin_context *ctx)
-{
-    const char *const *patterns = vigil_config_get_list(ctx->config, ctx->section, "operations");
-    for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++) {
-        l->judged[op] = FALSE;
-        if (!vigil_op_is_valid(op))
-            continue;
-        char *name =
-            g_strdup_printf("%s.%s", vigil_layer_name(vigil_op_layer(op)), vigil_op_name(op));
-        l->judged[op] = vigil_metric_name_matches(name, patterns);
-        g_free(name);
-    }
-    l->learn_calls = (guint64)vigil_config_get_int(ctx->config, ctx->section, "learn_calls");
-    l->min_calls = (guint64)vigil_config_get_int(ctx->config, ctx->section, "min_calls");
-    l->low_quantile = vigil_config_get_double(ctx->config, ctx->section, "low_quantile");
-    l->high_quantile = vigil_config_get_double(ctx->config, ctx->section, "high_quantile");
-    l->max_outer_share = vigil_config_get_double(ctx->config, ctx->section, "max_outer_share");
-    l->min_ratio = vigil_config_get_double(ctx->config, ctx->section, "min_ratio");
-    l->relearn_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "relearn_cycles");
-    l->weigh_node_load = vigil_config_get_bool(ctx->config, ctx->section, "weigh_node_load");
-}
-
 static void *latency_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    (void)error;
     struct latency *l = g_new0(struct latency, 1);
+    if (!vigil_plugin_settings_load(ctx, &settings_table, &l->settings, error)) {
+        g_free(l);
+        return NULL;
+    }
+    vigil_ops_matching((const char *const *)l->settings.operations, l->judged);
     l->cycle_load_factor = NAN;
-    read_config(l, ctx);
     return l;
 }
 
@@ -185,6 +173,7 @@ static void latency_destroy(void *instance)
     struct latency *l = instance;
     for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++)
         g_free(l->ops[op]);
+    vigil_settings_clear(&settings_table, &l->settings);
     g_free(l);
 }
 
@@ -193,11 +182,13 @@ static void latency_destroy(void *instance)
 static gboolean latency_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
                                     GError **error)
 {
-    (void)error;
     struct latency *l = instance;
-    read_config(l, ctx);
+    if (!vigil_plugin_settings_reload(ctx, &settings_table, &l->settings, error))
+        return FALSE;
+    vigil_ops_matching((const char *const *)l->settings.operations, l->judged);
     for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++)
-        if (l->ops[op] != NULL && (l->ops[op]->ready || l->ops[op]->learned >= l->learn_calls))
+        if (l->ops[op] != NULL &&
+            (l->ops[op]->ready || l->ops[op]->learned >= l->settings.learn_calls))
             set_thresholds(l, l->ops[op]);
     return TRUE;
 }
@@ -215,7 +206,7 @@ static void latency_activity(void *instance, const struct vigil_activity *a)
     if (!op->ready) {
         op->counts[bucket_of(ns)]++;
         op->learned_in_cycle++;
-        if (++op->learned >= l->learn_calls)
+        if (++op->learned >= l->settings.learn_calls)
             set_thresholds(l, op);
         return;
     }
@@ -270,7 +261,7 @@ static gboolean report_share(const struct latency *l, const struct latency_op *o
                              const struct vigil_issue_sink *sink)
 {
     double share = (double)outer / (double)op->n;
-    if (!(share > l->max_outer_share))
+    if (!(share > l->settings.max_outer_share))
         return FALSE;
     char threshold[32], load[48] = "";
     format_ns(slow ? j->high_ns : j->low_ns, threshold, sizeof threshold);
@@ -278,19 +269,19 @@ static gboolean report_share(const struct latency *l, const struct latency_op *o
         g_snprintf(load, sizeof load, " times %.3g for the node's load", j->scale);
     /* What the threshold is: "the 95th percentile", "2 times the median". */
     char what[48];
-    double quantile = slow ? l->high_quantile : l->low_quantile;
+    double quantile = slow ? l->settings.high_quantile : l->settings.low_quantile;
     if (slow ? op->high_by_median : op->low_by_median)
         g_snprintf(what, sizeof what, slow ? "%g times the median" : "the median over %g",
-                   l->min_ratio);
+                   l->settings.min_ratio);
     else
         g_snprintf(what, sizeof what, "the %g%s percentile", quantile * 100,
                    ordinal_suffix(quantile * 100));
     vigil_issue_report(sink, slow ? VIGIL_HEALTH_ABNORMAL_BAD : VIGIL_HEALTH_ABNORMAL_GOOD, name,
-                       share, 0, l->max_outer_share,
+                       share, 0, l->settings.max_outer_share,
                        "%.3g %% of %" G_GUINT64_FORMAT " %s calls took %s than %s, %s of the "
                        "first %" G_GUINT64_FORMAT "%s; expected at most %g %%",
                        share * 100, op->n, name, slow ? "more" : "less", threshold, what,
-                       op->learned, load, l->max_outer_share * 100);
+                       op->learned, load, l->settings.max_outer_share * 100);
     return TRUE;
 }
 
@@ -318,7 +309,7 @@ static gboolean judge(const struct latency *l, guint op_id, struct latency_op *o
     struct judged j = {.low_ns = op->low_ns, .high_ns = op->high_ns, .scale = 1};
     double learned =
         op->learn_load_calls > 0 ? op->learn_load_sum / (double)op->learn_load_calls : NAN;
-    if (l->weigh_node_load && isfinite(factor) && learned > 0) {
+    if (l->settings.weigh_node_load && isfinite(factor) && learned > 0) {
         /* Only ever wider: more load makes calls slower, less load faster. */
         j.scale = factor / learned;
         if (j.scale > 1)
@@ -376,11 +367,11 @@ static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
         op->learned_in_cycle = 0;
         if (!op->ready || op->n == 0)
             continue;
-        if (op->n >= l->min_calls && l->judged[op_id]) {
-            double keep = 1 - 1 / (3.0 * l->relearn_cycles);
+        if (op->n >= l->settings.min_calls && l->judged[op_id]) {
+            double keep = 1 - 1 / (3.0 * l->settings.relearn_cycles);
             op->issue_score = op->issue_score * keep + (judge(l, op_id, op, factor, sink) ? 1 : 0);
             /* 1e-9: a count that reaches N but for rounding reaches it. */
-            if (op->issue_score + 1e-9 >= l->relearn_cycles)
+            if (op->issue_score + 1e-9 >= l->settings.relearn_cycles)
                 relearn(op);
         }
         op->n = 0;
@@ -396,75 +387,53 @@ static const struct vigil_adpi_ops latency_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "operations",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct latency_settings, operations), .type = VIGIL_CONFIG_LIST,
      .default_value = "*",
      .description = "operations (globs on LAYER.OP: posix.write, mpiio.*) whose calls are timed"},
-    {.name = "learn_calls",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "5000",
-     .min = 1,
-     .max = 100000000,
+    {VIGIL_SETTING(struct latency_settings, learn_calls), .type = VIGIL_CONFIG_INT,
+     .default_value = "5000", .min = 1, .max = 100000000,
      .description = "calls of an operation from which its thresholds are learned"},
-    {.name = "low_quantile",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "0.05",
-     .min = 0,
-     .max = 0.49,
+    {VIGIL_SETTING(struct latency_settings, low_quantile), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.05", .min = 0, .max = 0.49,
      .description = "quantile of the learned durations below which a call is fast"},
-    {.name = "high_quantile",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "0.95",
-     .min = 0.51,
-     .max = 1,
+    {VIGIL_SETTING(struct latency_settings, high_quantile), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.95", .min = 0.51, .max = 1,
      .description = "quantile of the learned durations above which a call is slow"},
-    {.name = "max_outer_share",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "0.3",
-     .min = 0,
-     .max = 1,
+    {VIGIL_SETTING(struct latency_settings, max_outer_share), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "0.3", .min = 0, .max = 1,
      /* Below a half: a slow spell of one cycle's length that straddles
       * two cycles leaves at least half of one of them slow. */
      .description = "share of a cycle's calls that may be fast, or slow, without issue"},
-    {.name = "min_ratio",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "2",
-     .min = 1,
-     .max = 1000,
+    {VIGIL_SETTING(struct latency_settings, min_ratio), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "2", .min = 1, .max = 1000,
      .description = "a call is slow only above the learned median times it, fast only below the "
                     "median divided by it (1: the quantiles alone), so that the node getting "
                     "faster or slower by less is not an anomaly"},
-    {.name = "relearn_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "30",
-     .min = 1,
-     .max = 1000000,
+    {VIGIL_SETTING(struct latency_settings, relearn_cycles), .type = VIGIL_CONFIG_INT,
+     .default_value = "30", .min = 1, .max = 1000000,
      .description = "judged cycles with an issue for an operation, counted with a decay (each "
                     "cycle keeps 1 - 1/(3 N) of the count), at which it is a new phase (the node "
                     "or the program changed for good) and its thresholds are learned again from "
                     "its next calls: about 1.2 N cycles in a row, or a third of the cycles for "
                     "longer"},
-    {.name = "min_calls",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "100",
-     .min = 1,
-     .max = 1000000000,
+    {VIGIL_SETTING(struct latency_settings, min_calls), .type = VIGIL_CONFIG_INT,
+     .default_value = "100", .min = 1, .max = 1000000000,
      .description = "calls of an operation a cycle needs to be judged"},
-    {.name = "weigh_node_load",
-     .type = VIGIL_CONFIG_BOOL,
+    {VIGIL_SETTING(struct latency_settings, weigh_node_load), .type = VIGIL_CONFIG_BOOL,
      .default_value = "true",
      .description = "move each cycle's thresholds by the node's load then over its load while "
                     "they were learned (threads wanting a CPU per CPU), so that calls other "
                     "programs slowed down are not this process's anomaly"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct latency_settings, keys, NULL);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_ADPI,
     .name = "latency-histogram",
     .description = "shares of each operation's calls slower or faster than it learned",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = latency_create,
     .destroy = latency_destroy,
     .ops = &latency_ops,

@@ -26,10 +26,16 @@ struct sanity_metric {
 };
 VIGIL_ADPI_METRICS_ENTRY(struct sanity_metric);
 
-struct sanity {
+/* Its keys, each filling the field of its name (the table at the end). */
+struct sanity_settings {
     char **zero_metrics;
     char **stuck_metrics;
     guint stuck_cycles;
+};
+static const struct vigil_settings_table settings_table;
+
+struct sanity {
+    struct sanity_settings settings;
     struct vigil_cycle_values values;
     struct vigil_adpi_metrics metrics; /* struct sanity_metric */
 };
@@ -39,26 +45,19 @@ static void match(void *entry, uint32_t id, void *user)
     (void)id;
     const struct sanity *s = user;
     struct sanity_metric *m = entry;
-    m->zero = vigil_metric_name_matches(m->desc->name, (const char *const *)s->zero_metrics);
-    m->stuck = vigil_metric_name_matches(m->desc->name, (const char *const *)s->stuck_metrics);
-}
-
-static void read_config(struct sanity *s, const struct vigil_plugin_context *ctx)
-{
-    g_strfreev(s->zero_metrics);
-    g_strfreev(s->stuck_metrics);
-    s->zero_metrics =
-        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "zero_metrics"));
-    s->stuck_metrics =
-        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "stuck_metrics"));
-    s->stuck_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "stuck_cycles");
+    const struct sanity_settings *settings = &s->settings;
+    m->zero = vigil_metric_name_matches(m->desc->name, (const char *const *)settings->zero_metrics);
+    m->stuck =
+        vigil_metric_name_matches(m->desc->name, (const char *const *)settings->stuck_metrics);
 }
 
 static void *sanity_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    (void)error;
     struct sanity *s = g_new0(struct sanity, 1);
-    read_config(s, ctx);
+    if (!vigil_plugin_settings_load(ctx, &settings_table, &s->settings, error)) {
+        g_free(s);
+        return NULL;
+    }
     vigil_cycle_values_init(&s->values);
     vigil_adpi_metrics_init(&s->metrics, sizeof(struct sanity_metric));
     return s;
@@ -67,8 +66,7 @@ static void *sanity_create(const struct vigil_plugin_context *ctx, GError **erro
 static void sanity_destroy(void *instance)
 {
     struct sanity *s = instance;
-    g_strfreev(s->zero_metrics);
-    g_strfreev(s->stuck_metrics);
+    vigil_settings_clear(&settings_table, &s->settings);
     vigil_cycle_values_clear(&s->values);
     vigil_adpi_metrics_clear(&s->metrics);
     g_free(s);
@@ -77,9 +75,9 @@ static void sanity_destroy(void *instance)
 static gboolean sanity_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
                                    GError **error)
 {
-    (void)error;
     struct sanity *s = instance;
-    read_config(s, ctx);
+    if (!vigil_plugin_settings_reload(ctx, &settings_table, &s->settings, error))
+        return FALSE;
     vigil_adpi_metrics_rematch(&s->metrics, match, s);
     return TRUE;
 }
@@ -118,13 +116,13 @@ static void check_stuck(const struct sanity *s, struct sanity_metric *m,
     guint run = v->has_before && !v->changed ? v->cycles_unchanged + 1 : 0;
     if (run == 0)
         m->stuck_reported = FALSE;
-    if (!m->stuck || m->stuck_reported || run < s->stuck_cycles)
+    if (!m->stuck || m->stuck_reported || run < s->settings.stuck_cycles)
         return;
     m->stuck_reported = TRUE;
     vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, v->last, NAN, NAN,
                        "%s stayed at %.10g %s for %u cycles in a row; expected it to change "
                        "within %u cycles",
-                       m->desc->name, v->last, m->desc->unit, run, s->stuck_cycles);
+                       m->desc->name, v->last, m->desc->unit, run, s->settings.stuck_cycles);
 }
 
 static void sanity_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
@@ -162,29 +160,25 @@ static const struct vigil_adpi_ops sanity_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "zero_metrics",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct sanity_settings, zero_metrics), .type = VIGIL_CONFIG_LIST,
      .default_value = "energy.*;node.energy_j;process.energy_j",
      .description = "counters (globs) for which a cycle without any increase is an issue"},
-    {.name = "stuck_metrics",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct sanity_settings, stuck_metrics), .type = VIGIL_CONFIG_LIST,
      .default_value = "",
      .description = "metrics (globs) that must not keep one value for stuck_cycles cycles"},
-    {.name = "stuck_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "30",
-     .min = 1,
-     .max = 1000000,
+    {VIGIL_SETTING(struct sanity_settings, stuck_cycles), .type = VIGIL_CONFIG_INT,
+     .default_value = "30", .min = 1, .max = 1000000,
      .description = "cycles in a row one value makes a stuck_metrics metric stuck"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct sanity_settings, keys, NULL);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_ADPI,
     .name = "sensor-sanity",
     .description = "0 J cycles, counters going back, stuck and silent sensors",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = sanity_create,
     .destroy = sanity_destroy,
     .ops = &sanity_ops,

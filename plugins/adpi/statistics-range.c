@@ -41,7 +41,13 @@ enum natural {
     NATURAL_PERCENT, /* [0, 100] */
 };
 
-enum ends { ENDS_TOP = 1, ENDS_BOTTOM = 2, ENDS_BOTH = ENDS_TOP | ENDS_BOTTOM };
+/* In the order of the `ends` key's choices. */
+enum ends { ENDS_TOP, ENDS_BOTTOM, ENDS_BOTH };
+
+static gboolean watches(enum ends ends, enum ends end)
+{
+    return ends == end || ends == ENDS_BOTH;
+}
 
 struct range_metric {
     const struct vigil_metric_desc *desc; /* NULL for an id not seen yet */
@@ -57,11 +63,17 @@ struct range_metric {
 };
 VIGIL_ADPI_METRICS_ENTRY(struct range_metric);
 
-struct range {
-    char **patterns, **learn_patterns;
+/* Its keys, each filling the field of its name (the table at the end). */
+struct range_settings {
+    char **metrics, **learn; /* globs */
     double percent, widen_percent;
-    guint training_cycles, margin_steps;
+    guint margin_steps, training_cycles;
     enum ends ends;
+};
+static const struct vigil_settings_table settings_table;
+
+struct range {
+    struct range_settings settings;
     uint32_t resolved; /* catalogue ids looked at */
     uint32_t mem_total_id, swap_total_id;
     double mem_total_bytes, swap_total_bytes; /* their latest samples; NAN before */
@@ -70,28 +82,13 @@ struct range {
     struct vigil_adpi_metrics metrics; /* struct range_metric */
 };
 
-static void read_config(struct range *r, const struct vigil_plugin_context *ctx)
-{
-    g_strfreev(r->patterns);
-    r->patterns = g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "metrics"));
-    g_strfreev(r->learn_patterns);
-    r->learn_patterns =
-        g_strdupv((char **)vigil_config_get_list(ctx->config, ctx->section, "learn"));
-    r->percent = vigil_config_get_double(ctx->config, ctx->section, "percent");
-    r->widen_percent = vigil_config_get_double(ctx->config, ctx->section, "widen_percent");
-    r->margin_steps = (guint)vigil_config_get_int(ctx->config, ctx->section, "margin_steps");
-    r->training_cycles = (guint)vigil_config_get_int(ctx->config, ctx->section, "training_cycles");
-    const char *ends = vigil_config_get_string(ctx->config, ctx->section, "ends");
-    r->ends = g_strcmp0(ends, "both") == 0     ? ENDS_BOTH
-              : g_strcmp0(ends, "bottom") == 0 ? ENDS_BOTTOM
-                                               : ENDS_TOP;
-}
-
 static void *range_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    (void)error;
     struct range *r = g_new0(struct range, 1);
-    read_config(r, ctx);
+    if (!vigil_plugin_settings_load(ctx, &settings_table, &r->settings, error)) {
+        g_free(r);
+        return NULL;
+    }
     r->mem_total_bytes = r->swap_total_bytes = NAN;
     r->cpus_by_field = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     vigil_cycle_values_init(&r->values);
@@ -102,8 +99,7 @@ static void *range_create(const struct vigil_plugin_context *ctx, GError **error
 static void range_destroy(void *instance)
 {
     struct range *r = instance;
-    g_strfreev(r->patterns);
-    g_strfreev(r->learn_patterns);
+    vigil_settings_clear(&settings_table, &r->settings);
     g_hash_table_destroy(r->cpus_by_field);
     vigil_cycle_values_clear(&r->values);
     vigil_adpi_metrics_clear(&r->metrics);
@@ -115,16 +111,16 @@ static void match(void *entry, uint32_t id, void *user)
     (void)id;
     const struct range *r = user;
     struct range_metric *m = entry;
-    m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)r->patterns);
-    m->learns = vigil_metric_name_matches(m->desc->name, (const char *const *)r->learn_patterns);
+    m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)r->settings.metrics);
+    m->learns = vigil_metric_name_matches(m->desc->name, (const char *const *)r->settings.learn);
 }
 
 static gboolean range_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
                                   GError **error)
 {
-    (void)error;
     struct range *r = instance;
-    read_config(r, ctx);
+    if (!vigil_plugin_settings_reload(ctx, &settings_table, &r->settings, error))
+        return FALSE;
     vigil_adpi_metrics_rematch(&r->metrics, match, r);
     return TRUE;
 }
@@ -197,7 +193,7 @@ static void range_samples(void *instance, const vigil_metric_catalog *catalog,
         struct range_metric *m = vigil_adpi_metrics_get(&r->metrics, samples[i].metric_id);
         /* Learned with the range and frozen with it: a metric that never
          * moved in training has no margin. */
-        if (m != NULL && m->matches && m->learns && m->trained < r->training_cycles) {
+        if (m != NULL && m->matches && m->learns && m->trained < r->settings.training_cycles) {
             double change = fabs(samples[i].value - m->raw);
             if (m->has_raw && change > 0)
                 m->resolution = m->resolution > 0 ? MIN(m->resolution, change) : change;
@@ -258,13 +254,14 @@ static gboolean check_natural(const struct range *r, const struct range_metric *
     char why[64];
     if (!natural_range(r, m, &lo, &hi, why, sizeof why))
         return FALSE;
-    double margin = r->percent / 100.0 * (hi - lo);
-    double ok_lo = r->ends & ENDS_BOTTOM ? lo + margin : lo;
-    double ok_hi = r->ends & ENDS_TOP ? hi - margin : hi;
+    const struct range_settings *s = &r->settings;
+    double margin = s->percent / 100.0 * (hi - lo);
+    double ok_lo = watches(s->ends, ENDS_BOTTOM) ? lo + margin : lo;
+    double ok_hi = watches(s->ends, ENDS_TOP) ? hi - margin : hi;
     const char *end;
-    if (r->ends & ENDS_TOP && value > ok_hi)
+    if (watches(s->ends, ENDS_TOP) && value > ok_hi)
         end = "top";
-    else if (r->ends & ENDS_BOTTOM && value < ok_lo)
+    else if (watches(s->ends, ENDS_BOTTOM) && value < ok_lo)
         end = "bottom";
     else
         return FALSE;
@@ -273,7 +270,7 @@ static gboolean check_natural(const struct range *r, const struct range_metric *
     vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, value, ok_lo, ok_hi,
                        "%s at %.6g %s, in the %s %g %% of its natural range [%.6g, %.6g] %s%s; "
                        "expected %.6g to %.6g %s",
-                       m->desc->name, value, unit, end, r->percent, lo, hi, unit, why, ok_lo, ok_hi,
+                       m->desc->name, value, unit, end, s->percent, lo, hi, unit, why, ok_lo, ok_hi,
                        unit);
     return TRUE;
 }
@@ -295,7 +292,8 @@ static void check_learned(const struct range *r, const struct range_metric *m, d
     double spread = MAX(m->max - m->min, MAX(fabs(m->max), fabs(m->min)));
     /* All zeros in training of a metric that never moved leave no margin:
      * anything else is new. */
-    double margin = MAX(r->widen_percent / 100.0 * spread, r->margin_steps * resolution);
+    const struct range_settings *s = &r->settings;
+    double margin = MAX(s->widen_percent / 100.0 * spread, s->margin_steps * resolution);
     double lo = m->min - margin, hi = m->max + margin;
     if (value >= lo && value <= hi)
         return;
@@ -305,7 +303,7 @@ static void check_learned(const struct range *r, const struct range_metric *m, d
                        "%s at %.6g %s, outside its learned range [%.6g, %.6g] %s: %.6g to %.6g "
                        "over its first %u cycles, widened by %g %% or %u steps of %.6g",
                        m->desc->name, value, unit, lo, hi, unit, m->min, m->max, m->trained,
-                       r->widen_percent, r->margin_steps, resolution);
+                       s->widen_percent, s->margin_steps, resolution);
 }
 
 static void learn(struct range_metric *m, double value)
@@ -330,7 +328,7 @@ static void range_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
         gboolean reported = check_natural(r, m, value, sink);
         if (!m->learns)
             continue;
-        if (m->trained < r->training_cycles)
+        if (m->trained < r->settings.training_cycles)
             learn(m, value);
         else if (!reported)
             check_learned(r, m, value, resolution_of(m, cm), sink);
@@ -345,56 +343,40 @@ static const struct vigil_adpi_ops range_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "metrics",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct range_settings, metrics), .type = VIGIL_CONFIG_LIST,
      .default_value = "process.cpu_s;mem.used_bytes",
      .description = "metrics (globs) whose per-cycle values are judged against their natural "
                     "range, where one is known"},
-    {.name = "learn",
-     .type = VIGIL_CONFIG_LIST,
+    {VIGIL_SETTING(struct range_settings, learn), .type = VIGIL_CONFIG_LIST,
      .default_value = "process.*",
      .description = "metrics (globs) of `metrics` judged against the range learned over "
                     "training_cycles too; a node's values move with every program on it"},
-    {.name = "percent",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "5",
-     .min = 0.01,
-     .max = 50,
+    {VIGIL_SETTING(struct range_settings, percent), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "5", .min = 0.01, .max = 50,
      .description = "share of a natural range at its ends that is an issue"},
-    {.name = "widen_percent",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "100",
-     .min = 0,
-     .max = 10000,
+    {VIGIL_SETTING(struct range_settings, widen_percent), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "100", .min = 0, .max = 10000,
      .description = "the learned range is widened on each side by this share of the largest of "
                     "its spread and magnitudes"},
-    {.name = "margin_steps",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "4",
-     .min = 0,
-     .max = 1000000,
+    {VIGIL_SETTING(struct range_settings, margin_steps), .type = VIGIL_CONFIG_INT,
+     .default_value = "4", .min = 0, .max = 1000000,
      .description = "the learned range is widened on each side by at least this many of the "
                     "metric's smallest changes (CPU time moves in 10 ms ticks)"},
-    {.name = "training_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "30",
-     .min = 1,
-     .max = 1000000,
+    {VIGIL_SETTING(struct range_settings, training_cycles), .type = VIGIL_CONFIG_INT,
+     .default_value = "30", .min = 1, .max = 1000000,
      .description = "cycles with a value from which a metric's range is learned"},
-    {.name = "ends",
-     .type = VIGIL_CONFIG_ENUM,
-     .default_value = "top",
-     .choices = "top|bottom|both",
-     .description = "which ends of a natural range are issues"},
+    {VIGIL_SETTING(struct range_settings, ends), .type = VIGIL_CONFIG_ENUM, .default_value = "top",
+     .choices = "top|bottom|both", .description = "which ends of a natural range are issues"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct range_settings, keys, NULL);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_ADPI,
     .name = "statistics-range",
     .description = "values at the ends of their natural range or outside their learned one",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = range_create,
     .destroy = range_destroy,
     .ops = &range_ops,

@@ -316,11 +316,20 @@ static gboolean frequency_is_fixed(const char *cpuinfo)
 
 /* The provider --------------------------------------------------------------------------------- */
 
+/* Its keys (the table at the end): unlike the proc/ providers' root, this one
+ * is where sys/ is read too. */
+struct cpufreq_settings {
+    char *root;
+};
+static const struct vigil_settings_table settings_table;
+
 static void *cpufreq_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    (void)error;
+    struct cpufreq_settings settings;
+    if (!vigil_plugin_settings_load(ctx, &settings_table, &settings, error))
+        return NULL;
     struct cpufreq *c = g_new0(struct cpufreq, 1);
-    c->root = g_strdup(vigil_config_get_string(ctx->config, ctx->section, "root"));
+    c->root = settings.root;
     c->cpus = g_array_new(FALSE, FALSE, sizeof(guint));
     c->cur_files = g_array_new(FALSE, FALSE, sizeof(struct vigil_provider_file));
     vigil_provider_file_init(&c->cpuinfo, c->root, "proc/cpuinfo", 4096, 64u << 20);
@@ -431,11 +440,12 @@ static const struct vigil_provider_ops cpufreq_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "root",
-     .type = VIGIL_CONFIG_STRING,
+    {VIGIL_SETTING(struct cpufreq_settings, root), .type = VIGIL_CONFIG_STRING,
      .default_value = "/",
      .description = "directory under which sys/ and proc/ are read; / on a real node"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct cpufreq_settings, keys, NULL);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
@@ -443,8 +453,7 @@ VIGIL_PLUGIN_EXPORT = {
     .name = "cpufreq",
     .description = "CPU frequency per tick, and the node's sockets, cores, threads and NUMA "
                    "domains",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = cpufreq_create,
     .destroy = cpufreq_destroy,
     .ops = &cpufreq_ops,

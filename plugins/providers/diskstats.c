@@ -64,6 +64,12 @@ static const struct vigil_provider_device_kind disk_kind = {
     .n_metrics = N_DISK_METRICS,
 };
 
+struct diskstats_settings {
+    char *root;
+    char **devices; /* empty: the default choice */
+};
+static const struct vigil_settings_table settings_table;
+
 struct diskstats {
     struct vigil_provider_file file;
     char **devices; /* NULL when every device is wanted */
@@ -79,14 +85,15 @@ struct scan {
 
 static void *diskstats_create(const struct vigil_plugin_context *context, GError **error)
 {
-    (void)error;
+    struct diskstats_settings settings;
+    if (!vigil_plugin_settings_load(context, &settings_table, &settings, error))
+        return NULL;
     struct diskstats *d = g_new0(struct diskstats, 1);
-    const char *root = vigil_config_get_string(context->config, context->section, "root");
-    const char *const *devices =
-        vigil_config_get_list(context->config, context->section, "devices");
-    vigil_provider_file_init(&d->file, root, RELATIVE_PATH, BUFFER_INITIAL_BYTES, BUFFER_MAX_BYTES);
-    if (devices != NULL && devices[0] != NULL)
-        d->devices = g_strdupv((char **)devices);
+    vigil_provider_file_init(&d->file, settings.root, RELATIVE_PATH, BUFFER_INITIAL_BYTES,
+                             BUFFER_MAX_BYTES);
+    if (settings.devices[0] != NULL)
+        d->devices = g_steal_pointer(&settings.devices);
+    vigil_settings_clear(&settings_table, &settings);
     vigil_provider_devices_init(&d->disks, &disk_kind, d->file.path);
     return d;
 }
@@ -201,21 +208,21 @@ static const struct vigil_provider_ops diskstats_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    VIGIL_PROVIDER_PROC_ROOT_KEY,
-    {.name = "devices",
-     .type = VIGIL_CONFIG_LIST,
+    VIGIL_PROVIDER_PROC_ROOT_KEY(struct diskstats_settings),
+    {VIGIL_SETTING(struct diskstats_settings, devices), .type = VIGIL_CONFIG_LIST,
      .default_value = "",
      .description = "block devices to report, as /proc/diskstats names them (sda;nvme0n1); "
                     "empty: all but loop*, ram* and those that never did any I/O"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct diskstats_settings, keys, NULL);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_PROVIDER,
     .name = "diskstats",
     .description = "bytes, operations and busy time per block device, from /proc/diskstats",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = diskstats_create,
     .destroy = diskstats_destroy,
     .ops = &diskstats_ops,

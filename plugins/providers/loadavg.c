@@ -29,10 +29,12 @@ struct loadavg {
 
 static void *loadavg_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    (void)error;
+    char *root = vigil_provider_root(ctx, error);
+    if (root == NULL)
+        return NULL;
     struct loadavg *l = g_new0(struct loadavg, 1);
-    vigil_provider_file_init(&l->file, vigil_config_get_string(ctx->config, ctx->section, "root"),
-                             "proc/loadavg", BUFFER_BYTES, BUFFER_BYTES);
+    vigil_provider_file_init(&l->file, root, "proc/loadavg", BUFFER_BYTES, BUFFER_BYTES);
+    g_free(root);
     return l;
 }
 
@@ -129,17 +131,12 @@ static const struct vigil_provider_ops loadavg_ops = {
     .read = loadavg_read,
 };
 
-static const struct vigil_config_key keys[] = {
-    VIGIL_PROVIDER_PROC_ROOT_KEY,
-};
-
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_PROVIDER,
     .name = "loadavg",
     .description = "load averages and task counts from /proc/loadavg",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &vigil_provider_root_settings,
     .create = loadavg_create,
     .destroy = loadavg_destroy,
     .ops = &loadavg_ops,

@@ -43,10 +43,12 @@ struct meminfo {
 
 static void *meminfo_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    (void)error;
+    char *root = vigil_provider_root(ctx, error);
+    if (root == NULL)
+        return NULL;
     struct meminfo *m = g_new0(struct meminfo, 1);
-    vigil_provider_file_init(&m->file, vigil_config_get_string(ctx->config, ctx->section, "root"),
-                             "proc/meminfo", BUFFER_BYTES, BUFFER_BYTES);
+    vigil_provider_file_init(&m->file, root, "proc/meminfo", BUFFER_BYTES, BUFFER_BYTES);
+    g_free(root);
     return m;
 }
 
@@ -186,17 +188,12 @@ static const struct vigil_provider_ops meminfo_ops = {
     .read = meminfo_read,
 };
 
-static const struct vigil_config_key keys[] = {
-    VIGIL_PROVIDER_PROC_ROOT_KEY,
-};
-
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_PROVIDER,
     .name = "meminfo",
     .description = "memory and swap from /proc/meminfo",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &vigil_provider_root_settings,
     .create = meminfo_create,
     .destroy = meminfo_destroy,
     .ops = &meminfo_ops,

@@ -62,6 +62,12 @@ static const struct vigil_provider_device_kind iface_kind = {
     .n_metrics = N_IFACE_METRICS,
 };
 
+struct netdev_settings {
+    char *root;
+    char **interfaces; /* empty: the default choice */
+};
+static const struct vigil_settings_table settings_table;
+
 struct netdev {
     struct vigil_provider_file file;
     char **interfaces; /* NULL when every interface but lo is wanted */
@@ -77,14 +83,15 @@ struct scan {
 
 static void *netdev_create(const struct vigil_plugin_context *context, GError **error)
 {
-    (void)error;
+    struct netdev_settings settings;
+    if (!vigil_plugin_settings_load(context, &settings_table, &settings, error))
+        return NULL;
     struct netdev *n = g_new0(struct netdev, 1);
-    const char *root = vigil_config_get_string(context->config, context->section, "root");
-    const char *const *interfaces =
-        vigil_config_get_list(context->config, context->section, "interfaces");
-    vigil_provider_file_init(&n->file, root, RELATIVE_PATH, BUFFER_INITIAL_BYTES, BUFFER_MAX_BYTES);
-    if (interfaces != NULL && interfaces[0] != NULL)
-        n->interfaces = g_strdupv((char **)interfaces);
+    vigil_provider_file_init(&n->file, settings.root, RELATIVE_PATH, BUFFER_INITIAL_BYTES,
+                             BUFFER_MAX_BYTES);
+    if (settings.interfaces[0] != NULL)
+        n->interfaces = g_steal_pointer(&settings.interfaces);
+    vigil_settings_clear(&settings_table, &settings);
     vigil_provider_devices_init(&n->ifaces, &iface_kind, n->file.path);
     return n;
 }
@@ -198,20 +205,20 @@ static const struct vigil_provider_ops netdev_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    VIGIL_PROVIDER_PROC_ROOT_KEY,
-    {.name = "interfaces",
-     .type = VIGIL_CONFIG_LIST,
+    VIGIL_PROVIDER_PROC_ROOT_KEY(struct netdev_settings),
+    {VIGIL_SETTING(struct netdev_settings, interfaces), .type = VIGIL_CONFIG_LIST,
      .default_value = "",
      .description = "network interfaces to report (eth0;ib0); empty: all but lo"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct netdev_settings, keys, NULL);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_PROVIDER,
     .name = "netdev",
     .description = "bytes and packets per network interface, from /proc/net/dev",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = netdev_create,
     .destroy = netdev_destroy,
     .ops = &netdev_ops,

@@ -128,8 +128,11 @@ static void *process_create(const struct vigil_plugin_context *ctx, GError **err
                     "sysconf(_SC_PAGESIZE) gives no page size: %s", g_strerror(errno));
         return NULL;
     }
+    char *root = vigil_provider_root(ctx, error);
+    if (root == NULL)
+        return NULL;
     struct process_provider *pp = g_new0(struct process_provider, 1);
-    pp->root = g_strdup(vigil_config_get_string(ctx->config, ctx->section, "root"));
+    pp->root = root;
     pp->ticks_per_s = (double)hz;
     pp->page_bytes = (double)page;
     pp->tracked = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, tracked_free);
@@ -485,18 +488,13 @@ static const struct vigil_provider_ops process_ops = {
     .untrack = process_untrack,
 };
 
-static const struct vigil_config_key keys[] = {
-    VIGIL_PROVIDER_PROC_ROOT_KEY,
-};
-
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_PROVIDER,
     .name = "process",
     .description = "CPU time, resident memory and I/O of each registered process from "
                    "/proc/PID/stat, statm and io",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &vigil_provider_root_settings,
     .create = process_create,
     .destroy = process_destroy,
     .ops = &process_ops,

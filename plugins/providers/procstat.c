@@ -82,9 +82,12 @@ static void *procstat_create(const struct vigil_plugin_context *ctx, GError **er
                     "sysconf(_SC_CLK_TCK) gives no tick rate: %s", g_strerror(errno));
         return NULL;
     }
+    char *root = vigil_provider_root(ctx, error);
+    if (root == NULL)
+        return NULL;
     struct procstat *ps = g_new0(struct procstat, 1);
-    vigil_provider_file_init(&ps->file, vigil_config_get_string(ctx->config, ctx->section, "root"),
-                             "proc/stat", INITIAL_BUFFER_BYTES, MAX_BUFFER_BYTES);
+    vigil_provider_file_init(&ps->file, root, "proc/stat", INITIAL_BUFFER_BYTES, MAX_BUFFER_BYTES);
+    g_free(root);
     ps->ticks_per_s = (double)hz;
     return ps;
 }
@@ -344,17 +347,12 @@ static const struct vigil_provider_ops procstat_ops = {
     .read = procstat_read,
 };
 
-static const struct vigil_config_key keys[] = {
-    VIGIL_PROVIDER_PROC_ROOT_KEY,
-};
-
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
     .kind = VIGIL_PLUGIN_PROVIDER,
     .name = "procstat",
     .description = "CPU time, context switches and process counts from /proc/stat",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &vigil_provider_root_settings,
     .create = procstat_create,
     .destroy = procstat_destroy,
     .ops = &procstat_ops,

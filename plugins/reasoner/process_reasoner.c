@@ -8,6 +8,8 @@ static const struct vigil_config_key keys[] = {
     VIGIL_REASONER_ADPIS_KEY(
         "latency-histogram;call-rate;statistics-range;energy-efficiency;drift"),
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct vigil_reasoner_settings, keys, NULL);
 
 static const struct vigil_reasoner_ops ops = {
     .level = VIGIL_LEVEL_PROCESS,
@@ -20,8 +22,7 @@ VIGIL_PLUGIN_EXPORT = {
     .kind = VIGIL_PLUGIN_REASONER,
     .name = "process",
     .description = "the state of one process, from its ADPIs and its node's state",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = vigil_reasoner_instance_create,
     .destroy = vigil_reasoner_instance_destroy,
     .ops = &ops,

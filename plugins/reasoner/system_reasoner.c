@@ -4,6 +4,8 @@
 #include "vigil/reasoner.h"
 
 static const struct vigil_config_key keys[] = {VIGIL_REASONER_RULE_KEYS};
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct vigil_reasoner_settings, keys, NULL);
 
 static const struct vigil_reasoner_ops ops = {
     .level = VIGIL_LEVEL_SYSTEM,
@@ -16,8 +18,7 @@ VIGIL_PLUGIN_EXPORT = {
     .kind = VIGIL_PLUGIN_REASONER,
     .name = "system",
     .description = "the state of the system, from its nodes' states",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = vigil_reasoner_instance_create,
     .destroy = vigil_reasoner_instance_destroy,
     .ops = &ops,

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "metrics.h"
-#include "vigil/schema.h"
+#include "vigild_settings.h"
 #include "test_support.h"
 
 static void add_job(struct vigild_metrics_snapshot *s, const char *id, double energy_j)

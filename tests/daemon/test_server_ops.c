@@ -92,7 +92,7 @@ static const struct vigild_server_ops fake_ops = {
 
 struct fixture {
     char *dir, *path;
-    struct vigild_settings settings;
+    struct vigild_daemon_settings settings; /* [daemon]: the limits */
     struct vigild_processes processes;
     struct fake_daemon fake;
     struct vigild_server *server;

@@ -964,7 +964,9 @@ static void test_bad_curve_settings(void **state)
     assert_null(load(f->dir, "", &s));
     assert_string_equal(s.endpoint, "");
     assert_true(s.node_id > 0 && s.node_id <= (uint64_t)INT64_MAX);
-    assert_null(s.curve_server_key);
+    assert_string_equal(s.curve_server_key, ""); /* no CURVE: no key pair read */
+    assert_null(s.curve_public_key);
+    assert_null(s.curve_secret_key);
     assert_int_equal(s.spool_after_ms, 0);
     vigild_uplink_settings_clear(&s);
     g_free(good);

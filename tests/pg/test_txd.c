@@ -298,7 +298,7 @@ static void decode_into(GBytes *message, struct vigil_wire_message *out)
 static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void **state)
 {
     struct test_txd_fixture *f = *state;
-    struct txd_settings settings = {
+    struct vigil_warehouse_settings settings = {
         .conninfo = f->conninfo,
         .migrate = TRUE,
         .connect_timeout_s = 10,

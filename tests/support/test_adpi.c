@@ -111,6 +111,67 @@ char *test_adpi_open_error(const char *name, const char *section_lines)
     return message;
 }
 
+/* A value `key`'s type refuses, or NULL when it takes any text. */
+static char *refused_value(const struct vigil_config_key *key)
+{
+    switch (key->type) {
+    case VIGIL_CONFIG_INT:
+        return key->max < 1e15 ? g_strdup_printf("%.0f", key->max + 1) : g_strdup("many");
+    case VIGIL_CONFIG_DOUBLE:
+        return key->max < 1e300 ? g_strdup_printf("%.17g", key->max * 2 + 1) : g_strdup("much");
+    case VIGIL_CONFIG_BOOL:
+        return g_strdup("maybe");
+    case VIGIL_CONFIG_ENUM:
+        return g_strdup("no-such-choice");
+    case VIGIL_CONFIG_LIST:
+        return key->choices != NULL ? g_strdup("no-such-choice") : NULL;
+    case VIGIL_CONFIG_STRING:
+    default:
+        return NULL;
+    }
+}
+
+void test_assert_settings_sound(const char *section, const struct vigil_settings_table *table,
+                                char *(*refusal)(const char *lines, void *user), void *user)
+{
+    assert_non_null(table);
+    for (size_t i = 0; i < table->n_keys; i++) {
+        const struct vigil_config_key *key = &table->keys[i];
+        if (key->description == NULL || key->description[0] == '\0')
+            fail_msg("[%s] %s has no description", section, key->name);
+        if (key->storage == VIGIL_SETTING_UNBOUND)
+            fail_msg("[%s] %s fills no field of its settings", section, key->name);
+        char *bad = refused_value(key);
+        if (bad == NULL)
+            continue;
+        char *lines = g_strdup_printf("%s = %s\n", key->name, bad);
+        char *message = refusal(lines, user);
+        char *names = g_strdup_printf("[%s] %s: expected ", section, key->name);
+        char *quoted = g_strdup_printf("\"%s\"", bad);
+        test_assert_contains(message, names);
+        test_assert_contains(message, quoted);
+        g_free(quoted);
+        g_free(names);
+        g_free(message);
+        g_free(lines);
+        g_free(bad);
+    }
+}
+
+static char *adpi_refusal(const char *lines, void *name)
+{
+    return test_adpi_open_error(name, lines);
+}
+
+void test_adpi_assert_settings_sound(const char *name)
+{
+    struct test_adpi a;
+    test_adpi_open(&a, name, NULL); /* the defaults make an instance */
+    test_assert_settings_sound(a.section, a.plugin->descriptor->settings, adpi_refusal,
+                               (void *)name);
+    test_adpi_close(&a);
+}
+
 gboolean test_adpi_reconfigure(struct test_adpi *a, const char *section_lines, GError **error)
 {
     assert_non_null(a->ops->reconfigure);

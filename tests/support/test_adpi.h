@@ -38,6 +38,19 @@ void test_adpi_close(struct test_adpi *a);
  * them. g_free it. */
 char *test_adpi_open_error(const char *name, const char *section_lines);
 
+/* What every ADPI's settings table must be, rather than a count that
+ * would only repeat it: its defaults make an instance; every key is
+ * described and fills a field of the plugin's settings; and a value its
+ * type refuses (past its range, not a choice, not a bool) is refused with
+ * the section, the key and the value named. */
+void test_adpi_assert_settings_sound(const char *name);
+/* The same for any table of keys in `section`: each key described and
+ * filling a field, and, for a value its type refuses (past its range, not
+ * a choice, not a bool), the message `refusal` returns for the section
+ * holding `lines` ("key = value\n") names the section, key and value. */
+void test_assert_settings_sound(const char *section, const struct vigil_settings_table *table,
+                                char *(*refusal)(const char *lines, void *user), void *user);
+
 /* reconfigure() with a section of `section_lines`: TRUE, or FALSE with
  * *error set (the configuration's checks or the plugin's). On success the
  * new configuration replaces the old one, as in vigild. */

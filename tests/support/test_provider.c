@@ -23,8 +23,7 @@ void test_provider_open(struct test_provider *p, const char *name, const char *c
     if (p->plugin == NULL)
         fail_msg("loading provider %s: %s", name, error->message);
     char *section = g_strconcat("provider.", name, NULL);
-    if (!vigil_config_declare(p->config, section, p->plugin->descriptor->config_keys,
-                              p->plugin->descriptor->n_config_keys, &error))
+    if (!vigil_settings_declare(p->config, p->plugin->descriptor->settings, section, &error))
         fail_msg("declaring %s: %s", section, error->message);
     p->config_dir = g_dir_make_tmp("vigil-test-provider-XXXXXX", NULL);
     char *path = g_build_filename(p->config_dir, "vigil.conf", NULL);

@@ -61,7 +61,7 @@ static void test_the_descriptor(void **state)
     test_adpi_open(&a, "call-rate", NULL);
     const struct vigil_plugin_descriptor *d = a.plugin->descriptor;
     assert_string_equal(d->name, "call-rate");
-    assert_int_equal(d->n_config_keys, 7);
+    test_adpi_assert_settings_sound("call-rate");
     assert_non_null(a.ops->activity);
     assert_non_null(a.ops->reconfigure);
     assert_null(a.ops->samples);

@@ -58,7 +58,7 @@ static void test_the_descriptor(void **state)
     struct test_adpi a;
     test_adpi_open(&a, "drift", NULL);
     assert_string_equal(a.plugin->descriptor->name, "drift");
-    assert_int_equal(a.plugin->descriptor->n_config_keys, 4);
+    test_adpi_assert_settings_sound("drift");
     assert_non_null(a.ops->reconfigure);
     test_adpi_close(&a);
 }

@@ -19,7 +19,7 @@ static void test_the_descriptor(void **state)
     test_adpi_open(&a, "statistics-range", NULL);
     const struct vigil_plugin_descriptor *d = a.plugin->descriptor;
     assert_string_equal(d->name, "statistics-range");
-    assert_int_equal(d->n_config_keys, 7);
+    test_adpi_assert_settings_sound("statistics-range");
     assert_non_null(a.ops->samples);
     assert_non_null(a.ops->reconfigure);
     assert_null(a.ops->activity);

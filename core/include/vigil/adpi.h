@@ -197,4 +197,9 @@ static inline double vigil_running_stats_stddev(const struct vigil_running_stats
  * "disk.*"). */
 gboolean vigil_metric_name_matches(const char *name, const char *const *patterns);
 
+/* judged[op] for every operation id: whether its "layer.op" name
+ * ("posix.read") matches one of `patterns`; FALSE for ids that are no
+ * operation. `judged` has VIGIL_OP_MAX_ID + 1 entries (vigil/ontology.h). */
+void vigil_ops_matching(const char *const *patterns, gboolean *judged);
+
 #endif

@@ -27,6 +27,49 @@ enum vigil_config_type {
     VIGIL_CONFIG_LIST,     /* text items separated by ';'; with `choices`, one or more of them */
 };
 
+/* How a settings struct's field stores a key's value (vigil/settings.h).
+ * VIGIL_SETTING picks it from the field's C type, so that a table cannot
+ * say one type and the struct another. */
+enum vigil_setting_storage {
+    VIGIL_SETTING_UNBOUND = 0, /* the key fills no field */
+    VIGIL_SETTING_BOOL,        /* bool: a BOOL */
+    VIGIL_SETTING_INT,         /* int (gboolean): a BOOL, an INT, an ENUM's index */
+    VIGIL_SETTING_UINT,        /* unsigned int (guint, a C enum): an INT, an ENUM's index */
+    VIGIL_SETTING_LONG,        /* long (gint64): an INT */
+    VIGIL_SETTING_ULONG,       /* unsigned long (uint64_t, guint64): an INT */
+    VIGIL_SETTING_LLONG,       /* long long: an INT */
+    VIGIL_SETTING_ULLONG,      /* unsigned long long: an INT */
+    VIGIL_SETTING_DOUBLE,      /* double: a DOUBLE */
+    VIGIL_SETTING_STRING,      /* char *, owned: a STRING, an ENUM's text */
+    VIGIL_SETTING_STRV,        /* char **, owned, NULL-terminated: a LIST */
+    VIGIL_SETTING_UNSUPPORTED, /* any other type: refused when the key is declared */
+};
+
+#define VIGIL_SETTING_STORAGE_OF(lvalue)                                                           \
+    _Generic((lvalue),                                                                             \
+        _Bool: VIGIL_SETTING_BOOL,                                                                 \
+        int: VIGIL_SETTING_INT,                                                                    \
+        unsigned int: VIGIL_SETTING_UINT,                                                          \
+        long: VIGIL_SETTING_LONG,                                                                  \
+        unsigned long: VIGIL_SETTING_ULONG,                                                        \
+        long long: VIGIL_SETTING_LLONG,                                                            \
+        unsigned long long: VIGIL_SETTING_ULLONG,                                                  \
+        double: VIGIL_SETTING_DOUBLE,                                                              \
+        char *: VIGIL_SETTING_STRING,                                                              \
+        char **: VIGIL_SETTING_STRV,                                                               \
+        default: VIGIL_SETTING_UNSUPPORTED)
+
+/* A key bound to `member` of the settings struct `type`, and named as it:
+ *     {VIGIL_SETTING(struct drift_settings, long_cycles), .type = VIGIL_CONFIG_INT, …}
+ * The key's name is the field's, so neither can be renamed alone. */
+#define VIGIL_SETTING(type, member) VIGIL_SETTING_NAMED(#member, type, member)
+/* The same for a field whose name cannot be the key's (one in a nested
+ * struct). `(type){}` (GNU C, and C23) names the member's type without an
+ * object, for any struct, nested or not. */
+#define VIGIL_SETTING_NAMED(key_name, type, member)                                                \
+    .name = key_name, .offset = offsetof(type, member),                                            \
+    .storage = VIGIL_SETTING_STORAGE_OF((type){}.member)
+
 struct vigil_config_key {
     const char *section; /* NULL in a plugin's keys: its section is "kind.name" */
     const char *name;
@@ -41,6 +84,10 @@ struct vigil_config_key {
     /* STRING: a connection string whose password (`password=…`, or the
      * `user:…@` of a URI) `vigil config check` must not print. */
     bool redact_password;
+    /* The field it fills in its table's settings struct (VIGIL_SETTING);
+     * last, so that a key written without names is written as before. */
+    size_t offset;
+    enum vigil_setting_storage storage;
 };
 
 typedef struct vigil_config vigil_config;
@@ -93,8 +140,10 @@ gboolean vigil_config_load(vigil_config *config, const char *path, GError **erro
  * the daemons or `vigil config check`. */
 gboolean vigil_config_load_keeping_valid(vigil_config *config, const char *path, GError **error);
 
-/* Getters for declared keys; asking for an undeclared key or the wrong type
- * is a programming error (g_critical) and returns 0/NULL/FALSE. */
+/* Getters by section and name, for tests and tools; a program reads its
+ * settings through its table instead (vigil/settings.h), so that no key is
+ * named in two places. Asking for an undeclared key or the wrong type is a
+ * programming error (g_critical) and returns 0/NULL/FALSE. */
 gboolean vigil_config_get_bool(const vigil_config *config, const char *section, const char *name);
 gint64 vigil_config_get_int(const vigil_config *config, const char *section, const char *name);
 double vigil_config_get_double(const vigil_config *config, const char *section, const char *name);
@@ -103,6 +152,13 @@ const char *vigil_config_get_string(const vigil_config *config, const char *sect
 /* LIST: a NULL-terminated array owned by the config. */
 const char *const *vigil_config_get_list(const vigil_config *config, const char *section,
                                          const char *name);
+
+/* A key's value as text, for showing or storing every key of a section
+ * alike (not for reading a setting: vigil/settings.h fills a struct):
+ * true/false, whole numbers, doubles in the fewest digits that read back the
+ * same (0.95), list items joined with ';'. NULL for an undeclared key
+ * (g_critical). Free with g_free. */
+char *vigil_config_value_text(const vigil_config *config, const char *section, const char *name);
 
 /* The file a key's value came from, or NULL when it is the default. */
 const char *vigil_config_source(const vigil_config *config, const char *section, const char *name);

@@ -45,16 +45,15 @@ char **vigil_curve_authorized_read(const char *path, GError **error);
  * that decode. */
 gboolean vigil_curve_key_check(const char *what, const char *z85, GError **error);
 
-/* The CURVE settings of `section` ("uplink": curve_server_key and
- * curve_key_file; "txd": curve_key_file and curve_authorized_keys) checked
- * the way vigild and vigil-txd check them at start: the keys of a pair set
- * together, a server key that decodes, a key file that vigil_curve_pair_read
- * takes, an admitted-keys list that vigil_curve_authorized_read takes. The
- * error names the section and key. */
-gboolean vigil_curve_check_settings(const vigil_config *config, const char *section,
-                                    GError **error);
-
-/* Both sections, every problem one a line: what `vigil config check` runs. */
-gboolean vigil_curve_check_config(const vigil_config *config, GError **error);
-
+/* The CURVE settings of a client (vigild's [uplink] curve_server_key and
+ * curve_key_file) and of a server (vigil-txd's [txd] curve_key_file and
+ * curve_authorized_keys), checked the way the programs use them: the keys
+ * of a pair set together, a server key that decodes, a key file that
+ * vigil_curve_pair_read takes, an admitted-keys list that
+ * vigil_curve_authorized_read takes. The error names the section and key;
+ * `vigil config check` runs them with the sections' tables. */
+gboolean vigil_curve_check_client(const char *section, const char *server_key, const char *key_file,
+                                  GError **error);
+gboolean vigil_curve_check_server(const char *section, const char *key_file,
+                                  const char *authorized_keys, GError **error);
 #endif

@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "vigil/config.h"
+#include "vigil/settings.h"
 
 enum vigil_log_level {
     VIGIL_LOG_ERROR = 1, /* g_critical and g_error */
@@ -20,9 +21,8 @@ enum vigil_log_level {
     VIGIL_LOG_DEBUG,
 };
 
-/* The [log] section every program reads. */
-extern const struct vigil_config_key vigil_log_config_keys[];
-extern const size_t vigil_log_config_key_count;
+/* The [log] section every program reads (vigil/settings.h). */
+extern const struct vigil_settings_table vigil_log_keys;
 
 /* "error", "warning", "message", "info", "debug" → level; 0 if unknown. */
 enum vigil_log_level vigil_log_level_from_name(const char *name);
@@ -31,6 +31,9 @@ enum vigil_log_level vigil_log_level_from_name(const char *name);
  * called again to change them. The
  * VIGIL_LOG_LEVEL environment variable, when set to a level name, wins. */
 void vigil_log_setup(const char *program, enum vigil_log_level level);
+
+/* vigil_log_setup with the configuration's [log] level. */
+void vigil_log_setup_from_config(const char *program, const vigil_config *config);
 
 /* Makes g_print and g_printerr (GOption's --help among them) write their
  * UTF-8 text as it is. GLib converts it to the locale's charset, and in the

@@ -4,26 +4,32 @@
  * "KIND-NAME.so" (provider-energy.so, adpi-drift.so), that exports one
  * symbol, `vigil_plugin_descriptor`, of type struct vigil_plugin_descriptor:
  *
- *     static const struct vigil_config_key keys[] = {
- *         {.name = "idle_w", .type = VIGIL_CONFIG_DOUBLE, .default_value = "40",
- *          .min = 0, .max = 1000, .description = "idle power of one socket"},
+ *     struct energy_settings {
+ *         double idle_w;
  *     };
+ *     static const struct vigil_config_key keys[] = {
+ *         {VIGIL_SETTING(struct energy_settings, idle_w), .type = VIGIL_CONFIG_DOUBLE,
+ *          .default_value = "40", .min = 0, .max = 1000,
+ *          .description = "idle power of one socket"},
+ *     };
+ *     static const struct vigil_settings_table settings =
+ *         VIGIL_SETTINGS_TABLE(NULL, struct energy_settings, keys, NULL);
  *     VIGIL_PLUGIN_EXPORT = {
  *         .abi_version = VIGIL_PLUGIN_ABI_VERSION,
  *         .kind = VIGIL_PLUGIN_PROVIDER,
  *         .name = "energy",
  *         .description = "RAPL energy through likwid or powercap",
- *         .config_keys = keys,
- *         .n_config_keys = G_N_ELEMENTS(keys),
+ *         .settings = &settings,
  *         .create = energy_create,
  *         .destroy = energy_destroy,
  *         .ops = &energy_provider_ops,
  *     };
  *
  * Its configuration lives in the section "[KIND.NAME]" and is checked
- * against config_keys like every other section. `ops` points to the
- * functions of its kind (struct vigil_provider_ops and so on), declared by
- * the part of vigil that hosts that kind. */
+ * against its settings table like every other section; create() fills its
+ * struct in one call, vigil_plugin_settings_load (vigil/settings.h). `ops`
+ * points to the functions of its kind (struct vigil_provider_ops and so
+ * on), declared by the part of vigil that hosts that kind. */
 #ifndef VIGIL_PLUGIN_H
 #define VIGIL_PLUGIN_H
 
@@ -33,10 +39,11 @@
 #include <gmodule.h>
 
 #include "vigil/config.h"
+#include "vigil/settings.h"
 
 /* Raise it whenever struct vigil_plugin_descriptor, struct
  * vigil_plugin_context or any kind's ops change. */
-#define VIGIL_PLUGIN_ABI_VERSION 5u
+#define VIGIL_PLUGIN_ABI_VERSION 6u
 #define VIGIL_PLUGIN_SYMBOL      "vigil_plugin_descriptor"
 
 enum vigil_plugin_kind {
@@ -60,8 +67,8 @@ struct vigil_plugin_descriptor {
     uint32_t kind; /* enum vigil_plugin_kind */
     const char *name;
     const char *description;
-    const struct vigil_config_key *config_keys; /* their .section is ignored */
-    size_t n_config_keys;
+    /* Its keys and the struct they fill; NULL for a plugin without keys. */
+    const struct vigil_settings_table *settings;
     /* Makes an instance from its configuration; NULL and error on failure. */
     void *(*create)(const struct vigil_plugin_context *context, GError **error);
     void (*destroy)(void *instance);
@@ -123,6 +130,19 @@ char **vigil_plugin_registry_list(const vigil_plugin_registry *registry,
  * plugin and declares its keys. user_data is the registry. */
 gboolean vigil_plugin_registry_resolve_section(vigil_config *config, const char *section,
                                                gpointer user_data, GError **error);
+
+/* Fills the plugin's settings struct from its section and runs the table's
+ * check: what create() calls, with its descriptor's table. On failure
+ * nothing is left to clear; else vigil_settings_clear frees it. */
+gboolean vigil_plugin_settings_load(const struct vigil_plugin_context *context,
+                                    const struct vigil_settings_table *table, void *settings,
+                                    GError **error);
+/* The same for reconfigure(): `settings` (filled before) gets the new
+ * values only when they load and pass the check, its old strings freed;
+ * otherwise it keeps the old ones. */
+gboolean vigil_plugin_settings_reload(const struct vigil_plugin_context *context,
+                                      const struct vigil_settings_table *table, void *settings,
+                                      GError **error);
 
 /* A plugin's section as text, every key with its value: equal texts mean
  * an unchanged configuration, which lets a reload keep an instance. g_free

@@ -25,6 +25,7 @@
 #include <glib.h>
 
 #include "vigil/config.h"
+#include "vigil/settings.h"
 #include "vigil/metric.h"
 
 /* Where a provider's values go. */
@@ -85,12 +86,24 @@ gssize vigil_provider_pread_all(int fd, char *buffer, gsize size);
 /* The path of `relative` under a provider's root ("/" + "proc/stat"). */
 char *vigil_provider_path(const char *root, const char *relative);
 
-/* The `root` key of a provider that reads under proc/. */
-#define VIGIL_PROVIDER_PROC_ROOT_KEY                                                               \
+/* The `root` key of a provider that reads under proc/, filling the `root`
+ * field (char *) of its settings struct `settings_type`. */
+#define VIGIL_PROVIDER_PROC_ROOT_KEY(settings_type)                                                \
     {                                                                                              \
-        .name = "root", .type = VIGIL_CONFIG_STRING, .default_value = "/",                         \
-        .description = "directory under which proc/ is read; / on a real node"                     \
+        VIGIL_SETTING(settings_type, root),                                                        \
+            .type = VIGIL_CONFIG_STRING, .default_value = "/",                                     \
+            .description = "directory under which proc/ is read; / on a real node"                 \
     }
+
+/* The settings of a provider whose only key is that `root`: its descriptor
+ * points at vigil_provider_root_settings, and create() takes the root with
+ * vigil_provider_root (g_free it; NULL with error set on failure). */
+struct vigil_provider_root {
+    char *root;
+};
+extern const struct vigil_settings_table vigil_provider_root_settings;
+struct vigil_plugin_context;
+char *vigil_provider_root(const struct vigil_plugin_context *context, GError **error);
 
 /* Files read every tick ---------------------------------------------------------------------- */
 

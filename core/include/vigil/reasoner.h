@@ -99,23 +99,29 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
                            const struct vigil_reasoner_input *input,
                            struct vigil_reasoner_decision *out);
 
-/* The config keys every reasoner plugin declares first in its table, and
- * reading them from its section. */
+/* A reasoner plugin's settings: its rule and, for the process and node
+ * reasoners, the ADPIs that feed it. Each plugin's table binds its keys to
+ * this struct: the rule's keys first, then its `adpis`. */
+struct vigil_reasoner_settings {
+    struct vigil_reasoner_rule rule;
+    char **adpis; /* NULL for the system reasoner, which has no ADPIs */
+};
+
 #define VIGIL_REASONER_RULE_KEYS                                                                   \
-    {.name = "threshold",                                                                          \
+    {VIGIL_SETTING_NAMED("threshold", struct vigil_reasoner_settings, rule.threshold),             \
      .type = VIGIL_CONFIG_DOUBLE,                                                                  \
      .default_value = "0",                                                                         \
      .min = 0,                                                                                     \
      .max = 1e6,                                                                                   \
      .description = "issues an abnormal state needs: more than this many"},                        \
-        {.name = "ratio",                                                                          \
+        {VIGIL_SETTING_NAMED("ratio", struct vigil_reasoner_settings, rule.ratio),                 \
          .type = VIGIL_CONFIG_DOUBLE,                                                              \
          .default_value = "2",                                                                     \
          .min = 1,                                                                                 \
          .max = 1e6,                                                                               \
          .description = "bad issues must outnumber good ones this many times for ABNORMAL_BAD, "   \
                         "and the other way round for ABNORMAL_GOOD"},                              \
-        {.name = "max_load",                                                                       \
+        {VIGIL_SETTING_NAMED("max_load", struct vigil_reasoner_settings, rule.max_load),           \
          .type = VIGIL_CONFIG_DOUBLE,                                                              \
          .default_value = "0.95",                                                                  \
          .min = 0,                                                                                 \
@@ -123,12 +129,16 @@ void vigil_reasoner_decide(const struct vigil_reasoner_rule *rule,
          .description = "a utilisation (CPU, memory, I/O) above this fraction is Overloaded, an "  \
                         "ABNORMAL_OTHER issue"},                                                   \
     {                                                                                              \
-        .name = "hold_cycles", .type = VIGIL_CONFIG_INT, .default_value = "1", .min = 0,           \
-        .max = 1000, .description = "cycles an abnormal state is held after its cause is gone"     \
+        VIGIL_SETTING_NAMED("hold_cycles", struct vigil_reasoner_settings, rule.hold_cycles),      \
+            .type = VIGIL_CONFIG_INT, .default_value = "1", .min = 0, .max = 1000,                 \
+            .description = "cycles an abnormal state is held after its cause is gone"              \
     }
 
-void vigil_reasoner_rule_read(struct vigil_reasoner_rule *rule, const vigil_config *config,
-                              const char *section);
+/* The settings of the reasoner whose section is `section` (declared by its
+ * plugin): clear them with vigil_reasoner_settings_clear. */
+gboolean vigil_reasoner_settings_load(const vigil_config *config, const char *section,
+                                      struct vigil_reasoner_settings *out, GError **error);
+void vigil_reasoner_settings_clear(struct vigil_reasoner_settings *s);
 
 /* A reasoner plugin (kind VIGIL_PLUGIN_REASONER): "process", "node" and
  * "system", one per level, each configured in [reasoner.LEVEL]. Its
@@ -142,7 +152,8 @@ struct vigil_reasoner_ops {
                             GError **error);
 };
 
-/* What every reasoner plugin's descriptor and ops point to. */
+/* What every reasoner plugin's descriptor and ops point to: the instance
+ * is its struct vigil_reasoner_settings. */
 void *vigil_reasoner_instance_create(const struct vigil_plugin_context *context, GError **error);
 void vigil_reasoner_instance_destroy(void *instance);
 const struct vigil_reasoner_rule *vigil_reasoner_instance_rule(void *instance);
@@ -153,9 +164,11 @@ gboolean vigil_reasoner_instance_reconfigure(void *instance,
 /* The key that names which ADPIs feed a process or node reasoner. */
 #define VIGIL_REASONER_ADPIS_KEY(defaults)                                                         \
     {                                                                                              \
-        .name = "adpis", .type = VIGIL_CONFIG_LIST, .default_value = defaults,                     \
-        .description = "the anomaly-detection plugins that feed this reasoner, each configured "   \
-                       "in [adpi.NAME]"                                                            \
+        VIGIL_SETTING(struct vigil_reasoner_settings, adpis),                                      \
+            .type = VIGIL_CONFIG_LIST, .default_value = defaults,                                  \
+            .description =                                                                         \
+                "the anomaly-detection plugins that feed this reasoner, each configured "          \
+                "in [adpi.NAME]"                                                                   \
     }
 
 #endif

@@ -30,7 +30,13 @@
  * records, or 650 ms of a program doing 100,000 calls a second between two
  * drains of the daemon's 100 ms tick. It also fits in a cache, which keeps a
  * push at its cheapest (bench-ring shows the cost of a larger one). */
-#define VIGIL_RING_DEFAULT_SLOTS (1u << 16)
+#define VIGIL_RING_DEFAULT_SLOTS ((uint32_t)VIGIL_RING_DEFAULT_SLOTS_NUMBER)
+/* The same, 1 << 16, as a plain number that [preload]'s table can spell as
+ * its default (G_STRINGIFY), so that it is written once. */
+#define VIGIL_RING_DEFAULT_SLOTS_NUMBER 65536
+/* The path prefixes whose calls are counted but not recorded in the ring
+ * unless VIGIL_EXCLUDE says otherwise ([preload] exclude's default). */
+#define VIGIL_EXCLUDE_DEFAULT "/proc;/sys;/dev"
 
 struct vigil_ring;
 struct ring_header; /* the mapping's layout: record/ring_layout.h */

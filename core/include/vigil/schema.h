@@ -1,65 +1,43 @@
-/* vigil — the configuration keys of every built-in part.
+/* vigil — the settings tables of every built-in part, in one registry.
  *
  * Each program declares all of them, not only its own, so that one
  * vigil.conf serves every program and `vigil config check` checks all of
- * it. A part adds its key table here when it is built. */
+ * it; so every table is linked into libvigil, although each one's source
+ * sits beside the code that reads it (core/meson.build names them). A part
+ * adds its table here and to the list in schema.c. */
 #ifndef VIGIL_SCHEMA_H
 #define VIGIL_SCHEMA_H
 
 #include <glib.h>
 
 #include "vigil/config.h"
+#include "vigil/settings.h"
 
+/* Declares every table. */
 gboolean vigil_schema_declare(vigil_config *config, GError **error);
+/* Runs every table's check (vigil_settings_check), every problem one a
+ * line: what `vigil config check` refuses beyond what the loader does. */
+gboolean vigil_schema_check(const vigil_config *config, GError **error);
+/* The tables, in the order of vigil_schema_declare; NULL-terminated. */
+extern const struct vigil_settings_table *const vigil_schema_tables[];
 
-/* [preload]: read by `vigil run`, passed to the library as environment. */
-extern const struct vigil_config_key vigil_preload_config_keys[];
-extern const size_t vigil_preload_config_key_count;
-/* What [preload]'s types cannot say: ring_slots is a power of two. Checked
- * by `vigil config check` and by `vigil run` (which warns and uses the
- * default), by this one function. */
-gboolean vigil_preload_check_config(const vigil_config *config, GError **error);
-
-/* [daemon]: vigild's own keys. */
-extern const struct vigil_config_key vigil_daemon_config_keys[];
-extern const size_t vigil_daemon_config_key_count;
-
-/* [capture]: what vigild forwards of the activities it drains. */
-extern const struct vigil_config_key vigil_capture_config_keys[];
-extern const size_t vigil_capture_config_key_count;
-
-/* [uplink]: vigild's link to vigil-txd and its disk spool. */
-extern const struct vigil_config_key vigil_uplink_config_keys[];
-extern const size_t vigil_uplink_config_key_count;
-
-/* [warehouse]: how vigil-txd and `vigil db` reach PostgreSQL. */
-extern const struct vigil_config_key vigil_warehouse_config_keys[];
-extern const size_t vigil_warehouse_config_key_count;
-
-/* [txd]: vigil-txd, the transaction server. */
-extern const struct vigil_config_key vigil_txd_config_keys[];
-extern const size_t vigil_txd_config_key_count;
-
-/* [advise]: `vigil advise`, frequency advice from the Fluid model. */
-extern const struct vigil_config_key vigil_advise_config_keys[];
-extern const size_t vigil_advise_config_key_count;
-
-/* [web]: vigil-web, the web UI and its JSON API. */
-extern const struct vigil_config_key vigil_web_config_keys[];
-extern const size_t vigil_web_config_key_count;
-/* What [web]'s types cannot say: a numeric listen address, trusted proxies
- * that are addresses, auth = none only on loopback unless allowed,
- * remote-user with a header and proxies. The listen address is returned
- * when the pointers are not NULL (g_free the host). */
-gboolean vigil_web_check_config(const vigil_config *config, char **listen_host,
-                                guint16 *listen_port, GError **error);
-
-/* [metrics]: vigild's /metrics endpoint for Prometheus. */
-extern const struct vigil_config_key vigil_metrics_config_keys[];
-extern const size_t vigil_metrics_config_key_count;
-/* [metrics] listen: "" (no endpoint, host NULL), HOST:PORT, [V6]:PORT,
- * :PORT or PORT (127.0.0.1); the host a numeric address. g_free the host. */
-gboolean vigil_metrics_parse_listen(const char *text, char **host, guint16 *port, GError **error);
-gboolean vigil_metrics_check_config(const vigil_config *config, GError **error);
+/* [log]: every program (core/log.c). */
+extern const struct vigil_settings_table vigil_log_keys;
+/* [daemon], [capture], [uplink], [metrics]: vigild (daemon/settings.h,
+ * daemon/uplink.h). */
+extern const struct vigil_settings_table vigild_daemon_keys;
+extern const struct vigil_settings_table vigild_capture_keys;
+extern const struct vigil_settings_table vigild_uplink_keys;
+extern const struct vigil_settings_table vigild_metrics_keys;
+/* [warehouse]: vigil-txd, vigil-web, `vigil db`, `vigil advise`
+ * (vigil/warehouse_settings.h). */
+extern const struct vigil_settings_table vigil_warehouse_keys;
+/* [txd]: vigil-txd (txd/txd_settings.h). */
+extern const struct vigil_settings_table txd_keys;
+/* [web]: vigil-web (web/settings.h). */
+extern const struct vigil_settings_table web_keys;
+/* [preload] and [advise]: vigil run and vigil advise (cli/cli_settings.h). */
+extern const struct vigil_settings_table vigil_preload_keys;
+extern const struct vigil_settings_table vigil_advise_keys;
 
 #endif

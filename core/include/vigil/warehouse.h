@@ -11,6 +11,8 @@
 #include <glib.h>
 #include <libpq-fe.h>
 
+#include "vigil/warehouse_settings.h"
+
 #define VIGIL_WAREHOUSE_ERROR (vigil_warehouse_error_quark())
 GQuark vigil_warehouse_error_quark(void);
 
@@ -46,11 +48,7 @@ gboolean vigil_warehouse_current_version(PGconn *db, guint *version, GError **er
 
 /* ---- day partitions (warehouse_maintain.c) ------------------------------------ */
 
-/* The tables partitioned by day (UTC), in this order: activities,
- * statistics_rollups, window_statistics, reasoner_states, ingested_batches
- * (always the last). */
-enum { VIGIL_WAREHOUSE_DAY_TABLES = 5 };
-extern const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES];
+/* vigil_warehouse_day_tables: vigil/warehouse_settings.h */
 
 /* Makes `table`'s partition for the day `day` (days since 1970-01-01, UTC)
  * unless a partition holds that day already. Runs as its own statement, so
@@ -62,11 +60,6 @@ gboolean vigil_warehouse_day_partition(PGconn *db, const char *table, gint64 day
  * today + ahead_days (the database's today, UTC), each in its own short
  * transaction. *created (may be NULL) gets how many were made. */
 gboolean vigil_warehouse_maintain(PGconn *db, guint ahead_days, guint *created, GError **error);
-
-/* Retention in days per day table (same order); 0 keeps for ever. */
-struct vigil_warehouse_retention {
-    guint days[VIGIL_WAREHOUSE_DAY_TABLES];
-};
 
 /* What ingested_batches really keeps: never less than the longest of the
  * data tables (0, for ever, when one keeps for ever), or a batch resent

@@ -18,62 +18,60 @@
 
 struct energy {
     struct energy_settings settings;
-    char *root;
-    char **sources;
     struct energy_chain chain;
 };
 
-static void *energy_create(const struct vigil_plugin_context *ctx, GError **error)
+static const struct vigil_settings_table settings_table;
+
+/* What the keys' types cannot say. */
+static gboolean check(const void *settings, const char *section, const vigil_config *config,
+                      GError **error)
 {
-    const vigil_config *config = ctx->config;
-    double idle_w = vigil_config_get_double(config, ctx->section, "idle_w");
-    double max_w = vigil_config_get_double(config, ctx->section, "max_w");
+    (void)config;
+    const struct energy_settings *s = settings;
     /* Above max_w, idle_w would make a busy node draw less than an idle one. */
-    if (idle_w > max_w) {
+    if (s->idle_w > s->max_w) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[%s] idle_w (%g W) is above max_w (%g W)", ctx->section, idle_w, max_w);
-        return NULL;
+                    "[%s] idle_w (%g W) is above max_w (%g W)", section, s->idle_w, s->max_w);
+        return FALSE;
     }
     /* The config refuses an empty list and unknown names already; this is
      * for a config built some other way. */
-    const char *const *sources = vigil_config_get_list(config, ctx->section, "sources");
-    gboolean known = sources != NULL && sources[0] != NULL;
-    for (guint i = 0; known && sources[i] != NULL; i++)
-        known = energy_source_find(sources[i]) != NULL;
-    if (!known) {
+    gboolean known = s->sources != NULL && s->sources[0] != NULL;
+    for (guint i = 0; known && s->sources[i] != NULL; i++)
+        known = energy_source_find(s->sources[i]) != NULL;
+    if (!known)
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[%s] sources: expected one or more of likwid, powercap, estimate",
-                    ctx->section);
-        return NULL;
-    }
-    struct energy *e = g_new0(struct energy, 1);
-    e->root = g_strdup(vigil_config_get_string(config, ctx->section, "root"));
-    e->sources = g_strdupv((char **)sources);
-    e->settings.root = e->root;
-    e->settings.idle_w = idle_w;
-    e->settings.max_w = max_w;
-    e->settings.max_power_w = vigil_config_get_double(config, ctx->section, "max_power_w");
-    e->settings.sockets = vigil_config_get_int(config, ctx->section, "sockets");
-#ifdef VIGIL_HAVE_LIKWID
-    e->settings.likwid = &likwid_api_real;
-#endif
-    return e;
+                    "[%s] sources: expected one or more of likwid, powercap, estimate", section);
+    return known;
 }
 
 static void energy_destroy(void *instance)
 {
     struct energy *e = instance;
     energy_chain_clear(&e->chain);
-    g_strfreev(e->sources);
-    g_free(e->root);
+    vigil_settings_clear(&settings_table, &e->settings);
     g_free(e);
+}
+
+static void *energy_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    struct energy *e = g_new0(struct energy, 1);
+    if (!vigil_plugin_settings_load(ctx, &settings_table, &e->settings, error)) {
+        energy_destroy(e);
+        return NULL;
+    }
+#ifdef VIGIL_HAVE_LIKWID
+    e->settings.likwid = &likwid_api_real;
+#endif
+    return e;
 }
 
 static gboolean energy_start(void *instance, vigil_metric_catalog *catalog, GError **error)
 {
     struct energy *e = instance;
-    return energy_chain_start(&e->chain, (const char *const *)e->sources, &e->settings, catalog,
-                              error);
+    return energy_chain_start(&e->chain, (const char *const *)e->settings.sources, &e->settings,
+                              catalog, error);
 }
 
 static gboolean energy_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
@@ -96,43 +94,28 @@ static const struct vigil_provider_ops energy_provider_ops = {
 };
 
 static const struct vigil_config_key keys[] = {
-    {.name = "root",
-     .type = VIGIL_CONFIG_STRING,
-     .default_value = "/",
+    {VIGIL_SETTING(struct energy_settings, root), .type = VIGIL_CONFIG_STRING, .default_value = "/",
      .description = "directory under which sys/ and proc/ are read; likwid runs only on /"},
-    {.name = "sources",
-     .type = VIGIL_CONFIG_LIST,
-     .default_value = "likwid;powercap;estimate",
-     .choices = "likwid|powercap|estimate",
+    {VIGIL_SETTING(struct energy_settings, sources), .type = VIGIL_CONFIG_LIST,
+     .default_value = "likwid;powercap;estimate", .choices = "likwid|powercap|estimate",
      .description = "where the node's energy comes from, tried in this order until one runs: "
                     "RAPL through likwid, RAPL through powercap sysfs, an estimate from CPU "
                     "utilisation"},
-    {.name = "idle_w",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "50",
-     .min = 0,
-     .max = 2000,
+    {VIGIL_SETTING(struct energy_settings, idle_w), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "50", .min = 0, .max = 2000,
      .description = "estimate: power of one idle socket, in watts"},
-    {.name = "max_w",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "150",
-     .min = 0,
-     .max = 2000,
+    {VIGIL_SETTING(struct energy_settings, max_w), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "150", .min = 0, .max = 2000,
      .description = "estimate: power of one fully busy socket, in watts"},
-    {.name = "sockets",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "1",
-     .min = 1,
-     .max = 64,
-     .description = "estimate: number of sockets"},
-    {.name = "max_power_w",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "1000",
-     .min = 1,
-     .max = 100000,
+    {VIGIL_SETTING(struct energy_settings, sockets), .type = VIGIL_CONFIG_INT, .default_value = "1",
+     .min = 1, .max = 64, .description = "estimate: number of sockets"},
+    {VIGIL_SETTING(struct energy_settings, max_power_w), .type = VIGIL_CONFIG_DOUBLE,
+     .default_value = "1000", .min = 1, .max = 100000,
      .description = "likwid, powercap: the most one zone can draw, in watts; a longer gap "
                     "between reads than its counter's range at this power is marked uncertain"},
 };
+static const struct vigil_settings_table settings_table =
+    VIGIL_SETTINGS_TABLE(NULL, struct energy_settings, keys, check);
 
 VIGIL_PLUGIN_EXPORT = {
     .abi_version = VIGIL_PLUGIN_ABI_VERSION,
@@ -140,8 +123,7 @@ VIGIL_PLUGIN_EXPORT = {
     .name = "energy",
     .description = "energy in joules: RAPL through likwid or powercap, or estimated from CPU "
                    "utilisation",
-    .config_keys = keys,
-    .n_config_keys = G_N_ELEMENTS(keys),
+    .settings = &settings_table,
     .create = energy_create,
     .destroy = energy_destroy,
     .ops = &energy_provider_ops,

@@ -21,8 +21,10 @@
 struct likwid_api; /* likwid_api.h; NULL when vigil was built without likwid */
 
 /* What the sources are given: the provider's keys. */
+/* The provider's keys fill all but `likwid` (energy.c's table). */
 struct energy_settings {
-    const char *root;
+    char *root;
+    char **sources;       /* their names, in order */
     double idle_w, max_w; /* estimate: one socket's power idle and busy */
     gint64 sockets;       /* estimate */
     double max_power_w;   /* powercap, likwid: the most one zone can draw */

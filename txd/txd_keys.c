@@ -1,0 +1,47 @@
+/* vigil — the [txd] section: vigil-txd, the transaction server. */
+#include "txd_settings.h"
+#include "vigil/curve.h"
+#include "vigil/schema.h"
+
+static const struct vigil_config_key keys[] = {
+    {VIGIL_SETTING(struct txd_settings, bind), .type = VIGIL_CONFIG_STRING,
+     .default_value = "tcp://127.0.0.1:5701",
+     .description = "the ZeroMQ endpoint the daemons connect to; without CURVE keys only a "
+                    "loopback or ipc:// endpoint is accepted"},
+    {VIGIL_SETTING(struct txd_settings, cycle_ms), .type = VIGIL_CONFIG_INT,
+     .default_value = "1000", .min = 10, .max = 3600000,
+     .description = "how often the system reasoner decides, and sends its state to every daemon"},
+    {VIGIL_SETTING(struct txd_settings, node_state_max_age_ms), .type = VIGIL_CONFIG_INT,
+     .default_value = "5000", .min = 10, .max = 3600000,
+     .description = "a node whose last state is older than this is left out of the system "
+                    "reasoner (it is down, or its batches are being replayed late)"},
+    {VIGIL_SETTING(struct txd_settings, curve_key_file), .type = VIGIL_CONFIG_STRING,
+     .default_value = "",
+     .description = "this server's CURVE key pair, as `vigil keygen` writes it; empty for no "
+                    "CURVE (then only loopback)"},
+    {VIGIL_SETTING(struct txd_settings, curve_authorized_keys), .type = VIGIL_CONFIG_STRING,
+     .default_value = "",
+     .description = "a file of the daemons' CURVE public keys, one Z85 key a line (# comments); "
+                    "any other key is refused"},
+    {VIGIL_SETTING(struct txd_settings, pending_max_bytes), .type = VIGIL_CONFIG_INT,
+     .default_value = "268435456", .min = 1048576, .max = 1099511627776.0,
+     .description = "batches received but not yet stored (the database is down) that are kept "
+                    "in memory; past it new batches are not acknowledged, and their daemons "
+                    "spool them"},
+    {VIGIL_SETTING(struct txd_settings, retry_max_ms), .type = VIGIL_CONFIG_INT,
+     .default_value = "5000", .min = 10, .max = 600000,
+     .description = "the longest wait between two tries to reach a database that is down (the "
+                    "wait doubles from 100 ms up to this)"},
+};
+/* The key files read as vigil-txd reads them at start. */
+static gboolean check_curve(const void *settings, const char *section, const vigil_config *config,
+                            GError **error)
+{
+    (void)section;
+    (void)config;
+    const struct txd_settings *s = settings;
+    return vigil_curve_check_server("txd", s->curve_key_file, s->curve_authorized_keys, error);
+}
+
+const struct vigil_settings_table txd_keys =
+    VIGIL_SETTINGS_TABLE("txd", struct txd_settings, keys, check_curve);
