@@ -212,13 +212,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct drift_settings, keys, check_windows);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "drift",
-    .description = "a recent mean drifting away from a long-run one",
-    .settings = &settings_table,
-    .create = drift_create,
-    .destroy = drift_destroy,
-    .ops = &drift_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "drift",
+             .description = "a recent mean drifting away from a long-run one",
+             .settings = &settings_table, .create = drift_create, .destroy = drift_destroy,
+             .ops = &drift_ops);

@@ -196,13 +196,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct efficiency_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "energy-efficiency",
-    .description = "CPU seconds per joule against their running mean ± k·σ",
-    .settings = &settings_table,
-    .create = efficiency_create,
-    .destroy = efficiency_destroy,
-    .ops = &efficiency_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "energy-efficiency",
+             .description = "CPU seconds per joule against their running mean ± k·σ",
+             .settings = &settings_table, .create = efficiency_create,
+             .destroy = efficiency_destroy, .ops = &efficiency_ops);

@@ -173,13 +173,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct sanity_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "sensor-sanity",
-    .description = "0 J cycles, counters going back, stuck and silent sensors",
-    .settings = &settings_table,
-    .create = sanity_create,
-    .destroy = sanity_destroy,
-    .ops = &sanity_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "sensor-sanity",
+             .description = "0 J cycles, counters going back, stuck and silent sensors",
+             .settings = &settings_table, .create = sanity_create, .destroy = sanity_destroy,
+             .ops = &sanity_ops);

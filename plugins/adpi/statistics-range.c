@@ -371,13 +371,8 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct range_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "statistics-range",
+VIGIL_PLUGIN(
+    VIGIL_PLUGIN_ADPI, .name = "statistics-range",
     .description = "values at the ends of their natural range or outside their learned one",
-    .settings = &settings_table,
-    .create = range_create,
-    .destroy = range_destroy,
-    .ops = &range_ops,
-};
+    .settings = &settings_table, .create = range_create, .destroy = range_destroy,
+    .ops = &range_ops);
