@@ -258,13 +258,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct rate_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "call-rate",
+VIGIL_PLUGIN(
+    VIGIL_PLUGIN_ADPI, .name = "call-rate",
     .description = "calls and bytes per cycle of each operation outside their learned range",
-    .settings = &settings_table,
-    .create = rate_create,
-    .destroy = rate_destroy,
-    .ops = &rate_ops,
-};
+    .settings = &settings_table, .create = rate_create, .destroy = rate_destroy, .ops = &rate_ops);

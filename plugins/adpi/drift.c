@@ -9,8 +9,7 @@
  * halves over ten minutes is seen here. */
 #include <math.h>
 
-#include "vigil/adpi.h"
-#include "vigil/plugin.h"
+#include "adpi_metric_instance.h"
 
 struct drift_metric {
     const struct vigil_metric_desc *desc; /* NULL for an id not seen yet */
@@ -29,10 +28,10 @@ struct drift_settings {
 };
 
 struct drift {
+    struct adpi_metric_instance base; /* first: ADPI_METRIC_INSTANCE */
     struct drift_settings settings;
-    struct vigil_cycle_values values;
-    struct vigil_adpi_metrics metrics; /* struct drift_metric */
 };
+ADPI_METRIC_INSTANCE(struct drift);
 
 static gboolean check_windows(const void *settings, const char *section, const vigil_config *config,
                               GError **error)
@@ -84,45 +83,19 @@ static void match(void *entry, uint32_t id, void *user)
 static void *drift_create(const struct vigil_plugin_context *ctx, GError **error)
 {
     struct drift *d = g_new0(struct drift, 1);
-    if (!vigil_plugin_settings_load(ctx, &settings_table, &d->settings, error)) {
-        g_free(d);
-        return NULL;
-    }
-    vigil_cycle_values_init(&d->values);
-    vigil_adpi_metrics_init(&d->metrics, sizeof(struct drift_metric));
-    return d;
+    return adpi_metric_instance_init(&d->base, &settings_table, &d->settings,
+                                     sizeof(struct drift_metric), match, ctx, error);
 }
 
 static void drift_destroy(void *instance)
 {
     struct drift *d = instance;
-    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&d->metrics); id++) {
-        struct drift_metric *m = vigil_adpi_metrics_get(&d->metrics, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&d->base.metrics); id++) {
+        struct drift_metric *m = vigil_adpi_metrics_get(&d->base.metrics, id);
         if (m != NULL)
             g_free(m->window);
     }
-    vigil_settings_clear(&settings_table, &d->settings);
-    vigil_cycle_values_clear(&d->values);
-    vigil_adpi_metrics_clear(&d->metrics);
-    g_free(d);
-}
-
-static gboolean drift_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
-                                  GError **error)
-{
-    struct drift *d = instance;
-    if (!vigil_plugin_settings_reload(ctx, &settings_table, &d->settings, error))
-        return FALSE;
-    vigil_adpi_metrics_rematch(&d->metrics, match, d);
-    return TRUE;
-}
-
-static void drift_samples(void *instance, const vigil_metric_catalog *catalog,
-                          const struct vigil_sample *samples, size_t n_samples)
-{
-    struct drift *d = instance;
-    vigil_adpi_metrics_see(&d->metrics, catalog, samples, n_samples, match, d);
-    vigil_cycle_values_add(&d->values, catalog, samples, n_samples);
+    adpi_metric_instance_destroy(d);
 }
 
 static void push(struct drift_metric *m, guint capacity, double value)
@@ -177,22 +150,22 @@ static void drift_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     (void)cycle;
     (void)end_ns;
     struct drift *d = instance;
-    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&d->metrics); id++) {
-        struct drift_metric *m = vigil_adpi_metrics_get(&d->metrics, id);
-        const struct vigil_cycle_metric *v = vigil_cycle_values_get(&d->values, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&d->base.metrics); id++) {
+        struct drift_metric *m = vigil_adpi_metrics_get(&d->base.metrics, id);
+        const struct vigil_cycle_metric *v = vigil_cycle_values_get(&d->base.values, id);
         double value;
         if (m == NULL || !m->matches || !vigil_cycle_metric_value(v, &value))
             continue;
         push(m, d->settings.long_cycles, value);
         check(d, m, v, sink);
     }
-    vigil_cycle_values_next(&d->values);
+    vigil_cycle_values_next(&d->base.values);
 }
 
 static const struct vigil_adpi_ops drift_ops = {
-    .samples = drift_samples,
+    .samples = adpi_metric_instance_samples,
     .cycle = drift_cycle,
-    .reconfigure = drift_reconfigure,
+    .reconfigure = adpi_metric_instance_reconfigure,
 };
 
 static const struct vigil_config_key keys[] = {
@@ -212,13 +185,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct drift_settings, keys, check_windows);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "drift",
-    .description = "a recent mean drifting away from a long-run one",
-    .settings = &settings_table,
-    .create = drift_create,
-    .destroy = drift_destroy,
-    .ops = &drift_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "drift",
+             .description = "a recent mean drifting away from a long-run one",
+             .settings = &settings_table, .create = drift_create, .destroy = drift_destroy,
+             .ops = &drift_ops);

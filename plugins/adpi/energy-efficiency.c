@@ -19,8 +19,7 @@
  * load as a change of efficiency. */
 #include <math.h>
 
-#include "vigil/adpi.h"
-#include "vigil/plugin.h"
+#include "adpi_metric_instance.h"
 
 #define ISSUE_METRIC "cpu_s_per_j"
 
@@ -40,11 +39,11 @@ struct efficiency_settings {
 static const struct vigil_settings_table settings_table;
 
 struct efficiency {
+    struct adpi_metric_instance base; /* first: ADPI_METRIC_INSTANCE */
     struct efficiency_settings settings;
     struct vigil_running_stats stats;
-    struct vigil_cycle_values values;
-    struct vigil_adpi_metrics metrics; /* struct efficiency_metric */
 };
+ADPI_METRIC_INSTANCE(struct efficiency);
 
 static void match(void *entry, uint32_t id, void *user)
 {
@@ -59,40 +58,8 @@ static void match(void *entry, uint32_t id, void *user)
 static void *efficiency_create(const struct vigil_plugin_context *ctx, GError **error)
 {
     struct efficiency *e = g_new0(struct efficiency, 1);
-    if (!vigil_plugin_settings_load(ctx, &settings_table, &e->settings, error)) {
-        g_free(e);
-        return NULL;
-    }
-    vigil_cycle_values_init(&e->values);
-    vigil_adpi_metrics_init(&e->metrics, sizeof(struct efficiency_metric));
-    return e;
-}
-
-static void efficiency_destroy(void *instance)
-{
-    struct efficiency *e = instance;
-    vigil_settings_clear(&settings_table, &e->settings);
-    vigil_cycle_values_clear(&e->values);
-    vigil_adpi_metrics_clear(&e->metrics);
-    g_free(e);
-}
-
-static gboolean efficiency_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
-                                       GError **error)
-{
-    struct efficiency *e = instance;
-    if (!vigil_plugin_settings_reload(ctx, &settings_table, &e->settings, error))
-        return FALSE;
-    vigil_adpi_metrics_rematch(&e->metrics, match, e);
-    return TRUE;
-}
-
-static void efficiency_samples(void *instance, const vigil_metric_catalog *catalog,
-                               const struct vigil_sample *samples, size_t n_samples)
-{
-    struct efficiency *e = instance;
-    vigil_adpi_metrics_see(&e->metrics, catalog, samples, n_samples, match, e);
-    vigil_cycle_values_add(&e->values, catalog, samples, n_samples);
+    return adpi_metric_instance_init(&e->base, &settings_table, &e->settings,
+                                     sizeof(struct efficiency_metric), match, ctx, error);
 }
 
 /* This cycle's CPU seconds per joule; FALSE when it has none. */
@@ -101,11 +68,11 @@ static gboolean cycle_efficiency(const struct efficiency *e, double *x, gboolean
     double cpu_s = 0, energy_j = 0;
     guint n_cpu = 0;
     *estimated = FALSE;
-    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&e->metrics); id++) {
-        const struct efficiency_metric *m = vigil_adpi_metrics_get(&e->metrics, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&e->base.metrics); id++) {
+        const struct efficiency_metric *m = vigil_adpi_metrics_get(&e->base.metrics, id);
         double delta;
         if (m == NULL || m->desc->kind != VIGIL_METRIC_COUNTER ||
-            !vigil_cycle_metric_delta(vigil_cycle_values_get(&e->values, id), &delta))
+            !vigil_cycle_metric_delta(vigil_cycle_values_get(&e->base.values, id), &delta))
             continue;
         if (m->cpu) {
             cpu_s += delta;
@@ -162,13 +129,13 @@ static void efficiency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     if (cycle_efficiency(e, &x, &estimated) && (!estimated || e->settings.judge_estimated) &&
         (e->stats.n < e->settings.stabilisation_cycles || !judge(e, x, estimated, sink)))
         vigil_running_stats_add(&e->stats, x);
-    vigil_cycle_values_next(&e->values);
+    vigil_cycle_values_next(&e->base.values);
 }
 
 static const struct vigil_adpi_ops efficiency_ops = {
-    .samples = efficiency_samples,
+    .samples = adpi_metric_instance_samples,
     .cycle = efficiency_cycle,
-    .reconfigure = efficiency_reconfigure,
+    .reconfigure = adpi_metric_instance_reconfigure,
 };
 
 static const struct vigil_config_key keys[] = {
@@ -196,13 +163,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct efficiency_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "energy-efficiency",
-    .description = "CPU seconds per joule against their running mean ± k·σ",
-    .settings = &settings_table,
-    .create = efficiency_create,
-    .destroy = efficiency_destroy,
-    .ops = &efficiency_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "energy-efficiency",
+             .description = "CPU seconds per joule against their running mean ± k·σ",
+             .settings = &settings_table, .create = efficiency_create,
+             .destroy = adpi_metric_instance_destroy, .ops = &efficiency_ops);

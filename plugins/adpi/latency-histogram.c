@@ -428,13 +428,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct latency_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "latency-histogram",
-    .description = "shares of each operation's calls slower or faster than it learned",
-    .settings = &settings_table,
-    .create = latency_create,
-    .destroy = latency_destroy,
-    .ops = &latency_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "latency-histogram",
+             .description = "shares of each operation's calls slower or faster than it learned",
+             .settings = &settings_table, .create = latency_create, .destroy = latency_destroy,
+             .ops = &latency_ops);

@@ -15,8 +15,7 @@
  * node does well or badly. */
 #include <math.h>
 
-#include "vigil/adpi.h"
-#include "vigil/plugin.h"
+#include "adpi_metric_instance.h"
 
 /* What the catalogue says of a metric, and what this ADPI keeps of it. */
 struct sanity_metric {
@@ -35,10 +34,10 @@ struct sanity_settings {
 static const struct vigil_settings_table settings_table;
 
 struct sanity {
+    struct adpi_metric_instance base; /* first: ADPI_METRIC_INSTANCE */
     struct sanity_settings settings;
-    struct vigil_cycle_values values;
-    struct vigil_adpi_metrics metrics; /* struct sanity_metric */
 };
+ADPI_METRIC_INSTANCE(struct sanity);
 
 static void match(void *entry, uint32_t id, void *user)
 {
@@ -54,40 +53,8 @@ static void match(void *entry, uint32_t id, void *user)
 static void *sanity_create(const struct vigil_plugin_context *ctx, GError **error)
 {
     struct sanity *s = g_new0(struct sanity, 1);
-    if (!vigil_plugin_settings_load(ctx, &settings_table, &s->settings, error)) {
-        g_free(s);
-        return NULL;
-    }
-    vigil_cycle_values_init(&s->values);
-    vigil_adpi_metrics_init(&s->metrics, sizeof(struct sanity_metric));
-    return s;
-}
-
-static void sanity_destroy(void *instance)
-{
-    struct sanity *s = instance;
-    vigil_settings_clear(&settings_table, &s->settings);
-    vigil_cycle_values_clear(&s->values);
-    vigil_adpi_metrics_clear(&s->metrics);
-    g_free(s);
-}
-
-static gboolean sanity_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
-                                   GError **error)
-{
-    struct sanity *s = instance;
-    if (!vigil_plugin_settings_reload(ctx, &settings_table, &s->settings, error))
-        return FALSE;
-    vigil_adpi_metrics_rematch(&s->metrics, match, s);
-    return TRUE;
-}
-
-static void sanity_samples(void *instance, const vigil_metric_catalog *catalog,
-                           const struct vigil_sample *samples, size_t n_samples)
-{
-    struct sanity *s = instance;
-    vigil_adpi_metrics_see(&s->metrics, catalog, samples, n_samples, match, s);
-    vigil_cycle_values_add(&s->values, catalog, samples, n_samples);
+    return adpi_metric_instance_init(&s->base, &settings_table, &s->settings,
+                                     sizeof(struct sanity_metric), match, ctx, error);
 }
 
 static void check_counter(const struct sanity_metric *m, const struct vigil_cycle_metric *v,
@@ -131,9 +98,9 @@ static void sanity_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     (void)cycle;
     (void)end_ns;
     struct sanity *s = instance;
-    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&s->metrics); id++) {
-        struct sanity_metric *m = vigil_adpi_metrics_get(&s->metrics, id);
-        const struct vigil_cycle_metric *v = vigil_cycle_values_get(&s->values, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&s->base.metrics); id++) {
+        struct sanity_metric *m = vigil_adpi_metrics_get(&s->base.metrics, id);
+        const struct vigil_cycle_metric *v = vigil_cycle_values_get(&s->base.values, id);
         if (m == NULL || v == NULL)
             continue;
         if (v->n == 0) {
@@ -150,13 +117,13 @@ static void sanity_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
             check_counter(m, v, sink);
         check_stuck(s, m, v, sink);
     }
-    vigil_cycle_values_next(&s->values);
+    vigil_cycle_values_next(&s->base.values);
 }
 
 static const struct vigil_adpi_ops sanity_ops = {
-    .samples = sanity_samples,
+    .samples = adpi_metric_instance_samples,
     .cycle = sanity_cycle,
-    .reconfigure = sanity_reconfigure,
+    .reconfigure = adpi_metric_instance_reconfigure,
 };
 
 static const struct vigil_config_key keys[] = {
@@ -173,13 +140,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct sanity_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "sensor-sanity",
-    .description = "0 J cycles, counters going back, stuck and silent sensors",
-    .settings = &settings_table,
-    .create = sanity_create,
-    .destroy = sanity_destroy,
-    .ops = &sanity_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "sensor-sanity",
+             .description = "0 J cycles, counters going back, stuck and silent sensors",
+             .settings = &settings_table, .create = sanity_create,
+             .destroy = adpi_metric_instance_destroy, .ops = &sanity_ops);

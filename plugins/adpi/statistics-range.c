@@ -29,8 +29,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "vigil/adpi.h"
-#include "vigil/plugin.h"
+#include "adpi_metric_instance.h"
 
 enum natural {
     NATURAL_NONE,
@@ -73,38 +72,14 @@ struct range_settings {
 static const struct vigil_settings_table settings_table;
 
 struct range {
+    struct adpi_metric_instance base; /* first: ADPI_METRIC_INSTANCE */
     struct range_settings settings;
     uint32_t resolved; /* catalogue ids looked at */
     uint32_t mem_total_id, swap_total_id;
     double mem_total_bytes, swap_total_bytes; /* their latest samples; NAN before */
     GHashTable *cpus_by_field;                /* "user_s" → per-CPU metrics of it */
-    struct vigil_cycle_values values;
-    struct vigil_adpi_metrics metrics; /* struct range_metric */
 };
-
-static void *range_create(const struct vigil_plugin_context *ctx, GError **error)
-{
-    struct range *r = g_new0(struct range, 1);
-    if (!vigil_plugin_settings_load(ctx, &settings_table, &r->settings, error)) {
-        g_free(r);
-        return NULL;
-    }
-    r->mem_total_bytes = r->swap_total_bytes = NAN;
-    r->cpus_by_field = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    vigil_cycle_values_init(&r->values);
-    vigil_adpi_metrics_init(&r->metrics, sizeof(struct range_metric));
-    return r;
-}
-
-static void range_destroy(void *instance)
-{
-    struct range *r = instance;
-    vigil_settings_clear(&settings_table, &r->settings);
-    g_hash_table_destroy(r->cpus_by_field);
-    vigil_cycle_values_clear(&r->values);
-    vigil_adpi_metrics_clear(&r->metrics);
-    g_free(r);
-}
+ADPI_METRIC_INSTANCE(struct range);
 
 static void match(void *entry, uint32_t id, void *user)
 {
@@ -115,14 +90,22 @@ static void match(void *entry, uint32_t id, void *user)
     m->learns = vigil_metric_name_matches(m->desc->name, (const char *const *)r->settings.learn);
 }
 
-static gboolean range_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
-                                  GError **error)
+static void *range_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    struct range *r = g_new0(struct range, 1);
+    if (adpi_metric_instance_init(&r->base, &settings_table, &r->settings,
+                                  sizeof(struct range_metric), match, ctx, error) == NULL)
+        return NULL;
+    r->mem_total_bytes = r->swap_total_bytes = NAN;
+    r->cpus_by_field = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    return r;
+}
+
+static void range_destroy(void *instance)
 {
     struct range *r = instance;
-    if (!vigil_plugin_settings_reload(ctx, &settings_table, &r->settings, error))
-        return FALSE;
-    vigil_adpi_metrics_rematch(&r->metrics, match, r);
-    return TRUE;
+    g_hash_table_destroy(r->cpus_by_field);
+    adpi_metric_instance_destroy(r);
 }
 
 /* "cpuK.FIELD" (K digits): FIELD, else NULL. */
@@ -186,11 +169,11 @@ static void range_samples(void *instance, const vigil_metric_catalog *catalog,
     /* The whole catalogue, not only this scope's samples: a node's CPUs
      * count even when only cpu.user_s is judged. */
     for (uint32_t count = vigil_metric_count(catalog); r->resolved < count;)
-        vigil_adpi_metrics_see_id(&r->metrics, catalog, ++r->resolved, resolve, r);
+        vigil_adpi_metrics_see_id(&r->base.metrics, catalog, ++r->resolved, resolve, r);
     for (size_t i = 0; i < n_samples; i++) {
         if (samples[i].metric_id == 0)
             continue;
-        struct range_metric *m = vigil_adpi_metrics_get(&r->metrics, samples[i].metric_id);
+        struct range_metric *m = vigil_adpi_metrics_get(&r->base.metrics, samples[i].metric_id);
         /* Learned with the range and frozen with it: a metric that never
          * moved in training has no margin. */
         if (m != NULL && m->matches && m->learns && m->trained < r->settings.training_cycles) {
@@ -205,7 +188,7 @@ static void range_samples(void *instance, const vigil_metric_catalog *catalog,
         else if (samples[i].metric_id == r->swap_total_id)
             r->swap_total_bytes = samples[i].value;
     }
-    vigil_cycle_values_add(&r->values, catalog, samples, n_samples);
+    vigil_cycle_values_add(&r->base.values, catalog, samples, n_samples);
 }
 
 /* The unit of a metric's cycle value: a counter's is a rate. */
@@ -319,10 +302,10 @@ static void range_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     (void)cycle;
     (void)end_ns;
     struct range *r = instance;
-    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&r->metrics); id++) {
-        struct range_metric *m = vigil_adpi_metrics_get(&r->metrics, id);
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&r->base.metrics); id++) {
+        struct range_metric *m = vigil_adpi_metrics_get(&r->base.metrics, id);
         double value;
-        const struct vigil_cycle_metric *cm = vigil_cycle_values_get(&r->values, id);
+        const struct vigil_cycle_metric *cm = vigil_cycle_values_get(&r->base.values, id);
         if (m == NULL || !m->matches || !vigil_cycle_metric_value(cm, &value))
             continue;
         gboolean reported = check_natural(r, m, value, sink);
@@ -333,13 +316,13 @@ static void range_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
         else if (!reported)
             check_learned(r, m, value, resolution_of(m, cm), sink);
     }
-    vigil_cycle_values_next(&r->values);
+    vigil_cycle_values_next(&r->base.values);
 }
 
 static const struct vigil_adpi_ops range_ops = {
     .samples = range_samples,
     .cycle = range_cycle,
-    .reconfigure = range_reconfigure,
+    .reconfigure = adpi_metric_instance_reconfigure,
 };
 
 static const struct vigil_config_key keys[] = {
@@ -371,13 +354,8 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct range_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_ADPI,
-    .name = "statistics-range",
+VIGIL_PLUGIN(
+    VIGIL_PLUGIN_ADPI, .name = "statistics-range",
     .description = "values at the ends of their natural range or outside their learned one",
-    .settings = &settings_table,
-    .create = range_create,
-    .destroy = range_destroy,
-    .ops = &range_ops,
-};
+    .settings = &settings_table, .create = range_create, .destroy = range_destroy,
+    .ops = &range_ops);

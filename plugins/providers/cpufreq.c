@@ -447,14 +447,9 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct cpufreq_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_PROVIDER,
-    .name = "cpufreq",
-    .description = "CPU frequency per tick, and the node's sockets, cores, threads and NUMA "
-                   "domains",
-    .settings = &settings_table,
-    .create = cpufreq_create,
-    .destroy = cpufreq_destroy,
-    .ops = &cpufreq_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "cpufreq",
+             .description =
+                 "CPU frequency per tick, and the node's sockets, cores, threads and NUMA "
+                 "domains",
+             .settings = &settings_table, .create = cpufreq_create, .destroy = cpufreq_destroy,
+             .ops = &cpufreq_ops);

@@ -217,13 +217,8 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct diskstats_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_PROVIDER,
-    .name = "diskstats",
+VIGIL_PLUGIN(
+    VIGIL_PLUGIN_PROVIDER, .name = "diskstats",
     .description = "bytes, operations and busy time per block device, from /proc/diskstats",
-    .settings = &settings_table,
-    .create = diskstats_create,
-    .destroy = diskstats_destroy,
-    .ops = &diskstats_ops,
-};
+    .settings = &settings_table, .create = diskstats_create, .destroy = diskstats_destroy,
+    .ops = &diskstats_ops);

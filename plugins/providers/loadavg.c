@@ -131,13 +131,7 @@ static const struct vigil_provider_ops loadavg_ops = {
     .read = loadavg_read,
 };
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_PROVIDER,
-    .name = "loadavg",
-    .description = "load averages and task counts from /proc/loadavg",
-    .settings = &vigil_provider_root_settings,
-    .create = loadavg_create,
-    .destroy = loadavg_destroy,
-    .ops = &loadavg_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "loadavg",
+             .description = "load averages and task counts from /proc/loadavg",
+             .settings = &vigil_provider_root_settings, .create = loadavg_create,
+             .destroy = loadavg_destroy, .ops = &loadavg_ops);

@@ -188,13 +188,7 @@ static const struct vigil_provider_ops meminfo_ops = {
     .read = meminfo_read,
 };
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_PROVIDER,
-    .name = "meminfo",
-    .description = "memory and swap from /proc/meminfo",
-    .settings = &vigil_provider_root_settings,
-    .create = meminfo_create,
-    .destroy = meminfo_destroy,
-    .ops = &meminfo_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "meminfo",
+             .description = "memory and swap from /proc/meminfo",
+             .settings = &vigil_provider_root_settings, .create = meminfo_create,
+             .destroy = meminfo_destroy, .ops = &meminfo_ops);

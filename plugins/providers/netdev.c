@@ -213,13 +213,7 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct netdev_settings, keys, NULL);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_PROVIDER,
-    .name = "netdev",
-    .description = "bytes and packets per network interface, from /proc/net/dev",
-    .settings = &settings_table,
-    .create = netdev_create,
-    .destroy = netdev_destroy,
-    .ops = &netdev_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "netdev",
+             .description = "bytes and packets per network interface, from /proc/net/dev",
+             .settings = &settings_table, .create = netdev_create, .destroy = netdev_destroy,
+             .ops = &netdev_ops);

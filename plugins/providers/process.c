@@ -488,14 +488,8 @@ static const struct vigil_provider_ops process_ops = {
     .untrack = process_untrack,
 };
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_PROVIDER,
-    .name = "process",
-    .description = "CPU time, resident memory and I/O of each registered process from "
-                   "/proc/PID/stat, statm and io",
-    .settings = &vigil_provider_root_settings,
-    .create = process_create,
-    .destroy = process_destroy,
-    .ops = &process_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "process",
+             .description = "CPU time, resident memory and I/O of each registered process from "
+                            "/proc/PID/stat, statm and io",
+             .settings = &vigil_provider_root_settings, .create = process_create,
+             .destroy = process_destroy, .ops = &process_ops);

@@ -347,13 +347,7 @@ static const struct vigil_provider_ops procstat_ops = {
     .read = procstat_read,
 };
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_PROVIDER,
-    .name = "procstat",
-    .description = "CPU time, context switches and process counts from /proc/stat",
-    .settings = &vigil_provider_root_settings,
-    .create = procstat_create,
-    .destroy = procstat_destroy,
-    .ops = &procstat_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "procstat",
+             .description = "CPU time, context switches and process counts from /proc/stat",
+             .settings = &vigil_provider_root_settings, .create = procstat_create,
+             .destroy = procstat_destroy, .ops = &procstat_ops);

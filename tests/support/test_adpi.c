@@ -111,6 +111,38 @@ char *test_adpi_open_error(const char *name, const char *section_lines)
     return message;
 }
 
+void test_adpi_assert_refused(const char *name, const char *section_lines, const char *needle)
+{
+    char *message = test_adpi_open_error(name, section_lines);
+    test_assert_contains(message, needle);
+    g_free(message);
+}
+
+void test_adpi_assert_descriptor(const char *name, unsigned has, unsigned lacks)
+{
+    struct test_adpi a;
+    test_adpi_open(&a, name, NULL);
+    assert_string_equal(a.plugin->descriptor->name, name);
+    test_adpi_assert_settings_sound(name);
+    const struct {
+        unsigned bit;
+        const char *op;
+        gboolean present;
+    } ops[] = {
+        {TEST_ADPI_SAMPLES, "samples", a.ops->samples != NULL},
+        {TEST_ADPI_ACTIVITY, "activity", a.ops->activity != NULL},
+        {TEST_ADPI_RECONFIGURE, "reconfigure", a.ops->reconfigure != NULL},
+        {TEST_ADPI_NODE_LOAD, "node_load", a.ops->node_load != NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
+        if ((has & ops[i].bit) && !ops[i].present)
+            fail_msg("adpi %s has no %s op; expected one", name, ops[i].op);
+        if ((lacks & ops[i].bit) && ops[i].present)
+            fail_msg("adpi %s has a %s op; expected none", name, ops[i].op);
+    }
+    test_adpi_close(&a);
+}
+
 /* A value `key`'s type refuses, or NULL when it takes any text. */
 static char *refused_value(const struct vigil_config_key *key)
 {

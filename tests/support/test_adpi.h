@@ -38,6 +38,23 @@ void test_adpi_close(struct test_adpi *a);
  * them. g_free it. */
 char *test_adpi_open_error(const char *name, const char *section_lines);
 
+/* ADPI NAME refuses `section_lines` with a message that holds `needle`
+ * ("[adpi.NAME] key"): test_adpi_open_error and test_assert_contains. */
+void test_adpi_assert_refused(const char *name, const char *section_lines, const char *needle);
+
+/* The optional ops of struct vigil_adpi_ops, for test_adpi_assert_descriptor. */
+enum test_adpi_op {
+    TEST_ADPI_SAMPLES = 1 << 0,
+    TEST_ADPI_ACTIVITY = 1 << 1,
+    TEST_ADPI_RECONFIGURE = 1 << 2,
+    TEST_ADPI_NODE_LOAD = 1 << 3,
+};
+
+/* ADPI NAME's descriptor, opened with its defaults: it is named NAME, its
+ * settings are sound (test_adpi_assert_settings_sound), it has each of the
+ * ops of `has` and none of those of `lacks` (TEST_ADPI_* bits). */
+void test_adpi_assert_descriptor(const char *name, unsigned has, unsigned lacks);
+
 /* What every ADPI's settings table must be, rather than a count that
  * would only repeat it: its defaults make an instance; every key is
  * described and fills a field of the plugin's settings; and a value its

@@ -57,15 +57,8 @@ static void open_trained(struct test_adpi *a, const char *lines)
 static void test_the_descriptor(void **state)
 {
     (void)state;
-    struct test_adpi a;
-    test_adpi_open(&a, "call-rate", NULL);
-    const struct vigil_plugin_descriptor *d = a.plugin->descriptor;
-    assert_string_equal(d->name, "call-rate");
-    test_adpi_assert_settings_sound("call-rate");
-    assert_non_null(a.ops->activity);
-    assert_non_null(a.ops->reconfigure);
-    assert_null(a.ops->samples);
-    test_adpi_close(&a);
+    test_adpi_assert_descriptor("call-rate", TEST_ADPI_ACTIVITY | TEST_ADPI_RECONFIGURE,
+                                TEST_ADPI_SAMPLES);
 }
 
 /* 120 at most in training (the partial first cycle's 1000 left out): 180
@@ -213,15 +206,10 @@ static void test_a_longer_cycle_may_hold_more_calls(void **state)
 static void test_out_of_range_values_are_refused(void **state)
 {
     (void)state;
-    char *message = test_adpi_open_error("call-rate", "max_drop = 2\n");
-    test_assert_contains(message, "[adpi.call-rate] max_drop");
-    g_free(message);
-    message = test_adpi_open_error("call-rate", "min_calls = 0\n");
-    test_assert_contains(message, "[adpi.call-rate] min_calls");
-    g_free(message);
-    message = test_adpi_open_error("call-rate", "training_cycles = many\n");
-    test_assert_contains(message, "[adpi.call-rate] training_cycles");
-    g_free(message);
+    test_adpi_assert_refused("call-rate", "max_drop = 2\n", "[adpi.call-rate] max_drop");
+    test_adpi_assert_refused("call-rate", "min_calls = 0\n", "[adpi.call-rate] min_calls");
+    test_adpi_assert_refused("call-rate", "training_cycles = many\n",
+                             "[adpi.call-rate] training_cycles");
 }
 
 int main(void)

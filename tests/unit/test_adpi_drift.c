@@ -55,12 +55,7 @@ static const struct vigil_issue *drifted(struct series *s, double value, double 
 static void test_the_descriptor(void **state)
 {
     (void)state;
-    struct test_adpi a;
-    test_adpi_open(&a, "drift", NULL);
-    assert_string_equal(a.plugin->descriptor->name, "drift");
-    test_adpi_assert_settings_sound("drift");
-    assert_non_null(a.ops->reconfigure);
-    test_adpi_close(&a);
+    test_adpi_assert_descriptor("drift", TEST_ADPI_RECONFIGURE, 0);
 }
 
 static void test_a_drift_is_reported_at_onset(void **state)
@@ -159,10 +154,9 @@ static void test_longer_windows_fill_up_first(void **state)
 static void test_a_long_window_not_longer_than_the_short_is_refused(void **state)
 {
     (void)state;
-    char *message = test_adpi_open_error("drift", "short_cycles = 30\nlong_cycles = 30\n");
-    test_assert_contains(message, "[adpi.drift] long_cycles (30) must be greater than "
-                                  "short_cycles (30)");
-    g_free(message);
+    test_adpi_assert_refused("drift", "short_cycles = 30\nlong_cycles = 30\n",
+                             "[adpi.drift] long_cycles (30) must be greater than "
+                             "short_cycles (30)");
 
     /* A reload that does it is refused, and the windows stay as they were. */
     struct series s;
@@ -180,9 +174,8 @@ static void test_a_long_window_not_longer_than_the_short_is_refused(void **state
 static void test_an_out_of_range_value_is_refused(void **state)
 {
     (void)state;
-    char *message = test_adpi_open_error("drift", "max_relative_drift = -0.5\n");
-    test_assert_contains(message, "[adpi.drift] max_relative_drift");
-    g_free(message);
+    test_adpi_assert_refused("drift", "max_relative_drift = -0.5\n",
+                             "[adpi.drift] max_relative_drift");
 }
 
 int main(void)

@@ -96,12 +96,7 @@ static const struct vigil_issue *abnormal(struct stream *s, double x, enum vigil
 static void test_the_descriptor(void **state)
 {
     (void)state;
-    struct test_adpi a;
-    test_adpi_open(&a, "energy-efficiency", NULL);
-    assert_string_equal(a.plugin->descriptor->name, "energy-efficiency");
-    test_adpi_assert_settings_sound("energy-efficiency");
-    assert_non_null(a.ops->reconfigure);
-    test_adpi_close(&a);
+    test_adpi_assert_descriptor("energy-efficiency", TEST_ADPI_RECONFIGURE, 0);
 }
 
 static void test_just_above_mean_plus_k_sigma_is_abnormal_good(void **state)
@@ -213,12 +208,9 @@ static void test_estimated_energy_is_said(void **state)
 static void test_out_of_range_values_are_refused(void **state)
 {
     (void)state;
-    char *message = test_adpi_open_error("energy-efficiency", "k = -1\n");
-    test_assert_contains(message, "[adpi.energy-efficiency] k");
-    g_free(message);
-    message = test_adpi_open_error("energy-efficiency", "stabilisation_cycles = 1\n");
-    test_assert_contains(message, "[adpi.energy-efficiency] stabilisation_cycles");
-    g_free(message);
+    test_adpi_assert_refused("energy-efficiency", "k = -1\n", "[adpi.energy-efficiency] k");
+    test_adpi_assert_refused("energy-efficiency", "stabilisation_cycles = 1\n",
+                             "[adpi.energy-efficiency] stabilisation_cycles");
 }
 
 int main(void)

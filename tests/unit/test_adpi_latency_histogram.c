@@ -34,15 +34,9 @@ static void posix_write(struct test_adpi *a, guint64 ns, guint n)
 static void test_the_descriptor(void **state)
 {
     (void)state;
-    struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", NULL);
-    assert_string_equal(a.plugin->descriptor->name, "latency-histogram");
-    test_adpi_assert_settings_sound("latency-histogram");
-    assert_non_null(a.ops->activity);
-    assert_non_null(a.ops->node_load);
-    assert_non_null(a.ops->reconfigure);
-    assert_null(a.ops->samples);
-    test_adpi_close(&a);
+    test_adpi_assert_descriptor("latency-histogram",
+                                TEST_ADPI_ACTIVITY | TEST_ADPI_NODE_LOAD | TEST_ADPI_RECONFIGURE,
+                                TEST_ADPI_SAMPLES);
 }
 
 static void test_many_slow_calls_are_abnormal_bad(void **state)
@@ -461,21 +455,16 @@ static void test_an_unknown_node_load_keeps_the_learned_thresholds(void **state)
 static void test_out_of_range_values_are_refused(void **state)
 {
     (void)state;
-    char *message = test_adpi_open_error("latency-histogram", "high_quantile = 1.5\n");
-    test_assert_contains(message, "[adpi.latency-histogram] high_quantile");
-    g_free(message);
-    message = test_adpi_open_error("latency-histogram", "min_calls = 0\n");
-    test_assert_contains(message, "[adpi.latency-histogram] min_calls");
-    g_free(message);
-    message = test_adpi_open_error("latency-histogram", "relearn_cycles = 0\n");
-    test_assert_contains(message, "[adpi.latency-histogram] relearn_cycles");
-    g_free(message);
-    message = test_adpi_open_error("latency-histogram", "min_ratio = 0.5\n");
-    test_assert_contains(message, "[adpi.latency-histogram] min_ratio");
-    g_free(message);
-    message = test_adpi_open_error("latency-histogram", "weigh_node_load = maybe\n");
-    test_assert_contains(message, "[adpi.latency-histogram] weigh_node_load");
-    g_free(message);
+    test_adpi_assert_refused("latency-histogram", "high_quantile = 1.5\n",
+                             "[adpi.latency-histogram] high_quantile");
+    test_adpi_assert_refused("latency-histogram", "min_calls = 0\n",
+                             "[adpi.latency-histogram] min_calls");
+    test_adpi_assert_refused("latency-histogram", "relearn_cycles = 0\n",
+                             "[adpi.latency-histogram] relearn_cycles");
+    test_adpi_assert_refused("latency-histogram", "min_ratio = 0.5\n",
+                             "[adpi.latency-histogram] min_ratio");
+    test_adpi_assert_refused("latency-histogram", "weigh_node_load = maybe\n",
+                             "[adpi.latency-histogram] weigh_node_load");
 }
 
 int main(void)

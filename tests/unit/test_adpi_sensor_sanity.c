@@ -13,13 +13,7 @@
 static void test_the_descriptor(void **state)
 {
     (void)state;
-    struct test_adpi a;
-    test_adpi_open(&a, "sensor-sanity", NULL);
-    const struct vigil_plugin_descriptor *d = a.plugin->descriptor;
-    assert_string_equal(d->name, "sensor-sanity");
-    test_adpi_assert_settings_sound("sensor-sanity");
-    assert_non_null(a.ops->reconfigure);
-    test_adpi_close(&a);
+    test_adpi_assert_descriptor("sensor-sanity", TEST_ADPI_RECONFIGURE, 0);
 }
 
 static void test_a_cycle_without_energy_is_an_issue(void **state)
@@ -174,9 +168,8 @@ static void test_reconfigure_changes_the_lists_and_keeps_the_counts(void **state
 static void test_an_out_of_range_value_is_refused(void **state)
 {
     (void)state;
-    char *message = test_adpi_open_error("sensor-sanity", "stuck_cycles = 0\n");
-    test_assert_contains(message, "[adpi.sensor-sanity] stuck_cycles");
-    g_free(message);
+    test_adpi_assert_refused("sensor-sanity", "stuck_cycles = 0\n",
+                             "[adpi.sensor-sanity] stuck_cycles");
 }
 
 int main(void)

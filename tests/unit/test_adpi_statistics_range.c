@@ -15,15 +15,8 @@
 static void test_the_descriptor(void **state)
 {
     (void)state;
-    struct test_adpi a;
-    test_adpi_open(&a, "statistics-range", NULL);
-    const struct vigil_plugin_descriptor *d = a.plugin->descriptor;
-    assert_string_equal(d->name, "statistics-range");
-    test_adpi_assert_settings_sound("statistics-range");
-    assert_non_null(a.ops->samples);
-    assert_non_null(a.ops->reconfigure);
-    assert_null(a.ops->activity);
-    test_adpi_close(&a);
+    test_adpi_assert_descriptor("statistics-range", TEST_ADPI_SAMPLES | TEST_ADPI_RECONFIGURE,
+                                TEST_ADPI_ACTIVITY);
 }
 
 static void test_cpu_time_near_all_cpus_is_an_issue(void **state)
@@ -333,18 +326,13 @@ static void test_one_value_gives_one_issue(void **state)
 static void test_out_of_range_values_are_refused(void **state)
 {
     (void)state;
-    char *message = test_adpi_open_error("statistics-range", "percent = 60\n");
-    test_assert_contains(message, "[adpi.statistics-range] percent");
-    g_free(message);
-    message = test_adpi_open_error("statistics-range", "percent = 0\n");
-    test_assert_contains(message, "[adpi.statistics-range] percent");
-    g_free(message);
-    message = test_adpi_open_error("statistics-range", "margin_steps = -1\n");
-    test_assert_contains(message, "[adpi.statistics-range] margin_steps");
-    g_free(message);
-    message = test_adpi_open_error("statistics-range", "ends = middle\n");
-    test_assert_contains(message, "[adpi.statistics-range] ends");
-    g_free(message);
+    test_adpi_assert_refused("statistics-range", "percent = 60\n",
+                             "[adpi.statistics-range] percent");
+    test_adpi_assert_refused("statistics-range", "percent = 0\n",
+                             "[adpi.statistics-range] percent");
+    test_adpi_assert_refused("statistics-range", "margin_steps = -1\n",
+                             "[adpi.statistics-range] margin_steps");
+    test_adpi_assert_refused("statistics-range", "ends = middle\n", "[adpi.statistics-range] ends");
 
     /* A refused reload keeps the instance as it was. */
     struct test_adpi a;

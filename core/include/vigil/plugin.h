@@ -14,16 +14,13 @@
  *     };
  *     static const struct vigil_settings_table settings =
  *         VIGIL_SETTINGS_TABLE(NULL, struct energy_settings, keys, NULL);
- *     VIGIL_PLUGIN_EXPORT = {
- *         .abi_version = VIGIL_PLUGIN_ABI_VERSION,
- *         .kind = VIGIL_PLUGIN_PROVIDER,
- *         .name = "energy",
- *         .description = "RAPL energy through likwid or powercap",
- *         .settings = &settings,
- *         .create = energy_create,
- *         .destroy = energy_destroy,
- *         .ops = &energy_provider_ops,
- *     };
+ *     VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "energy",
+ *                  .description = "RAPL energy through likwid or powercap",
+ *                  .settings = &settings, .create = energy_create,
+ *                  .destroy = energy_destroy, .ops = &energy_provider_ops);
+ *
+ * (VIGIL_PLUGIN fills abi_version and kind; VIGIL_PLUGIN_EXPORT declares
+ * the symbol for a descriptor written out whole.)
  *
  * Its configuration lives in the section "[KIND.NAME]" and is checked
  * against its settings table like every other section; create() fills its
@@ -78,6 +75,11 @@ struct vigil_plugin_descriptor {
 #define VIGIL_PLUGIN_EXPORT                                                                        \
     G_MODULE_EXPORT extern const struct vigil_plugin_descriptor vigil_plugin_descriptor;           \
     const struct vigil_plugin_descriptor vigil_plugin_descriptor
+
+/* The descriptor of a plugin of `kind` built for this ABI, its other members
+ * given by name: VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "drift", ...); */
+#define VIGIL_PLUGIN(kind_, ...)                                                                   \
+    VIGIL_PLUGIN_EXPORT = {.abi_version = VIGIL_PLUGIN_ABI_VERSION, .kind = (kind_), __VA_ARGS__}
 
 const char *vigil_plugin_kind_name(unsigned kind);      /* "provider"; NULL if unknown */
 unsigned vigil_plugin_kind_from_name(const char *name); /* 0 if unknown */

@@ -117,14 +117,9 @@ static const struct vigil_config_key keys[] = {
 static const struct vigil_settings_table settings_table =
     VIGIL_SETTINGS_TABLE(NULL, struct energy_settings, keys, check);
 
-VIGIL_PLUGIN_EXPORT = {
-    .abi_version = VIGIL_PLUGIN_ABI_VERSION,
-    .kind = VIGIL_PLUGIN_PROVIDER,
-    .name = "energy",
-    .description = "energy in joules: RAPL through likwid or powercap, or estimated from CPU "
-                   "utilisation",
-    .settings = &settings_table,
-    .create = energy_create,
-    .destroy = energy_destroy,
-    .ops = &energy_provider_ops,
-};
+VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "energy",
+             .description =
+                 "energy in joules: RAPL through likwid or powercap, or estimated from CPU "
+                 "utilisation",
+             .settings = &settings_table, .create = energy_create, .destroy = energy_destroy,
+             .ops = &energy_provider_ops);

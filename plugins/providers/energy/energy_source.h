@@ -44,6 +44,12 @@ struct energy_source {
     const char *(*note)(void *state);
 };
 
+/* A source's definition: its metrics' origin is "energy/" and its name. */
+#define ENERGY_SOURCE(name_, ...)                                                                  \
+    {                                                                                              \
+        .name = name_, .origin = "energy/" name_, __VA_ARGS__                                      \
+    }
+
 extern const struct energy_source energy_source_likwid;
 extern const struct energy_source energy_source_powercap;
 extern const struct energy_source energy_source_estimate;

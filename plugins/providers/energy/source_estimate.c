@@ -162,10 +162,5 @@ static gboolean estimate_read(void *state, uint64_t now_ns, const struct vigil_s
     return read_estimate(state, now_ns, sink, error);
 }
 
-const struct energy_source energy_source_estimate = {
-    .name = "estimate",
-    .origin = "energy/estimate",
-    .start = estimate_start,
-    .read = estimate_read,
-    .stop = estimate_stop,
-};
+const struct energy_source energy_source_estimate = ENERGY_SOURCE(
+    "estimate", .start = estimate_start, .read = estimate_read, .stop = estimate_stop);

@@ -399,11 +399,5 @@ static const char *likwid_note(void *state)
     return ((const struct likwid *)state)->note;
 }
 
-const struct energy_source energy_source_likwid = {
-    .name = "likwid",
-    .origin = "energy/likwid",
-    .start = likwid_start,
-    .read = likwid_read,
-    .stop = likwid_stop,
-    .note = likwid_note,
-};
+const struct energy_source energy_source_likwid = ENERGY_SOURCE(
+    "likwid", .start = likwid_start, .read = likwid_read, .stop = likwid_stop, .note = likwid_note);

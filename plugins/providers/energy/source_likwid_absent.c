@@ -28,10 +28,5 @@ static void absent_stop(void *state)
     (void)state;
 }
 
-const struct energy_source energy_source_likwid = {
-    .name = "likwid",
-    .origin = "energy/likwid",
-    .start = absent_start,
-    .read = absent_read,
-    .stop = absent_stop,
-};
+const struct energy_source energy_source_likwid =
+    ENERGY_SOURCE("likwid", .start = absent_start, .read = absent_read, .stop = absent_stop);

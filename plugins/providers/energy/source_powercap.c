@@ -394,10 +394,5 @@ static gboolean powercap_read(void *state, uint64_t now_ns, const struct vigil_s
     return read_powercap(state, now_ns, sink, error);
 }
 
-const struct energy_source energy_source_powercap = {
-    .name = "powercap",
-    .origin = "energy/powercap",
-    .start = powercap_start,
-    .read = powercap_read,
-    .stop = powercap_stop,
-};
+const struct energy_source energy_source_powercap = ENERGY_SOURCE(
+    "powercap", .start = powercap_start, .read = powercap_read, .stop = powercap_stop);

@@ -1,0 +1,47 @@
+/* vigil — what the ADPIs that judge metrics cycle by cycle share
+ * (adpi_metric_instance.h). */
+#include "adpi_metric_instance.h"
+
+void *adpi_metric_instance_init(struct adpi_metric_instance *base,
+                                const struct vigil_settings_table *table, void *settings,
+                                size_t entry_size, vigil_adpi_metric_fn match,
+                                const struct vigil_plugin_context *ctx, GError **error)
+{
+    if (!vigil_plugin_settings_load(ctx, table, settings, error)) {
+        g_free(base);
+        return NULL;
+    }
+    base->table = table;
+    base->settings = settings;
+    base->match = match;
+    vigil_cycle_values_init(&base->values);
+    vigil_adpi_metrics_init(&base->metrics, entry_size);
+    return base;
+}
+
+void adpi_metric_instance_destroy(void *instance)
+{
+    struct adpi_metric_instance *base = instance;
+    vigil_settings_clear(base->table, base->settings);
+    vigil_cycle_values_clear(&base->values);
+    vigil_adpi_metrics_clear(&base->metrics);
+    g_free(base);
+}
+
+void adpi_metric_instance_samples(void *instance, const vigil_metric_catalog *catalog,
+                                  const struct vigil_sample *samples, size_t n_samples)
+{
+    struct adpi_metric_instance *base = instance;
+    vigil_adpi_metrics_see(&base->metrics, catalog, samples, n_samples, base->match, instance);
+    vigil_cycle_values_add(&base->values, catalog, samples, n_samples);
+}
+
+gboolean adpi_metric_instance_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
+                                          GError **error)
+{
+    struct adpi_metric_instance *base = instance;
+    if (!vigil_plugin_settings_reload(ctx, base->table, base->settings, error))
+        return FALSE;
+    vigil_adpi_metrics_rematch(&base->metrics, base->match, instance);
+    return TRUE;
+}
