@@ -16,6 +16,7 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "test_main.h"
 
 static int setup(void **state)
 {
@@ -547,16 +548,10 @@ static void test_append_without_lseek(void **state)
     g_free(program);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kernel_copies_read_their_input, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_aio_requests, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_file_table_full, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_kernel_copies_read_their_input, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_aio_requests, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_file_table_full, setup, teardown))

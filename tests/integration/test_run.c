@@ -14,6 +14,7 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "test_main.h"
 
 /* The report in the one file in `dir` whose name starts with `prefix`. */
 static struct test_report load_single_report(const char *dir, const char *prefix)
@@ -165,9 +166,10 @@ static void test_run_key(void **state)
     const char *bad[] = {"VIGIL_RUN_ID=two words", NULL};
     r = test_run_vigil_words(bad, "run", "--report=off", "--", "sh", "-c",
                              "printf %s \"$VIGIL_RUN_ID\"", NULL);
-    test_assert_status(&r, 0, "vigil run with a malformed VIGIL_RUN_ID");
-    test_assert_contains(r.err, "vigil run: VIGIL_RUN_ID is not 1 to 255 printable ASCII "
-                                "characters without spaces: ignored");
+    test_assert_err(&r, 0, "vigil run with a malformed VIGIL_RUN_ID",
+                    "vigil run: VIGIL_RUN_ID is not 1 to 255 printable ASCII "
+                    "characters without spaces: ignored",
+                    NULL);
     assert_true(g_str_has_prefix(r.out, host));
     test_run_clear(&r);
     g_free(host);
@@ -381,24 +383,18 @@ static void test_installed_vigil_finds_its_library(void **state)
     g_free(vigil);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exit_status_is_the_programs),
-        cmocka_unit_test(test_failures_of_vigil_itself),
-        cmocka_unit_test_setup_teardown(test_json_report_to_a_path_with_the_pid, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test(test_text_report_on_stderr_by_default),
-        cmocka_unit_test(test_existing_preloads_are_kept),
-        cmocka_unit_test_setup_teardown(test_run_key, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_installed_vigil_finds_its_library, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_settings_order, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_report_in_a_missing_folder, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_exclude_separator, test_make_dir, test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_exit_status_is_the_programs),
+          cmocka_unit_test(test_failures_of_vigil_itself),
+          cmocka_unit_test_setup_teardown(test_json_report_to_a_path_with_the_pid, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test(test_text_report_on_stderr_by_default),
+          cmocka_unit_test(test_existing_preloads_are_kept),
+          cmocka_unit_test_setup_teardown(test_run_key, test_make_dir, test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_installed_vigil_finds_its_library, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_settings_order, test_make_dir, test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_report_in_a_missing_folder, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_exclude_separator, test_make_dir, test_remove_dir))
