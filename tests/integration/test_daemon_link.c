@@ -729,25 +729,35 @@ static void test_descriptor_numbers_untouched(void **state)
     linked_clear(&t);
 }
 
+/* The first client asked for its summary once and had none, for `why`:
+ * the text report says so on its energy and vigild lines. Returns the
+ * report (g_free it). */
+static char *assert_no_summary(const struct linked *t, const char *why)
+{
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t->d, 0);
+    assert_int_equal(r->summary_requests, 1);
+    char *report = test_read_file(t->s.report_path);
+    char *energy = g_strdup_printf("n/a (%s)", why);
+    char *vigild =
+        g_strdup_printf("process %llu, no summary: %s", (unsigned long long)r->process_id, why);
+    assert_line(report, ENERGY_LINE, energy);
+    assert_line(report, VIGILD_LINE, vigild);
+    g_free(vigild);
+    g_free(energy);
+    return report;
+}
+
 /* A daemon that takes the registration but never answers the summary. */
 static void test_silent_daemon(void **state)
 {
     struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_SILENT};
     struct linked t = linked_filled(*state, &settings, "5");
     assert_int_equal(test_fake_vigild_count(t.d), 1);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
-    assert_int_equal(r->summary_requests, 1);
-
-    char *report = test_read_file(t.s.report_path);
-    assert_line(report, ENERGY_LINE, "n/a (vigild did not answer within 100 ms)");
-    char *want = g_strdup_printf("process %llu, no summary: vigild did not answer within 100 ms",
-                                 (unsigned long long)r->process_id);
-    assert_line(report, VIGILD_LINE, want);
+    char *report = assert_no_summary(&t, "vigild did not answer within 100 ms");
     assert_line(report, CAPTURE_LINE, "n/a (vigild did not answer within 100 ms)");
     /* It went on draining after the process ended: nothing was lost. */
-    assert_int_equal(r->activities, text_recorded(report));
+    assert_int_equal(test_fake_vigild_client(t.d, 0)->activities, text_recorded(report));
 
-    g_free(want);
     g_free(report);
     linked_clear(&t);
 }
@@ -757,15 +767,7 @@ static void test_daemon_goes_away(void **state)
 {
     struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_HANG_UP};
     struct linked t = linked_filled(*state, &settings, "5");
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
-    assert_int_equal(r->summary_requests, 1);
-    char *report = test_read_file(t.s.report_path);
-    assert_line(report, ENERGY_LINE, "n/a (vigild went away)");
-    char *want = g_strdup_printf("process %llu, no summary: vigild went away",
-                                 (unsigned long long)r->process_id);
-    assert_line(report, VIGILD_LINE, want);
-    g_free(want);
-    g_free(report);
+    g_free(assert_no_summary(&t, "vigild went away"));
     linked_clear(&t);
 }
 

@@ -136,9 +136,8 @@ static struct vigil_wire_job root_begins(const char *job_id, uint32_t uid, const
 static void test_a_run_stays_its_first_users(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender one, two;
-    test_sender_open(&one, f->txd.endpoint, 1, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &one, 1);
     test_sender_open(&two, f->txd.endpoint, 2, NULL, NULL, NULL);
     const struct proc_spec root = {.pid = 100,
                                    .uid = 0,

@@ -609,9 +609,8 @@ static enum vigil_health next_system_state(struct test_sender *s)
 static void test_the_system_state_reaches_the_daemons(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender bad, good;
-    test_sender_open(&bad, f->txd.endpoint, 7, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &bad, 7);
     test_sender_open(&good, f->txd.endpoint, 17, NULL, NULL, NULL);
     GBytes *bad_batch = test_batch_new(7, 1, 1, 0, VIGIL_HEALTH_ABNORMAL_BAD);
     GBytes *good_batch = test_batch_new(17, 1, 1, 0, VIGIL_HEALTH_OK);
