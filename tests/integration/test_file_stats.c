@@ -140,6 +140,8 @@ static void check_forked_child(const char *dir)
     char *pid_path = g_build_filename(dir, "child.pid", NULL);
     char *text = test_read_file(pid_path);
     struct test_report rep = load_report_of(dir, strtol(text, NULL, 10));
+    g_free(text);
+    g_free(pid_path);
     static const struct expected files[] = {
         /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
         {"pend.b", 0, 0, 1, 0, 0, 0, 100, -1, 299, 0, 0, 0, 0},
@@ -159,8 +161,6 @@ static void check_forked_child(const char *dir)
     }
     g_free(a);
     test_report_free(&rep);
-    g_free(text);
-    g_free(pid_path);
 }
 
 static void test_ior_patterns(void **state)

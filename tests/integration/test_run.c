@@ -293,8 +293,7 @@ static void test_report_in_a_missing_folder(void **state)
 static void test_exclude_separator(void **state)
 {
     const char *dir = *state;
-    char *conf = g_build_filename(dir, "exclude.conf", NULL);
-    assert_true(g_file_set_contents(conf, "[preload]\nexclude = /scratch;/dev\n", -1, NULL));
+    char *conf = test_new_file(dir, "exclude.conf", "[preload]\nexclude = /scratch;/dev\n");
     struct test_run r = test_run_vigil_words(NULL, "run", "--config", conf, "--report=off", "--",
                                              "sh", "-c", "printf %s \"$VIGIL_EXCLUDE\"", NULL);
     assert_int_equal(r.status, 0);
