@@ -191,11 +191,10 @@ static void test_existing_preloads_are_kept(void **state)
 static void test_preload_section_of_the_config(void **state)
 {
     const char *dir = *state;
-    char *conf = g_build_filename(dir, "vigil.conf", NULL);
-    char *text = g_strdup_printf("[preload]\nreport = %s/cfg-%%p.json\nreport_format = json\n"
-                                 "exclude =\n",
-                                 dir);
-    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    char *conf = test_new_filef(dir, "vigil.conf",
+                                "[preload]\nreport = %s/cfg-%%p.json\nreport_format = json\n"
+                                "exclude =\n",
+                                dir);
     /* With nothing excluded, writes to /dev/null are recorded. */
     struct test_run r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c",
                                              "printf x > /dev/null", NULL);
@@ -209,29 +208,27 @@ static void test_preload_section_of_the_config(void **state)
 
     /* A ring size that is not a power of two: the program runs with the
      * default, and the warning names the key. */
-    assert_true(g_file_set_contents(conf, "[preload]\nring_slots = 100\n", -1, NULL));
+    g_free(test_new_file(dir, "vigil.conf", "[preload]\nring_slots = 100\n"));
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
                              "printf %s \"${VIGIL_RING_SLOTS-unset}\"", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "unset");
     test_assert_contains(r.err, "[preload] ring_slots: expected a power of two, got 100");
     test_run_clear(&r);
-    g_free(text);
 
     /* A typo elsewhere in the file (a key of [daemon] misspelt, a value of
      * the wrong type): the program still runs, the valid keys of the same
      * file are kept, and the warning names file, section, key and what was
      * expected. */
-    text = g_strdup_printf("[preload]\nreport = %s/typo-%%p.json\nreport_format = json\n"
-                           "ring_slots = many\n[daemon]\nsockett = /x\n",
-                           dir);
-    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    g_free(test_new_filef(dir, "vigil.conf",
+                          "[preload]\nreport = %s/typo-%%p.json\nreport_format = json\n"
+                          "ring_slots = many\n[daemon]\nsockett = /x\n",
+                          dir));
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c", "exit 7", NULL);
-    assert_int_equal(r.status, 7);
-    test_assert_contains(r.err, "vigil run: warning: the configuration has problems");
-    test_assert_contains(r.err, "[daemon] sockett: unknown key; did you mean 'socket'?");
-    test_assert_contains(r.err, "[preload] ring_slots:");
-    test_assert_contains(r.err, conf);
+    test_assert_err(&r, 7, "vigil run --config (a typo)",
+                    "vigil run: warning: the configuration has problems",
+                    "[daemon] sockett: unknown key; did you mean 'socket'?",
+                    "[preload] ring_slots:", conf, NULL);
     assert_int_equal(test_count_files(dir, "typo-", ""), 1); /* [preload] report was kept */
     test_run_clear(&r);
     /* `vigil config check` still fails on it, for the admin. */
@@ -239,7 +236,6 @@ static void test_preload_section_of_the_config(void **state)
     assert_int_not_equal(r.status, 0);
     test_assert_contains(r.err, "sockett");
     test_run_clear(&r);
-    g_free(text);
     g_free(conf);
 }
 
