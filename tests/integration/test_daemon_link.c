@@ -239,6 +239,19 @@ static void linked_run(struct linked *t, const char *const *vars, const char *co
     test_fake_vigild_stop(t->d);
 }
 
+/* linked_start with a text report, then filler writing `lines` lines
+ * under the library with vigild's socket and the report's path: it must
+ * exit 0. */
+static struct linked
+linked_filled(const char *dir, const struct test_fake_vigild_settings *settings, const char *lines)
+{
+    struct linked t = linked_start(dir, "report.txt", settings);
+    const char *argv[] = {t.filler, t.lines, lines, NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
+    linked_run(&t, vars, argv, 0);
+    return t;
+}
+
 static void linked_clear(struct linked *t)
 {
     child_clear(&t->c);
@@ -332,10 +345,7 @@ static void test_registration_without_job(void **state)
 
 static void test_summary_in_text_report(void **state)
 {
-    struct linked t = linked_start(*state, "report.txt", NULL);
-    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
-    const char *argv[] = {t.filler, t.lines, "50", NULL};
-    linked_run(&t, vars, argv, 0);
+    struct linked t = linked_filled(*state, NULL, "50");
     assert_string_equal(t.c.err, ""); /* the report went to its file; nothing else was said */
 
     char *report = test_read_file(t.s.report_path);
@@ -719,28 +729,35 @@ static void test_descriptor_numbers_untouched(void **state)
     linked_clear(&t);
 }
 
+/* The first client asked for its summary once and had none, for `why`:
+ * the text report says so on its energy and vigild lines. Returns the
+ * report (g_free it). */
+static char *assert_no_summary(const struct linked *t, const char *why)
+{
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t->d, 0);
+    assert_int_equal(r->summary_requests, 1);
+    char *report = test_read_file(t->s.report_path);
+    char *energy = g_strdup_printf("n/a (%s)", why);
+    char *vigild =
+        g_strdup_printf("process %llu, no summary: %s", (unsigned long long)r->process_id, why);
+    assert_line(report, ENERGY_LINE, energy);
+    assert_line(report, VIGILD_LINE, vigild);
+    g_free(vigild);
+    g_free(energy);
+    return report;
+}
+
 /* A daemon that takes the registration but never answers the summary. */
 static void test_silent_daemon(void **state)
 {
     struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_SILENT};
-    struct linked t = linked_start(*state, "report.txt", &settings);
-    const char *argv[] = {t.filler, t.lines, "5", NULL};
-    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
-    linked_run(&t, vars, argv, 0);
+    struct linked t = linked_filled(*state, &settings, "5");
     assert_int_equal(test_fake_vigild_count(t.d), 1);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
-    assert_int_equal(r->summary_requests, 1);
-
-    char *report = test_read_file(t.s.report_path);
-    assert_line(report, ENERGY_LINE, "n/a (vigild did not answer within 100 ms)");
-    char *want = g_strdup_printf("process %llu, no summary: vigild did not answer within 100 ms",
-                                 (unsigned long long)r->process_id);
-    assert_line(report, VIGILD_LINE, want);
+    char *report = assert_no_summary(&t, "vigild did not answer within 100 ms");
     assert_line(report, CAPTURE_LINE, "n/a (vigild did not answer within 100 ms)");
     /* It went on draining after the process ended: nothing was lost. */
-    assert_int_equal(r->activities, text_recorded(report));
+    assert_int_equal(test_fake_vigild_client(t.d, 0)->activities, text_recorded(report));
 
-    g_free(want);
     g_free(report);
     linked_clear(&t);
 }
@@ -749,19 +766,8 @@ static void test_silent_daemon(void **state)
 static void test_daemon_goes_away(void **state)
 {
     struct test_fake_vigild_settings settings = {.mode = TEST_FAKE_VIGILD_HANG_UP};
-    struct linked t = linked_start(*state, "report.txt", &settings);
-    const char *argv[] = {t.filler, t.lines, "5", NULL};
-    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
-    linked_run(&t, vars, argv, 0);
-    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
-    assert_int_equal(r->summary_requests, 1);
-    char *report = test_read_file(t.s.report_path);
-    assert_line(report, ENERGY_LINE, "n/a (vigild went away)");
-    char *want = g_strdup_printf("process %llu, no summary: vigild went away",
-                                 (unsigned long long)r->process_id);
-    assert_line(report, VIGILD_LINE, want);
-    g_free(want);
-    g_free(report);
+    struct linked t = linked_filled(*state, &settings, "5");
+    g_free(assert_no_summary(&t, "vigild went away"));
     linked_clear(&t);
 }
 
@@ -789,10 +795,7 @@ static void test_refused(void **state)
         .mode = TEST_FAKE_VIGILD_REFUSE,
         .refusal = "vigild serves at most 0 processes (max_processes)",
     };
-    struct linked t = linked_start(*state, "report.txt", &settings);
-    const char *argv[] = {t.filler, t.lines, "5", NULL};
-    const char *vars[] = {t.s.socket_var, t.s.report_var, NULL};
-    linked_run(&t, vars, argv, 0);
+    struct linked t = linked_filled(*state, &settings, "5");
     assert_string_equal(t.c.err, "");
     assert_int_equal(test_fake_vigild_count(t.d), 1);
     assert_true(test_fake_vigild_client(t.d, 0)->registered);

@@ -16,6 +16,7 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "test_main.h"
 
 static int setup(void **state)
 {
@@ -139,6 +140,8 @@ static void check_forked_child(const char *dir)
     char *pid_path = g_build_filename(dir, "child.pid", NULL);
     char *text = test_read_file(pid_path);
     struct test_report rep = load_report_of(dir, strtol(text, NULL, 10));
+    g_free(text);
+    g_free(pid_path);
     static const struct expected files[] = {
         /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
         {"pend.b", 0, 0, 1, 0, 0, 0, 100, -1, 299, 0, 0, 0, 0},
@@ -158,8 +161,6 @@ static void check_forked_child(const char *dir)
     }
     g_free(a);
     test_report_free(&rep);
-    g_free(text);
-    g_free(pid_path);
 }
 
 static void test_ior_patterns(void **state)
@@ -547,16 +548,10 @@ static void test_append_without_lseek(void **state)
     g_free(program);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kernel_copies_read_their_input, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_aio_requests, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_file_table_full, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_kernel_copies_read_their_input, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_aio_requests, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_file_table_full, setup, teardown))

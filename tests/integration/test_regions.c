@@ -22,6 +22,7 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define BLOCKS      16
 #define BLOCK_BYTES 4096
@@ -159,8 +160,7 @@ static void test_fortran_module(void **state)
     test_skip_unless(g_file_test(program("regions-fortran"), G_FILE_TEST_EXISTS),
                      "regions-fortran is built only where gfortran is");
     struct test_run r = run(dir, true, "regions-fortran", NULL);
-    test_assert_status(&r, 0, "regions-fortran");
-    test_assert_contains(r.out, "fortran done");
+    test_assert_out(&r, 0, "regions-fortran", "fortran done", NULL);
     char *path = g_build_filename(dir, "report.json", NULL);
     struct test_report rep = test_report_load(path);
     JsonObject *solver = test_report_region(&rep, "solver"),
@@ -210,13 +210,7 @@ static void test_region_stack_edges(void **state)
     test_run_clear(&r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_vigil_regions, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_likwid_markers, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_fortran_module, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_region_stack_edges, test_make_dir, test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test_setup_teardown(test_vigil_regions, test_make_dir, test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_likwid_markers, test_make_dir, test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_fortran_module, test_make_dir, test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_region_stack_edges, test_make_dir, test_remove_dir))

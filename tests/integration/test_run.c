@@ -14,6 +14,7 @@
 
 #include "test_report.h"
 #include "test_support.h"
+#include "test_main.h"
 
 /* The report in the one file in `dir` whose name starts with `prefix`. */
 static struct test_report load_single_report(const char *dir, const char *prefix)
@@ -165,9 +166,10 @@ static void test_run_key(void **state)
     const char *bad[] = {"VIGIL_RUN_ID=two words", NULL};
     r = test_run_vigil_words(bad, "run", "--report=off", "--", "sh", "-c",
                              "printf %s \"$VIGIL_RUN_ID\"", NULL);
-    test_assert_status(&r, 0, "vigil run with a malformed VIGIL_RUN_ID");
-    test_assert_contains(r.err, "vigil run: VIGIL_RUN_ID is not 1 to 255 printable ASCII "
-                                "characters without spaces: ignored");
+    test_assert_err(&r, 0, "vigil run with a malformed VIGIL_RUN_ID",
+                    "vigil run: VIGIL_RUN_ID is not 1 to 255 printable ASCII "
+                    "characters without spaces: ignored",
+                    NULL);
     assert_true(g_str_has_prefix(r.out, host));
     test_run_clear(&r);
     g_free(host);
@@ -189,11 +191,10 @@ static void test_existing_preloads_are_kept(void **state)
 static void test_preload_section_of_the_config(void **state)
 {
     const char *dir = *state;
-    char *conf = g_build_filename(dir, "vigil.conf", NULL);
-    char *text = g_strdup_printf("[preload]\nreport = %s/cfg-%%p.json\nreport_format = json\n"
-                                 "exclude =\n",
-                                 dir);
-    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    char *conf = test_new_filef(dir, "vigil.conf",
+                                "[preload]\nreport = %s/cfg-%%p.json\nreport_format = json\n"
+                                "exclude =\n",
+                                dir);
     /* With nothing excluded, writes to /dev/null are recorded. */
     struct test_run r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c",
                                              "printf x > /dev/null", NULL);
@@ -207,29 +208,27 @@ static void test_preload_section_of_the_config(void **state)
 
     /* A ring size that is not a power of two: the program runs with the
      * default, and the warning names the key. */
-    assert_true(g_file_set_contents(conf, "[preload]\nring_slots = 100\n", -1, NULL));
+    g_free(test_new_file(dir, "vigil.conf", "[preload]\nring_slots = 100\n"));
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--report=off", "--", "sh", "-c",
                              "printf %s \"${VIGIL_RING_SLOTS-unset}\"", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "unset");
     test_assert_contains(r.err, "[preload] ring_slots: expected a power of two, got 100");
     test_run_clear(&r);
-    g_free(text);
 
     /* A typo elsewhere in the file (a key of [daemon] misspelt, a value of
      * the wrong type): the program still runs, the valid keys of the same
      * file are kept, and the warning names file, section, key and what was
      * expected. */
-    text = g_strdup_printf("[preload]\nreport = %s/typo-%%p.json\nreport_format = json\n"
-                           "ring_slots = many\n[daemon]\nsockett = /x\n",
-                           dir);
-    assert_true(g_file_set_contents(conf, text, -1, NULL));
+    g_free(test_new_filef(dir, "vigil.conf",
+                          "[preload]\nreport = %s/typo-%%p.json\nreport_format = json\n"
+                          "ring_slots = many\n[daemon]\nsockett = /x\n",
+                          dir));
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c", "exit 7", NULL);
-    assert_int_equal(r.status, 7);
-    test_assert_contains(r.err, "vigil run: warning: the configuration has problems");
-    test_assert_contains(r.err, "[daemon] sockett: unknown key; did you mean 'socket'?");
-    test_assert_contains(r.err, "[preload] ring_slots:");
-    test_assert_contains(r.err, conf);
+    test_assert_err(&r, 7, "vigil run --config (a typo)",
+                    "vigil run: warning: the configuration has problems",
+                    "[daemon] sockett: unknown key; did you mean 'socket'?",
+                    "[preload] ring_slots:", conf, NULL);
     assert_int_equal(test_count_files(dir, "typo-", ""), 1); /* [preload] report was kept */
     test_run_clear(&r);
     /* `vigil config check` still fails on it, for the admin. */
@@ -237,7 +236,6 @@ static void test_preload_section_of_the_config(void **state)
     assert_int_not_equal(r.status, 0);
     test_assert_contains(r.err, "sockett");
     test_run_clear(&r);
-    g_free(text);
     g_free(conf);
 }
 
@@ -270,12 +268,12 @@ static void test_report_in_a_missing_folder(void **state)
     char *conf = test_new_filef(dir, "missing.conf",
                                 "[preload]\nreport = %s\nreport_format = json\n", missing);
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c", script, NULL);
-    assert_int_equal(r.status, 5); /* the program's, not changed by the library */
+    /* Exit 5 is the program's, not changed by the library. */
+    test_assert_err(&r, 5, "vigil run --config missing.conf",
+                    "vigil run: warning: the configuration's [preload] report",
+                    "vigil: cannot write the report to",
+                    "No such file or directory; here it is instead:\n{", "\"vigil_report\"", NULL);
     assert_true(g_file_test(marker, G_FILE_TEST_EXISTS));
-    test_assert_contains(r.err, "vigil run: warning: the configuration's [preload] report");
-    test_assert_contains(r.err, "vigil: cannot write the report to");
-    test_assert_contains(r.err, "No such file or directory; here it is instead:\n{");
-    test_assert_contains(r.err, "\"vigil_report\"");
     test_run_clear(&r);
     g_free(conf);
     g_free(variable);
@@ -291,8 +289,7 @@ static void test_report_in_a_missing_folder(void **state)
 static void test_exclude_separator(void **state)
 {
     const char *dir = *state;
-    char *conf = g_build_filename(dir, "exclude.conf", NULL);
-    assert_true(g_file_set_contents(conf, "[preload]\nexclude = /scratch;/dev\n", -1, NULL));
+    char *conf = test_new_file(dir, "exclude.conf", "[preload]\nexclude = /scratch;/dev\n");
     struct test_run r = test_run_vigil_words(NULL, "run", "--config", conf, "--report=off", "--",
                                              "sh", "-c", "printf %s \"$VIGIL_EXCLUDE\"", NULL);
     assert_int_equal(r.status, 0);
@@ -381,24 +378,18 @@ static void test_installed_vigil_finds_its_library(void **state)
     g_free(vigil);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exit_status_is_the_programs),
-        cmocka_unit_test(test_failures_of_vigil_itself),
-        cmocka_unit_test_setup_teardown(test_json_report_to_a_path_with_the_pid, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test(test_text_report_on_stderr_by_default),
-        cmocka_unit_test(test_existing_preloads_are_kept),
-        cmocka_unit_test_setup_teardown(test_run_key, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_installed_vigil_finds_its_library, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_settings_order, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_report_in_a_missing_folder, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_exclude_separator, test_make_dir, test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_exit_status_is_the_programs),
+          cmocka_unit_test(test_failures_of_vigil_itself),
+          cmocka_unit_test_setup_teardown(test_json_report_to_a_path_with_the_pid, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test(test_text_report_on_stderr_by_default),
+          cmocka_unit_test(test_existing_preloads_are_kept),
+          cmocka_unit_test_setup_teardown(test_run_key, test_make_dir, test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_installed_vigil_finds_its_library, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_preload_section_of_the_config, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_settings_order, test_make_dir, test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_report_in_a_missing_folder, test_make_dir,
+                                          test_remove_dir),
+          cmocka_unit_test_setup_teardown(test_exclude_separator, test_make_dir, test_remove_dir))

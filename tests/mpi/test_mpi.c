@@ -359,13 +359,9 @@ static void test_per_rank_reports(void **state)
 static void test_no_libmpi_without_mpi(void **state)
 {
     (void)state;
-    const char *argv[] = {
-        test_env_or_fail("VIGIL_CLI"), "run", "--report=off", "--", "cat", "/proc/self/maps", NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run r = test_run_program(NULL, argv, env);
-    g_strfreev(env);
-    test_assert_status(&r, 0, "cat /proc/self/maps under vigil");
-    test_assert_contains(r.out, "libvigil-preload.so");
+    struct test_run r =
+        test_run_vigil_words(NULL, "run", "--report=off", "--", "cat", "/proc/self/maps", NULL);
+    test_assert_out(&r, 0, "cat /proc/self/maps under vigil", "libvigil-preload.so", NULL);
     if (strstr(r.out, "libmpi") != NULL)
         fail_msg("libmpi is mapped into cat:\n%s", r.out);
     test_run_clear(&r);

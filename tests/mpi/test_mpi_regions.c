@@ -19,6 +19,7 @@
 #include "test_report.h"
 #include "test_support.h"
 #include "mpi_job.h"
+#include "test_main.h"
 
 #define RANKS    MPI_JOB_RANKS
 #define IO_BYTES (16 * 4096)
@@ -76,10 +77,4 @@ static void test_job_regions(void **state)
     test_run_clear(&r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_job_regions, test_make_dir, test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test_setup_teardown(test_job_regions, test_make_dir, test_remove_dir))

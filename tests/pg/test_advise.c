@@ -283,13 +283,7 @@ static int setup(void **state)
     return test_pg_group_setup_and(state, load_runs);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_runs_at_one_frequency_each),
-        cmocka_unit_test(test_runs_whose_frequency_varied_give_the_exponent),
-        cmocka_unit_test(test_a_run_on_two_nodes_is_their_sum),
-        cmocka_unit_test(test_what_is_missing_is_said),
-    };
-    return test_pg_run_group_tests(tests, setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(setup, test_pg_group_teardown, cmocka_unit_test(test_two_runs_at_one_frequency_each),
+             cmocka_unit_test(test_runs_whose_frequency_varied_give_the_exponent),
+             cmocka_unit_test(test_a_run_on_two_nodes_is_their_sum),
+             cmocka_unit_test(test_what_is_missing_is_said))

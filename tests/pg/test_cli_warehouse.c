@@ -237,8 +237,7 @@ static void test_runs_filters(void **state)
     assert_string_equal(ids, "");
     g_free(ids);
     struct test_run r = test_run_vigil_on_warehouse(fixture, "runs", "--job", "9999", NULL);
-    test_assert_status(&r, 0, "vigil runs --job 9999");
-    test_assert_contains(r.err, "vigil runs: no stored run matches");
+    test_assert_err(&r, 0, "vigil runs --job 9999", "vigil runs: no stored run matches", NULL);
     test_run_clear(&r);
 }
 
@@ -264,17 +263,10 @@ static void test_runs_bad_options(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_WAREHOUSE_DB(test_empty_database),
-        TEST_WITH_WAREHOUSE_DB(test_older_schema),
-        TEST_WITH_WAREHOUSE_DB(test_migrated_database),
-        cmocka_unit_test(test_unreachable_warehouse),
-        cmocka_unit_test_setup(test_runs_newest_first, fixture_setup),
-        cmocka_unit_test(test_runs_json),
-        cmocka_unit_test(test_runs_filters),
-        cmocka_unit_test(test_runs_bad_options),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_WAREHOUSE_DB(test_empty_database), TEST_WITH_WAREHOUSE_DB(test_older_schema),
+             TEST_WITH_WAREHOUSE_DB(test_migrated_database),
+             cmocka_unit_test(test_unreachable_warehouse),
+             cmocka_unit_test_setup(test_runs_newest_first, fixture_setup),
+             cmocka_unit_test(test_runs_json), cmocka_unit_test(test_runs_filters),
+             cmocka_unit_test(test_runs_bad_options))

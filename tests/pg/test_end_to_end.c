@@ -106,11 +106,8 @@ static void wait_for_summary(const struct test_txd_fixture *f, pid_t pid)
 
 static char *vigil_report(const struct test_daemon *d, const char *run)
 {
-    const char *argv[] = {
-        test_env_or_fail("VIGIL_CLI"), "report", "--config", d->config_path, run, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run r = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run r =
+        test_run_vigil(NULL, "report", (const char *[]){"--config", d->config_path, run, NULL});
     test_assert_status(&r, 0, "vigil report");
     char *out = g_strdup(r.out);
     test_run_clear(&r);
@@ -285,13 +282,8 @@ static void test_report_off_prints_nothing_and_stores_the_figures(void **state)
     g_free(of);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_what_vigild_forwards_is_what_the_warehouse_holds),
-        TEST_WITH_TXD_FIXTURE(test_a_spool_is_replayed_after_a_restart),
-        TEST_WITH_TXD_FIXTURE(test_a_node_with_an_emptied_spool_folder_loses_nothing),
-        TEST_WITH_TXD_FIXTURE(test_report_off_prints_nothing_and_stores_the_figures),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_what_vigild_forwards_is_what_the_warehouse_holds),
+             TEST_WITH_TXD_FIXTURE(test_a_spool_is_replayed_after_a_restart),
+             TEST_WITH_TXD_FIXTURE(test_a_node_with_an_emptied_spool_folder_loses_nothing),
+             TEST_WITH_TXD_FIXTURE(test_report_off_prints_nothing_and_stores_the_figures))

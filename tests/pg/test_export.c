@@ -94,17 +94,22 @@ static void load_extras(void)
 /* `vigil export ARGS…` with the fixture's configuration, its output in memory. */
 static struct test_run vigil_export(const char *const *args)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    g_ptr_array_add(argv, (gpointer) "export");
-    for (const char *const *a = args; *a != NULL; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
-    g_ptr_array_add(argv, NULL);
     const char *vars[] = {config_var, NULL};
     char **env = test_clean_environment(vars);
-    struct test_run r = test_run_program(NULL, (const char *const *)argv->pdata, env);
+    struct test_run r = test_run_vigil_env(NULL, env, "export", args);
     g_strfreev(env);
-    g_ptr_array_free(argv, TRUE);
+    return r;
+}
+
+/* vigil_export, which must exit 0 (the failure names the command). */
+static struct test_run vigil_export_ok(const char *const *args)
+{
+    struct test_run r = vigil_export(args);
+    char *words = g_strjoinv(" ", (char **)args);
+    char *what = g_strdup_printf("vigil export %s", words);
+    test_assert_status(&r, 0, what);
+    g_free(what);
+    g_free(words);
     return r;
 }
 
@@ -329,8 +334,7 @@ static void check_power_rows(GPtrArray *rows, gint64 only_node)
 static void test_power_csv_holds_the_stored_figures(void **state)
 {
     (void)state;
-    struct test_run r = vigil_export((const char *[]){"1", "--what", "power", NULL});
-    test_assert_status(&r, 0, "vigil export 1 --what power");
+    struct test_run r = vigil_export_ok((const char *[]){"1", "--what", "power", NULL});
     GPtrArray *rows = parse_power_csv(r.out);
     check_power_rows(rows, 0);
     g_ptr_array_free(rows, TRUE);
@@ -353,14 +357,12 @@ static void test_power_json_holds_the_stored_figures(void **state)
 static void test_node_restricts_to_one_node(void **state)
 {
     (void)state;
-    struct test_run r = vigil_export((const char *[]){"1", "--node", "n2", NULL});
-    test_assert_status(&r, 0, "vigil export 1 --node n2");
+    struct test_run r = vigil_export_ok((const char *[]){"1", "--node", "n2", NULL});
     GPtrArray *rows = parse_power_csv(r.out);
     check_power_rows(rows, 2);
     g_ptr_array_free(rows, TRUE);
     test_run_clear(&r);
-    r = vigil_export((const char *[]){"1", "--node", "1", "--format", "json", NULL});
-    test_assert_status(&r, 0, "vigil export 1 --node 1 --format json");
+    r = vigil_export_ok((const char *[]){"1", "--node", "1", "--format", "json", NULL});
     rows = parse_power_json(r.out);
     check_power_rows(rows, 1);
     g_ptr_array_free(rows, TRUE);
@@ -375,8 +377,8 @@ static void test_node_restricts_to_one_node(void **state)
     assert_string_equal(r.out, "");
     test_run_clear(&r);
     r = vigil_export((const char *[]){"1", "--node", "n9", NULL});
-    test_assert_status(&r, 1, "vigil export 1 --node n9");
-    test_assert_contains(r.err, "--node n9: the warehouse has no such node");
+    test_assert_err(&r, 1, "vigil export 1 --node n9", "--node n9: the warehouse has no such node",
+                    NULL);
     test_run_clear(&r);
 }
 
@@ -385,8 +387,7 @@ static void test_a_running_run_goes_to_now(void **state)
     (void)state;
     /* Run 14 has not ended: its time on n3 is from 14:04:50 on, where the
      * fixture has 10 windows left. */
-    struct test_run r = vigil_export((const char *[]){"fixture-running-14", NULL});
-    test_assert_status(&r, 0, "vigil export fixture-running-14");
+    struct test_run r = vigil_export_ok((const char *[]){"fixture-running-14", NULL});
     GPtrArray *rows = parse_power_csv(r.out);
     assert_int_equal(rows->len, 10);
     const struct power_row *first = g_ptr_array_index(rows, 0);
@@ -404,8 +405,7 @@ static void test_statistics_are_the_rollups(void **state)
 {
     (void)state;
     struct test_run r =
-        vigil_export((const char *[]){"1", "--what", "statistics", "--node", "n1", NULL});
-    test_assert_status(&r, 0, "vigil export 1 --what statistics --node n1");
+        vigil_export_ok((const char *[]){"1", "--what", "statistics", "--node", "n1", NULL});
     char **lines = g_strsplit(r.out, "\n", -1);
     assert_string_equal(lines[0], "start_time,end_time,node_id,hostname,metric,unit,kind,source,"
                                   "estimated,samples,min,mean,max,delta,uncertain");
@@ -427,8 +427,7 @@ static void test_activities_are_the_captured_calls(void **state)
 {
     (void)state;
     struct test_run r =
-        vigil_export((const char *[]){"1", "--what", "activities", "--format", "json", NULL});
-    test_assert_status(&r, 0, "vigil export 1 --what activities --format json");
+        vigil_export_ok((const char *[]){"1", "--what", "activities", "--format", "json", NULL});
     char **lines = g_strsplit(r.out, "\n", -1);
     assert_int_equal(g_strv_length(lines), 600 + 1);
     JsonParser *parser = json_parser_new();
@@ -704,14 +703,12 @@ static void test_nothing_to_export_is_said(void **state)
 {
     (void)state;
     /* Run 3 captured nothing: the header, and a note. */
-    struct test_run r = vigil_export((const char *[]){"3", "--what", "activities", NULL});
-    test_assert_status(&r, 0, "vigil export 3 --what activities");
+    struct test_run r = vigil_export_ok((const char *[]){"3", "--what", "activities", NULL});
     assert_string_equal(r.out, "time,start_ns,node_id,hostname,pid,rank,thread,layer,operation,"
                                "file,file_offset,bytes,result,errno,duration_ns\n");
     test_assert_contains(r.err, "vigil export: run 3 has no captured activities in the warehouse");
     test_run_clear(&r);
-    r = vigil_export((const char *[]){"3", "--what", "activities", "--format", "json", NULL});
-    test_assert_status(&r, 0, "vigil export 3 --what activities --format json");
+    r = vigil_export_ok((const char *[]){"3", "--what", "activities", "--format", "json", NULL});
     assert_string_equal(r.out, "");
     test_assert_contains(r.err, "run 3 has no captured activities");
     test_run_clear(&r);
@@ -722,8 +719,7 @@ static void test_nothing_to_export_is_said(void **state)
 static void expect_error(const char *const *args, int status, const char *message)
 {
     struct test_run r = vigil_export(args);
-    test_assert_status(&r, status, message);
-    test_assert_contains(r.err, message);
+    test_assert_err(&r, status, message, message, NULL);
     assert_string_equal(r.out, "");
     test_run_clear(&r);
 }
@@ -754,9 +750,8 @@ static void test_a_warehouse_that_is_gone_is_named(void **state)
     write_config(gone);
     struct test_run r = vigil_export((const char *[]){"1", NULL});
     write_config(test_warehouse_fixture);
-    test_assert_status(&r, 1, "vigil export against no server");
-    test_assert_contains(r.err, "vigil export: cannot connect to the warehouse");
-    test_assert_contains(r.err, config_dir);
+    test_assert_err(&r, 1, "vigil export against no server",
+                    "vigil export: cannot connect to the warehouse", config_dir, NULL);
     assert_string_equal(r.out, "");
     test_run_clear(&r);
     g_free(gone);
@@ -779,22 +774,16 @@ static int teardown(void **state)
     return test_warehouse_fixture_group_teardown(state);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_power_csv_holds_the_stored_figures),
-        cmocka_unit_test(test_power_json_holds_the_stored_figures),
-        cmocka_unit_test(test_node_restricts_to_one_node),
-        cmocka_unit_test(test_a_running_run_goes_to_now),
-        cmocka_unit_test(test_statistics_are_the_rollups),
-        cmocka_unit_test(test_activities_are_the_captured_calls),
-        cmocka_unit_test(test_a_long_run_streams),
-        cmocka_unit_test(test_a_closed_pipe_ends_it_quietly),
-        cmocka_unit_test(test_a_full_disk_is_an_error),
-        cmocka_unit_test(test_a_warehouse_lost_midway_is_an_error),
-        cmocka_unit_test(test_nothing_to_export_is_said),
-        cmocka_unit_test(test_bad_input_is_named),
-        cmocka_unit_test(test_a_warehouse_that_is_gone_is_named),
-    };
-    return test_pg_run_group_tests(tests, setup, teardown);
-}
+TEST_PG_MAIN(setup, teardown, cmocka_unit_test(test_power_csv_holds_the_stored_figures),
+             cmocka_unit_test(test_power_json_holds_the_stored_figures),
+             cmocka_unit_test(test_node_restricts_to_one_node),
+             cmocka_unit_test(test_a_running_run_goes_to_now),
+             cmocka_unit_test(test_statistics_are_the_rollups),
+             cmocka_unit_test(test_activities_are_the_captured_calls),
+             cmocka_unit_test(test_a_long_run_streams),
+             cmocka_unit_test(test_a_closed_pipe_ends_it_quietly),
+             cmocka_unit_test(test_a_full_disk_is_an_error),
+             cmocka_unit_test(test_a_warehouse_lost_midway_is_an_error),
+             cmocka_unit_test(test_nothing_to_export_is_said),
+             cmocka_unit_test(test_bad_input_is_named),
+             cmocka_unit_test(test_a_warehouse_that_is_gone_is_named))

@@ -263,12 +263,7 @@ static void test_a_job_counts_once_and_a_report_again_replaces_its_rows(void **s
     g_free(job);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_every_member_of_every_file_is_stored),
-        TEST_WITH_TXD_FIXTURE(test_a_malformed_files_part_is_left_out_and_said),
-        TEST_WITH_TXD_FIXTURE(test_a_job_counts_once_and_a_report_again_replaces_its_rows),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_every_member_of_every_file_is_stored),
+             TEST_WITH_TXD_FIXTURE(test_a_malformed_files_part_is_left_out_and_said),
+             TEST_WITH_TXD_FIXTURE(test_a_job_counts_once_and_a_report_again_replaces_its_rows))

@@ -185,19 +185,12 @@ static double query_double(const char *conninfo, const char *format, ...)
 /* `vigil report ARGS…` with the node's configuration (its [warehouse]). */
 static struct test_run vigil_report(const struct node *n, const char *const *args)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    g_ptr_array_add(argv, "report");
-    g_ptr_array_add(argv, "--config");
-    g_ptr_array_add(argv, n->daemon.config_path);
-    for (const char *const *a = args; *a != NULL; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
-    g_ptr_array_add(argv, NULL);
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
-    g_strfreev(env);
-    g_ptr_array_free(argv, TRUE);
-    return run;
+    const char *words[8] = {"--config", n->daemon.config_path};
+    for (size_t i = 0; args[i] != NULL; i++) {
+        assert_true(2 + i + 1 < G_N_ELEMENTS(words));
+        words[2 + i] = args[i];
+    }
+    return test_run_vigil(NULL, "report", words);
 }
 
 #define JOB_LINE                                                                                   \
@@ -215,12 +208,10 @@ static struct test_run vigil_report(const struct node *n, const char *const *arg
 static void check_vigil_report(const struct node *n)
 {
     struct test_run run = vigil_report(n, (const char *[]){RUN_KEY, NULL});
-    test_assert_status(&run, 0, "vigil report RUN");
-    test_assert_contains(run.out, JOB_LINE);
+    test_assert_out(&run, 0, "vigil report RUN", JOB_LINE, NULL);
     test_run_clear(&run);
     run = vigil_report(n, (const char *[]){RUN_KEY, "--format", "json", NULL});
-    test_assert_status(&run, 0, "vigil report RUN --format json");
-    test_assert_contains(run.out, "," JOB_JSON ",");
+    test_assert_out(&run, 0, "vigil report RUN --format json", "," JOB_JSON ",", NULL);
     test_run_clear(&run);
     run = vigil_report(n, (const char *[]){"--job", JOB, NULL});
     test_assert_status(&run, 0, "vigil report --job");
@@ -235,12 +226,11 @@ static void check_vigil_report(const struct node *n)
     test_run_clear(&run);
     /* Bad input is named. */
     run = vigil_report(n, (const char *[]){"--job", "99", NULL});
-    test_assert_status(&run, 1, "vigil report --job of no job");
-    test_assert_contains(run.err, "the warehouse has no job 99");
+    test_assert_err(&run, 1, "vigil report --job of no job", "the warehouse has no job 99", NULL);
     test_run_clear(&run);
     run = vigil_report(n, (const char *[]){"--job", "1;2", NULL});
-    test_assert_status(&run, 2, "vigil report --job with a bad id");
-    test_assert_contains(run.err, "--job 1;2: a scheduler job id is letters, digits and ._+-");
+    test_assert_err(&run, 2, "vigil report --job with a bad id",
+                    "--job 1;2: a scheduler job id is letters, digits and ._+-", NULL);
     test_run_clear(&run);
 }
 
@@ -378,10 +368,5 @@ static void test_one_job_on_two_nodes(void **state)
     g_free(label);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_one_job_on_two_nodes),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_one_job_on_two_nodes))

@@ -172,10 +172,5 @@ static void test_job_with_two_steps(void **state)
     g_free(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_job_with_two_steps),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_job_with_two_steps))

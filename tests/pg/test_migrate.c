@@ -483,17 +483,15 @@ static void test_cli_refuses_a_password_on_the_command_line(void **state)
     char *with_password = g_strdup_printf("%s password=secret", t->conninfo);
     struct test_run r =
         test_run_vigil_words(NULL, "db", "migrate", "--conninfo", with_password, NULL);
-    test_assert_status(&r, 2, "vigil db migrate --conninfo '… password=…'");
-    test_assert_contains(r.err, "--conninfo holds a password");
-    test_assert_contains(r.err, "~/.pgpass");
-    test_assert_contains(r.err, "PGPASSWORD");
+    test_assert_err(&r, 2, "vigil db migrate --conninfo '… password=…'",
+                    "--conninfo holds a password", "~/.pgpass", "PGPASSWORD", NULL);
     assert_null(strstr(r.err, "secret"));
     test_run_clear(&r);
 
     char *uri = g_strdup_printf("postgresql://vigil:secret@/vigil?host=%s", test_pg_cluster.dir);
     r = test_run_vigil_words(NULL, "db", "migrate", "--conninfo", uri, NULL);
-    test_assert_status(&r, 2, "vigil db migrate --conninfo postgresql://vigil:secret@…");
-    test_assert_contains(r.err, "--conninfo holds a password");
+    test_assert_err(&r, 2, "vigil db migrate --conninfo postgresql://vigil:secret@…",
+                    "--conninfo holds a password", NULL);
     assert_null(strstr(r.err, "secret"));
     test_run_clear(&r);
     /* Nothing was applied. */
@@ -510,9 +508,8 @@ static void test_cli_migrate_with_conninfo(void **state)
     struct test_warehouse_db *t = *state;
     struct test_run r =
         test_run_vigil_words(NULL, "db", "version", "--conninfo", t->conninfo, NULL);
-    test_assert_status(&r, 1, "vigil db version (empty database)");
-    test_assert_contains(r.out, "schema at version 0;");
-    test_assert_contains(r.out, "vigil db migrate");
+    test_assert_out(&r, 1, "vigil db version (empty database)", "schema at version 0;",
+                    "vigil db migrate", NULL);
     test_run_clear(&r);
 
     r = test_run_vigil_words(NULL, "db", "migrate", "--conninfo", t->conninfo, NULL);
@@ -534,8 +531,7 @@ static void test_cli_migrate_with_conninfo(void **state)
     test_run_clear(&r);
 
     r = test_run_vigil_words(NULL, "db", "version", "--conninfo", t->conninfo, NULL);
-    test_assert_status(&r, 0, "vigil db version");
-    test_assert_contains(r.out, "up to date");
+    test_assert_out(&r, 0, "vigil db version", "up to date", NULL);
     test_run_clear(&r);
 }
 
@@ -564,12 +560,10 @@ static void test_cli_migrate_with_config(void **state)
     char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", t->conninfo);
     char *config = write_config(text);
     struct test_run r = test_run_vigil_words(NULL, "db", "migrate", "--config", config, NULL);
-    test_assert_status(&r, 0, "vigil db migrate --config");
-    test_assert_contains(r.out, "applied 0001_warehouse");
+    test_assert_out(&r, 0, "vigil db migrate --config", "applied 0001_warehouse", NULL);
     test_run_clear(&r);
     r = test_run_vigil_words(NULL, "db", "version", "--config", config, NULL);
-    test_assert_status(&r, 0, "vigil db version --config");
-    test_assert_contains(r.out, "up to date");
+    test_assert_out(&r, 0, "vigil db version --config", "up to date", NULL);
     test_run_clear(&r);
     assert_int_equal(
         test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
@@ -580,8 +574,7 @@ static void test_cli_migrate_with_config(void **state)
     /* A problem in the configuration is reported with its key. */
     config = write_config("[warehouse]\nmigrate = perhaps\n");
     r = test_run_vigil_words(NULL, "db", "migrate", "--config", config, NULL);
-    test_assert_status(&r, 1, "vigil db migrate --config (bad value)");
-    test_assert_contains(r.err, "[warehouse] migrate");
+    test_assert_err(&r, 1, "vigil db migrate --config (bad value)", "[warehouse] migrate", NULL);
     test_run_clear(&r);
     remove_config(config);
 }
@@ -602,8 +595,7 @@ static void test_cli_migrate_from_libpq_environment(void **state)
         NULL,
     };
     struct test_run r = test_run_vigil_words((const char *const *)vars, "db", "migrate", NULL);
-    test_assert_status(&r, 0, "vigil db migrate (PG* variables)");
-    test_assert_contains(r.out, "applied 0001_warehouse");
+    test_assert_out(&r, 0, "vigil db migrate (PG* variables)", "applied 0001_warehouse", NULL);
     test_run_clear(&r);
     assert_int_equal(
         test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM vigil_schema_migrations"),
@@ -620,37 +612,30 @@ static void test_cli_names_an_unreachable_server(void **state)
     (void)state;
     char *conninfo = g_strdup_printf("host=%s port=1 dbname=vigil user=vigil", test_pg_cluster.dir);
     struct test_run r = test_run_vigil_words(NULL, "db", "migrate", "--conninfo", conninfo, NULL);
-    test_assert_status(&r, 1, "vigil db migrate (no server)");
-    test_assert_contains(r.err, "vigil db migrate: cannot connect to the warehouse (host ");
-    test_assert_contains(r.err, " port 1 ");
+    test_assert_err(&r, 1, "vigil db migrate (no server)",
+                    "vigil db migrate: cannot connect to the warehouse (host ", " port 1 ", NULL);
     test_run_clear(&r);
     r = test_run_vigil_words(NULL, "db", "frobnicate", NULL);
-    test_assert_status(&r, 2, "vigil db frobnicate");
-    test_assert_contains(r.err, "usage: vigil db migrate|version");
+    test_assert_err(&r, 2, "vigil db frobnicate", "usage: vigil db migrate|version", NULL);
     test_run_clear(&r);
     g_free(conninfo);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_schema_file_is_built_in),
-        TEST_WITH_WAREHOUSE_DB(test_empty_database_gets_every_migration),
-        TEST_WITH_WAREHOUSE_DB(test_second_run_applies_nothing_and_records_are_right),
-        TEST_WITH_WAREHOUSE_DB(test_changed_migration_is_refused),
-        TEST_WITH_WAREHOUSE_DB(test_newer_schema_is_refused),
-        TEST_WITH_WAREHOUSE_DB(test_failing_migration_leaves_nothing),
-        TEST_WITH_WAREHOUSE_DB(test_concurrent_migrations_apply_each_once),
-        cmocka_unit_test(test_unreachable_server_is_named),
-        cmocka_unit_test(test_malformed_conninfo_is_refused),
-        cmocka_unit_test(test_connection_settings),
-        TEST_WITH_WAREHOUSE_DB(test_migrations_survive_a_restart),
-        TEST_WITH_WAREHOUSE_DB(test_migration_4_keeps_rows_and_its_views_show_them),
-        TEST_WITH_WAREHOUSE_DB(test_cli_refuses_a_password_on_the_command_line),
-        TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_conninfo),
-        TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_config),
-        TEST_WITH_WAREHOUSE_DB(test_cli_migrate_from_libpq_environment),
-        cmocka_unit_test(test_cli_names_an_unreachable_server),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             cmocka_unit_test(test_every_schema_file_is_built_in),
+             TEST_WITH_WAREHOUSE_DB(test_empty_database_gets_every_migration),
+             TEST_WITH_WAREHOUSE_DB(test_second_run_applies_nothing_and_records_are_right),
+             TEST_WITH_WAREHOUSE_DB(test_changed_migration_is_refused),
+             TEST_WITH_WAREHOUSE_DB(test_newer_schema_is_refused),
+             TEST_WITH_WAREHOUSE_DB(test_failing_migration_leaves_nothing),
+             TEST_WITH_WAREHOUSE_DB(test_concurrent_migrations_apply_each_once),
+             cmocka_unit_test(test_unreachable_server_is_named),
+             cmocka_unit_test(test_malformed_conninfo_is_refused),
+             cmocka_unit_test(test_connection_settings),
+             TEST_WITH_WAREHOUSE_DB(test_migrations_survive_a_restart),
+             TEST_WITH_WAREHOUSE_DB(test_migration_4_keeps_rows_and_its_views_show_them),
+             TEST_WITH_WAREHOUSE_DB(test_cli_refuses_a_password_on_the_command_line),
+             TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_conninfo),
+             TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_config),
+             TEST_WITH_WAREHOUSE_DB(test_cli_migrate_from_libpq_environment),
+             cmocka_unit_test(test_cli_names_an_unreachable_server))

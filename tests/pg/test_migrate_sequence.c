@@ -134,13 +134,8 @@ static void test_a_gap_in_the_records_is_refused(void **state)
         test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM vigil_schema_migrations"), 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_WAREHOUSE_DB(test_each_migration_is_its_own_transaction),
-        TEST_WITH_WAREHOUSE_DB(test_only_the_missing_ones_are_applied),
-        TEST_WITH_WAREHOUSE_DB(test_a_renamed_migration_counts_as_changed),
-        TEST_WITH_WAREHOUSE_DB(test_a_gap_in_the_records_is_refused),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_WAREHOUSE_DB(test_each_migration_is_its_own_transaction),
+             TEST_WITH_WAREHOUSE_DB(test_only_the_missing_ones_are_applied),
+             TEST_WITH_WAREHOUSE_DB(test_a_renamed_migration_counts_as_changed),
+             TEST_WITH_WAREHOUSE_DB(test_a_gap_in_the_records_is_refused))

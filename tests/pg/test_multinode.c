@@ -7,13 +7,10 @@
  * what dd and each vigild say), one run with the three nodes' processes,
  * and vigil-txd's system reasoner must have counted three nodes. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <glib/gstdio.h>
@@ -49,10 +46,7 @@ static struct node nodes[NODES] = {
 /* `vigil keygen PATH`; the public key it wrote to PATH.pub (g_free it). */
 static char *keygen(const char *path)
 {
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "keygen", path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(NULL, argv, env);
-    g_strfreev(env);
+    struct test_run run = test_run_vigil(NULL, "keygen", (const char *[]){path, NULL});
     test_assert_status(&run, 0, "vigil keygen");
     test_run_clear(&run);
     char *pub_path = g_strconcat(path, ".pub", NULL);
@@ -61,20 +55,6 @@ static char *keygen(const char *path)
     g_strstrip(text);
     assert_int_equal(strlen(text), 40);
     return text;
-}
-
-/* A loopback port no one holds now, from the kernel: other tests run at
- * the same time. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t length = sizeof a;
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &length), 0);
-    close(fd);
-    return ntohs(a.sin_port);
 }
 
 static gboolean file_contains(const char *path, const char *needle)
@@ -262,7 +242,7 @@ static void test_three_nodes_one_job(void **state)
     char *authorized_path = g_build_filename(f->dir, "authorized_keys", NULL);
     assert_true(g_file_set_contents(authorized_path, authorized->str, -1, NULL));
 
-    char *endpoint = g_strdup_printf("tcp://127.0.0.1:%d", free_port());
+    char *endpoint = g_strdup_printf("tcp://127.0.0.1:%d", test_free_port());
     char *txd_config = g_strdup_printf("curve_key_file = %s\ncurve_authorized_keys = %s\n",
                                        txd_key_path, authorized_path);
     test_txd_start_at(&f->txd, f->dir, endpoint, f->conninfo, txd_config);
@@ -333,10 +313,5 @@ static void test_three_nodes_one_job(void **state)
     g_free(txd_key_path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_three_nodes_one_job),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_three_nodes_one_job))

@@ -118,9 +118,7 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     assert_true(json_object_get_int_member(uplink_of(status), "refused_kept") > 0);
     json_node_unref(status);
     struct test_run run = test_daemon_vigil(&d, (const char *[]){"status", NULL});
-    test_assert_status(&run, 0, "vigil status");
-    test_assert_contains(run.out, "refused by vigil-txd");
-    test_assert_contains(run.out, "vigil spool resend");
+    test_assert_out(&run, 0, "vigil status", "refused by vigil-txd", "vigil spool resend", NULL);
     test_run_clear(&run);
 
     /* vigil node keys: the claim, and the refusals it caused. */
@@ -162,8 +160,7 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
      * not one is refused by name. */
     run = test_daemon_vigil(&d,
                             (const char *[]){"node", "keys", "--set", row, "--key", "short", NULL});
-    test_assert_status(&run, 2, "vigil node keys --set with a bad key");
-    test_assert_contains(run.err, "--key");
+    test_assert_err(&run, 2, "vigil node keys --set with a bad key", "--key", NULL);
     test_run_clear(&run);
     run = test_daemon_vigil(
         &d, (const char *[]){"node", "keys", "--set", row, "--key", k.impostor.public_key, NULL});
@@ -186,10 +183,5 @@ static void test_a_claimed_node_id_is_seen_fixed_and_resent(void **state)
     g_free(k.node_path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_a_claimed_node_id_is_seen_fixed_and_resent),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_a_claimed_node_id_is_seen_fixed_and_resent))

@@ -118,10 +118,4 @@ static void test_run_regions(void **state)
     g_free(conninfo);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_run_regions),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown, cmocka_unit_test(test_run_regions))

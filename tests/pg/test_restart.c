@@ -302,15 +302,10 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
     g_free(config);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_sigkill_of_vigild_loses_nothing),
-        TEST_WITH_TXD_FIXTURE(test_sigterm_of_vigild_loses_nothing),
-        TEST_WITH_TXD_FIXTURE(test_sigkill_without_write_ahead_loses_nothing),
-        TEST_WITH_TXD_FIXTURE(test_names_come_again_to_a_vigild_with_another_state_dir),
-        TEST_WITH_TXD_FIXTURE(test_names_come_again_when_the_names_file_is_lost),
-        TEST_WITH_TXD_FIXTURE(test_an_end_while_vigild_is_down_is_stored_as_a_bound),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_sigkill_of_vigild_loses_nothing),
+             TEST_WITH_TXD_FIXTURE(test_sigterm_of_vigild_loses_nothing),
+             TEST_WITH_TXD_FIXTURE(test_sigkill_without_write_ahead_loses_nothing),
+             TEST_WITH_TXD_FIXTURE(test_names_come_again_to_a_vigild_with_another_state_dir),
+             TEST_WITH_TXD_FIXTURE(test_names_come_again_when_the_names_file_is_lost),
+             TEST_WITH_TXD_FIXTURE(test_an_end_while_vigild_is_down_is_stored_as_a_bound))

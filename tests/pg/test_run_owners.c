@@ -98,15 +98,46 @@ static void assert_text(const struct test_txd_fixture *f, const char *sql, const
 
 #define SECOND_NS 1000000000LL
 
+/* Process `pid` of `uid` running `program` in run `run_key` (and job
+ * `job`, or none), started `started_s_ago` seconds ago. */
+static struct proc_spec proc(int32_t pid, uint32_t uid, const char *run_key, const char *job,
+                             const char *program, int started_s_ago)
+{
+    return (struct proc_spec){.pid = pid,
+                              .uid = uid,
+                              .run_key = run_key,
+                              .job = job,
+                              .program = program,
+                              .start_from_now_ns = -started_s_ago * SECOND_NS};
+}
+
+/* Root's notice that job `job_id` of `user` (`uid`) began on `nodes` at
+ * `begin_ns`. */
+static struct vigil_wire_job root_begins(const char *job_id, uint32_t uid, const char *user,
+                                         const char *nodes, uint64_t begin_ns)
+{
+    return (struct vigil_wire_job){.begin_ns = begin_ns,
+                                   .uid = uid,
+                                   .flags = VIGIL_WIRE_JOB_FROM_ROOT,
+                                   .job_id = (char *)job_id,
+                                   .step_id = "",
+                                   .user = (char *)user,
+                                   .nodes = (char *)nodes};
+}
+
+/* Each process's run and uid, by pid: "RUN_KEY:UID:PID …". */
+#define RUNS_BY_PID                                                                                \
+    "SELECT string_agg(format('%s:%s:%s', r.run_key, r.uid, p.pid), ' ' ORDER BY p.pid) "          \
+    "FROM runs r JOIN processes p USING (run_id)"
+
 /* Root's run ended on node 1; nobody's process names its key on node 2,
  * saying it started long before: root's run stays root's, with its
  * program, argv and start, and nobody's process is stored apart. */
 static void test_a_run_stays_its_first_users(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender one, two;
-    test_sender_open(&one, f->txd.endpoint, 1, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &one, 1);
     test_sender_open(&two, f->txd.endpoint, 2, NULL, NULL, NULL);
     const struct proc_spec root = {.pid = 100,
                                    .uid = 0,
@@ -160,27 +191,12 @@ static void test_two_users_in_one_batch(void **state)
     struct test_sender s;
     test_txd_start_with_sender(f, &s, 3);
     const struct proc_spec procs[] = {
-        {.pid = 300,
-         .uid = 1000,
-         .run_key = "run-b",
-         .program = "/bin/a",
-         .start_from_now_ns = -2 * SECOND_NS},
-        {.pid = 301,
-         .uid = 1001,
-         .run_key = "run-b",
-         .program = "/bin/b",
-         .start_from_now_ns = -5 * SECOND_NS},
-        {.pid = 302,
-         .uid = 1000,
-         .run_key = "run-b",
-         .program = "/bin/c",
-         .start_from_now_ns = -1 * SECOND_NS},
+        proc(300, 1000, "run-b", NULL, "/bin/a", 2),
+        proc(301, 1001, "run-b", NULL, "/bin/b", 5),
+        proc(302, 1000, "run-b", NULL, "/bin/c", 1),
     };
     send_batch(&s, batch_new(3, 1, procs, G_N_ELEMENTS(procs), NULL, 0), 1);
-    assert_text(f,
-                "SELECT string_agg(format('%s:%s:%s', r.run_key, r.uid, p.pid), ' ' ORDER BY "
-                "p.pid) FROM runs r JOIN processes p USING (run_id)",
-                "run-b@uid1000:1000:300 run-b:1001:301 run-b@uid1000:1000:302");
+    assert_text(f, RUNS_BY_PID, "run-b@uid1000:1000:300 run-b:1001:301 run-b@uid1000:1000:302");
     test_sender_close(&s);
 }
 
@@ -193,31 +209,14 @@ static void test_a_slurm_key_is_the_jobs_users(void **state)
     struct test_sender s;
     test_txd_start_with_sender(f, &s, 4);
     uint64_t now = vigil_clock_monotonic_ns();
-    const struct vigil_wire_job begin = {.begin_ns = now - 30 * SECOND_NS,
-                                         .uid = 1,
-                                         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
-                                         .job_id = "59038",
-                                         .step_id = "",
-                                         .user = "daemon",
-                                         .nodes = "node-4"};
-    const struct proc_spec squatter = {.pid = 400,
-                                       .uid = 65534,
-                                       .run_key = "slurm-59038.0",
-                                       .job = "59038",
-                                       .program = "/usr/bin/evil",
-                                       .start_from_now_ns = -40 * SECOND_NS};
+    const struct vigil_wire_job begin =
+        root_begins("59038", 1, "daemon", "node-4", now - 30 * SECOND_NS);
+    const struct proc_spec squatter =
+        proc(400, 65534, "slurm-59038.0", "59038", "/usr/bin/evil", 40);
     send_batch(&s, batch_new(4, 1, &squatter, 1, &begin, 1), 1);
-    const struct proc_spec owner = {.pid = 401,
-                                    .uid = 1,
-                                    .run_key = "slurm-59038.0",
-                                    .job = "59038",
-                                    .program = "/bin/solver",
-                                    .start_from_now_ns = -20 * SECOND_NS};
+    const struct proc_spec owner = proc(401, 1, "slurm-59038.0", "59038", "/bin/solver", 20);
     send_batch(&s, batch_new(4, 2, &owner, 1, NULL, 0), 2);
-    assert_text(f,
-                "SELECT string_agg(format('%s:%s:%s', r.run_key, r.uid, p.pid), ' ' ORDER BY "
-                "p.pid) FROM runs r JOIN processes p USING (run_id)",
-                "slurm-59038.0@uid65534:65534:400 slurm-59038.0:1:401");
+    assert_text(f, RUNS_BY_PID, "slurm-59038.0@uid65534:65534:400 slurm-59038.0:1:401");
     test_sender_close(&s);
 }
 
@@ -229,13 +228,7 @@ static void test_a_users_notice_leaves_roots_job(void **state)
     struct test_sender s;
     test_txd_start_with_sender(f, &s, 5);
     uint64_t now = vigil_clock_monotonic_ns();
-    const struct vigil_wire_job begin = {.begin_ns = now - 10 * SECOND_NS,
-                                         .uid = 0,
-                                         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
-                                         .job_id = "4711",
-                                         .step_id = "",
-                                         .user = "root",
-                                         .nodes = "n1"};
+    const struct vigil_wire_job begin = root_begins("4711", 0, "root", "n1", now - 10 * SECOND_NS);
     send_batch(&s, batch_new(5, 1, NULL, 0, &begin, 1), 1);
     const struct vigil_wire_job forged = {.end_ns = now - 10 * SECOND_NS + 1700000000,
                                           .uid = 65534,
@@ -276,43 +269,17 @@ static void test_a_run_is_not_filed_under_anothers_job(void **state)
     struct test_sender s;
     test_txd_start_with_sender(f, &s, 6);
     uint64_t now = vigil_clock_monotonic_ns();
-    const struct proc_spec early = {.pid = 600,
-                                    .uid = 65534,
-                                    .run_key = "y",
-                                    .job = "4721",
-                                    .program = "/usr/bin/evil",
-                                    .start_from_now_ns = -20 * SECOND_NS};
+    const struct proc_spec early = proc(600, 65534, "y", "4721", "/usr/bin/evil", 20);
     send_batch(&s, batch_new(6, 1, &early, 1, NULL, 0), 1);
     const struct vigil_wire_job begins[] = {
-        {.begin_ns = now - 10 * SECOND_NS,
-         .uid = 0,
-         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
-         .job_id = "4720",
-         .step_id = "",
-         .user = "root",
-         .nodes = "n1"},
-        {.begin_ns = now - 10 * SECOND_NS,
-         .uid = 0,
-         .flags = VIGIL_WIRE_JOB_FROM_ROOT,
-         .job_id = "4721",
-         .step_id = "",
-         .user = "root",
-         .nodes = "n1"},
+        root_begins("4720", 0, "root", "n1", now - 10 * SECOND_NS),
+        root_begins("4721", 0, "root", "n1", now - 10 * SECOND_NS),
     };
     send_batch(&s, batch_new(6, 2, NULL, 0, begins, G_N_ELEMENTS(begins)), 2);
-    const struct proc_spec late = {.pid = 601,
-                                   .uid = 65534,
-                                   .run_key = "x",
-                                   .job = "4720",
-                                   .program = "/usr/bin/evil",
-                                   .start_from_now_ns = -5 * SECOND_NS};
-    const struct proc_spec own = {.pid = 602,
-                                  .uid = 0,
-                                  .run_key = "z",
-                                  .job = "4720",
-                                  .program = "/bin/solver",
-                                  .start_from_now_ns = -4 * SECOND_NS};
-    const struct proc_spec both[] = {late, own};
+    const struct proc_spec both[] = {
+        proc(601, 65534, "x", "4720", "/usr/bin/evil", 5),
+        proc(602, 0, "z", "4720", "/bin/solver", 4),
+    };
     send_batch(&s, batch_new(6, 3, both, 2, NULL, 0), 3);
     assert_text(f,
                 "SELECT string_agg(format('%s:%s', r.run_key, coalesce(j.scheduler_job_id, "
@@ -321,14 +288,9 @@ static void test_a_run_is_not_filed_under_anothers_job(void **state)
     test_sender_close(&s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_a_run_stays_its_first_users),
-        TEST_WITH_TXD_FIXTURE(test_two_users_in_one_batch),
-        TEST_WITH_TXD_FIXTURE(test_a_slurm_key_is_the_jobs_users),
-        TEST_WITH_TXD_FIXTURE(test_a_users_notice_leaves_roots_job),
-        TEST_WITH_TXD_FIXTURE(test_a_run_is_not_filed_under_anothers_job),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_a_run_stays_its_first_users),
+             TEST_WITH_TXD_FIXTURE(test_two_users_in_one_batch),
+             TEST_WITH_TXD_FIXTURE(test_a_slurm_key_is_the_jobs_users),
+             TEST_WITH_TXD_FIXTURE(test_a_users_notice_leaves_roots_job),
+             TEST_WITH_TXD_FIXTURE(test_a_run_is_not_filed_under_anothers_job))

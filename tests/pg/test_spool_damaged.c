@@ -134,9 +134,8 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
     guint64 damaged_writes = damage_middle_batch(segment);
     /* What an admin sees before anything is sent: the damage, by range. */
     struct test_run run = test_daemon_vigil(&d, (const char *[]){"spool", "check", spool, NULL});
-    test_assert_status(&run, 1, "vigil spool check of a damaged spool");
-    test_assert_contains(run.out, "  damaged: bytes ");
-    test_assert_contains(run.out, " 1 damaged ranges (");
+    test_assert_out(&run, 1, "vigil spool check of a damaged spool", "  damaged: bytes ",
+                    " 1 damaged ranges (", NULL);
     test_run_clear(&run);
     /* A copy set aside, as the spool sets aside what it cannot read. */
     char *aside = g_strconcat(segment, ".damaged", NULL), *contents = NULL;
@@ -157,9 +156,8 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
 
     /* Its intact batches sent again: the warehouse has each already. */
     run = test_daemon_vigil(&d, (const char *[]){"spool", "replay", aside, NULL});
-    test_assert_status(&run, 0, "vigil spool replay of a set-aside copy");
-    test_assert_contains(run.out, " batches queued to be sent again, ");
-    test_assert_contains(run.out, " bytes of ");
+    test_assert_out(&run, 0, "vigil spool replay of a set-aside copy",
+                    " batches queued to be sent again, ", " bytes of ", NULL);
     test_run_clear(&run);
     char *replayed = g_strconcat(aside, ".replayed", NULL);
     assert_true(g_file_test(replayed, G_FILE_TEST_EXISTS));
@@ -174,10 +172,5 @@ static void test_damage_in_the_active_segment_loses_one_batch(void **state)
     g_free(config);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_damage_in_the_active_segment_loses_one_batch),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_damage_in_the_active_segment_loses_one_batch))

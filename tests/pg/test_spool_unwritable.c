@@ -124,11 +124,6 @@ static int teardown_all(void **state)
     return test_txd_fixture_teardown(state);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_unwritable_spool_and_sigkill_lose_nothing,
-                                        test_txd_fixture_setup, teardown_all),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             cmocka_unit_test_setup_teardown(test_unwritable_spool_and_sigkill_lose_nothing,
+                                             test_txd_fixture_setup, teardown_all))

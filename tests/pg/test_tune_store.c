@@ -133,8 +133,7 @@ static void test_store_gives_back_the_printed_comparison(void **state)
         "--replay", rec_path, "--config", candidate_path,       "--format",     "json",
         "--store",  "--node", "node-7",   "--warehouse-config", warehouse_conf, NULL};
     struct test_run run = tune(args);
-    test_assert_status(&run, 0, "vigil tune --store");
-    test_assert_contains(run.err, "stored as trial 1");
+    test_assert_err(&run, 0, "vigil tune --store", "stored as trial 1", NULL);
     GError *error = NULL;
     JsonNode *printed = json_from_string(run.out, &error);
     if (printed == NULL)
@@ -276,18 +275,11 @@ static void test_bad_uses_store_nothing(void **state)
                       : strcmp(cases[i].args[a], "BARE") == 0 ? bare_conf
                                                               : cases[i].args[a];
         struct test_run run = tune(args);
-        test_assert_status(&run, cases[i].status, cases[i].says);
-        test_assert_contains(run.err, cases[i].says);
+        test_assert_err(&run, cases[i].status, cases[i].says, cases[i].says, NULL);
         test_run_clear(&run);
     }
     assert_int_equal(trials(), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_store_gives_back_the_printed_comparison),
-        cmocka_unit_test(test_bad_uses_store_nothing),
-    };
-    return test_pg_run_group_tests(tests, setup, teardown);
-}
+TEST_PG_MAIN(setup, teardown, cmocka_unit_test(test_store_gives_back_the_printed_comparison),
+             cmocka_unit_test(test_bad_uses_store_nothing))

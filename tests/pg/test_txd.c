@@ -609,9 +609,8 @@ static enum vigil_health next_system_state(struct test_sender *s)
 static void test_the_system_state_reaches_the_daemons(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     struct test_sender bad, good;
-    test_sender_open(&bad, f->txd.endpoint, 7, NULL, NULL, NULL);
+    test_txd_start_with_sender(f, &bad, 7);
     test_sender_open(&good, f->txd.endpoint, 17, NULL, NULL, NULL);
     GBytes *bad_batch = test_batch_new(7, 1, 1, 0, VIGIL_HEALTH_ABNORMAL_BAD);
     GBytes *good_batch = test_batch_new(17, 1, 1, 0, VIGIL_HEALTH_OK);
@@ -910,32 +909,26 @@ static void test_open_endpoint_without_curve_is_refused(void **state)
     char **env = test_clean_environment(NULL);
     struct test_run run = test_run_program(f->dir, argv, env);
     g_strfreev(env);
-    test_assert_status(&run, 1, "vigil-txd with an open endpoint and no CURVE");
-    test_assert_contains(run.err, "[txd] bind = tcp://0.0.0.0:5799");
-    test_assert_contains(run.err, "vigil keygen");
+    test_assert_err(&run, 1, "vigil-txd with an open endpoint and no CURVE",
+                    "[txd] bind = tcp://0.0.0.0:5799", "vigil keygen", NULL);
     test_run_clear(&run);
     g_free(config);
     g_free(config_path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_a_batch_is_stored_then_acknowledged),
-        TEST_WITH_TXD_FIXTURE(test_a_batch_sent_twice_is_stored_once),
-        TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_is_stored_and_said),
-        TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_of_the_same_cycle_is_refused),
-        TEST_WITH_TXD_FIXTURE(test_bad_messages_are_refused_and_the_server_goes_on),
-        TEST_WITH_TXD_FIXTURE(test_a_batch_the_database_cannot_take_is_refused_whole),
-        TEST_WITH_TXD_FIXTURE(test_a_group_stores_each_batch_once_and_refuses_the_bad_alone),
-        TEST_WITH_TXD_FIXTURE(test_the_longest_path_is_stored),
-        TEST_WITH_TXD_FIXTURE(test_killed_server_in_a_stream_loses_and_doubles_nothing),
-        TEST_WITH_TXD_FIXTURE(test_database_away_for_20_s_loses_and_doubles_nothing),
-        TEST_WITH_TXD_FIXTURE(test_the_system_state_reaches_the_daemons),
-        TEST_WITH_TXD_FIXTURE(test_a_run_is_its_first_stored_process),
-        TEST_WITH_TXD_FIXTURE(test_curve_admits_listed_keys_only),
-        TEST_WITH_TXD_FIXTURE(test_a_batch_claiming_another_nodes_id_is_refused),
-        TEST_WITH_TXD_FIXTURE(test_open_endpoint_without_curve_is_refused),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_a_batch_is_stored_then_acknowledged),
+             TEST_WITH_TXD_FIXTURE(test_a_batch_sent_twice_is_stored_once),
+             TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_is_stored_and_said),
+             TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_of_the_same_cycle_is_refused),
+             TEST_WITH_TXD_FIXTURE(test_bad_messages_are_refused_and_the_server_goes_on),
+             TEST_WITH_TXD_FIXTURE(test_a_batch_the_database_cannot_take_is_refused_whole),
+             TEST_WITH_TXD_FIXTURE(test_a_group_stores_each_batch_once_and_refuses_the_bad_alone),
+             TEST_WITH_TXD_FIXTURE(test_the_longest_path_is_stored),
+             TEST_WITH_TXD_FIXTURE(test_killed_server_in_a_stream_loses_and_doubles_nothing),
+             TEST_WITH_TXD_FIXTURE(test_database_away_for_20_s_loses_and_doubles_nothing),
+             TEST_WITH_TXD_FIXTURE(test_the_system_state_reaches_the_daemons),
+             TEST_WITH_TXD_FIXTURE(test_a_run_is_its_first_stored_process),
+             TEST_WITH_TXD_FIXTURE(test_curve_admits_listed_keys_only),
+             TEST_WITH_TXD_FIXTURE(test_a_batch_claiming_another_nodes_id_is_refused),
+             TEST_WITH_TXD_FIXTURE(test_open_endpoint_without_curve_is_refused))

@@ -292,12 +292,10 @@ static void test_a_connect_timeout_is_named(void **state)
                                    socket_dir);
     char *path = g_build_filename(f->dir, "silent.conf", NULL);
     assert_true(g_file_set_contents(path, config, -1, NULL));
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"), "db", "version", "--config", path, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(f->dir, argv, env);
-    g_strfreev(env);
-    test_assert_status(&run, 1, "vigil db version against a server that never answers");
-    test_assert_contains(run.err, "the connect timeout, [warehouse] connect_timeout_s, fired");
+    struct test_run run =
+        test_run_vigil(f->dir, "db", (const char *[]){"version", "--config", path, NULL});
+    test_assert_err(&run, 1, "vigil db version against a server that never answers",
+                    "the connect timeout, [warehouse] connect_timeout_s, fired", NULL);
     test_run_clear(&run);
     /* vigil-txd serves all the same, keeping batches until the database
      * answers, and says why it cannot store them. */
@@ -632,11 +630,8 @@ static struct test_run vigil_db(const struct test_txd_fixture *f, const char *co
     char *config = g_strdup_printf("[warehouse]\nconninfo = %s\n%s", f->conninfo,
                                    config_text != NULL ? config_text : "");
     assert_true(g_file_set_contents(path, config, -1, NULL));
-    const char *argv[] = {
-        test_env_or_fail("VIGIL_CLI"), "db", action, "--config", path, option, NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(f->dir, argv, env);
-    g_strfreev(env);
+    struct test_run run =
+        test_run_vigil(f->dir, "db", (const char *[]){action, "--config", path, option, NULL});
     g_free(config);
     g_free(path);
     return run;
@@ -646,15 +641,13 @@ static void test_prune_drops_whole_partitions(void **state)
 {
     struct test_txd_fixture *f = *state;
     struct test_run run = vigil_db(f, NULL, "prune", NULL);
-    test_assert_status(&run, 1, "vigil db prune on an empty database");
-    test_assert_contains(run.err, "run 'vigil db migrate'");
+    test_assert_err(&run, 1, "vigil db prune on an empty database", "run 'vigil db migrate'", NULL);
     test_run_clear(&run);
     run = vigil_db(f, NULL, "migrate", NULL);
     test_assert_status(&run, 0, "vigil db migrate");
     test_run_clear(&run);
     run = vigil_db(f, "partitions_ahead_days = 2\n", "maintain", NULL);
-    test_assert_status(&run, 0, "vigil db maintain");
-    test_assert_contains(run.out, "made 20 day partitions");
+    test_assert_out(&run, 0, "vigil db maintain", "made 20 day partitions", NULL);
     test_run_clear(&run);
     /* Rows 40 days old, 10 days old and of today. */
     test_pg_exec_in(
@@ -674,15 +667,12 @@ static void test_prune_drops_whole_partitions(void **state)
                             "retain_reasoner_states_days = 5\n"
                             "retain_ingested_batches_days = 1\n";
     run = vigil_db(f, retention, "prune", "--dry-run");
-    test_assert_status(&run, 0, "vigil db prune --dry-run");
-    test_assert_contains(run.out, "would drop activities_");
-    test_assert_contains(run.out, "ingested_batches: kept 30 days, not 1 days");
-    test_assert_contains(run.out, "would drop 8 partitions");
+    test_assert_out(&run, 0, "vigil db prune --dry-run", "would drop activities_",
+                    "ingested_batches: kept 30 days, not 1 days", "would drop 8 partitions", NULL);
     test_run_clear(&run);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 3);
     run = vigil_db(f, retention, "prune", NULL);
-    test_assert_status(&run, 0, "vigil db prune");
-    test_assert_contains(run.out, "dropped 8 partitions");
+    test_assert_out(&run, 0, "vigil db prune", "dropped 8 partitions", NULL);
     test_run_clear(&run);
     /* Activities keep 30 days, roll-ups, window statistics and states 5,
      * the batches' records as long as the longest (30): 40 days ago is gone
@@ -691,17 +681,15 @@ static void test_prune_drops_whole_partitions(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
     run = vigil_db(f, retention, "prune", NULL);
-    test_assert_status(&run, 0, "vigil db prune, again");
-    test_assert_contains(run.out, "nothing to drop");
+    test_assert_out(&run, 0, "vigil db prune, again", "nothing to drop", NULL);
     test_run_clear(&run);
     /* Bad input is named. */
     run = vigil_db(f, "retain_activities_days = -1\n", "prune", NULL);
-    test_assert_status(&run, 1, "vigil db prune with a negative retention");
-    test_assert_contains(run.err, "retain_activities_days");
+    test_assert_err(&run, 1, "vigil db prune with a negative retention", "retain_activities_days",
+                    NULL);
     test_run_clear(&run);
     run = vigil_db(f, NULL, "maintain", "--dry-run");
-    test_assert_status(&run, 2, "vigil db maintain --dry-run");
-    test_assert_contains(run.err, "--dry-run is prune's");
+    test_assert_err(&run, 2, "vigil db maintain --dry-run", "--dry-run is prune's", NULL);
     test_run_clear(&run);
 }
 
@@ -810,19 +798,14 @@ static void test_two_servers_share_one_warehouse(void **state)
     g_free(dir_b);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_a_lock_timeout_keeps_the_batch_queued),
-        TEST_WITH_TXD_FIXTURE(test_a_statement_timeout_is_named),
-        TEST_WITH_TXD_FIXTURE(test_a_connect_timeout_is_named),
-        TEST_WITH_TXD_FIXTURE(test_ingest_never_takes_an_access_exclusive_lock),
-        TEST_WITH_TXD_FIXTURE(test_a_dropped_partition_is_made_again),
-        TEST_WITH_TXD_FIXTURE(test_a_run_is_described_once_per_batch),
-        TEST_WITH_TXD_FIXTURE(test_an_unwatched_end_is_stored_as_a_bound),
-        TEST_WITH_TXD_FIXTURE(test_migration_2_keeps_migration_1s_rows),
-        TEST_WITH_TXD_FIXTURE(test_prune_drops_whole_partitions),
-        TEST_WITH_TXD_FIXTURE(test_two_servers_share_one_warehouse),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_a_lock_timeout_keeps_the_batch_queued),
+             TEST_WITH_TXD_FIXTURE(test_a_statement_timeout_is_named),
+             TEST_WITH_TXD_FIXTURE(test_a_connect_timeout_is_named),
+             TEST_WITH_TXD_FIXTURE(test_ingest_never_takes_an_access_exclusive_lock),
+             TEST_WITH_TXD_FIXTURE(test_a_dropped_partition_is_made_again),
+             TEST_WITH_TXD_FIXTURE(test_a_run_is_described_once_per_batch),
+             TEST_WITH_TXD_FIXTURE(test_an_unwatched_end_is_stored_as_a_bound),
+             TEST_WITH_TXD_FIXTURE(test_migration_2_keeps_migration_1s_rows),
+             TEST_WITH_TXD_FIXTURE(test_prune_drops_whole_partitions),
+             TEST_WITH_TXD_FIXTURE(test_two_servers_share_one_warehouse))

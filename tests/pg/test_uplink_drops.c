@@ -90,15 +90,13 @@ static void test_drops_after_the_ring_are_counted(void **state)
     char *line = g_strdup_printf("UPLINK_LOST_ACTIVITIES     %" G_GINT64_FORMAT " (", dropped);
     struct test_run run = test_run_vigil(
         NULL, "report", (const char *[]){"restart", "--config", d.config_path, NULL});
-    test_assert_status(&run, 0, "vigil report");
-    test_assert_contains(run.out, line);
+    test_assert_out(&run, 0, "vigil report", line, NULL);
     test_run_clear(&run);
     char *member = g_strdup_printf("\"uplink_lost_activities\":%" G_GINT64_FORMAT, dropped);
     run = test_run_vigil(
         NULL, "report",
         (const char *[]){"restart", "--config", d.config_path, "--format", "json", NULL});
-    test_assert_status(&run, 0, "vigil report --format json");
-    test_assert_contains(run.out, member);
+    test_assert_out(&run, 0, "vigil report --format json", member, NULL);
     test_run_clear(&run);
     g_free(member);
     g_free(line);
@@ -106,10 +104,5 @@ static void test_drops_after_the_ring_are_counted(void **state)
     g_free(config);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_TXD_FIXTURE(test_drops_after_the_ring_are_counted),
-    };
-    return test_pg_run_group_tests(tests, test_pg_group_setup, test_pg_group_teardown);
-}
+TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+             TEST_WITH_TXD_FIXTURE(test_drops_after_the_ring_are_counted))

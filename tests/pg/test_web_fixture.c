@@ -95,25 +95,15 @@ static void test_vigil_report_prints_the_stored_reports(void **state)
 {
     (void)state;
     struct test_run r = vigil_report("1", "json");
-    test_assert_status(&r, 0, "vigil report 1 --format json");
-    test_assert_contains(r.out, "\"run_key\":\"fixture-ior-1\"");
-    test_assert_contains(r.out, "\"ranks\":4");
-    test_assert_contains(r.out, "\"energy_joule\":36250.");
+    test_assert_out(&r, 0, "vigil report 1 --format json", "\"run_key\":\"fixture-ior-1\"",
+                    "\"ranks\":4", "\"energy_joule\":36250.", NULL);
     test_run_clear(&r);
     r = vigil_report("3", "text");
-    test_assert_status(&r, 0, "vigil report 3");
-    test_assert_contains(r.out, "fixture-dd-3");
-    test_assert_contains(r.out, "1500.000 (powercap)");
+    test_assert_out(&r, 0, "vigil report 3", "fixture-dd-3", "1500.000 (powercap)", NULL);
     test_run_clear(&r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_are_those_the_header_promises),
-        cmocka_unit_test(test_summary_columns_are_the_reports_figures),
-        cmocka_unit_test(test_vigil_report_prints_the_stored_reports),
-    };
-    return test_pg_run_group_tests(tests, test_warehouse_fixture_group_setup,
-                                   test_warehouse_fixture_group_teardown);
-}
+TEST_PG_MAIN(test_warehouse_fixture_group_setup, test_warehouse_fixture_group_teardown,
+             cmocka_unit_test(test_rows_are_those_the_header_promises),
+             cmocka_unit_test(test_summary_columns_are_the_reports_figures),
+             cmocka_unit_test(test_vigil_report_prints_the_stored_reports))

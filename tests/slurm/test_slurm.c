@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,7 +24,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,19 +60,6 @@ struct cluster {
 };
 
 static struct cluster cluster;
-
-/* A free TCP port on loopback, asked from the kernel. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    socklen_t length = sizeof addr;
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &length), 0);
-    close(fd);
-    return ntohs(addr.sin_port);
-}
 
 static char *path_in(const char *name)
 {
@@ -280,7 +265,7 @@ static void write_slurm_conf(void)
                         "Epilog=%s/epilog\n"
                         "NodeName=%s NodeAddr=127.0.0.1 CPUs=%ld State=UNKNOWN\n"
                         "PartitionName=vigil Nodes=%s Default=YES MaxTime=INFINITE State=UP\n",
-                        cluster.dir, free_port(), free_port(), state, spool, cluster.dir,
+                        cluster.dir, test_free_port(), test_free_port(), state, spool, cluster.dir,
                         cluster.dir, cluster.dir, cluster.dir, plugstack, cluster.dir, cluster.dir,
                         cluster.node, sysconf(_SC_NPROCESSORS_ONLN), cluster.node);
     write_file(cluster.conf_path, conf, 0644);
@@ -462,6 +447,17 @@ static void assert_scripts_quiet(void)
     }
 }
 
+/* The job id a command printed: a task's $SLURM_JOB_ID, or sbatch
+ * --parsable's "ID" or "ID;CLUSTER"; the test fails when there is none.
+ * g_free it. */
+static char *job_id_of(const struct test_run *run)
+{
+    char *job_id = g_strstrip(g_strdup(run->out));
+    job_id[strcspn(job_id, ";")] = '\0';
+    assert_true(job_id[0] != '\0');
+    return job_id;
+}
+
 /* A step's report: its run key, and the bytes dd wrote, which the
  * warehouse has too. */
 static void check_step(const char *report_prefix, const char *job_id, const char *step,
@@ -500,8 +496,7 @@ static void test_srun_vigil_instruments_the_step(void **state)
     test_assert_status(&run, 0, "srun --vigil");
     /* plugstack.conf's mistake is the admin's to read, not the user's. */
     assert_null(strstr(run.err, "spank_vigil"));
-    char *job_id = g_strstrip(g_strdup(run.out));
-    assert_true(job_id[0] != '\0');
+    char *job_id = job_id_of(&run);
     test_run_clear(&run);
     check_step("srun-", job_id, "0", 256 * 4096);
     /* vigild was told of the job (the plugin's job prolog and the Prolog
@@ -549,8 +544,7 @@ static void test_vigil_run_under_srun_instruments_the_step(void **state)
     const char *vars[] = {socket_var, NULL};
     struct test_run run = slurm_command(argv, vars);
     test_assert_status(&run, 0, "srun vigil run");
-    char *job_id = g_strstrip(g_strdup(run.out));
-    assert_true(job_id[0] != '\0');
+    char *job_id = job_id_of(&run);
     test_run_clear(&run);
     check_step("plain-run-", job_id, "0", 32 * 4096);
     g_free(job_id);
@@ -660,24 +654,15 @@ static void check_job_in_warehouse(const char *job_id)
     g_free(runs);
     g_free(sql);
 
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"),
-                          "report",
-                          "--config",
-                          cluster.vigild.config_path,
-                          "--job",
-                          job_id,
-                          NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run run = test_run_program(cluster.dir, argv, env);
-    g_strfreev(env);
-    test_assert_status(&run, 0, "vigil report --job");
-    test_assert_contains(run.out, "USER                       root (uid 0)\n");
+    const char *args[] = {"--config", cluster.vigild.config_path, "--job", job_id, NULL};
+    struct test_run run = test_run_vigil(cluster.dir, "report", args);
     char *step0 = g_strdup_printf("STEP 0                     dd on %s, 1 process, read 512.0 KiB "
                                   "(524288 B), written 512.0 KiB (524288 B), ",
                                   cluster.node);
-    test_assert_contains(run.out, step0);
-    g_free(step0);
+    test_assert_out(&run, 0, "vigil report --job", "USER                       root (uid 0)\n",
+                    step0, NULL);
     test_run_clear(&run);
+    g_free(step0);
 }
 
 static void test_sbatch_vigil_instruments_each_step(void **state)
@@ -697,10 +682,7 @@ static void test_sbatch_vigil_instruments_each_step(void **state)
     const char *vars[] = {"VIGIL_REPORT_FORMAT=json", NULL};
     struct test_run run = slurm_command(argv, vars);
     test_assert_status(&run, 0, "sbatch --vigil --wait");
-    char *job_id = g_strstrip(g_strdup(run.out));
-    /* --parsable: "ID" or "ID;CLUSTER" */
-    job_id[strcspn(job_id, ";")] = '\0';
-    assert_true(job_id[0] != '\0');
+    char *job_id = job_id_of(&run);
     test_run_clear(&run);
     check_step("step0-", job_id, "0", 128 * 4096);
     check_step("step1-", job_id, "1", 64 * 4096);
@@ -762,9 +744,7 @@ static void test_a_squatted_slurm_key_stays_the_jobs(void **state)
     const char *vars[] = {"VIGIL_REPORT_FORMAT=json", NULL};
     struct test_run run = slurm_command(submit, vars);
     test_assert_status(&run, 0, "sbatch --hold");
-    char *job_id = g_strstrip(g_strdup(run.out));
-    job_id[strcspn(job_id, ";")] = '\0';
-    assert_true(job_id[0] != '\0');
+    char *job_id = job_id_of(&run);
     test_run_clear(&run);
 
     assert_int_equal(chmod(cluster.dir, 0755), 0);

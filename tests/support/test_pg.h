@@ -25,6 +25,18 @@ gboolean test_pg_available(void);
 #define test_pg_run_group_tests(tests, group_setup, group_teardown)                                \
     (test_pg_available() ? cmocka_run_group_tests(tests, group_setup, group_teardown)              \
                          : test_skip_program(TEST_PG_MISSING))
+/* The main of a pg program that lists its tests and runs them as one group
+ * (test_pg_run_group_tests), as TEST_MAIN (test_main.h) does elsewhere:
+ *
+ *     TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
+ *                  cmocka_unit_test(test_a), TEST_WITH_TXD_FIXTURE(test_b))
+ */
+#define TEST_PG_MAIN(group_setup, group_teardown, ...)                                             \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        const struct CMUnitTest tests[] = {__VA_ARGS__};                                           \
+        return test_pg_run_group_tests(tests, group_setup, group_teardown);                        \
+    }
 
 /* Makes and starts a cluster in a new temporary folder; fails the test
  * when it cannot. */

@@ -1,7 +1,9 @@
 /* vigil — helpers shared by the test programs. */
 #define _GNU_SOURCE /* program_invocation_short_name, realpath */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <setjmp.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -58,14 +61,18 @@ char **test_clean_environment(const char *const *vars)
     return env;
 }
 
-struct test_run test_run_vigil_env(const char *cwd, char **env, const char *command,
-                                   const char *const *args)
+/* `$VIGIL_CLI` and what the caller adds to it. */
+static GPtrArray *vigil_argv_new(void)
 {
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
-    g_ptr_array_add(argv, (gpointer)command);
-    for (const char *const *a = args; *a != NULL; a++)
-        g_ptr_array_add(argv, (gpointer)*a);
+    return argv;
+}
+
+/* Runs `argv` (vigil_argv_new's) in `cwd` with `env` (NULL: a clean
+ * environment), and frees it: every way of running vigil ends here. */
+static struct test_run vigil_argv_run(GPtrArray *argv, const char *cwd, char **env)
+{
     g_ptr_array_add(argv, NULL);
     char **clean = env == NULL ? test_clean_environment(NULL) : NULL;
     struct test_run run =
@@ -75,17 +82,24 @@ struct test_run test_run_vigil_env(const char *cwd, char **env, const char *comm
     return run;
 }
 
+struct test_run test_run_vigil_env(const char *cwd, char **env, const char *command,
+                                   const char *const *args)
+{
+    GPtrArray *argv = vigil_argv_new();
+    g_ptr_array_add(argv, (gpointer)command);
+    for (const char *const *a = args; *a != NULL; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    return vigil_argv_run(argv, cwd, env);
+}
+
 struct test_run test_run_vigil_va(const char *const *vars, const char *first, va_list words)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_env_or_fail("VIGIL_CLI"));
+    GPtrArray *argv = vigil_argv_new();
     for (const char *a = first; a != NULL; a = va_arg(words, const char *))
         g_ptr_array_add(argv, (gpointer)a);
-    g_ptr_array_add(argv, NULL);
     char **env = test_clean_environment(vars);
-    struct test_run run = test_run_program(NULL, (const char *const *)argv->pdata, env);
+    struct test_run run = vigil_argv_run(argv, NULL, env);
     g_strfreev(env);
-    g_ptr_array_free(argv, TRUE);
     return run;
 }
 
@@ -103,18 +117,16 @@ struct test_run test_run_vigil(const char *cwd, const char *command, const char 
     return test_run_vigil_env(cwd, NULL, command, args);
 }
 
-struct test_run test_vigil(const char *command, ...)
+int test_free_port(void)
 {
-    GPtrArray *args = g_ptr_array_new();
-    va_list ap;
-    va_start(ap, command);
-    for (const char *a = va_arg(ap, const char *); a != NULL; a = va_arg(ap, const char *))
-        g_ptr_array_add(args, (gpointer)a);
-    va_end(ap);
-    g_ptr_array_add(args, NULL);
-    struct test_run run = test_run_vigil(NULL, command, (const char *const *)args->pdata);
-    g_ptr_array_free(args, TRUE);
-    return run;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t length = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &length), 0);
+    close(fd);
+    return ntohs(a.sin_port);
 }
 
 const char *test_env_or_fail(const char *name)
@@ -130,6 +142,32 @@ void test_assert_status(const struct test_run *run, int want, const char *what)
     if (run->status != want)
         fail_msg("%s exited with %d, not %d\nstdout: %s\nstderr: %s", what, run->status, want,
                  run->out, run->err);
+}
+
+/* test_assert_status, then each needle of `needles` in `text`. */
+static void assert_says_va(const struct test_run *run, int want, const char *what, const char *text,
+                           va_list needles)
+{
+    test_assert_status(run, want, what);
+    for (const char *n = va_arg(needles, const char *); n != NULL;
+         n = va_arg(needles, const char *))
+        test_assert_contains(text, n);
+}
+
+void test_assert_out(const struct test_run *run, int want, const char *what, ...)
+{
+    va_list needles;
+    va_start(needles, what);
+    assert_says_va(run, want, what, run->out, needles);
+    va_end(needles);
+}
+
+void test_assert_err(const struct test_run *run, int want, const char *what, ...)
+{
+    va_list needles;
+    va_start(needles, what);
+    assert_says_va(run, want, what, run->err, needles);
+    va_end(needles);
 }
 
 void test_assert_contains(const char *text, const char *needle)

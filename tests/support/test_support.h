@@ -38,8 +38,13 @@ struct test_run test_run_vigil_va(const char *const *vars, const char *first, va
 /* The same with `env` (NULL: a clean environment). */
 struct test_run test_run_vigil_env(const char *cwd, char **env, const char *command,
                                    const char *const *args);
-/* `$VIGIL_CLI COMMAND ARGS…` (NULL-terminated), here, in a clean environment. */
-struct test_run test_vigil(const char *command, ...) G_GNUC_NULL_TERMINATED;
+/* `$VIGIL_CLI COMMAND ARGS…` (NULL-terminated), here, in a clean
+ * environment: test_run_vigil_words without variables. */
+#define test_vigil(...) test_run_vigil_words(NULL, __VA_ARGS__)
+
+/* A loopback TCP port no one holds now, from the kernel (other tests run
+ * at the same time). */
+int test_free_port(void);
 
 /* The value of the environment variable `name`, which meson test sets:
  * fails the test when it is unset or empty. */
@@ -48,6 +53,13 @@ const char *test_env_or_fail(const char *name);
 /* Fails with everything the program said when its status is not `want`;
  * `what` names the program in the message. */
 void test_assert_status(const struct test_run *run, int want, const char *what);
+/* test_assert_status, then that what it said on stdout (test_assert_out)
+ * or on stderr (test_assert_err) contains each of the needles (up to a
+ * NULL). */
+void test_assert_out(const struct test_run *run, int want, const char *what,
+                     ...) G_GNUC_NULL_TERMINATED;
+void test_assert_err(const struct test_run *run, int want, const char *what,
+                     ...) G_GNUC_NULL_TERMINATED;
 
 /* What the file at `path` holds (g_free it); fails the test, with why,
  * when it cannot be read. */

@@ -27,13 +27,12 @@ static int group_setup(void **state)
     dir = g_dir_make_tmp("vigil-web-api-XXXXXX", &error);
     assert_null(error);
     test_web_warehouse_start(&pg, dir);
-    char *config = g_strdup_printf("[warehouse]\nconninfo = %s\n"
-                                   "[web]\nlisten = 127.0.0.1:0\n"
-                                   "[adpi.statistics-range]\npercent = 25\n",
-                                   test_pg_conninfo(&pg));
-    test_web_start(&web, dir, "admin", config);
+    test_web_startf(&web, dir, "admin",
+                    "[warehouse]\nconninfo = %s\n"
+                    "[web]\nlisten = 127.0.0.1:0\n"
+                    "[adpi.statistics-range]\npercent = 25\n",
+                    test_pg_conninfo(&pg));
     config_path = g_build_filename(dir, "admin.conf", NULL);
-    g_free(config);
     return 0;
 }
 
@@ -422,17 +421,8 @@ static void test_runs_filters(void **state)
 
 static JsonNode *cli_report(const char *run, JsonParser **parser)
 {
-    const char *argv[] = {test_env_or_fail("VIGIL_CLI"),
-                          "report",
-                          run,
-                          "--format",
-                          "json",
-                          "--config",
-                          config_path,
-                          NULL};
-    char **env = test_clean_environment(NULL);
-    struct test_run r = test_run_program(dir, argv, env);
-    g_strfreev(env);
+    const char *args[] = {run, "--format", "json", "--config", config_path, NULL};
+    struct test_run r = test_run_vigil(dir, "report", args);
     test_assert_status(&r, 0, "vigil report --format json");
     *parser = json_parser_new();
     GError *error = NULL;
@@ -1657,29 +1647,15 @@ static void test_run_unwatched_end(void **state)
     test_pg_exec(&pg, "UPDATE runs SET end_time_earliest = NULL");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_me),
-        cmocka_unit_test(test_runs_first_page_is_every_run_newest_first),
-        cmocka_unit_test(test_runs_pages_follow_next),
-        cmocka_unit_test(test_runs_sorts),
-        cmocka_unit_test(test_runs_filters),
-        cmocka_unit_test(test_run_one),
-        cmocka_unit_test(test_run_power_spike_survives_downsampling),
-        cmocka_unit_test(test_run_series_band_and_heat),
-        cmocka_unit_test(test_run_series_every_metric),
-        cmocka_unit_test(test_run_series_csv),
-        cmocka_unit_test(test_run_windows),
-        cmocka_unit_test(test_window_activities_pages),
-        cmocka_unit_test(test_run_heatmap),
-        cmocka_unit_test(test_run_files),
-        cmocka_unit_test(test_anomalies),
-        cmocka_unit_test(test_nodes),
-        cmocka_unit_test(test_thresholds),
-        cmocka_unit_test(test_tune_trials),
-        cmocka_unit_test(test_run_uplink_drops),
-        cmocka_unit_test(test_run_unwatched_end),
-    };
-    return test_pg_run_group_tests(tests, group_setup, group_teardown);
-}
+TEST_PG_MAIN(group_setup, group_teardown, cmocka_unit_test(test_me),
+             cmocka_unit_test(test_runs_first_page_is_every_run_newest_first),
+             cmocka_unit_test(test_runs_pages_follow_next), cmocka_unit_test(test_runs_sorts),
+             cmocka_unit_test(test_runs_filters), cmocka_unit_test(test_run_one),
+             cmocka_unit_test(test_run_power_spike_survives_downsampling),
+             cmocka_unit_test(test_run_series_band_and_heat),
+             cmocka_unit_test(test_run_series_every_metric), cmocka_unit_test(test_run_series_csv),
+             cmocka_unit_test(test_run_windows), cmocka_unit_test(test_window_activities_pages),
+             cmocka_unit_test(test_run_heatmap), cmocka_unit_test(test_run_files),
+             cmocka_unit_test(test_anomalies), cmocka_unit_test(test_nodes),
+             cmocka_unit_test(test_thresholds), cmocka_unit_test(test_tune_trials),
+             cmocka_unit_test(test_run_uplink_drops), cmocka_unit_test(test_run_unwatched_end))

@@ -57,14 +57,13 @@ static int group_teardown(void **state)
 static int start_web(void **state)
 {
     (void)state;
-    char *config = g_strdup_printf("[log]\nlevel = info\n"
-                                   "[web]\nlisten = 127.0.0.1:0\nstatic_dir = %s/static\n"
-                                   "vendor_dir = %s\nauth = remote-user\n"
-                                   "trusted_proxies = 127.0.0.1\nclient_timeout_s = 1\n"
-                                   "max_clients = %d\n",
-                                   dir, dir, MAX_CLIENTS);
-    test_web_start(&web, dir, "connections", config);
-    g_free(config);
+    test_web_startf(&web, dir, "connections",
+                    "[log]\nlevel = info\n"
+                    "[web]\nlisten = 127.0.0.1:0\nstatic_dir = %s/static\n"
+                    "vendor_dir = %s\nauth = remote-user\n"
+                    "trusted_proxies = 127.0.0.1\nclient_timeout_s = 1\n"
+                    "max_clients = %d\n",
+                    dir, dir, MAX_CLIENTS);
     return 0;
 }
 
@@ -99,6 +98,15 @@ static void assert_legitimate_request_answered(const char *after)
 
 /* ---- keep-alive connections --------------------------------------------------------------- */
 
+/* Reads an answer on `c`: whether it is 200 with the file. */
+static gboolean answer_ok(GSocketConnection *c)
+{
+    struct test_http a = test_web_read_answer(c);
+    gboolean ok = a.status == 200 && strcmp(a.body, TEST_WEB_OK_TXT) == 0;
+    test_http_clear(&a);
+    return ok;
+}
+
 /* Each makes one request on a kept-alive connection, reads the answer and
  * closes: how many were answered 200 with the file. */
 static guint keep_alive_clients_that_close(guint n)
@@ -107,9 +115,7 @@ static guint keep_alive_clients_that_close(guint n)
     for (guint i = 0; i < n; i++) {
         GSocketConnection *c = test_web_connect(web.port, UNTRUSTED);
         test_web_write(c, request_ok);
-        struct test_http a = test_web_read_answer(c);
-        answered += a.status == 200 && strcmp(a.body, TEST_WEB_OK_TXT) == 0;
-        test_http_clear(&a);
+        answered += answer_ok(c);
         g_object_unref(c);
     }
     return answered;
@@ -156,10 +162,7 @@ static void test_many_requests_on_one_kept_alive_connection(void **state)
     guint answered = 0;
     for (guint i = 0; i < SEQUENTIAL; i++) {
         test_web_write(c, request_ok);
-        struct test_http a = test_web_read_answer(c);
-        gboolean ok = a.status == 200 && strcmp(a.body, TEST_WEB_OK_TXT) == 0;
-        test_http_clear(&a);
-        if (!ok)
+        if (!answer_ok(c))
             break;
         answered++;
     }
@@ -173,10 +176,7 @@ static void test_many_requests_on_one_kept_alive_connection(void **state)
     g_string_free(burst, TRUE);
     answered = 0;
     for (guint i = 0; i < PIPELINED; i++) {
-        struct test_http a = test_web_read_answer(c);
-        gboolean ok = a.status == 200 && strcmp(a.body, TEST_WEB_OK_TXT) == 0;
-        test_http_clear(&a);
-        if (!ok)
+        if (!answer_ok(c))
             break;
         answered++;
     }

@@ -70,36 +70,31 @@ static int group_setup(void **state)
     test_web_warehouse_start(&pg, dir);
     make_static_folders();
     const char *conninfo = test_pg_conninfo(&pg);
-    char *config = g_strdup_printf("[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
-                                   "static_dir = %s/static\nvendor_dir = %s/vendor\n",
-                                   conninfo, dir, dir);
-    test_web_start(&admin, dir, "admin", config);
-    g_free(config);
-    config = g_strdup_printf("[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
-                             "auth = remote-user\ntrusted_proxies = 127.0.0.1\nadmins = root\n"
-                             "user_header = X-Remote-User\n",
-                             conninfo);
-    test_web_start(&remote, dir, "remote", config);
-    g_free(config);
+    test_web_startf(&admin, dir, "admin",
+                    "[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
+                    "static_dir = %s/static\nvendor_dir = %s/vendor\n",
+                    conninfo, dir, dir);
+    test_web_startf(&remote, dir, "remote",
+                    "[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
+                    "auth = remote-user\ntrusted_proxies = 127.0.0.1\nadmins = root\n"
+                    "user_header = X-Remote-User\n",
+                    conninfo);
     /* Its proxy elsewhere: nobody on 127.0.0.1 may name a user. */
-    config = g_strdup_printf("[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
-                             "auth = remote-user\ntrusted_proxies = 127.0.0.2\nadmins = root\n"
-                             "user_header = X-Remote-User\n",
-                             conninfo);
-    test_web_start(&untrusting, dir, "untrusting", config);
-    g_free(config);
-    config = g_strdup_printf("[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
-                             "client_timeout_s = 1\n",
-                             conninfo);
-    test_web_start(&slow, dir, "slow", config);
-    g_free(config);
+    test_web_startf(&untrusting, dir, "untrusting",
+                    "[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
+                    "auth = remote-user\ntrusted_proxies = 127.0.0.2\nadmins = root\n"
+                    "user_header = X-Remote-User\n",
+                    conninfo);
+    test_web_startf(&slow, dir, "slow",
+                    "[warehouse]\nconninfo = %s\n[web]\nlisten = 127.0.0.1:0\n"
+                    "client_timeout_s = 1\n",
+                    conninfo);
     /* An idle timeout far past the guard: a connection it closes was
      * closed by the cap. */
-    config = g_strdup_printf("[log]\nlevel = info\n[warehouse]\nconninfo = %s\n[web]\n"
-                             "listen = 127.0.0.1:0\nmax_clients = 2\nclient_timeout_s = 300\n",
-                             conninfo);
-    test_web_start(&capped, dir, "capped", config);
-    g_free(config);
+    test_web_startf(&capped, dir, "capped",
+                    "[log]\nlevel = info\n[warehouse]\nconninfo = %s\n[web]\n"
+                    "listen = 127.0.0.1:0\nmax_clients = 2\nclient_timeout_s = 300\n",
+                    conninfo);
     return 0;
 }
 
@@ -868,24 +863,18 @@ static void test_the_warehouse_gone_is_a_503(void **state)
     test_http_clear(&a);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sql_injection_in_every_parameter),
-        cmocka_unit_test(test_path_traversal_on_static_files),
-        cmocka_unit_test(test_remote_user_sees_only_their_runs),
-        cmocka_unit_test(test_remote_user_refuses_the_unnamed_and_the_untrusted),
-        cmocka_unit_test(test_huge_page_sizes_are_refused),
-        cmocka_unit_test(test_malformed_query_strings),
-        cmocka_unit_test(test_methods_that_write_are_refused),
-        cmocka_unit_test(test_a_cursor_of_another_sort_is_refused),
-        cmocka_unit_test(test_a_huge_request_line_leaves_the_server_serving),
-        cmocka_unit_test(test_a_slow_client_is_dropped),
-        cmocka_unit_test(test_past_max_clients_the_oldest_waiting_gives_way),
-        /* Late: it adds a process the tests before count without. */
-        cmocka_unit_test(test_remote_user_sees_only_their_processes),
-        /* Last: it stops the warehouse (and starts it again). */
-        cmocka_unit_test(test_the_warehouse_gone_is_a_503),
-    };
-    return test_pg_run_group_tests(tests, group_setup, group_teardown);
-}
+TEST_PG_MAIN(group_setup, group_teardown, cmocka_unit_test(test_sql_injection_in_every_parameter),
+             cmocka_unit_test(test_path_traversal_on_static_files),
+             cmocka_unit_test(test_remote_user_sees_only_their_runs),
+             cmocka_unit_test(test_remote_user_refuses_the_unnamed_and_the_untrusted),
+             cmocka_unit_test(test_huge_page_sizes_are_refused),
+             cmocka_unit_test(test_malformed_query_strings),
+             cmocka_unit_test(test_methods_that_write_are_refused),
+             cmocka_unit_test(test_a_cursor_of_another_sort_is_refused),
+             cmocka_unit_test(test_a_huge_request_line_leaves_the_server_serving),
+             cmocka_unit_test(test_a_slow_client_is_dropped),
+             cmocka_unit_test(test_past_max_clients_the_oldest_waiting_gives_way),
+             /* Late: it adds a process the tests before count without. */
+             cmocka_unit_test(test_remote_user_sees_only_their_processes),
+             /* Last: it stops the warehouse (and starts it again). */
+             cmocka_unit_test(test_the_warehouse_gone_is_a_503))

@@ -100,6 +100,17 @@ char *test_web_log(struct test_web *web)
     return text;
 }
 
+void test_web_startf(struct test_web *web, const char *dir, const char *name, const char *format,
+                     ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *config = g_strdup_vprintf(format, args);
+    va_end(args);
+    test_web_start(web, dir, name, config);
+    g_free(config);
+}
+
 void test_web_stop(struct test_web *web)
 {
     if (web->pid == 0)
@@ -150,10 +161,8 @@ void test_web_warehouse_start(struct test_pg *pg, const char *dir)
     char *path = g_build_filename(dir, "migrate.conf", NULL);
     char *config = g_strdup_printf("[warehouse]\nconninfo = %s\n", test_pg_conninfo(pg));
     assert_true(g_file_set_contents(path, config, -1, NULL));
-    char **env = test_clean_environment(NULL);
-    const char *migrate[] = {
-        test_env_or_fail("VIGIL_CLI"), "db", "migrate", "--config", path, NULL};
-    struct test_run run = test_run_program(dir, migrate, env);
+    struct test_run run =
+        test_run_vigil(dir, "db", (const char *[]){"migrate", "--config", path, NULL});
     test_assert_status(&run, 0, "vigil db migrate");
     test_run_clear(&run);
     char *psql = g_find_program_in_path("psql");
@@ -168,6 +177,7 @@ void test_web_warehouse_start(struct test_pg *pg, const char *dir)
                           "-f",
                           test_env_or_fail("VIGIL_WEB_FIXTURE"),
                           NULL};
+    char **env = test_clean_environment(NULL);
     run = test_run_program(dir, load, env);
     test_assert_status(&run, 0, "psql -f tests/web/fixture.sql");
     test_run_clear(&run);

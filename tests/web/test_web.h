@@ -36,6 +36,9 @@ struct test_web {
  * the test, with what it said, when it ends first. */
 void test_web_start(struct test_web *web, const char *dir, const char *name,
                     const char *config_text);
+/* The same with the configuration printf makes of `format`, …. */
+void test_web_startf(struct test_web *web, const char *dir, const char *name, const char *format,
+                     ...) G_GNUC_PRINTF(4, 5);
 /* SIGTERM, then waits for it; asserts that it stopped cleanly (status 0). */
 void test_web_stop(struct test_web *web);
 /* What it said on stderr so far (g_free it). */
