@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "vigil/config.h"
+#include "test_support.h"
 
 /* What every key these tests declare has: its section, name, type, default
  * and description. */
@@ -54,13 +55,6 @@ static GLogWriterOutput count_criticals(GLogLevelFlags flags, const GLogField *f
     return G_LOG_WRITER_HANDLED;
 }
 
-#define assert_contains(haystack, needle)                                                          \
-    do {                                                                                           \
-        const char *h_ = (haystack), *n_ = (needle);                                               \
-        if (h_ == NULL || strstr(h_, n_) == NULL)                                                  \
-            fail_msg("\"%s\" not found in \"%s\"", n_, h_ ? h_ : "(null)");                        \
-    } while (0)
-
 #define assert_not_contains(haystack, needle)                                                      \
     do {                                                                                           \
         const char *h_ = (haystack), *n_ = (needle);                                               \
@@ -88,24 +82,9 @@ static struct fixture *fixture_new(void)
     return fx;
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir != NULL) {
-        const char *name;
-        while ((name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            remove_tree(child);
-            g_free(child);
-        }
-        g_dir_close(dir);
-    }
-    g_remove(path);
-}
-
 static void fixture_free(struct fixture *fx)
 {
-    remove_tree(fx->dir);
+    test_remove_tree(fx->dir);
     vigil_config_free(fx->config);
     g_free(fx->main_path);
     g_free(fx->dir);
@@ -127,12 +106,8 @@ static int teardown(void **state)
 /* Writes `name` (relative to the fixture's folder) and returns its path. */
 static char *write_file(const struct fixture *fx, const char *name, const char *text)
 {
-    char *path = g_build_filename(fx->dir, name, NULL);
-    char *parent = g_path_get_dirname(path);
-    assert_int_equal(g_mkdir_with_parents(parent, 0700), 0);
-    g_free(parent);
-    assert_true(g_file_set_contents(path, text, -1, NULL));
-    return path;
+    test_write_file(fx->dir, name, text);
+    return g_build_filename(fx->dir, name, NULL);
 }
 
 static void write_main(const struct fixture *fx, const char *text)
@@ -426,13 +401,13 @@ static void test_list_with_choices(void **state)
                                      "order of preference, of one or more of: a, b, c, each "
                                      "once, got \"%s\"",
                                      bad[i]);
-        assert_contains(message, want);
+        test_assert_contains(message, want);
         g_free(want);
         g_free(message);
         g_free(text);
     }
     char *written = vigil_config_to_string(fx->config);
-    assert_contains(written, "# in order, one or more of: a, b, c\n");
+    test_assert_contains(written, "# in order, one or more of: a, b, c\n");
     g_free(written);
     const struct vigil_config_key bad_default = {
         .name = "l", .type = VIGIL_CONFIG_LIST, .default_value = "a;z", .choices = "a|b"};
@@ -446,7 +421,7 @@ static void test_malformed_file(void **state)
     char *message = load_fails(fx, VIGIL_CONFIG_ERROR_PARSE);
     char *prefix = g_strconcat(fx->main_path, ": ", NULL);
     assert_true(g_str_has_prefix(message, prefix));
-    assert_contains(message, "this is not a pair");
+    test_assert_contains(message, "this is not a pair");
     assert_int_equal(count_lines(message), 1);
     assert_int_equal(vigil_config_get_int(fx->config, "daemon", "tick_ms"), 100);
     g_free(prefix);
@@ -475,14 +450,14 @@ static void test_all_errors_reported(void **state)
     char *message = load_fails(fx, VIGIL_CONFIG_ERROR_BAD_VALUE);
     assert_int_equal(count_lines(message), 5);
     char **lines = g_strsplit(message, "\n", -1);
-    assert_contains(lines[0], "[daemon] tick_ms: expected a whole number");
-    assert_contains(lines[1], "[daemon] tick_sm: unknown key");
-    assert_contains(lines[2], "[capture] mode: expected one of");
-    assert_contains(lines[3], "[nope]: unknown section");
+    test_assert_contains(lines[0], "[daemon] tick_ms: expected a whole number");
+    test_assert_contains(lines[1], "[daemon] tick_sm: unknown key");
+    test_assert_contains(lines[2], "[capture] mode: expected one of");
+    test_assert_contains(lines[3], "[nope]: unknown section");
     for (int i = 0; i < 4; i++)
         assert_true(g_str_has_prefix(lines[i], fx->main_path));
     assert_true(g_str_has_prefix(lines[4], drop_in));
-    assert_contains(lines[4], "[energy] idle_w: expected a number from 0 to 1000, got \"-1\"");
+    test_assert_contains(lines[4], "[energy] idle_w: expected a number from 0 to 1000, got \"-1\"");
     g_strfreev(lines);
     g_free(message);
     g_free(drop_in);
@@ -512,7 +487,7 @@ static void test_bad_file_not_applied(void **state)
     assert_int_equal(count_lines(message), 2);
     char **lines = g_strsplit(message, "\n", -1);
     assert_true(g_str_has_prefix(lines[0], a));
-    assert_contains(lines[0], "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
+    test_assert_contains(lines[0], "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
     assert_true(g_str_has_prefix(lines[1], c));
     g_strfreev(lines);
     const vigil_config *config = fx->config;
@@ -566,9 +541,9 @@ static void test_keeping_valid_values(void **state)
     assert_false(vigil_config_load_keeping_valid(fx->config, fx->main_path, &error));
     assert_non_null(error);
     assert_int_equal(count_lines(error->message), 3);
-    assert_contains(error->message, "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
-    assert_contains(error->message, "[daemon] foreground: expected");
-    assert_contains(error->message, "[nonsense]: unknown section");
+    test_assert_contains(error->message, "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
+    test_assert_contains(error->message, "[daemon] foreground: expected");
+    test_assert_contains(error->message, "[nonsense]: unknown section");
     g_error_free(error);
     const vigil_config *config = fx->config;
     assert_int_equal(vigil_config_get_int(config, "daemon", "tick_ms"), 200);
@@ -625,7 +600,7 @@ static void check_bad_declaration(const struct vigil_config_key *key, const char
     assert_int_equal(error->code, VIGIL_CONFIG_ERROR_DECLARATION);
     char *start = g_strdup_printf("[t] %s: ", key->name ? key->name : "(null)");
     assert_true(g_str_has_prefix(error->message, start));
-    assert_contains(error->message, complaint);
+    test_assert_contains(error->message, complaint);
     assert_false(vigil_config_has_section(config, "t"));
     g_free(start);
     g_error_free(error);
@@ -700,14 +675,14 @@ static void test_to_string_round_trip(void **state)
     char *text = vigil_config_to_string(fx->config);
     assert_true(g_str_has_prefix(text, "# "));
     char *first_line = g_strndup(text, strcspn(text, "\n"));
-    assert_contains(first_line, fx->main_path);
+    test_assert_contains(first_line, fx->main_path);
     g_free(first_line);
-    assert_contains(text, "# default\n");
+    test_assert_contains(text, "# default\n");
     char *from = g_strdup_printf("# from %s\n", fx->main_path);
-    assert_contains(text, from);
+    test_assert_contains(text, from);
     g_free(from);
-    assert_contains(text, "# time between two samples\n# from 10 to 10000\ntick_ms = 250\n");
-    assert_contains(text, "# one of: anomalies, all, none\n");
+    test_assert_contains(text, "# time between two samples\n# from 10 to 10000\ntick_ms = 250\n");
+    test_assert_contains(text, "# one of: anomalies, all, none\n");
     /* Sections sorted, keys in declaration order. */
     const char *capture = strstr(text, "[capture]"), *daemon = strstr(text, "[daemon]");
     const char *energy = strstr(text, "[energy]");
@@ -741,8 +716,8 @@ static void test_to_string_hides_passwords(void **state)
                    "uri = postgresql://vigil:hunter2@db1:5432/vigil\n");
     load_ok(fx);
     char *text = vigil_config_to_string(fx->config);
-    assert_contains(text, "conninfo = host=db1 password=*** dbname=vigil PASSWORD=***\n");
-    assert_contains(text, "uri = postgresql://vigil:***@db1:5432/vigil\n");
+    test_assert_contains(text, "conninfo = host=db1 password=*** dbname=vigil PASSWORD=***\n");
+    test_assert_contains(text, "uri = postgresql://vigil:***@db1:5432/vigil\n");
     assert_not_contains(text, "s3");
     assert_not_contains(text, "zq9x");
     assert_not_contains(text, "hunter2");
