@@ -23,6 +23,7 @@
 #include "vigil/local_protocol.h"
 #include "vigil/run_key.h"
 #include "fuzz_must.h"
+#include "test_local.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -65,26 +66,12 @@ static bool decoded(bool ok, const struct vigil_error *err)
     return ok;
 }
 
+/* The message, with `descriptors` (0-3) copies of the /dev/null one. */
 static void send_raw(const uint8_t *message, size_t size, unsigned descriptors)
 {
-    union {
-        struct cmsghdr align;
-        char bytes[CMSG_SPACE(3 * sizeof(int))];
-    } control;
-    struct iovec part = {.iov_base = (void *)message, .iov_len = size};
-    struct msghdr msg = {.msg_iov = &part, .msg_iovlen = 1};
-    if (descriptors > 0) {
-        memset(&control, 0, sizeof control);
-        msg.msg_control = control.bytes;
-        msg.msg_controllen = CMSG_SPACE(descriptors * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(descriptors * sizeof(int));
-        for (unsigned i = 0; i < descriptors; i++)
-            memcpy(CMSG_DATA(c) + i * sizeof(int), &passed, sizeof(int));
-    }
-    must(sendmsg(sender, &msg, MSG_NOSIGNAL) == (ssize_t)size);
+    const int fds[3] = {passed, passed, passed};
+    must(descriptors <= 3);
+    must(test_local_send_raw(sender, message, size, fds, descriptors) == (ssize_t)size);
 }
 
 /* Encodes the decoded REGISTER again: within the encoder's limits (paths

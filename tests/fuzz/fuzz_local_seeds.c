@@ -6,22 +6,15 @@
 
 #include <glib.h>
 
-#include "vigil/clock.h"
 #include "vigil/local_protocol.h"
 #include "fuzz_seeds.h"
+#include "test_local.h"
 
 static size_t payload_of(enum vigil_local_type type, unsigned char *payload)
 {
     switch (type) {
     case VIGIL_LOCAL_REGISTER: {
-        const struct vigil_local_register fixed = {
-            .ring_slots = 1024,
-            .tick_source = VIGIL_TICKS_TSC,
-            .start_ticks = 123456789,
-            .start_monotonic_ns = 987654321,
-            .start_realtime_ns = 1700000000000000000ull,
-            .mpi_rank = -1,
-        };
+        const struct vigil_local_register fixed = test_local_register_fixed();
         char *argv[] = {"/usr/bin/dd", "if=/dev/zero", "", "count=1", NULL};
         return vigil_local_encode_register(payload, &fixed, "/usr/bin/dd", "/home/me", "4242",
                                            "slurm-4242.0", 4, argv);
@@ -48,24 +41,7 @@ static size_t payload_of(enum vigil_local_type type, unsigned char *payload)
         return type == VIGIL_LOCAL_STATUS_REQUEST ? sizeof m : 0;
     }
     case VIGIL_LOCAL_SUMMARY: {
-        struct vigil_local_summary m = {
-            .process_id = 17,
-            .activities_drained = 1234,
-            .names_drained = 5,
-            .gaps = 2,
-            .cpu_s = 0.25,
-            .energy_j = 12.5,
-            .energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED,
-            .cycles = 12,
-            .abnormal_cycles = 3,
-            .activities_observed = 100,
-            .activities_forwarded = 40,
-            .activities_dropped = 50,
-            .activities_lost = 4,
-            .activities_held = 6,
-        };
-        g_strlcpy(m.energy_source, "energy/estimate", sizeof m.energy_source);
-        g_strlcpy(m.capture_mode, "anomalies", sizeof m.capture_mode);
+        const struct vigil_local_summary m = test_local_summary();
         memcpy(payload, &m, sizeof m);
         return sizeof m;
     }

@@ -33,28 +33,37 @@ static char *file_in(const char *dir, const char *name, const char *text, int mo
     return path;
 }
 
-/* `vigil config check` on DIR/vigil.conf holding `text`, and what it says:
- * each of the needles (NULL-terminated) on stdout when it accepts it
- * (status 0), on stderr and nothing on stdout when it refuses it (1). */
-static void assert_check(const char *dir, const char *text, int status, ...) G_GNUC_NULL_TERMINATED;
-
-static void assert_check(const char *dir, const char *text, int status, ...)
+/* `vigil config check` on DIR/vigil.conf holding `text`, with
+ * `--plugin-dir plugin_dir` unless that is NULL, and what it says: each of
+ * the needles on stdout when it accepts it (status 0), on stderr and
+ * nothing on stdout when it refuses it (1). */
+static void check_config(const char *dir, const char *plugin_dir, const char *text, int status,
+                         va_list needles)
 {
     char *path = file_in(dir, "vigil.conf", text, 0644);
-    struct test_run r = test_vigil("config", "check", "--config", path, NULL);
+    struct test_run r = test_vigil("config", "check", "--config", path,
+                                   plugin_dir != NULL ? "--plugin-dir" : NULL, plugin_dir, NULL);
     if (r.status != status)
         fail_msg("config check of:\n%s\nexited with %d, not %d\nstdout: %s\nstderr: %s", text,
                  r.status, status, r.out, r.err);
     if (status != 0)
         assert_string_equal(r.out, "");
-    va_list ap;
-    va_start(ap, status);
-    for (const char *needle = va_arg(ap, const char *); needle != NULL;
-         needle = va_arg(ap, const char *))
+    for (const char *needle = va_arg(needles, const char *); needle != NULL;
+         needle = va_arg(needles, const char *))
         test_assert_contains(status == 0 ? r.out : r.err, needle);
-    va_end(ap);
     test_run_clear(&r);
     g_free(path);
+}
+
+/* check_config without --plugin-dir; the needles NULL-terminated. */
+static void assert_check(const char *dir, const char *text, int status, ...) G_GNUC_NULL_TERMINATED;
+
+static void assert_check(const char *dir, const char *text, int status, ...)
+{
+    va_list ap;
+    va_start(ap, status);
+    check_config(dir, NULL, text, status, ap);
+    va_end(ap);
 }
 
 static void test_version(void **state)
@@ -180,18 +189,23 @@ static void test_config_check_of_a_missing_file(void **state)
                 "/nonexistent/vigil.conf");
 }
 
+/* check_config with the test plugins' folder (VIGIL_TEST_PLUGIN_DIR). */
+static void assert_check_with_plugins(const char *dir, const char *text, int status,
+                                      ...) G_GNUC_NULL_TERMINATED;
+
+static void assert_check_with_plugins(const char *dir, const char *text, int status, ...)
+{
+    va_list ap;
+    va_start(ap, status);
+    check_config(dir, test_env_or_fail("VIGIL_TEST_PLUGIN_DIR"), text, status, ap);
+    va_end(ap);
+}
+
 static void test_config_check_checks_plugin_sections(void **state)
 {
     const char *dir = *state;
-    test_write_file(dir, "vigil.conf", "[provider.test-counter]\nsetp = 2\n");
-    char *path = g_build_filename(dir, "vigil.conf", NULL);
-    struct test_run r = test_vigil("config", "check", "--config", path, "--plugin-dir",
-                                   test_env_or_fail("VIGIL_TEST_PLUGIN_DIR"), NULL);
-    assert_int_equal(r.status, 1);
-    test_assert_contains(r.err, "[provider.test-counter] setp");
-    test_assert_contains(r.err, "did you mean 'step'");
-    test_run_clear(&r);
-    g_free(path);
+    assert_check_with_plugins(dir, "[provider.test-counter]\nsetp = 2\n", 1,
+                              "[provider.test-counter] setp", "did you mean 'step'", NULL);
 }
 
 /* Run from the build tree, vigil finds the providers next to it: their

@@ -12,50 +12,28 @@
 #include <glib/gstdio.h>
 
 #include "vigil/config.h"
+#include "test_support.h"
+
+/* What every key these tests declare has: its section, name, type, default
+ * and description. */
+#define SCHEMA_KEY(section_, name_, type_, default_, description_)                                 \
+    .section = (section_), .name = (name_), .type = (type_), .default_value = (default_),          \
+    .description = (description_)
 
 static const struct vigil_config_key schema[] = {
-    {.section = "daemon",
-     .name = "tick_ms",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "100",
-     .min = 10,
-     .max = 10000,
-     .description = "time between two samples"},
-    {.section = "daemon",
-     .name = "socket_path",
-     .type = VIGIL_CONFIG_STRING,
-     .default_value = "/run/vigil/vigil.sock",
-     .description = "where clients connect"},
-    {.section = "daemon",
-     .name = "foreground",
-     .type = VIGIL_CONFIG_BOOL,
-     .default_value = "false",
-     .description = "stay attached to the terminal"},
-    {.section = "daemon",
-     .name = "plugins",
-     .type = VIGIL_CONFIG_LIST,
-     .default_value = "energy;cpu",
-     .description = "providers to load"},
-    {.section = "capture",
-     .name = "mode",
-     .type = VIGIL_CONFIG_ENUM,
-     .default_value = "anomalies",
-     .choices = "anomalies|all|none",
-     .description = "which cycles are kept"},
-    {.section = "capture",
-     .name = "pre_cycles",
-     .type = VIGIL_CONFIG_INT,
-     .default_value = "5",
-     .min = 0,
-     .max = 1000,
-     .description = "cycles kept before an anomaly"},
-    {.section = "energy",
-     .name = "idle_w",
-     .type = VIGIL_CONFIG_DOUBLE,
-     .default_value = "40",
-     .min = 0,
-     .max = 1000,
-     .description = "idle power of one socket"},
+    {SCHEMA_KEY("daemon", "tick_ms", VIGIL_CONFIG_INT, "100", "time between two samples"),
+     .min = 10, .max = 10000},
+    {SCHEMA_KEY("daemon", "socket_path", VIGIL_CONFIG_STRING, "/run/vigil/vigil.sock",
+                "where clients connect")},
+    {SCHEMA_KEY("daemon", "foreground", VIGIL_CONFIG_BOOL, "false",
+                "stay attached to the terminal")},
+    {SCHEMA_KEY("daemon", "plugins", VIGIL_CONFIG_LIST, "energy;cpu", "providers to load")},
+    {SCHEMA_KEY("capture", "mode", VIGIL_CONFIG_ENUM, "anomalies", "which cycles are kept"),
+     .choices = "anomalies|all|none"},
+    {SCHEMA_KEY("capture", "pre_cycles", VIGIL_CONFIG_INT, "5", "cycles kept before an anomaly"),
+     .min = 0, .max = 1000},
+    {SCHEMA_KEY("energy", "idle_w", VIGIL_CONFIG_DOUBLE, "40", "idle power of one socket"),
+     .min = 0, .max = 1000},
 };
 
 struct fixture {
@@ -76,13 +54,6 @@ static GLogWriterOutput count_criticals(GLogLevelFlags flags, const GLogField *f
         criticals++;
     return G_LOG_WRITER_HANDLED;
 }
-
-#define assert_contains(haystack, needle)                                                          \
-    do {                                                                                           \
-        const char *h_ = (haystack), *n_ = (needle);                                               \
-        if (h_ == NULL || strstr(h_, n_) == NULL)                                                  \
-            fail_msg("\"%s\" not found in \"%s\"", n_, h_ ? h_ : "(null)");                        \
-    } while (0)
 
 #define assert_not_contains(haystack, needle)                                                      \
     do {                                                                                           \
@@ -111,34 +82,19 @@ static struct fixture *fixture_new(void)
     return fx;
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir != NULL) {
-        const char *name;
-        while ((name = g_dir_read_name(dir)) != NULL) {
-            char *child = g_build_filename(path, name, NULL);
-            remove_tree(child);
-            g_free(child);
-        }
-        g_dir_close(dir);
-    }
-    g_remove(path);
-}
-
-static void fixture_free(struct fixture *fx)
-{
-    remove_tree(fx->dir);
-    vigil_config_free(fx->config);
-    g_free(fx->main_path);
-    g_free(fx->dir);
-    g_free(fx);
-}
-
 static int setup(void **state)
 {
     *state = fixture_new();
     return 0;
+}
+
+static void fixture_free(struct fixture *fx)
+{
+    test_remove_tree(fx->dir);
+    vigil_config_free(fx->config);
+    g_free(fx->main_path);
+    g_free(fx->dir);
+    g_free(fx);
 }
 
 static int teardown(void **state)
@@ -150,12 +106,8 @@ static int teardown(void **state)
 /* Writes `name` (relative to the fixture's folder) and returns its path. */
 static char *write_file(const struct fixture *fx, const char *name, const char *text)
 {
-    char *path = g_build_filename(fx->dir, name, NULL);
-    char *parent = g_path_get_dirname(path);
-    assert_int_equal(g_mkdir_with_parents(parent, 0700), 0);
-    g_free(parent);
-    assert_true(g_file_set_contents(path, text, -1, NULL));
-    return path;
+    test_write_file(fx->dir, name, text);
+    return g_build_filename(fx->dir, name, NULL);
 }
 
 static void write_main(const struct fixture *fx, const char *text)
@@ -185,6 +137,16 @@ static char *load_fails(const struct fixture *fx, int code)
     return message;
 }
 
+/* Loads, expects failure with `code` and exactly the message `expected`,
+ * which it frees. */
+static void expect_message(const struct fixture *fx, int code, char *expected)
+{
+    char *message = load_fails(fx, code);
+    assert_string_equal(message, expected);
+    g_free(expected);
+    g_free(message);
+}
+
 static guint count_lines(const char *text)
 {
     guint n = 1;
@@ -193,24 +155,46 @@ static guint count_lines(const char *text)
     return n;
 }
 
+/* The schema's seven values as a test expects them, in its order;
+ * `plugins` ends with NULL. */
+struct schema_values {
+    gint64 tick_ms;
+    const char *socket_path;
+    gboolean foreground;
+    const char *const *plugins;
+    const char *mode;
+    gint64 pre_cycles;
+    double idle_w;
+};
+
+static void check_values(const vigil_config *c, const struct schema_values *want)
+{
+    assert_int_equal(vigil_config_get_int(c, "daemon", "tick_ms"), want->tick_ms);
+    assert_string_equal(vigil_config_get_string(c, "daemon", "socket_path"), want->socket_path);
+    assert_int_equal(vigil_config_get_bool(c, "daemon", "foreground"), want->foreground);
+    const char *const *plugins = vigil_config_get_list(c, "daemon", "plugins");
+    assert_non_null(plugins);
+    size_t i = 0;
+    for (; want->plugins[i] != NULL; i++)
+        assert_string_equal(plugins[i], want->plugins[i]);
+    assert_null(plugins[i]);
+    assert_string_equal(vigil_config_get_string(c, "capture", "mode"), want->mode);
+    assert_int_equal(vigil_config_get_int(c, "capture", "pre_cycles"), want->pre_cycles);
+    double idle_w = vigil_config_get_double(c, "energy", "idle_w");
+    if (idle_w != want->idle_w)
+        fail_msg("[energy] idle_w is %g, not %g", idle_w, want->idle_w);
+}
+
 static void test_defaults_when_empty(void **state)
 {
     struct fixture *fx = *state;
     write_main(fx, "");
     load_ok(fx);
     const vigil_config *c = fx->config;
-    assert_int_equal(vigil_config_get_int(c, "daemon", "tick_ms"), 100);
-    assert_string_equal(vigil_config_get_string(c, "daemon", "socket_path"),
-                        "/run/vigil/vigil.sock");
-    assert_false(vigil_config_get_bool(c, "daemon", "foreground"));
-    const char *const *plugins = vigil_config_get_list(c, "daemon", "plugins");
-    assert_non_null(plugins);
-    assert_string_equal(plugins[0], "energy");
-    assert_string_equal(plugins[1], "cpu");
-    assert_null(plugins[2]);
-    assert_string_equal(vigil_config_get_string(c, "capture", "mode"), "anomalies");
-    assert_int_equal(vigil_config_get_int(c, "capture", "pre_cycles"), 5);
-    assert_true(vigil_config_get_double(c, "energy", "idle_w") == 40.0);
+    static const char *const plugins[] = {"energy", "cpu", NULL};
+    static const struct schema_values defaults = {
+        100, "/run/vigil/vigil.sock", FALSE, plugins, "anomalies", 5, 40.0};
+    check_values(c, &defaults);
     assert_null(vigil_config_source(c, "daemon", "tick_ms"));
     const char *const *files = vigil_config_files(c);
     assert_string_equal(files[0], fx->main_path);
@@ -233,17 +217,9 @@ static void test_values_applied(void **state)
                    "idle_w = 12.5\n");
     load_ok(fx);
     const vigil_config *c = fx->config;
-    assert_int_equal(vigil_config_get_int(c, "daemon", "tick_ms"), 250);
-    assert_string_equal(vigil_config_get_string(c, "daemon", "socket_path"), " /tmp/a b\n");
-    assert_true(vigil_config_get_bool(c, "daemon", "foreground"));
-    const char *const *plugins = vigil_config_get_list(c, "daemon", "plugins");
-    assert_string_equal(plugins[0], "a");
-    assert_string_equal(plugins[1], "b;c");
-    assert_string_equal(plugins[2], "d");
-    assert_null(plugins[3]);
-    assert_string_equal(vigil_config_get_string(c, "capture", "mode"), "all");
-    assert_int_equal(vigil_config_get_int(c, "capture", "pre_cycles"), 0);
-    assert_true(vigil_config_get_double(c, "energy", "idle_w") == 12.5);
+    static const char *const plugins[] = {"a", "b;c", "d", NULL};
+    static const struct schema_values applied = {250, " /tmp/a b\n", TRUE, plugins, "all", 0, 12.5};
+    check_values(c, &applied);
     assert_string_equal(vigil_config_source(c, "daemon", "tick_ms"), fx->main_path);
     assert_string_equal(vigil_config_source(c, "energy", "idle_w"), fx->main_path);
 }
@@ -296,26 +272,20 @@ static void test_unknown_section(void **state)
 {
     struct fixture *fx = *state;
     write_main(fx, "[deamon]\ntick_ms = 200\n[zzzzzzzzzz]\n");
-    char *message = load_fails(fx, VIGIL_CONFIG_ERROR_UNKNOWN_SECTION);
-    char *expected = g_strdup_printf("%s: [deamon]: unknown section; did you mean [daemon]?\n"
-                                     "%s: [zzzzzzzzzz]: unknown section",
-                                     fx->main_path, fx->main_path);
-    assert_string_equal(message, expected);
-    g_free(expected);
-    g_free(message);
+    expect_message(fx, VIGIL_CONFIG_ERROR_UNKNOWN_SECTION,
+                   g_strdup_printf("%s: [deamon]: unknown section; did you mean [daemon]?\n"
+                                   "%s: [zzzzzzzzzz]: unknown section",
+                                   fx->main_path, fx->main_path));
 }
 
 static void test_unknown_key(void **state)
 {
     struct fixture *fx = *state;
     write_main(fx, "[daemon]\ntick_sm = 200\nzzzzzzzz = 1\n");
-    char *message = load_fails(fx, VIGIL_CONFIG_ERROR_UNKNOWN_KEY);
-    char *expected = g_strdup_printf("%s: [daemon] tick_sm: unknown key; did you mean 'tick_ms'?\n"
-                                     "%s: [daemon] zzzzzzzz: unknown key",
-                                     fx->main_path, fx->main_path);
-    assert_string_equal(message, expected);
-    g_free(expected);
-    g_free(message);
+    expect_message(fx, VIGIL_CONFIG_ERROR_UNKNOWN_KEY,
+                   g_strdup_printf("%s: [daemon] tick_sm: unknown key; did you mean 'tick_ms'?\n"
+                                   "%s: [daemon] zzzzzzzz: unknown key",
+                                   fx->main_path, fx->main_path));
     assert_int_equal(vigil_config_get_int(fx->config, "daemon", "tick_ms"), 100);
 }
 
@@ -323,12 +293,9 @@ static void test_key_in_wrong_section(void **state)
 {
     struct fixture *fx = *state;
     write_main(fx, "[daemon]\nidle_w = 3\n");
-    char *message = load_fails(fx, VIGIL_CONFIG_ERROR_UNKNOWN_KEY);
-    char *expected =
-        g_strdup_printf("%s: [daemon] idle_w: unknown key (it belongs in [energy])", fx->main_path);
-    assert_string_equal(message, expected);
-    g_free(expected);
-    g_free(message);
+    expect_message(fx, VIGIL_CONFIG_ERROR_UNKNOWN_KEY,
+                   g_strdup_printf("%s: [daemon] idle_w: unknown key (it belongs in [energy])",
+                                   fx->main_path));
 }
 
 /* Loads one bad `key = value` line of `section` and checks the one-line
@@ -339,35 +306,38 @@ static void check_bad_value(struct fixture *fx, const char *section, const char 
     char *text = g_strdup_printf("[%s]\n%s = %s\n", section, key, value);
     write_main(fx, text);
     g_free(text);
-    char *message = load_fails(fx, VIGIL_CONFIG_ERROR_BAD_VALUE);
-    char *expected = g_strdup_printf("%s: [%s] %s: %s", fx->main_path, section, key, complaint);
-    assert_string_equal(message, expected);
-    g_free(expected);
-    g_free(message);
+    expect_message(fx, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                   g_strdup_printf("%s: [%s] %s: %s", fx->main_path, section, key, complaint));
+}
+
+/* Loads each of the `count` bad `values` of `key` in `section` in turn
+ * and checks the one-line message, exactly: `expected`, then the value. */
+static void check_bad_values(struct fixture *fx, const char *section, const char *key,
+                             const char *expected, const char *const *values, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        char *complaint = g_strdup_printf("%s, got \"%s\"", expected, values[i]);
+        check_bad_value(fx, section, key, values[i], complaint);
+        g_free(complaint);
+    }
 }
 
 static void test_bad_int(void **state)
 {
     struct fixture *fx = *state;
-    check_bad_value(fx, "daemon", "tick_ms", "fast",
-                    "expected a whole number from 10 to 10000, got \"fast\"");
-    check_bad_value(fx, "daemon", "tick_ms", "12.5",
-                    "expected a whole number from 10 to 10000, got \"12.5\"");
-    check_bad_value(fx, "daemon", "tick_ms", "",
-                    "expected a whole number from 10 to 10000, got \"\"");
-    check_bad_value(fx, "daemon", "tick_ms", "99999999999999999999",
-                    "expected a whole number from 10 to 10000, got \"99999999999999999999\"");
+    static const char *const values[] = {"fast", "12.5", "", "99999999999999999999"};
+    check_bad_values(fx, "daemon", "tick_ms", "expected a whole number from 10 to 10000", values,
+                     G_N_ELEMENTS(values));
 }
 
 static void test_int_range(void **state)
 {
     struct fixture *fx = *state;
-    check_bad_value(fx, "daemon", "tick_ms", "9",
-                    "expected a whole number from 10 to 10000, got \"9\"");
-    check_bad_value(fx, "daemon", "tick_ms", "10001",
-                    "expected a whole number from 10 to 10000, got \"10001\"");
-    check_bad_value(fx, "capture", "pre_cycles", "-1",
-                    "expected a whole number from 0 to 1000, got \"-1\"");
+    static const char *const ticks[] = {"9", "10001"}, *const cycles[] = {"-1"};
+    check_bad_values(fx, "daemon", "tick_ms", "expected a whole number from 10 to 10000", ticks,
+                     G_N_ELEMENTS(ticks));
+    check_bad_values(fx, "capture", "pre_cycles", "expected a whole number from 0 to 1000", cycles,
+                     G_N_ELEMENTS(cycles));
     write_main(fx, "[daemon]\ntick_ms = 10\n");
     load_ok(fx);
     assert_int_equal(vigil_config_get_int(fx->config, "daemon", "tick_ms"), 10);
@@ -379,15 +349,9 @@ static void test_int_range(void **state)
 static void test_bad_double(void **state)
 {
     struct fixture *fx = *state;
-    check_bad_value(fx, "energy", "idle_w", "lots",
-                    "expected a number from 0 to 1000, got \"lots\"");
-    check_bad_value(fx, "energy", "idle_w", "nan", "expected a number from 0 to 1000, got \"nan\"");
-    check_bad_value(fx, "energy", "idle_w", "1e999",
-                    "expected a number from 0 to 1000, got \"1e999\"");
-    check_bad_value(fx, "energy", "idle_w", "-0.5",
-                    "expected a number from 0 to 1000, got \"-0.5\"");
-    check_bad_value(fx, "energy", "idle_w", "1000.5",
-                    "expected a number from 0 to 1000, got \"1000.5\"");
+    static const char *const values[] = {"lots", "nan", "1e999", "-0.5", "1000.5"};
+    check_bad_values(fx, "energy", "idle_w", "expected a number from 0 to 1000", values,
+                     G_N_ELEMENTS(values));
     write_main(fx, "[energy]\nidle_w = 1000\n");
     load_ok(fx);
     assert_true(vigil_config_get_double(fx->config, "energy", "idle_w") == 1000.0);
@@ -396,17 +360,17 @@ static void test_bad_double(void **state)
 static void test_bad_bool(void **state)
 {
     struct fixture *fx = *state;
-    check_bad_value(fx, "daemon", "foreground", "maybe",
-                    "expected true or false (yes/no, on/off, 1/0), got \"maybe\"");
+    static const char *const values[] = {"maybe"};
+    check_bad_values(fx, "daemon", "foreground", "expected true or false (yes/no, on/off, 1/0)",
+                     values, G_N_ELEMENTS(values));
 }
 
 static void test_bad_enum(void **state)
 {
     struct fixture *fx = *state;
-    check_bad_value(fx, "capture", "mode", "verbose",
-                    "expected one of: anomalies, all, none, got \"verbose\"");
-    check_bad_value(fx, "capture", "mode", "ALL",
-                    "expected one of: anomalies, all, none, got \"ALL\"");
+    static const char *const values[] = {"verbose", "ALL"};
+    check_bad_values(fx, "capture", "mode", "expected one of: anomalies, all, none", values,
+                     G_N_ELEMENTS(values));
 }
 
 static void check_bad_declaration(const struct vigil_config_key *key, const char *complaint);
@@ -437,13 +401,13 @@ static void test_list_with_choices(void **state)
                                      "order of preference, of one or more of: a, b, c, each "
                                      "once, got \"%s\"",
                                      bad[i]);
-        assert_contains(message, want);
+        test_assert_contains(message, want);
         g_free(want);
         g_free(message);
         g_free(text);
     }
     char *written = vigil_config_to_string(fx->config);
-    assert_contains(written, "# in order, one or more of: a, b, c\n");
+    test_assert_contains(written, "# in order, one or more of: a, b, c\n");
     g_free(written);
     const struct vigil_config_key bad_default = {
         .name = "l", .type = VIGIL_CONFIG_LIST, .default_value = "a;z", .choices = "a|b"};
@@ -457,7 +421,7 @@ static void test_malformed_file(void **state)
     char *message = load_fails(fx, VIGIL_CONFIG_ERROR_PARSE);
     char *prefix = g_strconcat(fx->main_path, ": ", NULL);
     assert_true(g_str_has_prefix(message, prefix));
-    assert_contains(message, "this is not a pair");
+    test_assert_contains(message, "this is not a pair");
     assert_int_equal(count_lines(message), 1);
     assert_int_equal(vigil_config_get_int(fx->config, "daemon", "tick_ms"), 100);
     g_free(prefix);
@@ -467,13 +431,10 @@ static void test_malformed_file(void **state)
 static void test_missing_main_file(void **state)
 {
     struct fixture *fx = *state;
-    char *message = load_fails(fx, VIGIL_CONFIG_ERROR_IO);
-    char *expected = g_strdup_printf("cannot read the configuration: Failed to open file “%s”: %s",
-                                     fx->main_path, g_strerror(ENOENT));
-    assert_string_equal(message, expected);
+    expect_message(fx, VIGIL_CONFIG_ERROR_IO,
+                   g_strdup_printf("cannot read the configuration: Failed to open file “%s”: %s",
+                                   fx->main_path, g_strerror(ENOENT)));
     assert_null(vigil_config_files(fx->config)[0]);
-    g_free(expected);
-    g_free(message);
 }
 
 static void test_all_errors_reported(void **state)
@@ -489,14 +450,14 @@ static void test_all_errors_reported(void **state)
     char *message = load_fails(fx, VIGIL_CONFIG_ERROR_BAD_VALUE);
     assert_int_equal(count_lines(message), 5);
     char **lines = g_strsplit(message, "\n", -1);
-    assert_contains(lines[0], "[daemon] tick_ms: expected a whole number");
-    assert_contains(lines[1], "[daemon] tick_sm: unknown key");
-    assert_contains(lines[2], "[capture] mode: expected one of");
-    assert_contains(lines[3], "[nope]: unknown section");
+    test_assert_contains(lines[0], "[daemon] tick_ms: expected a whole number");
+    test_assert_contains(lines[1], "[daemon] tick_sm: unknown key");
+    test_assert_contains(lines[2], "[capture] mode: expected one of");
+    test_assert_contains(lines[3], "[nope]: unknown section");
     for (int i = 0; i < 4; i++)
         assert_true(g_str_has_prefix(lines[i], fx->main_path));
     assert_true(g_str_has_prefix(lines[4], drop_in));
-    assert_contains(lines[4], "[energy] idle_w: expected a number from 0 to 1000, got \"-1\"");
+    test_assert_contains(lines[4], "[energy] idle_w: expected a number from 0 to 1000, got \"-1\"");
     g_strfreev(lines);
     g_free(message);
     g_free(drop_in);
@@ -526,7 +487,7 @@ static void test_bad_file_not_applied(void **state)
     assert_int_equal(count_lines(message), 2);
     char **lines = g_strsplit(message, "\n", -1);
     assert_true(g_str_has_prefix(lines[0], a));
-    assert_contains(lines[0], "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
+    test_assert_contains(lines[0], "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
     assert_true(g_str_has_prefix(lines[1], c));
     g_strfreev(lines);
     const vigil_config *config = fx->config;
@@ -556,12 +517,8 @@ static gboolean resolve_plugins(vigil_config *config, const char *section, gpoin
                                 GError **error)
 {
     static const struct vigil_config_key keys[] = {
-        {.name = "threshold",
-         .type = VIGIL_CONFIG_INT,
-         .default_value = "1",
-         .min = 0,
-         .max = 9,
-         .description = "how far is too far"},
+        {SCHEMA_KEY(NULL, "threshold", VIGIL_CONFIG_INT, "1", "how far is too far"), .min = 0,
+         .max = 9},
     };
     struct resolver_log *log = user_data;
     log->calls++;
@@ -584,9 +541,9 @@ static void test_keeping_valid_values(void **state)
     assert_false(vigil_config_load_keeping_valid(fx->config, fx->main_path, &error));
     assert_non_null(error);
     assert_int_equal(count_lines(error->message), 3);
-    assert_contains(error->message, "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
-    assert_contains(error->message, "[daemon] foreground: expected");
-    assert_contains(error->message, "[nonsense]: unknown section");
+    test_assert_contains(error->message, "[daemon] tick_sm: unknown key; did you mean 'tick_ms'?");
+    test_assert_contains(error->message, "[daemon] foreground: expected");
+    test_assert_contains(error->message, "[nonsense]: unknown section");
     g_error_free(error);
     const vigil_config *config = fx->config;
     assert_int_equal(vigil_config_get_int(config, "daemon", "tick_ms"), 200);
@@ -624,15 +581,12 @@ static void test_resolver_refuses(void **state)
     struct resolver_log log = {0};
     vigil_config_set_section_resolver(fx->config, resolve_plugins, &log);
     write_main(fx, "[other.y]\nthreshold = 3\n[plugin.z]\nthreshold = 10\n");
-    char *message = load_fails(fx, VIGIL_CONFIG_ERROR_UNKNOWN_SECTION);
-    char *expected =
+    expect_message(
+        fx, VIGIL_CONFIG_ERROR_UNKNOWN_SECTION,
         g_strdup_printf("%s: [other.y]: unknown section: no plugin named \"other.y\"\n"
                         "%s: [plugin.z] threshold: expected a whole number from 0 to 9, got \"10\"",
-                        fx->main_path, fx->main_path);
-    assert_string_equal(message, expected);
+                        fx->main_path, fx->main_path));
     assert_false(vigil_config_has_section(fx->config, "other.y"));
-    g_free(expected);
-    g_free(message);
 }
 
 /* Declares one key in [t] and expects it refused with a message naming
@@ -646,7 +600,7 @@ static void check_bad_declaration(const struct vigil_config_key *key, const char
     assert_int_equal(error->code, VIGIL_CONFIG_ERROR_DECLARATION);
     char *start = g_strdup_printf("[t] %s: ", key->name ? key->name : "(null)");
     assert_true(g_str_has_prefix(error->message, start));
-    assert_contains(error->message, complaint);
+    test_assert_contains(error->message, complaint);
     assert_false(vigil_config_has_section(config, "t"));
     g_free(start);
     g_error_free(error);
@@ -721,14 +675,14 @@ static void test_to_string_round_trip(void **state)
     char *text = vigil_config_to_string(fx->config);
     assert_true(g_str_has_prefix(text, "# "));
     char *first_line = g_strndup(text, strcspn(text, "\n"));
-    assert_contains(first_line, fx->main_path);
+    test_assert_contains(first_line, fx->main_path);
     g_free(first_line);
-    assert_contains(text, "# default\n");
+    test_assert_contains(text, "# default\n");
     char *from = g_strdup_printf("# from %s\n", fx->main_path);
-    assert_contains(text, from);
+    test_assert_contains(text, from);
     g_free(from);
-    assert_contains(text, "# time between two samples\n# from 10 to 10000\ntick_ms = 250\n");
-    assert_contains(text, "# one of: anomalies, all, none\n");
+    test_assert_contains(text, "# time between two samples\n# from 10 to 10000\ntick_ms = 250\n");
+    test_assert_contains(text, "# one of: anomalies, all, none\n");
     /* Sections sorted, keys in declaration order. */
     const char *capture = strstr(text, "[capture]"), *daemon = strstr(text, "[daemon]");
     const char *energy = strstr(text, "[energy]");
@@ -739,18 +693,10 @@ static void test_to_string_round_trip(void **state)
     struct fixture *again = fixture_new();
     write_main(again, text);
     load_ok(again);
-    const vigil_config *c = again->config;
-    assert_int_equal(vigil_config_get_int(c, "daemon", "tick_ms"), 250);
-    assert_string_equal(vigil_config_get_string(c, "daemon", "socket_path"),
-                        " /tmp/x # not a comment;\\\n\tend ");
-    const char *const *plugins = vigil_config_get_list(c, "daemon", "plugins");
-    assert_string_equal(plugins[0], "a");
-    assert_string_equal(plugins[1], "b;c");
-    assert_null(plugins[2]);
-    assert_true(vigil_config_get_bool(c, "daemon", "foreground"));
-    assert_true(vigil_config_get_double(c, "energy", "idle_w") == 0.1);
-    assert_string_equal(vigil_config_get_string(c, "capture", "mode"), "anomalies");
-    assert_int_equal(vigil_config_get_int(c, "capture", "pre_cycles"), 5);
+    static const char *const plugins[] = {"a", "b;c", NULL};
+    static const struct schema_values read_back = {
+        250, " /tmp/x # not a comment;\\\n\tend ", TRUE, plugins, "anomalies", 5, 0.1};
+    check_values(again->config, &read_back);
     g_free(text);
     fixture_free(again);
 }
@@ -759,16 +705,9 @@ static void test_to_string_hides_passwords(void **state)
 {
     struct fixture *fx = *state;
     static const struct vigil_config_key keys[] = {
-        {.section = "warehouse",
-         .name = "conninfo",
-         .type = VIGIL_CONFIG_STRING,
-         .default_value = "",
+        {SCHEMA_KEY("warehouse", "conninfo", VIGIL_CONFIG_STRING, "", NULL),
          .redact_password = true},
-        {.section = "warehouse",
-         .name = "uri",
-         .type = VIGIL_CONFIG_STRING,
-         .default_value = "",
-         .redact_password = true},
+        {SCHEMA_KEY("warehouse", "uri", VIGIL_CONFIG_STRING, "", NULL), .redact_password = true},
     };
     GError *error = NULL;
     assert_true(vigil_config_declare(fx->config, NULL, keys, G_N_ELEMENTS(keys), &error));
@@ -777,8 +716,8 @@ static void test_to_string_hides_passwords(void **state)
                    "uri = postgresql://vigil:hunter2@db1:5432/vigil\n");
     load_ok(fx);
     char *text = vigil_config_to_string(fx->config);
-    assert_contains(text, "conninfo = host=db1 password=*** dbname=vigil PASSWORD=***\n");
-    assert_contains(text, "uri = postgresql://vigil:***@db1:5432/vigil\n");
+    test_assert_contains(text, "conninfo = host=db1 password=*** dbname=vigil PASSWORD=***\n");
+    test_assert_contains(text, "uri = postgresql://vigil:***@db1:5432/vigil\n");
     assert_not_contains(text, "s3");
     assert_not_contains(text, "zq9x");
     assert_not_contains(text, "hunter2");

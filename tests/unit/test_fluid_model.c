@@ -59,14 +59,22 @@ static void assert_error(GError *error, int code, const char *words)
         fail_msg("\"%s\" does not say \"%s\"", error->message, words);
 }
 
+/* The time fit of two runs made from `t`, at `first` and `second` Hz, in
+ * that order: the duration at the top frequency and α. */
+static void fit_time_of(const struct truth *t, double first, double second, double *duration,
+                        double *alpha)
+{
+    struct vigil_fluid_run a = run_at(t, first), b = run_at(t, second);
+    GError *error = NULL;
+    if (!vigil_fluid_fit_time(&a, &b, t->max_frequency_hz, 100e6, duration, alpha, &error))
+        fail_msg("the time fit of runs at %g and %g Hz fails: %s", first, second, error->message);
+}
+
 static void test_two_runs_give_alpha_and_duration_exactly(void **state)
 {
     (void)state;
-    struct vigil_fluid_run a = run_at(&truth, 2.4 * GHZ), b = run_at(&truth, 1.6 * GHZ);
     double duration = 0, alpha = 0;
-    GError *error = NULL;
-    assert_true(
-        vigil_fluid_fit_time(&a, &b, truth.max_frequency_hz, 100e6, &duration, &alpha, &error));
+    fit_time_of(&truth, 2.4 * GHZ, 1.6 * GHZ, &duration, &alpha);
     assert_close(duration, truth.duration_at_max_s, 1e-12);
     assert_close(alpha, truth.alpha, 1e-12);
     /* The order of the runs does not matter; nor does α at its ends. */
@@ -74,16 +82,13 @@ static void test_two_runs_give_alpha_and_duration_exactly(void **state)
     for (size_t i = 0; i < G_N_ELEMENTS(alphas); i++) {
         struct truth t = truth;
         t.alpha = alphas[i];
-        a = run_at(&t, 1.2 * GHZ);
-        b = run_at(&t, 3.0 * GHZ);
-        assert_true(
-            vigil_fluid_fit_time(&b, &a, t.max_frequency_hz, 100e6, &duration, &alpha, &error));
+        fit_time_of(&t, 3.0 * GHZ, 1.2 * GHZ, &duration, &alpha);
         assert_close(duration, t.duration_at_max_s, 1e-12);
         assert_true(fabs(alpha - t.alpha) < 1e-12);
     }
     /* Equal times: α is 0, printed as 0, not -0. */
-    a = (struct vigil_fluid_run){1.8 * GHZ, 120, 300};
-    b = (struct vigil_fluid_run){2.4 * GHZ, 120, 302};
+    struct vigil_fluid_run a = {1.8 * GHZ, 120, 300}, b = {2.4 * GHZ, 120, 302};
+    GError *error = NULL;
     assert_true(vigil_fluid_fit_time(&a, &b, 3 * GHZ, 100e6, &duration, &alpha, &error));
     assert_true(alpha == 0 && !signbit(alpha));
     assert_close(duration, 120, 1e-12);

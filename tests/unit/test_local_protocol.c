@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "test_local.h"
+#include "test_main.h"
 #include "test_support.h"
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
@@ -30,16 +32,14 @@
 
 static _Alignas(8) unsigned char buffer[VIGIL_LOCAL_MAX_BYTES];
 
-static struct vigil_local_register a_fixed_part(void)
+/* Decodes the REGISTER of `bytes` in buffer into *info; `what` names the
+ * message when the decoder refuses it. */
+static void decode_encoded_register(size_t bytes, struct vigil_local_process_info *info,
+                                    const char *what)
 {
-    return (struct vigil_local_register){
-        .ring_slots = 1024,
-        .tick_source = VIGIL_TICKS_TSC,
-        .start_ticks = 123456789,
-        .start_monotonic_ns = 987654321,
-        .start_realtime_ns = 1700000000000000000ull,
-        .mpi_rank = -1,
-    };
+    struct vigil_error err = {{0}};
+    if (!vigil_local_decode_register(buffer, bytes, info, &err))
+        fail_msg("%s is refused: %s", what, err.message);
 }
 
 /* ---- REGISTER ---------------------------------------------------------------------------- */
@@ -47,7 +47,7 @@ static struct vigil_local_register a_fixed_part(void)
 static void test_register_round_trip(void **state)
 {
     (void)state;
-    struct vigil_local_register fixed = a_fixed_part();
+    struct vigil_local_register fixed = test_local_register_fixed();
     char *argv[] = {"/usr/bin/dd", "if=/dev/zero", "", "count=1", NULL};
     size_t bytes = vigil_local_encode_register(buffer, &fixed, "/usr/bin/dd", "/home/me", "4242",
                                                "slurm-4242.0", 4, argv);
@@ -56,9 +56,7 @@ static void test_register_round_trip(void **state)
                                 sizeof "if=/dev/zero" + 1 + sizeof "count=1");
 
     struct vigil_local_process_info info;
-    struct vigil_error err = {{0}};
-    if (!vigil_local_decode_register(buffer, bytes, &info, &err))
-        fail_msg("a register message we encoded is refused: %s", err.message);
+    decode_encoded_register(bytes, &info, "a register message we encoded");
     assert_int_equal(info.fixed.ring_slots, 1024);
     assert_int_equal(info.fixed.tick_source, VIGIL_TICKS_TSC);
     assert_int_equal(info.fixed.start_ticks, 123456789);
@@ -87,13 +85,11 @@ static void test_register_round_trip(void **state)
 static void test_register_without_job_or_argv(void **state)
 {
     (void)state;
-    struct vigil_local_register fixed = a_fixed_part();
+    struct vigil_local_register fixed = test_local_register_fixed();
     size_t bytes =
         vigil_local_encode_register(buffer, &fixed, "/bin/true", "/", NULL, "r", 0, NULL);
     struct vigil_local_process_info info;
-    struct vigil_error err = {{0}};
-    if (!vigil_local_decode_register(buffer, bytes, &info, &err))
-        fail_msg("refused: %s", err.message);
+    decode_encoded_register(bytes, &info, "a register message without a job or argv");
     assert_int_equal(info.fixed.job_bytes, 0);
     assert_int_equal(info.fixed.argc, 0);
     assert_int_equal(info.fixed.argv_bytes, 0);
@@ -114,7 +110,7 @@ static void test_register_argv_truncated(void **state)
         argv[i] = args[i];
     }
     argv[ARGS] = NULL;
-    struct vigil_local_register fixed = a_fixed_part();
+    struct vigil_local_register fixed = test_local_register_fixed();
     size_t bytes = vigil_local_encode_register(buffer, &fixed, "/p", "/c", "7", "r", ARGS, argv);
     assert_true(bytes <= PAYLOAD_MAX);
     size_t room = PAYLOAD_MAX - sizeof fixed - strlen("/p") - strlen("/c") - 1 - 1;
@@ -122,9 +118,7 @@ static void test_register_argv_truncated(void **state)
     assert_true(fitting < ARGS);
 
     struct vigil_local_process_info info;
-    struct vigil_error err = {{0}};
-    if (!vigil_local_decode_register(buffer, bytes, &info, &err))
-        fail_msg("a truncated argv is refused: %s", err.message);
+    decode_encoded_register(bytes, &info, "a truncated argv");
     assert_true(info.fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED);
     assert_int_equal(info.fixed.argc, fitting);
     const char *arg = info.argv;
@@ -140,13 +134,11 @@ static void test_register_long_program_cut(void **state)
     (void)state;
     static char program[6000];
     memset(program, 'p', sizeof program - 1);
-    struct vigil_local_register fixed = a_fixed_part();
+    struct vigil_local_register fixed = test_local_register_fixed();
     char *argv[] = {"x", NULL};
     size_t bytes = vigil_local_encode_register(buffer, &fixed, program, "/", "", "r", 1, argv);
     struct vigil_local_process_info info;
-    struct vigil_error err = {{0}};
-    if (!vigil_local_decode_register(buffer, bytes, &info, &err))
-        fail_msg("refused: %s", err.message);
+    decode_encoded_register(bytes, &info, "a register message with its program cut");
     assert_int_equal(info.fixed.program_bytes, 4096);
     assert_int_equal(info.fixed.argc, 1);
     assert_false(info.fixed.flags & VIGIL_LOCAL_ARGV_TRUNCATED);
@@ -156,7 +148,7 @@ static void test_register_long_program_cut(void **state)
  * `out`; its length. */
 static size_t valid_register(unsigned char *out)
 {
-    struct vigil_local_register fixed = a_fixed_part();
+    struct vigil_local_register fixed = test_local_register_fixed();
     char *argv[] = {"a", "bc", NULL};
     return vigil_local_encode_register(out, &fixed, "/p", "/c", "j", "rk", 2, argv);
 }
@@ -184,6 +176,61 @@ static void expect_register_refused(const unsigned char *payload, size_t bytes, 
     test_assert_contains(err.message, message);
 }
 
+/* Where a field of REGISTER's fixed part is, and how wide it is. */
+#define REGISTER_FIELD(name)                                                                       \
+    offsetof(struct vigil_local_register, name), sizeof(((struct vigil_local_register *)0)->name)
+
+/* One way to spoil valid_register's payload: `value` written over the
+ * field or the byte, `size` bytes wide, at `at`; what the decoder says. */
+struct register_spoil {
+    size_t at, size;
+    int64_t value;
+    const char *message;
+};
+
+static const struct register_spoil register_spoils[] = {
+    /* Lengths that do not add up. */
+    {REGISTER_FIELD(cwd_bytes), 3, "its strings take 13 bytes but 12 follow"},
+    {REGISTER_FIELD(argv_bytes), 0, "its strings take 7 bytes but 12 follow"},
+    /* A NUL byte inside a string. */
+    {AT_PROGRAM + 1, 1, '\0', "the program has a NUL byte in it"},
+    {AT_CWD, 1, '\0', "the cwd has a NUL byte in it"},
+    {AT_JOB, 1, '\0', "the job id has a NUL byte in it"},
+    {AT_RUN + 1, 1, '\0', "the run key has a NUL byte in it"},
+    /* A run key is 1 to 255 printable characters without spaces: here
+     * "r " (a space), "r\x7f", "r\xe9" and "r\x01". */
+    {AT_RUN + 1, 1, ' ', "the run key is 2 bytes, not 1 to 255 printable ASCII"},
+    {AT_RUN + 1, 1, 0x7f, "the run key is 2 bytes, not 1 to 255 printable ASCII"},
+    {AT_RUN + 1, 1, 0xe9, "the run key is 2 bytes, not 1 to 255 printable ASCII"},
+    {AT_RUN + 1, 1, 0x01, "the run key is 2 bytes, not 1 to 255 printable ASCII"},
+    /* argc against argv's strings; the last argument ("bc") unterminated. */
+    {REGISTER_FIELD(argc), 3, "argv holds 2 terminated strings, not argc = 3"},
+    {REGISTER_FIELD(argc), 1, "argv holds 2 terminated strings, not argc = 1"},
+    {AT_ARGV + 4, 1, 'x', "argv holds 1 terminated strings, not argc = 2"},
+    /* The fixed part's values. */
+    {REGISTER_FIELD(flags), 4, "unknown flags 0x4"},
+    {REGISTER_FIELD(reserved), 5, "the reserved field is 0x5"},
+    {REGISTER_FIELD(mpi_rank), -2, "MPI rank -2"},
+    {REGISTER_FIELD(tick_source), 7, "unknown tick source 7"},
+    {REGISTER_FIELD(ring_slots), 100, "a ring of 100 slots"},
+    {REGISTER_FIELD(ring_slots), 32, "a ring of 32 slots"},
+};
+
+/* Writes `value`, `size` bytes wide (1, 2 or 4), at `at` in the payload. */
+static void spoil_register(unsigned char *payload, const struct register_spoil *spoil)
+{
+    if (spoil->size == 1) {
+        payload[spoil->at] = (unsigned char)spoil->value;
+    } else if (spoil->size == 2) {
+        uint16_t narrow = (uint16_t)spoil->value;
+        memcpy(payload + spoil->at, &narrow, sizeof narrow);
+    } else {
+        assert_int_equal(spoil->size, 4);
+        uint32_t wide = (uint32_t)spoil->value;
+        memcpy(payload + spoil->at, &wide, sizeof wide);
+    }
+}
+
 static void test_register_malformed(void **state)
 {
     (void)state;
@@ -198,67 +245,17 @@ static void test_register_malformed(void **state)
     expect_register_refused(p, 0, "shorter than its fixed part");
     /* Lengths that do not add up, either way. */
     expect_register_refused(p, n - 1, "its strings take 12 bytes but 11 follow");
-    n = valid_register(p);
-    fixed_of(p)->cwd_bytes = 3;
-    expect_register_refused(p, n, "its strings take 13 bytes but 12 follow");
-    n = valid_register(p);
-    fixed_of(p)->argv_bytes = 0;
-    expect_register_refused(p, n, "its strings take 7 bytes but 12 follow");
-
-    n = valid_register(p);
-    p[AT_PROGRAM + 1] = '\0';
-    expect_register_refused(p, n, "the program has a NUL byte in it");
-    n = valid_register(p);
-    p[AT_CWD] = '\0';
-    expect_register_refused(p, n, "the cwd has a NUL byte in it");
-    n = valid_register(p);
-    p[AT_JOB] = '\0';
-    expect_register_refused(p, n, "the job id has a NUL byte in it");
-    n = valid_register(p);
-    p[AT_RUN + 1] = '\0';
-    expect_register_refused(p, n, "the run key has a NUL byte in it");
-    /* A run key is 1 to 255 printable characters without spaces: here
-     * "r " (a space), "r\x7f" and "r\xe9". */
-    const unsigned char bad_run_bytes[] = {' ', 0x7f, 0xe9, 0x01};
-    for (size_t i = 0; i < sizeof bad_run_bytes; i++) {
+    for (size_t i = 0; i < sizeof register_spoils / sizeof register_spoils[0]; i++) {
         n = valid_register(p);
-        p[AT_RUN + 1] = bad_run_bytes[i];
-        expect_register_refused(p, n, "the run key is 2 bytes, not 1 to 255 printable ASCII");
+        spoil_register(p, &register_spoils[i]);
+        expect_register_refused(p, n, register_spoils[i].message);
     }
-    /* An empty one: its bytes given to the job id, the lengths still add up. */
+    /* An empty run key: its bytes given to the job id, the lengths still
+     * add up. */
     n = valid_register(p);
     fixed_of(p)->job_bytes += 2;
     fixed_of(p)->run_bytes = 0;
     expect_register_refused(p, n, "the run key is 0 bytes");
-
-    n = valid_register(p);
-    fixed_of(p)->argc = 3;
-    expect_register_refused(p, n, "argv holds 2 terminated strings, not argc = 3");
-    n = valid_register(p);
-    fixed_of(p)->argc = 1;
-    expect_register_refused(p, n, "argv holds 2 terminated strings, not argc = 1");
-    n = valid_register(p);
-    p[n - 1] = 'x'; /* the last argument unterminated */
-    expect_register_refused(p, n, "argv holds 1 terminated strings, not argc = 2");
-
-    n = valid_register(p);
-    fixed_of(p)->flags = 4;
-    expect_register_refused(p, n, "unknown flags 0x4");
-    n = valid_register(p);
-    fixed_of(p)->reserved = 5;
-    expect_register_refused(p, n, "the reserved field is 0x5");
-    n = valid_register(p);
-    fixed_of(p)->mpi_rank = -2;
-    expect_register_refused(p, n, "MPI rank -2");
-    n = valid_register(p);
-    fixed_of(p)->tick_source = 7;
-    expect_register_refused(p, n, "unknown tick source 7");
-    n = valid_register(p);
-    fixed_of(p)->ring_slots = 100;
-    expect_register_refused(p, n, "a ring of 100 slots");
-    n = valid_register(p);
-    fixed_of(p)->ring_slots = 32;
-    expect_register_refused(p, n, "a ring of 32 slots");
 
     /* A rank, and the truncation flag, are fine. */
     n = valid_register(p);
@@ -317,32 +314,20 @@ static void test_fixed_sizes(void **state)
     test_assert_contains(err.message, "a message of unknown type 42 has no fixed layout");
 }
 
-static struct vigil_local_summary a_summary(void)
+/* A summary the decoder refuses, saying `message`. */
+static void expect_summary_refused(const struct vigil_local_summary *s, const char *message)
 {
-    struct vigil_local_summary s;
-    memset(&s, 0, sizeof s);
-    s.process_id = 17;
-    s.activities_drained = 1234;
-    s.names_drained = 5;
-    s.cpu_s = 0.25;
-    s.energy_j = 1.5;
-    s.energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED;
-    strcpy(s.energy_source, "energy/estimate");
-    s.cycles = 12;
-    s.abnormal_cycles = 3;
-    s.activities_observed = 52000;
-    s.activities_forwarded = 4210;
-    s.activities_dropped = 47088;
-    s.activities_lost = 12;
-    s.activities_held = 690;
-    strcpy(s.capture_mode, "anomalies");
-    return s;
+    struct vigil_local_summary out;
+    struct vigil_error err = {{0}};
+    if (vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, s, sizeof *s, &out, &err))
+        fail_msg("a summary that should say \"%s\" is accepted", message);
+    test_assert_contains(err.message, message);
 }
 
 static void test_summary(void **state)
 {
     (void)state;
-    struct vigil_local_summary s = a_summary(), out;
+    struct vigil_local_summary s = test_local_summary(), out;
     struct vigil_error err = {{0}};
     assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
     assert_int_equal(out.process_id, 17);
@@ -358,62 +343,53 @@ static void test_summary(void **state)
     assert_int_equal(out.activities_held, 690);
     assert_string_equal(out.capture_mode, "anomalies");
 
-    s = a_summary();
+    s = test_local_summary();
     s.energy_j = NAN;
     strcpy(s.energy_note, "no RAPL here");
     assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
     assert_true(isnan(out.energy_j));
     assert_string_equal(out.energy_note, "no RAPL here");
 
-    s = a_summary();
+    s = test_local_summary();
     memset(s.energy_source, 'x', sizeof s.energy_source);
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "summary: the energy source is not terminated");
-    s = a_summary();
+    expect_summary_refused(&s, "summary: the energy source is not terminated");
+    s = test_local_summary();
     memset(s.energy_note, 'y', sizeof s.energy_note);
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "summary: the energy note is not terminated");
-    s = a_summary();
+    expect_summary_refused(&s, "summary: the energy note is not terminated");
+    s = test_local_summary();
     memset(s.capture_mode, 'z', sizeof s.capture_mode);
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "summary: the capture mode is not terminated");
+    expect_summary_refused(&s, "summary: the capture mode is not terminated");
     /* Every activity observed is accounted for once: one too many, or one
      * held that was never observed, is refused. */
-    s = a_summary();
+    s = test_local_summary();
     s.activities_observed++;
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "summary: 52001 activities observed, but 4210 forwarded + "
-                                      "47088 dropped + 12 lost + 690 held");
-    s = a_summary();
+    expect_summary_refused(&s, "summary: 52001 activities observed, but 4210 forwarded + "
+                               "47088 dropped + 12 lost + 690 held");
+    s = test_local_summary();
     s.activities_held++;
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "summary: 52000 activities observed, but 4210 forwarded + "
-                                      "47088 dropped + 12 lost + 691 held");
+    expect_summary_refused(&s, "summary: 52000 activities observed, but 4210 forwarded + "
+                               "47088 dropped + 12 lost + 691 held");
     /* Parts so large that their sum wraps round to the total are refused
      * too. */
-    s = a_summary();
+    s = test_local_summary();
     s.activities_forwarded = UINT64_MAX;
     s.activities_dropped = 1;
     s.activities_lost = s.activities_held = s.activities_observed = 0;
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "0 activities observed, but 18446744073709551615 forwarded");
-    s = a_summary();
+    expect_summary_refused(&s, "0 activities observed, but 18446744073709551615 forwarded");
+    s = test_local_summary();
     s.abnormal_cycles = s.cycles + 1;
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "summary: 13 abnormal cycles of 12");
+    expect_summary_refused(&s, "summary: 13 abnormal cycles of 12");
     /* Nothing observed, nothing else: a process vigild captured nothing of. */
-    s = a_summary();
+    s = test_local_summary();
     s.activities_observed = s.activities_forwarded = s.activities_dropped = 0;
     s.activities_lost = s.activities_held = 0;
     assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    s = a_summary();
+    s = test_local_summary();
     s.energy_flags = 1u << 5;
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "summary: unknown energy flags 0x20");
-    s = a_summary();
+    expect_summary_refused(&s, "summary: unknown energy flags 0x20");
+    s = test_local_summary();
     s.reserved = 1;
-    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_SUMMARY, &s, sizeof s, &out, &err));
-    test_assert_contains(err.message, "reserved field 0x1");
+    expect_summary_refused(&s, "reserved field 0x1");
 }
 
 static void test_rank_and_status_request(void **state)
@@ -503,6 +479,31 @@ static void seqpacket_pair(int sv[2])
     assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 }
 
+/* test_local_send_raw, all `length` bytes sent. */
+static void send_raw(int socket_fd, const void *bytes, size_t length, const int *fds, size_t count)
+{
+    assert_int_equal(test_local_send_raw(socket_fd, bytes, length, fds, count), (ssize_t)length);
+}
+
+/* The tests over a socket: a pair of connected SOCK_SEQPACKET sockets in
+ * *state, closed after the test (one it closed itself set to -1). */
+static int pair_open(void **state)
+{
+    static int sv[2];
+    seqpacket_pair(sv);
+    *state = sv;
+    return 0;
+}
+
+static int pair_close(void **state)
+{
+    int *sv = *state;
+    for (int i = 0; i < 2; i++)
+        if (sv[i] >= 0)
+            close(sv[i]);
+    return 0;
+}
+
 /* How many descriptors this process has open. */
 static int open_descriptors(void)
 {
@@ -516,28 +517,6 @@ static int open_descriptors(void)
     return count - 1; /* the directory's own */
 }
 
-/* Sends raw bytes, with `fds` (count of them) as one SCM_RIGHTS. */
-static void raw_send(int socket_fd, const void *bytes, size_t length, const int *fds, size_t count)
-{
-    struct iovec part = {.iov_base = (void *)bytes, .iov_len = length};
-    union {
-        struct cmsghdr align;
-        char bytes[CMSG_SPACE(8 * sizeof(int))];
-    } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr msg = {.msg_iov = &part, .msg_iovlen = 1};
-    if (count > 0) {
-        msg.msg_control = control.bytes;
-        msg.msg_controllen = CMSG_SPACE(count * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(count * sizeof(int));
-        memcpy(CMSG_DATA(c), fds, count * sizeof(int));
-    }
-    assert_int_equal(sendmsg(socket_fd, &msg, MSG_NOSIGNAL), (ssize_t)length);
-}
-
 /* What the names are for: errors and logs name a message by them, and the
  * fuzzer's seeds are files named after them. So every type the header's
  * field can carry either has a name, not empty, distinct and in lowercase
@@ -545,9 +524,7 @@ static void raw_send(int socket_fd, const void *bytes, size_t length, const int 
  * or it has none, and both refuse it. */
 static void test_type_names(void **state)
 {
-    (void)state;
-    int sv[2];
-    seqpacket_pair(sv);
+    int *sv = *state;
     GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
     for (unsigned type = 0; type <= UINT16_MAX; type++) {
         const char *name = vigil_local_type_name(type);
@@ -562,7 +539,7 @@ static void test_type_names(void **state)
             .version = VIGIL_LOCAL_VERSION,
             .type = (uint16_t)type,
         };
-        raw_send(sv[0], &header, sizeof header, NULL, 0);
+        send_raw(sv[0], &header, sizeof header, NULL, 0);
         for (int copy = sent ? 0 : 1; copy < 2; copy++) {
             enum vigil_local_type received;
             ssize_t got = vigil_local_receive(sv[1], buffer, &received, NULL, &err);
@@ -588,15 +565,12 @@ static void test_type_names(void **state)
     assert_true(g_hash_table_size(seen) > 0);
     assert_null(vigil_local_type_name(UINT_MAX)); /* beyond the header's field */
     g_hash_table_unref(seen);
-    close(sv[0]);
-    close(sv[1]);
 }
 
 static void test_send_and_receive_with_descriptor(void **state)
 {
-    (void)state;
-    int sv[2], pipe_fds[2];
-    seqpacket_pair(sv);
+    int *sv = *state;
+    int pipe_fds[2];
     assert_int_equal(pipe2(pipe_fds, O_CLOEXEC), 0);
     static _Alignas(8) unsigned char payload[VIGIL_LOCAL_MAX_BYTES];
     size_t n = valid_register(payload);
@@ -631,16 +605,12 @@ static void test_send_and_receive_with_descriptor(void **state)
     close(fd);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    close(sv[0]);
-    close(sv[1]);
 }
 
 /* A descriptor the receiver did not ask for is closed, not left open. */
 static void test_unwanted_descriptor_closed(void **state)
 {
-    (void)state;
-    int sv[2];
-    seqpacket_pair(sv);
+    int *sv = *state;
     int extra = open("/dev/null", O_RDONLY | O_CLOEXEC);
     assert_true(extra >= 0);
     struct vigil_error err = {{0}};
@@ -652,17 +622,13 @@ static void test_unwanted_descriptor_closed(void **state)
     assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), sizeof r);
     assert_int_equal(type, VIGIL_LOCAL_RANK);
     assert_int_equal(open_descriptors(), before);
-    close(sv[0]);
-    close(sv[1]);
 }
 
 /* Several descriptors in one message (no message carries more than one):
  * the message is refused and every descriptor closed. */
 static void test_several_descriptors_all_closed(void **state)
 {
-    (void)state;
-    int sv[2];
-    seqpacket_pair(sv);
+    int *sv = *state;
     int fds[3];
     for (int i = 0; i < 3; i++) {
         fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -673,8 +639,8 @@ static void test_several_descriptors_all_closed(void **state)
         .version = VIGIL_LOCAL_VERSION,
         .type = VIGIL_LOCAL_SUMMARY_REQUEST,
     };
-    raw_send(sv[0], &header, sizeof header, fds, 3);
-    raw_send(sv[0], &header, sizeof header, fds, 3);
+    send_raw(sv[0], &header, sizeof header, fds, 3);
+    send_raw(sv[0], &header, sizeof header, fds, 3);
     for (int i = 0; i < 3; i++)
         close(fds[i]);
 
@@ -692,15 +658,11 @@ static void test_several_descriptors_all_closed(void **state)
     assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), -1);
     test_assert_contains(err.message, "3 descriptors");
     assert_int_equal(open_descriptors(), before);
-    close(sv[0]);
-    close(sv[1]);
 }
 
 static void test_message_over_the_limit(void **state)
 {
-    (void)state;
-    int sv[2];
-    seqpacket_pair(sv);
+    int *sv = *state;
     int big_bytes = VIGIL_LOCAL_MAX_BYTES * 2;
     assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big_bytes, sizeof big_bytes), 0);
     static _Alignas(8) unsigned char big[VIGIL_LOCAL_MAX_BYTES + 1];
@@ -712,7 +674,7 @@ static void test_message_over_the_limit(void **state)
         .payload_bytes = (uint32_t)(sizeof big - sizeof header),
     };
     memcpy(big, &header, sizeof header);
-    raw_send(sv[0], big, sizeof big, NULL, 0);
+    send_raw(sv[0], big, sizeof big, NULL, 0);
     /* And the sender refuses to make one. */
     struct vigil_error err = {{0}};
     errno = 0;
@@ -730,8 +692,6 @@ static void test_message_over_the_limit(void **state)
     assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), 4);
     assert_int_equal(type, VIGIL_LOCAL_REFUSED);
     assert_memory_equal(buffer, "next", 4);
-    close(sv[0]);
-    close(sv[1]);
 }
 
 static void expect_bad_header(const struct vigil_local_header *header, size_t length,
@@ -742,7 +702,7 @@ static void expect_bad_header(const struct vigil_local_header *header, size_t le
     static _Alignas(8) unsigned char bytes[64];
     memset(bytes, 0, sizeof bytes);
     memcpy(bytes, header, sizeof *header);
-    raw_send(sv[0], bytes, length, NULL, 0);
+    send_raw(sv[0], bytes, length, NULL, 0);
     enum vigil_local_type type;
     struct vigil_error err = {{0}};
     errno = 0;
@@ -789,13 +749,12 @@ static void test_bad_headers(void **state)
 
 static void test_peer_closed(void **state)
 {
-    (void)state;
-    int sv[2];
-    seqpacket_pair(sv);
+    int *sv = *state;
     struct vigil_error err = {{0}};
     struct vigil_local_registered r = {.process_id = 5};
     assert_true(vigil_local_send(sv[0], VIGIL_LOCAL_REGISTERED, &r, sizeof r, -1, &err));
     close(sv[0]);
+    sv[0] = -1;
     enum vigil_local_type type;
     /* What was sent before the close still arrives, then the end. */
     assert_int_equal(vigil_local_receive(sv[1], buffer, &type, NULL, &err), sizeof r);
@@ -809,21 +768,16 @@ static void test_peer_closed(void **state)
     assert_false(vigil_local_send(sv[1], VIGIL_LOCAL_SUMMARY_REQUEST, NULL, 0, -1, &err));
     assert_int_equal(errno, EPIPE);
     test_assert_contains(err.message, "cannot send a summary request message: Broken pipe");
-    close(sv[1]);
 }
 
 static void test_send_unknown_type(void **state)
 {
-    (void)state;
-    int sv[2];
-    seqpacket_pair(sv);
+    int *sv = *state;
     struct vigil_error err = {{0}};
     errno = 0;
     assert_false(vigil_local_send(sv[0], (enum vigil_local_type)77, NULL, 0, -1, &err));
     assert_int_equal(errno, EINVAL);
     test_assert_contains(err.message, "unknown type 77");
-    close(sv[0]);
-    close(sv[1]);
 }
 
 /* ---- SPOOL ---------------------------------------------------------------------------------- */
@@ -1084,34 +1038,22 @@ static void test_daemon_sockets(void **state)
     assert_int_equal(vigil_local_daemon_sockets(longest, 1000, paths), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_register_round_trip),
-        cmocka_unit_test(test_register_without_job_or_argv),
-        cmocka_unit_test(test_register_argv_truncated),
-        cmocka_unit_test(test_register_long_program_cut),
-        cmocka_unit_test(test_register_malformed),
-        cmocka_unit_test(test_fixed_sizes),
-        cmocka_unit_test(test_summary),
-        cmocka_unit_test(test_rank_and_status_request),
-        cmocka_unit_test(test_report),
-        cmocka_unit_test(test_refused_text),
-        cmocka_unit_test(test_type_names),
-        cmocka_unit_test(test_daemon_sockets),
-        cmocka_unit_test(test_send_and_receive_with_descriptor),
-        cmocka_unit_test(test_unwanted_descriptor_closed),
-        cmocka_unit_test(test_several_descriptors_all_closed),
-        cmocka_unit_test(test_message_over_the_limit),
-        cmocka_unit_test(test_bad_headers),
-        cmocka_unit_test(test_peer_closed),
-        cmocka_unit_test(test_send_unknown_type),
-        cmocka_unit_test(test_job_round_trip),
-        cmocka_unit_test(test_job_bad_strings),
-        cmocka_unit_test(test_job_bad_layout),
-        cmocka_unit_test(test_job_largest_fits),
-        cmocka_unit_test(test_registered_apart),
-        cmocka_unit_test(test_spool_request),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+/* A test over a socket pair (pair_open). */
+#define OVER_A_SOCKET(test) cmocka_unit_test_setup_teardown(test, pair_open, pair_close)
+
+TEST_MAIN(cmocka_unit_test(test_register_round_trip),
+          cmocka_unit_test(test_register_without_job_or_argv),
+          cmocka_unit_test(test_register_argv_truncated),
+          cmocka_unit_test(test_register_long_program_cut),
+          cmocka_unit_test(test_register_malformed), cmocka_unit_test(test_fixed_sizes),
+          cmocka_unit_test(test_summary), cmocka_unit_test(test_rank_and_status_request),
+          cmocka_unit_test(test_report), cmocka_unit_test(test_refused_text),
+          cmocka_unit_test(test_daemon_sockets), cmocka_unit_test(test_bad_headers),
+          cmocka_unit_test(test_job_round_trip), cmocka_unit_test(test_job_bad_strings),
+          cmocka_unit_test(test_job_bad_layout), cmocka_unit_test(test_job_largest_fits),
+          cmocka_unit_test(test_registered_apart), cmocka_unit_test(test_spool_request),
+          OVER_A_SOCKET(test_type_names), OVER_A_SOCKET(test_send_and_receive_with_descriptor),
+          OVER_A_SOCKET(test_unwanted_descriptor_closed),
+          OVER_A_SOCKET(test_several_descriptors_all_closed),
+          OVER_A_SOCKET(test_message_over_the_limit), OVER_A_SOCKET(test_peer_closed),
+          OVER_A_SOCKET(test_send_unknown_type))

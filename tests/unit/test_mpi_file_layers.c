@@ -13,28 +13,32 @@
 #include "test_report_figures.h"
 #include "test_main.h"
 
+/* `writes` writes of `bytes` in all, each in size bin 2, the last byte
+ * written at `max_offset`, taking `seconds`. */
+static void wrote(struct vigil_report_file_layer *l, uint64_t writes, uint64_t bytes,
+                  int64_t max_offset, double seconds)
+{
+    l->writes = writes;
+    l->written_bytes = bytes;
+    l->max_written_offset = max_offset;
+    l->write_size_hist[2] = writes;
+    l->write_time_s = seconds;
+}
+
 static void test_sums_and_extremes(void **state)
 {
     (void)state;
     struct vigil_report_file_layer a = test_report_layer_none(), b = test_report_layer_none(),
                                    c = test_report_layer_none();
     a.reads = 2;
-    a.writes = 3;
     a.read_bytes = 200;
-    a.written_bytes = 300;
-    a.max_written_offset = 299;
-    a.write_size_hist[2] = 3;
-    a.write_time_s = 0.5;
+    wrote(&a, 3, 300, 299, 0.5);
     a.first_open_s = 1.5;
     a.last_close_s = 2.5;
     a.first_io_s = 1.75;
     a.last_io_s = 2.25;
-    b.writes = 1;
-    b.written_bytes = 4096;
-    b.max_written_offset = 8191;
+    wrote(&b, 1, 4096, 8191, 0.25);
     b.max_read_offset = 99;
-    b.write_size_hist[2] = 1;
-    b.write_time_s = 0.25;
     b.first_open_s = 1.0;
     b.last_close_s = 3.0; /* no I/O times: -1 stays out of the earliest */
     c.opens = 1;          /* only opened */

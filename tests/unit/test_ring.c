@@ -512,6 +512,13 @@ static void test_each_corruption_is_named(void **state)
     }
 }
 
+/* The drain's first problem says `words`. */
+static void assert_problem(const struct vigil_ring_drain_report *rep, const char *words)
+{
+    if (strstr(rep->first_problem.message, words) == NULL)
+        fail_msg("the first problem \"%s\" does not say \"%s\"", rep->first_problem.message, words);
+}
+
 static void test_damaged_name_records(void **state)
 {
     (void)state;
@@ -526,20 +533,20 @@ static void test_damaged_name_records(void **state)
     struct vigil_ring_drain_report rep;
     assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_int_equal(rep.corrupt, 3); /* the first two slots, then the stray one */
-    assert_non_null(strstr(rep.first_problem.message, "continuation is missing"));
+    assert_problem(&rep, "continuation is missing");
 
     /* A length that does not fit the slot count. */
     assert_true(vigil_ring_push_name(s.p.producer, 5, path, 10));
     s.slots[3].payload.name_first.length = 500;
     assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_int_equal(rep.corrupt, 1);
-    assert_non_null(strstr(rep.first_problem.message, "impossible length"));
+    assert_problem(&rep, "impossible length");
 
     /* A NUL written into a path after it was checked by the producer. */
     assert_true(vigil_ring_push_name(s.p.producer, 5, path, 10));
     s.slots[4].payload.name_first.path[3] = '\0';
     assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
-    assert_non_null(strstr(rep.first_problem.message, "NUL"));
+    assert_problem(&rep, "NUL");
     free_scribbled(&s);
 }
 
@@ -553,7 +560,7 @@ static void test_corrupt_header_counters(void **state)
     atomic_store(&s.header->head, 65); /* more than one lap ahead */
     assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_true(rep.header_corrupt);
-    assert_non_null(strstr(rep.first_problem.message, "head"));
+    assert_problem(&rep, "head");
 
     atomic_store(&s.header->head, 0);
     atomic_store(&s.header->dropped, 10);
@@ -563,7 +570,7 @@ static void test_corrupt_header_counters(void **state)
     atomic_store(&s.header->dropped, 3); /* backwards */
     assert_int_equal(vigil_ring_drain(s.p.consumer, 10, 0, NULL, count_only, &n, &rep), 0);
     assert_true(rep.header_corrupt);
-    assert_non_null(strstr(rep.first_problem.message, "drop counter"));
+    assert_problem(&rep, "drop counter");
     free_scribbled(&s);
 }
 
@@ -588,7 +595,7 @@ static void test_producer_gone_mid_write(void **state)
         vigil_ring_drain(s.p.consumer, 10, VIGIL_RING_PRODUCER_GONE, NULL, collect, &c, &rep), 1);
     assert_int_equal(rep.torn, 1);
     assert_int_equal(c.last.activity.seq, 1);
-    assert_non_null(strstr(rep.first_problem.message, "never written"));
+    assert_problem(&rep, "never written");
     free_scribbled(&s);
 }
 
@@ -712,6 +719,16 @@ static void test_tsc_ring_times_are_converted_by_drain(void **state)
 
 /* ---- a consumer that holds records across its own restart ---------------- */
 
+/* Where a new consumer of `ring` resumes (the position it reads again
+ * from) and how many records it counts lost. */
+static void assert_resumed(const struct vigil_ring *ring, uint64_t position, uint64_t lost)
+{
+    uint64_t resumed_at, lost_count;
+    vigil_ring_resumed(ring, &resumed_at, &lost_count);
+    assert_int_equal(resumed_at, position);
+    assert_int_equal(lost_count, lost);
+}
+
 static void test_held_records_survive_a_new_consumer(void **state)
 {
     (void)state;
@@ -734,10 +751,7 @@ static void test_held_records_survive_a_new_consumer(void **state)
     /* The consumer dies; a new one attaches the same memfd and reads the
      * held records again, then the ones it never read. */
     new_consumer(&p);
-    uint64_t resumed, lost;
-    vigil_ring_resumed(p.consumer, &resumed, &lost);
-    assert_int_equal(resumed, 30);
-    assert_int_equal(lost, 0);
+    assert_resumed(p.consumer, 30, 0);
     struct collected d = {.next_seq = 30, .in_order = true};
     struct vigil_ring_drain_report report;
     assert_int_equal(vigil_ring_drain(p.consumer, SIZE_MAX, 0, NULL, collect, &d, &report), 34);
@@ -938,10 +952,7 @@ static void test_release_beyond_commit_is_counted_by_the_next_consumer(void **st
     vigil_ring_release(p.consumer, 1000, 1000);
     assert_int_equal(vigil_ring_released_position(p.consumer), 50);
     new_consumer(&p);
-    uint64_t resumed, lost;
-    vigil_ring_resumed(p.consumer, &resumed, &lost);
-    assert_int_equal(resumed, 50);
-    assert_int_equal(lost, 0); /* the second release committed all 50 */
+    assert_resumed(p.consumer, 50, 0); /* the second release committed all 50 */
     free_pair(&p);
 
     /* A hostile producer's header cannot make the count absurd. */
@@ -949,11 +960,10 @@ static void test_release_beyond_commit_is_counted_by_the_next_consumer(void **st
     atomic_store(&s.header->consumed, 20);
     atomic_store(&s.header->committed, 999);
     new_consumer(&s.p);
-    vigil_ring_resumed(s.p.consumer, &resumed, &lost);
-    assert_int_equal(resumed, 20);
-    assert_int_equal(lost, 0);
+    assert_resumed(s.p.consumer, 20, 0);
     atomic_store(&s.header->committed, 5);
     new_consumer(&s.p);
+    uint64_t resumed, lost;
     vigil_ring_resumed(s.p.consumer, &resumed, &lost);
     assert_int_equal(lost, 15);
     free_scribbled(&s);
@@ -981,9 +991,9 @@ static void test_times_that_wrap_when_converted_are_corrupt(void **state)
     struct collected c = {.in_order = false};
     struct vigil_ring_drain_report rep;
     assert_int_equal(vigil_ring_drain(p.consumer, 10, 0, &clock, collect, &c, &rep), 1);
+    assert_problem(&rep, "ends");
     assert_int_equal(rep.corrupt, 1);
     assert_int_equal(c.last.activity.start_ns, 7000);
-    assert_non_null(strstr(rep.first_problem.message, "ends"));
     free_pair(&p);
 }
 
