@@ -36,25 +36,26 @@ static inline struct vigil_local_register test_local_register_fixed(void)
  * every activity observed accounted for once. */
 static inline struct vigil_local_summary test_local_summary(void)
 {
-    return (struct vigil_local_summary){
+    struct vigil_local_summary s;
+    memset(&s, 0, sizeof s);
+    s = (struct vigil_local_summary){
         .process_id = 17,
         .activities_drained = 1234,
         .names_drained = 5,
-        /* What vigild captured: every activity observed accounted for once. */
-        .capture_mode = "anomalies",
+        .cpu_s = 0.25,
+        .energy_j = 1.5,
+        .energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED,
+        .energy_source = "energy/estimate",
+        .cycles = 12,
+        .abnormal_cycles = 3,
         .activities_observed = 4210 + 47088 + 12 + 690,
         .activities_forwarded = 4210,
         .activities_dropped = 47088,
         .activities_lost = 12,
         .activities_held = 690,
-        /* Its energy and CPU time, and its cycles. */
-        .energy_source = "energy/estimate",
-        .energy_flags = VIGIL_LOCAL_ENERGY_ESTIMATED,
-        .energy_j = 1.5,
-        .cpu_s = 0.25,
-        .cycles = 12,
-        .abnormal_cycles = 3,
+        .capture_mode = "anomalies",
     };
+    return s;
 }
 
 /* Sends `length` bytes as one message on `socket_fd`, with the `count`

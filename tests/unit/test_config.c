@@ -82,12 +82,6 @@ static struct fixture *fixture_new(void)
     return fx;
 }
 
-static int setup(void **state)
-{
-    *state = fixture_new();
-    return 0;
-}
-
 static void fixture_free(struct fixture *fx)
 {
     test_remove_tree(fx->dir);
@@ -95,6 +89,12 @@ static void fixture_free(struct fixture *fx)
     g_free(fx->main_path);
     g_free(fx->dir);
     g_free(fx);
+}
+
+static int setup(void **state)
+{
+    *state = fixture_new();
+    return 0;
 }
 
 static int teardown(void **state)

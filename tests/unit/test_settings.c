@@ -287,15 +287,15 @@ static void test_declaration_refuses_what_a_field_cannot_hold(void **state)
          "[t] level: its field's C type cannot hold a value of its type"},
         {{VIGIL_SETTING(struct narrow, text), .type = VIGIL_CONFIG_LIST, .default_value = "a"},
          "[t] text: its field's C type cannot hold a value of its type"},
-        {{VIGIL_SETTING(struct narrow, small), .type = VIGIL_CONFIG_INT, .default_value = "1",
-          .max = 2},
-         "[t] small: its field's C type cannot hold a setting"},
         {{VIGIL_SETTING(struct narrow, count), .type = VIGIL_CONFIG_INT, .default_value = "1",
           .min = -1, .max = 2},
          "[t] count: its range does not fit its field's C type"},
         {{VIGIL_SETTING(struct narrow, count), .type = VIGIL_CONFIG_INT, .default_value = "1",
           .max = 1e10},
          "[t] count: its range does not fit its field's C type"},
+        {{VIGIL_SETTING(struct narrow, small), .type = VIGIL_CONFIG_INT, .default_value = "1",
+          .max = 2},
+         "[t] small: its field's C type cannot hold a setting"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         vigil_config *config = vigil_config_new();
