@@ -34,6 +34,17 @@
 #include "uplink.h"
 #include "verdicts.h"
 
+/* [daemon] `key` = `ms`, a window, is whole ticks. */
+static gboolean check_whole_ticks(const char *key, gint64 ms, gint64 tick_ms, GError **error)
+{
+    if (ms % tick_ms == 0)
+        return TRUE;
+    g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                "[daemon] %s = %" G_GINT64_FORMAT " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
+                key, ms, tick_ms);
+    return FALSE;
+}
+
 /* What [daemon]'s and [capture]'s types cannot say: the windows are whole
  * ticks, and a window's statistics come from the history, which must reach
  * back to the first cycle a trigger forwards. */
@@ -42,20 +53,9 @@ static gboolean check_windows(const struct vigild_settings *s, GError **error)
     gint64 tick_ms = s->daemon.tick_ms, rollup_ms = s->daemon.rollup_ms;
     gint64 cycle_ms = s->daemon.cycle_ms, history_s = s->daemon.history_s;
     gint64 pre = s->capture.pre_cycles;
-    if (rollup_ms % tick_ms != 0) {
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[daemon] rollup_ms = %" G_GINT64_FORMAT
-                    " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
-                    rollup_ms, tick_ms);
+    if (!check_whole_ticks("rollup_ms", rollup_ms, tick_ms, error) ||
+        !check_whole_ticks("cycle_ms", cycle_ms, tick_ms, error))
         return FALSE;
-    }
-    if (cycle_ms % tick_ms != 0) {
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[daemon] cycle_ms = %" G_GINT64_FORMAT
-                    " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
-                    cycle_ms, tick_ms);
-        return FALSE;
-    }
     if (history_s * 1000 < (pre + 2) * cycle_ms) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
                     "[daemon] history_s = %" G_GINT64_FORMAT
