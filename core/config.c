@@ -186,31 +186,24 @@ static gboolean parse_bool(const char *text, gboolean *out)
     return FALSE;
 }
 
-/* strtoll and strtod skip leading blanks; a value that starts with one was
- * written with an escape on purpose and is not a number. */
-static gboolean parse_int(const char *text, const struct key *key, gint64 *out)
+/* An INT or a DOUBLE within the key's range. strtoll and strtod skip
+ * leading blanks; a value that starts with one was written with an escape
+ * on purpose and is not a number. */
+static gboolean parse_number(const char *text, const struct key *key, struct value *out)
 {
     if (text[0] == '\0' || g_ascii_isspace(text[0]))
         return FALSE;
+    gboolean whole = key->type == VIGIL_CONFIG_INT;
     char *end;
     errno = 0;
-    gint64 v = g_ascii_strtoll(text, &end, 10);
-    if (*end != '\0' || errno == ERANGE || (double)v < key->min || (double)v > key->max)
-        return FALSE;
-    *out = v;
-    return TRUE;
-}
-
-static gboolean parse_double(const char *text, const struct key *key, double *out)
-{
-    if (text[0] == '\0' || g_ascii_isspace(text[0]))
-        return FALSE;
-    char *end;
-    errno = 0;
-    double v = g_ascii_strtod(text, &end);
+    gint64 i = whole ? g_ascii_strtoll(text, &end, 10) : 0;
+    double v = whole ? (double)i : g_ascii_strtod(text, &end);
     if (*end != '\0' || errno == ERANGE || !isfinite(v) || v < key->min || v > key->max)
         return FALSE;
-    *out = v;
+    if (whole)
+        out->i = i;
+    else
+        out->d = v;
     return TRUE;
 }
 
@@ -247,9 +240,8 @@ static gboolean parse_text(const struct key *key, const char *text, struct value
     case VIGIL_CONFIG_BOOL:
         return parse_bool(text, &out->b);
     case VIGIL_CONFIG_INT:
-        return parse_int(text, key, &out->i);
     case VIGIL_CONFIG_DOUBLE:
-        return parse_double(text, key, &out->d);
+        return parse_number(text, key, out);
     case VIGIL_CONFIG_ENUM:
         return parse_choice(text, key, &out->s);
     case VIGIL_CONFIG_STRING:

@@ -40,7 +40,8 @@ static gboolean check_whole_ticks(const char *key, gint64 ms, gint64 tick_ms, GE
     if (ms % tick_ms == 0)
         return TRUE;
     g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                "[daemon] %s = %" G_GINT64_FORMAT " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
+                "[daemon] %s = %" G_GINT64_FORMAT
+                " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
                 key, ms, tick_ms);
     return FALSE;
 }

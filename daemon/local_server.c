@@ -521,8 +521,7 @@ static gboolean in_turn(struct connection *c, gboolean allowed, int fd, const ch
 
 /* A message of fixed size, read from the server's buffer into `out`;
  * refused when malformed: FALSE, the connection gone. */
-static gboolean decoded(struct connection *c, enum vigil_local_type type, ssize_t length,
-                        void *out)
+static gboolean decoded(struct connection *c, enum vigil_local_type type, ssize_t length, void *out)
 {
     struct vigil_error err = {{0}};
     if (vigil_local_decode_fixed(type, c->server->buffer, (size_t)length, out, &err))
@@ -616,7 +615,8 @@ static gboolean handle_one(struct connection *c)
         handle_spool(c, &fixed.spool);
         return FALSE;
     case VIGIL_LOCAL_STATUS_REQUEST:
-        if (!in_turn(c, c->role != ROLE_PROCESS, fd, "a status request from a registered process") ||
+        if (!in_turn(c, c->role != ROLE_PROCESS, fd,
+                     "a status request from a registered process") ||
             !decoded(c, type, length, &fixed.status))
             return FALSE;
         char *over = vigild_client_limits_check_status(&s->limits, c->uid);
