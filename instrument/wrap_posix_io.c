@@ -63,45 +63,25 @@ PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
     return ret;
 }
 
-PRELOAD_HOT_CODE ssize_t pread(int fd, void *buf, size_t count, off_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pread)(fd, buf, count, offset);
-    ssize_t ret = REAL(pread)(fd, buf, count, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, count, offset);
-    return ret;
-}
+PRELOAD_HOT_CODE
+PRELOAD_WRAP(ssize_t, pread, (int fd, void *buf, size_t count, off_t offset),
+             (fd, buf, count, offset),
+             preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, count, offset))
 
-PRELOAD_HOT_CODE ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pread64)(fd, buf, count, offset);
-    ssize_t ret = REAL(pread64)(fd, buf, count, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, count, offset);
-    return ret;
-}
+PRELOAD_HOT_CODE
+PRELOAD_WRAP(ssize_t, pread64, (int fd, void *buf, size_t count, off64_t offset),
+             (fd, buf, count, offset),
+             preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, count, offset))
 
-PRELOAD_HOT_CODE ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pwrite)(fd, buf, count, offset);
-    ssize_t ret = REAL(pwrite)(fd, buf, count, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PWRITE, fd, ret, count, offset);
-    return ret;
-}
+PRELOAD_HOT_CODE
+PRELOAD_WRAP(ssize_t, pwrite, (int fd, const void *buf, size_t count, off_t offset),
+             (fd, buf, count, offset),
+             preload_end_data(&call, VIGIL_OP_POSIX_PWRITE, fd, ret, count, offset))
 
-PRELOAD_HOT_CODE ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pwrite64)(fd, buf, count, offset);
-    ssize_t ret = REAL(pwrite64)(fd, buf, count, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PWRITE, fd, ret, count, offset);
-    return ret;
-}
+PRELOAD_HOT_CODE
+PRELOAD_WRAP(ssize_t, pwrite64, (int fd, const void *buf, size_t count, off64_t offset),
+             (fd, buf, count, offset),
+             preload_end_data(&call, VIGIL_OP_POSIX_PWRITE, fd, ret, count, offset))
 
 PRELOAD_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
              preload_end_data(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
