@@ -411,45 +411,41 @@ META_CALL(set_atomicity, (MPI_File fh, int flag), (fh, flag), VIGIL_OP_MPIIO_SET
 
 /* ---- blocking data calls ------------------------------------------------------------- */
 
+/* A data call: `int MPI_File_NAME params`, passing `args` on; `offset_` is
+ * where it starts in bytes (read before the call), `at` below, and `end`
+ * records it. */
+#define DATA_CALL(name, params, args, offset_, end)                                                \
+    int MPI_File_##name params                                                                     \
+    {                                                                                              \
+        struct preload_call call;                                                                  \
+        if (!mpiio_begin(&call))                                                                   \
+            return REAL(PMPI_File_##name) args;                                                    \
+        int64_t at = offset_;                                                                      \
+        int ret = REAL(PMPI_File_##name) args;                                                     \
+        end;                                                                                       \
+        return ret;                                                                                \
+    }
+
+/* Its parameters at an explicit offset, and at a file pointer. */
+#define AT_OFFSET_PARAMS(const_, last)                                                             \
+    (MPI_File fh, MPI_Offset offset, const_ void *buf, int count, MPI_Datatype type, last)
+#define AT_POINTER_PARAMS(const_, last)                                                            \
+    (MPI_File fh, const_ void *buf, int count, MPI_Datatype type, last)
+
 /* One wrapper for a data call at an explicit offset, one for a call at the
  * individual file pointer, one for a call at the shared pointer. */
 #define AT_OFFSET(name, op, const_, flags)                                                         \
-    int MPI_File_##name(MPI_File fh, MPI_Offset offset, const_ void *buf, int count,               \
-                        MPI_Datatype type, MPI_Status *status)                                     \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, offset, buf, count, type, status);                   \
-        int64_t at = byte_offset_at(fh, offset);                                                   \
-        int ret = REAL(PMPI_File_##name)(fh, offset, buf, count, type, status);                    \
-        end_data(&call, op, fh, count, type, at, ret, flags, status);                              \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_OFFSET_PARAMS(const_, MPI_Status *status),                                  \
+              (fh, offset, buf, count, type, status), byte_offset_at(fh, offset),                  \
+              end_data(&call, op, fh, count, type, at, ret, flags, status))
 
 #define AT_POINTER(name, op, const_, flags)                                                        \
-    int MPI_File_##name(MPI_File fh, const_ void *buf, int count, MPI_Datatype type,               \
-                        MPI_Status *status)                                                        \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, buf, count, type, status);                           \
-        int64_t at = byte_offset_here(fh);                                                         \
-        int ret = REAL(PMPI_File_##name)(fh, buf, count, type, status);                            \
-        end_data(&call, op, fh, count, type, at, ret, flags, status);                              \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_POINTER_PARAMS(const_, MPI_Status *status), (fh, buf, count, type, status), \
+              byte_offset_here(fh), end_data(&call, op, fh, count, type, at, ret, flags, status))
 
 #define AT_SHARED(name, op, const_, flags)                                                         \
-    int MPI_File_##name(MPI_File fh, const_ void *buf, int count, MPI_Datatype type,               \
-                        MPI_Status *status)                                                        \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, buf, count, type, status);                           \
-        int ret = REAL(PMPI_File_##name)(fh, buf, count, type, status);                            \
-        end_data(&call, op, fh, count, type, VIGIL_OFFSET_UNKNOWN, ret, flags, status);            \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_POINTER_PARAMS(const_, MPI_Status *status), (fh, buf, count, type, status), \
+              VIGIL_OFFSET_UNKNOWN, end_data(&call, op, fh, count, type, at, ret, flags, status))
 
 #define NO_CONST
 AT_OFFSET(read_at, VIGIL_OP_MPIIO_READ_AT, NO_CONST, 0)
@@ -579,30 +575,14 @@ static void pending_complete(MPI_Request request)
 }
 
 #define NONBLOCKING_AT(name, op, const_, flags)                                                    \
-    int MPI_File_##name(MPI_File fh, MPI_Offset offset, const_ void *buf, int count,               \
-                        MPI_Datatype type, MPI_Request *request)                                   \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, offset, buf, count, type, request);                  \
-        int64_t at = byte_offset_at(fh, offset);                                                   \
-        int ret = REAL(PMPI_File_##name)(fh, offset, buf, count, type, request);                   \
-        nonblocking_issued(&call, op, fh, count, type, at, ret, flags, *request);                  \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_OFFSET_PARAMS(const_, MPI_Request *request),                                \
+              (fh, offset, buf, count, type, request), byte_offset_at(fh, offset),                 \
+              nonblocking_issued(&call, op, fh, count, type, at, ret, flags, *request))
 
 #define NONBLOCKING(name, op, const_, flags)                                                       \
-    int MPI_File_##name(MPI_File fh, const_ void *buf, int count, MPI_Datatype type,               \
-                        MPI_Request *request)                                                      \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, buf, count, type, request);                          \
-        int64_t at = byte_offset_here(fh);                                                         \
-        int ret = REAL(PMPI_File_##name)(fh, buf, count, type, request);                           \
-        nonblocking_issued(&call, op, fh, count, type, at, ret, flags, *request);                  \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_POINTER_PARAMS(const_, MPI_Request *request),                               \
+              (fh, buf, count, type, request), byte_offset_here(fh),                               \
+              nonblocking_issued(&call, op, fh, count, type, at, ret, flags, *request))
 
 /* A call that failed at once is recorded at once; one that started is
  * recorded when it completes. */
