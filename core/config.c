@@ -252,6 +252,18 @@ static gboolean parse_text(const struct key *key, const char *text, struct value
     }
 }
 
+/* A value `key` cannot take, `text` as written (NULL: empty): the error
+ * says what it expected, `out` is cleared. */
+static void bad_value(const struct key *key, const char *text, struct value *out, GError **error)
+{
+    char *expected = describe_expected(key), *got = quote(text != NULL ? text : "");
+    g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE, "expected %s, got %s",
+                expected, got);
+    g_free(expected);
+    g_free(got);
+    value_clear(out);
+}
+
 /* Reads `group`/`name` of `file` as a value of `key`. The error message is
  * the part after "[section] key: ". */
 static gboolean parse_value(const struct key *key, GKeyFile *file, const char *group,
@@ -262,15 +274,9 @@ static gboolean parse_value(const struct key *key, GKeyFile *file, const char *g
     if (key->type == VIGIL_CONFIG_LIST) {
         out->list = g_key_file_get_string_list(file, group, name, NULL, &glib_error);
         if (out->list != NULL && !list_is_chosen(key, out->list)) {
-            char *expected = describe_expected(key);
             char *text = g_key_file_get_value(file, group, name, NULL);
-            char *got = quote(text != NULL ? text : "");
-            g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                        "expected %s, got %s", expected, got);
-            g_free(expected);
-            g_free(got);
+            bad_value(key, text, out, error);
             g_free(text);
-            value_clear(out);
             return FALSE;
         }
     } else {
@@ -280,13 +286,8 @@ static gboolean parse_value(const struct key *key, GKeyFile *file, const char *g
         if (text != NULL && key->type != VIGIL_CONFIG_STRING)
             g_strchomp(text);
         if (text != NULL && !parse_text(key, text, out)) {
-            char *expected = describe_expected(key), *got = quote(text);
-            g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                        "expected %s, got %s", expected, got);
-            g_free(expected);
-            g_free(got);
+            bad_value(key, text, out, error);
             g_free(text);
-            value_clear(out);
             return FALSE;
         }
         g_free(text);
