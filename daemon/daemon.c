@@ -199,7 +199,7 @@ static void on_process_start(void *user, const struct vigild_process *p)
     vigild_sampler_track(&d->sampler, p->id, p->pid);
     vigild_reasoning_add_process(&d->reasoning, p->id);
     vigild_capture_add_process(&d->capture, p->id, p->pid, p->program, p->mpi_rank);
-    vigild_metrics_process_started(d, p);
+    vigild_metrics_process_started(d->metrics, p);
     if (d->outbox != NULL)
         vigild_outbox_process_started(d->outbox, p);
     if (d->state_dir != NULL && p->ring != NULL) {
@@ -225,7 +225,7 @@ static void on_process_end(void *user, const struct vigild_process *p)
     vigild_sampler_untrack(&d->sampler, p->id);
     vigild_reasoning_end_process(&d->reasoning, p->id);
     vigild_capture_end_process(&d->capture, p->id);
-    vigild_metrics_process_ended(d, p);
+    vigild_metrics_process_ended(d->metrics, p);
     if (d->outbox != NULL)
         vigild_outbox_process_ended(d->outbox, p);
     /* Its ring is closed: nothing is left for a restarted vigild to take. */
@@ -592,7 +592,10 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     /* The uplink's thread after the signals are blocked: it would take
      * SIGTERM's default action otherwise. */
     if (d->server == NULL || !start_ticker(d, error) || !vigild_listen_signals(d, error) ||
-        !start_uplink(d, error) || !vigild_metrics_start(d, error) || !open_state_dir(d, error))
+        !start_uplink(d, error) ||
+        !vigild_metrics_start(d->config, &d->statmux, &d->processes, vigild_metrics_fill, d,
+                              &d->metrics, error) ||
+        !open_state_dir(d, error))
         return FALSE;
     d->jobs = vigild_jobs_new(d->outbox != NULL);
     if (d->state_dir != NULL)
@@ -673,7 +676,7 @@ void vigild_reload(struct vigild *d)
     g_free(settings.daemon.socket);
     settings.daemon.socket = g_strdup(d->settings.daemon.socket);
     check_uplink_unchanged(d, config);
-    vigild_metrics_reload(d, config);
+    vigild_metrics_reload(d->metrics, d->config, config);
     vigil_config *old = d->config;
     d->config = config;
     gboolean tick_changed = settings.tick_ns != d->settings.tick_ns;
@@ -711,7 +714,7 @@ void vigild_stop(struct vigild *d)
     vigild_ticker_stop(&d->ticker);
     vigild_server_free(d->server);
     d->server = NULL;
-    vigild_metrics_stop(d);
+    g_clear_pointer(&d->metrics, vigild_metrics_stop);
     if (d->processes.by_id != NULL) {
         g_message("stopping: last drain of %u processes", vigild_processes_running(&d->processes));
         vigild_processes_drain_all(&d->processes);
