@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from bench_support import FAILURES, Failed, ensure_running, free_port, log_tail, stop
+from bench_support import FAILURES, Failed, ensure_running, free_port, log_tail, stop, write_config
 from daemon_compare import (PROVIDERS, collectd_conf_head, collectd_version, cpu_ns, cpu_source,
                             find_collectd)
 
@@ -81,18 +81,18 @@ def write_prometheus_missing():
 
 
 def write_configs(directory, vigild_port, collectd_port):
-    vigild_conf = os.path.join(directory, "vigild.conf")
-    with open(vigild_conf, "w") as conf:
-        conf.write(f"[daemon]\nsocket = {os.path.join(directory, 'vigild.sock')}\n"
-                   f"tick_ms = {int(TICK_S * 1000)}\nproviders = {';'.join(PROVIDERS)}\n"
-                   f"[metrics]\nlisten = 127.0.0.1:{vigild_port}\n")
-    collectd_conf = os.path.join(directory, "collectd.conf")
-    with open(collectd_conf, "w") as conf:
-        conf.write(collectd_conf_head(directory, TICK_S)
-                   + "LoadPlugin cpu\nLoadPlugin memory\nLoadPlugin disk\n"
-                   "LoadPlugin interface\nLoadPlugin load\nLoadPlugin write_prometheus\n"
-                   f'<Plugin write_prometheus>\n  Host "127.0.0.1"\n  Port "{collectd_port}"\n'
-                   "</Plugin>\n")
+    vigild_conf = write_config(
+        directory, "vigild.conf",
+        f"[daemon]\nsocket = {os.path.join(directory, 'vigild.sock')}\n"
+        f"tick_ms = {int(TICK_S * 1000)}\nproviders = {';'.join(PROVIDERS)}\n"
+        f"[metrics]\nlisten = 127.0.0.1:{vigild_port}\n")
+    collectd_conf = write_config(
+        directory, "collectd.conf",
+        collectd_conf_head(directory, TICK_S)
+        + "LoadPlugin cpu\nLoadPlugin memory\nLoadPlugin disk\n"
+        "LoadPlugin interface\nLoadPlugin load\nLoadPlugin write_prometheus\n"
+        f'<Plugin write_prometheus>\n  Host "127.0.0.1"\n  Port "{collectd_port}"\n'
+        "</Plugin>\n")
     return vigild_conf, collectd_conf
 
 
