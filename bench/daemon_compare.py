@@ -240,6 +240,14 @@ def collectd_conf_head(directory, tick_s):
             f"Interval {tick_s}\n")
 
 
+def check_collectd_config(collectd, conf):
+    """collectd -t: Failed when it rejects `conf`. (metrics_compare.py's
+    too.)"""
+    test = subprocess.run([collectd, "-t", "-C", conf], capture_output=True, text=True)
+    if test.returncode != 0:
+        raise Failed(f"collectd -t rejects the configuration:\n{test.stdout}{test.stderr}")
+
+
 def write_configs(directory):
     socket = os.path.join(directory, "vigild.sock")
     # The default providers, reasoners and capture: only where its files go
@@ -295,10 +303,7 @@ def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directo
     logs = {name: os.path.join(directory, name + ".log")
             for name in ("vigild", "floor", "collectd", "wake", "vigild-bare")}
     if collectd:
-        test = subprocess.run([collectd, "-t", "-C", collectd_conf], capture_output=True,
-                              text=True)
-        if test.returncode != 0:
-            raise Failed(f"collectd -t rejects the configuration:\n{test.stdout}{test.stderr}")
+        check_collectd_config(collectd, collectd_conf)
 
     env = dict(os.environ, VIGIL_PLUGIN_DIR=plugin_dir)
     env.pop("VIGIL_SOCKET", None)

@@ -35,8 +35,8 @@ import tempfile
 import time
 
 from bench_support import FAILURES, Failed, ensure_running, free_port, log_tail, stop, write_config
-from daemon_compare import (PROVIDERS, collectd_conf_head, collectd_version, cpu_ns, cpu_source,
-                            find_collectd)
+from daemon_compare import (PROVIDERS, check_collectd_config, collectd_conf_head, collectd_version,
+                            cpu_ns, cpu_source, find_collectd)
 
 TICK_S = 0.1
 WARM_UP_S = 2.0
@@ -214,10 +214,7 @@ def measure(vigild, plugin_dir, scrapes, collectd, directory):
     ports = {"vigild": free_port(), "collectd": free_port()}
     vigild_conf, collectd_conf = write_configs(directory, ports["vigild"], ports["collectd"])
     if collectd:
-        test = subprocess.run([collectd, "-t", "-C", collectd_conf], capture_output=True,
-                              text=True)
-        if test.returncode != 0:
-            raise Failed(f"collectd -t rejects the configuration:\n{test.stdout}{test.stderr}")
+        check_collectd_config(collectd, collectd_conf)
     env = dict(os.environ, VIGIL_PLUGIN_DIR=plugin_dir)
     env.pop("VIGIL_SOCKET", None)
     env.pop("LD_PRELOAD", None)
