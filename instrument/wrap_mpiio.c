@@ -363,18 +363,24 @@ int MPI_File_delete(const char *filename, MPI_Info info)
     return ret;
 }
 
-/* A call that moves no data on an open file: the wrapper shape of
- * preload.h, ended by end_meta. */
-#define META_CALL(name, params, args, op, flags)                                                   \
+/* A call on an open file: `int MPI_File_NAME params`, passing `args` on,
+ * the wrapper shape of preload.h with `before` run before the real call
+ * and `end` after it, which reads its `ret`. */
+#define MPIIO_CALL(name, params, args, before, end)                                                \
     int MPI_File_##name params                                                                     \
     {                                                                                              \
         struct preload_call call;                                                                  \
         if (!mpiio_begin(&call))                                                                   \
             return REAL(PMPI_File_##name) args;                                                    \
+        before;                                                                                    \
         int ret = REAL(PMPI_File_##name) args;                                                     \
-        end_meta(&call, op, fh, ret, flags);                                                       \
+        end;                                                                                       \
         return ret;                                                                                \
     }
+
+/* A call that moves no data, ended by end_meta. */
+#define META_CALL(name, params, args, op, flags)                                                   \
+    MPIIO_CALL(name, params, args, (void)0, end_meta(&call, op, fh, ret, flags))
 
 META_CALL(set_size, (MPI_File fh, MPI_Offset size), (fh, size), VIGIL_OP_MPIIO_SET_SIZE, COLLECTIVE)
 
@@ -411,20 +417,10 @@ META_CALL(set_atomicity, (MPI_File fh, int flag), (fh, flag), VIGIL_OP_MPIIO_SET
 
 /* ---- blocking data calls ------------------------------------------------------------- */
 
-/* A data call: `int MPI_File_NAME params`, passing `args` on; `offset_` is
- * where it starts in bytes (read before the call), `at` below, and `end`
- * records it. */
+/* A data call: `offset_` is where it starts in bytes, read before the
+ * call into `at`, which `end` records. */
 #define DATA_CALL(name, params, args, offset_, end)                                                \
-    int MPI_File_##name params                                                                     \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name) args;                                                    \
-        int64_t at = offset_;                                                                      \
-        int ret = REAL(PMPI_File_##name) args;                                                     \
-        end;                                                                                       \
-        return ret;                                                                                \
-    }
+    MPIIO_CALL(name, params, args, int64_t at = (offset_), end)
 
 /* Its parameters at an explicit offset, and at a file pointer. */
 #define AT_OFFSET_PARAMS(const_, last)                                                             \
@@ -695,58 +691,40 @@ static void complete_some(struct request_copy *c, bool completed, int outcount, 
     release_copy(c);
 }
 
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
-{
-    struct request_copy c;
-    copy_requests(&c, count, requests);
-    int ret = REAL(PMPI_Waitall)(count, requests, statuses);
-    complete_all(&c, ret == MPI_SUCCESS);
-    return ret;
-}
+/* A wait or test of many requests: `int MPI_NAME params`, the requests
+ * copied before the real call (with `args`), `...` (complete_*) after it,
+ * which reads its `ret`. */
+#define COMPLETION(name, params, count, args, ...)                                                 \
+    int MPI_##name params                                                                          \
+    {                                                                                              \
+        struct request_copy c;                                                                     \
+        copy_requests(&c, count, requests);                                                        \
+        int ret = REAL(PMPI_##name) args;                                                          \
+        __VA_ARGS__;                                                                               \
+        return ret;                                                                                \
+    }
 
-int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
-{
-    struct request_copy c;
-    copy_requests(&c, count, requests);
-    int ret = REAL(PMPI_Testall)(count, requests, flag, statuses);
-    complete_all(&c, ret == MPI_SUCCESS && *flag);
-    return ret;
-}
+COMPLETION(Waitall, (int count, MPI_Request requests[], MPI_Status statuses[]), count,
+           (count, requests, statuses), complete_all(&c, ret == MPI_SUCCESS))
 
-int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
-{
-    struct request_copy c;
-    copy_requests(&c, count, requests);
-    int ret = REAL(PMPI_Waitany)(count, requests, index, status);
-    complete_one(&c, ret == MPI_SUCCESS, *index);
-    return ret;
-}
+COMPLETION(Testall, (int count, MPI_Request requests[], int *flag, MPI_Status statuses[]), count,
+           (count, requests, flag, statuses), complete_all(&c, ret == MPI_SUCCESS && *flag))
 
-int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
-{
-    struct request_copy c;
-    copy_requests(&c, count, requests);
-    int ret = REAL(PMPI_Testany)(count, requests, index, flag, status);
-    complete_one(&c, ret == MPI_SUCCESS && *flag, *index);
-    return ret;
-}
+COMPLETION(Waitany, (int count, MPI_Request requests[], int *index, MPI_Status *status), count,
+           (count, requests, index, status), complete_one(&c, ret == MPI_SUCCESS, *index))
 
-int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
-{
-    struct request_copy c;
-    copy_requests(&c, incount, requests);
-    int ret = REAL(PMPI_Waitsome)(incount, requests, outcount, indices, statuses);
-    complete_some(&c, ret == MPI_SUCCESS, *outcount, indices);
-    return ret;
-}
+COMPLETION(Testany, (int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status),
+           count, (count, requests, index, flag, status),
+           complete_one(&c, ret == MPI_SUCCESS && *flag, *index))
 
-int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
-{
-    struct request_copy c;
-    copy_requests(&c, incount, requests);
-    int ret = REAL(PMPI_Testsome)(incount, requests, outcount, indices, statuses);
-    complete_some(&c, ret == MPI_SUCCESS, *outcount, indices);
-    return ret;
-}
+COMPLETION(Waitsome,
+           (int incount, MPI_Request requests[], int *outcount, int indices[],
+            MPI_Status statuses[]),
+           incount, (incount, requests, outcount, indices, statuses),
+           complete_some(&c, ret == MPI_SUCCESS, *outcount, indices))
+
+COMPLETION(Testsome,
+           (int incount, MPI_Request requests[], int *outcount, int indices[],
+            MPI_Status statuses[]),
+           incount, (incount, requests, outcount, indices, statuses),
+           complete_some(&c, ret == MPI_SUCCESS, *outcount, indices))
