@@ -66,6 +66,14 @@ def stop(name, process, log, timeout_s=10):
                      + log_tail(log))
 
 
+def write_config(directory, name, text):
+    """Writes `text` to the file `name` in `directory`; its path."""
+    path = os.path.join(directory, name)
+    with open(path, "w") as conf:
+        conf.write(text)
+    return path
+
+
 def free_port():
     """A loopback port the kernel has just handed out (and taken back)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 
-from bench_support import FAILURES, Failed, ensure_running, log_tail, stop
+from bench_support import FAILURES, Failed, ensure_running, log_tail, stop, write_config
 
 TICK_S = 0.1
 WARM_UP_S = 3.0
@@ -240,28 +240,36 @@ def collectd_conf_head(directory, tick_s):
             f"Interval {tick_s}\n")
 
 
+def check_collectd_config(collectd, conf):
+    """collectd -t: Failed when it rejects `conf`. (metrics_compare.py's
+    too.)"""
+    test = subprocess.run([collectd, "-t", "-C", conf], capture_output=True, text=True)
+    if test.returncode != 0:
+        raise Failed(f"collectd -t rejects the configuration:\n{test.stdout}{test.stderr}")
+
+
 def write_configs(directory):
     socket = os.path.join(directory, "vigild.sock")
-    vigild_conf = os.path.join(directory, "vigild.conf")
-    with open(vigild_conf, "w") as conf:
-        # The default providers, reasoners and capture: only where its
-        # files go is changed, so that the run leaves nothing behind.
-        conf.write(f"[daemon]\nsocket = {socket}\ntick_ms = {int(TICK_S * 1000)}\n"
-                   f"[capture]\nsink = {os.path.join(directory, 'capture.jsonl')}\n")
-    with open(os.path.join(directory, "vigild-bare.conf"), "w") as conf:
-        # The same daemon with no provider: its main loop and the tick's
-        # parts (reasoners, capture) with nothing to read or publish.
-        conf.write(f"[daemon]\nsocket = {os.path.join(directory, 'bare.sock')}\n"
-                   f"tick_ms = {int(TICK_S * 1000)}\nproviders =\n"
-                   f"[capture]\nsink = {os.path.join(directory, 'bare.jsonl')}\n")
-    collectd_conf = os.path.join(directory, "collectd.conf")
-    with open(collectd_conf, "w") as conf:
-        # The post-cache chain's default target stops every value, so that
-        # collectd, which has no write plugin, does not log a complaint
-        # for each one (which would count against it).
-        conf.write(collectd_conf_head(directory, TICK_S)
-                   + "".join(f"LoadPlugin {p}\n" for p in collectd_plugins())
-                   + 'PostCacheChain "ReadOnly"\n<Chain "ReadOnly">\n  Target "stop"\n</Chain>\n')
+    # The default providers, reasoners and capture: only where its files go
+    # is changed, so that the run leaves nothing behind.
+    vigild_conf = write_config(
+        directory, "vigild.conf",
+        f"[daemon]\nsocket = {socket}\ntick_ms = {int(TICK_S * 1000)}\n"
+        f"[capture]\nsink = {os.path.join(directory, 'capture.jsonl')}\n")
+    # The same daemon with no provider: its main loop and the tick's parts
+    # (reasoners, capture) with nothing to read or publish.
+    write_config(directory, "vigild-bare.conf",
+                 f"[daemon]\nsocket = {os.path.join(directory, 'bare.sock')}\n"
+                 f"tick_ms = {int(TICK_S * 1000)}\nproviders =\n"
+                 f"[capture]\nsink = {os.path.join(directory, 'bare.jsonl')}\n")
+    # The post-cache chain's default target stops every value, so that
+    # collectd, which has no write plugin, does not log a complaint for each
+    # one (which would count against it).
+    collectd_conf = write_config(
+        directory, "collectd.conf",
+        collectd_conf_head(directory, TICK_S)
+        + "".join(f"LoadPlugin {p}\n" for p in collectd_plugins())
+        + 'PostCacheChain "ReadOnly"\n<Chain "ReadOnly">\n  Target "stop"\n</Chain>\n')
     return socket, vigild_conf, collectd_conf
 
 
@@ -295,10 +303,7 @@ def measure(vigild, vigil, plugin_dir, floor, seconds, rounds, collectd, directo
     logs = {name: os.path.join(directory, name + ".log")
             for name in ("vigild", "floor", "collectd", "wake", "vigild-bare")}
     if collectd:
-        test = subprocess.run([collectd, "-t", "-C", collectd_conf], capture_output=True,
-                              text=True)
-        if test.returncode != 0:
-            raise Failed(f"collectd -t rejects the configuration:\n{test.stdout}{test.stderr}")
+        check_collectd_config(collectd, collectd_conf)
 
     env = dict(os.environ, VIGIL_PLUGIN_DIR=plugin_dir)
     env.pop("VIGIL_SOCKET", None)

@@ -34,9 +34,9 @@ import sys
 import tempfile
 import time
 
-from bench_support import FAILURES, Failed, ensure_running, free_port, log_tail, stop
-from daemon_compare import (PROVIDERS, collectd_conf_head, collectd_version, cpu_ns, cpu_source,
-                            find_collectd)
+from bench_support import FAILURES, Failed, ensure_running, free_port, log_tail, stop, write_config
+from daemon_compare import (PROVIDERS, check_collectd_config, collectd_conf_head, collectd_version,
+                            cpu_ns, cpu_source, find_collectd)
 
 TICK_S = 0.1
 WARM_UP_S = 2.0
@@ -81,18 +81,18 @@ def write_prometheus_missing():
 
 
 def write_configs(directory, vigild_port, collectd_port):
-    vigild_conf = os.path.join(directory, "vigild.conf")
-    with open(vigild_conf, "w") as conf:
-        conf.write(f"[daemon]\nsocket = {os.path.join(directory, 'vigild.sock')}\n"
-                   f"tick_ms = {int(TICK_S * 1000)}\nproviders = {';'.join(PROVIDERS)}\n"
-                   f"[metrics]\nlisten = 127.0.0.1:{vigild_port}\n")
-    collectd_conf = os.path.join(directory, "collectd.conf")
-    with open(collectd_conf, "w") as conf:
-        conf.write(collectd_conf_head(directory, TICK_S)
-                   + "LoadPlugin cpu\nLoadPlugin memory\nLoadPlugin disk\n"
-                   "LoadPlugin interface\nLoadPlugin load\nLoadPlugin write_prometheus\n"
-                   f'<Plugin write_prometheus>\n  Host "127.0.0.1"\n  Port "{collectd_port}"\n'
-                   "</Plugin>\n")
+    vigild_conf = write_config(
+        directory, "vigild.conf",
+        f"[daemon]\nsocket = {os.path.join(directory, 'vigild.sock')}\n"
+        f"tick_ms = {int(TICK_S * 1000)}\nproviders = {';'.join(PROVIDERS)}\n"
+        f"[metrics]\nlisten = 127.0.0.1:{vigild_port}\n")
+    collectd_conf = write_config(
+        directory, "collectd.conf",
+        collectd_conf_head(directory, TICK_S)
+        + "LoadPlugin cpu\nLoadPlugin memory\nLoadPlugin disk\n"
+        "LoadPlugin interface\nLoadPlugin load\nLoadPlugin write_prometheus\n"
+        f'<Plugin write_prometheus>\n  Host "127.0.0.1"\n  Port "{collectd_port}"\n'
+        "</Plugin>\n")
     return vigild_conf, collectd_conf
 
 
@@ -214,10 +214,7 @@ def measure(vigild, plugin_dir, scrapes, collectd, directory):
     ports = {"vigild": free_port(), "collectd": free_port()}
     vigild_conf, collectd_conf = write_configs(directory, ports["vigild"], ports["collectd"])
     if collectd:
-        test = subprocess.run([collectd, "-t", "-C", collectd_conf], capture_output=True,
-                              text=True)
-        if test.returncode != 0:
-            raise Failed(f"collectd -t rejects the configuration:\n{test.stdout}{test.stderr}")
+        check_collectd_config(collectd, collectd_conf)
     env = dict(os.environ, VIGIL_PLUGIN_DIR=plugin_dir)
     env.pop("VIGIL_SOCKET", None)
     env.pop("LD_PRELOAD", None)

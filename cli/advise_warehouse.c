@@ -87,12 +87,7 @@ static gboolean read_run(PGconn *db, struct run_facts *f, GError **error)
                               " (SELECT count(DISTINCT node_id) FROM processes p"
                               "   WHERE p.run_id = runs.run_id)"
                               "  FROM runs WHERE run_id = $1::bigint";
-    char *run_id = vigil_warehouse_find_run(db, f->given, error);
-    if (run_id == NULL)
-        return FALSE;
-    const char *const params[] = {run_id};
-    PGresult *result = vigil_warehouse_query(db, sql, 1, params, error);
-    g_free(run_id);
+    PGresult *result = vigil_warehouse_query_run(db, f->given, sql, error);
     if (result == NULL)
         return FALSE;
     if (PQntuples(result) == 0) {

@@ -20,12 +20,7 @@ static const char run_sql[] = "SELECT r.run_id, count(p.process_id),"
 
 gboolean export_find_run(PGconn *db, const char *run, struct export_run *out, GError **error)
 {
-    char *run_id = vigil_warehouse_find_run(db, run, error);
-    if (run_id == NULL)
-        return FALSE;
-    const char *const params[] = {run_id};
-    PGresult *result = vigil_warehouse_query(db, run_sql, 1, params, error);
-    g_free(run_id);
+    PGresult *result = vigil_warehouse_query_run(db, run, run_sql, error);
     if (result == NULL)
         return FALSE;
     /* The run was there a moment ago; runs are never deleted but by hand. */

@@ -186,31 +186,24 @@ static gboolean parse_bool(const char *text, gboolean *out)
     return FALSE;
 }
 
-/* strtoll and strtod skip leading blanks; a value that starts with one was
- * written with an escape on purpose and is not a number. */
-static gboolean parse_int(const char *text, const struct key *key, gint64 *out)
+/* An INT or a DOUBLE within the key's range. strtoll and strtod skip
+ * leading blanks; a value that starts with one was written with an escape
+ * on purpose and is not a number. */
+static gboolean parse_number(const char *text, const struct key *key, struct value *out)
 {
     if (text[0] == '\0' || g_ascii_isspace(text[0]))
         return FALSE;
+    gboolean whole = key->type == VIGIL_CONFIG_INT;
     char *end;
     errno = 0;
-    gint64 v = g_ascii_strtoll(text, &end, 10);
-    if (*end != '\0' || errno == ERANGE || (double)v < key->min || (double)v > key->max)
-        return FALSE;
-    *out = v;
-    return TRUE;
-}
-
-static gboolean parse_double(const char *text, const struct key *key, double *out)
-{
-    if (text[0] == '\0' || g_ascii_isspace(text[0]))
-        return FALSE;
-    char *end;
-    errno = 0;
-    double v = g_ascii_strtod(text, &end);
+    gint64 i = whole ? g_ascii_strtoll(text, &end, 10) : 0;
+    double v = whole ? (double)i : g_ascii_strtod(text, &end);
     if (*end != '\0' || errno == ERANGE || !isfinite(v) || v < key->min || v > key->max)
         return FALSE;
-    *out = v;
+    if (whole)
+        out->i = i;
+    else
+        out->d = v;
     return TRUE;
 }
 
@@ -247,9 +240,8 @@ static gboolean parse_text(const struct key *key, const char *text, struct value
     case VIGIL_CONFIG_BOOL:
         return parse_bool(text, &out->b);
     case VIGIL_CONFIG_INT:
-        return parse_int(text, key, &out->i);
     case VIGIL_CONFIG_DOUBLE:
-        return parse_double(text, key, &out->d);
+        return parse_number(text, key, out);
     case VIGIL_CONFIG_ENUM:
         return parse_choice(text, key, &out->s);
     case VIGIL_CONFIG_STRING:
@@ -258,6 +250,18 @@ static gboolean parse_text(const struct key *key, const char *text, struct value
         out->s = g_strdup(text);
         return TRUE;
     }
+}
+
+/* A value `key` cannot take, `text` as written (NULL: empty): the error
+ * says what it expected, `out` is cleared. */
+static void bad_value(const struct key *key, const char *text, struct value *out, GError **error)
+{
+    char *expected = describe_expected(key), *got = quote(text != NULL ? text : "");
+    g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE, "expected %s, got %s",
+                expected, got);
+    g_free(expected);
+    g_free(got);
+    value_clear(out);
 }
 
 /* Reads `group`/`name` of `file` as a value of `key`. The error message is
@@ -270,15 +274,9 @@ static gboolean parse_value(const struct key *key, GKeyFile *file, const char *g
     if (key->type == VIGIL_CONFIG_LIST) {
         out->list = g_key_file_get_string_list(file, group, name, NULL, &glib_error);
         if (out->list != NULL && !list_is_chosen(key, out->list)) {
-            char *expected = describe_expected(key);
             char *text = g_key_file_get_value(file, group, name, NULL);
-            char *got = quote(text != NULL ? text : "");
-            g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                        "expected %s, got %s", expected, got);
-            g_free(expected);
-            g_free(got);
+            bad_value(key, text, out, error);
             g_free(text);
-            value_clear(out);
             return FALSE;
         }
     } else {
@@ -288,13 +286,8 @@ static gboolean parse_value(const struct key *key, GKeyFile *file, const char *g
         if (text != NULL && key->type != VIGIL_CONFIG_STRING)
             g_strchomp(text);
         if (text != NULL && !parse_text(key, text, out)) {
-            char *expected = describe_expected(key), *got = quote(text);
-            g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                        "expected %s, got %s", expected, got);
-            g_free(expected);
-            g_free(got);
+            bad_value(key, text, out, error);
             g_free(text);
-            value_clear(out);
             return FALSE;
         }
         g_free(text);

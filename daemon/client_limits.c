@@ -231,10 +231,7 @@ static gboolean on_idle_timer(gpointer user_data)
  * the queue is in deadline order and one timer serves them all. */
 static void arm_idle_timer(struct vigild_client_limits *l)
 {
-    if (l->idle_timer != 0) {
-        g_source_remove(l->idle_timer);
-        l->idle_timer = 0;
-    }
+    g_clear_handle_id(&l->idle_timer, g_source_remove);
     struct idle_client *head = g_queue_peek_head(&l->idle);
     if (head == NULL)
         return;

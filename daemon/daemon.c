@@ -34,6 +34,18 @@
 #include "uplink.h"
 #include "verdicts.h"
 
+/* [daemon] `key` = `ms`, a window, is whole ticks. */
+static gboolean check_whole_ticks(const char *key, gint64 ms, gint64 tick_ms, GError **error)
+{
+    if (ms % tick_ms == 0)
+        return TRUE;
+    g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                "[daemon] %s = %" G_GINT64_FORMAT
+                " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
+                key, ms, tick_ms);
+    return FALSE;
+}
+
 /* What [daemon]'s and [capture]'s types cannot say: the windows are whole
  * ticks, and a window's statistics come from the history, which must reach
  * back to the first cycle a trigger forwards. */
@@ -42,20 +54,9 @@ static gboolean check_windows(const struct vigild_settings *s, GError **error)
     gint64 tick_ms = s->daemon.tick_ms, rollup_ms = s->daemon.rollup_ms;
     gint64 cycle_ms = s->daemon.cycle_ms, history_s = s->daemon.history_s;
     gint64 pre = s->capture.pre_cycles;
-    if (rollup_ms % tick_ms != 0) {
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[daemon] rollup_ms = %" G_GINT64_FORMAT
-                    " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
-                    rollup_ms, tick_ms);
+    if (!check_whole_ticks("rollup_ms", rollup_ms, tick_ms, error) ||
+        !check_whole_ticks("cycle_ms", cycle_ms, tick_ms, error))
         return FALSE;
-    }
-    if (cycle_ms % tick_ms != 0) {
-        g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[daemon] cycle_ms = %" G_GINT64_FORMAT
-                    " is not a multiple of tick_ms = %" G_GINT64_FORMAT,
-                    cycle_ms, tick_ms);
-        return FALSE;
-    }
     if (history_s * 1000 < (pre + 2) * cycle_ms) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
                     "[daemon] history_s = %" G_GINT64_FORMAT
@@ -198,7 +199,7 @@ static void on_process_start(void *user, const struct vigild_process *p)
     vigild_sampler_track(&d->sampler, p->id, p->pid);
     vigild_reasoning_add_process(&d->reasoning, p->id);
     vigild_capture_add_process(&d->capture, p->id, p->pid, p->program, p->mpi_rank);
-    vigild_metrics_process_started(d, p);
+    vigild_metrics_process_started(d->metrics, p);
     if (d->outbox != NULL)
         vigild_outbox_process_started(d->outbox, p);
     if (d->state_dir != NULL && p->ring != NULL) {
@@ -224,7 +225,7 @@ static void on_process_end(void *user, const struct vigild_process *p)
     vigild_sampler_untrack(&d->sampler, p->id);
     vigild_reasoning_end_process(&d->reasoning, p->id);
     vigild_capture_end_process(&d->capture, p->id);
-    vigild_metrics_process_ended(d, p);
+    vigild_metrics_process_ended(d->metrics, p);
     if (d->outbox != NULL)
         vigild_outbox_process_ended(d->outbox, p);
     /* Its ring is closed: nothing is left for a restarted vigild to take. */
@@ -591,7 +592,10 @@ gboolean vigild_start(struct vigild *d, const char *config_path, const char *soc
     /* The uplink's thread after the signals are blocked: it would take
      * SIGTERM's default action otherwise. */
     if (d->server == NULL || !start_ticker(d, error) || !vigild_listen_signals(d, error) ||
-        !start_uplink(d, error) || !vigild_metrics_start(d, error) || !open_state_dir(d, error))
+        !start_uplink(d, error) ||
+        !vigild_metrics_start(d->config, &d->statmux, &d->processes, vigild_metrics_fill, d,
+                              &d->metrics, error) ||
+        !open_state_dir(d, error))
         return FALSE;
     d->jobs = vigild_jobs_new(d->outbox != NULL);
     if (d->state_dir != NULL)
@@ -672,7 +676,7 @@ void vigild_reload(struct vigild *d)
     g_free(settings.daemon.socket);
     settings.daemon.socket = g_strdup(d->settings.daemon.socket);
     check_uplink_unchanged(d, config);
-    vigild_metrics_reload(d, config);
+    vigild_metrics_reload(d->metrics, d->config, config);
     vigil_config *old = d->config;
     d->config = config;
     gboolean tick_changed = settings.tick_ns != d->settings.tick_ns;
@@ -710,7 +714,7 @@ void vigild_stop(struct vigild *d)
     vigild_ticker_stop(&d->ticker);
     vigild_server_free(d->server);
     d->server = NULL;
-    vigild_metrics_stop(d);
+    g_clear_pointer(&d->metrics, vigild_metrics_stop);
     if (d->processes.by_id != NULL) {
         g_message("stopping: last drain of %u processes", vigild_processes_running(&d->processes));
         vigild_processes_drain_all(&d->processes);

@@ -507,6 +507,29 @@ static void handle_spool(struct connection *c, const struct vigil_local_spool *r
     connection_close(c);
 }
 
+/* A message the connection may send now; otherwise refused, its
+ * descriptor (if any) closed: FALSE, the connection gone. */
+static gboolean in_turn(struct connection *c, gboolean allowed, int fd, const char *why)
+{
+    if (allowed)
+        return TRUE;
+    if (fd >= 0)
+        close(fd);
+    reject(c, VIGILD_REFUSED_OUT_OF_TURN, why);
+    return FALSE;
+}
+
+/* A message of fixed size, read from the server's buffer into `out`;
+ * refused when malformed: FALSE, the connection gone. */
+static gboolean decoded(struct connection *c, enum vigil_local_type type, ssize_t length, void *out)
+{
+    struct vigil_error err = {{0}};
+    if (vigil_local_decode_fixed(type, c->server->buffer, (size_t)length, out, &err))
+        return TRUE;
+    reject(c, VIGILD_REFUSED_MALFORMED, err.message);
+    return FALSE;
+}
+
 /* Reads and handles one message. FALSE when there was none to read or the
  * connection is gone (and freed). */
 static gboolean handle_one(struct connection *c)
@@ -552,23 +575,14 @@ static gboolean handle_one(struct connection *c)
     } fixed;
     switch (type) {
     case VIGIL_LOCAL_REGISTER:
-        if (c->role != ROLE_NEW) {
-            if (fd >= 0)
-                close(fd);
-            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a second registration on one connection");
+        if (!in_turn(c, c->role == ROLE_NEW, fd, "a second registration on one connection"))
             return FALSE;
-        }
         handle_register(c, (size_t)length, fd);
         return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_RANK:
-        if (c->role != ROLE_PROCESS) {
-            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a rank before its registration");
+        if (!in_turn(c, c->role == ROLE_PROCESS, fd, "a rank before its registration") ||
+            !decoded(c, type, length, &fixed.rank))
             return FALSE;
-        }
-        if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.rank, &err)) {
-            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
-            return FALSE;
-        }
         struct vigild_process *p = vigild_processes_get(s->processes, c->process_id);
         if (p != NULL) {
             p->mpi_rank = fixed.rank.rank;
@@ -577,54 +591,34 @@ static gboolean handle_one(struct connection *c)
         }
         return TRUE;
     case VIGIL_LOCAL_SUMMARY_REQUEST:
-        if (c->role != ROLE_PROCESS) {
-            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a summary request before its registration");
+        if (!in_turn(c, c->role == ROLE_PROCESS, fd, "a summary request before its registration") ||
+            !decoded(c, type, length, NULL))
             return FALSE;
-        }
-        if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, NULL, &err)) {
-            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
-            return FALSE;
-        }
         handle_summary_request(c);
         return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_REPORT:
-        if (c->role != ROLE_PROCESS) {
-            if (fd >= 0)
-                close(fd);
-            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a report before its registration");
+        if (!in_turn(c, c->role == ROLE_PROCESS, fd, "a report before its registration"))
             return FALSE;
-        }
         handle_report(c, (size_t)length, fd);
         return g_hash_table_contains(s->connections, &key);
     case VIGIL_LOCAL_JOB:
-        if (c->role != ROLE_NEW) {
-            reject(c, VIGILD_REFUSED_OUT_OF_TURN,
-                   "a job notice on a connection that said something else before");
+        if (!in_turn(c, c->role == ROLE_NEW, fd,
+                     "a job notice on a connection that said something else before"))
             return FALSE;
-        }
         handle_job(c, (size_t)length);
         return FALSE;
     case VIGIL_LOCAL_SPOOL:
-        if (c->role != ROLE_NEW) {
-            reject(c, VIGILD_REFUSED_OUT_OF_TURN,
-                   "a spool request on a connection that said something else before");
+        if (!in_turn(c, c->role == ROLE_NEW, fd,
+                     "a spool request on a connection that said something else before") ||
+            !decoded(c, type, length, &fixed.spool))
             return FALSE;
-        }
-        if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.spool, &err)) {
-            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
-            return FALSE;
-        }
         handle_spool(c, &fixed.spool);
         return FALSE;
     case VIGIL_LOCAL_STATUS_REQUEST:
-        if (c->role == ROLE_PROCESS) {
-            reject(c, VIGILD_REFUSED_OUT_OF_TURN, "a status request from a registered process");
+        if (!in_turn(c, c->role != ROLE_PROCESS, fd,
+                     "a status request from a registered process") ||
+            !decoded(c, type, length, &fixed.status))
             return FALSE;
-        }
-        if (!vigil_local_decode_fixed(type, s->buffer, (size_t)length, &fixed.status, &err)) {
-            reject(c, VIGILD_REFUSED_MALFORMED, err.message);
-            return FALSE;
-        }
         char *over = vigild_client_limits_check_status(&s->limits, c->uid);
         if (over != NULL) { /* counted and logged by the limits; said back */
             vigil_local_send(c->fd, VIGIL_LOCAL_REFUSED, over, strlen(over), -1, &err);

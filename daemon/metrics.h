@@ -147,21 +147,32 @@ void vigild_metrics_http_free(struct vigild_metrics_http *h);
 
 /* ---- metrics_snapshot.c ------------------------------------------------ */
 
-struct vigild;
+struct vigild_metrics;
 struct vigild_process;
-/* The [metrics] endpoint when listen is set: started with vigild, its
- * address read at the start only (max_jobs follows reloads). Every call is
- * a no-op without an endpoint. */
-gboolean vigild_metrics_start(struct vigild *d, GError **error);
-void vigild_metrics_process_started(struct vigild *d, const struct vigild_process *p);
+struct vigild_processes;
+struct vigild_statmux;
+/* The [metrics] endpoint when `config`'s listen is set, into *out (NULL
+ * without one): its address read at the start only (max_jobs follows
+ * reloads). A scrape serves what `fill` (vigild_metrics_fill) makes with
+ * `user`; the jobs' figures follow `statmux`'s samples and start from the
+ * processes already running (taken back after a restart). FALSE with error
+ * set when it cannot listen. Every call below is a no-op without an
+ * endpoint (NULL). */
+gboolean vigild_metrics_start(const vigil_config *config, struct vigild_statmux *statmux,
+                              const struct vigild_processes *processes, vigild_metrics_fill_fn fill,
+                              void *user, struct vigild_metrics **out, GError **error);
+void vigild_metrics_process_started(struct vigild_metrics *m, const struct vigild_process *p);
 /* After the process's energy account was copied into it. */
-void vigild_metrics_process_ended(struct vigild *d, const struct vigild_process *p);
-/* Before d->config becomes `config`. */
-void vigild_metrics_reload(struct vigild *d, const vigil_config *config);
-void vigild_metrics_stop(struct vigild *d);
+void vigild_metrics_process_ended(struct vigild_metrics *m, const struct vigild_process *p);
+/* The configuration goes from `was` to `now`. */
+void vigild_metrics_reload(struct vigild_metrics *m, const vigil_config *was,
+                           const vigil_config *now);
+/* Stops the endpoint and frees `m`. */
+void vigild_metrics_stop(struct vigild_metrics *m);
 /* The endpoint's URL as bound, or NULL. */
-const char *vigild_metrics_url(const struct vigild *d);
-/* What vigild_metrics_start serves, for a bench or a test. */
+const char *vigild_metrics_url(const struct vigild_metrics *m);
+/* What the endpoint serves: `daemon` is the struct vigild its snapshot
+ * is taken of (snapshot.h); for vigild_metrics_start, a bench or a test. */
 void vigild_metrics_fill(void *daemon, struct vigild_metrics_snapshot *s);
 
 #endif

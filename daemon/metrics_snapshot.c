@@ -1,6 +1,6 @@
 /* vigild — /metrics in the daemon: a scrape's figures, made from the
  * daemon's snapshot (snapshot.h), and the endpoint's start, reload and
- * stop with the daemon, which alone take struct vigild. A scrape reads
+ * stop with the daemon, given only the parts of it they use. A scrape reads
  * what the last tick left (the node's newest samples, the last roll-up
  * window, the energy accounts), never a provider, so it costs a rendering
  * only. */
@@ -11,8 +11,8 @@
 #include "metrics.h"
 #include "vigil-build.h"
 #include "vigil/schema.h"
-#include "daemon.h"
 #include "energy_share.h"
+#include "vigild_settings.h"
 #include "processes.h"
 #include "rollup.h"
 #include "snapshot.h"
@@ -126,12 +126,15 @@ void vigild_metrics_fill(void *daemon, struct vigild_metrics_snapshot *s)
     }
 }
 
-gboolean vigild_metrics_start(struct vigild *d, GError **error)
+gboolean vigild_metrics_start(const vigil_config *config, struct vigild_statmux *statmux,
+                              const struct vigild_processes *processes, vigild_metrics_fill_fn fill,
+                              void *user, struct vigild_metrics **out, GError **error)
 {
     struct vigild_metrics_settings settings;
     char *host = NULL;
     guint16 port = 0;
-    if (!vigil_settings_load(d->config, &vigild_metrics_keys, &settings, error))
+    *out = NULL;
+    if (!vigil_settings_load(config, &vigild_metrics_keys, &settings, error))
         return FALSE;
     vigil_metrics_parse_listen(settings.listen, &host, &port, NULL); /* checked by the load */
     guint max_jobs = settings.max_jobs;
@@ -140,17 +143,17 @@ gboolean vigild_metrics_start(struct vigild *d, GError **error)
         return TRUE; /* listen is empty: no endpoint, nothing kept for it */
     struct vigild_metrics *m = g_new0(struct vigild_metrics, 1);
     vigild_metrics_jobs_init(&m->jobs, max_jobs);
-    m->http = vigild_metrics_http_new(host, port, vigild_metrics_fill, d, error);
+    m->http = vigild_metrics_http_new(host, port, fill, user, error);
     g_free(host);
     if (m->http == NULL) {
         vigild_metrics_jobs_clear(&m->jobs);
         g_free(m);
         return FALSE;
     }
-    d->metrics = m;
-    vigild_statmux_subscribe(&d->statmux, vigild_metrics_jobs_samples, &m->jobs);
+    *out = m;
+    vigild_statmux_subscribe(statmux, vigild_metrics_jobs_samples, &m->jobs);
     /* Processes that registered before: taken back after a restart. */
-    GPtrArray *running = vigild_processes_list(&d->processes);
+    GPtrArray *running = vigild_processes_list(processes);
     for (guint i = 0; i < running->len; i++) {
         const struct vigild_process *p = g_ptr_array_index(running, i);
         vigild_metrics_jobs_process_started(&m->jobs, p->id, p->job);
@@ -160,47 +163,46 @@ gboolean vigild_metrics_start(struct vigild *d, GError **error)
     return TRUE;
 }
 
-void vigild_metrics_process_started(struct vigild *d, const struct vigild_process *p)
+void vigild_metrics_process_started(struct vigild_metrics *m, const struct vigild_process *p)
 {
-    if (d->metrics != NULL)
-        vigild_metrics_jobs_process_started(&d->metrics->jobs, p->id, p->job);
+    if (m != NULL)
+        vigild_metrics_jobs_process_started(&m->jobs, p->id, p->job);
 }
 
-void vigild_metrics_process_ended(struct vigild *d, const struct vigild_process *p)
+void vigild_metrics_process_ended(struct vigild_metrics *m, const struct vigild_process *p)
 {
-    if (d->metrics != NULL)
-        vigild_metrics_jobs_process_ended(&d->metrics->jobs, p->id,
-                                          p->energy_shared ? p->energy_j : NAN, p->dropped);
+    if (m != NULL)
+        vigild_metrics_jobs_process_ended(&m->jobs, p->id, p->energy_shared ? p->energy_j : NAN,
+                                          p->dropped);
 }
 
-void vigild_metrics_reload(struct vigild *d, const vigil_config *config)
+void vigild_metrics_reload(struct vigild_metrics *m, const vigil_config *was,
+                           const vigil_config *now)
 {
     /* Both checked when they were loaded. */
-    struct vigild_metrics_settings now, was;
-    vigil_settings_load(config, &vigild_metrics_keys, &now, NULL);
-    vigil_settings_load(d->config, &vigild_metrics_keys, &was, NULL);
-    if (g_strcmp0(now.listen, was.listen) != 0)
+    struct vigild_metrics_settings settings_now, settings_was;
+    vigil_settings_load(now, &vigild_metrics_keys, &settings_now, NULL);
+    vigil_settings_load(was, &vigild_metrics_keys, &settings_was, NULL);
+    if (g_strcmp0(settings_now.listen, settings_was.listen) != 0)
         g_warning("reload: [metrics] listen changed to \"%s\"; it applies at the next start, the "
                   "endpoint stays %s",
-                  now.listen,
-                  d->metrics != NULL ? vigild_metrics_http_url(d->metrics->http) : "off");
-    if (d->metrics != NULL)
-        vigild_metrics_jobs_set_max(&d->metrics->jobs, now.max_jobs);
-    vigil_settings_clear(&vigild_metrics_keys, &now);
-    vigil_settings_clear(&vigild_metrics_keys, &was);
+                  settings_now.listen, m != NULL ? vigild_metrics_http_url(m->http) : "off");
+    if (m != NULL)
+        vigild_metrics_jobs_set_max(&m->jobs, settings_now.max_jobs);
+    vigil_settings_clear(&vigild_metrics_keys, &settings_now);
+    vigil_settings_clear(&vigild_metrics_keys, &settings_was);
 }
 
-void vigild_metrics_stop(struct vigild *d)
+void vigild_metrics_stop(struct vigild_metrics *m)
 {
-    if (d->metrics == NULL)
+    if (m == NULL)
         return;
-    vigild_metrics_http_free(d->metrics->http);
-    vigild_metrics_jobs_clear(&d->metrics->jobs);
-    g_free(d->metrics);
-    d->metrics = NULL;
+    vigild_metrics_http_free(m->http);
+    vigild_metrics_jobs_clear(&m->jobs);
+    g_free(m);
 }
 
-const char *vigild_metrics_url(const struct vigild *d)
+const char *vigild_metrics_url(const struct vigild_metrics *m)
 {
-    return d->metrics != NULL ? vigild_metrics_http_url(d->metrics->http) : NULL;
+    return m != NULL ? vigild_metrics_http_url(m->http) : NULL;
 }

@@ -603,9 +603,7 @@ void vigild_processes_drain_all(struct vigild_processes *ps)
 static void keep_ended(struct vigild_processes *ps, struct vigild_process *p)
 {
     g_hash_table_remove(ps->by_id, &p->id);
-    if (p->pidfd_watch != 0)
-        g_source_remove(p->pidfd_watch);
-    p->pidfd_watch = 0;
+    g_clear_handle_id(&p->pidfd_watch, g_source_remove);
     if (p->pidfd >= 0)
         close(p->pidfd);
     p->pidfd = -1;

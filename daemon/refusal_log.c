@@ -74,9 +74,7 @@ static gboolean on_timer(gpointer user_data);
 
 static void arm_timer(struct vigild_refusal_log *log, gint64 due_us, gint64 now_us)
 {
-    if (log->timer != 0)
-        g_source_remove(log->timer);
-    log->timer = 0;
+    g_clear_handle_id(&log->timer, g_source_remove);
     log->timer_due_us = due_us;
     if (due_us == 0)
         return;
@@ -162,9 +160,7 @@ void vigild_refusal_log_clear(struct vigild_refusal_log *log)
 {
     if (log->by_uid == NULL)
         return;
-    if (log->timer != 0)
-        g_source_remove(log->timer);
-    log->timer = 0;
+    g_clear_handle_id(&log->timer, g_source_remove);
     gint64 now_us = g_get_monotonic_time();
     GHashTableIter it;
     gpointer key, value;

@@ -58,9 +58,7 @@ void vigild_signals_take(struct vigild_signals *s)
 
 void vigild_signals_stop(struct vigild_signals *s)
 {
-    if (s->watch != 0)
-        g_source_remove(s->watch);
-    s->watch = 0;
+    g_clear_handle_id(&s->watch, g_source_remove);
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;

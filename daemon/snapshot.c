@@ -27,7 +27,7 @@ void vigild_snapshot_take(const struct vigild *d, struct vigild_snapshot *out)
     memset(out, 0, sizeof *out);
     out->config_path = d->config_path;
     out->socket_path = vigild_server_path(d->server);
-    out->metrics_url = vigild_metrics_url(d);
+    out->metrics_url = vigild_metrics_url(d->metrics);
     out->clients = vigild_server_clients(d->server);
     out->client_limits = vigild_server_limits(d->server);
     out->uptime_ns = vigil_clock_monotonic_ns() - d->started_ns;

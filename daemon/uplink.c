@@ -538,6 +538,37 @@ static gboolean take_inbox(struct vigild_uplink *u)
 
 /* ---- the thread: an administrator's requests ------------------------------------- */
 
+/* Appends batch `sequence` to the spool (`bytes` NULL: it is there
+ * already); *held: the spool holds it now. A batch the spool cannot take is
+ * logged (and with `note_error` kept as the last error) and stays in memory:
+ * FALSE. What the spool dropped to stay under its bound is gone for good;
+ * the spool has logged it. This batch is among them when it alone is too
+ * big. */
+static gboolean append_to_spool(struct vigild_uplink *u, uint64_t sequence, GBytes *bytes,
+                                gboolean note_error, gboolean *held)
+{
+    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GError *error = NULL;
+    g_mutex_lock(&u->spool_lock);
+    gboolean ok = bytes == NULL || vigild_spool_append(u->spool, sequence, bytes, dropped, &error);
+    *held = ok && vigild_spool_has(u->spool, sequence);
+    g_mutex_unlock(&u->spool_lock);
+    if (!ok) {
+        g_warning("%s; batch %" PRIu64 " stays in memory", error->message, sequence);
+        if (note_error)
+            set_last_error(u, "%s", error->message);
+        g_error_free(error);
+    }
+    for (guint i = 0; i < dropped->len; i++) {
+        uint64_t gone = g_array_index(dropped, uint64_t, i);
+        struct pending *q = g_hash_table_lookup(u->pending, &gone);
+        if (q != NULL)
+            forget(u, q, FALSE);
+    }
+    g_array_free(dropped, TRUE);
+    return ok;
+}
+
 /* Queues a batch again, as vigild_uplink_send would: written to the spool
  * first, then sent. One vigild already holds (pending) is left as it is. */
 static void requeue_batch(struct vigild_uplink *u, GBytes *batch, struct request *r)
@@ -553,24 +584,10 @@ static void requeue_batch(struct vigild_uplink *u, GBytes *batch, struct request
         r->result.skipped++;
         return;
     }
-    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    GError *error = NULL;
-    g_mutex_lock(&u->spool_lock);
-    gboolean ok = vigild_spool_append(u->spool, header.sequence, batch, dropped, &error);
-    gboolean spooled = ok && vigild_spool_has(u->spool, header.sequence);
-    g_mutex_unlock(&u->spool_lock);
-    if (!ok) {
-        /* Kept in memory, spooled when the spool can take it again. */
-        g_warning("%s; batch %" PRIu64 " stays in memory", error->message, header.sequence);
-        g_error_free(error);
-    }
-    for (guint i = 0; i < dropped->len; i++) {
-        uint64_t gone = g_array_index(dropped, uint64_t, i);
-        struct pending *q = g_hash_table_lookup(u->pending, &gone);
-        if (q != NULL)
-            forget(u, q, FALSE);
-    }
-    g_array_free(dropped, TRUE);
+    /* Kept in memory when the spool cannot take it, spooled when it can
+     * again. */
+    gboolean spooled;
+    append_to_spool(u, header.sequence, batch, FALSE, &spooled);
     if (g_hash_table_contains(u->pending, &header.sequence))
         return; /* it was among those the spool dropped: counted there */
     struct pending *p = add_pending(u, header.sequence, g_bytes_ref(batch), length);
@@ -678,28 +695,8 @@ static void carry_out(struct vigild_uplink *u, struct request *r)
 
 static gboolean spool_one(struct vigild_uplink *u, struct pending *p)
 {
-    uint64_t sequence = p->sequence;
-    GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    GError *error = NULL;
-    g_mutex_lock(&u->spool_lock);
-    gboolean ok = p->spooled || vigild_spool_append(u->spool, sequence, p->bytes, dropped, &error);
-    gboolean held = ok && vigild_spool_has(u->spool, sequence);
-    g_mutex_unlock(&u->spool_lock);
-    if (!ok) {
-        g_warning("%s; batch %" PRIu64 " stays in memory", error->message, sequence);
-        set_last_error(u, "%s", error->message);
-        g_error_free(error);
-    }
-    /* What the spool dropped to stay under its bound is gone for good; the
-     * spool has logged it. This batch is among them when it alone is too
-     * big. */
-    for (guint i = 0; i < dropped->len; i++) {
-        uint64_t gone = g_array_index(dropped, uint64_t, i);
-        struct pending *q = g_hash_table_lookup(u->pending, &gone);
-        if (q != NULL)
-            forget(u, q, FALSE);
-    }
-    g_array_free(dropped, TRUE);
+    gboolean held;
+    gboolean ok = append_to_spool(u, p->sequence, p->spooled ? NULL : p->bytes, TRUE, &held);
     if (held) {
         settle(u, p);
         u->memory_spooled -= p->spooled;

@@ -1179,9 +1179,10 @@ void *preload_real_resolve_versioned(void **slot, const char *name,
  *     PRELOAD_WRAP(int, unlink, (const char *path), (path),
  *                  end_path(&call, VIGIL_OP_POSIX_UNLINK, AT_FDCWD, path, 0, ret))
  *
- * It expands to the same code as the function written out. A wrapper that
- * does more (checks its arguments first, calls a versioned function, sits
- * on a page of its own) is written out in that shape. */
+ * It expands to the same code as the function written out; one that sits
+ * on a page of its own has PRELOAD_HOT_CODE before it. A wrapper that does
+ * more (checks its arguments first, calls a versioned function) is written
+ * out in that shape. */
 #define PRELOAD_WRAP(type, fn, params, args, ...)                                                  \
     type fn params                                                                                 \
     {                                                                                              \
@@ -1190,6 +1191,30 @@ void *preload_real_resolve_versioned(void **slot, const char *name,
             return REAL(fn) args;                                                                  \
         type ret = REAL(fn) args;                                                                  \
         __VA_ARGS__;                                                                               \
+        return ret;                                                                                \
+    }
+
+/* A variadic wrapper of the same shape: the function `type fn params`,
+ * whose `params` end in `last, ...`, passing them on as the va_list `ap` to
+ * the real `vfn` called with `vargs`; `...` as PRELOAD_WRAP's, run only when
+ * the call is counted:
+ *
+ *     PRELOAD_WRAP_VARIADIC(int, printf, (const char *restrict format, ...), format,
+ *                           vprintf, (format, ap),
+ *                           preload_end_printf(&call, VIGIL_OP_STDIO_PRINTF, stdout, ret))
+ *
+ * The real variadic function is not called: it cannot be handed a va_list. */
+#define PRELOAD_WRAP_VARIADIC(type, fn, params, last, vfn, vargs, ...)                             \
+    type fn params                                                                                 \
+    {                                                                                              \
+        struct preload_call call;                                                                  \
+        bool counted = preload_call_begin(&call);                                                  \
+        va_list ap;                                                                                \
+        va_start(ap, last);                                                                        \
+        type ret = REAL(vfn) vargs;                                                                \
+        va_end(ap);                                                                                \
+        if (counted)                                                                               \
+            __VA_ARGS__;                                                                           \
         return ret;                                                                                \
     }
 

@@ -75,35 +75,18 @@ PRELOAD_WRAP(char *, __fgets_unlocked_chk,
              (char *restrict s, size_t size, int n, FILE *restrict fp), (s, size, n, fp),
              preload_end_fgets(&call, fp, n, ret))
 
-int __fprintf_chk(FILE *restrict fp, int flag, const char *restrict format, ...)
-{
-    struct preload_call call;
-    bool counted = preload_call_begin(&call);
-    va_list ap;
-    va_start(ap, format);
-    int ret = REAL(__vfprintf_chk)(fp, flag, format, ap);
-    va_end(ap);
-    if (counted)
-        preload_end_printf(&call, VIGIL_OP_STDIO_FPRINTF, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP_VARIADIC(int, __fprintf_chk,
+                      (FILE *restrict fp, int flag, const char *restrict format, ...), format,
+                      __vfprintf_chk, (fp, flag, format, ap),
+                      preload_end_printf(&call, VIGIL_OP_STDIO_FPRINTF, fp, ret))
 
 PRELOAD_WRAP(int, __vfprintf_chk,
              (FILE *restrict fp, int flag, const char *restrict format, va_list ap),
              (fp, flag, format, ap), preload_end_printf(&call, VIGIL_OP_STDIO_VFPRINTF, fp, ret))
 
-int __printf_chk(int flag, const char *restrict format, ...)
-{
-    struct preload_call call;
-    bool counted = preload_call_begin(&call);
-    va_list ap;
-    va_start(ap, format);
-    int ret = REAL(__vprintf_chk)(flag, format, ap);
-    va_end(ap);
-    if (counted)
-        preload_end_printf(&call, VIGIL_OP_STDIO_PRINTF, stdout, ret);
-    return ret;
-}
+PRELOAD_WRAP_VARIADIC(int, __printf_chk, (int flag, const char *restrict format, ...), format,
+                      __vprintf_chk, (flag, format, ap),
+                      preload_end_printf(&call, VIGIL_OP_STDIO_PRINTF, stdout, ret))
 
 PRELOAD_WRAP(int, __vprintf_chk, (int flag, const char *restrict format, va_list ap),
              (flag, format, ap), preload_end_printf(&call, VIGIL_OP_STDIO_VPRINTF, stdout, ret))

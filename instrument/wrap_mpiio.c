@@ -363,18 +363,24 @@ int MPI_File_delete(const char *filename, MPI_Info info)
     return ret;
 }
 
-/* A call that moves no data on an open file: the wrapper shape of
- * preload.h, ended by end_meta. */
-#define META_CALL(name, params, args, op, flags)                                                   \
+/* A call on an open file: `int MPI_File_NAME params`, passing `args` on,
+ * the wrapper shape of preload.h with `before` run before the real call
+ * and `end` after it, which reads its `ret`. */
+#define MPIIO_CALL(name, params, args, before, end)                                                \
     int MPI_File_##name params                                                                     \
     {                                                                                              \
         struct preload_call call;                                                                  \
         if (!mpiio_begin(&call))                                                                   \
             return REAL(PMPI_File_##name) args;                                                    \
+        before;                                                                                    \
         int ret = REAL(PMPI_File_##name) args;                                                     \
-        end_meta(&call, op, fh, ret, flags);                                                       \
+        end;                                                                                       \
         return ret;                                                                                \
     }
+
+/* A call that moves no data, ended by end_meta. */
+#define META_CALL(name, params, args, op, flags)                                                   \
+    MPIIO_CALL(name, params, args, (void)0, end_meta(&call, op, fh, ret, flags))
 
 META_CALL(set_size, (MPI_File fh, MPI_Offset size), (fh, size), VIGIL_OP_MPIIO_SET_SIZE, COLLECTIVE)
 
@@ -411,45 +417,31 @@ META_CALL(set_atomicity, (MPI_File fh, int flag), (fh, flag), VIGIL_OP_MPIIO_SET
 
 /* ---- blocking data calls ------------------------------------------------------------- */
 
+/* A data call: `offset_` is where it starts in bytes, read before the
+ * call into `at`, which `end` records. */
+#define DATA_CALL(name, params, args, offset_, end)                                                \
+    MPIIO_CALL(name, params, args, int64_t at = (offset_), end)
+
+/* Its parameters at an explicit offset, and at a file pointer. */
+#define AT_OFFSET_PARAMS(const_, last)                                                             \
+    (MPI_File fh, MPI_Offset offset, const_ void *buf, int count, MPI_Datatype type, last)
+#define AT_POINTER_PARAMS(const_, last)                                                            \
+    (MPI_File fh, const_ void *buf, int count, MPI_Datatype type, last)
+
 /* One wrapper for a data call at an explicit offset, one for a call at the
  * individual file pointer, one for a call at the shared pointer. */
 #define AT_OFFSET(name, op, const_, flags)                                                         \
-    int MPI_File_##name(MPI_File fh, MPI_Offset offset, const_ void *buf, int count,               \
-                        MPI_Datatype type, MPI_Status *status)                                     \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, offset, buf, count, type, status);                   \
-        int64_t at = byte_offset_at(fh, offset);                                                   \
-        int ret = REAL(PMPI_File_##name)(fh, offset, buf, count, type, status);                    \
-        end_data(&call, op, fh, count, type, at, ret, flags, status);                              \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_OFFSET_PARAMS(const_, MPI_Status *status),                                  \
+              (fh, offset, buf, count, type, status), byte_offset_at(fh, offset),                  \
+              end_data(&call, op, fh, count, type, at, ret, flags, status))
 
 #define AT_POINTER(name, op, const_, flags)                                                        \
-    int MPI_File_##name(MPI_File fh, const_ void *buf, int count, MPI_Datatype type,               \
-                        MPI_Status *status)                                                        \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, buf, count, type, status);                           \
-        int64_t at = byte_offset_here(fh);                                                         \
-        int ret = REAL(PMPI_File_##name)(fh, buf, count, type, status);                            \
-        end_data(&call, op, fh, count, type, at, ret, flags, status);                              \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_POINTER_PARAMS(const_, MPI_Status *status), (fh, buf, count, type, status), \
+              byte_offset_here(fh), end_data(&call, op, fh, count, type, at, ret, flags, status))
 
 #define AT_SHARED(name, op, const_, flags)                                                         \
-    int MPI_File_##name(MPI_File fh, const_ void *buf, int count, MPI_Datatype type,               \
-                        MPI_Status *status)                                                        \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, buf, count, type, status);                           \
-        int ret = REAL(PMPI_File_##name)(fh, buf, count, type, status);                            \
-        end_data(&call, op, fh, count, type, VIGIL_OFFSET_UNKNOWN, ret, flags, status);            \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_POINTER_PARAMS(const_, MPI_Status *status), (fh, buf, count, type, status), \
+              VIGIL_OFFSET_UNKNOWN, end_data(&call, op, fh, count, type, at, ret, flags, status))
 
 #define NO_CONST
 AT_OFFSET(read_at, VIGIL_OP_MPIIO_READ_AT, NO_CONST, 0)
@@ -579,30 +571,14 @@ static void pending_complete(MPI_Request request)
 }
 
 #define NONBLOCKING_AT(name, op, const_, flags)                                                    \
-    int MPI_File_##name(MPI_File fh, MPI_Offset offset, const_ void *buf, int count,               \
-                        MPI_Datatype type, MPI_Request *request)                                   \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, offset, buf, count, type, request);                  \
-        int64_t at = byte_offset_at(fh, offset);                                                   \
-        int ret = REAL(PMPI_File_##name)(fh, offset, buf, count, type, request);                   \
-        nonblocking_issued(&call, op, fh, count, type, at, ret, flags, *request);                  \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_OFFSET_PARAMS(const_, MPI_Request *request),                                \
+              (fh, offset, buf, count, type, request), byte_offset_at(fh, offset),                 \
+              nonblocking_issued(&call, op, fh, count, type, at, ret, flags, *request))
 
 #define NONBLOCKING(name, op, const_, flags)                                                       \
-    int MPI_File_##name(MPI_File fh, const_ void *buf, int count, MPI_Datatype type,               \
-                        MPI_Request *request)                                                      \
-    {                                                                                              \
-        struct preload_call call;                                                                  \
-        if (!mpiio_begin(&call))                                                                   \
-            return REAL(PMPI_File_##name)(fh, buf, count, type, request);                          \
-        int64_t at = byte_offset_here(fh);                                                         \
-        int ret = REAL(PMPI_File_##name)(fh, buf, count, type, request);                           \
-        nonblocking_issued(&call, op, fh, count, type, at, ret, flags, *request);                  \
-        return ret;                                                                                \
-    }
+    DATA_CALL(name, AT_POINTER_PARAMS(const_, MPI_Request *request),                               \
+              (fh, buf, count, type, request), byte_offset_here(fh),                               \
+              nonblocking_issued(&call, op, fh, count, type, at, ret, flags, *request))
 
 /* A call that failed at once is recorded at once; one that started is
  * recorded when it completes. */
@@ -715,58 +691,40 @@ static void complete_some(struct request_copy *c, bool completed, int outcount, 
     release_copy(c);
 }
 
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
-{
-    struct request_copy c;
-    copy_requests(&c, count, requests);
-    int ret = REAL(PMPI_Waitall)(count, requests, statuses);
-    complete_all(&c, ret == MPI_SUCCESS);
-    return ret;
-}
+/* A wait or test of many requests: `int MPI_NAME params`, the requests
+ * copied before the real call (with `args`), `...` (complete_*) after it,
+ * which reads its `ret`. */
+#define COMPLETION(name, params, count, args, ...)                                                 \
+    int MPI_##name params                                                                          \
+    {                                                                                              \
+        struct request_copy c;                                                                     \
+        copy_requests(&c, count, requests);                                                        \
+        int ret = REAL(PMPI_##name) args;                                                          \
+        __VA_ARGS__;                                                                               \
+        return ret;                                                                                \
+    }
 
-int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
-{
-    struct request_copy c;
-    copy_requests(&c, count, requests);
-    int ret = REAL(PMPI_Testall)(count, requests, flag, statuses);
-    complete_all(&c, ret == MPI_SUCCESS && *flag);
-    return ret;
-}
+COMPLETION(Waitall, (int count, MPI_Request requests[], MPI_Status statuses[]), count,
+           (count, requests, statuses), complete_all(&c, ret == MPI_SUCCESS))
 
-int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
-{
-    struct request_copy c;
-    copy_requests(&c, count, requests);
-    int ret = REAL(PMPI_Waitany)(count, requests, index, status);
-    complete_one(&c, ret == MPI_SUCCESS, *index);
-    return ret;
-}
+COMPLETION(Testall, (int count, MPI_Request requests[], int *flag, MPI_Status statuses[]), count,
+           (count, requests, flag, statuses), complete_all(&c, ret == MPI_SUCCESS && *flag))
 
-int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
-{
-    struct request_copy c;
-    copy_requests(&c, count, requests);
-    int ret = REAL(PMPI_Testany)(count, requests, index, flag, status);
-    complete_one(&c, ret == MPI_SUCCESS && *flag, *index);
-    return ret;
-}
+COMPLETION(Waitany, (int count, MPI_Request requests[], int *index, MPI_Status *status), count,
+           (count, requests, index, status), complete_one(&c, ret == MPI_SUCCESS, *index))
 
-int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
-{
-    struct request_copy c;
-    copy_requests(&c, incount, requests);
-    int ret = REAL(PMPI_Waitsome)(incount, requests, outcount, indices, statuses);
-    complete_some(&c, ret == MPI_SUCCESS, *outcount, indices);
-    return ret;
-}
+COMPLETION(Testany, (int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status),
+           count, (count, requests, index, flag, status),
+           complete_one(&c, ret == MPI_SUCCESS && *flag, *index))
 
-int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
-{
-    struct request_copy c;
-    copy_requests(&c, incount, requests);
-    int ret = REAL(PMPI_Testsome)(incount, requests, outcount, indices, statuses);
-    complete_some(&c, ret == MPI_SUCCESS, *outcount, indices);
-    return ret;
-}
+COMPLETION(Waitsome,
+           (int incount, MPI_Request requests[], int *outcount, int indices[],
+            MPI_Status statuses[]),
+           incount, (incount, requests, outcount, indices, statuses),
+           complete_some(&c, ret == MPI_SUCCESS, *outcount, indices))
+
+COMPLETION(Testsome,
+           (int incount, MPI_Request requests[], int *outcount, int indices[],
+            MPI_Status statuses[]),
+           incount, (incount, requests, outcount, indices, statuses),
+           complete_some(&c, ret == MPI_SUCCESS, *outcount, indices))

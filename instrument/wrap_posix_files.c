@@ -238,43 +238,37 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
     return ret;
 }
 
-int fcntl(int fd, int cmd, ...)
-{
-    va_list ap;
-    va_start(ap, cmd);
-    void *arg = va_arg(ap, void *);
-    va_end(ap);
-    return fcntl_common(REAL(fcntl), fd, cmd, arg);
-}
+/* fcntl and fcntl64: the same but for the real function. */
+#define FCNTL(fn)                                                                                  \
+    int fn(int fd, int cmd, ...)                                                                   \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, cmd);                                                                         \
+        void *arg = va_arg(ap, void *);                                                            \
+        va_end(ap);                                                                                \
+        return fcntl_common(REAL(fn), fd, cmd, arg);                                               \
+    }
+FCNTL(fcntl)
+FCNTL(fcntl64)
 
-int fcntl64(int fd, int cmd, ...)
+/* Not I/O, so not counted: only followed, for relative paths. `ret` is
+ * the change's, errno kept. */
+static int cwd_changed(int ret)
 {
-    va_list ap;
-    va_start(ap, cmd);
-    void *arg = va_arg(ap, void *);
-    va_end(ap);
-    return fcntl_common(REAL(fcntl64), fd, cmd, arg);
-}
-
-/* Not I/O, so not counted: only followed, for relative paths. */
-int chdir(const char *path)
-{
-    int ret = REAL(chdir)(path);
     if (ret == 0) {
         int saved_errno = errno;
         preload_cwd_changed();
         errno = saved_errno;
     }
     return ret;
+}
+
+int chdir(const char *path)
+{
+    return cwd_changed(REAL(chdir)(path));
 }
 
 int fchdir(int fd)
 {
-    int ret = REAL(fchdir)(fd);
-    if (ret == 0) {
-        int saved_errno = errno;
-        preload_cwd_changed();
-        errno = saved_errno;
-    }
-    return ret;
+    return cwd_changed(REAL(fchdir)(fd));
 }

@@ -63,45 +63,17 @@ PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
     return ret;
 }
 
-PRELOAD_HOT_CODE ssize_t pread(int fd, void *buf, size_t count, off_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pread)(fd, buf, count, offset);
-    ssize_t ret = REAL(pread)(fd, buf, count, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, count, offset);
-    return ret;
-}
-
-PRELOAD_HOT_CODE ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pread64)(fd, buf, count, offset);
-    ssize_t ret = REAL(pread64)(fd, buf, count, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, count, offset);
-    return ret;
-}
-
-PRELOAD_HOT_CODE ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pwrite)(fd, buf, count, offset);
-    ssize_t ret = REAL(pwrite)(fd, buf, count, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PWRITE, fd, ret, count, offset);
-    return ret;
-}
-
-PRELOAD_HOT_CODE ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset)
-{
-    struct preload_call call;
-    if (!preload_call_begin(&call))
-        return REAL(pwrite64)(fd, buf, count, offset);
-    ssize_t ret = REAL(pwrite64)(fd, buf, count, offset);
-    preload_end_data(&call, VIGIL_OP_POSIX_PWRITE, fd, ret, count, offset);
-    return ret;
-}
+/* A read or write at an explicit offset (the position does not move), on
+ * a page of its own (PRELOAD_HOT_CODE). */
+#define AT_OFFSET(fn, const_, offset_type, op)                                                     \
+    PRELOAD_HOT_CODE                                                                               \
+    PRELOAD_WRAP(ssize_t, fn, (int fd, const_ void *buf, size_t count, offset_type offset),        \
+                 (fd, buf, count, offset), preload_end_data(&call, op, fd, ret, count, offset))
+#define NO_CONST
+AT_OFFSET(pread, NO_CONST, off_t, VIGIL_OP_POSIX_PREAD)
+AT_OFFSET(pread64, NO_CONST, off64_t, VIGIL_OP_POSIX_PREAD)
+AT_OFFSET(pwrite, const, off_t, VIGIL_OP_POSIX_PWRITE)
+AT_OFFSET(pwrite64, const, off64_t, VIGIL_OP_POSIX_PWRITE)
 
 PRELOAD_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
              preload_end_data(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
@@ -111,25 +83,15 @@ PRELOAD_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd
              preload_end_data(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
                               preload_offset_written(fd, ret)))
 
-PRELOAD_WRAP(ssize_t, preadv, (int fd, const struct iovec *iov, int iovcnt, off_t offset),
-             (fd, iov, iovcnt, offset),
-             preload_end_data(&call, VIGIL_OP_POSIX_PREADV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              offset))
-
-PRELOAD_WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int iovcnt, off64_t offset),
-             (fd, iov, iovcnt, offset),
-             preload_end_data(&call, VIGIL_OP_POSIX_PREADV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              offset))
-
-PRELOAD_WRAP(ssize_t, pwritev, (int fd, const struct iovec *iov, int iovcnt, off_t offset),
-             (fd, iov, iovcnt, offset),
-             preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              offset))
-
-PRELOAD_WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int iovcnt, off64_t offset),
-             (fd, iov, iovcnt, offset),
-             preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              offset))
+/* The same through an iovec array. */
+#define AT_OFFSET_V(fn, offset_type, op)                                                           \
+    PRELOAD_WRAP(ssize_t, fn, (int fd, const struct iovec *iov, int iovcnt, offset_type offset),   \
+                 (fd, iov, iovcnt, offset),                                                        \
+                 preload_end_data(&call, op, fd, ret, iov_bytes(iov, iovcnt, ret), offset))
+AT_OFFSET_V(preadv, off_t, VIGIL_OP_POSIX_PREADV)
+AT_OFFSET_V(preadv64, off64_t, VIGIL_OP_POSIX_PREADV)
+AT_OFFSET_V(pwritev, off_t, VIGIL_OP_POSIX_PWRITEV)
+AT_OFFSET_V(pwritev64, off64_t, VIGIL_OP_POSIX_PWRITEV)
 
 /* An offset of -1 means "the current position", which moves. */
 PRELOAD_WRAP(ssize_t, preadv2,

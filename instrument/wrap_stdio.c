@@ -219,34 +219,15 @@ PRELOAD_WRAP(int, putchar, (int c), (c),
 
 /* ---- formatted output ------------------------------------------------------ */
 
-int fprintf(FILE *restrict fp, const char *restrict format, ...)
-{
-    struct preload_call call;
-    bool counted = preload_call_begin(&call);
-    va_list ap;
-    va_start(ap, format);
-    int ret = REAL(vfprintf)(fp, format, ap);
-    va_end(ap);
-    if (counted)
-        preload_end_printf(&call, VIGIL_OP_STDIO_FPRINTF, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP_VARIADIC(int, fprintf, (FILE *restrict fp, const char *restrict format, ...), format,
+                      vfprintf, (fp, format, ap),
+                      preload_end_printf(&call, VIGIL_OP_STDIO_FPRINTF, fp, ret))
 
 PRELOAD_WRAP(int, vfprintf, (FILE *restrict fp, const char *restrict format, va_list ap),
              (fp, format, ap), preload_end_printf(&call, VIGIL_OP_STDIO_VFPRINTF, fp, ret))
 
-int printf(const char *restrict format, ...)
-{
-    struct preload_call call;
-    bool counted = preload_call_begin(&call);
-    va_list ap;
-    va_start(ap, format);
-    int ret = REAL(vprintf)(format, ap);
-    va_end(ap);
-    if (counted)
-        preload_end_printf(&call, VIGIL_OP_STDIO_PRINTF, stdout, ret);
-    return ret;
-}
+PRELOAD_WRAP_VARIADIC(int, printf, (const char *restrict format, ...), format, vprintf,
+                      (format, ap), preload_end_printf(&call, VIGIL_OP_STDIO_PRINTF, stdout, ret))
 
 PRELOAD_WRAP(int, vprintf, (const char *restrict format, va_list ap), (format, ap),
              preload_end_printf(&call, VIGIL_OP_STDIO_VPRINTF, stdout, ret))
@@ -273,18 +254,9 @@ static void end_scanf(const struct preload_call *call, unsigned op, FILE *fp, in
     preload_call_end(call, &o);
 }
 
-int wrap_fscanf(FILE *restrict fp, const char *restrict format, ...)
-{
-    struct preload_call call;
-    bool counted = preload_call_begin(&call);
-    va_list ap;
-    va_start(ap, format);
-    int ret = REAL(vfscanf)(fp, format, ap);
-    va_end(ap);
-    if (counted)
-        end_scanf(&call, VIGIL_OP_STDIO_FSCANF, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP_VARIADIC(int, wrap_fscanf, (FILE *restrict fp, const char *restrict format, ...),
+                      format, vfscanf, (fp, format, ap),
+                      end_scanf(&call, VIGIL_OP_STDIO_FSCANF, fp, ret))
 
 int wrap_vfscanf(FILE *restrict fp, const char *restrict format, va_list ap)
 {
@@ -296,34 +268,15 @@ int wrap_vfscanf(FILE *restrict fp, const char *restrict format, va_list ap)
     return ret;
 }
 
-int __isoc99_fscanf(FILE *restrict fp, const char *restrict format, ...)
-{
-    struct preload_call call;
-    bool counted = preload_call_begin(&call);
-    va_list ap;
-    va_start(ap, format);
-    int ret = REAL(__isoc99_vfscanf)(fp, format, ap);
-    va_end(ap);
-    if (counted)
-        end_scanf(&call, VIGIL_OP_STDIO_FSCANF, fp, ret);
-    return ret;
-}
+PRELOAD_WRAP_VARIADIC(int, __isoc99_fscanf, (FILE *restrict fp, const char *restrict format, ...),
+                      format, __isoc99_vfscanf, (fp, format, ap),
+                      end_scanf(&call, VIGIL_OP_STDIO_FSCANF, fp, ret))
 
 PRELOAD_WRAP(int, __isoc99_vfscanf, (FILE *restrict fp, const char *restrict format, va_list ap),
              (fp, format, ap), end_scanf(&call, VIGIL_OP_STDIO_VFSCANF, fp, ret))
 
-int wrap_scanf(const char *restrict format, ...)
-{
-    struct preload_call call;
-    bool counted = preload_call_begin(&call);
-    va_list ap;
-    va_start(ap, format);
-    int ret = REAL(vscanf)(format, ap);
-    va_end(ap);
-    if (counted)
-        end_scanf(&call, VIGIL_OP_STDIO_SCANF, stdin, ret);
-    return ret;
-}
+PRELOAD_WRAP_VARIADIC(int, wrap_scanf, (const char *restrict format, ...), format, vscanf,
+                      (format, ap), end_scanf(&call, VIGIL_OP_STDIO_SCANF, stdin, ret))
 
 int wrap_vscanf(const char *restrict format, va_list ap)
 {
@@ -335,18 +288,9 @@ int wrap_vscanf(const char *restrict format, va_list ap)
     return ret;
 }
 
-int __isoc99_scanf(const char *restrict format, ...)
-{
-    struct preload_call call;
-    bool counted = preload_call_begin(&call);
-    va_list ap;
-    va_start(ap, format);
-    int ret = REAL(__isoc99_vscanf)(format, ap);
-    va_end(ap);
-    if (counted)
-        end_scanf(&call, VIGIL_OP_STDIO_SCANF, stdin, ret);
-    return ret;
-}
+PRELOAD_WRAP_VARIADIC(int, __isoc99_scanf, (const char *restrict format, ...), format,
+                      __isoc99_vscanf, (format, ap),
+                      end_scanf(&call, VIGIL_OP_STDIO_SCANF, stdin, ret))
 
 PRELOAD_WRAP(int, __isoc99_vscanf, (const char *restrict format, va_list ap), (format, ap),
              end_scanf(&call, VIGIL_OP_STDIO_VSCANF, stdin, ret))

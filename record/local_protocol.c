@@ -258,16 +258,26 @@ size_t vigil_local_encode_register(void *buffer, const struct vigil_local_regist
     return (size_t)(cursor - (char *)buffer);
 }
 
+/* The fixed part that begins a message of variable length, into `head`;
+ * false when the payload is shorter. */
+static bool read_fixed_part(const char *what, const void *payload, size_t payload_bytes, void *head,
+                            size_t head_bytes, struct vigil_error *err)
+{
+    if (payload_bytes < head_bytes) {
+        vigil_error_set(err, "%s: %zu bytes, shorter than its fixed part (%zu)", what,
+                        payload_bytes, head_bytes);
+        return false;
+    }
+    memcpy(head, payload, head_bytes);
+    return true;
+}
+
 bool vigil_local_decode_register(const void *payload, size_t payload_bytes,
                                  struct vigil_local_process_info *out, struct vigil_error *err)
 {
     struct vigil_local_register head;
-    if (payload_bytes < sizeof head) {
-        vigil_error_set(err, "register: %zu bytes, shorter than its fixed part (%zu)",
-                        payload_bytes, sizeof head);
+    if (!read_fixed_part("register", payload, payload_bytes, &head, sizeof head, err))
         return false;
-    }
-    memcpy(&head, payload, sizeof head);
     size_t strings = (size_t)head.program_bytes + head.cwd_bytes + head.job_bytes + head.run_bytes +
                      head.argv_bytes;
     if (sizeof head + strings != payload_bytes) {
@@ -354,12 +364,8 @@ bool vigil_local_decode_registered_apart(const void *payload, size_t payload_byt
                                          size_t reason_size, struct vigil_error *err)
 {
     struct vigil_local_registered_apart head;
-    if (payload_bytes < sizeof head) {
-        vigil_error_set(err, "registered apart: %zu bytes, shorter than its fixed part (%zu)",
-                        payload_bytes, sizeof head);
+    if (!read_fixed_part("registered apart", payload, payload_bytes, &head, sizeof head, err))
         return false;
-    }
-    memcpy(&head, payload, sizeof head);
     if (sizeof head + head.run_bytes + head.reason_bytes != payload_bytes) {
         vigil_error_set(err,
                         "registered apart: its strings take %u bytes but %zu follow the fixed "
@@ -402,37 +408,28 @@ static bool text_is_terminated(const char *text, size_t size)
     return memchr(text, '\0', size) != NULL;
 }
 
+/* The payload size of each message of a fixed layout; a type not here
+ * has none. */
+static const struct {
+    bool fixed;
+    size_t bytes;
+} fixed_layouts[] = {
+    [VIGIL_LOCAL_REGISTERED] = {true, sizeof(struct vigil_local_registered)},
+    [VIGIL_LOCAL_RANK] = {true, sizeof(struct vigil_local_rank)},
+    [VIGIL_LOCAL_SUMMARY_REQUEST] = {true, 0},
+    [VIGIL_LOCAL_SUMMARY] = {true, sizeof(struct vigil_local_summary)},
+    [VIGIL_LOCAL_STATUS_REQUEST] = {true, sizeof(struct vigil_local_status_request)},
+    [VIGIL_LOCAL_STATUS] = {true, sizeof(struct vigil_local_status)},
+    [VIGIL_LOCAL_REPORT] = {true, sizeof(struct vigil_local_report)},
+    [VIGIL_LOCAL_JOB_NOTED] = {true, 0},
+    [VIGIL_LOCAL_SPOOL] = {true, sizeof(struct vigil_local_spool)},
+};
+
 bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, size_t payload_bytes,
                               void *out, struct vigil_error *err)
 {
-    size_t expected;
-    switch (type) {
-    case VIGIL_LOCAL_REGISTERED:
-        expected = sizeof(struct vigil_local_registered);
-        break;
-    case VIGIL_LOCAL_RANK:
-        expected = sizeof(struct vigil_local_rank);
-        break;
-    case VIGIL_LOCAL_SUMMARY_REQUEST:
-    case VIGIL_LOCAL_JOB_NOTED:
-        expected = 0;
-        break;
-    case VIGIL_LOCAL_SUMMARY:
-        expected = sizeof(struct vigil_local_summary);
-        break;
-    case VIGIL_LOCAL_STATUS_REQUEST:
-        expected = sizeof(struct vigil_local_status_request);
-        break;
-    case VIGIL_LOCAL_STATUS:
-        expected = sizeof(struct vigil_local_status);
-        break;
-    case VIGIL_LOCAL_REPORT:
-        expected = sizeof(struct vigil_local_report);
-        break;
-    case VIGIL_LOCAL_SPOOL:
-        expected = sizeof(struct vigil_local_spool);
-        break;
-    default:
+    if ((unsigned)type >= sizeof fixed_layouts / sizeof fixed_layouts[0] ||
+        !fixed_layouts[type].fixed) {
         if (vigil_local_type_name(type) != NULL)
             vigil_error_set(err, "a %s message has no fixed layout", vigil_local_type_name(type));
         else
@@ -440,6 +437,7 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
                             (unsigned)type);
         return false;
     }
+    size_t expected = fixed_layouts[type].bytes;
     if (payload_bytes != expected) {
         vigil_error_set(err, "a %s message of %zu bytes; it has %zu", vigil_local_type_name(type),
                         payload_bytes, expected);
@@ -699,12 +697,8 @@ bool vigil_local_decode_job(const void *payload, size_t payload_bytes,
                             struct vigil_local_job_info *out, struct vigil_error *err)
 {
     struct vigil_local_job head;
-    if (payload_bytes < sizeof head) {
-        vigil_error_set(err, "job: %zu bytes, shorter than its fixed part (%zu)", payload_bytes,
-                        sizeof head);
+    if (!read_fixed_part("job", payload, payload_bytes, &head, sizeof head, err))
         return false;
-    }
-    memcpy(&head, payload, sizeof head);
     const uint16_t lengths[4] = {head.job_bytes, head.step_bytes, head.user_bytes,
                                  head.nodes_bytes};
     size_t strings = (size_t)lengths[0] + lengths[1] + lengths[2] + lengths[3];

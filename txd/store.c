@@ -283,11 +283,7 @@ static gboolean store_node(struct batch_context *b, GError **error)
     static const char sql[] =
         "INSERT INTO nodes (node_id, hostname) VALUES ($1, $2) "
         "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, last_seen = now()";
-    PGresult *result = PQexecParams(b->store->db, sql, 2, NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    if (!ok)
-        txd_set_pg_error(error, b->store->db, result, sql);
-    PQclear(result);
+    gboolean ok = txd_exec_params(b->store->db, sql, 2, values, error);
     g_ptr_array_unref(buffers);
     return ok;
 }
@@ -965,6 +961,22 @@ static gint compare_names(gconstpointer a, gconstpointer b)
     return c != 0 ? c : (x->length > y->length) - (x->length < y->length);
 }
 
+GPtrArray *txd_batch_items(const struct vigil_wire_message *batch, enum vigil_wire_type type,
+                           size_t items_offset, size_t item_size, GCompareFunc compare)
+{
+    GPtrArray *items = g_ptr_array_new();
+    for (uint32_t i = 0; i < batch->header.count; i++) {
+        const struct vigil_wire_message *m = &batch->inner[i];
+        if (m->header.type != type)
+            continue;
+        const char *first = *(const char *const *)((const char *)m + items_offset);
+        for (uint32_t k = 0; k < m->header.count; k++)
+            g_ptr_array_add(items, (gpointer)(first + k * item_size));
+    }
+    g_ptr_array_sort(items, compare);
+    return items;
+}
+
 /* What the COPYs refer to first: the job notices, processes (and their
  * runs and jobs), metrics, then files (a file id is its process's). Jobs
  * are written in the order of their ids, then new runs and files in the
@@ -1364,12 +1376,7 @@ static gboolean note_key_refusal(struct txd_store *s, int64_t node_id, const cha
     static const char sql[] =
         "UPDATE node_keys SET refused_batches = refused_batches + 1, refused_key = $2, "
         "refused_at = now(), refused_reason = $3 WHERE node_id = $1::bigint";
-    PGresult *result = PQexecParams(s->db, sql, 3, NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    if (!ok)
-        txd_set_pg_error(error, s->db, result, sql);
-    PQclear(result);
-    return ok;
+    return txd_exec_params(s->db, sql, 3, values, error);
 }
 
 /* Nothing of the batch stays, the rest of the group goes on. */
@@ -1512,11 +1519,7 @@ gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_sta
     static const char sql[] =
         "INSERT INTO reasoner_states (level, cycle, time, state, overloaded_mask, bad_issues, "
         "good_issues, other_issues) VALUES ('system', $1, $2, $3, $4, $5, $6, $7)";
-    PGresult *result = PQexecParams(s->db, sql, 7, NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    if (!ok)
-        txd_set_pg_error(error, s->db, result, sql);
-    PQclear(result);
+    gboolean ok = txd_exec_params(s->db, sql, 7, values, error);
     g_ptr_array_unref(buffers);
     return ok;
 }

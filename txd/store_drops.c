@@ -42,12 +42,7 @@ static gboolean store_drop(PGconn *db, int64_t node_id, const struct vigil_wire_
     g_snprintf(activities, sizeof activities, "%" G_GINT64_FORMAT, (gint64)d->activities);
     g_snprintf(batches, sizeof batches, "%" G_GINT64_FORMAT, (gint64)d->batches);
     const char *values[] = {node, pid, start, counter, activities, batches};
-    PGresult *result = PQexecParams(db, sql, 6, NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    if (!ok)
-        txd_set_pg_error(error, db, result, sql);
-    PQclear(result);
-    return ok;
+    return txd_exec_params(db, sql, 6, values, error);
 }
 
 gboolean txd_store_drops(PGconn *db, int64_t node_id, const struct vigil_wire_message *batch,
@@ -55,14 +50,7 @@ gboolean txd_store_drops(PGconn *db, int64_t node_id, const struct vigil_wire_me
 {
     /* In key order, so that two servers writing one node's counts never
      * wait for each other's row locks in a circle. */
-    GPtrArray *drops = g_ptr_array_new();
-    for (uint32_t i = 0; i < batch->header.count; i++) {
-        const struct vigil_wire_message *m = &batch->inner[i];
-        if (m->header.type == VIGIL_WIRE_DROPS)
-            for (uint32_t k = 0; k < m->header.count; k++)
-                g_ptr_array_add(drops, &m->drops[k]);
-    }
-    g_ptr_array_sort(drops, compare_drops);
+    GPtrArray *drops = TXD_BATCH_ITEMS(batch, VIGIL_WIRE_DROPS, drops, compare_drops);
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < drops->len; i++) {
         ok = store_drop(db, node_id, g_ptr_array_index(drops, i), error);

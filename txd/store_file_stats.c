@@ -489,12 +489,7 @@ static void copy_part(struct txd_copy *c, copy_part_fn part, const char *what,
 static gboolean run(PGconn *db, const char *sql, const char *param, GError **error)
 {
     const char *values[] = {param};
-    PGresult *result = PQexecParams(db, sql, 1, NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    if (!ok)
-        txd_set_pg_error(error, db, result, sql);
-    PQclear(result);
-    return ok;
+    return txd_exec_params(db, sql, 1, values, error);
 }
 
 gboolean txd_store_file_stats(PGconn *db, const struct txd_report_ref *reports, guint n,

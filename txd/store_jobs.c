@@ -121,14 +121,7 @@ gboolean txd_store_jobs(PGconn *db, int64_t node_id, int64_t realtime_offset_ns,
 {
     /* In the order of their ids, so that two servers writing notices of
      * the same jobs never wait for each other's row locks in a circle. */
-    GPtrArray *jobs = g_ptr_array_new();
-    for (uint32_t i = 0; i < batch->header.count; i++) {
-        const struct vigil_wire_message *m = &batch->inner[i];
-        if (m->header.type == VIGIL_WIRE_JOBS)
-            for (uint32_t k = 0; k < m->header.count; k++)
-                g_ptr_array_add(jobs, &m->jobs[k]);
-    }
-    g_ptr_array_sort(jobs, compare_jobs);
+    GPtrArray *jobs = TXD_BATCH_ITEMS(batch, VIGIL_WIRE_JOBS, jobs, compare_jobs);
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < jobs->len; i++) {
         ok = store_job(db, node_id, realtime_offset_ns, g_ptr_array_index(jobs, i), error);

@@ -1,5 +1,6 @@
 /* vigil-txd — a failed statement as the error its batch is retried or
- * refused by (txd.h), from the warehouse's classification of it. */
+ * refused by (txd.h), from the warehouse's classification of it; a
+ * statement run with that error. */
 #include <string.h>
 
 #include "txd.h"
@@ -24,4 +25,15 @@ void txd_set_pg_error(GError **error, PGconn *db, const PGresult *result, const 
                 strlen(what) > 60 ? "…" : "", said);
     g_free(short_what);
     g_free(said);
+}
+
+gboolean txd_exec_params(PGconn *db, const char *sql, int n_params, const char *const *values,
+                         GError **error)
+{
+    PGresult *result = PQexecParams(db, sql, n_params, NULL, values, NULL, NULL, 0);
+    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+    if (!ok)
+        txd_set_pg_error(error, db, result, sql);
+    PQclear(result);
+    return ok;
 }

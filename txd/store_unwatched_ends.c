@@ -53,11 +53,7 @@ gboolean txd_store_unwatched_end(PGconn *db, int64_t process_id,
         e->flags & VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN ? "t" : "f",
         e->flags & VIGIL_WIRE_UNWATCHED_RING_READ ? "t" : "f",
     };
-    PGresult *result = PQexecParams(db, sql, G_N_ELEMENTS(values), NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-    if (!ok)
-        txd_set_pg_error(error, db, result, sql);
-    PQclear(result);
+    gboolean ok = txd_exec_params(db, sql, G_N_ELEMENTS(values), values, error);
     g_free(id);
     g_free(activities);
     g_free(dropped);

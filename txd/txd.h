@@ -47,6 +47,10 @@ enum txd_error_code {
  * else TXD_ERROR_RETRY (connection lost, server shutting down, out of
  * resources, a deadlock, a timeout). */
 void txd_set_pg_error(GError **error, PGconn *db, const PGresult *result, const char *what);
+/* Runs `sql`, a command with its `n_params` parameters as text; FALSE
+ * with that error when it fails. */
+gboolean txd_exec_params(PGconn *db, const char *sql, int n_params, const char *const *values,
+                         GError **error);
 
 /* ---- copy_binary.c ------------------------------------------------------------------ */
 
@@ -125,6 +129,16 @@ enum txd_store_result {
 };
 
 struct txd_store;
+
+/* The items of every inner message of `type` in `batch`, in the order
+ * `compare` (as g_ptr_array_sort's) puts them: pointers into the batch.
+ * `items_offset` is where such a message keeps them, `item_size` one's
+ * size; TXD_BATCH_ITEMS says both by the member's name. */
+GPtrArray *txd_batch_items(const struct vigil_wire_message *batch, enum vigil_wire_type type,
+                           size_t items_offset, size_t item_size, GCompareFunc compare);
+#define TXD_BATCH_ITEMS(batch, type, member, compare)                                              \
+    txd_batch_items((batch), (type), offsetof(struct vigil_wire_message, member),                  \
+                    sizeof *((struct vigil_wire_message *)NULL)->member, (compare))
 
 /* Nothing is connected yet: the first store (or txd_store_connect) does. */
 struct txd_store *txd_store_new(const struct vigil_warehouse_settings *warehouse);

@@ -104,3 +104,14 @@ char *vigil_warehouse_find_run(PGconn *db, const char *run, GError **error)
                     run);
     return run_id;
 }
+
+PGresult *vigil_warehouse_query_run(PGconn *db, const char *run, const char *sql, GError **error)
+{
+    char *run_id = vigil_warehouse_find_run(db, run, error);
+    if (run_id == NULL)
+        return NULL;
+    const char *const params[] = {run_id};
+    PGresult *result = vigil_warehouse_query(db, sql, 1, params, error);
+    g_free(run_id);
+    return result;
+}

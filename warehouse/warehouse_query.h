@@ -59,5 +59,9 @@ gboolean vigil_warehouse_is_row_number(const char *text);
  * text; NULL with error set, naming RUN, when the warehouse has no such
  * run. */
 char *vigil_warehouse_find_run(PGconn *db, const char *run, GError **error);
+/* Runs `sql` with that run_id of RUN as its one parameter, $1
+ * (vigil_warehouse_query); NULL with error set when there is no such run
+ * or the query fails. */
+PGresult *vigil_warehouse_query_run(PGconn *db, const char *run, const char *sql, GError **error);
 
 #endif

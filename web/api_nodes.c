@@ -17,12 +17,11 @@ gboolean web_api_nodes(struct web_request *req, GError **error)
     if (!web_params_done(req, error))
         return FALSE;
     const char *params[] = {NULL};
-    PGresult *r = web_db_query(req, nodes_sql, 1, params, error);
-    if (r == NULL)
-        return FALSE;
     JsonObject *out = json_object_new();
-    json_object_set_array_member(out, "nodes", web_json_rows(r));
-    PQclear(r);
+    if (!web_json_query_rows(req, out, "nodes", nodes_sql, 1, params, error)) {
+        json_object_unref(out);
+        return FALSE;
+    }
     web_answer_object(req, out);
     return TRUE;
 }
@@ -44,25 +43,23 @@ gboolean web_api_node(struct web_request *req, GError **error)
 
     const char *uid = web_viewer_uid_param(req, uid_buf);
     const char *aparams[] = {id, uid};
-    r = web_db_query(req,
-                     "SELECT a.anomaly_id, a.level, a.node_id, n.hostname, a.process_id, p.run_id,"
-                     "       a.cycle,"
-                     "       a.time, a.state, a.plugin, a.metric, a.value, a.expected_min,"
-                     "       a.expected_max, a.message"
-                     "  FROM anomalies a JOIN nodes n ON n.node_id = a.node_id"
-                     "  LEFT JOIN processes p ON p.process_id = a.process_id"
-                     "  LEFT JOIN runs r ON r.run_id = p.run_id"
-                     " WHERE a.node_id = $1::bigint"
-                     "   AND ($2::bigint IS NULL OR a.process_id IS NULL"
-                     "        OR (r.uid = $2::bigint AND p.uid = $2::bigint))"
-                     " ORDER BY a.time DESC, a.anomaly_id DESC LIMIT 50",
-                     2, aparams, error);
-    if (r == NULL) {
+    if (!web_json_query_rows(
+            req, out, "anomalies",
+            "SELECT a.anomaly_id, a.level, a.node_id, n.hostname, a.process_id, p.run_id,"
+            "       a.cycle,"
+            "       a.time, a.state, a.plugin, a.metric, a.value, a.expected_min,"
+            "       a.expected_max, a.message"
+            "  FROM anomalies a JOIN nodes n ON n.node_id = a.node_id"
+            "  LEFT JOIN processes p ON p.process_id = a.process_id"
+            "  LEFT JOIN runs r ON r.run_id = p.run_id"
+            " WHERE a.node_id = $1::bigint"
+            "   AND ($2::bigint IS NULL OR a.process_id IS NULL"
+            "        OR (r.uid = $2::bigint AND p.uid = $2::bigint))"
+            " ORDER BY a.time DESC, a.anomaly_id DESC LIMIT 50",
+            2, aparams, error)) {
         json_object_unref(out);
         return FALSE;
     }
-    json_object_set_array_member(out, "anomalies", web_json_rows(r));
-    PQclear(r);
 
     const char *rparams[] = {uid, id};
     char *inner = g_strconcat(web_api_run_base_sql,

@@ -77,8 +77,8 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
                           JsonObject *out, GError **error)
 {
     const char *params[] = {run_id, uid};
-    PGresult *r = web_db_query(
-        req,
+    return web_json_query_rows(
+        req, out, "ranks",
         "SELECT p.rank, p.process_id, p.pid, p.node_id, n.hostname, p.program,"
         "       p.start_time, p.end_time,"
         "       extract(epoch FROM p.end_time - p.start_time)::float8 AS runtime_s,"
@@ -108,19 +108,14 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
         " ORDER BY p.rank NULLS LAST, p.start_time, p.process_id",
         2, params, error);
-    if (r == NULL)
-        return FALSE;
-    json_object_set_array_member(out, "ranks", web_json_rows(r));
-    PQclear(r);
-    return TRUE;
 }
 
 static gboolean add_nodes(struct web_request *req, const char *run_id, const char *uid,
                           JsonObject *out, GError **error)
 {
     const char *params[] = {run_id, uid};
-    PGresult *r = web_db_query(
-        req,
+    return web_json_query_rows(
+        req, out, "nodes",
         "SELECT p.node_id, n.hostname, min(p.start_time) AS start_time,"
         "       CASE WHEN bool_or(p.end_time IS NULL) THEN NULL ELSE max(p.end_time) END"
         "         AS end_time, count(*) AS processes"
@@ -128,11 +123,6 @@ static gboolean add_nodes(struct web_request *req, const char *run_id, const cha
         " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
         " GROUP BY p.node_id, n.hostname ORDER BY n.hostname",
         2, params, error);
-    if (r == NULL)
-        return FALSE;
-    json_object_set_array_member(out, "nodes", web_json_rows(r));
-    PQclear(r);
-    return TRUE;
 }
 
 /* Other runs on the same nodes at the same time: what else was using the

@@ -493,11 +493,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         json_object_set_string_member(out, "metric", sm->name);
         json_object_set_string_member(out, "unit", sm->unit);
         ok = describe_source(req, sm, out, error);
-        char *from_iso = web_time_text(from_us), *to_iso = web_time_text(to_us);
-        json_object_set_string_member(out, "from", from_iso);
-        json_object_set_string_member(out, "to", to_iso);
-        g_free(from_iso);
-        g_free(to_iso);
+        web_json_set_span(out, from_us, to_us);
         json_object_set_double_member(out, "bucket_s", bucket_s);
         json_object_set_int_member(out, "points", n);
         json_object_set_array_member(out, "t", numbers(t, n));

@@ -160,11 +160,7 @@ gboolean web_api_thresholds(struct web_request *req, GError **error)
     for (const char *const *f = vigil_config_files(config); f != NULL && *f != NULL; f++)
         json_array_add_string_element(files, *f);
     json_object_set_array_member(out, "config_files", files);
-    char *from_iso = web_time_text(from_us), *to_iso = web_time_text(to_us);
-    json_object_set_string_member(out, "from", from_iso);
-    json_object_set_string_member(out, "to", to_iso);
-    g_free(from_iso);
-    g_free(to_iso);
+    web_json_set_span(out, from_us, to_us);
     json_object_set_array_member(out, "plugins", plugins);
     web_answer_object(req, out);
     return TRUE;

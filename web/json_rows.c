@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "json_rows.h"
+#include "db_pool.h"
 #include "warehouse_query.h"
 
 char *web_json_time_from_pg(const char *text)
@@ -92,4 +93,16 @@ JsonArray *web_json_rows(const PGresult *r)
     for (int row = 0; row < PQntuples(r); row++)
         json_array_add_object_element(a, web_json_row(r, row));
     return a;
+}
+
+gboolean web_json_query_rows(struct web_request *req, JsonObject *out, const char *member,
+                             const char *sql, int n_params, const char *const *params,
+                             GError **error)
+{
+    PGresult *r = web_db_query(req, sql, n_params, params, error);
+    if (r == NULL)
+        return FALSE;
+    json_object_set_array_member(out, member, web_json_rows(r));
+    PQclear(r);
+    return TRUE;
 }

@@ -282,3 +282,12 @@ const char *web_viewer_uid_param(const struct web_request *req, char buf[24])
     g_snprintf(buf, 24, "%" G_GINT64_FORMAT, req->viewer.uid);
     return buf;
 }
+
+void web_json_set_span(JsonObject *out, gint64 from_us, gint64 to_us)
+{
+    char *from_iso = web_time_text(from_us), *to_iso = web_time_text(to_us);
+    json_object_set_string_member(out, "from", from_iso);
+    json_object_set_string_member(out, "to", to_iso);
+    g_free(from_iso);
+    g_free(to_iso);
+}

@@ -115,6 +115,8 @@ void web_answer_page(struct web_request *req, JsonObject *page, const char *name
 
 /* The time µs since the epoch as the API writes it: ISO 8601, UTC, µs. */
 char *web_time_text(gint64 us);
+/* The members "from" and "to" of `out`, two such times. */
+void web_json_set_span(JsonObject *out, gint64 from_us, gint64 to_us);
 
 /* The viewer's uid as a query parameter: NULL for an admin (sees all). */
 const char *web_viewer_uid_param(const struct web_request *req, char buf[24]);
