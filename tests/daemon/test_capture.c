@@ -17,6 +17,7 @@
 #include "capture_json.h"
 #include "capture_sink.h"
 #include "verdicts.h"
+#include "test_main.h"
 
 #define CYCLE_NS     (1000 * VIGIL_NS_PER_MS)
 #define MAX_CYCLES   32
@@ -583,24 +584,18 @@ static void test_an_open_sink_file_is_made_private(void **state)
     g_free(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_windows_pre_post_and_merge, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_long_window_keeps_its_first_reasons, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_windows_that_touch_are_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_final_cycle_ends_every_window, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_statistics_once_per_cycle, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_latin1_path_gives_valid_json, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_process_end_closes_its_window, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mode_change_releases_held_cycles, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_bound_counts_lost, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_full_sink_counts_its_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sink_that_cannot_open, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_sink_rotates_within_its_bound, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_an_open_sink_file_is_made_private, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+TEST_MAIN(WITH_FIXTURE(test_windows_pre_post_and_merge),
+          WITH_FIXTURE(test_a_long_window_keeps_its_first_reasons),
+          WITH_FIXTURE(test_windows_that_touch_are_one),
+          WITH_FIXTURE(test_the_final_cycle_ends_every_window),
+          WITH_FIXTURE(test_statistics_once_per_cycle),
+          WITH_FIXTURE(test_a_latin1_path_gives_valid_json),
+          WITH_FIXTURE(test_process_end_closes_its_window), WITH_FIXTURE(test_modes),
+          WITH_FIXTURE(test_mode_change_releases_held_cycles),
+          WITH_FIXTURE(test_memory_bound_counts_lost),
+          WITH_FIXTURE(test_a_full_sink_counts_its_failures),
+          WITH_FIXTURE(test_sink_that_cannot_open),
+          WITH_FIXTURE(test_the_sink_rotates_within_its_bound),
+          WITH_FIXTURE(test_an_open_sink_file_is_made_private))

@@ -11,6 +11,7 @@
 #include "energy_share.h"
 #include "tick_samples.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 static void test_split_by_cpu_share(void **state)
 {
@@ -383,22 +384,16 @@ static void test_sources_are_joined_and_kept_short(void **state)
     assert_string_equal(u, "energy/powercap");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_by_cpu_share),
-        cmocka_unit_test(test_split_leaves_the_rest_to_other_processes),
-        cmocka_unit_test(test_split_never_gives_more_than_the_node_used),
-        cmocka_unit_test(test_split_with_an_idle_node),
-        cmocka_unit_test(test_two_processes_get_their_shares),
-        cmocka_unit_test(test_estimated_energy_marks_the_shares),
-        cmocka_unit_test(test_psys_is_preferred_to_the_packages),
-        cmocka_unit_test(test_a_counter_going_back_shares_nothing),
-        cmocka_unit_test(test_a_change_of_zones_shares_nothing),
-        cmocka_unit_test(test_the_node_sum_goes_on_across_sources),
-        cmocka_unit_test(test_a_reset_counter_starts_a_segment),
-        cmocka_unit_test(test_an_exclusive_node_is_the_jobs),
-        cmocka_unit_test(test_sources_are_joined_and_kept_short),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_split_by_cpu_share),
+          cmocka_unit_test(test_split_leaves_the_rest_to_other_processes),
+          cmocka_unit_test(test_split_never_gives_more_than_the_node_used),
+          cmocka_unit_test(test_split_with_an_idle_node),
+          cmocka_unit_test(test_two_processes_get_their_shares),
+          cmocka_unit_test(test_estimated_energy_marks_the_shares),
+          cmocka_unit_test(test_psys_is_preferred_to_the_packages),
+          cmocka_unit_test(test_a_counter_going_back_shares_nothing),
+          cmocka_unit_test(test_a_change_of_zones_shares_nothing),
+          cmocka_unit_test(test_the_node_sum_goes_on_across_sources),
+          cmocka_unit_test(test_a_reset_counter_starts_a_segment),
+          cmocka_unit_test(test_an_exclusive_node_is_the_jobs),
+          cmocka_unit_test(test_sources_are_joined_and_kept_short))

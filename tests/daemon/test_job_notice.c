@@ -21,6 +21,7 @@
 #include "test_support.h"
 #include "vigil/job_notice.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 static void test_cli_from_slurm_variables(void **state)
 {
@@ -139,12 +140,5 @@ static void test_silent_daemon(void **state)
     g_free(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_cli_from_slurm_variables),
-        TEST_WITH_DIR(test_send_and_refusals),
-        TEST_WITH_DIR(test_silent_daemon),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_cli_from_slurm_variables), TEST_WITH_DIR(test_send_and_refusals),
+          TEST_WITH_DIR(test_silent_daemon))

@@ -375,15 +375,11 @@ int main(void)
 {
     metrics_require_tool("promtool", "the test checks /metrics with promtool check metrics");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_both_formats_accepted_by_promtool, test_make_dir,
-                                        test_daemon_teardown),
-        cmocka_unit_test_setup_teardown(test_jobs_labelled_up_to_max_jobs, test_make_dir,
-                                        test_daemon_teardown),
-        cmocka_unit_test_setup_teardown(test_bad_listen_refused_naming_the_key, test_make_dir,
-                                        test_daemon_teardown),
-        cmocka_unit_test_setup_teardown(test_off_by_default, test_make_dir, test_daemon_teardown),
-        cmocka_unit_test_setup_teardown(test_dashboard_queries_served_metrics, test_make_dir,
-                                        test_daemon_teardown),
+        TEST_WITH_DIR(test_both_formats_accepted_by_promtool),
+        TEST_WITH_DIR(test_jobs_labelled_up_to_max_jobs),
+        TEST_WITH_DIR(test_bad_listen_refused_naming_the_key),
+        TEST_WITH_DIR(test_off_by_default),
+        TEST_WITH_DIR(test_dashboard_queries_served_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

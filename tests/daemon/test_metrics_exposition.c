@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "vigild_settings.h"
 #include "test_support.h"
+#include "test_main.h"
 
 static void add_job(struct vigild_metrics_snapshot *s, const char *id, double energy_j)
 {
@@ -300,18 +301,11 @@ static void test_listen_forms(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_openmetrics_counter_has_family_metadata_and_total_sample),
-        cmocka_unit_test(test_every_sample_named_after_its_family),
-        cmocka_unit_test(test_prometheus_format_types_counters_by_sample),
-        cmocka_unit_test(test_label_values_escaped),
-        cmocka_unit_test(test_absent_figures_leave_metadata_only),
-        cmocka_unit_test(test_numbers_shortest_round_trip),
-        cmocka_unit_test(test_format_follows_accept),
-        cmocka_unit_test(test_jobs_stay_counters),
-        cmocka_unit_test(test_listen_forms),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_openmetrics_counter_has_family_metadata_and_total_sample),
+          cmocka_unit_test(test_every_sample_named_after_its_family),
+          cmocka_unit_test(test_prometheus_format_types_counters_by_sample),
+          cmocka_unit_test(test_label_values_escaped),
+          cmocka_unit_test(test_absent_figures_leave_metadata_only),
+          cmocka_unit_test(test_numbers_shortest_round_trip),
+          cmocka_unit_test(test_format_follows_accept), cmocka_unit_test(test_jobs_stay_counters),
+          cmocka_unit_test(test_listen_forms))

@@ -29,6 +29,7 @@
 #include "uplink.h"
 #include "verdicts.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define NODE_ID      7
 #define DEADLINE_MS  60000
@@ -380,11 +381,5 @@ static void test_a_big_cycle_is_cut_into_self_contained_batches(void **state)
     vigild_outbox_free(o);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_big_cycle_is_cut_into_self_contained_batches, setup,
-                                        teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test_setup_teardown(test_a_big_cycle_is_cut_into_self_contained_batches,
+                                          setup, teardown))

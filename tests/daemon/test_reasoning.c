@@ -21,6 +21,7 @@
 
 #include "test_daemon.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define TICK_NS         (100 * VIGIL_NS_PER_MS)
 #define TICKS_PER_CYCLE 10
@@ -387,17 +388,11 @@ static void test_reload_refuses_a_bad_adpi_config(void **state)
     g_free(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_slow_cycles_give_their_windows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_one_process_anomaly_forwards_that_process_only, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_a_cycle_cut_short_is_not_judged, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_process_adpis_weigh_the_node_load, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reload_threshold_applies_from_next_cycle, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_reload_refuses_a_bad_adpi_config, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+TEST_MAIN(WITH_FIXTURE(test_slow_cycles_give_their_windows),
+          WITH_FIXTURE(test_one_process_anomaly_forwards_that_process_only),
+          WITH_FIXTURE(test_a_cycle_cut_short_is_not_judged),
+          WITH_FIXTURE(test_process_adpis_weigh_the_node_load),
+          WITH_FIXTURE(test_reload_threshold_applies_from_next_cycle),
+          WITH_FIXTURE(test_reload_refuses_a_bad_adpi_config))

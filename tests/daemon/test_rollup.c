@@ -10,6 +10,7 @@
 #include "rollup.h"
 #include "tick_samples.h"
 #include "vigil/clock.h"
+#include "test_main.h"
 
 struct fixture {
     vigil_metric_catalog *catalog;
@@ -155,12 +156,6 @@ static void test_history_keeps_the_newest(void **state)
     fixture_clear(&f);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rollup_windows),
-        cmocka_unit_test(test_rollup_counter_going_back_is_uncertain),
-        cmocka_unit_test(test_history_keeps_the_newest),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_rollup_windows),
+          cmocka_unit_test(test_rollup_counter_going_back_is_uncertain),
+          cmocka_unit_test(test_history_keeps_the_newest))

@@ -26,6 +26,7 @@
 #include "vigil/clock.h"
 #include "vigil/job_notice.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 #define NO_PROVIDERS "providers = \n"
 
@@ -328,16 +329,10 @@ static void test_a_process_cannot_join_anothers_job(void **state)
     g_free(log);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_an_ended_run_stays_its_users),
-        TEST_WITH_DIR(test_a_start_is_the_kernels),
-        TEST_WITH_DIR(test_a_slurm_key_is_the_jobs_users),
-        TEST_WITH_DIR(test_a_user_cannot_end_anothers_job),
-        TEST_WITH_DIR(test_the_report_names_the_run_kept_apart),
-        TEST_WITH_DIR(test_a_users_status_shows_only_their_processes),
-        TEST_WITH_DIR(test_a_process_cannot_join_anothers_job),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_an_ended_run_stays_its_users),
+          TEST_WITH_DIR(test_a_start_is_the_kernels),
+          TEST_WITH_DIR(test_a_slurm_key_is_the_jobs_users),
+          TEST_WITH_DIR(test_a_user_cannot_end_anothers_job),
+          TEST_WITH_DIR(test_the_report_names_the_run_kept_apart),
+          TEST_WITH_DIR(test_a_users_status_shows_only_their_processes),
+          TEST_WITH_DIR(test_a_process_cannot_join_anothers_job))

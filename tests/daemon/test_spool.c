@@ -16,6 +16,7 @@
 #include "vigil/wire.h"
 #include "spool.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define MiB (1024u * 1024u)
 
@@ -523,27 +524,13 @@ static void test_spool_files_are_private(void **state)
     g_free(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_round_trip, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_spool_files_are_private, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_truncated_tail, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_flipped_payload_byte, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_flipped_length, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_all_damaged, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_damage_in_the_middle_loses_one_batch, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_bound, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_one_vigild_per_folder, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_an_old_sequence_whose_segment_is_there, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_sequences_never_repeat, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_sequences_above_all_used_after_the_folder_is_lost,
-                                        test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_sequence_file_damaged, test_make_dir, test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define IN_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
+
+TEST_MAIN(IN_DIR(test_round_trip), IN_DIR(test_spool_files_are_private),
+          IN_DIR(test_truncated_tail), IN_DIR(test_flipped_payload_byte),
+          IN_DIR(test_flipped_length), IN_DIR(test_all_damaged),
+          IN_DIR(test_damage_in_the_middle_loses_one_batch), IN_DIR(test_bound),
+          IN_DIR(test_one_vigild_per_folder), IN_DIR(test_an_old_sequence_whose_segment_is_there),
+          IN_DIR(test_sequences_never_repeat),
+          IN_DIR(test_sequences_above_all_used_after_the_folder_is_lost),
+          IN_DIR(test_sequence_file_damaged))

@@ -18,6 +18,7 @@
 
 #include "test_daemon.h"
 #include "test_support.h"
+#include "test_main.h"
 
 /* Only failures wait this long: cycles that do not come. */
 #define DEADLINE_US   (60 * G_USEC_PER_SEC)
@@ -521,11 +522,5 @@ static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
     g_free(rec);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_replay_gives_the_live_decisions),
-        TEST_WITH_DIR(test_damaged_recordings_are_refused_naming_the_offset),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_replay_gives_the_live_decisions),
+          TEST_WITH_DIR(test_damaged_recordings_are_refused_naming_the_offset))

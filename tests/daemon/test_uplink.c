@@ -27,6 +27,7 @@
 #include "spool.h"
 #include "uplink.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define NODE_ID     42
 #define NODE_HEX_ID "000000000000002a"
@@ -1040,26 +1041,16 @@ static void test_curve(void **state)
     g_free(key_file);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_batches_flow_and_acks_forget, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_spool_and_replay, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_damaged_spool_replays_good_batches, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bound_keeps_newest, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_bound_spools_early, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_is_kept_and_not_resent, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_is_bounded_when_the_spool_fails, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_durable_once_spooled_or_acknowledged, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_damaged_file_checked_and_replayed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_in_flight_is_bounded_by_bytes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_folder_is_bounded, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_system_state, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sequences_across_restarts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_curve_settings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_node_id_derivation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_curve, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+TEST_MAIN(WITH_FIXTURE(test_batches_flow_and_acks_forget), WITH_FIXTURE(test_spool_and_replay),
+          WITH_FIXTURE(test_damaged_spool_replays_good_batches),
+          WITH_FIXTURE(test_bound_keeps_newest), WITH_FIXTURE(test_memory_bound_spools_early),
+          WITH_FIXTURE(test_refused_is_kept_and_not_resent),
+          WITH_FIXTURE(test_memory_is_bounded_when_the_spool_fails),
+          WITH_FIXTURE(test_durable_once_spooled_or_acknowledged),
+          WITH_FIXTURE(test_damaged_file_checked_and_replayed),
+          WITH_FIXTURE(test_in_flight_is_bounded_by_bytes),
+          WITH_FIXTURE(test_refused_folder_is_bounded), WITH_FIXTURE(test_system_state),
+          WITH_FIXTURE(test_sequences_across_restarts), WITH_FIXTURE(test_bad_curve_settings),
+          WITH_FIXTURE(test_node_id_derivation), WITH_FIXTURE(test_curve))

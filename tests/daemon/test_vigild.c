@@ -25,6 +25,7 @@
 #include "test_report.h"
 #include "test_support.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 /* Only the test's own providers: none reads anything slow or absent. */
 #define FAST_PROVIDERS "providers = procstat;process\n"
@@ -685,15 +686,7 @@ static void test_many_instrumented_processes_all_drained(void **state)
     pid_t pids[INSTRUMENTED];
     for (int i = 0; i < INSTRUMENTED; i++) {
         char *of = g_strdup_printf("of=%s/out-%d", dir, i);
-        const char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", "count=50", "status=none", NULL};
-        GError *error = NULL;
-        GPid pid;
-        if (!g_spawn_async(dir, (char **)argv, env,
-                           G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
-                               G_SPAWN_STDIN_FROM_DEV_NULL,
-                           NULL, NULL, &pid, &error))
-            fail_msg("cannot run dd: %s", error->message);
-        pids[i] = pid;
+        pids[i] = test_daemon_spawn_dd(dir, env, of, "bs=512", "count=50");
         g_free(of);
     }
     for (int i = 0; i < INSTRUMENTED; i++)
@@ -884,27 +877,21 @@ static void test_reload_refuses_a_bad_adpi(void **state)
     g_free(original);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_many_short_lived_processes_all_drained),
-        TEST_WITH_DIR(test_many_instrumented_processes_all_drained),
-        TEST_WITH_DIR(test_report_shows_what_vigild_measured),
-        TEST_WITH_DIR(test_a_thousand_processes_served_at_once),
-        TEST_WITH_DIR(test_sigkill_loses_nothing),
-        TEST_WITH_DIR(test_a_reattach_read_after_its_process_ended_is_that_process),
-        TEST_WITH_DIR(test_hostile_clients_are_dropped_and_others_served),
-        TEST_WITH_DIR(test_reload_keeps_serving_and_refuses_a_bad_config),
-        TEST_WITH_DIR(test_a_second_daemon_does_not_take_the_socket),
-        TEST_WITH_DIR(test_bad_config_is_refused_at_start),
-        TEST_WITH_DIR(test_daemons_read_vigil_config),
-        TEST_WITH_DIR(test_status_without_a_daemon),
-        TEST_WITH_DIR(test_status_text_shows_providers_and_processes),
-        TEST_WITH_DIR(test_capture_all_forwards_every_activity),
-        TEST_WITH_DIR(test_capture_counts_every_activity_once),
-        TEST_WITH_DIR(test_bad_capture_config_is_refused_at_start),
-        TEST_WITH_DIR(test_reload_refuses_a_bad_adpi),
-        TEST_WITH_DIR(test_status_tells_where_the_tick_goes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_many_short_lived_processes_all_drained),
+          TEST_WITH_DIR(test_many_instrumented_processes_all_drained),
+          TEST_WITH_DIR(test_report_shows_what_vigild_measured),
+          TEST_WITH_DIR(test_a_thousand_processes_served_at_once),
+          TEST_WITH_DIR(test_sigkill_loses_nothing),
+          TEST_WITH_DIR(test_a_reattach_read_after_its_process_ended_is_that_process),
+          TEST_WITH_DIR(test_hostile_clients_are_dropped_and_others_served),
+          TEST_WITH_DIR(test_reload_keeps_serving_and_refuses_a_bad_config),
+          TEST_WITH_DIR(test_a_second_daemon_does_not_take_the_socket),
+          TEST_WITH_DIR(test_bad_config_is_refused_at_start),
+          TEST_WITH_DIR(test_daemons_read_vigil_config),
+          TEST_WITH_DIR(test_status_without_a_daemon),
+          TEST_WITH_DIR(test_status_text_shows_providers_and_processes),
+          TEST_WITH_DIR(test_capture_all_forwards_every_activity),
+          TEST_WITH_DIR(test_capture_counts_every_activity_once),
+          TEST_WITH_DIR(test_bad_capture_config_is_refused_at_start),
+          TEST_WITH_DIR(test_reload_refuses_a_bad_adpi),
+          TEST_WITH_DIR(test_status_tells_where_the_tick_goes))

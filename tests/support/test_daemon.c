@@ -251,3 +251,17 @@ char **test_daemon_preload_env(const struct test_daemon *d, const char *const *v
     g_ptr_array_free(all, TRUE);
     return env;
 }
+
+GPid test_daemon_spawn_dd(const char *dir, char **env, const char *of, const char *bs,
+                          const char *count)
+{
+    const char *argv[] = {"dd", "if=/dev/zero", of, bs, count, "status=none", NULL};
+    GError *error = NULL;
+    GPid pid;
+    if (!g_spawn_async(dir, (char **)argv, env,
+                       G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                           G_SPAWN_STDIN_FROM_DEV_NULL,
+                       NULL, NULL, &pid, &error))
+        fail_msg("cannot run dd: %s", error->message);
+    return pid;
+}

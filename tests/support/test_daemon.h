@@ -54,6 +54,13 @@ struct test_run test_daemon_vigil_env(const struct test_daemon *d, const char *c
  * g_strfreev it. */
 char **test_daemon_preload_env(const struct test_daemon *d, const char *const *vars);
 
+/* dd started in `dir` with `env`, copying `count` blocks of `bs` bytes
+ * ("count=N", "bs=N") from /dev/zero to `of` ("of=PATH") and saying
+ * nothing; its pid, not reaped (wait_exit it). Fails the test if dd does
+ * not start. */
+GPid test_daemon_spawn_dd(const char *dir, char **env, const char *of, const char *bs,
+                          const char *count);
+
 /* SIGKILL to every daemon started and not stopped (a failed test's). */
 void test_daemon_kill_all(void);
 
