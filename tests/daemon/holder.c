@@ -47,6 +47,14 @@ void become(uid_t uid)
         _exit(70);
 }
 
+void exit_when_released(int release_fd)
+{
+    char c;
+    while (read(release_fd, &c, 1) > 0)
+        ;
+    _exit(0);
+}
+
 /* The release ends the test holds: a child closes those of the others, or
  * a holder would never see its own release. */
 static int held_releases[16];
@@ -100,10 +108,7 @@ static void holder_run(const char *socket_path, uid_t uid, const char *run_key, 
         read_answer(fd, buffer, &a);
     if (write(result_fd, &a, sizeof a) != (ssize_t)sizeof a)
         _exit(71);
-    char c;
-    while (read(release_fd, &c, 1) > 0)
-        ;
-    _exit(0);
+    exit_when_released(release_fd);
 }
 
 static void holder_spawn(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,

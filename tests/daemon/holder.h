@@ -26,6 +26,10 @@ void wait_exit(pid_t pid, int want_status);
  * ones); root stays root. Exits 70 when it cannot. */
 void become(uid_t uid);
 
+/* In a child: waits until the test closes the other end of `release_fd`
+ * (or writes nothing more to it), then exits 0. */
+G_GNUC_NORETURN void exit_when_released(int release_fd);
+
 /* What vigild answered a holder's REGISTER. */
 struct answer {
     int type; /* enum vigil_local_type; -1 when none came */

@@ -91,10 +91,7 @@ static void flood_start(struct flood *f, const char *socket_path, uid_t uid, int
                     _exit(74);
             if (write(ready[1], "x", 1) != 1)
                 _exit(75);
-            char c;
-            while (read(release[0], &c, 1) > 0)
-                ;
-            _exit(0);
+            exit_when_released(release[0]);
         }
     }
     close(ready[1]);
@@ -715,10 +712,7 @@ static void test_root_connects_while_a_user_fills_the_backlog(void **state)
         }
         if (write(filled[1], &pending, sizeof pending) != (ssize_t)sizeof pending)
             _exit(71);
-        char c;
-        while (read(release[0], &c, 1) > 0)
-            ;
-        _exit(0);
+        exit_when_released(release[0]);
     }
     close(filled[1]);
     close(release[0]);

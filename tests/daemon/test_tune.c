@@ -406,6 +406,20 @@ static gsize nth_cycle_record(const char *data, const GArray *offsets, guint n)
     return 0;
 }
 
+/* `vigil tune ARGS` (`what` names the run) must exit 1 saying on stderr
+ * "`damage` at offset OFFSET: " and `detail`. */
+static void assert_refused_at(const char *dir, const char *const *args, const char *what,
+                              const char *damage, gsize offset, const char *detail)
+{
+    struct test_run run = run_tune(dir, args);
+    test_assert_status(&run, 1, what);
+    char *want = g_strdup_printf("%s at offset %" G_GSIZE_FORMAT ": ", damage, offset);
+    test_assert_contains(run.err, want);
+    test_assert_contains(run.err, detail);
+    g_free(want);
+    test_run_clear(&run);
+}
+
 static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
 {
     const char *dir = *state;
@@ -448,25 +462,15 @@ static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
     /* Cut before the first cycle is whole: nothing to replay. */
     gsize first = nth_cycle_record(data, offsets, 1);
     assert_true(g_file_set_contents(bad, data, (gssize)(first + 7), NULL));
-    run = run_tune(dir, args);
-    test_assert_status(&run, 1, "vigil tune with a recording cut before its first cycle");
-    want = g_strdup_printf("truncated at offset %" G_GSIZE_FORMAT ": ", first);
-    test_assert_contains(run.err, want);
-    test_assert_contains(run.err, "before the recording's first complete cycle");
-    g_free(want);
-    test_run_clear(&run);
+    assert_refused_at(dir, args, "vigil tune with a recording cut before its first cycle",
+                      "truncated", first, "before the recording's first complete cycle");
 
     /* A flipped bit in the twentieth record. */
     gsize twentieth = g_array_index(offsets, gsize, 19);
     data[twentieth + 5] ^= 0x10;
     assert_true(g_file_set_contents(bad, data, (gssize)size, NULL));
-    run = run_tune(dir, args);
-    test_assert_status(&run, 1, "vigil tune with a corrupt recording");
-    want = g_strdup_printf("corrupt at offset %" G_GSIZE_FORMAT ": ", twentieth);
-    test_assert_contains(run.err, want);
-    test_assert_contains(run.err, "checksum");
-    g_free(want);
-    test_run_clear(&run);
+    assert_refused_at(dir, args, "vigil tune with a corrupt recording", "corrupt", twentieth,
+                      "checksum");
 
     /* A recorded decision changed, its checksum made good again: the
      * replay must notice, name the cycle and exit 1. */

@@ -239,6 +239,16 @@ struct test_run test_daemon_status_text(const char *socket_path)
     return run;
 }
 
+char *test_daemon_status_text_says(const char *socket_path, const char *const *needles, gsize n)
+{
+    struct test_run run = test_daemon_status_text(socket_path);
+    test_assert_status(&run, 0, "vigil status");
+    test_assert_contains_all(run.out, needles, n);
+    char *out = g_steal_pointer(&run.out);
+    test_run_clear(&run);
+    return out;
+}
+
 char **test_daemon_preload_env(const struct test_daemon *d, const char *const *vars)
 {
     GPtrArray *all = g_ptr_array_new_with_free_func(g_free);

@@ -72,6 +72,9 @@ JsonNode *test_daemon_status_as(const struct test_daemon *d, uid_t uid, pid_t fi
 
 /* `vigil status --socket SOCKET_PATH`, as text (a daemon there or not). */
 struct test_run test_daemon_status_text(const char *socket_path);
+/* The same, which must exit 0 and say each of needles[] (`n` of them);
+ * its output. g_free it. */
+char *test_daemon_status_text_says(const char *socket_path, const char *const *needles, gsize n);
 
 /* The status's process of pid `pid` (the newest one), or NULL. */
 JsonObject *test_daemon_process(JsonNode *status, pid_t pid);
