@@ -31,6 +31,28 @@ pid_t fork_or_fail(void)
     return pid;
 }
 
+void pipes_open(int up[2], int down[2])
+{
+    assert_int_equal(pipe(up), 0);
+    assert_int_equal(pipe(down), 0);
+}
+
+pid_t fork_with_pipes(int up[2], int down[2])
+{
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+    }
+    return pid;
+}
+
+void pipes_keep_test_ends(int up[2], int down[2])
+{
+    close(up[1]);
+    close(down[0]);
+}
+
 void wait_exit(pid_t pid, int want_status)
 {
     int status;
@@ -115,18 +137,14 @@ static void holder_spawn(struct holder *h, const char *socket_path, uid_t uid, c
                          const char *job, uint64_t start_monotonic_ns)
 {
     int result[2], release[2];
-    assert_int_equal(pipe(result), 0);
-    assert_int_equal(pipe(release), 0);
-    h->pid = fork_or_fail();
+    pipes_open(result, release);
+    h->pid = fork_with_pipes(result, release);
     if (h->pid == 0) {
-        close(result[0]);
-        close(release[1]);
         for (int i = 0; i < held_count; i++)
             close(held_releases[i]);
         holder_run(socket_path, uid, run_key, job, start_monotonic_ns, result[1], release[0]);
     }
-    close(result[1]);
-    close(release[0]);
+    pipes_keep_test_ends(result, release);
     h->release = release[1];
     assert_true(held_count < (int)G_N_ELEMENTS(held_releases));
     held_releases[held_count++] = h->release;

@@ -26,6 +26,15 @@ void wait_exit(pid_t pid, int want_status);
  * ones); root stays root. Exits 70 when it cannot. */
 void become(uid_t uid);
 
+/* Two pipes between the test and its children: the children write to
+ * `up` and read from `down`. */
+void pipes_open(int up[2], int down[2]);
+/* fork_or_fail; the child keeps only its ends of the pipes (up[1], down[0]). */
+pid_t fork_with_pipes(int up[2], int down[2]);
+/* In the test, once its children are forked: it keeps only its ends
+ * (up[0], down[1]). */
+void pipes_keep_test_ends(int up[2], int down[2]);
+
 /* In a child: waits until the test closes the other end of `release_fd`
  * (or writes nothing more to it), then exits 0. */
 G_GNUC_NORETURN void exit_when_released(int release_fd);

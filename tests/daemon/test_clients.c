@@ -71,14 +71,11 @@ struct flood {
 static void flood_start(struct flood *f, const char *socket_path, uid_t uid, int children, int each)
 {
     int ready[2], release[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(release), 0);
+    pipes_open(ready, release);
     f->children = children;
     for (int i = 0; i < children; i++) {
-        f->pids[i] = fork_or_fail();
+        f->pids[i] = fork_with_pipes(ready, release);
         if (f->pids[i] == 0) {
-            close(ready[0]);
-            close(release[1]);
             struct rlimit limit;
             if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_max < (rlim_t)each + 16)
                 _exit(72); /* the hard limit is too low for the test */
@@ -94,8 +91,7 @@ static void flood_start(struct flood *f, const char *socket_path, uid_t uid, int
             exit_when_released(release[0]);
         }
     }
-    close(ready[1]);
-    close(release[0]);
+    pipes_keep_test_ends(ready, release);
     f->release = release[1];
     for (int i = 0; i < children; i++) {
         char c;
@@ -682,12 +678,9 @@ static void test_root_connects_while_a_user_fills_the_backlog(void **state)
     assert_int_equal(kill(d.pid, SIGSTOP), 0);
 
     int filled[2], release[2];
-    assert_int_equal(pipe(filled), 0);
-    assert_int_equal(pipe(release), 0);
-    pid_t filler = fork_or_fail();
+    pipes_open(filled, release);
+    pid_t filler = fork_with_pipes(filled, release);
     if (filler == 0) {
-        close(filled[0]);
-        close(release[1]);
         struct rlimit most;
         getrlimit(RLIMIT_NOFILE, &most);
         most.rlim_cur = most.rlim_max;
@@ -714,8 +707,7 @@ static void test_root_connects_while_a_user_fills_the_backlog(void **state)
             _exit(71);
         exit_when_released(release[0]);
     }
-    close(filled[1]);
-    close(release[0]);
+    pipes_keep_test_ends(filled, release);
     int pending = 0;
     assert_int_equal(read(filled[0], &pending, sizeof pending), (ssize_t)sizeof pending);
     close(filled[0]);

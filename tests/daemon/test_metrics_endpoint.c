@@ -265,15 +265,10 @@ static void test_bad_listen_refused_naming_the_key(void **state)
     char **env = test_clean_environment(NULL);
     const char *check[] = {
         test_env_or_fail("VIGIL_CLI"), "config", "check", "--config", config, NULL};
-    struct test_run run = test_run_program(dir, check, env);
-    test_assert_status(&run, 1, "vigil config check");
-    test_assert_contains(run.err, "[metrics] listen = 127.0.0.1:99999");
-    test_run_clear(&run);
+    test_daemon_assert_refused(dir, check, env, "vigil config check",
+                               "[metrics] listen = 127.0.0.1:99999");
     const char *daemon[] = {test_env_or_fail("VIGILD"), "--foreground", "--config", config, NULL};
-    run = test_run_program(dir, daemon, env);
-    test_assert_status(&run, 1, "vigild");
-    test_assert_contains(run.err, "[metrics] listen = 127.0.0.1:99999");
-    test_run_clear(&run);
+    test_daemon_assert_refused(dir, daemon, env, "vigild", "[metrics] listen = 127.0.0.1:99999");
     g_strfreev(env);
     g_free(text);
     g_free(config);

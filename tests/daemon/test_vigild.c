@@ -21,6 +21,7 @@
 #include <glib/gstdio.h>
 
 #include "clients.h"
+#include "holder.h"
 #include "test_daemon.h"
 #include "test_report.h"
 #include "test_support.h"
@@ -29,23 +30,6 @@
 
 /* Only the test's own providers: none reads anything slow or absent. */
 #define FAST_PROVIDERS "providers = procstat;process\n"
-
-static pid_t fork_or_fail(void)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    return pid;
-}
-
-static void wait_exit(pid_t pid, int want_status)
-{
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (want_status >= 0) {
-        assert_true(WIFEXITED(status));
-        assert_int_equal(WEXITSTATUS(status), want_status);
-    }
-}
 
 static const char *member_string(JsonObject *o, const char *name)
 {
@@ -116,14 +100,11 @@ static void test_a_thousand_processes_served_at_once(void **state)
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
     int registered[2], release[2];
-    assert_int_equal(pipe(registered), 0);
-    assert_int_equal(pipe(release), 0);
+    pipes_open(registered, release);
     pid_t *pids = g_new(pid_t, AT_ONCE);
     for (int i = 0; i < AT_ONCE; i++) {
-        pids[i] = fork_or_fail();
+        pids[i] = fork_with_pipes(registered, release);
         if (pids[i] == 0) {
-            close(registered[0]);
-            close(release[1]);
             int fd = client_connect(d.socket_path);
             if (fd < 0)
                 _exit(92);
@@ -136,8 +117,7 @@ static void test_a_thousand_processes_served_at_once(void **state)
             _exit(0);
         }
     }
-    close(registered[1]);
-    close(release[0]);
+    pipes_keep_test_ends(registered, release);
     for (int i = 0; i < AT_ONCE; i++) {
         char byte;
         assert_int_equal(read(registered[0], &byte, 1), 1);
@@ -242,12 +222,9 @@ static void test_a_reattach_read_after_its_process_ended_is_that_process(void **
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
     int ready[2], go[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(go), 0);
-    pid_t pid = fork_or_fail();
+    pipes_open(ready, go);
+    pid_t pid = fork_with_pipes(ready, go);
     if (pid == 0) {
-        close(ready[0]);
-        close(go[1]);
         struct vigil_error err;
         struct vigil_ring *ring = vigil_ring_create(8192, VIGIL_TICKS_MONOTONIC_NS, &err);
         int fd = client_connect(d.socket_path);
@@ -279,8 +256,7 @@ static void test_a_reattach_read_after_its_process_ended_is_that_process(void **
         client_push(ring, 50);
         _exit(0);
     }
-    close(ready[1]);
-    close(go[0]);
+    pipes_keep_test_ends(ready, go);
     char byte;
     assert_int_equal(read(ready[0], &byte, 1), 1);
     assert_int_equal(kill(d.pid, SIGSTOP), 0);
@@ -563,16 +539,14 @@ static void test_daemons_read_vigil_config(void **state)
     const char *vars[] = {var, NULL};
     char **env = test_clean_environment(vars);
     const char *vigild_argv[] = {test_env_or_fail("VIGILD"), NULL};
-    struct test_run run = test_run_program(NULL, vigild_argv, env);
-    test_assert_status(&run, 1, "vigild with $VIGIL_CONFIG naming a bad file");
-    test_assert_contains(run.err, "[daemon] rollup_ms = 1000 is not a multiple of tick_ms = 30");
-    test_run_clear(&run);
+    test_daemon_assert_refused(NULL, vigild_argv, env,
+                               "vigild with $VIGIL_CONFIG naming a bad file",
+                               "[daemon] rollup_ms = 1000 is not a multiple of tick_ms = 30");
     assert_true(g_file_set_contents(path, "[txd]\nbind = nowhere\n", -1, NULL));
     const char *txd_argv[] = {test_env_or_fail("VIGIL_TXD"), NULL};
-    run = test_run_program(NULL, txd_argv, env);
-    test_assert_status(&run, 1, "vigil-txd with $VIGIL_CONFIG naming a bad file");
-    test_assert_contains(run.err, "[txd] bind = nowhere");
-    test_run_clear(&run);
+    test_daemon_assert_refused(NULL, txd_argv, env,
+                               "vigil-txd with $VIGIL_CONFIG naming a bad file",
+                               "[txd] bind = nowhere");
     g_strfreev(env);
     g_free(var);
     g_free(path);

@@ -275,3 +275,12 @@ GPid test_daemon_spawn_dd(const char *dir, char **env, const char *of, const cha
         fail_msg("cannot run dd: %s", error->message);
     return pid;
 }
+
+void test_daemon_assert_refused(const char *cwd, const char *const *argv, char **env,
+                                const char *what, const char *says)
+{
+    struct test_run run = test_run_program(cwd, argv, env);
+    test_assert_status(&run, 1, what);
+    test_assert_contains(run.err, says);
+    test_run_clear(&run);
+}

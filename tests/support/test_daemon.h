@@ -61,6 +61,11 @@ char **test_daemon_preload_env(const struct test_daemon *d, const char *const *v
 GPid test_daemon_spawn_dd(const char *dir, char **env, const char *of, const char *bs,
                           const char *count);
 
+/* Runs argv in `cwd` (NULL: here) with `env`: it must exit 1 (`what`
+ * names it in a failure) saying `says` on stderr. */
+void test_daemon_assert_refused(const char *cwd, const char *const *argv, char **env,
+                                const char *what, const char *says);
+
 /* SIGKILL to every daemon started and not stopped (a failed test's). */
 void test_daemon_kill_all(void);
 
