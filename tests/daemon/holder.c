@@ -69,6 +69,22 @@ void become(uid_t uid)
         _exit(70);
 }
 
+pid_t fork_as_writer(uid_t uid, int *end)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        close(fds[0]);
+        *end = fds[1];
+        become(uid);
+    } else {
+        close(fds[1]);
+        *end = fds[0];
+    }
+    return pid;
+}
+
 void exit_when_released(int release_fd)
 {
     char c;

@@ -35,6 +35,11 @@ pid_t fork_with_pipes(int up[2], int down[2]);
  * (up[0], down[1]). */
 void pipes_keep_test_ends(int up[2], int down[2]);
 
+/* A pipe, and a child (fork_or_fail: 0 in the child) that became `uid`
+ * and writes to it: `*end` is the child's write end in the child, the
+ * test's read end in the test (the other end closed in each). */
+pid_t fork_as_writer(uid_t uid, int *end);
+
 /* In a child: waits until the test closes the other end of `release_fd`
  * (or writes nothing more to it), then exits 0. */
 G_GNUC_NORETURN void exit_when_released(int release_fd);

@@ -516,12 +516,9 @@ struct status_loop {
  * answered. */
 static struct status_loop run_status_loop(const char *socket_path, uid_t uid, int max)
 {
-    int result[2];
-    assert_int_equal(pipe(result), 0);
-    pid_t pid = fork_or_fail();
+    int result;
+    pid_t pid = fork_as_writer(uid, &result);
     if (pid == 0) {
-        close(result[0]);
-        become(uid);
         struct status_loop r = {0};
         static char buffer[VIGIL_LOCAL_MAX_BYTES];
         const struct vigil_local_status_request request = {0};
@@ -547,14 +544,13 @@ static struct status_loop run_status_loop(const char *socket_path, uid_t uid, in
                 _exit(84);
             }
         }
-        if (write(result[1], &r, sizeof r) != (ssize_t)sizeof r)
+        if (write(result, &r, sizeof r) != (ssize_t)sizeof r)
             _exit(71);
         _exit(0);
     }
-    close(result[1]);
     struct status_loop r;
-    assert_int_equal(read(result[0], &r, sizeof r), (ssize_t)sizeof r);
-    close(result[0]);
+    assert_int_equal(read(result, &r, sizeof r), (ssize_t)sizeof r);
+    close(result);
     wait_exit(pid, 0);
     return r;
 }

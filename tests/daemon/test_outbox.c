@@ -402,6 +402,16 @@ static char *uplink_config(const char *dir, const char *more)
                            dir, dir, NODE_ID, more != NULL ? more : "");
 }
 
+/* Serves until the first batch came; fails after `deadline`. */
+static void serve_until_a_batch(struct fake_txd *txd, gint64 deadline)
+{
+    while (g_hash_table_size(txd->batches) == 0) {
+        txd_serve(txd);
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("no batch came");
+    }
+}
+
 /* The stand-in for vigil-txd, then vigild with its uplink to it
  * (uplink_config with `more`). */
 static void start_with_txd(struct fake_txd *txd, struct test_daemon *d, const char *dir,
@@ -549,11 +559,7 @@ static void test_system_state_is_the_nodes_parent(void **state)
      * parent's part alone. */
     start_with_txd(&txd, &d, dir, "[reasoner.node]\nadpis =\nmax_load = 1\n");
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    while (g_hash_table_size(txd.batches) == 0) {
-        txd_serve(&txd);
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("no batch came");
-    }
+    serve_until_a_batch(&txd, deadline);
     struct vigil_wire_state system = {
         .cycle = 9, .level = VIGIL_LEVEL_SYSTEM, .health = VIGIL_HEALTH_ABNORMAL_BAD};
     vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_STATES, NODE_ID, 0, 0);
@@ -695,11 +701,7 @@ static void test_a_refused_batch_is_warned_of(void **state)
     start_with_txd(&txd, &d, dir, NULL);
     txd.ack = FALSE; /* acks go in txd_serve: none went yet */
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    while (g_hash_table_size(txd.batches) == 0) {
-        txd_serve(&txd);
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("no batch came");
-    }
+    serve_until_a_batch(&txd, deadline);
     GHashTableIter it;
     gpointer key;
     g_hash_table_iter_init(&it, txd.batches);

@@ -171,22 +171,18 @@ static void test_a_slurm_key_is_the_jobs_users(void **state)
 static gboolean notice_as(const struct test_daemon *d, uid_t uid, const struct vigil_job_notice *n,
                           char *reason, size_t reason_size)
 {
-    int pipe_fds[2];
-    assert_int_equal(pipe(pipe_fds), 0);
-    pid_t pid = fork_or_fail();
+    int reason_fd;
+    pid_t pid = fork_as_writer(uid, &reason_fd);
     if (pid == 0) {
-        close(pipe_fds[0]);
-        become(uid);
         char err[256] = "";
         gboolean ok = vigil_job_notice_send(d->socket_path, n, err, sizeof err);
-        if (write(pipe_fds[1], err, sizeof err) != (ssize_t)sizeof err)
+        if (write(reason_fd, err, sizeof err) != (ssize_t)sizeof err)
             _exit(72);
         _exit(ok ? 0 : 1);
     }
-    close(pipe_fds[1]);
     char err[256] = "";
-    assert_int_equal(read(pipe_fds[0], err, sizeof err), (ssize_t)sizeof err);
-    close(pipe_fds[0]);
+    assert_int_equal(read(reason_fd, err, sizeof err), (ssize_t)sizeof err);
+    close(reason_fd);
     g_strlcpy(reason, err, reason_size);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
