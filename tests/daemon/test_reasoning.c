@@ -188,22 +188,16 @@ static void run_cycles(struct fixture *f, unsigned first, unsigned last, const g
         assert_int_equal(v.cycle, k);
         const struct vigild_verdict *p = v.process(v.user, 1);
         assert_non_null(p);
-        switch (p->decision.upward) {
-        case VIGIL_HEALTH_ABNORMAL_BAD:
-            g_string_append_c(states, 'B');
-            break;
-        case VIGIL_HEALTH_ABNORMAL_GOOD:
-            g_string_append_c(states, 'G');
-            break;
-        case VIGIL_HEALTH_ABNORMAL_OTHER:
-            g_string_append_c(states, 'O');
-            break;
-        case VIGIL_HEALTH_BAD:
-            g_string_append_c(states, 'b');
-            break;
-        default:
-            g_string_append_c(states, '.');
-        }
+        /* A letter for the states the tests tell apart, '.' for the others. */
+        static const char letters[VIGIL_HEALTH_COUNT + 1] = {
+            [VIGIL_HEALTH_ABNORMAL_BAD] = 'B',
+            [VIGIL_HEALTH_ABNORMAL_GOOD] = 'G',
+            [VIGIL_HEALTH_ABNORMAL_OTHER] = 'O',
+            [VIGIL_HEALTH_BAD] = 'b',
+        };
+        unsigned upward = p->decision.upward;
+        char letter = upward < G_N_ELEMENTS(letters) ? letters[upward] : 0;
+        g_string_append_c(states, letter != 0 ? letter : '.');
     }
 }
 

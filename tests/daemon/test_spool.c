@@ -93,6 +93,22 @@ static void append(struct vigild_spool *spool, uint64_t sequence, uint32_t paylo
     g_bytes_unref(b);
 }
 
+/* The payload of the batches of open_with_batches. */
+#define PAYLOAD 1000u
+
+/* A spool opened in `dir` with room for `max_bytes`, batches 1 to `n` of
+ * PAYLOAD bytes appended to it; the sequences they dropped are appended
+ * to `dropped`. */
+static struct vigild_spool *open_with_batches(const char *dir, uint64_t max_bytes, uint64_t n,
+                                              GArray *dropped)
+{
+    struct vigild_spool *spool = vigild_spool_open(dir, max_bytes, NULL);
+    assert_non_null(spool);
+    for (uint64_t s = 1; s <= n; s++)
+        append(spool, s, PAYLOAD, dropped);
+    return spool;
+}
+
 /* Three batches of different sizes in one segment, closed. */
 static char *three_batches(const char *dir, const uint32_t payload[3])
 {
@@ -283,12 +299,9 @@ static void test_all_damaged(void **state)
 static void test_bound(void **state)
 {
     char *dir = spool_dir(state);
-    const uint32_t payload = 1000;
-    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + payload;
-    struct vigild_spool *spool = vigild_spool_open(dir, 10 * size, NULL);
+    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + PAYLOAD;
     GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (uint64_t s = 1; s <= 15; s++)
-        append(spool, s, payload, dropped);
+    struct vigild_spool *spool = open_with_batches(dir, 10 * size, 15, dropped);
     assert_int_equal(dropped->len, 5);
     for (guint i = 0; i < 5; i++)
         assert_int_equal(g_array_index(dropped, uint64_t, i), i + 1);
@@ -301,7 +314,7 @@ static void test_bound(void **state)
     assert_int_equal(stats.batches, 10);
 
     g_array_set_size(dropped, 0);
-    append(spool, 16, 11 * payload, dropped);
+    append(spool, 16, 11 * PAYLOAD, dropped);
     assert_int_equal(dropped->len, 1);
     assert_int_equal(g_array_index(dropped, uint64_t, 0), 16);
     assert_false(vigild_spool_has(spool, 16));
@@ -325,14 +338,10 @@ static void test_bound(void **state)
 static void test_damage_in_the_middle_loses_one_batch(void **state)
 {
     char *dir = spool_dir(state);
-    const uint32_t payload = 1000;
-    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + payload;
-    struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
-    assert_non_null(spool);
     GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (uint64_t s = 1; s <= 20; s++)
-        append(spool, s, payload, dropped);
+    struct vigild_spool *spool = open_with_batches(dir, 64 * MiB, 20, dropped);
     g_array_free(dropped, TRUE);
+    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + PAYLOAD;
     vigild_spool_close(spool);
     char *path = segment_path(dir, 1);
     FILE *f = fopen(path, "r+");
@@ -351,7 +360,7 @@ static void test_damage_in_the_middle_loses_one_batch(void **state)
                  replayed);
     for (uint64_t s = 1; s <= 20; s++)
         if (s != 8)
-            assert_reads_back(spool, s, payload);
+            assert_reads_back(spool, s, PAYLOAD);
     struct vigild_spool_stats stats;
     vigild_spool_stats(spool, &stats);
     assert_int_equal(stats.corrupt, 1);
