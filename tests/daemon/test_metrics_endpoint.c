@@ -257,11 +257,10 @@ static void test_jobs_labelled_up_to_max_jobs(void **state)
 static void test_bad_listen_refused_naming_the_key(void **state)
 {
     const char *dir = *state;
-    char *config = g_build_filename(dir, "bad.conf", NULL);
-    char *text = g_strdup_printf("[daemon]\nsocket = %s/vigild.sock\n[metrics]\n"
-                                 "listen = 127.0.0.1:99999\n",
-                                 dir);
-    assert_true(g_file_set_contents(config, text, -1, NULL));
+    char *config = test_new_filef(dir, "bad.conf",
+                                  "[daemon]\nsocket = %s/vigild.sock\n[metrics]\n"
+                                  "listen = 127.0.0.1:99999\n",
+                                  dir);
     char **env = test_clean_environment(NULL);
     const char *check[] = {
         test_env_or_fail("VIGIL_CLI"), "config", "check", "--config", config, NULL};
@@ -270,7 +269,6 @@ static void test_bad_listen_refused_naming_the_key(void **state)
     const char *daemon[] = {test_env_or_fail("VIGILD"), "--foreground", "--config", config, NULL};
     test_daemon_assert_refused(dir, daemon, env, "vigild", "[metrics] listen = 127.0.0.1:99999");
     g_strfreev(env);
-    g_free(text);
     g_free(config);
 }
 
