@@ -93,6 +93,38 @@ void exit_when_released(int release_fd)
     _exit(0);
 }
 
+pid_t dd_as(const struct test_daemon *d, uid_t uid, int count, const char *const *vars,
+            char **report_path)
+{
+    char *home = g_build_filename(d->dir, "home", NULL);
+    assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
+    assert_int_equal(chown(home, uid, (gid_t)uid), 0);
+    *report_path = g_build_filename(home, "report.json", NULL);
+    GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(all, g_strconcat("VIGIL_REPORT=", *report_path, NULL));
+    g_ptr_array_add(all, g_strdup("VIGIL_REPORT_FORMAT=json"));
+    for (const char *const *v = vars; v != NULL && *v != NULL; v++)
+        g_ptr_array_add(all, g_strdup(*v));
+    g_ptr_array_add(all, NULL);
+    char **env = test_daemon_preload_env(d, (const char *const *)all->pdata);
+    char *of = g_strdup_printf("of=%s/out", home);
+    char *count_arg = g_strdup_printf("count=%d", count);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", count_arg, "status=none", NULL};
+        become(uid);
+        execvpe("dd", argv, env);
+        _exit(127);
+    }
+    wait_exit(pid, 0);
+    g_strfreev(env);
+    g_free(count_arg);
+    g_free(of);
+    g_ptr_array_free(all, TRUE);
+    g_free(home);
+    return pid;
+}
+
 /* The release ends the test holds: a child closes those of the others, or
  * a holder would never see its own release. */
 static int held_releases[16];

@@ -44,6 +44,14 @@ pid_t fork_as_writer(uid_t uid, int *end);
  * (or writes nothing more to it), then exits 0. */
 G_GNUC_NORETURN void exit_when_released(int release_fd);
 
+/* dd under the preload library against `d` as `uid`, in DIR/home (made
+ * for `uid`): `count` blocks of 512 bytes, its JSON report in
+ * DIR/home/report.json (`*report_path`: g_free it), and `vars` more in its
+ * environment ("NAME=value", NULL-terminated, or NULL). Returns its pid
+ * once it exited 0. */
+pid_t dd_as(const struct test_daemon *d, uid_t uid, int count, const char *const *vars,
+            char **report_path);
+
 /* What vigild answered a holder's REGISTER. */
 struct answer {
     int type; /* enum vigil_local_type; -1 when none came */

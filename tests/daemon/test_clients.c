@@ -116,23 +116,8 @@ static void flood_stop(struct flood *f)
  * report says it wrote. */
 static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
 {
-    char *home = g_build_filename(d->dir, "home", NULL);
-    assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
-    assert_int_equal(chown(home, uid, (gid_t)uid), 0);
-    char *report_path = g_build_filename(home, "report.json", NULL);
-    char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
-    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_daemon_preload_env(d, vars);
-    char *of = g_strdup_printf("of=%s/out", home);
-    char *count_arg = g_strdup_printf("count=%d", count);
-    pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", count_arg, "status=none", NULL};
-        become(uid);
-        execvpe("dd", argv, env);
-        _exit(127);
-    }
-    wait_exit(pid, 0);
+    char *report_path;
+    pid_t pid = dd_as(d, uid, count, NULL, &report_path);
 
     struct test_report rep = test_report_load(report_path);
     gint64 recorded = test_report_int(&rep, "activities.recorded");
@@ -150,12 +135,7 @@ static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
     assert_int_equal(json_object_get_int_member(p, "corrupt"), 0);
     json_node_unref(status);
     test_report_free(&rep);
-    g_strfreev(env);
-    g_free(count_arg);
-    g_free(of);
-    g_free(report_var);
     g_free(report_path);
-    g_free(home);
 }
 
 #define FLOOD_CHILDREN 2

@@ -110,9 +110,7 @@ static void test_send_and_refusals(void **state)
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "job 17.0 begins (user bob, nodes n1)");
-    g_free(log);
+    test_daemon_stop_saying(&d, "job 17.0 begins (user bob, nodes n1)");
 
     /* No vigild: the error names the socket. */
     assert_false(vigil_job_notice_send(d.socket_path, &n, err, sizeof err));

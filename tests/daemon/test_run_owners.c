@@ -93,9 +93,7 @@ static void test_an_ended_run_stays_its_users(void **state)
     assert_run_key(&d, other.pid, "run-k@uid65534@uid1");
     holder_release(&other);
     holder_release(&squatter);
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "run-k@uid65534");
-    g_free(log);
+    test_daemon_stop_saying(&d, "run-k@uid65534");
 }
 
 /* A process that says it started at boot is taken to have started when
@@ -213,9 +211,7 @@ static void test_a_user_cannot_end_anothers_job(void **state)
     own.job_id = "4712";
     if (!notice_as(&d, NOBODY, &own, reason, sizeof reason))
         fail_msg("nobody may not tell of its own job: %s", reason);
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "job 4711 begins (user root, nodes n1)");
-    g_free(log);
+    test_daemon_stop_saying(&d, "job 4711 begins (user root, nodes n1)");
 }
 
 /* dd under the preload library as nobody, naming root's ended run: its
@@ -228,32 +224,15 @@ static void test_the_report_names_the_run_kept_apart(void **state)
     struct holder root;
     holder_start(&root, d.socket_path, 0, "run-r");
     holder_release(&root);
-    char *home = g_build_filename(dir, "home", NULL);
-    assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
-    assert_int_equal(chown(home, NOBODY, NOBODY), 0);
-    char *report_path = g_build_filename(home, "report.json", NULL);
-    char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
-    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", "VIGIL_RUN_ID=run-r", NULL};
-    char **env = test_daemon_preload_env(&d, vars);
-    char *of = g_strdup_printf("of=%s/out", home);
-    pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", "count=4", "status=none", NULL};
-        become(NOBODY);
-        execvpe("dd", argv, env);
-        _exit(127);
-    }
-    wait_exit(pid, 0);
+    const char *run_id[] = {"VIGIL_RUN_ID=run-r", NULL};
+    char *report_path;
+    pid_t pid = dd_as(&d, NOBODY, 4, run_id, &report_path);
     struct test_report rep = test_report_load(report_path);
     assert_string_equal(test_report_string(&rep, "run_key"), "run-r@uid65534");
     assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
     test_report_free(&rep);
     assert_run_key(&d, pid, "run-r@uid65534");
-    g_strfreev(env);
-    g_free(of);
-    g_free(report_var);
     g_free(report_path);
-    g_free(home);
     g_free(test_daemon_stop(&d));
 }
 
@@ -320,9 +299,7 @@ static void test_a_process_cannot_join_anothers_job(void **state)
     holder_release(&intruder);
     holder_release(&own);
     holder_release(&roots);
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "says it is in job 4711, which root told vigild is uid 0's");
-    g_free(log);
+    test_daemon_stop_saying(&d, "says it is in job 4711, which root told vigild is uid 0's");
 }
 
 TEST_MAIN(TEST_WITH_DIR(test_an_ended_run_stays_its_users),

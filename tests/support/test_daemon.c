@@ -284,3 +284,10 @@ void test_daemon_assert_refused(const char *cwd, const char *const *argv, char *
     test_assert_contains(run.err, says);
     test_run_clear(&run);
 }
+
+void test_daemon_stop_saying(struct test_daemon *d, const char *needle)
+{
+    char *log = test_daemon_stop(d);
+    test_assert_contains(log, needle);
+    g_free(log);
+}

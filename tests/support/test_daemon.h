@@ -30,6 +30,8 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
 
 /* SIGTERM, then waits for it to exit; returns its log. g_free it. */
 char *test_daemon_stop(struct test_daemon *d);
+/* test_daemon_stop; its log must say `needle`. */
+void test_daemon_stop_saying(struct test_daemon *d, const char *needle);
 /* SIGKILL, then waits for it to die; returns its log (its socket stays,
  * as after a crash). g_free it. */
 char *test_daemon_kill(struct test_daemon *d);
