@@ -26,6 +26,7 @@
 #include "vigil/wire.h"
 #include "spool.h"
 #include "uplink.h"
+#include "uplink_settings.h"
 #include "test_support.h"
 #include "test_main.h"
 
@@ -50,11 +51,9 @@ static int setup(void **state)
         return -1;
     struct fixture *f = g_new0(struct fixture, 1);
     f->dir = dir;
-    f->endpoint = g_strdup_printf("ipc://%s/txd.sock", f->dir);
-    f->spool = g_build_filename(f->dir, "spool", NULL);
-    f->settings.endpoint = f->endpoint;
-    f->settings.node_id = NODE_ID;
-    f->settings.spool_dir = f->spool;
+    test_uplink_settings(&f->settings, f->dir, NODE_ID, 64u << 20);
+    f->endpoint = f->settings.endpoint;
+    f->spool = f->settings.spool_dir;
     /* Sequences from 1, as a node's spool folder says once it has one (a
      * new folder starts at the clock: test_spool.c), so that the tests can
      * name them. */
@@ -63,13 +62,6 @@ static int setup(void **state)
                     g_file_set_contents(sequence_path, "1\n", -1, NULL);
     g_free(sequence_path);
     assert_true(made);
-    f->settings.spool_max_bytes = 1u << 30;
-    /* Timers far away unless a test needs them. */
-    f->settings.spool_after_ms = 3600000;
-    f->settings.resend_after_ms = 3600000;
-    f->settings.memory_max_bytes = 64u << 20;
-    f->settings.in_flight_max_bytes = 64u << 20;
-    f->settings.refused_max_bytes = 64u << 20;
     f->context = zmq_ctx_new();
     *state = f;
     return 0;
