@@ -214,6 +214,19 @@ static void assert_forwarded(const struct sink_view *view, uint64_t id, const ch
     g_string_free(got, TRUE);
 }
 
+/* The sink holds process 1's cycles `cycles` of 1 to `last` (as
+ * assert_forwarded) and, unless `windows` is NULL, those windows. */
+static void assert_sink_has(struct fixture *f, const char *cycles, uint64_t last,
+                            const char *windows)
+{
+    struct sink_view view;
+    read_sink(f, &view);
+    assert_forwarded(&view, 1, cycles, last);
+    if (windows != NULL)
+        assert_string_equal(view.windows[1]->str, windows);
+    free_view(&view);
+}
+
 static void set_abnormal(struct fixture *f, unsigned subject, unsigned cycle, gboolean held)
 {
     f->script.state[subject][cycle] = VIGIL_HEALTH_ABNORMAL_BAD;
@@ -278,11 +291,7 @@ static void test_windows_that_touch_are_one(void **state)
     set_abnormal(f, 1, 5, FALSE);
     set_abnormal(f, 1, 7, FALSE);
     replay(f, 1, 10);
-    struct sink_view view;
-    read_sink(f, &view);
-    assert_forwarded(&view, 1, "4 5 6 7 ", 10);
-    assert_string_equal(view.windows[1]->str, "4-7 ");
-    free_view(&view);
+    assert_sink_has(f, "4 5 6 7 ", 10, "4-7 ");
 }
 
 /* The daemon's stop: every open window is written and nothing stays
@@ -397,11 +406,7 @@ static void test_process_end_closes_its_window(void **state)
     }
     struct vigild_capture_counts counts;
     assert_false(vigild_capture_counts(&f->capture, 1, &counts)); /* forgotten */
-    struct sink_view view;
-    read_sink(f, &view);
-    assert_forwarded(&view, 1, "2 3 ", 3);
-    assert_string_equal(view.windows[1]->str, "2-3 ");
-    free_view(&view);
+    assert_sink_has(f, "2 3 ", 3, "2-3 ");
 }
 
 static void test_modes(void **state)
@@ -409,10 +414,7 @@ static void test_modes(void **state)
     struct fixture *f = *state;
     vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
     replay(f, 1, 3);
-    struct sink_view view;
-    read_sink(f, &view);
-    assert_forwarded(&view, 1, "1 2 3 ", 3);
-    free_view(&view);
+    assert_sink_has(f, "1 2 3 ", 3, NULL);
     /* none: every activity counted as dropped at once, nothing written. */
     vigild_capture_configure(&f->capture, VIGILD_CAPTURE_NONE, 1, 1, UINT64_MAX);
     set_abnormal(f, 1, 4, FALSE);
@@ -442,10 +444,7 @@ static void test_mode_change_releases_held_cycles(void **state)
     assert_int_equal(c.forwarded, 21 + 31);
     assert_int_equal(c.dropped, 11);
     assert_int_equal(c.held, 0);
-    struct sink_view view;
-    read_sink(f, &view);
-    assert_forwarded(&view, 1, "2 3 ", 3);
-    free_view(&view);
+    assert_sink_has(f, "2 3 ", 3, NULL);
 }
 
 static void test_memory_bound_counts_lost(void **state)
