@@ -69,20 +69,30 @@ void become(uid_t uid)
         _exit(70);
 }
 
-pid_t fork_as_writer(uid_t uid, int *end)
+/* A pipe, and a child that became `uid`: the child keeps end `child_end`
+ * of it (0 to read, 1 to write), the test the other; `*end` is the one
+ * the calling process keeps. */
+static pid_t fork_with_pipe(uid_t uid, int child_end, int *end)
 {
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        close(fds[0]);
-        *end = fds[1];
+    int kept = pid == 0 ? child_end : 1 - child_end;
+    close(fds[1 - kept]);
+    *end = fds[kept];
+    if (pid == 0)
         become(uid);
-    } else {
-        close(fds[1]);
-        *end = fds[0];
-    }
     return pid;
+}
+
+pid_t fork_as_writer(uid_t uid, int *end)
+{
+    return fork_with_pipe(uid, 1, end);
+}
+
+pid_t fork_as_reader(uid_t uid, int *end)
+{
+    return fork_with_pipe(uid, 0, end);
 }
 
 void exit_when_released(int release_fd)

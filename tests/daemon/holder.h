@@ -39,6 +39,9 @@ void pipes_keep_test_ends(int up[2], int down[2]);
  * and writes to it: `*end` is the child's write end in the child, the
  * test's read end in the test (the other end closed in each). */
 pid_t fork_as_writer(uid_t uid, int *end);
+/* The same with a child that reads from the pipe, and the test that
+ * writes to it. */
+pid_t fork_as_reader(uid_t uid, int *end);
 
 /* In a child: waits until the test closes the other end of `release_fd`
  * (or writes nothing more to it), then exits 0. */

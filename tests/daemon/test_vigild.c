@@ -146,25 +146,22 @@ static void test_sigkill_loses_nothing(void **state)
 {
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    pid_t pid = fork_or_fail();
+    int ready;
+    pid_t pid = fork_as_writer(0, &ready);
     if (pid == 0) {
-        close(ready[0]);
         int fd = client_connect(d.socket_path);
         if (fd < 0)
             _exit(92);
         struct vigil_ring *ring = client_register(fd, 8192, true);
         client_push(ring, 5000);
-        if (write(ready[1], "w", 1) != 1)
+        if (write(ready, "w", 1) != 1)
             _exit(93);
         for (;;)
             pause();
     }
-    close(ready[1]);
     char byte;
-    assert_int_equal(read(ready[0], &byte, 1), 1);
-    close(ready[0]);
+    assert_int_equal(read(ready, &byte, 1), 1);
+    close(ready);
     assert_int_equal(kill(pid, SIGKILL), 0);
     int wstatus;
     assert_int_equal(waitpid(pid, &wstatus, 0), pid);
@@ -408,43 +405,44 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     g_free(log);
 }
 
+/* Reloads `d` with its configuration `original` and `more` after it;
+ * the status once the reload is done (a status request takes pending
+ * signals first). json_node_unref it. */
+static JsonNode *reload_with(struct test_daemon *d, const char *original, const char *more)
+{
+    char *text = g_strconcat(original, more, NULL);
+    assert_true(g_file_set_contents(d->config_path, text, -1, NULL));
+    g_free(text);
+    assert_int_equal(kill(d->pid, SIGHUP), 0);
+    return test_daemon_status(d, 0);
+}
+
 static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
 {
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
     /* A process registered before the reloads is still drained after. */
-    int go[2];
-    assert_int_equal(pipe(go), 0);
-    pid_t pid = fork_or_fail();
+    int go;
+    pid_t pid = fork_as_reader(0, &go);
     if (pid == 0) {
-        close(go[1]);
         int fd = client_connect(d.socket_path);
         struct vigil_ring *ring = client_register(fd, 256, true);
         client_push(ring, 7);
         char byte;
-        (void)!read(go[0], &byte, 1);
+        (void)!read(go, &byte, 1);
         client_push(ring, 8);
         _exit(0);
     }
-    close(go[0]);
 
     char *original = test_read_file(d.config_path);
-    char *bad = g_strconcat(original, "[daemon]\ntick_mss = 5\n", NULL);
-    assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
-    /* A status request takes pending signals first: the reload is done
-     * when it answers. */
-    assert_int_equal(kill(d.pid, SIGHUP), 0);
-    JsonNode *status = test_daemon_status(&d, 0);
+    JsonNode *status = reload_with(&d, original, "[daemon]\ntick_mss = 5\n");
     JsonObject *root = json_node_get_object(status);
     assert_int_equal(test_daemon_json_int(root, "daemon", "reload_failures", NULL), 1);
     assert_int_equal(test_daemon_json_int(root, "daemon", "reloads", NULL), 0);
     assert_int_equal(test_daemon_json_int(root, "daemon", "tick_ms", NULL), 100);
     json_node_unref(status);
 
-    char *good = g_strconcat(original, "[daemon]\ntick_ms = 50\nrollup_ms = 1000\n", NULL);
-    assert_true(g_file_set_contents(d.config_path, good, -1, NULL));
-    assert_int_equal(kill(d.pid, SIGHUP), 0);
-    status = test_daemon_status(&d, 0);
+    status = reload_with(&d, original, "[daemon]\ntick_ms = 50\nrollup_ms = 1000\n");
     root = json_node_get_object(status);
     assert_int_equal(test_daemon_json_int(root, "daemon", "reloads", NULL), 1);
     assert_int_equal(test_daemon_json_int(root, "daemon", "tick_ms", NULL), 50);
@@ -453,8 +451,8 @@ static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
     assert_non_null(p);
     assert_string_equal(member_string(p, "state"), "running");
     json_node_unref(status);
-    assert_int_equal(write(go[1], "g", 1), 1);
-    close(go[1]);
+    assert_int_equal(write(go, "g", 1), 1);
+    close(go);
     wait_exit(pid, 0);
     status = test_daemon_status(&d, 0);
     JsonObject *ended = test_daemon_process(status, pid);
@@ -468,8 +466,6 @@ static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
     test_assert_contains(log, "reloaded ");
     g_free(log);
     g_free(original);
-    g_free(bad);
-    g_free(good);
 }
 
 static void test_a_second_daemon_does_not_take_the_socket(void **state)
@@ -826,10 +822,8 @@ static void test_reload_refuses_a_bad_adpi(void **state)
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
     char *original = test_read_file(d.config_path);
-    char *bad = g_strconcat(original, "[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n", NULL);
-    assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
-    assert_int_equal(kill(d.pid, SIGHUP), 0);
-    JsonNode *status = test_daemon_status(&d, 0);
+    JsonNode *status =
+        reload_with(&d, original, "[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n");
     JsonObject *root = json_node_get_object(status);
     assert_int_equal(test_daemon_json_int(root, "daemon", "reload_failures", NULL), 1);
     JsonArray *adpis =
@@ -840,7 +834,6 @@ static void test_reload_refuses_a_bad_adpi(void **state)
     test_assert_contains(log, "[reasoner.process] adpis: drift: ");
     test_assert_contains(log, "long_cycles");
     g_free(log);
-    g_free(bad);
     g_free(original);
 }
 
