@@ -67,10 +67,7 @@ static void test_many_short_lived_processes_all_drained(void **state)
     for (int i = 0; i < MANY; i++) {
         pids[i] = fork_or_fail();
         if (pids[i] == 0) {
-            int fd = client_connect(d.socket_path);
-            if (fd < 0)
-                _exit(92);
-            struct vigil_ring *ring = client_register(fd, 4096, false);
+            struct vigil_ring *ring = client_start(d.socket_path, 4096, false);
             client_push(ring, RECORDS_EACH);
             _exit(0);
         }
@@ -105,10 +102,7 @@ static void test_a_thousand_processes_served_at_once(void **state)
     for (int i = 0; i < AT_ONCE; i++) {
         pids[i] = fork_with_pipes(registered, release);
         if (pids[i] == 0) {
-            int fd = client_connect(d.socket_path);
-            if (fd < 0)
-                _exit(92);
-            struct vigil_ring *ring = client_register(fd, VIGIL_RING_MIN_SLOTS, true);
+            struct vigil_ring *ring = client_start(d.socket_path, VIGIL_RING_MIN_SLOTS, true);
             client_push(ring, 10);
             if (write(registered[1], "r", 1) != 1)
                 _exit(93);
@@ -149,10 +143,7 @@ static void test_sigkill_loses_nothing(void **state)
     int ready;
     pid_t pid = fork_as_writer(0, &ready);
     if (pid == 0) {
-        int fd = client_connect(d.socket_path);
-        if (fd < 0)
-            _exit(92);
-        struct vigil_ring *ring = client_register(fd, 8192, true);
+        struct vigil_ring *ring = client_start(d.socket_path, 8192, true);
         client_push(ring, 5000);
         if (write(ready, "w", 1) != 1)
             _exit(93);
@@ -333,8 +324,7 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     /* A ring corrupted after its registration. */
     pid_t corrupter = fork_or_fail();
     if (corrupter == 0) {
-        int cfd = client_connect(d.socket_path);
-        struct vigil_ring *ring = client_register(cfd, 64, true);
+        struct vigil_ring *ring = client_start(d.socket_path, 64, true);
         client_push(ring, 5);
         void *map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, vigil_ring_fd(ring), 0);
         if (map == MAP_FAILED)
@@ -370,8 +360,7 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     /* Meanwhile, an honest process is served as if nothing happened. */
     pid_t honest = fork_or_fail();
     if (honest == 0) {
-        int hfd = client_connect(d.socket_path);
-        struct vigil_ring *ring = client_register(hfd, 256, true);
+        struct vigil_ring *ring = client_start(d.socket_path, 256, true);
         client_push(ring, 100);
         _exit(0);
     }
@@ -425,8 +414,7 @@ static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
     int go;
     pid_t pid = fork_as_reader(0, &go);
     if (pid == 0) {
-        int fd = client_connect(d.socket_path);
-        struct vigil_ring *ring = client_register(fd, 256, true);
+        struct vigil_ring *ring = client_start(d.socket_path, 256, true);
         client_push(ring, 7);
         char byte;
         (void)!read(go, &byte, 1);
@@ -566,8 +554,7 @@ static void test_status_text_shows_providers_and_processes(void **state)
                       "[provider.energy]\nsources = estimate\n");
     pid_t pid = fork_or_fail();
     if (pid == 0) {
-        int fd = client_connect(d.socket_path);
-        struct vigil_ring *ring = client_register(fd, 64, true);
+        struct vigil_ring *ring = client_start(d.socket_path, 64, true);
         client_push(ring, 3);
         _exit(0);
     }
@@ -736,8 +723,7 @@ static pid_t run_writer(const struct test_daemon *d)
 {
     pid_t pid = fork_or_fail();
     if (pid == 0) {
-        int fd = client_connect(d->socket_path);
-        struct vigil_ring *ring = client_register(fd, 8192, true);
+        struct vigil_ring *ring = client_start(d->socket_path, 8192, true);
         client_push(ring, 5000);
         _exit(0);
     }
