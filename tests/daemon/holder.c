@@ -95,6 +95,18 @@ pid_t fork_as_reader(uid_t uid, int *end)
     return fork_with_pipe(uid, 0, end);
 }
 
+pid_t run_client(const char *socket_path, uint32_t slots, uint64_t n)
+{
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        struct vigil_ring *ring = client_start(socket_path, slots, true);
+        client_push(ring, n);
+        _exit(0);
+    }
+    wait_exit(pid, 0);
+    return pid;
+}
+
 void exit_when_released(int release_fd)
 {
     char c;

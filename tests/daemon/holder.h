@@ -43,6 +43,11 @@ pid_t fork_as_writer(uid_t uid, int *end);
  * writes to it. */
 pid_t fork_as_reader(uid_t uid, int *end);
 
+/* A child that registers a ring of `slots` on the socket at `socket_path`
+ * (client_start, waiting for the answer), pushes `n` activities and
+ * exits; returns its pid once it exited 0. */
+pid_t run_client(const char *socket_path, uint32_t slots, uint64_t n);
+
 /* In a child: waits until the test closes the other end of `release_fd`
  * (or writes nothing more to it), then exits 0. */
 G_GNUC_NORETURN void exit_when_released(int release_fd);

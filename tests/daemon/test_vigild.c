@@ -358,13 +358,7 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     wait_exit(latin1, 0);
 
     /* Meanwhile, an honest process is served as if nothing happened. */
-    pid_t honest = fork_or_fail();
-    if (honest == 0) {
-        struct vigil_ring *ring = client_start(d.socket_path, 256, true);
-        client_push(ring, 100);
-        _exit(0);
-    }
-    wait_exit(honest, 0);
+    pid_t honest = run_client(d.socket_path, 256, 100);
 
     JsonNode *status = test_daemon_status(&d, 0);
     JsonObject *root = json_node_get_object(status);
@@ -552,13 +546,7 @@ static void test_status_text_shows_providers_and_processes(void **state)
     struct test_daemon d;
     test_daemon_start(&d, *state, "providers = procstat;process;energy;nonexistent\n",
                       "[provider.energy]\nsources = estimate\n");
-    pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        struct vigil_ring *ring = client_start(d.socket_path, 64, true);
-        client_push(ring, 3);
-        _exit(0);
-    }
-    wait_exit(pid, 0);
+    run_client(d.socket_path, 64, 3);
     char *capture = g_strdup_printf("\ncapture: anomalies (1 before, 1 after) to %s: 3 "
                                     "activities observed, ",
                                     d.capture_path);
@@ -721,13 +709,7 @@ static gint64 sink_activities(const char *path, pid_t pid)
 /* A process that writes 5,000 records and exits. */
 static pid_t run_writer(const struct test_daemon *d)
 {
-    pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        struct vigil_ring *ring = client_start(d->socket_path, 8192, true);
-        client_push(ring, 5000);
-        _exit(0);
-    }
-    wait_exit(pid, 0);
+    pid_t pid = run_client(d->socket_path, 8192, 5000);
     return pid;
 }
 
