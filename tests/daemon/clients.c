@@ -51,6 +51,14 @@ struct vigil_ring *client_register(int fd, uint32_t slots, bool wait_answer)
     return ring;
 }
 
+struct vigil_ring *client_start(const char *path, uint32_t slots, bool wait_answer)
+{
+    int fd = client_connect(path);
+    if (fd < 0)
+        _exit(92);
+    return client_register(fd, slots, wait_answer);
+}
+
 void client_push(struct vigil_ring *ring, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {

@@ -18,6 +18,10 @@ int client_connect(const char *path);
  * with status 90 when anything fails. */
 struct vigil_ring *client_register(int fd, uint32_t slots, bool wait_answer);
 
+/* A connection to `path` (exits the child with status 92 when there is
+ * none) and a ring of `slots` registered on it, as client_register. */
+struct vigil_ring *client_start(const char *path, uint32_t slots, bool wait_answer);
+
 /* Pushes `n` valid activities; exits with 91 if the ring is full. */
 void client_push(struct vigil_ring *ring, uint64_t n);
 

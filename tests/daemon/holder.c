@@ -31,6 +31,28 @@ pid_t fork_or_fail(void)
     return pid;
 }
 
+void pipes_open(int up[2], int down[2])
+{
+    assert_int_equal(pipe(up), 0);
+    assert_int_equal(pipe(down), 0);
+}
+
+pid_t fork_with_pipes(int up[2], int down[2])
+{
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+    }
+    return pid;
+}
+
+void pipes_keep_test_ends(int up[2], int down[2])
+{
+    close(up[1]);
+    close(down[0]);
+}
+
 void wait_exit(pid_t pid, int want_status)
 {
     int status;
@@ -45,6 +67,84 @@ void become(uid_t uid)
         return;
     if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid(uid) != 0)
         _exit(70);
+}
+
+/* A pipe, and a child that became `uid`: the child keeps end `child_end`
+ * of it (0 to read, 1 to write), the test the other; `*end` is the one
+ * the calling process keeps. */
+static pid_t fork_with_pipe(uid_t uid, int child_end, int *end)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork_or_fail();
+    int kept = pid == 0 ? child_end : 1 - child_end;
+    close(fds[1 - kept]);
+    *end = fds[kept];
+    if (pid == 0)
+        become(uid);
+    return pid;
+}
+
+pid_t fork_as_writer(uid_t uid, int *end)
+{
+    return fork_with_pipe(uid, 1, end);
+}
+
+pid_t fork_as_reader(uid_t uid, int *end)
+{
+    return fork_with_pipe(uid, 0, end);
+}
+
+pid_t run_client(const char *socket_path, uint32_t slots, uint64_t n)
+{
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        struct vigil_ring *ring = client_start(socket_path, slots, true);
+        client_push(ring, n);
+        _exit(0);
+    }
+    wait_exit(pid, 0);
+    return pid;
+}
+
+void exit_when_released(int release_fd)
+{
+    char c;
+    while (read(release_fd, &c, 1) > 0)
+        ;
+    _exit(0);
+}
+
+pid_t dd_as(const struct test_daemon *d, uid_t uid, int count, const char *const *vars,
+            char **report_path)
+{
+    char *home = g_build_filename(d->dir, "home", NULL);
+    assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
+    assert_int_equal(chown(home, uid, (gid_t)uid), 0);
+    *report_path = g_build_filename(home, "report.json", NULL);
+    GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(all, g_strconcat("VIGIL_REPORT=", *report_path, NULL));
+    g_ptr_array_add(all, g_strdup("VIGIL_REPORT_FORMAT=json"));
+    for (const char *const *v = vars; v != NULL && *v != NULL; v++)
+        g_ptr_array_add(all, g_strdup(*v));
+    g_ptr_array_add(all, NULL);
+    char **env = test_daemon_preload_env(d, (const char *const *)all->pdata);
+    char *of = g_strdup_printf("of=%s/out", home);
+    char *count_arg = g_strdup_printf("count=%d", count);
+    pid_t pid = fork_or_fail();
+    if (pid == 0) {
+        char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", count_arg, "status=none", NULL};
+        become(uid);
+        execvpe("dd", argv, env);
+        _exit(127);
+    }
+    wait_exit(pid, 0);
+    g_strfreev(env);
+    g_free(count_arg);
+    g_free(of);
+    g_ptr_array_free(all, TRUE);
+    g_free(home);
+    return pid;
 }
 
 /* The release ends the test holds: a child closes those of the others, or
@@ -100,28 +200,21 @@ static void holder_run(const char *socket_path, uid_t uid, const char *run_key, 
         read_answer(fd, buffer, &a);
     if (write(result_fd, &a, sizeof a) != (ssize_t)sizeof a)
         _exit(71);
-    char c;
-    while (read(release_fd, &c, 1) > 0)
-        ;
-    _exit(0);
+    exit_when_released(release_fd);
 }
 
 static void holder_spawn(struct holder *h, const char *socket_path, uid_t uid, const char *run_key,
                          const char *job, uint64_t start_monotonic_ns)
 {
     int result[2], release[2];
-    assert_int_equal(pipe(result), 0);
-    assert_int_equal(pipe(release), 0);
-    h->pid = fork_or_fail();
+    pipes_open(result, release);
+    h->pid = fork_with_pipes(result, release);
     if (h->pid == 0) {
-        close(result[0]);
-        close(release[1]);
         for (int i = 0; i < held_count; i++)
             close(held_releases[i]);
         holder_run(socket_path, uid, run_key, job, start_monotonic_ns, result[1], release[0]);
     }
-    close(result[1]);
-    close(release[0]);
+    pipes_keep_test_ends(result, release);
     h->release = release[1];
     assert_true(held_count < (int)G_N_ELEMENTS(held_releases));
     held_releases[held_count++] = h->release;

@@ -26,6 +26,40 @@ void wait_exit(pid_t pid, int want_status);
  * ones); root stays root. Exits 70 when it cannot. */
 void become(uid_t uid);
 
+/* Two pipes between the test and its children: the children write to
+ * `up` and read from `down`. */
+void pipes_open(int up[2], int down[2]);
+/* fork_or_fail; the child keeps only its ends of the pipes (up[1], down[0]). */
+pid_t fork_with_pipes(int up[2], int down[2]);
+/* In the test, once its children are forked: it keeps only its ends
+ * (up[0], down[1]). */
+void pipes_keep_test_ends(int up[2], int down[2]);
+
+/* A pipe, and a child (fork_or_fail: 0 in the child) that became `uid`
+ * and writes to it: `*end` is the child's write end in the child, the
+ * test's read end in the test (the other end closed in each). */
+pid_t fork_as_writer(uid_t uid, int *end);
+/* The same with a child that reads from the pipe, and the test that
+ * writes to it. */
+pid_t fork_as_reader(uid_t uid, int *end);
+
+/* A child that registers a ring of `slots` on the socket at `socket_path`
+ * (client_start, waiting for the answer), pushes `n` activities and
+ * exits; returns its pid once it exited 0. */
+pid_t run_client(const char *socket_path, uint32_t slots, uint64_t n);
+
+/* In a child: waits until the test closes the other end of `release_fd`
+ * (or writes nothing more to it), then exits 0. */
+G_GNUC_NORETURN void exit_when_released(int release_fd);
+
+/* dd under the preload library against `d` as `uid`, in DIR/home (made
+ * for `uid`): `count` blocks of 512 bytes, its JSON report in
+ * DIR/home/report.json (`*report_path`: g_free it), and `vars` more in its
+ * environment ("NAME=value", NULL-terminated, or NULL). Returns its pid
+ * once it exited 0. */
+pid_t dd_as(const struct test_daemon *d, uid_t uid, int count, const char *const *vars,
+            char **report_path);
+
 /* What vigild answered a holder's REGISTER. */
 struct answer {
     int type; /* enum vigil_local_type; -1 when none came */

@@ -17,6 +17,7 @@
 #include "capture_json.h"
 #include "capture_sink.h"
 #include "verdicts.h"
+#include "test_main.h"
 
 #define CYCLE_NS     (1000 * VIGIL_NS_PER_MS)
 #define MAX_CYCLES   32
@@ -213,6 +214,19 @@ static void assert_forwarded(const struct sink_view *view, uint64_t id, const ch
     g_string_free(got, TRUE);
 }
 
+/* The sink holds process 1's cycles `cycles` of 1 to `last` (as
+ * assert_forwarded) and, unless `windows` is NULL, those windows. */
+static void assert_sink_has(struct fixture *f, const char *cycles, uint64_t last,
+                            const char *windows)
+{
+    struct sink_view view;
+    read_sink(f, &view);
+    assert_forwarded(&view, 1, cycles, last);
+    if (windows != NULL)
+        assert_string_equal(view.windows[1]->str, windows);
+    free_view(&view);
+}
+
 static void set_abnormal(struct fixture *f, unsigned subject, unsigned cycle, gboolean held)
 {
     f->script.state[subject][cycle] = VIGIL_HEALTH_ABNORMAL_BAD;
@@ -277,11 +291,7 @@ static void test_windows_that_touch_are_one(void **state)
     set_abnormal(f, 1, 5, FALSE);
     set_abnormal(f, 1, 7, FALSE);
     replay(f, 1, 10);
-    struct sink_view view;
-    read_sink(f, &view);
-    assert_forwarded(&view, 1, "4 5 6 7 ", 10);
-    assert_string_equal(view.windows[1]->str, "4-7 ");
-    free_view(&view);
+    assert_sink_has(f, "4 5 6 7 ", 10, "4-7 ");
 }
 
 /* The daemon's stop: every open window is written and nothing stays
@@ -396,11 +406,7 @@ static void test_process_end_closes_its_window(void **state)
     }
     struct vigild_capture_counts counts;
     assert_false(vigild_capture_counts(&f->capture, 1, &counts)); /* forgotten */
-    struct sink_view view;
-    read_sink(f, &view);
-    assert_forwarded(&view, 1, "2 3 ", 3);
-    assert_string_equal(view.windows[1]->str, "2-3 ");
-    free_view(&view);
+    assert_sink_has(f, "2 3 ", 3, "2-3 ");
 }
 
 static void test_modes(void **state)
@@ -408,10 +414,7 @@ static void test_modes(void **state)
     struct fixture *f = *state;
     vigild_capture_configure(&f->capture, VIGILD_CAPTURE_ALL, 1, 1, UINT64_MAX);
     replay(f, 1, 3);
-    struct sink_view view;
-    read_sink(f, &view);
-    assert_forwarded(&view, 1, "1 2 3 ", 3);
-    free_view(&view);
+    assert_sink_has(f, "1 2 3 ", 3, NULL);
     /* none: every activity counted as dropped at once, nothing written. */
     vigild_capture_configure(&f->capture, VIGILD_CAPTURE_NONE, 1, 1, UINT64_MAX);
     set_abnormal(f, 1, 4, FALSE);
@@ -441,10 +444,7 @@ static void test_mode_change_releases_held_cycles(void **state)
     assert_int_equal(c.forwarded, 21 + 31);
     assert_int_equal(c.dropped, 11);
     assert_int_equal(c.held, 0);
-    struct sink_view view;
-    read_sink(f, &view);
-    assert_forwarded(&view, 1, "2 3 ", 3);
-    free_view(&view);
+    assert_sink_has(f, "2 3 ", 3, NULL);
 }
 
 static void test_memory_bound_counts_lost(void **state)
@@ -583,24 +583,18 @@ static void test_an_open_sink_file_is_made_private(void **state)
     g_free(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_windows_pre_post_and_merge, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_long_window_keeps_its_first_reasons, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_windows_that_touch_are_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_final_cycle_ends_every_window, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_statistics_once_per_cycle, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_latin1_path_gives_valid_json, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_process_end_closes_its_window, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mode_change_releases_held_cycles, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_bound_counts_lost, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_full_sink_counts_its_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sink_that_cannot_open, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_sink_rotates_within_its_bound, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_an_open_sink_file_is_made_private, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+TEST_MAIN(WITH_FIXTURE(test_windows_pre_post_and_merge),
+          WITH_FIXTURE(test_a_long_window_keeps_its_first_reasons),
+          WITH_FIXTURE(test_windows_that_touch_are_one),
+          WITH_FIXTURE(test_the_final_cycle_ends_every_window),
+          WITH_FIXTURE(test_statistics_once_per_cycle),
+          WITH_FIXTURE(test_a_latin1_path_gives_valid_json),
+          WITH_FIXTURE(test_process_end_closes_its_window), WITH_FIXTURE(test_modes),
+          WITH_FIXTURE(test_mode_change_releases_held_cycles),
+          WITH_FIXTURE(test_memory_bound_counts_lost),
+          WITH_FIXTURE(test_a_full_sink_counts_its_failures),
+          WITH_FIXTURE(test_sink_that_cannot_open),
+          WITH_FIXTURE(test_the_sink_rotates_within_its_bound),
+          WITH_FIXTURE(test_an_open_sink_file_is_made_private))

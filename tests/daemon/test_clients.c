@@ -34,6 +34,7 @@
 #include "test_support.h"
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 #define FAST_PROVIDERS "providers = procstat;process\n"
 #define SAFETY_MS      60000
@@ -70,14 +71,11 @@ struct flood {
 static void flood_start(struct flood *f, const char *socket_path, uid_t uid, int children, int each)
 {
     int ready[2], release[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(release), 0);
+    pipes_open(ready, release);
     f->children = children;
     for (int i = 0; i < children; i++) {
-        f->pids[i] = fork_or_fail();
+        f->pids[i] = fork_with_pipes(ready, release);
         if (f->pids[i] == 0) {
-            close(ready[0]);
-            close(release[1]);
             struct rlimit limit;
             if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_max < (rlim_t)each + 16)
                 _exit(72); /* the hard limit is too low for the test */
@@ -90,14 +88,10 @@ static void flood_start(struct flood *f, const char *socket_path, uid_t uid, int
                     _exit(74);
             if (write(ready[1], "x", 1) != 1)
                 _exit(75);
-            char c;
-            while (read(release[0], &c, 1) > 0)
-                ;
-            _exit(0);
+            exit_when_released(release[0]);
         }
     }
-    close(ready[1]);
-    close(release[0]);
+    pipes_keep_test_ends(ready, release);
     f->release = release[1];
     for (int i = 0; i < children; i++) {
         char c;
@@ -122,23 +116,8 @@ static void flood_stop(struct flood *f)
  * report says it wrote. */
 static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
 {
-    char *home = g_build_filename(d->dir, "home", NULL);
-    assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
-    assert_int_equal(chown(home, uid, (gid_t)uid), 0);
-    char *report_path = g_build_filename(home, "report.json", NULL);
-    char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
-    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
-    char **env = test_daemon_preload_env(d, vars);
-    char *of = g_strdup_printf("of=%s/out", home);
-    char *count_arg = g_strdup_printf("count=%d", count);
-    pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", count_arg, "status=none", NULL};
-        become(uid);
-        execvpe("dd", argv, env);
-        _exit(127);
-    }
-    wait_exit(pid, 0);
+    char *report_path;
+    pid_t pid = dd_as(d, uid, count, NULL, &report_path);
 
     struct test_report rep = test_report_load(report_path);
     gint64 recorded = test_report_int(&rep, "activities.recorded");
@@ -156,12 +135,7 @@ static void run_dd_as(const struct test_daemon *d, uid_t uid, int count)
     assert_int_equal(json_object_get_int_member(p, "corrupt"), 0);
     json_node_unref(status);
     test_report_free(&rep);
-    g_strfreev(env);
-    g_free(count_arg);
-    g_free(of);
-    g_free(report_var);
     g_free(report_path);
-    g_free(home);
 }
 
 #define FLOOD_CHILDREN 2
@@ -424,6 +398,47 @@ static guint allowed_lines(gint64 started_us)
     return 2 + (guint)(elapsed_s / 60);
 }
 
+/* What a flood left: the status vigild answered after it (which covers
+ * every connection made before it), vigild's log, and how many lines the
+ * log may spend on it. */
+struct bad_flood {
+    JsonNode *status;
+    char *log;
+    guint allowed;
+};
+
+/* Starts vigild in `dir`, floods it as nobody (send_bad_messages with
+ * `count`, `mixed` and `wait_close`), and stops it. */
+static struct bad_flood run_bad_flood(const char *dir, int count, bool mixed, bool wait_close)
+{
+    struct test_daemon d;
+    holder_daemon_start(&d, dir, FAST_PROVIDERS);
+    gint64 started_us = g_get_monotonic_time();
+    send_bad_messages(d.socket_path, NOBODY, count, mixed, wait_close);
+    struct bad_flood f = {.status = test_daemon_status(&d, 0)};
+    f.log = test_daemon_stop(&d);
+    f.allowed = allowed_lines(started_us);
+    return f;
+}
+
+/* The refusals of two kinds the flood's log counts for nobody, in `a` and
+ * `b`; fails unless the log spent 1 to `allowed` lines on nobody. */
+static void logged_by_kind(const struct bad_flood *f, const char *kind_a, gint64 *a,
+                           const char *kind_b, gint64 *b)
+{
+    guint lines;
+    *a = logged_refusals(f->log, NOBODY, kind_a, &lines);
+    *b = logged_refusals(f->log, NOBODY, kind_b, &lines);
+    if (lines < 1 || lines > f->allowed)
+        fail_msg("%u log lines about uid 65534, not 1 to %u:\n%s", lines, f->allowed, f->log);
+}
+
+static void bad_flood_clear(struct bad_flood *f)
+{
+    json_node_unref(f->status);
+    g_free(f->log);
+}
+
 #define BAD_MESSAGES 400
 
 /* One user's malformed and out-of-turn messages, each on a connection of
@@ -431,31 +446,19 @@ static guint allowed_lines(gint64 started_us)
  * not a line per message, and the status counts them by kind. */
 static void test_malformed_messages_are_logged_once_a_period(void **state)
 {
-    const char *dir = *state;
-    struct test_daemon d;
-    holder_daemon_start(&d, dir, FAST_PROVIDERS);
-    gint64 started_us = g_get_monotonic_time();
-    send_bad_messages(d.socket_path, NOBODY, BAD_MESSAGES, true, true);
-    JsonNode *status = test_daemon_status(&d, 0);
-    char *log = test_daemon_stop(&d);
-    guint allowed = allowed_lines(started_us);
-
-    guint about_flood = count_lines(log, "protocol's magic number") +
-                        count_lines(log, "a rank before its registration");
-    if (about_flood > allowed)
+    struct bad_flood f = run_bad_flood(*state, BAD_MESSAGES, true, true);
+    guint about_flood = count_lines(f.log, "protocol's magic number") +
+                        count_lines(f.log, "a rank before its registration");
+    if (about_flood > f.allowed)
         fail_msg("%u log lines for %d bad messages, not %u at most", about_flood, BAD_MESSAGES,
-                 allowed);
-    guint lines;
-    gint64 malformed = logged_refusals(log, NOBODY, "malformed", &lines);
-    gint64 out_of_turn = logged_refusals(log, NOBODY, "out_of_turn", &lines);
-    if (lines < 1 || lines > allowed)
-        fail_msg("%u log lines about uid 65534, not 1 to %u:\n%s", lines, allowed, log);
+                 f.allowed);
+    gint64 malformed, out_of_turn;
+    logged_by_kind(&f, "malformed", &malformed, "out_of_turn", &out_of_turn);
     assert_int_equal(malformed, BAD_MESSAGES / 2);
     assert_int_equal(out_of_turn, BAD_MESSAGES / 2);
-    assert_int_equal(refused(status, "malformed"), BAD_MESSAGES / 2);
-    assert_int_equal(refused(status, "out_of_turn"), BAD_MESSAGES / 2);
-    json_node_unref(status);
-    g_free(log);
+    assert_int_equal(refused(f.status, "malformed"), BAD_MESSAGES / 2);
+    assert_int_equal(refused(f.status, "out_of_turn"), BAD_MESSAGES / 2);
+    bad_flood_clear(&f);
 }
 
 #define GARBAGE_CONNECTIONS 3000
@@ -465,32 +468,19 @@ static void test_malformed_messages_are_logged_once_a_period(void **state)
  * over the user's connections), and the log holds a line or two. */
 static void test_garbage_connections_are_logged_once_a_period(void **state)
 {
-    const char *dir = *state;
-    struct test_daemon d;
-    holder_daemon_start(&d, dir, FAST_PROVIDERS);
-    gint64 started_us = g_get_monotonic_time();
-    send_bad_messages(d.socket_path, NOBODY, GARBAGE_CONNECTIONS, false, false);
-    /* Its answer covers every connection made before it. */
-    JsonNode *status = test_daemon_status(&d, 0);
-    char *log = test_daemon_stop(&d);
-    guint allowed = allowed_lines(started_us);
-
-    guint about_flood = count_lines(log, "protocol's magic number");
-    if (about_flood > allowed)
+    struct bad_flood f = run_bad_flood(*state, GARBAGE_CONNECTIONS, false, false);
+    guint about_flood = count_lines(f.log, "protocol's magic number");
+    if (about_flood > f.allowed)
         fail_msg("%u log lines for %d garbage connections, not %u at most", about_flood,
-                 GARBAGE_CONNECTIONS, allowed);
-    guint lines;
-    gint64 malformed = logged_refusals(log, NOBODY, "malformed", &lines);
-    gint64 over = logged_refusals(log, NOBODY, "uid_connections", &lines);
-    if (lines < 1 || lines > allowed)
-        fail_msg("%u log lines about uid 65534, not 1 to %u:\n%s", lines, allowed, log);
-    assert_int_equal(refused(status, "malformed") + refused(status, "uid_connections"),
+                 GARBAGE_CONNECTIONS, f.allowed);
+    gint64 malformed, over;
+    logged_by_kind(&f, "malformed", &malformed, "uid_connections", &over);
+    assert_int_equal(refused(f.status, "malformed") + refused(f.status, "uid_connections"),
                      GARBAGE_CONNECTIONS);
-    assert_int_equal(malformed, refused(status, "malformed"));
-    assert_int_equal(over, refused(status, "uid_connections"));
-    assert_int_equal(refused(status, "fd_budget"), 0);
-    json_node_unref(status);
-    g_free(log);
+    assert_int_equal(malformed, refused(f.status, "malformed"));
+    assert_int_equal(over, refused(f.status, "uid_connections"));
+    assert_int_equal(refused(f.status, "fd_budget"), 0);
+    bad_flood_clear(&f);
 }
 
 /* ---- status loops -------------------------------------------------------- */
@@ -506,12 +496,9 @@ struct status_loop {
  * answered. */
 static struct status_loop run_status_loop(const char *socket_path, uid_t uid, int max)
 {
-    int result[2];
-    assert_int_equal(pipe(result), 0);
-    pid_t pid = fork_or_fail();
+    int result;
+    pid_t pid = fork_as_writer(uid, &result);
     if (pid == 0) {
-        close(result[0]);
-        become(uid);
         struct status_loop r = {0};
         static char buffer[VIGIL_LOCAL_MAX_BYTES];
         const struct vigil_local_status_request request = {0};
@@ -537,14 +524,13 @@ static struct status_loop run_status_loop(const char *socket_path, uid_t uid, in
                 _exit(84);
             }
         }
-        if (write(result[1], &r, sizeof r) != (ssize_t)sizeof r)
+        if (write(result, &r, sizeof r) != (ssize_t)sizeof r)
             _exit(71);
         _exit(0);
     }
-    close(result[1]);
     struct status_loop r;
-    assert_int_equal(read(result[0], &r, sizeof r), (ssize_t)sizeof r);
-    close(result[0]);
+    assert_int_equal(read(result, &r, sizeof r), (ssize_t)sizeof r);
+    close(result);
     wait_exit(pid, 0);
     return r;
 }
@@ -668,12 +654,9 @@ static void test_root_connects_while_a_user_fills_the_backlog(void **state)
     assert_int_equal(kill(d.pid, SIGSTOP), 0);
 
     int filled[2], release[2];
-    assert_int_equal(pipe(filled), 0);
-    assert_int_equal(pipe(release), 0);
-    pid_t filler = fork_or_fail();
+    pipes_open(filled, release);
+    pid_t filler = fork_with_pipes(filled, release);
     if (filler == 0) {
-        close(filled[0]);
-        close(release[1]);
         struct rlimit most;
         getrlimit(RLIMIT_NOFILE, &most);
         most.rlim_cur = most.rlim_max;
@@ -698,13 +681,9 @@ static void test_root_connects_while_a_user_fills_the_backlog(void **state)
         }
         if (write(filled[1], &pending, sizeof pending) != (ssize_t)sizeof pending)
             _exit(71);
-        char c;
-        while (read(release[0], &c, 1) > 0)
-            ;
-        _exit(0);
+        exit_when_released(release[0]);
     }
-    close(filled[1]);
-    close(release[0]);
+    pipes_keep_test_ends(filled, release);
     int pending = 0;
     assert_int_equal(read(filled[0], &pending, sizeof pending), (ssize_t)sizeof pending);
     close(filled[0]);
@@ -744,19 +723,13 @@ static void test_root_connects_while_a_user_fills_the_backlog(void **state)
     g_free(test_daemon_stop(&d));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_idle_connections_of_one_user_do_not_stop_another),
-        TEST_WITH_DIR(test_the_descriptor_budget_holds),
-        TEST_WITH_DIR(test_a_run_is_joined_only_by_its_own_user),
-        TEST_WITH_DIR(test_an_idle_unregistered_connection_is_closed),
-        TEST_WITH_DIR(test_malformed_messages_are_logged_once_a_period),
-        TEST_WITH_DIR(test_garbage_connections_are_logged_once_a_period),
-        TEST_WITH_DIR(test_a_users_status_loop_is_refused_past_the_burst),
-        TEST_WITH_DIR(test_a_status_only_connection_is_closed_when_idle),
-        TEST_WITH_DIR(test_the_sink_is_off_beside_an_uplink),
-        TEST_WITH_DIR(test_root_connects_while_a_user_fills_the_backlog),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_idle_connections_of_one_user_do_not_stop_another),
+          TEST_WITH_DIR(test_the_descriptor_budget_holds),
+          TEST_WITH_DIR(test_a_run_is_joined_only_by_its_own_user),
+          TEST_WITH_DIR(test_an_idle_unregistered_connection_is_closed),
+          TEST_WITH_DIR(test_malformed_messages_are_logged_once_a_period),
+          TEST_WITH_DIR(test_garbage_connections_are_logged_once_a_period),
+          TEST_WITH_DIR(test_a_users_status_loop_is_refused_past_the_burst),
+          TEST_WITH_DIR(test_a_status_only_connection_is_closed_when_idle),
+          TEST_WITH_DIR(test_the_sink_is_off_beside_an_uplink),
+          TEST_WITH_DIR(test_root_connects_while_a_user_fills_the_backlog))

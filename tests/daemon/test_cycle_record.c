@@ -14,6 +14,7 @@
 #include "cycle_record.h"
 #include "test_support.h"
 #include "vigil/schema.h"
+#include "test_main.h"
 
 static char *scratch_path(void **state, const char *name)
 {
@@ -274,15 +275,8 @@ static void test_damage_is_named_with_its_offset(void **state)
     g_free(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_written_records_read_back, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_max_bytes_holds_with_a_limit_record_last,
-                                        test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_damage_is_named_with_its_offset, test_make_dir,
-                                        test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define IN_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
+
+TEST_MAIN(IN_DIR(test_written_records_read_back),
+          IN_DIR(test_max_bytes_holds_with_a_limit_record_last),
+          IN_DIR(test_damage_is_named_with_its_offset))

@@ -11,6 +11,7 @@
 #include "energy_share.h"
 #include "tick_samples.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 static void test_split_by_cpu_share(void **state)
 {
@@ -94,6 +95,34 @@ static void fixture_clear(struct fixture *f)
     vigil_metric_catalog_free(f->catalog);
 }
 
+/* The energy zone of a fixture's node: its metric and origin. */
+struct zone {
+    const char *metric;
+    enum vigil_metric_origin origin;
+};
+
+static const struct zone package = {"energy.pkg0_j", VIGIL_METRIC_MEASURED};
+static const struct zone node_estimate = {"energy.node_j", VIGIL_METRIC_ESTIMATED};
+static const struct zone psys = {"energy.psys_j", VIGIL_METRIC_MEASURED};
+
+/* cmocka setup: *state is the test's zone (its prestate), then the
+ * fixture with that zone. */
+static int setup(void **state)
+{
+    const struct zone *zone = *state;
+    struct fixture *f = g_new0(struct fixture, 1);
+    fixture_init(f, zone->metric, zone->origin);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_clear(*state);
+    g_free(*state);
+    return 0;
+}
+
 /* One tick: the node's user and system time (the other busy fields stay
  * 0), its energy counter, and each process's CPU time. */
 static void tick_with(struct fixture *f, double user_s, double system_s, double energy_j,
@@ -135,23 +164,21 @@ static void tick(struct fixture *f, double user_s, double system_s, double energ
 
 static void test_two_processes_get_their_shares(void **state)
 {
-    (void)state;
-    struct fixture f;
-    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
-    vigild_energy_share_add_process(&f.share, 1);
-    vigild_energy_share_add_process(&f.share, 2);
+    struct fixture *f = *state;
+    vigild_energy_share_add_process(&f->share, 1);
+    vigild_energy_share_add_process(&f->share, 2);
 
     /* Tick 1 sets the node's baselines; the processes' CPU time since
      * their start (0.02 s and 0) has no node delta to share yet. */
-    tick(&f, 100.00, 50.00, 5000.0, (double[]){0.02, 0.0}, 2);
+    tick(f, 100.00, 50.00, 5000.0, (double[]){0.02, 0.0}, 2);
     /* Tick 2: the node was busy 0.2 s and used 20 J; process 1 used
      * 0.05 s, process 2 0.10 s: 5 J and 10 J. */
-    tick(&f, 100.15, 50.05, 5020.0, (double[]){0.07, 0.10}, 2);
+    tick(f, 100.15, 50.05, 5020.0, (double[]){0.07, 0.10}, 2);
     /* Tick 3: busy 0.1 s, 6 J; only process 2 ran (0.1 s): all 6 J. */
-    tick(&f, 100.20, 50.10, 5026.0, (double[]){0.07, 0.20}, 2);
+    tick(f, 100.20, 50.10, 5026.0, (double[]){0.07, 0.20}, 2);
 
-    const struct vigild_energy_account *a = vigild_energy_share_account(&f.share, 1);
-    const struct vigild_energy_account *b = vigild_energy_share_account(&f.share, 2);
+    const struct vigild_energy_account *a = vigild_energy_share_account(&f->share, 1);
+    const struct vigild_energy_account *b = vigild_energy_share_account(&f->share, 2);
     assert_non_null(a);
     assert_non_null(b);
     assert_float_equal(a->energy_j, 5.0, 1e-9);
@@ -160,68 +187,55 @@ static void test_two_processes_get_their_shares(void **state)
     assert_float_equal(b->cpu_s, 0.20, 1e-12);
     assert_true(a->shared);
     assert_int_equal(a->flags, 0); /* measured, certain */
-    assert_string_equal(f.share.source, "test");
-    assert_null(f.share.unavailable);
-    fixture_clear(&f);
+    assert_string_equal(f->share.source, "test");
+    assert_null(f->share.unavailable);
 }
 
 static void test_estimated_energy_marks_the_shares(void **state)
 {
-    (void)state;
-    struct fixture f;
-    fixture_init(&f, "energy.node_j", VIGIL_METRIC_ESTIMATED);
-    vigild_energy_share_add_process(&f.share, 1);
-    tick(&f, 10.0, 0.0, 100.0, (double[]){0.0}, 1);
-    tick(&f, 10.1, 0.0, 104.0, (double[]){0.1}, 1);
-    const struct vigild_energy_account *a = vigild_energy_share_account(&f.share, 1);
+    struct fixture *f = *state;
+    vigild_energy_share_add_process(&f->share, 1);
+    tick(f, 10.0, 0.0, 100.0, (double[]){0.0}, 1);
+    tick(f, 10.1, 0.0, 104.0, (double[]){0.1}, 1);
+    const struct vigild_energy_account *a = vigild_energy_share_account(&f->share, 1);
     assert_float_equal(a->energy_j, 4.0, 1e-9);
     assert_true(a->flags & VIGIL_LOCAL_ENERGY_ESTIMATED);
-    fixture_clear(&f);
 }
 
 static void test_psys_is_preferred_to_the_packages(void **state)
 {
-    (void)state;
-    struct fixture f;
-    fixture_init(&f, "energy.psys_j", VIGIL_METRIC_MEASURED);
-    uint32_t pkg = reg(f.catalog, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
-    vigild_energy_share_add_process(&f.share, 1);
+    struct fixture *f = *state;
+    uint32_t pkg = reg(f->catalog, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    vigild_energy_share_add_process(&f->share, 1);
     /* psys moves 30 J, the package 10 J: psys contains it. */
     for (int t = 0; t < 2; t++)
-        tick_with(&f, 1.0 + t * 0.1, 0, 1000.0 + t * 30, (double[]){t * 0.1}, 1, pkg, 10.0 * t);
-    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 30.0, 1e-9);
-    fixture_clear(&f);
+        tick_with(f, 1.0 + t * 0.1, 0, 1000.0 + t * 30, (double[]){t * 0.1}, 1, pkg, 10.0 * t);
+    assert_float_equal(vigild_energy_share_account(&f->share, 1)->energy_j, 30.0, 1e-9);
 }
 
 static void test_a_counter_going_back_shares_nothing(void **state)
 {
-    (void)state;
-    struct fixture f;
-    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
-    vigild_energy_share_add_process(&f.share, 1);
-    tick(&f, 1.0, 0, 500.0, (double[]){0.0}, 1);
-    tick(&f, 1.1, 0, 400.0, (double[]){0.1}, 1);
-    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 0.0, 0);
-    assert_false(vigild_energy_share_account(&f.share, 1)->shared);
-    fixture_clear(&f);
+    struct fixture *f = *state;
+    vigild_energy_share_add_process(&f->share, 1);
+    tick(f, 1.0, 0, 500.0, (double[]){0.0}, 1);
+    tick(f, 1.1, 0, 400.0, (double[]){0.1}, 1);
+    assert_float_equal(vigild_energy_share_account(&f->share, 1)->energy_j, 0.0, 0);
+    assert_false(vigild_energy_share_account(&f->share, 1)->shared);
 }
 
 static void test_a_change_of_zones_shares_nothing(void **state)
 {
-    (void)state;
-    struct fixture f;
-    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
-    uint32_t estimate = reg(f.catalog, "energy.node_j", VIGIL_METRIC_ESTIMATED);
-    vigild_energy_share_add_process(&f.share, 1);
+    struct fixture *f = *state;
+    uint32_t estimate = reg(f->catalog, "energy.node_j", VIGIL_METRIC_ESTIMATED);
+    vigild_energy_share_add_process(&f->share, 1);
     /* The package's total is 500 J, then only the estimate's (900 J) is
      * sampled: 400 J more is no energy anybody used. */
-    tick(&f, 1.0, 0, 500.0, (double[]){0.0}, 1);
-    tick_with(&f, 1.1, 0, NAN, (double[]){0.1}, 1, estimate, 900.0);
-    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 0.0, 0);
+    tick(f, 1.0, 0, 500.0, (double[]){0.0}, 1);
+    tick_with(f, 1.1, 0, NAN, (double[]){0.1}, 1, estimate, 900.0);
+    assert_float_equal(vigild_energy_share_account(&f->share, 1)->energy_j, 0.0, 0);
     /* From then on the estimate's deltas are shared. */
-    tick_with(&f, 1.2, 0, NAN, (double[]){0.2}, 1, estimate, 910.0);
-    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 10.0, 1e-9);
-    fixture_clear(&f);
+    tick_with(f, 1.2, 0, NAN, (double[]){0.2}, 1, estimate, 910.0);
+    assert_float_equal(vigild_energy_share_account(&f->share, 1)->energy_j, 10.0, 1e-9);
 }
 
 static uint32_t reg_from(vigil_metric_catalog *c, const char *name, const char *source,
@@ -244,51 +258,48 @@ static const struct vigild_energy_segment *segment(const struct fixture *f, guin
  * process whose life spanned them says which. */
 static void test_the_node_sum_goes_on_across_sources(void **state)
 {
-    (void)state;
-    struct fixture f;
-    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
+    struct fixture *f = *state;
     uint32_t powercap =
-        reg_from(f.catalog, "energy.pkg1_j", "energy/powercap", VIGIL_METRIC_MEASURED);
+        reg_from(f->catalog, "energy.pkg1_j", "energy/powercap", VIGIL_METRIC_MEASURED);
     uint32_t estimate =
-        reg_from(f.catalog, "energy.node_j", "energy/estimate", VIGIL_METRIC_ESTIMATED);
-    vigild_energy_share_add_process(&f.share, 1);
-    vigild_energy_share_set_owner(&f.share, 1, "", "run-a");
-    f.samples.t_ns = 1000;
-    tick_with(&f, 1.0, 0, NAN, (double[]){0.0}, 1, powercap, 500.0);
-    assert_float_equal(f.share.node_energy_j, 0.0, 0);
-    f.samples.t_ns = 2000;
-    tick_with(&f, 1.1, 0, NAN, (double[]){0.1}, 1, powercap, 520.0);
-    assert_float_equal(f.share.node_energy_j, 20.0, 1e-9);
+        reg_from(f->catalog, "energy.node_j", "energy/estimate", VIGIL_METRIC_ESTIMATED);
+    vigild_energy_share_add_process(&f->share, 1);
+    vigild_energy_share_set_owner(&f->share, 1, "", "run-a");
+    f->samples.t_ns = 1000;
+    tick_with(f, 1.0, 0, NAN, (double[]){0.0}, 1, powercap, 500.0);
+    assert_float_equal(f->share.node_energy_j, 0.0, 0);
+    f->samples.t_ns = 2000;
+    tick_with(f, 1.1, 0, NAN, (double[]){0.1}, 1, powercap, 520.0);
+    assert_float_equal(f->share.node_energy_j, 20.0, 1e-9);
     /* The estimate's total is 9000 J: no jump, a new segment. */
-    f.samples.t_ns = 3000;
-    tick_with(&f, 1.2, 0, NAN, (double[]){0.2}, 1, estimate, 9000.0);
-    assert_float_equal(f.share.node_energy_j, 20.0, 1e-9);
-    f.samples.t_ns = 4000;
-    tick_with(&f, 1.3, 0, NAN, (double[]){0.3}, 1, estimate, 9007.5);
-    assert_float_equal(f.share.node_energy_j, 27.5, 1e-9);
+    f->samples.t_ns = 3000;
+    tick_with(f, 1.2, 0, NAN, (double[]){0.2}, 1, estimate, 9000.0);
+    assert_float_equal(f->share.node_energy_j, 20.0, 1e-9);
+    f->samples.t_ns = 4000;
+    tick_with(f, 1.3, 0, NAN, (double[]){0.3}, 1, estimate, 9007.5);
+    assert_float_equal(f->share.node_energy_j, 27.5, 1e-9);
     /* Back to powercap, whose counter went on meanwhile: nothing of it. */
-    f.samples.t_ns = 5000;
-    tick_with(&f, 1.4, 0, NAN, (double[]){0.4}, 1, powercap, 600.0);
-    f.samples.t_ns = 6000;
-    tick_with(&f, 1.5, 0, NAN, (double[]){0.5}, 1, powercap, 601.0);
-    assert_float_equal(f.share.node_energy_j, 28.5, 1e-9);
+    f->samples.t_ns = 5000;
+    tick_with(f, 1.4, 0, NAN, (double[]){0.4}, 1, powercap, 600.0);
+    f->samples.t_ns = 6000;
+    tick_with(f, 1.5, 0, NAN, (double[]){0.5}, 1, powercap, 601.0);
+    assert_float_equal(f->share.node_energy_j, 28.5, 1e-9);
 
-    assert_int_equal(f.share.segments->len, 3);
-    assert_int_equal(f.share.segments_total, 3);
-    assert_string_equal(segment(&f, 0)->source, "energy/powercap");
-    assert_int_equal(segment(&f, 0)->start_ns, 1000);
-    assert_string_equal(segment(&f, 1)->source, "energy/estimate");
-    assert_int_equal(segment(&f, 1)->start_ns, 3000);
-    assert_float_equal(segment(&f, 1)->start_j, 20.0, 1e-9);
-    assert_string_equal(segment(&f, 2)->source, "energy/powercap");
-    assert_float_equal(segment(&f, 2)->start_j, 27.5, 1e-9);
+    assert_int_equal(f->share.segments->len, 3);
+    assert_int_equal(f->share.segments_total, 3);
+    assert_string_equal(segment(f, 0)->source, "energy/powercap");
+    assert_int_equal(segment(f, 0)->start_ns, 1000);
+    assert_string_equal(segment(f, 1)->source, "energy/estimate");
+    assert_int_equal(segment(f, 1)->start_ns, 3000);
+    assert_float_equal(segment(f, 1)->start_j, 20.0, 1e-9);
+    assert_string_equal(segment(f, 2)->source, "energy/powercap");
+    assert_float_equal(segment(f, 2)->start_j, 27.5, 1e-9);
 
     /* Alone on the node, the process had all of it, from both sources. */
-    const struct vigild_energy_account *a = vigild_energy_share_account(&f.share, 1);
+    const struct vigild_energy_account *a = vigild_energy_share_account(&f->share, 1);
     assert_float_equal(a->energy_j, 28.5, 1e-9);
     assert_string_equal(a->sources, "energy/powercap+energy/estimate");
     assert_true(a->flags & VIGIL_LOCAL_ENERGY_ESTIMATED);
-    fixture_clear(&f);
 }
 
 /* Fewer zones after a failed read, or a counter that went back (a
@@ -296,61 +307,55 @@ static void test_the_node_sum_goes_on_across_sources(void **state)
  * tick without an energy sample keeps the segment. */
 static void test_a_reset_counter_starts_a_segment(void **state)
 {
-    (void)state;
-    struct fixture f;
-    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
-    uint32_t pkg1 = reg(f.catalog, "energy.pkg1_j", VIGIL_METRIC_MEASURED);
-    tick_with(&f, 1.0, 0, 100.0, NULL, 0, pkg1, 100.0);
-    tick_with(&f, 1.1, 0, 110.0, NULL, 0, pkg1, 105.0);
-    assert_float_equal(f.share.node_energy_j, 15.0, 1e-9);
-    tick(&f, 1.2, 0, 120.0, NULL, 0); /* pkg1 not read: one zone */
-    tick(&f, 1.3, 0, 0.0, NULL, 0);   /* went back */
-    tick(&f, 1.4, 0, NAN, NULL, 0);   /* no sample */
-    tick(&f, 1.5, 0, 4.0, NULL, 0);
-    assert_float_equal(f.share.node_energy_j, 19.0, 1e-9);
-    assert_int_equal(f.share.segments_total, 3);
-    assert_int_equal(segment(&f, 1)->zone_count, 1);
-    assert_int_equal(segment(&f, 0)->zone_count, 2);
-    fixture_clear(&f);
+    struct fixture *f = *state;
+    uint32_t pkg1 = reg(f->catalog, "energy.pkg1_j", VIGIL_METRIC_MEASURED);
+    tick_with(f, 1.0, 0, 100.0, NULL, 0, pkg1, 100.0);
+    tick_with(f, 1.1, 0, 110.0, NULL, 0, pkg1, 105.0);
+    assert_float_equal(f->share.node_energy_j, 15.0, 1e-9);
+    tick(f, 1.2, 0, 120.0, NULL, 0); /* pkg1 not read: one zone */
+    tick(f, 1.3, 0, 0.0, NULL, 0);   /* went back */
+    tick(f, 1.4, 0, NAN, NULL, 0);   /* no sample */
+    tick(f, 1.5, 0, 4.0, NULL, 0);
+    assert_float_equal(f->share.node_energy_j, 19.0, 1e-9);
+    assert_int_equal(f->share.segments_total, 3);
+    assert_int_equal(segment(f, 1)->zone_count, 1);
+    assert_int_equal(segment(f, 0)->zone_count, 2);
 }
 
 /* Two processes of one job alone on the node: the job has the node's whole
  * delta, split by their CPU time, though the node was busy with more. */
 static void test_an_exclusive_node_is_the_jobs(void **state)
 {
-    (void)state;
-    struct fixture f;
-    fixture_init(&f, "energy.pkg0_j", VIGIL_METRIC_MEASURED);
-    vigild_energy_share_add_process(&f.share, 1);
-    vigild_energy_share_add_process(&f.share, 2);
-    vigild_energy_share_set_owner(&f.share, 1, "4711", "run-a");
-    vigild_energy_share_set_owner(&f.share, 2, "4711", "run-b"); /* one job, two runs */
-    tick(&f, 10.0, 0, 100.0, (double[]){0.0, 0.0}, 2);
+    struct fixture *f = *state;
+    vigild_energy_share_add_process(&f->share, 1);
+    vigild_energy_share_add_process(&f->share, 2);
+    vigild_energy_share_set_owner(&f->share, 1, "4711", "run-a");
+    vigild_energy_share_set_owner(&f->share, 2, "4711", "run-b"); /* one job, two runs */
+    tick(f, 10.0, 0, 100.0, (double[]){0.0, 0.0}, 2);
     /* Busy 0.4 s, the processes 0.05 s and 0.15 s: a quarter and three
      * quarters of all 20 J. */
-    tick(&f, 10.4, 0, 120.0, (double[]){0.05, 0.15}, 2);
-    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 5.0, 1e-9);
-    assert_float_equal(vigild_energy_share_account(&f.share, 2)->energy_j, 15.0, 1e-9);
+    tick(f, 10.4, 0, 120.0, (double[]){0.05, 0.15}, 2);
+    assert_float_equal(vigild_energy_share_account(&f->share, 1)->energy_j, 5.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f->share, 2)->energy_j, 15.0, 1e-9);
     /* Neither used CPU: equal shares. */
-    tick(&f, 10.5, 0, 124.0, (double[]){0.05, 0.15}, 2);
-    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 7.0, 1e-9);
-    assert_float_equal(vigild_energy_share_account(&f.share, 2)->energy_j, 17.0, 1e-9);
+    tick(f, 10.5, 0, 124.0, (double[]){0.05, 0.15}, 2);
+    assert_float_equal(vigild_energy_share_account(&f->share, 1)->energy_j, 7.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f->share, 2)->energy_j, 17.0, 1e-9);
 
     /* A process of another job: the node is shared, each gets its part of
      * the busy CPU time (0.5 s): 0.1 s and 0.1 s of 10 J. */
-    vigild_energy_share_add_process(&f.share, 3);
-    vigild_energy_share_set_owner(&f.share, 3, NULL, "other-run");
-    tick(&f, 10.5, 0, 124.0, (double[]){0.05, 0.15, 0.0}, 3);
-    tick(&f, 11.0, 0, 134.0, (double[]){0.15, 0.25, 0.0}, 3);
-    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 9.0, 1e-9);
-    assert_float_equal(vigild_energy_share_account(&f.share, 2)->energy_j, 19.0, 1e-9);
-    assert_float_equal(vigild_energy_share_account(&f.share, 3)->energy_j, 0.0, 0);
+    vigild_energy_share_add_process(&f->share, 3);
+    vigild_energy_share_set_owner(&f->share, 3, NULL, "other-run");
+    tick(f, 10.5, 0, 124.0, (double[]){0.05, 0.15, 0.0}, 3);
+    tick(f, 11.0, 0, 134.0, (double[]){0.15, 0.25, 0.0}, 3);
+    assert_float_equal(vigild_energy_share_account(&f->share, 1)->energy_j, 9.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f->share, 2)->energy_j, 19.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f->share, 3)->energy_j, 0.0, 0);
     /* It ends: the job's alone again. */
-    vigild_energy_share_remove_process(&f.share, 3);
-    tick(&f, 11.5, 0, 144.0, (double[]){0.25, 0.25}, 2);
-    assert_float_equal(vigild_energy_share_account(&f.share, 1)->energy_j, 19.0, 1e-9);
-    assert_float_equal(vigild_energy_share_account(&f.share, 2)->energy_j, 19.0, 1e-9);
-    fixture_clear(&f);
+    vigild_energy_share_remove_process(&f->share, 3);
+    tick(f, 11.5, 0, 144.0, (double[]){0.25, 0.25}, 2);
+    assert_float_equal(vigild_energy_share_account(&f->share, 1)->energy_j, 19.0, 1e-9);
+    assert_float_equal(vigild_energy_share_account(&f->share, 2)->energy_j, 19.0, 1e-9);
 }
 
 static void test_sources_are_joined_and_kept_short(void **state)
@@ -383,22 +388,20 @@ static void test_sources_are_joined_and_kept_short(void **state)
     assert_string_equal(u, "energy/powercap");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_by_cpu_share),
-        cmocka_unit_test(test_split_leaves_the_rest_to_other_processes),
-        cmocka_unit_test(test_split_never_gives_more_than_the_node_used),
-        cmocka_unit_test(test_split_with_an_idle_node),
-        cmocka_unit_test(test_two_processes_get_their_shares),
-        cmocka_unit_test(test_estimated_energy_marks_the_shares),
-        cmocka_unit_test(test_psys_is_preferred_to_the_packages),
-        cmocka_unit_test(test_a_counter_going_back_shares_nothing),
-        cmocka_unit_test(test_a_change_of_zones_shares_nothing),
-        cmocka_unit_test(test_the_node_sum_goes_on_across_sources),
-        cmocka_unit_test(test_a_reset_counter_starts_a_segment),
-        cmocka_unit_test(test_an_exclusive_node_is_the_jobs),
-        cmocka_unit_test(test_sources_are_joined_and_kept_short),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+/* A test with a fixture whose node has energy zone `zone`. */
+#define WITH_ZONE(f, zone)                                                                         \
+    cmocka_unit_test_prestate_setup_teardown(f, setup, teardown, (void *)&(zone))
+
+TEST_MAIN(cmocka_unit_test(test_split_by_cpu_share),
+          cmocka_unit_test(test_split_leaves_the_rest_to_other_processes),
+          cmocka_unit_test(test_split_never_gives_more_than_the_node_used),
+          cmocka_unit_test(test_split_with_an_idle_node),
+          WITH_ZONE(test_two_processes_get_their_shares, package),
+          WITH_ZONE(test_estimated_energy_marks_the_shares, node_estimate),
+          WITH_ZONE(test_psys_is_preferred_to_the_packages, psys),
+          WITH_ZONE(test_a_counter_going_back_shares_nothing, package),
+          WITH_ZONE(test_a_change_of_zones_shares_nothing, package),
+          WITH_ZONE(test_the_node_sum_goes_on_across_sources, package),
+          WITH_ZONE(test_a_reset_counter_starts_a_segment, package),
+          WITH_ZONE(test_an_exclusive_node_is_the_jobs, package),
+          cmocka_unit_test(test_sources_are_joined_and_kept_short))

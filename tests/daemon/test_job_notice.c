@@ -21,6 +21,7 @@
 #include "test_support.h"
 #include "vigil/job_notice.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 static void test_cli_from_slurm_variables(void **state)
 {
@@ -109,9 +110,7 @@ static void test_send_and_refusals(void **state)
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "job 17.0 begins (user bob, nodes n1)");
-    g_free(log);
+    test_daemon_stop_saying(&d, "job 17.0 begins (user bob, nodes n1)");
 
     /* No vigild: the error names the socket. */
     assert_false(vigil_job_notice_send(d.socket_path, &n, err, sizeof err));
@@ -139,12 +138,5 @@ static void test_silent_daemon(void **state)
     g_free(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_cli_from_slurm_variables),
-        TEST_WITH_DIR(test_send_and_refusals),
-        TEST_WITH_DIR(test_silent_daemon),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_cli_from_slurm_variables), TEST_WITH_DIR(test_send_and_refusals),
+          TEST_WITH_DIR(test_silent_daemon))

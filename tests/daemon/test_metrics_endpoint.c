@@ -257,25 +257,18 @@ static void test_jobs_labelled_up_to_max_jobs(void **state)
 static void test_bad_listen_refused_naming_the_key(void **state)
 {
     const char *dir = *state;
-    char *config = g_build_filename(dir, "bad.conf", NULL);
-    char *text = g_strdup_printf("[daemon]\nsocket = %s/vigild.sock\n[metrics]\n"
-                                 "listen = 127.0.0.1:99999\n",
-                                 dir);
-    assert_true(g_file_set_contents(config, text, -1, NULL));
+    char *config = test_new_filef(dir, "bad.conf",
+                                  "[daemon]\nsocket = %s/vigild.sock\n[metrics]\n"
+                                  "listen = 127.0.0.1:99999\n",
+                                  dir);
     char **env = test_clean_environment(NULL);
     const char *check[] = {
         test_env_or_fail("VIGIL_CLI"), "config", "check", "--config", config, NULL};
-    struct test_run run = test_run_program(dir, check, env);
-    test_assert_status(&run, 1, "vigil config check");
-    test_assert_contains(run.err, "[metrics] listen = 127.0.0.1:99999");
-    test_run_clear(&run);
+    test_daemon_assert_refused(dir, check, env, "vigil config check",
+                               "[metrics] listen = 127.0.0.1:99999");
     const char *daemon[] = {test_env_or_fail("VIGILD"), "--foreground", "--config", config, NULL};
-    run = test_run_program(dir, daemon, env);
-    test_assert_status(&run, 1, "vigild");
-    test_assert_contains(run.err, "[metrics] listen = 127.0.0.1:99999");
-    test_run_clear(&run);
+    test_daemon_assert_refused(dir, daemon, env, "vigild", "[metrics] listen = 127.0.0.1:99999");
     g_strfreev(env);
-    g_free(text);
     g_free(config);
 }
 
@@ -375,15 +368,11 @@ int main(void)
 {
     metrics_require_tool("promtool", "the test checks /metrics with promtool check metrics");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_both_formats_accepted_by_promtool, test_make_dir,
-                                        test_daemon_teardown),
-        cmocka_unit_test_setup_teardown(test_jobs_labelled_up_to_max_jobs, test_make_dir,
-                                        test_daemon_teardown),
-        cmocka_unit_test_setup_teardown(test_bad_listen_refused_naming_the_key, test_make_dir,
-                                        test_daemon_teardown),
-        cmocka_unit_test_setup_teardown(test_off_by_default, test_make_dir, test_daemon_teardown),
-        cmocka_unit_test_setup_teardown(test_dashboard_queries_served_metrics, test_make_dir,
-                                        test_daemon_teardown),
+        TEST_WITH_DIR(test_both_formats_accepted_by_promtool),
+        TEST_WITH_DIR(test_jobs_labelled_up_to_max_jobs),
+        TEST_WITH_DIR(test_bad_listen_refused_naming_the_key),
+        TEST_WITH_DIR(test_off_by_default),
+        TEST_WITH_DIR(test_dashboard_queries_served_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

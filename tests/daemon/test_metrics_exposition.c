@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "vigild_settings.h"
 #include "test_support.h"
+#include "test_main.h"
 
 static void add_job(struct vigild_metrics_snapshot *s, const char *id, double energy_j)
 {
@@ -28,21 +29,38 @@ static char *render(const struct vigild_metrics_snapshot *s, enum vigild_metrics
     return g_string_free(out, FALSE);
 }
 
-static void snapshot_with_energy(struct vigild_metrics_snapshot *s)
+/* cmocka setup: an empty snapshot as *state. */
+static int empty_snapshot(void **state)
 {
+    struct vigild_metrics_snapshot *s = g_new(struct vigild_metrics_snapshot, 1);
     vigild_metrics_snapshot_init(s);
+    *state = s;
+    return 0;
+}
+
+/* cmocka setup: a snapshot with the node's energy and power as *state. */
+static int snapshot_with_energy(void **state)
+{
+    empty_snapshot(state);
+    struct vigild_metrics_snapshot *s = *state;
     s->version = "1.2.3";
     s->energy_j = 12.5;
     s->energy_source = "energy/powercap";
     s->power_w = 80;
+    return 0;
+}
+
+static int snapshot_free(void **state)
+{
+    vigild_metrics_snapshot_clear(*state);
+    g_free(*state);
+    return 0;
 }
 
 static void test_openmetrics_counter_has_family_metadata_and_total_sample(void **state)
 {
-    (void)state;
-    struct vigild_metrics_snapshot s;
-    snapshot_with_energy(&s);
-    char *text = render(&s, VIGILD_METRICS_OPENMETRICS);
+    struct vigild_metrics_snapshot *s = *state;
+    char *text = render(s, VIGILD_METRICS_OPENMETRICS);
     test_assert_contains(text, "# TYPE vigil_node_energy_joules counter\n"
                                "# UNIT vigil_node_energy_joules joules\n"
                                "# HELP vigil_node_energy_joules ");
@@ -54,19 +72,16 @@ static void test_openmetrics_counter_has_family_metadata_and_total_sample(void *
     assert_true(g_str_has_suffix(text, "\n# EOF\n"));
     assert_ptr_equal(strstr(text, "# EOF"), text + strlen(text) - strlen("# EOF\n"));
     g_free(text);
-    vigild_metrics_snapshot_clear(&s);
 }
 
 /* Every sample of a counter family is FAMILY_total, of a gauge FAMILY;
  * every family has TYPE and HELP, every name the vigil_ prefix. */
 static void test_every_sample_named_after_its_family(void **state)
 {
-    (void)state;
-    struct vigild_metrics_snapshot s;
-    snapshot_with_energy(&s);
-    add_job(&s, "7", 1.5);
-    s.uplink = true;
-    char *text = render(&s, VIGILD_METRICS_OPENMETRICS);
+    struct vigild_metrics_snapshot *s = *state;
+    add_job(s, "7", 1.5);
+    s->uplink = true;
+    char *text = render(s, VIGILD_METRICS_OPENMETRICS);
     char **lines = g_strsplit(text, "\n", -1);
     char family[128] = "", type[16] = "";
     guint samples = 0, families = 0;
@@ -97,32 +112,26 @@ static void test_every_sample_named_after_its_family(void **state)
     assert_true(samples >= 10);
     g_strfreev(lines);
     g_free(text);
-    vigild_metrics_snapshot_clear(&s);
 }
 
 static void test_prometheus_format_types_counters_by_sample(void **state)
 {
-    (void)state;
-    struct vigild_metrics_snapshot s;
-    snapshot_with_energy(&s);
-    char *text = render(&s, VIGILD_METRICS_PROMETHEUS);
+    struct vigild_metrics_snapshot *s = *state;
+    char *text = render(s, VIGILD_METRICS_PROMETHEUS);
     test_assert_contains(text, "# TYPE vigil_node_energy_joules_total counter\n"
                                "# HELP vigil_node_energy_joules_total ");
     test_assert_contains(text, "# TYPE vigil_node_power_watts gauge\n");
     assert_null(strstr(text, "# UNIT"));
     assert_null(strstr(text, "# EOF"));
     g_free(text);
-    vigild_metrics_snapshot_clear(&s);
 }
 
 static void test_label_values_escaped(void **state)
 {
-    (void)state;
-    struct vigild_metrics_snapshot s;
-    snapshot_with_energy(&s);
-    add_job(&s, "a\"b\\c\nd", 2);
-    add_job(&s, "bad\xff", 3);
-    char *text = render(&s, VIGILD_METRICS_OPENMETRICS);
+    struct vigild_metrics_snapshot *s = *state;
+    add_job(s, "a\"b\\c\nd", 2);
+    add_job(s, "bad\xff", 3);
+    char *text = render(s, VIGILD_METRICS_OPENMETRICS);
     test_assert_contains(text, "\nvigil_job_energy_joules_total{job_id=\"a\\\"b\\\\c\\nd\"} 2\n");
     /* Not UTF-8: the byte becomes U+FFFD. */
     test_assert_contains(text, "{job_id=\"bad\xef\xbf\xbd\"} 3\n");
@@ -132,17 +141,14 @@ static void test_label_values_escaped(void **state)
     vigild_metrics_append_label_value(one, "\\\"\n");
     assert_string_equal(one->str, "\\\\\\\"\\n");
     g_string_free(one, TRUE);
-    vigild_metrics_snapshot_clear(&s);
 }
 
 /* A figure vigild does not have has no sample; its family is still
  * described. */
 static void test_absent_figures_leave_metadata_only(void **state)
 {
-    (void)state;
-    struct vigild_metrics_snapshot s;
-    vigild_metrics_snapshot_init(&s);
-    char *text = render(&s, VIGILD_METRICS_OPENMETRICS);
+    struct vigild_metrics_snapshot *s = *state;
+    char *text = render(s, VIGILD_METRICS_OPENMETRICS);
     test_assert_contains(text, "# TYPE vigil_node_energy_joules counter\n");
     assert_null(strstr(text, "vigil_node_energy_joules_total"));
     assert_null(strstr(text, "vigil_node_power_watts{"));
@@ -151,25 +157,21 @@ static void test_absent_figures_leave_metadata_only(void **state)
     assert_null(strstr(text, "NaN"));
     test_assert_contains(text, "\nvigil_daemon_ticks_total 0\n");
     g_free(text);
-    vigild_metrics_snapshot_clear(&s);
 }
 
 static void test_numbers_shortest_round_trip(void **state)
 {
-    (void)state;
-    struct vigild_metrics_snapshot s;
-    vigild_metrics_snapshot_init(&s);
-    s.energy_source = "energy/estimate";
-    s.energy_estimated = true;
-    s.energy_j = 0.1;
-    s.power_w = 1e20;
-    s.memory_total_bytes = 25276026880.0;
-    char *text = render(&s, VIGILD_METRICS_OPENMETRICS);
+    struct vigild_metrics_snapshot *s = *state;
+    s->energy_source = "energy/estimate";
+    s->energy_estimated = true;
+    s->energy_j = 0.1;
+    s->power_w = 1e20;
+    s->memory_total_bytes = 25276026880.0;
+    char *text = render(s, VIGILD_METRICS_OPENMETRICS);
     test_assert_contains(text, "estimated=\"true\"} 0.1\n");
     test_assert_contains(text, "estimated=\"true\"} 1e+20\n");
     test_assert_contains(text, "\nvigil_node_memory_total_bytes 25276026880\n");
     g_free(text);
-    vigild_metrics_snapshot_clear(&s);
 }
 
 static void test_format_follows_accept(void **state)
@@ -300,18 +302,12 @@ static void test_listen_forms(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_openmetrics_counter_has_family_metadata_and_total_sample),
-        cmocka_unit_test(test_every_sample_named_after_its_family),
-        cmocka_unit_test(test_prometheus_format_types_counters_by_sample),
-        cmocka_unit_test(test_label_values_escaped),
-        cmocka_unit_test(test_absent_figures_leave_metadata_only),
-        cmocka_unit_test(test_numbers_shortest_round_trip),
-        cmocka_unit_test(test_format_follows_accept),
-        cmocka_unit_test(test_jobs_stay_counters),
-        cmocka_unit_test(test_listen_forms),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_ENERGY(f) cmocka_unit_test_setup_teardown(f, snapshot_with_energy, snapshot_free)
+#define EMPTY(f)       cmocka_unit_test_setup_teardown(f, empty_snapshot, snapshot_free)
+
+TEST_MAIN(WITH_ENERGY(test_openmetrics_counter_has_family_metadata_and_total_sample),
+          WITH_ENERGY(test_every_sample_named_after_its_family),
+          WITH_ENERGY(test_prometheus_format_types_counters_by_sample),
+          WITH_ENERGY(test_label_values_escaped), EMPTY(test_absent_figures_leave_metadata_only),
+          EMPTY(test_numbers_shortest_round_trip), cmocka_unit_test(test_format_follows_accept),
+          cmocka_unit_test(test_jobs_stay_counters), cmocka_unit_test(test_listen_forms))

@@ -31,6 +31,7 @@
 #include "test_support.h"
 #include "vigil/health.h"
 #include "vigil/wire.h"
+#include "test_main.h"
 
 #define NODE_ID     42
 #define DEADLINE_US (60 * G_USEC_PER_SEC)
@@ -401,6 +402,27 @@ static char *uplink_config(const char *dir, const char *more)
                            dir, dir, NODE_ID, more != NULL ? more : "");
 }
 
+/* Serves until the first batch came; fails after `deadline`. */
+static void serve_until_a_batch(struct fake_txd *txd, gint64 deadline)
+{
+    while (g_hash_table_size(txd->batches) == 0) {
+        txd_serve(txd);
+        if (g_get_monotonic_time() > deadline)
+            fail_msg("no batch came");
+    }
+}
+
+/* The stand-in for vigil-txd, then vigild with its uplink to it
+ * (uplink_config with `more`). */
+static void start_with_txd(struct fake_txd *txd, struct test_daemon *d, const char *dir,
+                           const char *more)
+{
+    txd_start(txd, dir);
+    char *config = uplink_config(dir, more);
+    test_daemon_start(d, dir, DAEMON_LINES, config);
+    g_free(config);
+}
+
 /* An instrumented dd writing 100 blocks; its pid. */
 static pid_t run_dd(const struct test_daemon *d, const char *dir)
 {
@@ -408,14 +430,7 @@ static pid_t run_dd(const struct test_daemon *d, const char *dir)
     const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", NULL};
     char **env = test_daemon_preload_env(d, vars);
     char *of = g_strdup_printf("of=%s/out", dir);
-    const char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", "count=100", "status=none", NULL};
-    GError *error = NULL;
-    GPid pid;
-    if (!g_spawn_async(dir, (char **)argv, env,
-                       G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
-                           G_SPAWN_STDIN_FROM_DEV_NULL,
-                       NULL, NULL, &pid, &error))
-        fail_msg("cannot run dd: %s", error->message);
+    GPid pid = test_daemon_spawn_dd(dir, env, of, "bs=512", "count=100");
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -445,11 +460,8 @@ static void test_batches_carry_what_the_sink_got(void **state)
 {
     const char *dir = *state;
     struct fake_txd txd;
-    txd_start(&txd, dir);
     struct test_daemon d;
-    char *config = uplink_config(dir, NULL);
-    test_daemon_start(&d, dir, DAEMON_LINES, config);
-    g_free(config);
+    start_with_txd(&txd, &d, dir, NULL);
     pid_t pid = run_dd(&d, dir);
     JsonNode *status = test_daemon_status(&d, pid);
     JsonObject *p = test_daemon_process(status, pid);
@@ -542,19 +554,12 @@ static void test_system_state_is_the_nodes_parent(void **state)
 {
     const char *dir = *state;
     struct fake_txd txd;
-    txd_start(&txd, dir);
     struct test_daemon d;
     /* No ADPIs and no overload for the node: what it decides is its
      * parent's part alone. */
-    char *config = uplink_config(dir, "[reasoner.node]\nadpis =\nmax_load = 1\n");
-    test_daemon_start(&d, dir, DAEMON_LINES, config);
-    g_free(config);
+    start_with_txd(&txd, &d, dir, "[reasoner.node]\nadpis =\nmax_load = 1\n");
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    while (g_hash_table_size(txd.batches) == 0) {
-        txd_serve(&txd);
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("no batch came");
-    }
+    serve_until_a_batch(&txd, deadline);
     struct vigil_wire_state system = {
         .cycle = 9, .level = VIGIL_LEVEL_SYSTEM, .health = VIGIL_HEALTH_ABNORMAL_BAD};
     vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_STATES, NODE_ID, 0, 0);
@@ -581,13 +586,11 @@ static void test_system_state_is_the_nodes_parent(void **state)
     json_node_unref(status);
 
     /* As text, in the uplink's line. */
-    struct test_run run = test_daemon_status_text(d.socket_path);
-    test_assert_status(&run, 0, "vigil status");
-    test_assert_contains(run.out, "uplink: ipc://");
-    test_assert_contains(run.out, "as node 42, connected");
-    test_assert_contains(run.out, "; system ABNORMAL_BAD\n");
-    assert_null(strstr(run.out, "warning:"));
-    test_run_clear(&run);
+    const char *const connected[] = {"uplink: ipc://", "as node 42, connected",
+                                     "; system ABNORMAL_BAD\n"};
+    char *text = test_daemon_status_text_says(d.socket_path, connected, G_N_ELEMENTS(connected));
+    assert_null(strstr(text, "warning:"));
+    g_free(text);
 
     /* The node's states sent after it are its own: OK, not its parent's
      * ABNORMAL_BAD coming back up. */
@@ -694,18 +697,11 @@ static void test_a_refused_batch_is_warned_of(void **state)
 {
     const char *dir = *state;
     struct fake_txd txd;
-    txd_start(&txd, dir);
-    txd.ack = FALSE;
     struct test_daemon d;
-    char *config = uplink_config(dir, NULL);
-    test_daemon_start(&d, dir, DAEMON_LINES, config);
-    g_free(config);
+    start_with_txd(&txd, &d, dir, NULL);
+    txd.ack = FALSE; /* acks go in txd_serve: none went yet */
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
-    while (g_hash_table_size(txd.batches) == 0) {
-        txd_serve(&txd);
-        if (g_get_monotonic_time() > deadline)
-            fail_msg("no batch came");
-    }
+    serve_until_a_batch(&txd, deadline);
     GHashTableIter it;
     gpointer key;
     g_hash_table_iter_init(&it, txd.batches);
@@ -727,13 +723,11 @@ static void test_a_refused_batch_is_warned_of(void **state)
         if (g_get_monotonic_time() > deadline)
             fail_msg("the refusal is not counted");
     }
-    struct test_run run = test_daemon_status_text(d.socket_path);
-    test_assert_status(&run, 0, "vigil status");
-    test_assert_contains(run.out, "  warning: 0 batches (0 bytes) dropped from the full spool, 0 "
-                                  "(0 bytes) dropped from full memory while the spool failed, 1 "
-                                  "refused by vigil-txd (kept in ");
-    test_assert_contains(run.out, "refused by vigil-txd: the test refuses it");
-    test_run_clear(&run);
+    const char *const warned[] = {
+        "  warning: 0 batches (0 bytes) dropped from the full spool, 0 (0 bytes) dropped from "
+        "full memory while the spool failed, 1 refused by vigil-txd (kept in ",
+        "refused by vigil-txd: the test refuses it"};
+    g_free(test_daemon_status_text_says(d.socket_path, warned, G_N_ELEMENTS(warned)));
     g_free(test_daemon_stop(&d));
     txd_stop(&txd);
 }
@@ -744,11 +738,8 @@ static void test_reload_keeps_the_uplink(void **state)
 {
     const char *dir = *state;
     struct fake_txd txd;
-    txd_start(&txd, dir);
     struct test_daemon d;
-    char *config = uplink_config(dir, NULL);
-    test_daemon_start(&d, dir, DAEMON_LINES, config);
-    g_free(config);
+    start_with_txd(&txd, &d, dir, NULL);
     char *changed =
         g_strdup_printf("[daemon]\nsocket = %s\n%s[capture]\nsink = %s\nsink_enabled = yes\n"
                         "[uplink]\nendpoint = ipc://%s/elsewhere.sock\n"
@@ -775,20 +766,12 @@ static void test_reload_keeps_the_uplink(void **state)
         if (g_get_monotonic_time() > deadline)
             fail_msg("no reload, or no batch after it");
     }
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "reload: [uplink] changed; it applies at the next start");
-    g_free(log);
+    test_daemon_stop_saying(&d, "reload: [uplink] changed; it applies at the next start");
     txd_stop(&txd);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_batches_carry_what_the_sink_got),
-        TEST_WITH_DIR(test_system_state_is_the_nodes_parent),
-        TEST_WITH_DIR(test_spooled_batches_replayed_after_a_restart),
-        TEST_WITH_DIR(test_a_refused_batch_is_warned_of),
-        TEST_WITH_DIR(test_reload_keeps_the_uplink),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_batches_carry_what_the_sink_got),
+          TEST_WITH_DIR(test_system_state_is_the_nodes_parent),
+          TEST_WITH_DIR(test_spooled_batches_replayed_after_a_restart),
+          TEST_WITH_DIR(test_a_refused_batch_is_warned_of),
+          TEST_WITH_DIR(test_reload_keeps_the_uplink))

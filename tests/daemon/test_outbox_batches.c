@@ -27,8 +27,10 @@
 #include "rollup.h"
 #include "tick_samples.h"
 #include "uplink.h"
+#include "uplink_settings.h"
 #include "verdicts.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define NODE_ID      7
 #define DEADLINE_MS  60000
@@ -64,16 +66,8 @@ static int setup(void **state)
     f->router = zmq_socket(f->context, ZMQ_ROUTER);
     int zero = 0;
     zmq_setsockopt(f->router, ZMQ_LINGER, &zero, sizeof zero);
-    f->settings.endpoint = g_strdup_printf("ipc://%s/txd.sock", f->dir);
+    test_uplink_settings(&f->settings, f->dir, NODE_ID, 1u << 30);
     assert_int_equal(zmq_bind(f->router, f->settings.endpoint), 0);
-    f->settings.node_id = NODE_ID;
-    f->settings.spool_dir = g_build_filename(f->dir, "spool", NULL);
-    f->settings.spool_max_bytes = 1u << 30;
-    f->settings.spool_after_ms = 3600000;
-    f->settings.resend_after_ms = 3600000;
-    f->settings.memory_max_bytes = 1u << 30;
-    f->settings.in_flight_max_bytes = 64u << 20;
-    f->settings.refused_max_bytes = 64u << 20;
     f->uplink = vigild_uplink_new(&f->settings, NULL);
     if (f->uplink == NULL)
         return -1;
@@ -380,11 +374,5 @@ static void test_a_big_cycle_is_cut_into_self_contained_batches(void **state)
     vigild_outbox_free(o);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_big_cycle_is_cut_into_self_contained_batches, setup,
-                                        teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test_setup_teardown(test_a_big_cycle_is_cut_into_self_contained_batches,
+                                          setup, teardown))

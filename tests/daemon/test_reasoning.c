@@ -21,6 +21,7 @@
 
 #include "test_daemon.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define TICK_NS         (100 * VIGIL_NS_PER_MS)
 #define TICKS_PER_CYCLE 10
@@ -187,22 +188,16 @@ static void run_cycles(struct fixture *f, unsigned first, unsigned last, const g
         assert_int_equal(v.cycle, k);
         const struct vigild_verdict *p = v.process(v.user, 1);
         assert_non_null(p);
-        switch (p->decision.upward) {
-        case VIGIL_HEALTH_ABNORMAL_BAD:
-            g_string_append_c(states, 'B');
-            break;
-        case VIGIL_HEALTH_ABNORMAL_GOOD:
-            g_string_append_c(states, 'G');
-            break;
-        case VIGIL_HEALTH_ABNORMAL_OTHER:
-            g_string_append_c(states, 'O');
-            break;
-        case VIGIL_HEALTH_BAD:
-            g_string_append_c(states, 'b');
-            break;
-        default:
-            g_string_append_c(states, '.');
-        }
+        /* A letter for the states the tests tell apart, '.' for the others. */
+        static const char letters[VIGIL_HEALTH_COUNT + 1] = {
+            [VIGIL_HEALTH_ABNORMAL_BAD] = 'B',
+            [VIGIL_HEALTH_ABNORMAL_GOOD] = 'G',
+            [VIGIL_HEALTH_ABNORMAL_OTHER] = 'O',
+            [VIGIL_HEALTH_BAD] = 'b',
+        };
+        unsigned upward = p->decision.upward;
+        char letter = upward < G_N_ELEMENTS(letters) ? letters[upward] : 0;
+        g_string_append_c(states, letter != 0 ? letter : '.');
     }
 }
 
@@ -387,17 +382,11 @@ static void test_reload_refuses_a_bad_adpi_config(void **state)
     g_free(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_slow_cycles_give_their_windows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_one_process_anomaly_forwards_that_process_only, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_a_cycle_cut_short_is_not_judged, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_process_adpis_weigh_the_node_load, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reload_threshold_applies_from_next_cycle, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_reload_refuses_a_bad_adpi_config, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+TEST_MAIN(WITH_FIXTURE(test_slow_cycles_give_their_windows),
+          WITH_FIXTURE(test_one_process_anomaly_forwards_that_process_only),
+          WITH_FIXTURE(test_a_cycle_cut_short_is_not_judged),
+          WITH_FIXTURE(test_process_adpis_weigh_the_node_load),
+          WITH_FIXTURE(test_reload_threshold_applies_from_next_cycle),
+          WITH_FIXTURE(test_reload_refuses_a_bad_adpi_config))

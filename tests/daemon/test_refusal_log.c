@@ -12,6 +12,7 @@
 
 #include "refusal_log.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define PERIOD_S  60
 #define PERIOD_US ((gint64)PERIOD_S * G_USEC_PER_SEC)
@@ -137,15 +138,9 @@ static void test_held_counts_are_never_lost(void **state)
     vigild_refusal_log_init(log, PERIOD_S); /* for the teardown */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_users_refusals_are_one_line_a_period, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_each_user_has_its_own_first_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_refusal_after_a_quiet_period_is_logged_at_once,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_held_counts_are_never_lost, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+TEST_MAIN(WITH_FIXTURE(test_a_users_refusals_are_one_line_a_period),
+          WITH_FIXTURE(test_each_user_has_its_own_first_line),
+          WITH_FIXTURE(test_a_refusal_after_a_quiet_period_is_logged_at_once),
+          WITH_FIXTURE(test_held_counts_are_never_lost))

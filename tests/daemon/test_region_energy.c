@@ -19,6 +19,7 @@
 #include "test_daemon.h"
 #include "test_report.h"
 #include "test_support.h"
+#include "test_main.h"
 
 static void test_regions_get_vigild_energy(void **state)
 {
@@ -55,11 +56,4 @@ static void test_regions_get_vigild_energy(void **state)
     g_free(test_daemon_stop(&d));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_regions_get_vigild_energy, test_make_dir,
-                                        test_daemon_teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_regions_get_vigild_energy))

@@ -17,6 +17,7 @@
 #include "test_support.h"
 #include "processes.h"
 #include "local_server.h"
+#include "test_main.h"
 
 #define GOOD_JSON "{\"vigil_report\":1,\"program\":\"/bin/true\",\"run_key\":\"r-1\"}\n"
 
@@ -117,12 +118,5 @@ static void test_bad_reports_are_refused(void **state)
     close(zero);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_good_report_is_kept),
-        cmocka_unit_test(test_an_exit_status_alone),
-        cmocka_unit_test(test_bad_reports_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_a_good_report_is_kept), cmocka_unit_test(test_an_exit_status_alone),
+          cmocka_unit_test(test_bad_reports_are_refused))

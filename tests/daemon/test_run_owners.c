@@ -26,6 +26,7 @@
 #include "vigil/clock.h"
 #include "vigil/job_notice.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 #define NO_PROVIDERS "providers = \n"
 
@@ -92,9 +93,7 @@ static void test_an_ended_run_stays_its_users(void **state)
     assert_run_key(&d, other.pid, "run-k@uid65534@uid1");
     holder_release(&other);
     holder_release(&squatter);
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "run-k@uid65534");
-    g_free(log);
+    test_daemon_stop_saying(&d, "run-k@uid65534");
 }
 
 /* A process that says it started at boot is taken to have started when
@@ -170,22 +169,18 @@ static void test_a_slurm_key_is_the_jobs_users(void **state)
 static gboolean notice_as(const struct test_daemon *d, uid_t uid, const struct vigil_job_notice *n,
                           char *reason, size_t reason_size)
 {
-    int pipe_fds[2];
-    assert_int_equal(pipe(pipe_fds), 0);
-    pid_t pid = fork_or_fail();
+    int reason_fd;
+    pid_t pid = fork_as_writer(uid, &reason_fd);
     if (pid == 0) {
-        close(pipe_fds[0]);
-        become(uid);
         char err[256] = "";
         gboolean ok = vigil_job_notice_send(d->socket_path, n, err, sizeof err);
-        if (write(pipe_fds[1], err, sizeof err) != (ssize_t)sizeof err)
+        if (write(reason_fd, err, sizeof err) != (ssize_t)sizeof err)
             _exit(72);
         _exit(ok ? 0 : 1);
     }
-    close(pipe_fds[1]);
     char err[256] = "";
-    assert_int_equal(read(pipe_fds[0], err, sizeof err), (ssize_t)sizeof err);
-    close(pipe_fds[0]);
+    assert_int_equal(read(reason_fd, err, sizeof err), (ssize_t)sizeof err);
+    close(reason_fd);
     g_strlcpy(reason, err, reason_size);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -216,9 +211,7 @@ static void test_a_user_cannot_end_anothers_job(void **state)
     own.job_id = "4712";
     if (!notice_as(&d, NOBODY, &own, reason, sizeof reason))
         fail_msg("nobody may not tell of its own job: %s", reason);
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "job 4711 begins (user root, nodes n1)");
-    g_free(log);
+    test_daemon_stop_saying(&d, "job 4711 begins (user root, nodes n1)");
 }
 
 /* dd under the preload library as nobody, naming root's ended run: its
@@ -231,32 +224,15 @@ static void test_the_report_names_the_run_kept_apart(void **state)
     struct holder root;
     holder_start(&root, d.socket_path, 0, "run-r");
     holder_release(&root);
-    char *home = g_build_filename(dir, "home", NULL);
-    assert_int_equal(g_mkdir_with_parents(home, 0700), 0);
-    assert_int_equal(chown(home, NOBODY, NOBODY), 0);
-    char *report_path = g_build_filename(home, "report.json", NULL);
-    char *report_var = g_strconcat("VIGIL_REPORT=", report_path, NULL);
-    const char *vars[] = {report_var, "VIGIL_REPORT_FORMAT=json", "VIGIL_RUN_ID=run-r", NULL};
-    char **env = test_daemon_preload_env(&d, vars);
-    char *of = g_strdup_printf("of=%s/out", home);
-    pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", "count=4", "status=none", NULL};
-        become(NOBODY);
-        execvpe("dd", argv, env);
-        _exit(127);
-    }
-    wait_exit(pid, 0);
+    const char *run_id[] = {"VIGIL_RUN_ID=run-r", NULL};
+    char *report_path;
+    pid_t pid = dd_as(&d, NOBODY, 4, run_id, &report_path);
     struct test_report rep = test_report_load(report_path);
     assert_string_equal(test_report_string(&rep, "run_key"), "run-r@uid65534");
     assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
     test_report_free(&rep);
     assert_run_key(&d, pid, "run-r@uid65534");
-    g_strfreev(env);
-    g_free(of);
-    g_free(report_var);
     g_free(report_path);
-    g_free(home);
     g_free(test_daemon_stop(&d));
 }
 
@@ -323,21 +299,13 @@ static void test_a_process_cannot_join_anothers_job(void **state)
     holder_release(&intruder);
     holder_release(&own);
     holder_release(&roots);
-    char *log = test_daemon_stop(&d);
-    test_assert_contains(log, "says it is in job 4711, which root told vigild is uid 0's");
-    g_free(log);
+    test_daemon_stop_saying(&d, "says it is in job 4711, which root told vigild is uid 0's");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_an_ended_run_stays_its_users),
-        TEST_WITH_DIR(test_a_start_is_the_kernels),
-        TEST_WITH_DIR(test_a_slurm_key_is_the_jobs_users),
-        TEST_WITH_DIR(test_a_user_cannot_end_anothers_job),
-        TEST_WITH_DIR(test_the_report_names_the_run_kept_apart),
-        TEST_WITH_DIR(test_a_users_status_shows_only_their_processes),
-        TEST_WITH_DIR(test_a_process_cannot_join_anothers_job),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_an_ended_run_stays_its_users),
+          TEST_WITH_DIR(test_a_start_is_the_kernels),
+          TEST_WITH_DIR(test_a_slurm_key_is_the_jobs_users),
+          TEST_WITH_DIR(test_a_user_cannot_end_anothers_job),
+          TEST_WITH_DIR(test_the_report_names_the_run_kept_apart),
+          TEST_WITH_DIR(test_a_users_status_shows_only_their_processes),
+          TEST_WITH_DIR(test_a_process_cannot_join_anothers_job))

@@ -14,6 +14,7 @@
 #include "test_provider.h"
 #include "test_support.h"
 #include "tick_samples.h"
+#include "test_main.h"
 
 /* Many times the sampler's batch: 8 times for the node's line and each
  * CPU's, and 3 counts. */
@@ -102,10 +103,4 @@ static void test_every_sample_reaches_the_tick_in_order(void **state)
     vigil_plugin_registry_free(registry);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_every_sample_reaches_the_tick_in_order),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_every_sample_reaches_the_tick_in_order))

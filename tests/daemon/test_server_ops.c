@@ -23,6 +23,7 @@
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
 #include "vigil/ring.h"
+#include "test_main.h"
 
 /* What the server asked of the "daemon". */
 struct fake_daemon {
@@ -303,12 +304,7 @@ static void test_registrations_and_ranks(void **state)
     close(third);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_status_comes_from_the_ops, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_job_notices_go_to_the_ops, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_registrations_and_ranks, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+TEST_MAIN(WITH_FIXTURE(test_status_comes_from_the_ops),
+          WITH_FIXTURE(test_job_notices_go_to_the_ops), WITH_FIXTURE(test_registrations_and_ranks))

@@ -16,6 +16,7 @@
 #include "vigil/wire.h"
 #include "spool.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define MiB (1024u * 1024u)
 
@@ -90,6 +91,22 @@ static void append(struct vigild_spool *spool, uint64_t sequence, uint32_t paylo
     assert_true(vigild_spool_append(spool, sequence, b, dropped, &error));
     assert_null(error);
     g_bytes_unref(b);
+}
+
+/* The payload of the batches of open_with_batches. */
+#define PAYLOAD 1000u
+
+/* A spool opened in `dir` with room for `max_bytes`, batches 1 to `n` of
+ * PAYLOAD bytes appended to it; the sequences they dropped are appended
+ * to `dropped`. */
+static struct vigild_spool *open_with_batches(const char *dir, uint64_t max_bytes, uint64_t n,
+                                              GArray *dropped)
+{
+    struct vigild_spool *spool = vigild_spool_open(dir, max_bytes, NULL);
+    assert_non_null(spool);
+    for (uint64_t s = 1; s <= n; s++)
+        append(spool, s, PAYLOAD, dropped);
+    return spool;
 }
 
 /* Three batches of different sizes in one segment, closed. */
@@ -282,12 +299,9 @@ static void test_all_damaged(void **state)
 static void test_bound(void **state)
 {
     char *dir = spool_dir(state);
-    const uint32_t payload = 1000;
-    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + payload;
-    struct vigild_spool *spool = vigild_spool_open(dir, 10 * size, NULL);
+    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + PAYLOAD;
     GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (uint64_t s = 1; s <= 15; s++)
-        append(spool, s, payload, dropped);
+    struct vigild_spool *spool = open_with_batches(dir, 10 * size, 15, dropped);
     assert_int_equal(dropped->len, 5);
     for (guint i = 0; i < 5; i++)
         assert_int_equal(g_array_index(dropped, uint64_t, i), i + 1);
@@ -300,7 +314,7 @@ static void test_bound(void **state)
     assert_int_equal(stats.batches, 10);
 
     g_array_set_size(dropped, 0);
-    append(spool, 16, 11 * payload, dropped);
+    append(spool, 16, 11 * PAYLOAD, dropped);
     assert_int_equal(dropped->len, 1);
     assert_int_equal(g_array_index(dropped, uint64_t, 0), 16);
     assert_false(vigild_spool_has(spool, 16));
@@ -324,14 +338,10 @@ static void test_bound(void **state)
 static void test_damage_in_the_middle_loses_one_batch(void **state)
 {
     char *dir = spool_dir(state);
-    const uint32_t payload = 1000;
-    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + payload;
-    struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
-    assert_non_null(spool);
     GArray *dropped = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (uint64_t s = 1; s <= 20; s++)
-        append(spool, s, payload, dropped);
+    struct vigild_spool *spool = open_with_batches(dir, 64 * MiB, 20, dropped);
     g_array_free(dropped, TRUE);
+    const uint64_t size = VIGIL_WIRE_HEADER_BYTES + PAYLOAD;
     vigild_spool_close(spool);
     char *path = segment_path(dir, 1);
     FILE *f = fopen(path, "r+");
@@ -350,7 +360,7 @@ static void test_damage_in_the_middle_loses_one_batch(void **state)
                  replayed);
     for (uint64_t s = 1; s <= 20; s++)
         if (s != 8)
-            assert_reads_back(spool, s, payload);
+            assert_reads_back(spool, s, PAYLOAD);
     struct vigild_spool_stats stats;
     vigild_spool_stats(spool, &stats);
     assert_int_equal(stats.corrupt, 1);
@@ -523,27 +533,13 @@ static void test_spool_files_are_private(void **state)
     g_free(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_round_trip, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_spool_files_are_private, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_truncated_tail, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_flipped_payload_byte, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_flipped_length, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_all_damaged, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_damage_in_the_middle_loses_one_batch, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_bound, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_one_vigild_per_folder, test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_an_old_sequence_whose_segment_is_there, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_sequences_never_repeat, test_make_dir,
-                                        test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_sequences_above_all_used_after_the_folder_is_lost,
-                                        test_make_dir, test_remove_dir),
-        cmocka_unit_test_setup_teardown(test_sequence_file_damaged, test_make_dir, test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define IN_DIR(f) cmocka_unit_test_setup_teardown(f, test_make_dir, test_remove_dir)
+
+TEST_MAIN(IN_DIR(test_round_trip), IN_DIR(test_spool_files_are_private),
+          IN_DIR(test_truncated_tail), IN_DIR(test_flipped_payload_byte),
+          IN_DIR(test_flipped_length), IN_DIR(test_all_damaged),
+          IN_DIR(test_damage_in_the_middle_loses_one_batch), IN_DIR(test_bound),
+          IN_DIR(test_one_vigild_per_folder), IN_DIR(test_an_old_sequence_whose_segment_is_there),
+          IN_DIR(test_sequences_never_repeat),
+          IN_DIR(test_sequences_above_all_used_after_the_folder_is_lost),
+          IN_DIR(test_sequence_file_damaged))

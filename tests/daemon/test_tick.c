@@ -14,6 +14,7 @@
 #include "tick_costs.h"
 #include "tick_samples.h"
 #include "vigil/clock.h"
+#include "test_main.h"
 
 static void test_late_reader_counts_missed_ticks(void **state)
 {
@@ -111,12 +112,6 @@ static void test_statmux_times_each_subscriber_by_name(void **state)
     vigild_statmux_clear(&m);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_late_reader_counts_missed_ticks),
-        cmocka_unit_test(test_cost_keeps_count_last_max_and_total),
-        cmocka_unit_test(test_statmux_times_each_subscriber_by_name),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_late_reader_counts_missed_ticks),
+          cmocka_unit_test(test_cost_keeps_count_last_max_and_total),
+          cmocka_unit_test(test_statmux_times_each_subscriber_by_name))

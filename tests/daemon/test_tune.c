@@ -18,6 +18,7 @@
 
 #include "test_daemon.h"
 #include "test_support.h"
+#include "test_main.h"
 
 /* Only failures wait this long: cycles that do not come. */
 #define DEADLINE_US   (60 * G_USEC_PER_SEC)
@@ -368,13 +369,12 @@ static void test_replay_gives_the_live_decisions(void **state)
     const char *text_args[] = {"--replay", rec, "--config", cand_path, NULL};
     run = run_tune(dir, text_args);
     test_assert_status(&run, 0, "vigil tune, text");
-    test_assert_contains(run.out, "recorded decisions reproduced: ");
     char *on_node = g_strdup_printf("recorded on node %s, from 20", g_get_host_name());
-    test_assert_contains(run.out, on_node);
+    const char *const text_says[] = {"recorded decisions reproduced: ", on_node,
+                                     "cycles flagged (capture triggers)", "node sensor-sanity",
+                                     "mem.total_bytes"};
+    test_assert_contains_all(run.out, text_says, G_N_ELEMENTS(text_says));
     g_free(on_node);
-    test_assert_contains(run.out, "cycles flagged (capture triggers)");
-    test_assert_contains(run.out, "node sensor-sanity");
-    test_assert_contains(run.out, "mem.total_bytes");
     test_run_clear(&run);
     g_free(merged);
     g_free(cand_path);
@@ -403,6 +403,20 @@ static gsize nth_cycle_record(const char *data, const GArray *offsets, guint n)
         if (data[g_array_index(offsets, gsize, i)] == 8 /* CYCLE */ && --n == 0)
             return g_array_index(offsets, gsize, i);
     return 0;
+}
+
+/* `vigil tune ARGS` (`what` names the run) must exit 1 saying on stderr
+ * "`damage` at offset OFFSET: " and `detail`. */
+static void assert_refused_at(const char *dir, const char *const *args, const char *what,
+                              const char *damage, gsize offset, const char *detail)
+{
+    struct test_run run = run_tune(dir, args);
+    test_assert_status(&run, 1, what);
+    char *want = g_strdup_printf("%s at offset %" G_GSIZE_FORMAT ": ", damage, offset);
+    test_assert_contains(run.err, want);
+    test_assert_contains(run.err, detail);
+    g_free(want);
+    test_run_clear(&run);
 }
 
 static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
@@ -447,25 +461,15 @@ static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
     /* Cut before the first cycle is whole: nothing to replay. */
     gsize first = nth_cycle_record(data, offsets, 1);
     assert_true(g_file_set_contents(bad, data, (gssize)(first + 7), NULL));
-    run = run_tune(dir, args);
-    test_assert_status(&run, 1, "vigil tune with a recording cut before its first cycle");
-    want = g_strdup_printf("truncated at offset %" G_GSIZE_FORMAT ": ", first);
-    test_assert_contains(run.err, want);
-    test_assert_contains(run.err, "before the recording's first complete cycle");
-    g_free(want);
-    test_run_clear(&run);
+    assert_refused_at(dir, args, "vigil tune with a recording cut before its first cycle",
+                      "truncated", first, "before the recording's first complete cycle");
 
     /* A flipped bit in the twentieth record. */
     gsize twentieth = g_array_index(offsets, gsize, 19);
     data[twentieth + 5] ^= 0x10;
     assert_true(g_file_set_contents(bad, data, (gssize)size, NULL));
-    run = run_tune(dir, args);
-    test_assert_status(&run, 1, "vigil tune with a corrupt recording");
-    want = g_strdup_printf("corrupt at offset %" G_GSIZE_FORMAT ": ", twentieth);
-    test_assert_contains(run.err, want);
-    test_assert_contains(run.err, "checksum");
-    g_free(want);
-    test_run_clear(&run);
+    assert_refused_at(dir, args, "vigil tune with a corrupt recording", "corrupt", twentieth,
+                      "checksum");
 
     /* A recorded decision changed, its checksum made good again: the
      * replay must notice, name the cycle and exit 1. */
@@ -521,11 +525,5 @@ static void test_damaged_recordings_are_refused_naming_the_offset(void **state)
     g_free(rec);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_replay_gives_the_live_decisions),
-        TEST_WITH_DIR(test_damaged_recordings_are_refused_naming_the_offset),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_replay_gives_the_live_decisions),
+          TEST_WITH_DIR(test_damaged_recordings_are_refused_naming_the_offset))

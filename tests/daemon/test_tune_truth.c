@@ -10,6 +10,7 @@
 
 #include "test_support.h"
 #include "tune_truth.h"
+#include "test_main.h"
 
 #define S 1000000000ull
 
@@ -99,11 +100,5 @@ static void test_truth_file(void **state)
     g_free(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scoring),
-        cmocka_unit_test_setup_teardown(test_truth_file, test_make_dir, test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_scoring),
+          cmocka_unit_test_setup_teardown(test_truth_file, test_make_dir, test_remove_dir))

@@ -26,7 +26,9 @@
 #include "vigil/wire.h"
 #include "spool.h"
 #include "uplink.h"
+#include "uplink_settings.h"
 #include "test_support.h"
+#include "test_main.h"
 
 #define NODE_ID     42
 #define NODE_HEX_ID "000000000000002a"
@@ -49,11 +51,9 @@ static int setup(void **state)
         return -1;
     struct fixture *f = g_new0(struct fixture, 1);
     f->dir = dir;
-    f->endpoint = g_strdup_printf("ipc://%s/txd.sock", f->dir);
-    f->spool = g_build_filename(f->dir, "spool", NULL);
-    f->settings.endpoint = f->endpoint;
-    f->settings.node_id = NODE_ID;
-    f->settings.spool_dir = f->spool;
+    test_uplink_settings(&f->settings, f->dir, NODE_ID, 64u << 20);
+    f->endpoint = f->settings.endpoint;
+    f->spool = f->settings.spool_dir;
     /* Sequences from 1, as a node's spool folder says once it has one (a
      * new folder starts at the clock: test_spool.c), so that the tests can
      * name them. */
@@ -62,13 +62,6 @@ static int setup(void **state)
                     g_file_set_contents(sequence_path, "1\n", -1, NULL);
     g_free(sequence_path);
     assert_true(made);
-    f->settings.spool_max_bytes = 1u << 30;
-    /* Timers far away unless a test needs them. */
-    f->settings.spool_after_ms = 3600000;
-    f->settings.resend_after_ms = 3600000;
-    f->settings.memory_max_bytes = 64u << 20;
-    f->settings.in_flight_max_bytes = 64u << 20;
-    f->settings.refused_max_bytes = 64u << 20;
     f->context = zmq_ctx_new();
     *state = f;
     return 0;
@@ -118,6 +111,28 @@ static uint64_t send_batch(struct vigild_uplink *u)
     vigild_uplink_send(u, sequence, batch);
     g_bytes_unref(batch);
     return sequence;
+}
+
+static void send_batches(struct vigild_uplink *u, int n)
+{
+    for (int i = 0; i < n; i++)
+        send_batch(u);
+}
+
+/* The size of one of make_batch's batches. */
+static gsize batch_size(void)
+{
+    GBytes *sample = make_batch(1);
+    gsize size = g_bytes_get_size(sample);
+    g_bytes_unref(sample);
+    return size;
+}
+
+static struct vigild_uplink *new_uplink(const struct vigild_uplink_settings *settings)
+{
+    struct vigild_uplink *u = vigild_uplink_new(settings, NULL);
+    assert_non_null(u);
+    return u;
 }
 
 /* ---- the stand-in for vigil-txd ---------------------------------------------- */
@@ -176,6 +191,17 @@ static void router_send(struct fixture *f, const char *id, GBytes *message)
     gsize length;
     const void *data = g_bytes_get_data(message, &length);
     assert_int_equal(zmq_send(f->router, data, length, 0), (int)length);
+}
+
+/* vigil-txd's REFUSED of batch `sequence`, saying `reason`. */
+static void refuse(struct fixture *f, uint64_t sequence, const char *reason)
+{
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_REFUSED, NODE_ID, sequence, 0);
+    struct vigil_wire_refusal refusal = {.reason = (char *)reason}; /* only read */
+    assert_true(vigil_wire_add_refusal(w, &refusal, NULL));
+    GBytes *reply = vigil_wire_writer_finish(w);
+    router_send(f, NODE_HEX_ID, reply);
+    g_bytes_unref(reply);
 }
 
 static void router_reply(struct fixture *f, const char *id, enum vigil_wire_type type,
@@ -324,17 +350,14 @@ static void test_spool_and_replay(void **state)
 {
     struct fixture *f = *state;
     f->settings.spool_after_ms = 0;
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
-    for (int i = 0; i < 150; i++)
-        send_batch(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
+    send_batches(u, 150);
     uint64_t want = 150;
     wait_for(u, spooled, &want, "150 batches spooled");
     vigild_uplink_free(u);
     assert_true(count_files(f->spool, ".spool") > 0);
 
-    u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    u = new_uplink(&f->settings);
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.replayed, 150);
@@ -383,8 +406,7 @@ static void test_damaged_spool_replays_good_batches(void **state)
     assert_int_equal(fclose(file), 0);
     assert_int_equal(truncate(second, (off_t)(3 * size - 5)), 0);
 
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.replayed, 4);
@@ -418,15 +440,11 @@ static void test_damaged_spool_replays_good_batches(void **state)
 static void test_bound_keeps_newest(void **state)
 {
     struct fixture *f = *state;
-    GBytes *sample = make_batch(1);
-    gsize size = g_bytes_get_size(sample);
-    g_bytes_unref(sample);
+    gsize size = batch_size();
     f->settings.spool_after_ms = 0;
     f->settings.spool_max_bytes = 10 * size;
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
-    for (int i = 0; i < 15; i++)
-        send_batch(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
+    send_batches(u, 15);
     uint64_t want = 10;
     wait_for(u, dropped_five, &want, "5 batches dropped, 10 spooled");
     struct vigild_uplink_stats s;
@@ -445,14 +463,10 @@ static void test_bound_keeps_newest(void **state)
 static void test_memory_bound_spools_early(void **state)
 {
     struct fixture *f = *state;
-    GBytes *sample = make_batch(1);
-    gsize size = g_bytes_get_size(sample);
-    g_bytes_unref(sample);
+    gsize size = batch_size();
     f->settings.memory_max_bytes = 2 * size;
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
-    for (int i = 0; i < 5; i++)
-        send_batch(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
+    send_batches(u, 5);
     uint64_t want = 3;
     wait_for(u, spooled_beside_memory, &want, "3 batches spooled, 2 in memory");
     struct vigild_uplink_stats s;
@@ -480,8 +494,7 @@ static void test_refused_is_kept_and_not_resent(void **state)
     struct fixture *f = *state;
     f->settings.resend_after_ms = 100;
     bind_router(f, NULL);
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
     send_batch(u);
     send_batch(u);
     struct received r;
@@ -490,12 +503,7 @@ static void test_refused_is_kept_and_not_resent(void **state)
         g_bytes_unref(r.message);
     } while (r.sequence != 2);
 
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_REFUSED, NODE_ID, 1, 0);
-    struct vigil_wire_refusal refusal = {.reason = "cycle 1: no such process 7"};
-    assert_true(vigil_wire_add_refusal(w, &refusal, NULL));
-    GBytes *reply = vigil_wire_writer_finish(w);
-    router_send(f, NODE_HEX_ID, reply);
-    g_bytes_unref(reply);
+    refuse(f, 1, "cycle 1: no such process 7");
     uint64_t one = 1;
     wait_for(u, refused, &one, "the refusal");
 
@@ -568,8 +576,7 @@ static void wait_for_durable_below(struct vigild_uplink *u, uint64_t want, const
 static void test_durable_once_spooled_or_acknowledged(void **state)
 {
     struct fixture *f = *state;
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
     assert_int_equal(vigild_uplink_durable_below(u), UINT64_MAX);
     uint64_t first = send_batch(u);
     uint64_t second = send_batch(u);
@@ -586,8 +593,7 @@ static void test_durable_once_spooled_or_acknowledged(void **state)
     vigild_uplink_free(u);
 
     f->settings.spool_after_ms = 0;
-    u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    u = new_uplink(&f->settings);
     wait_for_durable_below(u, UINT64_MAX, "the spool replayed is durable");
     struct rlimit saved, small = {.rlim_cur = 0};
     assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
@@ -636,8 +642,7 @@ static void test_damaged_file_checked_and_replayed(void **state)
     test_run_clear(&run);
     assert_true(g_file_test(path, G_FILE_TEST_EXISTS)); /* check changes nothing */
 
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
     struct vigild_uplink_requeued done;
     GError *error = NULL;
     assert_true(vigild_uplink_replay(u, path, &done, &error));
@@ -683,12 +688,9 @@ static void test_memory_is_bounded_when_the_spool_fails(void **state)
 {
     struct fixture *f = *state;
     f->settings.spool_after_ms = 0;
-    GBytes *sample = make_batch(1);
-    gsize size = g_bytes_get_size(sample);
-    g_bytes_unref(sample);
+    gsize size = batch_size();
     f->settings.memory_max_bytes = 10 * size;
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
     uint64_t first = vigild_uplink_next_sequence(u);
     GBytes *batch = make_batch(first);
     assert_true(vigild_uplink_send(u, first, batch));
@@ -736,14 +738,10 @@ static gboolean in_flight_is(const struct vigild_uplink_stats *s, const void *wa
 static void test_in_flight_is_bounded_by_bytes(void **state)
 {
     struct fixture *f = *state;
-    GBytes *sample = make_batch(1);
-    f->settings.in_flight_max_bytes = g_bytes_get_size(sample) * 5 / 2;
-    g_bytes_unref(sample);
+    f->settings.in_flight_max_bytes = batch_size() * 5 / 2;
     bind_router(f, NULL);
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
-    for (int i = 0; i < 10; i++)
-        send_batch(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
+    send_batches(u, 10);
     struct received r;
     for (int i = 0; i < 3; i++) {
         router_receive(f, &r);
@@ -766,38 +764,24 @@ static void test_in_flight_is_bounded_by_bytes(void **state)
 static void test_refused_folder_is_bounded(void **state)
 {
     struct fixture *f = *state;
-    GBytes *sample = make_batch(1);
-    gsize size = g_bytes_get_size(sample);
-    g_bytes_unref(sample);
+    gsize size = batch_size();
     f->settings.refused_max_bytes = size * 5 / 2;
     bind_router(f, NULL);
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
     for (uint64_t i = 1; i <= 5; i++) {
         uint64_t sequence = send_batch(u);
         struct received r;
         router_receive(f, &r);
         assert_int_equal(r.sequence, sequence);
         g_bytes_unref(r.message);
-        vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_REFUSED, NODE_ID, sequence, 0);
-        struct vigil_wire_refusal refusal = {.reason = "never"};
-        assert_true(vigil_wire_add_refusal(w, &refusal, NULL));
-        GBytes *reply = vigil_wire_writer_finish(w);
-        router_send(f, NODE_HEX_ID, reply);
-        g_bytes_unref(reply);
+        refuse(f, sequence, "never");
         wait_for(u, refused, &i, "the refusal");
     }
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.refused_deleted, 3);
     char *folder = g_build_filename(f->spool, "refused", NULL);
-    GDir *dir = g_dir_open(folder, 0, NULL);
-    assert_non_null(dir);
-    guint kept = 0;
-    for (const char *name; (name = g_dir_read_name(dir)) != NULL;)
-        kept++;
-    g_dir_close(dir);
-    assert_int_equal(kept, 2);
+    assert_int_equal(test_count_files(folder, "", ""), 2);
     char *newest = g_build_filename(folder, "42-5.batch", NULL);
     assert_true(g_file_test(newest, G_FILE_TEST_EXISTS));
     g_free(newest);
@@ -809,8 +793,7 @@ static void test_system_state(void **state)
 {
     struct fixture *f = *state;
     bind_router(f, NULL);
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
     struct vigil_wire_state out;
     assert_false(vigild_uplink_system_state(u, &out));
     send_batch(u);
@@ -864,8 +847,7 @@ static void test_system_state(void **state)
 static void test_sequences_across_restarts(void **state)
 {
     struct fixture *f = *state;
-    struct vigild_uplink *u = vigild_uplink_new(&f->settings, NULL);
-    assert_non_null(u);
+    struct vigild_uplink *u = new_uplink(&f->settings);
     for (uint64_t i = 1; i <= 3; i++)
         assert_int_equal(vigild_uplink_next_sequence(u), i);
     vigild_uplink_free(u);
@@ -1012,10 +994,8 @@ static void test_curve(void **state)
     assert_int_equal(s.node_id, NODE_ID);
 
     bind_router(f, server_secret);
-    struct vigild_uplink *u = vigild_uplink_new(&s, NULL);
-    assert_non_null(u);
-    for (int i = 0; i < 5; i++)
-        send_batch(u);
+    struct vigild_uplink *u = new_uplink(&s);
+    send_batches(u, 5);
     receive_and_ack(f, 1, 5);
     uint64_t want = 5;
     wait_for(u, all_acked, &want, "5 acks over CURVE");
@@ -1026,8 +1006,7 @@ static void test_curve(void **state)
     assert_int_equal(zmq_curve_keypair(other_public, other_secret), 0);
     g_free(s.curve_server_key);
     s.curve_server_key = g_strdup(other_public);
-    u = vigild_uplink_new(&s, NULL);
-    assert_non_null(u);
+    u = new_uplink(&s);
     send_batch(u);
     wait_for(u, handshake_failed, NULL, "a handshake failure");
     struct vigild_uplink_stats stats;
@@ -1040,26 +1019,16 @@ static void test_curve(void **state)
     g_free(key_file);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_batches_flow_and_acks_forget, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_spool_and_replay, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_damaged_spool_replays_good_batches, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bound_keeps_newest, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_bound_spools_early, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_is_kept_and_not_resent, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_is_bounded_when_the_spool_fails, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_durable_once_spooled_or_acknowledged, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_damaged_file_checked_and_replayed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_in_flight_is_bounded_by_bytes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_folder_is_bounded, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_system_state, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sequences_across_restarts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_curve_settings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_node_id_derivation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_curve, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+TEST_MAIN(WITH_FIXTURE(test_batches_flow_and_acks_forget), WITH_FIXTURE(test_spool_and_replay),
+          WITH_FIXTURE(test_damaged_spool_replays_good_batches),
+          WITH_FIXTURE(test_bound_keeps_newest), WITH_FIXTURE(test_memory_bound_spools_early),
+          WITH_FIXTURE(test_refused_is_kept_and_not_resent),
+          WITH_FIXTURE(test_memory_is_bounded_when_the_spool_fails),
+          WITH_FIXTURE(test_durable_once_spooled_or_acknowledged),
+          WITH_FIXTURE(test_damaged_file_checked_and_replayed),
+          WITH_FIXTURE(test_in_flight_is_bounded_by_bytes),
+          WITH_FIXTURE(test_refused_folder_is_bounded), WITH_FIXTURE(test_system_state),
+          WITH_FIXTURE(test_sequences_across_restarts), WITH_FIXTURE(test_bad_curve_settings),
+          WITH_FIXTURE(test_node_id_derivation), WITH_FIXTURE(test_curve))

@@ -13,6 +13,7 @@
 #include "spool.h"
 #include "test_support.h"
 #include "uplink_drops.h"
+#include "test_main.h"
 
 #define NODE_ID 42
 
@@ -135,12 +136,6 @@ static void test_the_spool_bound_is_counted(void **state)
     g_free(dir);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_batch_is_counted_per_process),
-        cmocka_unit_test_setup_teardown(test_the_spool_bound_is_counted, test_make_dir,
-                                        test_remove_dir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_a_batch_is_counted_per_process),
+          cmocka_unit_test_setup_teardown(test_the_spool_bound_is_counted, test_make_dir,
+                                          test_remove_dir))

@@ -21,30 +21,15 @@
 #include <glib/gstdio.h>
 
 #include "clients.h"
+#include "holder.h"
 #include "test_daemon.h"
 #include "test_report.h"
 #include "test_support.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 /* Only the test's own providers: none reads anything slow or absent. */
 #define FAST_PROVIDERS "providers = procstat;process\n"
-
-static pid_t fork_or_fail(void)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    return pid;
-}
-
-static void wait_exit(pid_t pid, int want_status)
-{
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (want_status >= 0) {
-        assert_true(WIFEXITED(status));
-        assert_int_equal(WEXITSTATUS(status), want_status);
-    }
-}
 
 static const char *member_string(JsonObject *o, const char *name)
 {
@@ -82,10 +67,7 @@ static void test_many_short_lived_processes_all_drained(void **state)
     for (int i = 0; i < MANY; i++) {
         pids[i] = fork_or_fail();
         if (pids[i] == 0) {
-            int fd = client_connect(d.socket_path);
-            if (fd < 0)
-                _exit(92);
-            struct vigil_ring *ring = client_register(fd, 4096, false);
+            struct vigil_ring *ring = client_start(d.socket_path, 4096, false);
             client_push(ring, RECORDS_EACH);
             _exit(0);
         }
@@ -115,18 +97,12 @@ static void test_a_thousand_processes_served_at_once(void **state)
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
     int registered[2], release[2];
-    assert_int_equal(pipe(registered), 0);
-    assert_int_equal(pipe(release), 0);
+    pipes_open(registered, release);
     pid_t *pids = g_new(pid_t, AT_ONCE);
     for (int i = 0; i < AT_ONCE; i++) {
-        pids[i] = fork_or_fail();
+        pids[i] = fork_with_pipes(registered, release);
         if (pids[i] == 0) {
-            close(registered[0]);
-            close(release[1]);
-            int fd = client_connect(d.socket_path);
-            if (fd < 0)
-                _exit(92);
-            struct vigil_ring *ring = client_register(fd, VIGIL_RING_MIN_SLOTS, true);
+            struct vigil_ring *ring = client_start(d.socket_path, VIGIL_RING_MIN_SLOTS, true);
             client_push(ring, 10);
             if (write(registered[1], "r", 1) != 1)
                 _exit(93);
@@ -135,8 +111,7 @@ static void test_a_thousand_processes_served_at_once(void **state)
             _exit(0);
         }
     }
-    close(registered[1]);
-    close(release[0]);
+    pipes_keep_test_ends(registered, release);
     for (int i = 0; i < AT_ONCE; i++) {
         char byte;
         assert_int_equal(read(registered[0], &byte, 1), 1);
@@ -165,25 +140,19 @@ static void test_sigkill_loses_nothing(void **state)
 {
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    pid_t pid = fork_or_fail();
+    int ready;
+    pid_t pid = fork_as_writer(0, &ready);
     if (pid == 0) {
-        close(ready[0]);
-        int fd = client_connect(d.socket_path);
-        if (fd < 0)
-            _exit(92);
-        struct vigil_ring *ring = client_register(fd, 8192, true);
+        struct vigil_ring *ring = client_start(d.socket_path, 8192, true);
         client_push(ring, 5000);
-        if (write(ready[1], "w", 1) != 1)
+        if (write(ready, "w", 1) != 1)
             _exit(93);
         for (;;)
             pause();
     }
-    close(ready[1]);
     char byte;
-    assert_int_equal(read(ready[0], &byte, 1), 1);
-    close(ready[0]);
+    assert_int_equal(read(ready, &byte, 1), 1);
+    close(ready);
     assert_int_equal(kill(pid, SIGKILL), 0);
     int wstatus;
     assert_int_equal(waitpid(pid, &wstatus, 0), pid);
@@ -241,12 +210,9 @@ static void test_a_reattach_read_after_its_process_ended_is_that_process(void **
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
     int ready[2], go[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(go), 0);
-    pid_t pid = fork_or_fail();
+    pipes_open(ready, go);
+    pid_t pid = fork_with_pipes(ready, go);
     if (pid == 0) {
-        close(ready[0]);
-        close(go[1]);
         struct vigil_error err;
         struct vigil_ring *ring = vigil_ring_create(8192, VIGIL_TICKS_MONOTONIC_NS, &err);
         int fd = client_connect(d.socket_path);
@@ -278,8 +244,7 @@ static void test_a_reattach_read_after_its_process_ended_is_that_process(void **
         client_push(ring, 50);
         _exit(0);
     }
-    close(ready[1]);
-    close(go[0]);
+    pipes_keep_test_ends(ready, go);
     char byte;
     assert_int_equal(read(ready[0], &byte, 1), 1);
     assert_int_equal(kill(d.pid, SIGSTOP), 0);
@@ -359,8 +324,7 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     /* A ring corrupted after its registration. */
     pid_t corrupter = fork_or_fail();
     if (corrupter == 0) {
-        int cfd = client_connect(d.socket_path);
-        struct vigil_ring *ring = client_register(cfd, 64, true);
+        struct vigil_ring *ring = client_start(d.socket_path, 64, true);
         client_push(ring, 5);
         void *map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, vigil_ring_fd(ring), 0);
         if (map == MAP_FAILED)
@@ -394,14 +358,7 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     wait_exit(latin1, 0);
 
     /* Meanwhile, an honest process is served as if nothing happened. */
-    pid_t honest = fork_or_fail();
-    if (honest == 0) {
-        int hfd = client_connect(d.socket_path);
-        struct vigil_ring *ring = client_register(hfd, 256, true);
-        client_push(ring, 100);
-        _exit(0);
-    }
-    wait_exit(honest, 0);
+    pid_t honest = run_client(d.socket_path, 256, 100);
 
     JsonNode *status = test_daemon_status(&d, 0);
     JsonObject *root = json_node_get_object(status);
@@ -431,43 +388,43 @@ static void test_hostile_clients_are_dropped_and_others_served(void **state)
     g_free(log);
 }
 
+/* Reloads `d` with its configuration `original` and `more` after it;
+ * the status once the reload is done (a status request takes pending
+ * signals first). json_node_unref it. */
+static JsonNode *reload_with(struct test_daemon *d, const char *original, const char *more)
+{
+    char *text = g_strconcat(original, more, NULL);
+    assert_true(g_file_set_contents(d->config_path, text, -1, NULL));
+    g_free(text);
+    assert_int_equal(kill(d->pid, SIGHUP), 0);
+    return test_daemon_status(d, 0);
+}
+
 static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
 {
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
     /* A process registered before the reloads is still drained after. */
-    int go[2];
-    assert_int_equal(pipe(go), 0);
-    pid_t pid = fork_or_fail();
+    int go;
+    pid_t pid = fork_as_reader(0, &go);
     if (pid == 0) {
-        close(go[1]);
-        int fd = client_connect(d.socket_path);
-        struct vigil_ring *ring = client_register(fd, 256, true);
+        struct vigil_ring *ring = client_start(d.socket_path, 256, true);
         client_push(ring, 7);
         char byte;
-        (void)!read(go[0], &byte, 1);
+        (void)!read(go, &byte, 1);
         client_push(ring, 8);
         _exit(0);
     }
-    close(go[0]);
 
     char *original = test_read_file(d.config_path);
-    char *bad = g_strconcat(original, "[daemon]\ntick_mss = 5\n", NULL);
-    assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
-    /* A status request takes pending signals first: the reload is done
-     * when it answers. */
-    assert_int_equal(kill(d.pid, SIGHUP), 0);
-    JsonNode *status = test_daemon_status(&d, 0);
+    JsonNode *status = reload_with(&d, original, "[daemon]\ntick_mss = 5\n");
     JsonObject *root = json_node_get_object(status);
     assert_int_equal(test_daemon_json_int(root, "daemon", "reload_failures", NULL), 1);
     assert_int_equal(test_daemon_json_int(root, "daemon", "reloads", NULL), 0);
     assert_int_equal(test_daemon_json_int(root, "daemon", "tick_ms", NULL), 100);
     json_node_unref(status);
 
-    char *good = g_strconcat(original, "[daemon]\ntick_ms = 50\nrollup_ms = 1000\n", NULL);
-    assert_true(g_file_set_contents(d.config_path, good, -1, NULL));
-    assert_int_equal(kill(d.pid, SIGHUP), 0);
-    status = test_daemon_status(&d, 0);
+    status = reload_with(&d, original, "[daemon]\ntick_ms = 50\nrollup_ms = 1000\n");
     root = json_node_get_object(status);
     assert_int_equal(test_daemon_json_int(root, "daemon", "reloads", NULL), 1);
     assert_int_equal(test_daemon_json_int(root, "daemon", "tick_ms", NULL), 50);
@@ -476,8 +433,8 @@ static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
     assert_non_null(p);
     assert_string_equal(member_string(p, "state"), "running");
     json_node_unref(status);
-    assert_int_equal(write(go[1], "g", 1), 1);
-    close(go[1]);
+    assert_int_equal(write(go, "g", 1), 1);
+    close(go);
     wait_exit(pid, 0);
     status = test_daemon_status(&d, 0);
     JsonObject *ended = test_daemon_process(status, pid);
@@ -491,8 +448,6 @@ static void test_reload_keeps_serving_and_refuses_a_bad_config(void **state)
     test_assert_contains(log, "reloaded ");
     g_free(log);
     g_free(original);
-    g_free(bad);
-    g_free(good);
 }
 
 static void test_a_second_daemon_does_not_take_the_socket(void **state)
@@ -562,16 +517,14 @@ static void test_daemons_read_vigil_config(void **state)
     const char *vars[] = {var, NULL};
     char **env = test_clean_environment(vars);
     const char *vigild_argv[] = {test_env_or_fail("VIGILD"), NULL};
-    struct test_run run = test_run_program(NULL, vigild_argv, env);
-    test_assert_status(&run, 1, "vigild with $VIGIL_CONFIG naming a bad file");
-    test_assert_contains(run.err, "[daemon] rollup_ms = 1000 is not a multiple of tick_ms = 30");
-    test_run_clear(&run);
+    test_daemon_assert_refused(NULL, vigild_argv, env,
+                               "vigild with $VIGIL_CONFIG naming a bad file",
+                               "[daemon] rollup_ms = 1000 is not a multiple of tick_ms = 30");
     assert_true(g_file_set_contents(path, "[txd]\nbind = nowhere\n", -1, NULL));
     const char *txd_argv[] = {test_env_or_fail("VIGIL_TXD"), NULL};
-    run = test_run_program(NULL, txd_argv, env);
-    test_assert_status(&run, 1, "vigil-txd with $VIGIL_CONFIG naming a bad file");
-    test_assert_contains(run.err, "[txd] bind = nowhere");
-    test_run_clear(&run);
+    test_daemon_assert_refused(NULL, txd_argv, env,
+                               "vigil-txd with $VIGIL_CONFIG naming a bad file",
+                               "[txd] bind = nowhere");
     g_strfreev(env);
     g_free(var);
     g_free(path);
@@ -593,32 +546,20 @@ static void test_status_text_shows_providers_and_processes(void **state)
     struct test_daemon d;
     test_daemon_start(&d, *state, "providers = procstat;process;energy;nonexistent\n",
                       "[provider.energy]\nsources = estimate\n");
-    pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        int fd = client_connect(d.socket_path);
-        struct vigil_ring *ring = client_register(fd, 64, true);
-        client_push(ring, 3);
-        _exit(0);
-    }
-    wait_exit(pid, 0);
-    struct test_run run = test_daemon_status_text(d.socket_path);
-    test_assert_status(&run, 0, "vigil status");
-    test_assert_contains(run.out, "procstat ");
-    test_assert_contains(run.out, "nonexistent not running: ");
-    /* Before the first tick there is no figure yet, and it says so. */
-    test_assert_contains(run.out, "\nenergy: ");
-    assert_null(strstr(run.out, "energy     not running"));
-    /* The provider's note, under its line: the source in use. */
-    test_assert_contains(run.out, "\n             energy/estimate (estimated)\n");
-    test_assert_contains(run.out, "ended");
-    test_assert_contains(run.out, "test-client");
-    test_assert_contains(run.out, "\nreasoning: a cycle every 1000 ms, ");
+    run_client(d.socket_path, 64, 3);
     char *capture = g_strdup_printf("\ncapture: anomalies (1 before, 1 after) to %s: 3 "
                                     "activities observed, ",
                                     d.capture_path);
-    test_assert_contains(run.out, capture);
+    const char *const says[] = {"procstat ", "nonexistent not running: ",
+                                /* Before the first tick there is no figure yet, and it says so. */
+                                "\nenergy: ",
+                                /* The provider's note, under its line: the source in use. */
+                                "\n             energy/estimate (estimated)\n", "ended",
+                                "test-client", "\nreasoning: a cycle every 1000 ms, ", capture};
+    char *text = test_daemon_status_text_says(d.socket_path, says, G_N_ELEMENTS(says));
+    assert_null(strstr(text, "energy     not running"));
+    g_free(text);
     g_free(capture);
-    test_run_clear(&run);
     g_free(test_daemon_stop(&d));
 }
 
@@ -662,10 +603,8 @@ static void test_status_tells_where_the_tick_goes(void **state)
         assert_int_equal(test_daemon_json_int(a, "samples", "count", NULL), ticks);
     }
     json_node_unref(status);
-    struct test_run run = test_daemon_status_text(d.socket_path);
-    test_assert_status(&run, 0, "vigil status");
-    test_assert_contains(run.out, "\nwhere a tick goes");
-    test_run_clear(&run);
+    const char *const where[] = {"\nwhere a tick goes"};
+    g_free(test_daemon_status_text_says(d.socket_path, where, 1));
     g_free(test_daemon_stop(&d));
 }
 
@@ -685,15 +624,7 @@ static void test_many_instrumented_processes_all_drained(void **state)
     pid_t pids[INSTRUMENTED];
     for (int i = 0; i < INSTRUMENTED; i++) {
         char *of = g_strdup_printf("of=%s/out-%d", dir, i);
-        const char *argv[] = {"dd", "if=/dev/zero", of, "bs=512", "count=50", "status=none", NULL};
-        GError *error = NULL;
-        GPid pid;
-        if (!g_spawn_async(dir, (char **)argv, env,
-                           G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
-                               G_SPAWN_STDIN_FROM_DEV_NULL,
-                           NULL, NULL, &pid, &error))
-            fail_msg("cannot run dd: %s", error->message);
-        pids[i] = pid;
+        pids[i] = test_daemon_spawn_dd(dir, env, of, "bs=512", "count=50");
         g_free(of);
     }
     for (int i = 0; i < INSTRUMENTED; i++)
@@ -778,14 +709,7 @@ static gint64 sink_activities(const char *path, pid_t pid)
 /* A process that writes 5,000 records and exits. */
 static pid_t run_writer(const struct test_daemon *d)
 {
-    pid_t pid = fork_or_fail();
-    if (pid == 0) {
-        int fd = client_connect(d->socket_path);
-        struct vigil_ring *ring = client_register(fd, 8192, true);
-        client_push(ring, 5000);
-        _exit(0);
-    }
-    wait_exit(pid, 0);
+    pid_t pid = run_client(d->socket_path, 8192, 5000);
     return pid;
 }
 
@@ -866,10 +790,8 @@ static void test_reload_refuses_a_bad_adpi(void **state)
     struct test_daemon d;
     test_daemon_start(&d, *state, FAST_PROVIDERS, NULL);
     char *original = test_read_file(d.config_path);
-    char *bad = g_strconcat(original, "[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n", NULL);
-    assert_true(g_file_set_contents(d.config_path, bad, -1, NULL));
-    assert_int_equal(kill(d.pid, SIGHUP), 0);
-    JsonNode *status = test_daemon_status(&d, 0);
+    JsonNode *status =
+        reload_with(&d, original, "[adpi.drift]\nshort_cycles = 50\nlong_cycles = 40\n");
     JsonObject *root = json_node_get_object(status);
     assert_int_equal(test_daemon_json_int(root, "daemon", "reload_failures", NULL), 1);
     JsonArray *adpis =
@@ -880,31 +802,24 @@ static void test_reload_refuses_a_bad_adpi(void **state)
     test_assert_contains(log, "[reasoner.process] adpis: drift: ");
     test_assert_contains(log, "long_cycles");
     g_free(log);
-    g_free(bad);
     g_free(original);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_many_short_lived_processes_all_drained),
-        TEST_WITH_DIR(test_many_instrumented_processes_all_drained),
-        TEST_WITH_DIR(test_report_shows_what_vigild_measured),
-        TEST_WITH_DIR(test_a_thousand_processes_served_at_once),
-        TEST_WITH_DIR(test_sigkill_loses_nothing),
-        TEST_WITH_DIR(test_a_reattach_read_after_its_process_ended_is_that_process),
-        TEST_WITH_DIR(test_hostile_clients_are_dropped_and_others_served),
-        TEST_WITH_DIR(test_reload_keeps_serving_and_refuses_a_bad_config),
-        TEST_WITH_DIR(test_a_second_daemon_does_not_take_the_socket),
-        TEST_WITH_DIR(test_bad_config_is_refused_at_start),
-        TEST_WITH_DIR(test_daemons_read_vigil_config),
-        TEST_WITH_DIR(test_status_without_a_daemon),
-        TEST_WITH_DIR(test_status_text_shows_providers_and_processes),
-        TEST_WITH_DIR(test_capture_all_forwards_every_activity),
-        TEST_WITH_DIR(test_capture_counts_every_activity_once),
-        TEST_WITH_DIR(test_bad_capture_config_is_refused_at_start),
-        TEST_WITH_DIR(test_reload_refuses_a_bad_adpi),
-        TEST_WITH_DIR(test_status_tells_where_the_tick_goes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_many_short_lived_processes_all_drained),
+          TEST_WITH_DIR(test_many_instrumented_processes_all_drained),
+          TEST_WITH_DIR(test_report_shows_what_vigild_measured),
+          TEST_WITH_DIR(test_a_thousand_processes_served_at_once),
+          TEST_WITH_DIR(test_sigkill_loses_nothing),
+          TEST_WITH_DIR(test_a_reattach_read_after_its_process_ended_is_that_process),
+          TEST_WITH_DIR(test_hostile_clients_are_dropped_and_others_served),
+          TEST_WITH_DIR(test_reload_keeps_serving_and_refuses_a_bad_config),
+          TEST_WITH_DIR(test_a_second_daemon_does_not_take_the_socket),
+          TEST_WITH_DIR(test_bad_config_is_refused_at_start),
+          TEST_WITH_DIR(test_daemons_read_vigil_config),
+          TEST_WITH_DIR(test_status_without_a_daemon),
+          TEST_WITH_DIR(test_status_text_shows_providers_and_processes),
+          TEST_WITH_DIR(test_capture_all_forwards_every_activity),
+          TEST_WITH_DIR(test_capture_counts_every_activity_once),
+          TEST_WITH_DIR(test_bad_capture_config_is_refused_at_start),
+          TEST_WITH_DIR(test_reload_refuses_a_bad_adpi),
+          TEST_WITH_DIR(test_status_tells_where_the_tick_goes))

@@ -20,6 +20,7 @@
 #include "test_daemon.h"
 #include "test_support.h"
 #include "vigil/local_protocol.h"
+#include "test_main.h"
 
 static int sealed_memfd(const char *text)
 {
@@ -116,10 +117,4 @@ static void test_reports_good_and_bad(void **state)
     g_free(log);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        TEST_WITH_DIR(test_reports_good_and_bad),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(TEST_WITH_DIR(test_reports_good_and_bad))

@@ -239,6 +239,16 @@ struct test_run test_daemon_status_text(const char *socket_path)
     return run;
 }
 
+char *test_daemon_status_text_says(const char *socket_path, const char *const *needles, gsize n)
+{
+    struct test_run run = test_daemon_status_text(socket_path);
+    test_assert_status(&run, 0, "vigil status");
+    test_assert_contains_all(run.out, needles, n);
+    char *out = g_steal_pointer(&run.out);
+    test_run_clear(&run);
+    return out;
+}
+
 char **test_daemon_preload_env(const struct test_daemon *d, const char *const *vars)
 {
     GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
@@ -250,4 +260,34 @@ char **test_daemon_preload_env(const struct test_daemon *d, const char *const *v
     char **env = test_clean_environment((const char *const *)all->pdata);
     g_ptr_array_free(all, TRUE);
     return env;
+}
+
+GPid test_daemon_spawn_dd(const char *dir, char **env, const char *of, const char *bs,
+                          const char *count)
+{
+    const char *argv[] = {"dd", "if=/dev/zero", of, bs, count, "status=none", NULL};
+    GError *error = NULL;
+    GPid pid;
+    if (!g_spawn_async(dir, (char **)argv, env,
+                       G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                           G_SPAWN_STDIN_FROM_DEV_NULL,
+                       NULL, NULL, &pid, &error))
+        fail_msg("cannot run dd: %s", error->message);
+    return pid;
+}
+
+void test_daemon_assert_refused(const char *cwd, const char *const *argv, char **env,
+                                const char *what, const char *says)
+{
+    struct test_run run = test_run_program(cwd, argv, env);
+    test_assert_status(&run, 1, what);
+    test_assert_contains(run.err, says);
+    test_run_clear(&run);
+}
+
+void test_daemon_stop_saying(struct test_daemon *d, const char *needle)
+{
+    char *log = test_daemon_stop(d);
+    test_assert_contains(log, needle);
+    g_free(log);
 }

@@ -30,6 +30,8 @@ void test_daemon_start(struct test_daemon *d, const char *dir, const char *daemo
 
 /* SIGTERM, then waits for it to exit; returns its log. g_free it. */
 char *test_daemon_stop(struct test_daemon *d);
+/* test_daemon_stop; its log must say `needle`. */
+void test_daemon_stop_saying(struct test_daemon *d, const char *needle);
 /* SIGKILL, then waits for it to die; returns its log (its socket stays,
  * as after a crash). g_free it. */
 char *test_daemon_kill(struct test_daemon *d);
@@ -54,6 +56,18 @@ struct test_run test_daemon_vigil_env(const struct test_daemon *d, const char *c
  * g_strfreev it. */
 char **test_daemon_preload_env(const struct test_daemon *d, const char *const *vars);
 
+/* dd started in `dir` with `env`, copying `count` blocks of `bs` bytes
+ * ("count=N", "bs=N") from /dev/zero to `of` ("of=PATH") and saying
+ * nothing; its pid, not reaped (wait_exit it). Fails the test if dd does
+ * not start. */
+GPid test_daemon_spawn_dd(const char *dir, char **env, const char *of, const char *bs,
+                          const char *count);
+
+/* Runs argv in `cwd` (NULL: here) with `env`: it must exit 1 (`what`
+ * names it in a failure) saying `says` on stderr. */
+void test_daemon_assert_refused(const char *cwd, const char *const *argv, char **env,
+                                const char *what, const char *says);
+
 /* SIGKILL to every daemon started and not stopped (a failed test's). */
 void test_daemon_kill_all(void);
 
@@ -65,6 +79,9 @@ JsonNode *test_daemon_status_as(const struct test_daemon *d, uid_t uid, pid_t fi
 
 /* `vigil status --socket SOCKET_PATH`, as text (a daemon there or not). */
 struct test_run test_daemon_status_text(const char *socket_path);
+/* The same, which must exit 0 and say each of needles[] (`n` of them);
+ * its output. g_free it. */
+char *test_daemon_status_text_says(const char *socket_path, const char *const *needles, gsize n);
 
 /* The status's process of pid `pid` (the newest one), or NULL. */
 JsonObject *test_daemon_process(JsonNode *status, pid_t pid);
