@@ -55,6 +55,17 @@ enum test_adpi_op {
  * ops of `has` and none of those of `lacks` (TEST_ADPI_* bits). */
 void test_adpi_assert_descriptor(const char *name, unsigned has, unsigned lacks);
 
+/* Every ADPI test's first, test_adpi_assert_descriptor as a cmocka test of
+ * its own, for the tests[] of main(). */
+struct test_adpi_descriptor {
+    const char *name;
+    unsigned has, lacks;
+};
+void test_adpi_descriptor_test(void **state); /* *state: a struct test_adpi_descriptor */
+#define TEST_ADPI_DESCRIPTOR_TEST(name, has, lacks)                                                \
+    cmocka_unit_test_prestate(test_adpi_descriptor_test,                                           \
+                              (&(struct test_adpi_descriptor){(name), (has), (lacks)}))
+
 /* What every ADPI's settings table must be, rather than a count that
  * would only repeat it: its defaults make an instance; every key is
  * described and fills a field of the plugin's settings; and a value its

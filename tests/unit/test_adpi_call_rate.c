@@ -54,13 +54,6 @@ static void open_trained(struct test_adpi *a, const char *lines)
 
 #define TRAINED "training_cycles = 3\n"
 
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("call-rate", TEST_ADPI_ACTIVITY | TEST_ADPI_RECONFIGURE,
-                                TEST_ADPI_SAMPLES);
-}
-
 /* 120 at most in training (the partial first cycle's 1000 left out): 180
  * is half again, no news; 181 is a storm. */
 static void test_a_storm_of_calls_is_an_issue(void **state)
@@ -215,7 +208,8 @@ static void test_out_of_range_values_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
+        TEST_ADPI_DESCRIPTOR_TEST("call-rate", TEST_ADPI_ACTIVITY | TEST_ADPI_RECONFIGURE,
+                                  TEST_ADPI_SAMPLES),
         cmocka_unit_test(test_a_storm_of_calls_is_an_issue),
         cmocka_unit_test(test_a_storm_of_a_new_operation_is_an_issue),
         cmocka_unit_test(test_a_drop_in_calls_is_an_issue),

@@ -52,12 +52,6 @@ static const struct vigil_issue *drifted(struct series *s, double value, double 
     return issue;
 }
 
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("drift", TEST_ADPI_RECONFIGURE, 0);
-}
-
 static void test_a_drift_is_reported_at_onset(void **state)
 {
     (void)state;
@@ -181,7 +175,7 @@ static void test_an_out_of_range_value_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
+        TEST_ADPI_DESCRIPTOR_TEST("drift", TEST_ADPI_RECONFIGURE, 0),
         cmocka_unit_test(test_a_drift_is_reported_at_onset),
         cmocka_unit_test(test_nothing_is_judged_before_the_window_is_full),
         cmocka_unit_test(test_a_counter_drifts_by_its_rate),

@@ -93,12 +93,6 @@ static const struct vigil_issue *abnormal(struct stream *s, double x, enum vigil
     return issue;
 }
 
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("energy-efficiency", TEST_ADPI_RECONFIGURE, 0);
-}
-
 static void test_just_above_mean_plus_k_sigma_is_abnormal_good(void **state)
 {
     (void)state;
@@ -216,7 +210,7 @@ static void test_out_of_range_values_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
+        TEST_ADPI_DESCRIPTOR_TEST("energy-efficiency", TEST_ADPI_RECONFIGURE, 0),
         cmocka_unit_test(test_just_above_mean_plus_k_sigma_is_abnormal_good),
         cmocka_unit_test(test_just_below_mean_minus_k_sigma_is_abnormal_bad),
         cmocka_unit_test(test_a_steady_baseline_needs_the_relative_deviation),

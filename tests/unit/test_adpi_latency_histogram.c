@@ -31,14 +31,6 @@ static void posix_write(struct test_adpi *a, guint64 ns, guint n)
     test_adpi_calls(a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE, ns, n);
 }
 
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("latency-histogram",
-                                TEST_ADPI_ACTIVITY | TEST_ADPI_NODE_LOAD | TEST_ADPI_RECONFIGURE,
-                                TEST_ADPI_SAMPLES);
-}
-
 static void test_many_slow_calls_are_abnormal_bad(void **state)
 {
     (void)state;
@@ -470,7 +462,9 @@ static void test_out_of_range_values_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
+        TEST_ADPI_DESCRIPTOR_TEST("latency-histogram",
+                                  TEST_ADPI_ACTIVITY | TEST_ADPI_NODE_LOAD | TEST_ADPI_RECONFIGURE,
+                                  TEST_ADPI_SAMPLES),
         cmocka_unit_test(test_many_slow_calls_are_abnormal_bad),
         cmocka_unit_test(test_by_default_a_cycle_half_slow_is_abnormal),
         cmocka_unit_test(test_many_fast_calls_are_abnormal_good),

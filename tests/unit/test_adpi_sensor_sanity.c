@@ -10,12 +10,6 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("sensor-sanity", TEST_ADPI_RECONFIGURE, 0);
-}
-
 static void test_a_cycle_without_energy_is_an_issue(void **state)
 {
     (void)state;
@@ -175,7 +169,7 @@ static void test_an_out_of_range_value_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
+        TEST_ADPI_DESCRIPTOR_TEST("sensor-sanity", TEST_ADPI_RECONFIGURE, 0),
         cmocka_unit_test(test_a_cycle_without_energy_is_an_issue),
         cmocka_unit_test(test_a_counter_going_back_is_an_issue),
         cmocka_unit_test(test_a_stuck_value_is_reported_once),

@@ -12,13 +12,6 @@
 
 #define NO_LEARNING "training_cycles = 1000000\n"
 
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("statistics-range", TEST_ADPI_SAMPLES | TEST_ADPI_RECONFIGURE,
-                                TEST_ADPI_ACTIVITY);
-}
-
 static void test_cpu_time_near_all_cpus_is_an_issue(void **state)
 {
     (void)state;
@@ -347,7 +340,8 @@ static void test_out_of_range_values_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
+        TEST_ADPI_DESCRIPTOR_TEST("statistics-range", TEST_ADPI_SAMPLES | TEST_ADPI_RECONFIGURE,
+                                  TEST_ADPI_ACTIVITY),
         cmocka_unit_test(test_cpu_time_near_all_cpus_is_an_issue),
         cmocka_unit_test(test_memory_near_the_total_is_an_issue),
         cmocka_unit_test(test_the_ends_of_a_percentage),
