@@ -143,12 +143,6 @@ void test_adpi_assert_descriptor(const char *name, unsigned has, unsigned lacks)
     test_adpi_close(&a);
 }
 
-void test_adpi_descriptor_test(void **state)
-{
-    const struct test_adpi_descriptor *d = *state;
-    test_adpi_assert_descriptor(d->name, d->has, d->lacks);
-}
-
 /* A value `key`'s type refuses, or NULL when it takes any text. */
 static char *refused_value(const struct vigil_config_key *key)
 {

@@ -55,16 +55,14 @@ enum test_adpi_op {
  * ops of `has` and none of those of `lacks` (TEST_ADPI_* bits). */
 void test_adpi_assert_descriptor(const char *name, unsigned has, unsigned lacks);
 
-/* Every ADPI test's first, test_adpi_assert_descriptor as a cmocka test of
- * its own, for the tests[] of main(). */
-struct test_adpi_descriptor {
-    const char *name;
-    unsigned has, lacks;
-};
-void test_adpi_descriptor_test(void **state); /* *state: a struct test_adpi_descriptor */
-#define TEST_ADPI_DESCRIPTOR_TEST(name, has, lacks)                                                \
-    cmocka_unit_test_prestate(test_adpi_descriptor_test,                                           \
-                              (&(struct test_adpi_descriptor){(name), (has), (lacks)}))
+/* Every ADPI test's test_the_descriptor: test_adpi_assert_descriptor as a
+ * cmocka test of its own. Stands at file scope, without a semicolon. */
+#define TEST_ADPI_DESCRIPTOR(name, has, lacks)                                                     \
+    static void test_the_descriptor(void **state)                                                  \
+    {                                                                                              \
+        (void)state;                                                                               \
+        test_adpi_assert_descriptor((name), (has), (lacks));                                       \
+    }
 
 /* What every ADPI's settings table must be, rather than a count that
  * would only repeat it: its defaults make an instance; every key is

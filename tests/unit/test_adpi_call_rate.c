@@ -12,6 +12,8 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("call-rate", TEST_ADPI_ACTIVITY | TEST_ADPI_RECONFIGURE, TEST_ADPI_SAMPLES)
+
 static unsigned posix_op(const char *name)
 {
     unsigned op = vigil_op_from_name(VIGIL_LAYER_POSIX, name);
@@ -208,8 +210,7 @@ static void test_out_of_range_values_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        TEST_ADPI_DESCRIPTOR_TEST("call-rate", TEST_ADPI_ACTIVITY | TEST_ADPI_RECONFIGURE,
-                                  TEST_ADPI_SAMPLES),
+        cmocka_unit_test(test_the_descriptor),
         cmocka_unit_test(test_a_storm_of_calls_is_an_issue),
         cmocka_unit_test(test_a_storm_of_a_new_operation_is_an_issue),
         cmocka_unit_test(test_a_drop_in_calls_is_an_issue),

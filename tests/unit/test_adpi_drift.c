@@ -9,6 +9,8 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("drift", TEST_ADPI_RECONFIGURE, 0)
+
 #define WINDOWS "metrics = process.rss_bytes\nshort_cycles = 2\nlong_cycles = 4\n"
 
 struct series {
@@ -175,7 +177,7 @@ static void test_an_out_of_range_value_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        TEST_ADPI_DESCRIPTOR_TEST("drift", TEST_ADPI_RECONFIGURE, 0),
+        cmocka_unit_test(test_the_descriptor),
         cmocka_unit_test(test_a_drift_is_reported_at_onset),
         cmocka_unit_test(test_nothing_is_judged_before_the_window_is_full),
         cmocka_unit_test(test_a_counter_drifts_by_its_rate),

@@ -14,6 +14,8 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("energy-efficiency", TEST_ADPI_RECONFIGURE, 0)
+
 struct stream {
     struct test_adpi a;
     guint32 user, system, energy;
@@ -210,7 +212,7 @@ static void test_out_of_range_values_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        TEST_ADPI_DESCRIPTOR_TEST("energy-efficiency", TEST_ADPI_RECONFIGURE, 0),
+        cmocka_unit_test(test_the_descriptor),
         cmocka_unit_test(test_just_above_mean_plus_k_sigma_is_abnormal_good),
         cmocka_unit_test(test_just_below_mean_minus_k_sigma_is_abnormal_bad),
         cmocka_unit_test(test_a_steady_baseline_needs_the_relative_deviation),

@@ -12,6 +12,10 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("latency-histogram",
+                     TEST_ADPI_ACTIVITY | TEST_ADPI_NODE_LOAD | TEST_ADPI_RECONFIGURE,
+                     TEST_ADPI_SAMPLES)
+
 /* min_ratio = 1: the thresholds are the quantiles alone. */
 #define LEARN_100 "learn_calls = 100\nmin_calls = 20\nmax_outer_share = 0.25\nmin_ratio = 1\n"
 
@@ -462,9 +466,7 @@ static void test_out_of_range_values_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        TEST_ADPI_DESCRIPTOR_TEST("latency-histogram",
-                                  TEST_ADPI_ACTIVITY | TEST_ADPI_NODE_LOAD | TEST_ADPI_RECONFIGURE,
-                                  TEST_ADPI_SAMPLES),
+        cmocka_unit_test(test_the_descriptor),
         cmocka_unit_test(test_many_slow_calls_are_abnormal_bad),
         cmocka_unit_test(test_by_default_a_cycle_half_slow_is_abnormal),
         cmocka_unit_test(test_many_fast_calls_are_abnormal_good),

@@ -10,6 +10,8 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("sensor-sanity", TEST_ADPI_RECONFIGURE, 0)
+
 static void test_a_cycle_without_energy_is_an_issue(void **state)
 {
     (void)state;
@@ -169,7 +171,7 @@ static void test_an_out_of_range_value_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        TEST_ADPI_DESCRIPTOR_TEST("sensor-sanity", TEST_ADPI_RECONFIGURE, 0),
+        cmocka_unit_test(test_the_descriptor),
         cmocka_unit_test(test_a_cycle_without_energy_is_an_issue),
         cmocka_unit_test(test_a_counter_going_back_is_an_issue),
         cmocka_unit_test(test_a_stuck_value_is_reported_once),

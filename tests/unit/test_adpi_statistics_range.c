@@ -10,6 +10,9 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("statistics-range", TEST_ADPI_SAMPLES | TEST_ADPI_RECONFIGURE,
+                     TEST_ADPI_ACTIVITY)
+
 #define NO_LEARNING "training_cycles = 1000000\n"
 
 static void test_cpu_time_near_all_cpus_is_an_issue(void **state)
@@ -340,8 +343,7 @@ static void test_out_of_range_values_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        TEST_ADPI_DESCRIPTOR_TEST("statistics-range", TEST_ADPI_SAMPLES | TEST_ADPI_RECONFIGURE,
-                                  TEST_ADPI_ACTIVITY),
+        cmocka_unit_test(test_the_descriptor),
         cmocka_unit_test(test_cpu_time_near_all_cpus_is_an_issue),
         cmocka_unit_test(test_memory_near_the_total_is_an_issue),
         cmocka_unit_test(test_the_ends_of_a_percentage),
