@@ -93,6 +93,19 @@ guint32 test_adpi_gauge(struct test_adpi *a, const char *name, const char *unit)
 void test_adpi_sample(struct test_adpi *a, guint32 metric_id, guint64 t_ns, double value);
 void test_adpi_samples(struct test_adpi *a, const struct vigil_sample *samples, size_t n);
 
+/* One metric's sample in a tick of TEST_ADPI_TICK. */
+struct test_adpi_value {
+    guint32 metric_id;
+    double value;
+};
+/* test_adpi_sample for each of `values` in turn, all at `t_ns`. */
+void test_adpi_tick(struct test_adpi *a, guint64 t_ns, const struct test_adpi_value *values,
+                    size_t n);
+/* test_adpi_tick of the {metric_id, value} pairs after `t_ns`. */
+#define TEST_ADPI_TICK(a, t_ns, ...)                                                               \
+    test_adpi_tick((a), (t_ns), (const struct test_adpi_value[]){__VA_ARGS__},                     \
+                   G_N_ELEMENTS(((const struct test_adpi_value[]){__VA_ARGS__})))
+
 /* The node's load over the cycle about to close, for a process ADPI
  * (node_load). */
 void test_adpi_node_load(struct test_adpi *a, const struct vigil_node_load *load);

@@ -101,8 +101,7 @@ static void test_a_counter_drifts_by_its_rate(void **state)
     guint32 other = test_adpi_counter(&a, "process.disk_read_bytes", "bytes"); /* not listed */
     const double totals[] = {0, 1, 2, 4};
     for (guint i = 0; i < 3; i++) {
-        test_adpi_sample(&a, cpu, (i + 1) * TEST_S, totals[i]);
-        test_adpi_sample(&a, other, (i + 1) * TEST_S, 1e6 * i * i);
+        TEST_ADPI_TICK(&a, (i + 1) * TEST_S, {cpu, totals[i]}, {other, 1e6 * i * i});
         test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
     }
     /* Rates 1, 1, then 2: 2 against 1.5. */

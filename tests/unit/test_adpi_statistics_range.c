@@ -71,23 +71,16 @@ static void test_memory_near_the_total_is_an_issue(void **state)
     guint32 swap_free = test_adpi_gauge(&a, "mem.swap_free_bytes", "bytes");
 
     /* Without the total, no range is known; nor without swap. */
-    test_adpi_sample(&a, used, 1 * TEST_S, 1e15);
-    test_adpi_sample(&a, swap_total, 1 * TEST_S, 0);
-    test_adpi_sample(&a, swap_free, 1 * TEST_S, 0);
+    TEST_ADPI_TICK(&a, 1 * TEST_S, {used, 1e15}, {swap_total, 0}, {swap_free, 0});
     test_adpi_cycle_quiet(&a, 1 * TEST_S);
 
     /* The totals themselves are no issue, though at the top. */
-    test_adpi_sample(&a, total, 2 * TEST_S, 1000);
-    test_adpi_sample(&a, used, 2 * TEST_S, 940);
+    TEST_ADPI_TICK(&a, 2 * TEST_S, {total, 1000}, {used, 940});
     test_adpi_sample(&a, used, 2 * TEST_S + 1, 960);
-    test_adpi_sample(&a, swap_total, 2 * TEST_S, 100);
-    test_adpi_sample(&a, swap_free, 2 * TEST_S, 95);
+    TEST_ADPI_TICK(&a, 2 * TEST_S, {swap_total, 100}, {swap_free, 95});
     test_adpi_cycle_quiet(&a, 2 * TEST_S);
 
-    test_adpi_sample(&a, total, 3 * TEST_S, 1000);
-    test_adpi_sample(&a, used, 3 * TEST_S, 960);
-    test_adpi_sample(&a, swap_total, 3 * TEST_S, 100);
-    test_adpi_sample(&a, swap_free, 3 * TEST_S, 99);
+    TEST_ADPI_TICK(&a, 3 * TEST_S, {total, 1000}, {used, 960}, {swap_total, 100}, {swap_free, 99});
     GArray *issues = test_adpi_cycle(&a, 3 * TEST_S);
     assert_int_equal(issues->len, 2);
     const struct vigil_issue *issue = &g_array_index(issues, struct vigil_issue, 0);
