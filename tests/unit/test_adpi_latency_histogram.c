@@ -348,27 +348,37 @@ static void node_cycle_load(struct test_adpi *a, double running)
     test_adpi_node_load(a, &load);
 }
 
+/* open_learned, with `running` threads over the learning cycle. */
+static void open_learned_at_load(struct test_adpi *a, const char *lines, double running)
+{
+    test_adpi_open(a, "latency-histogram", lines);
+    node_cycle_load(a, running);
+    learn(a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+}
+
+/* posix_write in a cycle with `running` threads. */
+static void loaded_write(struct test_adpi *a, double running, guint64 ns, guint n)
+{
+    node_cycle_load(a, running);
+    posix_write(a, ns, n);
+}
+
 /* Learned with 2 threads on 2 CPUs; then 8 want them, each waits for its
  * turn: 4 times the learned 95th percentile is what the load explains. */
 static void test_the_node_load_moves_the_slow_threshold(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100);
-    node_cycle_load(&a, 2);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned_at_load(&a, LEARN_100, 2);
 
     /* [2944, 3071] ns: slow on a node as loaded as in learning. */
-    node_cycle_load(&a, 2);
-    posix_write(&a, 3000, 100);
+    loaded_write(&a, 2, 3000, 100);
     write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     /* Not beyond 4 × 1023 ns. */
-    node_cycle_load(&a, 8);
-    posix_write(&a, 3000, 100);
+    loaded_write(&a, 8, 3000, 100);
     test_adpi_cycle_quiet(&a, 3 * TEST_S);
     /* [4864, 5119] ns is beyond it. */
-    node_cycle_load(&a, 8);
-    posix_write(&a, 5000, 31);
+    loaded_write(&a, 8, 5000, 31);
     posix_write(&a, 3000, 69);
     const struct vigil_issue *issue = write_issue(&a, 4, VIGIL_HEALTH_ABNORMAL_BAD, 0.31);
     assert_string_equal(issue->message,
@@ -376,8 +386,7 @@ static void test_the_node_load_moves_the_slow_threshold(void **state)
                         "percentile of the first 100 times 4 for the node's load; expected at "
                         "most 25 %");
     /* Fewer runnable threads than CPUs explain nothing more than learned. */
-    node_cycle_load(&a, 1);
-    posix_write(&a, 3000, 100);
+    loaded_write(&a, 1, 3000, 100);
     write_issue(&a, 5, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     test_adpi_close(&a);
 }
@@ -388,19 +397,14 @@ static void test_less_load_than_learned_moves_the_fast_threshold_only(void **sta
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100);
-    node_cycle_load(&a, 8);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned_at_load(&a, LEARN_100, 8);
 
-    node_cycle_load(&a, 2);
-    posix_write(&a, 143, 100);
+    loaded_write(&a, 2, 143, 100);
     test_adpi_cycle_quiet(&a, 2 * TEST_S);
-    node_cycle_load(&a, 2);
-    posix_write(&a, 1024, 100);
+    loaded_write(&a, 2, 1024, 100);
     write_issue(&a, 3, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     /* A quarter of 144 ns, 36 ns: calls below it are still fast. */
-    node_cycle_load(&a, 2);
-    posix_write(&a, 35, 100);
+    loaded_write(&a, 2, 35, 100);
     const struct vigil_issue *issue = write_issue(&a, 4, VIGIL_HEALTH_ABNORMAL_GOOD, 1);
     test_assert_contains(issue->message, "less than 36 ns, the 5th percentile of the first 100 "
                                          "times 0.25 for the node's load");
@@ -411,11 +415,8 @@ static void test_weigh_node_load_off_keeps_the_learned_thresholds(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100 "weigh_node_load = false\n");
-    node_cycle_load(&a, 2);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
-    node_cycle_load(&a, 8);
-    posix_write(&a, 3000, 100);
+    open_learned_at_load(&a, LEARN_100 "weigh_node_load = false\n", 2);
+    loaded_write(&a, 8, 3000, 100);
     const struct vigil_issue *issue = write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     test_assert_contains(issue->message, "more than 1.02 µs, the 95th percentile of the first "
                                          "100; expected");
