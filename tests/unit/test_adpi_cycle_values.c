@@ -44,6 +44,9 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A test given a struct fixture in *state. */
+#define WITH_VALUES(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+
 static void add(struct fixture *f, guint32 id, guint64 t_ns, double value)
 {
     struct vigil_sample s = {.metric_id = id, .t_ns = t_ns, .value = value};
@@ -464,22 +467,17 @@ static void test_running_statistics(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_gauge_is_its_mean, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_counter_is_its_rate_per_second, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_single_sample_ever_gives_no_rate, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_counter_that_goes_back_is_flagged, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_uncertain_flag_is_kept_for_the_cycle, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_unchanged_cycles_are_counted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_cycles_are_counted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_sample_of_an_unknown_metric_is_ignored, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_a_metric_table_describes_each_id_once, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_a_metric_registered_late_is_described_when_next_seen,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rematching_hands_over_every_described_entry, setup,
-                                        teardown),
+        WITH_VALUES(test_a_gauge_is_its_mean),
+        WITH_VALUES(test_a_counter_is_its_rate_per_second),
+        WITH_VALUES(test_a_single_sample_ever_gives_no_rate),
+        WITH_VALUES(test_a_counter_that_goes_back_is_flagged),
+        WITH_VALUES(test_the_uncertain_flag_is_kept_for_the_cycle),
+        WITH_VALUES(test_unchanged_cycles_are_counted),
+        WITH_VALUES(test_missing_cycles_are_counted),
+        WITH_VALUES(test_a_sample_of_an_unknown_metric_is_ignored),
+        WITH_VALUES(test_a_metric_table_describes_each_id_once),
+        WITH_VALUES(test_a_metric_registered_late_is_described_when_next_seen),
+        WITH_VALUES(test_rematching_hands_over_every_described_entry),
         cmocka_unit_test(test_names_match_globs),
         cmocka_unit_test(test_an_issue_is_filled_and_handed_over),
         cmocka_unit_test(test_long_texts_are_cut_on_a_character),
