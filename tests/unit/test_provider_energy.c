@@ -184,8 +184,15 @@ static void expect_unavailable(const char *root, const char *sources, const char
 
 /* sources=powercap cannot start, saying exactly `want` after its name; with the estimate
  * after it, the provider falls back to it, logging why. */
-static void expect_powercap_unavailable(const char *root, const char *want)
+/* The powercap source cannot run, for the reason `format` makes. */
+static void expect_powercap_unavailable(const char *root, const char *format, ...)
+    G_GNUC_PRINTF(2, 3);
+static void expect_powercap_unavailable(const char *root, const char *format, ...)
 {
+    va_list args;
+    va_start(args, format);
+    char *want = g_strdup_vprintf(format, args);
+    va_end(args);
     struct test_provider p;
     open_energy(&p, root, "powercap", NULL);
     char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
@@ -195,6 +202,7 @@ static void expect_powercap_unavailable(const char *root, const char *want)
     g_free(message);
     test_provider_close(&p);
     expect_auto_falls_back(root, want);
+    g_free(want);
 }
 
 /* Powercap ------------------------------------------------------------------------------------ */
@@ -316,14 +324,12 @@ static void powercap_permission_denied(void **state)
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     struct test_caps saved;
     test_deny_read(root, "sys/class/powercap/intel-rapl:0/energy_uj", &saved);
-    char *want =
-        g_strdup_printf("permission denied on %s/sys/class/powercap/intel-rapl:0/energy_uj "
-                        "(Linux makes energy_uj root-only since 5.10, against the "
-                        "PLATYPUS side channel)",
-                        root);
-    expect_powercap_unavailable(root, want);
+    expect_powercap_unavailable(root,
+                                "permission denied on %s/sys/class/powercap/intel-rapl:0/energy_uj "
+                                "(Linux makes energy_uj root-only since 5.10, against the "
+                                "PLATYPUS side channel)",
+                                root);
     test_caps_restore(&saved);
-    g_free(want);
 }
 
 /* Unreadable for another reason than permissions, which works as root
@@ -338,9 +344,7 @@ static void powercap_unreadable_counter(void **state)
     assert_int_equal(g_unlink(energy), 0);
     assert_int_equal(g_mkdir(energy, 0755), 0);
 
-    char *want = g_strdup_printf("cannot read %s: %s", energy, g_strerror(EISDIR));
-    expect_powercap_unavailable(root, want);
-    g_free(want);
+    expect_powercap_unavailable(root, "cannot read %s: %s", energy, g_strerror(EISDIR));
     g_free(energy);
 }
 
@@ -355,9 +359,7 @@ static void no_powercap_dir(void **state)
 {
     const char *root = *state;
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
-    char *want = g_strdup_printf("%s/sys/class/powercap absent", root);
-    expect_powercap_unavailable(root, want);
-    g_free(want);
+    expect_powercap_unavailable(root, "%s/sys/class/powercap absent", root);
 }
 
 static void powercap_without_rapl_zones(void **state)
@@ -365,9 +367,7 @@ static void powercap_without_rapl_zones(void **state)
     const char *root = *state;
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     write_zone(root, "intel-rapl-mmio:0", "package-0", PKG_RANGE_UJ, "5");
-    char *want = g_strdup_printf("%s/sys/class/powercap has no intel-rapl:N zone", root);
-    expect_powercap_unavailable(root, want);
-    g_free(want);
+    expect_powercap_unavailable(root, "%s/sys/class/powercap has no intel-rapl:N zone", root);
 }
 
 /* Falling back
