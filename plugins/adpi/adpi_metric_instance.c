@@ -8,12 +8,10 @@ void *adpi_metric_instance_init(struct adpi_metric_instance *base,
                                 adpi_metric_check_fn check, const struct vigil_plugin_context *ctx,
                                 GError **error)
 {
-    if (!vigil_plugin_settings_load(ctx, table, settings, error)) {
+    if (!adpi_settings_load(&base->settings, table, settings, ctx, error)) {
         g_free(base);
         return NULL;
     }
-    base->table = table;
-    base->settings = settings;
     base->match = match;
     base->check = check;
     vigil_cycle_values_init(&base->values);
@@ -24,7 +22,7 @@ void *adpi_metric_instance_init(struct adpi_metric_instance *base,
 void adpi_metric_instance_destroy(void *instance)
 {
     struct adpi_metric_instance *base = instance;
-    vigil_settings_clear(base->table, base->settings);
+    adpi_settings_clear(&base->settings);
     vigil_cycle_values_clear(&base->values);
     vigil_adpi_metrics_clear(&base->metrics);
     g_free(base);
@@ -42,7 +40,7 @@ gboolean adpi_metric_instance_reconfigure(void *instance, const struct vigil_plu
                                           GError **error)
 {
     struct adpi_metric_instance *base = instance;
-    if (!vigil_plugin_settings_reload(ctx, base->table, base->settings, error))
+    if (!adpi_settings_reload(&base->settings, ctx, error))
         return FALSE;
     vigil_adpi_metrics_rematch(&base->metrics, base->match, instance);
     return TRUE;

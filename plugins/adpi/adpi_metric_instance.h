@@ -16,6 +16,8 @@
 #include "vigil/adpi.h"
 #include "vigil/plugin.h"
 
+#include "adpi_settings.h"
+
 /* Judges one described metric of the scope at the end of a cycle: `entry`
  * is the ADPI's own, `values` the metric's in the cycle (NULL while it has
  * had no sample). */
@@ -24,8 +26,7 @@ typedef void (*adpi_metric_check_fn)(void *instance, void *entry,
                                      const struct vigil_issue_sink *sink);
 
 struct adpi_metric_instance {
-    const struct vigil_settings_table *table;
-    void *settings;             /* the ADPI's settings struct, which `table` fills */
+    struct adpi_settings settings;
     vigil_adpi_metric_fn match; /* its `user` is the instance */
     adpi_metric_check_fn check; /* NULL: the ADPI closes its cycles itself */
     struct vigil_cycle_values values;

@@ -11,12 +11,10 @@ void *adpi_op_instance_init(struct adpi_op_instance *base, const struct vigil_se
                             void *settings, char ***operations,
                             const struct vigil_plugin_context *ctx, GError **error)
 {
-    if (!vigil_plugin_settings_load(ctx, table, settings, error)) {
+    if (!adpi_settings_load(&base->settings, table, settings, ctx, error)) {
         g_free(base);
         return NULL;
     }
-    base->table = table;
-    base->settings = settings;
     base->operations = operations;
     match_operations(base);
     return base;
@@ -25,7 +23,7 @@ void *adpi_op_instance_init(struct adpi_op_instance *base, const struct vigil_se
 void adpi_op_instance_destroy(void *instance)
 {
     struct adpi_op_instance *base = instance;
-    vigil_settings_clear(base->table, base->settings);
+    adpi_settings_clear(&base->settings);
     g_free(base);
 }
 
@@ -33,7 +31,7 @@ gboolean adpi_op_instance_reconfigure(void *instance, const struct vigil_plugin_
                                       GError **error)
 {
     struct adpi_op_instance *base = instance;
-    if (!vigil_plugin_settings_reload(ctx, base->table, base->settings, error))
+    if (!adpi_settings_reload(&base->settings, ctx, error))
         return FALSE;
     match_operations(base);
     return TRUE;

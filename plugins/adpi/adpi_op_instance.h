@@ -12,9 +12,10 @@
 #include "vigil/ontology.h"
 #include "vigil/plugin.h"
 
+#include "adpi_settings.h"
+
 struct adpi_op_instance {
-    const struct vigil_settings_table *table;
-    void *settings;                       /* the ADPI's settings struct, which `table` fills */
+    struct adpi_settings settings;
     char ***operations;                   /* its `operations` key's field */
     gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
 };
