@@ -98,6 +98,17 @@ static void capture_begin(struct test_log *log)
     test_log_begin(log, LOG_DOMAIN, G_LOG_LEVEL_MESSAGE);
 }
 
+/* Opens the provider with sources=powercap;estimate on `root` and starts
+ * it; returns what it logged (g_free it). */
+static char *start_auto(struct test_provider *p, const char *root)
+{
+    open_energy(p, root, "powercap;estimate", NULL);
+    struct test_log log;
+    capture_begin(&log);
+    test_provider_start_ok(p);
+    return test_log_end(&log);
+}
+
 static void assert_estimate_metric(struct test_provider *p)
 {
     test_assert_metric(p, "energy.node_j", "J", VIGIL_METRIC_COUNTER, VIGIL_METRIC_ESTIMATED,
@@ -154,11 +165,7 @@ static void expect_readings(const char *root, const char *sources, const char *e
 static void expect_auto_falls_back(const char *root, const char *reason)
 {
     struct test_provider p;
-    open_energy(&p, root, "powercap;estimate", NULL);
-    struct test_log log;
-    capture_begin(&log);
-    test_provider_start_ok(&p);
-    char *logged = test_log_end(&log);
+    char *logged = start_auto(&p, root);
     test_assert_contains(logged, "estimated");
     char *want = g_strdup_printf("powercap: %s", reason);
     test_assert_contains(logged, want);
@@ -379,11 +386,7 @@ static void auto_prefers_powercap(void **state)
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "5");
     struct test_provider p;
-    open_energy(&p, root, "powercap;estimate", NULL);
-    struct test_log log;
-    capture_begin(&log);
-    test_provider_start_ok(&p);
-    char *logged = test_log_end(&log);
+    char *logged = start_auto(&p, root);
     assert_string_equal(logged, "message: energy from energy/powercap\n");
     assert_string_equal(p.ops->note(p.instance), "energy/powercap");
     assert_int_equal(vigil_metric_count(p.catalog), 1);
@@ -521,11 +524,7 @@ static void real_node_auto(void **state)
     (void)state;
     struct test_provider p;
     /* Without likwid, which tests/integration/test_energy_chain.c runs. */
-    open_energy(&p, "/", "powercap;estimate", NULL);
-    struct test_log log;
-    capture_begin(&log);
-    test_provider_start_ok(&p);
-    char *logged = test_log_end(&log);
+    char *logged = start_auto(&p, "/");
     GHashTable *s = test_provider_read_ok(&p, NS_PER_S);
     GHashTable *later = test_provider_read_ok(&p, 2 * NS_PER_S);
     if (vigil_metric_lookup(p.catalog, "energy.node_j") != NULL) {
