@@ -5,15 +5,15 @@
 void *adpi_metric_instance_init(struct adpi_metric_instance *base,
                                 const struct vigil_settings_table *table, void *settings,
                                 size_t entry_size, vigil_adpi_metric_fn match,
-                                const struct vigil_plugin_context *ctx, GError **error)
+                                adpi_metric_check_fn check, const struct vigil_plugin_context *ctx,
+                                GError **error)
 {
-    if (!vigil_plugin_settings_load(ctx, table, settings, error)) {
+    if (!adpi_settings_load(&base->settings, table, settings, ctx, error)) {
         g_free(base);
         return NULL;
     }
-    base->table = table;
-    base->settings = settings;
     base->match = match;
+    base->check = check;
     vigil_cycle_values_init(&base->values);
     vigil_adpi_metrics_init(&base->metrics, entry_size);
     return base;
@@ -22,7 +22,7 @@ void *adpi_metric_instance_init(struct adpi_metric_instance *base,
 void adpi_metric_instance_destroy(void *instance)
 {
     struct adpi_metric_instance *base = instance;
-    vigil_settings_clear(base->table, base->settings);
+    adpi_settings_clear(&base->settings);
     vigil_cycle_values_clear(&base->values);
     vigil_adpi_metrics_clear(&base->metrics);
     g_free(base);
@@ -40,8 +40,28 @@ gboolean adpi_metric_instance_reconfigure(void *instance, const struct vigil_plu
                                           GError **error)
 {
     struct adpi_metric_instance *base = instance;
-    if (!vigil_plugin_settings_reload(ctx, base->table, base->settings, error))
+    if (!adpi_settings_reload(&base->settings, ctx, error))
         return FALSE;
     vigil_adpi_metrics_rematch(&base->metrics, base->match, instance);
     return TRUE;
 }
+
+void adpi_metric_instance_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+                                const struct vigil_issue_sink *sink)
+{
+    (void)cycle;
+    (void)end_ns;
+    struct adpi_metric_instance *base = instance;
+    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&base->metrics); id++) {
+        void *entry = vigil_adpi_metrics_get(&base->metrics, id);
+        if (entry != NULL)
+            base->check(instance, entry, vigil_cycle_values_get(&base->values, id), sink);
+    }
+    vigil_cycle_values_next(&base->values);
+}
+
+const struct vigil_adpi_ops adpi_metric_instance_ops = {
+    .samples = adpi_metric_instance_samples,
+    .cycle = adpi_metric_instance_cycle,
+    .reconfigure = adpi_metric_instance_reconfigure,
+};

@@ -7,17 +7,28 @@
  *
  * Such an ADPI's instance starts with a struct adpi_metric_instance
  * (ADPI_METRIC_INSTANCE checks it), so that its ops and descriptor can
- * point at the shared functions below. */
+ * point at the shared functions below. One that judges each metric on its
+ * own gives a `check`, which the shared cycle hands every described metric
+ * with its values in the cycle. */
 #ifndef VIGIL_ADPI_METRIC_INSTANCE_H
 #define VIGIL_ADPI_METRIC_INSTANCE_H
 
 #include "vigil/adpi.h"
 #include "vigil/plugin.h"
 
+#include "adpi_settings.h"
+
+/* Judges one described metric of the scope at the end of a cycle: `entry`
+ * is the ADPI's own, `values` the metric's in the cycle (NULL while it has
+ * had no sample). */
+typedef void (*adpi_metric_check_fn)(void *instance, void *entry,
+                                     const struct vigil_cycle_metric *values,
+                                     const struct vigil_issue_sink *sink);
+
 struct adpi_metric_instance {
-    const struct vigil_settings_table *table;
-    void *settings;             /* the ADPI's settings struct, which `table` fills */
+    struct adpi_settings settings;
     vigil_adpi_metric_fn match; /* its `user` is the instance */
+    adpi_metric_check_fn check; /* NULL: the ADPI closes its cycles itself */
     struct vigil_cycle_values values;
     struct vigil_adpi_metrics metrics; /* the ADPI's entries */
 };
@@ -33,7 +44,8 @@ struct adpi_metric_instance {
 void *adpi_metric_instance_init(struct adpi_metric_instance *base,
                                 const struct vigil_settings_table *table, void *settings,
                                 size_t entry_size, vigil_adpi_metric_fn match,
-                                const struct vigil_plugin_context *ctx, GError **error);
+                                adpi_metric_check_fn check, const struct vigil_plugin_context *ctx,
+                                GError **error);
 
 /* The descriptor's destroy: clears the settings and the tables, frees the
  * instance. */
@@ -48,5 +60,13 @@ void adpi_metric_instance_samples(void *instance, const vigil_metric_catalog *ca
  * against them; FALSE with `error` set keeps the old ones. */
 gboolean adpi_metric_instance_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
                                           GError **error);
+
+/* The ops' cycle, for an instance with a `check`: hands it each described
+ * metric in id order, then starts the next cycle's values. */
+void adpi_metric_instance_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+                                const struct vigil_issue_sink *sink);
+
+/* The ops of an ADPI that needs no more than the functions above. */
+extern const struct vigil_adpi_ops adpi_metric_instance_ops;
 
 #endif

@@ -31,9 +31,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "vigil/adpi.h"
-#include "vigil/ontology.h"
-#include "vigil/plugin.h"
+#include "adpi_op_instance.h"
 
 struct rate_op {
     /* This cycle. */
@@ -54,48 +52,28 @@ struct rate_settings {
 static const struct vigil_settings_table settings_table;
 
 struct rate {
+    struct adpi_op_instance base; /* first: ADPI_OP_INSTANCE */
     struct rate_settings settings;
-    gboolean judged[VIGIL_OP_MAX_ID + 1]; /* matches `operations` */
-    guint64 cycles;                       /* ended */
+    guint64 cycles; /* ended */
     /* Cycle lengths: the last end, and the shortest and longest of the
      * training cycles (0 until learned). */
     uint64_t last_end_ns, min_length_ns, max_length_ns;
     guint lengths_learned;
     struct rate_op ops[VIGIL_OP_MAX_ID + 1];
 };
+ADPI_OP_INSTANCE(struct rate);
 
 static void *rate_create(const struct vigil_plugin_context *ctx, GError **error)
 {
     struct rate *r = g_new0(struct rate, 1);
-    if (!vigil_plugin_settings_load(ctx, &settings_table, &r->settings, error)) {
-        g_free(r);
-        return NULL;
-    }
-    vigil_ops_matching((const char *const *)r->settings.operations, r->judged);
-    return r;
-}
-
-static void rate_destroy(void *instance)
-{
-    struct rate *r = instance;
-    vigil_settings_clear(&settings_table, &r->settings);
-    g_free(r);
-}
-
-static gboolean rate_reconfigure(void *instance, const struct vigil_plugin_context *ctx,
-                                 GError **error)
-{
-    struct rate *r = instance;
-    if (!vigil_plugin_settings_reload(ctx, &settings_table, &r->settings, error))
-        return FALSE;
-    vigil_ops_matching((const char *const *)r->settings.operations, r->judged);
-    return TRUE;
+    return adpi_op_instance_init(&r->base, &settings_table, &r->settings, &r->settings.operations,
+                                 ctx, error);
 }
 
 static void rate_activity(void *instance, const struct vigil_activity *a)
 {
     struct rate *r = instance;
-    if (!vigil_op_is_valid(a->op) || !r->judged[a->op])
+    if (!vigil_op_is_valid(a->op) || !r->base.judged[a->op])
         return;
     struct rate_op *op = &r->ops[a->op];
     op->calls++;
@@ -207,7 +185,7 @@ static void rate_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
     r->last_end_ns = end_ns;
     for (guint id = 0; id <= VIGIL_OP_MAX_ID; id++) {
         struct rate_op *op = &r->ops[id];
-        if (!partial && r->judged[id]) {
+        if (!partial && r->base.judged[id]) {
             if (op->trained < r->settings.training_cycles) {
                 learn(op);
             } else if (judge(r, id, op, &length, sink)) {
@@ -226,7 +204,7 @@ static void rate_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
 static const struct vigil_adpi_ops rate_ops = {
     .activity = rate_activity,
     .cycle = rate_cycle,
-    .reconfigure = rate_reconfigure,
+    .reconfigure = adpi_op_instance_reconfigure,
 };
 
 static const struct vigil_config_key keys[] = {
@@ -261,4 +239,5 @@ static const struct vigil_settings_table settings_table =
 VIGIL_PLUGIN(
     VIGIL_PLUGIN_ADPI, .name = "call-rate",
     .description = "calls and bytes per cycle of each operation outside their learned range",
-    .settings = &settings_table, .create = rate_create, .destroy = rate_destroy, .ops = &rate_ops);
+    .settings = &settings_table, .create = rate_create, .destroy = adpi_op_instance_destroy,
+    .ops = &rate_ops);

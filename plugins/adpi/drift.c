@@ -75,27 +75,9 @@ static void match(void *entry, uint32_t id, void *user)
     const struct drift *d = user;
     struct drift_metric *m = entry;
     m->matches = vigil_metric_name_matches(m->desc->name, (const char *const *)d->settings.metrics);
-    /* Only a described metric has a window (drift_cycle). */
+    /* Only a described metric has a window (drift_check). */
     if (m->window != NULL && m->capacity != d->settings.long_cycles)
         resize_window(m, d->settings.long_cycles);
-}
-
-static void *drift_create(const struct vigil_plugin_context *ctx, GError **error)
-{
-    struct drift *d = g_new0(struct drift, 1);
-    return adpi_metric_instance_init(&d->base, &settings_table, &d->settings,
-                                     sizeof(struct drift_metric), match, ctx, error);
-}
-
-static void drift_destroy(void *instance)
-{
-    struct drift *d = instance;
-    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&d->base.metrics); id++) {
-        struct drift_metric *m = vigil_adpi_metrics_get(&d->base.metrics, id);
-        if (m != NULL)
-            g_free(m->window);
-    }
-    adpi_metric_instance_destroy(d);
 }
 
 static void push(struct drift_metric *m, guint capacity, double value)
@@ -119,7 +101,7 @@ static double window_mean(const struct drift_metric *m, guint newest)
     return sum / newest;
 }
 
-static void check(const struct drift *d, struct drift_metric *m, const struct vigil_cycle_metric *v,
+static void judge(const struct drift *d, struct drift_metric *m, const struct vigil_cycle_metric *v,
                   const struct vigil_issue_sink *sink)
 {
     if (m->count < m->capacity)
@@ -144,29 +126,36 @@ static void check(const struct drift *d, struct drift_metric *m, const struct vi
                        m->capacity, d->settings.max_relative_drift * 100);
 }
 
-static void drift_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+/* The metric's value goes into its window, which is then judged. */
+static void drift_check(void *instance, void *entry, const struct vigil_cycle_metric *v,
                         const struct vigil_issue_sink *sink)
 {
-    (void)cycle;
-    (void)end_ns;
+    const struct drift *d = instance;
+    struct drift_metric *m = entry;
+    double value;
+    if (!m->matches || !vigil_cycle_metric_value(v, &value))
+        return;
+    push(m, d->settings.long_cycles, value);
+    judge(d, m, v, sink);
+}
+
+static void *drift_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    struct drift *d = g_new0(struct drift, 1);
+    return adpi_metric_instance_init(&d->base, &settings_table, &d->settings,
+                                     sizeof(struct drift_metric), match, drift_check, ctx, error);
+}
+
+static void drift_destroy(void *instance)
+{
     struct drift *d = instance;
     for (uint32_t id = 1; id < vigil_adpi_metrics_end(&d->base.metrics); id++) {
         struct drift_metric *m = vigil_adpi_metrics_get(&d->base.metrics, id);
-        const struct vigil_cycle_metric *v = vigil_cycle_values_get(&d->base.values, id);
-        double value;
-        if (m == NULL || !m->matches || !vigil_cycle_metric_value(v, &value))
-            continue;
-        push(m, d->settings.long_cycles, value);
-        check(d, m, v, sink);
+        if (m != NULL)
+            g_free(m->window);
     }
-    vigil_cycle_values_next(&d->base.values);
+    adpi_metric_instance_destroy(d);
 }
-
-static const struct vigil_adpi_ops drift_ops = {
-    .samples = adpi_metric_instance_samples,
-    .cycle = drift_cycle,
-    .reconfigure = adpi_metric_instance_reconfigure,
-};
 
 static const struct vigil_config_key keys[] = {
     {VIGIL_SETTING(struct drift_settings, metrics), .type = VIGIL_CONFIG_LIST,
@@ -188,4 +177,4 @@ static const struct vigil_settings_table settings_table =
 VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "drift",
              .description = "a recent mean drifting away from a long-run one",
              .settings = &settings_table, .create = drift_create, .destroy = drift_destroy,
-             .ops = &drift_ops);
+             .ops = &adpi_metric_instance_ops);

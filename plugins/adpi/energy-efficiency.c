@@ -59,7 +59,7 @@ static void *efficiency_create(const struct vigil_plugin_context *ctx, GError **
 {
     struct efficiency *e = g_new0(struct efficiency, 1);
     return adpi_metric_instance_init(&e->base, &settings_table, &e->settings,
-                                     sizeof(struct efficiency_metric), match, ctx, error);
+                                     sizeof(struct efficiency_metric), match, NULL, ctx, error);
 }
 
 /* This cycle's CPU seconds per joule; FALSE when it has none. */

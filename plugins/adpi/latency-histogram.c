@@ -48,10 +48,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "vigil/adpi.h"
 #include "vigil/node_load.h"
-#include "vigil/ontology.h"
-#include "vigil/plugin.h"
+
+#include "adpi_op_instance.h"
 
 #define LINEAR_NS   16u /* durations below it have a bucket each */
 #define SUB_BUCKETS 16u /* per power of two above it */
@@ -88,11 +87,12 @@ struct latency_settings {
 static const struct vigil_settings_table settings_table;
 
 struct latency {
+    struct adpi_op_instance base; /* first: ADPI_OP_INSTANCE */
     struct latency_settings settings;
-    gboolean judged[VIGIL_OP_MAX_ID + 1];        /* matches `operations` */
     struct latency_op *ops[VIGIL_OP_MAX_ID + 1]; /* NULL until its first call */
     double cycle_load_factor; /* of the cycle about to close (node_load), else NAN */
 };
+ADPI_OP_INSTANCE(struct latency);
 
 static guint bucket_of(guint64 ns)
 {
@@ -159,11 +159,9 @@ static void set_thresholds(const struct latency *l, struct latency_op *op)
 static void *latency_create(const struct vigil_plugin_context *ctx, GError **error)
 {
     struct latency *l = g_new0(struct latency, 1);
-    if (!vigil_plugin_settings_load(ctx, &settings_table, &l->settings, error)) {
-        g_free(l);
+    if (adpi_op_instance_init(&l->base, &settings_table, &l->settings, &l->settings.operations, ctx,
+                              error) == NULL)
         return NULL;
-    }
-    vigil_ops_matching((const char *const *)l->settings.operations, l->judged);
     l->cycle_load_factor = NAN;
     return l;
 }
@@ -173,8 +171,7 @@ static void latency_destroy(void *instance)
     struct latency *l = instance;
     for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++)
         g_free(l->ops[op]);
-    vigil_settings_clear(&settings_table, &l->settings);
-    g_free(l);
+    adpi_op_instance_destroy(l);
 }
 
 /* Learned thresholds are kept, but follow new quantiles (the histogram is
@@ -183,9 +180,8 @@ static gboolean latency_reconfigure(void *instance, const struct vigil_plugin_co
                                     GError **error)
 {
     struct latency *l = instance;
-    if (!vigil_plugin_settings_reload(ctx, &settings_table, &l->settings, error))
+    if (!adpi_op_instance_reconfigure(l, ctx, error))
         return FALSE;
-    vigil_ops_matching((const char *const *)l->settings.operations, l->judged);
     for (guint op = 0; op <= VIGIL_OP_MAX_ID; op++)
         if (l->ops[op] != NULL &&
             (l->ops[op]->ready || l->ops[op]->learned >= l->settings.learn_calls))
@@ -197,7 +193,7 @@ static void latency_activity(void *instance, const struct vigil_activity *a)
 {
     struct latency *l = instance;
     unsigned op_id = a->op;
-    if (!vigil_op_is_valid(op_id) || vigil_op_layer(op_id) != a->layer || !l->judged[op_id])
+    if (!vigil_op_is_valid(op_id) || vigil_op_layer(op_id) != a->layer || !l->base.judged[op_id])
         return;
     struct latency_op *op = l->ops[op_id];
     if (op == NULL)
@@ -367,7 +363,7 @@ static void latency_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
         op->learned_in_cycle = 0;
         if (!op->ready || op->n == 0)
             continue;
-        if (op->n >= l->settings.min_calls && l->judged[op_id]) {
+        if (op->n >= l->settings.min_calls && l->base.judged[op_id]) {
             double keep = 1 - 1 / (3.0 * l->settings.relearn_cycles);
             op->issue_score = op->issue_score * keep + (judge(l, op_id, op, factor, sink) ? 1 : 0);
             /* 1e-9: a count that reaches N but for rounding reaches it. */

@@ -50,13 +50,6 @@ static void match(void *entry, uint32_t id, void *user)
         vigil_metric_name_matches(m->desc->name, (const char *const *)settings->stuck_metrics);
 }
 
-static void *sanity_create(const struct vigil_plugin_context *ctx, GError **error)
-{
-    struct sanity *s = g_new0(struct sanity, 1);
-    return adpi_metric_instance_init(&s->base, &settings_table, &s->settings,
-                                     sizeof(struct sanity_metric), match, ctx, error);
-}
-
 static void check_counter(const struct sanity_metric *m, const struct vigil_cycle_metric *v,
                           const struct vigil_issue_sink *sink)
 {
@@ -92,39 +85,34 @@ static void check_stuck(const struct sanity *s, struct sanity_metric *m,
                        m->desc->name, v->last, m->desc->unit, run, s->settings.stuck_cycles);
 }
 
-static void sanity_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+static void sanity_check(void *instance, void *entry, const struct vigil_cycle_metric *v,
                          const struct vigil_issue_sink *sink)
 {
-    (void)cycle;
-    (void)end_ns;
-    struct sanity *s = instance;
-    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&s->base.metrics); id++) {
-        struct sanity_metric *m = vigil_adpi_metrics_get(&s->base.metrics, id);
-        const struct vigil_cycle_metric *v = vigil_cycle_values_get(&s->base.values, id);
-        if (m == NULL || v == NULL)
-            continue;
-        if (v->n == 0) {
-            m->stuck_reported = FALSE;
-            if (v->cycles_missing == 0)
-                vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, v->before, NAN,
-                                   NAN,
-                                   "%s had no sample in this cycle (the last was %.10g %s): its "
-                                   "provider stopped answering; expected samples every cycle",
-                                   m->desc->name, v->before, m->desc->unit);
-            continue;
-        }
-        if (v->kind == VIGIL_METRIC_COUNTER)
-            check_counter(m, v, sink);
-        check_stuck(s, m, v, sink);
+    const struct sanity *s = instance;
+    struct sanity_metric *m = entry;
+    if (v == NULL)
+        return;
+    if (v->n == 0) {
+        m->stuck_reported = FALSE;
+        if (v->cycles_missing == 0)
+            vigil_issue_report(sink, VIGIL_HEALTH_ABNORMAL_OTHER, m->desc->name, v->before, NAN,
+                               NAN,
+                               "%s had no sample in this cycle (the last was %.10g %s): its "
+                               "provider stopped answering; expected samples every cycle",
+                               m->desc->name, v->before, m->desc->unit);
+        return;
     }
-    vigil_cycle_values_next(&s->base.values);
+    if (v->kind == VIGIL_METRIC_COUNTER)
+        check_counter(m, v, sink);
+    check_stuck(s, m, v, sink);
 }
 
-static const struct vigil_adpi_ops sanity_ops = {
-    .samples = adpi_metric_instance_samples,
-    .cycle = sanity_cycle,
-    .reconfigure = adpi_metric_instance_reconfigure,
-};
+static void *sanity_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    struct sanity *s = g_new0(struct sanity, 1);
+    return adpi_metric_instance_init(&s->base, &settings_table, &s->settings,
+                                     sizeof(struct sanity_metric), match, sanity_check, ctx, error);
+}
 
 static const struct vigil_config_key keys[] = {
     {VIGIL_SETTING(struct sanity_settings, zero_metrics), .type = VIGIL_CONFIG_LIST,
@@ -143,4 +131,4 @@ static const struct vigil_settings_table settings_table =
 VIGIL_PLUGIN(VIGIL_PLUGIN_ADPI, .name = "sensor-sanity",
              .description = "0 J cycles, counters going back, stuck and silent sensors",
              .settings = &settings_table, .create = sanity_create,
-             .destroy = adpi_metric_instance_destroy, .ops = &sanity_ops);
+             .destroy = adpi_metric_instance_destroy, .ops = &adpi_metric_instance_ops);

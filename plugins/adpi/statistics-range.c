@@ -90,24 +90,6 @@ static void match(void *entry, uint32_t id, void *user)
     m->learns = vigil_metric_name_matches(m->desc->name, (const char *const *)r->settings.learn);
 }
 
-static void *range_create(const struct vigil_plugin_context *ctx, GError **error)
-{
-    struct range *r = g_new0(struct range, 1);
-    if (adpi_metric_instance_init(&r->base, &settings_table, &r->settings,
-                                  sizeof(struct range_metric), match, ctx, error) == NULL)
-        return NULL;
-    r->mem_total_bytes = r->swap_total_bytes = NAN;
-    r->cpus_by_field = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    return r;
-}
-
-static void range_destroy(void *instance)
-{
-    struct range *r = instance;
-    g_hash_table_destroy(r->cpus_by_field);
-    adpi_metric_instance_destroy(r);
-}
-
 /* "cpuK.FIELD" (K digits): FIELD, else NULL. */
 static const char *per_cpu_field(const char *name)
 {
@@ -296,32 +278,45 @@ static void learn(struct range_metric *m, double value)
     m->trained++;
 }
 
-static void range_cycle(void *instance, uint64_t cycle, uint64_t end_ns,
+static void range_check(void *instance, void *entry, const struct vigil_cycle_metric *cm,
                         const struct vigil_issue_sink *sink)
 {
-    (void)cycle;
-    (void)end_ns;
     struct range *r = instance;
-    for (uint32_t id = 1; id < vigil_adpi_metrics_end(&r->base.metrics); id++) {
-        struct range_metric *m = vigil_adpi_metrics_get(&r->base.metrics, id);
-        double value;
-        const struct vigil_cycle_metric *cm = vigil_cycle_values_get(&r->base.values, id);
-        if (m == NULL || !m->matches || !vigil_cycle_metric_value(cm, &value))
-            continue;
-        gboolean reported = check_natural(r, m, value, sink);
-        if (!m->learns)
-            continue;
-        if (m->trained < r->settings.training_cycles)
-            learn(m, value);
-        else if (!reported)
-            check_learned(r, m, value, resolution_of(m, cm), sink);
-    }
-    vigil_cycle_values_next(&r->base.values);
+    struct range_metric *m = entry;
+    double value;
+    if (!m->matches || !vigil_cycle_metric_value(cm, &value))
+        return;
+    gboolean reported = check_natural(r, m, value, sink);
+    if (!m->learns)
+        return;
+    if (m->trained < r->settings.training_cycles)
+        learn(m, value);
+    else if (!reported)
+        check_learned(r, m, value, resolution_of(m, cm), sink);
+}
+
+static void *range_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    struct range *r = g_new0(struct range, 1);
+    if (adpi_metric_instance_init(&r->base, &settings_table, &r->settings,
+                                  sizeof(struct range_metric), match, range_check, ctx,
+                                  error) == NULL)
+        return NULL;
+    r->mem_total_bytes = r->swap_total_bytes = NAN;
+    r->cpus_by_field = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    return r;
+}
+
+static void range_destroy(void *instance)
+{
+    struct range *r = instance;
+    g_hash_table_destroy(r->cpus_by_field);
+    adpi_metric_instance_destroy(r);
 }
 
 static const struct vigil_adpi_ops range_ops = {
     .samples = range_samples,
-    .cycle = range_cycle,
+    .cycle = adpi_metric_instance_cycle,
     .reconfigure = adpi_metric_instance_reconfigure,
 };
 

@@ -70,26 +70,42 @@ static char *read_once(const char *root, const char *relative, GError **error)
     return text;
 }
 
-static gboolean read_u64_once(const char *root, const char *relative, guint64 *value,
-                              GError **error)
+/* read_once, and `parse` of its text into `out`; else an error naming the
+ * file and what it should hold ("does not hold a whole number"). */
+static gboolean read_parsed_once(const char *root, const char *relative,
+                                 gboolean (*parse)(const char *text, void *out), void *out,
+                                 const char *expected, GError **error)
 {
     char *text = read_once(root, relative, error);
     if (text == NULL)
         return FALSE;
-    gboolean ok = vigil_provider_parse_u64(text, value);
+    gboolean ok = parse(text, out);
     if (!ok) {
         char *path = vigil_provider_path(root, relative);
         g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "%s does not hold a whole number: \"%.40s\"", path, text);
+                    "%s %s: \"%.40s\"", path, expected, text);
         g_free(path);
     }
     g_free(text);
     return ok;
 }
 
-/* "0-3,8,10-11" → the numbers it names, in order. */
-static gboolean parse_cpu_list(const char *text, GArray *out)
+static gboolean parse_u64(const char *text, void *value)
 {
+    return vigil_provider_parse_u64(text, value);
+}
+
+static gboolean read_u64_once(const char *root, const char *relative, guint64 *value,
+                              GError **error)
+{
+    return read_parsed_once(root, relative, parse_u64, value, "does not hold a whole number",
+                            error);
+}
+
+/* "0-3,8,10-11" → the numbers it names, in order. */
+static gboolean parse_cpu_list(const char *text, void *list)
+{
+    GArray *out = list;
     const char *p = text;
     while (*p != '\0') {
         guint64 first, last;
@@ -117,18 +133,8 @@ static gboolean parse_cpu_list(const char *text, GArray *out)
 
 static gboolean read_list_once(const char *root, const char *relative, GArray *out, GError **error)
 {
-    char *text = read_once(root, relative, error);
-    if (text == NULL)
-        return FALSE;
-    gboolean ok = parse_cpu_list(text, out);
-    if (!ok) {
-        char *path = vigil_provider_path(root, relative);
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "%s is not a list of numbers like \"0-3,8\": \"%.40s\"", path, text);
-        g_free(path);
-    }
-    g_free(text);
-    return ok;
+    return read_parsed_once(root, relative, parse_cpu_list, out,
+                            "is not a list of numbers like \"0-3,8\"", error);
 }
 
 /* Topology ------------------------------------------------------------------------------------- */

@@ -7,8 +7,7 @@
  * (differently counted) procs_running line. */
 #include <string.h>
 
-#include "vigil/plugin.h"
-#include "vigil/provider.h"
+#include "proc_file_provider.h"
 
 #define SOURCE "loadavg"
 
@@ -20,30 +19,12 @@ enum { LOAD_1M, LOAD_5M, LOAD_15M, N_LOADS };
 static const char *const load_names[N_LOADS] = {"load.1m", "load.5m", "load.15m"};
 
 struct loadavg {
-    struct vigil_provider_file file;
+    struct proc_file_provider base; /* first: PROC_FILE_PROVIDER */
     uint32_t load_ids[N_LOADS];
     uint32_t runnable_id, total_id;
     double loads[N_LOADS];
     guint64 runnable, total;
 };
-
-static void *loadavg_create(const struct vigil_plugin_context *ctx, GError **error)
-{
-    char *root = vigil_provider_root(ctx, error);
-    if (root == NULL)
-        return NULL;
-    struct loadavg *l = g_new0(struct loadavg, 1);
-    vigil_provider_file_init(&l->file, root, "proc/loadavg", BUFFER_BYTES, BUFFER_BYTES);
-    g_free(root);
-    return l;
-}
-
-static void loadavg_destroy(void *instance)
-{
-    struct loadavg *l = instance;
-    vigil_provider_file_clear(&l->file);
-    g_free(l);
-}
 
 static gboolean next_load(const char **cursor, double *value)
 {
@@ -60,9 +41,10 @@ static gboolean expect_char(const char **cursor, char c)
 }
 
 /* The whole file: one line, and perhaps its newline. */
-static gboolean parse_file(struct loadavg *l, GError **error)
+static gboolean parse_file(void *instance, GError **error)
 {
-    const char *text = l->file.buffer;
+    struct loadavg *l = instance;
+    const char *text = l->base.file.buffer;
     const char *p = text;
     guint64 last_pid;
     gboolean ok = TRUE;
@@ -80,15 +62,16 @@ static gboolean parse_file(struct loadavg *l, GError **error)
         ok = ok && (*p == '\0' || (expect_char(&p, '\n') && *p == '\0'));
     }
     if (!ok)
-        vigil_provider_line_error(error, l->file.path, 1,
+        vigil_provider_line_error(error, l->base.file.path, 1,
                                   "expected \"LOAD1 LOAD5 LOAD15 RUNNABLE/TOTAL LASTPID\": "
                                   "\"%.*s\"",
                                   (int)strcspn(text, "\n"), text);
     return ok;
 }
 
-static gboolean register_metrics(struct loadavg *l, vigil_metric_catalog *catalog, GError **error)
+static gboolean register_metrics(void *instance, vigil_metric_catalog *catalog, GError **error)
 {
+    struct loadavg *l = instance;
     for (guint i = 0; i < N_LOADS; i++) {
         l->load_ids[i] = vigil_metric_register(catalog, load_names[i], "load", VIGIL_METRIC_GAUGE,
                                                SOURCE, VIGIL_METRIC_MEASURED, error);
@@ -104,34 +87,15 @@ static gboolean register_metrics(struct loadavg *l, vigil_metric_catalog *catalo
     return l->total_id != 0;
 }
 
-static gboolean loadavg_start(void *instance, vigil_metric_catalog *catalog, GError **error)
+static void emit(void *instance, const struct vigil_sample_sink *sink)
 {
-    struct loadavg *l = instance;
-    return vigil_provider_file_open(&l->file, error) && parse_file(l, error) &&
-           register_metrics(l, catalog, error);
-}
-
-static gboolean loadavg_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
-                             const struct vigil_sample_sink *sink, GError **error)
-{
-    (void)catalog;
-    (void)now_ns;
-    struct loadavg *l = instance;
-    if (!vigil_provider_file_read(&l->file, error) || !parse_file(l, error))
-        return FALSE;
+    const struct loadavg *l = instance;
     for (guint i = 0; i < N_LOADS; i++)
         vigil_sample_emit(sink, l->load_ids[i], l->loads[i], 0);
     vigil_sample_emit(sink, l->runnable_id, (double)l->runnable, 0);
     vigil_sample_emit(sink, l->total_id, (double)l->total, 0);
-    return TRUE;
 }
 
-static const struct vigil_provider_ops loadavg_ops = {
-    .start = loadavg_start,
-    .read = loadavg_read,
-};
-
-VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "loadavg",
-             .description = "load averages and task counts from /proc/loadavg",
-             .settings = &vigil_provider_root_settings, .create = loadavg_create,
-             .destroy = loadavg_destroy, .ops = &loadavg_ops);
+PROC_FILE_PROVIDER_PLUGIN(struct loadavg, "loadavg",
+                          "load averages and task counts from /proc/loadavg", "proc/loadavg",
+                          BUFFER_BYTES, BUFFER_BYTES, parse_file, register_metrics, emit);

@@ -5,8 +5,7 @@
  * a new job without swapping: MemFree alone counts the page cache as used. */
 #include <string.h>
 
-#include "vigil/plugin.h"
-#include "vigil/provider.h"
+#include "proc_file_provider.h"
 
 #define SOURCE "meminfo"
 
@@ -33,7 +32,7 @@ static const struct {
 enum { FIELD_TOTAL = 0, FIELD_AVAILABLE = 2, N_FIELDS = G_N_ELEMENTS(fields) };
 
 struct meminfo {
-    struct vigil_provider_file file;
+    struct proc_file_provider base; /* first: PROC_FILE_PROVIDER */
     uint32_t ids[N_FIELDS];
     uint32_t used_id;
     guint64 kib[N_FIELDS];
@@ -41,28 +40,10 @@ struct meminfo {
     guint n_seen;
 };
 
-static void *meminfo_create(const struct vigil_plugin_context *ctx, GError **error)
-{
-    char *root = vigil_provider_root(ctx, error);
-    if (root == NULL)
-        return NULL;
-    struct meminfo *m = g_new0(struct meminfo, 1);
-    vigil_provider_file_init(&m->file, root, "proc/meminfo", BUFFER_BYTES, BUFFER_BYTES);
-    g_free(root);
-    return m;
-}
-
-static void meminfo_destroy(void *instance)
-{
-    struct meminfo *m = instance;
-    vigil_provider_file_clear(&m->file);
-    g_free(m);
-}
-
 static void set_line_error(GError **error, const struct meminfo *m, guint line_no, const char *line,
                            const char *what)
 {
-    vigil_provider_line_error(error, m->file.path, line_no, "%s: \"%.80s\"", what, line);
+    vigil_provider_line_error(error, m->base.file.path, line_no, "%s: \"%.80s\"", what, line);
 }
 
 /* "  12345 kB" exactly: a number without the unit would be in another
@@ -120,11 +101,12 @@ static gboolean parse_line(struct meminfo *m, const char *line, guint line_no, G
  * cost 9,300 instructions a read, its first sixteen lines 3,800). A key
  * repeated before then is still an error; the lines after it, whatever
  * they hold, are not read, as diskstats does not read a loop device's. */
-static gboolean parse_file(struct meminfo *m, GError **error)
+static gboolean parse_file(void *instance, GError **error)
 {
+    struct meminfo *m = instance;
     memset(m->seen, 0, sizeof m->seen);
     m->n_seen = 0;
-    char *cursor = m->file.buffer;
+    char *cursor = m->base.file.buffer;
     guint line_no = 0;
     for (char *line; m->n_seen < N_FIELDS && (line = vigil_provider_next_line(&cursor)) != NULL;) {
         if (!parse_line(m, line, ++line_no, error))
@@ -133,15 +115,16 @@ static gboolean parse_file(struct meminfo *m, GError **error)
     for (guint i = 0; i < N_FIELDS; i++) {
         if (!m->seen[i]) {
             g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ,
-                        "%s has no \"%s\" line", m->file.path, fields[i].key);
+                        "%s has no \"%s\" line", m->base.file.path, fields[i].key);
             return FALSE;
         }
     }
     return TRUE;
 }
 
-static gboolean register_metrics(struct meminfo *m, vigil_metric_catalog *catalog, GError **error)
+static gboolean register_metrics(void *instance, vigil_metric_catalog *catalog, GError **error)
 {
+    struct meminfo *m = instance;
     for (guint i = 0; i < N_FIELDS; i++) {
         m->ids[i] = vigil_metric_register(catalog, fields[i].metric, "bytes", VIGIL_METRIC_GAUGE,
                                           SOURCE, VIGIL_METRIC_MEASURED, error);
@@ -153,42 +136,24 @@ static gboolean register_metrics(struct meminfo *m, vigil_metric_catalog *catalo
     return m->used_id != 0;
 }
 
-static gboolean meminfo_start(void *instance, vigil_metric_catalog *catalog, GError **error)
-{
-    struct meminfo *m = instance;
-    /* A kernel without one of our keys is told at start, not every tick. */
-    return vigil_provider_file_open(&m->file, error) && parse_file(m, error) &&
-           register_metrics(m, catalog, error);
-}
-
 static double kib_to_bytes(guint64 kib)
 {
     return (double)kib * 1024.0;
 }
 
-static gboolean meminfo_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
-                             const struct vigil_sample_sink *sink, GError **error)
+static void emit(void *instance, const struct vigil_sample_sink *sink)
 {
-    (void)catalog;
-    (void)now_ns;
-    struct meminfo *m = instance;
-    if (!vigil_provider_file_read(&m->file, error) || !parse_file(m, error))
-        return FALSE;
+    const struct meminfo *m = instance;
     for (guint i = 0; i < N_FIELDS; i++)
         vigil_sample_emit(sink, m->ids[i], kib_to_bytes(m->kib[i]), 0);
     /* The kernel's estimate of available memory is not bounded by the total
      * by construction; a negative "used" would only be noise. */
     guint64 total = m->kib[FIELD_TOTAL], available = m->kib[FIELD_AVAILABLE];
     vigil_sample_emit(sink, m->used_id, kib_to_bytes(total > available ? total - available : 0), 0);
-    return TRUE;
 }
 
-static const struct vigil_provider_ops meminfo_ops = {
-    .start = meminfo_start,
-    .read = meminfo_read,
-};
-
-VIGIL_PLUGIN(VIGIL_PLUGIN_PROVIDER, .name = "meminfo",
-             .description = "memory and swap from /proc/meminfo",
-             .settings = &vigil_provider_root_settings, .create = meminfo_create,
-             .destroy = meminfo_destroy, .ops = &meminfo_ops);
+/* A kernel without one of our keys is told at start (the shared start
+ * parses the file), not every tick. */
+PROC_FILE_PROVIDER_PLUGIN(struct meminfo, "meminfo", "memory and swap from /proc/meminfo",
+                          "proc/meminfo", BUFFER_BYTES, BUFFER_BYTES, parse_file, register_metrics,
+                          emit);

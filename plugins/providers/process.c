@@ -32,12 +32,10 @@
  * as elsewhere), with a g_warning naming the file and what is wrong, not
  * repeated at every tick while the file stays wrong. Failing the read would
  * make the daemon drop the tick of every other process for one bad file. */
-#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "vigil/plugin.h"
-#include "vigil/provider.h"
+#include "proc_file_provider.h"
 
 #define SOURCE "process"
 
@@ -116,18 +114,10 @@ static void tracked_free(gpointer data)
 
 static void *process_create(const struct vigil_plugin_context *ctx, GError **error)
 {
-    long hz = sysconf(_SC_CLK_TCK);
-    if (hz <= 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "sysconf(_SC_CLK_TCK) gives no tick rate: %s", g_strerror(errno));
+    long hz, page;
+    if (!proc_sysconf(_SC_CLK_TCK, "_SC_CLK_TCK", "tick rate", &hz, error) ||
+        !proc_sysconf(_SC_PAGESIZE, "_SC_PAGESIZE", "page size", &page, error))
         return NULL;
-    }
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "sysconf(_SC_PAGESIZE) gives no page size: %s", g_strerror(errno));
-        return NULL;
-    }
     char *root = vigil_provider_root(ctx, error);
     if (root == NULL)
         return NULL;

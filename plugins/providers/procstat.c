@@ -5,12 +5,10 @@
  * a consumer needs no knowledge of the node's tick rate. The node's "cpu"
  * line and every "cpuN" line give the same eight times (guest and
  * guest_nice, which follow, are already counted in user and nice). */
-#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "vigil/plugin.h"
-#include "vigil/provider.h"
+#include "proc_file_provider.h"
 
 #define SOURCE "procstat"
 
@@ -59,7 +57,7 @@ struct cpu_slot {
 };
 
 struct procstat {
-    struct vigil_provider_file file;
+    struct proc_file_provider base; /* first: PROC_FILE_PROVIDER */
     double ticks_per_s;
 
     uint32_t node_ids[N_CPU_FIELDS];
@@ -73,37 +71,12 @@ struct procstat {
     guint64 ctxt, running, blocked;
     gboolean ctxt_seen, running_seen, blocked_seen;
 };
-
-static void *procstat_create(const struct vigil_plugin_context *ctx, GError **error)
-{
-    long hz = sysconf(_SC_CLK_TCK);
-    if (hz <= 0) {
-        g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_UNAVAILABLE,
-                    "sysconf(_SC_CLK_TCK) gives no tick rate: %s", g_strerror(errno));
-        return NULL;
-    }
-    char *root = vigil_provider_root(ctx, error);
-    if (root == NULL)
-        return NULL;
-    struct procstat *ps = g_new0(struct procstat, 1);
-    vigil_provider_file_init(&ps->file, root, "proc/stat", INITIAL_BUFFER_BYTES, MAX_BUFFER_BYTES);
-    g_free(root);
-    ps->ticks_per_s = (double)hz;
-    return ps;
-}
-
-static void procstat_destroy(void *instance)
-{
-    struct procstat *ps = instance;
-    vigil_provider_file_clear(&ps->file);
-    g_free(ps->cpus);
-    g_free(ps);
-}
+PROC_FILE_PROVIDER(struct procstat);
 
 static void set_line_error(GError **error, const struct procstat *ps, guint line_no,
                            const char *line, const char *what)
 {
-    vigil_provider_line_error(error, ps->file.path, line_no, "%s: \"%.80s\"", what, line);
+    vigil_provider_line_error(error, ps->base.file.path, line_no, "%s: \"%.80s\"", what, line);
 }
 
 /* The next blank-separated field as a whole number that fits in 64 bits;
@@ -164,6 +137,24 @@ static struct cpu_slot *cpu_slot(struct procstat *ps, guint cpu)
     return &ps->cpus[cpu];
 }
 
+/* A cpu line's times into `times`, the first time its line is seen
+ * (`twice` says it is not). */
+static gboolean parse_times_once(struct procstat *ps, const char *fields, struct cpu_times *times,
+                                 gboolean *seen, const char *twice, guint line_no, const char *line,
+                                 GError **error)
+{
+    if (*seen) {
+        set_line_error(error, ps, line_no, line, twice);
+        return FALSE;
+    }
+    if (!parse_cpu_times(fields, times)) {
+        set_line_error(error, ps, line_no, line, CPU_FIELDS_PROBLEM);
+        return FALSE;
+    }
+    *seen = TRUE;
+    return TRUE;
+}
+
 /* A "cpuN ..." line; `rest` points just after "cpu". */
 static gboolean parse_cpu_n_line(struct procstat *ps, const char *rest, guint line_no,
                                  const char *line, GError **error)
@@ -176,16 +167,8 @@ static gboolean parse_cpu_n_line(struct procstat *ps, const char *rest, guint li
         return FALSE;
     }
     struct cpu_slot *slot = cpu_slot(ps, (guint)cpu);
-    if (slot->seen) {
-        set_line_error(error, ps, line_no, line, "this CPU appears twice");
-        return FALSE;
-    }
-    if (!parse_cpu_times(p, &slot->times)) {
-        set_line_error(error, ps, line_no, line, CPU_FIELDS_PROBLEM);
-        return FALSE;
-    }
-    slot->seen = TRUE;
-    return TRUE;
+    return parse_times_once(ps, p, &slot->times, &slot->seen, "this CPU appears twice", line_no,
+                            line, error);
 }
 
 /* A "KEY N" line holding one number. */
@@ -209,16 +192,8 @@ static gboolean parse_line(struct procstat *ps, const char *line, guint line_no,
 {
     const char *fields;
     if ((fields = AFTER_KEY(line, "cpu")) != NULL) {
-        if (ps->node_seen) {
-            set_line_error(error, ps, line_no, line, "this line appears twice");
-            return FALSE;
-        }
-        if (!parse_cpu_times(fields, &ps->node)) {
-            set_line_error(error, ps, line_no, line, CPU_FIELDS_PROBLEM);
-            return FALSE;
-        }
-        ps->node_seen = TRUE;
-        return TRUE;
+        return parse_times_once(ps, fields, &ps->node, &ps->node_seen, "this line appears twice",
+                                line_no, line, error);
     }
     if (VIGIL_PROVIDER_HAS_PREFIX(line, "cpu") && g_ascii_isdigit(line[3]))
         return parse_cpu_n_line(ps, line + 3, line_no, line, error);
@@ -236,19 +211,20 @@ static gboolean require_line(const struct procstat *ps, gboolean seen, const cha
 {
     if (!seen)
         g_set_error(error, VIGIL_PROVIDER_ERROR, VIGIL_PROVIDER_ERROR_READ, "%s has no \"%s\" line",
-                    ps->file.path, key);
+                    ps->base.file.path, key);
     return seen;
 }
 
 /* Parses the whole buffer before anything is emitted or registered, so
  * that a broken file yields no half-read tick. */
-static gboolean parse_file(struct procstat *ps, GError **error)
+static gboolean parse_file(void *instance, GError **error)
 {
+    struct procstat *ps = instance;
     ps->node_seen = ps->ctxt_seen = ps->running_seen = ps->blocked_seen = FALSE;
     for (guint i = 0; i < ps->n_cpu_slots; i++)
         ps->cpus[i].seen = FALSE;
 
-    char *cursor = ps->file.buffer;
+    char *cursor = ps->base.file.buffer;
     guint line_no = 0;
     for (char *line; (line = vigil_provider_next_line(&cursor)) != NULL;) {
         if (!parse_line(ps, line, ++line_no, error))
@@ -284,9 +260,9 @@ static gboolean register_count(vigil_metric_catalog *catalog, const char *name,
 
 /* Registers what is not registered yet: everything at start, a CPU that
  * came online since then at a later read. */
-static gboolean register_new_metrics(struct procstat *ps, vigil_metric_catalog *catalog,
-                                     GError **error)
+static gboolean register_new_metrics(void *instance, vigil_metric_catalog *catalog, GError **error)
 {
+    struct procstat *ps = instance;
     if (ps->node_ids[0] == 0) {
         if (!register_cpu_times(catalog, "cpu", ps->node_ids, error) ||
             !register_count(catalog, "cpu.context_switches", VIGIL_METRIC_COUNTER, &ps->ctxt_id,
@@ -314,22 +290,9 @@ static void emit_cpu_times(const struct procstat *ps, const uint32_t ids[N_CPU_F
         vigil_sample_emit(sink, ids[f], (double)times->ticks[f] / ps->ticks_per_s, 0);
 }
 
-static gboolean procstat_start(void *instance, vigil_metric_catalog *catalog, GError **error)
+static void emit(void *instance, const struct vigil_sample_sink *sink)
 {
-    struct procstat *ps = instance;
-    /* A first read sizes the buffer and finds the CPUs to register. */
-    return vigil_provider_file_open(&ps->file, error) && parse_file(ps, error) &&
-           register_new_metrics(ps, catalog, error);
-}
-
-static gboolean procstat_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
-                              const struct vigil_sample_sink *sink, GError **error)
-{
-    struct procstat *ps = instance;
-    if (!vigil_provider_file_read_at(&ps->file, now_ns, error) || !parse_file(ps, error) ||
-        !register_new_metrics(ps, catalog, error))
-        return FALSE;
-
+    const struct procstat *ps = instance;
     emit_cpu_times(ps, ps->node_ids, &ps->node, sink);
     for (guint cpu = 0; cpu < ps->n_cpu_slots; cpu++) {
         const struct cpu_slot *slot = &ps->cpus[cpu];
@@ -339,11 +302,44 @@ static gboolean procstat_read(void *instance, vigil_metric_catalog *catalog, uin
     vigil_sample_emit(sink, ps->ctxt_id, (double)ps->ctxt, 0);
     vigil_sample_emit(sink, ps->running_id, (double)ps->running, 0);
     vigil_sample_emit(sink, ps->blocked_id, (double)ps->blocked, 0);
+}
+
+/* The shared start's first read sizes the buffer and finds the CPUs to
+ * register. */
+static const struct proc_file_kind kind = {"proc/stat", INITIAL_BUFFER_BYTES, MAX_BUFFER_BYTES,
+                                           parse_file,  register_new_metrics, emit};
+
+static void *procstat_create(const struct vigil_plugin_context *ctx, GError **error)
+{
+    long hz;
+    if (!proc_sysconf(_SC_CLK_TCK, "_SC_CLK_TCK", "tick rate", &hz, error))
+        return NULL;
+    struct procstat *ps = proc_file_provider_new(ctx, sizeof(struct procstat), &kind, error);
+    if (ps != NULL)
+        ps->ticks_per_s = (double)hz;
+    return ps;
+}
+
+static void procstat_destroy(void *instance)
+{
+    struct procstat *ps = instance;
+    g_free(ps->cpus);
+    proc_file_provider_destroy(ps);
+}
+
+static gboolean procstat_read(void *instance, vigil_metric_catalog *catalog, uint64_t now_ns,
+                              const struct vigil_sample_sink *sink, GError **error)
+{
+    struct procstat *ps = instance;
+    if (!vigil_provider_file_read_at(&ps->base.file, now_ns, error) || !parse_file(ps, error) ||
+        !register_new_metrics(ps, catalog, error))
+        return FALSE;
+    emit(ps, sink);
     return TRUE;
 }
 
 static const struct vigil_provider_ops procstat_ops = {
-    .start = procstat_start,
+    .start = proc_file_provider_start,
     .read = procstat_read,
 };
 

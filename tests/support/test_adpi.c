@@ -259,6 +259,13 @@ void test_adpi_sample(struct test_adpi *a, guint32 metric_id, guint64 t_ns, doub
     test_adpi_samples(a, &s, 1);
 }
 
+void test_adpi_tick(struct test_adpi *a, guint64 t_ns, const struct test_adpi_value *values,
+                    size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        test_adpi_sample(a, values[i].metric_id, t_ns, values[i].value);
+}
+
 void test_adpi_node_load(struct test_adpi *a, const struct vigil_node_load *load)
 {
     assert_non_null(a->ops->node_load);

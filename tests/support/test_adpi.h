@@ -55,6 +55,15 @@ enum test_adpi_op {
  * ops of `has` and none of those of `lacks` (TEST_ADPI_* bits). */
 void test_adpi_assert_descriptor(const char *name, unsigned has, unsigned lacks);
 
+/* Every ADPI test's test_the_descriptor: test_adpi_assert_descriptor as a
+ * cmocka test of its own. Stands at file scope, without a semicolon. */
+#define TEST_ADPI_DESCRIPTOR(name, has, lacks)                                                     \
+    static void test_the_descriptor(void **state)                                                  \
+    {                                                                                              \
+        (void)state;                                                                               \
+        test_adpi_assert_descriptor((name), (has), (lacks));                                       \
+    }
+
 /* What every ADPI's settings table must be, rather than a count that
  * would only repeat it: its defaults make an instance; every key is
  * described and fills a field of the plugin's settings; and a value its
@@ -83,6 +92,19 @@ guint32 test_adpi_gauge(struct test_adpi *a, const char *name, const char *unit)
 /* One tick of one sample; and of several. */
 void test_adpi_sample(struct test_adpi *a, guint32 metric_id, guint64 t_ns, double value);
 void test_adpi_samples(struct test_adpi *a, const struct vigil_sample *samples, size_t n);
+
+/* One metric's sample in a tick of TEST_ADPI_TICK. */
+struct test_adpi_value {
+    guint32 metric_id;
+    double value;
+};
+/* test_adpi_sample for each of `values` in turn, all at `t_ns`. */
+void test_adpi_tick(struct test_adpi *a, guint64 t_ns, const struct test_adpi_value *values,
+                    size_t n);
+/* test_adpi_tick of the {metric_id, value} pairs after `t_ns`. */
+#define TEST_ADPI_TICK(a, t_ns, ...)                                                               \
+    test_adpi_tick((a), (t_ns), (const struct test_adpi_value[]){__VA_ARGS__},                     \
+                   G_N_ELEMENTS(((const struct test_adpi_value[]){__VA_ARGS__})))
 
 /* The node's load over the cycle about to close, for a process ADPI
  * (node_load). */

@@ -12,6 +12,8 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("call-rate", TEST_ADPI_ACTIVITY | TEST_ADPI_RECONFIGURE, TEST_ADPI_SAMPLES)
+
 static unsigned posix_op(const char *name)
 {
     unsigned op = vigil_op_from_name(VIGIL_LAYER_POSIX, name);
@@ -53,13 +55,6 @@ static void open_trained(struct test_adpi *a, const char *lines)
 }
 
 #define TRAINED "training_cycles = 3\n"
-
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("call-rate", TEST_ADPI_ACTIVITY | TEST_ADPI_RECONFIGURE,
-                                TEST_ADPI_SAMPLES);
-}
 
 /* 120 at most in training (the partial first cycle's 1000 left out): 180
  * is half again, no news; 181 is a storm. */

@@ -44,6 +44,9 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A test given a struct fixture in *state. */
+#define WITH_VALUES(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+
 static void add(struct fixture *f, guint32 id, guint64 t_ns, double value)
 {
     struct vigil_sample s = {.metric_id = id, .t_ns = t_ns, .value = value};
@@ -246,10 +249,25 @@ struct entry {
 };
 VIGIL_ADPI_METRICS_ENTRY(struct entry);
 
+/* A metric table under test, and its match function's state. */
 struct matcher {
     const char *const *patterns;
-    GArray *ids; /* uint32_t, in the order the match function had them */
+    GArray *ids;                     /* uint32_t, in the order the match function had them */
+    struct vigil_adpi_metrics table; /* of struct entry */
 };
+
+static void matcher_init(struct matcher *m, const char *const *patterns)
+{
+    m->patterns = patterns;
+    m->ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    vigil_adpi_metrics_init(&m->table, sizeof(struct entry));
+}
+
+static void matcher_clear(struct matcher *m)
+{
+    vigil_adpi_metrics_clear(&m->table);
+    g_array_free(m->ids, TRUE);
+}
 
 static void match_entry(void *entry, uint32_t metric_id, void *user)
 {
@@ -261,114 +279,107 @@ static void match_entry(void *entry, uint32_t metric_id, void *user)
     g_array_append_val(m->ids, metric_id);
 }
 
-static void see(struct vigil_adpi_metrics *table, struct fixture *f, struct matcher *m,
-                const guint32 *ids, size_t n)
+static void see(struct fixture *f, struct matcher *m, const guint32 *ids, size_t n)
 {
     struct vigil_sample samples[8] = {0};
     assert_true(n <= G_N_ELEMENTS(samples));
     for (size_t i = 0; i < n; i++)
         samples[i].metric_id = ids[i];
-    vigil_adpi_metrics_see(table, f->catalog, samples, n, match_entry, m);
+    vigil_adpi_metrics_see(&m->table, f->catalog, samples, n, match_entry, m);
 }
 
 static void test_a_metric_table_describes_each_id_once(void **state)
 {
     struct fixture *f = *state;
     const char *const patterns[] = {"energy.*", NULL};
-    struct matcher m = {patterns, g_array_new(FALSE, FALSE, sizeof(uint32_t))};
-    struct vigil_adpi_metrics table;
-    vigil_adpi_metrics_init(&table, sizeof(struct entry));
-    assert_null(vigil_adpi_metrics_get(&table, f->gauge));
+    struct matcher m;
+    matcher_init(&m, patterns);
+    assert_null(vigil_adpi_metrics_get(&m.table, f->gauge));
 
     const guint32 first[] = {f->counter, 0, f->counter, 4000000, f->gauge};
-    see(&table, f, &m, first, G_N_ELEMENTS(first));
+    see(f, &m, first, G_N_ELEMENTS(first));
     assert_int_equal(m.ids->len, 2);
     assert_int_equal(g_array_index(m.ids, uint32_t, 0), f->counter);
     assert_int_equal(g_array_index(m.ids, uint32_t, 1), f->gauge);
-    struct entry *counter = vigil_adpi_metrics_get(&table, f->counter);
+    struct entry *counter = vigil_adpi_metrics_get(&m.table, f->counter);
     assert_non_null(counter);
     assert_ptr_equal(counter->desc, vigil_metric_get(f->catalog, f->counter));
     assert_true(counter->matches);
-    struct entry *gauge = vigil_adpi_metrics_get(&table, f->gauge);
+    struct entry *gauge = vigil_adpi_metrics_get(&m.table, f->gauge);
     assert_non_null(gauge);
     assert_false(gauge->matches);
     /* Ids the catalogue does not know have no entry and take no room. */
-    assert_null(vigil_adpi_metrics_get(&table, 0));
-    assert_null(vigil_adpi_metrics_get(&table, 4000000));
-    assert_null(vigil_adpi_metrics_get(&table, f->other));
-    assert_int_equal(vigil_adpi_metrics_end(&table), MAX(f->counter, f->gauge) + 1);
+    assert_null(vigil_adpi_metrics_get(&m.table, 0));
+    assert_null(vigil_adpi_metrics_get(&m.table, 4000000));
+    assert_null(vigil_adpi_metrics_get(&m.table, f->other));
+    assert_int_equal(vigil_adpi_metrics_end(&m.table), MAX(f->counter, f->gauge) + 1);
 
     /* Seen again, and the table grown for another: each is described once
      * and keeps what the ADPI wrote in it. */
     counter->kept = 7;
     const guint32 second[] = {f->other, f->counter};
-    see(&table, f, &m, second, G_N_ELEMENTS(second));
+    see(f, &m, second, G_N_ELEMENTS(second));
     assert_int_equal(m.ids->len, 3);
     assert_int_equal(g_array_index(m.ids, uint32_t, 2), f->other);
-    counter = vigil_adpi_metrics_get(&table, f->counter);
+    counter = vigil_adpi_metrics_get(&m.table, f->counter);
     assert_int_equal(counter->described, 1);
     assert_int_equal(counter->kept, 7);
-    assert_int_equal(((struct entry *)vigil_adpi_metrics_get(&table, f->gauge))->described, 1);
+    assert_int_equal(((struct entry *)vigil_adpi_metrics_get(&m.table, f->gauge))->described, 1);
 
-    vigil_adpi_metrics_clear(&table);
-    assert_null(vigil_adpi_metrics_get(&table, f->counter));
-    assert_int_equal(vigil_adpi_metrics_end(&table), 0);
-    vigil_adpi_metrics_clear(&table);
-    g_array_free(m.ids, TRUE);
+    vigil_adpi_metrics_clear(&m.table);
+    assert_null(vigil_adpi_metrics_get(&m.table, f->counter));
+    assert_int_equal(vigil_adpi_metrics_end(&m.table), 0);
+    matcher_clear(&m);
 }
 
 static void test_a_metric_registered_late_is_described_when_next_seen(void **state)
 {
     struct fixture *f = *state;
-    struct matcher m = {NULL, g_array_new(FALSE, FALSE, sizeof(uint32_t))};
-    struct vigil_adpi_metrics table;
-    vigil_adpi_metrics_init(&table, sizeof(struct entry));
+    struct matcher m;
+    matcher_init(&m, NULL);
     uint32_t late = vigil_metric_count(f->catalog) + 1;
-    assert_null(vigil_adpi_metrics_see_id(&table, f->catalog, late, match_entry, &m));
+    assert_null(vigil_adpi_metrics_see_id(&m.table, f->catalog, late, match_entry, &m));
     assert_int_equal(m.ids->len, 0);
 
     assert_int_equal(vigil_metric_register(f->catalog, "disk.sda.busy_s", "s", VIGIL_METRIC_COUNTER,
                                            "test", VIGIL_METRIC_MEASURED, NULL),
                      late);
-    struct entry *e = vigil_adpi_metrics_see_id(&table, f->catalog, late, match_entry, &m);
+    struct entry *e = vigil_adpi_metrics_see_id(&m.table, f->catalog, late, match_entry, &m);
     assert_non_null(e);
-    assert_ptr_equal(e, vigil_adpi_metrics_get(&table, late));
+    assert_ptr_equal(e, vigil_adpi_metrics_get(&m.table, late));
     assert_string_equal(e->desc->name, "disk.sda.busy_s");
     assert_int_equal(e->described, 1);
     /* Without a match function the entry is only described. */
-    e = vigil_adpi_metrics_see_id(&table, f->catalog, f->gauge, NULL, NULL);
+    e = vigil_adpi_metrics_see_id(&m.table, f->catalog, f->gauge, NULL, NULL);
     assert_non_null(e);
     assert_int_equal(e->described, 0);
-    vigil_adpi_metrics_clear(&table);
-    g_array_free(m.ids, TRUE);
+    matcher_clear(&m);
 }
 
 static void test_rematching_hands_over_every_described_entry(void **state)
 {
     struct fixture *f = *state;
     const char *const energy[] = {"energy.*", NULL};
-    struct matcher m = {energy, g_array_new(FALSE, FALSE, sizeof(uint32_t))};
-    struct vigil_adpi_metrics table;
-    vigil_adpi_metrics_init(&table, sizeof(struct entry));
+    struct matcher m;
+    matcher_init(&m, energy);
     const guint32 ids[] = {f->other, f->counter, 4000000};
-    see(&table, f, &m, ids, G_N_ELEMENTS(ids));
-    assert_true(((struct entry *)vigil_adpi_metrics_get(&table, f->counter))->matches);
+    see(f, &m, ids, G_N_ELEMENTS(ids));
+    assert_true(((struct entry *)vigil_adpi_metrics_get(&m.table, f->counter))->matches);
 
     const char *const cpu[] = {"cpu.*", NULL};
     m.patterns = cpu;
     g_array_set_size(m.ids, 0);
-    vigil_adpi_metrics_rematch(&table, match_entry, &m);
+    vigil_adpi_metrics_rematch(&m.table, match_entry, &m);
     /* In id order, and never for an id the table has no description of. */
     assert_int_equal(m.ids->len, 2);
     assert_int_equal(g_array_index(m.ids, uint32_t, 0), MIN(f->other, f->counter));
     assert_int_equal(g_array_index(m.ids, uint32_t, 1), MAX(f->other, f->counter));
-    struct entry *counter = vigil_adpi_metrics_get(&table, f->counter);
+    struct entry *counter = vigil_adpi_metrics_get(&m.table, f->counter);
     assert_false(counter->matches);
     assert_int_equal(counter->described, 2);
-    assert_true(((struct entry *)vigil_adpi_metrics_get(&table, f->other))->matches);
-    assert_null(vigil_adpi_metrics_get(&table, f->gauge));
-    vigil_adpi_metrics_clear(&table);
-    g_array_free(m.ids, TRUE);
+    assert_true(((struct entry *)vigil_adpi_metrics_get(&m.table, f->other))->matches);
+    assert_null(vigil_adpi_metrics_get(&m.table, f->gauge));
+    matcher_clear(&m);
 }
 
 static void test_names_match_globs(void **state)
@@ -464,22 +475,17 @@ static void test_running_statistics(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_a_gauge_is_its_mean, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_counter_is_its_rate_per_second, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_single_sample_ever_gives_no_rate, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_counter_that_goes_back_is_flagged, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_the_uncertain_flag_is_kept_for_the_cycle, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_unchanged_cycles_are_counted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_cycles_are_counted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_sample_of_an_unknown_metric_is_ignored, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_a_metric_table_describes_each_id_once, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_a_metric_registered_late_is_described_when_next_seen,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rematching_hands_over_every_described_entry, setup,
-                                        teardown),
+        WITH_VALUES(test_a_gauge_is_its_mean),
+        WITH_VALUES(test_a_counter_is_its_rate_per_second),
+        WITH_VALUES(test_a_single_sample_ever_gives_no_rate),
+        WITH_VALUES(test_a_counter_that_goes_back_is_flagged),
+        WITH_VALUES(test_the_uncertain_flag_is_kept_for_the_cycle),
+        WITH_VALUES(test_unchanged_cycles_are_counted),
+        WITH_VALUES(test_missing_cycles_are_counted),
+        WITH_VALUES(test_a_sample_of_an_unknown_metric_is_ignored),
+        WITH_VALUES(test_a_metric_table_describes_each_id_once),
+        WITH_VALUES(test_a_metric_registered_late_is_described_when_next_seen),
+        WITH_VALUES(test_rematching_hands_over_every_described_entry),
         cmocka_unit_test(test_names_match_globs),
         cmocka_unit_test(test_an_issue_is_filled_and_handed_over),
         cmocka_unit_test(test_long_texts_are_cut_on_a_character),

@@ -9,6 +9,8 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("drift", TEST_ADPI_RECONFIGURE, 0)
+
 #define WINDOWS "metrics = process.rss_bytes\nshort_cycles = 2\nlong_cycles = 4\n"
 
 struct series {
@@ -50,12 +52,6 @@ static const struct vigil_issue *drifted(struct series *s, double value, double 
     double allowed = max_relative_drift * long_mean;
     test_assert_expected(issue, long_mean - allowed, long_mean + allowed);
     return issue;
-}
-
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("drift", TEST_ADPI_RECONFIGURE, 0);
 }
 
 static void test_a_drift_is_reported_at_onset(void **state)
@@ -105,8 +101,7 @@ static void test_a_counter_drifts_by_its_rate(void **state)
     guint32 other = test_adpi_counter(&a, "process.disk_read_bytes", "bytes"); /* not listed */
     const double totals[] = {0, 1, 2, 4};
     for (guint i = 0; i < 3; i++) {
-        test_adpi_sample(&a, cpu, (i + 1) * TEST_S, totals[i]);
-        test_adpi_sample(&a, other, (i + 1) * TEST_S, 1e6 * i * i);
+        TEST_ADPI_TICK(&a, (i + 1) * TEST_S, {cpu, totals[i]}, {other, 1e6 * i * i});
         test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
     }
     /* Rates 1, 1, then 2: 2 against 1.5. */

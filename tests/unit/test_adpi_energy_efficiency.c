@@ -14,6 +14,8 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("energy-efficiency", TEST_ADPI_RECONFIGURE, 0)
+
 struct stream {
     struct test_adpi a;
     guint32 user, system, energy;
@@ -91,12 +93,6 @@ static const struct vigil_issue *abnormal(struct stream *s, double x, enum vigil
     test_assert_expected(issue, MIN(mean - k * sigma, mean * (1 - min_relative_deviation)),
                          MAX(mean + k * sigma, mean * (1 + min_relative_deviation)));
     return issue;
-}
-
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("energy-efficiency", TEST_ADPI_RECONFIGURE, 0);
 }
 
 static void test_just_above_mean_plus_k_sigma_is_abnormal_good(void **state)

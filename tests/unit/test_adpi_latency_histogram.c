@@ -12,6 +12,10 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
+TEST_ADPI_DESCRIPTOR("latency-histogram",
+                     TEST_ADPI_ACTIVITY | TEST_ADPI_NODE_LOAD | TEST_ADPI_RECONFIGURE,
+                     TEST_ADPI_SAMPLES)
+
 /* min_ratio = 1: the thresholds are the quantiles alone. */
 #define LEARN_100 "learn_calls = 100\nmin_calls = 20\nmax_outer_share = 0.25\nmin_ratio = 1\n"
 
@@ -31,25 +35,32 @@ static void posix_write(struct test_adpi *a, guint64 ns, guint n)
     test_adpi_calls(a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE, ns, n);
 }
 
-static void test_the_descriptor(void **state)
+/* Opened with `lines`, and posix.write learned. */
+static void open_learned(struct test_adpi *a, const char *lines)
 {
-    (void)state;
-    test_adpi_assert_descriptor("latency-histogram",
-                                TEST_ADPI_ACTIVITY | TEST_ADPI_NODE_LOAD | TEST_ADPI_RECONFIGURE,
-                                TEST_ADPI_SAMPLES);
+    test_adpi_open(a, "latency-histogram", lines);
+    learn(a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+}
+
+/* The cycle ending at `t_s` s has one issue: `share` of its posix.write
+ * calls slow (ABNORMAL_BAD) or fast (ABNORMAL_GOOD). */
+static const struct vigil_issue *write_issue(struct test_adpi *a, guint64 t_s,
+                                             enum vigil_health health, double share)
+{
+    const struct vigil_issue *issue = test_adpi_cycle_one(a, t_s * TEST_S);
+    test_assert_issue(issue, health, "posix.write", share);
+    return issue;
 }
 
 static void test_many_slow_calls_are_abnormal_bad(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned(&a, LEARN_100);
 
     posix_write(&a, 5000, 41);
     posix_write(&a, 1000, 59);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 41.0 / 100.0);
+    const struct vigil_issue *issue = write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_BAD, 41.0 / 100.0);
     test_assert_expected(issue, 0, 0.25);
     assert_string_equal(issue->message,
                         "41 % of 100 posix.write calls took more than 1.02 µs, the 95th "
@@ -61,8 +72,7 @@ static void test_many_slow_calls_are_abnormal_bad(void **state)
     test_adpi_cycle_quiet(&a, 3 * TEST_S);
     posix_write(&a, 1024, 26);
     posix_write(&a, 1023, 74);
-    test_assert_issue(test_adpi_cycle_one(&a, 4 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
-                      26.0 / 100.0);
+    write_issue(&a, 4, VIGIL_HEALTH_ABNORMAL_BAD, 26.0 / 100.0);
     test_adpi_close(&a);
 }
 
@@ -73,15 +83,13 @@ static void test_by_default_a_cycle_half_slow_is_abnormal(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", "learn_calls = 100\n");
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned(&a, "learn_calls = 100\n");
     posix_write(&a, 5000, 30);
     posix_write(&a, 1000, 70);
     test_adpi_cycle_quiet(&a, 2 * TEST_S);
     posix_write(&a, 5000, 50);
     posix_write(&a, 1000, 50);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 0.5);
+    const struct vigil_issue *issue = write_issue(&a, 3, VIGIL_HEALTH_ABNORMAL_BAD, 0.5);
     test_assert_expected(issue, 0, 0.3);
     test_adpi_close(&a);
 }
@@ -90,14 +98,12 @@ static void test_many_fast_calls_are_abnormal_good(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned(&a, LEARN_100);
 
     posix_write(&a, 143, 30);
     posix_write(&a, 144, 10); /* the bound: not fast */
     posix_write(&a, 1000, 60);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_GOOD, "posix.write", 30.0 / 100.0);
+    const struct vigil_issue *issue = write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_GOOD, 30.0 / 100.0);
     test_assert_expected(issue, 0, 0.25);
     assert_string_equal(issue->message,
                         "30 % of 100 posix.write calls took less than 144 ns, the 5th "
@@ -109,16 +115,14 @@ static void test_too_few_calls_are_not_judged(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned(&a, LEARN_100);
     posix_write(&a, 5000, 19);
     test_adpi_cycle_quiet(&a, 2 * TEST_S);
     /* The count starts again each cycle. */
     posix_write(&a, 5000, 19);
     test_adpi_cycle_quiet(&a, 3 * TEST_S);
     posix_write(&a, 5000, 20);
-    test_assert_issue(test_adpi_cycle_one(&a, 4 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
-                      1);
+    write_issue(&a, 4, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     test_adpi_close(&a);
 }
 
@@ -132,8 +136,7 @@ static void test_calls_while_learning_are_not_judged(void **state)
     /* The 100th call ends learning; the next ones are judged. */
     posix_write(&a, 1000, 1);
     posix_write(&a, 5000, 20);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 1);
+    const struct vigil_issue *issue = write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     test_assert_contains(issue->message, "20 posix.write calls");
     test_adpi_close(&a);
 }
@@ -164,8 +167,7 @@ static void test_reconfigure_keeps_the_histogram(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned(&a, LEARN_100);
 
     /* The 99th smallest is in [9728, 10239]: 5000 ns is no longer slow. */
     test_adpi_reconfigure_ok(&a, LEARN_100 "high_quantile = 0.99\n");
@@ -173,8 +175,7 @@ static void test_reconfigure_keeps_the_histogram(void **state)
     test_adpi_cycle_quiet(&a, 2 * TEST_S);
     posix_write(&a, 10240, 30);
     posix_write(&a, 10239, 70);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 30.0 / 100.0);
+    const struct vigil_issue *issue = write_issue(&a, 3, VIGIL_HEALTH_ABNORMAL_BAD, 30.0 / 100.0);
     test_assert_contains(issue->message, "more than 10.2 µs, the 99th percentile of the first "
                                          "100");
     test_adpi_close(&a);
@@ -190,8 +191,7 @@ static void test_fewer_learn_calls_end_learning(void **state)
     test_adpi_reconfigure_ok(&a, "learn_calls = 50\nmax_outer_share = 0.5\nmin_calls = 20\n");
     posix_write(&a, 5000, 11);
     posix_write(&a, 1000, 9);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 11.0 / 20.0);
+    const struct vigil_issue *issue = write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_BAD, 11.0 / 20.0);
     test_assert_expected(issue, 0, 0.5);
     test_assert_contains(issue->message, "of the first 50;");
     test_adpi_close(&a);
@@ -223,8 +223,7 @@ static void test_the_node_a_fifth_faster_is_not_an_anomaly(void **state)
     posix_write(&a, 399, 31);
     posix_write(&a, 400, 30); /* in [400, 415], the bound's bucket: not fast */
     posix_write(&a, 820, 39);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_GOOD, "posix.write", 0.31);
+    const struct vigil_issue *issue = write_issue(&a, 3, VIGIL_HEALTH_ABNORMAL_GOOD, 0.31);
     assert_string_equal(issue->message,
                         "31 % of 100 posix.write calls took less than 400 ns, the median over 2 "
                         "of the first 100; expected at most 30 %");
@@ -248,8 +247,7 @@ static void test_reconfigure_applies_min_ratio(void **state)
     test_adpi_open(&a, "latency-histogram", "learn_calls = 100\nmin_calls = 20\nmin_ratio = 1\n");
     learn_narrow(&a);
     posix_write(&a, 656, 100);
-    test_assert_issue(test_adpi_cycle_one(&a, 2 * TEST_S), VIGIL_HEALTH_ABNORMAL_GOOD,
-                      "posix.write", 1);
+    write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_GOOD, 1);
     test_adpi_reconfigure_ok(&a, "learn_calls = 100\nmin_calls = 20\nmin_ratio = 2\n");
     posix_write(&a, 656, 100);
     test_adpi_cycle_quiet(&a, 3 * TEST_S);
@@ -276,8 +274,7 @@ static void test_a_call_is_slow_only_beyond_twice_the_median(void **state)
     posix_write(&a, 1650, 40);
     posix_write(&a, 1700, 31);
     posix_write(&a, 820, 29);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 3 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 0.31);
+    const struct vigil_issue *issue = write_issue(&a, 3, VIGIL_HEALTH_ABNORMAL_BAD, 0.31);
     assert_string_equal(issue->message,
                         "31 % of 100 posix.write calls took more than 1.66 µs, 2 times the median "
                         "of the first 100; expected at most 30 %");
@@ -301,8 +298,7 @@ static void assert_learned_again(struct test_adpi *a, guint64 *s)
 static void slow_cycle(struct test_adpi *a, guint64 *s)
 {
     posix_write(a, 5000, 100);
-    test_assert_issue(test_adpi_cycle_one(a, (*s)++ * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD,
-                      "posix.write", 1);
+    write_issue(a, (*s)++, VIGIL_HEALTH_ABNORMAL_BAD, 1);
 }
 
 /* A change that lasts is a new phase: with relearn_cycles = 3 the cycles
@@ -313,8 +309,7 @@ static void test_a_lasting_change_is_learned_again(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100 "relearn_cycles = 3\n");
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned(&a, LEARN_100 "relearn_cycles = 3\n");
     guint64 s = 2;
     for (int i = 0; i < 4; i++)
         slow_cycle(&a, &s); /* the fourth still an issue, then learning again */
@@ -330,8 +325,7 @@ static void test_a_flipping_change_is_learned_again(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100 "relearn_cycles = 3\n");
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned(&a, LEARN_100 "relearn_cycles = 3\n");
     guint64 s = 2;
     for (int i = 0; i < 4; i++) {
         slow_cycle(&a, &s);
@@ -354,40 +348,46 @@ static void node_cycle_load(struct test_adpi *a, double running)
     test_adpi_node_load(a, &load);
 }
 
+/* open_learned, with `running` threads over the learning cycle. */
+static void open_learned_at_load(struct test_adpi *a, const char *lines, double running)
+{
+    test_adpi_open(a, "latency-histogram", lines);
+    node_cycle_load(a, running);
+    learn(a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+}
+
+/* posix_write in a cycle with `running` threads. */
+static void loaded_write(struct test_adpi *a, double running, guint64 ns, guint n)
+{
+    node_cycle_load(a, running);
+    posix_write(a, ns, n);
+}
+
 /* Learned with 2 threads on 2 CPUs; then 8 want them, each waits for its
  * turn: 4 times the learned 95th percentile is what the load explains. */
 static void test_the_node_load_moves_the_slow_threshold(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100);
-    node_cycle_load(&a, 2);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned_at_load(&a, LEARN_100, 2);
 
     /* [2944, 3071] ns: slow on a node as loaded as in learning. */
-    node_cycle_load(&a, 2);
-    posix_write(&a, 3000, 100);
-    test_assert_issue(test_adpi_cycle_one(&a, 2 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
-                      1);
+    loaded_write(&a, 2, 3000, 100);
+    write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     /* Not beyond 4 × 1023 ns. */
-    node_cycle_load(&a, 8);
-    posix_write(&a, 3000, 100);
+    loaded_write(&a, 8, 3000, 100);
     test_adpi_cycle_quiet(&a, 3 * TEST_S);
     /* [4864, 5119] ns is beyond it. */
-    node_cycle_load(&a, 8);
-    posix_write(&a, 5000, 31);
+    loaded_write(&a, 8, 5000, 31);
     posix_write(&a, 3000, 69);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 4 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 0.31);
+    const struct vigil_issue *issue = write_issue(&a, 4, VIGIL_HEALTH_ABNORMAL_BAD, 0.31);
     assert_string_equal(issue->message,
                         "31 % of 100 posix.write calls took more than 4.09 µs, the 95th "
                         "percentile of the first 100 times 4 for the node's load; expected at "
                         "most 25 %");
     /* Fewer runnable threads than CPUs explain nothing more than learned. */
-    node_cycle_load(&a, 1);
-    posix_write(&a, 3000, 100);
-    test_assert_issue(test_adpi_cycle_one(&a, 5 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
-                      1);
+    loaded_write(&a, 1, 3000, 100);
+    write_issue(&a, 5, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     test_adpi_close(&a);
 }
 
@@ -397,22 +397,15 @@ static void test_less_load_than_learned_moves_the_fast_threshold_only(void **sta
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100);
-    node_cycle_load(&a, 8);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
+    open_learned_at_load(&a, LEARN_100, 8);
 
-    node_cycle_load(&a, 2);
-    posix_write(&a, 143, 100);
+    loaded_write(&a, 2, 143, 100);
     test_adpi_cycle_quiet(&a, 2 * TEST_S);
-    node_cycle_load(&a, 2);
-    posix_write(&a, 1024, 100);
-    test_assert_issue(test_adpi_cycle_one(&a, 3 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
-                      1);
+    loaded_write(&a, 2, 1024, 100);
+    write_issue(&a, 3, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     /* A quarter of 144 ns, 36 ns: calls below it are still fast. */
-    node_cycle_load(&a, 2);
-    posix_write(&a, 35, 100);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 4 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_GOOD, "posix.write", 1);
+    loaded_write(&a, 2, 35, 100);
+    const struct vigil_issue *issue = write_issue(&a, 4, VIGIL_HEALTH_ABNORMAL_GOOD, 1);
     test_assert_contains(issue->message, "less than 36 ns, the 5th percentile of the first 100 "
                                          "times 0.25 for the node's load");
     test_adpi_close(&a);
@@ -422,13 +415,9 @@ static void test_weigh_node_load_off_keeps_the_learned_thresholds(void **state)
 {
     (void)state;
     struct test_adpi a;
-    test_adpi_open(&a, "latency-histogram", LEARN_100 "weigh_node_load = false\n");
-    node_cycle_load(&a, 2);
-    learn(&a, VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE);
-    node_cycle_load(&a, 8);
-    posix_write(&a, 3000, 100);
-    const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
-    test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_BAD, "posix.write", 1);
+    open_learned_at_load(&a, LEARN_100 "weigh_node_load = false\n", 2);
+    loaded_write(&a, 8, 3000, 100);
+    const struct vigil_issue *issue = write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     test_assert_contains(issue->message, "more than 1.02 µs, the 95th percentile of the first "
                                          "100; expected");
     test_adpi_close(&a);
@@ -447,8 +436,7 @@ static void test_an_unknown_node_load_keeps_the_learned_thresholds(void **state)
     load.running = 64;
     test_adpi_node_load(&a, &load);
     posix_write(&a, 3000, 100);
-    test_assert_issue(test_adpi_cycle_one(&a, 2 * TEST_S), VIGIL_HEALTH_ABNORMAL_BAD, "posix.write",
-                      1);
+    write_issue(&a, 2, VIGIL_HEALTH_ABNORMAL_BAD, 1);
     test_adpi_close(&a);
 }
 

@@ -10,11 +10,7 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("sensor-sanity", TEST_ADPI_RECONFIGURE, 0);
-}
+TEST_ADPI_DESCRIPTOR("sensor-sanity", TEST_ADPI_RECONFIGURE, 0)
 
 static void test_a_cycle_without_energy_is_an_issue(void **state)
 {
@@ -26,31 +22,24 @@ static void test_a_cycle_without_energy_is_an_issue(void **state)
     guint32 cpu = test_adpi_counter(&a, "cpu.user_s", "s");
 
     /* The first cycle has nothing before it to compare with. */
-    test_adpi_sample(&a, pkg, 1 * TEST_S, 500);
-    test_adpi_sample(&a, node, 1 * TEST_S, 900);
-    test_adpi_sample(&a, cpu, 1 * TEST_S, 10);
+    TEST_ADPI_TICK(&a, 1 * TEST_S, {pkg, 500}, {node, 900}, {cpu, 10});
     test_adpi_cycle_quiet(&a, 1 * TEST_S);
 
-    test_adpi_sample(&a, pkg, 2 * TEST_S, 500);
-    test_adpi_sample(&a, node, 2 * TEST_S, 950);
-    test_adpi_sample(&a, cpu, 2 * TEST_S, 10); /* not an energy counter */
+    /* cpu is not an energy counter. */
+    TEST_ADPI_TICK(&a, 2 * TEST_S, {pkg, 500}, {node, 950}, {cpu, 10});
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 2 * TEST_S);
     test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "energy.pkg0_j", 0);
     assert_string_equal(issue->message, "0 J in a cycle: energy.pkg0_j stayed at 500 J; expected "
                                         "it to grow every cycle");
 
     /* Every cycle it does not grow. */
-    test_adpi_sample(&a, pkg, 3 * TEST_S, 500);
-    test_adpi_sample(&a, node, 3 * TEST_S, 950);
-    test_adpi_sample(&a, cpu, 3 * TEST_S, 11);
+    TEST_ADPI_TICK(&a, 3 * TEST_S, {pkg, 500}, {node, 950}, {cpu, 11});
     GArray *issues = test_adpi_cycle(&a, 3 * TEST_S);
     assert_int_equal(issues->len, 2);
     assert_string_equal(g_array_index(issues, struct vigil_issue, 0).metric, "energy.pkg0_j");
     assert_string_equal(g_array_index(issues, struct vigil_issue, 1).metric, "node.energy_j");
 
-    test_adpi_sample(&a, pkg, 4 * TEST_S, 501);
-    test_adpi_sample(&a, node, 4 * TEST_S, 951);
-    test_adpi_sample(&a, cpu, 4 * TEST_S, 12);
+    TEST_ADPI_TICK(&a, 4 * TEST_S, {pkg, 501}, {node, 951}, {cpu, 12});
     test_adpi_cycle_quiet(&a, 4 * TEST_S);
     test_adpi_close(&a);
 }
@@ -149,16 +138,14 @@ static void test_reconfigure_changes_the_lists_and_keeps_the_counts(void **state
     guint32 pkg = test_adpi_counter(&a, "energy.pkg0_j", "J");
     /* Not a stuck_metrics metric: three unchanged cycles are fine. */
     feed(&a, used, 1, 3, 7);
-    test_adpi_sample(&a, pkg, 4 * TEST_S, 1);
-    test_adpi_sample(&a, used, 4 * TEST_S, 7);
+    TEST_ADPI_TICK(&a, 4 * TEST_S, {pkg, 1}, {used, 7});
     test_adpi_cycle_quiet(&a, 4 * TEST_S);
 
     /* Three unchanged cycles so far: with it listed and the length changed,
      * the fourth makes the issue. And energy no longer has to grow. */
     test_adpi_reconfigure_ok(&a, "stuck_metrics = mem.used_bytes\nstuck_cycles = 4\n"
                                  "zero_metrics = cpu.*\n");
-    test_adpi_sample(&a, pkg, 5 * TEST_S, 1);
-    test_adpi_sample(&a, used, 5 * TEST_S, 7);
+    TEST_ADPI_TICK(&a, 5 * TEST_S, {pkg, 1}, {used, 7});
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 5 * TEST_S);
     test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "mem.used_bytes", 7);
     test_assert_contains(issue->message, "for 4 cycles in a row");

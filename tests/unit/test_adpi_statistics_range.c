@@ -10,14 +10,10 @@
 #include "test_adpi.h"
 #include "test_support.h"
 
-#define NO_LEARNING "training_cycles = 1000000\n"
+TEST_ADPI_DESCRIPTOR("statistics-range", TEST_ADPI_SAMPLES | TEST_ADPI_RECONFIGURE,
+                     TEST_ADPI_ACTIVITY)
 
-static void test_the_descriptor(void **state)
-{
-    (void)state;
-    test_adpi_assert_descriptor("statistics-range", TEST_ADPI_SAMPLES | TEST_ADPI_RECONFIGURE,
-                                TEST_ADPI_ACTIVITY);
-}
+#define NO_LEARNING "training_cycles = 1000000\n"
 
 static void test_cpu_time_near_all_cpus_is_an_issue(void **state)
 {
@@ -75,23 +71,16 @@ static void test_memory_near_the_total_is_an_issue(void **state)
     guint32 swap_free = test_adpi_gauge(&a, "mem.swap_free_bytes", "bytes");
 
     /* Without the total, no range is known; nor without swap. */
-    test_adpi_sample(&a, used, 1 * TEST_S, 1e15);
-    test_adpi_sample(&a, swap_total, 1 * TEST_S, 0);
-    test_adpi_sample(&a, swap_free, 1 * TEST_S, 0);
+    TEST_ADPI_TICK(&a, 1 * TEST_S, {used, 1e15}, {swap_total, 0}, {swap_free, 0});
     test_adpi_cycle_quiet(&a, 1 * TEST_S);
 
     /* The totals themselves are no issue, though at the top. */
-    test_adpi_sample(&a, total, 2 * TEST_S, 1000);
-    test_adpi_sample(&a, used, 2 * TEST_S, 940);
+    TEST_ADPI_TICK(&a, 2 * TEST_S, {total, 1000}, {used, 940});
     test_adpi_sample(&a, used, 2 * TEST_S + 1, 960);
-    test_adpi_sample(&a, swap_total, 2 * TEST_S, 100);
-    test_adpi_sample(&a, swap_free, 2 * TEST_S, 95);
+    TEST_ADPI_TICK(&a, 2 * TEST_S, {swap_total, 100}, {swap_free, 95});
     test_adpi_cycle_quiet(&a, 2 * TEST_S);
 
-    test_adpi_sample(&a, total, 3 * TEST_S, 1000);
-    test_adpi_sample(&a, used, 3 * TEST_S, 960);
-    test_adpi_sample(&a, swap_total, 3 * TEST_S, 100);
-    test_adpi_sample(&a, swap_free, 3 * TEST_S, 99);
+    TEST_ADPI_TICK(&a, 3 * TEST_S, {total, 1000}, {used, 960}, {swap_total, 100}, {swap_free, 99});
     GArray *issues = test_adpi_cycle(&a, 3 * TEST_S);
     assert_int_equal(issues->len, 2);
     const struct vigil_issue *issue = &g_array_index(issues, struct vigil_issue, 0);
@@ -137,6 +126,13 @@ static void cycle_of(struct test_adpi *a, guint32 id, guint64 t_s, double value)
     test_adpi_sample(a, id, t_s * TEST_S, value);
 }
 
+/* cycle_of, in a cycle ending then that reports nothing. */
+static void quiet_cycle_of(struct test_adpi *a, guint32 id, guint64 t_s, double value)
+{
+    cycle_of(a, id, t_s, value);
+    test_adpi_cycle_quiet(a, t_s * TEST_S);
+}
+
 static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
 {
     (void)state;
@@ -146,16 +142,13 @@ static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
     guint32 rss = test_adpi_gauge(&a, "process.rss_bytes", "bytes");
     const double values[] = {10, 12, 11.9};
     for (guint i = 0; i < 3; i++) {
-        cycle_of(&a, rss, i + 1, values[i]);
-        test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
+        quiet_cycle_of(&a, rss, i + 1, values[i]);
     }
     /* Learned 10 to 12, widened by 5 % of 12 on each side (more than four
      * of its smallest step, 0.1). */
     double margin = 5.0 / 100.0 * 12.0;
-    cycle_of(&a, rss, 4, 12.5);
-    test_adpi_cycle_quiet(&a, 4 * TEST_S);
-    cycle_of(&a, rss, 5, 9.5);
-    test_adpi_cycle_quiet(&a, 5 * TEST_S);
+    quiet_cycle_of(&a, rss, 4, 12.5);
+    quiet_cycle_of(&a, rss, 5, 9.5);
     cycle_of(&a, rss, 6, 12.75);
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 6 * TEST_S);
     test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "process.rss_bytes", 12.75);
@@ -170,8 +163,7 @@ static void test_a_value_outside_the_learned_range_is_an_issue(void **state)
     /* A new widening applies to what was learned. */
     test_adpi_reconfigure_ok(&a, "metrics = process.rss_bytes\ntraining_cycles = 3\n"
                                  "widen_percent = 50\n");
-    cycle_of(&a, rss, 8, 12.75);
-    test_adpi_cycle_quiet(&a, 8 * TEST_S);
+    quiet_cycle_of(&a, rss, 8, 12.75);
     cycle_of(&a, rss, 9, 18.5);
     test_assert_expected(test_adpi_cycle_one(&a, 9 * TEST_S), 10 - 50.0 / 100.0 * 12,
                          12 + 50.0 / 100.0 * 12);
@@ -190,13 +182,10 @@ static void test_steps_widen_the_learned_range(void **state)
     guint32 rss = test_adpi_gauge(&a, "process.rss_bytes", "bytes");
     const double values[] = {20, 50, 30, 40};
     for (guint i = 0; i < 4; i++) {
-        cycle_of(&a, rss, i + 1, values[i]);
-        test_adpi_cycle_quiet(&a, (i + 1) * TEST_S);
+        quiet_cycle_of(&a, rss, i + 1, values[i]);
     }
-    cycle_of(&a, rss, 5, 90);
-    test_adpi_cycle_quiet(&a, 5 * TEST_S);
-    cycle_of(&a, rss, 6, -20);
-    test_adpi_cycle_quiet(&a, 6 * TEST_S);
+    quiet_cycle_of(&a, rss, 5, 90);
+    quiet_cycle_of(&a, rss, 6, -20);
     cycle_of(&a, rss, 7, 91);
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 7 * TEST_S);
     test_assert_expected(issue, -20, 90);
@@ -269,10 +258,8 @@ static void test_a_counter_is_judged_by_its_rate(void **state)
     test_adpi_open(&a, "statistics-range",
                    "training_cycles = 2\nwiden_percent = 5\nmargin_steps = 0\n");
     guint32 cpu = test_adpi_counter(&a, "process.cpu_s", "s");
-    cycle_of(&a, cpu, 1, 0);
-    test_adpi_cycle_quiet(&a, 1 * TEST_S);
-    cycle_of(&a, cpu, 2, 0.5);
-    test_adpi_cycle_quiet(&a, 2 * TEST_S);
+    quiet_cycle_of(&a, cpu, 1, 0);
+    quiet_cycle_of(&a, cpu, 2, 0.5);
     cycle_of(&a, cpu, 4, 1.5); /* 0.5 s/s over 2 s */
     test_adpi_cycle_quiet(&a, 4 * TEST_S);
     cycle_of(&a, cpu, 5, 2.5);
@@ -289,12 +276,9 @@ static void test_zeros_in_training_leave_no_margin(void **state)
     struct test_adpi a;
     test_adpi_open(&a, "statistics-range", "metrics = net.*\nlearn = net.*\ntraining_cycles = 2\n");
     guint32 errors = test_adpi_gauge(&a, "net.eth0.errors", "count");
-    cycle_of(&a, errors, 1, 0);
-    test_adpi_cycle_quiet(&a, 1 * TEST_S);
-    cycle_of(&a, errors, 2, 0);
-    test_adpi_cycle_quiet(&a, 2 * TEST_S);
-    cycle_of(&a, errors, 3, 0);
-    test_adpi_cycle_quiet(&a, 3 * TEST_S);
+    quiet_cycle_of(&a, errors, 1, 0);
+    quiet_cycle_of(&a, errors, 2, 0);
+    quiet_cycle_of(&a, errors, 3, 0);
     cycle_of(&a, errors, 4, 0.001);
     const struct vigil_issue *issue = test_adpi_cycle_one(&a, 4 * TEST_S);
     test_assert_issue(issue, VIGIL_HEALTH_ABNORMAL_OTHER, "net.eth0.errors", 0.001);
@@ -309,10 +293,8 @@ static void test_one_value_gives_one_issue(void **state)
     test_adpi_open(&a, "statistics-range",
                    "metrics = disk.*\nlearn = disk.*\ntraining_cycles = 1\n");
     guint32 busy = test_adpi_counter(&a, "disk.sda.busy_s", "s");
-    cycle_of(&a, busy, 1, 0);
-    test_adpi_cycle_quiet(&a, 1 * TEST_S);
-    cycle_of(&a, busy, 2, 0.25);
-    test_adpi_cycle_quiet(&a, 2 * TEST_S);
+    quiet_cycle_of(&a, busy, 1, 0);
+    quiet_cycle_of(&a, busy, 2, 0.25);
     /* Outside the learned [0.2375, 0.2625] and in the top 5 % of [0, 1]:
      * the natural range speaks. */
     cycle_of(&a, busy, 3, 1.25);

@@ -98,6 +98,17 @@ static void capture_begin(struct test_log *log)
     test_log_begin(log, LOG_DOMAIN, G_LOG_LEVEL_MESSAGE);
 }
 
+/* Opens the provider with sources=powercap;estimate on `root` and starts
+ * it; returns what it logged (g_free it). */
+static char *start_auto(struct test_provider *p, const char *root)
+{
+    open_energy(p, root, "powercap;estimate", NULL);
+    struct test_log log;
+    capture_begin(&log);
+    test_provider_start_ok(p);
+    return test_log_end(&log);
+}
+
 static void assert_estimate_metric(struct test_provider *p)
 {
     test_assert_metric(p, "energy.node_j", "J", VIGIL_METRIC_COUNTER, VIGIL_METRIC_ESTIMATED,
@@ -154,11 +165,7 @@ static void expect_readings(const char *root, const char *sources, const char *e
 static void expect_auto_falls_back(const char *root, const char *reason)
 {
     struct test_provider p;
-    open_energy(&p, root, "powercap;estimate", NULL);
-    struct test_log log;
-    capture_begin(&log);
-    test_provider_start_ok(&p);
-    char *logged = test_log_end(&log);
+    char *logged = start_auto(&p, root);
     test_assert_contains(logged, "estimated");
     char *want = g_strdup_printf("powercap: %s", reason);
     test_assert_contains(logged, want);
@@ -184,8 +191,15 @@ static void expect_unavailable(const char *root, const char *sources, const char
 
 /* sources=powercap cannot start, saying exactly `want` after its name; with the estimate
  * after it, the provider falls back to it, logging why. */
-static void expect_powercap_unavailable(const char *root, const char *want)
+/* The powercap source cannot run, for the reason `format` makes. */
+static void expect_powercap_unavailable(const char *root, const char *format, ...)
+    G_GNUC_PRINTF(2, 3);
+static void expect_powercap_unavailable(const char *root, const char *format, ...)
 {
+    va_list args;
+    va_start(args, format);
+    char *want = g_strdup_vprintf(format, args);
+    va_end(args);
     struct test_provider p;
     open_energy(&p, root, "powercap", NULL);
     char *message = test_provider_start_error(&p, VIGIL_PROVIDER_ERROR_UNAVAILABLE);
@@ -195,6 +209,7 @@ static void expect_powercap_unavailable(const char *root, const char *want)
     g_free(message);
     test_provider_close(&p);
     expect_auto_falls_back(root, want);
+    g_free(want);
 }
 
 /* Powercap ------------------------------------------------------------------------------------ */
@@ -316,14 +331,12 @@ static void powercap_permission_denied(void **state)
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     struct test_caps saved;
     test_deny_read(root, "sys/class/powercap/intel-rapl:0/energy_uj", &saved);
-    char *want =
-        g_strdup_printf("permission denied on %s/sys/class/powercap/intel-rapl:0/energy_uj "
-                        "(Linux makes energy_uj root-only since 5.10, against the "
-                        "PLATYPUS side channel)",
-                        root);
-    expect_powercap_unavailable(root, want);
+    expect_powercap_unavailable(root,
+                                "permission denied on %s/sys/class/powercap/intel-rapl:0/energy_uj "
+                                "(Linux makes energy_uj root-only since 5.10, against the "
+                                "PLATYPUS side channel)",
+                                root);
     test_caps_restore(&saved);
-    g_free(want);
 }
 
 /* Unreadable for another reason than permissions, which works as root
@@ -338,9 +351,7 @@ static void powercap_unreadable_counter(void **state)
     assert_int_equal(g_unlink(energy), 0);
     assert_int_equal(g_mkdir(energy, 0755), 0);
 
-    char *want = g_strdup_printf("cannot read %s: %s", energy, g_strerror(EISDIR));
-    expect_powercap_unavailable(root, want);
-    g_free(want);
+    expect_powercap_unavailable(root, "cannot read %s: %s", energy, g_strerror(EISDIR));
     g_free(energy);
 }
 
@@ -355,9 +366,7 @@ static void no_powercap_dir(void **state)
 {
     const char *root = *state;
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
-    char *want = g_strdup_printf("%s/sys/class/powercap absent", root);
-    expect_powercap_unavailable(root, want);
-    g_free(want);
+    expect_powercap_unavailable(root, "%s/sys/class/powercap absent", root);
 }
 
 static void powercap_without_rapl_zones(void **state)
@@ -365,9 +374,7 @@ static void powercap_without_rapl_zones(void **state)
     const char *root = *state;
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     write_zone(root, "intel-rapl-mmio:0", "package-0", PKG_RANGE_UJ, "5");
-    char *want = g_strdup_printf("%s/sys/class/powercap has no intel-rapl:N zone", root);
-    expect_powercap_unavailable(root, want);
-    g_free(want);
+    expect_powercap_unavailable(root, "%s/sys/class/powercap has no intel-rapl:N zone", root);
 }
 
 /* Falling back
@@ -379,11 +386,7 @@ static void auto_prefers_powercap(void **state)
     write_stat(root, "1 0 1 8 0 0 0 0 0 0", FALSE);
     write_zone(root, "intel-rapl:0", "package-0", PKG_RANGE_UJ, "5");
     struct test_provider p;
-    open_energy(&p, root, "powercap;estimate", NULL);
-    struct test_log log;
-    capture_begin(&log);
-    test_provider_start_ok(&p);
-    char *logged = test_log_end(&log);
+    char *logged = start_auto(&p, root);
     assert_string_equal(logged, "message: energy from energy/powercap\n");
     assert_string_equal(p.ops->note(p.instance), "energy/powercap");
     assert_int_equal(vigil_metric_count(p.catalog), 1);
@@ -521,11 +524,7 @@ static void real_node_auto(void **state)
     (void)state;
     struct test_provider p;
     /* Without likwid, which tests/integration/test_energy_chain.c runs. */
-    open_energy(&p, "/", "powercap;estimate", NULL);
-    struct test_log log;
-    capture_begin(&log);
-    test_provider_start_ok(&p);
-    char *logged = test_log_end(&log);
+    char *logged = start_auto(&p, "/");
     GHashTable *s = test_provider_read_ok(&p, NS_PER_S);
     GHashTable *later = test_provider_read_ok(&p, 2 * NS_PER_S);
     if (vigil_metric_lookup(p.catalog, "energy.node_j") != NULL) {

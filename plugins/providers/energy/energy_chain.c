@@ -94,3 +94,22 @@ void energy_chain_clear(struct energy_chain *chain)
     g_free(chain->note);
     memset(chain, 0, sizeof *chain);
 }
+
+gboolean energy_read_zones(void *state, const GPtrArray *zones, energy_zone_read_fn read_zone,
+                           uint64_t now_ns, const struct vigil_sample_sink *sink, GError **error)
+{
+    GError *first_error = NULL;
+    for (guint i = 0; i < zones->len; i++) {
+        GError *zone_error = NULL;
+        if (!read_zone(state, g_ptr_array_index(zones, i), now_ns, sink, &zone_error)) {
+            if (first_error == NULL)
+                first_error = zone_error;
+            else
+                g_error_free(zone_error);
+        }
+    }
+    if (first_error == NULL)
+        return TRUE;
+    g_propagate_error(error, first_error);
+    return FALSE;
+}

@@ -77,6 +77,15 @@ gboolean energy_chain_read(struct energy_chain *chain, uint64_t now_ns,
 const char *energy_chain_note(const struct energy_chain *chain);
 void energy_chain_clear(struct energy_chain *chain);
 
+/* One source's zones (RAPL's packages and their domains), each read on its
+ * own by `read_zone`, whose `state` is the source's. */
+typedef gboolean (*energy_zone_read_fn)(void *state, void *zone, uint64_t now_ns,
+                                        const struct vigil_sample_sink *sink, GError **error);
+/* Every zone is read even when one fails; FALSE with the error of the
+ * first that did. */
+gboolean energy_read_zones(void *state, const GPtrArray *zones, energy_zone_read_fn read_zone,
+                           uint64_t now_ns, const struct vigil_sample_sink *sink, GError **error);
+
 /* Small files (energy_files.c) ---------------------------------------------------------------- */
 
 /* open(O_RDONLY); -1 with `error` (code) naming the path and why. EACCES on

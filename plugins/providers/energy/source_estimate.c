@@ -101,9 +101,10 @@ static double interval_utilisation(struct estimate *e, const struct cpu_ticks *n
     return e->utilisation;
 }
 
-static gboolean read_estimate(struct estimate *e, guint64 now_ns,
-                              const struct vigil_sample_sink *sink, GError **error)
+static gboolean estimate_read(void *state, uint64_t now_ns, const struct vigil_sample_sink *sink,
+                              GError **error)
 {
+    struct estimate *e = state;
     struct cpu_ticks ticks;
     if (!vigil_provider_file_read_at(&e->stat, now_ns, error) ||
         !check_cpu_ticks(e, VIGIL_PROVIDER_ERROR_READ, &ticks, error))
@@ -154,12 +155,6 @@ static void *estimate_start(const struct energy_settings *settings, vigil_metric
     }
     estimate_stop(e);
     return NULL;
-}
-
-static gboolean estimate_read(void *state, uint64_t now_ns, const struct vigil_sample_sink *sink,
-                              GError **error)
-{
-    return read_estimate(state, now_ns, sink, error);
 }
 
 const struct energy_source energy_source_estimate = ENERGY_SOURCE(

@@ -345,9 +345,11 @@ static void *likwid_start(const struct energy_settings *settings, vigil_metric_c
 }
 
 /* A 32-bit counter: the difference modulo 2^32 is right across one wrap. */
-static gboolean read_zone(const struct likwid *l, struct likwid_zone *zone, guint64 now_ns,
+static gboolean read_zone(void *state, void *zone_ptr, uint64_t now_ns,
                           const struct vigil_sample_sink *sink, GError **error)
 {
+    const struct likwid *l = state;
+    struct likwid_zone *zone = zone_ptr;
     uint32_t value;
     int result = l->api->power_read(zone->cpu, zone->reg, &value);
     if (result != 0) {
@@ -377,21 +379,8 @@ static gboolean read_zone(const struct likwid *l, struct likwid_zone *zone, guin
 static gboolean likwid_read(void *state, uint64_t now_ns, const struct vigil_sample_sink *sink,
                             GError **error)
 {
-    struct likwid *l = state;
-    GError *first_error = NULL;
-    for (guint i = 0; i < l->zones->len; i++) {
-        GError *zone_error = NULL;
-        if (!read_zone(l, g_ptr_array_index(l->zones, i), now_ns, sink, &zone_error)) {
-            if (first_error == NULL)
-                first_error = zone_error;
-            else
-                g_error_free(zone_error);
-        }
-    }
-    if (first_error == NULL)
-        return TRUE;
-    g_propagate_error(error, first_error);
-    return FALSE;
+    const struct likwid *l = state;
+    return energy_read_zones(state, l->zones, read_zone, now_ns, sink, error);
 }
 
 static const char *likwid_note(void *state)

@@ -319,9 +319,11 @@ static gboolean wrap_may_hide(const struct powercap *e, const struct rapl_zone *
     return (double)gap_ns > full_turn_ns;
 }
 
-static gboolean read_zone(struct powercap *e, struct rapl_zone *zone, guint64 now_ns,
+static gboolean read_zone(void *state, void *zone_ptr, uint64_t now_ns,
                           const struct vigil_sample_sink *sink, GError **error)
 {
+    const struct powercap *e = state;
+    struct rapl_zone *zone = zone_ptr;
     guint64 value_uj;
     if (!read_counter_uj(zone, VIGIL_PROVIDER_ERROR_READ, &value_uj, error))
         return FALSE;
@@ -337,28 +339,6 @@ static gboolean read_zone(struct powercap *e, struct rapl_zone *zone, guint64 no
     zone->prev_ns = now_ns;
     vigil_sample_emit(sink, zone->metric_id, (double)zone->total_uj / ENERGY_UJ_PER_J, flags);
     return TRUE;
-}
-
-/* Every zone is read even when one fails; the error names the first that
- * did. A zone keeps its own previous reading, so the one that failed
- * counts its energy at its next good read. */
-static gboolean read_powercap(struct powercap *e, guint64 now_ns,
-                              const struct vigil_sample_sink *sink, GError **error)
-{
-    GError *first_error = NULL;
-    for (guint i = 0; i < e->zones->len; i++) {
-        GError *zone_error = NULL;
-        if (!read_zone(e, g_ptr_array_index(e->zones, i), now_ns, sink, &zone_error)) {
-            if (first_error == NULL)
-                first_error = zone_error;
-            else
-                g_error_free(zone_error);
-        }
-    }
-    if (first_error == NULL)
-        return TRUE;
-    g_propagate_error(error, first_error);
-    return FALSE;
 }
 
 static void powercap_stop(void *state)
@@ -388,10 +368,14 @@ static void *powercap_start(const struct energy_settings *settings, vigil_metric
     return e;
 }
 
+/* Every zone is read even when one fails; the error names the first that
+ * did. A zone keeps its own previous reading, so the one that failed
+ * counts its energy at its next good read. */
 static gboolean powercap_read(void *state, uint64_t now_ns, const struct vigil_sample_sink *sink,
                               GError **error)
 {
-    return read_powercap(state, now_ns, sink, error);
+    const struct powercap *e = state;
+    return energy_read_zones(state, e->zones, read_zone, now_ns, sink, error);
 }
 
 const struct energy_source energy_source_powercap = ENERGY_SOURCE(
