@@ -2,6 +2,7 @@
  * the JSON `vigil status` prints, both from a snapshot (snapshot.h). */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
@@ -280,6 +281,57 @@ static void add_reasoning(JsonBuilder *b, const struct vigild_snapshot *snap)
     json_builder_end_object(b);
 }
 
+/* The uplink's figures in `vigil status`, in their order: a count of the
+ * uplink's, the outbox's or the drops' stats, or a text of the uplink's
+ * ("" shown as null). */
+struct uplink_member {
+    const char *name;
+    enum { OF_UPLINK, OF_UPLINK_TEXT, OF_OUTBOX, OF_DROPS } of;
+    size_t offset;
+};
+#define UPLINK(field)       {#field, OF_UPLINK, offsetof(struct vigild_uplink_stats, field)}
+#define UPLINK_TEXT(field)  {#field, OF_UPLINK_TEXT, offsetof(struct vigild_uplink_stats, field)}
+#define OUTBOX(name, field) {name, OF_OUTBOX, offsetof(struct vigild_outbox_stats, field)}
+#define DROPS(name, field)  {name, OF_DROPS, offsetof(struct vigild_drops_totals, field)}
+static const struct uplink_member uplink_members[] = {
+    OUTBOX("batches", batches),
+    OUTBOX("batch_bytes", bytes),
+    UPLINK(sent),
+    UPLINK(resent),
+    UPLINK(acked),
+    UPLINK(in_flight),
+    UPLINK(unacked),
+    UPLINK(memory_batches),
+    UPLINK(memory_bytes),
+    UPLINK(spooled_batches),
+    UPLINK(spool_bytes),
+    UPLINK(replayed),
+    UPLINK(dropped_full_batches),
+    UPLINK(dropped_full_bytes),
+    UPLINK(dropped_memory_batches),
+    UPLINK(dropped_memory_bytes),
+    DROPS("dropped_activities", activities),
+    DROPS("dropped_batches", batches),
+    DROPS("dropped_unknown_batches", unknown_batches),
+    UPLINK(in_flight_bytes),
+    UPLINK(refused),
+    UPLINK(refused_deleted),
+    UPLINK(refused_kept),
+    UPLINK(resent_refused),
+    UPLINK_TEXT(last_refusal),
+    UPLINK(spool_corrupt),
+    UPLINK(spool_corrupt_bytes),
+    UPLINK(spool_errors),
+    UPLINK(unexpected),
+    OUTBOX("items_skipped", items_skipped),
+    OUTBOX("names_missing", names_missing),
+    UPLINK_TEXT(last_error),
+};
+#undef UPLINK
+#undef UPLINK_TEXT
+#undef OUTBOX
+#undef DROPS
+
 /* The uplink to vigil-txd and the outbox that feeds it; null without one. */
 static void add_uplink(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
@@ -297,38 +349,20 @@ static void add_uplink(JsonBuilder *b, const struct vigild_snapshot *snap)
     vigil_json_string(b, "hostname", settings->hostname);
     vigil_json_string(b, "spool_dir", settings->spool_dir);
     vigil_json_bool(b, "connected", u->connected);
-    vigil_json_int(b, "batches", (gint64)o->batches);
-    vigil_json_int(b, "batch_bytes", (gint64)o->bytes);
-    vigil_json_int(b, "sent", (gint64)u->sent);
-    vigil_json_int(b, "resent", (gint64)u->resent);
-    vigil_json_int(b, "acked", (gint64)u->acked);
-    vigil_json_int(b, "in_flight", (gint64)u->in_flight);
-    vigil_json_int(b, "unacked", (gint64)u->unacked);
-    vigil_json_int(b, "memory_batches", (gint64)u->memory_batches);
-    vigil_json_int(b, "memory_bytes", (gint64)u->memory_bytes);
-    vigil_json_int(b, "spooled_batches", (gint64)u->spooled_batches);
-    vigil_json_int(b, "spool_bytes", (gint64)u->spool_bytes);
-    vigil_json_int(b, "replayed", (gint64)u->replayed);
-    vigil_json_int(b, "dropped_full_batches", (gint64)u->dropped_full_batches);
-    vigil_json_int(b, "dropped_full_bytes", (gint64)u->dropped_full_bytes);
-    vigil_json_int(b, "dropped_memory_batches", (gint64)u->dropped_memory_batches);
-    vigil_json_int(b, "dropped_memory_bytes", (gint64)u->dropped_memory_bytes);
-    vigil_json_int(b, "dropped_activities", (gint64)snap->drops.activities);
-    vigil_json_int(b, "dropped_batches", (gint64)snap->drops.batches);
-    vigil_json_int(b, "dropped_unknown_batches", (gint64)snap->drops.unknown_batches);
-    vigil_json_int(b, "in_flight_bytes", (gint64)u->in_flight_bytes);
-    vigil_json_int(b, "refused", (gint64)u->refused);
-    vigil_json_int(b, "refused_deleted", (gint64)u->refused_deleted);
-    vigil_json_int(b, "refused_kept", (gint64)u->refused_kept);
-    vigil_json_int(b, "resent_refused", (gint64)u->resent_refused);
-    vigil_json_string(b, "last_refusal", u->last_refusal[0] != '\0' ? u->last_refusal : NULL);
-    vigil_json_int(b, "spool_corrupt", (gint64)u->spool_corrupt);
-    vigil_json_int(b, "spool_corrupt_bytes", (gint64)u->spool_corrupt_bytes);
-    vigil_json_int(b, "spool_errors", (gint64)u->spool_errors);
-    vigil_json_int(b, "unexpected", (gint64)u->unexpected);
-    vigil_json_int(b, "items_skipped", (gint64)o->items_skipped);
-    vigil_json_int(b, "names_missing", (gint64)o->names_missing);
-    vigil_json_string(b, "last_error", u->last_error[0] != '\0' ? u->last_error : NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(uplink_members); i++) {
+        const struct uplink_member *m = &uplink_members[i];
+        const char *at = (m->of == OF_OUTBOX  ? (const char *)o
+                          : m->of == OF_DROPS ? (const char *)&snap->drops
+                                              : (const char *)u) +
+                         m->offset;
+        if (m->of == OF_UPLINK_TEXT) {
+            vigil_json_string(b, m->name, at[0] != '\0' ? at : NULL);
+        } else {
+            uint64_t count;
+            memcpy(&count, at, sizeof count);
+            vigil_json_int(b, m->name, (gint64)count);
+        }
+    }
     vigil_json_string(b, "system_state",
                       snap->have_system_state ? vigil_health_name(snap->system_state.health)
                                               : NULL);
