@@ -773,7 +773,7 @@ static void add_windows(struct batch *b)
 /* A cycle's items of one metric's kind, `list` of the outbox: each whose
  * metric the batch has room to describe. The same for roll-ups and
  * samples but for these. */
-#define ADD_METRIC_ITEMS(function, type, list, wire_bytes, section, add, what)                      \
+#define ADD_METRIC_ITEMS(function, type, list, wire_bytes, section, add, what)                     \
     static void function(struct batch *b)                                                          \
     {                                                                                              \
         struct vigild_outbox *o = b->o;                                                            \

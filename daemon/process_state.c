@@ -140,11 +140,25 @@ struct saved_counts_v1 {
  * (field, then its name in struct vigild_capture_counts): what a save
  * writes and a restart reads back. */
 #define PROCESS_COUNTS(X)                                                                          \
-    X(names) X(corrupt) X(torn) X(dropped) X(seq_gaps) X(restart_lost) X(restarts) X(cpu_s)        \
-        X(energy_j) X(energy_flags) X(mpi_rank) X(mpi_size)
+    X(names)                                                                                       \
+    X(corrupt)                                                                                     \
+    X(torn)                                                                                        \
+    X(dropped)                                                                                     \
+    X(seq_gaps)                                                                                    \
+    X(restart_lost)                                                                                \
+    X(restarts)                                                                                    \
+    X(cpu_s)                                                                                       \
+    X(energy_j)                                                                                    \
+    X(energy_flags)                                                                                \
+    X(mpi_rank)                                                                                    \
+    X(mpi_size)
 #define CAPTURE_COUNTS(X)                                                                          \
-    X(forwarded, forwarded) X(dropped_by_capture, dropped) X(lost, lost) X(cycles, cycles)         \
-        X(abnormal_cycles, abnormal_cycles) X(windows, windows)
+    X(forwarded, forwarded)                                                                        \
+    X(dropped_by_capture, dropped)                                                                 \
+    X(lost, lost)                                                                                  \
+    X(cycles, cycles)                                                                              \
+    X(abnormal_cycles, abnormal_cycles)                                                            \
+    X(windows, windows)
 #define COUNTS_MAGIC   0x53434756u /* "VGCS" */
 #define COUNTS_VERSION 2u
 
@@ -349,7 +363,8 @@ static gboolean read_counts(const char *dir, struct vigild_recovered *r)
             r->energy_shared = c.energy_shared != 0;
 #define READ_PROCESS(field)          r->field = c.field;
 #define READ_CAPTURE(field, counted) r->capture.counted = c.field;
-            PROCESS_COUNTS(READ_PROCESS) CAPTURE_COUNTS(READ_CAPTURE)
+            PROCESS_COUNTS(READ_PROCESS)
+            CAPTURE_COUNTS(READ_CAPTURE)
 #undef READ_PROCESS
 #undef READ_CAPTURE
             read = TRUE;

@@ -289,48 +289,46 @@ struct uplink_member {
     enum { OF_UPLINK, OF_UPLINK_TEXT, OF_OUTBOX, OF_DROPS } of;
     size_t offset;
 };
-#define UPLINK(field)       {#field, OF_UPLINK, offsetof(struct vigild_uplink_stats, field)}
-#define UPLINK_TEXT(field)  {#field, OF_UPLINK_TEXT, offsetof(struct vigild_uplink_stats, field)}
-#define OUTBOX(name, field) {name, OF_OUTBOX, offsetof(struct vigild_outbox_stats, field)}
-#define DROPS(name, field)  {name, OF_DROPS, offsetof(struct vigild_drops_totals, field)}
+#define OF_U(field) offsetof(struct vigild_uplink_stats, field)
+#define OF_O(field) offsetof(struct vigild_outbox_stats, field)
+#define OF_D(field) offsetof(struct vigild_drops_totals, field)
 static const struct uplink_member uplink_members[] = {
-    OUTBOX("batches", batches),
-    OUTBOX("batch_bytes", bytes),
-    UPLINK(sent),
-    UPLINK(resent),
-    UPLINK(acked),
-    UPLINK(in_flight),
-    UPLINK(unacked),
-    UPLINK(memory_batches),
-    UPLINK(memory_bytes),
-    UPLINK(spooled_batches),
-    UPLINK(spool_bytes),
-    UPLINK(replayed),
-    UPLINK(dropped_full_batches),
-    UPLINK(dropped_full_bytes),
-    UPLINK(dropped_memory_batches),
-    UPLINK(dropped_memory_bytes),
-    DROPS("dropped_activities", activities),
-    DROPS("dropped_batches", batches),
-    DROPS("dropped_unknown_batches", unknown_batches),
-    UPLINK(in_flight_bytes),
-    UPLINK(refused),
-    UPLINK(refused_deleted),
-    UPLINK(refused_kept),
-    UPLINK(resent_refused),
-    UPLINK_TEXT(last_refusal),
-    UPLINK(spool_corrupt),
-    UPLINK(spool_corrupt_bytes),
-    UPLINK(spool_errors),
-    UPLINK(unexpected),
-    OUTBOX("items_skipped", items_skipped),
-    OUTBOX("names_missing", names_missing),
-    UPLINK_TEXT(last_error),
+    {"batches", OF_OUTBOX, OF_O(batches)},
+    {"batch_bytes", OF_OUTBOX, OF_O(bytes)},
+    {"sent", OF_UPLINK, OF_U(sent)},
+    {"resent", OF_UPLINK, OF_U(resent)},
+    {"acked", OF_UPLINK, OF_U(acked)},
+    {"in_flight", OF_UPLINK, OF_U(in_flight)},
+    {"unacked", OF_UPLINK, OF_U(unacked)},
+    {"memory_batches", OF_UPLINK, OF_U(memory_batches)},
+    {"memory_bytes", OF_UPLINK, OF_U(memory_bytes)},
+    {"spooled_batches", OF_UPLINK, OF_U(spooled_batches)},
+    {"spool_bytes", OF_UPLINK, OF_U(spool_bytes)},
+    {"replayed", OF_UPLINK, OF_U(replayed)},
+    {"dropped_full_batches", OF_UPLINK, OF_U(dropped_full_batches)},
+    {"dropped_full_bytes", OF_UPLINK, OF_U(dropped_full_bytes)},
+    {"dropped_memory_batches", OF_UPLINK, OF_U(dropped_memory_batches)},
+    {"dropped_memory_bytes", OF_UPLINK, OF_U(dropped_memory_bytes)},
+    {"dropped_activities", OF_DROPS, OF_D(activities)},
+    {"dropped_batches", OF_DROPS, OF_D(batches)},
+    {"dropped_unknown_batches", OF_DROPS, OF_D(unknown_batches)},
+    {"in_flight_bytes", OF_UPLINK, OF_U(in_flight_bytes)},
+    {"refused", OF_UPLINK, OF_U(refused)},
+    {"refused_deleted", OF_UPLINK, OF_U(refused_deleted)},
+    {"refused_kept", OF_UPLINK, OF_U(refused_kept)},
+    {"resent_refused", OF_UPLINK, OF_U(resent_refused)},
+    {"last_refusal", OF_UPLINK_TEXT, OF_U(last_refusal)},
+    {"spool_corrupt", OF_UPLINK, OF_U(spool_corrupt)},
+    {"spool_corrupt_bytes", OF_UPLINK, OF_U(spool_corrupt_bytes)},
+    {"spool_errors", OF_UPLINK, OF_U(spool_errors)},
+    {"unexpected", OF_UPLINK, OF_U(unexpected)},
+    {"items_skipped", OF_OUTBOX, OF_O(items_skipped)},
+    {"names_missing", OF_OUTBOX, OF_O(names_missing)},
+    {"last_error", OF_UPLINK_TEXT, OF_U(last_error)},
 };
-#undef UPLINK
-#undef UPLINK_TEXT
-#undef OUTBOX
-#undef DROPS
+#undef OF_U
+#undef OF_O
+#undef OF_D
 
 /* The uplink to vigil-txd and the outbox that feeds it; null without one. */
 static void add_uplink(JsonBuilder *b, const struct vigild_snapshot *snap)
