@@ -58,15 +58,10 @@ static struct consumer_slot *slot_at(const struct vigild_capture *c, guint i)
 
 const char *vigild_capture_mode_name(enum vigild_capture_mode mode)
 {
-    switch (mode) {
-    case VIGILD_CAPTURE_ANOMALIES:
-        return "anomalies";
-    case VIGILD_CAPTURE_ALL:
-        return "all";
-    case VIGILD_CAPTURE_NONE:
-        return "none";
-    }
-    return "unknown";
+    static const char *const names[] = {[VIGILD_CAPTURE_ANOMALIES] = "anomalies",
+                                        [VIGILD_CAPTURE_ALL] = "all",
+                                        [VIGILD_CAPTURE_NONE] = "none"};
+    return (unsigned)mode < G_N_ELEMENTS(names) ? names[mode] : "unknown";
 }
 
 static struct vigild_capture_cycle *held_cycle_new(uint64_t cycle, uint64_t start_ns)

@@ -53,17 +53,23 @@
 /* No record is larger: a length beyond it is corruption, not a big record. */
 #define VIGILD_RECORD_PAYLOAD_MAX (64u << 20)
 
+/* The record types: VIGILD_RECORD_<name>, their number in a recording
+ * and their name in its problems (vigild_record_type_name). */
+#define VIGILD_RECORD_TYPES(X)                                                                     \
+    X(START, 1)                                                                                    \
+    X(CONFIG, 2)                                                                                   \
+    X(METRIC, 3)                                                                                   \
+    X(SAMPLES, 4)                                                                                  \
+    X(PROCESS_ADD, 5)                                                                              \
+    X(PROCESS_END, 6)                                                                              \
+    X(ACTIVITIES, 7)                                                                               \
+    X(CYCLE, 8)                                                                                    \
+    X(LIMIT, 9)                                                                                    \
+    X(END, 10)
 enum vigild_record_type {
-    VIGILD_RECORD_START = 1,
-    VIGILD_RECORD_CONFIG = 2,
-    VIGILD_RECORD_METRIC = 3,
-    VIGILD_RECORD_SAMPLES = 4,
-    VIGILD_RECORD_PROCESS_ADD = 5,
-    VIGILD_RECORD_PROCESS_END = 6,
-    VIGILD_RECORD_ACTIVITIES = 7,
-    VIGILD_RECORD_CYCLE = 8,
-    VIGILD_RECORD_LIMIT = 9,
-    VIGILD_RECORD_END = 10,
+#define VIGILD_RECORD_TYPE(name, number) VIGILD_RECORD_##name = number,
+    VIGILD_RECORD_TYPES(VIGILD_RECORD_TYPE)
+#undef VIGILD_RECORD_TYPE
 };
 #define VIGILD_RECORD_TYPE_MAX 10
 

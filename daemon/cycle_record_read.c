@@ -8,16 +8,9 @@
 #include "cycle_record.h"
 
 static const char *const type_names[VIGILD_RECORD_TYPE_MAX + 1] = {
-    [VIGILD_RECORD_START] = "START",
-    [VIGILD_RECORD_CONFIG] = "CONFIG",
-    [VIGILD_RECORD_METRIC] = "METRIC",
-    [VIGILD_RECORD_SAMPLES] = "SAMPLES",
-    [VIGILD_RECORD_PROCESS_ADD] = "PROCESS_ADD",
-    [VIGILD_RECORD_PROCESS_END] = "PROCESS_END",
-    [VIGILD_RECORD_ACTIVITIES] = "ACTIVITIES",
-    [VIGILD_RECORD_CYCLE] = "CYCLE",
-    [VIGILD_RECORD_LIMIT] = "LIMIT",
-    [VIGILD_RECORD_END] = "END",
+#define TYPE_NAME(name, number) [number] = #name,
+    VIGILD_RECORD_TYPES(TYPE_NAME)
+#undef TYPE_NAME
 };
 
 const char *vigild_record_type_name(unsigned type)

@@ -193,6 +193,13 @@ static void sample(struct writer *w, double value, ...)
     g_string_append_c(w->out, '\n');
 }
 
+/* A family of one sample, without labels. */
+static void unlabelled(struct writer *w, const struct family *f, double value)
+{
+    begin_family(w, f);
+    sample(w, value, NULL);
+}
+
 static const struct family node_energy = {
     "vigil_node_energy_joules", FAMILY_COUNTER, "joules",
     "The node's energy since vigild started, one running sum across its energy sources "
@@ -295,10 +302,8 @@ static void jobs(struct writer *w, const struct vigild_metrics_snapshot *s)
             sample(w, value, "job_id", j->job, NULL);
         }
     }
-    begin_family(w, &jobs_running);
-    sample(w, s->jobs_running, NULL);
-    begin_family(w, &jobs_folded);
-    sample(w, s->jobs_folded, NULL);
+    unlabelled(w, &jobs_running, s->jobs_running);
+    unlabelled(w, &jobs_folded, s->jobs_folded);
 }
 
 void vigild_metrics_render(const struct vigild_metrics_snapshot *s,
@@ -315,33 +320,22 @@ void vigild_metrics_render(const struct vigild_metrics_snapshot *s,
     begin_family(&w, &node_cpu);
     for (int m = 0; m < VIGILD_CPU_MODES; m++)
         sample(&w, s->cpu_s[m], "mode", cpu_mode_names[m], NULL);
-    begin_family(&w, &memory_total);
-    sample(&w, s->memory_total_bytes, NULL);
-    begin_family(&w, &memory_available);
-    sample(&w, s->memory_available_bytes, NULL);
-    begin_family(&w, &memory_used);
-    sample(&w, s->memory_used_bytes, NULL);
+    unlabelled(&w, &memory_total, s->memory_total_bytes);
+    unlabelled(&w, &memory_available, s->memory_available_bytes);
+    unlabelled(&w, &memory_used, s->memory_used_bytes);
     devices(&w, &disk_read, &disk_written, s->disks);
     devices(&w, &net_received, &net_sent, s->networks);
     jobs(&w, s);
     begin_family(&w, &daemon_info);
     sample(&w, 1, "version", s->version != NULL ? s->version : "", NULL);
-    begin_family(&w, &ticks);
-    sample(&w, (double)s->ticks, NULL);
-    begin_family(&w, &ticks_late);
-    sample(&w, (double)s->ticks_missed, NULL);
-    begin_family(&w, &tick_time);
-    sample(&w, s->tick_s, NULL);
-    begin_family(&w, &cpu_self);
-    sample(&w, s->cpu_self_s, NULL);
-    begin_family(&w, &processes);
-    sample(&w, (double)s->processes, NULL);
-    begin_family(&w, &ring_dropped);
-    sample(&w, (double)s->ring_records_dropped, NULL);
-    begin_family(&w, &spool_bytes);
-    sample(&w, s->uplink ? (double)s->spool_bytes : NAN, NULL);
-    begin_family(&w, &unacked);
-    sample(&w, s->uplink ? (double)s->batches_unacked : NAN, NULL);
+    unlabelled(&w, &ticks, (double)s->ticks);
+    unlabelled(&w, &ticks_late, (double)s->ticks_missed);
+    unlabelled(&w, &tick_time, s->tick_s);
+    unlabelled(&w, &cpu_self, s->cpu_self_s);
+    unlabelled(&w, &processes, (double)s->processes);
+    unlabelled(&w, &ring_dropped, (double)s->ring_records_dropped);
+    unlabelled(&w, &spool_bytes, s->uplink ? (double)s->spool_bytes : NAN);
+    unlabelled(&w, &unacked, s->uplink ? (double)s->batches_unacked : NAN);
     if (format == VIGILD_METRICS_OPENMETRICS)
         g_string_append(out, "# EOF\n");
 }

@@ -770,35 +770,28 @@ static void add_windows(struct batch *b)
     }
 }
 
-static void add_rollups(struct batch *b)
-{
-    struct vigild_outbox *o = b->o;
-    for (guint i = 0; i < o->rollups->len; i++) {
-        const struct vigil_wire_rollup *r = &g_array_index(o->rollups, struct vigil_wire_rollup, i);
-        GError *error = NULL;
-        if (!room_for_metric_item(b, r->metric_id, ROLLUP_WIRE_BYTES))
-            continue;
-        if (!vigil_wire_add_rollup(writer(b, VIGIL_WIRE_ROLLUPS, 0), r, &error)) {
-            skip_item(o, "a roll-up", error);
-            g_error_free(error);
-        }
+/* A cycle's items of one metric's kind, `list` of the outbox: each whose
+ * metric the batch has room to describe. The same for roll-ups and
+ * samples but for these. */
+#define ADD_METRIC_ITEMS(function, type, list, wire_bytes, section, add, what)                     \
+    static void function(struct batch *b)                                                          \
+    {                                                                                              \
+        struct vigild_outbox *o = b->o;                                                            \
+        for (guint i = 0; i < o->list->len; i++) {                                                 \
+            const type *item = &g_array_index(o->list, type, i);                                   \
+            GError *error = NULL;                                                                  \
+            if (!room_for_metric_item(b, item->metric_id, wire_bytes))                             \
+                continue;                                                                          \
+            if (!add(writer(b, section, 0), item, &error)) {                                       \
+                skip_item(o, what, error);                                                         \
+                g_error_free(error);                                                               \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
-
-static void add_samples(struct batch *b)
-{
-    struct vigild_outbox *o = b->o;
-    for (guint i = 0; i < o->samples->len; i++) {
-        const struct vigil_sample *s = &g_array_index(o->samples, struct vigil_sample, i);
-        GError *error = NULL;
-        if (!room_for_metric_item(b, s->metric_id, SAMPLE_WIRE_BYTES))
-            continue;
-        if (!vigil_wire_add_sample(writer(b, VIGIL_WIRE_SAMPLES, 0), s, &error)) {
-            skip_item(o, "a sample", error);
-            g_error_free(error);
-        }
-    }
-}
+ADD_METRIC_ITEMS(add_rollups, struct vigil_wire_rollup, rollups, ROLLUP_WIRE_BYTES,
+                 VIGIL_WIRE_ROLLUPS, vigil_wire_add_rollup, "a roll-up")
+ADD_METRIC_ITEMS(add_samples, struct vigil_sample, samples, SAMPLE_WIRE_BYTES, VIGIL_WIRE_SAMPLES,
+                 vigil_wire_add_sample, "a sample")
 
 /* Each process's report once it has come, and an item for every process
  * that registered, ended or changed since its last one. */

@@ -135,6 +135,30 @@ struct saved_counts_v1 {
     COUNTS_FIELDS;
     uint32_t reserved, crc32;
 };
+/* The counts kept as the process has them (struct vigild_process, struct
+ * vigild_recovered), and those kept as its capture counts have them
+ * (field, then its name in struct vigild_capture_counts): what a save
+ * writes and a restart reads back. */
+#define PROCESS_COUNTS(X)                                                                          \
+    X(names)                                                                                       \
+    X(corrupt)                                                                                     \
+    X(torn)                                                                                        \
+    X(dropped)                                                                                     \
+    X(seq_gaps)                                                                                    \
+    X(restart_lost)                                                                                \
+    X(restarts)                                                                                    \
+    X(cpu_s)                                                                                       \
+    X(energy_j)                                                                                    \
+    X(energy_flags)                                                                                \
+    X(mpi_rank)                                                                                    \
+    X(mpi_size)
+#define CAPTURE_COUNTS(X)                                                                          \
+    X(forwarded, forwarded)                                                                        \
+    X(dropped_by_capture, dropped)                                                                 \
+    X(lost, lost)                                                                                  \
+    X(cycles, cycles)                                                                              \
+    X(abnormal_cycles, abnormal_cycles)                                                            \
+    X(windows, windows)
 #define COUNTS_MAGIC   0x53434756u /* "VGCS" */
 #define COUNTS_VERSION 2u
 
@@ -221,27 +245,14 @@ void vigild_process_state_save(const char *dir, const struct vigild_process *p,
         .version = COUNTS_VERSION,
         .committed = committed,
         .activities = p->activities - MIN(held_activities + kept_activities, p->activities),
-        .names = p->names,
-        .corrupt = p->corrupt,
-        .torn = p->torn,
-        .dropped = p->dropped,
-        .seq_gaps = p->seq_gaps,
-        .restart_lost = p->restart_lost,
-        .restarts = p->restarts,
         .observed = capture->observed - MIN(held_activities, capture->observed),
-        .forwarded = capture->forwarded,
-        .dropped_by_capture = capture->dropped,
-        .lost = capture->lost,
-        .cycles = capture->cycles,
-        .abnormal_cycles = capture->abnormal_cycles,
-        .windows = capture->windows,
-        .cpu_s = p->cpu_s,
-        .energy_j = p->energy_j,
-        .energy_flags = p->energy_flags,
         .energy_shared = (uint32_t)p->energy_shared,
-        .mpi_rank = p->mpi_rank,
-        .mpi_size = p->mpi_size,
         .saved_ns = vigil_clock_monotonic_ns(),
+#define SAVE_PROCESS(field)          .field = p->field,
+#define SAVE_CAPTURE(field, counted) .field = capture->counted,
+        PROCESS_COUNTS(SAVE_PROCESS) CAPTURE_COUNTS(SAVE_CAPTURE)
+#undef SAVE_PROCESS
+#undef SAVE_CAPTURE
     };
     c.crc32 = counts_crc(&c);
     char *path = state_path(dir, p->pid, p->start_monotonic_ns, "counts");
@@ -348,26 +359,14 @@ static gboolean read_counts(const char *dir, struct vigild_recovered *r)
             r->saved_ns = c.saved_ns;
             r->committed = c.committed;
             r->activities = c.activities;
-            r->names = c.names;
-            r->corrupt = c.corrupt;
-            r->torn = c.torn;
-            r->dropped = c.dropped;
-            r->seq_gaps = c.seq_gaps;
-            r->restart_lost = c.restart_lost;
-            r->restarts = c.restarts;
             r->capture.observed = c.observed;
-            r->capture.forwarded = c.forwarded;
-            r->capture.dropped = c.dropped_by_capture;
-            r->capture.lost = c.lost;
-            r->capture.cycles = c.cycles;
-            r->capture.abnormal_cycles = c.abnormal_cycles;
-            r->capture.windows = c.windows;
-            r->cpu_s = c.cpu_s;
-            r->energy_j = c.energy_j;
-            r->energy_flags = c.energy_flags;
             r->energy_shared = c.energy_shared != 0;
-            r->mpi_rank = c.mpi_rank;
-            r->mpi_size = c.mpi_size;
+#define READ_PROCESS(field)          r->field = c.field;
+#define READ_CAPTURE(field, counted) r->capture.counted = c.field;
+            PROCESS_COUNTS(READ_PROCESS)
+            CAPTURE_COUNTS(READ_CAPTURE)
+#undef READ_PROCESS
+#undef READ_CAPTURE
             read = TRUE;
         }
     }

@@ -35,15 +35,10 @@
 
 const char *vigild_process_state_name(enum vigild_process_state state)
 {
-    switch (state) {
-    case VIGILD_PROCESS_RUNNING:
-        return "running";
-    case VIGILD_PROCESS_ENDED:
-        return "ended";
-    case VIGILD_PROCESS_DROPPED:
-        return "dropped";
-    }
-    return "unknown";
+    static const char *const names[] = {[VIGILD_PROCESS_RUNNING] = "running",
+                                        [VIGILD_PROCESS_ENDED] = "ended",
+                                        [VIGILD_PROCESS_DROPPED] = "dropped"};
+    return (unsigned)state < G_N_ELEMENTS(names) ? names[state] : "unknown";
 }
 
 void vigild_processes_calibrate(struct vigild_processes *ps)

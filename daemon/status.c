@@ -2,6 +2,7 @@
  * the JSON `vigil status` prints, both from a snapshot (snapshot.h). */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
@@ -280,6 +281,55 @@ static void add_reasoning(JsonBuilder *b, const struct vigild_snapshot *snap)
     json_builder_end_object(b);
 }
 
+/* The uplink's figures in `vigil status`, in their order: a count of the
+ * uplink's, the outbox's or the drops' stats, or a text of the uplink's
+ * ("" shown as null). */
+struct uplink_member {
+    const char *name;
+    enum { OF_UPLINK, OF_UPLINK_TEXT, OF_OUTBOX, OF_DROPS } of;
+    size_t offset;
+};
+#define OF_U(field) offsetof(struct vigild_uplink_stats, field)
+#define OF_O(field) offsetof(struct vigild_outbox_stats, field)
+#define OF_D(field) offsetof(struct vigild_drops_totals, field)
+static const struct uplink_member uplink_members[] = {
+    {"batches", OF_OUTBOX, OF_O(batches)},
+    {"batch_bytes", OF_OUTBOX, OF_O(bytes)},
+    {"sent", OF_UPLINK, OF_U(sent)},
+    {"resent", OF_UPLINK, OF_U(resent)},
+    {"acked", OF_UPLINK, OF_U(acked)},
+    {"in_flight", OF_UPLINK, OF_U(in_flight)},
+    {"unacked", OF_UPLINK, OF_U(unacked)},
+    {"memory_batches", OF_UPLINK, OF_U(memory_batches)},
+    {"memory_bytes", OF_UPLINK, OF_U(memory_bytes)},
+    {"spooled_batches", OF_UPLINK, OF_U(spooled_batches)},
+    {"spool_bytes", OF_UPLINK, OF_U(spool_bytes)},
+    {"replayed", OF_UPLINK, OF_U(replayed)},
+    {"dropped_full_batches", OF_UPLINK, OF_U(dropped_full_batches)},
+    {"dropped_full_bytes", OF_UPLINK, OF_U(dropped_full_bytes)},
+    {"dropped_memory_batches", OF_UPLINK, OF_U(dropped_memory_batches)},
+    {"dropped_memory_bytes", OF_UPLINK, OF_U(dropped_memory_bytes)},
+    {"dropped_activities", OF_DROPS, OF_D(activities)},
+    {"dropped_batches", OF_DROPS, OF_D(batches)},
+    {"dropped_unknown_batches", OF_DROPS, OF_D(unknown_batches)},
+    {"in_flight_bytes", OF_UPLINK, OF_U(in_flight_bytes)},
+    {"refused", OF_UPLINK, OF_U(refused)},
+    {"refused_deleted", OF_UPLINK, OF_U(refused_deleted)},
+    {"refused_kept", OF_UPLINK, OF_U(refused_kept)},
+    {"resent_refused", OF_UPLINK, OF_U(resent_refused)},
+    {"last_refusal", OF_UPLINK_TEXT, OF_U(last_refusal)},
+    {"spool_corrupt", OF_UPLINK, OF_U(spool_corrupt)},
+    {"spool_corrupt_bytes", OF_UPLINK, OF_U(spool_corrupt_bytes)},
+    {"spool_errors", OF_UPLINK, OF_U(spool_errors)},
+    {"unexpected", OF_UPLINK, OF_U(unexpected)},
+    {"items_skipped", OF_OUTBOX, OF_O(items_skipped)},
+    {"names_missing", OF_OUTBOX, OF_O(names_missing)},
+    {"last_error", OF_UPLINK_TEXT, OF_U(last_error)},
+};
+#undef OF_U
+#undef OF_O
+#undef OF_D
+
 /* The uplink to vigil-txd and the outbox that feeds it; null without one. */
 static void add_uplink(JsonBuilder *b, const struct vigild_snapshot *snap)
 {
@@ -297,38 +347,20 @@ static void add_uplink(JsonBuilder *b, const struct vigild_snapshot *snap)
     vigil_json_string(b, "hostname", settings->hostname);
     vigil_json_string(b, "spool_dir", settings->spool_dir);
     vigil_json_bool(b, "connected", u->connected);
-    vigil_json_int(b, "batches", (gint64)o->batches);
-    vigil_json_int(b, "batch_bytes", (gint64)o->bytes);
-    vigil_json_int(b, "sent", (gint64)u->sent);
-    vigil_json_int(b, "resent", (gint64)u->resent);
-    vigil_json_int(b, "acked", (gint64)u->acked);
-    vigil_json_int(b, "in_flight", (gint64)u->in_flight);
-    vigil_json_int(b, "unacked", (gint64)u->unacked);
-    vigil_json_int(b, "memory_batches", (gint64)u->memory_batches);
-    vigil_json_int(b, "memory_bytes", (gint64)u->memory_bytes);
-    vigil_json_int(b, "spooled_batches", (gint64)u->spooled_batches);
-    vigil_json_int(b, "spool_bytes", (gint64)u->spool_bytes);
-    vigil_json_int(b, "replayed", (gint64)u->replayed);
-    vigil_json_int(b, "dropped_full_batches", (gint64)u->dropped_full_batches);
-    vigil_json_int(b, "dropped_full_bytes", (gint64)u->dropped_full_bytes);
-    vigil_json_int(b, "dropped_memory_batches", (gint64)u->dropped_memory_batches);
-    vigil_json_int(b, "dropped_memory_bytes", (gint64)u->dropped_memory_bytes);
-    vigil_json_int(b, "dropped_activities", (gint64)snap->drops.activities);
-    vigil_json_int(b, "dropped_batches", (gint64)snap->drops.batches);
-    vigil_json_int(b, "dropped_unknown_batches", (gint64)snap->drops.unknown_batches);
-    vigil_json_int(b, "in_flight_bytes", (gint64)u->in_flight_bytes);
-    vigil_json_int(b, "refused", (gint64)u->refused);
-    vigil_json_int(b, "refused_deleted", (gint64)u->refused_deleted);
-    vigil_json_int(b, "refused_kept", (gint64)u->refused_kept);
-    vigil_json_int(b, "resent_refused", (gint64)u->resent_refused);
-    vigil_json_string(b, "last_refusal", u->last_refusal[0] != '\0' ? u->last_refusal : NULL);
-    vigil_json_int(b, "spool_corrupt", (gint64)u->spool_corrupt);
-    vigil_json_int(b, "spool_corrupt_bytes", (gint64)u->spool_corrupt_bytes);
-    vigil_json_int(b, "spool_errors", (gint64)u->spool_errors);
-    vigil_json_int(b, "unexpected", (gint64)u->unexpected);
-    vigil_json_int(b, "items_skipped", (gint64)o->items_skipped);
-    vigil_json_int(b, "names_missing", (gint64)o->names_missing);
-    vigil_json_string(b, "last_error", u->last_error[0] != '\0' ? u->last_error : NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(uplink_members); i++) {
+        const struct uplink_member *m = &uplink_members[i];
+        const char *at = (m->of == OF_OUTBOX  ? (const char *)o
+                          : m->of == OF_DROPS ? (const char *)&snap->drops
+                                              : (const char *)u) +
+                         m->offset;
+        if (m->of == OF_UPLINK_TEXT) {
+            vigil_json_string(b, m->name, at[0] != '\0' ? at : NULL);
+        } else {
+            uint64_t count;
+            memcpy(&count, at, sizeof count);
+            vigil_json_int(b, m->name, (gint64)count);
+        }
+    }
     vigil_json_string(b, "system_state",
                       snap->have_system_state ? vigil_health_name(snap->system_state.health)
                                               : NULL);

@@ -13,6 +13,12 @@
 #include "tick.h"
 #include "vigil/clock.h"
 
+static struct timespec timespec_of(uint64_t ns)
+{
+    return (struct timespec){.tv_sec = (time_t)(ns / VIGIL_NS_PER_S),
+                             .tv_nsec = (long)(ns % VIGIL_NS_PER_S)};
+}
+
 gboolean vigild_ticker_start(struct vigild_ticker *t, uint64_t period_ns, GError **error)
 {
     t->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -24,12 +30,8 @@ gboolean vigild_ticker_start(struct vigild_ticker *t, uint64_t period_ns, GError
     t->period_ns = period_ns;
     uint64_t now_ns = vigil_clock_monotonic_ns();
     uint64_t first_ns = (now_ns / period_ns + 1) * period_ns;
-    struct itimerspec spec = {
-        .it_value = {.tv_sec = (time_t)(first_ns / VIGIL_NS_PER_S),
-                     .tv_nsec = (long)(first_ns % VIGIL_NS_PER_S)},
-        .it_interval = {.tv_sec = (time_t)(period_ns / VIGIL_NS_PER_S),
-                        .tv_nsec = (long)(period_ns % VIGIL_NS_PER_S)},
-    };
+    struct itimerspec spec = {.it_value = timespec_of(first_ns),
+                              .it_interval = timespec_of(period_ns)};
     if (timerfd_settime(t->fd, TFD_TIMER_ABSTIME, &spec, NULL) != 0) {
         int saved = errno;
         close(t->fd);

@@ -1005,6 +1005,14 @@ static inline __attribute__((always_inline)) void preload_end_meta(const struct 
     preload_call_end(call, &o);
 }
 
+/* The outcome of a call about a path: its file (`file_id`, or the
+ * descriptor `fd_named` it named; VIGIL_FILE_NONE, -1: none). */
+#define PRELOAD_PATH_OUTCOME(op_, fd_named, file_id_, ret)                                         \
+    {                                                                                              \
+        .op = (op_), .fd = (fd_named), .file_id = (file_id_), .result = (ret),                     \
+        .failed = (ret) < 0, .offset_bytes = VIGIL_OFFSET_UNKNOWN,                                 \
+    }
+
 /* ---- streams (wrap_stdio.c, wrap_fortify.c) ------------------------------- */
 
 /* glibc's flag for a stream on a descriptor (libio.h, public until 2.27,

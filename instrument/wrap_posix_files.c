@@ -72,14 +72,7 @@ static void end_open(const struct preload_call *call, unsigned op, int dirfd, co
         if (flags & O_TRUNC)
             preload_offset_truncated(ret, 0);
     }
-    struct preload_outcome o = {
-        .op = op,
-        .fd = -1,
-        .file_id = file_id,
-        .result = ret,
-        .failed = ret < 0,
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
-    };
+    struct preload_outcome o = PRELOAD_PATH_OUTCOME(op, -1, file_id, ret);
     errno = saved_errno;
     preload_call_end(call, &o);
 }

@@ -94,14 +94,7 @@ static void end_path(const struct preload_call *call, unsigned op, int dirfd, co
         fd = dirfd; /* the call is about dirfd's own file */
     else if (readable)
         file_id = preload_file_for_path(dirfd, path);
-    struct preload_outcome o = {
-        .op = op,
-        .fd = fd,
-        .file_id = file_id,
-        .result = ret,
-        .failed = ret < 0,
-        .offset_bytes = VIGIL_OFFSET_UNKNOWN,
-    };
+    struct preload_outcome o = PRELOAD_PATH_OUTCOME(op, fd, file_id, ret);
     errno = saved_errno;
     preload_call_end(call, &o);
 }

@@ -721,17 +721,26 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
     return TRUE;
 }
 
+/* A row of `columns` whose first are the node and the statistic's metric. */
+static gboolean begin_metric_row(struct batch_context *b, struct txd_copy *c, uint16_t columns,
+                                 uint32_t daemon_metric_id, GError **error)
+{
+    int64_t metric_id = 0;
+    if (!metric_id_of(b, daemon_metric_id, &metric_id, error))
+        return FALSE;
+    txd_copy_row(c, columns);
+    txd_copy_int8(c, b->node_id);
+    txd_copy_int4(c, (int32_t)metric_id);
+    return TRUE;
+}
+
 static gboolean copy_rollups(struct batch_context *b, struct txd_copy *c,
                              const struct vigil_wire_message *m, GError **error)
 {
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_wire_rollup *r = &m->rollups[i];
-        int64_t metric_id = 0;
-        if (!metric_id_of(b, r->metric_id, &metric_id, error))
+        if (!begin_metric_row(b, c, 10, r->metric_id, error))
             return FALSE;
-        txd_copy_row(c, 10);
-        txd_copy_int8(c, b->node_id);
-        txd_copy_int4(c, (int32_t)metric_id);
         txd_copy_timestamp_ns(c, realtime(b, r->start_ns));
         txd_copy_timestamp_ns(c, realtime(b, r->end_ns));
         txd_copy_int4(c, (int32_t)r->count);
@@ -749,12 +758,8 @@ static gboolean copy_samples(struct batch_context *b, struct txd_copy *c,
 {
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_sample *s = &m->samples[i];
-        int64_t metric_id = 0;
-        if (!metric_id_of(b, s->metric_id, &metric_id, error))
+        if (!begin_metric_row(b, c, 6, s->metric_id, error))
             return FALSE;
-        txd_copy_row(c, 6);
-        txd_copy_int8(c, b->node_id);
-        txd_copy_int4(c, (int32_t)metric_id);
         txd_copy_timestamp_ns(c, realtime(b, s->t_ns));
         txd_copy_int8(c, realtime(b, s->t_ns));
         txd_copy_float8(c, s->value);
@@ -778,30 +783,43 @@ static gboolean copy_process_column(struct batch_context *b, struct txd_copy *c,
     return TRUE;
 }
 
+/* A row of `columns` whose first are a reasoner's level, the node, the
+ * process (NULL: the node's own) and the cycle, as number and end. */
+static gboolean begin_cycle_row(struct batch_context *b, struct txd_copy *c, uint16_t columns,
+                                unsigned level, uint64_t daemon_process_id, uint64_t cycle,
+                                const char *what, GError **error)
+{
+    txd_copy_row(c, columns);
+    txd_copy_text(c, vigil_level_name(level));
+    txd_copy_int8(c, b->node_id);
+    if (!copy_process_column(b, c, daemon_process_id, what, error))
+        return FALSE;
+    txd_copy_int8(c, (int64_t)cycle);
+    txd_copy_timestamp_ns(c, cycle_end_realtime(b, cycle));
+    return TRUE;
+}
+
+static void copy_finite_or_null(struct txd_copy *c, double v)
+{
+    if (isfinite(v))
+        txd_copy_float8(c, v);
+    else
+        txd_copy_null(c);
+}
+
 static gboolean copy_anomalies(struct batch_context *b, struct txd_copy *c,
                                const struct vigil_wire_message *m, GError **error)
 {
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_wire_anomaly *a = &m->anomalies[i];
-        txd_copy_row(c, 12);
-        txd_copy_text(c, vigil_level_name(a->level));
-        txd_copy_int8(c, b->node_id);
-        if (!copy_process_column(b, c, a->process_id, "an anomaly", error))
+        if (!begin_cycle_row(b, c, 12, a->level, a->process_id, a->cycle, "an anomaly", error))
             return FALSE;
-        txd_copy_int8(c, (int64_t)a->cycle);
-        txd_copy_timestamp_ns(c, cycle_end_realtime(b, a->cycle));
         txd_copy_text(c, vigil_health_name(a->health));
         txd_copy_text(c, a->plugin);
         txd_copy_text(c, a->metric);
         txd_copy_float8_or_null(c, a->value);
-        if (isfinite(a->expected_min))
-            txd_copy_float8(c, a->expected_min);
-        else
-            txd_copy_null(c);
-        if (isfinite(a->expected_max))
-            txd_copy_float8(c, a->expected_max);
-        else
-            txd_copy_null(c);
+        copy_finite_or_null(c, a->expected_min);
+        copy_finite_or_null(c, a->expected_max);
         txd_copy_text(c, a->message);
     }
     return TRUE;
@@ -812,13 +830,9 @@ static gboolean copy_states(struct batch_context *b, struct txd_copy *c,
 {
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_wire_state *s = &m->states[i];
-        txd_copy_row(c, 10);
-        txd_copy_text(c, vigil_level_name(s->level));
-        txd_copy_int8(c, b->node_id);
-        if (!copy_process_column(b, c, s->process_id, "a reasoner state", error))
+        if (!begin_cycle_row(b, c, 10, s->level, s->process_id, s->cycle, "a reasoner state",
+                             error))
             return FALSE;
-        txd_copy_int8(c, (int64_t)s->cycle);
-        txd_copy_timestamp_ns(c, cycle_end_realtime(b, s->cycle));
         txd_copy_text(c, vigil_health_name(s->health));
         txd_copy_int4(c, (int32_t)s->overloaded_mask);
         txd_copy_int4(c, (int32_t)s->bad_issues);
