@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cycle_record.h"
+#include "bench_clock.h"
 #include "energy_share.h"
 #include "tick_samples.h"
 
@@ -16,13 +17,6 @@
 #define ACTIVITIES 1000000
 #define TICKS      100000
 #define METRICS    70
-
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 int main(void)
 {
@@ -59,7 +53,7 @@ int main(void)
                                    .bytes_asked = 4096,
                                    .result = 4096,
                                    .thread_id = 77};
-        double t0 = cpu_s();
+        double t0 = bench_cpu_s();
         for (int i = 0; i < ACTIVITIES; i++) {
             a.seq++;
             a.start_ns += 3000 + (uint64_t)(i % 7) * 100;
@@ -69,7 +63,7 @@ int main(void)
         }
         /* The last batch goes out with the next record: counted here. */
         vigild_cycle_record_process(w, 1, TRUE);
-        double t1 = cpu_s();
+        double t1 = bench_cpu_s();
         uint64_t activity_bytes = vigild_cycle_record_bytes(w);
         for (int k = 0; k < TICKS; k++) {
             samples.t_ns = (uint64_t)k * 100000000u;
@@ -80,7 +74,7 @@ int main(void)
             }
             vigild_cycle_record_samples(w, &samples, catalog, &energy);
         }
-        double t2 = cpu_s();
+        double t2 = bench_cpu_s();
         uint64_t tick_bytes = vigild_cycle_record_bytes(w) - activity_bytes;
         vigild_cycle_record_close(w);
         printf("%3d  %11.1f  %14.1f  %19.2f  %10.1f\n", run, (t1 - t0) / ACTIVITIES * 1e9,

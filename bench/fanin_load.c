@@ -57,6 +57,7 @@
 #include <zmq.h>
 
 #include "node_batch.h"
+#include "bench_clock.h"
 #include "vigil/health.h"
 #include "vigil/ontology.h"
 
@@ -227,13 +228,6 @@ static long status_kib(long pid, const char *field)
         kib = strtol(line + strlen(field), NULL, 10);
     g_free(text);
     return kib;
-}
-
-static double process_cpu_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* ---- one node's batch -------------------------------------------------------------------------
@@ -570,13 +564,13 @@ static void run(const struct options *o, const char *endpoint, const char *serve
             window_open = TRUE;
             txd_cpu_start = cpu_seconds(o->txd_pid);
             pg_cpu_start = server_cpu_seconds(o->postmaster_pid);
-            own_cpu_start = process_cpu_seconds();
+            own_cpu_start = bench_cpu_s();
         }
         if (window_open && !window_closed && now >= r.window_end_ns) {
             window_closed = TRUE;
             txd_cpu_end = cpu_seconds(o->txd_pid);
             pg_cpu_end = server_cpu_seconds(o->postmaster_pid);
-            own_cpu_end = process_cpu_seconds();
+            own_cpu_end = bench_cpu_s();
         }
         int64_t due = INT64_MAX;
         if (cycle < cycles)

@@ -15,21 +15,15 @@
 #include <libsoup/soup.h>
 
 #include "metrics.h"
+#include "bench_clock.h"
 
 #define RENDERS 20000
 #define SCRAPES 500
 #define JOBS    64
 
-static uint64_t clock_ns(clockid_t clock)
-{
-    struct timespec t;
-    clock_gettime(clock, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static uint64_t now_ns(void)
 {
-    return clock_ns(CLOCK_MONOTONIC);
+    return bench_clock_ns(CLOCK_MONOTONIC);
 }
 
 static void add_devices(GArray *devices, const char *prefix, int n)
@@ -77,13 +71,13 @@ static void bench_render(const struct vigild_metrics_snapshot *s, enum vigild_me
     GString *out = g_string_sized_new(65536);
     /* CPU time as well as wall time: on a shared machine the wall time
      * includes other programs' turns. */
-    uint64_t start = now_ns(), start_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t start = now_ns(), start_cpu = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (int i = 0; i < RENDERS; i++) {
         g_string_truncate(out, 0);
         vigild_metrics_render(s, format, out);
     }
     double us = (now_ns() - start) / 1e3 / RENDERS;
-    double cpu_us = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - start_cpu) / 1e3 / RENDERS;
+    double cpu_us = (bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - start_cpu) / 1e3 / RENDERS;
     printf("render %-11s %d jobs: %6.1f us CPU, %6.1f us wall a scrape, %" G_GSIZE_FORMAT
            " bytes\n",
            name, JOBS, cpu_us, us, out->len);

@@ -58,6 +58,7 @@
 
 #include "vigil/clock.h"
 #include "vigil/ring.h"
+#include "bench_clock.h"
 
 extern char **environ;
 
@@ -136,9 +137,7 @@ static void run_calls(struct targets *t, enum bench_case c, uint64_t calls)
 /* The calling thread's CPU time (user and system), in ns. */
 static uint64_t thread_cpu_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * VIGIL_NS_PER_S + (uint64_t)ts.tv_nsec;
+    return bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* Returns the ns of CPU the calls took. CPU time, not wall time: on a

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "node_batch.h"
+#include "bench_clock.h"
 #include "vigil/health.h"
 #include "vigil/ontology.h"
 
@@ -197,25 +198,18 @@ G_GNUC_NO_INLINE void bench_measured(const struct phase *p, struct load *l)
     p->run(l);
 }
 
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* A warm-up pass is not run through bench_measured: callgrind counts one
  * pass only. */
 static double run_phase(const struct phase *p, struct load *l, gboolean warm_up)
 {
     if (p->prepare != NULL)
         p->prepare(l);
-    double t0 = cpu_s();
+    double t0 = bench_cpu_s();
     if (warm_up)
         p->run(l);
     else
         bench_measured(p, l);
-    double t1 = cpu_s();
+    double t1 = bench_cpu_s();
     if (p->done != NULL)
         p->done(l);
     return t1 - t0;

@@ -186,10 +186,8 @@ int vigil_cli_advise(int argc, char **argv)
     vigil_config *config = NULL;
     PGconn *db = NULL;
 
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil advise: %s\n", error->message);
+    if (!vigil_cli_options_ok("advise", &help, entries, &argc, &argv))
         goto out;
-    }
     if (argc != 2) {
         fprintf(stderr, "usage: vigil advise RUN [--against RUN2] [--config FILE] "
                         "[--format text|json] [--exponent C] [--step-mhz N]\n");

@@ -64,12 +64,9 @@ void advise_run_facts_clear(struct run_facts *f)
     g_free(f->run_key);
     g_free(f->program);
     g_free(f->argv);
-    if (f->points != NULL)
-        g_array_unref(f->points);
-    if (f->notes != NULL)
-        g_ptr_array_unref(f->notes);
-    if (f->missing != NULL)
-        g_ptr_array_unref(f->missing);
+    g_clear_pointer(&f->points, g_array_unref);
+    g_clear_pointer(&f->notes, g_ptr_array_unref);
+    g_clear_pointer(&f->missing, g_ptr_array_unref);
 }
 
 static double number(const PGresult *result, int row, int column)

@@ -30,6 +30,10 @@ struct vigil_cli_help {
  * in argc/argv. FALSE with error set when they are malformed. */
 gboolean vigil_cli_parse_options(const struct vigil_cli_help *help, const GOptionEntry *entries,
                                  int *argc, char ***argv, GError **error);
+/* vigil_cli_parse_options for subcommand COMMAND ("advise"): FALSE once it
+ * has said on stderr what is malformed ("vigil advise: …"). */
+gboolean vigil_cli_options_ok(const char *command, const struct vigil_cli_help *help,
+                              const GOptionEntry *entries, int *argc, char ***argv);
 /* --format: text (the default: NULL) or json. FALSE with error set
  * ("--format X: expected text or json") for anything else. */
 gboolean vigil_cli_format_is_json(const char *format, gboolean *json, GError **error);

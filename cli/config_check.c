@@ -102,8 +102,7 @@ int vigil_cli_config(int argc, char **argv)
     };
     GError *error = NULL;
     int status;
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil config: %s\n", error->message);
+    if (!vigil_cli_options_ok("config", &help, entries, &argc, &argv)) {
         status = VIGIL_EXIT_USAGE;
     } else if (argc != 2 || (strcmp(argv[1], "check") != 0 && strcmp(argv[1], "example") != 0)) {
         fputs(usage, stderr);

@@ -266,8 +266,7 @@ int vigil_cli_db(int argc, char **argv)
     };
     GError *error = NULL;
     int status;
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil db: %s\n", error->message);
+    if (!vigil_cli_options_ok("db", &help, entries, &argc, &argv)) {
         status = VIGIL_EXIT_USAGE;
     } else if (argc != 2 || !known_action(argv[1])) {
         fprintf(stderr, "usage: vigil db migrate|version|maintain|prune [--dry-run] [--config "

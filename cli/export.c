@@ -180,14 +180,14 @@ int vigil_cli_export(int argc, char **argv)
                    "number or a run key, as for `vigil report`.",
         .description = COLUMNS_HELP,
     };
-    GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
     enum export_what what = EXPORT_POWER;
 
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil export: %s\n", error->message);
-        g_error_free(error);
-    } else if (argc != 2) {
+    if (!vigil_cli_options_ok("export", &help, entries, &argc, &argv)) {
+        free_options(&options);
+        return status;
+    }
+    if (argc != 2) {
         fprintf(stderr, USAGE);
     } else if (options.what != NULL && !parse_what(options.what, &what)) {
         fprintf(stderr, "vigil export: --what %s: expected power, statistics or activities\n",

@@ -67,8 +67,7 @@ int vigil_cli_job(int argc, char **argv)
     GError *error = NULL;
     int status = VIGIL_EXIT_OK;
     char *path = NULL;
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil job: %s\n", error->message);
+    if (!vigil_cli_options_ok("job", &help, entries, &argc, &argv)) {
         status = VIGIL_EXIT_USAGE;
         goto out;
     }

@@ -170,10 +170,8 @@ int vigil_cli_node(int argc, char **argv)
     };
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil node: %s\n", error->message);
+    if (!vigil_cli_options_ok("node", &help, entries, &argc, &argv))
         goto out;
-    }
     if (argc != 2 || strcmp(argv[1], "keys") != 0 || (forget != NULL && set != NULL) ||
         (key != NULL) != (set != NULL)) {
         fprintf(stderr, "usage: vigil node keys [--format text|json] [--config FILE]\n"

@@ -1,5 +1,6 @@
 /* vigil — what every subcommand's command line shares: GOption set up
  * from a vigil_cli_help, and --format text|json. */
+#include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
@@ -16,6 +17,17 @@ gboolean vigil_cli_parse_options(const struct vigil_cli_help *help, const GOptio
     gboolean ok = g_option_context_parse(context, argc, argv, error);
     g_option_context_free(context);
     return ok;
+}
+
+gboolean vigil_cli_options_ok(const char *command, const struct vigil_cli_help *help,
+                              const GOptionEntry *entries, int *argc, char ***argv)
+{
+    GError *error = NULL;
+    if (vigil_cli_parse_options(help, entries, argc, argv, &error))
+        return TRUE;
+    fprintf(stderr, "vigil %s: %s\n", command, error->message);
+    g_error_free(error);
+    return FALSE;
 }
 
 gboolean vigil_cli_format_is_json(const char *format, gboolean *json, GError **error)

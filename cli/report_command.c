@@ -172,10 +172,8 @@ int vigil_cli_report(int argc, char **argv)
     char *conninfo = NULL, *run_id = NULL, *pid = NULL, *host = NULL;
     struct stored_report stored = {0};
 
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil report: %s\n", error->message);
+    if (!vigil_cli_options_ok("report", &help, entries, &argc, &argv))
         goto out;
-    }
     if (argc != (options.job != NULL ? 1 : 2) || (options.job != NULL && options.process != NULL)) {
         fprintf(stderr, "usage: vigil report RUN [--config FILE] [--format text|json] "
                         "[--process PID[@HOST]]\n"

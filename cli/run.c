@@ -308,10 +308,8 @@ int vigil_cli_run(int argc, char **argv)
     int status = EXIT_VIGIL_FAILED;
     char *library = NULL;
 
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil run: %s\n", error->message);
+    if (!vigil_cli_options_ok("run", &help, entries, &argc, &argv))
         goto out;
-    }
     int first = 1; /* argv[0] is "run" */
     if (first < argc && strcmp(argv[first], "--") == 0)
         first++;

@@ -221,10 +221,8 @@ int vigil_cli_spool(int argc, char **argv)
     GError *error = NULL;
     int status = VIGIL_EXIT_USAGE;
     const char *what = argc > 1 ? argv[1] : "";
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil spool: %s\n", error->message);
+    if (!vigil_cli_options_ok("spool", &help, entries, &argc, &argv))
         goto out;
-    }
     what = argc > 1 ? argv[1] : "";
     if (strcmp(what, "check") == 0 && argc <= 3) {
         /* [uplink] as written: its key files are vigild's to read. */

@@ -479,10 +479,8 @@ int vigil_cli_tune(int argc, char **argv)
     struct tune_durations durations;
     const struct tune_durations *scaled = NULL; /* durations as recorded */
 
-    if (!vigil_cli_parse_options(&help, entries, &argc, &argv, &error)) {
-        fprintf(stderr, "vigil tune: %s\n", error->message);
+    if (!vigil_cli_options_ok("tune", &help, entries, &argc, &argv))
         goto out;
-    }
     if (argc != 1 || o.replay == NULL) {
         fprintf(stderr, "usage: vigil tune --replay FILE [--config CANDIDATE.conf] "
                         "[--truth TRUTH] [--scale-durations FACTOR[@CYCLE]] [--format text|json] "

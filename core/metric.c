@@ -118,24 +118,28 @@ uint32_t vigil_metric_count(const vigil_metric_catalog *c)
     return c->by_id->len;
 }
 
+static const char *const kind_names[] = {
+    [VIGIL_METRIC_COUNTER] = "counter",
+    [VIGIL_METRIC_GAUGE] = "gauge",
+};
+
+static const char *const origin_names[] = {
+    [VIGIL_METRIC_MEASURED] = "measured",
+    [VIGIL_METRIC_ESTIMATED] = "estimated",
+};
+
+/* names[value], NULL where the table has no name for it. */
+static const char *name_of(const char *const *names, guint count, unsigned value)
+{
+    return value < count ? names[value] : NULL;
+}
+
 const char *vigil_metric_kind_name(enum vigil_metric_kind kind)
 {
-    switch (kind) {
-    case VIGIL_METRIC_COUNTER:
-        return "counter";
-    case VIGIL_METRIC_GAUGE:
-        return "gauge";
-    }
-    return NULL;
+    return name_of(kind_names, G_N_ELEMENTS(kind_names), kind);
 }
 
 const char *vigil_metric_origin_name(enum vigil_metric_origin origin)
 {
-    switch (origin) {
-    case VIGIL_METRIC_MEASURED:
-        return "measured";
-    case VIGIL_METRIC_ESTIMATED:
-        return "estimated";
-    }
-    return NULL;
+    return name_of(origin_names, G_N_ELEMENTS(origin_names), origin);
 }

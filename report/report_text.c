@@ -104,17 +104,17 @@ enum vigil_report_rank_metric vigil_report_rank_metric_from_name(const char *nam
         rank_metric_names, VIGIL_REPORT_RANK_METRIC_COUNT, name);
 }
 
+static const char *const link_state_names[] = {
+    [VIGIL_REPORT_STANDALONE] = "standalone",
+    [VIGIL_REPORT_CONNECTED] = "connected",
+    [VIGIL_REPORT_SUMMARY] = "summary",
+};
+
 const char *vigil_report_link_state_name(enum vigil_report_link_state state)
 {
-    switch (state) {
-    case VIGIL_REPORT_STANDALONE:
-        return "standalone";
-    case VIGIL_REPORT_CONNECTED:
-        return "connected";
-    case VIGIL_REPORT_SUMMARY:
-        return "summary";
-    }
-    return "?";
+    return vigil_report_name_at(link_state_names,
+                                (int)(sizeof link_state_names / sizeof link_state_names[0]),
+                                (int)state);
 }
 
 /* ---- strings: bytes read as characters ----------------------------------------------------- */

@@ -8,6 +8,20 @@
 #include "json_rows.h"
 #include "report_json.h"
 
+/* The run's processes the viewer may see ($1 the run, $2 the viewer's uid,
+ * NULL for an admin), as every query of a run's processes here filters. */
+#define RUN_PROCESSES_OF_VIEWER                                                                    \
+    " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
+
+/* Rows of `sql` (its $1 the run, $2 the viewer's uid) as array `member`. */
+static gboolean add_run_rows(struct web_request *req, const char *run_id, const char *uid,
+                             JsonObject *out, const char *member, const char *sql,
+                             GError **error)
+{
+    const char *params[] = {run_id, uid};
+    return web_json_query_rows(req, out, member, sql, 2, params, error);
+}
+
 /* The run's job report when it has one (rank 0's, for MPI), else its
  * first process's: the one `vigil report RUN` prints. */
 static gboolean add_report(struct web_request *req, const char *run_id, const char *uid,
@@ -76,9 +90,8 @@ static gboolean add_report(struct web_request *req, const char *run_id, const ch
 static gboolean add_ranks(struct web_request *req, const char *run_id, const char *uid,
                           JsonObject *out, GError **error)
 {
-    const char *params[] = {run_id, uid};
-    return web_json_query_rows(
-        req, out, "ranks",
+    return add_run_rows(
+        req, run_id, uid, out, "ranks",
         "SELECT p.rank, p.process_id, p.pid, p.node_id, n.hostname, p.program,"
         "       p.start_time, p.end_time,"
         "       extract(epoch FROM p.end_time - p.start_time)::float8 AS runtime_s,"
@@ -105,24 +118,23 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         "  FROM processes p JOIN nodes n USING (node_id)"
         "  LEFT JOIN run_summaries s USING (process_id)"
         "  LEFT JOIN process_unwatched_ends u USING (process_id)"
-        " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
+        RUN_PROCESSES_OF_VIEWER
         " ORDER BY p.rank NULLS LAST, p.start_time, p.process_id",
-        2, params, error);
+        error);
 }
 
 static gboolean add_nodes(struct web_request *req, const char *run_id, const char *uid,
                           JsonObject *out, GError **error)
 {
-    const char *params[] = {run_id, uid};
-    return web_json_query_rows(
-        req, out, "nodes",
+    return add_run_rows(
+        req, run_id, uid, out, "nodes",
         "SELECT p.node_id, n.hostname, min(p.start_time) AS start_time,"
         "       CASE WHEN bool_or(p.end_time IS NULL) THEN NULL ELSE max(p.end_time) END"
         "         AS end_time, count(*) AS processes"
         "  FROM processes p JOIN nodes n USING (node_id)"
-        " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
+        RUN_PROCESSES_OF_VIEWER
         " GROUP BY p.node_id, n.hostname ORDER BY n.hostname",
-        2, params, error);
+        error);
 }
 
 /* Other runs on the same nodes at the same time: what else was using the
@@ -187,10 +199,8 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
         "  FROM a JOIN nodes n USING (node_id)"
         " GROUP BY a.plugin, a.metric, n.hostname, a.level ORDER BY count(*) DESC LIMIT 5",
         2, params, error);
-    if (r == NULL) {
-        json_array_unref(card);
-        return FALSE;
-    }
+    if (r == NULL)
+        goto fail;
     for (int i = 0; i < PQntuples(r); i++) {
         char *first = web_json_time_from_pg(PQgetvalue(r, i, 5));
         char *line = g_strdup_printf("%s %s anomal%s from %s on %s (%s), first at %s: %s",
@@ -214,7 +224,7 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
             "       left(string_agg(DISTINCT nullif(split_part(c.reasons, E'\\n', 1), ''),"
             "                       '; '), 400)"
             "  FROM captures c JOIN processes p USING (process_id)"
-            " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)",
+            RUN_PROCESSES_OF_VIEWER,
             2, params, error);
         if (r == NULL) {
             json_array_unref(card);
@@ -236,10 +246,8 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
                      "       (WHERE uplink_dropped_activities > 0)"
                      "  FROM processes WHERE run_id = $1::bigint",
                      1, params, error);
-    if (r == NULL) {
-        json_array_unref(card);
-        return FALSE;
-    }
+    if (r == NULL)
+        goto fail;
     if (!PQgetisnull(r, 0, 0) && strcmp(PQgetvalue(r, 0, 0), "0") != 0) {
         char *line = g_strdup_printf(
             "%s forwarded activities of %s process%s never reached the warehouse: vigild's "
@@ -257,12 +265,10 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
                      "SELECT count(*), min(p.end_time_earliest), max(p.end_time),"
                      "       sum(u.activities)"
                      "  FROM processes p JOIN process_unwatched_ends u USING (process_id)"
-                     " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)",
+                     RUN_PROCESSES_OF_VIEWER,
                      2, params, error);
-    if (r == NULL) {
-        json_array_unref(card);
-        return FALSE;
-    }
+    if (r == NULL)
+        goto fail;
     if (strcmp(PQgetvalue(r, 0, 0), "0") != 0) {
         char *from = web_json_time_from_pg(PQgetvalue(r, 0, 1));
         char *to = web_json_time_from_pg(PQgetvalue(r, 0, 2));
@@ -287,6 +293,9 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
         json_array_add_string_element(card, "Nothing abnormal: no anomaly, no captured window.");
     json_object_set_array_member(out, "report_card", card);
     return TRUE;
+fail:
+    json_array_unref(card);
+    return FALSE;
 }
 
 gboolean web_api_run(struct web_request *req, GError **error)

@@ -82,19 +82,14 @@ gboolean web_api_run_visible(struct web_request *req, gint64 run_id, char id_tex
     char uid_buf[24];
     g_snprintf(id_text, 24, "%" G_GINT64_FORMAT, run_id);
     const char *params[] = {web_viewer_uid_param(req, uid_buf), id_text};
-    PGresult *r = web_db_query(req,
-                               "SELECT 1 FROM runs WHERE run_id = $2::bigint"
-                               "   AND ($1::bigint IS NULL OR uid = $1::bigint)",
-                               2, params, error);
+    PGresult *r = web_db_query_owned(req,
+                                     "SELECT 1 FROM runs WHERE run_id = $2::bigint"
+                                     "   AND ($1::bigint IS NULL OR uid = $1::bigint)",
+                                     2, params, "run", id_text, error);
     if (r == NULL)
         return FALSE;
-    gboolean found = PQntuples(r) == 1;
     PQclear(r);
-    if (!found)
-        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND,
-                    "run %" G_GINT64_FORMAT " does not exist%s", run_id,
-                    req->viewer.admin ? "" : " or is not yours");
-    return found;
+    return TRUE;
 }
 
 gboolean web_api_run_mixed(struct web_request *req, const char *run_id, gboolean *mixed,
@@ -124,23 +119,16 @@ JsonObject *web_api_run_row(struct web_request *req, gint64 run_id, GError **err
     const char *params[] = {web_viewer_uid_param(req, uid_buf), id_buf};
     char *inner = g_strconcat(web_api_run_base_sql, " AND r.run_id = $2::bigint", NULL);
     char *sql = web_api_run_sql(inner, "");
-    PGresult *r = web_db_query(req, sql, 2, params, error);
+    /* Another user's run is "not found" too: a non-admin cannot tell
+     * which run ids exist. */
+    PGresult *r = web_db_query_owned(req, sql, 2, params, "run", id_buf, error);
     g_free(sql);
     g_free(inner);
     if (r == NULL)
         return NULL;
-    JsonObject *run = NULL;
-    if (PQntuples(r) == 1) {
-        JsonArray *one = web_api_runs_from_result(r, 1);
-        run = json_object_ref(json_array_get_object_element(one, 0));
-        json_array_unref(one);
-    } else {
-        /* Another user's run is "not found" too: a non-admin cannot tell
-         * which run ids exist. */
-        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND,
-                    "run %" G_GINT64_FORMAT " does not exist%s", run_id,
-                    req->viewer.admin ? "" : " or is not yours");
-    }
+    JsonArray *one = web_api_runs_from_result(r, 1);
+    JsonObject *run = json_object_ref(json_array_get_object_element(one, 0));
+    json_array_unref(one);
     PQclear(r);
     return run;
 }

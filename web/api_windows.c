@@ -166,7 +166,7 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
      * owner's, in a run of theirs; a node's window is everybody's, its
      * activities only the viewer's own. */
     const char *wparams[] = {id, uid};
-    PGresult *w = web_db_query(
+    PGresult *w = web_db_query_owned(
         req,
         "SELECT c.capture_id, c.node_id, n.hostname, c.process_id, p.pid, p.rank, p.run_id,"
         "       c.first_cycle, c.last_cycle, c.start_time, c.end_time, c.activities_forwarded,"
@@ -177,15 +177,9 @@ gboolean web_api_window_activities(struct web_request *req, GError **error)
         " WHERE c.capture_id = $1::bigint"
         "   AND ($2::bigint IS NULL OR c.process_id IS NULL"
         "        OR (r.uid = $2::bigint AND p.uid = $2::bigint))",
-        2, wparams, error);
+        2, wparams, "window", id, error);
     if (w == NULL)
         goto fail;
-    if (PQntuples(w) == 0) {
-        PQclear(w);
-        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "window %s does not exist%s", id,
-                    req->viewer.admin ? "" : " or is not yours");
-        goto fail;
-    }
     JsonObject *window = web_json_row(w, 0);
     /* The window's bounds as parameters, not from a join: the planner then
      * prunes the activities' day partitions when it plans (bench/web: 85 ms

@@ -199,14 +199,31 @@ PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
     return NULL;
 }
 
-PGresult *web_db_query_found(struct web_request *req, const char *sql, int n_params,
+/* web_db_query, a 404 "WHAT ID does not exist" + `unless` for no row. */
+static PGresult *query_found(struct web_request *req, const char *sql, int n_params,
                              const char *const *params, const char *what, const char *id,
-                             GError **error)
+                             const char *unless, GError **error)
 {
     PGresult *r = web_db_query(req, sql, n_params, params, error);
     if (r != NULL && PQntuples(r) == 0) {
         g_clear_pointer(&r, PQclear);
-        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "%s %s does not exist", what, id);
+        g_set_error(error, WEB_ERROR, WEB_ERROR_NOT_FOUND, "%s %s does not exist%s", what, id,
+                    unless);
     }
     return r;
+}
+
+PGresult *web_db_query_found(struct web_request *req, const char *sql, int n_params,
+                             const char *const *params, const char *what, const char *id,
+                             GError **error)
+{
+    return query_found(req, sql, n_params, params, what, id, "", error);
+}
+
+PGresult *web_db_query_owned(struct web_request *req, const char *sql, int n_params,
+                             const char *const *params, const char *what, const char *id,
+                             GError **error)
+{
+    return query_found(req, sql, n_params, params, what, id,
+                       req->viewer.admin ? "" : " or is not yours", error);
 }

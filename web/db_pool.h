@@ -34,5 +34,11 @@ PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
 PGresult *web_db_query_found(struct web_request *req, const char *sql, int n_params,
                              const char *const *params, const char *what, const char *id,
                              GError **error);
+/* The same for what only its owner sees (a run, a window): the 404 says
+ * "WHAT ID does not exist or is not yours" to a viewer who is no admin,
+ * who cannot tell another user's thing from none. */
+PGresult *web_db_query_owned(struct web_request *req, const char *sql, int n_params,
+                             const char *const *params, const char *what, const char *id,
+                             GError **error);
 
 #endif

@@ -38,14 +38,11 @@ static void request_clear(struct web_request *req)
 {
     g_free(req->path);
     g_strfreev(req->segments);
-    if (req->query != NULL)
-        g_hash_table_unref(req->query);
+    g_clear_pointer(&req->query, g_hash_table_unref);
     g_hash_table_unref(req->consumed);
     web_viewer_clear(&req->viewer);
-    if (req->body != NULL)
-        json_node_unref(req->body);
-    if (req->raw_body != NULL)
-        g_bytes_unref(req->raw_body);
+    g_clear_pointer(&req->body, json_node_unref);
+    g_clear_pointer(&req->raw_body, g_bytes_unref);
     g_free(req->raw_content_type);
     g_free(req->raw_filename);
     g_free(req->error_parameter);

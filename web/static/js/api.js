@@ -51,6 +51,17 @@ export async function apiGet(path, params = {}) {
   return body;
 }
 
+// apiGet for what a page cannot go on without: the answer, or null once
+// showError has said why (`what` as for errorText).
+export async function apiGetOrShow(path, params, what) {
+  try {
+    return await apiGet(path, params);
+  } catch (e) {
+    showError(e, what);
+    return null;
+  }
+}
+
 // The sentence a person reads for an error. `what` names the thing the
 // page asked for ("run 7", "node 3", "window 12") so a 404 says which one.
 export function errorText(error, what) {

@@ -8,7 +8,7 @@
 // data-drawn="yes".
 
 import * as format from './format.js';
-import { downloadButtons } from './plot.js';
+import { downloadButtons, plotHead } from './plot.js';
 
 window.vigilHeatmaps = window.vigilHeatmaps || {};
 
@@ -30,12 +30,7 @@ export function heatmap(box, opts) {
   box.classList.add('heatmap');
   box.replaceChildren();
 
-  const head = document.createElement('div');
-  head.className = 'plot-head';
-  const h = document.createElement('h3');
-  h.textContent = title;
-  h.id = `heatmap-${name}-title`;
-  head.append(h);
+  const { head, h } = plotHead(title, `heatmap-${name}-title`);
   const columns = [t, ...matrix];
   const series = rowLabels.map((label) => ({ label }));
   head.append(downloadButtons(name, { answer: opts.answer ?? { t, rows: rowLabels, values: matrix },

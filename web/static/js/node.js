@@ -2,7 +2,7 @@
 // interval (default: the hour before it was last seen, so a node that went
 // quiet still shows its last data), its last anomalies and its last runs.
 
-import { apiGet, showError, showMe } from './api.js';
+import { apiGet, apiGetOrShow, showError, showMe } from './api.js';
 import { el, facts, reloadsWithPeriod, runsTable, table, runHref } from './dom.js';
 import * as format from './format.js';
 import { TIMELINES, timeline, ZoomGroup } from './plot.js';
@@ -30,13 +30,8 @@ async function load() {
     await listNodes(me);
     return;
   }
-  let answer;
-  try {
-    answer = await apiGet(`nodes/${nodeId}`);
-  } catch (e) {
-    showError(e, `node ${nodeId}`);
-    return;
-  }
+  const answer = await apiGetOrShow(`nodes/${nodeId}`, {}, `node ${nodeId}`);
+  if (answer === null) return;
   const { node } = answer;
   document.title = `Node ${node.hostname} – vigil`;
   document.getElementById('title').textContent = `Node ${node.hostname}`;

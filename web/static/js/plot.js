@@ -389,12 +389,7 @@ export function timeline(box, answer, opts) {
 
   box.classList.add('plot');
   box.replaceChildren();
-  const head = document.createElement('div');
-  head.className = 'plot-head';
-  const h = document.createElement('h3');
-  h.textContent = title;
-  h.id = `plot-${name}-title`;
-  head.append(h);
+  const { head, h } = plotHead(title, `plot-${name}-title`);
   if (opts.note) {
     const note = document.createElement('span');
     note.className = 'plot-note';
@@ -501,6 +496,18 @@ const observer = new ResizeObserver((entries) => {
 function resizeWith(box, u) {
   resizing.set(box, u);
   observer.observe(box);
+}
+
+// A plot's or a heat map's head: its title (an h3 with this id, which the
+// drawing names as its label), then what the caller appends.
+export function plotHead(title, id) {
+  const head = document.createElement('div');
+  head.className = 'plot-head';
+  const h = document.createElement('h3');
+  h.textContent = title;
+  h.id = id;
+  head.append(h);
+  return { head, h };
 }
 
 // ---- downloads -------------------------------------------------------------

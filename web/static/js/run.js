@@ -4,7 +4,7 @@
 // time heat map of an MPI run, the per-rank table, the files (run_files.js),
 // neighbours and nodes.
 
-import { apiGet, showError, showMe } from './api.js';
+import { apiGet, apiGetOrShow, showError, showMe } from './api.js';
 import { el, table, facts, runsTable, nodeHref } from './dom.js';
 import * as format from './format.js';
 import { TIMELINES, timeline, ZoomGroup, replaceData } from './plot.js';
@@ -386,13 +386,9 @@ function selectWindow(captureId, byUser) {
 // before it ('' for the first) so Previous needs no request of its own.
 async function loadActivities(w, after, stack) {
   const box = document.getElementById('activities');
-  let answer;
-  try {
-    answer = await apiGet(`windows/${w.capture_id}/activities`, { limit: 50, after });
-  } catch (e) {
-    showError(e, `window ${w.capture_id}`);
-    return;
-  }
+  const answer = await apiGetOrShow(`windows/${w.capture_id}/activities`, { limit: 50, after },
+    `window ${w.capture_id}`);
+  if (answer === null) return;
   if (windowState.selected !== w.capture_id) return; // another window was picked meanwhile
   const rows = answer.activities;
   const pager = el('div', { class: 'pager', role: 'navigation', 'aria-label': 'Pages of activities' });
@@ -428,13 +424,8 @@ async function loadActivities(w, after, stack) {
 // at a time; `stack` holds the cursors of the pages before ('' the first).
 async function loadAnomalies(after, stack) {
   const box = document.getElementById('anomalies-box');
-  let answer;
-  try {
-    answer = await apiGet('anomalies', { run: runId, limit: 20, after });
-  } catch (e) {
-    showError(e, `run ${runId}`);
-    return;
-  }
+  const answer = await apiGetOrShow('anomalies', { run: runId, limit: 20, after }, `run ${runId}`);
+  if (answer === null) return;
   if (answer.anomalies.length === 0 && stack.length === 0) {
     box.replaceChildren(el('p', { class: 'note' }, 'None.'));
     return;
@@ -461,13 +452,8 @@ async function load() {
     showError(new Error('give a run number: /run.html?run=ID'));
     return;
   }
-  let answer;
-  try {
-    answer = await apiGet(`runs/${runId}`);
-  } catch (e) {
-    showError(e, `run ${runId}`);
-    return;
-  }
+  const answer = await apiGetOrShow(`runs/${runId}`, {}, `run ${runId}`);
+  if (answer === null) return;
   const { run } = answer;
   for (const n of answer.nodes) hostnames.set(n.node_id, n.hostname);
   document.title = `Run ${run.run_id}: ${run.program} – vigil`;

@@ -4,7 +4,7 @@
 // repeated, oldest first; '' for the first page), so Previous is a plain
 // link and any page can be shared.
 
-import { apiGet, showError, showMe } from './api.js';
+import { apiGetOrShow, showMe } from './api.js';
 import { el, runsTable } from './dom.js';
 import * as format from './format.js';
 
@@ -66,13 +66,8 @@ async function load() {
   const query = {};
   for (const name of [...FILTERS, 'sort', 'limit', 'after']) query[name] = params.get(name);
   const box = document.getElementById('runs');
-  let answer;
-  try {
-    answer = await apiGet('runs', query);
-  } catch (e) {
-    showError(e);
-    return;
-  }
+  const answer = await apiGetOrShow('runs', query);
+  if (answer === null) return;
   // aria-sort on the sorted column's header, for screen readers and CSS
   const table = runsTable(null, answer.runs, sortHeader);
   const sort = currentSort();
