@@ -4,10 +4,12 @@
 
 #include "vigil-build.h"
 #include "vigil/config.h"
+#include "vigil/detach.h"
 #include "vigil/log.h"
 #include "vigil/server_command_line.h"
 
-int vigil_server_command_line(const char *program, const char *summary, const GOptionEntry *own,
+int vigil_server_command_line(const char *program, const char *summary,
+                              struct vigil_server_detach *detach, const GOptionEntry *own,
                               int *argc, char ***argv, char **config_path)
 {
     gboolean version = FALSE;
@@ -23,11 +25,26 @@ int vigil_server_command_line(const char *program, const char *summary, const GO
     GOptionContext *options = g_option_context_new(NULL);
     g_option_context_set_summary(options, summary);
     g_option_context_add_main_entries(options, common, NULL);
+    char *foreground_help = NULL;
+    if (detach != NULL) {
+        foreground_help =
+            g_strdup_printf("Stay in the foreground (as systemd runs it); without it, "
+                            "go to the background once %s",
+                            detach->ready_when);
+        const GOptionEntry detaching[] = {
+            {"foreground", 'f', 0, G_OPTION_ARG_NONE, &detach->foreground, foreground_help, NULL},
+            {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &detach->pid_file,
+             "Write the server's pid here", "FILE"},
+            {NULL, 0, 0, 0, NULL, NULL, NULL},
+        };
+        g_option_context_add_main_entries(options, detaching, NULL);
+    }
     if (own != NULL)
         g_option_context_add_main_entries(options, own, NULL);
     GError *error = NULL;
     gboolean parsed = g_option_context_parse(options, argc, argv, &error);
     g_option_context_free(options);
+    g_free(foreground_help);
     if (!parsed) {
         fprintf(stderr, "%s: %s\n", program, error->message);
         g_error_free(error);
@@ -41,5 +58,9 @@ int vigil_server_command_line(const char *program, const char *summary, const GO
     }
     if (*config_path == NULL)
         *config_path = vigil_config_default_path();
+    if (detach != NULL) {
+        vigil_detach_keep_path(config_path);
+        vigil_detach_keep_path(&detach->pid_file);
+    }
     return -1;
 }

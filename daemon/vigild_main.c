@@ -38,43 +38,35 @@ static void raise_descriptor_limit(void)
 int main(int argc, char **argv)
 {
     vigil_log_setup("vigild", VIGIL_LOG_MESSAGE);
-    char *config_path = NULL, *socket_path = NULL, *pid_file = NULL;
-    gboolean foreground = FALSE;
+    char *config_path = NULL, *socket_path = NULL;
+    struct vigil_server_detach detach = {.ready_when = "the socket is served"};
     GOptionEntry entries[] = {
-        {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
-         "Stay in the foreground (as systemd runs it); without it, go to the background once the "
-         "socket is served",
-         NULL},
         {"socket", 0, 0, G_OPTION_ARG_FILENAME, &socket_path,
          "Serve this socket, whatever the configuration says (so does $VIGIL_SOCKET)", "PATH"},
-        {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "Write the daemon's pid here", "FILE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     int exit_status = vigil_server_command_line(
         "vigild",
         "vigil's node daemon: samples the node's statistics, follows the processes run under "
         "vigil, and sends what is captured to vigil-txd.",
-        entries, &argc, &argv, &config_path);
+        &detach, entries, &argc, &argv, &config_path);
     if (exit_status >= 0)
         return exit_status;
     GError *error = NULL;
     if (socket_path == NULL && g_getenv("VIGIL_SOCKET") != NULL && g_getenv("VIGIL_SOCKET")[0])
         socket_path = g_strdup(g_getenv("VIGIL_SOCKET"));
-    /* Relative paths must survive the chdir of detaching. */
-    char *absolute_config = g_canonicalize_filename(config_path, NULL);
-    vigil_detach_keep_path(&pid_file);
     vigil_detach_keep_path(&socket_path);
 
     signal(SIGPIPE, SIG_IGN);
     raise_descriptor_limit();
     int ready_fd = -1;
-    if (!foreground && vigil_detach("vigild", &ready_fd) != 0)
+    if (!detach.foreground && vigil_detach("vigild", &ready_fd) != 0)
         return 1;
 
     struct vigild d;
-    gboolean started = vigild_start(&d, absolute_config, socket_path, &error);
-    if (started && pid_file != NULL)
-        started = vigil_pid_file_write(pid_file, &error);
+    gboolean started = vigild_start(&d, config_path, socket_path, &error);
+    if (started && detach.pid_file != NULL)
+        started = vigil_pid_file_write(detach.pid_file, &error);
     if (!started) {
         vigil_detach_fail(ready_fd, G_LOG_DOMAIN, error->message);
         vigild_stop(&d);
@@ -89,12 +81,11 @@ int main(int argc, char **argv)
         g_main_loop_run(d.loop);
     g_main_loop_unref(d.loop);
     vigild_stop(&d);
-    if (pid_file != NULL)
-        g_unlink(pid_file);
+    if (detach.pid_file != NULL)
+        g_unlink(detach.pid_file);
     g_message("stopped");
-    g_free(absolute_config);
     g_free(config_path);
     g_free(socket_path);
-    g_free(pid_file);
+    g_free(detach.pid_file);
     return 0;
 }

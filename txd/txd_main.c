@@ -114,30 +114,18 @@ static int take_signals(GError **error)
 int main(int argc, char **argv)
 {
     vigil_log_setup("vigil-txd", VIGIL_LOG_MESSAGE);
-    char *config_path = NULL, *pid_file = NULL;
-    gboolean foreground = FALSE;
-    GOptionEntry entries[] = {
-        {"foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground,
-         "Stay in the foreground (as systemd runs it); without it, go to the background once the "
-         "endpoint is bound",
-         NULL},
-        {"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file, "Write the server's pid here", "FILE"},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
+    struct vigil_server_detach detach = {.ready_when = "the endpoint is bound"};
     int exit_status = vigil_server_command_line(
         "vigil-txd",
         "vigil's transaction server: takes the nodes' batches, runs the system reasoner and "
         "writes the warehouse (PostgreSQL).",
-        entries, &argc, &argv, &config_path);
+        &detach, NULL, &argc, &argv, &txd_main.config_path);
     if (exit_status >= 0)
         return exit_status;
     GError *error = NULL;
-    /* Relative paths must survive the chdir of detaching. */
-    txd_main.config_path = g_canonicalize_filename(config_path, NULL);
-    vigil_detach_keep_path(&pid_file);
     signal(SIGPIPE, SIG_IGN);
     int ready_fd = -1;
-    if (!foreground && vigil_detach("vigil-txd", &ready_fd) != 0)
+    if (!detach.foreground && vigil_detach("vigil-txd", &ready_fd) != 0)
         return 1;
 
     char *plugin_dir = vigil_plugin_default_directory();
@@ -153,7 +141,8 @@ int main(int argc, char **argv)
                        : NULL;
     if (config != NULL)
         server = txd_server_new(&settings, &warehouse, &rule, signal_fd, &error);
-    if (server != NULL && pid_file != NULL && !vigil_pid_file_write(pid_file, &error)) {
+    if (server != NULL && detach.pid_file != NULL &&
+        !vigil_pid_file_write(detach.pid_file, &error)) {
         txd_server_free(server);
         server = NULL;
     }
@@ -168,8 +157,8 @@ int main(int argc, char **argv)
         while (!txd_server_stopping(server))
             txd_server_turn(server, on_signal);
         txd_server_free(server);
-        if (pid_file != NULL)
-            g_unlink(pid_file);
+        if (detach.pid_file != NULL)
+            g_unlink(detach.pid_file);
         g_message("stopped");
     }
     txd_settings_clear(&settings);
@@ -180,7 +169,6 @@ int main(int argc, char **argv)
         close(signal_fd);
     vigil_plugin_registry_free(txd_main.registry);
     g_free(txd_main.config_path);
-    g_free(config_path);
-    g_free(pid_file);
+    g_free(detach.pid_file);
     return status;
 }

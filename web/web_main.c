@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     char *config_path = NULL;
     int exit_status = vigil_server_command_line(
         "vigil-web", "Serves vigil's web UI and its JSON API (/api/v1/) over the warehouse.", NULL,
-        &argc, &argv, &config_path);
+        NULL, &argc, &argv, &config_path);
     if (exit_status >= 0)
         return exit_status;
     GError *error = NULL;
