@@ -112,9 +112,8 @@ static const char *const link_state_names[] = {
 
 const char *vigil_report_link_state_name(enum vigil_report_link_state state)
 {
-    return vigil_report_name_at(link_state_names,
-                                (int)(sizeof link_state_names / sizeof link_state_names[0]),
-                                (int)state);
+    return vigil_report_name_at(
+        link_state_names, (int)(sizeof link_state_names / sizeof link_state_names[0]), (int)state);
 }
 
 /* ---- strings: bytes read as characters ----------------------------------------------------- */

@@ -15,8 +15,7 @@
 
 /* Rows of `sql` (its $1 the run, $2 the viewer's uid) as array `member`. */
 static gboolean add_run_rows(struct web_request *req, const char *run_id, const char *uid,
-                             JsonObject *out, const char *member, const char *sql,
-                             GError **error)
+                             JsonObject *out, const char *member, const char *sql, GError **error)
 {
     const char *params[] = {run_id, uid};
     return web_json_query_rows(req, out, member, sql, 2, params, error);
@@ -117,8 +116,7 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         "         AS unwatched_end"
         "  FROM processes p JOIN nodes n USING (node_id)"
         "  LEFT JOIN run_summaries s USING (process_id)"
-        "  LEFT JOIN process_unwatched_ends u USING (process_id)"
-        RUN_PROCESSES_OF_VIEWER
+        "  LEFT JOIN process_unwatched_ends u USING (process_id)" RUN_PROCESSES_OF_VIEWER
         " ORDER BY p.rank NULLS LAST, p.start_time, p.process_id",
         error);
 }
@@ -131,8 +129,7 @@ static gboolean add_nodes(struct web_request *req, const char *run_id, const cha
         "SELECT p.node_id, n.hostname, min(p.start_time) AS start_time,"
         "       CASE WHEN bool_or(p.end_time IS NULL) THEN NULL ELSE max(p.end_time) END"
         "         AS end_time, count(*) AS processes"
-        "  FROM processes p JOIN nodes n USING (node_id)"
-        RUN_PROCESSES_OF_VIEWER
+        "  FROM processes p JOIN nodes n USING (node_id)" RUN_PROCESSES_OF_VIEWER
         " GROUP BY p.node_id, n.hostname ORDER BY n.hostname",
         error);
 }
@@ -223,8 +220,7 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
              * empty reason: say none rather than "because: ". */
             "       left(string_agg(DISTINCT nullif(split_part(c.reasons, E'\\n', 1), ''),"
             "                       '; '), 400)"
-            "  FROM captures c JOIN processes p USING (process_id)"
-            RUN_PROCESSES_OF_VIEWER,
+            "  FROM captures c JOIN processes p USING (process_id)" RUN_PROCESSES_OF_VIEWER,
             2, params, error);
         if (r == NULL) {
             json_array_unref(card);
@@ -264,8 +260,8 @@ static gboolean add_report_card(struct web_request *req, const char *run_id, con
     r = web_db_query(req,
                      "SELECT count(*), min(p.end_time_earliest), max(p.end_time),"
                      "       sum(u.activities)"
-                     "  FROM processes p JOIN process_unwatched_ends u USING (process_id)"
-                     RUN_PROCESSES_OF_VIEWER,
+                     "  FROM processes p JOIN process_unwatched_ends u USING "
+                     "(process_id)" RUN_PROCESSES_OF_VIEWER,
                      2, params, error);
     if (r == NULL)
         goto fail;
