@@ -46,12 +46,11 @@ struct fixture {
 
 static int setup(void **state)
 {
-    void *dir = NULL;
-    if (test_make_dir(&dir) != 0)
-        return -1;
     struct fixture *f = g_new0(struct fixture, 1);
-    f->dir = dir;
-    test_uplink_settings(&f->settings, f->dir, NODE_ID, 64u << 20);
+    if (!test_uplink_settings_in_new_dir(&f->settings, &f->dir, NODE_ID, 64u << 20)) {
+        g_free(f);
+        return -1;
+    }
     f->endpoint = f->settings.endpoint;
     f->spool = f->settings.spool_dir;
     /* Sequences from 1, as a node's spool folder says once it has one (a
