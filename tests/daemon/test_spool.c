@@ -56,6 +56,14 @@ static char *spool_dir(void **state)
     return g_build_filename(*state, "spool", NULL);
 }
 
+/* spool_dir, made as vigild makes it (0700), before a test puts files in it. */
+static char *made_spool_dir(void **state)
+{
+    char *dir = spool_dir(state);
+    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    return dir;
+}
+
 static char *segment_path(const char *dir, uint64_t first)
 {
     char name[64];
@@ -275,8 +283,7 @@ static void test_flipped_length(void **state)
 /* A file with nothing good in it goes; what it held is kept aside. */
 static void test_all_damaged(void **state)
 {
-    char *dir = spool_dir(state);
-    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    char *dir = made_spool_dir(state);
     char *path = segment_path(dir, 7);
     assert_true(g_file_set_contents(path, "not a batch at all", -1, NULL));
     struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
@@ -417,8 +424,7 @@ static void test_one_vigild_per_folder(void **state)
 
 static void test_sequences_never_repeat(void **state)
 {
-    char *dir = spool_dir(state);
-    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    char *dir = made_spool_dir(state);
     struct vigild_sequence s;
     /* A folder without a sequence file starts at the realtime clock in µs. */
     uint64_t before_us = (uint64_t)g_get_real_time();
@@ -456,8 +462,7 @@ static void test_sequences_never_repeat(void **state)
  * have long before in a daemon's life. */
 static void test_sequences_above_all_used_after_the_folder_is_lost(void **state)
 {
-    char *dir = spool_dir(state);
-    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    char *dir = made_spool_dir(state);
     struct vigild_sequence s;
     assert_true(vigild_sequence_open(&s, dir, 1, NULL));
     uint64_t last = 0;
@@ -477,8 +482,7 @@ static void test_sequences_above_all_used_after_the_folder_is_lost(void **state)
 
 static void test_sequence_file_damaged(void **state)
 {
-    char *dir = spool_dir(state);
-    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    char *dir = made_spool_dir(state);
     char *path = g_build_filename(dir, "sequence", NULL);
     assert_true(g_file_set_contents(path, "12x\n", -1, NULL));
     struct vigild_sequence s;
