@@ -213,9 +213,9 @@ static void router_reply(struct fixture *f, const char *id, enum vigil_wire_type
 
 /* ---- waiting --------------------------------------------------------------------- */
 
-typedef gboolean (*condition)(const struct vigild_uplink_stats *s, const void *want);
+typedef gboolean (*condition)(const struct vigild_uplink_stats *s, uint64_t want);
 
-static void wait_for(struct vigild_uplink *u, condition c, const void *want, const char *what)
+static void wait_for(struct vigild_uplink *u, condition c, uint64_t want, const char *what)
 {
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
     struct vigild_uplink_stats s;
@@ -232,48 +232,48 @@ static void wait_for(struct vigild_uplink *u, condition c, const void *want, con
     }
 }
 
-static gboolean all_acked(const struct vigild_uplink_stats *s, const void *want)
+static gboolean all_acked(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->acked == *(const uint64_t *)want && s->unacked == 0;
+    return s->acked == want && s->unacked == 0;
 }
 
-static gboolean spooled(const struct vigild_uplink_stats *s, const void *want)
+static gboolean spooled(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->spooled_batches == *(const uint64_t *)want && s->memory_batches == 0;
+    return s->spooled_batches == want && s->memory_batches == 0;
 }
 
-static gboolean connected(const struct vigild_uplink_stats *s, const void *want)
+static gboolean connected(const struct vigild_uplink_stats *s, uint64_t want)
 {
     (void)want;
     return s->connected;
 }
 
-static gboolean resent_at_least(const struct vigild_uplink_stats *s, const void *want)
+static gboolean resent_at_least(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->resent >= *(const uint64_t *)want;
+    return s->resent >= want;
 }
 
-static gboolean dropped_five(const struct vigild_uplink_stats *s, const void *want)
+static gboolean dropped_five(const struct vigild_uplink_stats *s, uint64_t want)
 {
     return s->dropped_full_batches == 5 && spooled(s, want);
 }
 
-static gboolean spooled_beside_memory(const struct vigild_uplink_stats *s, const void *want)
+static gboolean spooled_beside_memory(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->spooled_batches == *(const uint64_t *)want && s->memory_batches == 2;
+    return s->spooled_batches == want && s->memory_batches == 2;
 }
 
-static gboolean refused(const struct vigild_uplink_stats *s, const void *want)
+static gboolean refused(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->refused == *(const uint64_t *)want;
+    return s->refused == want;
 }
 
-static gboolean unexpected(const struct vigild_uplink_stats *s, const void *want)
+static gboolean unexpected(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->unexpected == *(const uint64_t *)want;
+    return s->unexpected == want;
 }
 
-static gboolean handshake_failed(const struct vigild_uplink_stats *s, const void *want)
+static gboolean handshake_failed(const struct vigild_uplink_stats *s, uint64_t want)
 {
     (void)want;
     return strstr(s->last_error, "handshake") != NULL;
@@ -329,8 +329,7 @@ static void test_batches_flow_and_acks_forget(void **state)
     for (int i = 0; i < 20; i++)
         assert_int_equal(send_batch(u), i + 1);
     receive_and_ack(f, 1, 20);
-    uint64_t want = 20;
-    wait_for(u, all_acked, &want, "20 acks");
+    wait_for(u, all_acked, 20, "20 acks");
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.memory_batches, 0);
@@ -338,7 +337,7 @@ static void test_batches_flow_and_acks_forget(void **state)
     assert_int_equal(s.spooled_batches, 0);
     assert_int_equal(s.in_flight, 0);
     assert_true(s.sent >= 20);
-    wait_for(u, connected, NULL, "the connection to be seen");
+    wait_for(u, connected, 0, "the connection to be seen");
     vigild_uplink_free(u);
     assert_int_equal(count_files(f->spool, ".spool"), 0);
 }
@@ -351,8 +350,7 @@ static void test_spool_and_replay(void **state)
     f->settings.spool_after_ms = 0;
     struct vigild_uplink *u = new_uplink(&f->settings);
     send_batches(u, 150);
-    uint64_t want = 150;
-    wait_for(u, spooled, &want, "150 batches spooled");
+    wait_for(u, spooled, 150, "150 batches spooled");
     vigild_uplink_free(u);
     assert_true(count_files(f->spool, ".spool") > 0);
 
@@ -363,7 +361,7 @@ static void test_spool_and_replay(void **state)
     assert_int_equal(s.spooled_batches, 150);
     bind_router(f, NULL);
     receive_and_ack(f, 1, 150);
-    wait_for(u, all_acked, &want, "150 acks");
+    wait_for(u, all_acked, 150, "150 acks");
     vigild_uplink_stats(u, &s);
     assert_true(s.in_flight == 0 && s.spooled_batches == 0);
     assert_int_equal(count_files(f->spool, ".spool"), 0);
@@ -425,8 +423,7 @@ static void test_damaged_spool_replays_good_batches(void **state)
         router_reply(f, r.id, VIGIL_WIRE_ACK, r.sequence);
         g_bytes_unref(r.message);
     }
-    uint64_t want = 4;
-    wait_for(u, all_acked, &want, "the 4 good batches acked");
+    wait_for(u, all_acked, 4, "the 4 good batches acked");
     vigild_uplink_free(u);
     assert_int_equal(count_files(f->spool, ".spool"), 0);
     assert_int_equal(count_files(f->spool, ".spool.damaged"), 2);
@@ -444,8 +441,7 @@ static void test_bound_keeps_newest(void **state)
     f->settings.spool_max_bytes = 10 * size;
     struct vigild_uplink *u = new_uplink(&f->settings);
     send_batches(u, 15);
-    uint64_t want = 10;
-    wait_for(u, dropped_five, &want, "5 batches dropped, 10 spooled");
+    wait_for(u, dropped_five, 10, "5 batches dropped, 10 spooled");
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.dropped_full_batches, 5);
@@ -453,7 +449,7 @@ static void test_bound_keeps_newest(void **state)
     assert_int_equal(s.unacked, 10);
     bind_router(f, NULL);
     receive_and_ack(f, 6, 15);
-    wait_for(u, all_acked, &want, "the newest 10 acked");
+    wait_for(u, all_acked, 10, "the newest 10 acked");
     vigild_uplink_free(u);
 }
 
@@ -466,8 +462,7 @@ static void test_memory_bound_spools_early(void **state)
     f->settings.memory_max_bytes = 2 * size;
     struct vigild_uplink *u = new_uplink(&f->settings);
     send_batches(u, 5);
-    uint64_t want = 3;
-    wait_for(u, spooled_beside_memory, &want, "3 batches spooled, 2 in memory");
+    wait_for(u, spooled_beside_memory, 3, "3 batches spooled, 2 in memory");
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.memory_bytes, 2 * size);
@@ -503,8 +498,7 @@ static void test_refused_is_kept_and_not_resent(void **state)
     } while (r.sequence != 2);
 
     refuse(f, 1, "cycle 1: no such process 7");
-    uint64_t one = 1;
-    wait_for(u, refused, &one, "the refusal");
+    wait_for(u, refused, 1, "the refusal");
 
     char *path = g_build_filename(f->spool, "refused", "42-1.batch", NULL);
     gsize length;
@@ -534,8 +528,7 @@ static void test_refused_is_kept_and_not_resent(void **state)
             second_after++;
         g_bytes_unref(r.message);
     }
-    uint64_t two = 2;
-    wait_for(u, resent_at_least, &two, "the resends counted");
+    wait_for(u, resent_at_least, 2, "the resends counted");
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.refused, 1);
     vigild_uplink_free(u);
@@ -549,11 +542,10 @@ static void test_refused_is_kept_and_not_resent(void **state)
 /* ---- bounds: memory, in flight, refused ---------------------------------------- */
 
 /* Every batch handed over is accounted for, and memory dropped some. */
-static gboolean all_accounted_some_dropped(const struct vigild_uplink_stats *s, const void *want)
+static gboolean all_accounted_some_dropped(const struct vigild_uplink_stats *s, uint64_t want)
 {
     return s->dropped_memory_batches > 0 &&
-           s->unacked + s->dropped_memory_batches + s->dropped_full_batches ==
-               *(const uint64_t *)want;
+           s->unacked + s->dropped_memory_batches + s->dropped_full_batches == want;
 }
 
 /* Waits until vigild_uplink_durable_below says `want`. */
@@ -663,8 +655,7 @@ static void test_damaged_file_checked_and_replayed(void **state)
         g_bytes_unref(r.message);
     }
     assert_true(seen[0] && seen[1]);
-    uint64_t want = 2;
-    wait_for(u, all_acked, &want, "both replayed batches acked");
+    wait_for(u, all_acked, 2, "both replayed batches acked");
     /* A file that is not there is an error that names it. */
     assert_false(vigild_uplink_replay(u, path, &done, &error));
     test_assert_contains(error->message, path);
@@ -713,8 +704,7 @@ static void test_memory_is_bounded_when_the_spool_fails(void **state)
         g_bytes_unref(batch);
     }
     assert_true(durable < sent); /* the spool did fail */
-    uint64_t all = sent;
-    wait_for(u, all_accounted_some_dropped, &all, "every batch accounted for, some dropped");
+    wait_for(u, all_accounted_some_dropped, sent, "every batch accounted for, some dropped");
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
     assert_true(s.memory_bytes <= f->settings.memory_max_bytes + size);
@@ -727,9 +717,9 @@ static void test_memory_is_bounded_when_the_spool_fails(void **state)
     signal(SIGXFSZ, old_handler);
 }
 
-static gboolean in_flight_is(const struct vigild_uplink_stats *s, const void *want)
+static gboolean in_flight_is(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->in_flight == *(const uint64_t *)want;
+    return s->in_flight == want;
 }
 
 /* in_flight_max_bytes: with room for two and a half batches, three go out
@@ -746,8 +736,7 @@ static void test_in_flight_is_bounded_by_bytes(void **state)
         router_receive(f, &r);
         g_bytes_unref(r.message);
     }
-    uint64_t three = 3;
-    wait_for(u, in_flight_is, &three, "three batches in flight");
+    wait_for(u, in_flight_is, 3, "three batches in flight");
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.sent, 3);
@@ -774,7 +763,7 @@ static void test_refused_folder_is_bounded(void **state)
         assert_int_equal(r.sequence, sequence);
         g_bytes_unref(r.message);
         refuse(f, sequence, "never");
-        wait_for(u, refused, &i, "the refusal");
+        wait_for(u, refused, i, "the refusal");
     }
     struct vigild_uplink_stats s;
     vigild_uplink_stats(u, &s);
@@ -807,13 +796,11 @@ static void test_system_state(void **state)
     GBytes *reply = vigil_wire_writer_finish(w);
     router_send(f, NODE_HEX_ID, reply);
     g_bytes_unref(reply);
-    uint64_t want = 1;
-    wait_for(u, unexpected, &want, "the states message without a system state");
+    wait_for(u, unexpected, 1, "the states message without a system state");
     GBytes *junk = g_bytes_new_static("not a wire message at all, not even close", 41);
     router_send(f, NODE_HEX_ID, junk);
     g_bytes_unref(junk);
-    want = 2;
-    wait_for(u, unexpected, &want, "the junk");
+    wait_for(u, unexpected, 2, "the junk");
     assert_false(vigild_uplink_system_state(u, &out));
 
     struct vigil_wire_state system = {.cycle = 7,
@@ -996,8 +983,7 @@ static void test_curve(void **state)
     struct vigild_uplink *u = new_uplink(&s);
     send_batches(u, 5);
     receive_and_ack(f, 1, 5);
-    uint64_t want = 5;
-    wait_for(u, all_acked, &want, "5 acks over CURVE");
+    wait_for(u, all_acked, 5, "5 acks over CURVE");
     vigild_uplink_free(u);
 
     /* A server key that is not vigil-txd's. */
@@ -1007,7 +993,7 @@ static void test_curve(void **state)
     s.curve_server_key = g_strdup(other_public);
     u = new_uplink(&s);
     send_batch(u);
-    wait_for(u, handshake_failed, NULL, "a handshake failure");
+    wait_for(u, handshake_failed, 0, "a handshake failure");
     struct vigild_uplink_stats stats;
     vigild_uplink_stats(u, &stats);
     assert_false(stats.connected);
