@@ -213,6 +213,14 @@ static void router_reply(struct fixture *f, const char *id, enum vigil_wire_type
 
 /* ---- waiting --------------------------------------------------------------------- */
 
+/* The uplink's counters now. */
+static struct vigild_uplink_stats stats_of(struct vigild_uplink *u)
+{
+    struct vigild_uplink_stats s;
+    vigild_uplink_stats(u, &s);
+    return s;
+}
+
 typedef gboolean (*condition)(const struct vigild_uplink_stats *s, uint64_t want);
 
 static void wait_for(struct vigild_uplink *u, condition c, uint64_t want, const char *what)
@@ -330,8 +338,7 @@ static void test_batches_flow_and_acks_forget(void **state)
         assert_int_equal(send_batch(u), i + 1);
     receive_and_ack(f, 1, 20);
     wait_for(u, all_acked, 20, "20 acks");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.memory_batches, 0);
     assert_int_equal(s.memory_bytes, 0);
     assert_int_equal(s.spooled_batches, 0);
@@ -355,8 +362,7 @@ static void test_spool_and_replay(void **state)
     assert_true(count_files(f->spool, ".spool") > 0);
 
     u = new_uplink(&f->settings);
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.replayed, 150);
     assert_int_equal(s.spooled_batches, 150);
     bind_router(f, NULL);
@@ -404,8 +410,7 @@ static void test_damaged_spool_replays_good_batches(void **state)
     assert_int_equal(truncate(second, (off_t)(3 * size - 5)), 0);
 
     struct vigild_uplink *u = new_uplink(&f->settings);
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.replayed, 4);
     assert_int_equal(s.spool_corrupt, 2);
     assert_int_equal(s.spool_corrupt_bytes, 2 * size - 5);
@@ -442,8 +447,7 @@ static void test_bound_keeps_newest(void **state)
     struct vigild_uplink *u = new_uplink(&f->settings);
     send_batches(u, 15);
     wait_for(u, dropped_five, 10, "5 batches dropped, 10 spooled");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.dropped_full_batches, 5);
     assert_int_equal(s.dropped_full_bytes, 5 * size);
     assert_int_equal(s.unacked, 10);
@@ -463,8 +467,7 @@ static void test_memory_bound_spools_early(void **state)
     struct vigild_uplink *u = new_uplink(&f->settings);
     send_batches(u, 5);
     wait_for(u, spooled_beside_memory, 3, "3 batches spooled, 2 in memory");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.memory_bytes, 2 * size);
     vigild_uplink_free(u);
     /* Stopping spools the rest. */
@@ -506,8 +509,7 @@ static void test_refused_is_kept_and_not_resent(void **state)
     GBytes *b1 = make_batch(1);
     assert_int_equal(length, g_bytes_get_size(b1));
     assert_memory_equal(kept, g_bytes_get_data(b1, NULL), length);
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     test_assert_contains(s.last_error, "no such process 7");
 
     /* Batch 3 is sent after the refusal was taken, and the one connection
@@ -705,8 +707,7 @@ static void test_memory_is_bounded_when_the_spool_fails(void **state)
     }
     assert_true(durable < sent); /* the spool did fail */
     wait_for(u, all_accounted_some_dropped, sent, "every batch accounted for, some dropped");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_true(s.memory_bytes <= f->settings.memory_max_bytes + size);
     assert_true(s.spool_errors > 0);
     assert_true(s.dropped_memory_batches > 0);
@@ -737,8 +738,7 @@ static void test_in_flight_is_bounded_by_bytes(void **state)
         g_bytes_unref(r.message);
     }
     wait_for(u, in_flight_is, 3, "three batches in flight");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.sent, 3);
     router_reply(f, NODE_HEX_ID, VIGIL_WIRE_ACK, 1);
     router_receive(f, &r); /* the fourth, now that there is room */
@@ -765,8 +765,7 @@ static void test_refused_folder_is_bounded(void **state)
         refuse(f, sequence, "never");
         wait_for(u, refused, i, "the refusal");
     }
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.refused_deleted, 3);
     char *folder = g_build_filename(f->spool, "refused", NULL);
     assert_int_equal(test_count_files(folder, "", ""), 2);
