@@ -883,48 +883,55 @@ static void assert_refused(const char *dir, const char *body, const char *needle
     g_free(message);
 }
 
+/* vigil-txd's key pair and a node's, made fresh. */
+struct curve_keys {
+    char server_public[41], server_secret[41], public_key[41], secret_key[41];
+};
+
+static void curve_keys_new(struct curve_keys *k)
+{
+    assert_int_equal(zmq_curve_keypair(k->server_public, k->server_secret), 0);
+    assert_int_equal(zmq_curve_keypair(k->public_key, k->secret_key), 0);
+}
+
 static void test_bad_curve_settings(void **state)
 {
     struct fixture *f = *state;
-    char server_public[41], server_secret[41], public_key[41], secret_key[41];
-    assert_int_equal(zmq_curve_keypair(server_public, server_secret), 0);
-    assert_int_equal(zmq_curve_keypair(public_key, secret_key), 0);
-    char *good = write_key_file(f->dir, "good.key", public_key, secret_key, 0600);
-    char *open_to_all = write_key_file(f->dir, "open.key", public_key, secret_key, 0644);
-    char *not_z85 = write_key_file(f->dir, "bad.key", "tooshort", secret_key, 0600);
-    char *mismatched = write_key_file(f->dir, "other.key", server_public, secret_key, 0600);
-    char *body;
-
-    body = g_strdup_printf("curve_server_key = %.39s\ncurve_key_file = %s\n", server_public, good);
-    assert_refused(f->dir, body, "curve_server_key", "40 characters");
-    g_free(body);
-    char bad_char[41];
-    memcpy(bad_char, server_public, sizeof bad_char);
+    struct curve_keys k;
+    curve_keys_new(&k);
+    char *good = write_key_file(f->dir, "good.key", k.public_key, k.secret_key, 0600);
+    char *open_to_all = write_key_file(f->dir, "open.key", k.public_key, k.secret_key, 0644);
+    char *not_z85 = write_key_file(f->dir, "bad.key", "tooshort", k.secret_key, 0600);
+    char *mismatched = write_key_file(f->dir, "other.key", k.server_public, k.secret_key, 0600);
+    char *missing = g_strdup_printf("%s/missing.key", f->dir);
+    char one_short[40], bad_char[41];
+    g_strlcpy(one_short, k.server_public, sizeof one_short);
+    memcpy(bad_char, k.server_public, sizeof bad_char);
     bad_char[5] = '~';
-    body = g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s\n", bad_char, good);
-    assert_refused(f->dir, body, "curve_server_key", "character 6");
-    g_free(body);
-    body =
-        g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s\n", server_public, open_to_all);
-    assert_refused(f->dir, body, "curve_key_file", "chmod 600");
-    g_free(body);
-    body = g_strdup_printf("curve_server_key = %s\n", server_public);
-    assert_refused(f->dir, body, "curve_server_key", "curve_key_file is empty");
-    g_free(body);
-    body = g_strdup_printf("curve_key_file = %s\n", good);
-    assert_refused(f->dir, body, "curve_key_file is set", "curve_server_key");
-    g_free(body);
-    body = g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s\n", server_public, not_z85);
-    assert_refused(f->dir, body, not_z85, "[curve] public");
-    g_free(body);
-    body =
-        g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s\n", server_public, mismatched);
-    assert_refused(f->dir, body, mismatched, "not the public key");
-    g_free(body);
-    body = g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s/missing.key\n",
-                           server_public, f->dir);
-    assert_refused(f->dir, body, "curve_key_file", "missing.key");
-    g_free(body);
+
+    /* curve_server_key and curve_key_file (NULL: the line left out), and
+     * what the refusal must name. */
+    const struct {
+        const char *server_key, *key_file, *needle1, *needle2;
+    } refused[] = {
+        {one_short, good, "curve_server_key", "40 characters"},
+        {bad_char, good, "curve_server_key", "character 6"},
+        {k.server_public, open_to_all, "curve_key_file", "chmod 600"},
+        {k.server_public, NULL, "curve_server_key", "curve_key_file is empty"},
+        {NULL, good, "curve_key_file is set", "curve_server_key"},
+        {k.server_public, not_z85, not_z85, "[curve] public"},
+        {k.server_public, mismatched, mismatched, "not the public key"},
+        {k.server_public, missing, "curve_key_file", "missing.key"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        GString *body = g_string_new("");
+        if (refused[i].server_key != NULL)
+            g_string_append_printf(body, "curve_server_key = %s\n", refused[i].server_key);
+        if (refused[i].key_file != NULL)
+            g_string_append_printf(body, "curve_key_file = %s\n", refused[i].key_file);
+        assert_refused(f->dir, body->str, refused[i].needle1, refused[i].needle2);
+        g_string_free(body, TRUE);
+    }
 
     /* The defaults: no uplink, a node id of its own. */
     struct vigild_uplink_settings s;
@@ -940,6 +947,7 @@ static void test_bad_curve_settings(void **state)
     g_free(open_to_all);
     g_free(not_z85);
     g_free(mismatched);
+    g_free(missing);
 }
 
 static void test_node_id_derivation(void **state)
@@ -965,20 +973,19 @@ static void test_node_id_derivation(void **state)
 static void test_curve(void **state)
 {
     struct fixture *f = *state;
-    char server_public[41], server_secret[41], public_key[41], secret_key[41];
-    assert_int_equal(zmq_curve_keypair(server_public, server_secret), 0);
-    assert_int_equal(zmq_curve_keypair(public_key, secret_key), 0);
-    char *key_file = write_key_file(f->dir, "node.key", public_key, secret_key, 0600);
+    struct curve_keys k;
+    curve_keys_new(&k);
+    char *key_file = write_key_file(f->dir, "node.key", k.public_key, k.secret_key, 0600);
     char *body = g_strdup_printf("endpoint = %s\nnode_id = %d\nspool_dir = %s\n"
                                  "curve_server_key = %s\ncurve_key_file = %s\n",
-                                 f->endpoint, NODE_ID, f->spool, server_public, key_file);
+                                 f->endpoint, NODE_ID, f->spool, k.server_public, key_file);
     struct vigild_uplink_settings s;
     assert_null(load(f->dir, body, &s));
-    assert_string_equal(s.curve_public_key, public_key);
-    assert_string_equal(s.curve_secret_key, secret_key);
+    assert_string_equal(s.curve_public_key, k.public_key);
+    assert_string_equal(s.curve_secret_key, k.secret_key);
     assert_int_equal(s.node_id, NODE_ID);
 
-    bind_router(f, server_secret);
+    bind_router(f, k.server_secret);
     struct vigild_uplink *u = new_uplink(&s);
     send_batches(u, 5);
     receive_and_ack(f, 1, 5);
