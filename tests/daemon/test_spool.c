@@ -56,6 +56,18 @@ static char *spool_dir(void **state)
     return g_build_filename(*state, "spool", NULL);
 }
 
+/* What the spool set aside beside the segment at `path` (PATH.damaged),
+ * which must be there; its length in *length unless NULL. g_free it. */
+static gchar *set_aside(const char *path, gsize *length)
+{
+    char *aside = g_strconcat(path, ".damaged", NULL);
+    gchar *kept = NULL;
+    if (!g_file_get_contents(aside, &kept, length, NULL))
+        fail_msg("nothing set aside as %s", aside);
+    g_free(aside);
+    return kept;
+}
+
 /* spool_dir, made as vigild makes it (0700), before a test puts files in it. */
 static char *made_spool_dir(void **state)
 {
@@ -195,10 +207,8 @@ static void test_truncated_tail(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_size, first_two);
-    char *aside = g_strconcat(path, ".damaged", NULL);
-    gchar *kept;
     gsize kept_length;
-    assert_true(g_file_get_contents(aside, &kept, &kept_length, NULL));
+    gchar *kept = set_aside(path, &kept_length);
     GBytes *b3 = raw_batch(3, 70);
     assert_int_equal(kept_length, third - 9);
     assert_memory_equal(kept, g_bytes_get_data(b3, NULL), kept_length);
@@ -211,7 +221,6 @@ static void test_truncated_tail(void **state)
     vigild_spool_close(spool);
     g_bytes_unref(b3);
     g_free(kept);
-    g_free(aside);
     g_free(path);
     g_free(dir);
 }
@@ -246,13 +255,10 @@ static void test_flipped_payload_byte(void **state)
     assert_int_equal(stats.corrupt, 1);
     assert_int_equal(stats.corrupt_bytes, VIGIL_WIRE_HEADER_BYTES + 60);
     vigild_spool_close(spool);
-    char *aside = g_strconcat(path, ".damaged", NULL);
-    gchar *kept;
     gsize kept_length;
-    assert_true(g_file_get_contents(aside, &kept, &kept_length, NULL));
+    gchar *kept = set_aside(path, &kept_length);
     assert_int_equal(kept_length, VIGIL_WIRE_HEADER_BYTES + 60);
     g_free(kept);
-    g_free(aside);
     g_free(path);
     g_free(dir);
 }
@@ -294,9 +300,7 @@ static void test_all_damaged(void **state)
     assert_int_equal(stats.corrupt_bytes, strlen("not a batch at all"));
     vigild_spool_close(spool);
     assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
-    char *aside = g_strconcat(path, ".damaged", NULL);
-    assert_true(g_file_test(aside, G_FILE_TEST_EXISTS));
-    g_free(aside);
+    g_free(set_aside(path, NULL));
     g_free(path);
     g_free(dir);
 }
