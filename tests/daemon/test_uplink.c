@@ -913,7 +913,7 @@ static void test_bad_curve_settings(void **state)
      * what the refusal must name. */
     const struct {
         const char *server_key, *key_file, *needle1, *needle2;
-    } refused[] = {
+    } cases[] = {
         {one_short, good, "curve_server_key", "40 characters"},
         {bad_char, good, "curve_server_key", "character 6"},
         {k.server_public, open_to_all, "curve_key_file", "chmod 600"},
@@ -923,13 +923,13 @@ static void test_bad_curve_settings(void **state)
         {k.server_public, mismatched, mismatched, "not the public key"},
         {k.server_public, missing, "curve_key_file", "missing.key"},
     };
-    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         GString *body = g_string_new("");
-        if (refused[i].server_key != NULL)
-            g_string_append_printf(body, "curve_server_key = %s\n", refused[i].server_key);
-        if (refused[i].key_file != NULL)
-            g_string_append_printf(body, "curve_key_file = %s\n", refused[i].key_file);
-        assert_refused(f->dir, body->str, refused[i].needle1, refused[i].needle2);
+        if (cases[i].server_key != NULL)
+            g_string_append_printf(body, "curve_server_key = %s\n", cases[i].server_key);
+        if (cases[i].key_file != NULL)
+            g_string_append_printf(body, "curve_key_file = %s\n", cases[i].key_file);
+        assert_refused(f->dir, body->str, cases[i].needle1, cases[i].needle2);
         g_string_free(body, TRUE);
     }
 
