@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "clients.h"
+#include "test_local.h"
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
 #include "vigil/ontology.h"
@@ -30,13 +31,8 @@ struct vigil_ring *client_register(int fd, uint32_t slots, bool wait_answer)
     if (ring == NULL)
         _exit(90);
     static char buffer[VIGIL_LOCAL_MAX_BYTES];
-    struct vigil_local_register fixed = {
-        .ring_slots = slots,
-        .tick_source = VIGIL_TICKS_MONOTONIC_NS,
-        .start_monotonic_ns = vigil_clock_monotonic_ns(),
-        .start_realtime_ns = vigil_clock_realtime_ns(),
-        .mpi_rank = -1,
-    };
+    struct vigil_local_register fixed =
+        test_local_register_monotonic(slots, vigil_clock_monotonic_ns());
     char *argv[] = {"test-client", "--flag", NULL};
     size_t length =
         vigil_local_encode_register(buffer, &fixed, "test-client", "/", "job-7", "run-7", 2, argv);

@@ -15,6 +15,7 @@
 
 #include "clients.h"
 #include "holder.h"
+#include "test_local.h"
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
 
@@ -183,14 +184,8 @@ static void holder_run(const char *socket_path, uid_t uid, const char *run_key, 
     struct vigil_error err;
     struct vigil_ring *ring = vigil_ring_create(64, VIGIL_TICKS_MONOTONIC_NS, &err);
     static char buffer[VIGIL_LOCAL_MAX_BYTES];
-    struct vigil_local_register fixed = {
-        .ring_slots = 64,
-        .tick_source = VIGIL_TICKS_MONOTONIC_NS,
-        .start_monotonic_ns =
-            start_monotonic_ns != 0 ? start_monotonic_ns : vigil_clock_monotonic_ns(),
-        .start_realtime_ns = vigil_clock_realtime_ns(),
-        .mpi_rank = -1,
-    };
+    struct vigil_local_register fixed = test_local_register_monotonic(
+        64, start_monotonic_ns != 0 ? start_monotonic_ns : vigil_clock_monotonic_ns());
     a.start_monotonic_ns = fixed.start_monotonic_ns;
     char *argv[] = {"holder", NULL};
     size_t length =

@@ -57,16 +57,15 @@ struct fixture {
 
 static int setup(void **state)
 {
-    void *dir = NULL;
-    if (test_make_dir(&dir) != 0)
-        return -1;
     struct fixture *f = g_new0(struct fixture, 1);
-    f->dir = dir;
+    if (!test_uplink_settings_in_new_dir(&f->settings, &f->dir, NODE_ID, 1u << 30)) {
+        g_free(f);
+        return -1;
+    }
     f->context = zmq_ctx_new();
     f->router = zmq_socket(f->context, ZMQ_ROUTER);
     int zero = 0;
     zmq_setsockopt(f->router, ZMQ_LINGER, &zero, sizeof zero);
-    test_uplink_settings(&f->settings, f->dir, NODE_ID, 1u << 30);
     assert_int_equal(zmq_bind(f->router, f->settings.endpoint), 0);
     f->uplink = vigild_uplink_new(&f->settings, NULL);
     if (f->uplink == NULL)

@@ -57,6 +57,18 @@ static void assert_kept_apart(const struct holder *h, const char *key)
     assert_string_equal(h->answer.run_key, key);
 }
 
+/* Root's run `run`: a process of root's registers naming it (its key is
+ * `run`) and ends. Its pid. */
+static pid_t end_a_root_run(const struct test_daemon *d, const char *run)
+{
+    struct holder root;
+    holder_start(&root, d->socket_path, 0, run);
+    assert_int_equal(root.answer.type, VIGIL_LOCAL_REGISTERED);
+    assert_run_key(d, root.pid, run);
+    holder_release(&root);
+    return root.pid;
+}
+
 /* Root's run has ended: nobody naming its key is kept apart, in a run of
  * its own, and so after vigild restarts; a key made that way is its
  * user's, so uid 1 naming it is kept apart again. */
@@ -65,14 +77,9 @@ static void test_an_ended_run_stays_its_users(void **state)
     const char *dir = *state;
     struct test_daemon d;
     holder_daemon_start(&d, dir, NO_PROVIDERS);
-    struct holder root;
-    holder_start(&root, d.socket_path, 0, "run-k");
-    assert_int_equal(root.answer.type, VIGIL_LOCAL_REGISTERED);
-    assert_run_key(&d, root.pid, "run-k");
-    holder_release(&root);
-    JsonNode *status = test_daemon_status(&d, root.pid);
-    assert_string_equal(json_object_get_string_member(process_of(status, root.pid), "state"),
-                        "ended");
+    pid_t root = end_a_root_run(&d, "run-k");
+    JsonNode *status = test_daemon_status(&d, root);
+    assert_string_equal(json_object_get_string_member(process_of(status, root), "state"), "ended");
     json_node_unref(status);
 
     struct holder squatter;
@@ -221,9 +228,7 @@ static void test_the_report_names_the_run_kept_apart(void **state)
     const char *dir = *state;
     struct test_daemon d;
     holder_daemon_start(&d, dir, NO_PROVIDERS);
-    struct holder root;
-    holder_start(&root, d.socket_path, 0, "run-r");
-    holder_release(&root);
+    end_a_root_run(&d, "run-r");
     const char *run_id[] = {"VIGIL_RUN_ID=run-r", NULL};
     char *report_path;
     pid_t pid = dd_as(&d, NOBODY, 4, run_id, &report_path);

@@ -23,6 +23,7 @@
 #include "vigil/clock.h"
 #include "vigil/local_protocol.h"
 #include "vigil/ring.h"
+#include "test_local.h"
 #include "test_main.h"
 
 /* What the server asked of the "daemon". */
@@ -179,13 +180,8 @@ static void client_register(struct fixture *f, int fd)
         fail_msg("ring: %s", err.message);
     g_ptr_array_add(f->rings, ring);
     static char buffer[VIGIL_LOCAL_MAX_BYTES];
-    struct vigil_local_register fixed = {
-        .ring_slots = VIGIL_RING_MIN_SLOTS,
-        .tick_source = VIGIL_TICKS_MONOTONIC_NS,
-        .start_monotonic_ns = vigil_clock_monotonic_ns(),
-        .start_realtime_ns = vigil_clock_realtime_ns(),
-        .mpi_rank = -1,
-    };
+    struct vigil_local_register fixed =
+        test_local_register_monotonic(VIGIL_RING_MIN_SLOTS, vigil_clock_monotonic_ns());
     size_t length =
         vigil_local_encode_register(buffer, &fixed, "test-server", "/", "", "run-s", 0, NULL);
     client_send(fd, VIGIL_LOCAL_REGISTER, buffer, length, vigil_ring_fd(ring));

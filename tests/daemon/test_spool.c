@@ -56,6 +56,26 @@ static char *spool_dir(void **state)
     return g_build_filename(*state, "spool", NULL);
 }
 
+/* What the spool set aside beside the segment at `path` (PATH.damaged),
+ * which must be there; its length in *length unless NULL. g_free it. */
+static gchar *set_aside(const char *path, gsize *length)
+{
+    char *aside = g_strconcat(path, ".damaged", NULL);
+    gchar *kept = NULL;
+    if (!g_file_get_contents(aside, &kept, length, NULL))
+        fail_msg("nothing set aside as %s", aside);
+    g_free(aside);
+    return kept;
+}
+
+/* spool_dir, made as vigild makes it (0700), before a test puts files in it. */
+static char *made_spool_dir(void **state)
+{
+    char *dir = spool_dir(state);
+    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    return dir;
+}
+
 static char *segment_path(const char *dir, uint64_t first)
 {
     char name[64];
@@ -187,10 +207,8 @@ static void test_truncated_tail(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_size, first_two);
-    char *aside = g_strconcat(path, ".damaged", NULL);
-    gchar *kept;
     gsize kept_length;
-    assert_true(g_file_get_contents(aside, &kept, &kept_length, NULL));
+    gchar *kept = set_aside(path, &kept_length);
     GBytes *b3 = raw_batch(3, 70);
     assert_int_equal(kept_length, third - 9);
     assert_memory_equal(kept, g_bytes_get_data(b3, NULL), kept_length);
@@ -203,7 +221,6 @@ static void test_truncated_tail(void **state)
     vigild_spool_close(spool);
     g_bytes_unref(b3);
     g_free(kept);
-    g_free(aside);
     g_free(path);
     g_free(dir);
 }
@@ -238,13 +255,10 @@ static void test_flipped_payload_byte(void **state)
     assert_int_equal(stats.corrupt, 1);
     assert_int_equal(stats.corrupt_bytes, VIGIL_WIRE_HEADER_BYTES + 60);
     vigild_spool_close(spool);
-    char *aside = g_strconcat(path, ".damaged", NULL);
-    gchar *kept;
     gsize kept_length;
-    assert_true(g_file_get_contents(aside, &kept, &kept_length, NULL));
+    gchar *kept = set_aside(path, &kept_length);
     assert_int_equal(kept_length, VIGIL_WIRE_HEADER_BYTES + 60);
     g_free(kept);
-    g_free(aside);
     g_free(path);
     g_free(dir);
 }
@@ -275,8 +289,7 @@ static void test_flipped_length(void **state)
 /* A file with nothing good in it goes; what it held is kept aside. */
 static void test_all_damaged(void **state)
 {
-    char *dir = spool_dir(state);
-    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    char *dir = made_spool_dir(state);
     char *path = segment_path(dir, 7);
     assert_true(g_file_set_contents(path, "not a batch at all", -1, NULL));
     struct vigild_spool *spool = vigild_spool_open(dir, 64 * MiB, NULL);
@@ -287,9 +300,7 @@ static void test_all_damaged(void **state)
     assert_int_equal(stats.corrupt_bytes, strlen("not a batch at all"));
     vigild_spool_close(spool);
     assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
-    char *aside = g_strconcat(path, ".damaged", NULL);
-    assert_true(g_file_test(aside, G_FILE_TEST_EXISTS));
-    g_free(aside);
+    g_free(set_aside(path, NULL));
     g_free(path);
     g_free(dir);
 }
@@ -417,8 +428,7 @@ static void test_one_vigild_per_folder(void **state)
 
 static void test_sequences_never_repeat(void **state)
 {
-    char *dir = spool_dir(state);
-    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    char *dir = made_spool_dir(state);
     struct vigild_sequence s;
     /* A folder without a sequence file starts at the realtime clock in µs. */
     uint64_t before_us = (uint64_t)g_get_real_time();
@@ -456,8 +466,7 @@ static void test_sequences_never_repeat(void **state)
  * have long before in a daemon's life. */
 static void test_sequences_above_all_used_after_the_folder_is_lost(void **state)
 {
-    char *dir = spool_dir(state);
-    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    char *dir = made_spool_dir(state);
     struct vigild_sequence s;
     assert_true(vigild_sequence_open(&s, dir, 1, NULL));
     uint64_t last = 0;
@@ -477,8 +486,7 @@ static void test_sequences_above_all_used_after_the_folder_is_lost(void **state)
 
 static void test_sequence_file_damaged(void **state)
 {
-    char *dir = spool_dir(state);
-    assert_int_equal(g_mkdir_with_parents(dir, 0700), 0);
+    char *dir = made_spool_dir(state);
     char *path = g_build_filename(dir, "sequence", NULL);
     assert_true(g_file_set_contents(path, "12x\n", -1, NULL));
     struct vigild_sequence s;

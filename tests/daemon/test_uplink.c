@@ -46,12 +46,11 @@ struct fixture {
 
 static int setup(void **state)
 {
-    void *dir = NULL;
-    if (test_make_dir(&dir) != 0)
-        return -1;
     struct fixture *f = g_new0(struct fixture, 1);
-    f->dir = dir;
-    test_uplink_settings(&f->settings, f->dir, NODE_ID, 64u << 20);
+    if (!test_uplink_settings_in_new_dir(&f->settings, &f->dir, NODE_ID, 64u << 20)) {
+        g_free(f);
+        return -1;
+    }
     f->endpoint = f->settings.endpoint;
     f->spool = f->settings.spool_dir;
     /* Sequences from 1, as a node's spool folder says once it has one (a
@@ -214,9 +213,17 @@ static void router_reply(struct fixture *f, const char *id, enum vigil_wire_type
 
 /* ---- waiting --------------------------------------------------------------------- */
 
-typedef gboolean (*condition)(const struct vigild_uplink_stats *s, const void *want);
+/* The uplink's counters now. */
+static struct vigild_uplink_stats stats_of(struct vigild_uplink *u)
+{
+    struct vigild_uplink_stats s;
+    vigild_uplink_stats(u, &s);
+    return s;
+}
 
-static void wait_for(struct vigild_uplink *u, condition c, const void *want, const char *what)
+typedef gboolean (*condition)(const struct vigild_uplink_stats *s, uint64_t want);
+
+static void wait_for(struct vigild_uplink *u, condition c, uint64_t want, const char *what)
 {
     gint64 deadline = g_get_monotonic_time() + DEADLINE_US;
     struct vigild_uplink_stats s;
@@ -233,48 +240,48 @@ static void wait_for(struct vigild_uplink *u, condition c, const void *want, con
     }
 }
 
-static gboolean all_acked(const struct vigild_uplink_stats *s, const void *want)
+static gboolean all_acked(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->acked == *(const uint64_t *)want && s->unacked == 0;
+    return s->acked == want && s->unacked == 0;
 }
 
-static gboolean spooled(const struct vigild_uplink_stats *s, const void *want)
+static gboolean spooled(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->spooled_batches == *(const uint64_t *)want && s->memory_batches == 0;
+    return s->spooled_batches == want && s->memory_batches == 0;
 }
 
-static gboolean connected(const struct vigild_uplink_stats *s, const void *want)
+static gboolean connected(const struct vigild_uplink_stats *s, uint64_t want)
 {
     (void)want;
     return s->connected;
 }
 
-static gboolean resent_at_least(const struct vigild_uplink_stats *s, const void *want)
+static gboolean resent_at_least(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->resent >= *(const uint64_t *)want;
+    return s->resent >= want;
 }
 
-static gboolean dropped_five(const struct vigild_uplink_stats *s, const void *want)
+static gboolean dropped_five(const struct vigild_uplink_stats *s, uint64_t want)
 {
     return s->dropped_full_batches == 5 && spooled(s, want);
 }
 
-static gboolean spooled_beside_memory(const struct vigild_uplink_stats *s, const void *want)
+static gboolean spooled_beside_memory(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->spooled_batches == *(const uint64_t *)want && s->memory_batches == 2;
+    return s->spooled_batches == want && s->memory_batches == 2;
 }
 
-static gboolean refused(const struct vigild_uplink_stats *s, const void *want)
+static gboolean refused(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->refused == *(const uint64_t *)want;
+    return s->refused == want;
 }
 
-static gboolean unexpected(const struct vigild_uplink_stats *s, const void *want)
+static gboolean unexpected(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->unexpected == *(const uint64_t *)want;
+    return s->unexpected == want;
 }
 
-static gboolean handshake_failed(const struct vigild_uplink_stats *s, const void *want)
+static gboolean handshake_failed(const struct vigild_uplink_stats *s, uint64_t want)
 {
     (void)want;
     return strstr(s->last_error, "handshake") != NULL;
@@ -330,16 +337,14 @@ static void test_batches_flow_and_acks_forget(void **state)
     for (int i = 0; i < 20; i++)
         assert_int_equal(send_batch(u), i + 1);
     receive_and_ack(f, 1, 20);
-    uint64_t want = 20;
-    wait_for(u, all_acked, &want, "20 acks");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    wait_for(u, all_acked, 20, "20 acks");
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.memory_batches, 0);
     assert_int_equal(s.memory_bytes, 0);
     assert_int_equal(s.spooled_batches, 0);
     assert_int_equal(s.in_flight, 0);
     assert_true(s.sent >= 20);
-    wait_for(u, connected, NULL, "the connection to be seen");
+    wait_for(u, connected, 0, "the connection to be seen");
     vigild_uplink_free(u);
     assert_int_equal(count_files(f->spool, ".spool"), 0);
 }
@@ -352,19 +357,17 @@ static void test_spool_and_replay(void **state)
     f->settings.spool_after_ms = 0;
     struct vigild_uplink *u = new_uplink(&f->settings);
     send_batches(u, 150);
-    uint64_t want = 150;
-    wait_for(u, spooled, &want, "150 batches spooled");
+    wait_for(u, spooled, 150, "150 batches spooled");
     vigild_uplink_free(u);
     assert_true(count_files(f->spool, ".spool") > 0);
 
     u = new_uplink(&f->settings);
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.replayed, 150);
     assert_int_equal(s.spooled_batches, 150);
     bind_router(f, NULL);
     receive_and_ack(f, 1, 150);
-    wait_for(u, all_acked, &want, "150 acks");
+    wait_for(u, all_acked, 150, "150 acks");
     vigild_uplink_stats(u, &s);
     assert_true(s.in_flight == 0 && s.spooled_batches == 0);
     assert_int_equal(count_files(f->spool, ".spool"), 0);
@@ -407,8 +410,7 @@ static void test_damaged_spool_replays_good_batches(void **state)
     assert_int_equal(truncate(second, (off_t)(3 * size - 5)), 0);
 
     struct vigild_uplink *u = new_uplink(&f->settings);
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.replayed, 4);
     assert_int_equal(s.spool_corrupt, 2);
     assert_int_equal(s.spool_corrupt_bytes, 2 * size - 5);
@@ -426,8 +428,7 @@ static void test_damaged_spool_replays_good_batches(void **state)
         router_reply(f, r.id, VIGIL_WIRE_ACK, r.sequence);
         g_bytes_unref(r.message);
     }
-    uint64_t want = 4;
-    wait_for(u, all_acked, &want, "the 4 good batches acked");
+    wait_for(u, all_acked, 4, "the 4 good batches acked");
     vigild_uplink_free(u);
     assert_int_equal(count_files(f->spool, ".spool"), 0);
     assert_int_equal(count_files(f->spool, ".spool.damaged"), 2);
@@ -445,16 +446,14 @@ static void test_bound_keeps_newest(void **state)
     f->settings.spool_max_bytes = 10 * size;
     struct vigild_uplink *u = new_uplink(&f->settings);
     send_batches(u, 15);
-    uint64_t want = 10;
-    wait_for(u, dropped_five, &want, "5 batches dropped, 10 spooled");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    wait_for(u, dropped_five, 10, "5 batches dropped, 10 spooled");
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.dropped_full_batches, 5);
     assert_int_equal(s.dropped_full_bytes, 5 * size);
     assert_int_equal(s.unacked, 10);
     bind_router(f, NULL);
     receive_and_ack(f, 6, 15);
-    wait_for(u, all_acked, &want, "the newest 10 acked");
+    wait_for(u, all_acked, 10, "the newest 10 acked");
     vigild_uplink_free(u);
 }
 
@@ -467,10 +466,8 @@ static void test_memory_bound_spools_early(void **state)
     f->settings.memory_max_bytes = 2 * size;
     struct vigild_uplink *u = new_uplink(&f->settings);
     send_batches(u, 5);
-    uint64_t want = 3;
-    wait_for(u, spooled_beside_memory, &want, "3 batches spooled, 2 in memory");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    wait_for(u, spooled_beside_memory, 3, "3 batches spooled, 2 in memory");
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.memory_bytes, 2 * size);
     vigild_uplink_free(u);
     /* Stopping spools the rest. */
@@ -504,8 +501,7 @@ static void test_refused_is_kept_and_not_resent(void **state)
     } while (r.sequence != 2);
 
     refuse(f, 1, "cycle 1: no such process 7");
-    uint64_t one = 1;
-    wait_for(u, refused, &one, "the refusal");
+    wait_for(u, refused, 1, "the refusal");
 
     char *path = g_build_filename(f->spool, "refused", "42-1.batch", NULL);
     gsize length;
@@ -513,8 +509,7 @@ static void test_refused_is_kept_and_not_resent(void **state)
     GBytes *b1 = make_batch(1);
     assert_int_equal(length, g_bytes_get_size(b1));
     assert_memory_equal(kept, g_bytes_get_data(b1, NULL), length);
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     test_assert_contains(s.last_error, "no such process 7");
 
     /* Batch 3 is sent after the refusal was taken, and the one connection
@@ -535,8 +530,7 @@ static void test_refused_is_kept_and_not_resent(void **state)
             second_after++;
         g_bytes_unref(r.message);
     }
-    uint64_t two = 2;
-    wait_for(u, resent_at_least, &two, "the resends counted");
+    wait_for(u, resent_at_least, 2, "the resends counted");
     vigild_uplink_stats(u, &s);
     assert_int_equal(s.refused, 1);
     vigild_uplink_free(u);
@@ -550,11 +544,10 @@ static void test_refused_is_kept_and_not_resent(void **state)
 /* ---- bounds: memory, in flight, refused ---------------------------------------- */
 
 /* Every batch handed over is accounted for, and memory dropped some. */
-static gboolean all_accounted_some_dropped(const struct vigild_uplink_stats *s, const void *want)
+static gboolean all_accounted_some_dropped(const struct vigild_uplink_stats *s, uint64_t want)
 {
     return s->dropped_memory_batches > 0 &&
-           s->unacked + s->dropped_memory_batches + s->dropped_full_batches ==
-               *(const uint64_t *)want;
+           s->unacked + s->dropped_memory_batches + s->dropped_full_batches == want;
 }
 
 /* Waits until vigild_uplink_durable_below says `want`. */
@@ -664,8 +657,7 @@ static void test_damaged_file_checked_and_replayed(void **state)
         g_bytes_unref(r.message);
     }
     assert_true(seen[0] && seen[1]);
-    uint64_t want = 2;
-    wait_for(u, all_acked, &want, "both replayed batches acked");
+    wait_for(u, all_acked, 2, "both replayed batches acked");
     /* A file that is not there is an error that names it. */
     assert_false(vigild_uplink_replay(u, path, &done, &error));
     test_assert_contains(error->message, path);
@@ -714,10 +706,8 @@ static void test_memory_is_bounded_when_the_spool_fails(void **state)
         g_bytes_unref(batch);
     }
     assert_true(durable < sent); /* the spool did fail */
-    uint64_t all = sent;
-    wait_for(u, all_accounted_some_dropped, &all, "every batch accounted for, some dropped");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    wait_for(u, all_accounted_some_dropped, sent, "every batch accounted for, some dropped");
+    struct vigild_uplink_stats s = stats_of(u);
     assert_true(s.memory_bytes <= f->settings.memory_max_bytes + size);
     assert_true(s.spool_errors > 0);
     assert_true(s.dropped_memory_batches > 0);
@@ -728,9 +718,9 @@ static void test_memory_is_bounded_when_the_spool_fails(void **state)
     signal(SIGXFSZ, old_handler);
 }
 
-static gboolean in_flight_is(const struct vigild_uplink_stats *s, const void *want)
+static gboolean in_flight_is(const struct vigild_uplink_stats *s, uint64_t want)
 {
-    return s->in_flight == *(const uint64_t *)want;
+    return s->in_flight == want;
 }
 
 /* in_flight_max_bytes: with room for two and a half batches, three go out
@@ -747,10 +737,8 @@ static void test_in_flight_is_bounded_by_bytes(void **state)
         router_receive(f, &r);
         g_bytes_unref(r.message);
     }
-    uint64_t three = 3;
-    wait_for(u, in_flight_is, &three, "three batches in flight");
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    wait_for(u, in_flight_is, 3, "three batches in flight");
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.sent, 3);
     router_reply(f, NODE_HEX_ID, VIGIL_WIRE_ACK, 1);
     router_receive(f, &r); /* the fourth, now that there is room */
@@ -775,10 +763,9 @@ static void test_refused_folder_is_bounded(void **state)
         assert_int_equal(r.sequence, sequence);
         g_bytes_unref(r.message);
         refuse(f, sequence, "never");
-        wait_for(u, refused, &i, "the refusal");
+        wait_for(u, refused, i, "the refusal");
     }
-    struct vigild_uplink_stats s;
-    vigild_uplink_stats(u, &s);
+    struct vigild_uplink_stats s = stats_of(u);
     assert_int_equal(s.refused_deleted, 3);
     char *folder = g_build_filename(f->spool, "refused", NULL);
     assert_int_equal(test_count_files(folder, "", ""), 2);
@@ -808,13 +795,11 @@ static void test_system_state(void **state)
     GBytes *reply = vigil_wire_writer_finish(w);
     router_send(f, NODE_HEX_ID, reply);
     g_bytes_unref(reply);
-    uint64_t want = 1;
-    wait_for(u, unexpected, &want, "the states message without a system state");
+    wait_for(u, unexpected, 1, "the states message without a system state");
     GBytes *junk = g_bytes_new_static("not a wire message at all, not even close", 41);
     router_send(f, NODE_HEX_ID, junk);
     g_bytes_unref(junk);
-    want = 2;
-    wait_for(u, unexpected, &want, "the junk");
+    wait_for(u, unexpected, 2, "the junk");
     assert_false(vigild_uplink_system_state(u, &out));
 
     struct vigil_wire_state system = {.cycle = 7,
@@ -898,48 +883,55 @@ static void assert_refused(const char *dir, const char *body, const char *needle
     g_free(message);
 }
 
+/* vigil-txd's key pair and a node's, made fresh. */
+struct curve_keys {
+    char server_public[41], server_secret[41], public_key[41], secret_key[41];
+};
+
+static void curve_keys_new(struct curve_keys *k)
+{
+    assert_int_equal(zmq_curve_keypair(k->server_public, k->server_secret), 0);
+    assert_int_equal(zmq_curve_keypair(k->public_key, k->secret_key), 0);
+}
+
 static void test_bad_curve_settings(void **state)
 {
     struct fixture *f = *state;
-    char server_public[41], server_secret[41], public_key[41], secret_key[41];
-    assert_int_equal(zmq_curve_keypair(server_public, server_secret), 0);
-    assert_int_equal(zmq_curve_keypair(public_key, secret_key), 0);
-    char *good = write_key_file(f->dir, "good.key", public_key, secret_key, 0600);
-    char *open_to_all = write_key_file(f->dir, "open.key", public_key, secret_key, 0644);
-    char *not_z85 = write_key_file(f->dir, "bad.key", "tooshort", secret_key, 0600);
-    char *mismatched = write_key_file(f->dir, "other.key", server_public, secret_key, 0600);
-    char *body;
-
-    body = g_strdup_printf("curve_server_key = %.39s\ncurve_key_file = %s\n", server_public, good);
-    assert_refused(f->dir, body, "curve_server_key", "40 characters");
-    g_free(body);
-    char bad_char[41];
-    memcpy(bad_char, server_public, sizeof bad_char);
+    struct curve_keys k;
+    curve_keys_new(&k);
+    char *good = write_key_file(f->dir, "good.key", k.public_key, k.secret_key, 0600);
+    char *open_to_all = write_key_file(f->dir, "open.key", k.public_key, k.secret_key, 0644);
+    char *not_z85 = write_key_file(f->dir, "bad.key", "tooshort", k.secret_key, 0600);
+    char *mismatched = write_key_file(f->dir, "other.key", k.server_public, k.secret_key, 0600);
+    char *missing = g_strdup_printf("%s/missing.key", f->dir);
+    char one_short[40], bad_char[41];
+    g_strlcpy(one_short, k.server_public, sizeof one_short);
+    memcpy(bad_char, k.server_public, sizeof bad_char);
     bad_char[5] = '~';
-    body = g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s\n", bad_char, good);
-    assert_refused(f->dir, body, "curve_server_key", "character 6");
-    g_free(body);
-    body =
-        g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s\n", server_public, open_to_all);
-    assert_refused(f->dir, body, "curve_key_file", "chmod 600");
-    g_free(body);
-    body = g_strdup_printf("curve_server_key = %s\n", server_public);
-    assert_refused(f->dir, body, "curve_server_key", "curve_key_file is empty");
-    g_free(body);
-    body = g_strdup_printf("curve_key_file = %s\n", good);
-    assert_refused(f->dir, body, "curve_key_file is set", "curve_server_key");
-    g_free(body);
-    body = g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s\n", server_public, not_z85);
-    assert_refused(f->dir, body, not_z85, "[curve] public");
-    g_free(body);
-    body =
-        g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s\n", server_public, mismatched);
-    assert_refused(f->dir, body, mismatched, "not the public key");
-    g_free(body);
-    body = g_strdup_printf("curve_server_key = %s\ncurve_key_file = %s/missing.key\n",
-                           server_public, f->dir);
-    assert_refused(f->dir, body, "curve_key_file", "missing.key");
-    g_free(body);
+
+    /* curve_server_key and curve_key_file (NULL: the line left out), and
+     * what the refusal must name. */
+    const struct {
+        const char *server_key, *key_file, *needle1, *needle2;
+    } cases[] = {
+        {one_short, good, "curve_server_key", "40 characters"},
+        {bad_char, good, "curve_server_key", "character 6"},
+        {k.server_public, open_to_all, "curve_key_file", "chmod 600"},
+        {k.server_public, NULL, "curve_server_key", "curve_key_file is empty"},
+        {NULL, good, "curve_key_file is set", "curve_server_key"},
+        {k.server_public, not_z85, not_z85, "[curve] public"},
+        {k.server_public, mismatched, mismatched, "not the public key"},
+        {k.server_public, missing, "curve_key_file", "missing.key"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GString *body = g_string_new("");
+        if (cases[i].server_key != NULL)
+            g_string_append_printf(body, "curve_server_key = %s\n", cases[i].server_key);
+        if (cases[i].key_file != NULL)
+            g_string_append_printf(body, "curve_key_file = %s\n", cases[i].key_file);
+        assert_refused(f->dir, body->str, cases[i].needle1, cases[i].needle2);
+        g_string_free(body, TRUE);
+    }
 
     /* The defaults: no uplink, a node id of its own. */
     struct vigild_uplink_settings s;
@@ -955,6 +947,7 @@ static void test_bad_curve_settings(void **state)
     g_free(open_to_all);
     g_free(not_z85);
     g_free(mismatched);
+    g_free(missing);
 }
 
 static void test_node_id_derivation(void **state)
@@ -980,25 +973,23 @@ static void test_node_id_derivation(void **state)
 static void test_curve(void **state)
 {
     struct fixture *f = *state;
-    char server_public[41], server_secret[41], public_key[41], secret_key[41];
-    assert_int_equal(zmq_curve_keypair(server_public, server_secret), 0);
-    assert_int_equal(zmq_curve_keypair(public_key, secret_key), 0);
-    char *key_file = write_key_file(f->dir, "node.key", public_key, secret_key, 0600);
+    struct curve_keys k;
+    curve_keys_new(&k);
+    char *key_file = write_key_file(f->dir, "node.key", k.public_key, k.secret_key, 0600);
     char *body = g_strdup_printf("endpoint = %s\nnode_id = %d\nspool_dir = %s\n"
                                  "curve_server_key = %s\ncurve_key_file = %s\n",
-                                 f->endpoint, NODE_ID, f->spool, server_public, key_file);
+                                 f->endpoint, NODE_ID, f->spool, k.server_public, key_file);
     struct vigild_uplink_settings s;
     assert_null(load(f->dir, body, &s));
-    assert_string_equal(s.curve_public_key, public_key);
-    assert_string_equal(s.curve_secret_key, secret_key);
+    assert_string_equal(s.curve_public_key, k.public_key);
+    assert_string_equal(s.curve_secret_key, k.secret_key);
     assert_int_equal(s.node_id, NODE_ID);
 
-    bind_router(f, server_secret);
+    bind_router(f, k.server_secret);
     struct vigild_uplink *u = new_uplink(&s);
     send_batches(u, 5);
     receive_and_ack(f, 1, 5);
-    uint64_t want = 5;
-    wait_for(u, all_acked, &want, "5 acks over CURVE");
+    wait_for(u, all_acked, 5, "5 acks over CURVE");
     vigild_uplink_free(u);
 
     /* A server key that is not vigil-txd's. */
@@ -1008,7 +999,7 @@ static void test_curve(void **state)
     s.curve_server_key = g_strdup(other_public);
     u = new_uplink(&s);
     send_batch(u);
-    wait_for(u, handshake_failed, NULL, "a handshake failure");
+    wait_for(u, handshake_failed, 0, "a handshake failure");
     struct vigild_uplink_stats stats;
     vigild_uplink_stats(u, &stats);
     assert_false(stats.connected);

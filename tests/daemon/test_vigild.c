@@ -23,6 +23,7 @@
 #include "clients.h"
 #include "holder.h"
 #include "test_daemon.h"
+#include "test_local.h"
 #include "test_report.h"
 #include "test_support.h"
 #include "vigil/local_protocol.h"
@@ -175,14 +176,9 @@ static void register_ring(int fd, struct vigil_ring *ring, uint64_t start_ns, ui
 {
     static char buffer[VIGIL_LOCAL_MAX_BYTES];
     struct vigil_error err;
-    struct vigil_local_register fixed = {
-        .ring_slots = vigil_ring_slot_count(ring),
-        .tick_source = VIGIL_TICKS_MONOTONIC_NS,
-        .start_monotonic_ns = start_ns,
-        .start_realtime_ns = vigil_clock_realtime_ns(),
-        .mpi_rank = -1,
-        .flags = flags,
-    };
+    struct vigil_local_register fixed =
+        test_local_register_monotonic(vigil_ring_slot_count(ring), start_ns);
+    fixed.flags = flags;
     char *argv[] = {"test-client", NULL};
     size_t length =
         vigil_local_encode_register(buffer, &fixed, "test-client", "/", "job-7", "run-7", 1, argv);

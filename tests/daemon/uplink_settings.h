@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <glib.h>
 
+#include "test_support.h"
 #include "uplink.h"
 
 /* Node `node_id` sending to ipc://DIR/txd.sock and spooling in DIR/spool
@@ -25,6 +26,20 @@ static inline void test_uplink_settings(struct vigild_uplink_settings *s, const 
     s->memory_max_bytes = memory_max_bytes;
     s->in_flight_max_bytes = 64u << 20;
     s->refused_max_bytes = 64u << 20;
+}
+
+/* A fresh folder for the test in *dir (test_make_dir; test_remove_dir
+ * removes it) and the uplink's settings in it, as test_uplink_settings;
+ * FALSE when the folder could not be made. */
+static inline gboolean test_uplink_settings_in_new_dir(struct vigild_uplink_settings *s, char **dir,
+                                                       uint64_t node_id, uint64_t memory_max_bytes)
+{
+    void *made = NULL;
+    if (test_make_dir(&made) != 0)
+        return FALSE;
+    *dir = made;
+    test_uplink_settings(s, *dir, node_id, memory_max_bytes);
+    return TRUE;
 }
 
 #endif

@@ -32,6 +32,21 @@ static inline struct vigil_local_register test_local_register_fixed(void)
     };
 }
 
+/* A REGISTER's fixed part as a test client sends it for a ring of its own:
+ * `slots` slots in monotonic ns, started at `start_monotonic_ns`, the
+ * realtime clock read now, no MPI rank. */
+static inline struct vigil_local_register test_local_register_monotonic(uint32_t slots,
+                                                                        uint64_t start_monotonic_ns)
+{
+    return (struct vigil_local_register){
+        .ring_slots = slots,
+        .tick_source = VIGIL_TICKS_MONOTONIC_NS,
+        .start_monotonic_ns = start_monotonic_ns,
+        .start_realtime_ns = vigil_clock_realtime_ns(),
+        .mpi_rank = -1,
+    };
+}
+
 /* A SUMMARY the decoder takes: estimated energy, some cycles abnormal, and
  * every activity observed accounted for once. */
 static inline struct vigil_local_summary test_local_summary(void)

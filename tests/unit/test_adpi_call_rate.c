@@ -11,6 +11,7 @@
 
 #include "test_adpi.h"
 #include "test_support.h"
+#include "test_main.h"
 
 TEST_ADPI_DESCRIPTOR("call-rate", TEST_ADPI_ACTIVITY | TEST_ADPI_RECONFIGURE, TEST_ADPI_SAMPLES)
 
@@ -207,18 +208,12 @@ static void test_out_of_range_values_are_refused(void **state)
                              "[adpi.call-rate] training_cycles");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
-        cmocka_unit_test(test_a_storm_of_calls_is_an_issue),
-        cmocka_unit_test(test_a_storm_of_a_new_operation_is_an_issue),
-        cmocka_unit_test(test_a_drop_in_calls_is_an_issue),
-        cmocka_unit_test(test_a_burst_of_bytes_is_an_issue),
-        cmocka_unit_test(test_operations_choose_what_is_judged),
-        cmocka_unit_test(test_a_lasting_change_is_learned_again),
-        cmocka_unit_test(test_a_longer_cycle_may_hold_more_calls),
-        cmocka_unit_test(test_out_of_range_values_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_the_descriptor),
+          cmocka_unit_test(test_a_storm_of_calls_is_an_issue),
+          cmocka_unit_test(test_a_storm_of_a_new_operation_is_an_issue),
+          cmocka_unit_test(test_a_drop_in_calls_is_an_issue),
+          cmocka_unit_test(test_a_burst_of_bytes_is_an_issue),
+          cmocka_unit_test(test_operations_choose_what_is_judged),
+          cmocka_unit_test(test_a_lasting_change_is_learned_again),
+          cmocka_unit_test(test_a_longer_cycle_may_hold_more_calls),
+          cmocka_unit_test(test_out_of_range_values_are_refused))

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "vigil/adpi.h"
+#include "test_main.h"
 
 #define S 1000000000ull
 
@@ -472,24 +473,17 @@ static void test_running_statistics(void **state)
     assert_true(vigil_running_stats_stddev(&s) == sqrt(10.0 / 9.0));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        WITH_VALUES(test_a_gauge_is_its_mean),
-        WITH_VALUES(test_a_counter_is_its_rate_per_second),
-        WITH_VALUES(test_a_single_sample_ever_gives_no_rate),
-        WITH_VALUES(test_a_counter_that_goes_back_is_flagged),
-        WITH_VALUES(test_the_uncertain_flag_is_kept_for_the_cycle),
-        WITH_VALUES(test_unchanged_cycles_are_counted),
-        WITH_VALUES(test_missing_cycles_are_counted),
-        WITH_VALUES(test_a_sample_of_an_unknown_metric_is_ignored),
-        WITH_VALUES(test_a_metric_table_describes_each_id_once),
-        WITH_VALUES(test_a_metric_registered_late_is_described_when_next_seen),
-        WITH_VALUES(test_rematching_hands_over_every_described_entry),
-        cmocka_unit_test(test_names_match_globs),
-        cmocka_unit_test(test_an_issue_is_filled_and_handed_over),
-        cmocka_unit_test(test_long_texts_are_cut_on_a_character),
-        cmocka_unit_test(test_running_statistics),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(WITH_VALUES(test_a_gauge_is_its_mean), WITH_VALUES(test_a_counter_is_its_rate_per_second),
+          WITH_VALUES(test_a_single_sample_ever_gives_no_rate),
+          WITH_VALUES(test_a_counter_that_goes_back_is_flagged),
+          WITH_VALUES(test_the_uncertain_flag_is_kept_for_the_cycle),
+          WITH_VALUES(test_unchanged_cycles_are_counted),
+          WITH_VALUES(test_missing_cycles_are_counted),
+          WITH_VALUES(test_a_sample_of_an_unknown_metric_is_ignored),
+          WITH_VALUES(test_a_metric_table_describes_each_id_once),
+          WITH_VALUES(test_a_metric_registered_late_is_described_when_next_seen),
+          WITH_VALUES(test_rematching_hands_over_every_described_entry),
+          cmocka_unit_test(test_names_match_globs),
+          cmocka_unit_test(test_an_issue_is_filled_and_handed_over),
+          cmocka_unit_test(test_long_texts_are_cut_on_a_character),
+          cmocka_unit_test(test_running_statistics))

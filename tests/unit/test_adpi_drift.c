@@ -8,6 +8,7 @@
 
 #include "test_adpi.h"
 #include "test_support.h"
+#include "test_main.h"
 
 TEST_ADPI_DESCRIPTOR("drift", TEST_ADPI_RECONFIGURE, 0)
 
@@ -173,17 +174,11 @@ static void test_an_out_of_range_value_is_refused(void **state)
                              "[adpi.drift] max_relative_drift");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
-        cmocka_unit_test(test_a_drift_is_reported_at_onset),
-        cmocka_unit_test(test_nothing_is_judged_before_the_window_is_full),
-        cmocka_unit_test(test_a_counter_drifts_by_its_rate),
-        cmocka_unit_test(test_shorter_windows_keep_the_newest_values),
-        cmocka_unit_test(test_longer_windows_fill_up_first),
-        cmocka_unit_test(test_a_long_window_not_longer_than_the_short_is_refused),
-        cmocka_unit_test(test_an_out_of_range_value_is_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_the_descriptor),
+          cmocka_unit_test(test_a_drift_is_reported_at_onset),
+          cmocka_unit_test(test_nothing_is_judged_before_the_window_is_full),
+          cmocka_unit_test(test_a_counter_drifts_by_its_rate),
+          cmocka_unit_test(test_shorter_windows_keep_the_newest_values),
+          cmocka_unit_test(test_longer_windows_fill_up_first),
+          cmocka_unit_test(test_a_long_window_not_longer_than_the_short_is_refused),
+          cmocka_unit_test(test_an_out_of_range_value_is_refused))

@@ -13,6 +13,7 @@
 
 #include "test_adpi.h"
 #include "test_support.h"
+#include "test_main.h"
 
 TEST_ADPI_DESCRIPTOR("energy-efficiency", TEST_ADPI_RECONFIGURE, 0)
 
@@ -209,18 +210,12 @@ static void test_out_of_range_values_are_refused(void **state)
                              "[adpi.energy-efficiency] stabilisation_cycles");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
-        cmocka_unit_test(test_just_above_mean_plus_k_sigma_is_abnormal_good),
-        cmocka_unit_test(test_just_below_mean_minus_k_sigma_is_abnormal_bad),
-        cmocka_unit_test(test_a_steady_baseline_needs_the_relative_deviation),
-        cmocka_unit_test(test_cycles_without_energy_are_skipped),
-        cmocka_unit_test(test_reconfigure_keeps_the_mean),
-        cmocka_unit_test(test_estimated_energy_is_not_judged_by_default),
-        cmocka_unit_test(test_estimated_energy_is_said),
-        cmocka_unit_test(test_out_of_range_values_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_the_descriptor),
+          cmocka_unit_test(test_just_above_mean_plus_k_sigma_is_abnormal_good),
+          cmocka_unit_test(test_just_below_mean_minus_k_sigma_is_abnormal_bad),
+          cmocka_unit_test(test_a_steady_baseline_needs_the_relative_deviation),
+          cmocka_unit_test(test_cycles_without_energy_are_skipped),
+          cmocka_unit_test(test_reconfigure_keeps_the_mean),
+          cmocka_unit_test(test_estimated_energy_is_not_judged_by_default),
+          cmocka_unit_test(test_estimated_energy_is_said),
+          cmocka_unit_test(test_out_of_range_values_are_refused))

@@ -11,6 +11,7 @@
 
 #include "test_adpi.h"
 #include "test_support.h"
+#include "test_main.h"
 
 TEST_ADPI_DESCRIPTOR("latency-histogram",
                      TEST_ADPI_ACTIVITY | TEST_ADPI_NODE_LOAD | TEST_ADPI_RECONFIGURE,
@@ -455,28 +456,22 @@ static void test_out_of_range_values_are_refused(void **state)
                              "[adpi.latency-histogram] weigh_node_load");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
-        cmocka_unit_test(test_many_slow_calls_are_abnormal_bad),
-        cmocka_unit_test(test_by_default_a_cycle_half_slow_is_abnormal),
-        cmocka_unit_test(test_many_fast_calls_are_abnormal_good),
-        cmocka_unit_test(test_too_few_calls_are_not_judged),
-        cmocka_unit_test(test_calls_while_learning_are_not_judged),
-        cmocka_unit_test(test_unknown_and_unlisted_operations_are_ignored),
-        cmocka_unit_test(test_reconfigure_keeps_the_histogram),
-        cmocka_unit_test(test_fewer_learn_calls_end_learning),
-        cmocka_unit_test(test_the_node_a_fifth_faster_is_not_an_anomaly),
-        cmocka_unit_test(test_a_call_is_slow_only_beyond_twice_the_median),
-        cmocka_unit_test(test_reconfigure_applies_min_ratio),
-        cmocka_unit_test(test_a_lasting_change_is_learned_again),
-        cmocka_unit_test(test_a_flipping_change_is_learned_again),
-        cmocka_unit_test(test_the_node_load_moves_the_slow_threshold),
-        cmocka_unit_test(test_less_load_than_learned_moves_the_fast_threshold_only),
-        cmocka_unit_test(test_weigh_node_load_off_keeps_the_learned_thresholds),
-        cmocka_unit_test(test_an_unknown_node_load_keeps_the_learned_thresholds),
-        cmocka_unit_test(test_out_of_range_values_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_the_descriptor),
+          cmocka_unit_test(test_many_slow_calls_are_abnormal_bad),
+          cmocka_unit_test(test_by_default_a_cycle_half_slow_is_abnormal),
+          cmocka_unit_test(test_many_fast_calls_are_abnormal_good),
+          cmocka_unit_test(test_too_few_calls_are_not_judged),
+          cmocka_unit_test(test_calls_while_learning_are_not_judged),
+          cmocka_unit_test(test_unknown_and_unlisted_operations_are_ignored),
+          cmocka_unit_test(test_reconfigure_keeps_the_histogram),
+          cmocka_unit_test(test_fewer_learn_calls_end_learning),
+          cmocka_unit_test(test_the_node_a_fifth_faster_is_not_an_anomaly),
+          cmocka_unit_test(test_a_call_is_slow_only_beyond_twice_the_median),
+          cmocka_unit_test(test_reconfigure_applies_min_ratio),
+          cmocka_unit_test(test_a_lasting_change_is_learned_again),
+          cmocka_unit_test(test_a_flipping_change_is_learned_again),
+          cmocka_unit_test(test_the_node_load_moves_the_slow_threshold),
+          cmocka_unit_test(test_less_load_than_learned_moves_the_fast_threshold_only),
+          cmocka_unit_test(test_weigh_node_load_off_keeps_the_learned_thresholds),
+          cmocka_unit_test(test_an_unknown_node_load_keeps_the_learned_thresholds),
+          cmocka_unit_test(test_out_of_range_values_are_refused))

@@ -9,6 +9,7 @@
 
 #include "test_adpi.h"
 #include "test_support.h"
+#include "test_main.h"
 
 TEST_ADPI_DESCRIPTOR("sensor-sanity", TEST_ADPI_RECONFIGURE, 0)
 
@@ -159,16 +160,10 @@ static void test_an_out_of_range_value_is_refused(void **state)
                              "[adpi.sensor-sanity] stuck_cycles");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
-        cmocka_unit_test(test_a_cycle_without_energy_is_an_issue),
-        cmocka_unit_test(test_a_counter_going_back_is_an_issue),
-        cmocka_unit_test(test_a_stuck_value_is_reported_once),
-        cmocka_unit_test(test_a_metric_that_stops_is_reported_once),
-        cmocka_unit_test(test_reconfigure_changes_the_lists_and_keeps_the_counts),
-        cmocka_unit_test(test_an_out_of_range_value_is_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_the_descriptor),
+          cmocka_unit_test(test_a_cycle_without_energy_is_an_issue),
+          cmocka_unit_test(test_a_counter_going_back_is_an_issue),
+          cmocka_unit_test(test_a_stuck_value_is_reported_once),
+          cmocka_unit_test(test_a_metric_that_stops_is_reported_once),
+          cmocka_unit_test(test_reconfigure_changes_the_lists_and_keeps_the_counts),
+          cmocka_unit_test(test_an_out_of_range_value_is_refused))

@@ -9,6 +9,7 @@
 
 #include "test_adpi.h"
 #include "test_support.h"
+#include "test_main.h"
 
 TEST_ADPI_DESCRIPTOR("statistics-range", TEST_ADPI_SAMPLES | TEST_ADPI_RECONFIGURE,
                      TEST_ADPI_ACTIVITY)
@@ -326,21 +327,15 @@ static void test_out_of_range_values_are_refused(void **state)
     test_adpi_close(&a);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_descriptor),
-        cmocka_unit_test(test_cpu_time_near_all_cpus_is_an_issue),
-        cmocka_unit_test(test_memory_near_the_total_is_an_issue),
-        cmocka_unit_test(test_the_ends_of_a_percentage),
-        cmocka_unit_test(test_a_value_outside_the_learned_range_is_an_issue),
-        cmocka_unit_test(test_steps_widen_the_learned_range),
-        cmocka_unit_test(test_a_counters_resolution_is_one_tick_over_the_cycle),
-        cmocka_unit_test(test_node_memory_is_judged_by_its_natural_range_only),
-        cmocka_unit_test(test_a_counter_is_judged_by_its_rate),
-        cmocka_unit_test(test_zeros_in_training_leave_no_margin),
-        cmocka_unit_test(test_one_value_gives_one_issue),
-        cmocka_unit_test(test_out_of_range_values_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(cmocka_unit_test(test_the_descriptor),
+          cmocka_unit_test(test_cpu_time_near_all_cpus_is_an_issue),
+          cmocka_unit_test(test_memory_near_the_total_is_an_issue),
+          cmocka_unit_test(test_the_ends_of_a_percentage),
+          cmocka_unit_test(test_a_value_outside_the_learned_range_is_an_issue),
+          cmocka_unit_test(test_steps_widen_the_learned_range),
+          cmocka_unit_test(test_a_counters_resolution_is_one_tick_over_the_cycle),
+          cmocka_unit_test(test_node_memory_is_judged_by_its_natural_range_only),
+          cmocka_unit_test(test_a_counter_is_judged_by_its_rate),
+          cmocka_unit_test(test_zeros_in_training_leave_no_margin),
+          cmocka_unit_test(test_one_value_gives_one_issue),
+          cmocka_unit_test(test_out_of_range_values_are_refused))

@@ -25,53 +25,54 @@ static void check(const char *in, size_t physical, const char *want)
                  path, cleaned, want);
 }
 
-static void test_dots_and_slashes_go(void **state)
-{
-    (void)state;
-    check("/tmp/run/./in.bin", 8, "/tmp/run/in.bin");
-    check("/tmp/run/.", 8, "/tmp/run");
-    check("/tmp//run///out/", 0, "/tmp/run/out");
-    check("//x", 0, "/x");
-    check("/./././", 0, "/");
-    check("/", 0, "/");
-    check("/.hidden/..x/...", 0, "/.hidden/..x/...");
-    check("/a/b", 0, "/a/b"); /* already clean: the same bytes */
-}
+/* A path, how many of its leading bytes are physical, and its clean form. */
+struct path_case {
+    const char *in;
+    size_t physical;
+    const char *want;
+};
 
-static void test_dot_dot_of_the_physical_prefix(void **state)
-{
-    (void)state;
-    /* The working directory /home/u/run (11 bytes) is physical. */
-    check("/home/u/run/../data/in", 11, "/home/u/data/in");
-    check("/home/u/run/../../../../etc/x", 11, "/etc/x");
-    check("/home/u/run/./../x", 11, "/home/u/x");
+static const struct path_case cases[] = {
+    /* "." and empty components go. */
+    {"/tmp/run/./in.bin", 8, "/tmp/run/in.bin"},
+    {"/tmp/run/.", 8, "/tmp/run"},
+    {"/tmp//run///out/", 0, "/tmp/run/out"},
+    {"//x", 0, "/x"},
+    {"/./././", 0, "/"},
+    {"/", 0, "/"},
+    {"/.hidden/..x/...", 0, "/.hidden/..x/..."},
+    {"/a/b", 0, "/a/b"}, /* already clean: the same bytes */
+
+    /* ".." of the physical prefix: the working directory /home/u/run (11
+     * bytes) is physical. */
+    {"/home/u/run/../data/in", 11, "/home/u/data/in"},
+    {"/home/u/run/../../../../etc/x", 11, "/etc/x"},
+    {"/home/u/run/./../x", 11, "/home/u/x"},
     /* Root's parent is root, whoever named it. */
-    check("/../x", 0, "/x");
-    check("/a/../../x", 0, "/a/../../x");
-}
+    {"/../x", 0, "/x"},
+    {"/a/../../x", 0, "/a/../../x"},
 
-static void test_dot_dot_after_a_named_component_stays(void **state)
-{
-    (void)state;
-    /* "link" may be a symbolic link: link/.. need not be /home/u/run. */
-    check("/home/u/run/link/../x", 11, "/home/u/run/link/../x");
-    check("/home/u/run/link/./../x", 11, "/home/u/run/link/../x");
+    /* ".." after a named component stays: "link" may be a symbolic link,
+     * link/.. need not be /home/u/run. */
+    {"/home/u/run/link/../x", 11, "/home/u/run/link/../x"},
+    {"/home/u/run/link/./../x", 11, "/home/u/run/link/../x"},
     /* Nor can a later ".." undo a kept one, or reach the prefix past it. */
-    check("/home/u/run/a/../../x", 11, "/home/u/run/a/../../x");
+    {"/home/u/run/a/../../x", 11, "/home/u/run/a/../../x"},
     /* An absolute path from the program: nothing is known physical. */
-    check("/srv/data/../x", 0, "/srv/data/../x");
+    {"/srv/data/../x", 0, "/srv/data/../x"},
     /* A component that only starts in the prefix is not physical. */
-    check("/home/u/runner/../x", 11, "/home/u/runner/../x");
-}
+    {"/home/u/runner/../x", 11, "/home/u/runner/../x"},
 
-static void test_names_that_are_not_paths_are_left_alone(void **state)
+    /* Names that are not paths are left alone. */
+    {"<stdout>", 0, "<stdout>"},
+    {"", 0, ""},
+};
+
+static void test_paths_are_cleaned(void **state)
 {
     (void)state;
-    check("<stdout>", 0, "<stdout>");
-    check("", 0, "");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check(cases[i].in, cases[i].physical, cases[i].want);
 }
 
-TEST_MAIN(cmocka_unit_test(test_dots_and_slashes_go),
-          cmocka_unit_test(test_dot_dot_of_the_physical_prefix),
-          cmocka_unit_test(test_dot_dot_after_a_named_component_stays),
-          cmocka_unit_test(test_names_that_are_not_paths_are_left_alone))
+TEST_MAIN(cmocka_unit_test(test_paths_are_cleaned))

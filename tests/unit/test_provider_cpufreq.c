@@ -54,6 +54,18 @@ static void write_big_node(const char *root)
     test_write_file(root, "sys/devices/system/node/online", "0-1\n");
 }
 
+/* A node of one socket whose online CPUs `cpus` (listed as `online`) are
+ * each a core of its own, with `cpuinfo` as /proc/cpuinfo and no cpufreq
+ * unless the test adds it. */
+static void write_cpuinfo_node(const char *root, const char *online, const int *cpus, size_t n,
+                               const char *cpuinfo)
+{
+    test_write_file(root, CPU_DIR "/online", online);
+    for (size_t i = 0; i < n; i++)
+        write_cpu(root, cpus[i], 0, (int)i);
+    test_write_file(root, "proc/cpuinfo", cpuinfo);
+}
+
 static void sysfs_node(void **state)
 {
     const char *root = *state;
@@ -89,13 +101,10 @@ static void sysfs_node(void **state)
 static void cpuinfo_node(void **state)
 {
     const char *root = *state;
-    test_write_file(root, CPU_DIR "/online", "0,2\n");
-    write_cpu(root, 0, 0, 0);
-    write_cpu(root, 2, 0, 1);
+    write_cpuinfo_node(root, "0,2\n", (const int[]){0, 2}, 2,
+                       "processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2000.000\n\n"
+                       "processor\t: 2\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 3000.500\n\n");
     set_cur_khz(root, 0, "2000000\n", FALSE);
-    test_write_file(root, "proc/cpuinfo",
-                    "processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2000.000\n\n"
-                    "processor\t: 2\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 3000.500\n\n");
     struct test_provider p;
     test_provider_start_at(&p, "cpufreq", root);
     assert_null(vigil_metric_lookup(p.catalog, "cpu.frequency_min_hz"));
@@ -130,11 +139,9 @@ static void cpuinfo_node(void **state)
 static void fixed_cpuinfo_is_read_once(void **state)
 {
     const char *root = *state;
-    test_write_file(root, CPU_DIR "/online", "0\n");
-    write_cpu(root, 0, 0, 0);
-    static const char fixed[] = "processor\t: 0\ncpu MHz\t\t: 2000.500\n"
-                                "flags\t\t: fpu vme tsc msr constant_tsc rep_good nopl\n\n";
-    test_write_file(root, "proc/cpuinfo", fixed);
+    write_cpuinfo_node(root, "0\n", (const int[]){0}, 1,
+                       "processor\t: 0\ncpu MHz\t\t: 2000.500\n"
+                       "flags\t\t: fpu vme tsc msr constant_tsc rep_good nopl\n\n");
     struct test_provider p;
     test_provider_start_at(&p, "cpufreq", root);
     test_assert_contains(p.ops->note(p.instance), "; read once: without a cpufreq driver");

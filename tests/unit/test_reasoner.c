@@ -16,6 +16,19 @@
 static const struct vigil_reasoner_rule default_rule = {
     .threshold = 0, .ratio = 2, .max_load = 0.95, .hold_cycles = 1};
 
+/* Under `rule`, a cycle with one issue of `health` and then a quiet one:
+ * what each decided. */
+static void decide_issue_then_quiet(const struct vigil_reasoner_rule *rule,
+                                    struct vigil_reasoner_memory *memory, enum vigil_health health,
+                                    struct vigil_reasoner_decision *after_issue,
+                                    struct vigil_reasoner_decision *after_quiet)
+{
+    struct vigil_reasoner_input issue = {0}, quiet = {0};
+    issue.issues[health] = 1;
+    vigil_reasoner_decide(rule, memory, &issue, after_issue);
+    vigil_reasoner_decide(rule, memory, &quiet, after_quiet);
+}
+
 static void test_truth_table(void **state)
 {
     (void)state;
@@ -86,15 +99,13 @@ static void test_own_leaves_children_out(void **state)
     assert_int_equal(d.upward, VIGIL_HEALTH_ABNORMAL_BAD);
     assert_int_equal(d.state, VIGIL_HEALTH_ABNORMAL_BAD);
     /* Its own issues and load make `own` abnormal, and it is held. */
-    struct vigil_reasoner_input mine = {0}, quiet = {0};
-    mine.issues[VIGIL_HEALTH_ABNORMAL_GOOD] = 1;
-    vigil_reasoner_decide(&default_rule, &memory, &mine, &d);
+    struct vigil_reasoner_decision quiet;
+    decide_issue_then_quiet(&default_rule, &memory, VIGIL_HEALTH_ABNORMAL_GOOD, &d, &quiet);
     assert_int_equal(d.own, VIGIL_HEALTH_ABNORMAL_GOOD);
     assert_false(d.own_held);
-    vigil_reasoner_decide(&default_rule, &memory, &quiet, &d);
-    assert_int_equal(d.own, VIGIL_HEALTH_ABNORMAL_GOOD);
-    assert_true(d.own_held);
-    assert_int_equal(d.own_raw, VIGIL_HEALTH_OK);
+    assert_int_equal(quiet.own, VIGIL_HEALTH_ABNORMAL_GOOD);
+    assert_true(quiet.own_held);
+    assert_int_equal(quiet.own_raw, VIGIL_HEALTH_OK);
 }
 
 static void test_parent_counts_in_state_not_upward(void **state)
@@ -114,17 +125,15 @@ static void test_abnormal_state_is_held_one_cycle(void **state)
 {
     (void)state;
     struct vigil_reasoner_memory memory = {0};
-    struct vigil_reasoner_decision d;
-    struct vigil_reasoner_input bad = {0}, quiet = {0};
-    bad.issues[VIGIL_HEALTH_ABNORMAL_BAD] = 1;
-    vigil_reasoner_decide(&default_rule, &memory, &bad, &d);
-    assert_int_equal(d.state, VIGIL_HEALTH_ABNORMAL_BAD);
-    assert_false(d.held);
-    vigil_reasoner_decide(&default_rule, &memory, &quiet, &d);
+    struct vigil_reasoner_decision bad, d;
+    decide_issue_then_quiet(&default_rule, &memory, VIGIL_HEALTH_ABNORMAL_BAD, &bad, &d);
+    assert_int_equal(bad.state, VIGIL_HEALTH_ABNORMAL_BAD);
+    assert_false(bad.held);
     assert_int_equal(d.state, VIGIL_HEALTH_ABNORMAL_BAD);
     assert_int_equal(d.upward, VIGIL_HEALTH_ABNORMAL_BAD);
     assert_true(d.held);
     assert_true(d.upward_held);
+    const struct vigil_reasoner_input quiet = {0};
     vigil_reasoner_decide(&default_rule, &memory, &quiet, &d);
     assert_int_equal(d.state, VIGIL_HEALTH_OK);
     assert_false(d.held);
@@ -134,8 +143,7 @@ static void test_abnormal_state_is_held_one_cycle(void **state)
     struct vigil_reasoner_rule no_hold = default_rule;
     no_hold.hold_cycles = 0;
     struct vigil_reasoner_memory fresh = {0};
-    vigil_reasoner_decide(&no_hold, &fresh, &bad, &d);
-    vigil_reasoner_decide(&no_hold, &fresh, &quiet, &d);
+    decide_issue_then_quiet(&no_hold, &fresh, VIGIL_HEALTH_ABNORMAL_BAD, &bad, &d);
     assert_int_equal(d.state, VIGIL_HEALTH_OK);
 }
 

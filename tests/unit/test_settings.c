@@ -18,6 +18,7 @@
 #include "vigil/plugin.h"
 #include "vigil/schema.h"
 #include "vigil/settings.h"
+#include "test_main.h"
 
 enum colour { COLOUR_RED, COLOUR_GREEN, COLOUR_BLUE };
 
@@ -434,18 +435,8 @@ static void test_every_table_is_sound(void **state)
 
 #define WITH_FILE(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        WITH_FILE(test_defaults_fill_every_storage),
-        WITH_FILE(test_file_values_are_copied),
-        WITH_FILE(test_bad_value_refused_by_name),
-        WITH_FILE(test_check_runs_after_fill),
-        WITH_FILE(test_copy_and_equal),
-        cmocka_unit_test(test_fill_a_named_section),
-        cmocka_unit_test(test_declaration_refuses_what_a_field_cannot_hold),
-        WITH_FILE(test_value_text),
-        WITH_FILE(test_every_table_is_sound),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(WITH_FILE(test_defaults_fill_every_storage), WITH_FILE(test_file_values_are_copied),
+          WITH_FILE(test_bad_value_refused_by_name), WITH_FILE(test_check_runs_after_fill),
+          WITH_FILE(test_copy_and_equal), cmocka_unit_test(test_fill_a_named_section),
+          cmocka_unit_test(test_declaration_refuses_what_a_field_cannot_hold),
+          WITH_FILE(test_value_text), WITH_FILE(test_every_table_is_sound))
