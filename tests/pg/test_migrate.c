@@ -112,18 +112,14 @@ static void test_second_run_applies_nothing_and_records_are_right(void **state)
     gsize length = 0;
     char *text = schema_file("0001_warehouse.sql", &length);
     char *want = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, length);
-    char *name = test_pg_query_text_in(
-        t->conninfo, "SELECT name FROM vigil_schema_migrations WHERE version = 1");
-    char *sha256 = test_pg_query_text_in(
-        t->conninfo, "SELECT sha256 FROM vigil_schema_migrations WHERE version = 1");
-    assert_string_equal(name, "0001_warehouse");
-    assert_string_equal(sha256, want);
+    test_pg_assert_text_printf(t->conninfo, "0001_warehouse",
+                               "SELECT name FROM vigil_schema_migrations WHERE version = 1");
+    test_pg_assert_text_printf(t->conninfo, want,
+                               "SELECT sha256 FROM vigil_schema_migrations WHERE version = 1");
     assert_int_equal(test_pg_query_u64_in(t->conninfo,
                                           "SELECT count(*) FROM vigil_schema_migrations"
                                           " WHERE applied_at > now() - interval '1 day'"),
                      latest);
-    g_free(sha256);
-    g_free(name);
     g_free(want);
     g_free(text);
 }
