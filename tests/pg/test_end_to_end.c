@@ -228,6 +228,7 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     char *spool = g_build_filename(f->dir, "spool", NULL);
     test_remove_tree(spool);
     assert_false(g_file_test(spool, G_FILE_TEST_EXISTS));
+    g_free(spool);
 
     start_vigild(&d, f);
     pid_t after = run_dd_and_check(f, &d, sink, "after");
@@ -249,7 +250,6 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     char *log = test_txd_stop(&f->txd);
     test_assert_contains(log, "; 0 reusing a sequence");
     g_free(log);
-    g_free(spool);
     g_free(sink);
 }
 
