@@ -269,6 +269,7 @@ static void test_report_in_a_missing_folder(void **state)
 
     char *conf = test_new_filef(dir, "missing.conf",
                                 "[preload]\nreport = %s\nreport_format = json\n", missing);
+    g_free(missing);
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c", script, NULL);
     g_free(conf);
     /* Exit 5 is the program's, not changed by the library. */
@@ -278,7 +279,6 @@ static void test_report_in_a_missing_folder(void **state)
                     "No such file or directory; here it is instead:\n{", "\"vigil_report\"", NULL);
     assert_true(g_file_test(marker, G_FILE_TEST_EXISTS));
     test_run_clear(&r);
-    g_free(missing);
     g_free(script);
     g_free(marker);
 }
