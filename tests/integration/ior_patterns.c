@@ -49,6 +49,24 @@ static void put(int fd, size_t n)
     check(write(fd, buffer, n) == (ssize_t)n, "write");
 }
 
+/* Opens `name` in `dir` with `flags`, writes `bytes` at its start and
+ * seeks back to 0. */
+static int written_and_rewound(const char *dir, const char *name, int flags, size_t bytes)
+{
+    int fd = open_in(dir, name, flags);
+    put(fd, bytes);
+    check(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+    return fd;
+}
+
+/* Waits for `child`, which must exit with 0. */
+static void wait_for_child(pid_t child)
+{
+    int status;
+    check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "child");
+}
+
 /* Four files, each eight sequential 64 KiB writes. */
 static void file_per_process(const char *dir)
 {
@@ -151,9 +169,7 @@ static void forked_append(const char *dir)
         put(own, 100);
         _exit(close(own) == 0 ? 0 : 1);
     }
-    int status;
-    check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "child");
+    wait_for_child(child);
     put(fd, 100);
     check(close(fd) == 0, "close");
 }
@@ -163,9 +179,7 @@ static void forked_append(const char *dir)
  * it a write where that one left the position (200). */
 static void append_switched(const char *dir)
 {
-    int fd = open_in(dir, "setfl", O_CREAT | O_WRONLY | O_TRUNC);
-    put(fd, 100);
-    check(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+    int fd = written_and_rewound(dir, "setfl", O_CREAT | O_WRONLY | O_TRUNC, 100);
     check(fcntl(fd, F_SETFL, O_APPEND) == 0, "fcntl");
     put(fd, 100);
     check(fcntl(fd, F_SETFL, 0) == 0, "fcntl");
@@ -194,9 +208,7 @@ static void append_truncated(const char *dir)
  * read at 50 (after a seek). */
 static void append_read(const char *dir)
 {
-    int fd = open_in(dir, "append.rw", O_CREAT | O_RDWR | O_TRUNC | O_APPEND);
-    put(fd, 100);
-    check(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+    int fd = written_and_rewound(dir, "append.rw", O_CREAT | O_RDWR | O_TRUNC | O_APPEND, 100);
     check(read(fd, buffer, 50) == 50, "read");
     put(fd, 100);
     check(lseek(fd, 50, SEEK_SET) == 50, "lseek");
@@ -211,9 +223,7 @@ static void append_read(const char *dir)
  * at 3000. */
 static void kernel_copies(const char *dir)
 {
-    int src = open_in(dir, "kcopy.src", O_CREAT | O_RDWR | O_TRUNC);
-    put(src, 4000);
-    check(lseek(src, 0, SEEK_SET) == 0, "lseek");
+    int src = written_and_rewound(dir, "kcopy.src", O_CREAT | O_RDWR | O_TRUNC, 4000);
     int dst = open_in(dir, "kcopy.dst", O_CREAT | O_WRONLY | O_TRUNC);
     put(dst, 100);
     check(copy_file_range(src, NULL, dst, NULL, 1000, 0) == 1000, "copy_file_range");
@@ -328,9 +338,7 @@ static void duplicated(const char *dir)
 /* Write 4 KiB, seek back, read it, seek to the end, write 10 bytes. */
 static void seeks(const char *dir)
 {
-    int fd = open_in(dir, "lseek", O_CREAT | O_RDWR | O_TRUNC);
-    put(fd, 4096);
-    check(lseek(fd, 0, SEEK_SET) == 0, "lseek");
+    int fd = written_and_rewound(dir, "lseek", O_CREAT | O_RDWR | O_TRUNC, 4096);
     check(read(fd, buffer, 4096) == 4096, "read");
     check(lseek(fd, 0, SEEK_END) == 4096, "lseek");
     put(fd, 10);
@@ -349,9 +357,7 @@ static void forked(const char *dir)
         put(fd, 100);
         _exit(0);
     }
-    int status;
-    check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "child");
+    wait_for_child(child);
     put(fd, 100);
     check(close(fd) == 0, "close");
 }
@@ -361,9 +367,7 @@ static void forked(const char *dir)
  * two files, both held in its pending entries). */
 static void alternating(const char *dir)
 {
-    int in = open_in(dir, "copy.in", O_CREAT | O_RDWR | O_TRUNC);
-    put(in, 8000);
-    check(lseek(in, 0, SEEK_SET) == 0, "lseek");
+    int in = written_and_rewound(dir, "copy.in", O_CREAT | O_RDWR | O_TRUNC, 8000);
     int out = open_in(dir, "copy.out", O_CREAT | O_WRONLY | O_TRUNC);
     for (int i = 0; i < 8; i++) {
         check(read(in, buffer, 1000) == 1000, "read");
@@ -414,9 +418,7 @@ static void forked_pending(const char *dir)
         check(fp != NULL && fprintf(fp, "%d\n", (int)getpid()) > 0 && fclose(fp) == 0, path);
         exit(0);
     }
-    int status;
-    check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "child");
+    wait_for_child(child);
     check(pwrite(a, buffer, 100, 300) == 100, "pwrite");
     check(close(a) == 0 && close(b) == 0, "close");
 }

@@ -52,6 +52,22 @@ static struct test_report load_report_of(const char *dir, long pid)
     return rep;
 }
 
+/* Where a program run by report_of_run says its pid. */
+enum pid_on { PID_ON_STDOUT, PID_ON_STDERR };
+
+/* Runs `argv` under the library in `dir` (run_preloaded); it must exit 0.
+ * Returns its report, named by the pid it said. */
+static struct test_report report_of_run(const char *dir, const char *const *argv, const char *what,
+                                        enum pid_on pid_on)
+{
+    struct test_run r = run_preloaded(dir, argv);
+    test_assert_status(&r, 0, what);
+    struct test_report rep =
+        load_report_of(dir, strtol(pid_on == PID_ON_STDERR ? r.err : r.out, NULL, 10));
+    test_run_clear(&r);
+    return rep;
+}
+
 /* `ior-patterns ARGS…` (up to a NULL) under the library in `dir`: it must
  * exit 0; its report, named by the pid it prints, in *rep. */
 static struct test_run ior_patterns(const char *dir, struct test_report *rep, const char *first,
@@ -334,9 +350,7 @@ static void test_inherited_descriptors(void **state)
     char *program = g_build_filename(test_env_or_fail("VIGIL_TEST_PROGRAMS"), "ior-patterns", NULL);
     char *three = g_build_filename(dir, "three", NULL);
     const char *argv[] = {"sh", "-c", "echo $$; exec \"$0\" --fd3 3>\"$1\"", program, three, NULL};
-    struct test_run r = run_preloaded(dir, argv);
-    test_assert_status(&r, 0, "ior-patterns --fd3");
-    struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    struct test_report rep = report_of_run(dir, argv, "ior-patterns --fd3", PID_ON_STDOUT);
     JsonNode *f = file_entry(&rep, three);
     assert_int_equal(counter(f, "posix.writes"), 3);
     assert_int_equal(counter(f, "posix.opens"), 0);
@@ -345,46 +359,44 @@ static void test_inherited_descriptors(void **state)
     assert_int_equal(counter(f, "posix.max_written_offset"), 29);
     assert_true(test_json_number(f, three, "posix.first_open_s") == -1);
     test_report_free(&rep);
-    test_run_clear(&r);
 
     /* Inherited in append mode, on a file of 50 bytes: 50, 60 and 70. */
     assert_true(g_file_set_contents(three, "0123456789012345678901234567890123456789012345678\n",
                                     50, NULL));
     argv[2] = "echo $$; exec \"$0\" --fd3 3>>\"$1\"";
-    r = run_preloaded(dir, argv);
-    test_assert_status(&r, 0, "ior-patterns --fd3 (append)");
-    rep = load_report_of(dir, strtol(r.out, NULL, 10));
+    rep = report_of_run(dir, argv, "ior-patterns --fd3 (append)", PID_ON_STDOUT);
     f = file_entry(&rep, three);
     assert_int_equal(counter(f, "posix.writes"), 3);
     assert_int_equal(counter(f, "posix.seq_writes"), 2);
     assert_int_equal(counter(f, "posix.consec_writes"), 2);
     assert_int_equal(counter(f, "posix.max_written_offset"), 79);
     test_report_free(&rep);
-    test_run_clear(&r);
 
-    /* gzip's output is out.gz, not <stdout>. */
+    g_free(three);
+    g_free(program);
+}
+
+/* gzip's output is out.gz, not <stdout>. */
+static void test_gzip_output_is_its_file(void **state)
+{
+    const char *dir = *state;
     char *in = g_build_filename(dir, "in.txt", NULL);
     char *out = g_build_filename(dir, "out.gz", NULL);
     assert_true(g_file_set_contents(in, "vigil vigil vigil vigil\n", -1, NULL));
     const char *gzip[] = {"sh", "-c", "echo $$ >&2; exec gzip -c \"$0\" >\"$1\"", in, out, NULL};
-    r = run_preloaded(dir, gzip);
-    test_assert_status(&r, 0, "gzip");
-    rep = load_report_of(dir, strtol(r.err, NULL, 10));
+    struct test_report rep = report_of_run(dir, gzip, "gzip", PID_ON_STDERR);
     gsize size = 0;
     char *compressed = NULL;
     assert_true(g_file_get_contents(out, &compressed, &size, NULL));
+    g_free(compressed);
     assert_int_equal(counter(file_entry(&rep, out), "written_bytes"), size);
     JsonArray *all = json_node_get_array(test_report_node(&rep, "files"));
     for (guint i = 0; i < json_array_get_length(all); i++)
         assert_string_not_equal(test_json_string(json_array_get_element(all, i), rep.path, "path"),
                                 "<stdout>");
     test_report_free(&rep);
-    test_run_clear(&r);
-    g_free(compressed);
     g_free(in);
     g_free(out);
-    g_free(three);
-    g_free(program);
 }
 
 /* A kernel copy is a write in the operation table, and its input was read:
@@ -469,11 +481,10 @@ static void test_relative_names_are_clean(void **state)
     char *sub = g_build_filename(dir, "sub", NULL);
     assert_true(g_file_set_contents(in, "vigil vigil vigil vigil\n", -1, NULL));
     assert_int_equal(g_mkdir_with_parents(sub, 0700), 0);
+    g_free(sub);
     /* The shell execs the program, so its pid names the report. */
     const char *argv[] = {"sh", "-c", "echo $$ >&2; exec gzip -c ./in.txt >.//out.gz", NULL};
-    struct test_run r = run_preloaded(dir, argv);
-    test_assert_status(&r, 0, "gzip -c ./in.txt");
-    struct test_report rep = load_report_of(dir, strtol(r.err, NULL, 10));
+    struct test_report rep = report_of_run(dir, argv, "gzip -c ./in.txt", PID_ON_STDERR);
     assert_int_equal(counter(file_entry(&rep, in), "read_bytes"), 24);
     JsonArray *all = json_node_get_array(test_report_node(&rep, "files"));
     for (guint i = 0; i < json_array_get_length(all); i++) {
@@ -482,17 +493,12 @@ static void test_relative_names_are_clean(void **state)
             fail_msg("%s: a files entry is named %s", rep.path, path);
     }
     test_report_free(&rep);
-    test_run_clear(&r);
 
     /* Into a pipe, where cat reads with read(2), not copy_file_range. */
     argv[2] = "echo $$ >&2; cd sub && exec cat ../in.txt";
-    r = run_preloaded(dir, argv);
-    test_assert_status(&r, 0, "cat ../in.txt from sub");
-    rep = load_report_of(dir, strtol(r.err, NULL, 10));
+    rep = report_of_run(dir, argv, "cat ../in.txt from sub", PID_ON_STDERR);
     assert_int_equal(counter(file_entry(&rep, in), "read_bytes"), 24);
     test_report_free(&rep);
-    test_run_clear(&r);
-    g_free(sub);
     g_free(in);
     free(dir);
 }
@@ -550,6 +556,7 @@ static void test_append_without_lseek(void **state)
 
 TEST_MAIN(cmocka_unit_test_setup_teardown(test_ior_patterns, setup, teardown),
           cmocka_unit_test_setup_teardown(test_inherited_descriptors, setup, teardown),
+          cmocka_unit_test_setup_teardown(test_gzip_output_is_its_file, setup, teardown),
           cmocka_unit_test_setup_teardown(test_append_without_lseek, setup, teardown),
           cmocka_unit_test_setup_teardown(test_kernel_copies_read_their_input, setup, teardown),
           cmocka_unit_test_setup_teardown(test_relative_names_are_clean, setup, teardown),

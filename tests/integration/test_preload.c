@@ -422,6 +422,8 @@ static void test_cp(void **state)
     assert_true(g_file_get_contents(dst, &copy, &length, NULL));
     assert_int_equal(length, SIZE);
     assert_memory_equal(copy, data, SIZE);
+    g_free(copy);
+    g_free(data);
 
     struct test_report rep = test_report_load(rv.path);
     assert_int_equal(file_field(&rep, dst, "bytes_written"), SIZE);
@@ -432,8 +434,6 @@ static void test_cp(void **state)
     test_report_free(&rep);
     test_run_clear(&r);
     report_vars_free(&rv);
-    g_free(copy);
-    g_free(data);
     g_free(src);
     g_free(dst);
 }

@@ -251,6 +251,7 @@ static void test_report_in_a_missing_folder(void **state)
     char *missing = g_build_filename(dir, "missing", "r-%p.json", NULL);
     char *option = g_strdup_printf("--report=json:%s", missing);
     struct test_run r = test_run_vigil_words(NULL, "run", option, "--", "sh", "-c", script, NULL);
+    g_free(option);
     assert_int_equal(r.status, 125);
     test_assert_contains(r.err, "--report: the report cannot be written to");
     test_assert_contains(r.err, "/missing: No such file or directory");
@@ -260,6 +261,7 @@ static void test_report_in_a_missing_folder(void **state)
     char *variable = g_strdup_printf("VIGIL_REPORT=%s", missing);
     const char *env[] = {variable, NULL};
     r = test_run_vigil_words(env, "run", "--", "sh", "-c", script, NULL);
+    g_free(variable);
     assert_int_equal(r.status, 125);
     test_assert_contains(r.err, "VIGIL_REPORT: the report cannot be written to");
     assert_false(g_file_test(marker, G_FILE_TEST_EXISTS));
@@ -267,7 +269,9 @@ static void test_report_in_a_missing_folder(void **state)
 
     char *conf = test_new_filef(dir, "missing.conf",
                                 "[preload]\nreport = %s\nreport_format = json\n", missing);
+    g_free(missing);
     r = test_run_vigil_words(NULL, "run", "--config", conf, "--", "sh", "-c", script, NULL);
+    g_free(conf);
     /* Exit 5 is the program's, not changed by the library. */
     test_assert_err(&r, 5, "vigil run --config missing.conf",
                     "vigil run: warning: the configuration's [preload] report",
@@ -275,10 +279,6 @@ static void test_report_in_a_missing_folder(void **state)
                     "No such file or directory; here it is instead:\n{", "\"vigil_report\"", NULL);
     assert_true(g_file_test(marker, G_FILE_TEST_EXISTS));
     test_run_clear(&r);
-    g_free(conf);
-    g_free(variable);
-    g_free(option);
-    g_free(missing);
     g_free(script);
     g_free(marker);
 }

@@ -123,6 +123,16 @@ static void path_of(char *out, size_t size, const char *name)
     snprintf(out, size, "%s/%s", dir, name);
 }
 
+/* Opens DIR/`name` (its path put in `path`) with `flags`, mode 0644, and
+ * logs the call as `label`. */
+static int open_logged(char *path, size_t size, const char *name, int flags, const char *label)
+{
+    path_of(path, size, name);
+    int fd = open(path, flags, 0644);
+    logcall(label, fd, errno);
+    return fd;
+}
+
 /* ---- the cases -------------------------------------------------------------- */
 
 /* read 1 (EBADF), write 1 (EBADF). */
@@ -156,9 +166,7 @@ static void missing_and_directory(void)
 static void short_read_and_eof(void)
 {
     char path[4096], buf[128];
-    path_of(path, sizeof path, "ten");
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    logcall("open-ten-w", fd, errno);
+    int fd = open_logged(path, sizeof path, "ten", O_WRONLY | O_CREAT | O_TRUNC, "open-ten-w");
     logcall("write-ten", write(fd, "0123456789", 10), errno);
     logcall("close-ten-w", close(fd), errno);
 
@@ -272,9 +280,7 @@ static void stdio_calls(void)
 static void positioned_calls(void)
 {
     char path[4096], buf[32];
-    path_of(path, sizeof path, "pos");
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-    logcall("open-pos", fd, errno);
+    int fd = open_logged(path, sizeof path, "pos", O_RDWR | O_CREAT | O_TRUNC, "open-pos");
     logcall("pwrite-100", pwrite(fd, "ABCDEFGH", 8, 100), errno);
     logcall("pwrite-0", pwrite(fd, "xy", 2, 0), errno);
     long r = pread(fd, buf, runtime_size(8), 100);
@@ -291,9 +297,7 @@ static void positioned_calls(void)
 static void vector_calls(void)
 {
     char path[4096], a[4], b[16];
-    path_of(path, sizeof path, "vec");
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-    logcall("open-vec", fd, errno);
+    int fd = open_logged(path, sizeof path, "vec", O_RDWR | O_CREAT | O_TRUNC, "open-vec");
     struct iovec out[3] = {{"one", 3}, {"two", 3}, {"three", 5}};
     logcall("writev", writev(fd, out, 3), errno);
     logcall("lseek-vec", (long)lseek(fd, 0, SEEK_SET), errno);
@@ -310,9 +314,7 @@ static void vector_calls(void)
 static void duplicated_descriptors(void)
 {
     char path[4096], buf[16];
-    path_of(path, sizeof path, "dup");
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-    logcall("open-dup", fd, errno);
+    int fd = open_logged(path, sizeof path, "dup", O_RDWR | O_CREAT | O_TRUNC, "open-dup");
     logcall("write-fd", write(fd, "A", 1), errno);
     int d = dup(fd);
     logcall("dup", d, errno);

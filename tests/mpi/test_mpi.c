@@ -454,15 +454,23 @@ static void capture_by_rank(const struct test_fake_vigild_client *client,
                                    summary->activities_lost + summary->activities_held;
 }
 
+/* A job run by energy_job: its joint report, the fake vigild and its
+ * clients by rank. */
+struct energy_job {
+    struct test_report rep;
+    struct test_fake_vigild *daemon;
+    const struct test_fake_vigild_client *by_rank[RANKS];
+};
+
 /* Runs mpi-nonblocking with every rank registered with a fake vigild that
  * answers 1.5 J (as `answer` may change), and checks what is the same
  * whatever the energy: each rank said its rank and asked for its summary
  * once, and what vigild drained is what the ranks recorded. The joint
- * report is the caller's to check, and free. */
-static struct test_report energy_job(const char *dir, test_fake_vigild_answer_fn answer,
-                                     const struct test_fake_vigild_client *by_rank[RANKS],
-                                     struct test_fake_vigild **daemon)
+ * report is the caller's to check; energy_job_free frees the whole. */
+static struct energy_job energy_job(const char *dir, test_fake_vigild_answer_fn answer)
 {
+    struct energy_job job;
+    const struct test_fake_vigild_client **by_rank = job.by_rank;
     char *socket_path = g_build_filename(dir, "vigild.sock", NULL);
     char *socket_var = g_strdup_printf("VIGIL_SOCKET=%s", socket_path);
     struct test_fake_vigild_settings settings = {
@@ -521,92 +529,91 @@ static struct test_report energy_job(const char *dir, test_fake_vigild_answer_fn
     test_run_clear(&r);
     g_free(socket_var);
     g_free(socket_path);
-    *daemon = d;
-    return rep;
+    job.rep = rep;
+    job.daemon = d;
+    return job;
+}
+
+static void energy_job_free(struct energy_job *job)
+{
+    test_report_free(&job->rep);
+    test_fake_vigild_free(job->daemon);
 }
 
 /* Every rank has its energy: the job's is their sum. */
 static void test_job_energy_is_the_sum(void **state)
 {
-    const struct test_fake_vigild_client *by_rank[RANKS];
-    struct test_fake_vigild *d;
-    struct test_report rep = energy_job(*state, NULL, by_rank, &d);
-    assert_close(test_report_number(&rep, "energy_joule"), RANKS * 1.5, "energy_joule");
-    assert_string_equal(test_report_string(&rep, "energy_source"), "energy/powercap");
-    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_note")));
-    assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
+    struct energy_job job = energy_job(*state, NULL);
+    assert_close(test_report_number(&job.rep, "energy_joule"), RANKS * 1.5, "energy_joule");
+    assert_string_equal(test_report_string(&job.rep, "energy_source"), "energy/powercap");
+    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&job.rep, "energy_note")));
+    assert_string_equal(test_report_string(&job.rep, "vigild.state"), "summary");
     for (int rank = 0; rank < RANKS; rank++) {
         char *path = g_strdup_printf("energy_by_rank.%d.energy_joule", rank);
-        assert_close(test_report_number(&rep, path), 1.5, path);
+        assert_close(test_report_number(&job.rep, path), 1.5, path);
         g_free(path);
     }
     /* By node: all ranks are on this one. */
     char host[64] = "";
     assert_int_equal(gethostname(host, sizeof host - 1), 0);
-    assert_int_equal(test_report_int(&rep, "job_energy.nodes"), 1);
-    assert_int_equal(test_report_int(&rep, "job_energy.processes_with_energy"), RANKS);
-    assert_close(test_report_number(&rep, "job_energy.energy_joule"), RANKS * 1.5,
+    assert_int_equal(test_report_int(&job.rep, "job_energy.nodes"), 1);
+    assert_int_equal(test_report_int(&job.rep, "job_energy.processes_with_energy"), RANKS);
+    assert_close(test_report_number(&job.rep, "job_energy.energy_joule"), RANKS * 1.5,
                  "job_energy.energy_joule");
-    assert_close(test_report_number(&rep, "job_energy.node_max_joule"), RANKS * 1.5,
+    assert_close(test_report_number(&job.rep, "job_energy.node_max_joule"), RANKS * 1.5,
                  "job_energy.node_max_joule");
-    assert_string_equal(test_report_string(&rep, "job_energy.node_max_host"), host);
-    assert_string_equal(test_report_string(&rep, "job_energy.sources"), "energy/powercap");
+    assert_string_equal(test_report_string(&job.rep, "job_energy.node_max_host"), host);
+    assert_string_equal(test_report_string(&job.rep, "job_energy.sources"), "energy/powercap");
     /* The fake holds everything each rank drained (no cycle decided yet). */
-    assert_string_equal(test_report_string(&rep, "vigild.capture.mode"), "anomalies");
-    assert_int_equal(test_report_int(&rep, "vigild.capture.held"),
-                     test_report_int(&rep, "vigild.activities_drained"));
-    assert_int_equal(test_report_int(&rep, "vigild.capture.observed"),
-                     test_report_int(&rep, "vigild.activities_drained"));
-    test_report_free(&rep);
-    test_fake_vigild_free(d);
+    assert_string_equal(test_report_string(&job.rep, "vigild.capture.mode"), "anomalies");
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.held"),
+                     test_report_int(&job.rep, "vigild.activities_drained"));
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.observed"),
+                     test_report_int(&job.rep, "vigild.activities_drained"));
+    energy_job_free(&job);
 }
 
 /* The job's capture figures are the exact sums of the ranks', its mode
  * "mixed" when the ranks' differ; each rank's forwarded count is listed. */
 static void test_job_capture_is_the_sum(void **state)
 {
-    const struct test_fake_vigild_client *by_rank[RANKS];
-    struct test_fake_vigild *d;
-    struct test_report rep = energy_job(*state, capture_by_rank, by_rank, &d);
+    struct energy_job job = energy_job(*state, capture_by_rank);
     uint64_t held = 0;
     for (int rank = 0; rank < RANKS; rank++)
-        held += by_rank[rank]->answered_activities;
-    assert_string_equal(test_report_string(&rep, "vigild.capture.mode"), "mixed");
-    assert_int_equal(test_report_int(&rep, "vigild.capture.cycles"), 4 * RANKS);
-    assert_int_equal(test_report_int(&rep, "vigild.capture.abnormal_cycles"), 2);
-    assert_int_equal(test_report_int(&rep, "vigild.capture.forwarded"), 100 + 200 + 300 + 400);
-    assert_int_equal(test_report_int(&rep, "vigild.capture.dropped"), 0 + 10 + 20 + 30);
-    assert_int_equal(test_report_int(&rep, "vigild.capture.lost"), 7);
-    assert_int_equal(test_report_int(&rep, "vigild.capture.held"), held);
-    assert_int_equal(test_report_int(&rep, "vigild.capture.observed"), 1000 + 60 + 7 + held);
+        held += job.by_rank[rank]->answered_activities;
+    assert_string_equal(test_report_string(&job.rep, "vigild.capture.mode"), "mixed");
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.cycles"), 4 * RANKS);
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.abnormal_cycles"), 2);
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.forwarded"), 100 + 200 + 300 + 400);
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.dropped"), 0 + 10 + 20 + 30);
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.lost"), 7);
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.held"), held);
+    assert_int_equal(test_report_int(&job.rep, "vigild.capture.observed"), 1000 + 60 + 7 + held);
     for (int rank = 0; rank < RANKS; rank++) {
         char *path = g_strdup_printf("energy_by_rank.%d.capture_forwarded", rank);
-        assert_int_equal(test_report_int(&rep, path), 100 * (rank + 1));
+        assert_int_equal(test_report_int(&job.rep, path), 100 * (rank + 1));
         g_free(path);
     }
-    test_report_free(&rep);
-    test_fake_vigild_free(d);
+    energy_job_free(&job);
 }
 
 /* A rank without energy: the job has none, and says which rank and why. */
 static void test_job_energy_needs_every_rank(void **state)
 {
-    const struct test_fake_vigild_client *by_rank[RANKS];
-    struct test_fake_vigild *d;
-    struct test_report rep = energy_job(*state, no_energy_for_rank_2, by_rank, &d);
-    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_joule")));
-    assert_string_equal(test_report_string(&rep, "energy_note"), "rank 2: no RAPL here");
-    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&rep, "energy_by_rank.2.energy_joule")));
-    assert_string_equal(test_report_string(&rep, "energy_by_rank.2.energy_note"), "no RAPL here");
-    assert_close(test_report_number(&rep, "energy_by_rank.3.energy_joule"), 1.5,
+    struct energy_job job = energy_job(*state, no_energy_for_rank_2);
+    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&job.rep, "energy_joule")));
+    assert_string_equal(test_report_string(&job.rep, "energy_note"), "rank 2: no RAPL here");
+    assert_true(JSON_NODE_HOLDS_NULL(test_report_node(&job.rep, "energy_by_rank.2.energy_joule")));
+    assert_string_equal(test_report_string(&job.rep, "energy_by_rank.2.energy_note"),
+                        "no RAPL here");
+    assert_close(test_report_number(&job.rep, "energy_by_rank.3.energy_joule"), 1.5,
                  "energy_by_rank.3.energy_joule");
     /* The job's energy by node counts what is known, and says what is not. */
-    assert_int_equal(test_report_int(&rep, "job_energy.processes"), RANKS);
-    assert_int_equal(test_report_int(&rep, "job_energy.processes_with_energy"), RANKS - 1);
-    assert_close(test_report_number(&rep, "job_energy.energy_joule"), (RANKS - 1) * 1.5,
+    assert_int_equal(test_report_int(&job.rep, "job_energy.processes"), RANKS);
+    assert_int_equal(test_report_int(&job.rep, "job_energy.processes_with_energy"), RANKS - 1);
+    assert_close(test_report_number(&job.rep, "job_energy.energy_joule"), (RANKS - 1) * 1.5,
                  "job_energy.energy_joule");
-    test_report_free(&rep);
-    test_fake_vigild_free(d);
+    energy_job_free(&job);
 }
 
 int main(void)

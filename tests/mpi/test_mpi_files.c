@@ -112,33 +112,37 @@ static bool is_null(JsonNode *file, const char *member)
     return JSON_NODE_HOLDS_NULL(node);
 }
 
+/* The kinds of MPI-IO call, as the report names them. */
+enum kind { INDEP, COLL, SPLIT, NB, KINDS };
+static const char *const kind_names[KINDS] = {"indep", "coll", "split", "nb"};
+
 /* The MPI-IO counts a file must have: reads and writes by kind. */
 struct kinds {
-    gint64 indep_reads, indep_writes, coll_reads, coll_writes;
-    gint64 split_reads, split_writes, nb_reads, nb_writes;
+    gint64 reads[KINDS], writes[KINDS];
     gint64 read_bytes, written_bytes;
 };
+
+static void check_count(JsonNode *file, const char *where, const char *name, gint64 want)
+{
+    gint64 got = test_json_int(file, where, name);
+    if (got != want)
+        fail_msg("%s: %s is %" G_GINT64_FORMAT ", not %" G_GINT64_FORMAT, where, name, got, want);
+}
 
 static void check_mpiio(JsonNode *file, const char *where, struct kinds want)
 {
     if (is_null(file, "mpiio"))
         fail_msg("%s: \"mpiio\" is null", where);
-    const struct {
-        const char *name;
-        gint64 value;
-    } fields[] = {
-        {"mpiio.indep_reads", want.indep_reads}, {"mpiio.indep_writes", want.indep_writes},
-        {"mpiio.coll_reads", want.coll_reads},   {"mpiio.coll_writes", want.coll_writes},
-        {"mpiio.split_reads", want.split_reads}, {"mpiio.split_writes", want.split_writes},
-        {"mpiio.nb_reads", want.nb_reads},       {"mpiio.nb_writes", want.nb_writes},
-        {"mpiio.read_bytes", want.read_bytes},   {"mpiio.written_bytes", want.written_bytes},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
-        gint64 got = test_json_int(file, where, fields[i].name);
-        if (got != fields[i].value)
-            fail_msg("%s: %s is %" G_GINT64_FORMAT ", not %" G_GINT64_FORMAT, where, fields[i].name,
-                     got, fields[i].value);
+    for (int k = 0; k < KINDS; k++) {
+        char *reads = g_strdup_printf("mpiio.%s_reads", kind_names[k]);
+        char *writes = g_strdup_printf("mpiio.%s_writes", kind_names[k]);
+        check_count(file, where, reads, want.reads[k]);
+        check_count(file, where, writes, want.writes[k]);
+        g_free(reads);
+        g_free(writes);
     }
+    check_count(file, where, "mpiio.read_bytes", want.read_bytes);
+    check_count(file, where, "mpiio.written_bytes", want.written_bytes);
     /* The outermost level of a file used only through MPI-IO is MPI-IO's. */
     assert_int_equal(test_json_int(file, where, "read_bytes"), want.read_bytes);
     assert_int_equal(test_json_int(file, where, "written_bytes"), want.written_bytes);
@@ -147,6 +151,16 @@ static void check_mpiio(JsonNode *file, const char *where, struct kinds want)
          *t != NULL; t++)
         if (test_json_number(file, where, *t) < 0)
             fail_msg("%s: %s is negative", where, *t);
+}
+
+/* The counts of a file every rank read one block of and `writes` blocks
+ * were written to, all through calls of `kind`. */
+static struct kinds one_kind(enum kind kind, gint64 writes)
+{
+    struct kinds k = {.read_bytes = RANKS * B, .written_bytes = writes * B};
+    k.reads[kind] = RANKS;
+    k.writes[kind] = writes;
+    return k;
 }
 
 /* A shared file's ranks: all 4, the fastest and the slowest with the bytes
@@ -372,45 +386,36 @@ static void test_job_files(void **state)
     run_patterns(dir, &job);
     const struct test_report *rep = &job.joint;
 
-    JsonNode *f = file_entry(rep, dir, "coll.dat");
-    check_mpiio(f, "coll.dat",
-                (struct kinds){.coll_reads = RANKS,
-                               .coll_writes = 2 * RANKS,
-                               .read_bytes = RANKS * B,
-                               .written_bytes = 2 * RANKS * B});
-    check_shared(f, "coll.dat", coll_bytes, 0);
-
-    f = file_entry(rep, dir, "indep.dat");
-    check_mpiio(f, "indep.dat",
-                (struct kinds){.indep_reads = RANKS,
-                               .indep_writes = RANKS * (RANKS + 1) / 2,
-                               .read_bytes = RANKS * B,
-                               .written_bytes = RANKS * (RANKS + 1) / 2 * B});
-    /* Ranks moved (r + 2) blocks: the variance of 0..3, in blocks. */
-    check_shared(f, "indep.dat", indep_bytes, (double)B * B * (RANKS * RANKS - 1) / 12.0);
-
-    f = file_entry(rep, dir, "split.dat");
-    check_mpiio(f, "split.dat",
-                (struct kinds){.split_reads = RANKS,
-                               .split_writes = RANKS,
-                               .read_bytes = RANKS * B,
-                               .written_bytes = RANKS * B});
-    check_shared(f, "split.dat", two_blocks, 0);
-
-    f = file_entry(rep, dir, "nb.dat");
-    check_mpiio(f, "nb.dat",
-                (struct kinds){.nb_reads = RANKS,
-                               .nb_writes = 2 * RANKS,
-                               .read_bytes = RANKS * B,
-                               .written_bytes = 2 * RANKS * B});
-    check_shared(f, "nb.dat", three_blocks, 0);
+    /* The shared files: every rank read one block of each, and `writes`
+     * blocks were written, all through one kind of call; what the ranks
+     * moved. */
+    static const struct {
+        const char *name;
+        enum kind kind;
+        gint64 writes;
+        gint64 (*bytes_of)(gint64 rank);
+        double bytes_variance;
+    } shared[] = {
+        {"coll.dat", COLL, 2 * RANKS, coll_bytes, 0},
+        /* Ranks moved (r + 2) blocks: the variance of 0..3, in blocks. */
+        {"indep.dat", INDEP, RANKS * (RANKS + 1) / 2, indep_bytes,
+         (double)B * B * (RANKS * RANKS - 1) / 12.0},
+        {"split.dat", SPLIT, RANKS, two_blocks, 0},
+        {"nb.dat", NB, 2 * RANKS, three_blocks, 0},
+    };
+    JsonNode *f;
+    for (size_t i = 0; i < G_N_ELEMENTS(shared); i++) {
+        f = file_entry(rep, dir, shared[i].name);
+        check_mpiio(f, shared[i].name, one_kind(shared[i].kind, shared[i].writes));
+        check_shared(f, shared[i].name, shared[i].bytes_of, shared[i].bytes_variance);
+    }
 
     for (gint64 rank = 0; rank < RANKS; rank++) {
         char name[32];
         if (rank < RANKS / 2) {
             snprintf(name, sizeof name, "own-%d.dat", (int)rank);
             f = file_entry(rep, dir, name);
-            check_mpiio(f, name, (struct kinds){.indep_writes = 3, .written_bytes = 3 * B});
+            check_mpiio(f, name, (struct kinds){.writes[INDEP] = 3, .written_bytes = 3 * B});
             check_own(f, name, rank, 3 * B);
         } else {
             snprintf(name, sizeof name, "posix-%d.dat", (int)rank);
@@ -445,12 +450,12 @@ static void test_job_files(void **state)
         check_mpiio(
             f, own->path,
             (struct kinds){
-                .coll_reads = 1, .coll_writes = 2, .read_bytes = B, .written_bytes = 2 * B});
+                .reads[COLL] = 1, .writes[COLL] = 2, .read_bytes = B, .written_bytes = 2 * B});
         assert_true(is_null(f, "ranks"));
         f = file_entry(own, dir, "indep.dat");
         check_mpiio(f, own->path,
-                    (struct kinds){.indep_reads = 1,
-                                   .indep_writes = rank + 1,
+                    (struct kinds){.reads[INDEP] = 1,
+                                   .writes[INDEP] = rank + 1,
                                    .read_bytes = B,
                                    .written_bytes = (rank + 1) * B});
     }

@@ -138,14 +138,23 @@ static void check_run(const struct test_txd_fixture *f, const struct test_daemon
     g_free(report_path);
 }
 
+/* Runs dd as `name` against `d` (run_dd) and checks what the warehouse
+ * holds of it against `sink` and its report (check_run); returns its pid. */
+static pid_t run_dd_and_check(const struct test_txd_fixture *f, const struct test_daemon *d,
+                              const char *sink, const char *name)
+{
+    pid_t pid = run_dd(d, f->dir, name);
+    check_run(f, d, sink, pid, name);
+    return pid;
+}
+
 static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
 {
     struct test_txd_fixture *f = *state;
     struct test_daemon d;
     start_chain(&d, f);
-    pid_t pid = run_dd(&d, f->dir, "all");
     char *sink = g_strdup(d.capture_path);
-    check_run(f, &d, sink, pid, "all");
+    pid_t pid = run_dd_and_check(f, &d, sink, "all");
     /* Its report's files and timeline (file_stats, schema 0008): dd's
      * output, 300 sequential writes of 4 KiB. */
     test_pg_assert_text_printf(
@@ -213,34 +222,34 @@ static void test_a_node_with_an_emptied_spool_folder_loses_nothing(void **state)
     struct test_txd_fixture *f = *state;
     struct test_daemon d;
     start_chain(&d, f);
-    pid_t before = run_dd(&d, f->dir, "before");
     char *sink = g_strdup(d.capture_path);
-    check_run(f, &d, sink, before, "before");
+    run_dd_and_check(f, &d, sink, "before");
     g_free(test_daemon_stop(&d));
     char *spool = g_build_filename(f->dir, "spool", NULL);
     test_remove_tree(spool);
     assert_false(g_file_test(spool, G_FILE_TEST_EXISTS));
+    g_free(spool);
 
     start_vigild(&d, f);
-    pid_t after = run_dd(&d, f->dir, "after");
-    check_run(f, &d, sink, after, "after");
+    pid_t after = run_dd_and_check(f, &d, sink, "after");
     /* Against dd itself: its 300 writes of 4096 bytes (the shell's echo
      * of its pid is one more write), each once. */
-    char *sql = g_strdup_printf("SELECT count(DISTINCT seq) FROM activities JOIN processes USING "
-                                "(process_id) WHERE pid = %d AND operation = 6 AND bytes = 4096",
-                                (int)after);
-    assert_int_equal(test_pg_query_u64_in(f->conninfo, sql), 300);
-    g_free(sql);
-    sql = g_strdup_printf("SELECT count(*) FROM activities JOIN processes USING (process_id) "
-                          "WHERE pid = %d AND operation = 6 AND bytes = 4096",
-                          (int)after);
-    assert_int_equal(test_pg_query_u64_in(f->conninfo, sql), 300);
-    g_free(sql);
+    assert_int_equal(test_pg_query_u64_printf(f->conninfo,
+                                              "SELECT count(DISTINCT seq) FROM activities JOIN "
+                                              "processes USING (process_id) WHERE pid = %d AND "
+                                              "operation = 6 AND bytes = 4096",
+                                              (int)after),
+                     300);
+    assert_int_equal(test_pg_query_u64_printf(f->conninfo,
+                                              "SELECT count(*) FROM activities JOIN processes "
+                                              "USING (process_id) WHERE pid = %d AND "
+                                              "operation = 6 AND bytes = 4096",
+                                              (int)after),
+                     300);
     g_free(test_daemon_stop(&d));
     char *log = test_txd_stop(&f->txd);
     test_assert_contains(log, "; 0 reusing a sequence");
     g_free(log);
-    g_free(spool);
     g_free(sink);
 }
 

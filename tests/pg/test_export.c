@@ -331,45 +331,45 @@ static void check_power_rows(GPtrArray *rows, gint64 only_node)
     }
 }
 
+/* The power rows `vigil export ARGS` prints: CSV, or JSON with `json`. */
+static GPtrArray *exported_power(const char *const *args, gboolean json)
+{
+    struct test_run r = vigil_export_ok(args);
+    GPtrArray *rows = json ? parse_power_json(r.out) : parse_power_csv(r.out);
+    test_run_clear(&r);
+    return rows;
+}
+
+/* check_power_rows of what `vigil export ARGS` prints. */
+static void check_exported_power(const char *const *args, gboolean json, int only_node)
+{
+    GPtrArray *rows = exported_power(args, json);
+    check_power_rows(rows, only_node);
+    g_ptr_array_free(rows, TRUE);
+}
+
 static void test_power_csv_holds_the_stored_figures(void **state)
 {
     (void)state;
-    struct test_run r = vigil_export_ok((const char *[]){"1", "--what", "power", NULL});
-    GPtrArray *rows = parse_power_csv(r.out);
-    check_power_rows(rows, 0);
-    g_ptr_array_free(rows, TRUE);
-    test_run_clear(&r);
+    check_exported_power((const char *[]){"1", "--what", "power", NULL}, FALSE, 0);
 }
 
 static void test_power_json_holds_the_stored_figures(void **state)
 {
     (void)state;
     /* By its key, as `vigil report` takes it. */
-    struct test_run r = vigil_export(
-        (const char *[]){"fixture-ior-1", "--format", "json", "--what", "power", NULL});
-    test_assert_status(&r, 0, "vigil export fixture-ior-1 --format json");
-    GPtrArray *rows = parse_power_json(r.out);
-    check_power_rows(rows, 0);
-    g_ptr_array_free(rows, TRUE);
-    test_run_clear(&r);
+    check_exported_power(
+        (const char *[]){"fixture-ior-1", "--format", "json", "--what", "power", NULL}, TRUE, 0);
 }
 
 static void test_node_restricts_to_one_node(void **state)
 {
     (void)state;
-    struct test_run r = vigil_export_ok((const char *[]){"1", "--node", "n2", NULL});
-    GPtrArray *rows = parse_power_csv(r.out);
-    check_power_rows(rows, 2);
-    g_ptr_array_free(rows, TRUE);
-    test_run_clear(&r);
-    r = vigil_export_ok((const char *[]){"1", "--node", "1", "--format", "json", NULL});
-    rows = parse_power_json(r.out);
-    check_power_rows(rows, 1);
-    g_ptr_array_free(rows, TRUE);
-    test_run_clear(&r);
+    check_exported_power((const char *[]){"1", "--node", "n2", NULL}, FALSE, 2);
+    check_exported_power((const char *[]){"1", "--node", "1", "--format", "json", NULL}, TRUE, 1);
 
     /* A node the run was not on, and one the warehouse does not know. */
-    r = vigil_export((const char *[]){"1", "--node", "n3", NULL});
+    struct test_run r = vigil_export((const char *[]){"1", "--node", "n3", NULL});
     test_assert_status(&r, 1, "vigil export 1 --node n3");
     test_assert_contains(r.err,
                          "--node n3: run 1 did not run on that node (its nodes: n1 (node 1), "
@@ -387,8 +387,7 @@ static void test_a_running_run_goes_to_now(void **state)
     (void)state;
     /* Run 14 has not ended: its time on n3 is from 14:04:50 on, where the
      * fixture has 10 windows left. */
-    struct test_run r = vigil_export_ok((const char *[]){"fixture-running-14", NULL});
-    GPtrArray *rows = parse_power_csv(r.out);
+    GPtrArray *rows = exported_power((const char *[]){"fixture-running-14", NULL}, FALSE);
     assert_int_equal(rows->len, 10);
     const struct power_row *first = g_ptr_array_index(rows, 0);
     const struct power_row *last = g_ptr_array_index(rows, 9);
@@ -396,7 +395,6 @@ static void test_a_running_run_goes_to_now(void **state)
     assert_string_equal(last->time, "2026-11-20T14:05:00.000000Z");
     assert_string_equal(last->hostname, "n3");
     g_ptr_array_free(rows, TRUE);
-    test_run_clear(&r);
 }
 
 /* ---- statistics and activities ------------------------------------------------------ */

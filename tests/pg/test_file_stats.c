@@ -52,20 +52,10 @@ static GBytes *batch_of_reports(uint64_t sequence, guint n, const char *const *r
                                 const int32_t *ranks)
 {
     GError *error = NULL;
-    uint64_t now = vigil_clock_monotonic_ns();
-    struct vigil_clock_offset offset;
-    vigil_clock_offset_measure(&offset);
     vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 1, sequence, 0);
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_NODE, 1, sequence, 0);
-    struct vigil_wire_node node = {.realtime_offset_ns = offset.realtime_minus_monotonic_ns,
-                                   .cycle = sequence,
-                                   .cycle_start_ns = now - 1000000000u,
-                                   .cycle_end_ns = now,
-                                   .cycle_ms = 1000,
-                                   .hostname = "files-node"};
-    test_txd_check_item(vigil_wire_add_node(w, &node, &error), &error);
-    test_txd_add_message(batch, w);
-    w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, 1, sequence, 0);
+    test_txd_add_node(batch, 1, sequence, "files-node", vigil_clock_monotonic_ns() - 1000000000u,
+                      0);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, 1, sequence, 0);
     char *argv[] = {"ior", NULL};
     for (guint i = 0; i < n; i++) {
         struct vigil_wire_process p = {.process_id = i + 1,
@@ -190,18 +180,26 @@ static void test_a_malformed_files_part_is_left_out_and_said(void **state)
 {
     struct test_txd_fixture *f = *state;
     test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
-    char *good = fixture("report_files.json");
-    /* The second file's read histogram one bin short. */
-    char *short_hist = replaced(good, "\"read_size_hist\": [0, 0, 2, 0, 0, 0, 0, 0, 0, 0]",
-                                "\"read_size_hist\": [0, 0, 2, 0, 0, 0, 0, 0, 0]");
-    char *negative = replaced(good, "\"calls\": 132", "\"calls\": -132");
-    char *not_array = replaced(good, "\"files\": [", "\"files\": \"none\", \"x\": [");
-    char *short_total = replaced(good, "\"files_total\": 3", "\"files_total\": 2");
-    /* Only the timeline is wrong: the files are kept. */
-    char *bad_timeline = replaced(good, "\"written_bytes\": [0, 16777216, 33554432, 16777258]",
-                                  "\"written_bytes\": [0, 16777216]");
-    const char *reports[] = {good, short_hist, negative, not_array, short_total, bad_timeline};
-    send_and_expect_ack(f, batch_of_reports(1, 6, reports, NULL), 1);
+    /* The good report, then 5 made from it, each with one thing wrong. */
+    static const struct {
+        const char *from, *to;
+    } wrong[] = {
+        /* The second file's read histogram one bin short. */
+        {"\"read_size_hist\": [0, 0, 2, 0, 0, 0, 0, 0, 0, 0]",
+         "\"read_size_hist\": [0, 0, 2, 0, 0, 0, 0, 0, 0]"},
+        {"\"calls\": 132", "\"calls\": -132"},
+        {"\"files\": [", "\"files\": \"none\", \"x\": ["},
+        {"\"files_total\": 3", "\"files_total\": 2"},
+        /* Only the timeline is wrong: the files are kept. */
+        {"\"written_bytes\": [0, 16777216, 33554432, 16777258]",
+         "\"written_bytes\": [0, 16777216]"},
+    };
+    char *reports[1 + G_N_ELEMENTS(wrong)];
+    reports[0] = fixture("report_files.json");
+    for (size_t i = 0; i < G_N_ELEMENTS(wrong); i++)
+        reports[1 + i] = replaced(reports[0], wrong[i].from, wrong[i].to);
+    send_and_expect_ack(
+        f, batch_of_reports(1, G_N_ELEMENTS(reports), (const char *const *)reports, NULL), 1);
 
     assert_int_equal(count(f, "SELECT count(*) FROM run_summaries"), 6);
     assert_query(f,
@@ -221,12 +219,8 @@ static void test_a_malformed_files_part_is_left_out_and_said(void **state)
     test_assert_contains(log, "the report's timeline are not stored (timeline: 4 bins of "
                               "read_bytes but 2 of written_bytes)");
     g_free(log);
-    g_free(good);
-    g_free(short_hist);
-    g_free(negative);
-    g_free(not_array);
-    g_free(short_total);
-    g_free(bad_timeline);
+    for (size_t i = 0; i < G_N_ELEMENTS(reports); i++)
+        g_free(reports[i]);
 }
 
 static void test_a_job_counts_once_and_a_report_again_replaces_its_rows(void **state)

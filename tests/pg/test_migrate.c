@@ -112,27 +112,35 @@ static void test_second_run_applies_nothing_and_records_are_right(void **state)
     gsize length = 0;
     char *text = schema_file("0001_warehouse.sql", &length);
     char *want = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, length);
-    char *name = test_pg_query_text_in(
-        t->conninfo, "SELECT name FROM vigil_schema_migrations WHERE version = 1");
-    char *sha256 = test_pg_query_text_in(
-        t->conninfo, "SELECT sha256 FROM vigil_schema_migrations WHERE version = 1");
-    assert_string_equal(name, "0001_warehouse");
-    assert_string_equal(sha256, want);
+    test_pg_assert_text_printf(t->conninfo, "0001_warehouse",
+                               "SELECT name FROM vigil_schema_migrations WHERE version = 1");
+    test_pg_assert_text_printf(t->conninfo, want,
+                               "SELECT sha256 FROM vigil_schema_migrations WHERE version = 1");
     assert_int_equal(test_pg_query_u64_in(t->conninfo,
                                           "SELECT count(*) FROM vigil_schema_migrations"
                                           " WHERE applied_at > now() - interval '1 day'"),
                      latest);
-    g_free(sha256);
-    g_free(name);
     g_free(want);
     g_free(text);
 }
+
+/* test_warehouse_db_setup's database, migrated: where a test starts from
+ * the current schema. */
+static int migrated_db_setup(void **state)
+{
+    test_warehouse_db_setup(state);
+    struct test_warehouse_db *t = *state;
+    GError *error = NULL;
+    assert_true(vigil_warehouse_migrate(t->db, NULL, &error));
+    return 0;
+}
+#define TEST_WITH_MIGRATED_DB(f)                                                                   \
+    cmocka_unit_test_setup_teardown(f, migrated_db_setup, test_warehouse_db_teardown)
 
 static void test_changed_migration_is_refused(void **state)
 {
     struct test_warehouse_db *t = *state;
     GError *error = NULL;
-    assert_true(vigil_warehouse_migrate(t->db, NULL, &error));
     test_pg_exec_in(t->conninfo, "UPDATE vigil_schema_migrations SET sha256 = repeat('0', 64)"
                                  " WHERE version = 1");
     guint applied = 99;
@@ -148,7 +156,6 @@ static void test_newer_schema_is_refused(void **state)
 {
     struct test_warehouse_db *t = *state;
     GError *error = NULL;
-    assert_true(vigil_warehouse_migrate(t->db, NULL, &error));
     guint future = vigil_warehouse_latest_version() + 1;
     char *sql = g_strdup_printf("INSERT INTO vigil_schema_migrations (version, name, sha256)"
                                 " VALUES (%u, '%04u_from_the_future', 'x')",
@@ -316,7 +323,6 @@ static void test_migrations_survive_a_restart(void **state)
 {
     struct test_warehouse_db *t = *state;
     GError *error = NULL;
-    assert_true(vigil_warehouse_migrate(t->db, NULL, &error));
     PQfinish(t->db);
     t->db = NULL;
 
@@ -625,14 +631,14 @@ TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              cmocka_unit_test(test_every_schema_file_is_built_in),
              TEST_WITH_WAREHOUSE_DB(test_empty_database_gets_every_migration),
              TEST_WITH_WAREHOUSE_DB(test_second_run_applies_nothing_and_records_are_right),
-             TEST_WITH_WAREHOUSE_DB(test_changed_migration_is_refused),
-             TEST_WITH_WAREHOUSE_DB(test_newer_schema_is_refused),
+             TEST_WITH_MIGRATED_DB(test_changed_migration_is_refused),
+             TEST_WITH_MIGRATED_DB(test_newer_schema_is_refused),
              TEST_WITH_WAREHOUSE_DB(test_failing_migration_leaves_nothing),
              TEST_WITH_WAREHOUSE_DB(test_concurrent_migrations_apply_each_once),
              cmocka_unit_test(test_unreachable_server_is_named),
              cmocka_unit_test(test_malformed_conninfo_is_refused),
              cmocka_unit_test(test_connection_settings),
-             TEST_WITH_WAREHOUSE_DB(test_migrations_survive_a_restart),
+             TEST_WITH_MIGRATED_DB(test_migrations_survive_a_restart),
              TEST_WITH_WAREHOUSE_DB(test_migration_4_keeps_rows_and_its_views_show_them),
              TEST_WITH_WAREHOUSE_DB(test_cli_refuses_a_password_on_the_command_line),
              TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_conninfo),

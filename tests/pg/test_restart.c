@@ -37,6 +37,20 @@ static char *start_writing(struct test_txd_fixture *f, const char *uplink_lines,
     return config;
 }
 
+/* start_writing, then vigild killed once it drained the `first` writes.
+ * Puts vigild's state folder in `*state_dir` when `state_dir` is not NULL
+ * (g_free it). Returns vigild's config, as start_writing. */
+static char *start_writing_then_kill(struct test_txd_fixture *f, struct test_daemon *d,
+                                     struct writer *w, long first, long second, char **state_dir)
+{
+    char *config = start_writing(f, "", d, w, first, second);
+    writer_wait_for_drained(d, w->pid, first);
+    if (state_dir != NULL)
+        *state_dir = g_strconcat(d->socket_path, ".state", NULL);
+    g_free(test_daemon_kill(d));
+    return config;
+}
+
 /* How many processes vigild took back from the state its last run left. */
 static void assert_recovered(const struct test_daemon *d, gint64 want)
 {
@@ -185,9 +199,7 @@ static void test_names_come_again_to_a_vigild_with_another_state_dir(void **stat
     struct test_txd_fixture *f = *state;
     struct test_daemon d;
     struct writer w;
-    char *config = start_writing(f, "", &d, &w, FIRST, SECOND);
-    writer_wait_for_drained(&d, w.pid, FIRST);
-    g_free(test_daemon_kill(&d));
+    char *config = start_writing_then_kill(f, &d, &w, FIRST, SECOND, NULL);
     char *elsewhere = g_strdup_printf("%sstate_dir = %s/elsewhere\n", daemon_lines, f->dir);
     test_daemon_start(&d, f->dir, elsewhere, config);
     assert_recovered(&d, 0);
@@ -208,10 +220,8 @@ static void test_names_come_again_when_the_names_file_is_lost(void **state)
     struct test_txd_fixture *f = *state;
     struct test_daemon d;
     struct writer w;
-    char *config = start_writing(f, "", &d, &w, FIRST, SECOND);
-    writer_wait_for_drained(&d, w.pid, FIRST);
-    char *state_dir = g_strconcat(d.socket_path, ".state", NULL);
-    g_free(test_daemon_kill(&d));
+    char *state_dir;
+    char *config = start_writing_then_kill(f, &d, &w, FIRST, SECOND, &state_dir);
     GDir *folder = g_dir_open(state_dir, 0, NULL);
     assert_non_null(folder);
     guint lost = 0;
@@ -263,9 +273,7 @@ static void test_an_end_while_vigild_is_down_is_stored_as_a_bound(void **state)
     struct test_txd_fixture *f = *state;
     struct test_daemon d;
     struct writer w;
-    char *config = start_writing(f, "", &d, &w, FIRST_WRITES, SECOND_WRITES);
-    writer_wait_for_drained(&d, w.pid, FIRST_WRITES);
-    g_free(test_daemon_kill(&d));
+    char *config = start_writing_then_kill(f, &d, &w, FIRST_WRITES, SECOND_WRITES, NULL);
     gint64 before_exit_us = g_get_real_time();
     writer_finish(&w);
     gint64 after_exit_us = g_get_real_time();

@@ -76,8 +76,12 @@ static GBytes *batch_new(uint64_t node_id, uint64_t sequence, const struct proc_
     return vigil_wire_writer_finish(batch);
 }
 
-static void send_batch(struct test_sender *s, GBytes *batch, uint64_t sequence)
+/* Sends batch `sequence` of the sender's node (batch_new) and waits for
+ * its ACK. */
+static void send_batch(struct test_sender *s, uint64_t sequence, const struct proc_spec *procs,
+                       size_t n_procs, const struct vigil_wire_job *jobs, size_t n_jobs)
 {
+    GBytes *batch = batch_new(s->node_id, sequence, procs, n_procs, jobs, n_jobs);
     test_sender_send_acked(s, batch, sequence);
     g_bytes_unref(batch);
 }
@@ -145,7 +149,7 @@ static void test_a_run_stays_its_first_users(void **state)
                                    .program = "/bin/true",
                                    .start_from_now_ns = -10 * SECOND_NS,
                                    .ended = TRUE};
-    send_batch(&one, batch_new(1, 1, &root, 1, NULL, 0), 1);
+    send_batch(&one, 1, &root, 1, NULL, 0);
     char *before = text(f, "SELECT format('%s %s %s %s', uid, program, argv, start_time) FROM runs "
                            "WHERE run_key = 'run-k'");
     const struct proc_spec evil = {.pid = 200,
@@ -157,7 +161,7 @@ static void test_a_run_stays_its_first_users(void **state)
                                     * machine, which the wire refuses). */
                                    .start_ns = 1000,
                                    .ended = TRUE};
-    send_batch(&two, batch_new(2, 1, &evil, 1, NULL, 0), 1);
+    send_batch(&two, 1, &evil, 1, NULL, 0);
     assert_text(f,
                 "SELECT format('%s %s %s %s', uid, program, argv, start_time) FROM runs "
                 "WHERE run_key = 'run-k'",
@@ -195,7 +199,7 @@ static void test_two_users_in_one_batch(void **state)
         proc(301, 1001, "run-b", NULL, "/bin/b", 5),
         proc(302, 1000, "run-b", NULL, "/bin/c", 1),
     };
-    send_batch(&s, batch_new(3, 1, procs, G_N_ELEMENTS(procs), NULL, 0), 1);
+    send_batch(&s, 1, procs, G_N_ELEMENTS(procs), NULL, 0);
     assert_text(f, RUNS_BY_PID, "run-b@uid1000:1000:300 run-b:1001:301 run-b@uid1000:1000:302");
     test_sender_close(&s);
 }
@@ -213,9 +217,9 @@ static void test_a_slurm_key_is_the_jobs_users(void **state)
         root_begins("59038", 1, "daemon", "node-4", now - 30 * SECOND_NS);
     const struct proc_spec squatter =
         proc(400, 65534, "slurm-59038.0", "59038", "/usr/bin/evil", 40);
-    send_batch(&s, batch_new(4, 1, &squatter, 1, &begin, 1), 1);
+    send_batch(&s, 1, &squatter, 1, &begin, 1);
     const struct proc_spec owner = proc(401, 1, "slurm-59038.0", "59038", "/bin/solver", 20);
-    send_batch(&s, batch_new(4, 2, &owner, 1, NULL, 0), 2);
+    send_batch(&s, 2, &owner, 1, NULL, 0);
     assert_text(f, RUNS_BY_PID, "slurm-59038.0@uid65534:65534:400 slurm-59038.0:1:401");
     test_sender_close(&s);
 }
@@ -229,14 +233,14 @@ static void test_a_users_notice_leaves_roots_job(void **state)
     test_txd_start_with_sender(f, &s, 5);
     uint64_t now = vigil_clock_monotonic_ns();
     const struct vigil_wire_job begin = root_begins("4711", 0, "root", "n1", now - 10 * SECOND_NS);
-    send_batch(&s, batch_new(5, 1, NULL, 0, &begin, 1), 1);
+    send_batch(&s, 1, NULL, 0, &begin, 1);
     const struct vigil_wire_job forged = {.end_ns = now - 10 * SECOND_NS + 1700000000,
                                           .uid = 65534,
                                           .job_id = "4711",
                                           .step_id = "",
                                           .user = "mallory",
                                           .nodes = "evil-node"};
-    send_batch(&s, batch_new(5, 2, NULL, 0, &forged, 1), 2);
+    send_batch(&s, 2, NULL, 0, &forged, 1);
     assert_text(f,
                 "SELECT format('%s %s %s %s', user_name, uid, node_list, end_time IS NULL) "
                 "FROM jobs WHERE scheduler_job_id = '4711'",
@@ -252,7 +256,7 @@ static void test_a_users_notice_leaves_roots_job(void **state)
                                        .step_id = "",
                                        .user = "nobody",
                                        .nodes = "n1"};
-    send_batch(&s, batch_new(5, 3, NULL, 0, &own, 1), 3);
+    send_batch(&s, 3, NULL, 0, &own, 1);
     assert_text(f,
                 "SELECT format('%s %s', user_name, uid) FROM jobs WHERE scheduler_job_id = '4712'",
                 "nobody 65534");
@@ -270,17 +274,17 @@ static void test_a_run_is_not_filed_under_anothers_job(void **state)
     test_txd_start_with_sender(f, &s, 6);
     uint64_t now = vigil_clock_monotonic_ns();
     const struct proc_spec early = proc(600, 65534, "y", "4721", "/usr/bin/evil", 20);
-    send_batch(&s, batch_new(6, 1, &early, 1, NULL, 0), 1);
+    send_batch(&s, 1, &early, 1, NULL, 0);
     const struct vigil_wire_job begins[] = {
         root_begins("4720", 0, "root", "n1", now - 10 * SECOND_NS),
         root_begins("4721", 0, "root", "n1", now - 10 * SECOND_NS),
     };
-    send_batch(&s, batch_new(6, 2, NULL, 0, begins, G_N_ELEMENTS(begins)), 2);
+    send_batch(&s, 2, NULL, 0, begins, G_N_ELEMENTS(begins));
     const struct proc_spec both[] = {
         proc(601, 65534, "x", "4720", "/usr/bin/evil", 5),
         proc(602, 0, "z", "4720", "/bin/solver", 4),
     };
-    send_batch(&s, batch_new(6, 3, both, 2, NULL, 0), 3);
+    send_batch(&s, 3, both, 2, NULL, 0);
     assert_text(f,
                 "SELECT string_agg(format('%s:%s', r.run_key, coalesce(j.scheduler_job_id, "
                 "'none')), ' ' ORDER BY r.run_key) FROM runs r LEFT JOIN jobs j USING (job_id)",

@@ -311,6 +311,7 @@ static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void *
     GBytes *good = test_batch_new(7, 1, 10, 0, VIGIL_HEALTH_OK);
     GBytes *bad_full = test_batch_new(8, 1, 5, 0, VIGIL_HEALTH_OK);
     GBytes *bad = without_processes(bad_full, 8, 1);
+    g_bytes_unref(bad_full);
     GBytes *other = test_batch_new(7, 2, 10, 10, VIGIL_HEALTH_OK);
     GBytes *messages[] = {good, bad, good, other};
     struct vigil_wire_message decoded[4];
@@ -370,7 +371,6 @@ static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void *
         vigil_wire_message_clear(&decoded[i]);
     g_clear_error(&items[1].error);
     g_bytes_unref(good);
-    g_bytes_unref(bad_full);
     g_bytes_unref(bad);
     g_bytes_unref(other);
     txd_store_free(store);

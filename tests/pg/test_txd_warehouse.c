@@ -205,65 +205,82 @@ static void end_session(PGconn *db)
 
 /* ---- timeouts -------------------------------------------------------------------------------- */
 
+/* A batch sent while another session holds a lock every insert into the
+ * roll-ups waits for. */
+struct locked_send {
+    PGconn *holder;
+    struct test_sender s;
+    GBytes *batch;
+};
+
+/* Starts the server with `warehouse_lines` in its [warehouse] section (and
+ * a short retry_max_ms), waits for its maintenance step (today's partitions
+ * made), then has another session hold the lock, sends node `node_id`'s
+ * batch of `activities` and waits for the log to say `fired`. */
+static void send_while_the_rollups_are_locked(struct test_txd_fixture *f, struct locked_send *l,
+                                              const char *warehouse_lines, uint64_t node_id,
+                                              unsigned activities, const char *fired)
+{
+    char *config = g_strdup_printf("retry_max_ms = 200\n[warehouse]\n%s", warehouse_lines);
+    test_txd_start(&f->txd, f->dir, f->conninfo, config);
+    g_free(config);
+    test_pg_wait_for_count_equal_in(
+        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
+    l->holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
+    test_sender_open(&l->s, f->txd.endpoint, node_id, NULL, NULL, NULL);
+    l->batch = simple_batch(node_id, 1, activities, 0);
+    test_sender_send(&l->s, l->batch);
+    test_wait_for_file_text(f->txd.log_path, fired);
+}
+
+/* The lock released: the batch is acknowledged, its `activities` stored. */
+static void unlock_and_expect_stored(struct test_txd_fixture *f, struct locked_send *l,
+                                     guint64 activities)
+{
+    end_session(l->holder);
+    test_sender_expect_ack(&l->s, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), activities);
+}
+
+static void locked_send_clear(struct locked_send *l)
+{
+    g_bytes_unref(l->batch);
+    test_sender_close(&l->s);
+}
+
 static void test_a_lock_timeout_keeps_the_batch_queued(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo,
-                   "retry_max_ms = 200\n[warehouse]\n"
-                   "lock_timeout_ms = 100\n");
-    /* Started: its maintenance step made today's partitions. Another
-     * session now holds a lock every insert into the roll-ups waits for. */
-    test_pg_wait_for_count_equal_in(
-        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
-    PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
-    struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 21, NULL, NULL, NULL);
-    GBytes *batch = simple_batch(21, 1, 50, 0);
-    test_sender_send(&s, batch);
-    test_wait_for_file_text(f->txd.log_path,
-                            "the lock timeout ([warehouse] lock_timeout_ms) fired");
+    struct locked_send l;
+    send_while_the_rollups_are_locked(f, &l, "lock_timeout_ms = 100\n", 21, 50,
+                                      "the lock timeout ([warehouse] lock_timeout_ms) fired");
     test_wait_for_file_text(f->txd.log_path, "batch 21:1 waits, unacknowledged, to be tried again");
     /* Tried again with back-off while the lock is held: never stored,
      * never acknowledged. */
-    assert_no_answer(&s);
+    assert_no_answer(&l.s);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 0);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 0);
-    end_session(holder);
-    test_sender_expect_ack(&s, 1);
+    unlock_and_expect_stored(f, &l, 50);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
-    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 2);
     /* And a resend is recognised. */
-    test_sender_send_acked(&s, batch, 1);
+    test_sender_send_acked(&l.s, l.batch, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 50);
-    g_bytes_unref(batch);
-    test_sender_close(&s);
+    locked_send_clear(&l);
 }
 
+/* A lock wait longer than the statement may run: the statement timeout
+ * fires first. */
 static void test_a_statement_timeout_is_named(void **state)
 {
     struct test_txd_fixture *f = *state;
-    test_txd_start(&f->txd, f->dir, f->conninfo,
-                   "retry_max_ms = 200\n[warehouse]\n"
-                   "statement_timeout_ms = 100\n"
-                   "lock_timeout_ms = 600000\n");
-    test_pg_wait_for_count_equal_in(
-        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
-    /* A lock wait longer than the statement may run: the statement timeout
-     * fires first. */
-    PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
-    struct test_sender s;
-    test_sender_open(&s, f->txd.endpoint, 22, NULL, NULL, NULL);
-    GBytes *batch = simple_batch(22, 1, 5, 0);
-    test_sender_send(&s, batch);
-    test_wait_for_file_text(f->txd.log_path,
-                            "the statement timeout ([warehouse] statement_timeout_ms) fired");
-    assert_no_answer(&s);
-    end_session(holder);
-    test_sender_expect_ack(&s, 1);
-    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 5);
-    g_bytes_unref(batch);
-    test_sender_close(&s);
+    struct locked_send l;
+    send_while_the_rollups_are_locked(
+        f, &l, "statement_timeout_ms = 100\nlock_timeout_ms = 600000\n", 22, 5,
+        "the statement timeout ([warehouse] statement_timeout_ms) fired");
+    assert_no_answer(&l.s);
+    unlock_and_expect_stored(f, &l, 5);
+    locked_send_clear(&l);
 }
 
 /* A Unix socket that listens and never answers. */
