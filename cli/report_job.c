@@ -21,7 +21,6 @@
 #include "job_energy_views.h"
 #include "vigil/json_members.h"
 #include "vigil/report.h"
-#include "vigil/report_job_energy.h"
 #include "vigil/warehouse.h"
 #include "warehouse_query.h"
 

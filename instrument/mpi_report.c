@@ -22,7 +22,7 @@
 #include "mpi_handles.h"
 #include "mpi_regions.h"
 #include "exit_report.h"
-#include "vigil/report_job_energy.h"
+#include "vigil/report.h"
 
 PRELOAD_REAL_SLOT(PMPI_Initialized);
 PRELOAD_REAL_SLOT(PMPI_Finalized);

@@ -6,7 +6,7 @@
 
 #include "job_energy_views.h"
 #include "vigil/local_protocol.h"
-#include "vigil/report_job_energy.h"
+#include "vigil/report.h"
 #include "vigil/warehouse.h"
 #include "warehouse_query.h"
 

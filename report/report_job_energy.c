@@ -1,4 +1,4 @@
-/* vigil — a job's energy across its nodes (vigil/report_job_energy.h).
+/* vigil — a job's energy across its nodes (vigil/report.h).
  *
  * vigild gives a job that has a node to itself the node's whole energy,
  * split among its processes; on a shared node, each process's share of
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "vigil/local_protocol.h"
-#include "vigil/report_job_energy.h"
+#include "vigil/report.h"
 
 static int by_host(const void *a, const void *b, void *context)
 {

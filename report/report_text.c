@@ -12,7 +12,6 @@
 #include "vigil/local_protocol.h"
 #include "report_put.h"
 #include "vigil/report.h"
-#include "vigil/report_job_energy.h"
 
 /* ---- the sink ------------------------------------------------------------------------------ */
 

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "vigil/local_protocol.h"
-#include "vigil/report_job_energy.h"
+#include "vigil/report.h"
 #include "test_main.h"
 
 /* The job's energy from its `n` ranks' figures. */

@@ -322,4 +322,30 @@ enum vigil_report_region_figure vigil_report_region_figure_from_name(const char 
  * strtod): what both forms print. NaN stays NaN. */
 double vigil_report_round(double value, int decimals);
 
+/* A job's energy from its processes' figures (report/report_job_energy.c):
+ * grouped by host, summed per node, then the sum over the nodes and the
+ * per-node min, mean and max; heap-free, for the preload library at
+ * MPI_Finalize. One process's figure: its host, its energy (NaN: none), its
+ * VIGIL_LOCAL_ENERGY_* flags and "+"-joined sources. */
+struct vigil_report_process_energy {
+    const char *host;
+    double energy_j;
+    uint32_t flags;
+    const char *source;
+};
+
+/* `order` is room for `count` ints. A node none of whose processes has a
+ * figure counts in no min, mean or max; out->nodes is 0 when no process
+ * has one (the report then shows none). */
+void vigil_report_job_energy_from_processes(const struct vigil_report_process_energy *processes,
+                                            int count, int *order,
+                                            struct vigil_report_job_energy *out);
+
+/* Its line of the report's text ("JOB_ENERGY_JOULE …\n"), and its JSON
+ * member ("job_energy":{…}, no comma before it): report/report_text.c. */
+void vigil_report_write_job_energy_text(struct vigil_report_sink *s,
+                                        const struct vigil_report_job_energy *j);
+void vigil_report_write_job_energy_json(struct vigil_report_sink *s,
+                                        const struct vigil_report_job_energy *j);
+
 #endif
