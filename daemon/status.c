@@ -289,9 +289,14 @@ struct uplink_member {
     enum { OF_UPLINK, OF_UPLINK_TEXT, OF_OUTBOX, OF_DROPS } of;
     size_t offset;
 };
-#define OF_U(field) offsetof(struct vigild_uplink_stats, field)
-#define OF_O(field) offsetof(struct vigild_outbox_stats, field)
-#define OF_D(field) offsetof(struct vigild_drops_totals, field)
+/* The offset of a field that add_uplink() reads as a uint64_t count (or,
+ * for OF_UPLINK_TEXT, as a char array): a field of another type fails the
+ * build here rather than being misread. */
+#define OF_TYPED(type, field)                                                                      \
+    (offsetof(type, field) + 0 * sizeof(_Generic(((type *)0)->field, uint64_t : 0, char * : 0)))
+#define OF_U(field) OF_TYPED(struct vigild_uplink_stats, field)
+#define OF_O(field) OF_TYPED(struct vigild_outbox_stats, field)
+#define OF_D(field) OF_TYPED(struct vigild_drops_totals, field)
 static const struct uplink_member uplink_members[] = {
     {"batches", OF_OUTBOX, OF_O(batches)},
     {"batch_bytes", OF_OUTBOX, OF_O(bytes)},
@@ -329,6 +334,7 @@ static const struct uplink_member uplink_members[] = {
 #undef OF_U
 #undef OF_O
 #undef OF_D
+#undef OF_TYPED
 
 /* The uplink to vigil-txd and the outbox that feeds it; null without one. */
 static void add_uplink(JsonBuilder *b, const struct vigild_snapshot *snap)
