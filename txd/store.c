@@ -717,6 +717,10 @@ struct group {
     uint64_t rows;
 };
 
+/* The claim statement's parameters: node, sequence, messages, items,
+ * batch time (µs since the epoch), CRC-32, bytes. */
+#define CLAIM_PARAMS 7
+
 /* Array parameters as text: {1,2} and {"a","b"}. */
 static void array_add_int(GString *a, int64_t v)
 {
@@ -890,16 +894,11 @@ static gboolean settle_claim(struct group *g, struct group_batch *gb, gboolean c
     return TRUE;
 }
 
-/* Records the group's batches as stored, with what each holds, in one
- * statement; a batch whose record exists already was stored before (a
- * daemon resends what it has no acknowledgement for). The subqueries see
- * the table as it was before the INSERT: each node's highest sequence
- * until now (an index's last entry), and whether the sequence was stored
- * before for another cycle end. */
-static gboolean claim_batches(struct group *g, GError **error)
+/* The claim's parameters, one array each, for the batches still to write;
+ * how many. */
+static guint claim_arrays(struct group *g, GString **arrays)
 {
-    GString *arrays[7];
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < CLAIM_PARAMS; i++)
         arrays[i] = g_string_new("{");
     guint claiming = 0;
     for (guint i = 0; i < g->n; i++) {
@@ -910,44 +909,31 @@ static gboolean claim_batches(struct group *g, GError **error)
         uint64_t items = 0;
         for (uint32_t k = 0; k < h->count; k++)
             items += gb->b.batch->inner[k].header.count;
-        int64_t values[] = {gb->b.node_id,
-                            (int64_t)h->sequence,
-                            h->count,
-                            (int64_t)items,
-                            batch_time_ns(&gb->b) / 1000,
-                            gb->item->origin.crc32,
-                            (int64_t)gb->item->origin.bytes};
-        for (int k = 0; k < 7; k++)
+        int64_t values[CLAIM_PARAMS] = {gb->b.node_id,
+                                        (int64_t)h->sequence,
+                                        h->count,
+                                        (int64_t)items,
+                                        batch_time_ns(&gb->b) / 1000,
+                                        gb->item->origin.crc32,
+                                        (int64_t)gb->item->origin.bytes};
+        for (int k = 0; k < CLAIM_PARAMS; k++)
             array_add_int(arrays[k], values[k]);
         claiming++;
     }
-    if (claiming == 0) {
-        for (int i = 0; i < 7; i++)
-            g_string_free(arrays[i], TRUE);
-        return TRUE;
-    }
-    static const char sql[] =
-        "WITH input AS (SELECT i.*, timestamptz 'epoch' + time_us * interval '1 microsecond' "
-        "AS batch_time FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], "
-        "$5::bigint[], $6::bigint[], $7::bigint[]) WITH ORDINALITY "
-        "AS i(node_id, sequence, messages, rows, time_us, crc32, bytes, ord)), "
-        "claimed AS (INSERT INTO ingested_batches (node_id, sequence, messages, rows, "
-        "batch_time, content_crc32, content_bytes) SELECT node_id, sequence, messages, rows, "
-        "batch_time, crc32, bytes FROM input ORDER BY ord ON CONFLICT DO NOTHING "
-        "RETURNING node_id, sequence) "
-        "SELECT EXISTS (SELECT 1 FROM claimed c WHERE c.node_id = i.node_id "
-        "AND c.sequence = i.sequence), "
-        "(SELECT max(sequence) FROM ingested_batches b WHERE b.node_id = i.node_id), "
-        "EXISTS (SELECT 1 FROM ingested_batches b WHERE b.node_id = i.node_id "
-        "AND b.sequence = i.sequence AND b.batch_time <> i.batch_time) "
-        "FROM input i ORDER BY i.ord";
-    PGresult *result = exec_arrays(g->store->db, sql, arrays, 7, PGRES_TUPLES_OK, error);
-    if (result == NULL)
-        return FALSE;
-    gboolean ok = PQntuples(result) == (int)claiming;
-    if (!ok)
+    for (int i = 0; i < CLAIM_PARAMS; i++)
+        g_string_append_c(arrays[i], '}');
+    return claiming;
+}
+
+/* What the claim statement said of each batch still to write. */
+static gboolean claim_read(struct group *g, const PGresult *result, guint claiming, GError **error)
+{
+    if (PQntuples(result) != (int)claiming) {
         g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "the claim of %u batches gave %d rows",
                     claiming, PQntuples(result));
+        return FALSE;
+    }
+    gboolean ok = TRUE;
     int r = 0;
     for (guint i = 0; ok && i < g->n; i++) {
         struct group_batch *gb = &g->batches[i];
@@ -963,7 +949,136 @@ static gboolean claim_batches(struct group *g, GError **error)
         if (!claimed || used_before)
             ok = settle_claim(g, gb, claimed, error);
     }
-    PQclear(result);
+    return ok;
+}
+
+/* Statements sent at once in libpq's pipeline mode: one round trip for
+ * them all. Their results in `results` (PQclear them), or FALSE with the
+ * first failure. A connection left in pipeline mode is dropped. COPY
+ * cannot run in pipeline mode, so only the statements before a group's
+ * COPYs go this way. */
+struct pipelined {
+    const char *sql;
+    int n_params;
+    const char *const *values;
+    ExecStatusType expect;
+};
+
+static gboolean exec_pipelined(struct txd_store *s, const struct pipelined *q, int n,
+                               PGresult **results, GError **error)
+{
+    PGconn *db = s->db;
+    gboolean ok = PQenterPipelineMode(db) == 1;
+    for (int i = 0; ok && i < n; i++)
+        ok = PQsendQueryParams(db, q[i].sql, q[i].n_params, NULL, q[i].values, NULL, NULL, 0) == 1;
+    ok = ok && PQpipelineSync(db) == 1;
+    if (!ok)
+        txd_set_pg_error(error, db, NULL, "sending a pipeline");
+    for (int i = 0; i < n; i++)
+        results[i] = NULL;
+    /* Each statement's result, then NULL; a statement after a failed one
+     * is PGRES_PIPELINE_ABORTED; then the SYNC. */
+    for (int i = 0; ok && i < n; i++) {
+        results[i] = PQgetResult(db);
+        if (results[i] == NULL || PQresultStatus(results[i]) != q[i].expect) {
+            txd_set_pg_error(error, db, results[i], q[i].sql);
+            ok = FALSE;
+        }
+        for (PGresult *more; results[i] != NULL && (more = PQgetResult(db)) != NULL;)
+            PQclear(more);
+    }
+    for (PGresult *r; (r = PQgetResult(db)) != NULL;) {
+        ExecStatusType status = PQresultStatus(r);
+        PQclear(r);
+        if (status == PGRES_PIPELINE_SYNC)
+            break;
+    }
+    if (PQexitPipelineMode(db) != 1) {
+        if (ok)
+            txd_set_pg_error(error, db, NULL, "leaving pipeline mode");
+        ok = FALSE;
+        disconnect(s);
+    }
+    if (!ok)
+        for (int i = 0; i < n; i++)
+            g_clear_pointer(&results[i], PQclear);
+    return ok;
+}
+
+/* Records the group's batches as stored, with what each holds, in one
+ * statement; a batch whose record exists already was stored before (a
+ * daemon resends what it has no acknowledgement for). The subqueries see
+ * the table as it was before the INSERT: each node's highest sequence
+ * until now (an index's last entry), and whether the sequence was stored
+ * before for another cycle end. */
+static const char claim_sql[] =
+    "WITH input AS (SELECT i.*, timestamptz 'epoch' + time_us * interval '1 microsecond' "
+    "AS batch_time FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], "
+    "$5::bigint[], $6::bigint[], $7::bigint[]) WITH ORDINALITY "
+    "AS i(node_id, sequence, messages, rows, time_us, crc32, bytes, ord)), "
+    "claimed AS (INSERT INTO ingested_batches (node_id, sequence, messages, rows, "
+    "batch_time, content_crc32, content_bytes) SELECT node_id, sequence, messages, rows, "
+    "batch_time, crc32, bytes FROM input ORDER BY ord ON CONFLICT DO NOTHING "
+    "RETURNING node_id, sequence) "
+    "SELECT EXISTS (SELECT 1 FROM claimed c WHERE c.node_id = i.node_id "
+    "AND c.sequence = i.sequence), "
+    "(SELECT max(sequence) FROM ingested_batches b WHERE b.node_id = i.node_id), "
+    "EXISTS (SELECT 1 FROM ingested_batches b WHERE b.node_id = i.node_id "
+    "AND b.sequence = i.sequence AND b.batch_time <> i.batch_time) "
+    "FROM input i ORDER BY i.ord";
+
+/* Shared rows (jobs, runs, metrics, files) are taken batch after batch, so
+ * two groups of several batches could wait for each other in a circle. A
+ * group of several takes this lock exclusively (one such group in the
+ * warehouse at a time); a group of one, whose rows are taken in a fixed
+ * order, shares it. */
+#define GROUP_LOCK_KEY "7020176829764907884" /* "vigilgrp" */
+
+/* The transaction, its lock and the claims: in one round trip when no
+ * node's key is to be checked first (the server knows each node's key
+ * after its first batch), else in turn, since a batch refused for its key
+ * must not be claimed. */
+static gboolean begin_and_claim(struct group *g, GError **error)
+{
+    struct txd_store *s = g->store;
+    const char *lock = g->n > 1 ? "SELECT pg_advisory_xact_lock(" GROUP_LOCK_KEY ")"
+                                : "SELECT pg_advisory_xact_lock_shared(" GROUP_LOCK_KEY ")";
+    gboolean keys = FALSE;
+    for (guint i = 0; i < g->n; i++)
+        keys = keys || g->batches[i].item->origin.curve_key != NULL;
+    if (keys) {
+        PGresult *result = PQexec(s->db, "BEGIN");
+        gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+        PQclear(result);
+        result = ok ? PQexec(s->db, lock) : NULL;
+        ok = ok && PQresultStatus(result) == PGRES_TUPLES_OK;
+        if (!ok)
+            txd_set_pg_error(error, s->db, result, lock);
+        PQclear(result);
+        if (!ok || !check_node_keys(g, error))
+            return FALSE;
+    }
+    GString *arrays[CLAIM_PARAMS];
+    guint claiming = claim_arrays(g, arrays);
+    const char *values[CLAIM_PARAMS];
+    for (int i = 0; i < CLAIM_PARAMS; i++)
+        values[i] = arrays[i]->str;
+    const struct pipelined q[] = {
+        {"BEGIN", 0, NULL, PGRES_COMMAND_OK},
+        {lock, 0, NULL, PGRES_TUPLES_OK},
+        {claim_sql, CLAIM_PARAMS, values, PGRES_TUPLES_OK},
+    };
+    PGresult *results[G_N_ELEMENTS(q)];
+    int first = keys ? 2 : 0;
+    gboolean ok = claiming == 0 || exec_pipelined(s, q + first, (int)G_N_ELEMENTS(q) - first,
+                                                  results + first, error);
+    if (ok && claiming > 0) {
+        ok = claim_read(g, results[G_N_ELEMENTS(q) - 1], claiming, error);
+        for (int i = first; i < (int)G_N_ELEMENTS(q); i++)
+            PQclear(results[i]);
+    }
+    for (int i = 0; i < CLAIM_PARAMS; i++)
+        g_string_free(arrays[i], TRUE);
     return ok;
 }
 
@@ -1151,13 +1266,6 @@ static void rollback(struct txd_store *s)
     txd_known_processes_rollback(s->known_processes);
 }
 
-/* Shared rows (jobs, runs, metrics, files) are taken batch after batch, so
- * two groups of several batches could wait for each other in a circle. A
- * group of several takes this lock exclusively (one such group in the
- * warehouse at a time); a group of one, whose rows are taken in a fixed
- * order, shares it. */
-#define GROUP_LOCK_KEY "7020176829764907884" /* "vigilgrp" */
-
 /* The group committed: each batch's result, what it says, what it counts. */
 static void group_committed(struct group *g)
 {
@@ -1196,15 +1304,8 @@ static gboolean write_group(struct group *g, GError **error)
 {
     struct txd_store *s = g->store;
     g->refused = G_MAXUINT;
-    const char *begin = g->n > 1 ? "BEGIN; SELECT pg_advisory_xact_lock(" GROUP_LOCK_KEY ")"
-                                 : "BEGIN; SELECT pg_advisory_xact_lock_shared(" GROUP_LOCK_KEY ")";
-    PGresult *result = PQexec(s->db, begin);
-    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK;
-    if (!ok)
-        txd_set_pg_error(error, s->db, result, begin);
-    PQclear(result);
-    ok = ok && check_node_keys(g, error) && claim_batches(g, error) && store_rows(g, error) &&
-         exec_command(s->db, "COMMIT", error);
+    gboolean ok =
+        begin_and_claim(g, error) && store_rows(g, error) && exec_command(s->db, "COMMIT", error);
     if (!ok) {
         if (!g_error_matches(*error, TXD_ERROR, TXD_ERROR_REFUSE))
             g->refused = G_MAXUINT;
