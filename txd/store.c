@@ -1,20 +1,21 @@
 /* vigil-txd — batches into PostgreSQL, exactly once, a group at a time.
  *
- * Each batch is stored in its own savepoint that begins by recording its
- * (node, sequence) in ingested_batches. When that row exists already (also
- * from earlier in the same group) the batch was stored before (a daemon
- * resends what it has no acknowledgement for), and its savepoint is rolled
- * back with nothing written. A batch whose rows the database refuses is
- * rolled back to its savepoint alone. Up to a group of batches share one
- * transaction, so one COMMIT (one fdatasync of the WAL) serves them all;
- * only when it succeeds does the caller acknowledge. When anything else
- * fails, nothing of the group is in the database and every batch of it is
- * tried again. So a batch is in the warehouse once, whatever fails when.
- *
- * The rows go in with binary COPY, one COPY per table per batch. Small
- * tables (nodes, runs, processes, summaries) take parameterised upserts. */
+ * A group of waiting batches is one transaction: one statement records
+ * every batch's (node, sequence) in ingested_batches, and a batch whose
+ * record exists already (a daemon resends what it has no acknowledgement
+ * for) writes nothing. Then one statement for the nodes, a few for what
+ * is new (processes, runs, metrics, files: known ones cost nothing), and
+ * one binary COPY per table for the rows of the whole group; one COMMIT
+ * (one fdatasync of the WAL) serves them all, and only then does the
+ * caller acknowledge. A batch whose own data is refused is rolled back
+ * with the rest and refused alone, and the others are written again
+ * without it; when a COPY of the whole group is refused, the group is
+ * halved until the batch it came from is found. When anything else fails,
+ * nothing of the transaction is in the database and its batches are tried
+ * again. So a batch is in the warehouse once, whatever fails when. */
 #include <string.h>
 
+#include "store_batch.h"
 #include "txd.h"
 #include "vigil/health.h"
 #include "vigil/run_key.h"
@@ -24,20 +25,12 @@
 enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, BATCHES };
 _Static_assert(BATCHES + 1 == VIGIL_WAREHOUSE_DAY_TABLES, "one name for each day table");
 
-struct txd_store {
-    struct vigil_warehouse_settings settings;
-    PGconn *db;
-    int64_t next_maintain_ns; /* monotonic; 0: at the next turn */
-    struct txd_ids *ids;
-    struct txd_store_counts counts;
-    GHashTable *below; /* node id → when a sequence below its highest was last said */
-};
-
 struct txd_store *txd_store_new(const struct vigil_warehouse_settings *warehouse)
 {
     struct txd_store *s = g_new0(struct txd_store, 1);
     vigil_settings_copy(&vigil_warehouse_keys, &s->settings, warehouse);
     s->ids = txd_ids_new();
+    s->known_processes = txd_known_processes_new();
     s->below = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     return s;
 }
@@ -56,6 +49,7 @@ void txd_store_free(struct txd_store *s)
         return;
     disconnect(s);
     txd_ids_free(s->ids);
+    txd_known_processes_free(s->known_processes);
     g_hash_table_destroy(s->below);
     vigil_settings_clear(&vigil_warehouse_keys, &s->settings);
     g_free(s);
@@ -161,30 +155,6 @@ void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out)
 
 /* ---- one batch ------------------------------------------------------------------------- */
 
-/* What one batch needs while it is written: its node's clock and the
- * warehouse ids of the processes and files it names. */
-struct batch_context {
-    struct txd_store *store;
-    const struct vigil_wire_message *batch;
-    const struct vigil_wire_node *node;
-    int64_t node_id;       /* as the warehouse keys it */
-    GHashTable *processes; /* daemon's process id → warehouse id (boxed) */
-    GHashTable *files;     /* "process id:file id" → warehouse id */
-    GHashTable *metrics;   /* daemon's metric id → warehouse id */
-    GHashTable *runs;      /* "UID KEY" (the key a process of UID named) → struct batch_run */
-    GHashTable *jobs;      /* scheduler job id → warehouse id */
-    /* Daemon's process id → its UNWATCHED_ENDS item: its end is a bound. */
-    GHashTable *unwatched_ends;
-    uint64_t rows;
-    uint64_t runs_described;
-    gboolean other_key; /* refused: its node id belongs to another CURVE key */
-};
-
-static int64_t realtime(const struct batch_context *b, uint64_t monotonic_ns)
-{
-    return (int64_t)monotonic_ns + b->node->realtime_offset_ns;
-}
-
 /* The end of `cycle`, reckoned from the batch's own cycle. */
 static int64_t cycle_end_realtime(const struct batch_context *b, uint64_t cycle)
 {
@@ -192,8 +162,7 @@ static int64_t cycle_end_realtime(const struct batch_context *b, uint64_t cycle)
     return realtime(b, b->node->cycle_end_ns) - back_ns;
 }
 
-static gboolean refuse(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
-static gboolean refuse(GError **error, const char *format, ...)
+gboolean txd_refuse(GError **error, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -202,23 +171,14 @@ static gboolean refuse(GError **error, const char *format, ...)
     return FALSE;
 }
 
-static gboolean lookup(GHashTable *table, gconstpointer key, int64_t *id)
-{
-    gpointer value;
-    if (!g_hash_table_lookup_extended(table, key, NULL, &value))
-        return FALSE;
-    *id = (int64_t)GPOINTER_TO_SIZE(value);
-    return TRUE;
-}
-
-static gboolean process_id_of(const struct batch_context *b, uint64_t daemon_id, int64_t *id,
-                              const char *what, GError **error)
+gboolean txd_process_id_of(const struct batch_context *b, uint64_t daemon_id, int64_t *id,
+                           const char *what, GError **error)
 {
     if (lookup(b->processes, &daemon_id, id))
         return TRUE;
-    return refuse(error,
-                  "%s refers to process %" G_GUINT64_FORMAT ", which the batch does not describe",
-                  what, daemon_id);
+    return txd_refuse(
+        error, "%s refers to process %" G_GUINT64_FORMAT ", which the batch does not describe",
+        what, daemon_id);
 }
 
 const char *txd_param_int(GPtrArray *buffers, int64_t v)
@@ -244,393 +204,6 @@ const char *txd_param_timestamp(GPtrArray *buffers, int64_t realtime_ns)
     return text;
 }
 
-/* text[] as PostgreSQL's binary array: dimensions, no nulls, element type
- * text (OID 25), then each element's length and bytes. */
-static GByteArray *text_array_binary(char **items, uint32_t count)
-{
-    GByteArray *b = g_byte_array_new();
-    uint32_t header[5] = {count > 0 ? 1u : 0u, 0, 25, count, 1};
-    for (unsigned i = 0; i < (count > 0 ? 5u : 3u); i++) {
-        uint32_t be = GUINT32_TO_BE(header[i]);
-        g_byte_array_append(b, (const uint8_t *)&be, 4);
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t length = (uint32_t)strlen(items[i]);
-        uint32_t be = GUINT32_TO_BE(length);
-        g_byte_array_append(b, (const uint8_t *)&be, 4);
-        g_byte_array_append(b, (const uint8_t *)items[i], length);
-    }
-    return b;
-}
-
-static gboolean query_one_id(PGconn *db, const char *sql, int n, const char *const *values,
-                             const int *lengths, const int *formats, int64_t *id, GError **error)
-{
-    PGresult *result = PQexecParams(db, sql, n, NULL, values, lengths, formats, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
-    if (!ok)
-        txd_set_pg_error(error, db, result, sql);
-    else
-        *id = g_ascii_strtoll(PQgetvalue(result, 0, 0), NULL, 10);
-    PQclear(result);
-    return ok;
-}
-
-static gboolean store_node(struct batch_context *b, GError **error)
-{
-    GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
-    const char *values[] = {txd_param_int(buffers, b->node_id), b->node->hostname};
-    static const char sql[] =
-        "INSERT INTO nodes (node_id, hostname) VALUES ($1, $2) "
-        "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, last_seen = now()";
-    gboolean ok = txd_exec_params(b->store->db, sql, 2, values, error);
-    g_ptr_array_unref(buffers);
-    return ok;
-}
-
-/* A run a batch names: its id, the job a process of it gave, and whether
- * a process of it is new or changed, so that the run must be described
- * again. */
-struct batch_run {
-    int64_t run_id;
-    int64_t job_id; /* 0: none */
-    gboolean changed;
-};
-
-/* One statement returning (id), (id, flag) or (id, flag, number) in its
- * first row, or no row. */
-static gboolean query_row(PGconn *db, const char *sql, int n, const char *const *values,
-                          const int *lengths, const int *formats, gboolean *found, int64_t *id,
-                          gboolean *flag, int64_t *number, GError **error)
-{
-    PGresult *result = PQexecParams(db, sql, n, NULL, values, lengths, formats, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK;
-    if (!ok)
-        txd_set_pg_error(error, db, result, sql);
-    *found = ok && PQntuples(result) > 0;
-    if (*found) {
-        *id = g_ascii_strtoll(PQgetvalue(result, 0, 0), NULL, 10);
-        if (flag != NULL)
-            *flag = strcmp(PQgetvalue(result, 0, 1), "t") == 0;
-        if (number != NULL)
-            *number = g_ascii_strtoll(PQgetvalue(result, 0, 2), NULL, 10);
-    }
-    PQclear(result);
-    return ok;
-}
-
-/* The uid root told the warehouse scheduler job `job` is (jobs.uid with
- * root_fields' uid bit); FALSE when no root notice said. */
-static gboolean root_job_uid(struct batch_context *b, const char *job, gboolean *told, int64_t *uid,
-                             GError **error)
-{
-    const char *values[] = {job};
-    static const char sql[] = "SELECT uid FROM jobs WHERE scheduler_job_id = $1 "
-                              "AND root_fields & 2 <> 0 AND uid IS NOT NULL";
-    return query_row(b->store->db, sql, 1, values, NULL, NULL, told, uid, NULL, NULL, error);
-}
-
-/* Why run `key` is not uid `uid`'s before any run is looked up: its name
- * says whose it is, or root said whose its Slurm job is; NULL when
- * neither rules it out. */
-static char *not_by_name(struct batch_context *b, const char *key, uint32_t uid, GError **error)
-{
-    uint32_t named = 0;
-    char job[VIGIL_RUN_KEY_MAX + 1];
-    if (vigil_run_key_owner(key, &named))
-        return named != uid ? g_strdup_printf("its name says it is uid %u's", named) : NULL;
-    gboolean told = FALSE;
-    int64_t job_uid = 0;
-    if (!vigil_run_key_scheduler_job(key, job, sizeof job) ||
-        !root_job_uid(b, job, &told, &job_uid, error) || !told || job_uid == (int64_t)uid)
-        return NULL;
-    return g_strdup_printf("root told job %s is uid %" G_GINT64_FORMAT "'s", job, job_uid);
-}
-
-/* Keys a process may be sent on to: its run's, its own apart, and (a run
- * of that name left by hand, or before migration 10) one further each. */
-#define RUN_KEY_HOPS_MAX 4
-
-/* The run of `p`: the one its key names when that is its uid's, else the
- * one kept apart for its uid (vigil_run_key_apart), as vigild keeps it,
- * since runs span nodes and a node's vigild may not have known. A run is
- * made when new, with `p`'s program, argv, uid and start, which never
- * change after; INSERT … ON CONFLICT DO NOTHING takes no lock on a run
- * that exists, so batches of one run from several nodes do not wait for
- * each other here, and of two servers making one run, the first to commit
- * decides whose it is. */
-static struct batch_run *run_of(struct batch_context *b, const struct vigil_wire_process *p,
-                                const char *argv, int argv_length, const char *start,
-                                const char *end, const char *exit_status, GPtrArray *buffers,
-                                GError **error)
-{
-    char *cache_key = g_strdup_printf("%u %s", p->uid, p->run_key);
-    struct batch_run *run = g_hash_table_lookup(b->runs, cache_key);
-    if (run != NULL) {
-        g_free(cache_key);
-        return run;
-    }
-    PGconn *db = b->store->db;
-    static const char sql[] =
-        "WITH inserted AS (INSERT INTO runs (run_key, program, argv, uid, start_time, end_time, "
-        "exit_status, asked_run_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-        "ON CONFLICT (run_key) DO NOTHING RETURNING run_id, uid) "
-        "SELECT run_id, true, uid FROM inserted UNION ALL "
-        "SELECT run_id, false, uid FROM runs WHERE run_key = $1 LIMIT 1";
-    char key[VIGIL_RUN_KEY_MAX + 1];
-    g_strlcpy(key, p->run_key, sizeof key);
-    GError *local = NULL;
-    char *why = not_by_name(b, key, p->uid, &local);
-    if (local != NULL) {
-        g_propagate_error(error, local);
-        g_free(cache_key);
-        return NULL;
-    }
-    int64_t run_id = 0, run_uid = 0;
-    gboolean found = FALSE, inserted = FALSE;
-    int hop = 0;
-    for (; hop < RUN_KEY_HOPS_MAX; hop++) {
-        if (why != NULL) {
-            char apart[VIGIL_RUN_KEY_MAX + 1];
-            vigil_run_key_apart(apart, key, p->uid);
-            g_strlcpy(key, apart, sizeof key);
-        }
-        const char *values[] = {
-            key,   p->program, argv,        txd_param_int(buffers, p->uid),
-            start, end,        exit_status, strcmp(key, p->run_key) != 0 ? p->run_key : NULL};
-        const int lengths[] = {0, 0, argv_length, 0, 0, 0, 0, 0};
-        const int formats[] = {0, 0, 1, 0, 0, 0, 0, 0};
-        /* A run another server inserted meanwhile is seen by neither part
-         * of the statement's snapshot: the second try sees it. */
-        found = FALSE;
-        for (int attempt = 0; attempt < 2 && !found; attempt++)
-            if (!query_row(db, sql, 8, values, lengths, formats, &found, &run_id, &inserted,
-                           &run_uid, error)) {
-                g_free(why);
-                g_free(cache_key);
-                return NULL;
-            }
-        if (!found || run_uid == (int64_t)p->uid)
-            break;
-        g_free(why);
-        why = g_strdup_printf("its first process was uid %" G_GINT64_FORMAT "'s", run_uid);
-        found = FALSE;
-    }
-    if (!found) {
-        /* Every key tried is another uid's: runs made by hand, not by
-         * vigil-txd. A run that did not come back at all is tried again. */
-        g_set_error(error, TXD_ERROR, hop == RUN_KEY_HOPS_MAX ? TXD_ERROR_REFUSE : TXD_ERROR_RETRY,
-                    "no run of uid %u's came back for run key %s (tried up to %s)", p->uid,
-                    p->run_key, key);
-        g_free(why);
-        g_free(cache_key);
-        return NULL;
-    }
-    if (inserted && why != NULL)
-        g_message("batch %" G_GINT64_FORMAT ":%" G_GUINT64_FORMAT ": pid %d (uid %u) named run %s, "
-                  "which is not its uid's (%s): stored in run %s",
-                  b->node_id, b->batch->header.sequence, p->pid, p->uid, p->run_key, why, key);
-    g_free(why);
-    run = g_new0(struct batch_run, 1);
-    run->run_id = run_id;
-    run->changed = inserted;
-    g_hash_table_insert(b->runs, cache_key, run);
-    return run;
-}
-
-static gboolean store_process(struct batch_context *b, const struct vigil_wire_process *p,
-                              GError **error)
-{
-    PGconn *db = b->store->db;
-    GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
-    GByteArray *argv = text_array_binary(p->argv, p->argc);
-    int64_t start_ns = realtime(b, p->start_ns);
-    const char *start = txd_param_timestamp(buffers, start_ns);
-    const char *end = p->end_ns != 0 ? txd_param_timestamp(buffers, realtime(b, p->end_ns)) : NULL;
-    const char *exit_status = p->exit_code >= 0 ? txd_param_int(buffers, p->exit_code) : NULL;
-    gboolean ok = start != NULL;
-    if (!ok)
-        refuse(error, "process %d starts at a time out of range", p->pid);
-    /* Ended while no vigild ran: its end lies between the two. */
-    const struct vigil_wire_unwatched_end *unwatched =
-        g_hash_table_lookup(b->unwatched_ends, &p->process_id);
-    const char *end_earliest = NULL;
-    if (ok && unwatched != NULL) {
-        if (unwatched->latest_end_ns != p->end_ns)
-            ok = refuse(error,
-                        "process %d: its unwatched end's latest (%" G_GUINT64_FORMAT
-                        " ns) is not its end (%" G_GUINT64_FORMAT " ns)",
-                        p->pid, unwatched->latest_end_ns, p->end_ns);
-        else if ((end_earliest = txd_param_timestamp(
-                      buffers, realtime(b, MAX(unwatched->earliest_end_ns, p->start_ns)))) == NULL)
-            ok = refuse(error, "process %d: its earliest end is a time out of range", p->pid);
-    }
-
-    int64_t job_id = 0;
-    if (ok && p->job[0] != '\0' && !lookup(b->jobs, p->job, &job_id)) {
-        static const char sql[] =
-            "WITH inserted AS (INSERT INTO jobs (scheduler_job_id) VALUES ($1) "
-            "ON CONFLICT DO NOTHING RETURNING job_id) SELECT job_id FROM inserted "
-            "UNION ALL SELECT job_id FROM jobs WHERE scheduler_job_id = $1 LIMIT 1";
-        const char *values[] = {p->job};
-        ok = query_one_id(db, sql, 1, values, NULL, NULL, &job_id, error);
-        if (ok) /* once per batch: all ranks of a job name it */
-            g_hash_table_insert(b->jobs, g_strdup(p->job), GSIZE_TO_POINTER((gsize)job_id));
-    }
-    struct batch_run *run = NULL;
-    if (ok) {
-        run = run_of(b, p, (const char *)argv->data, (int)argv->len, start, end, exit_status,
-                     buffers, error);
-        ok = run != NULL;
-    }
-    int64_t process_id = 0;
-    if (ok) {
-        if (run->job_id == 0)
-            run->job_id = job_id;
-        /* Rewritten only when something changed; then RETURNING says so
-         * (a new process or a changed one changes its run). A process
-         * already stored as it is returns no row, and is looked up. */
-        static const char sql[] =
-            "WITH upserted AS (INSERT INTO processes (run_id, node_id, pid, uid, rank, program, "
-            "argv, cwd, start_time, start_monotonic_ns, end_time, exit_status, "
-            "end_time_earliest) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
-            "ON CONFLICT (node_id, pid, start_monotonic_ns) DO UPDATE SET "
-            "end_time = coalesce(EXCLUDED.end_time, processes.end_time), "
-            "exit_status = coalesce(EXCLUDED.exit_status, processes.exit_status), "
-            "rank = coalesce(EXCLUDED.rank, processes.rank), "
-            "end_time_earliest = coalesce(EXCLUDED.end_time_earliest, "
-            "processes.end_time_earliest) "
-            "WHERE processes.uid = EXCLUDED.uid AND "
-            "(processes.end_time, processes.exit_status, processes.rank, "
-            "processes.end_time_earliest) IS DISTINCT FROM "
-            "(coalesce(EXCLUDED.end_time, processes.end_time), "
-            "coalesce(EXCLUDED.exit_status, processes.exit_status), "
-            "coalesce(EXCLUDED.rank, processes.rank), "
-            "coalesce(EXCLUDED.end_time_earliest, processes.end_time_earliest)) "
-            "RETURNING process_id, uid) SELECT process_id, true, uid FROM upserted UNION ALL "
-            "SELECT process_id, false, uid FROM processes WHERE node_id = $2 AND pid = $3 AND "
-            "start_monotonic_ns = $10 LIMIT 1";
-        const char *values[] = {txd_param_int(buffers, run->run_id),
-                                txd_param_int(buffers, b->node_id),
-                                txd_param_int(buffers, p->pid),
-                                txd_param_int(buffers, p->uid),
-                                p->rank >= 0 ? txd_param_int(buffers, p->rank) : NULL,
-                                p->program,
-                                (const char *)argv->data,
-                                p->cwd,
-                                start,
-                                txd_param_int(buffers, (int64_t)p->start_ns),
-                                end,
-                                exit_status,
-                                end_earliest};
-        const int lengths[] = {0, 0, 0, 0, 0, 0, (int)argv->len, 0, 0, 0, 0, 0, 0};
-        const int formats[] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
-        gboolean found = FALSE, changed = FALSE;
-        int64_t stored_uid = 0;
-        for (int attempt = 0; ok && attempt < 2 && !found; attempt++)
-            ok = query_row(db, sql, 13, values, lengths, formats, &found, &process_id, &changed,
-                           &stored_uid, error);
-        if (ok && !found) {
-            g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "no process id came back for pid %d",
-                        p->pid);
-            ok = FALSE;
-        }
-        /* The same (node, pid, start) as another user's process: a start a
-         * vigild took from a REGISTER (before issue 30), forged to take
-         * that process's row. */
-        if (ok && stored_uid != (int64_t)p->uid)
-            ok = refuse(error,
-                        "process %d of uid %u starts at %" G_GUINT64_FORMAT
-                        " ns, as process %" G_GINT64_FORMAT " of uid %" G_GINT64_FORMAT
-                        " on this node did: a process's start must be its own",
-                        p->pid, p->uid, p->start_ns, process_id, stored_uid);
-        if (ok && changed)
-            run->changed = TRUE;
-        if (ok && unwatched != NULL &&
-            (ok = txd_store_unwatched_end(db, process_id, unwatched, error)))
-            b->rows++;
-    }
-    if (ok) {
-        uint64_t *key = g_new(uint64_t, 1);
-        *key = p->process_id;
-        g_hash_table_replace(b->processes, key, GSIZE_TO_POINTER((gsize)process_id));
-        b->rows++;
-    }
-    g_byte_array_unref(argv);
-    g_ptr_array_unref(buffers);
-    return ok;
-}
-
-static gint compare_run_ids(gconstpointer a, gconstpointer b)
-{
-    const struct batch_run *x = *(struct batch_run *const *)a, *y = *(struct batch_run *const *)b;
-    return x->run_id < y->run_id ? -1 : x->run_id > y->run_id;
-}
-
-/* Describes again, once per batch, each run a new or changed process of
- * the batch belongs to: its scheduler job (the one its processes name,
- * unless root told that job is another uid's: SLURM_JOB_ID is anyone's to
- * set); its exit status its first
- * process's pid's last program's (a shell that exec'd the real program has
- * none of its own); its end, the last of its processes', none while one
- * runs. Its first process is the first stored (the lowest process id):
- * its uid, program, arguments and start were set when it made the run,
- * and are not touched here. Batches of several nodes come in any order, and through several
- * servers: the run's row is locked first, by a statement of its own, so
- * that the description is read from a snapshot taken after every other
- * transaction that changed the run committed. Runs in id order, so that
- * two servers never wait for each other's locks in a circle. */
-static gboolean describe_runs(struct batch_context *b, GError **error)
-{
-    GPtrArray *changed = g_ptr_array_new();
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, b->runs);
-    while (g_hash_table_iter_next(&it, NULL, &value))
-        if (((struct batch_run *)value)->changed)
-            g_ptr_array_add(changed, value);
-    g_ptr_array_sort(changed, compare_run_ids);
-    static const char lock_sql[] = "SELECT run_id FROM runs WHERE run_id = $1 FOR NO KEY UPDATE";
-    static const char sql[] =
-        "UPDATE runs SET job_id = coalesce(runs.job_id, (SELECT j.job_id FROM jobs j "
-        "WHERE j.job_id = $2 AND (j.root_fields & 2 = 0 OR j.uid = runs.uid))), "
-        "exit_status = (SELECT exit_status FROM processes p WHERE p.run_id = $1 AND "
-        "p.node_id = first.node_id AND p.pid = first.pid ORDER BY p.start_time DESC, "
-        "p.process_id DESC LIMIT 1), end_time = span.end_time, "
-        "end_time_earliest = CASE WHEN span.end_earliest < span.end_time "
-        "THEN span.end_earliest END "
-        "FROM (SELECT node_id, pid FROM processes WHERE run_id = $1 "
-        "ORDER BY process_id LIMIT 1) AS first, "
-        "(SELECT CASE WHEN bool_and(end_time IS NOT NULL) THEN max(end_time) END AS end_time, "
-        "max(coalesce(end_time_earliest, end_time)) AS end_earliest "
-        "FROM processes WHERE run_id = $1) AS span "
-        "WHERE runs.run_id = $1";
-    gboolean ok = TRUE;
-    for (guint i = 0; ok && i < changed->len; i++) {
-        const struct batch_run *run = g_ptr_array_index(changed, i);
-        char run_id[32], job_id[32];
-        g_snprintf(run_id, sizeof run_id, "%" G_GINT64_FORMAT, run->run_id);
-        g_snprintf(job_id, sizeof job_id, "%" G_GINT64_FORMAT, run->job_id);
-        const char *values[] = {run_id, run->job_id != 0 ? job_id : NULL};
-        PGresult *result = PQexecParams(b->store->db, lock_sql, 1, NULL, values, NULL, NULL, 0);
-        ok = PQresultStatus(result) == PGRES_TUPLES_OK;
-        if (!ok)
-            txd_set_pg_error(error, b->store->db, result, lock_sql);
-        PQclear(result);
-        if (!ok)
-            break;
-        result = PQexecParams(b->store->db, sql, 2, NULL, values, NULL, NULL, 0);
-        ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-        if (!ok)
-            txd_set_pg_error(error, b->store->db, result, sql);
-        PQclear(result);
-        b->runs_described++;
-    }
-    g_ptr_array_unref(changed);
-    return ok;
-}
-
 static char *file_key(uint64_t process_id, uint32_t file_id)
 {
     return g_strdup_printf("%" G_GUINT64_FORMAT ":%u", process_id, file_id);
@@ -654,8 +227,8 @@ static gboolean metric_id_of(const struct batch_context *b, uint32_t daemon_id, 
 {
     if (lookup(b->metrics, GUINT_TO_POINTER(daemon_id), id))
         return TRUE;
-    return refuse(error, "a statistic refers to metric %u, which the batch does not describe",
-                  daemon_id);
+    return txd_refuse(error, "a statistic refers to metric %u, which the batch does not describe",
+                      daemon_id);
 }
 
 /* ---- the COPYs ------------------------------------------------------------------------- */
@@ -664,7 +237,7 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
                                 const struct vigil_wire_message *m, GError **error)
 {
     int64_t process_id = 0;
-    if (!process_id_of(b, m->process_id, &process_id, "an activity", error))
+    if (!txd_process_id_of(b, m->process_id, &process_id, "an activity", error))
         return FALSE;
     /* Consecutive activities mostly name the same file: its id is looked
      * up (through a formatted key) only when the file changes. */
@@ -681,10 +254,10 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
             gboolean known = lookup(b->files, key, &file_id);
             g_free(key);
             if (!known)
-                return refuse(error,
-                              "activity %" G_GUINT64_FORMAT " of process %" G_GUINT64_FORMAT
-                              " refers to file %u, whose name the batch does not carry",
-                              a->seq, m->process_id, a->file_id);
+                return txd_refuse(error,
+                                  "activity %" G_GUINT64_FORMAT " of process %" G_GUINT64_FORMAT
+                                  " refers to file %u, whose name the batch does not carry",
+                                  a->seq, m->process_id, a->file_id);
             last_file = a->file_id;
             last_file_id = file_id;
         }
@@ -777,7 +350,7 @@ static gboolean copy_process_column(struct batch_context *b, struct txd_copy *c,
         return TRUE;
     }
     int64_t id = 0;
-    if (!process_id_of(b, daemon_id, &id, what, error))
+    if (!txd_process_id_of(b, daemon_id, &id, what, error))
         return FALSE;
     txd_copy_int8(c, id);
     return TRUE;
@@ -886,7 +459,7 @@ static gboolean store_summaries(struct batch_context *b, const struct vigil_wire
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_wire_summary *s = &m->summaries[i];
         int64_t process_id = 0;
-        if (!process_id_of(b, s->process_id, &process_id, "a run summary", error))
+        if (!txd_process_id_of(b, s->process_id, &process_id, "a run summary", error))
             return FALSE;
         char *id_text = g_strdup_printf("%" G_GINT64_FORMAT, process_id);
         const char *values[] = {id_text, s->report_json};
@@ -928,40 +501,6 @@ static gboolean store_all_summaries(struct batch_context *b, GError **error)
     return ok;
 }
 
-typedef gboolean (*copy_rows_fn)(struct batch_context *b, struct txd_copy *c,
-                                 const struct vigil_wire_message *m, GError **error);
-
-/* One COPY for every message of `type` in the batch. */
-static gboolean copy_all(struct batch_context *b, enum vigil_wire_type type, copy_rows_fn rows,
-                         const char *statement, GError **error)
-{
-    struct txd_copy c;
-    txd_copy_init(&c);
-    gboolean ok = TRUE;
-    for (uint32_t i = 0; ok && i < b->batch->header.count; i++)
-        if (b->batch->inner[i].header.type == type)
-            ok = rows(b, &c, &b->batch->inner[i], error);
-    if (ok)
-        ok = txd_copy_send(b->store->db, statement, &c, error);
-    b->rows += c.rows;
-    txd_copy_clear(&c);
-    return ok;
-}
-
-static gint compare_processes(gconstpointer a, gconstpointer b)
-{
-    const struct vigil_wire_process *x = *(const struct vigil_wire_process *const *)a;
-    const struct vigil_wire_process *y = *(const struct vigil_wire_process *const *)b;
-    /* By key (the order runs are made in), then start: of a batch's new
-     * run's processes, the earliest makes it. */
-    int c = strcmp(x->run_key, y->run_key);
-    if (c != 0)
-        return c;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
 struct batch_name {
     uint64_t process_id;
     const struct vigil_wire_name *name;
@@ -999,15 +538,11 @@ GPtrArray *txd_batch_items(const struct vigil_wire_message *batch, enum vigil_wi
 static gboolean store_describing(struct batch_context *b, GError **error)
 {
     const struct vigil_wire_message *batch = b->batch;
-    GPtrArray *processes = g_ptr_array_new();
     GArray *names = g_array_new(FALSE, FALSE, sizeof(struct batch_name));
     gboolean ok = TRUE;
     for (uint32_t i = 0; ok && i < batch->header.count; i++) {
         const struct vigil_wire_message *m = &batch->inner[i];
-        if (m->header.type == VIGIL_WIRE_PROCESSES)
-            for (uint32_t k = 0; k < m->header.count; k++)
-                g_ptr_array_add(processes, &m->processes[k]);
-        else if (m->header.type == VIGIL_WIRE_METRICS)
+        if (m->header.type == VIGIL_WIRE_METRICS)
             ok = store_metrics(b, m, error);
         else if (m->header.type == VIGIL_WIRE_NAMES)
             for (uint32_t k = 0; k < m->header.count; k++) {
@@ -1019,17 +554,7 @@ static gboolean store_describing(struct batch_context *b, GError **error)
      * step's first processes, says whose the step's run key is. */
     ok = ok && txd_store_jobs(b->store->db, b->node_id, b->node->realtime_offset_ns, b->batch,
                               &b->rows, error);
-    g_ptr_array_sort(processes, compare_processes);
-    for (guint i = 0; ok && i < processes->len; i++)
-        ok = store_process(b, g_ptr_array_index(processes, i), error);
-    /* An unwatched end names a process the batch describes. */
-    GHashTableIter ends;
-    gpointer end;
-    g_hash_table_iter_init(&ends, b->unwatched_ends);
-    int64_t unused;
-    while (ok && g_hash_table_iter_next(&ends, &end, NULL))
-        ok = process_id_of(b, *(const uint64_t *)end, &unused, "an unwatched end", error);
-    ok = ok && describe_runs(b, error);
+    ok = ok && txd_store_processes(b, error);
     ok = ok && txd_store_drops(b->store->db, b->node_id, b->batch, &b->rows, error);
     g_array_sort(names, compare_names);
     for (guint i = 0; ok && i < names->len; i++) {
@@ -1041,7 +566,6 @@ static gboolean store_describing(struct batch_context *b, GError **error)
             g_hash_table_replace(b->files, file_key(n->process_id, n->name->file_id),
                                  GSIZE_TO_POINTER((gsize)id));
     }
-    g_ptr_array_unref(processes);
     g_array_unref(names);
     return ok;
 }
@@ -1092,79 +616,7 @@ static gboolean make_partitions(struct batch_context *b, GError **error)
     return TRUE;
 }
 
-static gboolean store_rows(struct batch_context *b, GError **error)
-{
-    if (!store_node(b, error) || !store_describing(b, error))
-        return FALSE;
-    return copy_all(b, VIGIL_WIRE_ACTIVITIES, copy_activities,
-                    "COPY activities (process_id, seq, layer, operation, file_id, file_offset, "
-                    "bytes, result, errno, start_time, start_ns, duration_ns, thread, "
-                    "parent_start_ns, flags, comm_size) FROM STDIN (FORMAT binary)",
-                    error) &&
-           copy_all(b, VIGIL_WIRE_ROLLUPS, copy_rollups,
-                    "COPY statistics_rollups (node_id, metric_id, start_time, end_time, samples, "
-                    "min, mean, max, delta, uncertain) FROM STDIN (FORMAT binary)",
-                    error) &&
-           copy_all(b, VIGIL_WIRE_SAMPLES, copy_samples,
-                    "COPY window_statistics (node_id, metric_id, time, t_ns, value, uncertain) "
-                    "FROM STDIN (FORMAT binary)",
-                    error) &&
-           copy_all(b, VIGIL_WIRE_ANOMALIES, copy_anomalies,
-                    "COPY anomalies (level, node_id, process_id, cycle, time, state, plugin, "
-                    "metric, value, expected_min, expected_max, message) "
-                    "FROM STDIN (FORMAT binary)",
-                    error) &&
-           copy_all(b, VIGIL_WIRE_STATES, copy_states,
-                    "COPY reasoner_states (level, node_id, process_id, cycle, time, state, "
-                    "overloaded_mask, bad_issues, good_issues, other_issues) "
-                    "FROM STDIN (FORMAT binary)",
-                    error) &&
-           copy_all(b, VIGIL_WIRE_WINDOWS, copy_windows,
-                    "COPY captures (node_id, process_id, first_cycle, last_cycle, start_time, "
-                    "end_time, activities_forwarded, reasons) FROM STDIN (FORMAT binary)",
-                    error) &&
-           store_all_summaries(b, error);
-}
-
 /* ---- the claim: whose batch it is, and whether it is new ---------------------------------- */
-
-/* With CURVE: the node id must be the sender key's. The first key a node
- * id comes with is recorded; a batch of that node id with another key is
- * refused. (Two servers seeing a new node at once: the second's INSERT
- * waits for the first's commit and inserts nothing, but its statement's
- * snapshot, older, may not show the row: the batch is tried again.) */
-static gboolean check_node_key(struct batch_context *b, const char *key, GError **error)
-{
-    char node[32];
-    g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, b->node_id);
-    const char *values[] = {node, key};
-    static const char sql[] =
-        "WITH learnt AS (INSERT INTO node_keys (node_id, curve_public_key) VALUES ($1, $2) "
-        "ON CONFLICT (node_id) DO NOTHING RETURNING curve_public_key) "
-        "SELECT curve_public_key FROM learnt "
-        "UNION ALL SELECT curve_public_key FROM node_keys WHERE node_id = $1 LIMIT 1";
-    PGresult *result = PQexecParams(b->store->db, sql, 2, NULL, values, NULL, NULL, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
-    if (PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 0) {
-        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY,
-                    "node %" G_GINT64_FORMAT "'s key was being recorded by another server",
-                    b->node_id);
-    } else if (!ok) {
-        txd_set_pg_error(error, b->store->db, result, sql);
-    } else if (strcmp(PQgetvalue(result, 0, 0), key) != 0) {
-        b->store->counts.batches_impostor++;
-        b->other_key = TRUE;
-        ok = refuse(error,
-                    "node %" G_GINT64_FORMAT " belongs to CURVE key %s, and this batch came with "
-                    "key %s: a node cannot write as another (when the node's key is the wrong "
-                    "one, `vigil node keys --forget %" G_GINT64_FORMAT
-                    "` lets the next batch claim it, and `vigil spool resend` on the node sends "
-                    "what was refused)",
-                    b->node_id, PQgetvalue(result, 0, 0), key, b->node_id);
-    }
-    PQclear(result);
-    return ok;
-}
 
 /* A sequence below the node's highest is a spool replayed late, or a node
  * whose numbers went back (its spool folder lost while its clock was
@@ -1230,125 +682,520 @@ static gboolean other_content(struct batch_context *b, const char *node, const c
     return ok;
 }
 
-/* Records the batch as stored, with what it holds; FALSE with *duplicate
- * when the same batch was stored before. Its key is (node, sequence, the
- * end of its cycle): a node whose numbers started again (its spool folder
+/* ---- a group of batches, one transaction ------------------------------------------------ */
+
+/* What became of a batch's claim in the group's transaction. */
+enum claim {
+    CLAIM_WRITE,     /* new: its rows go in */
+    CLAIM_DUPLICATE, /* stored before: nothing to write */
+    CLAIM_REFUSED,   /* its key or its sequence rule it out */
+};
+
+/* One batch of the group being written. What it says in the log and
+ * counts waits for the COMMIT: a transaction rolled back and tried again
+ * without a refused batch would say it twice. */
+struct group_batch {
+    struct txd_group_item *item;
+    struct batch_context b;
+    enum claim claim;
+    GError *refusal;      /* why, for CLAIM_REFUSED */
+    gboolean impostor;    /* refused: its node id is another CURVE key's */
+    gboolean reused;      /* its (node, sequence) was stored with other content */
+    char *reused_warning; /* stored all the same (a later cycle): said at COMMIT */
+    gboolean below;       /* its sequence is below the node's highest */
+    uint64_t highest;
+};
+
+/* The batches of a group in one transaction, in the group's order. */
+struct group {
+    struct txd_store *store;
+    struct group_batch *batches;
+    guint n;
+    /* When a batch's own data is refused: which one (G_MAXUINT: a COPY of
+     * the whole group was, and which batch is found by bisecting). */
+    guint refused;
+    uint64_t rows;
+};
+
+/* The claim statement's parameters: node, sequence, messages, items,
+ * batch time (µs since the epoch), CRC-32, bytes. */
+#define CLAIM_PARAMS 7
+
+/* Array parameters as text: {1,2} and {"a","b"}. */
+static void array_add_int(GString *a, int64_t v)
+{
+    g_string_append_printf(a, "%s%" G_GINT64_FORMAT, a->len > 1 ? "," : "", v);
+}
+
+static void array_add_text(GString *a, const char *text)
+{
+    g_string_append(a, a->len > 1 ? ",\"" : "\"");
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '"' || *c == '\\')
+            g_string_append_c(a, '\\');
+        g_string_append_c(a, *c);
+    }
+    g_string_append_c(a, '"');
+}
+
+/* Runs `sql` with `n` parameters, the text of the arrays; the result (of
+ * `expect`) or NULL with error. */
+static PGresult *exec_arrays(PGconn *db, const char *sql, GString **arrays, int n,
+                             ExecStatusType expect, GError **error)
+{
+    const char *values[8];
+    g_assert(n <= (int)G_N_ELEMENTS(values));
+    for (int i = 0; i < n; i++) {
+        g_string_append_c(arrays[i], '}');
+        values[i] = arrays[i]->str;
+    }
+    PGresult *result = PQexecParams(db, sql, n, NULL, values, NULL, NULL, 0);
+    for (int i = 0; i < n; i++)
+        g_string_free(arrays[i], TRUE);
+    if (PQresultStatus(result) == expect)
+        return result;
+    txd_set_pg_error(error, db, result, sql);
+    PQclear(result);
+    return NULL;
+}
+
+static gboolean writes(const struct group_batch *gb)
+{
+    return gb->claim == CLAIM_WRITE;
+}
+
+/* With CURVE: each node id must be its sender key's. The first key a node
+ * id comes with is recorded; a batch of that node id with another key is
+ * refused, and counted on the node's row. One statement for the group's
+ * nodes (the first key of each, in the group's order). Two servers seeing
+ * a new node at once: the second's INSERT waits for the first's commit and
+ * inserts nothing, but its snapshot, older, may not show the row: the
+ * group is tried again. */
+static gboolean check_node_keys(struct group *g, GError **error)
+{
+    GString *nodes = g_string_new("{"), *keys = g_string_new("{");
+    GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < g->n; i++) {
+        struct group_batch *gb = &g->batches[i];
+        if (gb->item->origin.curve_key != NULL && g_hash_table_add(seen, &gb->b.node_id)) {
+            array_add_int(nodes, gb->b.node_id);
+            array_add_text(keys, gb->item->origin.curve_key);
+        }
+    }
+    guint distinct = g_hash_table_size(seen);
+    g_hash_table_destroy(seen);
+    if (distinct == 0) {
+        g_string_free(nodes, TRUE);
+        g_string_free(keys, TRUE);
+        return TRUE;
+    }
+    static const char sql[] =
+        "WITH input AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS i(node_id, key)), "
+        "learnt AS (INSERT INTO node_keys (node_id, curve_public_key) "
+        "SELECT node_id, key FROM input ORDER BY node_id ON CONFLICT (node_id) DO NOTHING "
+        "RETURNING node_id, curve_public_key) "
+        "SELECT i.node_id, coalesce((SELECT l.curve_public_key FROM learnt l "
+        "WHERE l.node_id = i.node_id), (SELECT k.curve_public_key FROM node_keys k "
+        "WHERE k.node_id = i.node_id)) FROM input i";
+    GString *arrays[] = {nodes, keys};
+    PGresult *result = exec_arrays(g->store->db, sql, arrays, 2, PGRES_TUPLES_OK, error);
+    if (result == NULL)
+        return FALSE;
+    gboolean ok = TRUE;
+    GHashTable *owner = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    for (int r = 0; ok && r < PQntuples(result); r++) {
+        int64_t node = g_ascii_strtoll(PQgetvalue(result, r, 0), NULL, 10);
+        if (PQgetisnull(result, r, 1)) {
+            g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY,
+                        "node %" G_GINT64_FORMAT "'s key was being recorded by another server",
+                        node);
+            ok = FALSE;
+        }
+        g_hash_table_insert(owner, g_memdup2(&node, sizeof node), PQgetvalue(result, r, 1));
+    }
+    for (guint i = 0; ok && i < g->n; i++) {
+        struct group_batch *gb = &g->batches[i];
+        const char *key = gb->item->origin.curve_key;
+        const char *known = key != NULL ? g_hash_table_lookup(owner, &gb->b.node_id) : NULL;
+        if (known == NULL || strcmp(known, key) == 0)
+            continue;
+        gb->claim = CLAIM_REFUSED;
+        gb->impostor = TRUE;
+        txd_refuse(&gb->refusal,
+                   "node %" G_GINT64_FORMAT " belongs to CURVE key %s, and this batch came with "
+                   "key %s: a node cannot write as another (when the node's key is the wrong "
+                   "one, `vigil node keys --forget %" G_GINT64_FORMAT
+                   "` lets the next batch claim it, and `vigil spool resend` on the node sends "
+                   "what was refused)",
+                   gb->b.node_id, known, key, gb->b.node_id);
+        char node[24];
+        g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, gb->b.node_id);
+        const char *values[] = {node, key, gb->refusal->message};
+        static const char count_sql[] =
+            "UPDATE node_keys SET refused_batches = refused_batches + 1, refused_key = $2, "
+            "refused_at = now(), refused_reason = $3 WHERE node_id = $1::bigint";
+        ok = txd_exec_params(g->store->db, count_sql, 3, values, error);
+    }
+    g_hash_table_destroy(owner);
+    PQclear(result);
+    return ok;
+}
+
+/* A claim that did not simply succeed: a resend, or a (node, sequence)
+ * stored before with other content. Its key is (node, sequence, the end
+ * of its cycle): a node whose numbers started again (its spool folder
  * reset) sends a used sequence for a later cycle, which is another key:
  * stored, and said loudly with both digests. The same key with other
  * content is not a resend either: refused, with both digests, so that
  * nothing is dropped silently. */
-static gboolean claim_batch(struct batch_context *b, const struct txd_batch_origin *origin,
-                            gboolean *duplicate, GError **error)
+static gboolean settle_claim(struct group *g, struct group_batch *gb, gboolean claimed,
+                             GError **error)
 {
-    const struct vigil_wire_header *h = &b->batch->header;
-    if (origin->curve_key != NULL && !check_node_key(b, origin->curve_key, error))
-        return FALSE;
-    uint64_t items = 0;
-    for (uint32_t i = 0; i < h->count; i++)
-        items += b->batch->inner[i].header.count;
-    char node[32], sequence[32], messages[32], rows[32], batch_time[32], crc32[16], bytes[32];
+    struct batch_context *b = &gb->b;
+    const struct txd_batch_origin *origin = &gb->item->origin;
+    char node[32], sequence[32], crc32[16], bytes[32];
     g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, b->node_id);
-    g_snprintf(sequence, sizeof sequence, "%" G_GINT64_FORMAT, (int64_t)h->sequence);
-    g_snprintf(messages, sizeof messages, "%u", h->count);
-    g_snprintf(rows, sizeof rows, "%" G_GUINT64_FORMAT, items);
+    g_snprintf(sequence, sizeof sequence, "%" G_GINT64_FORMAT, (int64_t)b->batch->header.sequence);
     g_snprintf(crc32, sizeof crc32, "%" G_GUINT32_FORMAT, origin->crc32);
     g_snprintf(bytes, sizeof bytes, "%" G_GUINT64_FORMAT, origin->bytes);
-    /* Binary timestamptz: µs since 2000-01-01. */
-    int64_t pg_time_be = (int64_t)GUINT64_TO_BE(
-        (uint64_t)(batch_time_ns(b) / 1000 - G_GINT64_CONSTANT(946684800000000)));
-    memcpy(batch_time, &pg_time_be, sizeof pg_time_be);
-    const char *values[] = {node, sequence, messages, rows, batch_time, crc32, bytes};
-    const int lengths[] = {0, 0, 0, 0, sizeof pg_time_be, 0, 0};
-    const int formats[] = {0, 0, 0, 0, 1, 0, 0};
-    /* The subqueries see the table as it was before the INSERT: the node's
-     * highest sequence until now (an index's last entry), and whether this
-     * sequence was stored before for another cycle end (a node whose
-     * numbers started again). */
-    static const char sql[] =
-        "WITH claimed AS (INSERT INTO ingested_batches (node_id, sequence, messages, rows, "
-        "batch_time, content_crc32, content_bytes) VALUES ($1, $2, $3, $4, $5::timestamptz, $6, "
-        "$7) ON CONFLICT DO NOTHING RETURNING 1) "
-        "SELECT (SELECT count(*) FROM claimed), "
-        "(SELECT max(sequence) FROM ingested_batches WHERE node_id = $1), "
-        "(SELECT count(*) FROM ingested_batches WHERE node_id = $1 AND sequence = $2 AND "
-        "batch_time <> $5::timestamptz)";
-    PGresult *result = PQexecParams(b->store->db, sql, 7, NULL, values, lengths, formats, 0);
-    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1;
-    if (!ok) {
-        txd_set_pg_error(error, b->store->db, result, sql);
-        PQclear(result);
-        return FALSE;
-    }
-    *duplicate = strcmp(PQgetvalue(result, 0, 0), "0") == 0;
-    gboolean has_highest = !PQgetisnull(result, 0, 1);
-    uint64_t highest = has_highest ? g_ascii_strtoull(PQgetvalue(result, 0, 1), NULL, 10) : 0;
-    gboolean used_before = strcmp(PQgetvalue(result, 0, 2), "0") != 0;
-    PQclear(result);
-    if (!*duplicate && !used_before) {
-        if (has_highest && h->sequence < highest)
-            note_sequence_below(b->store, b->node_id, h->sequence, highest);
-        return TRUE;
-    }
     gboolean resend = FALSE, known = FALSE;
     uint32_t other_crc32 = 0;
     uint64_t other_bytes = 0;
     if (!other_content(b, node, sequence, crc32, bytes, &resend, &known, &other_crc32, &other_bytes,
                        error))
         return FALSE;
-    if (*duplicate && resend)
+    if (!claimed && resend) {
+        gb->claim = CLAIM_DUPLICATE;
         return TRUE;
-    b->store->counts.batches_reused++;
+    }
+    gb->reused = TRUE;
     char *was =
         known ? g_strdup_printf("crc32 %08" G_GINT32_MODIFIER "x (%" G_GUINT64_FORMAT " bytes)",
                                 other_crc32, other_bytes)
               : g_strdup("no recorded content");
-    char *text = g_strdup_printf("sequence reused: was the node's spool folder reset? Node "
-                                 "%" G_GINT64_FORMAT " sequence %" G_GUINT64_FORMAT
-                                 " was stored with content %s; this batch has crc32 "
-                                 "%08" G_GINT32_MODIFIER "x (%" G_GUINT64_FORMAT " bytes)",
-                                 b->node_id, h->sequence, was, origin->crc32, origin->bytes);
+    char *text =
+        g_strdup_printf("sequence reused: was the node's spool folder reset? Node "
+                        "%" G_GINT64_FORMAT " sequence %" G_GUINT64_FORMAT
+                        " was stored with content %s; this batch has crc32 "
+                        "%08" G_GINT32_MODIFIER "x (%" G_GUINT64_FORMAT " bytes)",
+                        b->node_id, b->batch->header.sequence, was, origin->crc32, origin->bytes);
     g_free(was);
-    gboolean stored = !*duplicate;
-    if (stored)
-        g_warning("%s, for a later cycle: stored too, under its own cycle end", text);
-    else
-        refuse(error, "%s, for the same cycle end, and is not stored", text);
-    *duplicate = FALSE;
+    if (claimed) {
+        gb->claim = CLAIM_WRITE;
+        gb->reused_warning = g_strdup_printf("%s, for a later cycle: stored too, under its own "
+                                             "cycle end",
+                                             text);
+    } else {
+        gb->claim = CLAIM_REFUSED;
+        txd_refuse(&gb->refusal, "%s, for the same cycle end, and is not stored", text);
+    }
     g_free(text);
-    return stored;
+    (void)g;
+    return TRUE;
 }
 
-/* ---- a group of batches, one transaction ------------------------------------------------ */
-
-/* The whole group failed: nothing of it may stay. Roll back, or drop a
- * connection that cannot even do that; forget the ids it learnt. */
-static enum txd_store_result group_failed(struct txd_store *s, const struct txd_group_item *items,
-                                          guint n, GError *local, GError **error)
+/* The claim's parameters, one array each, for the batches still to write;
+ * how many. */
+static guint claim_arrays(struct group *g, GString **arrays)
 {
-    if (s->db != NULL && PQstatus(s->db) == CONNECTION_OK &&
-        PQtransactionStatus(s->db) != PQTRANS_IDLE) {
-        PGresult *result = PQexec(s->db, "ROLLBACK");
-        if (PQresultStatus(result) != PGRES_COMMAND_OK)
-            disconnect(s);
-        PQclear(result);
+    for (int i = 0; i < CLAIM_PARAMS; i++)
+        arrays[i] = g_string_new("{");
+    guint claiming = 0;
+    for (guint i = 0; i < g->n; i++) {
+        struct group_batch *gb = &g->batches[i];
+        if (!writes(gb))
+            continue;
+        const struct vigil_wire_header *h = &gb->b.batch->header;
+        uint64_t items = 0;
+        for (uint32_t k = 0; k < h->count; k++)
+            items += gb->b.batch->inner[k].header.count;
+        int64_t values[CLAIM_PARAMS] = {gb->b.node_id,
+                                        (int64_t)h->sequence,
+                                        h->count,
+                                        (int64_t)items,
+                                        batch_time_ns(&gb->b) / 1000,
+                                        gb->item->origin.crc32,
+                                        (int64_t)gb->item->origin.bytes};
+        for (int k = 0; k < CLAIM_PARAMS; k++)
+            array_add_int(arrays[k], values[k]);
+        claiming++;
     }
-    if (s->db != NULL && PQstatus(s->db) != CONNECTION_OK)
+    for (int i = 0; i < CLAIM_PARAMS; i++)
+        g_string_append_c(arrays[i], '}');
+    return claiming;
+}
+
+/* What the claim statement said of each batch still to write. */
+static gboolean claim_read(struct group *g, const PGresult *result, guint claiming, GError **error)
+{
+    if (PQntuples(result) != (int)claiming) {
+        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "the claim of %u batches gave %d rows",
+                    claiming, PQntuples(result));
+        return FALSE;
+    }
+    gboolean ok = TRUE;
+    int r = 0;
+    for (guint i = 0; ok && i < g->n; i++) {
+        struct group_batch *gb = &g->batches[i];
+        if (!writes(gb))
+            continue;
+        gboolean claimed = strcmp(PQgetvalue(result, r, 0), "t") == 0;
+        gboolean used_before = strcmp(PQgetvalue(result, r, 2), "t") == 0;
+        if (!PQgetisnull(result, r, 1)) {
+            gb->highest = g_ascii_strtoull(PQgetvalue(result, r, 1), NULL, 10);
+            gb->below = gb->b.batch->header.sequence < gb->highest;
+        }
+        r++;
+        if (!claimed || used_before)
+            ok = settle_claim(g, gb, claimed, error);
+    }
+    return ok;
+}
+
+/* Statements sent at once in libpq's pipeline mode: one round trip for
+ * them all. Their results in `results` (PQclear them), or FALSE with the
+ * first failure. A connection left in pipeline mode is dropped. COPY
+ * cannot run in pipeline mode, so only the statements before a group's
+ * COPYs go this way. */
+struct pipelined {
+    const char *sql;
+    int n_params;
+    const char *const *values;
+    ExecStatusType expect;
+};
+
+static gboolean exec_pipelined(struct txd_store *s, const struct pipelined *q, int n,
+                               PGresult **results, GError **error)
+{
+    PGconn *db = s->db;
+    gboolean ok = PQenterPipelineMode(db) == 1;
+    for (int i = 0; ok && i < n; i++)
+        ok = PQsendQueryParams(db, q[i].sql, q[i].n_params, NULL, q[i].values, NULL, NULL, 0) == 1;
+    ok = ok && PQpipelineSync(db) == 1;
+    if (!ok)
+        txd_set_pg_error(error, db, NULL, "sending a pipeline");
+    for (int i = 0; i < n; i++)
+        results[i] = NULL;
+    /* Each statement's result, then NULL; a statement after a failed one
+     * is PGRES_PIPELINE_ABORTED; then the SYNC. */
+    for (int i = 0; ok && i < n; i++) {
+        results[i] = PQgetResult(db);
+        if (results[i] == NULL || PQresultStatus(results[i]) != q[i].expect) {
+            txd_set_pg_error(error, db, results[i], q[i].sql);
+            ok = FALSE;
+        }
+        for (PGresult *more; results[i] != NULL && (more = PQgetResult(db)) != NULL;)
+            PQclear(more);
+    }
+    for (PGresult *r; (r = PQgetResult(db)) != NULL;) {
+        ExecStatusType status = PQresultStatus(r);
+        PQclear(r);
+        if (status == PGRES_PIPELINE_SYNC)
+            break;
+    }
+    if (PQexitPipelineMode(db) != 1) {
+        if (ok)
+            txd_set_pg_error(error, db, NULL, "leaving pipeline mode");
+        ok = FALSE;
         disconnect(s);
-    txd_ids_rollback(s->ids);
-    if (g_error_matches(local, TXD_ERROR, TXD_ERROR_NO_PARTITION)) {
-        txd_ids_forget_partitions(s->ids);
-        g_message("%s; the partitions are checked again", local->message);
     }
-    if (strstr(local->message, " timeout ([warehouse] ") != NULL)
-        g_warning("batch %" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
-                  "%s waits, unacknowledged, to be tried again: %s",
-                  items[0].batch->header.node_id, items[0].batch->header.sequence,
-                  n > 1 ? " and the rest of its group" : "", local->message);
-    /* Only what a batch's own statements say of it refuses it (in its
-     * savepoint); a failure of the group as a whole is tried again. */
-    local->code = TXD_ERROR_RETRY;
-    g_propagate_error(error, local);
-    return TXD_RETRY;
+    if (!ok)
+        for (int i = 0; i < n; i++)
+            g_clear_pointer(&results[i], PQclear);
+    return ok;
+}
+
+/* Records the group's batches as stored, with what each holds, in one
+ * statement; a batch whose record exists already was stored before (a
+ * daemon resends what it has no acknowledgement for). The subqueries see
+ * the table as it was before the INSERT: each node's highest sequence
+ * until now (an index's last entry), and whether the sequence was stored
+ * before for another cycle end. */
+static const char claim_sql[] =
+    "WITH input AS (SELECT i.*, timestamptz 'epoch' + time_us * interval '1 microsecond' "
+    "AS batch_time FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], "
+    "$5::bigint[], $6::bigint[], $7::bigint[]) WITH ORDINALITY "
+    "AS i(node_id, sequence, messages, rows, time_us, crc32, bytes, ord)), "
+    "claimed AS (INSERT INTO ingested_batches (node_id, sequence, messages, rows, "
+    "batch_time, content_crc32, content_bytes) SELECT node_id, sequence, messages, rows, "
+    "batch_time, crc32, bytes FROM input ORDER BY ord ON CONFLICT DO NOTHING "
+    "RETURNING node_id, sequence) "
+    "SELECT EXISTS (SELECT 1 FROM claimed c WHERE c.node_id = i.node_id "
+    "AND c.sequence = i.sequence), "
+    "(SELECT max(sequence) FROM ingested_batches b WHERE b.node_id = i.node_id), "
+    "EXISTS (SELECT 1 FROM ingested_batches b WHERE b.node_id = i.node_id "
+    "AND b.sequence = i.sequence AND b.batch_time <> i.batch_time) "
+    "FROM input i ORDER BY i.ord";
+
+/* Shared rows (jobs, runs, metrics, files) are taken batch after batch, so
+ * two groups of several batches could wait for each other in a circle. A
+ * group of several takes this lock exclusively (one such group in the
+ * warehouse at a time); a group of one, whose rows are taken in a fixed
+ * order, shares it. */
+#define GROUP_LOCK_KEY "7020176829764907884" /* "vigilgrp" */
+
+/* The transaction, its lock and the claims: in one round trip when no
+ * node's key is to be checked first (the server knows each node's key
+ * after its first batch), else in turn, since a batch refused for its key
+ * must not be claimed. */
+static gboolean begin_and_claim(struct group *g, GError **error)
+{
+    struct txd_store *s = g->store;
+    const char *lock = g->n > 1 ? "SELECT pg_advisory_xact_lock(" GROUP_LOCK_KEY ")"
+                                : "SELECT pg_advisory_xact_lock_shared(" GROUP_LOCK_KEY ")";
+    gboolean keys = FALSE;
+    for (guint i = 0; i < g->n; i++)
+        keys = keys || g->batches[i].item->origin.curve_key != NULL;
+    if (keys) {
+        PGresult *result = PQexec(s->db, "BEGIN");
+        gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+        PQclear(result);
+        result = ok ? PQexec(s->db, lock) : NULL;
+        ok = ok && PQresultStatus(result) == PGRES_TUPLES_OK;
+        if (!ok)
+            txd_set_pg_error(error, s->db, result, lock);
+        PQclear(result);
+        if (!ok || !check_node_keys(g, error))
+            return FALSE;
+    }
+    GString *arrays[CLAIM_PARAMS];
+    guint claiming = claim_arrays(g, arrays);
+    const char *values[CLAIM_PARAMS];
+    for (int i = 0; i < CLAIM_PARAMS; i++)
+        values[i] = arrays[i]->str;
+    const struct pipelined q[] = {
+        {"BEGIN", 0, NULL, PGRES_COMMAND_OK},
+        {lock, 0, NULL, PGRES_TUPLES_OK},
+        {claim_sql, CLAIM_PARAMS, values, PGRES_TUPLES_OK},
+    };
+    PGresult *results[G_N_ELEMENTS(q)];
+    int first = keys ? 2 : 0;
+    gboolean ok = claiming == 0 || exec_pipelined(s, q + first, (int)G_N_ELEMENTS(q) - first,
+                                                  results + first, error);
+    if (ok && claiming > 0) {
+        ok = claim_read(g, results[G_N_ELEMENTS(q) - 1], claiming, error);
+        for (int i = first; i < (int)G_N_ELEMENTS(q); i++)
+            PQclear(results[i]);
+    }
+    for (int i = 0; i < CLAIM_PARAMS; i++)
+        g_string_free(arrays[i], TRUE);
+    return ok;
+}
+
+static gint compare_node_ids(gconstpointer a, gconstpointer b, gpointer unused)
+{
+    (void)unused;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The nodes of the batches written, one statement: their host names and
+ * when they were last heard from. In node order, so that two servers
+ * never wait for each other in a circle. */
+static gboolean store_nodes(struct group *g, GError **error)
+{
+    GTree *nodes = g_tree_new_full(compare_node_ids, NULL, NULL, NULL);
+    for (guint i = 0; i < g->n; i++)
+        if (writes(&g->batches[i]))
+            g_tree_replace(nodes, &g->batches[i].b.node_id,
+                           (gpointer)g->batches[i].b.node->hostname);
+    if (g_tree_nnodes(nodes) == 0) {
+        g_tree_destroy(nodes);
+        return TRUE;
+    }
+    GString *arrays[] = {g_string_new("{"), g_string_new("{")};
+    GTreeNode *node = g_tree_node_first(nodes);
+    for (; node != NULL; node = g_tree_node_next(node)) {
+        array_add_int(arrays[0], *(const int64_t *)g_tree_node_key(node));
+        array_add_text(arrays[1], g_tree_node_value(node));
+    }
+    g_tree_destroy(nodes);
+    static const char sql[] =
+        "INSERT INTO nodes (node_id, hostname) SELECT * FROM unnest($1::bigint[], $2::text[]) "
+        "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, last_seen = now()";
+    PGresult *result = exec_arrays(g->store->db, sql, arrays, 2, PGRES_COMMAND_OK, error);
+    PQclear(result);
+    return result != NULL;
+}
+
+typedef gboolean (*copy_rows_fn)(struct batch_context *b, struct txd_copy *c,
+                                 const struct vigil_wire_message *m, GError **error);
+
+/* One COPY for every message of `type` in the batches written. A row a
+ * batch cannot make refuses that batch (g->refused); rows the database
+ * refuses refuse the group's COPY as a whole (g->refused = G_MAXUINT). */
+static gboolean copy_all(struct group *g, enum vigil_wire_type type, copy_rows_fn rows,
+                         const char *statement, GError **error)
+{
+    struct txd_copy c;
+    txd_copy_init(&c);
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < g->n; i++) {
+        struct group_batch *gb = &g->batches[i];
+        for (uint32_t k = 0; ok && writes(gb) && k < gb->b.batch->header.count; k++)
+            if (gb->b.batch->inner[k].header.type == type)
+                ok = rows(&gb->b, &c, &gb->b.batch->inner[k], error);
+        if (!ok)
+            g->refused = i;
+    }
+    if (ok) {
+        ok = txd_copy_send(g->store->db, statement, &c, error);
+        if (!ok)
+            g->refused = G_MAXUINT;
+    }
+    g->rows += c.rows;
+    txd_copy_clear(&c);
+    return ok;
+}
+
+/* The group's rows, once its claims are settled: the nodes, what each
+ * batch describes (its own statements: a refusal names the batch), the
+ * COPYs of the whole group, then the reports. */
+static gboolean store_rows(struct group *g, GError **error)
+{
+    if (!store_nodes(g, error))
+        return FALSE;
+    for (guint i = 0; i < g->n; i++)
+        if (writes(&g->batches[i]) && !store_describing(&g->batches[i].b, error)) {
+            g->refused = i;
+            return FALSE;
+        }
+    gboolean ok =
+        copy_all(g, VIGIL_WIRE_ACTIVITIES, copy_activities,
+                 "COPY activities (process_id, seq, layer, operation, file_id, file_offset, "
+                 "bytes, result, errno, start_time, start_ns, duration_ns, thread, "
+                 "parent_start_ns, flags, comm_size) FROM STDIN (FORMAT binary)",
+                 error) &&
+        copy_all(g, VIGIL_WIRE_ROLLUPS, copy_rollups,
+                 "COPY statistics_rollups (node_id, metric_id, start_time, end_time, samples, "
+                 "min, mean, max, delta, uncertain) FROM STDIN (FORMAT binary)",
+                 error) &&
+        copy_all(g, VIGIL_WIRE_SAMPLES, copy_samples,
+                 "COPY window_statistics (node_id, metric_id, time, t_ns, value, uncertain) "
+                 "FROM STDIN (FORMAT binary)",
+                 error) &&
+        copy_all(g, VIGIL_WIRE_ANOMALIES, copy_anomalies,
+                 "COPY anomalies (level, node_id, process_id, cycle, time, state, plugin, "
+                 "metric, value, expected_min, expected_max, message) "
+                 "FROM STDIN (FORMAT binary)",
+                 error) &&
+        copy_all(g, VIGIL_WIRE_STATES, copy_states,
+                 "COPY reasoner_states (level, node_id, process_id, cycle, time, state, "
+                 "overloaded_mask, bad_issues, good_issues, other_issues) "
+                 "FROM STDIN (FORMAT binary)",
+                 error) &&
+        copy_all(g, VIGIL_WIRE_WINDOWS, copy_windows,
+                 "COPY captures (node_id, process_id, first_cycle, last_cycle, start_time, "
+                 "end_time, activities_forwarded, reasons) FROM STDIN (FORMAT binary)",
+                 error);
+    for (guint i = 0; ok && i < g->n; i++)
+        if (writes(&g->batches[i]) && !store_all_summaries(&g->batches[i].b, error)) {
+            g->refused = i;
+            ok = FALSE;
+        }
+    for (guint i = 0; i < g->n; i++)
+        g->rows += g->batches[i].b.rows;
+    return ok;
 }
 
 static void batch_context_init(struct batch_context *b, struct txd_store *s,
@@ -1378,84 +1225,175 @@ static void batch_context_clear(struct batch_context *b)
     g_hash_table_destroy(b->unwatched_ends);
 }
 
-/* A batch refused for its node's key: counted on the node's row, after
- * the batch's own statements are rolled back, in the group's transaction,
- * so that `vigil node keys` shows the refusals a wrong claim causes. */
-static gboolean note_key_refusal(struct txd_store *s, int64_t node_id, const char *key,
-                                 const char *reason, GError **error)
+static struct group *group_new(struct txd_store *s, struct txd_group_item **items, guint n)
 {
-    char node[24];
-    g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, node_id);
-    const char *values[] = {node, key, reason};
-    static const char sql[] =
-        "UPDATE node_keys SET refused_batches = refused_batches + 1, refused_key = $2, "
-        "refused_at = now(), refused_reason = $3 WHERE node_id = $1::bigint";
-    return txd_exec_params(s->db, sql, 3, values, error);
+    struct group *g = g_new0(struct group, 1);
+    g->store = s;
+    g->n = n;
+    g->batches = g_new0(struct group_batch, n);
+    for (guint i = 0; i < n; i++) {
+        g->batches[i].item = items[i];
+        batch_context_init(&g->batches[i].b, s, items[i]->batch);
+    }
+    return g;
 }
 
-/* Nothing of the batch stays, the rest of the group goes on. */
-static gboolean batch_rollback(struct txd_store *s, GError **error)
+static void group_free(struct group *g)
 {
-    txd_ids_batch_rollback(s->ids);
-    return exec_command(s->db, "ROLLBACK TO SAVEPOINT batch; RELEASE SAVEPOINT batch", error);
+    for (guint i = 0; i < g->n; i++) {
+        batch_context_clear(&g->batches[i].b);
+        g_clear_error(&g->batches[i].refusal);
+        g_free(g->batches[i].reused_warning);
+    }
+    g_free(g->batches);
+    g_free(g);
 }
 
-/* One batch of the group, in its savepoint. FALSE (with error) only when
- * the group must be rolled back; a refusal is the item's. */
-static gboolean group_store_one(struct txd_store *s, struct txd_group_item *item, uint64_t *rows,
-                                uint64_t *runs_described, GError **error)
+/* Nothing of the transaction may stay: roll back, or drop a connection
+ * that cannot even do that; forget the ids it learnt. */
+static void rollback(struct txd_store *s)
 {
-    struct batch_context b;
-    batch_context_init(&b, s, item->batch);
-    GError *local = NULL;
-    gboolean duplicate = FALSE;
-    gboolean ok = exec_command(s->db, "SAVEPOINT batch", error);
+    if (s->db != NULL && PQstatus(s->db) == CONNECTION_OK &&
+        PQtransactionStatus(s->db) != PQTRANS_IDLE) {
+        PGresult *result = PQexec(s->db, "ROLLBACK");
+        if (PQresultStatus(result) != PGRES_COMMAND_OK)
+            disconnect(s);
+        PQclear(result);
+    }
+    if (s->db != NULL && PQstatus(s->db) != CONNECTION_OK)
+        disconnect(s);
+    txd_ids_rollback(s->ids);
+    txd_known_processes_rollback(s->known_processes);
+}
+
+/* The group committed: each batch's result, what it says, what it counts. */
+static void group_committed(struct group *g)
+{
+    struct txd_store *s = g->store;
+    txd_ids_commit(s->ids);
+    txd_known_processes_commit(s->known_processes);
+    for (guint i = 0; i < g->n; i++) {
+        struct group_batch *gb = &g->batches[i];
+        struct txd_group_item *item = gb->item;
+        if (gb->impostor)
+            s->counts.batches_impostor++;
+        if (gb->reused)
+            s->counts.batches_reused++;
+        if (gb->reused_warning != NULL)
+            g_warning("%s", gb->reused_warning);
+        if (gb->claim == CLAIM_REFUSED) {
+            item->result = TXD_REFUSED;
+            item->error = g_steal_pointer(&gb->refusal);
+        } else if (gb->claim == CLAIM_DUPLICATE) {
+            item->result = TXD_DUPLICATE;
+        } else {
+            item->result = TXD_STORED;
+            s->counts.runs_described += gb->b.runs_described;
+            if (gb->below)
+                note_sequence_below(s, gb->b.node_id, gb->b.batch->header.sequence, gb->highest);
+        }
+    }
+    s->counts.rows_stored += g->rows;
+}
+
+/* Writes the batches in one transaction. FALSE with error when it was
+ * rolled back: then g->refused says which batch's own data was refused
+ * (G_MAXUINT: somewhere in the group's COPYs), or, with a retry error,
+ * none: the database failed. */
+static gboolean write_group(struct group *g, GError **error)
+{
+    struct txd_store *s = g->store;
+    g->refused = G_MAXUINT;
+    gboolean ok =
+        begin_and_claim(g, error) && store_rows(g, error) && exec_command(s->db, "COMMIT", error);
     if (!ok) {
-        batch_context_clear(&b);
+        if (!g_error_matches(*error, TXD_ERROR, TXD_ERROR_REFUSE))
+            g->refused = G_MAXUINT;
+        rollback(s);
         return FALSE;
     }
-    ok = claim_batch(&b, &item->origin, &duplicate, &local);
-    if (ok && duplicate) {
-        item->result = TXD_DUPLICATE;
-        ok = batch_rollback(s, error);
-    } else if (ok && store_rows(&b, &local)) {
-        item->result = TXD_STORED;
-        *rows += b.rows;
-        *runs_described += b.runs_described;
-        txd_ids_batch_release(s->ids);
-        ok = exec_command(s->db, "RELEASE SAVEPOINT batch", error);
-    } else if (g_error_matches(local, TXD_ERROR, TXD_ERROR_REFUSE)) {
-        item->result = TXD_REFUSED;
-        item->error = local;
-        ok = batch_rollback(s, error) &&
-             (!b.other_key ||
-              note_key_refusal(s, b.node_id, item->origin.curve_key, local->message, error));
-    } else {
-        g_propagate_error(error, local);
-        ok = FALSE;
+    group_committed(g);
+    return TRUE;
+}
+
+/* Stores `items` (pointers into the caller's group), each once. A batch
+ * whose own data is refused is refused alone, and the others are written
+ * again without it; a COPY of the group refused as a whole is bisected
+ * until the batch it came from is found. A batch that repeats a (node,
+ * sequence) of the same group waits for the group's COMMIT, so that it
+ * meets its claim. FALSE (with a retry error) when the database failed:
+ * what committed before stays, and is found as stored when tried again. */
+static gboolean store_items(struct txd_store *s, struct txd_group_item **items, guint n,
+                            GError **error)
+{
+    GPtrArray *now = g_ptr_array_new(), *later = g_ptr_array_new();
+    GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < n; i++) {
+        const struct vigil_wire_header *h = &items[i]->batch->header;
+        char *key =
+            g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, h->node_id, h->sequence);
+        g_ptr_array_add(g_hash_table_add(keys, key) ? now : later, items[i]);
     }
-    batch_context_clear(&b);
+    g_hash_table_destroy(keys);
+    gboolean ok = TRUE;
+    while (ok && now->len > 0) {
+        struct group *g = group_new(s, (struct txd_group_item **)now->pdata, now->len);
+        GError *local = NULL;
+        if (write_group(g, &local)) {
+            group_free(g);
+            break;
+        }
+        if (!g_error_matches(local, TXD_ERROR, TXD_ERROR_REFUSE)) {
+            g_propagate_error(error, local);
+            group_free(g);
+            ok = FALSE;
+            break;
+        }
+        if (g->refused != G_MAXUINT || now->len == 1) {
+            /* That batch alone; the others again, without it. */
+            guint refused = g->refused != G_MAXUINT ? g->refused : 0;
+            struct txd_group_item *item = g_ptr_array_index(now, refused);
+            item->result = TXD_REFUSED;
+            item->error = local;
+            g_ptr_array_remove_index(now, refused);
+            group_free(g);
+            continue;
+        }
+        group_free(g);
+        g_clear_error(&local);
+        guint half = now->len / 2;
+        ok = store_items(s, (struct txd_group_item **)now->pdata, half, error) &&
+             store_items(s, (struct txd_group_item **)now->pdata + half, now->len - half, error);
+        break;
+    }
+    if (ok && later->len > 0)
+        ok = store_items(s, (struct txd_group_item **)later->pdata, later->len, error);
+    g_ptr_array_unref(now);
+    g_ptr_array_unref(later);
     return ok;
 }
 
-/* Within one batch, shared rows (jobs, runs, metrics, files) are taken in
- * a fixed order, so that two vigil-txd storing one batch each never wait
- * for each other in a circle. A group of several batches takes them batch
- * after batch, out of that order: two groups could deadlock. So a group of
- * several takes this lock exclusively (one such group in the warehouse at
- * a time), and a group of one shares it. */
-#define GROUP_LOCK_KEY "7020176829764907884" /* "vigilgrp" */
-
-static gboolean begin_group(struct txd_store *s, guint n, GError **error)
+/* The whole group failed: say so when it timed out, and have every batch
+ * of it tried again (what committed before is found as stored then). */
+static enum txd_store_result group_failed(struct txd_store *s, struct txd_group_item *items,
+                                          guint n, GError *local, GError **error)
 {
-    const char *sql = n > 1 ? "BEGIN; SELECT pg_advisory_xact_lock(" GROUP_LOCK_KEY ")"
-                            : "BEGIN; SELECT pg_advisory_xact_lock_shared(" GROUP_LOCK_KEY ")";
-    PGresult *result = PQexec(s->db, sql);
-    gboolean ok = PQresultStatus(result) == PGRES_TUPLES_OK;
-    if (!ok)
-        txd_set_pg_error(error, s->db, result, sql);
-    PQclear(result);
-    return ok;
+    for (guint i = 0; i < n; i++) {
+        g_clear_error(&items[i].error);
+        items[i].result = TXD_RETRY;
+    }
+    if (g_error_matches(local, TXD_ERROR, TXD_ERROR_NO_PARTITION)) {
+        txd_ids_forget_partitions(s->ids);
+        g_message("%s; the partitions are checked again", local->message);
+    }
+    if (strstr(local->message, " timeout ([warehouse] ") != NULL)
+        g_warning("batch %" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
+                  "%s waits, unacknowledged, to be tried again: %s",
+                  items[0].batch->header.node_id, items[0].batch->header.sequence,
+                  n > 1 ? " and the rest of its group" : "", local->message);
+    local->code = TXD_ERROR_RETRY;
+    g_propagate_error(error, local);
+    return TXD_RETRY;
 }
 
 enum txd_store_result txd_store_group(struct txd_store *s, struct txd_group_item *items, guint n,
@@ -1479,29 +1417,19 @@ enum txd_store_result txd_store_group(struct txd_store *s, struct txd_group_item
         if (!made)
             return group_failed(s, items, n, local, error);
     }
-    uint64_t rows = 0, runs_described = 0;
-    gboolean ok = begin_group(s, n, &local);
-    for (guint i = 0; ok && i < n; i++)
-        ok = group_store_one(s, &items[i], &rows, &runs_described, &local);
-    ok = ok && exec_command(s->db, "COMMIT", &local);
-    if (!ok) {
-        for (guint i = 0; i < n; i++) {
-            g_clear_error(&items[i].error);
-            items[i].result = TXD_RETRY;
-        }
+    struct txd_group_item **order = g_new(struct txd_group_item *, n);
+    for (guint i = 0; i < n; i++)
+        order[i] = &items[i];
+    gboolean ok = store_items(s, order, n, &local);
+    g_free(order);
+    if (!ok)
         return group_failed(s, items, n, local, error);
-    }
-    txd_ids_commit(s->ids);
     for (guint i = 0; i < n; i++) {
-        if (items[i].result == TXD_STORED)
-            s->counts.batches_stored++;
-        else if (items[i].result == TXD_DUPLICATE)
-            s->counts.batches_duplicate++;
-        else if (items[i].result == TXD_REFUSED)
-            s->counts.batches_refused++;
+        uint64_t *count = items[i].result == TXD_STORED      ? &s->counts.batches_stored
+                          : items[i].result == TXD_DUPLICATE ? &s->counts.batches_duplicate
+                                                             : &s->counts.batches_refused;
+        (*count)++;
     }
-    s->counts.rows_stored += rows;
-    s->counts.runs_described += runs_described;
     return TXD_STORED;
 }
 

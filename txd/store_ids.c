@@ -4,10 +4,9 @@
  * warehouse gives each an id the first time it sees it. Asking the database
  * for every row would cost a round trip each, so ids are cached. The catch
  * is the transaction: an id made by an INSERT that then rolls back does not
- * exist, and caching it would make the next batch refer to nothing. So what
- * a batch learns waits in `batch` until its savepoint is released (then in
- * `pending`, for the group's later batches) or rolled back (then dropped),
- * and what the group learnt waits in `pending` until it commits. */
+ * exist, and caching it would make the next batch refer to nothing. So what a
+ * transaction learns waits in `pending` until it commits (then it is
+ * kept) or rolls back (then it is dropped). */
 #include <string.h>
 
 #include "txd.h"
@@ -18,8 +17,7 @@
 
 struct id_cache {
     GHashTable *committed; /* key → id (gint64 boxed in the pointer) */
-    GHashTable *pending;   /* learnt by batches of the group released so far */
-    GHashTable *batch;     /* learnt by the batch in its savepoint now */
+    GHashTable *pending;   /* learnt in the transaction now */
 };
 
 struct txd_ids {
@@ -33,22 +31,19 @@ static void cache_init(struct id_cache *c, GHashFunc hash, GEqualFunc equal,
 {
     c->committed = g_hash_table_new_full(hash, equal, free_key, NULL);
     c->pending = g_hash_table_new_full(hash, equal, free_key, NULL);
-    c->batch = g_hash_table_new_full(hash, equal, free_key, NULL);
 }
 
 static void cache_clear(struct id_cache *c)
 {
     g_hash_table_destroy(c->committed);
     g_hash_table_destroy(c->pending);
-    g_hash_table_destroy(c->batch);
 }
 
 static gboolean cache_find(const struct id_cache *c, gconstpointer key, int64_t *id)
 {
     gpointer value;
     if (g_hash_table_lookup_extended(c->committed, key, NULL, &value) ||
-        g_hash_table_lookup_extended(c->pending, key, NULL, &value) ||
-        g_hash_table_lookup_extended(c->batch, key, NULL, &value)) {
+        g_hash_table_lookup_extended(c->pending, key, NULL, &value)) {
         *id = (int64_t)GPOINTER_TO_SIZE(value);
         return TRUE;
     }
@@ -68,7 +63,6 @@ static void move_all(GHashTable *from, GHashTable *to)
 
 static void cache_commit(struct id_cache *c, guint max_entries)
 {
-    move_all(c->batch, c->pending);
     if (g_hash_table_size(c->committed) + g_hash_table_size(c->pending) > max_entries)
         g_hash_table_remove_all(c->committed);
     move_all(c->pending, c->committed);
@@ -104,24 +98,9 @@ void txd_ids_commit(struct txd_ids *ids)
 
 void txd_ids_rollback(struct txd_ids *ids)
 {
-    txd_ids_batch_rollback(ids);
     g_hash_table_remove_all(ids->metrics.pending);
     g_hash_table_remove_all(ids->files.pending);
     g_hash_table_remove_all(ids->days.pending);
-}
-
-void txd_ids_batch_release(struct txd_ids *ids)
-{
-    move_all(ids->metrics.batch, ids->metrics.pending);
-    move_all(ids->files.batch, ids->files.pending);
-    move_all(ids->days.batch, ids->days.pending);
-}
-
-void txd_ids_batch_rollback(struct txd_ids *ids)
-{
-    g_hash_table_remove_all(ids->metrics.batch);
-    g_hash_table_remove_all(ids->files.batch);
-    g_hash_table_remove_all(ids->days.batch);
 }
 
 /* Runs a statement that returns one id in its first row, or no row. */
@@ -179,7 +158,7 @@ int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metri
         g_free(key);
         return -1;
     }
-    g_hash_table_replace(ids->metrics.batch, key, GSIZE_TO_POINTER((gsize)id));
+    g_hash_table_replace(ids->metrics.pending, key, GSIZE_TO_POINTER((gsize)id));
     return id;
 }
 
@@ -209,7 +188,7 @@ int64_t txd_ids_file(struct txd_ids *ids, PGconn *db, const char *path, size_t l
         g_bytes_unref(key);
         return -1;
     }
-    g_hash_table_replace(ids->files.batch, key, GSIZE_TO_POINTER((gsize)id));
+    g_hash_table_replace(ids->files.pending, key, GSIZE_TO_POINTER((gsize)id));
     return id;
 }
 
@@ -237,5 +216,4 @@ void txd_ids_forget_partitions(struct txd_ids *ids)
 {
     g_hash_table_remove_all(ids->days.committed);
     g_hash_table_remove_all(ids->days.pending);
-    g_hash_table_remove_all(ids->days.batch);
 }

@@ -6,11 +6,13 @@
  *   txd_server.c          the ROUTER socket: batches in, acknowledgements and
  *                     refusals out, the queue of batches waiting for the
  *                     database, the system state sent down
- *   store.c           a group of batches into PostgreSQL in one transaction,
- *                     each in its savepoint with its (node, sequence), or
- *                     recognised as stored before
- *   store_ids.c       the warehouse ids of nodes, metrics, files and
- *                     processes, cached across batches
+ *   store.c           a group of batches into PostgreSQL in one transaction:
+ *                     one claim of their (node, sequence)s, one COPY per
+ *                     table; a refused batch found and refused alone
+ *   store_processes.c a batch's processes, jobs and runs; what was stored
+ *                     of each process, so that an unchanged one costs nothing
+ *   store_ids.c       the warehouse ids of metrics and files, cached across
+ *                     batches
  *   copy_binary.c     rows in PostgreSQL's binary COPY format
  *   txd_system_reasoner.c the nodes' latest states → the system's state
  *   curve.c           CURVE keys and the ZAP handler that admits daemons */
@@ -163,12 +165,14 @@ struct txd_group_item {
 };
 
 /* Writes `n` decoded BATCHes in ONE transaction, one commit (one
- * fdatasync) for them all, each in a savepoint of its own: a batch the
- * database refuses is rolled back to its savepoint and is TXD_REFUSED
- * alone; one stored before (also earlier in the same group) is
- * TXD_DUPLICATE. The results hold once this returns TXD_STORED, i.e. after
- * the COMMIT. Any other failure rolls the whole group back: TXD_RETRY with
- * error, and every batch waits. */
+ * fdatasync) for them all: one claim statement, one COPY per table. A
+ * batch the database refuses is found (by itself, or by bisecting the
+ * group when a COPY of the group is refused) and is TXD_REFUSED alone;
+ * the others are written again without it. One stored before (also
+ * earlier in the same group) is TXD_DUPLICATE. The results hold once this
+ * returns TXD_STORED. Any other failure: TXD_RETRY with error, and every
+ * batch waits (a part that committed before the failure is found as
+ * stored when tried again). */
 enum txd_store_result txd_store_group(struct txd_store *s, struct txd_group_item *items, guint n,
                                       GError **error);
 /* Writes one decoded BATCH (a group of one). A (node, sequence) stored before is
@@ -209,10 +213,6 @@ struct txd_ids *txd_ids_new(void);
 void txd_ids_free(struct txd_ids *ids);
 void txd_ids_commit(struct txd_ids *ids);
 void txd_ids_rollback(struct txd_ids *ids);
-/* Within a transaction, each batch of a group in a savepoint: what the
- * batch learnt is kept for the group (release) or dropped (rollback). */
-void txd_ids_batch_release(struct txd_ids *ids);
-void txd_ids_batch_rollback(struct txd_ids *ids);
 /* Each returns the id, or -1 with error set. */
 int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metric_desc *m,
                        GError **error);

@@ -293,7 +293,7 @@ static void decode_into(GBytes *message, struct vigil_wire_message *out)
 
 /* One group, one transaction: a good batch, one the database refuses, a
  * resend of the good one (in the same group: a resend, not a double) and
- * another good one. The refused one is rolled back to its savepoint alone,
+ * another good one. The refused one is rolled back and refused alone,
  * with its reason; the good ones are stored once each; nothing else. */
 static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void **state)
 {
@@ -373,6 +373,69 @@ static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void *
     g_bytes_unref(good);
     g_bytes_unref(bad);
     g_bytes_unref(other);
+    txd_store_free(store);
+}
+
+/* A group whose COPY the database refuses as a whole (here a row breaks a
+ * constraint an admin added; the batch itself is well formed): the group
+ * is halved until the batch is found, which alone is refused with
+ * PostgreSQL's reason; every other batch of the group is stored, once. */
+static void test_a_row_the_database_refuses_in_a_group_copy_is_found(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct vigil_warehouse_settings settings = {
+        .conninfo = f->conninfo,
+        .migrate = TRUE,
+        .connect_timeout_s = 10,
+        .statement_timeout_ms = 60000,
+        .lock_timeout_ms = 60000,
+        .partitions_ahead_days = 1,
+        .maintain_interval_s = 3600,
+    };
+    struct txd_store *store = txd_store_new(&settings);
+    GError *error = NULL;
+    assert_true(txd_store_connect(store, &error));
+    test_pg_exec_in(f->conninfo, "ALTER TABLE reasoner_states ADD CONSTRAINT no_abnormal_bad "
+                                 "CHECK (state <> 'ABNORMAL_BAD')");
+    enum { N = 7, BAD = 4 };
+    GBytes *messages[N];
+    struct vigil_wire_message decoded[N];
+    struct txd_group_item items[N];
+    for (int i = 0; i < N; i++) {
+        messages[i] = test_batch_new(20 + (uint64_t)i, 1, 3, 0,
+                                     i == BAD ? VIGIL_HEALTH_ABNORMAL_BAD : VIGIL_HEALTH_OK);
+        decode_into(messages[i], &decoded[i]);
+        items[i] = (struct txd_group_item){
+            .batch = &decoded[i],
+            .origin = {.crc32 = (uint32_t)i + 1, .bytes = g_bytes_get_size(messages[i])},
+        };
+    }
+    assert_int_equal(txd_store_group(store, items, N, &error), TXD_STORED);
+    assert_null(error);
+    for (int i = 0; i < N; i++) {
+        if (i == BAD) {
+            assert_int_equal(items[i].result, TXD_REFUSED);
+            assert_non_null(items[i].error);
+            test_assert_contains(items[i].error->message, "no_abnormal_bad");
+            g_clear_error(&items[i].error);
+        } else {
+            assert_int_equal(items[i].result, TXD_STORED);
+            assert_null(items[i].error);
+        }
+    }
+    struct txd_store_counts counts;
+    txd_store_counts(store, &counts);
+    assert_int_equal(counts.batches_stored, N - 1);
+    assert_int_equal(counts.batches_refused, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), N - 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches WHERE node_id = 24"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM nodes WHERE node_id = 24"), 0);
+    assert_int_equal(count(f, "SELECT count(DISTINCT node_id) FROM reasoner_states"), N - 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 3 * (N - 1));
+    for (int i = 0; i < N; i++) {
+        vigil_wire_message_clear(&decoded[i]);
+        g_bytes_unref(messages[i]);
+    }
     txd_store_free(store);
 }
 
@@ -924,6 +987,7 @@ TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_bad_messages_are_refused_and_the_server_goes_on),
              TEST_WITH_TXD_FIXTURE(test_a_batch_the_database_cannot_take_is_refused_whole),
              TEST_WITH_TXD_FIXTURE(test_a_group_stores_each_batch_once_and_refuses_the_bad_alone),
+             TEST_WITH_TXD_FIXTURE(test_a_row_the_database_refuses_in_a_group_copy_is_found),
              TEST_WITH_TXD_FIXTURE(test_the_longest_path_is_stored),
              TEST_WITH_TXD_FIXTURE(test_killed_server_in_a_stream_loses_and_doubles_nothing),
              TEST_WITH_TXD_FIXTURE(test_database_away_for_20_s_loses_and_doubles_nothing),
