@@ -101,8 +101,10 @@ struct node {
     uint32_t *rows;         /* by sequence - 1: the rows the batch stores */
     uint64_t in_flight;
     struct vigil_wire_process *processes;
-    int64_t connect_at_ns;  /* monotonic; 0 once connected */
-    int64_t heard_again_ns; /* after the restart: its first ACK's time; 0 not yet */
+    int64_t connect_at_ns;       /* monotonic; 0 once connected */
+    void *monitor;               /* --restart-at-s: its handshakes, else NULL */
+    int64_t handshaken_again_ns; /* after the restart: its first handshake's time; 0 not yet */
+    int64_t heard_again_ns;      /* after the restart: its first ACK's time; 0 not yet */
 };
 
 struct run {
@@ -121,12 +123,13 @@ struct run {
     uint64_t held_back, refused, unexpected, bytes_sent;
     GString *first_refusal;
     /* --restart-at-s */
-    int64_t restart_ns;     /* 0 until asked for */
-    int64_t all_heard_ns;   /* every node heard again; 0 not yet */
-    uint64_t heard_again;   /* nodes with an ACK since the restart */
-    uint64_t restart_acked; /* ACKs from the restart until every node was heard again */
-    GArray *heard_again_s;  /* each node's delay */
-    long new_txd_pid;       /* 0 until fanin.py says */
+    int64_t restart_ns;         /* 0 until asked for */
+    int64_t all_heard_ns;       /* every node heard again; 0 not yet */
+    uint64_t heard_again;       /* nodes with an ACK since the restart */
+    uint64_t restart_acked;     /* ACKs from the restart until every node was heard again */
+    GArray *heard_again_s;      /* each node's delay */
+    GArray *handshaken_again_s; /* each node's delay until its handshake succeeded again */
+    long new_txd_pid;           /* 0 until fanin.py says */
 };
 
 /* ---- keys -------------------------------------------------------------------------------------
@@ -499,6 +502,43 @@ static void acknowledged(struct run *r, struct node *n, uint64_t sequence)
     }
 }
 
+#define MONITOR_EVENT (1ULL << 62) /* in an epoll event's data: node i's monitor */
+
+static void watch_handshakes(void *context, struct node *n, gint64 i)
+{
+    char *address = g_strdup_printf("inproc://handshakes-%" G_GINT64_FORMAT, i);
+    n->monitor = zmq_socket(context, ZMQ_PAIR);
+    if (zmq_socket_monitor(n->socket, address, ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0 ||
+        n->monitor == NULL || zmq_connect(n->monitor, address) != 0)
+        bench_die("watching node %" G_GUINT64_FORMAT "'s handshakes: %s", n->node_id,
+                  zmq_strerror(zmq_errno()));
+    g_free(address);
+}
+
+/* Node n's handshakes so far: the first after the restart is noted. */
+static void drain_monitor(struct run *r, struct node *n)
+{
+    if (n->monitor == NULL)
+        return;
+    for (;;) {
+        zmq_msg_t event, address;
+        zmq_msg_init(&event);
+        if (zmq_msg_recv(&event, n->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&event);
+            return;
+        }
+        zmq_msg_init(&address);
+        zmq_msg_recv(&address, n->monitor, 0);
+        zmq_msg_close(&event);
+        zmq_msg_close(&address);
+        if (r->restart_ns != 0 && n->handshaken_again_ns == 0) {
+            n->handshaken_again_ns = bench_monotonic_ns();
+            double delay_s = (double)(n->handshaken_again_ns - r->restart_ns) / 1e9;
+            g_array_append_val(r->handshaken_again_s, delay_s);
+        }
+    }
+}
+
 /* Everything node `n` has received. */
 static void drain(struct run *r, struct node *n)
 {
@@ -594,6 +634,7 @@ static void run(const struct options *o, const char *endpoint, const char *serve
     struct run r = {.o = o, .latencies_ms = g_array_new(FALSE, FALSE, sizeof(double))};
     r.first_refusal = g_string_new("");
     r.heard_again_s = g_array_new(FALSE, FALSE, sizeof(double));
+    r.handshaken_again_s = g_array_new(FALSE, FALSE, sizeof(double));
     r.metrics =
         bench_node_metrics((unsigned)o->cores, (unsigned)o->disks, (unsigned)o->nets, &r.n_metrics);
     int64_t cycle_ns = o->cycle_ms * 1000000;
@@ -602,7 +643,9 @@ static void run(const struct options *o, const char *endpoint, const char *serve
     g_snprintf(r.run_tag, sizeof r.run_tag, "%" G_GINT64_FORMAT, g_get_real_time());
 
     void *context = zmq_ctx_new();
-    zmq_ctx_set(context, ZMQ_MAX_SOCKETS, (int)o->nodes + 16);
+    /* With --restart-at-s, each node's handshakes are watched: a monitor's
+     * PAIR inside ZeroMQ and ours. */
+    zmq_ctx_set(context, ZMQ_MAX_SOCKETS, (o->restart_at_s >= 0 ? 3 : 1) * (int)o->nodes + 16);
     zmq_ctx_set(context, ZMQ_IO_THREADS, (int)o->io_threads);
     r.nodes = g_new0(struct node, (gsize)o->nodes);
     read_keys(r.nodes, o->nodes, dir);
@@ -620,6 +663,14 @@ static void run(const struct options *o, const char *endpoint, const char *serve
         struct epoll_event e = {.events = EPOLLIN, .data.u64 = (uint64_t)i};
         if (epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e) != 0)
             bench_die("epoll_ctl: %s", g_strerror(errno));
+        if (o->restart_at_s >= 0) {
+            watch_handshakes(context, n, i);
+            if (zmq_getsockopt(n->monitor, ZMQ_FD, &fd, &fd_size) != 0)
+                bench_die("ZMQ_FD: %s", zmq_strerror(zmq_errno()));
+            e.data.u64 = MONITOR_EVENT | (uint64_t)i;
+            if (epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e) != 0)
+                bench_die("epoll_ctl: %s", g_strerror(errno));
+        }
     }
     gint64 *connect_order = g_new(gint64, (gsize)o->nodes), connected = 0;
     for (gint64 i = 0; i < o->nodes; i++)
@@ -694,8 +745,10 @@ static void run(const struct options *o, const char *endpoint, const char *serve
         if (now - last_sweep >= SWEEP_NS) {
             /* ZMQ_FD signals edges; a signal consumed elsewhere is found
              * here. */
-            for (gint64 i = 0; i < o->nodes; i++)
+            for (gint64 i = 0; i < o->nodes; i++) {
                 drain(&r, &r.nodes[i]);
+                drain_monitor(&r, &r.nodes[i]);
+            }
             last_sweep = now;
         }
         int64_t wait_ns = MIN(MIN(due, next_connect) - now, SWEEP_NS);
@@ -719,7 +772,10 @@ static void run(const struct options *o, const char *endpoint, const char *serve
                 r.new_txd_pid = strtol(line, NULL, 10);
                 continue;
             }
-            drain(&r, &r.nodes[events[i].data.u64]);
+            if (events[i].data.u64 & MONITOR_EVENT)
+                drain_monitor(&r, &r.nodes[events[i].data.u64 & ~MONITOR_EVENT]);
+            else
+                drain(&r, &r.nodes[events[i].data.u64]);
         }
     }
     g_free(connect_order);
@@ -741,18 +797,29 @@ static void run(const struct options *o, const char *endpoint, const char *serve
     txd_peak_rss_kib = MAX(txd_peak_rss_kib, status_kib(txd_pid_now, "VmHWM:"));
     GString *restart = g_string_new("");
     if (r.restart_ns != 0) {
+        g_array_sort(r.handshaken_again_s, compare_double);
+        guint shaken = r.handshaken_again_s->len;
+        g_string_append_printf(
+            restart,
+            ", \"restart_handshaken\": %u, \"restart_handshakes_all_s\": %.2f"
+            ", \"restart_handshakes_p50_s\": %.2f, \"restart_handshakes_p90_s\": %.2f",
+            shaken,
+            shaken == (guint)o->nodes ? g_array_index(r.handshaken_again_s, double, shaken - 1)
+                                      : -1,
+            shaken > 0 ? g_array_index(r.handshaken_again_s, double, shaken / 2) : -1,
+            shaken > 0 ? g_array_index(r.handshaken_again_s, double, shaken * 9 / 10) : -1);
         g_array_sort(r.heard_again_s, compare_double);
         guint heard = r.heard_again_s->len;
         double all_s = r.all_heard_ns != 0 ? (double)(r.all_heard_ns - r.restart_ns) / 1e9 : -1;
         double until_s = all_s >= 0 ? all_s : (double)(r.window_end_ns - r.restart_ns) / 1e9;
-        g_string_printf(restart,
-                        ", \"restart_heard\": %u, \"restart_all_heard_s\": %.2f"
-                        ", \"restart_p50_s\": %.2f, \"restart_p90_s\": %.2f"
-                        ", \"restart_acked\": %" PRIu64 ", \"restart_acked_per_s\": %.1f",
-                        heard, all_s,
-                        heard > 0 ? g_array_index(r.heard_again_s, double, heard / 2) : -1,
-                        heard > 0 ? g_array_index(r.heard_again_s, double, heard * 9 / 10) : -1,
-                        r.restart_acked, until_s > 0 ? (double)r.restart_acked / until_s : 0);
+        g_string_append_printf(
+            restart,
+            ", \"restart_heard\": %u, \"restart_all_heard_s\": %.2f"
+            ", \"restart_p50_s\": %.2f, \"restart_p90_s\": %.2f"
+            ", \"restart_acked\": %" PRIu64 ", \"restart_acked_per_s\": %.1f",
+            heard, all_s, heard > 0 ? g_array_index(r.heard_again_s, double, heard / 2) : -1,
+            heard > 0 ? g_array_index(r.heard_again_s, double, heard * 9 / 10) : -1,
+            r.restart_acked, until_s > 0 ? (double)r.restart_acked / until_s : 0);
     }
     char *first_refusal = g_strescape(r.first_refusal->str, NULL);
     printf("{\"nodes\": %" G_GINT64_FORMAT ", \"metrics\": %u, \"ranks\": %" G_GINT64_FORMAT
@@ -870,7 +937,7 @@ int main(int argc, char **argv)
                         .first_node_id = 1,
                         .io_threads = 1,
                         .reconnect_ivl_ms = 1000,
-                        .reconnect_ivl_max_ms = 10000,
+                        .reconnect_ivl_max_ms = 5000,
                         .connect_delay_max_ms = 1000,
                         .restart_at_s = -1};
     GOptionEntry entries[] = {
@@ -905,7 +972,7 @@ int main(int argc, char **argv)
         {"reconnect-ivl-ms", 0, 0, G_OPTION_ARG_INT64, &o.reconnect_ivl_ms,
          "as [uplink] reconnect_ivl_ms (default 1000)", "MS"},
         {"reconnect-ivl-max-ms", 0, 0, G_OPTION_ARG_INT64, &o.reconnect_ivl_max_ms,
-         "as [uplink] reconnect_ivl_max_ms (default 10000)", "MS"},
+         "as [uplink] reconnect_ivl_max_ms (default 5000)", "MS"},
         {"connect-delay-max-ms", 0, 0, G_OPTION_ARG_INT64, &o.connect_delay_max_ms,
          "as [uplink] connect_delay_max_ms (default 1000)", "MS"},
         {"restart-at-s", 0, 0, G_OPTION_ARG_INT64, &o.restart_at_s,

@@ -53,7 +53,7 @@ static const struct vigil_config_key keys[] = {
                     "much again at each try), so that after a vigil-txd restart its nodes "
                     "come back spread out, not all at once"},
     {VIGIL_SETTING(struct vigild_uplink_settings, reconnect_ivl_max_ms), .type = VIGIL_CONFIG_INT,
-     .default_value = "10000", .min = 0, .max = 3600000,
+     .default_value = "5000", .min = 0, .max = 3600000,
      .description = "each failed try doubles the wait up to this (0: no backoff; below "
                     "reconnect_ivl_ms: none either); a node is heard again at most about this "
                     "long after vigil-txd is back"},

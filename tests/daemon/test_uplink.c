@@ -1018,7 +1018,7 @@ static void test_spread_connects(void **state)
     struct vigild_uplink_settings s;
     assert_null(load(f->dir, "", &s));
     assert_int_equal(s.reconnect_ivl_ms, 1000);
-    assert_int_equal(s.reconnect_ivl_max_ms, 10000);
+    assert_int_equal(s.reconnect_ivl_max_ms, 5000);
     assert_int_equal(s.connect_delay_max_ms, 1000);
     vigild_uplink_settings_clear(&s);
 
