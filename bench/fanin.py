@@ -3,10 +3,13 @@
 sending one batch a second.
 
     fanin.py FANIN_LOAD VIGIL_TXD VIGIL_CLI PG_PRIVATE PLUGIN_DIR
+             --ingest-sender=INGEST_SENDER
              [--nodes 100,500,1000,2000,5000] [--seconds S] [--warmup-s S]
              [--groups K] [--pg-options '-c NAME=VALUE']
+             [--restart [--restart-at-s S]] [--handshakes N] [--copy-rows N]
              [fanin-load's options: --cores --ranks --activity-rate
-              --forwarded-share --disks --nets --nodes-per-job --drain-s]
+              --forwarded-share --disks --nets --nodes-per-job --drain-s
+              --reconnect-ivl-ms --reconnect-ivl-max-ms --connect-delay-max-ms]
 
 One private PostgreSQL cluster (tools/pg-private, its default settings:
 fsync and synchronous_commit on) serves the run; a database migrated once
@@ -19,13 +22,21 @@ as N nodes, each its own DEALER and key: see its comment for what a batch
 holds. After the run the database must hold exactly the batches vigil-txd
 acknowledged (ingested_batches), else the run fails.
 
+Before the steps, once a run: the COPY ceiling, bench/ingest's figure on
+this run's cluster (INGEST_SENDER's --copy-rows activity rows, default
+1,000,000, by psql's \\copy into a fresh database: the rows a second this
+PostgreSQL takes at best), and the cost of one CURVE handshake to
+vigil-txd: --handshakes (default 500) fresh connections at once to an idle
+vigil-txd (`fanin-load handshakes`), its CPU time from /proc over them
+divided by their number, and how long they all took.
+
 The table: offered and sustained (acknowledged) batches a second, ACK
 latency p50/p99 of the batches sent in the measured window (">" when the
 quantile falls among batches never acknowledged), vigil-txd's and
 PostgreSQL's CPU (share of one core, from /proc/PID/stat over the window,
 and per stored batch: what a shared machine's load changes least),
 vigil-txd's peak RSS (VmHWM), the rows a second the acknowledged batches
-stored, the load generator's own CPU (it shares the machine), the batches
+stored and their ratio to the COPY ceiling ("/ COPY"), the load generator's own CPU (it shares the machine), the batches
 held back (a node's socket full, or 64 unacknowledged) and the nodes
 vigil-txd heard from (logged once each).
 
@@ -35,8 +46,19 @@ database at once: several groups of nodes into one warehouse. Their figures
 are summed, the latencies merged. --pg-options sets PostgreSQL options on
 vigil-txd's connections, for diagnosis only (`-c synchronous_commit=off`
 shows what each batch's WAL flush costs, and breaks the promise that an
-acknowledged batch is on disk). The goal:
-2,000 nodes with p99 <= 1 s. It exits 0 whether the goal is met or not (a
+acknowledged batch is on disk). The nodes connect and reconnect as
+vigild's uplink does ([uplink] reconnect_ivl_ms, reconnect_ivl_max_ms,
+connect_delay_max_ms: fanin-load's options of the same names).
+
+--restart kills vigil-txd (SIGKILL) --restart-at-s (default 5) into each
+step's measured window and starts it again on the same endpoint, keys and
+database while the nodes go on sending; a second table says how long the
+old one took to end and the new one to serve, how long until every node's
+CURVE handshake succeeded again (fanin-load watches them) and until every
+node had a batch acknowledged again (each with the median and 90th
+percentile node), and the batches acknowledged meanwhile. The goals:
+2,000 nodes with p99 <= 1 s; with --restart, 2,000 nodes all heard again
+within 30 s. It exits 0 whether the goal is met or not (a
 measurement), 1 when the run failed."""
 import argparse
 import datetime
@@ -48,8 +70,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import bench_support
+import ingest
 from bench_support import FAILURES, RUN_TIMEOUT_S, Failed, free_port, log_tail, run
 
 GOAL_NODES = 2000
@@ -57,6 +81,9 @@ GOAL_P99_MS = 1000.0
 STOP_TIMEOUT_S = 20
 PROFILE = ("cores", "ranks", "activity_rate", "forwarded_share", "disks", "nets",
            "nodes_per_job", "drain_s")
+# As vigild's [uplink] keys of the same names; fanin-load's defaults are theirs.
+RECONNECT = ("reconnect_ivl_ms", "reconnect_ivl_max_ms", "connect_delay_max_ms")
+GOAL_RESTART_S = 30.0
 
 
 class Cluster(bench_support.Cluster):
@@ -69,6 +96,9 @@ class Cluster(bench_support.Cluster):
 
 
 def start_txd(args, cluster, database, work, port):
+    """vigil-txd with a key pair of its own and `work`/authorized as its
+    nodes' keys. Its pid, endpoint, public key and log; restart_txd starts
+    it again from the same files."""
     txd_key = os.path.join(work, "txd.key")
     run([args.vigil_cli, "keygen", txd_key], "vigil keygen")
     with open(txd_key + ".pub") as f:
@@ -81,12 +111,18 @@ def start_txd(args, cluster, database, work, port):
                    f"[warehouse]\nconninfo = {cluster.conninfo_for(database)}"
                    + (f" options='{args.pg_options}'" if args.pg_options else "")
                    + "\nmigrate = false\n")
-    log_path = os.path.join(work, "txd.log")
-    pid_path = os.path.join(work, "txd.pid")
+    pid, log_path = launch_txd(args, cluster, work, "txd")
+    return pid, endpoint, server_public, log_path
+
+
+def launch_txd(args, cluster, work, name):
+    """vigil-txd from `work`/txd.conf, its log `work`/NAME.log."""
+    log_path = os.path.join(work, f"{name}.log")
     env = dict(cluster.env, VIGIL_PLUGIN_DIR=args.plugin_dir)
     prefix = args.txd_prefix.split() if args.txd_prefix else []
-    pid = bench_support.start_txd(args.vigil_txd, config, pid_path, log_path, env, prefix)
-    return pid, endpoint, server_public, log_path
+    pid = bench_support.start_txd(args.vigil_txd, os.path.join(work, "txd.conf"),
+                                  os.path.join(work, f"{name}.pid"), log_path, env, prefix)
+    return pid, log_path
 
 
 def stop_txd(pid, log_path):
@@ -109,17 +145,25 @@ def stop_txd(pid, log_path):
         os.close(pidfd)
 
 
+def load_options(args):
+    """fanin-load's options that bench-fanin passes on as given."""
+    options = []
+    for name in PROFILE + RECONNECT:
+        value = getattr(args, name)
+        if value is not None:
+            options += [f"--{name.replace('_', '-')}", str(value)]
+    return options
+
+
 def group_run(args, cluster, database, work, nodes, first_node_id):
     """One vigil-txd and its fanin-load: started, not waited for."""
     os.makedirs(work)
     run([args.fanin_load, "keygen", str(nodes), work], "fanin-load keygen")
     pid, endpoint, server_public, log_path = start_txd(args, cluster, database, work,
                                                        free_port())
-    profile = []
-    for name in PROFILE:
-        value = getattr(args, name)
-        if value is not None:
-            profile += [f"--{name.replace('_', '-')}", str(value)]
+    profile = load_options(args)
+    if args.restart:
+        profile += ["--restart-at-s", str(args.restart_at_s)]
     latencies = os.path.join(work, "latencies")
     load = subprocess.Popen([args.fanin_load, "run", endpoint, work,
                              f"--server-key={server_public}",
@@ -127,9 +171,39 @@ def group_run(args, cluster, database, work, nodes, first_node_id):
                              "--seconds", str(args.seconds), "--warmup-s", str(args.warmup_s),
                              "--txd-pid", str(pid), "--postmaster-pid",
                              str(cluster.postmaster_pid()), "--latencies-out", latencies]
-                            + profile, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            + profile, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    return {"pid": pid, "log": log_path, "load": load, "latencies": latencies}
+    return {"pid": pid, "log": log_path, "load": load, "latencies": latencies, "work": work,
+            "logs": [log_path]}
+
+
+def restart_when_asked(args, cluster, g):
+    """--restart: waits for fanin-load's "restart", then SIGKILLs vigil-txd
+    (nothing it has not acknowledged is stored twice or lost: the nodes
+    send again) and starts it again on the same endpoint, keys and
+    database, and tells fanin-load its pid. The output read so far."""
+    seen = []
+    for line in g["load"].stdout:
+        seen.append(line)
+        if line.strip() == "restart":
+            asked = time.monotonic()
+            os.kill(g["pid"], signal.SIGKILL)
+            pidfd = os.pidfd_open(g["pid"])
+            try:
+                poller = select.poll()
+                poller.register(pidfd, select.POLLIN)
+                poller.poll()
+            finally:
+                os.close(pidfd)
+            g["gone_s"] = time.monotonic() - asked
+            g["pid"], log_path = launch_txd(args, cluster, g["work"], "txd-restarted")
+            g["back_s"] = time.monotonic() - asked
+            g["logs"].append(log_path)
+            g["log"] = log_path
+            g["load"].stdin.write(f"{g['pid']}\n")
+            g["load"].stdin.flush()
+            break
+    return "".join(seen)
 
 
 def merged(parts, nodes):
@@ -169,8 +243,10 @@ def step(args, cluster, nodes, work_root):
             first += count
         parts = []
         for g in groups:
+            before = restart_when_asked(args, cluster, g) if args.restart else ""
             try:
                 out, err = g["load"].communicate(timeout=RUN_TIMEOUT_S)
+                out = before + out
             except subprocess.TimeoutExpired:
                 g["load"].kill()
                 raise Failed(f"fanin-load did not finish within {RUN_TIMEOUT_S} s") from None
@@ -180,6 +256,8 @@ def step(args, cluster, nodes, work_root):
             part = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
             with open(g["latencies"]) as f:
                 part["latencies_ms"] = [float(line) for line in f]
+            if "back_s" in g:
+                part.update(restart_gone_s=g["gone_s"], restart_back_s=g["back_s"])
             parts.append(part)
     finally:
         killed = 0
@@ -198,8 +276,11 @@ def step(args, cluster, nodes, work_root):
     # whose CURVE handshake waits on a busy vigil-txd sends nothing.
     heard = 0
     for g in groups:
-        with open(g["log"], errors="replace") as log:
-            heard += len(set(re.findall(r"node (\d+) connected", log.read())))
+        nodes_heard = set()
+        for path in g["logs"]:
+            with open(path, errors="replace") as log:
+                nodes_heard |= set(re.findall(r"node (\d+) connected", log.read()))
+        heard += len(nodes_heard)
     figures["nodes_heard"] = heard
     del figures["latencies_ms"]
     stored = int(cluster.psql(database, "SELECT count(*) FROM ingested_batches"))
@@ -213,6 +294,56 @@ def step(args, cluster, nodes, work_root):
     return figures
 
 
+def copy_ceiling(args, cluster, work):
+    """bench/ingest's COPY figure on this run's cluster: --copy-rows activity
+    rows (ingest-sender's, the same rows bench-ingest stores) by psql's
+    \\copy into a fresh database, after a CHECKPOINT and a sync. Rows a
+    second: what this PostgreSQL takes at best, vigil-txd's ceiling."""
+    now_s = int(time.time())
+    # One hour into today, UTC: fanin_template holds today's partition.
+    start_realtime_ns = (now_s - now_s % 86400 + 3600) * 10**9
+    copy_file = os.path.join(work, "activities.copy")
+    run([args.ingest_sender, "copy-file", copy_file, "--rows", str(args.copy_rows),
+         "--start-realtime-ns", str(start_realtime_ns)], "ingest-sender copy-file")
+    database = "fanin_copy"
+    cluster.psql("postgres", f"CREATE DATABASE {database} TEMPLATE fanin_template")
+    cluster.psql("postgres", "CHECKPOINT")
+    os.sync()
+    try:
+        elapsed, _ = ingest.run_copy(argparse.Namespace(copy_file=copy_file), cluster, database,
+                                     work)
+        stored = int(cluster.psql(database, "SELECT count(*) FROM activities"))
+        if stored != args.copy_rows:
+            raise Failed(f"COPY ceiling: {stored} activities stored, {args.copy_rows} expected")
+    finally:
+        cluster.psql("postgres", f"DROP DATABASE IF EXISTS {database}")
+        os.unlink(copy_file)
+    return args.copy_rows / elapsed
+
+
+def handshake_cost(args, cluster, work_root):
+    """vigil-txd's CPU per CURVE handshake: --handshakes fresh connections
+    at once to an idle vigil-txd (fanin-load handshakes), each watched until
+    its handshake succeeds; its CPU time from /proc over them."""
+    database = "fanin_handshakes"
+    cluster.psql("postgres", f"CREATE DATABASE {database} TEMPLATE fanin_template")
+    work = os.path.join(work_root, "handshakes")
+    os.makedirs(work)
+    pid = None
+    try:
+        run([args.fanin_load, "keygen", str(args.handshakes), work], "fanin-load keygen")
+        pid, endpoint, server_public, log_path = start_txd(args, cluster, database, work,
+                                                           free_port())
+        out = run([args.fanin_load, "handshakes", endpoint, work, f"--server-key={server_public}",
+                   "--nodes", str(args.handshakes), "--txd-pid", str(pid)],
+                  "fanin-load handshakes")
+        return json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+    finally:
+        if pid is not None:
+            stop_txd(pid, log_path)
+        cluster.psql("postgres", f"DROP DATABASE IF EXISTS {database}")
+
+
 def latency(ms):
     return "  >drain" if ms < 0 else f"{ms:8.0f}"
 
@@ -223,24 +354,53 @@ def per_batch_ms(share, f):
     return f"{1000 * share / f['acked_per_s']:>6.1f}" if f["acked_per_s"] > 0 else "     -"
 
 
-def report(rows):
+def report(rows, ceiling):
     print("\n  nodes  offered/s  acked/s   p50 ms   p99 ms  txd CPU  ms/batch  txd RSS MiB  "
-          "PG CPU  ms/batch    rows/s  load CPU  batch KiB  held back  heard")
+          "PG CPU  ms/batch    rows/s  / COPY  load CPU  batch KiB  held back  heard")
     for f in rows:
         print(f"  {f['nodes']:>5} {f['offered_per_s']:>10.0f} {f['acked_per_s']:>8.0f} "
               f"{latency(f['p50_ms'])} {latency(f['p99_ms'])} {f['txd_cpu_share']:>8.2f} "
               f"{per_batch_ms(f['txd_cpu_share'], f):>9} "
               f"{f['txd_peak_rss_kib'] / 1024:>12.0f} {f['pg_cpu_share']:>7.2f} "
               f"{per_batch_ms(f['pg_cpu_share'], f):>9} "
-              f"{f['rows_per_s']:>9.0f} {f['load_cpu_share']:>9.2f} "
+              f"{f['rows_per_s']:>9.0f} {f['rows_per_s'] / ceiling:>7.3f} "
+              f"{f['load_cpu_share']:>9.2f} "
               f"{f['mean_batch_bytes'] / 1024:>10.1f} {f['held_back']:>10} {f['nodes_heard']:>6}"
               + ("   (vigil-txd killed: still storing its queue)" if f["txd_killed"] else ""))
+    print(f"  / COPY: vigil-txd's rows/s over the COPY ceiling of this run, {ceiling:,.0f} rows/s")
+    restarted = [f for f in rows if "restart_heard" in f]
+    if restarted:
+        print("\n  vigil-txd killed and started again while the nodes send (seconds from the "
+              "kill):\n"
+              "                       handshakes again               a batch acknowledged again\n"
+              "  nodes  gone  serving   nodes    all    p50    p90   nodes    all    p50    p90  "
+              "acked meanwhile  acked/s")
+
+        def seconds(value):
+            return f"{value:>6.1f}" if value >= 0 else "     -"
+        for f in restarted:
+            print(f"  {f['nodes']:>5} {f['restart_gone_s']:>5.1f} {f['restart_back_s']:>8.1f} "
+                  f"{f['restart_handshaken']:>7} "
+                  f"{seconds(f['restart_handshakes_all_s'])} "
+                  f"{seconds(f['restart_handshakes_p50_s'])} "
+                  f"{seconds(f['restart_handshakes_p90_s'])} {f['restart_heard']:>7} "
+                  f"{seconds(f['restart_all_heard_s'])} {seconds(f['restart_p50_s'])} "
+                  f"{seconds(f['restart_p90_s'])} {f['restart_acked']:>16} "
+                  f"{f['restart_acked_per_s']:>8.0f}")
+        print("  gone: until the old vigil-txd had ended; serving: until the new one served. "
+              "\"-\": not every node\n  within the window. A batch acknowledged waits for "
+              "the batches queued before it.")
     goal = [f for f in rows if f["nodes"] == GOAL_NODES]
     if goal:
         f = goal[0]
         met = 0 <= f["p99_ms"] <= GOAL_P99_MS and f["acked_per_s"] >= 0.99 * f["offered_per_s"]
-        print(f"goal: {GOAL_NODES} nodes at one batch a second, p99 <= {GOAL_P99_MS:.0f} ms: "
-              f"{'met' if met else 'NOT met'}")
+        if "restart_heard" in f:
+            met = 0 <= f["restart_all_heard_s"] <= GOAL_RESTART_S
+            print(f"goal: {GOAL_NODES} nodes all heard again within {GOAL_RESTART_S:.0f} s of "
+                  f"a vigil-txd restart: {'met' if met else 'NOT met'}")
+        else:
+            print(f"goal: {GOAL_NODES} nodes at one batch a second, p99 <= {GOAL_P99_MS:.0f} ms: "
+                  f"{'met' if met else 'NOT met'}")
 
 
 def main():
@@ -266,8 +426,18 @@ def main():
     # A profiler for vigil-txd: "valgrind --tool=callgrind
     # --callgrind-out-file=/tmp/txd.%p" (valgrind follows it as it detaches).
     parser.add_argument("--txd-prefix")
+    # vigild's reconnect spreading, as its [uplink] keys.
+    parser.add_argument("--reconnect-ivl-ms", type=int)
+    parser.add_argument("--reconnect-ivl-max-ms", type=int)
+    parser.add_argument("--connect-delay-max-ms", type=int)
+    parser.add_argument("--restart", action="store_true")
+    parser.add_argument("--restart-at-s", type=int, default=5)
+    parser.add_argument("--handshakes", type=int, default=500)
+    parser.add_argument("--ingest-sender", required=True)
+    parser.add_argument("--copy-rows", type=int, default=1_000_000)
     args = parser.parse_args()
-    for name in ("fanin_load", "vigil_txd", "vigil_cli", "pg_private", "plugin_dir"):
+    for name in ("fanin_load", "vigil_txd", "vigil_cli", "pg_private", "plugin_dir",
+                 "ingest_sender"):
         setattr(args, name, os.path.abspath(getattr(args, name)))
     try:
         steps = [int(n) for n in args.nodes.split(",")]
@@ -277,6 +447,10 @@ def main():
             or args.groups < 1:
         parser.error("node counts at least --groups (1), --seconds at least 1, "
                      "--warmup-s at least 0")
+    if args.restart and (args.groups != 1 or not 0 <= args.restart_at_s < args.seconds):
+        parser.error("--restart: with one group, and --restart-at-s within --seconds")
+    if args.handshakes < 1 or args.copy_rows < 1:
+        parser.error("--handshakes and --copy-rows: at least 1")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench-fanin: terminated"))
     try:
         with tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-") as work, \
@@ -290,6 +464,13 @@ def main():
                     cluster.psql("fanin_template", f"SELECT vigil_activity_partition('{day}')")
                 print(f"bench-fanin: {cluster.description()}; {os.cpu_count()} cores, load "
                       f"average {os.getloadavg()[0]:.1f} at the start", flush=True)
+                ceiling = copy_ceiling(args, cluster, work)
+                print(f"COPY ceiling (bench/ingest's psql \\copy of {args.copy_rows:,} activity "
+                      f"rows): {ceiling:,.0f} rows/s", flush=True)
+                cost = handshake_cost(args, cluster, work)
+                print(f"CURVE handshakes: {cost['handshakes']} fresh connections at once took "
+                      f"{cost['seconds']:.2f} s and {cost['txd_cpu_s']:.2f} s of vigil-txd's CPU: "
+                      f"{cost['txd_cpu_ms_each']:.2f} ms each", flush=True)
                 rows = []
                 for nodes in steps:
                     figures = step(args, cluster, nodes, work)
@@ -298,7 +479,9 @@ def main():
                 print(f"one batch a second per node: {rows[0]['metrics']} metrics, "
                       f"{rows[0]['ranks']} processes; load average "
                       f"{os.getloadavg()[0]:.1f} at the end")
-                report(rows)
+                print(f"CURVE handshake: {cost['txd_cpu_ms_each']:.2f} ms of vigil-txd's CPU each "
+                      f"({cost['handshakes']} at once); COPY ceiling {ceiling:,.0f} rows/s")
+                report(rows, ceiling)
     except FAILURES as failure:
         print(f"bench-fanin: {failure}", file=sys.stderr)
         sys.exit(1)

@@ -10,6 +10,17 @@
  *   fanin-load run ENDPOINT DIR --server-key=KEY --nodes N ...
  *                               (KEY: vigil-txd's public key; with "=",
  *                               since a Z85 key may begin with "-")
+ *   fanin-load handshakes ENDPOINT DIR --server-key=KEY --nodes N
+ *              --txd-pid PID   N fresh connections at once, each until its
+ *                               CURVE handshake succeeds: vigil-txd's CPU
+ *                               time (/proc) per handshake, and how long
+ *                               they all took
+ *
+ * Each node connects and reconnects as vigild's uplink does: its first
+ * connect a random time below --connect-delay-max-ms after the start, its
+ * reconnect interval drawn between --reconnect-ivl-ms and twice that, with
+ * ZeroMQ's backoff up to --reconnect-ivl-max-ms (the [uplink] keys of the
+ * same names, and their defaults).
  *
  * Each node sends one batch a cycle (--cycle-ms, 1 s), at its own phase in
  * the cycle (node i at i/N of it: vigild's cycles are not aligned across
@@ -40,7 +51,15 @@
  * (--txd-pid) and PostgreSQL (the children of --postmaster-pid) used then,
  * from /proc/PID/stat. Then it waits up to --drain-s for what is still
  * unacknowledged, and prints one JSON line (and, with --latencies-out, the
- * window's latencies for bench/fanin.py to merge several runs'). */
+ * window's latencies for bench/fanin.py to merge several runs').
+ *
+ * With --restart-at-s S, S seconds into the window it prints "restart"
+ * (bench/fanin.py then kills vigil-txd and starts it again on the same
+ * endpoint, and writes the new one's pid to its standard input) and
+ * measures from then: how long until each node has a batch acknowledged
+ * again (the last node's time is the restart's figure) and the batches
+ * acknowledged meanwhile. vigil-txd's CPU is then the old one's until the
+ * restart and the new one's after. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -68,6 +87,7 @@ struct options {
     gint64 nodes, seconds, warmup_s, drain_s, cycle_ms, tick_ms;
     gint64 cores, disks, nets, ranks, activity_rate, nodes_per_job, max_in_flight;
     gint64 first_node_id, io_threads, txd_pid, postmaster_pid;
+    gint64 reconnect_ivl_ms, reconnect_ivl_max_ms, connect_delay_max_ms, restart_at_s;
     double forwarded_share;
     char *latencies_out, *server_key;
 };
@@ -81,6 +101,10 @@ struct node {
     uint32_t *rows;         /* by sequence - 1: the rows the batch stores */
     uint64_t in_flight;
     struct vigil_wire_process *processes;
+    int64_t connect_at_ns;       /* monotonic; 0 once connected */
+    void *monitor;               /* --restart-at-s: its handshakes, else NULL */
+    int64_t handshaken_again_ns; /* after the restart: its first handshake's time; 0 not yet */
+    int64_t heard_again_ns;      /* after the restart: its first ACK's time; 0 not yet */
 };
 
 struct run {
@@ -98,6 +122,14 @@ struct run {
     uint64_t sent, sent_in_window, acked, acked_in_window, rows_in_window;
     uint64_t held_back, refused, unexpected, bytes_sent;
     GString *first_refusal;
+    /* --restart-at-s */
+    int64_t restart_ns;         /* 0 until asked for */
+    int64_t all_heard_ns;       /* every node heard again; 0 not yet */
+    uint64_t heard_again;       /* nodes with an ACK since the restart */
+    uint64_t restart_acked;     /* ACKs from the restart until every node was heard again */
+    GArray *heard_again_s;      /* each node's delay */
+    GArray *handshaken_again_s; /* each node's delay until its handshake succeeded again */
+    long new_txd_pid;           /* 0 until fanin.py says */
 };
 
 /* ---- keys -------------------------------------------------------------------------------------
@@ -385,6 +417,10 @@ static void open_node(struct run *r, void *context, struct node *n, const char *
      * batches must not fill this machine's memory while vigil-txd is
      * behind. */
     int zero = 0, send_hwm = 4, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
+    /* vigild's uplink: an interval of its own, ZeroMQ's backoff. */
+    int reconnect_ivl_ms = (int)r->o->reconnect_ivl_ms +
+                           g_random_int_range(0, (gint32)MAX(r->o->reconnect_ivl_ms, 1)),
+        reconnect_ivl_max_ms = (int)r->o->reconnect_ivl_max_ms;
     char routing_id[17];
     g_snprintf(routing_id, sizeof routing_id, "%016" PRIx64, n->node_id);
     if (zmq_setsockopt(n->socket, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
@@ -393,15 +429,46 @@ static void open_node(struct run *r, void *context, struct node *n, const char *
         zmq_setsockopt(n->socket, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
                        sizeof heartbeat_timeout_ms) != 0 ||
+        zmq_setsockopt(n->socket, ZMQ_RECONNECT_IVL, &reconnect_ivl_ms, sizeof reconnect_ivl_ms) !=
+            0 ||
+        zmq_setsockopt(n->socket, ZMQ_RECONNECT_IVL_MAX, &reconnect_ivl_max_ms,
+                       sizeof reconnect_ivl_max_ms) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_CURVE_SERVERKEY, server_key, KEY_CHARS + 1) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_CURVE_PUBLICKEY, n->public_key, KEY_CHARS + 1) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_CURVE_SECRETKEY, n->secret_key, KEY_CHARS + 1) != 0)
         bench_die("node %" G_GUINT64_FORMAT "'s socket options: %s", n->node_id,
                   zmq_strerror(zmq_errno()));
-    if (zmq_connect(n->socket, endpoint) != 0)
-        bench_die("connecting to %s: %s", endpoint, zmq_strerror(zmq_errno()));
+    (void)endpoint; /* connected when its time comes: connect_due */
+    n->connect_at_ns = bench_monotonic_ns() +
+                       (r->o->connect_delay_max_ms > 0
+                            ? g_random_int_range(0, (gint32)r->o->connect_delay_max_ms) * 1000000LL
+                            : 0);
     n->sent_ns = g_new0(int64_t, r->max_batches);
     n->rows = g_new0(uint32_t, r->max_batches);
+}
+
+/* Connects the nodes whose first connect is due; the next one's time, or
+ * INT64_MAX when all are connected. `order`: the nodes by connect time. */
+static int64_t connect_due(struct run *r, const char *endpoint, const gint64 *order,
+                           gint64 *connected, int64_t now)
+{
+    for (; *connected < r->o->nodes; ++*connected) {
+        struct node *n = &r->nodes[order[*connected]];
+        if (n->connect_at_ns > now)
+            return n->connect_at_ns;
+        if (zmq_connect(n->socket, endpoint) != 0)
+            bench_die("connecting to %s: %s", endpoint, zmq_strerror(zmq_errno()));
+        n->connect_at_ns = 0;
+    }
+    return INT64_MAX;
+}
+
+static gint compare_connect_at(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const struct node *nodes = data;
+    int64_t x = nodes[*(const gint64 *)a].connect_at_ns,
+            y = nodes[*(const gint64 *)b].connect_at_ns;
+    return x < y ? -1 : x > y;
 }
 
 static void acknowledged(struct run *r, struct node *n, uint64_t sequence)
@@ -413,6 +480,18 @@ static void acknowledged(struct run *r, struct node *n, uint64_t sequence)
     n->sent_ns[sequence - 1] = -1;
     n->in_flight--;
     r->acked++;
+    /* From the new vigil-txd only: fanin.py writes its pid once the old
+     * one is dead. The delay counts from the restart asked for. */
+    if (r->new_txd_pid > 0 && r->all_heard_ns == 0) {
+        r->restart_acked++;
+        if (n->heard_again_ns == 0) {
+            n->heard_again_ns = now;
+            double delay_s = (double)(now - r->restart_ns) / 1e9;
+            g_array_append_val(r->heard_again_s, delay_s);
+            if (++r->heard_again == (uint64_t)r->o->nodes)
+                r->all_heard_ns = now;
+        }
+    }
     if (now >= r->window_start_ns && now < r->window_end_ns) {
         r->acked_in_window++;
         r->rows_in_window += n->rows[sequence - 1];
@@ -420,6 +499,43 @@ static void acknowledged(struct run *r, struct node *n, uint64_t sequence)
     if (sent >= r->window_start_ns && sent < r->window_end_ns) {
         double ms = (double)(now - sent) / 1e6;
         g_array_append_val(r->latencies_ms, ms);
+    }
+}
+
+#define MONITOR_EVENT (1ULL << 62) /* in an epoll event's data: node i's monitor */
+
+static void watch_handshakes(void *context, struct node *n, gint64 i)
+{
+    char *address = g_strdup_printf("inproc://handshakes-%" G_GINT64_FORMAT, i);
+    n->monitor = zmq_socket(context, ZMQ_PAIR);
+    if (zmq_socket_monitor(n->socket, address, ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0 ||
+        n->monitor == NULL || zmq_connect(n->monitor, address) != 0)
+        bench_die("watching node %" G_GUINT64_FORMAT "'s handshakes: %s", n->node_id,
+                  zmq_strerror(zmq_errno()));
+    g_free(address);
+}
+
+/* Node n's handshakes so far: the first after the restart is noted. */
+static void drain_monitor(struct run *r, struct node *n)
+{
+    if (n->monitor == NULL)
+        return;
+    for (;;) {
+        zmq_msg_t event, address;
+        zmq_msg_init(&event);
+        if (zmq_msg_recv(&event, n->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&event);
+            return;
+        }
+        zmq_msg_init(&address);
+        zmq_msg_recv(&address, n->monitor, 0);
+        zmq_msg_close(&event);
+        zmq_msg_close(&address);
+        if (r->restart_ns != 0 && n->handshaken_again_ns == 0) {
+            n->handshaken_again_ns = bench_monotonic_ns();
+            double delay_s = (double)(n->handshaken_again_ns - r->restart_ns) / 1e9;
+            g_array_append_val(r->handshaken_again_s, delay_s);
+        }
     }
 }
 
@@ -517,6 +633,8 @@ static void run(const struct options *o, const char *endpoint, const char *serve
 {
     struct run r = {.o = o, .latencies_ms = g_array_new(FALSE, FALSE, sizeof(double))};
     r.first_refusal = g_string_new("");
+    r.heard_again_s = g_array_new(FALSE, FALSE, sizeof(double));
+    r.handshaken_again_s = g_array_new(FALSE, FALSE, sizeof(double));
     r.metrics =
         bench_node_metrics((unsigned)o->cores, (unsigned)o->disks, (unsigned)o->nets, &r.n_metrics);
     int64_t cycle_ns = o->cycle_ms * 1000000;
@@ -525,7 +643,9 @@ static void run(const struct options *o, const char *endpoint, const char *serve
     g_snprintf(r.run_tag, sizeof r.run_tag, "%" G_GINT64_FORMAT, g_get_real_time());
 
     void *context = zmq_ctx_new();
-    zmq_ctx_set(context, ZMQ_MAX_SOCKETS, (int)o->nodes + 16);
+    /* With --restart-at-s, each node's handshakes are watched: a monitor's
+     * PAIR inside ZeroMQ and ours. */
+    zmq_ctx_set(context, ZMQ_MAX_SOCKETS, (o->restart_at_s >= 0 ? 3 : 1) * (int)o->nodes + 16);
     zmq_ctx_set(context, ZMQ_IO_THREADS, (int)o->io_threads);
     r.nodes = g_new0(struct node, (gsize)o->nodes);
     read_keys(r.nodes, o->nodes, dir);
@@ -543,7 +663,25 @@ static void run(const struct options *o, const char *endpoint, const char *serve
         struct epoll_event e = {.events = EPOLLIN, .data.u64 = (uint64_t)i};
         if (epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e) != 0)
             bench_die("epoll_ctl: %s", g_strerror(errno));
+        if (o->restart_at_s >= 0) {
+            watch_handshakes(context, n, i);
+            if (zmq_getsockopt(n->monitor, ZMQ_FD, &fd, &fd_size) != 0)
+                bench_die("ZMQ_FD: %s", zmq_strerror(zmq_errno()));
+            e.data.u64 = MONITOR_EVENT | (uint64_t)i;
+            if (epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e) != 0)
+                bench_die("epoll_ctl: %s", g_strerror(errno));
+        }
     }
+    gint64 *connect_order = g_new(gint64, (gsize)o->nodes), connected = 0;
+    for (gint64 i = 0; i < o->nodes; i++)
+        connect_order[i] = i;
+    g_qsort_with_data(connect_order, (gint)o->nodes, sizeof *connect_order, compare_connect_at,
+                      r.nodes);
+    struct epoll_event stdin_event = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
+    if (o->restart_at_s >= 0 && epoll_ctl(epoll, EPOLL_CTL_ADD, STDIN_FILENO, &stdin_event) != 0)
+        bench_die("epoll_ctl on standard input: %s", g_strerror(errno));
+    double txd_cpu_before_restart = 0; /* the old vigil-txd's, in the window */
+    long txd_peak_rss_kib = 0;         /* the old vigil-txd's, at the restart */
     r.window_start_ns = r.start_ns + o->warmup_s * 1000000000;
     r.window_end_ns = r.window_start_ns + o->seconds * 1000000000;
     double txd_cpu_start = 0, txd_cpu_end = 0, pg_cpu_start = 0, pg_cpu_end = 0;
@@ -560,6 +698,15 @@ static void run(const struct options *o, const char *endpoint, const char *serve
     int64_t drain_end = 0;
     for (;;) {
         int64_t now = bench_monotonic_ns();
+        int64_t next_connect = connect_due(&r, endpoint, connect_order, &connected, now);
+        if (o->restart_at_s >= 0 && window_open && r.restart_ns == 0 &&
+            now >= r.window_start_ns + o->restart_at_s * 1000000000) {
+            txd_cpu_before_restart = cpu_seconds(o->txd_pid) - txd_cpu_start;
+            txd_peak_rss_kib = status_kib(o->txd_pid, "VmHWM:");
+            r.restart_ns = now;
+            printf("restart\n");
+            fflush(stdout);
+        }
         if (!window_open && now >= r.window_start_ns) {
             window_open = TRUE;
             txd_cpu_start = cpu_seconds(o->txd_pid);
@@ -568,7 +715,10 @@ static void run(const struct options *o, const char *endpoint, const char *serve
         }
         if (window_open && !window_closed && now >= r.window_end_ns) {
             window_closed = TRUE;
-            txd_cpu_end = cpu_seconds(o->txd_pid);
+            txd_cpu_end = r.restart_ns == 0
+                              ? cpu_seconds(o->txd_pid)
+                              : txd_cpu_start + txd_cpu_before_restart +
+                                    (r.new_txd_pid > 0 ? cpu_seconds(r.new_txd_pid) : 0);
             pg_cpu_end = server_cpu_seconds(o->postmaster_pid);
             own_cpu_end = bench_cpu_s();
         }
@@ -595,11 +745,13 @@ static void run(const struct options *o, const char *endpoint, const char *serve
         if (now - last_sweep >= SWEEP_NS) {
             /* ZMQ_FD signals edges; a signal consumed elsewhere is found
              * here. */
-            for (gint64 i = 0; i < o->nodes; i++)
+            for (gint64 i = 0; i < o->nodes; i++) {
                 drain(&r, &r.nodes[i]);
+                drain_monitor(&r, &r.nodes[i]);
+            }
             last_sweep = now;
         }
-        int64_t wait_ns = MIN(due - now, SWEEP_NS);
+        int64_t wait_ns = MIN(MIN(due, next_connect) - now, SWEEP_NS);
         if (!window_open)
             wait_ns = MIN(wait_ns, r.window_start_ns - now);
         else if (!window_closed)
@@ -608,9 +760,25 @@ static void run(const struct options *o, const char *endpoint, const char *serve
         int ready = epoll_wait(epoll, events, G_N_ELEMENTS(events), timeout_ms);
         if (ready < 0 && errno != EINTR)
             bench_die("epoll_wait: %s", g_strerror(errno));
-        for (int i = 0; i < ready; i++)
-            drain(&r, &r.nodes[events[i].data.u64]);
+        for (int i = 0; i < ready; i++) {
+            if (events[i].data.u64 == UINT64_MAX) {
+                /* fanin.py: the new vigil-txd's pid, a line. */
+                char line[32] = "";
+                ssize_t got = read(STDIN_FILENO, line, sizeof line - 1);
+                if (got <= 0) {
+                    epoll_ctl(epoll, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
+                    continue;
+                }
+                r.new_txd_pid = strtol(line, NULL, 10);
+                continue;
+            }
+            if (events[i].data.u64 & MONITOR_EVENT)
+                drain_monitor(&r, &r.nodes[events[i].data.u64 & ~MONITOR_EVENT]);
+            else
+                drain(&r, &r.nodes[events[i].data.u64]);
+        }
     }
+    g_free(connect_order);
 
     g_array_sort(r.latencies_ms, compare_double);
     if (o->latencies_out != NULL) {
@@ -625,6 +793,34 @@ static void run(const struct options *o, const char *endpoint, const char *serve
     }
     double window_s = (double)o->seconds;
     uint64_t unacked = r.sent - r.acked;
+    long txd_pid_now = r.restart_ns != 0 ? r.new_txd_pid : o->txd_pid;
+    txd_peak_rss_kib = MAX(txd_peak_rss_kib, status_kib(txd_pid_now, "VmHWM:"));
+    GString *restart = g_string_new("");
+    if (r.restart_ns != 0) {
+        g_array_sort(r.handshaken_again_s, compare_double);
+        guint shaken = r.handshaken_again_s->len;
+        g_string_append_printf(
+            restart,
+            ", \"restart_handshaken\": %u, \"restart_handshakes_all_s\": %.2f"
+            ", \"restart_handshakes_p50_s\": %.2f, \"restart_handshakes_p90_s\": %.2f",
+            shaken,
+            shaken == (guint)o->nodes ? g_array_index(r.handshaken_again_s, double, shaken - 1)
+                                      : -1,
+            shaken > 0 ? g_array_index(r.handshaken_again_s, double, shaken / 2) : -1,
+            shaken > 0 ? g_array_index(r.handshaken_again_s, double, shaken * 9 / 10) : -1);
+        g_array_sort(r.heard_again_s, compare_double);
+        guint heard = r.heard_again_s->len;
+        double all_s = r.all_heard_ns != 0 ? (double)(r.all_heard_ns - r.restart_ns) / 1e9 : -1;
+        double until_s = all_s >= 0 ? all_s : (double)(r.window_end_ns - r.restart_ns) / 1e9;
+        g_string_append_printf(
+            restart,
+            ", \"restart_heard\": %u, \"restart_all_heard_s\": %.2f"
+            ", \"restart_p50_s\": %.2f, \"restart_p90_s\": %.2f"
+            ", \"restart_acked\": %" PRIu64 ", \"restart_acked_per_s\": %.1f",
+            heard, all_s, heard > 0 ? g_array_index(r.heard_again_s, double, heard / 2) : -1,
+            heard > 0 ? g_array_index(r.heard_again_s, double, heard * 9 / 10) : -1,
+            r.restart_acked, until_s > 0 ? (double)r.restart_acked / until_s : 0);
+    }
     char *first_refusal = g_strescape(r.first_refusal->str, NULL);
     printf("{\"nodes\": %" G_GINT64_FORMAT ", \"metrics\": %u, \"ranks\": %" G_GINT64_FORMAT
            ", \"offered_per_s\": %.1f, \"sent_in_window\": %" PRIu64
@@ -633,19 +829,92 @@ static void run(const struct options *o, const char *endpoint, const char *serve
            ", \"load_cpu_share\": %.3f, \"txd_peak_rss_kib\": %ld, \"mean_batch_bytes\": %.0f"
            ", \"sent\": %" PRIu64 ", \"acked\": %" PRIu64 ", \"unacked\": %" PRIu64
            ", \"held_back\": %" PRIu64 ", \"refused\": %" PRIu64 ", \"unexpected\": %" PRIu64
-           ", \"first_refusal\": \"%s\"}\n",
+           ", \"first_refusal\": \"%s\"%s}\n",
            o->nodes, r.n_metrics, o->ranks, (double)o->nodes * 1000.0 / (double)o->cycle_ms,
            r.sent_in_window, (double)r.acked_in_window / window_s, quantile(&r, 0.5),
            quantile(&r, 0.99), quantile(&r, 1.0), (double)r.rows_in_window / window_s,
            (txd_cpu_end - txd_cpu_start) / window_s, (pg_cpu_end - pg_cpu_start) / window_s,
-           (own_cpu_end - own_cpu_start) / window_s, status_kib(o->txd_pid, "VmHWM:"),
+           (own_cpu_end - own_cpu_start) / window_s, txd_peak_rss_kib,
            r.sent > 0 ? (double)r.bytes_sent / (double)r.sent : 0.0, r.sent, r.acked, unacked,
-           r.held_back, r.refused, r.unexpected, first_refusal);
+           r.held_back, r.refused, r.unexpected, first_refusal, restart->str);
     g_free(first_refusal);
+    g_string_free(restart, TRUE);
     fflush(stdout);
     /* Closing 5,000 sockets one by one takes a while, and the process
      * ends here anyway. */
     _exit(r.refused > 0 || r.unexpected > 0 ? 2 : 0);
+}
+
+/* N fresh connections at once, each watched until its CURVE handshake
+ * succeeds: vigil-txd's CPU (all its threads: ZeroMQ's I/O thread doing
+ * the curve25519, its loop answering ZAP) over them, per handshake. */
+static void handshakes(const struct options *o, const char *endpoint, const char *dir)
+{
+    void *context = zmq_ctx_new();
+    /* Each node: its DEALER, the monitor's PAIR inside ZeroMQ and ours. */
+    zmq_ctx_set(context, ZMQ_MAX_SOCKETS, 3 * (int)o->nodes + 16);
+    struct node *nodes = g_new0(struct node, (gsize)o->nodes);
+    read_keys(nodes, o->nodes, dir);
+    void **monitors = g_new0(void *, (gsize)o->nodes);
+    zmq_pollitem_t *items = g_new0(zmq_pollitem_t, (gsize)o->nodes);
+    struct options no_delay = *o;
+    no_delay.connect_delay_max_ms = 0;
+    struct run r = {.o = &no_delay, .max_batches = 1};
+    for (gint64 i = 0; i < o->nodes; i++) {
+        nodes[i].node_id = (uint64_t)(o->first_node_id + i);
+        open_node(&r, context, &nodes[i], endpoint, o->server_key);
+        char *address = g_strdup_printf("inproc://handshake-%" G_GINT64_FORMAT, i);
+        monitors[i] = zmq_socket(context, ZMQ_PAIR);
+        if (zmq_socket_monitor(nodes[i].socket, address,
+                               ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                   ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0 ||
+            monitors[i] == NULL || zmq_connect(monitors[i], address) != 0)
+            bench_die("watching node %" G_GINT64_FORMAT "'s handshake: %s", i,
+                      zmq_strerror(zmq_errno()));
+        g_free(address);
+        items[i] = (zmq_pollitem_t){monitors[i], 0, ZMQ_POLLIN, 0};
+    }
+    double cpu_start = cpu_seconds(o->txd_pid);
+    int64_t start_ns = bench_monotonic_ns();
+    for (gint64 i = 0; i < o->nodes; i++)
+        if (zmq_connect(nodes[i].socket, endpoint) != 0)
+            bench_die("connecting to %s: %s", endpoint, zmq_strerror(zmq_errno()));
+    gint64 done = 0;
+    int64_t deadline_ns = start_ns + 300 * 1000000000LL;
+    while (done < o->nodes) {
+        if (bench_monotonic_ns() > deadline_ns)
+            bench_die("%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " handshakes in 300 s", done,
+                      o->nodes);
+        if (zmq_poll(items, (int)o->nodes, 1000) < 0 && zmq_errno() != EINTR)
+            bench_die("zmq_poll: %s", zmq_strerror(zmq_errno()));
+        for (gint64 i = 0; i < o->nodes; i++) {
+            if (!(items[i].revents & ZMQ_POLLIN))
+                continue;
+            zmq_msg_t event, address;
+            zmq_msg_init(&event);
+            zmq_msg_init(&address);
+            if (zmq_msg_recv(&event, monitors[i], 0) < 6 ||
+                zmq_msg_recv(&address, monitors[i], 0) < 0)
+                bench_die("node %" G_GINT64_FORMAT "'s monitor: %s", i, zmq_strerror(zmq_errno()));
+            uint16_t id;
+            memcpy(&id, zmq_msg_data(&event), sizeof id);
+            if (id != ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+                bench_die("node %" G_GINT64_FORMAT "'s handshake failed (event %u): is its key "
+                          "in vigil-txd's curve_authorized_keys?",
+                          i, id);
+            zmq_msg_close(&event);
+            zmq_msg_close(&address);
+            items[i].events = 0; /* done: not polled again */
+            done++;
+        }
+    }
+    double seconds = (double)(bench_monotonic_ns() - start_ns) / 1e9;
+    double cpu_s = cpu_seconds(o->txd_pid) - cpu_start;
+    printf("{\"handshakes\": %" G_GINT64_FORMAT ", \"seconds\": %.3f, \"txd_cpu_s\": %.3f"
+           ", \"txd_cpu_ms_each\": %.3f}\n",
+           o->nodes, seconds, cpu_s, 1000 * cpu_s / (double)o->nodes);
+    fflush(stdout);
+    _exit(0); /* closing them one by one takes a while */
 }
 
 int main(int argc, char **argv)
@@ -666,7 +935,11 @@ int main(int argc, char **argv)
                         .nodes_per_job = 64,
                         .max_in_flight = 64,
                         .first_node_id = 1,
-                        .io_threads = 1};
+                        .io_threads = 1,
+                        .reconnect_ivl_ms = 1000,
+                        .reconnect_ivl_max_ms = 5000,
+                        .connect_delay_max_ms = 1000,
+                        .restart_at_s = -1};
     GOptionEntry entries[] = {
         {"nodes", 0, 0, G_OPTION_ARG_INT64, &o.nodes, "nodes simulated (default 100)", "N"},
         {"seconds", 0, 0, G_OPTION_ARG_INT64, &o.seconds, "measured (default 20)", "S"},
@@ -696,6 +969,14 @@ int main(int argc, char **argv)
          "run: vigil-txd's CURVE public key", "KEY"},
         {"latencies-out", 0, 0, G_OPTION_ARG_FILENAME, &o.latencies_out,
          "the window's ACK latencies (ms), one a line", "FILE"},
+        {"reconnect-ivl-ms", 0, 0, G_OPTION_ARG_INT64, &o.reconnect_ivl_ms,
+         "as [uplink] reconnect_ivl_ms (default 1000)", "MS"},
+        {"reconnect-ivl-max-ms", 0, 0, G_OPTION_ARG_INT64, &o.reconnect_ivl_max_ms,
+         "as [uplink] reconnect_ivl_max_ms (default 5000)", "MS"},
+        {"connect-delay-max-ms", 0, 0, G_OPTION_ARG_INT64, &o.connect_delay_max_ms,
+         "as [uplink] connect_delay_max_ms (default 1000)", "MS"},
+        {"restart-at-s", 0, 0, G_OPTION_ARG_INT64, &o.restart_at_s,
+         "ask for vigil-txd's restart this far into the window (default: none)", "S"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *context = g_option_context_new(
@@ -712,8 +993,8 @@ int main(int argc, char **argv)
         keygen(n, argv[3]);
         return 0;
     }
-    if (argc != 4 || strcmp(argv[1], "run") != 0)
-        bench_die("expected keygen N DIR, or run ENDPOINT DIR --server-key=KEY");
+    if (argc != 4 || (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "handshakes") != 0))
+        bench_die("expected keygen N DIR, or run|handshakes ENDPOINT DIR --server-key=KEY");
     if (o.server_key == NULL || strlen(o.server_key) != KEY_CHARS)
         bench_die("--server-key=%s: not a CURVE public key (40 characters of Z85)",
                   o.server_key != NULL ? o.server_key : "");
@@ -731,6 +1012,20 @@ int main(int argc, char **argv)
     if (o.nodes_per_job < 1 || o.max_in_flight < 1 || o.io_threads < 1 || o.first_node_id < 1 ||
         o.activity_rate < 0)
         bench_die("--nodes-per-job, --max-in-flight, --io-threads, --first-node-id: at least 1");
+    if (o.reconnect_ivl_ms < 10 || o.reconnect_ivl_ms > 600000 || o.reconnect_ivl_max_ms < 0 ||
+        o.reconnect_ivl_max_ms > 3600000 || o.connect_delay_max_ms < 0 ||
+        o.connect_delay_max_ms > 600000)
+        bench_die("--reconnect-ivl-ms from 10 to 600000, --reconnect-ivl-max-ms from 0 to "
+                  "3600000, --connect-delay-max-ms from 0 to 600000 (as vigild's keys)");
+    if (o.restart_at_s >= o.seconds)
+        bench_die("--restart-at-s %" G_GINT64_FORMAT
+                  ": within the window (--seconds %" G_GINT64_FORMAT ")",
+                  o.restart_at_s, o.seconds);
+    if (strcmp(argv[1], "handshakes") == 0) {
+        if (o.txd_pid <= 0)
+            bench_die("handshakes: --txd-pid, whose CPU they cost");
+        handshakes(&o, argv[2], argv[3]);
+    }
     run(&o, argv[2], o.server_key, argv[3]);
     return 0;
 }

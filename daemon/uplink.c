@@ -59,8 +59,6 @@
 #include "vigild_error.h"
 
 #define MAX_IN_FLIGHT        64
-#define RECONNECT_IVL_MS     100
-#define RECONNECT_IVL_MAX_MS 5000
 #define HEARTBEAT_IVL_MS     5000 /* finds a vigil-txd whose host vanished */
 #define HEARTBEAT_TIMEOUT_MS 15000
 #define MAX_RECEIVED_BYTES   (4 << 20) /* acks and states are small */
@@ -255,6 +253,7 @@ struct vigild_uplink {
     gint64 spool_retry_us; /* after a spool write failed */
     gint64 read_retry_us;  /* after a spooled batch could not be read back */
     gboolean connected;
+    gint64 connect_at_us;              /* monotonic: the first connect's time; 0 once made */
     gboolean handshake_failing;        /* warned already */
     struct vigild_uplink_stats counts; /* the counters; the rest is filled when published */
 };
@@ -1046,9 +1045,34 @@ static long next_timeout_ms(struct vigild_uplink *u, gint64 now)
     }
     if (!g_queue_is_empty(&u->unsent) && u->read_retry_us > now)
         due = MIN(due, u->read_retry_us);
+    if (u->connect_at_us != 0)
+        due = MIN(due, u->connect_at_us);
     if (due == G_MAXINT64)
         return -1;
     return due <= now ? 0 : (long)((due - now + 999) / 1000);
+}
+
+static gboolean connect_dealer(struct vigild_uplink *u, GError **error)
+{
+    u->connect_at_us = 0;
+    if (zmq_connect(u->dealer, u->settings.endpoint) == 0)
+        return TRUE;
+    g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
+                "[uplink] endpoint = %s: %s", u->settings.endpoint, zmq_strerror(errno));
+    return FALSE;
+}
+
+/* The first connect, once its random delay is over. The endpoint's form
+ * was checked at start; what fails now (a host name that no longer
+ * resolves) is logged and shown by `vigil status`, and batches spool. */
+static void connect_when_due(struct vigild_uplink *u, gint64 now)
+{
+    GError *error = NULL;
+    if (u->connect_at_us == 0 || now < u->connect_at_us || connect_dealer(u, &error))
+        return;
+    g_critical("uplink: %s; batches are spooled, not sent", error->message);
+    set_last_error(u, "%s", error->message);
+    g_error_free(error);
 }
 
 static gpointer run(gpointer data)
@@ -1058,6 +1082,7 @@ static gpointer run(gpointer data)
         if (take_inbox(u))
             break;
         gint64 now = g_get_monotonic_time();
+        connect_when_due(u, now);
         spool_due(u, now, FALSE);
         resend_due(u, now);
         gboolean blocked = send_what_fits(u);
@@ -1144,6 +1169,21 @@ static gboolean set_int_option(void *socket, int option, const char *name, int v
     return set_option(socket, option, name, &value, sizeof value, error);
 }
 
+/* What zmq_connect would refuse at once, checked when the connect itself
+ * comes later: the transport, and for TCP a host and a port. */
+static gboolean endpoint_form_ok(const char *endpoint)
+{
+    if (g_str_has_prefix(endpoint, "ipc://") || g_str_has_prefix(endpoint, "inproc://"))
+        return endpoint[strlen(endpoint) - 1] != '/';
+    char *host = NULL;
+    gint port = -1;
+    gboolean ok = g_str_has_prefix(endpoint, "tcp://") &&
+                  g_uri_split_network(endpoint, G_URI_FLAGS_NONE, NULL, &host, &port, NULL) &&
+                  host != NULL && host[0] != '\0' && port > 0 && port < 65536;
+    g_free(host);
+    return ok;
+}
+
 static gboolean make_sockets(struct vigild_uplink *u, GError **error)
 {
     const struct vigild_uplink_settings *s = &u->settings;
@@ -1155,12 +1195,17 @@ static gboolean make_sockets(struct vigild_uplink *u, GError **error)
         return FALSE;
     }
     int64_t max_received = MAX_RECEIVED_BYTES;
+    /* This node's own interval, so that nodes disconnected together (a
+     * vigil-txd restart) do not retry together; ZeroMQ adds a random part
+     * below it at each try, and doubles it up to the maximum. */
+    int reconnect_ivl_ms =
+        (int)s->reconnect_ivl_ms + g_random_int_range(0, (gint32)MAX(s->reconnect_ivl_ms, 1u));
     if (!set_int_option(u->dealer, ZMQ_IMMEDIATE, "ZMQ_IMMEDIATE", 1, error) ||
         !set_int_option(u->dealer, ZMQ_LINGER, "ZMQ_LINGER", 0, error) ||
-        !set_int_option(u->dealer, ZMQ_RECONNECT_IVL, "ZMQ_RECONNECT_IVL", RECONNECT_IVL_MS,
+        !set_int_option(u->dealer, ZMQ_RECONNECT_IVL, "ZMQ_RECONNECT_IVL", reconnect_ivl_ms,
                         error) ||
         !set_int_option(u->dealer, ZMQ_RECONNECT_IVL_MAX, "ZMQ_RECONNECT_IVL_MAX",
-                        RECONNECT_IVL_MAX_MS, error) ||
+                        (int)s->reconnect_ivl_max_ms, error) ||
         !set_int_option(u->dealer, ZMQ_HEARTBEAT_IVL, "ZMQ_HEARTBEAT_IVL", HEARTBEAT_IVL_MS,
                         error) ||
         !set_int_option(u->dealer, ZMQ_HEARTBEAT_TIMEOUT, "ZMQ_HEARTBEAT_TIMEOUT",
@@ -1196,11 +1241,19 @@ static gboolean make_sockets(struct vigild_uplink *u, GError **error)
                     "uplink: cannot watch the connection: %s", zmq_strerror(errno));
         return FALSE;
     }
-    if (zmq_connect(u->dealer, s->endpoint) != 0) {
+    if (s->connect_delay_max_ms == 0)
+        return connect_dealer(u, error);
+    /* Nodes started together (a cluster's boot) spread their first
+     * handshakes; the thread connects when the time comes. */
+    if (!endpoint_form_ok(s->endpoint)) {
         g_set_error(error, VIGIL_CONFIG_ERROR, VIGIL_CONFIG_ERROR_BAD_VALUE,
-                    "[uplink] endpoint = %s: %s", s->endpoint, zmq_strerror(errno));
+                    "[uplink] endpoint = %s: not a ZeroMQ endpoint vigild can connect to "
+                    "(tcp://HOST:PORT or ipc://PATH)",
+                    s->endpoint);
         return FALSE;
     }
+    u->connect_at_us = g_get_monotonic_time() +
+                       g_random_int_range(0, (gint32)s->connect_delay_max_ms) * (gint64)1000;
     return TRUE;
 }
 

@@ -31,7 +31,12 @@ struct vigild_uplink_settings {
     uint64_t memory_max_bytes;
     uint64_t in_flight_max_bytes;
     uint64_t refused_max_bytes;
-    char *curve_server_key; /* Z85 text; "": no CURVE */
+    /* Spread so that a thousand nodes do not all come back at once after
+     * vigil-txd restarts (each CURVE handshake costs it a curve25519). */
+    guint reconnect_ivl_ms;     /* this node's, drawn in [it, 2 × it) */
+    guint reconnect_ivl_max_ms; /* backoff up to it; 0: none */
+    guint connect_delay_max_ms; /* the first connect waits a random time below it */
+    char *curve_server_key;     /* Z85 text; "": no CURVE */
     char *curve_key_file;
     /* curve_key_file's pair, Z85 text; NULL when CURVE is off */
     char *curve_public_key;

@@ -46,6 +46,22 @@ static const struct vigil_config_key keys[] = {
      .default_value = "268435456", .min = 0, .max = 1e15,
      .description = "disk the batches vigil-txd refused (kept in SPOOL_DIR/refused/ for people "
                     "to look at) may use; the oldest are deleted first, logged and counted"},
+    {VIGIL_SETTING(struct vigild_uplink_settings, reconnect_ivl_ms), .type = VIGIL_CONFIG_INT,
+     .default_value = "1000", .min = 10, .max = 600000,
+     .description = "after a disconnection, the first try to reconnect comes after a time "
+                    "drawn once per vigild between this and twice this (ZeroMQ adds up to as "
+                    "much again at each try), so that after a vigil-txd restart its nodes "
+                    "come back spread out, not all at once"},
+    {VIGIL_SETTING(struct vigild_uplink_settings, reconnect_ivl_max_ms), .type = VIGIL_CONFIG_INT,
+     .default_value = "5000", .min = 0, .max = 3600000,
+     .description = "each failed try doubles the wait up to this (0: no backoff; below "
+                    "reconnect_ivl_ms: none either); a node is heard again at most about this "
+                    "long after vigil-txd is back"},
+    {VIGIL_SETTING(struct vigild_uplink_settings, connect_delay_max_ms), .type = VIGIL_CONFIG_INT,
+     .default_value = "1000", .min = 0, .max = 600000,
+     .description = "vigild's first connection to vigil-txd waits a random time below this "
+                    "after its start (0: none), so that nodes started together do not all "
+                    "shake hands at once; batches wait meanwhile"},
     {VIGIL_SETTING(struct vigild_uplink_settings, curve_server_key), .type = VIGIL_CONFIG_STRING,
      .default_value = "",
      .description = "vigil-txd's CURVE public key (40 characters of Z85); empty: no CURVE, "

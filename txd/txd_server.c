@@ -53,7 +53,8 @@ struct peer {
 struct txd_server {
     struct txd_settings settings;
     void *context, *router, *zap;
-    char **authorized; /* admitted CURVE public keys, or NULL */
+    GHashTable *authorized; /* admitted CURVE public keys (a set), or NULL: a lookup a handshake,
+                             * whatever the number of nodes */
     int signal_fd;
     gboolean stopping;
     struct txd_store *store;
@@ -449,8 +450,9 @@ static void zap_reply(void *zap, const char *version, zmq_msg_t *request_id, con
 }
 
 /* One ZAP request (RFC 27): version, request id, domain, address, routing
- * id, mechanism, then the client's 32-byte public key for CURVE. */
-static void zap_handle(struct txd_server *s)
+ * id, mechanism, then the client's 32-byte public key for CURVE. FALSE
+ * when none was waiting. */
+static gboolean zap_handle_one(struct txd_server *s)
 {
     zmq_msg_t frames[8];
     int n = 0;
@@ -459,7 +461,8 @@ static void zap_handle(struct txd_server *s)
         zmq_msg_t scratch;
         zmq_msg_t *m = n < 8 ? &frames[n] : &scratch;
         zmq_msg_init(m);
-        if (zmq_msg_recv(m, s->zap, 0) < 0) {
+        /* The first frame only if one waits; the others come with it. */
+        if (zmq_msg_recv(m, s->zap, n == 0 ? ZMQ_DONTWAIT : 0) < 0) {
             zmq_msg_close(m);
             break;
         }
@@ -477,7 +480,7 @@ static void zap_handle(struct txd_server *s)
         gboolean admitted = FALSE;
         if (zmq_msg_size(&frames[6]) == 32 &&
             zmq_z85_encode(key, zmq_msg_data(&frames[6]), 32) != NULL)
-            admitted = g_strv_contains((const char *const *)s->authorized, key);
+            admitted = g_hash_table_contains(s->authorized, key);
         if (!admitted)
             g_warning("refused a daemon at %s: its CURVE key %s is not in [txd] "
                       "curve_authorized_keys",
@@ -487,6 +490,17 @@ static void zap_handle(struct txd_server *s)
     }
     for (int i = 0; i < n; i++)
         zmq_msg_close(&frames[i]);
+    return n > 0;
+}
+
+/* Every ZAP request waiting: a handshake ends only once it is answered,
+ * and with a thousand nodes reconnecting after a restart one answer a turn
+ * (a turn may store a group) would keep most of them waiting for seconds.
+ * A REP socket holds one request at a time, so they are taken one by one. */
+static void zap_handle(struct txd_server *s)
+{
+    while (zap_handle_one(s))
+        ;
 }
 
 static gboolean setup_curve(struct txd_server *s, GError **error)
@@ -494,12 +508,16 @@ static gboolean setup_curve(struct txd_server *s, GError **error)
     struct vigil_curve_pair pair;
     if (!vigil_curve_pair_read(s->settings.curve_key_file, &pair, error))
         return FALSE;
-    s->authorized = vigil_curve_authorized_read(s->settings.curve_authorized_keys, error);
-    if (s->authorized == NULL) {
+    char **keys = vigil_curve_authorized_read(s->settings.curve_authorized_keys, error);
+    if (keys == NULL) {
         memset(&pair, 0, sizeof pair);
         return FALSE;
     }
-    g_message("CURVE: %u daemon keys admitted", g_strv_length(s->authorized));
+    s->authorized = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (char **k = keys; *k != NULL; k++)
+        g_hash_table_add(s->authorized, *k);
+    g_free(keys); /* its strings are the set's now */
+    g_message("CURVE: %u daemon keys admitted", g_hash_table_size(s->authorized));
     /* The handler must be bound before the socket that asks it. */
     s->zap = zmq_socket(s->context, ZMQ_REP);
     int on = 1;
@@ -627,8 +645,6 @@ void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *
         while (read(s->signal_fd, &info, sizeof info) == sizeof info)
             on_signal(s, (int)info.ssi_signo);
     }
-    if (n_items == 3 && (items[2].revents & ZMQ_POLLIN))
-        zap_handle(s);
     if (items[0].revents & ZMQ_POLLIN)
         /* A bounded number per turn, so that timers still run under load. */
         for (int i = 0; i < 256; i++) {
@@ -639,6 +655,11 @@ void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *
                 break;
             receive_one(s);
         }
+    /* Handshakes first, every turn, whether or not the poll saw one (it
+     * takes none that come during the reads): a group stored before them
+     * would hold every connecting node back for as long as it takes. */
+    if (s->zap != NULL)
+        zap_handle(s);
     store_pending(s);
     txd_store_maintain_when_due(s->store);
     if (monotonic_ns() >= s->next_cycle_ns) {
@@ -679,7 +700,8 @@ void txd_server_free(struct txd_server *s)
         zmq_ctx_term(s->context);
     txd_store_free(s->store);
     txd_system_reasoner_free(s->system);
-    g_strfreev(s->authorized);
+    if (s->authorized != NULL)
+        g_hash_table_destroy(s->authorized);
     txd_settings_clear(&s->settings);
     g_free(s);
 }

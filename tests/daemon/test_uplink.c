@@ -1010,6 +1010,42 @@ static void test_curve(void **state)
     g_free(key_file);
 }
 
+/* Reconnects spread: the defaults, and a first connect put off by a random
+ * delay that still comes, its endpoint checked at start. */
+static void test_spread_connects(void **state)
+{
+    struct fixture *f = *state;
+    struct vigild_uplink_settings s;
+    assert_null(load(f->dir, "", &s));
+    assert_int_equal(s.reconnect_ivl_ms, 1000);
+    assert_int_equal(s.reconnect_ivl_max_ms, 5000);
+    assert_int_equal(s.connect_delay_max_ms, 1000);
+    vigild_uplink_settings_clear(&s);
+
+    /* What zmq_connect would refuse is refused at start, though the
+     * connect itself comes later. */
+    const char *bad[] = {"tcp://no-port", "tcp://:5555", "udp://host:5555", "ipc://"};
+    char *good_endpoint = f->settings.endpoint;
+    f->settings.connect_delay_max_ms = 1000;
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        f->settings.endpoint = (char *)bad[i]; /* only read */
+        GError *error = NULL;
+        assert_null(vigild_uplink_new(&f->settings, &error));
+        test_assert_contains(error->message, "[uplink] endpoint");
+        test_assert_contains(error->message, bad[i]);
+        g_error_free(error);
+    }
+    f->settings.endpoint = good_endpoint;
+
+    /* A good one: the batches wait for the connect, then flow. */
+    bind_router(f, NULL);
+    struct vigild_uplink *u = new_uplink(&f->settings);
+    send_batches(u, 3);
+    receive_and_ack(f, 1, 3);
+    wait_for(u, all_acked, 3, "3 acks after a delayed connect");
+    vigild_uplink_free(u);
+}
+
 #define WITH_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 TEST_MAIN(WITH_FIXTURE(test_batches_flow_and_acks_forget), WITH_FIXTURE(test_spool_and_replay),
@@ -1022,4 +1058,5 @@ TEST_MAIN(WITH_FIXTURE(test_batches_flow_and_acks_forget), WITH_FIXTURE(test_spo
           WITH_FIXTURE(test_in_flight_is_bounded_by_bytes),
           WITH_FIXTURE(test_refused_folder_is_bounded), WITH_FIXTURE(test_system_state),
           WITH_FIXTURE(test_sequences_across_restarts), WITH_FIXTURE(test_bad_curve_settings),
-          WITH_FIXTURE(test_node_id_derivation), WITH_FIXTURE(test_curve))
+          WITH_FIXTURE(test_node_id_derivation), WITH_FIXTURE(test_curve),
+          WITH_FIXTURE(test_spread_connects))

@@ -13,7 +13,8 @@
 /* Node `node_id` sending to ipc://DIR/txd.sock and spooling in DIR/spool
  * (endpoint and spool_dir are new strings: g_free them), in memory up to
  * `memory_max_bytes`; the other bounds far above what a test sends, and
- * the timers an hour away unless the test sets them. */
+ * the timers an hour away unless the test sets them; reconnects quick and
+ * the first connect at once. */
 static inline void test_uplink_settings(struct vigild_uplink_settings *s, const char *dir,
                                         uint64_t node_id, uint64_t memory_max_bytes)
 {
@@ -26,6 +27,9 @@ static inline void test_uplink_settings(struct vigild_uplink_settings *s, const 
     s->memory_max_bytes = memory_max_bytes;
     s->in_flight_max_bytes = 64u << 20;
     s->refused_max_bytes = 64u << 20;
+    s->reconnect_ivl_ms = 100;
+    s->reconnect_ivl_max_ms = 5000;
+    s->connect_delay_max_ms = 0; /* at once, unless the test says */
 }
 
 /* A fresh folder for the test in *dir (test_make_dir; test_remove_dir

@@ -868,8 +868,11 @@ static void start_with_curve(struct test_txd_fixture *f, struct vigil_curve_pair
 static void test_curve_admits_listed_keys_only(void **state)
 {
     struct test_txd_fixture *f = *state;
-    struct vigil_curve_pair server, daemon;
-    start_with_curve(f, &server, &daemon, 1);
+    /* Several keys listed: the one used is looked up among them (a set),
+     * whichever its place in the list. */
+    struct vigil_curve_pair server, daemons[3];
+    start_with_curve(f, &server, daemons, G_N_ELEMENTS(daemons));
+    const struct vigil_curve_pair *daemon = &daemons[1];
 
     /* A stranger: the handshake fails, nothing is stored. */
     struct test_sender stranger;
@@ -887,8 +890,8 @@ static void test_curve_admits_listed_keys_only(void **state)
 
     /* The listed daemon: admitted, its batch stored. */
     struct test_sender known;
-    test_sender_open(&known, f->txd.endpoint, 8, server.public_key, daemon.public_key,
-                     daemon.secret_key);
+    test_sender_open(&known, f->txd.endpoint, 8, server.public_key, daemon->public_key,
+                     daemon->secret_key);
     GBytes *batch = test_batch_new(8, 1, 3, 0, VIGIL_HEALTH_OK);
     test_sender_send_acked(&known, batch, 1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 3);
