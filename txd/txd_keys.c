@@ -28,6 +28,12 @@ static const struct vigil_config_key keys[] = {
      .description = "batches received but not yet stored (the database is down) that are kept "
                     "in memory; past it new batches are not acknowledged, and their daemons "
                     "spool them"},
+    {VIGIL_SETTING(struct txd_settings, receive_batches_per_node), .type = VIGIL_CONFIG_INT,
+     .default_value = "4", .min = 1, .max = 1000,
+     .description = "batches one node's connection may hold in vigil-txd's memory before the "
+                    "server reads them; past it the node's batches wait on its side. With "
+                    "pending_max_bytes it bounds vigil-txd's memory: about nodes x this x a "
+                    "batch's size"},
     {VIGIL_SETTING(struct txd_settings, retry_max_ms), .type = VIGIL_CONFIG_INT,
      .default_value = "5000", .min = 10, .max = 600000,
      .description = "the longest wait between two tries to reach a database that is down (the "

@@ -17,6 +17,7 @@ struct txd_settings {
     char *curve_key_file;        /* "" for none */
     char *curve_authorized_keys; /* "" for none */
     uint64_t pending_max_bytes;
+    guint receive_batches_per_node; /* the ROUTER's ZMQ_RCVHWM, per connection */
     guint retry_max_ms;
 };
 
