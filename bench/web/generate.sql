@@ -23,9 +23,10 @@
 -- processes and 1000 run_summaries (rank 0's the job's report with 1000
 -- energy_by_rank entries, the others "in_job_report": figures NULL, as
 -- vigil-txd stores them); statistics_rollups at 1 s for the 32 nodes over
--- the hour and the 12 metrics (1,382,400 rows, the fixture's formulas:
+-- the hour and the 12 metrics (1,382,400 rows of the view, 115,200 rows
+-- of arrays since migration 13; the fixture's formulas:
 -- tests/web/fixture.sql); window_statistics at 100 ms in the 20 windows
--- for their node (20 × 600 × 12 = 144,000 rows); 1,000,000 activities;
+-- for their node (20 × 600 × 12 = 144,000 rows of the view, 12,000 of arrays); 1,000,000 activities;
 -- 240 anomalies; reasoner states every cycle of every window; 10,000 short
 -- runs (runs 2 … 10001). Every id is explicit; the sequences are set past
 -- them at the end.
