@@ -40,22 +40,30 @@ static const struct {
 /* The roll-ups of a run's nodes that overlap its interval, of the metrics
  * whose name matches $2; inside_s is the part of the window in the run.
  * No window is longer than an hour ([daemon] rollup_ms): that bound keeps
- * the index scan to the run's time, not the node's whole past. */
+ * the index scan to the run's time, not the node's whole past. Read from
+ * the arrays (migration 13), each wanted metric at its place i in each
+ * metric set, not through the view statistics_rollups, which unnests all
+ * of a node's metrics to keep the few energy ones. */
 #define RUN_WINDOWS                                                                                \
     "WITH r AS (SELECT start_time, end_time FROM runs WHERE run_id = $1::bigint),"                 \
     " n AS (SELECT DISTINCT node_id FROM processes WHERE run_id = $1::bigint),"                    \
-    " w AS (SELECT s.node_id, s.start_time, s.end_time, s.mean, s.min, s.max, s.delta,"            \
-    "              s.uncertain, m.name, m.kind, m.origin,"                                         \
-    "              extract(epoch FROM s.end_time - s.start_time)::float8 AS length_s,"             \
-    "              extract(epoch FROM least(s.end_time, r.end_time)"                               \
-    "                                 - greatest(s.start_time, r.start_time))::float8 AS "         \
+    " m AS MATERIALIZED (SELECT s.metric_set_id, m.name, m.kind, m.origin, i FROM metric_sets s"   \
+    "        JOIN metrics m ON m.metric_id = ANY (s.metric_ids) AND m.name ~ $2,"                  \
+    "        unnest(array_positions(s.metric_ids, m.metric_id)) AS i),"                            \
+    " w AS (SELECT a.node_id, a.start_time, a.end_time, a.mean[m.i] AS mean, a.min[m.i] AS min,"   \
+    "              a.max[m.i] AS max, a.delta[m.i] AS delta,"                                      \
+    "              get_bit(a.uncertain, m.i::integer - 1) = 1 AS uncertain,"                       \
+    "              m.name, m.kind, m.origin,"                                                      \
+    "              extract(epoch FROM a.end_time - a.start_time)::float8 AS length_s,"             \
+    "              extract(epoch FROM least(a.end_time, r.end_time)"                               \
+    "                                 - greatest(a.start_time, r.start_time))::float8 AS "         \
     "inside_s,"                                                                                    \
-    "              s.start_time >= r.start_time AND s.end_time <= r.end_time AS whole"             \
-    "         FROM r, statistics_rollups s JOIN metrics m USING (metric_id)"                       \
-    "        WHERE s.node_id IN (SELECT node_id FROM n)"                                           \
-    "          AND s.start_time < r.end_time AND s.end_time > r.start_time AND m.name ~ $2"        \
-    "          AND s.start_time > r.start_time - interval '1 hour'"                                \
-    "          AND s.end_time > s.start_time)"
+    "              a.start_time >= r.start_time AND a.end_time <= r.end_time AS whole"             \
+    "         FROM r, statistics_rollup_arrays a JOIN m USING (metric_set_id)"                     \
+    "        WHERE a.node_id IN (SELECT node_id FROM n)"                                           \
+    "          AND a.start_time < r.end_time AND a.end_time > r.start_time"                        \
+    "          AND a.start_time > r.start_time - interval '1 hour'"                                \
+    "          AND a.end_time > a.start_time)"
 
 void advise_run_facts_clear(struct run_facts *f)
 {

@@ -52,13 +52,33 @@ static void append_run_nodes(GString *sql, const struct export_run *r, gint64 no
 }
 
 /* The roll-ups of the run's nodes that overlap the run's time there,
- * whole (a window the run only partly covers is not pro-rated). */
+ * whole (a window the run only partly covers is not pro-rated): every
+ * metric's, through the view statistics_rollups. */
 static void append_rollups_from(GString *sql, const struct export_run *r)
 {
     g_string_append(sql, " FROM rn JOIN statistics_rollups st ON st.node_id = rn.node_id"
                          "   AND st.end_time > rn.start_time AND st.start_time < rn.end_time");
     append_bounds(sql, "st.start_time", r);
     g_string_append(sql, " JOIN metrics m ON m.metric_id = st.metric_id");
+}
+
+/* The same of the metrics `metrics_where` (a condition on m) only, read
+ * from the arrays (migration 13): each such metric at its place i in each
+ * metric set, where the view unnests all of a node's metrics. */
+static void append_rollups_of(GString *sql, const struct export_run *r, const char *metrics_where)
+{
+    g_string_append_printf(
+        sql,
+        " FROM rn JOIN statistics_rollup_arrays a ON a.node_id = rn.node_id"
+        "   AND a.end_time > rn.start_time AND a.start_time < rn.end_time"
+        " JOIN (SELECT s.metric_set_id, m.*, i FROM metric_sets s"
+        "        JOIN metrics m ON m.metric_id = ANY (s.metric_ids) AND %s,"
+        "        unnest(array_positions(s.metric_ids, m.metric_id)) AS i) m USING (metric_set_id)"
+        " CROSS JOIN LATERAL (SELECT a.start_time, a.end_time, a.delta[m.i] AS delta,"
+        "        get_bit(a.uncertain, m.i::integer - 1) = 1 AS uncertain) st"
+        " WHERE true",
+        metrics_where);
+    append_bounds(sql, "a.start_time", r);
 }
 
 static void append_power(GString *sql, const struct export_run *r, gint64 node_id)
@@ -75,13 +95,13 @@ static void append_power(GString *sql, const struct export_run *r, gint64 node_i
                            "           AS power_w,"
                            "       sum(st.delta) OVER w AS energy_j,"
                            "       m.source, m.origin = 'estimated' AS estimated, st.uncertain");
-    append_rollups_from(sql, r);
     /* Every energy zone (the estimate energy.node_j too) and the node's
      * running total; one running sum per name across a change of source,
      * which the source column of each row shows. */
-    g_string_append(sql, " WHERE m.kind = 'counter'"
-                         "   AND (m.name LIKE 'energy.%\\_j' OR m.name = 'node.energy_j')"
-                         " WINDOW w AS (PARTITION BY rn.node_id, m.name ORDER BY st.start_time)"
+    append_rollups_of(sql, r,
+                      "m.kind = 'counter'"
+                      " AND (m.name LIKE 'energy.%\\_j' OR m.name = 'node.energy_j')");
+    g_string_append(sql, " WINDOW w AS (PARTITION BY rn.node_id, m.name ORDER BY st.start_time)"
                          " ORDER BY rn.node_id, m.name, st.start_time");
 }
 
@@ -96,7 +116,6 @@ static void append_statistics(GString *sql, const struct export_run *r, gint64 n
                                             " st.samples, st.min, st.mean, st.max,"
                                             "       st.delta, st.uncertain");
     append_rollups_from(sql, r);
-    /* The order of the index on (node_id, metric_id, start_time): no sort. */
     g_string_append(sql, " ORDER BY rn.node_id, st.metric_id, st.start_time");
 }
 

@@ -151,6 +151,65 @@ void txd_copy_int8_array(struct txd_copy *c, const int64_t *values, uint32_t n)
     }
 }
 
+/* A one-dimensional array's header: dimensions, a has-nulls flag, the
+ * element type, then the length and lower bound (1). `n` > 0. */
+static uint8_t *array_header(struct txd_copy *c, size_t body_bytes, gboolean has_nulls,
+                             uint32_t element_oid, uint32_t n)
+{
+    uint8_t *p = grow(c, 4 + 20 + body_bytes);
+    store_be32(p, (uint32_t)(20 + body_bytes));
+    store_be32(p + 4, 1);
+    store_be32(p + 8, has_nulls ? 1 : 0);
+    store_be32(p + 12, element_oid);
+    store_be32(p + 16, n);
+    store_be32(p + 20, 1);
+    return p + 24;
+}
+
+void txd_copy_int4_array(struct txd_copy *c, const int32_t *values, uint32_t n)
+{
+    uint8_t *p = array_header(c, (size_t)n * 8, FALSE, 23, n);
+    for (uint32_t i = 0; i < n; i++, p += 8) {
+        store_be32(p, 4);
+        store_be32(p + 4, (uint32_t)values[i]);
+    }
+}
+
+void txd_copy_float8_array(struct txd_copy *c, const double *values, uint32_t n,
+                           gboolean nan_is_null)
+{
+    uint32_t nulls = 0;
+    for (uint32_t i = 0; nan_is_null && i < n; i++)
+        nulls += isnan(values[i]) ? 1 : 0;
+    uint8_t *p = array_header(c, (size_t)(n - nulls) * 12 + (size_t)nulls * 4, nulls > 0, 701, n);
+    for (uint32_t i = 0; i < n; i++) {
+        if (nan_is_null && isnan(values[i])) {
+            store_be32(p, UINT32_MAX);
+            p += 4;
+            continue;
+        }
+        uint64_t bits;
+        memcpy(&bits, &values[i], sizeof bits);
+        store_be32(p, 8);
+        store_be64(p + 4, bits);
+        p += 12;
+    }
+}
+
+void txd_copy_varbit(struct txd_copy *c, const gboolean *bits, uint32_t n)
+{
+    /* The bit count, then the bits from the first, most significant bit
+     * of each byte first, the last byte's unused bits zero. */
+    size_t bytes = ((size_t)n + 7) / 8;
+    uint8_t *p = grow(c, 8 + bytes);
+    store_be32(p, (uint32_t)(4 + bytes));
+    store_be32(p + 4, n);
+    memset(p + 8, 0, bytes);
+    for (uint32_t i = 0; i < n; i++)
+        if (bits[i])
+            p[8 + i / 8] |= (uint8_t)(0x80u >> (i % 8));
+}
+
 void txd_copy_jsonb(struct txd_copy *c, const char *json)
 {
     size_t length = strlen(json);

@@ -294,51 +294,122 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
     return TRUE;
 }
 
-/* A row of `columns` whose first are the node and the statistic's metric. */
+/* A row of `columns` whose first are the node and the metric set of the
+ * group's statistics: `daemon_ids[group[i]]` is item i's metric, as the
+ * batch numbers it. */
 static gboolean begin_metric_row(struct batch_context *b, struct txd_copy *c, uint16_t columns,
-                                 uint32_t daemon_metric_id, GError **error)
+                                 const uint32_t *daemon_ids, const GArray *group, GError **error)
 {
-    int64_t metric_id = 0;
-    if (!metric_id_of(b, daemon_metric_id, &metric_id, error))
+    int32_t *ids = g_new(int32_t, group->len);
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < group->len; i++) {
+        int64_t id = 0;
+        ok = metric_id_of(b, daemon_ids[g_array_index(group, guint, i)], &id, error);
+        ids[i] = (int32_t)id;
+    }
+    int64_t set_id =
+        ok ? txd_ids_metric_set(b->store->ids, b->store->db, ids, group->len, error) : -1;
+    g_free(ids);
+    if (set_id < 0)
         return FALSE;
     txd_copy_row(c, columns);
     txd_copy_int8(c, b->node_id);
-    txd_copy_int4(c, (int32_t)metric_id);
+    txd_copy_int4(c, (int32_t)set_id);
     return TRUE;
 }
 
+/* One row per roll-up window: the message's roll-ups grouped by their
+ * start and end, each column an array in the group's order. A delta of
+ * NaN (a gauge's) is a NULL element; min, mean and max are kept as they
+ * came, NaN too, as the one-row-a-metric table kept them. */
 static gboolean copy_rollups(struct batch_context *b, struct txd_copy *c,
                              const struct vigil_wire_message *m, GError **error)
 {
-    for (uint32_t i = 0; i < m->header.count; i++) {
-        const struct vigil_wire_rollup *r = &m->rollups[i];
-        if (!begin_metric_row(b, c, 10, r->metric_id, error))
-            return FALSE;
-        txd_copy_timestamp_ns(c, realtime(b, r->start_ns));
-        txd_copy_timestamp_ns(c, realtime(b, r->end_ns));
-        txd_copy_int4(c, (int32_t)r->count);
-        txd_copy_float8(c, r->min);
-        txd_copy_float8(c, r->mean);
-        txd_copy_float8(c, r->max);
-        txd_copy_float8_or_null(c, r->delta);
-        txd_copy_bool(c, (r->flags & VIGIL_SAMPLE_UNCERTAIN) != 0);
+    guint n = m->header.count;
+    uint64_t(*keys)[2] = g_malloc_n(MAX(n, 1), sizeof *keys);
+    uint32_t *daemon_ids = g_new(uint32_t, n);
+    for (guint i = 0; i < n; i++) {
+        keys[i][0] = m->rollups[i].start_ns;
+        keys[i][1] = m->rollups[i].end_ns;
+        daemon_ids[i] = m->rollups[i].metric_id;
     }
-    return TRUE;
+    GPtrArray *groups = txd_store_groups((const uint64_t(*)[2])keys, n);
+    int32_t *samples = g_new(int32_t, n);
+    double *values = g_new(double, 4 * (size_t)n);
+    gboolean *uncertain = g_new(gboolean, n);
+    gboolean ok = TRUE;
+    for (guint g = 0; ok && g < groups->len; g++) {
+        const GArray *group = g_ptr_array_index(groups, g);
+        ok = begin_metric_row(b, c, 10, daemon_ids, group, error);
+        if (!ok)
+            break;
+        guint k = group->len;
+        for (guint i = 0; i < k; i++) {
+            const struct vigil_wire_rollup *r = &m->rollups[g_array_index(group, guint, i)];
+            samples[i] = (int32_t)r->count;
+            values[i] = r->min;
+            values[k + i] = r->mean;
+            values[2 * k + i] = r->max;
+            values[3 * k + i] = r->delta;
+            uncertain[i] = (r->flags & VIGIL_SAMPLE_UNCERTAIN) != 0;
+        }
+        const struct vigil_wire_rollup *first = &m->rollups[g_array_index(group, guint, 0)];
+        txd_copy_timestamp_ns(c, realtime(b, first->start_ns));
+        txd_copy_timestamp_ns(c, realtime(b, first->end_ns));
+        txd_copy_int4_array(c, samples, k);
+        txd_copy_float8_array(c, values, k, FALSE);
+        txd_copy_float8_array(c, values + k, k, FALSE);
+        txd_copy_float8_array(c, values + 2 * k, k, FALSE);
+        txd_copy_float8_array(c, values + 3 * k, k, TRUE);
+        txd_copy_varbit(c, uncertain, k);
+    }
+    g_ptr_array_unref(groups);
+    g_free(keys);
+    g_free(daemon_ids);
+    g_free(samples);
+    g_free(values);
+    g_free(uncertain);
+    return ok;
 }
 
+/* One row per tick: the message's samples grouped by their time. */
 static gboolean copy_samples(struct batch_context *b, struct txd_copy *c,
                              const struct vigil_wire_message *m, GError **error)
 {
-    for (uint32_t i = 0; i < m->header.count; i++) {
-        const struct vigil_sample *s = &m->samples[i];
-        if (!begin_metric_row(b, c, 6, s->metric_id, error))
-            return FALSE;
-        txd_copy_timestamp_ns(c, realtime(b, s->t_ns));
-        txd_copy_int8(c, realtime(b, s->t_ns));
-        txd_copy_float8(c, s->value);
-        txd_copy_bool(c, (s->flags & VIGIL_SAMPLE_UNCERTAIN) != 0);
+    guint n = m->header.count;
+    uint64_t(*keys)[2] = g_malloc_n(MAX(n, 1), sizeof *keys);
+    uint32_t *daemon_ids = g_new(uint32_t, n);
+    for (guint i = 0; i < n; i++) {
+        keys[i][0] = m->samples[i].t_ns;
+        keys[i][1] = 0;
+        daemon_ids[i] = m->samples[i].metric_id;
     }
-    return TRUE;
+    GPtrArray *groups = txd_store_groups((const uint64_t(*)[2])keys, n);
+    double *values = g_new(double, n);
+    gboolean *uncertain = g_new(gboolean, n);
+    gboolean ok = TRUE;
+    for (guint g = 0; ok && g < groups->len; g++) {
+        const GArray *group = g_ptr_array_index(groups, g);
+        ok = begin_metric_row(b, c, 6, daemon_ids, group, error);
+        if (!ok)
+            break;
+        for (guint i = 0; i < group->len; i++) {
+            const struct vigil_sample *x = &m->samples[g_array_index(group, guint, i)];
+            values[i] = x->value;
+            uncertain[i] = (x->flags & VIGIL_SAMPLE_UNCERTAIN) != 0;
+        }
+        int64_t t_ns = realtime(b, m->samples[g_array_index(group, guint, 0)].t_ns);
+        txd_copy_timestamp_ns(c, t_ns);
+        txd_copy_int8(c, t_ns);
+        txd_copy_float8_array(c, values, group->len, FALSE);
+        txd_copy_varbit(c, uncertain, group->len);
+    }
+    g_ptr_array_unref(groups);
+    g_free(keys);
+    g_free(daemon_ids);
+    g_free(values);
+    g_free(uncertain);
+    return ok;
 }
 
 /* A process id column: NULL for the node (0). */
@@ -1167,12 +1238,13 @@ static gboolean store_rows(struct group *g, GError **error)
                  "parent_start_ns, flags, comm_size) FROM STDIN (FORMAT binary)",
                  error) &&
         copy_all(g, VIGIL_WIRE_ROLLUPS, copy_rollups,
-                 "COPY statistics_rollups (node_id, metric_id, start_time, end_time, samples, "
-                 "min, mean, max, delta, uncertain) FROM STDIN (FORMAT binary)",
+                 "COPY statistics_rollup_arrays (node_id, metric_set_id, start_time, "
+                 "end_time, samples, min, mean, max, delta, uncertain) "
+                 "FROM STDIN (FORMAT binary)",
                  error) &&
         copy_all(g, VIGIL_WIRE_SAMPLES, copy_samples,
-                 "COPY window_statistics (node_id, metric_id, time, t_ns, value, uncertain) "
-                 "FROM STDIN (FORMAT binary)",
+                 "COPY window_statistics_arrays (node_id, metric_set_id, time, t_ns, value, "
+                 "uncertain) FROM STDIN (FORMAT binary)",
                  error) &&
         copy_all(g, VIGIL_WIRE_ANOMALIES, copy_anomalies,
                  "COPY anomalies (level, node_id, process_id, cycle, time, state, plugin, "

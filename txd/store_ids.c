@@ -1,7 +1,8 @@
 /* vigil-txd — warehouse ids, looked up once and kept.
  *
  * A batch names metrics by their description and files by their path; the
- * warehouse gives each an id the first time it sees it. Asking the database
+ * warehouse gives each an id the first time it sees it, and each list of
+ * metric ids a node's statistics come in (its metric set) as well. Asking the database
  * for every row would cost a round trip each, so ids are cached. The catch
  * is the transaction: an id made by an INSERT that then rolls back does not
  * exist, and caching it would make the next batch refer to nothing. So what a
@@ -22,6 +23,7 @@ struct id_cache {
 
 struct txd_ids {
     struct id_cache metrics; /* "name\x1funit\x1fkind\x1fsource\x1forigin" */
+    struct id_cache sets;    /* GBytes of the metric ids (int32_t, in order) */
     struct id_cache files;   /* GBytes of the path */
     struct id_cache days;    /* "table index:day since the epoch" → 1 */
 };
@@ -74,6 +76,7 @@ struct txd_ids *txd_ids_new(void)
 {
     struct txd_ids *ids = g_new0(struct txd_ids, 1);
     cache_init(&ids->metrics, g_str_hash, g_str_equal, g_free);
+    cache_init(&ids->sets, g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref);
     cache_init(&ids->files, g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref);
     cache_init(&ids->days, g_str_hash, g_str_equal, g_free);
     return ids;
@@ -84,6 +87,7 @@ void txd_ids_free(struct txd_ids *ids)
     if (ids == NULL)
         return;
     cache_clear(&ids->metrics);
+    cache_clear(&ids->sets);
     cache_clear(&ids->files);
     cache_clear(&ids->days);
     g_free(ids);
@@ -92,6 +96,7 @@ void txd_ids_free(struct txd_ids *ids)
 void txd_ids_commit(struct txd_ids *ids)
 {
     cache_commit(&ids->metrics, G_MAXUINT);
+    cache_commit(&ids->sets, G_MAXUINT);
     cache_commit(&ids->files, FILE_CACHE_MAX);
     cache_commit(&ids->days, G_MAXUINT);
 }
@@ -99,6 +104,7 @@ void txd_ids_commit(struct txd_ids *ids)
 void txd_ids_rollback(struct txd_ids *ids)
 {
     g_hash_table_remove_all(ids->metrics.pending);
+    g_hash_table_remove_all(ids->sets.pending);
     g_hash_table_remove_all(ids->files.pending);
     g_hash_table_remove_all(ids->days.pending);
 }
@@ -159,6 +165,39 @@ int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metri
         return -1;
     }
     g_hash_table_replace(ids->metrics.pending, key, GSIZE_TO_POINTER((gsize)id));
+    return id;
+}
+
+int64_t txd_ids_metric_set(struct txd_ids *ids, PGconn *db, const int32_t *metric_ids, guint n,
+                           GError **error)
+{
+    GBytes *key = g_bytes_new(metric_ids, n * sizeof *metric_ids);
+    int64_t id;
+    if (cache_find(&ids->sets, key, &id)) {
+        g_bytes_unref(key);
+        return id;
+    }
+    /* vigil_metric_set inserts it when new, waiting for another server
+     * inserting the same set, and then finds that one's. */
+    GString *text = g_string_sized_new(8 * n + 2);
+    g_string_append_c(text, '{');
+    for (guint i = 0; i < n; i++)
+        g_string_append_printf(text, "%s%" G_GINT32_FORMAT, i > 0 ? "," : "", metric_ids[i]);
+    g_string_append_c(text, '}');
+    static const char sql[] = "SELECT vigil_metric_set($1::integer[])";
+    const char *values[] = {text->str};
+    gboolean found = FALSE;
+    id = query_id(db, sql, 1, values, NULL, NULL, &found, error);
+    g_string_free(text, TRUE);
+    if (id >= 0 && !found) {
+        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "no id came back from: %s", sql);
+        id = -1;
+    }
+    if (id < 0) {
+        g_bytes_unref(key);
+        return -1;
+    }
+    g_hash_table_replace(ids->sets.pending, key, GSIZE_TO_POINTER((gsize)id));
     return id;
 }
 

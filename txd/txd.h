@@ -11,8 +11,9 @@
  *                     table; a refused batch found and refused alone
  *   store_processes.c a batch's processes, jobs and runs; what was stored
  *                     of each process, so that an unchanged one costs nothing
- *   store_ids.c       the warehouse ids of metrics and files, cached across
- *                     batches
+ *   store_ids.c       the warehouse ids of metrics, metric sets and files,
+ *                     cached across batches
+ *   store_groups.c    a batch's statistics grouped by window or tick
  *   copy_binary.c     rows in PostgreSQL's binary COPY format
  *   txd_system_reasoner.c the nodes' latest states → the system's state
  *   curve.c           CURVE keys and the ZAP handler that admits daemons */
@@ -75,6 +76,11 @@ void txd_copy_bool(struct txd_copy *c, gboolean v);
 void txd_copy_text(struct txd_copy *c, const char *text);
 void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns);             /* timestamptz */
 void txd_copy_int8_array(struct txd_copy *c, const int64_t *values, uint32_t n); /* bigint[] */
+void txd_copy_int4_array(struct txd_copy *c, const int32_t *values, uint32_t n); /* n > 0 */
+/* double precision[] of n > 0; with nan_is_null a NaN is a NULL element. */
+void txd_copy_float8_array(struct txd_copy *c, const double *values, uint32_t n,
+                           gboolean nan_is_null);
+void txd_copy_varbit(struct txd_copy *c, const gboolean *bits, uint32_t n); /* bit varying */
 void txd_copy_jsonb(struct txd_copy *c, const char *json);
 /* COPY … FROM STDIN (FORMAT binary) with the rows added; nothing to do for
  * none. The error's code says whether to retry. */
@@ -202,6 +208,14 @@ void txd_store_counts(const struct txd_store *s, struct txd_store_counts *out);
 const char *txd_param_int(GPtrArray *buffers, int64_t v);
 const char *txd_param_timestamp(GPtrArray *buffers, int64_t realtime_ns);
 
+/* ---- store_groups.c ------------------------------------------------------------------- */
+
+/* The indices 0 .. n-1 grouped by equal `keys` (two words each: a roll-up's
+ * start and end, a sample's time and 0): a GArray of guint per key, in
+ * the order of each key's first item, each in the items' order.
+ * g_ptr_array_unref it. */
+GPtrArray *txd_store_groups(const uint64_t (*keys)[2], guint n);
+
 /* ---- store_ids.c ------------------------------------------------------------------------ */
 
 /* Warehouse ids looked up once and kept. An id made inside a transaction
@@ -218,6 +232,10 @@ int64_t txd_ids_metric(struct txd_ids *ids, PGconn *db, const struct vigil_metri
                        GError **error);
 int64_t txd_ids_file(struct txd_ids *ids, PGconn *db, const char *path, size_t length,
                      GError **error);
+/* The metric set of the `n` warehouse metric ids, in their order
+ * (metric_sets, migration 13). */
+int64_t txd_ids_metric_set(struct txd_ids *ids, PGconn *db, const int32_t *metric_ids, guint n,
+                           GError **error);
 /* Makes sure table `t` (an index into vigil_warehouse_day_tables) has a
  * partition for `day` (days since the epoch, UTC): known, or checked and
  * made if missing, in a statement of its own; call it outside any

@@ -12,7 +12,8 @@
 #include "warehouse_query.h"
 
 const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES] = {
-    "activities", "statistics_rollups", "window_statistics", "reasoner_states", "ingested_batches",
+    "activities",      "statistics_rollup_arrays", "window_statistics_arrays",
+    "reasoner_states", "ingested_batches",
 };
 
 static void set_query_error(GError **error, PGconn *db, const PGresult *result, const char *what)

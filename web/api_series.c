@@ -69,15 +69,26 @@ static const char *const per_rollup_sql[] = {
                          " OR m.name LIKE '%.iowait\\_s') / nullif(sum(st.delta), 0)) AS v"),
 };
 
-/* $1 nodes, $2 labels, $3 patterns, $4 from (µs), $5 to (µs), $6 buckets. */
+/* $1 nodes, $2 labels, $3 patterns, $4 from (µs), $5 to (µs), $6 buckets.
+ * The roll-ups are read from their arrays (migration 13), not through the
+ * view statistics_rollups: m says where each wanted metric is in each
+ * metric set (i), and st is that element of a node's window. The view
+ * unnests all of a node's metrics (434 on a large node) to keep one. */
 #define SERIES_FROM_SQL                                                                            \
     "WITH parts AS (SELECT * FROM unnest($2::text[], $3::text[]) AS p(label, pattern)),"           \
-    " m AS (SELECT m.metric_id, m.name, parts.label FROM metrics m"                                \
-    "        JOIN parts ON m.name LIKE parts.pattern)"
+    " wanted AS (SELECT m.metric_id, m.name, parts.label FROM metrics m"                           \
+    "        JOIN parts ON m.name LIKE parts.pattern),"                                            \
+    " m AS MATERIALIZED (SELECT s.metric_set_id, w.metric_id, w.name, w.label, i"                  \
+    "        FROM metric_sets s JOIN wanted w ON w.metric_id = ANY (s.metric_ids),"                \
+    "        unnest(array_positions(s.metric_ids, w.metric_id)) AS i)"
+#define SERIES_ROLLUPS_SQL                                                                         \
+    " statistics_rollup_arrays a JOIN m USING (metric_set_id),"                                    \
+    " LATERAL (SELECT a.node_id, a.start_time, a.end_time, a.min[m.i] AS min,"                     \
+    "                 a.mean[m.i] AS mean, a.max[m.i] AS max, a.delta[m.i] AS delta) st"
 #define SERIES_WHERE_SQL                                                                           \
-    " WHERE st.node_id = ANY ($1::bigint[])"                                                       \
-    "   AND st.start_time >= to_timestamp($4::float8 / 1e6::float8)"                               \
-    "   AND st.start_time < to_timestamp($5::float8 / 1e6::float8)"
+    " WHERE a.node_id = ANY ($1::bigint[])"                                                        \
+    "   AND a.start_time >= to_timestamp($4::float8 / 1e6::float8)"                                \
+    "   AND a.start_time < to_timestamp($5::float8 / 1e6::float8)"
 
 static char *series_sql(enum series_how how, gboolean one_metric_per_label)
 {
@@ -89,7 +100,7 @@ static char *series_sql(enum series_how how, gboolean one_metric_per_label)
                 " SELECT st.node_id, m.label, " BUCKET_SQL(
                     "st.start_time") " AS bucket,"
                                      "        min(r.v), avg(r.v), max(r.v)"
-                                     "   FROM statistics_rollups st JOIN m USING (metric_id),"
+                                     "   FROM" SERIES_ROLLUPS_SQL ","
                                      "        LATERAL (SELECT st.delta / " SECONDS_SQL(
                                          "st.end_time - st.start_time") " AS v) r" SERIES_WHERE_SQL
                                                                         " GROUP BY 1, 2, 3 ORDER "
@@ -98,15 +109,14 @@ static char *series_sql(enum series_how how, gboolean one_metric_per_label)
                 " SELECT st.node_id, m.label, " BUCKET_SQL(
                     "st.start_time") " AS bucket,"
                                      "        min(st.min), avg(st.mean), max(st.max)"
-                                     "   FROM statistics_rollups st JOIN m USING "
-                                     "(metric_id)" SERIES_WHERE_SQL
+                                     "   FROM" SERIES_ROLLUPS_SQL SERIES_WHERE_SQL
                                      " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3");
     gboolean gauge = how == SERIES_GAUGE;
     return g_strdup_printf(
         SERIES_FROM_SQL ","
                         " per_rollup AS ("
                         "  SELECT st.node_id, m.label, st.start_time, %s"
-                        "    FROM statistics_rollups st JOIN m USING (metric_id)" SERIES_WHERE_SQL
+                        "    FROM" SERIES_ROLLUPS_SQL SERIES_WHERE_SQL
                         "   GROUP BY st.node_id, m.label, st.start_time"
                         "  WINDOW w AS (PARTITION BY st.node_id, m.label ORDER BY st.start_time))"
                         "SELECT node_id, label, " BUCKET_SQL(
@@ -209,8 +219,8 @@ static gboolean default_interval(struct web_request *req, gboolean of_run, const
                  "   AND ($2::bigint IS NULL OR uid = $2::bigint)"
                : "SELECT (extract(epoch FROM t) * 1e6)::bigint - 3600000000,"
                  "       (extract(epoch FROM t) * 1e6)::bigint + 1000000"
-                 "  FROM (SELECT coalesce(max(start_time), now()) AS t FROM statistics_rollups"
-                 "         WHERE node_id = $1::bigint) last",
+                 "  FROM (SELECT coalesce(max(start_time), now()) AS t FROM"
+                 "         statistics_rollup_arrays WHERE node_id = $1::bigint) last",
         of_run ? 2 : 1, params, error);
     if (r == NULL)
         return FALSE;

@@ -23,9 +23,10 @@
 -- processes and 1000 run_summaries (rank 0's the job's report with 1000
 -- energy_by_rank entries, the others "in_job_report": figures NULL, as
 -- vigil-txd stores them); statistics_rollups at 1 s for the 32 nodes over
--- the hour and the 12 metrics (1,382,400 rows, the fixture's formulas:
+-- the hour and the 12 metrics (1,382,400 rows of the view, 115,200 rows
+-- of arrays since migration 13; the fixture's formulas:
 -- tests/web/fixture.sql); window_statistics at 100 ms in the 20 windows
--- for their node (20 × 600 × 12 = 144,000 rows); 1,000,000 activities;
+-- for their node (20 × 600 × 12 = 144,000 rows of the view, 12,000 of arrays); 1,000,000 activities;
 -- 240 anomalies; reasoner states every cycle of every window; 10,000 short
 -- runs (runs 2 … 10001). Every id is explicit; the sequences are set past
 -- them at the end.
@@ -190,12 +191,20 @@ SELECT 1, r, (r->'activities'->>'observed')::bigint, (r->>'io_bytes_read')::bigi
          GROUP BY t.report, s.run_s, s.ranks) j;
 
 -- Every node's roll-ups over the run, 1 s each.
-INSERT INTO statistics_rollups (node_id, metric_id, start_time, end_time, samples, min, mean,
-                                max, delta, uncertain)
-SELECT node_id, metric_id, t, t + interval '1 s', 10,
-       CASE WHEN counter THEN 0.98 * v ELSE v - 0.01 * amplitude END, v,
-       CASE WHEN counter THEN 1.02 * v ELSE v + 0.01 * amplitude END,
-       CASE WHEN counter THEN v END, false
+-- One row per node and window holding its metrics as arrays, as vigil-txd
+-- stores them (migration 13); the view statistics_rollups shows them a
+-- metric a row.
+INSERT INTO statistics_rollup_arrays (node_id, metric_set_id, start_time, end_time, samples,
+                                      min, mean, max, delta, uncertain)
+SELECT node_id, vigil_metric_set(array_agg(metric_id ORDER BY metric_id)), t,
+       t + interval '1 s', array_agg(10 ORDER BY metric_id),
+       array_agg(CASE WHEN counter THEN 0.98 * v ELSE v - 0.01 * amplitude END
+                 ORDER BY metric_id),
+       array_agg(v ORDER BY metric_id),
+       array_agg(CASE WHEN counter THEN 1.02 * v ELSE v + 0.01 * amplitude END
+                 ORDER BY metric_id),
+       array_agg(CASE WHEN counter THEN v END ORDER BY metric_id),
+       repeat('0', count(*)::integer)::varbit
   FROM (SELECT node_id, metric_id, t, counter, amplitude,
                CASE WHEN integral THEN round(r) ELSE r END AS v
           FROM bench_settings s, bench_rates p,
@@ -204,7 +213,8 @@ SELECT node_id, metric_id, t, t + interval '1 s', 10,
                                interval '1 s') t,
                LATERAL (SELECT base + amplitude
                                * sin(2 * pi() * (extract(epoch FROM t) + phase * node_id)
-                                     / period) AS r) rate) x;
+                                     / period) AS r) rate) x
+ GROUP BY node_id, t;
 
 -- ---- captured windows ---------------------------------------------------------------------
 
@@ -248,16 +258,19 @@ SELECT w.process_id, i, 1, CASE WHEN i % 3 = 2 THEN 5 ELSE 6 END, w.capture_id,
        generate_series(0::bigint, w.capture_activities - 1) i;
 
 -- Full resolution in the windows: every 100 ms, every metric, the window's node.
-INSERT INTO window_statistics (node_id, metric_id, time, t_ns, value, uncertain)
-SELECT w.node_id, p.metric_id, t, (extract(epoch FROM t) * 1000000000)::bigint,
-       CASE WHEN p.counter THEN p.base * extract(epoch FROM t - w.start_time)
-            ELSE p.base END
-           + p.amplitude * sin(2 * pi() * (extract(epoch FROM t) + p.phase * w.node_id)
-                               / p.period),
-       false
+-- One row per node and tick, its metrics as arrays (migration 13).
+INSERT INTO window_statistics_arrays (node_id, metric_set_id, time, t_ns, value, uncertain)
+SELECT w.node_id, vigil_metric_set(array_agg(p.metric_id ORDER BY p.metric_id)), t,
+       (extract(epoch FROM t) * 1000000000)::bigint,
+       array_agg(CASE WHEN p.counter THEN p.base * extract(epoch FROM t - w.start_time)
+                      ELSE p.base END
+                     + p.amplitude * sin(2 * pi() * (extract(epoch FROM t) + p.phase * w.node_id)
+                                         / p.period) ORDER BY p.metric_id),
+       repeat('0', count(*)::integer)::varbit
   FROM bench_windows w, bench_rates p,
        generate_series(w.start_time, w.start_time + w.capture_s * interval '1 s'
-                                     - interval '100 ms', interval '100 ms') t;
+                                     - interval '100 ms', interval '100 ms') t
+ GROUP BY w.node_id, t;
 
 INSERT INTO reasoner_states (level, node_id, process_id, cycle, time, state, overloaded_mask,
                              bad_issues, good_issues, other_issues)

@@ -433,18 +433,19 @@ static void test_migration_4_keeps_rows_and_its_views_show_them(void **state)
     assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM statistics_rollups"),
                      100);
     /* Its indexes exist, the one on the partitioned parent on the
-     * partition of old rows too. */
+     * partition of old rows too (the roll-ups' since migration 13 is
+     * statistics_rollup_arrays', where those rows moved). */
     assert_int_equal(test_pg_query_u64_in(
                          t->conninfo, "SELECT count(*) FROM pg_indexes WHERE indexname IN"
                                       " ('runs_start_time_run', 'runs_uid_start_time_run',"
                                       "  'processes_node_start_time', 'captures_node_start_time',"
                                       "  'anomalies_time', 'anomalies_plugin_time',"
-                                      "  'statistics_rollups_node_metric_time')"),
+                                      "  'statistics_rollup_arrays_node_time')"),
                      7);
     assert_int_equal(test_pg_query_u64_in(t->conninfo,
                                           "SELECT count(*) FROM pg_indexes WHERE tablename ="
-                                          " 'statistics_rollups_20261120' AND indexdef LIKE"
-                                          " '%(node_id, metric_id, start_time)%'"),
+                                          " 'statistics_rollup_arrays_20261120' AND indexdef"
+                                          " LIKE '%(node_id, start_time)%'"),
                      1);
 
     /* run_processes: every process, with its node's name and its report's

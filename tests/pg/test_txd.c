@@ -16,6 +16,7 @@
 #include "test_support.h"
 #include "test_txd.h"
 #include "txd.h"
+#include "vigil/clock.h"
 #include "vigil/curve.h"
 #include "vigil/health.h"
 
@@ -61,6 +62,85 @@ static void test_a_batch_is_stored_then_acknowledged(void **state)
                               "abs(extract(epoch FROM now() - start_time)) < 60"),
                      100);
     g_bytes_unref(batch);
+    test_sender_close(&s);
+}
+
+/* vigil-txd stores a node's statistics as one row per window (and per
+ * tick) holding every metric's values as arrays (migration 13): items of
+ * two windows interleaved in one message make two rows, and the views
+ * show each item exactly as sent, its flags and a gauge's delta too. */
+static void test_statistics_are_one_row_a_window_and_shown_exactly(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct test_sender s;
+    test_txd_start_with_sender(f, &s, 1);
+    uint64_t now = vigil_clock_monotonic_ns();
+    uint64_t w1 = now - 3000000000u, w2 = now - 2000000000u;
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 1, 1, 0);
+    test_txd_add_node(batch, 1, 1, "test-node-1", now - 1000000000u, 0);
+    test_txd_add_metrics(batch, 1, 1);
+    GError *error = NULL;
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_ROLLUPS, 1, 1, 0);
+    /* (metric, window, uncertain, mean): metric 1 a counter, 2 a gauge. */
+    const struct {
+        uint32_t metric;
+        uint64_t start_ns;
+        gboolean uncertain;
+        double mean;
+    } rollups[] = {{1, w1, FALSE, 2}, {2, w2, TRUE, INFINITY}, {2, w1, TRUE, 3}, {1, w2, FALSE, 4}};
+    for (guint i = 0; i < G_N_ELEMENTS(rollups); i++) {
+        gboolean counter = rollups[i].metric == 1;
+        struct vigil_wire_rollup r = {.metric_id = rollups[i].metric,
+                                      .flags = rollups[i].uncertain ? VIGIL_SAMPLE_UNCERTAIN : 0,
+                                      .start_ns = rollups[i].start_ns,
+                                      .end_ns = rollups[i].start_ns + 1000000000u,
+                                      .count = 10,
+                                      .min = 1,
+                                      .mean = rollups[i].mean,
+                                      .max = INFINITY,
+                                      .delta = counter ? 5 : NAN};
+        test_txd_check_item(vigil_wire_add_rollup(w, &r, &error), &error);
+    }
+    test_txd_add_message(batch, w);
+    w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, 1, 1, 0);
+    for (guint i = 0; i < 6; i++) {
+        struct vigil_sample x = {.metric_id = 1 + i % 2,
+                                 .flags = i == 3 ? VIGIL_SAMPLE_UNCERTAIN : 0,
+                                 .t_ns = w1 + (i / 2) * 100000000u,
+                                 .value = 0.5 * i};
+        test_txd_check_item(vigil_wire_add_sample(w, &x, &error), &error);
+    }
+    test_txd_add_message(batch, w);
+    GBytes *sent = vigil_wire_writer_finish(batch);
+    test_sender_send_acked(&s, sent, 1);
+
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollup_arrays"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM window_statistics_arrays"), 3);
+    char *rollup_rows = test_pg_query_text_in(
+        f->conninfo,
+        "SELECT string_agg(format('%s/%s/%s/%s/%s/%s/%s', m.name, r.end_time - r.start_time,"
+        " r.samples, r.mean, r.max, coalesce(r.delta::text, 'null'), r.uncertain), ' '"
+        " ORDER BY r.start_time, m.name) FROM statistics_rollups r JOIN metrics m"
+        " USING (metric_id)");
+    assert_string_equal(rollup_rows, "cpu.busy_s/00:00:01/10/2/Infinity/5/f "
+                                     "mem.used_bytes/00:00:01/10/3/Infinity/null/t "
+                                     "cpu.busy_s/00:00:01/10/4/Infinity/5/f "
+                                     "mem.used_bytes/00:00:01/10/Infinity/Infinity/null/t");
+    char *sample_rows = test_pg_query_text_in(
+        f->conninfo, "SELECT string_agg(format('%s/%s/%s', m.name, w.value, w.uncertain), ' '"
+                     " ORDER BY w.t_ns, m.name) FROM window_statistics w JOIN metrics m"
+                     " USING (metric_id)");
+    assert_string_equal(sample_rows, "cpu.busy_s/0/f mem.used_bytes/0.5/f "
+                                     "cpu.busy_s/1/f mem.used_bytes/1.5/t "
+                                     "cpu.busy_s/2/f mem.used_bytes/2.5/f");
+    /* A window's metrics are in the order they came: 1, 2 in the first,
+     * 2, 1 in the second, two metric sets. */
+    assert_int_equal(count(f, "SELECT count(DISTINCT metric_set_id) FROM "
+                              "statistics_rollup_arrays"),
+                     2);
+    g_free(rollup_rows);
+    g_free(sample_rows);
+    g_bytes_unref(sent);
     test_sender_close(&s);
 }
 
@@ -984,6 +1064,7 @@ static void test_open_endpoint_without_curve_is_refused(void **state)
 
 TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_a_batch_is_stored_then_acknowledged),
+             TEST_WITH_TXD_FIXTURE(test_statistics_are_one_row_a_window_and_shown_exactly),
              TEST_WITH_TXD_FIXTURE(test_a_batch_sent_twice_is_stored_once),
              TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_is_stored_and_said),
              TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_of_the_same_cycle_is_refused),

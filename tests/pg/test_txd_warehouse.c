@@ -369,16 +369,16 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
         f->conninfo,
         "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
         "NOT l.granted AND l.mode = 'AccessExclusiveLock' AND l.relation IN "
-        "('activities'::regclass, 'statistics_rollups'::regclass, "
-        "'window_statistics'::regclass, 'reasoner_states'::regclass, "
+        "('activities'::regclass, 'statistics_rollup_arrays'::regclass, "
+        "'window_statistics_arrays'::regclass, 'reasoner_states'::regclass, "
         "'ingested_batches'::regclass) AND "
         "a.query LIKE 'SELECT vigil_day_partition%'",
         1);
     assert_int_equal(count(f, "SELECT count(*) FROM pg_locks l JOIN pg_locks w ON w.pid = l.pid "
                               "WHERE NOT w.granted AND w.mode = 'AccessExclusiveLock' AND "
                               "l.mode = 'RowExclusiveLock' AND l.relation IN "
-                              "('activities'::regclass, 'statistics_rollups'::regclass, "
-                              "'window_statistics'::regclass, 'reasoner_states'::regclass, "
+                              "('activities'::regclass, 'statistics_rollup_arrays'::regclass, "
+                              "'window_statistics_arrays'::regclass, 'reasoner_states'::regclass, "
                               "'ingested_batches'::regclass)"),
                      0);
     assert_no_answer(&s);
@@ -387,10 +387,11 @@ static void test_ingest_never_takes_an_access_exclusive_lock(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM activities WHERE start_time < now() - "
                               "interval '9 days'"),
                      20);
-    assert_int_equal(count(f, "SELECT count(*) FROM pg_class WHERE relname IN "
-                              "('activities_' || to_char((now() AT TIME ZONE 'UTC')::date - "
-                              "10, 'YYYYMMDD'), 'statistics_rollups_' || to_char((now() AT TIME "
-                              "ZONE 'UTC')::date - 10, 'YYYYMMDD'))"),
+    assert_int_equal(count(f,
+                           "SELECT count(*) FROM pg_class WHERE relname IN "
+                           "('activities_' || to_char((now() AT TIME ZONE 'UTC')::date - "
+                           "10, 'YYYYMMDD'), 'statistics_rollup_arrays_' || to_char((now() AT TIME "
+                           "ZONE 'UTC')::date - 10, 'YYYYMMDD'))"),
                      2);
     g_bytes_unref(today);
     g_bytes_unref(old);
@@ -606,13 +607,14 @@ static void test_migration_2_keeps_migration_1s_rows(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2"), 1);
     char *after = test_pg_query_text_in(f->conninfo, digest_sql);
     assert_string_equal(before, after);
-    /* The old rows are each table's first partition, not copies. */
+    /* The old rows are each table's first partition, not copies; the
+     * statistics' then moved into migration 13's arrays, one row per
+     * node and window (one metric here: as many rows). */
     assert_int_equal(count(f, "SELECT count(*) FROM pg_inherits WHERE inhrelid IN "
-                              "('statistics_rollups_0001'::regclass, "
-                              "'window_statistics_0001'::regclass, "
-                              "'ingested_batches_0001'::regclass)"),
-                     3);
-    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups_0001"), 100);
+                              "('ingested_batches_0001'::regclass)"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollup_arrays"), 100);
+    assert_int_equal(count(f, "SELECT count(*) FROM window_statistics_arrays"), 50);
 
     /* A batch stored before the upgrade and sent again after it (its
      * acknowledgement was lost) is recognised: not stored twice. */

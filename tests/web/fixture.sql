@@ -255,12 +255,20 @@ INSERT INTO metrics (metric_id, name, unit, kind, source, origin) VALUES
     (12, 'net.eth0.tx_bytes', 'bytes', 'counter', 'netdev', 'measured');
 
 -- 8 CPUs: user + system + idle + iowait = 8 s per second.
-INSERT INTO statistics_rollups (node_id, metric_id, start_time, end_time, samples, min, mean,
-                                max, delta, uncertain)
-SELECT node_id, metric_id, t, t + interval '1 s', 10,
-       CASE WHEN counter THEN 0.98 * v ELSE v - 0.01 * amplitude END, v,
-       CASE WHEN counter THEN 1.02 * v ELSE v + 0.01 * amplitude END,
-       CASE WHEN counter THEN v END, false
+-- One row per node and window holding its metrics as arrays, as vigil-txd
+-- stores them (migration 13); the view statistics_rollups shows them a
+-- metric a row.
+INSERT INTO statistics_rollup_arrays (node_id, metric_set_id, start_time, end_time, samples,
+                                      min, mean, max, delta, uncertain)
+SELECT node_id, vigil_metric_set(array_agg(metric_id ORDER BY metric_id)), t,
+       t + interval '1 s', array_agg(10 ORDER BY metric_id),
+       array_agg(CASE WHEN counter THEN 0.98 * v ELSE v - 0.01 * amplitude END
+                 ORDER BY metric_id),
+       array_agg(v ORDER BY metric_id),
+       array_agg(CASE WHEN counter THEN 1.02 * v ELSE v + 0.01 * amplitude END
+                 ORDER BY metric_id),
+       array_agg(CASE WHEN counter THEN v END ORDER BY metric_id),
+       repeat('0', count(*)::integer)::varbit
   FROM (SELECT node_id, metric_id, t, m.kind = 'counter' AS counter, amplitude,
                CASE WHEN node_id = 1 AND metric_id = 1 AND t = '2026-11-20 10:00:30Z' THEN 400
                     WHEN integral THEN round(r)
@@ -284,7 +292,8 @@ SELECT node_id, metric_id, t, t + interval '1 s', 10,
                                timestamptz '2026-11-20 14:04:59Z', interval '1 s') t,
                LATERAL (SELECT base + amplitude
                                * sin(2 * pi() * (extract(epoch FROM t) + phase * node_id)
-                                     / period) AS r) rate) x;
+                                     / period) AS r) rate) x
+ GROUP BY node_id, t;
 
 -- ---- per-file characterization (schema/0008_file_stats.sql) ----------------------
 

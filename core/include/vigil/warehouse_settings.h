@@ -10,8 +10,9 @@
 #include "vigil/settings.h"
 
 /* The tables partitioned by day (UTC), in this order: activities,
- * statistics_rollups, window_statistics, reasoner_states, ingested_batches
- * (always the last). */
+ * statistics_rollup_arrays, window_statistics_arrays (the tables behind
+ * the views statistics_rollups and window_statistics, migration 13),
+ * reasoner_states, ingested_batches (always the last). */
 enum { VIGIL_WAREHOUSE_DAY_TABLES = 5 };
 extern const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES];
 
