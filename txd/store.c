@@ -276,13 +276,15 @@ static gboolean query_one_id(PGconn *db, const char *sql, int n, const char *con
     return ok;
 }
 
+/* last_seen from EXCLUDED, whose default is now(): Citus refuses now() in
+ * DO UPDATE SET (not immutable). */
 static gboolean store_node(struct batch_context *b, GError **error)
 {
     GPtrArray *buffers = g_ptr_array_new_with_free_func(g_free);
     const char *values[] = {txd_param_int(buffers, b->node_id), b->node->hostname};
-    static const char sql[] =
-        "INSERT INTO nodes (node_id, hostname) VALUES ($1, $2) "
-        "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, last_seen = now()";
+    static const char sql[] = "INSERT INTO nodes (node_id, hostname) VALUES ($1, $2) "
+                              "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, "
+                              "last_seen = EXCLUDED.last_seen";
     gboolean ok = txd_exec_params(b->store->db, sql, 2, values, error);
     g_ptr_array_unref(buffers);
     return ok;

@@ -2,14 +2,14 @@
  * coordinator after the ordinary migrations (`vigil db migrate --citus`, or
  * [warehouse] distributed = citus), which leave every table local.
  *
- * One row per table. A node's batch is one node_id's rows, so whatever a
- * node writes is distributed by node_id and co-located with `nodes`. The
- * per-process tables have no node_id: they are distributed by process_id
- * and co-located with activities. What every batch reads or shares across
- * nodes (jobs, metrics, files, runs, processes, the tuning trials) is a
- * reference table, a copy on every node, so that any join with it stays
- * local. docs/scaling.md ("A Citus cluster") says why each table is where
- * it is and where Citus refused the first layout.
+ * One row per table. A node's batch is one node_id's rows, so the time
+ * series a node writes are distributed by node_id and co-located with
+ * ingested_batches; activities, without node_id, by process_id. What the
+ * readers join every run with (nodes, runs, processes and what is written
+ * once per process, jobs, metrics, files, captures, the tuning trials) are
+ * reference tables, a copy on every node, so that those joins stay on one
+ * node. docs/scaling.md ("A Citus cluster")
+ * says why each table is where it is and where Citus refused the first layout.
  *
  * Idempotent: a table Citus has already is left as it is; a table of the
  * schema without a row here is an error (lay it out: one line). The tables
@@ -29,41 +29,89 @@ struct citus_layout_row {
 
 /* In order: a table is laid out after the one it is co-located with. */
 static const struct citus_layout_row layout[] = {
+    /* Reference tables: what the readers join every run with. Citus plans a
+     * query over reference tables alone on one node, correlated subqueries
+     * and all; one distributed table among them and it refuses the
+     * correlated subqueries of run_overview, the energy views and
+     * `vigil report` (each correction in docs/scaling.md). */
     {"jobs", NULL, NULL, NULL},
     {"metrics", NULL, NULL, NULL},
     {"files", NULL, NULL, NULL},
+    {"nodes", NULL, NULL, NULL},
     {"runs", NULL, NULL, NULL},
     {"processes", NULL, NULL, NULL},
+    {"run_summaries", NULL, NULL, NULL},
+    {"captures", NULL, NULL, NULL},
+    /* vigil-web's run page takes the UNION of a run's processes' and its
+     * nodes' anomalies, joined to nodes: refused over a distributed table
+     * ("complex joins…"). A few rows a node, only when something fires. */
+    {"anomalies", NULL, NULL, NULL},
+    /* Written once, when a process ends; vigil-web's run page joins them
+     * to processes with LEFT JOIN, which Citus refuses from a reference
+     * table to a distributed one ("complex joins are only supported when
+     * all distributed tables are co-located…"). */
+    {"file_stats", NULL, NULL, NULL},
+    {"process_io_timelines", NULL, NULL, NULL},
+    {"process_unwatched_ends", NULL, NULL, NULL},
+    /* Beside processes, for its triggers (after_layout). */
+    {"uplink_drops", NULL, NULL, NULL},
     {"tune_trials", NULL, NULL, NULL},
     {"tune_trial_results", NULL, NULL, NULL},
     {"tune_trial_adpis", NULL, NULL, NULL},
-    {"nodes", "node_id", "none", NULL},
-    {"node_keys", "node_id", "nodes", NULL},
-    {"ingested_batches", "node_id", "nodes", NULL},
-    {"statistics_rollups", "node_id", "nodes", NULL},
-    {"window_statistics", "node_id", "nodes", NULL},
+    /* What a node's batch writes, by node_id, co-located. */
+    {"ingested_batches", "node_id", "none", NULL},
+    {"node_keys", "node_id", "ingested_batches", NULL},
+    {"statistics_rollups", "node_id", "ingested_batches", NULL},
+    {"window_statistics", "node_id", "ingested_batches", NULL},
     /* The system's own state rows have no node: 0, which no node is
      * (vigild derives an id for node_id = 0), since Citus refuses NULL. */
-    {"reasoner_states", "node_id", "nodes",
+    {"reasoner_states", "node_id", "ingested_batches",
      "ALTER TABLE reasoner_states ALTER COLUMN node_id SET DEFAULT 0"},
-    /* A unique key must hold the distribution column. */
-    {"anomalies", "node_id", "nodes",
-     "ALTER TABLE anomalies DROP CONSTRAINT anomalies_pkey, ADD PRIMARY KEY (node_id, anomaly_id)"},
-    {"captures", "node_id", "nodes",
-     "ALTER TABLE captures DROP CONSTRAINT captures_pkey, ADD PRIMARY KEY (node_id, capture_id)"},
-    {"uplink_drops", "node_id", "nodes", NULL},
-    {"job_steps", "node_id", "nodes", NULL},
+    {"job_steps", "node_id", "ingested_batches", NULL},
+    /* No node_id: by process_id, a process's rows in one shard. */
     {"activities", "process_id", "none", NULL},
-    {"run_summaries", "process_id", "activities", NULL},
-    {"file_stats", "process_id", "activities", NULL},
-    {"process_io_timelines", "process_id", "activities", NULL},
-    {"process_unwatched_ends", "process_id", "activities", NULL},
 };
 
 /* The foreign keys Citus refuses under this layout (from a reference table
- * to a distributed one): not made again. vigil-txd writes the node of a
- * process before the process, in the same transaction. */
-static const char *const refused_foreign_keys[] = {"processes_node_id_fkey"};
+ * to a distributed one): not made again. None now; the first layout's
+ * processes → nodes was one (docs/scaling.md). */
+static const char *const refused_foreign_keys[] = {NULL};
+
+/* The triggers that keep processes.uplink_dropped_activities the sum of
+ * its uplink_drops (0011_drops_and_refusals.sql) query one table from the
+ * other's trigger. Citus runs a reference table's triggers on each of its
+ * placements, where a query of a Citus table is refused ("cannot execute a
+ * distributed query from a query on a shard"): on Citus they read and write
+ * the placements beside them, so that every node's copy of processes is
+ * kept from its own copy of uplink_drops (both reference tables).
+ * Idempotent, run every time. */
+#define PLACEMENT_OF(table)                                                                        \
+    "(SELECT shard_name('" table "'::regclass, shardid) FROM pg_dist_shard"                        \
+    " WHERE logicalrelid = '" table "'::regclass)"
+static const char *const after_layout[] = {
+    "CREATE OR REPLACE FUNCTION vigil_uplink_drops_to_process() RETURNS trigger"
+    " LANGUAGE plpgsql SET citus.enable_manual_changes_to_shards = on AS $$"
+    " DECLARE d record;"
+    " BEGIN"
+    "  IF TG_OP = 'DELETE' THEN d := OLD; ELSE d := NEW; END IF;"
+    "  EXECUTE format('UPDATE %I SET uplink_dropped_activities = (SELECT coalesce(sum(activities),"
+    " 0)::bigint FROM %I WHERE node_id = $1 AND pid = $2 AND start_monotonic_ns = $3)"
+    " WHERE node_id = $1 AND pid = $2 AND start_monotonic_ns = $3',"
+    "   " PLACEMENT_OF("processes") ", TG_TABLE_NAME)"
+                                    "   USING d.node_id, d.pid, d.start_monotonic_ns;"
+                                    "  RETURN NULL;"
+                                    " END $$",
+    "CREATE OR REPLACE FUNCTION vigil_process_uplink_dropped() RETURNS trigger"
+    " LANGUAGE plpgsql SET citus.enable_manual_changes_to_shards = on AS $$"
+    " BEGIN"
+    "  EXECUTE format('SELECT coalesce(sum(activities), 0)::bigint FROM %I WHERE node_id = $1"
+    " AND pid = $2 AND start_monotonic_ns = $3', " PLACEMENT_OF(
+        "uplink_drops") ")"
+                        "   INTO NEW.uplink_dropped_activities USING NEW.node_id, NEW.pid, "
+                        "NEW.start_monotonic_ns;"
+                        "  RETURN NEW;"
+                        " END $$",
+};
 
 /* The tables of the schema that stay on the coordinator alone. */
 static const char *const coordinator_tables[] = {"vigil_schema_migrations"};
@@ -224,6 +272,8 @@ gboolean vigil_warehouse_citus_layout(PGconn *db, guint *laid_out, GError **erro
     }
     for (guint i = 0; ok && i < remade->len; i++)
         ok = run(db, g_ptr_array_index(remade, i), error);
+    for (size_t i = 0; ok && i < G_N_ELEMENTS(after_layout); i++)
+        ok = run(db, after_layout[i], error);
     ok = ok && run(db, "COMMIT", error);
     if (!ok) {
         PQclear(PQexec(db, "ROLLBACK"));
