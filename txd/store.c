@@ -92,6 +92,9 @@ gboolean txd_store_connect(struct txd_store *s, GError **error)
     guint version = 0, latest = vigil_warehouse_latest_version();
     gboolean ok = s->settings.migrate ? vigil_warehouse_migrate(s->db, NULL, &local)
                                       : vigil_warehouse_current_version(s->db, &version, &local);
+    guint laid_out = 0; /* and, on Citus, the tables laid out as `vigil db migrate` does */
+    if (ok && s->settings.migrate && s->settings.distributed == VIGIL_WAREHOUSE_CITUS)
+        ok = vigil_warehouse_citus_layout(s->db, &laid_out, &local);
     if (ok && !s->settings.migrate && version != latest) {
         g_set_error(&local, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION,
                     "the warehouse's schema is at version %u, this vigil-txd writes version %u: "

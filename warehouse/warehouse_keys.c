@@ -18,8 +18,9 @@ static const struct vigil_config_key keys[] = {
     {VIGIL_SETTING(struct vigil_warehouse_settings, distributed), .type = VIGIL_CONFIG_ENUM,
      .default_value = "no", .choices = "no|citus",
      .description = "citus: conninfo names a Citus cluster's coordinator, and `vigil db "
-                    "migrate` lays the tables out across its workers after the migrations "
-                    "(docs/scaling.md); no: one PostgreSQL server"},
+                    "migrate` (and vigil-txd with migrate = true) lays the tables out across "
+                    "its workers after the migrations (docs/scaling.md); no: one PostgreSQL "
+                    "server"},
     {VIGIL_SETTING(struct vigil_warehouse_settings, connect_timeout_s), .type = VIGIL_CONFIG_INT,
      .default_value = "10", .min = 2, .max = 600,
      .description = "how long vigil-txd and `vigil db` wait for PostgreSQL to answer a "

@@ -5,7 +5,8 @@
  * server too, and `vigil runs`, `report`, `export`, `advise` must answer
  * the same from both. Every acknowledged batch is stored once, none twice,
  * through a worker's restart and a vigil-txd killed (SIGKILL). Waits are on
- * acknowledgements, never on time. Under CI a missing Citus is a failure. */
+ * acknowledgements, never on time. The layout's refusals are named. Under
+ * CI a missing Citus is a failure. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,13 +62,23 @@ static int group_teardown(void **state)
     return 0;
 }
 
-/* A vigil-txd of its own folder DIR/NAME on `conninfo`. */
-static void start_txd(struct test_txd *t, const char *name, const char *conninfo)
+/* A vigil-txd of its own folder DIR/NAME on `conninfo`; with `citus`, set
+ * as on a Citus cluster ([warehouse] distributed = citus: it lays the
+ * tables out when it migrates, here finding them laid out). */
+static void start_txd_as(struct test_txd *t, const char *name, const char *conninfo,
+                         gboolean citus_setting)
 {
     char *folder = g_build_filename(dir, name, NULL);
     assert_int_equal(g_mkdir(folder, 0700), 0);
-    test_txd_start(t, folder, conninfo, TXD_MORE_CONFIG);
+    test_txd_start(t, folder, conninfo,
+                   citus_setting ? TXD_MORE_CONFIG "[warehouse]\ndistributed = citus\n"
+                                 : TXD_MORE_CONFIG);
     g_free(folder);
+}
+
+static void start_txd(struct test_txd *t, const char *name, const char *conninfo)
+{
+    start_txd_as(t, name, conninfo, FALSE);
 }
 
 static guint64 count(const char *conninfo, const char *sql)
@@ -276,7 +287,7 @@ static void test_exactly_once_through_a_worker_restart_and_a_txd_kill(void **sta
     (void)state;
     struct test_txd groups[2];
     start_txd(&groups[0], "faults-a", citus.conninfo);
-    start_txd(&groups[1], "faults-b", citus.conninfo);
+    start_txd_as(&groups[1], "faults-b", citus.conninfo, TRUE);
     enum { NODES = 2 * GROUP_NODES };
     struct test_sender senders[NODES];
     uint64_t node_ids[NODES];
@@ -347,11 +358,53 @@ static void test_exactly_once_through_a_worker_restart_and_a_txd_kill(void **sta
     test_txd_clear(&groups[1]);
 }
 
+/* `vigil db migrate` with a configuration of [warehouse] conninfo and
+ * distributed = citus. */
+static struct test_run migrate_by_setting(const char *conninfo)
+{
+    char *config = test_new_filef(dir, "citus.conf",
+                                  "[warehouse]\nconninfo = %s\ndistributed = citus\n", conninfo);
+    char *option = g_strdup_printf("--config=%s", config);
+    struct test_run r = test_vigil("db", "migrate", option, NULL);
+    g_free(option);
+    g_free(config);
+    return r;
+}
+
+/* What the layout refuses, each with a clear error: a database without
+ * Citus, a table without a row in the layout, --citus on another action. */
+static void test_the_layout_refuses_what_it_cannot_lay_out(void **state)
+{
+    (void)state;
+    struct test_run r = migrate_by_setting(test_pg_cluster.conninfo);
+    test_assert_err(&r, 1, "vigil db migrate on one server with distributed = citus",
+                    "the database has no Citus", "CREATE EXTENSION citus", NULL);
+    test_run_clear(&r);
+
+    test_pg_exec_in(citus.conninfo, "CREATE TABLE unplaced (x integer)");
+    r = migrate_by_setting(citus.conninfo);
+    test_assert_err(&r, 1, "vigil db migrate with a table the layout lacks",
+                    "table unplaced has no place in the Citus layout",
+                    "warehouse/warehouse_citus.c", NULL);
+    test_run_clear(&r);
+    test_pg_exec_in(citus.conninfo, "DROP TABLE unplaced");
+    r = migrate_by_setting(citus.conninfo);
+    test_assert_out(&r, 0, "vigil db migrate by the setting", "nothing to do", NULL);
+    test_run_clear(&r);
+
+    char *conninfo_option = g_strdup_printf("--conninfo=%s", citus.conninfo);
+    r = test_vigil("db", "version", "--citus", conninfo_option, NULL);
+    test_assert_err(&r, 2, "vigil db version --citus", "--citus is migrate's", NULL);
+    test_run_clear(&r);
+    g_free(conninfo_option);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_same_answers_as_one_server),
         cmocka_unit_test(test_exactly_once_through_a_worker_restart_and_a_txd_kill),
+        cmocka_unit_test(test_the_layout_refuses_what_it_cannot_lay_out),
     };
     if (!test_pg_available())
         return test_skip_program(TEST_PG_MISSING);
