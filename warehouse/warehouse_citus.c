@@ -8,8 +8,8 @@
  * readers join every run with (nodes, runs, processes and what is written
  * once per process, jobs, metrics, files, captures, the tuning trials) are
  * reference tables, a copy on every node, so that those joins stay on one
- * node. docs/scaling.md ("A Citus cluster")
- * says why each table is where it is and where Citus refused the first layout.
+ * node. docs/scaling.md ("A Citus cluster") says why each table is where
+ * it is and where Citus refused the first layout.
  *
  * Idempotent: a table Citus has already is left as it is; a table of the
  * schema without a row here is an error (lay it out: one line). The tables
@@ -85,32 +85,33 @@ static const char *const refused_foreign_keys[] = {NULL};
  * the placements beside them, so that every node's copy of processes is
  * kept from its own copy of uplink_drops (both reference tables).
  * Idempotent, run every time. */
-#define PLACEMENT_OF(table)                                                                        \
-    "(SELECT shard_name('" table "'::regclass, shardid) FROM pg_dist_shard"                        \
-    " WHERE logicalrelid = '" table "'::regclass)"
 static const char *const after_layout[] = {
     "CREATE OR REPLACE FUNCTION vigil_uplink_drops_to_process() RETURNS trigger"
     " LANGUAGE plpgsql SET citus.enable_manual_changes_to_shards = on AS $$"
-    " DECLARE d record;"
+    " DECLARE"
+    "  d record;"
+    "  processes_here text := (SELECT shard_name('processes'::regclass, shardid)"
+    "                            FROM pg_dist_shard WHERE logicalrelid = 'processes'::regclass);"
     " BEGIN"
     "  IF TG_OP = 'DELETE' THEN d := OLD; ELSE d := NEW; END IF;"
-    "  EXECUTE format('UPDATE %I SET uplink_dropped_activities = (SELECT coalesce(sum(activities),"
-    " 0)::bigint FROM %I WHERE node_id = $1 AND pid = $2 AND start_monotonic_ns = $3)"
-    " WHERE node_id = $1 AND pid = $2 AND start_monotonic_ns = $3',"
-    "   " PLACEMENT_OF("processes") ", TG_TABLE_NAME)"
-                                    "   USING d.node_id, d.pid, d.start_monotonic_ns;"
-                                    "  RETURN NULL;"
-                                    " END $$",
+    "  EXECUTE format('UPDATE %I SET uplink_dropped_activities ="
+    "   (SELECT coalesce(sum(activities), 0)::bigint FROM %I"
+    "     WHERE node_id = $1 AND pid = $2 AND start_monotonic_ns = $3)"
+    "   WHERE node_id = $1 AND pid = $2 AND start_monotonic_ns = $3',"
+    "   processes_here, TG_TABLE_NAME) USING d.node_id, d.pid, d.start_monotonic_ns;"
+    "  RETURN NULL;"
+    " END $$",
     "CREATE OR REPLACE FUNCTION vigil_process_uplink_dropped() RETURNS trigger"
     " LANGUAGE plpgsql SET citus.enable_manual_changes_to_shards = on AS $$"
+    " DECLARE"
+    "  drops_here text := (SELECT shard_name('uplink_drops'::regclass, shardid)"
+    "                        FROM pg_dist_shard WHERE logicalrelid = 'uplink_drops'::regclass);"
     " BEGIN"
-    "  EXECUTE format('SELECT coalesce(sum(activities), 0)::bigint FROM %I WHERE node_id = $1"
-    " AND pid = $2 AND start_monotonic_ns = $3', " PLACEMENT_OF(
-        "uplink_drops") ")"
-                        "   INTO NEW.uplink_dropped_activities USING NEW.node_id, NEW.pid, "
-                        "NEW.start_monotonic_ns;"
-                        "  RETURN NEW;"
-                        " END $$",
+    "  EXECUTE format('SELECT coalesce(sum(activities), 0)::bigint FROM %I"
+    "   WHERE node_id = $1 AND pid = $2 AND start_monotonic_ns = $3', drops_here)"
+    "   INTO NEW.uplink_dropped_activities USING NEW.node_id, NEW.pid, NEW.start_monotonic_ns;"
+    "  RETURN NEW;"
+    " END $$",
 };
 
 /* The tables of the schema that stay on the coordinator alone. */

@@ -358,6 +358,35 @@ static void test_exactly_once_through_a_worker_restart_and_a_txd_kill(void **sta
     test_txd_clear(&groups[1]);
 }
 
+/* uplink_drops and processes are reference tables whose triggers keep each
+ * node's copy of processes.uplink_dropped_activities from its own copy of
+ * uplink_drops: a drop recorded before its process and one after, summed
+ * on every placement. */
+static void test_uplink_drops_reach_every_copy_of_processes(void **state)
+{
+    (void)state;
+    test_pg_exec_in(citus.conninfo,
+                    "INSERT INTO nodes (node_id, hostname) VALUES (51, 'node-51');"
+                    "INSERT INTO uplink_drops (node_id, pid, start_monotonic_ns, counter, "
+                    "activities, batches) VALUES (51, 5100, 77, 1, 7, 1);"
+                    "INSERT INTO runs (run_key, program, argv, uid, start_time) VALUES "
+                    "('citus-drops', '/bin/x', '{}', 0, now());"
+                    "INSERT INTO processes (run_id, node_id, pid, uid, program, argv, cwd, "
+                    "start_time, start_monotonic_ns) SELECT run_id, 51, 5100, 0, '/bin/x', '{}', "
+                    "'/', now(), 77 FROM runs WHERE run_key = 'citus-drops';"
+                    "INSERT INTO uplink_drops (node_id, pid, start_monotonic_ns, counter, "
+                    "activities, batches) VALUES (51, 5100, 77, 2, 3, 1)");
+    assert_int_equal(
+        count(citus.conninfo, "SELECT uplink_dropped_activities FROM processes WHERE node_id = 51"),
+        10);
+    /* The coordinator's copy and each worker's. */
+    assert_int_equal(count(citus.conninfo,
+                           "SELECT count(*) FROM run_command_on_placements('processes', "
+                           "'SELECT uplink_dropped_activities FROM %s WHERE node_id = 51') "
+                           "WHERE success AND result = '10'"),
+                     1 + WORKERS);
+}
+
 /* `vigil db migrate` with a configuration of [warehouse] conninfo and
  * distributed = citus. */
 static struct test_run migrate_by_setting(const char *conninfo)
@@ -404,6 +433,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_same_answers_as_one_server),
         cmocka_unit_test(test_exactly_once_through_a_worker_restart_and_a_txd_kill),
+        cmocka_unit_test(test_uplink_drops_reach_every_copy_of_processes),
         cmocka_unit_test(test_the_layout_refuses_what_it_cannot_lay_out),
     };
     if (!test_pg_available())
