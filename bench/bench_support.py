@@ -101,11 +101,14 @@ class Cluster:
     """The private cluster and psql on it; every session in UTC, as
     vigil-txd's, so that partitions and timestamps agree."""
 
-    def __init__(self, pg_private, directory):
+    def __init__(self, pg_private, directory, citus_workers=0):
         """`with Cluster(…) as cluster:` starts it, and stops it on the way
-        out (a half-started one too)."""
+        out (a half-started one too). With citus_workers, a Citus cluster of
+        a coordinator (whose database `vigil` conninfo names) and that many
+        workers (`tools/pg-private start-citus`)."""
         self.pg_private = pg_private
         self.directory = directory
+        self.citus_workers = citus_workers
         bindir = run([pg_private, "check"], "tools/pg-private check").strip()
         self.psql_path = os.path.join(bindir, "psql")
         self.conninfo = None
@@ -114,8 +117,10 @@ class Cluster:
             self.env.pop(name, None)
 
     def start(self):
-        self.conninfo = run([self.pg_private, "start", self.directory], "tools/pg-private start",
-                            timeout=180).strip()
+        command = ["start-citus", self.directory, "--workers", str(self.citus_workers)] \
+            if self.citus_workers else ["start", self.directory]
+        self.conninfo = run([self.pg_private] + command, f"tools/pg-private {command[0]}",
+                            timeout=300).strip()
         if "dbname=" not in self.conninfo:
             raise Failed(f"tools/pg-private printed no conninfo with a dbname: {self.conninfo!r}")
 

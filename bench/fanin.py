@@ -5,7 +5,7 @@ sending one batch a second.
     fanin.py FANIN_LOAD VIGIL_TXD VIGIL_CLI PG_PRIVATE PLUGIN_DIR
              --ingest-sender=INGEST_SENDER
              [--nodes 100,500,1000,2000,5000] [--seconds S] [--warmup-s S]
-             [--groups K] [--pg-options '-c NAME=VALUE']
+             [--groups K] [--pg-options '-c NAME=VALUE'] [--citus [--workers N]]
              [--restart [--restart-at-s S]] [--handshakes N] [--copy-rows N]
              [fanin-load's options: --cores --ranks --activity-rate
               --forwarded-share --disks --nets --nodes-per-job --drain-s
@@ -46,7 +46,11 @@ database at once: several groups of nodes into one warehouse. Their figures
 are summed, the latencies merged. --pg-options sets PostgreSQL options on
 vigil-txd's connections, for diagnosis only (`-c synchronous_commit=off`
 shows what each batch's WAL flush costs, and breaks the promise that an
-acknowledged batch is on disk). The nodes connect and reconnect as
+acknowledged batch is on disk). --citus runs each N on a fresh Citus
+cluster (tools/pg-private start-citus, `vigil db migrate --citus`) of one
+worker and then of --workers N (2), all on this machine, and prints
+vigil-txd's rows a second side by side (PostgreSQL's CPU is the
+coordinator's). The nodes connect and reconnect as
 vigild's uplink does ([uplink] reconnect_ivl_ms, reconnect_ivl_max_ms,
 connect_delay_max_ms: fanin-load's options of the same names).
 
@@ -88,7 +92,9 @@ GOAL_RESTART_S = 30.0
 
 class Cluster(bench_support.Cluster):
     def postmaster_pid(self):
-        for root, _dirs, files in os.walk(self.directory):
+        """The server's (a Citus cluster's coordinator's)."""
+        coordinator = os.path.join(self.directory, "coordinator")
+        for root, _dirs, files in os.walk(coordinator if self.citus_workers else self.directory):
             if "postmaster.pid" in files:
                 with open(os.path.join(root, "postmaster.pid")) as f:
                     return int(f.readline())
@@ -226,9 +232,14 @@ def merged(parts, nodes):
     return figures
 
 
-def step(args, cluster, nodes, work_root):
-    database = f"fanin_{nodes}"
-    cluster.psql("postgres", f"CREATE DATABASE {database} TEMPLATE fanin_template")
+def step(args, cluster, nodes, work_root, database=None):
+    """One run of `nodes` nodes into a fresh copy of fanin_template, or into
+    `database` as it is (a Citus cluster's: Citus's metadata is per
+    database, and CREATE DATABASE … TEMPLATE copies none to the workers)."""
+    fresh = database is None
+    if fresh:
+        database = f"fanin_{nodes}"
+        cluster.psql("postgres", f"CREATE DATABASE {database} TEMPLATE fanin_template")
     cluster.psql("postgres", "CHECKPOINT")
     work = tempfile.mkdtemp(prefix=f"n{nodes}-", dir=work_root)
     # Nodes split as evenly as they go between the groups, each with its
@@ -290,7 +301,8 @@ def step(args, cluster, nodes, work_root):
         raise Failed(f"N={nodes}: {stored} batches stored, {figures['acked']} acknowledged, "
                      f"{figures['sent']} sent")
     figures["stored"] = stored
-    cluster.psql("postgres", f"DROP DATABASE {database}")
+    if fresh:
+        cluster.psql("postgres", f"DROP DATABASE {database}")
     return figures
 
 
@@ -403,6 +415,42 @@ def report(rows, ceiling):
                   f"{'met' if met else 'NOT met'}")
 
 
+def migrate(args, cluster, database, citus):
+    run([args.vigil_cli, "db", "migrate", "--conninfo", cluster.conninfo_for(database)]
+        + (["--citus"] if citus else []), "vigil db migrate", env=cluster.env)
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    for day in (today, today + datetime.timedelta(days=1)):
+        cluster.psql(database, f"SELECT vigil_activity_partition('{day}')")
+
+
+def citus_runs(args, steps, work):
+    """--citus: each N on a fresh Citus cluster of 1 worker, then of
+    --workers; vigil-txd's rows a second side by side."""
+    counts = sorted({1, args.workers})
+    table = {}
+    for workers in counts:
+        for nodes in steps:
+            with tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-citus-") as pg_dir, \
+                    Cluster(args.pg_private, pg_dir, citus_workers=workers) as cluster:
+                migrate(args, cluster, "vigil", citus=True)
+                figures = step(args, cluster, nodes, work, database="vigil")
+                figures["workers"] = workers
+                print(json.dumps(figures), flush=True)
+                table[(nodes, workers)] = figures
+    print(f"\nbench-fanin --citus: a coordinator and 1 or {args.workers} workers on this "
+          f"machine ({os.cpu_count()} cores), load average {os.getloadavg()[0]:.1f} at the end")
+    print("  nodes" + "".join(f"  rows/s {w} worker{'s' if w > 1 else ' '}" for w in counts)
+          + "  acked/s " + " ".join(f"{w:>6}w" for w in counts)
+          + (f"  ratio {counts[-1]}:1" if len(counts) > 1 else ""))
+    for nodes in steps:
+        rows = [table[(nodes, w)] for w in counts]
+        line = f"  {nodes:>5}" + "".join(f"  {f['rows_per_s']:>16.0f}" for f in rows)
+        line += "          " + " ".join(f"{f['acked_per_s']:>7.0f}" for f in rows)
+        if len(rows) > 1 and rows[0]["rows_per_s"] > 0:
+            line += f"  {rows[-1]['rows_per_s'] / rows[0]['rows_per_s']:>9.2f}"
+        print(line)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for name in ("fanin_load", "vigil_txd", "vigil_cli", "pg_private", "plugin_dir"):
@@ -435,6 +483,10 @@ def main():
     parser.add_argument("--handshakes", type=int, default=500)
     parser.add_argument("--ingest-sender", required=True)
     parser.add_argument("--copy-rows", type=int, default=1_000_000)
+    # The warehouse on Citus (tools/pg-private start-citus, `vigil db migrate
+    # --citus`): each step with 1 worker and with --workers, side by side.
+    parser.add_argument("--citus", action="store_true")
+    parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     for name in ("fanin_load", "vigil_txd", "vigil_cli", "pg_private", "plugin_dir",
                  "ingest_sender"):
@@ -451,17 +503,23 @@ def main():
         parser.error("--restart: with one group, and --restart-at-s within --seconds")
     if args.handshakes < 1 or args.copy_rows < 1:
         parser.error("--handshakes and --copy-rows: at least 1")
+    if args.workers < 1:
+        parser.error("--workers at least 1")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench-fanin: terminated"))
+    if args.citus:
+        try:
+            with tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-") as work:
+                citus_runs(args, steps, work)
+        except FAILURES as failure:
+            print(f"bench-fanin: {failure}", file=sys.stderr)
+            sys.exit(1)
+        return
     try:
         with tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-") as work, \
                 tempfile.TemporaryDirectory(prefix="vigil-bench-fanin-pg-") as pg_dir:
             with Cluster(args.pg_private, pg_dir) as cluster:
                 cluster.psql("postgres", "CREATE DATABASE fanin_template")
-                run([args.vigil_cli, "db", "migrate", "--conninfo",
-                     cluster.conninfo_for("fanin_template")], "vigil db migrate", env=cluster.env)
-                today = datetime.datetime.now(datetime.timezone.utc).date()
-                for day in (today, today + datetime.timedelta(days=1)):
-                    cluster.psql("fanin_template", f"SELECT vigil_activity_partition('{day}')")
+                migrate(args, cluster, "fanin_template", citus=False)
                 print(f"bench-fanin: {cluster.description()}; {os.cpu_count()} cores, load "
                       f"average {os.getloadavg()[0]:.1f} at the start", flush=True)
                 ceiling = copy_ceiling(args, cluster, work)

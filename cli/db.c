@@ -68,12 +68,15 @@ static char *names_after(PGconn *db, guint after_version, GError **error)
     return g_string_free(names, FALSE);
 }
 
-static int apply_migrations(PGconn *db, GError **error)
+static int apply_migrations(PGconn *db, gboolean citus, GError **error)
 {
-    guint applied = 0, version = 0;
+    guint applied = 0, version = 0, laid_out = 0;
     if (!vigil_warehouse_migrate(db, &applied, error) ||
-        !vigil_warehouse_current_version(db, &version, error))
+        !vigil_warehouse_current_version(db, &version, error) ||
+        (citus && !vigil_warehouse_citus_layout(db, &laid_out, error)))
         return VIGIL_EXIT_FAILURE;
+    if (laid_out > 0)
+        printf("laid out %u tables on Citus\n", laid_out);
     if (applied == 0) {
         printf("schema at version %u, nothing to do\n", version);
         return VIGIL_EXIT_OK;
@@ -167,7 +170,7 @@ static int prune(PGconn *db, const struct vigil_warehouse_settings *warehouse, g
 }
 
 static int run(const char *action, const char *config_path, const char *conninfo_option,
-               gboolean dry_run)
+               gboolean dry_run, gboolean citus)
 {
     GError *error = NULL;
     int status = VIGIL_EXIT_FAILURE;
@@ -210,7 +213,8 @@ static int run(const char *action, const char *config_path, const char *conninfo
     }
     if (db != NULL) {
         if (strcmp(action, "migrate") == 0)
-            status = apply_migrations(db, &error);
+            status = apply_migrations(db, citus || warehouse.distributed == VIGIL_WAREHOUSE_CITUS,
+                                      &error);
         else if (strcmp(action, "version") == 0)
             status = print_version(db, &error);
         else if (strcmp(action, "maintain") == 0)
@@ -236,7 +240,7 @@ static gboolean known_action(const char *action)
 int vigil_cli_db(int argc, char **argv)
 {
     char *config_path = NULL, *conninfo = NULL;
-    gboolean dry_run = FALSE;
+    gboolean dry_run = FALSE, citus = FALSE;
     GOptionEntry entries[] = {
         {"config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
          "The configuration file whose [warehouse] section is used (default: $VIGIL_CONFIG, "
@@ -248,12 +252,18 @@ int vigil_cli_db(int argc, char **argv)
          "STR"},
         {"dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry_run,
          "prune: say which partitions would be dropped, drop none", NULL},
+        {"citus", 0, 0, G_OPTION_ARG_NONE, &citus,
+         "migrate: then lay the tables out on the Citus cluster whose coordinator the "
+         "database is (as [warehouse] distributed = citus does)",
+         NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     static const struct vigil_cli_help help = {
         .parameters = "migrate|version|maintain|prune",
         .summary =
-            "migrate: applies the warehouse's schema migrations the database lacks.\n"
+            "migrate [--citus]: applies the warehouse's schema migrations the database lacks; "
+            "with --citus (or [warehouse] distributed = citus) then lays the tables out on the "
+            "Citus cluster whose coordinator it is.\n"
             "version: prints the database's schema version; exit status 1 when it is not this "
             "vigil's.\n"
             "maintain: makes the day partitions of yesterday, today and [warehouse] "
@@ -269,14 +279,18 @@ int vigil_cli_db(int argc, char **argv)
     if (!vigil_cli_options_ok("db", &help, entries, &argc, &argv)) {
         status = VIGIL_EXIT_USAGE;
     } else if (argc != 2 || !known_action(argv[1])) {
-        fprintf(stderr, "usage: vigil db migrate|version|maintain|prune [--dry-run] [--config "
-                        "FILE] [--conninfo STR]\n");
+        fprintf(stderr,
+                "usage: vigil db migrate|version|maintain|prune [--citus] [--dry-run] [--config "
+                "FILE] [--conninfo STR]\n");
+        status = VIGIL_EXIT_USAGE;
+    } else if (citus && strcmp(argv[1], "migrate") != 0) {
+        fprintf(stderr, "vigil db %s: --citus is migrate's\n", argv[1]);
         status = VIGIL_EXIT_USAGE;
     } else if (dry_run && strcmp(argv[1], "prune") != 0) {
         fprintf(stderr, "vigil db %s: --dry-run is prune's\n", argv[1]);
         status = VIGIL_EXIT_USAGE;
     } else {
-        status = run(argv[1], config_path, conninfo, dry_run);
+        status = run(argv[1], config_path, conninfo, dry_run, citus);
     }
     g_clear_error(&error);
     g_free(config_path);

@@ -32,6 +32,7 @@ struct txd_store *txd_store_new(const struct vigil_warehouse_settings *warehouse
     s->ids = txd_ids_new();
     s->known_processes = txd_known_processes_new();
     s->below = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    s->highest = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     return s;
 }
 
@@ -51,6 +52,7 @@ void txd_store_free(struct txd_store *s)
     txd_ids_free(s->ids);
     txd_known_processes_free(s->known_processes);
     g_hash_table_destroy(s->below);
+    g_hash_table_destroy(s->highest);
     vigil_settings_clear(&vigil_warehouse_keys, &s->settings);
     g_free(s);
 }
@@ -86,6 +88,9 @@ gboolean txd_store_connect(struct txd_store *s, GError **error)
     guint version = 0, latest = vigil_warehouse_latest_version();
     gboolean ok = s->settings.migrate ? vigil_warehouse_migrate(s->db, NULL, &local)
                                       : vigil_warehouse_current_version(s->db, &version, &local);
+    guint laid_out = 0; /* and, on Citus, the tables laid out as `vigil db migrate` does */
+    if (ok && s->settings.migrate && s->settings.distributed == VIGIL_WAREHOUSE_CITUS)
+        ok = vigil_warehouse_citus_layout(s->db, &laid_out, &local);
     if (ok && !s->settings.migrate && version != latest) {
         g_set_error(&local, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_MIGRATION,
                     "the warehouse's schema is at version %u, this vigil-txd writes version %u: "
@@ -98,9 +103,15 @@ gboolean txd_store_connect(struct txd_store *s, GError **error)
      * and is tried again, rather than vigil-txd hanging on it (set after
      * migrating: a migration may rightly take longer). */
     if (ok) {
-        char *sql = g_strdup_printf("SET TIME ZONE 'UTC'; SET statement_timeout = %u; "
-                                    "SET lock_timeout = %u",
-                                    s->settings.statement_timeout_ms, s->settings.lock_timeout_ms);
+        /* On Citus a group writes reference tables (nodes, processes) in
+         * the transaction that wrote many shards: Citus allows that only
+         * over one connection per worker. */
+        gboolean citus = s->settings.distributed == VIGIL_WAREHOUSE_CITUS;
+        char *sql =
+            g_strdup_printf("SET TIME ZONE 'UTC'; SET statement_timeout = %u; "
+                            "SET lock_timeout = %u%s",
+                            s->settings.statement_timeout_ms, s->settings.lock_timeout_ms,
+                            citus ? "; SET citus.multi_shard_modify_mode TO 'sequential'" : "");
         ok = exec_command(s->db, sql, &local);
         g_free(sql);
     }
@@ -689,7 +700,9 @@ static gboolean make_partitions(struct batch_context *b, GError **error)
 
 /* ---- the claim: whose batch it is, and whether it is new ---------------------------------- */
 
-/* A sequence below the node's highest is a spool replayed late, or a node
+/* A sequence below the node's highest (of those this server stored since
+ * it started: reading the warehouse's would cost a statement a batch) is
+ * a spool replayed late, or a node
  * whose numbers went back (its spool folder lost while its clock was
  * behind): said at once, then at most once a minute a node, with the
  * count, so that a replay of thousands does not bury the log. */
@@ -837,11 +850,9 @@ static gboolean writes(const struct group_batch *gb)
 
 /* With CURVE: each node id must be its sender key's. The first key a node
  * id comes with is recorded; a batch of that node id with another key is
- * refused, and counted on the node's row. One statement for the group's
- * nodes (the first key of each, in the group's order). Two servers seeing
- * a new node at once: the second's INSERT waits for the first's commit and
- * inserts nothing, but its snapshot, older, may not show the row: the
- * group is tried again. */
+ * refused, and counted on the node's row. Two statements for the group's
+ * nodes (the first key of each, in the group's order): record what is
+ * new, then read each node's key. */
 static gboolean check_node_keys(struct group *g, GError **error)
 {
     GString *nodes = g_string_new("{"), *keys = g_string_new("{");
@@ -860,29 +871,35 @@ static gboolean check_node_keys(struct group *g, GError **error)
         g_string_free(keys, TRUE);
         return TRUE;
     }
-    static const char sql[] =
-        "WITH input AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS i(node_id, key)), "
-        "learnt AS (INSERT INTO node_keys (node_id, curve_public_key) "
-        "SELECT node_id, key FROM input ORDER BY node_id ON CONFLICT (node_id) DO NOTHING "
-        "RETURNING node_id, curve_public_key) "
-        "SELECT i.node_id, coalesce((SELECT l.curve_public_key FROM learnt l "
-        "WHERE l.node_id = i.node_id), (SELECT k.curve_public_key FROM node_keys k "
-        "WHERE k.node_id = i.node_id)) FROM input i";
+    /* Then read in a statement of its own, whose snapshot also shows a key
+     * another server recorded meanwhile (no correlated subquery: Citus
+     * refuses them over distributed tables). */
+    static const char sql[] = "INSERT INTO node_keys (node_id, curve_public_key) "
+                              "SELECT * FROM unnest($1::bigint[], $2::text[]) ORDER BY 1 ON "
+                              "CONFLICT (node_id) DO NOTHING";
+    static const char read_sql[] =
+        "SELECT node_id, curve_public_key FROM node_keys WHERE node_id = ANY($1::bigint[])";
+    char *node_list = g_strdup(nodes->str);
     GString *arrays[] = {nodes, keys};
-    PGresult *result = exec_arrays(g->store->db, sql, arrays, 2, PGRES_TUPLES_OK, error);
+    PGresult *result = exec_arrays(g->store->db, sql, arrays, 2, PGRES_COMMAND_OK, error);
+    if (result != NULL) {
+        PQclear(result);
+        GString *read[] = {g_string_new(node_list)};
+        result = exec_arrays(g->store->db, read_sql, read, 1, PGRES_TUPLES_OK, error);
+    }
+    g_free(node_list);
     if (result == NULL)
         return FALSE;
     gboolean ok = TRUE;
     GHashTable *owner = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    for (int r = 0; ok && r < PQntuples(result); r++) {
+    for (int r = 0; r < PQntuples(result); r++) {
         int64_t node = g_ascii_strtoll(PQgetvalue(result, r, 0), NULL, 10);
-        if (PQgetisnull(result, r, 1)) {
-            g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY,
-                        "node %" G_GINT64_FORMAT "'s key was being recorded by another server",
-                        node);
-            ok = FALSE;
-        }
         g_hash_table_insert(owner, g_memdup2(&node, sizeof node), PQgetvalue(result, r, 1));
+    }
+    if ((guint)PQntuples(result) != distinct) {
+        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "of %u nodes' keys recorded, %d were found",
+                    distinct, PQntuples(result));
+        ok = FALSE;
     }
     for (guint i = 0; ok && i < g->n; i++) {
         struct group_batch *gb = &g->batches[i];
@@ -996,30 +1013,58 @@ static guint claim_arrays(struct group *g, GString **arrays)
     return claiming;
 }
 
-/* What the claim statement said of each batch still to write. */
-static gboolean claim_read(struct group *g, const PGresult *result, guint claiming, GError **error)
+static char *pair_key(int64_t node_id, int64_t sequence)
 {
-    if (PQntuples(result) != (int)claiming) {
-        g_set_error(error, TXD_ERROR, TXD_ERROR_RETRY, "the claim of %u batches gave %d rows",
-                    claiming, PQntuples(result));
-        return FALSE;
+    return g_strdup_printf("%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT, node_id, sequence);
+}
+
+/* What the claim's two statements said of each batch still to write:
+ * claimed (new), or stored before; and whether its (node, sequence) was
+ * stored for another cycle end. */
+static gboolean claim_read(struct group *g, const PGresult *before, const PGresult *claimed,
+                           GError **error)
+{
+    GHashTable *new_pairs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    /* "node:sequence:time" → 1, and "node:sequence" → how many times */
+    GHashTable *times = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (int r = 0; r < PQntuples(claimed); r++)
+        g_hash_table_add(new_pairs, pair_key(g_ascii_strtoll(PQgetvalue(claimed, r, 0), NULL, 10),
+                                             g_ascii_strtoll(PQgetvalue(claimed, r, 1), NULL, 10)));
+    for (int r = 0; r < PQntuples(before); r++) {
+        char *key = g_strdup_printf("%s:%s:%s", PQgetvalue(before, r, 0), PQgetvalue(before, r, 1),
+                                    PQgetvalue(before, r, 2));
+        g_hash_table_insert(times, key, GUINT_TO_POINTER(1));
+        char *pair = pair_key(g_ascii_strtoll(PQgetvalue(before, r, 0), NULL, 10),
+                              g_ascii_strtoll(PQgetvalue(before, r, 1), NULL, 10));
+        guint count = GPOINTER_TO_UINT(g_hash_table_lookup(times, pair));
+        g_hash_table_insert(times, pair, GUINT_TO_POINTER(count + 1));
     }
     gboolean ok = TRUE;
-    int r = 0;
     for (guint i = 0; ok && i < g->n; i++) {
         struct group_batch *gb = &g->batches[i];
         if (!writes(gb))
             continue;
-        gboolean claimed = strcmp(PQgetvalue(result, r, 0), "t") == 0;
-        gboolean used_before = strcmp(PQgetvalue(result, r, 2), "t") == 0;
-        if (!PQgetisnull(result, r, 1)) {
-            gb->highest = g_ascii_strtoull(PQgetvalue(result, r, 1), NULL, 10);
-            gb->below = gb->b.batch->header.sequence < gb->highest;
+        int64_t sequence = (int64_t)gb->b.batch->header.sequence;
+        char *pair = pair_key(gb->b.node_id, sequence);
+        char *exact = g_strdup_printf("%s:%" G_GINT64_FORMAT, pair, batch_time_ns(&gb->b) / 1000);
+        gboolean is_new = g_hash_table_contains(new_pairs, pair);
+        /* Stored before under another cycle end: a row of the pair with
+         * another time than this batch's. */
+        guint others = GPOINTER_TO_UINT(g_hash_table_lookup(times, pair)) -
+                       (g_hash_table_contains(times, exact) ? 1 : 0);
+        gboolean used_before = others > 0;
+        g_free(pair);
+        g_free(exact);
+        const uint64_t *highest = g_hash_table_lookup(g->store->highest, &gb->b.node_id);
+        if (highest != NULL && (uint64_t)sequence < *highest) {
+            gb->below = TRUE;
+            gb->highest = *highest;
         }
-        r++;
-        if (!claimed || used_before)
-            ok = settle_claim(g, gb, claimed, error);
+        if (!is_new || used_before)
+            ok = settle_claim(g, gb, is_new, error);
     }
+    g_hash_table_destroy(new_pairs);
+    g_hash_table_destroy(times);
     return ok;
 }
 
@@ -1076,27 +1121,23 @@ static gboolean exec_pipelined(struct txd_store *s, const struct pipelined *q, i
     return ok;
 }
 
-/* Records the group's batches as stored, with what each holds, in one
- * statement; a batch whose record exists already was stored before (a
- * daemon resends what it has no acknowledgement for). The subqueries see
- * the table as it was before the INSERT: each node's highest sequence
- * until now (an index's last entry), and whether the sequence was stored
- * before for another cycle end. */
+/* The claim, in two statements: first what ingested_batches holds of the
+ * group's (node, sequence)s before (a superset: the pairs are checked
+ * here; a claim from before migration 2 has no time, -infinity), then the INSERT, whose RETURNING says which batches are new. A
+ * batch not returned was stored before (a daemon resends what it has no
+ * acknowledgement for). No correlated subquery: Citus refuses them over a
+ * distributed table. */
+static const char claim_before_sql[] =
+    "SELECT node_id, sequence, CASE WHEN isfinite(batch_time) "
+    "THEN (extract(epoch FROM batch_time) * 1000000)::bigint END "
+    "FROM ingested_batches WHERE node_id = ANY($1::bigint[]) AND sequence = ANY($2::bigint[])";
 static const char claim_sql[] =
-    "WITH input AS (SELECT i.*, timestamptz 'epoch' + time_us * interval '1 microsecond' "
-    "AS batch_time FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], "
-    "$5::bigint[], $6::bigint[], $7::bigint[]) WITH ORDINALITY "
-    "AS i(node_id, sequence, messages, rows, time_us, crc32, bytes, ord)), "
-    "claimed AS (INSERT INTO ingested_batches (node_id, sequence, messages, rows, "
-    "batch_time, content_crc32, content_bytes) SELECT node_id, sequence, messages, rows, "
-    "batch_time, crc32, bytes FROM input ORDER BY ord ON CONFLICT DO NOTHING "
-    "RETURNING node_id, sequence) "
-    "SELECT EXISTS (SELECT 1 FROM claimed c WHERE c.node_id = i.node_id "
-    "AND c.sequence = i.sequence), "
-    "(SELECT max(sequence) FROM ingested_batches b WHERE b.node_id = i.node_id), "
-    "EXISTS (SELECT 1 FROM ingested_batches b WHERE b.node_id = i.node_id "
-    "AND b.sequence = i.sequence AND b.batch_time <> i.batch_time) "
-    "FROM input i ORDER BY i.ord";
+    "INSERT INTO ingested_batches (node_id, sequence, messages, rows, batch_time, "
+    "content_crc32, content_bytes) SELECT node_id, sequence, messages, rows, "
+    "timestamptz 'epoch' + time_us * interval '1 microsecond', crc32, bytes "
+    "FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], $5::bigint[], "
+    "$6::bigint[], $7::bigint[]) AS i(node_id, sequence, messages, rows, time_us, crc32, bytes) "
+    "ON CONFLICT DO NOTHING RETURNING node_id, sequence";
 
 /* Shared rows (jobs, runs, metrics, files) are taken batch after batch, so
  * two groups of several batches could wait for each other in a circle. A
@@ -1137,15 +1178,17 @@ static gboolean begin_and_claim(struct group *g, GError **error)
     const struct pipelined q[] = {
         {"BEGIN", 0, NULL, PGRES_COMMAND_OK},
         {lock, 0, NULL, PGRES_TUPLES_OK},
+        {claim_before_sql, 2, values, PGRES_TUPLES_OK},
         {claim_sql, CLAIM_PARAMS, values, PGRES_TUPLES_OK},
     };
-    PGresult *results[G_N_ELEMENTS(q)];
+    enum { N_QUERIES = G_N_ELEMENTS(q) };
+    PGresult *results[N_QUERIES];
     int first = keys ? 2 : 0;
-    gboolean ok = claiming == 0 || exec_pipelined(s, q + first, (int)G_N_ELEMENTS(q) - first,
-                                                  results + first, error);
+    gboolean ok =
+        claiming == 0 || exec_pipelined(s, q + first, N_QUERIES - first, results + first, error);
     if (ok && claiming > 0) {
-        ok = claim_read(g, results[G_N_ELEMENTS(q) - 1], claiming, error);
-        for (int i = first; i < (int)G_N_ELEMENTS(q); i++)
+        ok = claim_read(g, results[N_QUERIES - 2], results[N_QUERIES - 1], error);
+        for (int i = first; i < N_QUERIES; i++)
             PQclear(results[i]);
     }
     for (int i = 0; i < CLAIM_PARAMS; i++)
@@ -1161,8 +1204,9 @@ static gint compare_node_ids(gconstpointer a, gconstpointer b, gpointer unused)
 }
 
 /* The nodes of the batches written, one statement: their host names and
- * when they were last heard from. In node order, so that two servers
- * never wait for each other in a circle. */
+ * when they were last heard from (EXCLUDED's, whose default is now():
+ * Citus refuses now() in DO UPDATE SET). In node order, so that two
+ * servers never wait for each other in a circle. */
 static gboolean store_nodes(struct group *g, GError **error)
 {
     GTree *nodes = g_tree_new_full(compare_node_ids, NULL, NULL, NULL);
@@ -1183,7 +1227,8 @@ static gboolean store_nodes(struct group *g, GError **error)
     g_tree_destroy(nodes);
     static const char sql[] =
         "INSERT INTO nodes (node_id, hostname) SELECT * FROM unnest($1::bigint[], $2::text[]) "
-        "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, last_seen = now()";
+        "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, "
+        "last_seen = EXCLUDED.last_seen";
     PGresult *result = exec_arrays(g->store->db, sql, arrays, 2, PGRES_COMMAND_OK, error);
     PQclear(result);
     return result != NULL;
@@ -1361,8 +1406,15 @@ static void group_committed(struct group *g)
         } else {
             item->result = TXD_STORED;
             s->counts.runs_described += gb->b.runs_described;
+            uint64_t sequence = gb->b.batch->header.sequence;
             if (gb->below)
-                note_sequence_below(s, gb->b.node_id, gb->b.batch->header.sequence, gb->highest);
+                note_sequence_below(s, gb->b.node_id, sequence, gb->highest);
+            uint64_t *highest = g_hash_table_lookup(s->highest, &gb->b.node_id);
+            if (highest == NULL)
+                g_hash_table_insert(s->highest, g_memdup2(&gb->b.node_id, sizeof gb->b.node_id),
+                                    g_memdup2(&sequence, sizeof sequence));
+            else if (sequence > *highest)
+                *highest = sequence;
         }
     }
     s->counts.rows_stored += g->rows;

@@ -13,7 +13,8 @@ struct txd_store {
     struct txd_ids *ids;
     struct txd_known_processes *known_processes;
     struct txd_store_counts counts;
-    GHashTable *below; /* node id → when a sequence below its highest was last said */
+    GHashTable *below;   /* node id → when a sequence below its highest was last said */
+    GHashTable *highest; /* node id → the highest sequence this server stored of it */
 };
 
 /* What one batch needs while it is written: its node's clock and the

@@ -23,14 +23,15 @@ static gboolean store_drop(PGconn *db, int64_t node_id, const struct vigil_wire_
                            GError **error)
 {
     /* Only a higher figure is written: an UPDATE that changes nothing
-     * would still run the trigger. */
+     * would still run the trigger. EXCLUDED's updated_at is its default,
+     * now(): Citus takes no now() in DO UPDATE SET (not immutable). */
     static const char sql[] =
         "INSERT INTO uplink_drops AS d (node_id, pid, start_monotonic_ns, counter, activities, "
         "batches) VALUES ($1::bigint, $2::integer, $3::bigint, $4::bigint, $5::bigint, "
         "$6::bigint) "
         "ON CONFLICT (node_id, pid, start_monotonic_ns, counter) DO UPDATE SET "
         "activities = greatest(d.activities, EXCLUDED.activities), "
-        "batches = greatest(d.batches, EXCLUDED.batches), updated_at = now() "
+        "batches = greatest(d.batches, EXCLUDED.batches), updated_at = EXCLUDED.updated_at "
         "WHERE EXCLUDED.activities > d.activities OR EXCLUDED.batches > d.batches";
     char node[24], pid[16], start[24], counter[24], activities[24], batches[24];
     g_snprintf(node, sizeof node, "%" G_GINT64_FORMAT, node_id);

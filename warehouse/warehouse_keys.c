@@ -15,6 +15,12 @@ static const struct vigil_config_key keys[] = {
      .description = "whether vigil-txd applies the schema migrations it was built with when it "
                     "starts; otherwise it refuses a database whose schema is older (run "
                     "`vigil db migrate`)"},
+    {VIGIL_SETTING(struct vigil_warehouse_settings, distributed), .type = VIGIL_CONFIG_ENUM,
+     .default_value = "no", .choices = "no|citus",
+     .description = "citus: conninfo names a Citus cluster's coordinator, and `vigil db "
+                    "migrate` (and vigil-txd with migrate = true) lays the tables out across "
+                    "its workers after the migrations (docs/scaling.md); no: one PostgreSQL "
+                    "server"},
     {VIGIL_SETTING(struct vigil_warehouse_settings, connect_timeout_s), .type = VIGIL_CONFIG_INT,
      .default_value = "10", .min = 2, .max = 600,
      .description = "how long vigil-txd and `vigil db` wait for PostgreSQL to answer a "

@@ -35,141 +35,20 @@ static guint64 count(const struct test_txd_fixture *f, const char *sql)
 
 /* ---- batches ------------------------------------------------------------------------------ */
 
-struct batch_spec {
-    uint64_t node, sequence;
-    int64_t shift_ns;      /* added to the node's realtime offset: an old day, say */
-    const char *run_key;   /* of every process */
-    const char *job;       /* "" for none */
-    unsigned processes;    /* pids 1000 * node + k, k = 0.. */
-    gboolean ended;        /* every process has ended (exit 0) */
-    unsigned activities;   /* of the first process, writes */
-    uint64_t first_seq;    /* of the first activity */
-    unsigned files;        /* names /scratch/shared-K for every process */
-    int64_t start_step_ns; /* between the starts of the processes */
-    /* An UNWATCHED_ENDS item for this daemon process id (0: none): it
-     * ended within the 5 s before its end, with these latest_end_ns (0: its
-     * end) and activities. */
-    uint64_t unwatched_process_id, unwatched_latest_ns, unwatched_activities;
-};
-
-static GBytes *batch_new(const struct batch_spec *spec)
-{
-    GError *error = NULL;
-    static uint64_t first_start_ns;
-    uint64_t now = vigil_clock_monotonic_ns();
-    if (first_start_ns == 0)
-        first_start_ns = now - 60000000000u;
-    uint64_t node_id = spec->node, sequence = spec->sequence;
-    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
-
-    char hostname[32];
-    g_snprintf(hostname, sizeof hostname, "node-%" G_GUINT64_FORMAT, node_id);
-    /* The batch's own time, and with it its record's partition, must be the
-     * same in each copy of the batch: a fixed cycle per sequence. */
-    uint64_t cycle_start_ns = first_start_ns + sequence * 1000000000u;
-    test_txd_add_node(batch, node_id, sequence, hostname, cycle_start_ns, spec->shift_ns);
-
-    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
-    char *argv[] = {"solver", "--steps", "10", NULL};
-    for (unsigned k = 0; k < spec->processes; k++) {
-        char program[32];
-        g_snprintf(program, sizeof program, "/bin/solver-%u", k);
-        struct vigil_wire_process p = {.process_id = k + 1,
-                                       .pid = (int32_t)(1000 * node_id + k),
-                                       .uid = 1000,
-                                       .rank = (int32_t)k,
-                                       .exit_code = spec->ended ? 0 : -1,
-                                       .start_ns =
-                                           first_start_ns + (uint64_t)(spec->start_step_ns * k),
-                                       .end_ns = spec->ended ? now - 1000 : 0,
-                                       .run_key = (char *)spec->run_key,
-                                       .job = (char *)spec->job,
-                                       .program = program,
-                                       .cwd = "/scratch",
-                                       .argc = 3,
-                                       .argv = argv};
-        test_txd_check_item(vigil_wire_add_process(w, &p, &error), &error);
-    }
-    test_txd_add_message(batch, w);
-
-    if (spec->unwatched_process_id != 0) {
-        w = vigil_wire_writer_new(VIGIL_WIRE_UNWATCHED_ENDS, node_id, sequence, 0);
-        uint64_t latest_ns =
-            spec->unwatched_latest_ns != 0 ? spec->unwatched_latest_ns : now - 1000;
-        struct vigil_wire_unwatched_end e = {.process_id = spec->unwatched_process_id,
-                                             .earliest_end_ns = latest_ns - 5000000000u,
-                                             .latest_end_ns = latest_ns,
-                                             .activities = spec->unwatched_activities,
-                                             .dropped = 2,
-                                             .seq_gaps = 1,
-                                             .cpu_s = 0.25,
-                                             .energy_j = NAN,
-                                             .flags = VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN};
-        test_txd_check_item(vigil_wire_add_unwatched_end(w, &e, &error), &error);
-        test_txd_add_message(batch, w);
-    }
-
-    test_txd_add_metrics(batch, node_id, sequence);
-
-    for (unsigned k = 0; k < spec->processes && spec->files > 0; k++) {
-        w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, node_id, sequence, k + 1);
-        /* Backwards on odd nodes: two servers meet the new files in
-         * opposite orders. */
-        for (unsigned i = 0; i < spec->files; i++) {
-            unsigned file = node_id % 2 == 1 ? spec->files - 1 - i : i;
-            char path[64];
-            g_snprintf(path, sizeof path, "/scratch/shared-%u", file);
-            test_txd_check_item(vigil_wire_add_name(w, file + 1, path, strlen(path), &error),
-                                &error);
-        }
-        test_txd_add_message(batch, w);
-    }
-
-    if (spec->activities > 0) {
-        w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, node_id, sequence, 1);
-        for (uint32_t i = 0; i < spec->activities; i++) {
-            struct vigil_activity a = {.record_type = VIGIL_RECORD_ACTIVITY,
-                                       .layer = VIGIL_LAYER_POSIX,
-                                       .op = VIGIL_OP_POSIX_WRITE,
-                                       .file_id = spec->files > 0 ? 1 + i % spec->files : 0,
-                                       .seq = spec->first_seq + i,
-                                       .start_ns = cycle_start_ns + i * 1000u,
-                                       .end_ns = cycle_start_ns + i * 1000u + 500u,
-                                       .offset_bytes = (int64_t)(spec->first_seq + i) * 4096,
-                                       .bytes_asked = 4096,
-                                       .result = 4096,
-                                       .thread_id = 1};
-            test_txd_check_item(vigil_wire_add_activity(w, &a, &error), &error);
-        }
-        test_txd_add_message(batch, w);
-    }
-
-    test_txd_add_rollups(batch, node_id, sequence, cycle_start_ns);
-
-    w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, node_id, sequence, 0);
-    struct vigil_sample sample = {
-        .metric_id = 2, .t_ns = cycle_start_ns + 1000000000u, .value = 42};
-    test_txd_check_item(vigil_wire_add_sample(w, &sample, &error), &error);
-    test_txd_add_message(batch, w);
-
-    test_txd_add_node_state(batch, node_id, sequence, VIGIL_HEALTH_OK);
-    return vigil_wire_writer_finish(batch);
-}
-
 static GBytes *simple_batch(uint64_t node, uint64_t sequence, unsigned activities, int64_t shift_ns)
 {
     char run_key[32];
     g_snprintf(run_key, sizeof run_key, "run-of-node-%" G_GUINT64_FORMAT, node);
-    struct batch_spec spec = {.node = node,
-                              .sequence = sequence,
-                              .shift_ns = shift_ns,
-                              .run_key = run_key,
-                              .job = "",
-                              .processes = 1,
-                              .activities = activities,
-                              .first_seq = (sequence - 1) * activities,
-                              .files = 1};
-    return batch_new(&spec);
+    struct test_batch_spec spec = {.node = node,
+                                   .sequence = sequence,
+                                   .shift_ns = shift_ns,
+                                   .run_key = run_key,
+                                   .job = "",
+                                   .processes = 1,
+                                   .activities = activities,
+                                   .first_seq = (sequence - 1) * activities,
+                                   .files = 1};
+    return test_batch_new_from(&spec);
 }
 
 /* ---- waiting on the database and the log ------------------------------------------------------
@@ -440,19 +319,19 @@ static void test_a_run_is_described_once_per_batch(void **state)
                     "CREATE TRIGGER counted AFTER UPDATE ON runs FOR EACH ROW "
                     "EXECUTE FUNCTION count_run_update()");
     /* 64 ranks in one batch, started in reverse order of their ranks. */
-    struct batch_spec spec = {.node = 25,
-                              .sequence = 2,
-                              .run_key = "mpi-64",
-                              .job = "4711",
-                              .processes = 64,
-                              .files = 0,
-                              .start_step_ns = -1000};
-    GBytes *started = batch_new(&spec);
+    struct test_batch_spec spec = {.node = 25,
+                                   .sequence = 2,
+                                   .run_key = "mpi-64",
+                                   .job = "4711",
+                                   .processes = 64,
+                                   .files = 0,
+                                   .start_step_ns = -1000};
+    GBytes *started = test_batch_new_from(&spec);
     test_sender_send_acked(&s, started, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 1);
     /* The same processes again, unchanged: the run is not touched. */
     spec.sequence = 3;
-    GBytes *again = batch_new(&spec);
+    GBytes *again = test_batch_new_from(&spec);
     test_sender_send_acked(&s, again, 3);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'mpi-64' AND "
@@ -463,7 +342,7 @@ static void test_a_run_is_described_once_per_batch(void **state)
      * status. */
     spec.sequence = 4;
     spec.ended = TRUE;
-    GBytes *ended = batch_new(&spec);
+    GBytes *ended = test_batch_new_from(&spec);
     test_sender_send_acked(&s, ended, 4);
     assert_int_equal(count(f, "SELECT count(*) FROM run_updates WHERE run_key = 'mpi-64'"), 2);
     assert_int_equal(count(f, "SELECT count(*) FROM runs WHERE run_key = 'mpi-64' AND "
@@ -502,15 +381,15 @@ static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
     struct test_txd_fixture *f = *state;
     struct test_sender s;
     test_txd_start_with_sender(f, &s, 26);
-    struct batch_spec spec = {.node = 26,
-                              .sequence = 2,
-                              .run_key = "unwatched",
-                              .job = "",
-                              .processes = 1,
-                              .ended = TRUE,
-                              .unwatched_process_id = 1,
-                              .unwatched_activities = 300};
-    GBytes *ended = batch_new(&spec);
+    struct test_batch_spec spec = {.node = 26,
+                                   .sequence = 2,
+                                   .run_key = "unwatched",
+                                   .job = "",
+                                   .processes = 1,
+                                   .ended = TRUE,
+                                   .unwatched_process_id = 1,
+                                   .unwatched_activities = 300};
+    GBytes *ended = test_batch_new_from(&spec);
     test_sender_send_acked(&s, ended, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM processes WHERE pid = 26000 AND "
                               "end_time - end_time_earliest = interval '5 s'"),
@@ -525,13 +404,13 @@ static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
                      1);
     /* Sent again with every batch that describes it: the same rows. */
     spec.sequence = 3;
-    GBytes *again = batch_new(&spec);
+    GBytes *again = test_batch_new_from(&spec);
     test_sender_send_acked(&s, again, 3);
     assert_int_equal(count(f, "SELECT count(*) FROM process_unwatched_ends"), 1);
 
     spec.sequence = 4;
     spec.unwatched_process_id = 9;
-    GBytes *undescribed = batch_new(&spec);
+    GBytes *undescribed = test_batch_new_from(&spec);
     test_sender_send(&s, undescribed);
     expect_refusal(&s, 4,
                    "an unwatched end refers to process 9, which the batch does not "
@@ -539,7 +418,7 @@ static void test_an_unwatched_end_is_stored_as_a_bound(void **state)
     spec.sequence = 5;
     spec.unwatched_process_id = 1;
     spec.unwatched_latest_ns = vigil_clock_monotonic_ns() + 1000000000u;
-    GBytes *other_end = batch_new(&spec);
+    GBytes *other_end = test_batch_new_from(&spec);
     test_sender_send(&s, other_end);
     expect_refusal(&s, 5, "its unwatched end's latest");
     g_bytes_unref(ended);
@@ -745,17 +624,17 @@ static void test_two_servers_share_one_warehouse(void **state)
     GPtrArray *batches = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
     for (uint64_t seq = 1; seq <= SHARED_BATCHES; seq++)
         for (unsigned n = 0; n <= 2 * SHARED_NODES; n++) {
-            struct batch_spec spec = {.node = 40 + n,
-                                      .sequence = seq,
-                                      .run_key = "shared-run",
-                                      .job = "9001",
-                                      .processes = SHARED_PROCESSES,
-                                      .ended = seq == SHARED_BATCHES,
-                                      .activities = SHARED_ACTIVITIES,
-                                      .first_seq = (seq - 1) * SHARED_ACTIVITIES,
-                                      .files = SHARED_FILES,
-                                      .start_step_ns = 1000};
-            GBytes *b = batch_new(&spec);
+            struct test_batch_spec spec = {.node = 40 + n,
+                                           .sequence = seq,
+                                           .run_key = "shared-run",
+                                           .job = "9001",
+                                           .processes = SHARED_PROCESSES,
+                                           .ended = seq == SHARED_BATCHES,
+                                           .activities = SHARED_ACTIVITIES,
+                                           .first_seq = (seq - 1) * SHARED_ACTIVITIES,
+                                           .files = SHARED_FILES,
+                                           .start_step_ns = 1000};
+            GBytes *b = test_batch_new_from(&spec);
             /* The moving node's odd batches to the first server, even ones
              * to the second. */
             unsigned to = n < 2 * SHARED_NODES ? n : n + (seq % 2 == 0 ? 1 : 0);

@@ -10,11 +10,18 @@
 #include "test_pg.h"
 #include "test_support.h"
 
-static struct test_run run_script(const char *action, const char *dir)
+/* tools/pg-private ACTION [DIR [MORE]]. */
+static struct test_run run_script_more(const char *action, const char *dir, const char *more,
+                                       const char *more_value)
 {
     const char *script = test_env_or_fail("VIGIL_PG_PRIVATE");
-    const char *argv[] = {script, action, dir, NULL};
+    const char *argv[] = {script, action, dir, more, more_value, NULL};
     return test_run_program(NULL, argv, NULL);
+}
+
+static struct test_run run_script(const char *action, const char *dir)
+{
+    return run_script_more(action, dir, NULL, NULL);
 }
 
 gboolean test_pg_available(void)
@@ -50,6 +57,44 @@ void test_pg_start(struct test_pg *pg)
     assert_null(error);
     pg->conninfo = NULL;
     start(pg);
+}
+
+gboolean test_pg_citus_available(void)
+{
+    struct test_run r = run_script("check-citus", NULL);
+    if (r.status != 0 && r.status != 1)
+        test_assert_status(&r, 0, "tools/pg-private check-citus");
+    gboolean available = r.status == 0;
+    if (!available)
+        fprintf(stderr, "%s", r.err);
+    test_run_clear(&r);
+    return available;
+}
+
+void test_pg_start_citus(struct test_pg *pg, unsigned workers)
+{
+    GError *error = NULL;
+    pg->dir = g_dir_make_tmp("vigil-citus-XXXXXX", &error);
+    assert_null(error);
+    char *n = g_strdup_printf("%u", workers);
+    struct test_run r = run_script_more("start-citus", pg->dir, "--workers", n);
+    test_assert_status(&r, 0, "tools/pg-private start-citus");
+    pg->conninfo = g_strstrip(g_strdup(r.out));
+    assert_true(pg->conninfo[0] != '\0');
+    test_run_clear(&r);
+    g_free(n);
+}
+
+void test_pg_restart_citus_worker(const struct test_pg *pg, unsigned worker)
+{
+    char *dir = g_strdup_printf("%s/worker-%u", pg->dir, worker);
+    struct test_run r = run_script("stop", dir);
+    test_assert_status(&r, 0, "tools/pg-private stop (a Citus worker)");
+    test_run_clear(&r);
+    r = run_script("start", dir);
+    test_assert_status(&r, 0, "tools/pg-private start (a Citus worker)");
+    test_run_clear(&r);
+    g_free(dir);
 }
 
 void test_pg_stop(struct test_pg *pg)

@@ -45,6 +45,17 @@ void test_pg_start(struct test_pg *pg);
  * for tests of what happens while the warehouse is away. */
 void test_pg_stop(struct test_pg *pg);
 void test_pg_restart_after_stop(struct test_pg *pg);
+/* Whether Citus is installed in those server programs (`pg-private
+ * check-citus`). */
+gboolean test_pg_citus_available(void);
+#define TEST_PG_CITUS_MISSING                                                                      \
+    "Citus is not installed in PostgreSQL (tools/bootstrap builds it from ../shared/citus)"
+/* A Citus cluster (`pg-private start-citus`) of a coordinator, whose
+ * database `vigil` pg->conninfo names, and `workers` workers, in a new
+ * temporary folder; test_pg_stop and test_pg_cleanup act on all of it. */
+void test_pg_start_citus(struct test_pg *pg, unsigned workers);
+/* Stops worker `worker` (1…) of such a cluster and starts it again. */
+void test_pg_restart_citus_worker(const struct test_pg *pg, unsigned worker);
 /* Stops it and removes its folder. */
 void test_pg_cleanup(struct test_pg *pg);
 

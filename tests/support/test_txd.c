@@ -344,3 +344,117 @@ GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities,
     test_txd_add_node_state(batch, node_id, sequence, node_health);
     return vigil_wire_writer_finish(batch);
 }
+
+GBytes *test_batch_new_from(const struct test_batch_spec *spec)
+{
+    GError *error = NULL;
+    static uint64_t first_start_ns;
+    uint64_t now = vigil_clock_monotonic_ns();
+    if (first_start_ns == 0)
+        first_start_ns = now - 60000000000u;
+    uint64_t node_id = spec->node, sequence = spec->sequence;
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, node_id, sequence, 0);
+
+    char hostname[32];
+    g_snprintf(hostname, sizeof hostname, "node-%" G_GUINT64_FORMAT, node_id);
+    /* The batch's own time, and with it its record's partition, must be the
+     * same in each copy of the batch: a fixed cycle per sequence. */
+    uint64_t cycle_start_ns = first_start_ns + sequence * 1000000000u;
+    test_txd_add_node(batch, node_id, sequence, hostname, cycle_start_ns, spec->shift_ns);
+
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, node_id, sequence, 0);
+    char *argv[] = {"solver", "--steps", "10", NULL};
+    for (unsigned k = 0; k < spec->processes; k++) {
+        char program[32];
+        g_snprintf(program, sizeof program, "/bin/solver-%u", k);
+        struct vigil_wire_process p = {.process_id = k + 1,
+                                       .pid = (int32_t)(1000 * node_id + k),
+                                       .uid = 1000,
+                                       .rank = (int32_t)k,
+                                       .exit_code = spec->ended ? 0 : -1,
+                                       .start_ns =
+                                           first_start_ns + (uint64_t)(spec->start_step_ns * k),
+                                       .end_ns = spec->ended ? now - 1000 : 0,
+                                       .run_key = (char *)spec->run_key,
+                                       .job = (char *)spec->job,
+                                       .program = program,
+                                       .cwd = "/scratch",
+                                       .argc = 3,
+                                       .argv = argv};
+        test_txd_check_item(vigil_wire_add_process(w, &p, &error), &error);
+    }
+    test_txd_add_message(batch, w);
+
+    if (spec->ended && spec->report != NULL) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_SUMMARIES, node_id, sequence, 0);
+        for (unsigned k = 0; k < spec->processes; k++) {
+            struct vigil_wire_summary s = {.process_id = k + 1,
+                                           .report_json = (char *)spec->report};
+            test_txd_check_item(vigil_wire_add_summary(w, &s, &error), &error);
+        }
+        test_txd_add_message(batch, w);
+    }
+
+    if (spec->unwatched_process_id != 0) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_UNWATCHED_ENDS, node_id, sequence, 0);
+        uint64_t latest_ns =
+            spec->unwatched_latest_ns != 0 ? spec->unwatched_latest_ns : now - 1000;
+        struct vigil_wire_unwatched_end e = {.process_id = spec->unwatched_process_id,
+                                             .earliest_end_ns = latest_ns - 5000000000u,
+                                             .latest_end_ns = latest_ns,
+                                             .activities = spec->unwatched_activities,
+                                             .dropped = 2,
+                                             .seq_gaps = 1,
+                                             .cpu_s = 0.25,
+                                             .energy_j = NAN,
+                                             .flags = VIGIL_WIRE_UNWATCHED_ENERGY_UNCERTAIN};
+        test_txd_check_item(vigil_wire_add_unwatched_end(w, &e, &error), &error);
+        test_txd_add_message(batch, w);
+    }
+
+    test_txd_add_metrics(batch, node_id, sequence);
+
+    for (unsigned k = 0; k < spec->processes && spec->files > 0; k++) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_NAMES, node_id, sequence, k + 1);
+        /* Backwards on odd nodes: two servers meet the new files in
+         * opposite orders. */
+        for (unsigned i = 0; i < spec->files; i++) {
+            unsigned file = node_id % 2 == 1 ? spec->files - 1 - i : i;
+            char path[64];
+            g_snprintf(path, sizeof path, "/scratch/shared-%u", file);
+            test_txd_check_item(vigil_wire_add_name(w, file + 1, path, strlen(path), &error),
+                                &error);
+        }
+        test_txd_add_message(batch, w);
+    }
+
+    if (spec->activities > 0) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, node_id, sequence, 1);
+        for (uint32_t i = 0; i < spec->activities; i++) {
+            struct vigil_activity a = {.record_type = VIGIL_RECORD_ACTIVITY,
+                                       .layer = VIGIL_LAYER_POSIX,
+                                       .op = VIGIL_OP_POSIX_WRITE,
+                                       .file_id = spec->files > 0 ? 1 + i % spec->files : 0,
+                                       .seq = spec->first_seq + i,
+                                       .start_ns = cycle_start_ns + i * 1000u,
+                                       .end_ns = cycle_start_ns + i * 1000u + 500u,
+                                       .offset_bytes = (int64_t)(spec->first_seq + i) * 4096,
+                                       .bytes_asked = 4096,
+                                       .result = 4096,
+                                       .thread_id = 1};
+            test_txd_check_item(vigil_wire_add_activity(w, &a, &error), &error);
+        }
+        test_txd_add_message(batch, w);
+    }
+
+    test_txd_add_rollups(batch, node_id, sequence, cycle_start_ns);
+
+    w = vigil_wire_writer_new(VIGIL_WIRE_SAMPLES, node_id, sequence, 0);
+    struct vigil_sample sample = {
+        .metric_id = 2, .t_ns = cycle_start_ns + 1000000000u, .value = 42};
+    test_txd_check_item(vigil_wire_add_sample(w, &sample, &error), &error);
+    test_txd_add_message(batch, w);
+
+    test_txd_add_node_state(batch, node_id, sequence, VIGIL_HEALTH_OK);
+    return vigil_wire_writer_finish(batch);
+}

@@ -109,4 +109,27 @@ void test_txd_add_node_state(vigil_wire_writer *batch, uint64_t node_id, uint64_
 GBytes *test_batch_new(uint64_t node_id, uint64_t sequence, uint32_t activities, uint64_t first_seq,
                        unsigned node_health);
 
+/* A batch from a spec: a run across nodes, its processes, files, writes,
+ * roll-ups and one sample. Its cycle, and with it its partitions, is fixed
+ * by its sequence (a resent copy lands where the first did); an ended
+ * process ends "now". */
+struct test_batch_spec {
+    uint64_t node, sequence;
+    int64_t shift_ns;      /* added to the node's realtime offset: an old day, say */
+    const char *run_key;   /* of every process */
+    const char *job;       /* "" for none */
+    unsigned processes;    /* pids 1000 * node + k, k = 0.. */
+    gboolean ended;        /* every process has ended (exit 0) */
+    const char *report;    /* with `ended`, every process's summary (report JSON), or NULL */
+    unsigned activities;   /* of the first process, writes */
+    uint64_t first_seq;    /* of the first activity */
+    unsigned files;        /* names /scratch/shared-K for every process */
+    int64_t start_step_ns; /* between the starts of the processes */
+    /* An UNWATCHED_ENDS item for this daemon process id (0: none): it
+     * ended within the 5 s before its end, with these latest_end_ns (0: its
+     * end) and activities. */
+    uint64_t unwatched_process_id, unwatched_latest_ns, unwatched_activities;
+};
+GBytes *test_batch_new_from(const struct test_batch_spec *spec);
+
 #endif

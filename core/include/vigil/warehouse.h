@@ -39,6 +39,13 @@ PGconn *vigil_warehouse_connect_timeout(const char *conninfo, guint connect_time
  * error naming it. *applied (may be NULL) gets how many were applied now. */
 gboolean vigil_warehouse_migrate(PGconn *db, guint *applied, GError **error);
 
+/* After the migrations, on a Citus coordinator (warehouse_citus.c): makes
+ * each table not yet distributed a distributed or reference table, as its
+ * row in the layout says, in one transaction. Safe to run twice. An error
+ * when Citus is not in the database or a table has no row. *laid_out gets
+ * how many tables were laid out now. */
+gboolean vigil_warehouse_citus_layout(PGconn *db, guint *laid_out, GError **error);
+
 /* The highest migration number built in; vigil-txd refuses a database whose
  * schema is older (unless told to migrate) or newer. */
 guint vigil_warehouse_latest_version(void);

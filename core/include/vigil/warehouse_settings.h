@@ -21,9 +21,17 @@ struct vigil_warehouse_retention {
     guint days[VIGIL_WAREHOUSE_DAY_TABLES];
 };
 
+/* [warehouse] distributed: one PostgreSQL server, or a Citus cluster's
+ * coordinator (the schema laid out by vigil_warehouse_citus_layout). */
+enum vigil_warehouse_distribution {
+    VIGIL_WAREHOUSE_SINGLE_SERVER,
+    VIGIL_WAREHOUSE_CITUS,
+};
+
 struct vigil_warehouse_settings {
     char *conninfo; /* "": libpq's environment */
     gboolean migrate;
+    enum vigil_warehouse_distribution distributed;
     guint connect_timeout_s;
     guint statement_timeout_ms;
     guint lock_timeout_ms;
