@@ -9,7 +9,8 @@
  * of its last batch and committed at a later cycle's end, once the uplink
  * says every batch up to it is durable (vigild_uplink_durable_below); till
  * then the rings keep those slots, so a SIGKILL of vigild loses none of
- * it: the next vigild reads them again. */
+ * it: the next vigild reads them again. Each process's energy, which no
+ * ring gives back, is saved at every cycle's end all the same. */
 #include <inttypes.h>
 
 #include "vigil/ring.h"
@@ -67,11 +68,9 @@ static void measure(const struct vigild *d, const struct vigild_process *p,
  * drained since the point is read again by a new vigild, so it counts as
  * held: not in the activities, and (in the capture counts of the point)
  * not observed. */
-static void apply(struct vigild *d, const struct process_point *point)
+/* The process's running energy and CPU time, from its account now. */
+static void take_energy(const struct vigild *d, struct vigild_process *p)
 {
-    struct vigild_process *p = vigild_processes_get(&d->processes, point->process_id);
-    if (p == NULL || p->ring == NULL)
-        return; /* ended: nothing is left for a restarted vigild to take */
     const struct vigild_energy_account *a = vigild_energy_share_account(&d->energy, p->id);
     if (a != NULL) {
         p->cpu_s = a->cpu_s;
@@ -79,6 +78,14 @@ static void apply(struct vigild *d, const struct process_point *point)
         p->energy_flags = a->flags;
         p->energy_shared = a->shared;
     }
+}
+
+static void apply(struct vigild *d, const struct process_point *point)
+{
+    struct vigild_process *p = vigild_processes_get(&d->processes, point->process_id);
+    if (p == NULL || p->ring == NULL)
+        return; /* ended: nothing is left for a restarted vigild to take */
+    take_energy(d, p);
     uint64_t drained_since = p->activities - MIN(point->activities, p->activities);
     struct vigild_capture_counts counts = point->capture;
     counts.observed += drained_since;
@@ -144,6 +151,25 @@ static void commit_durable(struct vigild *d)
     point_free(newest);
 }
 
+/* While a cycle's positions wait for their acknowledgement, the energy
+ * shared since the last commit is kept all the same: it is a running sum
+ * that no ring gives back, so a SIGKILL before the acknowledgement (which
+ * may take the uplink's connect delay, or a vigil-txd away for hours)
+ * would otherwise lose it, and the next vigild would take the process back
+ * as having had no share at all. */
+static void keep_energy(struct vigild *d)
+{
+    GPtrArray *running = vigild_processes_list(&d->processes);
+    for (guint i = 0; i < running->len; i++) {
+        struct vigild_process *p = g_ptr_array_index(running, i);
+        if (p->ring == NULL)
+            continue;
+        take_energy(d, p);
+        vigild_process_state_save_energy(d->state_dir, p);
+    }
+    g_ptr_array_free(running, TRUE);
+}
+
 void vigild_commit_cycle(struct vigild *d)
 {
     if (d->state_dir == NULL)
@@ -161,6 +187,8 @@ void vigild_commit_cycle(struct vigild *d)
         return;
     }
     commit_durable(d);
+    if (!g_queue_is_empty(&d->commit_points))
+        keep_energy(d);
 }
 
 gboolean vigild_commit_tick(struct vigild *d)

@@ -18,7 +18,9 @@
  * (/proc's start time, kept inside, tells a pid used again):
  *   PID-START.process  a key file: the registration, written once
  *   PID-START.counts   its counts as of the ring's committed position,
- *                      rewritten in place at every cycle's end
+ *                      rewritten in place at every cycle's end; its
+ *                      energy and CPU time the newest, whatever the
+ *                      position (nothing reads them again from the ring)
  *   PID-START.names    its file names as drained, appended: u32 file id,
  *                      u16 length, the path's bytes
  * Written without fsync: they must survive vigild, not the machine, and
@@ -257,6 +259,29 @@ void vigild_process_state_save(const char *dir, const struct vigild_process *p,
     c.crc32 = counts_crc(&c);
     char *path = state_path(dir, p->pid, p->start_monotonic_ns, "counts");
     write_state_file(path, &c, sizeof c, FALSE);
+    g_free(path);
+}
+
+void vigild_process_state_save_energy(const char *dir, const struct vigild_process *p)
+{
+    char *path = state_path(dir, p->pid, p->start_monotonic_ns, "counts");
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    char data[sizeof(struct saved_counts)];
+    struct saved_counts c;
+    if (fd >= 0 && pread(fd, data, sizeof data, 0) == (ssize_t)sizeof data &&
+        counts_decode(data, sizeof data, &c)) {
+        c.cpu_s = p->cpu_s;
+        c.energy_j = p->energy_j;
+        c.energy_flags = p->energy_flags;
+        c.energy_shared = (uint32_t)p->energy_shared;
+        c.saved_ns = vigil_clock_monotonic_ns();
+        c.crc32 = counts_crc(&c);
+        if (pwrite(fd, &c, sizeof c, 0) != (ssize_t)sizeof c)
+            g_warning_once("cannot keep the processes' state for a restart (%s: %s)", path,
+                           g_strerror(errno));
+    }
+    if (fd >= 0)
+        close(fd);
     g_free(path);
 }
 

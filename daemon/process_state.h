@@ -57,6 +57,12 @@ void vigild_process_state_register(const char *dir, const struct vigild_process 
 void vigild_process_state_save(const char *dir, const struct vigild_process *p,
                                const struct vigild_capture_counts *capture, uint64_t committed,
                                uint64_t held_activities, uint64_t kept_activities);
+/* Rewrites only the process's CPU time and energy (and when it was seen
+ * running) in its counts, the rest as of the position last committed: a
+ * running sum, not read again from the ring, so the newest is kept even
+ * while the position waits for an acknowledgement. Nothing when its counts
+ * are not there or torn (the next commit writes them whole). */
+void vigild_process_state_save_energy(const char *dir, const struct vigild_process *p);
 void vigild_process_state_add_name(const char *dir, const struct vigild_process *p,
                                    uint32_t file_id, const char *path, size_t length);
 void vigild_process_state_remove(const char *dir, pid_t pid, uint64_t start_monotonic_ns);

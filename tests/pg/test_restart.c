@@ -24,17 +24,25 @@
 
 static const char daemon_lines[] = "providers = procstat;process;energy\ncycle_ms = 200\n";
 
-/* The fixture's vigil-txd, vigild (more of its [uplink] in `uplink_lines`)
- * and the writer under it, its `first` writes made. Returns vigild's
- * config, to start it again with (g_free it). */
-static char *start_writing(struct test_txd_fixture *f, const char *uplink_lines,
-                           struct test_daemon *d, struct writer *w, long first, long second)
+/* vigild (more of its [uplink] in `uplink_lines`) and the writer under it,
+ * its `first` writes made, the fixture's vigil-txd not started. Returns
+ * vigild's config, to start it again with (g_free it). */
+static char *start_writing_without_txd(struct test_txd_fixture *f, const char *uplink_lines,
+                                       struct test_daemon *d, struct writer *w, long first,
+                                       long second)
 {
-    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     char *config = writer_daemon_config(f, NULL, uplink_lines);
     test_daemon_start(d, f->dir, daemon_lines, config);
     writer_start(w, d, f->dir, first, second, NULL);
     return config;
+}
+
+/* The same with the fixture's vigil-txd started first. */
+static char *start_writing(struct test_txd_fixture *f, const char *uplink_lines,
+                           struct test_daemon *d, struct writer *w, long first, long second)
+{
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    return start_writing_without_txd(f, uplink_lines, d, w, first, second);
 }
 
 /* start_writing, then vigild killed once it drained the `first` writes.
@@ -123,16 +131,24 @@ static void check_taken_back(const struct test_daemon *d, GPid pid, double energ
     json_node_unref(status);
 }
 
+/* vigil-txd up from the start, or only once vigild was restarted. */
+enum txd_when { TXD_FIRST, TXD_AFTER_RESTART };
+
 static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill,
-                                  const char *uplink_lines)
+                                  const char *uplink_lines, enum txd_when txd)
 {
     struct test_daemon d;
     struct writer w;
-    char *config = start_writing(f, uplink_lines, &d, &w, FIRST_WRITES, SECOND_WRITES);
+    char *config =
+        txd == TXD_FIRST
+            ? start_writing(f, uplink_lines, &d, &w, FIRST_WRITES, SECOND_WRITES)
+            : start_writing_without_txd(f, uplink_lines, &d, &w, FIRST_WRITES, SECOND_WRITES);
     double energy_j = wait_for_energy(&d, w.pid);
     g_free(kill ? test_daemon_kill(&d) : test_daemon_stop(&d));
     test_daemon_start(&d, f->dir, daemon_lines, config);
     check_taken_back(&d, w.pid, energy_j);
+    if (txd == TXD_AFTER_RESTART)
+        test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
     writer_finish(&w);
     check_warehouse(f, w.pid, FIRST_WRITES + SECOND_WRITES);
     /* The program's own report was answered by the new vigild. */
@@ -147,12 +163,12 @@ static void restart_in_the_middle(struct test_txd_fixture *f, gboolean kill,
 
 static void test_sigkill_of_vigild_loses_nothing(void **state)
 {
-    restart_in_the_middle(*state, TRUE, "");
+    restart_in_the_middle(*state, TRUE, "", TXD_FIRST);
 }
 
 static void test_sigterm_of_vigild_loses_nothing(void **state)
 {
-    restart_in_the_middle(*state, FALSE, "");
+    restart_in_the_middle(*state, FALSE, "", TXD_FIRST);
 }
 
 /* Batches not written ahead (spool_after_ms): a cycle's ring positions are
@@ -160,7 +176,19 @@ static void test_sigterm_of_vigild_loses_nothing(void **state)
  * writes are all stored once all the same. */
 static void test_sigkill_without_write_ahead_loses_nothing(void **state)
 {
-    restart_in_the_middle(*state, TRUE, "spool_after_ms = 60000\n");
+    restart_in_the_middle(*state, TRUE, "spool_after_ms = 60000\n", TXD_FIRST);
+}
+
+/* The same with no batch ever acknowledged before the kill (vigil-txd is
+ * not there yet): every cycle's ring positions wait, and the writer's
+ * energy is taken back all the same. Before, it was saved only with the
+ * positions: the new vigild took the writer back with no share (not
+ * marked uncertain, its energy starting again from 0); with [uplink]
+ * connect_delay_max_ms, the test above met it whenever vigild's first
+ * connect came after the kill. */
+static void test_sigkill_before_any_acknowledgement_keeps_the_energy(void **state)
+{
+    restart_in_the_middle(*state, TRUE, "spool_after_ms = 60000\n", TXD_AFTER_RESTART);
 }
 
 static guint count_lines_with(const char *text, const char *needle)
@@ -314,6 +342,7 @@ TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_sigkill_of_vigild_loses_nothing),
              TEST_WITH_TXD_FIXTURE(test_sigterm_of_vigild_loses_nothing),
              TEST_WITH_TXD_FIXTURE(test_sigkill_without_write_ahead_loses_nothing),
+             TEST_WITH_TXD_FIXTURE(test_sigkill_before_any_acknowledgement_keeps_the_energy),
              TEST_WITH_TXD_FIXTURE(test_names_come_again_to_a_vigild_with_another_state_dir),
              TEST_WITH_TXD_FIXTURE(test_names_come_again_when_the_names_file_is_lost),
              TEST_WITH_TXD_FIXTURE(test_an_end_while_vigild_is_down_is_stored_as_a_bound))
