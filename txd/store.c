@@ -103,16 +103,25 @@ gboolean txd_store_connect(struct txd_store *s, GError **error)
      * and is tried again, rather than vigil-txd hanging on it (set after
      * migrating: a migration may rightly take longer). */
     if (ok) {
-        /* On Citus a group writes reference tables (nodes, processes) in
-         * the transaction that wrote many shards: Citus allows that only
-         * over one connection per worker. */
-        gboolean citus = s->settings.distributed == VIGIL_WAREHOUSE_CITUS;
+        /* On Citus (whatever [warehouse] distributed says: another vigil
+         * may have laid it out) a group writes reference tables (nodes,
+         * processes) in the transaction that wrote many shards, which
+         * Citus allows only over one connection per worker. */
+        gboolean citus = FALSE;
+        PGresult *result =
+            PQexec(s->db, "SELECT count(*) FROM pg_extension WHERE extname = 'citus'");
+        ok = PQresultStatus(result) == PGRES_TUPLES_OK;
+        if (!ok)
+            txd_set_pg_error(&local, s->db, result, "looking for Citus");
+        else
+            citus = strcmp(PQgetvalue(result, 0, 0), "0") != 0;
+        PQclear(result);
         char *sql =
             g_strdup_printf("SET TIME ZONE 'UTC'; SET statement_timeout = %u; "
                             "SET lock_timeout = %u%s",
                             s->settings.statement_timeout_ms, s->settings.lock_timeout_ms,
                             citus ? "; SET citus.multi_shard_modify_mode TO 'sequential'" : "");
-        ok = exec_command(s->db, sql, &local);
+        ok = ok && exec_command(s->db, sql, &local);
         g_free(sql);
     }
     if (!ok) {
@@ -1123,10 +1132,9 @@ static gboolean exec_pipelined(struct txd_store *s, const struct pipelined *q, i
 
 /* The claim, in two statements: first what ingested_batches holds of the
  * group's (node, sequence)s before (a superset: the pairs are checked
- * here; a claim from before migration 2 has no time, -infinity), then the INSERT, whose RETURNING says which batches are new. A
- * batch not returned was stored before (a daemon resends what it has no
- * acknowledgement for). No correlated subquery: Citus refuses them over a
- * distributed table. */
+ * here; a claim from before migration 2 has no time, -infinity), then the INSERT, whose RETURNING
+ * says which batches are new. A batch not returned was stored before (a daemon resends what it has
+ * no acknowledgement for). No correlated subquery: Citus refuses them over a distributed table. */
 static const char claim_before_sql[] =
     "SELECT node_id, sequence, CASE WHEN isfinite(batch_time) "
     "THEN (extract(epoch FROM batch_time) * 1000000)::bigint END "
