@@ -1272,6 +1272,34 @@ static gboolean copy_all(struct group *g, enum vigil_wire_type type, copy_rows_f
     return ok;
 }
 
+/* The COPYs of a group, one per table: the messages of `type` in every
+ * batch written, as `rows` makes them. */
+static const struct {
+    enum vigil_wire_type type;
+    copy_rows_fn rows;
+    const char *statement;
+} group_copies[] = {
+    {VIGIL_WIRE_ACTIVITIES, copy_activities,
+     "COPY activities (process_id, seq, layer, operation, file_id, file_offset, bytes, result, "
+     "errno, start_time, start_ns, duration_ns, thread, parent_start_ns, flags, comm_size) "
+     "FROM STDIN (FORMAT binary)"},
+    {VIGIL_WIRE_ROLLUPS, copy_rollups,
+     "COPY statistics_rollup_arrays (node_id, metric_set_id, start_time, end_time, samples, min, "
+     "mean, max, delta, uncertain) FROM STDIN (FORMAT binary)"},
+    {VIGIL_WIRE_SAMPLES, copy_samples,
+     "COPY window_statistics_arrays (node_id, metric_set_id, time, t_ns, value, uncertain) "
+     "FROM STDIN (FORMAT binary)"},
+    {VIGIL_WIRE_ANOMALIES, copy_anomalies,
+     "COPY anomalies (level, node_id, process_id, cycle, time, state, plugin, metric, value, "
+     "expected_min, expected_max, message) FROM STDIN (FORMAT binary)"},
+    {VIGIL_WIRE_STATES, copy_states,
+     "COPY reasoner_states (level, node_id, process_id, cycle, time, state, overloaded_mask, "
+     "bad_issues, good_issues, other_issues) FROM STDIN (FORMAT binary)"},
+    {VIGIL_WIRE_WINDOWS, copy_windows,
+     "COPY captures (node_id, process_id, first_cycle, last_cycle, start_time, end_time, "
+     "activities_forwarded, reasons) FROM STDIN (FORMAT binary)"},
+};
+
 /* The group's rows, once its claims are settled: the nodes, what each
  * batch describes (its own statements: a refusal names the batch), the
  * COPYs of the whole group, then the reports. */
@@ -1284,35 +1312,10 @@ static gboolean store_rows(struct group *g, GError **error)
             g->refused = i;
             return FALSE;
         }
-    gboolean ok =
-        copy_all(g, VIGIL_WIRE_ACTIVITIES, copy_activities,
-                 "COPY activities (process_id, seq, layer, operation, file_id, file_offset, "
-                 "bytes, result, errno, start_time, start_ns, duration_ns, thread, "
-                 "parent_start_ns, flags, comm_size) FROM STDIN (FORMAT binary)",
-                 error) &&
-        copy_all(g, VIGIL_WIRE_ROLLUPS, copy_rollups,
-                 "COPY statistics_rollup_arrays (node_id, metric_set_id, start_time, "
-                 "end_time, samples, min, mean, max, delta, uncertain) "
-                 "FROM STDIN (FORMAT binary)",
-                 error) &&
-        copy_all(g, VIGIL_WIRE_SAMPLES, copy_samples,
-                 "COPY window_statistics_arrays (node_id, metric_set_id, time, t_ns, value, "
-                 "uncertain) FROM STDIN (FORMAT binary)",
-                 error) &&
-        copy_all(g, VIGIL_WIRE_ANOMALIES, copy_anomalies,
-                 "COPY anomalies (level, node_id, process_id, cycle, time, state, plugin, "
-                 "metric, value, expected_min, expected_max, message) "
-                 "FROM STDIN (FORMAT binary)",
-                 error) &&
-        copy_all(g, VIGIL_WIRE_STATES, copy_states,
-                 "COPY reasoner_states (level, node_id, process_id, cycle, time, state, "
-                 "overloaded_mask, bad_issues, good_issues, other_issues) "
-                 "FROM STDIN (FORMAT binary)",
-                 error) &&
-        copy_all(g, VIGIL_WIRE_WINDOWS, copy_windows,
-                 "COPY captures (node_id, process_id, first_cycle, last_cycle, start_time, "
-                 "end_time, activities_forwarded, reasons) FROM STDIN (FORMAT binary)",
-                 error);
+    gboolean ok = TRUE;
+    for (size_t t = 0; ok && t < G_N_ELEMENTS(group_copies); t++)
+        ok = copy_all(g, group_copies[t].type, group_copies[t].rows, group_copies[t].statement,
+                      error);
     for (guint i = 0; ok && i < g->n; i++)
         if (writes(&g->batches[i]) && !store_all_summaries(&g->batches[i].b, error)) {
             g->refused = i;

@@ -364,6 +364,21 @@ static void test_a_batch_the_database_cannot_take_is_refused_whole(void **state)
     test_sender_close(&s);
 }
 
+/* A store on the fixture's warehouse, for the tests that call it directly. */
+static struct txd_store *store_new(const struct test_txd_fixture *f)
+{
+    struct vigil_warehouse_settings settings = {
+        .conninfo = f->conninfo,
+        .migrate = TRUE,
+        .connect_timeout_s = 10,
+        .statement_timeout_ms = 60000,
+        .lock_timeout_ms = 60000,
+        .partitions_ahead_days = 1,
+        .maintain_interval_s = 3600,
+    };
+    return txd_store_new(&settings);
+}
+
 static void decode_into(GBytes *message, struct vigil_wire_message *out)
 {
     GError *error = NULL;
@@ -378,16 +393,7 @@ static void decode_into(GBytes *message, struct vigil_wire_message *out)
 static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void **state)
 {
     struct test_txd_fixture *f = *state;
-    struct vigil_warehouse_settings settings = {
-        .conninfo = f->conninfo,
-        .migrate = TRUE,
-        .connect_timeout_s = 10,
-        .statement_timeout_ms = 60000,
-        .lock_timeout_ms = 60000,
-        .partitions_ahead_days = 1,
-        .maintain_interval_s = 3600,
-    };
-    struct txd_store *store = txd_store_new(&settings);
+    struct txd_store *store = store_new(f);
     GBytes *good = test_batch_new(7, 1, 10, 0, VIGIL_HEALTH_OK);
     GBytes *bad_full = test_batch_new(8, 1, 5, 0, VIGIL_HEALTH_OK);
     GBytes *bad = without_processes(bad_full, 8, 1);
@@ -463,16 +469,7 @@ static void test_a_group_stores_each_batch_once_and_refuses_the_bad_alone(void *
 static void test_a_row_the_database_refuses_in_a_group_copy_is_found(void **state)
 {
     struct test_txd_fixture *f = *state;
-    struct vigil_warehouse_settings settings = {
-        .conninfo = f->conninfo,
-        .migrate = TRUE,
-        .connect_timeout_s = 10,
-        .statement_timeout_ms = 60000,
-        .lock_timeout_ms = 60000,
-        .partitions_ahead_days = 1,
-        .maintain_interval_s = 3600,
-    };
-    struct txd_store *store = txd_store_new(&settings);
+    struct txd_store *store = store_new(f);
     GError *error = NULL;
     assert_true(txd_store_connect(store, &error));
     test_pg_exec_in(f->conninfo, "ALTER TABLE reasoner_states ADD CONSTRAINT no_abnormal_bad "
