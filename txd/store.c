@@ -1130,15 +1130,20 @@ static gboolean exec_pipelined(struct txd_store *s, const struct pipelined *q, i
     return ok;
 }
 
-/* The claim, in two statements: first what ingested_batches holds of the
- * group's (node, sequence)s before (a superset: the pairs are checked
- * here; a claim from before migration 2 has no time, -infinity), then the INSERT, whose RETURNING
- * says which batches are new. A batch not returned was stored before (a daemon resends what it has
- * no acknowledgement for). No correlated subquery: Citus refuses them over a distributed table. */
+/* The claim, in two statements: first what ingested_batches held of the
+ * group's (node, sequence)s (the pairs from unnest, an index probe each:
+ * `node_id = ANY(…) AND sequence = ANY(…)` probed every node with every
+ * sequence, 65,536 probes for a group of 256, 272 ms against 1.8 ms on a
+ * table of 600,000 claims; a claim from before migration 2 has no time,
+ * -infinity), then the INSERT, whose RETURNING says which batches are
+ * new. A batch not returned was stored before (a daemon resends what it
+ * has no acknowledgement for). No correlated subquery: Citus refuses them
+ * over a distributed table. */
 static const char claim_before_sql[] =
     "SELECT node_id, sequence, CASE WHEN isfinite(batch_time) "
     "THEN (extract(epoch FROM batch_time) * 1000000)::bigint END "
-    "FROM ingested_batches WHERE node_id = ANY($1::bigint[]) AND sequence = ANY($2::bigint[])";
+    "FROM ingested_batches WHERE (node_id, sequence) IN "
+    "(SELECT * FROM unnest($1::bigint[], $2::bigint[]))";
 static const char claim_sql[] =
     "INSERT INTO ingested_batches (node_id, sequence, messages, rows, batch_time, "
     "content_crc32, content_bytes) SELECT node_id, sequence, messages, rows, "
