@@ -945,8 +945,7 @@ static gboolean check_node_keys(struct group *g, GError **error)
  * stored, and said loudly with both digests. The same key with other
  * content is not a resend either: refused, with both digests, so that
  * nothing is dropped silently. */
-static gboolean settle_claim(struct group *g, struct group_batch *gb, gboolean claimed,
-                             GError **error)
+static gboolean settle_claim(struct group_batch *gb, gboolean claimed, GError **error)
 {
     struct batch_context *b = &gb->b;
     const struct txd_batch_origin *origin = &gb->item->origin;
@@ -987,7 +986,6 @@ static gboolean settle_claim(struct group *g, struct group_batch *gb, gboolean c
         txd_refuse(&gb->refusal, "%s, for the same cycle end, and is not stored", text);
     }
     g_free(text);
-    (void)g;
     return TRUE;
 }
 
@@ -1070,7 +1068,7 @@ static gboolean claim_read(struct group *g, const PGresult *before, const PGresu
             gb->highest = *highest;
         }
         if (!is_new || used_before)
-            ok = settle_claim(g, gb, is_new, error);
+            ok = settle_claim(gb, is_new, error);
     }
     g_hash_table_destroy(new_pairs);
     g_hash_table_destroy(times);
