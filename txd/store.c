@@ -22,7 +22,7 @@
 #include "vigil/schema.h"
 
 /* vigil_warehouse_day_tables, by name. */
-enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, BATCHES };
+enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, LEVEL_BLOCKS, BATCHES };
 _Static_assert(BATCHES + 1 == VIGIL_WAREHOUSE_DAY_TABLES, "one name for each day table");
 
 struct txd_store *txd_store_new(const struct vigil_warehouse_settings *warehouse)
@@ -1319,6 +1319,13 @@ static gboolean store_rows(struct group *g, GError **error)
     for (size_t t = 0; ok && t < G_N_ELEMENTS(group_copies); t++)
         ok = copy_all(g, group_copies[t].type, group_copies[t].rows, group_copies[t].statement,
                       error);
+    if (ok) {
+        struct txd_levels_late *late = txd_levels_late_new();
+        for (guint i = 0; i < g->n; i++)
+            if (writes(&g->batches[i]))
+                txd_levels_late_add(late, &g->batches[i].b);
+        ok = txd_levels_late_store(late, g->store->db, error);
+    }
     for (guint i = 0; ok && i < g->n; i++)
         if (writes(&g->batches[i]) && !store_all_summaries(&g->batches[i].b, error)) {
             g->refused = i;
