@@ -147,11 +147,8 @@ static int maintain(PGconn *db, const struct vigil_warehouse_settings *warehouse
         blocks += rows;
     }
     if (ok)
-        printf(busy ? "built %" G_GUINT64_FORMAT " roll-up level blocks; another session is "
-                      "building them\n"
-                    : "built %" G_GUINT64_FORMAT " roll-up level blocks; the levels are up to "
-                      "date\n",
-               blocks);
+        printf("built %" G_GUINT64_FORMAT " roll-up level blocks; %s\n", blocks,
+               busy ? "another session is building them" : "the levels are up to date");
     return ok ? VIGIL_EXIT_OK : VIGIL_EXIT_FAILURE;
 }
 
