@@ -177,6 +177,7 @@ struct batch_context {
     GHashTable *unwatched_ends;
     uint64_t rows;
     uint64_t runs_described;
+    struct txd_activity_seconds *activity_seconds; /* while store_rows copies activities */
     gboolean other_key; /* refused: its node id belongs to another CURVE key */
 };
 
@@ -673,6 +674,8 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_activity *a = &m->activities[i];
         int64_t start_ns = realtime(b, a->start_ns);
+        txd_activity_seconds_add(b->activity_seconds, b->node_id, process_id, start_ns, a->layer,
+                                 a->op, a->bytes_asked, (int64_t)(a->end_ns - a->start_ns));
         int64_t file_id = 0;
         if (a->file_id != VIGIL_FILE_NONE && a->file_id == last_file) {
             file_id = last_file_id;
@@ -1096,11 +1099,17 @@ static gboolean store_rows(struct batch_context *b, GError **error)
 {
     if (!store_node(b, error) || !store_describing(b, error))
         return FALSE;
-    return copy_all(b, VIGIL_WIRE_ACTIVITIES, copy_activities,
-                    "COPY activities (process_id, seq, layer, operation, file_id, file_offset, "
-                    "bytes, result, errno, start_time, start_ns, duration_ns, thread, "
-                    "parent_start_ns, flags, comm_size) FROM STDIN (FORMAT binary)",
-                    error) &&
+    /* copy_activities counts each activity per second too. */
+    b->activity_seconds = txd_activity_seconds_new();
+    gboolean ok = copy_all(b, VIGIL_WIRE_ACTIVITIES, copy_activities,
+                           "COPY activities (process_id, seq, layer, operation, file_id, "
+                           "file_offset, bytes, result, errno, start_time, start_ns, duration_ns, "
+                           "thread, parent_start_ns, flags, comm_size) FROM STDIN (FORMAT binary)",
+                           error) &&
+                  txd_activity_seconds_copy(b->activity_seconds, b->store->db, error);
+    txd_activity_seconds_free(b->activity_seconds);
+    b->activity_seconds = NULL;
+    return ok &&
            copy_all(b, VIGIL_WIRE_ROLLUPS, copy_rollups,
                     "COPY statistics_rollups (node_id, metric_id, start_time, end_time, samples, "
                     "min, mean, max, delta, uncertain) FROM STDIN (FORMAT binary)",
