@@ -266,6 +266,8 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_activity *a = &m->activities[i];
         int64_t start_ns = realtime(b, a->start_ns);
+        txd_activity_seconds_add(b->activity_seconds, b->node_id, process_id, start_ns, a->layer,
+                                 a->op, a->bytes_asked, (int64_t)(a->end_ns - a->start_ns));
         int64_t file_id = 0;
         if (a->file_id != VIGIL_FILE_NONE && a->file_id == last_file) {
             file_id = last_file_id;
@@ -1315,10 +1317,24 @@ static gboolean store_rows(struct group *g, GError **error)
             g->refused = i;
             return FALSE;
         }
+    /* copy_activities counts each activity per second too, for the whole
+     * group; the counts go in one COPY of their own after the activities'. */
+    struct txd_activity_seconds *seconds = txd_activity_seconds_new();
+    for (guint i = 0; i < g->n; i++)
+        g->batches[i].b.activity_seconds = seconds;
     gboolean ok = TRUE;
-    for (size_t t = 0; ok && t < G_N_ELEMENTS(group_copies); t++)
+    for (size_t t = 0; ok && t < G_N_ELEMENTS(group_copies); t++) {
         ok = copy_all(g, group_copies[t].type, group_copies[t].rows, group_copies[t].statement,
                       error);
+        if (ok && group_copies[t].type == VIGIL_WIRE_ACTIVITIES &&
+            !txd_activity_seconds_copy(seconds, g->store->db, error)) {
+            g->refused = G_MAXUINT;
+            ok = FALSE;
+        }
+    }
+    for (guint i = 0; i < g->n; i++)
+        g->batches[i].b.activity_seconds = NULL;
+    txd_activity_seconds_free(seconds);
     for (guint i = 0; ok && i < g->n; i++)
         if (writes(&g->batches[i]) && !store_all_summaries(&g->batches[i].b, error)) {
             g->refused = i;

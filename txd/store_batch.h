@@ -33,6 +33,8 @@ struct batch_context {
     GHashTable *unwatched_ends;
     uint64_t rows;
     uint64_t runs_described;
+    /* The group's per-second counts, while store_rows copies activities. */
+    struct txd_activity_seconds *activity_seconds;
 };
 
 static inline int64_t realtime(const struct batch_context *b, uint64_t monotonic_ns)
