@@ -15,6 +15,9 @@ struct txd_store {
     struct txd_store_counts counts;
     GHashTable *below;   /* node id → when a sequence below its highest was last said */
     GHashTable *highest; /* node id → the highest sequence this server stored of it */
+    /* node id → struct txd_node_written: what `nodes` holds of it, as of
+     * this server's last committed write. */
+    GHashTable *nodes_written;
 };
 
 /* What one batch needs while it is written: its node's clock and the

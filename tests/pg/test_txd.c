@@ -66,6 +66,55 @@ static void test_a_batch_is_stored_then_acknowledged(void **state)
     test_sender_close(&s);
 }
 
+/* A node's row is written when the node is new, renamed, or first heard
+ * in a new minute: a rename shows at once, and a batch of a known node in
+ * the same minute leaves the row alone (its xmin: no new version). */
+static void test_a_nodes_row_is_written_when_new_renamed_or_a_minute_on(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct test_sender s;
+    test_txd_start_with_sender(f, &s, 1);
+    GBytes *batch = test_batch_new(1, 1, 1, 0, VIGIL_HEALTH_OK);
+    test_sender_send_acked(&s, batch, 1);
+    g_bytes_unref(batch);
+    assert_int_equal(count(f, "SELECT count(*) FROM nodes WHERE node_id = 1 AND "
+                              "hostname = 'test-node-1'"),
+                     1);
+    /* test_batch_new_from names node 1 "node-1". */
+    struct test_batch_spec spec = {.node = 1, .sequence = 2, .run_key = "rename", .job = ""};
+    batch = test_batch_new_from(&spec);
+    test_sender_send_acked(&s, batch, 2);
+    g_bytes_unref(batch);
+    assert_int_equal(
+        count(f, "SELECT count(*) FROM nodes WHERE node_id = 1 AND hostname = 'node-1'"), 1);
+
+    batch = test_batch_new(1, 3, 1, 10, VIGIL_HEALTH_OK);
+    test_sender_send_acked(&s, batch, 3);
+    g_bytes_unref(batch);
+    const char *row_sql =
+        "SELECT hostname || ' ' || xmin || ' ' || date_trunc('minute', last_seen) "
+        "FROM nodes WHERE node_id = 1";
+    char *before = test_pg_query_text_in(f->conninfo, row_sql);
+    assert_true(g_str_has_prefix(before, "test-node-1 "));
+    batch = test_batch_new(1, 4, 1, 20, VIGIL_HEALTH_OK);
+    test_sender_send_acked(&s, batch, 4);
+    g_bytes_unref(batch);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches WHERE node_id = 1"), 4);
+    char *after = test_pg_query_text_in(f->conninfo, row_sql);
+    /* The same row version, unless the wall clock's minute turned between
+     * the two batches: then a new version with the new minute. */
+    char **b = g_strsplit(before, " ", 3), **a = g_strsplit(after, " ", 3);
+    if (strcmp(b[2], a[2]) == 0)
+        assert_string_equal(after, before);
+    else
+        assert_string_not_equal(b[1], a[1]);
+    g_strfreev(b);
+    g_strfreev(a);
+    g_free(before);
+    g_free(after);
+    test_sender_close(&s);
+}
+
 /* vigil-txd stores a node's statistics as one row per window (and per
  * tick) holding every metric's values as arrays (migration 13): items of
  * two windows interleaved in one message make two rows, and the views
@@ -1163,6 +1212,7 @@ static void test_activity_seconds_equal_the_counted_activities(void **state)
 
 TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_a_batch_is_stored_then_acknowledged),
+             TEST_WITH_TXD_FIXTURE(test_a_nodes_row_is_written_when_new_renamed_or_a_minute_on),
              TEST_WITH_TXD_FIXTURE(test_statistics_are_one_row_a_window_and_shown_exactly),
              TEST_WITH_TXD_FIXTURE(test_a_batch_sent_twice_is_stored_once),
              TEST_WITH_TXD_FIXTURE(test_activity_seconds_equal_the_counted_activities),
