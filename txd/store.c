@@ -25,6 +25,20 @@
 enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, LEVEL_BLOCKS, BATCHES };
 _Static_assert(BATCHES + 1 == VIGIL_WAREHOUSE_DAY_TABLES, "one name for each day table");
 
+/* A node's row as this server last wrote it (the key is node_id). */
+struct txd_node_written {
+    int64_t node_id;
+    char *hostname;
+    int64_t minute; /* of last_seen, wall clock, since the epoch */
+};
+
+static void node_written_free(gpointer data)
+{
+    struct txd_node_written *w = data;
+    g_free(w->hostname);
+    g_free(w);
+}
+
 struct txd_store *txd_store_new(const struct vigil_warehouse_settings *warehouse)
 {
     struct txd_store *s = g_new0(struct txd_store, 1);
@@ -33,6 +47,7 @@ struct txd_store *txd_store_new(const struct vigil_warehouse_settings *warehouse
     s->known_processes = txd_known_processes_new();
     s->below = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     s->highest = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    s->nodes_written = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, node_written_free);
     return s;
 }
 
@@ -53,6 +68,7 @@ void txd_store_free(struct txd_store *s)
     txd_known_processes_free(s->known_processes);
     g_hash_table_destroy(s->below);
     g_hash_table_destroy(s->highest);
+    g_hash_table_destroy(s->nodes_written);
     vigil_settings_clear(&vigil_warehouse_keys, &s->settings);
     g_free(s);
 }
@@ -266,6 +282,8 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_activity *a = &m->activities[i];
         int64_t start_ns = realtime(b, a->start_ns);
+        txd_activity_seconds_add(b->activity_seconds, b->node_id, process_id, start_ns, a->layer,
+                                 a->op, a->bytes_asked, (int64_t)(a->end_ns - a->start_ns));
         int64_t file_id = 0;
         if (a->file_id != VIGIL_FILE_NONE && a->file_id == last_file) {
             file_id = last_file_id;
@@ -804,6 +822,9 @@ struct group {
     struct txd_store *store;
     struct group_batch *batches;
     guint n;
+    /* struct txd_node_written the group wrote to `nodes`: the store's
+     * cache takes them when it commits. */
+    GPtrArray *nodes_written;
     /* When a batch's own data is refused: which one (G_MAXUINT: a COPY of
      * the whole group was, and which batch is found by bisecting). */
     guint refused;
@@ -1217,14 +1238,28 @@ static gint compare_node_ids(gconstpointer a, gconstpointer b, gpointer unused)
 /* The nodes of the batches written, one statement: their host names and
  * when they were last heard from (EXCLUDED's, whose default is now():
  * Citus refuses now() in DO UPDATE SET). In node order, so that two
- * servers never wait for each other in a circle. */
+ * servers never wait for each other in a circle.
+ *
+ * A node is written when new, renamed, or first heard in a new minute of
+ * the wall clock: last_seen is right to within a minute, and in the other
+ * 59 seconds a group writes nothing to `nodes`. Every node's minute turns
+ * at once, so the writes come together at the turn; on Citus `nodes` is a
+ * reference table, and each write of it a two-phase commit over every
+ * worker. */
 static gboolean store_nodes(struct group *g, GError **error)
 {
+    struct txd_store *s = g->store;
+    int64_t minute = g_get_real_time() / G_USEC_PER_SEC / 60;
     GTree *nodes = g_tree_new_full(compare_node_ids, NULL, NULL, NULL);
-    for (guint i = 0; i < g->n; i++)
-        if (writes(&g->batches[i]))
-            g_tree_replace(nodes, &g->batches[i].b.node_id,
-                           (gpointer)g->batches[i].b.node->hostname);
+    for (guint i = 0; i < g->n; i++) {
+        if (!writes(&g->batches[i]))
+            continue;
+        const struct batch_context *b = &g->batches[i].b;
+        const struct txd_node_written *w = g_hash_table_lookup(s->nodes_written, &b->node_id);
+        if (w == NULL || w->minute != minute || strcmp(w->hostname, b->node->hostname) != 0)
+            g_tree_replace(nodes, (gpointer)&b->node_id, (gpointer)b->node->hostname);
+    }
+    g_ptr_array_set_size(g->nodes_written, 0);
     if (g_tree_nnodes(nodes) == 0) {
         g_tree_destroy(nodes);
         return TRUE;
@@ -1232,15 +1267,20 @@ static gboolean store_nodes(struct group *g, GError **error)
     GString *arrays[] = {g_string_new("{"), g_string_new("{")};
     GTreeNode *node = g_tree_node_first(nodes);
     for (; node != NULL; node = g_tree_node_next(node)) {
-        array_add_int(arrays[0], *(const int64_t *)g_tree_node_key(node));
-        array_add_text(arrays[1], g_tree_node_value(node));
+        struct txd_node_written *w = g_new(struct txd_node_written, 1);
+        w->node_id = *(const int64_t *)g_tree_node_key(node);
+        w->hostname = g_strdup(g_tree_node_value(node));
+        w->minute = minute;
+        g_ptr_array_add(g->nodes_written, w);
+        array_add_int(arrays[0], w->node_id);
+        array_add_text(arrays[1], w->hostname);
     }
     g_tree_destroy(nodes);
     static const char sql[] =
         "INSERT INTO nodes (node_id, hostname) SELECT * FROM unnest($1::bigint[], $2::text[]) "
         "ON CONFLICT (node_id) DO UPDATE SET hostname = EXCLUDED.hostname, "
         "last_seen = EXCLUDED.last_seen";
-    PGresult *result = exec_arrays(g->store->db, sql, arrays, 2, PGRES_COMMAND_OK, error);
+    PGresult *result = exec_arrays(s->db, sql, arrays, 2, PGRES_COMMAND_OK, error);
     PQclear(result);
     return result != NULL;
 }
@@ -1315,10 +1355,24 @@ static gboolean store_rows(struct group *g, GError **error)
             g->refused = i;
             return FALSE;
         }
+    /* copy_activities counts each activity per second too, for the whole
+     * group; the counts go in one COPY of their own after the activities'. */
+    struct txd_activity_seconds *seconds = txd_activity_seconds_new();
+    for (guint i = 0; i < g->n; i++)
+        g->batches[i].b.activity_seconds = seconds;
     gboolean ok = TRUE;
-    for (size_t t = 0; ok && t < G_N_ELEMENTS(group_copies); t++)
+    for (size_t t = 0; ok && t < G_N_ELEMENTS(group_copies); t++) {
         ok = copy_all(g, group_copies[t].type, group_copies[t].rows, group_copies[t].statement,
                       error);
+        if (ok && group_copies[t].type == VIGIL_WIRE_ACTIVITIES &&
+            !txd_activity_seconds_copy(seconds, g->store->db, error)) {
+            g->refused = G_MAXUINT;
+            ok = FALSE;
+        }
+    }
+    for (guint i = 0; i < g->n; i++)
+        g->batches[i].b.activity_seconds = NULL;
+    txd_activity_seconds_free(seconds);
     if (ok) {
         struct txd_levels_late *late = txd_levels_late_new();
         for (guint i = 0; i < g->n; i++)
@@ -1369,6 +1423,7 @@ static struct group *group_new(struct txd_store *s, struct txd_group_item **item
     g->store = s;
     g->n = n;
     g->batches = g_new0(struct group_batch, n);
+    g->nodes_written = g_ptr_array_new_with_free_func(node_written_free);
     for (guint i = 0; i < n; i++) {
         g->batches[i].item = items[i];
         batch_context_init(&g->batches[i].b, s, items[i]->batch);
@@ -1384,6 +1439,7 @@ static void group_free(struct group *g)
         g_free(g->batches[i].reused_warning);
     }
     g_free(g->batches);
+    g_ptr_array_unref(g->nodes_written);
     g_free(g);
 }
 
@@ -1410,6 +1466,12 @@ static void group_committed(struct group *g)
     struct txd_store *s = g->store;
     txd_ids_commit(s->ids);
     txd_known_processes_commit(s->known_processes);
+    gsize n_written = 0;
+    gpointer *written = g_ptr_array_steal(g->nodes_written, &n_written);
+    for (gsize i = 0; i < n_written; i++)
+        g_hash_table_replace(s->nodes_written, &((struct txd_node_written *)written[i])->node_id,
+                             written[i]);
+    g_free(written);
     for (guint i = 0; i < g->n; i++) {
         struct group_batch *gb = &g->batches[i];
         struct txd_group_item *item = gb->item;

@@ -17,6 +17,9 @@ struct txd_store {
     struct txd_store_counts counts;
     GHashTable *below;   /* node id → when a sequence below its highest was last said */
     GHashTable *highest; /* node id → the highest sequence this server stored of it */
+    /* node id → struct txd_node_written: what `nodes` holds of it, as of
+     * this server's last committed write. */
+    GHashTable *nodes_written;
 };
 
 /* What one batch needs while it is written: its node's clock and the
@@ -35,6 +38,8 @@ struct batch_context {
     GHashTable *unwatched_ends;
     uint64_t rows;
     uint64_t runs_described;
+    /* The group's per-second counts, while store_rows copies activities. */
+    struct txd_activity_seconds *activity_seconds;
 };
 
 static inline int64_t realtime(const struct batch_context *b, uint64_t monotonic_ns)

@@ -1,4 +1,4 @@
-/* vigil-txd — the coarser roll-up levels (migration 14): building them
+/* vigil-txd — the coarser roll-up levels (migration 15): building them
  * between groups, and keeping them exact when batches come late.
  *
  * Building is vigil_build_levels (SQL), run every [txd] levels_interval_s

@@ -14,6 +14,7 @@
  *   store_ids.c       the warehouse ids of metrics, metric sets and files,
  *                     cached across batches
  *   store_groups.c    a batch's statistics grouped by window or tick
+ *   store_activity_seconds.c a group's activities counted per process and second
  *   copy_binary.c     rows in PostgreSQL's binary COPY format
  *   txd_system_reasoner.c the nodes' latest states → the system's state
  *   curve.c           CURVE keys and the ZAP handler that admits daemons */
@@ -108,6 +109,20 @@ GHashTable *txd_unwatched_ends_of(const struct vigil_wire_message *batch);
  * process_unwatched_ends, in the batch's transaction. */
 gboolean txd_store_unwatched_end(PGconn *db, int64_t process_id,
                                  const struct vigil_wire_unwatched_end *e, GError **error);
+
+/* ---- store_activity_seconds.c ------------------------------------------------------- */
+
+/* A group's activities counted per (node, process, second, layer,
+ * operation) for activity_seconds: add each activity as it is COPYed, then
+ * COPY the counts once, in the same transaction. */
+struct txd_activity_seconds;
+struct txd_activity_seconds *txd_activity_seconds_new(void);
+void txd_activity_seconds_free(struct txd_activity_seconds *s);
+/* start_ns: the realtime stored as activities.start_ns. */
+void txd_activity_seconds_add(struct txd_activity_seconds *s, int64_t node_id, int64_t process_id,
+                              int64_t start_ns, uint16_t layer, uint16_t operation, uint64_t bytes,
+                              int64_t duration_ns);
+gboolean txd_activity_seconds_copy(struct txd_activity_seconds *s, PGconn *db, GError **error);
 
 /* ---- store_file_stats.c ------------------------------------------------------------- */
 

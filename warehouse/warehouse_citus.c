@@ -76,6 +76,8 @@ static const struct citus_layout_row layout[] = {
     {"job_steps", "node_id", "ingested_batches", NULL},
     /* No node_id: by process_id, a process's rows in one shard. */
     {"activities", "process_id", "none", NULL},
+    /* Its per-second counts, read with them by the heat map: beside them. */
+    {"activity_seconds", "process_id", "activities", NULL},
 };
 
 /* The foreign keys Citus refuses under this layout (from a reference table

@@ -48,8 +48,9 @@ static const struct vigil_config_key keys[] = {
     {VIGIL_SETTING_NAMED("retain_activities_days", struct vigil_warehouse_settings,
                          retention.days[0]),
      .type = VIGIL_CONFIG_INT, .default_value = "0", .min = 0, .max = 36500,
-     .description = "`vigil db prune` drops the day partitions of activities whose every row "
-                    "is older than this many days; 0 keeps them for ever"},
+     .description = "`vigil db prune` drops the day partitions of activities (and of their "
+                    "per-second counts, activity_seconds) whose every row is older than this "
+                    "many days; 0 keeps them for ever"},
     {VIGIL_SETTING_NAMED("retain_window_statistics_days", struct vigil_warehouse_settings,
                          retention.days[2]),
      .type = VIGIL_CONFIG_INT, .default_value = "0", .min = 0, .max = 36500,

@@ -1,4 +1,4 @@
-/* vigil — one pass of building the coarser roll-up levels (migration 14's
+/* vigil — one pass of building the coarser roll-up levels (migration 15's
  * vigil_build_levels): the blocks that ended a margin ago, at most `span`
  * of them a level, and the stale blocks late batches marked. The SQL does
  * the work; this reads its answer. */

@@ -15,7 +15,7 @@ const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES] = {
     "activities",      "statistics_rollup_arrays", "window_statistics_arrays",
     "reasoner_states", "statistics_level_blocks",  "ingested_batches",
 };
-/* Derived from statistics_rollup_arrays (migration 14), so a batch's claim
+/* Derived from statistics_rollup_arrays (migration 15), so a batch's claim
  * need not outlive them. */
 enum { LEVEL_BLOCKS = 4 };
 
@@ -142,37 +142,50 @@ static gboolean list_expired(PGconn *db, const char *table, guint days, GPtrArra
     return ok;
 }
 
+/* Drops (or, dry, lists) the partitions of `table` older than `days`. */
+static gboolean prune_table(PGconn *db, const char *table, guint days, gboolean dry_run,
+                            GPtrArray *out, GError **error)
+{
+    guint first = out->len;
+    if (!list_expired(db, table, days, out, error))
+        return FALSE;
+    for (guint i = first; !dry_run && i < out->len; i++) {
+        const struct vigil_warehouse_expired *e = g_ptr_array_index(out, i);
+        char *quoted = PQescapeIdentifier(db, e->partition, strlen(e->partition));
+        char *sql = g_strdup_printf("DROP TABLE %s", quoted);
+        PQfreemem(quoted);
+        PGresult *result = PQexec(db, sql);
+        gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+        if (!ok) {
+            char *what = g_strdup_printf("dropping %s", e->partition);
+            set_query_error(error, db, result, what);
+            g_free(what);
+            /* What was not dropped is not reported as dropped. */
+            g_ptr_array_set_size(out, i);
+        }
+        PQclear(result);
+        g_free(sql);
+        if (!ok)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean vigil_warehouse_prune(PGconn *db, const struct vigil_warehouse_retention *r,
                                gboolean dry_run, GPtrArray *out, GError **error)
 {
+    /* Day tables whose days come and go with a day table's (migration 14:
+     * activities' per-second counts, made by vigil_day_partition with
+     * activities' days). */
+    static const char *const follower[VIGIL_WAREHOUSE_DAY_TABLES] = {"activity_seconds"};
     for (unsigned t = 0; t < VIGIL_WAREHOUSE_DAY_TABLES; t++) {
-        const char *table = vigil_warehouse_day_tables[t];
         guint days =
             t + 1 == VIGIL_WAREHOUSE_DAY_TABLES ? vigil_warehouse_batches_retention(r) : r->days[t];
         if (days == 0)
             continue;
-        guint first = out->len;
-        if (!list_expired(db, table, days, out, error))
+        if (!prune_table(db, vigil_warehouse_day_tables[t], days, dry_run, out, error) ||
+            (follower[t] != NULL && !prune_table(db, follower[t], days, dry_run, out, error)))
             return FALSE;
-        for (guint i = first; !dry_run && i < out->len; i++) {
-            const struct vigil_warehouse_expired *e = g_ptr_array_index(out, i);
-            char *quoted = PQescapeIdentifier(db, e->partition, strlen(e->partition));
-            char *sql = g_strdup_printf("DROP TABLE %s", quoted);
-            PQfreemem(quoted);
-            PGresult *result = PQexec(db, sql);
-            gboolean ok = PQresultStatus(result) == PGRES_COMMAND_OK;
-            if (!ok) {
-                char *what = g_strdup_printf("dropping %s", e->partition);
-                set_query_error(error, db, result, what);
-                g_free(what);
-                /* What was not dropped is not reported as dropped. */
-                g_ptr_array_set_size(out, i);
-            }
-            PQclear(result);
-            g_free(sql);
-            if (!ok)
-                return FALSE;
-        }
     }
     return TRUE;
 }

@@ -7,7 +7,7 @@
  * one roll-up long survives any N, and the browser gets N points per line
  * however long the run. Many nodes become a median with a min/max band.
  *
- * Long intervals read a coarser level (migration 14: 5 s, 60 s slots, one
+ * Long intervals read a coarser level (migration 15: 5 s, 60 s slots, one
  * metric of one node a row): the coarsest whose slot is no longer than a
  * bucket, for the part of the interval it has built, and the 1 s roll-ups
  * for the rest (the edges not on a slot, the live tail), in one query.

@@ -1,7 +1,8 @@
 /* vigil-web — what capture kept:
  *   GET /api/v1/runs/RUN_ID/windows            the windows, with their anomalies and states
  *   GET /api/v1/windows/CAPTURE_ID/activities  one window's activities, a page at a time
- *   GET /api/v1/runs/RUN_ID/heatmap            stored activities per rank and time bin
+ *   GET /api/v1/runs/RUN_ID/heatmap            stored activities per rank and time bin,
+ *                                              from their per-second counts
  * A window holds every activity its process (or, for a node's window,
  * every process on the node) started inside it; pages are by key
  * (start_ns, process_id, seq), which the activities' index serves in
@@ -275,6 +276,85 @@ fail:
     return FALSE;
 }
 
+/* The heat map's counts, (process_id, bin, calls, bytes) rows to add up:
+ * $1 the run, $2 and $3 the interval in µs, $4 the bins, $5 the viewer's
+ * uid (NULL: an admin). An activity's bin is that of its start_ns in µs.
+ * The per-second counts (activity_seconds, migration 14) give every second
+ * that lies whole in one bin. A second cut by one bin's edge counts from
+ * its activities the shorter side of the edge (one index range), the
+ * other side being its count less that; any other second (cut by the
+ * interval, or by several edges) is counted from its activities. So the
+ * answer is what counting every activity gives. */
+static const char heatmap_sql[] =
+    "WITH mine AS (SELECT process_id FROM processes WHERE run_id = $1::bigint"
+    "                 AND ($5::bigint IS NULL OR uid = $5::bigint)),"
+    " counted AS (SELECT c.process_id, extract(epoch FROM c.start_time)::bigint AS sec,"
+    "                    sum(c.calls) AS calls, sum(c.bytes) AS bytes"
+    "               FROM activity_seconds c"
+    "              WHERE c.process_id IN (SELECT process_id FROM mine)"
+    "                AND c.start_time >= to_timestamp(floor($2::bigint / 1e6))"
+    "                AND c.start_time < to_timestamp(ceil($3::bigint / 1e6))"
+    "              GROUP BY 1, 2),"
+    " secs AS (SELECT s.*, b.first_bin,"
+    "                 CASE WHEN NOT b.inside OR b.last_bin > b.first_bin + 1 THEN 'count'"
+    "                      WHEN b.last_bin = b.first_bin THEN 'whole' ELSE 'split' END AS kind,"
+    /* The first ns of the later bin, for a split second. */
+    "                 ($2::bigint + ((b.first_bin + 1) * ($3::bigint - $2::bigint) + $4::int - 1)"
+    "                               / $4::int) * 1000 AS edge_ns"
+    "            FROM counted s,"
+    "                 LATERAL (SELECT (s.sec * 1000000 - $2::bigint) * $4::int"
+    "                                   / ($3::bigint - $2::bigint) AS first_bin,"
+    "                                 (s.sec * 1000000 + 999999 - $2::bigint) * $4::int"
+    "                                   / ($3::bigint - $2::bigint) AS last_bin,"
+    "                                 s.sec * 1000000 >= $2::bigint"
+    "                                 AND s.sec * 1000000 + 999999 < $3::bigint AS inside) b),"
+    /* A split second: its whole count in the bin of the longer side, and
+     * the shorter side's activities moved to theirs (added there, taken
+     * off the other). Grouped, so that Citus plans the lateral: it refuses
+     * an aggregate without GROUP BY over a CTE's column. */
+    " split AS (SELECT s.process_id, s.first_bin, l.lower, p.calls, p.bytes"
+    "             FROM secs s,"
+    "                  LATERAL (SELECT s.edge_ns - s.sec * 1000000000 <= 500000000 AS lower) l,"
+    "                  LATERAL (SELECT count(*) AS calls, coalesce(sum(a.bytes), 0) AS bytes"
+    "                             FROM activities a"
+    "                            WHERE a.process_id = s.process_id"
+    "                              AND a.start_ns >= CASE WHEN l.lower THEN s.sec * 1000000000"
+    "                                                     ELSE s.edge_ns END"
+    "                              AND a.start_ns < CASE WHEN l.lower THEN s.edge_ns"
+    "                                                    ELSE (s.sec + 1) * 1000000000 END"
+    "                              AND a.start_time >= to_timestamp($2::bigint / 1e6)"
+    "                              AND a.start_time < to_timestamp($3::bigint / 1e6)"
+    "                            GROUP BY a.process_id) p"
+    "            WHERE s.kind = 'split')"
+    "SELECT process_id, first_bin::int, calls, bytes FROM secs WHERE kind = 'whole'"
+    " UNION ALL "
+    "SELECT process_id, (first_bin + CASE WHEN s.edge_ns - s.sec * 1000000000 <= 500000000"
+    "                                     THEN 1 ELSE 0 END)::int, calls, bytes"
+    "  FROM secs s WHERE kind = 'split'"
+    " UNION ALL "
+    "SELECT process_id, (first_bin + CASE WHEN lower THEN 0 ELSE 1 END)::int, calls, bytes"
+    "  FROM split"
+    " UNION ALL "
+    "SELECT process_id, (first_bin + CASE WHEN lower THEN 1 ELSE 0 END)::int, -calls, -bytes"
+    "  FROM split"
+    " UNION ALL "
+    "SELECT s.process_id, a.bin, a.calls, a.bytes"
+    "  FROM secs s,"
+    /* Aggregated inside, so that it stays one index range per second;
+     * by process_id too, which Citus needs to push the lateral down. */
+    "       LATERAL (SELECT least($4::int - 1, (a.start_ns / 1000 - $2::bigint) * $4::int"
+    "                             / ($3::bigint - $2::bigint))::int AS bin,"
+    "                       count(*) AS calls, coalesce(sum(a.bytes), 0) AS bytes"
+    "                  FROM activities a"
+    "                 WHERE a.process_id = s.process_id"
+    "                   AND a.start_ns >= s.sec * 1000000000"
+    "                   AND a.start_ns < (s.sec + 1) * 1000000000"
+    "                   AND a.start_time >= to_timestamp($2::bigint / 1e6)"
+    "                   AND a.start_time < to_timestamp($3::bigint / 1e6)"
+    "                   AND a.start_ns >= $2::bigint * 1000 AND a.start_ns < $3::bigint * 1000"
+    "                 GROUP BY a.process_id, 1) a"
+    " WHERE s.kind = 'count'";
+
 gboolean web_api_run_heatmap(struct web_request *req, GError **error)
 {
     gint64 run_id = 0, bins = 0, from_us = 0, to_us = 0;
@@ -319,20 +399,7 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
     g_snprintf(to_text, sizeof to_text, "%" G_GINT64_FORMAT, to_us);
     g_snprintf(bins_text, sizeof bins_text, "%" G_GINT64_FORMAT, bins);
     const char *params[] = {id, from_text, to_text, bins_text, uid};
-    PGresult *r = web_db_query(
-        req,
-        "SELECT a.process_id,"
-        "       least($4::int - 1, (a.start_ns / 1000 - $2::bigint) * $4::int"
-        "             / ($3::bigint - $2::bigint))::int AS bin,"
-        "       count(*), coalesce(sum(a.bytes), 0)"
-        "  FROM activities a"
-        " WHERE a.process_id IN (SELECT process_id FROM processes WHERE run_id = $1::bigint"
-        "                          AND ($5::bigint IS NULL OR uid = $5::bigint))"
-        "   AND a.start_time >= to_timestamp($2::bigint / 1e6)"
-        "   AND a.start_time < to_timestamp($3::bigint / 1e6)"
-        "   AND a.start_ns >= $2::bigint * 1000 AND a.start_ns < $3::bigint * 1000"
-        " GROUP BY 1, 2",
-        5, params, error);
+    PGresult *r = web_db_query(req, heatmap_sql, 5, params, error);
     if (r == NULL) {
         PQclear(rows);
         return FALSE;

@@ -26,7 +26,8 @@
 -- the hour and the 12 metrics (1,382,400 rows of the view, 115,200 rows
 -- of arrays since migration 13; the fixture's formulas:
 -- tests/web/fixture.sql); window_statistics at 100 ms in the 20 windows
--- for their node (20 × 600 × 12 = 144,000 rows of the view, 12,000 of arrays); 1,000,000 activities;
+-- for their node (20 × 600 × 12 = 144,000 rows of the view, 12,000 of arrays); 1,000,000 activities
+-- and their per-second counts (activity_seconds, 2,400 rows);
 -- 240 anomalies; reasoner states every cycle of every window; 10,000 short
 -- runs (runs 2 … 10001). Every id is explicit; the sequences are set past
 -- them at the end.
@@ -256,6 +257,15 @@ SELECT w.process_id, i, 1, CASE WHEN i % 3 = 2 THEN 5 ELSE 6 END, w.capture_id,
   FROM bench_windows w,
        LATERAL (SELECT w.capture_s * 1000000000::bigint / w.capture_activities AS step_ns) st,
        generate_series(0::bigint, w.capture_activities - 1) i;
+
+-- Their counts per process and second, as vigil-txd keeps them beside
+-- (warehouse/migrations/0014_activity_seconds.sql): the heat map reads them.
+INSERT INTO activity_seconds (node_id, process_id, start_time, layer, operation, calls, bytes,
+                              duration_ns)
+SELECT p.node_id, a.process_id, to_timestamp(floor(a.start_ns / 1e9)), a.layer, a.operation,
+       count(*), coalesce(sum(a.bytes), 0), sum(a.duration_ns)
+  FROM activities a JOIN processes p USING (process_id)
+ GROUP BY 1, 2, 3, 4, 5;
 
 -- Full resolution in the windows: every 100 ms, every metric, the window's node.
 -- One row per node and tick, its metrics as arrays (migration 13).

@@ -343,29 +343,43 @@ static void test_migrations_survive_a_restart(void **state)
 
 /* A database at version `version`, as that vigil left it: migrations 1 to
  * `version` applied from warehouse/migrations/ and recorded. */
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static void migrate_by_hand_to(const char *conninfo, guint version)
 {
-    static const char *const names[] = {"0001_warehouse", "0002_day_partitions",
-                                        "0003_batch_identity"};
-    assert_true(version <= G_N_ELEMENTS(names));
+    /* The migration files in the order of their numbers. */
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    GDir *dir = g_dir_open(test_env_or_fail("VIGIL_SCHEMA_DIR"), 0, NULL);
+    assert_non_null(dir);
+    for (const char *name; (name = g_dir_read_name(dir)) != NULL;)
+        if (g_regex_match_simple("^[0-9]{4}_.*\\.sql$", name, 0, 0))
+            g_ptr_array_add(names, g_strndup(name, strlen(name) - strlen(".sql")));
+    g_dir_close(dir);
+    g_ptr_array_sort(names, compare_names);
+    assert_true(version <= names->len);
     test_pg_exec_in(conninfo, "CREATE TABLE vigil_schema_migrations (version integer PRIMARY KEY,"
                               " name text NOT NULL, sha256 text NOT NULL,"
                               " applied_at timestamptz NOT NULL DEFAULT now())");
     for (guint i = 0; i < version; i++) {
-        char *file = g_strdup_printf("%s.sql", names[i]);
+        const char *name = g_ptr_array_index(names, i);
+        char *file = g_strdup_printf("%s.sql", name);
         gsize length = 0;
         char *sql = schema_file(file, &length);
         char *sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)sql, length);
         test_pg_exec_in(conninfo, sql);
         char *record = g_strdup_printf("INSERT INTO vigil_schema_migrations (version, name, sha256)"
                                        " VALUES (%u, '%s', '%s')",
-                                       i + 1, names[i], sha);
+                                       i + 1, name, sha);
         test_pg_exec_in(conninfo, record);
         g_free(record);
         g_free(sha);
         g_free(sql);
         g_free(file);
     }
+    g_ptr_array_unref(names);
 }
 
 /* Every row of the tables migration 4 indexes, as one text to compare;
@@ -480,6 +494,70 @@ static void test_migration_4_keeps_rows_and_its_views_show_them(void **state)
     assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM job_energy"), 0);
     g_free(after);
     g_free(before);
+}
+
+/* The migration of activity_seconds fills it from the activities stored
+ * before: summed per (node, process, second, layer, operation) it equals
+ * counting them, across midnight and with unknown bytes; every day
+ * activities had a partition of has one of activity_seconds. */
+#define ACTIVITY_SECONDS_MIGRATION 14
+
+static void test_activity_seconds_migration_counts_the_stored_activities(void **state)
+{
+    struct test_warehouse_db *t = *state;
+    migrate_by_hand_to(t->conninfo, ACTIVITY_SECONDS_MIGRATION - 1);
+    test_pg_exec_in(
+        t->conninfo,
+        "INSERT INTO nodes (node_id, hostname) VALUES (1, 'n1'), (2, 'n2');"
+        "INSERT INTO runs (run_id, run_key, program, argv, uid, start_time)"
+        " VALUES (1, 'k1', 'ior', '{ior}', 1000, '2026-11-20 23:59Z');"
+        "INSERT INTO processes (process_id, run_id, node_id, pid, uid, rank, program, argv, cwd,"
+        " start_time, start_monotonic_ns) VALUES"
+        " (1, 1, 1, 100, 1000, 0, 'ior', '{ior}', '/', '2026-11-20 23:59Z', 1),"
+        " (2, 1, 2, 200, 1000, 1, 'ior', '{ior}', '/', '2026-11-20 23:59Z', 2);"
+        "SELECT vigil_day_partition('activities', d) FROM unnest(ARRAY[DATE '2026-11-20',"
+        " '2026-11-21', '2026-11-25']) d;"
+        /* 400 activities each, 13 ms apart from 23:59:57.5: 5.2 s over midnight. */
+        "INSERT INTO activities (process_id, seq, layer, operation, bytes, errno, start_time,"
+        " start_ns, duration_ns, thread, flags)"
+        " SELECT p, i, 1 + i % 2, 5 + i % 3, CASE WHEN i % 10 = 0 THEN NULL ELSE i * p END, 0,"
+        " to_timestamp(ns / 1000 / 1e6), ns, 1000 + i, 1, 0"
+        " FROM generate_series(1, 2) p, generate_series(0, 399) i,"
+        " LATERAL (SELECT extract(epoch FROM timestamptz '2026-11-20 23:59:57Z')::bigint"
+        " * 1000000000 + 500000000 + i * 13000000::bigint + p * 1000 AS ns) x");
+    guint applied = 0;
+    GError *error = NULL;
+    assert_true(vigil_warehouse_migrate(t->db, &applied, &error));
+    assert_null(error);
+    assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT sum(calls) FROM activity_seconds"),
+                     800);
+    assert_true(test_pg_query_u64_in(t->conninfo, "SELECT count(DISTINCT start_time) FROM "
+                                                  "activity_seconds") >= 5);
+    assert_int_equal(
+        test_pg_query_u64_in(
+            t->conninfo,
+            "WITH a AS (SELECT p.node_id, a.process_id, floor(a.start_ns / 1e9)::bigint AS s, "
+            "a.layer, a.operation, count(*) AS calls, coalesce(sum(a.bytes), 0) AS bytes, "
+            "sum(a.duration_ns) AS d FROM activities a JOIN processes p USING (process_id) "
+            "GROUP BY 1, 2, 3, 4, 5), "
+            "c AS (SELECT node_id, process_id, extract(epoch FROM start_time)::bigint AS s, "
+            "layer, operation, sum(calls) AS calls, sum(bytes) AS bytes, sum(duration_ns) AS d "
+            "FROM activity_seconds GROUP BY 1, 2, 3, 4, 5) "
+            "SELECT count(*) FROM a FULL JOIN c USING (node_id, process_id, s, layer, operation) "
+            "WHERE a.calls IS DISTINCT FROM c.calls OR a.bytes IS DISTINCT FROM c.bytes "
+            "OR a.d IS DISTINCT FROM c.d"),
+        0);
+    assert_int_equal(test_pg_query_u64_in(
+                         t->conninfo, "SELECT count(*) FROM pg_class WHERE relname IN"
+                                      " ('activity_seconds_20261120', 'activity_seconds_20261121',"
+                                      "  'activity_seconds_20261125')"),
+                     3);
+    /* A day of activities made from now on brings its day of counts. */
+    test_pg_exec_in(t->conninfo, "DO $$ BEGIN PERFORM vigil_day_partition('activities',"
+                                 " DATE '2026-12-01'); END $$");
+    assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM pg_class WHERE"
+                                                       " relname = 'activity_seconds_20261201'"),
+                     1);
 }
 
 /* ---- the `vigil db` command ------------------------------------------------ */
@@ -641,6 +719,7 @@ TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              cmocka_unit_test(test_connection_settings),
              TEST_WITH_MIGRATED_DB(test_migrations_survive_a_restart),
              TEST_WITH_WAREHOUSE_DB(test_migration_4_keeps_rows_and_its_views_show_them),
+             TEST_WITH_WAREHOUSE_DB(test_activity_seconds_migration_counts_the_stored_activities),
              TEST_WITH_WAREHOUSE_DB(test_cli_refuses_a_password_on_the_command_line),
              TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_conninfo),
              TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_config),

@@ -19,6 +19,7 @@
 #include "vigil/clock.h"
 #include "vigil/curve.h"
 #include "vigil/health.h"
+#include "vigil/ontology.h"
 
 static guint64 count(struct test_txd_fixture *f, const char *sql)
 {
@@ -62,6 +63,55 @@ static void test_a_batch_is_stored_then_acknowledged(void **state)
                               "abs(extract(epoch FROM now() - start_time)) < 60"),
                      100);
     g_bytes_unref(batch);
+    test_sender_close(&s);
+}
+
+/* A node's row is written when the node is new, renamed, or first heard
+ * in a new minute: a rename shows at once, and a batch of a known node in
+ * the same minute leaves the row alone (its xmin: no new version). */
+static void test_a_nodes_row_is_written_when_new_renamed_or_a_minute_on(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct test_sender s;
+    test_txd_start_with_sender(f, &s, 1);
+    GBytes *batch = test_batch_new(1, 1, 1, 0, VIGIL_HEALTH_OK);
+    test_sender_send_acked(&s, batch, 1);
+    g_bytes_unref(batch);
+    assert_int_equal(count(f, "SELECT count(*) FROM nodes WHERE node_id = 1 AND "
+                              "hostname = 'test-node-1'"),
+                     1);
+    /* test_batch_new_from names node 1 "node-1". */
+    struct test_batch_spec spec = {.node = 1, .sequence = 2, .run_key = "rename", .job = ""};
+    batch = test_batch_new_from(&spec);
+    test_sender_send_acked(&s, batch, 2);
+    g_bytes_unref(batch);
+    assert_int_equal(
+        count(f, "SELECT count(*) FROM nodes WHERE node_id = 1 AND hostname = 'node-1'"), 1);
+
+    batch = test_batch_new(1, 3, 1, 10, VIGIL_HEALTH_OK);
+    test_sender_send_acked(&s, batch, 3);
+    g_bytes_unref(batch);
+    const char *row_sql =
+        "SELECT hostname || ' ' || xmin || ' ' || date_trunc('minute', last_seen) "
+        "FROM nodes WHERE node_id = 1";
+    char *before = test_pg_query_text_in(f->conninfo, row_sql);
+    assert_true(g_str_has_prefix(before, "test-node-1 "));
+    batch = test_batch_new(1, 4, 1, 20, VIGIL_HEALTH_OK);
+    test_sender_send_acked(&s, batch, 4);
+    g_bytes_unref(batch);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches WHERE node_id = 1"), 4);
+    char *after = test_pg_query_text_in(f->conninfo, row_sql);
+    /* The same row version, unless the wall clock's minute turned between
+     * the two batches: then a new version with the new minute. */
+    char **b = g_strsplit(before, " ", 3), **a = g_strsplit(after, " ", 3);
+    if (strcmp(b[2], a[2]) == 0)
+        assert_string_equal(after, before);
+    else
+        assert_string_not_equal(b[1], a[1]);
+    g_strfreev(b);
+    g_strfreev(a);
+    g_free(before);
+    g_free(after);
     test_sender_close(&s);
 }
 
@@ -1059,10 +1109,113 @@ static void test_open_endpoint_without_curve_is_refused(void **state)
     g_free(config_path);
 }
 
+/* ---- activity_seconds ---------------------------------------------------------------------- */
+
+#define SECONDS_PROCESSES  3
+#define SECONDS_ACTIVITIES 60 /* per process and batch, 60 ms apart: 3.54 s */
+
+/* Node 9's batch `sequence`: SECONDS_PROCESSES processes' activities from
+ * `first_ns` on, of two layers and three operations (by i % 6), bytes and
+ * durations varying. */
+static GBytes *seconds_batch(uint64_t sequence, uint64_t process_start_ns, uint64_t first_ns)
+{
+    GError *error = NULL;
+    vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 9, sequence, 0);
+    test_txd_add_node(batch, 9, sequence, "seconds-node", first_ns, 0);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_PROCESSES, 9, sequence, 0);
+    char *argv[] = {"solver", NULL};
+    for (unsigned k = 0; k < SECONDS_PROCESSES; k++) {
+        struct vigil_wire_process p = {.process_id = k + 1,
+                                       .pid = (int32_t)(9000 + k),
+                                       .rank = (int32_t)k,
+                                       .exit_code = -1,
+                                       .start_ns = process_start_ns,
+                                       .run_key = "seconds-run",
+                                       .job = "",
+                                       .program = "/bin/solver",
+                                       .cwd = "/tmp",
+                                       .argc = 1,
+                                       .argv = argv};
+        test_txd_check_item(vigil_wire_add_process(w, &p, &error), &error);
+    }
+    test_txd_add_message(batch, w);
+    static const struct {
+        uint8_t layer;
+        uint16_t op;
+    } kinds[] = {{VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_WRITE},
+                 {VIGIL_LAYER_POSIX, VIGIL_OP_POSIX_READ},
+                 {VIGIL_LAYER_STDIO, VIGIL_OP_STDIO_FWRITE}};
+    for (unsigned k = 0; k < SECONDS_PROCESSES; k++) {
+        w = vigil_wire_writer_new(VIGIL_WIRE_ACTIVITIES, 9, sequence, k + 1);
+        for (uint32_t i = 0; i < SECONDS_ACTIVITIES; i++) {
+            uint64_t start_ns = first_ns + i * 60000000u + k * 7000000u;
+            struct vigil_activity a = {.record_type = VIGIL_RECORD_ACTIVITY,
+                                       .layer = kinds[i % 6 / 2].layer,
+                                       .op = kinds[i % 6 / 2].op,
+                                       .file_id = VIGIL_FILE_NONE,
+                                       .seq = (sequence - 1) * SECONDS_ACTIVITIES + i,
+                                       .start_ns = start_ns,
+                                       .end_ns = start_ns + 1000u + 17u * i + k,
+                                       .offset_bytes = VIGIL_OFFSET_UNKNOWN,
+                                       .bytes_asked = 100u * i + k,
+                                       .result = 1,
+                                       .thread_id = 9000 + k};
+            test_txd_check_item(vigil_wire_add_activity(w, &a, &error), &error);
+        }
+        test_txd_add_message(batch, w);
+    }
+    return vigil_wire_writer_finish(batch);
+}
+
+/* activity_seconds, summed per (node, process, second, layer, operation),
+ * equals counting activities by their start_ns: also where two batches
+ * brought activities of the same second, and when a batch comes twice. */
+static void test_activity_seconds_equal_the_counted_activities(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct test_sender s;
+    test_txd_start_with_sender(f, &s, 9);
+    uint64_t now = vigil_clock_monotonic_ns();
+    /* The second batch begins 3 s after the first: both have activities
+     * in the half second from 3 s to 3.54 s. */
+    GBytes *first = seconds_batch(1, now - 30000000000u, now - 20000000000u);
+    GBytes *second = seconds_batch(2, now - 30000000000u, now - 17000000000u);
+    test_sender_send_acked(&s, first, 1);
+    test_sender_send_acked(&s, second, 2);
+    test_sender_send_acked(&s, first, 1); /* as a daemon that missed the ack would */
+    enum { ALL = 2 * SECONDS_PROCESSES * SECONDS_ACTIVITIES };
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), ALL);
+    assert_int_equal(count(f, "SELECT sum(calls) FROM activity_seconds"), ALL);
+    assert_int_equal(count(f, "SELECT count(DISTINCT process_id) FROM activity_seconds"),
+                     SECONDS_PROCESSES);
+    assert_true(count(f, "SELECT count(DISTINCT start_time) FROM activity_seconds") >= 6);
+    assert_int_equal(count(f, "SELECT count(DISTINCT layer) FROM activity_seconds"), 2);
+    /* Some second of a process came in both batches: two rows to sum. */
+    assert_true(count(f, "SELECT count(*) FROM (SELECT 1 FROM activity_seconds GROUP BY "
+                         "process_id, start_time, layer, operation HAVING count(*) > 1) x") > 0);
+    assert_int_equal(
+        count(f, "WITH a AS (SELECT p.node_id, a.process_id, floor(a.start_ns / 1e9)::bigint AS s, "
+                 "a.layer, a.operation, count(*) AS calls, coalesce(sum(a.bytes), 0) AS bytes, "
+                 "sum(a.duration_ns) AS d FROM activities a JOIN processes p USING (process_id) "
+                 "GROUP BY 1, 2, 3, 4, 5), "
+                 "c AS (SELECT node_id, process_id, extract(epoch FROM start_time)::bigint AS s, "
+                 "layer, operation, sum(calls) AS calls, sum(bytes) AS bytes, "
+                 "sum(duration_ns) AS d FROM activity_seconds GROUP BY 1, 2, 3, 4, 5) "
+                 "SELECT count(*) FROM a FULL JOIN c USING (node_id, process_id, s, layer, "
+                 "operation) WHERE a.calls IS DISTINCT FROM c.calls OR a.bytes IS DISTINCT FROM "
+                 "c.bytes OR a.d IS DISTINCT FROM c.d"),
+        0);
+    g_bytes_unref(first);
+    g_bytes_unref(second);
+    test_sender_close(&s);
+}
+
 TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_a_batch_is_stored_then_acknowledged),
+             TEST_WITH_TXD_FIXTURE(test_a_nodes_row_is_written_when_new_renamed_or_a_minute_on),
              TEST_WITH_TXD_FIXTURE(test_statistics_are_one_row_a_window_and_shown_exactly),
              TEST_WITH_TXD_FIXTURE(test_a_batch_sent_twice_is_stored_once),
+             TEST_WITH_TXD_FIXTURE(test_activity_seconds_equal_the_counted_activities),
              TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_is_stored_and_said),
              TEST_WITH_TXD_FIXTURE(test_a_reused_sequence_of_the_same_cycle_is_refused),
              TEST_WITH_TXD_FIXTURE(test_bad_messages_are_refused_and_the_server_goes_on),

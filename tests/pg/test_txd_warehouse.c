@@ -535,7 +535,7 @@ static struct test_run vigil_db(const struct test_txd_fixture *f, const char *co
     return run;
 }
 
-/* ---- roll-up levels (migration 14) ----------------------------------------------------- */
+/* ---- roll-up levels (migration 15) ----------------------------------------------------- */
 
 /* The slots of every block against the 1 s roll-ups aggregated from the
  * view (another path than the build's): the slots that differ (beyond
@@ -702,17 +702,28 @@ static void test_prune_drops_whole_partitions(void **state)
                             "retain_ingested_batches_days = 1\n";
     run = vigil_db(f, retention, "prune", "--dry-run");
     test_assert_out(&run, 0, "vigil db prune --dry-run", "would drop activities_",
-                    "ingested_batches: kept 30 days, not 1 days", "would drop 8 partitions", NULL);
+                    "ingested_batches: kept 30 days, not 1 days", "would drop 9 partitions", NULL);
     test_run_clear(&run);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 3);
     run = vigil_db(f, retention, "prune", NULL);
-    test_assert_out(&run, 0, "vigil db prune", "dropped 8 partitions", NULL);
+    test_assert_out(&run, 0, "vigil db prune", "dropped 9 partitions", "activity_seconds_", NULL);
     test_run_clear(&run);
     /* Activities keep 30 days, roll-ups, window statistics and states 5,
      * the batches' records as long as the longest (30): 40 days ago is gone
      * from each, 10 only from the roll-ups, window statistics and states.
      * The levels' 60 days do not count for the records: the levels are
-     * made from the roll-ups, not from batches. */
+     * made from the roll-ups, not from batches.
+     * Activities' per-second counts go with activities' days. */
+    assert_int_equal(count(f, "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = "
+                              "i.inhrelid, vigil_partition_bounds(c.oid::regclass) b WHERE "
+                              "i.inhparent = 'activity_seconds'::regclass AND b.upper_bound < "
+                              "now() - interval '30 days'"),
+                     0);
+    assert_int_equal(count(f, "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = "
+                              "i.inhrelid, vigil_partition_bounds(c.oid::regclass) b WHERE "
+                              "i.inhparent = 'activity_seconds'::regclass AND b.upper_bound < "
+                              "now() - interval '5 days'"),
+                     1);
     assert_int_equal(count(f, "SELECT count(*) FROM activities"), 2);
     assert_int_equal(count(f, "SELECT count(*) FROM statistics_rollups"), 1);
     assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);

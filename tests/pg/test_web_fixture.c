@@ -42,6 +42,12 @@ static void test_rows_are_those_the_header_promises(void **state)
                      "  AND a.start_time < c.end_time) x");
     assert_string_equal(got, "1:300:6 2:300:6");
     g_free(got);
+    /* Their per-second counts: window 1's 6 s, window 2's 1.8 s (2 seconds). */
+    got = text("SELECT string_agg(format('%s:%s:%s', process_id, seconds, calls), ' '"
+               "  ORDER BY process_id) FROM (SELECT process_id, count(DISTINCT start_time)"
+               "  AS seconds, sum(calls) AS calls FROM activity_seconds GROUP BY 1) x");
+    assert_string_equal(got, "1:6:300 3:2:300");
+    g_free(got);
     /* Newest first, pages of 5: 12..8, 7 6 5 4 2, 3 1. */
     got = text("SELECT string_agg(run_id::text, ' ' ORDER BY start_time DESC, run_id DESC)"
                " FROM runs");

@@ -49,6 +49,7 @@
 --   2  n2, process 3 (rank 2), 10:01:10 → 10:01:12, cycles 131..132;
 --      activities every 6 ms from 10:01:10.000, the same mix.
 --   A node's cycle C ends at 09:59:00 + C s (vigild started at 09:59:00).
+--   activity_seconds holds their counts per process and second.
 -- anomalies (5): 1 node n1 statistics-range energy.node_j cycle 91
 --   10:00:31 (value 400, expected 100..200); 2 process 1 latency-histogram
 --   cycle 92 10:00:32; 3 process 3 statistics-range cycle 131 10:01:11;
@@ -201,6 +202,15 @@ SELECT w.process_id, 1000 + i, 1, CASE WHEN i % 3 = 2 THEN 5 ELSE 6 END, 1,
                (3, 4200, timestamptz '2026-11-20 10:01:10Z', interval '6 ms'))
        AS w (process_id, pid, start_time, step),
        generate_series(0, 299) i;
+
+-- Their counts per process and second, as vigil-txd keeps them beside
+-- (warehouse/migrations/0014_activity_seconds.sql); the heat map reads them.
+INSERT INTO activity_seconds (node_id, process_id, start_time, layer, operation, calls, bytes,
+                              duration_ns)
+SELECT p.node_id, a.process_id, to_timestamp(floor(a.start_ns / 1e9)), a.layer, a.operation,
+       count(*), coalesce(sum(a.bytes), 0), sum(a.duration_ns)
+  FROM activities a JOIN processes p USING (process_id)
+ GROUP BY 1, 2, 3, 4, 5;
 
 INSERT INTO anomalies (anomaly_id, level, node_id, process_id, cycle, time, state, plugin,
                        metric, value, expected_min, expected_max, message) VALUES

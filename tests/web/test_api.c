@@ -885,7 +885,7 @@ static void test_run_series_every_metric(void **state)
     test_http_clear(&a);
 }
 
-/* ---- series at the coarser levels (migration 14) ---------------------------------------- */
+/* ---- series at the coarser levels (migration 15) ---------------------------------------- */
 
 /* Every bucket of every series of `b` against `a`'s: `rel` the largest
  * relative difference of min, mean and max allowed (both null counts as
@@ -1311,6 +1311,67 @@ static void test_run_heatmap(void **state)
     assert_int_equal(test_json_int(root, "runs/3/heatmap", "rows.0.process_id"), 9);
     assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "rows.0.rank")));
     test_http_clear(&a);
+}
+
+/* The heat map from activity_seconds equals counting the activities
+ * themselves (the query it replaced), where every second lies in one bin,
+ * where a bin's edge cuts a second (one side counted, the other the rest),
+ * and where several edges or the interval do. */
+static void test_run_heatmap_equals_counting_activities(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *bins, *from, *to;
+    } cases[] = {
+        {"20", "2026-11-20T10:00:00Z", "2026-11-20T10:02:00Z"}, /* 6 s bins: seconds whole */
+        /* 3.64 s bins: edges at 10:00:29.09 and :32.73 cut window 1's
+         * seconds once each, near their start and near their end. */
+        {"33", "2026-11-20T10:00:00Z", "2026-11-20T10:02:00Z"},
+        /* 0.6 s bins: most seconds cut twice, some once. */
+        {"200", "2026-11-20T10:00:00Z", "2026-11-20T10:02:00Z"},
+        {"3", "2026-11-20T10:00:28.5Z", "2026-11-20T10:01:11.25Z"}, /* the interval cuts too */
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *where = g_strdup_printf("/api/v1/runs/1/heatmap?bins=%s&from=%s&to=%s", cases[i].bins,
+                                      cases[i].from, cases[i].to);
+        struct test_http a;
+        JsonNode *root = test_web_get_json(&web, where, NULL, 200, &a);
+        JsonArray *rows = test_web_array(root, where, "rows");
+        JsonArray *calls = test_web_array(root, where, "calls");
+        JsonArray *bytes = test_web_array(root, where, "bytes");
+        /* Run 1's rows are ranks 0..3, processes 1..4: in process order. */
+        GString *got = g_string_new(NULL);
+        for (guint r = 0; r < json_array_get_length(rows); r++) {
+            gint64 process =
+                json_object_get_int_member(json_array_get_object_element(rows, r), "process_id");
+            JsonArray *c = json_array_get_array_element(calls, r);
+            JsonArray *b = json_array_get_array_element(bytes, r);
+            for (guint k = 0; k < json_array_get_length(c); k++)
+                if (json_array_get_int_element(c, k) != 0)
+                    g_string_append_printf(
+                        got, "%s%" G_GINT64_FORMAT ":%u:%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT,
+                        got->len > 0 ? " " : "", process, k, json_array_get_int_element(c, k),
+                        json_array_get_int_element(b, k));
+        }
+        char *want =
+            sql("WITH k AS (SELECT (extract(epoch FROM timestamptz '%s') * 1e6)::bigint AS f,"
+                " (extract(epoch FROM timestamptz '%s') * 1e6)::bigint AS t, %s::int AS n)"
+                " SELECT string_agg(format('%%s:%%s:%%s:%%s', process_id, bin, c, b), ' '"
+                " ORDER BY process_id, bin) FROM (SELECT a.process_id,"
+                " least(k.n - 1, (a.start_ns / 1000 - k.f) * k.n / (k.t - k.f))::int AS bin,"
+                " count(*) AS c, coalesce(sum(a.bytes), 0) AS b FROM activities a, k"
+                " WHERE a.process_id IN (SELECT process_id FROM processes WHERE run_id = 1)"
+                " AND a.start_time >= to_timestamp(k.f / 1e6) AND a.start_time < to_timestamp(k.t "
+                "/ 1e6)"
+                " AND a.start_ns >= k.f * 1000 AND a.start_ns < k.t * 1000 GROUP BY 1, 2) x",
+                cases[i].from, cases[i].to, cases[i].bins);
+        assert_true(want[0] != '\0');
+        assert_same_text(got->str, want, where);
+        g_free(want);
+        g_string_free(got, TRUE);
+        test_http_clear(&a);
+        g_free(where);
+    }
 }
 
 /* A run's files (warehouse/migrations/0008_file_stats.sql, set in the fixture): the
@@ -1785,8 +1846,9 @@ TEST_PG_MAIN(group_setup, group_teardown, cmocka_unit_test(test_me),
              cmocka_unit_test(test_run_series_band_and_heat),
              cmocka_unit_test(test_run_series_every_metric), cmocka_unit_test(test_run_series_csv),
              cmocka_unit_test(test_run_windows), cmocka_unit_test(test_window_activities_pages),
-             cmocka_unit_test(test_run_heatmap), cmocka_unit_test(test_run_files),
-             cmocka_unit_test(test_anomalies), cmocka_unit_test(test_nodes),
-             cmocka_unit_test(test_thresholds), cmocka_unit_test(test_tune_trials),
-             cmocka_unit_test(test_run_uplink_drops), cmocka_unit_test(test_run_unwatched_end),
-             cmocka_unit_test(test_series_levels))
+             cmocka_unit_test(test_run_heatmap),
+             cmocka_unit_test(test_run_heatmap_equals_counting_activities),
+             cmocka_unit_test(test_run_files), cmocka_unit_test(test_anomalies),
+             cmocka_unit_test(test_nodes), cmocka_unit_test(test_thresholds),
+             cmocka_unit_test(test_tune_trials), cmocka_unit_test(test_run_uplink_drops),
+             cmocka_unit_test(test_run_unwatched_end), cmocka_unit_test(test_series_levels))

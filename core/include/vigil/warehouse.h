@@ -69,7 +69,7 @@ gboolean vigil_warehouse_day_partition(PGconn *db, const char *table, gint64 day
 gboolean vigil_warehouse_maintain(PGconn *db, guint ahead_days, guint *created, GError **error);
 
 /* One pass of building the coarser roll-up levels (warehouse_levels.c,
- * migration 14): per level, the stale blocks again, then the blocks that
+ * migration 15): per level, the stale blocks again, then the blocks that
  * ended 120 s ago or more, at most `span` (an interval: "1 hour") of them.
  * *busy: another session holds the building lock (nothing done);
  * *caught_up: nothing more is ready to build; *rows: the blocks written. */

@@ -1,4 +1,4 @@
--- vigil warehouse, migration 14 (issue 32): coarser roll-up levels, so that
+-- vigil warehouse, migration 15 (issue 32): coarser roll-up levels, so that
 -- a series over a long interval reads few rows. Since migration 13 a 1 s
 -- roll-up row holds all a node's metrics as arrays, and reading one
 -- metric's element detoasts the whole array; a coarser level in the same
