@@ -24,9 +24,17 @@ before: the same rows, read back through the views statistics_rollups and
         live warehouse. The rows are compared: the two layouts must hold
         the same statistics, else the run fails.
 
+levels: the coarser roll-up levels (migration 15: 5 s and 60 s slots, a
+        row per node, metric and block) built over the stored roll-ups by
+        vigil_build_level_blocks: what they add. A run is shorter than a
+        block (10 min, 1 h), so a block holds only part of its slots; the
+        figure a node-hour is their bytes per slot filled times the slots
+        of a node-hour: the per-row costs spread over few slots, so it is
+        at most what full blocks take.
+
 It prints, per profile, bytes per node-hour and rows per node-second of
-each layout and their ratio, with the goal of issue 32 (the realistic
-profile at least 5x smaller). It exits 0 whether the goal is met or not (a
+each layout and their ratio, the arrays with and without the levels, with
+the goal of issue 32 (the realistic profile at least 5x smaller). It exits 0 whether the goal is met or not (a
 measurement), 1 when the run failed."""
 import argparse
 import os
@@ -106,7 +114,28 @@ def measure(cluster, database):
                     " + pg_total_relation_size('metric_sets')")
     before_bytes = q("SELECT pg_total_relation_size('old_rollups')"
                      " + pg_total_relation_size('old_samples')")
+    # The levels over every block the roll-ups fall in.
+    cluster.psql(database, "SELECT vigil_build_level_blocks(l.level_s,"
+                 " vigil_level_block_start(r.first, l.level_s, l.block_slots),"
+                 " vigil_level_block_start(r.last, l.level_s, l.block_slots)"
+                 " + make_interval(secs => l.level_s * l.block_slots))"
+                 " FROM statistics_levels l, (SELECT min(start_time) AS first,"
+                 " max(start_time) AS last FROM statistics_rollup_arrays) r")
+    levels_bytes = q(f"SELECT {TREE_BYTES.format('statistics_level_blocks')}")
+    # Each level's share of those bytes (by its rows' sizes), over its
+    # filled slots, times a node-hour's slots of every metric.
+    levels_per_node_hour = 0.0
+    for row in cluster.psql(
+            database, "SELECT level_s, sum(pg_column_size(b.*)),"
+            " sum((SELECT count(*) FROM unnest(b.samples) x WHERE x > 0))"
+            " FROM statistics_level_blocks b GROUP BY level_s").splitlines():
+        level_s, row_bytes, filled = (int(x) for x in row.split("|"))
+        share = row_bytes / max(1, q("SELECT sum(pg_column_size(b.*)) "
+                                     "FROM statistics_level_blocks b"))
+        levels_per_node_hour += levels_bytes * share / max(1, filled) * metrics * 3600 / level_s
     return {
+        "levels_rows": q("SELECT count(*) FROM statistics_level_blocks"),
+        "levels_bytes_per_node_hour": levels_per_node_hour,
         "node_seconds": node_seconds,
         # fanin-load sends a window item per rank of each captured cycle.
         "captured": q("SELECT count(DISTINCT (node_id, first_cycle)) FROM captures"),
@@ -130,8 +159,14 @@ def report(results):
                   f"{f['captured'] / f['node_seconds']:>8.1%}  {name:<18}"
                   f"{f[key + '_rows'] / f['node_seconds']:>13.1f} "
                   f"{per_hour(f[key + '_bytes']) / 2**20:>12.1f} MiB")
+        with_levels = per_hour(f["after_bytes"]) + f["levels_bytes_per_node_hour"]
+        print(f"  {profile:<10} {f['metrics']:>7} {f['node_seconds']:>7} "
+              f"{f['captured'] / f['node_seconds']:>8.1%}  {'arrays + levels':<18}"
+              f"{'':>13} {with_levels / 2**20:>12.1f} MiB  (levels at most "
+              f"{f['levels_bytes_per_node_hour'] / 2**20:.1f} MiB, {f['levels_rows']} rows)")
         print(f"  {profile:<10} ratio before/after: rows {f['before_rows'] / f['after_rows']:.1f}x,"
-              f" bytes {f['before_bytes'] / f['after_bytes']:.1f}x")
+              f" bytes {f['before_bytes'] / f['after_bytes']:.1f}x, with the levels "
+              f"{per_hour(f['before_bytes']) / with_levels:.1f}x")
     for profile, f in results:
         if profile == "realistic":
             ratio = f["before_bytes"] / f["after_bytes"]

@@ -138,13 +138,18 @@ static char *series_sql(enum series_how how, gboolean one_metric_per_label)
  * rates' min and max in a slot, the rate itself for a roll-up). Means are
  * weighted by seconds (a slot's mean is its samples' mean), rates are
  * sums of deltas over seconds: both equal level 1's mean of the 1 s
- * values when the roll-ups are of one length. */
+ * values when the roll-ups are of one length. The 1 s part is two ranges
+ * of the (node, start) index, not the interval filtered: the roll-ups of
+ * the level's part are neither fetched nor detoasted. */
 #define LEVEL_ROWS_SQL                                                                             \
     " st AS (SELECT a.node_id, m.label, m.name, a.start_time AS t,"                                \
     "        date_part('epoch', a.end_time - a.start_time) AS dur, %s"                             \
-    "   FROM statistics_rollup_arrays a JOIN m USING (metric_set_id)" SERIES_WHERE_SQL             \
-    "    AND (a.start_time < to_timestamp($8::float8 / 1e6::float8)"                               \
-    "         OR a.start_time >= to_timestamp($9::float8 / 1e6::float8))"                          \
+    "   FROM statistics_rollup_arrays a JOIN m USING (metric_set_id)"                              \
+    "  WHERE a.node_id = ANY ($1::bigint[])"                                                       \
+    "    AND ((a.start_time >= to_timestamp($4::float8 / 1e6::float8)"                             \
+    "          AND a.start_time < to_timestamp($8::float8 / 1e6::float8))"                         \
+    "         OR (a.start_time >= to_timestamp($9::float8 / 1e6::float8)"                          \
+    "             AND a.start_time < to_timestamp($5::float8 / 1e6::float8)))"                     \
     " UNION ALL"                                                                                   \
     " SELECT b.node_id, w.label, w.name, b.block_start + (u.k - 1) * ($7::int * interval '1 s'),"  \
     "        u.seconds, %s"                                                                        \
