@@ -28,9 +28,11 @@ levels: the coarser roll-up levels (migration 15: 5 s and 60 s slots, a
         row per node, metric and block) built over the stored roll-ups by
         vigil_build_level_blocks: what they add. A run is shorter than a
         block (10 min, 1 h), so a block holds only part of its slots; the
-        figure a node-hour is their bytes per slot filled times the slots
-        of a node-hour: the per-row costs spread over few slots, so it is
-        at most what full blocks take.
+        figure a node-hour is an estimate: each row's size beyond that of
+        the same row with no slot filled, scaled to all its slots filled
+        (as its filled ones are), times a node-hour's rows, plus an index
+        entry a row. Full blocks of real data compress differently (pglz
+        on longer arrays): a first look, not a measurement of full blocks.
 
 It prints, per profile, bytes per node-hour and rows per node-second of
 each layout and their ratio, the arrays with and without the levels, with
@@ -81,8 +83,10 @@ def store(args, cluster, database, work, profile):
     """fanin-load as --nodes nodes through one vigil-txd into `database`."""
     options = dict(fanin_load=args.fanin_load, vigil_txd=args.vigil_txd,
                    vigil_cli=args.vigil_cli, plugin_dir=args.plugin_dir, pg_options=None,
-                   txd_prefix=None, seconds=args.seconds, warmup_s=3, drain_s=10)
-    options.update({name: None for name in fanin.PROFILE if name not in options})
+                   txd_prefix=None, seconds=args.seconds, warmup_s=3, drain_s=10,
+                   restart=False, restart_at_s=None)
+    options.update({name: None for name in fanin.PROFILE + fanin.RECONNECT
+                    if name not in options})
     options.update(PROFILES[profile])
     group = fanin.group_run(SimpleNamespace(**options), cluster, database, work, args.nodes, 1)
     try:
@@ -121,18 +125,24 @@ def measure(cluster, database):
                  " + make_interval(secs => l.level_s * l.block_slots))"
                  " FROM statistics_levels l, (SELECT min(start_time) AS first,"
                  " max(start_time) AS last FROM statistics_rollup_arrays) r")
-    levels_bytes = q(f"SELECT {TREE_BYTES.format('statistics_level_blocks')}")
-    # Each level's share of those bytes (by its rows' sizes), over its
-    # filled slots, times a node-hour's slots of every metric.
+    # A run is shorter than a block: each row's size beyond that of the
+    # same row with no slot filled (array headers and NULL bitmaps) scaled
+    # to all its slots filled as its filled ones are, times the rows of a
+    # node-hour, plus an index entry (about 40 bytes) a row.
     levels_per_node_hour = 0.0
     for row in cluster.psql(
-            database, "SELECT level_s, sum(pg_column_size(b.*)),"
-            " sum((SELECT count(*) FROM unnest(b.samples) x WHERE x > 0))"
-            " FROM statistics_level_blocks b GROUP BY level_s").splitlines():
-        level_s, row_bytes, filled = (int(x) for x in row.split("|"))
-        share = row_bytes / max(1, q("SELECT sum(pg_column_size(b.*)) "
-                                     "FROM statistics_level_blocks b"))
-        levels_per_node_hour += levels_bytes * share / max(1, filled) * metrics * 3600 / level_s
+            database, "SELECT level_s, block_slots, avg(empty + (whole - empty)"
+            " * block_slots / filled) FROM (SELECT l.level_s, l.block_slots,"
+            " pg_column_size(b.*)::float8 AS whole,"
+            " (SELECT count(*) FROM unnest(b.samples) x WHERE x > 0) AS filled,"
+            " pg_column_size(ROW(b.node_id, b.metric_id, b.level_s, b.block_start,"
+            " array_fill(0, ARRAY[l.block_slots]), e, e, e, e, e, e, e))::float8 AS empty"
+            " FROM statistics_level_blocks b JOIN statistics_levels l USING (level_s),"
+            " LATERAL (SELECT array_fill(NULL::float8, ARRAY[l.block_slots]) AS e) n) r"
+            " GROUP BY 1, 2").splitlines():
+        level_s, slots, full_row_bytes = row.split("|")
+        rows_per_node_hour = metrics * 3600 / (int(level_s) * int(slots))
+        levels_per_node_hour += rows_per_node_hour * (float(full_row_bytes) + 40)
     return {
         "levels_rows": q("SELECT count(*) FROM statistics_level_blocks"),
         "levels_bytes_per_node_hour": levels_per_node_hour,
@@ -162,8 +172,9 @@ def report(results):
         with_levels = per_hour(f["after_bytes"]) + f["levels_bytes_per_node_hour"]
         print(f"  {profile:<10} {f['metrics']:>7} {f['node_seconds']:>7} "
               f"{f['captured'] / f['node_seconds']:>8.1%}  {'arrays + levels':<18}"
-              f"{'':>13} {with_levels / 2**20:>12.1f} MiB  (levels at most "
-              f"{f['levels_bytes_per_node_hour'] / 2**20:.1f} MiB, {f['levels_rows']} rows)")
+              f"{'':>13} {with_levels / 2**20:>12.1f} MiB  (the levels about "
+              f"{f['levels_bytes_per_node_hour'] / 2**20:.1f} MiB, estimated from "
+              f"{f['levels_rows']} rows)")
         print(f"  {profile:<10} ratio before/after: rows {f['before_rows'] / f['after_rows']:.1f}x,"
               f" bytes {f['before_bytes'] / f['after_bytes']:.1f}x, with the levels "
               f"{per_hour(f['before_bytes']) / with_levels:.1f}x")
