@@ -15,11 +15,14 @@
 #include <glib.h>
 
 /* A silent link is probed after IDLE s, every INTVL s, and given up after
- * CNT unanswered probes; data unacknowledged for MAXRT ms ends it too. */
+ * CNT unanswered probes. Data sent and never acknowledged is TCP's
+ * retransmission timeout's (net.ipv4.tcp_retries2: about 15 minutes). No
+ * ZMQ_TCP_MAXRT: TCP_USER_TIMEOUT also ends a link whose peer is alive but
+ * reads nothing (a zero window, measured: 2 s set, ETIMEDOUT at 3 s), which
+ * is a node's link to a vigil-txd that is behind. */
 #define VIGIL_LINK_KEEPALIVE_IDLE_S  5
 #define VIGIL_LINK_KEEPALIVE_INTVL_S 5
 #define VIGIL_LINK_KEEPALIVE_CNT     3
-#define VIGIL_LINK_MAXRT_MS          20000
 
 /* Sets them on a ZeroMQ socket (before its bind or connect) and switches
  * its ZMTP heartbeats off; an error names the option. */
