@@ -20,7 +20,8 @@ keygen`, the public keys vigil-txd's curve_authorized_keys), vigil-txd on
 a free TCP port on loopback with CURVE, then FANIN_LOAD (bench/fanin_load.c)
 as N nodes, each its own DEALER and key: see its comment for what a batch
 holds. After the run the database must hold exactly the batches vigil-txd
-acknowledged (ingested_batches), else the run fails.
+acknowledged (ingested_batches), else the run fails; so does a vigil-txd
+that aborted (libzmq's "Assertion failed" in its log).
 
 Before the steps, once a run: the COPY ceiling, bench/ingest's figure on
 this run's cluster (INGEST_SENDER's --copy-rows activity rows, default
@@ -285,12 +286,19 @@ def step(args, cluster, nodes, work_root, database=None):
     figures["txd_killed"] = killed
     # The nodes vigil-txd took a batch from (it logs each once): a node
     # whose CURVE handshake waits on a busy vigil-txd sends nothing.
+    # A vigil-txd that aborted (libzmq's assertions go to its log) fails
+    # the run: its end is not seen otherwise, since it is stopped here
+    # whether or not it is still there.
     heard = 0
     for g in groups:
         nodes_heard = set()
         for path in g["logs"]:
             with open(path, errors="replace") as log:
-                nodes_heard |= set(re.findall(r"node (\d+) connected", log.read()))
+                text = log.read()
+            nodes_heard |= set(re.findall(r"node (\d+) connected", text))
+            aborted = re.search(r"^.*Assertion failed.*$", text, re.MULTILINE)
+            if aborted:
+                raise Failed(f"vigil-txd aborted ({path}): {aborted.group(0)}")
         heard += len(nodes_heard)
     figures["nodes_heard"] = heard
     del figures["latencies_ms"]

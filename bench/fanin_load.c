@@ -78,6 +78,7 @@
 #include "node_batch.h"
 #include "bench_clock.h"
 #include "vigil/health.h"
+#include "vigil/link_liveness.h"
 #include "vigil/ontology.h"
 
 #define KEY_CHARS 40
@@ -416,7 +417,7 @@ static void open_node(struct run *r, void *context, struct node *n, const char *
     /* A few batches queued per node at most: 5,000 nodes' 100 KiB
      * batches must not fill this machine's memory while vigil-txd is
      * behind. */
-    int zero = 0, send_hwm = 4, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
+    int zero = 0, send_hwm = 4;
     /* vigild's uplink: an interval of its own, ZeroMQ's backoff. */
     int reconnect_ivl_ms = (int)r->o->reconnect_ivl_ms +
                            g_random_int_range(0, (gint32)MAX(r->o->reconnect_ivl_ms, 1)),
@@ -426,9 +427,6 @@ static void open_node(struct run *r, void *context, struct node *n, const char *
     if (zmq_setsockopt(n->socket, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_SNDHWM, &send_hwm, sizeof send_hwm) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_ROUTING_ID, routing_id, 16) != 0 ||
-        zmq_setsockopt(n->socket, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms) != 0 ||
-        zmq_setsockopt(n->socket, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
-                       sizeof heartbeat_timeout_ms) != 0 ||
         zmq_setsockopt(n->socket, ZMQ_RECONNECT_IVL, &reconnect_ivl_ms, sizeof reconnect_ivl_ms) !=
             0 ||
         zmq_setsockopt(n->socket, ZMQ_RECONNECT_IVL_MAX, &reconnect_ivl_max_ms,
@@ -438,6 +436,10 @@ static void open_node(struct run *r, void *context, struct node *n, const char *
         zmq_setsockopt(n->socket, ZMQ_CURVE_SECRETKEY, n->secret_key, KEY_CHARS + 1) != 0)
         bench_die("node %" G_GUINT64_FORMAT "'s socket options: %s", n->node_id,
                   zmq_strerror(zmq_errno()));
+    /* vigild's uplink: TCP keepalive, no ZMTP heartbeats. */
+    GError *error = NULL;
+    if (!vigil_link_liveness_set(n->socket, &error))
+        bench_die("node %" G_GUINT64_FORMAT ": %s", n->node_id, error->message);
     (void)endpoint; /* connected when its time comes: connect_due */
     n->connect_at_ns = bench_monotonic_ns() +
                        (r->o->connect_delay_max_ms > 0

@@ -49,6 +49,7 @@
 #include <glib/gstdio.h>
 
 #include "vigil/curve.h"
+#include "vigil/link_liveness.h"
 #include "vigil/schema.h"
 #include "vigil/health.h"
 #include "vigil/wire.h"
@@ -58,12 +59,10 @@
 #include "uplink_drops.h"
 #include "vigild_error.h"
 
-#define MAX_IN_FLIGHT        64
-#define HEARTBEAT_IVL_MS     5000 /* finds a vigil-txd whose host vanished */
-#define HEARTBEAT_TIMEOUT_MS 15000
-#define MAX_RECEIVED_BYTES   (4 << 20) /* acks and states are small */
-#define SPOOL_RETRY_US       G_USEC_PER_SEC
-#define LOG_EVERY            1000 /* after the first ten, one repeated warning in so many */
+#define MAX_IN_FLIGHT      64
+#define MAX_RECEIVED_BYTES (4 << 20) /* acks and states are small */
+#define SPOOL_RETRY_US     G_USEC_PER_SEC
+#define LOG_EVERY          1000 /* after the first ten, one repeated warning in so many */
 
 /* ---- settings ------------------------------------------------------------ */
 
@@ -1169,6 +1168,16 @@ static gboolean set_int_option(void *socket, int option, const char *name, int v
     return set_option(socket, option, name, &value, sizeof value, error);
 }
 
+static gboolean link_liveness_set(void *socket, GError **error)
+{
+    GError *local = NULL;
+    if (vigil_link_liveness_set(socket, &local))
+        return TRUE;
+    g_set_error(error, VIGILD_ERROR, VIGILD_ERROR_REFUSED, "uplink: %s", local->message);
+    g_error_free(local);
+    return FALSE;
+}
+
 /* What zmq_connect would refuse at once, checked when the connect itself
  * comes later: the transport, and for TCP a host and a port. */
 static gboolean endpoint_form_ok(const char *endpoint)
@@ -1206,10 +1215,10 @@ static gboolean make_sockets(struct vigild_uplink *u, GError **error)
                         error) ||
         !set_int_option(u->dealer, ZMQ_RECONNECT_IVL_MAX, "ZMQ_RECONNECT_IVL_MAX",
                         (int)s->reconnect_ivl_max_ms, error) ||
-        !set_int_option(u->dealer, ZMQ_HEARTBEAT_IVL, "ZMQ_HEARTBEAT_IVL", HEARTBEAT_IVL_MS,
-                        error) ||
-        !set_int_option(u->dealer, ZMQ_HEARTBEAT_TIMEOUT, "ZMQ_HEARTBEAT_TIMEOUT",
-                        HEARTBEAT_TIMEOUT_MS, error) ||
+        /* Finds a vigil-txd whose host vanished: TCP's probes, not ZMTP
+         * PINGs, on which libzmq 4.3.4 can make vigil-txd abort
+         * (vigil/link_liveness.h). */
+        !link_liveness_set(u->dealer, error) ||
         !set_option(u->dealer, ZMQ_MAXMSGSIZE, "ZMQ_MAXMSGSIZE", &max_received, sizeof max_received,
                     error) ||
         !set_option(u->dealer, ZMQ_ROUTING_ID, "ZMQ_ROUTING_ID", u->routing_id,

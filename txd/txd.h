@@ -3,6 +3,7 @@
  *   txd_main.c            the command line, signals, the loop
  *   txd_settings.c        [txd] from the config (txd_settings.h); txd_keys.c is
  *                         the [txd] table, warehouse/warehouse_keys.c [warehouse]'s
+ *   txd_router.c          the ROUTER socket's options
  *   txd_server.c          the ROUTER socket: batches in, acknowledgements and
  *                     refusals out, the queue of batches waiting for the
  *                     database, the system state sent down
@@ -299,6 +300,13 @@ void txd_system_reasoner_decide(struct txd_system_reasoner *r, int64_t now_realt
 void txd_system_reasoner_decide_for(struct txd_system_reasoner *r, uint64_t node_id,
                                     struct vigil_wire_state *out);
 guint txd_system_reasoner_nodes(const struct txd_system_reasoner *r);
+
+/* ---- txd_router.c ------------------------------------------------------------------------------
+ */
+
+/* The ROUTER the daemons connect to, its options set (not yet bound):
+ * ZMQ_RCVHWM receive_batches_per_node, the link's liveness options. */
+void *txd_router_new(void *context, guint receive_batches_per_node, GError **error);
 
 /* ---- txd_server.c ------------------------------------------------------------------------------
  */

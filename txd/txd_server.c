@@ -562,28 +562,11 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
     s->store = txd_store_new(warehouse);
     txd_store_set_levels_interval(s->store, s->settings.levels_interval_s);
     s->context = zmq_ctx_new();
-    s->router = zmq_socket(s->context, ZMQ_ROUTER);
-    int zero = 0, on = 1, heartbeat_ms = 5000, heartbeat_timeout_ms = 15000;
-    zmq_setsockopt(s->router, ZMQ_LINGER, &zero, sizeof zero);
-    /* A daemon's routing id is its node id. When its node crashed, the old
-     * connection may look alive for a while; the restarted daemon's new one
-     * must take its place rather than be turned away, and heartbeats find
-     * the dead one. */
-    zmq_setsockopt(s->router, ZMQ_ROUTER_HANDOVER, &on, sizeof on);
-    /* No frame larger than the largest message: a peer cannot make us
-     * allocate gigabytes. */
-    int64_t max_message_bytes = (int64_t)VIGIL_WIRE_HEADER_BYTES + VIGIL_WIRE_MAX_PAYLOAD_BYTES;
-    zmq_setsockopt(s->router, ZMQ_MAXMSGSIZE, &max_message_bytes, sizeof max_message_bytes);
-    /* ZeroMQ queues up to this many messages per connection before we
-     * read them (1,000 by default): with thousands of nodes each keeping
-     * up to 64 batches in flight, that was most of our memory (900 MiB
-     * for 2,000 minimal nodes). Past it a node's batches wait in its own
-     * queue and spool, which is where they belong. */
-    int receive_hwm = (int)settings->receive_batches_per_node;
-    zmq_setsockopt(s->router, ZMQ_RCVHWM, &receive_hwm, sizeof receive_hwm);
-    zmq_setsockopt(s->router, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms);
-    zmq_setsockopt(s->router, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
-                   sizeof heartbeat_timeout_ms);
+    s->router = txd_router_new(s->context, settings->receive_batches_per_node, error);
+    if (s->router == NULL) {
+        txd_server_free(s);
+        return NULL;
+    }
     if (settings->curve_key_file[0] != '\0' && !setup_curve(s, error)) {
         txd_server_free(s);
         return NULL;
