@@ -24,9 +24,19 @@ before: the same rows, read back through the views statistics_rollups and
         live warehouse. The rows are compared: the two layouts must hold
         the same statistics, else the run fails.
 
+levels: the coarser roll-up levels (migration 15: 5 s and 60 s slots, a
+        row per node, metric and block) built over the stored roll-ups by
+        vigil_build_level_blocks: what they add. A run is shorter than a
+        block (10 min, 1 h), so a block holds only part of its slots; the
+        figure a node-hour is an estimate: each row's size beyond that of
+        the same row with no slot filled, scaled to all its slots filled
+        (as its filled ones are), times a node-hour's rows, plus an index
+        entry a row. Full blocks of real data compress differently (pglz
+        on longer arrays): a first look, not a measurement of full blocks.
+
 It prints, per profile, bytes per node-hour and rows per node-second of
-each layout and their ratio, with the goal of issue 32 (the realistic
-profile at least 5x smaller). It exits 0 whether the goal is met or not (a
+each layout and their ratio, the arrays with and without the levels, with
+the goal of issue 32 (the realistic profile at least 5x smaller). It exits 0 whether the goal is met or not (a
 measurement), 1 when the run failed."""
 import argparse
 import os
@@ -73,8 +83,10 @@ def store(args, cluster, database, work, profile):
     """fanin-load as --nodes nodes through one vigil-txd into `database`."""
     options = dict(fanin_load=args.fanin_load, vigil_txd=args.vigil_txd,
                    vigil_cli=args.vigil_cli, plugin_dir=args.plugin_dir, pg_options=None,
-                   txd_prefix=None, seconds=args.seconds, warmup_s=3, drain_s=10)
-    options.update({name: None for name in fanin.PROFILE if name not in options})
+                   txd_prefix=None, seconds=args.seconds, warmup_s=3, drain_s=10,
+                   restart=False, restart_at_s=None)
+    options.update({name: None for name in fanin.PROFILE + fanin.RECONNECT
+                    if name not in options})
     options.update(PROFILES[profile])
     group = fanin.group_run(SimpleNamespace(**options), cluster, database, work, args.nodes, 1)
     try:
@@ -106,7 +118,34 @@ def measure(cluster, database):
                     " + pg_total_relation_size('metric_sets')")
     before_bytes = q("SELECT pg_total_relation_size('old_rollups')"
                      " + pg_total_relation_size('old_samples')")
+    # The levels over every block the roll-ups fall in.
+    cluster.psql(database, "SELECT vigil_build_level_blocks(l.level_s,"
+                 " vigil_level_block_start(r.first, l.level_s, l.block_slots),"
+                 " vigil_level_block_start(r.last, l.level_s, l.block_slots)"
+                 " + make_interval(secs => l.level_s * l.block_slots))"
+                 " FROM statistics_levels l, (SELECT min(start_time) AS first,"
+                 " max(start_time) AS last FROM statistics_rollup_arrays) r")
+    # A run is shorter than a block: each row's size beyond that of the
+    # same row with no slot filled (array headers and NULL bitmaps) scaled
+    # to all its slots filled as its filled ones are, times the rows of a
+    # node-hour, plus an index entry (about 40 bytes) a row.
+    levels_per_node_hour = 0.0
+    for row in cluster.psql(
+            database, "SELECT level_s, block_slots, avg(empty + (whole - empty)"
+            " * block_slots / filled) FROM (SELECT l.level_s, l.block_slots,"
+            " pg_column_size(b.*)::float8 AS whole,"
+            " (SELECT count(*) FROM unnest(b.samples) x WHERE x > 0) AS filled,"
+            " pg_column_size(ROW(b.node_id, b.metric_id, b.level_s, b.block_start,"
+            " array_fill(0, ARRAY[l.block_slots]), e, e, e, e, e, e, e))::float8 AS empty"
+            " FROM statistics_level_blocks b JOIN statistics_levels l USING (level_s),"
+            " LATERAL (SELECT array_fill(NULL::float8, ARRAY[l.block_slots]) AS e) n) r"
+            " GROUP BY 1, 2").splitlines():
+        level_s, slots, full_row_bytes = row.split("|")
+        rows_per_node_hour = metrics * 3600 / (int(level_s) * int(slots))
+        levels_per_node_hour += rows_per_node_hour * (float(full_row_bytes) + 40)
     return {
+        "levels_rows": q("SELECT count(*) FROM statistics_level_blocks"),
+        "levels_bytes_per_node_hour": levels_per_node_hour,
         "node_seconds": node_seconds,
         # fanin-load sends a window item per rank of each captured cycle.
         "captured": q("SELECT count(DISTINCT (node_id, first_cycle)) FROM captures"),
@@ -130,8 +169,15 @@ def report(results):
                   f"{f['captured'] / f['node_seconds']:>8.1%}  {name:<18}"
                   f"{f[key + '_rows'] / f['node_seconds']:>13.1f} "
                   f"{per_hour(f[key + '_bytes']) / 2**20:>12.1f} MiB")
+        with_levels = per_hour(f["after_bytes"]) + f["levels_bytes_per_node_hour"]
+        print(f"  {profile:<10} {f['metrics']:>7} {f['node_seconds']:>7} "
+              f"{f['captured'] / f['node_seconds']:>8.1%}  {'arrays + levels':<18}"
+              f"{'':>13} {with_levels / 2**20:>12.1f} MiB  (the levels about "
+              f"{f['levels_bytes_per_node_hour'] / 2**20:.1f} MiB, estimated from "
+              f"{f['levels_rows']} rows)")
         print(f"  {profile:<10} ratio before/after: rows {f['before_rows'] / f['after_rows']:.1f}x,"
-              f" bytes {f['before_bytes'] / f['after_bytes']:.1f}x")
+              f" bytes {f['before_bytes'] / f['after_bytes']:.1f}x, with the levels "
+              f"{per_hour(f['before_bytes']) / with_levels:.1f}x")
     for profile, f in results:
         if profile == "realistic":
             ratio = f["before_bytes"] / f["after_bytes"]

@@ -22,7 +22,7 @@
 #include "vigil/schema.h"
 
 /* vigil_warehouse_day_tables, by name. */
-enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, BATCHES };
+enum { ACTIVITIES, ROLLUPS, WINDOW_STATISTICS, STATES, LEVEL_BLOCKS, BATCHES };
 _Static_assert(BATCHES + 1 == VIGIL_WAREHOUSE_DAY_TABLES, "one name for each day table");
 
 /* A node's row as this server last wrote it (the key is node_id). */
@@ -1373,6 +1373,13 @@ static gboolean store_rows(struct group *g, GError **error)
     for (guint i = 0; i < g->n; i++)
         g->batches[i].b.activity_seconds = NULL;
     txd_activity_seconds_free(seconds);
+    if (ok) {
+        struct txd_levels_late *late = txd_levels_late_new();
+        for (guint i = 0; i < g->n; i++)
+            if (writes(&g->batches[i]))
+                txd_levels_late_add(late, &g->batches[i].b);
+        ok = txd_levels_late_store(late, g->store->db, error);
+    }
     for (guint i = 0; ok && i < g->n; i++)
         if (writes(&g->batches[i]) && !store_all_summaries(&g->batches[i].b, error)) {
             g->refused = i;

@@ -10,6 +10,8 @@ struct txd_store {
     struct vigil_warehouse_settings settings;
     PGconn *db;
     int64_t next_maintain_ns; /* monotonic; 0: at the next turn */
+    int64_t next_levels_ns;   /* the same for the roll-up levels (store_levels.c) */
+    guint levels_interval_s;
     struct txd_ids *ids;
     struct txd_known_processes *known_processes;
     struct txd_store_counts counts;

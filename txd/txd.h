@@ -207,6 +207,21 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
  * connection and every maintain_interval_s. Only when connected; a failure
  * is logged and tried again at the next turn. */
 void txd_store_maintain_when_due(struct txd_store *s);
+/* ---- store_levels.c: the coarser roll-up levels ---------------------------------- */
+
+/* Building them, every `seconds` ([txd] levels_interval_s) when connected,
+ * a bounded pass each time; a failure is logged and tried again. */
+void txd_store_set_levels_interval(struct txd_store *s, guint seconds);
+void txd_store_levels_when_due(struct txd_store *s);
+/* A group's roll-ups that came late: add each batch written, then store
+ * (which frees it) in the group's transaction, before its COMMIT: the
+ * blocks they fall in are built again. No statement when none is late. */
+struct txd_levels_late;
+struct batch_context;
+struct txd_levels_late *txd_levels_late_new(void);
+void txd_levels_late_add(struct txd_levels_late *l, const struct batch_context *b);
+gboolean txd_levels_late_store(struct txd_levels_late *l, PGconn *db, GError **error);
+
 /* The system reasoner's decision, best effort (FALSE when not stored). */
 gboolean txd_store_system_state(struct txd_store *s, const struct vigil_wire_state *state,
                                 int64_t realtime_ns, GError **error);

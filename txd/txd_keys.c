@@ -38,6 +38,11 @@ static const struct vigil_config_key keys[] = {
      .default_value = "5000", .min = 10, .max = 600000,
      .description = "the longest wait between two tries to reach a database that is down (the "
                     "wait doubles from 100 ms up to this)"},
+    {VIGIL_SETTING(struct txd_settings, levels_interval_s), .type = VIGIL_CONFIG_INT,
+     .default_value = "30", .min = 1, .max = 86400,
+     .description = "how often vigil-txd builds the coarser roll-up levels (5 s, 60 s) of the "
+                    "blocks that ended 2 minutes ago or more, at most an hour of them a pass, "
+                    "between groups; several vigil-txd take turns"},
 };
 /* The key files read as vigil-txd reads them at start. */
 static gboolean check_curve(const void *settings, const char *section, const vigil_config *config,

@@ -560,6 +560,7 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
     s->node_keys = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     apply_rule(s, rule);
     s->store = txd_store_new(warehouse);
+    txd_store_set_levels_interval(s->store, s->settings.levels_interval_s);
     s->context = zmq_ctx_new();
     s->router = txd_router_new(s->context, settings->receive_batches_per_node, error);
     if (s->router == NULL) {
@@ -652,6 +653,7 @@ void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *
         zap_handle(s);
     store_pending(s);
     txd_store_maintain_when_due(s->store);
+    txd_store_levels_when_due(s->store);
     if (monotonic_ns() >= s->next_cycle_ns) {
         system_cycle(s);
         s->next_cycle_ns += (int64_t)s->settings.cycle_ms * 1000000;

@@ -19,6 +19,7 @@ struct txd_settings {
     uint64_t pending_max_bytes;
     guint receive_batches_per_node; /* the ROUTER's ZMQ_RCVHWM, per connection */
     guint retry_max_ms;
+    guint levels_interval_s; /* building the roll-up levels (store_levels.c) */
 };
 
 /* Reads [txd]: its table's check (the CURVE key files), then that without

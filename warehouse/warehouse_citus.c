@@ -59,11 +59,16 @@ static const struct citus_layout_row layout[] = {
     {"tune_trials", NULL, NULL, NULL},
     {"tune_trial_results", NULL, NULL, NULL},
     {"tune_trial_adpis", NULL, NULL, NULL},
+    /* The levels and how far each is built: a few rows. */
+    {"statistics_levels", NULL, NULL, NULL},
     /* What a node's batch writes, by node_id, co-located. */
     {"ingested_batches", "node_id", "none", NULL},
     {"node_keys", "node_id", "ingested_batches", NULL},
     {"statistics_rollup_arrays", "node_id", "ingested_batches", NULL},
     {"window_statistics_arrays", "node_id", "ingested_batches", NULL},
+    /* Built from the roll-ups by INSERT … SELECT, co-located by node_id. */
+    {"statistics_level_blocks", "node_id", "ingested_batches", NULL},
+    {"statistics_level_stale", "node_id", "ingested_batches", NULL},
     /* The system's own state rows have no node: 0, which no node is
      * (vigild derives an id for node_id = 0), since Citus refuses NULL. */
     {"reasoner_states", "node_id", "ingested_batches",

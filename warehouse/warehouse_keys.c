@@ -63,12 +63,19 @@ static const struct vigil_config_key keys[] = {
                          retention.days[3]),
      .type = VIGIL_CONFIG_INT, .default_value = "0", .min = 0, .max = 36500,
      .description = "the same for reasoner_states (every node's state every cycle)"},
-    {VIGIL_SETTING_NAMED("retain_ingested_batches_days", struct vigil_warehouse_settings,
+    {VIGIL_SETTING_NAMED("retain_statistics_levels_days", struct vigil_warehouse_settings,
                          retention.days[4]),
+     .type = VIGIL_CONFIG_INT, .default_value = "0", .min = 0, .max = 36500,
+     .description = "the same for statistics_level_blocks (the 5 s and 60 s levels made from "
+                    "the roll-ups): may be longer than the roll-ups', which long series then "
+                    "read the levels alone for"},
+    {VIGIL_SETTING_NAMED("retain_ingested_batches_days", struct vigil_warehouse_settings,
+                         retention.days[5]),
      .type = VIGIL_CONFIG_INT, .default_value = "0", .min = 0, .max = 36500,
      .description = "the same for ingested_batches, the record of stored batches that keeps a "
                     "resent batch from being stored twice; never shorter than the longest of "
-                    "the four above (0 for ever when one of them is 0), whatever it says"},
+                    "the data tables above but the levels (0 for ever when one of them is 0), "
+                    "whatever it says"},
 };
 const struct vigil_settings_table vigil_warehouse_keys =
     VIGIL_SETTINGS_TABLE("warehouse", struct vigil_warehouse_settings, keys, NULL);

@@ -13,8 +13,11 @@
 
 const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES] = {
     "activities",      "statistics_rollup_arrays", "window_statistics_arrays",
-    "reasoner_states", "ingested_batches",
+    "reasoner_states", "statistics_level_blocks",  "ingested_batches",
 };
+/* Derived from statistics_rollup_arrays (migration 15), so a batch's claim
+ * need not outlive them. */
+enum { LEVEL_BLOCKS = 4 };
 
 static void set_query_error(GError **error, PGconn *db, const PGresult *result, const char *what)
 {
@@ -89,6 +92,8 @@ guint vigil_warehouse_batches_retention(const struct vigil_warehouse_retention *
     if (days == 0)
         return 0;
     for (unsigned t = 0; t + 1 < VIGIL_WAREHOUSE_DAY_TABLES; t++) {
+        if (t == LEVEL_BLOCKS)
+            continue;
         if (r->days[t] == 0)
             return 0;
         days = MAX(days, r->days[t]);

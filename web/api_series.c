@@ -5,7 +5,13 @@
  * Downsampled in the database: the interval is cut into N buckets and
  * each gives the min, mean and max of the 1 s roll-ups in it, so a spike
  * one roll-up long survives any N, and the browser gets N points per line
- * however long the run. Many nodes become a median with a min/max band. */
+ * however long the run. Many nodes become a median with a min/max band.
+ *
+ * Long intervals read a coarser level (migration 15: 5 s, 60 s slots, one
+ * metric of one node a row): the coarsest whose slot is no longer than a
+ * bucket, for the part of the interval it has built, and the 1 s roll-ups
+ * for the rest (the edges not on a slot, the live tail), in one query.
+ * level=auto|1|5|60 picks one (the levels are statistics_levels' rows). */
 #include <math.h>
 #include <string.h>
 
@@ -125,20 +131,166 @@ static char *series_sql(enum series_how how, gboolean one_metric_per_label)
         per_rollup_sql[how], gauge ? "min(lo), avg(mid), max(hi)" : "min(v), avg(v), max(v)");
 }
 
+/* The same at a coarser level: $7 the level (s), [$8, $9) the part of the
+ * interval it serves (µs, on its slots); the 1 s roll-ups for the rest.
+ * Each row, a 1 s roll-up or a slot, carries its seconds (dur) and, for
+ * counters, its delta and the band of its rates (rlo, rhi: the 1 s
+ * rates' min and max in a slot, the rate itself for a roll-up). Means are
+ * weighted by seconds (a slot's mean is its samples' mean), rates are
+ * sums of deltas over seconds: both equal level 1's mean of the 1 s
+ * values when the roll-ups are of one length. The 1 s part is two ranges
+ * of the (node, start) index, not the interval filtered: the roll-ups of
+ * the level's part are neither fetched nor detoasted. */
+#define LEVEL_ROWS_SQL                                                                             \
+    " st AS (SELECT a.node_id, m.label, m.name, a.start_time AS t,"                                \
+    "        date_part('epoch', a.end_time - a.start_time) AS dur, %s"                             \
+    "   FROM statistics_rollup_arrays a JOIN m USING (metric_set_id)"                              \
+    "  WHERE a.node_id = ANY ($1::bigint[])"                                                       \
+    "    AND ((a.start_time >= to_timestamp($4::float8 / 1e6::float8)"                             \
+    "          AND a.start_time < to_timestamp($8::float8 / 1e6::float8))"                         \
+    "         OR (a.start_time >= to_timestamp($9::float8 / 1e6::float8)"                          \
+    "             AND a.start_time < to_timestamp($5::float8 / 1e6::float8)))"                     \
+    " UNION ALL"                                                                                   \
+    " SELECT b.node_id, w.label, w.name, b.block_start + (u.k - 1) * ($7::int * interval '1 s'),"  \
+    "        u.seconds, %s"                                                                        \
+    "   FROM statistics_level_blocks b JOIN wanted w USING (metric_id),"                           \
+    "        unnest(b.samples, b.seconds, %s) WITH ORDINALITY AS u (samples, seconds, %s, k)"      \
+    "  WHERE b.node_id = ANY ($1::bigint[]) AND b.level_s = $7::int"                               \
+    "    AND b.block_start > to_timestamp($8::float8 / 1e6::float8) - interval '1 day'"            \
+    "    AND b.block_start < to_timestamp($9::float8 / 1e6::float8) AND u.samples > 0"             \
+    "    AND b.block_start + (u.k - 1) * ($7::int * interval '1 s')"                               \
+    "        >= to_timestamp($8::float8 / 1e6::float8)"                                            \
+    "    AND b.block_start + (u.k - 1) * ($7::int * interval '1 s')"                               \
+    "        < to_timestamp($9::float8 / 1e6::float8))"
+
+static char *level_series_sql(enum series_how how, gboolean one_metric_per_label)
+{
+    gboolean gauge = how == SERIES_GAUGE;
+    const char *rollup_columns =
+        gauge
+            ? "a.min[m.i] AS lo, a.mean[m.i] AS mid, a.max[m.i] AS hi, NULL::float8 AS delta,"
+              " NULL::float8 AS rlo, NULL::float8 AS rhi"
+            : "NULL::float8 AS lo, NULL::float8 AS mid, NULL::float8 AS hi, a.delta[m.i] AS delta,"
+              " a.delta[m.i] / nullif(date_part('epoch', a.end_time - a.start_time), 0) AS rlo,"
+              " a.delta[m.i] / nullif(date_part('epoch', a.end_time - a.start_time), 0) AS rhi";
+    const char *slot_columns = gauge ? "u.min, u.mean, u.max, NULL, NULL, NULL"
+                                     : "NULL, NULL, NULL, u.delta, u.rate_min, u.rate_max";
+    const char *arrays = gauge ? "b.min, b.mean, b.max" : "b.delta, b.rate_min, b.rate_max";
+    const char *names = gauge ? "min, mean, max" : "delta, rate_min, rate_max";
+    char *rows = g_strdup_printf(LEVEL_ROWS_SQL, rollup_columns, slot_columns, arrays, names);
+    char *sql;
+    if (one_metric_per_label && (how == SERIES_RATE || how == SERIES_GAUGE))
+        sql = g_strdup_printf(
+            "%s, %s SELECT node_id, label, " BUCKET_SQL("t") " AS bucket, %s FROM st"
+                                                             " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+            SERIES_FROM_SQL, rows,
+            gauge ? "min(lo), sum(mid * dur) / nullif(sum(dur), 0), max(hi)"
+                  : "min(rlo), sum(delta) / nullif(sum(dur) FILTER (WHERE delta IS NOT NULL), 0),"
+                    " max(rhi)");
+    else {
+        /* Per node, label and time first (several metrics summed), as level 1. */
+        const char *per_t = NULL, *per_bucket = NULL;
+        switch (how) {
+        case SERIES_GAUGE:
+            per_t = "sum(lo) AS lo, sum(mid) AS mid, sum(hi) AS hi, max(dur) AS dur";
+            per_bucket = "min(lo), sum(mid * dur) / nullif(sum(dur), 0), max(hi)";
+            break;
+        case SERIES_RATE:
+            /* Summed metrics' band: the sums of their bands, which hold
+             * the band of the sum (docs/web-api.md). */
+            per_t = "sum(delta) AS delta, max(dur) AS dur, sum(rlo) AS rlo, sum(rhi) AS rhi";
+            per_bucket = "min(rlo), sum(delta) / nullif(sum(dur) FILTER (WHERE delta IS NOT NULL),"
+                         " 0), max(rhi)";
+            break;
+        case SERIES_RUNNING_SUM:
+            per_t = "sum(sum(delta)) OVER w AS v";
+            per_bucket = "min(v), avg(v), max(v)";
+            break;
+        case SERIES_CPU_BUSY:
+            per_t = "100 * (1 - sum(delta) FILTER (WHERE name LIKE '%.idle\\_s'"
+                    " OR name LIKE '%.iowait\\_s') / nullif(sum(delta), 0)) AS v";
+            per_bucket = "min(v), avg(v), max(v)";
+            break;
+        }
+        sql = g_strdup_printf(
+            "%s, %s, per_t AS (SELECT node_id, label, t, %s FROM st GROUP BY node_id, label, t"
+            " WINDOW w AS (PARTITION BY node_id, label ORDER BY t))"
+            " SELECT node_id, label, " BUCKET_SQL("t") " AS bucket, %s FROM per_t"
+                                                       " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+            SERIES_FROM_SQL, rows, per_t, per_bucket);
+    }
+    g_free(rows);
+    return sql;
+}
+
+/* The levels of statistics_levels: each one's slot and how far it is built. */
+struct series_level {
+    gint64 level_s;
+    gint64 built_until_us; /* G_MININT64: nothing built */
+};
+
+/* The level asked for ("auto", NULL or a number) among `levels`: 1 (the
+ * roll-ups), or a level; FALSE with a 400 naming `level` otherwise. */
+static gboolean choose_level(struct web_request *req, const char *asked, const GArray *levels,
+                             double bucket_s, gint64 *level_s, GError **error)
+{
+    *level_s = 1;
+    if (asked == NULL || strcmp(asked, "auto") == 0) {
+        for (guint i = 0; i < levels->len; i++) {
+            const struct series_level *l = &g_array_index(levels, struct series_level, i);
+            if ((double)l->level_s <= bucket_s && l->level_s > *level_s)
+                *level_s = l->level_s;
+        }
+        return TRUE;
+    }
+    guint64 n = 0;
+    gboolean number = g_ascii_string_to_unsigned(asked, 10, 1, G_MAXINT32, &n, NULL);
+    for (guint i = 0; number && n > 1 && i < levels->len; i++)
+        if (g_array_index(levels, struct series_level, i).level_s == (gint64)n) {
+            *level_s = (gint64)n;
+            return TRUE;
+        }
+    if (number && n == 1)
+        return TRUE;
+    GString *known = g_string_new("auto, 1");
+    for (guint i = 0; i < levels->len; i++)
+        g_string_append_printf(known, ", %" G_GINT64_FORMAT,
+                               g_array_index(levels, struct series_level, i).level_s);
+    web_bad_parameter(req, error, "level", "'%s' is not a level: one of %s (seconds)", asked,
+                      known->str);
+    g_string_free(known, TRUE);
+    return FALSE;
+}
+
 /* Whether each label of the series is one metric name in the catalogue
  * (one disk, one interface; power, memory). */
 static gboolean one_metric_per_label(struct web_request *req, const char *labels,
-                                     const char *patterns, gboolean *one, GError **error)
+                                     const char *patterns, gboolean *one, GArray *levels,
+                                     GError **error)
 {
     const char *params[] = {labels, patterns};
-    PGresult *r = web_db_query(req,
-                               "SELECT coalesce(max(n), 0) FROM (SELECT count(DISTINCT m.name) AS n"
-                               "  FROM unnest($1::text[], $2::text[]) AS p(label, pattern)"
-                               "  JOIN metrics m ON m.name LIKE p.pattern GROUP BY p.label) c",
-                               2, params, error);
+    /* And the levels, in the same round trip (one row each). */
+    PGresult *r = web_db_query(
+        req,
+        "SELECT (SELECT coalesce(max(n), 0) FROM (SELECT count(DISTINCT m.name) AS n"
+        "  FROM unnest($1::text[], $2::text[]) AS p(label, pattern)"
+        "  JOIN metrics m ON m.name LIKE p.pattern GROUP BY p.label) c), l.level_s,"
+        "  (extract(epoch FROM l.built_until) * 1e6)::bigint"
+        "  FROM (SELECT 1) one LEFT JOIN statistics_levels l ON true ORDER BY l.level_s",
+        2, params, error);
     if (r == NULL)
         return FALSE;
     *one = g_ascii_strtoll(PQgetvalue(r, 0, 0), NULL, 10) <= 1;
+    for (int i = 0; i < PQntuples(r); i++) {
+        if (PQgetisnull(r, i, 1))
+            continue;
+        struct series_level l = {
+            .level_s = g_ascii_strtoll(PQgetvalue(r, i, 1), NULL, 10),
+            .built_until_us =
+                PQgetisnull(r, i, 2) ? G_MININT64 : g_ascii_strtoll(PQgetvalue(r, i, 2), NULL, 10),
+        };
+        g_array_append_val(levels, l);
+    }
     PQclear(r);
     return TRUE;
 }
@@ -359,6 +511,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     gint64 id = 0, points = 0, from_us = 0, to_us = 0;
     gboolean from_given = FALSE, to_given = FALSE;
     int metric = 0, per_node = 0, format = 0;
+    const char *level_asked = NULL;
     static const char *const metric_names[] = {"power",    "energy", "cpu",     "memory",
                                                "io_bytes", "io_ops", "network", NULL};
     static const char *const per_node_choices[] = {"auto", "yes", "no", NULL};
@@ -371,7 +524,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         !web_param_time(req, "to", &to_us, &to_given, error) ||
         (of_run && !web_param_choice(req, "per_node", per_node_choices, 0, &per_node, error)) ||
         !web_param_choice(req, "format", formats, 0, &format, error) ||
-        !web_params_done(req, error))
+        !web_param_text(req, "level", 16, &level_asked, error) || !web_params_done(req, error))
         return FALSE;
     if (metric < 0) {
         web_bad_parameter(req, error, "metric",
@@ -421,12 +574,35 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     g_snprintf(points_text, sizeof points_text, "%" G_GINT64_FORMAT, points);
     gboolean one = FALSE;
     PGresult *r = NULL;
-    if (one_metric_per_label(req, labels, patterns, &one, error)) {
-        const char *params[] = {node_ids->str, labels, patterns, from_text, to_text, points_text};
-        char *sql = series_sql(sm->how, one);
-        r = web_db_query(req, sql, 6, params, error);
+    GArray *levels = g_array_new(FALSE, FALSE, sizeof(struct series_level));
+    gint64 level_s = 1;
+    if (one_metric_per_label(req, labels, patterns, &one, levels, error) &&
+        choose_level(req, level_asked, levels, (double)(to_us - from_us) / 1e6 / (double)points,
+                     &level_s, error)) {
+        /* The level's part: its slots inside the interval, up to where it
+         * is built; none, and it is level 1's query. */
+        gint64 slot_us = level_s * G_GINT64_CONSTANT(1000000), served_from = 0, served_to = 0;
+        for (guint i = 0; level_s > 1 && i < levels->len; i++) {
+            const struct series_level *l = &g_array_index(levels, struct series_level, i);
+            if (l->level_s != level_s || l->built_until_us == G_MININT64)
+                continue;
+            served_from = (from_us / slot_us + (from_us % slot_us > 0)) * slot_us;
+            served_to =
+                MIN(to_us / slot_us - (to_us % slot_us < 0), l->built_until_us / slot_us) * slot_us;
+        }
+        if (served_to <= served_from)
+            level_s = 1;
+        char level_text[24], served_from_text[24], served_to_text[24];
+        g_snprintf(level_text, sizeof level_text, "%" G_GINT64_FORMAT, level_s);
+        g_snprintf(served_from_text, sizeof served_from_text, "%" G_GINT64_FORMAT, served_from);
+        g_snprintf(served_to_text, sizeof served_to_text, "%" G_GINT64_FORMAT, served_to);
+        const char *params[] = {node_ids->str, labels,     patterns,         from_text,     to_text,
+                                points_text,   level_text, served_from_text, served_to_text};
+        char *sql = level_s > 1 ? level_series_sql(sm->how, one) : series_sql(sm->how, one);
+        r = web_db_query(req, sql, level_s > 1 ? 9 : 6, params, error);
         g_free(sql);
     }
+    g_array_unref(levels);
     g_string_free(node_ids, TRUE);
     g_free(labels);
     g_free(patterns);
@@ -505,6 +681,8 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         ok = describe_source(req, sm, out, error);
         web_json_set_span(out, from_us, to_us);
         json_object_set_double_member(out, "bucket_s", bucket_s);
+        /* The level read (1: the 1 s roll-ups alone). */
+        json_object_set_int_member(out, "level_s", level_s);
         json_object_set_int_member(out, "points", n);
         json_object_set_array_member(out, "t", numbers(t, n));
         JsonArray *series_out = json_array_new();

@@ -39,6 +39,9 @@
 -- window_statistics 1.0 s — and the database is then 450 MB
 -- (pg_database_size).
 --
+-- Then the roll-up levels (5 s and 60 s, migration 15) are built as `vigil
+-- db maintain` builds them, and their time printed.
+--
 -- Not generated: roll-ups outside the long run's hour (the short runs'
 -- series are empty), the job report's per_rank statistics (the template's,
 -- of 4 ranks), ingested_batches.
@@ -362,4 +365,23 @@ BEGIN
 END $$;
 
 COMMIT;
+
+-- ---- the roll-up levels (migration 15) ------------------------------------------------------
+-- As `vigil db maintain` builds them: vigil_build_levels, a day a pass,
+-- until caught up (only blocks that ended 2 minutes ago: `start` must be in
+-- the past). Its time on a line of its own, which bench/web/run prints.
+SELECT clock_timestamp() AS levels_begin \gset
+DO $$
+BEGIN
+    LOOP
+        EXIT WHEN (SELECT coalesce(bool_and(caught_up), true) FROM vigil_build_levels('1 day'));
+    END LOOP;
+END $$;
+SELECT format('levels: %s blocks (%s) built in %s s', count(*),
+              string_agg(DISTINCT level_s || ' s', ', '),
+              round(extract(epoch FROM clock_timestamp() - :'levels_begin'::timestamptz), 1))
+       AS levels_line
+  FROM statistics_level_blocks \gset
+\echo :levels_line
+
 ANALYZE;

@@ -535,6 +535,140 @@ static struct test_run vigil_db(const struct test_txd_fixture *f, const char *co
     return run;
 }
 
+/* ---- roll-up levels (migration 15) ----------------------------------------------------- */
+
+/* The slots of every block against the 1 s roll-ups aggregated from the
+ * view (another path than the build's): the slots that differ (beyond
+ * floating rounding: sums in another order), and the empty slots (samples
+ * 0) that hold anything but NULL. */
+static const char levels_differ_sql[] =
+    "WITH lv AS (SELECT b.level_s, b.node_id, b.metric_id,"
+    "  b.block_start + (u.k - 1) * b.level_s * interval '1 s' AS t, u.samples, u.seconds, u.min,"
+    "  u.mean, u.max, u.delta, u.rate_min, u.rate_max FROM statistics_level_blocks b,"
+    "  unnest(b.samples, b.seconds, b.min, b.mean, b.max, b.delta, b.rate_min, b.rate_max)"
+    "  WITH ORDINALITY AS u (samples, seconds, min, mean, max, delta, rate_min, rate_max, k)"
+    "  WHERE u.samples > 0),"
+    " r AS (SELECT l.level_s, r.node_id, r.metric_id,"
+    "  to_timestamp(floor(date_part('epoch', r.start_time) / l.level_s) * l.level_s) AS t,"
+    "  sum(r.samples) AS samples, sum(date_part('epoch', r.end_time - r.start_time)) AS seconds,"
+    "  min(r.min) AS min, sum(r.mean * r.samples) / sum(r.samples) AS mean, max(r.max) AS max,"
+    "  sum(r.delta) AS delta,"
+    "  min(r.delta / date_part('epoch', r.end_time - r.start_time)) AS rate_min,"
+    "  max(r.delta / date_part('epoch', r.end_time - r.start_time)) AS rate_max"
+    "  FROM statistics_rollups r CROSS JOIN statistics_levels l GROUP BY 1, 2, 3, 4)"
+    " SELECT (SELECT count(*) FROM lv FULL JOIN r USING (level_s, node_id, metric_id, t)"
+    "  WHERE lv.samples IS DISTINCT FROM r.samples OR EXISTS (SELECT 1 FROM (VALUES"
+    "   (lv.seconds, r.seconds), (lv.min, r.min), (lv.mean, r.mean), (lv.max, r.max),"
+    "   (lv.delta, r.delta), (lv.rate_min, r.rate_min), (lv.rate_max, r.rate_max)) p (a, b)"
+    "   WHERE NOT coalesce((a IS NULL AND b IS NULL)"
+    "                      OR abs(a - b) <= 1e-12 * greatest(abs(a), abs(b), 1), false)))"
+    " + (SELECT count(*) FROM statistics_level_blocks b, unnest(b.samples, b.seconds, b.min,"
+    "  b.mean, b.max, b.delta, b.rate_min, b.rate_max) AS u (samples, seconds, min, mean, max,"
+    "  delta, rate_min, rate_max) WHERE u.samples = 0 AND num_nonnulls(u.seconds, u.min, u.mean,"
+    "  u.max, u.delta, u.rate_min, u.rate_max) > 0)";
+
+/* `vigil db maintain` builds the levels; every slot is the roll-ups that
+ * start in it aggregated (a gauge and a counter, samples and lengths that
+ * vary, seconds without a roll-up), and bad rows are named. */
+static void test_levels_equal_the_rollups_aggregated(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct test_run run = vigil_db(f, NULL, "migrate", NULL);
+    test_assert_status(&run, 0, "vigil db migrate");
+    test_run_clear(&run);
+    /* Two days ago, 40 minutes (a whole 60 s block and part of another,
+     * four 5 s blocks), two nodes; a gap every 17 s, a 2 s roll-up every
+     * 11 s, samples 8 to 10. */
+    test_pg_exec_in(
+        f->conninfo,
+        "SELECT vigil_day_partition('statistics_rollups', (now() AT TIME ZONE 'UTC')::date - 2);"
+        "INSERT INTO metrics (metric_id, name, unit, kind, source, origin) VALUES"
+        " (1, 'mem.used_bytes', 'bytes', 'gauge', 'meminfo', 'measured'),"
+        " (2, 'node.energy_j', 'J', 'counter', 'estimate', 'estimated');"
+        "INSERT INTO statistics_rollups SELECT n, m, t, t + CASE WHEN s % 11 = 0 THEN interval '2 "
+        "s'"
+        "  ELSE interval '1 s' END, 8 + s % 3, (s * 7 % 13) * 1.5, (s * 7 % 13) * 1.5 + s % 5,"
+        "  (s * 7 % 13) * 1.5 + 10 + s % 4, CASE WHEN m = 2 THEN (s * 31 % 97) * 0.1 END, false"
+        " FROM generate_series(1, 2) n, generate_series(1, 2) m, generate_series(0, 2399) s,"
+        "  LATERAL (SELECT date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'"
+        "   - interval '2 days' + interval '10 hours 5 minutes' + s * interval '1 s' + n"
+        "   * interval '0.25 s' AS t) x WHERE s % 17 <> 3");
+    run = vigil_db(f, NULL, "maintain", NULL);
+    test_assert_out(&run, 0, "vigil db maintain", "the levels are up to date", NULL);
+    test_run_clear(&run);
+    /* 2 nodes × 2 metrics: 5 s blocks of 10 min at 10:00..10:40, 60 s ones of 1 h. */
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_level_blocks WHERE level_s = 5"),
+                     2 * 2 * 5);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_level_blocks WHERE level_s = 60"),
+                     2 * 2 * 1);
+    assert_int_equal(count(f, levels_differ_sql), 0);
+    /* Built once: a second pass writes nothing and stays caught up. */
+    run = vigil_db(f, NULL, "maintain", NULL);
+    test_assert_out(&run, 0, "vigil db maintain, again", "built 0 roll-up level blocks", NULL);
+    test_run_clear(&run);
+    /* The check itself sees a wrong slot. */
+    test_pg_exec_in(f->conninfo, "UPDATE statistics_level_blocks SET max[3] = max[3] + 1"
+                                 " WHERE level_s = 5 AND node_id = 1 AND metric_id = 1"
+                                 " AND samples[3] > 0");
+    assert_true(count(f, levels_differ_sql) > 0);
+}
+
+/* A batch stored after its block was built (a spool replayed late) marks
+ * the block stale in its own transaction, and vigil-txd's next pass builds
+ * it again with the batch in it. */
+static void test_a_late_batch_rebuilds_its_block(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    /* Built up to now (nothing to build, the database is empty). */
+    struct test_run run = vigil_db(f, NULL, "migrate", NULL);
+    test_assert_status(&run, 0, "vigil db migrate");
+    test_run_clear(&run);
+    run = vigil_db(f, NULL, "maintain", NULL);
+    test_assert_out(&run, 0, "vigil db maintain", "the levels are up to date", NULL);
+    test_run_clear(&run);
+    test_txd_start(&f->txd, f->dir, f->conninfo, "retry_max_ms = 200\nlevels_interval_s = 1\n");
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 5, NULL, NULL, NULL);
+    /* Two cycles of one node three hours ago, a second apart, in one 60 s
+     * slot; the cycle starts on a whole second of the node's clock. */
+    struct vigil_clock_offset offset;
+    vigil_clock_offset_measure(&offset);
+    int64_t shift_ns = -G_GINT64_CONSTANT(3) * 3600 * 1000000000;
+    int64_t now_ns = (int64_t)vigil_clock_monotonic_ns();
+    int64_t real_ns = now_ns + offset.realtime_minus_monotonic_ns + shift_ns;
+    int64_t minute_ns = G_GINT64_CONSTANT(60000000000);
+    uint64_t cycle_ns = (uint64_t)(now_ns - (real_ns % minute_ns) - minute_ns + 10000000000);
+    GBytes *batches[2];
+    for (unsigned i = 0; i < 2; i++) {
+        vigil_wire_writer *batch = vigil_wire_writer_new(VIGIL_WIRE_BATCH, 5, i + 1, 0);
+        uint64_t start_ns = cycle_ns + i * 1000000000u;
+        test_txd_add_node(batch, 5, i + 1, "late-node", start_ns, shift_ns);
+        test_txd_add_metrics(batch, 5, i + 1);
+        test_txd_add_rollups(batch, 5, i + 1, start_ns);
+        batches[i] = vigil_wire_writer_finish(batch);
+    }
+    test_sender_send_acked(&s, batches[0], 1);
+    /* Its blocks were built (empty) before it came: marked, and built
+     * again with its counter and gauge. */
+    test_pg_wait_for_count_equal_in(f->conninfo,
+                                    "SELECT count(*) FROM statistics_level_blocks b"
+                                    " WHERE b.node_id = 5"
+                                    " AND (SELECT sum(x) FROM unnest(b.samples) x) = 10",
+                                    2 * 2);
+    test_sender_send_acked(&s, batches[1], 2);
+    /* Marked, then built again with both (samples 10 each). */
+    test_pg_wait_for_count_equal_in(
+        f->conninfo,
+        "SELECT count(*) FROM statistics_level_blocks b WHERE b.node_id = 5"
+        " AND (SELECT sum(x) FROM unnest(b.samples) x) = 20",
+        2 * 2);
+    assert_int_equal(count(f, levels_differ_sql), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM statistics_level_stale"), 0);
+    g_bytes_unref(batches[0]);
+    g_bytes_unref(batches[1]);
+    test_sender_close(&s);
+}
+
 static void test_prune_drops_whole_partitions(void **state)
 {
     struct test_txd_fixture *f = *state;
@@ -545,7 +679,8 @@ static void test_prune_drops_whole_partitions(void **state)
     test_assert_status(&run, 0, "vigil db migrate");
     test_run_clear(&run);
     run = vigil_db(f, "partitions_ahead_days = 2\n", "maintain", NULL);
-    test_assert_out(&run, 0, "vigil db maintain", "made 20 day partitions", NULL);
+    test_assert_out(&run, 0, "vigil db maintain", "made 24 day partitions",
+                    "built 0 roll-up level blocks; the levels are up to date", NULL);
     test_run_clear(&run);
     /* Rows 40 days old, 10 days old and of today. */
     test_pg_exec_in(
@@ -563,6 +698,7 @@ static void test_prune_drops_whole_partitions(void **state)
     const char *retention = "retain_activities_days = 30\nretain_statistics_rollups_days = 5\n"
                             "retain_window_statistics_days = 5\n"
                             "retain_reasoner_states_days = 5\n"
+                            "retain_statistics_levels_days = 60\n"
                             "retain_ingested_batches_days = 1\n";
     run = vigil_db(f, retention, "prune", "--dry-run");
     test_assert_out(&run, 0, "vigil db prune --dry-run", "would drop activities_",
@@ -575,6 +711,8 @@ static void test_prune_drops_whole_partitions(void **state)
     /* Activities keep 30 days, roll-ups, window statistics and states 5,
      * the batches' records as long as the longest (30): 40 days ago is gone
      * from each, 10 only from the roll-ups, window statistics and states.
+     * The levels' 60 days do not count for the records: the levels are
+     * made from the roll-ups, not from batches.
      * Activities' per-second counts go with activities' days. */
     assert_int_equal(count(f, "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = "
                               "i.inhrelid, vigil_partition_bounds(c.oid::regclass) b WHERE "
@@ -717,4 +855,6 @@ TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_an_unwatched_end_is_stored_as_a_bound),
              TEST_WITH_TXD_FIXTURE(test_migration_2_keeps_migration_1s_rows),
              TEST_WITH_TXD_FIXTURE(test_prune_drops_whole_partitions),
+             TEST_WITH_TXD_FIXTURE(test_levels_equal_the_rollups_aggregated),
+             TEST_WITH_TXD_FIXTURE(test_a_late_batch_rebuilds_its_block),
              TEST_WITH_TXD_FIXTURE(test_two_servers_share_one_warehouse))

@@ -885,6 +885,136 @@ static void test_run_series_every_metric(void **state)
     test_http_clear(&a);
 }
 
+/* ---- series at the coarser levels (migration 15) ---------------------------------------- */
+
+/* Every bucket of every series of `b` against `a`'s: `rel` the largest
+ * relative difference of min, mean and max allowed (both null counts as
+ * equal); with `inside`, b's min, mean and max inside a's band instead. */
+static void assert_same_series(JsonNode *a, JsonNode *b, const char *where, double rel,
+                               gboolean inside)
+{
+    JsonArray *sa = test_web_array(a, where, "series"), *sb = test_web_array(b, where, "series");
+    assert_int_equal(json_array_get_length(sa), json_array_get_length(sb));
+    static const char *const members[] = {"min", "mean", "max"};
+    guint compared = 0;
+    for (guint s = 0; s < json_array_get_length(sa); s++)
+        for (gsize m = 0; m < G_N_ELEMENTS(members); m++) {
+            JsonArray *x =
+                json_object_get_array_member(json_array_get_object_element(sa, s), members[m]);
+            JsonArray *y =
+                json_object_get_array_member(json_array_get_object_element(sb, s), members[m]);
+            assert_int_equal(json_array_get_length(x), json_array_get_length(y));
+            for (guint k = 0; k < json_array_get_length(x); k++) {
+                gboolean xn = json_array_get_null_element(x, k),
+                         yn = json_array_get_null_element(y, k);
+                if (xn || yn) {
+                    if (xn != yn)
+                        fail_msg("%s: series %u %s bucket %u: null at one level only", where, s,
+                                 members[m], k);
+                    continue;
+                }
+                double u = json_array_get_double_element(x, k),
+                       v = json_array_get_double_element(y, k);
+                if (inside) {
+                    JsonObject *band = json_array_get_object_element(sa, s);
+                    double lo = json_array_get_double_element(
+                               json_object_get_array_member(band, "min"), k),
+                           hi = json_array_get_double_element(
+                               json_object_get_array_member(band, "max"), k);
+                    double slack = 1e-9 * MAX(MAX(fabs(lo), fabs(hi)), 1);
+                    if (v < lo - slack || v > hi + slack)
+                        fail_msg("%s: series %u %s bucket %u: %.17g, outside level 1's band "
+                                 "[%.17g, %.17g]",
+                                 where, s, members[m], k, v, lo, hi);
+                    compared++;
+                    continue;
+                }
+                if (fabs(u - v) > rel * MAX(MAX(fabs(u), fabs(v)), 1e-9))
+                    fail_msg("%s: series %u %s bucket %u: %.17g at level 1, %.17g here", where, s,
+                             members[m], k, u, v);
+                compared++;
+            }
+        }
+    assert_true(compared > 0);
+}
+
+/* A node's series at level 1 and at `level` (auto when NULL), which must
+ * answer with level_s `want_level`, compared within `rel` (`inside`: above). */
+static void compare_levels(const char *query, const char *level, gint64 want_level, double rel,
+                           gboolean inside)
+{
+    char *one = g_strdup_printf("/api/v1/nodes/1/series?%s&level=1", query);
+    char *other = level != NULL
+                      ? g_strdup_printf("/api/v1/nodes/1/series?%s&level=%s", query, level)
+                      : g_strdup_printf("/api/v1/nodes/1/series?%s", query);
+    struct test_http a = get_series("%s", one), b = get_series("%s", other);
+    assert_int_equal(test_json_int(a.json, one, "level_s"), 1);
+    if (test_json_int(b.json, other, "level_s") != want_level)
+        fail_msg("%s: level_s %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT, other,
+                 test_json_int(b.json, other, "level_s"), want_level);
+    assert_same_series(a.json, b.json, other, rel, inside);
+    test_http_clear(&a);
+    test_http_clear(&b);
+    g_free(one);
+    g_free(other);
+}
+
+static void test_series_levels(void **state)
+{
+    (void)state;
+    /* The fixture's roll-ups built from 10:00 to 12:00 at both levels, the
+     * rest not (as if the builder had got that far). */
+    test_pg_exec(&pg, "SELECT vigil_build_level_blocks(l, '2026-11-20 10:00Z',"
+                      " '2026-11-20 12:00Z') FROM unnest(ARRAY[5, 60]) l;"
+                      "UPDATE statistics_levels SET built_until = '2026-11-20 12:00Z'");
+    /* Buckets on the levels' slots: the same answer (but for the order of
+     * floating sums). Gauges, rates, a label of one disk. */
+    static const char *const metrics[] = {"power", "memory", "io_bytes", "network"};
+    for (gsize m = 0; m < G_N_ELEMENTS(metrics); m++) {
+        char *q = g_strdup_printf(
+            "metric=%s&from=2026-11-20T10:00:00Z&to=2026-11-20T11:00:00Z&points=60", metrics[m]);
+        compare_levels(q, NULL, 60, 1e-9, FALSE); /* 60 s buckets: the 60 s level */
+        compare_levels(q, "5", 5, 1e-9, FALSE);
+        g_free(q);
+        q = g_strdup_printf(
+            "metric=%s&from=2026-11-20T10:00:00Z&to=2026-11-20T11:00:00Z&points=720", metrics[m]);
+        compare_levels(q, NULL, 5, 1e-9, FALSE); /* 5 s buckets */
+        g_free(q);
+        /* Half built: the rest from the 1 s roll-ups, the same answer. */
+        q = g_strdup_printf("metric=%s&from=2026-11-20T11:30:00Z&to=2026-11-20T12:30:00Z&points=60",
+                            metrics[m]);
+        compare_levels(q, NULL, 60, 1e-9, FALSE);
+        g_free(q);
+    }
+    /* Buckets not on the slots (a slot falls in one bucket whole; the
+     * edges not on a slot come from the 1 s roll-ups): close, not equal. */
+    compare_levels("metric=power&from=2026-11-20T10:00:00Z&to=2026-11-20T11:00:00Z&points=7", "5",
+                   5, 0.05, FALSE);
+    compare_levels("metric=power&from=2026-11-20T10:00:02.5Z&to=2026-11-20T10:59:57.5Z&points=59",
+                   "60", 60, 0.05, FALSE);
+    /* Several rows per bucket and time (cpu's states, energy's running
+     * sum): inside level 1's band (a slot's busy share is between its
+     * seconds' ones; a running sum at a slot's end is one of the seconds'). */
+    compare_levels("metric=cpu&from=2026-11-20T10:00:00Z&to=2026-11-20T11:00:00Z&points=60", NULL,
+                   60, 0.05, TRUE);
+    compare_levels("metric=energy&from=2026-11-20T10:00:00Z&to=2026-11-20T11:00:00Z&points=60",
+                   NULL, 60, 0.05, TRUE);
+    /* Too fine for a level: level 1. */
+    compare_levels("metric=power&from=2026-11-20T10:00:00Z&to=2026-11-20T10:10:00Z&points=600",
+                   NULL, 1, 0, FALSE);
+    /* Bad input names the parameter. */
+    static const char *const bad[] = {"7", "abc", "0", "-5", "5s"};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *path = g_strdup_printf("/api/v1/nodes/1/series?metric=power&level=%s", bad[i]);
+        struct test_http a = test_web_get(&web, path, NULL);
+        test_web_assert_error(&a, 400, "bad_parameter", "level");
+        test_http_clear(&a);
+        g_free(path);
+    }
+    test_pg_exec(&pg, "DELETE FROM statistics_level_blocks;"
+                      "UPDATE statistics_levels SET built_until = NULL");
+}
+
 /* The column of `header` whose name is `name` or starts with `name`_
  * (min_W…); fails when there is none. */
 static int csv_column(char **header, const char *name)
@@ -1721,4 +1851,4 @@ TEST_PG_MAIN(group_setup, group_teardown, cmocka_unit_test(test_me),
              cmocka_unit_test(test_run_files), cmocka_unit_test(test_anomalies),
              cmocka_unit_test(test_nodes), cmocka_unit_test(test_thresholds),
              cmocka_unit_test(test_tune_trials), cmocka_unit_test(test_run_uplink_drops),
-             cmocka_unit_test(test_run_unwatched_end))
+             cmocka_unit_test(test_run_unwatched_end), cmocka_unit_test(test_series_levels))

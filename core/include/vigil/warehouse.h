@@ -68,6 +68,14 @@ gboolean vigil_warehouse_day_partition(PGconn *db, const char *table, gint64 day
  * transaction. *created (may be NULL) gets how many were made. */
 gboolean vigil_warehouse_maintain(PGconn *db, guint ahead_days, guint *created, GError **error);
 
+/* One pass of building the coarser roll-up levels (warehouse_levels.c,
+ * migration 15): per level, the stale blocks again, then the blocks that
+ * ended 120 s ago or more, at most `span` (an interval: "1 hour") of them.
+ * *busy: another session holds the building lock (nothing done);
+ * *caught_up: nothing more is ready to build; *rows: the blocks written. */
+gboolean vigil_warehouse_build_levels(PGconn *db, const char *span, gboolean *busy,
+                                      gboolean *caught_up, guint64 *rows, GError **error);
+
 /* What ingested_batches really keeps: never less than the longest of the
  * data tables (0, for ever, when one keeps for ever), or a batch resent
  * after its record was dropped would be stored twice. */

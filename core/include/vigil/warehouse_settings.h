@@ -12,8 +12,9 @@
 /* The tables partitioned by day (UTC), in this order: activities,
  * statistics_rollup_arrays, window_statistics_arrays (the tables behind
  * the views statistics_rollups and window_statistics, migration 13),
- * reasoner_states, ingested_batches (always the last). */
-enum { VIGIL_WAREHOUSE_DAY_TABLES = 5 };
+ * reasoner_states, statistics_level_blocks (the coarser levels, migration
+ * 14), ingested_batches (always the last). */
+enum { VIGIL_WAREHOUSE_DAY_TABLES = 6 };
 extern const char *const vigil_warehouse_day_tables[VIGIL_WAREHOUSE_DAY_TABLES];
 
 /* Retention in days per day table (same order); 0 keeps for ever. */
