@@ -64,6 +64,7 @@ void txd_store_free(struct txd_store *s)
     if (s == NULL)
         return;
     disconnect(s);
+    txd_store_levels_close(s);
     txd_ids_free(s->ids);
     txd_known_processes_free(s->known_processes);
     g_hash_table_destroy(s->below);

@@ -1,10 +1,12 @@
 /* vigil-txd — the coarser roll-up levels (migration 15): building them
- * between groups, and keeping them exact when batches come late.
+ * beside the groups, and keeping them exact when batches come late.
  *
- * Building is vigil_build_levels (SQL), run every [txd] levels_interval_s
- * on the store's connection, an hour of blocks at most a pass so that a
- * backlog does not hold the groups up long; several vigil-txd take turns
- * (the SQL's try-lock). Only blocks that ended 120 s ago or more are built.
+ * Building is vigil_build_levels (SQL), sent every [txd] levels_interval_s
+ * on a connection of its own and collected at a later turn: the groups
+ * never wait for a pass, however long it takes (it aggregates every value
+ * again: see docs/scaling.md). An hour of blocks at most a pass; several
+ * vigil-txd take turns (the SQL's try-lock). Only blocks that ended 120 s
+ * ago or more are built.
  *
  * A batch whose roll-ups started more than 60 s ago (a spool replayed after
  * an outage, a node catching up) marks the blocks they fall in, at every
@@ -18,42 +20,123 @@
  * build reads the roll-ups. The margins are reckoned on vigil-txd's clock
  * here and PostgreSQL's there: the two must agree to well within that
  * difference (NTP). */
+#include <string.h>
+
 #include "store_batch.h"
 #include "txd.h"
 
 /* A roll-up that started longer ago than this marks its blocks stale. */
 #define LATE_MARGIN_NS G_GINT64_CONSTANT(60000000000)
 
-#define LEVELS_INTERVAL_DEFAULT_S 30
+/* A pass may take long on a large warehouse: it holds no lock the groups
+ * wait for, so it is given minutes, not the groups' statement_timeout. */
+#define LEVELS_STATEMENT_TIMEOUT "10min"
 
 void txd_store_set_levels_interval(struct txd_store *s, guint seconds)
 {
     s->levels_interval_s = seconds;
 }
 
-void txd_store_levels_when_due(struct txd_store *s)
+void txd_store_levels_close(struct txd_store *s)
 {
-    int64_t now_ns = g_get_monotonic_time() * 1000;
-    if (!txd_store_connected(s) || now_ns < s->next_levels_ns)
+    if (s->levels_db == NULL)
         return;
-    guint interval_s = s->levels_interval_s > 0 ? s->levels_interval_s : LEVELS_INTERVAL_DEFAULT_S;
-    s->next_levels_ns = now_ns + (int64_t)interval_s * G_GINT64_CONSTANT(1000000000);
+    if (s->levels_sent) {
+        /* Not left running on the server after we are gone. */
+        PGcancel *cancel = PQgetCancel(s->levels_db);
+        char why[256];
+        if (cancel != NULL)
+            PQcancel(cancel, why, sizeof why);
+        PQfreeCancel(cancel);
+    }
+    PQfinish(s->levels_db);
+    s->levels_db = NULL;
+    s->levels_sent = FALSE;
+}
+
+static void levels_failed(struct txd_store *s, const char *what, const char *message)
+{
+    g_warning("building the roll-up levels: %s, tried again in %u s: %s", what,
+              s->levels_interval_s, message);
+    txd_store_levels_close(s);
+}
+
+static gboolean levels_connect(struct txd_store *s)
+{
+    if (s->levels_db != NULL && PQstatus(s->levels_db) == CONNECTION_OK)
+        return TRUE;
+    txd_store_levels_close(s);
+    GError *error = NULL;
+    s->levels_db = vigil_warehouse_connect_timeout(s->settings.conninfo,
+                                                   s->settings.connect_timeout_s, &error);
+    if (s->levels_db == NULL) {
+        g_warning("building the roll-up levels: cannot connect, tried again in %u s: %s",
+                  s->levels_interval_s, error->message);
+        g_error_free(error);
+        return FALSE;
+    }
+    PGresult *r =
+        PQexec(s->levels_db,
+               "SET TIME ZONE 'UTC'; SET statement_timeout = '" LEVELS_STATEMENT_TIMEOUT "'");
+    gboolean ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok)
+        levels_failed(s, "setting up its connection", PQerrorMessage(s->levels_db));
+    PQclear(r);
+    return ok;
+}
+
+/* The pass sent earlier, if its answer is all here. */
+static void levels_collect(struct txd_store *s, int64_t now_ns)
+{
+    if (!PQconsumeInput(s->levels_db)) {
+        levels_failed(s, "reading the answer", PQerrorMessage(s->levels_db));
+        return;
+    }
+    if (PQisBusy(s->levels_db))
+        return;
+    PGresult *result = PQgetResult(s->levels_db);
+    for (PGresult *more; (more = PQgetResult(s->levels_db)) != NULL;)
+        PQclear(more);
+    s->levels_sent = FALSE;
     gboolean busy = FALSE, caught_up = FALSE;
     guint64 rows = 0;
     GError *error = NULL;
-    if (!vigil_warehouse_build_levels(s->db, "1 hour", &busy, &caught_up, &rows, &error)) {
+    if (!vigil_warehouse_build_levels_answer(s->levels_db, result, &busy, &caught_up, &rows,
+                                             &error)) {
         /* The next pass tries again; batches are stored meanwhile. */
-        g_warning("building the roll-up levels failed, tried again in %u s: %s", interval_s,
-                  error->message);
+        levels_failed(s, "the pass failed", error->message);
         g_error_free(error);
         return;
     }
-    /* A backlog: the next pass comes at the next turn. */
+    /* A backlog: the next pass goes at the next turn. */
     if (!busy && !caught_up)
         s->next_levels_ns = now_ns;
     if (rows > 0)
         g_debug("built %" G_GUINT64_FORMAT " roll-up level blocks%s", rows,
                 caught_up ? "" : " (more to build)");
+}
+
+void txd_store_levels_when_due(struct txd_store *s)
+{
+    if (s->levels_interval_s == 0)
+        return;
+    int64_t now_ns = g_get_monotonic_time() * 1000;
+    if (s->levels_sent) {
+        levels_collect(s, now_ns);
+        return;
+    }
+    if (!txd_store_connected(s) || now_ns < s->next_levels_ns)
+        return;
+    s->next_levels_ns = now_ns + (int64_t)s->levels_interval_s * G_GINT64_CONSTANT(1000000000);
+    if (!levels_connect(s))
+        return;
+    const char *values[] = {"1 hour"};
+    if (!PQsendQueryParams(s->levels_db, vigil_warehouse_build_levels_sql, 1, NULL, values, NULL,
+                           NULL, 0)) {
+        levels_failed(s, "sending the pass", PQerrorMessage(s->levels_db));
+        return;
+    }
+    s->levels_sent = TRUE;
 }
 
 struct txd_levels_late {

@@ -209,10 +209,13 @@ enum txd_store_result txd_store_batch(struct txd_store *s, const struct vigil_wi
 void txd_store_maintain_when_due(struct txd_store *s);
 /* ---- store_levels.c: the coarser roll-up levels ---------------------------------- */
 
-/* Building them, every `seconds` ([txd] levels_interval_s) when connected,
- * a bounded pass each time; a failure is logged and tried again. */
+/* Building them, every `seconds` ([txd] levels_interval_s; 0: never) when
+ * connected, a bounded pass each time, sent on a connection of their own
+ * and collected at a later call; a failure is logged and tried again.
+ * Close cancels a pass on its way. */
 void txd_store_set_levels_interval(struct txd_store *s, guint seconds);
 void txd_store_levels_when_due(struct txd_store *s);
+void txd_store_levels_close(struct txd_store *s);
 /* A group's roll-ups that came late: add each batch written, then store
  * (which frees it) in the group's transaction, before its COMMIT: the
  * blocks they fall in are built again. No statement when none is late. */

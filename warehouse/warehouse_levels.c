@@ -7,18 +7,17 @@
 #include "vigil/warehouse.h"
 #include "warehouse_query.h"
 
-gboolean vigil_warehouse_build_levels(PGconn *db, const char *span, gboolean *busy,
-                                      gboolean *caught_up, guint64 *rows, GError **error)
+const char vigil_warehouse_build_levels_sql[] =
+    "SELECT rows_written, caught_up FROM vigil_build_levels($1::interval)";
+
+gboolean vigil_warehouse_build_levels_answer(PGconn *db, PGresult *result, gboolean *busy,
+                                             gboolean *caught_up, guint64 *rows, GError **error)
 {
-    const char *values[] = {span};
-    PGresult *result =
-        PQexecParams(db, "SELECT rows_written, caught_up FROM vigil_build_levels($1::interval)", 1,
-                     NULL, values, NULL, NULL, 0);
     if (PQresultStatus(result) != PGRES_TUPLES_OK) {
         const char *state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
-        char *text = vigil_warehouse_one_line(PQresultErrorMessage(result)[0] != '\0'
-                                                  ? PQresultErrorMessage(result)
-                                                  : PQerrorMessage(db));
+        char *text = vigil_warehouse_one_line(
+            result != NULL && PQresultErrorMessage(result)[0] != '\0' ? PQresultErrorMessage(result)
+                                                                      : PQerrorMessage(db));
         g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
                     "building the roll-up levels (%s): %s", state != NULL ? state : "no SQLSTATE",
                     text);
@@ -36,4 +35,13 @@ gboolean vigil_warehouse_build_levels(PGconn *db, const char *span, gboolean *bu
     }
     PQclear(result);
     return TRUE;
+}
+
+gboolean vigil_warehouse_build_levels(PGconn *db, const char *span, gboolean *busy,
+                                      gboolean *caught_up, guint64 *rows, GError **error)
+{
+    const char *values[] = {span};
+    PGresult *result =
+        PQexecParams(db, vigil_warehouse_build_levels_sql, 1, NULL, values, NULL, NULL, 0);
+    return vigil_warehouse_build_levels_answer(db, result, busy, caught_up, rows, error);
 }

@@ -75,6 +75,12 @@ gboolean vigil_warehouse_maintain(PGconn *db, guint ahead_days, guint *created, 
  * *caught_up: nothing more is ready to build; *rows: the blocks written. */
 gboolean vigil_warehouse_build_levels(PGconn *db, const char *span, gboolean *busy,
                                       gboolean *caught_up, guint64 *rows, GError **error);
+/* The same pass for a caller that does not wait for it (vigil-txd, on a
+ * connection of its own): the statement to send, $1 the span, and its
+ * answer read (`result` is cleared). */
+extern const char vigil_warehouse_build_levels_sql[];
+gboolean vigil_warehouse_build_levels_answer(PGconn *db, PGresult *result, gboolean *busy,
+                                             gboolean *caught_up, guint64 *rows, GError **error);
 
 /* What ingested_batches really keeps: never less than the longest of the
  * data tables (0, for ever, when one keeps for ever), or a batch resent
