@@ -44,9 +44,10 @@ void txd_store_levels_close(struct txd_store *s)
     if (s->levels_sent) {
         /* Not left running on the server after we are gone. */
         PGcancel *cancel = PQgetCancel(s->levels_db);
-        char why[256];
-        if (cancel != NULL)
+        if (cancel != NULL) {
+            char why[256];
             PQcancel(cancel, why, sizeof why);
+        }
         PQfreeCancel(cancel);
     }
     PQfinish(s->levels_db);
