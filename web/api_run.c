@@ -24,7 +24,7 @@ static gboolean add_run_rows(struct web_request *req, const char *run_id, const 
 /* The run's job report when it has one (rank 0's, for MPI), else its
  * first process's: the one `vigil report RUN` prints. */
 static gboolean add_report(struct web_request *req, const char *run_id, const char *uid,
-                           JsonObject *out, GError **error)
+                           const struct web_run_energy *energy, JsonObject *out, GError **error)
 {
     const char *params[] = {run_id, uid};
     PGresult *r = web_db_query(req,
@@ -52,12 +52,7 @@ static gboolean add_report(struct web_request *req, const char *run_id, const ch
     GError *parse_error = NULL;
     JsonNode *node = NULL;
     if (vigil_cli_report_parse(PQgetvalue(r, 0, 0), -1, &report, &parse_error)) {
-        if (!web_api_run_fill_job_energy(req, run_id, &report.r, error)) {
-            vigil_cli_report_clear(&report);
-            g_free(whose);
-            PQclear(r);
-            return FALSE;
-        }
+        web_api_run_fill_job_energy(energy, &report.r);
         /* As `vigil report RUN` adds it: the run's forwarded activities
          * vigild's uplink dropped, which the report at exit cannot know. */
         report.r.uplink_lost_known = true;
@@ -307,10 +302,14 @@ gboolean web_api_run(struct web_request *req, GError **error)
     const char *uid = web_viewer_uid_param(req, uid_buf);
     JsonObject *out = json_object_new();
     json_object_set_object_member(out, "run", json_object_ref(run));
-    gboolean ok =
-        add_report(req, id, uid, out, error) && add_report_card(req, id, uid, run, out, error) &&
-        add_ranks(req, id, uid, out, error) && add_nodes(req, id, uid, out, error) &&
-        add_neighbours(req, id, out, error) && web_api_run_add_job_energy(req, id, out, error);
+    struct web_run_energy energy;
+    gboolean ok = web_api_run_read_energy(req, id, &energy, error);
+    ok = ok && add_report(req, id, uid, &energy, out, error) &&
+         add_report_card(req, id, uid, run, out, error) && add_ranks(req, id, uid, out, error) &&
+         add_nodes(req, id, uid, out, error) && add_neighbours(req, id, out, error);
+    if (ok)
+        web_api_run_add_job_energy(&energy, out);
+    web_api_run_energy_clear(&energy);
     if (ok) {
         /* The job's per-rank figures and busiest files, as the report has them. */
         JsonNode *report = json_object_get_member(out, "report");
