@@ -89,18 +89,15 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         "SELECT p.rank, p.process_id, p.pid, p.node_id, n.hostname, p.program,"
         "       p.start_time, p.end_time,"
         "       extract(epoch FROM p.end_time - p.start_time)::float8 AS runtime_s,"
-        "       p.exit_status, coalesce(s.report ? 'ranks', false) AS job_report,"
+        "       p.exit_status, coalesce(j.joint, false) AS job_report,"
         "       s.process_id IS NOT NULL AS report_sent,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->'activities'->>'observed')::bigint END AS calls,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'io_bytes_read')::bigint END AS bytes_read,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'io_bytes_written')::bigint END AS bytes_written,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'cpu_seconds')::float8 END AS cpu_s,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'energy_joule')::float8 END AS energy_j,"
+        "       CASE WHEN NOT j.joint THEN (j.report->'activities'->>'observed')::bigint END"
+        "         AS calls,"
+        "       CASE WHEN NOT j.joint THEN (j.report->>'io_bytes_read')::bigint END AS bytes_read,"
+        "       CASE WHEN NOT j.joint THEN (j.report->>'io_bytes_written')::bigint END"
+        "         AS bytes_written,"
+        "       CASE WHEN NOT j.joint THEN (j.report->>'cpu_seconds')::float8 END AS cpu_s,"
+        "       CASE WHEN NOT j.joint THEN (j.report->>'energy_joule')::float8 END AS energy_j,"
         "       p.uplink_dropped_activities, p.end_time_earliest,"
         /* Ended while no vigild watched: what vigild had counted of it. */
         "       CASE WHEN u.process_id IS NOT NULL THEN json_build_object("
@@ -111,6 +108,13 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         "         AS unwatched_end"
         "  FROM processes p JOIN nodes n USING (node_id)"
         "  LEFT JOIN run_summaries s USING (process_id)"
+        /* Each report decompressed once, not at each of the seven reads
+         * above: a copy (without the joint report's per-rank energies,
+         * which are not read) made once per row, as OFFSET 0 keeps the
+         * subquery from being folded into each read. */
+        "  LEFT JOIN LATERAL (SELECT r ? 'ranks' AS joint, r AS report"
+        "                       FROM (SELECT s.report - 'energy_by_rank' AS r OFFSET 0) c) j"
+        "    ON true"
         "  LEFT JOIN process_unwatched_ends u USING (process_id)" RUN_PROCESSES_OF_VIEWER
         " ORDER BY p.rank NULLS LAST, p.start_time, p.process_id",
         error);
