@@ -55,15 +55,21 @@ extern const char web_api_run_base_sql[];
  * would show theirs too. */
 gboolean web_api_run_mixed(struct web_request *req, const char *run_id, gboolean *mixed,
                            GError **error);
-/* The run's energy across its nodes as "job_energy" of `out` (null when it
- * has none): api_run_energy.c. */
-gboolean web_api_run_add_job_energy(struct web_request *req, const char *run_id, JsonObject *out,
-                                    GError **error);
+/* The run's energy across its nodes, read once (api_run_energy.c): both
+ * NULL when the run has no figure or is mixed. */
+struct web_run_energy {
+    PGresult *totals; /* run_energy's row */
+    PGresult *nodes;  /* run_energy_nodes' rows, by hostname */
+};
+gboolean web_api_run_read_energy(struct web_request *req, const char *run_id,
+                                 struct web_run_energy *out, GError **error);
+void web_api_run_energy_clear(struct web_run_energy *energy);
 /* As `vigil report RUN` does: the run's energy across its nodes into its
  * stored report when that has none (struct vigil_report, vigil/report.h). */
 struct vigil_report;
-gboolean web_api_run_fill_job_energy(struct web_request *req, const char *run_id,
-                                     struct vigil_report *report, GError **error);
+void web_api_run_fill_job_energy(const struct web_run_energy *energy, struct vigil_report *report);
+/* As "job_energy" of `out`, null when the run has none. */
+void web_api_run_add_job_energy(const struct web_run_energy *energy, JsonObject *out);
 char *web_api_run_sql(const char *inner, const char *outer_order);
 JsonArray *web_api_runs_from_result(const PGresult *r, int rows);
 

@@ -24,7 +24,7 @@ static gboolean add_run_rows(struct web_request *req, const char *run_id, const 
 /* The run's job report when it has one (rank 0's, for MPI), else its
  * first process's: the one `vigil report RUN` prints. */
 static gboolean add_report(struct web_request *req, const char *run_id, const char *uid,
-                           JsonObject *out, GError **error)
+                           const struct web_run_energy *energy, JsonObject *out, GError **error)
 {
     const char *params[] = {run_id, uid};
     PGresult *r = web_db_query(req,
@@ -52,12 +52,7 @@ static gboolean add_report(struct web_request *req, const char *run_id, const ch
     GError *parse_error = NULL;
     JsonNode *node = NULL;
     if (vigil_cli_report_parse(PQgetvalue(r, 0, 0), -1, &report, &parse_error)) {
-        if (!web_api_run_fill_job_energy(req, run_id, &report.r, error)) {
-            vigil_cli_report_clear(&report);
-            g_free(whose);
-            PQclear(r);
-            return FALSE;
-        }
+        web_api_run_fill_job_energy(energy, &report.r);
         /* As `vigil report RUN` adds it: the run's forwarded activities
          * vigild's uplink dropped, which the report at exit cannot know. */
         report.r.uplink_lost_known = true;
@@ -94,18 +89,15 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         "SELECT p.rank, p.process_id, p.pid, p.node_id, n.hostname, p.program,"
         "       p.start_time, p.end_time,"
         "       extract(epoch FROM p.end_time - p.start_time)::float8 AS runtime_s,"
-        "       p.exit_status, coalesce(s.report ? 'ranks', false) AS job_report,"
+        "       p.exit_status, coalesce(j.joint, false) AS job_report,"
         "       s.process_id IS NOT NULL AS report_sent,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->'activities'->>'observed')::bigint END AS calls,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'io_bytes_read')::bigint END AS bytes_read,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'io_bytes_written')::bigint END AS bytes_written,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'cpu_seconds')::float8 END AS cpu_s,"
-        "       CASE WHEN NOT s.report ? 'ranks'"
-        "            THEN (s.report->>'energy_joule')::float8 END AS energy_j,"
+        "       CASE WHEN NOT j.joint THEN (j.report->'activities'->>'observed')::bigint END"
+        "         AS calls,"
+        "       CASE WHEN NOT j.joint THEN (j.report->>'io_bytes_read')::bigint END AS bytes_read,"
+        "       CASE WHEN NOT j.joint THEN (j.report->>'io_bytes_written')::bigint END"
+        "         AS bytes_written,"
+        "       CASE WHEN NOT j.joint THEN (j.report->>'cpu_seconds')::float8 END AS cpu_s,"
+        "       CASE WHEN NOT j.joint THEN (j.report->>'energy_joule')::float8 END AS energy_j,"
         "       p.uplink_dropped_activities, p.end_time_earliest,"
         /* Ended while no vigild watched: what vigild had counted of it. */
         "       CASE WHEN u.process_id IS NOT NULL THEN json_build_object("
@@ -116,6 +108,13 @@ static gboolean add_ranks(struct web_request *req, const char *run_id, const cha
         "         AS unwatched_end"
         "  FROM processes p JOIN nodes n USING (node_id)"
         "  LEFT JOIN run_summaries s USING (process_id)"
+        /* Each report decompressed once, not at each of the seven reads
+         * above: a copy (without the joint report's per-rank energies,
+         * which are not read) made once per row, as OFFSET 0 keeps the
+         * subquery from being folded into each read. */
+        "  LEFT JOIN LATERAL (SELECT r ? 'ranks' AS joint, r AS report"
+        "                       FROM (SELECT s.report - 'energy_by_rank' AS r OFFSET 0) c) j"
+        "    ON true"
         "  LEFT JOIN process_unwatched_ends u USING (process_id)" RUN_PROCESSES_OF_VIEWER
         " ORDER BY p.rank NULLS LAST, p.start_time, p.process_id",
         error);
@@ -307,10 +306,14 @@ gboolean web_api_run(struct web_request *req, GError **error)
     const char *uid = web_viewer_uid_param(req, uid_buf);
     JsonObject *out = json_object_new();
     json_object_set_object_member(out, "run", json_object_ref(run));
-    gboolean ok =
-        add_report(req, id, uid, out, error) && add_report_card(req, id, uid, run, out, error) &&
-        add_ranks(req, id, uid, out, error) && add_nodes(req, id, uid, out, error) &&
-        add_neighbours(req, id, out, error) && web_api_run_add_job_energy(req, id, out, error);
+    struct web_run_energy energy;
+    gboolean ok = web_api_run_read_energy(req, id, &energy, error);
+    ok = ok && add_report(req, id, uid, &energy, out, error) &&
+         add_report_card(req, id, uid, run, out, error) && add_ranks(req, id, uid, out, error) &&
+         add_nodes(req, id, uid, out, error) && add_neighbours(req, id, out, error);
+    if (ok)
+        web_api_run_add_job_energy(&energy, out);
+    web_api_run_energy_clear(&energy);
     if (ok) {
         /* The job's per-rank figures and busiest files, as the report has them. */
         JsonNode *report = json_object_get_member(out, "report");

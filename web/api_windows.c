@@ -430,20 +430,31 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
     }
     PQclear(r);
     PQclear(rows);
-    JsonArray *t = json_array_sized_new(nb), *calls_out = json_array_sized_new((guint)n_rows),
-              *bytes_out = json_array_sized_new((guint)n_rows);
+    JsonArray *t = json_array_sized_new(nb);
     double bin_s = (double)(to_us - from_us) / 1e6 / nb;
     for (guint k = 0; k < nb; k++)
         json_array_add_double_element(t, (double)from_us / 1e6 + bin_s * k);
-    for (int i = 0; i < n_rows; i++) {
-        JsonArray *c = json_array_sized_new(nb), *b = json_array_sized_new(nb);
+    /* Only the cells with activities, row by row and bin by bin: a long
+     * run's map is mostly cells no captured window covers, and dense it
+     * was 1,000 ranks x 200 bins x 2 zeros (863 KB) for a few thousand
+     * numbers. */
+    JsonArray *cell_row = json_array_new(), *cell_bin = json_array_new(),
+              *cell_calls = json_array_new(), *cell_bytes = json_array_new();
+    for (int i = 0; i < n_rows; i++)
         for (guint k = 0; k < nb; k++) {
-            json_array_add_int_element(c, calls[(gsize)i * nb + k]);
-            json_array_add_int_element(b, bytes[(gsize)i * nb + k]);
+            gsize at = (gsize)i * nb + k;
+            if (calls[at] == 0 && bytes[at] == 0)
+                continue;
+            json_array_add_int_element(cell_row, i);
+            json_array_add_int_element(cell_bin, k);
+            json_array_add_int_element(cell_calls, calls[at]);
+            json_array_add_int_element(cell_bytes, bytes[at]);
         }
-        json_array_add_array_element(calls_out, c);
-        json_array_add_array_element(bytes_out, b);
-    }
+    JsonObject *cells = json_object_new();
+    json_object_set_array_member(cells, "row", cell_row);
+    json_object_set_array_member(cells, "bin", cell_bin);
+    json_object_set_array_member(cells, "calls", cell_calls);
+    json_object_set_array_member(cells, "bytes", cell_bytes);
     g_free(calls);
     g_free(bytes);
     g_hash_table_unref(row_of);
@@ -451,8 +462,7 @@ gboolean web_api_run_heatmap(struct web_request *req, GError **error)
     json_object_set_array_member(out, "t", t);
     json_object_set_double_member(out, "bin_s", bin_s);
     json_object_set_array_member(out, "rows", row_info);
-    json_object_set_array_member(out, "calls", calls_out);
-    json_object_set_array_member(out, "bytes", bytes_out);
+    json_object_set_object_member(out, "cells", cells);
     web_answer_object(req, out);
     return TRUE;
 }

@@ -14,6 +14,10 @@
 //
 //   node browser.mjs NAME=URL [NAME=URL…]   (env LOADS, default 5; CHROMIUM)
 //
+// With env REQUESTS=1 each line has "requests" too: the page's requests to
+// /api/, each [path, sent_ms, answered_ms] from the same origin, in the
+// order sent: which of them the page waits for last.
+//
 // The pages are loaded in turn (a, b, a, b…) so that both see the same
 // machine; each load in a fresh browser context (no cache).
 
@@ -73,7 +77,17 @@ async function measure({ name, url }) {
   const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
   const page = await context.newPage();
   const errors = [];
+  const requests = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  if (process.env.REQUESTS === '1') {
+    page.on('requestfinished', (r) => {
+      const u = new URL(r.url());
+      const t = r.timing();
+      if (u.pathname.startsWith('/api/')) {
+        requests.push([u.pathname + u.search, t.startTime, t.startTime + t.responseEnd]);
+      }
+    });
+  }
   page.on('response', (r) => {
     if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`);
   });
@@ -82,6 +96,7 @@ async function measure({ name, url }) {
     await page.goto(url, { waitUntil: 'commit', timeout: timeoutMs });
     await page.waitForFunction(() => window.__benchDone, null, { timeout: timeoutMs });
     const done = await page.evaluate(() => window.__benchDone);
+    const navigationStart = await page.evaluate(() => performance.timeOrigin);
     const paints = await page.evaluate(() => Object.fromEntries(
       performance.getEntriesByType('paint').map((e) => [e.name, e.startTime])));
     const plots = await page.evaluate(() => (window.vigilPlots ? Object.keys(window.vigilPlots).length
@@ -95,6 +110,8 @@ async function measure({ name, url }) {
       drawn_ms: done.drawn,
       plots,
       errors,
+      ...(process.env.REQUESTS === '1' ? { requests: requests.sort((a, b) => a[1] - b[1]).map(([path, start, end]) =>
+        [path, Math.round(start - navigationStart), Math.round(end - navigationStart)]) } : {}),
     };
   } catch (e) {
     return { page: name, errors: [...errors, String(e.message || e)] };

@@ -1260,6 +1260,37 @@ static void test_window_activities_pages(void **state)
     test_http_clear(&a);
 }
 
+/* The heat map's cells (only those with activities) as a dense matrix,
+ * `rows` x `bins`, of `what` ("calls" or "bytes"); g_free it. Checks that
+ * every cell is in the matrix, comes once, in row then bin order, and is
+ * not all zeros (those the answer leaves out). */
+static gint64 *heatmap_matrix(JsonNode *root, const char *where, const char *what, guint rows,
+                              guint bins)
+{
+    JsonArray *row = test_web_array(root, where, "cells.row");
+    JsonArray *bin = test_web_array(root, where, "cells.bin");
+    JsonArray *calls = test_web_array(root, where, "cells.calls");
+    JsonArray *bytes = test_web_array(root, where, "cells.bytes");
+    guint n = json_array_get_length(row);
+    assert_int_equal(json_array_get_length(bin), n);
+    assert_int_equal(json_array_get_length(calls), n);
+    assert_int_equal(json_array_get_length(bytes), n);
+    gint64 *matrix = g_new0(gint64, (gsize)rows * bins);
+    gint64 last = -1;
+    for (guint i = 0; i < n; i++) {
+        gint64 r = json_array_get_int_element(row, i), b = json_array_get_int_element(bin, i);
+        if (r < 0 || r >= rows || b < 0 || b >= bins || r * bins + b <= last)
+            fail_msg("%s: cell %u (row %" G_GINT64_FORMAT ", bin %" G_GINT64_FORMAT
+                     ") is outside the %u x %u map or out of order",
+                     where, i, r, b, rows, bins);
+        last = r * bins + b;
+        if (json_array_get_int_element(calls, i) == 0 && json_array_get_int_element(bytes, i) == 0)
+            fail_msg("%s: cell %u is all zeros: the answer leaves those out", where, i);
+        matrix[last] = json_array_get_int_element(strcmp(what, "calls") == 0 ? calls : bytes, i);
+    }
+    return matrix;
+}
+
 static void test_run_heatmap(void **state)
 {
     (void)state;
@@ -1270,22 +1301,16 @@ static void test_run_heatmap(void **state)
     assert_int_equal(json_array_get_length(rows), 4);
     assert_int_equal(json_array_get_length(test_web_array(root, where, "t")), 20);
     assert_true(test_json_number(root, where, "bin_s") > 0);
-    JsonArray *calls = test_web_array(root, where, "calls");
-    JsonArray *bytes = test_web_array(root, where, "bytes");
-    assert_int_equal(json_array_get_length(calls), 4);
-    assert_int_equal(json_array_get_length(bytes), 4);
+    gint64 *calls = heatmap_matrix(root, where, "calls", 4, 20);
+    gint64 *bytes = heatmap_matrix(root, where, "bytes", 4, 20);
     gint64 all_calls = 0;
     double all_bytes = 0;
     for (guint r = 0; r < 4; r++) {
         JsonObject *row = json_array_get_object_element(rows, r);
-        JsonArray *c = json_array_get_array_element(calls, r);
-        JsonArray *b = json_array_get_array_element(bytes, r);
-        assert_int_equal(json_array_get_length(c), 20);
-        assert_int_equal(json_array_get_length(b), 20);
         gint64 row_calls = 0;
         for (guint i = 0; i < 20; i++) {
-            row_calls += json_array_get_int_element(c, i);
-            all_bytes += json_array_get_double_element(b, i);
+            row_calls += calls[r * 20 + i];
+            all_bytes += (double)bytes[r * 20 + i];
         }
         guint64 want =
             sql_count("SELECT count(*) FROM activities WHERE process_id = %" G_GINT64_FORMAT,
@@ -1303,6 +1328,8 @@ static void test_run_heatmap(void **state)
     double want_bytes = sql_number("SELECT sum(bytes) FROM activities WHERE process_id IN"
                                    " (SELECT process_id FROM processes WHERE run_id = 1)");
     assert_close(all_bytes, want_bytes, "heatmap: bytes over every bin and rank");
+    g_free(calls);
+    g_free(bytes);
     test_http_clear(&a);
     /* A run outside MPI: one row, its process, rank null. */
     root = test_web_get_json(&web, "/api/v1/runs/3/heatmap?bins=4", NULL, 200, &a);
@@ -1337,22 +1364,24 @@ static void test_run_heatmap_equals_counting_activities(void **state)
         struct test_http a;
         JsonNode *root = test_web_get_json(&web, where, NULL, 200, &a);
         JsonArray *rows = test_web_array(root, where, "rows");
-        JsonArray *calls = test_web_array(root, where, "calls");
-        JsonArray *bytes = test_web_array(root, where, "bytes");
+        guint n_rows = json_array_get_length(rows);
+        guint bins = (guint)g_ascii_strtoull(cases[i].bins, NULL, 10);
+        gint64 *calls = heatmap_matrix(root, where, "calls", n_rows, bins);
+        gint64 *bytes = heatmap_matrix(root, where, "bytes", n_rows, bins);
         /* Run 1's rows are ranks 0..3, processes 1..4: in process order. */
         GString *got = g_string_new(NULL);
-        for (guint r = 0; r < json_array_get_length(rows); r++) {
+        for (guint r = 0; r < n_rows; r++) {
             gint64 process =
                 json_object_get_int_member(json_array_get_object_element(rows, r), "process_id");
-            JsonArray *c = json_array_get_array_element(calls, r);
-            JsonArray *b = json_array_get_array_element(bytes, r);
-            for (guint k = 0; k < json_array_get_length(c); k++)
-                if (json_array_get_int_element(c, k) != 0)
+            for (guint k = 0; k < bins; k++)
+                if (calls[r * bins + k] != 0)
                     g_string_append_printf(
                         got, "%s%" G_GINT64_FORMAT ":%u:%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT,
-                        got->len > 0 ? " " : "", process, k, json_array_get_int_element(c, k),
-                        json_array_get_int_element(b, k));
+                        got->len > 0 ? " " : "", process, k, calls[r * bins + k],
+                        bytes[r * bins + k]);
         }
+        g_free(calls);
+        g_free(bytes);
         char *want =
             sql("WITH k AS (SELECT (extract(epoch FROM timestamptz '%s') * 1e6)::bigint AS f,"
                 " (extract(epoch FROM timestamptz '%s') * 1e6)::bigint AS t, %s::int AS n)"

@@ -168,20 +168,35 @@ function ranksTable(ranks) {
   ], ranks, { id: 'ranks' });
 }
 
+// The answer's cells (only those with activities) as one array per row,
+// one value per bin, zero where no activity was stored.
+function heatmapMatrix(answer, what) {
+  const matrix = answer.rows.map(() => new Array(answer.t.length).fill(0));
+  const { row, bin } = answer.cells;
+  const values = answer.cells[what];
+  for (let i = 0; i < row.length; i++) matrix[row[i]][bin[i]] = values[i];
+  return matrix;
+}
+
 // The rank × time heat map of the stored activities; follows the zoom.
 let heatmapWhat = 'calls';
 let heatmapRange = null;
 let heatmapGeneration = 0;
-async function drawHeatmap() {
+function heatmapRequest() {
+  return apiGet(`runs/${runId}/heatmap`, {
+    bins: 200,
+    from: heatmapRange ? new Date(heatmapRange.min * 1000).toISOString() : params.get('from'),
+    to: heatmapRange ? new Date(heatmapRange.max * 1000).toISOString() : params.get('to'),
+  });
+}
+// `request`: the heat map's answer on its way (the page asks for it
+// before the run's own answer is there).
+async function drawHeatmap(request = heatmapRequest()) {
   const box = document.getElementById('heatmap-box');
   if (!box) return;
   const generation = ++heatmapGeneration; // a later request's answer wins
   try {
-    const answer = await apiGet(`runs/${runId}/heatmap`, {
-      bins: 200,
-      from: heatmapRange ? new Date(heatmapRange.min * 1000).toISOString() : params.get('from'),
-      to: heatmapRange ? new Date(heatmapRange.max * 1000).toISOString() : params.get('to'),
-    });
+    const answer = await request;
     if (generation !== heatmapGeneration) return;
     const labels = answer.rows.map((r) => (r.rank !== null && r.rank !== undefined ? `rank ${r.rank}` : `pid ${r.pid}`));
     heatmap(box, {
@@ -189,7 +204,7 @@ async function drawHeatmap() {
       title: `Stored activities per rank and ${format.number(answer.bin_s)} s bin: ${heatmapWhat}`,
       t: answer.t,
       rowLabels: labels,
-      matrix: answer[heatmapWhat],
+      matrix: heatmapMatrix(answer, heatmapWhat),
       valueText: heatmapWhat === 'bytes' ? format.bytes : format.count,
       answer,
     });
@@ -221,8 +236,8 @@ function plotNote(answer) {
 
 // One metric's box: the plot, and beside it a time × node heat map when
 // the answer is banded (too many nodes for one line each).
-async function drawMetric(box, { metric, title }) {
-  const answer = await apiGet(`runs/${runId}/series`, { metric });
+async function drawMetric(box, { metric, title }, request) {
+  const answer = await request;
   const plotBox = el('div', { id: `plot-${metric}` });
   box.replaceChildren(plotBox);
   const note = plotNote(answer);
@@ -421,10 +436,14 @@ async function loadActivities(w, after, stack) {
 }
 
 // The run's anomalies (its processes' and its nodes' while it ran), a page
-// at a time; `stack` holds the cursors of the pages before ('' the first).
-async function loadAnomalies(after, stack) {
+// at a time; `stack` holds the cursors of the pages before ('' the first);
+// `request`, the first page's answer on its way (null once shown failed).
+function anomaliesRequest(after) {
+  return apiGetOrShow('anomalies', { run: runId, limit: 20, after }, `run ${runId}`);
+}
+async function loadAnomalies(after, stack, request = anomaliesRequest(after)) {
   const box = document.getElementById('anomalies-box');
-  const answer = await apiGetOrShow('anomalies', { run: runId, limit: 20, after }, `run ${runId}`);
+  const answer = await request;
   if (answer === null) return;
   if (answer.anomalies.length === 0 && stack.length === 0) {
     box.replaceChildren(el('p', { class: 'note' }, 'None.'));
@@ -452,7 +471,21 @@ async function load() {
     showError(new Error('give a run number: /run.html?run=ID'));
     return;
   }
-  const answer = await apiGetOrShow(`runs/${runId}`, {}, `run ${runId}`);
+  // Every request the page needs, at once: each part is drawn when both
+  // its answer and the run's are there. A browser sends six at a time to
+  // one server, so the quick ones go first and the series last. A request
+  // left waiting when the run cannot be shown is not an error of its own.
+  const early = (request) => {
+    request.catch(() => {});
+    return request;
+  };
+  const runAnswer = apiGetOrShow(`runs/${runId}`, {}, `run ${runId}`);
+  const marks = early(Promise.all([apiGet(`runs/${runId}/windows`),
+    apiGet('anomalies', { run: runId, limit: 200 })]));
+  const heatmapAnswer = early(heatmapRequest());
+  const anomaliesPage = early(apiGet('anomalies', { run: runId, limit: 20 }));
+  const series = TIMELINES.map((m) => early(apiGet(`runs/${runId}/series`, { metric: m.metric })));
+  const answer = await runAnswer;
   if (answer === null) return;
   const { run } = answer;
   for (const n of answer.nodes) hostnames.set(n.node_id, n.hostname);
@@ -503,8 +536,7 @@ async function load() {
   // Windows and anomalies first: the plots mark them as soon as they draw
   // (the first 200 anomalies: a tick each; the table below pages them all).
   try {
-    const [windows, anomalies] = await Promise.all([apiGet(`runs/${runId}/windows`),
-      apiGet('anomalies', { run: runId, limit: 200 })]);
+    const [windows, anomalies] = await marks;
     windowState.windows = windows.windows;
     windowState.marks = anomalies.anomalies.map((a) => format.epochSeconds(a.time));
   } catch (e) {
@@ -512,10 +544,13 @@ async function load() {
   }
   document.getElementById('windows-box').replaceChildren(windowsList());
 
-  const drawn = TIMELINES.map((m) => drawMetric(document.getElementById(`metric-${m.metric}`), m)
+  const drawn = TIMELINES.map((m, i) => drawMetric(document.getElementById(`metric-${m.metric}`), m, series[i])
     .catch((e) => showError(e, `run ${runId}`)));
-  if (run.ranks) drawn.push(drawHeatmap());
-  drawn.push(loadAnomalies(null, []));
+  if (run.ranks) drawn.push(drawHeatmap(heatmapAnswer));
+  drawn.push(loadAnomalies(null, [], anomaliesPage.catch((e) => {
+    showError(e, `run ${runId}`);
+    return null;
+  })));
   drawn.push(files.loaded);
   await Promise.all(drawn);
   group.apply(); // the URL's from/to, now that every plot is there
