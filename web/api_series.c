@@ -614,11 +614,12 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     /* One line per node and label, every bucket NAN until a row fills it. */
     guint n = (guint)points;
     GPtrArray *lines = g_ptr_array_new_with_free_func(line_free);
-    GHashTable *hostnames = g_hash_table_new(g_int64_hash, g_int64_equal);
+    /* Node id → its place in `nodes`: its lines are n_parts from there on. */
+    GHashTable *node_index = g_hash_table_new(g_int64_hash, g_int64_equal);
     gint64 *node_keys = g_new(gint64, PQntuples(nodes));
     for (int i = 0; i < PQntuples(nodes); i++) {
         node_keys[i] = g_ascii_strtoll(PQgetvalue(nodes, i, 0), NULL, 10);
-        g_hash_table_insert(hostnames, &node_keys[i], PQgetvalue(nodes, i, 1));
+        g_hash_table_insert(node_index, &node_keys[i], GINT_TO_POINTER(i + 1));
         for (guint p = 0; p < n_parts; p++) {
             struct line *l = g_new0(struct line, 1);
             l->node_id = node_keys[i];
@@ -636,12 +637,13 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         gint64 node = g_ascii_strtoll(PQgetvalue(r, row, 0), NULL, 10);
         const char *label = PQgetvalue(r, row, 1);
         gint64 bucket = g_ascii_strtoll(PQgetvalue(r, row, 2), NULL, 10);
-        if (bucket < 0 || bucket >= (gint64)n)
+        int place = GPOINTER_TO_INT(g_hash_table_lookup(node_index, &node)) - 1;
+        if (bucket < 0 || bucket >= (gint64)n || place < 0)
             continue;
-        for (guint i = 0; i < lines->len; i++) {
-            struct line *l = g_ptr_array_index(lines, i);
-            if (l->node_id != node || strcmp(sm->parts[l->part].label, label) != 0)
+        for (guint p = 0; p < n_parts; p++) {
+            if (strcmp(sm->parts[p].label, label) != 0)
                 continue;
+            struct line *l = g_ptr_array_index(lines, (guint)place * n_parts + p);
             l->lo[bucket] =
                 PQgetisnull(r, row, 3) ? NAN : g_ascii_strtod(PQgetvalue(r, row, 3), NULL);
             l->mid[bucket] =
@@ -729,7 +731,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         json_array_unref(band);
     g_free(t);
     g_ptr_array_unref(lines);
-    g_hash_table_unref(hostnames);
+    g_hash_table_unref(node_index);
     g_free(node_keys);
     PQclear(nodes);
     return ok;
