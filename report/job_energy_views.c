@@ -23,7 +23,7 @@
     "         ORDER BY energy_j DESC, hostname LIMIT 1)"                                           \
     "  FROM " TOTALS " e WHERE e." KEY " = $1" CAST
 
-const char vigil_cli_run_energy_sql[] =
+static const char run_energy_sql[] =
     ENERGY_SQL("run_energy", "run_energy_nodes", "run_id", "::bigint");
 const char vigil_cli_job_energy_sql[] =
     ENERGY_SQL("job_energy", "job_energy_nodes", "scheduler_job_id", "");
@@ -71,7 +71,7 @@ gboolean vigil_cli_run_energy(PGconn *db, const char *run_id, struct vigil_repor
                               GError **error)
 {
     gboolean found;
-    return read_energy(db, vigil_cli_run_energy_sql, run_id, out, &found, error);
+    return read_energy(db, run_energy_sql, run_id, out, &found, error);
 }
 
 gboolean vigil_cli_job_id_valid(const char *job)

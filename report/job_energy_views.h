@@ -8,11 +8,10 @@
 
 #include "vigil/report.h"
 
-/* The query of a run's energy ($1: its run_id as text), and its one row
- * read into `out` (FALSE when it has none: no such run): for vigil-web,
- * which runs queries its own way. */
-extern const char vigil_cli_run_energy_sql[];
-/* The same for a job ($1: its scheduler job id). */
+/* The query of a job's energy ($1: its scheduler job id), and its one row
+ * read into `out` (FALSE when it has none: no such job). vigil-web reads
+ * a run's from the same views' rows (web/api_run_energy.c), once for its
+ * answer and its report; suite web checks the two agree. */
 extern const char vigil_cli_job_energy_sql[];
 gboolean vigil_cli_job_energy_from_result(const PGresult *result,
                                           struct vigil_report_job_energy *out);
