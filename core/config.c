@@ -1052,7 +1052,11 @@ static GRegex **redactions(void)
     static GRegex *patterns[2];
     if (g_once_init_enter(&patterns[0])) {
         patterns[1] = g_regex_new("(://[^:/@]*:)[^@]*@", 0, 0, NULL);
-        GRegex *password = g_regex_new("(password\\s*=\\s*)('(?:\\\\+.|[^'\\\\])*'|\\S+)",
+        /* A quoted password with more glued to it, or left unclosed, is
+         * hidden up to where the value ends: what libpq would refuse may
+         * still be a password, and the written form must redact the same
+         * way when it is read back. */
+        GRegex *password = g_regex_new("(password\\s*=\\s*)('(?:\\\\+.|[^'\\\\])*(?:'\\S*|$)|\\S+)",
                                        G_REGEX_CASELESS, 0, NULL);
         g_once_init_leave(&patterns[0], password);
         /* Kept for the process's life; gtk.cfg thinks g_once forgets it. */
