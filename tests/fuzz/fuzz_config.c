@@ -23,30 +23,31 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Paths relative to the scratch directory, which is the working
- * directory: its random name would otherwise reach the messages the
- * fuzzer compares against and steer each run differently. */
-static const char main_path[] = "vigil.conf", drop_in_dir[] = "./conf.d",
-                  drop_in_path[] = "./conf.d/50-fuzz.conf";
-static char *scratch_dir;
+static char *main_path, *drop_in_dir, *drop_in_path;
 
 static void remove_files(void)
 {
     g_unlink(drop_in_path);
     g_rmdir(drop_in_dir);
     g_unlink(main_path);
-    g_rmdir(scratch_dir);
+    char *dir = g_path_get_dirname(main_path);
+    g_rmdir(dir);
+    g_free(dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    scratch_dir = g_dir_make_tmp("fuzz-config-XXXXXX", NULL);
-    must(scratch_dir != NULL && g_chdir(scratch_dir) == 0);
+    char *dir = g_dir_make_tmp("fuzz-config-XXXXXX", NULL);
+    must(dir != NULL);
+    main_path = g_build_filename(dir, "vigil.conf", NULL);
+    drop_in_dir = g_build_filename(dir, "conf.d", NULL);
+    drop_in_path = g_build_filename(drop_in_dir, "50-fuzz.conf", NULL);
     must(g_mkdir(drop_in_dir, 0700) == 0);
     /* GLib's criticals are programming errors: a finding, not noise. */
     g_log_set_always_fatal(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+    g_free(dir);
     atexit(remove_files);
     return 0;
 }
