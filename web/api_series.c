@@ -18,14 +18,7 @@
 #include "api.h"
 #include "db_pool.h"
 #include "json_rows.h"
-
-/* How a metric's roll-ups become one value per roll-up. */
-enum series_how {
-    SERIES_RATE,        /* counters: sum of deltas / seconds */
-    SERIES_GAUGE,       /* gauges: their min, mean and max, summed over matching metrics */
-    SERIES_RUNNING_SUM, /* counters: the sum of deltas since the interval's start */
-    SERIES_CPU_BUSY,    /* cpu.*_s: % of the time not idle nor waiting for I/O */
-};
+#include "series_levels.h"
 
 struct series_part {
     const char *label;
@@ -131,98 +124,6 @@ static char *series_sql(enum series_how how, gboolean one_metric_per_label)
         per_rollup_sql[how], gauge ? "min(lo), avg(mid), max(hi)" : "min(v), avg(v), max(v)");
 }
 
-/* The same at a coarser level: $7 the level (s), [$8, $9) the part of the
- * interval it serves (µs, on its slots); the 1 s roll-ups for the rest.
- * Each row, a 1 s roll-up or a slot, carries its seconds (dur) and, for
- * counters, its delta and the band of its rates (rlo, rhi: the 1 s
- * rates' min and max in a slot, the rate itself for a roll-up). Means are
- * weighted by seconds (a slot's mean is its samples' mean), rates are
- * sums of deltas over seconds: both equal level 1's mean of the 1 s
- * values when the roll-ups are of one length. The 1 s part is two ranges
- * of the (node, start) index, not the interval filtered: the roll-ups of
- * the level's part are neither fetched nor detoasted. */
-#define LEVEL_ROWS_SQL                                                                             \
-    " st AS (SELECT a.node_id, m.label, m.name, a.start_time AS t,"                                \
-    "        date_part('epoch', a.end_time - a.start_time) AS dur, %s"                             \
-    "   FROM statistics_rollup_arrays a JOIN m USING (metric_set_id)"                              \
-    "  WHERE a.node_id = ANY ($1::bigint[])"                                                       \
-    "    AND ((a.start_time >= to_timestamp($4::float8 / 1e6::float8)"                             \
-    "          AND a.start_time < to_timestamp($8::float8 / 1e6::float8))"                         \
-    "         OR (a.start_time >= to_timestamp($9::float8 / 1e6::float8)"                          \
-    "             AND a.start_time < to_timestamp($5::float8 / 1e6::float8)))"                     \
-    " UNION ALL"                                                                                   \
-    " SELECT b.node_id, w.label, w.name, b.block_start + (u.k - 1) * ($7::int * interval '1 s'),"  \
-    "        u.seconds, %s"                                                                        \
-    "   FROM statistics_level_blocks b JOIN wanted w USING (metric_id),"                           \
-    "        unnest(b.samples, b.seconds, %s) WITH ORDINALITY AS u (samples, seconds, %s, k)"      \
-    "  WHERE b.node_id = ANY ($1::bigint[]) AND b.level_s = $7::int"                               \
-    "    AND b.block_start > to_timestamp($8::float8 / 1e6::float8) - interval '1 day'"            \
-    "    AND b.block_start < to_timestamp($9::float8 / 1e6::float8) AND u.samples > 0"             \
-    "    AND b.block_start + (u.k - 1) * ($7::int * interval '1 s')"                               \
-    "        >= to_timestamp($8::float8 / 1e6::float8)"                                            \
-    "    AND b.block_start + (u.k - 1) * ($7::int * interval '1 s')"                               \
-    "        < to_timestamp($9::float8 / 1e6::float8))"
-
-static char *level_series_sql(enum series_how how, gboolean one_metric_per_label)
-{
-    gboolean gauge = how == SERIES_GAUGE;
-    const char *rollup_columns =
-        gauge
-            ? "a.min[m.i] AS lo, a.mean[m.i] AS mid, a.max[m.i] AS hi, NULL::float8 AS delta,"
-              " NULL::float8 AS rlo, NULL::float8 AS rhi"
-            : "NULL::float8 AS lo, NULL::float8 AS mid, NULL::float8 AS hi, a.delta[m.i] AS delta,"
-              " a.delta[m.i] / nullif(date_part('epoch', a.end_time - a.start_time), 0) AS rlo,"
-              " a.delta[m.i] / nullif(date_part('epoch', a.end_time - a.start_time), 0) AS rhi";
-    const char *slot_columns = gauge ? "u.min, u.mean, u.max, NULL, NULL, NULL"
-                                     : "NULL, NULL, NULL, u.delta, u.rate_min, u.rate_max";
-    const char *arrays = gauge ? "b.min, b.mean, b.max" : "b.delta, b.rate_min, b.rate_max";
-    const char *names = gauge ? "min, mean, max" : "delta, rate_min, rate_max";
-    char *rows = g_strdup_printf(LEVEL_ROWS_SQL, rollup_columns, slot_columns, arrays, names);
-    char *sql;
-    if (one_metric_per_label && (how == SERIES_RATE || how == SERIES_GAUGE))
-        sql = g_strdup_printf(
-            "%s, %s SELECT node_id, label, " BUCKET_SQL("t") " AS bucket, %s FROM st"
-                                                             " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-            SERIES_FROM_SQL, rows,
-            gauge ? "min(lo), sum(mid * dur) / nullif(sum(dur), 0), max(hi)"
-                  : "min(rlo), sum(delta) / nullif(sum(dur) FILTER (WHERE delta IS NOT NULL), 0),"
-                    " max(rhi)");
-    else {
-        /* Per node, label and time first (several metrics summed), as level 1. */
-        const char *per_t = NULL, *per_bucket = NULL;
-        switch (how) {
-        case SERIES_GAUGE:
-            per_t = "sum(lo) AS lo, sum(mid) AS mid, sum(hi) AS hi, max(dur) AS dur";
-            per_bucket = "min(lo), sum(mid * dur) / nullif(sum(dur), 0), max(hi)";
-            break;
-        case SERIES_RATE:
-            /* Summed metrics' band: the sums of their bands, which hold
-             * the band of the sum (docs/web-api.md). */
-            per_t = "sum(delta) AS delta, max(dur) AS dur, sum(rlo) AS rlo, sum(rhi) AS rhi";
-            per_bucket = "min(rlo), sum(delta) / nullif(sum(dur) FILTER (WHERE delta IS NOT NULL),"
-                         " 0), max(rhi)";
-            break;
-        case SERIES_RUNNING_SUM:
-            per_t = "sum(sum(delta)) OVER w AS v";
-            per_bucket = "min(v), avg(v), max(v)";
-            break;
-        case SERIES_CPU_BUSY:
-            per_t = "100 * (1 - sum(delta) FILTER (WHERE name LIKE '%.idle\\_s'"
-                    " OR name LIKE '%.iowait\\_s') / nullif(sum(delta), 0)) AS v";
-            per_bucket = "min(v), avg(v), max(v)";
-            break;
-        }
-        sql = g_strdup_printf(
-            "%s, %s, per_t AS (SELECT node_id, label, t, %s FROM st GROUP BY node_id, label, t"
-            " WINDOW w AS (PARTITION BY node_id, label ORDER BY t))"
-            " SELECT node_id, label, " BUCKET_SQL("t") " AS bucket, %s FROM per_t"
-                                                       " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-            SERIES_FROM_SQL, rows, per_t, per_bucket);
-    }
-    g_free(rows);
-    return sql;
-}
-
 /* The levels of statistics_levels: each one's slot and how far it is built. */
 struct series_level {
     gint64 level_s;
@@ -313,13 +214,6 @@ static char *parts_array(const struct series_metric *sm, gboolean patterns)
     g_string_append_c(a, '}');
     return g_string_free(a, FALSE);
 }
-
-struct line {
-    gint64 node_id;
-    const char *hostname;
-    guint part;
-    double *lo, *mid, *hi; /* NAN: no roll-up in the bucket */
-};
 
 static JsonArray *numbers(const double *v, guint n)
 {
@@ -421,7 +315,7 @@ static GBytes *series_csv(const struct series_metric *sm, const double *t, guint
         g_string_append_printf(csv, "t,label,node_id,hostname,min_%s,mean_%s,max_%s\n", sm->unit,
                                sm->unit, sm->unit);
         for (guint i = 0; i < lines->len; i++) {
-            const struct line *l = g_ptr_array_index(lines, i);
+            const struct series_line *l = g_ptr_array_index(lines, i);
             for (guint k = 0; k < points; k++)
                 g_string_append_printf(csv, "%.6f,%s,%" G_GINT64_FORMAT ",%s,%s,%s,%s\n", t[k],
                                        sm->parts[l->part].label, l->node_id, l->hostname,
@@ -464,13 +358,13 @@ static JsonObject *band_of(const struct series_metric *sm, guint part, GPtrArray
     double *vals = g_new(double, lines->len);
     guint nodes = 0;
     for (guint i = 0; i < lines->len; i++)
-        nodes += ((struct line *)g_ptr_array_index(lines, i))->part == part;
+        nodes += ((struct series_line *)g_ptr_array_index(lines, i))->part == part;
     for (guint k = 0; k < points; k++) {
         guint n = 0;
         lo[k] = INFINITY;
         hi[k] = -INFINITY;
         for (guint i = 0; i < lines->len; i++) {
-            const struct line *l = g_ptr_array_index(lines, i);
+            const struct series_line *l = g_ptr_array_index(lines, i);
             if (l->part != part || isnan(l->mid[k]))
                 continue;
             vals[n++] = l->mid[k];
@@ -499,7 +393,7 @@ static JsonObject *band_of(const struct series_metric *sm, guint part, GPtrArray
 
 static void line_free(gpointer data)
 {
-    struct line *l = data;
+    struct series_line *l = data;
     g_free(l->lo);
     g_free(l->mid);
     g_free(l->hi);
@@ -572,7 +466,30 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     g_snprintf(from_text, sizeof from_text, "%" G_GINT64_FORMAT, from_us);
     g_snprintf(to_text, sizeof to_text, "%" G_GINT64_FORMAT, to_us);
     g_snprintf(points_text, sizeof points_text, "%" G_GINT64_FORMAT, points);
-    gboolean one = FALSE;
+    /* One line per node and label, every bucket NAN until a row fills it. */
+    guint n = (guint)points;
+    GPtrArray *lines = g_ptr_array_new_with_free_func(line_free);
+    /* Node id → its place in `nodes`: its lines are n_parts from there on. */
+    GHashTable *node_index = g_hash_table_new(g_int64_hash, g_int64_equal);
+    gint64 *node_keys = g_new(gint64, PQntuples(nodes));
+    for (int i = 0; i < PQntuples(nodes); i++) {
+        node_keys[i] = g_ascii_strtoll(PQgetvalue(nodes, i, 0), NULL, 10);
+        g_hash_table_insert(node_index, &node_keys[i], GINT_TO_POINTER(i + 1));
+        for (guint p = 0; p < n_parts; p++) {
+            struct series_line *l = g_new0(struct series_line, 1);
+            l->node_id = node_keys[i];
+            l->hostname = PQgetvalue(nodes, i, 1);
+            l->part = p;
+            l->lo = g_new(double, n);
+            l->mid = g_new(double, n);
+            l->hi = g_new(double, n);
+            for (guint k = 0; k < n; k++)
+                l->lo[k] = l->mid[k] = l->hi[k] = NAN;
+            g_ptr_array_add(lines, l);
+        }
+    }
+
+    gboolean one = FALSE, filled = FALSE;
     PGresult *r = NULL;
     GArray *levels = g_array_new(FALSE, FALSE, sizeof(struct series_level));
     gint64 level_s = 1;
@@ -592,48 +509,45 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         }
         if (served_to <= served_from)
             level_s = 1;
-        char level_text[24], served_from_text[24], served_to_text[24];
-        g_snprintf(level_text, sizeof level_text, "%" G_GINT64_FORMAT, level_s);
-        g_snprintf(served_from_text, sizeof served_from_text, "%" G_GINT64_FORMAT, served_from);
-        g_snprintf(served_to_text, sizeof served_to_text, "%" G_GINT64_FORMAT, served_to);
-        const char *params[] = {node_ids->str, labels,     patterns,         from_text,     to_text,
-                                points_text,   level_text, served_from_text, served_to_text};
-        char *sql = level_s > 1 ? level_series_sql(sm->how, one) : series_sql(sm->how, one);
-        r = web_db_query(req, sql, level_s > 1 ? 9 : 6, params, error);
-        g_free(sql);
+        if (level_s > 1) {
+            const char *part_labels[G_N_ELEMENTS(sm->parts)];
+            for (guint p = 0; p < n_parts; p++)
+                part_labels[p] = sm->parts[p].label;
+            struct series_level_ask ask = {
+                .how = sm->how,
+                .node_ids = node_ids->str,
+                .labels = labels,
+                .patterns = patterns,
+                .part_labels = part_labels,
+                .n_parts = n_parts,
+                .from_us = from_us,
+                .to_us = to_us,
+                .points = n,
+                .level_s = level_s,
+                .served_from_us = served_from,
+                .served_to_us = served_to,
+            };
+            filled = web_series_level_fill(req, &ask, lines, node_index, error);
+        } else {
+            const char *params[] = {node_ids->str, labels,  patterns,
+                                    from_text,     to_text, points_text};
+            char *sql = series_sql(sm->how, one);
+            r = web_db_query(req, sql, G_N_ELEMENTS(params), params, error);
+            g_free(sql);
+        }
     }
     g_array_unref(levels);
     g_string_free(node_ids, TRUE);
     g_free(labels);
     g_free(patterns);
-    if (r == NULL) {
+    if (r == NULL && !filled) {
+        g_ptr_array_unref(lines);
+        g_hash_table_unref(node_index);
+        g_free(node_keys);
         PQclear(nodes);
         return FALSE;
     }
-
-    /* One line per node and label, every bucket NAN until a row fills it. */
-    guint n = (guint)points;
-    GPtrArray *lines = g_ptr_array_new_with_free_func(line_free);
-    /* Node id → its place in `nodes`: its lines are n_parts from there on. */
-    GHashTable *node_index = g_hash_table_new(g_int64_hash, g_int64_equal);
-    gint64 *node_keys = g_new(gint64, PQntuples(nodes));
-    for (int i = 0; i < PQntuples(nodes); i++) {
-        node_keys[i] = g_ascii_strtoll(PQgetvalue(nodes, i, 0), NULL, 10);
-        g_hash_table_insert(node_index, &node_keys[i], GINT_TO_POINTER(i + 1));
-        for (guint p = 0; p < n_parts; p++) {
-            struct line *l = g_new0(struct line, 1);
-            l->node_id = node_keys[i];
-            l->hostname = PQgetvalue(nodes, i, 1);
-            l->part = p;
-            l->lo = g_new(double, n);
-            l->mid = g_new(double, n);
-            l->hi = g_new(double, n);
-            for (guint k = 0; k < n; k++)
-                l->lo[k] = l->mid[k] = l->hi[k] = NAN;
-            g_ptr_array_add(lines, l);
-        }
-    }
-    for (int row = 0; row < PQntuples(r); row++) {
+    for (int row = 0; r != NULL && row < PQntuples(r); row++) {
         gint64 node = g_ascii_strtoll(PQgetvalue(r, row, 0), NULL, 10);
         const char *label = PQgetvalue(r, row, 1);
         gint64 bucket = g_ascii_strtoll(PQgetvalue(r, row, 2), NULL, 10);
@@ -643,7 +557,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         for (guint p = 0; p < n_parts; p++) {
             if (strcmp(sm->parts[p].label, label) != 0)
                 continue;
-            struct line *l = g_ptr_array_index(lines, (guint)place * n_parts + p);
+            struct series_line *l = g_ptr_array_index(lines, (guint)place * n_parts + p);
             l->lo[bucket] =
                 PQgetisnull(r, row, 3) ? NAN : g_ascii_strtod(PQgetvalue(r, row, 3), NULL);
             l->mid[bucket] =
@@ -653,7 +567,8 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
             break;
         }
     }
-    PQclear(r);
+    if (r != NULL)
+        PQclear(r);
 
     double bucket_s = (double)(to_us - from_us) / 1e6 / (double)n;
     double *t = g_new(double, n);
@@ -690,7 +605,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         JsonArray *series_out = json_array_new();
         JsonArray *heat_nodes = json_array_new(), *heat_values = json_array_new();
         for (guint i = 0; i < lines->len; i++) {
-            const struct line *l = g_ptr_array_index(lines, i);
+            const struct series_line *l = g_ptr_array_index(lines, i);
             if (banded) {
                 /* The time × node heat map beside the band: the first label's means. */
                 if (l->part == 0) {

@@ -172,10 +172,10 @@ void web_db_pool_give(struct web_db_pool *pool, PGconn *db)
     g_critical("web_db_pool_give: a connection not of this pool");
 }
 
-PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
-                       const char *const *params, GError **error)
+static PGresult *query(struct web_request *req, const char *sql, int n_params,
+                       const char *const *params, int result_format, GError **error)
 {
-    PGresult *r = PQexecParams(req->db, sql, n_params, NULL, params, NULL, NULL, 0);
+    PGresult *r = PQexecParams(req->db, sql, n_params, NULL, params, NULL, NULL, result_format);
     ExecStatusType status = PQresultStatus(r);
     if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)
         return r;
@@ -197,6 +197,18 @@ PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
     g_free(why);
     PQclear(r);
     return NULL;
+}
+
+PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
+                       const char *const *params, GError **error)
+{
+    return query(req, sql, n_params, params, 0, error);
+}
+
+PGresult *web_db_query_binary(struct web_request *req, const char *sql, int n_params,
+                              const char *const *params, GError **error)
+{
+    return query(req, sql, n_params, params, 1, error);
 }
 
 /* web_db_query, a 404 "WHAT ID does not exist" + `unless` for no row. */
