@@ -17,6 +17,7 @@
 
 #include "api.h"
 #include "db_pool.h"
+#include "json_numbers.h"
 #include "json_rows.h"
 #include "series_levels.h"
 
@@ -215,17 +216,6 @@ static char *parts_array(const struct series_metric *sm, gboolean patterns)
     return g_string_free(a, FALSE);
 }
 
-static JsonArray *numbers(const double *v, guint n)
-{
-    JsonArray *a = json_array_sized_new(n);
-    for (guint i = 0; i < n; i++)
-        if (isnan(v[i]))
-            json_array_add_null_element(a);
-        else
-            json_array_add_double_element(a, v[i]);
-    return a;
-}
-
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -305,8 +295,16 @@ static gboolean describe_source(struct web_request *req, const struct series_met
     return TRUE;
 }
 
+/* Per bucket over the nodes of one label: the median of their means,
+ * the min of their mins and the max of their maxes. */
+struct band {
+    guint nodes;
+    double *median, *lo, *hi;
+};
+
 static GBytes *series_csv(const struct series_metric *sm, const double *t, guint points,
-                          GPtrArray *lines, gboolean band_only, JsonArray *band)
+                          GPtrArray *lines, gboolean band_only, const struct band *band,
+                          guint n_parts)
 {
     GString *csv = g_string_new(NULL);
     char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE], c[G_ASCII_DTOSTR_BUF_SIZE];
@@ -324,24 +322,12 @@ static GBytes *series_csv(const struct series_metric *sm, const double *t, guint
     } else {
         g_string_append_printf(csv, "t,label,nodes,median_%s,min_%s,max_%s\n", sm->unit, sm->unit,
                                sm->unit);
-        for (guint i = 0; i < json_array_get_length(band); i++) {
-            JsonObject *o = json_array_get_object_element(band, i);
-            JsonArray *med = json_object_get_array_member(o, "median");
-            JsonArray *lo = json_object_get_array_member(o, "min");
-            JsonArray *hi = json_object_get_array_member(o, "max");
-            for (guint k = 0; k < points; k++) {
-                double m = json_array_get_null_element(med, k)
-                               ? NAN
-                               : json_array_get_double_element(med, k);
-                double l =
-                    json_array_get_null_element(lo, k) ? NAN : json_array_get_double_element(lo, k);
-                double h =
-                    json_array_get_null_element(hi, k) ? NAN : json_array_get_double_element(hi, k);
-                g_string_append_printf(csv, "%.6f,%s,%" G_GINT64_FORMAT ",%s,%s,%s\n", t[k],
-                                       json_object_get_string_member(o, "label"),
-                                       json_object_get_int_member(o, "nodes"), NUM(a, m), NUM(b, l),
-                                       NUM(c, h));
-            }
+        for (guint p = 0; p < n_parts; p++) {
+            const struct band *of = &band[p];
+            for (guint k = 0; k < points; k++)
+                g_string_append_printf(csv, "%.6f,%s,%u,%s,%s,%s\n", t[k], sm->parts[p].label,
+                                       of->nodes, NUM(a, of->median[k]), NUM(b, of->lo[k]),
+                                       NUM(c, of->hi[k]));
         }
     }
 #undef NUM
@@ -349,10 +335,7 @@ static GBytes *series_csv(const struct series_metric *sm, const double *t, guint
     return g_bytes_new_take(g_string_free(csv, FALSE), n);
 }
 
-/* Per bucket over the nodes of one label: the median of their means,
- * the min of their mins and the max of their maxes. */
-static JsonObject *band_of(const struct series_metric *sm, guint part, GPtrArray *lines,
-                           guint points)
+static void band_of(guint part, GPtrArray *lines, guint points, struct band *band)
 {
     double *med = g_new(double, points), *lo = g_new(double, points), *hi = g_new(double, points);
     double *vals = g_new(double, lines->len);
@@ -378,17 +361,86 @@ static JsonObject *band_of(const struct series_metric *sm, guint part, GPtrArray
         qsort(vals, n, sizeof *vals, compare_doubles);
         med[k] = n % 2 == 1 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
     }
-    JsonObject *o = json_object_new();
-    json_object_set_string_member(o, "label", sm->parts[part].label);
-    json_object_set_int_member(o, "nodes", nodes);
-    json_object_set_array_member(o, "median", numbers(med, points));
-    json_object_set_array_member(o, "min", numbers(lo, points));
-    json_object_set_array_member(o, "max", numbers(hi, points));
-    g_free(med);
-    g_free(lo);
-    g_free(hi);
     g_free(vals);
-    return o;
+    *band = (struct band){.nodes = nodes, .median = med, .lo = lo, .hi = hi};
+}
+
+/* The JSON answer: `head`'s members (json-glib's), then the arrays of
+ * numbers, written here (web/json_numbers.h says why); the members in
+ * the order json-glib wrote them before. */
+static GBytes *series_json(const struct series_metric *sm, JsonObject *head, const double *t,
+                           guint points, GPtrArray *lines, gboolean banded, const struct band *band,
+                           guint n_parts)
+{
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_set_object(node, head);
+    char *text = json_to_string(node, FALSE);
+    json_node_unref(node);
+    GString *out = g_string_sized_new(64 + (gsize)points * 20 * (1 + 3 * lines->len));
+    g_string_append_len(out, text, (gssize)strlen(text) - 1); /* without its closing brace */
+    g_free(text);
+    g_string_append(out, ",\"t\":");
+    web_json_append_numbers(out, t, points);
+    g_string_append(out, ",\"series\":[");
+    for (guint i = 0; !banded && i < lines->len; i++) {
+        const struct series_line *l = g_ptr_array_index(lines, i);
+        g_string_append(out, i > 0 ? ",{\"label\":" : "{\"label\":");
+        web_json_append_string(out, sm->parts[l->part].label);
+        g_string_append_printf(out, ",\"node_id\":%" G_GINT64_FORMAT ",\"hostname\":", l->node_id);
+        web_json_append_string(out, l->hostname);
+        g_string_append(out, ",\"min\":");
+        web_json_append_numbers(out, l->lo, points);
+        g_string_append(out, ",\"mean\":");
+        web_json_append_numbers(out, l->mid, points);
+        g_string_append(out, ",\"max\":");
+        web_json_append_numbers(out, l->hi, points);
+        g_string_append_c(out, '}');
+    }
+    g_string_append(out, "],\"band\":");
+    if (!banded) {
+        g_string_append(out, "null,\"heat\":null}");
+        gsize n = out->len;
+        return g_bytes_new_take(g_string_free(out, FALSE), n);
+    }
+    for (guint p = 0; p < n_parts; p++) {
+        g_string_append(out, p > 0 ? ",{\"label\":" : "[{\"label\":");
+        web_json_append_string(out, sm->parts[p].label);
+        g_string_append_printf(out, ",\"nodes\":%u,\"median\":", band[p].nodes);
+        web_json_append_numbers(out, band[p].median, points);
+        g_string_append(out, ",\"min\":");
+        web_json_append_numbers(out, band[p].lo, points);
+        g_string_append(out, ",\"max\":");
+        web_json_append_numbers(out, band[p].hi, points);
+        g_string_append_c(out, '}');
+    }
+    /* The time × node heat map beside the band: the first label's means. */
+    g_string_append(out, "],\"heat\":{\"label\":");
+    web_json_append_string(out, sm->parts[0].label);
+    g_string_append(out, ",\"nodes\":[");
+    gboolean first = TRUE;
+    for (guint i = 0; i < lines->len; i++) {
+        const struct series_line *l = g_ptr_array_index(lines, i);
+        if (l->part != 0)
+            continue;
+        if (!first)
+            g_string_append_c(out, ',');
+        web_json_append_string(out, l->hostname);
+        first = FALSE;
+    }
+    g_string_append(out, "],\"values\":[");
+    first = TRUE;
+    for (guint i = 0; i < lines->len; i++) {
+        const struct series_line *l = g_ptr_array_index(lines, i);
+        if (l->part != 0)
+            continue;
+        if (!first)
+            g_string_append_c(out, ',');
+        web_json_append_numbers(out, l->mid, points);
+        first = FALSE;
+    }
+    g_string_append(out, "]}}");
+    gsize n = out->len;
+    return g_bytes_new_take(g_string_free(out, FALSE), n);
 }
 
 static void line_free(gpointer data)
@@ -577,73 +629,37 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     gboolean banded =
         of_run && (per_node == 2 ||
                    (per_node == 0 && (guint)PQntuples(nodes) > req->settings->per_node_lines_max));
-    JsonArray *band = NULL;
-    if (banded) {
-        band = json_array_new();
-        for (guint p = 0; p < n_parts; p++)
-            json_array_add_object_element(band, band_of(sm, p, lines, n));
-    }
+    struct band band[G_N_ELEMENTS(sm->parts)] = {{0}};
+    for (guint p = 0; banded && p < n_parts; p++)
+        band_of(p, lines, n, &band[p]);
 
     gboolean ok = TRUE;
     if (format == 1) {
         char *filename =
             g_strdup_printf("%s-%s-%s.csv", of_run ? "run" : "node", id_text, sm->name);
-        web_answer_bytes(req, series_csv(sm, t, n, lines, banded, band), "text/csv; charset=utf-8",
-                         filename);
+        web_answer_bytes(req, series_csv(sm, t, n, lines, banded, band, n_parts),
+                         "text/csv; charset=utf-8", filename);
         g_free(filename);
     } else {
-        JsonObject *out = json_object_new();
-        json_object_set_string_member(out, "metric", sm->name);
-        json_object_set_string_member(out, "unit", sm->unit);
-        ok = describe_source(req, sm, out, error);
-        web_json_set_span(out, from_us, to_us);
-        json_object_set_double_member(out, "bucket_s", bucket_s);
+        JsonObject *head = json_object_new();
+        json_object_set_string_member(head, "metric", sm->name);
+        json_object_set_string_member(head, "unit", sm->unit);
+        ok = describe_source(req, sm, head, error);
+        web_json_set_span(head, from_us, to_us);
+        json_object_set_double_member(head, "bucket_s", bucket_s);
         /* The level read (1: the 1 s roll-ups alone). */
-        json_object_set_int_member(out, "level_s", level_s);
-        json_object_set_int_member(out, "points", n);
-        json_object_set_array_member(out, "t", numbers(t, n));
-        JsonArray *series_out = json_array_new();
-        JsonArray *heat_nodes = json_array_new(), *heat_values = json_array_new();
-        for (guint i = 0; i < lines->len; i++) {
-            const struct series_line *l = g_ptr_array_index(lines, i);
-            if (banded) {
-                /* The time × node heat map beside the band: the first label's means. */
-                if (l->part == 0) {
-                    json_array_add_string_element(heat_nodes, l->hostname);
-                    json_array_add_array_element(heat_values, numbers(l->mid, n));
-                }
-                continue;
-            }
-            JsonObject *s = json_object_new();
-            json_object_set_string_member(s, "label", sm->parts[l->part].label);
-            json_object_set_int_member(s, "node_id", l->node_id);
-            json_object_set_string_member(s, "hostname", l->hostname);
-            json_object_set_array_member(s, "min", numbers(l->lo, n));
-            json_object_set_array_member(s, "mean", numbers(l->mid, n));
-            json_object_set_array_member(s, "max", numbers(l->hi, n));
-            json_array_add_object_element(series_out, s);
-        }
-        json_object_set_array_member(out, "series", series_out);
-        if (banded) {
-            json_object_set_array_member(out, "band", json_array_ref(band));
-            JsonObject *heat = json_object_new();
-            json_object_set_string_member(heat, "label", sm->parts[0].label);
-            json_object_set_array_member(heat, "nodes", heat_nodes);
-            json_object_set_array_member(heat, "values", heat_values);
-            json_object_set_object_member(out, "heat", heat);
-        } else {
-            json_array_unref(heat_nodes);
-            json_array_unref(heat_values);
-            json_object_set_null_member(out, "band");
-            json_object_set_null_member(out, "heat");
-        }
+        json_object_set_int_member(head, "level_s", level_s);
+        json_object_set_int_member(head, "points", n);
         if (ok)
-            web_answer_object(req, out);
-        else
-            json_object_unref(out);
+            web_answer_bytes(req, series_json(sm, head, t, n, lines, banded, band, n_parts),
+                             "application/json; charset=utf-8", NULL);
+        json_object_unref(head);
     }
-    if (band != NULL)
-        json_array_unref(band);
+    for (guint p = 0; p < n_parts; p++) {
+        g_free(band[p].median);
+        g_free(band[p].lo);
+        g_free(band[p].hi);
+    }
     g_free(t);
     g_ptr_array_unref(lines);
     g_hash_table_unref(node_index);
