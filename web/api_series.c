@@ -1,8 +1,8 @@
 /* vigil-web — a run's or a node's statistics over time:
- *   GET /api/v1/runs/RUN_ID/series?metric=M&points=N[&from=&to=&per_node=&format=]
- *   GET /api/v1/nodes/NODE_ID/series?metric=M&points=N[&from=&to=&format=]
+ *   GET /api/v1/runs/RUN_ID/series?metric=M&points=N[&from=&to=&per_node=&format=&min_max_lines=]
+ *   GET /api/v1/nodes/NODE_ID/series?metric=M&points=N[&from=&to=&format=&min_max_lines=]
  *
- * Downsampled in the database: the interval is cut into N buckets and
+ * Downsampled (a level's blocks in C, series_levels.c): the interval is cut into N buckets and
  * each gives the min, mean and max of the 1 s roll-ups in it, so a spike
  * one roll-up long survives any N, and the browser gets N points per line
  * however long the run. Many nodes become a median with a min/max band.
@@ -304,7 +304,7 @@ struct band {
 
 static GBytes *series_csv(const struct series_metric *sm, const double *t, guint points,
                           GPtrArray *lines, gboolean band_only, const struct band *band,
-                          guint n_parts)
+                          guint n_parts, gboolean min_max)
 {
     GString *csv = g_string_new(NULL);
     char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE], c[G_ASCII_DTOSTR_BUF_SIZE];
@@ -317,7 +317,8 @@ static GBytes *series_csv(const struct series_metric *sm, const double *t, guint
             for (guint k = 0; k < points; k++)
                 g_string_append_printf(csv, "%.6f,%s,%" G_GINT64_FORMAT ",%s,%s,%s,%s\n", t[k],
                                        sm->parts[l->part].label, l->node_id, l->hostname,
-                                       NUM(a, l->lo[k]), NUM(b, l->mid[k]), NUM(c, l->hi[k]));
+                                       min_max ? NUM(a, l->lo[k]) : "", NUM(b, l->mid[k]),
+                                       min_max ? NUM(c, l->hi[k]) : "");
         }
     } else {
         g_string_append_printf(csv, "t,label,nodes,median_%s,min_%s,max_%s\n", sm->unit, sm->unit,
@@ -370,7 +371,7 @@ static void band_of(guint part, GPtrArray *lines, guint points, struct band *ban
  * the order json-glib wrote them before. */
 static GBytes *series_json(const struct series_metric *sm, JsonObject *head, const double *t,
                            guint points, GPtrArray *lines, gboolean banded, const struct band *band,
-                           guint n_parts)
+                           guint n_parts, gboolean min_max)
 {
     JsonNode *node = json_node_new(JSON_NODE_OBJECT);
     json_node_set_object(node, head);
@@ -389,11 +390,17 @@ static GBytes *series_json(const struct series_metric *sm, JsonObject *head, con
         g_string_append_printf(out, ",\"node_id\":%" G_GINT64_FORMAT ",\"hostname\":", l->node_id);
         web_json_append_string(out, l->hostname);
         g_string_append(out, ",\"min\":");
-        web_json_append_numbers(out, l->lo, points);
+        if (min_max)
+            web_json_append_numbers(out, l->lo, points);
+        else
+            g_string_append(out, "null");
         g_string_append(out, ",\"mean\":");
         web_json_append_numbers(out, l->mid, points);
         g_string_append(out, ",\"max\":");
-        web_json_append_numbers(out, l->hi, points);
+        if (min_max)
+            web_json_append_numbers(out, l->hi, points);
+        else
+            g_string_append(out, "null");
         g_string_append_c(out, '}');
     }
     g_string_append(out, "],\"band\":");
@@ -454,7 +461,7 @@ static void line_free(gpointer data)
 
 static gboolean series(struct web_request *req, gboolean of_run, GError **error)
 {
-    gint64 id = 0, points = 0, from_us = 0, to_us = 0;
+    gint64 id = 0, points = 0, from_us = 0, to_us = 0, min_max_lines = 0;
     gboolean from_given = FALSE, to_given = FALSE;
     int metric = 0, per_node = 0, format = 0;
     const char *level_asked = NULL;
@@ -470,6 +477,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         !web_param_time(req, "to", &to_us, &to_given, error) ||
         (of_run && !web_param_choice(req, "per_node", per_node_choices, 0, &per_node, error)) ||
         !web_param_choice(req, "format", formats, 0, &format, error) ||
+        !web_param_int(req, "min_max_lines", G_MAXINT32, 0, G_MAXINT32, &min_max_lines, error) ||
         !web_param_text(req, "level", 16, &level_asked, error) || !web_params_done(req, error))
         return FALSE;
     if (metric < 0) {
@@ -633,11 +641,15 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     for (guint p = 0; banded && p < n_parts; p++)
         band_of(p, lines, n, &band[p]);
 
+    /* Each line's min and max only for at most min_max_lines lines: a page
+     * drawing more lines than it draws envelopes for needs their means alone
+     * (a third of the numbers). */
+    gboolean min_max = banded || lines->len <= (guint)min_max_lines;
     gboolean ok = TRUE;
     if (format == 1) {
         char *filename =
             g_strdup_printf("%s-%s-%s.csv", of_run ? "run" : "node", id_text, sm->name);
-        web_answer_bytes(req, series_csv(sm, t, n, lines, banded, band, n_parts),
+        web_answer_bytes(req, series_csv(sm, t, n, lines, banded, band, n_parts, min_max),
                          "text/csv; charset=utf-8", filename);
         g_free(filename);
     } else {
@@ -651,7 +663,8 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         json_object_set_int_member(head, "level_s", level_s);
         json_object_set_int_member(head, "points", n);
         if (ok)
-            web_answer_bytes(req, series_json(sm, head, t, n, lines, banded, band, n_parts),
+            web_answer_bytes(req,
+                             series_json(sm, head, t, n, lines, banded, band, n_parts, min_max),
                              "application/json; charset=utf-8", NULL);
         json_object_unref(head);
     }
