@@ -406,6 +406,17 @@ await check('run 1: the rank × time heat map is drawn', async () => {
   expect(await page.$('#heatmap-box canvas[data-drawn=yes]'), 'no drawn canvas in #heatmap-box');
 });
 
+await check('run 1: the per-rank table is made when scrolled to', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  // below the seven plots: more than a screen under the top of the page
+  const before = await page.$$eval('#ranks-box tr', (r) => r.length);
+  expect(before === 0, `the per-rank table has ${before} rows before it was scrolled near`);
+  await page.evaluate(() => document.getElementById('per-rank').scrollIntoView());
+  await page.waitForSelector('#ranks tbody tr', { timeout: LONG });
+  const rows = await page.$$eval('#ranks tbody tr', (r) => r.length);
+  expect(rows === 4, `the per-rank table has ${rows} rows, not 4 ranks`);
+});
+
 await check('run 1: a plot downloads as CSV and JSON', async () => {
   await openOk(page, `${baseUrl}/run.html?run=1`);
   const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#plot-power button:text("CSV")')]);

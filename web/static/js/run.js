@@ -168,6 +168,19 @@ function ranksTable(ranks) {
   ], ranks, { id: 'ranks' });
 }
 
+// `box`, whose content `make` makes once it comes within a screen of the
+// view: a 1,000-rank run's table is 12,000 cells below the plots, which
+// the page would otherwise build (and the browser style) while it draws.
+function whenNear(box, make) {
+  const seen = new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    seen.disconnect();
+    box.replaceChildren(make());
+  }, { rootMargin: '100% 0px' });
+  seen.observe(box);
+  return box;
+}
+
 // The answer's cells (only those with activities) as one array per row,
 // one value per bin, zero where no activity was stored.
 function heatmapMatrix(answer, what) {
@@ -515,7 +528,8 @@ async function load() {
       el('div', { id: 'window-detail', hidden: true, 'aria-live': 'polite' })),
     section('anomalies', 'Anomalies while it ran', el('div', { id: 'anomalies-box' })),
     run.ranks ? heatmapSection() : null,
-    run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats), el('div', { class: 'scroll' }, ranksTable(answer.ranks))) : null,
+    run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats),
+      whenNear(el('div', { class: 'scroll', id: 'ranks-box' }), () => ranksTable(answer.ranks))) : null,
     section('figures', 'The report’s figures', reportFigures(answer.report, answer.report_of)),
     files.box,
     section('neighbours', 'Other runs on its nodes at the same time',
