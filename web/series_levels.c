@@ -27,7 +27,7 @@
                "  WHERE b.node_id = ANY ($1::bigint[]) AND b.level_s = $4::int"                    \
                "    AND b.block_start > to_timestamp($5::float8 / 1e6::float8) - interval '1 day'" \
                "    AND b.block_start < to_timestamp($6::float8 / 1e6::float8)"                    \
-               "  ORDER BY b.node_id, w.label, b.block_start"
+               "  ORDER BY b.node_id, w.label, b.block_start, b.metric_id"
 
 /* The 1 s roll-ups of [$4, $5) and [$6, $7) (the edges the level does not
  * serve), read from their arrays (migration 13): m says where each metric
@@ -43,7 +43,7 @@
                "          AND a.start_time < to_timestamp($5::float8 / 1e6::float8))"              \
                "         OR (a.start_time >= to_timestamp($6::float8 / 1e6::float8)"               \
                "             AND a.start_time < to_timestamp($7::float8 / 1e6::float8)))"          \
-               "  ORDER BY a.node_id, m.label, a.start_time"
+               "  ORDER BY a.node_id, m.label, a.start_time, m.metric_set_id, m.i"
 
 /* One value per node, label and time: the matching metrics summed (the
  * longest one's seconds), `idle` the idle and iowait states' deltas. */
@@ -279,10 +279,10 @@ gboolean web_series_level_fill(struct web_request *req, const struct series_leve
     g_snprintf(served_to, sizeof served_to, "%" G_GINT64_FORMAT, ask->served_to_us);
     const char *block_params[] = {ask->node_ids, ask->labels, ask->patterns,
                                   level,         served_from, served_to};
-    PGresult *blocks = web_db_query_binary(req,
-                                           gauge ? BLOCKS_SQL("b.min, b.mean, b.max")
-                                                 : BLOCKS_SQL("b.delta, b.rate_min, b.rate_max"),
-                                           G_N_ELEMENTS(block_params), block_params, error);
+    PGresult *blocks = web_db_query_prepared(
+        req, gauge ? "vigil_web_series_gauge_blocks" : "vigil_web_series_counter_blocks",
+        gauge ? BLOCKS_SQL("b.min, b.mean, b.max") : BLOCKS_SQL("b.delta, b.rate_min, b.rate_max"),
+        G_N_ELEMENTS(block_params), block_params, error);
     if (blocks == NULL)
         return FALSE;
     /* The edges: only when the level does not serve the whole interval. */
