@@ -1,8 +1,8 @@
 /* vigil-web — a run's or a node's statistics over time:
- *   GET /api/v1/runs/RUN_ID/series?metric=M&points=N[&from=&to=&per_node=&format=]
- *   GET /api/v1/nodes/NODE_ID/series?metric=M&points=N[&from=&to=&format=]
+ *   GET /api/v1/runs/RUN_ID/series?metric=M&points=N[&from=&to=&per_node=&format=&min_max_lines=]
+ *   GET /api/v1/nodes/NODE_ID/series?metric=M&points=N[&from=&to=&format=&min_max_lines=]
  *
- * Downsampled in the database: the interval is cut into N buckets and
+ * Downsampled (a level's blocks in C, series_levels.c): the interval is cut into N buckets and
  * each gives the min, mean and max of the 1 s roll-ups in it, so a spike
  * one roll-up long survives any N, and the browser gets N points per line
  * however long the run. Many nodes become a median with a min/max band.
@@ -17,15 +17,9 @@
 
 #include "api.h"
 #include "db_pool.h"
+#include "json_numbers.h"
 #include "json_rows.h"
-
-/* How a metric's roll-ups become one value per roll-up. */
-enum series_how {
-    SERIES_RATE,        /* counters: sum of deltas / seconds */
-    SERIES_GAUGE,       /* gauges: their min, mean and max, summed over matching metrics */
-    SERIES_RUNNING_SUM, /* counters: the sum of deltas since the interval's start */
-    SERIES_CPU_BUSY,    /* cpu.*_s: % of the time not idle nor waiting for I/O */
-};
+#include "series_levels.h"
 
 struct series_part {
     const char *label;
@@ -131,98 +125,6 @@ static char *series_sql(enum series_how how, gboolean one_metric_per_label)
         per_rollup_sql[how], gauge ? "min(lo), avg(mid), max(hi)" : "min(v), avg(v), max(v)");
 }
 
-/* The same at a coarser level: $7 the level (s), [$8, $9) the part of the
- * interval it serves (µs, on its slots); the 1 s roll-ups for the rest.
- * Each row, a 1 s roll-up or a slot, carries its seconds (dur) and, for
- * counters, its delta and the band of its rates (rlo, rhi: the 1 s
- * rates' min and max in a slot, the rate itself for a roll-up). Means are
- * weighted by seconds (a slot's mean is its samples' mean), rates are
- * sums of deltas over seconds: both equal level 1's mean of the 1 s
- * values when the roll-ups are of one length. The 1 s part is two ranges
- * of the (node, start) index, not the interval filtered: the roll-ups of
- * the level's part are neither fetched nor detoasted. */
-#define LEVEL_ROWS_SQL                                                                             \
-    " st AS (SELECT a.node_id, m.label, m.name, a.start_time AS t,"                                \
-    "        date_part('epoch', a.end_time - a.start_time) AS dur, %s"                             \
-    "   FROM statistics_rollup_arrays a JOIN m USING (metric_set_id)"                              \
-    "  WHERE a.node_id = ANY ($1::bigint[])"                                                       \
-    "    AND ((a.start_time >= to_timestamp($4::float8 / 1e6::float8)"                             \
-    "          AND a.start_time < to_timestamp($8::float8 / 1e6::float8))"                         \
-    "         OR (a.start_time >= to_timestamp($9::float8 / 1e6::float8)"                          \
-    "             AND a.start_time < to_timestamp($5::float8 / 1e6::float8)))"                     \
-    " UNION ALL"                                                                                   \
-    " SELECT b.node_id, w.label, w.name, b.block_start + (u.k - 1) * ($7::int * interval '1 s'),"  \
-    "        u.seconds, %s"                                                                        \
-    "   FROM statistics_level_blocks b JOIN wanted w USING (metric_id),"                           \
-    "        unnest(b.samples, b.seconds, %s) WITH ORDINALITY AS u (samples, seconds, %s, k)"      \
-    "  WHERE b.node_id = ANY ($1::bigint[]) AND b.level_s = $7::int"                               \
-    "    AND b.block_start > to_timestamp($8::float8 / 1e6::float8) - interval '1 day'"            \
-    "    AND b.block_start < to_timestamp($9::float8 / 1e6::float8) AND u.samples > 0"             \
-    "    AND b.block_start + (u.k - 1) * ($7::int * interval '1 s')"                               \
-    "        >= to_timestamp($8::float8 / 1e6::float8)"                                            \
-    "    AND b.block_start + (u.k - 1) * ($7::int * interval '1 s')"                               \
-    "        < to_timestamp($9::float8 / 1e6::float8))"
-
-static char *level_series_sql(enum series_how how, gboolean one_metric_per_label)
-{
-    gboolean gauge = how == SERIES_GAUGE;
-    const char *rollup_columns =
-        gauge
-            ? "a.min[m.i] AS lo, a.mean[m.i] AS mid, a.max[m.i] AS hi, NULL::float8 AS delta,"
-              " NULL::float8 AS rlo, NULL::float8 AS rhi"
-            : "NULL::float8 AS lo, NULL::float8 AS mid, NULL::float8 AS hi, a.delta[m.i] AS delta,"
-              " a.delta[m.i] / nullif(date_part('epoch', a.end_time - a.start_time), 0) AS rlo,"
-              " a.delta[m.i] / nullif(date_part('epoch', a.end_time - a.start_time), 0) AS rhi";
-    const char *slot_columns = gauge ? "u.min, u.mean, u.max, NULL, NULL, NULL"
-                                     : "NULL, NULL, NULL, u.delta, u.rate_min, u.rate_max";
-    const char *arrays = gauge ? "b.min, b.mean, b.max" : "b.delta, b.rate_min, b.rate_max";
-    const char *names = gauge ? "min, mean, max" : "delta, rate_min, rate_max";
-    char *rows = g_strdup_printf(LEVEL_ROWS_SQL, rollup_columns, slot_columns, arrays, names);
-    char *sql;
-    if (one_metric_per_label && (how == SERIES_RATE || how == SERIES_GAUGE))
-        sql = g_strdup_printf(
-            "%s, %s SELECT node_id, label, " BUCKET_SQL("t") " AS bucket, %s FROM st"
-                                                             " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-            SERIES_FROM_SQL, rows,
-            gauge ? "min(lo), sum(mid * dur) / nullif(sum(dur), 0), max(hi)"
-                  : "min(rlo), sum(delta) / nullif(sum(dur) FILTER (WHERE delta IS NOT NULL), 0),"
-                    " max(rhi)");
-    else {
-        /* Per node, label and time first (several metrics summed), as level 1. */
-        const char *per_t = NULL, *per_bucket = NULL;
-        switch (how) {
-        case SERIES_GAUGE:
-            per_t = "sum(lo) AS lo, sum(mid) AS mid, sum(hi) AS hi, max(dur) AS dur";
-            per_bucket = "min(lo), sum(mid * dur) / nullif(sum(dur), 0), max(hi)";
-            break;
-        case SERIES_RATE:
-            /* Summed metrics' band: the sums of their bands, which hold
-             * the band of the sum (docs/web-api.md). */
-            per_t = "sum(delta) AS delta, max(dur) AS dur, sum(rlo) AS rlo, sum(rhi) AS rhi";
-            per_bucket = "min(rlo), sum(delta) / nullif(sum(dur) FILTER (WHERE delta IS NOT NULL),"
-                         " 0), max(rhi)";
-            break;
-        case SERIES_RUNNING_SUM:
-            per_t = "sum(sum(delta)) OVER w AS v";
-            per_bucket = "min(v), avg(v), max(v)";
-            break;
-        case SERIES_CPU_BUSY:
-            per_t = "100 * (1 - sum(delta) FILTER (WHERE name LIKE '%.idle\\_s'"
-                    " OR name LIKE '%.iowait\\_s') / nullif(sum(delta), 0)) AS v";
-            per_bucket = "min(v), avg(v), max(v)";
-            break;
-        }
-        sql = g_strdup_printf(
-            "%s, %s, per_t AS (SELECT node_id, label, t, %s FROM st GROUP BY node_id, label, t"
-            " WINDOW w AS (PARTITION BY node_id, label ORDER BY t))"
-            " SELECT node_id, label, " BUCKET_SQL("t") " AS bucket, %s FROM per_t"
-                                                       " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-            SERIES_FROM_SQL, rows, per_t, per_bucket);
-    }
-    g_free(rows);
-    return sql;
-}
-
 /* The levels of statistics_levels: each one's slot and how far it is built. */
 struct series_level {
     gint64 level_s;
@@ -314,24 +216,6 @@ static char *parts_array(const struct series_metric *sm, gboolean patterns)
     return g_string_free(a, FALSE);
 }
 
-struct line {
-    gint64 node_id;
-    const char *hostname;
-    guint part;
-    double *lo, *mid, *hi; /* NAN: no roll-up in the bucket */
-};
-
-static JsonArray *numbers(const double *v, guint n)
-{
-    JsonArray *a = json_array_sized_new(n);
-    for (guint i = 0; i < n; i++)
-        if (isnan(v[i]))
-            json_array_add_null_element(a);
-        else
-            json_array_add_double_element(a, v[i]);
-    return a;
-}
-
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -411,8 +295,16 @@ static gboolean describe_source(struct web_request *req, const struct series_met
     return TRUE;
 }
 
+/* Per bucket over the nodes of one label: the median of their means,
+ * the min of their mins and the max of their maxes. */
+struct band {
+    guint nodes;
+    double *median, *lo, *hi;
+};
+
 static GBytes *series_csv(const struct series_metric *sm, const double *t, guint points,
-                          GPtrArray *lines, gboolean band_only, JsonArray *band)
+                          GPtrArray *lines, gboolean band_only, const struct band *band,
+                          guint n_parts, gboolean min_max)
 {
     GString *csv = g_string_new(NULL);
     char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE], c[G_ASCII_DTOSTR_BUF_SIZE];
@@ -421,33 +313,22 @@ static GBytes *series_csv(const struct series_metric *sm, const double *t, guint
         g_string_append_printf(csv, "t,label,node_id,hostname,min_%s,mean_%s,max_%s\n", sm->unit,
                                sm->unit, sm->unit);
         for (guint i = 0; i < lines->len; i++) {
-            const struct line *l = g_ptr_array_index(lines, i);
+            const struct series_line *l = g_ptr_array_index(lines, i);
             for (guint k = 0; k < points; k++)
                 g_string_append_printf(csv, "%.6f,%s,%" G_GINT64_FORMAT ",%s,%s,%s,%s\n", t[k],
                                        sm->parts[l->part].label, l->node_id, l->hostname,
-                                       NUM(a, l->lo[k]), NUM(b, l->mid[k]), NUM(c, l->hi[k]));
+                                       min_max ? NUM(a, l->lo[k]) : "", NUM(b, l->mid[k]),
+                                       min_max ? NUM(c, l->hi[k]) : "");
         }
     } else {
         g_string_append_printf(csv, "t,label,nodes,median_%s,min_%s,max_%s\n", sm->unit, sm->unit,
                                sm->unit);
-        for (guint i = 0; i < json_array_get_length(band); i++) {
-            JsonObject *o = json_array_get_object_element(band, i);
-            JsonArray *med = json_object_get_array_member(o, "median");
-            JsonArray *lo = json_object_get_array_member(o, "min");
-            JsonArray *hi = json_object_get_array_member(o, "max");
-            for (guint k = 0; k < points; k++) {
-                double m = json_array_get_null_element(med, k)
-                               ? NAN
-                               : json_array_get_double_element(med, k);
-                double l =
-                    json_array_get_null_element(lo, k) ? NAN : json_array_get_double_element(lo, k);
-                double h =
-                    json_array_get_null_element(hi, k) ? NAN : json_array_get_double_element(hi, k);
-                g_string_append_printf(csv, "%.6f,%s,%" G_GINT64_FORMAT ",%s,%s,%s\n", t[k],
-                                       json_object_get_string_member(o, "label"),
-                                       json_object_get_int_member(o, "nodes"), NUM(a, m), NUM(b, l),
-                                       NUM(c, h));
-            }
+        for (guint p = 0; p < n_parts; p++) {
+            const struct band *of = &band[p];
+            for (guint k = 0; k < points; k++)
+                g_string_append_printf(csv, "%.6f,%s,%u,%s,%s,%s\n", t[k], sm->parts[p].label,
+                                       of->nodes, NUM(a, of->median[k]), NUM(b, of->lo[k]),
+                                       NUM(c, of->hi[k]));
         }
     }
 #undef NUM
@@ -455,22 +336,19 @@ static GBytes *series_csv(const struct series_metric *sm, const double *t, guint
     return g_bytes_new_take(g_string_free(csv, FALSE), n);
 }
 
-/* Per bucket over the nodes of one label: the median of their means,
- * the min of their mins and the max of their maxes. */
-static JsonObject *band_of(const struct series_metric *sm, guint part, GPtrArray *lines,
-                           guint points)
+static void band_of(guint part, GPtrArray *lines, guint points, struct band *band)
 {
     double *med = g_new(double, points), *lo = g_new(double, points), *hi = g_new(double, points);
     double *vals = g_new(double, lines->len);
     guint nodes = 0;
     for (guint i = 0; i < lines->len; i++)
-        nodes += ((struct line *)g_ptr_array_index(lines, i))->part == part;
+        nodes += ((struct series_line *)g_ptr_array_index(lines, i))->part == part;
     for (guint k = 0; k < points; k++) {
         guint n = 0;
         lo[k] = INFINITY;
         hi[k] = -INFINITY;
         for (guint i = 0; i < lines->len; i++) {
-            const struct line *l = g_ptr_array_index(lines, i);
+            const struct series_line *l = g_ptr_array_index(lines, i);
             if (l->part != part || isnan(l->mid[k]))
                 continue;
             vals[n++] = l->mid[k];
@@ -484,22 +362,97 @@ static JsonObject *band_of(const struct series_metric *sm, guint part, GPtrArray
         qsort(vals, n, sizeof *vals, compare_doubles);
         med[k] = n % 2 == 1 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
     }
-    JsonObject *o = json_object_new();
-    json_object_set_string_member(o, "label", sm->parts[part].label);
-    json_object_set_int_member(o, "nodes", nodes);
-    json_object_set_array_member(o, "median", numbers(med, points));
-    json_object_set_array_member(o, "min", numbers(lo, points));
-    json_object_set_array_member(o, "max", numbers(hi, points));
-    g_free(med);
-    g_free(lo);
-    g_free(hi);
     g_free(vals);
-    return o;
+    *band = (struct band){.nodes = nodes, .median = med, .lo = lo, .hi = hi};
+}
+
+/* The JSON answer: `head`'s members (json-glib's), then the arrays of
+ * numbers, written here (web/json_numbers.h says why); the members in
+ * the order json-glib wrote them before. */
+static GBytes *series_json(const struct series_metric *sm, JsonObject *head, const double *t,
+                           guint points, GPtrArray *lines, gboolean banded, const struct band *band,
+                           guint n_parts, gboolean min_max)
+{
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_set_object(node, head);
+    char *text = json_to_string(node, FALSE);
+    json_node_unref(node);
+    GString *out = g_string_sized_new(64 + (gsize)points * 20 * (1 + 3 * lines->len));
+    g_string_append_len(out, text, (gssize)strlen(text) - 1); /* without its closing brace */
+    g_free(text);
+    g_string_append(out, ",\"t\":");
+    web_json_append_numbers(out, t, points);
+    g_string_append(out, ",\"series\":[");
+    for (guint i = 0; !banded && i < lines->len; i++) {
+        const struct series_line *l = g_ptr_array_index(lines, i);
+        g_string_append(out, i > 0 ? ",{\"label\":" : "{\"label\":");
+        web_json_append_string(out, sm->parts[l->part].label);
+        g_string_append_printf(out, ",\"node_id\":%" G_GINT64_FORMAT ",\"hostname\":", l->node_id);
+        web_json_append_string(out, l->hostname);
+        g_string_append(out, ",\"min\":");
+        if (min_max)
+            web_json_append_numbers(out, l->lo, points);
+        else
+            g_string_append(out, "null");
+        g_string_append(out, ",\"mean\":");
+        web_json_append_numbers(out, l->mid, points);
+        g_string_append(out, ",\"max\":");
+        if (min_max)
+            web_json_append_numbers(out, l->hi, points);
+        else
+            g_string_append(out, "null");
+        g_string_append_c(out, '}');
+    }
+    g_string_append(out, "],\"band\":");
+    if (!banded) {
+        g_string_append(out, "null,\"heat\":null}");
+        gsize n = out->len;
+        return g_bytes_new_take(g_string_free(out, FALSE), n);
+    }
+    for (guint p = 0; p < n_parts; p++) {
+        g_string_append(out, p > 0 ? ",{\"label\":" : "[{\"label\":");
+        web_json_append_string(out, sm->parts[p].label);
+        g_string_append_printf(out, ",\"nodes\":%u,\"median\":", band[p].nodes);
+        web_json_append_numbers(out, band[p].median, points);
+        g_string_append(out, ",\"min\":");
+        web_json_append_numbers(out, band[p].lo, points);
+        g_string_append(out, ",\"max\":");
+        web_json_append_numbers(out, band[p].hi, points);
+        g_string_append_c(out, '}');
+    }
+    /* The time × node heat map beside the band: the first label's means. */
+    g_string_append(out, "],\"heat\":{\"label\":");
+    web_json_append_string(out, sm->parts[0].label);
+    g_string_append(out, ",\"nodes\":[");
+    gboolean first = TRUE;
+    for (guint i = 0; i < lines->len; i++) {
+        const struct series_line *l = g_ptr_array_index(lines, i);
+        if (l->part != 0)
+            continue;
+        if (!first)
+            g_string_append_c(out, ',');
+        web_json_append_string(out, l->hostname);
+        first = FALSE;
+    }
+    g_string_append(out, "],\"values\":[");
+    first = TRUE;
+    for (guint i = 0; i < lines->len; i++) {
+        const struct series_line *l = g_ptr_array_index(lines, i);
+        if (l->part != 0)
+            continue;
+        if (!first)
+            g_string_append_c(out, ',');
+        web_json_append_numbers(out, l->mid, points);
+        first = FALSE;
+    }
+    g_string_append(out, "]}}");
+    gsize n = out->len;
+    return g_bytes_new_take(g_string_free(out, FALSE), n);
 }
 
 static void line_free(gpointer data)
 {
-    struct line *l = data;
+    struct series_line *l = data;
     g_free(l->lo);
     g_free(l->mid);
     g_free(l->hi);
@@ -508,7 +461,7 @@ static void line_free(gpointer data)
 
 static gboolean series(struct web_request *req, gboolean of_run, GError **error)
 {
-    gint64 id = 0, points = 0, from_us = 0, to_us = 0;
+    gint64 id = 0, points = 0, from_us = 0, to_us = 0, min_max_lines = 0;
     gboolean from_given = FALSE, to_given = FALSE;
     int metric = 0, per_node = 0, format = 0;
     const char *level_asked = NULL;
@@ -524,6 +477,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         !web_param_time(req, "to", &to_us, &to_given, error) ||
         (of_run && !web_param_choice(req, "per_node", per_node_choices, 0, &per_node, error)) ||
         !web_param_choice(req, "format", formats, 0, &format, error) ||
+        !web_param_int(req, "min_max_lines", G_MAXINT32, 0, G_MAXINT32, &min_max_lines, error) ||
         !web_param_text(req, "level", 16, &level_asked, error) || !web_params_done(req, error))
         return FALSE;
     if (metric < 0) {
@@ -572,7 +526,30 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     g_snprintf(from_text, sizeof from_text, "%" G_GINT64_FORMAT, from_us);
     g_snprintf(to_text, sizeof to_text, "%" G_GINT64_FORMAT, to_us);
     g_snprintf(points_text, sizeof points_text, "%" G_GINT64_FORMAT, points);
-    gboolean one = FALSE;
+    /* One line per node and label, every bucket NAN until a row fills it. */
+    guint n = (guint)points;
+    GPtrArray *lines = g_ptr_array_new_with_free_func(line_free);
+    /* Node id → its place in `nodes`: its lines are n_parts from there on. */
+    GHashTable *node_index = g_hash_table_new(g_int64_hash, g_int64_equal);
+    gint64 *node_keys = g_new(gint64, PQntuples(nodes));
+    for (int i = 0; i < PQntuples(nodes); i++) {
+        node_keys[i] = g_ascii_strtoll(PQgetvalue(nodes, i, 0), NULL, 10);
+        g_hash_table_insert(node_index, &node_keys[i], GINT_TO_POINTER(i + 1));
+        for (guint p = 0; p < n_parts; p++) {
+            struct series_line *l = g_new0(struct series_line, 1);
+            l->node_id = node_keys[i];
+            l->hostname = PQgetvalue(nodes, i, 1);
+            l->part = p;
+            l->lo = g_new(double, n);
+            l->mid = g_new(double, n);
+            l->hi = g_new(double, n);
+            for (guint k = 0; k < n; k++)
+                l->lo[k] = l->mid[k] = l->hi[k] = NAN;
+            g_ptr_array_add(lines, l);
+        }
+    }
+
+    gboolean one = FALSE, filled = FALSE;
     PGresult *r = NULL;
     GArray *levels = g_array_new(FALSE, FALSE, sizeof(struct series_level));
     gint64 level_s = 1;
@@ -592,48 +569,45 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         }
         if (served_to <= served_from)
             level_s = 1;
-        char level_text[24], served_from_text[24], served_to_text[24];
-        g_snprintf(level_text, sizeof level_text, "%" G_GINT64_FORMAT, level_s);
-        g_snprintf(served_from_text, sizeof served_from_text, "%" G_GINT64_FORMAT, served_from);
-        g_snprintf(served_to_text, sizeof served_to_text, "%" G_GINT64_FORMAT, served_to);
-        const char *params[] = {node_ids->str, labels,     patterns,         from_text,     to_text,
-                                points_text,   level_text, served_from_text, served_to_text};
-        char *sql = level_s > 1 ? level_series_sql(sm->how, one) : series_sql(sm->how, one);
-        r = web_db_query(req, sql, level_s > 1 ? 9 : 6, params, error);
-        g_free(sql);
+        if (level_s > 1) {
+            const char *part_labels[G_N_ELEMENTS(sm->parts)];
+            for (guint p = 0; p < n_parts; p++)
+                part_labels[p] = sm->parts[p].label;
+            struct series_level_ask ask = {
+                .how = sm->how,
+                .node_ids = node_ids->str,
+                .labels = labels,
+                .patterns = patterns,
+                .part_labels = part_labels,
+                .n_parts = n_parts,
+                .from_us = from_us,
+                .to_us = to_us,
+                .points = n,
+                .level_s = level_s,
+                .served_from_us = served_from,
+                .served_to_us = served_to,
+            };
+            filled = web_series_level_fill(req, &ask, lines, node_index, error);
+        } else {
+            const char *params[] = {node_ids->str, labels,  patterns,
+                                    from_text,     to_text, points_text};
+            char *sql = series_sql(sm->how, one);
+            r = web_db_query(req, sql, G_N_ELEMENTS(params), params, error);
+            g_free(sql);
+        }
     }
     g_array_unref(levels);
     g_string_free(node_ids, TRUE);
     g_free(labels);
     g_free(patterns);
-    if (r == NULL) {
+    if (r == NULL && !filled) {
+        g_ptr_array_unref(lines);
+        g_hash_table_unref(node_index);
+        g_free(node_keys);
         PQclear(nodes);
         return FALSE;
     }
-
-    /* One line per node and label, every bucket NAN until a row fills it. */
-    guint n = (guint)points;
-    GPtrArray *lines = g_ptr_array_new_with_free_func(line_free);
-    /* Node id → its place in `nodes`: its lines are n_parts from there on. */
-    GHashTable *node_index = g_hash_table_new(g_int64_hash, g_int64_equal);
-    gint64 *node_keys = g_new(gint64, PQntuples(nodes));
-    for (int i = 0; i < PQntuples(nodes); i++) {
-        node_keys[i] = g_ascii_strtoll(PQgetvalue(nodes, i, 0), NULL, 10);
-        g_hash_table_insert(node_index, &node_keys[i], GINT_TO_POINTER(i + 1));
-        for (guint p = 0; p < n_parts; p++) {
-            struct line *l = g_new0(struct line, 1);
-            l->node_id = node_keys[i];
-            l->hostname = PQgetvalue(nodes, i, 1);
-            l->part = p;
-            l->lo = g_new(double, n);
-            l->mid = g_new(double, n);
-            l->hi = g_new(double, n);
-            for (guint k = 0; k < n; k++)
-                l->lo[k] = l->mid[k] = l->hi[k] = NAN;
-            g_ptr_array_add(lines, l);
-        }
-    }
-    for (int row = 0; row < PQntuples(r); row++) {
+    for (int row = 0; r != NULL && row < PQntuples(r); row++) {
         gint64 node = g_ascii_strtoll(PQgetvalue(r, row, 0), NULL, 10);
         const char *label = PQgetvalue(r, row, 1);
         gint64 bucket = g_ascii_strtoll(PQgetvalue(r, row, 2), NULL, 10);
@@ -643,7 +617,7 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
         for (guint p = 0; p < n_parts; p++) {
             if (strcmp(sm->parts[p].label, label) != 0)
                 continue;
-            struct line *l = g_ptr_array_index(lines, (guint)place * n_parts + p);
+            struct series_line *l = g_ptr_array_index(lines, (guint)place * n_parts + p);
             l->lo[bucket] =
                 PQgetisnull(r, row, 3) ? NAN : g_ascii_strtod(PQgetvalue(r, row, 3), NULL);
             l->mid[bucket] =
@@ -653,7 +627,8 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
             break;
         }
     }
-    PQclear(r);
+    if (r != NULL)
+        PQclear(r);
 
     double bucket_s = (double)(to_us - from_us) / 1e6 / (double)n;
     double *t = g_new(double, n);
@@ -662,73 +637,42 @@ static gboolean series(struct web_request *req, gboolean of_run, GError **error)
     gboolean banded =
         of_run && (per_node == 2 ||
                    (per_node == 0 && (guint)PQntuples(nodes) > req->settings->per_node_lines_max));
-    JsonArray *band = NULL;
-    if (banded) {
-        band = json_array_new();
-        for (guint p = 0; p < n_parts; p++)
-            json_array_add_object_element(band, band_of(sm, p, lines, n));
-    }
+    struct band band[G_N_ELEMENTS(sm->parts)] = {{0}};
+    for (guint p = 0; banded && p < n_parts; p++)
+        band_of(p, lines, n, &band[p]);
 
+    /* Each line's min and max only for at most min_max_lines lines: a page
+     * drawing more lines than it draws envelopes for needs their means alone
+     * (a third of the numbers). */
+    gboolean min_max = banded || lines->len <= (guint)min_max_lines;
     gboolean ok = TRUE;
     if (format == 1) {
         char *filename =
             g_strdup_printf("%s-%s-%s.csv", of_run ? "run" : "node", id_text, sm->name);
-        web_answer_bytes(req, series_csv(sm, t, n, lines, banded, band), "text/csv; charset=utf-8",
-                         filename);
+        web_answer_bytes(req, series_csv(sm, t, n, lines, banded, band, n_parts, min_max),
+                         "text/csv; charset=utf-8", filename);
         g_free(filename);
     } else {
-        JsonObject *out = json_object_new();
-        json_object_set_string_member(out, "metric", sm->name);
-        json_object_set_string_member(out, "unit", sm->unit);
-        ok = describe_source(req, sm, out, error);
-        web_json_set_span(out, from_us, to_us);
-        json_object_set_double_member(out, "bucket_s", bucket_s);
+        JsonObject *head = json_object_new();
+        json_object_set_string_member(head, "metric", sm->name);
+        json_object_set_string_member(head, "unit", sm->unit);
+        ok = describe_source(req, sm, head, error);
+        web_json_set_span(head, from_us, to_us);
+        json_object_set_double_member(head, "bucket_s", bucket_s);
         /* The level read (1: the 1 s roll-ups alone). */
-        json_object_set_int_member(out, "level_s", level_s);
-        json_object_set_int_member(out, "points", n);
-        json_object_set_array_member(out, "t", numbers(t, n));
-        JsonArray *series_out = json_array_new();
-        JsonArray *heat_nodes = json_array_new(), *heat_values = json_array_new();
-        for (guint i = 0; i < lines->len; i++) {
-            const struct line *l = g_ptr_array_index(lines, i);
-            if (banded) {
-                /* The time × node heat map beside the band: the first label's means. */
-                if (l->part == 0) {
-                    json_array_add_string_element(heat_nodes, l->hostname);
-                    json_array_add_array_element(heat_values, numbers(l->mid, n));
-                }
-                continue;
-            }
-            JsonObject *s = json_object_new();
-            json_object_set_string_member(s, "label", sm->parts[l->part].label);
-            json_object_set_int_member(s, "node_id", l->node_id);
-            json_object_set_string_member(s, "hostname", l->hostname);
-            json_object_set_array_member(s, "min", numbers(l->lo, n));
-            json_object_set_array_member(s, "mean", numbers(l->mid, n));
-            json_object_set_array_member(s, "max", numbers(l->hi, n));
-            json_array_add_object_element(series_out, s);
-        }
-        json_object_set_array_member(out, "series", series_out);
-        if (banded) {
-            json_object_set_array_member(out, "band", json_array_ref(band));
-            JsonObject *heat = json_object_new();
-            json_object_set_string_member(heat, "label", sm->parts[0].label);
-            json_object_set_array_member(heat, "nodes", heat_nodes);
-            json_object_set_array_member(heat, "values", heat_values);
-            json_object_set_object_member(out, "heat", heat);
-        } else {
-            json_array_unref(heat_nodes);
-            json_array_unref(heat_values);
-            json_object_set_null_member(out, "band");
-            json_object_set_null_member(out, "heat");
-        }
+        json_object_set_int_member(head, "level_s", level_s);
+        json_object_set_int_member(head, "points", n);
         if (ok)
-            web_answer_object(req, out);
-        else
-            json_object_unref(out);
+            web_answer_bytes(req,
+                             series_json(sm, head, t, n, lines, banded, band, n_parts, min_max),
+                             "application/json; charset=utf-8", NULL);
+        json_object_unref(head);
     }
-    if (band != NULL)
-        json_array_unref(band);
+    for (guint p = 0; p < n_parts; p++) {
+        g_free(band[p].median);
+        g_free(band[p].lo);
+        g_free(band[p].hi);
+    }
     g_free(t);
     g_ptr_array_unref(lines);
     g_hash_table_unref(node_index);

@@ -16,7 +16,19 @@ struct web_db_pool {
     GMutex down_lock;
     gint64 down_until_us;
     char *down_why;
+    /* PGconn * → the names of the statements prepared on it (a set). A
+     * connection's entry goes before it is finished: another may get its
+     * address. */
+    GMutex prepared_lock;
+    GHashTable *prepared;
 };
+
+static void forget_prepared(struct web_db_pool *pool, PGconn *db)
+{
+    g_mutex_lock(&pool->prepared_lock);
+    g_hash_table_remove(pool->prepared, db);
+    g_mutex_unlock(&pool->prepared_lock);
+}
 
 enum { POOL_DOWN_RETRY_US = G_USEC_PER_SEC };
 
@@ -35,6 +47,9 @@ struct web_db_pool *web_db_pool_new(const char *conninfo, guint size, guint conn
     pool->idle = g_async_queue_new();
     pool->slots = g_ptr_array_new_with_free_func(g_free);
     g_mutex_init(&pool->down_lock);
+    g_mutex_init(&pool->prepared_lock);
+    pool->prepared = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                           (GDestroyNotify)g_hash_table_unref);
     for (guint i = 0; i < size; i++) {
         struct slot *s = g_new0(struct slot, 1);
         g_ptr_array_add(pool->slots, s);
@@ -55,6 +70,8 @@ void web_db_pool_free(struct web_db_pool *pool)
     g_ptr_array_unref(pool->slots);
     g_async_queue_unref(pool->idle);
     g_mutex_clear(&pool->down_lock);
+    g_hash_table_unref(pool->prepared);
+    g_mutex_clear(&pool->prepared_lock);
     g_free(pool->down_why);
     g_free(pool->conninfo);
     g_free(pool);
@@ -118,6 +135,7 @@ PGconn *web_db_pool_take(struct web_db_pool *pool, GError **error)
     /* A connection the server dropped (restart, idle timeout) is only
      * found out by using it: one fresh try, then 503. */
     if (s->db != NULL && (PQstatus(s->db) != CONNECTION_OK || !begin(s->db))) {
+        forget_prepared(pool, s->db);
         PQfinish(s->db);
         s->db = NULL;
     }
@@ -144,6 +162,7 @@ PGconn *web_db_pool_take(struct web_db_pool *pool, GError **error)
         if (s->db == NULL || !begin(s->db)) {
             if (s->db != NULL) {
                 set_unavailable(error, s->db, "opening a transaction");
+                forget_prepared(pool, s->db);
                 PQfinish(s->db);
                 s->db = NULL;
             }
@@ -163,6 +182,7 @@ void web_db_pool_give(struct web_db_pool *pool, PGconn *db)
         /* Read-only: COMMIT and ROLLBACK are the same; ROLLBACK also ends
          * a transaction a failed query aborted. */
         if (PQstatus(db) != CONNECTION_OK || !exec_ok(db, "ROLLBACK")) {
+            forget_prepared(pool, db);
             PQfinish(db);
             s->db = NULL;
         }
@@ -172,10 +192,9 @@ void web_db_pool_give(struct web_db_pool *pool, PGconn *db)
     g_critical("web_db_pool_give: a connection not of this pool");
 }
 
-PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
-                       const char *const *params, GError **error)
+/* `r`, or NULL with error set (and r cleared) when it is a failure. */
+static PGresult *checked(struct web_request *req, PGresult *r, GError **error)
 {
-    PGresult *r = PQexecParams(req->db, sql, n_params, NULL, params, NULL, NULL, 0);
     ExecStatusType status = PQresultStatus(r);
     if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)
         return r;
@@ -197,6 +216,61 @@ PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
     g_free(why);
     PQclear(r);
     return NULL;
+}
+
+PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
+                       const char *const *params, GError **error)
+{
+    return checked(req, PQexecParams(req->db, sql, n_params, NULL, params, NULL, NULL, 0), error);
+}
+
+PGresult *web_db_query_binary(struct web_request *req, const char *sql, int n_params,
+                              const char *const *params, GError **error)
+{
+    return checked(req, PQexecParams(req->db, sql, n_params, NULL, params, NULL, NULL, 1), error);
+}
+
+/* A statement of the request's transaction that only sets something. */
+static gboolean set_ok(struct web_request *req, const char *sql, GError **error)
+{
+    PGresult *r = checked(req, PQexec(req->db, sql), error);
+    if (r != NULL)
+        PQclear(r);
+    return r != NULL;
+}
+
+PGresult *web_db_query_prepared(struct web_request *req, const char *name, const char *sql,
+                                int n_params, const char *const *params, GError **error)
+{
+    struct web_db_pool *pool = req->context->pool;
+    g_mutex_lock(&pool->prepared_lock);
+    GHashTable *names = g_hash_table_lookup(pool->prepared, req->db);
+    if (names == NULL) {
+        names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_hash_table_insert(pool->prepared, req->db, names);
+    }
+    /* Only this request's thread uses req->db (and its set) until it is given back. */
+    gboolean prepared = g_hash_table_contains(names, name);
+    g_mutex_unlock(&pool->prepared_lock);
+    if (!prepared) {
+        PGresult *r = checked(req, PQprepare(req->db, name, sql, n_params, NULL), error);
+        if (r == NULL)
+            return NULL;
+        PQclear(r);
+        g_mutex_lock(&pool->prepared_lock);
+        g_hash_table_add(names, g_strdup(name));
+        g_mutex_unlock(&pool->prepared_lock);
+    }
+    /* The generic plan, planned once: the custom plans PostgreSQL would
+     * keep choosing (their cost counts only the partitions they keep) were
+     * planned at each request, 7-12 ms for a level's blocks (bench/web). */
+    if (!set_ok(req, "SET LOCAL plan_cache_mode = force_generic_plan", error))
+        return NULL;
+    PGresult *r =
+        checked(req, PQexecPrepared(req->db, name, n_params, params, NULL, NULL, 1), error);
+    if (r != NULL && !set_ok(req, "SET LOCAL plan_cache_mode = DEFAULT", error))
+        g_clear_pointer(&r, PQclear);
+    return r;
 }
 
 /* web_db_query, a 404 "WHAT ID does not exist" + `unless` for no row. */

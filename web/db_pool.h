@@ -29,6 +29,15 @@ void web_db_pool_give(struct web_db_pool *pool, PGconn *db);
  * went away or the query outran statement_timeout_ms, 500 otherwise. */
 PGresult *web_db_query(struct web_request *req, const char *sql, int n_params,
                        const char *const *params, GError **error);
+/* The same, its values in binary (web/pg_binary.h reads them): for
+ * answers of many numbers, which text would print and parse again. */
+PGresult *web_db_query_binary(struct web_request *req, const char *sql, int n_params,
+                              const char *const *params, GError **error);
+/* web_db_query_binary of a statement prepared once a connection, as
+ * `name`, and run on its generic plan: for a query of every request whose
+ * planning costs more than its run (a level's blocks: partitions). */
+PGresult *web_db_query_prepared(struct web_request *req, const char *name, const char *sql,
+                                int n_params, const char *const *params, GError **error);
 /* The same for the thing `what` whose id is `id`: a 404 "WHAT ID does not
  * exist" when the query returns no row. */
 PGresult *web_db_query_found(struct web_request *req, const char *sql, int n_params,

@@ -406,6 +406,17 @@ await check('run 1: the rank × time heat map is drawn', async () => {
   expect(await page.$('#heatmap-box canvas[data-drawn=yes]'), 'no drawn canvas in #heatmap-box');
 });
 
+await check('run 1: the per-rank table is made when scrolled to', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  // below the seven plots: more than a screen under the top of the page
+  const before = await page.$$eval('#ranks-box tr', (r) => r.length);
+  expect(before === 0, `the per-rank table has ${before} rows before it was scrolled near`);
+  await page.evaluate(() => document.getElementById('per-rank').scrollIntoView());
+  await page.waitForSelector('#ranks tbody tr', { timeout: LONG });
+  const rows = await page.$$eval('#ranks tbody tr', (r) => r.length);
+  expect(rows === 4, `the per-rank table has ${rows} rows, not 4 ranks`);
+});
+
 await check('run 1: a plot downloads as CSV and JSON', async () => {
   await openOk(page, `${baseUrl}/run.html?run=1`);
   const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#plot-power button:text("CSV")')]);
@@ -416,6 +427,35 @@ await check('run 1: a plot downloads as CSV and JSON', async () => {
   const [json] = await Promise.all([page.waitForEvent('download'), page.click('#plot-power button:text("JSON")')]);
   const answer = JSON.parse(fs.readFileSync(await json.path(), 'utf8'));
   expect(answer.metric === 'power' && answer.series.length === 2, 'the JSON is not the power answer with 2 series');
+});
+
+// A run of more nodes than the plots draw envelopes for gets its lines
+// without min and max (min_max_lines): its downloads ask for them again.
+await check('run 1: a plot drawn without min and max downloads them all the same', async () => {
+  const stripped = [];
+  await page.route(/\/series\?.*min_max_lines=/, async (route) => {
+    const answer = await (await route.fetch()).json();
+    for (const s of answer.series) s.min = s.max = null;
+    stripped.push(answer.metric);
+    await route.fulfill({ json: answer });
+  });
+  try {
+    await openOk(page, `${baseUrl}/run.html?run=1`);
+    expect(stripped.includes('power'), 'the page asked for power without min_max_lines');
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#plot-power button:text("CSV")')]);
+    const lines = fs.readFileSync(await csv.path(), 'utf8').trim().split('\n');
+    const header = lines[0].split(',');
+    const min = header.findIndex((h) => h.endsWith('_min'));
+    expect(min > 0, `the CSV header has no min column: "${lines[0]}"`);
+    const mins = lines.slice(1).map((l) => l.split(',')[min]).filter((v) => v !== '');
+    expect(mins.length > 0, 'the CSV\'s min column is empty: the download did not ask for the whole answer');
+    const [json] = await Promise.all([page.waitForEvent('download'), page.click('#plot-power button:text("JSON")')]);
+    const answer = JSON.parse(fs.readFileSync(await json.path(), 'utf8'));
+    expect(answer.series.every((s) => Array.isArray(s.min) && Array.isArray(s.max)),
+      'the JSON download has lines without min and max');
+  } finally {
+    await page.unroute(/\/series\?.*min_max_lines=/);
+  }
 });
 
 await check('compare runs 1 and 2: both runs, figures and overlaid timelines', async () => {

@@ -828,6 +828,71 @@ static void test_run_series_band_and_heat(void **state)
     test_http_clear(&a);
 }
 
+/* min_max_lines=N: the lines' min and max only when there are at most N
+ * lines (null beyond), their means and everything else as without it. */
+static void test_run_series_min_max_lines(void **state)
+{
+    (void)state;
+    const char *full_path = "/api/v1/runs/1/series?metric=io_bytes&points=10";
+    struct test_http full = get_series("%s", full_path);
+    JsonArray *full_lines = test_web_array(full.json, full_path, "series");
+    assert_int_equal(json_array_get_length(full_lines), 4); /* n1, n2 × read, write */
+    static const struct {
+        const char *n;
+        gboolean min_max;
+    } cases[] = {{"4", TRUE}, {"100", TRUE}, {"3", FALSE}, {"0", FALSE}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *where = g_strdup_printf("%s&min_max_lines=%s", full_path, cases[i].n);
+        struct test_http a = get_series("%s", where);
+        JsonArray *lines = test_web_array(a.json, where, "series");
+        assert_int_equal(json_array_get_length(lines), 4);
+        for (guint l = 0; l < 4; l++) {
+            JsonObject *got = json_array_get_object_element(lines, l);
+            JsonObject *want = json_array_get_object_element(full_lines, l);
+            for (const char *const *m = (const char *const[]){"min", "max", NULL}; *m; m++) {
+                JsonNode *node = json_object_get_member(got, *m);
+                if (cases[i].min_max ? !JSON_NODE_HOLDS_ARRAY(node) : !JSON_NODE_HOLDS_NULL(node))
+                    fail_msg("%s: line %u's %s is %s", where, l, *m,
+                             cases[i].min_max ? "not an array" : "not null");
+            }
+            /* The means, and with min and max the whole line, as without it. */
+            JsonNode *a_mean = json_object_get_member(got, "mean"),
+                     *w_mean = json_object_get_member(want, "mean");
+            assert_true(json_node_equal(a_mean, w_mean));
+            if (cases[i].min_max)
+                assert_true(json_node_equal(json_array_get_element(lines, l),
+                                            json_array_get_element(full_lines, l)));
+        }
+        assert_true(json_node_equal(test_json_node(a.json, "t"), test_json_node(full.json, "t")));
+        test_http_clear(&a);
+        g_free(where);
+    }
+    test_http_clear(&full);
+    /* The CSV leaves them empty the same way. */
+    struct test_http csv = test_web_get(
+        &web, "/api/v1/runs/1/series?metric=power&points=3&format=csv&min_max_lines=1", NULL);
+    assert_int_equal(csv.status, 200);
+    char **rows = g_strsplit(csv.body, "\n", -1);
+    assert_string_equal(rows[0], "t,label,node_id,hostname,min_W,mean_W,max_W");
+    for (guint r = 1; rows[r] != NULL && rows[r][0] != '\0'; r++) {
+        char **f = g_strsplit(rows[r], ",", -1);
+        if (g_strv_length(f) != 7 || f[4][0] != '\0' || f[6][0] != '\0' || f[5][0] == '\0')
+            fail_msg("min_max_lines=1, CSV row \"%s\": min and max not empty, or no mean", rows[r]);
+        g_strfreev(f);
+    }
+    g_strfreev(rows);
+    test_http_clear(&csv);
+    /* Bad input names the parameter. */
+    static const char *const bad[] = {"-1", "x", "1.5", "99999999999"};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *path = g_strdup_printf("/api/v1/runs/1/series?metric=power&min_max_lines=%s", bad[i]);
+        struct test_http e = test_web_get(&web, path, NULL);
+        test_web_assert_error(&e, 400, "bad_parameter", "min_max_lines");
+        test_http_clear(&e);
+        g_free(path);
+    }
+}
+
 static void test_run_series_every_metric(void **state)
 {
     (void)state;
@@ -1880,4 +1945,5 @@ TEST_PG_MAIN(group_setup, group_teardown, cmocka_unit_test(test_me),
              cmocka_unit_test(test_run_files), cmocka_unit_test(test_anomalies),
              cmocka_unit_test(test_nodes), cmocka_unit_test(test_thresholds),
              cmocka_unit_test(test_tune_trials), cmocka_unit_test(test_run_uplink_drops),
-             cmocka_unit_test(test_run_unwatched_end), cmocka_unit_test(test_series_levels))
+             cmocka_unit_test(test_run_unwatched_end), cmocka_unit_test(test_series_levels),
+             cmocka_unit_test(test_run_series_min_max_lines))

@@ -191,13 +191,16 @@ export function windowsPlugin(state, onPick) {
 
 // Each line's min…max over its buckets as a faint area under it, so that a
 // spike shorter than a bucket still shows when the line is of means. Only
-// for a few lines: with many, the areas would hide each other.
+// for a few lines: with many, the areas would hide each other (and the
+// pages ask the API for the lines' min and max only up to this many:
+// min_max_lines).
+export const ENVELOPE_LINES_MAX = 8;
 function envelopePlugin(held) {
   return {
     hooks: {
       drawClear: (u) => {
         const envelopes = held.envelopes;
-        if (envelopes.length === 0 || envelopes.length > 8) return;
+        if (envelopes.length === 0 || envelopes.length > ENVELOPE_LINES_MAX) return;
         const ctx = u.ctx;
         const t = u.data[0];
         ctx.save();
@@ -379,6 +382,8 @@ export function parseTime(text) {
 //   columns     uPlot columns to draw instead of the answer's (compare page)
 //   series      their series options (with columns)
 //   xIsTime     false for "seconds since the run's start" axes
+//   fetchFull   (answer) => the same answer with every line's min and max,
+//               for the downloads of an answer asked without them
 export function timeline(box, answer, opts) {
   const { name, title, group = null, windows = null, onPick = null, height = 170 } = opts;
   const xIsTime = opts.xIsTime !== false;
@@ -398,7 +403,7 @@ export function timeline(box, answer, opts) {
   }
   // what the plot shows now (replaceData changes it after a zoom): the
   // download buttons and the envelopes follow it
-  const held = { answer, shaped, envelopes: shaped.envelopes };
+  const held = { answer, shaped, envelopes: shaped.envelopes, fetchFull: opts.fetchFull };
   head.append(downloadButtons(name, held));
   box.append(head);
 
@@ -522,14 +527,28 @@ export function downloadButtons(name, held) {
   csv.type = 'button';
   csv.textContent = 'CSV';
   csv.title = `Download the ${name} data as CSV`;
-  csv.addEventListener('click', () => save(`${name}.csv`, 'text/csv', seriesCsv(held.answer, held.shaped)));
+  csv.addEventListener('click', async () => {
+    const answer = await fullAnswer(held);
+    save(`${name}.csv`, 'text/csv', seriesCsv(answer, held.shaped));
+  });
   const json = document.createElement('button');
   json.type = 'button';
   json.textContent = 'JSON';
   json.title = `Download the ${name} data as JSON`;
-  json.addEventListener('click', () => save(`${name}.json`, 'application/json', JSON.stringify(held.answer, null, 1)));
+  json.addEventListener('click', async () => {
+    const answer = await fullAnswer(held);
+    save(`${name}.json`, 'application/json', JSON.stringify(answer, null, 1));
+  });
   span.append(csv, json);
   return span;
+}
+
+// What a download holds: the answer drawn, or, when it came without the
+// lines' min and max (min_max_lines), the same asked again with them.
+async function fullAnswer(held) {
+  const a = held.answer;
+  const partial = a && a.series && a.series.some((s) => s.min === null || s.max === null);
+  return partial && held.fetchFull ? held.fetchFull(a) : a;
 }
 
 export function save(filename, type, text) {

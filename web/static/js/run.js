@@ -7,7 +7,7 @@
 import { apiGet, apiGetOrShow, showError, showMe } from './api.js';
 import { el, table, facts, runsTable, nodeHref } from './dom.js';
 import * as format from './format.js';
-import { TIMELINES, timeline, ZoomGroup, replaceData } from './plot.js';
+import { TIMELINES, timeline, ZoomGroup, replaceData, ENVELOPE_LINES_MAX } from './plot.js';
 import { heatmap } from './heatmap.js';
 import { jobEnergySection } from './run_energy.js';
 import { regionsSection } from './run_regions.js';
@@ -168,6 +168,19 @@ function ranksTable(ranks) {
   ], ranks, { id: 'ranks' });
 }
 
+// `box`, whose content `make` makes once it comes within a screen of the
+// view: a 1,000-rank run's table is 12,000 cells below the plots, which
+// the page would otherwise build (and the browser style) while it draws.
+function whenNear(box, make) {
+  const seen = new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    seen.disconnect();
+    box.replaceChildren(make());
+  }, { rootMargin: '100% 0px' });
+  seen.observe(box);
+  return box;
+}
+
 // The answer's cells (only those with activities) as one array per row,
 // one value per bin, zero where no activity was stored.
 function heatmapMatrix(answer, what) {
@@ -243,6 +256,7 @@ async function drawMetric(box, { metric, title }, request) {
   const note = plotNote(answer);
   plots[metric] = timeline(plotBox, answer, {
     name: metric,
+    fetchFull: (a) => apiGet(`runs/${runId}/series`, { metric, from: a.from, to: a.to, points: a.points }),
     title: `${title} (${answer.unit})`,
     note,
     group,
@@ -308,8 +322,9 @@ async function refetch(range, generation) {
   await Promise.all(Object.entries(plots).map(async ([metric, u]) => {
     if (!u) return;
     try {
-      const answer = await apiGet(`runs/${runId}/series`,
-        range ? { metric, from: iso(range.min), to: iso(range.max) } : { metric });
+      const answer = await apiGet(`runs/${runId}/series`, range
+        ? { metric, from: iso(range.min), to: iso(range.max), min_max_lines: ENVELOPE_LINES_MAX }
+        : { metric, min_max_lines: ENVELOPE_LINES_MAX });
       if (generation !== zoomGeneration) return;
       replaceData(u, answer, interval, group);
       if (answer.band && answer.band.length > 0) await drawNodeHeat(metric, answer);
@@ -484,7 +499,9 @@ async function load() {
     apiGet('anomalies', { run: runId, limit: 200 })]));
   const heatmapAnswer = early(heatmapRequest());
   const anomaliesPage = early(apiGet('anomalies', { run: runId, limit: 20 }));
-  const series = TIMELINES.map((m) => early(apiGet(`runs/${runId}/series`, { metric: m.metric })));
+  // Each line's min and max only where the plot draws them (its envelopes).
+  const series = TIMELINES.map((m) => early(apiGet(`runs/${runId}/series`,
+    { metric: m.metric, min_max_lines: ENVELOPE_LINES_MAX })));
   const answer = await runAnswer;
   if (answer === null) return;
   const { run } = answer;
@@ -511,7 +528,8 @@ async function load() {
       el('div', { id: 'window-detail', hidden: true, 'aria-live': 'polite' })),
     section('anomalies', 'Anomalies while it ran', el('div', { id: 'anomalies-box' })),
     run.ranks ? heatmapSection() : null,
-    run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats), el('div', { class: 'scroll' }, ranksTable(answer.ranks))) : null,
+    run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats),
+      whenNear(el('div', { class: 'scroll', id: 'ranks-box' }), () => ranksTable(answer.ranks))) : null,
     section('figures', 'The report’s figures', reportFigures(answer.report, answer.report_of)),
     files.box,
     section('neighbours', 'Other runs on its nodes at the same time',
