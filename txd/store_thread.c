@@ -5,17 +5,24 @@
  *
  * Once the thread runs, it alone uses the txd_store: every statement on
  * its connections (the groups, the system state, the maintenance step,
- * the roll-up levels, reconnecting) is made here, so that no connection
- * and no cache of the store is ever used by two threads and store.c stays
- * synchronous and lock-free. The connection at start is made before the
- * thread starts, the counts are read after it ends.
+ * the roll-up levels, reconnecting) is made here. Why not a lock around
+ * the store instead: the loop would then wait for it whenever a group is
+ * on its way, which is what this thread is for, and every cache of the
+ * store would need it too. With one owner, store.c stays synchronous and
+ * lock-free, and the system state and the timers wait at most one group.
+ * The connection at start is made before the thread starts (a schema of
+ * another version stops vigil-txd there), the counts are read after it
+ * ends.
  *
  * One job at a time: the main loop posts one and posts no other until it
  * has taken this one back. The thread says it is done through an eventfd
  * that the loop's zmq_poll watches; the ZeroMQ sockets stay the loop's.
  * What a job points at (the group's batches) stays the loop's and
- * unchanged until the job is taken back. */
+ * unchanged until the job is taken back. The lock and condition are
+ * pthread's, not GLib's (futexes of its own), so that ThreadSanitizer
+ * sees the hand-over. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -24,10 +31,11 @@
 
 struct txd_store_thread {
     struct txd_store *store;
-    GThread *thread;
+    pthread_t thread;
+    gboolean running;
     int done_fd;
-    GMutex lock;
-    GCond posted;
+    pthread_mutex_t lock;
+    pthread_cond_t posted;
     /* Under lock: */
     struct txd_store_job *job; /* posted, not yet done */
     struct txd_store_job *done;
@@ -47,21 +55,21 @@ static void run_job(struct txd_store *store, struct txd_store_job *job)
     txd_store_levels_when_due(store);
 }
 
-static gpointer thread_main(gpointer data)
+static void *thread_main(void *data)
 {
     struct txd_store_thread *t = data;
-    g_mutex_lock(&t->lock);
+    pthread_mutex_lock(&t->lock);
     for (;;) {
         while (t->job == NULL && !t->stopping)
-            g_cond_wait(&t->posted, &t->lock);
+            pthread_cond_wait(&t->posted, &t->lock);
         struct txd_store_job *job = t->job;
         /* A job posted before the stop is finished first: its batches are
          * acknowledged if it commits. */
         if (job == NULL)
             break;
-        g_mutex_unlock(&t->lock);
+        pthread_mutex_unlock(&t->lock);
         run_job(t->store, job);
-        g_mutex_lock(&t->lock);
+        pthread_mutex_lock(&t->lock);
         t->job = NULL;
         t->done = job;
         uint64_t one = 1;
@@ -69,7 +77,7 @@ static gpointer thread_main(gpointer data)
         if (write(t->done_fd, &one, sizeof one) != sizeof one)
             g_warning("cannot wake the main loop: %s", g_strerror(errno));
     }
-    g_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->lock);
     return NULL;
 }
 
@@ -84,16 +92,19 @@ struct txd_store_thread *txd_store_thread_new(struct txd_store *store, GError **
         g_free(t);
         return NULL;
     }
-    g_mutex_init(&t->lock);
-    g_cond_init(&t->posted);
-    t->thread = g_thread_try_new("vigil-txd-store", thread_main, t, error);
-    if (t->thread == NULL) {
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->posted, NULL);
+    int failed = pthread_create(&t->thread, NULL, thread_main, t);
+    if (failed != 0) {
+        g_set_error(error, TXD_ERROR, TXD_ERROR_REFUSE, "cannot start the store's thread: %s",
+                    g_strerror(failed));
         close(t->done_fd);
-        g_mutex_clear(&t->lock);
-        g_cond_clear(&t->posted);
+        pthread_mutex_destroy(&t->lock);
+        pthread_cond_destroy(&t->posted);
         g_free(t);
         return NULL;
     }
+    t->running = TRUE;
     return t;
 }
 
@@ -108,11 +119,11 @@ void txd_store_thread_post(struct txd_store_thread *t, struct txd_store_job *job
     job->error = NULL;
     job->state_stored = FALSE;
     job->state_error = NULL;
-    g_mutex_lock(&t->lock);
+    pthread_mutex_lock(&t->lock);
     g_assert(t->job == NULL && t->done == NULL);
     t->job = job;
-    g_cond_signal(&t->posted);
-    g_mutex_unlock(&t->lock);
+    pthread_cond_signal(&t->posted);
+    pthread_mutex_unlock(&t->lock);
 }
 
 struct txd_store_job *txd_store_thread_take(struct txd_store_thread *t)
@@ -121,23 +132,23 @@ struct txd_store_job *txd_store_thread_take(struct txd_store_thread *t)
     /* EAGAIN: nothing was done since the last read. */
     while (read(t->done_fd, &count, sizeof count) < 0 && errno == EINTR)
         ;
-    g_mutex_lock(&t->lock);
+    pthread_mutex_lock(&t->lock);
     struct txd_store_job *job = t->done;
     t->done = NULL;
-    g_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->lock);
     return job;
 }
 
 void txd_store_thread_stop(struct txd_store_thread *t)
 {
-    if (t->thread == NULL)
+    if (!t->running)
         return;
-    g_mutex_lock(&t->lock);
+    pthread_mutex_lock(&t->lock);
     t->stopping = TRUE;
-    g_cond_signal(&t->posted);
-    g_mutex_unlock(&t->lock);
-    g_thread_join(t->thread);
-    t->thread = NULL;
+    pthread_cond_signal(&t->posted);
+    pthread_mutex_unlock(&t->lock);
+    pthread_join(t->thread, NULL);
+    t->running = FALSE;
 }
 
 void txd_store_thread_free(struct txd_store_thread *t)
@@ -146,7 +157,7 @@ void txd_store_thread_free(struct txd_store_thread *t)
         return;
     txd_store_thread_stop(t);
     close(t->done_fd);
-    g_mutex_clear(&t->lock);
-    g_cond_clear(&t->posted);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->posted);
     g_free(t);
 }

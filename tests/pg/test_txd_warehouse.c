@@ -3,11 +3,14 @@
  * day partitions are made ahead and before a batch's transaction, never in
  * it; a dropped partition is made again; a run is described once per
  * batch; migration 2 keeps migration 1's rows; `vigil db prune` drops whole
- * partitions; two servers write into one warehouse at once. Each test has
- * its own database; the cluster is the program's. Waits are on the
- * database's own views (pg_locks, pg_stat_activity) or vigil-txd's log,
- * never on time. */
+ * partitions; two servers write into one warehouse at once; the loop takes
+ * batches while a group waits for the database, and a stop finishes that
+ * group. Each test has its own database; the cluster is the program's.
+ * Waits are on the database's own views (pg_locks, pg_stat_activity) or
+ * vigil-txd's log, never on time. */
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,6 +225,49 @@ static void test_the_loop_takes_batches_while_a_group_waits(void **state)
     g_bytes_unref(not_a_batch);
     test_sender_close(&first);
     test_sender_close(&second);
+}
+
+/* SIGTERM while a group waits for the database: vigil-txd finishes it
+ * (it commits once the lock goes) before it ends, nothing else; after a
+ * restart the node's resend is known as stored. */
+static void test_a_stop_finishes_the_group_on_its_way(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo,
+                   "[warehouse]\nstatement_timeout_ms = 600000\nlock_timeout_ms = 600000\n");
+    test_pg_wait_for_count_equal_in(
+        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
+    PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 33, NULL, NULL, NULL);
+    GBytes *batch = simple_batch(33, 1, 10, 0);
+    test_sender_send(&s, batch);
+    test_pg_wait_for_count_equal_in(f->conninfo,
+                                    "SELECT count(*) FROM pg_stat_activity WHERE "
+                                    "wait_event_type = 'Lock' AND datname = current_database()",
+                                    1);
+    assert_int_equal(kill(f->txd.pid, SIGTERM), 0);
+    test_wait_for_file_text(f->txd.log_path, "stopping (signal 15)");
+    end_session(holder);
+    struct pollfd ended = {.fd = f->txd.pidfd, .events = POLLIN};
+    if (poll(&ended, 1, WAIT_MS) != 1)
+        fail_msg("vigil-txd did not end once its group could commit");
+    close(f->txd.pidfd);
+    f->txd.pid = 0;
+    f->txd.pidfd = -1;
+    char *log = NULL;
+    assert_true(g_file_get_contents(f->txd.log_path, &log, NULL, NULL));
+    test_assert_contains(log, "stored 1 batches (");
+    assert_null(strstr(log, "not stored"));
+    g_free(log);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+
+    test_txd_restart(&f->txd);
+    test_sender_send_acked(&s, batch, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 10);
+    g_bytes_unref(batch);
+    test_sender_close(&s);
 }
 
 /* A Unix socket that listens and never answers. */
@@ -911,6 +957,7 @@ TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_a_lock_timeout_keeps_the_batch_queued),
              TEST_WITH_TXD_FIXTURE(test_a_statement_timeout_is_named),
              TEST_WITH_TXD_FIXTURE(test_the_loop_takes_batches_while_a_group_waits),
+             TEST_WITH_TXD_FIXTURE(test_a_stop_finishes_the_group_on_its_way),
              TEST_WITH_TXD_FIXTURE(test_a_connect_timeout_is_named),
              TEST_WITH_TXD_FIXTURE(test_ingest_never_takes_an_access_exclusive_lock),
              TEST_WITH_TXD_FIXTURE(test_a_dropped_partition_is_made_again),
