@@ -30,8 +30,8 @@
 #define RETRY_FIRST_MS 100u
 /* A group stored in one transaction: one claim, one COPY per table and
  * one commit (one fdatasync of the WAL, 4.7 ms on the disk measured) for
- * up to this many batches, and the loop's turn no longer than a group
- * takes (a minimal batch costs about 0.5 ms of CPU in all: 256 of them,
+ * up to this many batches, and a group's acknowledgements not long in
+ * coming (a minimal batch costs about 0.5 ms of CPU in all: 256 of them,
  * about a tenth of a second on two cores). */
 #define GROUP_MAX_BATCHES 256u
 #define GROUP_MAX_BYTES   (8u << 20)
@@ -348,7 +348,8 @@ static void take_batch(struct txd_server *s, GBytes *identity, const char *curve
  * the system state when it changed, and the store's timers. */
 static void post_job(struct txd_server *s)
 {
-    if (s->job_posted)
+    /* Stopping: only the job on its way is finished. */
+    if (s->job_posted || s->stopping)
         return;
     gboolean group = !g_queue_is_empty(&s->pending) && monotonic_ns() >= s->next_retry_ns;
     if (!group && !s->state_wanted && !s->timers_due)
