@@ -7,6 +7,8 @@
  *   txd_server.c          the ROUTER socket: batches in, acknowledgements and
  *                     refusals out, the queue of batches waiting for the
  *                     database, the system state sent down
+ *   store_thread.c    the store on a thread of its own: PostgreSQL takes a
+ *                     group while the loop receives the next
  *   store.c           a group of batches into PostgreSQL in one transaction:
  *                     one claim of their (node, sequence)s, one COPY per
  *                     table; a refused batch found and refused alone
@@ -310,6 +312,40 @@ guint txd_system_reasoner_nodes(const struct txd_system_reasoner *r);
 /* The ROUTER the daemons connect to, its options set (not yet bound):
  * ZMQ_RCVHWM receive_batches_per_node, the link's liveness options. */
 void *txd_router_new(void *context, guint receive_batches_per_node, GError **error);
+
+/* ---- store_thread.c: the store beside the main loop --------------------------------- */
+
+/* One job for the store's thread: a group to store (n > 0), the system
+ * state to store (has_state), and the store's timers in any case. */
+struct txd_store_job {
+    struct txd_group_item *items;
+    guint n;
+    enum txd_store_result result; /* of the group: see txd_store_group */
+    GError *error;                /* why, for TXD_RETRY; the caller frees it */
+    gboolean has_state;
+    struct vigil_wire_state state;
+    int64_t state_realtime_ns;
+    gboolean state_stored;
+    GError *state_error; /* why not, when not stored (may be NULL); the caller frees it */
+};
+
+struct txd_store_thread;
+
+/* Starts the thread; from now on it alone uses `store`, until
+ * txd_store_thread_stop returns. */
+struct txd_store_thread *txd_store_thread_new(struct txd_store *store, GError **error);
+/* Readable (POLLIN) when a job is done: then txd_store_thread_take. */
+int txd_store_thread_fd(const struct txd_store_thread *t);
+/* Hands `job` over; no other until it is taken back. The job, its items and
+ * their batches stay untouched by the caller until then. */
+void txd_store_thread_post(struct txd_store_thread *t, struct txd_store_job *job);
+/* The job done, or NULL when it is still on its way. */
+struct txd_store_job *txd_store_thread_take(struct txd_store_thread *t);
+/* Finishes the job on its way (take it after) and ends the thread: the
+ * store is the caller's again. */
+void txd_store_thread_stop(struct txd_store_thread *t);
+/* Stops it first. */
+void txd_store_thread_free(struct txd_store_thread *t);
 
 /* ---- txd_server.c ------------------------------------------------------------------------------
  */

@@ -9,8 +9,11 @@
  * here, up to pending_max_bytes, unacknowledged; past that they are not
  * kept at all, and their daemons, hearing nothing, spool them. Nothing is
  * acknowledged that is not committed, so nothing is lost. What waits is
- * stored a group at a time, one transaction a group, one group a turn of
- * the loop.
+ * stored a group at a time, one transaction a group, by the store's
+ * thread (store_thread.c): while PostgreSQL takes one group this loop
+ * receives and decodes the next batches, and answers the group when the
+ * thread hands it back. The group on its way stays at the head of the
+ * queue, untouched, until then.
  *
  * Once a cycle the system reasoner decides and its state goes to every
  * daemon heard from recently. */
@@ -27,8 +30,8 @@
 #define RETRY_FIRST_MS 100u
 /* A group stored in one transaction: one claim, one COPY per table and
  * one commit (one fdatasync of the WAL, 4.7 ms on the disk measured) for
- * up to this many batches, and the loop's turn no longer than a group
- * takes (a minimal batch costs about 0.5 ms of CPU in all: 256 of them,
+ * up to this many batches, and a group's acknowledgements not long in
+ * coming (a minimal batch costs about 0.5 ms of CPU in all: 256 of them,
  * about a tenth of a second on two cores). */
 #define GROUP_MAX_BATCHES 256u
 #define GROUP_MAX_BYTES   (8u << 20)
@@ -57,7 +60,18 @@ struct txd_server {
                              * whatever the number of nodes */
     int signal_fd;
     gboolean stopping;
-    struct txd_store *store;
+    struct txd_store *store; /* the store thread's while it runs */
+    struct txd_store_thread *store_thread;
+    /* The job posted to the store's thread, and the group it holds: the
+     * first `job.n` of the queue. */
+    struct txd_store_job job;
+    struct txd_group_item items[GROUP_MAX_BATCHES];
+    gboolean job_posted;
+    gboolean timers_due; /* the store's maintenance and levels: once a cycle at least */
+    /* The system state to store with the next job, when it changed. */
+    gboolean state_wanted;
+    struct vigil_wire_state state_to_store;
+    int64_t state_realtime_ns;
     struct txd_system_reasoner *system;
     enum vigil_health last_system_state;
     GQueue pending;              /* struct pending, oldest first */
@@ -181,18 +195,19 @@ static void system_cycle(struct txd_server *s)
     struct vigil_wire_state state;
     int64_t now_realtime_ns = g_get_real_time() * 1000;
     txd_system_reasoner_decide(s->system, now_realtime_ns, &state);
-    if (state.health != s->last_system_state) {
+    /* One on its way to the database is waited for: it is stored once. */
+    gboolean state_on_its_way = s->job_posted && s->job.has_state;
+    if (state.health != s->last_system_state && !state_on_its_way) {
         g_message("system state %s (%u nodes: %u bad, %u good, %u other issues)",
                   vigil_health_name(state.health), txd_system_reasoner_nodes(s->system),
                   state.bad_issues, state.good_issues, state.other_issues);
-        GError *error = NULL;
-        if (txd_store_system_state(s->store, &state, now_realtime_ns, &error))
-            s->last_system_state = state.health;
-        else if (error != NULL) {
-            g_debug("system state not stored: %s", error->message);
-            g_error_free(error);
-        }
+        /* Stored by the store's thread with its next job; tried again at
+         * the next cycle when it was not. */
+        s->state_wanted = TRUE;
+        s->state_to_store = state;
+        s->state_realtime_ns = now_realtime_ns;
     }
+    s->timers_due = TRUE;
     /* Daemons not heard from for a while have gone; they get the state
      * again when they come back. */
     int64_t quiet_ns =
@@ -327,41 +342,70 @@ static void take_batch(struct txd_server *s, GBytes *identity, const char *curve
     g_queue_push_tail(&s->pending, p);
 }
 
-/* Stores one group of what waits, oldest first: up to GROUP_MAX_BATCHES
- * and GROUP_MAX_BYTES (at least one batch) in one transaction, so that
- * one commit serves them all; then the loop serves sockets, ZAP, signals
- * and the system cycle before the next group. */
-static void store_pending(struct txd_server *s)
+/* Posts the store's thread its next job, when it has none: one group of
+ * what waits, oldest first (up to GROUP_MAX_BATCHES and GROUP_MAX_BYTES, at
+ * least one batch, one transaction, so that one commit serves them all),
+ * the system state when it changed, and the store's timers. */
+static void post_job(struct txd_server *s)
 {
-    if (g_queue_is_empty(&s->pending) || monotonic_ns() < s->next_retry_ns)
+    /* Stopping: only the job on its way is finished. */
+    if (s->job_posted || s->stopping)
         return;
-    struct txd_group_item items[GROUP_MAX_BATCHES];
-    struct pending *taken[GROUP_MAX_BATCHES];
+    gboolean group = !g_queue_is_empty(&s->pending) && monotonic_ns() >= s->next_retry_ns;
+    if (!group && !s->state_wanted && !s->timers_due)
+        return;
     guint n = 0;
     uint64_t bytes = 0;
-    for (GList *l = s->pending.head; l != NULL && n < GROUP_MAX_BATCHES; l = l->next) {
+    for (GList *l = s->pending.head; group && l != NULL && n < GROUP_MAX_BATCHES; l = l->next) {
         struct pending *p = l->data;
         if (n > 0 && bytes + p->bytes > GROUP_MAX_BYTES)
             break;
         bytes += p->bytes;
         /* A key this server has confirmed already is not looked up again:
          * one statement less a batch. */
-        items[n] = (struct txd_group_item){
+        s->items[n++] = (struct txd_group_item){
             .batch = &p->batch,
             .origin = {.curve_key = p->sender_confirmed ? NULL : p->curve_key,
                        .crc32 = p->crc32,
                        .bytes = p->bytes},
         };
-        taken[n++] = p;
     }
-    GError *error = NULL;
-    if (txd_store_group(s->store, items, n, &error) == TXD_RETRY) {
+    s->job.items = s->items;
+    s->job.n = n;
+    s->job.has_state = s->state_wanted;
+    s->job.state = s->state_to_store;
+    s->job.state_realtime_ns = s->state_realtime_ns;
+    s->state_wanted = FALSE;
+    s->timers_due = FALSE;
+    s->job_posted = TRUE;
+    txd_store_thread_post(s->store_thread, &s->job);
+}
+
+/* The system state's part of a job done. */
+static void state_done(struct txd_server *s, struct txd_store_job *job)
+{
+    if (!job->has_state)
+        return;
+    if (job->state_stored)
+        s->last_system_state = job->state.health;
+    else if (job->state_error != NULL)
+        g_debug("system state not stored: %s", job->state_error->message);
+    g_clear_error(&job->state_error);
+}
+
+/* The group's part of a job done: its batches answered and gone from the
+ * queue, or all kept for the next try when the database failed. */
+static void group_done(struct txd_server *s, struct txd_store_job *job)
+{
+    if (job->n == 0)
+        return;
+    if (job->result == TXD_RETRY) {
         if (!s->database_down)
             g_warning("the warehouse is unavailable, batches wait (%u now): %s",
-                      g_queue_get_length(&s->pending), error->message);
+                      g_queue_get_length(&s->pending), job->error->message);
         else
-            g_debug("the warehouse is still unavailable: %s", error->message);
-        g_error_free(error);
+            g_debug("the warehouse is still unavailable: %s", job->error->message);
+        g_clear_error(&job->error);
         s->database_down = TRUE;
         s->next_retry_ns = monotonic_ns() + (int64_t)s->retry_ms * 1000000;
         s->retry_ms = MIN(s->retry_ms * 2, s->settings.retry_max_ms);
@@ -373,14 +417,15 @@ static void store_pending(struct txd_server *s)
     s->database_down = FALSE;
     s->retry_ms = RETRY_FIRST_MS;
     /* Committed: each batch is answered now. */
-    for (guint i = 0; i < n; i++) {
-        struct pending *p = taken[i];
+    for (guint i = 0; i < job->n; i++) {
+        struct pending *p = g_queue_peek_head(&s->pending);
+        g_assert(p != NULL && job->items[i].batch == &p->batch);
         const struct vigil_wire_header *h = &p->batch.header;
-        if (items[i].result == TXD_REFUSED) {
+        if (job->items[i].result == TXD_REFUSED) {
             g_warning("batch %" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT " cannot be stored: %s",
-                      h->node_id, h->sequence, items[i].error->message);
-            send_refusal(s, p->identity, h->node_id, h->sequence, items[i].error->message);
-            g_clear_error(&items[i].error);
+                      h->node_id, h->sequence, job->items[i].error->message);
+            send_refusal(s, p->identity, h->node_id, h->sequence, job->items[i].error->message);
+            g_clear_error(&job->items[i].error);
         } else {
             send_ack(s, p->identity, h);
             /* Stored with its key: the node's key now (an earlier one may
@@ -395,9 +440,20 @@ static void store_pending(struct txd_server *s)
         }
         g_hash_table_remove(s->pending_batches, p->key);
         s->pending_bytes -= p->bytes;
-        g_assert(g_queue_peek_head(&s->pending) == p);
         pending_free(g_queue_pop_head(&s->pending));
     }
+}
+
+/* The job the store's thread has done, if it has. */
+static void take_job(struct txd_server *s)
+{
+    struct txd_store_job *job = txd_store_thread_take(s->store_thread);
+    if (job == NULL)
+        return;
+    g_assert(job == &s->job && s->job_posted);
+    s->job_posted = FALSE;
+    group_done(s, job);
+    state_done(s, job);
 }
 
 /* Reads one whole multipart message from the ROUTER: the peer's identity,
@@ -561,6 +617,7 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
     apply_rule(s, rule);
     s->store = txd_store_new(warehouse);
     txd_store_set_levels_interval(s->store, s->settings.levels_interval_s);
+    s->timers_due = TRUE;
     s->context = zmq_ctx_new();
     s->router = txd_router_new(s->context, settings->receive_batches_per_node, error);
     if (s->router == NULL) {
@@ -593,6 +650,12 @@ struct txd_server *txd_server_new(const struct txd_settings *settings,
             return NULL;
         }
     }
+    /* Made after the connection at start, which is this thread's alone. */
+    s->store_thread = txd_store_thread_new(s->store, error);
+    if (s->store_thread == NULL) {
+        txd_server_free(s);
+        return NULL;
+    }
     g_message("serving %s%s", settings->bind, s->zap != NULL ? " with CURVE" : "");
     return s;
 }
@@ -619,16 +682,18 @@ void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *
     if (s->next_cycle_ns == 0)
         s->next_cycle_ns = now + (int64_t)s->settings.cycle_ms * 1000000;
     int64_t wake = s->next_cycle_ns;
-    if (!g_queue_is_empty(&s->pending))
+    /* With a job on its way, the store's thread wakes the poll when done. */
+    if (!s->job_posted && !g_queue_is_empty(&s->pending))
         wake = MIN(wake, MAX(s->next_retry_ns, now));
     long timeout_ms = (long)MAX((wake - now + 999999) / 1000000, 0);
 
-    zmq_pollitem_t items[3] = {
+    zmq_pollitem_t items[4] = {
         {.socket = s->router, .events = ZMQ_POLLIN},
         {.fd = s->signal_fd, .events = ZMQ_POLLIN},
+        {.fd = txd_store_thread_fd(s->store_thread), .events = ZMQ_POLLIN},
         {.socket = s->zap, .events = ZMQ_POLLIN},
     };
-    int n_items = s->zap != NULL ? 3 : 2;
+    int n_items = s->zap != NULL ? 4 : 3;
     if (zmq_poll(items, n_items, timeout_ms) < 0 && zmq_errno() != EINTR)
         g_warning("zmq_poll: %s", zmq_strerror(zmq_errno()));
     if (items[1].revents & ZMQ_POLLIN) {
@@ -636,6 +701,8 @@ void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *
         while (read(s->signal_fd, &info, sizeof info) == sizeof info)
             on_signal(s, (int)info.ssi_signo);
     }
+    if (items[2].revents & ZMQ_POLLIN)
+        take_job(s);
     if (items[0].revents & ZMQ_POLLIN)
         /* A bounded number per turn, so that timers still run under load. */
         for (int i = 0; i < 256; i++) {
@@ -651,21 +718,29 @@ void txd_server_turn(struct txd_server *s, void (*on_signal)(struct txd_server *
      * would hold every connecting node back for as long as it takes. */
     if (s->zap != NULL)
         zap_handle(s);
-    store_pending(s);
-    txd_store_maintain_when_due(s->store);
-    txd_store_levels_when_due(s->store);
     if (monotonic_ns() >= s->next_cycle_ns) {
         system_cycle(s);
         s->next_cycle_ns += (int64_t)s->settings.cycle_ms * 1000000;
         if (s->next_cycle_ns < monotonic_ns()) /* a long stall: do not catch up */
             s->next_cycle_ns = monotonic_ns() + (int64_t)s->settings.cycle_ms * 1000000;
     }
+    post_job(s);
 }
 
 void txd_server_free(struct txd_server *s)
 {
     if (s == NULL)
         return;
+    /* The group on its way is finished (bounded by the statement and lock
+     * timeouts, as a turn was when the loop stored it itself) and answered
+     * if it committed; what else waits is not acknowledged, and its
+     * daemons send it again. */
+    if (s->store_thread != NULL) {
+        txd_store_thread_stop(s->store_thread);
+        if (s->job_posted)
+            take_job(s);
+        txd_store_thread_free(s->store_thread);
+    }
     if (!g_queue_is_empty(&s->pending))
         g_message("stopping with %u batches not stored: their daemons send them again",
                   g_queue_get_length(&s->pending));

@@ -3,11 +3,14 @@
  * day partitions are made ahead and before a batch's transaction, never in
  * it; a dropped partition is made again; a run is described once per
  * batch; migration 2 keeps migration 1's rows; `vigil db prune` drops whole
- * partitions; two servers write into one warehouse at once. Each test has
- * its own database; the cluster is the program's. Waits are on the
- * database's own views (pg_locks, pg_stat_activity) or vigil-txd's log,
- * never on time. */
+ * partitions; two servers write into one warehouse at once; the loop takes
+ * batches while a group waits for the database, and a stop finishes that
+ * group. Each test has its own database; the cluster is the program's.
+ * Waits are on the database's own views (pg_locks, pg_stat_activity) or
+ * vigil-txd's log, never on time. */
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,6 +163,111 @@ static void test_a_statement_timeout_is_named(void **state)
     assert_no_answer(&l.s);
     unlock_and_expect_stored(f, &l, 5);
     locked_send_clear(&l);
+}
+
+/* PostgreSQL and the loop at the same time: while a group waits for a
+ * lock another session holds (its store's thread blocked in the
+ * database), the loop still takes and decodes what comes: a second node's
+ * batch, then a message it refuses at once (the ROUTER reads a
+ * connection's messages in order, so the refusal says the batch before it
+ * was taken too). Storing in the loop itself, nothing would be answered
+ * until the lock timeout (ten minutes here). Released, the lock lets the
+ * group commit and the next one follow: both batches acknowledged, stored
+ * once. */
+static void test_the_loop_takes_batches_while_a_group_waits(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo,
+                   "[warehouse]\nstatement_timeout_ms = 600000\nlock_timeout_ms = 600000\n");
+    test_pg_wait_for_count_equal_in(
+        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
+    PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
+    struct test_sender first, second;
+    test_sender_open(&first, f->txd.endpoint, 31, NULL, NULL, NULL);
+    test_sender_open(&second, f->txd.endpoint, 32, NULL, NULL, NULL);
+    GBytes *first_batch = simple_batch(31, 1, 10, 0);
+    test_sender_send(&first, first_batch);
+    test_pg_wait_for_count_equal_in(f->conninfo,
+                                    "SELECT count(*) FROM pg_stat_activity WHERE "
+                                    "wait_event_type = 'Lock' AND datname = current_database()",
+                                    1);
+
+    GBytes *second_batch = simple_batch(32, 1, 10, 0);
+    test_sender_send(&second, second_batch);
+    vigil_wire_writer *w = vigil_wire_writer_new(VIGIL_WIRE_ACK, 32, 2, 0);
+    GBytes *not_a_batch = vigil_wire_writer_finish(w);
+    test_sender_send(&second, not_a_batch);
+    struct vigil_wire_message m;
+    unsigned type = VIGIL_WIRE_STATES;
+    while (type == VIGIL_WIRE_STATES) {
+        if (!test_sender_receive(&second, &m, WAIT_MS))
+            fail_msg("no refusal while a group waited for the database: the loop waited too");
+        type = m.header.type;
+        if (type != VIGIL_WIRE_STATES) {
+            assert_int_equal(type, VIGIL_WIRE_REFUSED);
+            assert_int_equal(m.header.sequence, 2);
+        }
+        vigil_wire_message_clear(&m);
+    }
+    /* The group still waits: nothing answered, nothing stored. */
+    assert_int_equal(count(f, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+                              "'Lock' AND datname = current_database()"),
+                     1);
+    assert_no_answer(&first);
+
+    end_session(holder);
+    test_sender_expect_ack(&first, 1);
+    test_sender_expect_ack(&second, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 20);
+    g_bytes_unref(first_batch);
+    g_bytes_unref(second_batch);
+    g_bytes_unref(not_a_batch);
+    test_sender_close(&first);
+    test_sender_close(&second);
+}
+
+/* SIGTERM while a group waits for the database: vigil-txd finishes it
+ * (it commits once the lock goes) before it ends, nothing else; after a
+ * restart the node's resend is known as stored. */
+static void test_a_stop_finishes_the_group_on_its_way(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo,
+                   "[warehouse]\nstatement_timeout_ms = 600000\nlock_timeout_ms = 600000\n");
+    test_pg_wait_for_count_equal_in(
+        f->conninfo, "SELECT count(*) FROM vigil_schema_migrations WHERE version = 2", 1);
+    PGconn *holder = session(f, "BEGIN; LOCK TABLE statistics_rollups IN EXCLUSIVE MODE");
+    struct test_sender s;
+    test_sender_open(&s, f->txd.endpoint, 33, NULL, NULL, NULL);
+    GBytes *batch = simple_batch(33, 1, 10, 0);
+    test_sender_send(&s, batch);
+    test_pg_wait_for_count_equal_in(f->conninfo,
+                                    "SELECT count(*) FROM pg_stat_activity WHERE "
+                                    "wait_event_type = 'Lock' AND datname = current_database()",
+                                    1);
+    assert_int_equal(kill(f->txd.pid, SIGTERM), 0);
+    test_wait_for_file_text(f->txd.log_path, "stopping (signal 15)");
+    end_session(holder);
+    struct pollfd ended = {.fd = f->txd.pidfd, .events = POLLIN};
+    if (poll(&ended, 1, WAIT_MS) != 1)
+        fail_msg("vigil-txd did not end once its group could commit");
+    close(f->txd.pidfd);
+    f->txd.pid = 0;
+    f->txd.pidfd = -1;
+    char *log = NULL;
+    assert_true(g_file_get_contents(f->txd.log_path, &log, NULL, NULL));
+    test_assert_contains(log, "stored 1 batches (");
+    assert_null(strstr(log, "not stored"));
+    g_free(log);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+
+    test_txd_restart(&f->txd);
+    test_sender_send_acked(&s, batch, 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM ingested_batches"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM activities"), 10);
+    g_bytes_unref(batch);
+    test_sender_close(&s);
 }
 
 /* A Unix socket that listens and never answers. */
@@ -848,6 +956,8 @@ static void test_two_servers_share_one_warehouse(void **state)
 TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_a_lock_timeout_keeps_the_batch_queued),
              TEST_WITH_TXD_FIXTURE(test_a_statement_timeout_is_named),
+             TEST_WITH_TXD_FIXTURE(test_the_loop_takes_batches_while_a_group_waits),
+             TEST_WITH_TXD_FIXTURE(test_a_stop_finishes_the_group_on_its_way),
              TEST_WITH_TXD_FIXTURE(test_a_connect_timeout_is_named),
              TEST_WITH_TXD_FIXTURE(test_ingest_never_takes_an_access_exclusive_lock),
              TEST_WITH_TXD_FIXTURE(test_a_dropped_partition_is_made_again),
