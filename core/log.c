@@ -23,9 +23,12 @@ const struct vigil_settings_table vigil_log_keys =
 
 static const char *const level_names[] = {NULL, "error", "warning", "message", "info", "debug"};
 
+/* The level is read by every thread that logs (vigil-txd's store thread)
+ * and changed by a reload on the main thread: atomic. The program's name
+ * is written when it changes, which a reload never does. */
 static struct {
     char program[64];
-    enum vigil_log_level level;
+    gint level; /* enum vigil_log_level */
 } log_state = {"vigil", VIGIL_LOG_MESSAGE};
 
 enum vigil_log_level vigil_log_level_from_name(const char *name)
@@ -51,7 +54,7 @@ static GLogWriterOutput write_line(GLogLevelFlags flags, const GLogField *fields
 {
     (void)user_data;
     enum vigil_log_level level = level_of(flags);
-    if (level > log_state.level)
+    if ((gint)level > g_atomic_int_get(&log_state.level))
         return G_LOG_WRITER_HANDLED;
     const char *domain = NULL, *message = NULL;
     for (gsize i = 0; i < n_fields; i++) {
@@ -67,9 +70,10 @@ static GLogWriterOutput write_line(GLogLevelFlags flags, const GLogField *fields
 
 void vigil_log_setup(const char *program, enum vigil_log_level level)
 {
-    g_strlcpy(log_state.program, program, sizeof log_state.program);
+    if (strncmp(log_state.program, program, sizeof log_state.program - 1) != 0)
+        g_strlcpy(log_state.program, program, sizeof log_state.program);
     enum vigil_log_level from_env = vigil_log_level_from_name(g_getenv("VIGIL_LOG_LEVEL"));
-    log_state.level = from_env ? from_env : level;
+    g_atomic_int_set(&log_state.level, (gint)(from_env ? from_env : level));
     /* GLib allows one writer per process; later calls only change the level
      * (after the config has been read, say). */
     static gsize installed = 0;
