@@ -1,12 +1,14 @@
 /* vigil-txd — the coarser roll-up levels (migration 15): building them
  * beside the groups, and keeping them exact when batches come late.
  *
- * Building is vigil_build_levels (SQL), sent every [txd] levels_interval_s
- * on a connection of its own and collected at a later turn: the groups
- * never wait for a pass, however long it takes (it aggregates every value
- * again: see docs/scaling.md). An hour of blocks at most a pass; several
- * vigil-txd take turns (the SQL's try-lock). Only blocks that ended 120 s
- * ago or more are built.
+ * Building is vigil_warehouse_build_levels (the aggregation in C, several
+ * statements in one transaction), run every [txd] levels_interval_s on a
+ * thread of its own with a connection of its own, its answer collected at
+ * a later turn: the groups never wait for a pass, however long it takes.
+ * An hour of blocks at most a pass; several vigil-txd take turns (the
+ * pass's try-lock). Only blocks that ended 120 s ago or more are built.
+ * On shutdown the pass is cancelled (between statements, and the one
+ * running on the server) and rolls back.
  *
  * A batch whose roll-ups started more than 60 s ago (a spool replayed after
  * an outage, a node catching up) marks the blocks they fall in, at every
@@ -29,92 +31,136 @@
 #define LATE_MARGIN_NS G_GINT64_CONSTANT(60000000000)
 
 /* A pass may take long on a large warehouse: it holds no lock the groups
- * wait for, so it is given minutes, not the groups' statement_timeout. */
+ * wait for, so each statement is given minutes, not the groups'
+ * statement_timeout. */
 #define LEVELS_STATEMENT_TIMEOUT "10min"
+
+/* How often shutdown asks the server again to cancel a pass that has not
+ * ended: a cancel that came between two statements cancelled nothing. */
+#define CANCEL_AGAIN_US (100 * G_TIME_SPAN_MILLISECOND)
+
+struct txd_levels_pass {
+    GThread *thread; /* while a pass runs, until joined */
+    GCancellable *cancel;
+    char *conninfo;
+    guint connect_timeout_s;
+    PGconn *db; /* the pass's own; only its thread uses it */
+    GMutex lock;
+    GCond ended_cond;
+    /* Under lock. */
+    gboolean ended;
+    PGcancel *server_cancel; /* while the thread is connected */
+    /* The pass's answer, read once it ended. */
+    gboolean ok, busy, caught_up;
+    guint64 rows;
+    GError *error;
+};
 
 void txd_store_set_levels_interval(struct txd_store *s, guint seconds)
 {
     s->levels_interval_s = seconds;
 }
 
-void txd_store_levels_close(struct txd_store *s)
+static void levels_disconnect(struct txd_levels_pass *p)
 {
-    if (s->levels_db == NULL)
-        return;
-    if (s->levels_sent) {
-        /* Not left running on the server after we are gone. */
-        PGcancel *cancel = PQgetCancel(s->levels_db);
-        if (cancel != NULL) {
-            char why[256];
-            PQcancel(cancel, why, sizeof why);
-        }
-        PQfreeCancel(cancel);
-    }
-    PQfinish(s->levels_db);
-    s->levels_db = NULL;
-    s->levels_sent = FALSE;
+    g_mutex_lock(&p->lock);
+    PQfreeCancel(p->server_cancel);
+    p->server_cancel = NULL;
+    g_mutex_unlock(&p->lock);
+    if (p->db != NULL)
+        PQfinish(p->db);
+    p->db = NULL;
 }
 
-static void levels_failed(struct txd_store *s, const char *what, const char *message)
+static gboolean levels_connect(struct txd_levels_pass *p, GError **error)
 {
-    g_warning("building the roll-up levels: %s, tried again in %u s: %s", what,
-              s->levels_interval_s, message);
-    txd_store_levels_close(s);
-}
-
-static gboolean levels_connect(struct txd_store *s)
-{
-    if (s->levels_db != NULL && PQstatus(s->levels_db) == CONNECTION_OK)
+    if (p->db != NULL && PQstatus(p->db) == CONNECTION_OK)
         return TRUE;
-    txd_store_levels_close(s);
-    GError *error = NULL;
-    s->levels_db = vigil_warehouse_connect_timeout(s->settings.conninfo,
-                                                   s->settings.connect_timeout_s, &error);
-    if (s->levels_db == NULL) {
-        g_warning("building the roll-up levels: cannot connect, tried again in %u s: %s",
-                  s->levels_interval_s, error->message);
-        g_error_free(error);
+    levels_disconnect(p);
+    p->db = vigil_warehouse_connect_timeout(p->conninfo, p->connect_timeout_s, error);
+    if (p->db == NULL)
         return FALSE;
-    }
-    PGresult *r =
-        PQexec(s->levels_db,
-               "SET TIME ZONE 'UTC'; SET statement_timeout = '" LEVELS_STATEMENT_TIMEOUT "'");
+    PGresult *r = PQexec(
+        p->db, "SET TIME ZONE 'UTC'; SET statement_timeout = '" LEVELS_STATEMENT_TIMEOUT "'");
     gboolean ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
-        levels_failed(s, "setting up its connection", PQerrorMessage(s->levels_db));
+        g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_CONNECT,
+                    "setting up its connection: %s", PQerrorMessage(p->db));
     PQclear(r);
-    return ok;
+    if (!ok) {
+        levels_disconnect(p);
+        return FALSE;
+    }
+    g_mutex_lock(&p->lock);
+    p->server_cancel = PQgetCancel(p->db);
+    g_mutex_unlock(&p->lock);
+    return TRUE;
 }
 
-/* The pass sent earlier, if its answer is all here. */
+static gpointer levels_run(gpointer data)
+{
+    struct txd_levels_pass *p = data;
+    p->ok = levels_connect(p, &p->error) &&
+            vigil_warehouse_build_levels(p->db, "1 hour", p->cancel, &p->busy, &p->caught_up,
+                                         &p->rows, &p->error);
+    /* A failed pass starts the next one on a new connection. */
+    if (!p->ok)
+        levels_disconnect(p);
+    g_mutex_lock(&p->lock);
+    p->ended = TRUE;
+    g_cond_signal(&p->ended_cond);
+    g_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+void txd_store_levels_close(struct txd_store *s)
+{
+    struct txd_levels_pass *p = s->levels;
+    if (p == NULL)
+        return;
+    if (p->thread != NULL) {
+        g_cancellable_cancel(p->cancel);
+        g_mutex_lock(&p->lock);
+        while (!p->ended) {
+            /* Not left running on the server after we are gone. */
+            if (p->server_cancel != NULL) {
+                char why[256];
+                PQcancel(p->server_cancel, why, sizeof why);
+            }
+            g_cond_wait_until(&p->ended_cond, &p->lock, g_get_monotonic_time() + CANCEL_AGAIN_US);
+        }
+        g_mutex_unlock(&p->lock);
+        g_thread_join(p->thread);
+        g_clear_error(&p->error);
+    }
+    levels_disconnect(p);
+    g_object_unref(p->cancel);
+    g_mutex_clear(&p->lock);
+    g_cond_clear(&p->ended_cond);
+    g_free(p->conninfo);
+    g_free(p);
+    s->levels = NULL;
+}
+
+/* The pass that ended: its answer, and when the next one goes. */
 static void levels_collect(struct txd_store *s, int64_t now_ns)
 {
-    if (!PQconsumeInput(s->levels_db)) {
-        levels_failed(s, "reading the answer", PQerrorMessage(s->levels_db));
-        return;
-    }
-    if (PQisBusy(s->levels_db))
-        return;
-    PGresult *result = PQgetResult(s->levels_db);
-    for (PGresult *more; (more = PQgetResult(s->levels_db)) != NULL;)
-        PQclear(more);
-    s->levels_sent = FALSE;
-    gboolean busy = FALSE, caught_up = FALSE;
-    guint64 rows = 0;
-    GError *error = NULL;
-    if (!vigil_warehouse_build_levels_answer(s->levels_db, result, &busy, &caught_up, &rows,
-                                             &error)) {
+    struct txd_levels_pass *p = s->levels;
+    g_thread_join(p->thread);
+    p->thread = NULL;
+    if (!p->ok) {
         /* The next pass tries again; batches are stored meanwhile. */
-        levels_failed(s, "the pass failed", error->message);
-        g_error_free(error);
+        g_warning("building the roll-up levels: tried again in %u s: %s", s->levels_interval_s,
+                  p->error->message);
+        g_clear_error(&p->error);
         return;
     }
     /* A backlog: the next pass goes at the next turn. */
-    if (!busy && !caught_up)
+    if (!p->busy && !p->caught_up)
         s->next_levels_ns = now_ns;
-    if (rows > 0)
-        g_debug("built %" G_GUINT64_FORMAT " roll-up level blocks%s", rows,
-                caught_up ? "" : " (more to build)");
+    if (p->rows > 0)
+        g_debug("built %" G_GUINT64_FORMAT " roll-up level blocks%s", p->rows,
+                p->caught_up ? "" : " (more to build)");
 }
 
 void txd_store_levels_when_due(struct txd_store *s)
@@ -122,22 +168,30 @@ void txd_store_levels_when_due(struct txd_store *s)
     if (s->levels_interval_s == 0)
         return;
     int64_t now_ns = g_get_monotonic_time() * 1000;
-    if (s->levels_sent) {
-        levels_collect(s, now_ns);
+    struct txd_levels_pass *p = s->levels;
+    if (p != NULL && p->thread != NULL) {
+        g_mutex_lock(&p->lock);
+        gboolean ended = p->ended;
+        g_mutex_unlock(&p->lock);
+        if (ended)
+            levels_collect(s, now_ns);
         return;
     }
     if (!txd_store_connected(s) || now_ns < s->next_levels_ns)
         return;
     s->next_levels_ns = now_ns + (int64_t)s->levels_interval_s * G_GINT64_CONSTANT(1000000000);
-    if (!levels_connect(s))
-        return;
-    const char *values[] = {"1 hour"};
-    if (!PQsendQueryParams(s->levels_db, vigil_warehouse_build_levels_sql, 1, NULL, values, NULL,
-                           NULL, 0)) {
-        levels_failed(s, "sending the pass", PQerrorMessage(s->levels_db));
-        return;
+    if (p == NULL) {
+        p = s->levels = g_new0(struct txd_levels_pass, 1);
+        p->cancel = g_cancellable_new();
+        g_mutex_init(&p->lock);
+        g_cond_init(&p->ended_cond);
     }
-    s->levels_sent = TRUE;
+    g_free(p->conninfo);
+    p->conninfo = g_strdup(s->settings.conninfo);
+    p->connect_timeout_s = s->settings.connect_timeout_s;
+    p->ended = p->ok = p->busy = p->caught_up = FALSE;
+    p->rows = 0;
+    p->thread = g_thread_new("txd-levels", levels_run, p);
 }
 
 struct txd_levels_late {
