@@ -155,8 +155,14 @@ static void levels_collect(struct txd_store *s, int64_t now_ns)
         g_clear_error(&p->error);
         return;
     }
-    /* A backlog: the next pass goes at the next turn. */
-    if (!p->busy && !p->caught_up)
+    /* A backlog of blocks with roll-ups: the next pass goes at the next
+     * turn. Hours without any (a new warehouse's days before its first
+     * batch) wait the interval: such passes back to back (each a
+     * distributed transaction on Citus) left prepared transactions on a
+     * restarting worker, and the groups' batches waited over a minute, until
+     * Citus recovered them (suite citus; not seen with passes at the
+     * interval). */
+    if (!p->busy && !p->caught_up && p->rows > 0)
         s->next_levels_ns = now_ns;
     if (p->rows > 0)
         g_debug("built %" G_GUINT64_FORMAT " roll-up level blocks%s", p->rows,
