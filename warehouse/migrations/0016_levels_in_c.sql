@@ -9,9 +9,10 @@
 -- that they are built, in the pass's transaction; the C builds them in the
 -- same transaction, so a failed pass leaves everything as it was.
 --
--- vigil_build_level_blocks and vigil_build_levels stay: the pg suite
--- builds one fixture both ways and compares every element, and
--- bench/levels.py measures one against the other.
+-- vigil_build_level_blocks stays, and vigil_build_levels becomes its
+-- caller on this bookkeeping (below): the pg suite builds one fixture both
+-- ways and compares every element, and bench/levels.py measures one
+-- against the other.
 
 -- The day partitions of statistics_level_blocks for [from_t, to_t), as
 -- vigil_build_level_blocks makes them (old roll-ups have none yet).
@@ -28,7 +29,7 @@ $$;
 -- set: that node's block again), its mark deleted; then one row with
 -- node_id NULL: the blocks of every node to build, [from_t, to_t) (NULL
 -- when none), built_until moved to to_t, and whether the level is caught
--- up. The day partitions of every range are made here. Exactly
+-- up. The day partitions of every range are made here. Migration 15's
 -- vigil_build_levels' choice of blocks (see there why it is exact).
 CREATE FUNCTION vigil_levels_plan(span interval DEFAULT interval '1 day')
 RETURNS TABLE (level_s integer, block_slots integer, node_id bigint, from_t timestamptz,
@@ -78,5 +79,33 @@ BEGIN
             from_t := NULL;
         END IF;
         RETURN NEXT;
+    END LOOP;
+END $$;
+
+-- Migration 15's SQL build on the same bookkeeping, so that the two ways
+-- differ only in the aggregation: the reference the pg suite and
+-- bench/levels.py compare the C with.
+CREATE OR REPLACE FUNCTION vigil_build_levels(span interval DEFAULT interval '1 day')
+RETURNS TABLE (level_s integer, rows_written bigint, built_until timestamptz, caught_up boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+    w record;
+    written bigint := 0;
+BEGIN
+    FOR w IN SELECT * FROM vigil_levels_plan(span) LOOP
+        IF w.from_t IS NOT NULL THEN
+            written := written + vigil_build_level_blocks(
+                w.level_s, w.from_t, w.to_t,
+                CASE WHEN w.node_id IS NOT NULL THEN ARRAY[w.node_id] END);
+        END IF;
+        IF w.node_id IS NULL THEN
+            level_s := w.level_s;
+            rows_written := written;
+            built_until := (SELECT l.built_until FROM statistics_levels l
+                             WHERE l.level_s = w.level_s);
+            caught_up := w.caught_up;
+            RETURN NEXT;
+            written := 0;
+        END IF;
     END LOOP;
 END $$;
