@@ -7,7 +7,7 @@
  * time, the 1 s roll-ups' arrays come by binary COPY, are aggregated in C
  * (levels_blocks.c, exactly vigil_build_level_blocks' aggregation), the
  * blocks they replace are deleted and the new ones written by binary
- * COPY. PostgreSQL only moves arrays: a thirtieth of its CPU when it
+ * COPY. PostgreSQL only moves arrays: about a thirtieth of its CPU when it
  * aggregated them itself (docs/scaling.md, bench/levels.py). */
 #include <string.h>
 
