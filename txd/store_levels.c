@@ -100,9 +100,11 @@ static gboolean levels_connect(struct txd_levels_pass *p, GError **error)
 static gpointer levels_run(gpointer data)
 {
     struct txd_levels_pass *p = data;
-    p->ok = levels_connect(p, &p->error) &&
-            vigil_warehouse_build_levels(p->db, "1 hour", p->cancel, &p->busy, &p->caught_up,
-                                         &p->rows, &p->error);
+    gboolean connected = levels_connect(p, &p->error);
+    if (!connected)
+        g_prefix_error(&p->error, "building the roll-up levels: cannot connect: ");
+    p->ok = connected && vigil_warehouse_build_levels(p->db, "1 hour", p->cancel, &p->busy,
+                                                      &p->caught_up, &p->rows, &p->error);
     /* A failed pass starts the next one on a new connection. */
     if (!p->ok)
         levels_disconnect(p);
@@ -150,8 +152,7 @@ static void levels_collect(struct txd_store *s, int64_t now_ns)
     p->thread = NULL;
     if (!p->ok) {
         /* The next pass tries again; batches are stored meanwhile. */
-        g_warning("building the roll-up levels: tried again in %u s: %s", s->levels_interval_s,
-                  p->error->message);
+        g_warning("%s (tried again in %u s)", p->error->message, s->levels_interval_s);
         g_clear_error(&p->error);
         return;
     }
