@@ -22,7 +22,9 @@
  * build reads the roll-ups. The margins are reckoned on vigil-txd's clock
  * here and PostgreSQL's there: the two must agree to well within that
  * difference (NTP). */
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "store_batch.h"
 #include "txd.h"
@@ -37,7 +39,7 @@
 
 /* How often shutdown asks the server again to cancel a pass that has not
  * ended: a cancel that came between two statements cancelled nothing. */
-#define CANCEL_AGAIN_US (100 * G_TIME_SPAN_MILLISECOND)
+#define CANCEL_AGAIN_NS 100000000L
 
 struct txd_levels_pass {
     GThread *thread; /* while a pass runs, until joined */
@@ -45,8 +47,9 @@ struct txd_levels_pass {
     char *conninfo;
     guint connect_timeout_s;
     PGconn *db; /* the pass's own; only its thread uses it */
-    GMutex lock;
-    GCond ended_cond;
+    /* pthread's, as store_thread.c's, so that ThreadSanitizer sees them. */
+    pthread_mutex_t lock;
+    pthread_cond_t ended_cond; /* on CLOCK_MONOTONIC */
     /* Under lock. */
     gboolean ended;
     PGcancel *server_cancel; /* while the thread is connected */
@@ -63,10 +66,10 @@ void txd_store_set_levels_interval(struct txd_store *s, guint seconds)
 
 static void levels_disconnect(struct txd_levels_pass *p)
 {
-    g_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->lock);
     PQfreeCancel(p->server_cancel);
     p->server_cancel = NULL;
-    g_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->lock);
     if (p->db != NULL)
         PQfinish(p->db);
     p->db = NULL;
@@ -91,9 +94,9 @@ static gboolean levels_connect(struct txd_levels_pass *p, GError **error)
         levels_disconnect(p);
         return FALSE;
     }
-    g_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->lock);
     p->server_cancel = PQgetCancel(p->db);
-    g_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->lock);
     return TRUE;
 }
 
@@ -108,10 +111,10 @@ static gpointer levels_run(gpointer data)
     /* A failed pass starts the next one on a new connection. */
     if (!p->ok)
         levels_disconnect(p);
-    g_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->lock);
     p->ended = TRUE;
-    g_cond_signal(&p->ended_cond);
-    g_mutex_unlock(&p->lock);
+    pthread_cond_signal(&p->ended_cond);
+    pthread_mutex_unlock(&p->lock);
     return NULL;
 }
 
@@ -122,23 +125,28 @@ void txd_store_levels_close(struct txd_store *s)
         return;
     if (p->thread != NULL) {
         g_cancellable_cancel(p->cancel);
-        g_mutex_lock(&p->lock);
+        pthread_mutex_lock(&p->lock);
         while (!p->ended) {
             /* Not left running on the server after we are gone. */
             if (p->server_cancel != NULL) {
                 char why[256];
                 PQcancel(p->server_cancel, why, sizeof why);
             }
-            g_cond_wait_until(&p->ended_cond, &p->lock, g_get_monotonic_time() + CANCEL_AGAIN_US);
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_nsec += CANCEL_AGAIN_NS;
+            until.tv_sec += until.tv_nsec / 1000000000;
+            until.tv_nsec %= 1000000000;
+            pthread_cond_timedwait(&p->ended_cond, &p->lock, &until);
         }
-        g_mutex_unlock(&p->lock);
+        pthread_mutex_unlock(&p->lock);
         g_thread_join(p->thread);
         g_clear_error(&p->error);
     }
     levels_disconnect(p);
     g_object_unref(p->cancel);
-    g_mutex_clear(&p->lock);
-    g_cond_clear(&p->ended_cond);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->ended_cond);
     g_free(p->conninfo);
     g_free(p);
     s->levels = NULL;
@@ -177,9 +185,9 @@ void txd_store_levels_when_due(struct txd_store *s)
     int64_t now_ns = g_get_monotonic_time() * 1000;
     struct txd_levels_pass *p = s->levels;
     if (p != NULL && p->thread != NULL) {
-        g_mutex_lock(&p->lock);
+        pthread_mutex_lock(&p->lock);
         gboolean ended = p->ended;
-        g_mutex_unlock(&p->lock);
+        pthread_mutex_unlock(&p->lock);
         if (ended)
             levels_collect(s, now_ns);
         return;
@@ -190,8 +198,12 @@ void txd_store_levels_when_due(struct txd_store *s)
     if (p == NULL) {
         p = s->levels = g_new0(struct txd_levels_pass, 1);
         p->cancel = g_cancellable_new();
-        g_mutex_init(&p->lock);
-        g_cond_init(&p->ended_cond);
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_condattr_t monotonic;
+        pthread_condattr_init(&monotonic);
+        pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+        pthread_cond_init(&p->ended_cond, &monotonic);
+        pthread_condattr_destroy(&monotonic);
     }
     g_free(p->conninfo);
     p->conninfo = g_strdup(s->settings.conninfo);

@@ -7,8 +7,9 @@
  * time, the 1 s roll-ups' arrays come by binary COPY, are aggregated in C
  * (levels_blocks.c, exactly vigil_build_level_blocks' aggregation), the
  * blocks they replace are deleted and the new ones written by binary
- * COPY. PostgreSQL only moves arrays: about a thirtieth of its CPU when it
- * aggregated them itself (docs/scaling.md, bench/levels.py). */
+ * COPY. PostgreSQL only moves arrays: 15 to 30 times less of its CPU
+ * than when it aggregated them itself (docs/scaling.md,
+ * bench/levels.py). */
 #include <string.h>
 
 #include "copy_binary.h"
@@ -17,8 +18,9 @@
 #include "warehouse_query.h"
 
 /* A read's slots at most (nodes × metrics × blocks × slots): its
- * aggregates and its rows to write stay below about 100 MiB. */
-#define CELLS_A_READ (1u << 20)
+ * aggregates (72 bytes a slot) and its rows to write (up to 100) stay
+ * below about 90 MiB, in vigil-txd as in `vigil db maintain`. */
+#define CELLS_A_READ (1u << 19)
 
 /* One row of vigil_levels_plan: blocks to build, of one node or all. */
 struct levels_work {
