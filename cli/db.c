@@ -143,7 +143,7 @@ static int maintain(PGconn *db, const struct vigil_warehouse_settings *warehouse
     guint64 blocks = 0;
     while (ok && !busy && !caught_up) {
         guint64 rows = 0;
-        ok = vigil_warehouse_build_levels(db, "1 day", &busy, &caught_up, &rows, error);
+        ok = vigil_warehouse_build_levels(db, "1 day", NULL, &busy, &caught_up, &rows, error);
         blocks += rows;
     }
     if (ok)

@@ -9,12 +9,10 @@
 struct txd_store {
     struct vigil_warehouse_settings settings;
     PGconn *db;
-    int64_t next_maintain_ns; /* monotonic; 0: at the next turn */
-    int64_t next_levels_ns;   /* the same for the roll-up levels (store_levels.c) */
-    guint levels_interval_s;  /* 0: vigil-txd does not build them */
-    /* The levels' own connection, and whether a pass is on its way there. */
-    PGconn *levels_db;
-    gboolean levels_sent;
+    int64_t next_maintain_ns;       /* monotonic; 0: at the next turn */
+    int64_t next_levels_ns;         /* the same for the roll-up levels (store_levels.c) */
+    guint levels_interval_s;        /* 0: vigil-txd does not build them */
+    struct txd_levels_pass *levels; /* the levels' thread and connection, or NULL */
     struct txd_ids *ids;
     struct txd_known_processes *known_processes;
     struct txd_store_counts counts;

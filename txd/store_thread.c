@@ -4,8 +4,9 @@
  * batches, answering handshakes and sending acknowledgements.
  *
  * Once the thread runs, it alone uses the txd_store: every statement on
- * its connections (the groups, the system state, the maintenance step,
- * the roll-up levels, reconnecting) is made here. Why not a lock around
+ * its connection (the groups, the system state, the maintenance step,
+ * reconnecting) is made here, and the roll-up levels' pass, which has a
+ * thread and connection of its own (store_levels.c), is started from here. Why not a lock around
  * the store instead: the loop would then wait for it whenever a group is
  * on its way, which is what this thread is for, and every cache of the
  * store would need it too. With one owner, store.c stays synchronous and

@@ -18,7 +18,6 @@
  *                     cached across batches
  *   store_groups.c    a batch's statistics grouped by window or tick
  *   store_activity_seconds.c a group's activities counted per process and second
- *   copy_binary.c     rows in PostgreSQL's binary COPY format
  *   txd_system_reasoner.c the nodes' latest states → the system's state
  *   curve.c           CURVE keys and the ZAP handler that admits daemons */
 #ifndef VIGIL_TXD_H
@@ -33,6 +32,7 @@
 #include "vigil/reasoner.h"
 #include "vigil/warehouse.h"
 #include "vigil/wire.h"
+#include "copy_binary.h"
 #include "txd_settings.h"
 
 /* ---- txd_settings.c: txd_settings.h ------------------------------------------- */
@@ -59,36 +59,35 @@ void txd_set_pg_error(GError **error, PGconn *db, const PGresult *result, const 
 gboolean txd_exec_params(PGconn *db, const char *sql, int n_params, const char *const *values,
                          GError **error);
 
-/* ---- copy_binary.c ------------------------------------------------------------------ */
+/* ---- binary COPY: warehouse/copy_binary.h ------------------------------------------ */
 
-struct txd_copy {
-    uint8_t *data; /* the COPY stream so far */
-    size_t length, capacity;
-    uint64_t rows;
-};
-
-void txd_copy_init(struct txd_copy *c);
-void txd_copy_clear(struct txd_copy *c);
-void txd_copy_row(struct txd_copy *c, uint16_t fields);
-void txd_copy_null(struct txd_copy *c);
-void txd_copy_int2(struct txd_copy *c, int16_t v);
-void txd_copy_int4(struct txd_copy *c, int32_t v);
-void txd_copy_int8(struct txd_copy *c, int64_t v);
-void txd_copy_float8(struct txd_copy *c, double v);
-void txd_copy_float8_or_null(struct txd_copy *c, double v); /* NaN → NULL */
-void txd_copy_bool(struct txd_copy *c, gboolean v);
-void txd_copy_text(struct txd_copy *c, const char *text);
-void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns);             /* timestamptz */
-void txd_copy_int8_array(struct txd_copy *c, const int64_t *values, uint32_t n); /* bigint[] */
-void txd_copy_int4_array(struct txd_copy *c, const int32_t *values, uint32_t n); /* n > 0 */
-/* double precision[] of n > 0; with nan_is_null a NaN is a NULL element. */
-void txd_copy_float8_array(struct txd_copy *c, const double *values, uint32_t n,
-                           gboolean nan_is_null);
-void txd_copy_varbit(struct txd_copy *c, const gboolean *bits, uint32_t n); /* bit varying */
-void txd_copy_jsonb(struct txd_copy *c, const char *json);
-/* COPY … FROM STDIN (FORMAT binary) with the rows added; nothing to do for
- * none. The error's code says whether to retry. */
-gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GError **error);
+/* The encoder moved to the warehouse library (the roll-up levels write
+ * with it too); its txd_ names stay as aliases until the group store,
+ * being rewritten on another branch, is renamed to vigil_copy_. */
+#define txd_copy                vigil_copy
+#define txd_copy_init           vigil_copy_init
+#define txd_copy_clear          vigil_copy_clear
+#define txd_copy_row            vigil_copy_row
+#define txd_copy_null           vigil_copy_null
+#define txd_copy_int2           vigil_copy_int2
+#define txd_copy_int4           vigil_copy_int4
+#define txd_copy_int8           vigil_copy_int8
+#define txd_copy_float8         vigil_copy_float8
+#define txd_copy_float8_or_null vigil_copy_float8_or_null
+#define txd_copy_bool           vigil_copy_bool
+#define txd_copy_text           vigil_copy_text
+#define txd_copy_timestamp_ns   vigil_copy_timestamp_ns
+#define txd_copy_int8_array     vigil_copy_int8_array
+#define txd_copy_int4_array     vigil_copy_int4_array
+#define txd_copy_float8_array   vigil_copy_float8_array
+#define txd_copy_varbit         vigil_copy_varbit
+#define txd_copy_jsonb          vigil_copy_jsonb
+/* The error's code says whether to retry (txd_set_pg_error). */
+static inline gboolean txd_copy_send(PGconn *db, const char *statement, struct vigil_copy *c,
+                                     GError **error)
+{
+    return vigil_copy_send(db, statement, c, txd_set_pg_error, error);
+}
 
 /* ---- store_jobs.c --------------------------------------------------------------------- */
 

@@ -40,10 +40,11 @@ static const struct vigil_config_key keys[] = {
                     "wait doubles from 100 ms up to this)"},
     {VIGIL_SETTING(struct txd_settings, levels_interval_s), .type = VIGIL_CONFIG_INT,
      .default_value = "30", .min = 0, .max = 86400,
-     .description = "how often vigil-txd builds the coarser roll-up levels (5 s, 60 s) of the "
-                    "blocks that ended 2 minutes ago or more, at most an hour of them a pass, on "
-                    "a connection of its own (the groups do not wait for it); several vigil-txd "
-                    "take turns; 0: vigil-txd does not build them (`vigil db maintain` does)"},
+     .description =
+         "how often vigil-txd builds the coarser roll-up levels (5 s, 60 s) of the "
+         "blocks that ended 2 minutes ago or more, at most an hour of them a pass, on "
+         "a thread and connection of its own (the groups do not wait for it); several vigil-txd "
+         "take turns; 0: vigil-txd does not build them (`vigil db maintain` does)"},
 };
 /* The key files read as vigil-txd reads them at start. */
 static gboolean check_curve(const void *settings, const char *section, const vigil_config *config,

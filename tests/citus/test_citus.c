@@ -3,7 +3,8 @@
  * vigil-txd, each serving a group of nodes, storing into it. One job spans
  * the nodes of both groups. The same batches go to a single PostgreSQL
  * server too, and `vigil runs`, `report`, `export`, `advise` must answer
- * the same from both. Every acknowledged batch is stored once, none twice,
+ * the same from both, and the roll-up levels built in C are the same
+ * blocks. Every acknowledged batch is stored once, none twice,
  * through a worker's restart and a vigil-txd killed (SIGKILL). Waits are on
  * acknowledgements, never on time. The layout's refusals are named. Under
  * CI a missing Citus is a failure. */
@@ -277,6 +278,47 @@ static GBytes *fault_batch(uint64_t node, uint64_t seq)
 
 #define FAULT_NODES "node_id IN (31, 32, 41, 42)"
 
+/* The roll-up levels built in C (binary COPY out of and into distributed
+ * tables, through the coordinator) are the single server's, element for
+ * element: roll-ups of two days ago of two nodes (not in `nodes`), a
+ * gauge and a counter, built again from nothing by `vigil db maintain` on
+ * each. */
+static void test_the_same_levels_as_one_server(void **state)
+{
+    (void)state;
+    static const char rollups[] =
+        "SELECT vigil_day_partition('statistics_rollup_arrays',"
+        " (now() AT TIME ZONE 'UTC')::date - 2);"
+        "INSERT INTO metric_sets (metric_set_id, metric_ids) VALUES (9101, '{9001,9002}');"
+        "INSERT INTO statistics_rollup_arrays SELECT n, 9101, t, t + interval '1 s',"
+        " ARRAY[8, 9 + s % 2], ARRAY[s % 7, 1.5], ARRAY[s % 7 + 0.5, 2], ARRAY[s % 7 + 1, 2.5],"
+        " ARRAY[NULL, s * 0.25]::float8[], B'00'"
+        " FROM unnest(ARRAY[91, 92]) n, generate_series(0, 1799) s,"
+        " LATERAL (SELECT date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'"
+        "  - interval '2 days' + interval '3 hours' + s * interval '1 s' + n * interval '0.5 s'"
+        "  AS t) x WHERE s % 13 <> 4;"
+        "UPDATE statistics_levels SET built_until = NULL";
+    static const char blocks_sql[] =
+        "SELECT count(*) || ' ' || md5(string_agg((node_id, metric_id, level_s, block_start,"
+        " samples, seconds, min, mean, max, delta, rate_min, rate_max)::text, ';'"
+        " ORDER BY node_id, metric_id, level_s, block_start))"
+        " FROM statistics_level_blocks WHERE node_id IN (91, 92)";
+    const char *conninfos[] = {citus.conninfo, test_pg_cluster.conninfo};
+    char *blocks[2];
+    for (unsigned i = 0; i < 2; i++) {
+        test_pg_exec_in(conninfos[i], rollups);
+        struct test_run r = test_run_vigil_on_warehouse(conninfos[i], "db", "maintain", NULL);
+        test_assert_out(&r, 0, "vigil db maintain", "the levels are up to date", NULL);
+        test_run_clear(&r);
+        blocks[i] = test_pg_query_text_in(conninfos[i], blocks_sql);
+    }
+    /* 2 nodes × 2 metrics: four 5 s blocks of 10 min (03:00 to 03:40), one 60 s block. */
+    test_assert_contains(blocks[1], "20 ");
+    assert_string_equal(blocks[0], blocks[1]);
+    g_free(blocks[0]);
+    g_free(blocks[1]);
+}
+
 /* Nodes 31, 32 on the first vigil-txd, 41, 42 on the second. Batch 1
  * stored; batch 2 sent, and a worker restarted meanwhile; batch 3 sent to
  * the first vigil-txd, which is killed at once, started again, and sent
@@ -432,6 +474,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_same_answers_as_one_server),
+        cmocka_unit_test(test_the_same_levels_as_one_server),
         cmocka_unit_test(test_exactly_once_through_a_worker_restart_and_a_txd_kill),
         cmocka_unit_test(test_uplink_drops_reach_every_copy_of_processes),
         cmocka_unit_test(test_the_layout_refuses_what_it_cannot_lay_out),

@@ -777,6 +777,32 @@ static void test_a_late_batch_rebuilds_its_block(void **state)
     test_sender_close(&s);
 }
 
+/* vigil-txd stopped while a levels pass waits on the server (another
+ * session holds the levels' rows): the pass is cancelled there, not left
+ * waiting after vigil-txd is gone, and vigil-txd stops at once. */
+static void test_stopping_cancels_a_levels_pass(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    struct test_run run = vigil_db(f, NULL, "migrate", NULL);
+    test_assert_status(&run, 0, "vigil db migrate");
+    test_run_clear(&run);
+    PGconn *holder = session(f, "BEGIN; UPDATE statistics_levels SET block_slots = block_slots");
+    test_txd_start(&f->txd, f->dir, f->conninfo, "levels_interval_s = 1\n");
+    static const char waiting_pass[] =
+        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%vigil_levels_plan%'"
+        " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()";
+    test_pg_wait_for_count_equal_in(f->conninfo, waiting_pass, 1);
+    char *log = test_txd_stop(&f->txd);
+    g_free(log);
+    /* Gone with vigil-txd, while the rows are still held. */
+    test_pg_wait_for_count_equal_in(
+        f->conninfo,
+        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%vigil_levels_plan%'"
+        " AND pid <> pg_backend_pid()",
+        0);
+    end_session(holder);
+}
+
 static void test_prune_drops_whole_partitions(void **state)
 {
     struct test_txd_fixture *f = *state;
@@ -967,4 +993,5 @@ TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_prune_drops_whole_partitions),
              TEST_WITH_TXD_FIXTURE(test_levels_equal_the_rollups_aggregated),
              TEST_WITH_TXD_FIXTURE(test_a_late_batch_rebuilds_its_block),
+             TEST_WITH_TXD_FIXTURE(test_stopping_cancels_a_levels_pass),
              TEST_WITH_TXD_FIXTURE(test_two_servers_share_one_warehouse))

@@ -8,6 +8,7 @@
 #ifndef VIGIL_WAREHOUSE_H
 #define VIGIL_WAREHOUSE_H
 
+#include <gio/gio.h>
 #include <glib.h>
 #include <libpq-fe.h>
 
@@ -69,18 +70,15 @@ gboolean vigil_warehouse_day_partition(PGconn *db, const char *table, gint64 day
 gboolean vigil_warehouse_maintain(PGconn *db, guint ahead_days, guint *created, GError **error);
 
 /* One pass of building the coarser roll-up levels (warehouse_levels.c,
- * migration 15): per level, the stale blocks again, then the blocks that
- * ended 120 s ago or more, at most `span` (an interval: "1 hour") of them.
- * *busy: another session holds the building lock (nothing done);
- * *caught_up: nothing more is ready to build; *rows: the blocks written. */
-gboolean vigil_warehouse_build_levels(PGconn *db, const char *span, gboolean *busy,
-                                      gboolean *caught_up, guint64 *rows, GError **error);
-/* The same pass for a caller that does not wait for it (vigil-txd, on a
- * connection of its own): the statement to send, $1 the span, and its
- * answer read (`result` is cleared). */
-extern const char vigil_warehouse_build_levels_sql[];
-gboolean vigil_warehouse_build_levels_answer(PGconn *db, PGresult *result, gboolean *busy,
-                                             gboolean *caught_up, guint64 *rows, GError **error);
+ * migrations 15 and 16), aggregated in C in one transaction: per level,
+ * the stale blocks again, then the blocks that ended 120 s ago or more, at
+ * most `span` (an interval: "1 hour") of them. `cancel` (may be NULL)
+ * stops it between statements (the pass rolled back). *busy: another
+ * session holds the building lock (nothing done); *caught_up: nothing more
+ * is ready to build; *rows: the blocks written. */
+gboolean vigil_warehouse_build_levels(PGconn *db, const char *span, GCancellable *cancel,
+                                      gboolean *busy, gboolean *caught_up, guint64 *rows,
+                                      GError **error);
 
 /* What ingested_batches really keeps: never less than the longest of the
  * data tables (0, for ever, when one keeps for ever), or a batch resent

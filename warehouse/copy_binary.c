@@ -1,4 +1,5 @@
-/* vigil-txd — rows for PostgreSQL's binary COPY format, and sending them.
+/* vigil — rows for PostgreSQL's binary COPY format, and sending them
+ * (vigil-txd's batches, the roll-up levels' blocks).
  *
  * Binary COPY is what makes the ingest cheap: the server copies fixed-size
  * integers and doubles instead of parsing text, and the writer formats
@@ -8,14 +9,15 @@
  * network byte order; then -1 as the trailer. */
 #include <string.h>
 
-#include "txd.h"
+#include "copy_binary.h"
+#include "vigil/warehouse.h"
 
 /* 2000-01-01 in µs since the Unix epoch: PostgreSQL's timestamp origin. */
 #define POSTGRES_EPOCH_US G_GINT64_CONSTANT(946684800000000)
 
 /* Room for `n` more bytes at the end of the stream. Inline and without a
  * call in the common case: it runs once per field, 16 times an activity. */
-static inline uint8_t *grow(struct txd_copy *c, size_t n)
+static inline uint8_t *grow(struct vigil_copy *c, size_t n)
 {
     if (G_UNLIKELY(c->length + n > c->capacity)) {
         c->capacity = MAX(c->capacity * 2, c->length + n);
@@ -44,7 +46,7 @@ static inline void store_be64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
-void txd_copy_init(struct txd_copy *c)
+void vigil_copy_init(struct vigil_copy *c)
 {
     static const uint8_t signature[11] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0};
     c->capacity = 1u << 16;
@@ -57,46 +59,46 @@ void txd_copy_init(struct txd_copy *c)
     store_be32(p + sizeof signature + 4, 0); /* header extension */
 }
 
-void txd_copy_clear(struct txd_copy *c)
+void vigil_copy_clear(struct vigil_copy *c)
 {
     g_free(c->data);
     c->data = NULL;
     c->length = c->capacity = 0;
 }
 
-void txd_copy_row(struct txd_copy *c, uint16_t fields)
+void vigil_copy_row(struct vigil_copy *c, uint16_t fields)
 {
     store_be16(grow(c, 2), fields);
     c->rows++;
 }
 
-void txd_copy_null(struct txd_copy *c)
+void vigil_copy_null(struct vigil_copy *c)
 {
     store_be32(grow(c, 4), UINT32_MAX); /* -1 */
 }
 
-void txd_copy_int2(struct txd_copy *c, int16_t v)
+void vigil_copy_int2(struct vigil_copy *c, int16_t v)
 {
     uint8_t *p = grow(c, 6);
     store_be32(p, 2);
     store_be16(p + 4, (uint16_t)v);
 }
 
-void txd_copy_int4(struct txd_copy *c, int32_t v)
+void vigil_copy_int4(struct vigil_copy *c, int32_t v)
 {
     uint8_t *p = grow(c, 8);
     store_be32(p, 4);
     store_be32(p + 4, (uint32_t)v);
 }
 
-void txd_copy_int8(struct txd_copy *c, int64_t v)
+void vigil_copy_int8(struct vigil_copy *c, int64_t v)
 {
     uint8_t *p = grow(c, 12);
     store_be32(p, 8);
     store_be64(p + 4, (uint64_t)v);
 }
 
-void txd_copy_float8(struct txd_copy *c, double v)
+void vigil_copy_float8(struct vigil_copy *c, double v)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
@@ -105,22 +107,22 @@ void txd_copy_float8(struct txd_copy *c, double v)
     store_be64(p + 4, bits);
 }
 
-void txd_copy_float8_or_null(struct txd_copy *c, double v)
+void vigil_copy_float8_or_null(struct vigil_copy *c, double v)
 {
     if (isnan(v))
-        txd_copy_null(c);
+        vigil_copy_null(c);
     else
-        txd_copy_float8(c, v);
+        vigil_copy_float8(c, v);
 }
 
-void txd_copy_bool(struct txd_copy *c, gboolean v)
+void vigil_copy_bool(struct vigil_copy *c, gboolean v)
 {
     uint8_t *p = grow(c, 5);
     store_be32(p, 1);
     p[4] = v ? 1 : 0;
 }
 
-void txd_copy_text(struct txd_copy *c, const char *text)
+void vigil_copy_text(struct vigil_copy *c, const char *text)
 {
     size_t length = strlen(text);
     uint8_t *p = grow(c, 4 + length);
@@ -128,7 +130,7 @@ void txd_copy_text(struct txd_copy *c, const char *text)
     memcpy(p + 4, text, length);
 }
 
-void txd_copy_int8_array(struct txd_copy *c, const int64_t *values, uint32_t n)
+void vigil_copy_int8_array(struct vigil_copy *c, const int64_t *values, uint32_t n)
 {
     /* Dimensions, a has-nulls flag, the element type (int8, OID 20), then
      * per dimension its length and lower bound, then the elements. An
@@ -153,7 +155,7 @@ void txd_copy_int8_array(struct txd_copy *c, const int64_t *values, uint32_t n)
 
 /* A one-dimensional array's header: dimensions, a has-nulls flag, the
  * element type, then the length and lower bound (1). `n` > 0. */
-static uint8_t *array_header(struct txd_copy *c, size_t body_bytes, gboolean has_nulls,
+static uint8_t *array_header(struct vigil_copy *c, size_t body_bytes, gboolean has_nulls,
                              uint32_t element_oid, uint32_t n)
 {
     uint8_t *p = grow(c, 4 + 20 + body_bytes);
@@ -166,7 +168,7 @@ static uint8_t *array_header(struct txd_copy *c, size_t body_bytes, gboolean has
     return p + 24;
 }
 
-void txd_copy_int4_array(struct txd_copy *c, const int32_t *values, uint32_t n)
+void vigil_copy_int4_array(struct vigil_copy *c, const int32_t *values, uint32_t n)
 {
     uint8_t *p = array_header(c, (size_t)n * 8, FALSE, 23, n);
     for (uint32_t i = 0; i < n; i++, p += 8) {
@@ -175,15 +177,23 @@ void txd_copy_int4_array(struct txd_copy *c, const int32_t *values, uint32_t n)
     }
 }
 
-void txd_copy_float8_array(struct txd_copy *c, const double *values, uint32_t n,
-                           gboolean nan_is_null)
+/* Element i is NULL where null[i] (null may be NULL) or, with
+ * nan_is_null, where it is NaN. */
+static inline gboolean element_null(const double *values, const gboolean *null, uint32_t i,
+                                    gboolean nan_is_null)
+{
+    return (null != NULL && null[i]) || (nan_is_null && isnan(values[i]));
+}
+
+static void float8_array(struct vigil_copy *c, const double *values, const gboolean *null,
+                         uint32_t n, gboolean nan_is_null)
 {
     uint32_t nulls = 0;
-    for (uint32_t i = 0; nan_is_null && i < n; i++)
-        nulls += isnan(values[i]) ? 1 : 0;
+    for (uint32_t i = 0; (null != NULL || nan_is_null) && i < n; i++)
+        nulls += element_null(values, null, i, nan_is_null) ? 1 : 0;
     uint8_t *p = array_header(c, (size_t)(n - nulls) * 12 + (size_t)nulls * 4, nulls > 0, 701, n);
     for (uint32_t i = 0; i < n; i++) {
-        if (nan_is_null && isnan(values[i])) {
+        if (nulls > 0 && element_null(values, null, i, nan_is_null)) {
             store_be32(p, UINT32_MAX);
             p += 4;
             continue;
@@ -196,7 +206,19 @@ void txd_copy_float8_array(struct txd_copy *c, const double *values, uint32_t n,
     }
 }
 
-void txd_copy_varbit(struct txd_copy *c, const gboolean *bits, uint32_t n)
+void vigil_copy_float8_array(struct vigil_copy *c, const double *values, uint32_t n,
+                             gboolean nan_is_null)
+{
+    float8_array(c, values, NULL, n, nan_is_null);
+}
+
+void vigil_copy_float8_array_nulls(struct vigil_copy *c, const double *values, const gboolean *null,
+                                   uint32_t n)
+{
+    float8_array(c, values, null, n, FALSE);
+}
+
+void vigil_copy_varbit(struct vigil_copy *c, const gboolean *bits, uint32_t n)
 {
     /* The bit count, then the bits from the first, most significant bit
      * of each byte first, the last byte's unused bits zero. */
@@ -210,7 +232,7 @@ void txd_copy_varbit(struct txd_copy *c, const gboolean *bits, uint32_t n)
             p[8 + i / 8] |= (uint8_t)(0x80u >> (i % 8));
 }
 
-void txd_copy_jsonb(struct txd_copy *c, const char *json)
+void vigil_copy_jsonb(struct vigil_copy *c, const char *json)
 {
     size_t length = strlen(json);
     uint8_t *p = grow(c, 5 + length);
@@ -219,14 +241,15 @@ void txd_copy_jsonb(struct txd_copy *c, const char *json)
     memcpy(p + 5, json, length);
 }
 
-void txd_copy_timestamp_ns(struct txd_copy *c, int64_t realtime_ns)
+void vigil_copy_timestamp_ns(struct vigil_copy *c, int64_t realtime_ns)
 {
     /* Floor, not truncation, so that times before 1970 would not round up. */
     int64_t us = realtime_ns >= 0 ? realtime_ns / 1000 : -((-realtime_ns + 999) / 1000);
-    txd_copy_int8(c, us - POSTGRES_EPOCH_US);
+    vigil_copy_int8(c, us - POSTGRES_EPOCH_US);
 }
 
-gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GError **error)
+gboolean vigil_copy_send(PGconn *db, const char *statement, struct vigil_copy *c,
+                         vigil_copy_error_fn set_error, GError **error)
 {
     if (c->rows == 0)
         return TRUE;
@@ -234,7 +257,7 @@ gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GE
     PGresult *result = PQexec(db, statement);
     gboolean ok = PQresultStatus(result) == PGRES_COPY_IN;
     if (!ok)
-        txd_set_pg_error(error, db, result, statement);
+        set_error(error, db, result, statement);
     PQclear(result);
     if (!ok)
         return FALSE;
@@ -257,7 +280,7 @@ gboolean txd_copy_send(PGconn *db, const char *statement, struct txd_copy *c, GE
     ok = TRUE;
     while ((result = PQgetResult(db)) != NULL) {
         if (ok && PQresultStatus(result) != PGRES_COMMAND_OK) {
-            txd_set_pg_error(error, db, result, statement);
+            set_error(error, db, result, statement);
             ok = FALSE;
         }
         PQclear(result);
