@@ -270,7 +270,7 @@ static gboolean metric_id_of(const struct batch_context *b, uint32_t daemon_id, 
 
 /* ---- the COPYs ------------------------------------------------------------------------- */
 
-static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
+static gboolean copy_activities(struct batch_context *b, struct vigil_copy *c,
                                 const struct vigil_wire_message *m, GError **error)
 {
     int64_t process_id = 0;
@@ -300,35 +300,35 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
             last_file = a->file_id;
             last_file_id = file_id;
         }
-        txd_copy_row(c, 16);
-        txd_copy_int8(c, process_id);
-        txd_copy_int8(c, (int64_t)a->seq);
-        txd_copy_int2(c, a->layer);
-        txd_copy_int2(c, (int16_t)a->op);
+        vigil_copy_row(c, 16);
+        vigil_copy_int8(c, process_id);
+        vigil_copy_int8(c, (int64_t)a->seq);
+        vigil_copy_int2(c, a->layer);
+        vigil_copy_int2(c, (int16_t)a->op);
         if (file_id != 0)
-            txd_copy_int8(c, file_id);
+            vigil_copy_int8(c, file_id);
         else
-            txd_copy_null(c);
+            vigil_copy_null(c);
         if (a->offset_bytes != VIGIL_OFFSET_UNKNOWN)
-            txd_copy_int8(c, a->offset_bytes);
+            vigil_copy_int8(c, a->offset_bytes);
         else
-            txd_copy_null(c);
-        txd_copy_int8(c, (int64_t)a->bytes_asked);
-        txd_copy_int8(c, a->result);
-        txd_copy_int4(c, a->errno_value);
-        txd_copy_timestamp_ns(c, start_ns);
-        txd_copy_int8(c, start_ns);
-        txd_copy_int8(c, (int64_t)(a->end_ns - a->start_ns));
-        txd_copy_int4(c, (int32_t)a->thread_id);
+            vigil_copy_null(c);
+        vigil_copy_int8(c, (int64_t)a->bytes_asked);
+        vigil_copy_int8(c, a->result);
+        vigil_copy_int4(c, a->errno_value);
+        vigil_copy_timestamp_ns(c, start_ns);
+        vigil_copy_int8(c, start_ns);
+        vigil_copy_int8(c, (int64_t)(a->end_ns - a->start_ns));
+        vigil_copy_int4(c, (int32_t)a->thread_id);
         if (a->parent_start_ns != 0)
-            txd_copy_int8(c, realtime(b, a->parent_start_ns));
+            vigil_copy_int8(c, realtime(b, a->parent_start_ns));
         else
-            txd_copy_null(c);
-        txd_copy_int2(c, (int16_t)a->flags);
+            vigil_copy_null(c);
+        vigil_copy_int2(c, (int16_t)a->flags);
         if (a->comm_size != 0)
-            txd_copy_int4(c, (int32_t)a->comm_size);
+            vigil_copy_int4(c, (int32_t)a->comm_size);
         else
-            txd_copy_null(c);
+            vigil_copy_null(c);
     }
     return TRUE;
 }
@@ -336,7 +336,7 @@ static gboolean copy_activities(struct batch_context *b, struct txd_copy *c,
 /* A row of `columns` whose first are the node and the metric set of the
  * group's statistics: `daemon_ids[group[i]]` is item i's metric, as the
  * batch numbers it. */
-static gboolean begin_metric_row(struct batch_context *b, struct txd_copy *c, uint16_t columns,
+static gboolean begin_metric_row(struct batch_context *b, struct vigil_copy *c, uint16_t columns,
                                  const uint32_t *daemon_ids, const GArray *group, GError **error)
 {
     int32_t *ids = g_new(int32_t, group->len);
@@ -351,9 +351,9 @@ static gboolean begin_metric_row(struct batch_context *b, struct txd_copy *c, ui
     g_free(ids);
     if (set_id < 0)
         return FALSE;
-    txd_copy_row(c, columns);
-    txd_copy_int8(c, b->node_id);
-    txd_copy_int4(c, (int32_t)set_id);
+    vigil_copy_row(c, columns);
+    vigil_copy_int8(c, b->node_id);
+    vigil_copy_int4(c, (int32_t)set_id);
     return TRUE;
 }
 
@@ -361,7 +361,7 @@ static gboolean begin_metric_row(struct batch_context *b, struct txd_copy *c, ui
  * start and end, each column an array in the group's order. A delta of
  * NaN (a gauge's) is a NULL element; min, mean and max are kept as they
  * came, NaN too, as the one-row-a-metric table kept them. */
-static gboolean copy_rollups(struct batch_context *b, struct txd_copy *c,
+static gboolean copy_rollups(struct batch_context *b, struct vigil_copy *c,
                              const struct vigil_wire_message *m, GError **error)
 {
     guint n = m->header.count;
@@ -393,14 +393,14 @@ static gboolean copy_rollups(struct batch_context *b, struct txd_copy *c,
             uncertain[i] = (r->flags & VIGIL_SAMPLE_UNCERTAIN) != 0;
         }
         const struct vigil_wire_rollup *first = &m->rollups[g_array_index(group, guint, 0)];
-        txd_copy_timestamp_ns(c, realtime(b, first->start_ns));
-        txd_copy_timestamp_ns(c, realtime(b, first->end_ns));
-        txd_copy_int4_array(c, samples, k);
-        txd_copy_float8_array(c, values, k, FALSE);
-        txd_copy_float8_array(c, values + k, k, FALSE);
-        txd_copy_float8_array(c, values + 2 * k, k, FALSE);
-        txd_copy_float8_array(c, values + 3 * k, k, TRUE);
-        txd_copy_varbit(c, uncertain, k);
+        vigil_copy_timestamp_ns(c, realtime(b, first->start_ns));
+        vigil_copy_timestamp_ns(c, realtime(b, first->end_ns));
+        vigil_copy_int4_array(c, samples, k);
+        vigil_copy_float8_array(c, values, k, FALSE);
+        vigil_copy_float8_array(c, values + k, k, FALSE);
+        vigil_copy_float8_array(c, values + 2 * k, k, FALSE);
+        vigil_copy_float8_array(c, values + 3 * k, k, TRUE);
+        vigil_copy_varbit(c, uncertain, k);
     }
     g_ptr_array_unref(groups);
     g_free(keys);
@@ -412,7 +412,7 @@ static gboolean copy_rollups(struct batch_context *b, struct txd_copy *c,
 }
 
 /* One row per tick: the message's samples grouped by their time. */
-static gboolean copy_samples(struct batch_context *b, struct txd_copy *c,
+static gboolean copy_samples(struct batch_context *b, struct vigil_copy *c,
                              const struct vigil_wire_message *m, GError **error)
 {
     guint n = m->header.count;
@@ -438,10 +438,10 @@ static gboolean copy_samples(struct batch_context *b, struct txd_copy *c,
             uncertain[i] = (x->flags & VIGIL_SAMPLE_UNCERTAIN) != 0;
         }
         int64_t t_ns = realtime(b, m->samples[g_array_index(group, guint, 0)].t_ns);
-        txd_copy_timestamp_ns(c, t_ns);
-        txd_copy_int8(c, t_ns);
-        txd_copy_float8_array(c, values, group->len, FALSE);
-        txd_copy_varbit(c, uncertain, group->len);
+        vigil_copy_timestamp_ns(c, t_ns);
+        vigil_copy_int8(c, t_ns);
+        vigil_copy_float8_array(c, values, group->len, FALSE);
+        vigil_copy_varbit(c, uncertain, group->len);
     }
     g_ptr_array_unref(groups);
     g_free(keys);
@@ -452,63 +452,63 @@ static gboolean copy_samples(struct batch_context *b, struct txd_copy *c,
 }
 
 /* A process id column: NULL for the node (0). */
-static gboolean copy_process_column(struct batch_context *b, struct txd_copy *c, uint64_t daemon_id,
-                                    const char *what, GError **error)
+static gboolean copy_process_column(struct batch_context *b, struct vigil_copy *c,
+                                    uint64_t daemon_id, const char *what, GError **error)
 {
     if (daemon_id == 0) {
-        txd_copy_null(c);
+        vigil_copy_null(c);
         return TRUE;
     }
     int64_t id = 0;
     if (!txd_process_id_of(b, daemon_id, &id, what, error))
         return FALSE;
-    txd_copy_int8(c, id);
+    vigil_copy_int8(c, id);
     return TRUE;
 }
 
 /* A row of `columns` whose first are a reasoner's level, the node, the
  * process (NULL: the node's own) and the cycle, as number and end. */
-static gboolean begin_cycle_row(struct batch_context *b, struct txd_copy *c, uint16_t columns,
+static gboolean begin_cycle_row(struct batch_context *b, struct vigil_copy *c, uint16_t columns,
                                 unsigned level, uint64_t daemon_process_id, uint64_t cycle,
                                 const char *what, GError **error)
 {
-    txd_copy_row(c, columns);
-    txd_copy_text(c, vigil_level_name(level));
-    txd_copy_int8(c, b->node_id);
+    vigil_copy_row(c, columns);
+    vigil_copy_text(c, vigil_level_name(level));
+    vigil_copy_int8(c, b->node_id);
     if (!copy_process_column(b, c, daemon_process_id, what, error))
         return FALSE;
-    txd_copy_int8(c, (int64_t)cycle);
-    txd_copy_timestamp_ns(c, cycle_end_realtime(b, cycle));
+    vigil_copy_int8(c, (int64_t)cycle);
+    vigil_copy_timestamp_ns(c, cycle_end_realtime(b, cycle));
     return TRUE;
 }
 
-static void copy_finite_or_null(struct txd_copy *c, double v)
+static void copy_finite_or_null(struct vigil_copy *c, double v)
 {
     if (isfinite(v))
-        txd_copy_float8(c, v);
+        vigil_copy_float8(c, v);
     else
-        txd_copy_null(c);
+        vigil_copy_null(c);
 }
 
-static gboolean copy_anomalies(struct batch_context *b, struct txd_copy *c,
+static gboolean copy_anomalies(struct batch_context *b, struct vigil_copy *c,
                                const struct vigil_wire_message *m, GError **error)
 {
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_wire_anomaly *a = &m->anomalies[i];
         if (!begin_cycle_row(b, c, 12, a->level, a->process_id, a->cycle, "an anomaly", error))
             return FALSE;
-        txd_copy_text(c, vigil_health_name(a->health));
-        txd_copy_text(c, a->plugin);
-        txd_copy_text(c, a->metric);
-        txd_copy_float8_or_null(c, a->value);
+        vigil_copy_text(c, vigil_health_name(a->health));
+        vigil_copy_text(c, a->plugin);
+        vigil_copy_text(c, a->metric);
+        vigil_copy_float8_or_null(c, a->value);
         copy_finite_or_null(c, a->expected_min);
         copy_finite_or_null(c, a->expected_max);
-        txd_copy_text(c, a->message);
+        vigil_copy_text(c, a->message);
     }
     return TRUE;
 }
 
-static gboolean copy_states(struct batch_context *b, struct txd_copy *c,
+static gboolean copy_states(struct batch_context *b, struct vigil_copy *c,
                             const struct vigil_wire_message *m, GError **error)
 {
     for (uint32_t i = 0; i < m->header.count; i++) {
@@ -516,30 +516,30 @@ static gboolean copy_states(struct batch_context *b, struct txd_copy *c,
         if (!begin_cycle_row(b, c, 10, s->level, s->process_id, s->cycle, "a reasoner state",
                              error))
             return FALSE;
-        txd_copy_text(c, vigil_health_name(s->health));
-        txd_copy_int4(c, (int32_t)s->overloaded_mask);
-        txd_copy_int4(c, (int32_t)s->bad_issues);
-        txd_copy_int4(c, (int32_t)s->good_issues);
-        txd_copy_int4(c, (int32_t)s->other_issues);
+        vigil_copy_text(c, vigil_health_name(s->health));
+        vigil_copy_int4(c, (int32_t)s->overloaded_mask);
+        vigil_copy_int4(c, (int32_t)s->bad_issues);
+        vigil_copy_int4(c, (int32_t)s->good_issues);
+        vigil_copy_int4(c, (int32_t)s->other_issues);
     }
     return TRUE;
 }
 
-static gboolean copy_windows(struct batch_context *b, struct txd_copy *c,
+static gboolean copy_windows(struct batch_context *b, struct vigil_copy *c,
                              const struct vigil_wire_message *m, GError **error)
 {
     for (uint32_t i = 0; i < m->header.count; i++) {
         const struct vigil_wire_window *w = &m->windows[i];
-        txd_copy_row(c, 8);
-        txd_copy_int8(c, b->node_id);
+        vigil_copy_row(c, 8);
+        vigil_copy_int8(c, b->node_id);
         if (!copy_process_column(b, c, w->process_id, "a captured window", error))
             return FALSE;
-        txd_copy_int8(c, (int64_t)w->first_cycle);
-        txd_copy_int8(c, (int64_t)w->last_cycle);
-        txd_copy_timestamp_ns(c, realtime(b, w->start_ns));
-        txd_copy_timestamp_ns(c, realtime(b, w->end_ns));
-        txd_copy_int8(c, (int64_t)w->activities_forwarded);
-        txd_copy_text(c, w->reasons);
+        vigil_copy_int8(c, (int64_t)w->first_cycle);
+        vigil_copy_int8(c, (int64_t)w->last_cycle);
+        vigil_copy_timestamp_ns(c, realtime(b, w->start_ns));
+        vigil_copy_timestamp_ns(c, realtime(b, w->end_ns));
+        vigil_copy_int8(c, (int64_t)w->activities_forwarded);
+        vigil_copy_text(c, w->reasons);
     }
     return TRUE;
 }
@@ -1286,7 +1286,7 @@ static gboolean store_nodes(struct group *g, GError **error)
     return result != NULL;
 }
 
-typedef gboolean (*copy_rows_fn)(struct batch_context *b, struct txd_copy *c,
+typedef gboolean (*copy_rows_fn)(struct batch_context *b, struct vigil_copy *c,
                                  const struct vigil_wire_message *m, GError **error);
 
 /* One COPY for every message of `type` in the batches written. A row a
@@ -1295,8 +1295,8 @@ typedef gboolean (*copy_rows_fn)(struct batch_context *b, struct txd_copy *c,
 static gboolean copy_all(struct group *g, enum vigil_wire_type type, copy_rows_fn rows,
                          const char *statement, GError **error)
 {
-    struct txd_copy c;
-    txd_copy_init(&c);
+    struct vigil_copy c;
+    vigil_copy_init(&c);
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < g->n; i++) {
         struct group_batch *gb = &g->batches[i];
@@ -1312,7 +1312,7 @@ static gboolean copy_all(struct group *g, enum vigil_wire_type type, copy_rows_f
             g->refused = G_MAXUINT;
     }
     g->rows += c.rows;
-    txd_copy_clear(&c);
+    vigil_copy_clear(&c);
     return ok;
 }
 

@@ -87,24 +87,24 @@ void txd_activity_seconds_add(struct txd_activity_seconds *s, int64_t node_id, i
 
 gboolean txd_activity_seconds_copy(struct txd_activity_seconds *s, PGconn *db, GError **error)
 {
-    struct txd_copy c;
-    txd_copy_init(&c);
+    struct vigil_copy c;
+    vigil_copy_init(&c);
     for (guint i = 0; i < s->in_order->len; i++) {
         const struct second_counts *r = g_ptr_array_index(s->in_order, i);
-        txd_copy_row(&c, 8);
-        txd_copy_int8(&c, r->node_id);
-        txd_copy_int8(&c, r->process_id);
-        txd_copy_timestamp_ns(&c, r->second * G_GINT64_CONSTANT(1000000000));
-        txd_copy_int2(&c, (int16_t)r->layer);
-        txd_copy_int2(&c, (int16_t)r->operation);
-        txd_copy_int8(&c, (int64_t)r->calls);
-        txd_copy_int8(&c, (int64_t)r->bytes);
-        txd_copy_int8(&c, (int64_t)r->duration_ns);
+        vigil_copy_row(&c, 8);
+        vigil_copy_int8(&c, r->node_id);
+        vigil_copy_int8(&c, r->process_id);
+        vigil_copy_timestamp_ns(&c, r->second * G_GINT64_CONSTANT(1000000000));
+        vigil_copy_int2(&c, (int16_t)r->layer);
+        vigil_copy_int2(&c, (int16_t)r->operation);
+        vigil_copy_int8(&c, (int64_t)r->calls);
+        vigil_copy_int8(&c, (int64_t)r->bytes);
+        vigil_copy_int8(&c, (int64_t)r->duration_ns);
     }
     gboolean ok = txd_copy_send(db,
                                 "COPY activity_seconds (node_id, process_id, start_time, layer, "
                                 "operation, calls, bytes, duration_ns) FROM STDIN (FORMAT binary)",
                                 &c, error);
-    txd_copy_clear(&c);
+    vigil_copy_clear(&c);
     return ok;
 }

@@ -229,8 +229,8 @@ static gboolean counts(JsonNode *node, guint min, guint max, int64_t *out, guint
 }
 
 /* common_sizes or common_strides, as the jsonb text written. */
-static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, struct txd_copy *c,
-                              const char *where, GError **error)
+static gboolean common_values(JsonNode *node, const char *key, int64_t key_min,
+                              struct vigil_copy *c, const char *where, GError **error)
 {
     if (!holds(node, JSON_NODE_ARRAY, "an array", where, error))
         return FALSE;
@@ -265,13 +265,13 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min, 
     }
     g_string_append_c(json, ']');
     if (ok)
-        txd_copy_jsonb(c, json->str);
+        vigil_copy_jsonb(c, json->str);
     g_string_free(json, TRUE);
     return ok;
 }
 
 /* One member, checked and written as its column's field. */
-static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct member *m,
+static gboolean copy_member(struct vigil_copy *c, JsonObject *o, const struct member *m,
                             const char *where, GError **error)
 {
     JsonNode *node = json_object_get_member(o, m->name);
@@ -283,16 +283,16 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
     int64_t v = 0;
     double d = 0;
     if (node == NULL && m->optional) {
-        txd_copy_null(c);
+        vigil_copy_null(c);
         return TRUE;
     }
     switch (m->kind) {
     case TEXT:
         if (node == NULL && m->fallback != NULL)
-            txd_copy_text(c, m->fallback);
+            vigil_copy_text(c, m->fallback);
         else if (node != NULL && JSON_NODE_HOLDS_VALUE(node) &&
                  json_node_get_value_type(node) == G_TYPE_STRING)
-            txd_copy_text(c, json_node_get_string(node));
+            vigil_copy_text(c, json_node_get_string(node));
         else {
             fail(error, at, "expected a string, found %s", vigil_json_kind(node));
             ok = FALSE;
@@ -306,16 +306,16 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
         int64_t max = m->kind == RANK || m->kind == RANKS ? G_MAXINT32 : G_MAXINT64;
         ok = integer_in(node, min, max, &v, at, error);
         if (ok && (m->kind == RANK || m->kind == RANKS))
-            txd_copy_int4(c, (int32_t)v);
+            vigil_copy_int4(c, (int32_t)v);
         else if (ok)
-            txd_copy_int8(c, v);
+            vigil_copy_int8(c, v);
         break;
     }
     case FLAG:
         ok = node != NULL && JSON_NODE_HOLDS_VALUE(node) &&
              json_node_get_value_type(node) == G_TYPE_BOOLEAN;
         if (ok)
-            txd_copy_bool(c, json_node_get_boolean(node));
+            vigil_copy_bool(c, json_node_get_boolean(node));
         else
             fail(error, at, "expected true or false, found %s", vigil_json_kind(node));
         break;
@@ -323,9 +323,9 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
     case INSTANT:
         ok = number_of(node, &d, at, error);
         if (ok && m->kind == INSTANT && d == -1)
-            txd_copy_null(c);
+            vigil_copy_null(c);
         else if (ok && d >= 0 && d < 1e15)
-            txd_copy_float8(c, d);
+            vigil_copy_float8(c, d);
         else if (ok) {
             fail(error, at, "%g is out of range (%s)", d,
                  m->kind == INSTANT ? "0 or more seconds, or -1 for none" : "0 or more");
@@ -337,7 +337,7 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
         guint n = 0;
         ok = counts(node, HIST_BINS, HIST_BINS, bins, &n, at, error);
         if (ok)
-            txd_copy_int8_array(c, bins, n);
+            vigil_copy_int8_array(c, bins, n);
         break;
     }
     case SIZES:
@@ -351,17 +351,17 @@ static gboolean copy_member(struct txd_copy *c, JsonObject *o, const struct memb
 }
 
 /* files[index]: one row, or FALSE with what is wrong (the row half written). */
-static gboolean copy_file(struct txd_copy *c, int64_t process_id, guint index,
+static gboolean copy_file(struct vigil_copy *c, int64_t process_id, guint index,
                           gboolean in_job_report, JsonNode *node, GError **error)
 {
     char *where = g_strdup_printf("files[%u]", index);
     gboolean ok = holds(node, JSON_NODE_OBJECT, "an object", where, error);
     JsonObject *file = ok ? json_node_get_object(node) : NULL;
     if (ok) {
-        txd_copy_row(c, (uint16_t)column_count());
-        txd_copy_int8(c, process_id);
-        txd_copy_int4(c, (int32_t)index);
-        txd_copy_bool(c, in_job_report);
+        vigil_copy_row(c, (uint16_t)column_count());
+        vigil_copy_int8(c, process_id);
+        vigil_copy_int4(c, (int32_t)index);
+        vigil_copy_bool(c, in_job_report);
     }
     for (guint g = 0; ok && g < G_N_ELEMENTS(groups); g++) {
         JsonObject *o = file;
@@ -372,7 +372,7 @@ static gboolean copy_file(struct txd_copy *c, int64_t process_id, guint index,
             at = g_strdup_printf("%s.%s", where, groups[g].object);
             if (sub == NULL || JSON_NODE_HOLDS_NULL(sub)) {
                 for (guint i = 0; i < groups[g].n; i++)
-                    txd_copy_null(c);
+                    vigil_copy_null(c);
                 o = NULL;
             } else if (!JSON_NODE_HOLDS_OBJECT(sub)) {
                 fail(error, at, "expected an object or null, found %s", vigil_json_kind(sub));
@@ -402,7 +402,7 @@ static gboolean copy_file(struct txd_copy *c, int64_t process_id, guint index,
     return ok;
 }
 
-static gboolean copy_files(struct txd_copy *c, int64_t process_id, JsonObject *report,
+static gboolean copy_files(struct vigil_copy *c, int64_t process_id, JsonObject *report,
                            gboolean in_job_report, GError **error)
 {
     JsonNode *node = json_object_get_member(report, "files");
@@ -429,7 +429,7 @@ static gboolean copy_files(struct txd_copy *c, int64_t process_id, JsonObject *r
     return TRUE;
 }
 
-static gboolean copy_timeline(struct txd_copy *c, int64_t process_id, JsonObject *report,
+static gboolean copy_timeline(struct vigil_copy *c, int64_t process_id, JsonObject *report,
                               gboolean in_job_report, GError **error)
 {
     JsonNode *node = json_object_get_member(report, "timeline");
@@ -456,21 +456,21 @@ static gboolean copy_timeline(struct txd_copy *c, int64_t process_id, JsonObject
         fail(error, "timeline", "%u bins of read_bytes but %u of written_bytes", reads, writes);
         return FALSE;
     }
-    txd_copy_row(c, 5);
-    txd_copy_int8(c, process_id);
-    txd_copy_bool(c, in_job_report);
-    txd_copy_float8(c, bin_s);
-    txd_copy_int8_array(c, read, reads);
-    txd_copy_int8_array(c, written, writes);
+    vigil_copy_row(c, 5);
+    vigil_copy_int8(c, process_id);
+    vigil_copy_bool(c, in_job_report);
+    vigil_copy_float8(c, bin_s);
+    vigil_copy_int8_array(c, read, reads);
+    vigil_copy_int8_array(c, written, writes);
     return TRUE;
 }
 
-typedef gboolean (*copy_part_fn)(struct txd_copy *c, int64_t process_id, JsonObject *report,
+typedef gboolean (*copy_part_fn)(struct vigil_copy *c, int64_t process_id, JsonObject *report,
                                  gboolean in_job_report, GError **error);
 
 /* One part of one report; when it is wrong, its rows are cut off again
  * and the warning says why. */
-static void copy_part(struct txd_copy *c, copy_part_fn part, const char *what,
+static void copy_part(struct vigil_copy *c, copy_part_fn part, const char *what,
                       const struct txd_report_ref *ref, JsonObject *report, gboolean in_job_report)
 {
     size_t length = c->length;
@@ -497,9 +497,9 @@ gboolean txd_store_file_stats(PGconn *db, const struct txd_report_ref *reports, 
 {
     if (n == 0)
         return TRUE;
-    struct txd_copy files, timelines;
-    txd_copy_init(&files);
-    txd_copy_init(&timelines);
+    struct vigil_copy files, timelines;
+    vigil_copy_init(&files);
+    vigil_copy_init(&timelines);
     GString *ids = g_string_new("{");
     for (guint i = 0; i < n; i++) {
         /* A process's report twice in one batch: its last one counts. */
@@ -544,7 +544,7 @@ gboolean txd_store_file_stats(PGconn *db, const struct txd_report_ref *reports, 
         *rows += files.rows + timelines.rows;
     g_free(statement);
     g_string_free(ids, TRUE);
-    txd_copy_clear(&files);
-    txd_copy_clear(&timelines);
+    vigil_copy_clear(&files);
+    vigil_copy_clear(&timelines);
     return ok;
 }

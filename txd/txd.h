@@ -61,27 +61,6 @@ gboolean txd_exec_params(PGconn *db, const char *sql, int n_params, const char *
 
 /* ---- binary COPY: warehouse/copy_binary.h ------------------------------------------ */
 
-/* The encoder moved to the warehouse library (the roll-up levels write
- * with it too); its txd_ names stay as aliases until the group store,
- * being rewritten on another branch, is renamed to vigil_copy_. */
-#define txd_copy                vigil_copy
-#define txd_copy_init           vigil_copy_init
-#define txd_copy_clear          vigil_copy_clear
-#define txd_copy_row            vigil_copy_row
-#define txd_copy_null           vigil_copy_null
-#define txd_copy_int2           vigil_copy_int2
-#define txd_copy_int4           vigil_copy_int4
-#define txd_copy_int8           vigil_copy_int8
-#define txd_copy_float8         vigil_copy_float8
-#define txd_copy_float8_or_null vigil_copy_float8_or_null
-#define txd_copy_bool           vigil_copy_bool
-#define txd_copy_text           vigil_copy_text
-#define txd_copy_timestamp_ns   vigil_copy_timestamp_ns
-#define txd_copy_int8_array     vigil_copy_int8_array
-#define txd_copy_int4_array     vigil_copy_int4_array
-#define txd_copy_float8_array   vigil_copy_float8_array
-#define txd_copy_varbit         vigil_copy_varbit
-#define txd_copy_jsonb          vigil_copy_jsonb
 /* The error's code says whether to retry (txd_set_pg_error). */
 static inline gboolean txd_copy_send(PGconn *db, const char *statement, struct vigil_copy *c,
                                      GError **error)
