@@ -422,6 +422,13 @@ export function timeline(box, answer, opts) {
     return null;
   }
 
+  // Many lines (a 32-node run's 32 or 64) are drawn a pixel wide: they
+  // hide each other less, and a canvas draws a line no wider than a device
+  // pixel as a hairline, where a wider one is outlined and filled: drawn
+  // by the CPU, the run page's seven plots of a 32-node run took 0.55 s of
+  // the browser's main thread at 1.5 px, 0.05 s at 1 (bench/web
+  // --profile-page).
+  const lineWidth = shaped.series.length > ENVELOPE_LINES_MAX ? 1 : 1.5;
   const series = [xIsTime ? { label: 'time (UTC)', value: timeValue }
     : { label: 'seconds from start', value: (u, v) => format.number(v) }];
   shaped.series.forEach((s, i) => {
@@ -432,7 +439,7 @@ export function timeline(box, answer, opts) {
     } else if (s.role === 'median') {
       series.push({ ...base, stroke: colour(0), width: 2 });
     } else {
-      series.push({ ...base, stroke: s.stroke ?? colour(i), width: 1.5 });
+      series.push({ ...base, stroke: s.stroke ?? colour(i), width: lineWidth });
     }
   });
 
