@@ -16,6 +16,7 @@ web_api_handler web_api_route(char **segments);
 gboolean web_api_me(struct web_request *req, GError **error);
 gboolean web_api_runs(struct web_request *req, GError **error);
 gboolean web_api_run(struct web_request *req, GError **error);
+gboolean web_api_run_ranks(struct web_request *req, GError **error);
 gboolean web_api_run_series(struct web_request *req, GError **error);
 gboolean web_api_node_series(struct web_request *req, GError **error);
 gboolean web_api_run_windows(struct web_request *req, GError **error);
