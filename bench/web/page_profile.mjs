@@ -7,9 +7,11 @@
 //   const p = await startProfile(browser, context, page);
 //   … load the page …
 //   const summary = await p.stop(dir, name);
-//     → { threads: [[thread, busy_ms, cpu_ms]…],
-//         main_self: [[event, self_ms]…],      the renderer's main thread
+//     → { threads: [[process/thread, busy_ms, cpu_ms]…],
+//         main_self: [[event, self_cpu_ms]…],  the page's renderer's main thread
 //         js_self: [[function url:line, self_ms]…] }
+// (busy: wall time, which on shared cores includes waiting for one; CPU:
+// the thread's own time, as the trace gives it)
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -49,8 +51,10 @@ const top = (map) => [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP
 // duration less its children's).
 function traceSummary(events) {
   const threadName = new Map();
+  const processName = new Map();
   for (const e of events) {
     if (e.ph === 'M' && e.name === 'thread_name') threadName.set(`${e.pid}:${e.tid}`, e.args.name);
+    if (e.ph === 'M' && e.name === 'process_name') processName.set(e.pid, e.args.name);
   }
   const byThread = new Map();
   for (const e of events) {
@@ -63,21 +67,24 @@ function traceSummary(events) {
   const cpu = new Map();
   const mainSelf = new Map();
   for (const [key, list] of byThread) {
-    const name = (threadName.get(key) || 'thread').replace(/\d+$/, '');
+    const thread = (threadName.get(key) || 'thread').replace(/\d+$/, '');
+    const name = `${processName.get(Number(key.split(':')[0])) || 'process'}/${thread}`;
     list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
     const stack = [];
     for (const e of list) {
       while (stack.length > 0 && e.ts >= stack[stack.length - 1].ts + stack[stack.length - 1].dur) stack.pop();
       const parent = stack[stack.length - 1];
-      if (parent) parent.childUs = (parent.childUs || 0) + e.dur;
+      if (parent) parent.childCpuUs = (parent.childCpuUs || 0) + (e.tdur ?? e.dur);
       else {
         busy.set(name, (busy.get(name) || 0) + e.dur);
         cpu.set(name, (cpu.get(name) || 0) + (e.tdur ?? e.dur));
       }
       stack.push(e);
     }
-    if (name === 'CrRendererMain') {
-      for (const e of list) mainSelf.set(e.name, (mainSelf.get(e.name) || 0) + e.dur - (e.childUs || 0));
+    if (name === 'Renderer/CrRendererMain') {
+      for (const e of list) {
+        mainSelf.set(e.name, (mainSelf.get(e.name) || 0) + (e.tdur ?? e.dur) - (e.childCpuUs || 0));
+      }
     }
   }
   return {
