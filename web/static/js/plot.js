@@ -384,6 +384,7 @@ export function parseTime(text) {
 //   xIsTime     false for "seconds since the run's start" axes
 //   fetchFull   (answer) => the same answer with every line's min and max,
 //               for the downloads of an answer asked without them
+//   width       its width in pixels (plotWidth(box)), when already measured
 export function timeline(box, answer, opts) {
   const { name, title, group = null, windows = null, onPick = null, height = 170 } = opts;
   const xIsTime = opts.xIsTime !== false;
@@ -448,7 +449,7 @@ export function timeline(box, answer, opts) {
   const groupOpts = group ? group.options() : { cursor: { drag: { x: true, y: false } }, hooks: {} };
 
   const u = new uPlot({
-    width: plotWidth(box),
+    width: opts.width ?? plotWidth(box),
     height,
     series,
     bands: shaped.bands.map(([upper, lower]) => ({ series: [upper, lower], fill: 'rgba(31, 119, 180, 0.15)' })),
@@ -493,16 +494,24 @@ export function replaceData(u, answer, range, group = null) {
   return true;
 }
 
-function plotWidth(box) {
+// The width a plot takes in `box`. Reading it lays the page out: a page
+// that draws several plots in one go measures their box once and gives
+// each its `width` (the observer below corrects it if the box changes).
+export function plotWidth(box) {
   return Math.max(320, Math.floor(box.clientWidth || box.parentElement.clientWidth || 600) - 8);
 }
 
 // Plots follow their box's width (the window's, a side-by-side column's).
+// Only a change of width redraws: the observer also reports each box once
+// when it starts watching it, and uPlot's setSize draws the whole plot
+// again even at the same size.
 const resizing = new Map();
 const observer = new ResizeObserver((entries) => {
   for (const entry of entries) {
     const u = resizing.get(entry.target);
-    if (u && u.root.isConnected) u.setSize({ width: plotWidth(entry.target), height: u.height });
+    if (!u || !u.root.isConnected) continue;
+    const width = plotWidth(entry.target);
+    if (width !== u.width) u.setSize({ width, height: u.height });
   }
 });
 function resizeWith(box, u) {

@@ -7,7 +7,7 @@
 import { apiGet, apiGetOrShow, showError, showMe } from './api.js';
 import { el, table, facts, runsTable, nodeHref } from './dom.js';
 import * as format from './format.js';
-import { TIMELINES, timeline, ZoomGroup, replaceData, ENVELOPE_LINES_MAX } from './plot.js';
+import { TIMELINES, timeline, ZoomGroup, replaceData, ENVELOPE_LINES_MAX, plotWidth } from './plot.js';
 import { heatmap } from './heatmap.js';
 import { jobEnergySection } from './run_energy.js';
 import { regionsSection } from './run_regions.js';
@@ -260,13 +260,15 @@ function plotNote(answer) {
 
 // One metric's box: the plot, and beside it a time × node heat map when
 // the answer is banded (too many nodes for one line each).
-async function drawMetric(box, { metric, title }, request) {
+// `width`: the timelines' width, measured once for the seven plots.
+async function drawMetric(box, { metric, title }, request, width) {
   const answer = await request;
   const plotBox = el('div', { id: `plot-${metric}` });
   box.replaceChildren(plotBox);
   const note = plotNote(answer);
   plots[metric] = timeline(plotBox, answer, {
     name: metric,
+    width,
     fetchFull: (a) => apiGet(`runs/${runId}/series`, { metric, from: a.from, to: a.to, points: a.points }),
     title: `${title} (${answer.unit})`,
     note,
@@ -575,7 +577,8 @@ async function load() {
   }
   document.getElementById('windows-box').replaceChildren(windowsList());
 
-  const drawn = TIMELINES.map((m, i) => drawMetric(document.getElementById(`metric-${m.metric}`), m, series[i])
+  const width = plotWidth(timelines);
+  const drawn = TIMELINES.map((m, i) => drawMetric(document.getElementById(`metric-${m.metric}`), m, series[i], width)
     .catch((e) => showError(e, `run ${runId}`)));
   if (run.ranks) drawn.push(drawHeatmap(heatmapAnswer));
   drawn.push(loadAnomalies(null, [], anomaliesPage.catch((e) => {
