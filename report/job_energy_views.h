@@ -9,12 +9,37 @@
 #include "vigil/report.h"
 
 /* The query of a job's energy ($1: its scheduler job id), and its one row
- * read into `out` (FALSE when it has none: no such job). vigil-web reads
- * a run's from the same views' rows (web/api_run_energy.c), once for its
- * answer and its report; suite web checks the two agree. */
+ * read into `out` (FALSE when it has none: no such job). */
 extern const char vigil_cli_job_energy_sql[];
 gboolean vigil_cli_job_energy_from_result(const PGresult *result,
                                           struct vigil_report_job_energy *out);
+/* The query of a run's energy ($1: its run_id): its nodes' rows (node_id,
+ * hostname, energy_j, processes, processes_with_energy, sources,
+ * estimated, start_time, end_time, uncertain), by hostname, each with the
+ * run's totals after them (run_energy_j, run_nodes, run_node_min_j,
+ * run_node_mean_j, run_node_max_j, run_sources, run_estimated,
+ * run_uncertain, run_complete); no row when it has none. `vigil report`
+ * and vigil-web read it alike, so their figures are the same sums. */
+extern const char vigil_cli_run_energy_nodes_sql[];
+enum {
+    VIGIL_RUN_ENERGY_NODE_HOSTNAME = 1,
+    VIGIL_RUN_ENERGY_NODE_J = 2,
+    VIGIL_RUN_ENERGY_NODE_PROCESSES = 3,
+    VIGIL_RUN_ENERGY_NODE_PROCESSES_WITH_ENERGY = 4,
+    VIGIL_RUN_ENERGY_NODE_COLUMNS = 9, /* by_node's, before uncertain */
+    VIGIL_RUN_ENERGY_J = 10,           /* the totals' first */
+    VIGIL_RUN_ENERGY_NODES,
+    VIGIL_RUN_ENERGY_NODE_MIN_J,
+    VIGIL_RUN_ENERGY_NODE_MEAN_J,
+    VIGIL_RUN_ENERGY_NODE_MAX_J,
+    VIGIL_RUN_ENERGY_SOURCES,
+    VIGIL_RUN_ENERGY_ESTIMATED,
+    VIGIL_RUN_ENERGY_UNCERTAIN,
+    VIGIL_RUN_ENERGY_COMPLETE,
+    VIGIL_RUN_ENERGY_COLUMNS
+};
+/* Its rows read into `out` (out->nodes 0 when the run has no figure). */
+void vigil_cli_run_energy_from_result(const PGresult *rows, struct vigil_report_job_energy *out);
 /* A stored report shows the run's energy across its nodes when it has
  * none of its own and the run had more than one process. */
 #define VIGIL_CLI_REPORT_ADDS_JOB_ENERGY(report, energy)                                           \

@@ -16,6 +16,7 @@ web_api_handler web_api_route(char **segments);
 gboolean web_api_me(struct web_request *req, GError **error);
 gboolean web_api_runs(struct web_request *req, GError **error);
 gboolean web_api_run(struct web_request *req, GError **error);
+gboolean web_api_run_ranks(struct web_request *req, GError **error);
 gboolean web_api_run_series(struct web_request *req, GError **error);
 gboolean web_api_node_series(struct web_request *req, GError **error);
 gboolean web_api_run_windows(struct web_request *req, GError **error);
@@ -58,8 +59,7 @@ gboolean web_api_run_mixed(struct web_request *req, const char *run_id, gboolean
 /* The run's energy across its nodes, read once (api_run_energy.c): both
  * NULL when the run has no figure or is mixed. */
 struct web_run_energy {
-    PGresult *totals; /* run_energy's row */
-    PGresult *nodes;  /* run_energy_nodes' rows, by hostname */
+    PGresult *nodes; /* vigil_cli_run_energy_nodes_sql's rows: each node's, with the totals */
 };
 gboolean web_api_run_read_energy(struct web_request *req, const char *run_id,
                                  struct web_run_energy *out, GError **error);

@@ -1,6 +1,9 @@
-/* vigil-web — GET /api/v1/runs/RUN_ID: one run, with its report exactly as
- * `vigil report RUN --format json` prints it (the same reader and writer,
- * report/report_json.c), its processes, nodes, neighbours and a report card. */
+/* vigil-web — GET /api/v1/runs/RUN_ID[?ranks=yes|no]: one run, with its
+ * report exactly as `vigil report RUN --format json` prints it (the same
+ * reader and writer, report/report_json.c), its processes (unless
+ * ranks=no), nodes, neighbours and a report card; GET
+ * /api/v1/runs/RUN_ID/ranks: its processes alone, which a page asks for
+ * when it shows them (a 1,000-rank run's are 470 KB). */
 #include <string.h>
 
 #include "api.h"
@@ -293,10 +296,30 @@ fail:
     return FALSE;
 }
 
-gboolean web_api_run(struct web_request *req, GError **error)
+gboolean web_api_run_ranks(struct web_request *req, GError **error)
 {
     gint64 run_id = 0;
-    if (!web_path_id_only(req, "run_id", &run_id, error))
+    char id[24], uid_buf[24];
+    if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
+        !web_params_done(req, error) || !web_api_run_visible(req, run_id, id, error))
+        return FALSE;
+    JsonObject *out = json_object_new();
+    if (!add_ranks(req, id, web_viewer_uid_param(req, uid_buf), out, error)) {
+        json_object_unref(out);
+        return FALSE;
+    }
+    web_answer_object(req, out);
+    return TRUE;
+}
+
+gboolean web_api_run(struct web_request *req, GError **error)
+{
+    static const char *const yes_no[] = {"yes", "no", NULL};
+    gint64 run_id = 0;
+    int without_ranks = 0;
+    if (!web_path_id(req, req->segments[1], "run_id", &run_id, error) ||
+        !web_param_choice(req, "ranks", yes_no, 0, &without_ranks, error) ||
+        !web_params_done(req, error))
         return FALSE;
     JsonObject *run = web_api_run_row(req, run_id, error);
     if (run == NULL)
@@ -309,10 +332,13 @@ gboolean web_api_run(struct web_request *req, GError **error)
     struct web_run_energy energy;
     gboolean ok = web_api_run_read_energy(req, id, &energy, error);
     ok = ok && add_report(req, id, uid, &energy, out, error) &&
-         add_report_card(req, id, uid, run, out, error) && add_ranks(req, id, uid, out, error) &&
+         add_report_card(req, id, uid, run, out, error) &&
+         (without_ranks || add_ranks(req, id, uid, out, error)) &&
          add_nodes(req, id, uid, out, error) && add_neighbours(req, id, out, error);
     if (ok)
         web_api_run_add_job_energy(&energy, out);
+    if (ok && without_ranks)
+        json_object_set_null_member(out, "ranks"); /* runs/RUN_ID/ranks has them */
     web_api_run_energy_clear(&energy);
     if (ok) {
         /* The job's per-rank figures and busiest files, as the report has them. */

@@ -15,6 +15,7 @@ static const struct {
     {"runs/#/windows", web_api_run_windows},
     {"runs/#/heatmap", web_api_run_heatmap},
     {"runs/#/files", web_api_run_files},
+    {"runs/#/ranks", web_api_run_ranks},
     {"windows/#/activities", web_api_window_activities},
     {"anomalies", web_api_anomalies},
     {"nodes", web_api_nodes},

@@ -397,6 +397,25 @@ await check('run 1: clicking a shaded window in a plot picks it', async () => {
   expect(pressed === 'true', 'window 2 is not marked as chosen in the list');
 });
 
+await check('run 1: the plots follow the window\'s width', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  // the seven timelines (the files' plot shares a row with a table)
+  const widths = () => page.evaluate(() => Object.values(window.vigilPlots)
+    .filter((u) => u.root.closest('#timelines')).map((u) => u.width));
+  const wide = await widths();
+  expect(wide.length === 7, `${wide.length} timelines, not 7`);
+  const all = (test, before) => page.waitForFunction(([t, b]) => Object.values(window.vigilPlots)
+    .filter((u) => u.root.closest('#timelines'))
+    .every((u, i) => (t === 'narrower' ? u.width < b[i] : u.width === b[i])), [test, before], { timeout: LONG });
+  try {
+    await page.setViewportSize({ width: 900, height: viewport.height });
+    await all('narrower', wide);
+  } finally {
+    await page.setViewportSize(viewport);
+  }
+  await all('as wide', wide);
+});
+
 await check('run 1: the rank × time heat map is drawn', async () => {
   await openOk(page, `${baseUrl}/run.html?run=1`);
   const map = await page.evaluate(() => window.vigilHeatmaps && window.vigilHeatmaps.heatmap);

@@ -616,6 +616,35 @@ static void test_run_one(void **state)
     }
     assert_int_equal(test_json_int(root, where, "rank_stats.io_time_seconds.max_rank"), 2);
 
+    /* The ranks on their own (runs/1/ranks), and the run without them
+     * (ranks=no): together, the same answer. */
+    struct test_http alone, without;
+    JsonNode *ranks_root = test_web_get_json(&web, "/api/v1/runs/1/ranks", NULL, 200, &alone);
+    if (!json_node_equal(test_json_node(ranks_root, "ranks"), test_json_node(root, "ranks")))
+        fail_msg("runs/1/ranks differs from runs/1's ranks:\n%.1500s\n%.1500s", alone.body,
+                 json_to_string(test_json_node(root, "ranks"), FALSE));
+    JsonNode *without_root =
+        test_web_get_json(&web, "/api/v1/runs/1?ranks=no", NULL, 200, &without);
+    JsonObject *full = json_node_get_object(root), *lean = json_node_get_object(without_root);
+    assert_true(JSON_NODE_HOLDS_NULL(json_object_get_member(lean, "ranks")));
+    assert_int_equal(json_object_get_size(lean), json_object_get_size(full));
+    JsonObjectIter members;
+    const char *member;
+    JsonNode *value;
+    json_object_iter_init(&members, full);
+    while (json_object_iter_next(&members, &member, &value))
+        if (strcmp(member, "ranks") != 0 &&
+            !json_node_equal(value, json_object_get_member(lean, member)))
+            fail_msg("runs/1?ranks=no differs from runs/1 in %s", member);
+    test_http_clear(&alone);
+    test_http_clear(&without);
+    test_http_clear(&a);
+
+    a = test_web_get(&web, "/api/v1/runs/1?ranks=some", NULL);
+    test_web_assert_error(&a, 400, "bad_parameter", "ranks");
+    test_http_clear(&a);
+    a = test_web_get(&web, "/api/v1/runs/999/ranks", NULL);
+    test_web_assert_error(&a, 404, "not_found", NULL);
     test_http_clear(&a);
 
     /* A run that is not there. */

@@ -157,7 +157,8 @@ static const struct endpoint {
     const char *params;            /* every parameter it takes, comma-separated */
 } endpoints[] = {
     {"/api/v1/runs", "", "user,program,job,node,from,to,anomalies,sort,limit,after"},
-    {"/api/v1/runs/1", "", ""},
+    {"/api/v1/runs/1", "", "ranks"},
+    {"/api/v1/runs/1/ranks", "", ""},
     {"/api/v1/runs/1/series", "metric=power", "metric,points,from,to,per_node,format"},
     {"/api/v1/runs/1/windows", "", ""},
     {"/api/v1/runs/1/heatmap", "", "bins,from,to"},
@@ -410,6 +411,7 @@ static void test_remote_user_sees_only_their_runs(void **state)
         "/api/v1/runs/1/series?metric=power",
         "/api/v1/runs/1/heatmap",
         "/api/v1/runs/1/files",
+        "/api/v1/runs/1/ranks",
         "/api/v1/windows/1/activities",
         "/api/v1/windows/2/activities",
     };

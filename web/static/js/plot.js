@@ -384,6 +384,7 @@ export function parseTime(text) {
 //   xIsTime     false for "seconds since the run's start" axes
 //   fetchFull   (answer) => the same answer with every line's min and max,
 //               for the downloads of an answer asked without them
+//   width       its width in pixels (plotWidth(box)), when already measured
 export function timeline(box, answer, opts) {
   const { name, title, group = null, windows = null, onPick = null, height = 170 } = opts;
   const xIsTime = opts.xIsTime !== false;
@@ -422,6 +423,13 @@ export function timeline(box, answer, opts) {
     return null;
   }
 
+  // Many lines (a 32-node run's 32 or 64) are drawn a pixel wide: they
+  // hide each other less, and a canvas draws a line no wider than a device
+  // pixel as a hairline, where a wider one is outlined and filled: drawn
+  // by the CPU, the run page's seven plots of a 32-node run took 0.55 s of
+  // the browser's main thread at 1.5 px, 0.05 s at 1 (bench/web
+  // --profile-page).
+  const lineWidth = shaped.series.length > ENVELOPE_LINES_MAX ? 1 : 1.5;
   const series = [xIsTime ? { label: 'time (UTC)', value: timeValue }
     : { label: 'seconds from start', value: (u, v) => format.number(v) }];
   shaped.series.forEach((s, i) => {
@@ -432,7 +440,7 @@ export function timeline(box, answer, opts) {
     } else if (s.role === 'median') {
       series.push({ ...base, stroke: colour(0), width: 2 });
     } else {
-      series.push({ ...base, stroke: s.stroke ?? colour(i), width: 1.5 });
+      series.push({ ...base, stroke: s.stroke ?? colour(i), width: lineWidth });
     }
   });
 
@@ -441,7 +449,7 @@ export function timeline(box, answer, opts) {
   const groupOpts = group ? group.options() : { cursor: { drag: { x: true, y: false } }, hooks: {} };
 
   const u = new uPlot({
-    width: plotWidth(box),
+    width: opts.width ?? plotWidth(box),
     height,
     series,
     bands: shaped.bands.map(([upper, lower]) => ({ series: [upper, lower], fill: 'rgba(31, 119, 180, 0.15)' })),
@@ -486,16 +494,24 @@ export function replaceData(u, answer, range, group = null) {
   return true;
 }
 
-function plotWidth(box) {
+// The width a plot takes in `box`. Reading it lays the page out: a page
+// that draws several plots in one go measures their box once and gives
+// each its `width` (the observer below corrects it if the box changes).
+export function plotWidth(box) {
   return Math.max(320, Math.floor(box.clientWidth || box.parentElement.clientWidth || 600) - 8);
 }
 
 // Plots follow their box's width (the window's, a side-by-side column's).
+// Only a change of width redraws: the observer also reports each box once
+// when it starts watching it, and uPlot's setSize draws the whole plot
+// again even at the same size.
 const resizing = new Map();
 const observer = new ResizeObserver((entries) => {
   for (const entry of entries) {
     const u = resizing.get(entry.target);
-    if (u && u.root.isConnected) u.setSize({ width: plotWidth(entry.target), height: u.height });
+    if (!u || !u.root.isConnected) continue;
+    const width = plotWidth(entry.target);
+    if (width !== u.width) u.setSize({ width, height: u.height });
   }
 });
 function resizeWith(box, u) {

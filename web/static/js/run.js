@@ -7,11 +7,11 @@
 import { apiGet, apiGetOrShow, showError, showMe } from './api.js';
 import { el, table, facts, runsTable, nodeHref } from './dom.js';
 import * as format from './format.js';
-import { TIMELINES, timeline, ZoomGroup, replaceData, ENVELOPE_LINES_MAX } from './plot.js';
+import { TIMELINES, timeline, ZoomGroup, replaceData, ENVELOPE_LINES_MAX, plotWidth } from './plot.js';
 import { heatmap } from './heatmap.js';
 import { jobEnergySection } from './run_energy.js';
 import { regionsSection } from './run_regions.js';
-import { filesSection } from './run_files.js';
+import { filesSection, filesRequest } from './run_files.js';
 
 const params = new URLSearchParams(location.search);
 const runId = params.get('run');
@@ -168,17 +168,28 @@ function ranksTable(ranks) {
   ], ranks, { id: 'ranks' });
 }
 
-// `box`, whose content `make` makes once it comes within a screen of the
-// view: a 1,000-rank run's table is 12,000 cells below the plots, which
-// the page would otherwise build (and the browser style) while it draws.
+// `box`, whose content `make` makes (or promises) once it comes within a
+// screen of the view: a 1,000-rank run's table is 12,000 cells below the
+// plots, which the page would otherwise fetch, build (and the browser
+// style) while it draws. Watched only once the page above is drawn: until
+// the plots are there the page is short, and everything looks near.
+let pageDrawn;
+const drawnAbove = new Promise((resolve) => { pageDrawn = resolve; });
 function whenNear(box, make) {
   const seen = new IntersectionObserver((entries) => {
     if (!entries.some((e) => e.isIntersecting)) return;
     seen.disconnect();
-    box.replaceChildren(make());
+    Promise.resolve(make()).then((content) => box.replaceChildren(content))
+      .catch((e) => showError(e, `run ${runId}`));
   }, { rootMargin: '100% 0px' });
-  seen.observe(box);
+  drawnAbove.then(() => seen.observe(box));
   return box;
+}
+
+// The run's processes (runs/ID/ranks), asked for when their table is near.
+async function ranksTableFetched() {
+  const answer = await apiGet(`runs/${runId}/ranks`);
+  return ranksTable(answer.ranks);
 }
 
 // The answer's cells (only those with activities) as one array per row,
@@ -249,13 +260,15 @@ function plotNote(answer) {
 
 // One metric's box: the plot, and beside it a time × node heat map when
 // the answer is banded (too many nodes for one line each).
-async function drawMetric(box, { metric, title }, request) {
+// `width`: the timelines' width, measured once for the seven plots.
+async function drawMetric(box, { metric, title }, request, width) {
   const answer = await request;
   const plotBox = el('div', { id: `plot-${metric}` });
   box.replaceChildren(plotBox);
   const note = plotNote(answer);
   plots[metric] = timeline(plotBox, answer, {
     name: metric,
+    width,
     fetchFull: (a) => apiGet(`runs/${runId}/series`, { metric, from: a.from, to: a.to, points: a.points }),
     title: `${title} (${answer.unit})`,
     note,
@@ -494,11 +507,13 @@ async function load() {
     request.catch(() => {});
     return request;
   };
-  const runAnswer = apiGetOrShow(`runs/${runId}`, {}, `run ${runId}`);
+  // The run without its processes: their table asks for them when near.
+  const runAnswer = apiGetOrShow(`runs/${runId}`, { ranks: 'no' }, `run ${runId}`);
   const marks = early(Promise.all([apiGet(`runs/${runId}/windows`),
     apiGet('anomalies', { run: runId, limit: 200 })]));
   const heatmapAnswer = early(heatmapRequest());
   const anomaliesPage = early(apiGet('anomalies', { run: runId, limit: 20 }));
+  const filesAnswer = early(filesRequest(runId));
   // Each line's min and max only where the plot draws them (its envelopes).
   const series = TIMELINES.map((m) => early(apiGet(`runs/${runId}/series`,
     { metric: m.metric, min_max_lines: ENVELOPE_LINES_MAX })));
@@ -512,7 +527,7 @@ async function load() {
   const timelines = el('div', { id: 'timelines' });
   for (const m of TIMELINES) timelines.append(el('div', { id: `metric-${m.metric}`, class: 'metric' }));
   const compareLink = el('a', { href: `/compare.html?a=${run.run_id}` }, 'Compare with another run…');
-  const files = filesSection(run.run_id, group);
+  const files = filesSection(run.run_id, group, filesAnswer);
   root.replaceChildren(
     reportCard(answer.report_card, run),
     runFacts(run),
@@ -529,7 +544,7 @@ async function load() {
     section('anomalies', 'Anomalies while it ran', el('div', { id: 'anomalies-box' })),
     run.ranks ? heatmapSection() : null,
     run.ranks ? section('per-rank', 'Per rank', rankStatsTable(answer.rank_stats),
-      whenNear(el('div', { class: 'scroll', id: 'ranks-box' }), () => ranksTable(answer.ranks))) : null,
+      whenNear(el('div', { class: 'scroll', id: 'ranks-box' }), ranksTableFetched)) : null,
     section('figures', 'The report’s figures', reportFigures(answer.report, answer.report_of)),
     files.box,
     section('neighbours', 'Other runs on its nodes at the same time',
@@ -547,8 +562,8 @@ async function load() {
         { label: 'Written', numeric: true, value: (f) => format.bytes(f.bytes_written) },
       ], answer.files || [], { id: 'files' })))),
   );
-  if (!run.ranks && answer.ranks.length > 1) {
-    document.getElementById('placement').append(el('div', { class: 'scroll' }, ranksTable(answer.ranks)));
+  if (!run.ranks && run.processes > 1) {
+    document.getElementById('placement').append(whenNear(el('div', { class: 'scroll' }), ranksTableFetched));
   }
 
   // Windows and anomalies first: the plots mark them as soon as they draw
@@ -562,7 +577,8 @@ async function load() {
   }
   document.getElementById('windows-box').replaceChildren(windowsList());
 
-  const drawn = TIMELINES.map((m, i) => drawMetric(document.getElementById(`metric-${m.metric}`), m, series[i])
+  const width = plotWidth(timelines);
+  const drawn = TIMELINES.map((m, i) => drawMetric(document.getElementById(`metric-${m.metric}`), m, series[i], width)
     .catch((e) => showError(e, `run ${runId}`)));
   if (run.ranks) drawn.push(drawHeatmap(heatmapAnswer));
   drawn.push(loadAnomalies(null, [], anomaliesPage.catch((e) => {
@@ -572,6 +588,7 @@ async function load() {
   drawn.push(files.loaded);
   await Promise.all(drawn);
   group.apply(); // the URL's from/to, now that every plot is there
+  pageDrawn();
 
   const chosen = Number(params.get('window'));
   if (chosen) selectWindow(chosen, false);

@@ -118,12 +118,18 @@ export function timelineColumns(lines) {
   return { step, columns: [t, read.map((b) => b / step), written.map((b) => b / step)] };
 }
 
-// `group`: the page's ZoomGroup, so that this plot zooms with the others.
-export function filesSection(runId, group = null) {
+export function filesRequest(runId) {
+  return apiGet(`runs/${runId}/files`, { limit: 20 });
+}
+
+// `group`: the page's ZoomGroup, so that this plot zooms with the others;
+// `request`: the files' answer on its way (the run page asks for it with
+// its other requests, before the run's own answer is there).
+export function filesSection(runId, group = null, request = filesRequest(runId)) {
   const box = el('section', { id: 'files-io', 'aria-labelledby': 'files-io-h' },
     el('h2', { id: 'files-io-h' }, 'Files'),
     el('p', { class: 'note' }, 'Loading the run’s files…'));
-  const loaded = apiGet(`runs/${runId}/files`, { limit: 20 }).then((answer) => {
+  const loaded = request.then((answer) => {
     fill(box, answer, group);
   }).catch((e) => {
     box.lastChild.textContent = 'The run’s files could not be read.';
