@@ -366,6 +366,16 @@ static void band_of(guint part, GPtrArray *lines, guint points, struct band *ban
     *band = (struct band){.nodes = nodes, .median = med, .lo = lo, .hi = hi};
 }
 
+/* A line's min or max: null where the request left them out
+ * (min_max_lines). */
+static void append_numbers_or_null(GString *out, const double *values, guint points)
+{
+    if (values != NULL)
+        web_json_append_numbers(out, values, points);
+    else
+        g_string_append(out, "null");
+}
+
 /* The JSON answer: `head`'s members (json-glib's), then the arrays of
  * numbers, written here (web/json_numbers.h says why); the members in
  * the order json-glib wrote them before. */
@@ -390,17 +400,11 @@ static GBytes *series_json(const struct series_metric *sm, JsonObject *head, con
         g_string_append_printf(out, ",\"node_id\":%" G_GINT64_FORMAT ",\"hostname\":", l->node_id);
         web_json_append_string(out, l->hostname);
         g_string_append(out, ",\"min\":");
-        if (min_max)
-            web_json_append_numbers(out, l->lo, points);
-        else
-            g_string_append(out, "null");
+        append_numbers_or_null(out, min_max ? l->lo : NULL, points);
         g_string_append(out, ",\"mean\":");
         web_json_append_numbers(out, l->mid, points);
         g_string_append(out, ",\"max\":");
-        if (min_max)
-            web_json_append_numbers(out, l->hi, points);
-        else
-            g_string_append(out, "null");
+        append_numbers_or_null(out, min_max ? l->hi : NULL, points);
         g_string_append_c(out, '}');
     }
     g_string_append(out, "],\"band\":");
