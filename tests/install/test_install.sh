@@ -298,7 +298,10 @@ int main(int argc, char **argv)
 }
 C
 	mpicc -o "$scratch/mpi_write" "$scratch/mpi_write.c"
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 \
+	# Its session directory in the scratch one: under the shared /tmp one,
+	# another test's MPI job, ending meanwhile, can remove it.
+	OMPI_MCA_orte_tmpdir_base="$scratch" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		mpirun --oversubscribe -n 2 \
 		"$vigil" run --report="json:$scratch/mpi-%p.json" -- "$scratch/mpi_write" "$scratch/mpi.dat" \
 		>"$scratch/mpi.out" 2>&1 || fail "mpirun of vigil run: $(cat "$scratch/mpi.out")"
 	python3 - "$scratch"/mpi-*.json <<'PY' || fail "the MPI run's report is not what the ranks did"

@@ -36,6 +36,11 @@ struct test_run mpi_job_run(const char *dir, const char *const *vars, const char
     char **env = test_clean_environment(vars);
     env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
     env = g_environ_setenv(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
+    /* The job's session directory in the test's own: under the shared
+     * /tmp/ompi.HOST.UID, one job's cleanup removed that directory while a
+     * job of another test, run at the same time, was making its own in it
+     * (orte_init failed, on CI). */
+    env = g_environ_setenv(env, "OMPI_MCA_orte_tmpdir_base", dir, TRUE);
     struct test_run r = test_run_program(dir, (const char *const *)argv->pdata, env);
     if (r.status == 124 || r.status == 128 + 9)
         fail_msg("the job did not end within %s s\nstdout: %s\nstderr: %s", MPI_JOB_TIMEOUT_S,
