@@ -84,10 +84,14 @@ gboolean vigil_copy_get_int4(const struct vigil_copy_field *f, const char *what,
                              GError **error);
 gboolean vigil_copy_get_int8(const struct vigil_copy_field *f, const char *what, int64_t *v,
                              GError **error);
+gboolean vigil_copy_get_float8(const struct vigil_copy_field *f, const char *what, double *v,
+                               GError **error);
 /* A timestamptz as µs since 1970-01-01 UTC. */
 gboolean vigil_copy_get_timestamp_us(const struct vigil_copy_field *f, const char *what,
                                      int64_t *us, GError **error);
-/* A one-dimensional int4[] (no NULL elements) or float8[] (a NULL element:
+/* The same wire form is a binary-format libpq result's value (PQgetvalue
+ * and PQgetlength of a resultFormat 1 query): vigil-web reads those so.
+ * A one-dimensional int4[] (no NULL elements) or float8[] (a NULL element:
  * null[i] TRUE, values[i] 0) of at most `max` elements, into the caller's
  * arrays; *n its length. An empty array has length 0. */
 gboolean vigil_copy_get_int4_array(const struct vigil_copy_field *f, const char *what,

@@ -169,7 +169,7 @@ int vigil_copy_reader_next(struct vigil_copy_reader *r, uint16_t fields, GError 
 static gboolean wrong(GError **error, const char *what, const char *why)
 {
     g_set_error(error, VIGIL_WAREHOUSE_ERROR, VIGIL_WAREHOUSE_ERROR_QUERY,
-                "reading by binary COPY: %s %s", what, why);
+                "%s %s (PostgreSQL's binary form)", what, why);
     return FALSE;
 }
 
@@ -193,6 +193,16 @@ gboolean vigil_copy_get_int8(const struct vigil_copy_field *f, const char *what,
     if (!scalar(f, 8))
         return wrong(error, what, "is not an 8-byte integer");
     *v = (int64_t)load_be64(f->data);
+    return TRUE;
+}
+
+gboolean vigil_copy_get_float8(const struct vigil_copy_field *f, const char *what, double *v,
+                               GError **error)
+{
+    if (!scalar(f, 8))
+        return wrong(error, what, "is not a double");
+    uint64_t bits = load_be64(f->data);
+    memcpy(v, &bits, sizeof bits);
     return TRUE;
 }
 
@@ -227,6 +237,10 @@ static gboolean array_header(const struct vigil_copy_field *f, const char *what,
         return wrong(error, what, "is not a one-dimensional array");
     *n = load_be32(f->data + 12);
     *elements = f->data + 20;
+    /* Each element takes 4 bytes at least (its length): a count beyond
+     * that is a damaged value, not a size to allocate. */
+    if (*n > (f->length - 20) / 4)
+        return wrong(error, what, "is shorter than its length says");
     return TRUE;
 }
 

@@ -1,35 +1,27 @@
-/* vigil-web — PostgreSQL's binary wire forms (see pg_binary.h). Each is
- * big-endian; an array is its number of dimensions, a has-nulls flag, the
- * element type's OID, each dimension's length and lower bound, then per
- * element its length (-1: NULL) and bytes. */
+/* vigil-web — the values of a binary-format libpq result (see
+ * pg_binary.h). A value's wire form is the one a binary COPY's field has,
+ * so the warehouse library's decoder (warehouse/copy_binary_read.c) reads
+ * them: one reader of PostgreSQL's binary forms in the project. */
 #include <math.h>
-#include <string.h>
 
+#include "copy_binary.h"
 #include "pg_binary.h"
-#include "request.h"
 
-#define INT4OID   23
-#define FLOAT8OID 701
-/* 2000-01-01 − 1970-01-01 in µs: where the server's timestamps start. */
-#define POSTGRES_EPOCH_US G_GINT64_CONSTANT(946684800000000)
-
-static guint32 be32(const char *p)
+/* A result's value as a binary COPY field (NULL: no data). */
+static struct vigil_copy_field cell(const PGresult *r, int row, int column)
 {
-    guint32 v;
-    memcpy(&v, p, sizeof v);
-    return GUINT32_FROM_BE(v);
-}
-
-static guint64 be64(const char *p)
-{
-    guint64 v;
-    memcpy(&v, p, sizeof v);
-    return GUINT64_FROM_BE(v);
+    return (struct vigil_copy_field){
+        .data = PQgetisnull(r, row, column) ? NULL : (const uint8_t *)PQgetvalue(r, row, column),
+        .length = (uint32_t)PQgetlength(r, row, column),
+    };
 }
 
 gint64 web_pg_int8(const PGresult *r, int row, int column)
 {
-    return PQgetlength(r, row, column) == 8 ? (gint64)be64(PQgetvalue(r, row, column)) : 0;
+    struct vigil_copy_field f = cell(r, row, column);
+    int64_t v = 0;
+    vigil_copy_get_int8(&f, PQfname(r, column), &v, NULL);
+    return v;
 }
 
 gboolean web_pg_bool(const PGresult *r, int row, int column)
@@ -39,70 +31,57 @@ gboolean web_pg_bool(const PGresult *r, int row, int column)
 
 gint64 web_pg_timestamptz_us(const PGresult *r, int row, int column)
 {
-    return web_pg_int8(r, row, column) + POSTGRES_EPOCH_US;
-}
-
-static double float8_of(const char *p)
-{
-    guint64 bits = be64(p);
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
+    struct vigil_copy_field f = cell(r, row, column);
+    int64_t us = 0;
+    vigil_copy_get_timestamp_us(&f, PQfname(r, column), &us, NULL);
+    return us;
 }
 
 double web_pg_float8(const PGresult *r, int row, int column)
 {
-    if (PQgetisnull(r, row, column) || PQgetlength(r, row, column) != 8)
-        return NAN;
-    return float8_of(PQgetvalue(r, row, column));
+    struct vigil_copy_field f = cell(r, row, column);
+    double v = NAN;
+    vigil_copy_get_float8(&f, PQfname(r, column), &v, NULL);
+    return v;
 }
 
 gint64 web_pg_float8_array(const PGresult *r, int row, int column, double **values, GError **error)
 {
-    const char *p = PQgetvalue(r, row, column);
-    gint64 left = PQgetlength(r, row, column);
+    struct vigil_copy_field f = cell(r, row, column);
+    const char *name = PQfname(r, column);
+    uint32_t n = 0;
     *values = NULL;
-    if (PQgetisnull(r, row, column) || left < 12) {
-        g_set_error(error, WEB_ERROR, WEB_ERROR_INTERNAL,
-                    "column %s: %s where an array was expected", PQfname(r, column),
-                    PQgetisnull(r, row, column) ? "NULL" : "a value too short");
+    if (!vigil_copy_get_array_length(&f, name, &n, error))
         return -1;
-    }
-    guint32 ndim = be32(p), type = be32(p + 8);
-    if (ndim == 0)
-        return 0;
-    gint64 width = type == FLOAT8OID ? 8 : type == INT4OID ? 4 : 0;
-    if (ndim != 1 || width == 0 || left < 20) {
-        g_set_error(error, WEB_ERROR, WEB_ERROR_INTERNAL,
-                    "column %s: an array of %u dimensions of type %u where one of float8 or "
-                    "int4 was expected",
-                    PQfname(r, column), ndim, type);
-        return -1;
-    }
-    gint64 n = (gint32)be32(p + 12);
-    p += 20;
-    left -= 20;
     double *v = g_new(double, MAX(n, 1));
-    for (gint64 i = 0; i < n; i++) {
-        gint32 length = left >= 4 ? (gint32)be32(p) : -2;
-        if (length == -1) {
+    gboolean *null = g_new(gboolean, MAX(n, 1));
+    gboolean ok = vigil_copy_get_float8_array(&f, name, v, null, n, &n, error);
+    for (uint32_t i = 0; ok && i < n; i++)
+        if (null[i])
             v[i] = NAN;
-            p += 4;
-            left -= 4;
-            continue;
-        }
-        if (length != width || left < 4 + width) {
-            g_free(v);
-            g_set_error(error, WEB_ERROR, WEB_ERROR_INTERNAL,
-                        "column %s: element %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                        " is cut short",
-                        PQfname(r, column), i + 1, n);
-            return -1;
-        }
-        v[i] = width == 8 ? float8_of(p + 4) : (double)(gint32)be32(p + 4);
-        p += 4 + width;
-        left -= 4 + width;
+    g_free(null);
+    if (!ok || n == 0) {
+        g_free(v);
+        return ok ? 0 : -1;
     }
     *values = v;
     return n;
+}
+
+gint64 web_pg_int4_array(const PGresult *r, int row, int column, double **values, GError **error)
+{
+    struct vigil_copy_field f = cell(r, row, column);
+    const char *name = PQfname(r, column);
+    uint32_t n = 0;
+    *values = NULL;
+    if (!vigil_copy_get_array_length(&f, name, &n, error))
+        return -1;
+    int32_t *ints = g_new(int32_t, MAX(n, 1));
+    gboolean ok = vigil_copy_get_int4_array(&f, name, ints, n, &n, error);
+    double *v = ok && n > 0 ? g_new(double, n) : NULL;
+    for (uint32_t i = 0; v != NULL && i < n; i++)
+        v[i] = ints[i];
+    g_free(ints);
+    *values = v;
+    return ok ? (gint64)n : -1;
 }

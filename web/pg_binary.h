@@ -17,10 +17,11 @@ gint64 web_pg_timestamptz_us(const PGresult *r, int row, int column);
 /* A float8 value, NAN for NULL. */
 double web_pg_float8(const PGresult *r, int row, int column);
 
-/* A one-dimensional array of float8 (or int4, read as doubles), its
- * NULL elements NAN: the number of elements, or -1 with `error` saying
- * what the value is instead (another type, more dimensions, a short
- * value). An empty array has 0. */
+/* A one-dimensional array of float8, its NULL elements NAN: the number
+ * of elements, or -1 with `error` saying what the value is instead
+ * (another type, more dimensions, a short value). An empty array has 0. */
 gint64 web_pg_float8_array(const PGresult *r, int row, int column, double **values, GError **error);
+/* The same of an int4 array (no NULL elements), read as doubles. */
+gint64 web_pg_int4_array(const PGresult *r, int row, int column, double **values, GError **error);
 
 #endif

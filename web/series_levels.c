@@ -222,7 +222,7 @@ static gboolean block_rows(const struct series_level_ask *ask, GHashTable *node_
         g_array_set_size(filled, 0);
         for (int row = first; ok && row < end && line >= 0; row++) {
             double *a[5] = {NULL};
-            gint64 n = web_pg_float8_array(r, row, 4, &a[0], error);
+            gint64 n = web_pg_int4_array(r, row, 4, &a[0], error); /* samples */
             for (int c = 1; ok && c < 5; c++)
                 ok = n >= 0 && web_pg_float8_array(r, row, 4 + c, &a[c], error) == n;
             if (ok && n > (gint64)slots->len) {

@@ -206,30 +206,46 @@ static void test_binary_arrays_read(void **state)
     put32(a, 7);
     put32(a, 4);
     put32(a, (guint32)-3);
-    assert_int_equal(read_array(a, &v, NULL), 2);
+    PGresult *ints = result_of((const char *)a->data, (int)a->len);
+    GError *int_error = NULL;
+    assert_int_equal(web_pg_int4_array(ints, 0, 0, &v, &int_error), 2);
+    assert_null(int_error);
     assert_true(v[0] == 7 && v[1] == -3);
     g_free(v);
+    /* Read as float8: the type is named wrong, not taken for another. */
+    assert_int_equal(web_pg_float8_array(ints, 0, 0, &v, &int_error), -1);
+    assert_non_null(strstr(int_error->message, "of another type"));
+    assert_null(v);
+    g_clear_error(&int_error);
+    PQclear(ints);
+    g_byte_array_unref(a);
     /* Empty: no dimension at all. */
     assert_int_equal(read_array(array_head(0, 701, 0), &v, NULL), 0);
     assert_null(v);
 
     /* What is not an array of numbers of one dimension, or is cut short. */
-    assert_int_equal(read_array(array_head(1, 25, 1), &v, "of type 25"), -1);
-    assert_int_equal(read_array(array_head(2, 701, 1), &v, "2 dimensions"), -1);
+    a = array_head(1, 25, 1); /* text[]: one element, "x" */
+    put32(a, 1);
+    g_byte_array_append(a, (const guint8 *)"x", 1);
+    assert_int_equal(read_array(a, &v, "of another type"), -1);
+    assert_int_equal(read_array(array_head(2, 701, 1), &v, "not a one-dimensional array"), -1);
     a = array_head(1, 701, 2);
     put_float8(a, 1.0);
-    assert_int_equal(read_array(a, &v, "element 2 of 2 is cut short"), -1);
+    assert_int_equal(read_array(a, &v, "shorter than its length says"), -1);
     a = array_head(1, 701, 1);
     put32(a, 4); /* a float8 of 4 bytes */
     put32(a, 0);
-    assert_int_equal(read_array(a, &v, "element 1 of 1 is cut short"), -1);
+    assert_int_equal(read_array(a, &v, "not a double"), -1);
+    /* A count no value could hold: refused, not allocated. */
+    assert_int_equal(read_array(array_head(1, 701, 0x7fffffff), &v, "shorter than its length says"),
+                     -1);
     a = g_byte_array_new();
     put32(a, 1);
-    assert_int_equal(read_array(a, &v, "too short"), -1);
+    assert_int_equal(read_array(a, &v, "not an array"), -1);
     PGresult *r = result_of(NULL, 0);
     GError *error = NULL;
     assert_int_equal(web_pg_float8_array(r, 0, 0, &v, &error), -1);
-    assert_non_null(strstr(error->message, "NULL where an array was expected"));
+    assert_non_null(strstr(error->message, "values is NULL"));
     g_clear_error(&error);
     assert_true(isnan(web_pg_float8(r, 0, 0)));
     PQclear(r);
