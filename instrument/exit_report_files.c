@@ -208,7 +208,7 @@ static int common_top(const struct preload_common *t, struct vigil_report_common
         if (best < 0)
             break;
         taken[best] = true;
-        out[n] = (struct vigil_report_common){t->value[best], t->count[best]};
+        out[n] = (struct vigil_report_common){.value = t->value[best], .count = t->count[best]};
     }
     return n;
 }

@@ -45,9 +45,9 @@ static void add_candidate(struct preload_common_candidates *c, int64_t value, ui
             least = i;
     }
     if (c->count < PRELOAD_COMMON_CANDIDATES)
-        c->items[c->count++] = (struct vigil_report_common){value, count};
+        c->items[c->count++] = (struct vigil_report_common){.value = value, .count = count};
     else if (c->items[least].count < count)
-        c->items[least] = (struct vigil_report_common){value, count};
+        c->items[least] = (struct vigil_report_common){.value = value, .count = count};
 }
 
 void preload_job_layer_add(struct preload_job_layer *m, const struct vigil_report_file_layer *l,

@@ -387,10 +387,10 @@ void test_report_files(struct vigil_report *r)
         p->consec_writes = (uint64_t)(15 - i);
         p->write_size_hist[4] = 16;
         p->common_size_count = 1;
-        p->common_sizes[0] = (struct vigil_report_common){65536, 16};
+        p->common_sizes[0] = (struct vigil_report_common){.value = 65536, .count = 16};
         p->common_stride_count = i % 3;
-        p->common_strides[0] = (struct vigil_report_common){0, 15 - (uint64_t)i};
-        p->common_strides[1] = (struct vigil_report_common){-131072, 1};
+        p->common_strides[0] = (struct vigil_report_common){.value = 0, .count = 15 - (uint64_t)i};
+        p->common_strides[1] = (struct vigil_report_common){.value = -131072, .count = 1};
         p->write_time_s = 0.1234565 * (i + 1);
         p->meta_time_s = 1.0 / 3;
         p->first_open_s = 0.0000004; /* rounds to 0 */
@@ -411,12 +411,24 @@ void test_report_files(struct vigil_report *r)
     s->stdio.last_io_s = 0.75;
     s->stdio.read_size_hist[1] = 3;
     s->stdio.common_size_count = 1;
-    s->stdio.common_sizes[0] = (struct vigil_report_common){100, 3};
+    s->stdio.common_sizes[0] = (struct vigil_report_common){.value = 100, .count = 3};
     s->stdio.seq_reads = 2;
     struct vigil_report_file *m = &files_store[0];
     m->has_mpiio = true;
-    m->mpiio =
-        (struct vigil_report_file_mpiio){1, 2, 3, 4, 5, 6, 7, 8, 9, 1ull << 60, 0.25, 0.5, 1.0 / 3};
+    m->mpiio = (struct vigil_report_file_mpiio){.indep_reads = 1,
+                                                .indep_writes = 2,
+                                                .coll_reads = 3,
+                                                .coll_writes = 4,
+                                                .split_reads = 5,
+                                                .split_writes = 6,
+                                                .nb_reads = 7,
+                                                .nb_writes = 8,
+                                                .read_bytes = 9,
+                                                .written_bytes = 1ull << 60,
+                                                .read_time_s = 0.25,
+                                                .write_time_s = 0.5,
+                                                .meta_time_s = 1.0 / 3,
+                                                .mode = -1};
     m->has_ranks = true;
     m->ranks = (struct vigil_report_file_ranks){.count = 4,
                                                 .shared = true,

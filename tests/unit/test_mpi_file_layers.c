@@ -82,7 +82,8 @@ static void test_nothing_stays_none(void **state)
 
 static void add_common(struct vigil_report_file_layer *l, int64_t value, uint64_t count)
 {
-    l->common_sizes[l->common_size_count++] = (struct vigil_report_common){value, count};
+    l->common_sizes[l->common_size_count++] =
+        (struct vigil_report_common){.value = value, .count = count};
 }
 
 /* Counts of a size add up across ranks; most common first, the smaller
@@ -98,7 +99,7 @@ static void test_common_sizes(void **state)
     add_common(&b, 100, 8);
     add_common(&b, 65536, 3);
     add_common(&b, 1, 2);
-    b.common_strides[0] = (struct vigil_report_common){-4096, 6};
+    b.common_strides[0] = (struct vigil_report_common){.value = -4096, .count = 6};
     b.common_stride_count = 1;
     static struct preload_job_layer m;
     preload_job_layer_add(&m, &a, true);
@@ -106,7 +107,8 @@ static void test_common_sizes(void **state)
     preload_job_layer_finish(&m);
     const struct vigil_report_file_layer *l = &m.layer;
     assert_int_equal(l->common_size_count, 4);
-    const struct vigil_report_common want[] = {{100, 13}, {4096, 10}, {7, 3}, {65536, 3}};
+    const struct vigil_report_common want[] = {
+        {100, 13, false}, {4096, 10, false}, {7, 3, false}, {65536, 3, false}};
     for (int i = 0; i < 4; i++) {
         assert_int_equal(l->common_sizes[i].value, want[i].value);
         assert_int_equal(l->common_sizes[i].count, want[i].count);

@@ -68,8 +68,9 @@ struct vigil_report_op {
 #define VIGIL_REPORT_COMMON    4  /* the most common access sizes and strides kept */
 
 struct vigil_report_common {
-    int64_t value; /* a size (>= 0) or a stride (any sign) */
-    uint64_t count;
+    int64_t value;  /* a size (>= 0) or a stride (any sign) */
+    uint64_t count; /* never above the truth: a lower bound unless `exact` */
+    bool exact;     /* count is the exact number of accesses of this value */
 };
 
 struct vigil_report_file_layer {
@@ -85,6 +86,17 @@ struct vigil_report_file_layer {
     double read_time_s, write_time_s, meta_time_s;
     /* Seconds since the process started; -1 when there was none. */
     double first_open_s, last_close_s, first_io_s, last_io_s;
+    /* Darshan's names in docs/darshan-counters.md. */
+    uint64_t rw_switches;          /* a read after a write, or a write after a read */
+    uint64_t fdatasyncs;           /* apart from fsyncs */
+    uint64_t filenos, dups;        /* fileno() on its streams; dup, dup2, dup3, F_DUPFD */
+    int64_t mode;                  /* the open's mode argument; -1: not known */
+    uint64_t file_alignment_bytes; /* the file system's block size; 0: not known */
+    uint64_t file_not_aligned;     /* accesses not starting on it */
+    uint64_t mem_alignment_bytes;  /* the buffer alignment checked */
+    uint64_t mem_not_aligned;      /* accesses whose buffer was not aligned to it */
+    double max_read_time_s, max_write_time_s;         /* the slowest single call */
+    uint64_t max_read_time_size, max_write_time_size; /* its size */
 };
 
 /* What MPI-IO did to a file (Darshan's MPI-IO module): data calls by kind
@@ -98,6 +110,13 @@ struct vigil_report_file_mpiio {
     uint64_t split_reads, split_writes, nb_reads, nb_writes;
     uint64_t read_bytes, written_bytes;
     double read_time_s, write_time_s, meta_time_s;
+    uint64_t indep_opens, coll_opens, syncs, hints, views, rw_switches;
+    int64_t mode; /* amode; -1: not known */
+    uint64_t read_size_hist[VIGIL_REPORT_SIZE_BINS], write_size_hist[VIGIL_REPORT_SIZE_BINS];
+    int common_size_count;
+    struct vigil_report_common common_sizes[VIGIL_REPORT_COMMON];
+    double max_read_time_s, max_write_time_s;
+    uint64_t max_read_time_size, max_write_time_size;
 };
 
 /* In an MPI job's report: how its ranks used the file. A rank's time on it
