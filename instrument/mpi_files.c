@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 
 #include "mpi_file_layers.h"
+#include "mpi_file_mpiio.h"
 #include "mpi_files.h"
 #include "mpi_handles.h"
 
@@ -163,6 +164,7 @@ struct merged {
     double time_mean, time_m2, bytes_mean, bytes_m2;
     struct preload_job_layer posix, stdio;
     bool stdio_seen;
+    struct preload_job_mpiio mpiio;
 };
 
 static struct {
@@ -179,23 +181,6 @@ static uint64_t path_hash(const char *path, size_t length)
         h *= 0x100000001b3ull;
     }
     return h;
-}
-
-static void add_mpiio(struct vigil_report_file_mpiio *to, const struct vigil_report_file_mpiio *m)
-{
-    to->indep_reads += m->indep_reads;
-    to->indep_writes += m->indep_writes;
-    to->coll_reads += m->coll_reads;
-    to->coll_writes += m->coll_writes;
-    to->split_reads += m->split_reads;
-    to->split_writes += m->split_writes;
-    to->nb_reads += m->nb_reads;
-    to->nb_writes += m->nb_writes;
-    to->read_bytes += m->read_bytes;
-    to->written_bytes += m->written_bytes;
-    to->read_time_s += m->read_time_s;
-    to->write_time_s += m->write_time_s;
-    to->meta_time_s += m->meta_time_s;
 }
 
 /* Adds one rank's entry for the file (ranks come in order: on equal times
@@ -226,7 +211,7 @@ static void add_rank(struct merged *m, const struct vigil_report_file *f, int ra
         m->stdio_seen = true;
     }
     if (f->has_mpiio) {
-        add_mpiio(&to->mpiio, &f->mpiio);
+        preload_job_mpiio_add(&m->mpiio, &f->mpiio, !to->has_mpiio);
         to->has_mpiio = true;
     }
     double time_s = rank_time_s(f);
@@ -316,6 +301,10 @@ static void merge(char *gathered, const int *sizes, const int *offsets, int rank
         if (m->f.has_layers) {
             preload_job_layer_finish(&m->posix);
             m->f.posix = m->posix.layer;
+        }
+        if (m->f.has_mpiio) {
+            preload_job_mpiio_finish(&m->mpiio);
+            m->f.mpiio = m->mpiio.mpiio;
         }
         if (m->stdio_seen) {
             preload_job_layer_finish(&m->stdio);

@@ -16,6 +16,7 @@
 #define PRELOAD_MPI_HANDLE(type, symbol) ((type)dlsym(RTLD_DEFAULT, symbol))
 #define PRELOAD_COMM_WORLD               PRELOAD_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_world")
 #define PRELOAD_REQUEST_NULL             PRELOAD_MPI_HANDLE(MPI_Request, "ompi_request_null")
+#define PRELOAD_INFO_NULL                PRELOAD_MPI_HANDLE(MPI_Info, "ompi_mpi_info_null")
 #define PRELOAD_MPI_DOUBLE               PRELOAD_MPI_HANDLE(MPI_Datatype, "ompi_mpi_double")
 #define PRELOAD_MPI_INT                  PRELOAD_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int")
 #define PRELOAD_MPI_BYTE                 PRELOAD_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte")
@@ -28,6 +29,7 @@
 #else
 #define PRELOAD_COMM_WORLD     MPI_COMM_WORLD
 #define PRELOAD_REQUEST_NULL   MPI_REQUEST_NULL
+#define PRELOAD_INFO_NULL      MPI_INFO_NULL
 #define PRELOAD_MPI_DOUBLE     MPI_DOUBLE
 #define PRELOAD_MPI_INT        MPI_INT
 #define PRELOAD_MPI_BYTE       MPI_BYTE

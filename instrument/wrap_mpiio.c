@@ -44,6 +44,7 @@ PRELOAD_REAL_SLOT(PMPI_File_sync);
 PRELOAD_REAL_SLOT(PMPI_File_seek);
 PRELOAD_REAL_SLOT(PMPI_File_seek_shared);
 PRELOAD_REAL_SLOT(PMPI_File_set_view);
+PRELOAD_REAL_SLOT(PMPI_File_set_info);
 PRELOAD_REAL_SLOT(PMPI_File_set_atomicity);
 PRELOAD_REAL_SLOT(PMPI_File_read);
 PRELOAD_REAL_SLOT(PMPI_File_read_at);
@@ -101,9 +102,11 @@ struct mpi_file {
 
 static struct mpi_file files[FILE_HANDLES];
 
-/* MPI_REQUEST_NULL and MPI_BYTE, looked up once MPI runs (mpi_started):
- * under Open MPI each lookup is a dlsym, too dear for every call. */
+/* MPI_REQUEST_NULL, MPI_INFO_NULL and MPI_BYTE, looked up once MPI runs
+ * (mpi_started): under Open MPI each lookup is a dlsym, too dear for every
+ * call. */
 static MPI_Request request_null;
+static MPI_Info info_null;
 static MPI_Datatype byte_type;
 
 static uintptr_t handle_key(MPI_File fh)
@@ -162,7 +165,7 @@ static bool mpiio_begin(struct preload_call *call)
 static void mpiio_count_file(const struct preload_call *call, const struct preload_outcome *o)
 {
     uint64_t ticks = vigil_ticks(preload.tick_source) - call->start_ticks;
-    preload_mpiio_file_count(o->file_id, o->op, o->failed, o->bytes_moved, ticks);
+    preload_mpiio_file_count(o, ticks);
 }
 
 static void mpiio_end(const struct preload_call *call, const struct preload_outcome *o)
@@ -263,6 +266,7 @@ static void mpi_started(void)
             preload_link_rank(rank, size);
     }
     request_null = PRELOAD_REQUEST_NULL;
+    info_null = PRELOAD_INFO_NULL;
     byte_type = PRELOAD_MPI_BYTE;
     preload_mpiio_files_start();
 }
@@ -309,9 +313,12 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     uint32_t file_id = preload_file_for_path(AT_FDCWD, without_fs_prefix(filename));
     int comm_size = 0;
     REAL(PMPI_Comm_size)(comm, &comm_size);
-    if (ret == MPI_SUCCESS)
+    if (ret == MPI_SUCCESS) {
         file_remember(*fh, file_id == PRELOAD_FILE_EXCLUDED ? VIGIL_FILE_NONE : file_id,
                       (uint32_t)comm_size);
+        /* Darshan's: an open on one process is independent, whatever the call. */
+        preload_mpiio_file_opened(file_id, amode, comm_size > 1, info != info_null);
+    }
     struct preload_outcome o = {
         .op = VIGIL_OP_MPIIO_OPEN,
         .fd = -1,
@@ -407,10 +414,33 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 META_CALL(seek_shared, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence),
           VIGIL_OP_MPIIO_SEEK_SHARED, COLLECTIVE)
 
-META_CALL(set_view,
-          (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-           const char *datarep, MPI_Info info),
-          (fh, disp, etype, filetype, datarep, info), VIGIL_OP_MPIIO_SET_VIEW, COLLECTIVE)
+/* Hints given to an open file: an info object to set_view (Darshan counts
+ * these) or to set_info (Darshan does not wrap it: its MPIIO_HINTS is lower
+ * by these). */
+static void file_hinted(MPI_File fh, MPI_Info info, int ret)
+{
+    const struct mpi_file *f = file_find(fh);
+    if (ret == MPI_SUCCESS && info != info_null && f != NULL)
+        preload_mpiio_file_hinted(f->file_id);
+}
+
+MPIIO_CALL(set_view,
+           (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+            const char *datarep, MPI_Info info),
+           (fh, disp, etype, filetype, datarep, info), (void)0,
+           (file_hinted(fh, info, ret),
+            end_meta(&call, VIGIL_OP_MPIIO_SET_VIEW, fh, ret, COLLECTIVE)))
+
+/* No operation of the ontology names set_info: its hints are counted, the
+ * call is no activity of its own (its POSIX calls, if any, are counted as
+ * the program's). */
+int MPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    int ret = REAL(PMPI_File_set_info)(fh, info);
+    if (atomic_load_explicit(&preload.active, memory_order_relaxed))
+        file_hinted(fh, info, ret);
+    return ret;
+}
 
 META_CALL(set_atomicity, (MPI_File fh, int flag), (fh, flag), VIGIL_OP_MPIIO_SET_ATOMICITY,
           COLLECTIVE)

@@ -37,24 +37,52 @@ static unsigned long long u(uint64_t value)
     return (unsigned long long)value;
 }
 
+static void json_hist(struct vigil_report_sink *s, const char *name, const uint64_t *hist)
+{
+    vigil_report_put_printf(s, ",\"%s\":[", name);
+    for (int i = 0; i < VIGIL_REPORT_SIZE_BINS; i++)
+        vigil_report_put_printf(s, "%s%llu", i ? "," : "", u(hist[i]));
+    vigil_report_put_text(s, "]");
+}
+
+static void json_mpiio(struct vigil_report_sink *s, const struct vigil_report_file_mpiio *m)
+{
+    vigil_report_put_printf(
+        s,
+        ",\"mpiio\":{\"indep_reads\":%llu,\"indep_writes\":%llu,\"coll_reads\":%llu,"
+        "\"coll_writes\":%llu,\"split_reads\":%llu,\"split_writes\":%llu,\"nb_reads\":%llu,"
+        "\"nb_writes\":%llu,\"read_bytes\":%llu,\"written_bytes\":%llu,",
+        u(m->indep_reads), u(m->indep_writes), u(m->coll_reads), u(m->coll_writes),
+        u(m->split_reads), u(m->split_writes), u(m->nb_reads), u(m->nb_writes), u(m->read_bytes),
+        u(m->written_bytes));
+    vigil_report_put_printf(s, "\"read_time_s\":%.6f,\"write_time_s\":%.6f,\"meta_time_s\":%.6f",
+                            seconds(m->read_time_s), seconds(m->write_time_s),
+                            seconds(m->meta_time_s));
+    vigil_report_put_printf(s,
+                            ",\"indep_opens\":%llu,\"coll_opens\":%llu,\"syncs\":%llu,"
+                            "\"hints\":%llu,\"views\":%llu,\"rw_switches\":%llu,\"mode\":%lld",
+                            u(m->indep_opens), u(m->coll_opens), u(m->syncs), u(m->hints),
+                            u(m->views), u(m->rw_switches), (long long)m->mode);
+    json_hist(s, "read_size_hist", m->read_size_hist);
+    json_hist(s, "write_size_hist", m->write_size_hist);
+    vigil_report_put_text(s, ",\"common_sizes\":[");
+    for (int i = 0; i < m->common_size_count && i < VIGIL_REPORT_COMMON; i++)
+        vigil_report_put_printf(s, "%s{\"size\":%lld,\"count\":%llu,\"exact\":%s}", i ? "," : "",
+                                (long long)m->common_sizes[i].value, u(m->common_sizes[i].count),
+                                m->common_sizes[i].exact ? "true" : "false");
+    vigil_report_put_printf(s,
+                            "],\"max_read_time_s\":%.6f,\"max_read_time_size\":%llu,"
+                            "\"max_write_time_s\":%.6f,\"max_write_time_size\":%llu}",
+                            seconds(m->max_read_time_s), u(m->max_read_time_size),
+                            seconds(m->max_write_time_s), u(m->max_write_time_size));
+}
+
 void vigil_report_json_file_mpi(struct vigil_report_sink *s, const struct vigil_report_file *f)
 {
-    if (f->has_mpiio) {
-        const struct vigil_report_file_mpiio *m = &f->mpiio;
-        vigil_report_put_printf(
-            s,
-            ",\"mpiio\":{\"indep_reads\":%llu,\"indep_writes\":%llu,\"coll_reads\":%llu,"
-            "\"coll_writes\":%llu,\"split_reads\":%llu,\"split_writes\":%llu,\"nb_reads\":%llu,"
-            "\"nb_writes\":%llu,\"read_bytes\":%llu,\"written_bytes\":%llu,",
-            u(m->indep_reads), u(m->indep_writes), u(m->coll_reads), u(m->coll_writes),
-            u(m->split_reads), u(m->split_writes), u(m->nb_reads), u(m->nb_writes),
-            u(m->read_bytes), u(m->written_bytes));
-        vigil_report_put_printf(
-            s, "\"read_time_s\":%.6f,\"write_time_s\":%.6f,\"meta_time_s\":%.6f}",
-            seconds(m->read_time_s), seconds(m->write_time_s), seconds(m->meta_time_s));
-    } else {
+    if (f->has_mpiio)
+        json_mpiio(s, &f->mpiio);
+    else
         vigil_report_put_text(s, ",\"mpiio\":null");
-    }
     if (f->has_ranks) {
         const struct vigil_report_file_ranks *k = &f->ranks;
         vigil_report_put_printf(
@@ -93,6 +121,55 @@ static void put_most_posix(struct vigil_report_sink *s, const struct vigil_repor
         snprintf(text, sizeof text, "%d: %llu", (int)f->ranks.most_posix_rank,
                  u(f->ranks.most_posix_bytes));
     vigil_report_put_printf(s, " %25s", text);
+}
+
+/* "0.001234 s 1048576 B": a slowest call, or "-" when there was none. */
+static void put_slowest(struct vigil_report_sink *s, double time_s, uint64_t bytes, int width)
+{
+    char text[64] = "-";
+    if (time_s > 0 || bytes > 0)
+        snprintf(text, sizeof text, "%.6f s %llu B", seconds(time_s), u(bytes));
+    vigil_report_put_printf(s, " %*s", width, text);
+}
+
+/* A file with an MPI-IO record: MPI_File_open opened it (a report of a
+ * vigil before the record has none). */
+static bool has_record(const struct vigil_report_file *f)
+{
+    return f->has_mpiio && f->mpiio.indep_opens + f->mpiio.coll_opens > 0;
+}
+
+/* What else the program asked of MPI-IO on each file, in a few columns
+ * (the rest of the record, hints, views, mode and histograms, is the
+ * JSON's). */
+static void text_mpiio_record(struct vigil_report_sink *s, const struct vigil_report *r)
+{
+    int with = 0;
+    for (int i = 0; i < r->file_count; i++)
+        with += has_record(&r->files[i]);
+    if (with == 0)
+        return;
+    vigil_report_put_printf(s, "\n%-*s %11s %6s %11s %11s %26s %26s\n", PATH_WIDTH,
+                            "MPI-IO files (record)", "opens i/c", "syncs", "rw_switches",
+                            "common_size", "slowest read (s B)", "slowest write (s B)");
+    int shown = 0;
+    for (int i = 0; i < r->file_count && shown < ROWS_SHOWN; i++) {
+        const struct vigil_report_file *f = &r->files[i];
+        if (!has_record(f))
+            continue;
+        const struct vigil_report_file_mpiio *m = &f->mpiio;
+        vigil_report_put_cell_bytes(s, f->path, f->path_bytes, PATH_WIDTH);
+        put_pair(s, m->indep_opens, m->coll_opens, 11);
+        vigil_report_put_printf(s, " %6llu %11llu", u(m->syncs), u(m->rw_switches));
+        char size[32] = "-";
+        if (m->common_size_count > 0)
+            snprintf(size, sizeof size, "%lld", (long long)m->common_sizes[0].value);
+        vigil_report_put_printf(s, " %11s", size);
+        put_slowest(s, m->max_read_time_s, m->max_read_time_size, 26);
+        put_slowest(s, m->max_write_time_s, m->max_write_time_size, 26);
+        vigil_report_put_text(s, "\n");
+        shown++;
+    }
 }
 
 /* Both levels of each file MPI-IO used: its calls by kind, the bytes MPI-IO
@@ -134,6 +211,7 @@ static void text_mpiio(struct vigil_report_sink *s, const struct vigil_report *r
     }
     if (with > shown)
         vigil_report_put_printf(s, "(%d more MPI-IO files in the JSON report)\n", with - shown);
+    text_mpiio_record(s, r);
 }
 
 /* "rank 3: 0.001234 s, 1048576 B" in `width`. */

@@ -2,8 +2,64 @@
  * file's "mpiio" and "ranks" members (report/report_files_mpi.c writes them),
  * null or absent when the file has none (reports of an earlier vigil have
  * neither). As strict as the rest of report_json.c: a member missing or of
- * the wrong type is named (report_json_reader.h). */
+ * the wrong type is named (report_json_reader.h). An "mpiio" written before
+ * the record of issue 33 (opens, hints, views… the slowest calls) has none
+ * of its members: they are 0, the mode -1; one that has "indep_opens" has
+ * them all. */
 #include "report_json_reader.h"
+
+/* "common_sizes": at most VIGIL_REPORT_COMMON of {"size", "count", "exact"}. */
+static int read_common_sizes(struct report_reader *rd, JsonObject *m, const char *where,
+                             struct vigil_report_common *out)
+{
+    JsonArray *a = report_array_member(rd, m, where, "common_sizes");
+    guint count = a != NULL ? json_array_get_length(a) : 0;
+    char *path = report_path(where, "common_sizes");
+    if (count > VIGIL_REPORT_COMMON)
+        report_fail(rd, path, "%u entries, more than %d", count, VIGIL_REPORT_COMMON);
+    for (guint i = 0; i < count && !rd->failed; i++) {
+        char *at = g_strdup_printf("%s.%u", path, i);
+        JsonObject *e = report_object_of(rd, json_array_get_element(a, i), at);
+        if (e != NULL)
+            out[i] = (struct vigil_report_common){
+                .value = (int64_t)report_count_member(rd, e, at, "size"),
+                .count = report_count_member(rd, e, at, "count"),
+                .exact = report_bool_member(rd, e, at, "exact"),
+            };
+        g_free(at);
+    }
+    g_free(path);
+    return rd->failed ? 0 : (int)count;
+}
+
+/* The per-file record's members (Darshan's MPIIO_INDEP_OPENS… ). */
+static void read_record(struct report_reader *rd, JsonObject *m, const char *at,
+                        struct vigil_report_file_mpiio *out)
+{
+    out->mode = -1;
+    if (!json_object_has_member(m, "indep_opens"))
+        return;
+    out->indep_opens = report_count_member(rd, m, at, "indep_opens");
+    out->coll_opens = report_count_member(rd, m, at, "coll_opens");
+    out->syncs = report_count_member(rd, m, at, "syncs");
+    out->hints = report_count_member(rd, m, at, "hints");
+    out->views = report_count_member(rd, m, at, "views");
+    out->rw_switches = report_count_member(rd, m, at, "rw_switches");
+    out->mode = report_i64_member(rd, m, at, "mode");
+    if (!rd->failed && (out->mode < -1 || out->mode > INT32_MAX)) {
+        char *path = report_path(at, "mode");
+        report_fail(rd, path, "expected an MPI-IO amode, or -1 (not known)");
+        g_free(path);
+    }
+    report_counts_member(rd, m, at, "read_size_hist", out->read_size_hist, VIGIL_REPORT_SIZE_BINS);
+    report_counts_member(rd, m, at, "write_size_hist", out->write_size_hist,
+                         VIGIL_REPORT_SIZE_BINS);
+    out->common_size_count = read_common_sizes(rd, m, at, out->common_sizes);
+    out->max_read_time_s = report_amount_member(rd, m, at, "max_read_time_s");
+    out->max_read_time_size = report_count_member(rd, m, at, "max_read_time_size");
+    out->max_write_time_s = report_amount_member(rd, m, at, "max_write_time_s");
+    out->max_write_time_size = report_count_member(rd, m, at, "max_write_time_size");
+}
 
 static void read_mpiio(struct report_reader *rd, JsonObject *m, const char *where,
                        struct vigil_report_file_mpiio *out)
@@ -24,6 +80,7 @@ static void read_mpiio(struct report_reader *rd, JsonObject *m, const char *wher
         .write_time_s = report_amount_member(rd, m, at, "write_time_s"),
         .meta_time_s = report_amount_member(rd, m, at, "meta_time_s"),
     };
+    read_record(rd, m, at, out);
     g_free(at);
 }
 

@@ -227,6 +227,20 @@ void test_report_mpi_joint(struct vigil_report *r)
         .read_time_s = 0.1234567,
         .write_time_s = 1.0 / 3,
         .meta_time_s = 2e-7,
+        .coll_opens = 4,
+        .hints = 8,
+        .views = 4,
+        .syncs = 4,
+        .rw_switches = 12,
+        .mode = 9,
+        .read_size_hist = {[4] = 12},
+        .write_size_hist = {[4] = 20, [6] = 2},
+        .common_size_count = 2,
+        .common_sizes = {{65536, 24, true}, {4096, 3, false}},
+        .max_read_time_s = 0.0123455,
+        .max_read_time_size = 65536,
+        .max_write_time_s = 0.25,
+        .max_write_time_size = 5 << 20,
     };
     f->has_ranks = true;
     f->ranks = (struct vigil_report_file_ranks){

@@ -29,6 +29,11 @@ static void test_job_text(void **state)
         /* Both levels: rank 0 moved 2 MiB through POSIX for the 1 MiB asked. */
         "\n/scratch/shared.dat                          1/0        8/16         0/2         3/4"
         "        524288       1048576             0       2097152                0: 2097152\n",
+        /* The record: opens, syncs, switches, the commonest size, the slowest calls. */
+        "\nMPI-IO files (record)                  opens i/c  syncs rw_switches common_size"
+        "         slowest read (s B)        slowest write (s B)\n"
+        "/scratch/shared.dat                          0/4      4          12       65536"
+        "         0.012346 s 65536 B       0.250000 s 5242880 B\n",
         "\nshared files (by rank)               ranks       fastest rank: time bytes       "
         "slowest rank: time bytes   time_var_s2     bytes_var\n",
         /* Variances to 7 significant digits; rank-2.log is nobody else's. */
@@ -42,7 +47,13 @@ static void test_job_text(void **state)
         json, ",\"mpiio\":{\"indep_reads\":1,\"indep_writes\":0,\"coll_reads\":8,"
               "\"coll_writes\":16,\"split_reads\":0,\"split_writes\":2,\"nb_reads\":3,"
               "\"nb_writes\":4,\"read_bytes\":524288,\"written_bytes\":1048576,"
-              "\"read_time_s\":0.123457,\"write_time_s\":0.333333,\"meta_time_s\":0.000000},"
+              "\"read_time_s\":0.123457,\"write_time_s\":0.333333,\"meta_time_s\":0.000000,"
+              "\"indep_opens\":0,\"coll_opens\":4,\"syncs\":4,\"hints\":8,\"views\":4,"
+              "\"rw_switches\":12,\"mode\":9,\"read_size_hist\":[0,0,0,0,12,0,0,0,0,0],"
+              "\"write_size_hist\":[0,0,0,0,20,0,2,0,0,0],\"common_sizes\":[{\"size\":65536,"
+              "\"count\":24,\"exact\":true},{\"size\":4096,\"count\":3,\"exact\":false}],"
+              "\"max_read_time_s\":0.012346,\"max_read_time_size\":65536,"
+              "\"max_write_time_s\":0.250000,\"max_write_time_size\":5242880},"
               "\"ranks\":{\"count\":4,\"shared\":true,\"fastest_rank\":3,\"fastest_s\":0.012346,"
               "\"fastest_bytes\":262144,\"slowest_rank\":0,\"slowest_s\":0.456790,"
               "\"slowest_bytes\":1048576,\"time_variance_s2\":1.234568e-09,"
@@ -99,8 +110,19 @@ static void test_bad_parts_are_refused(void **state)
         {"\"coll_writes\":16", "\"coll_writes\":-16",
          "report: files.0.mpiio.coll_writes: expected a count"},
         {"\"nb_writes\":4,", "", "report: files.0.mpiio.nb_writes: missing"},
-        {"\"meta_time_s\":0.000000}", "\"meta_time_s\":\"0\"}",
+        {"\"meta_time_s\":0.000000,\"indep_opens\"", "\"meta_time_s\":\"0\",\"indep_opens\"",
          "report: files.0.mpiio.meta_time_s: expected a number"},
+        {"\"views\":4,", "", "report: files.0.mpiio.views: missing"},
+        {"\"mode\":9", "\"mode\":-2",
+         "report: files.0.mpiio.mode: expected an MPI-IO amode, or -1 (not known)"},
+        {"\"read_size_hist\":[0,0,0,0,12,0,0,0,0,0]", "\"read_size_hist\":[0,0,0,0,12]",
+         "report: files.0.mpiio.read_size_hist"},
+        {"\"count\":24,\"exact\":true", "\"count\":24,\"exact\":1",
+         "report: files.0.mpiio.common_sizes.0.exact: expected true or false"},
+        {"\"common_sizes\":[{", "\"common_sizes\":[{},{},{},{},{",
+         "report: files.0.mpiio.common_sizes: 6 entries, more than 4"},
+        {"\"max_write_time_s\":0.250000", "\"max_write_time_s\":-1",
+         "report: files.0.mpiio.max_write_time_s: expected a number of 0 or more"},
         {"\"shared\":true", "\"shared\":false", "report: files.0.ranks.shared: false for 4 ranks"},
         {"\"fastest_rank\":3", "\"fastest_rank\":-3",
          "report: files.0.ranks.fastest_rank: expected a rank"},
@@ -121,6 +143,38 @@ static void test_absent_parts_are_none(void **state)
     assert_true(back.r.files[0].has_mpiio);
     assert_false(back.r.files[1].has_mpiio);
     assert_false(back.r.files[1].has_ranks);
+    vigil_cli_report_clear(&back);
+    g_free(old);
+}
+
+/* An "mpiio" written before the per-file record (opens, hints… the
+ * slowest calls): read as none of them, the mode unknown, and no record
+ * table in the text. */
+static void test_mpiio_without_record(void **state)
+{
+    (void)state;
+    struct vigil_cli_report back;
+    char *old = read_back_without(
+        test_report_mpi_joint,
+        ",\"indep_opens\":0,\"coll_opens\":4,\"syncs\":4,\"hints\":8,\"views\":4,"
+        "\"rw_switches\":12,\"mode\":9,\"read_size_hist\":[0,0,0,0,12,0,0,0,0,0],"
+        "\"write_size_hist\":[0,0,0,0,20,0,2,0,0,0],\"common_sizes\":[{\"size\":65536,"
+        "\"count\":24,\"exact\":true},{\"size\":4096,\"count\":3,\"exact\":false}],"
+        "\"max_read_time_s\":0.012346,\"max_read_time_size\":65536,"
+        "\"max_write_time_s\":0.250000,\"max_write_time_size\":5242880",
+        &back);
+    const struct vigil_report_file_mpiio *m = &back.r.files[0].mpiio;
+    assert_true(back.r.files[0].has_mpiio);
+    assert_int_equal(m->coll_reads, 8); /* the members it has */
+    assert_int_equal(m->coll_opens + m->hints + m->views + m->rw_switches, 0);
+    assert_int_equal(m->mode, -1);
+    assert_int_equal(m->common_size_count, 0);
+    assert_int_equal(m->write_size_hist[4], 0);
+    assert_true(m->max_write_time_s == 0);
+    char *text = vigil_cli_report_text(&back.r);
+    assert_null(strstr(text, "MPI-IO files (record)"));
+    test_assert_contains(text, "MPI-IO files (reads/writes)");
+    g_free(text);
     vigil_cli_report_clear(&back);
     g_free(old);
 }
@@ -151,5 +205,5 @@ TEST_MAIN(cmocka_unit_test(test_job_text),
           cmocka_unit_test(test_shared_table_skips_files_without_io),
           cmocka_unit_test(test_plain_text_has_neither),
           cmocka_unit_test(test_bad_parts_are_refused),
-          cmocka_unit_test(test_absent_parts_are_none),
+          cmocka_unit_test(test_absent_parts_are_none), cmocka_unit_test(test_mpiio_without_record),
           cmocka_unit_test(test_ranks_without_posix_extremes))
