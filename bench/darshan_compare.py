@@ -158,6 +158,11 @@ def mpi_env(work, extra):
                            "OMPI_MCA_orte_tmpdir_base": work}, **extra))
 
 
+# Counters shown, and the disagreements between each pair, over the run.
+TALLY = {"counters": 0, "vigil/darshan": 0, "vigil/truth": 0, "darshan/truth": 0,
+         "vigil lacks": 0}
+
+
 def print_side_by_side(workload, table, vigil, darshan, truth, root):
     paths = sorted(set(vigil) | set(darshan) | set(truth or {}))
     shown_any = False
@@ -175,7 +180,13 @@ def print_side_by_side(workload, table, vigil, darshan, truth, root):
             tv = truth_value(t, member)
             if v is None and dv is None and tv is None:
                 continue
-            mark = "" if agree(v, dv) and agree(v, tv) and agree(dv, tv) else "!"
+            pairs = {"vigil/darshan": agree(v, dv), "vigil/truth": agree(v, tv),
+                     "darshan/truth": agree(dv, tv)}
+            TALLY["counters"] += 1
+            TALLY["vigil lacks"] += 1 if v is None and (dv is not None or tv is not None) else 0
+            for pair, same in pairs.items():
+                TALLY[pair] += 0 if same else 1
+            mark = "" if all(pairs.values()) else "!"
             lines.append("  %-1s %-28s %-24s %-24s %s" % (mark, member, v, dv, tv))
         if lines:
             shown_any = True
@@ -270,6 +281,10 @@ def main():
                 truth = darshan_truth.mpiio_truth(script, MPI_RANKS, amodes)
                 mpi_table = [(m, d) for m, d in table if m.startswith("mpiio.")]
                 print_side_by_side(name, mpi_table, vigil, darshan, truth, files_dir)
+    print("\n%d counters shown; disagreements: vigil/Darshan %d, vigil/truth %d, "
+          "Darshan/truth %d; vigil lacks %d (times are shown, not compared)" %
+          (TALLY["counters"], TALLY["vigil/darshan"], TALLY["vigil/truth"],
+           TALLY["darshan/truth"], TALLY["vigil lacks"]))
     return 0
 
 
