@@ -102,7 +102,8 @@ SCRIPTS = {
 def mpiio_shared(blocks=4):
     """IOR -a MPIIO on a shared file, 4 ranks: collective 1 MiB writes and
     reads (with a hint and a view), then independent 64 KiB writes and
-    reads; and a file each rank opens alone."""
+    reads, then collective writes at each rank's file pointer through its
+    own view; and a file rank 0 opens alone."""
     out = ["# IOR -a MPIIO -c, then without -c", "* open 0 shared wc world cb_nodes=1"]
     for b in range(blocks):
         out.append("* write_at_all 0 %d+%dr %d" % (b * 4 * MIB, MIB, MIB))
@@ -114,7 +115,9 @@ def mpiio_shared(blocks=4):
         base = 16 * MIB + b * 4 * 64 * KIB
         out.append("* write_at 0 %d+%dr %d" % (base, 64 * KIB, 64 * KIB))
         out.append("* read_at 0 %d+%dr %d" % (base, 64 * KIB, 64 * KIB))
-    out.append("* close 0")
+    # Each rank's view starts at its own 64 KiB; writes at its file pointer.
+    out += ["* set_view 0 %d+%dr" % (20 * MIB, 64 * KIB), "* write_all 0 %d" % (64 * KIB),
+            "* write_all 0 1000", "* close 0"]
     out += ["0 open 1 alone.0 wc self -", "0 write 1 %d" % (10 * KIB), "0 write 1 100",
             "0 close 1"]
     return "\n".join(out) + "\n"
