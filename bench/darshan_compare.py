@@ -220,7 +220,7 @@ def main():
     args.parser = os.path.join(args.darshan, "bin", "darshan-parser")
     args.darshan_missing = not (os.path.exists(args.libdarshan) and os.access(args.parser, os.X_OK))
     if args.darshan_missing:
-        print("darshan: not installed in %s (tools: /work/shared/darshan/build-install): its "
+        print("darshan: not installed in %s (no lib/libdarshan.so or bin/darshan-parser): its "
               "column is empty" % args.darshan)
     table = counter_table()
     print("columns: vigil, Darshan 3.4.7, truth (scripts only); ! where two disagree\n")

@@ -68,8 +68,8 @@ def threads_in_order(threads, writes=48, seed=7):
 
 
 def rw_mix():
-    """Reads and writes in turn (rw switches), with seeks, syncs, dup and
-    stat on one file; a stdio stream with fflush, fseek and fileno."""
+    """Reads and writes in turn (rw switches), with seeks, syncs, dup,
+    zero-byte calls and stat on one file; a stdio stream with fflush, fseek and fileno."""
     out = ["# read/write mix", "0 open 0 mix bct 0664"]
     pattern = "wwrwrrwwwrwr"
     offset = 0
@@ -82,7 +82,8 @@ def rw_mix():
         if i % 4 == 3:
             out.append("0 fsync 0" if i % 8 == 3 else "0 fdatasync 0")
     out += ["0 lseek 0 0", "0 read 0 1000 0", "0 write 0 1000 0", "0 dup 0 1",
-            "0 write 1 100 0", "0 close 1", "0 close 0", "0 stat mix"]
+            "0 write 1 100 0", "0 write 0 0 0", "0 pread 0 0 0 0", "0 close 1", "0 close 0",
+            "0 stat mix"]
     out += ["0 fopen 2 stream w", "0 fwrite 2 100 0", "0 fwrite 2 1024 0", "0 fwrite 2 1024 0",
             "0 fflush 2", "0 fileno 2 3", "0 fseek 2 0", "0 fwrite 2 10240 0", "0 fclose 2",
             "0 fopen 2 stream r", "0 fread 2 1124 0", "0 fread 2 100 0", "0 fclose 2"]
