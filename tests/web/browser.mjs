@@ -306,7 +306,9 @@ await check('run 3: its files, access sizes, sequential share and I/O timeline f
 await check("run 3: its report's findings in a card, the new counters in its files table", async () => {
   await openOk(page, `${baseUrl}/run.html?run=3`);
   const items = await page.$$eval('#findings li', (li) => li.map((x) => [x.dataset.finding, x.textContent]));
-  expect(items.length === 1, `the findings card lists ${JSON.stringify(items)} (one well-formed finding stored)`);
+  expect(items.length === 2, `the findings card lists ${JSON.stringify(items)} (two readable findings stored)`);
+  expect(await page.$('#injected') === null, 'a finding\'s evidence was rendered as markup');
+  expect(items[1][1].includes('<b id="injected">not bold</b>'), `the second finding is "${items[1][1]}"`);
   const [id, text] = items[0];
   for (const want of ['misaligned_accesses', '/tmp/x', '2 of 8 writes to /tmp/x do not start on a 4 KiB boundary.',
     'Write in multiples of the file system block size.']) {

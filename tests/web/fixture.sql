@@ -360,12 +360,16 @@ UPDATE file_stats SET size_bins_upper_inclusive = true, posix_rw_switches = 0,
        posix_max_write_time_s = 0.00001, posix_max_write_time_size = 31
  WHERE process_id = 9 AND position = 1;
 -- dd's report's findings (the report's top-level "findings", kept whole):
--- one well-formed, one without evidence, which vigil-web passes over.
+-- one well-formed; one without evidence, which vigil-web passes over; one
+-- whose severity, file and rank are of the wrong kind (shown as null) and
+-- whose evidence is markup (shown as text).
 UPDATE run_summaries SET report = report || '{"findings": [
+  {"id": "broken", "severity": "info", "file": null, "rank": null, "advice": "none"},
+  {"id": "odd_members", "severity": "critical", "file": 7, "rank": "3",
+   "evidence": "<b id=\"injected\">not bold</b>", "advice": "none"},
   {"id": "misaligned_accesses", "severity": "warning", "file": "/tmp/x", "rank": null,
    "evidence": "2 of 8 writes to /tmp/x do not start on a 4 KiB boundary.",
-   "advice": "Write in multiples of the file system block size."},
-  {"id": "broken", "severity": "info", "file": null, "rank": null, "advice": "none"}]}'::jsonb
+   "advice": "Write in multiples of the file system block size."}]}'::jsonb
  WHERE process_id = 9;
 
 INSERT INTO process_io_timelines (process_id, in_job_report, bin_s, read_bytes,

@@ -1583,15 +1583,15 @@ static void test_run_files(void **state)
 }
 
 /* A run's findings: its reports' "findings", read where they are stored
- * (run_summaries' JSON), an entry without evidence passed over; none is
- * an empty list. */
+ * (run_summaries' JSON), warnings first, an entry without evidence passed
+ * over; none is an empty list. */
 static void test_run_findings(void **state)
 {
     (void)state;
     struct test_http a;
     const char *where = "/api/v1/runs/3";
     JsonNode *root = test_web_get_json(&web, where, NULL, 200, &a);
-    assert_int_equal(json_array_get_length(test_web_array(root, where, "findings")), 1);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "findings")), 2);
     assert_string_equal(test_json_string(root, where, "findings.0.id"), "misaligned_accesses");
     assert_string_equal(test_json_string(root, where, "findings.0.severity"), "warning");
     assert_string_equal(test_json_string(root, where, "findings.0.file"), "/tmp/x");
@@ -1602,6 +1602,13 @@ static void test_run_findings(void **state)
                         "Write in multiples of the file system block size.");
     assert_int_equal(test_json_int(root, where, "findings.0.pid"), 6100);
     assert_string_equal(test_json_string(root, where, "findings.0.hostname"), "n1");
+    /* Members of the wrong kind: null, the rest as stored. */
+    assert_string_equal(test_json_string(root, where, "findings.1.id"), "odd_members");
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.severity")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.file")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.rank")));
+    assert_string_equal(test_json_string(root, where, "findings.1.evidence"),
+                        "<b id=\"injected\">not bold</b>");
     test_http_clear(&a);
     where = "/api/v1/runs/1";
     root = test_web_get_json(&web, where, NULL, 200, &a);
