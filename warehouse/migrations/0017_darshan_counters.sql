@@ -22,6 +22,9 @@
 -- object has "rw_switches"), NULL for the others, and run_files tells
 -- whether every counted row of a path is of the new kind. Their -1 max
 -- offsets are kept too: max() over a path mixes -1 and 0 harmlessly.
+-- Their posix_fsyncs counted fdatasync calls too; in the new rows it
+-- counts fsync alone, and posix_fsyncs + posix_fdatasyncs is the old
+-- figure.
 --
 -- On Citus file_stats is a reference table (warehouse/warehouse_citus.c):
 -- ALTER TABLE reaches every copy, as 0008's columns did.
