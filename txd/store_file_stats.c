@@ -1,7 +1,8 @@
 /* vigil-txd — the per-file characterization of the reports a batch stores:
  * each report's "files" as file_stats rows and its "timeline" as a
- * process_io_timelines row (warehouse/migrations/0008_file_stats.sql), from the JSON
- * that run_summaries keeps whole.
+ * process_io_timelines row (warehouse/migrations/0008_file_stats.sql, and
+ * 0017_darshan_counters.sql for issue 33's counters), from the JSON that
+ * run_summaries keeps whole.
  *
  * A report comes from a process the node does not control: its files part
  * is checked member by member against the report's contract before any of
@@ -31,8 +32,10 @@ enum member_kind {
     SECONDS, /* a number >= 0 */
     INSTANT, /* a number >= 0, or -1: none (NULL) */
     HIST,    /* an array of 10 counts (bigint[]) */
-    SIZES,   /* <= 4 of {"size": count, "count": count} (jsonb) */
-    STRIDES, /* <= 4 of {"stride": integer, "count": count} (jsonb) */
+    SIZES,   /* <= 4 of {"size": count, "count": count[, "exact": flag]} (jsonb) */
+    STRIDES, /* <= 4 of {"stride": integer, "count": count[, "exact": flag]} (jsonb) */
+    MODE,    /* an integer -1 … INT32_MAX (-1: not known, NULL) */
+    MARK,    /* true when the object has the member (whatever it holds), else NULL */
 };
 
 /* A group of members: top level of a file (always there) or one of its
@@ -83,6 +86,23 @@ static const struct member posix_members[] = {
     {"last_close_s", NULL, "last_close_s", INSTANT, NULL, FALSE},
     {"first_io_s", NULL, "first_io_s", INSTANT, NULL, FALSE},
     {"last_io_s", NULL, "last_io_s", INSTANT, NULL, FALSE},
+    /* Issue 33's (warehouse/migrations/0017_darshan_counters.sql): NULL
+     * in reports from before. Those bin an access of a bin edge one bin
+     * up: the mark says which convention a row's histograms follow. */
+    {"rw_switches", NULL, "size_bins_upper_inclusive", MARK, NULL, TRUE},
+    {"rw_switches", NULL, "posix_rw_switches", COUNT, NULL, TRUE},
+    {"fdatasyncs", NULL, "posix_fdatasyncs", COUNT, NULL, TRUE},
+    {"filenos", NULL, "posix_filenos", COUNT, NULL, TRUE},
+    {"dups", NULL, "posix_dups", COUNT, NULL, TRUE},
+    {"mode", NULL, "posix_mode", MODE, NULL, TRUE},
+    {"file_alignment_bytes", NULL, "posix_file_alignment_bytes", COUNT, NULL, TRUE},
+    {"file_not_aligned", NULL, "posix_file_not_aligned", COUNT, NULL, TRUE},
+    {"mem_alignment_bytes", NULL, "posix_mem_alignment_bytes", COUNT, NULL, TRUE},
+    {"mem_not_aligned", NULL, "posix_mem_not_aligned", COUNT, NULL, TRUE},
+    {"max_read_time_s", NULL, "posix_max_read_time_s", SECONDS, NULL, TRUE},
+    {"max_read_time_size", NULL, "posix_max_read_time_size", COUNT, NULL, TRUE},
+    {"max_write_time_s", NULL, "posix_max_write_time_s", SECONDS, NULL, TRUE},
+    {"max_write_time_size", NULL, "posix_max_write_time_size", COUNT, NULL, TRUE},
 };
 
 static const struct member mpiio_members[] = {
@@ -96,6 +116,21 @@ static const struct member mpiio_members[] = {
     {"nb_writes", NULL, "mpiio_nb_writes", COUNT, NULL, FALSE},
     {"read_bytes", NULL, "mpiio_read_bytes", COUNT, NULL, FALSE},
     {"written_bytes", NULL, "mpiio_written_bytes", COUNT, NULL, FALSE},
+    /* Issue 33's: NULL in reports from before. */
+    {"indep_opens", NULL, "mpiio_indep_opens", COUNT, NULL, TRUE},
+    {"coll_opens", NULL, "mpiio_coll_opens", COUNT, NULL, TRUE},
+    {"syncs", NULL, "mpiio_syncs", COUNT, NULL, TRUE},
+    {"hints", NULL, "mpiio_hints", COUNT, NULL, TRUE},
+    {"views", NULL, "mpiio_views", COUNT, NULL, TRUE},
+    {"rw_switches", NULL, "mpiio_rw_switches", COUNT, NULL, TRUE},
+    {"mode", NULL, "mpiio_mode", MODE, NULL, TRUE},
+    {"read_size_hist", NULL, "mpiio_read_size_hist", HIST, NULL, TRUE},
+    {"write_size_hist", NULL, "mpiio_write_size_hist", HIST, NULL, TRUE},
+    {"common_sizes", NULL, "mpiio_common_sizes", SIZES, NULL, TRUE},
+    {"max_read_time_s", NULL, "mpiio_max_read_time_s", SECONDS, NULL, TRUE},
+    {"max_read_time_size", NULL, "mpiio_max_read_time_size", COUNT, NULL, TRUE},
+    {"max_write_time_s", NULL, "mpiio_max_write_time_s", SECONDS, NULL, TRUE},
+    {"max_write_time_size", NULL, "mpiio_max_write_time_size", COUNT, NULL, TRUE},
 };
 
 static const struct member ranks_members[] = {
@@ -228,6 +263,12 @@ static gboolean counts(JsonNode *node, guint min, guint max, int64_t *out, guint
     return TRUE;
 }
 
+static gboolean flag_of(JsonNode *node)
+{
+    return node != NULL && JSON_NODE_HOLDS_VALUE(node) &&
+           json_node_get_value_type(node) == G_TYPE_BOOLEAN;
+}
+
 /* common_sizes or common_strides, as the jsonb text written. */
 static gboolean common_values(JsonNode *node, const char *key, int64_t key_min,
                               struct vigil_copy *c, const char *where, GError **error)
@@ -247,6 +288,7 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min,
         g_snprintf(at, sizeof at, "%s[%u]", where, i);
         JsonNode *e = json_array_get_element(a, i);
         int64_t value = 0, count = 0;
+        JsonNode *exact = NULL; /* issue 33's: absent before */
         ok = holds(e, JSON_NODE_OBJECT, "an object", at, error);
         if (ok) {
             JsonObject *o = json_node_get_object(e);
@@ -257,11 +299,21 @@ static gboolean common_values(JsonNode *node, const char *key, int64_t key_min,
                             error) &&
                  integer_in(json_object_get_member(o, "count"), 0, G_MAXINT64, &count, count_at,
                             error);
+            exact = json_object_get_member(o, "exact");
+            if (ok && exact != NULL && !flag_of(exact)) {
+                char exact_at[WHERE_MAX];
+                g_snprintf(exact_at, sizeof exact_at, "%s.exact", at);
+                fail(error, exact_at, "expected true or false, found %s", vigil_json_kind(exact));
+                ok = FALSE;
+            }
         }
         if (ok)
             g_string_append_printf(
-                json, "%s{\"%s\": %" G_GINT64_FORMAT ", \"count\": %" G_GINT64_FORMAT "}",
-                i > 0 ? ", " : "", key, value, count);
+                json, "%s{\"%s\": %" G_GINT64_FORMAT ", \"count\": %" G_GINT64_FORMAT "%s}",
+                i > 0 ? ", " : "", key, value, count,
+                exact == NULL                  ? ""
+                : json_node_get_boolean(exact) ? ", \"exact\": true"
+                                               : ", \"exact\": false");
     }
     g_string_append_c(json, ']');
     if (ok)
@@ -287,6 +339,16 @@ static gboolean copy_member(struct vigil_copy *c, JsonObject *o, const struct me
         return TRUE;
     }
     switch (m->kind) {
+    case MARK:
+        vigil_copy_bool(c, TRUE);
+        break;
+    case MODE:
+        ok = integer_in(node, -1, G_MAXINT32, &v, at, error);
+        if (ok && v == -1)
+            vigil_copy_null(c);
+        else if (ok)
+            vigil_copy_int4(c, (int32_t)v);
+        break;
     case TEXT:
         if (node == NULL && m->fallback != NULL)
             vigil_copy_text(c, m->fallback);
@@ -312,8 +374,7 @@ static gboolean copy_member(struct vigil_copy *c, JsonObject *o, const struct me
         break;
     }
     case FLAG:
-        ok = node != NULL && JSON_NODE_HOLDS_VALUE(node) &&
-             json_node_get_value_type(node) == G_TYPE_BOOLEAN;
+        ok = flag_of(node);
         if (ok)
             vigil_copy_bool(c, json_node_get_boolean(node));
         else

@@ -16,6 +16,9 @@
 #define RUN_PROCESSES_OF_VIEWER                                                                    \
     " WHERE p.run_id = $1::bigint AND ($2::bigint IS NULL OR p.uid = $2::bigint)"
 
+/* A report's findings are a dozen kinds at most: more is a broken report. */
+#define FINDINGS_MAX 200
+
 /* Rows of `sql` (its $1 the run, $2 the viewer's uid) as array `member`. */
 static gboolean add_run_rows(struct web_request *req, const char *run_id, const char *uid,
                              JsonObject *out, const char *member, const char *sql, GError **error)
@@ -133,6 +136,38 @@ static gboolean add_nodes(struct web_request *req, const char *run_id, const cha
         "         AS end_time, count(*) AS processes"
         "  FROM processes p JOIN nodes n USING (node_id)" RUN_PROCESSES_OF_VIEWER
         " GROUP BY p.node_id, n.hostname ORDER BY n.hostname",
+        error);
+}
+
+/* The findings of the run's counted reports (an MPI job's joint report,
+ * not its ranks' own), stored whole in run_summaries' JSON: read there by
+ * a jsonb path, warnings first. The reports come from processes the node
+ * does not control: an entry without a string id, evidence and advice is
+ * passed over, a file or rank of another kind shown as null. */
+static gboolean add_findings(struct web_request *req, const char *run_id, const char *uid,
+                             JsonObject *out, GError **error)
+{
+    return add_run_rows(
+        req, run_id, uid, out, "findings",
+        "SELECT e ->> 'id' AS id,"
+        "       CASE WHEN e ->> 'severity' IN ('warning', 'info') THEN e ->> 'severity' END"
+        "         AS severity,"
+        "       CASE WHEN jsonb_typeof(e -> 'file') = 'string' THEN e ->> 'file' END AS file,"
+        "       CASE WHEN jsonb_typeof(e -> 'rank') = 'number' AND e ->> 'rank' ~ '^[0-9]{1,9}$'"
+        "            THEN (e ->> 'rank')::integer END AS rank,"
+        "       e ->> 'evidence' AS evidence, e ->> 'advice' AS advice,"
+        "       p.process_id, p.pid, n.hostname"
+        "  FROM processes p JOIN run_summaries s USING (process_id) JOIN nodes n USING (node_id),"
+        "       jsonb_array_elements(CASE WHEN jsonb_typeof(s.report -> 'findings') = 'array'"
+        "                                 THEN s.report -> 'findings' END)"
+        "         WITH ORDINALITY AS f(e, i)" RUN_PROCESSES_OF_VIEWER
+        "   AND coalesce(s.report -> 'in_job_report' = 'true'::jsonb, false) = false"
+        "   AND jsonb_typeof(e) = 'object' AND jsonb_typeof(e -> 'id') = 'string'"
+        "   AND jsonb_typeof(e -> 'evidence') = 'string'"
+        "   AND jsonb_typeof(e -> 'advice') = 'string'"
+        " ORDER BY e ->> 'severity' = 'warning' DESC, p.rank NULLS LAST, p.start_time,"
+        "          p.process_id, f.i"
+        " LIMIT " G_STRINGIFY(FINDINGS_MAX),
         error);
 }
 
@@ -332,7 +367,7 @@ gboolean web_api_run(struct web_request *req, GError **error)
     struct web_run_energy energy;
     gboolean ok = web_api_run_read_energy(req, id, &energy, error);
     ok = ok && add_report(req, id, uid, &energy, out, error) &&
-         add_report_card(req, id, uid, run, out, error) &&
+         add_report_card(req, id, uid, run, out, error) && add_findings(req, id, uid, out, error) &&
          (without_ranks || add_ranks(req, id, uid, out, error)) &&
          add_nodes(req, id, uid, out, error) && add_neighbours(req, id, out, error);
     if (ok)

@@ -225,6 +225,19 @@ static void test_the_same_answers_as_one_server(void **state)
                          count(test_pg_cluster.conninfo, counts[i]));
     assert_int_equal(count(citus.conninfo, counts[1]), NODES * PROCESSES);
     assert_int_equal(count(citus.conninfo, counts[2]), NODES * BATCHES * ACTIVITIES);
+    /* vigil-web's files of a run (run_files, migration 17's merge of the
+     * common values) the same on Citus, where file_stats is a reference
+     * table. */
+    static const char run_files_sql[] =
+        "SELECT count(*) || ' ' || md5(string_agg(concat_ws(' ', path, reports, calls,"
+        " common_sizes, common_strides, size_bins_upper_inclusive, posix_rw_switches), ';'"
+        " ORDER BY path)) FROM run_files";
+    char *files_citus = test_pg_query_text_in(citus.conninfo, run_files_sql);
+    char *files_single = test_pg_query_text_in(test_pg_cluster.conninfo, run_files_sql);
+    assert_string_equal(files_citus, files_single);
+    assert_false(g_str_has_prefix(files_citus, "0 "));
+    g_free(files_citus);
+    g_free(files_single);
     /* …spread over both workers… */
     assert_int_equal(count(citus.conninfo, "SELECT count(DISTINCT nodename) FROM citus_shards "
                                            "WHERE table_name = 'activities'::regclass"),

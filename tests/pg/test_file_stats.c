@@ -11,10 +11,20 @@
 #include <cmocka.h>
 
 #include "test_pg.h"
+#include "test_report.h"
 #include "test_support.h"
 #include "test_txd.h"
 #include "vigil/clock.h"
 #include "vigil/health.h"
+
+/* Whether `vigil report` prints issue 33's members back yet: 0 on branch
+ * warehouse33, whose renderer predates them (branches exact-posix and
+ * mpiio-record extend report/report_files.c's table and the MPI-IO
+ * object); set to 1 once they are merged, when the test below must pass
+ * whole. */
+#ifndef VIGIL_REPORT_PRINTS_ISSUE_33
+#define VIGIL_REPORT_PRINTS_ISSUE_33 0
+#endif
 
 static guint64 count(struct test_txd_fixture *f, const char *sql)
 {
@@ -257,7 +267,256 @@ static void test_a_job_counts_once_and_a_report_again_replaces_its_rows(void **s
     g_free(job);
 }
 
+/* Issue 33's members (warehouse/migrations/0017): every one stored, a
+ * row marked as binned the Darshan way, and run_files merging three
+ * reports of one path: counts summed, the slowest call the max with its
+ * size, the smallest alignment, the first known mode, common values'
+ * counts summed and exact only where every report listed them exact. */
+static void test_every_darshan_counter_is_stored_and_merged(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *first = fixture("report_files_darshan.json");
+    char *a = replaced(first, "\"mode\": 420", "\"mode\": -1");
+    char *b = replaced(a, "\"max_write_time_s\": 0.125, \"max_write_time_size\": 1024",
+                       "\"max_write_time_s\": 0.5, \"max_write_time_size\": 2048");
+    char *second = replaced(b, "\"file_alignment_bytes\": 4096", "\"file_alignment_bytes\": 512");
+    /* The third lists another common size: 1024's sum is a lower bound. */
+    char *third = replaced(first, "{\"size\": 1024, \"count\": 3072, \"exact\": true}",
+                           "{\"size\": 2048, \"count\": 1, \"exact\": true}");
+    const char *reports[] = {first, second, third};
+    send_and_expect_ack(f, batch_of_reports(1, 3, reports, NULL), 1);
+
+    assert_file(f, 2000, 0,
+                "concat_ws(' ', size_bins_upper_inclusive, posix_rw_switches, posix_fdatasyncs, "
+                "posix_fsyncs, posix_filenos, posix_dups, posix_mode, posix_file_alignment_bytes, "
+                "posix_file_not_aligned, posix_mem_alignment_bytes, posix_mem_not_aligned, "
+                "posix_max_read_time_s, posix_max_read_time_size, posix_max_write_time_s, "
+                "posix_max_write_time_size, common_sizes, common_strides)",
+                "t 3 2 1 1 4 420 4096 2304 8 5 0.0625 1024 0.125 1024 "
+                "[{\"size\": 1024, \"count\": 3072, \"exact\": true}] "
+                "[{\"count\": 2, \"exact\": false, \"stride\": 1024}]");
+    assert_file(f, 2000, 0,
+                "concat_ws(' ', mpiio_indep_opens, mpiio_coll_opens, mpiio_syncs, mpiio_hints, "
+                "mpiio_views, mpiio_rw_switches, mpiio_mode, mpiio_read_size_hist, "
+                "mpiio_write_size_hist, mpiio_common_sizes, mpiio_max_read_time_s, "
+                "mpiio_max_read_time_size, mpiio_max_write_time_s, mpiio_max_write_time_size)",
+                "0 2 1 3 2 1 37 {0,0,0,0,2,0,0,0,0,0} {0,0,0,0,4,0,0,0,0,0} "
+                "[{\"size\": 524288, \"count\": 6, \"exact\": true}] 0.25 524288 0.375 524288");
+    /* -1: the mode not known. */
+    assert_file(f, 2001, 0, "coalesce(posix_mode::text, 'NULL')", "NULL");
+
+    assert_query(f,
+                 "SELECT concat_ws(' ', reports, size_bins_upper_inclusive, posix_rw_switches, "
+                 "posix_fdatasyncs, posix_filenos, posix_dups, posix_mode, "
+                 "posix_file_alignment_bytes, posix_file_not_aligned, posix_mem_alignment_bytes, "
+                 "posix_mem_not_aligned, posix_max_read_time_s, posix_max_read_time_size, "
+                 "posix_max_write_time_s, posix_max_write_time_size, common_sizes, "
+                 "common_strides) FROM run_files",
+                 "3 t 9 6 3 12 420 512 6912 8 15 0.0625 1024 0.5 2048 "
+                 "[{\"size\": 1024, \"count\": 6144, \"exact\": false}, "
+                 "{\"size\": 2048, \"count\": 1, \"exact\": false}] "
+                 "[{\"count\": 6, \"exact\": false, \"stride\": 1024}]");
+    assert_query(f,
+                 "SELECT concat_ws(' ', mpiio_indep_opens, mpiio_coll_opens, mpiio_syncs, "
+                 "mpiio_hints, mpiio_views, mpiio_rw_switches, mpiio_mode, mpiio_read_size_hist, "
+                 "mpiio_write_size_hist, mpiio_common_sizes, mpiio_max_read_time_s, "
+                 "mpiio_max_read_time_size, mpiio_max_write_time_s, mpiio_max_write_time_size) "
+                 "FROM run_files",
+                 "0 6 3 9 6 3 37 {0,0,0,0,6,0,0,0,0,0} {0,0,0,0,12,0,0,0,0,0} "
+                 "[{\"size\": 524288, \"count\": 18, \"exact\": true}] 0.25 524288 0.375 524288");
+    /* The report's findings are kept whole with it. */
+    assert_query(f,
+                 "SELECT string_agg(s.report -> 'findings' -> 0 ->> 'id', ' ' ORDER BY p.pid) "
+                 "FROM run_summaries s JOIN processes p USING (process_id)",
+                 "misaligned_accesses misaligned_accesses misaligned_accesses");
+    char *log = test_txd_stop(&f->txd);
+    assert_null(strstr(log, "not stored"));
+    g_free(log);
+    g_free(first);
+    g_free(a);
+    g_free(b);
+    g_free(second);
+    g_free(third);
+}
+
+/* `vigil report RUN --format json` on this fixture's warehouse. */
+static JsonNode *vigil_report_json(struct test_txd_fixture *f, const char *run, JsonParser **parser)
+{
+    char *config = g_build_filename(f->dir, "vigil-report.conf", NULL);
+    char *text = g_strdup_printf("[warehouse]\nconninfo = %s\n", f->conninfo);
+    assert_true(g_file_set_contents(config, text, -1, NULL));
+    char *var = g_strdup_printf("VIGIL_CONFIG=%s", config);
+    const char *vars[] = {var, NULL};
+    struct test_run r = test_run_vigil_words(vars, "report", run, "--format", "json", NULL);
+    test_assert_status(&r, 0, "vigil report --format json");
+    *parser = json_parser_new();
+    GError *error = NULL;
+    if (!json_parser_load_from_data(*parser, r.out, -1, &error))
+        fail_msg("vigil report printed no JSON (%s): %s", error->message, r.out);
+    test_run_clear(&r);
+    g_free(var);
+    g_free(text);
+    g_free(config);
+    return json_parser_get_root(*parser);
+}
+
+/* `vigil report` of a stored report with issue 33's members prints them
+ * back (report/report_json.c reads a layer by the table in
+ * report/report_files.c). The stored report's members are the truth. */
+static void test_vigil_report_prints_the_stored_darshan_counters(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *report = fixture("report_files_darshan.json");
+    const char *reports[] = {report};
+    send_and_expect_ack(f, batch_of_reports(1, 1, reports, NULL), 1);
+    char *log = test_txd_stop(&f->txd);
+    g_free(log);
+    JsonParser *parser = NULL;
+    JsonNode *root = vigil_report_json(f, "files-run", &parser);
+    /* What every vigil since issue 18 prints back. */
+    static const struct {
+        const char *path;
+        int64_t value;
+    } before[] = {
+        {"files.0.posix.reads", 1024},
+        {"files.0.posix.write_size_hist.1", 2048},
+        {"files.0.mpiio.coll_writes", 4},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(before); i++)
+        assert_int_equal(test_json_int(root, "vigil report", before[i].path), before[i].value);
+#if VIGIL_REPORT_PRINTS_ISSUE_33
+    /* Issue 33's: the stored values, each. */
+    static const struct {
+        const char *path;
+        int64_t value;
+    } counters[] = {
+        {"files.0.posix.rw_switches", 3},
+        {"files.0.posix.fdatasyncs", 2},
+        {"files.0.posix.fsyncs", 1},
+        {"files.0.posix.filenos", 1},
+        {"files.0.posix.dups", 4},
+        {"files.0.posix.mode", 420},
+        {"files.0.posix.file_alignment_bytes", 4096},
+        {"files.0.posix.file_not_aligned", 2304},
+        {"files.0.posix.mem_alignment_bytes", 8},
+        {"files.0.posix.mem_not_aligned", 5},
+        {"files.0.posix.max_read_time_size", 1024},
+        {"files.0.posix.max_write_time_size", 1024},
+        {"files.0.mpiio.indep_opens", 0},
+        {"files.0.mpiio.coll_opens", 2},
+        {"files.0.mpiio.syncs", 1},
+        {"files.0.mpiio.hints", 3},
+        {"files.0.mpiio.views", 2},
+        {"files.0.mpiio.rw_switches", 1},
+        {"files.0.mpiio.mode", 37},
+        {"files.0.mpiio.read_size_hist.4", 2},
+        {"files.0.mpiio.write_size_hist.4", 4},
+        {"files.0.mpiio.common_sizes.0.size", 524288},
+        {"files.0.mpiio.common_sizes.0.count", 6},
+        {"files.0.mpiio.max_read_time_size", 524288},
+        {"files.0.mpiio.max_write_time_size", 524288},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(counters); i++)
+        assert_int_equal(test_json_int(root, "vigil report", counters[i].path), counters[i].value);
+    static const struct {
+        const char *path;
+        double value;
+    } times[] = {
+        {"files.0.posix.max_read_time_s", 0.0625},
+        {"files.0.posix.max_write_time_s", 0.125},
+        {"files.0.mpiio.max_read_time_s", 0.25},
+        {"files.0.mpiio.max_write_time_s", 0.375},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(times); i++)
+        assert_true(test_json_number(root, "vigil report", times[i].path) == times[i].value);
+    assert_true(json_node_get_boolean(test_json_node(root, "files.0.posix.common_sizes.0.exact")));
+    assert_false(
+        json_node_get_boolean(test_json_node(root, "files.0.posix.common_strides.0.exact")));
+#endif
+    g_object_unref(parser);
+    g_free(report);
+}
+
+/* Reports from before issue 33: its columns NULL, and run_files says the
+ * path's histograms follow the old bins. */
+static void test_reports_before_darshan_counters_store_null(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    char *report = fixture("report_files.json");
+    char *job = fixture("report_files_job.json");
+    const char *reports[] = {report, job};
+    send_and_expect_ack(f, batch_of_reports(1, 2, reports, NULL), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM file_stats WHERE size_bins_upper_inclusive "
+                              "IS NULL AND posix_rw_switches IS NULL AND posix_mode IS NULL AND "
+                              "posix_max_write_time_s IS NULL AND mpiio_coll_opens IS NULL AND "
+                              "mpiio_read_size_hist IS NULL AND mpiio_common_sizes IS NULL"),
+                     4);
+    assert_query(f,
+                 "SELECT string_agg(path || ':' || size_bins_upper_inclusive, ' ' ORDER BY path) "
+                 "FROM run_files",
+                 "/etc/passwd:false /scratch/ior/testFile:false /scratch/shared.dat:false "
+                 "<stdout>:false");
+    char *log = test_txd_stop(&f->txd);
+    assert_null(strstr(log, "not stored"));
+    g_free(log);
+    g_free(report);
+    g_free(job);
+}
+
+/* A wrong new member is refused like the others: the files part left out,
+ * the member named. */
+static void test_a_wrong_darshan_counter_is_refused_and_named(void **state)
+{
+    struct test_txd_fixture *f = *state;
+    test_txd_start(&f->txd, f->dir, f->conninfo, NULL);
+    static const struct {
+        const char *from, *to, *said;
+    } wrong[] = {
+        {"\"rw_switches\": 3", "\"rw_switches\": -3",
+         "files[0] (\"/scratch/aligned.dat\").posix.rw_switches: -3 is out of range"},
+        {"\"mode\": 420", "\"mode\": \"rw-r--r--\"",
+         "files[0] (\"/scratch/aligned.dat\").posix.mode: expected an integer, found a string"},
+        {"\"mode\": 37", "\"mode\": -2",
+         "files[0] (\"/scratch/aligned.dat\").mpiio.mode: -2 is out of range -1…2147483647"},
+        {"\"count\": 3072, \"exact\": true", "\"count\": 3072, \"exact\": 1",
+         "files[0] (\"/scratch/aligned.dat\").posix.common_sizes[0].exact: expected true or "
+         "false, found an integer"},
+        {"\"read_size_hist\": [0, 0, 0, 0, 2, 0, 0, 0, 0, 0]",
+         "\"read_size_hist\": [0, 0, 0, 0, 2, 0, 0, 0, 0]",
+         "files[0] (\"/scratch/aligned.dat\").mpiio.read_size_hist: 9 entries, 10 expected"},
+        {"\"max_write_time_s\": 0.375", "\"max_write_time_s\": -0.375",
+         "files[0] (\"/scratch/aligned.dat\").mpiio.max_write_time_s: -0.375 is out of range "
+         "(0 or more)"},
+        {"\"file_not_aligned\": 2304", "\"file_not_aligned\": null",
+         "files[0] (\"/scratch/aligned.dat\").posix.file_not_aligned: expected an integer, "
+         "found null"},
+    };
+    char *good = fixture("report_files_darshan.json");
+    char *reports[G_N_ELEMENTS(wrong)];
+    for (size_t i = 0; i < G_N_ELEMENTS(wrong); i++)
+        reports[i] = replaced(good, wrong[i].from, wrong[i].to);
+    send_and_expect_ack(
+        f, batch_of_reports(1, G_N_ELEMENTS(reports), (const char *const *)reports, NULL), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM run_summaries"), G_N_ELEMENTS(wrong));
+    assert_int_equal(count(f, "SELECT count(*) FROM file_stats"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM process_io_timelines"), G_N_ELEMENTS(wrong));
+    char *log = test_txd_stop(&f->txd);
+    for (size_t i = 0; i < G_N_ELEMENTS(wrong); i++)
+        test_assert_contains(log, wrong[i].said);
+    g_free(log);
+    for (size_t i = 0; i < G_N_ELEMENTS(reports); i++)
+        g_free(reports[i]);
+    g_free(good);
+}
+
 TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_TXD_FIXTURE(test_every_member_of_every_file_is_stored),
              TEST_WITH_TXD_FIXTURE(test_a_malformed_files_part_is_left_out_and_said),
-             TEST_WITH_TXD_FIXTURE(test_a_job_counts_once_and_a_report_again_replaces_its_rows))
+             TEST_WITH_TXD_FIXTURE(test_a_job_counts_once_and_a_report_again_replaces_its_rows),
+             TEST_WITH_TXD_FIXTURE(test_every_darshan_counter_is_stored_and_merged),
+             TEST_WITH_TXD_FIXTURE(test_reports_before_darshan_counters_store_null),
+             TEST_WITH_TXD_FIXTURE(test_a_wrong_darshan_counter_is_refused_and_named),
+             TEST_WITH_TXD_FIXTURE(test_vigil_report_prints_the_stored_darshan_counters))

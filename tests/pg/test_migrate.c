@@ -560,6 +560,62 @@ static void test_activity_seconds_migration_counts_the_stored_activities(void **
                      1);
 }
 
+/* Migration 17 (issue 33's counters) over files stored before it: their
+ * rows kept as they were, the new columns NULL, and run_files the same
+ * figures as before (common values without "exact"), saying the path's
+ * histograms follow the old bins. */
+#define DARSHAN_COUNTERS_MIGRATION 17
+
+static void test_darshan_counters_migration_keeps_the_stored_files(void **state)
+{
+    struct test_warehouse_db *t = *state;
+    migrate_by_hand_to(t->conninfo, DARSHAN_COUNTERS_MIGRATION - 1);
+    static const char *const run_files_before_sql =
+        "SELECT concat_ws(' ', path, reports, posix_writes, max_read_offset, write_size_hist, "
+        "common_sizes, common_strides) FROM run_files";
+    test_pg_exec_in(
+        t->conninfo,
+        "INSERT INTO nodes (node_id, hostname) VALUES (1, 'n1');"
+        "INSERT INTO runs (run_id, run_key, program, argv, uid, start_time)"
+        " VALUES (1, 'k1', 'tar', '{tar}', 1000, '2026-11-20 10:00Z');"
+        "INSERT INTO processes (process_id, run_id, node_id, pid, uid, program, argv, cwd,"
+        " start_time, start_monotonic_ns) VALUES"
+        " (1, 1, 1, 100, 1000, 'tar', '{tar}', '/', '2026-11-20 10:00Z', 1),"
+        " (2, 1, 1, 101, 1000, 'tar', '{tar}', '/', '2026-11-20 10:00Z', 2);"
+        /* tar's 10240-byte writes, binned one bin up then (10K-100K). */
+        "INSERT INTO file_stats (process_id, position, in_job_report, path, mount, fs_type,"
+        " calls, read_bytes, written_bytes, posix_reads, posix_writes, max_read_offset,"
+        " write_size_hist, common_sizes, common_strides) VALUES"
+        " (1, 0, false, '/t.tar', '/', 'ext4', 3, 0, 20480, 0, 2, -1,"
+        "  '{0,0,0,2,0,0,0,0,0,0}', '[{\"size\": 10240, \"count\": 2}]',"
+        "  '[{\"stride\": 0, \"count\": 1}]'),"
+        " (2, 0, false, '/t.tar', '/', 'ext4', 2, 0, 10240, 0, 1, -1,"
+        "  '{0,0,0,1,0,0,0,0,0,0}', '[{\"size\": 10240, \"count\": 1}]', '[]')");
+    char *before = test_pg_query_text_in(t->conninfo, run_files_before_sql);
+    assert_string_equal(before, "/t.tar 2 3 -1 {0,0,0,3,0,0,0,0,0,0} "
+                                "[{\"size\": 10240, \"count\": 3}] "
+                                "[{\"count\": 1, \"stride\": 0}]");
+    guint applied = 0;
+    GError *error = NULL;
+    assert_true(vigil_warehouse_migrate(t->db, &applied, &error));
+    assert_null(error);
+    assert_int_equal(applied, vigil_warehouse_latest_version() - (DARSHAN_COUNTERS_MIGRATION - 1));
+    char *after = test_pg_query_text_in(t->conninfo, run_files_before_sql);
+    assert_string_equal(after, before);
+    char *marks = test_pg_query_text_in(
+        t->conninfo, "SELECT concat_ws(' ', size_bins_upper_inclusive, posix_rw_switches IS NULL,"
+                     " posix_mode IS NULL, mpiio_common_sizes IS NULL,"
+                     " posix_max_write_time_size IS NULL) FROM run_files");
+    assert_string_equal(marks, "f t t t t");
+    assert_int_equal(test_pg_query_u64_in(t->conninfo, "SELECT count(*) FROM file_stats WHERE"
+                                                       " size_bins_upper_inclusive IS NULL AND"
+                                                       " posix_file_not_aligned IS NULL"),
+                     2);
+    g_free(marks);
+    g_free(after);
+    g_free(before);
+}
+
 /* ---- the `vigil db` command ------------------------------------------------ */
 
 static void test_cli_refuses_a_password_on_the_command_line(void **state)
@@ -720,6 +776,7 @@ TEST_PG_MAIN(test_pg_group_setup, test_pg_group_teardown,
              TEST_WITH_MIGRATED_DB(test_migrations_survive_a_restart),
              TEST_WITH_WAREHOUSE_DB(test_migration_4_keeps_rows_and_its_views_show_them),
              TEST_WITH_WAREHOUSE_DB(test_activity_seconds_migration_counts_the_stored_activities),
+             TEST_WITH_WAREHOUSE_DB(test_darshan_counters_migration_keeps_the_stored_files),
              TEST_WITH_WAREHOUSE_DB(test_cli_refuses_a_password_on_the_command_line),
              TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_conninfo),
              TEST_WITH_WAREHOUSE_DB(test_cli_migrate_with_config),

@@ -303,6 +303,38 @@ await check('run 3: its files, access sizes, sequential share and I/O timeline f
     `the files timeline does not add up to the 8388701 bytes written: ${JSON.stringify(plot)}`);
 });
 
+await check("run 3: its report's findings in a card, the new counters in its files table", async () => {
+  await openOk(page, `${baseUrl}/run.html?run=3`);
+  const items = await page.$$eval('#findings li', (li) => li.map((x) => [x.dataset.finding, x.textContent]));
+  expect(items.length === 2, `the findings card lists ${JSON.stringify(items)} (two readable findings stored)`);
+  expect(await page.$('#injected') === null, 'a finding\'s evidence was rendered as markup');
+  expect(items[1][1].includes('<b id="injected">not bold</b>'), `the second finding is "${items[1][1]}"`);
+  const [id, text] = items[0];
+  for (const want of ['misaligned_accesses', '/tmp/x', '2 of 8 writes to /tmp/x do not start on a 4 KiB boundary.',
+    'Write in multiples of the file system block size.']) {
+    expect(text.includes(want), `the finding does not say "${want}": "${text}"`);
+  }
+  expect(id === 'misaligned_accesses', `the finding's id is "${id}"`);
+  const rows = await page.$$eval('#files-table tbody tr', (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+  const head = await page.$$eval('#files-table thead th', (h) => h.map((x) => x.textContent));
+  const cell = (label) => rows[0][head.indexOf(label)];
+  expect(cell('R/W switches') === '0' && cell('Not aligned') === '25 % of 4 KiB'
+    && cell('Slowest call') === 'write 1.5 ms (1 MiB)', `the busiest file's new counters are ${JSON.stringify(rows[0])}`);
+  const facts = await page.textContent('#files-io');
+  expect(facts.includes('Not aligned to the file system’s block50 %'), `the files section's facts: "${facts}"`);
+  expect(await page.$('#files-old-bins') === null, 'run 3 bins as Darshan does, yet its page says otherwise');
+  // the parts run 3 has not (heat map, per rank) are left out, not written as "null"
+  const page3 = await page.textContent('#run');
+  expect(!page3.includes('null'), `run 3's page shows "null": "${page3.slice(Math.max(0, page3.indexOf('null') - 80), page3.indexOf('null') + 20)}"`);
+});
+
+await check('run 1: no findings card, and its files say they are binned the old way', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  expect(await page.$('#findings') === null, 'run 1 stored no findings, yet its page has a findings card');
+  const note = await page.textContent('#files-old-bins');
+  expect(note.includes('counted in the bin above'), `run 1's note on its bins: "${note}"`);
+});
+
 await check('run 1: its shared file, once, with the fastest and slowest rank and MPI-IO counts', async () => {
   await openOk(page, `${baseUrl}/run.html?run=1`);
   const rows = await page.$$eval('#files-table tbody tr', (r) => r.map((x) => x.textContent));

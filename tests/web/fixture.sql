@@ -345,6 +345,33 @@ INSERT INTO file_stats (process_id, position, in_job_report, path, mount, fs_typ
  0.06, 0.06, 0.04, 0.02, 0.88, 0.03, 0.8, 0, 0, 64, 64, 0, 0, 0, 0, 4194304, 4194304, NULL,
  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 
+-- Issue 33's counters (schema/0017), run 3's only: its report bins as
+-- Darshan does; run 1's rows are from before, and its page says so. /tmp/x:
+-- 2 of its 8 writes not on a 4 KiB boundary, the slowest 1.5 ms.
+UPDATE file_stats SET size_bins_upper_inclusive = true, posix_rw_switches = 0,
+       posix_fdatasyncs = 0, posix_filenos = 0, posix_dups = 0, posix_mode = 420,
+       posix_file_alignment_bytes = 4096, posix_file_not_aligned = 2,
+       posix_mem_alignment_bytes = 8, posix_mem_not_aligned = 0, posix_max_read_time_s = 0,
+       posix_max_read_time_size = 0, posix_max_write_time_s = 0.0015,
+       posix_max_write_time_size = 1048576
+ WHERE process_id = 9 AND position = 0;
+UPDATE file_stats SET size_bins_upper_inclusive = true, posix_rw_switches = 0,
+       posix_file_alignment_bytes = 4096, posix_file_not_aligned = 4,
+       posix_max_write_time_s = 0.00001, posix_max_write_time_size = 31
+ WHERE process_id = 9 AND position = 1;
+-- dd's report's findings (the report's top-level "findings", kept whole):
+-- one well-formed; one without evidence, which vigil-web passes over; one
+-- whose severity, file and rank are of the wrong kind (shown as null) and
+-- whose evidence is markup (shown as text).
+UPDATE run_summaries SET report = report || '{"findings": [
+  {"id": "broken", "severity": "info", "file": null, "rank": null, "advice": "none"},
+  {"id": "odd_members", "severity": "critical", "file": 7, "rank": "3",
+   "evidence": "<b id=\"injected\">not bold</b>", "advice": "none"},
+  {"id": "misaligned_accesses", "severity": "warning", "file": "/tmp/x", "rank": null,
+   "evidence": "2 of 8 writes to /tmp/x do not start on a 4 KiB boundary.",
+   "advice": "Write in multiples of the file system block size."}]}'::jsonb
+ WHERE process_id = 9;
+
 INSERT INTO process_io_timelines (process_id, in_job_report, bin_s, read_bytes,
                                   written_bytes) VALUES
     (9, false, 0.0025, '{0,0,0,0}', '{2097152,4194304,2097152,93}'),

@@ -1531,6 +1531,17 @@ static void test_run_files(void **state)
     assert_int_equal(test_json_int(root, where, "timelines.0.written_bytes.1"), 4194304);
     assert_string_equal(test_json_string(root, where, "timelines.0.start_time"),
                         "2026-11-20T10:01:00.000000Z");
+    /* Issue 33's counters (migration 17): run 3's report has them. */
+    assert_true(json_node_get_boolean(test_json_node(root, "files.0.size_bins_upper_inclusive")));
+    assert_int_equal(test_json_int(root, where, "files.0.posix_file_not_aligned"), 2);
+    assert_int_equal(test_json_int(root, where, "files.0.posix_file_alignment_bytes"), 4096);
+    assert_int_equal(test_json_int(root, where, "files.0.posix_mode"), 420);
+    assert_close(test_json_number(root, where, "files.0.posix_max_write_time_s"), 0.0015,
+                 "posix_max_write_time_s");
+    assert_int_equal(test_json_int(root, where, "files.0.posix_max_write_time_size"), 1048576);
+    assert_int_equal(test_json_int(root, where, "files.0.posix_rw_switches"), 0);
+    assert_int_equal(test_json_int(root, where, "totals.posix_file_not_aligned"), 6);
+    assert_true(json_node_get_boolean(test_json_node(root, "totals.size_bins_upper_inclusive")));
     test_http_clear(&a);
 
     where = "/api/v1/runs/3/files?limit=1";
@@ -1551,6 +1562,12 @@ static void test_run_files(void **state)
     assert_int_equal(test_json_int(root, where, "files.0.ranks.fastest_rank"), 3);
     assert_int_equal(test_json_int(root, where, "timelines_total"), 1);
     assert_int_equal(test_json_int(root, where, "timelines.0.rank"), 0);
+    /* Its rows are from before issue 33: NULL, and the old bins said. */
+    assert_false(json_node_get_boolean(test_json_node(root, "files.0.size_bins_upper_inclusive")));
+    assert_false(json_node_get_boolean(test_json_node(root, "totals.size_bins_upper_inclusive")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "files.0.posix_rw_switches")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "files.0.mpiio.coll_opens")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "files.0.mpiio.read_size_hist")));
     test_http_clear(&a);
 
     /* A run without characterized files: empty, not an error. */
@@ -1562,6 +1579,40 @@ static void test_run_files(void **state)
     test_http_clear(&a);
     a = test_web_get(&web, "/api/v1/runs/99/files", NULL);
     test_web_assert_error(&a, 404, "not_found", NULL);
+    test_http_clear(&a);
+}
+
+/* A run's findings: its reports' "findings", read where they are stored
+ * (run_summaries' JSON), warnings first, an entry without evidence passed
+ * over; none is an empty list. */
+static void test_run_findings(void **state)
+{
+    (void)state;
+    struct test_http a;
+    const char *where = "/api/v1/runs/3";
+    JsonNode *root = test_web_get_json(&web, where, NULL, 200, &a);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "findings")), 2);
+    assert_string_equal(test_json_string(root, where, "findings.0.id"), "misaligned_accesses");
+    assert_string_equal(test_json_string(root, where, "findings.0.severity"), "warning");
+    assert_string_equal(test_json_string(root, where, "findings.0.file"), "/tmp/x");
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.0.rank")));
+    assert_string_equal(test_json_string(root, where, "findings.0.evidence"),
+                        "2 of 8 writes to /tmp/x do not start on a 4 KiB boundary.");
+    assert_string_equal(test_json_string(root, where, "findings.0.advice"),
+                        "Write in multiples of the file system block size.");
+    assert_int_equal(test_json_int(root, where, "findings.0.pid"), 6100);
+    assert_string_equal(test_json_string(root, where, "findings.0.hostname"), "n1");
+    /* Members of the wrong kind: null, the rest as stored. */
+    assert_string_equal(test_json_string(root, where, "findings.1.id"), "odd_members");
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.severity")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.file")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.rank")));
+    assert_string_equal(test_json_string(root, where, "findings.1.evidence"),
+                        "<b id=\"injected\">not bold</b>");
+    test_http_clear(&a);
+    where = "/api/v1/runs/1";
+    root = test_web_get_json(&web, where, NULL, 200, &a);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "findings")), 0);
     test_http_clear(&a);
 }
 
@@ -1971,8 +2022,8 @@ TEST_PG_MAIN(group_setup, group_teardown, cmocka_unit_test(test_me),
              cmocka_unit_test(test_run_windows), cmocka_unit_test(test_window_activities_pages),
              cmocka_unit_test(test_run_heatmap),
              cmocka_unit_test(test_run_heatmap_equals_counting_activities),
-             cmocka_unit_test(test_run_files), cmocka_unit_test(test_anomalies),
-             cmocka_unit_test(test_nodes), cmocka_unit_test(test_thresholds),
-             cmocka_unit_test(test_tune_trials), cmocka_unit_test(test_run_uplink_drops),
-             cmocka_unit_test(test_run_unwatched_end), cmocka_unit_test(test_series_levels),
-             cmocka_unit_test(test_run_series_min_max_lines))
+             cmocka_unit_test(test_run_files), cmocka_unit_test(test_run_findings),
+             cmocka_unit_test(test_anomalies), cmocka_unit_test(test_nodes),
+             cmocka_unit_test(test_thresholds), cmocka_unit_test(test_tune_trials),
+             cmocka_unit_test(test_run_uplink_drops), cmocka_unit_test(test_run_unwatched_end),
+             cmocka_unit_test(test_series_levels), cmocka_unit_test(test_run_series_min_max_lines))

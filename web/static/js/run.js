@@ -1,5 +1,5 @@
 // One run (run.html?run=ID[&from=&to=][&window=CAPTURE_ID]): the report
-// card, the run's figures, its timelines on one zoomable time axis with the
+// card and findings, the run's figures, its timelines on one zoomable time axis with the
 // captured windows shaded, a window's anomalies and activities, the rank ×
 // time heat map of an MPI run, the per-rank table, the files (run_files.js),
 // neighbours and nodes.
@@ -12,6 +12,7 @@ import { heatmap } from './heatmap.js';
 import { jobEnergySection } from './run_energy.js';
 import { regionsSection } from './run_regions.js';
 import { filesSection, filesRequest } from './run_files.js';
+import { findingsCard } from './run_findings.js';
 
 const params = new URLSearchParams(location.search);
 const runId = params.get('run');
@@ -528,8 +529,11 @@ async function load() {
   for (const m of TIMELINES) timelines.append(el('div', { id: `metric-${m.metric}`, class: 'metric' }));
   const compareLink = el('a', { href: `/compare.html?a=${run.run_id}` }, 'Compare with another run…');
   const files = filesSection(run.run_id, group, filesAnswer);
-  root.replaceChildren(
+  // The parts a run has not (heat map, per rank) are null: left out, not
+  // shown as the text "null".
+  root.replaceChildren(...[
     reportCard(answer.report_card, run),
+    findingsCard(answer.findings),
     runFacts(run),
     el('p', {}, compareLink),
     jobEnergySection(answer.job_energy),
@@ -561,7 +565,7 @@ async function load() {
         { label: 'Read', numeric: true, value: (f) => format.bytes(f.bytes_read) },
         { label: 'Written', numeric: true, value: (f) => format.bytes(f.bytes_written) },
       ], answer.files || [], { id: 'files' })))),
-  );
+  ].filter((part) => part !== null));
   if (!run.ranks && run.processes > 1) {
     document.getElementById('placement').append(whenNear(el('div', { class: 'scroll' }), ranksTableFetched));
   }

@@ -2,7 +2,8 @@
 // say of each file, to Darshan's depth. The run's access sizes (Darshan's
 // 10 bins), how much of it was sequential or consecutive, the busiest
 // files with their mount and file system, common sizes, MPI-IO counts and
-// a shared file's fastest and slowest rank, and the bytes read and
+// a shared file's fastest and slowest rank, read/write switches, accesses
+// not aligned to the file system's block, the slowest call, and the bytes read and
 // written over time from the reports' timelines, drawn with uPlot as the
 // page's other timelines are.
 
@@ -35,11 +36,33 @@ function commonSizes(f) {
   return f.common_sizes.map((c) => `${format.bytes(c.size)} ×${format.count(c.count)}`).join(', ');
 }
 
+const known = (v) => v !== null && v !== undefined;
+
+// Accesses not starting on the file system's block (Darshan's
+// FILE_NOT_ALIGNED): what makes small accesses slow on a parallel one.
+function notAligned(f) {
+  if (!known(f.posix_file_not_aligned)) return '–';
+  const of = f.posix_file_alignment_bytes ? ` of ${format.bytes(f.posix_file_alignment_bytes)}` : '';
+  return `${share(f.posix_file_not_aligned, (f.posix_reads ?? 0) + (f.posix_writes ?? 0))}${of}`;
+}
+
+// The slowest single read or write, its time and size.
+function slowestCall(f) {
+  const r = f.posix_max_read_time_s;
+  const w = f.posix_max_write_time_s;
+  if (!known(r) && !known(w)) return '–';
+  const [kind, s, size] = (w ?? -1) >= (r ?? -1) ? ['write', w, f.posix_max_write_time_size]
+    : ['read', r, f.posix_max_read_time_size];
+  if (!s) return '–';
+  return `${kind} ${format.seconds(s)} (${format.bytes(size ?? 0)})`;
+}
+
 function mpiioText(f) {
   const m = f.mpiio;
   if (!m) return '–';
   const parts = [['collective', m.coll_reads + m.coll_writes], ['independent', m.indep_reads + m.indep_writes],
-    ['split', m.split_reads + m.split_writes], ['nonblocking', m.nb_reads + m.nb_writes]];
+    ['split', m.split_reads + m.split_writes], ['nonblocking', m.nb_reads + m.nb_writes],
+    ['read/write switches', m.rw_switches ?? 0]];
   return parts.filter(([, n]) => n > 0).map(([name, n]) => `${format.count(n)} ${name}`).join(', ') || 'opened only';
 }
 
@@ -77,6 +100,9 @@ function filesTable(files) {
     { label: 'Sequential', numeric: true, value: (f) => sequential(f, 'seq') },
     { label: 'Consecutive', numeric: true, value: (f) => sequential(f, 'consec') },
     { label: 'Common sizes', value: commonSizes },
+    { label: 'R/W switches', numeric: true, value: (f) => (known(f.posix_rw_switches) ? format.count(f.posix_rw_switches) : '–') },
+    { label: 'Not aligned', numeric: true, value: notAligned },
+    { label: 'Slowest call', value: slowestCall },
     { label: 'MPI-IO', value: mpiioText },
     { label: 'Ranks', value: ranksText },
   ], files, { id: 'files-table' });
@@ -163,7 +189,15 @@ function fill(box, answer, group) {
         + `(reads ${share(t.seq_reads, t.posix_reads)}, writes ${share(t.seq_writes, t.posix_writes)})`],
       ['Consecutive accesses', `${share((t.consec_reads ?? 0) + (t.consec_writes ?? 0), ops)} `
         + `(reads ${share(t.consec_reads, t.posix_reads)}, writes ${share(t.consec_writes, t.posix_writes)})`],
-    ]),
+      known(t.posix_file_not_aligned) ? ['Not aligned to the file system’s block',
+        share(t.posix_file_not_aligned, ops)] : null,
+      known(t.posix_rw_switches) ? ['Read/write switches', format.count(t.posix_rw_switches)] : null,
+    ].filter((pair) => pair !== null)),
+    t.size_bins_upper_inclusive === false ? el('p', { class: 'note', id: 'files-old-bins' },
+      'Some of these reports are from a vigil before Darshan’s conventions: there an access of '
+      + 'exactly a bin’s upper edge (100 B, 1 KiB, 10 KiB, 100 KiB, 1 MiB, …) is counted in the bin '
+      + 'above, and common sizes may count more than there were.')
+      : document.createComment('every report bins as Darshan does'),
     el('div', { class: 'columns' }, sizesTable(t), plotBox),
     el('div', { class: 'scroll' }, filesTable(answer.files)));
   const shaped = timelineColumns(answer.timelines);
