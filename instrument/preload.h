@@ -769,29 +769,30 @@ static inline unsigned preload_stats_kind(unsigned op)
     }
 }
 
-/* Darshan's size bins: 0-100, 100-1K, 1K-10K, 10K-100K, 100K-1M, 1M-4M,
- * 4M-10M, 10M-100M, 100M-1G, 1G+ (lower bound included). Compares with
- * immediates, not a table (a read-only data page per call), smallest
- * first: small accesses, the commonest, take one or two. */
+/* Darshan's size bins (DARSHAN_BUCKET_INC): 0-100, 100-1K, 1K-10K,
+ * 10K-100K, 100K-1M, 1M-4M, 4M-10M, 10M-100M, 100M-1G, 1G+, each including
+ * its upper bound (1 MiB is in 100K-1M). Compares with immediates, not a
+ * table (a read-only data page per call), smallest first: small accesses,
+ * the commonest, take one or two. */
 static inline unsigned preload_size_bin(uint64_t size)
 {
-    if (size < 100)
+    if (size <= 100)
         return 0;
-    if (size < 1024)
+    if (size <= 1024)
         return 1;
-    if (size < 10240)
+    if (size <= 10240)
         return 2;
-    if (size < 102400)
+    if (size <= 102400)
         return 3;
-    if (size < 1048576)
+    if (size <= 1048576)
         return 4;
-    if (size < 4194304)
+    if (size <= 4194304)
         return 5;
-    if (size < 10485760)
+    if (size <= 10485760)
         return 6;
-    if (size < 104857600)
+    if (size <= 104857600)
         return 7;
-    return size < 1073741824 ? 8 : 9;
+    return size <= 1073741824 ? 8 : 9;
 }
 
 void preload_common_note(struct preload_common *t, int64_t value, uint64_t count) PRELOAD_HIDDEN;

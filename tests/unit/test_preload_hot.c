@@ -30,17 +30,20 @@ static void test_folded_layer_and_class_match_the_table(void **state)
     assert_int_equal(preload_op_class(unknown), 0);
 }
 
-/* Darshan's bins: 0-100, 100-1K, 1K-10K, 10K-100K, 100K-1M, 1M-4M, 4M-10M,
- * 10M-100M, 100M-1G, 1G+, lower bound included. */
+/* Darshan's bins (DARSHAN_BUCKET_INC): 0-100, 100-1K, 1K-10K, 10K-100K,
+ * 100K-1M, 1M-4M, 4M-10M, 10M-100M, 100M-1G, 1G+, each including its upper
+ * bound: an access of exactly 1 MiB is in 100K-1M. */
 static void test_size_bins_at_their_bounds(void **state)
 {
     (void)state;
-    static const uint64_t lower[PRELOAD_SIZE_BINS] = {
-        0, 100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600, 1073741824};
-    for (unsigned bin = 0; bin < PRELOAD_SIZE_BINS; bin++) {
-        assert_int_equal(preload_size_bin(lower[bin]), bin);
+    static const uint64_t upper[PRELOAD_SIZE_BINS - 1] = {
+        100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600, 1073741824};
+    assert_int_equal(preload_size_bin(0), 0);
+    for (unsigned bin = 0; bin < PRELOAD_SIZE_BINS - 1; bin++) {
+        assert_int_equal(preload_size_bin(upper[bin]), bin);
+        assert_int_equal(preload_size_bin(upper[bin] + 1), bin + 1);
         if (bin > 0)
-            assert_int_equal(preload_size_bin(lower[bin] - 1), bin - 1);
+            assert_int_equal(preload_size_bin(upper[bin - 1] + 1), bin);
     }
     assert_int_equal(preload_size_bin(UINT64_MAX), PRELOAD_SIZE_BINS - 1);
 }

@@ -64,8 +64,10 @@ struct vigil_report_op {
  * A file's counters for one layer (POSIX, stdio), as Darshan's POSIX module
  * keeps them. Reads and writes are the calls that succeeded; offsets are
  * where they began in the file. */
-#define VIGIL_REPORT_SIZE_BINS 10 /* 0-100, 100-1K, 1K-10K, ... 100M-1G, 1G+ (Darshan's) */
-#define VIGIL_REPORT_COMMON    4  /* the most common access sizes and strides kept */
+/* Darshan's bins, each including its upper bound: 0-100 (<= 100), 100-1K
+ * (101 .. 1024), 1K-10K, ... 100M-1G, 1G+. */
+#define VIGIL_REPORT_SIZE_BINS 10
+#define VIGIL_REPORT_COMMON    4 /* the most common access sizes and strides kept */
 
 struct vigil_report_common {
     int64_t value;  /* a size (>= 0) or a stride (any sign) */
