@@ -193,26 +193,6 @@ static void sort_busiest_first(struct vigil_report_file *f, size_t count)
     }
 }
 
-/* The top values of a common-value table, most frequent first (the
- * smaller value first on a tie). */
-static int common_top(const struct preload_common *t, struct vigil_report_common *out)
-{
-    bool taken[PRELOAD_COMMON_SLOTS] = {false};
-    int n = 0;
-    for (; n < VIGIL_REPORT_COMMON && n < (int)t->used; n++) {
-        int best = -1;
-        for (int i = 0; i < (int)t->used; i++)
-            if (!taken[i] && (best < 0 || t->count[i] > t->count[best] ||
-                              (t->count[i] == t->count[best] && t->value[i] < t->value[best])))
-                best = i;
-        if (best < 0)
-            break;
-        taken[best] = true;
-        out[n] = (struct vigil_report_common){.value = t->value[best], .count = t->count[best]};
-    }
-    return n;
-}
-
 static double seconds(const struct vigil_tick_clock *clock, uint64_t ticks)
 {
     return vigil_tick_clock_duration_ns(clock, ticks) / 1e9;
@@ -226,9 +206,16 @@ static double since_start(const struct vigil_tick_clock *clock, uint64_t ticks)
     return ticks > preload.start.ticks ? seconds(clock, ticks - preload.start.ticks) : 0;
 }
 
-static void layer_view(const struct preload_layer_stats *l, const struct vigil_tick_clock *clock,
-                       struct vigil_report_file_layer *v)
+/* Darshan's MAX_BYTE_*: the furthest access's last byte, 0 when none. */
+static int64_t last_byte(int64_t end)
 {
+    return end > 0 ? end - 1 : 0;
+}
+
+static void layer_view(const struct preload_layer_stats *l, bool posix,
+                       const struct vigil_tick_clock *clock, struct vigil_report_file_layer *v)
+{
+    const struct preload_file_shared *f = l->shared;
     *v = (struct vigil_report_file_layer){
         .reads = l->count[PRELOAD_KIND_READ],
         .writes = l->count[PRELOAD_KIND_WRITE],
@@ -239,8 +226,8 @@ static void layer_view(const struct preload_layer_stats *l, const struct vigil_t
         .other = l->count[PRELOAD_KIND_OTHER],
         .read_bytes = l->bytes[0],
         .written_bytes = l->bytes[1],
-        .max_read_offset = l->max_end[0] - 1,
-        .max_written_offset = l->max_end[1] - 1,
+        .max_read_offset = last_byte(l->max_end[0]),
+        .max_written_offset = last_byte(l->max_end[1]),
         .seq_reads = l->seq[0],
         .seq_writes = l->seq[1],
         .consec_reads = l->consec[0],
@@ -252,11 +239,30 @@ static void layer_view(const struct preload_layer_stats *l, const struct vigil_t
         .last_close_s = since_start(clock, l->last_close),
         .first_io_s = since_start(clock, l->first_io),
         .last_io_s = since_start(clock, l->last_io),
+        .mode = -1,
+        .file_not_aligned = l->file_not_aligned,
+        .mem_not_aligned = l->mem_not_aligned,
+        .max_read_time_s = seconds(clock, l->max_time[0]),
+        .max_write_time_s = seconds(clock, l->max_time[1]),
+        .max_read_time_size = l->max_time_size[0],
+        .max_write_time_size = l->max_time_size[1],
     };
+    if (posix && f != NULL) { /* Darshan's STDIO module has none of these */
+        v->rw_switches = atomic_load_explicit(&f->rw_switches, memory_order_relaxed);
+        v->fdatasyncs = atomic_load_explicit(&f->fdatasyncs, memory_order_relaxed);
+        v->filenos = atomic_load_explicit(&f->filenos, memory_order_relaxed);
+        v->dups = atomic_load_explicit(&f->dups, memory_order_relaxed);
+        /* Opened with no mode given: 0, as Darshan says; never opened
+         * here (an inherited descriptor): not known. */
+        if (atomic_load_explicit(&f->opened, memory_order_relaxed))
+            v->mode = atomic_load_explicit(&f->mode, memory_order_relaxed);
+        v->file_alignment_bytes = atomic_load_explicit(&f->alignment_bytes, memory_order_relaxed);
+        v->mem_alignment_bytes = PRELOAD_MEM_ALIGNMENT_BYTES;
+    }
     memcpy(v->read_size_hist, l->hist[0], sizeof v->read_size_hist);
     memcpy(v->write_size_hist, l->hist[1], sizeof v->write_size_hist);
-    v->common_size_count = common_top(&l->sizes, v->common_sizes);
-    v->common_stride_count = common_top(&l->strides, v->common_strides);
+    v->common_size_count = preload_common_top(&l->sizes, v->common_sizes);
+    v->common_stride_count = preload_common_top(&l->strides, v->common_strides);
 }
 
 static bool layer_any(const struct preload_layer_stats *l)
@@ -362,10 +368,10 @@ void preload_report_gather_files(struct vigil_report *r, const struct vigil_tick
         v->read_bytes = f->read_bytes;
         v->written_bytes = f->written_bytes;
         v->has_layers = true;
-        layer_view(&f->layer[0], clock, &v->posix);
+        layer_view(&f->layer[0], true, clock, &v->posix);
         v->has_stdio = layer_any(&f->layer[1]);
         if (v->has_stdio)
-            layer_view(&f->layer[1], clock, &v->stdio);
+            layer_view(&f->layer[1], false, clock, &v->stdio);
         v->has_mpiio = preload_mpiio_file_figures(id, clock, &v->mpiio);
     }
     sort_busiest_first(files, n);

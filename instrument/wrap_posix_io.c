@@ -42,14 +42,25 @@ static uint64_t iov_bytes(const struct iovec *iov, int count, ssize_t ret)
     return total;
 }
 
+/* Darshan's memory alignment of an iovec array: every buffer aligned. */
+static bool iov_misaligned(const struct iovec *iov, int count, ssize_t ret)
+{
+    if (ret < 0 || iov == NULL)
+        return false;
+    for (int i = 0; i < count; i++)
+        if (preload_misaligned(iov[i].iov_base))
+            return true;
+    return false;
+}
+
 PRELOAD_HOT_CODE ssize_t read(int fd, void *buf, size_t count)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(read)(fd, buf, count);
     ssize_t ret = REAL(read)(fd, buf, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, count,
-                     preload_offset_advance(fd, ret, false));
+    preload_end_buffer(&call, VIGIL_OP_POSIX_READ, fd, ret, count,
+                       preload_offset_advance(fd, ret, false), preload_misaligned(buf));
     return ret;
 }
 
@@ -59,7 +70,8 @@ PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
     if (!preload_call_begin(&call))
         return REAL(write)(fd, buf, count);
     ssize_t ret = REAL(write)(fd, buf, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count, preload_offset_written(fd, ret));
+    preload_end_buffer(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count, preload_offset_written(fd, ret),
+                       preload_misaligned(buf));
     return ret;
 }
 
@@ -68,7 +80,8 @@ PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
 #define AT_OFFSET(fn, const_, offset_type, op)                                                     \
     PRELOAD_HOT_CODE                                                                               \
     PRELOAD_WRAP(ssize_t, fn, (int fd, const_ void *buf, size_t count, offset_type offset),        \
-                 (fd, buf, count, offset), preload_end_data(&call, op, fd, ret, count, offset))
+                 (fd, buf, count, offset),                                                         \
+                 preload_end_buffer(&call, op, fd, ret, count, offset, preload_misaligned(buf)))
 #define NO_CONST
 AT_OFFSET(pread, NO_CONST, off_t, VIGIL_OP_POSIX_PREAD)
 AT_OFFSET(pread64, NO_CONST, off64_t, VIGIL_OP_POSIX_PREAD)
@@ -76,18 +89,20 @@ AT_OFFSET(pwrite, const, off_t, VIGIL_OP_POSIX_PWRITE)
 AT_OFFSET(pwrite64, const, off64_t, VIGIL_OP_POSIX_PWRITE)
 
 PRELOAD_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
-             preload_end_data(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              preload_offset_advance(fd, ret, false)))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                                preload_offset_advance(fd, ret, false),
+                                iov_misaligned(iov, iovcnt, ret)))
 
 PRELOAD_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
-             preload_end_data(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              preload_offset_written(fd, ret)))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                                preload_offset_written(fd, ret), iov_misaligned(iov, iovcnt, ret)))
 
 /* The same through an iovec array. */
 #define AT_OFFSET_V(fn, offset_type, op)                                                           \
     PRELOAD_WRAP(ssize_t, fn, (int fd, const struct iovec *iov, int iovcnt, offset_type offset),   \
                  (fd, iov, iovcnt, offset),                                                        \
-                 preload_end_data(&call, op, fd, ret, iov_bytes(iov, iovcnt, ret), offset))
+                 preload_end_buffer(&call, op, fd, ret, iov_bytes(iov, iovcnt, ret), offset,       \
+                                    iov_misaligned(iov, iovcnt, ret)))
 AT_OFFSET_V(preadv, off_t, VIGIL_OP_POSIX_PREADV)
 AT_OFFSET_V(preadv64, off64_t, VIGIL_OP_POSIX_PREADV)
 AT_OFFSET_V(pwritev, off_t, VIGIL_OP_POSIX_PWRITEV)
@@ -97,14 +112,17 @@ AT_OFFSET_V(pwritev64, off64_t, VIGIL_OP_POSIX_PWRITEV)
 PRELOAD_WRAP(ssize_t, preadv2,
              (int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags),
              (fd, iov, iovcnt, offset, flags),
-             preload_end_data(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              offset < 0 ? preload_offset_advance(fd, ret, false) : offset))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
+                                offset < 0 ? preload_offset_advance(fd, ret, false) : offset,
+                                iov_misaligned(iov, iovcnt, ret)))
 
 PRELOAD_WRAP(ssize_t, pwritev2,
              (int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags),
              (fd, iov, iovcnt, offset, flags),
-             preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              offset < 0 ? preload_offset_written(fd, ret) : offset))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret,
+                                iov_bytes(iov, iovcnt, ret),
+                                offset < 0 ? preload_offset_written(fd, ret) : offset,
+                                iov_misaligned(iov, iovcnt, ret)))
 
 static void end_seek(const struct preload_call *call, int fd, off64_t ret)
 {

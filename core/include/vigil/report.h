@@ -70,7 +70,7 @@ struct vigil_report_op {
 #define VIGIL_REPORT_COMMON    4 /* the most common access sizes and strides kept */
 
 struct vigil_report_common {
-    int64_t value;  /* a size (>= 0) or a stride (any sign) */
+    int64_t value;  /* a size or a stride; > 0 (Darshan lists no 0, no backward stride) */
     uint64_t count; /* never above the truth: a lower bound unless `exact` */
     bool exact;     /* count is the exact number of accesses of this value */
 };
@@ -78,7 +78,7 @@ struct vigil_report_common {
 struct vigil_report_file_layer {
     uint64_t reads, writes, opens, seeks, stats, fsyncs, other;
     uint64_t read_bytes, written_bytes; /* in the POSIX layer: nested in MPI-IO calls too */
-    int64_t max_read_offset, max_written_offset; /* offset + size - 1; -1: none */
+    int64_t max_read_offset, max_written_offset; /* offset + size - 1; 0: none (Darshan's) */
     uint64_t seq_reads, seq_writes;              /* began at or after the previous one's end */
     uint64_t consec_reads, consec_writes;        /* began exactly at the previous one's end */
     uint64_t read_size_hist[VIGIL_REPORT_SIZE_BINS], write_size_hist[VIGIL_REPORT_SIZE_BINS];
@@ -91,7 +91,7 @@ struct vigil_report_file_layer {
     /* Darshan's names in docs/darshan-counters.md. */
     uint64_t rw_switches;          /* a read after a write, or a write after a read */
     uint64_t fdatasyncs;           /* apart from fsyncs */
-    uint64_t filenos, dups;        /* fileno() on its streams; dup, dup2, dup3, F_DUPFD */
+    uint64_t filenos, dups;        /* fileno() on its streams; dup, dup2, dup3 (not F_DUPFD) */
     int64_t mode;                  /* the open's mode argument; -1: not known */
     uint64_t file_alignment_bytes; /* the file system's block size; 0: not known */
     uint64_t file_not_aligned;     /* accesses not starting on it */
