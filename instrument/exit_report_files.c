@@ -206,6 +206,16 @@ static double since_start(const struct vigil_tick_clock *clock, uint64_t ticks)
     return ticks > preload.start.ticks ? seconds(clock, ticks - preload.start.ticks) : 0;
 }
 
+/* Reads or writes: each is in one bin of the histogram (the hot path
+ * counts nothing else). */
+static uint64_t accesses(const uint64_t hist[PRELOAD_SIZE_BINS])
+{
+    uint64_t n = 0;
+    for (int b = 0; b < PRELOAD_SIZE_BINS; b++)
+        n += hist[b];
+    return n;
+}
+
 /* Darshan's MAX_BYTE_*: the furthest access's last byte, 0 when none. */
 static int64_t last_byte(int64_t end)
 {
@@ -217,8 +227,8 @@ static void layer_view(const struct preload_layer_stats *l, bool posix,
 {
     const struct preload_file_shared *f = l->shared;
     *v = (struct vigil_report_file_layer){
-        .reads = l->count[PRELOAD_KIND_READ],
-        .writes = l->count[PRELOAD_KIND_WRITE],
+        .reads = accesses(l->hist[0]),
+        .writes = accesses(l->hist[1]),
         .opens = l->count[PRELOAD_KIND_OPEN],
         .seeks = l->count[PRELOAD_KIND_SEEK],
         .stats = l->count[PRELOAD_KIND_STAT],
@@ -228,8 +238,8 @@ static void layer_view(const struct preload_layer_stats *l, bool posix,
         .written_bytes = l->bytes[1],
         .max_read_offset = last_byte(l->max_end[0]),
         .max_written_offset = last_byte(l->max_end[1]),
-        .seq_reads = l->seq[0],
-        .seq_writes = l->seq[1],
+        .seq_reads = l->consec[0] + l->forward[0],
+        .seq_writes = l->consec[1] + l->forward[1],
         .consec_reads = l->consec[0],
         .consec_writes = l->consec[1],
         .read_time_s = seconds(clock, l->time[0]),
@@ -270,7 +280,7 @@ static bool layer_any(const struct preload_layer_stats *l)
     for (int k = 0; k < PRELOAD_KIND_COUNT; k++)
         if (l->count[k] != 0)
             return true;
-    return false;
+    return l->last_io != 0; /* a read or write */
 }
 
 /* The previous report's arrays: a process may gather more than once (an

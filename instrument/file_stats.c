@@ -52,7 +52,9 @@ static bool layer_used(const struct preload_layer_stats *l)
     for (int k = 0; k < PRELOAD_KIND_COUNT; k++)
         if (l->count[k] != 0)
             return true;
-    return l->time[2] != 0; /* an fdatasync, counted in the shared part */
+    /* A read or write (counted by its histogram), an fdatasync (counted
+     * in the shared part). */
+    return l->last_io != 0 || l->time[2] != 0;
 }
 
 static uint64_t min_set(uint64_t a, uint64_t b)
@@ -77,7 +79,7 @@ void preload_layer_merge(struct preload_layer_stats *into, const struct preload_
             into->max_time[rw] = from->max_time[rw];
             into->max_time_size[rw] = from->max_time_size[rw];
         }
-        into->seq[rw] += from->seq[rw];
+        into->forward[rw] += from->forward[rw];
         into->consec[rw] += from->consec[rw];
         for (int b = 0; b < PRELOAD_SIZE_BINS; b++)
             into->hist[rw][b] += from->hist[rw][b];

@@ -143,9 +143,10 @@ struct preload_file_shared {
 
 struct preload_layer_stats {
     uint64_t count[PRELOAD_KIND_COUNT];
-    uint64_t bytes[2];  /* read, written */
-    int64_t max_end[2]; /* offset + size of the furthest read, write; 0: none */
-    uint64_t seq[2], consec[2];
+    uint64_t bytes[2];   /* read, written */
+    int64_t max_end[2];  /* offset + size of the furthest read, write; 0: none */
+    uint64_t forward[2]; /* began past the previous one's end: seq = consec + forward */
+    uint64_t consec[2];
     uint64_t hist[2][PRELOAD_SIZE_BINS];
     uint64_t time[3]; /* read, write, meta */
     uint64_t first_open, last_close, first_io, last_io;
@@ -653,12 +654,15 @@ struct preload_call {
 
 /* What a wrapper knows once the real function has returned. */
 struct preload_outcome {
-    unsigned op;          /* enum vigil_op */
-    int fd;               /* the descriptor it used, or -1 */
-    uint32_t file_id;     /* when fd < 0: from preload_file_for_path, or VIGIL_FILE_NONE */
-    int64_t result;       /* what the caller gets back */
-    bool failed;          /* the call failed: errno is meaningful */
-    bool mem_not_aligned; /* its buffer is not PRELOAD_MEM_ALIGNMENT_BYTES-aligned */
+    unsigned op;      /* enum vigil_op */
+    int fd;           /* the descriptor it used, or -1 */
+    uint32_t file_id; /* when fd < 0: from preload_file_for_path, or VIGIL_FILE_NONE */
+    int64_t result;   /* what the caller gets back */
+    bool failed;      /* the call failed: errno is meaningful */
+    /* A POSIX read's or write's buffer, whose alignment the file's stats
+     * count (an address, not a flag: computed only where it is counted);
+     * 0: none. */
+    uintptr_t buffer;
     uint64_t bytes_asked;
     uint64_t bytes_moved; /* what it transferred, 0 when it failed */
     int64_t offset_bytes; /* VIGIL_OFFSET_UNKNOWN when it cannot be known */
@@ -857,9 +861,12 @@ void preload_common_merge(struct preload_common *into,
                           const struct preload_common *from) PRELOAD_HIDDEN;
 int preload_common_top(const struct preload_common *t,
                        struct vigil_report_common *out) PRELOAD_HIDDEN;
+/* An empty table's first value is 0, which no table lists (a stride is
+ * never noted 0): a 0 counted there before the first note is lost unseen,
+ * and `used` need not be checked. */
 static inline void preload_common_add(struct preload_common *t, int64_t value)
 {
-    if (PRELOAD_LIKELY(t->used > 0 && t->value[0] == value))
+    if (PRELOAD_LIKELY(t->value[0] == value))
         t->count[0]++;
     else
         preload_common_note(t, value, 1, 0);
@@ -881,7 +888,9 @@ preload_stats_note(struct preload_layer_stats *l, unsigned kind, const struct pr
         bool posix = preload_stats_layer(o->op) == 0; /* a constant: stdio's fold away */
         uint64_t moved = o->bytes_moved, ticks = end_ticks - start_ticks;
         struct preload_file_shared *f = l->shared;
-        l->count[kind]++;
+        /* Not counted here, derived where they are read: the reads and
+         * writes (the histogram's sum), the sequential ones (consecutive
+         * and forward). */
         l->bytes[rw] += moved;
         l->time[rw] += ticks;
         l->hist[rw][preload_size_bin(moved)]++;
@@ -895,7 +904,8 @@ preload_stats_note(struct preload_layer_stats *l, unsigned kind, const struct pr
                 l->max_time[rw] = ticks;
                 l->max_time_size[rw] = (uint32_t)moved;
             }
-            l->mem_not_aligned += o->mem_not_aligned;
+            if (o->buffer & (PRELOAD_MEM_ALIGNMENT_BYTES - 1))
+                l->mem_not_aligned++;
             /* A switch: the file's last access was of the other kind. */
             if (PRELOAD_UNLIKELY(atomic_load_explicit(&f->last_rw, memory_order_relaxed) !=
                                  rw + 1) &&
@@ -906,17 +916,17 @@ preload_stats_note(struct preload_layer_stats *l, unsigned kind, const struct pr
         if (offset >= 0) {
             int64_t end = offset + (int64_t)moved;
             int64_t last = atomic_exchange_explicit(&f->last_end[rw], end, memory_order_relaxed);
-            if (last >= 0) {
-                l->seq[rw] += offset >= last;
-                l->consec[rw] += offset == last;
+            /* offset >= 0: equal means there was a previous one. */
+            if (PRELOAD_LIKELY(offset == last)) {
+                l->consec[rw]++;
+            } else if (last >= 0 && offset > last) {
                 /* Darshan's strides: the gap forward only, never 0. */
-                if (offset > last)
-                    preload_common_add(&l->strides, offset - last);
+                l->forward[rw]++;
+                preload_common_add(&l->strides, offset - last);
             }
-            if (posix)
-                l->file_not_aligned +=
-                    (offset &
-                     (int64_t)atomic_load_explicit(&f->alignment_mask, memory_order_relaxed)) != 0;
+            if (posix &&
+                (offset & (int64_t)atomic_load_explicit(&f->alignment_mask, memory_order_relaxed)))
+                l->file_not_aligned++;
             if (end > l->max_end[rw])
                 l->max_end[rw] = end;
         }
@@ -1059,11 +1069,11 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
 
 /* The two commonest endings. A data call on a descriptor returns the bytes
  * it moved, or -1; a meta call returns anything, -1 meaning failure. A
- * POSIX read or write also says whether its buffer was aligned (Darshan's
- * MEM_NOT_ALIGNED, against PRELOAD_MEM_ALIGNMENT_BYTES). */
+ * POSIX read or write also gives its buffer, whose alignment is Darshan's
+ * MEM_NOT_ALIGNED (against PRELOAD_MEM_ALIGNMENT_BYTES). */
 static inline __attribute__((always_inline)) void
 preload_end_buffer(const struct preload_call *call, unsigned op, int fd, int64_t ret,
-                   uint64_t bytes_asked, int64_t offset_bytes, bool mem_not_aligned)
+                   uint64_t bytes_asked, int64_t offset_bytes, const void *buffer)
 {
     /* Named first: clang-format reads "ret < 0, ... ret > 0" in an
      * initializer as a template's brackets. */
@@ -1073,7 +1083,7 @@ preload_end_buffer(const struct preload_call *call, unsigned op, int fd, int64_t
         .fd = fd,
         .result = ret,
         .failed = failed,
-        .mem_not_aligned = mem_not_aligned,
+        .buffer = (uintptr_t)buffer,
         .bytes_asked = bytes_asked,
         .bytes_moved = failed ? 0 : (uint64_t)ret,
         .offset_bytes = offset_bytes,
@@ -1081,17 +1091,12 @@ preload_end_buffer(const struct preload_call *call, unsigned op, int fd, int64_t
     preload_call_end(call, &o);
 }
 
-static inline bool preload_misaligned(const void *buffer)
-{
-    return ((uintptr_t)buffer & (PRELOAD_MEM_ALIGNMENT_BYTES - 1)) != 0;
-}
-
 static inline __attribute__((always_inline)) void preload_end_data(const struct preload_call *call,
                                                                    unsigned op, int fd, int64_t ret,
                                                                    uint64_t bytes_asked,
                                                                    int64_t offset_bytes)
 {
-    preload_end_buffer(call, op, fd, ret, bytes_asked, offset_bytes, false);
+    preload_end_buffer(call, op, fd, ret, bytes_asked, offset_bytes, NULL);
 }
 
 static inline __attribute__((always_inline)) void preload_end_meta(const struct preload_call *call,

@@ -42,15 +42,17 @@ static uint64_t iov_bytes(const struct iovec *iov, int count, ssize_t ret)
     return total;
 }
 
-/* Darshan's memory alignment of an iovec array: every buffer aligned. */
-static bool iov_misaligned(const struct iovec *iov, int count, ssize_t ret)
+/* The buffer an iovec array's alignment is judged by (Darshan's: aligned
+ * when every buffer is): a misaligned one, else the first; NULL after a
+ * failure, when the array may point anywhere. */
+static const void *iov_buffer(const struct iovec *iov, int count, ssize_t ret)
 {
-    if (ret < 0 || iov == NULL)
-        return false;
+    if (ret < 0 || iov == NULL || count <= 0)
+        return NULL;
     for (int i = 0; i < count; i++)
-        if (preload_misaligned(iov[i].iov_base))
-            return true;
-    return false;
+        if ((uintptr_t)iov[i].iov_base & (PRELOAD_MEM_ALIGNMENT_BYTES - 1))
+            return iov[i].iov_base;
+    return iov[0].iov_base;
 }
 
 PRELOAD_HOT_CODE ssize_t read(int fd, void *buf, size_t count)
@@ -60,7 +62,7 @@ PRELOAD_HOT_CODE ssize_t read(int fd, void *buf, size_t count)
         return REAL(read)(fd, buf, count);
     ssize_t ret = REAL(read)(fd, buf, count);
     preload_end_buffer(&call, VIGIL_OP_POSIX_READ, fd, ret, count,
-                       preload_offset_advance(fd, ret, false), preload_misaligned(buf));
+                       preload_offset_advance(fd, ret, false), buf);
     return ret;
 }
 
@@ -71,7 +73,7 @@ PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
         return REAL(write)(fd, buf, count);
     ssize_t ret = REAL(write)(fd, buf, count);
     preload_end_buffer(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count, preload_offset_written(fd, ret),
-                       preload_misaligned(buf));
+                       buf);
     return ret;
 }
 
@@ -81,7 +83,7 @@ PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
     PRELOAD_HOT_CODE                                                                               \
     PRELOAD_WRAP(ssize_t, fn, (int fd, const_ void *buf, size_t count, offset_type offset),        \
                  (fd, buf, count, offset),                                                         \
-                 preload_end_buffer(&call, op, fd, ret, count, offset, preload_misaligned(buf)))
+                 preload_end_buffer(&call, op, fd, ret, count, offset, buf))
 #define NO_CONST
 AT_OFFSET(pread, NO_CONST, off_t, VIGIL_OP_POSIX_PREAD)
 AT_OFFSET(pread64, NO_CONST, off64_t, VIGIL_OP_POSIX_PREAD)
@@ -91,18 +93,18 @@ AT_OFFSET(pwrite64, const, off64_t, VIGIL_OP_POSIX_PWRITE)
 PRELOAD_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
              preload_end_buffer(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
                                 preload_offset_advance(fd, ret, false),
-                                iov_misaligned(iov, iovcnt, ret)))
+                                iov_buffer(iov, iovcnt, ret)))
 
 PRELOAD_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
              preload_end_buffer(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                                preload_offset_written(fd, ret), iov_misaligned(iov, iovcnt, ret)))
+                                preload_offset_written(fd, ret), iov_buffer(iov, iovcnt, ret)))
 
 /* The same through an iovec array. */
 #define AT_OFFSET_V(fn, offset_type, op)                                                           \
     PRELOAD_WRAP(ssize_t, fn, (int fd, const struct iovec *iov, int iovcnt, offset_type offset),   \
                  (fd, iov, iovcnt, offset),                                                        \
                  preload_end_buffer(&call, op, fd, ret, iov_bytes(iov, iovcnt, ret), offset,       \
-                                    iov_misaligned(iov, iovcnt, ret)))
+                                    iov_buffer(iov, iovcnt, ret)))
 AT_OFFSET_V(preadv, off_t, VIGIL_OP_POSIX_PREADV)
 AT_OFFSET_V(preadv64, off64_t, VIGIL_OP_POSIX_PREADV)
 AT_OFFSET_V(pwritev, off_t, VIGIL_OP_POSIX_PWRITEV)
@@ -114,7 +116,7 @@ PRELOAD_WRAP(ssize_t, preadv2,
              (fd, iov, iovcnt, offset, flags),
              preload_end_buffer(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
                                 offset < 0 ? preload_offset_advance(fd, ret, false) : offset,
-                                iov_misaligned(iov, iovcnt, ret)))
+                                iov_buffer(iov, iovcnt, ret)))
 
 PRELOAD_WRAP(ssize_t, pwritev2,
              (int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags),
@@ -122,7 +124,7 @@ PRELOAD_WRAP(ssize_t, pwritev2,
              preload_end_buffer(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret,
                                 iov_bytes(iov, iovcnt, ret),
                                 offset < 0 ? preload_offset_written(fd, ret) : offset,
-                                iov_misaligned(iov, iovcnt, ret)))
+                                iov_buffer(iov, iovcnt, ret)))
 
 static void end_seek(const struct preload_call *call, int fd, off64_t ret)
 {

@@ -89,9 +89,9 @@ static void test_two_threads_in_turn_are_consecutive(void **state)
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_join(thread[i], NULL), 0);
     const struct preload_layer_stats *a = &in_turn_stats[0], *b = &in_turn_stats[1];
-    assert_int_equal(a->count[PRELOAD_KIND_WRITE] + b->count[PRELOAD_KIND_WRITE], IN_TURN_WRITES);
+    assert_int_equal(a->hist[1][0] + b->hist[1][0], IN_TURN_WRITES);
     assert_int_equal(a->consec[1] + b->consec[1], IN_TURN_WRITES - 1);
-    assert_int_equal(a->seq[1] + b->seq[1], IN_TURN_WRITES - 1);
+    assert_int_equal(a->forward[1] + b->forward[1], 0);
     assert_int_equal(a->strides.used + b->strides.used, 0);
     assert_int_equal(atomic_load(&in_turn_file.rw_switches), 0);
     assert_int_equal(atomic_load(&in_turn_file.last_end[1]), IN_TURN_WRITES * 100);
