@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "mpiio_files.h"
@@ -75,6 +76,7 @@ static struct {
     char text[MOUNT_TEXT_BYTES];
     const char *point[MOUNTS_MAX], *type[MOUNTS_MAX];
     size_t point_length[MOUNTS_MAX];
+    uint64_t block_bytes[MOUNTS_MAX]; /* Darshan's FILE_ALIGNMENT; 0: not asked yet */
     int count;
 } mounts;
 
@@ -122,18 +124,20 @@ static void read_mounts(void)
         unescape(point);
         mounts.point[mounts.count] = point;
         mounts.point_length[mounts.count] = strlen(point);
+        mounts.block_bytes[mounts.count] = 0;
         mounts.type[mounts.count++] = type;
     }
 }
 
 /* The mount a path is on: the longest mount point it is under; the last
  * listed wins a tie (it is mounted over the others). */
-static void mount_of(const char *path, size_t length, const char **point, const char **type)
+static int mount_of(const char *path, size_t length, const char **point, const char **type)
 {
     *point = "/";
     *type = "";
+    int found = -1;
     if (length == 0 || path[0] != '/')
-        return; /* <stdin> and kin */
+        return found; /* <stdin> and kin */
     size_t best = 0;
     for (int i = 0; i < mounts.count; i++) {
         size_t n = mounts.point_length[i];
@@ -144,8 +148,26 @@ static void mount_of(const char *path, size_t length, const char **point, const 
             best = n;
             *point = mounts.point[i];
             *type = mounts.type[i];
+            found = i;
         }
     }
+    return found;
+}
+
+/* The block size of a mount (statfs, once), for a file whose POSIX
+ * record had none from an open (only stat or inherited descriptors): as
+ * Darshan, which gives every record its mount's. 0: not known. */
+static uint64_t mount_block_bytes(int mount)
+{
+    if (mount < 0)
+        return 0;
+    if (mounts.block_bytes[mount] == 0) {
+        struct statfs fs;
+        mounts.block_bytes[mount] = statfs(mounts.point[mount], &fs) == 0
+                                        ? preload_block_bytes((long)fs.f_type, (long)fs.f_bsize)
+                                        : UINT64_MAX;
+    }
+    return mounts.block_bytes[mount] == UINT64_MAX ? 0 : mounts.block_bytes[mount];
 }
 
 /* ---- the figures ---------------------------------------------------------------------------- */
@@ -229,7 +251,7 @@ static void layer_view(const struct preload_layer_stats *l, bool posix,
     *v = (struct vigil_report_file_layer){
         .reads = accesses(l->hist[0]),
         .writes = accesses(l->hist[1]),
-        .opens = l->count[PRELOAD_KIND_OPEN],
+        .opens = l->count[PRELOAD_KIND_OPEN], /* POSIX: dups and filenos added below */
         .seeks = l->count[PRELOAD_KIND_SEEK],
         .stats = l->count[PRELOAD_KIND_STAT],
         .fsyncs = l->count[PRELOAD_KIND_FSYNC],
@@ -262,10 +284,9 @@ static void layer_view(const struct preload_layer_stats *l, bool posix,
         v->fdatasyncs = atomic_load_explicit(&f->fdatasyncs, memory_order_relaxed);
         v->filenos = atomic_load_explicit(&f->filenos, memory_order_relaxed);
         v->dups = atomic_load_explicit(&f->dups, memory_order_relaxed);
-        /* Opened with no mode given: 0, as Darshan says; never opened
-         * here (an inherited descriptor): not known. */
-        if (atomic_load_explicit(&f->opened, memory_order_relaxed))
-            v->mode = atomic_load_explicit(&f->mode, memory_order_relaxed);
+        v->opens += v->dups + v->filenos; /* Darshan's REFOPEN: opens too */
+        int64_t mode = atomic_load_explicit(&f->mode, memory_order_relaxed);
+        v->mode = mode != 0 ? mode : -1; /* none given (Darshan: 0) */
         v->file_alignment_bytes = atomic_load_explicit(&f->alignment_bytes, memory_order_relaxed);
         v->mem_alignment_bytes = PRELOAD_MEM_ALIGNMENT_BYTES;
     }
@@ -373,12 +394,14 @@ void preload_report_gather_files(struct vigil_report *r, const struct vigil_tick
             v->path = "?";
             v->path_bytes = 1;
         }
-        mount_of(v->path, v->path_bytes, &v->mount, &v->fs_type);
+        int mount = mount_of(v->path, v->path_bytes, &v->mount, &v->fs_type);
         v->calls = f->calls;
         v->read_bytes = f->read_bytes;
         v->written_bytes = f->written_bytes;
         v->has_layers = true;
         layer_view(&f->layer[0], true, clock, &v->posix);
+        if (v->posix.file_alignment_bytes == 0 && layer_any(&f->layer[0]))
+            v->posix.file_alignment_bytes = mount_block_bytes(mount);
         v->has_stdio = layer_any(&f->layer[1]);
         if (v->has_stdio)
             layer_view(&f->layer[1], false, clock, &v->stdio);

@@ -31,7 +31,7 @@ static _Atomic int timeline_lock;
 
 /* Where the stats of a file without a record (the table full) order
  * their accesses: any thread's, all such files together. */
-static struct preload_file_shared no_record = {.last_end = {-1, -1}};
+static struct preload_file_shared no_record = {.last_end = {1, 1}};
 
 static void layer_clear(struct preload_layer_stats *l)
 {
@@ -43,8 +43,8 @@ static void layer_clear(struct preload_layer_stats *l)
 static void shared_clear(struct preload_file_shared *f)
 {
     memset(f, 0, sizeof *f);
-    atomic_store_explicit(&f->last_end[0], -1, memory_order_relaxed);
-    atomic_store_explicit(&f->last_end[1], -1, memory_order_relaxed);
+    atomic_store_explicit(&f->last_end[0], 1, memory_order_relaxed);
+    atomic_store_explicit(&f->last_end[1], 1, memory_order_relaxed);
 }
 
 static bool layer_used(const struct preload_layer_stats *l)
@@ -179,33 +179,54 @@ void preload_file_stats_clear(uint32_t file_id)
  * Lustre, whose f_bsize says 4 KiB. */
 #define LUSTRE_SUPER_MAGIC 0x0BD00BD0
 
+uint64_t preload_block_bytes(long fs_type, long block_size)
+{
+    if (fs_type == LUSTRE_SUPER_MAGIC)
+        return UINT64_C(1) << 20;
+    return block_size > 0 ? (uint64_t)block_size : 0;
+}
+
+/* The file's block size, at its first open (or fileno): one fstatfs. */
+static void take_alignment(struct preload_file_shared *f, int fd)
+{
+    if (atomic_load_explicit(&f->alignment_bytes, memory_order_relaxed) != 0)
+        return;
+    struct statfs fs;
+    if (fd < 0 || fstatfs(fd, &fs) != 0)
+        return;
+    uint64_t bytes = preload_block_bytes((long)fs.f_type, (long)fs.f_bsize);
+    /* A block size that is not a power of two (none seen) is reported
+     * but not checked: the hot path has a mask, not a division. */
+    atomic_store_explicit(&f->alignment_mask,
+                          bytes != 0 && (bytes & (bytes - 1)) == 0 ? bytes - 1 : 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&f->alignment_bytes, bytes, memory_order_relaxed);
+}
+
 void preload_file_opened(uint32_t file_id, int fd, int64_t mode)
 {
     struct file_record *r = record_of(file_id);
     if (r == NULL)
         return;
-    struct preload_file_shared *f = &r->shared[0];
-    atomic_store_explicit(&f->opened, 1, memory_order_relaxed);
     if (mode != 0) /* as Darshan: an open without a mode leaves the last */
-        atomic_store_explicit(&f->mode, mode, memory_order_relaxed);
-    if (atomic_load_explicit(&f->alignment_bytes, memory_order_relaxed) != 0)
-        return;
-    struct statfs fs;
-    if (fd < 0 || fstatfs(fd, &fs) != 0 || fs.f_bsize <= 0)
-        return;
-    uint64_t bytes = fs.f_type == LUSTRE_SUPER_MAGIC ? UINT64_C(1) << 20 : (uint64_t)fs.f_bsize;
-    /* A block size that is not a power of two (none seen) is reported
-     * but not checked: the hot path has a mask, not a division. */
-    atomic_store_explicit(&f->alignment_mask, (bytes & (bytes - 1)) == 0 ? bytes - 1 : 0,
-                          memory_order_relaxed);
-    atomic_store_explicit(&f->alignment_bytes, bytes, memory_order_relaxed);
+        atomic_store_explicit(&r->shared[0].mode, mode, memory_order_relaxed);
+    take_alignment(&r->shared[0], fd);
 }
 
-void preload_file_fileno(uint32_t file_id)
+void preload_file_fileno(uint32_t file_id, int fd)
+{
+    struct file_record *r = record_of(file_id);
+    if (r == NULL)
+        return;
+    atomic_fetch_add_explicit(&r->shared[0].filenos, 1, memory_order_relaxed);
+    take_alignment(&r->shared[0], fd);
+}
+
+void preload_file_dup(uint32_t file_id)
 {
     struct file_record *r = record_of(file_id);
     if (r != NULL)
-        atomic_fetch_add_explicit(&r->shared[0].filenos, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->shared[0].dups, 1, memory_order_relaxed);
 }
 
 void preload_file_stats_get(uint32_t file_id, struct preload_layer_stats out[PRELOAD_STATS_LAYERS])
@@ -339,8 +360,8 @@ void preload_file_stats_reset_after_fork(void)
             atomic_store_explicit(&r->lock, 0, memory_order_relaxed);
             for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++) {
                 layer_clear(&r->layer[layer]);
-                atomic_store_explicit(&r->shared[layer].last_end[0], -1, memory_order_relaxed);
-                atomic_store_explicit(&r->shared[layer].last_end[1], -1, memory_order_relaxed);
+                atomic_store_explicit(&r->shared[layer].last_end[0], 1, memory_order_relaxed);
+                atomic_store_explicit(&r->shared[layer].last_end[1], 1, memory_order_relaxed);
                 atomic_store_explicit(&r->shared[layer].last_rw, 0, memory_order_relaxed);
                 atomic_store_explicit(&r->shared[layer].filenos, 0, memory_order_relaxed);
                 atomic_store_explicit(&r->shared[layer].dups, 0, memory_order_relaxed);

@@ -126,11 +126,14 @@ struct preload_common {
  * instruction): it then has exactly one predecessor, whatever the threads.
  * The rest is written on the rare paths (an open, fileno). */
 struct preload_file_shared {
-    _Atomic int64_t last_end[2]; /* where the previous read, write ended; -1: none */
-    _Atomic uint32_t last_rw;    /* 0: none yet, 1: a read, 2: a write */
-    _Atomic uint32_t opened;     /* opened by this layer's open (mode then 0 if not given) */
-    _Atomic int64_t mode;        /* the mode an open gave; 0: none given */
-    _Atomic uint64_t filenos;    /* fileno() on the file's streams */
+    /* Where the previous read, write ended, as Darshan's last byte + 1:
+     * 1 at the start and after each open (Darshan's last byte 0 then, so
+     * that an access at 0 is not sequential and one at 1 is consecutive;
+     * no stride is counted from it). */
+    _Atomic int64_t last_end[2];
+    _Atomic uint32_t last_rw; /* 0: none yet, 1: a read, 2: a write */
+    _Atomic int64_t mode;     /* the mode an open gave; 0: none given */
+    _Atomic uint64_t filenos; /* fileno() on the file's streams */
     _Atomic uint64_t dups, fdatasyncs, rw_switches;
     /* The file system's block size (Darshan's FILE_ALIGNMENT: statfs's
      * f_bsize, 1 MiB on Lustre), taken at the file's first open; the mask
@@ -727,8 +730,14 @@ void preload_timeline_note_shared(unsigned rw, uint64_t bytes, uint64_t end_tick
  * (0: none given): its mode, and at its first open its file system's block
  * size (one fstatfs). */
 void preload_file_opened(uint32_t file_id, int fd, int64_t mode) PRELOAD_HIDDEN;
-/* fileno() gave one of the file's descriptors (Darshan's FILENOS). */
-void preload_file_fileno(uint32_t file_id) PRELOAD_HIDDEN;
+/* fileno() gave fd, one of the file's (Darshan's FILENOS, a POSIX open;
+ * the block size as at an open); fcntl(F_DUPFD) made a copy (a dup, and
+ * an open, as Darshan counts them). */
+void preload_file_fileno(uint32_t file_id, int fd) PRELOAD_HIDDEN;
+void preload_file_dup(uint32_t file_id) PRELOAD_HIDDEN;
+/* Darshan's FILE_ALIGNMENT of a file system (statfs's type and block
+ * size): the block size, 1 MiB on Lustre (whose f_bsize says 4 KiB). */
+uint64_t preload_block_bytes(long fs_type, long block_size) PRELOAD_HIDDEN;
 /* The file's record as it stands (without what threads hold); each
  * layer's `shared` points at the record's. */
 void preload_file_stats_get(uint32_t file_id,
@@ -916,13 +925,14 @@ preload_stats_note(struct preload_layer_stats *l, unsigned kind, const struct pr
         if (offset >= 0) {
             int64_t end = offset + (int64_t)moved;
             int64_t last = atomic_exchange_explicit(&f->last_end[rw], end, memory_order_relaxed);
-            /* offset >= 0: equal means there was a previous one. */
             if (PRELOAD_LIKELY(offset == last)) {
                 l->consec[rw]++;
-            } else if (last >= 0 && offset > last) {
-                /* Darshan's strides: the gap forward only, never 0. */
+            } else if (offset > last) {
+                /* Darshan's strides: the gap forward only, never 0, and
+                 * none from the start (last 1). */
                 l->forward[rw]++;
-                preload_common_add(&l->strides, offset - last);
+                if (last != 1)
+                    preload_common_add(&l->strides, offset - last);
             }
             if (posix &&
                 (offset & (int64_t)atomic_load_explicit(&f->alignment_mask, memory_order_relaxed)))
@@ -938,6 +948,12 @@ preload_stats_note(struct preload_layer_stats *l, unsigned kind, const struct pr
         if (kind != PRELOAD_KIND_FDATASYNC)
             l->count[kind >= PRELOAD_KIND_CLOSE ? PRELOAD_KIND_OTHER : kind]++;
         l->time[2] += end_ticks - start_ticks;
+        /* An open (not fdopen: Darshan's REFOPEN) starts the file's
+         * sequence again, as Darshan's record does. */
+        if (kind == PRELOAD_KIND_OPEN && o->op != VIGIL_OP_STDIO_FDOPEN) {
+            atomic_store_explicit(&l->shared->last_end[0], 1, memory_order_relaxed);
+            atomic_store_explicit(&l->shared->last_end[1], 1, memory_order_relaxed);
+        }
         if (kind == PRELOAD_KIND_OPEN && l->first_open == 0)
             l->first_open = start_ticks;
         if (kind == PRELOAD_KIND_CLOSE)

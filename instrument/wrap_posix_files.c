@@ -226,8 +226,11 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
     struct preload_call call;
     bool counted = preload_call_begin(&call);
     int ret = real(fd, cmd, arg);
-    if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+    if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) {
         preload_fd_copy(fd, ret);
+        if (counted) /* Darshan's DUPS (dup, dup2, dup3): the header's F_DUPFD too */
+            preload_file_dup(preload_fd_get(fd));
+    }
     if (ret == 0 && cmd == F_SETFL)
         preload_offset_append_set(fd, ((int)(intptr_t)arg & O_APPEND) != 0);
     if (counted)

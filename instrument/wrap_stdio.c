@@ -383,7 +383,7 @@ int fileno(FILE *fp)
         !PRELOAD_SELF.in_call) {
         uint32_t file_id = preload_fd_get(fd);
         if (file_id != VIGIL_FILE_NONE && file_id != PRELOAD_FILE_EXCLUDED)
-            preload_file_fileno(file_id);
+            preload_file_fileno(file_id, fd);
     }
     return fd;
 }

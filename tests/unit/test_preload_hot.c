@@ -54,7 +54,7 @@ static void test_size_bins_at_their_bounds(void **state)
  * write but the first is consecutive, with no stride, and the writes never
  * switch to reads. The turn is handed over through an atomic word. */
 #define IN_TURN_WRITES 1000
-static struct preload_file_shared in_turn_file = {.last_end = {-1, -1}};
+static struct preload_file_shared in_turn_file = {.last_end = {1, 1}};
 static struct preload_layer_stats in_turn_stats[2];
 static _Atomic int in_turn;
 
@@ -103,7 +103,7 @@ static void test_two_threads_in_turn_are_consecutive(void **state)
 static void test_switches_are_the_files(void **state)
 {
     (void)state;
-    static struct preload_file_shared file = {.last_end = {-1, -1}};
+    static struct preload_file_shared file = {.last_end = {1, 1}};
     static struct preload_layer_stats stats[2];
     for (int i = 0; i < 2; i++)
         stats[i].shared = &file;

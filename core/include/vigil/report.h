@@ -91,7 +91,7 @@ struct vigil_report_file_layer {
     /* Darshan's names in docs/darshan-counters.md. */
     uint64_t rw_switches;          /* a read after a write, or a write after a read */
     uint64_t fdatasyncs;           /* apart from fsyncs */
-    uint64_t filenos, dups;        /* fileno() on its streams; dup, dup2, dup3 (not F_DUPFD) */
+    uint64_t filenos, dups;        /* fileno() on its streams; dup, dup2, dup3, F_DUPFD */
     int64_t mode;                  /* the open's mode argument; -1: not known */
     uint64_t file_alignment_bytes; /* the file system's block size; 0: not known */
     uint64_t file_not_aligned;     /* accesses not starting on it */
