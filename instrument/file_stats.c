@@ -8,7 +8,11 @@
  * of the few files it used last), with plain stores; when a file's entry
  * is evicted (the thread moves to a file it holds no entry for) it is merged
  * into the file's record under the record's spin lock: the rare path. The
- * report merges what threads still hold. */
+ * report merges what threads still hold. What must be one per file, not
+ * per thread (where the last access ended and of which kind, for the
+ * sequence and the read/write switches; its mode, block size and rare
+ * counts), is in the record's shared part, which each access reads and
+ * exchanges with single atomic instructions. */
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/vfs.h>
