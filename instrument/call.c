@@ -115,7 +115,11 @@ void preload_count_shared(struct preload_thread_counters *c, const struct preloa
  * table's (a copy is a write there). */
 void preload_count_copy_source(int fd_in, int64_t offset, int64_t moved, uint64_t start_ticks)
 {
-    if (moved <= 0 || fd_in < 0 || preload_thread.parent_start_ticks != 0)
+    /* The call at the end of the source (0 bytes) read it as much as the
+     * read(2) returning 0 it replaces (strace shows one call, on both
+     * descriptors): a 0-byte read of the source, as Darshan counts that
+     * read. */
+    if (moved < 0 || fd_in < 0 || preload_thread.parent_start_ticks != 0)
         return;
     uint32_t file_id = preload_fd_get(fd_in);
     if (file_id == VIGIL_FILE_NONE || file_id == PRELOAD_FILE_EXCLUDED)

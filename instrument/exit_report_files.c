@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "mpiio_files.h"
@@ -75,6 +76,7 @@ static struct {
     char text[MOUNT_TEXT_BYTES];
     const char *point[MOUNTS_MAX], *type[MOUNTS_MAX];
     size_t point_length[MOUNTS_MAX];
+    uint64_t block_bytes[MOUNTS_MAX]; /* Darshan's FILE_ALIGNMENT; 0: not asked yet */
     int count;
 } mounts;
 
@@ -122,18 +124,20 @@ static void read_mounts(void)
         unescape(point);
         mounts.point[mounts.count] = point;
         mounts.point_length[mounts.count] = strlen(point);
+        mounts.block_bytes[mounts.count] = 0;
         mounts.type[mounts.count++] = type;
     }
 }
 
 /* The mount a path is on: the longest mount point it is under; the last
  * listed wins a tie (it is mounted over the others). */
-static void mount_of(const char *path, size_t length, const char **point, const char **type)
+static int mount_of(const char *path, size_t length, const char **point, const char **type)
 {
     *point = "/";
     *type = "";
+    int found = -1;
     if (length == 0 || path[0] != '/')
-        return; /* <stdin> and kin */
+        return found; /* <stdin> and kin */
     size_t best = 0;
     for (int i = 0; i < mounts.count; i++) {
         size_t n = mounts.point_length[i];
@@ -144,8 +148,26 @@ static void mount_of(const char *path, size_t length, const char **point, const 
             best = n;
             *point = mounts.point[i];
             *type = mounts.type[i];
+            found = i;
         }
     }
+    return found;
+}
+
+/* The block size of a mount (statfs, once), for a file whose POSIX
+ * record had none from an open (only stat or inherited descriptors): as
+ * Darshan, which gives every record its mount's. 0: not known. */
+static uint64_t mount_block_bytes(int mount)
+{
+    if (mount < 0)
+        return 0;
+    if (mounts.block_bytes[mount] == 0) {
+        struct statfs fs;
+        mounts.block_bytes[mount] = statfs(mounts.point[mount], &fs) == 0
+                                        ? preload_block_bytes((long)fs.f_type, (long)fs.f_bsize)
+                                        : UINT64_MAX;
+    }
+    return mounts.block_bytes[mount] == UINT64_MAX ? 0 : mounts.block_bytes[mount];
 }
 
 /* ---- the figures ---------------------------------------------------------------------------- */
@@ -193,26 +215,6 @@ static void sort_busiest_first(struct vigil_report_file *f, size_t count)
     }
 }
 
-/* The top values of a common-value table, most frequent first (the
- * smaller value first on a tie). */
-static int common_top(const struct preload_common *t, struct vigil_report_common *out)
-{
-    bool taken[PRELOAD_COMMON_SLOTS] = {false};
-    int n = 0;
-    for (; n < VIGIL_REPORT_COMMON && n < (int)t->used; n++) {
-        int best = -1;
-        for (int i = 0; i < (int)t->used; i++)
-            if (!taken[i] && (best < 0 || t->count[i] > t->count[best] ||
-                              (t->count[i] == t->count[best] && t->value[i] < t->value[best])))
-                best = i;
-        if (best < 0)
-            break;
-        taken[best] = true;
-        out[n] = (struct vigil_report_common){.value = t->value[best], .count = t->count[best]};
-    }
-    return n;
-}
-
 static double seconds(const struct vigil_tick_clock *clock, uint64_t ticks)
 {
     return vigil_tick_clock_duration_ns(clock, ticks) / 1e9;
@@ -226,23 +228,40 @@ static double since_start(const struct vigil_tick_clock *clock, uint64_t ticks)
     return ticks > preload.start.ticks ? seconds(clock, ticks - preload.start.ticks) : 0;
 }
 
-static void layer_view(const struct preload_layer_stats *l, const struct vigil_tick_clock *clock,
-                       struct vigil_report_file_layer *v)
+/* Reads or writes: each is in one bin of the histogram (the hot path
+ * counts nothing else). */
+static uint64_t accesses(const uint64_t hist[PRELOAD_SIZE_BINS])
 {
+    uint64_t n = 0;
+    for (int b = 0; b < PRELOAD_SIZE_BINS; b++)
+        n += hist[b];
+    return n;
+}
+
+/* Darshan's MAX_BYTE_*: the furthest access's last byte, 0 when none. */
+static int64_t last_byte(int64_t end)
+{
+    return end > 0 ? end - 1 : 0;
+}
+
+static void layer_view(const struct preload_layer_stats *l, bool posix,
+                       const struct vigil_tick_clock *clock, struct vigil_report_file_layer *v)
+{
+    const struct preload_file_shared *f = l->shared;
     *v = (struct vigil_report_file_layer){
-        .reads = l->count[PRELOAD_KIND_READ],
-        .writes = l->count[PRELOAD_KIND_WRITE],
-        .opens = l->count[PRELOAD_KIND_OPEN],
+        .reads = accesses(l->hist[0]),
+        .writes = accesses(l->hist[1]),
+        .opens = l->count[PRELOAD_KIND_OPEN], /* POSIX: dups and filenos added below */
         .seeks = l->count[PRELOAD_KIND_SEEK],
         .stats = l->count[PRELOAD_KIND_STAT],
         .fsyncs = l->count[PRELOAD_KIND_FSYNC],
         .other = l->count[PRELOAD_KIND_OTHER],
         .read_bytes = l->bytes[0],
         .written_bytes = l->bytes[1],
-        .max_read_offset = l->max_end[0] - 1,
-        .max_written_offset = l->max_end[1] - 1,
-        .seq_reads = l->seq[0],
-        .seq_writes = l->seq[1],
+        .max_read_offset = last_byte(l->max_end[0]),
+        .max_written_offset = last_byte(l->max_end[1]),
+        .seq_reads = l->consec[0] + l->forward[0],
+        .seq_writes = l->consec[1] + l->forward[1],
         .consec_reads = l->consec[0],
         .consec_writes = l->consec[1],
         .read_time_s = seconds(clock, l->time[0]),
@@ -252,11 +271,29 @@ static void layer_view(const struct preload_layer_stats *l, const struct vigil_t
         .last_close_s = since_start(clock, l->last_close),
         .first_io_s = since_start(clock, l->first_io),
         .last_io_s = since_start(clock, l->last_io),
+        .mode = -1,
+        .file_not_aligned = l->file_not_aligned,
+        .mem_not_aligned = l->mem_not_aligned,
+        .max_read_time_s = seconds(clock, l->max_time[0]),
+        .max_write_time_s = seconds(clock, l->max_time[1]),
+        .max_read_time_size = l->max_time_size[0],
+        .max_write_time_size = l->max_time_size[1],
     };
+    if (posix && f != NULL) { /* Darshan's STDIO module has none of these */
+        v->rw_switches = atomic_load_explicit(&f->rw_switches, memory_order_relaxed);
+        v->fdatasyncs = atomic_load_explicit(&f->fdatasyncs, memory_order_relaxed);
+        v->filenos = atomic_load_explicit(&f->filenos, memory_order_relaxed);
+        v->dups = atomic_load_explicit(&f->dups, memory_order_relaxed);
+        v->opens += v->dups + v->filenos; /* Darshan's REFOPEN: opens too */
+        int64_t mode = atomic_load_explicit(&f->mode, memory_order_relaxed);
+        v->mode = mode != 0 ? mode : -1; /* none given (Darshan: 0) */
+        v->file_alignment_bytes = atomic_load_explicit(&f->alignment_bytes, memory_order_relaxed);
+        v->mem_alignment_bytes = PRELOAD_MEM_ALIGNMENT_BYTES;
+    }
     memcpy(v->read_size_hist, l->hist[0], sizeof v->read_size_hist);
     memcpy(v->write_size_hist, l->hist[1], sizeof v->write_size_hist);
-    v->common_size_count = common_top(&l->sizes, v->common_sizes);
-    v->common_stride_count = common_top(&l->strides, v->common_strides);
+    v->common_size_count = preload_common_top(&l->sizes, v->common_sizes);
+    v->common_stride_count = preload_common_top(&l->strides, v->common_strides);
 }
 
 static bool layer_any(const struct preload_layer_stats *l)
@@ -264,7 +301,7 @@ static bool layer_any(const struct preload_layer_stats *l)
     for (int k = 0; k < PRELOAD_KIND_COUNT; k++)
         if (l->count[k] != 0)
             return true;
-    return false;
+    return l->last_io != 0; /* a read or write */
 }
 
 /* The previous report's arrays: a process may gather more than once (an
@@ -357,15 +394,17 @@ void preload_report_gather_files(struct vigil_report *r, const struct vigil_tick
             v->path = "?";
             v->path_bytes = 1;
         }
-        mount_of(v->path, v->path_bytes, &v->mount, &v->fs_type);
+        int mount = mount_of(v->path, v->path_bytes, &v->mount, &v->fs_type);
         v->calls = f->calls;
         v->read_bytes = f->read_bytes;
         v->written_bytes = f->written_bytes;
         v->has_layers = true;
-        layer_view(&f->layer[0], clock, &v->posix);
+        layer_view(&f->layer[0], true, clock, &v->posix);
+        if (v->posix.file_alignment_bytes == 0 && layer_any(&f->layer[0]))
+            v->posix.file_alignment_bytes = mount_block_bytes(mount);
         v->has_stdio = layer_any(&f->layer[1]);
         if (v->has_stdio)
-            layer_view(&f->layer[1], clock, &v->stdio);
+            layer_view(&f->layer[1], false, clock, &v->stdio);
         v->has_mpiio = preload_mpiio_file_figures(id, clock, &v->mpiio);
     }
     sort_busiest_first(files, n);

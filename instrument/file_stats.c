@@ -8,15 +8,21 @@
  * of the few files it used last), with plain stores; when a file's entry
  * is evicted (the thread moves to a file it holds no entry for) it is merged
  * into the file's record under the record's spin lock: the rare path. The
- * report merges what threads still hold. */
+ * report merges what threads still hold. What must be one per file, not
+ * per thread (where the last access ended and of which kind, for the
+ * sequence and the read/write switches; its mode, block size and rare
+ * counts), is in the record's shared part, which each access reads and
+ * exchanges with single atomic instructions. */
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 
 #include "preload.h"
 
 struct file_record {
     _Atomic int lock;
     struct preload_layer_stats layer[PRELOAD_STATS_LAYERS];
+    struct preload_file_shared shared[PRELOAD_STATS_LAYERS];
 };
 
 static struct file_record *records; /* by file id - 1 */
@@ -25,39 +31,24 @@ _Atomic uint32_t preload_timeline_shift;
 static _Atomic uint64_t timeline_bytes[2][PRELOAD_TIMELINE_BINS];
 static _Atomic int timeline_lock;
 
-/* ---- the common values ---------------------------------------------------------------------- */
-
-void preload_common_note(struct preload_common *t, int64_t value, uint64_t count)
-{
-    uint32_t at = 0;
-    while (at < t->used && t->value[at] != value)
-        at++;
-    uint64_t total = count;
-    if (at < t->used) {
-        total += t->count[at];
-    } else if (t->used < PRELOAD_COMMON_SLOTS) {
-        at = t->used++;
-    } else {
-        /* Full: the rarest goes, and its count stays with the newcomer. */
-        at = 0;
-        for (uint32_t i = 1; i < t->used; i++)
-            if (t->count[i] < t->count[at])
-                at = i;
-        total += t->count[at];
-    }
-    /* To the front: the next call of the same value is the inline case. */
-    memmove(&t->value[1], &t->value[0], at * sizeof t->value[0]);
-    memmove(&t->count[1], &t->count[0], at * sizeof t->count[0]);
-    t->value[0] = value;
-    t->count[0] = total;
-}
-
 /* ---- records -------------------------------------------------------------------------------- */
+
+/* Where the stats of a file without a record (the table full) order
+ * their accesses: any thread's, all such files together. */
+static struct preload_file_shared no_record = {.last_end = {1, 1}};
 
 static void layer_clear(struct preload_layer_stats *l)
 {
+    struct preload_file_shared *shared = l->shared;
     memset(l, 0, sizeof *l);
-    l->last_end[0] = l->last_end[1] = -1;
+    l->shared = shared;
+}
+
+static void shared_clear(struct preload_file_shared *f)
+{
+    memset(f, 0, sizeof *f);
+    atomic_store_explicit(&f->last_end[0], 1, memory_order_relaxed);
+    atomic_store_explicit(&f->last_end[1], 1, memory_order_relaxed);
 }
 
 static bool layer_used(const struct preload_layer_stats *l)
@@ -65,7 +56,9 @@ static bool layer_used(const struct preload_layer_stats *l)
     for (int k = 0; k < PRELOAD_KIND_COUNT; k++)
         if (l->count[k] != 0)
             return true;
-    return false;
+    /* A read or write (counted by its histogram), an fdatasync (counted
+     * in the shared part). */
+    return l->last_io != 0 || l->time[2] != 0;
 }
 
 static uint64_t min_set(uint64_t a, uint64_t b)
@@ -86,9 +79,11 @@ void preload_layer_merge(struct preload_layer_stats *into, const struct preload_
         into->bytes[rw] += from->bytes[rw];
         if (from->max_end[rw] > into->max_end[rw])
             into->max_end[rw] = from->max_end[rw];
-        if (from->last_end[rw] >= 0)
-            into->last_end[rw] = from->last_end[rw];
-        into->seq[rw] += from->seq[rw];
+        if (from->max_time[rw] > into->max_time[rw]) {
+            into->max_time[rw] = from->max_time[rw];
+            into->max_time_size[rw] = from->max_time_size[rw];
+        }
+        into->forward[rw] += from->forward[rw];
         into->consec[rw] += from->consec[rw];
         for (int b = 0; b < PRELOAD_SIZE_BINS; b++)
             into->hist[rw][b] += from->hist[rw][b];
@@ -99,11 +94,10 @@ void preload_layer_merge(struct preload_layer_stats *into, const struct preload_
     into->first_io = min_set(into->first_io, from->first_io);
     into->last_close = max_u64(into->last_close, from->last_close);
     into->last_io = max_u64(into->last_io, from->last_io);
-    /* Least frequent first, so that the most frequent end at the front. */
-    for (uint32_t i = from->sizes.used; i-- > 0;)
-        preload_common_note(&into->sizes, from->sizes.value[i], from->sizes.count[i]);
-    for (uint32_t i = from->strides.used; i-- > 0;)
-        preload_common_note(&into->strides, from->strides.value[i], from->strides.count[i]);
+    into->file_not_aligned += from->file_not_aligned;
+    into->mem_not_aligned += from->mem_not_aligned;
+    preload_common_merge(&into->sizes, &from->sizes);
+    preload_common_merge(&into->strides, &from->strides);
 }
 
 static struct file_record *record_of(uint32_t file_id)
@@ -147,18 +141,13 @@ void preload_file_stats_flush(struct preload_pending *p)
 void preload_file_stats_take(struct preload_pending *p, uint32_t file_id)
 {
     /* Sequential access is judged against where the file's previous
-     * access ended, whichever thread made it (as of the thread's move to
-     * the file: while the file stays in its entries, against its own). */
+     * access ended, whichever thread made it: in the record's shared part. */
     struct file_record *r = record_of(file_id);
     for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++) {
         struct preload_layer_stats *l = &p->stats[layer];
         if (layer_used(l))
             layer_clear(l);
-        l->last_end[0] = l->last_end[1] = -1;
-        if (r != NULL) {
-            l->last_end[0] = __atomic_load_n(&r->layer[layer].last_end[0], __ATOMIC_RELAXED);
-            l->last_end[1] = __atomic_load_n(&r->layer[layer].last_end[1], __ATOMIC_RELAXED);
-        }
+        l->shared = r != NULL ? &r->shared[layer] : &no_record;
     }
 }
 
@@ -170,6 +159,7 @@ void preload_file_stats_note_shared(uint32_t file_id, const struct preload_outco
     if (r == NULL || layer >= PRELOAD_STATS_LAYERS || o->failed)
         return;
     record_lock(r);
+    r->layer[layer].shared = &r->shared[layer];
     preload_stats_note(&r->layer[layer], preload_stats_kind(o->op), o, start_ticks, end_ticks);
     record_unlock(r);
     unsigned kind = preload_stats_kind(o->op);
@@ -182,17 +172,78 @@ void preload_file_stats_clear(uint32_t file_id)
     struct file_record *r = record_of(file_id);
     if (r == NULL)
         return;
-    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++) {
         layer_clear(&r->layer[layer]);
+        shared_clear(&r->shared[layer]);
+        r->layer[layer].shared = &r->shared[layer];
+    }
+}
+
+/* Darshan takes the block size of the file's mount (statfs), 1 MiB on
+ * Lustre, whose f_bsize says 4 KiB. */
+#define LUSTRE_SUPER_MAGIC 0x0BD00BD0
+
+uint64_t preload_block_bytes(long fs_type, long block_size)
+{
+    if (fs_type == LUSTRE_SUPER_MAGIC)
+        return UINT64_C(1) << 20;
+    return block_size > 0 ? (uint64_t)block_size : 0;
+}
+
+/* The file's block size, at its first open (or fileno): one fstatfs. */
+static void take_alignment(struct preload_file_shared *f, int fd)
+{
+    if (atomic_load_explicit(&f->alignment_bytes, memory_order_relaxed) != 0)
+        return;
+    struct statfs fs;
+    if (fd < 0 || fstatfs(fd, &fs) != 0)
+        return;
+    uint64_t bytes = preload_block_bytes((long)fs.f_type, (long)fs.f_bsize);
+    /* A block size that is not a power of two (none seen) is reported
+     * but not checked: the hot path has a mask, not a division. */
+    atomic_store_explicit(&f->alignment_mask,
+                          bytes != 0 && (bytes & (bytes - 1)) == 0 ? bytes - 1 : 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&f->alignment_bytes, bytes, memory_order_relaxed);
+}
+
+void preload_file_opened(uint32_t file_id, int fd, int64_t mode)
+{
+    struct file_record *r = record_of(file_id);
+    if (r == NULL)
+        return;
+    if (mode != 0) /* as Darshan: an open without a mode leaves the last */
+        atomic_store_explicit(&r->shared[0].mode, mode, memory_order_relaxed);
+    take_alignment(&r->shared[0], fd);
+}
+
+void preload_file_fileno(uint32_t file_id, int fd)
+{
+    struct file_record *r = record_of(file_id);
+    if (r == NULL)
+        return;
+    atomic_fetch_add_explicit(&r->shared[0].filenos, 1, memory_order_relaxed);
+    take_alignment(&r->shared[0], fd);
+}
+
+void preload_file_dup(uint32_t file_id)
+{
+    struct file_record *r = record_of(file_id);
+    if (r != NULL)
+        atomic_fetch_add_explicit(&r->shared[0].dups, 1, memory_order_relaxed);
 }
 
 void preload_file_stats_get(uint32_t file_id, struct preload_layer_stats out[PRELOAD_STATS_LAYERS])
 {
     struct file_record *r = record_of(file_id);
-    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++) {
+        out[layer].shared = &no_record;
         layer_clear(&out[layer]);
+    }
     if (r == NULL)
         return;
+    for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+        out[layer].shared = &r->shared[layer];
     record_lock(r);
     for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
         preload_layer_merge(&out[layer], &r->layer[layer]);
@@ -308,9 +359,19 @@ void preload_file_stats_reset_after_fork(void)
     for (uint32_t i = 0; i < used; i++) {
         struct file_record *r = record_of(preload_file_used_id(i));
         if (r != NULL) {
-            memset(r, 0, sizeof *r);
-            for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++)
+            /* What the parent knew of the file itself (its mode, its block
+             * size) stays; its accesses were the parent's. */
+            atomic_store_explicit(&r->lock, 0, memory_order_relaxed);
+            for (int layer = 0; layer < PRELOAD_STATS_LAYERS; layer++) {
                 layer_clear(&r->layer[layer]);
+                atomic_store_explicit(&r->shared[layer].last_end[0], 1, memory_order_relaxed);
+                atomic_store_explicit(&r->shared[layer].last_end[1], 1, memory_order_relaxed);
+                atomic_store_explicit(&r->shared[layer].last_rw, 0, memory_order_relaxed);
+                atomic_store_explicit(&r->shared[layer].filenos, 0, memory_order_relaxed);
+                atomic_store_explicit(&r->shared[layer].dups, 0, memory_order_relaxed);
+                atomic_store_explicit(&r->shared[layer].fdatasyncs, 0, memory_order_relaxed);
+                atomic_store_explicit(&r->shared[layer].rw_switches, 0, memory_order_relaxed);
+            }
         }
     }
     memset((void *)timeline_bytes, 0, sizeof timeline_bytes);

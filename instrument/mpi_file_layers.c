@@ -5,7 +5,10 @@
  * start: ranks start together within a launch, which is what these compare
  * at), and the most common access sizes and strides from each rank's four
  * (as Darshan's reduction does: a size common on every rank but never in
- * one rank's top four is missed). */
+ * one rank's top four is missed). Counts stay lower bounds, exact only when
+ * every rank gave the value an exact count. The slowest call is the
+ * slowest rank's; the block size the one ranks agree on, else the smallest
+ * known; the mode the first rank's that knows it (rank 0's). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,23 +34,36 @@ static double later(double a, double b)
     return a > b ? a : b;
 }
 
-/* Adds `count` to `value` among the candidates; a new value takes a free
- * slot, else the place of the least common one if it is less common. */
-static void add_candidate(struct preload_common_candidates *c, int64_t value, uint64_t count)
+/* Adds one rank's count of `value` among the candidates; a new value takes
+ * a free slot, else the place of the least common one if it is less
+ * common (whose count, a lower bound, is then dropped: still one). */
+static void add_candidate(struct preload_common_candidates *c, const struct vigil_report_common *e)
 {
     int least = 0;
     for (int i = 0; i < c->count; i++) {
-        if (c->items[i].value == value) {
-            c->items[i].count += count;
+        if (c->items[i].value == e->value) {
+            c->items[i].count += e->count;
+            c->exact_ranks[i] += e->exact;
             return;
         }
         if (c->items[i].count < c->items[least].count)
             least = i;
     }
+    int at;
     if (c->count < PRELOAD_COMMON_CANDIDATES)
-        c->items[c->count++] = (struct vigil_report_common){.value = value, .count = count};
-    else if (c->items[least].count < count)
-        c->items[least] = (struct vigil_report_common){.value = value, .count = count};
+        at = c->count++;
+    else if (c->items[least].count < e->count)
+        at = least;
+    else
+        return;
+    c->items[at] = (struct vigil_report_common){.value = e->value, .count = e->count};
+    c->exact_ranks[at] = e->exact;
+}
+
+/* The smaller of two block sizes, 0 meaning not known. */
+static uint64_t smaller_known(uint64_t a, uint64_t b)
+{
+    return a == 0 ? b : b == 0 ? a : a < b ? a : b;
 }
 
 void preload_job_layer_add(struct preload_job_layer *m, const struct vigil_report_file_layer *l,
@@ -59,6 +75,7 @@ void preload_job_layer_add(struct preload_job_layer *m, const struct vigil_repor
         to->common_size_count = to->common_stride_count = 0;
         memset(&m->sizes, 0, sizeof m->sizes);
         memset(&m->strides, 0, sizeof m->strides);
+        m->ranks = 0;
     } else {
         to->reads += l->reads;
         to->writes += l->writes;
@@ -86,24 +103,45 @@ void preload_job_layer_add(struct preload_job_layer *m, const struct vigil_repor
         to->first_io_s = earlier(to->first_io_s, l->first_io_s);
         to->last_close_s = later(to->last_close_s, l->last_close_s);
         to->last_io_s = later(to->last_io_s, l->last_io_s);
+        to->rw_switches += l->rw_switches;
+        to->fdatasyncs += l->fdatasyncs;
+        to->filenos += l->filenos;
+        to->dups += l->dups;
+        if (to->mode == -1)
+            to->mode = l->mode;
+        to->file_alignment_bytes = smaller_known(to->file_alignment_bytes, l->file_alignment_bytes);
+        to->file_not_aligned += l->file_not_aligned;
+        to->mem_alignment_bytes = smaller_known(to->mem_alignment_bytes, l->mem_alignment_bytes);
+        to->mem_not_aligned += l->mem_not_aligned;
+        if (l->max_read_time_s > to->max_read_time_s) {
+            to->max_read_time_s = l->max_read_time_s;
+            to->max_read_time_size = l->max_read_time_size;
+        }
+        if (l->max_write_time_s > to->max_write_time_s) {
+            to->max_write_time_s = l->max_write_time_s;
+            to->max_write_time_size = l->max_write_time_size;
+        }
     }
+    m->ranks++;
     for (int i = 0; i < l->common_size_count && i < VIGIL_REPORT_COMMON; i++)
-        add_candidate(&m->sizes, l->common_sizes[i].value, l->common_sizes[i].count);
+        add_candidate(&m->sizes, &l->common_sizes[i]);
     for (int i = 0; i < l->common_stride_count && i < VIGIL_REPORT_COMMON; i++)
-        add_candidate(&m->strides, l->common_strides[i].value, l->common_strides[i].count);
+        add_candidate(&m->strides, &l->common_strides[i]);
 }
 
-/* Most common first; on equal counts the smaller value. */
+/* Darshan's order: most common first; on equal counts the larger value. */
 static int most_common_first(const void *a, const void *b)
 {
     const struct vigil_report_common *x = a, *y = b;
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
-    return (x->value > y->value) - (x->value < y->value);
+    return (x->value < y->value) - (x->value > y->value);
 }
 
-static int take_top(struct preload_common_candidates *c, struct vigil_report_common *out)
+static int take_top(struct preload_common_candidates *c, int ranks, struct vigil_report_common *out)
 {
+    for (int i = 0; i < c->count; i++)
+        c->items[i].exact = c->exact_ranks[i] == ranks;
     qsort(c->items, (size_t)c->count, sizeof c->items[0], most_common_first);
     int n = c->count < VIGIL_REPORT_COMMON ? c->count : VIGIL_REPORT_COMMON;
     memcpy(out, c->items, (size_t)n * sizeof *out);
@@ -112,6 +150,6 @@ static int take_top(struct preload_common_candidates *c, struct vigil_report_com
 
 void preload_job_layer_finish(struct preload_job_layer *m)
 {
-    m->layer.common_size_count = take_top(&m->sizes, m->layer.common_sizes);
-    m->layer.common_stride_count = take_top(&m->strides, m->layer.common_strides);
+    m->layer.common_size_count = take_top(&m->sizes, m->ranks, m->layer.common_sizes);
+    m->layer.common_stride_count = take_top(&m->strides, m->ranks, m->layer.common_strides);
 }

@@ -13,11 +13,13 @@
 struct preload_common_candidates {
     int count;
     struct vigil_report_common items[PRELOAD_COMMON_CANDIDATES];
+    int exact_ranks[PRELOAD_COMMON_CANDIDATES]; /* ranks that gave it an exact count */
 };
 
 struct preload_job_layer {
     struct vigil_report_file_layer layer;
     struct preload_common_candidates sizes, strides;
+    int ranks; /* added so far: a count is exact when each of them gave it exactly */
 };
 
 /* Adds one rank's counters (`first`: the file's first rank). */

@@ -91,34 +91,76 @@ enum preload_stats_kind {
     PRELOAD_KIND_OPEN,
     PRELOAD_KIND_SEEK,
     PRELOAD_KIND_STAT,
-    PRELOAD_KIND_FSYNC,
+    PRELOAD_KIND_FSYNC, /* fsync; stdio: fflush */
     PRELOAD_KIND_OTHER, /* close counts here too */
     PRELOAD_KIND_COUNT,
     PRELOAD_KIND_CLOSE = PRELOAD_KIND_COUNT, /* counted as OTHER, and times the last close */
+    /* Rare: counted in the file's shared part (struct preload_file_shared),
+     * not in a thread's stats, whose first two entries share a page with
+     * the operations' counters. */
+    PRELOAD_KIND_FDATASYNC, /* Darshan's FDSYNCS */
+    PRELOAD_KIND_DUP,       /* dup, dup2, dup3: Darshan's DUPS; in "other" too */
 };
 #define PRELOAD_STATS_LAYERS 2 /* POSIX, stdio */
 #define PRELOAD_COMMON_SLOTS 8 /* values followed per file; the report keeps the top 4 */
 #define PRELOAD_SIZE_BINS    10
 
-/* The most frequent values, most recent first: exact while a file has no
- * more than PRELOAD_COMMON_SLOTS different ones, else the rarest is
- * replaced (its count carried over, as the space-saving algorithm does). */
+/* The most frequent values, most recent first, by the space-saving
+ * algorithm: exact while a file has no more than PRELOAD_COMMON_SLOTS
+ * different ones, else the rarest is replaced, its count carried over and
+ * recorded as the newcomer's error: count - error is a lower bound of the
+ * truth, exact when error is 0 (common_values.c). */
 struct preload_common {
     int64_t value[PRELOAD_COMMON_SLOTS];
     uint64_t count[PRELOAD_COMMON_SLOTS];
+    /* 32 bits (room on the counters' first page): an error past that
+     * lowers the count by as much, which keeps count - error. */
+    uint32_t error[PRELOAD_COMMON_SLOTS];
     uint32_t used;
 };
+
+/* What all threads share about one layer of a file, in its record: where
+ * its last read and write ended and which came last, so that sequential
+ * and consecutive accesses, strides and read/write switches are judged per
+ * file, not per thread. Each access exchanges the word (one atomic
+ * instruction): it then has exactly one predecessor, whatever the threads.
+ * The rest is written on the rare paths (an open, fileno). */
+struct preload_file_shared {
+    /* Where the previous read, write ended, as Darshan's last byte + 1:
+     * 1 at the start and after each open (Darshan's last byte 0 then, so
+     * that an access at 0 is not sequential and one at 1 is consecutive;
+     * no stride is counted from it). */
+    _Atomic int64_t last_end[2];
+    _Atomic uint32_t last_rw; /* 0: none yet, 1: a read, 2: a write */
+    _Atomic int64_t mode;     /* the mode an open gave; 0: none given */
+    _Atomic uint64_t filenos; /* fileno() on the file's streams */
+    _Atomic uint64_t dups, fdatasyncs, rw_switches;
+    /* The file system's block size (Darshan's FILE_ALIGNMENT: statfs's
+     * f_bsize, 1 MiB on Lustre), taken at the file's first open; the mask
+     * is it - 1 when it is a power of two, else 0 (not counted). */
+    _Atomic uint64_t alignment_bytes, alignment_mask;
+};
+
+/* The memory alignment Darshan checks buffers against by default. */
+#define PRELOAD_MEM_ALIGNMENT_BYTES 8
 
 struct preload_layer_stats {
     uint64_t count[PRELOAD_KIND_COUNT];
     uint64_t bytes[2];   /* read, written */
     int64_t max_end[2];  /* offset + size of the furthest read, write; 0: none */
-    int64_t last_end[2]; /* where the previous read, write ended; -1: none */
-    uint64_t seq[2], consec[2];
+    uint64_t forward[2]; /* began past the previous one's end: seq = consec + forward */
+    uint64_t consec[2];
     uint64_t hist[2][PRELOAD_SIZE_BINS];
     uint64_t time[3]; /* read, write, meta */
     uint64_t first_open, last_close, first_io, last_io;
+    /* POSIX only (stdio's stay 0: Darshan's STDIO module has none). */
+    uint64_t file_not_aligned, mem_not_aligned;
+    uint64_t max_time[2];      /* the slowest read, write: ticks */
+    uint32_t max_time_size[2]; /* its bytes (Linux moves < 2 GiB a call) */
     struct preload_common sizes, strides;
+    /* The file's shared part (never NULL once the stats are in use); not
+     * merged, not cleared. */
+    struct preload_file_shared *shared;
 };
 
 /* What a thread holds for one file it used recently and has not merged
@@ -620,6 +662,10 @@ struct preload_outcome {
     uint32_t file_id; /* when fd < 0: from preload_file_for_path, or VIGIL_FILE_NONE */
     int64_t result;   /* what the caller gets back */
     bool failed;      /* the call failed: errno is meaningful */
+    /* A POSIX read's or write's buffer, whose alignment the file's stats
+     * count (an address, not a flag: computed only where it is counted);
+     * 0: none. */
+    uintptr_t buffer;
     uint64_t bytes_asked;
     uint64_t bytes_moved; /* what it transferred, 0 when it failed */
     int64_t offset_bytes; /* VIGIL_OFFSET_UNKNOWN when it cannot be known */
@@ -680,7 +726,20 @@ void preload_file_stats_take(struct preload_pending *p, uint32_t file_id) PRELOA
 void preload_file_stats_note_shared(uint32_t file_id, const struct preload_outcome *o,
                                     uint64_t start_ticks, uint64_t end_ticks) PRELOAD_HIDDEN;
 void preload_timeline_note_shared(unsigned rw, uint64_t bytes, uint64_t end_ticks) PRELOAD_HIDDEN;
-/* The file's record as it stands (without what threads hold). */
+/* An open of the file by the POSIX layer succeeded on fd, with `mode`
+ * (0: none given): its mode, and at its first open its file system's block
+ * size (one fstatfs). */
+void preload_file_opened(uint32_t file_id, int fd, int64_t mode) PRELOAD_HIDDEN;
+/* fileno() gave fd, one of the file's (Darshan's FILENOS, a POSIX open;
+ * the block size as at an open); fcntl(F_DUPFD) made a copy (a dup, and
+ * an open, as Darshan counts them). */
+void preload_file_fileno(uint32_t file_id, int fd) PRELOAD_HIDDEN;
+void preload_file_dup(uint32_t file_id) PRELOAD_HIDDEN;
+/* Darshan's FILE_ALIGNMENT of a file system (statfs's type and block
+ * size): the block size, 1 MiB on Lustre (whose f_bsize says 4 KiB). */
+uint64_t preload_block_bytes(long fs_type, long block_size) PRELOAD_HIDDEN;
+/* The file's record as it stands (without what threads hold); each
+ * layer's `shared` points at the record's. */
 void preload_file_stats_get(uint32_t file_id,
                             struct preload_layer_stats out[PRELOAD_STATS_LAYERS]) PRELOAD_HIDDEN;
 void preload_layer_merge(struct preload_layer_stats *into,
@@ -758,9 +817,14 @@ static inline unsigned preload_stats_kind(unsigned op)
     case VIGIL_OP_POSIX_STATX:
         return PRELOAD_KIND_STAT;
     case VIGIL_OP_POSIX_FSYNC:
-    case VIGIL_OP_POSIX_FDATASYNC:
     case VIGIL_OP_STDIO_FFLUSH: /* stdio's sync: to the kernel */
         return PRELOAD_KIND_FSYNC;
+    case VIGIL_OP_POSIX_FDATASYNC:
+        return PRELOAD_KIND_FDATASYNC;
+    case VIGIL_OP_POSIX_DUP:
+    case VIGIL_OP_POSIX_DUP2:
+    case VIGIL_OP_POSIX_DUP3:
+        return PRELOAD_KIND_DUP;
     case VIGIL_OP_POSIX_CLOSE:
     case VIGIL_OP_STDIO_FCLOSE:
         return PRELOAD_KIND_CLOSE;
@@ -769,38 +833,52 @@ static inline unsigned preload_stats_kind(unsigned op)
     }
 }
 
-/* Darshan's size bins: 0-100, 100-1K, 1K-10K, 10K-100K, 100K-1M, 1M-4M,
- * 4M-10M, 10M-100M, 100M-1G, 1G+ (lower bound included). Compares with
- * immediates, not a table (a read-only data page per call), smallest
- * first: small accesses, the commonest, take one or two. */
+/* Darshan's size bins (DARSHAN_BUCKET_INC): 0-100, 100-1K, 1K-10K,
+ * 10K-100K, 100K-1M, 1M-4M, 4M-10M, 10M-100M, 100M-1G, 1G+, each including
+ * its upper bound (1 MiB is in 100K-1M). Compares with immediates, not a
+ * table (a read-only data page per call), smallest first: small accesses,
+ * the commonest, take one or two. */
 static inline unsigned preload_size_bin(uint64_t size)
 {
-    if (size < 100)
+    if (size <= 100)
         return 0;
-    if (size < 1024)
+    if (size <= 1024)
         return 1;
-    if (size < 10240)
+    if (size <= 10240)
         return 2;
-    if (size < 102400)
+    if (size <= 102400)
         return 3;
-    if (size < 1048576)
+    if (size <= 1048576)
         return 4;
-    if (size < 4194304)
+    if (size <= 4194304)
         return 5;
-    if (size < 10485760)
+    if (size <= 10485760)
         return 6;
-    if (size < 104857600)
+    if (size <= 104857600)
         return 7;
-    return size < 1073741824 ? 8 : 9;
+    return size <= 1073741824 ? 8 : 9;
 }
 
-void preload_common_note(struct preload_common *t, int64_t value, uint64_t count) PRELOAD_HIDDEN;
+/* The common-value tables (common_values.c): one value `count` times, with
+ * `error` of them perhaps another's; a table into another; the top
+ * VIGIL_REPORT_COMMON as the report lists them (Darshan's rules: no value
+ * <= 0; lower-bound counts, exact flags), returning how many. */
+struct vigil_report_common;
+void preload_common_note(struct preload_common *t, int64_t value, uint64_t count,
+                         uint64_t error) PRELOAD_HIDDEN;
+void preload_common_merge(struct preload_common *into,
+                          const struct preload_common *from) PRELOAD_HIDDEN;
+int preload_common_top(const struct preload_common *t,
+                       struct vigil_report_common *out) PRELOAD_HIDDEN;
+/* An empty table's first value is 0, which no table lists (a stride is
+ * never noted 0): a 0 counted there before the first note is lost unseen,
+ * and `used` need not be checked. */
 static inline void preload_common_add(struct preload_common *t, int64_t value)
 {
-    if (PRELOAD_LIKELY(t->used > 0 && t->value[0] == value))
+    if (PRELOAD_LIKELY(t->value[0] == value))
         t->count[0]++;
     else
-        preload_common_note(t, value, 1);
+        preload_common_note(t, value, 1, 0);
 }
 
 /* The process's timeline (file_stats.c): bins of 2^shift ticks. */
@@ -816,30 +894,66 @@ preload_stats_note(struct preload_layer_stats *l, unsigned kind, const struct pr
 {
     if (kind <= PRELOAD_KIND_WRITE) {
         unsigned rw = kind == PRELOAD_KIND_WRITE;
-        uint64_t moved = o->bytes_moved;
-        l->count[kind]++;
+        bool posix = preload_stats_layer(o->op) == 0; /* a constant: stdio's fold away */
+        uint64_t moved = o->bytes_moved, ticks = end_ticks - start_ticks;
+        struct preload_file_shared *f = l->shared;
+        /* Not counted here, derived where they are read: the reads and
+         * writes (the histogram's sum), the sequential ones (consecutive
+         * and forward). */
         l->bytes[rw] += moved;
-        l->time[rw] += end_ticks - start_ticks;
+        l->time[rw] += ticks;
         l->hist[rw][preload_size_bin(moved)]++;
         if (l->first_io == 0)
             l->first_io = start_ticks;
         l->last_io = end_ticks;
+        /* Zero sizes too (the report leaves them out): no compare here. */
         preload_common_add(&l->sizes, (int64_t)moved);
+        if (posix) {
+            if (PRELOAD_UNLIKELY(ticks > l->max_time[rw])) {
+                l->max_time[rw] = ticks;
+                l->max_time_size[rw] = (uint32_t)moved;
+            }
+            if (o->buffer & (PRELOAD_MEM_ALIGNMENT_BYTES - 1))
+                l->mem_not_aligned++;
+            /* A switch: the file's last access was of the other kind. */
+            if (PRELOAD_UNLIKELY(atomic_load_explicit(&f->last_rw, memory_order_relaxed) !=
+                                 rw + 1) &&
+                atomic_exchange_explicit(&f->last_rw, rw + 1, memory_order_relaxed) == 2 - rw)
+                atomic_fetch_add_explicit(&f->rw_switches, 1, memory_order_relaxed);
+        }
         int64_t offset = o->offset_bytes;
         if (offset >= 0) {
-            int64_t last = l->last_end[rw], end = offset + (int64_t)moved;
-            if (last >= 0) {
-                l->seq[rw] += offset >= last;
-                l->consec[rw] += offset == last;
-                preload_common_add(&l->strides, offset - last);
+            int64_t end = offset + (int64_t)moved;
+            int64_t last = atomic_exchange_explicit(&f->last_end[rw], end, memory_order_relaxed);
+            if (PRELOAD_LIKELY(offset == last)) {
+                l->consec[rw]++;
+            } else if (offset > last) {
+                /* Darshan's strides: the gap forward only, never 0, and
+                 * none from the start (last 1). */
+                l->forward[rw]++;
+                if (last != 1)
+                    preload_common_add(&l->strides, offset - last);
             }
-            l->last_end[rw] = end;
+            if (posix &&
+                (offset & (int64_t)atomic_load_explicit(&f->alignment_mask, memory_order_relaxed)))
+                l->file_not_aligned++;
             if (end > l->max_end[rw])
                 l->max_end[rw] = end;
         }
     } else {
-        l->count[kind == PRELOAD_KIND_CLOSE ? PRELOAD_KIND_OTHER : kind]++;
+        if (kind == PRELOAD_KIND_FDATASYNC || kind == PRELOAD_KIND_DUP)
+            atomic_fetch_add_explicit(kind == PRELOAD_KIND_DUP ? &l->shared->dups
+                                                               : &l->shared->fdatasyncs,
+                                      1, memory_order_relaxed);
+        if (kind != PRELOAD_KIND_FDATASYNC)
+            l->count[kind >= PRELOAD_KIND_CLOSE ? PRELOAD_KIND_OTHER : kind]++;
         l->time[2] += end_ticks - start_ticks;
+        /* An open (not fdopen: Darshan's REFOPEN) starts the file's
+         * sequence again, as Darshan's record does. */
+        if (kind == PRELOAD_KIND_OPEN && o->op != VIGIL_OP_STDIO_FDOPEN) {
+            atomic_store_explicit(&l->shared->last_end[0], 1, memory_order_relaxed);
+            atomic_store_explicit(&l->shared->last_end[1], 1, memory_order_relaxed);
+        }
         if (kind == PRELOAD_KIND_OPEN && l->first_open == 0)
             l->first_open = start_ticks;
         if (kind == PRELOAD_KIND_CLOSE)
@@ -970,26 +1084,35 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
 }
 
 /* The two commonest endings. A data call on a descriptor returns the bytes
- * it moved, or -1; a meta call returns anything, -1 meaning failure. */
-static inline __attribute__((always_inline)) void preload_end_data(const struct preload_call *call,
-                                                                   unsigned op, int fd, int64_t ret,
-                                                                   uint64_t bytes_asked,
-                                                                   int64_t offset_bytes)
+ * it moved, or -1; a meta call returns anything, -1 meaning failure. A
+ * POSIX read or write also gives its buffer, whose alignment is Darshan's
+ * MEM_NOT_ALIGNED (against PRELOAD_MEM_ALIGNMENT_BYTES). */
+static inline __attribute__((always_inline)) void
+preload_end_buffer(const struct preload_call *call, unsigned op, int fd, int64_t ret,
+                   uint64_t bytes_asked, int64_t offset_bytes, const void *buffer)
 {
     /* Named first: clang-format reads "ret < 0, ... ret > 0" in an
      * initializer as a template's brackets. */
     bool failed = ret < 0;
-    uint64_t moved = failed ? 0 : (uint64_t)ret;
     struct preload_outcome o = {
         .op = op,
         .fd = fd,
         .result = ret,
         .failed = failed,
+        .buffer = (uintptr_t)buffer,
         .bytes_asked = bytes_asked,
-        .bytes_moved = moved,
+        .bytes_moved = failed ? 0 : (uint64_t)ret,
         .offset_bytes = offset_bytes,
     };
     preload_call_end(call, &o);
+}
+
+static inline __attribute__((always_inline)) void preload_end_data(const struct preload_call *call,
+                                                                   unsigned op, int fd, int64_t ret,
+                                                                   uint64_t bytes_asked,
+                                                                   int64_t offset_bytes)
+{
+    preload_end_buffer(call, op, fd, ret, bytes_asked, offset_bytes, NULL);
 }
 
 static inline __attribute__((always_inline)) void preload_end_meta(const struct preload_call *call,

@@ -45,17 +45,17 @@ ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t n, size_t buflen, int 
 
 PRELOAD_WRAP(ssize_t, __read_chk, (int fd, void *buf, size_t nbytes, size_t buflen),
              (fd, buf, nbytes, buflen),
-             preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, nbytes,
-                              preload_offset_advance(fd, ret, false)))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_READ, fd, ret, nbytes,
+                                preload_offset_advance(fd, ret, false), buf))
 
 PRELOAD_WRAP(ssize_t, __pread_chk, (int fd, void *buf, size_t nbytes, off_t offset, size_t buflen),
              (fd, buf, nbytes, offset, buflen),
-             preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, nbytes, offset))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_PREAD, fd, ret, nbytes, offset, buf))
 
 PRELOAD_WRAP(ssize_t, __pread64_chk,
              (int fd, void *buf, size_t nbytes, off64_t offset, size_t buflen),
              (fd, buf, nbytes, offset, buflen),
-             preload_end_data(&call, VIGIL_OP_POSIX_PREAD, fd, ret, nbytes, offset))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_PREAD, fd, ret, nbytes, offset, buf))
 
 PRELOAD_WRAP(size_t, __fread_chk,
              (void *restrict ptr, size_t ptrlen, size_t size, size_t n, FILE *restrict fp),

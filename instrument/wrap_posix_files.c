@@ -61,7 +61,7 @@ static int uncounted_open(int fd)
 }
 
 static void end_open(const struct preload_call *call, unsigned op, int dirfd, const char *path,
-                     int flags, int ret)
+                     int flags, mode_t mode, int ret)
 {
     int saved_errno = errno;
     uint32_t file_id = VIGIL_FILE_NONE;
@@ -71,6 +71,10 @@ static void end_open(const struct preload_call *call, unsigned op, int dirfd, co
         preload_fd_set(ret, file_id, 0, (flags & O_APPEND) != 0);
         if (flags & O_TRUNC)
             preload_offset_truncated(ret, 0);
+        /* Its mode (Darshan's POSIX_MODE) and, the first time, its file
+         * system's block size: an open is the rare path. */
+        if (file_id != VIGIL_FILE_NONE && file_id != PRELOAD_FILE_EXCLUDED)
+            preload_file_opened(file_id, ret, (int64_t)mode);
     }
     struct preload_outcome o = PRELOAD_PATH_OUTCOME(op, -1, file_id, ret);
     errno = saved_errno;
@@ -81,7 +85,7 @@ static void end_open(const struct preload_call *call, unsigned op, int dirfd, co
  * count loses its old name (uncounted_open), and the one it counts is
  * followed (end_open). After `flags`: what the call reads first, the mode
  * of a variadic open. */
-#define OPEN_WRAP(fn, params, args, op, dirfd, flags, ...)                                         \
+#define OPEN_WRAP(fn, params, args, op, dirfd, flags, mode_given, ...)                             \
     int fn params                                                                                  \
     {                                                                                              \
         __VA_ARGS__;                                                                               \
@@ -89,39 +93,39 @@ static void end_open(const struct preload_call *call, unsigned op, int dirfd, co
         if (!preload_call_begin(&call))                                                            \
             return uncounted_open(REAL(fn) args);                                                  \
         int ret = REAL(fn) args;                                                                   \
-        end_open(&call, op, dirfd, path, flags, ret);                                              \
+        end_open(&call, op, dirfd, path, flags, mode_given, ret);                                  \
         return ret;                                                                                \
     }
 
 OPEN_WRAP(open, (const char *path, int flags, ...), (path, flags, mode), VIGIL_OP_POSIX_OPEN,
-          AT_FDCWD, flags, mode_t mode = OPEN_MODE(flags))
+          AT_FDCWD, flags, mode, mode_t mode = OPEN_MODE(flags))
 
 OPEN_WRAP(open64, (const char *path, int flags, ...), (path, flags, mode), VIGIL_OP_POSIX_OPEN,
-          AT_FDCWD, flags, mode_t mode = OPEN_MODE(flags))
+          AT_FDCWD, flags, mode, mode_t mode = OPEN_MODE(flags))
 
 OPEN_WRAP(openat, (int dirfd, const char *path, int flags, ...), (dirfd, path, flags, mode),
-          VIGIL_OP_POSIX_OPENAT, dirfd, flags, mode_t mode = OPEN_MODE(flags))
+          VIGIL_OP_POSIX_OPENAT, dirfd, flags, mode, mode_t mode = OPEN_MODE(flags))
 
 OPEN_WRAP(openat64, (int dirfd, const char *path, int flags, ...), (dirfd, path, flags, mode),
-          VIGIL_OP_POSIX_OPENAT, dirfd, flags, mode_t mode = OPEN_MODE(flags))
+          VIGIL_OP_POSIX_OPENAT, dirfd, flags, mode, mode_t mode = OPEN_MODE(flags))
 
 OPEN_WRAP(__open_2, (const char *path, int flags), (path, flags), VIGIL_OP_POSIX_OPEN, AT_FDCWD,
-          flags)
+          flags, 0)
 
 OPEN_WRAP(__open64_2, (const char *path, int flags), (path, flags), VIGIL_OP_POSIX_OPEN, AT_FDCWD,
-          flags)
+          flags, 0)
 
 OPEN_WRAP(__openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
-          VIGIL_OP_POSIX_OPENAT, dirfd, flags)
+          VIGIL_OP_POSIX_OPENAT, dirfd, flags, 0)
 
 OPEN_WRAP(__openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
-          VIGIL_OP_POSIX_OPENAT, dirfd, flags)
+          VIGIL_OP_POSIX_OPENAT, dirfd, flags, 0)
 
 OPEN_WRAP(creat, (const char *path, mode_t mode), (path, mode), VIGIL_OP_POSIX_CREAT, AT_FDCWD,
-          O_CREAT | O_WRONLY | O_TRUNC)
+          O_CREAT | O_WRONLY | O_TRUNC, mode)
 
 OPEN_WRAP(creat64, (const char *path, mode_t mode), (path, mode), VIGIL_OP_POSIX_CREAT, AT_FDCWD,
-          O_CREAT | O_WRONLY | O_TRUNC)
+          O_CREAT | O_WRONLY | O_TRUNC, mode)
 
 /* Linux releases the descriptor whatever close returns, except EBADF (it
  * was not open): the entry goes with it. It is read before the real call,
@@ -222,8 +226,11 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
     struct preload_call call;
     bool counted = preload_call_begin(&call);
     int ret = real(fd, cmd, arg);
-    if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+    if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) {
         preload_fd_copy(fd, ret);
+        if (counted) /* Darshan's DUPS (dup, dup2, dup3): the header's F_DUPFD too */
+            preload_file_dup(preload_fd_get(fd));
+    }
     if (ret == 0 && cmd == F_SETFL)
         preload_offset_append_set(fd, ((int)(intptr_t)arg & O_APPEND) != 0);
     if (counted)

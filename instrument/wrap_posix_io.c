@@ -42,14 +42,27 @@ static uint64_t iov_bytes(const struct iovec *iov, int count, ssize_t ret)
     return total;
 }
 
+/* The buffer an iovec array's alignment is judged by (Darshan's: aligned
+ * when every buffer is): a misaligned one, else the first; NULL after a
+ * failure, when the array may point anywhere. */
+static const void *iov_buffer(const struct iovec *iov, int count, ssize_t ret)
+{
+    if (ret < 0 || iov == NULL || count <= 0)
+        return NULL;
+    for (int i = 0; i < count; i++)
+        if ((uintptr_t)iov[i].iov_base & (PRELOAD_MEM_ALIGNMENT_BYTES - 1))
+            return iov[i].iov_base;
+    return iov[0].iov_base;
+}
+
 PRELOAD_HOT_CODE ssize_t read(int fd, void *buf, size_t count)
 {
     struct preload_call call;
     if (!preload_call_begin(&call))
         return REAL(read)(fd, buf, count);
     ssize_t ret = REAL(read)(fd, buf, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_READ, fd, ret, count,
-                     preload_offset_advance(fd, ret, false));
+    preload_end_buffer(&call, VIGIL_OP_POSIX_READ, fd, ret, count,
+                       preload_offset_advance(fd, ret, false), buf);
     return ret;
 }
 
@@ -59,7 +72,8 @@ PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
     if (!preload_call_begin(&call))
         return REAL(write)(fd, buf, count);
     ssize_t ret = REAL(write)(fd, buf, count);
-    preload_end_data(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count, preload_offset_written(fd, ret));
+    preload_end_buffer(&call, VIGIL_OP_POSIX_WRITE, fd, ret, count, preload_offset_written(fd, ret),
+                       buf);
     return ret;
 }
 
@@ -68,7 +82,8 @@ PRELOAD_HOT_CODE ssize_t write(int fd, const void *buf, size_t count)
 #define AT_OFFSET(fn, const_, offset_type, op)                                                     \
     PRELOAD_HOT_CODE                                                                               \
     PRELOAD_WRAP(ssize_t, fn, (int fd, const_ void *buf, size_t count, offset_type offset),        \
-                 (fd, buf, count, offset), preload_end_data(&call, op, fd, ret, count, offset))
+                 (fd, buf, count, offset),                                                         \
+                 preload_end_buffer(&call, op, fd, ret, count, offset, buf))
 #define NO_CONST
 AT_OFFSET(pread, NO_CONST, off_t, VIGIL_OP_POSIX_PREAD)
 AT_OFFSET(pread64, NO_CONST, off64_t, VIGIL_OP_POSIX_PREAD)
@@ -76,18 +91,20 @@ AT_OFFSET(pwrite, const, off_t, VIGIL_OP_POSIX_PWRITE)
 AT_OFFSET(pwrite64, const, off64_t, VIGIL_OP_POSIX_PWRITE)
 
 PRELOAD_WRAP(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
-             preload_end_data(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              preload_offset_advance(fd, ret, false)))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_READV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                                preload_offset_advance(fd, ret, false),
+                                iov_buffer(iov, iovcnt, ret)))
 
 PRELOAD_WRAP(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
-             preload_end_data(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              preload_offset_written(fd, ret)))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_WRITEV, fd, ret, iov_bytes(iov, iovcnt, ret),
+                                preload_offset_written(fd, ret), iov_buffer(iov, iovcnt, ret)))
 
 /* The same through an iovec array. */
 #define AT_OFFSET_V(fn, offset_type, op)                                                           \
     PRELOAD_WRAP(ssize_t, fn, (int fd, const struct iovec *iov, int iovcnt, offset_type offset),   \
                  (fd, iov, iovcnt, offset),                                                        \
-                 preload_end_data(&call, op, fd, ret, iov_bytes(iov, iovcnt, ret), offset))
+                 preload_end_buffer(&call, op, fd, ret, iov_bytes(iov, iovcnt, ret), offset,       \
+                                    iov_buffer(iov, iovcnt, ret)))
 AT_OFFSET_V(preadv, off_t, VIGIL_OP_POSIX_PREADV)
 AT_OFFSET_V(preadv64, off64_t, VIGIL_OP_POSIX_PREADV)
 AT_OFFSET_V(pwritev, off_t, VIGIL_OP_POSIX_PWRITEV)
@@ -97,14 +114,17 @@ AT_OFFSET_V(pwritev64, off64_t, VIGIL_OP_POSIX_PWRITEV)
 PRELOAD_WRAP(ssize_t, preadv2,
              (int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags),
              (fd, iov, iovcnt, offset, flags),
-             preload_end_data(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              offset < 0 ? preload_offset_advance(fd, ret, false) : offset))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_PREADV2, fd, ret, iov_bytes(iov, iovcnt, ret),
+                                offset < 0 ? preload_offset_advance(fd, ret, false) : offset,
+                                iov_buffer(iov, iovcnt, ret)))
 
 PRELOAD_WRAP(ssize_t, pwritev2,
              (int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags),
              (fd, iov, iovcnt, offset, flags),
-             preload_end_data(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret, iov_bytes(iov, iovcnt, ret),
-                              offset < 0 ? preload_offset_written(fd, ret) : offset))
+             preload_end_buffer(&call, VIGIL_OP_POSIX_PWRITEV2, fd, ret,
+                                iov_bytes(iov, iovcnt, ret),
+                                offset < 0 ? preload_offset_written(fd, ret) : offset,
+                                iov_buffer(iov, iovcnt, ret)))
 
 static void end_seek(const struct preload_call *call, int fd, off64_t ret)
 {

@@ -192,8 +192,8 @@ _Static_assert(sizeof(off_t) == sizeof(int64_t) && sizeof(off64_t) == sizeof(int
  * copied), else fd_in's own offset, which it moved. */
 static int64_t copy_source_offset(int fd_in, const int64_t *offset, ssize_t ret)
 {
-    if (ret <= 0)
-        return VIGIL_OFFSET_UNKNOWN; /* nothing read: no read to place */
+    if (ret < 0)
+        return VIGIL_OFFSET_UNKNOWN; /* failed: no read to place */
     if (offset != NULL)
         return *offset - ret;
     return preload_offset_advance(fd_in, ret, false);

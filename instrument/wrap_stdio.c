@@ -44,6 +44,7 @@ PRELOAD_REAL_SLOT(ftello);
 PRELOAD_REAL_SLOT(ftello64);
 PRELOAD_REAL_SLOT(rewind);
 PRELOAD_REAL_SLOT(fflush);
+PRELOAD_REAL_SLOT(fileno);
 PRELOAD_REAL_SLOT(vprintf);
 PRELOAD_REAL_SLOT(puts);
 PRELOAD_REAL_SLOT(putchar);
@@ -372,3 +373,17 @@ void rewind(FILE *fp)
 /* fflush(NULL) flushes every stream: no one descriptor. */
 PRELOAD_WRAP(int, fflush, (FILE * fp), (fp),
              preload_end_meta(&call, VIGIL_OP_STDIO_FFLUSH, preload_stream_fd(fp), ret))
+
+/* fileno is no I/O and no operation of the table: only Darshan's FILENOS
+ * of the file (the POSIX layer's, as Darshan counts it). */
+int fileno(FILE *fp)
+{
+    int fd = REAL(fileno)(fp);
+    if (fd >= 0 && atomic_load_explicit(&preload.active, memory_order_relaxed) &&
+        !PRELOAD_SELF.in_call) {
+        uint32_t file_id = preload_fd_get(fd);
+        if (file_id != VIGIL_FILE_NONE && file_id != PRELOAD_FILE_EXCLUDED)
+            preload_file_fileno(file_id, fd);
+    }
+    return fd;
+}

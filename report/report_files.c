@@ -114,6 +114,20 @@ const struct vigil_report_layer_field vigil_report_layer_fields[] = {
     {LAYER(SECONDS, last_close_s)},
     {LAYER(SECONDS, first_io_s)},
     {LAYER(SECONDS, last_io_s)},
+    /* Issue 33's (Darshan's names in docs/darshan-counters.md). */
+    {LAYER(COUNT, rw_switches), .added = true},
+    {LAYER(COUNT, fdatasyncs), .added = true},
+    {LAYER(COUNT, filenos), .added = true},
+    {LAYER(COUNT, dups), .added = true},
+    {LAYER(INTEGER, mode), .added = true},
+    {LAYER(COUNT, file_alignment_bytes), .added = true},
+    {LAYER(COUNT, file_not_aligned), .added = true},
+    {LAYER(COUNT, mem_alignment_bytes), .added = true},
+    {LAYER(COUNT, mem_not_aligned), .added = true},
+    {LAYER(SECONDS, max_read_time_s), .added = true},
+    {LAYER(COUNT, max_read_time_size), .added = true},
+    {LAYER(SECONDS, max_write_time_s), .added = true},
+    {LAYER(COUNT, max_write_time_size), .added = true},
 };
 const size_t vigil_report_layer_field_count =
     sizeof vigil_report_layer_fields / sizeof vigil_report_layer_fields[0];
@@ -132,6 +146,7 @@ static void json_layer_field(struct vigil_report_sink *s, const struct vigil_rep
         put_printf(s, "%llu", (unsigned long long)*(const uint64_t *)at);
         break;
     case VIGIL_REPORT_LAYER_OFFSET:
+    case VIGIL_REPORT_LAYER_INTEGER:
         put_printf(s, "%lld", (long long)*(const int64_t *)at);
         break;
     case VIGIL_REPORT_LAYER_SIZE_HIST:
@@ -145,8 +160,9 @@ static void json_layer_field(struct vigil_report_sink *s, const struct vigil_rep
         int count = *(const int *)((const char *)l + field->count_offset);
         put_text(s, "[");
         for (int i = 0; i < count; i++)
-            put_printf(s, "%s{\"%s\":%lld,\"count\":%llu}", i ? "," : "", field->value_name,
-                       (long long)common[i].value, (unsigned long long)common[i].count);
+            put_printf(s, "%s{\"%s\":%lld,\"count\":%llu,\"exact\":%s}", i ? "," : "",
+                       field->value_name, (long long)common[i].value,
+                       (unsigned long long)common[i].count, common[i].exact ? "true" : "false");
         put_text(s, "]");
         break;
     }

@@ -165,6 +165,9 @@ static int read_common(struct report_reader *rd, JsonObject *o, const char *wher
             out[i] = (struct vigil_report_common){
                 .value = report_i64_member(rd, e, at, value_name),
                 .count = report_count_member(rd, e, at, "count"),
+                /* Before issue 33 counts could overstate: none exact. */
+                .exact =
+                    json_object_has_member(e, "exact") && report_bool_member(rd, e, at, "exact"),
             };
         g_free(at);
     }
@@ -178,11 +181,21 @@ static void read_layer(struct report_reader *rd, JsonObject *o, const char *wher
     for (size_t i = 0; i < vigil_report_layer_field_count; i++) {
         const struct vigil_report_layer_field *field = &vigil_report_layer_fields[i];
         void *at = (char *)l + field->offset;
+        if (field->added && o != NULL && !json_object_has_member(o, field->name)) {
+            if (field->kind == VIGIL_REPORT_LAYER_INTEGER)
+                *(int64_t *)at = -1;
+            else if (field->kind == VIGIL_REPORT_LAYER_SECONDS)
+                *(double *)at = 0;
+            else
+                *(uint64_t *)at = 0;
+            continue;
+        }
         switch (field->kind) {
         case VIGIL_REPORT_LAYER_COUNT:
             *(uint64_t *)at = report_count_member(rd, o, where, field->name);
             break;
         case VIGIL_REPORT_LAYER_OFFSET:
+        case VIGIL_REPORT_LAYER_INTEGER:
             *(int64_t *)at = report_i64_member(rd, o, where, field->name);
             break;
         case VIGIL_REPORT_LAYER_SIZE_HIST:

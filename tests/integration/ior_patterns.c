@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char buffer[1 << 16];
+/* Page-aligned: buffer + 1 is the one misaligned buffer (meta_counters). */
+static char buffer[1 << 16] __attribute__((aligned(4096)));
 
 static void check(int ok, const char *what)
 {
@@ -154,6 +156,58 @@ static void threads_appending(const char *dir)
         check(pthread_join(thread[i], NULL) == 0 && close(fd[i]) == 0, "thread");
 }
 
+/* Two threads writing one file strictly in turn (a turn word handed over,
+ * no sleep), 100 bytes each at 0, 100, ... 99900: every write but the
+ * first begins where the file's previous one ended, whichever thread made
+ * it (GNU sort's output, written by two threads). */
+static _Atomic int turn;
+static int in_order_fd;
+
+static void *write_in_turn(void *me)
+{
+    int self = *(int *)me;
+    for (int i = self; i < 1000; i += 2) {
+        while (atomic_load(&turn) != i)
+            ;
+        check(pwrite(in_order_fd, buffer, 100, (off_t)i * 100) == 100, "pwrite");
+        atomic_store(&turn, i + 1);
+    }
+    return NULL;
+}
+
+static void threads_in_order(const char *dir)
+{
+    static int ids[2] = {0, 1};
+    pthread_t thread[2];
+    in_order_fd = open_in(dir, "threads.order", O_CREAT | O_WRONLY | O_TRUNC);
+    for (int i = 0; i < 2; i++)
+        check(pthread_create(&thread[i], NULL, write_in_turn, &ids[i]) == 0, "pthread_create");
+    for (int i = 0; i < 2; i++)
+        check(pthread_join(thread[i], NULL) == 0, "pthread_join");
+    check(close(in_order_fd) == 0, "close");
+}
+
+/* Darshan's rarer counters on "meta", opened with mode 0644: writes of 100
+ * at 0 (from buffer + 1), 100 and 200 with a pread of 50 at 0 between the
+ * second and the third (two read/write switches; offsets 100 and 200 off
+ * the block size; one misaligned buffer), an fsync, two fdatasyncs, a dup;
+ * then fileno twice on a stream of it. */
+static void meta_counters(const char *dir)
+{
+    int fd = open_in(dir, "meta", O_CREAT | O_RDWR | O_TRUNC);
+    check(write(fd, buffer + 1, 100) == 100, "write");
+    put(fd, 100);
+    check(pread(fd, buffer, 50, 0) == 50, "pread");
+    put(fd, 100);
+    check(fsync(fd) == 0 && fdatasync(fd) == 0 && fdatasync(fd) == 0, "sync");
+    int copy = dup(fd);
+    check(copy >= 0 && close(copy) == 0 && close(fd) == 0, "dup");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/meta", dir);
+    FILE *fp = fopen(path, "r");
+    check(fp != NULL && fileno(fp) >= 0 && fileno(fp) >= 0 && fclose(fp) == 0, "fileno");
+}
+
 /* The parent appends at 0; a forked child appends at 100 through the
  * parent's description and at 200 through its own; the parent's next
  * append lands at 300, after both of the child's. */
@@ -234,6 +288,8 @@ static void kernel_copies(const char *dir)
     check(splice(pipe_fds[0], NULL, dst, NULL, 1000, 0) == 1000, "splice");
     put(dst, 100);
     check(read(src, buffer, 1000) == 1000, "read");
+    /* At the source's end: one call, 0 bytes (as cp's last, per strace). */
+    check(copy_file_range(src, NULL, dst, NULL, 1000, 0) == 0, "copy_file_range at the end");
     check(close(pipe_fds[0]) == 0 && close(pipe_fds[1]) == 0, "close");
     check(close(src) == 0 && close(dst) == 0, "close");
 }
@@ -486,6 +542,8 @@ int main(int argc, char **argv)
     append(argv[1]);
     appenders(argv[1]);
     threads_appending(argv[1]);
+    threads_in_order(argv[1]);
+    meta_counters(argv[1]);
     forked_append(argv[1]);
     append_switched(argv[1]);
     append_truncated(argv[1]);

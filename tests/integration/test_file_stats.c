@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #include <cmocka.h>
 #include <glib.h>
@@ -109,7 +110,18 @@ static JsonNode *file_entry(const struct test_report *rep, const char *path)
 
 static gint64 counter(JsonNode *file, const char *dotted)
 {
+    JsonNode *node = test_json_node(file, dotted);
+    if (node != NULL && json_node_get_value_type(node) == G_TYPE_BOOLEAN)
+        return json_node_get_boolean(node);
     return test_json_int(file, "files entry", dotted);
+}
+
+static guint array_length(JsonNode *file, const char *dotted)
+{
+    JsonNode *node = test_json_node(file, dotted);
+    if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node))
+        fail_msg("%s is not an array", dotted);
+    return json_array_get_length(json_node_get_array(node));
 }
 
 /* Expected POSIX counters of one file. */
@@ -159,9 +171,14 @@ static void check_forked_child(const char *dir)
     g_free(text);
     g_free(pid_path);
     static const struct expected files[] = {
-        /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
-        {"pend.b", 0, 0, 1, 0, 0, 0, 100, -1, 299, 0, 0, 0, 0},
-        {"pend.c", 1, 0, 1, 0, 0, 0, 100, -1, 99, 0, 0, 0, 0},
+        /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw
+         * (maxr, maxw: Darshan's MAX_BYTE, 0 when none; sequential as
+         * Darshan judges it: after an open the last byte is 0, so an
+         * access past 0 is sequential, one at 1 consecutive) */
+        /* The child's write at 200, its first: past the start of its own
+         * figures, so sequential. */
+        {"pend.b", 0, 0, 1, 0, 0, 0, 100, 0, 299, 0, 0, 1, 0},
+        {"pend.c", 1, 0, 1, 0, 0, 0, 100, 0, 99, 0, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         check_file(&rep, dir, &files[i]);
@@ -187,42 +204,55 @@ static void test_ior_patterns(void **state)
 
     static const struct expected files[] = {
         /* name      opens reads writes seeks other  rbytes wbytes  maxr  maxw  sr cr sw cw */
-        {"fpp.0", 1, 0, 8, 0, 1, 0, 524288, -1, 524287, 0, 0, 7, 7},
-        {"fpp.3", 1, 0, 8, 0, 1, 0, 524288, -1, 524287, 0, 0, 7, 7},
-        {"strided", 1, 0, 8, 8, 1, 0, 32768, -1, 118783, 0, 0, 7, 0},
-        {"random", 1, 8, 8, 0, 1, 8000, 8000, 7999, 7999, 7, 7, 3, 0},
-        /* Append mode: the kernel's end, 50 to 950. */
-        {"append", 2, 0, 11, 0, 2, 0, 1050, -1, 1049, 0, 0, 10, 10},
+        {"fpp.0", 1, 0, 8, 0, 1, 0, 524288, 0, 524287, 0, 0, 7, 7},
+        {"fpp.3", 1, 0, 8, 0, 1, 0, 524288, 0, 524287, 0, 0, 7, 7},
+        {"strided", 1, 0, 8, 8, 1, 0, 32768, 0, 118783, 0, 0, 7, 0},
+        /* The first write, at 3000, past the start: sequential. */
+        {"random", 1, 8, 8, 0, 1, 8000, 8000, 7999, 7999, 7, 7, 4, 0},
+        /* Append mode: the kernel's end, 50 to 950; reopened, so the write
+         * at 50 is sequential, not consecutive. */
+        {"append", 2, 0, 11, 0, 2, 0, 1050, 0, 1049, 0, 0, 10, 9},
         /* Two descriptions appending in turn share the file's end. */
-        {"appenders", 2, 0, 10, 0, 2, 0, 1000, -1, 999, 0, 0, 9, 9},
+        {"appenders", 2, 0, 10, 0, 2, 0, 1000, 0, 999, 0, 0, 9, 9},
         /* A forked child's two appends (100, 200) moved the parent's end:
          * its second is at 300. */
-        {"fork.append", 1, 0, 2, 0, 1, 0, 200, -1, 399, 0, 0, 1, 0},
+        {"fork.append", 1, 0, 2, 0, 1, 0, 200, 0, 399, 0, 0, 1, 0},
         /* F_SETFL O_APPEND: at the end (100), not at the position (0). */
-        {"setfl", 1, 0, 3, 1, 3, 0, 300, -1, 299, 0, 0, 2, 2},
+        {"setfl", 1, 0, 3, 1, 3, 0, 300, 0, 299, 0, 0, 2, 2},
         /* ftruncate, then another description's O_TRUNC: back to 0. */
-        {"truncated", 2, 0, 4, 0, 3, 0, 400, -1, 199, 0, 0, 1, 1},
+        {"truncated", 2, 0, 4, 0, 3, 0, 400, 0, 199, 0, 0, 1, 1},
         /* Reads at 0 and 50 from the position, writes at 0 and the end. */
         {"append.rw", 1, 2, 2, 2, 1, 150, 200, 149, 199, 1, 1, 1, 1},
         /* copy_file_range, sendfile and splice move both offsets: the
          * source is read at 0 and 1000 by the first two, at 3000 by read,
-         * the last write is at 3100 (splice's 1000 bytes are not counted). */
-        {"kcopy.src", 1, 3, 1, 1, 1, 3000, 4000, 3999, 3999, 2, 1, 0, 0},
-        {"kcopy.dst", 1, 0, 4, 0, 1, 0, 2200, -1, 3199, 0, 0, 3, 2},
-        /* dup and F_DUPFD share the offset; other: dup, fcntl, 3 closes. */
-        {"dup", 1, 0, 4, 0, 5, 0, 400, -1, 399, 0, 0, 3, 3},
+         * the last write is at 3100 (splice's 1000 bytes are not counted);
+         * copy_file_range at the source's end reads 0 bytes at 4000 and
+         * writes 0 at 3200, both consecutive. */
+        {"kcopy.src", 1, 4, 1, 1, 1, 3000, 4000, 3999, 3999, 3, 2, 0, 0},
+        {"kcopy.dst", 1, 0, 5, 0, 1, 0, 2200, 0, 3199, 0, 0, 4, 3},
+        /* Two threads in turn: 1000 writes, each but the first where the
+         * file's previous one (the other thread's) ended. */
+        {"threads.order", 1, 0, 1000, 0, 1, 0, 100000, 0, 99999, 0, 0, 999, 999},
+        /* meta_counters: writes at 0, 100, 200, a pread of 50 at 0 between
+         * the second and third (not sequential: no read before it); other:
+         * dup, its close, the close; opens: open, dup and two filenos
+         * (Darshan's REFOPEN). */
+        {"meta", 4, 1, 3, 0, 3, 50, 300, 49, 299, 0, 0, 2, 2},
+        /* dup and F_DUPFD share the offset; other: dup, fcntl, 3 closes;
+         * opens: open, dup, F_DUPFD (Darshan's REFOPEN). */
+        {"dup", 3, 0, 4, 0, 5, 0, 400, 0, 399, 0, 0, 3, 3},
         {"lseek", 1, 1, 2, 2, 1, 4096, 4106, 4095, 4105, 0, 0, 1, 1},
         /* The child's write at 100 moved the parent's offset to 200. */
-        {"fork", 1, 0, 2, 0, 1, 0, 200, -1, 299, 0, 0, 1, 0},
+        {"fork", 1, 0, 2, 0, 1, 0, 200, 0, 299, 0, 0, 1, 0},
         /* Read in, write out, in turn: both files' counts held at once. */
         {"copy.in", 1, 8, 1, 1, 1, 8000, 8000, 7999, 7999, 7, 7, 0, 0},
-        {"copy.out", 1, 0, 8, 0, 1, 0, 8000, -1, 7999, 0, 0, 7, 7},
+        {"copy.out", 1, 0, 8, 0, 1, 0, 8000, 0, 7999, 0, 0, 7, 7},
         /* Six files in turn: evicted and taken again at every move. */
-        {"cycle.0", 1, 0, 4, 0, 1, 0, 400, -1, 399, 0, 0, 3, 3},
-        {"cycle.5", 1, 0, 4, 0, 1, 0, 400, -1, 399, 0, 0, 3, 3},
+        {"cycle.0", 1, 0, 4, 0, 1, 0, 400, 0, 399, 0, 0, 3, 3},
+        {"cycle.5", 1, 0, 4, 0, 1, 0, 400, 0, 399, 0, 0, 3, 3},
         /* Pending in the parent when it forked; the child's are its own. */
-        {"pend.a", 1, 0, 4, 0, 1, 0, 400, -1, 399, 0, 0, 3, 3},
-        {"pend.b", 1, 0, 2, 0, 1, 0, 200, -1, 199, 0, 0, 1, 1},
+        {"pend.a", 1, 0, 4, 0, 1, 0, 400, 0, 399, 0, 0, 3, 3},
+        {"pend.b", 1, 0, 2, 0, 1, 0, 200, 0, 199, 0, 0, 1, 1},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         check_file(&rep, dir, &files[i]);
@@ -242,8 +272,9 @@ static void test_ior_patterns(void **state)
     assert_int_equal(counter(fpp, "posix.write_size_hist.3"), 8); /* 64 KiB: 10K-100K */
     assert_int_equal(counter(fpp, "posix.common_sizes.0.size"), 65536);
     assert_int_equal(counter(fpp, "posix.common_sizes.0.count"), 8);
-    assert_int_equal(counter(fpp, "posix.common_strides.0.stride"), 0);
-    assert_int_equal(counter(fpp, "posix.common_strides.0.count"), 7);
+    assert_true(counter(fpp, "posix.common_sizes.0.exact"));
+    /* Consecutive writes have stride 0, which Darshan does not list. */
+    assert_int_equal(array_length(fpp, "posix.common_strides"), 0);
     assert_int_equal(counter(fpp, "calls"), 10);
     assert_int_equal(counter(fpp, "written_bytes"), 524288);
     assert_true(test_json_number(fpp, path, "posix.first_open_s") >= 0);
@@ -258,12 +289,15 @@ static void test_ior_patterns(void **state)
     assert_int_equal(counter(strided, "posix.write_size_hist.2"), 8);
     g_free(path);
 
-    /* The shuffled writes' seven strides and the reads' 0: eight values, all
-     * kept; the top four, ties by value. */
+    /* The shuffled writes at 3, 0, 7, 1, 6, 2, 5, 4 (x 1000, 1000 bytes
+     * each) jump forward by 6000, 4000 and 2000 past the previous one's
+     * end, and back four times (Darshan lists no backward stride, nor the
+     * reads' 0); ties: the larger first. */
     path = g_build_filename(dir, "random", NULL);
     JsonNode *random = file_entry(&rep, path);
-    const gint64 strides[4][2] = {{0, 7}, {-7000, 1}, {-5000, 1}, {-4000, 1}};
-    for (int i = 0; i < 4; i++) {
+    assert_int_equal(array_length(random, "posix.common_strides"), 3);
+    const gint64 strides[3][2] = {{6000, 1}, {4000, 1}, {2000, 1}};
+    for (int i = 0; i < 3; i++) {
         char *stride = g_strdup_printf("posix.common_strides.%d.stride", i);
         char *count = g_strdup_printf("posix.common_strides.%d.count", i);
         assert_int_equal(counter(random, stride), strides[i][0]);
@@ -272,6 +306,48 @@ static void test_ior_patterns(void **state)
         g_free(count);
     }
     assert_int_equal(counter(random, "posix.read_size_hist.1"), 8); /* 1000: 100-1K */
+    g_free(path);
+
+    /* Darshan's rarer counters, by hand from meta_counters: the mode open_in
+     * gives (0644); writes of 100 at 0, 100 and 200, a read of 50 at 0
+     * between the second and third (2 switches), 100 and 200 not on the
+     * file system's block; the first write's buffer is buffer + 1, with
+     * buffer page-aligned; the slowest write moved 100, the read 50. */
+    path = g_build_filename(dir, "meta", NULL);
+    JsonNode *meta = file_entry(&rep, path);
+    struct statfs fs;
+    assert_int_equal(statfs(dir, &fs), 0);
+    const struct {
+        const char *key;
+        gint64 want;
+    } rare[] = {
+        {"posix.mode", 0644},
+        {"posix.rw_switches", 2},
+        {"posix.fsyncs", 1},
+        {"posix.fdatasyncs", 2},
+        {"posix.dups", 1},
+        {"posix.filenos", 2},
+        {"posix.file_alignment_bytes", fs.f_bsize},
+        {"posix.file_not_aligned", 2},
+        {"posix.mem_alignment_bytes", 8},
+        {"posix.mem_not_aligned", 1},
+        {"posix.max_read_time_size", 50},
+        {"posix.max_write_time_size", 100},
+        {"stdio.mode", -1},
+        {"stdio.rw_switches", 0},
+        {"stdio.mem_alignment_bytes", 0},
+    };
+    for (size_t i = 0; i < sizeof rare / sizeof rare[0]; i++)
+        if (counter(meta, rare[i].key) != rare[i].want)
+            fail_msg("%s: %s is %" G_GINT64_FORMAT ", not %" G_GINT64_FORMAT, path, rare[i].key,
+                     counter(meta, rare[i].key), rare[i].want);
+    assert_true(test_json_number(meta, path, "posix.max_read_time_s") > 0);
+    assert_true(test_json_number(meta, path, "posix.max_write_time_s") > 0);
+    g_free(path);
+
+    /* Two threads in turn on one file: no gap between any two writes. */
+    path = g_build_filename(dir, "threads.order", NULL);
+    assert_int_equal(array_length(file_entry(&rep, path), "posix.common_strides"), 0);
     g_free(path);
 
     /* Streams: the stdio layer's counters, from the stream's position. */
@@ -367,7 +443,7 @@ static void test_inherited_descriptors(void **state)
     rep = report_of_run(dir, argv, "ior-patterns --fd3 (append)", PID_ON_STDOUT);
     f = file_entry(&rep, three);
     assert_int_equal(counter(f, "posix.writes"), 3);
-    assert_int_equal(counter(f, "posix.seq_writes"), 2);
+    assert_int_equal(counter(f, "posix.seq_writes"), 3); /* 50: past the start */
     assert_int_equal(counter(f, "posix.consec_writes"), 2);
     assert_int_equal(counter(f, "posix.max_written_offset"), 79);
     test_report_free(&rep);
@@ -536,11 +612,11 @@ static void test_append_without_lseek(void **state)
     struct test_report rep = load_report_of(dir, strtol(r.out, NULL, 10));
     JsonNode *f = file_entry(&rep, log);
     assert_int_equal(counter(f, "posix.writes"), appends);
-    assert_int_equal(counter(f, "posix.seq_writes"), appends - 1);
+    assert_int_equal(counter(f, "posix.seq_writes"), appends); /* the first, at 50: too */
     assert_int_equal(counter(f, "posix.consec_writes"), appends - 1);
     assert_int_equal(counter(f, "posix.max_written_offset"), 50 + appends * 100 - 1);
-    assert_int_equal(counter(f, "posix.common_strides.0.stride"), 0);
-    assert_int_equal(counter(f, "posix.common_strides.0.count"), appends - 1);
+    /* All consecutive: stride 0, which Darshan does not list. */
+    assert_int_equal(array_length(f, "posix.common_strides"), 0);
     test_report_free(&rep);
     test_run_clear(&r);
     g_strfreev(env);

@@ -401,7 +401,8 @@ void test_report_files(struct vigil_report *r)
         p->consec_writes = (uint64_t)(15 - i);
         p->write_size_hist[4] = 16;
         p->common_size_count = 1;
-        p->common_sizes[0] = (struct vigil_report_common){.value = 65536, .count = 16};
+        p->common_sizes[0] =
+            (struct vigil_report_common){.value = 65536, .count = 16, .exact = true};
         p->common_stride_count = i % 3;
         p->common_strides[0] = (struct vigil_report_common){.value = 0, .count = 15 - (uint64_t)i};
         p->common_strides[1] = (struct vigil_report_common){.value = -131072, .count = 1};

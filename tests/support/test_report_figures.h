@@ -31,12 +31,11 @@ void test_report_files(struct vigil_report *r);
 static inline struct vigil_report_file_layer test_report_layer_none(void)
 {
     return (struct vigil_report_file_layer){
-        .max_read_offset = -1,
-        .max_written_offset = -1,
         .first_open_s = -1,
         .last_close_s = -1,
         .first_io_s = -1,
         .last_io_s = -1,
+        .mode = -1,
     };
 }
 

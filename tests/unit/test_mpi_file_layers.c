@@ -72,8 +72,9 @@ static void test_nothing_stays_none(void **state)
     preload_job_layer_add(&m, &a, true);
     preload_job_layer_add(&m, &b, false);
     preload_job_layer_finish(&m);
-    assert_int_equal(m.layer.max_read_offset, -1);
-    assert_int_equal(m.layer.max_written_offset, -1);
+    assert_int_equal(m.layer.max_read_offset, 0);
+    assert_int_equal(m.layer.max_written_offset, 0);
+    assert_int_equal(m.layer.mode, -1);
     assert_true(m.layer.first_open_s == -1 && m.layer.first_io_s == -1);
     assert_true(m.layer.last_close_s == -1 && m.layer.last_io_s == -1);
     assert_int_equal(m.layer.common_size_count, 0);
@@ -86,8 +87,8 @@ static void add_common(struct vigil_report_file_layer *l, int64_t value, uint64_
         (struct vigil_report_common){.value = value, .count = count};
 }
 
-/* Counts of a size add up across ranks; most common first, the smaller
- * value first on a tie; four kept. */
+/* Counts of a size add up across ranks; most common first, the larger
+ * value first on a tie (Darshan's order); four kept. */
 static void test_common_sizes(void **state)
 {
     (void)state;
@@ -108,7 +109,7 @@ static void test_common_sizes(void **state)
     const struct vigil_report_file_layer *l = &m.layer;
     assert_int_equal(l->common_size_count, 4);
     const struct vigil_report_common want[] = {
-        {100, 13, false}, {4096, 10, false}, {7, 3, false}, {65536, 3, false}};
+        {100, 13, false}, {4096, 10, false}, {65536, 3, false}, {7, 3, false}};
     for (int i = 0; i < 4; i++) {
         assert_int_equal(l->common_sizes[i].value, want[i].value);
         assert_int_equal(l->common_sizes[i].count, want[i].count);
@@ -137,5 +138,71 @@ static void test_candidates_are_bounded(void **state)
     assert_int_equal(m.layer.common_sizes[1].count, 2);
 }
 
+/* A merged count is exact only when every rank gave its exact count. */
+static void test_exact_only_from_every_rank(void **state)
+{
+    (void)state;
+    struct vigil_report_file_layer a = test_report_layer_none(), b = test_report_layer_none();
+    a.common_sizes[0] = (struct vigil_report_common){.value = 4096, .count = 5, .exact = true};
+    a.common_sizes[1] = (struct vigil_report_common){.value = 100, .count = 4, .exact = true};
+    a.common_size_count = 2;
+    b.common_sizes[0] = (struct vigil_report_common){.value = 4096, .count = 6, .exact = true};
+    b.common_sizes[1] = (struct vigil_report_common){.value = 7, .count = 2, .exact = false};
+    b.common_size_count = 2;
+    static struct preload_job_layer m;
+    preload_job_layer_add(&m, &a, true);
+    preload_job_layer_add(&m, &b, false);
+    preload_job_layer_finish(&m);
+    const struct vigil_report_common *c = m.layer.common_sizes;
+    assert_int_equal(m.layer.common_size_count, 3);
+    assert_true(c[0].value == 4096 && c[0].count == 11 && c[0].exact);
+    assert_true(c[1].value == 100 && c[1].count == 4 && !c[1].exact); /* b's not known */
+    assert_true(c[2].value == 7 && c[2].count == 2 && !c[2].exact);
+}
+
+/* Issue 33's counters across ranks: sums; the slowest call with its size;
+ * the block size ranks agree on, else the smallest known; rank 0's mode,
+ * or the first rank's that knows it. */
+static void test_rare_counters(void **state)
+{
+    (void)state;
+    struct vigil_report_file_layer a = test_report_layer_none(), b = test_report_layer_none(),
+                                   c = test_report_layer_none();
+    a.rw_switches = 2;
+    a.fdatasyncs = 1;
+    a.file_not_aligned = 3;
+    a.file_alignment_bytes = 1048576;
+    a.mem_alignment_bytes = 8;
+    a.max_write_time_s = 0.5;
+    a.max_write_time_size = 100;
+    b.rw_switches = 1;
+    b.dups = 2;
+    b.filenos = 1;
+    b.mode = 0644;
+    b.file_alignment_bytes = 4096;
+    b.max_write_time_s = 0.75;
+    b.max_write_time_size = 4096;
+    b.max_read_time_s = 0.25;
+    b.max_read_time_size = 10;
+    c.mode = 0600;
+    static struct preload_job_layer m;
+    preload_job_layer_add(&m, &a, true);
+    preload_job_layer_add(&m, &b, false);
+    preload_job_layer_add(&m, &c, false);
+    preload_job_layer_finish(&m);
+    const struct vigil_report_file_layer *l = &m.layer;
+    assert_int_equal(l->rw_switches, 3);
+    assert_int_equal(l->fdatasyncs, 1);
+    assert_int_equal(l->dups, 2);
+    assert_int_equal(l->filenos, 1);
+    assert_int_equal(l->file_not_aligned, 3);
+    assert_int_equal(l->file_alignment_bytes, 4096);
+    assert_int_equal(l->mem_alignment_bytes, 8);
+    assert_int_equal(l->mode, 0644);
+    assert_true(l->max_write_time_s == 0.75 && l->max_write_time_size == 4096);
+    assert_true(l->max_read_time_s == 0.25 && l->max_read_time_size == 10);
+}
+
 TEST_MAIN(cmocka_unit_test(test_sums_and_extremes), cmocka_unit_test(test_nothing_stays_none),
-          cmocka_unit_test(test_common_sizes), cmocka_unit_test(test_candidates_are_bounded))
+          cmocka_unit_test(test_common_sizes), cmocka_unit_test(test_candidates_are_bounded),
+          cmocka_unit_test(test_exact_only_from_every_rank), cmocka_unit_test(test_rare_counters))

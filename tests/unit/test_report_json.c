@@ -255,10 +255,13 @@ static void test_files_text_and_json(void **state)
                                "\"written_bytes\":1048576,\"bytes_read\":0,"
                                "\"bytes_written\":1048576,\"posix\":{\"reads\":0,");
     test_assert_contains(json, "\"stdio\":{\"reads\":3,\"writes\":0,");
-    test_assert_contains(json, "\"common_strides\":[{\"stride\":0,\"count\":13},"
-                               "{\"stride\":-131072,\"count\":1}]");
+    test_assert_contains(json, "\"common_sizes\":[{\"size\":65536,\"count\":16,\"exact\":true}]");
+    test_assert_contains(json, "\"common_strides\":[{\"stride\":0,\"count\":13,\"exact\":false},"
+                               "{\"stride\":-131072,\"count\":1,\"exact\":false}]");
+    /* Issue 33's members, at the end of a layer. */
+    test_assert_contains(json, "\"mode\":0,\"file_alignment_bytes\":0,");
     test_assert_contains(json, "\"first_open_s\":0.000000,\"last_close_s\":2.500000,"
-                               "\"first_io_s\":0.001000,\"last_io_s\":2.499999}");
+                               "\"first_io_s\":0.001000,\"last_io_s\":2.499999,\"rw_switches\":0,");
     test_assert_contains(json, "\"time_variance_s2\":1.000000e-07");
     test_assert_contains(
         json, ",\"files_total\":12,\"files_untracked\":7,\"timeline\":{\"bin_s\":0.134218,"
@@ -289,6 +292,54 @@ static void test_files_text_and_json(void **state)
     g_free(text);
 }
 
+/* A report stored before issue 33's counters (none of them, no "exact")
+ * reads back with them 0, the mode not known and no count exact; its text
+ * is the same. */
+static void test_files_before_issue_33(void **state)
+{
+    (void)state;
+    static struct vigil_report f;
+    test_report_files(&f);
+    f.files = memcpy(g_new(struct vigil_report_file, f.file_count), f.files,
+                     (size_t)f.file_count * sizeof *f.files);
+    for (int i = 0; i < f.file_count; i++) {
+        struct vigil_report_file *file = (struct vigil_report_file *)&f.files[i];
+        file->posix.mode = file->stdio.mode = -1;
+        file->posix.common_sizes[0].exact = false;
+        /* Nor the MPI-IO record's members of issue 33. */
+        size_t from = offsetof(struct vigil_report_file_mpiio, indep_opens);
+        memset((char *)&file->mpiio + from, 0, sizeof file->mpiio - from);
+        file->mpiio.mode = -1;
+    }
+    char *json = vigil_cli_report_json(&f);
+    GRegex *added = g_regex_new(",\"indep_opens\":.*?\"max_write_time_size\":[0-9]+|"
+                                ",\"rw_switches\":[^}]*max_write_time_size\":[0-9]+|,\"exact\":"
+                                "(true|false)",
+                                0, 0, NULL);
+    char *old = g_regex_replace_literal(added, json, -1, 0, "", 0, NULL);
+    assert_null(strstr(old, "rw_switches"));
+    struct vigil_cli_report back;
+    GError *error = NULL;
+    if (!vigil_cli_report_parse(old, -1, &back, &error))
+        fail_msg("refused: %s", error->message);
+    const struct vigil_report_file_layer *l = &back.r.files[0].posix;
+    assert_int_equal(l->mode, -1);
+    assert_int_equal(l->rw_switches + l->fdatasyncs + l->file_alignment_bytes, 0);
+    assert_true(l->max_write_time_s == 0 && !l->common_sizes[0].exact);
+    char *text = vigil_cli_report_text(&f), *text_again = vigil_cli_report_text(&back.r);
+    assert_string_equal(text, text_again);
+    char *json_again = vigil_cli_report_json(&back.r);
+    assert_string_equal(json, json_again); /* the members written again, as they were */
+    vigil_cli_report_clear(&back);
+    g_regex_unref(added);
+    g_free((void *)f.files);
+    g_free(json);
+    g_free(old);
+    g_free(text);
+    g_free(text_again);
+    g_free(json_again);
+}
+
 static void test_bad_files_are_refused(void **state)
 {
     (void)state;
@@ -299,7 +350,8 @@ static void test_bad_files_are_refused(void **state)
          "report: files.0.posix.write_size_hist: 9 entries, not 10"},
         {"\"max_written_offset\":12582911", "\"max_written_offset\":\"x\"",
          "report: files.0.posix.max_written_offset: expected an integer, found a string"},
-        {"\"common_sizes\":[{\"size\":65536,\"count\":16}]", "\"common_sizes\":[1,2,3,4,5]",
+        {"\"common_sizes\":[{\"size\":65536,\"count\":16,\"exact\":true}]",
+         "\"common_sizes\":[1,2,3,4,5]",
          "report: files.0.posix.common_sizes: 5 entries, more than 4"},
         {"\"stdio\":null", "\"stdio\":7",
          "report: files.0.stdio: expected an object or null, found an integer"},
@@ -369,4 +421,5 @@ TEST_MAIN(cmocka_unit_test(test_text_and_json_survive_the_json), cmocka_unit_tes
           cmocka_unit_test(test_energy_from_two_sources), cmocka_unit_test(test_job_energy),
           cmocka_unit_test(test_bad_reports_are_refused), cmocka_unit_test(test_regions_text),
           cmocka_unit_test(test_bad_regions_are_refused),
-          cmocka_unit_test(test_files_text_and_json), cmocka_unit_test(test_bad_files_are_refused))
+          cmocka_unit_test(test_files_text_and_json), cmocka_unit_test(test_files_before_issue_33),
+          cmocka_unit_test(test_bad_files_are_refused))

@@ -64,11 +64,13 @@ struct vigil_report_op {
  * A file's counters for one layer (POSIX, stdio), as Darshan's POSIX module
  * keeps them. Reads and writes are the calls that succeeded; offsets are
  * where they began in the file. */
-#define VIGIL_REPORT_SIZE_BINS 10 /* 0-100, 100-1K, 1K-10K, ... 100M-1G, 1G+ (Darshan's) */
-#define VIGIL_REPORT_COMMON    4  /* the most common access sizes and strides kept */
+/* Darshan's bins, each including its upper bound: 0-100 (<= 100), 100-1K
+ * (101 .. 1024), 1K-10K, ... 100M-1G, 1G+. */
+#define VIGIL_REPORT_SIZE_BINS 10
+#define VIGIL_REPORT_COMMON    4 /* the most common access sizes and strides kept */
 
 struct vigil_report_common {
-    int64_t value;  /* a size (>= 0) or a stride (any sign) */
+    int64_t value;  /* a size or a stride; > 0 (Darshan lists no 0, no backward stride) */
     uint64_t count; /* never above the truth: a lower bound unless `exact` */
     bool exact;     /* count is the exact number of accesses of this value */
 };
@@ -76,7 +78,7 @@ struct vigil_report_common {
 struct vigil_report_file_layer {
     uint64_t reads, writes, opens, seeks, stats, fsyncs, other;
     uint64_t read_bytes, written_bytes; /* in the POSIX layer: nested in MPI-IO calls too */
-    int64_t max_read_offset, max_written_offset; /* offset + size - 1; -1: none */
+    int64_t max_read_offset, max_written_offset; /* offset + size - 1; 0: none (Darshan's) */
     uint64_t seq_reads, seq_writes;              /* began at or after the previous one's end */
     uint64_t consec_reads, consec_writes;        /* began exactly at the previous one's end */
     uint64_t read_size_hist[VIGIL_REPORT_SIZE_BINS], write_size_hist[VIGIL_REPORT_SIZE_BINS];
