@@ -17,15 +17,6 @@
 #include "vigil/clock.h"
 #include "vigil/health.h"
 
-/* Whether `vigil report` prints issue 33's members back yet: 0 on branch
- * warehouse33, whose renderer predates them (branches exact-posix and
- * mpiio-record extend report/report_files.c's table and the MPI-IO
- * object); set to 1 once they are merged, when the test below must pass
- * whole. */
-#ifndef VIGIL_REPORT_PRINTS_ISSUE_33
-#define VIGIL_REPORT_PRINTS_ISSUE_33 0
-#endif
-
 static guint64 count(struct test_txd_fixture *f, const char *sql)
 {
     return test_pg_query_u64_in(f->conninfo, sql);
@@ -386,7 +377,6 @@ static void test_vigil_report_prints_the_stored_darshan_counters(void **state)
     };
     for (size_t i = 0; i < G_N_ELEMENTS(before); i++)
         assert_int_equal(test_json_int(root, "vigil report", before[i].path), before[i].value);
-#if VIGIL_REPORT_PRINTS_ISSUE_33
     /* Issue 33's: the stored values, each. */
     static const struct {
         const char *path;
@@ -434,7 +424,6 @@ static void test_vigil_report_prints_the_stored_darshan_counters(void **state)
     assert_true(json_node_get_boolean(test_json_node(root, "files.0.posix.common_sizes.0.exact")));
     assert_false(
         json_node_get_boolean(test_json_node(root, "files.0.posix.common_strides.0.exact")));
-#endif
     g_object_unref(parser);
     g_free(report);
 }
