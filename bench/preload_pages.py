@@ -17,10 +17,10 @@ system call costs a page walk: that is what the pages column counts.
 --where lists the pages of one call (the 300th) by mapping. --darshan is
 where Darshan is installed (default /opt/darshan-3.4.7: PREFIX/lib/
 libdarshan.so); without it there, the Darshan rows are skipped with a line
-that says so. Darshan excludes /dev/ (and /usr/, /etc/ ...) from its records,
-so its "write" case (to /dev/null) is its cheap path; its "pread" and
-"fwrite" cases are on a file in /tmp, which it records. Last, the ratio of
-what vigil adds to what Darshan adds, per case.
+that says so. Both record every file: VIGIL_EXCLUDE="" and
+DARSHAN_EXCLUDE_DIRS=none (Darshan leaves out /dev/, /usr/, /etc/ ... by
+default, so /dev/null, the "write" case's, would be its cheap path). Last,
+the ratio of what vigil adds to what Darshan adds, per case.
 """
 import os
 import statistics
@@ -37,6 +37,7 @@ def trace(binary, case, calls, data_file, library, where=False, darshan_log=None
     if darshan_log:
         env["DARSHAN_ENABLE_NONMPI"] = "1"
         env["DARSHAN_LOGPATH"] = darshan_log
+        env["DARSHAN_EXCLUDE_DIRS"] = "none"  # /dev/null counted, as vigil's is
     if library:
         env["LD_PRELOAD"] = library
     else:
