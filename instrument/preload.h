@@ -955,8 +955,10 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
                 preload_count_shared(c, &rare, file_id, call->start_ticks, end_ticks));
         }
         /* The file's name must be in the ring before its first activity. */
-        if (PRELOAD_UNLIKELY(file_id != c->announced_file) && file_id != VIGIL_FILE_NONE)
-            PRELOAD_KEEPING_ERRNO(preload_announce(c, file_id));
+        if (PRELOAD_UNLIKELY(file_id != c->announced_file)) {
+            if (file_id != VIGIL_FILE_NONE)
+                PRELOAD_KEEPING_ERRNO(preload_announce(c, file_id));
+        }
         /* Written straight into its slot (ring_producer.h, inline): no
          * call, no copy from the stack, no page of the push's code. */
         uint64_t position = 0; /* read only when claimed; clang cannot tell */
@@ -1177,6 +1179,12 @@ void *preload_real_resolve(void **slot, const char *name) PRELOAD_HIDDEN;
 #define REAL(fn)                                                                                   \
     ((__typeof__(&fn))(preload_real_##fn != NULL ? preload_real_##fn                               \
                                                  : preload_real_resolve(&preload_real_##fn, #fn)))
+/* The real function once the library is active: set-up (state.c) resolved
+ * every slot before it set `preload.active`, and a slot dlsym left NULL
+ * stays so. Without REAL's test and its call to the resolver, the
+ * wrapper's arguments need not outlive a call the counted path never
+ * makes: they stay in their registers for the real call. */
+#define REAL_RESOLVED(fn) ((__typeof__(&fn))preload_real_##fn)
 /* Defines, in a wrapper file, the slot of a real function, and lists it in
  * the "preload_real" section, so that the constructor can resolve every
  * slot before main: a wrapper first called from a signal handler must not
@@ -1221,7 +1229,7 @@ void *preload_real_resolve_versioned(void **slot, const char *name,
         struct preload_call call;                                                                  \
         if (!preload_call_begin(&call))                                                            \
             return REAL(fn) args;                                                                  \
-        type ret = REAL(fn) args;                                                                  \
+        type ret = REAL_RESOLVED(fn) args;                                                         \
         __VA_ARGS__;                                                                               \
         return ret;                                                                                \
     }
