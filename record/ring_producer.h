@@ -92,10 +92,10 @@ static inline struct vigil_activity *ring_activity_claim(const struct vigil_ring
                                                          uint64_t *position)
 {
     struct ring_header *header = p->header;
-    struct ring_slot *slots = p->slots;
+    struct ring_slot *slot_array = p->slots;
     uint64_t mask = p->mask;
     uint64_t pos = atomic_load_explicit(&header->head, memory_order_relaxed);
-    struct ring_slot *slot = &slots[pos & mask];
+    struct ring_slot *slot = &slot_array[pos & mask];
     uint64_t mark = atomic_load_explicit(&slot->mark, memory_order_acquire);
     if (__builtin_expect(mark == (pos & ~mask), 1)) {
         if (RING_CLAIM_WITHOUT_CAS) {
@@ -114,7 +114,7 @@ static inline struct vigil_activity *ring_activity_claim(const struct vigil_ring
     }
     uint64_t contended_position;
     struct vigil_activity *activity =
-        ring_activity_claim_contended(header, slots, mask, &contended_position);
+        ring_activity_claim_contended(header, slot_array, mask, &contended_position);
     *position = contended_position;
     return activity;
 }
