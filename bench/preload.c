@@ -1,7 +1,7 @@
 /* bench-preload: what libvigil-preload.so adds to a program, measured side
  * by side with the same program running without it, in one run.
  *
- *   bench-preload [ROUNDS]
+ *   bench-preload [ROUNDS] [--darshan PREFIX]
  *
  * The benchmark runs itself again (/proc/self/exe) as a worker, once per
  * configuration and round, the configurations alternating so that the
@@ -12,6 +12,12 @@
  *             is counted and writes its record into the ring
  *   excluded  LD_PRELOAD, the default exclusions: a call on /dev/null is
  *             counted only
+ *   darshan   LD_PRELOAD of Darshan's libdarshan.so (DARSHAN_ENABLE_NONMPI,
+ *             DARSHAN_EXCLUDE_DIRS=none: every file recorded, as vigil's
+ *             "recorded"; its log in a temporary directory), from
+ *             --darshan PREFIX (default /opt/darshan-3.4.7); when
+ *             PREFIX/lib/libdarshan.so is not there, a line says it is
+ *             skipped
  *
  * Without a reader the ring fills up and the library drops records, which
  * is cheaper than writing them; so a worker that finds the library drains
@@ -41,6 +47,7 @@
  * VIGIL_PRELOAD_LIB (meson sets it), or else next to the benchmark in the
  * build tree (../instrument/libvigil-preload.so). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -356,6 +363,10 @@ static int worker(int argc, char **argv)
 
     struct reader reader = {0};
     bool reading = reader_start(&reader);
+    /* Darshan sets its core up in a constructor (DARSHAN_ENABLE_NONMPI):
+     * the pointer is set once it runs. */
+    void *const *darshan_core = dlsym(RTLD_DEFAULT, "__darshan_core");
+    printf("darshan %d\n", darshan_core != NULL && *darshan_core != NULL);
     uint64_t calls_made[CASE_COUNT] = {0}, round_calls[CASE_COUNT] = {0};
     /* Drops are told apart by case: the fast ones fill the ring fastest. */
     uint64_t dropped_in[CASE_COUNT] = {0}, before;
@@ -411,8 +422,9 @@ static int worker(int argc, char **argv)
         void *fn = dlsym(RTLD_DEFAULT, case_symbols[c]);
         Dl_info info;
         bool wrapped = fn != NULL && dladdr(fn, &info) != 0 && info.dli_fname != NULL &&
-                       strstr(info.dli_fname, "vigil-preload") != NULL;
-        if (wrapped)
+                       (strstr(info.dli_fname, "vigil-preload") != NULL ||
+                        strstr(info.dli_fname, "libdarshan") != NULL);
+        if (wrapped && reading)
             expected += calls_made[c];
         printf("wrapped %s %d\n", case_names[c], wrapped);
         printf("case %s %.3f %.3f %llu %llu\n", case_names[c], best_ns[c], shortest_ms[c],
@@ -438,8 +450,13 @@ enum config { PLAIN, RECORDED, EXCLUDED, BASE_CONFIGS };
  * built without one part of a call's bookkeeping (bench/meson.build): run
  * as more configurations after the base ones, recorded like RECORDED. */
 #define MAX_PARTS  6
-#define CONFIG_MAX (BASE_CONFIGS + MAX_PARTS)
+#define CONFIG_MAX (BASE_CONFIGS + MAX_PARTS + 1)
 static int config_count = BASE_CONFIGS;
+/* Darshan, when installed: the last configuration; -1 when it is not. */
+static int darshan_config = -1;
+static char darshan_setting[PATH_MAX + 16];
+static char darshan_log_setting[PATH_MAX + 32];
+static char darshan_log_dir[PATH_MAX];
 static char part_names[MAX_PARTS][32];
 static char part_settings[MAX_PARTS][PATH_MAX + 16];
 
@@ -450,6 +467,8 @@ static const char *const config_cases[BASE_CONFIGS] = {"wpf", "wpf", "w"};
 
 static const char *config_name(int config)
 {
+    if (config == darshan_config)
+        return "darshan";
     return config < BASE_CONFIGS ? config_names[config] : part_names[config - BASE_CONFIGS];
 }
 
@@ -487,7 +506,8 @@ static void die(const char *what)
  * then those of `extra` (NULL-terminated). */
 static char **child_environment(const char *const *extra)
 {
-    static const char *const ours[] = {"LD_PRELOAD=", "VIGIL_EXCLUDE=", "VIGIL_REPORT="};
+    static const char *const ours[] = {
+        "LD_PRELOAD=", "VIGIL_EXCLUDE=", "VIGIL_REPORT=", "DARSHAN_"};
     size_t count = 0, n = 0;
     while (environ[count] != NULL)
         count++;
@@ -512,6 +532,11 @@ static char **config_environment(int config)
     static const char *const plain[] = {NULL};
     const char *recorded[] = {preload_setting, "VIGIL_EXCLUDE=", "VIGIL_REPORT=off", NULL};
     const char *excluded[] = {preload_setting, "VIGIL_REPORT=off", NULL};
+    if (config == darshan_config) {
+        const char *darshan[] = {darshan_setting, "DARSHAN_ENABLE_NONMPI=1",
+                                 "DARSHAN_EXCLUDE_DIRS=none", darshan_log_setting, NULL};
+        return child_environment(darshan);
+    }
     if (config >= BASE_CONFIGS) {
         const char *part[] = {part_settings[config - BASE_CONFIGS],
                               "VIGIL_EXCLUDE=", "VIGIL_REPORT=off", NULL};
@@ -560,13 +585,15 @@ static void run_worker(int config, struct results *res)
     if (in == NULL)
         die("fdopen failed");
     char line[256], name[32];
-    int loaded = -2;
+    int loaded = -2, darshan_active = 0;
     while (fgets(line, sizeof line, in) != NULL) {
         double ns, ms, direct, wrapped, added, q1, q3;
         int flag, slots;
         unsigned long long drained, dropped, problems, expected, calls;
         if (sscanf(line, "ring %d %d", &flag, &slots) == 2) {
             loaded = flag;
+        } else if (sscanf(line, "darshan %d", &flag) == 1) {
+            darshan_active = flag;
         } else if (sscanf(line, "wrapped %31s %d", name, &flag) == 2) {
             for (int c = 0; c < CASE_COUNT; c++)
                 if (strcmp(name, case_names[c]) == 0)
@@ -608,9 +635,18 @@ static void run_worker(int config, struct results *res)
     snprintf(what, sizeof what, "the %s worker", config_name(config));
     wait_for(pid, what);
 
-    if (config == PLAIN && loaded != 0)
-        die("the plain worker runs under vigil: is LD_PRELOAD set some other way?");
-    if (config != PLAIN && loaded != 1) {
+    if ((config == PLAIN || config == darshan_config) && loaded != 0)
+        die("the plain or Darshan worker runs under vigil: is LD_PRELOAD set some other way?");
+    if (config == PLAIN && darshan_active)
+        die("the plain worker runs under Darshan: is LD_PRELOAD set some other way?");
+    if (config == darshan_config && !darshan_active) {
+        fprintf(stderr,
+                "bench-preload: the darshan worker does not run under an active Darshan: "
+                "%s did not load or did not set itself up\n",
+                darshan_setting);
+        exit(1);
+    }
+    if (config != PLAIN && config != darshan_config && loaded != 1) {
         fprintf(stderr,
                 "bench-preload: the %s worker does not run under an active vigil (%s): "
                 "LD_PRELOAD=%s did not load, is not vigil's, or disabled itself\n",
@@ -729,6 +765,41 @@ static void find_parts(void)
     free(list);
 }
 
+static void remove_darshan_logs(void)
+{
+    DIR *dir = opendir(darshan_log_dir);
+    if (dir == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;)
+        if (e->d_name[0] != '.')
+            unlinkat(dirfd(dir), e->d_name, 0);
+    closedir(dir);
+    rmdir(darshan_log_dir);
+}
+
+/* Darshan under `prefix`, as one more configuration, when it is there;
+ * its logs go to a temporary directory, removed at exit. */
+static void find_darshan(const char *prefix)
+{
+    char library[PATH_MAX];
+    snprintf(library, sizeof library, "%s/lib/libdarshan.so", prefix);
+    if (access(library, R_OK) != 0) {
+        printf("darshan: skipped, %s is not there (%s; --darshan PREFIX)\n", library,
+               strerror(errno));
+        return;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(darshan_log_dir, sizeof darshan_log_dir, "%s/vigil-bench-darshan-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    if (mkdtemp(darshan_log_dir) == NULL)
+        die("cannot create a temporary directory for Darshan's logs");
+    atexit(remove_darshan_logs);
+    snprintf(darshan_setting, sizeof darshan_setting, "LD_PRELOAD=%s", library);
+    snprintf(darshan_log_setting, sizeof darshan_log_setting, "DARSHAN_LOGPATH=%s",
+             darshan_log_dir);
+    darshan_config = config_count++;
+}
+
 static volatile uint64_t clock_sink; /* keeps the reads' differences */
 
 /* What two reads of the wrappers' clock cost here, back to back in a
@@ -825,7 +896,7 @@ static void print_parts(const struct results *res, const struct results *plain)
 {
     enum vigil_tick_source source = vigil_tick_source_detect();
     double clock_ns = clock_pair_ns(source);
-    if (config_count == BASE_CONFIGS) {
+    if (config_count == BASE_CONFIGS + (darshan_config >= 0)) {
         printf("note: VIGIL_PRELOAD_PARTS is not set: no variants of the library to show what "
                "each part of a call costs\n");
     } else {
@@ -836,7 +907,8 @@ static void print_parts(const struct results *res, const struct results *plain)
         int rows[1 + MAX_PARTS], n = 0;
         rows[n++] = RECORDED;
         for (int k = BASE_CONFIGS; k < config_count; k++)
-            rows[n++] = k;
+            if (k != darshan_config)
+                rows[n++] = k;
         for (int i = 0; i < n; i++) {
             char label[64];
             if (rows[i] == RECORDED)
@@ -859,11 +931,26 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--worker") == 0)
         return worker(argc, argv);
-    int rounds = argc > 1 ? atoi(argv[1]) : 7;
-    if (rounds < 1)
-        rounds = 1;
+    int rounds = 7;
+    const char *darshan_prefix = "/opt/darshan-3.4.7";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--darshan") == 0 && i + 1 < argc) {
+            darshan_prefix = argv[++i];
+        } else {
+            char *end;
+            long n = strtol(argv[i], &end, 10);
+            if (*end != '\0' || n < 1 || n > MAX_WORKERS) {
+                fprintf(stderr,
+                        "usage: bench-preload [ROUNDS (1..%d)] [--darshan PREFIX]: not '%s'\n",
+                        MAX_WORKERS, argv[i]);
+                return 2;
+            }
+            rounds = (int)n;
+        }
+    }
     find_paths();
     find_parts();
+    find_darshan(darshan_prefix);
     make_data_file();
 
     struct results res[CONFIG_MAX];
@@ -902,6 +989,21 @@ int main(int argc, char **argv)
                   rec->wrapped[c] == 0 ? "  (not intercepted)" : "");
     print_row("write 1 B, /dev/null, excluded", plain->best_ns[CASE_WRITE],
               exc->best_ns[CASE_WRITE], "ns", "  (counted, no record)");
+    if (darshan_config >= 0) {
+        const struct results *dar = &res[darshan_config];
+        printf("%-34s %12s %15s %11s %7s\n", "", "without", "with darshan", "added", "ratio");
+        for (int c = 0; c < CASE_COUNT; c++)
+            print_row(labels[c], plain->best_ns[c], dar->best_ns[c], "ns",
+                      dar->wrapped[c] == 0 ? "  (not intercepted)" : "");
+        printf("added ns, vigil / darshan (separate processes, best): write %.2f, pread %.2f, "
+               "fwrite %.2f\n",
+               (rec->best_ns[CASE_WRITE] - plain->best_ns[CASE_WRITE]) /
+                   (dar->best_ns[CASE_WRITE] - plain->best_ns[CASE_WRITE]),
+               (rec->best_ns[CASE_PREAD] - plain->best_ns[CASE_PREAD]) /
+                   (dar->best_ns[CASE_PREAD] - plain->best_ns[CASE_PREAD]),
+               (rec->best_ns[CASE_FWRITE] - plain->best_ns[CASE_FWRITE]) /
+                   (dar->best_ns[CASE_FWRITE] - plain->best_ns[CASE_FWRITE]));
+    }
     print_row("process start, /bin/true", start_plain, start_vigil, "ms", "");
     print_row("  the same, with its report at exit", exit_plain, exit_vigil, "ms", "");
 
@@ -915,6 +1017,8 @@ int main(int argc, char **argv)
     for (int c = 0; c < CASE_COUNT; c++) {
         paired_added[c] = print_paired(rec, (enum bench_case)c, labels[c]);
         null_added[c] = print_paired(plain, (enum bench_case)c, "  the same, without vigil (null)");
+        if (darshan_config >= 0)
+            print_paired(&res[darshan_config], (enum bench_case)c, "  the same, Darshan instead");
     }
     printf("records: %llu drained by the worker's reader for %llu intercepted calls; "
            "%llu dropped by the library",

@@ -2,8 +2,9 @@
 """What one intercepted call touches, independent of the machine's load.
 
 Runs preload-pages under valgrind --tool=lackey --trace-mem=yes, with and
-without libvigil-preload.so (VIGIL_EXCLUDE="": every call recorded), cuts
-the trace at the marker load that follows each call, and prints per call
+without libvigil-preload.so (VIGIL_EXCLUDE="": every call recorded), and under Darshan 3.4.7's libdarshan.so (DARSHAN_ENABLE_NONMPI=1, its log
+in a temporary directory) side by side in the same run, cuts the trace at
+the marker load that follows each call, and prints per call
 (median over the calls after the first 200): instructions, distinct 4 KiB
 pages and distinct 64-byte cache lines touched (code and data), and the
 data pages alone. On a kernel that flushes the TLB at every system call
@@ -11,8 +12,15 @@ data pages alone. On a kernel that flushes the TLB at every system call
 system call costs a page walk: that is what the pages column counts.
 
     preload_pages.py PRELOAD_PAGES_BIN LIBRARY [CASE ...] [--calls N] [--where]
+                     [--darshan PREFIX]
 
---where lists the pages of one call (the 300th) by mapping.
+--where lists the pages of one call (the 300th) by mapping. --darshan is
+where Darshan is installed (default /opt/darshan-3.4.7: PREFIX/lib/
+libdarshan.so); without it there, the Darshan rows are skipped with a line
+that says so. Both record every file: VIGIL_EXCLUDE="" and
+DARSHAN_EXCLUDE_DIRS=none (Darshan leaves out /dev/, /usr/, /etc/ ... by
+default, so /dev/null, the "write" case's, would be its cheap path). Last,
+the ratio of what vigil adds to what Darshan adds, per case.
 """
 import os
 import statistics
@@ -21,11 +29,15 @@ import sys
 import tempfile
 
 
-def trace(binary, case, calls, data_file, library, where=False):
+def trace(binary, case, calls, data_file, library, where=False, darshan_log=None):
     env = dict(os.environ)
     env["VIGIL_EXCLUDE"] = ""
     env["VIGIL_REPORT"] = "off"
     env.pop("VIGIL_SOCKET", None)
+    if darshan_log:
+        env["DARSHAN_ENABLE_NONMPI"] = "1"
+        env["DARSHAN_LOGPATH"] = darshan_log
+        env["DARSHAN_EXCLUDE_DIRS"] = "none"  # /dev/null counted, as vigil's is
     if library:
         env["LD_PRELOAD"] = library
     else:
@@ -39,6 +51,13 @@ def trace(binary, case, calls, data_file, library, where=False):
             env=env, check=True, capture_output=True, text=True)
         marker = int(out.stdout.split()[1], 16)
         pieces, one = cut(log.name, marker)
+        # Every call must be cut out of the trace by its marker load, also
+        # under another library (one that touched the marker, or a wrapper
+        # that swallowed calls, would shift every figure).
+        cut_calls = calls - 1  # the first marker starts the first piece
+        if len(pieces) != (cut_calls - 201 if cut_calls > 400 else cut_calls - 1):
+            raise SystemExit("preload_pages: %d pieces of %d calls under %s: the marker does "
+                             "not cut the trace into calls" % (len(pieces), calls, library))
         if where:
             show_where(one, open(maps.name).read().splitlines(), library)
         return pieces
@@ -137,6 +156,11 @@ def main():
     where = "--where" in args
     if where:
         args.remove("--where")
+    darshan = "/opt/darshan-3.4.7"
+    if "--darshan" in args:
+        k = args.index("--darshan")
+        darshan = args[k + 1]
+        del args[k:k + 2]
     if "--calls" in args:
         k = args.index("--calls")
         calls = int(args[k + 1])
@@ -150,15 +174,31 @@ def main():
         data = os.path.join(tmp, "data")
         with open(data, "wb") as f:
             f.write(b"\0" * 65536)
+        darshan_lib = os.path.join(darshan, "lib", "libdarshan.so")
+        libraries = [("plain", None), ("vigil", library)]
+        if os.path.exists(darshan_lib):
+            libraries.append(("darshan", darshan_lib))
+        else:
+            print("darshan: skipped, %s is not there (--darshan PREFIX)" % darshan_lib)
+        darshan_log = os.path.join(tmp, "darshan-logs")
+        os.mkdir(darshan_log)
         print("per call (median)      instructions   pages   lines  data pages")
+        ratios = []
         for case in cases:
             rows = {}
-            for label, lib in (("plain", None), ("vigil", library)):
-                p = trace(binary, case, calls, data, lib, where)
+            for label, lib in libraries:
+                p = trace(binary, case, calls, data, lib, where,
+                          darshan_log if label == "darshan" else None)
                 rows[label] = [median(p, i) for i in range(4)]
                 print("%-6s %-15s %12g %7g %7g %11g" % (case, label, *rows[label]))
-            print("%-6s %-15s %12g %7g %7g %11g" % (
-                case, "added", *[rows["vigil"][i] - rows["plain"][i] for i in range(4)]))
+            for label, _ in libraries[1:]:
+                rows["+" + label] = [rows[label][i] - rows["plain"][i] for i in range(4)]
+                print("%-6s %-15s %12g %7g %7g %11g" % (
+                    case, "added " + label, *rows["+" + label]))
+            if "+darshan" in rows and rows["+darshan"][0] > 0:
+                ratios.append("%s %.2f" % (case, rows["+vigil"][0] / rows["+darshan"][0]))
+        if ratios:
+            print("added instructions, vigil / darshan: " + ", ".join(ratios))
     return 0
 
 

@@ -75,6 +75,14 @@ void preload_count_nested(struct preload_thread_counters *c, const struct preloa
         preload_count(c, &c->nested_written_bytes, o->bytes_moved);
 }
 
+void preload_timeline_enter(struct preload_thread_counters *c, uint64_t end_ticks)
+{
+    uint32_t shift = atomic_load_explicit(&preload_timeline_shift, memory_order_relaxed);
+    uint64_t bin = (end_ticks - preload.start.ticks) >> shift;
+    preload_timeline_move(c, bin, shift);
+    c->timeline_bin_end = preload.start.ticks + ((bin + 1) << shift);
+}
+
 void preload_announce(struct preload_thread_counters *c, uint32_t file_id)
 {
     /* Remembered per thread only once it is in the ring; the shared block

@@ -71,13 +71,17 @@ static uint64_t load(const uint64_t *counter)
 
 static void add_block(struct preload_totals *out, const struct preload_thread_counters *c)
 {
+    /* Every counted call not excluded writes its record or counts a drop
+     * (preload_call_end): the records are what is left. */
+    uint64_t calls = 0;
     for (unsigned op = 0; op <= VIGIL_OP_MAX_ID; op++) {
+        calls += load(&c->ops[op].calls);
         out->ops[op].calls += load(&c->ops[op].calls);
         out->ops[op].bytes += load(&c->ops[op].bytes);
         out->ops[op].ticks += load(&c->ops[op].ticks);
         out->ops[op].errors += load(&c->ops[op].errors);
     }
-    out->recorded += load(&c->recorded);
+    out->recorded += calls - load(&c->excluded) - load(&c->dropped);
     out->dropped += load(&c->dropped);
     out->excluded += load(&c->excluded);
     out->nested_read_bytes += load(&c->nested_read_bytes);

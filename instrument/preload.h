@@ -202,13 +202,13 @@ struct preload_thread_counters {
      * or copying one file to another, pays no atomic operation per call.
      * `current` is the entry of the file used last (set at the claim). */
     struct preload_pending *current;
-    uint64_t recorded; /* records written into the ring */
     uint64_t dropped;  /* records the ring had no room for */
     uint64_t excluded; /* calls on excluded files: counted here only */
     /* Bytes of the timeline's bin this thread is in, added to the
      * process's timeline when it moves on (file_stats.c). */
     uint64_t timeline_bin;
     uint32_t timeline_shift;
+    uint64_t timeline_bin_end; /* in ticks; 0: no bin yet */
     uint64_t timeline_bytes[2];
     uint64_t pending_stamp; /* moves between entries so far */
     /* Bytes moved by calls made inside another counted call (the POSIX
@@ -961,22 +961,43 @@ preload_stats_note(struct preload_layer_stats *l, unsigned kind, const struct pr
     }
 }
 
-/* A read's or write's bytes into the thread's bin of the timeline. */
+/* Keeps errno as it was around a rare path's call (it may make a system
+ * call, or a call that sets errno): the common path never changes errno,
+ * so preload_call_end need neither save nor restore it. Only once the
+ * thread has its counters (PRELOAD_SELF.errno_at). */
+#define PRELOAD_KEEPING_ERRNO(...)                                                                 \
+    do {                                                                                           \
+        int *kept_errno_at = PRELOAD_SELF.errno_at, kept_errno = *kept_errno_at;                   \
+        __VA_ARGS__;                                                                               \
+        *kept_errno_at = kept_errno;                                                               \
+    } while (0)
+
+/* The thread's bin of the timeline now ends at `bin`'s end in the scale of
+ * `shift` (the process's, which only grows: a bin taken in a finer scale
+ * lies inside one of a coarser, and is added there). */
+void preload_timeline_enter(struct preload_thread_counters *c, uint64_t end_ticks) PRELOAD_HIDDEN;
+
+/* A read's or write's bytes into the thread's bin of the timeline: one
+ * compare while the call ends inside the bin (preload_timeline_enter). */
 static inline void preload_timeline_note(struct preload_thread_counters *c, unsigned rw,
                                          uint64_t bytes, uint64_t end_ticks)
 {
-    uint32_t shift = atomic_load_explicit(&preload_timeline_shift, memory_order_relaxed);
-    uint64_t bin = (end_ticks - preload.start.ticks) >> shift;
-    if (PRELOAD_UNLIKELY(bin != c->timeline_bin || shift != c->timeline_shift))
-        preload_timeline_move(c, bin, shift);
+    if (PRELOAD_UNLIKELY(end_ticks >= c->timeline_bin_end))
+        PRELOAD_KEEPING_ERRNO(preload_timeline_enter(c, end_ticks));
     c->timeline_bytes[rw] += bytes;
 }
 
-/* Only this thread writes its block: plain adds (relaxed, for the reporter
- * that reads other threads' blocks at exit). */
+/* Only this thread writes its block: plain adds, which other threads (the
+ * report, a region's end) read with relaxed loads. On x86-64 one `add` to
+ * memory, a single store no reader can see torn; a relaxed load and store
+ * would take three instructions (the compiler does not fuse atomics). */
 static inline void preload_add(uint64_t *counter, uint64_t value)
 {
+#if defined(__x86_64__)
+    __asm__ volatile("addq %1, %0" : "+m"(*counter) : "er"(value));
+#else
     __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + value, __ATOMIC_RELAXED);
+#endif
 }
 
 static inline __attribute__((always_inline)) void
@@ -994,14 +1015,14 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
      * call's, in the totals and in the file's counts. */
     if (PRELOAD_UNLIKELY(PRELOAD_SELF.parent_start_ticks != 0)) {
         struct preload_outcome rare = *o;
-        preload_count_nested(c, &rare, file_id, start_ticks, end_ticks);
+        PRELOAD_KEEPING_ERRNO(preload_count_nested(c, &rare, file_id, start_ticks, end_ticks));
         return;
     }
     if (file_id == VIGIL_FILE_NONE || PRELOAD_WITHOUT_FILE_STATS)
         return;
     struct preload_pending *p = c->current;
     if (PRELOAD_UNLIKELY(p->file != file_id))
-        p = preload_count_file_change(c, file_id);
+        PRELOAD_KEEPING_ERRNO(p = preload_count_file_change(c, file_id));
     enum vigil_op_class cls = preload_op_class(o->op);
     preload_add(&p->calls, 1);
     if (cls == VIGIL_OP_READS)
@@ -1018,18 +1039,22 @@ preload_count_own(struct preload_thread_counters *c, const struct preload_outcom
 }
 
 /* The bookkeeping after every counted call: counters, the file's counts,
- * one activity record. errno is read on entry and restored on exit.
- * Inlined into each wrapper, where the operation is a constant: its layer
- * and class fold away and the outcome never needs to exist in memory. */
+ * one activity record. errno is read only when the call failed (for its
+ * record): nothing on the common path changes it, and each rare path
+ * keeps it (PRELOAD_KEEPING_ERRNO). Inlined into each wrapper, where the operation is a constant:
+ * its layer and class fold away and the outcome never needs to exist in memory. */
 static inline __attribute__((always_inline)) void preload_call_end(const struct preload_call *call,
                                                                    const struct preload_outcome *o)
 {
     struct preload_thread_counters *c = PRELOAD_SELF.counters;
     if (PRELOAD_UNLIKELY(c == NULL))
         c = preload_counters_claim(); /* leaves errno as it was */
-    int *errno_at = PRELOAD_SELF.errno_at;
-    int errno_value = *errno_at;
-    uint32_t file_id = o->fd >= 0 ? preload_fd_get(o->fd) : o->file_id;
+    /* A descriptor below PRELOAD_FD_NEAR, the common case, is one test. */
+    uint32_t file_id =
+        PRELOAD_LIKELY((uint32_t)o->fd < PRELOAD_FD_NEAR)
+            ? (uint32_t)atomic_load_explicit(&preload_fd_near[o->fd], memory_order_relaxed)
+        : o->fd >= 0 ? preload_fd_get(o->fd)
+                     : o->file_id;
     uint64_t end_ticks =
         PRELOAD_WITHOUT_END_CLOCK ? call->start_ticks : vigil_ticks(preload.tick_source);
     if (PRELOAD_UNLIKELY(file_id == PRELOAD_FILE_EXCLUDED)) {
@@ -1040,11 +1065,14 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
             preload_count_own(c, o, file_id, call->start_ticks, end_ticks);
         } else {
             struct preload_outcome rare = *o;
-            preload_count_shared(c, &rare, file_id, call->start_ticks, end_ticks);
+            PRELOAD_KEEPING_ERRNO(
+                preload_count_shared(c, &rare, file_id, call->start_ticks, end_ticks));
         }
         /* The file's name must be in the ring before its first activity. */
-        if (PRELOAD_UNLIKELY(file_id != c->announced_file) && file_id != VIGIL_FILE_NONE)
-            preload_announce(c, file_id);
+        if (PRELOAD_UNLIKELY(file_id != c->announced_file)) {
+            if (file_id != VIGIL_FILE_NONE)
+                PRELOAD_KEEPING_ERRNO(preload_announce(c, file_id));
+        }
         /* Written straight into its slot (ring_producer.h, inline): no
          * call, no copy from the stack, no page of the push's code. */
         uint64_t position = 0; /* read only when claimed; clang cannot tell */
@@ -1065,22 +1093,20 @@ static inline __attribute__((always_inline)) void preload_call_end(const struct 
                 .offset_bytes = o->offset_bytes,
                 .bytes_asked = o->bytes_asked,
                 .result = o->result,
-                .errno_value = o->failed ? errno_value : 0,
+                .errno_value = o->failed ? *PRELOAD_SELF.errno_at : 0,
                 .thread_id = PRELOAD_SELF.thread_id,
                 .flags = o->flags,
                 .comm_size = o->comm_size,
                 .parent_start_ns = PRELOAD_SELF.parent_start_ticks,
             };
             ring_activity_publish(&ring, slot, position);
+        } else {
+            /* What was recorded is what was counted and not excluded nor
+             * dropped (preload_counters_sum): no count per record. */
+            preload_count(c, &c->dropped, 1);
         }
-        uint64_t *counter = slot != NULL ? &c->recorded : &c->dropped;
-        if (PRELOAD_LIKELY(!c->shared))
-            preload_add(counter, 1);
-        else
-            __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
     }
     PRELOAD_SELF.in_call = 0;
-    *errno_at = errno_value;
 }
 
 /* The two commonest endings. A data call on a descriptor returns the bytes
@@ -1276,6 +1302,12 @@ void *preload_real_resolve(void **slot, const char *name) PRELOAD_HIDDEN;
 #define REAL(fn)                                                                                   \
     ((__typeof__(&fn))(preload_real_##fn != NULL ? preload_real_##fn                               \
                                                  : preload_real_resolve(&preload_real_##fn, #fn)))
+/* The real function once the library is active: set-up (state.c) resolved
+ * every slot before it set `preload.active`, and a slot dlsym left NULL
+ * stays so. Without REAL's test and its call to the resolver, the
+ * wrapper's arguments need not outlive a call the counted path never
+ * makes: they stay in their registers for the real call. */
+#define REAL_RESOLVED(fn) ((__typeof__(&fn))preload_real_##fn)
 /* Defines, in a wrapper file, the slot of a real function, and lists it in
  * the "preload_real" section, so that the constructor can resolve every
  * slot before main: a wrapper first called from a signal handler must not
@@ -1320,7 +1352,7 @@ void *preload_real_resolve_versioned(void **slot, const char *name,
         struct preload_call call;                                                                  \
         if (!preload_call_begin(&call))                                                            \
             return REAL(fn) args;                                                                  \
-        type ret = REAL(fn) args;                                                                  \
+        type ret = REAL_RESOLVED(fn) args;                                                         \
         __VA_ARGS__;                                                                               \
         return ret;                                                                                \
     }

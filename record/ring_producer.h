@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ring_layout.h"
@@ -69,24 +70,64 @@ static inline void ring_publish(struct ring_slot *slot, uint64_t position, uint6
     atomic_store_explicit(&slot->mark, (position & ~mask) + 1, memory_order_release);
 }
 
+/* ring_activity_claim's loop, out of line: another producer got in
+ * first, or the ring is full. The geometry comes by value: had the
+ * caller's copy escaped, it would live on the stack on every call. */
+static __attribute__((noinline, cold)) struct vigil_activity *
+ring_activity_claim_contended(struct ring_header *header, struct ring_slot *slots, uint64_t mask,
+                              uint64_t *position)
+{
+    if (!ring_claim(header, slots, mask, 1, position))
+        return NULL;
+    return &slots[*position & mask].payload.activity;
+}
+
 /* One slot for an activity, claimed: the caller fills the record in place
  * and hands it to ring_activity_publish. NULL (one drop counted) when the
- * ring is full. Nothing reads the slot before its publication. */
+ * ring is full. Nothing reads the slot before its publication. The first
+ * attempt is ring_claim's, inline and with the slot's address worked out
+ * once (the loop's counter and recomputed address cost every call some
+ * ten instructions); any other goes to the loop. */
 static inline struct vigil_activity *ring_activity_claim(const struct vigil_ring_producer *p,
                                                          uint64_t *position)
 {
-    if (!ring_claim(p->header, p->slots, p->mask, 1, position))
-        return NULL;
-    return &p->slots[*position & p->mask].payload.activity;
+    struct ring_header *header = p->header;
+    struct ring_slot *slot_array = p->slots;
+    uint64_t mask = p->mask;
+    uint64_t pos = atomic_load_explicit(&header->head, memory_order_relaxed);
+    struct ring_slot *slot = &slot_array[pos & mask];
+    uint64_t mark = atomic_load_explicit(&slot->mark, memory_order_acquire);
+    if (__builtin_expect(mark == (pos & ~mask), 1)) {
+        if (RING_CLAIM_WITHOUT_CAS) {
+            atomic_store_explicit(&header->head, pos + 1, memory_order_relaxed);
+            *position = pos;
+            return &slot->payload.activity;
+        }
+        uint64_t expected = pos;
+        if (__builtin_expect(atomic_compare_exchange_strong_explicit(&header->head, &expected,
+                                                                     pos + 1, memory_order_relaxed,
+                                                                     memory_order_relaxed),
+                             1)) {
+            *position = pos;
+            return &slot->payload.activity;
+        }
+    }
+    uint64_t contended_position;
+    struct vigil_activity *activity =
+        ring_activity_claim_contended(header, slot_array, mask, &contended_position);
+    *position = contended_position;
+    return activity;
 }
 
 /* The claimed activity at `position`, filled: its seq set, then made
- * visible to the consumer. */
+ * visible to the consumer. Its slot is the one that holds it. */
 static inline void ring_activity_publish(const struct vigil_ring_producer *p,
                                          struct vigil_activity *activity, uint64_t position)
 {
     activity->seq = position;
-    ring_publish(&p->slots[position & p->mask], position, p->mask);
+    struct ring_slot *slot =
+        (struct ring_slot *)((char *)activity - offsetof(struct ring_slot, payload.activity));
+    ring_publish(slot, position, p->mask);
 }
 
 #endif
