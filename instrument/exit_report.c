@@ -150,6 +150,15 @@ void preload_report_gather(struct preload_report *p)
     preload_link_figures(&p->link);
     preload_link_view(&p->link, &r->link);
     preload_regions_report(r);
+    preload_report_findings(r);
+}
+
+void preload_report_findings(struct vigil_report *r)
+{
+    static struct vigil_insight_findings findings; /* 8 KiB: not on an exiting thread's stack */
+    struct vigil_insight_thresholds thresholds;
+    bool from_vigild = preload_link_insight(&thresholds);
+    vigil_insight_find(r, &thresholds, from_vigild ? "vigild" : "defaults", &findings);
 }
 
 /* ---- where it goes ------------------------------------------------------------------------- */
