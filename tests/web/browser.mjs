@@ -273,6 +273,22 @@ await check("run 3: its code regions from the report, with what was not followed
   }
 });
 
+await check('run 3: the findings stored with its report, each with its evidence and advice', async () => {
+  await openOk(page, `${baseUrl}/run.html?run=3`);
+  const items = await page.$$eval('#findings li', (r) => r.map((x) => x.textContent));
+  expect(items.length === 1, `the findings card has items ${JSON.stringify(items)}`);
+  for (const want of ['fsync per write (/tmp/x)', '8 fsync and fdatasync calls for 8 writes', 'Sync once']) {
+    expect(items[0].includes(want), `the finding does not say "${want}": "${items[0]}"`);
+  }
+  const note = await page.textContent('#findings .note');
+  expect(note.includes('[insight] thresholds'), `the findings' note is "${note}"`);
+});
+
+await check("run 1: a report without findings shows no findings card", async () => {
+  await openOk(page, `${baseUrl}/run.html?run=1`);
+  expect(await page.$('#findings') === null, 'run 1 shows a findings card');
+});
+
 await check('run 3: its files, access sizes, sequential share and I/O timeline from the reports', async () => {
   await openOk(page, `${baseUrl}/run.html?run=3`);
   await screenshot(page, 'run-3-files');

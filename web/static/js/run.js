@@ -11,6 +11,7 @@ import { TIMELINES, timeline, ZoomGroup, replaceData, ENVELOPE_LINES_MAX, plotWi
 import { heatmap } from './heatmap.js';
 import { jobEnergySection } from './run_energy.js';
 import { regionsSection } from './run_regions.js';
+import { findingsSection } from './run_findings.js';
 import { filesSection, filesRequest } from './run_files.js';
 
 const params = new URLSearchParams(location.search);
@@ -530,6 +531,7 @@ async function load() {
   const files = filesSection(run.run_id, group, filesAnswer);
   root.replaceChildren(
     reportCard(answer.report_card, run),
+    findingsSection(answer.report),
     runFacts(run),
     el('p', {}, compareLink),
     jobEnergySection(answer.job_energy),
