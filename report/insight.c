@@ -161,7 +161,9 @@ static void metadata_heavy(struct finder *fd)
         data += f->posix.reads + f->posix.writes + f->stdio.reads + f->stdio.writes;
         meta_s += f->posix.meta_time_s + f->stdio.meta_time_s;
     }
-    if (meta < fd->t->metadata_min_calls ||
+    /* A job's report sums its ranks' calls: the minimum is per rank. */
+    uint64_t ranks = r->ranks > 0 ? (uint64_t)r->ranks : 1;
+    if (meta < fd->t->metadata_min_calls * ranks ||
         !at_least_share(meta, meta + data, fd->t->metadata_share))
         return;
     add(fd, "metadata_heavy", "warning", NULL,

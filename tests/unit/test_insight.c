@@ -170,6 +170,16 @@ static void test_metadata_heavy(void **state)
     assert_null(out.findings[0].file);
     p->reads = 1001;
     assert_string_equal(ids(), "repeated_open");
+    /* In a job's report, the minimum is per rank. */
+    p->reads = 1000;
+    report.ranks = 2;
+    assert_string_equal(ids(), "repeated_open");
+    p->opens = 1000;
+    p->stats = 1000;
+    p->reads = 2000;
+    p->read_size_hist[5] = 2000;
+    p->seq_reads = 2000;
+    assert_string_equal(ids(), "metadata_heavy repeated_open");
 }
 
 static void test_many_small_files(void **state)
