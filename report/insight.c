@@ -22,6 +22,7 @@ static const uint64_t bin_edges[VIGIL_REPORT_SIZE_BINS - 1] = {
 struct finder {
     struct vigil_report *r;
     const struct vigil_insight_thresholds *t;
+    const struct vigil_insight_process *process; /* NULL: nothing */
     struct vigil_insight_findings *out;
     int rank; /* of findings about one of the report's files */
 };
@@ -264,25 +265,47 @@ static bool random_access(struct finder *fd, const struct vigil_report_file *f)
     return true;
 }
 
+/* Whether the process made the file's stream unbuffered. */
+static bool made_unbuffered(const struct finder *fd, const struct vigil_report_file *f)
+{
+    const struct vigil_insight_process *p = fd->process;
+    for (int i = 0; p != NULL && i < p->unbuffered_count; i++)
+        if (p->unbuffered_bytes[i] == f->path_bytes &&
+            memcmp(p->unbuffered_paths[i], f->path, f->path_bytes) == 0)
+            return true;
+    return false;
+}
+
 static bool unbuffered_stdio(struct finder *fd, const struct vigil_report_file *f)
 {
     const struct vigil_report_file_layer *s = &f->stdio;
     if (!f->has_stdio || s->writes < fd->t->min_accesses ||
         s->written_bytes > fd->t->small_access_bytes * s->writes)
         return false;
-    /* What reached the kernel one stdio write at a time: a flush after each
-     * (stdio's fsyncs are its fflushes), or the POSIX writes under it where
-     * those are seen. */
+    static const char advice[] =
+        "Let stdio buffer: no fflush after every write and no setvbuf(_IONBF); give the "
+        "stream a large buffer (setvbuf with 1 MiB) and flush when the data must be out.";
+    double mean = (double)s->written_bytes / (double)s->writes;
+    /* Unbuffered, each write goes to the kernel alone, where no wrapper
+     * sees it. */
+    if (made_unbuffered(fd, f)) {
+        add(fd, "unbuffered_stdio", "warning", f, advice,
+            "%llu stdio writes of %.0f bytes on average to a stream made unbuffered, each a "
+            "write to the kernel of its own",
+            (unsigned long long)s->writes, mean);
+        return true;
+    }
+    /* Else what reached the kernel one stdio write at a time: a flush after
+     * each (stdio's fsyncs are its fflushes), or the POSIX writes under it
+     * where those are seen. */
     uint64_t to_kernel = f->posix.writes > s->fsyncs ? f->posix.writes : s->fsyncs;
     if (!at_least_share(to_kernel, s->writes, fd->t->stdio_flush_share))
         return false;
-    add(fd, "unbuffered_stdio", "warning", f,
-        "Let stdio buffer: no fflush after every write and no setvbuf(_IONBF); give the "
-        "stream a large buffer (setvbuf with 1 MiB) and flush when the data must be out.",
+    add(fd, "unbuffered_stdio", "warning", f, advice,
         "%llu stdio writes of %.0f bytes on average, with %llu flushes and %llu POSIX writes "
         "on the file",
-        (unsigned long long)s->writes, (double)s->written_bytes / (double)s->writes,
-        (unsigned long long)s->fsyncs, (unsigned long long)f->posix.writes);
+        (unsigned long long)s->writes, mean, (unsigned long long)s->fsyncs,
+        (unsigned long long)f->posix.writes);
     return true;
 }
 
@@ -349,10 +372,12 @@ static bool independent_mpiio(struct finder *fd, const struct vigil_report_file 
 }
 
 void vigil_insight_find(struct vigil_report *r, const struct vigil_insight_thresholds *t,
-                        const char *source, struct vigil_insight_findings *out)
+                        const struct vigil_insight_process *process, const char *source,
+                        struct vigil_insight_findings *out)
 {
     out->count = 0;
-    struct finder fd = {.r = r, .t = t, .out = out, .rank = r->ranks > 0 ? -1 : r->rank};
+    struct finder fd = {
+        .r = r, .t = t, .process = process, .out = out, .rank = r->ranks > 0 ? -1 : r->rank};
     io_time_share(&fd);
     rank_imbalance(&fd);
     metadata_heavy(&fd);

@@ -9,6 +9,7 @@
  *   reopen      one file opened and closed 1000 times
  *   fsync       200 writes of 4 KiB, each followed by fsync
  *   flushed     2000 fwrites of 16 bytes, each followed by fflush
+ *   unbuffered  2000 fwrites of 16 bytes to a stream made unbuffered with setvbuf
  *   clean       64 MiB written in 1 MiB writes, in order */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -41,8 +42,8 @@ static void must(int ok, const char *what)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr,
-                "usage: insight-workloads small|misaligned|random|reopen|fsync|flushed|clean\n");
+        fprintf(stderr, "usage: insight-workloads "
+                        "small|misaligned|random|reopen|fsync|flushed|unbuffered|clean\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -85,6 +86,13 @@ int main(int argc, char **argv)
             must(fwrite(buffer, 1, 16, f) == 16, "fwrite");
             must(fflush(f) == 0, "fflush");
         }
+        fclose(f);
+    } else if (strcmp(mode, "unbuffered") == 0) {
+        FILE *f = fopen("unbuffered.dat", "w");
+        must(f != NULL, "fopen");
+        must(setvbuf(f, NULL, _IONBF, 0) == 0, "setvbuf");
+        for (int i = 0; i < 2000; i++)
+            must(fwrite(buffer, 1, 16, f) == 16, "fwrite");
         fclose(f);
     } else if (strcmp(mode, "clean") == 0) {
         int fd = open_or_die("clean.dat", O_WRONLY | O_CREAT | O_TRUNC);

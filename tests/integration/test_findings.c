@@ -149,6 +149,11 @@ static void test_flushed_stdio(void **state)
     expect(state, "flushed", "flushed.dat", "unbuffered_stdio@flushed.dat", NULL);
 }
 
+static void test_unbuffered_stdio(void **state)
+{
+    expect(state, "unbuffered", "unbuffered.dat", "unbuffered_stdio@unbuffered.dat", NULL);
+}
+
 static void test_clean_says_nothing(void **state)
 {
     expect(state, "clean", "clean.dat", "", NULL);
@@ -157,4 +162,4 @@ static void test_clean_says_nothing(void **state)
 #define WITH_DIR(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 TEST_MAIN(WITH_DIR(test_small_accesses), WITH_DIR(test_misaligned), WITH_DIR(test_random),
           WITH_DIR(test_reopen), WITH_DIR(test_fsync), WITH_DIR(test_flushed_stdio),
-          WITH_DIR(test_clean_says_nothing))
+          WITH_DIR(test_unbuffered_stdio), WITH_DIR(test_clean_says_nothing))

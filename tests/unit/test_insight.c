@@ -58,7 +58,7 @@ static struct vigil_report *quiet_report(int count)
 /* The findings' ids, space-separated ("" for none). */
 static const char *ids(void)
 {
-    vigil_insight_find(&report, &t, "defaults", &out);
+    vigil_insight_find(&report, &t, NULL, "defaults", &out);
     static char text[1024];
     text[0] = '\0';
     for (int i = 0; i < out.count; i++) {
@@ -80,7 +80,7 @@ static void test_quiet_run_says_nothing(void **state)
     void (*const runs[])(struct vigil_report *) = {test_report_plain_run, test_report_regions};
     for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
         runs[i](&report);
-        vigil_insight_find(&report, &t, "vigild", &out);
+        vigil_insight_find(&report, &t, NULL, "vigild", &out);
         if (out.count != 0)
             fail_msg("run %zu raises %s: %s", i, out.findings[0].id, out.evidence[0]);
     }
@@ -220,6 +220,36 @@ static void test_unbuffered_stdio(void **state)
     assert_string_equal(ids(), "");
 }
 
+/* A stream the process made unbuffered: every write went to the kernel,
+ * though no counter shows it. */
+static void test_made_unbuffered(void **state)
+{
+    (void)state;
+    quiet_report(2);
+    files[1].path = "/scratch/g";
+    files[1].has_stdio = true;
+    files[1].stdio.writes = 1000;
+    files[1].stdio.written_bytes = 16000;
+    struct vigil_insight_process process = {
+        .unbuffered_count = 2,
+        .unbuffered_paths = {"/scratch/h", "/scratch/g"},
+        .unbuffered_bytes = {10, 10},
+    };
+    vigil_insight_find(&report, &t, NULL, "defaults", &out);
+    assert_int_equal(out.count, 0);
+    vigil_insight_find(&report, &t, &process, "defaults", &out);
+    assert_int_equal(out.count, 1);
+    assert_string_equal(out.findings[0].id, "unbuffered_stdio");
+    assert_memory_equal(out.findings[0].file, "/scratch/g", 10);
+    assert_string_equal(out.findings[0].evidence,
+                        "1000 stdio writes of 16 bytes on average to a stream made unbuffered, "
+                        "each a write to the kernel of its own");
+    files[1].stdio.writes = 999; /* too few */
+    files[1].stdio.written_bytes = 15984;
+    vigil_insight_find(&report, &t, &process, "defaults", &out);
+    assert_int_equal(out.count, 0);
+}
+
 static void test_repeated_open(void **state)
 {
     (void)state;
@@ -346,7 +376,7 @@ static void test_bounded(void **state)
         p->file_not_aligned = 2000;
     }
     report.rank = 5;
-    vigil_insight_find(&report, &t, "vigild", &out);
+    vigil_insight_find(&report, &t, NULL, "vigild", &out);
     /* small, misaligned, random, repeated open, fsync: three files each. */
     assert_int_equal(out.count, 5 * VIGIL_INSIGHT_PER_KIND);
     assert_true(out.count <= VIGIL_INSIGHT_MAX);
@@ -436,7 +466,7 @@ static void test_text_and_json(void **state)
     quiet_report(1);
     files[0].posix.opens = 100;
     report.rank = 3;
-    vigil_insight_find(&report, &t, "vigild", &out);
+    vigil_insight_find(&report, &t, NULL, "vigild", &out);
     char *text = vigil_cli_report_text(&report);
     test_assert_contains(text, "\nfindings (thresholds: vigild)\nwarning repeated_open: "
                                "/scratch/f (rank 3)\n  opened 100 times, for 1 reads and "
@@ -449,7 +479,7 @@ static void test_text_and_json(void **state)
     g_free(text);
     g_free(json);
     quiet_report(1);
-    vigil_insight_find(&report, &t, "defaults", &out);
+    vigil_insight_find(&report, &t, NULL, "defaults", &out);
     text = vigil_cli_report_text(&report);
     test_assert_contains(text, "\nfindings (thresholds: defaults): none\n");
     json = vigil_cli_report_json(&report);
@@ -463,7 +493,7 @@ static void test_bad_findings_are_refused(void **state)
     (void)state;
     quiet_report(1);
     files[0].posix.opens = 100;
-    vigil_insight_find(&report, &t, "vigild", &out);
+    vigil_insight_find(&report, &t, NULL, "vigild", &out);
     char *json = vigil_cli_report_json(&report);
     static const struct {
         const char *from, *to, *message;
@@ -496,9 +526,10 @@ static void test_bad_findings_are_refused(void **state)
 TEST_MAIN(cmocka_unit_test(test_quiet_run_says_nothing), cmocka_unit_test(test_small_accesses),
           cmocka_unit_test(test_misaligned_accesses), cmocka_unit_test(test_random_access),
           cmocka_unit_test(test_metadata_heavy), cmocka_unit_test(test_many_small_files),
-          cmocka_unit_test(test_unbuffered_stdio), cmocka_unit_test(test_repeated_open),
-          cmocka_unit_test(test_fsync_per_write), cmocka_unit_test(test_independent_mpiio),
-          cmocka_unit_test(test_rank_imbalance), cmocka_unit_test(test_io_time_share),
-          cmocka_unit_test(test_bounded), cmocka_unit_test(test_defaults_are_the_engines),
+          cmocka_unit_test(test_unbuffered_stdio), cmocka_unit_test(test_made_unbuffered),
+          cmocka_unit_test(test_repeated_open), cmocka_unit_test(test_fsync_per_write),
+          cmocka_unit_test(test_independent_mpiio), cmocka_unit_test(test_rank_imbalance),
+          cmocka_unit_test(test_io_time_share), cmocka_unit_test(test_bounded),
+          cmocka_unit_test(test_defaults_are_the_engines),
           cmocka_unit_test(test_bad_settings_are_named), cmocka_unit_test(test_text_and_json),
           cmocka_unit_test(test_bad_findings_are_refused))

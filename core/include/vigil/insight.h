@@ -80,6 +80,17 @@ struct vigil_insight_findings {
     char evidence[VIGIL_INSIGHT_MAX][VIGIL_INSIGHT_TEXT_BYTES];
 };
 
+/* What a report's counters cannot say, from the process itself: the files
+ * whose streams it made unbuffered (setvbuf _IONBF, setbuf or setbuffer
+ * with no buffer), whose every write glibc makes in a write(2) no wrapper
+ * sees. */
+#define VIGIL_INSIGHT_UNBUFFERED_MAX 8
+struct vigil_insight_process {
+    int unbuffered_count;
+    const char *unbuffered_paths[VIGIL_INSIGHT_UNBUFFERED_MAX]; /* bytes, as report files' */
+    size_t unbuffered_bytes[VIGIL_INSIGHT_UNBUFFERED_MAX];
+};
+
 void vigil_insight_defaults(struct vigil_insight_thresholds *t);
 /* NULL when every threshold is usable, else what is wrong, naming the key
  * ("small_access_bytes: 1000 is not one of Darshan's size-bin edges (100,
@@ -87,9 +98,10 @@ void vigil_insight_defaults(struct vigil_insight_thresholds *t);
 const char *vigil_insight_check(const struct vigil_insight_thresholds *t, char *why, size_t size);
 
 /* The findings of `r` (a process's report, or a job's when r->ranks > 0),
- * into `out`; points r->findings at them. `source` ("vigild",
- * "defaults") becomes r->findings_thresholds. */
+ * with what `process` adds (NULL: nothing), into `out`; points r->findings
+ * at them. `source` ("vigild", "defaults") becomes r->findings_thresholds. */
 void vigil_insight_find(struct vigil_report *r, const struct vigil_insight_thresholds *t,
-                        const char *source, struct vigil_insight_findings *out);
+                        const struct vigil_insight_process *process, const char *source,
+                        struct vigil_insight_findings *out);
 
 #endif
