@@ -12,6 +12,7 @@ const struct vigil_settings_table *const vigil_schema_tables[] = {
     &web_keys,
     &vigil_preload_keys,
     &vigil_advise_keys,
+    &vigil_insight_keys,
     NULL,
 };
 

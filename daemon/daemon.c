@@ -91,6 +91,7 @@ gboolean vigild_settings_read(struct vigild_settings *s, const vigil_config *con
     memset(s, 0, sizeof *s);
     if (!vigil_settings_load(config, &vigild_daemon_keys, &s->daemon, error) ||
         !vigil_settings_load(config, &vigild_capture_keys, &s->capture, error) ||
+        !vigil_settings_load(config, &vigil_insight_keys, &s->insight, error) ||
         !check_windows(s, error) || !read_uplink_names(s, config, error)) {
         vigild_settings_clear(s);
         return FALSE;

@@ -36,6 +36,12 @@ static void summary(void *user, const struct vigild_process *p, struct vigil_loc
     vigild_status_summary(&snap, p, out);
 }
 
+/* [insight] as last loaded (a reload changes what later exits get). */
+static void insight(void *user, struct vigil_insight_thresholds *out)
+{
+    *out = ((const struct vigild *)user)->settings.insight;
+}
+
 /* No error when there are no jobs yet: the server says so itself. */
 static gboolean note_job(void *user, const struct vigil_local_job_info *info, uid_t uid,
                          GError **error)
@@ -84,6 +90,7 @@ static const struct vigild_server_ops daemon_server_ops = {
     .take_signals = take_signals,
     .status_json = status_json,
     .summary = summary,
+    .insight = insight,
     .note_job = note_job,
     .rank_known = rank_known,
     .spool = spool,

@@ -277,8 +277,17 @@ static void handle_summary_request(struct connection *c)
     struct vigil_error err;
     /* A process that stopped waiting (it waits 100 ms) still sends its
      * REPORT behind the request: the connection stays until its end. */
-    if (!vigil_local_send(c->fd, VIGIL_LOCAL_SUMMARY, &summary, sizeof summary, -1, &err))
+    if (!vigil_local_send(c->fd, VIGIL_LOCAL_SUMMARY, &summary, sizeof summary, -1, &err)) {
         g_debug("pid %d no longer waits for its summary: %s", (int)c->pid, err.message);
+        return;
+    }
+    /* After the SUMMARY, where an older library has stopped reading. */
+    if (s->ops->insight != NULL) {
+        struct vigil_insight_thresholds insight;
+        s->ops->insight(s->user, &insight);
+        if (!vigil_local_send(c->fd, VIGIL_LOCAL_INSIGHT, &insight, sizeof insight, -1, &err))
+            g_debug("pid %d no longer waits for the thresholds: %s", (int)c->pid, err.message);
+    }
 }
 
 /* Reads the JSON of a report: all of a sealed memfd, which its sender

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include "vigil/insight.h"
 #include "vigil/local_protocol.h"
 
 struct vigild_daemon_settings; /* vigild_settings.h */
@@ -29,6 +30,8 @@ struct vigild_server_ops {
     char *(*status_json)(void *user, uid_t viewer_uid, int32_t finished_pid);
     /* The summary process `p` asks for at its exit. */
     void (*summary)(void *user, const struct vigild_process *p, struct vigil_local_summary *out);
+    /* The findings' thresholds sent after it (INSIGHT); NULL: none sent. */
+    void (*insight)(void *user, struct vigil_insight_thresholds *out);
     /* A job notice from a client of `uid`: FALSE when it is refused, with
      * error saying why (none: the daemon takes no notices yet). */
     gboolean (*note_job)(void *user, const struct vigil_local_job_info *info, uid_t uid,

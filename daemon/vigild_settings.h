@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "vigil/config.h"
+#include "vigil/insight.h"
 #include "vigil/settings.h"
 #include "capture.h"
 
@@ -60,6 +61,7 @@ gboolean vigil_metrics_parse_listen(const char *text, char **host, guint16 *port
 struct vigild_settings {
     struct vigild_daemon_settings daemon;
     struct vigild_capture_settings capture;
+    struct vigil_insight_thresholds insight; /* [insight]: sent to each process at its exit */
     /* derived */
     uint64_t tick_ns;
     guint rollup_ticks;

@@ -30,6 +30,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "exit_report.h"
 #include "preload.h"
 #include "vigil/local_protocol.h"
 
@@ -54,6 +55,9 @@ static struct {
     /* The run vigild keeps the process in when it is not the one named
      * (REGISTERED_APART: that run is another user's); "" otherwise. */
     char run_key_apart[VIGIL_RUN_KEY_MAX + 1];
+    /* [insight] as vigild sent it after the summary (INSIGHT). */
+    bool insight_taken;
+    struct vigil_insight_thresholds insight;
 } conn = {.fd = -1};
 
 /* REGISTER is built here, and the answers are read here. */
@@ -377,8 +381,12 @@ static bool take_answer(enum vigil_local_type type, size_t bytes)
             return false;
         }
         accept_summary(&s);
-        return false;
+        return true; /* its INSIGHT comes next, unless vigild is older than it */
     }
+    case VIGIL_LOCAL_INSIGHT:
+        /* Thresholds it refuses leave the defaults, as no INSIGHT would. */
+        conn.insight_taken = vigil_local_decode_fixed(type, message, bytes, &conn.insight, &err);
+        return false;
     default:
         set_reason("vigild answered with a %s message", vigil_local_type_name(type));
         return false;
@@ -417,6 +425,8 @@ static void ask_for_summary(void)
             continue;
         }
         int receive_errno = errno;
+        if (conn.figures.state == PRELOAD_LINK_SUMMARY)
+            return; /* the summary is in: only its thresholds are missing */
         if (receive_errno == ECONNRESET) {
             /* Reported once, before the messages still queued: read on. */
             set_reason("vigild went away");
@@ -430,6 +440,15 @@ static void ask_for_summary(void)
             set_reason("cannot read vigild's answer (%s)", errno_text(receive_errno));
         return;
     }
+}
+
+bool preload_link_insight(struct vigil_insight_thresholds *out)
+{
+    if (conn.insight_taken)
+        *out = conn.insight;
+    else
+        vigil_insight_defaults(out);
+    return conn.insight_taken;
 }
 
 void preload_link_summary(void)

@@ -150,6 +150,21 @@ void preload_report_gather(struct preload_report *p)
     preload_link_figures(&p->link);
     preload_link_view(&p->link, &r->link);
     preload_regions_report(r);
+    preload_report_findings(r);
+}
+
+void preload_report_findings(struct vigil_report *r)
+{
+    static struct vigil_insight_findings findings; /* 8 KiB: not on an exiting thread's stack */
+    struct vigil_insight_thresholds thresholds;
+    bool from_vigild = preload_link_insight(&thresholds);
+    /* A job's report merges the ranks' files: rank 0's streams are not
+     * the job's (each rank's own report has its own). */
+    static struct vigil_insight_process process;
+    process.unbuffered_count =
+        r->ranks > 0 ? 0
+                     : preload_unbuffered_paths(process.unbuffered_paths, process.unbuffered_bytes);
+    vigil_insight_find(r, &thresholds, &process, from_vigild ? "vigild" : "defaults", &findings);
 }
 
 /* ---- where it goes ------------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #define VIGIL_PRELOAD_EXIT_REPORT_H
 
 #include "preload.h"
+#include "vigil/insight.h"
 #include "vigil/report.h"
 
 /* A report and the storage its strings point into (paths point into the
@@ -29,6 +30,17 @@ void preload_report_gather(struct preload_report *p) PRELOAD_HIDDEN;
 /* The values of `r` for each rank metric. */
 void preload_report_rank_values(const struct vigil_report *r,
                                 double values[VIGIL_REPORT_RANK_METRIC_COUNT]) PRELOAD_HIDDEN;
+/* The findings' thresholds vigild sent after its summary (true), else the
+ * defaults (daemon_link.c). */
+bool preload_link_insight(struct vigil_insight_thresholds *out) PRELOAD_HIDDEN;
+/* The paths of the files whose streams the program made unbuffered
+ * (wrap_stdio_buffering.c), at most VIGIL_INSIGHT_UNBUFFERED_MAX; their
+ * count. */
+int preload_unbuffered_paths(const char **paths, size_t *lengths) PRELOAD_HIDDEN;
+/* r's findings with those thresholds (vigil/insight.h), and the process's
+ * unbuffered streams unless r is a job's report; they stay until the next
+ * call. */
+void preload_report_findings(struct vigil_report *r) PRELOAD_HIDDEN;
 /* Writes the report where VIGIL_REPORT says, in VIGIL_REPORT_FORMAT. */
 void preload_report_emit(const struct vigil_report *r) PRELOAD_HIDDEN;
 /* Whether each rank also writes its own report (VIGIL_REPORT_PER_RANK=1). */

@@ -289,6 +289,7 @@ void preload_mpi_report_joint(void)
         joint_link(links, ranks, &f.link);
         job_energy(links, hosts, ranks, energies, order, &r->job_energy);
         preload_link_view(&f.link, &r->link);
+        preload_report_findings(r); /* the job's: across its ranks and merged files */
         preload_report_emit(r);
         /* vigild gets the job's report from rank 0, at exit. */
         if (preload_link_connected())

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "vigil/clock.h"
+#include "vigil/insight.h"
 #include "vigil/local_protocol.h"
 #include "vigil/ring.h"
 #include "vigil/run_key.h"
@@ -43,6 +44,7 @@ static const char *const type_names[] = {
     [VIGIL_LOCAL_JOB_NOTED] = "job noted",
     [VIGIL_LOCAL_REGISTERED_APART] = "registered apart",
     [VIGIL_LOCAL_SPOOL] = "spool",
+    [VIGIL_LOCAL_INSIGHT] = "insight",
 };
 
 const char *vigil_local_type_name(unsigned type)
@@ -423,7 +425,10 @@ static const struct {
     [VIGIL_LOCAL_REPORT] = {true, sizeof(struct vigil_local_report)},
     [VIGIL_LOCAL_JOB_NOTED] = {true, 0},
     [VIGIL_LOCAL_SPOOL] = {true, sizeof(struct vigil_local_spool)},
+    [VIGIL_LOCAL_INSIGHT] = {true, sizeof(struct vigil_insight_thresholds)},
 };
+_Static_assert(sizeof(struct vigil_insight_thresholds) == VIGIL_LOCAL_INSIGHT_BYTES,
+               "insight layout changed");
 
 bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, size_t payload_bytes,
                               void *out, struct vigil_error *err)
@@ -449,6 +454,12 @@ bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, s
         const struct vigil_local_rank *r = out;
         if (r->rank < 0 || r->size < 1 || r->rank >= r->size) {
             vigil_error_set(err, "rank: rank %d of %d processes", r->rank, r->size);
+            return false;
+        }
+    } else if (type == VIGIL_LOCAL_INSIGHT) {
+        char why[200];
+        if (vigil_insight_check(out, why, sizeof why) != NULL) {
+            vigil_error_set(err, "insight: %s", why);
             return false;
         }
     } else if (type == VIGIL_LOCAL_SUMMARY) {

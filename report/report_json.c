@@ -420,6 +420,8 @@ static void read_report(struct report_reader *rd, JsonObject *root)
     if (!rd->failed)
         report_read_regions(rd, root);
     read_timeline(rd, root, r);
+    if (!rd->failed)
+        report_read_findings(rd, root);
 }
 
 gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cli_report *out,
@@ -464,6 +466,7 @@ void vigil_cli_report_clear(struct vigil_cli_report *report)
     g_free(report->rank_links);
     g_free(report->regions);
     g_free(report->files);
+    g_free(report->findings);
     memset(report, 0, sizeof *report);
 }
 

@@ -23,6 +23,7 @@ struct vigil_cli_report {
     struct vigil_report_link *rank_links;
     struct vigil_report_region *regions;
     struct vigil_report_file *files;
+    struct vigil_report_finding *findings;
 };
 
 gboolean vigil_cli_report_parse(const char *json, gssize length, struct vigil_cli_report *out,

@@ -89,6 +89,9 @@ const char *report_string_member(struct report_reader *rd, JsonObject *o, const 
  * a file's "mpiio" and "ranks" (report_json_files_mpi.c), each null or
  * absent when it has none; `where` names the file. */
 void report_read_regions(struct report_reader *rd, JsonObject *root);
+/* "findings" and "findings_thresholds" (report_json_findings.c), both
+ * absent in a report from a vigil that made no findings. */
+void report_read_findings(struct report_reader *rd, JsonObject *root);
 void report_read_file_mpi(struct report_reader *rd, JsonObject *file, const char *where,
                           struct vigil_report_file *f);
 

@@ -13,6 +13,7 @@ __attribute__((format(printf, 2, 3))) void vigil_report_put_printf(struct vigil_
                                                                    const char *fmt, ...);
 /* A string for a terminal, padded to `width` characters. */
 void vigil_report_put_clean(struct vigil_report_sink *s, const char *text, int width);
+void vigil_report_put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length);
 /* A table row's first cell (a file's path, a region's name): cleaned and
  * padded as above (`_bytes`: `length` bytes that need no NUL); one wider than `width` ends its line
  * and the row goes on under it, as df(1) does with a long device name, so that the columns stay
@@ -45,6 +46,12 @@ void vigil_report_json_timeline(struct vigil_report_sink *s, const struct vigil_
  * has either. */
 void vigil_report_json_file_mpi(struct vigil_report_sink *s, const struct vigil_report_file *f);
 void vigil_report_text_files_mpi(struct vigil_report_sink *s, const struct vigil_report *r);
+
+/* The findings (report_findings.c): a list after the regions in the text,
+ * "findings" and "findings_thresholds" in the JSON, each member after a
+ * comma; nothing when the report has none made (findings_thresholds NULL). */
+void vigil_report_text_findings(struct vigil_report_sink *s, const struct vigil_report *r);
+void vigil_report_json_findings(struct vigil_report_sink *s, const struct vigil_report *r);
 
 /* The code regions' parts of the report (report_regions.c): a table after
  * the files in the text (and per-rank figures in a job's), and the

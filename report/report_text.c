@@ -513,6 +513,7 @@ void vigil_report_write_text(struct vigil_report_sink *s, const struct vigil_rep
     if (r->ranks > 0)
         text_ranks(s, r);
     vigil_report_text_regions(s, r);
+    vigil_report_text_findings(s, r);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -708,6 +709,7 @@ void vigil_report_write_json(struct vigil_report_sink *s, const struct vigil_rep
                    (unsigned long long)r->uplink_lost_activities);
     vigil_report_json_regions(s, r);
     vigil_report_json_timeline(s, r);
+    vigil_report_json_findings(s, r);
     put_text(s, "}\n");
 }
 
@@ -736,6 +738,11 @@ void vigil_report_put_cell_bytes(struct vigil_report_sink *s, const char *text, 
     put_bytes(s, "\n", 1);
     for (int i = 0; i < width; i++)
         put_bytes(s, " ", 1);
+}
+
+void vigil_report_put_clean_bytes(struct vigil_report_sink *s, const char *text, size_t length)
+{
+    put_clean_bytes(s, text, length, 0);
 }
 
 void vigil_report_put_cell(struct vigil_report_sink *s, const char *text, int width)

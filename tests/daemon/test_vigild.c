@@ -662,8 +662,11 @@ static void test_report_shows_what_vigild_measured(void **state)
 {
     const char *dir = *state;
     struct test_daemon d;
+    /* [insight] thresholds under which dd's few opens are metadata-heavy:
+     * vigild sends them after the summary, and the findings use them. */
     test_daemon_start(&d, dir, "providers = procstat;process;energy\n",
-                      "[provider.energy]\nsources = estimate\n");
+                      "[provider.energy]\nsources = estimate\n"
+                      "[insight]\nmetadata_min_calls = 1\nmetadata_share = 0.001\n");
     char **env = test_daemon_preload_env(&d, NULL);
     char *of = g_strdup_printf("of=%s/out", dir);
     const char *argv[] = {"dd", "if=/dev/zero", of, "bs=4096", "count=100", "status=none", NULL};
@@ -677,6 +680,7 @@ static void test_report_shows_what_vigild_measured(void **state)
         test_assert_contains(run.err, "n/a (it ended before a tick measured its share");
     test_assert_contains(run.err, "activities drained, 0 gaps, 0 dropped");
     assert_null(strstr(run.err, "standalone"));
+    test_assert_contains(run.err, "\nfindings (thresholds: vigild)\nwarning metadata_heavy\n");
     test_run_clear(&run);
     g_strfreev(env);
     g_free(of);

@@ -19,6 +19,7 @@
 #include "clients.h"
 #include "test_daemon.h"
 #include "test_support.h"
+#include "vigil/insight.h"
 #include "vigil/local_protocol.h"
 #include "test_main.h"
 
@@ -84,6 +85,14 @@ static void test_reports_good_and_bad(void **state)
     send_report(good, 0, "{\"vigil_report\":1,\"run_key\":\"r\"}");
     assert_true(vigil_local_send(good, VIGIL_LOCAL_SUMMARY_REQUEST, NULL, 0, -1, NULL));
     expect_message(good, VIGIL_LOCAL_SUMMARY, buffer);
+    /* Then [insight], here the defaults: the library's findings use them. */
+    ssize_t n = expect_message(good, VIGIL_LOCAL_INSIGHT, buffer);
+    struct vigil_insight_thresholds sent, defaults;
+    struct vigil_error err = {{0}};
+    if (!vigil_local_decode_fixed(VIGIL_LOCAL_INSIGHT, buffer, (size_t)n, &sent, &err))
+        fail_msg("vigild's INSIGHT is refused: %s", err.message);
+    vigil_insight_defaults(&defaults);
+    assert_memory_equal(&sent, &defaults, sizeof sent);
     /* A second one is refused. */
     send_report(good, 0, "{\"vigil_report\":1,\"run_key\":\"r\"}");
     expect_refused(good, "report refused: a second report");

@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "vigil/insight.h"
 #include "vigil/local_protocol.h"
 #include "vigil/run_key.h"
 #include "fuzz_must.h"
@@ -135,6 +136,7 @@ static void decode_fixed(enum vigil_local_type type, const uint8_t *payload, siz
         struct vigil_local_status status;
         struct vigil_local_report report;
         struct vigil_local_spool spool;
+        struct vigil_insight_thresholds insight;
     } out;
     struct vigil_error err = {{0}};
     /* vigild passes no room for a SUMMARY_REQUEST, which has no payload. */
@@ -158,6 +160,12 @@ static void decode_fixed(enum vigil_local_type type, const uint8_t *payload, siz
             rest -= parts[i];
         }
         must(rest == 0);
+    } else if (type == VIGIL_LOCAL_INSIGHT) {
+        /* Thresholds the engine can use: the check passes again, and no
+         * share is 0 or NaN (a finding's test would divide by nothing). */
+        char why[200];
+        must(vigil_insight_check(&out.insight, why, sizeof why) == NULL);
+        must(out.insight.small_access_share > 0 && out.insight.io_time_min_s > 0);
     } else if (type == VIGIL_LOCAL_REPORT) {
         must(out.report.exit_code >= -1 && out.report.exit_code <= 255);
         must(out.report.json_bytes <= VIGIL_LOCAL_REPORT_MAX_BYTES);

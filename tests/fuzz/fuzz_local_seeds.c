@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "vigil/insight.h"
 #include "vigil/local_protocol.h"
 #include "fuzz_seeds.h"
 #include "test_local.h"
@@ -64,6 +65,12 @@ static size_t payload_of(enum vigil_local_type type, unsigned char *payload)
         return vigil_local_encode_registered_apart(payload, 17, "run-7@uid1",
                                                    "run run-7 is not uid 1's: its processes are "
                                                    "uid 65534's");
+    case VIGIL_LOCAL_INSIGHT: {
+        struct vigil_insight_thresholds m;
+        vigil_insight_defaults(&m);
+        memcpy(payload, &m, sizeof m);
+        return sizeof m;
+    }
     case VIGIL_LOCAL_SPOOL: {
         struct vigil_local_spool m = {.op = VIGIL_LOCAL_SPOOL_REPLAY};
         g_strlcpy(m.path, "/var/spool/vigil/segment-1.damaged", sizeof m.path);
@@ -82,7 +89,7 @@ static gboolean carries_descriptor(enum vigil_local_type type)
 int main(int argc, char **argv)
 {
     const char *dir = seeds_dir(argc, argv);
-    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_SPOOL; type++) {
+    for (unsigned type = VIGIL_LOCAL_REGISTER; type <= VIGIL_LOCAL_INSIGHT; type++) {
         static _Alignas(8) unsigned char input[1 + VIGIL_LOCAL_MAX_BYTES];
         /* One descriptor, taken, where the protocol passes one. */
         input[0] = carries_descriptor(type) ? 1 | 4 : 0;

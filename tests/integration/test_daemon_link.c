@@ -394,6 +394,47 @@ static char *calls_by_op(const struct test_report *rep)
     return g_string_free(out, FALSE);
 }
 
+/* vigild's [insight] thresholds, sent after the summary, make the
+ * findings; without them (an older vigild), the defaults do. */
+static void test_findings_with_vigilds_thresholds(void **state)
+{
+    struct vigil_insight_thresholds insight;
+    vigil_insight_defaults(&insight);
+    insight.metadata_min_calls = 1; /* filler's one open is then too much */
+    insight.metadata_share = 0.001;
+    struct test_fake_vigild_settings settings = answering(1.5, "energy/powercap", 0, NULL);
+    settings.insight = &insight;
+    struct linked t = linked_start(*state, "report.json", &settings);
+    const char *argv[] = {t.filler, t.lines, "50", NULL};
+    const char *vars[] = {t.s.socket_var, t.s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    linked_run(&t, vars, argv, 0);
+    struct test_report rep = test_report_load(t.s.report_path);
+    assert_string_equal(test_report_string(&rep, "findings_thresholds"), "vigild");
+    assert_string_equal(test_report_string(&rep, "findings.0.id"), "metadata_heavy");
+    assert_null(test_report_node(&rep, "findings.1"));
+    /* What vigild keeps is what was printed, findings included. */
+    const struct test_fake_vigild_client *r = test_fake_vigild_client(t.d, 0);
+    struct vigil_cli_report stored;
+    parse_sent_report(r, &stored);
+    assert_int_equal(stored.r.finding_count, 1);
+    assert_string_equal(stored.r.findings[0].id, "metadata_heavy");
+    vigil_cli_report_clear(&stored);
+    test_report_free(&rep);
+    linked_clear(&t);
+
+    /* The same fake without INSIGHT: the defaults, which say nothing here. */
+    t = linked_start(*state, "report.json", NULL);
+    const char *argv_again[] = {t.filler, t.lines, "50", NULL};
+    const char *vars_again[] = {t.s.socket_var, t.s.report_var, "VIGIL_REPORT_FORMAT=json", NULL};
+    linked_run(&t, vars_again, argv_again, 0);
+    rep = test_report_load(t.s.report_path);
+    assert_string_equal(test_report_string(&rep, "findings_thresholds"), "defaults");
+    assert_null(test_report_node(&rep, "findings.0"));
+    assert_string_equal(test_report_string(&rep, "vigild.state"), "summary");
+    test_report_free(&rep);
+    linked_clear(&t);
+}
+
 static void test_summary_in_json_report(void **state)
 {
     struct linked t = linked_start(*state, "report.json", NULL);
@@ -973,6 +1014,7 @@ int main(void)
         T(test_registration_without_job),
         T(test_summary_in_text_report),
         T(test_summary_in_json_report),
+        T(test_findings_with_vigilds_thresholds),
         T(test_report_for_vigild_gives_the_printed_text),
         T(test_report_for_vigild_is_the_printed_json),
         T(test_exit_status_for_vigild),

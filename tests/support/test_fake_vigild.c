@@ -186,6 +186,9 @@ static void take_summary_request(struct test_fake_vigild *d, struct connection *
         d->settings.answer(c, &s, d->settings.answer_user);
     c->answered_activities = s.activities_drained;
     send_or_note(d, conn, VIGIL_LOCAL_SUMMARY, &s, sizeof s);
+    if (d->settings.insight != NULL)
+        send_or_note(d, conn, VIGIL_LOCAL_INSIGHT, d->settings.insight,
+                     sizeof *d->settings.insight);
 }
 
 /* A REPORT: the exit status, and the JSON from its memfd, read whole. */

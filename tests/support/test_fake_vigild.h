@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "vigil/insight.h"
 #include "vigil/local_protocol.h"
 #include "vigil/ontology.h"
 
@@ -86,6 +87,9 @@ struct test_fake_vigild_settings {
     test_fake_vigild_answer_fn answer; /* or NULL */
     void *answer_user;
     const char *refusal; /* REFUSE: the reason */
+    /* ANSWER: thresholds sent as INSIGHT after the SUMMARY, as vigild
+     * does; NULL: none, as an older vigild. */
+    const struct vigil_insight_thresholds *insight;
 };
 
 /* Listens on `socket_path` (which must not exist) and starts the thread;

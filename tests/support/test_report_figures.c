@@ -461,6 +461,39 @@ void test_report_files(struct vigil_report *r)
     r->timeline.written_bytes[0] = 1ull << 40;
 }
 
+/* Findings: about the run, a file (a path that is not UTF-8), a rank. */
+static void with_findings(struct vigil_report *r)
+{
+    test_report_files(r);
+    static const char odd_path[] = "/scratch/\xff\\\"small\".dat";
+    static const struct vigil_report_finding findings[] = {
+        {.id = "io_time_share",
+         .severity = "info",
+         .rank = -1,
+         .evidence = "12.5 s of the 20.0 s run (62 %) went to I/O calls",
+         .advice = "I/O bounds this run."},
+        {.id = "small_accesses",
+         .severity = "warning",
+         .file = odd_path,
+         .file_bytes = sizeof odd_path - 1,
+         .rank = 3,
+         .evidence = "8192 of 8192 POSIX reads and writes (100.0 %) moved at most 1 KiB each",
+         .advice = "Make fewer, larger requests \"now\"\n\u00e9."},
+    };
+    r->findings_thresholds = "vigild";
+    r->finding_count = 2;
+    r->findings = findings;
+}
+
+/* Findings made, none raised. */
+static void no_findings(struct vigil_report *r)
+{
+    test_report_plain_run(r);
+    r->findings_thresholds = "defaults";
+    r->finding_count = 0;
+    r->findings = NULL;
+}
+
 void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_report *) = {
     test_report_plain_run,
     no_daemon,
@@ -473,9 +506,21 @@ void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_repo
     test_report_regions,
     mpi_with_regions,
     test_report_files,
+    with_findings,
+    no_findings,
 };
 const char *const test_report_figure_set_names[TEST_REPORT_FIGURE_SETS] = {
-    "plain run", "no daemon", "energy unavailable",           "no summary", "odd bytes",
-    "MPI job",   "own rank",  "MPI job without rank figures", "regions",    "MPI job with regions",
+    "plain run",
+    "no daemon",
+    "energy unavailable",
+    "no summary",
+    "odd bytes",
+    "MPI job",
+    "own rank",
+    "MPI job without rank figures",
+    "regions",
+    "MPI job with regions",
     "files",
+    "findings",
+    "no findings",
 };

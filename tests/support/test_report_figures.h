@@ -39,7 +39,7 @@ static inline struct vigil_report_file_layer test_report_layer_none(void)
     };
 }
 
-enum { TEST_REPORT_FIGURE_SETS = 11 };
+enum { TEST_REPORT_FIGURE_SETS = 13 };
 extern void (*const test_report_figure_sets[TEST_REPORT_FIGURE_SETS])(struct vigil_report *);
 extern const char *const test_report_figure_set_names[TEST_REPORT_FIGURE_SETS];
 

@@ -164,6 +164,18 @@ static void test_config_check_ring_slots(void **state)
                  "[preload] ring_slots: expected a power of two, got 100", NULL);
 }
 
+/* [insight]: what a key's range cannot say (a size-bin edge), refused by
+ * the check vigild and the local protocol use too, naming the file and key. */
+static void test_config_check_insight(void **state)
+{
+    assert_check(*state, "[insight]\nsmall_access_bytes = 4096\n", 1,
+                 "vigil.conf: [insight] small_access_bytes: 4096 is not one of Darshan's size-bin "
+                 "edges",
+                 NULL);
+    assert_check(*state, "[insight]\nsmall_access_bytes = 10240\nrepeated_opens = 20\n", 0,
+                 "[insight]", "small_access_bytes = 10240", "repeated_opens = 20", NULL);
+}
+
 static void test_config_check_names_a_misspelt_key(void **state)
 {
     const char *dir = *state;
@@ -378,7 +390,7 @@ static void test_config_check_checks_curve_key_files(void **state)
 TEST_MAIN(cmocka_unit_test(test_version), cmocka_unit_test(test_unknown_command_is_a_usage_error),
           cmocka_unit_test(test_subcommand_help_names_the_command),
           cmocka_unit_test(test_command_summaries_name_real_options),
-          IN_DIR(test_config_check_ring_slots),
+          IN_DIR(test_config_check_ring_slots), IN_DIR(test_config_check_insight),
           IN_DIR(test_config_check_prints_the_effective_config),
           IN_DIR(test_config_check_names_a_misspelt_key),
           IN_DIR(test_config_check_checks_curve_key_files), IN_DIR(test_config_check_checks_web),

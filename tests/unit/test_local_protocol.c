@@ -25,6 +25,7 @@
 #include "test_main.h"
 #include "test_support.h"
 #include "vigil/clock.h"
+#include "vigil/insight.h"
 #include "vigil/local_protocol.h"
 #include "vigil/run_key.h"
 
@@ -312,6 +313,53 @@ static void test_fixed_sizes(void **state)
     test_assert_contains(err.message, "a refused message has no fixed layout");
     assert_false(vigil_local_decode_fixed((enum vigil_local_type)42, payload, 4, out, &err));
     test_assert_contains(err.message, "a message of unknown type 42 has no fixed layout");
+}
+
+/* INSIGHT: the thresholds as they are, of their size, and only those
+ * vigil_insight_check accepts, the refusal naming the key. */
+static void test_insight(void **state)
+{
+    (void)state;
+    struct vigil_insight_thresholds t, out;
+    vigil_insight_defaults(&t);
+    struct vigil_error err = {{0}};
+    assert_int_equal(sizeof t, VIGIL_LOCAL_INSIGHT_BYTES);
+    assert_true(vigil_local_decode_fixed(VIGIL_LOCAL_INSIGHT, &t, sizeof t, &out, &err));
+    assert_memory_equal(&t, &out, sizeof t);
+    assert_false(vigil_local_decode_fixed(VIGIL_LOCAL_INSIGHT, &t, sizeof t - 8, &out, &err));
+    test_assert_contains(err.message, "a insight message of 144 bytes; it has 152");
+    static const struct {
+        size_t offset;
+        double value;
+        bool is_double;
+        const char *message;
+    } bad[] = {
+        {offsetof(struct vigil_insight_thresholds, min_accesses), 0, false,
+         "insight: min_accesses: 0 is not at least 1"},
+        {offsetof(struct vigil_insight_thresholds, small_access_bytes), 1000, false,
+         "insight: small_access_bytes: 1000 is not one of Darshan's size-bin edges"},
+        {offsetof(struct vigil_insight_thresholds, small_access_share), 0, true,
+         "insight: small_access_share: 0 is not a share above 0 and at most 1"},
+        {offsetof(struct vigil_insight_thresholds, sequential_share), 1.5, true,
+         "insight: sequential_share: 1.5 is not a share above 0 and at most 1"},
+        {offsetof(struct vigil_insight_thresholds, imbalance_ratio), 1, true,
+         "insight: imbalance_ratio: 1 is not a ratio above 1"},
+        {offsetof(struct vigil_insight_thresholds, io_time_min_s), NAN, true,
+         "insight: io_time_min_s: nan is not above 0"},
+        {offsetof(struct vigil_insight_thresholds, repeated_opens), 1, false,
+         "insight: repeated_opens: 1 is not at least 2"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct vigil_insight_thresholds wrong = t;
+        unsigned char *field = (unsigned char *)&wrong + bad[i].offset;
+        if (bad[i].is_double)
+            memcpy(field, &bad[i].value, sizeof(double));
+        else
+            memcpy(field, &(uint64_t){(uint64_t)bad[i].value}, sizeof(uint64_t));
+        if (vigil_local_decode_fixed(VIGIL_LOCAL_INSIGHT, &wrong, sizeof wrong, &out, &err))
+            fail_msg("thresholds that should say \"%s\" are accepted", bad[i].message);
+        test_assert_contains(err.message, bad[i].message);
+    }
 }
 
 /* A summary the decoder refuses, saying `message`. */
@@ -735,8 +783,8 @@ static void test_bad_headers(void **state)
     h.type = 0;
     expect_bad_header(&h, length, "a message of unknown type 0");
     h = good;
-    h.type = VIGIL_LOCAL_SPOOL + 1;
-    expect_bad_header(&h, length, "a message of unknown type 14");
+    h.type = VIGIL_LOCAL_INSIGHT + 1;
+    expect_bad_header(&h, length, "a message of unknown type 15");
     h = good;
     h.payload_bytes = 9;
     expect_bad_header(&h, length, "a message whose header gives 9 payload bytes, not the 8");
@@ -1046,13 +1094,14 @@ TEST_MAIN(cmocka_unit_test(test_register_round_trip),
           cmocka_unit_test(test_register_argv_truncated),
           cmocka_unit_test(test_register_long_program_cut),
           cmocka_unit_test(test_register_malformed), cmocka_unit_test(test_fixed_sizes),
-          cmocka_unit_test(test_summary), cmocka_unit_test(test_rank_and_status_request),
-          cmocka_unit_test(test_report), cmocka_unit_test(test_refused_text),
-          cmocka_unit_test(test_daemon_sockets), cmocka_unit_test(test_bad_headers),
-          cmocka_unit_test(test_job_round_trip), cmocka_unit_test(test_job_bad_strings),
-          cmocka_unit_test(test_job_bad_layout), cmocka_unit_test(test_job_largest_fits),
-          cmocka_unit_test(test_registered_apart), cmocka_unit_test(test_spool_request),
-          OVER_A_SOCKET(test_type_names), OVER_A_SOCKET(test_send_and_receive_with_descriptor),
+          cmocka_unit_test(test_summary), cmocka_unit_test(test_insight),
+          cmocka_unit_test(test_rank_and_status_request), cmocka_unit_test(test_report),
+          cmocka_unit_test(test_refused_text), cmocka_unit_test(test_daemon_sockets),
+          cmocka_unit_test(test_bad_headers), cmocka_unit_test(test_job_round_trip),
+          cmocka_unit_test(test_job_bad_strings), cmocka_unit_test(test_job_bad_layout),
+          cmocka_unit_test(test_job_largest_fits), cmocka_unit_test(test_registered_apart),
+          cmocka_unit_test(test_spool_request), OVER_A_SOCKET(test_type_names),
+          OVER_A_SOCKET(test_send_and_receive_with_descriptor),
           OVER_A_SOCKET(test_unwanted_descriptor_closed),
           OVER_A_SOCKET(test_several_descriptors_all_closed),
           OVER_A_SOCKET(test_message_over_the_limit), OVER_A_SOCKET(test_peer_closed),

@@ -15,6 +15,7 @@
  *   RANK, once MPI_Init told it    →
  *   SUMMARY_REQUEST, at exit       →
  *                                  ←  SUMMARY (energy and its source, what was drained)
+ *                                  ←  INSIGHT (the findings' thresholds, vigil/insight.h)
  *   REPORT (+ a memfd of its JSON) →  (after printing its report)
  *                                  ←  only REFUSED (why), for a report vigild will not keep
  *
@@ -29,7 +30,10 @@
  * the version, as they were (a process that outlives a vigild upgrade can
  * still re-attach). REGISTERED_APART (12) likewise: a library older than it
  * takes it for an answer it does not know, and its report lacks vigild's
- * summary; its process is registered all the same.
+ * summary; its process is registered all the same. INSIGHT (14) comes after
+ * the SUMMARY, which an older library stops reading at; a library that
+ * waits for it past the SUMMARY from an older vigild waits out the
+ * summary's bound (100 ms) and uses the default thresholds.
  *
  * `vigil spool resend|replay` (root or vigild's own user): SPOOL → SPOOL
  * (what was done), or REFUSED (why). One message per connection.
@@ -66,6 +70,7 @@ enum vigil_local_type {
     VIGIL_LOCAL_JOB_NOTED = 11,        /* daemon → that client, no payload */
     VIGIL_LOCAL_REGISTERED_APART = 12, /* daemon → process: registered, in a run of its own */
     VIGIL_LOCAL_SPOOL = 13,            /* vigil spool → daemon, and its answer back */
+    VIGIL_LOCAL_INSIGHT = 14,          /* daemon → process, after SUMMARY: [insight] */
 };
 
 struct vigil_local_header {
@@ -163,6 +168,11 @@ struct vigil_local_summary {
     char capture_mode[16]; /* "anomalies", "all", "none" */
 };
 _Static_assert(sizeof(struct vigil_local_summary) == 368, "summary layout changed");
+
+/* INSIGHT: vigild's [insight] thresholds, struct vigil_insight_thresholds
+ * as it is (only uint64_t and double fields); decoded only when
+ * vigil_insight_check accepts every one. */
+#define VIGIL_LOCAL_INSIGHT_BYTES 152u
 
 enum vigil_local_energy_flags {
     VIGIL_LOCAL_ENERGY_ESTIMATED = 1u << 0, /* a model's figure, not a meter's */
@@ -321,7 +331,8 @@ bool vigil_local_decode_registered_apart(const void *payload, size_t payload_byt
 /* Checks a fixed-size payload: its length, and for a SUMMARY that its texts
  * are terminated and its flags known; for a REPORT, an exit code of -1 to
  * 255 and a length within VIGIL_LOCAL_REPORT_MAX_BYTES; for a SPOOL, a
- * known op, reserved 0, and a terminated path, absolute for REPLAY. */
+ * known op, reserved 0, and a terminated path, absolute for REPLAY; for an
+ * INSIGHT, thresholds vigil_insight_check accepts. */
 bool vigil_local_decode_fixed(enum vigil_local_type type, const void *payload, size_t payload_bytes,
                               void *out, struct vigil_error *err);
 

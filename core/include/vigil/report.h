@@ -158,6 +158,19 @@ struct vigil_report_file {
     struct vigil_report_file_ranks ranks;
 };
 
+/* A finding (vigil/insight.h): what to change, and the numbers that say
+ * so. `file` is NULL for one about the whole run (or job); `rank` -1 when
+ * no one rank is meant. */
+struct vigil_report_finding {
+    const char *id;       /* "small_accesses" */
+    const char *severity; /* "warning", "info" */
+    const char *file;     /* bytes, not NUL-terminated; NULL: none */
+    size_t file_bytes;
+    int32_t rank;
+    const char *evidence; /* one sentence with the numbers */
+    const char *advice;   /* what to change */
+};
+
 /* Bytes read and written over the run (Darshan's heatmap): bins of bin_s
  * seconds from the process start; the width doubles as the run goes on,
  * so that at most VIGIL_REPORT_TIMELINE_BINS cover it. */
@@ -308,6 +321,11 @@ struct vigil_report {
     int region_count;
     const struct vigil_report_region *regions;
     struct vigil_report_region_notes region_notes;
+    /* Findings, and whose thresholds made them ("vigild", "defaults");
+     * NULL in a report from a vigil that made none: nothing is printed. */
+    const char *findings_thresholds;
+    int finding_count;
+    const struct vigil_report_finding *findings;
 };
 
 /* Where a report goes: bytes are collected in `buffer` and handed to

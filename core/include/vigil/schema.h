@@ -39,5 +39,7 @@ extern const struct vigil_settings_table web_keys;
 /* [preload] and [advise]: vigil run and vigil advise (cli/cli_settings.h). */
 extern const struct vigil_settings_table vigil_preload_keys;
 extern const struct vigil_settings_table vigil_advise_keys;
+/* [insight]: the findings' thresholds, vigild's to send (vigil/insight.h). */
+extern const struct vigil_settings_table vigil_insight_keys;
 
 #endif
