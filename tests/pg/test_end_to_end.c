@@ -160,7 +160,7 @@ static void test_what_vigild_forwards_is_what_the_warehouse_holds(void **state)
     test_pg_assert_text_printf(
         f->conninfo,
         "300 1228800 299 299 1228799 {0,0,300,0,0,0,0,0,0,0} "
-        "[{\"size\": 4096, \"count\": 300}]",
+        "[{\"size\": 4096, \"count\": 300, \"exact\": true}]",
         "SELECT concat_ws(' ', posix_writes, written_bytes, seq_writes, consec_writes, "
         "max_written_offset, write_size_hist, common_sizes) FROM file_stats JOIN processes "
         "USING (process_id) WHERE pid = %d AND path = '%s/all.out'",

@@ -359,18 +359,25 @@ UPDATE file_stats SET size_bins_upper_inclusive = true, posix_rw_switches = 0,
        posix_file_alignment_bytes = 4096, posix_file_not_aligned = 4,
        posix_max_write_time_s = 0.00001, posix_max_write_time_size = 31
  WHERE process_id = 9 AND position = 1;
--- dd's report's findings (the report's top-level "findings", kept whole):
--- one well-formed; one without evidence, which vigil-web passes over; one
--- whose severity, file and rank are of the wrong kind (shown as null) and
--- whose evidence is markup (shown as text).
+-- dd's report's findings (the report's top-level "findings", kept whole),
+-- as the library writes them: one warning, and one whose evidence is
+-- markup (shown as text). `vigil report 3` reads them back.
 UPDATE run_summaries SET report = report || '{"findings": [
-  {"id": "broken", "severity": "info", "file": null, "rank": null, "advice": "none"},
-  {"id": "odd_members", "severity": "critical", "file": 7, "rank": "3",
-   "evidence": "<b id=\"injected\">not bold</b>", "advice": "none"},
   {"id": "misaligned_accesses", "severity": "warning", "file": "/tmp/x", "rank": null,
    "evidence": "2 of 8 writes to /tmp/x do not start on a 4 KiB boundary.",
-   "advice": "Write in multiples of the file system block size."}]}'::jsonb
+   "advice": "Write in multiples of the file system block size."},
+  {"id": "odd_members", "severity": "info", "file": null, "rank": null,
+   "evidence": "<b id=\"injected\">not bold</b>", "advice": "none"}],
+  "findings_thresholds": "vigild"}'::jsonb
  WHERE process_id = 9;
+-- Findings no vigil wrote, in cp's report (run 4): one without evidence,
+-- which vigil-web passes over; one whose severity, file and rank are of
+-- the wrong kind (shown as null).
+UPDATE run_summaries SET report = report || '{"findings": [
+  {"id": "broken", "severity": "info", "file": null, "rank": null, "advice": "none"},
+  {"id": "wrong_kinds", "severity": "critical", "file": 7, "rank": "3",
+   "evidence": "members of the wrong kind", "advice": "none"}]}'::jsonb
+ WHERE process_id = 10;
 
 INSERT INTO process_io_timelines (process_id, in_job_report, bin_s, read_bytes,
                                   written_bytes) VALUES

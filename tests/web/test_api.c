@@ -1602,13 +1602,20 @@ static void test_run_findings(void **state)
                         "Write in multiples of the file system block size.");
     assert_int_equal(test_json_int(root, where, "findings.0.pid"), 6100);
     assert_string_equal(test_json_string(root, where, "findings.0.hostname"), "n1");
-    /* Members of the wrong kind: null, the rest as stored. */
     assert_string_equal(test_json_string(root, where, "findings.1.id"), "odd_members");
-    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.severity")));
-    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.file")));
-    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.1.rank")));
+    assert_string_equal(test_json_string(root, where, "findings.1.severity"), "info");
     assert_string_equal(test_json_string(root, where, "findings.1.evidence"),
                         "<b id=\"injected\">not bold</b>");
+    test_http_clear(&a);
+    /* Findings no vigil wrote: one without evidence passed over, members
+     * of the wrong kind null, the rest as stored. */
+    where = "/api/v1/runs/4";
+    root = test_web_get_json(&web, where, NULL, 200, &a);
+    assert_int_equal(json_array_get_length(test_web_array(root, where, "findings")), 1);
+    assert_string_equal(test_json_string(root, where, "findings.0.id"), "wrong_kinds");
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.0.severity")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.0.file")));
+    assert_true(JSON_NODE_HOLDS_NULL(test_json_node(root, "findings.0.rank")));
     test_http_clear(&a);
     where = "/api/v1/runs/1";
     root = test_web_get_json(&web, where, NULL, 200, &a);
