@@ -149,8 +149,8 @@ static void read_layers(struct report_reader *rd, JsonObject *root, struct vigil
     g_list_free(names);
 }
 
-/* common_sizes or common_strides: at most VIGIL_REPORT_COMMON objects. */
-static int read_common(struct report_reader *rd, JsonObject *o, const char *where, const char *name,
+/* common_sizes or common_strides (report_json_reader.h). */
+int report_read_common(struct report_reader *rd, JsonObject *o, const char *where, const char *name,
                        const char *value_name, struct vigil_report_common *out)
 {
     JsonArray *a = report_array_member(rd, o, where, name);
@@ -158,12 +158,14 @@ static int read_common(struct report_reader *rd, JsonObject *o, const char *wher
     char *path = report_path(where, name);
     if (count > VIGIL_REPORT_COMMON)
         report_fail(rd, path, "%u entries, more than %d", count, VIGIL_REPORT_COMMON);
+    bool sizes = strcmp(value_name, "size") == 0; /* a size is never negative; a stride may be */
     for (guint i = 0; i < count && !rd->failed; i++) {
         char *at = g_strdup_printf("%s.%u", path, i);
         JsonObject *e = report_object_of(rd, json_array_get_element(a, i), at);
         if (e != NULL)
             out[i] = (struct vigil_report_common){
-                .value = report_i64_member(rd, e, at, value_name),
+                .value = sizes ? (int64_t)report_count_member(rd, e, at, value_name)
+                               : report_i64_member(rd, e, at, value_name),
                 .count = report_count_member(rd, e, at, "count"),
                 /* Before issue 33 counts could overstate: none exact. */
                 .exact =
@@ -202,7 +204,7 @@ static void read_layer(struct report_reader *rd, JsonObject *o, const char *wher
             report_counts_member(rd, o, where, field->name, (uint64_t *)at, VIGIL_REPORT_SIZE_BINS);
             break;
         case VIGIL_REPORT_LAYER_COMMON:
-            *(int *)((char *)l + field->count_offset) = read_common(
+            *(int *)((char *)l + field->count_offset) = report_read_common(
                 rd, o, where, field->name, field->value_name, (struct vigil_report_common *)at);
             break;
         case VIGIL_REPORT_LAYER_SECONDS:

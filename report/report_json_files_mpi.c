@@ -8,30 +8,6 @@
  * them all. */
 #include "report_json_reader.h"
 
-/* "common_sizes": at most VIGIL_REPORT_COMMON of {"size", "count", "exact"}. */
-static int read_common_sizes(struct report_reader *rd, JsonObject *m, const char *where,
-                             struct vigil_report_common *out)
-{
-    JsonArray *a = report_array_member(rd, m, where, "common_sizes");
-    guint count = a != NULL ? json_array_get_length(a) : 0;
-    char *path = report_path(where, "common_sizes");
-    if (count > VIGIL_REPORT_COMMON)
-        report_fail(rd, path, "%u entries, more than %d", count, VIGIL_REPORT_COMMON);
-    for (guint i = 0; i < count && !rd->failed; i++) {
-        char *at = g_strdup_printf("%s.%u", path, i);
-        JsonObject *e = report_object_of(rd, json_array_get_element(a, i), at);
-        if (e != NULL)
-            out[i] = (struct vigil_report_common){
-                .value = (int64_t)report_count_member(rd, e, at, "size"),
-                .count = report_count_member(rd, e, at, "count"),
-                .exact = report_bool_member(rd, e, at, "exact"),
-            };
-        g_free(at);
-    }
-    g_free(path);
-    return rd->failed ? 0 : (int)count;
-}
-
 /* The per-file record's members (Darshan's MPIIO_INDEP_OPENS… ). */
 static void read_record(struct report_reader *rd, JsonObject *m, const char *at,
                         struct vigil_report_file_mpiio *out)
@@ -54,7 +30,8 @@ static void read_record(struct report_reader *rd, JsonObject *m, const char *at,
     report_counts_member(rd, m, at, "read_size_hist", out->read_size_hist, VIGIL_REPORT_SIZE_BINS);
     report_counts_member(rd, m, at, "write_size_hist", out->write_size_hist,
                          VIGIL_REPORT_SIZE_BINS);
-    out->common_size_count = read_common_sizes(rd, m, at, out->common_sizes);
+    out->common_size_count =
+        report_read_common(rd, m, at, "common_sizes", "size", out->common_sizes);
     out->max_read_time_s = report_amount_member(rd, m, at, "max_read_time_s");
     out->max_read_time_size = report_count_member(rd, m, at, "max_read_time_size");
     out->max_write_time_s = report_amount_member(rd, m, at, "max_write_time_s");

@@ -92,6 +92,12 @@ void report_read_regions(struct report_reader *rd, JsonObject *root);
 /* "findings" and "findings_thresholds" (report_json_findings.c), both
  * absent in a report from a vigil that made no findings. */
 void report_read_findings(struct report_reader *rd, JsonObject *root);
+/* A layer's or MPI-IO's "common_sizes" / "common_strides" (`name`): at
+ * most VIGIL_REPORT_COMMON objects of `value_name` ("size", never
+ * negative, or "stride"), "count" and "exact" (absent before issue 33:
+ * false); returns how many. */
+int report_read_common(struct report_reader *rd, JsonObject *o, const char *where, const char *name,
+                       const char *value_name, struct vigil_report_common *out);
 void report_read_file_mpi(struct report_reader *rd, JsonObject *file, const char *where,
                           struct vigil_report_file *f);
 
