@@ -1,11 +1,13 @@
 /* vigil — an MPI job of the mpi suite (see mpi_job.h). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 
 #include "mpi_job.h"
+#include "test_report.h"
 
 struct test_run mpi_job_run(const char *dir, const char *const *vars, const char *program, ...)
 {
@@ -49,4 +51,45 @@ struct test_run mpi_job_run(const char *dir, const char *const *vars, const char
     g_ptr_array_free(argv, TRUE);
     g_free(report);
     return r;
+}
+
+void mpi_job_reports_load(const char *dir, struct test_report *joint_report,
+                          struct test_report own_reports[MPI_JOB_RANKS])
+{
+    bool joint = false, own[MPI_JOB_RANKS] = {false};
+    GDir *d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    for (const char *name = g_dir_read_name(d); name != NULL; name = g_dir_read_name(d)) {
+        if (!g_str_has_prefix(name, "report-") || !g_str_has_suffix(name, ".json"))
+            continue;
+        char *path = g_build_filename(dir, name, NULL);
+        struct test_report rep = test_report_load(path);
+        g_free(path);
+        if (g_str_has_suffix(name, "-job.json")) {
+            assert_false(joint);
+            joint = true;
+            *joint_report = rep;
+            continue;
+        }
+        gint64 rank = test_report_int(&rep, "rank");
+        if (rank < 0 || rank >= MPI_JOB_RANKS || own[rank])
+            fail_msg("%s: rank %" G_GINT64_FORMAT " is no rank, or a second report of it", rep.path,
+                     rank);
+        own[rank] = true;
+        own_reports[rank] = rep;
+    }
+    g_dir_close(d);
+    if (!joint)
+        fail_msg("no job report in %s", dir);
+    for (int rank = 0; rank < MPI_JOB_RANKS; rank++)
+        if (!own[rank])
+            fail_msg("no report of rank %d in %s", rank, dir);
+}
+
+void mpi_job_reports_free(struct test_report *joint_report,
+                          struct test_report own_reports[MPI_JOB_RANKS])
+{
+    test_report_free(joint_report);
+    for (int rank = 0; rank < MPI_JOB_RANKS; rank++)
+        test_report_free(&own_reports[rank]);
 }

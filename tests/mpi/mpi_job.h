@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "test_report.h"
 #include "test_support.h"
 
 #define MPI_JOB_RANKS 4
@@ -22,5 +23,13 @@
  * it does not end within MPI_JOB_TIMEOUT_S. */
 struct test_run mpi_job_run(const char *dir, const char *const *vars, const char *program,
                             ...) G_GNUC_NULL_TERMINATED;
+
+/* The job's JSON reports in `dir` (report-PID.json, VIGIL_REPORT_PER_RANK=1):
+ * the joint one (-job.json) and each rank's own, by rank; fails the test
+ * when one is missing or a rank reports twice. */
+void mpi_job_reports_load(const char *dir, struct test_report *joint_report,
+                          struct test_report own_reports[MPI_JOB_RANKS]);
+void mpi_job_reports_free(struct test_report *joint_report,
+                          struct test_report own_reports[MPI_JOB_RANKS]);
 
 #endif

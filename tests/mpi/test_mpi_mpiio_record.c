@@ -40,41 +40,12 @@ static void run_job(const char *dir, struct job *job)
     test_assert_status(&r, 0, "mpi-mpiio-record under vigil");
     test_run_clear(&r);
     memset(job, 0, sizeof *job);
-    bool joint = false, own[RANKS] = {false};
-    GDir *d = g_dir_open(dir, 0, NULL);
-    assert_non_null(d);
-    for (const char *name = g_dir_read_name(d); name != NULL; name = g_dir_read_name(d)) {
-        if (!g_str_has_prefix(name, "report-") || !g_str_has_suffix(name, ".json"))
-            continue;
-        char *path = g_build_filename(dir, name, NULL);
-        struct test_report rep = test_report_load(path);
-        g_free(path);
-        if (g_str_has_suffix(name, "-job.json")) {
-            assert_false(joint);
-            joint = true;
-            job->joint = rep;
-            continue;
-        }
-        gint64 rank = test_report_int(&rep, "rank");
-        if (rank < 0 || rank >= RANKS || own[rank])
-            fail_msg("%s: rank %" G_GINT64_FORMAT " is no rank, or a second report of it", rep.path,
-                     rank);
-        own[rank] = true;
-        job->own[rank] = rep;
-    }
-    g_dir_close(d);
-    if (!joint)
-        fail_msg("no job report in %s", dir);
-    for (int rank = 0; rank < RANKS; rank++)
-        if (!own[rank])
-            fail_msg("no report of rank %d in %s", rank, dir);
+    mpi_job_reports_load(dir, &job->joint, job->own);
 }
 
 static void job_free(struct job *job)
 {
-    test_report_free(&job->joint);
-    for (int rank = 0; rank < RANKS; rank++)
-        test_report_free(&job->own[rank]);
+    mpi_job_reports_free(&job->joint, job->own);
 }
 
 /* The "mpiio" of DIR/name in a report's "files", which must be there once. */
