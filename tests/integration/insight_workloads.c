@@ -3,8 +3,8 @@
  * current folder, and prints its pid. Plain C: nothing of vigil in it.
  *
  *   small       2000 pwrites of 512 bytes, each on its own 4 KiB block
- *   misaligned  2000 pwrites of 1000 bytes at odd offsets (not 1024: vigil's bins
- *               put 1024 in Darshan's 100-1K bin only once issue 33's bin fix is in)
+ *   misaligned  2000 pwrites of 1 KiB one after the other (IOR's 1 KiB transfers): 3 in
+ *               4 do not start on a 4 KiB block
  *   random      2000 preads of 64 KiB at scattered 64 KiB blocks of a 64 MiB file
  *   reopen      one file opened and closed 1000 times
  *   fsync       200 writes of 4 KiB, each followed by fsync
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "misaligned") == 0) {
         int fd = open_or_die("misaligned.dat", O_WRONLY | O_CREAT | O_TRUNC);
         for (int i = 0; i < 2000; i++)
-            must(pwrite(fd, buffer, 1000, (off_t)i * 1001 + 1) == 1000, "pwrite");
+            must(pwrite(fd, buffer, 1024, (off_t)i * 1024) == 1024, "pwrite");
         close(fd);
     } else if (strcmp(mode, "random") == 0) {
         int fd = open_or_die("random.dat", O_RDWR | O_CREAT | O_TRUNC);
